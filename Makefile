@@ -1,0 +1,41 @@
+# Two commands set a fresh machine up: `make generate` and `make test`.
+# Both create .venv and install the exact pins on first use.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: setup generate check test test-collect lint bench update-specs clean
+
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt --config-settings editable_mode=compat -e '.[dev]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+generate: $(STAMP)
+	$(VENV)/bin/kccgen generate
+
+check: $(STAMP)
+	$(VENV)/bin/kccgen check
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check generator runtime tests
+	$(VENV)/bin/mypy
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+# Fails when pytest would collect nothing (pytest exits 5): CI treats that as a failure.
+test-collect: $(STAMP)
+	$(PY) -m pytest --collect-only -q
+
+bench: $(STAMP)
+	$(PY) bench/run.py
+
+update-specs: $(STAMP)
+	$(VENV)/bin/kccgen update-specs
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,74 @@
+"""Assemble every generated file: path -> content, in a fixed order."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from generator.emit.types import api_module_source, kind_module_source
+from generator.ir.model import IR, ApiModule, KindIR
+from generator.naming import kind_types_module
+from generator.render import render, split_imports
+
+Job = tuple[str, Callable[[], str]]
+
+
+def _api_file(mod: ApiModule, kinds: list[KindIR]) -> str:
+    imports, body = split_imports(api_module_source(mod))
+    path = f"generated/{mod.package}/{mod.module}.py"
+    return render(
+        "<api>_<apiversion>_api.py.j2",
+        path,
+        doc_key=mod.doc_key,
+        revision=mod.revision,
+        kinds=sorted(k.kind for k in kinds),
+        imports=imports,
+        body=body,
+    )
+
+
+def _kind_file(k: KindIR) -> str:
+    imports, body = split_imports(kind_module_source(k))
+    pkg = "generated." + k.package.replace("/", ".")
+    extra = {
+        "from typing import Annotated, ClassVar, Literal",
+        "from pydantic import Field",
+        "from runtime.krm import KRMObject, KRMStatus",
+        f"from {pkg} import {k.api.module}",
+    }
+    merged = sorted(set(imports) | extra)
+    imports2, _ = split_imports("\n".join(merged) + "\n")
+    path = f"generated/{k.package}/{kind_types_module(k.kind)}.py"
+    first_line = (k.description.splitlines() or [k.kind])[0].replace('"""', "'''").strip() or k.kind
+    return render(
+        "<kind>_types.py.j2",
+        path,
+        kind=k.kind,
+        group=k.group,
+        version=k.version,
+        config_file=k.config_file,
+        doc_key=k.api.doc_key,
+        resource=k.resource,
+        resource_schema=k.resource_schema,
+        api_module=k.api.module,
+        api_alias=f"{k.kind}API",
+        imports=imports2,
+        body=body,
+        description_line=f"{k.kind}: {first_line}",
+    )
+
+
+def jobs(ir: IR) -> Iterator[Job]:
+    """Every file as a deferred job, so the CLI can show progress per file."""
+    packages: set[str] = {"generated"}
+    for m in ir.api_modules:
+        parts = m.package.split("/")
+        for i in range(1, len(parts) + 1):
+            packages.add("generated/" + "/".join(parts[:i]))
+    for p in sorted(packages):
+        title = "Generated Config Connector Kinds." if p == "generated" else f"Generated package {p.removeprefix('generated/')}."
+        yield f"{p}/__init__.py", (lambda t=title, p=p: render("__init__.py.j2", f"{p}/__init__.py", title=t))
+    for m in ir.api_modules:
+        members = [k for k in ir.kinds if k.api is m]
+        yield f"generated/{m.package}/{m.module}.py", (lambda m=m, members=members: _api_file(m, members))
+    for k in ir.kinds:
+        yield f"generated/{k.package}/{kind_types_module(k.kind)}.py", (lambda k=k: _kind_file(k))

@@ -1,0 +1,93 @@
+"""Classify Discovery field behaviours from prose, with provenance.
+
+Discovery carries google.api.field_behavior only as text: descriptions start
+with ``Output only.``, ``[Output Only]`` (compute), ``Immutable.``,
+``Required.``, ``Optional.``, ``Input only.``, ``Identifier.``, sometimes in
+combination ("Optional. Input only. Immutable."), and older APIs say
+``(output only)`` mid-sentence (dns). ``readOnly: true`` is a fact of its own.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Behaviour(StrEnum):
+    REQUIRED = "required"
+    OPTIONAL = "optional"
+    OUTPUT_ONLY = "output-only"
+    INPUT_ONLY = "input-only"
+    IMMUTABLE = "immutable"
+    IDENTIFIER = "identifier"
+
+
+@dataclass(frozen=True, order=True)
+class Fact:
+    """One behaviour and where it came from (e.g. ``description:"Output only."``)."""
+
+    behaviour: Behaviour
+    source: str
+
+
+# Leading markers: "Output only.", "[Output Only]", "Output-only.", "Required:"...
+_LEADING = [
+    (Behaviour.OUTPUT_ONLY, r"output[ -]only"),
+    (Behaviour.INPUT_ONLY, r"input[ -]only"),
+    (Behaviour.IMMUTABLE, r"immutable"),
+    (Behaviour.REQUIRED, r"required"),
+    (Behaviour.OPTIONAL, r"optional"),
+    (Behaviour.IDENTIFIER, r"identifier"),
+]
+_TOKEN_RE = re.compile(
+    r"^\s*(?:\[(?P<b>[A-Za-z -]+)\]|(?P<w>[A-Za-z -]+?)(?:\.|:|,)(?=\s|$))",
+)
+# Mid-description phrases used by older APIs.
+_INLINE = [
+    (Behaviour.OUTPUT_ONLY, re.compile(r"\((?:output[ -]only|read[ -]only)\)", re.IGNORECASE)),
+    (Behaviour.OUTPUT_ONLY, re.compile(r"(?:^|[.;]\s+)output[ -]only\.", re.IGNORECASE)),
+    (Behaviour.IMMUTABLE, re.compile(r"(?:^|\.\s+)this field is immutable\b", re.IGNORECASE)),
+]
+
+
+def _leading_tokens(text: str) -> list[tuple[Behaviour, str]]:
+    out: list[tuple[Behaviour, str]] = []
+    rest = text
+    while True:
+        m = _TOKEN_RE.match(rest)
+        if not m:
+            return out
+        token = (m.group("b") or m.group("w") or "").strip()
+        hit = None
+        for beh, pat in _LEADING:
+            if re.fullmatch(pat, token, re.IGNORECASE):
+                hit = beh
+                break
+        if hit is None:
+            return out
+        out.append((hit, m.group(0).strip()))
+        rest = rest[m.end() :]
+
+
+def classify(description: str | None, read_only: bool = False) -> tuple[Fact, ...]:
+    """Behaviours stated by a Discovery description and ``readOnly`` flag."""
+    facts: set[Fact] = set()
+    text = description or ""
+    for beh, phrase in _leading_tokens(text):
+        facts.add(Fact(beh, f"description:{phrase!r}"))
+    seen = {f.behaviour for f in facts}
+    for beh, rx in _INLINE:
+        if beh in seen:
+            continue
+        m = rx.search(text)
+        if m:
+            facts.add(Fact(beh, f"description:{m.group(0).strip(' .;')!r}"))
+            seen.add(beh)
+    if read_only:
+        facts.add(Fact(Behaviour.OUTPUT_ONLY, "readOnly"))
+    return tuple(sorted(facts))
+
+
+def behaviours(facts: tuple[Fact, ...]) -> frozenset[Behaviour]:
+    return frozenset(f.behaviour for f in facts)

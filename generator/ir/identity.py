@@ -1,0 +1,149 @@
+"""IR stage: a Kind's identity (externalRef template, parents, resource ID).
+
+The template comes from the asset-inventory table (the newest format that
+matches the REST get path); it is cross-checked against the get method's
+path and its ``name`` pattern, and every disagreement is reported.
+"""
+
+from __future__ import annotations
+
+import re
+
+from generator.diagnostics import SpecError, json_path
+from generator.ir.model import Identity, IdentityParam
+from generator.naming import collection_param
+from generator.spec.asset_names import AssetName, AssetNameTable
+from generator.spec.discovery import DiscoveryDoc, Method
+from generator.spec.kinds import KindConfig
+
+_PH = re.compile(r"^\{\+?([A-Za-z][A-Za-z0-9_]*)\}$")
+LOCATION_PARAMS = ("location", "region", "zone")
+
+
+def _is_ph(seg: str) -> bool:
+    return bool(_PH.match(seg))
+
+
+def rest_template(flat_path: str) -> str:
+    """``v1/projects/{projectsId}/topics/{topicsId}`` -> ``projects/{project}/topics/{topic}``."""
+    segs = flat_path.split("/")
+    # Drop leading literals that only version/route the path (v1, dns/v1).
+    while len(segs) > 1 and not _is_ph(segs[0]) and not _is_ph(segs[1]):
+        segs = segs[1:]
+    out = []
+    for i, seg in enumerate(segs):
+        m = _PH.match(seg)
+        if not m:
+            out.append(seg)
+            continue
+        name = m.group(1)
+        prev = segs[i - 1] if i else ""
+        if prev and name == f"{prev}Id":
+            name = collection_param(prev)
+        out.append("{" + name + "}")
+    return "/".join(out)
+
+
+def pattern_template(pattern: str) -> str | None:
+    """``^projects/[^/]+/topics/[^/]+$`` -> ``projects/{project}/topics/{topic}``."""
+    p = pattern.removeprefix("^").removesuffix("$")
+    segs = p.split("/")
+    out = []
+    for i, seg in enumerate(segs):
+        if seg == "[^/]+":
+            prev = segs[i - 1] if i else "x"
+            out.append("{" + collection_param(prev) + "}")
+        elif re.fullmatch(r"[A-Za-z0-9_-]+", seg):
+            out.append(seg)
+        else:
+            return None
+    return "/".join(out)
+
+
+def shape(template: str) -> tuple[str, ...]:
+    """Literal segments with placeholders blanked: compares structure, not names."""
+    return tuple("{}" if seg.startswith("{") else seg for seg in template.split("/"))
+
+
+def choose_asset_format(rows: tuple[AssetName, ...], rest: str) -> tuple[AssetName | None, bool]:
+    """Newest row matching the REST shape; else the newest row (mismatch=True)."""
+    if not rows:
+        return None, False
+    matching = [r for r in rows if shape(r.template) == shape(rest)]
+    if matching:
+        return max(matching, key=lambda r: r.index), False
+    return max(rows, key=lambda r: r.index), True
+
+
+def resolve_identity(
+    file: str,
+    index: int,
+    cfg: KindConfig,
+    doc: DiscoveryDoc,
+    get: Method,
+    schema_id: str,
+    assets: AssetNameTable,
+    templates_by_kind: dict[str, str],
+) -> Identity:
+    asset_type = cfg.asset_type or f"{doc.host}/{schema_id}"
+    rest = rest_template(get.flat_path or get.path)
+    rows = assets.for_type(asset_type)
+    row, mismatch = choose_asset_format(rows, rest)
+    disagreements: list[str] = []
+    if row is None:
+        template, source = rest, "rest"
+        disagreements.append(f"{asset_type} is not in the asset-inventory table; using the REST path {rest!r}")
+    else:
+        template, source = row.template, "asset-inventory"
+        if mismatch:
+            disagreements.append(f"asset-inventory {row.format!r} does not match the REST get path {rest!r}")
+        elif row.template != rest:
+            disagreements.append(f"asset-inventory {row.format!r} names placeholders differently from the REST get path {rest!r}")
+    # Cross-check with the get method's reserved-expansion name pattern.
+    for pname, param in sorted(get.parameters.items()):
+        if param.location == "path" and param.pattern and "{+" + pname + "}" in get.path:
+            pt = pattern_template(param.pattern)
+            if pt is not None and shape(pt) != shape(template):
+                disagreements.append(f"get parameter {pname!r} pattern {param.pattern!r} does not match template {template!r}")
+    placeholders = [s[1:-1] for s in template.split("/") if s.startswith("{")]
+    if not placeholders:
+        raise SpecError(file, json_path("kinds", index, "resource"), f"identity template {template!r} has no placeholders")
+    params: list[IdentityParam] = []
+    for i, ph in enumerate(placeholders):
+        if i == len(placeholders) - 1:
+            params.append(IdentityParam(ph, "id", "resourceID"))
+            continue
+        pc = cfg.parents.get(ph)
+        if pc is not None:
+            role = "location" if pc.kind is None else "parent"
+            params.append(IdentityParam(ph, role, pc.field, pc.kind))
+        elif ph == "project":
+            params.append(IdentityParam(ph, "parent", "projectRef", "Project"))
+        elif ph in LOCATION_PARAMS:
+            params.append(IdentityParam(ph, "location", ph))
+        else:
+            prefix = "/".join(template.split("/")[: template.split("/").index("{" + ph + "}") + 1])
+            owners = sorted(k for k, t in templates_by_kind.items() if t == prefix)
+            if not owners:
+                raise SpecError(
+                    file,
+                    json_path("kinds", index, "parents"),
+                    f"{cfg.kind}: cannot tell which Kind the identity parameter {ph!r} refers to; "
+                    f"add parents.{ph}: {{field: {ph}Ref, kind: <Kind>}}",
+                )
+            params.append(IdentityParam(ph, "parent", f"{ph}Ref", owners[0]))
+    for ph, pc in sorted(cfg.parents.items()):
+        if ph not in placeholders:
+            params.insert(0, IdentityParam(ph, "parent" if pc.kind else "location", pc.field, pc.kind, in_template=False))
+    return Identity(
+        asset_type=asset_type,
+        asset_format=row.format if row else None,
+        template=template,
+        template_source=source,  # type: ignore[arg-type]
+        rest_template=rest,
+        get_path=get.path,
+        params=tuple(params),
+        id_generation=cfg.id_generation,
+        project_number=bool(row and row.project_number),
+        disagreements=tuple(disagreements),
+    )

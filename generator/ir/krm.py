@@ -1,0 +1,154 @@
+"""IR stage: project a Kind's API resource onto KRM spec and observedState.
+
+Output-only fields leave the spec and go to ``status.observedState``; the
+identity (``name``/identifier) leaves the spec for ``resourceID`` and the
+parent fields. Nested objects are projected recursively; a schema used in
+several places is projected once per mode, so recursive schemas terminate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Literal
+
+from generator.ir.behaviours import Behaviour as B
+from generator.ir.behaviours import Fact
+from generator.ir.model import EnumIR, FieldIR, Identity, ModelSet, ObjectIR, TypeIR
+from generator.spec.kinds import KindConfig
+
+Mode = Literal["spec", "observed", "all"]
+_SUFFIX = {"spec": "", "observed": "ObservedState", "all": "Observed"}
+
+
+def override_facts(cfg: KindConfig, config_file: str) -> dict[str, tuple[Fact, ...]]:
+    out = {}
+    for path, ov in cfg.fields.items():
+        out[path] = tuple(sorted(Fact(B(b), f"override:{config_file}: {ov.reason}") for b in ov.behaviours))
+    return out
+
+
+class KrmProjector:
+    def __init__(self, kind: str, api: ModelSet, resource_class: str, overrides: dict[str, tuple[Fact, ...]]) -> None:
+        self.kind = kind
+        self.api = api
+        self.resource_class = resource_class
+        self.overrides = overrides
+        self.objects: dict[str, ObjectIR] = {}
+        self.enums: dict[str, EnumIR] = {}
+        self._memo: dict[tuple[str, Mode], str | None] = {}
+        self._api_enums = {e.name: e for e in api.enums}
+        self.used_overrides: set[str] = set()
+
+    def facts(self, f: FieldIR, path: str) -> tuple[Fact, ...]:
+        if path in self.overrides:
+            self.used_overrides.add(path)
+            return self.overrides[path]
+        return f.facts
+
+    def _name(self, cls: str, mode: Mode) -> str:
+        if cls == self.resource_class and mode != "all":
+            return f"{self.kind}{'Spec' if mode == 'spec' else 'ObservedState'}"
+        return f"{cls}{_SUFFIX[mode]}"
+
+    def project(self, cls: str, mode: Mode, path: str, drop: frozenset[str] = frozenset()) -> str | None:
+        """KRM class name for ``cls`` in ``mode``, or None when nothing is left."""
+        key = (cls, mode)
+        has_nested_override = any(p.startswith(path + ".") or (not path and p) for p in self.overrides)
+        if key in self._memo and not has_nested_override:
+            return self._memo[key]
+        name = self._name(cls, mode)
+        self._memo[key] = name  # provisional: recursive references resolve to it
+        src = self.api.object(cls)
+        fields: list[FieldIR] = []
+        removed = 0
+        for f in src.fields:
+            fpath = f"{path}.{f.name}" if path else f.name
+            facts = self.facts(f, fpath)
+            beh = {x.behaviour for x in facts}
+            if not path and f.name in drop:
+                removed += 1
+                continue
+            out_only = B.OUTPUT_ONLY in beh
+            if mode == "spec" and out_only:
+                removed += 1
+                continue
+            sub_mode: Mode = "all" if (mode == "all" or out_only) else mode
+            t = self._type(f.type, sub_mode, fpath)
+            if t is None or (mode == "observed" and not out_only and not self._contains_object(f.type)):
+                removed += 1
+                continue
+            fields.append(replace(f, type=t, facts=facts))
+        # Empty after projection: drop. Empty by design (a presence message such
+        # as dns reverseLookupConfig) stays in spec, never in observedState.
+        if not fields and (removed or mode != "spec") and not (mode == "spec" and cls == self.resource_class):
+            self._memo[key] = None
+            self.objects.pop(name, None)
+            return None
+        self.objects[name] = ObjectIR(name, src.description, tuple(fields), src.source, open=False)
+        return name
+
+    @staticmethod
+    def _contains_object(t: TypeIR) -> bool:
+        while t.kind in ("array", "map") and t.item is not None:
+            t = t.item
+        return t.kind == "object" and t.ref is not None
+
+    def _type(self, t: TypeIR, mode: Mode, path: str) -> TypeIR | None:
+        if t.kind == "object" and t.ref is not None:
+            ref = self.project(t.ref, mode, path)
+            return None if ref is None else replace(t, ref=ref)
+        if t.kind in ("array", "map") and t.item is not None:
+            item = self._type(t.item, mode, f"{path}[]" if t.kind == "array" else path)
+            return None if item is None else replace(t, item=item)
+        if mode == "observed":
+            return None  # scalars survive in observed mode only when output-only (handled by caller)
+        if t.kind == "enum" and t.ref is not None:
+            self.enums[t.ref] = self._api_enums[t.ref]
+        return t
+
+    def model_set(self) -> ModelSet:
+        return ModelSet(tuple(self.objects[k] for k in sorted(self.objects)), tuple(self.enums[k] for k in sorted(self.enums)))
+
+
+def ref_object(target_kind: str, description: str) -> ObjectIR:
+    """A ``<Kind>Ref``: external, or name/namespace of a KRM object."""
+    s = TypeIR("string")
+    return ObjectIR(
+        name=f"{target_kind}Ref",
+        description=description,
+        fields=(
+            FieldIR("external", s, f"The {target_kind} as a GCP identifier (its externalRef form).", (), "krm"),
+            FieldIR("name", s, f"The `metadata.name` of a {target_kind} object.", (), "krm"),
+            FieldIR("namespace", s, f"The `metadata.namespace` of the {target_kind} object; defaults to the referring object's namespace.", (), "krm"),
+        ),
+        source="krm",
+        open=False,
+    )
+
+
+def identity_fields(kind: str, identity: Identity) -> tuple[list[FieldIR], list[ObjectIR]]:
+    """Spec fields for resourceID and parents, plus the Ref classes they use."""
+    fields: list[FieldIR] = []
+    refs: list[ObjectIR] = []
+    imm = Fact(B.IMMUTABLE, "identity")
+    for p in identity.params:
+        if p.role == "id":
+            if identity.id_generation == "service":
+                desc = (
+                    f"Optional. The service-generated ID of an existing {kind} to acquire. "
+                    "The service assigns the ID on create, so this field only serves acquisition."
+                )
+            else:
+                desc = f"Immutable. Optional. The {kind} ID used for creation and acquisition. When unset, the value of `metadata.name` is used."
+            fields.append(FieldIR("resourceID", TypeIR("string"), desc, (Fact(B.OPTIONAL, "identity"), imm, Fact(B.IDENTIFIER, "identity")), f"identity:{identity.template}"))
+        elif p.role == "parent":
+            assert p.ref_kind is not None
+            refs.append(ref_object(p.ref_kind, f"The {p.ref_kind} that this {kind} belongs to."))
+            fields.append(
+                FieldIR(p.krm_field, TypeIR("object", ref=f"{p.ref_kind}Ref"), f"Immutable. The {p.ref_kind} that this {kind} belongs to.", (Fact(B.REQUIRED, "identity"), imm), f"identity:{identity.template}", required=True)
+            )
+        else:
+            fields.append(
+                FieldIR(p.krm_field, TypeIR("string"), f"Immutable. The {p.name} of the {kind}.", (Fact(B.REQUIRED, "identity"), imm), f"identity:{identity.template}", required=True)
+            )
+    return fields, refs

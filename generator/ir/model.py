@@ -1,0 +1,193 @@
+"""The frozen intermediate representation every emitter reads.
+
+Nothing here refers to Discovery or YAML any more: names, types and
+behaviours are resolved, so emitters and templates never re-derive them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from generator.ir.behaviours import Behaviour, Fact
+
+TypeKind = Literal["string", "integer", "number", "boolean", "any", "object", "array", "map", "enum"]
+
+
+@dataclass(frozen=True)
+class EnumValue:
+    value: str
+    description: str = ""
+    deprecated: bool = False
+
+
+@dataclass(frozen=True)
+class EnumIR:
+    """A named enum class (named after its path, never ``State1``)."""
+
+    name: str
+    description: str
+    values: tuple[EnumValue, ...]
+    source: str
+
+
+@dataclass(frozen=True)
+class TypeIR:
+    kind: TypeKind
+    format: str | None = None  # Discovery format: int64, google-duration, byte...
+    ref: str | None = None  # class name of an ObjectIR (object) or EnumIR (enum)
+    item: TypeIR | None = None  # element type for array / map
+
+
+@dataclass(frozen=True)
+class FieldIR:
+    name: str  # JSON (camelCase) name
+    type: TypeIR
+    description: str
+    facts: tuple[Fact, ...]
+    source: str  # "pubsub.v1#/schemas/Topic/properties/kmsKeyName"
+    deprecated: bool = False
+    required: bool = False  # required in the KRM model (identity fields)
+
+    @property
+    def behaviours(self) -> frozenset[Behaviour]:
+        return frozenset(f.behaviour for f in self.facts)
+
+    @property
+    def output_only(self) -> bool:
+        return Behaviour.OUTPUT_ONLY in self.behaviours
+
+
+@dataclass(frozen=True)
+class ObjectIR:
+    name: str
+    description: str
+    fields: tuple[FieldIR, ...]
+    source: str
+    open: bool = False  # accept unknown keys (API payloads stay forward-compatible)
+
+
+@dataclass(frozen=True)
+class ModelSet:
+    """Classes one module defines: objects and enums, in emission order."""
+
+    objects: tuple[ObjectIR, ...]
+    enums: tuple[EnumIR, ...]
+
+    def object(self, name: str) -> ObjectIR:
+        for o in self.objects:
+            if o.name == name:
+                return o
+        raise KeyError(name)
+
+
+@dataclass(frozen=True)
+class ApiModule:
+    """API payload models of one Discovery document, shared by its Kinds."""
+
+    api: str
+    api_version: str
+    doc_key: str
+    revision: str
+    module: str  # e.g. pubsub_v1_api
+    package: str  # e.g. pubsub/v1beta1
+    models: ModelSet
+
+
+@dataclass(frozen=True)
+class IdentityParam:
+    name: str  # placeholder in the template: project, location, keyRing, topic
+    role: Literal["parent", "location", "id"]
+    krm_field: str  # projectRef, location, keyRingRef, resourceID
+    ref_kind: str | None = None  # Project, KMSKeyRing for *Ref parents
+    in_template: bool = True  # False: a create-time parent only (bucket project)
+
+
+@dataclass(frozen=True)
+class Identity:
+    asset_type: str
+    asset_format: str | None  # //pubsub.googleapis.com/projects/{project}/topics/{topic}
+    template: str  # externalRef template: projects/{project}/topics/{topic}
+    template_source: Literal["asset-inventory", "rest"]
+    rest_template: str  # from the get method path: projects/{project}/topics/{topic}
+    get_path: str  # Discovery path of get: v1/{+topic}
+    params: tuple[IdentityParam, ...]
+    id_generation: Literal["user", "service"]
+    project_number: bool
+    disagreements: tuple[str, ...] = ()
+
+    @property
+    def id_param(self) -> IdentityParam:
+        return next(p for p in self.params if p.role == "id")
+
+
+LroStyle = Literal["none", "google.longrunning", "compute", "dns"]
+
+
+@dataclass(frozen=True)
+class MethodIR:
+    verb: str  # get / create / update / delete (our role)
+    name: str  # Discovery method name: insert, patch...
+    id: str  # pubsub.projects.topics.get
+    http_method: str
+    path: str
+    flat_path: str
+    request: str | None
+    response: str | None
+    path_params: tuple[str, ...]
+    query_params: tuple[str, ...]
+    lro: LroStyle
+
+
+@dataclass(frozen=True)
+class Methods:
+    get: MethodIR
+    create: MethodIR | None
+    update: MethodIR | None
+    delete: MethodIR | None
+    create_style: Literal["put-name", "id-query", "name-in-body", "wrapper", "service-generated", "none"]
+    create_id_param: str | None  # topicId / keyRingId / instanceId (wrapper field)
+    create_wrapper_field: str | None  # CreateInstanceRequest.instance
+    update_style: Literal["mask-query", "wrapper-mask", "whole-resource", "none"]
+    update_mask: str | None  # updateMask (query or body), fieldMask
+    update_wrapper_field: str | None  # UpdateTopicRequest.topic
+    fingerprint_field: str | None  # compute subnetworks: fingerprint
+    precondition_param: str | None  # storage: ifMetagenerationMatch
+
+
+@dataclass(frozen=True)
+class KindIR:
+    kind: str
+    group: str
+    version: str
+    plural: str
+    short_names: tuple[str, ...]
+    package: str  # pubsub/v1beta1
+    api: ApiModule
+    resource: str  # projects.topics
+    resource_schema: str  # Topic (API class name)
+    description: str
+    identity: Identity
+    methods: Methods
+    api_fields: tuple[FieldIR, ...]  # top-level fields of the API resource, classified
+    spec: ObjectIR  # <Kind>Spec
+    observed_state: ObjectIR  # <Kind>ObservedState
+    krm_models: ModelSet  # all KRM classes of the Kind module (spec & observed trees)
+    config_file: str
+
+    @property
+    def lower(self) -> str:
+        return self.kind.lower()
+
+
+@dataclass(frozen=True)
+class IR:
+    api_modules: tuple[ApiModule, ...]
+    kinds: tuple[KindIR, ...]
+    diagnostics: tuple[str, ...] = field(default=())
+
+    def kind(self, name: str) -> KindIR:
+        for k in self.kinds:
+            if k.kind == name:
+                return k
+        raise KeyError(name)

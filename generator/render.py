@@ -1,0 +1,78 @@
+"""Stage 4: render files from templates and format them.
+
+Templates are thin (slots and loops); this module prepares every slot.
+Generated Python is normalised (sorted imports, black) so output does not
+depend on set iteration order inside datamodel-code-generator.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Any
+
+import black
+import jinja2
+
+TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+_MODE = black.Mode(target_versions={black.TargetVersion.PY311}, line_length=100)
+
+
+def environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,
+    )
+
+
+def split_imports(source: str) -> tuple[list[str], str]:
+    """Separate the leading import block (sorted, de-duplicated) from the body."""
+    tree = ast.parse(source)
+    lines = source.splitlines(keepends=True)
+    froms: dict[str, set[str]] = {}
+    plain: set[str] = set()
+    end = 0
+    for node in tree.body:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+                end = node.end_lineno or end
+                continue
+            if isinstance(node, ast.ImportFrom):
+                names = froms.setdefault(node.module or "", set())
+                names.update(a.name if a.asname is None else f"{a.name} as {a.asname}" for a in node.names)
+            else:
+                for a in node.names:
+                    plain.add(f"import {a.name}" if a.asname is None else f"import {a.name} as {a.asname}")
+            end = node.end_lineno or end
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and end == 0:
+            end = node.end_lineno or end  # module docstring
+        else:
+            break
+    body = "".join(lines[end:]).lstrip("\n")
+    imports = plain | {f"from {mod} import {', '.join(sorted(names))}" for mod, names in froms.items()}
+    return sorted(imports, key=_import_key), body
+
+
+def _import_key(line: str) -> tuple[int, str]:
+    mod = line.split()[1]
+    stdlib = mod.split(".")[0] in {"enum", "typing", "collections", "datetime", "dataclasses", "re"}
+    local = mod.split(".")[0] in {"runtime", "generated"}
+    return (0 if stdlib else 2 if local else 1, line)
+
+
+def format_python(source: str, where: str) -> str:
+    try:
+        return black.format_str(source, mode=_MODE)
+    except Exception as e:  # black raises several types; name the file
+        raise RuntimeError(f"{where}: generated code does not parse: {e}") from e
+
+
+def render(template: str, where: str, **slots: Any) -> str:
+    text = environment().get_template(template).render(**slots)
+    if where.endswith(".py"):
+        return format_python(text, where)
+    return text

@@ -1,0 +1,84 @@
+"""The Cloud Asset Inventory resource-name table (specs/asset-names.yaml)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from generator.diagnostics import SpecError, json_path
+
+_FORMAT_RE = re.compile(r"^//(?P<domain>[a-z0-9.-]+)/(?P<path>.*)$")
+_PLACEHOLDER_RE = re.compile(r"^\{([A-Za-z][A-Za-z0-9]*)\}$")
+
+
+@dataclass(frozen=True)
+class AssetName:
+    """One row: an asset type and one of its full resource-name formats."""
+
+    asset_type: str
+    format: str
+    project_number: bool
+    index: int  # position in the table; later rows are newer (externalref guide)
+
+    @property
+    def domain(self) -> str:
+        m = _FORMAT_RE.match(self.format)
+        assert m is not None
+        return m.group("domain")
+
+    @property
+    def template(self) -> str:
+        """The format without ``//<domain>/``: the externalRef template."""
+        m = _FORMAT_RE.match(self.format)
+        assert m is not None
+        return m.group("path")
+
+    @property
+    def segments(self) -> tuple[str, ...]:
+        return tuple(self.template.split("/"))
+
+    @property
+    def params(self) -> tuple[str, ...]:
+        out = []
+        for seg in self.segments:
+            m = _PLACEHOLDER_RE.match(seg)
+            if m:
+                out.append(m.group(1))
+        return tuple(out)
+
+
+@dataclass(frozen=True)
+class AssetNameTable:
+    rows: tuple[AssetName, ...]
+
+    def for_type(self, asset_type: str) -> tuple[AssetName, ...]:
+        return tuple(r for r in self.rows if r.asset_type == asset_type)
+
+
+def load_asset_names(path: Path, display: str | None = None) -> AssetNameTable:
+    file = display or str(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise SpecError(file, "", f"cannot read: {e.strerror}") from None
+    except yaml.YAMLError as e:
+        raise SpecError(file, "", f"invalid YAML: {e}".replace("\n", " ")) from None
+    if not isinstance(raw, list):
+        raise SpecError(file, "", "expected a list of {asset_type, format} rows")
+    rows = []
+    for i, item in enumerate(raw):
+        if not isinstance(item, dict):
+            raise SpecError(file, json_path(i), "expected a mapping")
+        unknown = set(item) - {"asset_type", "format", "project_number"}
+        if unknown:
+            raise SpecError(file, json_path(i, sorted(unknown)[0]), "unknown key")
+        at, fmt = item.get("asset_type"), item.get("format")
+        if not isinstance(at, str) or not isinstance(fmt, str):
+            raise SpecError(file, json_path(i), "asset_type and format must be strings")
+        if not _FORMAT_RE.match(fmt):
+            raise SpecError(file, json_path(i, "format"), f"not a //domain/path format: {fmt!r}")
+        rows.append(AssetName(at, fmt, bool(item.get("project_number", False)), i))
+    return AssetNameTable(tuple(rows))

@@ -1,0 +1,188 @@
+"""Typed Discovery documents (https://developers.google.com/discovery/v1/reference).
+
+Only the parts the generator reads are modelled; unknown keys are kept out of
+the way (``extra="ignore"``) because Discovery grows new keys over time and
+they must not break regeneration.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from generator.diagnostics import SpecError, json_path
+from generator.spec._errors import did_you_mean, from_validation_error
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
+
+
+class Annotations(_Model):
+    required: tuple[str, ...] = ()
+
+
+class JsonSchema(_Model):
+    """A Discovery JSON schema node (a named schema, a property or an item)."""
+
+    id: str | None = None
+    type: str | None = None
+    format: str | None = None
+    description: str | None = None
+    ref: str | None = Field(default=None, alias="$ref")
+    properties: dict[str, JsonSchema] = Field(default_factory=dict)
+    items: JsonSchema | None = None
+    additional_properties: JsonSchema | None = Field(default=None, alias="additionalProperties")
+    enum: tuple[str, ...] = ()
+    enum_descriptions: tuple[str, ...] = Field(default=(), alias="enumDescriptions")
+    enum_deprecated: tuple[bool, ...] = Field(default=(), alias="enumDeprecated")
+    read_only: bool = Field(default=False, alias="readOnly")
+    required: bool = False
+    deprecated: bool = False
+    pattern: str | None = None
+    default: str | None = None
+    annotations: Annotations | None = None
+
+
+class Parameter(_Model):
+    type: str | None = None
+    location: str | None = None
+    required: bool = False
+    pattern: str | None = None
+    description: str | None = None
+    format: str | None = None
+    repeated: bool = False
+
+
+class RefOnly(_Model):
+    """A request/response body; a few APIs describe it inline (no ``$ref``)."""
+
+    ref: str | None = Field(default=None, alias="$ref")
+
+
+class Method(_Model):
+    id: str
+    path: str
+    flat_path: str | None = Field(default=None, alias="flatPath")
+    http_method: str = Field(alias="httpMethod")
+    description: str | None = None
+    parameters: dict[str, Parameter] = Field(default_factory=dict)
+    parameter_order: tuple[str, ...] = Field(default=(), alias="parameterOrder")
+    request: RefOnly | None = None
+    response: RefOnly | None = None
+
+
+class Resource(_Model):
+    methods: dict[str, Method] = Field(default_factory=dict)
+    resources: dict[str, Resource] = Field(default_factory=dict)
+
+
+class DiscoveryDoc(_Model):
+    name: str
+    version: str
+    revision: str = ""
+    title: str | None = None
+    root_url: str = Field(alias="rootUrl")
+    service_path: str = Field(default="", alias="servicePath")
+    schemas: dict[str, JsonSchema] = Field(default_factory=dict)
+    resources: dict[str, Resource] = Field(default_factory=dict)
+    methods: dict[str, Method] = Field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        """``pubsub.v1``: the prefix used in diagnostics."""
+        return f"{self.name}.{self.version}"
+
+    @property
+    def host(self) -> str:
+        return self.root_url.split("//", 1)[-1].rstrip("/")
+
+    def resource(self, dotted: str, file: str = "") -> Resource:
+        """Find ``projects.topics``; a missing segment names what exists."""
+        node: Resource | DiscoveryDoc = self
+        walked: list[str] = []
+        for part in dotted.split("."):
+            children = node.resources
+            if part not in children:
+                where = ".".join(walked) or "(top level)"
+                hint = did_you_mean(part, children)
+                raise SpecError(
+                    file or self.key,
+                    json_path("resources", *[x for w in walked for x in (w, "resources")], part),
+                    f"resource {dotted!r} does not exist in {self.key}: no {part!r} under {where}{hint}",
+                )
+            node = children[part]
+            walked.append(part)
+        assert isinstance(node, Resource)
+        return node
+
+    def iter_schema_refs(self) -> Iterator[tuple[str, str]]:
+        """Yield (json path, $ref) for every reference in the document."""
+
+        def walk(node: JsonSchema, path: tuple[str, ...]) -> Iterator[tuple[str, str]]:
+            if node.ref is not None:
+                yield json_path(*path), node.ref
+            for name, prop in sorted(node.properties.items()):
+                yield from walk(prop, (*path, "properties", name))
+            if node.items is not None:
+                yield from walk(node.items, (*path, "items"))
+            if node.additional_properties is not None:
+                yield from walk(node.additional_properties, (*path, "additionalProperties"))
+
+        for name, schema in sorted(self.schemas.items()):
+            yield from walk(schema, ("schemas", name))
+
+        def walk_methods(res: Resource | DiscoveryDoc, path: tuple[str, ...]) -> Iterator[tuple[str, str]]:
+            for mname, m in sorted(res.methods.items()):
+                for slot, r in (("request", m.request), ("response", m.response)):
+                    if r is not None and r.ref is not None:
+                        yield json_path(*path, "methods", mname, slot, "$ref"), r.ref
+            for rname, sub in sorted(res.resources.items()):
+                yield from walk_methods(sub, (*path, "resources", rname))
+
+        yield from walk_methods(self, ())
+
+
+def _fix_additional_properties(raw: Any) -> Any:
+    """Discovery sometimes writes ``additionalProperties: true``; treat as ``any``."""
+    if isinstance(raw, dict):
+        out = {}
+        for k, v in raw.items():
+            if k == "additionalProperties" and isinstance(v, bool):
+                out[k] = {"type": "any"} if v else None
+                if not v:
+                    out.pop(k)
+            else:
+                out[k] = _fix_additional_properties(v)
+        return out
+    if isinstance(raw, list):
+        return [_fix_additional_properties(v) for v in raw]
+    return raw
+
+
+def load_discovery(path: Path, display: str | None = None) -> DiscoveryDoc:
+    """Load and check one Discovery document; every ``$ref`` must resolve."""
+    file = display or str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise SpecError(file, "", f"cannot read: {e.strerror}") from None
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise SpecError(file, "", f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
+    if not isinstance(raw, dict):
+        raise SpecError(file, "", "a Discovery document must be a JSON object")
+    try:
+        doc = DiscoveryDoc.model_validate(_fix_additional_properties(raw))
+    except ValidationError as e:
+        raise from_validation_error(file, e) from None
+    for where, ref in doc.iter_schema_refs():
+        if ref not in doc.schemas:
+            hint = did_you_mean(ref, doc.schemas)
+            raise SpecError(file, where, f"unknown $ref {ref!r} in {doc.key}{hint}")
+    return doc

@@ -1,0 +1,121 @@
+"""Kind configuration: which Discovery resources become which Kinds.
+
+The schema is strict: an unknown key anywhere is an error naming the file,
+the JSON path and the closest valid key, because a silently ignored typo in
+an override would change what the generator emits.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from generator.diagnostics import SpecError, json_path
+from generator.spec._errors import did_you_mean, from_validation_error
+
+BehaviourName = Literal["required", "optional", "output-only", "input-only", "immutable", "identifier"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class FieldOverride(_Strict):
+    """Replace the behaviours Discovery gives a field, with the reason why."""
+
+    behaviours: tuple[BehaviourName, ...]
+    reason: str = Field(min_length=1)
+
+
+class ParentConfig(_Strict):
+    """How an identity parameter appears in the KRM spec."""
+
+    field: str  # e.g. projectRef, keyRingRef, location, region
+    kind: str | None = None  # referenced Kind for *Ref fields
+
+
+class KindConfig(_Strict):
+    kind: str
+    resource: str  # dotted Discovery resource path, e.g. projects.topics
+    krm_version: str = Field(default="v1beta1", alias="krmVersion")
+    asset_type: str | None = Field(default=None, alias="assetType")
+    id_generation: Literal["user", "service"] = Field(default="user", alias="idGeneration")
+    short_names: tuple[str, ...] | None = Field(default=None, alias="shortNames")
+    parents: dict[str, ParentConfig] = Field(default_factory=dict)
+    fields: dict[str, FieldOverride] = Field(default_factory=dict)
+    description: str | None = None
+
+
+class KindsFile(_Strict):
+    api: str  # Discovery name, e.g. cloudkms
+    version: str  # Discovery version, e.g. v1
+    service: str  # KRM service, e.g. kms -> kms.cnrm.cloud.google.com
+    kinds: tuple[KindConfig, ...]
+
+    @property
+    def group(self) -> str:
+        return f"{self.service}.cnrm.cloud.google.com"
+
+
+def _model_of(annotation: Any) -> tuple[str, type[BaseModel] | None]:
+    """Classify an annotation: ('model'|'list'|'dict'|'scalar', element model)."""
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return "model", annotation
+    if origin in (typing.Union, types.UnionType):
+        for a in args:
+            kind, m = _model_of(a)
+            if m is not None:
+                return kind, m
+        return "scalar", None
+    if origin in (tuple, list) and args:
+        _, m = _model_of(args[0])
+        return ("list", m) if m is not None else ("scalar", None)
+    if origin is dict and len(args) == 2:
+        _, m = _model_of(args[1])
+        return ("dict", m) if m is not None else ("scalar", None)
+    return "scalar", None
+
+
+def check_keys(model: type[BaseModel], raw: Any, file: str, path: tuple[object, ...]) -> None:
+    """Reject unknown keys with a 'did you mean' before pydantic sees them."""
+    if not isinstance(raw, dict):
+        return
+    allowed: dict[str, Any] = {}
+    for name, f in model.model_fields.items():
+        allowed[f.alias or name] = f.annotation
+    for key, value in raw.items():
+        if key not in allowed:
+            raise SpecError(file, json_path(*path, key), f"unknown key {key!r}{did_you_mean(str(key), allowed)}")
+        kind, sub = _model_of(allowed[key])
+        if sub is None:
+            continue
+        if kind == "model":
+            check_keys(sub, value, file, (*path, key))
+        elif kind == "list" and isinstance(value, list):
+            for i, v in enumerate(value):
+                check_keys(sub, v, file, (*path, key, i))
+        elif kind == "dict" and isinstance(value, dict):
+            for k, v in value.items():
+                check_keys(sub, v, file, (*path, key, k))
+
+
+def load_kinds_file(path: Path, display: str | None = None) -> KindsFile:
+    file = display or str(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise SpecError(file, "", f"cannot read: {e.strerror}") from None
+    except yaml.YAMLError as e:
+        raise SpecError(file, "", f"invalid YAML: {e}".replace("\n", " ")) from None
+    check_keys(KindsFile, raw, file, ())
+    try:
+        return KindsFile.model_validate(raw)
+    except ValidationError as e:
+        raise from_validation_error(file, e) from None

@@ -1,0 +1,49 @@
+"""Load a whole specs/ directory: Discovery documents, asset names, kind configs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from generator.diagnostics import SpecError
+from generator.spec.asset_names import AssetNameTable, load_asset_names
+from generator.spec.discovery import DiscoveryDoc, load_discovery
+from generator.spec.kinds import KindsFile, load_kinds_file
+
+
+@dataclass(frozen=True)
+class Specs:
+    root: Path
+    discovery: dict[str, DiscoveryDoc]  # keyed "pubsub.v1"
+    discovery_files: dict[str, str]  # key -> display path, for diagnostics
+    asset_names: AssetNameTable
+    kinds: tuple[tuple[str, KindsFile], ...]  # (display path, config), sorted by path
+
+
+def _display(root: Path, path: Path) -> str:
+    """Paths in messages are relative to the specs dir's parent: no absolute paths."""
+    try:
+        return str(path.relative_to(root.parent))
+    except ValueError:
+        return str(path)
+
+
+def load_specs(root: Path) -> Specs:
+    ddir = root / "discovery"
+    if not ddir.is_dir():
+        raise SpecError(_display(root, ddir), "", "missing Discovery directory")
+    docs: dict[str, DiscoveryDoc] = {}
+    files: dict[str, str] = {}
+    for p in sorted(ddir.glob("*.json")):
+        disp = _display(root, p)
+        doc = load_discovery(p, disp)
+        if p.stem != doc.key:
+            raise SpecError(disp, "/name", f"file is named {p.name} but holds {doc.key}")
+        docs[doc.key] = doc
+        files[doc.key] = disp
+    assets = load_asset_names(root / "asset-names.yaml", _display(root, root / "asset-names.yaml"))
+    kinds = []
+    for p in sorted((root / "kinds").glob("*.yaml")):
+        disp = _display(root, p)
+        kinds.append((disp, load_kinds_file(p, disp)))
+    return Specs(root, docs, files, assets, tuple(kinds))

@@ -1,0 +1,66 @@
+"""KRM envelope shared by every generated Kind: metadata, conditions, status.
+
+Generated ``<kind>_types`` modules subclass these, so the rules for what a
+Config Connector object looks like are written once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class KRMModel(BaseModel):
+    """camelCase on the wire, snake_case in Python; unknown keys are errors."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class ObjectMeta(BaseModel):
+    """The parts of Kubernetes ObjectMeta the runtime reads; the rest is kept."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    name: str | None = None
+    namespace: str | None = None
+    labels: dict[str, str] | None = None
+    annotations: dict[str, str] | None = None
+    generation: int | None = None
+    uid: str | None = None
+    resource_version: str | None = Field(default=None, alias="resourceVersion")
+    creation_timestamp: str | None = Field(default=None, alias="creationTimestamp")
+    deletion_timestamp: str | None = Field(default=None, alias="deletionTimestamp")
+    finalizers: list[str] | None = None
+    managed_fields: list[dict[str, Any]] | None = Field(default=None, alias="managedFields")
+
+
+class Condition(KRMModel):
+    """A status condition (``Ready`` with reasons such as ``UpToDate``)."""
+
+    type: str
+    status: str
+    reason: str | None = None
+    message: str | None = None
+    last_transition_time: str | None = Field(default=None, alias="lastTransitionTime")
+    observed_generation: int | None = Field(default=None, alias="observedGeneration")
+
+
+class KRMStatus(KRMModel):
+    """Fields every direct Kind's status has; Kinds add ``observedState``."""
+
+    conditions: list[Condition] | None = None
+    external_ref: str | None = Field(
+        default=None,
+        alias="externalRef",
+        description="A unique specifier for the resource in GCP (asset-inventory name without the service domain).",
+    )
+    observed_generation: int | None = Field(default=None, alias="observedGeneration")
+
+
+class KRMObject(KRMModel):
+    """apiVersion/kind/metadata; Kinds add typed ``spec`` and ``status``."""
+
+    api_version: str = Field(alias="apiVersion")
+    kind: str
+    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
