@@ -7,15 +7,21 @@ touching generated/; a stale tree makes ``check`` exit 1 with a diff summary.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
 import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from generator.diagnostics import Reporter, SpecError
 from generator.emit.files import jobs
 from generator.ir.build import build_ir
 from generator.ir.model import IR
 from generator.spec.loader import load_specs
+from generator.stamp import STAMP, inputs_digest, is_up_to_date, outputs_digest, stamp_text
 from generator.write import compare_tree, write_tree
 
 
@@ -23,29 +29,54 @@ def _build(specs_dir: Path) -> IR:
     return build_ir(load_specs(specs_dir), Reporter())
 
 
-def render_all(ir: IR, progress: bool = True) -> dict[str, str]:
-    """Run every emitter; shows a progress bar on a terminal."""
-    todo = list(jobs(ir))
-    out: dict[str, str] = {}
-    if progress and sys.stderr.isatty():
-        from rich.progress import Progress
+def _run(job: tuple[Callable[[Any], str], Any]) -> str:
+    fn, arg = job
+    return fn(arg)
 
-        with Progress(transient=True) as bar:
-            task = bar.add_task("rendering", total=len(todo))
-            for path, job in todo:
-                bar.update(task, description=path)
-                out[path] = job()
-                bar.advance(task)
-    else:
-        for path, job in todo:
-            out[path] = job()
-    return out
+
+def render_all(ir: IR, progress: bool = True, workers: int | None = None) -> dict[str, str]:
+    """Run every emitter, in parallel processes; a progress bar on a terminal.
+
+    Results are keyed by path and sorted, so the order in which workers finish
+    cannot leak into the output.
+    """
+    todo = list(jobs(ir))
+    n = workers if workers is not None else min(len(todo), os.cpu_count() or 1)
+    results: dict[str, str] = {}
+    show = progress and sys.stderr.isatty()
+    with contextlib.ExitStack() as stack:
+        bar = task = None
+        if show:
+            from rich.progress import Progress
+
+            bar = stack.enter_context(Progress(transient=True))
+            task = bar.add_task("rendering generated/", total=len(todo))
+        if n <= 1:
+            outputs: Iterable[str] = (fn(arg) for _, fn, arg in todo)
+        else:
+            pool = stack.enter_context(ProcessPoolExecutor(max_workers=n))
+            outputs = pool.map(_run, [(fn, arg) for _, fn, arg in todo])
+        for (path, _, _), text in zip(todo, outputs, strict=True):
+            results[path] = text
+            if bar is not None and task is not None:
+                bar.update(task, advance=1, description=path)
+    return dict(sorted(results.items()))
+
+
+def render_tree(specs_dir: Path, ir: IR) -> dict[str, str]:
+    """All generated files, stamp included (see generator/stamp.py)."""
+    files = render_all(ir)
+    files[STAMP] = stamp_text(inputs_digest(specs_dir), outputs_digest(files))
+    return dict(sorted(files.items()))
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
+    if not args.force and is_up_to_date(args.root, args.specs):
+        print(f"generated/ is up to date; nothing to do ({time.perf_counter() - t0:.1f}s; --force regenerates)")
+        return 0
     ir = _build(args.specs)
-    files = render_all(ir)
+    files = render_tree(args.specs, ir)
     write_tree(args.root, files)
     for d in ir.diagnostics:
         print(f"warning: {d}", file=sys.stderr)
@@ -55,7 +86,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     ir = _build(args.specs)
-    diff = compare_tree(args.root, render_all(ir))
+    diff = compare_tree(args.root, render_tree(args.specs, ir))
     if diff.clean:
         print(f"generated/ is up to date ({len(ir.kinds)} Kinds)")
         return 0
@@ -64,15 +95,11 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_kinds(args: argparse.Namespace) -> int:
+    """Kinds table; rich on a terminal, plain aligned text when piped."""
     ir = _build(args.specs)
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(title=f"{len(ir.kinds)} Kinds")
-    for col in ("Kind", "group/version", "API resource", "externalRef template", "spec", "status"):
-        table.add_column(col)
-    for k in ir.kinds:
-        table.add_row(
+    header = ("Kind", "group/version", "API resource", "externalRef template", "spec fields", "status fields")
+    rows = [
+        (
             k.kind,
             f"{k.group}/{k.version}",
             f"{k.api.doc_key} {k.resource}",
@@ -80,12 +107,32 @@ def cmd_kinds(args: argparse.Namespace) -> int:
             str(len(k.spec.fields)),
             str(len(k.observed_state.fields)),
         )
-    console = Console(width=args.width) if args.width else Console()
-    console.print(table)
+        for k in ir.kinds
+    ]
     disagreements = [(k.kind, d) for k in ir.kinds for d in k.identity.disagreements]
-    console.print(f"asset-table/Discovery disagreements: {len(disagreements)}")
-    for kind, d in disagreements:
-        console.print(f"  {kind}: {d}", markup=False)
+    footer = [
+        f"asset-table/Discovery cross-check: {len(ir.kinds)} templates checked against the get path "
+        f"and name pattern; {len(disagreements)} disagreement(s)",
+        *(f"  {kind}: {d}" for kind, d in disagreements),
+    ]
+    if sys.stdout.isatty() and not args.plain:
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(title=f"{len(ir.kinds)} Kinds")
+        for col in header:
+            table.add_column(col, overflow="fold")
+        for row in rows:
+            table.add_row(*row)
+        console = Console()
+        console.print(table)
+        for line in footer:
+            console.print(line, markup=False)
+        return 0
+    widths = [max(len(r[i]) for r in (header, *rows)) for i in range(len(header))]
+    for r in (header, *rows):
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+    print("\n".join(footer))
     return 0
 
 
@@ -104,10 +151,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--root", type=Path, default=Path("."), help="repository root (holds generated/)")
     p.add_argument("--specs", type=Path, default=None, help="specs directory (default: ROOT/specs)")
     sub = p.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("generate", help="regenerate generated/ (atomic swap)")
+    gp = sub.add_parser("generate", help="regenerate generated/ (atomic swap)")
+    gp.add_argument("--force", action="store_true", help="regenerate even when the stamp says nothing changed")
     sub.add_parser("check", help="exit 1 when generated/ differs from what specs produce")
     kp = sub.add_parser("kinds", help="table of Kinds and their identity templates")
-    kp.add_argument("--width", type=int, default=None)
+    kp.add_argument("--plain", action="store_true", help="plain text even on a terminal")
     sub.add_parser("update-specs", help="refresh specs/discovery from the pinned client")
     args = p.parse_args(argv)
     if args.specs is None:

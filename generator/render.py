@@ -15,7 +15,7 @@ import black
 import jinja2
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
-_MODE = black.Mode(target_versions={black.TargetVersion.PY311}, line_length=100)
+_MODE = black.Mode(target_versions={black.mode.TargetVersion.PY311}, line_length=100)
 
 
 def environment() -> jinja2.Environment:

@@ -17,6 +17,7 @@ from pathlib import Path
 def write_tree(root: Path, files: dict[str, str], subdir: str = "generated") -> None:
     """Replace ``root/subdir`` with exactly ``files`` (paths start with subdir/)."""
     dest = root / subdir
+    root.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{subdir}.tmp-", dir=root))
     try:
         for rel in sorted(files):
@@ -53,7 +54,7 @@ class TreeDiff:
         for p, d in sorted(self.changed.items()):
             n = sum(1 for line in d.splitlines() if line[:1] in "+-" and not line.startswith(("+++", "---")))
             out.append(f"  changed  {p} ({n} lines)")
-        for p, d in sorted(self.changed.items())[:3]:
+        for _, d in sorted(self.changed.items())[:3]:
             lines = d.splitlines()
             out += lines[:max_lines] + ([f"  ... {len(lines) - max_lines} more diff lines"] if len(lines) > max_lines else [])
         out.append("run `make generate` and commit the result")

@@ -23,9 +23,9 @@ def discover_kinds() -> dict[str, str]:
         mod = importlib.import_module(info.name)
         kind = info.name.rsplit(".", 1)[-1].removesuffix("_types")
         for obj in vars(mod).values():
-            if isinstance(obj, type) and getattr(obj, "KIND", None) and obj.__module__ == mod.__name__:
-                if str(obj.KIND).lower() == kind:
-                    found[str(obj.KIND)] = info.name
+            name = getattr(obj, "KIND", None) if isinstance(obj, type) else None
+            if name and obj.__module__ == mod.__name__ and str(name).lower() == kind:
+                found[str(name)] = info.name
     return dict(sorted(found.items()))
 
 

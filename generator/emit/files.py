@@ -3,16 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from generator.emit.types import api_module_source, kind_module_source
 from generator.ir.model import IR, ApiModule, KindIR
 from generator.naming import kind_types_module
 from generator.render import render, split_imports
 
-Job = tuple[str, Callable[[], str]]
+# (output path, module-level render function, its argument): picklable, so
+# the CLI can spread the codegen-heavy jobs over processes.
+Job = tuple[str, Callable[[Any], str], Any]
 
 
-def _api_file(mod: ApiModule, kinds: list[KindIR]) -> str:
+def _init_file(arg: tuple[str, str]) -> str:
+    path, title = arg
+    return render("__init__.py.j2", path, title=title)
+
+
+def _api_file(arg: tuple[ApiModule, list[str]]) -> str:
+    mod, kinds = arg
     imports, body = split_imports(api_module_source(mod))
     path = f"generated/{mod.package}/{mod.module}.py"
     return render(
@@ -20,7 +29,7 @@ def _api_file(mod: ApiModule, kinds: list[KindIR]) -> str:
         path,
         doc_key=mod.doc_key,
         revision=mod.revision,
-        kinds=sorted(k.kind for k in kinds),
+        kinds=sorted(kinds),
         imports=imports,
         body=body,
     )
@@ -66,9 +75,9 @@ def jobs(ir: IR) -> Iterator[Job]:
             packages.add("generated/" + "/".join(parts[:i]))
     for p in sorted(packages):
         title = "Generated Config Connector Kinds." if p == "generated" else f"Generated package {p.removeprefix('generated/')}."
-        yield f"{p}/__init__.py", (lambda t=title, p=p: render("__init__.py.j2", f"{p}/__init__.py", title=t))
+        yield f"{p}/__init__.py", _init_file, (f"{p}/__init__.py", title)
     for m in ir.api_modules:
-        members = [k for k in ir.kinds if k.api is m]
-        yield f"generated/{m.package}/{m.module}.py", (lambda m=m, members=members: _api_file(m, members))
+        members = [k.kind for k in ir.kinds if k.api == m]
+        yield f"generated/{m.package}/{m.module}.py", _api_file, (m, members)
     for k in ir.kinds:
-        yield f"generated/{k.package}/{kind_types_module(k.kind)}.py", (lambda k=k: _kind_file(k))
+        yield f"generated/{k.package}/{kind_types_module(k.kind)}.py", _kind_file, k

@@ -34,6 +34,10 @@ def _type_schema(t: TypeIR, int_enums: bool) -> dict[str, Any]:
         if t.format in FORMAT_PATTERNS:
             s["pattern"] = FORMAT_PATTERNS[t.format]
         return s
+    if t.kind == "number" and int_enums:
+        # proto3 JSON writes whole doubles as 1, not 1.0; int | float keeps
+        # the payload's form so real responses round-trip exactly.
+        return {"anyOf": [{"type": "integer"}, {"type": "number"}]}
     if t.kind in ("integer", "number", "boolean"):
         return {"type": t.kind}
     if t.kind == "any":
@@ -104,7 +108,13 @@ def openapi_document(models: ModelSet, title: str, int_enums: bool) -> dict[str,
 
 def run_codegen(doc: dict[str, Any], *, open_models: bool) -> str:
     """datamodel-code-generator on an in-memory document; returns Python source."""
-    from datamodel_code_generator import DataModelType, Formatter, InputFileType, PythonVersion, generate
+    from datamodel_code_generator import (
+        DataModelType,
+        Formatter,
+        InputFileType,
+        PythonVersion,
+        generate,
+    )
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from generator.diagnostics import Reporter, json_path
-from generator.ir.behaviours import Fact, classify
 from generator.ir.behaviours import Behaviour as B
+from generator.ir.behaviours import Fact, classify
 from generator.ir.model import EnumIR, EnumValue, FieldIR, ModelSet, ObjectIR, TypeIR
 from generator.naming import class_from_path, pascal
 from generator.spec.discovery import DiscoveryDoc, JsonSchema

@@ -163,4 +163,4 @@ def _raw_method(res: Resource, name: str):  # type: ignore[no-untyped-def]
     return res.methods[name]
 
 
-__all__ = ["build_ir", "select_kinds", "ApiModule", "FieldIR"]
+__all__ = ["ApiModule", "FieldIR", "build_ir", "select_kinds"]

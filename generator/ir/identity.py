@@ -46,11 +46,11 @@ def rest_template(flat_path: str) -> str:
 
 def pattern_template(pattern: str) -> str | None:
     """``^projects/[^/]+/topics/[^/]+$`` -> ``projects/{project}/topics/{topic}``."""
-    p = pattern.removeprefix("^").removesuffix("$")
+    p = pattern.removeprefix("^").removesuffix("$").replace("[^/]+", "\0")
     segs = p.split("/")
     out = []
     for i, seg in enumerate(segs):
-        if seg == "[^/]+":
+        if seg == "\0":
             prev = segs[i - 1] if i else "x"
             out.append("{" + collection_param(prev) + "}")
         elif re.fullmatch(r"[A-Za-z0-9_-]+", seg):
@@ -115,8 +115,10 @@ def resolve_identity(
             continue
         pc = cfg.parents.get(ph)
         if pc is not None:
-            role = "location" if pc.kind is None else "parent"
-            params.append(IdentityParam(ph, role, pc.field, pc.kind))
+            if pc.kind is None:
+                params.append(IdentityParam(ph, "location", pc.field))
+            else:
+                params.append(IdentityParam(ph, "parent", pc.field, pc.kind))
         elif ph == "project":
             params.append(IdentityParam(ph, "parent", "projectRef", "Project"))
         elif ph in LOCATION_PARAMS:

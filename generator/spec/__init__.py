@@ -1,7 +1,14 @@
 """Stage 1: typed loading of the generator's inputs (no interpretation yet)."""
 
 from generator.spec.asset_names import AssetName, AssetNameTable, load_asset_names
-from generator.spec.discovery import DiscoveryDoc, JsonSchema, Method, Parameter, Resource, load_discovery
+from generator.spec.discovery import (
+    DiscoveryDoc,
+    JsonSchema,
+    Method,
+    Parameter,
+    Resource,
+    load_discovery,
+)
 from generator.spec.kinds import KindConfig, KindsFile, load_kinds_file
 from generator.spec.loader import Specs, load_specs
 

@@ -1404,14 +1404,14 @@ class QuotaExceededInfo(BaseModel):
         Field(description="The map holding related quota dimensions."),
     ] = None
     future_limit: Annotated[
-        float | None,
+        int | float | None,
         Field(
             alias="futureLimit",
             description="Future quota limit being rolled out. The limit's unit depends on the quota\n type or metric.",
         ),
     ] = None
     limit: Annotated[
-        float | None,
+        int | float | None,
         Field(
             description="Current effective quota limit. The limit's unit depends on the quota type\nor metric."
         ),
@@ -1833,7 +1833,7 @@ class SubnetworkLogConfig(BaseModel):
         ),
     ] = None
     flow_sampling: Annotated[
-        float | None,
+        int | float | None,
         Field(
             alias="flowSampling",
             description="Can only be specified if VPC flow logging for this subnetwork is enabled.\nThe value of the field must be in [0, 1]. Set the sampling rate of VPC\nflow logs within the subnetwork where 1.0 means all collected logs are\nreported and 0.0 means no logs are reported. Default is 0.5 unless\notherwise specified by the org policy, which means half of all collected\nlogs are reported.",

@@ -652,7 +652,7 @@ class MetricThreshold(BaseModel):
         ),
     ] = None
     threshold_value: Annotated[
-        float | None,
+        int | float | None,
         Field(
             alias="thresholdValue",
             description="A value against which to compare the time series.",
@@ -1152,7 +1152,7 @@ class Trigger(BaseModel):
         ),
     ] = None
     percent: Annotated[
-        float | None,
+        int | float | None,
         Field(
             description="The percentage of time series that must fail the predicate for the condition to be triggered."
         ),

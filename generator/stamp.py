@@ -1,0 +1,76 @@
+"""Digest of everything that determines generated/, for a fast no-op generate.
+
+``generated/.kccgen-stamp`` records the digest of the inputs (specs,
+templates, generator source, pinned tool versions) and of the outputs. When
+both still match, ``generate`` has nothing to do. ``check`` never trusts the
+stamp: it re-renders in memory, and the stamp is one of the files it compares,
+so editing specs or generator code without regenerating is caught as drift.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from importlib.metadata import version
+from pathlib import Path
+
+STAMP = "generated/.kccgen-stamp"
+_TOOLS = ("datamodel-code-generator", "black", "pydantic", "jinja2")
+GENERATOR_DIR = Path(__file__).resolve().parent
+TEMPLATES_DIR = GENERATOR_DIR.parent / "templates"
+
+
+def _files(base: Path, patterns: Iterable[str]) -> list[Path]:
+    out: set[Path] = set()
+    for pat in patterns:
+        out.update(p for p in base.rglob(pat) if p.is_file() and "__pycache__" not in p.parts)
+    return sorted(out)
+
+
+def inputs_digest(specs_dir: Path) -> str:
+    h = hashlib.sha256()
+    for label, base, pats in (
+        ("specs", specs_dir, ("*",)),
+        ("templates", TEMPLATES_DIR, ("*",)),
+        ("generator", GENERATOR_DIR, ("*.py",)),
+    ):
+        for p in _files(base, pats):
+            h.update(f"{label}/{p.relative_to(base).as_posix()}\0".encode())
+            h.update(p.read_bytes())
+            h.update(b"\0")
+    for tool in _TOOLS:
+        h.update(f"{tool}=={version(tool)}\0".encode())
+    return h.hexdigest()
+
+
+def outputs_digest(files: dict[str, str]) -> str:
+    h = hashlib.sha256()
+    for path in sorted(files):
+        if path == STAMP:
+            continue
+        h.update(f"{path}\0{files[path]}\0".encode())
+    return h.hexdigest()
+
+
+def stamp_text(inputs: str, outputs: str) -> str:
+    return f"# kccgen: digests of what produced this tree; see generator/stamp.py\ninputs {inputs}\noutputs {outputs}\n"
+
+
+def tree_on_disk(root: Path) -> dict[str, str]:
+    dest = root / "generated"
+    if not dest.is_dir():
+        return {}
+    return {
+        p.relative_to(root).as_posix(): p.read_text(encoding="utf-8")
+        for p in sorted(dest.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+
+
+def is_up_to_date(root: Path, specs_dir: Path) -> bool:
+    """True when the stamp matches the current inputs and the tree on disk."""
+    tree = tree_on_disk(root)
+    stamp = tree.get(STAMP)
+    if stamp is None:
+        return False
+    return stamp == stamp_text(inputs_digest(specs_dir), outputs_digest(tree))

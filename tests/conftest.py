@@ -1,0 +1,29 @@
+"""Shared fixtures: the repo root, the loaded specs and the built IR."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator.ir.build import build_ir
+from generator.ir.model import IR
+from generator.spec.loader import Specs, load_specs
+
+REPO = Path(__file__).resolve().parent.parent
+COMPAT = REPO.parent / "shared" / "compat" / "kcc"
+
+
+@pytest.fixture(scope="session")
+def repo() -> Path:
+    return REPO
+
+
+@pytest.fixture(scope="session")
+def specs() -> Specs:
+    return load_specs(REPO / "specs")
+
+
+@pytest.fixture(scope="session")
+def ir(specs: Specs) -> IR:
+    return build_ir(specs)

@@ -1,0 +1,21 @@
+"""`kccgen kinds` lists every Kind with its template and the disagreements."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from tests.conftest import REPO
+from tests.unit.test_ir import TEMPLATES
+
+
+def test_kinds_table_lists_all_kinds_and_disagreements() -> None:
+    r = subprocess.run([sys.executable, "-m", "generator.cli", "kinds"], cwd=REPO, capture_output=True, text=True, check=False)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].split()[:2] == ["Kind", "group/version"]
+    for kind, template in TEMPLATES.items():
+        row = next(line for line in lines if line.startswith(kind + " "))
+        assert template in row.split()
+    assert "1 disagreement(s)" in r.stdout
+    assert "StorageBucket: asset-inventory '//storage.googleapis.com/{bucket}' does not match the REST get path 'b/{bucket}'" in r.stdout

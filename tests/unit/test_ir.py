@@ -1,0 +1,162 @@
+"""IR stages on the pinned specs: identity, method shapes, KRM projection."""
+
+from __future__ import annotations
+
+import pytest
+
+from generator.ir.behaviours import Behaviour
+from generator.ir.identity import pattern_template, rest_template
+from generator.ir.model import IR
+
+# DESIGN §3: (create style, create id, update style, mask, create LRO, update LRO, delete LRO)
+SHAPES = {
+    "PubSubTopic": ("put-name", None, "wrapper-mask", "updateMask", "none", "none", "none"),
+    "PubSubSubscription": ("put-name", None, "wrapper-mask", "updateMask", "none", "none", "none"),
+    "PubSubSchema": ("id-query", "schemaId", "none", None, "none", None, "none"),
+    "StorageBucket": ("name-in-body", None, "whole-resource", None, "none", "none", "none"),
+    "ComputeNetwork": ("name-in-body", None, "whole-resource", None, "compute", "compute", "compute"),
+    "ComputeSubnetwork": ("name-in-body", None, "whole-resource", None, "compute", "compute", "compute"),
+    "KMSKeyRing": ("id-query", "keyRingId", "none", None, "none", None, "google.longrunning"),
+    "KMSCryptoKey": ("id-query", "cryptoKeyId", "mask-query", "updateMask", "none", "none", "google.longrunning"),
+    "DNSManagedZone": ("name-in-body", None, "whole-resource", None, "none", "dns", "none"),
+    "MonitoringAlertPolicy": ("service-generated", None, "mask-query", "updateMask", "none", "none", "none"),
+    "MonitoringNotificationChannel": ("service-generated", None, "mask-query", "updateMask", "none", "none", "none"),
+    "SecretManagerSecret": ("id-query", "secretId", "mask-query", "updateMask", "none", "none", "none"),
+    "ArtifactRegistryRepository": ("id-query", "repositoryId", "mask-query", "updateMask", "google.longrunning", "none", "google.longrunning"),
+    "SpannerInstance": ("wrapper", "instanceId", "wrapper-mask", "fieldMask", "google.longrunning", "google.longrunning", "none"),
+}
+
+TEMPLATES = {
+    "PubSubTopic": "projects/{project}/topics/{topic}",
+    "PubSubSubscription": "projects/{project}/subscriptions/{subscription}",
+    "PubSubSchema": "projects/{project}/schemas/{schema}",
+    "StorageBucket": "{bucket}",
+    "ComputeNetwork": "projects/{project}/global/networks/{network}",
+    "ComputeSubnetwork": "projects/{project}/regions/{region}/subnetworks/{subnetwork}",
+    "KMSKeyRing": "projects/{project}/locations/{location}/keyRings/{keyRing}",
+    "KMSCryptoKey": "projects/{project}/locations/{location}/keyRings/{keyRing}/cryptoKeys/{cryptoKey}",
+    "DNSManagedZone": "projects/{project}/managedZones/{managedZone}",
+    "MonitoringAlertPolicy": "projects/{project}/alertPolicies/{alertPolicy}",
+    "MonitoringNotificationChannel": "projects/{project}/notificationChannels/{notificationChannel}",
+    "SecretManagerSecret": "projects/{project}/secrets/{secret}",
+    "ArtifactRegistryRepository": "projects/{project}/locations/{location}/repositories/{repository}",
+    "SpannerInstance": "projects/{project}/instances/{instance}",
+}
+
+
+def test_fourteen_kinds(ir: IR) -> None:
+    assert sorted(k.kind for k in ir.kinds) == sorted(SHAPES)
+
+
+@pytest.mark.parametrize("kind", sorted(SHAPES))
+def test_method_shapes(ir: IR, kind: str) -> None:
+    k = ir.kind(kind)
+    m = k.methods
+    lro = lambda mi: None if mi is None else mi.lro  # noqa: E731
+    got = (m.create_style, m.create_id_param, m.update_style, m.update_mask, lro(m.create), lro(m.update), lro(m.delete))
+    assert got == SHAPES[kind]
+
+
+def test_shape_details(ir: IR) -> None:
+    assert ir.kind("ComputeSubnetwork").methods.fingerprint_field == "fingerprint"
+    assert ir.kind("ComputeNetwork").methods.fingerprint_field is None
+    assert ir.kind("StorageBucket").methods.precondition_param == "ifMetagenerationMatch"
+    assert ir.kind("SpannerInstance").methods.create_wrapper_field == "instance"
+    assert ir.kind("SpannerInstance").methods.update_wrapper_field == "instance"
+    assert ir.kind("PubSubTopic").methods.update_wrapper_field == "topic"
+    assert ir.kind("StorageBucket").methods.create is not None
+    assert ir.kind("StorageBucket").methods.create.http_method == "POST"
+
+
+@pytest.mark.parametrize("kind", sorted(TEMPLATES))
+def test_identity_templates(ir: IR, kind: str) -> None:
+    ident = ir.kind(kind).identity
+    assert ident.template == TEMPLATES[kind]
+    assert ident.template_source == "asset-inventory"
+    assert ident.id_param.krm_field == "resourceID"
+
+
+def test_identity_roles(ir: IR) -> None:
+    ck = ir.kind("KMSCryptoKey").identity
+    assert [(p.name, p.role, p.krm_field, p.ref_kind) for p in ck.params] == [
+        ("project", "parent", "projectRef", "Project"),
+        ("location", "location", "location", None),
+        ("keyRing", "parent", "keyRingRef", "KMSKeyRing"),
+        ("cryptoKey", "id", "resourceID", None),
+    ]
+    sub = ir.kind("ComputeSubnetwork").identity
+    assert [p.krm_field for p in sub.params] == ["projectRef", "region", "resourceID"]
+    bucket = ir.kind("StorageBucket").identity
+    assert [(p.krm_field, p.in_template) for p in bucket.params] == [("projectRef", False), ("resourceID", True)]
+
+
+def test_service_generated_ids(ir: IR) -> None:
+    gen = sorted(k.kind for k in ir.kinds if k.identity.id_generation == "service")
+    assert gen == ["MonitoringAlertPolicy", "MonitoringNotificationChannel"]
+
+
+def test_disagreements_reported(ir: IR) -> None:
+    """Every asset-table/Discovery disagreement lands in the diagnostics."""
+    bucket = ir.kind("StorageBucket").identity
+    assert any("b/{bucket}" in d for d in bucket.disagreements)
+    assert any("StorageBucket" in d and "b/{bucket}" in d for d in ir.diagnostics)
+    agreeing = [k.kind for k in ir.kinds if not k.identity.disagreements]
+    assert len(agreeing) == 13
+
+
+def test_rest_and_pattern_templates() -> None:
+    assert rest_template("v1/projects/{projectsId}/topics/{topicsId}") == "projects/{project}/topics/{topic}"
+    assert rest_template("dns/v1/projects/{project}/managedZones/{managedZone}") == "projects/{project}/managedZones/{managedZone}"
+    assert rest_template("b/{bucket}") == "b/{bucket}"
+    assert rest_template("projects/{project}/global/networks/{network}") == "projects/{project}/global/networks/{network}"
+    assert pattern_template("^projects/[^/]+/locations/[^/]+/keyRings/[^/]+$") == "projects/{project}/locations/{location}/keyRings/{keyRing}"
+    assert pattern_template("^projects/[^/]+/(foo|bar)$") is None
+
+
+def test_output_only_fields_go_to_observed_state(ir: IR) -> None:
+    topic = ir.kind("PubSubTopic")
+    spec = {f.name for f in topic.spec.fields}
+    observed = {f.name for f in topic.observed_state.fields}
+    assert "state" in observed and "state" not in spec
+    assert "name" not in spec and {"resourceID", "projectRef"} <= spec
+    for k in ir.kinds:
+        for f in k.spec.fields:
+            assert Behaviour.OUTPUT_ONLY not in f.behaviours, (k.kind, f.name)
+        for f in k.observed_state.fields:
+            assert f.output_only or f.type.kind in ("object", "array", "map"), (k.kind, f.name)
+
+
+def test_nested_output_only_is_split(ir: IR) -> None:
+    """A nested message keeps its inputs in spec and its outputs in observedState."""
+    topic = ir.kind("PubSubTopic")
+    models = topic.krm_models
+    names = {o.name for o in models.objects}
+    assert "AwsKinesis" in names and "AwsKinesisObservedState" in names
+    assert "state" not in {f.name for f in models.object("AwsKinesis").fields}
+    assert {f.name for f in models.object("AwsKinesisObservedState").fields} == {"state"}
+
+
+def test_storage_overrides_carry_reason(ir: IR) -> None:
+    b = ir.kind("StorageBucket")
+    etag = next(f for f in b.api_fields if f.name == "etag")
+    assert etag.output_only
+    assert any(fact.source.startswith("override:specs/kinds/storage.yaml") for fact in etag.facts)
+    assert "etag" not in {f.name for f in b.spec.fields}
+
+
+def test_recursive_and_shared_schemas(ir: IR) -> None:
+    """Shared API schemas are emitted once per service, not per Kind."""
+    pubsub = [m for m in ir.api_modules if m.doc_key == "pubsub.v1"]
+    assert len(pubsub) == 1
+    users = [k.kind for k in ir.kinds if k.api == pubsub[0]]
+    assert sorted(users) == ["PubSubSchema", "PubSubSubscription", "PubSubTopic"]
+
+
+def test_int64_and_enums(ir: IR) -> None:
+    sub = ir.kind("ComputeSubnetwork").api.models.object("Subnetwork")
+    fid = next(f for f in sub.fields if f.name == "id")
+    assert (fid.type.kind, fid.type.format) == ("string", "uint64")
+    topic = ir.kind("PubSubTopic").api.models
+    state = next(e for e in topic.enums if e.name == "TopicState")
+    assert [v.value for v in state.values][:2] == ["STATE_UNSPECIFIED", "ACTIVE"]
+    assert all(v.description for v in state.values)
