@@ -31,7 +31,7 @@ def test_one_types_module_per_kind(ir: IR) -> None:
         for suffix in ("", "Spec", "Status", "ObservedState", "API"):
             assert hasattr(mod, k.kind + suffix), (k.kind, suffix)
         cls = getattr(mod, k.kind)
-        assert cls.KIND == k.kind and cls.API_VERSION == f"{k.group}/{k.version}"
+        assert k.kind == cls.KIND and f"{k.group}/{k.version}" == cls.API_VERSION
 
 
 def _topic_module():  # type: ignore[no-untyped-def]
