@@ -43,12 +43,15 @@ def inputs_digest(specs_dir: Path) -> str:
     return h.hexdigest()
 
 
-def outputs_digest(files: dict[str, str]) -> str:
+def outputs_digest(files: dict[str, str] | dict[str, bytes]) -> str:
     h = hashlib.sha256()
     for path in sorted(files):
         if path == STAMP:
             continue
-        h.update(f"{path}\0{files[path]}\0".encode())
+        data = files[path]
+        h.update(f"{path}\0".encode())
+        h.update(data.encode() if isinstance(data, str) else data)
+        h.update(b"\0")
     return h.hexdigest()
 
 
@@ -56,12 +59,13 @@ def stamp_text(inputs: str, outputs: str) -> str:
     return f"# kccgen: digests of what produced this tree; see generator/stamp.py\ninputs {inputs}\noutputs {outputs}\n"
 
 
-def tree_on_disk(root: Path) -> dict[str, str]:
+def tree_on_disk(root: Path) -> dict[str, bytes]:
+    """Bytes, not text: a stray binary file must not crash the check."""
     dest = root / "generated"
     if not dest.is_dir():
         return {}
     return {
-        p.relative_to(root).as_posix(): p.read_text(encoding="utf-8")
+        p.relative_to(root).as_posix(): p.read_bytes()
         for p in sorted(dest.rglob("*"))
         if p.is_file() and "__pycache__" not in p.parts
     }
@@ -73,4 +77,4 @@ def is_up_to_date(root: Path, specs_dir: Path) -> bool:
     stamp = tree.get(STAMP)
     if stamp is None:
         return False
-    return stamp == stamp_text(inputs_digest(specs_dir), outputs_digest(tree))
+    return stamp == stamp_text(inputs_digest(specs_dir), outputs_digest(tree)).encode()

@@ -73,8 +73,9 @@ def compare_tree(root: Path, files: dict[str, str], subdir: str = "generated") -
         if rel not in on_disk:
             diff.added.append(rel)
             continue
-        current = (root / rel).read_text(encoding="utf-8")
-        if current != files[rel]:
+        raw = (root / rel).read_bytes()
+        if raw != files[rel].encode("utf-8"):
+            current = raw.decode("utf-8", errors="replace")
             diff.changed[rel] = "".join(
                 difflib.unified_diff(current.splitlines(True), files[rel].splitlines(True), f"a/{rel}", f"b/{rel}", n=1)
             )

@@ -43,12 +43,25 @@ _LEADING = [
 _TOKEN_RE = re.compile(
     r"^\s*(?:\[(?P<b>[A-Za-z -]+)\]|(?P<w>[A-Za-z -]+?)(?:\.|:|,)(?=\s|$))",
 )
-# Mid-description phrases used by older APIs.
+# Markers that are not leading: a standalone marker sentence later in the
+# text ("... full URL. Required."), a marker opening a later paragraph,
+# compute's "@InputOnly" tags and older phrasings.
+# compute hard-wraps descriptions, so a lone newline is not a sentence start;
+# a blank line (new paragraph) is.
+_SENTENCE_START = r"(?:^|[.;!?]\s+|\n\s*\n\s*)"
 _INLINE = [
     (Behaviour.OUTPUT_ONLY, re.compile(r"\((?:output[ -]only|read[ -]only)\)", re.IGNORECASE)),
-    (Behaviour.OUTPUT_ONLY, re.compile(r"(?:^|[.;]\s+)output[ -]only\.", re.IGNORECASE)),
-    (Behaviour.IMMUTABLE, re.compile(r"(?:^|\.\s+)this field is immutable\b", re.IGNORECASE)),
+    (Behaviour.OUTPUT_ONLY, re.compile(_SENTENCE_START + r"\[?output[ -]only[.\]]", re.IGNORECASE)),
+    (Behaviour.OUTPUT_ONLY, re.compile(r"@OutputOnly\b")),
+    (Behaviour.INPUT_ONLY, re.compile(_SENTENCE_START + r"\[?input[ -]only[.\]]", re.IGNORECASE)),
+    (Behaviour.INPUT_ONLY, re.compile(r"@InputOnly\b")),
+    (Behaviour.IMMUTABLE, re.compile(_SENTENCE_START + r"immutable(?: after creation(?: time)?)?\.(?=\s|$)", re.IGNORECASE)),
+    (Behaviour.IMMUTABLE, re.compile(_SENTENCE_START + r"this field is immutable\b", re.IGNORECASE)),
+    (Behaviour.REQUIRED, re.compile(_SENTENCE_START + r"required\.(?=\s|$)", re.IGNORECASE)),
+    (Behaviour.OPTIONAL, re.compile(r"\n\s*\n\s*optional\.(?=\s|$)", re.IGNORECASE)),
 ]
+# Leading tags that carry no behaviour but may precede one ("[DEPRECATED] ...").
+_SKIP_TOKENS = re.compile(r"deprecated", re.IGNORECASE)
 
 
 def _leading_tokens(text: str) -> list[tuple[Behaviour, str]]:
@@ -65,6 +78,9 @@ def _leading_tokens(text: str) -> list[tuple[Behaviour, str]]:
                 hit = beh
                 break
         if hit is None:
+            if _SKIP_TOKENS.fullmatch(token):
+                rest = rest[m.end() :]
+                continue
             return out
         out.append((hit, m.group(0).strip()))
         rest = rest[m.end() :]
@@ -82,7 +98,7 @@ def classify(description: str | None, read_only: bool = False) -> tuple[Fact, ..
             continue
         m = rx.search(text)
         if m:
-            facts.add(Fact(beh, f"description:{m.group(0).strip(' .;')!r}"))
+            facts.add(Fact(beh, f"description:{m.group(0).strip(' .;!?[]' + chr(10))!r}"))
             seen.add(beh)
     if read_only:
         facts.add(Fact(Behaviour.OUTPUT_ONLY, "readOnly"))

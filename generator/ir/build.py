@@ -38,13 +38,15 @@ def select_kinds(specs: Specs) -> list[Selected]:
     for file, kf in specs.kinds:
         key = f"{kf.api}.{kf.version}"
         if key not in specs.discovery:
-            raise SpecError(file, "/api", f"no Discovery document {key} in specs/discovery (have: {', '.join(sorted(specs.discovery))})")
+            where = sorted(specs.discovery_files.values())
+            ddir = where[0].rsplit("/", 1)[0] if where else "the discovery directory"
+            raise SpecError(file, "/version", f"no Discovery document {key} in {ddir} (have: {', '.join(sorted(specs.discovery))})")
         doc = specs.discovery[key]
         for i, cfg in enumerate(kf.kinds):
             if cfg.kind in seen:
                 raise SpecError(file, json_path("kinds", i, "kind"), f"Kind {cfg.kind} is already defined in {seen[cfg.kind]}")
             seen[cfg.kind] = file
-            res = doc.resource(cfg.resource, file)
+            res = doc.resource(cfg.resource, file, json_path("kinds", i, "resource"))
             out.append(Selected(file, i, kf, cfg, doc, res))
     return sorted(out, key=lambda s: s.cfg.kind)
 

@@ -101,8 +101,12 @@ class DiscoveryDoc(_Model):
     def host(self) -> str:
         return self.root_url.split("//", 1)[-1].rstrip("/")
 
-    def resource(self, dotted: str, file: str = "") -> Resource:
-        """Find ``projects.topics``; a missing segment names what exists."""
+    def resource(self, dotted: str, file: str = "", path: str | None = None) -> Resource:
+        """Find ``projects.topics``; a missing segment names what exists.
+
+        ``file``/``path`` say where the name came from (a kind config), so the
+        error points there rather than into the Discovery document.
+        """
         node: Resource | DiscoveryDoc = self
         walked: list[str] = []
         for part in dotted.split("."):
@@ -112,7 +116,7 @@ class DiscoveryDoc(_Model):
                 hint = did_you_mean(part, children)
                 raise SpecError(
                     file or self.key,
-                    json_path("resources", *[x for w in walked for x in (w, "resources")], part),
+                    path if path is not None else json_path("resources", *[x for w in walked for x in (w, "resources")], part),
                     f"resource {dotted!r} does not exist in {self.key}: no {part!r} under {where}{hint}",
                 )
             node = children[part]
