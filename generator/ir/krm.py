@@ -50,9 +50,31 @@ class KrmProjector:
             return f"{self.kind}{'Spec' if mode == 'spec' else 'ObservedState'}"
         return f"{cls}{_SUFFIX[mode]}"
 
+    def _has_output_only(self, cls: str, path: str, seen: frozenset[str] = frozenset()) -> bool:
+        """Whether any field reachable from ``cls`` is output-only.
+
+        Decided before projecting, so a recursive schema with nothing to
+        observe (a tree of Nodes) gets no ObservedState class at all.
+        """
+        if cls in seen:
+            return False
+        if any(p.startswith(f"{path}.") for p in self.overrides) if path else bool(self.overrides):
+            return True
+        for f in self.api.object(cls).fields:
+            if f.output_only:
+                return True
+            t = f.type
+            while t.kind in ("array", "map") and t.item is not None:
+                t = t.item
+            if t.kind == "object" and t.ref is not None and self._has_output_only(t.ref, f"{path}.{f.name}" if path else f.name, seen | {cls}):
+                return True
+        return False
+
     def project(self, cls: str, mode: Mode, path: str, drop: frozenset[str] = frozenset()) -> str | None:
         """KRM class name for ``cls`` in ``mode``, or None when nothing is left."""
         key = (cls, mode)
+        if mode == "observed" and not self._has_output_only(cls, path):
+            return None
         has_nested_override = any(p.startswith(path + ".") or (not path and p) for p in self.overrides)
         if key in self._memo and not has_nested_override:
             return self._memo[key]

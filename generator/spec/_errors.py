@@ -1,10 +1,13 @@
-"""Turn pydantic validation errors into SpecErrors with JSON paths."""
+"""Shared helpers for spec loading: readable errors with JSON paths."""
 
 from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
 
+import yaml
 from pydantic import ValidationError
 
 from generator.diagnostics import SpecError, json_path
@@ -27,3 +30,13 @@ def from_validation_error(file: str, err: ValidationError, prefix: tuple[object,
         allowed = ctx_model.get("allowed", ())
         msg = f"unknown key {key!r}{did_you_mean(key, allowed)}"
     return SpecError(file, json_path(*prefix, *loc), msg)
+
+
+def read_yaml(path: Path, file: str) -> Any:
+    """Parse a YAML spec file; unreadable or malformed input is a SpecError."""
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise SpecError(file, "", f"cannot read: {e.strerror}") from None
+    except yaml.YAMLError as e:
+        raise SpecError(file, "", f"invalid YAML: {e}".replace("\n", " ")) from None

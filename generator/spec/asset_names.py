@@ -6,9 +6,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from generator.diagnostics import SpecError, json_path
+from generator.spec._errors import read_yaml
 
 _FORMAT_RE = re.compile(r"^//(?P<domain>[a-z0-9.-]+)/(?P<path>.*)$")
 _PLACEHOLDER_RE = re.compile(r"^\{([A-Za-z][A-Za-z0-9]*)\}$")
@@ -60,12 +59,7 @@ class AssetNameTable:
 
 def load_asset_names(path: Path, display: str | None = None) -> AssetNameTable:
     file = display or str(path)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise SpecError(file, "", f"cannot read: {e.strerror}") from None
-    except yaml.YAMLError as e:
-        raise SpecError(file, "", f"invalid YAML: {e}".replace("\n", " ")) from None
+    raw = read_yaml(path, file)
     if not isinstance(raw, list):
         raise SpecError(file, "", "expected a list of {asset_type, format} rows")
     rows = []

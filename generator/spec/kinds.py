@@ -12,11 +12,10 @@ import typing
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from generator.diagnostics import SpecError, json_path
-from generator.spec._errors import did_you_mean, from_validation_error
+from generator.spec._errors import did_you_mean, from_validation_error, read_yaml
 
 BehaviourName = Literal["required", "optional", "output-only", "input-only", "immutable", "identifier"]
 
@@ -108,12 +107,7 @@ def check_keys(model: type[BaseModel], raw: Any, file: str, path: tuple[object, 
 
 def load_kinds_file(path: Path, display: str | None = None) -> KindsFile:
     file = display or str(path)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise SpecError(file, "", f"cannot read: {e.strerror}") from None
-    except yaml.YAMLError as e:
-        raise SpecError(file, "", f"invalid YAML: {e}".replace("\n", " ")) from None
+    raw = read_yaml(path, file)
     check_keys(KindsFile, raw, file, ())
     try:
         return KindsFile.model_validate(raw)
