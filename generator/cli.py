@@ -136,6 +136,30 @@ def cmd_kinds(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_refs(args: argparse.Namespace) -> int:
+    """The reference graph: Kind, spec field path, target Kind, and why."""
+    ir = _build(args.specs)
+    rows = [("Kind", "field path", "target", "form", "API field", "inferred from")]
+    for k in ir.kinds:
+        for r in k.references:
+            form = "external only" if r.external_only else "external | name"
+            if r.many:
+                form += ", list"
+            rows.append((k.kind, f"spec.{r.krm_path}", r.target, form, r.api_path, r.source))
+    if args.format == "json":
+        import json
+
+        keys = ("kind", "path", "target", "form", "api_path", "source")
+        print(json.dumps([dict(zip(keys, row, strict=True)) for row in rows[1:]], indent=2))
+        return 0
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    for row in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(row[:5], widths, strict=True)) + "  " + row[5])
+    targets = sorted({row[2] for row in rows[1:]})
+    print(f"{len(rows) - 1} reference fields in {len(ir.kinds)} Kinds; targets: {', '.join(targets)}")
+    return 0
+
+
 def cmd_update_specs(args: argparse.Namespace) -> int:
     from generator.update_specs import package_version, update_specs
 
@@ -156,11 +180,13 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("check", help="exit 1 when generated/ differs from what specs produce")
     kp = sub.add_parser("kinds", help="table of Kinds and their identity templates")
     kp.add_argument("--plain", action="store_true", help="plain text even on a terminal")
+    rp = sub.add_parser("refs", help="print the reference graph (Kind, field path, target Kind)")
+    rp.add_argument("--format", choices=("text", "json"), default="text")
     sub.add_parser("update-specs", help="refresh specs/discovery from the pinned client")
     args = p.parse_args(argv)
     if args.specs is None:
         args.specs = args.root / "specs"
-    handlers = {"generate": cmd_generate, "check": cmd_check, "kinds": cmd_kinds, "update-specs": cmd_update_specs}
+    handlers = {"generate": cmd_generate, "check": cmd_check, "kinds": cmd_kinds, "refs": cmd_refs, "update-specs": cmd_update_specs}
     try:
         return handlers[args.cmd](args)
     except SpecError as e:
@@ -168,5 +194,16 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
+def run() -> None:
+    """Console entry point: a closed pipe (``| head``) is not an error."""
+    try:
+        code = main()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = 0
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

@@ -57,6 +57,28 @@ def split_imports(source: str) -> tuple[list[str], str]:
     return sorted(imports, key=_import_key), body
 
 
+def drop_classes(body: str, names: set[str]) -> str:
+    """Remove top-level classes (and their ``model_rebuild()`` calls) by name.
+
+    Used for ``<Kind>Ref`` placeholders: codegen needs a schema to point at,
+    but the class itself is imported from the target's reference module.
+    """
+    tree = ast.parse(body)
+    lines = body.splitlines(keepends=True)
+    cut: list[tuple[int, int]] = []
+    for node in tree.body:
+        drop = isinstance(node, ast.ClassDef) and node.name in names
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            f = node.value.func
+            drop = isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in names
+        if drop:
+            start = min([node.lineno, *[d.lineno for d in getattr(node, "decorator_list", [])]])
+            cut.append((start - 1, node.end_lineno or node.lineno))
+    for start, end in reversed(cut):
+        del lines[start:end]
+    return "".join(lines)
+
+
 def _import_key(line: str) -> tuple[int, str]:
     mod = line.split()[1]
     stdlib = mod.split(".")[0] in {"enum", "typing", "collections", "datetime", "dataclasses", "re"}

@@ -1,44 +1,57 @@
 """``kccctl``: operate on generated Kinds locally.
 
-This slice lists the Kinds whose generated modules are importable; later
-issues add reference normalisation, apply and delete.
+``kccctl ref normalize KIND VALUE`` answers "what do I put in external?":
+it prints the canonical externalRef for any accepted spelling, or exits 2
+naming the Kind, the value and the expected format.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import pkgutil
+import os
 import sys
 
-
-def discover_kinds() -> dict[str, str]:
-    """Kind name -> module, found by importing every generated ``*_types`` module."""
-    import generated
-
-    found: dict[str, str] = {}
-    for info in pkgutil.walk_packages(generated.__path__, "generated."):
-        if not info.name.endswith("_types"):
-            continue
-        mod = importlib.import_module(info.name)
-        kind = info.name.rsplit(".", 1)[-1].removesuffix("_types")
-        for obj in vars(mod).values():
-            name = getattr(obj, "KIND", None) if isinstance(obj, type) else None
-            if name and obj.__module__ == mod.__name__ and str(name).lower() == kind:
-                found[str(name)] = info.name
-    return dict(sorted(found.items()))
+from runtime.identity import IdentityError, identity_for, known_kinds
+from runtime.registry import types_modules
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="kccctl", description=__doc__)
+    p = argparse.ArgumentParser(prog="kccctl", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True)
     sub.add_parser("kinds", help="list the Kinds this installation can reconcile")
+    rp = sub.add_parser("ref", help="reference tools")
+    rsub = rp.add_subparsers(dest="ref_cmd", required=True)
+    np_ = rsub.add_parser("normalize", help="print the canonical externalRef of VALUE for KIND")
+    np_.add_argument("kind")
+    np_.add_argument("value")
     args = p.parse_args(argv)
     if args.cmd == "kinds":
-        for kind, module in discover_kinds().items():
-            print(f"{kind}\t{module}")
+        for kind, module in types_modules().items():
+            print(f"{kind}\t{module.__name__}")
+        return 0
+    try:
+        ident = identity_for(args.kind)
+    except KeyError:
+        print(f"error: unknown Kind {args.kind!r}; known: {', '.join(known_kinds())}", file=sys.stderr)
+        return 2
+    try:
+        print(ident.normalize(args.value))
+    except IdentityError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     return 0
 
 
+def run() -> None:
+    """Console entry point: a closed pipe (``| head``) is not an error."""
+    try:
+        code = main()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = 0
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

@@ -68,8 +68,12 @@ def test_krm_rejects_unknown_and_output_only_fields_in_spec() -> None:
     assert "messageRetentionDurationn" in str(e.value)
     with pytest.raises(ValidationError):
         m.PubSubTopicSpec.model_validate({**base, "state": "ACTIVE"})  # output-only
+    # projectRef may come from the project-id annotation instead; keyRingRef may not.
+    m.PubSubTopicSpec.model_validate({})
+    ck = importlib.import_module("generated.kms.v1beta1.kmscryptokey_types")
     with pytest.raises(ValidationError):
-        m.PubSubTopicSpec.model_validate({})  # projectRef is required
+        ck.KMSCryptoKeySpec.model_validate({})
+    assert "project_ref" not in ck.KMSCryptoKeySpec.model_fields  # covered by keyRingRef
     with pytest.raises(ValidationError):
         m.PubSubTopicSpec.model_validate({**base, "messageRetentionDuration": "ten minutes"})
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from generator.emit.references import reference_module_path, reference_source
 from generator.emit.types import api_module_source, kind_module_source
-from generator.ir.model import IR, ApiModule, KindIR
+from generator.ir.model import IR, ApiModule, KindIR, TargetKind
 from generator.naming import kind_types_module
-from generator.render import render, split_imports
+from generator.render import drop_classes, render, split_imports
 
 # (output path, module-level render function, its argument): picklable, so
 # the CLI can spread the codegen-heavy jobs over processes.
@@ -37,8 +38,10 @@ def _api_file(arg: tuple[ApiModule, list[str]]) -> str:
 
 def _kind_file(k: KindIR) -> str:
     imports, body = split_imports(kind_module_source(k))
+    body = drop_classes(body, {cls for _, cls in k.ref_imports})
     pkg = "generated." + k.package.replace("/", ".")
     extra = {
+        *(f"from {mod} import {cls}" for mod, cls in k.ref_imports),
         "from typing import Annotated, ClassVar, Literal",
         "from pydantic import Field",
         "from runtime.krm import KRMObject, KRMStatus",
@@ -69,6 +72,8 @@ def _kind_file(k: KindIR) -> str:
 def jobs(ir: IR) -> Iterator[Job]:
     """Every file as a deferred job, so the CLI can show progress per file."""
     packages: set[str] = {"generated"}
+    if any(not t.ours for t in ir.targets):
+        packages.add("generated/external")
     for m in ir.api_modules:
         parts = m.package.split("/")
         for i in range(1, len(parts) + 1):
@@ -81,3 +86,9 @@ def jobs(ir: IR) -> Iterator[Job]:
         yield f"generated/{m.package}/{m.module}.py", _api_file, (m, members)
     for k in ir.kinds:
         yield f"generated/{k.package}/{kind_types_module(k.kind)}.py", _kind_file, k
+    for t in ir.targets:
+        yield reference_module_path(t), _reference_file, (ir, t)
+
+
+def _reference_file(arg: tuple[IR, TargetKind]) -> str:
+    return reference_source(*arg)

@@ -6,15 +6,26 @@ Each stage only reads what earlier stages produced; the result is frozen.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from generator.diagnostics import Reporter, SpecError, json_path
 from generator.ir.api_models import build_api_models
 from generator.ir.behaviours import Behaviour as B
 from generator.ir.identity import choose_asset_format, resolve_identity, rest_template
-from generator.ir.krm import KrmProjector, identity_fields, override_facts
+from generator.ir.krm import KrmProjector, identity_fields, override_facts, ref_placeholder
 from generator.ir.methods import resolve_methods
-from generator.ir.model import IR, ApiModule, FieldIR, KindIR, Methods, ModelSet, ObjectIR
+from generator.ir.model import (
+    IR,
+    ApiModule,
+    FieldIR,
+    Identity,
+    KindIR,
+    Methods,
+    ModelSet,
+    ObjectIR,
+    TargetKind,
+)
+from generator.ir.references import TargetIndex, infer_references
 from generator.naming import api_module, plural_kind, snake
 from generator.spec.discovery import DiscoveryDoc, Resource
 from generator.spec.kinds import KindConfig, KindsFile
@@ -93,41 +104,75 @@ def build_ir(specs: Specs, reporter: Reporter | None = None) -> IR:
         rest = rest_template(m.get.flat_path)
         row, _ = choose_asset_format(specs.asset_names.for_type(s.cfg.asset_type or f"{s.doc.host}/{schema}"), rest)
         prelim[s.cfg.kind] = row.template if row else rest
+    identities = {}
+    for s in selected:
+        m, schema = shapes[s.cfg.kind]
+        raw_get = s.resource.methods[m.get.name]
+        identity = resolve_identity(s.file, s.index, s.cfg, s.doc, raw_get, schema, specs.asset_names, prelim)
+        for d in identity.disagreements:
+            reporter.warn(f"{s.file}#{json_path('kinds', s.index)}", "identity", f"{s.cfg.kind}: {d}")
+        identities[s.cfg.kind] = identity
+    targets = _targets(specs, selected, identities)
+    index = TargetIndex(targets, specs.asset_names)
+    by_kind = {t.kind: t for t in targets}
 
     kinds: list[KindIR] = []
     for s in selected:
         m, schema = shapes[s.cfg.kind]
-        raw_get = _raw_method(s.resource, m.get.name)
-        identity = resolve_identity(s.file, s.index, s.cfg, s.doc, raw_get, schema, specs.asset_names, prelim)
-        for d in identity.disagreements:
-            reporter.warn(f"{s.file}#{json_path('kinds', s.index)}", "identity", f"{s.cfg.kind}: {d}")
-
-        # Stage 5: KRM projection.
-        mod = api_modules[(s.doc.key, _package(s.kfile, s.cfg))]
-        res_class = class_of[(s.doc.key, _package(s.kfile, s.cfg))][schema]
+        identity = identities[s.cfg.kind]
+        pkg = _package(s.kfile, s.cfg)
+        mod = api_modules[(s.doc.key, pkg)]
+        res_class = class_of[(s.doc.key, pkg)][schema]
         overrides = override_facts(s.cfg, s.file)
         api_res = mod.models.object(res_class)
         known = {f.name for f in api_res.fields}
         for path in sorted(overrides):
             if path.split(".")[0] not in known:
                 raise SpecError(s.file, json_path("kinds", s.index, "fields", path), f"{s.cfg.kind}: {schema} has no field {path.split('.')[0]!r}")
-        proj = KrmProjector(s.cfg.kind, mod.models, res_class, overrides)
         drop = frozenset(f.name for f in api_res.fields if f.name == "name" or B.IDENTIFIER in f.behaviours)
+
+        # Stage 5: references.
+        inf = infer_references(s.cfg.kind, mod.models, res_class, s.cfg, index, overrides, drop)
+        if inf.unused_config:
+            p = inf.unused_config[0]
+            raise SpecError(s.file, json_path("kinds", s.index, "references", p), f"{s.cfg.kind}: {p!r} is not a string field of {schema} reachable from spec (list steps are written field[])")
+        if inf.unclassified:
+            raise SpecError(
+                s.file,
+                json_path("kinds", s.index, "references"),
+                f"{s.cfg.kind}: {len(inf.unclassified)} field(s) look like references but are not classified; "
+                f"add references.<path>: {{target: <Kind>|none, reason: ...}}: " + "; ".join(inf.unclassified),
+            )
+
+        # Stage 6: KRM projection.
+        proj = KrmProjector(s.cfg.kind, mod.models, res_class, overrides, inf.decisions)
         spec_name = proj.project(res_class, "spec", "", drop)
         obs_name = proj.project(res_class, "observed", "", drop)
         assert spec_name is not None
-        id_fields, ref_objs = identity_fields(s.cfg.kind, identity)
+        id_fields, parent_refs = identity_fields(s.cfg.kind, identity)
         spec_obj = proj.objects[spec_name]
         spec_obj = ObjectIR(spec_obj.name, spec_obj.description, (*id_fields, *spec_obj.fields), spec_obj.source, open=False)
         if obs_name is None:
             obs_obj = ObjectIR(f"{s.cfg.kind}ObservedState", f"The observed state of the {s.cfg.kind}.", (), api_res.source)
         else:
             obs_obj = proj.objects[obs_name]
+        for r in parent_refs:
+            if r.target not in by_kind:
+                raise SpecError(
+                    s.file,
+                    json_path("kinds", s.index, "parents"),
+                    f"{s.cfg.kind}: parent {r.krm_path} refers to {r.target}, which is neither a generated Kind "
+                    f"nor declared in {specs.external_kinds_file}",
+                )
+        references = [
+            replace(r, external_only=not (by_kind[r.target].ours or by_kind[r.target].by_name)) for r in parent_refs
+        ] + sorted(inf.references, key=lambda r: r.krm_path)
+        ref_classes = sorted(proj.ref_classes | {f"{r.target}Ref" for r in parent_refs})
         objs = {o.name: o for o in proj.objects.values()}
         objs[spec_obj.name] = spec_obj
         objs[obs_obj.name] = obs_obj
-        for r in ref_objs:
-            objs[r.name] = r
+        for rc in ref_classes:
+            objs[rc] = ref_placeholder(rc.removesuffix("Ref"))
         krm_models = ModelSet(tuple(objs[k] for k in sorted(objs)), proj.model_set().enums)
         api_fields = tuple(
             FieldIR(f.name, f.type, f.description, proj.facts(f, f.name), f.source, f.deprecated) for f in api_res.fields
@@ -140,7 +185,7 @@ def build_ir(specs: Specs, reporter: Reporter | None = None) -> IR:
                 version=s.cfg.krm_version,
                 plural=plural_kind(s.cfg.kind),
                 short_names=tuple(short),
-                package=_package(s.kfile, s.cfg),
+                package=pkg,
                 api=mod,
                 resource=s.cfg.resource,
                 resource_schema=res_class,
@@ -152,13 +197,85 @@ def build_ir(specs: Specs, reporter: Reporter | None = None) -> IR:
                 observed_state=obs_obj,
                 krm_models=krm_models,
                 config_file=s.file,
+                references=tuple(references),
+                ref_imports=tuple(sorted((by_kind[c.removesuffix("Ref")].ref_module, c) for c in ref_classes)),
             )
         )
     return IR(
         api_modules=tuple(api_modules[k] for k in sorted(api_modules)),
         kinds=tuple(kinds),
         diagnostics=tuple(str(d) for d in reporter.sorted()),
+        targets=targets,
     )
+
+
+def _spec_fields(i: Identity) -> tuple[tuple[str, str, str], ...]:
+    """Where each template param comes from in spec (for identity_from_spec)."""
+    by_field = {p.krm_field: p.ref_kind or "" for p in i.params}
+    out = []
+    for p in i.params:
+        if not p.in_template:
+            continue
+        field = p.covered_by or p.krm_field
+        out.append((p.name, field, by_field.get(field, "")))
+    return tuple(out)
+
+
+def ref_module(package: str, kind: str) -> str:
+    return f"generated.{package.replace('/', '.')}.{kind.lower()}_reference"
+
+
+def _targets(specs: Specs, selected: list[Selected], identities: dict[str, Identity]) -> tuple[TargetKind, ...]:
+    """Every Kind a reference can point at: ours, then specs/external-kinds.yaml."""
+    out: list[TargetKind] = []
+    for s in selected:
+        i = identities[s.cfg.kind]
+        rest_t = i.rest_template
+        out.append(
+            TargetKind(
+                kind=s.cfg.kind,
+                template=i.template,
+                domain=i.domain,
+                ours=True,
+                by_name=True,
+                ref_module=ref_module(_package(s.kfile, s.cfg), s.cfg.kind),
+                rest_host=i.rest_host,
+                rest_prefix=i.rest_prefix,
+                rest_template=rest_t if rest_t != i.template else "",
+                extra_forms=i.extra_forms,
+                spec_fields=_spec_fields(i),
+                id_generation=i.id_generation,
+            )
+        )
+    ours = {t.kind for t in out}
+    for n, ek in enumerate(specs.external_kinds.kinds):
+        where = json_path("kinds", n)
+        if ek.kind in ours:
+            raise SpecError(specs.external_kinds_file, where, f"{ek.kind} is generated by kccgen; remove it from external kinds")
+        rows = specs.asset_names.for_type(ek.asset_type)
+        if not rows:
+            raise SpecError(specs.external_kinds_file, f"{where}/assetType", f"asset type {ek.asset_type!r} is not in the asset-inventory table")
+        row = max(rows, key=lambda r: r.index)
+        if ek.asset_format is not None:
+            chosen = [r for r in rows if r.format == ek.asset_format]
+            if not chosen:
+                formats = ", ".join(r.format for r in rows)
+                raise SpecError(specs.external_kinds_file, f"{where}/assetFormat", f"{ek.asset_format!r} is not a format of {ek.asset_type} (have: {formats})")
+            row = chosen[0]
+        out.append(
+            TargetKind(
+                kind=ek.kind,
+                template=row.template,
+                domain=row.domain,
+                ours=False,
+                by_name=ek.by_name,
+                ref_module=ref_module("external", ek.kind),
+                extra_forms=ek.external_forms,
+                reason=ek.reason,
+            )
+        )
+    return tuple(sorted(out, key=lambda t: t.kind))
+
 
 
 def _raw_method(res: Resource, name: str):  # type: ignore[no-untyped-def]

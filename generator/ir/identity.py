@@ -24,6 +24,16 @@ def _is_ph(seg: str) -> bool:
     return bool(_PH.match(seg))
 
 
+def rest_prefix(flat_path: str) -> str:
+    """The leading literals that only version/route a path: ``v1/``, ``dns/v1/``."""
+    segs = flat_path.split("/")
+    dropped = []
+    while len(segs) > 1 and not _is_ph(segs[0]) and not _is_ph(segs[1]):
+        dropped.append(segs[0])
+        segs = segs[1:]
+    return "".join(d + "/" for d in dropped)
+
+
 def rest_template(flat_path: str) -> str:
     """``v1/projects/{projectsId}/topics/{topicsId}`` -> ``projects/{project}/topics/{topic}``."""
     segs = flat_path.split("/")
@@ -134,6 +144,17 @@ def resolve_identity(
                     f"add parents.{ph}: {{field: {ph}Ref, kind: <Kind>}}",
                 )
             params.append(IdentityParam(ph, "parent", f"{ph}Ref", owners[0]))
+    # A parent whose own template is a prefix of ours already names every
+    # param before it (keyRingRef -> projects/p/locations/l/keyRings/k), so
+    # those params get no spec field of their own, as in Config Connector.
+    segs = template.split("/")
+    for i, p in enumerate(params):
+        if p.role == "parent" and p.ref_kind is not None and p.ref_kind in templates_by_kind:
+            prefix = "/".join(segs[: segs.index("{" + p.name + "}") + 1])
+            if templates_by_kind[p.ref_kind] == prefix:
+                params[:i] = [
+                    IdentityParam(q.name, q.role, q.krm_field, q.ref_kind, q.in_template, covered_by=p.krm_field) for q in params[:i]
+                ]
     for ph, pc in sorted(cfg.parents.items()):
         if ph not in placeholders:
             params.insert(0, IdentityParam(ph, "parent" if pc.kind else "location", pc.field, pc.kind, in_template=False))
@@ -148,4 +169,8 @@ def resolve_identity(
         id_generation=cfg.id_generation,
         project_number=bool(row and row.project_number),
         disagreements=tuple(disagreements),
+        domain=row.domain if row else doc.host,
+        rest_host=doc.host,
+        rest_prefix=doc.service_path + rest_prefix(get.flat_path or get.path),
+        extra_forms=cfg.external_forms,
     )

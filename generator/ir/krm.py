@@ -13,7 +13,8 @@ from typing import Literal
 
 from generator.ir.behaviours import Behaviour as B
 from generator.ir.behaviours import Fact
-from generator.ir.model import EnumIR, FieldIR, Identity, ModelSet, ObjectIR, TypeIR
+from generator.ir.model import EnumIR, FieldIR, Identity, ModelSet, ObjectIR, ReferenceIR, TypeIR
+from generator.ir.references import Decision
 from generator.spec.kinds import KindConfig
 
 Mode = Literal["spec", "observed", "all"]
@@ -28,8 +29,17 @@ def override_facts(cfg: KindConfig, config_file: str) -> dict[str, tuple[Fact, .
 
 
 class KrmProjector:
-    def __init__(self, kind: str, api: ModelSet, resource_class: str, overrides: dict[str, tuple[Fact, ...]]) -> None:
+    def __init__(
+        self,
+        kind: str,
+        api: ModelSet,
+        resource_class: str,
+        overrides: dict[str, tuple[Fact, ...]],
+        refs: dict[tuple[str, str], Decision | None] | None = None,
+    ) -> None:
         self.kind = kind
+        self.refs = refs or {}
+        self.ref_classes: set[str] = set()
         self.api = api
         self.resource_class = resource_class
         self.overrides = overrides
@@ -94,6 +104,10 @@ class KrmProjector:
             if mode == "spec" and out_only:
                 removed += 1
                 continue
+            decision = self.refs.get((cls, f.name)) if mode == "spec" else None
+            if decision is not None:
+                fields.append(self._ref_field(f, facts, decision))
+                continue
             sub_mode: Mode = "all" if (mode == "all" or out_only) else mode
             t = self._type(f.type, sub_mode, fpath)
             if t is None or (mode == "observed" and not out_only and not self._contains_object(f.type)):
@@ -108,6 +122,19 @@ class KrmProjector:
             return None
         self.objects[name] = ObjectIR(name, src.description, tuple(fields), src.source, open=False)
         return name
+
+    def _ref_field(self, f: FieldIR, facts: tuple[Fact, ...], d: Decision) -> FieldIR:
+        """The ``<kind>Ref(s)`` field that replaces an API string field in spec."""
+        cls = f"{d.target.kind}Ref"
+        self.ref_classes.add(cls)
+        t = TypeIR("object", ref=cls)
+        if d.many:
+            t = TypeIR("array", item=t)
+        what = "references to" if d.many else "a reference to"
+        desc = f"{what[0].upper()}{what[1:]} {'' if d.many else 'a '}{d.target.kind}{'s' if d.many else ''} (API field `{f.name}`)."
+        if f.description:
+            desc += f" {f.description}"
+        return FieldIR(d.krm_name, t, desc, facts, f.source, f.deprecated)
 
     @staticmethod
     def _contains_object(t: TypeIR) -> bool:
@@ -132,28 +159,27 @@ class KrmProjector:
         return ModelSet(tuple(self.objects[k] for k in sorted(self.objects)), tuple(self.enums[k] for k in sorted(self.enums)))
 
 
-def ref_object(target_kind: str, description: str) -> ObjectIR:
-    """A ``<Kind>Ref``: external, or name/namespace of a KRM object."""
+def ref_placeholder(target_kind: str) -> ObjectIR:
+    """Stands in for ``<Kind>Ref`` during codegen; the real class is imported
+    from the target's generated ``<kind>_reference`` module."""
     s = TypeIR("string")
     return ObjectIR(
         name=f"{target_kind}Ref",
-        description=description,
-        fields=(
-            FieldIR("external", s, f"The {target_kind} as a GCP identifier (its externalRef form).", (), "krm"),
-            FieldIR("name", s, f"The `metadata.name` of a {target_kind} object.", (), "krm"),
-            FieldIR("namespace", s, f"The `metadata.namespace` of the {target_kind} object; defaults to the referring object's namespace.", (), "krm"),
-        ),
+        description=f"A reference to a {target_kind}.",
+        fields=(FieldIR("external", s, "", (), "krm"), FieldIR("name", s, "", (), "krm"), FieldIR("namespace", s, "", (), "krm")),
         source="krm",
         open=False,
     )
 
 
-def identity_fields(kind: str, identity: Identity) -> tuple[list[FieldIR], list[ObjectIR]]:
-    """Spec fields for resourceID and parents, plus the Ref classes they use."""
+def identity_fields(kind: str, identity: Identity) -> tuple[list[FieldIR], list[ReferenceIR]]:
+    """Spec fields for resourceID and parents, and the parent references."""
     fields: list[FieldIR] = []
-    refs: list[ObjectIR] = []
+    refs: list[ReferenceIR] = []
     imm = Fact(B.IMMUTABLE, "identity")
     for p in identity.params:
+        if p.covered_by is not None:
+            continue
         if p.role == "id":
             if identity.id_generation == "service":
                 desc = (
@@ -165,10 +191,16 @@ def identity_fields(kind: str, identity: Identity) -> tuple[list[FieldIR], list[
             fields.append(FieldIR("resourceID", TypeIR("string"), desc, (Fact(B.OPTIONAL, "identity"), imm, Fact(B.IDENTIFIER, "identity")), f"identity:{identity.template}"))
         elif p.role == "parent":
             assert p.ref_kind is not None
-            refs.append(ref_object(p.ref_kind, f"The {p.ref_kind} that this {kind} belongs to."))
+            # The project may instead come from Config Connector's
+            # cnrm.cloud.google.com/project-id annotation (object or namespace).
+            optional = p.ref_kind == "Project"
+            desc = f"Immutable. The {p.ref_kind} that this {kind} belongs to."
+            if optional:
+                desc += " When unset, the `cnrm.cloud.google.com/project-id` annotation of the object or of its namespace is used."
             fields.append(
-                FieldIR(p.krm_field, TypeIR("object", ref=f"{p.ref_kind}Ref"), f"Immutable. The {p.ref_kind} that this {kind} belongs to.", (Fact(B.REQUIRED, "identity"), imm), f"identity:{identity.template}", required=True)
+                FieldIR(p.krm_field, TypeIR("object", ref=f"{p.ref_kind}Ref"), desc, (Fact(B.OPTIONAL if optional else B.REQUIRED, "identity"), imm), f"identity:{identity.template}", required=not optional)
             )
+            refs.append(ReferenceIR("{" + p.name + "}", p.krm_field, p.ref_kind, False, False, f"identity parameter {{{p.name}}} of {identity.template}", parent=True))
         else:
             fields.append(
                 FieldIR(p.krm_field, TypeIR("string"), f"Immutable. The {p.name} of the {kind}.", (Fact(B.REQUIRED, "identity"), imm), f"identity:{identity.template}", required=True)

@@ -101,6 +101,7 @@ class IdentityParam:
     krm_field: str  # projectRef, location, keyRingRef, resourceID
     ref_kind: str | None = None  # Project, KMSKeyRing for *Ref parents
     in_template: bool = True  # False: a create-time parent only (bucket project)
+    covered_by: str | None = None  # a parent ref that already names this param (keyRingRef covers project)
 
 
 @dataclass(frozen=True)
@@ -115,10 +116,49 @@ class Identity:
     id_generation: Literal["user", "service"]
     project_number: bool
     disagreements: tuple[str, ...] = ()
+    domain: str = ""  # asset-inventory service domain: pubsub.googleapis.com
+    rest_host: str = ""  # API host: pubsub.googleapis.com
+    rest_prefix: str = ""  # REST path before the resource path: v1/, compute/v1/
+    extra_forms: tuple[str, ...] = ()  # other accepted spellings of an external
 
     @property
     def id_param(self) -> IdentityParam:
         return next(p for p in self.params if p.role == "id")
+
+
+@dataclass(frozen=True)
+class ReferenceIR:
+    """An API field that names another resource, and the KRM field replacing it."""
+
+    api_path: str  # "deadLetterPolicy.deadLetterTopic", "topics[].name"
+    krm_path: str  # "deadLetterPolicy.deadLetterTopicRef", "topics[].topicRef"
+    target: str  # Kind
+    many: bool
+    external_only: bool
+    source: str  # why: "description pattern 'projects/{project}/topics/{topic}'", "field name", "config: ..."
+    parent: bool = False
+    order_matters: bool = False
+    api_format: str | None = None
+
+
+@dataclass(frozen=True)
+class TargetKind:
+    """A Kind that can be referenced: ours, or listed in specs/external-kinds.yaml."""
+
+    kind: str
+    template: str
+    domain: str
+    ours: bool
+    by_name: bool
+    ref_module: str  # generated.kms.v1beta1.kmscryptokey_reference
+    rest_host: str = ""
+    rest_prefix: str = ""
+    rest_template: str = ""
+    extra_forms: tuple[str, ...] = ()
+    reason: str = ""
+    # (template param, spec field that supplies it, Kind that field references or "")
+    spec_fields: tuple[tuple[str, str, str], ...] = ()
+    id_generation: str = "user"
 
 
 LroStyle = Literal["none", "google.longrunning", "compute", "dns"]
@@ -174,6 +214,8 @@ class KindIR:
     observed_state: ObjectIR  # <Kind>ObservedState
     krm_models: ModelSet  # all KRM classes of the Kind module (spec & observed trees)
     config_file: str
+    references: tuple[ReferenceIR, ...] = ()
+    ref_imports: tuple[tuple[str, str], ...] = ()  # (module, class) of Ref types used by the spec
 
     @property
     def lower(self) -> str:
@@ -185,6 +227,13 @@ class IR:
     api_modules: tuple[ApiModule, ...]
     kinds: tuple[KindIR, ...]
     diagnostics: tuple[str, ...] = field(default=())
+    targets: tuple[TargetKind, ...] = ()
+
+    def target(self, name: str) -> TargetKind:
+        for t in self.targets:
+            if t.kind == name:
+                return t
+        raise KeyError(name)
 
     def kind(self, name: str) -> KindIR:
         for k in self.kinds:

@@ -31,6 +31,15 @@ class FieldOverride(_Strict):
     reason: str = Field(min_length=1)
 
 
+class ReferenceConfig(_Strict):
+    """Add, retarget or veto a reference the inference would miss or get wrong."""
+
+    target: str  # a Kind name, or "none" to veto (the field stays a plain value)
+    reason: str = Field(min_length=1)
+    api_format: str | None = Field(default=None, alias="apiFormat")  # e.g. "{project}.{dataset}.{table}"
+    order_matters: bool = Field(default=False, alias="orderMatters")
+
+
 class ParentConfig(_Strict):
     """How an identity parameter appears in the KRM spec."""
 
@@ -47,6 +56,8 @@ class KindConfig(_Strict):
     short_names: tuple[str, ...] | None = Field(default=None, alias="shortNames")
     parents: dict[str, ParentConfig] = Field(default_factory=dict)
     fields: dict[str, FieldOverride] = Field(default_factory=dict)
+    references: dict[str, ReferenceConfig] = Field(default_factory=dict)  # keyed by API field path
+    external_forms: tuple[str, ...] = Field(default=(), alias="externalForms")  # extra accepted spellings
     description: str | None = None
 
 
@@ -59,6 +70,22 @@ class KindsFile(_Strict):
     @property
     def group(self) -> str:
         return f"{self.service}.cnrm.cloud.google.com"
+
+
+class ExternalKindConfig(_Strict):
+    """A Kind our Kinds reference that kccgen does not generate (yet)."""
+
+    kind: str
+    asset_type: str = Field(alias="assetType")
+    # Which of the asset type's formats is canonical, when not the newest row.
+    asset_format: str | None = Field(default=None, alias="assetFormat")
+    by_name: bool = Field(default=False, alias="byName")  # Config Connector has this Kind: name refs allowed
+    external_forms: tuple[str, ...] = Field(default=(), alias="externalForms")
+    reason: str = Field(min_length=1)
+
+
+class ExternalKindsFile(_Strict):
+    kinds: tuple[ExternalKindConfig, ...]
 
 
 def _model_of(annotation: Any) -> tuple[str, type[BaseModel] | None]:
@@ -111,5 +138,15 @@ def load_kinds_file(path: Path, display: str | None = None) -> KindsFile:
     check_keys(KindsFile, raw, file, ())
     try:
         return KindsFile.model_validate(raw)
+    except ValidationError as e:
+        raise from_validation_error(file, e) from None
+
+
+def load_external_kinds(path: Path, display: str | None = None) -> ExternalKindsFile:
+    file = display or str(path)
+    raw = read_yaml(path, file)
+    check_keys(ExternalKindsFile, raw, file, ())
+    try:
+        return ExternalKindsFile.model_validate(raw)
     except ValidationError as e:
         raise from_validation_error(file, e) from None

@@ -8,7 +8,7 @@ from pathlib import Path
 from generator.diagnostics import SpecError
 from generator.spec.asset_names import AssetNameTable, load_asset_names
 from generator.spec.discovery import DiscoveryDoc, load_discovery
-from generator.spec.kinds import KindsFile, load_kinds_file
+from generator.spec.kinds import ExternalKindsFile, KindsFile, load_external_kinds, load_kinds_file
 
 
 @dataclass(frozen=True)
@@ -18,6 +18,8 @@ class Specs:
     discovery_files: dict[str, str]  # key -> display path, for diagnostics
     asset_names: AssetNameTable
     kinds: tuple[tuple[str, KindsFile], ...]  # (display path, config), sorted by path
+    external_kinds: ExternalKindsFile
+    external_kinds_file: str
 
 
 def _display(root: Path, path: Path) -> str:
@@ -46,4 +48,7 @@ def load_specs(root: Path) -> Specs:
     for p in sorted((root / "kinds").glob("*.yaml")):
         disp = _display(root, p)
         kinds.append((disp, load_kinds_file(p, disp)))
-    return Specs(root, docs, files, assets, tuple(kinds))
+    ext_path = root / "external-kinds.yaml"
+    ext_disp = _display(root, ext_path)
+    external = load_external_kinds(ext_path, ext_disp) if ext_path.exists() else ExternalKindsFile(kinds=())
+    return Specs(root, docs, files, assets, tuple(kinds), external, ext_disp)

@@ -10,6 +10,12 @@ from enum import StrEnum
 from typing import Annotated, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from generated.artifactregistry.v1beta1 import artifactregistry_v1_api
+from generated.artifactregistry.v1beta1.artifactregistryrepository_reference import (
+    ArtifactRegistryRepositoryRef,
+)
+from generated.external.project_reference import ProjectRef
+from generated.external.secretmanagersecretversion_reference import SecretManagerSecretVersionRef
+from generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from runtime.krm import KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -149,11 +155,11 @@ class ArtifactRegistryRepositorySpec(BaseModel):
         RepositoryFormat | None,
         Field(description="Optional. The format of packages that are stored in the repository."),
     ] = None
-    kms_key_name: Annotated[
-        str | None,
+    kms_key_ref: Annotated[
+        KMSCryptoKeyRef | None,
         Field(
-            alias="kmsKeyName",
-            description="The Cloud KMS resource name of the customer managed encryption key that's used to encrypt the contents of the Repository. Has the form: `projects/my-project/locations/my-region/keyRings/my-kr/cryptoKeys/my-key`. This value may not be changed after the Repository has been created.",
+            alias="kmsKeyRef",
+            description="A reference to a KMSCryptoKey (API field `kmsKeyName`). The Cloud KMS resource name of the customer managed encryption key that's used to encrypt the contents of the Repository. Has the form: `projects/my-project/locations/my-region/keyRings/my-kr/cryptoKeys/my-key`. This value may not be changed after the Repository has been created.",
         ),
     ] = None
     labels: Annotated[
@@ -185,12 +191,12 @@ class ArtifactRegistryRepositorySpec(BaseModel):
         ),
     ] = None
     project_ref: Annotated[
-        ProjectRef,
+        ProjectRef | None,
         Field(
             alias="projectRef",
-            description="Immutable. The Project that this ArtifactRegistryRepository belongs to.",
+            description="Immutable. The Project that this ArtifactRegistryRepository belongs to. When unset, the `cnrm.cloud.google.com/project-id` annotation of the object or of its namespace is used.",
         ),
-    ]
+    ] = None
     remote_repository_config: Annotated[
         RemoteRepositoryConfig | None,
         Field(
@@ -814,30 +820,6 @@ class PlatformLogsConfigSeverityLevel(StrEnum):
     EMERGENCY = "EMERGENCY"
 
 
-class ProjectRef(BaseModel):
-    """
-    The Project that this ArtifactRegistryRepository belongs to.
-    """
-
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
-    external: Annotated[
-        str | None,
-        Field(description="The Project as a GCP identifier (its externalRef form)."),
-    ] = None
-    name: Annotated[str | None, Field(description="The `metadata.name` of a Project object.")] = (
-        None
-    )
-    namespace: Annotated[
-        str | None,
-        Field(
-            description="The `metadata.namespace` of the Project object; defaults to the referring object's namespace."
-        ),
-    ] = None
-
-
 class PythonRepository(BaseModel):
     """
     Configuration for a Python remote repository.
@@ -1047,10 +1029,11 @@ class UpstreamPolicy(BaseModel):
             description="Entries with a greater priority value take precedence in the pull order."
         ),
     ] = None
-    repository: Annotated[
-        str | None,
+    repository_ref: Annotated[
+        ArtifactRegistryRepositoryRef | None,
         Field(
-            description="A reference to the repository resource, for example: `projects/p1/locations/us-central1/repositories/repo1`."
+            alias="repositoryRef",
+            description="A reference to a ArtifactRegistryRepository (API field `repository`). A reference to the repository resource, for example: `projects/p1/locations/us-central1/repositories/repo1`.",
         ),
     ] = None
 
@@ -1064,11 +1047,11 @@ class UsernamePasswordCredentials(BaseModel):
         extra="forbid",
         populate_by_name=True,
     )
-    password_secret_version: Annotated[
-        str | None,
+    password_secret_version_ref: Annotated[
+        SecretManagerSecretVersionRef | None,
         Field(
-            alias="passwordSecretVersion",
-            description="The Secret Manager key version that holds the password to access the remote repository. Must be in the format of `projects/{project}/secrets/{secret}/versions/{version}`.",
+            alias="passwordSecretVersionRef",
+            description="A reference to a SecretManagerSecretVersion (API field `passwordSecretVersion`). The Secret Manager key version that holds the password to access the remote repository. Must be in the format of `projects/{project}/secrets/{secret}/versions/{version}`.",
         ),
     ] = None
     username: Annotated[

@@ -10,6 +10,7 @@ from enum import StrEnum
 from typing import Annotated, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from generated.compute.v1beta1 import compute_v1_api
+from generated.external.project_reference import ProjectRef
 from runtime.krm import KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -177,12 +178,12 @@ class ComputeNetworkSpec(BaseModel):
         ),
     ] = None
     project_ref: Annotated[
-        ProjectRef,
+        ProjectRef | None,
         Field(
             alias="projectRef",
-            description="Immutable. The Project that this ComputeNetwork belongs to.",
+            description="Immutable. The Project that this ComputeNetwork belongs to. When unset, the `cnrm.cloud.google.com/project-id` annotation of the object or of its namespace is used.",
         ),
-    ]
+    ] = None
     resource_id: Annotated[
         str | None,
         Field(
@@ -668,30 +669,6 @@ class NetworkRoutingConfigRoutingMode(StrEnum):
 
     GLOBAL = "GLOBAL"
     REGIONAL = "REGIONAL"
-
-
-class ProjectRef(BaseModel):
-    """
-    The Project that this ComputeNetwork belongs to.
-    """
-
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
-    external: Annotated[
-        str | None,
-        Field(description="The Project as a GCP identifier (its externalRef form)."),
-    ] = None
-    name: Annotated[str | None, Field(description="The `metadata.name` of a Project object.")] = (
-        None
-    )
-    namespace: Annotated[
-        str | None,
-        Field(
-            description="The `metadata.namespace` of the Project object; defaults to the referring object's namespace."
-        ),
-    ] = None
 
 
 class ComputeNetworkStatus(KRMStatus):

@@ -10,6 +10,14 @@ from enum import StrEnum
 from typing import Annotated, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from generated.compute.v1beta1 import compute_v1_api
+from generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
+from generated.external.computepublicdelegatedprefix_reference import (
+    ComputePublicDelegatedPrefixRef,
+)
+from generated.external.networkconnectivityinternalrange_reference import (
+    NetworkConnectivityInternalRangeRef,
+)
+from generated.external.project_reference import ProjectRef
 from runtime.krm import KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -169,11 +177,11 @@ class ComputeSubnetworkSpec(BaseModel):
             description="The range of internal addresses that are owned by this subnetwork.\nProvide this property when you create the subnetwork. For example,10.0.0.0/8 or 100.64.0.0/10. Ranges must\nbe unique and non-overlapping within a network. Only IPv4 is supported.\nThis field is set at resource creation time. The range can be any range\nlisted in theValid\nranges list. The range can be expanded after creation usingexpandIpCidrRange.",
         ),
     ] = None
-    ip_collection: Annotated[
-        str | None,
+    ip_collection_ref: Annotated[
+        ComputePublicDelegatedPrefixRef | None,
         Field(
-            alias="ipCollection",
-            description="Reference to the source of IP, like a PublicDelegatedPrefix\n(PDP) for BYOIP. The PDP must be a sub-PDP in\nEXTERNAL_IPV6_SUBNETWORK_CREATION or INTERNAL_IPV6_SUBNETWORK_CREATION\nmode.\n\nUse one of the following formats to specify a sub-PDP when creating a dual\nstack or IPv6-only subnetwork with external access using BYOIP:\n   \n   - \n   Full resource URL, as inhttps://www.googleapis.com/compute/v1/projects/projectId/regions/region/publicDelegatedPrefixes/sub-pdp-name\n   - \n   Partial URL, as in\n     \n      \n          - projects/projectId/regions/region/publicDelegatedPrefixes/sub-pdp-name\n          - regions/region/publicDelegatedPrefixes/sub-pdp-name",
+            alias="ipCollectionRef",
+            description="A reference to a ComputePublicDelegatedPrefix (API field `ipCollection`). Reference to the source of IP, like a PublicDelegatedPrefix\n(PDP) for BYOIP. The PDP must be a sub-PDP in\nEXTERNAL_IPV6_SUBNETWORK_CREATION or INTERNAL_IPV6_SUBNETWORK_CREATION\nmode.\n\nUse one of the following formats to specify a sub-PDP when creating a dual\nstack or IPv6-only subnetwork with external access using BYOIP:\n   \n   - \n   Full resource URL, as inhttps://www.googleapis.com/compute/v1/projects/projectId/regions/region/publicDelegatedPrefixes/sub-pdp-name\n   - \n   Partial URL, as in\n     \n      \n          - projects/projectId/regions/region/publicDelegatedPrefixes/sub-pdp-name\n          - regions/region/publicDelegatedPrefixes/sub-pdp-name",
         ),
     ] = None
     ipv6_access_type: Annotated[
@@ -190,10 +198,11 @@ class ComputeSubnetworkSpec(BaseModel):
             description="This field denotes the VPC flow logging options for this subnetwork.\nIf logging is enabled, logs are exported to Cloud Logging.",
         ),
     ] = None
-    network: Annotated[
-        str | None,
+    network_ref: Annotated[
+        ComputeNetworkRef | None,
         Field(
-            description="The URL of the network to which this subnetwork belongs, provided by the\nclient when initially creating the subnetwork. This field can be set only\nat resource creation time."
+            alias="networkRef",
+            description="A reference to a ComputeNetwork (API field `network`). The URL of the network to which this subnetwork belongs, provided by the\nclient when initially creating the subnetwork. This field can be set only\nat resource creation time.",
         ),
     ] = None
     params: Annotated[
@@ -217,12 +226,12 @@ class ComputeSubnetworkSpec(BaseModel):
         ),
     ] = None
     project_ref: Annotated[
-        ProjectRef,
+        ProjectRef | None,
         Field(
             alias="projectRef",
-            description="Immutable. The Project that this ComputeSubnetwork belongs to.",
+            description="Immutable. The Project that this ComputeSubnetwork belongs to. When unset, the `cnrm.cloud.google.com/project-id` annotation of the object or of its namespace is used.",
         ),
-    ]
+    ] = None
     purpose: SubnetworkPurpose | None = None
     region: Annotated[
         str,
@@ -230,11 +239,11 @@ class ComputeSubnetworkSpec(BaseModel):
             description="URL of the region where the Subnetwork resides. This\nfield can be set only at resource creation time."
         ),
     ]
-    reserved_internal_range: Annotated[
-        str | None,
+    reserved_internal_range_ref: Annotated[
+        NetworkConnectivityInternalRangeRef | None,
         Field(
-            alias="reservedInternalRange",
-            description="The URL of the reserved internal range.",
+            alias="reservedInternalRangeRef",
+            description="A reference to a NetworkConnectivityInternalRange (API field `reservedInternalRange`). The URL of the reserved internal range.",
         ),
     ] = None
     resolve_subnet_mask: Annotated[
@@ -269,30 +278,6 @@ class ComputeSubnetworkSpec(BaseModel):
         Field(
             alias="stackType",
             description="The stack type for the subnet. If set to IPV4_ONLY, new VMs\nin the subnet are assigned IPv4 addresses only. If set toIPV4_IPV6, new VMs in the subnet can be assigned both IPv4 and\nIPv6 addresses. If not specified, IPV4_ONLY is used.\n\nThis field can be both set at resource creation time and updated usingpatch.",
-        ),
-    ] = None
-
-
-class ProjectRef(BaseModel):
-    """
-    The Project that this ComputeSubnetwork belongs to.
-    """
-
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
-    external: Annotated[
-        str | None,
-        Field(description="The Project as a GCP identifier (its externalRef form)."),
-    ] = None
-    name: Annotated[str | None, Field(description="The `metadata.name` of a Project object.")] = (
-        None
-    )
-    namespace: Annotated[
-        str | None,
-        Field(
-            description="The `metadata.namespace` of the Project object; defaults to the referring object's namespace."
         ),
     ] = None
 
@@ -534,11 +519,11 @@ class SubnetworkSecondaryRange(BaseModel):
             description="The name associated with this subnetwork secondary range, used when adding\nan alias IP/IPv6 range to a VM instance.\nThe name must be 1-63 characters long, and comply withRFC1035.\nThe name must be unique within the subnetwork.",
         ),
     ] = None
-    reserved_internal_range: Annotated[
-        str | None,
+    reserved_internal_range_ref: Annotated[
+        NetworkConnectivityInternalRangeRef | None,
         Field(
-            alias="reservedInternalRange",
-            description="The URL of the reserved internal range. Only IPv4 is supported.",
+            alias="reservedInternalRangeRef",
+            description="A reference to a NetworkConnectivityInternalRange (API field `reservedInternalRange`). The URL of the reserved internal range. Only IPv4 is supported.",
         ),
     ] = None
 

@@ -9,7 +9,11 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
+from generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from generated.dns.v1beta1 import dns_v1_api
+from generated.external.containercluster_reference import ContainerClusterRef
+from generated.external.project_reference import ProjectRef
+from generated.external.servicedirectorynamespace_reference import ServiceDirectoryNamespaceRef
 from runtime.krm import KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -151,12 +155,12 @@ class DNSManagedZoneSpec(BaseModel):
         ),
     ] = None
     project_ref: Annotated[
-        ProjectRef,
+        ProjectRef | None,
         Field(
             alias="projectRef",
-            description="Immutable. The Project that this DNSManagedZone belongs to.",
+            description="Immutable. The Project that this DNSManagedZone belongs to. When unset, the `cnrm.cloud.google.com/project-id` annotation of the object or of its namespace is used.",
         ),
-    ]
+    ] = None
     resource_id: Annotated[
         str | None,
         Field(
@@ -474,11 +478,11 @@ class ManagedZonePeeringConfigTargetNetwork(BaseModel):
         extra="forbid",
         populate_by_name=True,
     )
-    network_url: Annotated[
-        str | None,
+    network_ref: Annotated[
+        ComputeNetworkRef | None,
         Field(
-            alias="networkUrl",
-            description="The fully qualified URL of the VPC network to forward queries to. This should be formatted like `https://www.googleapis.com/compute/v1/projects/{project}/global/networks/{network}`",
+            alias="networkRef",
+            description="A reference to a ComputeNetwork (API field `networkUrl`). The fully qualified URL of the VPC network to forward queries to. This should be formatted like `https://www.googleapis.com/compute/v1/projects/{project}/global/networks/{network}`",
         ),
     ] = None
 
@@ -521,11 +525,11 @@ class ManagedZonePrivateVisibilityConfigGKECluster(BaseModel):
         extra="forbid",
         populate_by_name=True,
     )
-    gke_cluster_name: Annotated[
-        str | None,
+    gke_cluster_ref: Annotated[
+        ContainerClusterRef | None,
         Field(
-            alias="gkeClusterName",
-            description="The resource name of the cluster to bind this ManagedZone to. This should be specified in the format like: projects/*/locations/*/clusters/*. This is referenced from GKE projects.locations.clusters.get API: https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters/get",
+            alias="gkeClusterRef",
+            description="A reference to a ContainerCluster (API field `gkeClusterName`). The resource name of the cluster to bind this ManagedZone to. This should be specified in the format like: projects/*/locations/*/clusters/*. This is referenced from GKE projects.locations.clusters.get API: https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters/get",
         ),
     ] = None
 
@@ -543,11 +547,11 @@ class ManagedZonePrivateVisibilityConfigNetwork(BaseModel):
         extra="forbid",
         populate_by_name=True,
     )
-    network_url: Annotated[
-        str | None,
+    network_ref: Annotated[
+        ComputeNetworkRef | None,
         Field(
-            alias="networkUrl",
-            description="The fully qualified URL of the VPC network to bind to. Format this URL like `https://www.googleapis.com/compute/v1/projects/{project}/global/networks/{network}`",
+            alias="networkRef",
+            description="A reference to a ComputeNetwork (API field `networkUrl`). The fully qualified URL of the VPC network to bind to. Format this URL like `https://www.googleapis.com/compute/v1/projects/{project}/global/networks/{network}`",
         ),
     ] = None
 
@@ -607,11 +611,11 @@ class ManagedZoneServiceDirectoryConfigNamespace(BaseModel):
         extra="forbid",
         populate_by_name=True,
     )
-    namespace_url: Annotated[
-        str | None,
+    namespace_ref: Annotated[
+        ServiceDirectoryNamespaceRef | None,
         Field(
-            alias="namespaceUrl",
-            description="The fully qualified URL of the namespace associated with the zone. Format must be `https://servicedirectory.googleapis.com/v1/projects/{project}/locations/{location}/namespaces/{namespace}`",
+            alias="namespaceRef",
+            description="A reference to a ServiceDirectoryNamespace (API field `namespaceUrl`). The fully qualified URL of the namespace associated with the zone. Format must be `https://servicedirectory.googleapis.com/v1/projects/{project}/locations/{location}/namespaces/{namespace}`",
         ),
     ] = None
 
@@ -656,30 +660,6 @@ class ManagedZoneVisibility(StrEnum):
 
     PUBLIC = "public"
     PRIVATE = "private"
-
-
-class ProjectRef(BaseModel):
-    """
-    The Project that this DNSManagedZone belongs to.
-    """
-
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
-    external: Annotated[
-        str | None,
-        Field(description="The Project as a GCP identifier (its externalRef form)."),
-    ] = None
-    name: Annotated[str | None, Field(description="The `metadata.name` of a Project object.")] = (
-        None
-    )
-    namespace: Annotated[
-        str | None,
-        Field(
-            description="The `metadata.namespace` of the Project object; defaults to the referring object's namespace."
-        ),
-    ] = None
 
 
 class DNSManagedZoneStatus(KRMStatus):

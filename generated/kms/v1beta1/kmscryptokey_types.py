@@ -9,7 +9,9 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
+from generated.external.kmsekmconnection_reference import KMSEKMConnectionRef
 from generated.kms.v1beta1 import cloudkms_v1_api
+from generated.kms.v1beta1.kmskeyring_reference import KMSKeyRingRef
 from runtime.krm import KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -578,11 +580,11 @@ class KMSCryptoKeySpec(BaseModel):
         extra="forbid",
         populate_by_name=True,
     )
-    crypto_key_backend: Annotated[
-        str | None,
+    crypto_key_backend_ref: Annotated[
+        KMSEKMConnectionRef | None,
         Field(
-            alias="cryptoKeyBackend",
-            description="Immutable. The resource name of the backend environment where the key material for all CryptoKeyVersions associated with this CryptoKey reside and where all related cryptographic operations are performed. Only applicable if CryptoKeyVersions have a ProtectionLevel of EXTERNAL_VPC, with the resource name in the format `projects/*/locations/*/ekmConnections/*`. Only applicable if CryptoKeyVersions have a ProtectionLevel of HSM_SINGLE_TENANT, with the resource name in the format `projects/*/locations/*/singleTenantHsmInstances/*`. Note, this list is non-exhaustive and may apply to additional ProtectionLevels in the future.",
+            alias="cryptoKeyBackendRef",
+            description="A reference to a KMSEKMConnection (API field `cryptoKeyBackend`). Immutable. The resource name of the backend environment where the key material for all CryptoKeyVersions associated with this CryptoKey reside and where all related cryptographic operations are performed. Only applicable if CryptoKeyVersions have a ProtectionLevel of EXTERNAL_VPC, with the resource name in the format `projects/*/locations/*/ekmConnections/*`. Only applicable if CryptoKeyVersions have a ProtectionLevel of HSM_SINGLE_TENANT, with the resource name in the format `projects/*/locations/*/singleTenantHsmInstances/*`. Note, this list is non-exhaustive and may apply to additional ProtectionLevels in the future.",
         ),
     ] = None
     destroy_scheduled_duration: Annotated[
@@ -620,7 +622,6 @@ class KMSCryptoKeySpec(BaseModel):
             description="Labels with user-defined metadata. For more information, see [Labeling Keys](https://cloud.google.com/kms/docs/labeling-keys)."
         ),
     ] = None
-    location: Annotated[str, Field(description="Immutable. The location of the KMSCryptoKey.")]
     next_rotation_time: Annotated[
         str | None,
         Field(
@@ -629,13 +630,6 @@ class KMSCryptoKeySpec(BaseModel):
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
-    project_ref: Annotated[
-        ProjectRef,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this KMSCryptoKey belongs to.",
-        ),
-    ]
     purpose: Annotated[
         CryptoKeyPurpose | None,
         Field(description="Immutable. The immutable purpose of this CryptoKey."),
@@ -660,30 +654,6 @@ class KMSCryptoKeySpec(BaseModel):
         Field(
             alias="versionTemplate",
             description="A template describing settings for new CryptoKeyVersion instances. The properties of new CryptoKeyVersion instances created by either CreateCryptoKeyVersion or auto-rotation are controlled by this template.",
-        ),
-    ] = None
-
-
-class KMSKeyRingRef(BaseModel):
-    """
-    The KMSKeyRing that this KMSCryptoKey belongs to.
-    """
-
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
-    external: Annotated[
-        str | None,
-        Field(description="The KMSKeyRing as a GCP identifier (its externalRef form)."),
-    ] = None
-    name: Annotated[
-        str | None, Field(description="The `metadata.name` of a KMSKeyRing object.")
-    ] = None
-    namespace: Annotated[
-        str | None,
-        Field(
-            description="The `metadata.namespace` of the KMSKeyRing object; defaults to the referring object's namespace."
         ),
     ] = None
 
@@ -777,30 +747,6 @@ class KeyOperationAttestationObserved(BaseModel):
     format: Annotated[
         KeyOperationAttestationFormat | None,
         Field(description="Output only. The format of the attestation data."),
-    ] = None
-
-
-class ProjectRef(BaseModel):
-    """
-    The Project that this KMSCryptoKey belongs to.
-    """
-
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
-    external: Annotated[
-        str | None,
-        Field(description="The Project as a GCP identifier (its externalRef form)."),
-    ] = None
-    name: Annotated[str | None, Field(description="The `metadata.name` of a Project object.")] = (
-        None
-    )
-    namespace: Annotated[
-        str | None,
-        Field(
-            description="The `metadata.namespace` of the Project object; defaults to the referring object's namespace."
-        ),
     ] = None
 
 

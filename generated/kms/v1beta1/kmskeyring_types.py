@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
+from generated.external.project_reference import ProjectRef
 from generated.kms.v1beta1 import cloudkms_v1_api
 from runtime.krm import KRMObject, KRMStatus
 
@@ -45,41 +46,17 @@ class KMSKeyRingSpec(BaseModel):
     )
     location: Annotated[str, Field(description="Immutable. The location of the KMSKeyRing.")]
     project_ref: Annotated[
-        ProjectRef,
+        ProjectRef | None,
         Field(
             alias="projectRef",
-            description="Immutable. The Project that this KMSKeyRing belongs to.",
+            description="Immutable. The Project that this KMSKeyRing belongs to. When unset, the `cnrm.cloud.google.com/project-id` annotation of the object or of its namespace is used.",
         ),
-    ]
+    ] = None
     resource_id: Annotated[
         str | None,
         Field(
             alias="resourceID",
             description="Immutable. Optional. The KMSKeyRing ID used for creation and acquisition. When unset, the value of `metadata.name` is used.",
-        ),
-    ] = None
-
-
-class ProjectRef(BaseModel):
-    """
-    The Project that this KMSKeyRing belongs to.
-    """
-
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
-    external: Annotated[
-        str | None,
-        Field(description="The Project as a GCP identifier (its externalRef form)."),
-    ] = None
-    name: Annotated[str | None, Field(description="The `metadata.name` of a Project object.")] = (
-        None
-    )
-    namespace: Annotated[
-        str | None,
-        Field(
-            description="The `metadata.namespace` of the Project object; defaults to the referring object's namespace."
         ),
     ] = None
 

@@ -9,7 +9,11 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
+from generated.external.project_reference import ProjectRef
 from generated.monitoring.v1beta1 import monitoring_v3_api
+from generated.monitoring.v1beta1.monitoringnotificationchannel_reference import (
+    MonitoringNotificationChannelRef,
+)
 from runtime.krm import KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -690,20 +694,20 @@ class MonitoringAlertPolicySpec(BaseModel):
             description="Whether or not the policy is enabled. On write, the default interpretation if unset is that the policy is enabled. On read, clients should not make any assumption about the state if it has not been populated. The field should always be populated on List and Get operations, unless a field projection has been specified that strips it out."
         ),
     ] = None
-    notification_channels: Annotated[
-        list[str] | None,
+    notification_channel_refs: Annotated[
+        list[MonitoringNotificationChannelRef] | None,
         Field(
-            alias="notificationChannels",
-            description="Identifies the notification channels to which notifications should be sent when incidents are opened or closed or when new violations occur on an already opened incident. Each element of this array corresponds to the name field in each of the NotificationChannel objects that are returned from the ListNotificationChannels method. The format of the entries in this field is: projects/[PROJECT_ID_OR_NUMBER]/notificationChannels/[CHANNEL_ID]",
+            alias="notificationChannelRefs",
+            description="References to MonitoringNotificationChannels (API field `notificationChannels`). Identifies the notification channels to which notifications should be sent when incidents are opened or closed or when new violations occur on an already opened incident. Each element of this array corresponds to the name field in each of the NotificationChannel objects that are returned from the ListNotificationChannels method. The format of the entries in this field is: projects/[PROJECT_ID_OR_NUMBER]/notificationChannels/[CHANNEL_ID]",
         ),
     ] = None
     project_ref: Annotated[
-        ProjectRef,
+        ProjectRef | None,
         Field(
             alias="projectRef",
-            description="Immutable. The Project that this MonitoringAlertPolicy belongs to.",
+            description="Immutable. The Project that this MonitoringAlertPolicy belongs to. When unset, the `cnrm.cloud.google.com/project-id` annotation of the object or of its namespace is used.",
         ),
-    ]
+    ] = None
     resource_id: Annotated[
         str | None,
         Field(
@@ -819,11 +823,11 @@ class NotificationChannelStrategy(BaseModel):
         extra="forbid",
         populate_by_name=True,
     )
-    notification_channel_names: Annotated[
-        list[str] | None,
+    notification_channel_refs: Annotated[
+        list[MonitoringNotificationChannelRef] | None,
         Field(
-            alias="notificationChannelNames",
-            description="The full REST resource name for the notification channels that these settings apply to. Each of these correspond to the name field in one of the NotificationChannel objects referenced in the notification_channels field of this AlertPolicy. The format is: projects/[PROJECT_ID_OR_NUMBER]/notificationChannels/[CHANNEL_ID]",
+            alias="notificationChannelRefs",
+            description="References to MonitoringNotificationChannels (API field `notificationChannelNames`). The full REST resource name for the notification channels that these settings apply to. Each of these correspond to the name field in one of the NotificationChannel objects referenced in the notification_channels field of this AlertPolicy. The format is: projects/[PROJECT_ID_OR_NUMBER]/notificationChannels/[CHANNEL_ID]",
         ),
     ] = None
     renotify_interval: Annotated[
@@ -850,30 +854,6 @@ class NotificationRateLimit(BaseModel):
         Field(
             description="Not more than one notification per period.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
-        ),
-    ] = None
-
-
-class ProjectRef(BaseModel):
-    """
-    The Project that this MonitoringAlertPolicy belongs to.
-    """
-
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
-    external: Annotated[
-        str | None,
-        Field(description="The Project as a GCP identifier (its externalRef form)."),
-    ] = None
-    name: Annotated[str | None, Field(description="The `metadata.name` of a Project object.")] = (
-        None
-    )
-    namespace: Annotated[
-        str | None,
-        Field(
-            description="The `metadata.namespace` of the Project object; defaults to the referring object's namespace."
         ),
     ] = None
 

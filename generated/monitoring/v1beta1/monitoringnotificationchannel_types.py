@@ -9,6 +9,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
+from generated.external.project_reference import ProjectRef
 from generated.monitoring.v1beta1 import monitoring_v3_api
 from runtime.krm import KRMObject, KRMStatus
 
@@ -76,12 +77,12 @@ class MonitoringNotificationChannelSpec(BaseModel):
         ),
     ] = None
     project_ref: Annotated[
-        ProjectRef,
+        ProjectRef | None,
         Field(
             alias="projectRef",
-            description="Immutable. The Project that this MonitoringNotificationChannel belongs to.",
+            description="Immutable. The Project that this MonitoringNotificationChannel belongs to. When unset, the `cnrm.cloud.google.com/project-id` annotation of the object or of its namespace is used.",
         ),
-    ]
+    ] = None
     resource_id: Annotated[
         str | None,
         Field(
@@ -148,30 +149,6 @@ class NotificationChannelVerificationStatus(StrEnum):
     VERIFICATION_STATUS_UNSPECIFIED = "VERIFICATION_STATUS_UNSPECIFIED"
     UNVERIFIED = "UNVERIFIED"
     VERIFIED = "VERIFIED"
-
-
-class ProjectRef(BaseModel):
-    """
-    The Project that this MonitoringNotificationChannel belongs to.
-    """
-
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
-    external: Annotated[
-        str | None,
-        Field(description="The Project as a GCP identifier (its externalRef form)."),
-    ] = None
-    name: Annotated[str | None, Field(description="The `metadata.name` of a Project object.")] = (
-        None
-    )
-    namespace: Annotated[
-        str | None,
-        Field(
-            description="The `metadata.namespace` of the Project object; defaults to the referring object's namespace."
-        ),
-    ] = None
 
 
 class MonitoringNotificationChannelStatus(KRMStatus):

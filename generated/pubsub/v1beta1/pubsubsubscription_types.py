@@ -9,7 +9,13 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
+from generated.external.bigquerytable_reference import BigQueryTableRef
+from generated.external.bigtabletable_reference import BigtableTableRef
+from generated.external.project_reference import ProjectRef
+from generated.external.vertexaiendpoint_reference import VertexAIEndpointRef
 from generated.pubsub.v1beta1 import pubsub_v1_api
+from generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
+from generated.storage.v1beta1.storagebucket_reference import StorageBucketRef
 from runtime.krm import KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -25,10 +31,11 @@ class AIInference(BaseModel):
         extra="forbid",
         populate_by_name=True,
     )
-    endpoint: Annotated[
-        str | None,
+    endpoint_ref: Annotated[
+        VertexAIEndpointRef | None,
         Field(
-            description="Required. An endpoint to a Vertex AI model of the form `projects/{project}/locations/{location}/endpoints/{endpoint}` or `projects/{project}/locations/{location}/publishers/{publisher}/models/{model}`. Vertex AI API requests will be sent to this endpoint."
+            alias="endpointRef",
+            description="A reference to a VertexAIEndpoint (API field `endpoint`). Required. An endpoint to a Vertex AI model of the form `projects/{project}/locations/{location}/endpoints/{endpoint}` or `projects/{project}/locations/{location}/publishers/{publisher}/models/{model}`. Vertex AI API requests will be sent to this endpoint.",
         ),
     ] = None
     service_account_email: Annotated[
@@ -118,10 +125,11 @@ class BigQueryConfig(BaseModel):
             description="Optional. The service account to use to write to BigQuery. The subscription creator or updater that specifies this field must have `iam.serviceAccounts.actAs` permission on the service account. If not specified, the Pub/Sub [service agent](https://cloud.google.com/iam/docs/service-agents), service-{project_number}@gcp-sa-pubsub.iam.gserviceaccount.com, is used.",
         ),
     ] = None
-    table: Annotated[
-        str | None,
+    table_ref: Annotated[
+        BigQueryTableRef | None,
         Field(
-            description="Optional. The name of the table to which to write data, of the form {projectId}.{datasetId}.{tableId}"
+            alias="tableRef",
+            description="A reference to a BigQueryTable (API field `table`). Optional. The name of the table to which to write data, of the form {projectId}.{datasetId}.{tableId}",
         ),
     ] = None
     use_table_schema: Annotated[
@@ -215,10 +223,11 @@ class BigtableConfig(BaseModel):
             description="Optional. The service account to use to write to Bigtable. The subscription creator or updater that specifies this field must have `iam.serviceAccounts.actAs` permission on the service account. If not specified, the Pub/Sub [service agent](https://cloud.google.com/iam/docs/service-agents), service-{project_number}@gcp-sa-pubsub.iam.gserviceaccount.com, is used.",
         ),
     ] = None
-    table: Annotated[
-        str | None,
+    table_ref: Annotated[
+        BigtableTableRef | None,
         Field(
-            description="Optional. The unique name of the table to write messages to. Values are of the form `projects//instances//tables/`."
+            alias="tableRef",
+            description="A reference to a BigtableTable (API field `table`). Optional. The unique name of the table to write messages to. Values are of the form `projects//instances//tables/`.",
         ),
     ] = None
     write_metadata: Annotated[
@@ -286,10 +295,11 @@ class CloudStorageConfig(BaseModel):
             description="Optional. If set, message data will be written to Cloud Storage in Avro format.",
         ),
     ] = None
-    bucket: Annotated[
-        str | None,
+    bucket_ref: Annotated[
+        StorageBucketRef | None,
         Field(
-            description='Required. User-provided name for the Cloud Storage bucket. The bucket must be created by the user. The bucket name must be without any prefix like "gs://". See the [bucket naming requirements] (https://cloud.google.com/storage/docs/buckets#naming).'
+            alias="bucketRef",
+            description='A reference to a StorageBucket (API field `bucket`). Required. User-provided name for the Cloud Storage bucket. The bucket must be created by the user. The bucket name must be without any prefix like "gs://". See the [bucket naming requirements] (https://cloud.google.com/storage/docs/buckets#naming).',
         ),
     ] = None
     filename_datetime_format: Annotated[
@@ -474,11 +484,11 @@ class DeadLetterPolicy(BaseModel):
         extra="forbid",
         populate_by_name=True,
     )
-    dead_letter_topic: Annotated[
-        str | None,
+    dead_letter_topic_ref: Annotated[
+        PubSubTopicRef | None,
         Field(
-            alias="deadLetterTopic",
-            description="Optional. The name of the topic to which dead letter messages should be published. Format is `projects/{project}/topics/{topic}`.The Pub/Sub service account associated with the enclosing subscription's parent project (i.e., service-{project_number}@gcp-sa-pubsub.iam.gserviceaccount.com) must have permission to Publish() to this topic. The operation will fail if the topic does not exist. Users should ensure that there is a subscription attached to this topic since messages published to a topic with no subscriptions are lost.",
+            alias="deadLetterTopicRef",
+            description="A reference to a PubSubTopic (API field `deadLetterTopic`). Optional. The name of the topic to which dead letter messages should be published. Format is `projects/{project}/topics/{topic}`.The Pub/Sub service account associated with the enclosing subscription's parent project (i.e., service-{project_number}@gcp-sa-pubsub.iam.gserviceaccount.com) must have permission to Publish() to this topic. The operation will fail if the topic does not exist. Users should ensure that there is a subscription attached to this topic since messages published to a topic with no subscriptions are lost.",
         ),
     ] = None
     max_delivery_attempts: Annotated[
@@ -639,30 +649,6 @@ class OidcToken(BaseModel):
     ] = None
 
 
-class ProjectRef(BaseModel):
-    """
-    The Project that this PubSubSubscription belongs to.
-    """
-
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
-    external: Annotated[
-        str | None,
-        Field(description="The Project as a GCP identifier (its externalRef form)."),
-    ] = None
-    name: Annotated[str | None, Field(description="The `metadata.name` of a Project object.")] = (
-        None
-    )
-    namespace: Annotated[
-        str | None,
-        Field(
-            description="The `metadata.namespace` of the Project object; defaults to the referring object's namespace."
-        ),
-    ] = None
-
-
 class PubSubSubscriptionObservedState(BaseModel):
     """
     A subscription resource. If none of `push_config`, `bigquery_config`, `cloud_storage_config`, or `bigtable_config` is set, then the subscriber will pull and ack messages using API methods. At most one of these fields may be set.
@@ -815,12 +801,12 @@ class PubSubSubscriptionSpec(BaseModel):
         ),
     ] = None
     project_ref: Annotated[
-        ProjectRef,
+        ProjectRef | None,
         Field(
             alias="projectRef",
-            description="Immutable. The Project that this PubSubSubscription belongs to.",
+            description="Immutable. The Project that this PubSubSubscription belongs to. When unset, the `cnrm.cloud.google.com/project-id` annotation of the object or of its namespace is used.",
         ),
-    ]
+    ] = None
     push_config: Annotated[
         PushConfig | None,
         Field(
@@ -855,10 +841,11 @@ class PubSubSubscriptionSpec(BaseModel):
             description='Optional. Input only. Immutable. Tag keys/values directly bound to this resource. For example: "123/environment": "production", "123/costCenter": "marketing" See https://{$universe.dns_names.final_documentation_domain}/pubsub/docs/tags for more information on using tags with Pub/Sub resources.'
         ),
     ] = None
-    topic: Annotated[
-        str | None,
+    topic_ref: Annotated[
+        PubSubTopicRef | None,
         Field(
-            description="Required. The name of the topic from which this subscription is receiving messages. Format is `projects/{project}/topics/{topic}`. The value of this field will be `_deleted-topic_` if the topic has been deleted."
+            alias="topicRef",
+            description="A reference to a PubSubTopic (API field `topic`). Required. The name of the topic from which this subscription is receiving messages. Format is `projects/{project}/topics/{topic}`. The value of this field will be `_deleted-topic_` if the topic has been deleted.",
         ),
     ] = None
 

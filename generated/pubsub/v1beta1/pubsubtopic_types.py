@@ -9,7 +9,12 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
+from generated.external.project_reference import ProjectRef
+from generated.external.vertexaiendpoint_reference import VertexAIEndpointRef
+from generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from generated.pubsub.v1beta1 import pubsub_v1_api
+from generated.pubsub.v1beta1.pubsubschema_reference import PubSubSchemaRef
+from generated.storage.v1beta1.storagebucket_reference import StorageBucketRef
 from runtime.krm import KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -25,10 +30,11 @@ class AIInference(BaseModel):
         extra="forbid",
         populate_by_name=True,
     )
-    endpoint: Annotated[
-        str | None,
+    endpoint_ref: Annotated[
+        VertexAIEndpointRef | None,
         Field(
-            description="Required. An endpoint to a Vertex AI model of the form `projects/{project}/locations/{location}/endpoints/{endpoint}` or `projects/{project}/locations/{location}/publishers/{publisher}/models/{model}`. Vertex AI API requests will be sent to this endpoint."
+            alias="endpointRef",
+            description="A reference to a VertexAIEndpoint (API field `endpoint`). Required. An endpoint to a Vertex AI model of the form `projects/{project}/locations/{location}/endpoints/{endpoint}` or `projects/{project}/locations/{location}/publishers/{publisher}/models/{model}`. Vertex AI API requests will be sent to this endpoint.",
         ),
     ] = None
     service_account_email: Annotated[
@@ -319,10 +325,11 @@ class CloudStorage(BaseModel):
             description="Optional. Data from Cloud Storage will be interpreted in Avro format.",
         ),
     ] = None
-    bucket: Annotated[
-        str | None,
+    bucket_ref: Annotated[
+        StorageBucketRef | None,
         Field(
-            description='Optional. Cloud Storage bucket. The bucket name must be without any prefix like "gs://". See the [bucket naming requirements]( https://cloud.google.com/storage/docs/buckets#naming).'
+            alias="bucketRef",
+            description='A reference to a StorageBucket (API field `bucket`). Optional. Cloud Storage bucket. The bucket name must be without any prefix like "gs://". See the [bucket naming requirements]( https://cloud.google.com/storage/docs/buckets#naming).',
         ),
     ] = None
     match_glob: Annotated[
@@ -718,30 +725,6 @@ class PlatformLogsSettingsSeverity(StrEnum):
     ERROR = "ERROR"
 
 
-class ProjectRef(BaseModel):
-    """
-    The Project that this PubSubTopic belongs to.
-    """
-
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
-    external: Annotated[
-        str | None,
-        Field(description="The Project as a GCP identifier (its externalRef form)."),
-    ] = None
-    name: Annotated[str | None, Field(description="The `metadata.name` of a Project object.")] = (
-        None
-    )
-    namespace: Annotated[
-        str | None,
-        Field(
-            description="The `metadata.namespace` of the Project object; defaults to the referring object's namespace."
-        ),
-    ] = None
-
-
 class PubSubAvroFormat(BaseModel):
     """
     Configuration for reading Cloud Storage data written via [Cloud Storage subscriptions](https://cloud.google.com/pubsub/docs/cloudstorage). The data and attributes fields of the originally exported Pub/Sub message will be restored when publishing.
@@ -791,11 +774,11 @@ class PubSubTopicSpec(BaseModel):
             description="Optional. Settings for ingestion from a data source into this topic.",
         ),
     ] = None
-    kms_key_name: Annotated[
-        str | None,
+    kms_key_ref: Annotated[
+        KMSCryptoKeyRef | None,
         Field(
-            alias="kmsKeyName",
-            description="Optional. The resource name of the Cloud KMS CryptoKey to be used to protect access to messages published on this topic. The expected format is `projects/*/locations/*/keyRings/*/cryptoKeys/*`.",
+            alias="kmsKeyRef",
+            description="A reference to a KMSCryptoKey (API field `kmsKeyName`). Optional. The resource name of the Cloud KMS CryptoKey to be used to protect access to messages published on this topic. The expected format is `projects/*/locations/*/keyRings/*/cryptoKeys/*`.",
         ),
     ] = None
     labels: Annotated[
@@ -827,12 +810,12 @@ class PubSubTopicSpec(BaseModel):
         ),
     ] = None
     project_ref: Annotated[
-        ProjectRef,
+        ProjectRef | None,
         Field(
             alias="projectRef",
-            description="Immutable. The Project that this PubSubTopic belongs to.",
+            description="Immutable. The Project that this PubSubTopic belongs to. When unset, the `cnrm.cloud.google.com/project-id` annotation of the object or of its namespace is used.",
         ),
-    ]
+    ] = None
     resource_id: Annotated[
         str | None,
         Field(
@@ -889,11 +872,11 @@ class SchemaSettings(BaseModel):
             description="Optional. The maximum (inclusive) revision allowed for validating messages. If empty or not present, allow any revision to be validated against first_revision or any revision created after.",
         ),
     ] = None
-    schema_: Annotated[
-        str | None,
+    schema_ref: Annotated[
+        PubSubSchemaRef | None,
         Field(
-            alias="schema",
-            description="Required. The name of the schema that messages published should be validated against. Format is `projects/{project}/schemas/{schema}`. The value of this field will be `_deleted-schema_` if the schema has been deleted.",
+            alias="schemaRef",
+            description="A reference to a PubSubSchema (API field `schema`). Required. The name of the schema that messages published should be validated against. Format is `projects/{project}/schemas/{schema}`. The value of this field will be `_deleted-schema_` if the schema has been deleted.",
         ),
     ] = None
 

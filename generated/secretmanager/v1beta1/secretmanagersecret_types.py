@@ -10,6 +10,9 @@ from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypeAliasType
+from generated.external.project_reference import ProjectRef
+from generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
 from generated.secretmanager.v1beta1 import secretmanager_v1_api
 from runtime.krm import KRMObject, KRMStatus
 
@@ -44,11 +47,11 @@ class CustomerManagedEncryption(BaseModel):
         extra="forbid",
         populate_by_name=True,
     )
-    kms_key_name: Annotated[
-        str | None,
+    kms_key_ref: Annotated[
+        KMSCryptoKeyRef | None,
         Field(
-            alias="kmsKeyName",
-            description="Required. The resource name of the Cloud KMS CryptoKey used to encrypt secret payloads. For secrets using the UserManaged replication policy type, Cloud KMS CryptoKeys must reside in the same location as the replica location. For secrets using the Automatic replication policy type, Cloud KMS CryptoKeys must reside in `global`. The expected format is `projects/*/locations/*/keyRings/*/cryptoKeys/*`.",
+            alias="kmsKeyRef",
+            description="A reference to a KMSCryptoKey (API field `kmsKeyName`). Required. The resource name of the Cloud KMS CryptoKey used to encrypt secret payloads. For secrets using the UserManaged replication policy type, Cloud KMS CryptoKeys must reside in the same location as the replica location. For secrets using the Automatic replication policy type, Cloud KMS CryptoKeys must reside in `global`. The expected format is `projects/*/locations/*/keyRings/*/cryptoKeys/*`.",
         ),
     ] = None
 
@@ -85,30 +88,6 @@ class ManagedRotationStatusState(StrEnum):
     STATE_UNSPECIFIED = "STATE_UNSPECIFIED"
     ACTIVE = "ACTIVE"
     INACTIVE = "INACTIVE"
-
-
-class ProjectRef(BaseModel):
-    """
-    The Project that this SecretManagerSecret belongs to.
-    """
-
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
-    external: Annotated[
-        str | None,
-        Field(description="The Project as a GCP identifier (its externalRef form)."),
-    ] = None
-    name: Annotated[str | None, Field(description="The `metadata.name` of a Project object.")] = (
-        None
-    )
-    namespace: Annotated[
-        str | None,
-        Field(
-            description="The `metadata.namespace` of the Project object; defaults to the referring object's namespace."
-        ),
-    ] = None
 
 
 class Replica(BaseModel):
@@ -299,12 +278,12 @@ class SecretManagerSecretSpec(BaseModel):
         ),
     ] = None
     project_ref: Annotated[
-        ProjectRef,
+        ProjectRef | None,
         Field(
             alias="projectRef",
-            description="Immutable. The Project that this SecretManagerSecret belongs to.",
+            description="Immutable. The Project that this SecretManagerSecret belongs to. When unset, the `cnrm.cloud.google.com/project-id` annotation of the object or of its namespace is used.",
         ),
-    ]
+    ] = None
     replication: Annotated[
         Replication | None,
         Field(
@@ -422,10 +401,11 @@ class Topic(BaseModel):
         extra="forbid",
         populate_by_name=True,
     )
-    name: Annotated[
-        str | None,
+    topic_ref: Annotated[
+        PubSubTopicRef | None,
         Field(
-            description="Identifier. The resource name of the Pub/Sub topic that will be published to, in the following format: `projects/*/topics/*`. For publication to succeed, the Secret Manager service agent must have the `pubsub.topic.publish` permission on the topic. The Pub/Sub Publisher role (`roles/pubsub.publisher`) includes this permission."
+            alias="topicRef",
+            description="A reference to a PubSubTopic (API field `name`). Identifier. The resource name of the Pub/Sub topic that will be published to, in the following format: `projects/*/topics/*`. For publication to succeed, the Secret Manager service agent must have the `pubsub.topic.publish` permission on the topic. The Pub/Sub Publisher role (`roles/pubsub.publisher`) includes this permission.",
         ),
     ] = None
 

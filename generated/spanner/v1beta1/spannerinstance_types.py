@@ -9,6 +9,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
+from generated.external.project_reference import ProjectRef
 from generated.spanner.v1beta1 import spanner_v1_api
 from runtime.krm import KRMObject, KRMStatus
 
@@ -335,30 +336,6 @@ class InstanceState(StrEnum):
     READY = "READY"
 
 
-class ProjectRef(BaseModel):
-    """
-    The Project that this SpannerInstance belongs to.
-    """
-
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
-    external: Annotated[
-        str | None,
-        Field(description="The Project as a GCP identifier (its externalRef form)."),
-    ] = None
-    name: Annotated[str | None, Field(description="The `metadata.name` of a Project object.")] = (
-        None
-    )
-    namespace: Annotated[
-        str | None,
-        Field(
-            description="The `metadata.namespace` of the Project object; defaults to the referring object's namespace."
-        ),
-    ] = None
-
-
 class ReplicaComputeCapacityObserved(BaseModel):
     """
     ReplicaComputeCapacity describes the amount of server resources that are allocated to each replica identified by the replica selection.
@@ -517,12 +494,12 @@ class SpannerInstanceSpec(BaseModel):
         ),
     ] = None
     project_ref: Annotated[
-        ProjectRef,
+        ProjectRef | None,
         Field(
             alias="projectRef",
-            description="Immutable. The Project that this SpannerInstance belongs to.",
+            description="Immutable. The Project that this SpannerInstance belongs to. When unset, the `cnrm.cloud.google.com/project-id` annotation of the object or of its namespace is used.",
         ),
-    ]
+    ] = None
     resource_id: Annotated[
         str | None,
         Field(

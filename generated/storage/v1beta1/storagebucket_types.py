@@ -9,6 +9,9 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
+from generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
+from generated.external.project_reference import ProjectRef
+from generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from generated.storage.v1beta1 import storage_v1_api
 from runtime.krm import KRMObject, KRMStatus
 
@@ -213,11 +216,11 @@ class BucketEncryption(BaseModel):
             description="If set, the new objects created in this bucket must comply with this enforcement config. Changing this has no effect on existing objects; it applies to new objects only. If omitted, the new objects are allowed to be encrypted with Customer Supplied Encryption type by default.",
         ),
     ] = None
-    default_kms_key_name: Annotated[
-        str | None,
+    default_kms_key_ref: Annotated[
+        KMSCryptoKeyRef | None,
         Field(
-            alias="defaultKmsKeyName",
-            description="A Cloud KMS key that will be used to encrypt objects inserted into this bucket, if no encryption method is specified.",
+            alias="defaultKmsKeyRef",
+            description="A reference to a KMSCryptoKey (API field `defaultKmsKeyName`). A Cloud KMS key that will be used to encrypt objects inserted into this bucket, if no encryption method is specified.",
         ),
     ] = None
     google_managed_encryption_enforcement_config: Annotated[
@@ -510,10 +513,11 @@ class BucketIpFilterVpcNetworkSources(BaseModel):
             description="The list of IPv4, IPv6 cidr ranges subnetworks that are allowed to access the bucket.",
         ),
     ] = None
-    network: Annotated[
-        str | None,
+    network_ref: Annotated[
+        ComputeNetworkRef | None,
         Field(
-            description="Name of the network. Format: projects/{PROJECT_ID}/global/networks/{NETWORK_NAME}"
+            alias="networkRef",
+            description="A reference to a ComputeNetwork (API field `network`). Name of the network. Format: projects/{PROJECT_ID}/global/networks/{NETWORK_NAME}",
         ),
     ] = None
 
@@ -947,30 +951,6 @@ class ObjectAccessControlProjectTeam(BaseModel):
     team: Annotated[str | None, Field(description="The team.")] = None
 
 
-class ProjectRef(BaseModel):
-    """
-    The Project that this StorageBucket belongs to.
-    """
-
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
-    external: Annotated[
-        str | None,
-        Field(description="The Project as a GCP identifier (its externalRef form)."),
-    ] = None
-    name: Annotated[str | None, Field(description="The `metadata.name` of a Project object.")] = (
-        None
-    )
-    namespace: Annotated[
-        str | None,
-        Field(
-            description="The `metadata.namespace` of the Project object; defaults to the referring object's namespace."
-        ),
-    ] = None
-
-
 class StorageBucketObservedState(BaseModel):
     """
     A bucket.
@@ -1153,12 +1133,12 @@ class StorageBucketSpec(BaseModel):
         Field(alias="objectRetention", description="The bucket's object retention config."),
     ] = None
     project_ref: Annotated[
-        ProjectRef,
+        ProjectRef | None,
         Field(
             alias="projectRef",
-            description="Immutable. The Project that this StorageBucket belongs to.",
+            description="Immutable. The Project that this StorageBucket belongs to. When unset, the `cnrm.cloud.google.com/project-id` annotation of the object or of its namespace is used.",
         ),
-    ]
+    ] = None
     resource_id: Annotated[
         str | None,
         Field(

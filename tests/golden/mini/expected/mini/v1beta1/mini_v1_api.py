@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from enum import StrEnum
 from typing import Annotated, Any
-
 from pydantic import BaseModel, ConfigDict, Field
 
 

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Literal
-
-from generated.mini.v1beta1 import mini_v1_api
 from pydantic import BaseModel, ConfigDict, Field
-
+from generated.external.project_reference import ProjectRef
+from generated.mini.v1beta1 import mini_v1_api
 from runtime.krm import KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -59,12 +58,12 @@ class MiniWidgetSpec(BaseModel):
     parts: Annotated[dict[str, Part] | None, Field(description="Parts by name.")] = None
     payload: Annotated[Any | None, Field(description="Free-form payload.")] = None
     project_ref: Annotated[
-        ProjectRef,
+        ProjectRef | None,
         Field(
             alias="projectRef",
-            description="Immutable. The Project that this MiniWidget belongs to.",
+            description="Immutable. The Project that this MiniWidget belongs to. When unset, the `cnrm.cloud.google.com/project-id` annotation of the object or of its namespace is used.",
         ),
-    ]
+    ] = None
     resource_id: Annotated[
         str | None,
         Field(
@@ -109,30 +108,6 @@ class PartObservedState(BaseModel):
         populate_by_name=True,
     )
     uid: Annotated[str | None, Field(description="Output only. Unique id.")] = None
-
-
-class ProjectRef(BaseModel):
-    """
-    The Project that this MiniWidget belongs to.
-    """
-
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
-    external: Annotated[
-        str | None,
-        Field(description="The Project as a GCP identifier (its externalRef form)."),
-    ] = None
-    name: Annotated[str | None, Field(description="The `metadata.name` of a Project object.")] = (
-        None
-    )
-    namespace: Annotated[
-        str | None,
-        Field(
-            description="The `metadata.namespace` of the Project object; defaults to the referring object's namespace."
-        ),
-    ] = None
 
 
 class WidgetConfig(BaseModel):

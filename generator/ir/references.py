@@ -1,0 +1,204 @@
+"""IR stage: infer which API fields name other resources.
+
+Signals, strongest first: a kind-config decision (with its reason); a
+resource path in the field's description (``projects/{project}/topics/{topic}``,
+``projects/*/locations/*/keyRings/*/cryptoKeys/*``, compute URLs) matched
+against the identity templates of our Kinds and of specs/external-kinds.yaml;
+the field's name matching a Kind's ID placeholder (``network``, ``bucket``).
+A field that looks like a reference but matches nothing, or matches an
+asset type nobody declared, stops the generation for curated Kinds: it must
+be classified in the kind config either way.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from generator.ir.behaviours import Behaviour as B
+from generator.ir.behaviours import Fact
+from generator.ir.model import FieldIR, ModelSet, ReferenceIR, TargetKind, TypeIR
+from generator.naming import collection_param
+from generator.spec.asset_names import AssetNameTable
+from generator.spec.kinds import KindConfig
+
+_PATH_RX = re.compile(
+    r"(?:https?://[A-Za-z0-9.-]+/(?:[a-z]+/)?(?:v\d[a-z0-9]*|beta|alpha)/)?"
+    r"((?:projects|organizations|folders)/[^\s`\"'<>(),;]+)"
+)
+_SUFFIXES = ("Names", "Name", "Urls", "Url", "Uris", "Uri", "Links", "Link", "Ids", "Id")
+_REF_WORDS = re.compile(r"\b(resource name|URL of|url of|self[- ]?link|name of the|fully qualified)\b", re.IGNORECASE)
+
+
+def description_paths(description: str) -> list[str]:
+    """Resource-path-looking strings in a description, URL prefixes stripped."""
+    return [m.group(1).rstrip(".:`") for m in _PATH_RX.finditer(description or "")]
+
+
+def template_regex(template: str) -> re.Pattern[str]:
+    parts = re.split(r"(\{[^}]+\})", template)
+    rx = "".join("[^/]+" if p.startswith("{") else re.escape(p) for p in parts)
+    return re.compile(f"^{rx}$")
+
+
+def base_name(field: str) -> str:
+    for s in _SUFFIXES:
+        if field.endswith(s) and len(field) > len(s):
+            return field[: -len(s)]
+    return field
+
+
+def ref_field_name(api_field: str, target_id: str, many: bool) -> str:
+    """Config Connector practice: kmsKeyName -> kmsKeyRef, notificationChannels -> notificationChannelRefs."""
+    base = base_name(api_field)
+    if base in ("name", "resource", "id"):
+        base = target_id
+    if many:
+        base = collection_param(base)
+    return base + ("Refs" if many else "Ref")
+
+
+@dataclass(frozen=True)
+class Decision:
+    target: TargetKind
+    krm_name: str
+    many: bool
+    source: str
+    api_format: str | None
+    order_matters: bool
+
+
+class TargetIndex:
+    def __init__(self, targets: tuple[TargetKind, ...], assets: AssetNameTable) -> None:
+        self.targets = targets
+        self._rx = [(t, template_regex(t.template)) for t in targets]
+        self._known_types: set[str] = set()
+        self.assets = assets
+
+    def by_path(self, path: str) -> list[TargetKind]:
+        return [t for t, rx in self._rx if rx.match(path)]
+
+    def by_id(self, name: str) -> list[TargetKind]:
+        return [t for t in self.targets if t.template.rsplit("/", 1)[-1] == "{" + name + "}"]
+
+    def asset_types_for(self, path: str) -> list[str]:
+        return sorted({r.asset_type for r in self.assets.rows if template_regex(r.template).match(path)})
+
+
+@dataclass
+class Inference:
+    decisions: dict[tuple[str, str], Decision | None]  # (class, field) -> ref, or None for a plain field
+    references: list[ReferenceIR]
+    unclassified: list[str]  # "api.path: why it looks like a reference"
+    unused_config: list[str]
+
+
+def _string_leaf(t: TypeIR) -> tuple[bool, bool]:
+    """(is a string or list of strings, is a list)."""
+    if t.kind == "string":
+        return True, False
+    if t.kind == "array" and t.item is not None and t.item.kind == "string":
+        return True, True
+    return False, False
+
+
+def infer_references(
+    kind: str,
+    api: ModelSet,
+    resource_class: str,
+    cfg: KindConfig,
+    index: TargetIndex,
+    top_facts: dict[str, tuple[Fact, ...]],
+    drop: frozenset[str],
+) -> Inference:
+    by_name = {t.kind: t for t in index.targets}
+    decisions: dict[tuple[str, str], Decision | None] = {}
+    refs: list[ReferenceIR] = []
+    unclassified: list[str] = []
+    used_config: set[str] = set()
+
+    def decide(cls: str, f: FieldIR, api_path: str, many: bool) -> Decision | None:
+        conf = cfg.references.get(api_path)
+        if conf is not None:
+            used_config.add(api_path)
+            if conf.target == "none":
+                return None
+            tgt = by_name.get(conf.target)
+            if tgt is None:
+                unclassified.append(f"{api_path}: kind config names unknown target {conf.target!r}")
+                return None
+            return Decision(tgt, ref_field_name(f.name, _id(tgt), many), many, f"config: {conf.reason}", conf.api_format, conf.order_matters)
+        paths = description_paths(f.description)
+        hits = sorted({t.kind for p in paths for t in index.by_path(p)})
+        if len(hits) == 1:
+            tgt = by_name[hits[0]]
+            shown = next(p for p in paths if index.by_path(p))
+            return Decision(tgt, ref_field_name(f.name, _id(tgt), many), many, f"description path {shown!r}", None, False)
+        if len(hits) > 1:
+            unclassified.append(f"{api_path}: description paths match several Kinds ({', '.join(hits)})")
+            return None
+        # Name signal: the field is named after a Kind's ID (network, bucket).
+        # A bare *Id field is not used: IDs of foreign systems look the same.
+        singular = collection_param(base_name(f.name)) if many else base_name(f.name)
+        # Only our own Kinds: an external Kind's ID name (namespace, endpoint)
+        # is too generic to trust without a path in the description.
+        named = [] if f.name.endswith(("Id", "Ids")) else [t for t in index.by_id(singular) if t.ours]
+        if paths:
+            types = sorted({a for p in paths for a in index.asset_types_for(p)})
+            why = f"asset type(s) {', '.join(types)} not declared in specs/external-kinds.yaml" if types else "no Kind or asset type has that shape"
+            unclassified.append(f"{api_path}: description names {paths[0]!r}: {why}")
+            return None
+        if len(named) == 1:
+            tgt = named[0]
+            return Decision(tgt, ref_field_name(f.name, _id(tgt), many), many, f"field name {f.name!r} is {tgt.kind}'s ID", None, False)
+        if f.name.endswith(_SUFFIXES[:8]) and _REF_WORDS.search(f.description or ""):
+            unclassified.append(f"{api_path}: named like a reference and described as one ({_REF_WORDS.search(f.description or '').group(0)!r})")  # type: ignore[union-attr]
+        return None
+
+    def walk(cls: str, path: str, krm_path: str, stack: tuple[str, ...]) -> None:
+        if cls in stack:
+            return
+        for f in api.object(cls).fields:
+            api_path = f"{path}.{f.name}" if path else f.name
+            facts = top_facts.get(api_path, f.facts) if not path else f.facts
+            if B.OUTPUT_ONLY in {x.behaviour for x in facts} or (not path and f.name in drop):
+                continue
+            is_str, many = _string_leaf(f.type)
+            if is_str:
+                key = (cls, f.name)
+                if key not in decisions:
+                    decisions[key] = decide(cls, f, api_path, many)
+                elif api_path in cfg.references:
+                    used_config.add(api_path)
+                d = decisions[key]
+                if d is not None:
+                    kp = f"{krm_path}.{d.krm_name}" if krm_path else d.krm_name
+                    refs.append(
+                        ReferenceIR(
+                            api_path=api_path,
+                            krm_path=kp,
+                            target=d.target.kind,
+                            many=d.many if d.many == many else many,
+                            external_only=not (d.target.ours or d.target.by_name),
+                            source=d.source,
+                            order_matters=d.order_matters,
+                            api_format=d.api_format,
+                        )
+                    )
+                continue
+            t = f.type
+            step = f.name
+            while t.kind in ("array", "map") and t.item is not None:
+                if t.kind == "array":
+                    step += "[]"
+                t = t.item
+            if t.kind == "object" and t.ref is not None:
+                walk(t.ref, f"{path}.{step}" if path else step, f"{krm_path}.{step}" if krm_path else step, (*stack, cls))
+
+    walk(resource_class, "", "", ())
+    unused = sorted(set(cfg.references) - used_config)
+    return Inference(decisions, refs, unclassified, unused)
+
+
+def _id(t: TargetKind) -> str:
+    return t.template.rsplit("/", 1)[-1].strip("{}")

@@ -1,0 +1,181 @@
+"""Resource identity: one URL template per Kind, and the rules to read it.
+
+``status.externalRef`` and ``<kind>Ref.external`` use the asset-inventory
+name without the service domain (``projects/p/topics/t``). ``normalize``
+also accepts the ``//pubsub.googleapis.com/...`` form, REST URLs and compute
+self-links, and always returns the canonical form, so normalizing twice is a
+no-op. Generated ``<kind>_reference`` modules only declare data; every rule
+lives here.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+_PH = re.compile(r"\{([A-Za-z][A-Za-z0-9]*)\}")
+# One path segment of a resource name: no slash, whitespace, query or fragment.
+_SEGMENT = r"[^/\s?#{}]+"
+# API version segments in REST paths: v1, v1beta2, beta, alpha...
+_VERSION = re.compile(r"^(?:v\d+(?:(?:alpha|beta|p\d+beta)\d*)?|alpha|beta)$")
+_VERSION_RX = r"(?:v\d+(?:(?:alpha|beta|p\d+beta)\d*)?|alpha|beta)"
+# Every Google API answers on www.googleapis.com too (compute and storage self-links use it).
+LEGACY_HOST = "www.googleapis.com"
+
+
+class IdentityError(ValueError):
+    """A value that is not a valid identity for a Kind; names Kind, value and format."""
+
+    def __init__(self, kind: str, value: object, expected: str, why: str = "") -> None:
+        self.kind = kind
+        self.value = value
+        self.expected = expected
+        detail = f" ({why})" if why else ""
+        super().__init__(f"{kind}: {value!r} is not a valid {kind} identity{detail}; expected {expected}")
+
+
+def _compile(template: str) -> tuple[re.Pattern[str], tuple[str, ...]]:
+    names: list[str] = []
+    out: list[str] = []
+    pos = 0
+    for m in _PH.finditer(template):
+        out.append(re.escape(template[pos : m.start()]))
+        out.append(f"(?P<{m.group(1)}>{_SEGMENT})")
+        names.append(m.group(1))
+        pos = m.end()
+    out.append(re.escape(template[pos:]))
+    return re.compile("^" + "".join(out) + "$"), tuple(names)
+
+
+def _prefix_rx(prefix: str) -> str:
+    """A REST path prefix with its version segment generalised (compute/v1/ ~ compute/beta/)."""
+    parts = [p for p in prefix.split("/") if p]
+    return "".join((_VERSION_RX if _VERSION.match(p) else re.escape(p)) + "/" for p in parts)
+
+
+@dataclass(frozen=True)
+class IdentityTemplate:
+    """How one Kind's resources are named; built from generated data only."""
+
+    kind: str
+    template: str  # canonical: projects/{project}/topics/{topic}
+    domain: str  # asset-inventory domain: pubsub.googleapis.com
+    rest_host: str = ""  # API host: pubsub.googleapis.com
+    rest_prefix: str = ""  # path before the resource path in REST URLs: v1/, compute/v1/
+    rest_template: str = ""  # resource path in REST URLs, when it differs (storage: b/{bucket})
+    extra_forms: tuple[str, ...] = ()  # other accepted spellings (gs://{bucket}, a bare project ID)
+    # (template param, spec field supplying it, Kind that field references or ""):
+    # lets the runtime compute an object's identity from its spec.
+    spec_fields: tuple[tuple[str, str, str], ...] = ()
+    id_generation: str = "user"  # "service": the ID exists only after create
+    _compiled: dict[str, tuple[re.Pattern[str], tuple[str, ...]]] = field(default_factory=dict, compare=False, repr=False)
+
+    def _rx(self, template: str) -> tuple[re.Pattern[str], tuple[str, ...]]:
+        if template not in self._compiled:
+            self._compiled[template] = _compile(template)
+        return self._compiled[template]
+
+    @property
+    def params(self) -> tuple[str, ...]:
+        return self._rx(self.template)[1]
+
+    def expected(self) -> str:
+        forms = [self.template, f"//{self.domain}/{self.template}"]
+        if self.rest_host:
+            forms.append(f"https://{self.rest_host}/{self.rest_prefix}{self.rest_template or self.template}")
+        forms.extend(self.extra_forms)
+        return " or ".join(repr(f) for f in forms)
+
+    def format(self, **values: str) -> str:
+        """Build the canonical name; every placeholder needs one valid segment."""
+        missing = [p for p in self.params if not values.get(p)]
+        if missing:
+            raise IdentityError(self.kind, values, self.expected(), f"missing {', '.join(missing)}")
+        unknown = sorted(set(values) - set(self.params))
+        if unknown:
+            raise IdentityError(self.kind, values, self.expected(), f"unknown {', '.join(unknown)}")
+        seg = re.compile(f"^{_SEGMENT}$")
+        bad = [p for p in self.params if not seg.match(str(values[p]))]
+        if bad:
+            raise IdentityError(self.kind, values, self.expected(), f"{bad[0]}={values[bad[0]]!r} is not a single path segment")
+        return _PH.sub(lambda m: str(values[m.group(1)]), self.template)
+
+    def parse(self, value: str) -> dict[str, str]:
+        """Parameters of a canonical name (only the canonical form is accepted)."""
+        if not isinstance(value, str):
+            raise IdentityError(self.kind, value, self.expected(), "not a string")
+        rx, names = self._rx(self.template)
+        m = rx.match(value)
+        if not m:
+            raise IdentityError(self.kind, value, self.expected())
+        return {n: m.group(n) for n in names}
+
+    def _match_any(self, path: str, templates: tuple[str, ...]) -> dict[str, str] | None:
+        for t in templates:
+            m = self._rx(t)[0].match(path)
+            if m:
+                return m.groupdict()
+        return None
+
+    def normalize(self, value: str) -> str:
+        """Canonical externalRef for any accepted spelling; idempotent."""
+        if not isinstance(value, str) or not value.strip():
+            raise IdentityError(self.kind, value, self.expected(), "empty")
+        v = value.strip()
+        got: dict[str, str] | None
+        if v.startswith("//"):
+            host, _, path = v[2:].partition("/")
+            if host != self.domain:
+                raise IdentityError(self.kind, value, self.expected(), f"service {host!r} is not {self.domain!r}")
+            got = self._match_any(path, (self.template,))
+        elif v.startswith(("https://", "http://")):
+            got = self._from_url(value, v)
+        else:
+            got = self._match_any(v, (self.template, *self.extra_forms))
+        if got is None:
+            raise IdentityError(self.kind, value, self.expected())
+        # Extra forms may carry context the canonical name lacks (the project
+        # of projects/{project}/buckets/{bucket}); only the template's params count.
+        return self.format(**{k: v for k, v in got.items() if k in self.params})
+
+    def _from_url(self, value: str, v: str) -> dict[str, str] | None:
+        u = urlsplit(v)
+        hosts = {h for h in (self.rest_host, self.domain, LEGACY_HOST) if h}
+        if u.netloc not in hosts:
+            raise IdentityError(self.kind, value, self.expected(), f"host {u.netloc!r} does not serve {self.kind}")
+        path = u.path.lstrip("/")
+        prefix = re.match(_prefix_rx(self.rest_prefix), path) if self.rest_prefix else None
+        if self.rest_prefix and prefix is None:
+            return None
+        rest = path[prefix.end() :] if prefix else path
+        return self._match_any(rest, tuple(t for t in (self.rest_template, self.template) if t))
+
+
+# --- registry -------------------------------------------------------------
+
+_IDENTITIES: dict[str, IdentityTemplate] = {}
+
+
+def register_identity(identity: IdentityTemplate) -> None:
+    _IDENTITIES[identity.kind] = identity
+
+
+def identity_for(kind: str) -> IdentityTemplate:
+    """The identity of a Kind, loading generated reference modules on first use."""
+    if kind not in _IDENTITIES:
+        from runtime.registry import load_reference_modules
+
+        load_reference_modules()
+    try:
+        return _IDENTITIES[kind]
+    except KeyError:
+        known = ", ".join(sorted(_IDENTITIES))
+        raise KeyError(f"unknown Kind {kind!r}; known: {known}") from None
+
+
+def known_kinds() -> tuple[str, ...]:
+    from runtime.registry import load_reference_modules
+
+    load_reference_modules()
+    return tuple(sorted(_IDENTITIES))

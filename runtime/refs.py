@@ -1,0 +1,370 @@
+"""Reference rules (``spec.<kind>Ref`` / ``spec.<kind>Refs``), with no GCP calls.
+
+Written once here and driven by the tables that generated ``<kind>_reference``
+modules register, following the Config Connector reference guide:
+
+* exactly one of ``external`` / ``name``; ``external`` alone when the target is
+  not a Kind we reconcile; ``external`` must parse as the target's identity;
+* ``namespace`` defaults to the referring object's namespace;
+* ``<kind>Refs``: no mixed forms, unique externals (after normalization),
+  unique resolved externalRefs for named refs, order kept for GCP, and an
+  order-only change is not a diff unless the Kind says order matters;
+* resolution through an object store: missing object -> DependencyNotFound,
+  object without ``status.externalRef`` -> DependencyNotReady.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Protocol
+
+import yaml
+from pydantic import Field
+
+from runtime.identity import IdentityError, identity_for
+from runtime.krm import KRMModel
+
+
+class ResourceRef(KRMModel):
+    """A reference to a Kind we reconcile: ``external``, or ``name`` (+ ``namespace``)."""
+
+    external: str | None = Field(default=None, description="The referenced resource's externalRef (asset-inventory name without the service domain).")
+    name: str | None = Field(default=None, description="The `metadata.name` of the referenced object.")
+    namespace: str | None = Field(default=None, description="The `metadata.namespace` of the referenced object; defaults to the referring object's namespace.")
+
+
+class ExternalRef(KRMModel):
+    """A reference to a resource kccgen does not reconcile: ``external`` only."""
+
+    external: str | None = Field(default=None, description="The referenced resource's name (asset-inventory form without the service domain).")
+
+
+class Reason(StrEnum):
+    EXTERNAL_AND_NAME = "RefExternalAndName"
+    EMPTY = "RefEmpty"
+    EXTERNAL_REQUIRED = "RefExternalRequired"
+    INVALID_EXTERNAL = "RefInvalidExternal"
+    NAMESPACE_WITHOUT_NAME = "RefNamespaceWithoutName"
+    MALFORMED = "RefMalformed"
+    MIXED_FORM = "RefsMixedForm"
+    DUPLICATE_EXTERNAL = "RefsDuplicateExternal"
+    DUPLICATE_RESOLVED = "RefsDuplicateResolved"
+    NOT_FOUND = "DependencyNotFound"
+    NOT_READY = "DependencyNotReady"
+
+
+class RefError(ValueError):
+    """A reference that breaks a rule; ``reason`` is stable for tests and conditions."""
+
+    def __init__(self, reason: Reason, path: str, message: str) -> None:
+        self.reason = reason
+        self.path = path
+        self.message = message
+        super().__init__(f"{path}: {message}")
+
+
+@dataclass(frozen=True)
+class RefField:
+    """One reference field of a Kind, as the generator inferred it."""
+
+    path: str  # KRM path under spec: "deadLetterPolicy.deadLetterTopicRef", "topics[].topicRef"
+    target: str  # referenced Kind
+    api_path: str  # API field it replaces: "deadLetterPolicy.deadLetterTopic"
+    many: bool = False  # a <kind>Refs list
+    external_only: bool = False  # target is not a Kind we reconcile
+    parent: bool = False  # part of the identity (projectRef, keyRingRef)
+    order_matters: bool = False
+    api_format: str | None = None  # how the API spells it, when not the canonical form
+
+
+# --- registry of Ref types and reference tables ------------------------------
+
+_REF_TYPES: dict[str, type[KRMModel]] = {}
+_REFERENCES: dict[str, tuple[RefField, ...]] = {}
+
+
+def register_ref_type(kind: str, ref_type: type[KRMModel]) -> None:
+    _REF_TYPES[kind] = ref_type
+
+
+def register_references(kind: str, fields: tuple[RefField, ...]) -> None:
+    _REFERENCES[kind] = fields
+
+
+def ref_type_for(kind: str) -> type[KRMModel]:
+    from runtime.registry import load_reference_modules
+
+    load_reference_modules()
+    try:
+        return _REF_TYPES[kind]
+    except KeyError:
+        raise KeyError(f"no Ref type registered for Kind {kind!r}") from None
+
+
+def references_of(kind: str) -> tuple[RefField, ...]:
+    from runtime.registry import load_reference_modules
+
+    load_reference_modules()
+    return _REFERENCES.get(kind, ())
+
+
+# --- single refs ---------------------------------------------------------------
+
+
+def _as_mapping(ref: object, path: str) -> Mapping[str, Any]:
+    if isinstance(ref, KRMModel):
+        return ref.model_dump(exclude_none=True)
+    if not isinstance(ref, Mapping):
+        raise RefError(Reason.MALFORMED, path, f"a reference must be an object with external or name, got {type(ref).__name__}")
+    return ref
+
+
+def check_ref(ref: object, target: str, path: str, external_only: bool = False) -> None:
+    """The single-ref rules; raises RefError with the rule's reason."""
+    r = _as_mapping(ref, path)
+    external, name, namespace = r.get("external"), r.get("name"), r.get("namespace")
+    if external and name:
+        raise RefError(Reason.EXTERNAL_AND_NAME, path, f"set exactly one of external or name, not both (external={external!r}, name={name!r})")
+    if not external and not name:
+        raise RefError(Reason.EMPTY, path, f"set exactly one of external or name for the {target} reference")
+    if external_only and not external:
+        raise RefError(Reason.EXTERNAL_REQUIRED, path, f"{target} is not a Kind this operator reconciles: set external, not name")
+    if namespace and not name:
+        raise RefError(Reason.NAMESPACE_WITHOUT_NAME, path, "namespace is only meaningful with name")
+    if external:
+        try:
+            identity_for(target).normalize(external)
+        except IdentityError as e:
+            raise RefError(Reason.INVALID_EXTERNAL, path, str(e)) from None
+
+
+def normalize_ref(ref: object, target: str, path: str = "ref") -> dict[str, str]:
+    """Canonical form: ``{"external": canonical}`` or ``{"name", "namespace"?}``. Idempotent."""
+    r = _as_mapping(ref, path)
+    check_ref(r, target, path)
+    if r.get("external"):
+        return {"external": identity_for(target).normalize(str(r["external"]))}
+    out = {"name": str(r["name"])}
+    if r.get("namespace"):
+        out["namespace"] = str(r["namespace"])
+    return out
+
+
+def set_external(ref: object, target: str, external: str) -> dict[str, str]:
+    """Setting external clears name/namespace, so the result stays one form."""
+    return {"external": identity_for(target).normalize(external)}
+
+
+# --- lists (<kind>Refs) ----------------------------------------------------------
+
+
+def check_refs(refs: object, target: str, path: str, external_only: bool = False) -> None:
+    """The list rules: each ref valid, one form for all, externals unique."""
+    if not isinstance(refs, Sequence) or isinstance(refs, str | bytes):
+        raise RefError(Reason.MALFORMED, path, f"expected a list of {target} references")
+    items = [_as_mapping(r, f"{path}[{i}]") for i, r in enumerate(refs)]
+    for i, r in enumerate(items):
+        check_ref(r, target, f"{path}[{i}]", external_only)
+    forms = {"external" if r.get("external") else "name" for r in items}
+    if len(forms) > 1:
+        raise RefError(Reason.MIXED_FORM, path, "use external for every entry or name for every entry, not a mix")
+    if forms == {"external"}:
+        canon = [identity_for(target).normalize(str(r["external"])) for r in items]
+        dups = sorted(v for v, n in Counter(canon).items() if n > 1)
+        if dups:
+            raise RefError(Reason.DUPLICATE_EXTERNAL, path, f"duplicate external {dups[0]!r} (compared after normalization)")
+
+
+def same_refs(a: Sequence[str], b: Sequence[str], order_matters: bool = False) -> bool:
+    """Whether two resolved lists are the same; a reorder alone is no change unless order matters."""
+    return list(a) == list(b) if order_matters else Counter(a) == Counter(b)
+
+
+# --- resolution --------------------------------------------------------------------
+
+
+class ObjectStore(Protocol):
+    """Read access to KRM objects (a cluster, or manifests loaded locally)."""
+
+    def get(self, kind: str, namespace: str, name: str) -> Mapping[str, Any] | None: ...
+
+
+CLUSTER_SCOPED = frozenset({"Namespace"})
+
+
+class InMemoryStore:
+    """An ObjectStore over plain dicts, for tests and the local runner."""
+
+    def __init__(self, objects: Iterable[Mapping[str, Any]] = (), default_namespace: str = "default") -> None:
+        self.default_namespace = default_namespace
+        self._objects: dict[tuple[str, str, str], dict[str, Any]] = {}
+        for o in objects:
+            self.add(o)
+
+    def add(self, obj: Mapping[str, Any]) -> None:
+        meta = obj.get("metadata") or {}
+        if not obj.get("kind") or not meta.get("name"):
+            raise ValueError(f"object needs kind and metadata.name: {dict(obj)!r:.200}")
+        ns = "" if obj["kind"] in CLUSTER_SCOPED else str(meta.get("namespace") or self.default_namespace)
+        key = (str(obj["kind"]), ns, str(meta["name"]))
+        self._objects[key] = dict(obj)
+
+    def get(self, kind: str, namespace: str, name: str) -> Mapping[str, Any] | None:
+        return self._objects.get((kind, namespace, name))
+
+    def objects(self) -> list[dict[str, Any]]:
+        return [self._objects[k] for k in sorted(self._objects)]
+
+    @classmethod
+    def from_yaml(cls, text: str, default_namespace: str = "default") -> InMemoryStore:
+        return cls((d for d in yaml.safe_load_all(text) if d), default_namespace)
+
+
+def resolve_ref(
+    ref: object, target: str, namespace: str, store: ObjectStore, path: str, external_only: bool = False
+) -> str:
+    """The canonical externalRef a reference points at (no GCP call)."""
+    r = _as_mapping(ref, path)
+    check_ref(r, target, path, external_only)
+    ident = identity_for(target)
+    if r.get("external"):
+        return ident.normalize(str(r["external"]))
+    ns = str(r.get("namespace") or namespace)
+    name = str(r["name"])
+    obj = store.get(target, ns, name)
+    if obj is None:
+        raise RefError(Reason.NOT_FOUND, path, f"referenced {target} {ns}/{name} not found")
+    ext = (obj.get("status") or {}).get("externalRef")
+    if not ext:
+        raise RefError(Reason.NOT_READY, path, f"referenced {target} {ns}/{name} is not ready: it has no status.externalRef yet")
+    try:
+        return ident.normalize(str(ext))
+    except IdentityError as e:
+        raise RefError(Reason.INVALID_EXTERNAL, path, f"referenced {target} {ns}/{name} has an unusable status.externalRef: {e}") from None
+
+
+def resolve_refs(
+    refs: object, target: str, namespace: str, store: ObjectStore, path: str, external_only: bool = False
+) -> list[str]:
+    """Resolve a ``<kind>Refs`` list in order; resolved externalRefs must be unique."""
+    check_refs(refs, target, path, external_only)
+    assert isinstance(refs, Sequence)
+    out = [resolve_ref(r, target, namespace, store, f"{path}[{i}]", external_only) for i, r in enumerate(refs)]
+    dups = sorted(v for v, n in Counter(out).items() if n > 1)
+    if dups:
+        raise RefError(Reason.DUPLICATE_RESOLVED, path, f"two entries resolve to the same {target} {dups[0]!r}")
+    return out
+
+
+# --- whole objects -------------------------------------------------------------------
+
+
+def iter_field(spec: Mapping[str, Any], path: str) -> Iterator[tuple[str, Any]]:
+    """Values at a KRM path with ``[]`` list steps, with their concrete paths."""
+
+    def walk(node: Any, parts: list[str], where: str) -> Iterator[tuple[str, Any]]:
+        if not parts:
+            yield where, node
+            return
+        head, rest = parts[0], parts[1:]
+        is_list = head.endswith("[]")
+        key = head.removesuffix("[]")
+        if not isinstance(node, Mapping) or node.get(key) is None:
+            return
+        child = node[key]
+        here = f"{where}.{key}" if where else key
+        if is_list:
+            if isinstance(child, list):
+                for i, item in enumerate(child):
+                    yield from walk(item, rest, f"{here}[{i}]")
+        else:
+            yield from walk(child, rest, here)
+
+    yield from walk(spec, path.split("."), "")
+
+
+def check_object(obj: Mapping[str, Any]) -> list[RefError]:
+    """Every reference rule that needs no store, for one KRM object."""
+    spec = obj.get("spec") or {}
+    errors: list[RefError] = []
+    for f in references_of(str(obj.get("kind"))):
+        for where, value in iter_field(spec, f.path):
+            try:
+                if f.many:
+                    check_refs(value, f.target, f"spec.{where}", f.external_only)
+                else:
+                    check_ref(value, f.target, f"spec.{where}", f.external_only)
+            except RefError as e:
+                errors.append(e)
+    return errors
+
+
+def resolve_object(obj: Mapping[str, Any], store: ObjectStore) -> dict[str, str | list[str]]:
+    """Resolve every reference of an object: concrete spec path -> externalRef(s)."""
+    spec = obj.get("spec") or {}
+    namespace = str((obj.get("metadata") or {}).get("namespace") or getattr(store, "default_namespace", "default"))
+    out: dict[str, str | list[str]] = {}
+    for f in references_of(str(obj.get("kind"))):
+        for where, value in iter_field(spec, f.path):
+            p = f"spec.{where}"
+            if f.many:
+                out[p] = resolve_refs(value, f.target, namespace, store, p, f.external_only)
+            else:
+                out[p] = resolve_ref(value, f.target, namespace, store, p, f.external_only)
+    return out
+
+
+# --- identity from spec (reconcile step 2 when status.externalRef is unset) ------
+
+PROJECT_ID_ANNOTATION = "cnrm.cloud.google.com/project-id"
+
+
+def _project_from_annotations(obj: Mapping[str, Any], store: ObjectStore, namespace: str) -> str | None:
+    """Config Connector's fallback: the object's, then its namespace's, project-id annotation."""
+    ann = (obj.get("metadata") or {}).get("annotations") or {}
+    if ann.get(PROJECT_ID_ANNOTATION):
+        return str(ann[PROJECT_ID_ANNOTATION])
+    ns_obj = store.get("Namespace", "", namespace)
+    ns_ann = ((ns_obj or {}).get("metadata") or {}).get("annotations") or {}
+    return str(ns_ann[PROJECT_ID_ANNOTATION]) if ns_ann.get(PROJECT_ID_ANNOTATION) else None
+
+
+def identity_from_spec(obj: Mapping[str, Any], store: ObjectStore) -> str | None:
+    """The externalRef an object's spec names; None for a service-generated ID not yet known.
+
+    Parents are resolved through the store (no GCP call); a parent ref covers
+    the params inside it (keyRingRef gives project, location and keyRing).
+    """
+    kind = str(obj.get("kind"))
+    ident = identity_for(kind)
+    spec = obj.get("spec") or {}
+    meta = obj.get("metadata") or {}
+    namespace = str(meta.get("namespace") or getattr(store, "default_namespace", "default"))
+    values: dict[str, str] = {}
+    parsed: dict[str, dict[str, str]] = {}
+    for param, field, target in ident.spec_fields:
+        value: str | None
+        if field == "resourceID":
+            value = spec.get("resourceID") or (None if ident.id_generation == "service" else meta.get("name"))
+            if value is None:
+                return None
+        elif target:
+            if field not in parsed:
+                ref = spec.get(field)
+                if ref is None and target == "Project":
+                    project = _project_from_annotations(obj, store, namespace)
+                    ref = {"external": project} if project else None
+                if ref is None:
+                    raise RefError(Reason.EMPTY, f"spec.{field}", f"{kind} needs spec.{field} to be identified")
+                ext = resolve_ref(ref, target, namespace, store, f"spec.{field}")
+                parsed[field] = identity_for(target).parse(ext)
+            value = parsed[field].get(param)
+        else:
+            value = spec.get(field)
+        if not value:
+            raise RefError(Reason.EMPTY, f"spec.{field}", f"{kind} needs spec.{field} to be identified")
+        values[param] = str(value)
+    return ident.format(**values)
