@@ -19,6 +19,7 @@ generate: $(STAMP)
 
 check: $(STAMP)
 	$(VENV)/bin/kccgen check
+	$(VENV)/bin/kccgen lint-crds
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check generator runtime tests

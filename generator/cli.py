@@ -160,6 +160,35 @@ def cmd_refs(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_lint_crds(args: argparse.Namespace) -> int:
+    from generator.crdlint import lint_file
+
+    files = [Path(f) for f in args.files] or sorted((args.root / "generated" / "crds").glob("*.yaml"))
+    if not files:
+        print("error: no CRDs to lint (generated/crds/*.yaml is empty)", file=sys.stderr)
+        return 2
+    problems = [p for f in files for p in lint_file(f, str(f.relative_to(args.root)) if f.is_relative_to(args.root) else str(f))]
+    for p in problems:
+        print(p, file=sys.stderr)
+    print(f"lint-crds: {len(files)} CRDs, {len(problems)} problem(s)")
+    return 1 if problems else 0
+
+
+def cmd_lag(args: argparse.Namespace) -> int:
+    from generator.lag import run
+
+    if (args.old is None) == (args.from_package is None):
+        print("error: give OLD_SPECS_DIR or --from-package VERSION (one of them)", file=sys.stderr)
+        return 2
+    new = args.new or args.specs
+    try:
+        print(run(args.old, new, args.from_package, args.format), end="")
+    except RuntimeError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def cmd_update_specs(args: argparse.Namespace) -> int:
     from generator.update_specs import package_version, update_specs
 
@@ -182,11 +211,18 @@ def main(argv: list[str] | None = None) -> int:
     kp.add_argument("--plain", action="store_true", help="plain text even on a terminal")
     rp = sub.add_parser("refs", help="print the reference graph (Kind, field path, target Kind)")
     rp.add_argument("--format", choices=("text", "json"), default="text")
+    lp = sub.add_parser("lint-crds", help="structural and convention checks on generated CRDs")
+    lp.add_argument("files", nargs="*", help="CRD files (default: generated/crds/*.yaml)")
+    gp2 = sub.add_parser("lag", help="schema-lag report: behaviour, field and type changes per Kind")
+    gp2.add_argument("old", nargs="?", type=Path, help="OLD specs dir (or a dir of Discovery JSON files)")
+    gp2.add_argument("new", nargs="?", type=Path, help="NEW specs dir (default: --specs)")
+    gp2.add_argument("--from-package", metavar="VERSION", help="take OLD from google-api-python-client==VERSION (PyPI)")
+    gp2.add_argument("--format", choices=("text", "json"), default="text")
     sub.add_parser("update-specs", help="refresh specs/discovery from the pinned client")
     args = p.parse_args(argv)
     if args.specs is None:
         args.specs = args.root / "specs"
-    handlers = {"generate": cmd_generate, "check": cmd_check, "kinds": cmd_kinds, "refs": cmd_refs, "update-specs": cmd_update_specs}
+    handlers = {"generate": cmd_generate, "check": cmd_check, "kinds": cmd_kinds, "refs": cmd_refs, "lint-crds": cmd_lint_crds, "lag": cmd_lag, "update-specs": cmd_update_specs}
     try:
         return handlers[args.cmd](args)
     except SpecError as e:

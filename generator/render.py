@@ -86,6 +86,26 @@ def _import_key(line: str) -> tuple[int, str]:
     return (0 if stdlib else 2 if local else 1, line)
 
 
+def py_literal(obj: Any, indent: int = 0) -> str:
+    """A Python literal for JSON-like data, keys sorted: data files are
+    serialized, not templated, and must not depend on dict order."""
+    pad = "    " * (indent + 1)
+    end = "    " * indent
+    if isinstance(obj, dict):
+        if not obj:
+            return "{}"
+        items = [f"{pad}{py_literal(str(k))}: {py_literal(v, indent + 1)}," for k, v in sorted(obj.items())]
+        return "{\n" + "\n".join(items) + f"\n{end}}}"
+    if isinstance(obj, list | tuple):
+        if not obj:
+            return "[]"
+        items = [f"{pad}{py_literal(v, indent + 1)}," for v in obj]
+        return "[\n" + "\n".join(items) + f"\n{end}]"
+    if obj is None or isinstance(obj, bool | int | float | str):
+        return repr(obj)
+    raise TypeError(f"cannot serialize {type(obj).__name__}")
+
+
 def format_python(source: str, where: str) -> str:
     try:
         return black.format_str(source, mode=_MODE)

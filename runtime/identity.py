@@ -120,7 +120,9 @@ class IdentityTemplate:
 
     def normalize(self, value: str) -> str:
         """Canonical externalRef for any accepted spelling; idempotent."""
-        if not isinstance(value, str) or not value.strip():
+        if not isinstance(value, str):
+            raise IdentityError(self.kind, value, self.expected(), f"not a string but {type(value).__name__}")
+        if not value.strip():
             raise IdentityError(self.kind, value, self.expected(), "empty")
         v = value.strip()
         got: dict[str, str] | None
@@ -128,7 +130,7 @@ class IdentityTemplate:
             host, _, path = v[2:].partition("/")
             if host != self.domain:
                 raise IdentityError(self.kind, value, self.expected(), f"service {host!r} is not {self.domain!r}")
-            got = self._match_any(path, (self.template,))
+            got = self._match_any(path, (self.template, *self.extra_forms))
         elif v.startswith(("https://", "http://")):
             got = self._from_url(value, v)
         else:
@@ -137,7 +139,10 @@ class IdentityTemplate:
             raise IdentityError(self.kind, value, self.expected())
         # Extra forms may carry context the canonical name lacks (the project
         # of projects/{project}/buckets/{bucket}); only the template's params count.
-        return self.format(**{k: v for k, v in got.items() if k in self.params})
+        try:
+            return self.format(**{k: v for k, v in got.items() if k in self.params})
+        except IdentityError as e:
+            raise IdentityError(self.kind, value, self.expected(), e.args[0].split("(", 1)[-1].split(")", 1)[0]) from None
 
     def _from_url(self, value: str, v: str) -> dict[str, str] | None:
         u = urlsplit(v)
@@ -149,7 +154,9 @@ class IdentityTemplate:
         if self.rest_prefix and prefix is None:
             return None
         rest = path[prefix.end() :] if prefix else path
-        return self._match_any(rest, tuple(t for t in (self.rest_template, self.template) if t))
+        # A declared REST path is the only URL shape (storage: b/{bucket});
+        # the bare template must not match after the prefix (storage/v1/my-bucket).
+        return self._match_any(rest, (self.rest_template or self.template,))
 
 
 # --- registry -------------------------------------------------------------

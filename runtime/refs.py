@@ -153,9 +153,12 @@ def normalize_ref(ref: object, target: str, path: str = "ref") -> dict[str, str]
     return out
 
 
-def set_external(ref: object, target: str, external: str) -> dict[str, str]:
+def set_external(ref: object, target: str, external: str, path: str = "ref") -> dict[str, str]:
     """Setting external clears name/namespace, so the result stays one form."""
-    return {"external": identity_for(target).normalize(external)}
+    try:
+        return {"external": identity_for(target).normalize(external)}
+    except IdentityError as e:
+        raise RefError(Reason.INVALID_EXTERNAL, path, str(e)) from None
 
 
 # --- lists (<kind>Refs) ----------------------------------------------------------

@@ -38,3 +38,12 @@ def types_modules() -> dict[str, Any]:
             if k and obj.__module__ == mod.__name__ and str(k).lower() == kind:
                 found[str(k)] = mod
     return dict(sorted(found.items()))
+
+
+def module_for(kind: str, suffix: str) -> str:
+    """``generated.<svc>.<ver>.<kind><suffix>`` for a generated Kind."""
+    want = f"{kind.lower()}{suffix}"
+    for name in _walk(suffix):
+        if name.rsplit(".", 1)[-1] == want:
+            return name
+    raise KeyError(f"no generated {suffix} module for Kind {kind!r}")

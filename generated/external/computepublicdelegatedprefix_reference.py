@@ -23,7 +23,7 @@ IDENTITY = IdentityTemplate(
     rest_host="",
     rest_prefix="",
     rest_template="",
-    extra_forms=("projects/{project}/global/publicDelegatedPrefixes/{publicDelegatedPrefix}",),
+    extra_forms=(),
     spec_fields=(),
     id_generation="user",
 )

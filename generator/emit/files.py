@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from generator.emit.crds import crd_path, crd_source
+from generator.emit.mutability import mutability_source
 from generator.emit.references import reference_module_path, reference_source
 from generator.emit.types import api_module_source, kind_module_source
 from generator.ir.model import IR, ApiModule, KindIR, TargetKind
@@ -88,6 +90,19 @@ def jobs(ir: IR) -> Iterator[Job]:
         yield f"generated/{k.package}/{kind_types_module(k.kind)}.py", _kind_file, k
     for t in ir.targets:
         yield reference_module_path(t), _reference_file, (ir, t)
+    for k in ir.kinds:
+        p = f"generated/{k.package}/{k.lower}_mutability.py"
+        yield p, _mutability_file, (k, p)
+    for k in ir.kinds:
+        yield crd_path(k), _crd_file, (ir, k)
+
+
+def _crd_file(arg: tuple[IR, KindIR]) -> str:
+    return crd_source(*arg)
+
+
+def _mutability_file(arg: tuple[KindIR, str]) -> str:
+    return mutability_source(*arg)
 
 
 def _reference_file(arg: tuple[IR, TargetKind]) -> str:

@@ -78,6 +78,7 @@ class ApiModelBuilder:
                     facts=tuple(sorted(set(facts))),
                     source=self._loc(ppath),
                     deprecated=prop.deprecated,
+                    api_name=pname,
                 )
             )
         return ObjectIR(name, (node.description or "").strip(), tuple(fields), self._loc(path), open=True)

@@ -53,6 +53,7 @@ _INLINE = [
     (Behaviour.OUTPUT_ONLY, re.compile(r"\((?:output[ -]only|read[ -]only)\)", re.IGNORECASE)),
     (Behaviour.OUTPUT_ONLY, re.compile(_SENTENCE_START + r"\[?output[ -]only[.\]]", re.IGNORECASE)),
     (Behaviour.OUTPUT_ONLY, re.compile(r"@OutputOnly\b")),
+    (Behaviour.OUTPUT_ONLY, re.compile(r"set\s+only\s+in\s+responses\s+from\s+the\s+server", re.IGNORECASE)),
     (Behaviour.INPUT_ONLY, re.compile(_SENTENCE_START + r"\[?input[ -]only[.\]]", re.IGNORECASE)),
     (Behaviour.INPUT_ONLY, re.compile(r"@InputOnly\b")),
     (Behaviour.IMMUTABLE, re.compile(_SENTENCE_START + r"immutable(?: after creation(?: time)?)?\.(?=\s|$)", re.IGNORECASE)),
@@ -60,6 +61,21 @@ _INLINE = [
     (Behaviour.REQUIRED, re.compile(_SENTENCE_START + r"required\.(?=\s|$)", re.IGNORECASE)),
     (Behaviour.OPTIONAL, re.compile(r"\n\s*\n\s*optional\.(?=\s|$)", re.IGNORECASE)),
 ]
+# Prose that older APIs (compute, dns, cloudkms) use for create-only fields.
+# Whitespace is flexible because compute hard-wraps its descriptions; "can be
+# both set at resource creation time and updated" must not match.
+_W = r"\s+"
+_CREATE_ONLY = [
+    re.compile(r"can" + _W + r"be" + _W + r"set" + _W + r"only" + _W + r"at" + _W + r"(?:resource" + _W + r")?creation" + _W + r"time", re.IGNORECASE),
+    re.compile(r"(?:can|may)" + _W + r"only" + _W + r"be" + _W + r"(?:set|specified)" + _W + r"(?:at|during|on)" + _W + r"creation\b(?!" + _W + r"or)", re.IGNORECASE),
+    re.compile(r"only" + _W + r"specified" + _W + r"at" + _W + r"creation" + _W + r"time", re.IGNORECASE),
+    re.compile(r"must" + _W + r"be" + _W + r"set" + _W + r"on" + _W + r"creation" + _W + r"and" + _W + r"cannot" + _W + r"be" + _W + r"changed", re.IGNORECASE),
+    re.compile(r"once" + _W + r"(?:the" + _W + r"value" + _W + r"is" + _W + r")?set," + _W + r"it" + _W + r"cannot" + _W + r"be" + _W + r"(?:changed|updated)", re.IGNORECASE),
+    re.compile(r"set" + _W + r"at" + _W + r"creation" + _W + r"and" + _W + r"cannot" + _W + r"be" + _W + r"updated", re.IGNORECASE),
+    re.compile(r"specified" + _W + r"at" + _W + r"creation" + _W + r"time," + _W + r"and" + _W + r"then" + _W + r"immutable", re.IGNORECASE),
+    re.compile(r"^the" + _W + r"immutable\b", re.IGNORECASE),
+]
+
 # Leading tags that carry no behaviour but may precede one ("[DEPRECATED] ...").
 _SKIP_TOKENS = re.compile(r"deprecated", re.IGNORECASE)
 
@@ -100,6 +116,12 @@ def classify(description: str | None, read_only: bool = False) -> tuple[Fact, ..
         if m:
             facts.add(Fact(beh, f"description:{m.group(0).strip(' .;!?[]' + chr(10))!r}"))
             seen.add(beh)
+    if Behaviour.IMMUTABLE not in seen:
+        for rx in _CREATE_ONLY:
+            m = rx.search(text)
+            if m:
+                facts.add(Fact(Behaviour.IMMUTABLE, f"description:{' '.join(m.group(0).split())!r}"))
+                break
     if read_only:
         facts.add(Fact(Behaviour.OUTPUT_ONLY, "readOnly"))
     return tuple(sorted(facts))

@@ -25,6 +25,7 @@ from generator.ir.model import (
     ObjectIR,
     TargetKind,
 )
+from generator.ir.mutability import build_mutability
 from generator.ir.references import TargetIndex, infer_references
 from generator.naming import api_module, plural_kind, snake
 from generator.spec.discovery import DiscoveryDoc, Resource
@@ -42,8 +43,12 @@ class Selected:
     resource: Resource
 
 
-def select_kinds(specs: Specs) -> list[Selected]:
-    """Stage 1: resolve every configured Kind to its Discovery resource."""
+def select_kinds(specs: Specs, strict: bool = True, reporter: Reporter | None = None) -> list[Selected]:
+    """Stage 1: resolve every configured Kind to its Discovery resource.
+
+    ``strict=False`` (used to read older Discovery documents for the lag
+    report) skips a Kind whose document or resource is missing, with a warning.
+    """
     out: list[Selected] = []
     seen: dict[str, str] = {}
     for file, kf in specs.kinds:
@@ -51,13 +56,25 @@ def select_kinds(specs: Specs) -> list[Selected]:
         if key not in specs.discovery:
             where = sorted(specs.discovery_files.values())
             ddir = where[0].rsplit("/", 1)[0] if where else "the discovery directory"
-            raise SpecError(file, "/version", f"no Discovery document {key} in {ddir} (have: {', '.join(sorted(specs.discovery))})")
+            err = SpecError(file, "/version", f"no Discovery document {key} in {ddir} (have: {', '.join(sorted(specs.discovery))})")
+            if strict:
+                raise err
+            if reporter is not None:
+                reporter.warn(file, "lenient", str(err))
+            continue
         doc = specs.discovery[key]
         for i, cfg in enumerate(kf.kinds):
             if cfg.kind in seen:
                 raise SpecError(file, json_path("kinds", i, "kind"), f"Kind {cfg.kind} is already defined in {seen[cfg.kind]}")
             seen[cfg.kind] = file
-            res = doc.resource(cfg.resource, file, json_path("kinds", i, "resource"))
+            try:
+                res = doc.resource(cfg.resource, file, json_path("kinds", i, "resource"))
+            except SpecError as e:
+                if strict:
+                    raise
+                if reporter is not None:
+                    reporter.warn(file, "lenient", str(e))
+                continue
             out.append(Selected(file, i, kf, cfg, doc, res))
     return sorted(out, key=lambda s: s.cfg.kind)
 
@@ -66,9 +83,18 @@ def _package(kf: KindsFile, cfg: KindConfig) -> str:
     return f"{snake(kf.service)}/{cfg.krm_version}"
 
 
-def build_ir(specs: Specs, reporter: Reporter | None = None) -> IR:
+def build_ir(specs: Specs, reporter: Reporter | None = None, strict: bool = True) -> IR:
+    """The IR of ``specs``. ``strict=False`` turns kind-config mismatches with the
+    Discovery documents into warnings: the lag report reads older documents
+    with today's kind configs, where such mismatches are expected."""
     reporter = reporter or Reporter()
-    selected = select_kinds(specs)
+
+    def problem(err: SpecError) -> None:
+        if strict:
+            raise err
+        reporter.warn(f"{err.file}#{err.path}", "lenient", err.message)
+
+    selected = select_kinds(specs, strict, reporter)
 
     # Stage 2: method shapes and resource schemas.
     shapes: dict[str, tuple[Methods, str]] = {}
@@ -128,21 +154,23 @@ def build_ir(specs: Specs, reporter: Reporter | None = None) -> IR:
         known = {f.name for f in api_res.fields}
         for path in sorted(overrides):
             if path.split(".")[0] not in known:
-                raise SpecError(s.file, json_path("kinds", s.index, "fields", path), f"{s.cfg.kind}: {schema} has no field {path.split('.')[0]!r}")
+                problem(SpecError(s.file, json_path("kinds", s.index, "fields", path), f"{s.cfg.kind}: {schema} has no field {path.split('.')[0]!r}"))
+                overrides.pop(path)
         drop = frozenset(f.name for f in api_res.fields if f.name == "name" or B.IDENTIFIER in f.behaviours)
 
         # Stage 5: references.
         inf = infer_references(s.cfg.kind, mod.models, res_class, s.cfg, index, overrides, drop)
-        if inf.unused_config:
-            p = inf.unused_config[0]
-            raise SpecError(s.file, json_path("kinds", s.index, "references", p), f"{s.cfg.kind}: {p!r} is not a string field of {schema} reachable from spec (list steps are written field[])")
+        for msg in inf.bad_targets:
+            problem(SpecError(s.file, json_path("kinds", s.index, "references", msg.split(":")[0], "target"), f"{s.cfg.kind}: {msg}"))
+        for p in inf.unused_config:
+            problem(SpecError(s.file, json_path("kinds", s.index, "references", p), f"{s.cfg.kind}: {p!r} is not a string field of {schema} reachable from spec (list steps are written field[])"))
         if inf.unclassified:
-            raise SpecError(
+            problem(SpecError(
                 s.file,
                 json_path("kinds", s.index, "references"),
                 f"{s.cfg.kind}: {len(inf.unclassified)} field(s) look like references but are not classified; "
                 f"add references.<path>: {{target: <Kind>|none, reason: ...}}: " + "; ".join(inf.unclassified),
-            )
+            ))
 
         # Stage 6: KRM projection.
         proj = KrmProjector(s.cfg.kind, mod.models, res_class, overrides, inf.decisions)
@@ -174,6 +202,9 @@ def build_ir(specs: Specs, reporter: Reporter | None = None) -> IR:
         for rc in ref_classes:
             objs[rc] = ref_placeholder(rc.removesuffix("Ref"))
         krm_models = ModelSet(tuple(objs[k] for k in sorted(objs)), proj.model_set().enums)
+
+        # Stage 7: mutability table.
+        mutability = build_mutability(s.cfg.kind, f"{s.doc.key} {s.cfg.resource}", krm_models, spec_obj, obs_obj, m, identity, frozenset(ref_classes))
         api_fields = tuple(
             FieldIR(f.name, f.type, f.description, proj.facts(f, f.name), f.source, f.deprecated) for f in api_res.fields
         )
@@ -198,6 +229,7 @@ def build_ir(specs: Specs, reporter: Reporter | None = None) -> IR:
                 krm_models=krm_models,
                 config_file=s.file,
                 references=tuple(references),
+                mutability=mutability,
                 ref_imports=tuple(sorted((by_kind[c.removesuffix("Ref")].ref_module, c) for c in ref_classes)),
             )
         )

@@ -134,7 +134,7 @@ class KrmProjector:
         desc = f"{what[0].upper()}{what[1:]} {'' if d.many else 'a '}{d.target.kind}{'s' if d.many else ''} (API field `{f.name}`)."
         if f.description:
             desc += f" {f.description}"
-        return FieldIR(d.krm_name, t, desc, facts, f.source, f.deprecated)
+        return FieldIR(d.krm_name, t, desc, facts, f.source, f.deprecated, api_name=f.name)
 
     @staticmethod
     def _contains_object(t: TypeIR) -> bool:

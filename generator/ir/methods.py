@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import re
+
 from generator.diagnostics import SpecError, json_path
 from generator.ir.model import LroStyle, MethodIR, Methods
 from generator.naming import collection_param
 from generator.spec.discovery import DiscoveryDoc, JsonSchema, Method, Resource
 from generator.spec.kinds import KindConfig
+
+# "Only routingConfig can be modified." (compute networks.patch)
+_ALLOWLIST = re.compile(r"Only\s+([A-Za-z][A-Za-z0-9]*(?:\s*,\s*[A-Za-z][A-Za-z0-9]*)*(?:,?\s+and\s+[A-Za-z][A-Za-z0-9]*)?)\s+can\s+be\s+(?:modified|updated|patched)")
 
 _ROLES = {"get": ("get",), "create": ("create", "insert"), "update": ("patch", "update"), "delete": ("delete",)}
 
@@ -104,6 +109,15 @@ def resolve_methods(file: str, index: int, cfg: KindConfig, doc: DiscoveryDoc, r
     precondition = None
     if update is not None and "ifMetagenerationMatch" in update.query_params:
         precondition = "ifMetagenerationMatch"
+    allow: tuple[str, ...] | None = None
+    allow_src: str | None = None
+    if update is not None:
+        raw = res.methods[update.name].description or ""
+        m = _ALLOWLIST.search(raw)
+        if m:
+            listed = re.split(r"\s*,\s*|\s+and\s+", m.group(1))
+            allow = tuple(sorted(n for n in listed if n and n in doc.schemas[schema].properties))
+            allow_src = f"{update.id}: {' '.join(m.group(0).split())!r}"
     return (
         Methods(
             get=get,
@@ -118,6 +132,8 @@ def resolve_methods(file: str, index: int, cfg: KindConfig, doc: DiscoveryDoc, r
             update_wrapper_field=upd_wrapper,
             fingerprint_field=fingerprint,
             precondition_param=precondition,
+            update_allowlist=allow or None,
+            update_allowlist_source=allow_src if allow else None,
         ),
         schema,
     )

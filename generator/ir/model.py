@@ -48,6 +48,7 @@ class FieldIR:
     source: str  # "pubsub.v1#/schemas/Topic/properties/kmsKeyName"
     deprecated: bool = False
     required: bool = False  # required in the KRM model (identity fields)
+    api_name: str | None = None  # the API field behind a KRM field (kmsKeyRef -> kmsKeyName); None: KRM-only
 
     @property
     def behaviours(self) -> frozenset[Behaviour]:
@@ -193,6 +194,26 @@ class Methods:
     update_wrapper_field: str | None  # UpdateTopicRequest.topic
     fingerprint_field: str | None  # compute subnetworks: fingerprint
     precondition_param: str | None  # storage: ifMetagenerationMatch
+    # Fields the update method's own description limits it to ("Only
+    # routingConfig can be modified." on compute networks.patch), with the phrase.
+    update_allowlist: tuple[str, ...] | None = None
+    update_allowlist_source: str | None = None
+
+
+@dataclass(frozen=True)
+class MutabilityIR:
+    """What the runtime may do with one field path, and why."""
+
+    path: str  # spec.messageStoragePolicy.allowedPersistenceRegions, status.observedState.state
+    api_path: str | None  # messageStoragePolicy.allowedPersistenceRegions; None for KRM-only fields
+    type: str  # string, string(int64), enum, object, array<object>, map<string>, any
+    behaviours: tuple[str, ...]
+    facts: tuple[Fact, ...]  # provenance of each behaviour
+    identity: bool
+    updatable: bool
+    updatable_source: str
+    readable: bool
+    readable_source: str
 
 
 @dataclass(frozen=True)
@@ -215,6 +236,7 @@ class KindIR:
     krm_models: ModelSet  # all KRM classes of the Kind module (spec & observed trees)
     config_file: str
     references: tuple[ReferenceIR, ...] = ()
+    mutability: tuple[MutabilityIR, ...] = ()
     ref_imports: tuple[tuple[str, str], ...] = ()  # (module, class) of Ref types used by the spec
 
     @property

@@ -19,6 +19,7 @@ from generator.ir.behaviours import Behaviour as B
 from generator.ir.behaviours import Fact
 from generator.ir.model import FieldIR, ModelSet, ReferenceIR, TargetKind, TypeIR
 from generator.naming import collection_param
+from generator.spec._errors import did_you_mean
 from generator.spec.asset_names import AssetNameTable
 from generator.spec.kinds import KindConfig
 
@@ -91,6 +92,7 @@ class Inference:
     references: list[ReferenceIR]
     unclassified: list[str]  # "api.path: why it looks like a reference"
     unused_config: list[str]
+    bad_targets: list[str]
 
 
 def _string_leaf(t: TypeIR) -> tuple[bool, bool]:
@@ -115,6 +117,7 @@ def infer_references(
     decisions: dict[tuple[str, str], Decision | None] = {}
     refs: list[ReferenceIR] = []
     unclassified: list[str] = []
+    bad_targets: list[str] = []
     used_config: set[str] = set()
 
     def decide(cls: str, f: FieldIR, api_path: str, many: bool) -> Decision | None:
@@ -125,7 +128,7 @@ def infer_references(
                 return None
             tgt = by_name.get(conf.target)
             if tgt is None:
-                unclassified.append(f"{api_path}: kind config names unknown target {conf.target!r}")
+                bad_targets.append(f"{api_path}: target {conf.target!r} is neither a generated Kind nor in specs/external-kinds.yaml{did_you_mean(conf.target, by_name)}")
                 return None
             return Decision(tgt, ref_field_name(f.name, _id(tgt), many), many, f"config: {conf.reason}", conf.api_format, conf.order_matters)
         paths = description_paths(f.description)
@@ -197,7 +200,7 @@ def infer_references(
 
     walk(resource_class, "", "", ())
     unused = sorted(set(cfg.references) - used_config)
-    return Inference(decisions, refs, unclassified, unused)
+    return Inference(decisions, refs, unclassified, unused, bad_targets)
 
 
 def _id(t: TargetKind) -> str:

@@ -30,7 +30,12 @@ def _display(root: Path, path: Path) -> str:
         return str(path)
 
 
-def load_specs(root: Path) -> Specs:
+def load_specs(root: Path, fallback: Path | None = None) -> Specs:
+    """Load ``root``; with ``fallback``, a root holding only Discovery documents
+    (``discovery/`` or the JSON files themselves) borrows asset names and kind
+    configs from the fallback specs dir (the lag report's OLD side)."""
+    if fallback is not None:
+        return _load_with_fallback(root, fallback)
     ddir = root / "discovery"
     if not ddir.is_dir():
         raise SpecError(_display(root, ddir), "", "missing Discovery directory")
@@ -52,3 +57,21 @@ def load_specs(root: Path) -> Specs:
     ext_disp = _display(root, ext_path)
     external = load_external_kinds(ext_path, ext_disp) if ext_path.exists() else ExternalKindsFile(kinds=())
     return Specs(root, docs, files, assets, tuple(kinds), external, ext_disp)
+
+
+def _load_with_fallback(root: Path, fallback: Path) -> Specs:
+    base = load_specs(fallback)
+    ddir = root / "discovery" if (root / "discovery").is_dir() else root
+    docs: dict[str, DiscoveryDoc] = {}
+    files: dict[str, str] = {}
+    for p in sorted(ddir.glob("*.json")):
+        disp = _display(root, p)
+        doc = load_discovery(p, disp)
+        docs[doc.key] = doc
+        files[doc.key] = disp
+    if not docs:
+        raise SpecError(str(ddir), "", "no Discovery documents (*.json) found")
+    assets = base.asset_names
+    if (root / "asset-names.yaml").exists():
+        assets = load_asset_names(root / "asset-names.yaml", _display(root, root / "asset-names.yaml"))
+    return Specs(root, docs, files, assets, base.kinds, base.external_kinds, base.external_kinds_file)

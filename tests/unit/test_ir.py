@@ -78,12 +78,15 @@ def test_identity_templates(ir: IR, kind: str) -> None:
 
 def test_identity_roles(ir: IR) -> None:
     ck = ir.kind("KMSCryptoKey").identity
-    assert [(p.name, p.role, p.krm_field, p.ref_kind) for p in ck.params] == [
-        ("project", "parent", "projectRef", "Project"),
-        ("location", "location", "location", None),
-        ("keyRing", "parent", "keyRingRef", "KMSKeyRing"),
-        ("cryptoKey", "id", "resourceID", None),
+    assert [(p.name, p.role, p.krm_field, p.ref_kind, p.covered_by) for p in ck.params] == [
+        ("project", "parent", "projectRef", "Project", "keyRingRef"),
+        ("location", "location", "location", None, "keyRingRef"),
+        ("keyRing", "parent", "keyRingRef", "KMSKeyRing", None),
+        ("cryptoKey", "id", "resourceID", None, None),
     ]
+    # keyRingRef names project and location, so the spec has neither (as in KCC).
+    spec = {f.name for f in ir.kind("KMSCryptoKey").spec.fields}
+    assert {"keyRingRef", "resourceID"} <= spec and not {"projectRef", "location"} & spec
     sub = ir.kind("ComputeSubnetwork").identity
     assert [p.krm_field for p in sub.params] == ["projectRef", "region", "resourceID"]
     bucket = ir.kind("StorageBucket").identity

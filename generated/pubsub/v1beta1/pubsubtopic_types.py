@@ -752,6 +752,13 @@ class PubSubTopicObservedState(BaseModel):
             description="Optional. Settings for ingestion from a data source into this topic.",
         ),
     ] = None
+    satisfies_pzs: Annotated[
+        bool | None,
+        Field(
+            alias="satisfiesPzs",
+            description="Optional. Reserved for future use. This field is set only in responses from the server; it is ignored if it is set in any requests.",
+        ),
+    ] = None
     state: Annotated[
         TopicState | None,
         Field(description="Output only. An output-only field indicating the state of the topic."),
@@ -821,13 +828,6 @@ class PubSubTopicSpec(BaseModel):
         Field(
             alias="resourceID",
             description="Immutable. Optional. The PubSubTopic ID used for creation and acquisition. When unset, the value of `metadata.name` is used.",
-        ),
-    ] = None
-    satisfies_pzs: Annotated[
-        bool | None,
-        Field(
-            alias="satisfiesPzs",
-            description="Optional. Reserved for future use. This field is set only in responses from the server; it is ignored if it is set in any requests.",
         ),
     ] = None
     schema_settings: Annotated[

@@ -1,0 +1,159 @@
+"""``kccgen lint-crds``: apiextensions structural rules plus our conventions.
+
+Structural (apiextensions.k8s.io/v1): every node has a type (or preserves
+unknown fields / is int-or-string), no ``properties`` beside
+``additionalProperties``, arrays have ``items``, no ``$ref`` and no logical
+junctors carrying types. Conventions, as Config Connector's CRD tests check
+them: output-only fields only under ``status.observedState``; no references
+in status; short names, category ``gcp``, printer columns and labels present;
+every ``*Ref`` is a reference object with the form rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from generator.ir.behaviours import Behaviour, classify
+
+REQUIRED_COLUMNS = ("Age", "Ready", "Status", "Status Age")
+REQUIRED_LABELS = ("cnrm.cloud.google.com/managed-by-kcc", "cnrm.cloud.google.com/stability-level")
+_JUNCTORS = ("allOf", "anyOf", "oneOf", "not")
+
+
+@dataclass(frozen=True, order=True)
+class Problem:
+    file: str
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}#{self.path}: {self.message}"
+
+
+def _walk(node: Any, path: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    if not isinstance(node, dict):
+        return
+    yield path, node
+    for k, v in (node.get("properties") or {}).items():
+        yield from _walk(v, f"{path}/properties/{k}")
+    if isinstance(node.get("items"), dict):
+        yield from _walk(node["items"], f"{path}/items")
+    if isinstance(node.get("additionalProperties"), dict):
+        yield from _walk(node["additionalProperties"], f"{path}/additionalProperties")
+
+
+def structural(schema: dict[str, Any], base: str) -> Iterator[tuple[str, str]]:
+    for path, node in _walk(schema, base):
+        preserve = node.get("x-kubernetes-preserve-unknown-fields") is True
+        if "type" not in node and not preserve and not node.get("x-kubernetes-int-or-string"):
+            yield path, "no type (structural schemas type every node)"
+        if "properties" in node and "additionalProperties" in node:
+            yield path, "properties and additionalProperties together"
+        if node.get("type") == "array" and "items" not in node:
+            yield path, "array without items"
+        if "$ref" in node:
+            yield path, "$ref is not allowed in CRD schemas"
+        for j in _JUNCTORS:
+            if j in node:
+                yield from _junctor(node[j], f"{path}/{j}")
+        if node.get("type") not in (None, "object", "array", "string", "integer", "number", "boolean"):
+            yield path, f"unknown type {node.get('type')!r}"
+
+
+_NOT_IN_JUNCTORS = ("type", "description", "default", "additionalProperties", "nullable")
+
+
+def _junctor(node: Any, path: str) -> Iterator[tuple[str, str]]:
+    """Inside allOf/anyOf/oneOf/not, structural schemas may only constrain, not type."""
+    items = node if isinstance(node, list) else [node]
+    for i, item in enumerate(items):
+        where = f"{path}/{i}" if isinstance(node, list) else path
+        if not isinstance(item, dict):
+            continue
+        for key in _NOT_IN_JUNCTORS:
+            if key in item:
+                yield where, f"{key} inside a logical junctor (not structural)"
+        for k, v in (item.get("properties") or {}).items():
+            yield from _junctor(v, f"{where}/properties/{k}")
+        for j in _JUNCTORS:
+            if j in item:
+                yield from _junctor(item[j], f"{where}/{j}")
+
+
+def conventions(crd: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    spec = crd.get("spec") or {}
+    names = spec.get("names") or {}
+    kind = str(names.get("kind", ""))
+    if crd.get("apiVersion") != "apiextensions.k8s.io/v1" or crd.get("kind") != "CustomResourceDefinition":
+        yield "", "not an apiextensions.k8s.io/v1 CustomResourceDefinition"
+    want = {f"gcp{kind.lower()}", f"gcp{names.get('plural', '')}"}
+    if not want <= set(names.get("shortNames") or []):
+        yield "/spec/names/shortNames", f"short names must include {sorted(want)}"
+    if "gcp" not in (names.get("categories") or []):
+        yield "/spec/names/categories", "category gcp is missing"
+    labels = (crd.get("metadata") or {}).get("labels") or {}
+    for label in REQUIRED_LABELS:
+        if label not in labels:
+            yield "/metadata/labels", f"label {label} is missing"
+    for i, v in enumerate(spec.get("versions") or []):
+        vp = f"/spec/versions/{i}"
+        cols = {c.get("name") for c in v.get("additionalPrinterColumns") or []}
+        missing = [c for c in REQUIRED_COLUMNS if c not in cols]
+        if missing:
+            yield f"{vp}/additionalPrinterColumns", f"printer columns missing: {', '.join(missing)}"
+        if "status" not in (v.get("subresources") or {}):
+            yield f"{vp}/subresources", "status subresource is missing"
+        root = ((v.get("schema") or {}).get("openAPIV3Schema")) or {}
+        yield from ((p, m) for p, m in structural(root, f"{vp}/schema/openAPIV3Schema"))
+        props = root.get("properties") or {}
+        sbase = f"{vp}/schema/openAPIV3Schema/properties"
+        for path, node in _walk(props.get("spec") or {}, f"{sbase}/spec"):
+            facts = classify(node.get("description"))
+            if any(f.behaviour is Behaviour.OUTPUT_ONLY for f in facts) and not path.endswith("/spec"):
+                yield path, "output-only field in spec (it belongs under status.observedState)"
+            for name, child in (node.get("properties") or {}).items():
+                if name.endswith("Ref"):
+                    yield from _check_ref(child, f"{path}/properties/{name}")
+                if name.endswith("Refs"):
+                    if child.get("type") != "array" or "maxItems" not in child:
+                        yield f"{path}/properties/{name}", "a Refs list needs type array and maxItems (bounds the CEL cost)"
+                    if not child.get("x-kubernetes-validations"):
+                        yield f"{path}/properties/{name}", "a Refs list needs its CEL list rules"
+                    yield from _check_ref(child.get("items") or {}, f"{path}/properties/{name}/items")
+        status = props.get("status") or {}
+        for path, node in _walk(status, f"{sbase}/status"):
+            for name in node.get("properties") or {}:
+                if name.endswith(("Ref", "Refs")) and name != "externalRef":
+                    yield f"{path}/properties/{name}", "references are not allowed in status"
+        if "observedState" not in (status.get("properties") or {}):
+            yield f"{sbase}/status", "status.observedState is missing"
+
+
+def _check_ref(node: dict[str, Any], path: str) -> Iterator[tuple[str, str]]:
+    props = node.get("properties") or {}
+    if node.get("type") != "object" or "external" not in props:
+        yield path, "a *Ref field must be an object with external"
+        return
+    if "name" in props:
+        rules = " ".join(r.get("rule", "") for r in node.get("x-kubernetes-validations") or [])
+        if "has(self.external) != has(self.name)" not in rules:
+            yield path, "a reference with name needs the exactly-one-of external/name rule"
+    elif "external" not in (node.get("required") or []):
+        yield path, "an external-only reference must require external"
+
+
+def lint_file(path: Path, display: str | None = None) -> list[Problem]:
+    file = display or str(path)
+    try:
+        docs = [d for d in yaml.safe_load_all(path.read_text(encoding="utf-8")) if d]
+    except (OSError, yaml.YAMLError) as e:
+        return [Problem(file, "", f"cannot read: {e}".replace("\n", " "))]
+    out: list[Problem] = []
+    for d in docs:
+        out.extend(Problem(file, p, m) for p, m in conventions(d))
+    return sorted(set(out))

@@ -1,0 +1,280 @@
+"""Emit ``generated/crds/<plural>.<group>.yaml``: built as objects, dumped with sorted keys.
+
+The schema is structural (every node typed; Struct/``any`` fields use
+``x-kubernetes-preserve-unknown-fields``; recursion is cut the same way,
+because CRD schemas cannot use ``$ref``). CEL rules cover what needs no GCP
+call: the form of every reference, the ``<kind>Refs`` list rules, and the
+identity fields.
+
+Other immutable fields get NO CEL rule on purpose: the runtime checks them,
+because ``cnrm.cloud.google.com/force-acquire`` must be able to bypass the
+check and CEL cannot read annotations. A CEL rule would refuse the update at
+admission, before force-acquire could take effect.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from generator.ir.model import IR, FieldIR, KindIR, ModelSet, ObjectIR, TypeIR
+
+# Bounds that keep the CEL cost estimate of the list rules small.
+MAX_REFS = 50
+MAX_REF_LEN = 512
+
+LABELS = {
+    "cnrm.cloud.google.com/managed-by-kcc": "true",
+    "cnrm.cloud.google.com/stability-level": "stable",
+    "cnrm.cloud.google.com/system": "true",
+}
+
+PRINTER_COLUMNS = [
+    {"jsonPath": ".metadata.creationTimestamp", "name": "Age", "type": "date"},
+    {
+        "description": "When 'True', the most recent reconcile of the resource succeeded",
+        "jsonPath": ".status.conditions[?(@.type=='Ready')].status",
+        "name": "Ready",
+        "type": "string",
+    },
+    {
+        "description": "The reason for the value in 'Ready'",
+        "jsonPath": ".status.conditions[?(@.type=='Ready')].reason",
+        "name": "Status",
+        "type": "string",
+    },
+    {
+        "description": "The last transition time for the value in 'Status'",
+        "jsonPath": ".status.conditions[?(@.type=='Ready')].lastTransitionTime",
+        "name": "Status Age",
+        "type": "date",
+    },
+]
+
+
+def ref_schema(target: str, external_only: bool, description: str) -> dict[str, Any]:
+    ext = {"type": "string", "maxLength": MAX_REF_LEN, "description": f"The {target}'s externalRef (asset-inventory name without the service domain)."}
+    if external_only:
+        return {
+            "type": "object",
+            "description": description,
+            "properties": {"external": ext},
+            "required": ["external"],
+        }
+    return {
+        "type": "object",
+        "description": description,
+        "properties": {
+            "external": ext,
+            "name": {"type": "string", "maxLength": MAX_REF_LEN, "description": f"The metadata.name of a {target} object."},
+            "namespace": {"type": "string", "maxLength": MAX_REF_LEN, "description": f"The metadata.namespace of the {target} object; defaults to this object's namespace."},
+        },
+        "x-kubernetes-validations": [
+            {"rule": "has(self.external) != has(self.name)", "message": "exactly one of external or name must be set"},
+            {"rule": "!has(self.namespace) || has(self.name)", "message": "namespace is only allowed with name"},
+        ],
+    }
+
+
+def refs_list_rules(external_only: bool) -> list[dict[str, str]]:
+    rules = [
+        {
+            "rule": "self.all(r, has(r.external)) || self.all(r, has(r.name))",
+            "message": "use external for every entry or name for every entry, not a mix",
+        }
+    ]
+    if external_only:
+        rules = []
+    rules.append(
+        {
+            "rule": "self.all(r, !has(r.external) || self.filter(s, has(s.external) && s.external == r.external).size() == 1)",
+            "message": "external values must be unique",
+        }
+    )
+    return rules
+
+
+def identity_rule(field: str, is_ref: bool) -> dict[str, str]:
+    """Presence-aware: neither clearing nor setting an unset field passes.
+
+    ``self.x == oldSelf.x`` alone would raise on a missing field and, worse,
+    let a cleared-then-set value through. A ref may switch between its
+    external and name forms; the runtime checks that both name the same
+    resource as status.externalRef.
+    """
+    same = f"self.{field} == oldSelf.{field}"
+    if is_ref:
+        same = f"({same} || has(self.{field}.external) != has(oldSelf.{field}.external))"
+    return {
+        "rule": f"has(self.{field}) == has(oldSelf.{field}) && (!has(self.{field}) || {same})",
+        "message": f"{field} is immutable: it is part of the resource's identity",
+    }
+
+
+class SchemaBuilder:
+    def __init__(self, ir: IR, k: KindIR) -> None:
+        self.ir = ir
+        self.k = k
+        self.models: ModelSet = k.krm_models
+        self.ref_classes = {cls: mod for mod, cls in k.ref_imports}
+
+    def _external_only(self, cls: str) -> bool:
+        t = self.ir.target(cls.removesuffix("Ref"))
+        return not (t.ours or t.by_name)
+
+    def type_schema(self, t: TypeIR, description: str, stack: tuple[str, ...]) -> dict[str, Any]:
+        s: dict[str, Any]
+        if t.kind == "object" and t.ref is not None and t.ref in self.ref_classes:
+            return ref_schema(t.ref.removesuffix("Ref"), self._external_only(t.ref), description)
+        if t.kind == "array" and t.item is not None and t.item.kind == "object" and t.item.ref in self.ref_classes:
+            cls = t.item.ref
+            assert cls is not None
+            ext_only = self._external_only(cls)
+            s = {
+                "type": "array",
+                "maxItems": MAX_REFS,
+                "items": ref_schema(cls.removesuffix("Ref"), ext_only, ""),
+                "x-kubernetes-validations": refs_list_rules(ext_only),
+            }
+        elif t.kind == "string":
+            s = {"type": "string"}
+        elif t.kind == "integer":
+            s = {"type": "integer"}
+        elif t.kind == "number":
+            s = {"type": "number"}
+        elif t.kind == "boolean":
+            s = {"type": "boolean"}
+        elif t.kind == "enum":
+            assert t.ref is not None
+            enum = next(e for e in self.models.enums if e.name == t.ref)
+            s = {"type": "string", "enum": [v.value for v in enum.values]}
+        elif t.kind == "any":
+            s = {"x-kubernetes-preserve-unknown-fields": True}
+        elif t.kind == "array":
+            assert t.item is not None
+            s = {"type": "array", "items": self.type_schema(t.item, "", stack)}
+        elif t.kind == "map":
+            assert t.item is not None
+            if t.item.kind == "any":
+                s = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+            else:
+                s = {"type": "object", "additionalProperties": self.type_schema(t.item, "", stack)}
+        elif t.kind == "object":
+            assert t.ref is not None
+            if t.ref in stack:
+                s = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+                description = (description + " " if description else "") + f"(Recursive {t.ref}: nested levels are not validated by the CRD.)"
+            else:
+                s = self.object_schema(self.models.object(t.ref), (*stack, t.ref))
+        else:
+            raise ValueError(t.kind)
+        if description:
+            s["description"] = description
+        return s
+
+    def object_schema(self, o: ObjectIR, stack: tuple[str, ...]) -> dict[str, Any]:
+        props = {f.name: self.field_schema(f, stack) for f in o.fields}
+        s: dict[str, Any] = {"type": "object"}
+        if props:
+            s["properties"] = props
+        req = sorted(f.name for f in o.fields if f.required)
+        if req:
+            s["required"] = req
+        return s
+
+    def field_schema(self, f: FieldIR, stack: tuple[str, ...]) -> dict[str, Any]:
+        return self.type_schema(f.type, f.description, stack)
+
+    def spec_schema(self) -> dict[str, Any]:
+        s = self.object_schema(self.k.spec, (self.k.spec.name,))
+        s["description"] = f"{self.k.kind}Spec defines the desired state of {self.k.kind}."
+        ids = [p for p in self.k.identity.params if p.covered_by is None]
+        s["x-kubernetes-validations"] = [identity_rule(p.krm_field, p.role == "parent") for p in ids]
+        return s
+
+    def status_schema(self) -> dict[str, Any]:
+        observed = self.object_schema(self.k.observed_state, (self.k.observed_state.name,))
+        observed["description"] = f"The state of the {self.k.kind} as GCP reports it (output-only fields)."
+        return {
+            "type": "object",
+            "description": f"{self.k.kind}Status defines the observed state of {self.k.kind}.",
+            "properties": {
+                "conditions": {
+                    "type": "array",
+                    "description": "Conditions represent the latest available observations of the object's current state.",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "lastTransitionTime": {"type": "string", "description": "Last time the condition transitioned from one status to another."},
+                            "message": {"type": "string", "description": "Human-readable message indicating details about last transition."},
+                            "observedGeneration": {"type": "integer", "description": "The generation the condition was computed for."},
+                            "reason": {"type": "string", "description": "Unique, one-word, CamelCase reason for the condition's last transition."},
+                            "status": {"type": "string", "description": "Status is the status of the condition. Can be True, False, Unknown."},
+                            "type": {"type": "string", "description": "Type is the type of the condition."},
+                        },
+                    },
+                },
+                "externalRef": {"type": "string", "description": f"A unique specifier for the {self.k.kind} in GCP: {self.k.identity.template}."},
+                "observedGeneration": {"type": "integer", "description": "ObservedGeneration is the generation of the resource that was most recently observed by the controller."},
+                "observedState": observed,
+            },
+        }
+
+
+def crd(ir: IR, k: KindIR) -> dict[str, Any]:
+    b = SchemaBuilder(ir, k)
+    root = {
+        "type": "object",
+        "description": k.description or k.kind,
+        "properties": {
+            "apiVersion": {"type": "string", "description": "APIVersion defines the versioned schema of this representation of an object."},
+            "kind": {"type": "string", "description": "Kind is a string value representing the REST resource this object represents."},
+            "metadata": {"type": "object"},
+            "spec": b.spec_schema(),
+            "status": b.status_schema(),
+        },
+        "required": ["spec"],
+    }
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {
+            "name": f"{k.plural}.{k.group}",
+            "labels": dict(LABELS),
+            "annotations": {
+                "kccgen.dev/discovery": f"{k.api.doc_key}@{k.api.revision}",
+                "kccgen.dev/kind-config": k.config_file,
+            },
+        },
+        "spec": {
+            "group": k.group,
+            "names": {
+                "categories": ["gcp"],
+                "kind": k.kind,
+                "listKind": f"{k.kind}List",
+                "plural": k.plural,
+                "shortNames": list(k.short_names),
+                "singular": k.lower,
+            },
+            "scope": "Namespaced",
+            "versions": [
+                {
+                    "name": k.version,
+                    "served": True,
+                    "storage": True,
+                    "subresources": {"status": {}},
+                    "additionalPrinterColumns": [dict(c) for c in PRINTER_COLUMNS],
+                    "schema": {"openAPIV3Schema": root},
+                }
+            ],
+        },
+    }
+
+
+def crd_path(k: KindIR) -> str:
+    return f"generated/crds/{k.plural}.{k.group}.yaml"
+
+
+def crd_source(ir: IR, k: KindIR) -> str:
+    return yaml.safe_dump(crd(ir, k), sort_keys=True, allow_unicode=True, width=100)

@@ -1,0 +1,130 @@
+"""IR stage: per field path, what the runtime may compare, change and enforce.
+
+For every spec and status path of a Kind (nested and list paths included)
+this records the behaviours with their provenance, whether the update method
+can change the field (and why), whether GET returns it, and whether it is
+part of the identity. Immutability and input-only are inherited downwards:
+a field inside an immutable message cannot change either.
+"""
+
+from __future__ import annotations
+
+from generator.ir.behaviours import Behaviour as B
+from generator.ir.behaviours import Fact
+from generator.ir.model import FieldIR, Identity, Methods, ModelSet, MutabilityIR, ObjectIR, TypeIR
+
+
+def type_label(t: TypeIR) -> str:
+    if t.kind == "array" and t.item is not None:
+        return f"array<{type_label(t.item)}>"
+    if t.kind == "map" and t.item is not None:
+        return f"map<{type_label(t.item)}>"
+    if t.kind == "string" and t.format:
+        return f"string({t.format})"
+    return t.kind
+
+
+def _update_source(m: Methods, api_path: str) -> str:
+    u = m.update
+    assert u is not None
+    if m.update_style == "mask-query":
+        return f"{u.id} ({u.http_method}) with {m.update_mask}={api_path}"
+    if m.update_style == "wrapper-mask":
+        return f"{u.id} ({u.http_method}) body {u.request}.{m.update_wrapper_field} with {m.update_mask}={api_path}"
+    extra = f", {m.fingerprint_field} must match" if m.fingerprint_field else ""
+    extra += f", {m.precondition_param}" if m.precondition_param else ""
+    return f"{u.id} ({u.http_method}) sends the whole resource{extra}"
+
+
+def _child(t: TypeIR) -> tuple[str | None, str]:
+    """Object class reachable through arrays/maps, and the path suffix to it."""
+    suffix = ""
+    while t.kind in ("array", "map") and t.item is not None:
+        if t.kind == "array":
+            suffix += "[]"
+        else:
+            suffix += ".*"
+        t = t.item
+    return (t.ref if t.kind == "object" else None), suffix
+
+
+def build_mutability(
+    kind: str,
+    resource: str,
+    models: ModelSet,
+    spec: ObjectIR,
+    observed: ObjectIR,
+    methods: Methods,
+    identity: Identity,
+    ref_classes: frozenset[str],
+) -> tuple[MutabilityIR, ...]:
+    rows: list[MutabilityIR] = []
+    id_fields = {p.krm_field for p in identity.params if p.covered_by is None}
+
+    def row(
+        f: FieldIR, path: str, api_path: str | None, in_status: bool, inherited: tuple[Fact, ...], identity_field: bool
+    ) -> tuple[Fact, ...]:
+        facts = tuple(sorted(set(f.facts) | set(inherited)))
+        beh = {x.behaviour for x in facts}
+        if in_status:
+            updatable, usrc = False, "status: written by the controller from GET"
+        elif identity_field:
+            updatable, usrc = False, f"identity ({identity.template})"
+        elif methods.update is None:
+            updatable, usrc = False, f"no update method for {resource}"
+        elif B.OUTPUT_ONLY in beh:
+            updatable, usrc = False, "output-only"
+        elif B.IMMUTABLE in beh:
+            why = next(x.source for x in facts if x.behaviour is B.IMMUTABLE)
+            updatable, usrc = False, f"immutable ({why})"
+        elif methods.update_allowlist is not None and (api_path or "").split(".")[0].split("[")[0] not in methods.update_allowlist:
+            updatable, usrc = False, f"not in the update allow-list ({methods.update_allowlist_source})"
+        else:
+            updatable, usrc = True, _update_source(methods, api_path or f.name)
+        if B.INPUT_ONLY in beh:
+            readable, rsrc = False, f"input-only ({next(x.source for x in facts if x.behaviour is B.INPUT_ONLY)}): GET never returns it"
+        elif api_path is None:
+            readable, rsrc = False, "KRM-only field: not part of the API resource"
+        else:
+            readable, rsrc = True, f"{methods.get.id} returns {api_path}"
+        rows.append(
+            MutabilityIR(
+                path=path,
+                api_path=api_path,
+                type=type_label(f.type),
+                behaviours=tuple(sorted(b.value for b in beh)),
+                facts=facts,
+                identity=identity_field,
+                updatable=updatable,
+                updatable_source=usrc,
+                readable=readable,
+                readable_source=rsrc,
+            )
+        )
+        return tuple(x for x in facts if x.behaviour in (B.IMMUTABLE, B.INPUT_ONLY))
+
+    def walk(obj: ObjectIR, prefix: str, api_prefix: str, in_status: bool, inherited: tuple[Fact, ...], stack: tuple[str, ...]) -> None:
+        for f in obj.fields:
+            path = f"{prefix}.{f.name}"
+            top = prefix in ("spec", "status.observedState")
+            identity_field = top and not in_status and f.name in id_fields
+            api_name = f.api_name
+            api_path = None if api_name is None else (f"{api_prefix}.{api_name}" if api_prefix else api_name)
+            passed = row(f, path, api_path, in_status, inherited, identity_field)
+            child, suffix = _child(f.type)
+            if child is None or child in ref_classes or child in stack:
+                continue
+            inherit = tuple(Fact(x.behaviour, f"inherited from {path} ({x.source})") for x in passed if not x.source.startswith("inherited"))
+            inherit += tuple(x for x in passed if x.source.startswith("inherited"))
+            walk(
+                models.object(child),
+                path + suffix,
+                (api_path + suffix) if api_path is not None else "",
+                in_status,
+                inherit,
+                (*stack, child),
+            )
+
+    walk(spec, "spec", "", False, (), (spec.name,))
+    walk(observed, "status.observedState", "", True, (), (observed.name,))
+    return tuple(rows)

@@ -1,0 +1,174 @@
+"""End to end: ``kccctl`` as a user runs it, in a subprocess.
+
+``kccctl ref normalize KIND VALUE`` prints the canonical externalRef and exits
+0, or prints one ``error: <Kind>: ...`` line on stderr and exits 2.
+``kccctl kinds`` lists the Kinds this installation can reconcile.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from runtime.identity import known_kinds
+from tests.conftest import REPO
+
+SELF_LINK = "https://www.googleapis.com/compute/v1/projects/p/global/networks/n"
+CONSOLE_SCRIPT = REPO / ".venv" / "bin" / "kccctl"
+
+GENERATED_KINDS = [
+    "ArtifactRegistryRepository",
+    "ComputeNetwork",
+    "ComputeSubnetwork",
+    "DNSManagedZone",
+    "KMSCryptoKey",
+    "KMSKeyRing",
+    "MonitoringAlertPolicy",
+    "MonitoringNotificationChannel",
+    "PubSubSchema",
+    "PubSubSubscription",
+    "PubSubTopic",
+    "SecretManagerSecret",
+    "SpannerInstance",
+    "StorageBucket",
+]
+
+
+@dataclass(frozen=True)
+class Run:
+    code: int
+    stdout: str
+    stderr: str
+
+
+def kccctl(*args: str, exe: list[str] | None = None) -> Run:
+    cmd = [*(exe or [sys.executable, "-m", "runtime.cli"]), *args]
+    r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, check=False, timeout=120)
+    return Run(r.returncode, r.stdout, r.stderr)
+
+
+def test_acceptance_compute_self_link() -> None:
+    r = kccctl("ref", "normalize", "ComputeNetwork", SELF_LINK)
+    assert r.code == 0, r.stderr
+    assert r.stdout == "projects/p/global/networks/n\n"
+    assert r.stderr == ""
+
+
+def test_acceptance_installed_console_script() -> None:
+    if not CONSOLE_SCRIPT.exists():
+        pytest.skip(f"{CONSOLE_SCRIPT} is not installed")
+    r = kccctl("ref", "normalize", "ComputeNetwork", SELF_LINK, exe=[str(CONSOLE_SCRIPT)])
+    assert r.code == 0, r.stderr
+    assert r.stdout == "projects/p/global/networks/n\n"
+    assert r.stderr == ""
+
+
+@pytest.mark.parametrize(
+    ("kind", "value", "expected"),
+    [
+        (
+            "ComputeNetwork",
+            "https://compute.googleapis.com/compute/beta/projects/p/global/networks/n",
+            "projects/p/global/networks/n",
+        ),
+        (
+            "ComputeSubnetwork",
+            "https://www.googleapis.com/compute/v1/projects/p/regions/r/subnetworks/s",
+            "projects/p/regions/r/subnetworks/s",
+        ),
+        ("StorageBucket", "gs://my-bucket", "my-bucket"),
+        ("StorageBucket", "https://www.googleapis.com/storage/v1/b/my-bucket", "my-bucket"),
+        ("PubSubTopic", "//pubsub.googleapis.com/projects/p/topics/t", "projects/p/topics/t"),
+        (
+            "PubSubTopic",
+            "https://pubsub.googleapis.com/v1/projects/p/topics/t?alt=json",
+            "projects/p/topics/t",
+        ),
+        (
+            "MonitoringAlertPolicy",
+            "projects/123456789/alertPolicies/987654321",
+            "projects/123456789/alertPolicies/987654321",
+        ),
+        ("Project", "my-proj", "projects/my-proj"),
+        ("Project", " 123456789\n", "projects/123456789"),
+    ],
+)
+def test_normalize_prints_the_canonical_name(kind: str, value: str, expected: str) -> None:
+    r = kccctl("ref", "normalize", kind, value)
+    assert (r.code, r.stdout, r.stderr) == (0, expected + "\n", "")
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "projects/p/networks/n",
+        "projects/p/global/networks/n/extra",
+        "https://evil.example.com/compute/v1/projects/p/global/networks/n",
+        "//pubsub.googleapis.com/projects/p/global/networks/n",
+        "",
+    ],
+)
+def test_normalize_invalid_value_exits_2_with_one_error_line(value: str) -> None:
+    r = kccctl("ref", "normalize", "ComputeNetwork", value)
+    assert r.code == 2
+    assert r.stdout == ""
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1, r.stderr
+    line = lines[0]
+    assert line.startswith("error: ComputeNetwork: ")
+    assert repr(value) in line
+    assert "projects/{project}/global/networks/{network}" in line
+    assert "Traceback" not in r.stderr
+
+
+def test_normalize_unknown_kind_exits_2_listing_known_kinds() -> None:
+    r = kccctl("ref", "normalize", "NoSuchKind", "projects/p/things/t")
+    assert r.code == 2
+    assert r.stdout == ""
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith("error: unknown Kind 'NoSuchKind'; known: ")
+    listed = lines[0].split("known: ", 1)[1].split(", ")
+    assert listed == list(known_kinds())
+    assert set(GENERATED_KINDS) <= set(listed)
+
+
+def test_kinds_lists_the_generated_kinds() -> None:
+    r = kccctl("kinds")
+    assert r.code == 0, r.stderr
+    assert r.stderr == ""
+    rows = [line.split("\t") for line in r.stdout.splitlines()]
+    assert [row[0] for row in rows] == GENERATED_KINDS
+    for kind, module in rows:
+        assert module.startswith("generated.") and module.endswith(f".{kind.lower()}_types"), (
+            kind,
+            module,
+        )
+        assert (REPO / Path(*module.split("."))).with_suffix(".py").is_file()
+
+
+def test_kinds_match_the_generated_types_modules_on_disk() -> None:
+    on_disk = sorted(
+        p.name.removesuffix("_types.py") for p in (REPO / "generated").glob("*/*/*_types.py")
+    )
+    assert on_disk == sorted(k.lower() for k in GENERATED_KINDS)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        ["ref"],
+        ["ref", "normalize", "ComputeNetwork"],
+        ["bogus"],
+    ],
+)
+def test_usage_errors_exit_2(args: list[str]) -> None:
+    r = kccctl(*args)
+    assert r.code == 2
+    assert r.stdout == ""
+    assert "usage: kccctl" in r.stderr
