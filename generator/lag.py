@@ -70,6 +70,10 @@ class LagReport:
 
 
 def _immutable(m: MutabilityIR) -> bool:
+    """Effectively immutable: a spec field the update method cannot change
+    (marked Immutable, outside an update allow-list, or changed elsewhere)."""
+    if m.path.startswith("spec.") and not m.identity and "output-only" not in m.behaviours:
+        return not m.updatable
     return "immutable" in m.behaviours
 
 
@@ -84,7 +88,7 @@ def compare_kind(kind: str, old: KindIR | None, new: KindIR | None) -> KindLag:
         if _immutable(a) and not _immutable(b):
             lag.became_mutable.append(FieldChange(path, "immutable", "mutable", f"now: {b.updatable_source}"))
         elif _immutable(b) and not _immutable(a):
-            why = next((f.source for f in b.facts if f.behaviour is Behaviour.IMMUTABLE), "")
+            why = next((f.source for f in b.facts if f.behaviour is Behaviour.IMMUTABLE), b.updatable_source)
             lag.became_immutable.append(FieldChange(path, "mutable", "immutable", why))
         elif a.behaviours != b.behaviours:
             lag.behaviours_changed.append(FieldChange(path, ",".join(a.behaviours) or "-", ",".join(b.behaviours) or "-"))

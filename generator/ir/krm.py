@@ -21,6 +21,12 @@ Mode = Literal["spec", "observed", "all"]
 _SUFFIX = {"spec": "", "observed": "ObservedState", "all": "Observed"}
 
 
+# Optimistic-locking tokens (compute fingerprint, etag) are read from GET and
+# sent back by the adapter on update; they are never desired state.
+CONCURRENCY_TOKENS = frozenset({"etag", "fingerprint"})
+CONCURRENCY_SOURCE = "kccgen: concurrency token, read from GET and sent back on update"
+
+
 def override_facts(cfg: KindConfig, config_file: str) -> dict[str, tuple[Fact, ...]]:
     out = {}
     for path, ov in cfg.fields.items():
@@ -53,6 +59,8 @@ class KrmProjector:
         if path in self.overrides:
             self.used_overrides.add(path)
             return self.overrides[path]
+        if path in CONCURRENCY_TOKENS and f.type.kind == "string":
+            return tuple(sorted({*f.facts, Fact(B.OUTPUT_ONLY, CONCURRENCY_SOURCE)}))
         return f.facts
 
     def _name(self, cls: str, mode: Mode) -> str:

@@ -10,8 +10,14 @@ from generator.naming import collection_param
 from generator.spec.discovery import DiscoveryDoc, JsonSchema, Method, Resource
 from generator.spec.kinds import KindConfig
 
-# "Only routingConfig can be modified." (compute networks.patch)
-_ALLOWLIST = re.compile(r"Only\s+([A-Za-z][A-Za-z0-9]*(?:\s*,\s*[A-Za-z][A-Za-z0-9]*)*(?:,?\s+and\s+[A-Za-z][A-Za-z0-9]*)?)\s+can\s+be\s+(?:modified|updated|patched)")
+# compute networks.patch, in its two phrasings over the years:
+# "Only routingConfig can be modified." (2026) and
+# "Only the following fields can be modified: routingConfig.routingMode." (2023)
+_NAMES = r"[A-Za-z][A-Za-z0-9.]*(?:\s*,\s*[A-Za-z][A-Za-z0-9.]*)*(?:,?\s+and\s+[A-Za-z][A-Za-z0-9.]*)?"
+_ALLOWLIST = re.compile(
+    r"Only\s+(?:the\s+following\s+fields\s+can\s+be\s+(?:modified|updated|patched):\s*(" + _NAMES + r")"
+    r"|(" + _NAMES + r")\s+can\s+be\s+(?:modified|updated|patched))"
+)
 
 _ROLES = {"get": ("get",), "create": ("create", "insert"), "update": ("patch", "update"), "delete": ("delete",)}
 
@@ -115,8 +121,8 @@ def resolve_methods(file: str, index: int, cfg: KindConfig, doc: DiscoveryDoc, r
         raw = res.methods[update.name].description or ""
         m = _ALLOWLIST.search(raw)
         if m:
-            listed = re.split(r"\s*,\s*|\s+and\s+", m.group(1))
-            allow = tuple(sorted(n for n in listed if n and n in doc.schemas[schema].properties))
+            listed = re.split(r"\s*,\s*|\s+and\s+", (m.group(1) or m.group(2)).rstrip("."))
+            allow = tuple(sorted(n for n in listed if n and n.split(".")[0] in doc.schemas[schema].properties))
             allow_src = f"{update.id}: {' '.join(m.group(0).split())!r}"
     return (
         Methods(
@@ -132,6 +138,7 @@ def resolve_methods(file: str, index: int, cfg: KindConfig, doc: DiscoveryDoc, r
             update_wrapper_field=upd_wrapper,
             fingerprint_field=fingerprint,
             precondition_param=precondition,
+            custom_methods=tuple(sorted(set(res.methods) - {x.name for x in found.values()})),
             update_allowlist=allow or None,
             update_allowlist_source=allow_src if allow else None,
         ),

@@ -198,6 +198,7 @@ class Methods:
     # routingConfig can be modified." on compute networks.patch), with the phrase.
     update_allowlist: tuple[str, ...] | None = None
     update_allowlist_source: str | None = None
+    custom_methods: tuple[str, ...] = ()  # other methods of the resource (setPrivateIpGoogleAccess...)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,8 @@ a field inside an immutable message cannot change either.
 
 from __future__ import annotations
 
+import re
+
 from generator.ir.behaviours import Behaviour as B
 from generator.ir.behaviours import Fact
 from generator.ir.model import FieldIR, Identity, Methods, ModelSet, MutabilityIR, ObjectIR, TypeIR
@@ -34,6 +36,27 @@ def _update_source(m: Methods, api_path: str) -> str:
     extra = f", {m.fingerprint_field} must match" if m.fingerprint_field else ""
     extra += f", {m.precondition_param}" if m.precondition_param else ""
     return f"{u.id} ({u.http_method}) sends the whole resource{extra}"
+
+
+# "updated using setPrivateIpGoogleAccess", "expanded after creation using
+# expandIpCidrRange" (compute wraps text and sometimes loses the space).
+_OTHER_METHOD = re.compile(r"\b(?:updated|expanded|changed|modified)\s+(?:after\s+creation\s+)?using\s*([a-z][A-Za-z]+)")
+
+
+def _other_method(description: str, methods: Methods) -> tuple[str, str] | None:
+    """(method id, quoted phrase) when a description says another method changes the field."""
+    assert methods.update is not None
+    for m in _OTHER_METHOD.finditer(description or ""):
+        name = m.group(1)
+        if name != methods.update.name and name in methods.custom_methods:
+            return methods.update.id.rsplit(".", 1)[0] + "." + name, " ".join(m.group(0).split())
+    return None
+
+
+def _allowed(api_path: str, allow: tuple[str, ...]) -> bool:
+    """In the allow-list: the path itself, a field under it, or a parent holding one."""
+    p = api_path.replace("[]", "")
+    return any(p == a or p.startswith(a + ".") or a.startswith(p + ".") for a in allow)
 
 
 def _child(t: TypeIR) -> tuple[str | None, str]:
@@ -77,7 +100,10 @@ def build_mutability(
         elif B.IMMUTABLE in beh:
             why = next(x.source for x in facts if x.behaviour is B.IMMUTABLE)
             updatable, usrc = False, f"immutable ({why})"
-        elif methods.update_allowlist is not None and (api_path or "").split(".")[0].split("[")[0] not in methods.update_allowlist:
+        elif (other := _other_method(f.description, methods)) is not None:
+            method, phrase = other
+            updatable, usrc = False, f"changed through {method}, not {methods.update.id} (description:{phrase!r})"
+        elif methods.update_allowlist is not None and not _allowed(api_path or "", methods.update_allowlist):
             updatable, usrc = False, f"not in the update allow-list ({methods.update_allowlist_source})"
         else:
             updatable, usrc = True, _update_source(methods, api_path or f.name)

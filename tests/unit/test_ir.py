@@ -163,3 +163,27 @@ def test_int64_and_enums(ir: IR) -> None:
     state = next(e for e in topic.enums if e.name == "TopicState")
     assert [v.value for v in state.values][:2] == ["STATE_UNSPECIFIED", "ACTIVE"]
     assert all(v.description for v in state.values)
+
+
+def test_update_allowlist_phrasings() -> None:
+    """compute networks.patch said it two ways over the years; both limit the update."""
+    from generator.ir.methods import _ALLOWLIST
+
+    new = _ALLOWLIST.search("Patches the specified network. Only routingConfig can be modified.")
+    old = _ALLOWLIST.search("Only the following fields can be modified: routingConfig.routingMode.")
+    both = _ALLOWLIST.search("Only foo, bar and baz can be updated.")
+    assert new is not None and (new.group(1) or new.group(2)) == "routingConfig"
+    assert old is not None and (old.group(1) or old.group(2)).rstrip(".") == "routingConfig.routingMode"
+    assert both is not None and (both.group(1) or both.group(2)) == "foo, bar and baz"
+    assert _ALLOWLIST.search("Only certain fields can be updated with a patch request") is None
+
+
+def test_allowlisted_paths() -> None:
+    from generator.ir.mutability import _allowed
+
+    allow = ("routingConfig.routingMode",)
+    assert _allowed("routingConfig.routingMode", allow)
+    assert _allowed("routingConfig", allow)  # holds the allowed field
+    assert not _allowed("routingConfig.bgpInterRegionCost", allow)
+    assert not _allowed("mtu", allow)
+    assert _allowed("routingConfig.bgpInterRegionCost", ("routingConfig",))

@@ -71,19 +71,6 @@ FIELDS: dict[str, dict[str, Any]] = {
         "type": "string",
         "updatable": True,
     },
-    "spec.fingerprint": {
-        "api_path": "fingerprint",
-        "behaviours": [],
-        "identity": False,
-        "provenance": {
-            "behaviours": {},
-            "readable": "compute.subnetworks.get returns fingerprint",
-            "updatable": "compute.subnetworks.patch (PATCH) sends the whole resource, fingerprint must match",
-        },
-        "readable": True,
-        "type": "string(byte)",
-        "updatable": True,
-    },
     "spec.internalIpv6Prefix": {
         "api_path": "internalIpv6Prefix",
         "behaviours": [],
@@ -104,11 +91,11 @@ FIELDS: dict[str, dict[str, Any]] = {
         "provenance": {
             "behaviours": {},
             "readable": "compute.subnetworks.get returns ipCidrRange",
-            "updatable": "compute.subnetworks.patch (PATCH) sends the whole resource, fingerprint must match",
+            "updatable": "changed through compute.subnetworks.expandIpCidrRange, not compute.subnetworks.patch (description:'expanded after creation usingexpandIpCidrRange')",
         },
         "readable": True,
         "type": "string",
-        "updatable": True,
+        "updatable": False,
     },
     "spec.ipCollectionRef": {
         "api_path": "ipCollection",
@@ -293,11 +280,11 @@ FIELDS: dict[str, dict[str, Any]] = {
         "provenance": {
             "behaviours": {},
             "readable": "compute.subnetworks.get returns privateIpGoogleAccess",
-            "updatable": "compute.subnetworks.patch (PATCH) sends the whole resource, fingerprint must match",
+            "updatable": "changed through compute.subnetworks.setPrivateIpGoogleAccess, not compute.subnetworks.patch (description:'updated using setPrivateIpGoogleAccess')",
         },
         "readable": True,
         "type": "boolean",
-        "updatable": True,
+        "updatable": False,
     },
     "spec.privateIpv6GoogleAccess": {
         "api_path": "privateIpv6GoogleAccess",
@@ -543,6 +530,25 @@ FIELDS: dict[str, dict[str, Any]] = {
         },
         "readable": True,
         "type": "string",
+        "updatable": False,
+    },
+    "status.observedState.fingerprint": {
+        "api_path": "fingerprint",
+        "behaviours": [
+            "output-only",
+        ],
+        "identity": False,
+        "provenance": {
+            "behaviours": {
+                "output-only": [
+                    "kccgen: concurrency token, read from GET and sent back on update",
+                ],
+            },
+            "readable": "compute.subnetworks.get returns fingerprint",
+            "updatable": "status: written by the controller from GET",
+        },
+        "readable": True,
+        "type": "string(byte)",
         "updatable": False,
     },
     "status.observedState.gatewayAddress": {

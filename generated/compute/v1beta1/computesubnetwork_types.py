@@ -45,6 +45,13 @@ class ComputeSubnetworkObservedState(BaseModel):
             description="Output only. [Output Only] Creation timestamp inRFC3339\ntext format.",
         ),
     ] = None
+    fingerprint: Annotated[
+        str | None,
+        Field(
+            description="Fingerprint of this resource. A hash of the contents stored in this object.\nThis field is used in optimistic locking. This field will be ignored when\ninserting a Subnetwork. An up-to-date fingerprint must be\nprovided in order to update the Subnetwork, otherwise the\nrequest will fail with error 412 conditionNotMet.\n\nTo see the latest fingerprint, make a get() request to\nretrieve a Subnetwork.",
+            pattern="^[A-Za-z0-9+/_-]*={0,2}$",
+        ),
+    ] = None
     gateway_address: Annotated[
         str | None,
         Field(
@@ -154,13 +161,6 @@ class ComputeSubnetworkSpec(BaseModel):
         Field(
             alias="externalIpv6Prefix",
             description="The external IPv6 address range that is owned by this\nsubnetwork.",
-        ),
-    ] = None
-    fingerprint: Annotated[
-        str | None,
-        Field(
-            description="Fingerprint of this resource. A hash of the contents stored in this object.\nThis field is used in optimistic locking. This field will be ignored when\ninserting a Subnetwork. An up-to-date fingerprint must be\nprovided in order to update the Subnetwork, otherwise the\nrequest will fail with error 412 conditionNotMet.\n\nTo see the latest fingerprint, make a get() request to\nretrieve a Subnetwork.",
-            pattern="^[A-Za-z0-9+/_-]*={0,2}$",
         ),
     ] = None
     internal_ipv6_prefix: Annotated[

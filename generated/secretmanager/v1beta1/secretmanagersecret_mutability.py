@@ -70,25 +70,6 @@ FIELDS: dict[str, dict[str, Any]] = {
         "type": "object",
         "updatable": True,
     },
-    "spec.etag": {
-        "api_path": "etag",
-        "behaviours": [
-            "optional",
-        ],
-        "identity": False,
-        "provenance": {
-            "behaviours": {
-                "optional": [
-                    "description:'Optional.'",
-                ],
-            },
-            "readable": "secretmanager.projects.secrets.get returns etag",
-            "updatable": "secretmanager.projects.secrets.patch (PATCH) with updateMask=etag",
-        },
-        "readable": True,
-        "type": "string",
-        "updatable": True,
-    },
     "spec.expireTime": {
         "api_path": "expireTime",
         "behaviours": [
@@ -586,6 +567,29 @@ FIELDS: dict[str, dict[str, Any]] = {
         },
         "readable": True,
         "type": "string(google-datetime)",
+        "updatable": False,
+    },
+    "status.observedState.etag": {
+        "api_path": "etag",
+        "behaviours": [
+            "optional",
+            "output-only",
+        ],
+        "identity": False,
+        "provenance": {
+            "behaviours": {
+                "optional": [
+                    "description:'Optional.'",
+                ],
+                "output-only": [
+                    "kccgen: concurrency token, read from GET and sent back on update",
+                ],
+            },
+            "readable": "secretmanager.projects.secrets.get returns etag",
+            "updatable": "status: written by the controller from GET",
+        },
+        "readable": True,
+        "type": "string",
         "updatable": False,
     },
     "status.observedState.policyMember": {

@@ -223,6 +223,9 @@ class SecretManagerSecretObservedState(BaseModel):
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
+    etag: Annotated[
+        str | None, Field(description="Optional. Etag of the currently stored Secret.")
+    ] = None
     policy_member: Annotated[
         ResourcePolicyMemberObserved | None,
         Field(
@@ -259,9 +262,6 @@ class SecretManagerSecretSpec(BaseModel):
             alias="customerManagedEncryption",
             description="Optional. The customer-managed encryption configuration of the regionalized secrets. If no configuration is provided, Google-managed default encryption is used. Updates to the Secret encryption configuration only apply to SecretVersions added afterwards. They do not apply retroactively to existing SecretVersions.",
         ),
-    ] = None
-    etag: Annotated[
-        str | None, Field(description="Optional. Etag of the currently stored Secret.")
     ] = None
     expire_time: Annotated[
         str | None,
