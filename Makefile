@@ -22,7 +22,7 @@ check: $(STAMP)
 	$(VENV)/bin/kccgen lint-crds
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check generator runtime tests
+	$(VENV)/bin/ruff check generator runtime mockgcp tools tests
 	$(VENV)/bin/mypy
 
 test: $(STAMP)

@@ -189,6 +189,25 @@ def cmd_lag(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_parity(args: argparse.Namespace) -> int:
+    """Field parity with Config Connector's CRDs; --write updates docs/field-parity.md."""
+    from generator.parity import run as parity_run
+
+    kcc = args.kcc or (args.root.resolve().parent / "shared" / "compat" / "kcc" / "crds")
+    if not kcc.is_dir():
+        print(f"error: {kcc}: Config Connector CRDs not found (pass --kcc DIR)", file=sys.stderr)
+        return 2
+    text = parity_run(args.specs, kcc)
+    if args.write:
+        out = args.root / "docs" / "field-parity.md"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+        print(f"wrote {out}")
+    else:
+        print(text, end="")
+    return 0
+
+
 def cmd_update_specs(args: argparse.Namespace) -> int:
     from generator.update_specs import package_version, update_specs
 
@@ -218,11 +237,14 @@ def main(argv: list[str] | None = None) -> int:
     gp2.add_argument("new", nargs="?", type=Path, help="NEW specs dir (default: --specs)")
     gp2.add_argument("--from-package", metavar="VERSION", help="take OLD from google-api-python-client==VERSION (PyPI)")
     gp2.add_argument("--format", choices=("text", "json"), default="text")
+    pp = sub.add_parser("parity", help="spec field parity with Config Connector's CRDs (markdown)")
+    pp.add_argument("--kcc", type=Path, default=None, help="Config Connector CRDs dir (default: ../shared/compat/kcc/crds)")
+    pp.add_argument("--write", action="store_true", help="write docs/field-parity.md")
     sub.add_parser("update-specs", help="refresh specs/discovery from the pinned client")
     args = p.parse_args(argv)
     if args.specs is None:
         args.specs = args.root / "specs"
-    handlers = {"generate": cmd_generate, "check": cmd_check, "kinds": cmd_kinds, "refs": cmd_refs, "lint-crds": cmd_lint_crds, "lag": cmd_lag, "update-specs": cmd_update_specs}
+    handlers = {"generate": cmd_generate, "check": cmd_check, "kinds": cmd_kinds, "refs": cmd_refs, "lint-crds": cmd_lint_crds, "lag": cmd_lag, "parity": cmd_parity, "update-specs": cmd_update_specs}
     try:
         return handlers[args.cmd](args)
     except SpecError as e:

@@ -112,6 +112,7 @@ def conventions(crd: dict[str, Any]) -> Iterator[tuple[str, str]]:
         yield from ((p, m) for p, m in structural(root, f"{vp}/schema/openAPIV3Schema"))
         props = root.get("properties") or {}
         sbase = f"{vp}/schema/openAPIV3Schema/properties"
+        yield from _unbounded_rule_lists(props.get("spec") or {}, f"{sbase}/spec", False)
         for path, node in _walk(props.get("spec") or {}, f"{sbase}/spec"):
             facts = classify(node.get("description"))
             if any(f.behaviour is Behaviour.OUTPUT_ONLY for f in facts) and not path.endswith("/spec"):
@@ -132,6 +133,21 @@ def conventions(crd: dict[str, Any]) -> Iterator[tuple[str, str]]:
                     yield f"{path}/properties/{name}", "references are not allowed in status"
         if "observedState" not in (status.get("properties") or {}):
             yield f"{sbase}/status", "status.observedState is missing"
+
+
+def _unbounded_rule_lists(node: Any, path: str, unbounded: bool) -> Iterator[tuple[str, str]]:
+    """A CEL rule under an array (or map) without a size bound makes the API
+    server's cost estimate assume the largest possible list and refuse the CRD."""
+    if not isinstance(node, dict):
+        return
+    if node.get("x-kubernetes-validations") and unbounded:
+        yield path, "CEL rule under an unbounded list or map: bound every array (maxItems) above it"
+    for k, v in (node.get("properties") or {}).items():
+        yield from _unbounded_rule_lists(v, f"{path}/properties/{k}", unbounded)
+    if isinstance(node.get("items"), dict):
+        yield from _unbounded_rule_lists(node["items"], f"{path}/items", unbounded or "maxItems" not in node)
+    if isinstance(node.get("additionalProperties"), dict):
+        yield from _unbounded_rule_lists(node["additionalProperties"], f"{path}/additionalProperties", unbounded or "maxProperties" not in node)
 
 
 def _check_ref(node: dict[str, Any], path: str) -> Iterator[tuple[str, str]]:

@@ -10,9 +10,11 @@ YAML files, ``<plural>.<service>.yaml``):
   rules below (first match wins). A path no rule explains is ``unexplained``:
   reasons are never guessed;
 * **ours-only**: API-backed paths of our spec that KCC has under no name,
-  the schema lag kccgen closes. KRM-only fields KCC lacks (``projectRef``
-  where KCC uses the project-id annotation) and our counterparts of KCC's
-  renamed fields are listed separately, not counted as lag.
+  the schema lag kccgen closes. Listed separately, not counted as lag: our
+  counterparts of KCC's renamed fields, API fields KCC carries outside its
+  spec (``ELSEWHERE``: labels taken from ``metadata.labels``, shown by KCC's
+  recorded requests) and KRM-only fields KCC lacks (``projectRef`` where KCC
+  uses the project-id annotation).
 
 Rules for a KCC-only path, in order:
 

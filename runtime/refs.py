@@ -39,7 +39,7 @@ class ResourceRef(KRMModel):
 class ExternalRef(KRMModel):
     """A reference to a resource kccgen does not reconcile: ``external`` only."""
 
-    external: str | None = Field(default=None, description="The referenced resource's name (asset-inventory form without the service domain).")
+    external: str = Field(description="The referenced resource's name (asset-inventory form without the service domain).")
 
 
 class Reason(StrEnum):

@@ -18,11 +18,15 @@ from typing import Any
 
 import yaml
 
+from generator.emit.types import FORMAT_PATTERNS, INT64_FORMATS
 from generator.ir.model import IR, FieldIR, KindIR, ModelSet, ObjectIR, TypeIR
 
-# Bounds that keep the CEL cost estimate of the list rules small.
+# Bounds that keep the CEL cost estimate small: the API server multiplies a
+# rule's cost by the maximum size of every list above it, so every array
+# holding a rule is bounded too, not only the <kind>Refs lists.
 MAX_REFS = 50
 MAX_REF_LEN = 512
+MAX_RULED_LIST = 100
 
 LABELS = {
     "cnrm.cloud.google.com/managed-by-kcc": "true",
@@ -88,7 +92,7 @@ def refs_list_rules(external_only: bool) -> list[dict[str, str]]:
         rules = []
     rules.append(
         {
-            "rule": "self.all(r, !has(r.external) || self.filter(s, has(s.external) && s.external == r.external).size() == 1)",
+            "rule": "self.filter(r, has(r.external)).all(r, self.filter(s, has(s.external) && s.external == r.external).size() == 1)",
             "message": "external values must be unique",
         }
     )
@@ -110,6 +114,15 @@ def identity_rule(field: str, is_ref: bool) -> dict[str, str]:
         "rule": f"has(self.{field}) == has(oldSelf.{field}) && (!has(self.{field}) || {same})",
         "message": f"{field} is immutable: it is part of the resource's identity",
     }
+
+
+def _has_rules(node: object) -> bool:
+    """Whether a schema subtree carries any CEL rule."""
+    if isinstance(node, dict):
+        return "x-kubernetes-validations" in node or any(_has_rules(v) for v in node.values())
+    if isinstance(node, list):
+        return any(_has_rules(v) for v in node)
+    return False
 
 
 class SchemaBuilder:
@@ -134,11 +147,16 @@ class SchemaBuilder:
             s = {
                 "type": "array",
                 "maxItems": MAX_REFS,
-                "items": ref_schema(cls.removesuffix("Ref"), ext_only, ""),
+                "items": ref_schema(cls.removesuffix("Ref"), ext_only, f"A reference to a {cls.removesuffix('Ref')}."),
                 "x-kubernetes-validations": refs_list_rules(ext_only),
             }
+        elif t.kind == "string" and t.format in INT64_FORMATS:
+            # String form kept (int64 past 2^53 survives); integers accepted as in KCC's CRDs.
+            s = {"x-kubernetes-int-or-string": True, "pattern": FORMAT_PATTERNS[t.format]}
         elif t.kind == "string":
             s = {"type": "string"}
+            if t.format in FORMAT_PATTERNS:
+                s["pattern"] = FORMAT_PATTERNS[t.format]
         elif t.kind == "integer":
             s = {"type": "integer"}
         elif t.kind == "number":
@@ -154,6 +172,8 @@ class SchemaBuilder:
         elif t.kind == "array":
             assert t.item is not None
             s = {"type": "array", "items": self.type_schema(t.item, "", stack)}
+            if _has_rules(s["items"]):
+                s["maxItems"] = MAX_RULED_LIST
         elif t.kind == "map":
             assert t.item is not None
             if t.item.kind == "any":

@@ -28,11 +28,22 @@ FORMAT_PATTERNS: dict[str, str] = {
 _REF = "#/components/schemas/"
 
 
+INT64_FORMATS = frozenset({"int64", "uint64"})
+INT64_CLASSES = {"int64": "Int64String", "uint64": "UInt64String"}
+
+
 def _type_schema(t: TypeIR, int_enums: bool) -> dict[str, Any]:
     if t.kind == "string":
         s: dict[str, Any] = {"type": "string"}
         if t.format in FORMAT_PATTERNS:
             s["pattern"] = FORMAT_PATTERNS[t.format]
+        if t.format in INT64_FORMATS and not int_enums:
+            # KRM side: the string form stays canonical (no precision loss past
+            # 2^53), and a plain integer as Config Connector's CRDs take it is
+            # accepted too; the adapter sends the string to the API. One named
+            # string type per format, so codegen makes no per-field classes.
+            assert t.format is not None
+            return {"anyOf": [{"type": "integer"}, {"$ref": _REF + INT64_CLASSES[t.format]}]}
         return s
     if t.kind == "number" and int_enums:
         # proto3 JSON writes whole doubles as 1, not 1.0; int | float keeps
@@ -92,12 +103,24 @@ def _enum_schema(e: EnumIR) -> dict[str, Any]:
     return s
 
 
+def _leaf(t: TypeIR) -> TypeIR:
+    while t.item is not None:
+        t = t.item
+    return t
+
+
 def openapi_document(models: ModelSet, title: str, int_enums: bool) -> dict[str, Any]:
     schemas: dict[str, Any] = {}
     for o in models.objects:
         schemas[o.name] = _object_schema(o, int_enums)
     for e in models.enums:
         schemas[e.name] = _enum_schema(e)
+    if not int_enums:
+        used = {_leaf(f.type).format for o in models.objects for f in o.fields}
+        for fmt, cls in INT64_CLASSES.items():
+            if fmt not in used:
+                continue
+            schemas[cls] = {"type": "string", "pattern": FORMAT_PATTERNS[fmt], "description": f"A {fmt} in its string form."}
     return {
         "openapi": "3.1.0",
         "info": {"title": title, "version": "generated"},

@@ -8,6 +8,7 @@ several places is projected once per mode, so recursive schemas terminate.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Literal
 
@@ -18,6 +19,8 @@ from generator.ir.references import Decision
 from generator.spec.kinds import KindConfig
 
 Mode = Literal["spec", "observed", "all"]
+# "The presence of this field indicates that this is a managed reverse lookup zone"
+_PRESENCE = re.compile(r"\bpresence of this field\b", re.IGNORECASE)
 _SUFFIX = {"spec": "", "observed": "ObservedState", "all": "Observed"}
 
 
@@ -88,8 +91,14 @@ class KrmProjector:
                 return True
         return False
 
-    def project(self, cls: str, mode: Mode, path: str, drop: frozenset[str] = frozenset()) -> str | None:
-        """KRM class name for ``cls`` in ``mode``, or None when nothing is left."""
+    def project(
+        self, cls: str, mode: Mode, path: str, drop: frozenset[str] = frozenset(), presence: bool = False
+    ) -> str | None:
+        """KRM class name for ``cls`` in ``mode``, or None when nothing is left.
+
+        ``presence``: the field's description says its presence alone means
+        something (dns reverseLookupConfig), so an empty spec object is kept.
+        """
         key = (cls, mode)
         if mode == "observed" and not self._has_output_only(cls, path):
             return None
@@ -117,14 +126,14 @@ class KrmProjector:
                 fields.append(self._ref_field(f, facts, decision))
                 continue
             sub_mode: Mode = "all" if (mode == "all" or out_only) else mode
-            t = self._type(f.type, sub_mode, fpath)
+            t = self._type(f.type, sub_mode, fpath, _PRESENCE.search(f.description or "") is not None)
             if t is None or (mode == "observed" and not out_only and not self._contains_object(f.type)):
                 removed += 1
                 continue
             fields.append(replace(f, type=t, facts=facts))
         # Empty after projection: drop. Empty by design (a presence message such
         # as dns reverseLookupConfig) stays in spec, never in observedState.
-        if not fields and (removed or mode != "spec") and not (mode == "spec" and cls == self.resource_class):
+        if not fields and (removed or mode != "spec") and not (mode == "spec" and (cls == self.resource_class or presence)):
             self._memo[key] = None
             self.objects.pop(name, None)
             return None
@@ -150,12 +159,12 @@ class KrmProjector:
             t = t.item
         return t.kind == "object" and t.ref is not None
 
-    def _type(self, t: TypeIR, mode: Mode, path: str) -> TypeIR | None:
+    def _type(self, t: TypeIR, mode: Mode, path: str, presence: bool = False) -> TypeIR | None:
         if t.kind == "object" and t.ref is not None:
-            ref = self.project(t.ref, mode, path)
+            ref = self.project(t.ref, mode, path, presence=presence)
             return None if ref is None else replace(t, ref=ref)
         if t.kind in ("array", "map") and t.item is not None:
-            item = self._type(t.item, mode, f"{path}[]" if t.kind == "array" else path)
+            item = self._type(t.item, mode, f"{path}[]" if t.kind == "array" else path, presence)
             return None if item is None else replace(t, item=item)
         if mode == "observed":
             return None  # scalars survive in observed mode only when output-only (handled by caller)

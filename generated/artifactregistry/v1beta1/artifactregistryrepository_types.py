@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from typing import Annotated, ClassVar, Literal
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, RootModel
 from generated.artifactregistry.v1beta1 import artifactregistry_v1_api
 from generated.artifactregistry.v1beta1.artifactregistryrepository_reference import (
     ArtifactRegistryRepositoryRef,
@@ -86,11 +86,10 @@ class ArtifactRegistryRepositoryObservedState(BaseModel):
         ),
     ] = None
     size_bytes: Annotated[
-        str | None,
+        int | Int64String | None,
         Field(
             alias="sizeBytes",
             description="Output only. The size, in bytes, of all artifact storage in this repository. Repositories that are generally available or in public preview use this to calculate storage costs.",
-            pattern="^-?[0-9]+$",
         ),
     ] = None
     update_time: Annotated[
@@ -633,6 +632,10 @@ class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigYumRepositoryPublicR
     CENTOS_STREAM = "CENTOS_STREAM"
     ROCKY = "ROCKY"
     EPEL = "EPEL"
+
+
+class Int64String(RootModel[str]):
+    root: Annotated[str, Field(description="A int64 in its string form.", pattern="^-?[0-9]+$")]
 
 
 class MavenRepository(BaseModel):

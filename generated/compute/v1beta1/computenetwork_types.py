@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from typing import Annotated, ClassVar, Literal
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, RootModel
 from generated.compute.v1beta1 import compute_v1_api
 from generated.external.project_reference import ProjectRef
 from runtime.krm import KRMObject, KRMStatus
@@ -58,10 +58,9 @@ class ComputeNetworkObservedState(BaseModel):
         ),
     ] = None
     id: Annotated[
-        str | None,
+        int | UInt64String | None,
         Field(
-            description="Output only. [Output Only] The unique identifier for the resource. This identifier is\ndefined by the server.",
-            pattern="^[0-9]+$",
+            description="Output only. [Output Only] The unique identifier for the resource. This identifier is\ndefined by the server."
         ),
     ] = None
     kind: Annotated[
@@ -669,6 +668,10 @@ class NetworkRoutingConfigRoutingMode(StrEnum):
 
     GLOBAL = "GLOBAL"
     REGIONAL = "REGIONAL"
+
+
+class UInt64String(RootModel[str]):
+    root: Annotated[str, Field(description="A uint64 in its string form.", pattern="^[0-9]+$")]
 
 
 class ComputeNetworkStatus(KRMStatus):

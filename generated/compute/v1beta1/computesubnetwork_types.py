@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from typing import Annotated, ClassVar, Literal
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, RootModel
 from generated.compute.v1beta1 import compute_v1_api
 from generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from generated.external.computepublicdelegatedprefix_reference import (
@@ -60,10 +60,9 @@ class ComputeSubnetworkObservedState(BaseModel):
         ),
     ] = None
     id: Annotated[
-        str | None,
+        int | UInt64String | None,
         Field(
-            description="Output only. [Output Only] The unique identifier for the resource. This identifier is\ndefined by the server.",
-            pattern="^[0-9]+$",
+            description="Output only. [Output Only] The unique identifier for the resource. This identifier is\ndefined by the server."
         ),
     ] = None
     ipv6_cidr_range: Annotated[
@@ -280,6 +279,10 @@ class ComputeSubnetworkSpec(BaseModel):
             description="The stack type for the subnet. If set to IPV4_ONLY, new VMs\nin the subnet are assigned IPv4 addresses only. If set toIPV4_IPV6, new VMs in the subnet can be assigned both IPv4 and\nIPv6 addresses. If not specified, IPV4_ONLY is used.\n\nThis field can be both set at resource creation time and updated usingpatch.",
         ),
     ] = None
+
+
+class Int64String(RootModel[str]):
+    root: Annotated[str, Field(description="A int64 in its string form.", pattern="^-?[0-9]+$")]
 
 
 class SubnetworkIpv6AccessType(StrEnum):
@@ -586,10 +589,8 @@ class SubnetworkUtilizationDetailsIPV4UtilizationObserved(BaseModel):
             description="Will be set for secondary range. Empty for primary IPv4 range.",
         ),
     ] = None
-    total_allocated_ip: Annotated[
-        str | None, Field(alias="totalAllocatedIp", pattern="^-?[0-9]+$")
-    ] = None
-    total_free_ip: Annotated[str | None, Field(alias="totalFreeIp", pattern="^-?[0-9]+$")] = None
+    total_allocated_ip: Annotated[int | Int64String | None, Field(alias="totalAllocatedIp")] = None
+    total_free_ip: Annotated[int | Int64String | None, Field(alias="totalFreeIp")] = None
 
 
 class SubnetworkUtilizationDetailsIPV6UtilizationObserved(BaseModel):
@@ -645,13 +646,17 @@ class SubnetworkUtilizationDetailsObserved(BaseModel):
     ] = None
 
 
+class UInt64String(RootModel[str]):
+    root: Annotated[str, Field(description="A uint64 in its string form.", pattern="^[0-9]+$")]
+
+
 class Uint128Observed(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
         populate_by_name=True,
     )
-    high: Annotated[str | None, Field(pattern="^[0-9]+$")] = None
-    low: Annotated[str | None, Field(pattern="^[0-9]+$")] = None
+    high: int | UInt64String | None = None
+    low: int | UInt64String | None = None
 
 
 class ComputeSubnetworkStatus(KRMStatus):

@@ -440,6 +440,19 @@ FIELDS: dict[str, dict[str, Any]] = {
         "type": "string",
         "updatable": False,
     },
+    "spec.reverseLookupConfig": {
+        "api_path": "reverseLookupConfig",
+        "behaviours": [],
+        "identity": False,
+        "provenance": {
+            "behaviours": {},
+            "readable": "dns.managedZones.get returns reverseLookupConfig",
+            "updatable": "dns.managedZones.patch (PATCH) sends the whole resource",
+        },
+        "readable": True,
+        "type": "object",
+        "updatable": True,
+    },
     "spec.serviceDirectoryConfig": {
         "api_path": "serviceDirectoryConfig",
         "behaviours": [],

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from typing import Annotated, ClassVar, Literal
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, RootModel
 from generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from generated.dns.v1beta1 import dns_v1_api
 from generated.external.containercluster_reference import ContainerClusterRef
@@ -52,10 +52,9 @@ class DNSManagedZoneObservedState(BaseModel):
         ),
     ] = None
     id: Annotated[
-        str | None,
+        int | UInt64String | None,
         Field(
-            description="Unique identifier for the resource; defined by the server (output only)",
-            pattern="^[0-9]+$",
+            description="Unique identifier for the resource; defined by the server (output only)"
         ),
     ] = None
     kind: str | None = None
@@ -166,6 +165,13 @@ class DNSManagedZoneSpec(BaseModel):
         Field(
             alias="resourceID",
             description="Immutable. Optional. The DNSManagedZone ID used for creation and acquisition. When unset, the value of `metadata.name` is used.",
+        ),
+    ] = None
+    reverse_lookup_config: Annotated[
+        ManagedZoneReverseLookupConfig | None,
+        Field(
+            alias="reverseLookupConfig",
+            description="The presence of this field indicates that this is a managed reverse lookup zone and Cloud DNS resolves reverse lookup queries using automatically configured records for VPC resources. This only applies to networks listed under private_visibility_config.",
         ),
     ] = None
     service_directory_config: Annotated[
@@ -583,6 +589,13 @@ class ManagedZonePrivateVisibilityConfigObservedState(BaseModel):
     ] = None
 
 
+class ManagedZoneReverseLookupConfig(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        populate_by_name=True,
+    )
+
+
 class ManagedZoneReverseLookupConfigObservedState(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -660,6 +673,10 @@ class ManagedZoneVisibility(StrEnum):
 
     PUBLIC = "public"
     PRIVATE = "private"
+
+
+class UInt64String(RootModel[str]):
+    root: Annotated[str, Field(description="A uint64 in its string form.", pattern="^[0-9]+$")]
 
 
 class DNSManagedZoneStatus(KRMStatus):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Literal
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, RootModel
 from generated.external.project_reference import ProjectRef
 from generated.monitoring.v1beta1 import monitoring_v3_api
 from generated.monitoring.v1beta1.monitoringnotificationchannel_reference import (
@@ -406,6 +406,10 @@ class Hourly(BaseModel):
             description="Required. The number of hours between runs. Must be greater than or equal to 1 hour and less than or equal to 48 hours."
         ),
     ] = None
+
+
+class Int64String(RootModel[str]):
+    root: Annotated[str, Field(description="A int64 in its string form.", pattern="^-?[0-9]+$")]
 
 
 class Link(BaseModel):
@@ -933,11 +937,8 @@ class RowCountTest(BaseModel):
         ),
     ] = None
     threshold: Annotated[
-        str | None,
-        Field(
-            description="Required. The value against which to compare the row count.",
-            pattern="^-?[0-9]+$",
-        ),
+        int | Int64String | None,
+        Field(description="Required. The value against which to compare the row count."),
     ] = None
 
 

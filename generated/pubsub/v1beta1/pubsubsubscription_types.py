@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Literal
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, RootModel
 from generated.external.bigquerytable_reference import BigQueryTableRef
 from generated.external.bigtabletable_reference import BigtableTableRef
 from generated.external.project_reference import ProjectRef
@@ -324,11 +324,10 @@ class CloudStorageConfig(BaseModel):
         ),
     ] = None
     max_bytes: Annotated[
-        str | None,
+        int | Int64String | None,
         Field(
             alias="maxBytes",
             description="Optional. The maximum bytes that can be written to a Cloud Storage file before a new file is created. Min 1 KB, max 10 GiB. The max_bytes limit may be exceeded in cases where messages are larger than the limit.",
-            pattern="^-?[0-9]+$",
         ),
     ] = None
     max_duration: Annotated[
@@ -340,11 +339,10 @@ class CloudStorageConfig(BaseModel):
         ),
     ] = None
     max_messages: Annotated[
-        str | None,
+        int | Int64String | None,
         Field(
             alias="maxMessages",
             description="Optional. The maximum number of messages that can be written to a Cloud Storage file before a new file is created. Min 1000 messages.",
-            pattern="^-?[0-9]+$",
         ),
     ] = None
     service_account_email: Annotated[
@@ -541,6 +539,10 @@ class ExpirationPolicy(BaseModel):
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
     ] = None
+
+
+class Int64String(RootModel[str]):
+    root: Annotated[str, Field(description="A int64 in its string form.", pattern="^-?[0-9]+$")]
 
 
 class JavaScriptUDF(BaseModel):

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Literal
-from pydantic import BaseModel, ConfigDict, Field
-from typing_extensions import TypeAliasType
+from pydantic import BaseModel, ConfigDict, Field, RootModel
 from generated.external.project_reference import ProjectRef
 from generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
@@ -54,6 +53,10 @@ class CustomerManagedEncryption(BaseModel):
             description="A reference to a KMSCryptoKey (API field `kmsKeyName`). Required. The resource name of the Cloud KMS CryptoKey used to encrypt secret payloads. For secrets using the UserManaged replication policy type, Cloud KMS CryptoKeys must reside in the same location as the replica location. For secrets using the Automatic replication policy type, Cloud KMS CryptoKeys must reside in `global`. The expected format is `projects/*/locations/*/keyRings/*/cryptoKeys/*`.",
         ),
     ] = None
+
+
+class Int64String(RootModel[str]):
+    root: Annotated[str, Field(description="A int64 in its string form.", pattern="^-?[0-9]+$")]
 
 
 class ManagedRotationStatusObserved(BaseModel):
@@ -330,7 +333,7 @@ class SecretManagerSecretSpec(BaseModel):
         ),
     ] = None
     version_aliases: Annotated[
-        dict[str, VersionAliasesAdditionalProperty] | None,
+        dict[str, int | Int64String] | None,
         Field(
             alias="versionAliases",
             description="Optional. Mapping from version alias to version name. A version alias is a string with a maximum length of 63 characters and can contain uppercase and lowercase letters, numerals, and the hyphen (`-`) and underscore ('_') characters. An alias string must start with a letter and cannot be the string 'latest' or 'NEW'. No more than 50 aliases can be assigned to a given secret. Version-Alias pairs will be viewable via GetSecret and modifiable via UpdateSecret. Access by alias is only be supported on GetSecretVersion and AccessSecretVersion.",
@@ -423,11 +426,6 @@ class UserManaged(BaseModel):
         list[Replica] | None,
         Field(description="Required. The list of Replicas for this Secret. Cannot be empty."),
     ] = None
-
-
-VersionAliasesAdditionalProperty = TypeAliasType(
-    "VersionAliasesAdditionalProperty", Annotated[str, Field(pattern="^-?[0-9]+$")]
-)
 
 
 class SecretManagerSecretStatus(KRMStatus):

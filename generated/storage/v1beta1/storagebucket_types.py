@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from typing import Annotated, ClassVar, Literal
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, RootModel
 from generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from generated.external.project_reference import ProjectRef
 from generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
@@ -673,19 +673,17 @@ class BucketLifecycleRuleCondition(BaseModel):
         ),
     ] = None
     size_above_bytes: Annotated[
-        str | None,
+        int | Int64String | None,
         Field(
             alias="sizeAboveBytes",
             description="Objects having a size greater than this value in bytes will be matched.",
-            pattern="^-?[0-9]+$",
         ),
     ] = None
     size_below_bytes: Annotated[
-        str | None,
+        int | Int64String | None,
         Field(
             alias="sizeBelowBytes",
             description="Objects having a size less than this value in bytes will be matched.",
-            pattern="^-?[0-9]+$",
         ),
     ] = None
 
@@ -770,11 +768,10 @@ class BucketRetentionPolicy(BaseModel):
         ),
     ] = None
     retention_period: Annotated[
-        str | None,
+        int | Int64String | None,
         Field(
             alias="retentionPeriod",
             description="The duration in seconds that objects need to be retained. Retention duration must be greater than zero and less than 100 years. Note that enforcement of retention periods less than a day is not guaranteed. Such periods should only be used for testing purposes.",
-            pattern="^-?[0-9]+$",
         ),
     ] = None
 
@@ -804,11 +801,10 @@ class BucketSoftDeletePolicy(BaseModel):
         ),
     ] = None
     retention_duration_seconds: Annotated[
-        str | None,
+        int | Int64String | None,
         Field(
             alias="retentionDurationSeconds",
             description="The duration in seconds that soft-deleted objects in the bucket will be retained and cannot be permanently deleted.",
-            pattern="^-?[0-9]+$",
         ),
     ] = None
 
@@ -873,6 +869,10 @@ class BucketWebsite(BaseModel):
     ] = None
 
 
+class Int64String(RootModel[str]):
+    root: Annotated[str, Field(description="A int64 in its string form.", pattern="^-?[0-9]+$")]
+
+
 class ObjectAccessControl(BaseModel):
     """
     An access-control entry.
@@ -905,11 +905,8 @@ class ObjectAccessControl(BaseModel):
         Field(description="HTTP 1.1 Entity tag for the access-control entry."),
     ] = None
     generation: Annotated[
-        str | None,
-        Field(
-            description="The content generation of the object, if applied to an object.",
-            pattern="^-?[0-9]+$",
-        ),
+        int | Int64String | None,
+        Field(description="The content generation of the object, if applied to an object."),
     ] = None
     id: Annotated[str | None, Field(description="The ID of the access-control entry.")] = None
     kind: Annotated[
@@ -962,8 +959,7 @@ class StorageBucketObservedState(BaseModel):
     )
     etag: Annotated[str | None, Field(description="HTTP 1.1 Entity tag for the bucket.")] = None
     generation: Annotated[
-        str | None,
-        Field(description="The generation of this bucket.", pattern="^-?[0-9]+$"),
+        int | Int64String | None, Field(description="The generation of this bucket.")
     ] = None
     hard_delete_time: Annotated[
         str | None,
@@ -988,8 +984,8 @@ class StorageBucketObservedState(BaseModel):
         Field(alias="locationType", description="The type of the bucket location."),
     ] = None
     metageneration: Annotated[
-        str | None,
-        Field(description="The metadata generation of this bucket.", pattern="^-?[0-9]+$"),
+        int | Int64String | None,
+        Field(description="The metadata generation of this bucket."),
     ] = None
     owner: Annotated[
         BucketOwnerObserved | None,
@@ -998,11 +994,10 @@ class StorageBucketObservedState(BaseModel):
         ),
     ] = None
     project_number: Annotated[
-        str | None,
+        int | UInt64String | None,
         Field(
             alias="projectNumber",
             description="The project number of the project the bucket belongs to.",
-            pattern="^[0-9]+$",
         ),
     ] = None
     satisfies_pzi: Annotated[
@@ -1183,6 +1178,10 @@ class StorageBucketSpec(BaseModel):
             description="The bucket's website configuration, controlling how the service behaves when accessing bucket contents as a web site. See the [Static Website Examples](https://cloud.google.com/storage/docs/static-website) for more information."
         ),
     ] = None
+
+
+class UInt64String(RootModel[str]):
+    root: Annotated[str, Field(description="A uint64 in its string form.", pattern="^[0-9]+$")]
 
 
 class StorageBucketStatus(KRMStatus):

@@ -8,13 +8,17 @@ from __future__ import annotations
 
 from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Literal
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, RootModel
 from generated.external.project_reference import ProjectRef
 from generated.mini.v1beta1 import mini_v1_api
 from runtime.krm import KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
 MiniWidgetAPI = mini_v1_api.Widget
+
+
+class Int64String(RootModel[str]):
+    root: Annotated[str, Field(description="A int64 in its string form.", pattern="^-?[0-9]+$")]
 
 
 class MiniWidgetObservedState(BaseModel):
@@ -72,8 +76,8 @@ class MiniWidgetSpec(BaseModel):
         ),
     ] = None
     size_bytes: Annotated[
-        str | None,
-        Field(alias="sizeBytes", description="Optional. Size.", pattern="^-?[0-9]+$"),
+        int | Int64String | None,
+        Field(alias="sizeBytes", description="Optional. Size."),
     ] = None
     tree: Annotated[Node | None, Field(description="A recursive tree.")] = None
     ttl: Annotated[
