@@ -25,20 +25,10 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
+from tests.support.cli import Run
 
 SENTINEL = "generated/SENTINEL.txt"
 SENTINEL_TEXT = b"sentinel: generate must not touch this tree on bad input\n"
-
-
-@dataclass(frozen=True)
-class Run:
-    code: int
-    stdout: str
-    stderr: str
-
-    @property
-    def lines(self) -> list[str]:
-        return [line for line in self.stderr.splitlines() if line.strip()]
 
 
 def kccgen(root: Path, *args: str) -> Run:

@@ -53,6 +53,7 @@ from runtime.refs import (
     resolve_object,
 )
 from tests.conftest import REPO
+from tests.support.cli import GENERATED_KINDS
 
 FIXTURES = REPO.parent / "shared" / "compat" / "kcc" / "fixtures"
 
@@ -60,24 +61,7 @@ pytestmark = pytest.mark.skipif(
     not FIXTURES.is_dir(), reason=f"KCC fixtures not found at {FIXTURES}"
 )
 
-OURS = frozenset(
-    {
-        "ArtifactRegistryRepository",
-        "ComputeNetwork",
-        "ComputeSubnetwork",
-        "DNSManagedZone",
-        "KMSCryptoKey",
-        "KMSKeyRing",
-        "MonitoringAlertPolicy",
-        "MonitoringNotificationChannel",
-        "PubSubSchema",
-        "PubSubSubscription",
-        "PubSubTopic",
-        "SecretManagerSecret",
-        "SpannerInstance",
-        "StorageBucket",
-    }
-)
+OURS = frozenset(GENERATED_KINDS)
 
 PROJECT = "example-project"
 UNIQUE = "abc123"

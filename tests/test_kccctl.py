@@ -9,40 +9,18 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from runtime.identity import known_kinds
 from tests.conftest import REPO
+from tests.support.cli import GENERATED_KINDS, Run
 
 SELF_LINK = "https://www.googleapis.com/compute/v1/projects/p/global/networks/n"
 CONSOLE_SCRIPT = REPO / ".venv" / "bin" / "kccctl"
 
-GENERATED_KINDS = [
-    "ArtifactRegistryRepository",
-    "ComputeNetwork",
-    "ComputeSubnetwork",
-    "DNSManagedZone",
-    "KMSCryptoKey",
-    "KMSKeyRing",
-    "MonitoringAlertPolicy",
-    "MonitoringNotificationChannel",
-    "PubSubSchema",
-    "PubSubSubscription",
-    "PubSubTopic",
-    "SecretManagerSecret",
-    "SpannerInstance",
-    "StorageBucket",
-]
 
-
-@dataclass(frozen=True)
-class Run:
-    code: int
-    stdout: str
-    stderr: str
 
 
 def kccctl(*args: str, exe: list[str] | None = None) -> Run:
@@ -142,7 +120,7 @@ def test_kinds_lists_the_generated_kinds() -> None:
     assert r.code == 0, r.stderr
     assert r.stderr == ""
     rows = [line.split("\t") for line in r.stdout.splitlines()]
-    assert [row[0] for row in rows] == GENERATED_KINDS
+    assert [row[0] for row in rows] == list(GENERATED_KINDS)
     for kind, module in rows:
         assert module.startswith("generated.") and module.endswith(f".{kind.lower()}_types"), (
             kind,

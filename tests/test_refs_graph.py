@@ -24,30 +24,15 @@ import json
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from runtime.refs import references_of
 from tests.conftest import REPO
+from tests.support.cli import GENERATED_KINDS, Run
 
-OURS = (
-    "ArtifactRegistryRepository",
-    "ComputeNetwork",
-    "ComputeSubnetwork",
-    "DNSManagedZone",
-    "KMSCryptoKey",
-    "KMSKeyRing",
-    "MonitoringAlertPolicy",
-    "MonitoringNotificationChannel",
-    "PubSubSchema",
-    "PubSubSubscription",
-    "PubSubTopic",
-    "SecretManagerSecret",
-    "SpannerInstance",
-    "StorageBucket",
-)
+OURS = GENERATED_KINDS
 NAME = "external | name"
 EXTERNAL_ONLY = "external only"
 
@@ -183,17 +168,6 @@ def test_graph_is_the_table_the_runtime_enforces(graph: list[dict[str, str]]) ->
 # --- kind-config references: what a missing, wrong or stale entry does ---------------
 
 SENTINEL = "generated/SENTINEL.txt"
-
-
-@dataclass(frozen=True)
-class Run:
-    code: int
-    stdout: str
-    stderr: str
-
-    @property
-    def lines(self) -> list[str]:
-        return [line for line in self.stderr.splitlines() if line.strip()]
 
 
 def generate(root: Path) -> Run:

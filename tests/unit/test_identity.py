@@ -22,26 +22,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from runtime.identity import IdentityError, IdentityTemplate, identity_for, known_kinds
+from tests.support.cli import GENERATED_KINDS
 
 KINDS = known_kinds()
 
 # The Kinds kccgen generates controllers for, and the ones it only references.
-GENERATED_KINDS = (
-    "ArtifactRegistryRepository",
-    "ComputeNetwork",
-    "ComputeSubnetwork",
-    "DNSManagedZone",
-    "KMSCryptoKey",
-    "KMSKeyRing",
-    "MonitoringAlertPolicy",
-    "MonitoringNotificationChannel",
-    "PubSubSchema",
-    "PubSubSubscription",
-    "PubSubTopic",
-    "SecretManagerSecret",
-    "SpannerInstance",
-    "StorageBucket",
-)
 EXTERNAL_KINDS = (
     "BigQueryTable",
     "BigtableTable",
