@@ -24,7 +24,18 @@ def main(argv: list[str] | None = None) -> int:
     np_ = rsub.add_parser("normalize", help="print the canonical externalRef of VALUE for KIND")
     np_.add_argument("kind")
     np_.add_argument("value")
+    mp = sub.add_parser("mockgcp", help="the local GCP emulator")
+    msub = mp.add_subparsers(dest="mock_cmd", required=True)
+    sp = msub.add_parser("serve", help="serve every pinned API on one port until Ctrl-C")
+    # mockgcp is a dev/test tool: imported only when asked for.
+    from mockgcp.cli import add_arguments
+
+    add_arguments(sp)
     args = p.parse_args(argv)
+    if args.cmd == "mockgcp":
+        from mockgcp.cli import serve
+
+        return serve(args)
     if args.cmd == "kinds":
         for kind, module in types_modules().items():
             print(f"{kind}\t{module.__name__}")

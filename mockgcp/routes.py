@@ -1,0 +1,167 @@
+"""Discovery documents -> a route table and resource collections.
+
+A route is (HTTP method, regex over ``servicePath + path``) -> the Discovery
+method. Collections (a Discovery resource with a ``get`` returning a schema)
+carry the method shapes the generator already knows how to read.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from generator.ir.behaviours import Behaviour, classify
+from generator.ir.identity import rest_prefix
+from generator.ir.methods import resolve_methods
+from generator.ir.model import Methods
+from generator.spec.discovery import DiscoveryDoc, JsonSchema, Method, Resource, load_discovery
+from generator.spec.kinds import KindConfig
+
+_PARAM = re.compile(r"\{(\+?)([A-Za-z][A-Za-z0-9_]*)\}")
+
+
+@dataclass(frozen=True)
+class Route:
+    api: str  # doc key, e.g. pubsub.v1
+    method: Method
+    http: str
+    regex: re.Pattern[str]
+    specificity: int
+    resource: str  # dotted Discovery resource path, e.g. projects.topics
+    verb: str  # get, create, patch, getIamPolicy...
+
+
+@dataclass
+class Collection:
+    api: str
+    resource: str  # projects.topics
+    schema: str  # Topic
+    methods: Methods
+    prefix: str  # REST prefix before resource names: "v1/", "compute/v1/", "storage/v1/"
+    collection_segment: str  # "topics", "networks", "b"
+    output_only: frozenset[str] = frozenset()
+    immutable: frozenset[str] = frozenset()
+    service_generated: bool = False
+
+
+@dataclass
+class Api:
+    doc: DiscoveryDoc
+    collections: dict[str, Collection] = field(default_factory=dict)  # by resource path
+
+    @property
+    def key(self) -> str:
+        return self.doc.key
+
+    @property
+    def legacy_errors(self) -> bool:
+        """compute, storage and dns answer with the v1-style ``errors`` list too."""
+        return self.doc.name in ("compute", "storage", "dns")
+
+
+def _regex(service_path: str, m: Method) -> tuple[re.Pattern[str], int]:
+    full = service_path + m.path
+    out: list[str] = []
+    literal = 0
+    pos = 0
+    for pm in _PARAM.finditer(full):
+        lit = full[pos : pm.start()]
+        out.append(re.escape(lit))
+        literal += len(lit)
+        reserved, name = pm.group(1), pm.group(2)
+        param = m.parameters.get(name)
+        if reserved and param is not None and param.pattern:
+            pat = param.pattern.removeprefix("^").removesuffix("$")
+            out.append(f"(?P<{name}>{pat})")
+            literal += len(re.sub(r"\[\^/\]\+|[^A-Za-z/]", "", pat))
+        elif reserved:
+            out.append(f"(?P<{name}>.+)")
+        else:
+            out.append(f"(?P<{name}>[^/]+)")
+        pos = pm.end()
+    lit = full[pos:]
+    out.append(re.escape(lit))
+    literal += len(lit)
+    return re.compile("^" + "".join(out) + "$"), literal
+
+
+def _walk(res: Resource | DiscoveryDoc, path: tuple[str, ...]) -> list[tuple[str, Resource]]:
+    out = []
+    for name, sub in sorted(res.resources.items()):
+        dotted = ".".join((*path, name))
+        out.append((dotted, sub))
+        out.extend(_walk(sub, (*path, name)))
+    return out
+
+
+def _facts(doc: DiscoveryDoc, schema: str) -> tuple[frozenset[str], frozenset[str]]:
+    """Top-level output-only and immutable fields of a schema (from Discovery prose)."""
+    out, imm = set(), set()
+    for name, prop in doc.schemas[schema].properties.items():
+        beh = {f.behaviour for f in classify(prop.description, prop.read_only)}
+        if Behaviour.OUTPUT_ONLY in beh:
+            out.add(name)
+        if Behaviour.IMMUTABLE in beh:
+            imm.add(name)
+    return frozenset(out), frozenset(imm)
+
+
+def service_generated_resources(specs: Path) -> set[tuple[str, str]]:
+    """(doc key, resource) pairs whose IDs the service assigns, from the kind configs."""
+    out: set[tuple[str, str]] = set()
+    for p in sorted((specs / "kinds").glob("*.yaml")):
+        raw = yaml.safe_load(p.read_text()) or {}
+        key = f"{raw.get('api')}.{raw.get('version')}"
+        for k in raw.get("kinds") or []:
+            if k.get("idGeneration") == "service":
+                out.add((key, k["resource"]))
+    return out
+
+
+def load_apis(specs: Path) -> tuple[dict[str, Api], list[Route]]:
+    apis: dict[str, Api] = {}
+    routes: list[Route] = []
+    generated = service_generated_resources(specs)
+    for p in sorted((specs / "discovery").glob("*.json")):
+        doc = load_discovery(p)
+        api = Api(doc)
+        apis[doc.key] = api
+        for dotted, res in _walk(doc, ()):
+            for verb, m in sorted(res.methods.items()):
+                rx, spec = _regex(doc.service_path, m)
+                routes.append(Route(doc.key, m, m.http_method, rx, spec, dotted, verb))
+            get = res.methods.get("get")
+            if get is None or get.response is None or get.response.ref is None:
+                continue
+            sg = (doc.key, dotted) in generated
+            cfg = KindConfig.model_validate({"kind": "Mock", "resource": dotted, "idGeneration": "service" if sg else "user"})
+            try:
+                methods, schema = resolve_methods(str(p), 0, cfg, doc, res)
+            except Exception:  # a collection the generic shapes cannot describe
+                continue
+            flat = get.flat_path or get.path
+            create = methods.create
+            seg = ""
+            if create is not None:
+                seg = (create.flat_path or create.path).rstrip("/").split("/")[-1]
+            out_only, imm = _facts(doc, schema)
+            api.collections[dotted] = Collection(
+                api=doc.key,
+                resource=dotted,
+                schema=schema,
+                methods=methods,
+                prefix=doc.service_path + rest_prefix(flat),
+                collection_segment=seg,
+                output_only=out_only,
+                immutable=imm,
+                service_generated=sg,
+            )
+    routes.sort(key=lambda r: (-r.specificity, r.api, r.resource, r.verb))
+    return apis, routes
+
+
+def schema_of(doc: DiscoveryDoc, name: str) -> JsonSchema:
+    return doc.schemas[name]

@@ -1,0 +1,161 @@
+"""HTTP front end: serves every API in specs/discovery on one port.
+
+Clients built by google-api-python-client work unchanged with
+``client_options={"api_endpoint": server.endpoint(api)}`` (compute and
+storage need their service path in the endpoint). Every exchange is appended
+to a request log in the ``_http.log`` format of Config Connector's recordings.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from mockgcp.engine import MockGCP
+from mockgcp.httplog import HttpLogEntry, format_http_log
+
+_REASONS = {200: "OK", 204: "No Content", 400: "Bad Request", 404: "Not Found", 409: "Conflict", 412: "Precondition Failed", 429: "Too Many Requests", 500: "Internal Server Error", 501: "Not Implemented", 503: "Service Unavailable"}
+_JSON = "application/json; charset=UTF-8"
+
+
+class MockServer:
+    """mockgcp on 127.0.0.1; ``start()`` runs it in a background thread."""
+
+    def __init__(self, engine: MockGCP | None = None, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.engine = engine or MockGCP()
+        self.log: list[HttpLogEntry] = []
+        self._log_lock = threading.Lock()
+        self._log_file: Path | None = None
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:  # quiet
+                return
+
+            def _serve(self) -> None:
+                server._serve(self)
+
+            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _serve
+
+        self.httpd = ThreadingHTTPServer((host, port), Handler)
+        self.httpd.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return int(self.httpd.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/"
+
+    def endpoint(self, api: str) -> str:
+        """The api_endpoint for a Discovery doc key (pubsub.v1) or name (pubsub)."""
+        for key, a in self.engine.apis.items():
+            if api in (key, a.doc.name):
+                return self.base_url + a.doc.service_path
+        raise KeyError(f"no API {api!r} in mockgcp (have {', '.join(sorted(self.engine.apis))})")
+
+    def client(self, api: str, version: str | None = None) -> Any:
+        """A google-api-python-client client for ``api`` built from the pinned document."""
+        from google.auth.credentials import AnonymousCredentials
+        from googleapiclient.discovery import build_from_document
+
+        key = api if version is None else f"{api}.{version}"
+        if key not in self.engine.apis:
+            key = next(k for k, a in self.engine.apis.items() if a.doc.name == api)
+        doc = (self.engine.specs / "discovery" / f"{key}.json").read_text()
+        return build_from_document(doc, client_options={"api_endpoint": self.endpoint(key)}, credentials=AnonymousCredentials())
+
+    def start(self) -> MockServer:
+        self._thread = threading.Thread(target=self.httpd.serve_forever, name="mockgcp", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def __enter__(self) -> MockServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def write_log_to(self, path: Path) -> None:
+        """Append every exchange to ``path`` as it happens (kccctl mockgcp serve --log)."""
+        self._log_file = path
+        path.write_text("", encoding="utf-8")
+
+    def log_text(self) -> str:
+        with self._log_lock:
+            return format_http_log(self.log)
+
+    def clear_log(self) -> None:
+        with self._log_lock:
+            self.log.clear()
+
+    # --- one request ----------------------------------------------------------------
+
+    def _serve(self, h: BaseHTTPRequestHandler) -> None:
+        url = urlsplit(h.path)
+        length = int(h.headers.get("Content-Length") or 0)
+        raw = h.rfile.read(length) if length else b""
+        text = raw.decode("utf-8", errors="replace") if raw else None
+        body: Any = None
+        if text:
+            try:
+                body = json.loads(text)
+            except json.JSONDecodeError:
+                body = text
+        query = parse_qs(url.query)
+        fault = self.engine.pick_fault(h.command, url.path)
+        if fault is not None:
+            if fault.latency_ms:
+                time.sleep(fault.latency_ms / 1000)
+            if fault.drop:  # the client sees the connection close with no answer
+                with contextlib.suppress(OSError):
+                    h.connection.shutdown(socket.SHUT_RDWR)
+                h.close_connection = True
+                return
+        route, resp = self.engine.handle(h.command, url.path, query, body, fault)
+        out = b"" if resp.body is None else (json.dumps(resp.body, indent=2, sort_keys=True) + "\n").encode()
+        h.send_response(resp.status, _REASONS.get(resp.status))
+        h.send_header("Content-Type", _JSON)
+        h.send_header("Content-Length", str(len(out)))
+        h.end_headers()
+        if out:
+            h.wfile.write(out)
+        host = "localhost"
+        if route is not None:
+            host = self.engine.apis[route.api].doc.host
+        entry = HttpLogEntry(
+            method=h.command,
+            url=f"https://{host}{h.path}",
+            request_headers=(("Content-Type", "application/json"),),
+            request_body=json.dumps(body, indent=2, sort_keys=True) if body is not None else None,
+            status=f"{resp.status} {_REASONS.get(resp.status, '')}".strip(),
+            response_headers=(("Content-Type", _JSON),),
+            response_body=out.decode().rstrip("\n") if out else None,
+        )
+        with self._log_lock:
+            self.log.append(entry)
+            if self._log_file is not None:
+                with self._log_file.open("a", encoding="utf-8") as f:
+                    f.write(("\n\n---\n\n" if len(self.log) > 1 else "") + format_http_log([entry]))
+
+
+@contextlib.contextmanager
+def running(engine: MockGCP | None = None) -> Iterator[MockServer]:
+    with MockServer(engine) as s:
+        yield s
