@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import functools
 import json
 import random
 import re
@@ -28,6 +29,10 @@ from mockgcp.routes import Api, Collection, Route, load_apis
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULTS_FILE = Path(__file__).resolve().parent / "defaults.json"
+
+# Parsing the Discovery documents takes most of a second; the route table and
+# collections are never mutated after loading, so engines share them.
+_load_apis = functools.lru_cache(maxsize=4)(load_apis)
 
 # Preferred values for an output-only state/status enum on a fresh resource.
 _READY_STATES = ("READY", "ACTIVE", "ENABLED", "AVAILABLE", "RUNNING", "CREATED", "SUCCEEDED")
@@ -80,7 +85,7 @@ class MockGCP:
 
     def __init__(self, specs: Path | None = None, *, lro_polls: int = 1, seed: int = 0) -> None:
         self.specs = specs or REPO / "specs"
-        self.apis, self.routes = load_apis(self.specs)
+        self.apis, self.routes = _load_apis(self.specs)
         self.lro_polls = lro_polls
         self.rng = random.Random(seed)
         self.faults = FaultSet(seed)
@@ -103,7 +108,9 @@ class MockGCP:
                 "meta": copy.deepcopy(self.meta),
                 "policies": copy.deepcopy(self.policies),
                 "operations": {
-                    k: {"api": o.api, "style": o.style, "body": o.body, "polls_left": o.polls_left, "result": o.result, "error": o.error, "done_body": o.done_body}
+                    k: copy.deepcopy(
+                        {"api": o.api, "style": o.style, "key": o.key, "body": o.body, "polls_left": o.polls_left, "result": o.result, "error": o.error, "done_body": o.done_body}
+                    )
                     for k, o in self.operations.items()
                 },
             }
@@ -113,8 +120,14 @@ class MockGCP:
             self.resources = copy.deepcopy(state.get("resources", {}))
             self.meta = copy.deepcopy(state.get("meta", {}))
             self.policies = copy.deepcopy(state.get("policies", {}))
+            # FIX: the operation's own key is the store key without its "api|"
+            # prefix (it used to be restored with the prefix, so no loaded
+            # operation could be polled).
             self.operations = {
-                k: Operation(v["api"], v["style"], k, v["body"], v["polls_left"], v.get("result"), v.get("error"), v.get("done_body", {}))
+                k: Operation(
+                    v["api"], v["style"], v.get("key") or k.split("|", 1)[1], copy.deepcopy(v["body"]), v["polls_left"],
+                    copy.deepcopy(v.get("result")), v.get("error"), copy.deepcopy(v.get("done_body", {})),
+                )
                 for k, v in state.get("operations", {}).items()
             }
 
@@ -129,17 +142,37 @@ class MockGCP:
     # --- routing -----------------------------------------------------------------
 
     def route(self, http: str, path: str) -> tuple[Route, dict[str, str]] | None:
+        """The Discovery method for a request. All APIs share one port and several
+        have the same URL template (artifactregistry and cloudkms both serve
+        ``GET v1/projects/*/locations/*/operations/*``), so when equally good
+        routes of different APIs match, the API holding that operation or
+        resource wins (FIX: AR used to answer KMS operation polls with 404)."""
+        found: list[tuple[Route, dict[str, str]]] = []
         for r in self.routes:
+            if found and r.specificity < found[0][0].specificity:
+                break  # routes are sorted by specificity: no equally good match is left
             if r.http != http:
                 continue
             m = r.regex.match(path)
-            if m:
-                return r, m.groupdict()
-        return None
+            if m and (not found or r.regex.pattern == found[0][0].regex.pattern):
+                found.append((r, m.groupdict()))
+        if len(found) > 1:
+            with self.lock:
+                for r, params in found:
+                    if self._holds(r.api, path):
+                        return r, params
+        return found[0] if found else None
+
+    def _holds(self, api: str, path: str) -> bool:
+        """Whether ``api`` has an operation or resource at (or under) ``path``."""
+        rel = path.split(":", 1)[0]
+        if any(k.startswith(api + "|") and rel.endswith("/" + o.key) for k, o in self.operations.items()):
+            return True
+        return any(k.startswith(api + "|") and rel.endswith("/" + k.split("|", 1)[1]) for k in self.resources)
 
     def pick_fault(self, http: str, path: str) -> Fault | None:
         found = self.route(http, path.lstrip("/"))
-        return None if found is None else self.faults.pick(found[0].api, found[0].method.id, path)
+        return None if found is None else self.faults.pick(found[0].api, found[0].method.id, "/" + path.lstrip("/"))
 
     def handle(
         self, http: str, path: str, query: dict[str, list[str]], body: Any, fault: Fault | object | None = _PICK
@@ -153,7 +186,9 @@ class MockGCP:
         route, params = found
         api = self.apis[route.api]
         if fault is _PICK:
-            fault = self.faults.pick(route.api, route.method.id, path)
+            # FIX: match rules against the URL path as the server does (with its
+            # leading "/"); in-process calls used to match without it.
+            fault = self.faults.pick(route.api, route.method.id, "/" + path)
         assert fault is None or isinstance(fault, Fault)
         if fault is not None and fault.status is not None:
             msg = fault.message or f"mockgcp: injected {fault.status}"
@@ -186,7 +221,7 @@ class MockGCP:
         if verb == "update" and m.update is not None and "update" in route.method.id:
             return self._update(api, coll, path, query, body, lro_error, replace=True)
         if m.delete is not None and m.delete.name == verb:
-            return self._delete(api, coll, path, lro_error)
+            return self._delete(api, coll, path, query, lro_error)
         if verb == "list":
             return self._list(api, coll, route, path, query)
         raise ApiError(501, f"mockgcp does not implement {route.method.id}")
@@ -239,7 +274,11 @@ class MockGCP:
         if items:
             out[field_name] = items
         if api.doc.name in ("compute", "storage", "dns"):
-            out["kind"] = f"{api.doc.name}#{coll.resource.split('.')[-1]}List" if api.doc.name != "dns" else "dns#managedZonesListResponse"
+            # FIX: the list kind is the response schema's (compute#networkList,
+            # storage#buckets); it was derived from the collection name
+            # (compute#networksList, storage#bucketsList).
+            kind_prop = api.doc.schemas[resp_schema].properties.get("kind") if resp_schema else None
+            out["kind"] = (kind_prop.default if kind_prop is not None and kind_prop.default else None) or f"{api.doc.name}#{coll.resource.split('.')[-1]}List"
         return Response(200, out)
 
     # --- create ------------------------------------------------------------------
@@ -261,11 +300,11 @@ class MockGCP:
             key, resource = f"{rel}/{rid}", dict(body)
         elif style == "wrapper":
             assert m.create_wrapper_field is not None and m.create_id_param is not None
-            rid = body.get(m.create_id_param)
+            wid = body.get(m.create_id_param)
             resource = dict(body.get(m.create_wrapper_field) or {})
-            if not rid:
+            if not wid:
                 raise invalid(f"{m.create_id_param} must be specified.")
-            key = f"{rel}/{rid}"
+            key = f"{rel}/{wid}"
         elif style == "service-generated":
             key, resource = f"{rel}/{self._digits(19)}", dict(body)
         else:  # name-in-body
@@ -295,8 +334,10 @@ class MockGCP:
                 for k, v in value.items():
                     resource[field_name].setdefault(k, copy.deepcopy(v))
 
-    def _populate(self, api: Api, coll: Collection, key: str, res: dict[str, Any], project: str, created: bool) -> None:
-        """Output-only fields the real service fills in."""
+    def _populate(
+        self, api: Api, coll: Collection, key: str, res: dict[str, Any], project: str, created: bool, old: dict[str, Any] | None = None
+    ) -> None:
+        """Output-only fields the real service fills in. ``old``: the stored resource on update."""
         props = api.doc.schemas[coll.schema].properties
         now = _now()
         short = key.rsplit("/", 1)[-1]
@@ -310,6 +351,7 @@ class MockGCP:
             if "selfLinkWithId" in props:
                 res["selfLinkWithId"] = quirks.compute_self_link(key.rsplit("/", 1)[0] + "/" + str(res.get("id", "")))
             quirks.compute_expand_links(res, project)
+            quirks.compute_scope_link(res, key)
             if coll.schema == "Subnetwork":
                 quirks.compute_subnetwork_gateway(res)
             if "fingerprint" in props:
@@ -337,12 +379,25 @@ class MockGCP:
         kind_prop = props.get("kind")
         if kind_prop is not None:
             m = _KIND_RX.search(kind_prop.description or "")
-            if m:
-                res["kind"] = m.group(1)
+            # FIX: dns.v1 has no description for kind, only "default": "dns#managedZone".
+            kind = m.group(1) if m else (kind_prop.default if kind_prop.read_only and "#" in (kind_prop.default or "") else None)
+            if kind:
+                res["kind"] = kind
         for f in ("state", "status"):
             prop = props.get(f)
+            if quirks.state_omitted(api.key, coll.schema, f, res):
+                continue
             if created and prop is not None and f in coll.output_only and prop.enum:
                 res[f] = next((v for v in _READY_STATES if v in prop.enum), prop.enum[min(1, len(prop.enum) - 1)])
+        # Output-only fields Discovery's prose does not mark (see quirks.py).
+        if api.doc.name == "monitoring":
+            quirks.monitoring_records(coll.schema, res, old, rfc3339(now))
+            if coll.schema == "AlertPolicy":
+                quirks.monitoring_condition_names(res, key, lambda: self._digits(19))
+        elif api.doc.name == "pubsub" and coll.schema == "Schema" and created:
+            quirks.pubsub_schema_revision(res, self._token(8))
+        elif api.doc.name == "cloudkms" and coll.schema == "CryptoKey" and created:
+            quirks.kms_primary_version(res, key, rfc3339(now))
 
     # --- update ------------------------------------------------------------------
 
@@ -353,7 +408,7 @@ class MockGCP:
         res = raw.doc
         for part in coll.resource.split("."):
             res = res.resources[part]  # type: ignore[assignment]
-        method = res.methods[upd.name]  # type: ignore[attr-defined]
+        method = res.methods[upd.name]
         if coll.methods.update_style == "mask-query":
             p = method.parameters.get("updateMask")
             return (p.description or "") if p else ""
@@ -425,17 +480,19 @@ class MockGCP:
                 new.update(writable)
         elif replace:
             new = {**{k: v for k, v in current.items() if k in coll.output_only or k == "name"}, **writable}
-        else:  # whole-resource PATCH: JSON merge
-            for k, v in writable.items():
-                if v is None:
-                    new.pop(k, None)
-                else:
-                    new[k] = v
+        else:  # whole-resource PATCH: JSON merge patch (RFC 7386)
+            # FIX: compute, storage and dns PATCH merge nested objects
+            # ({"routingConfig": {"routingMode": ...}} keeps the other
+            # routingConfig fields); it used to replace top-level values.
+            _merge_patch(new, writable)
+        project = self._project(key, query)
+        self._populate(api, coll, key, new, project, created=False, old=current)
+        # FIX: checked after _populate, which normalizes what compute
+        # normalizes (a partial "regions/r" becomes the full URL it stored);
+        # checked before, an unchanged partial reference failed as a change.
         for f in sorted(coll.immutable):
             if new.get(f) != current.get(f):
                 raise invalid(f"Field '{f}' is immutable and cannot be changed (resource={key}).")
-        project = self._project(key, query)
-        self._populate(api, coll, key, new, project, created=False)
         if m.precondition_param and "metageneration" in new:
             new["metageneration"] = str(int(current.get("metageneration", "1")) + 1)
         if lro_error is None:
@@ -444,12 +501,16 @@ class MockGCP:
 
     # --- delete ------------------------------------------------------------------
 
-    def _delete(self, api: Api, coll: Collection, path: str, lro_error: str | None) -> Response:
+    def _delete(self, api: Api, coll: Collection, path: str, query: dict[str, list[str]], lro_error: str | None) -> Response:
         key = self._key(coll, path)
         sk = self._store_key(api.key, key)
         if sk not in self.resources:
             raise not_found(key)
         old = self.resources[sk]
+        # FIX: storage buckets.delete takes ifMetagenerationMatch too; it was ignored.
+        pre = coll.methods.precondition_param
+        if pre and query.get(pre) and query[pre][0] != str(old.get("metageneration")):
+            raise precondition("Precondition Failed")
         if lro_error is None:
             del self.resources[sk]
             self.meta.pop(sk, None)
@@ -554,7 +615,7 @@ class MockGCP:
             op_key = f"{self._ops_prefix(api, key)}/operations/{self._token(12).lower()}"
             body = {
                 "name": op_key,
-                "metadata": {"@type": f"type.googleapis.com/google.{api.doc.name}.{api.doc.version}.OperationMetadata", "createTime": rfc3339(now)},
+                "metadata": quirks.lro_metadata(api.doc.name, api.doc.version, coll.schema, action, resource, rfc3339(now)),
                 "done": False,
             }
         op = Operation(api.key, lro, op_key, body, self.lro_polls, result if action != "delete" else {}, lro_error)
@@ -583,7 +644,7 @@ class MockGCP:
                 b["error"] = {"code": _GRPC_INTERNAL, "message": op.error}
             else:
                 api = self.apis[op.api].doc
-                typ = "google.protobuf.Empty" if not op.result else f"google.{api.name}.{api.version}.{schema}"
+                typ = "google.protobuf.Empty" if not op.result else f"{quirks.proto_package(api.name, api.version, schema)}.{schema}"
                 b["response"] = {"@type": f"type.googleapis.com/{typ}", **(op.result or {})}
 
     def _get_operation(self, api: Api, path: str, params: dict[str, str]) -> Response:
@@ -624,3 +685,13 @@ def _set_path(obj: dict[str, Any], path: str, value: Any) -> None:
     else:
         cur[parts[-1]] = copy.deepcopy(value)
 
+
+def _merge_patch(target: dict[str, Any], patch: dict[str, Any]) -> None:
+    """RFC 7386 JSON merge patch: objects merge recursively, null deletes, anything else replaces."""
+    for k, v in patch.items():
+        if v is None:
+            target.pop(k, None)
+        elif isinstance(v, dict) and isinstance(target.get(k), dict):
+            _merge_patch(target[k], v)
+        else:
+            target[k] = copy.deepcopy(v)

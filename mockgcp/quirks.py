@@ -7,8 +7,10 @@ evidence is Config Connector's recorded traffic (``_http.log``).
 from __future__ import annotations
 
 import contextlib
+import copy
 import hashlib
 import ipaddress
+from collections.abc import Callable
 from typing import Any
 
 COMPUTE_BASE = "https://www.googleapis.com/compute/v1/"
@@ -29,10 +31,20 @@ def compute_self_link(key: str) -> str:
 
 def compute_expand_links(resource: dict[str, Any], project: str) -> None:
     """compute rewrites partial references (projects/p/global/networks/n) to full URLs."""
-    for field in ("network", "region", "zone", "subnetwork"):
+    for field in ("network", "region", "zone", "subnetwork", "networkProfile"):
         v = resource.get(field)
         if isinstance(v, str) and v.startswith(("projects/", "global/", "regions/")):
             resource[field] = COMPUTE_BASE + (v if v.startswith("projects/") else f"projects/{project}/{v}")
+
+
+def compute_scope_link(resource: dict[str, Any], key: str) -> None:
+    """A regional (zonal) resource's region (zone) is the one in its URL, as a
+    full URL, whatever the body said (recorded traffic: a subnetwork inserted
+    with "region": "projects/p/global/regions/us-central1" reads back
+    ".../projects/p/regions/us-central1")."""
+    parts = key.split("/")
+    if len(parts) > 3 and parts[2] in ("regions", "zones"):
+        resource[parts[2][:-1]] = COMPUTE_BASE + "/".join(parts[:4])
 
 
 def compute_subnetwork_gateway(resource: dict[str, Any]) -> None:
@@ -62,3 +74,83 @@ def dns_name_servers(key: str) -> list[str]:
 def delete_status(api: str) -> int:
     """storage answers a DELETE with 204 No Content; the others with 200 and a body."""
     return 204 if api == "storage.v1" else 200
+
+
+def pubsub_schema_revision(resource: dict[str, Any], token: str) -> None:
+    """Pub/Sub gives every schema revision an 8-hex-digit revisionId
+    (recorded traffic: "revisionId" next to "revisionCreateTime")."""
+    resource["revisionId"] = hashlib.sha256(token.encode()).hexdigest()[:8]
+
+
+def kms_primary_version(resource: dict[str, Any], key: str, now: str) -> None:
+    """A new ENCRYPT_DECRYPT CryptoKey comes with version 1 as its primary,
+    ENABLED, with the template's algorithm and protection level (recorded
+    traffic: "primary": {"name": ".../cryptoKeyVersions/1", "state": ENABLED...})."""
+    if resource.get("purpose", "ENCRYPT_DECRYPT") != "ENCRYPT_DECRYPT" or resource.get("importOnly"):
+        return
+    tmpl = resource.get("versionTemplate") or {}
+    resource["primary"] = {
+        "name": f"{key}/cryptoKeyVersions/1",
+        "state": "ENABLED",
+        "createTime": now,
+        "generateTime": now,
+        "algorithm": tmpl.get("algorithm", "GOOGLE_SYMMETRIC_ENCRYPTION"),
+        "protectionLevel": tmpl.get("protectionLevel", "SOFTWARE"),
+    }
+
+
+def monitoring_records(schema: str, resource: dict[str, Any], old: dict[str, Any] | None, now: str) -> None:
+    """Cloud Monitoring keeps read-only mutation records and ignores any sent
+    on create or update: AlertPolicy has creationRecord and mutationRecord,
+    NotificationChannel creationRecord and mutationRecords (recorded traffic:
+    {"mutateTime": ...})."""
+    if schema not in ("AlertPolicy", "NotificationChannel"):
+        return
+    created = {"mutateTime": now} if old is None else copy.deepcopy(old.get("creationRecord") or {"mutateTime": now})
+    resource["creationRecord"] = created
+    if schema == "AlertPolicy":
+        resource["mutationRecord"] = {"mutateTime": now}
+    else:
+        records = [] if old is None else copy.deepcopy(old.get("mutationRecords") or [])
+        resource["mutationRecords"] = [*records, {"mutateTime": now}]
+
+
+def monitoring_condition_names(resource: dict[str, Any], key: str, new_id: Callable[[], str]) -> None:
+    """An alert policy's conditions get service-assigned names
+    ``<policy>/conditions/<id>``; a condition sent with its name keeps it."""
+    for cond in resource.get("conditions") or []:
+        if isinstance(cond, dict) and not str(cond.get("name") or "").startswith(key + "/conditions/"):
+            cond["name"] = f"{key}/conditions/{new_id()}"
+
+
+# The proto package in google.longrunning ``@type`` URLs where it is not
+# google.<api>.<version> (recorded traffic).
+_PROTO_PACKAGES = {
+    "artifactregistry": "google.devtools.artifactregistry",
+    "cloudkms": "google.cloud.kms",
+    "secretmanager": "google.cloud.secretmanager",
+}
+
+
+def proto_package(api: str, version: str, schema: str) -> str:
+    """``google.spanner.admin.instance.v1`` for a spanner Instance, and so on."""
+    if api == "spanner":
+        return f"google.spanner.admin.{'database' if schema in ('Database', 'Backup') else 'instance'}.{version}"
+    return f"{_PROTO_PACKAGES.get(api, 'google.' + api)}.{version}"
+
+
+def lro_metadata(api: str, version: str, schema: str, action: str, resource: dict[str, Any], now: str) -> dict[str, Any]:
+    """google.longrunning metadata: spanner names it per action and carries
+    the instance (CreateInstanceMetadata {instance, startTime}); the others
+    use OperationMetadata."""
+    pkg = proto_package(api, version, schema)
+    if api == "spanner" and schema == "Instance" and action in ("create", "patch", "update"):
+        verb = "Create" if action == "create" else "Update"
+        return {"@type": f"type.googleapis.com/{pkg}.{verb}{schema}Metadata", "instance": copy.deepcopy(resource), "startTime": now}
+    return {"@type": f"type.googleapis.com/{pkg}.OperationMetadata", "createTime": now}
+
+
+def state_omitted(api: str, schema: str, field: str, resource: dict[str, Any]) -> bool:
+    """Pub/Sub reports Topic.state only for import (ingestion) topics: no
+    recorded topic response carries it, while every subscription has one."""
+    return api == "pubsub.v1" and schema == "Topic" and field == "state" and "ingestionDataSourceSettings" not in resource

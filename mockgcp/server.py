@@ -42,6 +42,12 @@ class MockServer:
             def log_message(self, format: str, *args: Any) -> None:  # quiet
                 return
 
+            def setup(self) -> None:
+                super().setup()
+                # Headers and body go out in separate writes; without NODELAY
+                # Nagle's algorithm adds ~40 ms to every exchange.
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
             def _serve(self) -> None:
                 server._serve(self)
 
@@ -130,12 +136,7 @@ class MockServer:
                 return
         route, resp = self.engine.handle(h.command, url.path, query, body, fault)
         out = b"" if resp.body is None else (json.dumps(resp.body, indent=2, sort_keys=True) + "\n").encode()
-        h.send_response(resp.status, _REASONS.get(resp.status))
-        h.send_header("Content-Type", _JSON)
-        h.send_header("Content-Length", str(len(out)))
-        h.end_headers()
-        if out:
-            h.wfile.write(out)
+        # Log before answering, so a client never sees a response the log lacks.
         host = "localhost"
         if route is not None:
             host = self.engine.apis[route.api].doc.host
@@ -153,6 +154,12 @@ class MockServer:
             if self._log_file is not None:
                 with self._log_file.open("a", encoding="utf-8") as f:
                     f.write(("\n\n---\n\n" if len(self.log) > 1 else "") + format_http_log([entry]))
+        h.send_response(resp.status, _REASONS.get(resp.status))
+        h.send_header("Content-Type", _JSON)
+        h.send_header("Content-Length", str(len(out)))
+        h.end_headers()
+        if out:
+            h.wfile.write(out)
 
 
 @contextlib.contextmanager
