@@ -285,6 +285,8 @@ class MockGCP:
 
     def _create(self, api: Api, coll: Collection, path: str, query: dict[str, list[str]], body: Any, lro_error: str | None) -> Response:
         m = coll.methods
+        if body is None:
+            body = {}  # KMS keyRings.create sends no body at all (recorded traffic)
         if not isinstance(body, dict):
             raise invalid("Request body must be a JSON object.")
         rel = self._key(coll, path)
@@ -398,6 +400,12 @@ class MockGCP:
             quirks.pubsub_schema_revision(res, self._token(8))
         elif api.doc.name == "cloudkms" and coll.schema == "CryptoKey" and created:
             quirks.kms_primary_version(res, key, rfc3339(now))
+        elif api.doc.name == "storage" and coll.schema == "Bucket":
+            quirks.storage_drop_empty_lifecycle(res)
+        elif api.doc.name == "secretmanager" and coll.schema == "Secret":
+            quirks.secret_ttl_to_expire_time(res, now)
+        elif api.doc.name == "artifactregistry" and coll.schema == "Repository" and created:
+            quirks.artifactregistry_registry_uri(res, key)
 
     # --- update ------------------------------------------------------------------
 
@@ -615,8 +623,8 @@ class MockGCP:
             op_key = f"{self._ops_prefix(api, key)}/operations/{self._token(12).lower()}"
             body = {
                 "name": op_key,
+                # proto3 JSON drops false booleans: a pending operation has no "done".
                 "metadata": quirks.lro_metadata(api.doc.name, api.doc.version, coll.schema, action, resource, rfc3339(now)),
-                "done": False,
             }
         op = Operation(api.key, lro, op_key, body, self.lro_polls, result if action != "delete" else {}, lro_error)
         self._finish_if_due(op, coll.schema)

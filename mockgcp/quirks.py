@@ -11,6 +11,7 @@ import copy
 import hashlib
 import ipaddress
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from typing import Any
 
 COMPUTE_BASE = "https://www.googleapis.com/compute/v1/"
@@ -154,3 +155,30 @@ def state_omitted(api: str, schema: str, field: str, resource: dict[str, Any]) -
     """Pub/Sub reports Topic.state only for import (ingestion) topics: no
     recorded topic response carries it, while every subscription has one."""
     return api == "pubsub.v1" and schema == "Topic" and field == "state" and "ingestionDataSourceSettings" not in resource
+
+
+def storage_drop_empty_lifecycle(resource: dict[str, Any]) -> None:
+    """storage leaves ``lifecycle`` out when it holds no rules (recorded traffic)."""
+    lc = resource.get("lifecycle")
+    if isinstance(lc, dict) and not lc.get("rule"):
+        resource.pop("lifecycle", None)
+
+
+def secret_ttl_to_expire_time(resource: dict[str, Any], now: datetime) -> None:
+    """Secret Manager's ``ttl`` is input-only: it becomes ``expireTime`` = now + ttl."""
+    ttl = resource.pop("ttl", None)
+    if isinstance(ttl, str) and ttl.endswith("s"):
+        try:
+            seconds = float(ttl[:-1])
+        except ValueError:
+            return
+        t = now + timedelta(seconds=seconds)
+        resource["expireTime"] = t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond:06d}Z"
+
+
+def artifactregistry_registry_uri(resource: dict[str, Any], key: str) -> None:
+    """Artifact Registry answers with the repository's host path for Docker
+    repositories, e.g. ``us-west1-docker.pkg.dev/p/repo``."""
+    parts = key.split("/")  # projects/p/locations/l/repositories/r
+    if len(parts) == 6 and str(resource.get("format", "DOCKER")) in ("DOCKER", "1"):
+        resource.setdefault("registryUri", f"{parts[3]}-docker.pkg.dev/{parts[1]}/{parts[5]}")

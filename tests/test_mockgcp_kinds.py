@@ -53,7 +53,7 @@ class Ctx:
     # --- waiting on operations, the way each API's clients do ------------------------
 
     def wait_longrunning(self, get: Callable[[str], Any], op: dict[str, Any]) -> dict[str, Any]:
-        assert op["done"] is False, op  # lro_polls=2: never done on the first answer
+        assert op.get("done", False) is False, op  # lro_polls=2: never done on the first answer
         assert "response" not in op and "error" not in op
         n = 0
         while not op.get("done"):

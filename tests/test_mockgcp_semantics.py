@@ -480,10 +480,10 @@ def test_google_longrunning_done_after_n_polls(slow_lro: MockServer) -> None:
     ar = slow_lro.client("artifactregistry").projects().locations()
     repo = f"{LOC}/repositories/r"
     op = ar.repositories().create(parent=LOC, repositoryId="r", body={"format": "DOCKER"}).execute()
-    assert op["done"] is False and op["name"].startswith(f"{LOC}/operations/")
+    assert "done" not in op and op["name"].startswith(f"{LOC}/operations/")  # proto3 JSON drops false
     assert op["metadata"]["@type"] == "type.googleapis.com/google.devtools.artifactregistry.v1.OperationMetadata"
     states = [ar.operations().get(name=op["name"]).execute() for _ in range(4)]
-    assert [s["done"] for s in states] == [False, False, True, True]
+    assert [s.get("done", False) for s in states] == [False, False, True, True]
     done = states[2]
     assert done["response"]["@type"] == "type.googleapis.com/google.devtools.artifactregistry.v1.Repository"
     assert done["response"]["name"] == repo
@@ -492,7 +492,7 @@ def test_google_longrunning_done_after_n_polls(slow_lro: MockServer) -> None:
     op = ar.repositories().delete(name=repo).execute()
     for _ in range(3):
         op = ar.operations().get(name=op["name"]).execute()
-    assert op["done"] is True and op["response"] == {"@type": "type.googleapis.com/google.protobuf.Empty"}
+    assert op.get("done", False) is True and op["response"] == {"@type": "type.googleapis.com/google.protobuf.Empty"}
 
 
 def test_spanner_operation_metadata(slow_lro: MockServer) -> None:
@@ -502,13 +502,13 @@ def test_spanner_operation_metadata(slow_lro: MockServer) -> None:
     assert op["metadata"]["instance"]["name"] == f"projects/{P}/instances/i"
     for _ in range(3):
         op = inst.operations().get(name=op["name"]).execute()
-    assert op["done"] and op["response"]["@type"] == "type.googleapis.com/google.spanner.admin.instance.v1.Instance"
+    assert op.get("done", False) and op["response"]["@type"] == "type.googleapis.com/google.spanner.admin.instance.v1.Instance"
     assert op["response"]["state"] == "READY"
 
 
 def test_lro_polls_zero_is_done_at_once(server: MockServer) -> None:
     op = server.client("artifactregistry").projects().locations().repositories().create(parent=LOC, repositoryId="r", body={"format": "DOCKER"}).execute()
-    assert op["done"] is True and op["response"]["name"] == f"{LOC}/repositories/r"
+    assert op.get("done", False) is True and op["response"]["name"] == f"{LOC}/repositories/r"
 
 
 def test_compute_operation_running_then_done(slow_lro: MockServer) -> None:
@@ -545,8 +545,8 @@ def test_operations_of_apis_sharing_a_url_template(slow_lro: MockServer) -> None
     for _ in range(3):
         kms_res = kms.operations().get(name=kms_op["name"]).execute()
         ar_res = ar.operations().get(name=ar_op["name"]).execute()
-    assert kms_res["done"] and kms_res["response"]["@type"] == "type.googleapis.com/google.protobuf.Empty"
-    assert ar_res["done"] and ar_res["response"]["name"] == f"{LOC}/repositories/r"
+    assert kms_res.get("done", False) and kms_res["response"]["@type"] == "type.googleapis.com/google.protobuf.Empty"
+    assert ar_res.get("done", False) and ar_res["response"]["name"] == f"{LOC}/repositories/r"
 
 
 # --- faults -----------------------------------------------------------------------------------------
@@ -580,10 +580,10 @@ def test_lro_error_google_longrunning(slow_lro: MockServer) -> None:
     slow_lro.engine.faults.add(method="artifactregistry.projects.locations.repositories.create", lro_error="Internal error creating repository")
     ar = slow_lro.client("artifactregistry").projects().locations()
     op = ar.repositories().create(parent=LOC, repositoryId="r", body={"format": "DOCKER"}).execute()
-    assert op["done"] is False
+    assert op.get("done", False) is False
     for _ in range(3):
         op = ar.operations().get(name=op["name"]).execute()
-    assert op["done"] is True and "response" not in op
+    assert op.get("done", False) is True and "response" not in op
     assert op["error"]["code"] == 13 and op["error"]["message"] == "Internal error creating repository"
     with pytest.raises(HttpError) as e:
         ar.repositories().get(name=f"{LOC}/repositories/r").execute()
@@ -723,7 +723,7 @@ def test_dump_load_round_trip(slow_lro: MockServer) -> None:
         assert [x["name"] for x in s2.client("storage").buckets().list(project=P).execute()["items"]] == [b["name"]]
         # a pending operation keeps counting down where it was
         ops = s2.client("artifactregistry").projects().locations().operations()
-        assert [ops.get(name=op["name"]).execute()["done"] for _ in range(3)] == [False, False, True]
+        assert [ops.get(name=op["name"]).execute().get("done", False) for _ in range(3)] == [False, False, True]
         assert s2.client("artifactregistry").projects().locations().repositories().get(name=f"{LOC}/repositories/r").execute()["name"].endswith("/r")
         kops = s2.client("cloudkms").projects().locations().operations()
-        assert [kops.get(name=kms_op["name"]).execute()["done"] for _ in range(3)] == [False, False, True]
+        assert [kops.get(name=kms_op["name"]).execute().get("done", False) for _ in range(3)] == [False, False, True]
