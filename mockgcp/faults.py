@@ -81,7 +81,7 @@ class FaultSet:
         for i, item in enumerate(raw):
             if not isinstance(item, dict):
                 raise ValueError(f"{path}#/{i}: a fault rule must be a mapping")
-            unknown = set(item) - set(Fault.__dataclass_fields__) + {"fired"} - {"fired"}
+            unknown = set(item) - (set(Fault.__dataclass_fields__) - {"fired"})
             if unknown:
                 raise ValueError(f"{path}#/{i}: unknown key(s) {sorted(unknown)}")
             fs.add(**item)
