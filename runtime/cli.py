@@ -10,9 +10,49 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
 from runtime.identity import IdentityError, identity_for, known_kinds
 from runtime.registry import types_modules
+
+
+def _apply_or_delete(args: argparse.Namespace) -> int:
+    from runtime.gcp import Gcp
+    from runtime.local import ManifestError, StateDir, apply, delete, load_manifests, table
+
+    try:
+        objs = load_manifests(args.filename, args.namespace)
+    except ManifestError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    run = apply if args.cmd == "apply" else delete
+    try:
+        results = run(objs, StateDir(args.state), Gcp(args.endpoint), args.project, args.namespace)
+    except ManifestError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    rows = [r for r, _ in results]
+    print(table(rows, "READY" if args.cmd == "apply" else "DELETED"))
+    return 0 if all(r.ready for r in rows) else 1
+
+
+def _get(args: argparse.Namespace) -> int:
+    import yaml
+
+    from runtime.local import StateDir
+
+    objs = [o for o in StateDir(args.state).load() if o and o.get("kind") == args.kind and (args.name is None or o["metadata"]["name"] == args.name)]
+    if args.name and not objs:
+        print(f"error: {args.kind} {args.name} not found in {args.state}", file=sys.stderr)
+        return 1
+    if args.output == "yaml":
+        print(yaml.safe_dump_all(objs, sort_keys=True), end="")
+        return 0
+    for o in objs:
+        st = o.get("status") or {}
+        ready = next((c for c in st.get("conditions") or [] if c.get("type") == "Ready"), {})
+        print(f"{o['kind']}\t{o['metadata']['name']}\t{ready.get('status', 'Unknown')}\t{ready.get('reason', '')}\t{st.get('externalRef', '')}")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -24,6 +64,18 @@ def main(argv: list[str] | None = None) -> int:
     np_ = rsub.add_parser("normalize", help="print the canonical externalRef of VALUE for KIND")
     np_.add_argument("kind")
     np_.add_argument("value")
+    for verb, help_ in (("apply", "reconcile manifests (references first)"), ("delete", "delete in reverse dependency order")):
+        ap = sub.add_parser(verb, help=help_)
+        ap.add_argument("-f", "--filename", action="append", type=Path, required=True, help="file or directory (repeatable)")
+        ap.add_argument("--state", type=Path, default=Path(".kccctl-state"), help="state directory (default .kccctl-state)")
+        ap.add_argument("--endpoint", help="GCP endpoint override, e.g. a mockgcp URL (default: real GCP with ADC)")
+        ap.add_argument("--project", help="default project (the namespace's cnrm.cloud.google.com/project-id)")
+        ap.add_argument("--namespace", default="default")
+    gp = sub.add_parser("get", help="read objects from the state directory")
+    gp.add_argument("kind")
+    gp.add_argument("name", nargs="?")
+    gp.add_argument("-o", "--output", choices=("table", "yaml"), default="table")
+    gp.add_argument("--state", type=Path, default=Path(".kccctl-state"))
     mp = sub.add_parser("mockgcp", help="the local GCP emulator")
     msub = mp.add_subparsers(dest="mock_cmd", required=True)
     sp = msub.add_parser("serve", help="serve every pinned API on one port until Ctrl-C")
@@ -36,6 +88,10 @@ def main(argv: list[str] | None = None) -> int:
         from mockgcp.cli import serve
 
         return serve(args)
+    if args.cmd in ("apply", "delete"):
+        return _apply_or_delete(args)
+    if args.cmd == "get":
+        return _get(args)
     if args.cmd == "kinds":
         for kind, module in types_modules().items():
             print(f"{kind}\t{module.__name__}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from generator.emit.adapters import adapter_source
 from generator.emit.crds import crd_path, crd_source
 from generator.emit.mutability import mutability_source
 from generator.emit.references import reference_module_path, reference_source
@@ -95,6 +96,13 @@ def jobs(ir: IR) -> Iterator[Job]:
         yield p, _mutability_file, (k, p)
     for k in ir.kinds:
         yield crd_path(k), _crd_file, (ir, k)
+    for k in ir.kinds:
+        p = f"generated/{k.package}/{k.lower}_adapter.py"
+        yield p, _adapter_file, (k, p)
+
+
+def _adapter_file(arg: tuple[KindIR, str]) -> str:
+    return adapter_source(*arg)
 
 
 def _crd_file(arg: tuple[IR, KindIR]) -> str:

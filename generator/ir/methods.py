@@ -36,6 +36,37 @@ def lro_style(doc: DiscoveryDoc, response: str | None) -> LroStyle:
     return "none"
 
 
+def _operation_getters(doc: DiscoveryDoc) -> tuple[tuple[tuple[str, ...], tuple[tuple[str, str], ...], str], ...]:
+    """Every ``*operations.get`` of the document, with what selects it."""
+    out = []
+
+    def walk(res: Resource | DiscoveryDoc, chain: tuple[str, ...]) -> None:
+        for name, sub in sorted(res.resources.items()):
+            here = (*chain, name)
+            get = sub.methods.get("get")
+            if name.lower().endswith("operations") and get is not None:
+                pattern = next((p.pattern for p in get.parameters.values() if p.location == "path" and p.pattern), "")
+                out.append((here, _templates(get), pattern or ""))
+            walk(sub, here)
+
+    walk(doc, ())
+    return tuple(out)
+
+
+def _templates(m: Method) -> tuple[tuple[str, str], ...]:
+    """How each path (and required query) parameter is built from identity params."""
+    from generator.ir.identity import pattern_template
+
+    out = []
+    for pname, p in sorted(m.parameters.items()):
+        if p.location == "path":
+            t = pattern_template(p.pattern) if ("{+" + pname + "}") in m.path and p.pattern else None
+            out.append((pname, t or "{" + pname + "}"))
+        elif p.location == "query" and p.required:
+            out.append((pname, "{" + pname + "}"))
+    return tuple(out)
+
+
 def _method(doc: DiscoveryDoc, verb: str, name: str, m: Method) -> MethodIR:
     req = m.request.ref if m.request else None
     resp = m.response.ref if m.response else None
@@ -51,6 +82,7 @@ def _method(doc: DiscoveryDoc, verb: str, name: str, m: Method) -> MethodIR:
         path_params=tuple(sorted(k for k, p in m.parameters.items() if p.location == "path")),
         query_params=tuple(sorted(k for k, p in m.parameters.items() if p.location == "query")),
         lro=lro_style(doc, resp),
+        param_templates=_templates(m),
     )
 
 
@@ -139,6 +171,7 @@ def resolve_methods(file: str, index: int, cfg: KindConfig, doc: DiscoveryDoc, r
             fingerprint_field=fingerprint,
             precondition_param=precondition,
             custom_methods=tuple(sorted(set(res.methods) - {x.name for x in found.values()})),
+            operation_getters=_operation_getters(doc) if any(x.lro != "none" for x in found.values()) else (),
             update_allowlist=allow or None,
             update_allowlist_source=allow_src if allow else None,
         ),

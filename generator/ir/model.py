@@ -178,6 +178,9 @@ class MethodIR:
     path_params: tuple[str, ...]
     query_params: tuple[str, ...]
     lro: LroStyle
+    # Parameter name -> template over identity params, from the Discovery
+    # path patterns: {"parent": "projects/{project}/locations/{location}"}.
+    param_templates: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -199,6 +202,9 @@ class Methods:
     update_allowlist: tuple[str, ...] | None = None
     update_allowlist_source: str | None = None
     custom_methods: tuple[str, ...] = ()  # other methods of the resource (setPrivateIpGoogleAccess...)
+    # How to poll this API's operations: (resource chain, param templates,
+    # regex an operation name must match, or "" when chosen by scope).
+    operation_getters: tuple[tuple[tuple[str, ...], tuple[tuple[str, str], ...], str], ...] = ()
 
 
 @dataclass(frozen=True)

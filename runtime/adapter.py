@@ -1,0 +1,181 @@
+"""What a generated ``<kind>_adapter.py`` declares, and the generic mappers.
+
+An adapter is data: method descriptors (which Discovery method, how its
+parameters are filled from the identity, how the ID and update mask travel,
+the LRO style) plus the tables of the Kind's reference and mutability
+modules. The mapping between spec and API payloads, the diff and the
+update body are written once here.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from runtime.identity import identity_for
+from runtime.refs import RefField, iter_field, references_of
+
+
+@dataclass(frozen=True)
+class Call:
+    """One Discovery method and how to fill its parameters.
+
+    ``params`` maps a parameter name to a template over the identity params
+    (``projects/{project}/topics/{topic}``, ``{project}``).
+    """
+
+    method: str  # Discovery method name on the resource: get, insert, patch...
+    params: dict[str, str] = field(default_factory=dict)
+    lro: str = "none"  # none | google.longrunning | compute | dns
+
+
+@dataclass(frozen=True)
+class AdapterSpec:
+    kind: str
+    api_version: str
+    doc: str  # Discovery document key: pubsub.v1
+    resource: tuple[str, ...]  # client accessor chain: ("projects", "topics")
+    template: str  # identity template
+    get: Call
+    create: Call | None
+    update: Call | None
+    delete: Call | None
+    create_style: str  # put-name | id-query | name-in-body | wrapper | service-generated | none
+    create_id: str | None = None  # id query param or wrapper field
+    create_wrapper: str | None = None
+    update_style: str = "none"  # mask-query | wrapper-mask | whole-resource | none
+    update_mask: str | None = None
+    update_wrapper: str | None = None
+    fingerprint: str | None = None
+    precondition: str | None = None
+    id_generation: str = "user"
+    name_is_full: bool = True  # the API's `name` holds the full resource name (else the short ID)
+    krm_only: tuple[str, ...] = ()  # spec fields that are not API fields (identity, parents)
+    int64_paths: tuple[str, ...] = ()  # API paths whose KRM form may be an integer
+    operations: dict[str, tuple[tuple[str, ...], dict[str, str]]] = field(default_factory=dict)
+    operation_patterns: dict[str, str] = field(default_factory=dict)  # google.longrunning: op-name regex
+    id_param: str = ""  # the identity template's last placeholder
+
+
+_ADAPTERS: dict[str, AdapterSpec] = {}
+
+
+def register_adapter(spec: AdapterSpec) -> None:
+    _ADAPTERS[spec.kind] = spec
+
+
+def adapter_for(kind: str) -> AdapterSpec:
+    if kind not in _ADAPTERS:
+        import importlib
+
+        from runtime.registry import module_for
+
+        importlib.import_module(module_for(kind, "_adapter"))
+    return _ADAPTERS[kind]
+
+
+# --- spec <-> API ------------------------------------------------------------------
+
+
+def _split(path: str) -> list[str]:
+    return path.split(".")
+
+
+def _rename_at(obj: Any, krm_path: str, api_path: str, convert: Any) -> None:
+    """Replace the field at krm_path (with [] steps) by api_path's last key, converting the value."""
+    kparts, aparts = _split(krm_path), _split(api_path)
+
+    def walk(node: Any, kp: list[str], ap: list[str]) -> None:
+        if not isinstance(node, dict):
+            return
+        head = kp[0]
+        key = head.removesuffix("[]")
+        if len(kp) == 1:
+            if key in node:
+                value = node.pop(key)
+                node[ap[0].removesuffix("[]")] = convert(value)
+            return
+        child = node.get(key)
+        if head.endswith("[]") and isinstance(child, list):
+            for item in child:
+                walk(item, kp[1:], ap[1:])
+        else:
+            walk(child, kp[1:], ap[1:])
+
+    walk(obj, kparts, aparts)
+
+
+def ref_value_to_api(ref: RefField, external: str) -> str:
+    """How the API spells a reference: the canonical externalRef unless the field says otherwise."""
+    if ref.api_format:
+        params = identity_for(ref.target).parse(external)
+        return ref.api_format.format(**params)
+    return external
+
+
+def spec_to_api(spec: dict[str, Any], adapter: AdapterSpec, resolved: dict[str, Any]) -> dict[str, Any]:
+    """The API payload a spec asks for. ``resolved``: concrete spec path -> externalRef(s)."""
+    out = copy.deepcopy({k: v for k, v in spec.items() if k not in adapter.krm_only})
+    for ref in references_of(adapter.kind):
+        if ref.parent:
+            continue
+        for where, _ in list(iter_field(spec, ref.path)):
+            ext = resolved.get(f"spec.{where}")
+            if ext is None:
+                continue
+            api_value: Any = [ref_value_to_api(ref, e) for e in ext] if isinstance(ext, list) else ref_value_to_api(ref, ext)
+            _set_concrete(out, where, ref.api_path.rsplit(".", 1)[-1].removesuffix("[]"), api_value)
+    for p in adapter.int64_paths:
+        _stringify(out, _split(p))
+    return out
+
+
+def _set_concrete(obj: dict[str, Any], where: str, api_key: str, value: Any) -> None:
+    """Replace the concrete KRM ref path (a.b[1].topicRef) by the API key with value."""
+    parts: list[tuple[str, int | None]] = []
+    for seg in where.split("."):
+        if "[" in seg:
+            name, index = seg[:-1].split("[")
+            parts.append((name, int(index)))
+        else:
+            parts.append((seg, None))
+    node: Any = obj
+    for name, pos in parts[:-1]:
+        node = node[name] if pos is None else node[name][pos]
+    last, _ = parts[-1]
+    node.pop(last, None)
+    node[api_key] = value
+
+
+def _stringify(node: Any, parts: list[str]) -> None:
+    if not parts or not isinstance(node, dict):
+        return
+    head = parts[0].removesuffix("[]")
+    if head not in node:
+        return
+    if len(parts) == 1:
+        v = node[head]
+        if isinstance(v, int) and not isinstance(v, bool):
+            node[head] = str(v)
+        elif isinstance(v, list):
+            node[head] = [str(x) if isinstance(x, int) and not isinstance(x, bool) else x for x in v]
+        elif isinstance(v, dict) and parts[0] == head:
+            node[head] = {k: str(x) if isinstance(x, int) and not isinstance(x, bool) else x for k, x in v.items()}
+        return
+    child = node[head]
+    if isinstance(child, list):
+        for item in child:
+            _stringify(item, parts[1:])
+    else:
+        _stringify(child, parts[1:])
+
+
+def leaves(obj: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """(dotted path, value) for every leaf; lists and maps of scalars are leaves."""
+    if (isinstance(obj, dict) and obj and not all(not isinstance(v, dict | list) for v in obj.values())) or (isinstance(obj, dict) and not prefix):
+        for k, v in obj.items():
+            yield from leaves(v, f"{prefix}.{k}" if prefix else k)
+    else:
+        yield prefix, obj
