@@ -50,7 +50,7 @@ def _get(args: argparse.Namespace) -> int:
         return 0
     for o in objs:
         st = o.get("status") or {}
-        ready = next((c for c in st.get("conditions") or [] if c.get("type") == "Ready"), {})
+        ready: dict[str, str] = next((c for c in st.get("conditions") or [] if c.get("type") == "Ready"), {})
         print(f"{o['kind']}\t{o['metadata']['name']}\t{ready.get('status', 'Unknown')}\t{ready.get('reason', '')}\t{st.get('externalRef', '')}")
     return 0
 
