@@ -39,7 +39,8 @@ def load_manifests(paths: Iterable[Path], default_ns: str = "default") -> list[d
     files: list[Path] = []
     for p in paths:
         if p.is_dir():
-            files.extend(sorted(x for x in p.rglob("*") if x.suffix in (".yaml", ".yml")))
+            # Like kubectl apply -f DIR: the directory's own files, not subdirectories.
+            files.extend(sorted(x for x in p.iterdir() if x.is_file() and x.suffix in (".yaml", ".yml")))
         elif p.exists():
             files.append(p)
         else:
