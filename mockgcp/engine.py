@@ -323,6 +323,8 @@ class MockGCP:
         project = self._project(key, query)
         self._apply_defaults(api, coll, resource)
         self._populate(api, coll, key, resource, project, created=True)
+        for f in coll.input_only:
+            resource.pop(f, None)  # taken on write (ttl -> expireTime above), never returned by GET
         if lro_error is None:
             self.resources[sk] = resource
             self.meta[sk] = {"project": project}
@@ -503,6 +505,8 @@ class MockGCP:
                 raise invalid(f"Field '{f}' is immutable and cannot be changed (resource={key}).")
         if m.precondition_param and "metageneration" in new:
             new["metageneration"] = str(int(current.get("metageneration", "1")) + 1)
+        for f in coll.input_only:
+            new.pop(f, None)  # taken on write, never returned by GET
         if lro_error is None:
             self.resources[sk] = new
         return self._respond(api, coll, "patch" if not replace else "update", key, new, lro_error, m.update.lro if m.update else "none", old=current)

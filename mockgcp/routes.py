@@ -44,6 +44,7 @@ class Collection:
     collection_segment: str  # "topics", "networks", "b"
     output_only: frozenset[str] = frozenset()
     immutable: frozenset[str] = frozenset()
+    input_only: frozenset[str] = frozenset()  # taken on write, never returned by GET
     service_generated: bool = False
 
 
@@ -97,16 +98,18 @@ def _walk(res: Resource | DiscoveryDoc, path: tuple[str, ...]) -> list[tuple[str
     return out
 
 
-def _facts(doc: DiscoveryDoc, schema: str) -> tuple[frozenset[str], frozenset[str]]:
-    """Top-level output-only and immutable fields of a schema (from Discovery prose)."""
-    out, imm = set(), set()
+def _facts(doc: DiscoveryDoc, schema: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """Top-level output-only, immutable and input-only fields of a schema (from Discovery prose)."""
+    out, imm, inp = set(), set(), set()
     for name, prop in doc.schemas[schema].properties.items():
         beh = {f.behaviour for f in classify(prop.description, prop.read_only)}
         if Behaviour.OUTPUT_ONLY in beh:
             out.add(name)
         if Behaviour.IMMUTABLE in beh:
             imm.add(name)
-    return frozenset(out), frozenset(imm)
+        if Behaviour.INPUT_ONLY in beh:
+            inp.add(name)
+    return frozenset(out), frozenset(imm), frozenset(inp)
 
 
 def service_generated_resources(specs: Path) -> set[tuple[str, str]]:
@@ -147,7 +150,7 @@ def load_apis(specs: Path) -> tuple[dict[str, Api], list[Route]]:
             seg = ""
             if create is not None:
                 seg = (create.flat_path or create.path).rstrip("/").split("/")[-1]
-            out_only, imm = _facts(doc, schema)
+            out_only, imm, inp = _facts(doc, schema)
             api.collections[dotted] = Collection(
                 api=doc.key,
                 resource=dotted,
@@ -156,6 +159,7 @@ def load_apis(specs: Path) -> tuple[dict[str, Api], list[Route]]:
                 prefix=doc.service_path + rest_prefix(flat),
                 collection_segment=seg,
                 output_only=out_only,
+                input_only=inp,
                 immutable=imm,
                 service_generated=sg,
             )
