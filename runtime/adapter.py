@@ -117,7 +117,10 @@ def ref_value_to_api(ref: RefField, external: str) -> str:
 
 def spec_to_api(spec: dict[str, Any], adapter: AdapterSpec, resolved: dict[str, Any]) -> dict[str, Any]:
     """The API payload a spec asks for. ``resolved``: concrete spec path -> externalRef(s)."""
-    out = copy.deepcopy({k: v for k, v in spec.items() if k not in adapter.krm_only})
+    # FIX: a null in the spec (``labels:`` with nothing after it) is an unset
+    # field, as the Kubernetes API server prunes it; it was sent as null, which a
+    # merge patch (storage, compute, dns) reads as "delete this field".
+    out: dict[str, Any] = _drop_nulls(copy.deepcopy({k: v for k, v in spec.items() if k not in adapter.krm_only}))
     for ref in references_of(adapter.kind):
         if ref.parent:
             continue
@@ -130,6 +133,14 @@ def spec_to_api(spec: dict[str, Any], adapter: AdapterSpec, resolved: dict[str, 
     for p in adapter.int64_paths:
         _stringify(out, _split(p))
     return out
+
+
+def _drop_nulls(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: _drop_nulls(v) for k, v in node.items() if v is not None}
+    if isinstance(node, list):
+        return [_drop_nulls(v) for v in node]
+    return node
 
 
 def _set_concrete(obj: dict[str, Any], where: str, api_key: str, value: Any) -> None:

@@ -135,8 +135,14 @@ class Gcp:
     def _resource(self, doc: str, chain: tuple[str, ...]) -> Any:
         return reduce(lambda c, name: getattr(c, name)(), chain, self.client(doc))
 
-    def execute(self, what: str, request: Any) -> Any:
-        """Run one request with bounded, jittered retries on transient failures."""
+    def execute(self, what: str, request: Any, idempotent: bool = True) -> Any:
+        """Run one request with bounded, jittered retries on transient failures.
+
+        ``idempotent=False`` (a create whose ID the service picks): only 429 is
+        retried, the one answer that says the request was not processed. After a
+        5xx or a dropped connection the resource may exist, and sending the POST
+        again would create a second one.
+        """
         import httplib2
         from googleapiclient.errors import HttpError
 
@@ -149,19 +155,21 @@ class Gcp:
                 err = _from_http_error(e)
             except (httplib2.HttpLib2Error, ConnectionError, OSError) as e:
                 err = Transient(0, f"connection failed: {e}")
-            if not isinstance(err, Transient) or attempt >= self.retries:
+            if not isinstance(err, Transient) or attempt >= self.retries or (not idempotent and err.code != 429):
                 raise err
             delay = self.backoff * (2**attempt) * (0.5 + self.rng.random())
             log.warning("%s: %s; retry %d/%d in %.2fs", what, err, attempt + 1, self.retries, delay)
             self.sleep(delay)
             attempt += 1
 
-    def call(self, a: AdapterSpec, c: Call, values: dict[str, str], body: Any = None, extra: dict[str, Any] | None = None) -> Any:
+    def call(
+        self, a: AdapterSpec, c: Call, values: dict[str, str], body: Any = None, extra: dict[str, Any] | None = None, *, idempotent: bool = True
+    ) -> Any:
         params = {name: tpl.format(**values) for name, tpl in c.params.items()}
         params.update(extra or {})
         method = getattr(self._resource(a.doc, a.resource), c.method)
         request = method(**params, body=body) if body is not None else method(**params)
-        return self.execute(f"{a.doc} {'.'.join(a.resource)}.{c.method}", request)
+        return self.execute(f"{a.doc} {'.'.join(a.resource)}.{c.method}", request, idempotent)
 
     # --- long-running operations ---------------------------------------------------
 

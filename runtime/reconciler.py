@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any
 
 from runtime.adapter import AdapterSpec, adapter_for, spec_to_api
@@ -289,7 +291,9 @@ class Reconciler:
         elif a.create_style == "put-name":
             body["name"] = ext
         try:
-            op = self.gcp.call(a, a.create, values, body, extra)
+            # FIX: a create the service names is not retried after an ambiguous
+            # failure (5xx, dropped connection): a second POST makes a duplicate.
+            op = self.gcp.call(a, a.create, values, body, extra, idempotent=a.id_generation != "service")
             result = self.gcp.wait(a, a.create, op, values)
         except OperationFailed as e:
             return self._finish(obj, False, "UpdateFailed", f"create of {ext or a.kind} failed: {e.message}", events)
@@ -303,6 +307,10 @@ class Reconciler:
         if result is None and new_ext is not None:  # compute/dns operations carry no resource
             result = self.gcp.call(a, a.get, self._values(obj, a, new_ext))
         assert new_ext is not None
+        if _ann(obj).get(ANN_STATE_INTO_SPEC, "absent").lower() == "merge" and isinstance(result, dict):
+            # merge: the first reconcile writes the service's values of unset
+            # readable fields into spec; later reconciles enforce them.
+            obj["spec"] = merge_into_spec(a, spec, result)
         self._observe(obj, a, result, new_ext)
         events.append(Event("Normal", "Created", f"created {new_ext}"))
         return self._finish(obj, True, "UpToDate", f"created {new_ext}", events)
@@ -326,11 +334,7 @@ class Reconciler:
                     writeback[k] = copy.deepcopy(actual[row.api_path])
             return enforce, writeback
         if mode == "merge" and not (obj.get("status") or {}).get("externalRef"):
-            merged = dict(spec)
-            ref_api = {r.api_path.split(".")[0] for r in references_of(a.kind) if not r.parent}
-            for k, row in readable_top.items():
-                if k not in merged and row.api_path in actual and row.api_path not in ref_api and "output-only" not in row.behaviours:
-                    merged[k] = copy.deepcopy(actual[row.api_path])
+            merged = merge_into_spec(a, spec, actual)
             return merged, merged
         return spec, spec
 
@@ -356,11 +360,11 @@ class Reconciler:
             names = ", ".join(f"{row.path} ({row.provenance.get('updatable')})" for _, row in frozen)
             self._observe(obj, a, actual, ext)
             return self._finish(obj, False, "UpdateFailed", f"cannot change immutable field(s) of {ext}: {names}", events)
-        streak = self._streak(obj, [p for p, _, _ in diffs])
-        if streak >= MAX_STREAK:
+        streak = self._streak(obj, diffs)
+        if streak > MAX_STREAK:  # written MAX_STREAK times already, reverted each time
             paths = ", ".join(p for p, _, _ in diffs)
             self._observe(obj, a, actual, ext)
-            return self._finish(obj, False, "UpdateFailed", f"{paths} of {ext} changed back {streak} times after our updates: the service keeps setting another value; stopped updating", events)
+            return self._finish(obj, False, "UpdateFailed", f"{paths} of {ext} changed back {streak - 1} times after our updates: the service keeps setting another value; stopped updating", events)
         if a.update is None:
             return self._finish(obj, False, "UpdateFailed", f"{a.kind} has no update method; changed: {', '.join(p for p, _, _ in diffs)}", events)
         values = self._values(obj, a, ext)
@@ -378,11 +382,17 @@ class Reconciler:
         events.append(Event("Normal", "Updated", f"updated {', '.join(p for p, _, _ in diffs)} of {ext}"))
         return self._finish(obj, True, "UpToDate", f"updated {ext}", events)
 
-    def _streak(self, obj: dict[str, Any], paths: list[str]) -> int:
-        """Count consecutive reconciles that had to write the same change."""
+    def _streak(self, obj: dict[str, Any], diffs: list[tuple[str, Any, Any]]) -> int:
+        """How many consecutive reconciles had to write this same change (paths
+        and desired values): a new desired value starts a new count."""
         meta = obj.setdefault("metadata", {})
         anns = meta.setdefault("annotations", {})
-        key = ",".join(sorted(paths))
+        key = ""
+        if diffs:
+            import hashlib
+
+            change = json.dumps(sorted((p, d) for p, d, _ in diffs), sort_keys=True, default=str)
+            key = ",".join(sorted(p for p, _, _ in diffs)) + "@" + hashlib.sha256(change.encode()).hexdigest()[:12]
         prev = anns.get(ANN_STREAK, "")
         count = int(prev.rsplit("=", 1)[1]) + 1 if key and prev.rsplit("=", 1)[0] == key and "=" in prev else (1 if key else 0)
         if count:
@@ -397,6 +407,24 @@ class Reconciler:
 # --- diff and update bodies -------------------------------------------------------------
 
 
+def merge_into_spec(a: AdapterSpec, spec: dict[str, Any], actual: Mapping[str, Any]) -> dict[str, Any]:
+    """``state-into-spec: merge``: readable fields the user did not set, taken from GCP
+    (never references, identity or output-only fields)."""
+    table = mutability_of(a.kind)
+    readable_top = {
+        p.split(".")[1]: r
+        for p, r in table.items()
+        if p.count(".") == 1 and p.startswith("spec.") and r.readable and r.api_path and not r.identity
+    }
+    ref_api = {r.api_path.split(".")[0] for r in references_of(a.kind) if not r.parent}
+    merged = dict(spec)
+    for k, row in readable_top.items():
+        api = row.api_path or ""
+        if k not in merged and api in actual and api not in ref_api and "output-only" not in row.behaviours:
+            merged[k] = copy.deepcopy(actual[api])
+    return merged
+
+
 def by_api_path(kind: str) -> dict[str, FieldMutability]:
     return {r.api_path.replace("[]", ""): r for r in mutability_of(kind).values() if r.api_path and r.path.startswith("spec.")}
 
@@ -405,21 +433,68 @@ def _ref_targets(kind: str) -> dict[str, tuple[str, bool]]:
     return {r.api_path.replace("[]", ""): (r.target, r.many) for r in references_of(kind) if not r.parent}
 
 
-def _same_scalar(d: Any, x: Any) -> bool:
+# FIX (scenario tests): values that are the same but spelled differently were
+# diffs, so an up-to-date object was "updated" on every reconcile (or refused as
+# an immutable change). Each rule below is a documented equivalence, not a
+# field being skipped.
+_DURATION = re.compile(r"^(-?\d+(?:\.\d+)?)s$")
+_INSTANT = re.compile(r"^(\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
+
+
+def _instant(v: str) -> tuple[datetime, Decimal] | None:
+    """An RFC 3339 timestamp as (UTC second, fraction): nanoseconds and offsets kept exact."""
+    m = _INSTANT.match(v)
+    if not m:
+        return None
+    zone = "+00:00" if m.group(3) in ("Z", "z") else m.group(3)
+    try:
+        t = datetime.fromisoformat(m.group(1).replace("t", "T") + zone).astimezone(UTC)
+    except ValueError:
+        return None
+    return t, Decimal(m.group(2) or "0")
+
+
+def _same_scalar(d: Any, x: Any, typ: str = "") -> bool:
     if isinstance(d, bool) or isinstance(x, bool):
         return d is x or d == x
     if (isinstance(d, int | float) and isinstance(x, str)) or (isinstance(x, int | float) and isinstance(d, str)):
         return str(d) == str(x)
+    if isinstance(d, str) and isinstance(x, str) and d != x:
+        # google-duration: "600s" and "600.000s" are one duration (APIs answer with
+        # 0, 3, 6 or 9 fractional digits); timestamps: the same instant whatever
+        # the offset or fractional digits ("...T00:00:00Z" == "...T00:00:00.000Z").
+        if "duration" in typ and (md := _DURATION.match(d)) and (mx := _DURATION.match(x)):
+            return Decimal(md.group(1)) == Decimal(mx.group(1))
+        if ("datetime" in typ or "date-time" in typ) and (td := _instant(d)) and (tx := _instant(x)):
+            return td == tx
     return bool(d == x)
+
+
+def _is_zero(v: Any, typ: str = "") -> bool:
+    """The proto3 default of a scalar or list: false, 0, "", [], and an enum's
+    ``*_UNSPECIFIED`` (objects: see ``diff``)."""
+    if isinstance(v, str) and typ == "enum":
+        return v == "" or v.endswith("_UNSPECIFIED")
+    if isinstance(v, str) and "int64" in typ:
+        return v.strip() in ("", "0")
+    return v is False or v == "" or v == [] or (isinstance(v, int | float) and not isinstance(v, bool) and v == 0)
+
+
+def _is_map(row: FieldMutability | None) -> bool:
+    return row is not None and row.type.startswith("map<")
 
 
 def diff(desired: Any, actual: Any, a: AdapterSpec, check_mutability: bool) -> list[tuple[str, Any, Any]]:
     """Fields the user set whose live value differs: (api path, desired, actual).
 
-    Objects compare only the keys the user set (state-into-spec absent); lists
-    and scalars compare whole; references compare canonically (compute answers
-    full URLs); a reorder of a Refs list is not a change; input-only fields,
-    which GET never returns, are never compared.
+    Objects compare only the keys the user set (state-into-spec absent); lists,
+    maps (labels: a removed key is a change) and scalars compare whole;
+    references compare canonically (compute answers full URLs), in list items
+    too; a reorder of a Refs list is not a change; input-only fields, which GET
+    never returns, are never compared. An absent live value equals a desired
+    zero value: proto3 JSON (and compute's JSON) leave out fields holding their
+    default (recorded traffic: KMS omits ``importOnly: false``, compute
+    ``enableUlaInternalIpv6: false``). Durations and timestamps compare as values.
     """
     refs = _ref_targets(a.kind)
     rows = by_api_path(a.kind)
@@ -431,44 +506,49 @@ def diff(desired: Any, actual: Any, a: AdapterSpec, check_mutability: bool) -> l
         except IdentityError:
             return v
 
+    def zero(d: Any, path: str) -> bool:
+        """An unset live value is this: {} for a map, an object of zero fields."""
+        row = rows.get(path)
+        if isinstance(d, dict):
+            return not d if _is_map(row) else all(zero(v, f"{path}.{k}" if path else k) for k, v in d.items())
+        return _is_zero(d, row.type if row else "")
+
+    def same(d: Any, x: Any, path: str) -> bool:
+        """Whether the live value x already is what d asks for; path: API path without []."""
+        row = rows.get(path)
+        if row is not None and not row.readable:
+            return True
+        if x is None and zero(d, path):
+            return True
+        if path in refs:
+            target, many = refs[path]
+            if many and isinstance(d, list):
+                return isinstance(x, list) and sorted(str(canon(target, v)) for v in d) == sorted(str(canon(target, v)) for v in x)
+            return bool(canon(target, d) == canon(target, x))
+        if isinstance(d, dict):
+            if not isinstance(x, dict):
+                return False
+            if _is_map(row) and set(d) != set(x):
+                return False
+            child = f"{path}.*" if _is_map(row) else None
+            return all(same(v, x.get(k), child or (f"{path}.{k}" if path else k)) for k, v in d.items())
+        if isinstance(d, list):
+            return isinstance(x, list) and len(d) == len(x) and all(same(i, j, path) for i, j in zip(d, x, strict=True))
+        return _same_scalar(d, x, row.type if row else "")
+
     def walk(d: Any, x: Any, path: str) -> None:
         row = rows.get(path)
         if row is not None and not row.readable:
             return
-        if path in refs:
-            target, many = refs[path]
-            if many and isinstance(d, list):
-                same = isinstance(x, list) and sorted(canon(target, v) for v in d) == sorted(canon(target, v) for v in x)
-            else:
-                same = canon(target, d) == canon(target, x)
-            if not same:
-                out.append((path, d, x))
-            return
-        if isinstance(d, dict):
-            if not isinstance(x, dict):
-                if d:
-                    out.append((path, d, x))
-                return
+        if isinstance(d, dict) and path not in refs and not _is_map(row) and isinstance(x, dict):
             for k, v in d.items():
                 walk(v, x.get(k), f"{path}.{k}" if path else k)
             return
-        if isinstance(d, list):
-            if not isinstance(x, list) or len(d) != len(x) or any(not _subset(i, j) for i, j in zip(d, x, strict=False)):
-                out.append((path, d, x))
-            return
-        if not _same_scalar(d, x):
+        if not same(d, x, path):
             out.append((path, d, x))
 
     walk(desired, actual, "")
     return out
-
-
-def _subset(d: Any, x: Any) -> bool:
-    if isinstance(d, dict):
-        return isinstance(x, dict) and all(_subset(v, x.get(k)) for k, v in d.items())
-    if isinstance(d, list):
-        return isinstance(x, list) and len(d) == len(x) and all(_subset(i, j) for i, j in zip(d, x, strict=True))
-    return _same_scalar(d, x)
 
 
 def _pick(obj: Mapping[str, Any], paths: list[str]) -> dict[str, Any]:
@@ -483,6 +563,19 @@ def _pick(obj: Mapping[str, Any], paths: list[str]) -> dict[str, Any]:
             cur = cur.setdefault(part, {})
         cur[parts[-1]] = copy.deepcopy(src)
     return out
+
+
+def _get(obj: Any, path: str) -> Any:
+    for part in path.split("."):
+        obj = obj.get(part) if isinstance(obj, Mapping) else None
+    return obj
+
+
+def _put(obj: dict[str, Any], path: str, value: Any) -> None:
+    parts = path.split(".")
+    for part in parts[:-1]:
+        obj = obj.setdefault(part, {})
+    obj[parts[-1]] = value
 
 
 def _merge(base: Any, over: Any) -> Any:
@@ -505,6 +598,15 @@ def update_request(a: AdapterSpec, desired: dict[str, Any], actual: dict[str, An
     # Whole-resource PATCH: changed top-level fields, merged over the live values
     # so server-set nested fields survive; plus the optimistic-lock token.
     body = {k: _merge(actual.get(k), v) for k, v in changed.items()}
+    # FIX: a merge patch (RFC 7386, what compute/storage/dns PATCH do) keeps map
+    # keys it does not name, so a label removed from the spec stayed; a removed
+    # key is sent as null, which deletes it.
+    rows = by_api_path(a.kind)
+    for p in paths:
+        if _is_map(rows.get(p)):
+            want, have = _get(desired, p), _get(actual, p)
+            gone = {k: None for k in (have if isinstance(have, dict) else {}) if k not in (want or {})}
+            _put(body, p, {**gone, **copy.deepcopy(want or {})})
     extra: dict[str, Any] = {}
     if a.fingerprint and a.fingerprint in actual:
         body[a.fingerprint] = actual[a.fingerprint]

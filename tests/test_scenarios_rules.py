@@ -638,12 +638,6 @@ class TestStateIntoSpecMerge:
         assert spec["topicRef"] == {"name": "t"}
         assert not {"topic", "name", "state"} & set(spec)
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason="runtime bug: state-into-spec merge only populates spec when acquiring (Reconciler._managed is reached from "
-        "_update only, guarded by `not status.externalRef`); after a create (_create) nothing is populated, so server "
-        "defaults are never written into spec nor enforced",
-    )
     def test_create_populates_spec_then_enforces_it(self, env: Env) -> None:
         env.ok(krm("PubSubTopic", "t", {}))
         env.clear()
@@ -765,12 +759,6 @@ class TestEndlessUpdate:
             failed(r, "UpdateFailed", "ackDeadlineSeconds", "changed back", "stopped updating")
             assert s == [f"GET {SUBS}/s -> 200"]
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason="runtime off-by-one: MAX_STREAK is documented as 'the same change written this many times in a row', "
-        "but Reconciler._update refuses on the MAX_STREAK-th reconcile that finds the diff, after only MAX_STREAK-1 writes, "
-        "and its message then claims 'changed back 3 times' after 2 reverts",
-    )
     def test_exact_sequence(self, reverting: Env) -> None:
         env = reverting
         sub = topic_and_subscription(env, ackDeadlineSeconds=20)
@@ -805,12 +793,6 @@ class TestEndlessUpdate:
             assert ANN_STREAK not in (res.obj["metadata"].get("annotations") or {})
             obj = res.obj
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason="runtime bug: the update-streak key is the changed paths only, not the desired values "
-        "(Reconciler._streak, key = ','.join(sorted(paths))): new values the user writes for the same field in "
-        "consecutive reconciles count as 'the same change' and the MAX_STREAK-th is refused although nothing reverted it",
-    )
     def test_new_user_values_are_not_a_streak(self, env: Env) -> None:
         obj = topic_and_subscription(env, ackDeadlineSeconds=20)
         for value in range(21, 21 + MAX_STREAK + 1):
@@ -824,11 +806,6 @@ class TestEndlessUpdate:
             )
             obj = res.obj
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason="runtime bug: once the update streak is exhausted a new desired value for the same path is refused "
-        "forever (Reconciler._streak keys on paths only and is never reset by a spec change)",
-    )
     def test_a_new_desired_value_after_the_stop_is_written(
         self, reverting: Env, monkeypatch: pytest.MonkeyPatch
     ) -> None:
