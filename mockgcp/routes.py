@@ -112,6 +112,20 @@ def _facts(doc: DiscoveryDoc, schema: str) -> tuple[frozenset[str], frozenset[st
     return frozenset(out), frozenset(imm), frozenset(inp)
 
 
+def immutable_overrides(specs: Path) -> dict[tuple[str, str], set[str]]:
+    """(doc key, resource) -> top-level fields the kind configs mark immutable,
+    with a reason, where Discovery's prose is silent (a subscription's topic)."""
+    out: dict[tuple[str, str], set[str]] = {}
+    for p in sorted((specs / "kinds").glob("*.yaml")):
+        raw = yaml.safe_load(p.read_text()) or {}
+        key = f"{raw.get('api')}.{raw.get('version')}"
+        for k in raw.get("kinds") or []:
+            for path, ov in (k.get("fields") or {}).items():
+                if "immutable" in (ov.get("behaviours") or []) and "." not in path:
+                    out.setdefault((key, k["resource"]), set()).add(path)
+    return out
+
+
 def service_generated_resources(specs: Path) -> set[tuple[str, str]]:
     """(doc key, resource) pairs whose IDs the service assigns, from the kind configs."""
     out: set[tuple[str, str]] = set()
@@ -128,6 +142,7 @@ def load_apis(specs: Path) -> tuple[dict[str, Api], list[Route]]:
     apis: dict[str, Api] = {}
     routes: list[Route] = []
     generated = service_generated_resources(specs)
+    pinned_immutable = immutable_overrides(specs)
     for p in sorted((specs / "discovery").glob("*.json")):
         doc = load_discovery(p)
         api = Api(doc)
@@ -151,6 +166,7 @@ def load_apis(specs: Path) -> tuple[dict[str, Api], list[Route]]:
             if create is not None:
                 seg = (create.flat_path or create.path).rstrip("/").split("/")[-1]
             out_only, imm, inp = _facts(doc, schema)
+            imm = imm | frozenset(pinned_immutable.get((doc.key, dotted), set()))
             api.collections[dotted] = Collection(
                 api=doc.key,
                 resource=dotted,

@@ -18,6 +18,7 @@ Adapters are data (generated ``<kind>_adapter.py``); every rule is here.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import re
 from collections.abc import Mapping
@@ -425,10 +426,12 @@ def merge_into_spec(a: AdapterSpec, spec: dict[str, Any], actual: Mapping[str, A
     return merged
 
 
+@functools.cache
 def by_api_path(kind: str) -> dict[str, FieldMutability]:
     return {r.api_path.replace("[]", ""): r for r in mutability_of(kind).values() if r.api_path and r.path.startswith("spec.")}
 
 
+@functools.cache
 def _ref_targets(kind: str) -> dict[str, tuple[str, bool]]:
     return {r.api_path.replace("[]", ""): (r.target, r.many) for r in references_of(kind) if not r.parent}
 

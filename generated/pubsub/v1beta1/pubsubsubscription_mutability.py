@@ -700,21 +700,25 @@ FIELDS: dict[str, dict[str, Any]] = {
     "spec.enableMessageOrdering": {
         "api_path": "enableMessageOrdering",
         "behaviours": [
+            "immutable",
             "optional",
         ],
         "identity": False,
         "provenance": {
             "behaviours": {
+                "immutable": [
+                    "override:specs/kinds/pubsub.yaml: set at creation only; the service refuses the update (KCC: Immutable)",
+                ],
                 "optional": [
-                    "description:'Optional.'",
+                    "override:specs/kinds/pubsub.yaml: set at creation only; the service refuses the update (KCC: Immutable)",
                 ],
             },
             "readable": "pubsub.projects.subscriptions.get returns enableMessageOrdering",
-            "updatable": "pubsub.projects.subscriptions.patch (PATCH) body UpdateSubscriptionRequest.subscription with updateMask=enableMessageOrdering",
+            "updatable": "immutable (override:specs/kinds/pubsub.yaml: set at creation only; the service refuses the update (KCC: Immutable))",
         },
         "readable": True,
         "type": "boolean",
-        "updatable": True,
+        "updatable": False,
     },
     "spec.expirationPolicy": {
         "api_path": "expirationPolicy",
@@ -757,21 +761,25 @@ FIELDS: dict[str, dict[str, Any]] = {
     "spec.filter": {
         "api_path": "filter",
         "behaviours": [
+            "immutable",
             "optional",
         ],
         "identity": False,
         "provenance": {
             "behaviours": {
+                "immutable": [
+                    "override:specs/kinds/pubsub.yaml: set at creation only; the service refuses the update (KCC: Immutable)",
+                ],
                 "optional": [
-                    "description:'Optional.'",
+                    "override:specs/kinds/pubsub.yaml: set at creation only; the service refuses the update (KCC: Immutable)",
                 ],
             },
             "readable": "pubsub.projects.subscriptions.get returns filter",
-            "updatable": "pubsub.projects.subscriptions.patch (PATCH) body UpdateSubscriptionRequest.subscription with updateMask=filter",
+            "updatable": "immutable (override:specs/kinds/pubsub.yaml: set at creation only; the service refuses the update (KCC: Immutable))",
         },
         "readable": True,
         "type": "string",
-        "updatable": True,
+        "updatable": False,
     },
     "spec.labels": {
         "api_path": "labels",
@@ -1404,21 +1412,25 @@ FIELDS: dict[str, dict[str, Any]] = {
     "spec.topicRef": {
         "api_path": "topic",
         "behaviours": [
+            "immutable",
             "required",
         ],
         "identity": False,
         "provenance": {
             "behaviours": {
+                "immutable": [
+                    "override:specs/kinds/pubsub.yaml: a subscription cannot move to another topic; the service refuses the update",
+                ],
                 "required": [
-                    "description:'Required.'",
+                    "override:specs/kinds/pubsub.yaml: a subscription cannot move to another topic; the service refuses the update",
                 ],
             },
             "readable": "pubsub.projects.subscriptions.get returns topic",
-            "updatable": "pubsub.projects.subscriptions.patch (PATCH) body UpdateSubscriptionRequest.subscription with updateMask=topic",
+            "updatable": "immutable (override:specs/kinds/pubsub.yaml: a subscription cannot move to another topic; the service refuses the update)",
         },
         "readable": True,
         "type": "object",
-        "updatable": True,
+        "updatable": False,
     },
     "status.observedState.analyticsHubSubscriptionInfo": {
         "api_path": "analyticsHubSubscriptionInfo",

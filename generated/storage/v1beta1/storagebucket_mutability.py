@@ -1263,16 +1263,22 @@ FIELDS: dict[str, dict[str, Any]] = {
     },
     "spec.location": {
         "api_path": "location",
-        "behaviours": [],
+        "behaviours": [
+            "immutable",
+        ],
         "identity": False,
         "provenance": {
-            "behaviours": {},
+            "behaviours": {
+                "immutable": [
+                    "override:specs/kinds/storage.yaml: a bucket's location is permanent for PATCH; moving it is the separate buckets.relocate long-running operation",
+                ],
+            },
             "readable": "storage.buckets.get returns location",
-            "updatable": "storage.buckets.patch (PATCH) sends the whole resource, ifMetagenerationMatch",
+            "updatable": "immutable (override:specs/kinds/storage.yaml: a bucket's location is permanent for PATCH; moving it is the separate buckets.relocate long-running operation)",
         },
         "readable": True,
         "type": "string",
-        "updatable": True,
+        "updatable": False,
     },
     "spec.logging": {
         "api_path": "logging",
