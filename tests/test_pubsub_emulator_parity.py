@@ -54,16 +54,13 @@ from mockgcp.httplog import HttpLogEntry, read_http_log
 from mockgcp.server import MockServer
 from tests.conftest import COMPAT, REPO
 from tests.support.emulators import (
-    EmulatorError,
     PubSubEmulator,
     RecordingHttp,
-    find_pubsub_emulator,
-    free_port,
+    running_pubsub_emulator,
 )
 
 DISCOVERY = REPO / "specs" / "discovery" / "pubsub.v1.json"
 RECORDINGS = COMPAT / "fixtures" / "basic" / "pubsub"
-STARTUP_TIMEOUT = 60.0
 
 PROJECT = "projects/kccgen-parity"
 TOPIC = f"{PROJECT}/topics/parity-topic"
@@ -300,19 +297,7 @@ def run_scenario(side: str, endpoint: str) -> Run:
 
 @pytest.fixture(scope="module")
 def pubsub_emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PubSubEmulator]:
-    lookup = find_pubsub_emulator()
-    if lookup.launcher is None:
-        pytest.skip(f"Pub/Sub emulator not found: {lookup.missing}", allow_module_level=False)
-    output = tmp_path_factory.mktemp("pubsub-emulator") / "emulator.log"
-    emulator = PubSubEmulator(lookup.launcher, free_port(), output)
-    try:
-        emulator.start(timeout=STARTUP_TIMEOUT)
-    except EmulatorError as e:
-        pytest.fail(f"{' '.join(emulator.command())}: {e}", pytrace=False)
-    try:
-        yield emulator
-    finally:
-        emulator.stop()
+    yield from running_pubsub_emulator(tmp_path_factory.mktemp("pubsub-emulator"))
 
 
 @pytest.fixture(scope="module")

@@ -44,13 +44,12 @@ import yaml
 from mockgcp.httplog import HttpLogEntry, read_http_log
 from runtime.reconciler import MAX_STREAK
 from tests.conftest import COMPAT, REPO
-from tests.support.emulators import EmulatorError, PubSubEmulator, find_pubsub_emulator, free_port
+from tests.support.emulators import PubSubEmulator, free_port, running_pubsub_emulator
 from tests.test_pubsub_emulator_parity import EMULATOR_DIFFERENCES as PARITY_DIFFERENCES
 from tests.test_pubsub_emulator_parity import TOPIC_LABELS_PATCHABLE, RealGcp, _check_fact
 
 PROJECT = "kccgen-emulators"
 FORCE_ACQUIRE = {"cnrm.cloud.google.com/force-acquire": "true"}
-STARTUP_TIMEOUT = 60.0
 STORAGE_RECORDINGS = COMPAT / "fixtures" / "basic" / "storage"
 
 
@@ -362,19 +361,7 @@ STORAGE_DIFFERENCES: tuple[Difference, ...] = (
 
 @pytest.fixture(scope="module")
 def pubsub_emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PubSubEmulator]:
-    lookup = find_pubsub_emulator()
-    if lookup.launcher is None:
-        pytest.skip(f"Pub/Sub emulator not found: {lookup.missing}")
-    output = tmp_path_factory.mktemp("pubsub-emulator") / "emulator.log"
-    emulator = PubSubEmulator(lookup.launcher, free_port(), output)
-    try:
-        emulator.start(timeout=STARTUP_TIMEOUT)
-    except EmulatorError as e:
-        pytest.fail(f"{' '.join(emulator.command())}: {e}", pytrace=False)
-    try:
-        yield emulator
-    finally:
-        emulator.stop()
+    yield from running_pubsub_emulator(tmp_path_factory.mktemp("pubsub-emulator"))
 
 
 @pytest.fixture(scope="module")

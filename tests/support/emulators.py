@@ -26,6 +26,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -293,3 +294,24 @@ def _pretty(text: str | None) -> str | None:
         return json.dumps(json.loads(text), indent=2, sort_keys=True)
     except json.JSONDecodeError:
         return text
+
+
+STARTUP_TIMEOUT = 60.0
+
+
+def running_pubsub_emulator(workdir: Path) -> Iterator[PubSubEmulator]:
+    """Body of a module fixture: start the emulator or skip visibly, stop it after."""
+    import pytest
+
+    lookup = find_pubsub_emulator()
+    if lookup.launcher is None:
+        pytest.skip(f"Pub/Sub emulator not found: {lookup.missing}")
+    emulator = PubSubEmulator(lookup.launcher, free_port(), workdir / "emulator.log")
+    try:
+        emulator.start(timeout=STARTUP_TIMEOUT)
+    except EmulatorError as e:
+        pytest.fail(f"{' '.join(emulator.command())}: {e}", pytrace=False)
+    try:
+        yield emulator
+    finally:
+        emulator.stop()
