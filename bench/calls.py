@@ -41,6 +41,7 @@ from runtime.adapter import adapter_for  # noqa: E402
 from runtime.gcp import Gcp  # noqa: E402
 from runtime.reconciler import ANN_FORCE_ACQUIRE, Reconciler, Result  # noqa: E402
 from runtime.refs import PROJECT_ID_ANNOTATION, InMemoryStore  # noqa: E402
+from tools.reports import write_or_check  # noqa: E402
 
 OUT = REPO / "bench" / "calls.md"
 PROJECT = "bench-project"
@@ -764,14 +765,11 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     validate_cases()
     text = render(run_all())
+    code = write_or_check(args.output, text, args.check, ".venv/bin/python bench/calls.py")
     if args.check:
-        current = args.output.read_text(encoding="utf-8") if args.output.exists() else ""
-        if current != text:
-            print(f"{args.output} is stale: run .venv/bin/python bench/calls.py", file=sys.stderr)
-            return 1
-        print(f"{args.output} is current")
-        return 0
-    args.output.write_text(text, encoding="utf-8")
+        if code == 0:
+            print(f"{args.output} is current")
+        return code
     print(f"wrote {args.output}")
     return 0
 

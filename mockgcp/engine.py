@@ -393,21 +393,12 @@ class MockGCP:
                 continue
             if created and prop is not None and f in coll.output_only and prop.enum:
                 res[f] = next((v for v in _READY_STATES if v in prop.enum), prop.enum[min(1, len(prop.enum) - 1)])
-        # Output-only fields Discovery's prose does not mark (see quirks.py).
-        if api.doc.name == "monitoring":
-            quirks.monitoring_records(coll.schema, res, old, rfc3339(now))
-            if coll.schema == "AlertPolicy":
-                quirks.monitoring_condition_names(res, key, lambda: self._digits(19))
-        elif api.doc.name == "pubsub" and coll.schema == "Schema" and created:
-            quirks.pubsub_schema_revision(res, self._token(8))
-        elif api.doc.name == "cloudkms" and coll.schema == "CryptoKey" and created:
-            quirks.kms_primary_version(res, key, rfc3339(now))
-        elif api.doc.name == "storage" and coll.schema == "Bucket":
-            quirks.storage_drop_empty_lifecycle(res)
-        elif api.doc.name == "secretmanager" and coll.schema == "Secret":
-            quirks.secret_ttl_to_expire_time(res, now)
-        elif api.doc.name == "artifactregistry" and coll.schema == "Repository" and created:
-            quirks.artifactregistry_registry_uri(res, key)
+        # Output-only fields Discovery's prose does not mark (quirks.FILLERS).
+        quirks.fill_outputs(
+            api.doc.name,
+            created,
+            quirks.Fill(coll.schema, res, key, old, now, rfc3339(now), lambda: self._digits(19), lambda: self._token(8)),
+        )
 
     # --- update ------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ import copy
 import hashlib
 import ipaddress
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -182,3 +183,36 @@ def artifactregistry_registry_uri(resource: dict[str, Any], key: str) -> None:
     parts = key.split("/")  # projects/p/locations/l/repositories/r
     if len(parts) == 6 and str(resource.get("format", "DOCKER")) in ("DOCKER", "1"):
         resource.setdefault("registryUri", f"{parts[3]}-docker.pkg.dev/{parts[1]}/{parts[5]}")
+
+
+@dataclass
+class Fill:
+    """What an output-filling quirk may read: the resource being answered and its context."""
+
+    schema: str
+    resource: dict[str, Any]
+    key: str
+    old: dict[str, Any] | None
+    now: datetime
+    now_text: str  # RFC 3339, as the API writes it
+    new_id: Callable[[], str]
+    token: Callable[[], str]
+
+
+# Output-only fields Discovery's prose does not mark, per (API name, schema or
+# None for every schema, on create only): one table instead of a branch each.
+FILLERS: tuple[tuple[str, str | None, bool, Callable[[Fill], None]], ...] = (
+    ("monitoring", None, False, lambda f: monitoring_records(f.schema, f.resource, f.old, f.now_text)),
+    ("monitoring", "AlertPolicy", False, lambda f: monitoring_condition_names(f.resource, f.key, f.new_id)),
+    ("pubsub", "Schema", True, lambda f: pubsub_schema_revision(f.resource, f.token())),
+    ("cloudkms", "CryptoKey", True, lambda f: kms_primary_version(f.resource, f.key, f.now_text)),
+    ("storage", "Bucket", False, lambda f: storage_drop_empty_lifecycle(f.resource)),
+    ("secretmanager", "Secret", False, lambda f: secret_ttl_to_expire_time(f.resource, f.now)),
+    ("artifactregistry", "Repository", True, lambda f: artifactregistry_registry_uri(f.resource, f.key)),
+)
+
+
+def fill_outputs(api: str, created: bool, f: Fill) -> None:
+    for name, schema, create_only, fill in FILLERS:
+        if name == api and schema in (None, f.schema) and (created or not create_only):
+            fill(f)

@@ -44,6 +44,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from runtime.registry import types_modules
+from tools.reports import write_or_check
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_KCC = REPO.parent / "shared" / "compat" / "kcc"
@@ -616,15 +617,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     rows = build_table(REPO, args.kcc)
     text = render_markdown(rows)
-    target = REPO / DOC_PATH
+    code = write_or_check(REPO / DOC_PATH, text, args.check, "python -m tools.kcc_compat")
     if args.check:
-        current = target.read_text(encoding="utf-8") if target.is_file() else ""
-        if current != text:
-            print(f"{DOC_PATH} is stale: run python -m tools.kcc_compat", file=sys.stderr)
-            return 1
-        return 0
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
+        return code
     defects = sum(len(r.defects) for r in rows)
     print(f"wrote {DOC_PATH}: {len(rows)} fixture documents, {defects} {OUR_DEFECT} reasons")
     return 0

@@ -67,6 +67,7 @@ from mockgcp.derive_defaults import created_key
 from mockgcp.engine import MockGCP, Response
 from mockgcp.httplog import HttpLogEntry, read_http_log
 from mockgcp.routes import Api, Collection, Route
+from tools.reports import write_or_check
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_KCC = REPO.parent / "shared" / "compat" / "kcc"
@@ -743,15 +744,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     results = replay_all(args.kcc)
     text = render_markdown(results)
-    target = REPO / DOC_PATH
+    code = write_or_check(REPO / DOC_PATH, text, args.check, "python -m tools.mockgcp_fidelity")
     if args.check:
-        current = target.read_text(encoding="utf-8") if target.is_file() else ""
-        if current != text:
-            print(f"{DOC_PATH} is stale: run python -m tools.mockgcp_fidelity", file=sys.stderr)
-            return 1
-        return 0
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
+        return code
     t = totals(results)
     print(f"wrote {DOC_PATH}: {t.exchanges} exchanges, status match {_pct(t.status_ok, t.exchanges)}, fields match {_pct(t.fields_ok, t.exchanges)}")
     return 0

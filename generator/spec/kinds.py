@@ -10,7 +10,7 @@ from __future__ import annotations
 import types
 import typing
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -18,6 +18,9 @@ from generator.diagnostics import SpecError, json_path
 from generator.spec._errors import did_you_mean, from_validation_error, read_yaml
 
 BehaviourName = Literal["required", "optional", "output-only", "input-only", "immutable", "identifier"]
+
+
+_M = TypeVar("_M", bound=BaseModel)
 
 
 class _Strict(BaseModel):
@@ -132,21 +135,20 @@ def check_keys(model: type[BaseModel], raw: Any, file: str, path: tuple[object, 
                 check_keys(sub, v, file, (*path, key, k))
 
 
-def load_kinds_file(path: Path, display: str | None = None) -> KindsFile:
+def _load_strict(model: type[_M], path: Path, display: str | None) -> _M:
+    """A strict YAML spec file: unknown keys get a did-you-mean, errors a JSON path."""
     file = display or str(path)
     raw = read_yaml(path, file)
-    check_keys(KindsFile, raw, file, ())
+    check_keys(model, raw, file, ())
     try:
-        return KindsFile.model_validate(raw)
+        return model.model_validate(raw)
     except ValidationError as e:
         raise from_validation_error(file, e) from None
+
+
+def load_kinds_file(path: Path, display: str | None = None) -> KindsFile:
+    return _load_strict(KindsFile, path, display)
 
 
 def load_external_kinds(path: Path, display: str | None = None) -> ExternalKindsFile:
-    file = display or str(path)
-    raw = read_yaml(path, file)
-    check_keys(ExternalKindsFile, raw, file, ())
-    try:
-        return ExternalKindsFile.model_validate(raw)
-    except ValidationError as e:
-        raise from_validation_error(file, e) from None
+    return _load_strict(ExternalKindsFile, path, display)
