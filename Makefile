@@ -7,9 +7,9 @@ STAMP := $(VENV)/.installed
 
 .PHONY: setup generate check test test-collect lint bench update-specs clean
 
-$(STAMP): pyproject.toml constraints.txt
+$(STAMP): pyproject.toml setup.py constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt --config-settings editable_mode=compat -e '.[dev]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev]'
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -22,7 +22,8 @@ check: $(STAMP)
 	$(VENV)/bin/kccgen lint-crds
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check generator runtime mockgcp tools tests
+	$(VENV)/bin/ruff check kccgen generator runtime mockgcp tools bench tests setup.py
+	$(PY) -m tools.devtree >/dev/null
 	$(VENV)/bin/mypy
 
 test: $(STAMP)

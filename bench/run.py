@@ -3,8 +3,8 @@
 ``make bench`` runs this. For 1,000 objects of the 14 Kinds (the realistic
 objects of ``bench/calls.py``, each with its own labels; one in ten with one
 field drifted), it times what a reconcile does between the GET and the
-decision to write: ``runtime.adapter.spec_to_api`` (spec -> API payload) and
-``runtime.reconciler.diff`` (against the live payload, with the mutability
+decision to write: ``kccgen.runtime.adapter.spec_to_api`` (spec -> API payload) and
+``kccgen.runtime.reconciler.diff`` (against the live payload, with the mutability
 check). HTTP is excluded: the live payloads are what mockgcp's GET answered
 for each Kind, fetched once before timing, and references are resolved before
 timing too.
@@ -42,9 +42,9 @@ if str(REPO) not in sys.path:  # run as a script: mockgcp and bench are not inst
     sys.path.insert(0, str(REPO))
 
 from bench.calls import CASES, Case, harness, mock_server, set_path  # noqa: E402
-from runtime.adapter import AdapterSpec, adapter_for, spec_to_api  # noqa: E402
-from runtime.reconciler import diff  # noqa: E402
-from runtime.refs import resolve_object  # noqa: E402
+from kccgen.runtime.adapter import AdapterSpec, adapter_for, spec_to_api  # noqa: E402
+from kccgen.runtime.reconciler import diff  # noqa: E402
+from kccgen.runtime.refs import resolve_object  # noqa: E402
 
 OUT = REPO / "bench" / "results.json"
 OBJECTS = 1000
@@ -189,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     timing = measure(items, args.runs)
     kinds = Counter(it.kind for it in items)
     result = {
-        "benchmark": "reconcile overhead: runtime.adapter.spec_to_api + runtime.reconciler.diff per object, no HTTP",
+        "benchmark": "reconcile overhead: kccgen.runtime.adapter.spec_to_api + kccgen.runtime.reconciler.diff per object, no HTTP",
         "baseline": "copy.deepcopy(spec) + != per top-level field against the live payload",
         "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "machine": machine(),

@@ -16,13 +16,14 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from generator.diagnostics import Reporter, SpecError
-from generator.emit.files import jobs
-from generator.ir.build import build_ir
-from generator.ir.model import IR
-from generator.spec.loader import load_specs
-from generator.stamp import STAMP, inputs_digest, is_up_to_date, outputs_digest, stamp_text
-from generator.write import compare_tree, write_tree
+from kccgen import data_dir
+from kccgen.generator.diagnostics import Reporter, SpecError
+from kccgen.generator.emit.files import jobs
+from kccgen.generator.ir.build import build_ir
+from kccgen.generator.ir.model import IR
+from kccgen.generator.spec.loader import load_specs
+from kccgen.generator.stamp import STAMP, inputs_digest, is_up_to_date, outputs_digest, stamp_text
+from kccgen.generator.write import compare_tree, write_tree
 
 
 def _build(specs_dir: Path) -> IR:
@@ -161,7 +162,7 @@ def cmd_refs(args: argparse.Namespace) -> int:
 
 
 def cmd_lint_crds(args: argparse.Namespace) -> int:
-    from generator.crdlint import lint_file
+    from kccgen.generator.crdlint import lint_file
 
     files = [Path(f) for f in args.files] or sorted((args.root / "generated" / "crds").glob("*.yaml"))
     if not files:
@@ -175,7 +176,7 @@ def cmd_lint_crds(args: argparse.Namespace) -> int:
 
 
 def cmd_lag(args: argparse.Namespace) -> int:
-    from generator.lag import run
+    from kccgen.generator.lag import run
 
     if (args.old is None) == (args.from_package is None):
         print("error: give OLD_SPECS_DIR or --from-package VERSION (one of them)", file=sys.stderr)
@@ -191,7 +192,7 @@ def cmd_lag(args: argparse.Namespace) -> int:
 
 def cmd_parity(args: argparse.Namespace) -> int:
     """Field parity with Config Connector's CRDs; --write updates docs/field-parity.md."""
-    from generator.parity import run as parity_run
+    from kccgen.generator.parity import run as parity_run
 
     kcc = args.kcc or (args.root.resolve().parent / "shared" / "compat" / "kcc" / "crds")
     if not kcc.is_dir():
@@ -209,7 +210,7 @@ def cmd_parity(args: argparse.Namespace) -> int:
 
 
 def cmd_update_specs(args: argparse.Namespace) -> int:
-    from generator.update_specs import package_version, update_specs
+    from kccgen.generator.update_specs import package_version, update_specs
 
     changes = update_specs(args.specs / "discovery")
     print(f"specs/discovery from google-api-python-client {package_version()}:")
@@ -221,7 +222,7 @@ def cmd_update_specs(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="kccgen", description=__doc__)
     p.add_argument("--root", type=Path, default=Path("."), help="repository root (holds generated/)")
-    p.add_argument("--specs", type=Path, default=None, help="specs directory (default: ROOT/specs)")
+    p.add_argument("--specs", type=Path, default=None, help="specs directory (default: the specs installed with kccgen)")
     sub = p.add_subparsers(dest="cmd", required=True)
     gp = sub.add_parser("generate", help="regenerate generated/ (atomic swap)")
     gp.add_argument("--force", action="store_true", help="regenerate even when the stamp says nothing changed")
@@ -243,7 +244,8 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("update-specs", help="refresh specs/discovery from the pinned client")
     args = p.parse_args(argv)
     if args.specs is None:
-        args.specs = args.root / "specs"
+        # update-specs writes documents: into ROOT/specs, never into an installed package.
+        args.specs = args.root / "specs" if args.cmd == "update-specs" else data_dir("specs")
     handlers = {"generate": cmd_generate, "check": cmd_check, "kinds": cmd_kinds, "refs": cmd_refs, "lint-crds": cmd_lint_crds, "lag": cmd_lag, "parity": cmd_parity, "update-specs": cmd_update_specs}
     try:
         return handlers[args.cmd](args)

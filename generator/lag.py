@@ -18,12 +18,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generator.diagnostics import Reporter
-from generator.ir.behaviours import Behaviour, classify
-from generator.ir.build import build_ir
-from generator.ir.model import IR, KindIR, MutabilityIR
-from generator.spec.discovery import DiscoveryDoc
-from generator.spec.loader import Specs, load_specs
+from kccgen.generator.diagnostics import Reporter
+from kccgen.generator.ir.behaviours import Behaviour, classify
+from kccgen.generator.ir.build import build_ir
+from kccgen.generator.ir.model import IR, KindIR, MutabilityIR
+from kccgen.generator.spec.discovery import DiscoveryDoc
+from kccgen.generator.spec.loader import Specs, load_specs
 
 
 @dataclass

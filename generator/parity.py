@@ -46,11 +46,11 @@ from typing import Any, Literal
 
 import yaml
 
-from generator.ir.behaviours import Behaviour
-from generator.ir.build import build_ir
-from generator.ir.model import IR, KindIR, MethodIR, MutabilityIR, ReferenceIR
-from generator.spec.discovery import DiscoveryDoc, JsonSchema
-from generator.spec.loader import Specs, load_specs
+from kccgen.generator.ir.behaviours import Behaviour
+from kccgen.generator.ir.build import build_ir
+from kccgen.generator.ir.model import IR, KindIR, MethodIR, MutabilityIR, ReferenceIR
+from kccgen.generator.spec.discovery import DiscoveryDoc, JsonSchema
+from kccgen.generator.spec.loader import Specs, load_specs
 
 STATUS = "status.observedState."
 

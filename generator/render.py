@@ -8,13 +8,14 @@ depend on set iteration order inside datamodel-code-generator.
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 from typing import Any
 
 import black
 import jinja2
 
-TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+from kccgen import data_dir
+
+TEMPLATES = data_dir("templates")
 _MODE = black.Mode(target_versions={black.mode.TargetVersion.PY311}, line_length=100)
 
 
@@ -82,7 +83,7 @@ def drop_classes(body: str, names: set[str]) -> str:
 def _import_key(line: str) -> tuple[int, str]:
     mod = line.split()[1]
     stdlib = mod.split(".")[0] in {"enum", "typing", "collections", "datetime", "dataclasses", "re"}
-    local = mod.split(".")[0] in {"runtime", "generated"}
+    local = mod.split(".")[0] == "kccgen"
     return (0 if stdlib else 2 if local else 1, line)
 
 

@@ -14,10 +14,12 @@ from collections.abc import Iterable
 from importlib.metadata import version
 from pathlib import Path
 
+from kccgen import data_dir
+
 STAMP = "generated/.kccgen-stamp"
 _TOOLS = ("datamodel-code-generator", "black", "pydantic", "jinja2")
 GENERATOR_DIR = Path(__file__).resolve().parent
-TEMPLATES_DIR = GENERATOR_DIR.parent / "templates"
+TEMPLATES_DIR = data_dir("templates")
 
 
 def _files(base: Path, patterns: Iterable[str]) -> list[Path]:

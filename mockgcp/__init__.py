@@ -5,7 +5,7 @@ errors) come from Discovery; what Discovery cannot express lives in small,
 named quirk handlers (mockgcp/quirks.py). Tests and demos need no cloud.
 """
 
-from mockgcp.engine import MockGCP
-from mockgcp.server import MockServer
+from kccgen.mockgcp.engine import MockGCP
+from kccgen.mockgcp.server import MockServer
 
 __all__ = ["MockGCP", "MockServer"]

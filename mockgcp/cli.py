@@ -1,17 +1,18 @@
-"""``kccctl mockgcp serve``: run the emulator until Ctrl-C or SIGTERM."""
+"""``mockgcp serve`` (also ``kccctl mockgcp serve``): run the emulator until Ctrl-C or SIGTERM."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import threading
 from pathlib import Path
 
-from mockgcp.engine import MockGCP
-from mockgcp.faults import FaultSet
-from mockgcp.server import MockServer
+from kccgen.mockgcp.engine import MockGCP
+from kccgen.mockgcp.faults import FaultSet
+from kccgen.mockgcp.server import MockServer
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -61,3 +62,22 @@ def serve(args: argparse.Namespace) -> int:
         args.state.write_text(json.dumps(engine.dump(), indent=2, sort_keys=True))
     print("mockgcp stopped", flush=True)
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="mockgcp", description="A local GCP REST emulator derived from the pinned Discovery documents.")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    add_arguments(sub.add_parser("serve", help="serve every pinned API on one port until Ctrl-C or SIGTERM"))
+    args = p.parse_args(argv)
+    return serve(args)
+
+
+def run() -> None:
+    """Console entry point (``mockgcp``); a closed pipe is not an error."""
+    try:
+        code = main()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = 0
+    sys.exit(code)

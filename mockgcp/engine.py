@@ -22,12 +22,12 @@ from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from mockgcp import quirks
-from mockgcp.errors import ApiError, already_exists, invalid, not_found, precondition
-from mockgcp.faults import Fault, FaultSet
-from mockgcp.routes import Api, Collection, Route, load_apis
+from kccgen import data_dir
+from kccgen.mockgcp import quirks
+from kccgen.mockgcp.errors import ApiError, already_exists, invalid, not_found, precondition
+from kccgen.mockgcp.faults import Fault, FaultSet
+from kccgen.mockgcp.routes import Api, Collection, Route, load_apis
 
-REPO = Path(__file__).resolve().parent.parent
 DEFAULTS_FILE = Path(__file__).resolve().parent / "defaults.json"
 
 # Parsing the Discovery documents takes most of a second; the route table and
@@ -84,7 +84,7 @@ class MockGCP:
     """In-memory GCP for the APIs in ``specs/discovery``."""
 
     def __init__(self, specs: Path | None = None, *, lro_polls: int = 1, seed: int = 0) -> None:
-        self.specs = specs or REPO / "specs"
+        self.specs = specs or data_dir("specs")
         self.apis, self.routes = _load_apis(self.specs)
         self.lro_polls = lro_polls
         self.rng = random.Random(seed)

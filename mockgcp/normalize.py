@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from mockgcp.httplog import HttpLogEntry, format_http_log
+from kccgen.mockgcp.httplog import HttpLogEntry, format_http_log
 
 _RULES: list[tuple[str, re.Pattern[str]]] = [
     ("operation", re.compile(r"operation-\d{10,}-[a-z0-9_-]+-[a-z0-9_-]+-[a-z0-9_-]+")),

@@ -13,12 +13,18 @@ from pathlib import Path
 
 import yaml
 
-from generator.ir.behaviours import Behaviour, classify
-from generator.ir.identity import rest_prefix
-from generator.ir.methods import resolve_methods
-from generator.ir.model import Methods
-from generator.spec.discovery import DiscoveryDoc, JsonSchema, Method, Resource, load_discovery
-from generator.spec.kinds import KindConfig
+from kccgen.generator.ir.behaviours import Behaviour, classify
+from kccgen.generator.ir.identity import rest_prefix
+from kccgen.generator.ir.methods import resolve_methods
+from kccgen.generator.ir.model import Methods
+from kccgen.generator.spec.discovery import (
+    DiscoveryDoc,
+    JsonSchema,
+    Method,
+    Resource,
+    load_discovery,
+)
+from kccgen.generator.spec.kinds import KindConfig
 
 _PARAM = re.compile(r"\{(\+?)([A-Za-z][A-Za-z0-9_]*)\}")
 

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from mockgcp.engine import MockGCP
-from mockgcp.httplog import HttpLogEntry, format_http_log
+from kccgen.mockgcp.engine import MockGCP
+from kccgen.mockgcp.httplog import HttpLogEntry, format_http_log
 
 _REASONS = {200: "OK", 204: "No Content", 400: "Bad Request", 404: "Not Found", 409: "Conflict", 412: "Precondition Failed", 429: "Too Many Requests", 500: "Internal Server Error", 501: "Not Implemented", 503: "Service Unavailable"}
 _JSON = "application/json; charset=UTF-8"

@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from runtime.identity import identity_for
-from runtime.refs import RefField, iter_field, references_of
+from kccgen.runtime.identity import identity_for
+from kccgen.runtime.refs import RefField, iter_field, references_of
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ def adapter_for(kind: str) -> AdapterSpec:
     if kind not in _ADAPTERS:
         import importlib
 
-        from runtime.registry import module_for
+        from kccgen.runtime.registry import module_for
 
         importlib.import_module(module_for(kind, "_adapter"))
     return _ADAPTERS[kind]

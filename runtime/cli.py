@@ -12,13 +12,13 @@ import os
 import sys
 from pathlib import Path
 
-from runtime.identity import IdentityError, identity_for, known_kinds
-from runtime.registry import types_modules
+from kccgen.runtime.identity import IdentityError, identity_for, known_kinds
+from kccgen.runtime.registry import types_modules
 
 
 def _apply_or_delete(args: argparse.Namespace) -> int:
-    from runtime.gcp import Gcp
-    from runtime.local import ManifestError, StateDir, apply, delete, load_manifests, table
+    from kccgen.runtime.gcp import Gcp
+    from kccgen.runtime.local import ManifestError, StateDir, apply, delete, load_manifests, table
 
     try:
         objs = load_manifests(args.filename, args.namespace)
@@ -39,7 +39,7 @@ def _apply_or_delete(args: argparse.Namespace) -> int:
 def _get(args: argparse.Namespace) -> int:
     import yaml
 
-    from runtime.local import StateDir
+    from kccgen.runtime.local import StateDir
 
     objs = [o for o in StateDir(args.state).load() if o and o.get("kind") == args.kind and (args.name is None or o["metadata"]["name"] == args.name)]
     if args.name and not objs:
@@ -53,6 +53,19 @@ def _get(args: argparse.Namespace) -> int:
         ready: dict[str, str] = next((c for c in st.get("conditions") or [] if c.get("type") == "Ready"), {})
         print(f"{o['kind']}\t{o['metadata']['name']}\t{ready.get('status', 'Unknown')}\t{ready.get('reason', '')}\t{st.get('externalRef', '')}")
     return 0
+
+
+def _mockgcp(argv: list[str]) -> int:
+    """``kccctl mockgcp ...`` is ``mockgcp ...``: the runtime never imports the
+    emulator (an operator image ships without it), it replaces this process
+    with it, so signals and the exit status are the emulator's own."""
+    import importlib.util
+
+    if importlib.util.find_spec("kccgen.mockgcp") is None:
+        print("error: mockgcp is not installed with this kccctl", file=sys.stderr)
+        return 2
+    sys.stdout.flush()
+    os.execv(sys.executable, [sys.executable, "-m", "kccgen.mockgcp", *argv])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -76,18 +89,13 @@ def main(argv: list[str] | None = None) -> int:
     gp.add_argument("name", nargs="?")
     gp.add_argument("-o", "--output", choices=("table", "yaml"), default="table")
     gp.add_argument("--state", type=Path, default=Path(".kccctl-state"))
-    mp = sub.add_parser("mockgcp", help="the local GCP emulator")
-    msub = mp.add_subparsers(dest="mock_cmd", required=True)
-    sp = msub.add_parser("serve", help="serve every pinned API on one port until Ctrl-C")
-    # mockgcp is a dev/test tool: imported only when asked for.
-    from mockgcp.cli import add_arguments
-
-    add_arguments(sp)
+    sub.add_parser(
+        "mockgcp", help="the local GCP emulator: hands over to the `mockgcp` command (`kccctl mockgcp serve --help`)", add_help=False
+    )
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["mockgcp"]:
+        return _mockgcp(argv[1:])
     args = p.parse_args(argv)
-    if args.cmd == "mockgcp":
-        from mockgcp.cli import serve
-
-        return serve(args)
     if args.cmd in ("apply", "delete"):
         return _apply_or_delete(args)
     if args.cmd == "get":

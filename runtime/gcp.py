@@ -16,13 +16,13 @@ import re
 import time
 from collections.abc import Callable
 from functools import reduce
-from pathlib import Path
 from typing import Any
 
-from runtime.adapter import AdapterSpec, Call
+from kccgen import data_dir
+from kccgen.runtime.adapter import AdapterSpec, Call
 
 log = logging.getLogger("kccgen.gcp")
-SPECS = Path(__file__).resolve().parent.parent / "specs" / "discovery"
+SPECS = data_dir("specs") / "discovery"
 TRANSIENT = frozenset({429, 500, 502, 503, 504})
 
 

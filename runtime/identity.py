@@ -171,7 +171,7 @@ def register_identity(identity: IdentityTemplate) -> None:
 def identity_for(kind: str) -> IdentityTemplate:
     """The identity of a Kind, loading generated reference modules on first use."""
     if kind not in _IDENTITIES:
-        from runtime.registry import load_reference_modules
+        from kccgen.runtime.registry import load_reference_modules
 
         load_reference_modules()
     try:
@@ -182,7 +182,7 @@ def identity_for(kind: str) -> IdentityTemplate:
 
 
 def known_kinds() -> tuple[str, ...]:
-    from runtime.registry import load_reference_modules
+    from kccgen.runtime.registry import load_reference_modules
 
     load_reference_modules()
     return tuple(sorted(_IDENTITIES))

@@ -19,10 +19,10 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from runtime.gcp import Gcp
-from runtime.reconciler import Reconciler, Result
-from runtime.refs import PROJECT_ID_ANNOTATION, InMemoryStore, iter_field, references_of
-from runtime.registry import types_modules
+from kccgen.runtime.gcp import Gcp
+from kccgen.runtime.reconciler import Reconciler, Result
+from kccgen.runtime.refs import PROJECT_ID_ANNOTATION, InMemoryStore, iter_field, references_of
+from kccgen.runtime.registry import types_modules
 
 
 class ManifestError(ValueError):

@@ -49,7 +49,7 @@ def mutability_of(kind: str) -> dict[str, FieldMutability]:
     if kind not in _TABLES:
         import importlib
 
-        from runtime.registry import module_for
+        from kccgen.runtime.registry import module_for
 
         importlib.import_module(module_for(kind, "_mutability"))
     return _TABLES[kind]

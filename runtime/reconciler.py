@@ -27,11 +27,11 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from runtime.adapter import AdapterSpec, adapter_for, spec_to_api
-from runtime.gcp import Gcp, GcpError, NotFound, OperationFailed
-from runtime.identity import IdentityError, identity_for
-from runtime.mutability import FieldMutability, mutability_of
-from runtime.refs import (
+from kccgen.runtime.adapter import AdapterSpec, adapter_for, spec_to_api
+from kccgen.runtime.gcp import Gcp, GcpError, NotFound, OperationFailed
+from kccgen.runtime.identity import IdentityError, identity_for
+from kccgen.runtime.mutability import FieldMutability, mutability_of
+from kccgen.runtime.refs import (
     ObjectStore,
     Reason,
     RefError,
@@ -200,10 +200,10 @@ class Reconciler:
         ref = (obj.get("spec") or {}).get("projectRef")
         ns = str((obj.get("metadata") or {}).get("namespace") or getattr(self.store, "default_namespace", "default"))
         if ref:
-            from runtime.refs import resolve_ref
+            from kccgen.runtime.refs import resolve_ref
 
             return identity_for("Project").parse(resolve_ref(ref, "Project", ns, self.store, "spec.projectRef"))["project"]
-        from runtime.refs import _project_from_annotations
+        from kccgen.runtime.refs import _project_from_annotations
 
         return _project_from_annotations(obj, self.store, ns)
 
@@ -212,7 +212,7 @@ class Reconciler:
         ident = identity_for(a.kind)
         values: dict[str, str] = {}
         spec = obj.get("spec") or {}
-        from runtime.refs import resolve_ref
+        from kccgen.runtime.refs import resolve_ref
 
         ns = str((obj.get("metadata") or {}).get("namespace") or getattr(self.store, "default_namespace", "default"))
         for param, fld, target in ident.spec_fields:

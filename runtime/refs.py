@@ -24,8 +24,8 @@ from typing import Any, Protocol
 import yaml
 from pydantic import Field
 
-from runtime.identity import IdentityError, identity_for
-from runtime.krm import KRMModel
+from kccgen.runtime.identity import IdentityError, identity_for
+from kccgen.runtime.krm import KRMModel
 
 
 class ResourceRef(KRMModel):
@@ -95,7 +95,7 @@ def register_references(kind: str, fields: tuple[RefField, ...]) -> None:
 
 
 def ref_type_for(kind: str) -> type[KRMModel]:
-    from runtime.registry import load_reference_modules
+    from kccgen.runtime.registry import load_reference_modules
 
     load_reference_modules()
     try:
@@ -105,7 +105,7 @@ def ref_type_for(kind: str) -> type[KRMModel]:
 
 
 def references_of(kind: str) -> tuple[RefField, ...]:
-    from runtime.registry import load_reference_modules
+    from kccgen.runtime.registry import load_reference_modules
 
     load_reference_modules()
     return _REFERENCES.get(kind, ())

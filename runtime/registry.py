@@ -10,10 +10,10 @@ _LOADED = False
 
 
 def _walk(suffix: str) -> list[str]:
-    import generated
+    import kccgen.generated
 
     return sorted(
-        info.name for info in pkgutil.walk_packages(generated.__path__, "generated.") if info.name.endswith(suffix)
+        info.name for info in pkgutil.walk_packages(kccgen.generated.__path__, "kccgen.generated.") if info.name.endswith(suffix)
     )
 
 
@@ -41,7 +41,7 @@ def types_modules() -> dict[str, Any]:
 
 
 def module_for(kind: str, suffix: str) -> str:
-    """``generated.<svc>.<ver>.<kind><suffix>`` for a generated Kind."""
+    """``kccgen.generated.<svc>.<ver>.<kind><suffix>`` for a generated Kind."""
     want = f"{kind.lower()}{suffix}"
     for name in _walk(suffix):
         if name.rsplit(".", 1)[-1] == want:

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from generator.ir.build import build_ir
-from generator.ir.model import IR
-from generator.spec.loader import Specs, load_specs
+from kccgen.generator.ir.build import build_ir
+from kccgen.generator.ir.model import IR
+from kccgen.generator.spec.loader import Specs, load_specs
 
 REPO = Path(__file__).resolve().parent.parent
 COMPAT = REPO.parent / "shared" / "compat" / "kcc"

@@ -33,7 +33,7 @@ SENTINEL_TEXT = b"sentinel: generate must not touch this tree on bad input\n"
 
 def kccgen(root: Path, *args: str) -> Run:
     r = subprocess.run(
-        [sys.executable, "-m", "generator.cli", "--root", str(root), *args],
+        [sys.executable, "-m", "kccgen.generator.cli", "--root", str(root), "--specs", str(root / "specs"), *args],
         cwd=REPO,
         capture_output=True,
         text=True,

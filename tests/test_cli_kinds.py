@@ -10,7 +10,7 @@ from tests.unit.test_ir import TEMPLATES
 
 
 def test_kinds_table_lists_all_kinds_and_disagreements() -> None:
-    r = subprocess.run([sys.executable, "-m", "generator.cli", "kinds"], cwd=REPO, capture_output=True, text=True, check=False)
+    r = subprocess.run([sys.executable, "-m", "kccgen.generator.cli", "kinds"], cwd=REPO, capture_output=True, text=True, check=False)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert lines[0].split()[:2] == ["Kind", "group/version"]

@@ -13,7 +13,7 @@ from tests.conftest import REPO
 def _generate(root: Path, seed: str) -> dict[str, bytes]:
     env = {**os.environ, "PYTHONHASHSEED": seed}
     r = subprocess.run(
-        [sys.executable, "-m", "generator.cli", "--root", str(root), "--specs", str(REPO / "specs"), "generate", "--force"],
+        [sys.executable, "-m", "kccgen.generator.cli", "--root", str(root), "--specs", str(REPO / "specs"), "generate", "--force"],
         cwd=REPO,
         env=env,
         capture_output=True,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from generator.ir.model import IR
+from kccgen.generator.ir.model import IR
 from tests.conftest import REPO
 
 MODULES = sorted(
@@ -27,7 +27,7 @@ def test_one_types_module_per_kind(ir: IR) -> None:
     types = sorted(m for m in MODULES if m.endswith("_types"))
     assert len(types) == 14
     for k in ir.kinds:
-        mod = importlib.import_module(f"generated.{k.package.replace('/', '.')}.{k.lower}_types")
+        mod = importlib.import_module(f"kccgen.generated.{k.package.replace('/', '.')}.{k.lower}_types")
         for suffix in ("", "Spec", "Status", "ObservedState", "API"):
             assert hasattr(mod, k.kind + suffix), (k.kind, suffix)
         cls = getattr(mod, k.kind)
@@ -35,7 +35,7 @@ def test_one_types_module_per_kind(ir: IR) -> None:
 
 
 def _topic_module():  # type: ignore[no-untyped-def]
-    return importlib.import_module("generated.pubsub.v1beta1.pubsubtopic_types")
+    return importlib.import_module("kccgen.generated.pubsub.v1beta1.pubsubtopic_types")
 
 
 def test_krm_object_parses_and_dumps_camel_case() -> None:
@@ -70,7 +70,7 @@ def test_krm_rejects_unknown_and_output_only_fields_in_spec() -> None:
         m.PubSubTopicSpec.model_validate({**base, "state": "ACTIVE"})  # output-only
     # projectRef may come from the project-id annotation instead; keyRingRef may not.
     m.PubSubTopicSpec.model_validate({})
-    ck = importlib.import_module("generated.kms.v1beta1.kmscryptokey_types")
+    ck = importlib.import_module("kccgen.generated.kms.v1beta1.kmscryptokey_types")
     with pytest.raises(ValidationError):
         ck.KMSCryptoKeySpec.model_validate({})
     assert "project_ref" not in ck.KMSCryptoKeySpec.model_fields  # covered by keyRingRef
@@ -79,13 +79,13 @@ def test_krm_rejects_unknown_and_output_only_fields_in_spec() -> None:
 
 
 def test_api_models_keep_wire_forms() -> None:
-    mon = importlib.import_module("generated.monitoring.v1beta1.monitoring_v3_api")
+    mon = importlib.import_module("kccgen.generated.monitoring.v1beta1.monitoring_v3_api")
     for payload in ({"thresholdValue": 1}, {"thresholdValue": 1.5}):
         assert mon.MetricThreshold.model_validate(payload).model_dump(mode="json", by_alias=True, exclude_unset=True) == payload
-    sp = importlib.import_module("generated.spanner.v1beta1.spanner_v1_api")
+    sp = importlib.import_module("kccgen.generated.spanner.v1beta1.spanner_v1_api")
     for payload in ({"edition": "ENTERPRISE"}, {"edition": 2}):
         assert sp.Instance.model_validate(payload).model_dump(mode="json", by_alias=True, exclude_unset=True) == payload
-    cmp = importlib.import_module("generated.compute.v1beta1.compute_v1_api")
+    cmp = importlib.import_module("kccgen.generated.compute.v1beta1.compute_v1_api")
     n = cmp.Network.model_validate({"id": "18446744073709551615"})
     assert n.id == "18446744073709551615"
     with pytest.raises(ValidationError):

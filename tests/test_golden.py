@@ -29,7 +29,7 @@ def _tree(root: Path) -> dict[str, str]:
 def mini_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("mini")
     r = subprocess.run(
-        [sys.executable, "-m", "generator.cli", "--root", str(root), "--specs", str(GOLDEN / "specs"), "generate", "--force"],
+        [sys.executable, "-m", "kccgen.generator.cli", "--root", str(root), "--specs", str(GOLDEN / "specs"), "generate", "--force"],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -55,8 +55,10 @@ def test_mini_models_behave(mini_root: Path) -> None:
     """The golden module is importable and its types do what the fixture says."""
     code = """
 import sys
-sys.path.insert(0, sys.argv[1])
-from generated.mini.v1beta1 import miniwidget_types as t, mini_v1_api as api
+import kccgen.generated
+# The tree generated under ROOT stands in for the installed kccgen.generated.
+kccgen.generated.__path__.insert(0, sys.argv[1] + "/generated")
+from kccgen.generated.mini.v1beta1 import miniwidget_types as t, mini_v1_api as api
 spec = t.MiniWidgetSpec.model_validate({"projectRef": {"external": "projects/p"}, "sizeBytes": "12",
     "tree": {"value": "a", "children": [{"value": "b", "children": []}]},
     "parts": {"x": {"count": 1}}, "payload": {"any": [1, "x"]}, "config": {"mode": "FAST", "weight": 0.5}})

@@ -40,8 +40,8 @@ from typing import Any
 import pytest
 import yaml
 
-from runtime.identity import identity_for
-from runtime.refs import (
+from kccgen.runtime.identity import identity_for
+from kccgen.runtime.refs import (
     PROJECT_ID_ANNOTATION,
     InMemoryStore,
     Reason,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from runtime.identity import known_kinds
+from kccgen.runtime.identity import known_kinds
 from tests.conftest import REPO
 from tests.support.cli import GENERATED_KINDS, Run
 
@@ -24,7 +24,7 @@ CONSOLE_SCRIPT = REPO / ".venv" / "bin" / "kccctl"
 
 
 def kccctl(*args: str, exe: list[str] | None = None) -> Run:
-    cmd = [*(exe or [sys.executable, "-m", "runtime.cli"]), *args]
+    cmd = [*(exe or [sys.executable, "-m", "kccgen.runtime.cli"]), *args]
     r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, check=False, timeout=120)
     return Run(r.returncode, r.stdout, r.stderr)
 
@@ -122,11 +122,11 @@ def test_kinds_lists_the_generated_kinds() -> None:
     rows = [line.split("\t") for line in r.stdout.splitlines()]
     assert [row[0] for row in rows] == list(GENERATED_KINDS)
     for kind, module in rows:
-        assert module.startswith("generated.") and module.endswith(f".{kind.lower()}_types"), (
+        assert module.startswith("kccgen.generated.") and module.endswith(f".{kind.lower()}_types"), (
             kind,
             module,
         )
-        assert (REPO / Path(*module.split("."))).with_suffix(".py").is_file()
+        assert (REPO / Path(*module.split(".")[1:])).with_suffix(".py").is_file()
 
 
 def test_kinds_match_the_generated_types_modules_on_disk() -> None:

@@ -3,7 +3,7 @@
 * the committed report equals a fresh replay (drift test);
 * status codes match in at least ``TARGET`` (90%) of the replayed exchanges;
 * every mismatch has an explanation (no ``UNEXPLAINED`` reason);
-* mockgcp/defaults.json is what ``python -m mockgcp.derive_defaults`` derives.
+* mockgcp/defaults.json is what ``python -m tools.mockgcp_defaults`` derives.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from mockgcp.derive_defaults import OUT as DEFAULTS_JSON
-from mockgcp.derive_defaults import derive, render
 from tests.conftest import COMPAT, REPO
+from tools.mockgcp_defaults import OUT as DEFAULTS_JSON
+from tools.mockgcp_defaults import derive, render
 from tools.mockgcp_fidelity import (
     DOC_PATH,
     TARGET,
@@ -85,7 +85,7 @@ def test_defaults_json_is_current() -> None:
     fresh = render(derive(FIXTURES))
     committed = DEFAULTS_JSON.read_text() if DEFAULTS_JSON.is_file() else ""
     assert committed == fresh, (
-        "mockgcp/defaults.json is stale; run `python -m mockgcp.derive_defaults`.\n"
+        "mockgcp/defaults.json is stale; run `python -m tools.mockgcp_defaults`.\n"
         + _diff(committed, fresh, "mockgcp/defaults.json")
     )
 

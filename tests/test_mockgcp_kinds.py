@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 from googleapiclient.errors import HttpError
 
-from mockgcp.engine import MockGCP
-from mockgcp.normalize import call_sequence
-from mockgcp.server import MockServer
+from kccgen.mockgcp.engine import MockGCP
+from kccgen.mockgcp.normalize import call_sequence
+from kccgen.mockgcp.server import MockServer
 
 P = "mock-project"
 LRO_POLLS = 2

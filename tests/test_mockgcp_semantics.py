@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 from googleapiclient.errors import HttpError
 
-from mockgcp.engine import MockGCP
-from mockgcp.server import MockServer
+from kccgen.mockgcp.engine import MockGCP
+from kccgen.mockgcp.server import MockServer
 
 P = "mock-project"
 LOC = f"projects/{P}/locations/us-central1"

@@ -18,7 +18,7 @@ def test_serve_prints_endpoint_logs_and_stops_on_sigterm(tmp_path: Path) -> None
     faults = tmp_path / "faults.yaml"
     faults.write_text('- {method: "pubsub.projects.topics.get", status: 503, times: 1}\n')
     proc = subprocess.Popen(
-        [sys.executable, "-m", "runtime.cli", "mockgcp", "serve", "--port", "0", "--log", str(log), "--state", str(state), "--faults", str(faults)],
+        [sys.executable, "-m", "kccgen.runtime.cli", "mockgcp", "serve", "--port", "0", "--log", str(log), "--state", str(state), "--faults", str(faults)],
         cwd=REPO,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -58,7 +58,7 @@ def test_serve_reports_a_bad_fault_file(tmp_path: Path) -> None:
     bad.write_text("- {method: '*.get', statuss: 503}\n")
     start = time.monotonic()
     r = subprocess.run(
-        [sys.executable, "-m", "runtime.cli", "mockgcp", "serve", "--port", "0", "--faults", str(bad)],
+        [sys.executable, "-m", "kccgen.runtime.cli", "mockgcp", "serve", "--port", "0", "--faults", str(bad)],
         cwd=REPO, capture_output=True, text=True, timeout=60, check=False,
     )
     assert r.returncode == 2 and "statuss" in r.stderr and str(bad) in r.stderr

@@ -41,11 +41,11 @@ from unittest import mock
 import pytest
 import yaml
 
-import runtime.mutability
-from generator.ir.krm import CONCURRENCY_SOURCE, CONCURRENCY_TOKENS
-from generator.ir.model import IR
-from runtime.mutability import mutability_of
-from runtime.registry import module_for
+import kccgen.runtime.mutability
+from kccgen.generator.ir.krm import CONCURRENCY_SOURCE, CONCURRENCY_TOKENS
+from kccgen.generator.ir.model import IR
+from kccgen.runtime.mutability import mutability_of
+from kccgen.runtime.registry import module_for
 from tests.conftest import REPO
 
 DISCOVERY = REPO / "specs" / "discovery"
@@ -236,14 +236,14 @@ def load_table(path: Path) -> dict[str, dict[str, Any]]:
     temporary tree never replaces the committed one in the runtime registry.
     """
     namespace: dict[str, Any] = {"__name__": f"_mutability_{path.stem}"}
-    with mock.patch.object(runtime.mutability, "register_mutability", lambda kind, table: None):
+    with mock.patch.object(kccgen.runtime.mutability, "register_mutability", lambda kind, table: None):
         exec(compile(path.read_text(), str(path), "exec"), namespace)
     fields: dict[str, dict[str, Any]] = namespace["FIELDS"]
     return fields
 
 
 def table_file(root: Path, kind: str) -> Path:
-    return root.joinpath(*module_for(kind, "_mutability").split(".")).with_suffix(".py")
+    return root.joinpath(*module_for(kind, "_mutability").split(".")[1:]).with_suffix(".py")
 
 
 @cache
@@ -661,7 +661,7 @@ class Flip:
 def _cli(*args: str) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONHASHSEED": "0"}
     return subprocess.Popen(
-        [sys.executable, "-m", "generator.cli", *args], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [sys.executable, "-m", "kccgen.generator.cli", *args], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
 
 

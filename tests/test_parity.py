@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 import yaml
 
-from generator import parity
-from generator.ir.model import IR
-from generator.spec.loader import Specs
+from kccgen.generator import parity
+from kccgen.generator.ir.model import IR
+from kccgen.generator.spec.loader import Specs
 from tests.conftest import COMPAT, REPO
 
 CRDS = COMPAT / "crds"

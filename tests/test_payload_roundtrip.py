@@ -41,9 +41,9 @@ from urllib.parse import urlsplit
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from generator.ir.model import IR, KindIR
-from generator.spec.discovery import DiscoveryDoc
-from generator.spec.loader import Specs
+from kccgen.generator.ir.model import IR, KindIR
+from kccgen.generator.spec.discovery import DiscoveryDoc
+from kccgen.generator.spec.loader import Specs
 from tests.support.httplog import HttpLogEntry, format_http_log, parse_http_log, read_http_log
 
 COMPAT = Path(__file__).resolve().parents[1] / ".." / "shared" / "compat" / "kcc"
@@ -127,7 +127,7 @@ def _route_pattern(doc: DiscoveryDoc, path: str) -> tuple[re.Pattern[str], int]:
 
 
 def _api_model(k: KindIR) -> type[BaseModel]:
-    mod = importlib.import_module(f"generated.{k.package.replace('/', '.')}.{k.lower}_types")
+    mod = importlib.import_module(f"kccgen.generated.{k.package.replace('/', '.')}.{k.lower}_types")
     model = getattr(mod, f"{k.kind}API")
     assert isinstance(model, type) and issubclass(model, BaseModel)
     return model

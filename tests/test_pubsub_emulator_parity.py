@@ -50,8 +50,8 @@ from google_auth_httplib2 import AuthorizedHttp
 from googleapiclient.discovery import build_from_document
 from googleapiclient.errors import HttpError
 
-from mockgcp.httplog import HttpLogEntry, read_http_log
-from mockgcp.server import MockServer
+from kccgen.mockgcp.httplog import HttpLogEntry, read_http_log
+from kccgen.mockgcp.server import MockServer
 from tests.conftest import COMPAT, REPO
 from tests.support.emulators import (
     PubSubEmulator,

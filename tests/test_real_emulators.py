@@ -41,8 +41,8 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
-from mockgcp.httplog import HttpLogEntry, read_http_log
-from runtime.reconciler import MAX_STREAK
+from kccgen.mockgcp.httplog import HttpLogEntry, read_http_log
+from kccgen.runtime.reconciler import MAX_STREAK
 from tests.conftest import COMPAT, REPO
 from tests.support.emulators import PubSubEmulator, free_port, running_pubsub_emulator
 from tests.test_pubsub_emulator_parity import EMULATOR_DIFFERENCES as PARITY_DIFFERENCES
@@ -103,7 +103,7 @@ class CliRun:
 
 
 class Kccctl:
-    """``python -m runtime.cli`` with one state directory and endpoint."""
+    """``python -m kccgen.runtime.cli`` with one state directory and endpoint."""
 
     def __init__(self, endpoint: str, workdir: Path) -> None:
         self.endpoint = endpoint
@@ -113,7 +113,7 @@ class Kccctl:
 
     def _run(self, *args: str) -> CliRun:
         r = subprocess.run(
-            [sys.executable, "-m", "runtime.cli", *args],
+            [sys.executable, "-m", "kccgen.runtime.cli", *args],
             cwd=REPO,
             capture_output=True,
             text=True,

@@ -1,9 +1,9 @@
 """The reference graph (``kccgen refs``) and how kind-config reference entries fail.
 
-The graph tests run ``python -m generator.cli refs --format json`` once and
+The graph tests run ``python -m kccgen.generator.cli refs --format json`` once and
 check the reference fields every Kind must have (Kind, ``spec.<path>``,
 target Kind, form), and that the printed graph is the table the runtime
-enforces (``runtime.refs.references_of``).
+enforces (``kccgen.runtime.refs.references_of``).
 
 The negative tests copy specs/ into a temporary root, change one
 ``references:`` entry of a kind config and run ``generate``:
@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from runtime.refs import references_of
+from kccgen.runtime.refs import references_of
 from tests.conftest import REPO
 from tests.support.cli import GENERATED_KINDS, Run
 
@@ -81,7 +81,7 @@ EXPECTED_ROWS: tuple[tuple[str, str, str, str], ...] = (
 
 def kccgen(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "generator.cli", *args],
+        [sys.executable, "-m", "kccgen.generator.cli", *args],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -171,7 +171,7 @@ SENTINEL = "generated/SENTINEL.txt"
 
 
 def generate(root: Path) -> Run:
-    r = kccgen("--root", str(root), "generate")
+    r = kccgen("--root", str(root), "--specs", str(root / "specs"), "generate")
     return Run(r.returncode, r.stdout, r.stderr)
 
 
@@ -233,7 +233,7 @@ def test_removing_aws_msk_veto_silently_infers_a_wrong_topic_ref(root: Path) -> 
     # The sibling Confluent Cloud veto is untouched, so that field stays plain.
     assert "confluentCloud.topicRef" not in table
 
-    r = kccgen("--root", str(root), "refs", "--format", "json")
+    r = kccgen("--root", str(root), "--specs", str(root / "specs"), "refs", "--format", "json")
     assert r.returncode == 0, r.stderr
     rows = _index(json.loads(r.stdout))
     wrong = rows[("PubSubTopic", "spec.ingestionDataSourceSettings.awsMsk.topicRef")]

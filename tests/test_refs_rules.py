@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from runtime.refs import (
+from kccgen.runtime.refs import (
     PROJECT_ID_ANNOTATION,
     InMemoryStore,
     Reason,

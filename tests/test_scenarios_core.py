@@ -20,11 +20,11 @@ from typing import Any
 import pytest
 import yaml
 
-from mockgcp.engine import MockGCP
-from mockgcp.normalize import call_sequence
-from mockgcp.server import MockServer
-from runtime.identity import identity_for
-from runtime.registry import types_modules
+from kccgen.mockgcp.engine import MockGCP
+from kccgen.mockgcp.normalize import call_sequence
+from kccgen.mockgcp.server import MockServer
+from kccgen.runtime.identity import identity_for
+from kccgen.runtime.registry import types_modules
 from tests.support.cli import GENERATED_KINDS
 from tests.support.scenarios import (
     FORCE_ACQUIRE,
@@ -286,8 +286,8 @@ def test_timestamp_in_another_offset_is_one_get(h: Harness) -> None:
     ],
 )
 def test_diff_equivalences(kind: str, desired: dict[str, Any], actual: dict[str, Any], paths: list[str]) -> None:
-    from runtime.adapter import adapter_for
-    from runtime.reconciler import diff
+    from kccgen.runtime.adapter import adapter_for
+    from kccgen.runtime.reconciler import diff
 
     assert [p for p, _, _ in diff(desired, actual, adapter_for(kind), check_mutability=True)] == paths
 
@@ -525,7 +525,7 @@ def test_acquire_equal_resource_is_one_get(h: Harness) -> None:
 
 
 def _policy_body(channel: str, display_name: str = "Test Alert Policy") -> dict[str, Any]:
-    from runtime.adapter import adapter_for, spec_to_api
+    from kccgen.runtime.adapter import adapter_for, spec_to_api
 
     spec = manifest("MonitoringAlertPolicy")["spec"]
     body = spec_to_api(spec, adapter_for("MonitoringAlertPolicy"), {"spec.notificationChannelRefs": [channel]})
@@ -764,7 +764,7 @@ def test_workflow_drift_monitoring(h: Harness) -> None:
 
 
 def _kccctl(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "runtime.cli", *args], cwd=REPO, capture_output=True, text=True, check=False, timeout=120)
+    return subprocess.run([sys.executable, "-m", "kccgen.runtime.cli", *args], cwd=REPO, capture_output=True, text=True, check=False, timeout=120)
 
 
 def test_kccctl_apply_and_delete_examples(tmp_path: Path) -> None:

@@ -4,9 +4,9 @@ Scenarios: deletion policy and dangling references on delete (8), actuation
 paused (9), immutable fields (10), a GET that keeps failing (11), a retried
 429 (12), long-running operations that end in error (13), and the modes of
 externally managed fields with endless-update detection (14). Every test
-reconciles through ``runtime.reconciler.Reconciler`` over HTTP against a
+reconciles through ``kccgen.runtime.reconciler.Reconciler`` over HTTP against a
 fresh mockgcp, and reads what was sent from the server's log
-(``mockgcp.normalize.call_sequence``).
+(``kccgen.mockgcp.normalize.call_sequence``).
 
 Tests marked ``xfail(strict=True)`` hold the correct expectation for a known
 bug in runtime/ or mockgcp/ (the reason names it); they turn into failures
@@ -21,11 +21,11 @@ from typing import Any
 
 import pytest
 
-from mockgcp import MockGCP, MockServer
-from mockgcp.normalize import call_sequence
-from runtime.gcp import Gcp
-from runtime.reconciler import ANN_STREAK, MAX_STREAK, Reconciler, Result
-from runtime.refs import InMemoryStore
+from kccgen.mockgcp import MockGCP, MockServer
+from kccgen.mockgcp.normalize import call_sequence
+from kccgen.runtime.gcp import Gcp
+from kccgen.runtime.reconciler import ANN_STREAK, MAX_STREAK, Reconciler, Result
+from kccgen.runtime.refs import InMemoryStore
 
 PROJECT = "proj"
 NS = "default"

@@ -43,7 +43,7 @@ import jsonschema  # type: ignore[import-untyped]
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from runtime.registry import types_modules
+from kccgen.runtime.registry import types_modules
 from tools.reports import write_or_check
 
 REPO = Path(__file__).resolve().parent.parent

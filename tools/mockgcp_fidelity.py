@@ -62,11 +62,11 @@ from urllib.parse import parse_qs, urlsplit
 
 import yaml
 
-from generator.ir.behaviours import Behaviour, classify
-from mockgcp.derive_defaults import created_key
-from mockgcp.engine import MockGCP, Response
-from mockgcp.httplog import HttpLogEntry, read_http_log
-from mockgcp.routes import Api, Collection, Route
+from kccgen.generator.ir.behaviours import Behaviour, classify
+from kccgen.mockgcp.engine import MockGCP, Response
+from kccgen.mockgcp.httplog import HttpLogEntry, read_http_log
+from kccgen.mockgcp.routes import Api, Collection, Route
+from tools.mockgcp_defaults import created_key
 from tools.reports import write_or_check
 
 REPO = Path(__file__).resolve().parent.parent

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from generator.ir.model import KindIR, MethodIR
-from generator.render import render
+from kccgen.generator.ir.model import KindIR, MethodIR
+from kccgen.generator.render import render
 
 
 def _call(m: MethodIR | None) -> str:

@@ -18,8 +18,8 @@ from typing import Any
 
 import yaml
 
-from generator.emit.types import FORMAT_PATTERNS, INT64_FORMATS
-from generator.ir.model import IR, FieldIR, KindIR, ModelSet, ObjectIR, TypeIR
+from kccgen.generator.emit.types import FORMAT_PATTERNS, INT64_FORMATS
+from kccgen.generator.ir.model import IR, FieldIR, KindIR, ModelSet, ObjectIR, TypeIR
 
 # Bounds that keep the CEL cost estimate small: the API server multiplies a
 # rule's cost by the maximum size of every list above it, so every array

@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from generator.emit.adapters import adapter_source
-from generator.emit.crds import crd_path, crd_source
-from generator.emit.mutability import mutability_source
-from generator.emit.references import reference_module_path, reference_source
-from generator.emit.types import api_module_source, kind_module_source
-from generator.ir.model import IR, ApiModule, KindIR, TargetKind
-from generator.naming import kind_types_module
-from generator.render import drop_classes, render, split_imports
+from kccgen.generator.emit.adapters import adapter_source
+from kccgen.generator.emit.crds import crd_path, crd_source
+from kccgen.generator.emit.mutability import mutability_source
+from kccgen.generator.emit.references import reference_module_path, reference_source
+from kccgen.generator.emit.types import api_module_source, kind_module_source
+from kccgen.generator.ir.model import IR, ApiModule, KindIR, TargetKind
+from kccgen.generator.naming import kind_types_module
+from kccgen.generator.render import drop_classes, render, split_imports
 
 # (output path, module-level render function, its argument): picklable, so
 # the CLI can spread the codegen-heavy jobs over processes.
@@ -42,12 +42,12 @@ def _api_file(arg: tuple[ApiModule, list[str]]) -> str:
 def _kind_file(k: KindIR) -> str:
     imports, body = split_imports(kind_module_source(k))
     body = drop_classes(body, {cls for _, cls in k.ref_imports})
-    pkg = "generated." + k.package.replace("/", ".")
+    pkg = "kccgen.generated." + k.package.replace("/", ".")
     extra = {
         *(f"from {mod} import {cls}" for mod, cls in k.ref_imports),
         "from typing import Annotated, ClassVar, Literal",
         "from pydantic import Field",
-        "from runtime.krm import KRMObject, KRMStatus",
+        "from kccgen.runtime.krm import KRMObject, KRMStatus",
         f"from {pkg} import {k.api.module}",
     }
     merged = sorted(set(imports) | extra)

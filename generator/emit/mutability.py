@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.ir.model import KindIR, MutabilityIR
-from generator.render import format_python, py_literal
+from kccgen.generator.ir.model import KindIR, MutabilityIR
+from kccgen.generator.render import format_python, py_literal
 
 
 def table(k: KindIR) -> dict[str, dict[str, Any]]:
@@ -39,7 +39,7 @@ def mutability_source(k: KindIR, path: str) -> str:
         '"""\n\n'
         "from __future__ import annotations\n\n"
         "from typing import Any\n\n"
-        "from runtime.mutability import register_mutability\n\n"
+        "from kccgen.runtime.mutability import register_mutability\n\n"
         f'KIND = "{k.kind}"\n\n'
         f"FIELDS: dict[str, dict[str, Any]] = {data}\n\n"
         "register_mutability(KIND, FIELDS)\n"

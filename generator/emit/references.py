@@ -6,8 +6,8 @@ rules that use them live in runtime/identity and runtime/refs.
 
 from __future__ import annotations
 
-from generator.ir.model import IR, ReferenceIR, TargetKind
-from generator.render import render
+from kccgen.generator.ir.model import IR, ReferenceIR, TargetKind
+from kccgen.generator.render import render
 
 _REF_DEFAULTS = {"many": False, "external_only": False, "parent": False, "order_matters": False, "api_format": None}
 
@@ -23,7 +23,8 @@ def _ref_args(r: ReferenceIR) -> list[tuple[str, str]]:
 
 
 def reference_module_path(t: TargetKind) -> str:
-    return t.ref_module.replace(".", "/") + ".py"
+    # kccgen.generated.kms.v1beta1.x_reference -> generated/kms/v1beta1/x_reference.py
+    return t.ref_module.removeprefix("kccgen.").replace(".", "/") + ".py"
 
 
 def reference_source(ir: IR, t: TargetKind) -> str:
@@ -46,8 +47,8 @@ def reference_source(ir: IR, t: TargetKind) -> str:
         ("id_generation", repr(t.id_generation)),
     ]
     imports = [
-        "from runtime.identity import IdentityTemplate, register_identity",
-        f"from runtime.refs import {base}, RefField, register_references, register_ref_type",
+        "from kccgen.runtime.identity import IdentityTemplate, register_identity",
+        f"from kccgen.runtime.refs import {base}, RefField, register_references, register_ref_type",
     ]
     if t.ours:
         k = ir.kind(t.kind)

@@ -11,7 +11,16 @@ import json
 import warnings
 from typing import Any
 
-from generator.ir.model import IR, ApiModule, EnumIR, FieldIR, KindIR, ModelSet, ObjectIR, TypeIR
+from kccgen.generator.ir.model import (
+    IR,
+    ApiModule,
+    EnumIR,
+    FieldIR,
+    KindIR,
+    ModelSet,
+    ObjectIR,
+    TypeIR,
+)
 
 # Discovery string formats get a pattern so malformed values fail validation
 # while the wire form (int64 as string, nanosecond timestamps) round-trips.

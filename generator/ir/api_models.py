@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from generator.diagnostics import Reporter, json_path
-from generator.ir.behaviours import Behaviour as B
-from generator.ir.behaviours import Fact, classify
-from generator.ir.model import EnumIR, EnumValue, FieldIR, ModelSet, ObjectIR, TypeIR
-from generator.naming import class_from_path, pascal
-from generator.spec.discovery import DiscoveryDoc, JsonSchema
+from kccgen.generator.diagnostics import Reporter, json_path
+from kccgen.generator.ir.behaviours import Behaviour as B
+from kccgen.generator.ir.behaviours import Fact, classify
+from kccgen.generator.ir.model import EnumIR, EnumValue, FieldIR, ModelSet, ObjectIR, TypeIR
+from kccgen.generator.naming import class_from_path, pascal
+from kccgen.generator.spec.discovery import DiscoveryDoc, JsonSchema
 
 _SCALARS = {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean", "any": "any"}
 

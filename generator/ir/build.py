@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from generator.diagnostics import Reporter, SpecError, json_path
-from generator.ir.api_models import build_api_models
-from generator.ir.behaviours import Behaviour as B
-from generator.ir.identity import choose_asset_format, resolve_identity, rest_template
-from generator.ir.krm import KrmProjector, identity_fields, override_facts, ref_placeholder
-from generator.ir.methods import resolve_methods
-from generator.ir.model import (
+from kccgen.generator.diagnostics import Reporter, SpecError, json_path
+from kccgen.generator.ir.api_models import build_api_models
+from kccgen.generator.ir.behaviours import Behaviour as B
+from kccgen.generator.ir.identity import choose_asset_format, resolve_identity, rest_template
+from kccgen.generator.ir.krm import KrmProjector, identity_fields, override_facts, ref_placeholder
+from kccgen.generator.ir.methods import resolve_methods
+from kccgen.generator.ir.model import (
     IR,
     ApiModule,
     FieldIR,
@@ -25,12 +25,12 @@ from generator.ir.model import (
     ObjectIR,
     TargetKind,
 )
-from generator.ir.mutability import build_mutability
-from generator.ir.references import TargetIndex, infer_references
-from generator.naming import api_module, plural_kind, snake
-from generator.spec.discovery import DiscoveryDoc, Resource
-from generator.spec.kinds import KindConfig, KindsFile
-from generator.spec.loader import Specs
+from kccgen.generator.ir.mutability import build_mutability
+from kccgen.generator.ir.references import TargetIndex, infer_references
+from kccgen.generator.naming import api_module, plural_kind, snake
+from kccgen.generator.spec.discovery import DiscoveryDoc, Resource
+from kccgen.generator.spec.kinds import KindConfig, KindsFile
+from kccgen.generator.spec.loader import Specs
 
 
 @dataclass(frozen=True)
@@ -254,7 +254,7 @@ def _spec_fields(i: Identity) -> tuple[tuple[str, str, str], ...]:
 
 
 def ref_module(package: str, kind: str) -> str:
-    return f"generated.{package.replace('/', '.')}.{kind.lower()}_reference"
+    return f"kccgen.generated.{package.replace('/', '.')}.{kind.lower()}_reference"
 
 
 def _targets(specs: Specs, selected: list[Selected], identities: dict[str, Identity]) -> tuple[TargetKind, ...]:

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import re
 
-from generator.diagnostics import SpecError, json_path
-from generator.ir.model import Identity, IdentityParam
-from generator.naming import collection_param
-from generator.spec.asset_names import AssetName, AssetNameTable
-from generator.spec.discovery import DiscoveryDoc, Method
-from generator.spec.kinds import KindConfig
+from kccgen.generator.diagnostics import SpecError, json_path
+from kccgen.generator.ir.model import Identity, IdentityParam
+from kccgen.generator.naming import collection_param
+from kccgen.generator.spec.asset_names import AssetName, AssetNameTable
+from kccgen.generator.spec.discovery import DiscoveryDoc, Method
+from kccgen.generator.spec.kinds import KindConfig
 
 _PH = re.compile(r"^\{\+?([A-Za-z][A-Za-z0-9_]*)\}$")
 LOCATION_PARAMS = ("location", "region", "zone")

@@ -12,11 +12,19 @@ import re
 from dataclasses import replace
 from typing import Literal
 
-from generator.ir.behaviours import Behaviour as B
-from generator.ir.behaviours import Fact
-from generator.ir.model import EnumIR, FieldIR, Identity, ModelSet, ObjectIR, ReferenceIR, TypeIR
-from generator.ir.references import Decision
-from generator.spec.kinds import KindConfig
+from kccgen.generator.ir.behaviours import Behaviour as B
+from kccgen.generator.ir.behaviours import Fact
+from kccgen.generator.ir.model import (
+    EnumIR,
+    FieldIR,
+    Identity,
+    ModelSet,
+    ObjectIR,
+    ReferenceIR,
+    TypeIR,
+)
+from kccgen.generator.ir.references import Decision
+from kccgen.generator.spec.kinds import KindConfig
 
 Mode = Literal["spec", "observed", "all"]
 # "The presence of this field indicates that this is a managed reverse lookup zone"

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 
-from generator.diagnostics import SpecError, json_path
-from generator.ir.model import LroStyle, MethodIR, Methods
-from generator.naming import collection_param
-from generator.spec.discovery import DiscoveryDoc, JsonSchema, Method, Resource
-from generator.spec.kinds import KindConfig
+from kccgen.generator.diagnostics import SpecError, json_path
+from kccgen.generator.ir.model import LroStyle, MethodIR, Methods
+from kccgen.generator.naming import collection_param
+from kccgen.generator.spec.discovery import DiscoveryDoc, JsonSchema, Method, Resource
+from kccgen.generator.spec.kinds import KindConfig
 
 # compute networks.patch, in its two phrasings over the years:
 # "Only routingConfig can be modified." (2026) and
@@ -55,7 +55,7 @@ def _operation_getters(doc: DiscoveryDoc) -> tuple[tuple[tuple[str, ...], tuple[
 
 def _templates(m: Method) -> tuple[tuple[str, str], ...]:
     """How each path (and required query) parameter is built from identity params."""
-    from generator.ir.identity import pattern_template
+    from kccgen.generator.ir.identity import pattern_template
 
     out = []
     for pname, p in sorted(m.parameters.items()):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from generator.ir.behaviours import Behaviour, Fact
+from kccgen.generator.ir.behaviours import Behaviour, Fact
 
 TypeKind = Literal["string", "integer", "number", "boolean", "any", "object", "array", "map", "enum"]
 
@@ -151,7 +151,7 @@ class TargetKind:
     domain: str
     ours: bool
     by_name: bool
-    ref_module: str  # generated.kms.v1beta1.kmscryptokey_reference
+    ref_module: str  # kccgen.generated.kms.v1beta1.kmscryptokey_reference
     rest_host: str = ""
     rest_prefix: str = ""
     rest_template: str = ""

@@ -11,9 +11,17 @@ from __future__ import annotations
 
 import re
 
-from generator.ir.behaviours import Behaviour as B
-from generator.ir.behaviours import Fact
-from generator.ir.model import FieldIR, Identity, Methods, ModelSet, MutabilityIR, ObjectIR, TypeIR
+from kccgen.generator.ir.behaviours import Behaviour as B
+from kccgen.generator.ir.behaviours import Fact
+from kccgen.generator.ir.model import (
+    FieldIR,
+    Identity,
+    Methods,
+    ModelSet,
+    MutabilityIR,
+    ObjectIR,
+    TypeIR,
+)
 
 
 def type_label(t: TypeIR) -> str:

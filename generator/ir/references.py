@@ -15,13 +15,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from generator.ir.behaviours import Behaviour as B
-from generator.ir.behaviours import Fact
-from generator.ir.model import FieldIR, ModelSet, ReferenceIR, TargetKind, TypeIR
-from generator.naming import collection_param
-from generator.spec._errors import did_you_mean
-from generator.spec.asset_names import AssetNameTable
-from generator.spec.kinds import KindConfig
+from kccgen.generator.ir.behaviours import Behaviour as B
+from kccgen.generator.ir.behaviours import Fact
+from kccgen.generator.ir.model import FieldIR, ModelSet, ReferenceIR, TargetKind, TypeIR
+from kccgen.generator.naming import collection_param
+from kccgen.generator.spec._errors import did_you_mean
+from kccgen.generator.spec.asset_names import AssetNameTable
+from kccgen.generator.spec.kinds import KindConfig
 
 _PATH_RX = re.compile(
     r"(?:https?://[A-Za-z0-9.-]+/(?:[a-z]+/)?(?:v\d[a-z0-9]*|beta|alpha)/)?"

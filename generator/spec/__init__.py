@@ -1,7 +1,7 @@
 """Stage 1: typed loading of the generator's inputs (no interpretation yet)."""
 
-from generator.spec.asset_names import AssetName, AssetNameTable, load_asset_names
-from generator.spec.discovery import (
+from kccgen.generator.spec.asset_names import AssetName, AssetNameTable, load_asset_names
+from kccgen.generator.spec.discovery import (
     DiscoveryDoc,
     JsonSchema,
     Method,
@@ -9,8 +9,8 @@ from generator.spec.discovery import (
     Resource,
     load_discovery,
 )
-from generator.spec.kinds import KindConfig, KindsFile, load_kinds_file
-from generator.spec.loader import Specs, load_specs
+from kccgen.generator.spec.kinds import KindConfig, KindsFile, load_kinds_file
+from kccgen.generator.spec.loader import Specs, load_specs
 
 __all__ = [
     "AssetName",

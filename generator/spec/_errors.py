@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from generator.diagnostics import SpecError, json_path
+from kccgen.generator.diagnostics import SpecError, json_path
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:

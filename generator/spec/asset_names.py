@@ -6,8 +6,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator.diagnostics import SpecError, json_path
-from generator.spec._errors import read_yaml
+from kccgen.generator.diagnostics import SpecError, json_path
+from kccgen.generator.spec._errors import read_yaml
 
 _FORMAT_RE = re.compile(r"^//(?P<domain>[a-z0-9.-]+)/(?P<path>.*)$")
 _PLACEHOLDER_RE = re.compile(r"^\{([A-Za-z][A-Za-z0-9]*)\}$")

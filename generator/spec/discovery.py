@@ -14,8 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from generator.diagnostics import SpecError, json_path
-from generator.spec._errors import did_you_mean, from_validation_error
+from kccgen.generator.diagnostics import SpecError, json_path
+from kccgen.generator.spec._errors import did_you_mean, from_validation_error
 
 
 class _Model(BaseModel):

@@ -5,10 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator.diagnostics import SpecError
-from generator.spec.asset_names import AssetNameTable, load_asset_names
-from generator.spec.discovery import DiscoveryDoc, load_discovery
-from generator.spec.kinds import ExternalKindsFile, KindsFile, load_external_kinds, load_kinds_file
+from kccgen.generator.diagnostics import SpecError
+from kccgen.generator.spec.asset_names import AssetNameTable, load_asset_names
+from kccgen.generator.spec.discovery import DiscoveryDoc, load_discovery
+from kccgen.generator.spec.kinds import (
+    ExternalKindsFile,
+    KindsFile,
+    load_external_kinds,
+    load_kinds_file,
+)
 
 
 @dataclass(frozen=True)

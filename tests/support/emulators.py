@@ -33,7 +33,7 @@ from typing import IO, Any
 
 import httplib2
 
-from mockgcp.httplog import HttpLogEntry
+from kccgen.mockgcp.httplog import HttpLogEntry
 
 #: Overrides the search: the path of a ``cloud-pubsub-emulator`` launcher.
 PUBSUB_EMULATOR_ENV = "KCCGEN_PUBSUB_EMULATOR"
@@ -245,7 +245,7 @@ def _group_alive(pgid: int) -> bool:
 class RecordingHttp(httplib2.Http):
     """An ``httplib2.Http`` that appends every exchange to ``log``.
 
-    Entries use the ``_http.log`` layout's fields (see mockgcp.httplog), with
+    Entries use the ``_http.log`` layout's fields (see kccgen.mockgcp.httplog), with
     JSON bodies re-serialised sorted and indented like mockgcp's log.
     """
 

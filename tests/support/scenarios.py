@@ -20,13 +20,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from mockgcp.engine import MockGCP
-from mockgcp.httplog import HttpLogEntry
-from mockgcp.normalize import call_sequence
-from mockgcp.server import MockServer
-from runtime.gcp import Gcp
-from runtime.reconciler import Reconciler, Result
-from runtime.refs import PROJECT_ID_ANNOTATION, InMemoryStore
+from kccgen.mockgcp.engine import MockGCP
+from kccgen.mockgcp.httplog import HttpLogEntry
+from kccgen.mockgcp.normalize import call_sequence
+from kccgen.mockgcp.server import MockServer
+from kccgen.runtime.gcp import Gcp
+from kccgen.runtime.reconciler import Reconciler, Result
+from kccgen.runtime.refs import PROJECT_ID_ANNOTATION, InMemoryStore
 
 PROJECT = "p"
 NAMESPACE = "ns"

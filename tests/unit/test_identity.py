@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from runtime.identity import IdentityError, IdentityTemplate, identity_for, known_kinds
+from kccgen.runtime.identity import IdentityError, IdentityTemplate, identity_for, known_kinds
 from tests.support.cli import GENERATED_KINDS
 
 KINDS = known_kinds()

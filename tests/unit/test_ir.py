@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from generator.ir.behaviours import Behaviour
-from generator.ir.identity import pattern_template, rest_template
-from generator.ir.model import IR
+from kccgen.generator.ir.behaviours import Behaviour
+from kccgen.generator.ir.identity import pattern_template, rest_template
+from kccgen.generator.ir.model import IR
 
 # DESIGN §3: (create style, create id, update style, mask, create LRO, update LRO, delete LRO)
 SHAPES = {
@@ -167,7 +167,7 @@ def test_int64_and_enums(ir: IR) -> None:
 
 def test_update_allowlist_phrasings() -> None:
     """compute networks.patch said it two ways over the years; both limit the update."""
-    from generator.ir.methods import _ALLOWLIST
+    from kccgen.generator.ir.methods import _ALLOWLIST
 
     new = _ALLOWLIST.search("Patches the specified network. Only routingConfig can be modified.")
     old = _ALLOWLIST.search("Only the following fields can be modified: routingConfig.routingMode.")
@@ -179,7 +179,7 @@ def test_update_allowlist_phrasings() -> None:
 
 
 def test_allowlisted_paths() -> None:
-    from generator.ir.mutability import _allowed
+    from kccgen.generator.ir.mutability import _allowed
 
     allow = ("routingConfig.routingMode",)
     assert _allowed("routingConfig.routingMode", allow)

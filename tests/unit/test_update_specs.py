@@ -6,7 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
-from generator.update_specs import DEFAULT_DOCS, update_specs
+from kccgen.generator.update_specs import DEFAULT_DOCS, update_specs
 from tests.conftest import REPO
 
 
@@ -38,7 +38,7 @@ def test_summary_names_revisions_schemas_and_fields(tmp_path: Path) -> None:
 
 def test_pinned_documents_match_the_pinned_client() -> None:
     """specs/discovery is exactly what google-api-python-client ships."""
-    from generator.update_specs import package_documents_dir
+    from kccgen.generator.update_specs import package_documents_dir
 
     for key in DEFAULT_DOCS:
         assert (REPO / "specs" / "discovery" / f"{key}.json").read_bytes() == (package_documents_dir() / f"{key}.json").read_bytes(), key

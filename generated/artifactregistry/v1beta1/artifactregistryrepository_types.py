@@ -9,14 +9,16 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, RootModel
-from generated.artifactregistry.v1beta1 import artifactregistry_v1_api
-from generated.artifactregistry.v1beta1.artifactregistryrepository_reference import (
+from kccgen.generated.artifactregistry.v1beta1 import artifactregistry_v1_api
+from kccgen.generated.artifactregistry.v1beta1.artifactregistryrepository_reference import (
     ArtifactRegistryRepositoryRef,
 )
-from generated.external.project_reference import ProjectRef
-from generated.external.secretmanagersecretversion_reference import SecretManagerSecretVersionRef
-from generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
-from runtime.krm import KRMObject, KRMStatus
+from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.external.secretmanagersecretversion_reference import (
+    SecretManagerSecretVersionRef,
+)
+from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from kccgen.runtime.krm import KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
 ArtifactRegistryRepositoryAPI = artifactregistry_v1_api.Repository

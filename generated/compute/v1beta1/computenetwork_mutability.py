@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from runtime.mutability import register_mutability
+from kccgen.runtime.mutability import register_mutability
 
 KIND = "ComputeNetwork"
 

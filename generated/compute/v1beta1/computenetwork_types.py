@@ -9,9 +9,9 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, RootModel
-from generated.compute.v1beta1 import compute_v1_api
-from generated.external.project_reference import ProjectRef
-from runtime.krm import KRMObject, KRMStatus
+from kccgen.generated.compute.v1beta1 import compute_v1_api
+from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.runtime.krm import KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
 ComputeNetworkAPI = compute_v1_api.Network

@@ -9,16 +9,16 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, RootModel
-from generated.compute.v1beta1 import compute_v1_api
-from generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
-from generated.external.computepublicdelegatedprefix_reference import (
+from kccgen.generated.compute.v1beta1 import compute_v1_api
+from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
+from kccgen.generated.external.computepublicdelegatedprefix_reference import (
     ComputePublicDelegatedPrefixRef,
 )
-from generated.external.networkconnectivityinternalrange_reference import (
+from kccgen.generated.external.networkconnectivityinternalrange_reference import (
     NetworkConnectivityInternalRangeRef,
 )
-from generated.external.project_reference import ProjectRef
-from runtime.krm import KRMObject, KRMStatus
+from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.runtime.krm import KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
 ComputeSubnetworkAPI = compute_v1_api.Subnetwork

@@ -9,12 +9,14 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, RootModel
-from generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
-from generated.dns.v1beta1 import dns_v1_api
-from generated.external.containercluster_reference import ContainerClusterRef
-from generated.external.project_reference import ProjectRef
-from generated.external.servicedirectorynamespace_reference import ServiceDirectoryNamespaceRef
-from runtime.krm import KRMObject, KRMStatus
+from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
+from kccgen.generated.dns.v1beta1 import dns_v1_api
+from kccgen.generated.external.containercluster_reference import ContainerClusterRef
+from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.external.servicedirectorynamespace_reference import (
+    ServiceDirectoryNamespaceRef,
+)
+from kccgen.runtime.krm import KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
 DNSManagedZoneAPI = dns_v1_api.ManagedZone

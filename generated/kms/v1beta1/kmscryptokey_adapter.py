@@ -6,7 +6,7 @@ The logic that uses these descriptors lives in runtime/ (adapter, gcp, reconcile
 
 from __future__ import annotations
 
-from runtime.adapter import AdapterSpec, Call, register_adapter
+from kccgen.runtime.adapter import AdapterSpec, Call, register_adapter
 
 ADAPTER = AdapterSpec(
     kind="KMSCryptoKey",

@@ -9,10 +9,10 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
-from generated.external.kmsekmconnection_reference import KMSEKMConnectionRef
-from generated.kms.v1beta1 import cloudkms_v1_api
-from generated.kms.v1beta1.kmskeyring_reference import KMSKeyRingRef
-from runtime.krm import KRMObject, KRMStatus
+from kccgen.generated.external.kmsekmconnection_reference import KMSEKMConnectionRef
+from kccgen.generated.kms.v1beta1 import cloudkms_v1_api
+from kccgen.generated.kms.v1beta1.kmskeyring_reference import KMSKeyRingRef
+from kccgen.runtime.krm import KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
 KMSCryptoKeyAPI = cloudkms_v1_api.CryptoKey

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
-from generated.external.project_reference import ProjectRef
-from generated.kms.v1beta1 import cloudkms_v1_api
-from runtime.krm import KRMObject, KRMStatus
+from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.kms.v1beta1 import cloudkms_v1_api
+from kccgen.runtime.krm import KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
 KMSKeyRingAPI = cloudkms_v1_api.KeyRing

@@ -9,12 +9,12 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, RootModel
-from generated.external.project_reference import ProjectRef
-from generated.monitoring.v1beta1 import monitoring_v3_api
-from generated.monitoring.v1beta1.monitoringnotificationchannel_reference import (
+from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.monitoring.v1beta1 import monitoring_v3_api
+from kccgen.generated.monitoring.v1beta1.monitoringnotificationchannel_reference import (
     MonitoringNotificationChannelRef,
 )
-from runtime.krm import KRMObject, KRMStatus
+from kccgen.runtime.krm import KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
 MonitoringAlertPolicyAPI = monitoring_v3_api.AlertPolicy

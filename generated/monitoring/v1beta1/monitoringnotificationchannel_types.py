@@ -9,9 +9,9 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
-from generated.external.project_reference import ProjectRef
-from generated.monitoring.v1beta1 import monitoring_v3_api
-from runtime.krm import KRMObject, KRMStatus
+from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.monitoring.v1beta1 import monitoring_v3_api
+from kccgen.runtime.krm import KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
 MonitoringNotificationChannelAPI = monitoring_v3_api.NotificationChannel

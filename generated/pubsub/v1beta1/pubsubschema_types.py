@@ -9,9 +9,9 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
-from generated.external.project_reference import ProjectRef
-from generated.pubsub.v1beta1 import pubsub_v1_api
-from runtime.krm import KRMObject, KRMStatus
+from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.pubsub.v1beta1 import pubsub_v1_api
+from kccgen.runtime.krm import KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
 PubSubSchemaAPI = pubsub_v1_api.Schema

@@ -6,8 +6,8 @@ externalRef: projects/{project}/subscriptions/{subscription} (asset-inventory); 
 
 from __future__ import annotations
 
-from runtime.identity import IdentityTemplate, register_identity
-from runtime.refs import ResourceRef, RefField, register_references, register_ref_type
+from kccgen.runtime.identity import IdentityTemplate, register_identity
+from kccgen.runtime.refs import ResourceRef, RefField, register_references, register_ref_type
 
 KIND = "PubSubSubscription"
 

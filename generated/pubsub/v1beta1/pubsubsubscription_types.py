@@ -9,14 +9,14 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, RootModel
-from generated.external.bigquerytable_reference import BigQueryTableRef
-from generated.external.bigtabletable_reference import BigtableTableRef
-from generated.external.project_reference import ProjectRef
-from generated.external.vertexaiendpoint_reference import VertexAIEndpointRef
-from generated.pubsub.v1beta1 import pubsub_v1_api
-from generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
-from generated.storage.v1beta1.storagebucket_reference import StorageBucketRef
-from runtime.krm import KRMObject, KRMStatus
+from kccgen.generated.external.bigquerytable_reference import BigQueryTableRef
+from kccgen.generated.external.bigtabletable_reference import BigtableTableRef
+from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.external.vertexaiendpoint_reference import VertexAIEndpointRef
+from kccgen.generated.pubsub.v1beta1 import pubsub_v1_api
+from kccgen.generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
+from kccgen.generated.storage.v1beta1.storagebucket_reference import StorageBucketRef
+from kccgen.runtime.krm import KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
 PubSubSubscriptionAPI = pubsub_v1_api.Subscription

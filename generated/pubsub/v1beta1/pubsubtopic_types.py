@@ -9,13 +9,13 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
-from generated.external.project_reference import ProjectRef
-from generated.external.vertexaiendpoint_reference import VertexAIEndpointRef
-from generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
-from generated.pubsub.v1beta1 import pubsub_v1_api
-from generated.pubsub.v1beta1.pubsubschema_reference import PubSubSchemaRef
-from generated.storage.v1beta1.storagebucket_reference import StorageBucketRef
-from runtime.krm import KRMObject, KRMStatus
+from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.external.vertexaiendpoint_reference import VertexAIEndpointRef
+from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from kccgen.generated.pubsub.v1beta1 import pubsub_v1_api
+from kccgen.generated.pubsub.v1beta1.pubsubschema_reference import PubSubSchemaRef
+from kccgen.generated.storage.v1beta1.storagebucket_reference import StorageBucketRef
+from kccgen.runtime.krm import KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
 PubSubTopicAPI = pubsub_v1_api.Topic

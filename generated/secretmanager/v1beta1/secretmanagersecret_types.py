@@ -9,11 +9,11 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, RootModel
-from generated.external.project_reference import ProjectRef
-from generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
-from generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
-from generated.secretmanager.v1beta1 import secretmanager_v1_api
-from runtime.krm import KRMObject, KRMStatus
+from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from kccgen.generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
+from kccgen.generated.secretmanager.v1beta1 import secretmanager_v1_api
+from kccgen.runtime.krm import KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
 SecretManagerSecretAPI = secretmanager_v1_api.Secret

@@ -9,11 +9,11 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, RootModel
-from generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
-from generated.external.project_reference import ProjectRef
-from generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
-from generated.storage.v1beta1 import storage_v1_api
-from runtime.krm import KRMObject, KRMStatus
+from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
+from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from kccgen.generated.storage.v1beta1 import storage_v1_api
+from kccgen.runtime.krm import KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
 StorageBucketAPI = storage_v1_api.Bucket

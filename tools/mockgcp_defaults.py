@@ -1,6 +1,6 @@
 """Derive mockgcp's server-side defaults from Config Connector's recorded traffic.
 
-``python -m mockgcp.derive_defaults`` reads every ``_http.log`` under
+``python -m tools.mockgcp_defaults`` reads every ``_http.log`` under
 ``<repo>/../shared/compat/kcc/fixtures`` (``--fixtures`` to point elsewhere)
 and writes ``mockgcp/defaults.json``: ``{doc key: {schema: {field: value}}}``,
 e.g. ``{"pubsub.v1": {"Subscription": {"ackDeadlineSeconds": 10}}}``.
@@ -16,7 +16,7 @@ How a default is derived
 ------------------------
 
 1. **Which exchanges.** Every HTTP exchange is routed through the pinned
-   Discovery documents (``mockgcp.routes``), the way the engine routes it
+   Discovery documents (``kccgen.mockgcp.routes``), the way the engine routes it
    (host ignored, path only; hosts mockgcp does not serve are skipped). An
    exchange is a *recorded create* when it is a successful (2xx) call of the
    ``create`` method of the collection of one of our Kinds (``specs/kinds``:
@@ -50,7 +50,7 @@ How a default is derived
    * it is not ``name`` (identity);
    * it is a property of the collection's Discovery schema (a field the pinned
      document does not know cannot be classified and is skipped);
-   * it is not output-only per ``generator.ir.behaviours.classify(description,
+   * it is not output-only per ``kccgen.generator.ir.behaviours.classify(description,
      read_only)`` (the engine fills output-only fields itself);
    * the engine does not already fill it for that very request: the create
      request is replayed against a scratch ``MockGCP`` with no defaults and
@@ -106,15 +106,15 @@ from urllib.parse import parse_qs, urlsplit
 
 import yaml
 
-from generator.ir.behaviours import Behaviour, classify
-from generator.spec.discovery import JsonSchema
-from mockgcp.httplog import HttpLogEntry, read_http_log
-from mockgcp.routes import Api, Collection, Route, load_apis
+from kccgen.generator.ir.behaviours import Behaviour, classify
+from kccgen.generator.spec.discovery import JsonSchema
+from kccgen.mockgcp.httplog import HttpLogEntry, read_http_log
+from kccgen.mockgcp.routes import Api, Collection, Route, load_apis
 
 REPO = Path(__file__).resolve().parent.parent
 SPECS = REPO / "specs"
 DEFAULT_FIXTURES = REPO.parent / "shared" / "compat" / "kcc" / "fixtures"
-OUT = Path(__file__).resolve().parent / "defaults.json"
+OUT = REPO / "mockgcp" / "defaults.json"
 
 #: Values Config Connector's recorder writes in place of run-specific ones.
 RECORDER_PLACEHOLDERS: frozenset[str] = frozenset(
@@ -399,7 +399,7 @@ def engine_filled(rc: RecordedCreate) -> set[str]:
     """Top-level fields a scratch engine (no defaults) adds on its own to this create."""
     if rc.method == "GRPC":
         return set()
-    from mockgcp.engine import MockGCP  # the engine loads defaults.json: import late
+    from kccgen.mockgcp.engine import MockGCP  # the engine loads defaults.json: import late
 
     eng = MockGCP(SPECS, lro_polls=0)
     eng.defaults = {}
@@ -508,7 +508,7 @@ def render(defaults: dict[str, dict[str, dict[str, Any]]]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m mockgcp.derive_defaults", description=__doc__.split("\n", 1)[0])
+    ap = argparse.ArgumentParser(prog="python -m tools.mockgcp_defaults", description=__doc__.split("\n", 1)[0])
     ap.add_argument("--fixtures", type=Path, default=DEFAULT_FIXTURES, help="Config Connector fixtures directory")
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--check", action="store_true", help="compare with the committed file instead of writing")
@@ -520,7 +520,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.check:
         current = args.out.read_text() if args.out.exists() else ""
         if current != text:
-            print(f"{args.out} is out of date: run python -m mockgcp.derive_defaults", file=sys.stderr)
+            print(f"{args.out} is out of date: run python -m tools.mockgcp_defaults", file=sys.stderr)
             return 1
         return 0
     args.out.write_text(text)

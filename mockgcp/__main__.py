@@ -1,0 +1,5 @@
+"""``python -m kccgen.mockgcp serve ...``."""
+
+from kccgen.mockgcp.cli import run
+
+run()
