@@ -1,0 +1,1 @@
+"""The frozen IR and the named stages that build it (see build.py)."""
