@@ -22,7 +22,7 @@ check: $(STAMP)
 	$(VENV)/bin/kccgen lint-crds
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check kccgen generator runtime mockgcp tools bench tests setup.py
+	$(VENV)/bin/ruff check kccgen discovery generator runtime mockgcp tools bench tests setup.py
 	$(PY) -m tools.devtree >/dev/null
 	$(VENV)/bin/mypy
 

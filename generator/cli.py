@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from kccgen import data_dir
-from kccgen.generator.diagnostics import Reporter, SpecError
+from kccgen.discovery.errors import SpecError
+from kccgen.generator.diagnostics import Reporter
 from kccgen.generator.emit.files import jobs
 from kccgen.generator.ir.build import build_ir
 from kccgen.generator.ir.model import IR

@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from kccgen.generator.ir.behaviours import Behaviour, classify
+from kccgen.discovery.behaviours import Behaviour, classify
 
 REQUIRED_COLUMNS = ("Age", "Ready", "Status", "Status Age")
 REQUIRED_LABELS = ("cnrm.cloud.google.com/managed-by-kcc", "cnrm.cloud.google.com/stability-level")

@@ -1,4 +1,4 @@
-"""Errors and warnings that point at a file and a JSON path.
+"""Warnings that point at a file and a JSON path (errors: kccgen.discovery.errors).
 
 Every problem the generator finds in its inputs is reported as
 ``<file>: <doc>#/<json/path>: <message>`` so a maintainer can jump to it; the
@@ -9,29 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-
-
-def json_path(*parts: object) -> str:
-    """Join path parts as a JSON pointer (``/schemas/Topic/properties/foo``)."""
-    out = []
-    for p in parts:
-        s = str(p).replace("~", "~0").replace("/", "~1")
-        out.append(s)
-    return "/" + "/".join(out) if out else ""
-
-
-class SpecError(Exception):
-    """An input that cannot be used: names the file and the JSON path."""
-
-    def __init__(self, file: str, path: str, message: str) -> None:
-        self.file = file
-        self.path = path
-        self.message = message
-        super().__init__(str(self))
-
-    def __str__(self) -> str:
-        where = f"{self.file}#{self.path}" if self.path else self.file
-        return f"{where}: {self.message}"
 
 
 @dataclass(frozen=True, order=True)

@@ -18,11 +18,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kccgen.discovery.behaviours import Behaviour, classify
+from kccgen.discovery.document import DiscoveryDoc
 from kccgen.generator.diagnostics import Reporter
-from kccgen.generator.ir.behaviours import Behaviour, classify
 from kccgen.generator.ir.build import build_ir
 from kccgen.generator.ir.model import IR, KindIR, MutabilityIR
-from kccgen.generator.spec.discovery import DiscoveryDoc
 from kccgen.generator.spec.loader import Specs, load_specs
 
 

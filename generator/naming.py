@@ -1,4 +1,4 @@
-"""The one place that owns naming rules.
+"""The one place that owns naming rules (resource-path placeholders: kccgen.discovery.paths).
 
 Kind names, file names, Python identifiers and class names derived from
 schema paths are all computed here, so acronyms (KMS, DNS, IAM...) and
@@ -75,17 +75,3 @@ def api_module(api: str, api_version: str) -> str:
 
 def kind_types_module(kind: str) -> str:
     return f"{lower_kind(kind)}_types"
-
-
-def collection_param(collection: str) -> str:
-    """Placeholder name for a collection segment: ``keyRings`` -> ``keyRing``.
-
-    Matches the convention of the asset-name table (lowerCamel, singular).
-    """
-    c = collection
-    for plural, single in (("ies", "y"), ("sses", "ss"), ("ches", "ch"), ("shes", "sh"), ("xes", "x")):
-        if c.endswith(plural):
-            return c[: -len(plural)] + single
-    if c.endswith("s") and not c.endswith("ss"):
-        return c[:-1]
-    return c

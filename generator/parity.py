@@ -46,10 +46,10 @@ from typing import Any, Literal
 
 import yaml
 
-from kccgen.generator.ir.behaviours import Behaviour
+from kccgen.discovery.behaviours import Behaviour
+from kccgen.discovery.document import DiscoveryDoc, JsonSchema
 from kccgen.generator.ir.build import build_ir
 from kccgen.generator.ir.model import IR, KindIR, MethodIR, MutabilityIR, ReferenceIR
-from kccgen.generator.spec.discovery import DiscoveryDoc, JsonSchema
 from kccgen.generator.spec.loader import Specs, load_specs
 
 STATUS = "status.observedState."

@@ -1,7 +1,7 @@
 """Digest of everything that determines generated/, for a fast no-op generate.
 
 ``generated/.kccgen-stamp`` records the digest of the inputs (specs,
-templates, generator source, pinned tool versions) and of the outputs. When
+templates, generator, discovery and contract source, pinned tool versions) and of the outputs. When
 both still match, ``generate`` has nothing to do. ``check`` never trusts the
 stamp: it re-renders in memory, and the stamp is one of the files it compares,
 so editing specs or generator code without regenerating is caught as drift.
@@ -14,29 +14,36 @@ from collections.abc import Iterable
 from importlib.metadata import version
 from pathlib import Path
 
+import kccgen
+import kccgen.discovery
 from kccgen import data_dir
 
 STAMP = "generated/.kccgen-stamp"
 _TOOLS = ("datamodel-code-generator", "black", "pydantic", "jinja2")
 GENERATOR_DIR = Path(__file__).resolve().parent
+DISCOVERY_DIR = Path(kccgen.discovery.__file__).resolve().parent
+ROOT_PACKAGE_DIR = Path(kccgen.__file__).resolve().parent  # its own modules only: the contract
 TEMPLATES_DIR = data_dir("templates")
 
 
-def _files(base: Path, patterns: Iterable[str]) -> list[Path]:
+def _files(base: Path, patterns: Iterable[str], recursive: bool = True) -> list[Path]:
     out: set[Path] = set()
     for pat in patterns:
-        out.update(p for p in base.rglob(pat) if p.is_file() and "__pycache__" not in p.parts)
+        found = base.rglob(pat) if recursive else base.glob(pat)
+        out.update(p for p in found if p.is_file() and "__pycache__" not in p.parts)
     return sorted(out)
 
 
 def inputs_digest(specs_dir: Path) -> str:
     h = hashlib.sha256()
-    for label, base, pats in (
-        ("specs", specs_dir, ("*",)),
-        ("templates", TEMPLATES_DIR, ("*",)),
-        ("generator", GENERATOR_DIR, ("*.py",)),
+    for label, base, pats, recursive in (
+        ("specs", specs_dir, ("*",), True),
+        ("templates", TEMPLATES_DIR, ("*",), True),
+        ("generator", GENERATOR_DIR, ("*.py",), True),
+        ("discovery", DISCOVERY_DIR, ("*.py",), True),
+        ("kccgen", ROOT_PACKAGE_DIR, ("*.py",), False),
     ):
-        for p in _files(base, pats):
+        for p in _files(base, pats, recursive):
             h.update(f"{label}/{p.relative_to(base).as_posix()}\0".encode())
             h.update(p.read_bytes())
             h.update(b"\0")

@@ -13,20 +13,18 @@ from pathlib import Path
 
 import yaml
 
-from kccgen.generator.ir.behaviours import Behaviour, classify
-from kccgen.generator.ir.identity import rest_prefix
-from kccgen.generator.ir.methods import resolve_methods
-from kccgen.generator.ir.model import Methods
-from kccgen.generator.spec.discovery import (
+from kccgen.discovery.behaviours import Behaviour, classify
+from kccgen.discovery.document import (
     DiscoveryDoc,
     JsonSchema,
     Method,
-    Resource,
+    iter_resources,
     load_discovery,
 )
+from kccgen.discovery.paths import rest_prefix, url_regex
+from kccgen.generator.ir.methods import resolve_methods
+from kccgen.generator.ir.model import Methods
 from kccgen.generator.spec.kinds import KindConfig
-
-_PARAM = re.compile(r"\{(\+?)([A-Za-z][A-Za-z0-9_]*)\}")
 
 
 @dataclass(frozen=True)
@@ -67,41 +65,6 @@ class Api:
     def legacy_errors(self) -> bool:
         """compute, storage and dns answer with the v1-style ``errors`` list too."""
         return self.doc.name in ("compute", "storage", "dns")
-
-
-def _regex(service_path: str, m: Method) -> tuple[re.Pattern[str], int]:
-    full = service_path + m.path
-    out: list[str] = []
-    literal = 0
-    pos = 0
-    for pm in _PARAM.finditer(full):
-        lit = full[pos : pm.start()]
-        out.append(re.escape(lit))
-        literal += len(lit)
-        reserved, name = pm.group(1), pm.group(2)
-        param = m.parameters.get(name)
-        if reserved and param is not None and param.pattern:
-            pat = param.pattern.removeprefix("^").removesuffix("$")
-            out.append(f"(?P<{name}>{pat})")
-            literal += len(re.sub(r"\[\^/\]\+|[^A-Za-z/]", "", pat))
-        elif reserved:
-            out.append(f"(?P<{name}>.+)")
-        else:
-            out.append(f"(?P<{name}>[^/]+)")
-        pos = pm.end()
-    lit = full[pos:]
-    out.append(re.escape(lit))
-    literal += len(lit)
-    return re.compile("^" + "".join(out) + "$"), literal
-
-
-def _walk(res: Resource | DiscoveryDoc, path: tuple[str, ...]) -> list[tuple[str, Resource]]:
-    out = []
-    for name, sub in sorted(res.resources.items()):
-        dotted = ".".join((*path, name))
-        out.append((dotted, sub))
-        out.extend(_walk(sub, (*path, name)))
-    return out
 
 
 def _facts(doc: DiscoveryDoc, schema: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
@@ -153,9 +116,9 @@ def load_apis(specs: Path) -> tuple[dict[str, Api], list[Route]]:
         doc = load_discovery(p)
         api = Api(doc)
         apis[doc.key] = api
-        for dotted, res in _walk(doc, ()):
+        for dotted, res in iter_resources(doc):
             for verb, m in sorted(res.methods.items()):
-                rx, spec = _regex(doc.service_path, m)
+                rx, spec = url_regex(doc.service_path, m)
                 routes.append(Route(doc.key, m, m.http_method, rx, spec, dotted, verb))
             get = res.methods.get("get")
             if get is None or get.response is None or get.response.ref is None:

@@ -41,8 +41,8 @@ from urllib.parse import urlsplit
 import pytest
 from pydantic import BaseModel, ValidationError
 
+from kccgen.discovery.document import DiscoveryDoc
 from kccgen.generator.ir.model import IR, KindIR
-from kccgen.generator.spec.discovery import DiscoveryDoc
 from kccgen.generator.spec.loader import Specs
 from tests.support.httplog import HttpLogEntry, format_http_log, parse_http_log, read_http_log
 

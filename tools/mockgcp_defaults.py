@@ -106,8 +106,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import yaml
 
-from kccgen.generator.ir.behaviours import Behaviour, classify
-from kccgen.generator.spec.discovery import JsonSchema
+from kccgen.discovery.behaviours import Behaviour, classify
+from kccgen.discovery.document import JsonSchema
 from kccgen.mockgcp.httplog import HttpLogEntry, read_http_log
 from kccgen.mockgcp.routes import Api, Collection, Route, load_apis
 

@@ -62,7 +62,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import yaml
 
-from kccgen.generator.ir.behaviours import Behaviour, classify
+from kccgen.discovery.behaviours import Behaviour, classify
 from kccgen.mockgcp.engine import MockGCP, Response
 from kccgen.mockgcp.httplog import HttpLogEntry, read_http_log
 from kccgen.mockgcp.routes import Api, Collection, Route

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from kccgen.generator.diagnostics import Reporter, json_path
-from kccgen.generator.ir.behaviours import Behaviour as B
-from kccgen.generator.ir.behaviours import Fact, classify
+from kccgen.discovery.behaviours import Behaviour as B
+from kccgen.discovery.behaviours import Fact, classify
+from kccgen.discovery.document import DiscoveryDoc, JsonSchema
+from kccgen.discovery.errors import json_path
+from kccgen.generator.diagnostics import Reporter
 from kccgen.generator.ir.model import EnumIR, EnumValue, FieldIR, ModelSet, ObjectIR, TypeIR
 from kccgen.generator.naming import class_from_path, pascal
-from kccgen.generator.spec.discovery import DiscoveryDoc, JsonSchema
 
 _SCALARS = {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean", "any": "any"}
 

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from kccgen.generator.diagnostics import Reporter, SpecError, json_path
+from kccgen.discovery.behaviours import Behaviour as B
+from kccgen.discovery.document import DiscoveryDoc, Resource
+from kccgen.discovery.errors import SpecError, json_path
+from kccgen.discovery.paths import rest_template
+from kccgen.generator.diagnostics import Reporter
 from kccgen.generator.ir.api_models import build_api_models
-from kccgen.generator.ir.behaviours import Behaviour as B
-from kccgen.generator.ir.identity import choose_asset_format, resolve_identity, rest_template
+from kccgen.generator.ir.identity import choose_asset_format, resolve_identity
 from kccgen.generator.ir.krm import KrmProjector, identity_fields, override_facts, ref_placeholder
 from kccgen.generator.ir.methods import resolve_methods
 from kccgen.generator.ir.model import (
@@ -28,7 +31,6 @@ from kccgen.generator.ir.model import (
 from kccgen.generator.ir.mutability import build_mutability
 from kccgen.generator.ir.references import TargetIndex, infer_references
 from kccgen.generator.naming import api_module, plural_kind, snake
-from kccgen.generator.spec.discovery import DiscoveryDoc, Resource
 from kccgen.generator.spec.kinds import KindConfig, KindsFile
 from kccgen.generator.spec.loader import Specs
 

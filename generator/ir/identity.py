@@ -7,72 +7,14 @@ path and its ``name`` pattern, and every disagreement is reported.
 
 from __future__ import annotations
 
-import re
-
-from kccgen.generator.diagnostics import SpecError, json_path
+from kccgen.discovery.document import DiscoveryDoc, Method
+from kccgen.discovery.errors import SpecError, json_path
+from kccgen.discovery.paths import pattern_template, rest_prefix, rest_template, shape
 from kccgen.generator.ir.model import Identity, IdentityParam
-from kccgen.generator.naming import collection_param
 from kccgen.generator.spec.asset_names import AssetName, AssetNameTable
-from kccgen.generator.spec.discovery import DiscoveryDoc, Method
 from kccgen.generator.spec.kinds import KindConfig
 
-_PH = re.compile(r"^\{\+?([A-Za-z][A-Za-z0-9_]*)\}$")
 LOCATION_PARAMS = ("location", "region", "zone")
-
-
-def _is_ph(seg: str) -> bool:
-    return bool(_PH.match(seg))
-
-
-def rest_prefix(flat_path: str) -> str:
-    """The leading literals that only version/route a path: ``v1/``, ``dns/v1/``."""
-    segs = flat_path.split("/")
-    dropped = []
-    while len(segs) > 1 and not _is_ph(segs[0]) and not _is_ph(segs[1]):
-        dropped.append(segs[0])
-        segs = segs[1:]
-    return "".join(d + "/" for d in dropped)
-
-
-def rest_template(flat_path: str) -> str:
-    """``v1/projects/{projectsId}/topics/{topicsId}`` -> ``projects/{project}/topics/{topic}``."""
-    segs = flat_path.split("/")
-    # Drop leading literals that only version/route the path (v1, dns/v1).
-    while len(segs) > 1 and not _is_ph(segs[0]) and not _is_ph(segs[1]):
-        segs = segs[1:]
-    out = []
-    for i, seg in enumerate(segs):
-        m = _PH.match(seg)
-        if not m:
-            out.append(seg)
-            continue
-        name = m.group(1)
-        prev = segs[i - 1] if i else ""
-        if prev and name == f"{prev}Id":
-            name = collection_param(prev)
-        out.append("{" + name + "}")
-    return "/".join(out)
-
-
-def pattern_template(pattern: str) -> str | None:
-    """``^projects/[^/]+/topics/[^/]+$`` -> ``projects/{project}/topics/{topic}``."""
-    p = pattern.removeprefix("^").removesuffix("$").replace("[^/]+", "\0")
-    segs = p.split("/")
-    out = []
-    for i, seg in enumerate(segs):
-        if seg == "\0":
-            prev = segs[i - 1] if i else "x"
-            out.append("{" + collection_param(prev) + "}")
-        elif re.fullmatch(r"[A-Za-z0-9_-]+", seg):
-            out.append(seg)
-        else:
-            return None
-    return "/".join(out)
-
-
-def shape(template: str) -> tuple[str, ...]:
-    """Literal segments with placeholders blanked: compares structure, not names."""
-    return tuple("{}" if seg.startswith("{") else seg for seg in template.split("/"))
 
 
 def choose_asset_format(rows: tuple[AssetName, ...], rest: str) -> tuple[AssetName | None, bool]:

@@ -12,8 +12,8 @@ import re
 from dataclasses import replace
 from typing import Literal
 
-from kccgen.generator.ir.behaviours import Behaviour as B
-from kccgen.generator.ir.behaviours import Fact
+from kccgen.discovery.behaviours import Behaviour as B
+from kccgen.discovery.behaviours import Fact
 from kccgen.generator.ir.model import (
     EnumIR,
     FieldIR,

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 
-from kccgen.generator.diagnostics import SpecError, json_path
+from kccgen.discovery.document import DiscoveryDoc, JsonSchema, Method, Resource, iter_resources
+from kccgen.discovery.errors import SpecError, json_path
+from kccgen.discovery.paths import collection_param, param_templates
 from kccgen.generator.ir.model import LroStyle, MethodIR, Methods
-from kccgen.generator.naming import collection_param
-from kccgen.generator.spec.discovery import DiscoveryDoc, JsonSchema, Method, Resource
 from kccgen.generator.spec.kinds import KindConfig
 
 # compute networks.patch, in its two phrasings over the years:
@@ -39,31 +39,11 @@ def lro_style(doc: DiscoveryDoc, response: str | None) -> LroStyle:
 def _operation_getters(doc: DiscoveryDoc) -> tuple[tuple[tuple[str, ...], tuple[tuple[str, str], ...], str], ...]:
     """Every ``*operations.get`` of the document, with what selects it."""
     out = []
-
-    def walk(res: Resource | DiscoveryDoc, chain: tuple[str, ...]) -> None:
-        for name, sub in sorted(res.resources.items()):
-            here = (*chain, name)
-            get = sub.methods.get("get")
-            if name.lower().endswith("operations") and get is not None:
-                pattern = next((p.pattern for p in get.parameters.values() if p.location == "path" and p.pattern), "")
-                out.append((here, _templates(get), pattern or ""))
-            walk(sub, here)
-
-    walk(doc, ())
-    return tuple(out)
-
-
-def _templates(m: Method) -> tuple[tuple[str, str], ...]:
-    """How each path (and required query) parameter is built from identity params."""
-    from kccgen.generator.ir.identity import pattern_template
-
-    out = []
-    for pname, p in sorted(m.parameters.items()):
-        if p.location == "path":
-            t = pattern_template(p.pattern) if ("{+" + pname + "}") in m.path and p.pattern else None
-            out.append((pname, t or "{" + pname + "}"))
-        elif p.location == "query" and p.required:
-            out.append((pname, "{" + pname + "}"))
+    for dotted, res in iter_resources(doc):
+        get = res.methods.get("get")
+        if dotted.lower().endswith("operations") and get is not None:
+            pattern = next((p.pattern for p in get.parameters.values() if p.location == "path" and p.pattern), "")
+            out.append((tuple(dotted.split(".")), param_templates(get), pattern or ""))
     return tuple(out)
 
 
@@ -82,7 +62,7 @@ def _method(doc: DiscoveryDoc, verb: str, name: str, m: Method) -> MethodIR:
         path_params=tuple(sorted(k for k, p in m.parameters.items() if p.location == "path")),
         query_params=tuple(sorted(k for k, p in m.parameters.items() if p.location == "query")),
         lro=lro_style(doc, resp),
-        param_templates=_templates(m),
+        param_templates=param_templates(m),
     )
 
 

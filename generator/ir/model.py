@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from kccgen.generator.ir.behaviours import Behaviour, Fact
+from kccgen.discovery.behaviours import Behaviour, Fact
 
 TypeKind = Literal["string", "integer", "number", "boolean", "any", "object", "array", "map", "enum"]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 
-from kccgen.generator.ir.behaviours import Behaviour as B
-from kccgen.generator.ir.behaviours import Fact
+from kccgen.discovery.behaviours import Behaviour as B
+from kccgen.discovery.behaviours import Fact
 from kccgen.generator.ir.model import (
     FieldIR,
     Identity,

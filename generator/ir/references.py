@@ -15,11 +15,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from kccgen.generator.ir.behaviours import Behaviour as B
-from kccgen.generator.ir.behaviours import Fact
+from kccgen.discovery.behaviours import Behaviour as B
+from kccgen.discovery.behaviours import Fact
+from kccgen.discovery.errors import did_you_mean
+from kccgen.discovery.paths import collection_param
 from kccgen.generator.ir.model import FieldIR, ModelSet, ReferenceIR, TargetKind, TypeIR
-from kccgen.generator.naming import collection_param
-from kccgen.generator.spec._errors import did_you_mean
 from kccgen.generator.spec.asset_names import AssetNameTable
 from kccgen.generator.spec.kinds import KindConfig
 

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from kccgen.generator.diagnostics import SpecError, json_path
+from kccgen.discovery.errors import SpecError, json_path
 from kccgen.generator.spec._errors import read_yaml
 
 _FORMAT_RE = re.compile(r"^//(?P<domain>[a-z0-9.-]+)/(?P<path>.*)$")

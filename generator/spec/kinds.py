@@ -14,8 +14,8 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from kccgen.generator.diagnostics import SpecError, json_path
-from kccgen.generator.spec._errors import did_you_mean, from_validation_error, read_yaml
+from kccgen.discovery.errors import SpecError, did_you_mean, from_validation_error, json_path
+from kccgen.generator.spec._errors import read_yaml
 
 BehaviourName = Literal["required", "optional", "output-only", "input-only", "immutable", "identifier"]
 

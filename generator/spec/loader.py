@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from kccgen.generator.diagnostics import SpecError
+from kccgen.discovery.document import DiscoveryDoc, load_discovery
+from kccgen.discovery.errors import SpecError
 from kccgen.generator.spec.asset_names import AssetNameTable, load_asset_names
-from kccgen.generator.spec.discovery import DiscoveryDoc, load_discovery
 from kccgen.generator.spec.kinds import (
     ExternalKindsFile,
     KindsFile,

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from kccgen.generator.ir.behaviours import Behaviour, Fact, behaviours, classify
+from kccgen.discovery.behaviours import Behaviour, Fact, behaviours, classify
 from tests.conftest import REPO
 
 REQ = Behaviour.REQUIRED

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kccgen.generator.ir.behaviours import Behaviour
-from kccgen.generator.ir.identity import pattern_template, rest_template
+from kccgen.discovery.behaviours import Behaviour
+from kccgen.discovery.paths import pattern_template, rest_template
 from kccgen.generator.ir.model import IR
 
 # DESIGN §3: (create style, create id, update style, mask, create LRO, update LRO, delete LRO)

@@ -1,8 +1,8 @@
 """Typed Discovery documents (https://developers.google.com/discovery/v1/reference).
 
-Only the parts the generator reads are modelled; unknown keys are kept out of
-the way (``extra="ignore"``) because Discovery grows new keys over time and
-they must not break regeneration.
+Only the parts kccgen reads are modelled; unknown keys are kept out of the
+way (``extra="ignore"``) because Discovery grows new keys over time and they
+must not break regeneration (or the emulator).
 """
 
 from __future__ import annotations
@@ -14,8 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from kccgen.generator.diagnostics import SpecError, json_path
-from kccgen.generator.spec._errors import did_you_mean, from_validation_error
+from kccgen.discovery.errors import SpecError, did_you_mean, from_validation_error, json_path
 
 
 class _Model(BaseModel):
@@ -149,6 +148,18 @@ class DiscoveryDoc(_Model):
                 yield from walk_methods(sub, (*path, "resources", rname))
 
         yield from walk_methods(self, ())
+
+
+def iter_resources(doc: DiscoveryDoc) -> Iterator[tuple[str, Resource]]:
+    """Every resource of the document, depth first in name order, as (dotted path, resource)."""
+
+    def walk(node: Resource | DiscoveryDoc, path: tuple[str, ...]) -> Iterator[tuple[str, Resource]]:
+        for name, sub in sorted(node.resources.items()):
+            here = (*path, name)
+            yield ".".join(here), sub
+            yield from walk(sub, here)
+
+    yield from walk(doc, ())
 
 
 def _fix_additional_properties(raw: Any) -> Any:
