@@ -34,6 +34,7 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:  # run as a script: mockgcp is not an installed package
     sys.path.insert(0, str(REPO))
 
+from kccgen.contract import CreateServiceAssigned  # noqa: E402
 from kccgen.mockgcp.engine import MockGCP  # noqa: E402
 from kccgen.mockgcp.normalize import call_sequence  # noqa: E402
 from kccgen.mockgcp.server import MockServer  # noqa: E402
@@ -454,7 +455,7 @@ def scenario_create(server: MockServer, case: Case) -> Row:
             h.ready(d)
         r, calls = h.measure(lambda: h.apply(case.obj()))
     a = adapter_for(case.kind)
-    if a.id_generation == "service":
+    if isinstance(a.create, CreateServiceAssigned):
         return Row(
             "create",
             case.kind,
@@ -490,7 +491,7 @@ def scenario_update(server: MockServer, case: Case) -> Row | None:
         r, calls = h.measure(lambda: h.apply(obj))
     a = adapter_for(case.kind)
     return Row(
-        f"update ({a.update_style})",
+        f"update ({type(a.update).__name__})",
         case.kind,
         r.reason,
         tuple(calls),
@@ -531,7 +532,7 @@ def scenario_force_acquire_absent(server: MockServer, case: Case) -> Row:
             h.ready(d)
         rid = (
             ABSENT_SERVICE_ID
-            if adapter_for(case.kind).id_generation == "service"
+            if isinstance(adapter_for(case.kind).create, CreateServiceAssigned)
             else f"{case.name}-absent"
         )
         r, calls = h.measure(lambda: h.apply(verify_only(case, f"{case.name}-verify", rid)))
@@ -634,9 +635,10 @@ def explain(row: Row) -> str:
     a = adapter_for(row.kind)
     polls = [c for c in row.calls if _is_poll(c)]
     rest = [c for c in row.calls if not _is_poll(c)]
-    call = {"create": a.create, "delete": a.delete}.get(
+    shape = {"create": a.create, "delete": a.delete}.get(
         row.scenario, a.update if row.scenario.startswith("update") else None
     )
+    call = getattr(shape, "call", None)  # NoCreate / NoUpdate / NoDelete have none
     style = call.lro if call is not None else "none"
     if polls:
         what = {

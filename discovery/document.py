@@ -55,6 +55,9 @@ class Parameter(_Model):
     description: str | None = None
     format: str | None = None
     repeated: bool = False
+    enum: tuple[str, ...] = ()
+    enum_descriptions: tuple[str, ...] = Field(default=(), alias="enumDescriptions")
+    default: str | None = None
 
 
 class RefOnly(_Model):

@@ -83,7 +83,15 @@ def cmd_generate(args: argparse.Namespace) -> int:
     for d in ir.diagnostics:
         print(f"warning: {d}", file=sys.stderr)
     print(f"generated {len(files)} files for {len(ir.kinds)} Kinds in {time.perf_counter() - t0:.1f}s")
-    return 0
+    return _report_skipped(ir)
+
+
+def _report_skipped(ir: IR) -> int:
+    """A configured Kind whose methods fit no contract shape is not generated: an
+    error (exit 1) naming the method, while the other Kinds are written."""
+    for sk in ir.skipped:
+        print(f"error: {sk}", file=sys.stderr)
+    return 1 if ir.skipped else 0
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -91,8 +99,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     diff = compare_tree(args.root, render_tree(args.specs, ir))
     if diff.clean:
         print(f"generated/ is up to date ({len(ir.kinds)} Kinds)")
-        return 0
+        return _report_skipped(ir)
     print(diff.summary(), file=sys.stderr)
+    _report_skipped(ir)
     return 1
 
 

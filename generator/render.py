@@ -8,6 +8,8 @@ depend on set iteration order inside datamodel-code-generator.
 from __future__ import annotations
 
 import ast
+import dataclasses
+from enum import Enum
 from typing import Any
 
 import black
@@ -105,6 +107,35 @@ def py_literal(obj: Any, indent: int = 0) -> str:
     if obj is None or isinstance(obj, bool | int | float | str):
         return repr(obj)
     raise TypeError(f"cannot serialize {type(obj).__name__}")
+
+
+def py_source(obj: Any, names: set[str] | None = None) -> str:
+    """Python source for a frozen dataclass value (kccgen.contract shapes): the
+    class with its non-default fields by keyword, enums by member. ``names``
+    collects the classes the text uses, for the module's imports."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        cls = type(obj)
+        if names is not None:
+            names.add(cls.__name__)
+        args = []
+        for f in dataclasses.fields(obj):
+            value = getattr(obj, f.name)
+            if f.default is not dataclasses.MISSING and value == f.default:
+                continue
+            if f.default_factory is not dataclasses.MISSING and value == f.default_factory():
+                continue
+            args.append(f"{f.name}={py_source(value, names)}")
+        return f"{cls.__name__}({', '.join(args)})"
+    if isinstance(obj, Enum):
+        if names is not None:
+            names.add(type(obj).__name__)
+        return f"{type(obj).__name__}.{obj.name}"
+    if isinstance(obj, tuple):
+        items = [py_source(v, names) for v in obj]
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+    if obj is None or isinstance(obj, bool | int | str):
+        return repr(obj)
+    raise TypeError(f"cannot write {type(obj).__name__} as source")
 
 
 def format_python(source: str, where: str) -> str:

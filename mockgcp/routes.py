@@ -13,6 +13,20 @@ from pathlib import Path
 
 import yaml
 
+from kccgen.contract import (
+    CreateAtPath,
+    CreateServiceAssigned,
+    CreateWithIdParam,
+    CreateWithNameInBody,
+    CreateWrapped,
+    FingerprintGuard,
+    MetagenerationGuard,
+    NoCreate,
+    UpdateMaskInBody,
+    UpdateMaskInQuery,
+    UpdateMerge,
+    UpdateReplace,
+)
 from kccgen.discovery.behaviours import Behaviour, classify
 from kccgen.discovery.document import (
     DiscoveryDoc,
@@ -23,7 +37,7 @@ from kccgen.discovery.document import (
 )
 from kccgen.discovery.paths import rest_prefix, url_regex
 from kccgen.generator.ir.methods import resolve_methods
-from kccgen.generator.ir.model import Methods
+from kccgen.generator.ir.model import MethodIR, Methods
 from kccgen.generator.spec.kinds import KindConfig
 
 
@@ -43,13 +57,58 @@ class Collection:
     api: str
     resource: str  # projects.topics
     schema: str  # Topic
-    methods: Methods
+    methods: LegacyMethods
     prefix: str  # REST prefix before resource names: "v1/", "compute/v1/", "storage/v1/"
     collection_segment: str  # "topics", "networks", "b"
     output_only: frozenset[str] = frozenset()
     immutable: frozenset[str] = frozenset()
     input_only: frozenset[str] = frozenset()  # taken on write, never returned by GET
     service_generated: bool = False
+
+
+@dataclass(frozen=True)
+class LegacyMethods:
+    """The engine's view of a collection's methods (string styles), read off the
+    generator's contract shapes. Interim: mockgcp is moving to its own inference."""
+
+    get: MethodIR
+    create: MethodIR | None
+    update: MethodIR | None
+    delete: MethodIR | None
+    create_style: str
+    create_id_param: str | None
+    create_wrapper_field: str | None
+    update_style: str
+    update_mask: str | None
+    update_wrapper_field: str | None
+    fingerprint_field: str | None
+    precondition_param: str | None
+
+    @classmethod
+    def of(cls, m: Methods) -> LegacyMethods:
+        c, u = m.create_shape, m.update_shape
+        create_style, cid, cwrap = {
+            CreateAtPath: ("put-name", None, None),
+            CreateWithNameInBody: ("name-in-body", None, None),
+            CreateServiceAssigned: ("service-generated", None, None),
+            NoCreate: ("none", None, None),
+        }.get(type(c), ("none", None, None))
+        if isinstance(c, CreateWithIdParam):
+            create_style, cid = "id-query", c.id_param
+        if isinstance(c, CreateWrapped):
+            create_style, cid, cwrap = "wrapper", c.id_field, c.resource_field
+        update_style, mask, uwrap, fp, pre = "none", None, None, None, None
+        if isinstance(u, UpdateMaskInQuery):
+            update_style, mask = "mask-query", u.mask_param
+        elif isinstance(u, UpdateMaskInBody):
+            update_style, mask, uwrap = "wrapper-mask", u.mask_field, u.resource_field
+        elif isinstance(u, UpdateMerge | UpdateReplace):
+            update_style = "whole-resource"
+            if isinstance(u.guard, FingerprintGuard):
+                fp = u.guard.field
+            if isinstance(u.guard, MetagenerationGuard):
+                pre = u.guard.param
+        return cls(m.get, m.create, m.update, m.delete, create_style, cid, cwrap, update_style, mask, uwrap, fp, pre)
 
 
 @dataclass
@@ -140,7 +199,7 @@ def load_apis(specs: Path) -> tuple[dict[str, Api], list[Route]]:
                 api=doc.key,
                 resource=dotted,
                 schema=schema,
-                methods=methods,
+                methods=LegacyMethods.of(methods),
                 prefix=doc.service_path + rest_prefix(flat),
                 collection_segment=seg,
                 output_only=out_only,

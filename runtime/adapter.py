@@ -1,72 +1,30 @@
-"""What a generated ``<kind>_adapter.py`` declares, and the generic mappers.
+"""The registry of generated adapters, and the mapping between spec and API payloads.
 
-An adapter is data: method descriptors (which Discovery method, how its
-parameters are filled from the identity, how the ID and update mask travel,
-the LRO style) plus the tables of the Kind's reference and mutability
-modules. The mapping between spec and API payloads, the diff and the
-update body are written once here.
+An adapter is data: a kccgen.contract.Adapter (which Discovery methods, how
+their parameters are filled from the identity, how the ID and the update mask
+travel, the LRO style) plus the tables of the Kind's reference and mutability
+modules. The mapping from spec to API payload is written once here; the
+requests are built in kccgen.runtime.requests.
 """
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
+from kccgen.contract import Adapter
 from kccgen.runtime.identity import identity_for
 from kccgen.runtime.refs import RefField, iter_field, references_of
 
-
-@dataclass(frozen=True)
-class Call:
-    """One Discovery method and how to fill its parameters.
-
-    ``params`` maps a parameter name to a template over the identity params
-    (``projects/{project}/topics/{topic}``, ``{project}``).
-    """
-
-    method: str  # Discovery method name on the resource: get, insert, patch...
-    params: dict[str, str] = field(default_factory=dict)
-    lro: str = "none"  # none | google.longrunning | compute | dns
+_ADAPTERS: dict[str, Adapter] = {}
 
 
-@dataclass(frozen=True)
-class AdapterSpec:
-    kind: str
-    api_version: str
-    doc: str  # Discovery document key: pubsub.v1
-    resource: tuple[str, ...]  # client accessor chain: ("projects", "topics")
-    template: str  # identity template
-    get: Call
-    create: Call | None
-    update: Call | None
-    delete: Call | None
-    create_style: str  # put-name | id-query | name-in-body | wrapper | service-generated | none
-    create_id: str | None = None  # id query param or wrapper field
-    create_wrapper: str | None = None
-    update_style: str = "none"  # mask-query | wrapper-mask | whole-resource | none
-    update_mask: str | None = None
-    update_wrapper: str | None = None
-    fingerprint: str | None = None
-    precondition: str | None = None
-    id_generation: str = "user"
-    name_is_full: bool = True  # the API's `name` holds the full resource name (else the short ID)
-    krm_only: tuple[str, ...] = ()  # spec fields that are not API fields (identity, parents)
-    int64_paths: tuple[str, ...] = ()  # API paths whose KRM form may be an integer
-    operations: dict[str, tuple[tuple[str, ...], dict[str, str]]] = field(default_factory=dict)
-    operation_patterns: dict[str, str] = field(default_factory=dict)  # google.longrunning: op-name regex
-    id_param: str = ""  # the identity template's last placeholder
-
-
-_ADAPTERS: dict[str, AdapterSpec] = {}
-
-
-def register_adapter(spec: AdapterSpec) -> None:
+def register_adapter(spec: Adapter) -> None:
     _ADAPTERS[spec.kind] = spec
 
 
-def adapter_for(kind: str) -> AdapterSpec:
+def adapter_for(kind: str) -> Adapter:
     if kind not in _ADAPTERS:
         import importlib
 
@@ -115,7 +73,7 @@ def ref_value_to_api(ref: RefField, external: str) -> str:
     return external
 
 
-def spec_to_api(spec: dict[str, Any], adapter: AdapterSpec, resolved: dict[str, Any]) -> dict[str, Any]:
+def spec_to_api(spec: dict[str, Any], adapter: Adapter, resolved: dict[str, Any]) -> dict[str, Any]:
     """The API payload a spec asks for. ``resolved``: concrete spec path -> externalRef(s)."""
     # FIX: a null in the spec (``labels:`` with nothing after it) is an unset
     # field, as the Kubernetes API server prunes it; it was sent as null, which a

@@ -16,10 +16,10 @@ import re
 import time
 from collections.abc import Callable
 from functools import reduce
-from typing import Any
+from typing import Any, assert_never
 
 from kccgen import data_dir
-from kccgen.runtime.adapter import AdapterSpec, Call
+from kccgen.contract import Adapter, Call, Lro
 
 log = logging.getLogger("kccgen.gcp")
 SPECS = data_dir("specs") / "discovery"
@@ -163,9 +163,9 @@ class Gcp:
             attempt += 1
 
     def call(
-        self, a: AdapterSpec, c: Call, values: dict[str, str], body: Any = None, extra: dict[str, Any] | None = None, *, idempotent: bool = True
+        self, a: Adapter, c: Call, values: dict[str, str], body: Any = None, extra: dict[str, Any] | None = None, *, idempotent: bool = True
     ) -> Any:
-        params = {name: tpl.format(**values) for name, tpl in c.params.items()}
+        params = {name: tpl.format(**values) for name, tpl in c.params}
         params.update(extra or {})
         method = getattr(self._resource(a.doc, a.resource), c.method)
         request = method(**params, body=body) if body is not None else method(**params)
@@ -173,9 +173,12 @@ class Gcp:
 
     # --- long-running operations ---------------------------------------------------
 
-    def wait(self, a: AdapterSpec, c: Call, op: Any, values: dict[str, str]) -> Any:
-        """Wait for the operation a call returned; its resource (google.longrunning) or None."""
-        if c.lro == "none" or not isinstance(op, dict):
+    def wait(self, a: Adapter, c: Call, op: Any, values: dict[str, str]) -> Any:
+        """Wait for the operation a call returned; its resource (google.longrunning) or None.
+
+        A method without an operation answers with the resource itself: returned as is.
+        """
+        if c.lro is Lro.NONE or not isinstance(op, dict):
             return op
         deadline = time.monotonic() + self.lro_timeout
         while True:
@@ -188,41 +191,51 @@ class Gcp:
             op = self._poll(a, c.lro, op, values)
 
     @staticmethod
-    def _op_state(style: str, op: dict[str, Any]) -> tuple[bool, Any]:
-        if style == "google.longrunning":
-            if not op.get("done"):
-                return False, None
-            if "error" in op:
-                err = op["error"]
-                raise OperationFailed(int(err.get("code", 0)), str(err.get("message", "operation failed")), "OPERATION_ERROR")
-            resp = dict(op.get("response") or {})
-            resp.pop("@type", None)
-            return True, resp or None
-        status = str(op.get("status", "")).upper()
-        if status != "DONE":
-            return False, None
-        errors = (op.get("error") or {}).get("errors") or []
-        if errors:
-            raise OperationFailed(int(op.get("httpErrorStatusCode", 0) or 0), "; ".join(str(e.get("message")) for e in errors), "OPERATION_ERROR")
-        return True, None
+    def _op_state(style: Lro, op: dict[str, Any]) -> tuple[bool, Any]:
+        match style:
+            case Lro.GOOGLE_LONGRUNNING:
+                if not op.get("done"):
+                    return False, None
+                if "error" in op:
+                    err = op["error"]
+                    raise OperationFailed(int(err.get("code", 0)), str(err.get("message", "operation failed")), "OPERATION_ERROR")
+                resp = dict(op.get("response") or {})
+                resp.pop("@type", None)
+                return True, resp or None
+            case Lro.COMPUTE | Lro.DNS:
+                if str(op.get("status", "")).upper() != "DONE":
+                    return False, None
+                errors = (op.get("error") or {}).get("errors") or []
+                if errors:
+                    code = int(op.get("httpErrorStatusCode", 0) or 0)
+                    raise OperationFailed(code, "; ".join(str(e.get("message")) for e in errors), "OPERATION_ERROR")
+                return True, None
+            case Lro.NONE:
+                return True, op
+            case _:
+                assert_never(style)
 
-    def _poll(self, a: AdapterSpec, style: str, op: dict[str, Any], values: dict[str, str]) -> Any:
-        if style == "google.longrunning":
-            name = str(op.get("name", ""))
-            for key, pattern in sorted(a.operation_patterns.items(), key=lambda kv: -len(kv[1])):
-                if re.match(pattern, name):
-                    chain, tpl = a.operations[key]
-                    param = next(iter(tpl))
-                    req = self._resource(a.doc, chain).get(**{param: name})
-                    return self.execute(f"{a.doc} {key}.get", req)
-            raise GcpError(0, f"no operations.get in {a.doc} for {name!r}")
-        if style == "compute":
-            scope = "regionOperations" if "region" in values else "zoneOperations" if "zone" in values else "globalOperations"
-            chain, tpl = a.operations[scope]
-            vals = {**values, "operation": str(op["name"])}
-            params = {k: v.format(**vals) for k, v in tpl.items()}
-            return self.execute(f"{a.doc} {scope}.get", self._resource(a.doc, chain).get(**params))
-        chain, tpl = a.operations["managedZoneOperations"]
-        vals = {**values, "operation": str(op["id"])}
-        params = {k: v.format(**vals) for k, v in tpl.items()}
-        return self.execute(f"{a.doc} managedZoneOperations.get", self._resource(a.doc, chain).get(**params))
+    def _poll(self, a: Adapter, style: Lro, op: dict[str, Any], values: dict[str, str]) -> Any:
+        match style:
+            case Lro.GOOGLE_LONGRUNNING:
+                name = str(op.get("name", ""))
+                for key, getter in sorted(a.operations, key=lambda kv: -len(kv[1].pattern)):
+                    if getter.pattern and re.match(getter.pattern, name):
+                        param = getter.params[0][0]
+                        req = self._resource(a.doc, getter.resource).get(**{param: name})
+                        return self.execute(f"{a.doc} {key}.get", req)
+                raise GcpError(0, f"no operations.get in {a.doc} for {name!r}")
+            case Lro.COMPUTE:
+                scope = "regionOperations" if "region" in values else "zoneOperations" if "zone" in values else "globalOperations"
+                return self._get_operation(a, scope, {**values, "operation": str(op["name"])})
+            case Lro.DNS:
+                return self._get_operation(a, "managedZoneOperations", {**values, "operation": str(op["id"])})
+            case Lro.NONE:
+                return op
+            case _:
+                assert_never(style)
+
+    def _get_operation(self, a: Adapter, key: str, values: dict[str, str]) -> Any:
+        getter = a.operation(key)
+        params = {k: v.format(**values) for k, v in getter.params}
+        return self.execute(f"{a.doc} {key}.get", self._resource(a.doc, getter.resource).get(**params))

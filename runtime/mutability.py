@@ -6,6 +6,7 @@ fields can be compared) and externally managed fields.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,3 +54,9 @@ def mutability_of(kind: str) -> dict[str, FieldMutability]:
 
         importlib.import_module(module_for(kind, "_mutability"))
     return _TABLES[kind]
+
+
+@functools.cache
+def by_api_path(kind: str) -> dict[str, FieldMutability]:
+    """Spec rows keyed by API path without list steps (``labels``, ``routingConfig.routingMode``)."""
+    return {r.api_path.replace("[]", ""): r for r in mutability_of(kind).values() if r.api_path and r.path.startswith("spec.")}

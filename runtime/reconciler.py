@@ -27,10 +27,11 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from kccgen.runtime.adapter import AdapterSpec, adapter_for, spec_to_api
+from kccgen.contract import Adapter, CreateServiceAssigned
+from kccgen.runtime.adapter import adapter_for, spec_to_api
 from kccgen.runtime.gcp import Gcp, GcpError, NotFound, OperationFailed
 from kccgen.runtime.identity import IdentityError, identity_for
-from kccgen.runtime.mutability import FieldMutability, mutability_of
+from kccgen.runtime.mutability import FieldMutability, by_api_path, mutability_of
 from kccgen.runtime.refs import (
     ObjectStore,
     Reason,
@@ -39,6 +40,7 @@ from kccgen.runtime.refs import (
     references_of,
     resolve_object,
 )
+from kccgen.runtime.requests import create_request, delete_call, update_request
 
 ANN_FORCE_ACQUIRE = "cnrm.cloud.google.com/force-acquire"
 ANN_DELETION_POLICY = "cnrm.cloud.google.com/deletion-policy"
@@ -155,12 +157,15 @@ class Reconciler:
             ext = self._identity(obj, a)
         except (RefError, IdentityError, ValueError) as e:
             return self._finish(obj, False, "DeleteFailed", f"cannot identify the resource to delete: {e}", events)
-        if ext is None or a.delete is None:
+        call = delete_call(a)
+        if ext is None:
             return self._finish(obj, True, "Deleted", "nothing to delete", events, deleted=True)
+        if call is None:
+            return self._finish(obj, True, "Abandoned", f"{a.doc} has no delete method for {a.kind}: {ext} was left in place", events, deleted=True)
         values = self._values(obj, a, ext)
         try:
-            op = self.gcp.call(a, a.delete, values)
-            self.gcp.wait(a, a.delete, op, values)
+            op = self.gcp.call(a, call, values)
+            self.gcp.wait(a, call, op, values)
         except NotFound:
             pass
         except GcpError as e:
@@ -169,7 +174,7 @@ class Reconciler:
 
     # --- identity ---------------------------------------------------------------------
 
-    def _identity(self, obj: dict[str, Any], a: AdapterSpec) -> str | None:
+    def _identity(self, obj: dict[str, Any], a: Adapter) -> str | None:
         """status.externalRef when set (the spec must agree); else from spec."""
         ident = identity_for(a.kind)
         status = obj.get("status") or {}
@@ -185,7 +190,7 @@ class Reconciler:
             return str(ext)
         return from_spec
 
-    def _values(self, obj: dict[str, Any], a: AdapterSpec, ext: str | None) -> dict[str, str]:
+    def _values(self, obj: dict[str, Any], a: Adapter, ext: str | None) -> dict[str, str]:
         """Template values for method parameters: the identity, plus the project when
         it is not part of the identity (a bucket's insert takes ?project=)."""
         ident = identity_for(a.kind)
@@ -207,7 +212,7 @@ class Reconciler:
 
         return _project_from_annotations(obj, self.store, ns)
 
-    def _parent_values(self, obj: dict[str, Any], a: AdapterSpec) -> dict[str, str]:
+    def _parent_values(self, obj: dict[str, Any], a: Adapter) -> dict[str, str]:
         """Identity values known before create for a service-generated ID (no ID yet)."""
         ident = identity_for(a.kind)
         values: dict[str, str] = {}
@@ -233,7 +238,7 @@ class Reconciler:
 
     # --- observed state -------------------------------------------------------------
 
-    def _observe(self, obj: dict[str, Any], a: AdapterSpec, resource: Mapping[str, Any] | None, ext: str) -> None:
+    def _observe(self, obj: dict[str, Any], a: Adapter, resource: Mapping[str, Any] | None, ext: str) -> None:
         status = obj.setdefault("status", {})
         status["externalRef"] = ext
         if resource is None:
@@ -243,7 +248,7 @@ class Reconciler:
         observed = {k: copy.deepcopy(v) for k, v in resource.items() if k in top}
         status["observedState"] = observed
 
-    def _external_from(self, a: AdapterSpec, resource: Mapping[str, Any], values: dict[str, str]) -> str:
+    def _external_from(self, a: Adapter, resource: Mapping[str, Any], values: dict[str, str]) -> str:
         ident = identity_for(a.kind)
         name = str(resource.get("name", ""))
         if a.name_is_full and name:
@@ -254,7 +259,7 @@ class Reconciler:
     # --- verify only (force-acquire) ------------------------------------------------
 
     def _verify(
-        self, obj: dict[str, Any], a: AdapterSpec, ext: str | None, spec: dict[str, Any], resolved: dict[str, Any], actual: dict[str, Any] | None, events: list[Event]
+        self, obj: dict[str, Any], a: Adapter, ext: str | None, spec: dict[str, Any], resolved: dict[str, Any], actual: dict[str, Any] | None, events: list[Event]
     ) -> Result:
         if actual is None or ext is None:
             what = ext or f"{a.kind} without a resourceID"
@@ -270,38 +275,27 @@ class Reconciler:
     # --- create ---------------------------------------------------------------------
 
     def _create(
-        self, obj: dict[str, Any], a: AdapterSpec, ext: str | None, spec: dict[str, Any], resolved: dict[str, Any], events: list[Event]
+        self, obj: dict[str, Any], a: Adapter, ext: str | None, spec: dict[str, Any], resolved: dict[str, Any], events: list[Event]
     ) -> Result:
         status = obj.get("status") or {}
-        if a.id_generation == "service" and spec.get("resourceID") and not status.get("externalRef"):
+        service_assigned = isinstance(a.create, CreateServiceAssigned)
+        if service_assigned and spec.get("resourceID") and not status.get("externalRef"):
             return self._finish(obj, False, "ResourceNotFound", f"{ext} does not exist: a service-generated ID in spec.resourceID can only acquire, never create", events)
-        if a.create is None:
-            return self._finish(obj, False, "UpdateFailed", f"{a.kind} has no create method", events)
         values = self._values(obj, a, ext) if ext else self._parent_values(obj, a)
         if "project" not in values and (p := self._project(obj)):
             values["project"] = p
-        body = spec_to_api(spec, a, resolved)
-        rid = values.get(a.id_param, "")
-        extra: dict[str, Any] = {}
-        if a.create_style == "id-query" and a.create_id:
-            extra[a.create_id] = rid
-        elif a.create_style == "name-in-body":
-            body["name"] = rid
-        elif a.create_style == "wrapper" and a.create_wrapper and a.create_id:
-            body = {a.create_id: rid, a.create_wrapper: body}
-        elif a.create_style == "put-name":
-            body["name"] = ext
+        req = create_request(a, spec_to_api(spec, a, resolved), values.get(a.id_param, ""), ext)
+        if req is None:
+            return self._finish(obj, False, "UpdateFailed", f"{a.kind} has no create method: it can only be acquired", events)
         try:
             # FIX: a create the service names is not retried after an ambiguous
             # failure (5xx, dropped connection): a second POST makes a duplicate.
-            op = self.gcp.call(a, a.create, values, body, extra, idempotent=a.id_generation != "service")
-            result = self.gcp.wait(a, a.create, op, values)
+            op = self.gcp.call(a, req.call, values, req.body, req.params, idempotent=not service_assigned)
+            result = self.gcp.wait(a, req.call, op, values)
         except OperationFailed as e:
             return self._finish(obj, False, "UpdateFailed", f"create of {ext or a.kind} failed: {e.message}", events)
         except GcpError as e:
             return self._finish(obj, False, "UpdateFailed", f"create of {ext or a.kind} failed: {e}", events)
-        if a.create.lro == "none":
-            result = op
         new_ext: str | None = ext
         if isinstance(result, dict) and result.get("name"):
             new_ext = self._external_from(a, result, values)
@@ -318,7 +312,7 @@ class Reconciler:
 
     # --- acquire / update ---------------------------------------------------------------
 
-    def _managed(self, obj: dict[str, Any], a: AdapterSpec, spec: dict[str, Any], actual: dict[str, Any], resolved: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    def _managed(self, obj: dict[str, Any], a: Adapter, spec: dict[str, Any], actual: dict[str, Any], resolved: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         """(spec to enforce, spec to write back) under the externally-managed-fields mode."""
         mode = _ann(obj).get(ANN_STATE_INTO_SPEC, "absent").lower()
         table = mutability_of(a.kind)
@@ -340,7 +334,7 @@ class Reconciler:
         return spec, spec
 
     def _update(
-        self, obj: dict[str, Any], a: AdapterSpec, ext: str | None, spec: dict[str, Any], resolved: dict[str, Any], actual: dict[str, Any], events: list[Event]
+        self, obj: dict[str, Any], a: Adapter, ext: str | None, spec: dict[str, Any], resolved: dict[str, Any], actual: dict[str, Any], events: list[Event]
     ) -> Result:
         assert ext is not None
         enforce, writeback = self._managed(obj, a, spec, actual, resolved)
@@ -366,19 +360,17 @@ class Reconciler:
             paths = ", ".join(p for p, _, _ in diffs)
             self._observe(obj, a, actual, ext)
             return self._finish(obj, False, "UpdateFailed", f"{paths} of {ext} changed back {streak - 1} times after our updates: the service keeps setting another value; stopped updating", events)
-        if a.update is None:
+        req = update_request(a, desired, actual, [p for p, _, _ in diffs])
+        if req is None:
             return self._finish(obj, False, "UpdateFailed", f"{a.kind} has no update method; changed: {', '.join(p for p, _, _ in diffs)}", events)
         values = self._values(obj, a, ext)
-        body, extra = update_request(a, desired, actual, [p for p, _, _ in diffs])
         try:
-            op = self.gcp.call(a, a.update, values, body, extra)
-            result = self.gcp.wait(a, a.update, op, values)
+            op = self.gcp.call(a, req.call, values, req.body, req.params)
+            result = self.gcp.wait(a, req.call, op, values)
         except OperationFailed as e:
             return self._finish(obj, False, "UpdateFailed", f"update of {ext} failed: {e.message}", events)
         except GcpError as e:
             return self._finish(obj, False, "UpdateFailed", f"update of {ext} failed: {e}", events)
-        if a.update.lro == "none":
-            result = op
         self._observe(obj, a, result if isinstance(result, dict) and result else {**actual, **desired}, ext)
         events.append(Event("Normal", "Updated", f"updated {', '.join(p for p, _, _ in diffs)} of {ext}"))
         return self._finish(obj, True, "UpToDate", f"updated {ext}", events)
@@ -408,7 +400,7 @@ class Reconciler:
 # --- diff and update bodies -------------------------------------------------------------
 
 
-def merge_into_spec(a: AdapterSpec, spec: dict[str, Any], actual: Mapping[str, Any]) -> dict[str, Any]:
+def merge_into_spec(a: Adapter, spec: dict[str, Any], actual: Mapping[str, Any]) -> dict[str, Any]:
     """``state-into-spec: merge``: readable fields the user did not set, taken from GCP
     (never references, identity or output-only fields)."""
     table = mutability_of(a.kind)
@@ -424,11 +416,6 @@ def merge_into_spec(a: AdapterSpec, spec: dict[str, Any], actual: Mapping[str, A
         if k not in merged and api in actual and api not in ref_api and "output-only" not in row.behaviours:
             merged[k] = copy.deepcopy(actual[api])
     return merged
-
-
-@functools.cache
-def by_api_path(kind: str) -> dict[str, FieldMutability]:
-    return {r.api_path.replace("[]", ""): r for r in mutability_of(kind).values() if r.api_path and r.path.startswith("spec.")}
 
 
 @functools.cache
@@ -487,7 +474,7 @@ def _is_map(row: FieldMutability | None) -> bool:
     return row is not None and row.type.startswith("map<")
 
 
-def diff(desired: Any, actual: Any, a: AdapterSpec, check_mutability: bool) -> list[tuple[str, Any, Any]]:
+def diff(desired: Any, actual: Any, a: Adapter, check_mutability: bool) -> list[tuple[str, Any, Any]]:
     """Fields the user set whose live value differs: (api path, desired, actual).
 
     Objects compare only the keys the user set (state-into-spec absent); lists,
@@ -552,70 +539,6 @@ def diff(desired: Any, actual: Any, a: AdapterSpec, check_mutability: bool) -> l
 
     walk(desired, actual, "")
     return out
-
-
-def _pick(obj: Mapping[str, Any], paths: list[str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for p in paths:
-        parts = p.split(".")
-        src: Any = obj
-        for part in parts:
-            src = src.get(part) if isinstance(src, Mapping) else None
-        cur = out
-        for part in parts[:-1]:
-            cur = cur.setdefault(part, {})
-        cur[parts[-1]] = copy.deepcopy(src)
-    return out
-
-
-def _get(obj: Any, path: str) -> Any:
-    for part in path.split("."):
-        obj = obj.get(part) if isinstance(obj, Mapping) else None
-    return obj
-
-
-def _put(obj: dict[str, Any], path: str, value: Any) -> None:
-    parts = path.split(".")
-    for part in parts[:-1]:
-        obj = obj.setdefault(part, {})
-    obj[parts[-1]] = value
-
-
-def _merge(base: Any, over: Any) -> Any:
-    if isinstance(base, dict) and isinstance(over, dict):
-        out = copy.deepcopy(base)
-        for k, v in over.items():
-            out[k] = _merge(out.get(k), v)
-        return out
-    return copy.deepcopy(over)
-
-
-def update_request(a: AdapterSpec, desired: dict[str, Any], actual: dict[str, Any], paths: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(body, extra params) of one update carrying only the changed fields."""
-    changed = _pick(desired, paths)
-    mask = ",".join(paths)
-    if a.update_style == "mask-query":
-        return changed, {a.update_mask or "updateMask": mask}
-    if a.update_style == "wrapper-mask":
-        return {a.update_wrapper or "resource": changed, a.update_mask or "updateMask": mask}, {}
-    # Whole-resource PATCH: changed top-level fields, merged over the live values
-    # so server-set nested fields survive; plus the optimistic-lock token.
-    body = {k: _merge(actual.get(k), v) for k, v in changed.items()}
-    # FIX: a merge patch (RFC 7386, what compute/storage/dns PATCH do) keeps map
-    # keys it does not name, so a label removed from the spec stayed; a removed
-    # key is sent as null, which deletes it.
-    rows = by_api_path(a.kind)
-    for p in paths:
-        if _is_map(rows.get(p)):
-            want, have = _get(desired, p), _get(actual, p)
-            gone = {k: None for k in (have if isinstance(have, dict) else {}) if k not in (want or {})}
-            _put(body, p, {**gone, **copy.deepcopy(want or {})})
-    extra: dict[str, Any] = {}
-    if a.fingerprint and a.fingerprint in actual:
-        body[a.fingerprint] = actual[a.fingerprint]
-    if a.precondition and "metageneration" in actual:
-        extra[a.precondition] = actual["metageneration"]
-    return body, extra
 
 
 def ssa_owners(managed_fields: list[Mapping[str, Any]]) -> dict[str, set[str]]:

@@ -112,6 +112,28 @@ def api_node(doc_key: str, schema: str, api_path: str) -> dict[str, Any]:
     return prop
 
 
+def discovery_method(doc_key: str, method_id: str) -> dict[str, Any]:
+    def walk(resources: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        for res in resources.values():
+            yield from res.get("methods", {}).values()
+            yield from walk(res.get("resources", {}))
+
+    for m in walk(discovery(doc_key).get("resources", {})):
+        if m.get("id") == method_id:
+            return m
+    raise AssertionError(f"{doc_key}: no method {method_id}")
+
+
+def input_node(doc_key: str, schema: str, api_path: str, row: dict[str, Any]) -> dict[str, Any] | None:
+    """The Discovery node behind a create-only input: the create's query parameter or request field."""
+    for source in row["provenance"]["behaviours"].get("input-only", []):
+        if m := re.fullmatch(r"create-only: (\S+) query parameter (\S+)", source):
+            return dict(discovery_method(doc_key, m.group(1))["parameters"][m.group(2)])
+        if m := re.fullmatch(r"create-only: (\w+)\.(\w+) \((\S+)\)", source):
+            return dict(discovery(doc_key)["schemas"][m.group(1)]["properties"][m.group(2)])
+    return None
+
+
 def method_description(doc_key: str, method_id: str) -> str:
     def walk(resources: dict[str, Any]) -> Iterator[dict[str, Any]]:
         for res in resources.values():
@@ -170,7 +192,23 @@ def check_source(
         assert behaviour == "output-only" and api_path in CONCURRENCY_TOKENS, where
         return
     assert api_path is not None, f"{where}: a Discovery source on a KRM-only field"
-    node = api_node(doc_key, schema, api_path)
+    if m := re.fullmatch(r"create-only: (\S+) query parameter (\S+)", source):
+        method = discovery_method(doc_key, m.group(1))
+        assert m.group(2) == api_path and method["parameters"][api_path]["location"] == "query", where
+        assert m.group(1).rsplit(".", 1)[-1] in ("create", "insert"), where
+        return
+    if m := re.fullmatch(r"create-only: (\w+)\.(\w+) \((\S+)\)", source):
+        request, name, method_id = m.groups()
+        assert name == api_path and discovery_method(doc_key, method_id)["request"]["$ref"] == request, where
+        assert name in discovery(doc_key)["schemas"][request]["properties"], where
+        assert name not in discovery(doc_key)["schemas"][schema]["properties"], where
+        return
+    if m := re.fullmatch(r"not in (\w+) \((\S+)\): set by the service", source):
+        request, method_id = m.groups()
+        assert behaviour == "output-only" and discovery_method(doc_key, method_id)["request"]["$ref"] == request, where
+        assert api_path.split(".")[0] not in discovery(doc_key)["schemas"][request]["properties"], where
+        return
+    node = input_node(doc_key, schema, api_path, table[path]) or api_node(doc_key, schema, api_path)
     if source == "readOnly":
         assert node.get("readOnly") is True, where
     elif source.startswith("description:"):

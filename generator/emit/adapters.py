@@ -1,16 +1,10 @@
-"""Emit ``<kind>_adapter.py``: method descriptors computed here, reprs in a thin template."""
+"""Emit ``<kind>_adapter.py``: the Kind's kccgen.contract.Adapter, written as source."""
 
 from __future__ import annotations
 
-from kccgen.generator.ir.model import KindIR, MethodIR
-from kccgen.generator.render import render
-
-
-def _call(m: MethodIR | None) -> str:
-    if m is None:
-        return "None"
-    params = dict(m.param_templates)
-    return f"Call({m.name!r}, {params!r}, {m.lro!r})"
+from kccgen.contract import Adapter, CreateWithNameInBody
+from kccgen.generator.ir.model import KindIR
+from kccgen.generator.render import py_source, render
 
 
 def _int64_paths(k: KindIR) -> tuple[str, ...]:
@@ -23,40 +17,32 @@ def _int64_paths(k: KindIR) -> tuple[str, ...]:
     )
 
 
-def adapter_source(k: KindIR, path: str) -> str:
+def adapter_of(k: KindIR) -> Adapter:
+    """The contract value the generated module declares."""
     m = k.methods
     ident = k.identity
-    id_placeholder = ident.id_param.name
-    create_id = m.create_id_param
-    krm_only = tuple(sorted({p.krm_field for p in ident.params}))
-    name_is_full = m.create_style != "name-in-body"
-    ops = {".".join(chain): (chain, dict(tpl), pattern) for chain, tpl, pattern in m.operation_getters}
-    args = [
-        ("kind", repr(k.kind)),
-        ("api_version", repr(f"{k.group}/{k.version}")),
-        ("doc", repr(k.api.doc_key)),
-        ("resource", repr(tuple(k.resource.split(".")))),
-        ("template", repr(ident.template)),
-        ("get", _call(m.get)),
-        ("create", _call(m.create)),
-        ("update", _call(m.update)),
-        ("delete", _call(m.delete)),
-        ("create_style", repr(m.create_style)),
-        ("create_id", repr(create_id)),
-        ("create_wrapper", repr(m.create_wrapper_field)),
-        ("update_style", repr(m.update_style)),
-        ("update_mask", repr(m.update_mask)),
-        ("update_wrapper", repr(m.update_wrapper_field)),
-        ("fingerprint", repr(m.fingerprint_field)),
-        ("precondition", repr(m.precondition_param)),
-        ("id_generation", repr(ident.id_generation)),
-        ("name_is_full", repr(name_is_full)),
-        ("krm_only", repr(krm_only)),
-        ("int64_paths", repr(_int64_paths(k))),
-        ("operations", repr({key: (chain, tpl) for key, (chain, tpl, _) in sorted(ops.items())})),
-        ("operation_patterns", repr({key: pattern for key, (_, _, pattern) in sorted(ops.items()) if pattern})),
-        ("id_param", repr(id_placeholder)),
-    ]
+    return Adapter(
+        kind=k.kind,
+        api_version=f"{k.group}/{k.version}",
+        doc=k.api.doc_key,
+        resource=tuple(k.resource.split(".")),
+        template=ident.template,
+        id_param=ident.id_param.name,
+        get=m.get.call(),
+        create=m.create_shape,
+        update=m.update_shape,
+        delete=m.delete_shape,
+        # compute, storage and dns keep the short ID in `name`
+        name_is_full=not isinstance(m.create_shape, CreateWithNameInBody),
+        krm_only=tuple(sorted({p.krm_field for p in ident.params})),
+        int64_paths=_int64_paths(k),
+        operations=m.operations,
+    )
+
+
+def adapter_source(k: KindIR, path: str) -> str:
+    names: set[str] = set()
+    text = py_source(adapter_of(k), names)
     return render(
         "<kind>_adapter.py.j2",
         path,
@@ -64,5 +50,6 @@ def adapter_source(k: KindIR, path: str) -> str:
         doc_key=k.api.doc_key,
         resource=k.resource,
         config_file=k.config_file,
-        args=args,
+        contract_names=sorted(names),
+        adapter=text,
     )

@@ -9,10 +9,11 @@ use. Inline objects and enums are named after their path (``TopicState``,
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 
 from kccgen.discovery.behaviours import Behaviour as B
 from kccgen.discovery.behaviours import Fact, classify
-from kccgen.discovery.document import DiscoveryDoc, JsonSchema
+from kccgen.discovery.document import DiscoveryDoc, JsonSchema, Method
 from kccgen.discovery.errors import json_path
 from kccgen.generator.diagnostics import Reporter
 from kccgen.generator.ir.model import EnumIR, EnumValue, FieldIR, ModelSet, ObjectIR, TypeIR
@@ -135,8 +136,37 @@ class ApiModelBuilder:
         )
 
 
-def build_api_models(doc: DiscoveryDoc, roots: Iterable[str], reporter: Reporter, create_method_ids: frozenset[str]) -> tuple[ModelSet, dict[str, str]]:
-    """Classes for every schema reachable from ``roots``; returns (models, schema id -> class)."""
+    def parameters_class(self, name: str, method: Method, params: tuple[str, ...], location: str) -> str:
+        """A class for some query parameters of a method (a create's inputs such as
+        ``?predefinedAcl=``), typed as if they were a schema's properties."""
+        props = {}
+        for pname in params:
+            p = method.parameters[pname]
+            node = JsonSchema.model_validate(
+                {"type": p.type, "format": p.format, "description": p.description, "enum": p.enum, "enumDescriptions": p.enum_descriptions}
+            )
+            props[pname] = JsonSchema.model_validate({"type": "array", "items": node.model_dump(by_alias=True)}) if p.repeated else node
+        node = JsonSchema(type="object", description=f"Query parameters of {method.id} that set up the new resource.", properties=props)
+        cls = self._claim(name, location)
+        obj = self._object(cls, node, (cls,), location.split("#", 1)[1] + "/parameters")
+        # A parameter's JSON path has no /properties step: .../methods/insert/parameters/predefinedAcl.
+        fields = tuple(replace(f, source=f.source.replace("/parameters/properties/", "/parameters/")) for f in obj.fields)
+        self.objects[cls] = replace(obj, fields=fields)
+        return cls
+
+
+def build_api_models(
+    doc: DiscoveryDoc,
+    roots: Iterable[str],
+    reporter: Reporter,
+    create_method_ids: frozenset[str],
+    parameter_sets: Iterable[tuple[str, Method, tuple[str, ...], str]] = (),
+) -> tuple[ModelSet, dict[str, str]]:
+    """Classes for every schema reachable from ``roots``, and one per parameter set
+    (class name, method, parameter names, method location); returns (models, schema
+    id or method id -> class)."""
     b = ApiModelBuilder(doc, reporter, create_method_ids)
     names = {sid: b.schema_class(sid) for sid in sorted(set(roots))}
+    for cls, method, params, location in sorted(parameter_sets, key=lambda x: x[1].id):
+        names[method.id] = b.parameters_class(cls, method, params, location)
     return b.model_set(), names

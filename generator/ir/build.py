@@ -1,14 +1,18 @@
 """Build the IR from loaded specs, in named stages.
 
-select_kinds -> api_models -> identity -> methods -> krm_projection.
+select_kinds -> resolve_shapes -> build_api_modules -> resolve_identities ->
+(per Kind) create_view -> references -> krm_projection -> mutability.
 Each stage only reads what earlier stages produced; the result is frozen.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from kccgen.contract import CreateAtPath, Where, create_inputs
 from kccgen.discovery.behaviours import Behaviour as B
+from kccgen.discovery.behaviours import Fact
 from kccgen.discovery.document import DiscoveryDoc, Resource
 from kccgen.discovery.errors import SpecError, json_path
 from kccgen.discovery.paths import rest_template
@@ -16,7 +20,7 @@ from kccgen.generator.diagnostics import Reporter
 from kccgen.generator.ir.api_models import build_api_models
 from kccgen.generator.ir.identity import choose_asset_format, resolve_identity
 from kccgen.generator.ir.krm import KrmProjector, identity_fields, override_facts, ref_placeholder
-from kccgen.generator.ir.methods import resolve_methods
+from kccgen.generator.ir.methods import UnsupportedShape, resolve_methods
 from kccgen.generator.ir.model import (
     IR,
     ApiModule,
@@ -26,13 +30,17 @@ from kccgen.generator.ir.model import (
     Methods,
     ModelSet,
     ObjectIR,
+    ReferenceIR,
+    SkippedKind,
     TargetKind,
 )
 from kccgen.generator.ir.mutability import build_mutability
 from kccgen.generator.ir.references import TargetIndex, infer_references
-from kccgen.generator.naming import api_module, plural_kind, snake
+from kccgen.generator.naming import api_module, pascal, plural_kind, snake
 from kccgen.generator.spec.kinds import KindConfig, KindsFile
 from kccgen.generator.spec.loader import Specs
+
+Problem = Callable[[SpecError], None]
 
 
 @dataclass(frozen=True)
@@ -43,6 +51,19 @@ class Selected:
     cfg: KindConfig
     doc: DiscoveryDoc
     resource: Resource
+
+    @property
+    def package(self) -> str:
+        return f"{snake(self.kfile.service)}/{self.cfg.krm_version}"
+
+
+@dataclass(frozen=True)
+class Shaped:
+    """A selected Kind with its methods and resource schema (stage 2)."""
+
+    sel: Selected
+    methods: Methods
+    schema: str
 
 
 def select_kinds(specs: Specs, strict: bool = True, reporter: Reporter | None = None) -> list[Selected]:
@@ -81,165 +102,241 @@ def select_kinds(specs: Specs, strict: bool = True, reporter: Reporter | None = 
     return sorted(out, key=lambda s: s.cfg.kind)
 
 
-def _package(kf: KindsFile, cfg: KindConfig) -> str:
-    return f"{snake(kf.service)}/{cfg.krm_version}"
+def resolve_shapes(selected: list[Selected]) -> tuple[list[Shaped], list[SkippedKind]]:
+    """Stage 2: method shapes. A method no contract variant describes skips its Kind."""
+    shaped: list[Shaped] = []
+    skipped: list[SkippedKind] = []
+    for s in selected:
+        try:
+            methods, schema = resolve_methods(s.file, s.index, s.cfg, s.doc, s.resource)
+        except UnsupportedShape as e:
+            skipped.append(SkippedKind(s.cfg.kind, f"{s.file}#{json_path('kinds', s.index)}", e.location, e.reason))
+            continue
+        shaped.append(Shaped(s, methods, schema))
+    return shaped, skipped
+
+
+def _query_inputs(sh: Shaped) -> tuple[str, ...]:
+    return tuple(i.field for i in create_inputs(sh.methods.create_shape) if i.where is Where.QUERY)
+
+
+def build_api_modules(shaped: list[Shaped], reporter: Reporter) -> tuple[dict[tuple[str, str], ApiModule], dict[tuple[str, str], dict[str, str]]]:
+    """Stage 3: API payload models, one module per (document, KRM package).
+
+    Returns the modules and, per module, schema id (or create method id, for
+    its query inputs) -> class name.
+    """
+    groups: dict[tuple[str, str], list[Shaped]] = {}
+    for sh in shaped:
+        groups.setdefault((sh.sel.doc.key, sh.sel.package), []).append(sh)
+    modules: dict[tuple[str, str], ApiModule] = {}
+    class_of: dict[tuple[str, str], dict[str, str]] = {}
+    for (dkey, pkg), members in sorted(groups.items()):
+        doc = members[0].sel.doc
+        roots: set[str] = set()
+        create_ids: set[str] = set()
+        params = []
+        for sh in members:
+            m = sh.methods
+            roots.add(sh.schema)
+            for mi in (m.get, m.create, m.update, m.delete):
+                if mi is not None:
+                    roots.update(x for x in (mi.request, mi.response) if x)
+            if m.create is not None:
+                create_ids.add(m.create.id)
+                names = _query_inputs(sh)
+                if names:
+                    raw = sh.sel.resource.methods[m.create.name]
+                    params.append((f"{pascal(sh.schema)}{pascal(m.create.name)}Parameters", raw, names, m.create.location))
+        models, names_of = build_api_models(doc, roots, reporter, frozenset(create_ids), params)
+        modules[(dkey, pkg)] = ApiModule(doc.name, doc.version, dkey, doc.revision, api_module(doc.name, doc.version), pkg, models)
+        class_of[(dkey, pkg)] = names_of
+    return modules, class_of
+
+
+def resolve_identities(specs: Specs, shaped: list[Shaped], reporter: Reporter) -> dict[str, Identity]:
+    """Stage 4: identity templates (all Kinds' templates first, for parent inference)."""
+    prelim: dict[str, str] = {}
+    for sh in shaped:
+        rest = rest_template(sh.methods.get.flat_path)
+        row, _ = choose_asset_format(specs.asset_names.for_type(sh.sel.cfg.asset_type or f"{sh.sel.doc.host}/{sh.schema}"), rest)
+        prelim[sh.sel.cfg.kind] = row.template if row else rest
+    identities = {}
+    for sh in shaped:
+        s = sh.sel
+        raw_get = s.resource.methods[sh.methods.get.name]
+        identity = resolve_identity(s.file, s.index, s.cfg, s.doc, raw_get, sh.schema, specs.asset_names, prelim)
+        for d in identity.disagreements:
+            reporter.warn(f"{s.file}#{json_path('kinds', s.index)}", "identity", f"{s.cfg.kind}: {d}")
+        identities[s.cfg.kind] = identity
+    return identities
+
+
+def create_view(sh: Shaped, mod: ApiModule, classes: dict[str, str]) -> tuple[ModelSet, ObjectIR]:
+    """The resource as the KRM projection sees it: plus the create-only inputs
+    (request fields beside the resource, query parameters), immutable and never
+    returned by GET; minus, for a create request that lists the resource fields
+    it takes, the settability of the others (the service sets them)."""
+    m = sh.methods
+    res = mod.models.object(classes[sh.schema])
+    fields = list(res.fields)
+    shape = m.create_shape
+    assert m.create is not None or not create_inputs(shape)
+    if isinstance(shape, CreateAtPath) and shape.request_fields is not None and m.create is not None:
+        why = f"not in {m.create.request} ({m.create.id}): set by the service"
+        fields = [
+            f if f.name in shape.request_fields or f.name == "name" or f.output_only else replace(f, facts=tuple(sorted({*f.facts, Fact(B.OUTPUT_ONLY, why)})))
+            for f in fields
+        ]
+    for inp in create_inputs(shape):
+        assert m.create is not None
+        if inp.where is Where.QUERY:
+            holder = mod.models.object(classes[m.create.id])
+            what = f"create-only: {m.create.id} query parameter {inp.field}"
+        else:
+            assert m.create.request is not None
+            holder = mod.models.object(classes[m.create.request])
+            what = f"create-only: {m.create.request}.{inp.field} ({m.create.id})"
+        f = next(x for x in holder.fields if x.name == inp.field)
+        facts = {x for x in f.facts if x.behaviour not in (B.OUTPUT_ONLY, B.REQUIRED)} | {Fact(B.IMMUTABLE, what), Fact(B.INPUT_ONLY, what)}
+        facts |= {x for x in f.facts if x.behaviour is B.REQUIRED}
+        fields.append(replace(f, facts=tuple(sorted(facts))))
+    view = replace(res, fields=tuple(fields))
+    objects = tuple(view if o.name == res.name else o for o in mod.models.objects)
+    return ModelSet(objects, mod.models.enums), view
+
+
+def build_kind(
+    sh: Shaped,
+    mod: ApiModule,
+    classes: dict[str, str],
+    identity: Identity,
+    index: TargetIndex,
+    by_kind: dict[str, TargetKind],
+    external_kinds_file: str,
+    problem: Problem,
+) -> KindIR:
+    """Stages 5-7 for one Kind: references, KRM projection, mutability."""
+    s, m = sh.sel, sh.methods
+    models, api_res = create_view(sh, mod, classes)
+    res_class = api_res.name
+    overrides = override_facts(s.cfg, s.file)
+    known = {f.name for f in api_res.fields}
+    for path in sorted(overrides):
+        if path.split(".")[0] not in known:
+            problem(SpecError(s.file, json_path("kinds", s.index, "fields", path), f"{s.cfg.kind}: {sh.schema} has no field {path.split('.')[0]!r}"))
+            overrides.pop(path)
+    drop = frozenset(f.name for f in api_res.fields if f.name == "name" or B.IDENTIFIER in f.behaviours)
+
+    # Stage 5: references.
+    inf = infer_references(s.cfg.kind, models, res_class, s.cfg, index, overrides, drop)
+    for msg in inf.bad_targets:
+        problem(SpecError(s.file, json_path("kinds", s.index, "references", msg.split(":")[0], "target"), f"{s.cfg.kind}: {msg}"))
+    for p in inf.unused_config:
+        problem(SpecError(s.file, json_path("kinds", s.index, "references", p), f"{s.cfg.kind}: {p!r} is not a string field of {sh.schema} reachable from spec (list steps are written field[])"))
+    if inf.unclassified:
+        problem(SpecError(
+            s.file,
+            json_path("kinds", s.index, "references"),
+            f"{s.cfg.kind}: {len(inf.unclassified)} field(s) look like references but are not classified; "
+            f"add references.<path>: {{target: <Kind>|none, reason: ...}}: " + "; ".join(inf.unclassified),
+        ))
+
+    # Stage 6: KRM projection.
+    proj = KrmProjector(s.cfg.kind, models, res_class, overrides, inf.decisions)
+    spec_name = proj.project(res_class, "spec", "", drop)
+    obs_name = proj.project(res_class, "observed", "", drop)
+    assert spec_name is not None
+    id_fields, parent_refs = identity_fields(s.cfg.kind, identity)
+    spec_obj = proj.objects[spec_name]
+    spec_obj = ObjectIR(spec_obj.name, spec_obj.description, (*id_fields, *spec_obj.fields), spec_obj.source, open=False)
+    if obs_name is None:
+        obs_obj = ObjectIR(f"{s.cfg.kind}ObservedState", f"The observed state of the {s.cfg.kind}.", (), api_res.source)
+    else:
+        obs_obj = proj.objects[obs_name]
+    for r in parent_refs:
+        if r.target not in by_kind:
+            raise SpecError(
+                s.file,
+                json_path("kinds", s.index, "parents"),
+                f"{s.cfg.kind}: parent {r.krm_path} refers to {r.target}, which is neither a generated Kind nor declared in {external_kinds_file}",
+            )
+    references: list[ReferenceIR] = [
+        replace(r, external_only=not (by_kind[r.target].ours or by_kind[r.target].by_name)) for r in parent_refs
+    ] + sorted(inf.references, key=lambda r: r.krm_path)
+    ref_classes = sorted(proj.ref_classes | {f"{r.target}Ref" for r in parent_refs})
+    objs = {o.name: o for o in proj.objects.values()}
+    objs[spec_obj.name] = spec_obj
+    objs[obs_obj.name] = obs_obj
+    for rc in ref_classes:
+        objs[rc] = ref_placeholder(rc.removesuffix("Ref"))
+    krm_models = ModelSet(tuple(objs[k] for k in sorted(objs)), proj.model_set().enums)
+
+    # Stage 7: mutability table.
+    mutability = build_mutability(s.cfg.kind, f"{s.doc.key} {s.cfg.resource}", krm_models, spec_obj, obs_obj, m, identity, frozenset(ref_classes))
+    api_fields = tuple(FieldIR(f.name, f.type, f.description, proj.facts(f, f.name), f.source, f.deprecated) for f in api_res.fields)
+    short = s.cfg.short_names or (f"gcp{s.cfg.kind.lower()}", f"gcp{plural_kind(s.cfg.kind)}")
+    return KindIR(
+        kind=s.cfg.kind,
+        group=s.kfile.group,
+        version=s.cfg.krm_version,
+        plural=plural_kind(s.cfg.kind),
+        short_names=tuple(short),
+        package=s.package,
+        api=mod,
+        resource=s.cfg.resource,
+        resource_schema=classes[sh.schema],
+        description=s.cfg.description or api_res.description,
+        identity=identity,
+        methods=m,
+        api_fields=api_fields,
+        spec=spec_obj,
+        observed_state=obs_obj,
+        krm_models=krm_models,
+        config_file=s.file,
+        references=tuple(references),
+        mutability=mutability,
+        ref_imports=tuple(sorted((by_kind[c.removesuffix("Ref")].ref_module, c) for c in ref_classes)),
+    )
 
 
 def build_ir(specs: Specs, reporter: Reporter | None = None, strict: bool = True) -> IR:
     """The IR of ``specs``. ``strict=False`` turns kind-config mismatches with the
     Discovery documents into warnings: the lag report reads older documents
     with today's kind configs, where such mismatches are expected."""
-    reporter = reporter or Reporter()
+    rep = reporter or Reporter()
 
     def problem(err: SpecError) -> None:
         if strict:
             raise err
-        reporter.warn(f"{err.file}#{err.path}", "lenient", err.message)
+        rep.warn(f"{err.file}#{err.path}", "lenient", err.message)
 
-    selected = select_kinds(specs, strict, reporter)
-
-    # Stage 2: method shapes and resource schemas.
-    shapes: dict[str, tuple[Methods, str]] = {}
-    for s in selected:
-        shapes[s.cfg.kind] = resolve_methods(s.file, s.index, s.cfg, s.doc, s.resource)
-
-    # Stage 3: API payload models, one module per (document, KRM package).
-    groups: dict[tuple[str, str], list[Selected]] = {}
-    for s in selected:
-        groups.setdefault((s.doc.key, _package(s.kfile, s.cfg)), []).append(s)
-    api_modules: dict[tuple[str, str], ApiModule] = {}
-    class_of: dict[tuple[str, str], dict[str, str]] = {}
-    for (dkey, pkg), members in sorted(groups.items()):
-        doc = members[0].doc
-        roots: set[str] = set()
-        create_ids: set[str] = set()
-        for s in members:
-            m, schema = shapes[s.cfg.kind]
-            roots.add(schema)
-            for mi in (m.get, m.create, m.update, m.delete):
-                if mi is not None:
-                    roots.update(x for x in (mi.request, mi.response) if x)
-            if m.create is not None:
-                create_ids.add(m.create.id)
-        models, names = build_api_models(doc, roots, reporter, frozenset(create_ids))
-        api_modules[(dkey, pkg)] = ApiModule(doc.name, doc.version, dkey, doc.revision, api_module(doc.name, doc.version), pkg, models)
-        class_of[(dkey, pkg)] = names
-
-    # Stage 4: identity (templates of all Kinds first, for parent inference).
-    prelim: dict[str, str] = {}
-    for s in selected:
-        m, schema = shapes[s.cfg.kind]
-        rest = rest_template(m.get.flat_path)
-        row, _ = choose_asset_format(specs.asset_names.for_type(s.cfg.asset_type or f"{s.doc.host}/{schema}"), rest)
-        prelim[s.cfg.kind] = row.template if row else rest
-    identities = {}
-    for s in selected:
-        m, schema = shapes[s.cfg.kind]
-        raw_get = s.resource.methods[m.get.name]
-        identity = resolve_identity(s.file, s.index, s.cfg, s.doc, raw_get, schema, specs.asset_names, prelim)
-        for d in identity.disagreements:
-            reporter.warn(f"{s.file}#{json_path('kinds', s.index)}", "identity", f"{s.cfg.kind}: {d}")
-        identities[s.cfg.kind] = identity
-    targets = _targets(specs, selected, identities)
+    selected = select_kinds(specs, strict, rep)
+    shaped, skipped = resolve_shapes(selected)
+    modules, class_of = build_api_modules(shaped, rep)
+    identities = resolve_identities(specs, shaped, rep)
+    targets = _targets(specs, shaped, identities)
     index = TargetIndex(targets, specs.asset_names)
     by_kind = {t.kind: t for t in targets}
-
-    kinds: list[KindIR] = []
-    for s in selected:
-        m, schema = shapes[s.cfg.kind]
-        identity = identities[s.cfg.kind]
-        pkg = _package(s.kfile, s.cfg)
-        mod = api_modules[(s.doc.key, pkg)]
-        res_class = class_of[(s.doc.key, pkg)][schema]
-        overrides = override_facts(s.cfg, s.file)
-        api_res = mod.models.object(res_class)
-        known = {f.name for f in api_res.fields}
-        for path in sorted(overrides):
-            if path.split(".")[0] not in known:
-                problem(SpecError(s.file, json_path("kinds", s.index, "fields", path), f"{s.cfg.kind}: {schema} has no field {path.split('.')[0]!r}"))
-                overrides.pop(path)
-        drop = frozenset(f.name for f in api_res.fields if f.name == "name" or B.IDENTIFIER in f.behaviours)
-
-        # Stage 5: references.
-        inf = infer_references(s.cfg.kind, mod.models, res_class, s.cfg, index, overrides, drop)
-        for msg in inf.bad_targets:
-            problem(SpecError(s.file, json_path("kinds", s.index, "references", msg.split(":")[0], "target"), f"{s.cfg.kind}: {msg}"))
-        for p in inf.unused_config:
-            problem(SpecError(s.file, json_path("kinds", s.index, "references", p), f"{s.cfg.kind}: {p!r} is not a string field of {schema} reachable from spec (list steps are written field[])"))
-        if inf.unclassified:
-            problem(SpecError(
-                s.file,
-                json_path("kinds", s.index, "references"),
-                f"{s.cfg.kind}: {len(inf.unclassified)} field(s) look like references but are not classified; "
-                f"add references.<path>: {{target: <Kind>|none, reason: ...}}: " + "; ".join(inf.unclassified),
-            ))
-
-        # Stage 6: KRM projection.
-        proj = KrmProjector(s.cfg.kind, mod.models, res_class, overrides, inf.decisions)
-        spec_name = proj.project(res_class, "spec", "", drop)
-        obs_name = proj.project(res_class, "observed", "", drop)
-        assert spec_name is not None
-        id_fields, parent_refs = identity_fields(s.cfg.kind, identity)
-        spec_obj = proj.objects[spec_name]
-        spec_obj = ObjectIR(spec_obj.name, spec_obj.description, (*id_fields, *spec_obj.fields), spec_obj.source, open=False)
-        if obs_name is None:
-            obs_obj = ObjectIR(f"{s.cfg.kind}ObservedState", f"The observed state of the {s.cfg.kind}.", (), api_res.source)
-        else:
-            obs_obj = proj.objects[obs_name]
-        for r in parent_refs:
-            if r.target not in by_kind:
-                raise SpecError(
-                    s.file,
-                    json_path("kinds", s.index, "parents"),
-                    f"{s.cfg.kind}: parent {r.krm_path} refers to {r.target}, which is neither a generated Kind "
-                    f"nor declared in {specs.external_kinds_file}",
-                )
-        references = [
-            replace(r, external_only=not (by_kind[r.target].ours or by_kind[r.target].by_name)) for r in parent_refs
-        ] + sorted(inf.references, key=lambda r: r.krm_path)
-        ref_classes = sorted(proj.ref_classes | {f"{r.target}Ref" for r in parent_refs})
-        objs = {o.name: o for o in proj.objects.values()}
-        objs[spec_obj.name] = spec_obj
-        objs[obs_obj.name] = obs_obj
-        for rc in ref_classes:
-            objs[rc] = ref_placeholder(rc.removesuffix("Ref"))
-        krm_models = ModelSet(tuple(objs[k] for k in sorted(objs)), proj.model_set().enums)
-
-        # Stage 7: mutability table.
-        mutability = build_mutability(s.cfg.kind, f"{s.doc.key} {s.cfg.resource}", krm_models, spec_obj, obs_obj, m, identity, frozenset(ref_classes))
-        api_fields = tuple(
-            FieldIR(f.name, f.type, f.description, proj.facts(f, f.name), f.source, f.deprecated) for f in api_res.fields
+    kinds = [
+        build_kind(
+            sh,
+            modules[(sh.sel.doc.key, sh.sel.package)],
+            class_of[(sh.sel.doc.key, sh.sel.package)],
+            identities[sh.sel.cfg.kind],
+            index,
+            by_kind,
+            specs.external_kinds_file,
+            problem,
         )
-        short = s.cfg.short_names or (f"gcp{s.cfg.kind.lower()}", f"gcp{plural_kind(s.cfg.kind)}")
-        kinds.append(
-            KindIR(
-                kind=s.cfg.kind,
-                group=s.kfile.group,
-                version=s.cfg.krm_version,
-                plural=plural_kind(s.cfg.kind),
-                short_names=tuple(short),
-                package=pkg,
-                api=mod,
-                resource=s.cfg.resource,
-                resource_schema=res_class,
-                description=s.cfg.description or api_res.description,
-                identity=identity,
-                methods=m,
-                api_fields=api_fields,
-                spec=spec_obj,
-                observed_state=obs_obj,
-                krm_models=krm_models,
-                config_file=s.file,
-                references=tuple(references),
-                mutability=mutability,
-                ref_imports=tuple(sorted((by_kind[c.removesuffix("Ref")].ref_module, c) for c in ref_classes)),
-            )
-        )
+        for sh in shaped
+    ]
     return IR(
-        api_modules=tuple(api_modules[k] for k in sorted(api_modules)),
+        api_modules=tuple(modules[k] for k in sorted(modules)),
         kinds=tuple(kinds),
-        diagnostics=tuple(str(d) for d in reporter.sorted()),
+        diagnostics=tuple(str(d) for d in rep.sorted()),
         targets=targets,
+        skipped=tuple(skipped),
     )
 
 
@@ -259,12 +356,12 @@ def ref_module(package: str, kind: str) -> str:
     return f"kccgen.generated.{package.replace('/', '.')}.{kind.lower()}_reference"
 
 
-def _targets(specs: Specs, selected: list[Selected], identities: dict[str, Identity]) -> tuple[TargetKind, ...]:
+def _targets(specs: Specs, shaped: list[Shaped], identities: dict[str, Identity]) -> tuple[TargetKind, ...]:
     """Every Kind a reference can point at: ours, then specs/external-kinds.yaml."""
     out: list[TargetKind] = []
-    for s in selected:
+    for sh in shaped:
+        s = sh.sel
         i = identities[s.cfg.kind]
-        rest_t = i.rest_template
         out.append(
             TargetKind(
                 kind=s.cfg.kind,
@@ -272,10 +369,10 @@ def _targets(specs: Specs, selected: list[Selected], identities: dict[str, Ident
                 domain=i.domain,
                 ours=True,
                 by_name=True,
-                ref_module=ref_module(_package(s.kfile, s.cfg), s.cfg.kind),
+                ref_module=ref_module(s.package, s.cfg.kind),
                 rest_host=i.rest_host,
                 rest_prefix=i.rest_prefix,
-                rest_template=rest_t if rest_t != i.template else "",
+                rest_template=i.rest_template if i.rest_template != i.template else "",
                 extra_forms=i.extra_forms,
                 spec_fields=_spec_fields(i),
                 id_generation=i.id_generation,
@@ -309,11 +406,6 @@ def _targets(specs: Specs, selected: list[Selected], identities: dict[str, Ident
             )
         )
     return tuple(sorted(out, key=lambda t: t.kind))
-
-
-
-def _raw_method(res: Resource, name: str):  # type: ignore[no-untyped-def]
-    return res.methods[name]
 
 
 __all__ = ["ApiModule", "FieldIR", "build_ir", "select_kinds"]

@@ -1,14 +1,49 @@
-"""IR stage: method shapes (how create passes the ID, update style, LRO style)."""
+"""IR stage: a Kind's methods and their shapes (kccgen.contract).
+
+Which Discovery method plays each role, how create passes the ID, how update
+sends the change, how delete and operations work. Inference follows Google's
+standard methods; a kind config's ``methods:`` names what inference cannot
+tell. A method that fits no variant raises :class:`UnsupportedShape`, and the
+Kind is not generated: an adapter that "works" while sending the wrong
+request is worse than none.
+"""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
+from kccgen.contract import (
+    CreateAtPath,
+    CreateInput,
+    CreateServiceAssigned,
+    CreateShape,
+    CreateWithIdParam,
+    CreateWithNameInBody,
+    CreateWrapped,
+    DeleteAtPath,
+    DeleteShape,
+    FingerprintGuard,
+    Guard,
+    Lro,
+    MetagenerationGuard,
+    NoCreate,
+    NoDelete,
+    NoGuard,
+    NoUpdate,
+    OperationGetter,
+    UpdateMaskInBody,
+    UpdateMaskInQuery,
+    UpdateMerge,
+    UpdateReplace,
+    UpdateShape,
+    Where,
+)
 from kccgen.discovery.document import DiscoveryDoc, JsonSchema, Method, Resource, iter_resources
 from kccgen.discovery.errors import SpecError, json_path
 from kccgen.discovery.paths import collection_param, param_templates
-from kccgen.generator.ir.model import LroStyle, MethodIR, Methods
-from kccgen.generator.spec.kinds import KindConfig
+from kccgen.generator.ir.model import MethodIR, Methods
+from kccgen.generator.spec.kinds import CreateMethod, KindConfig, UpdateMethod
 
 # compute networks.patch, in its two phrasings over the years:
 # "Only routingConfig can be modified." (2026) and
@@ -21,43 +56,89 @@ _ALLOWLIST = re.compile(
 
 _ROLES = {"get": ("get",), "create": ("create", "insert"), "update": ("patch", "update"), "delete": ("delete",)}
 
+# Query parameters of a create that steer the request, not the resource: they
+# never become spec fields (each with why).
+CONTROL_PARAMS: dict[str, str] = {
+    "requestId": "an idempotency token for retrying the request",
+    "clientOperationId": "names the operation, not the resource",
+    "validateOnly": "a dry run",
+    "userProject": "bills the request to a project",
+    "projection": "shapes the response",
+    "view": "shapes the response",
+    "views": "shapes the response",
+    "fieldMask": "shapes the response",
+}
 
-def lro_style(doc: DiscoveryDoc, response: str | None) -> LroStyle:
+
+class UnsupportedShape(Exception):
+    """A method whose shape fits no kccgen.contract variant; names it and says why."""
+
+    def __init__(self, location: str, reason: str) -> None:
+        self.location = location
+        self.reason = reason
+        super().__init__(f"{location}: {reason}")
+
+
+@dataclass(frozen=True)
+class _Ctx:
+    """What every shape decision reads: the document, the resource and the Kind's config."""
+
+    file: str
+    index: int
+    cfg: KindConfig
+    doc: DiscoveryDoc
+    dotted: str
+    schema: str
+
+    def where(self, role: str, *key: str) -> str:
+        return json_path("kinds", self.index, "methods", role, *key)
+
+    def error(self, role: str, message: str, *key: str) -> SpecError:
+        return SpecError(self.file, self.where(role, *key), f"{self.cfg.kind}: {message}")
+
+
+def lro_style(doc: DiscoveryDoc, response: str | None) -> Lro:
     """Recognise an operation by its shape, not by the API's name."""
     if response is None:
-        return "none"
+        return Lro.NONE
     props = doc.schemas[response].properties
     if {"done", "response", "metadata"} <= set(props):
-        return "google.longrunning"
+        return Lro.GOOGLE_LONGRUNNING
     if "targetLink" in props and "progress" in props:
-        return "compute"
+        return Lro.COMPUTE
     if "zoneContext" in props or (response == "Operation" and doc.name == "dns"):
-        return "dns"
-    return "none"
+        return Lro.DNS
+    return Lro.NONE
 
 
-def _operation_getters(doc: DiscoveryDoc) -> tuple[tuple[tuple[str, ...], tuple[tuple[str, str], ...], str], ...]:
-    """Every ``*operations.get`` of the document, with what selects it."""
+def _operations(doc: DiscoveryDoc) -> tuple[tuple[str, OperationGetter], ...]:
+    """Every ``*operations.get`` of the document, by accessor path."""
     out = []
     for dotted, res in iter_resources(doc):
         get = res.methods.get("get")
         if dotted.lower().endswith("operations") and get is not None:
             pattern = next((p.pattern for p in get.parameters.values() if p.location == "path" and p.pattern), "")
-            out.append((tuple(dotted.split(".")), param_templates(get), pattern or ""))
+            out.append((dotted, OperationGetter(tuple(dotted.split(".")), param_templates(get), pattern or "")))
     return tuple(out)
 
 
-def _method(doc: DiscoveryDoc, verb: str, name: str, m: Method) -> MethodIR:
-    req = m.request.ref if m.request else None
+def method_location(doc: DiscoveryDoc, dotted: str, name: str) -> str:
+    """``pubsub.v1#/resources/projects/resources/topics/methods/create``."""
+    parts = [x for seg in dotted.split(".") for x in ("resources", seg)]
+    return f"{doc.key}#{json_path(*parts, 'methods', name)}"
+
+
+def _method(doc: DiscoveryDoc, dotted: str, verb: str, name: str, m: Method) -> MethodIR:
     resp = m.response.ref if m.response else None
     return MethodIR(
         verb=verb,
         name=name,
         id=m.id,
+        location=method_location(doc, dotted, name),
         http_method=m.http_method,
         path=m.path,
         flat_path=m.flat_path or m.path,
-        request=req,
+        request=m.request.ref if m.request else None,
         response=resp,
         path_params=tuple(sorted(k for k, p in m.parameters.items() if p.location == "path")),
         query_params=tuple(sorted(k for k, p in m.parameters.items() if p.location == "query")),
@@ -70,90 +151,244 @@ def _is_mask(node: JsonSchema) -> bool:
     return node.type == "string" and node.format == "google-fieldmask"
 
 
+def _pick(ctx: _Ctx, res: Resource, role: str, named: str | None) -> MethodIR | None:
+    """The method playing ``role``: the one the config names, else the standard name."""
+    if named is not None:
+        if named not in res.methods:
+            have = ", ".join(sorted(res.methods))
+            raise ctx.error(role, f"{ctx.doc.key} {ctx.dotted} has no method {named!r} (have: {have})", "method")
+        return _method(ctx.doc, ctx.dotted, role, named, res.methods[named])
+    for n in _ROLES[role]:
+        if n in res.methods:
+            return _method(ctx.doc, ctx.dotted, role, n, res.methods[n])
+    return None
+
+
+# --- create --------------------------------------------------------------------------------
+
+
+def _query_inputs(ctx: _Ctx, create: MethodIR, raw: Method, exclude: set[str]) -> tuple[CreateInput, ...]:
+    """Optional query parameters that set something on the new resource (?skipInitialVersionCreation=)."""
+    templated = {p for p, _ in create.param_templates}
+    return tuple(
+        CreateInput(name, Where.QUERY)
+        for name, p in sorted(raw.parameters.items())
+        if p.location == "query" and name not in templated and name not in exclude and name not in CONTROL_PARAMS
+    )
+
+
+def _request_split(ctx: _Ctx, request: str) -> tuple[str | None, str | None, list[str]]:
+    """(field holding the resource, ID field, other fields) of a create request schema."""
+    resource_field = id_field = None
+    others = []
+    for pname, prop in sorted(ctx.doc.schemas[request].properties.items()):
+        if prop.ref == ctx.schema:
+            resource_field = pname
+        elif pname.endswith("Id") and prop.type == "string" and id_field is None:
+            id_field = pname
+        else:
+            others.append(pname)
+    return resource_field, id_field, others
+
+
+def infer_create(ctx: _Ctx, create: MethodIR | None, raw: Method | None) -> CreateShape:
+    if create is None or raw is None:
+        return NoCreate()
+    call = create.call()
+    resource_props = ctx.doc.schemas[ctx.schema].properties
+    if create.request is not None and create.request != ctx.schema:
+        resource_field, id_field, others = _request_split(ctx, create.request)
+        body_inputs = tuple(CreateInput(f, Where.BODY) for f in others if f not in resource_props)
+        if resource_field is not None:
+            if id_field is None or create.http_method != "POST":
+                raise UnsupportedShape(create.location, f"{create.request} wraps {ctx.schema} but carries no *Id field for a POST")
+            inputs = body_inputs + _query_inputs(ctx, create, raw, set())
+            return CreateWrapped(call, id_field, resource_field, inputs)
+        if create.http_method != "PUT":
+            raise UnsupportedShape(
+                create.location, f"{create.request} neither is nor wraps {ctx.schema}, and the create is a {create.http_method}, not a PUT to the resource path"
+            )
+        carried = tuple(f for f in others if f in resource_props)
+        inputs = body_inputs + _query_inputs(ctx, create, raw, set())
+        return CreateAtPath(call, name_field="name" if "name" in others else None, request_fields=carried, inputs=inputs)
+    if create.http_method == "PUT":
+        return CreateAtPath(call, name_field="name" if "name" in resource_props else None, inputs=_query_inputs(ctx, create, raw, set()))
+    if create.http_method != "POST":
+        raise UnsupportedShape(create.location, f"a create by {create.http_method} is neither a PUT to the resource path nor a POST to the collection")
+    # The ID parameter is named after the collection (schemas -> schemaId);
+    # other *Id parameters (requestId, clientOperationId) are not it.
+    collection = create.flat_path.rstrip("/").split("/")[-1]
+    id_param = f"{collection_param(collection)}Id"
+    if id_param in create.query_params:
+        return CreateWithIdParam(call, id_param, _query_inputs(ctx, create, raw, {id_param}))
+    if ctx.cfg.id_generation == "service":
+        return CreateServiceAssigned(call, _query_inputs(ctx, create, raw, set()))
+    if "name" in resource_props:
+        return CreateWithNameInBody(call, "name", _query_inputs(ctx, create, raw, set()))
+    raise UnsupportedShape(
+        create.location,
+        f"cannot tell how the ID travels: no ?{id_param}=, no name field in {ctx.schema}, and the kind config does not say idGeneration: service",
+    )
+
+
+def configured_create(ctx: _Ctx, create: MethodIR | None, raw: Method | None, c: CreateMethod) -> CreateShape:
+    """The create shape a kind config names, checked against the document."""
+    if c.shape == "none":
+        return NoCreate()
+    if create is None or raw is None:
+        raise ctx.error("create", f"shape {c.shape!r} needs a method", "method")
+    call = create.call()
+    resource_props = ctx.doc.schemas[ctx.schema].properties
+    request_props = ctx.doc.schemas[create.request].properties if create.request else {}
+    if c.shape == "at-path":
+        if create.http_method != "PUT":
+            raise ctx.error("create", f"{create.id} is a {create.http_method}, not a PUT to the resource path", "shape")
+        if create.request is not None and create.request != ctx.schema:
+            carried = tuple(f for f in sorted(request_props) if f in resource_props and f != "name")
+            body = tuple(CreateInput(f, Where.BODY) for f in sorted(request_props) if f not in resource_props)
+            return CreateAtPath(call, "name" if "name" in request_props else None, carried, body + _query_inputs(ctx, create, raw, set()))
+        return CreateAtPath(call, "name" if "name" in resource_props else None, None, _query_inputs(ctx, create, raw, set()))
+    if c.shape in ("id-param", "name-in-body", "service-assigned") and create.request not in (None, ctx.schema):
+        raise ctx.error("create", f"shape {c.shape!r} sends the {ctx.schema} as the body, but {create.id} takes a {create.request}", "shape")
+    if c.shape == "id-param":
+        if c.id_param is None or c.id_param not in create.query_params:
+            raise ctx.error("create", f"idParam {c.id_param!r} is not a query parameter of {create.id} (have: {', '.join(create.query_params)})", "idParam")
+        return CreateWithIdParam(call, c.id_param, _query_inputs(ctx, create, raw, {c.id_param}))
+    if c.shape == "wrapped":
+        for key, value in (("idField", c.id_field), ("resourceField", c.resource_field)):
+            if value is None or value not in request_props:
+                raise ctx.error("create", f"{key} {value!r} is not a field of {create.request}", key)
+        assert c.id_field is not None and c.resource_field is not None
+        body = tuple(CreateInput(f, Where.BODY) for f in sorted(request_props) if f not in (c.id_field, c.resource_field))
+        return CreateWrapped(call, c.id_field, c.resource_field, body + _query_inputs(ctx, create, raw, set()))
+    if c.shape == "name-in-body":
+        if "name" not in resource_props:
+            raise ctx.error("create", f"{ctx.schema} has no name field", "shape")
+        return CreateWithNameInBody(call, "name", _query_inputs(ctx, create, raw, set()))
+    return CreateServiceAssigned(call, _query_inputs(ctx, create, raw, set()))
+
+
+# --- update --------------------------------------------------------------------------------
+
+
+def _guard(ctx: _Ctx, update: MethodIR, named: str | None = None) -> Guard:
+    if named == "metageneration" or (named is None and "ifMetagenerationMatch" in update.query_params):
+        return MetagenerationGuard()
+    if named == "fingerprint" or (named is None and "fingerprint" in ctx.doc.schemas[ctx.schema].properties):
+        return FingerprintGuard()
+    return NoGuard()
+
+
+def _mask_param(ctx: _Ctx, raw: Method) -> str | None:
+    return next((n for n, p in sorted(raw.parameters.items()) if p.location == "query" and (n == "updateMask" or p.format == "google-fieldmask")), None)
+
+
+def infer_update(ctx: _Ctx, update: MethodIR | None, raw: Method | None) -> UpdateShape:
+    if update is None or raw is None:
+        return NoUpdate()
+    call = update.call()
+    if update.request is not None and update.request != ctx.schema:
+        props = ctx.doc.schemas[update.request].properties
+        resource_field = next((n for n, p in sorted(props.items()) if p.ref == ctx.schema), None)
+        mask = next((n for n, p in sorted(props.items()) if _is_mask(p)), None)
+        if resource_field is None or mask is None:
+            raise UnsupportedShape(update.location, f"{update.request} does not carry both the {ctx.schema} and a field mask")
+        return UpdateMaskInBody(call, resource_field, mask)
+    if update.http_method not in ("PATCH", "PUT"):
+        raise UnsupportedShape(update.location, f"an update by {update.http_method} is neither a PATCH nor a PUT of the resource")
+    mask_param = _mask_param(ctx, raw)
+    if mask_param is not None:
+        return UpdateMaskInQuery(call, mask_param)
+    if update.http_method == "PATCH":
+        return UpdateMerge(call, _guard(ctx, update))
+    return UpdateReplace(call, _guard(ctx, update))
+
+
+def configured_update(ctx: _Ctx, update: MethodIR | None, raw: Method | None, u: UpdateMethod) -> UpdateShape:
+    if u.shape == "none":
+        return NoUpdate()
+    if update is None or raw is None:
+        raise ctx.error("update", f"shape {u.shape!r} needs a method", "method")
+    call = update.call()
+    if u.shape == "mask-in-query":
+        if u.mask is None or u.mask not in update.query_params:
+            raise ctx.error("update", f"mask {u.mask!r} is not a query parameter of {update.id}", "mask")
+        return UpdateMaskInQuery(call, u.mask)
+    if u.shape == "mask-in-body":
+        props = ctx.doc.schemas[update.request].properties if update.request else {}
+        for key, value in (("mask", u.mask), ("resourceField", u.resource_field)):
+            if value is None or value not in props:
+                raise ctx.error("update", f"{key} {value!r} is not a field of {update.request}", key)
+        assert u.mask is not None and u.resource_field is not None
+        return UpdateMaskInBody(call, u.resource_field, u.mask)
+    guard = _guard(ctx, update, u.guard) if u.guard else NoGuard()
+    return UpdateMerge(call, guard) if u.shape == "merge" else UpdateReplace(call, guard)
+
+
+def infer_delete(ctx: _Ctx, delete: MethodIR | None) -> DeleteShape:
+    if delete is None:
+        return NoDelete()
+    if delete.http_method != "DELETE" or delete.request is not None:
+        raise UnsupportedShape(delete.location, f"a delete by {delete.http_method}{' with a body' if delete.request else ''} is not a DELETE of the resource path")
+    return DeleteAtPath(delete.call())
+
+
+def _allowlist(doc: DiscoveryDoc, schema: str, update: MethodIR | None, raw: Method | None) -> tuple[tuple[str, ...] | None, str | None]:
+    """Fields the update method's description limits it to, with the phrase."""
+    if update is None or raw is None:
+        return None, None
+    m = _ALLOWLIST.search(raw.description or "")
+    if not m:
+        return None, None
+    listed = re.split(r"\s*,\s*|\s+and\s+", (m.group(1) or m.group(2)).rstrip("."))
+    allow = tuple(sorted(n for n in listed if n and n.split(".")[0] in doc.schemas[schema].properties))
+    return (allow, f"{update.id}: {' '.join(m.group(0).split())!r}") if allow else (None, None)
+
+
 def resolve_methods(file: str, index: int, cfg: KindConfig, doc: DiscoveryDoc, res: Resource) -> tuple[Methods, str]:
-    """Return the Kind's method shapes and its resource schema id (the get response)."""
-    found: dict[str, MethodIR] = {}
-    for verb, names in _ROLES.items():
-        for n in names:
-            if n in res.methods:
-                found[verb] = _method(doc, verb, n, res.methods[n])
-                break
-    get = found.get("get")
+    """Return the Kind's methods with their shapes, and its resource schema id (the get response).
+
+    Raises SpecError for a kind config that contradicts the document and
+    UnsupportedShape for a method no contract variant describes.
+    """
+    pre = _Ctx(file, index, cfg, doc, cfg.resource, "")
+    mc = cfg.methods
+    get = _pick(pre, res, "get", mc.get.method if mc.get else None)
     if get is None or get.response is None:
         raise SpecError(file, json_path("kinds", index, "resource"), f"{cfg.kind}: {doc.key} resource {cfg.resource!r} has no get method returning a schema")
-    schema = get.response
-    create, update = found.get("create"), found.get("update")
-
-    create_style = "none"
-    create_id = wrapper = None
-    if create is not None:
-        if create.request is not None and create.request != schema:
-            create_style = "wrapper"
-            for pname, prop in doc.schemas[create.request].properties.items():
-                if prop.ref == schema:
-                    wrapper = pname
-                elif pname.endswith("Id") and prop.type == "string":
-                    create_id = pname
-        elif create.http_method == "PUT":
-            create_style = "put-name"
-        else:
-            # The ID parameter is named after the collection (schemas -> schemaId);
-            # other *Id parameters (requestId, clientOperationId) are not it.
-            collection = create.flat_path.rstrip("/").split("/")[-1]
-            id_param = f"{collection_param(collection)}Id"
-            if id_param in create.query_params:
-                create_style, create_id = "id-query", id_param
-            elif cfg.id_generation == "service":
-                create_style = "service-generated"
-            else:
-                create_style = "name-in-body"
-
-    update_style = "none"
-    mask = upd_wrapper = None
-    if update is not None:
-        if update.request is not None and update.request != schema:
-            update_style = "wrapper-mask"
-            for pname, prop in doc.schemas[update.request].properties.items():
-                if prop.ref == schema:
-                    upd_wrapper = pname
-                elif _is_mask(prop):
-                    mask = pname
-        elif "updateMask" in update.query_params:
-            update_style, mask = "mask-query", "updateMask"
-        else:
-            update_style = "whole-resource"
-    rprops = doc.schemas[schema].properties
-    fingerprint = "fingerprint" if update_style == "whole-resource" and "fingerprint" in rprops else None
-    precondition = None
-    if update is not None and "ifMetagenerationMatch" in update.query_params:
-        precondition = "ifMetagenerationMatch"
-    allow: tuple[str, ...] | None = None
-    allow_src: str | None = None
-    if update is not None:
-        raw = res.methods[update.name].description or ""
-        m = _ALLOWLIST.search(raw)
-        if m:
-            listed = re.split(r"\s*,\s*|\s+and\s+", (m.group(1) or m.group(2)).rstrip("."))
-            allow = tuple(sorted(n for n in listed if n and n.split(".")[0] in doc.schemas[schema].properties))
-            allow_src = f"{update.id}: {' '.join(m.group(0).split())!r}"
+    ctx = _Ctx(file, index, cfg, doc, cfg.resource, get.response)
+    create = _pick(ctx, res, "create", mc.create.method if mc.create else None)
+    update = _pick(ctx, res, "update", mc.update.method if mc.update else None)
+    delete = _pick(ctx, res, "delete", mc.delete.method if mc.delete else None)
+    raw_create = res.methods[create.name] if create else None
+    raw_update = res.methods[update.name] if update else None
+    create_shape = configured_create(ctx, create, raw_create, mc.create) if mc.create else infer_create(ctx, create, raw_create)
+    update_shape = configured_update(ctx, update, raw_update, mc.update) if mc.update else infer_update(ctx, update, raw_update)
+    if mc.delete is not None and mc.delete.shape == "none":
+        delete_shape: DeleteShape = NoDelete()
+    else:
+        delete_shape = infer_delete(ctx, delete)
+    if isinstance(create_shape, NoCreate):
+        create = None
+    if isinstance(update_shape, NoUpdate):
+        update = None
+    if isinstance(delete_shape, NoDelete):
+        delete = None
+    found = [x for x in (get, create, update, delete) if x is not None]
+    allow, allow_src = _allowlist(doc, ctx.schema, update, raw_update)
     return (
         Methods(
             get=get,
             create=create,
             update=update,
-            delete=found.get("delete"),
-            create_style=create_style,  # type: ignore[arg-type]
-            create_id_param=create_id,
-            create_wrapper_field=wrapper,
-            update_style=update_style,  # type: ignore[arg-type]
-            update_mask=mask,
-            update_wrapper_field=upd_wrapper,
-            fingerprint_field=fingerprint,
-            precondition_param=precondition,
-            custom_methods=tuple(sorted(set(res.methods) - {x.name for x in found.values()})),
-            operation_getters=_operation_getters(doc) if any(x.lro != "none" for x in found.values()) else (),
-            update_allowlist=allow or None,
-            update_allowlist_source=allow_src if allow else None,
+            delete=delete,
+            create_shape=create_shape,
+            update_shape=update_shape,
+            delete_shape=delete_shape,
+            update_allowlist=allow,
+            update_allowlist_source=allow_src,
+            custom_methods=tuple(sorted(set(res.methods) - {x.name for x in found})),
+            operations=_operations(doc) if any(x.lro is not Lro.NONE for x in found) else (),
         ),
-        schema,
+        ctx.schema,
     )

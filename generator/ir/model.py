@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from kccgen.contract import Call, CreateShape, DeleteShape, Lro, OperationGetter, UpdateShape
 from kccgen.discovery.behaviours import Behaviour, Fact
 
 TypeKind = Literal["string", "integer", "number", "boolean", "any", "object", "array", "map", "enum"]
@@ -162,14 +163,14 @@ class TargetKind:
     id_generation: str = "user"
 
 
-LroStyle = Literal["none", "google.longrunning", "compute", "dns"]
-
-
 @dataclass(frozen=True)
 class MethodIR:
+    """One Discovery method of the Kind's resource, as the generator read it."""
+
     verb: str  # get / create / update / delete (our role)
     name: str  # Discovery method name: insert, patch...
     id: str  # pubsub.projects.topics.get
+    location: str  # pubsub.v1#/resources/projects/resources/topics/methods/get
     http_method: str
     path: str
     flat_path: str
@@ -177,34 +178,33 @@ class MethodIR:
     response: str | None
     path_params: tuple[str, ...]
     query_params: tuple[str, ...]
-    lro: LroStyle
+    lro: Lro
     # Parameter name -> template over identity params, from the Discovery
     # path patterns: {"parent": "projects/{project}/locations/{location}"}.
     param_templates: tuple[tuple[str, str], ...] = ()
 
+    def call(self) -> Call:
+        return Call(self.name, self.param_templates, self.lro)
+
 
 @dataclass(frozen=True)
 class Methods:
+    """The Kind's methods and their shapes (kccgen.contract), as the adapter declares them."""
+
     get: MethodIR
     create: MethodIR | None
     update: MethodIR | None
     delete: MethodIR | None
-    create_style: Literal["put-name", "id-query", "name-in-body", "wrapper", "service-generated", "none"]
-    create_id_param: str | None  # topicId / keyRingId / instanceId (wrapper field)
-    create_wrapper_field: str | None  # CreateInstanceRequest.instance
-    update_style: Literal["mask-query", "wrapper-mask", "whole-resource", "none"]
-    update_mask: str | None  # updateMask (query or body), fieldMask
-    update_wrapper_field: str | None  # UpdateTopicRequest.topic
-    fingerprint_field: str | None  # compute subnetworks: fingerprint
-    precondition_param: str | None  # storage: ifMetagenerationMatch
+    create_shape: CreateShape
+    update_shape: UpdateShape
+    delete_shape: DeleteShape
     # Fields the update method's own description limits it to ("Only
     # routingConfig can be modified." on compute networks.patch), with the phrase.
     update_allowlist: tuple[str, ...] | None = None
     update_allowlist_source: str | None = None
     custom_methods: tuple[str, ...] = ()  # other methods of the resource (setPrivateIpGoogleAccess...)
-    # How to poll this API's operations: (resource chain, param templates,
-    # regex an operation name must match, or "" when chosen by scope).
-    operation_getters: tuple[tuple[tuple[str, ...], tuple[tuple[str, str], ...], str], ...] = ()
+    # How to poll this API's operations, by accessor path (or compute scope).
+    operations: tuple[tuple[str, OperationGetter], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -252,11 +252,25 @@ class KindIR:
 
 
 @dataclass(frozen=True)
+class SkippedKind:
+    """A configured Kind that is not generated, and why (a method no contract variant fits)."""
+
+    kind: str
+    config: str  # specs/kinds/pubsub.yaml#/kinds/3
+    location: str  # pubsub.v1#/resources/projects/resources/snapshots/methods/create
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.config}: {self.kind} is not generated: {self.location}: {self.reason}"
+
+
+@dataclass(frozen=True)
 class IR:
     api_modules: tuple[ApiModule, ...]
     kinds: tuple[KindIR, ...]
     diagnostics: tuple[str, ...] = field(default=())
     targets: tuple[TargetKind, ...] = ()
+    skipped: tuple[SkippedKind, ...] = ()
 
     def target(self, name: str) -> TargetKind:
         for t in self.targets:

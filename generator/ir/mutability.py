@@ -10,7 +10,18 @@ a field inside an immutable message cannot change either.
 from __future__ import annotations
 
 import re
+from typing import assert_never
 
+from kccgen.contract import (
+    FingerprintGuard,
+    MetagenerationGuard,
+    NoGuard,
+    NoUpdate,
+    UpdateMaskInBody,
+    UpdateMaskInQuery,
+    UpdateMerge,
+    UpdateReplace,
+)
 from kccgen.discovery.behaviours import Behaviour as B
 from kccgen.discovery.behaviours import Fact
 from kccgen.generator.ir.model import (
@@ -37,13 +48,27 @@ def type_label(t: TypeIR) -> str:
 def _update_source(m: Methods, api_path: str) -> str:
     u = m.update
     assert u is not None
-    if m.update_style == "mask-query":
-        return f"{u.id} ({u.http_method}) with {m.update_mask}={api_path}"
-    if m.update_style == "wrapper-mask":
-        return f"{u.id} ({u.http_method}) body {u.request}.{m.update_wrapper_field} with {m.update_mask}={api_path}"
-    extra = f", {m.fingerprint_field} must match" if m.fingerprint_field else ""
-    extra += f", {m.precondition_param}" if m.precondition_param else ""
-    return f"{u.id} ({u.http_method}) sends the whole resource{extra}"
+    shape = m.update_shape
+    match shape:
+        case UpdateMaskInQuery(mask_param=mask):
+            return f"{u.id} ({u.http_method}) with {mask}={api_path}"
+        case UpdateMaskInBody(resource_field=field, mask_field=mask):
+            return f"{u.id} ({u.http_method}) body {u.request}.{field} with {mask}={api_path}"
+        case UpdateMerge(guard=guard) | UpdateReplace(guard=guard):
+            match guard:
+                case FingerprintGuard(field=token):
+                    extra = f", {token} must match"
+                case MetagenerationGuard(param=param):
+                    extra = f", {param}"
+                case NoGuard():
+                    extra = ""
+                case _:
+                    assert_never(guard)
+            return f"{u.id} ({u.http_method}) sends the whole resource{extra}"
+        case NoUpdate():
+            raise AssertionError("no update method")
+        case _:
+            assert_never(shape)
 
 
 # "updated using setPrivateIpGoogleAccess", "expanded after creation using

@@ -50,6 +50,50 @@ class ParentConfig(_Strict):
     kind: str | None = None  # referenced Kind for *Ref fields
 
 
+class GetMethod(_Strict):
+    """Which Discovery method reads the resource, where the resource has no ``get``."""
+
+    method: str
+    reason: str = Field(min_length=1)
+
+
+class CreateMethod(_Strict):
+    """How the resource is created, where inference is ambiguous (kccgen.contract create shapes)."""
+
+    method: str | None = None  # Discovery method name; None only with shape "none"
+    shape: Literal["at-path", "id-param", "name-in-body", "wrapped", "service-assigned", "none"]
+    id_param: str | None = Field(default=None, alias="idParam")  # id-param: the query parameter
+    id_field: str | None = Field(default=None, alias="idField")  # wrapped: the request's ID field
+    resource_field: str | None = Field(default=None, alias="resourceField")  # wrapped: the field holding the resource
+    reason: str = Field(min_length=1)
+
+
+class UpdateMethod(_Strict):
+    """How the resource is updated (kccgen.contract update shapes)."""
+
+    method: str | None = None
+    shape: Literal["mask-in-query", "mask-in-body", "merge", "replace", "none"]
+    mask: str | None = None  # mask-in-query: the parameter; mask-in-body: the request field
+    resource_field: str | None = Field(default=None, alias="resourceField")  # mask-in-body
+    guard: Literal["fingerprint", "metageneration"] | None = None  # merge / replace
+    reason: str = Field(min_length=1)
+
+
+class DeleteMethod(_Strict):
+    method: str | None = None
+    shape: Literal["at-path", "none"]
+    reason: str = Field(min_length=1)
+
+
+class MethodsConfig(_Strict):
+    """Methods named explicitly; a role left out is inferred from the Discovery resource."""
+
+    get: GetMethod | None = None
+    create: CreateMethod | None = None
+    update: UpdateMethod | None = None
+    delete: DeleteMethod | None = None
+
+
 class KindConfig(_Strict):
     kind: str
     resource: str  # dotted Discovery resource path, e.g. projects.topics
@@ -61,6 +105,7 @@ class KindConfig(_Strict):
     fields: dict[str, FieldOverride] = Field(default_factory=dict)
     references: dict[str, ReferenceConfig] = Field(default_factory=dict)  # keyed by API field path
     external_forms: tuple[str, ...] = Field(default=(), alias="externalForms")  # extra accepted spellings
+    methods: MethodsConfig = Field(default_factory=MethodsConfig)
     description: str | None = None
 
 

@@ -4,26 +4,43 @@ from __future__ import annotations
 
 import pytest
 
+from kccgen.contract import (
+    CreateAtPath,
+    CreateServiceAssigned,
+    CreateWithIdParam,
+    CreateWithNameInBody,
+    CreateWrapped,
+    FingerprintGuard,
+    Lro,
+    MetagenerationGuard,
+    NoGuard,
+    NoUpdate,
+    UpdateMaskInBody,
+    UpdateMaskInQuery,
+    UpdateMerge,
+)
 from kccgen.discovery.behaviours import Behaviour
 from kccgen.discovery.paths import pattern_template, rest_template
 from kccgen.generator.ir.model import IR
 
-# DESIGN §3: (create style, create id, update style, mask, create LRO, update LRO, delete LRO)
+# DESIGN §3, in kccgen.contract terms: (create shape, how the ID travels,
+# update shape, mask, create LRO, update LRO, delete LRO).
+N, G, C, D = Lro.NONE, Lro.GOOGLE_LONGRUNNING, Lro.COMPUTE, Lro.DNS
 SHAPES = {
-    "PubSubTopic": ("put-name", None, "wrapper-mask", "updateMask", "none", "none", "none"),
-    "PubSubSubscription": ("put-name", None, "wrapper-mask", "updateMask", "none", "none", "none"),
-    "PubSubSchema": ("id-query", "schemaId", "none", None, "none", None, "none"),
-    "StorageBucket": ("name-in-body", None, "whole-resource", None, "none", "none", "none"),
-    "ComputeNetwork": ("name-in-body", None, "whole-resource", None, "compute", "compute", "compute"),
-    "ComputeSubnetwork": ("name-in-body", None, "whole-resource", None, "compute", "compute", "compute"),
-    "KMSKeyRing": ("id-query", "keyRingId", "none", None, "none", None, "google.longrunning"),
-    "KMSCryptoKey": ("id-query", "cryptoKeyId", "mask-query", "updateMask", "none", "none", "google.longrunning"),
-    "DNSManagedZone": ("name-in-body", None, "whole-resource", None, "none", "dns", "none"),
-    "MonitoringAlertPolicy": ("service-generated", None, "mask-query", "updateMask", "none", "none", "none"),
-    "MonitoringNotificationChannel": ("service-generated", None, "mask-query", "updateMask", "none", "none", "none"),
-    "SecretManagerSecret": ("id-query", "secretId", "mask-query", "updateMask", "none", "none", "none"),
-    "ArtifactRegistryRepository": ("id-query", "repositoryId", "mask-query", "updateMask", "google.longrunning", "none", "google.longrunning"),
-    "SpannerInstance": ("wrapper", "instanceId", "wrapper-mask", "fieldMask", "google.longrunning", "google.longrunning", "none"),
+    "PubSubTopic": (CreateAtPath, "path", UpdateMaskInBody, "updateMask", N, N, N),
+    "PubSubSubscription": (CreateAtPath, "path", UpdateMaskInBody, "updateMask", N, N, N),
+    "PubSubSchema": (CreateWithIdParam, "schemaId", NoUpdate, None, N, None, N),
+    "StorageBucket": (CreateWithNameInBody, "name", UpdateMerge, None, N, N, N),
+    "ComputeNetwork": (CreateWithNameInBody, "name", UpdateMerge, None, C, C, C),
+    "ComputeSubnetwork": (CreateWithNameInBody, "name", UpdateMerge, None, C, C, C),
+    "KMSKeyRing": (CreateWithIdParam, "keyRingId", NoUpdate, None, N, None, G),
+    "KMSCryptoKey": (CreateWithIdParam, "cryptoKeyId", UpdateMaskInQuery, "updateMask", N, N, G),
+    "DNSManagedZone": (CreateWithNameInBody, "name", UpdateMerge, None, N, D, N),
+    "MonitoringAlertPolicy": (CreateServiceAssigned, None, UpdateMaskInQuery, "updateMask", N, N, N),
+    "MonitoringNotificationChannel": (CreateServiceAssigned, None, UpdateMaskInQuery, "updateMask", N, N, N),
+    "SecretManagerSecret": (CreateWithIdParam, "secretId", UpdateMaskInQuery, "updateMask", N, N, N),
+    "ArtifactRegistryRepository": (CreateWithIdParam, "repositoryId", UpdateMaskInQuery, "updateMask", G, N, G),
+    "SpannerInstance": (CreateWrapped, "instanceId", UpdateMaskInBody, "fieldMask", G, G, N),
 }
 
 TEMPLATES = {
@@ -48,24 +65,46 @@ def test_fourteen_kinds(ir: IR) -> None:
     assert sorted(k.kind for k in ir.kinds) == sorted(SHAPES)
 
 
+def _id_transport(c: object) -> str | None:
+    if isinstance(c, CreateAtPath):
+        return "path"
+    if isinstance(c, CreateWithIdParam):
+        return c.id_param
+    if isinstance(c, CreateWrapped):
+        return c.id_field
+    if isinstance(c, CreateWithNameInBody):
+        return c.name_field
+    return None
+
+
+def _mask(u: object) -> str | None:
+    if isinstance(u, UpdateMaskInQuery):
+        return u.mask_param
+    if isinstance(u, UpdateMaskInBody):
+        return u.mask_field
+    return None
+
+
 @pytest.mark.parametrize("kind", sorted(SHAPES))
 def test_method_shapes(ir: IR, kind: str) -> None:
-    k = ir.kind(kind)
-    m = k.methods
+    m = ir.kind(kind).methods
     lro = lambda mi: None if mi is None else mi.lro  # noqa: E731
-    got = (m.create_style, m.create_id_param, m.update_style, m.update_mask, lro(m.create), lro(m.update), lro(m.delete))
+    got = (type(m.create_shape), _id_transport(m.create_shape), type(m.update_shape), _mask(m.update_shape), lro(m.create), lro(m.update), lro(m.delete))
     assert got == SHAPES[kind]
 
 
 def test_shape_details(ir: IR) -> None:
-    assert ir.kind("ComputeSubnetwork").methods.fingerprint_field == "fingerprint"
-    assert ir.kind("ComputeNetwork").methods.fingerprint_field is None
-    assert ir.kind("StorageBucket").methods.precondition_param == "ifMetagenerationMatch"
-    assert ir.kind("SpannerInstance").methods.create_wrapper_field == "instance"
-    assert ir.kind("SpannerInstance").methods.update_wrapper_field == "instance"
-    assert ir.kind("PubSubTopic").methods.update_wrapper_field == "topic"
-    assert ir.kind("StorageBucket").methods.create is not None
-    assert ir.kind("StorageBucket").methods.create.http_method == "POST"
+    guard = lambda kind: getattr(ir.kind(kind).methods.update_shape, "guard", None)  # noqa: E731
+    assert guard("ComputeSubnetwork") == FingerprintGuard("fingerprint")
+    assert guard("ComputeNetwork") == NoGuard()  # compute Network has no fingerprint field
+    assert guard("StorageBucket") == MetagenerationGuard("ifMetagenerationMatch", "metageneration")
+    spanner = ir.kind("SpannerInstance").methods
+    assert isinstance(spanner.create_shape, CreateWrapped) and spanner.create_shape.resource_field == "instance"
+    assert isinstance(spanner.update_shape, UpdateMaskInBody) and spanner.update_shape.resource_field == "instance"
+    topic = ir.kind("PubSubTopic").methods.update_shape
+    assert isinstance(topic, UpdateMaskInBody) and topic.resource_field == "topic"
+    bucket = ir.kind("StorageBucket").methods.create
+    assert bucket is not None and bucket.http_method == "POST"
 
 
 @pytest.mark.parametrize("kind", sorted(TEMPLATES))

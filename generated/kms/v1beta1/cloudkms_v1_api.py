@@ -136,6 +136,31 @@ class CryptoKey(BaseModel):
     ] = None
 
 
+class CryptoKeyCreateParameters(BaseModel):
+    """
+    Query parameters of cloudkms.projects.locations.keyRings.cryptoKeys.create that set up the new resource.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    skip_initial_version_creation: Annotated[
+        bool | None,
+        Field(
+            alias="skipInitialVersionCreation",
+            description="If set to true, the request will create a CryptoKey without any CryptoKeyVersions. You must manually call CreateCryptoKeyVersion or ImportCryptoKeyVersion before you can use this CryptoKey.",
+        ),
+    ] = None
+    trusted_wrapping_enabled: Annotated[
+        bool | None,
+        Field(
+            alias="trustedWrappingEnabled",
+            description="Optional. Whether trusted wrapping will be enabled on the first CryptoKeyVersions created for this CryptoKey. This field is only supported for keys with CryptoKeyVersionTemplate.protection_level HSM_SINGLE_TENANT. This field is supported for all CryptoKeyPurposes except ENCRYPT_DECRYPT.",
+        ),
+    ] = None
+
+
 class CryptoKeyPurpose(StrEnum):
     """
     Immutable. The immutable purpose of this CryptoKey.

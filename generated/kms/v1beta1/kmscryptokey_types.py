@@ -649,6 +649,20 @@ class KMSCryptoKeySpec(BaseModel):
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
     ] = None
+    skip_initial_version_creation: Annotated[
+        bool | None,
+        Field(
+            alias="skipInitialVersionCreation",
+            description="If set to true, the request will create a CryptoKey without any CryptoKeyVersions. You must manually call CreateCryptoKeyVersion or ImportCryptoKeyVersion before you can use this CryptoKey.",
+        ),
+    ] = None
+    trusted_wrapping_enabled: Annotated[
+        bool | None,
+        Field(
+            alias="trustedWrappingEnabled",
+            description="Optional. Whether trusted wrapping will be enabled on the first CryptoKeyVersions created for this CryptoKey. This field is only supported for keys with CryptoKeyVersionTemplate.protection_level HSM_SINGLE_TENANT. This field is supported for all CryptoKeyPurposes except ENCRYPT_DECRYPT.",
+        ),
+    ] = None
     version_template: Annotated[
         CryptoKeyVersionTemplate | None,
         Field(

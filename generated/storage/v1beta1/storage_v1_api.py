@@ -642,6 +642,74 @@ class BucketIamConfigurationUniformBucketLevelAccess(BaseModel):
     ] = None
 
 
+class BucketInsertParameters(BaseModel):
+    """
+    Query parameters of storage.buckets.insert that set up the new resource.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    enable_object_retention: Annotated[
+        bool | None,
+        Field(
+            alias="enableObjectRetention",
+            description="When set to true, object retention is enabled for this bucket.",
+        ),
+    ] = None
+    predefined_acl: Annotated[
+        BucketInsertParametersPredefinedAcl | int | None,
+        Field(
+            alias="predefinedAcl",
+            description="Apply a predefined set of access controls to this bucket.",
+        ),
+    ] = None
+    predefined_default_object_acl: Annotated[
+        BucketInsertParametersPredefinedDefaultObjectAcl | int | None,
+        Field(
+            alias="predefinedDefaultObjectAcl",
+            description="Apply a predefined set of default object access controls to this bucket.",
+        ),
+    ] = None
+
+
+class BucketInsertParametersPredefinedAcl(StrEnum):
+    """
+    Apply a predefined set of access controls to this bucket.
+    authenticatedRead: Project team owners get OWNER access, and allAuthenticatedUsers get READER access.
+    private: Project team owners get OWNER access.
+    projectPrivate: Project team members get access according to their roles.
+    publicRead: Project team owners get OWNER access, and allUsers get READER access.
+    publicReadWrite: Project team owners get OWNER access, and allUsers get WRITER access.
+    """
+
+    AUTHENTICATED_READ = "authenticatedRead"
+    PRIVATE = "private"
+    PROJECT_PRIVATE = "projectPrivate"
+    PUBLIC_READ = "publicRead"
+    PUBLIC_READ_WRITE = "publicReadWrite"
+
+
+class BucketInsertParametersPredefinedDefaultObjectAcl(StrEnum):
+    """
+    Apply a predefined set of default object access controls to this bucket.
+    authenticatedRead: Object owner gets OWNER access, and allAuthenticatedUsers get READER access.
+    bucketOwnerFullControl: Object owner gets OWNER access, and project team owners get OWNER access.
+    bucketOwnerRead: Object owner gets OWNER access, and project team owners get READER access.
+    private: Object owner gets OWNER access.
+    projectPrivate: Object owner gets OWNER access, and project team members get access according to their roles.
+    publicRead: Object owner gets OWNER access, and allUsers get READER access.
+    """
+
+    AUTHENTICATED_READ = "authenticatedRead"
+    BUCKET_OWNER_FULL_CONTROL = "bucketOwnerFullControl"
+    BUCKET_OWNER_READ = "bucketOwnerRead"
+    PRIVATE = "private"
+    PROJECT_PRIVATE = "projectPrivate"
+    PUBLIC_READ = "publicRead"
+
+
 class BucketIpFilter(BaseModel):
     """
     The bucket's IP filter configuration. Specifies the network sources that are allowed to access the operations on the bucket, as well as its underlying objects. Only enforced when the mode is set to 'Enabled'.

@@ -440,6 +440,42 @@ class BucketIamConfigurationUniformBucketLevelAccess(BaseModel):
     ] = None
 
 
+class BucketInsertParametersPredefinedAcl(StrEnum):
+    """
+    Apply a predefined set of access controls to this bucket.
+    authenticatedRead: Project team owners get OWNER access, and allAuthenticatedUsers get READER access.
+    private: Project team owners get OWNER access.
+    projectPrivate: Project team members get access according to their roles.
+    publicRead: Project team owners get OWNER access, and allUsers get READER access.
+    publicReadWrite: Project team owners get OWNER access, and allUsers get WRITER access.
+    """
+
+    AUTHENTICATED_READ = "authenticatedRead"
+    PRIVATE = "private"
+    PROJECT_PRIVATE = "projectPrivate"
+    PUBLIC_READ = "publicRead"
+    PUBLIC_READ_WRITE = "publicReadWrite"
+
+
+class BucketInsertParametersPredefinedDefaultObjectAcl(StrEnum):
+    """
+    Apply a predefined set of default object access controls to this bucket.
+    authenticatedRead: Object owner gets OWNER access, and allAuthenticatedUsers get READER access.
+    bucketOwnerFullControl: Object owner gets OWNER access, and project team owners get OWNER access.
+    bucketOwnerRead: Object owner gets OWNER access, and project team owners get READER access.
+    private: Object owner gets OWNER access.
+    projectPrivate: Object owner gets OWNER access, and project team members get access according to their roles.
+    publicRead: Object owner gets OWNER access, and allUsers get READER access.
+    """
+
+    AUTHENTICATED_READ = "authenticatedRead"
+    BUCKET_OWNER_FULL_CONTROL = "bucketOwnerFullControl"
+    BUCKET_OWNER_READ = "bucketOwnerRead"
+    PRIVATE = "private"
+    PROJECT_PRIVATE = "projectPrivate"
+    PUBLIC_READ = "publicRead"
+
+
 class BucketIpFilter(BaseModel):
     """
     The bucket's IP filter configuration. Specifies the network sources that are allowed to access the operations on the bucket, as well as its underlying objects. Only enforced when the mode is set to 'Enabled'.
@@ -1079,6 +1115,13 @@ class StorageBucketSpec(BaseModel):
             description="Default access controls to apply to new objects when no ACL is provided.",
         ),
     ] = None
+    enable_object_retention: Annotated[
+        bool | None,
+        Field(
+            alias="enableObjectRetention",
+            description="When set to true, object retention is enabled for this bucket.",
+        ),
+    ] = None
     encryption: Annotated[
         BucketEncryption | None,
         Field(description="Encryption configuration for a bucket."),
@@ -1126,6 +1169,20 @@ class StorageBucketSpec(BaseModel):
     object_retention: Annotated[
         BucketObjectRetention | None,
         Field(alias="objectRetention", description="The bucket's object retention config."),
+    ] = None
+    predefined_acl: Annotated[
+        BucketInsertParametersPredefinedAcl | None,
+        Field(
+            alias="predefinedAcl",
+            description="Apply a predefined set of access controls to this bucket.",
+        ),
+    ] = None
+    predefined_default_object_acl: Annotated[
+        BucketInsertParametersPredefinedDefaultObjectAcl | None,
+        Field(
+            alias="predefinedDefaultObjectAcl",
+            description="Apply a predefined set of default object access controls to this bucket.",
+        ),
     ] = None
     project_ref: Annotated[
         ProjectRef | None,

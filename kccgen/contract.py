@@ -1,0 +1,283 @@
+"""The method shapes every layer agrees on: how a Kind's resource is created, read, updated and deleted.
+
+The generator's IR builds these values from a Discovery document, a generated
+``<kind>_adapter.py`` is their source text, and the runtime dispatches on them
+with exhaustive ``match`` statements (``assert_never``), so a variant added
+here without a handler fails type checking. A Discovery method that fits no
+variant is reported by the generator and its Kind is not generated.
+
+Standard library only: the generated adapters import this module, and so will
+any runtime that executes them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class Lro(StrEnum):
+    """How a method reports completion."""
+
+    NONE = "none"  # the answer is the resource (or empty)
+    GOOGLE_LONGRUNNING = "google.longrunning"  # Operation {name, done, error, response}
+    COMPUTE = "compute"  # compute Operation {status: DONE, error.errors, targetLink}
+    DNS = "dns"  # Cloud DNS Operation {id, status: done, zoneContext}
+
+
+class Where(StrEnum):
+    """Where a create-only input travels in the create request."""
+
+    QUERY = "query"  # ?skipInitialVersionCreation=true
+    BODY = "body"  # beside the resource: CreateSnapshotRequest.subscription
+
+
+@dataclass(frozen=True)
+class Call:
+    """One Discovery method of the Kind's resource and how to fill its parameters.
+
+    ``params`` spells each path (and required query) parameter from identity
+    placeholders: ``(("name", "projects/{project}/topics/{topic}"),)``.
+    """
+
+    method: str  # the method's name on the resource: get, insert, patch...
+    params: tuple[tuple[str, str], ...] = ()
+    lro: Lro = Lro.NONE
+
+
+@dataclass(frozen=True)
+class CreateInput:
+    """A create-request value that is not part of the resource: the spec field holding it
+    maps to ``field`` (its API name), it cannot change later and GET never returns it."""
+
+    field: str
+    where: Where
+
+
+# --- create ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CreateAtPath:
+    """PUT to the resource's own path; the ID is in the URL (pubsub ``topics.create``).
+
+    ``name_field``: the body field that holds the full name (``name``), or None when
+    the request has none. ``request_fields``: when the body is a create request
+    rather than the resource (``CreateSnapshotRequest``), the resource fields it
+    carries; None: the body is the resource.
+    """
+
+    call: Call
+    name_field: str | None = "name"
+    request_fields: tuple[str, ...] | None = None
+    inputs: tuple[CreateInput, ...] = ()
+
+
+@dataclass(frozen=True)
+class CreateWithIdParam:
+    """POST to the collection with the ID as a query parameter (``?secretId=``)."""
+
+    call: Call
+    id_param: str
+    inputs: tuple[CreateInput, ...] = ()
+
+
+@dataclass(frozen=True)
+class CreateWithNameInBody:
+    """POST (``insert``) to the collection; the body's name field holds the short ID (compute, storage, dns)."""
+
+    call: Call
+    name_field: str = "name"
+    inputs: tuple[CreateInput, ...] = ()
+
+
+@dataclass(frozen=True)
+class CreateWrapped:
+    """POST a request that wraps the resource: ``{instanceId: id, instance: {...}}`` (spanner)."""
+
+    call: Call
+    id_field: str
+    resource_field: str
+    inputs: tuple[CreateInput, ...] = ()
+
+
+@dataclass(frozen=True)
+class CreateServiceAssigned:
+    """POST to the collection; the service picks the ID and answers with the name (monitoring)."""
+
+    call: Call
+    inputs: tuple[CreateInput, ...] = ()
+
+
+@dataclass(frozen=True)
+class NoCreate:
+    """The resource cannot be created through the API: it can only be acquired."""
+
+
+CreateShape = CreateAtPath | CreateWithIdParam | CreateWithNameInBody | CreateWrapped | CreateServiceAssigned | NoCreate
+
+
+# --- update ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NoGuard:
+    """The write carries no optimistic-concurrency token."""
+
+
+@dataclass(frozen=True)
+class FingerprintGuard:
+    """The body repeats the live ``fingerprint``; a stale one is refused (compute)."""
+
+    field: str = "fingerprint"
+
+
+@dataclass(frozen=True)
+class MetagenerationGuard:
+    """A precondition parameter carries the live ``metageneration`` (storage ``ifMetagenerationMatch``)."""
+
+    param: str = "ifMetagenerationMatch"
+    field: str = "metageneration"
+
+
+Guard = NoGuard | FingerprintGuard | MetagenerationGuard
+
+
+@dataclass(frozen=True)
+class UpdateMaskInQuery:
+    """PATCH the resource with only the changed fields and ``?updateMask=a,b``."""
+
+    call: Call
+    mask_param: str = "updateMask"
+
+
+@dataclass(frozen=True)
+class UpdateMaskInBody:
+    """PATCH a request that wraps the resource and the mask: ``{topic: {...}, updateMask: "a,b"}``."""
+
+    call: Call
+    resource_field: str
+    mask_field: str
+
+
+@dataclass(frozen=True)
+class UpdateMerge:
+    """PATCH the resource as a JSON merge patch (RFC 7386): changed top-level fields, nulls delete."""
+
+    call: Call
+    guard: Guard = field(default_factory=NoGuard)
+
+
+@dataclass(frozen=True)
+class UpdateReplace:
+    """PUT the whole resource: the live resource with the changed fields applied."""
+
+    call: Call
+    guard: Guard = field(default_factory=NoGuard)
+
+
+@dataclass(frozen=True)
+class NoUpdate:
+    """The API has no update method: every change needs a new resource."""
+
+
+UpdateShape = UpdateMaskInQuery | UpdateMaskInBody | UpdateMerge | UpdateReplace | NoUpdate
+
+
+# --- delete ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DeleteAtPath:
+    """DELETE the resource's path; an answer of 404 means it is already gone."""
+
+    call: Call
+
+
+@dataclass(frozen=True)
+class NoDelete:
+    """The API has no delete method: deleting the object abandons the resource."""
+
+
+DeleteShape = DeleteAtPath | NoDelete
+
+
+# --- operations --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OperationGetter:
+    """How to poll an operation: the ``*.operations.get`` method and the names it serves.
+
+    ``pattern`` is the regex an operation's name must match (google.longrunning);
+    empty where the scope decides (compute global/region/zone operations).
+    """
+
+    resource: tuple[str, ...]  # client accessor chain: ("projects", "locations", "operations")
+    params: tuple[tuple[str, str], ...]
+    pattern: str = ""
+
+
+# --- the adapter -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Adapter:
+    """Everything a generated ``<kind>_adapter.py`` declares about its Kind's API."""
+
+    kind: str
+    api_version: str  # group/version of the KRM object
+    doc: str  # Discovery document key: pubsub.v1
+    resource: tuple[str, ...]  # client accessor chain: ("projects", "topics")
+    template: str  # identity template: projects/{project}/topics/{topic}
+    id_param: str  # the template's last placeholder
+    get: Call
+    create: CreateShape
+    update: UpdateShape
+    delete: DeleteShape
+    name_is_full: bool = True  # the resource's `name` holds its full name (False: the short ID)
+    krm_only: tuple[str, ...] = ()  # spec fields that are not API fields (identity, parents)
+    int64_paths: tuple[str, ...] = ()  # API paths whose KRM form may be an integer
+    operations: tuple[tuple[str, OperationGetter], ...] = ()  # by accessor path or compute scope
+
+    def operation(self, key: str) -> OperationGetter:
+        for k, getter in self.operations:
+            if k == key:
+                return getter
+        raise KeyError(f"{self.kind}: no operations getter {key!r} in {self.doc}")
+
+
+def create_inputs(shape: CreateShape) -> tuple[CreateInput, ...]:
+    """The create-only inputs of any create variant (NoCreate has none)."""
+    return () if isinstance(shape, NoCreate) else shape.inputs
+
+
+__all__ = [
+    "Adapter",
+    "Call",
+    "CreateAtPath",
+    "CreateInput",
+    "CreateServiceAssigned",
+    "CreateShape",
+    "CreateWithIdParam",
+    "CreateWithNameInBody",
+    "CreateWrapped",
+    "DeleteAtPath",
+    "DeleteShape",
+    "FingerprintGuard",
+    "Guard",
+    "Lro",
+    "MetagenerationGuard",
+    "NoCreate",
+    "NoDelete",
+    "NoGuard",
+    "NoUpdate",
+    "OperationGetter",
+    "UpdateMaskInBody",
+    "UpdateMaskInQuery",
+    "UpdateMerge",
+    "UpdateReplace",
+    "UpdateShape",
+    "Where",
+    "create_inputs",
+]

@@ -1,0 +1,177 @@
+"""The requests a reconcile sends, built from the adapter's kccgen.contract shapes.
+
+Every shape is handled by an exhaustive ``match``: a new variant in the
+contract without a case here fails type checking (``assert_never``), so an
+adapter can never fall back to a request of the wrong shape.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, assert_never
+
+from kccgen.contract import (
+    Adapter,
+    Call,
+    CreateAtPath,
+    CreateServiceAssigned,
+    CreateWithIdParam,
+    CreateWithNameInBody,
+    CreateWrapped,
+    DeleteAtPath,
+    FingerprintGuard,
+    Guard,
+    MetagenerationGuard,
+    NoCreate,
+    NoDelete,
+    NoGuard,
+    NoUpdate,
+    UpdateMaskInBody,
+    UpdateMaskInQuery,
+    UpdateMerge,
+    UpdateReplace,
+    Where,
+)
+from kccgen.runtime.mutability import by_api_path
+
+
+@dataclass(frozen=True)
+class Request:
+    """One call: the method, its body (None: no body) and query parameters beyond the identity."""
+
+    call: Call
+    body: dict[str, Any] | None
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+def create_request(a: Adapter, payload: dict[str, Any], rid: str, full_name: str | None) -> Request | None:
+    """The create for ``payload`` (the spec as an API resource, create-only inputs
+    included under their API names); None when the resource cannot be created.
+
+    ``rid``: the resource ID (empty for a service-assigned one); ``full_name``: its
+    identity, for a create at the resource's own path.
+    """
+    shape = a.create
+    if isinstance(shape, NoCreate):
+        return None
+    payload = dict(payload)
+    query = {i.field: payload.pop(i.field) for i in shape.inputs if i.where is Where.QUERY and i.field in payload}
+    beside = {i.field: payload.pop(i.field) for i in shape.inputs if i.where is Where.BODY and i.field in payload}
+    match shape:
+        case CreateAtPath(call=call, name_field=name_field):
+            body = {**payload, **beside}
+            if name_field is not None:
+                body[name_field] = full_name
+            return Request(call, body, query)
+        case CreateWithIdParam(call=call, id_param=id_param):
+            return Request(call, {**payload, **beside}, {id_param: rid, **query})
+        case CreateWithNameInBody(call=call, name_field=name_field):
+            return Request(call, {**payload, name_field: rid, **beside}, query)
+        case CreateWrapped(call=call, id_field=id_field, resource_field=resource_field):
+            return Request(call, {id_field: rid, resource_field: payload, **beside}, query)
+        case CreateServiceAssigned(call=call):
+            return Request(call, {**payload, **beside}, query)
+        case _:
+            assert_never(shape)
+
+
+def update_request(a: Adapter, desired: dict[str, Any], actual: dict[str, Any], paths: list[str]) -> Request | None:
+    """One update carrying only the changed fields (``paths``); None when the API has no update."""
+    shape = a.update
+    changed = _pick(desired, paths)
+    mask = ",".join(paths)
+    match shape:
+        case UpdateMaskInQuery(call=call, mask_param=mask_param):
+            return Request(call, changed, {mask_param: mask})
+        case UpdateMaskInBody(call=call, resource_field=resource_field, mask_field=mask_field):
+            return Request(call, {resource_field: changed, mask_field: mask})
+        case UpdateMerge(call=call, guard=guard):
+            return _guarded(call, guard, _merge_patch(a, desired, actual, changed, paths), actual)
+        case UpdateReplace(call=call, guard=guard):
+            body = copy.deepcopy(actual)
+            for p in paths:
+                _put(body, p, copy.deepcopy(_get(desired, p)))
+            return _guarded(call, guard, body, actual)
+        case NoUpdate():
+            return None
+        case _:
+            assert_never(shape)
+
+
+def delete_call(a: Adapter) -> Call | None:
+    shape = a.delete
+    match shape:
+        case DeleteAtPath(call=call):
+            return call
+        case NoDelete():
+            return None
+        case _:
+            assert_never(shape)
+
+
+def _guarded(call: Call, guard: Guard, body: dict[str, Any], actual: Mapping[str, Any]) -> Request:
+    """The optimistic-concurrency token of a whole-resource write, from the live resource."""
+    match guard:
+        case FingerprintGuard(field=token):
+            if token in actual:
+                body[token] = actual[token]
+            return Request(call, body)
+        case MetagenerationGuard(param=param, field=token):
+            return Request(call, body, {param: actual[token]} if token in actual else {})
+        case NoGuard():
+            return Request(call, body)
+        case _:
+            assert_never(guard)
+
+
+def _merge_patch(a: Adapter, desired: dict[str, Any], actual: dict[str, Any], changed: dict[str, Any], paths: list[str]) -> dict[str, Any]:
+    """Changed top-level fields merged over the live values, so server-set nested
+    fields survive; a map key removed from the spec is sent as null, which a
+    merge patch (RFC 7386) reads as "delete it" (it would otherwise stay)."""
+    body = {k: _merge(actual.get(k), v) for k, v in changed.items()}
+    rows = by_api_path(a.kind)
+    for p in paths:
+        row = rows.get(p)
+        if row is not None and row.type.startswith("map<"):
+            want, have = _get(desired, p), _get(actual, p)
+            gone = {k: None for k in (have if isinstance(have, dict) else {}) if k not in (want or {})}
+            _put(body, p, {**gone, **copy.deepcopy(want or {})})
+    return body
+
+
+def _pick(obj: Mapping[str, Any], paths: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for p in paths:
+        parts = p.split(".")
+        src: Any = obj
+        for part in parts:
+            src = src.get(part) if isinstance(src, Mapping) else None
+        cur = out
+        for part in parts[:-1]:
+            cur = cur.setdefault(part, {})
+        cur[parts[-1]] = copy.deepcopy(src)
+    return out
+
+
+def _get(obj: Any, path: str) -> Any:
+    for part in path.split("."):
+        obj = obj.get(part) if isinstance(obj, Mapping) else None
+    return obj
+
+
+def _put(obj: dict[str, Any], path: str, value: Any) -> None:
+    parts = path.split(".")
+    for part in parts[:-1]:
+        obj = obj.setdefault(part, {})
+    obj[parts[-1]] = value
+
+
+def _merge(base: Any, over: Any) -> Any:
+    if isinstance(base, dict) and isinstance(over, dict):
+        out = copy.deepcopy(base)
+        for k, v in over.items():
+            out[k] = _merge(out.get(k), v)
+        return out
+    return copy.deepcopy(over)

@@ -1,0 +1,207 @@
+"""The method-shape contract (kccgen.contract) is handled everywhere, variant by variant.
+
+Each union's variants are listed from the contract itself, so a variant added
+there without a sample here, without source text from the generator or without
+a request from the runtime fails this file; a variant the runtime's ``match``
+statements do not handle also fails type checking, shown on a copy of the code.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import typing
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import kccgen.contract as contract
+from kccgen.contract import (
+    Adapter,
+    Call,
+    CreateAtPath,
+    CreateInput,
+    CreateServiceAssigned,
+    CreateShape,
+    CreateWithIdParam,
+    CreateWithNameInBody,
+    CreateWrapped,
+    DeleteAtPath,
+    DeleteShape,
+    FingerprintGuard,
+    Guard,
+    Lro,
+    MetagenerationGuard,
+    NoCreate,
+    NoDelete,
+    NoGuard,
+    NoUpdate,
+    UpdateMaskInBody,
+    UpdateMaskInQuery,
+    UpdateMerge,
+    UpdateReplace,
+    UpdateShape,
+    Where,
+)
+from kccgen.generator.render import py_source
+from kccgen.runtime.mutability import FieldMutability
+from kccgen.runtime.requests import create_request, delete_call, update_request
+from tests.support.cli import REPO
+
+C = Call("m", (("name", "projects/{project}/things/{thing}"),), Lro.GOOGLE_LONGRUNNING)
+Q = CreateInput("skipSetup", Where.QUERY)
+B = CreateInput("source", Where.BODY)
+PAYLOAD = {"labels": {"a": "1"}, "skipSetup": True, "source": "projects/p/sources/s"}
+
+# One sample per variant, and the create request it must give for PAYLOAD with
+# ID "t" and full name "projects/p/things/t": (body, query parameters).
+CREATES: dict[type, tuple[CreateShape, dict[str, Any] | None, dict[str, Any]]] = {
+    CreateAtPath: (
+        CreateAtPath(C, "name", None, (Q, B)),
+        {"labels": {"a": "1"}, "source": "projects/p/sources/s", "name": "projects/p/things/t"},
+        {"skipSetup": True},
+    ),
+    CreateWithIdParam: (
+        CreateWithIdParam(C, "thingId", (Q, B)),
+        {"labels": {"a": "1"}, "source": "projects/p/sources/s"},
+        {"thingId": "t", "skipSetup": True},
+    ),
+    CreateWithNameInBody: (
+        CreateWithNameInBody(C, "name", (Q,)),
+        {"labels": {"a": "1"}, "source": "projects/p/sources/s", "name": "t"},
+        {"skipSetup": True},
+    ),
+    CreateWrapped: (
+        CreateWrapped(C, "thingId", "thing", (B,)),
+        {"thingId": "t", "thing": {"labels": {"a": "1"}, "skipSetup": True}, "source": "projects/p/sources/s"},
+        {},
+    ),
+    CreateServiceAssigned: (
+        CreateServiceAssigned(C, (Q, B)),
+        {"labels": {"a": "1"}, "source": "projects/p/sources/s"},
+        {"skipSetup": True},
+    ),
+    NoCreate: (NoCreate(), None, {}),
+}
+
+DESIRED = {"labels": {"a": "2"}, "size": "10"}
+ACTUAL = {"labels": {"a": "1", "b": "x"}, "size": "5", "fingerprint": "fp", "metageneration": "7", "etag": "e"}
+# One sample per update variant, and the request for a change of labels: (body, params).
+UPDATES: dict[type, tuple[UpdateShape, dict[str, Any] | None, dict[str, Any]]] = {
+    UpdateMaskInQuery: (UpdateMaskInQuery(C, "updateMask"), {"labels": {"a": "2"}}, {"updateMask": "labels"}),
+    UpdateMaskInBody: (UpdateMaskInBody(C, "thing", "fieldMask"), {"thing": {"labels": {"a": "2"}}, "fieldMask": "labels"}, {}),
+    # a merge patch names a removed map key with null, or it would stay
+    UpdateMerge: (UpdateMerge(C, FingerprintGuard()), {"labels": {"a": "2", "b": None}, "fingerprint": "fp"}, {}),
+    UpdateReplace: (
+        UpdateReplace(C, MetagenerationGuard()),
+        {"labels": {"a": "2"}, "size": "5", "fingerprint": "fp", "metageneration": "7", "etag": "e"},
+        {"ifMetagenerationMatch": "7"},
+    ),
+    NoUpdate: (NoUpdate(), None, {}),
+}
+GUARDS: dict[type, Guard] = {NoGuard: NoGuard(), FingerprintGuard: FingerprintGuard(), MetagenerationGuard: MetagenerationGuard()}
+DELETES: dict[type, DeleteShape] = {DeleteAtPath: DeleteAtPath(C), NoDelete: NoDelete()}
+
+
+NO_CREATE, NO_UPDATE, NO_DELETE = NoCreate(), NoUpdate(), NoDelete()
+
+
+def adapter(create: CreateShape = NO_CREATE, update: UpdateShape = NO_UPDATE, delete: DeleteShape = NO_DELETE) -> Adapter:
+    return Adapter("Thing", "x.cnrm.cloud.google.com/v1beta1", "x.v1", ("projects", "things"), "projects/{project}/things/{thing}", "thing", C, create, update, delete)
+
+
+@pytest.mark.parametrize(
+    ("union", "samples"),
+    [(CreateShape, CREATES), (UpdateShape, UPDATES), (DeleteShape, DELETES), (Guard, GUARDS)],
+    ids=["create", "update", "delete", "guard"],
+)
+def test_every_variant_has_a_sample(union: Any, samples: dict[type, Any]) -> None:
+    variants = set(typing.get_args(union))
+    assert variants == set(samples), f"variants without a sample (add one and handle it in runtime/requests.py): {variants - set(samples)}"
+
+
+def test_every_lro_style_is_a_member() -> None:
+    assert {m.value for m in Lro} == {"none", "google.longrunning", "compute", "dns"}
+
+
+@pytest.mark.parametrize("variant", list(CREATES), ids=lambda t: t.__name__)
+def test_create_request(variant: type) -> None:
+    shape, body, params = CREATES[variant]
+    req = create_request(adapter(create=shape), dict(PAYLOAD), "t", "projects/p/things/t")
+    if body is None:
+        assert req is None
+        return
+    assert req is not None and req.call == C
+    assert (req.body, req.params) == (body, params)
+
+
+@pytest.mark.parametrize("variant", list(UPDATES), ids=lambda t: t.__name__)
+def test_update_request(variant: type, monkeypatch: pytest.MonkeyPatch) -> None:
+    labels = FieldMutability("spec.labels", "labels", "map<string>", frozenset(), False, True, True, {})
+    monkeypatch.setattr("kccgen.runtime.requests.by_api_path", lambda kind: {"labels": labels})
+    shape, body, params = UPDATES[variant]
+    req = update_request(adapter(update=shape), DESIRED, ACTUAL, ["labels"])
+    if body is None:
+        assert req is None
+        return
+    assert req is not None and req.call == C
+    assert (req.body, req.params) == (body, params)
+
+
+def test_delete_call() -> None:
+    assert delete_call(adapter(delete=DeleteAtPath(C))) == C
+    assert delete_call(adapter(delete=NoDelete())) is None
+
+
+@pytest.mark.parametrize(
+    "value",
+    [*(s for s, _, _ in CREATES.values()), *(s for s, _, _ in UPDATES.values()), *DELETES.values(), *GUARDS.values(), adapter(CreateAtPath(C), UpdateMerge(C), DeleteAtPath(C))],
+    ids=lambda v: type(v).__name__,
+)
+def test_generator_writes_every_variant_as_source(value: object) -> None:
+    """The text a generated adapter holds evaluates back to the same value."""
+    names: set[str] = set()
+    text = py_source(value, names)
+    assert names <= set(contract.__all__), names
+    assert eval(text, {n: getattr(contract, n) for n in names}) == value
+
+
+_NEW_VARIANT = '''@dataclass(frozen=True)
+class CreateByCarrierPigeon:
+    """A variant added without a handler."""
+
+    call: Call
+
+
+'''
+
+
+def _with_new_variant(source: str) -> str:
+    """The contract with one more create variant in the CreateShape union."""
+    head, sep, rest = source.partition("CreateShape = ")
+    assert sep, "CreateShape is not defined as a union in kccgen/contract.py"
+    line, nl, tail = rest.partition("\n")
+    return head + _NEW_VARIANT + sep + line + " | CreateByCarrierPigeon" + nl + tail
+
+
+@pytest.mark.skipif(shutil.which("mypy", path=str(Path(sys.executable).parent)) is None, reason="mypy is not installed")
+def test_an_unhandled_variant_fails_type_checking(tmp_path: Path) -> None:
+    """Adding a create variant to a copy of the contract makes mypy reject the runtime."""
+    from tools.devtree import build
+
+    tree = build(tmp_path / "tree")
+    root = tree / "kccgen"
+    contract_py = root / "contract.py"
+    contract_py.unlink()  # a link into the checkout: replace it with an edited copy
+    contract_py.write_text(_with_new_variant((REPO / "kccgen" / "contract.py").read_text()))
+    mypy = str(Path(sys.executable).parent / "mypy")
+    env = {**os.environ, "MYPYPATH": str(tree)}
+    args = [mypy, "--strict", "--no-incremental", "--follow-imports=silent", "--ignore-missing-imports", "-m", "kccgen.runtime.requests"]
+    clean = subprocess.run(args, cwd=tmp_path, env={**env, "MYPYPATH": str(build(tmp_path / "clean"))}, capture_output=True, text=True, check=False, timeout=600)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    r = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, check=False, timeout=600)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "assert_never" in r.stdout and "CreateByCarrierPigeon" in r.stdout, r.stdout
