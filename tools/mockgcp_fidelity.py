@@ -63,9 +63,9 @@ from urllib.parse import parse_qs, urlsplit
 import yaml
 
 from kccgen.discovery.behaviours import Behaviour, classify
+from kccgen.mockgcp.catalog import Api, Route
 from kccgen.mockgcp.engine import MockGCP, Response
 from kccgen.mockgcp.httplog import HttpLogEntry, read_http_log
-from kccgen.mockgcp.routes import Api, Collection, Route
 from tools.mockgcp_defaults import created_key
 from tools.reports import write_or_check
 
@@ -469,15 +469,16 @@ def _resource_path(rp: Replay, e: HttpLogEntry) -> str:
 def _created_path(rp: Replay, e: HttpLogEntry) -> str | None:
     """The path of the resource a create exchange makes (filled), if it is one."""
     found = rp.engine.route(e.method, _plain_path(rp.b.fill(e.url)))
-    if found is None:
+    if found is None or found[0].role != "create":
         return None
     route = found[0]
-    coll: Collection | None = rp.engine.apis[route.api].collections.get(route.resource)
-    if coll is None or coll.methods.create is None or route.verb != coll.methods.create.name:
+    api = rp.engine.apis[route.api]
+    coll = api.collections.get(route.resource)
+    if coll is None:
         return None
     u = urlsplit(rp.b.fill(e.url))
     body = rp.b.fill_json(e.request_json) if e.request_json is not None else None
-    key = created_key(coll, u.path.lstrip("/"), parse_qs(u.query), body, None)
+    key = created_key(api, coll, route.method, u.path.lstrip("/"), parse_qs(u.query), body, None)
     return coll.prefix + key if key else None
 
 
