@@ -1,7 +1,8 @@
 """The emulator's semantics, independent of HTTP.
 
 ``MockGCP.handle(method, path, query, body)`` routes a request through the
-Discovery route table (mockgcp.catalog) and applies the standard semantics of the
+Discovery route table (mockgcp.catalog), refuses a body its request schema
+does not allow (mockgcp.bodies), and applies the standard semantics of the
 method the request was routed to: create, get, list and delete
 (mockgcp.lifecycle), update (mockgcp.update), long-running operations
 (mockgcp.operations) and IAM policies. What one API does differently is its
@@ -18,6 +19,7 @@ from typing import Any
 
 from kccgen import data_dir
 from kccgen.mockgcp import lifecycle, operations, update
+from kccgen.mockgcp.bodies import check_body
 from kccgen.mockgcp.catalog import Api, Collection, Route, load_apis
 from kccgen.mockgcp.errors import ApiError, not_found
 from kccgen.mockgcp.faults import Fault, FaultSet
@@ -136,6 +138,7 @@ class MockGCP:
 
     def _dispatch(self, api: Api, route: Route, path: str, query: dict[str, list[str]], body: Any, lro_error: str | None) -> Response:
         coll = api.collections.get(route.resource)
+        body = check_body(api, route.method, coll, body)
         if route.resource.split(".")[-1].lower().endswith("operations") and route.verb in ("get", "wait"):
             return operations.poll(self, api, path)
         if route.verb in _IAM:

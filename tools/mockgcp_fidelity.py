@@ -492,6 +492,12 @@ def _status_reason(rp: Replay, e: HttpLogEntry, x: Exchange, resp: Response, rou
         if route.verb in ("getIamPolicy", "setIamPolicy", "testIamPermissions"):
             return Reason(f"mock 501 for IAM ({route.method.id})")
         return Reason(f"custom method not implemented ({route.method.id})")
+    if x.mock_status == 400 and 200 <= x.recorded_status < 300 and msg.startswith("Invalid JSON payload received. Unknown name"):
+        return Reason(
+            f"mock refuses a request field the pinned {x.api} Discovery document does not define; "
+            "the recorded API (a newer revision) accepted it",
+            msg,
+        )
     here = _plain_path(rp.b.fill(e.url)).split(":", 1)[0]
     earlier = [(pe, px) for pe, px, _ in rp.history]
     if x.mock_status == 400 and e.request_body is None and "JSON object" in msg:
