@@ -9,7 +9,9 @@ same placeholder everywhere, so call sequences stay comparable.
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
 
 from kccgen.mockgcp.httplog import HttpLogEntry, format_http_log
 
@@ -20,6 +22,10 @@ _RULES: list[tuple[str, re.Pattern[str]]] = [
 ]
 _KEYED = re.compile(r'"(etag|fingerprint|generation)": "([^"]+)"')
 _LRO_NAME = re.compile(r"(/operations/)([a-z0-9_-]{8,})")
+
+
+def _sub_match(sub: Callable[[str, str], str], kind: str, m: re.Match[str]) -> str:
+    return sub(kind, m.group(0))
 
 
 def normalize_text(text: str) -> str:
@@ -39,7 +45,7 @@ def normalize_text(text: str) -> str:
     text = _RULES[0][1].sub(lambda m: sub("operation", m.group(0)), text)
     text = _LRO_NAME.sub(lambda m: m.group(1) + sub("operation", m.group(2)), text)
     for kind, rx in _RULES[1:]:
-        text = rx.sub(lambda m, kind=kind: sub(kind, m.group(0)), text)
+        text = rx.sub(functools.partial(_sub_match, sub, kind), text)
     return text
 
 

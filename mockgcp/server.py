@@ -81,7 +81,7 @@ class MockServer:
         if key not in self.engine.apis:
             key = next(k for k, a in self.engine.apis.items() if a.doc.name == api)
         doc = (self.engine.specs / "discovery" / f"{key}.json").read_text()
-        return build_from_document(doc, client_options={"api_endpoint": self.endpoint(key)}, credentials=AnonymousCredentials())
+        return build_from_document(doc, client_options={"api_endpoint": self.endpoint(key)}, credentials=AnonymousCredentials())  # type: ignore[no-untyped-call]
 
     def start(self) -> MockServer:
         # A short poll interval: stop() returns in ~10 ms instead of 0.5 s.

@@ -16,12 +16,12 @@ How a default is derived
 ------------------------
 
 1. **Which exchanges.** Every HTTP exchange is routed through the pinned
-   Discovery documents (``kccgen.mockgcp.routes``), the way the engine routes it
-   (host ignored, path only; hosts mockgcp does not serve are skipped). An
+   Discovery documents (``kccgen.mockgcp.catalog``), the way the engine routes
+   it (host ignored, path only; hosts mockgcp does not serve are skipped). An
    exchange is a *recorded create* when it is a successful (2xx) call of the
-   ``create`` method of the collection of one of our Kinds (``specs/kinds``:
-   the (doc key, resource) pairs), in any log (a topic created as another
-   Kind's dependency counts too). One gRPC create is understood as well
+   create method (``create``/``insert``) of any collection mockgcp serves, in
+   any log (a topic created as another Kind's dependency counts too); the
+   generator's kind configs are not read. One gRPC create is understood as well
    (``GRPC_CREATES``: monitoring's AlertPolicyService/CreateAlertPolicy, the
    only way MonitoringAlertPolicy is recorded); other gRPC entries are skipped.
 2. **Request and response resource.** The request resource is the body, or its
@@ -31,8 +31,9 @@ How a default is derived
    long-running create (google.longrunning, compute operations) it is the
    resource as first returned by a successful GET of the created resource
    later in the same log (the GET right after the operation completes). The
-   created resource's name is worked out from the create (name in the path,
-   ``?<id>Id=``, name in the body, wrapper id field, or, service-generated,
+   created resource's name is worked out from the create as mockgcp reads it
+   (``kccgen.mockgcp.shapes.create_shape``: name in the path, ``?<id>Id=``,
+   the request's ``<id>Id`` field, name in the body, or, service-assigned,
    the response's ``name``) and matched against the GET's path. Enum values
    recorded as numbers (Config Connector's direct controllers ask for
    ``$alt=json;enum-encoding=int``) are turned back into names with the
@@ -50,7 +51,7 @@ How a default is derived
    * it is not ``name`` (identity);
    * it is a property of the collection's Discovery schema (a field the pinned
      document does not know cannot be classified and is skipped);
-   * it is not output-only per ``kccgen.generator.ir.behaviours.classify(description,
+   * it is not output-only per ``kccgen.discovery.behaviours.classify(description,
      read_only)`` (the engine fills output-only fields itself);
    * the engine does not already fill it for that very request: the create
      request is replayed against a scratch ``MockGCP`` with no defaults and
@@ -104,12 +105,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-import yaml
-
 from kccgen.discovery.behaviours import Behaviour, classify
-from kccgen.discovery.document import JsonSchema
+from kccgen.discovery.document import JsonSchema, Method
+from kccgen.mockgcp.catalog import Api, Collection, Route, load_apis
 from kccgen.mockgcp.httplog import HttpLogEntry, read_http_log
-from kccgen.mockgcp.routes import Api, Collection, Route, load_apis
+from kccgen.mockgcp.shapes import create_shape, lro_style
 
 REPO = Path(__file__).resolve().parent.parent
 SPECS = REPO / "specs"
@@ -154,16 +154,6 @@ class RecordedCreate:
 # --- Kinds and routing ------------------------------------------------------------------
 
 
-def our_collections(specs: Path = SPECS) -> set[tuple[str, str]]:
-    """(doc key, Discovery resource) of every Kind in specs/kinds."""
-    out: set[tuple[str, str]] = set()
-    for p in sorted((specs / "kinds").glob("*.yaml")):
-        raw = yaml.safe_load(p.read_text()) or {}
-        for k in raw.get("kinds") or []:
-            out.add((f"{raw.get('api')}.{raw.get('version')}", k["resource"]))
-    return out
-
-
 def find_route(routes: Sequence[Route], http: str, path: str) -> tuple[Route, dict[str, str]] | None:
     """The engine's routing: first route (most specific) whose regex matches."""
     for r in routes:
@@ -184,40 +174,36 @@ def split_url(url: str) -> tuple[str, str, dict[str, list[str]]]:
     return u.hostname or "", u.path.lstrip("/"), parse_qs(u.query, keep_blank_values=True)
 
 
-def coll_key(coll: Collection, path: str) -> str:
-    rel = path[len(coll.prefix) :] if path.startswith(coll.prefix) else path
-    return rel.split(":", 1)[0]
-
-
-def created_key(coll: Collection, path: str, query: dict[str, list[str]], body: Any, response: Any) -> str | None:
-    """The relative name of the resource a create makes (None when unknown)."""
-    rel = coll_key(coll, path)
-    m = coll.methods
+def created_key(api: Api, coll: Collection, method: Method, path: str, query: dict[str, list[str]], body: Any, response: Any) -> str | None:
+    """The relative name of the resource a create makes, as mockgcp reads the request (None when unknown)."""
+    rel = coll.key(path)
+    shape = create_shape(api.doc, coll, method)
     body = body if isinstance(body, dict) else {}
-    style = m.create_style
-    if style == "put-name":
+    if shape.id_from == "url":
         return rel
-    if style == "id-query" and m.create_id_param:
-        rid = (query.get(m.create_id_param) or [""])[0]
+    if shape.id_from == "query" and shape.id_field:
+        rid = (query.get(shape.id_field) or [""])[0]
         return f"{rel}/{rid}" if rid else None
-    if style == "wrapper" and m.create_id_param:
-        rid = body.get(m.create_id_param)
-        return f"{rel}/{rid}" if rid else None
-    if style == "name-in-body":
+    if shape.id_from == "request" and shape.id_field:
+        rid = body.get(shape.id_field)
+        return f"{rel}/{rid}" if isinstance(rid, str) and rid else None
+    if shape.id_from == "body-name":
         name = body.get("name")
         return f"{rel}/{name}" if isinstance(name, str) and name else None
-    if style == "service-generated" and isinstance(response, dict) and isinstance(response.get("name"), str):
-        return str(response["name"])
+    if isinstance(response, dict) and isinstance(response.get("name"), str):
+        return str(response["name"])  # service-assigned
     return None
 
 
-def request_resource(coll: Collection, body: Any) -> dict[str, Any]:
+def request_resource(api: Api, coll: Collection, method: Method, body: Any) -> dict[str, Any]:
+    """The resource a create request carries: the body, its wrapper field, or a flat request's resource fields."""
     if not isinstance(body, dict):
         return {}
-    if coll.methods.create_style == "wrapper" and coll.methods.create_wrapper_field:
-        inner = body.get(coll.methods.create_wrapper_field)
+    shape = create_shape(api.doc, coll, method)
+    if shape.body == "wrapper" and shape.resource_field:
+        inner = body.get(shape.resource_field)
         return dict(inner) if isinstance(inner, dict) else {}
-    return dict(body)
+    return {k: v for k, v in body.items() if k not in shape.inputs}
 
 
 # --- the recorded creates ---------------------------------------------------------------
@@ -228,14 +214,14 @@ def iter_logs(fixtures: Path) -> list[Path]:
 
 
 def recorded_creates(
-    fixtures: Path, apis: dict[str, Api], routes: Sequence[Route], ours: set[tuple[str, str]]
+    fixtures: Path, apis: dict[str, Api], routes: Sequence[Route]
 ) -> Iterator[RecordedCreate]:
     hosts = served_hosts(apis)
     for log in iter_logs(fixtures):
         entries = read_http_log(log)
         rel = log.relative_to(fixtures).parent.as_posix()
         for i, e in enumerate(entries):
-            rc = _create_at(entries, i, e, apis, routes, ours, hosts, f"{rel}#{i + 1}")
+            rc = _create_at(entries, i, e, apis, routes, hosts, f"{rel}#{i + 1}")
             if rc is not None:
                 yield rc
 
@@ -246,7 +232,6 @@ def _create_at(
     e: HttpLogEntry,
     apis: dict[str, Api],
     routes: Sequence[Route],
-    ours: set[tuple[str, str]],
     hosts: dict[str, str],
     source: str,
 ) -> RecordedCreate | None:
@@ -269,17 +254,16 @@ def _create_at(
     if found is None:
         return None
     route = found[0]
-    if (route.api, route.resource) not in ours:
+    api = apis[route.api]
+    coll = api.collections.get(route.resource)
+    if coll is None or route.role != "create":
         return None
-    coll = apis[route.api].collections.get(route.resource)
-    if coll is None or coll.methods.create is None or route.verb != coll.methods.create.name:
-        return None
-    schema = apis[route.api].doc.schemas[coll.schema]
-    req = decode_enums(apis[route.api], schema, request_resource(coll, e.request_json))
-    if coll.methods.create.lro == "none":
+    schema = api.doc.schemas[coll.schema]
+    req = decode_enums(api, schema, request_resource(api, coll, route.method, e.request_json))
+    if lro_style(api.doc, route.method) == "none":
         resp = e.response_json
     else:
-        key = created_key(coll, path, query, e.request_json, None)
+        key = created_key(api, coll, route.method, path, query, e.request_json, None)
         resp = _first_get(entries[i + 1 :], coll, key, routes, hosts, route.api)
     if not isinstance(resp, dict):
         return None
@@ -300,9 +284,9 @@ def _first_get(
         if hosts.get(host) != api:
             continue
         found = find_route(routes, "GET", path)
-        if found is None or found[0].resource != coll.resource or found[0].verb != coll.methods.get.name:
+        if found is None or found[0].resource != coll.resource or found[0].role != "get":
             continue
-        if coll_key(coll, path) == key and isinstance(e.response_json, dict):
+        if coll.key(path) == key and isinstance(e.response_json, dict):
             return dict(e.response_json)
     return None
 
@@ -408,12 +392,15 @@ def engine_filled(rc: RecordedCreate) -> set[str]:
     except Exception:  # an engine bug must not stop the derivation
         return set()
     if resp.status >= 300:
+        print(f"mockgcp refuses the recorded create {rc.source}: {resp.status} {resp.body}", file=sys.stderr)
         return set()
-    coll = eng.apis[rc.api].collections[rc.resource]
-    key = created_key(coll, rc.path, rc.query, rc.body, resp.body)
+    api = eng.apis[rc.api]
+    coll = api.collections[rc.resource]
+    found = eng.route(rc.method, rc.path)
+    key = created_key(api, coll, found[0].method, rc.path, rc.query, rc.body, resp.body) if found else None
     stored = eng.resources.get(f"{rc.api}|{key}") if key else None
-    if stored is None:  # service-generated: the only resource of that collection
-        prefix = f"{rc.api}|{coll_key(coll, rc.path)}/"
+    if stored is None:  # service-assigned: the only resource of that collection
+        prefix = f"{rc.api}|{coll.key(rc.path)}/"
         stored = next((v for k, v in sorted(eng.resources.items()) if k.startswith(prefix)), None)
     if stored is None:
         return set()
@@ -469,12 +456,11 @@ def choose(values: list[Any]) -> Any:
 
 def derive(fixtures: Path = DEFAULT_FIXTURES, specs: Path = SPECS) -> dict[str, dict[str, dict[str, Any]]]:
     apis, routes = load_apis(specs)
-    ours = our_collections(specs)
     top: dict[tuple[str, str, str], list[Any]] = defaultdict(list)
     nested: dict[tuple[str, str, str], dict[str, list[Any]]] = defaultdict(lambda: defaultdict(list))
     creates: Counter[tuple[str, str]] = Counter()
     present: Counter[tuple[str, str, str]] = Counter()
-    for rc in recorded_creates(fixtures, apis, routes, ours):
+    for rc in recorded_creates(fixtures, apis, routes):
         api = apis[rc.api]
         coll = api.collections[rc.resource]
         creates[(rc.api, coll.schema)] += 1

@@ -1,0 +1,75 @@
+"""Compute Engine: full-URL self-links and references, numeric IDs, fingerprints,
+its own time format, and the proto request field ``<resource>_resource``."""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from kccgen.mockgcp.apis import Fill, Profile, snake
+
+BASE = "https://www.googleapis.com/compute/v1/"
+
+
+def compute_time(t: datetime) -> str:
+    """compute writes local time with an offset and milliseconds."""
+    local = t.astimezone(timezone(timedelta(hours=-7)))
+    return local.strftime("%Y-%m-%dT%H:%M:%S.") + f"{local.microsecond // 1000:03d}-07:00"
+
+
+def expand_links(resource: dict[str, Any], project: str) -> None:
+    """compute rewrites partial references (projects/p/global/networks/n) to full URLs."""
+    for field in ("network", "region", "zone", "subnetwork", "networkProfile"):
+        v = resource.get(field)
+        if isinstance(v, str) and v.startswith(("projects/", "global/", "regions/")):
+            resource[field] = BASE + (v if v.startswith("projects/") else f"projects/{project}/{v}")
+
+
+def scope_link(resource: dict[str, Any], key: str) -> None:
+    """A regional (zonal) resource's region (zone) is the one in its URL, as a
+    full URL, whatever the body said (recorded traffic: a subnetwork inserted
+    with "region": "projects/p/global/regions/us-central1" reads back
+    ".../projects/p/regions/us-central1")."""
+    parts = key.split("/")
+    if len(parts) > 3 and parts[2] in ("regions", "zones"):
+        resource[parts[2][:-1]] = BASE + "/".join(parts[:4])
+
+
+def subnetwork_gateway(resource: dict[str, Any]) -> None:
+    """A subnetwork's gatewayAddress is the first host of its primary range."""
+    cidr = resource.get("ipCidrRange")
+    if isinstance(cidr, str) and "gatewayAddress" not in resource:
+        with contextlib.suppress(ValueError, StopIteration):
+            resource["gatewayAddress"] = str(next(ipaddress.ip_network(cidr, strict=False).hosts()))
+
+
+class Compute(Profile):
+    legacy_errors = True
+    self_link_base = BASE
+
+    def body_field(self, request: str, whole: bool) -> str | None:
+        """compute's protos name every body ``<message>_resource``: ``network_resource``."""
+        return f"{snake(request)}_resource"
+
+    def time_text(self, t: datetime) -> str:
+        return compute_time(t)
+
+    def fill(self, f: Fill) -> None:
+        res = f.resource
+        if f.created:
+            res["id"] = f.digits(19)
+            res["creationTimestamp"] = compute_time(f.now)
+        res["selfLink"] = BASE + f.key
+        if "selfLinkWithId" in f.props:
+            res["selfLinkWithId"] = BASE + f.key.rsplit("/", 1)[0] + "/" + str(res.get("id", ""))
+        expand_links(res, f.project)
+        scope_link(res, f.key)
+        if f.schema == "Subnetwork":
+            subnetwork_gateway(res)
+        if "fingerprint" in f.props:
+            res["fingerprint"] = f.token(8)
+
+
+PROFILE = Compute()

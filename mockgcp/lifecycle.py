@@ -1,0 +1,171 @@
+"""Create, get, list and delete: the standard methods' semantics.
+
+A create is read from the request it comes with (mockgcp.shapes.create_shape):
+the ID from the URL of a PUT, ``?<x>Id=``, the request's ``<x>Id`` field, the
+body's ``name``, or assigned by the service where the documents (or
+overrides.yaml) say so; the resource from the body, a wrapper field, or the
+fields of a flat create request the resource schema has.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from kccgen.discovery.document import Method
+from kccgen.mockgcp.apis import CreateInputs
+from kccgen.mockgcp.catalog import Api, Collection, Route
+from kccgen.mockgcp.errors import already_exists, invalid, not_found, precondition
+from kccgen.mockgcp.operations import Response, now, respond
+from kccgen.mockgcp.shapes import CreateShape, create_shape, lro_style
+from kccgen.mockgcp.state import State
+
+if TYPE_CHECKING:
+    from kccgen.mockgcp.engine import MockGCP
+
+
+@dataclass(frozen=True)
+class Call:
+    """One request routed to a collection's method."""
+
+    api: Api
+    coll: Collection
+    route: Route
+    path: str  # URL path without the leading "/"
+    query: dict[str, list[str]]
+    body: Any
+    lro_error: str | None  # an injected fault: the operation ends in this error
+
+    @property
+    def method(self) -> Method:
+        return self.route.method
+
+    @property
+    def key(self) -> str:
+        return self.coll.key(self.path)
+
+    @property
+    def store_key(self) -> str:
+        return State.store_key(self.api.key, self.key)
+
+    def param(self, name: str) -> str | None:
+        vals = self.query.get(name)
+        return vals[0] if vals else None
+
+
+def project_of(key: str, query: dict[str, list[str]] | None = None) -> str:
+    parts = key.split("/")
+    if len(parts) > 1 and parts[0] == "projects":
+        return parts[1]
+    if query and query.get("project"):
+        return query["project"][0]
+    return "unknown-project"
+
+
+def check_metageneration(c: Call, stored: dict[str, Any]) -> None:
+    """storage's ``ifMetagenerationMatch``, checked when sent."""
+    want = c.param("ifMetagenerationMatch") if "ifMetagenerationMatch" in c.method.parameters else None
+    if want and want != str(stored.get("metageneration")):
+        raise precondition("Precondition Failed")
+
+
+def get(eng: MockGCP, c: Call) -> Response:
+    res = eng.state.resources.get(c.store_key)
+    if res is None:
+        raise not_found(c.key)
+    return Response(200, copy.deepcopy(res))
+
+
+def list_(eng: MockGCP, c: Call) -> Response:
+    prefix = f"{c.api.key}|{c.key}/"
+    items = []
+    for k in sorted(eng.state.resources):
+        if k.startswith(prefix) and "/" not in k[len(prefix) :] and c.api.profile.listed(eng.state.meta.get(k, {}), c.query):
+            items.append(copy.deepcopy(eng.state.resources[k]))
+    resp_schema = c.method.response.ref if c.method.response else None
+    field_name = "items"
+    kind = None
+    if resp_schema:
+        props = c.api.doc.schemas[resp_schema].properties
+        for name, prop in props.items():
+            if prop.type == "array" and prop.items is not None and prop.items.ref == c.coll.schema:
+                field_name = name
+        kind = props["kind"].default if "kind" in props else None
+    out: dict[str, Any] = {field_name: items} if items else {}
+    if kind:  # compute#networkList, storage#buckets: the list schema's own kind
+        out["kind"] = kind
+    return Response(200, out)
+
+
+def _resource_and_key(eng: MockGCP, c: Call, shape: CreateShape, body: dict[str, Any]) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """(the new resource's name, its fields, a flat request's other inputs)."""
+    rel = c.key
+    if shape.body == "wrapper":
+        inner = body.get(shape.resource_field or "")
+        resource = dict(inner) if isinstance(inner, dict) else {}
+        inputs: dict[str, Any] = {}
+    elif shape.body == "flat":
+        resource = {k: v for k, v in body.items() if k not in shape.inputs}
+        inputs = {k: v for k, v in body.items() if k in shape.inputs}
+    else:
+        resource, inputs = dict(body), {}
+    if shape.id_from == "url":
+        return rel, resource, inputs
+    if shape.id_from == "query" and shape.id_field:
+        rid = c.param(shape.id_field)
+        if not rid:
+            raise invalid(f"{shape.id_field} must be specified.")
+        return f"{rel}/{rid}", resource, inputs
+    if shape.id_from == "request" and shape.id_field:
+        rid = body.get(shape.id_field)
+        if not isinstance(rid, str) or not rid:
+            raise invalid(f"{shape.id_field} must be specified.")
+        return f"{rel}/{rid}", resource, inputs
+    if shape.id_from == "service":
+        return f"{rel}/{eng.state.digits(19)}", resource, inputs
+    name = resource.get("name")
+    if not isinstance(name, str) or not name:
+        raise invalid("Required field 'resource.name' not specified")
+    return f"{rel}/{name}", resource, inputs
+
+
+def create(eng: MockGCP, c: Call) -> Response:
+    body = {} if c.body is None else c.body  # KMS keyRings.create sends no body at all (recorded traffic)
+    if not isinstance(body, dict):
+        raise invalid("Request body must be a JSON object.")
+    shape = create_shape(c.api.doc, c.coll, c.method)
+    key, resource, inputs = _resource_and_key(eng, c, shape, body)
+    sk = State.store_key(c.api.key, key)
+    if sk in eng.state.resources:
+        raise already_exists(key)
+    for f in c.coll.output_only:
+        resource.pop(f, None)
+    project = project_of(key, c.query)
+    t = now()
+    if shape.body == "flat":
+        c.api.profile.on_create(CreateInputs(c.api.doc, c.coll.schema, key, resource, inputs, t, lambda k: eng.state.find(c.api.key, k)))
+    eng.apply_defaults(c.api, c.coll, resource)
+    eng._populate(c.api, c.coll, key, resource, project, True)
+    for f in c.coll.input_only:
+        resource.pop(f, None)  # taken on write (ttl -> expireTime), never returned by GET
+    if c.lro_error is None:
+        eng.state.resources[sk] = resource
+        eng.state.meta[sk] = {"project": project}
+    return respond(eng, c.api, c.coll, "create", key, resource, c.lro_error, lro_style(c.api.doc, c.method))
+
+
+def delete(eng: MockGCP, c: Call) -> Response:
+    old = eng.state.resources.get(c.store_key)
+    if old is None:
+        raise not_found(c.key)
+    check_metageneration(c, old)  # storage buckets.delete takes ifMetagenerationMatch too
+    if c.lro_error is None:
+        del eng.state.resources[c.store_key]
+        eng.state.meta.pop(c.store_key, None)
+        eng.state.policies.pop(c.store_key, None)
+    style = lro_style(c.api.doc, c.method)
+    if style == "none":
+        status = c.api.profile.delete_status if c.method.response is None else 200
+        return Response(status, None if status == 204 else {})
+    return respond(eng, c.api, c.coll, "delete", c.key, {}, c.lro_error, style, old=old)

@@ -1,0 +1,102 @@
+"""mockgcp's override table (``mockgcp/overrides.yaml``), loaded strictly.
+
+The Discovery documents are mockgcp's only other source of semantics. An
+override adds one fact about one collection with its reason; anything the
+loader does not understand is an error that names the file and the key,
+because a mistyped key silently ignored would make the oracle quietly wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kccgen.discovery.errors import SpecError, did_you_mean, json_path
+
+OVERRIDES_FILE = Path(__file__).resolve().parent / "overrides.yaml"
+
+_KEYS = ("api", "resource", "reason", "immutable", "outputOnly", "serviceAssignedId")
+_FACTS = ("immutable", "outputOnly", "serviceAssignedId")
+
+
+@dataclass(frozen=True)
+class Override:
+    api: str  # Discovery doc key: pubsub.v1
+    resource: str  # Discovery resource path: projects.subscriptions
+    reason: str
+    immutable: frozenset[str] = frozenset()
+    output_only: frozenset[str] = frozenset()
+    service_assigned_id: bool = False
+    where: str = ""  # file#/overrides/<i>, for errors found later
+
+
+def _fields(file: str, i: int, key: str, value: Any) -> frozenset[str]:
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
+        raise SpecError(file, json_path("overrides", i, key), "expected a non-empty list of top-level field names")
+    return frozenset(value)
+
+
+def _entry(file: str, i: int, raw: Any) -> Override:
+    if not isinstance(raw, dict):
+        raise SpecError(file, json_path("overrides", i), "an override must be a mapping")
+    for key in raw:
+        if key not in _KEYS:
+            raise SpecError(file, json_path("overrides", i, key), f"unknown key {key!r}{did_you_mean(str(key), _KEYS)}; allowed: {', '.join(_KEYS)}")
+    for key in ("api", "resource", "reason"):
+        if not isinstance(raw.get(key), str) or not raw[key].strip():
+            raise SpecError(file, json_path("overrides", i, key), f"{key!r} is required (a non-empty string)")
+    if not any(k in raw for k in _FACTS):
+        raise SpecError(file, json_path("overrides", i), f"states no fact: give one of {', '.join(_FACTS)}")
+    sa = raw.get("serviceAssignedId", False)
+    if not isinstance(sa, bool):
+        raise SpecError(file, json_path("overrides", i, "serviceAssignedId"), "expected true or false")
+    return Override(
+        api=raw["api"],
+        resource=raw["resource"],
+        reason=" ".join(raw["reason"].split()),
+        immutable=_fields(file, i, "immutable", raw["immutable"]) if "immutable" in raw else frozenset(),
+        output_only=_fields(file, i, "outputOnly", raw["outputOnly"]) if "outputOnly" in raw else frozenset(),
+        service_assigned_id=sa,
+        where=f"{file}#{json_path('overrides', i)}",
+    )
+
+
+def load_overrides(path: Path = OVERRIDES_FILE) -> tuple[Override, ...]:
+    """Every entry of the table, checked for shape (not yet against the documents)."""
+    file = str(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise SpecError(file, "", f"cannot read: {e.strerror}") from None
+    except yaml.YAMLError as e:
+        raise SpecError(file, "", f"invalid YAML: {e}") from None
+    if not isinstance(raw, dict):
+        raise SpecError(file, "", "expected a mapping with the key 'overrides'")
+    for key in raw:
+        if key != "overrides":
+            raise SpecError(file, json_path(key), f"unknown key {key!r}; the file holds only 'overrides'")
+    entries = raw.get("overrides") or []
+    if not isinstance(entries, list):
+        raise SpecError(file, json_path("overrides"), "expected a list")
+    return tuple(_entry(file, i, e) for i, e in enumerate(entries))
+
+
+def check_override(o: Override, collections: Mapping[str, Mapping[str, Any]], schema_fields: Mapping[tuple[str, str], frozenset[str]]) -> None:
+    """``o`` names a collection the documents have, and fields its schema has.
+
+    ``collections``: doc key -> {resource path: collection}; ``schema_fields``:
+    (doc key, resource path) -> the resource schema's top-level fields."""
+    file, _, ptr = o.where.partition("#")
+    if o.api not in collections:
+        raise SpecError(file, ptr + "/api", f"no Discovery document {o.api!r}{did_you_mean(o.api, collections)}")
+    if o.resource not in collections[o.api]:
+        hint = did_you_mean(o.resource, collections[o.api])
+        raise SpecError(file, ptr + "/resource", f"{o.api} has no collection {o.resource!r} (a resource whose get returns a schema){hint}")
+    have = schema_fields[(o.api, o.resource)]
+    for key, names in (("immutable", o.immutable), ("outputOnly", o.output_only)):
+        for name in sorted(names - have):
+            raise SpecError(file, f"{ptr}/{key}", f"{o.api} {o.resource} has no top-level field {name!r}{did_you_mean(name, have)}")

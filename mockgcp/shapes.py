@@ -1,0 +1,140 @@
+"""What a create or update request means, read from the method it was routed to.
+
+mockgcp works this out per request from the Discovery method alone (its HTTP
+verb, parameters and request schema), with its own small rules; it does not
+share the generator's inference, so a generated adapter that sends the wrong
+shape fails here as it would against the real API.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from kccgen.discovery.document import DiscoveryDoc, JsonSchema, Method
+from kccgen.discovery.paths import collection_param
+from kccgen.mockgcp.catalog import Collection
+
+LroStyle = Literal["google.longrunning", "compute", "dns", "none"]
+
+# Query parameters named like an ID that only control the call.
+_CONTROL_ID = re.compile(r"^(?:request|clientOperation|operation|parent)Id$")
+_ID_PARAM = re.compile(r"^[a-z][A-Za-z0-9]*Id$")
+
+
+@dataclass(frozen=True)
+class CreateShape:
+    """Where a create request carries the new resource's ID and its fields."""
+
+    # url: PUT on the resource's own name; query: ?<x>Id=; request: the request
+    # message's <x>Id field; body-name: the body's `name`; service: assigned.
+    id_from: Literal["url", "query", "request", "body-name", "service"]
+    id_field: str | None = None  # the query parameter or request field with the ID
+    # resource: the body is the resource; wrapper: one request field holds it
+    # (spanner CreateInstanceRequest.instance); flat: the body's fields the
+    # resource schema also has are the resource, the rest are inputs
+    # (pubsub CreateSnapshotRequest {subscription, labels, tags}).
+    body: Literal["resource", "wrapper", "flat"] = "resource"
+    resource_field: str | None = None
+    inputs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class UpdateShape:
+    """Where an update request carries the resource and its field mask."""
+
+    resource_field: str | None  # wrapper (UpdateTopicRequest.topic); None: the body is the resource
+    mask_in: Literal["query", "body", "none"]
+    mask: str | None  # updateMask, fieldMask...
+    mask_doc: str  # the mask's description: "Required", "replaces the existing policy"...
+    replace: bool  # without a mask: PUT replaces the resource, PATCH merges (RFC 7386)
+
+
+def request_schema(method: Method) -> str | None:
+    return method.request.ref if method.request else None
+
+
+def _is_mask(p: JsonSchema) -> bool:
+    return p.type == "string" and p.format == "google-fieldmask"
+
+
+def id_query_param(method: Method) -> str | None:
+    """The ``?<x>Id=`` parameter naming a new resource: the one named after the
+    collection (repositories -> repositoryId), else the only ID-like one that
+    does not just control the call (requestId, clientOperationId, parentId)."""
+    found = sorted(n for n, p in method.parameters.items() if p.location == "query" and _ID_PARAM.match(n) and not _CONTROL_ID.match(n))
+    segment = (method.flat_path or method.path).rstrip("/").split("/")[-1]
+    named = f"{collection_param(segment)}Id"
+    if named in found:
+        return named
+    return found[0] if len(found) == 1 else None
+
+
+def create_shape(doc: DiscoveryDoc, coll: Collection, method: Method) -> CreateShape:
+    req = request_schema(method)
+    body: Literal["resource", "wrapper", "flat"] = "resource"
+    wrapper = req_id = None
+    inputs: tuple[str, ...] = ()
+    if req is not None and req != coll.schema:
+        props = doc.schemas[req].properties
+        wrapper = next((n for n, p in sorted(props.items()) if p.ref == coll.schema), None)
+        req_id = next((n for n, p in sorted(props.items()) if n.endswith("Id") and p.type == "string"), None)
+        if wrapper is not None:
+            body = "wrapper"
+        else:
+            body = "flat"
+            have = doc.schemas[coll.schema].properties
+            inputs = tuple(sorted(n for n in props if n not in have))
+    shape = CreateShape("body-name", body=body, resource_field=wrapper, inputs=inputs)
+    if method.http_method == "PUT":
+        return _with(shape, "url")
+    q = id_query_param(method)
+    if q is not None:
+        return _with(shape, "query", q)
+    if req_id is not None:
+        return _with(shape, "request", req_id)
+    # monitoring says "do not include the name field": a name sent is ignored.
+    return _with(shape, "service" if coll.service_assigned else "body-name")
+
+
+def _with(shape: CreateShape, id_from: Literal["url", "query", "request", "body-name", "service"], id_field: str | None = None) -> CreateShape:
+    return CreateShape(id_from, id_field, shape.body, shape.resource_field, shape.inputs)
+
+
+def update_shape(doc: DiscoveryDoc, coll: Collection, method: Method) -> UpdateShape:
+    put = method.http_method == "PUT"
+    req = request_schema(method)
+    if req is not None and req != coll.schema:
+        props = doc.schemas[req].properties
+        wrapper = next((n for n, p in sorted(props.items()) if p.ref == coll.schema), None)
+        mask = next((n for n, p in sorted(props.items()) if _is_mask(p)), None)
+        if wrapper is not None:
+            doc_text = (props[mask].description or "") if mask else ""
+            return UpdateShape(wrapper, "body" if mask else "none", mask, doc_text, put)
+    for name, p in sorted(method.parameters.items()):
+        if p.location == "query" and (name == "updateMask" or p.format == "google-fieldmask"):
+            return UpdateShape(None, "query", name, p.description or "", put)
+    return UpdateShape(None, "none", None, "", put)
+
+
+def lro_style(doc: DiscoveryDoc, method: Method) -> LroStyle:
+    """How the method answers, recognised by the response schema's shape, not the API's name."""
+    resp = method.response.ref if method.response else None
+    if resp is None:
+        return "none"
+    props = doc.schemas[resp].properties
+    if {"done", "response", "metadata"} <= set(props):
+        return "google.longrunning"
+    if "targetLink" in props and "progress" in props:
+        return "compute"
+    if "zoneContext" in props:
+        return "dns"
+    return "none"
+
+
+def short_names(doc: DiscoveryDoc, coll: Collection) -> bool:
+    """Whether the resource's ``name`` holds its ID alone (compute, storage, dns:
+    the client names it in the body) rather than its full resource name."""
+    create = coll.method("create")
+    return create is not None and create_shape(doc, coll, create).id_from == "body-name"
