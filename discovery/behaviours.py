@@ -10,25 +10,10 @@ combination ("Optional. Input only. Immutable."), and older APIs say
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from enum import StrEnum
 
+from kccgen.contract import Behaviour, Fact
 
-class Behaviour(StrEnum):
-    REQUIRED = "required"
-    OPTIONAL = "optional"
-    OUTPUT_ONLY = "output-only"
-    INPUT_ONLY = "input-only"
-    IMMUTABLE = "immutable"
-    IDENTIFIER = "identifier"
-
-
-@dataclass(frozen=True, order=True)
-class Fact:
-    """One behaviour and where it came from (e.g. ``description:"Output only."``)."""
-
-    behaviour: Behaviour
-    source: str
+__all__ = ["Behaviour", "Fact", "behaviours", "classify"]
 
 
 # Leading markers: "Output only.", "[Output Only]", "Output-only.", "Required:"...

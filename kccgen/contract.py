@@ -1,4 +1,5 @@
-"""The method shapes every layer agrees on: how a Kind's resource is created, read, updated and deleted.
+"""The vocabulary every layer agrees on: method shapes (how a Kind's resource is created,
+read, updated and deleted) and field facts (what may be compared, changed and enforced).
 
 The generator's IR builds these values from a Discovery document, a generated
 ``<kind>_adapter.py`` is their source text, and the runtime dispatches on them
@@ -218,6 +219,84 @@ class OperationGetter:
     pattern: str = ""
 
 
+# --- field facts: what the runtime may compare, change and enforce -----------------------
+
+
+class Behaviour(StrEnum):
+    """A field behaviour, as Discovery's prose states google.api.field_behavior."""
+
+    REQUIRED = "required"
+    OPTIONAL = "optional"
+    OUTPUT_ONLY = "output-only"
+    INPUT_ONLY = "input-only"
+    IMMUTABLE = "immutable"
+    IDENTIFIER = "identifier"
+
+
+@dataclass(frozen=True, order=True)
+class Fact:
+    """One behaviour and where it came from (``description:'Output only.'``, ``readOnly``, an override)."""
+
+    behaviour: Behaviour
+    source: str
+
+
+class TypeKind(StrEnum):
+    STRING = "string"
+    INTEGER = "integer"
+    NUMBER = "number"
+    BOOLEAN = "boolean"
+    ENUM = "enum"
+    OBJECT = "object"
+    ARRAY = "array"
+    MAP = "map"
+    ANY = "any"
+
+
+@dataclass(frozen=True)
+class FieldType:
+    """A field's wire type: kind, Discovery format (int64, google-duration...) and element type."""
+
+    kind: TypeKind
+    format: str | None = None
+    item: FieldType | None = None
+
+    def leaf(self) -> FieldType:
+        """The element type under arrays and maps."""
+        t = self
+        while t.item is not None:
+            t = t.item
+        return t
+
+
+@dataclass(frozen=True)
+class FieldRule:
+    """What the runtime may do with one spec or status path, and the source of every fact.
+
+    ``facts``: each behaviour with where it came from; ``updatable``: whether the
+    update method can change the field (why, in ``updatable_source``);
+    ``readable``: whether GET returns it (input-only fields are never compared).
+    """
+
+    path: str  # spec.messageStoragePolicy.allowedPersistenceRegions, status.observedState.state
+    api_path: str | None  # the API field behind it; None for KRM-only fields (identity, parents)
+    type: FieldType
+    facts: tuple[Fact, ...]
+    updatable: bool
+    updatable_source: str
+    readable: bool
+    readable_source: str
+    identity: bool = False
+
+    @property
+    def behaviours(self) -> frozenset[Behaviour]:
+        return frozenset(f.behaviour for f in self.facts)
+
+    @property
+    def immutable(self) -> bool:
+        return Behaviour.IMMUTABLE in self.behaviours or self.identity
+
+
 # --- the adapter -------------------------------------------------------------------------
 
 
@@ -254,6 +333,7 @@ def create_inputs(shape: CreateShape) -> tuple[CreateInput, ...]:
 
 __all__ = [
     "Adapter",
+    "Behaviour",
     "Call",
     "CreateAtPath",
     "CreateInput",
@@ -264,6 +344,9 @@ __all__ = [
     "CreateWrapped",
     "DeleteAtPath",
     "DeleteShape",
+    "Fact",
+    "FieldRule",
+    "FieldType",
     "FingerprintGuard",
     "Guard",
     "Lro",
@@ -273,6 +356,7 @@ __all__ = [
     "NoGuard",
     "NoUpdate",
     "OperationGetter",
+    "TypeKind",
     "UpdateMaskInBody",
     "UpdateMaskInQuery",
     "UpdateMerge",

@@ -1,52 +1,24 @@
-"""Per-field mutability tables, registered by generated ``<kind>_mutability`` modules.
+"""Per-field rules, registered by generated ``<kind>_mutability`` modules.
 
 The runtime reads them for the immutability check, the diff (only readable
-fields can be compared) and externally managed fields.
+fields can be compared; types decide how values compare) and externally
+managed fields. The records are kccgen.contract.FieldRule.
 """
 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
-from typing import Any
+
+from kccgen.contract import FieldRule, TypeKind
+
+_TABLES: dict[str, dict[str, FieldRule]] = {}
 
 
-@dataclass(frozen=True)
-class FieldMutability:
-    path: str
-    api_path: str | None
-    type: str
-    behaviours: frozenset[str]
-    identity: bool
-    updatable: bool
-    readable: bool
-    provenance: dict[str, Any]
-
-    @property
-    def immutable(self) -> bool:
-        return "immutable" in self.behaviours or self.identity
+def register_mutability(kind: str, rules: tuple[FieldRule, ...]) -> None:
+    _TABLES[kind] = {r.path: r for r in rules}
 
 
-_TABLES: dict[str, dict[str, FieldMutability]] = {}
-
-
-def register_mutability(kind: str, table: dict[str, dict[str, Any]]) -> None:
-    _TABLES[kind] = {
-        path: FieldMutability(
-            path=path,
-            api_path=row["api_path"],
-            type=row["type"],
-            behaviours=frozenset(row["behaviours"]),
-            identity=row["identity"],
-            updatable=row["updatable"],
-            readable=row["readable"],
-            provenance=row["provenance"],
-        )
-        for path, row in table.items()
-    }
-
-
-def mutability_of(kind: str) -> dict[str, FieldMutability]:
+def mutability_of(kind: str) -> dict[str, FieldRule]:
     if kind not in _TABLES:
         import importlib
 
@@ -57,6 +29,10 @@ def mutability_of(kind: str) -> dict[str, FieldMutability]:
 
 
 @functools.cache
-def by_api_path(kind: str) -> dict[str, FieldMutability]:
+def by_api_path(kind: str) -> dict[str, FieldRule]:
     """Spec rows keyed by API path without list steps (``labels``, ``routingConfig.routingMode``)."""
     return {r.api_path.replace("[]", ""): r for r in mutability_of(kind).values() if r.api_path and r.path.startswith("spec.")}
+
+
+def is_map(rule: FieldRule | None) -> bool:
+    return rule is not None and rule.type.kind is TypeKind.MAP

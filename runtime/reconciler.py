@@ -27,11 +27,11 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from kccgen.contract import Adapter, CreateServiceAssigned
+from kccgen.contract import Adapter, Behaviour, CreateServiceAssigned, FieldType, TypeKind
 from kccgen.runtime.adapter import adapter_for, spec_to_api
 from kccgen.runtime.gcp import Gcp, GcpError, NotFound, OperationFailed
 from kccgen.runtime.identity import IdentityError, identity_for
-from kccgen.runtime.mutability import FieldMutability, by_api_path, mutability_of
+from kccgen.runtime.mutability import by_api_path, is_map, mutability_of
 from kccgen.runtime.refs import (
     ObjectStore,
     Reason,
@@ -352,7 +352,7 @@ class Reconciler:
         table = by_api_path(a.kind)
         frozen = [(p, table[p]) for p, _, _ in diffs if p in table and not table[p].updatable]
         if frozen:
-            names = ", ".join(f"{row.path} ({row.provenance.get('updatable')})" for _, row in frozen)
+            names = ", ".join(f"{row.path} ({row.updatable_source})" for _, row in frozen)
             self._observe(obj, a, actual, ext)
             return self._finish(obj, False, "UpdateFailed", f"cannot change immutable field(s) of {ext}: {names}", events)
         streak = self._streak(obj, diffs)
@@ -413,7 +413,7 @@ def merge_into_spec(a: Adapter, spec: dict[str, Any], actual: Mapping[str, Any])
     merged = dict(spec)
     for k, row in readable_top.items():
         api = row.api_path or ""
-        if k not in merged and api in actual and api not in ref_api and "output-only" not in row.behaviours:
+        if k not in merged and api in actual and api not in ref_api and Behaviour.OUTPUT_ONLY not in row.behaviours:
             merged[k] = copy.deepcopy(actual[api])
     return merged
 
@@ -444,34 +444,31 @@ def _instant(v: str) -> tuple[datetime, Decimal] | None:
     return t, Decimal(m.group(2) or "0")
 
 
-def _same_scalar(d: Any, x: Any, typ: str = "") -> bool:
+def _same_scalar(d: Any, x: Any, typ: FieldType | None = None) -> bool:
     if isinstance(d, bool) or isinstance(x, bool):
         return d is x or d == x
     if (isinstance(d, int | float) and isinstance(x, str)) or (isinstance(x, int | float) and isinstance(d, str)):
         return str(d) == str(x)
+    fmt = typ.leaf().format if typ is not None else None
     if isinstance(d, str) and isinstance(x, str) and d != x:
         # google-duration: "600s" and "600.000s" are one duration (APIs answer with
         # 0, 3, 6 or 9 fractional digits); timestamps: the same instant whatever
         # the offset or fractional digits ("...T00:00:00Z" == "...T00:00:00.000Z").
-        if "duration" in typ and (md := _DURATION.match(d)) and (mx := _DURATION.match(x)):
+        if fmt == "google-duration" and (md := _DURATION.match(d)) and (mx := _DURATION.match(x)):
             return Decimal(md.group(1)) == Decimal(mx.group(1))
-        if ("datetime" in typ or "date-time" in typ) and (td := _instant(d)) and (tx := _instant(x)):
+        if fmt in ("google-datetime", "date-time") and (td := _instant(d)) and (tx := _instant(x)):
             return td == tx
     return bool(d == x)
 
 
-def _is_zero(v: Any, typ: str = "") -> bool:
+def _is_zero(v: Any, typ: FieldType | None = None) -> bool:
     """The proto3 default of a scalar or list: false, 0, "", [], and an enum's
     ``*_UNSPECIFIED`` (objects: see ``diff``)."""
-    if isinstance(v, str) and typ == "enum":
+    if isinstance(v, str) and typ is not None and typ.kind is TypeKind.ENUM:
         return v == "" or v.endswith("_UNSPECIFIED")
-    if isinstance(v, str) and "int64" in typ:
+    if isinstance(v, str) and typ is not None and typ.leaf().format in ("int64", "uint64"):
         return v.strip() in ("", "0")
     return v is False or v == "" or v == [] or (isinstance(v, int | float) and not isinstance(v, bool) and v == 0)
-
-
-def _is_map(row: FieldMutability | None) -> bool:
-    return row is not None and row.type.startswith("map<")
 
 
 def diff(desired: Any, actual: Any, a: Adapter, check_mutability: bool) -> list[tuple[str, Any, Any]]:
@@ -500,8 +497,8 @@ def diff(desired: Any, actual: Any, a: Adapter, check_mutability: bool) -> list[
         """An unset live value is this: {} for a map, an object of zero fields."""
         row = rows.get(path)
         if isinstance(d, dict):
-            return not d if _is_map(row) else all(zero(v, f"{path}.{k}" if path else k) for k, v in d.items())
-        return _is_zero(d, row.type if row else "")
+            return not d if is_map(row) else all(zero(v, f"{path}.{k}" if path else k) for k, v in d.items())
+        return _is_zero(d, row.type if row else None)
 
     def same(d: Any, x: Any, path: str) -> bool:
         """Whether the live value x already is what d asks for; path: API path without []."""
@@ -518,19 +515,19 @@ def diff(desired: Any, actual: Any, a: Adapter, check_mutability: bool) -> list[
         if isinstance(d, dict):
             if not isinstance(x, dict):
                 return False
-            if _is_map(row) and set(d) != set(x):
+            if is_map(row) and set(d) != set(x):
                 return False
-            child = f"{path}.*" if _is_map(row) else None
+            child = f"{path}.*" if is_map(row) else None
             return all(same(v, x.get(k), child or (f"{path}.{k}" if path else k)) for k, v in d.items())
         if isinstance(d, list):
             return isinstance(x, list) and len(d) == len(x) and all(same(i, j, path) for i, j in zip(d, x, strict=True))
-        return _same_scalar(d, x, row.type if row else "")
+        return _same_scalar(d, x, row.type if row else None)
 
     def walk(d: Any, x: Any, path: str) -> None:
         row = rows.get(path)
         if row is not None and not row.readable:
             return
-        if isinstance(d, dict) and path not in refs and not _is_map(row) and isinstance(x, dict):
+        if isinstance(d, dict) and path not in refs and not is_map(row) and isinstance(x, dict):
             for k, v in d.items():
                 walk(v, x.get(k), f"{path}.{k}" if path else k)
             return

@@ -34,7 +34,7 @@ from kccgen.contract import (
     UpdateReplace,
     Where,
 )
-from kccgen.runtime.mutability import by_api_path
+from kccgen.runtime.mutability import by_api_path, is_map
 
 
 @dataclass(frozen=True)
@@ -133,8 +133,7 @@ def _merge_patch(a: Adapter, desired: dict[str, Any], actual: dict[str, Any], ch
     body = {k: _merge(actual.get(k), v) for k, v in changed.items()}
     rows = by_api_path(a.kind)
     for p in paths:
-        row = rows.get(p)
-        if row is not None and row.type.startswith("map<"):
+        if is_map(rows.get(p)):
             want, have = _get(desired, p), _get(actual, p)
             gone = {k: None for k in (have if isinstance(have, dict) else {}) if k not in (want or {})}
             _put(body, p, {**gone, **copy.deepcopy(want or {})})

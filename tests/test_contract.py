@@ -31,6 +31,8 @@ from kccgen.contract import (
     CreateWrapped,
     DeleteAtPath,
     DeleteShape,
+    FieldRule,
+    FieldType,
     FingerprintGuard,
     Guard,
     Lro,
@@ -39,6 +41,7 @@ from kccgen.contract import (
     NoDelete,
     NoGuard,
     NoUpdate,
+    TypeKind,
     UpdateMaskInBody,
     UpdateMaskInQuery,
     UpdateMerge,
@@ -47,7 +50,6 @@ from kccgen.contract import (
     Where,
 )
 from kccgen.generator.render import py_source
-from kccgen.runtime.mutability import FieldMutability
 from kccgen.runtime.requests import create_request, delete_call, update_request
 from tests.support.cli import REPO
 
@@ -140,7 +142,7 @@ def test_create_request(variant: type) -> None:
 
 @pytest.mark.parametrize("variant", list(UPDATES), ids=lambda t: t.__name__)
 def test_update_request(variant: type, monkeypatch: pytest.MonkeyPatch) -> None:
-    labels = FieldMutability("spec.labels", "labels", "map<string>", frozenset(), False, True, True, {})
+    labels = FieldRule("spec.labels", "labels", FieldType(TypeKind.MAP, item=FieldType(TypeKind.STRING)), (), True, "", True, "")
     monkeypatch.setattr("kccgen.runtime.requests.by_api_path", lambda kind: {"labels": labels})
     shape, body, params = UPDATES[variant]
     req = update_request(adapter(update=shape), DESIRED, ACTUAL, ["labels"])

@@ -42,6 +42,7 @@ import pytest
 import yaml
 
 import kccgen.runtime.mutability
+from kccgen.contract import Behaviour, FieldRule, FieldType, TypeKind
 from kccgen.generator.ir.krm import CONCURRENCY_SOURCE, CONCURRENCY_TOKENS
 from kccgen.generator.ir.model import IR
 from kccgen.runtime.mutability import mutability_of
@@ -276,8 +277,35 @@ def load_table(path: Path) -> dict[str, dict[str, Any]]:
     namespace: dict[str, Any] = {"__name__": f"_mutability_{path.stem}"}
     with mock.patch.object(kccgen.runtime.mutability, "register_mutability", lambda kind, table: None):
         exec(compile(path.read_text(), str(path), "exec"), namespace)
-    fields: dict[str, dict[str, Any]] = namespace["FIELDS"]
-    return fields
+    rules: tuple[FieldRule, ...] = namespace["FIELDS"]
+    return {r.path: as_row(r) for r in rules}
+
+
+def label(t: FieldType) -> str:
+    """``string(int64)``, ``array<object>``, ``map<string>``: how the expectations below write a type."""
+    if t.item is not None:
+        return f"{t.kind.value}<{label(t.item)}>"
+    return f"{t.kind.value}({t.format})" if t.kind is TypeKind.STRING and t.format else t.kind.value
+
+
+def provenance(r: FieldRule) -> dict[str, Any]:
+    by: dict[str, list[str]] = {}
+    for f in r.facts:
+        by.setdefault(f.behaviour.value, []).append(f.source)
+    return {"behaviours": {b: sorted(v) for b, v in sorted(by.items())}, "updatable": r.updatable_source, "readable": r.readable_source}
+
+
+def as_row(r: FieldRule) -> dict[str, Any]:
+    """A rule as plain data, for the checks against the Discovery text."""
+    return {
+        "api_path": r.api_path,
+        "type": label(r.type),
+        "behaviours": sorted(b.value for b in r.behaviours),
+        "identity": r.identity,
+        "updatable": r.updatable,
+        "readable": r.readable,
+        "provenance": provenance(r),
+    }
 
 
 def table_file(root: Path, kind: str) -> Path:
@@ -505,14 +533,14 @@ def test_table_row(e: Expect) -> None:
     row = table[e.path]
     assert row.api_path == e.api_path
     if e.type is not None:
-        assert row.type == e.type
-    assert row.behaviours == frozenset(e.behaviours)
-    assert row.provenance["behaviours"] == e.behaviours
+        assert label(row.type) == e.type
+    assert {b.value for b in row.behaviours} == set(e.behaviours)
+    assert provenance(row)["behaviours"] == e.behaviours
     assert row.identity is e.identity
     assert row.updatable is e.updatable
-    assert row.provenance["updatable"] == e.updatable_why
+    assert row.updatable_source == e.updatable_why
     assert row.readable is e.readable
-    assert row.provenance["readable"] == e.readable_why
+    assert row.readable_source == e.readable_why
     assert row.immutable is (("immutable" in e.behaviours) or e.identity)
 
 
@@ -560,12 +588,12 @@ def test_network_allow_list_is_quoted_from_networks_patch() -> None:
     assert "Only routingConfig can be modified." in _norm(desc)
     table = mutability_of(N)
     for path, row in table.items():
-        if not path.startswith("spec.") or row.identity or row.behaviours & {"immutable"}:
+        if not path.startswith("spec.") or row.identity or Behaviour.IMMUTABLE in row.behaviours:
             continue
         top = (row.api_path or "").split(".")[0].split("[")[0]
         assert row.updatable is (top == "routingConfig"), path
         if top != "routingConfig":
-            assert row.provenance["updatable"] == NET_ALLOW, path
+            assert row.updatable_source == NET_ALLOW, path
 
 
 # compute subnetworks.patch: "Only certain fields can be updated with a patch
@@ -591,7 +619,7 @@ def test_subnetwork_fields_patch_cannot_change(path: str, api_path: str, says: s
     assert _norm(says) in _norm(api_node("compute.v1", "Subnetwork", api_path)["description"])
     assert "Only certain fields can be updated with a patch request" in _norm(method_description("compute.v1", "compute.subnetworks.patch"))
     row = mutability_of(C)[path]
-    assert not (row.updatable and row.provenance["updatable"].startswith("compute.subnetworks.patch")), row.provenance["updatable"]
+    assert not (row.updatable and row.updatable_source.startswith("compute.subnetworks.patch")), row.updatable_source
 
 
 @pytest.mark.parametrize("path", ["spec.secondaryIpRanges", "spec.role", "spec.stackType", "spec.privateIpv6GoogleAccess"])
@@ -599,7 +627,7 @@ def test_subnetwork_fields_described_as_patchable_are_updatable(path: str) -> No
     row = mutability_of(C)[path]
     desc = _norm(api_node("compute.v1", "Subnetwork", row.api_path or "")["description"])
     assert re.search(r"updated (?:with a ?patch request|using ?patch)", desc), desc
-    assert row.updatable and row.provenance["updatable"] == _patch(C, row.api_path or "")
+    assert row.updatable and row.updatable_source == _patch(C, row.api_path or "")
 
 
 def test_subnetwork_fingerprint_is_observed_not_desired() -> None:
@@ -628,7 +656,7 @@ def test_runtime_loads_the_committed_tables() -> None:
         raw = committed(kind)
         assert sorted(loaded) == sorted(raw), kind
         for path, row in raw.items():
-            assert loaded[path].behaviours == frozenset(row["behaviours"]), (kind, path)
+            assert sorted(b.value for b in loaded[path].behaviours) == row["behaviours"], (kind, path)
             assert (loaded[path].updatable, loaded[path].readable, loaded[path].identity) == (row["updatable"], row["readable"], row["identity"])
 
 

@@ -9,7 +9,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from kccgen.contract import Call, CreateShape, DeleteShape, Lro, OperationGetter, UpdateShape
+from kccgen.contract import (
+    Call,
+    CreateShape,
+    DeleteShape,
+    FieldType,
+    Lro,
+    OperationGetter,
+    UpdateShape,
+)
 from kccgen.discovery.behaviours import Behaviour, Fact
 
 TypeKind = Literal["string", "integer", "number", "boolean", "any", "object", "array", "map", "enum"]
@@ -213,7 +221,8 @@ class MutabilityIR:
 
     path: str  # spec.messageStoragePolicy.allowedPersistenceRegions, status.observedState.state
     api_path: str | None  # messageStoragePolicy.allowedPersistenceRegions; None for KRM-only fields
-    type: str  # string, string(int64), enum, object, array<object>, map<string>, any
+    type: str  # a label for reports: string, string(int64), enum, array<object>, map<string>, any
+    field_type: FieldType  # the same, structured, as the runtime reads it
     behaviours: tuple[str, ...]
     facts: tuple[Fact, ...]  # provenance of each behaviour
     identity: bool

@@ -13,10 +13,12 @@ import re
 from typing import assert_never
 
 from kccgen.contract import (
+    FieldType,
     FingerprintGuard,
     MetagenerationGuard,
     NoGuard,
     NoUpdate,
+    TypeKind,
     UpdateMaskInBody,
     UpdateMaskInQuery,
     UpdateMerge,
@@ -33,6 +35,10 @@ from kccgen.generator.ir.model import (
     ObjectIR,
     TypeIR,
 )
+
+
+def field_type(t: TypeIR) -> FieldType:
+    return FieldType(TypeKind(t.kind), t.format, field_type(t.item) if t.item is not None else None)
 
 
 def type_label(t: TypeIR) -> str:
@@ -151,6 +157,7 @@ def build_mutability(
                 path=path,
                 api_path=api_path,
                 type=type_label(f.type),
+                field_type=field_type(f.type),
                 behaviours=tuple(sorted(b.value for b in beh)),
                 facts=facts,
                 identity=identity_field,
