@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import re
 from enum import Enum
 from typing import Any
 
@@ -58,6 +59,22 @@ def split_imports(source: str) -> tuple[list[str], str]:
     body = "".join(lines[end:]).lstrip("\n")
     imports = plain | {f"from {mod} import {', '.join(sorted(names))}" for mod, names in froms.items()}
     return sorted(imports, key=_import_key), body
+
+
+def used_imports(imports: list[str], body: str) -> list[str]:
+    """``from m import a, b`` lines cut to the names ``body`` uses (a class dropped
+    from a module can leave its import behind, such as ``StrEnum``)."""
+    used = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", body))
+    out = []
+    for line in imports:
+        if not line.startswith("from ") or " as " in line:
+            out.append(line)
+            continue
+        mod, names = line[5:].split(" import ", 1)
+        keep = [n for n in names.split(", ") if n in used]
+        if keep:
+            out.append(f"from {mod} import {', '.join(keep)}")
+    return out
 
 
 def drop_classes(body: str, names: set[str]) -> str:
@@ -145,8 +162,13 @@ def format_python(source: str, where: str) -> str:
         raise RuntimeError(f"{where}: generated code does not parse: {e}") from e
 
 
+def render_text(template: str, **slots: Any) -> str:
+    """The template's text, unformatted."""
+    return environment().get_template(template).render(**slots)
+
+
 def render(template: str, where: str, **slots: Any) -> str:
-    text = environment().get_template(template).render(**slots)
+    text = render_text(template, **slots)
     if where.endswith(".py"):
         return format_python(text, where)
     return text

@@ -12,7 +12,7 @@ from kccgen.generator.emit.references import reference_module_path, reference_so
 from kccgen.generator.emit.types import api_module_source, kind_module_source
 from kccgen.generator.ir.model import IR, ApiModule, KindIR, TargetKind
 from kccgen.generator.naming import kind_types_module
-from kccgen.generator.render import drop_classes, render, split_imports
+from kccgen.generator.render import drop_classes, render, render_text, split_imports, used_imports
 
 # (output path, module-level render function, its argument): picklable, so
 # the CLI can spread the codegen-heavy jobs over processes.
@@ -39,12 +39,21 @@ def _api_file(arg: tuple[ApiModule, list[str]]) -> str:
     )
 
 
+def shared_enums(k: KindIR) -> tuple[str, ...]:
+    """Enums of the Kind module that its API module already defines, identically:
+    the KRM projection reuses the API's enums, so the module imports them."""
+    api = {e.name: e for e in k.api.models.enums}
+    return tuple(sorted(e.name for e in k.krm_models.enums if api.get(e.name) == e))
+
+
 def _kind_file(k: KindIR) -> str:
     imports, body = split_imports(kind_module_source(k))
-    body = drop_classes(body, {cls for _, cls in k.ref_imports})
+    shared = shared_enums(k)
+    body = drop_classes(body, {cls for _, cls in k.ref_imports} | set(shared))
     pkg = "kccgen.generated." + k.package.replace("/", ".")
     extra = {
         *(f"from {mod} import {cls}" for mod, cls in k.ref_imports),
+        *(f"from {pkg}.{k.api.module} import {', '.join(shared)}" for _ in shared[:1]),
         "from typing import Annotated, ClassVar, Literal",
         "from pydantic import Field",
         "from kccgen.runtime.krm import KRMObject, KRMStatus",
@@ -54,22 +63,22 @@ def _kind_file(k: KindIR) -> str:
     imports2, _ = split_imports("\n".join(merged) + "\n")
     path = f"generated/{k.package}/{kind_types_module(k.kind)}.py"
     first_line = (k.description.splitlines() or [k.kind])[0].replace('"""', "'''").strip() or k.kind
-    return render(
-        "<kind>_types.py.j2",
-        path,
-        kind=k.kind,
-        group=k.group,
-        version=k.version,
-        config_file=k.config_file,
-        doc_key=k.api.doc_key,
-        resource=k.resource,
-        resource_schema=k.resource_schema,
-        api_module=k.api.module,
-        api_alias=f"{k.kind}API",
-        imports=imports2,
-        body=body,
-        description_line=f"{k.kind}: {first_line}",
-    )
+    slots = {
+        "kind": k.kind,
+        "group": k.group,
+        "version": k.version,
+        "config_file": k.config_file,
+        "doc_key": k.api.doc_key,
+        "resource": k.resource,
+        "resource_schema": k.resource_schema,
+        "api_module": k.api.module,
+        "api_alias": f"{k.kind}API",
+        "body": body,
+        "description_line": f"{k.kind}: {first_line}",
+    }
+    # Imports the module no longer uses (StrEnum once every enum is imported) go.
+    text = render_text("<kind>_types.py.j2", imports=[], **slots)
+    return render("<kind>_types.py.j2", path, imports=used_imports(imports2, text), **slots)
 
 
 def jobs(ir: IR) -> Iterator[Job]:

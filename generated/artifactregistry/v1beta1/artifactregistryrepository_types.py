@@ -6,10 +6,26 @@ API resource: artifactregistry.v1 projects.locations.repositories (Repository).
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Annotated, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 from kccgen.generated.artifactregistry.v1beta1 import artifactregistry_v1_api
+from kccgen.generated.artifactregistry.v1beta1.artifactregistry_v1_api import (
+    CleanupPolicyAction,
+    CleanupPolicyConditionTagState,
+    DockerRepositoryPublicRepository,
+    GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigAptRepositoryPublicRepositoryRepositoryBase,
+    GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigYumRepositoryPublicRepositoryRepositoryBase,
+    MavenRepositoryConfigVersionPolicy,
+    MavenRepositoryPublicRepository,
+    NpmRepositoryPublicRepository,
+    PlatformLogsConfigLoggingState,
+    PlatformLogsConfigSeverityLevel,
+    PythonRepositoryPublicRepository,
+    RepositoryFormat,
+    RepositoryMode,
+    VulnerabilityScanningConfigEnablementConfig,
+    VulnerabilityScanningConfigEnablementState,
+)
 from kccgen.generated.artifactregistry.v1beta1.artifactregistryrepository_reference import (
     ArtifactRegistryRepositoryRef,
 )
@@ -254,19 +270,6 @@ class CleanupPolicy(BaseModel):
     ] = None
 
 
-class CleanupPolicyAction(StrEnum):
-    """
-    Policy action.
-    ACTION_UNSPECIFIED: Action not specified.
-    DELETE: Delete action.
-    KEEP: Keep action.
-    """
-
-    ACTION_UNSPECIFIED = "ACTION_UNSPECIFIED"
-    DELETE = "DELETE"
-    KEEP = "KEEP"
-
-
 class CleanupPolicyCondition(BaseModel):
     """
     CleanupPolicyCondition is a set of conditions attached to a CleanupPolicy. If multiple entries are set, all must be satisfied for the condition to be satisfied.
@@ -317,21 +320,6 @@ class CleanupPolicyCondition(BaseModel):
             description="Match versions by version name prefix. Applied on any prefix match.",
         ),
     ] = None
-
-
-class CleanupPolicyConditionTagState(StrEnum):
-    """
-    Match versions by tag status.
-    TAG_STATE_UNSPECIFIED: Tag status not specified.
-    TAGGED: Applies to tagged versions only.
-    UNTAGGED: Applies to untagged versions only.
-    ANY: Applies to all versions.
-    """
-
-    TAG_STATE_UNSPECIFIED = "TAG_STATE_UNSPECIFIED"
-    TAGGED = "TAGGED"
-    UNTAGGED = "UNTAGGED"
-    ANY = "ANY"
 
 
 class CleanupPolicyMostRecentVersions(BaseModel):
@@ -415,17 +403,6 @@ class DockerRepositoryConfig(BaseModel):
     ] = None
 
 
-class DockerRepositoryPublicRepository(StrEnum):
-    """
-    One of the publicly available Docker repositories supported by Artifact Registry.
-    PUBLIC_REPOSITORY_UNSPECIFIED: Unspecified repository.
-    DOCKER_HUB: Docker Hub.
-    """
-
-    PUBLIC_REPOSITORY_UNSPECIFIED = "PUBLIC_REPOSITORY_UNSPECIFIED"
-    DOCKER_HUB = "DOCKER_HUB"
-
-
 class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigAptRepositoryCustomRepository(
     BaseModel
 ):
@@ -471,23 +448,6 @@ class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigAptRepositoryPublicR
             description="A custom field to define a path to a specific repository from the base.",
         ),
     ] = None
-
-
-class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigAptRepositoryPublicRepositoryRepositoryBase(
-    StrEnum
-):
-    """
-    A common public repository base for Apt.
-    REPOSITORY_BASE_UNSPECIFIED: Unspecified repository base.
-    DEBIAN: Debian.
-    UBUNTU: Ubuntu LTS/Pro.
-    DEBIAN_SNAPSHOT: Archived Debian.
-    """
-
-    REPOSITORY_BASE_UNSPECIFIED = "REPOSITORY_BASE_UNSPECIFIED"
-    DEBIAN = "DEBIAN"
-    UBUNTU = "UBUNTU"
-    DEBIAN_SNAPSHOT = "DEBIAN_SNAPSHOT"
 
 
 class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigDockerRepositoryCustomRepository(
@@ -613,29 +573,6 @@ class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigYumRepositoryPublicR
     ] = None
 
 
-class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigYumRepositoryPublicRepositoryRepositoryBase(
-    StrEnum
-):
-    """
-    A common public repository base for Yum.
-    REPOSITORY_BASE_UNSPECIFIED: Unspecified repository base.
-    CENTOS: CentOS.
-    CENTOS_DEBUG: CentOS Debug.
-    CENTOS_VAULT: CentOS Vault.
-    CENTOS_STREAM: CentOS Stream.
-    ROCKY: Rocky.
-    EPEL: Fedora Extra Packages for Enterprise Linux (EPEL).
-    """
-
-    REPOSITORY_BASE_UNSPECIFIED = "REPOSITORY_BASE_UNSPECIFIED"
-    CENTOS = "CENTOS"
-    CENTOS_DEBUG = "CENTOS_DEBUG"
-    CENTOS_VAULT = "CENTOS_VAULT"
-    CENTOS_STREAM = "CENTOS_STREAM"
-    ROCKY = "ROCKY"
-    EPEL = "EPEL"
-
-
 class Int64String(RootModel[str]):
     root: Annotated[str, Field(description="A int64 in its string form.", pattern="^-?[0-9]+$")]
 
@@ -691,30 +628,6 @@ class MavenRepositoryConfig(BaseModel):
     ] = None
 
 
-class MavenRepositoryConfigVersionPolicy(StrEnum):
-    """
-    Version policy defines the versions that the registry will accept.
-    VERSION_POLICY_UNSPECIFIED: VERSION_POLICY_UNSPECIFIED - the version policy is not defined. When the version policy is not defined, no validation is performed for the versions.
-    RELEASE: RELEASE - repository will accept only Release versions.
-    SNAPSHOT: SNAPSHOT - repository will accept only Snapshot versions.
-    """
-
-    VERSION_POLICY_UNSPECIFIED = "VERSION_POLICY_UNSPECIFIED"
-    RELEASE = "RELEASE"
-    SNAPSHOT = "SNAPSHOT"
-
-
-class MavenRepositoryPublicRepository(StrEnum):
-    """
-    One of the publicly available Maven repositories supported by Artifact Registry.
-    PUBLIC_REPOSITORY_UNSPECIFIED: Unspecified repository.
-    MAVEN_CENTRAL: Maven Central.
-    """
-
-    PUBLIC_REPOSITORY_UNSPECIFIED = "PUBLIC_REPOSITORY_UNSPECIFIED"
-    MAVEN_CENTRAL = "MAVEN_CENTRAL"
-
-
 class NoCacheFetching(BaseModel):
     """
     The configuration for the no-cache fetching mode, which acts as a non-caching proxy.
@@ -751,17 +664,6 @@ class NpmRepository(BaseModel):
     ] = None
 
 
-class NpmRepositoryPublicRepository(StrEnum):
-    """
-    One of the publicly available Npm repositories supported by Artifact Registry.
-    PUBLIC_REPOSITORY_UNSPECIFIED: Unspecified repository.
-    NPMJS: npmjs.
-    """
-
-    PUBLIC_REPOSITORY_UNSPECIFIED = "PUBLIC_REPOSITORY_UNSPECIFIED"
-    NPMJS = "NPMJS"
-
-
 class PlatformLogsConfig(BaseModel):
     """
     The platform logs config for a project or a repository.
@@ -785,44 +687,6 @@ class PlatformLogsConfig(BaseModel):
             description="Optional. The severity level for the logs. Logs will be generated if their severity level is >= than the value of the severity level mentioned here.",
         ),
     ] = None
-
-
-class PlatformLogsConfigLoggingState(StrEnum):
-    """
-    Optional. The state of the platform logs: enabled or disabled.
-    LOGGING_STATE_UNSPECIFIED: Platform logs settings for the parent resource haven't been set. This is the default state or when the user clears the settings for the parent.
-    ENABLED: Platform logs are enabled.
-    DISABLED: Platform logs are disabled.
-    """
-
-    LOGGING_STATE_UNSPECIFIED = "LOGGING_STATE_UNSPECIFIED"
-    ENABLED = "ENABLED"
-    DISABLED = "DISABLED"
-
-
-class PlatformLogsConfigSeverityLevel(StrEnum):
-    """
-    Optional. The severity level for the logs. Logs will be generated if their severity level is >= than the value of the severity level mentioned here.
-    SEVERITY_LEVEL_UNSPECIFIED: No severity level specified, meaning everything is being logged.
-    DEBUG: Debug or trace information.
-    INFO: Routine information, such as ongoing status or performance.
-    NOTICE: Normal but significant events, such as start up, shut down, or a configuration change.
-    WARNING: Warning events that might cause problems.
-    ERROR: Error events that are likely to cause problems.
-    CRITICAL: Critical events that cause more severe problems or outages.
-    ALERT: Alert events that require a person must take an action immediately.
-    EMERGENCY: One or more systems are unusable.
-    """
-
-    SEVERITY_LEVEL_UNSPECIFIED = "SEVERITY_LEVEL_UNSPECIFIED"
-    DEBUG = "DEBUG"
-    INFO = "INFO"
-    NOTICE = "NOTICE"
-    WARNING = "WARNING"
-    ERROR = "ERROR"
-    CRITICAL = "CRITICAL"
-    ALERT = "ALERT"
-    EMERGENCY = "EMERGENCY"
 
 
 class PythonRepository(BaseModel):
@@ -849,17 +713,6 @@ class PythonRepository(BaseModel):
             description="One of the publicly available Python repositories supported by Artifact Registry.",
         ),
     ] = None
-
-
-class PythonRepositoryPublicRepository(StrEnum):
-    """
-    One of the publicly available Python repositories supported by Artifact Registry.
-    PUBLIC_REPOSITORY_UNSPECIFIED: Unspecified repository.
-    PYPI: PyPI.
-    """
-
-    PUBLIC_REPOSITORY_UNSPECIFIED = "PUBLIC_REPOSITORY_UNSPECIFIED"
-    PYPI = "PYPI"
 
 
 class RemoteRepositoryConfig(BaseModel):
@@ -944,58 +797,6 @@ class RemoteRepositoryConfig(BaseModel):
             description="Specific settings for a Yum remote repository.",
         ),
     ] = None
-
-
-class RepositoryFormat(StrEnum):
-    """
-    Optional. The format of packages that are stored in the repository.
-    FORMAT_UNSPECIFIED: Unspecified package format.
-    DOCKER: Docker package format.
-    MAVEN: Maven package format.
-    NPM: NPM package format.
-    APT: APT package format.
-    YUM: YUM package format.
-    GOOGET: GooGet package format.
-    PYTHON: Python package format.
-    KFP: Kubeflow Pipelines package format.
-    GO: Go package format.
-    GENERIC: Generic package format.
-    RUBY: Ruby package format.
-    CONDA: Conda package format.
-    """
-
-    FORMAT_UNSPECIFIED = "FORMAT_UNSPECIFIED"
-    DOCKER = "DOCKER"
-    MAVEN = "MAVEN"
-    NPM = "NPM"
-    APT = "APT"
-    YUM = "YUM"
-    GOOGET = "GOOGET"
-    PYTHON = "PYTHON"
-    KFP = "KFP"
-    GO = "GO"
-    GENERIC = "GENERIC"
-    RUBY = "RUBY"
-    CONDA = "CONDA"
-
-
-class RepositoryMode(StrEnum):
-    """
-    Optional. The mode of the repository.
-    MODE_UNSPECIFIED: Unspecified mode.
-    STANDARD_REPOSITORY: A standard repository storing artifacts.
-    VIRTUAL_REPOSITORY: A virtual repository to serve artifacts from one or more sources.
-    REMOTE_REPOSITORY: A remote repository to serve artifacts from a remote source.
-    AOSS_REPOSITORY: An AOSS repository provides artifacts from AOSS upstreams.
-    ASSURED_OSS_REPOSITORY: Replacement of AOSS_REPOSITORY.
-    """
-
-    MODE_UNSPECIFIED = "MODE_UNSPECIFIED"
-    STANDARD_REPOSITORY = "STANDARD_REPOSITORY"
-    VIRTUAL_REPOSITORY = "VIRTUAL_REPOSITORY"
-    REMOTE_REPOSITORY = "REMOTE_REPOSITORY"
-    AOSS_REPOSITORY = "AOSS_REPOSITORY"
-    ASSURED_OSS_REPOSITORY = "ASSURED_OSS_REPOSITORY"
 
 
 class UpstreamCredentials(BaseModel):
@@ -1098,34 +899,6 @@ class VulnerabilityScanningConfig(BaseModel):
             description="Optional. Config for whether this repository has vulnerability scanning disabled. When unset (ENABLEMENT_CONFIG_UNSPECIFIED), this is treated as INHERITED for Docker repositories and DISABLED for non-Docker repositories.",
         ),
     ] = None
-
-
-class VulnerabilityScanningConfigEnablementConfig(StrEnum):
-    """
-    Optional. Config for whether this repository has vulnerability scanning disabled. When unset (ENABLEMENT_CONFIG_UNSPECIFIED), this is treated as INHERITED for Docker repositories and DISABLED for non-Docker repositories.
-    ENABLEMENT_CONFIG_UNSPECIFIED: Unspecified enablement configuration.
-    INHERITED: Enables the feature, but is dependent on parent API enablement.
-    DISABLED: Disables the feature for this repository.
-    """
-
-    ENABLEMENT_CONFIG_UNSPECIFIED = "ENABLEMENT_CONFIG_UNSPECIFIED"
-    INHERITED = "INHERITED"
-    DISABLED = "DISABLED"
-
-
-class VulnerabilityScanningConfigEnablementState(StrEnum):
-    """
-    Output only. State of feature enablement, combining repository enablement config and API enablement state.
-    ENABLEMENT_STATE_UNSPECIFIED: Enablement state is unclear.
-    SCANNING_UNSUPPORTED: Repository does not support vulnerability scanning.
-    SCANNING_DISABLED: Vulnerability scanning is disabled for this repository.
-    SCANNING_ACTIVE: Vulnerability scanning is active for this repository.
-    """
-
-    ENABLEMENT_STATE_UNSPECIFIED = "ENABLEMENT_STATE_UNSPECIFIED"
-    SCANNING_UNSUPPORTED = "SCANNING_UNSUPPORTED"
-    SCANNING_DISABLED = "SCANNING_DISABLED"
-    SCANNING_ACTIVE = "SCANNING_ACTIVE"
 
 
 class VulnerabilityScanningConfigObservedState(BaseModel):

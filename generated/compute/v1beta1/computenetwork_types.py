@@ -6,10 +6,23 @@ API resource: compute.v1 networks (Network).
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Annotated, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 from kccgen.generated.compute.v1beta1 import compute_v1_api
+from kccgen.generated.compute.v1beta1.compute_v1_api import (
+    NetworkNetworkFirewallPolicyEnforcementOrder,
+    NetworkPeeringConnectionStatusConsensusStateDeleteStatus,
+    NetworkPeeringConnectionStatusConsensusStateUpdateStatus,
+    NetworkPeeringConnectionStatusTrafficConfigurationStackType,
+    NetworkPeeringConnectionStatusUpdateStrategy,
+    NetworkPeeringStackType,
+    NetworkPeeringState,
+    NetworkPeeringUpdateStrategy,
+    NetworkRoutingConfigBgpBestPathSelectionMode,
+    NetworkRoutingConfigBgpInterRegionCost,
+    NetworkRoutingConfigEffectiveBgpInterRegionCost,
+    NetworkRoutingConfigRoutingMode,
+)
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMObject, KRMStatus
 
@@ -199,17 +212,6 @@ class ComputeNetworkSpec(BaseModel):
     ] = None
 
 
-class NetworkNetworkFirewallPolicyEnforcementOrder(StrEnum):
-    """
-    The network firewall policy enforcement order. Can be either
-    AFTER_CLASSIC_FIREWALL or BEFORE_CLASSIC_FIREWALL. Defaults to
-    AFTER_CLASSIC_FIREWALL if the field is not specified.
-    """
-
-    AFTER_CLASSIC_FIREWALL = "AFTER_CLASSIC_FIREWALL"
-    BEFORE_CLASSIC_FIREWALL = "BEFORE_CLASSIC_FIREWALL"
-
-
 class NetworkParams(BaseModel):
     """
     Additional network parameters.
@@ -226,28 +228,6 @@ class NetworkParams(BaseModel):
             description='Tag keys/values directly bound to this resource.\nTag keys and values have the same definition as resource\nmanager tags. The field is allowed for INSERT\nonly. The keys/values to set on the resource should be specified in\neither ID { : } or Namespaced format\n{ : }.\nFor example the following are valid inputs:\n* {"tagKeys/333" : "tagValues/444", "tagKeys/123" : "tagValues/456"}\n* {"123/environment" : "production", "345/abc" : "xyz"}\nNote:\n* Invalid combinations of ID & namespaced format is not supported. For\n  instance: {"123/environment" : "tagValues/444"} is invalid.',
         ),
     ] = None
-
-
-class NetworkPeeringConnectionStatusConsensusStateDeleteStatus(StrEnum):
-    """
-    The status of the delete request.
-    DELETE_ACKNOWLEDGED: Both network admins have agreed this consensus peering connection can
-    be deleted.
-    LOCAL_CANCEL_REQUESTED: The local network admin requested to cancel their delete request
-    after DELETE_ACKNOWLEDGED.
-    LOCAL_DELETE_REQUESTED: Network admin has requested deletion of this peering connection.
-    PEER_CANCEL_REQUESTED: The peer network admin requested to cancel their delete request after
-    DELETE_ACKNOWLEDGED.
-    PEER_DELETE_REQUESTED: The peer network admin has requested deletion of this peering
-    connection.
-    """
-
-    DELETE_ACKNOWLEDGED = "DELETE_ACKNOWLEDGED"
-    DELETE_STATUS_UNSPECIFIED = "DELETE_STATUS_UNSPECIFIED"
-    LOCAL_CANCEL_REQUESTED = "LOCAL_CANCEL_REQUESTED"
-    LOCAL_DELETE_REQUESTED = "LOCAL_DELETE_REQUESTED"
-    PEER_CANCEL_REQUESTED = "PEER_CANCEL_REQUESTED"
-    PEER_DELETE_REQUESTED = "PEER_DELETE_REQUESTED"
 
 
 class NetworkPeeringConnectionStatusConsensusStateObserved(BaseModel):
@@ -269,22 +249,6 @@ class NetworkPeeringConnectionStatusConsensusStateObserved(BaseModel):
         NetworkPeeringConnectionStatusConsensusStateUpdateStatus | None,
         Field(alias="updateStatus", description="The status of the update request."),
     ] = None
-
-
-class NetworkPeeringConnectionStatusConsensusStateUpdateStatus(StrEnum):
-    """
-    The status of the update request.
-    IN_SYNC: No pending configuration update proposals to the  peering connection.
-    PENDING_LOCAL_ACKNOWLEDMENT: The peer network admin has made an updatePeering call. The change is
-    awaiting acknowledgment from this peering's network admin.
-    PENDING_PEER_ACKNOWLEDGEMENT: The local network admin has made an updatePeering call. The change
-    is awaiting acknowledgment from the peer network admin.
-    """
-
-    IN_SYNC = "IN_SYNC"
-    PENDING_LOCAL_ACKNOWLEDMENT = "PENDING_LOCAL_ACKNOWLEDMENT"
-    PENDING_PEER_ACKNOWLEDGEMENT = "PENDING_PEER_ACKNOWLEDGEMENT"
-    UPDATE_STATUS_UNSPECIFIED = "UPDATE_STATUS_UNSPECIFIED"
 
 
 class NetworkPeeringConnectionStatusObserved(BaseModel):
@@ -362,44 +326,6 @@ class NetworkPeeringConnectionStatusTrafficConfigurationObserved(BaseModel):
             description="Which IP version(s) of traffic and routes are being imported or\nexported between peer networks.",
         ),
     ] = None
-
-
-class NetworkPeeringConnectionStatusTrafficConfigurationStackType(StrEnum):
-    """
-    Which IP version(s) of traffic and routes are being imported or
-    exported between peer networks.
-    IPV4_IPV6: This Peering will allow IPv4 traffic and routes to be
-    exchanged. Additionally if the matching peering is
-    IPV4_IPV6, IPv6 traffic and routes will be exchanged as
-    well.
-    IPV4_ONLY: This Peering will only allow IPv4 traffic and routes to be
-    exchanged, even if the matching peering is IPV4_IPV6.
-    """
-
-    IPV4_IPV6 = "IPV4_IPV6"
-    IPV4_ONLY = "IPV4_ONLY"
-
-
-class NetworkPeeringConnectionStatusUpdateStrategy(StrEnum):
-    """
-    The update strategy determines the update/delete semantics for this
-    peering connection.
-    CONSENSUS: Updates are reflected in the local peering but aren't applied to the
-    peering connection until a complementary change is made to the
-    matching peering.
-    To delete a peering with the consensus update strategy, both the peerings
-    must request the deletion of the peering before the peering can be
-    deleted.
-    INDEPENDENT: In this mode, changes to the peering configuration can
-    be unilaterally altered by changing either side of the peering.
-    This is the default value if the field is unspecified.
-    UNSPECIFIED: Peerings with update strategy UNSPECIFIED are created with
-    update strategy INDEPENDENT.
-    """
-
-    CONSENSUS = "CONSENSUS"
-    INDEPENDENT = "INDEPENDENT"
-    UNSPECIFIED = "UNSPECIFIED"
 
 
 class NetworkPeeringObserved(BaseModel):
@@ -508,56 +434,6 @@ class NetworkPeeringObserved(BaseModel):
     ] = None
 
 
-class NetworkPeeringStackType(StrEnum):
-    """
-    Which IP version(s) of traffic and routes are allowed to be imported or
-    exported between peer networks. The default value is IPV4_ONLY.
-    IPV4_IPV6: This Peering will allow IPv4 traffic and routes to be
-    exchanged. Additionally if the matching peering is
-    IPV4_IPV6, IPv6 traffic and routes will be exchanged as
-    well.
-    IPV4_ONLY: This Peering will only allow IPv4 traffic and routes to be
-    exchanged, even if the matching peering is IPV4_IPV6.
-    """
-
-    IPV4_IPV6 = "IPV4_IPV6"
-    IPV4_ONLY = "IPV4_ONLY"
-
-
-class NetworkPeeringState(StrEnum):
-    """
-    Output only. [Output Only] State for the peering.
-    ACTIVE: Matching configuration exists on the peer.
-    INACTIVE: There is no matching configuration on the peer, including the case when
-    peer does not exist.
-    """
-
-    ACTIVE = "ACTIVE"
-    INACTIVE = "INACTIVE"
-
-
-class NetworkPeeringUpdateStrategy(StrEnum):
-    """
-    The update strategy determines the semantics for updates and deletes to the
-    peering connection configuration.
-    CONSENSUS: Updates are reflected in the local peering but aren't applied to the
-    peering connection until a complementary change is made to the
-    matching peering.
-    To delete a peering with the consensus update strategy, both the peerings
-    must request the deletion of the peering before the peering can be
-    deleted.
-    INDEPENDENT: In this mode, changes to the peering configuration can
-    be unilaterally altered by changing either side of the peering.
-    This is the default value if the field is unspecified.
-    UNSPECIFIED: Peerings with update strategy UNSPECIFIED are created with
-    update strategy INDEPENDENT.
-    """
-
-    CONSENSUS = "CONSENSUS"
-    INDEPENDENT = "INDEPENDENT"
-    UNSPECIFIED = "UNSPECIFIED"
-
-
 class NetworkRoutingConfig(BaseModel):
     """
     A routing configuration attached to a network resource. The message
@@ -599,38 +475,6 @@ class NetworkRoutingConfig(BaseModel):
     ] = None
 
 
-class NetworkRoutingConfigBgpBestPathSelectionMode(StrEnum):
-    """
-    The BGP best path selection algorithm to be employed within this network
-    for dynamic routes learned by Cloud Routers. Can be LEGACY
-    (default) or STANDARD.
-    """
-
-    LEGACY = "LEGACY"
-    STANDARD = "STANDARD"
-
-
-class NetworkRoutingConfigBgpInterRegionCost(StrEnum):
-    """
-    Allows to define a preferred approach for handling inter-region cost in
-    the selection process when using the STANDARD BGP best path
-    selection algorithm. Can be DEFAULT orADD_COST_TO_MED.
-    """
-
-    ADD_COST_TO_MED = "ADD_COST_TO_MED"
-    DEFAULT = "DEFAULT"
-
-
-class NetworkRoutingConfigEffectiveBgpInterRegionCost(StrEnum):
-    """
-    Output only. [Output Only] Effective value of the bgp_inter_region_cost
-    field.
-    """
-
-    ADD_COST_TO_MED = "ADD_COST_TO_MED"
-    DEFAULT = "DEFAULT"
-
-
 class NetworkRoutingConfigObservedState(BaseModel):
     """
     A routing configuration attached to a network resource. The message
@@ -656,18 +500,6 @@ class NetworkRoutingConfigObservedState(BaseModel):
             description="Output only. [Output Only] Effective value of the bgp_inter_region_cost\nfield.",
         ),
     ] = None
-
-
-class NetworkRoutingConfigRoutingMode(StrEnum):
-    """
-    The network-wide routing mode to use. If set to REGIONAL,
-    this network's Cloud Routers will only advertise routes with subnets
-    of this network in the same region as the router. If set toGLOBAL, this network's Cloud Routers will advertise
-    routes with all subnets of this network, across regions.
-    """
-
-    GLOBAL = "GLOBAL"
-    REGIONAL = "REGIONAL"
 
 
 class UInt64String(RootModel[str]):

@@ -6,10 +6,22 @@ API resource: compute.v1 subnetworks (Subnetwork).
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Annotated, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 from kccgen.generated.compute.v1beta1 import compute_v1_api
+from kccgen.generated.compute.v1beta1.compute_v1_api import (
+    SubnetworkIpv6AccessType,
+    SubnetworkIpv6GceEndpoint,
+    SubnetworkLogConfigAggregationInterval,
+    SubnetworkLogConfigMetadata,
+    SubnetworkPrivateIpv6GoogleAccess,
+    SubnetworkPurpose,
+    SubnetworkResolveSubnetMask,
+    SubnetworkRole,
+    SubnetworkSecondaryRangeIpVersion,
+    SubnetworkStackType,
+    SubnetworkState,
+)
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.external.computepublicdelegatedprefix_reference import (
     ComputePublicDelegatedPrefixRef,
@@ -285,39 +297,6 @@ class Int64String(RootModel[str]):
     root: Annotated[str, Field(description="A int64 in its string form.", pattern="^-?[0-9]+$")]
 
 
-class SubnetworkIpv6AccessType(StrEnum):
-    """
-    The access type of IPv6 address this subnet holds. It's immutable and can
-    only be specified during creation or the first time the subnet is updated
-    into IPV4_IPV6 dual stack.
-    EXTERNAL: VMs on this subnet will be assigned IPv6 addresses that are accessible
-    via the Internet, as well as the VPC network.
-    INTERNAL: VMs on this subnet will be assigned IPv6 addresses that are only
-    accessible over the VPC network.
-    """
-
-    EXTERNAL = "EXTERNAL"
-    INTERNAL = "INTERNAL"
-
-
-class SubnetworkIpv6GceEndpoint(StrEnum):
-    """
-    Output only. [Output Only] Possible endpoints of this subnetwork. It can be one of the
-    following:
-
-       - VM_ONLY: The subnetwork can be used for creating instances and
-       IPv6 addresses with VM endpoint type. Such a subnetwork gets external IPv6
-       ranges from a public delegated prefix and cannot be used to create NetLb.
-       - VM_AND_FR: The subnetwork can be used for creating both VM
-       instances and Forwarding Rules. It can also be used to reserve IPv6
-       addresses with both VM and FR endpoint types. Such a subnetwork gets its
-       IPv6 range from Google IP Pool directly.
-    """
-
-    VM_AND_FR = "VM_AND_FR"
-    VM_ONLY = "VM_ONLY"
-
-
 class SubnetworkLogConfig(BaseModel):
     """
     The available logging options for this subnetwork.
@@ -369,34 +348,6 @@ class SubnetworkLogConfig(BaseModel):
     ] = None
 
 
-class SubnetworkLogConfigAggregationInterval(StrEnum):
-    """
-    Can only be specified if VPC flow logging for this subnetwork is enabled.
-    Toggles the aggregation interval for collecting flow logs. Increasing the
-    interval time will reduce the amount of generated flow logs for long
-    lasting connections. Default is an interval of 5 seconds per connection.
-    """
-
-    INTERVAL_10_MIN = "INTERVAL_10_MIN"
-    INTERVAL_15_MIN = "INTERVAL_15_MIN"
-    INTERVAL_1_MIN = "INTERVAL_1_MIN"
-    INTERVAL_30_SEC = "INTERVAL_30_SEC"
-    INTERVAL_5_MIN = "INTERVAL_5_MIN"
-    INTERVAL_5_SEC = "INTERVAL_5_SEC"
-
-
-class SubnetworkLogConfigMetadata(StrEnum):
-    """
-    Can only be specified if VPC flow logs for this subnetwork is enabled.
-    Configures whether all, none or a subset of metadata fields should be
-    added to the reported VPC flow logs. Default isEXCLUDE_ALL_METADATA.
-    """
-
-    CUSTOM_METADATA = "CUSTOM_METADATA"
-    EXCLUDE_ALL_METADATA = "EXCLUDE_ALL_METADATA"
-    INCLUDE_ALL_METADATA = "INCLUDE_ALL_METADATA"
-
-
 class SubnetworkParams(BaseModel):
     """
     Additional subnetwork parameters.
@@ -413,82 +364,6 @@ class SubnetworkParams(BaseModel):
             description='Tag keys/values directly bound to this resource.\nTag keys and values have the same definition as resource\nmanager tags. The field is allowed for INSERT\nonly. The keys/values to set on the resource should be specified in\neither ID { : } or Namespaced format\n{ : }.\nFor example the following are valid inputs:\n* {"tagKeys/333" : "tagValues/444", "tagKeys/123" : "tagValues/456"}\n* {"123/environment" : "production", "345/abc" : "xyz"}\nNote:\n* Invalid combinations of ID & namespaced format is not supported. For\n  instance: {"123/environment" : "tagValues/444"} is invalid.',
         ),
     ] = None
-
-
-class SubnetworkPrivateIpv6GoogleAccess(StrEnum):
-    """
-    This field is for internal use.
-
-    This field can be both set at resource creation time and updated usingpatch.
-    DISABLE_GOOGLE_ACCESS: Disable private IPv6 access to/from Google services.
-    ENABLE_BIDIRECTIONAL_ACCESS_TO_GOOGLE: Bidirectional private IPv6 access to/from Google services.
-    ENABLE_OUTBOUND_VM_ACCESS_TO_GOOGLE: Outbound private IPv6 access from VMs in this subnet to Google services.
-    """
-
-    DISABLE_GOOGLE_ACCESS = "DISABLE_GOOGLE_ACCESS"
-    ENABLE_BIDIRECTIONAL_ACCESS_TO_GOOGLE = "ENABLE_BIDIRECTIONAL_ACCESS_TO_GOOGLE"
-    ENABLE_OUTBOUND_VM_ACCESS_TO_GOOGLE = "ENABLE_OUTBOUND_VM_ACCESS_TO_GOOGLE"
-
-
-class SubnetworkPurpose(StrEnum):
-    """
-    GLOBAL_MANAGED_PROXY: Subnet reserved for Global Envoy-based Load Balancing.
-    INTERNAL_HTTPS_LOAD_BALANCER: Subnet reserved for Internal HTTP(S) Load Balancing. This is a legacy
-    purpose, please use REGIONAL_MANAGED_PROXY instead.
-    PEER_MIGRATION: Subnetwork will be used for Migration from one peered VPC to another.
-    (a transient state of subnetwork
-    while migrating resources from one project to another).
-    PRIVATE: Regular user created or automatically created subnet.
-    PRIVATE_NAT: Subnetwork used as source range for Private NAT Gateways.
-    PRIVATE_RFC_1918: Regular user created or automatically created subnet.
-    PRIVATE_SERVICE_CONNECT: Subnetworks created for Private Service Connect in the producer network.
-    REGIONAL_MANAGED_PROXY: Subnetwork used for Regional Envoy-based Load Balancing.
-    """
-
-    GLOBAL_MANAGED_PROXY = "GLOBAL_MANAGED_PROXY"
-    INTERNAL_HTTPS_LOAD_BALANCER = "INTERNAL_HTTPS_LOAD_BALANCER"
-    PEER_MIGRATION = "PEER_MIGRATION"
-    PRIVATE = "PRIVATE"
-    PRIVATE_NAT = "PRIVATE_NAT"
-    PRIVATE_RFC_1918 = "PRIVATE_RFC_1918"
-    PRIVATE_SERVICE_CONNECT = "PRIVATE_SERVICE_CONNECT"
-    REGIONAL_MANAGED_PROXY = "REGIONAL_MANAGED_PROXY"
-
-
-class SubnetworkResolveSubnetMask(StrEnum):
-    """
-    Configures subnet mask resolution for this subnetwork.
-    ARP_ALL_RANGES: All ranges assigned to the VM NIC will respond to ARP.
-    ARP_BROADCAST_PRIMARY_RANGE: VMs will receive an ARP response from a VM instance owning the target IP
-    address within the subnetwork's primary CIDR range, if such a VM instance
-    exists and is running.
-    ARP_BROADCAST_PRIMARY_RANGE_WITH_LEARNING: Combines ARP_BROADCAST_PRIMARY_RANGE with MAC learning. Enables cache
-    mapping between IP addresses and custom MAC addresses of instances and
-    use of it to set the correct destination MAC address. If this option is
-    chosen, the subnetwork must have /24 or a smaller CIDR range.
-    ARP_PRIMARY_RANGE: Only the primary range of the VM NIC will respond to ARP.
-    """
-
-    ARP_ALL_RANGES = "ARP_ALL_RANGES"
-    ARP_BROADCAST_PRIMARY_RANGE = "ARP_BROADCAST_PRIMARY_RANGE"
-    ARP_BROADCAST_PRIMARY_RANGE_WITH_LEARNING = "ARP_BROADCAST_PRIMARY_RANGE_WITH_LEARNING"
-    ARP_PRIMARY_RANGE = "ARP_PRIMARY_RANGE"
-
-
-class SubnetworkRole(StrEnum):
-    """
-    The role of subnetwork. Currently, this field is only used when
-    purpose is set to GLOBAL_MANAGED_PROXY orREGIONAL_MANAGED_PROXY. The value can be set toACTIVE or BACKUP. An ACTIVE
-    subnetwork is one that is currently being used for Envoy-based load
-    balancers in a region. A BACKUP subnetwork is one that is
-    ready to be promoted to ACTIVE or is currently draining.
-    This field can be updated with a patch request.
-    ACTIVE: The ACTIVE subnet that is currently used.
-    BACKUP: The BACKUP subnet that could be promoted to ACTIVE.
-    """
-
-    ACTIVE = "ACTIVE"
-    BACKUP = "BACKUP"
 
 
 class SubnetworkSecondaryRange(BaseModel):
@@ -529,48 +404,6 @@ class SubnetworkSecondaryRange(BaseModel):
             description="A reference to a NetworkConnectivityInternalRange (API field `reservedInternalRange`). The URL of the reserved internal range. Only IPv4 is supported.",
         ),
     ] = None
-
-
-class SubnetworkSecondaryRangeIpVersion(StrEnum):
-    """
-    IP_VERSION_UNSPECIFIED: Treated as IPV4 for backward-compatibility.
-    """
-
-    IPV4 = "IPV4"
-    IPV6 = "IPV6"
-    IP_VERSION_UNSPECIFIED = "IP_VERSION_UNSPECIFIED"
-
-
-class SubnetworkStackType(StrEnum):
-    """
-    The stack type for the subnet. If set to IPV4_ONLY, new VMs
-    in the subnet are assigned IPv4 addresses only. If set toIPV4_IPV6, new VMs in the subnet can be assigned both IPv4 and
-    IPv6 addresses. If not specified, IPV4_ONLY is used.
-
-    This field can be both set at resource creation time and updated usingpatch.
-    IPV4_IPV6: New VMs in this subnet can have both IPv4 and IPv6 addresses.
-    IPV4_ONLY: New VMs in this subnet will only be assigned IPv4 addresses.
-    IPV6_ONLY: New VMs in this subnet will only  be assigned IPv6 addresses.
-    """
-
-    IPV4_IPV6 = "IPV4_IPV6"
-    IPV4_ONLY = "IPV4_ONLY"
-    IPV6_ONLY = "IPV6_ONLY"
-
-
-class SubnetworkState(StrEnum):
-    """
-    Output only. [Output Only] The state of the subnetwork, which can be one of the
-    following values:READY: Subnetwork is created and ready to useDRAINING: only applicable to subnetworks that have the
-    purpose set to INTERNAL_HTTPS_LOAD_BALANCER and indicates that
-    connections to the load balancer are being drained. A subnetwork that is
-    draining cannot be used or modified until it reaches a status ofREADY
-    DRAINING: Subnetwork is being drained.
-    READY: Subnetwork is ready for use.
-    """
-
-    DRAINING = "DRAINING"
-    READY = "READY"
 
 
 class SubnetworkUtilizationDetailsIPV4UtilizationObserved(BaseModel):

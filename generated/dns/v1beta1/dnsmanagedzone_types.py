@@ -6,11 +6,18 @@ API resource: dns.v1 managedZones (ManagedZone).
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Annotated, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.dns.v1beta1 import dns_v1_api
+from kccgen.generated.dns.v1beta1.dns_v1_api import (
+    DnsKeySpecAlgorithm,
+    DnsKeySpecKeyType,
+    ManagedZoneDnsSecConfigNonExistence,
+    ManagedZoneDnsSecConfigState,
+    ManagedZoneForwardingConfigNameServerTargetForwardingPath,
+    ManagedZoneVisibility,
+)
 from kccgen.generated.external.containercluster_reference import ContainerClusterRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.external.servicedirectorynamespace_reference import (
@@ -216,27 +223,6 @@ class DnsKeySpec(BaseModel):
     ] = None
 
 
-class DnsKeySpecAlgorithm(StrEnum):
-    """
-    String mnemonic specifying the DNSSEC algorithm of this key.
-    """
-
-    RSASHA1 = "rsasha1"
-    RSASHA256 = "rsasha256"
-    RSASHA512 = "rsasha512"
-    ECDSAP256SHA256 = "ecdsap256sha256"
-    ECDSAP384SHA384 = "ecdsap384sha384"
-
-
-class DnsKeySpecKeyType(StrEnum):
-    """
-    Specifies whether this is a key signing key (KSK) or a zone signing key (ZSK). Key signing keys have the Secure Entry Point flag set and, when active, are only used to sign resource record sets of type DNSKEY. Zone signing keys do not have the Secure Entry Point flag set and are used to sign all other types of resource record sets.
-    """
-
-    KEY_SIGNING = "keySigning"
-    ZONE_SIGNING = "zoneSigning"
-
-
 class DnsKeySpecObservedState(BaseModel):
     """
     Parameters for DnsKey key generation. Used for generating initial keys for a new ManagedZone and as default when adding a new DnsKey.
@@ -304,17 +290,6 @@ class ManagedZoneDnsSecConfig(BaseModel):
     ] = None
 
 
-class ManagedZoneDnsSecConfigNonExistence(StrEnum):
-    """
-    Specifies the mechanism for authenticated denial-of-existence responses. Can only be changed while the state is OFF.
-    nsec: Indicates that Cloud DNS will sign records in the managed zone according to RFC 4034 and respond with NSEC records for names that do not exist.
-    nsec3: Indicates that Cloud DNS will sign records in the managed zone according to RFC 5155 and respond with NSEC3 records for names that do not exist.
-    """
-
-    NSEC = "nsec"
-    NSEC3 = "nsec3"
-
-
 class ManagedZoneDnsSecConfigObservedState(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -328,19 +303,6 @@ class ManagedZoneDnsSecConfigObservedState(BaseModel):
         ),
     ] = None
     kind: str | None = None
-
-
-class ManagedZoneDnsSecConfigState(StrEnum):
-    """
-    Specifies whether DNSSEC is enabled, and what mode it is in.
-    off: DNSSEC is disabled; the zone is not signed.
-    on: DNSSEC is enabled; the zone is signed and fully managed.
-    transfer: DNSSEC is enabled, but in a "transfer" mode.
-    """
-
-    OFF = "off"
-    ON = "on"
-    TRANSFER = "transfer"
 
 
 class ManagedZoneForwardingConfig(BaseModel):
@@ -394,17 +356,6 @@ class ManagedZoneForwardingConfigNameServerTarget(BaseModel):
             description="IPv6 address of a target name server. Does not accept both fields (ipv4 & ipv6) being populated. Public preview as of November 2022.",
         ),
     ] = None
-
-
-class ManagedZoneForwardingConfigNameServerTargetForwardingPath(StrEnum):
-    """
-    Forwarding path for this NameServerTarget. If unset or set to DEFAULT, Cloud DNS makes forwarding decisions based on IP address ranges; that is, RFC1918 addresses go to the VPC network, non-RFC1918 addresses go to the internet. When set to PRIVATE, Cloud DNS always sends queries through the VPC network for this target.
-    default: Cloud DNS makes forwarding decisions based on address ranges; that is, RFC1918 addresses forward to the target through the VPC and non-RFC1918 addresses forward to the target through the internet
-    private: Cloud DNS always forwards to this target through the VPC.
-    """
-
-    DEFAULT = "default"
-    PRIVATE = "private"
 
 
 class ManagedZoneForwardingConfigNameServerTargetObservedState(BaseModel):
@@ -664,17 +615,6 @@ class ManagedZoneServiceDirectoryConfigObservedState(BaseModel):
         ManagedZoneServiceDirectoryConfigNamespaceObservedState | None,
         Field(description="Contains information about the namespace associated with the zone."),
     ] = None
-
-
-class ManagedZoneVisibility(StrEnum):
-    """
-    The zone's visibility: public zones are exposed to the Internet, while private zones are visible only to Virtual Private Cloud resources.
-    public: Indicates that records in this zone can be queried from the public internet.
-    private: Indicates that records in this zone cannot be queried from the public internet. Access to private zones depends on the zone configuration.
-    """
-
-    PUBLIC = "public"
-    PRIVATE = "private"
 
 
 class UInt64String(RootModel[str]):

@@ -6,11 +6,20 @@ API resource: cloudkms.v1 projects.locations.keyRings.cryptoKeys (CryptoKey).
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Annotated, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from kccgen.generated.external.kmsekmconnection_reference import KMSEKMConnectionRef
 from kccgen.generated.kms.v1beta1 import cloudkms_v1_api
+from kccgen.generated.kms.v1beta1.cloudkms_v1_api import (
+    CryptoKeyPurpose,
+    CryptoKeyVersionAlgorithm,
+    CryptoKeyVersionProtectionLevel,
+    CryptoKeyVersionState,
+    CryptoKeyVersionTemplateAlgorithm,
+    CryptoKeyVersionTemplateProtectionLevel,
+    KeyAccessJustificationsPolicyAllowedAccessReasons,
+    KeyOperationAttestationFormat,
+)
 from kccgen.generated.kms.v1beta1.kmskeyring_reference import KMSKeyRingRef
 from kccgen.runtime.krm import KRMObject, KRMStatus
 
@@ -48,136 +57,6 @@ class CertificateChainsObserved(BaseModel):
             description="Google partition certificate chain corresponding to the attestation.",
         ),
     ] = None
-
-
-class CryptoKeyPurpose(StrEnum):
-    """
-    Immutable. The immutable purpose of this CryptoKey.
-    CRYPTO_KEY_PURPOSE_UNSPECIFIED: Not specified.
-    ENCRYPT_DECRYPT: CryptoKeys with this purpose may be used with Encrypt and Decrypt.
-    ASYMMETRIC_SIGN: CryptoKeys with this purpose may be used with AsymmetricSign and GetPublicKey.
-    ASYMMETRIC_DECRYPT: CryptoKeys with this purpose may be used with AsymmetricDecrypt and GetPublicKey.
-    RAW_ENCRYPT_DECRYPT: CryptoKeys with this purpose may be used with RawEncrypt and RawDecrypt. This purpose is meant to be used for interoperable symmetric encryption and does not support automatic CryptoKey rotation.
-    MAC: CryptoKeys with this purpose may be used with MacSign.
-    KEY_ENCAPSULATION: CryptoKeys with this purpose may be used with GetPublicKey and Decapsulate.
-    AES_WRAPPING: CryptoKeys with this purpose may be used for AES key
-    """
-
-    CRYPTO_KEY_PURPOSE_UNSPECIFIED = "CRYPTO_KEY_PURPOSE_UNSPECIFIED"
-    ENCRYPT_DECRYPT = "ENCRYPT_DECRYPT"
-    ASYMMETRIC_SIGN = "ASYMMETRIC_SIGN"
-    ASYMMETRIC_DECRYPT = "ASYMMETRIC_DECRYPT"
-    RAW_ENCRYPT_DECRYPT = "RAW_ENCRYPT_DECRYPT"
-    MAC = "MAC"
-    KEY_ENCAPSULATION = "KEY_ENCAPSULATION"
-    AES_WRAPPING = "AES_WRAPPING"
-
-
-class CryptoKeyVersionAlgorithm(StrEnum):
-    """
-    Output only. The CryptoKeyVersionAlgorithm that this CryptoKeyVersion supports.
-    CRYPTO_KEY_VERSION_ALGORITHM_UNSPECIFIED: Not specified.
-    GOOGLE_SYMMETRIC_ENCRYPTION: Creates symmetric encryption keys.
-    AES_128_GCM: AES-GCM (Galois Counter Mode) using 128-bit keys.
-    AES_256_GCM: AES-GCM (Galois Counter Mode) using 256-bit keys.
-    AES_128_CBC: AES-CBC (Cipher Block Chaining Mode) using 128-bit keys.
-    AES_256_CBC: AES-CBC (Cipher Block Chaining Mode) using 256-bit keys.
-    AES_128_CTR: AES-CTR (Counter Mode) using 128-bit keys.
-    AES_256_CTR: AES-CTR (Counter Mode) using 256-bit keys.
-    RSA_SIGN_PSS_2048_SHA256: RSASSA-PSS 2048 bit key with a SHA256 digest.
-    RSA_SIGN_PSS_3072_SHA256: RSASSA-PSS 3072 bit key with a SHA256 digest.
-    RSA_SIGN_PSS_4096_SHA256: RSASSA-PSS 4096 bit key with a SHA256 digest.
-    RSA_SIGN_PSS_4096_SHA512: RSASSA-PSS 4096 bit key with a SHA512 digest.
-    RSA_SIGN_PKCS1_2048_SHA256: RSASSA-PKCS1-v1_5 with a 2048 bit key and a SHA256 digest.
-    RSA_SIGN_PKCS1_3072_SHA256: RSASSA-PKCS1-v1_5 with a 3072 bit key and a SHA256 digest.
-    RSA_SIGN_PKCS1_4096_SHA256: RSASSA-PKCS1-v1_5 with a 4096 bit key and a SHA256 digest.
-    RSA_SIGN_PKCS1_4096_SHA512: RSASSA-PKCS1-v1_5 with a 4096 bit key and a SHA512 digest.
-    RSA_SIGN_RAW_PKCS1_2048: RSASSA-PKCS1-v1_5 signing without encoding, with a 2048 bit key.
-    RSA_SIGN_RAW_PKCS1_3072: RSASSA-PKCS1-v1_5 signing without encoding, with a 3072 bit key.
-    RSA_SIGN_RAW_PKCS1_4096: RSASSA-PKCS1-v1_5 signing without encoding, with a 4096 bit key.
-    RSA_DECRYPT_OAEP_2048_SHA256: RSAES-OAEP 2048 bit key with a SHA256 digest.
-    RSA_DECRYPT_OAEP_3072_SHA256: RSAES-OAEP 3072 bit key with a SHA256 digest.
-    RSA_DECRYPT_OAEP_4096_SHA256: RSAES-OAEP 4096 bit key with a SHA256 digest.
-    RSA_DECRYPT_OAEP_4096_SHA512: RSAES-OAEP 4096 bit key with a SHA512 digest.
-    RSA_DECRYPT_OAEP_2048_SHA1: RSAES-OAEP 2048 bit key with a SHA1 digest.
-    RSA_DECRYPT_OAEP_3072_SHA1: RSAES-OAEP 3072 bit key with a SHA1 digest.
-    RSA_DECRYPT_OAEP_4096_SHA1: RSAES-OAEP 4096 bit key with a SHA1 digest.
-    EC_SIGN_P256_SHA256: ECDSA on the NIST P-256 curve with a SHA256 digest. Other hash functions can also be used: https://cloud.google.com/kms/docs/create-validate-signatures#ecdsa_support_for_other_hash_algorithms
-    EC_SIGN_P384_SHA384: ECDSA on the NIST P-384 curve with a SHA384 digest. Other hash functions can also be used: https://cloud.google.com/kms/docs/create-validate-signatures#ecdsa_support_for_other_hash_algorithms
-    EC_SIGN_SECP256K1_SHA256: ECDSA on the non-NIST secp256k1 curve. This curve is only supported for HSM protection level. Other hash functions can also be used: https://cloud.google.com/kms/docs/create-validate-signatures#ecdsa_support_for_other_hash_algorithms
-    EC_SIGN_ED25519: EdDSA on the Curve25519 in pure mode (taking data as input).
-    HMAC_SHA256: HMAC-SHA256 signing with a 256 bit key.
-    HMAC_SHA1: HMAC-SHA1 signing with a 160 bit key.
-    HMAC_SHA384: HMAC-SHA384 signing with a 384 bit key.
-    HMAC_SHA512: HMAC-SHA512 signing with a 512 bit key.
-    HMAC_SHA224: HMAC-SHA224 signing with a 224 bit key.
-    EXTERNAL_SYMMETRIC_ENCRYPTION: Algorithm representing symmetric encryption by an external key manager.
-    ML_KEM_768: ML-KEM-768 (FIPS 203)
-    ML_KEM_1024: ML-KEM-1024 (FIPS 203)
-    KEM_XWING: X-Wing hybrid KEM combining ML-KEM-768 with X25519 following datatracker.ietf.org/doc/draft-connolly-cfrg-xwing-kem/.
-    PQ_SIGN_ML_DSA_44: The post-quantum Module-Lattice-Based Digital Signature Algorithm, at security level 1. Randomized version.
-    PQ_SIGN_ML_DSA_65: The post-quantum Module-Lattice-Based Digital Signature Algorithm, at security level 3. Randomized version.
-    PQ_SIGN_ML_DSA_87: The post-quantum Module-Lattice-Based Digital Signature Algorithm, at security level 5. Randomized version.
-    PQ_SIGN_SLH_DSA_SHA2_128S: The post-quantum stateless hash-based digital signature algorithm, at security level 1. Randomized version.
-    PQ_SIGN_HASH_SLH_DSA_SHA2_128S_SHA256: The post-quantum stateless hash-based digital signature algorithm, at security level 1. Randomized pre-hash version supporting SHA256 digests.
-    PQ_SIGN_ML_DSA_44_EXTERNAL_MU: The post-quantum Module-Lattice-Based Digital Signature Algorithm, at security level 1. Randomized version supporting externally-computed message representatives.
-    PQ_SIGN_ML_DSA_65_EXTERNAL_MU: The post-quantum Module-Lattice-Based Digital Signature Algorithm, at security level 3. Randomized version supporting externally-computed message representatives.
-    PQ_SIGN_ML_DSA_87_EXTERNAL_MU: The post-quantum Module-Lattice-Based Digital Signature Algorithm, at security level 5. Randomized version supporting externally-computed message representatives.
-    KEM_ECDH_P256: Key encapsulation: Elliptic Curve Diffie-Hellman with NIST P-256 key that returns shared secret.
-    KEM_ECDH_P384: Key encapsulation: Elliptic Curve Diffie-Hellman with NIST P-384 key that returns shared secret.
-    AES_256_KWP: AES key wrap with zero padding algorithm (RFC 5649). Can only be used by keys with purpose AES_WRAPPING.
-    """
-
-    CRYPTO_KEY_VERSION_ALGORITHM_UNSPECIFIED = "CRYPTO_KEY_VERSION_ALGORITHM_UNSPECIFIED"
-    GOOGLE_SYMMETRIC_ENCRYPTION = "GOOGLE_SYMMETRIC_ENCRYPTION"
-    AES_128_GCM = "AES_128_GCM"
-    AES_256_GCM = "AES_256_GCM"
-    AES_128_CBC = "AES_128_CBC"
-    AES_256_CBC = "AES_256_CBC"
-    AES_128_CTR = "AES_128_CTR"
-    AES_256_CTR = "AES_256_CTR"
-    RSA_SIGN_PSS_2048_SHA256 = "RSA_SIGN_PSS_2048_SHA256"
-    RSA_SIGN_PSS_3072_SHA256 = "RSA_SIGN_PSS_3072_SHA256"
-    RSA_SIGN_PSS_4096_SHA256 = "RSA_SIGN_PSS_4096_SHA256"
-    RSA_SIGN_PSS_4096_SHA512 = "RSA_SIGN_PSS_4096_SHA512"
-    RSA_SIGN_PKCS1_2048_SHA256 = "RSA_SIGN_PKCS1_2048_SHA256"
-    RSA_SIGN_PKCS1_3072_SHA256 = "RSA_SIGN_PKCS1_3072_SHA256"
-    RSA_SIGN_PKCS1_4096_SHA256 = "RSA_SIGN_PKCS1_4096_SHA256"
-    RSA_SIGN_PKCS1_4096_SHA512 = "RSA_SIGN_PKCS1_4096_SHA512"
-    RSA_SIGN_RAW_PKCS1_2048 = "RSA_SIGN_RAW_PKCS1_2048"
-    RSA_SIGN_RAW_PKCS1_3072 = "RSA_SIGN_RAW_PKCS1_3072"
-    RSA_SIGN_RAW_PKCS1_4096 = "RSA_SIGN_RAW_PKCS1_4096"
-    RSA_DECRYPT_OAEP_2048_SHA256 = "RSA_DECRYPT_OAEP_2048_SHA256"
-    RSA_DECRYPT_OAEP_3072_SHA256 = "RSA_DECRYPT_OAEP_3072_SHA256"
-    RSA_DECRYPT_OAEP_4096_SHA256 = "RSA_DECRYPT_OAEP_4096_SHA256"
-    RSA_DECRYPT_OAEP_4096_SHA512 = "RSA_DECRYPT_OAEP_4096_SHA512"
-    RSA_DECRYPT_OAEP_2048_SHA1 = "RSA_DECRYPT_OAEP_2048_SHA1"
-    RSA_DECRYPT_OAEP_3072_SHA1 = "RSA_DECRYPT_OAEP_3072_SHA1"
-    RSA_DECRYPT_OAEP_4096_SHA1 = "RSA_DECRYPT_OAEP_4096_SHA1"
-    EC_SIGN_P256_SHA256 = "EC_SIGN_P256_SHA256"
-    EC_SIGN_P384_SHA384 = "EC_SIGN_P384_SHA384"
-    EC_SIGN_SECP256_K1_SHA256 = "EC_SIGN_SECP256K1_SHA256"
-    EC_SIGN_ED25519 = "EC_SIGN_ED25519"
-    HMAC_SHA256 = "HMAC_SHA256"
-    HMAC_SHA1 = "HMAC_SHA1"
-    HMAC_SHA384 = "HMAC_SHA384"
-    HMAC_SHA512 = "HMAC_SHA512"
-    HMAC_SHA224 = "HMAC_SHA224"
-    EXTERNAL_SYMMETRIC_ENCRYPTION = "EXTERNAL_SYMMETRIC_ENCRYPTION"
-    ML_KEM_768 = "ML_KEM_768"
-    ML_KEM_1024 = "ML_KEM_1024"
-    KEM_XWING = "KEM_XWING"
-    PQ_SIGN_ML_DSA_44 = "PQ_SIGN_ML_DSA_44"
-    PQ_SIGN_ML_DSA_65 = "PQ_SIGN_ML_DSA_65"
-    PQ_SIGN_ML_DSA_87 = "PQ_SIGN_ML_DSA_87"
-    PQ_SIGN_SLH_DSA_SHA2_128_S = "PQ_SIGN_SLH_DSA_SHA2_128S"
-    PQ_SIGN_HASH_SLH_DSA_SHA2_128_S_SHA256 = "PQ_SIGN_HASH_SLH_DSA_SHA2_128S_SHA256"
-    PQ_SIGN_ML_DSA_44_EXTERNAL_MU = "PQ_SIGN_ML_DSA_44_EXTERNAL_MU"
-    PQ_SIGN_ML_DSA_65_EXTERNAL_MU = "PQ_SIGN_ML_DSA_65_EXTERNAL_MU"
-    PQ_SIGN_ML_DSA_87_EXTERNAL_MU = "PQ_SIGN_ML_DSA_87_EXTERNAL_MU"
-    KEM_ECDH_P256 = "KEM_ECDH_P256"
-    KEM_ECDH_P384 = "KEM_ECDH_P384"
-    AES_256_KWP = "AES_256_KWP"
 
 
 class CryptoKeyVersionObserved(BaseModel):
@@ -316,54 +195,6 @@ class CryptoKeyVersionObserved(BaseModel):
     ] = None
 
 
-class CryptoKeyVersionProtectionLevel(StrEnum):
-    """
-    Output only. The ProtectionLevel describing how crypto operations are performed with this CryptoKeyVersion.
-    PROTECTION_LEVEL_UNSPECIFIED: Not specified.
-    SOFTWARE: Crypto operations are performed in software.
-    HSM: Crypto operations are performed in a Hardware Security Module.
-    EXTERNAL: Crypto operations are performed by an external key manager.
-    EXTERNAL_VPC: Crypto operations are performed in an EKM-over-VPC backend.
-    HSM_SINGLE_TENANT: Crypto operations are performed in a single-tenant HSM.
-    """
-
-    PROTECTION_LEVEL_UNSPECIFIED = "PROTECTION_LEVEL_UNSPECIFIED"
-    SOFTWARE = "SOFTWARE"
-    HSM = "HSM"
-    EXTERNAL = "EXTERNAL"
-    EXTERNAL_VPC = "EXTERNAL_VPC"
-    HSM_SINGLE_TENANT = "HSM_SINGLE_TENANT"
-
-
-class CryptoKeyVersionState(StrEnum):
-    """
-    The current state of the CryptoKeyVersion.
-    CRYPTO_KEY_VERSION_STATE_UNSPECIFIED: Not specified.
-    PENDING_GENERATION: This version is still being generated. It may not be used, enabled, disabled, or destroyed yet. Cloud KMS will automatically mark this version ENABLED as soon as the version is ready.
-    ENABLED: This version may be used for cryptographic operations.
-    DISABLED: This version may not be used, but the key material is still available, and the version can be placed back into the ENABLED state.
-    DESTROYED: The key material of this version is destroyed and no longer stored. This version may only become ENABLED again if this version is reimport_eligible and the original key material is reimported with a call to KeyManagementService.ImportCryptoKeyVersion.
-    DESTROY_SCHEDULED: This version is scheduled for destruction, and will be destroyed soon. Call RestoreCryptoKeyVersion to put it back into the DISABLED state.
-    PENDING_IMPORT: This version is still being imported. It may not be used, enabled, disabled, or destroyed yet. Cloud KMS will automatically mark this version ENABLED as soon as the version is ready.
-    IMPORT_FAILED: This version was not imported successfully. It may not be used, enabled, disabled, or destroyed. The submitted key material has been discarded. Additional details can be found in CryptoKeyVersion.import_failure_reason.
-    GENERATION_FAILED: This version was not generated successfully. It may not be used, enabled, disabled, or destroyed. Additional details can be found in CryptoKeyVersion.generation_failure_reason.
-    PENDING_EXTERNAL_DESTRUCTION: This version was destroyed, and it may not be used or enabled again. Cloud KMS is waiting for the corresponding key material residing in an external key manager to be destroyed.
-    EXTERNAL_DESTRUCTION_FAILED: This version was destroyed, and it may not be used or enabled again. However, Cloud KMS could not confirm that the corresponding key material residing in an external key manager was destroyed. Additional details can be found in CryptoKeyVersion.external_destruction_failure_reason.
-    """
-
-    CRYPTO_KEY_VERSION_STATE_UNSPECIFIED = "CRYPTO_KEY_VERSION_STATE_UNSPECIFIED"
-    PENDING_GENERATION = "PENDING_GENERATION"
-    ENABLED = "ENABLED"
-    DISABLED = "DISABLED"
-    DESTROYED = "DESTROYED"
-    DESTROY_SCHEDULED = "DESTROY_SCHEDULED"
-    PENDING_IMPORT = "PENDING_IMPORT"
-    IMPORT_FAILED = "IMPORT_FAILED"
-    GENERATION_FAILED = "GENERATION_FAILED"
-    PENDING_EXTERNAL_DESTRUCTION = "PENDING_EXTERNAL_DESTRUCTION"
-    EXTERNAL_DESTRUCTION_FAILED = "EXTERNAL_DESTRUCTION_FAILED"
-
-
 class CryptoKeyVersionTemplate(BaseModel):
     """
     A CryptoKeyVersionTemplate specifies the properties to use when creating a new CryptoKeyVersion, either manually with CreateCryptoKeyVersion or automatically as a result of auto-rotation.
@@ -386,132 +217,6 @@ class CryptoKeyVersionTemplate(BaseModel):
             description="ProtectionLevel to use when creating a CryptoKeyVersion based on this template. Immutable. Defaults to SOFTWARE.",
         ),
     ] = None
-
-
-class CryptoKeyVersionTemplateAlgorithm(StrEnum):
-    """
-    Required. Algorithm to use when creating a CryptoKeyVersion based on this template. For backwards compatibility, GOOGLE_SYMMETRIC_ENCRYPTION is implied if both this field is omitted and CryptoKey.purpose is ENCRYPT_DECRYPT.
-    CRYPTO_KEY_VERSION_ALGORITHM_UNSPECIFIED: Not specified.
-    GOOGLE_SYMMETRIC_ENCRYPTION: Creates symmetric encryption keys.
-    AES_128_GCM: AES-GCM (Galois Counter Mode) using 128-bit keys.
-    AES_256_GCM: AES-GCM (Galois Counter Mode) using 256-bit keys.
-    AES_128_CBC: AES-CBC (Cipher Block Chaining Mode) using 128-bit keys.
-    AES_256_CBC: AES-CBC (Cipher Block Chaining Mode) using 256-bit keys.
-    AES_128_CTR: AES-CTR (Counter Mode) using 128-bit keys.
-    AES_256_CTR: AES-CTR (Counter Mode) using 256-bit keys.
-    RSA_SIGN_PSS_2048_SHA256: RSASSA-PSS 2048 bit key with a SHA256 digest.
-    RSA_SIGN_PSS_3072_SHA256: RSASSA-PSS 3072 bit key with a SHA256 digest.
-    RSA_SIGN_PSS_4096_SHA256: RSASSA-PSS 4096 bit key with a SHA256 digest.
-    RSA_SIGN_PSS_4096_SHA512: RSASSA-PSS 4096 bit key with a SHA512 digest.
-    RSA_SIGN_PKCS1_2048_SHA256: RSASSA-PKCS1-v1_5 with a 2048 bit key and a SHA256 digest.
-    RSA_SIGN_PKCS1_3072_SHA256: RSASSA-PKCS1-v1_5 with a 3072 bit key and a SHA256 digest.
-    RSA_SIGN_PKCS1_4096_SHA256: RSASSA-PKCS1-v1_5 with a 4096 bit key and a SHA256 digest.
-    RSA_SIGN_PKCS1_4096_SHA512: RSASSA-PKCS1-v1_5 with a 4096 bit key and a SHA512 digest.
-    RSA_SIGN_RAW_PKCS1_2048: RSASSA-PKCS1-v1_5 signing without encoding, with a 2048 bit key.
-    RSA_SIGN_RAW_PKCS1_3072: RSASSA-PKCS1-v1_5 signing without encoding, with a 3072 bit key.
-    RSA_SIGN_RAW_PKCS1_4096: RSASSA-PKCS1-v1_5 signing without encoding, with a 4096 bit key.
-    RSA_DECRYPT_OAEP_2048_SHA256: RSAES-OAEP 2048 bit key with a SHA256 digest.
-    RSA_DECRYPT_OAEP_3072_SHA256: RSAES-OAEP 3072 bit key with a SHA256 digest.
-    RSA_DECRYPT_OAEP_4096_SHA256: RSAES-OAEP 4096 bit key with a SHA256 digest.
-    RSA_DECRYPT_OAEP_4096_SHA512: RSAES-OAEP 4096 bit key with a SHA512 digest.
-    RSA_DECRYPT_OAEP_2048_SHA1: RSAES-OAEP 2048 bit key with a SHA1 digest.
-    RSA_DECRYPT_OAEP_3072_SHA1: RSAES-OAEP 3072 bit key with a SHA1 digest.
-    RSA_DECRYPT_OAEP_4096_SHA1: RSAES-OAEP 4096 bit key with a SHA1 digest.
-    EC_SIGN_P256_SHA256: ECDSA on the NIST P-256 curve with a SHA256 digest. Other hash functions can also be used: https://cloud.google.com/kms/docs/create-validate-signatures#ecdsa_support_for_other_hash_algorithms
-    EC_SIGN_P384_SHA384: ECDSA on the NIST P-384 curve with a SHA384 digest. Other hash functions can also be used: https://cloud.google.com/kms/docs/create-validate-signatures#ecdsa_support_for_other_hash_algorithms
-    EC_SIGN_SECP256K1_SHA256: ECDSA on the non-NIST secp256k1 curve. This curve is only supported for HSM protection level. Other hash functions can also be used: https://cloud.google.com/kms/docs/create-validate-signatures#ecdsa_support_for_other_hash_algorithms
-    EC_SIGN_ED25519: EdDSA on the Curve25519 in pure mode (taking data as input).
-    HMAC_SHA256: HMAC-SHA256 signing with a 256 bit key.
-    HMAC_SHA1: HMAC-SHA1 signing with a 160 bit key.
-    HMAC_SHA384: HMAC-SHA384 signing with a 384 bit key.
-    HMAC_SHA512: HMAC-SHA512 signing with a 512 bit key.
-    HMAC_SHA224: HMAC-SHA224 signing with a 224 bit key.
-    EXTERNAL_SYMMETRIC_ENCRYPTION: Algorithm representing symmetric encryption by an external key manager.
-    ML_KEM_768: ML-KEM-768 (FIPS 203)
-    ML_KEM_1024: ML-KEM-1024 (FIPS 203)
-    KEM_XWING: X-Wing hybrid KEM combining ML-KEM-768 with X25519 following datatracker.ietf.org/doc/draft-connolly-cfrg-xwing-kem/.
-    PQ_SIGN_ML_DSA_44: The post-quantum Module-Lattice-Based Digital Signature Algorithm, at security level 1. Randomized version.
-    PQ_SIGN_ML_DSA_65: The post-quantum Module-Lattice-Based Digital Signature Algorithm, at security level 3. Randomized version.
-    PQ_SIGN_ML_DSA_87: The post-quantum Module-Lattice-Based Digital Signature Algorithm, at security level 5. Randomized version.
-    PQ_SIGN_SLH_DSA_SHA2_128S: The post-quantum stateless hash-based digital signature algorithm, at security level 1. Randomized version.
-    PQ_SIGN_HASH_SLH_DSA_SHA2_128S_SHA256: The post-quantum stateless hash-based digital signature algorithm, at security level 1. Randomized pre-hash version supporting SHA256 digests.
-    PQ_SIGN_ML_DSA_44_EXTERNAL_MU: The post-quantum Module-Lattice-Based Digital Signature Algorithm, at security level 1. Randomized version supporting externally-computed message representatives.
-    PQ_SIGN_ML_DSA_65_EXTERNAL_MU: The post-quantum Module-Lattice-Based Digital Signature Algorithm, at security level 3. Randomized version supporting externally-computed message representatives.
-    PQ_SIGN_ML_DSA_87_EXTERNAL_MU: The post-quantum Module-Lattice-Based Digital Signature Algorithm, at security level 5. Randomized version supporting externally-computed message representatives.
-    KEM_ECDH_P256: Key encapsulation: Elliptic Curve Diffie-Hellman with NIST P-256 key that returns shared secret.
-    KEM_ECDH_P384: Key encapsulation: Elliptic Curve Diffie-Hellman with NIST P-384 key that returns shared secret.
-    AES_256_KWP: AES key wrap with zero padding algorithm (RFC 5649). Can only be used by keys with purpose AES_WRAPPING.
-    """
-
-    CRYPTO_KEY_VERSION_ALGORITHM_UNSPECIFIED = "CRYPTO_KEY_VERSION_ALGORITHM_UNSPECIFIED"
-    GOOGLE_SYMMETRIC_ENCRYPTION = "GOOGLE_SYMMETRIC_ENCRYPTION"
-    AES_128_GCM = "AES_128_GCM"
-    AES_256_GCM = "AES_256_GCM"
-    AES_128_CBC = "AES_128_CBC"
-    AES_256_CBC = "AES_256_CBC"
-    AES_128_CTR = "AES_128_CTR"
-    AES_256_CTR = "AES_256_CTR"
-    RSA_SIGN_PSS_2048_SHA256 = "RSA_SIGN_PSS_2048_SHA256"
-    RSA_SIGN_PSS_3072_SHA256 = "RSA_SIGN_PSS_3072_SHA256"
-    RSA_SIGN_PSS_4096_SHA256 = "RSA_SIGN_PSS_4096_SHA256"
-    RSA_SIGN_PSS_4096_SHA512 = "RSA_SIGN_PSS_4096_SHA512"
-    RSA_SIGN_PKCS1_2048_SHA256 = "RSA_SIGN_PKCS1_2048_SHA256"
-    RSA_SIGN_PKCS1_3072_SHA256 = "RSA_SIGN_PKCS1_3072_SHA256"
-    RSA_SIGN_PKCS1_4096_SHA256 = "RSA_SIGN_PKCS1_4096_SHA256"
-    RSA_SIGN_PKCS1_4096_SHA512 = "RSA_SIGN_PKCS1_4096_SHA512"
-    RSA_SIGN_RAW_PKCS1_2048 = "RSA_SIGN_RAW_PKCS1_2048"
-    RSA_SIGN_RAW_PKCS1_3072 = "RSA_SIGN_RAW_PKCS1_3072"
-    RSA_SIGN_RAW_PKCS1_4096 = "RSA_SIGN_RAW_PKCS1_4096"
-    RSA_DECRYPT_OAEP_2048_SHA256 = "RSA_DECRYPT_OAEP_2048_SHA256"
-    RSA_DECRYPT_OAEP_3072_SHA256 = "RSA_DECRYPT_OAEP_3072_SHA256"
-    RSA_DECRYPT_OAEP_4096_SHA256 = "RSA_DECRYPT_OAEP_4096_SHA256"
-    RSA_DECRYPT_OAEP_4096_SHA512 = "RSA_DECRYPT_OAEP_4096_SHA512"
-    RSA_DECRYPT_OAEP_2048_SHA1 = "RSA_DECRYPT_OAEP_2048_SHA1"
-    RSA_DECRYPT_OAEP_3072_SHA1 = "RSA_DECRYPT_OAEP_3072_SHA1"
-    RSA_DECRYPT_OAEP_4096_SHA1 = "RSA_DECRYPT_OAEP_4096_SHA1"
-    EC_SIGN_P256_SHA256 = "EC_SIGN_P256_SHA256"
-    EC_SIGN_P384_SHA384 = "EC_SIGN_P384_SHA384"
-    EC_SIGN_SECP256_K1_SHA256 = "EC_SIGN_SECP256K1_SHA256"
-    EC_SIGN_ED25519 = "EC_SIGN_ED25519"
-    HMAC_SHA256 = "HMAC_SHA256"
-    HMAC_SHA1 = "HMAC_SHA1"
-    HMAC_SHA384 = "HMAC_SHA384"
-    HMAC_SHA512 = "HMAC_SHA512"
-    HMAC_SHA224 = "HMAC_SHA224"
-    EXTERNAL_SYMMETRIC_ENCRYPTION = "EXTERNAL_SYMMETRIC_ENCRYPTION"
-    ML_KEM_768 = "ML_KEM_768"
-    ML_KEM_1024 = "ML_KEM_1024"
-    KEM_XWING = "KEM_XWING"
-    PQ_SIGN_ML_DSA_44 = "PQ_SIGN_ML_DSA_44"
-    PQ_SIGN_ML_DSA_65 = "PQ_SIGN_ML_DSA_65"
-    PQ_SIGN_ML_DSA_87 = "PQ_SIGN_ML_DSA_87"
-    PQ_SIGN_SLH_DSA_SHA2_128_S = "PQ_SIGN_SLH_DSA_SHA2_128S"
-    PQ_SIGN_HASH_SLH_DSA_SHA2_128_S_SHA256 = "PQ_SIGN_HASH_SLH_DSA_SHA2_128S_SHA256"
-    PQ_SIGN_ML_DSA_44_EXTERNAL_MU = "PQ_SIGN_ML_DSA_44_EXTERNAL_MU"
-    PQ_SIGN_ML_DSA_65_EXTERNAL_MU = "PQ_SIGN_ML_DSA_65_EXTERNAL_MU"
-    PQ_SIGN_ML_DSA_87_EXTERNAL_MU = "PQ_SIGN_ML_DSA_87_EXTERNAL_MU"
-    KEM_ECDH_P256 = "KEM_ECDH_P256"
-    KEM_ECDH_P384 = "KEM_ECDH_P384"
-    AES_256_KWP = "AES_256_KWP"
-
-
-class CryptoKeyVersionTemplateProtectionLevel(StrEnum):
-    """
-    ProtectionLevel to use when creating a CryptoKeyVersion based on this template. Immutable. Defaults to SOFTWARE.
-    PROTECTION_LEVEL_UNSPECIFIED: Not specified.
-    SOFTWARE: Crypto operations are performed in software.
-    HSM: Crypto operations are performed in a Hardware Security Module.
-    EXTERNAL: Crypto operations are performed by an external key manager.
-    EXTERNAL_VPC: Crypto operations are performed in an EKM-over-VPC backend.
-    HSM_SINGLE_TENANT: Crypto operations are performed in a single-tenant HSM.
-    """
-
-    PROTECTION_LEVEL_UNSPECIFIED = "PROTECTION_LEVEL_UNSPECIFIED"
-    SOFTWARE = "SOFTWARE"
-    HSM = "HSM"
-    EXTERNAL = "EXTERNAL"
-    EXTERNAL_VPC = "EXTERNAL_VPC"
-    HSM_SINGLE_TENANT = "HSM_SINGLE_TENANT"
 
 
 class ExternalProtectionLevelOptionsObserved(BaseModel):
@@ -688,51 +393,6 @@ class KeyAccessJustificationsPolicy(BaseModel):
             description="The list of allowed reasons for access to a CryptoKey. Note that empty allowed_access_reasons has a different meaning depending on where this message appears. If this is under KeyAccessJustificationsPolicyConfig, it means allow-all. If this is under CryptoKey, it means deny-all.",
         ),
     ] = None
-
-
-class KeyAccessJustificationsPolicyAllowedAccessReasons(StrEnum):
-    """
-    REASON_UNSPECIFIED: Unspecified access reason.
-    CUSTOMER_INITIATED_SUPPORT: Customer-initiated support.
-    GOOGLE_INITIATED_SERVICE: Google-initiated access for system management and troubleshooting.
-    THIRD_PARTY_DATA_REQUEST: Google-initiated access in response to a legal request or legal process.
-    GOOGLE_INITIATED_REVIEW: Google-initiated access for security, fraud, abuse, or compliance purposes.
-    CUSTOMER_INITIATED_ACCESS: Customer uses their account to perform any access to their own data which their IAM policy authorizes.
-    GOOGLE_INITIATED_SYSTEM_OPERATION: Google systems access customer data to help optimize the structure of the data or quality for future uses by the customer.
-    REASON_NOT_EXPECTED: No reason is expected for this key request.
-    MODIFIED_CUSTOMER_INITIATED_ACCESS: Deprecated: This code is no longer generated by Google Cloud. The GOOGLE_RESPONSE_TO_PRODUCTION_ALERT justification codes available in both Key Access Justifications and Access Transparency logs provide customer-visible signals of emergency access in more precise contexts. Customer uses their account to perform any access to their own data which their IAM policy authorizes, and one of the following is true: * A Google administrator has reset the root-access account associated with the user's organization within the past 7 days. * A Google-initiated emergency access operation has interacted with a resource in the same project or folder as the currently accessed resource within the past 7 days. (deprecated)
-    MODIFIED_GOOGLE_INITIATED_SYSTEM_OPERATION: Deprecated: This code is no longer generated by Google Cloud. The GOOGLE_RESPONSE_TO_PRODUCTION_ALERT justification codes available in both Key Access Justifications and Access Transparency logs provide customer-visible signals of emergency access in more precise contexts. Google systems access customer data to help optimize the structure of the data or quality for future uses by the customer, and one of the following is true: * A Google administrator has reset the root-access account associated with the user's organization within the past 7 days. * A Google-initiated emergency access operation has interacted with a resource in the same project or folder as the currently accessed resource within the past 7 days. (deprecated)
-    GOOGLE_RESPONSE_TO_PRODUCTION_ALERT: Google-initiated access to maintain system reliability.
-    CUSTOMER_AUTHORIZED_WORKFLOW_SERVICING: One of the following operations is being executed while simultaneously encountering an internal technical issue which prevented a more precise justification code from being generated: * Your account has been used to perform any access to your own data which your IAM policy authorizes. * An automated Google system operates on encrypted customer data which your IAM policy authorizes. * Customer-initiated Google support access. * Google-initiated support access to protect system reliability.
-    """
-
-    REASON_UNSPECIFIED = "REASON_UNSPECIFIED"
-    CUSTOMER_INITIATED_SUPPORT = "CUSTOMER_INITIATED_SUPPORT"
-    GOOGLE_INITIATED_SERVICE = "GOOGLE_INITIATED_SERVICE"
-    THIRD_PARTY_DATA_REQUEST = "THIRD_PARTY_DATA_REQUEST"
-    GOOGLE_INITIATED_REVIEW = "GOOGLE_INITIATED_REVIEW"
-    CUSTOMER_INITIATED_ACCESS = "CUSTOMER_INITIATED_ACCESS"
-    GOOGLE_INITIATED_SYSTEM_OPERATION = "GOOGLE_INITIATED_SYSTEM_OPERATION"
-    REASON_NOT_EXPECTED = "REASON_NOT_EXPECTED"
-    MODIFIED_CUSTOMER_INITIATED_ACCESS = "MODIFIED_CUSTOMER_INITIATED_ACCESS"
-    MODIFIED_GOOGLE_INITIATED_SYSTEM_OPERATION = "MODIFIED_GOOGLE_INITIATED_SYSTEM_OPERATION"
-    GOOGLE_RESPONSE_TO_PRODUCTION_ALERT = "GOOGLE_RESPONSE_TO_PRODUCTION_ALERT"
-    CUSTOMER_AUTHORIZED_WORKFLOW_SERVICING = "CUSTOMER_AUTHORIZED_WORKFLOW_SERVICING"
-
-
-class KeyOperationAttestationFormat(StrEnum):
-    """
-    Output only. The format of the attestation data.
-    ATTESTATION_FORMAT_UNSPECIFIED: Not specified.
-    CAVIUM_V1_COMPRESSED: Cavium HSM attestation compressed with gzip. Note that this format is defined by Cavium and subject to change at any time. See https://www.marvell.com/products/security-solutions/nitrox-hs-adapters/software-key-attestation.html.
-    CAVIUM_V2_COMPRESSED: Cavium HSM attestation V2 compressed with gzip. This is a new format introduced in Cavium's version 3.2-08.
-    CAVIUM_V209: Cavium HSM attestation V209, introduced in Cavium's version 2.09-0702.
-    """
-
-    ATTESTATION_FORMAT_UNSPECIFIED = "ATTESTATION_FORMAT_UNSPECIFIED"
-    CAVIUM_V1_COMPRESSED = "CAVIUM_V1_COMPRESSED"
-    CAVIUM_V2_COMPRESSED = "CAVIUM_V2_COMPRESSED"
-    CAVIUM_V209 = "CAVIUM_V209"
 
 
 class KeyOperationAttestationObserved(BaseModel):

@@ -6,11 +6,21 @@ API resource: monitoring.v3 projects.alertPolicies (AlertPolicy).
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.monitoring.v1beta1 import monitoring_v3_api
+from kccgen.generated.monitoring.v1beta1.monitoring_v3_api import (
+    AggregationCrossSeriesReducer,
+    AggregationPerSeriesAligner,
+    AlertPolicyCombiner,
+    AlertPolicySeverity,
+    AlertStrategyNotificationPrompts,
+    MetricThresholdComparison,
+    MetricThresholdEvaluationMissingData,
+    MonitoringQueryLanguageConditionEvaluationMissingData,
+    RowCountTestComparison,
+)
 from kccgen.generated.monitoring.v1beta1.monitoringnotificationchannel_reference import (
     MonitoringNotificationChannelRef,
 )
@@ -60,116 +70,6 @@ class Aggregation(BaseModel):
     ] = None
 
 
-class AggregationCrossSeriesReducer(StrEnum):
-    """
-    The reduction operation to be used to combine time series into a single time series, where the value of each data point in the resulting series is a function of all the already aligned values in the input time series.Not all reducer operations can be applied to all time series. The valid choices depend on the metric_kind and the value_type of the original time series. Reduction can yield a time series with a different metric_kind or value_type than the input time series.Time series data must first be aligned (see per_series_aligner) in order to perform cross-time series reduction. If cross_series_reducer is specified, then per_series_aligner must be specified, and must not be ALIGN_NONE. An alignment_period must also be specified; otherwise, an error is returned.
-    REDUCE_NONE: No cross-time series reduction. The output of the Aligner is returned.
-    REDUCE_MEAN: Reduce by computing the mean value across time series for each alignment period. This reducer is valid for DELTA and GAUGE metrics with numeric or distribution values. The value_type of the output is DOUBLE.
-    REDUCE_MIN: Reduce by computing the minimum value across time series for each alignment period. This reducer is valid for DELTA and GAUGE metrics with numeric values. The value_type of the output is the same as the value_type of the input.
-    REDUCE_MAX: Reduce by computing the maximum value across time series for each alignment period. This reducer is valid for DELTA and GAUGE metrics with numeric values. The value_type of the output is the same as the value_type of the input.
-    REDUCE_SUM: Reduce by computing the sum across time series for each alignment period. This reducer is valid for DELTA and GAUGE metrics with numeric and distribution values. The value_type of the output is the same as the value_type of the input.
-    REDUCE_STDDEV: Reduce by computing the standard deviation across time series for each alignment period. This reducer is valid for DELTA and GAUGE metrics with numeric or distribution values. The value_type of the output is DOUBLE.
-    REDUCE_COUNT: Reduce by computing the number of data points across time series for each alignment period. This reducer is valid for DELTA and GAUGE metrics of numeric, Boolean, distribution, and string value_type. The value_type of the output is INT64.
-    REDUCE_COUNT_TRUE: Reduce by computing the number of True-valued data points across time series for each alignment period. This reducer is valid for DELTA and GAUGE metrics of Boolean value_type. The value_type of the output is INT64.
-    REDUCE_COUNT_FALSE: Reduce by computing the number of False-valued data points across time series for each alignment period. This reducer is valid for DELTA and GAUGE metrics of Boolean value_type. The value_type of the output is INT64.
-    REDUCE_FRACTION_TRUE: Reduce by computing the ratio of the number of True-valued data points to the total number of data points for each alignment period. This reducer is valid for DELTA and GAUGE metrics of Boolean value_type. The output value is in the range 0.0, 1.0 and has value_type DOUBLE.
-    REDUCE_PERCENTILE_99: Reduce by computing the 99th percentile (https://en.wikipedia.org/wiki/Percentile) of data points across time series for each alignment period. This reducer is valid for GAUGE and DELTA metrics of numeric and distribution type. The value of the output is DOUBLE.
-    REDUCE_PERCENTILE_95: Reduce by computing the 95th percentile (https://en.wikipedia.org/wiki/Percentile) of data points across time series for each alignment period. This reducer is valid for GAUGE and DELTA metrics of numeric and distribution type. The value of the output is DOUBLE.
-    REDUCE_PERCENTILE_50: Reduce by computing the 50th percentile (https://en.wikipedia.org/wiki/Percentile) of data points across time series for each alignment period. This reducer is valid for GAUGE and DELTA metrics of numeric and distribution type. The value of the output is DOUBLE.
-    REDUCE_PERCENTILE_05: Reduce by computing the 5th percentile (https://en.wikipedia.org/wiki/Percentile) of data points across time series for each alignment period. This reducer is valid for GAUGE and DELTA metrics of numeric and distribution type. The value of the output is DOUBLE.
-    """
-
-    REDUCE_NONE = "REDUCE_NONE"
-    REDUCE_MEAN = "REDUCE_MEAN"
-    REDUCE_MIN = "REDUCE_MIN"
-    REDUCE_MAX = "REDUCE_MAX"
-    REDUCE_SUM = "REDUCE_SUM"
-    REDUCE_STDDEV = "REDUCE_STDDEV"
-    REDUCE_COUNT = "REDUCE_COUNT"
-    REDUCE_COUNT_TRUE = "REDUCE_COUNT_TRUE"
-    REDUCE_COUNT_FALSE = "REDUCE_COUNT_FALSE"
-    REDUCE_FRACTION_TRUE = "REDUCE_FRACTION_TRUE"
-    REDUCE_PERCENTILE_99 = "REDUCE_PERCENTILE_99"
-    REDUCE_PERCENTILE_95 = "REDUCE_PERCENTILE_95"
-    REDUCE_PERCENTILE_50 = "REDUCE_PERCENTILE_50"
-    REDUCE_PERCENTILE_05 = "REDUCE_PERCENTILE_05"
-
-
-class AggregationPerSeriesAligner(StrEnum):
-    """
-    An Aligner describes how to bring the data points in a single time series into temporal alignment. Except for ALIGN_NONE, all alignments cause all the data points in an alignment_period to be mathematically grouped together, resulting in a single data point for each alignment_period with end timestamp at the end of the period.Not all alignment operations may be applied to all time series. The valid choices depend on the metric_kind and value_type of the original time series. Alignment can change the metric_kind or the value_type of the time series.Time series data must be aligned in order to perform cross-time series reduction. If cross_series_reducer is specified, then per_series_aligner must be specified and not equal to ALIGN_NONE and alignment_period must be specified; otherwise, an error is returned.
-    ALIGN_NONE: No alignment. Raw data is returned. Not valid if cross-series reduction is requested. The value_type of the result is the same as the value_type of the input.
-    ALIGN_DELTA: Align and convert to DELTA. The output is delta = y1 - y0.This alignment is valid for CUMULATIVE and DELTA metrics. If the selected alignment period results in periods with no data, then the aligned value for such a period is created by interpolation. The value_type of the aligned result is the same as the value_type of the input.
-    ALIGN_RATE: Align and convert to a rate. The result is computed as rate = (y1 - y0)/(t1 - t0), or "delta over time". Think of this aligner as providing the slope of the line that passes through the value at the start and at the end of the alignment_period.This aligner is valid for CUMULATIVE and DELTA metrics with numeric values. If the selected alignment period results in periods with no data, then the aligned value for such a period is created by interpolation. The output is a GAUGE metric with value_type DOUBLE.If, by "rate", you mean "percentage change", see the ALIGN_PERCENT_CHANGE aligner instead.
-    ALIGN_INTERPOLATE: Align by interpolating between adjacent points around the alignment period boundary. This aligner is valid for GAUGE metrics with numeric values. The value_type of the aligned result is the same as the value_type of the input.
-    ALIGN_NEXT_OLDER: Align by moving the most recent data point before the end of the alignment period to the boundary at the end of the alignment period. This aligner is valid for GAUGE metrics. The value_type of the aligned result is the same as the value_type of the input.
-    ALIGN_MIN: Align the time series by returning the minimum value in each alignment period. This aligner is valid for GAUGE and DELTA metrics with numeric values. The value_type of the aligned result is the same as the value_type of the input.
-    ALIGN_MAX: Align the time series by returning the maximum value in each alignment period. This aligner is valid for GAUGE and DELTA metrics with numeric values. The value_type of the aligned result is the same as the value_type of the input.
-    ALIGN_MEAN: Align the time series by returning the mean value in each alignment period. This aligner is valid for GAUGE and DELTA metrics with numeric values. The value_type of the aligned result is DOUBLE.
-    ALIGN_COUNT: Align the time series by returning the number of values in each alignment period. This aligner is valid for GAUGE and DELTA metrics with numeric or Boolean values. The value_type of the aligned result is INT64.
-    ALIGN_SUM: Align the time series by returning the sum of the values in each alignment period. This aligner is valid for GAUGE and DELTA metrics with numeric and distribution values. The value_type of the aligned result is the same as the value_type of the input.
-    ALIGN_STDDEV: Align the time series by returning the standard deviation of the values in each alignment period. This aligner is valid for GAUGE and DELTA metrics with numeric values. The value_type of the output is DOUBLE.
-    ALIGN_COUNT_TRUE: Align the time series by returning the number of True values in each alignment period. This aligner is valid for GAUGE metrics with Boolean values. The value_type of the output is INT64.
-    ALIGN_COUNT_FALSE: Align the time series by returning the number of False values in each alignment period. This aligner is valid for GAUGE metrics with Boolean values. The value_type of the output is INT64.
-    ALIGN_FRACTION_TRUE: Align the time series by returning the ratio of the number of True values to the total number of values in each alignment period. This aligner is valid for GAUGE metrics with Boolean values. The output value is in the range 0.0, 1.0 and has value_type DOUBLE.
-    ALIGN_PERCENTILE_99: Align the time series by using percentile aggregation (https://en.wikipedia.org/wiki/Percentile). The resulting data point in each alignment period is the 99th percentile of all data points in the period. This aligner is valid for GAUGE and DELTA metrics with distribution values. The output is a GAUGE metric with value_type DOUBLE.
-    ALIGN_PERCENTILE_95: Align the time series by using percentile aggregation (https://en.wikipedia.org/wiki/Percentile). The resulting data point in each alignment period is the 95th percentile of all data points in the period. This aligner is valid for GAUGE and DELTA metrics with distribution values. The output is a GAUGE metric with value_type DOUBLE.
-    ALIGN_PERCENTILE_50: Align the time series by using percentile aggregation (https://en.wikipedia.org/wiki/Percentile). The resulting data point in each alignment period is the 50th percentile of all data points in the period. This aligner is valid for GAUGE and DELTA metrics with distribution values. The output is a GAUGE metric with value_type DOUBLE.
-    ALIGN_PERCENTILE_05: Align the time series by using percentile aggregation (https://en.wikipedia.org/wiki/Percentile). The resulting data point in each alignment period is the 5th percentile of all data points in the period. This aligner is valid for GAUGE and DELTA metrics with distribution values. The output is a GAUGE metric with value_type DOUBLE.
-    ALIGN_PERCENT_CHANGE: Align and convert to a percentage change. This aligner is valid for GAUGE and DELTA metrics with numeric values. This alignment returns ((current - previous)/previous) * 100, where the value of previous is determined based on the alignment_period.If the values of current and previous are both 0, then the returned value is 0. If only previous is 0, the returned value is infinity.A 10-minute moving mean is computed at each point of the alignment period prior to the above calculation to smooth the metric and prevent false positives from very short-lived spikes. The moving mean is only applicable for data whose values are >= 0. Any values < 0 are treated as a missing datapoint, and are ignored. While DELTA metrics are accepted by this alignment, special care should be taken that the values for the metric will always be positive. The output is a GAUGE metric with value_type DOUBLE.
-    """
-
-    ALIGN_NONE = "ALIGN_NONE"
-    ALIGN_DELTA = "ALIGN_DELTA"
-    ALIGN_RATE = "ALIGN_RATE"
-    ALIGN_INTERPOLATE = "ALIGN_INTERPOLATE"
-    ALIGN_NEXT_OLDER = "ALIGN_NEXT_OLDER"
-    ALIGN_MIN = "ALIGN_MIN"
-    ALIGN_MAX = "ALIGN_MAX"
-    ALIGN_MEAN = "ALIGN_MEAN"
-    ALIGN_COUNT = "ALIGN_COUNT"
-    ALIGN_SUM = "ALIGN_SUM"
-    ALIGN_STDDEV = "ALIGN_STDDEV"
-    ALIGN_COUNT_TRUE = "ALIGN_COUNT_TRUE"
-    ALIGN_COUNT_FALSE = "ALIGN_COUNT_FALSE"
-    ALIGN_FRACTION_TRUE = "ALIGN_FRACTION_TRUE"
-    ALIGN_PERCENTILE_99 = "ALIGN_PERCENTILE_99"
-    ALIGN_PERCENTILE_95 = "ALIGN_PERCENTILE_95"
-    ALIGN_PERCENTILE_50 = "ALIGN_PERCENTILE_50"
-    ALIGN_PERCENTILE_05 = "ALIGN_PERCENTILE_05"
-    ALIGN_PERCENT_CHANGE = "ALIGN_PERCENT_CHANGE"
-
-
-class AlertPolicyCombiner(StrEnum):
-    """
-    How to combine the results of multiple conditions to determine if an incident should be opened. If condition_time_series_query_language is present, this must be COMBINE_UNSPECIFIED.
-    COMBINE_UNSPECIFIED: An unspecified combiner.
-    AND: Combine conditions using the logical AND operator. An incident is created only if all the conditions are met simultaneously. This combiner is satisfied if all conditions are met, even if they are met on completely different resources.
-    OR: Combine conditions using the logical OR operator. An incident is created if any of the listed conditions is met.
-    AND_WITH_MATCHING_RESOURCE: Combine conditions using logical AND operator, but unlike the regular AND option, an incident is created only if all conditions are met simultaneously on at least one resource.
-    """
-
-    COMBINE_UNSPECIFIED = "COMBINE_UNSPECIFIED"
-    AND = "AND"
-    OR = "OR"
-    AND_WITH_MATCHING_RESOURCE = "AND_WITH_MATCHING_RESOURCE"
-
-
-class AlertPolicySeverity(StrEnum):
-    """
-    Optional. The severity of an alerting policy indicates how important incidents generated by that policy are. The severity level will be displayed on the Incident detail page and in notifications.
-    SEVERITY_UNSPECIFIED: No severity is specified. This is the default value.
-    CRITICAL: This is the highest severity level. Use this if the problem could cause significant damage or downtime.
-    ERROR: This is the medium severity level. Use this if the problem could cause minor damage or downtime.
-    WARNING: This is the lowest severity level. Use this if the problem is not causing any damage or downtime, but could potentially lead to a problem in the future.
-    """
-
-    SEVERITY_UNSPECIFIED = "SEVERITY_UNSPECIFIED"
-    CRITICAL = "CRITICAL"
-    ERROR = "ERROR"
-    WARNING = "WARNING"
-
-
 class AlertStrategy(BaseModel):
     """
     Control over how the notification channels in notification_channels are notified when this alert fires.
@@ -208,18 +108,6 @@ class AlertStrategy(BaseModel):
             description="Required for log-based alerting policies, i.e. policies with a LogMatch condition.This limit is not implemented for alerting policies that do not have a LogMatch condition.",
         ),
     ] = None
-
-
-class AlertStrategyNotificationPrompts(StrEnum):
-    """
-    NOTIFICATION_PROMPT_UNSPECIFIED: No strategy specified. Treated as error.
-    OPENED: Notify when an incident is opened.
-    CLOSED: Notify when an incident is closed.
-    """
-
-    NOTIFICATION_PROMPT_UNSPECIFIED = "NOTIFICATION_PROMPT_UNSPECIFIED"
-    OPENED = "OPENED"
-    CLOSED = "CLOSED"
 
 
 class BooleanTest(BaseModel):
@@ -573,42 +461,6 @@ class MetricThreshold(BaseModel):
     ] = None
 
 
-class MetricThresholdComparison(StrEnum):
-    """
-    The comparison to apply between the time series (indicated by filter and aggregation) and the threshold (indicated by threshold_value). The comparison is applied on each time series, with the time series on the left-hand side and the threshold on the right-hand side.Only COMPARISON_LT and COMPARISON_GT are supported currently.
-    COMPARISON_UNSPECIFIED: No ordering relationship is specified.
-    COMPARISON_GT: True if the left argument is greater than the right argument.
-    COMPARISON_GE: True if the left argument is greater than or equal to the right argument.
-    COMPARISON_LT: True if the left argument is less than the right argument.
-    COMPARISON_LE: True if the left argument is less than or equal to the right argument.
-    COMPARISON_EQ: True if the left argument is equal to the right argument.
-    COMPARISON_NE: True if the left argument is not equal to the right argument.
-    """
-
-    COMPARISON_UNSPECIFIED = "COMPARISON_UNSPECIFIED"
-    COMPARISON_GT = "COMPARISON_GT"
-    COMPARISON_GE = "COMPARISON_GE"
-    COMPARISON_LT = "COMPARISON_LT"
-    COMPARISON_LE = "COMPARISON_LE"
-    COMPARISON_EQ = "COMPARISON_EQ"
-    COMPARISON_NE = "COMPARISON_NE"
-
-
-class MetricThresholdEvaluationMissingData(StrEnum):
-    """
-    A condition control that determines how metric-threshold conditions are evaluated when data stops arriving. To use this control, the value of the duration field must be greater than or equal to 60 seconds.
-    EVALUATION_MISSING_DATA_UNSPECIFIED: An unspecified evaluation missing data option. Equivalent to EVALUATION_MISSING_DATA_NO_OP.
-    EVALUATION_MISSING_DATA_INACTIVE: If there is no data to evaluate the condition, then evaluate the condition as false.
-    EVALUATION_MISSING_DATA_ACTIVE: If there is no data to evaluate the condition, then evaluate the condition as true.
-    EVALUATION_MISSING_DATA_NO_OP: Do not evaluate the condition to any value if there is no data.
-    """
-
-    EVALUATION_MISSING_DATA_UNSPECIFIED = "EVALUATION_MISSING_DATA_UNSPECIFIED"
-    EVALUATION_MISSING_DATA_INACTIVE = "EVALUATION_MISSING_DATA_INACTIVE"
-    EVALUATION_MISSING_DATA_ACTIVE = "EVALUATION_MISSING_DATA_ACTIVE"
-    EVALUATION_MISSING_DATA_NO_OP = "EVALUATION_MISSING_DATA_NO_OP"
-
-
 class Minutes(BaseModel):
     """
     Used to schedule the query to run every so many minutes.
@@ -777,21 +629,6 @@ class MonitoringQueryLanguageCondition(BaseModel):
     ] = None
 
 
-class MonitoringQueryLanguageConditionEvaluationMissingData(StrEnum):
-    """
-    A condition control that determines how metric-threshold conditions are evaluated when data stops arriving.
-    EVALUATION_MISSING_DATA_UNSPECIFIED: An unspecified evaluation missing data option. Equivalent to EVALUATION_MISSING_DATA_NO_OP.
-    EVALUATION_MISSING_DATA_INACTIVE: If there is no data to evaluate the condition, then evaluate the condition as false.
-    EVALUATION_MISSING_DATA_ACTIVE: If there is no data to evaluate the condition, then evaluate the condition as true.
-    EVALUATION_MISSING_DATA_NO_OP: Do not evaluate the condition to any value if there is no data.
-    """
-
-    EVALUATION_MISSING_DATA_UNSPECIFIED = "EVALUATION_MISSING_DATA_UNSPECIFIED"
-    EVALUATION_MISSING_DATA_INACTIVE = "EVALUATION_MISSING_DATA_INACTIVE"
-    EVALUATION_MISSING_DATA_ACTIVE = "EVALUATION_MISSING_DATA_ACTIVE"
-    EVALUATION_MISSING_DATA_NO_OP = "EVALUATION_MISSING_DATA_NO_OP"
-
-
 class MutationRecordObserved(BaseModel):
     """
     Describes a change made to a configuration.
@@ -940,27 +777,6 @@ class RowCountTest(BaseModel):
         int | Int64String | None,
         Field(description="Required. The value against which to compare the row count."),
     ] = None
-
-
-class RowCountTestComparison(StrEnum):
-    """
-    Required. The comparison to apply between the number of rows returned by the query and the threshold.
-    COMPARISON_UNSPECIFIED: No ordering relationship is specified.
-    COMPARISON_GT: True if the left argument is greater than the right argument.
-    COMPARISON_GE: True if the left argument is greater than or equal to the right argument.
-    COMPARISON_LT: True if the left argument is less than the right argument.
-    COMPARISON_LE: True if the left argument is less than or equal to the right argument.
-    COMPARISON_EQ: True if the left argument is equal to the right argument.
-    COMPARISON_NE: True if the left argument is not equal to the right argument.
-    """
-
-    COMPARISON_UNSPECIFIED = "COMPARISON_UNSPECIFIED"
-    COMPARISON_GT = "COMPARISON_GT"
-    COMPARISON_GE = "COMPARISON_GE"
-    COMPARISON_LT = "COMPARISON_LT"
-    COMPARISON_LE = "COMPARISON_LE"
-    COMPARISON_EQ = "COMPARISON_EQ"
-    COMPARISON_NE = "COMPARISON_NE"
 
 
 class SqlCondition(BaseModel):

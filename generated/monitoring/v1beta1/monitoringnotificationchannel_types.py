@@ -6,11 +6,13 @@ API resource: monitoring.v3 projects.notificationChannels (NotificationChannel).
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Annotated, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.monitoring.v1beta1 import monitoring_v3_api
+from kccgen.generated.monitoring.v1beta1.monitoring_v3_api import (
+    NotificationChannelVerificationStatus,
+)
 from kccgen.runtime.krm import KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -136,19 +138,6 @@ class MutationRecordObserved(BaseModel):
             description="The email address of the user making the change.",
         ),
     ] = None
-
-
-class NotificationChannelVerificationStatus(StrEnum):
-    """
-    Indicates whether this channel has been verified or not. On a ListNotificationChannels or GetNotificationChannel operation, this field is expected to be populated.If the value is UNVERIFIED, then it indicates that the channel is non-functioning (it both requires verification and lacks verification); otherwise, it is assumed that the channel works.If the channel is neither VERIFIED nor UNVERIFIED, it implies that the channel is of a type that does not require verification or that this specific channel has been exempted from verification because it was created prior to verification being required for channels of this type.This field cannot be modified using a standard UpdateNotificationChannel operation. To change the value of this field, you must call VerifyNotificationChannel.
-    VERIFICATION_STATUS_UNSPECIFIED: Sentinel value used to indicate that the state is unknown, omitted, or is not applicable (as in the case of channels that neither support nor require verification in order to function).
-    UNVERIFIED: The channel has yet to be verified and requires verification to function. Note that this state also applies to the case where the verification process has been initiated by sending a verification code but where the verification code has not been submitted to complete the process.
-    VERIFIED: It has been proven that notifications can be received on this notification channel and that someone on the project has access to messages that are delivered to that channel.
-    """
-
-    VERIFICATION_STATUS_UNSPECIFIED = "VERIFICATION_STATUS_UNSPECIFIED"
-    UNVERIFIED = "UNVERIFIED"
-    VERIFIED = "VERIFIED"
 
 
 class MonitoringNotificationChannelStatus(KRMStatus):

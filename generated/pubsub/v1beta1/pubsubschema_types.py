@@ -6,11 +6,11 @@ API resource: pubsub.v1 projects.schemas (Schema).
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Annotated, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.pubsub.v1beta1 import pubsub_v1_api
+from kccgen.generated.pubsub.v1beta1.pubsub_v1_api import SchemaType
 from kccgen.runtime.krm import KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -108,19 +108,6 @@ class PubSubSchemaSpec(BaseModel):
     type: Annotated[SchemaType | None, Field(description="The type of the schema definition.")] = (
         None
     )
-
-
-class SchemaType(StrEnum):
-    """
-    The type of the schema definition.
-    TYPE_UNSPECIFIED: Default value. This value is unused.
-    PROTOCOL_BUFFER: A Protocol Buffer schema definition.
-    AVRO: An Avro schema definition.
-    """
-
-    TYPE_UNSPECIFIED = "TYPE_UNSPECIFIED"
-    PROTOCOL_BUFFER = "PROTOCOL_BUFFER"
-    AVRO = "AVRO"
 
 
 class PubSubSchemaStatus(KRMStatus):

@@ -6,7 +6,6 @@ API resource: pubsub.v1 projects.subscriptions (Subscription).
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 from kccgen.generated.external.bigquerytable_reference import BigQueryTableRef
@@ -14,6 +13,14 @@ from kccgen.generated.external.bigtabletable_reference import BigtableTableRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.external.vertexaiendpoint_reference import VertexAIEndpointRef
 from kccgen.generated.pubsub.v1beta1 import pubsub_v1_api
+from kccgen.generated.pubsub.v1beta1.pubsub_v1_api import (
+    BigQueryConfigState,
+    BigtableConfigState,
+    CloudStorageConfigState,
+    CompressionCompressionAlgorithm,
+    CompressionCompressionMode,
+    SubscriptionState,
+)
 from kccgen.generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
 from kccgen.generated.storage.v1beta1.storagebucket_reference import StorageBucketRef
 from kccgen.runtime.krm import KRMObject, KRMStatus
@@ -172,27 +179,6 @@ class BigQueryConfigObservedState(BaseModel):
     ] = None
 
 
-class BigQueryConfigState(StrEnum):
-    """
-    Output only. An output-only field that indicates whether or not the subscription can receive messages.
-    STATE_UNSPECIFIED: Default value. This value is unused.
-    ACTIVE: The subscription can actively send messages to BigQuery
-    PERMISSION_DENIED: Cannot write to the BigQuery table because of permission denied errors. This can happen if - Pub/Sub SA has not been granted the [appropriate BigQuery IAM permissions](https://cloud.google.com/pubsub/docs/create-subscription#assign_bigquery_service_account) - bigquery.googleapis.com API is not enabled for the project ([instructions](https://cloud.google.com/service-usage/docs/enable-disable))
-    NOT_FOUND: Cannot write to the BigQuery table because it does not exist.
-    SCHEMA_MISMATCH: Cannot write to the BigQuery table due to a schema mismatch.
-    IN_TRANSIT_LOCATION_RESTRICTION: Cannot write to the destination because enforce_in_transit is set to true and the destination locations are not in the allowed regions.
-    VERTEX_AI_LOCATION_RESTRICTION: Cannot write to the BigQuery table because the table is not in the same location as where Vertex AI models used in `message_transform`s are deployed.
-    """
-
-    STATE_UNSPECIFIED = "STATE_UNSPECIFIED"
-    ACTIVE = "ACTIVE"
-    PERMISSION_DENIED = "PERMISSION_DENIED"
-    NOT_FOUND = "NOT_FOUND"
-    SCHEMA_MISMATCH = "SCHEMA_MISMATCH"
-    IN_TRANSIT_LOCATION_RESTRICTION = "IN_TRANSIT_LOCATION_RESTRICTION"
-    VERTEX_AI_LOCATION_RESTRICTION = "VERTEX_AI_LOCATION_RESTRICTION"
-
-
 class BigtableConfig(BaseModel):
     """
     Configuration for a Bigtable subscription, which will write a Pub/Sub message to a Bigtable row. See the ColumnFamilyMapping documentation below for details on how the row keys and columns will be written.
@@ -254,29 +240,6 @@ class BigtableConfigObservedState(BaseModel):
             description="Output only. An output-only field that indicates whether or not the subscription can receive messages."
         ),
     ] = None
-
-
-class BigtableConfigState(StrEnum):
-    """
-    Output only. An output-only field that indicates whether or not the subscription can receive messages.
-    STATE_UNSPECIFIED: Default value. This value is unused.
-    ACTIVE: The subscription can actively send messages to Bigtable.
-    NOT_FOUND: Unused in the current implementation. Placeholder for future use.
-    APP_PROFILE_MISCONFIGURED: Unused in the current implementation. Placeholder for future use.
-    PERMISSION_DENIED: Cannot write to Bigtable because of permission denied errors. This can happen if: - The Bigtable instance, table, or app profile does not exist. - The Pub/Sub service agent has not been granted the [appropriate Bigtable IAM permission bigtable.tables.mutateRows]({$universe.dns_names.final_documentation_domain}/bigtable/docs/access-control#permissions) - The bigtable.googleapis.com API is not enabled for the project ([instructions]({$universe.dns_names.final_documentation_domain}/service-usage/docs/enable-disable))
-    SCHEMA_MISMATCH: Cannot write to Bigtable because of a missing column family (`data`), or if there is no structured row key for the subscription name + message ID, if because the app profile is not configured for single-cluster routing.
-    IN_TRANSIT_LOCATION_RESTRICTION: Cannot write to the destination because enforce_in_transit is set to true and the destination locations are not in the allowed regions.
-    VERTEX_AI_LOCATION_RESTRICTION: Cannot write to Bigtable because the table is not in the same location as where Vertex AI models used in `message_transform`s are deployed.
-    """
-
-    STATE_UNSPECIFIED = "STATE_UNSPECIFIED"
-    ACTIVE = "ACTIVE"
-    NOT_FOUND = "NOT_FOUND"
-    APP_PROFILE_MISCONFIGURED = "APP_PROFILE_MISCONFIGURED"
-    PERMISSION_DENIED = "PERMISSION_DENIED"
-    SCHEMA_MISMATCH = "SCHEMA_MISMATCH"
-    IN_TRANSIT_LOCATION_RESTRICTION = "IN_TRANSIT_LOCATION_RESTRICTION"
-    VERTEX_AI_LOCATION_RESTRICTION = "VERTEX_AI_LOCATION_RESTRICTION"
 
 
 class CloudStorageConfig(BaseModel):
@@ -378,27 +341,6 @@ class CloudStorageConfigObservedState(BaseModel):
     ] = None
 
 
-class CloudStorageConfigState(StrEnum):
-    """
-    Output only. An output-only field that indicates whether or not the subscription can receive messages.
-    STATE_UNSPECIFIED: Default value. This value is unused.
-    ACTIVE: The subscription can actively send messages to Cloud Storage.
-    PERMISSION_DENIED: Cannot write to the Cloud Storage bucket because of permission denied errors.
-    NOT_FOUND: Cannot write to the Cloud Storage bucket because it does not exist.
-    IN_TRANSIT_LOCATION_RESTRICTION: Cannot write to the destination because enforce_in_transit is set to true and the destination locations are not in the allowed regions.
-    SCHEMA_MISMATCH: Cannot write to the Cloud Storage bucket due to an incompatibility between the topic schema and subscription settings.
-    VERTEX_AI_LOCATION_RESTRICTION: Cannot write to the Cloud Storage bucket because the bucket is not in the same location as where Vertex AI models used in `message_transform`s are deployed.
-    """
-
-    STATE_UNSPECIFIED = "STATE_UNSPECIFIED"
-    ACTIVE = "ACTIVE"
-    PERMISSION_DENIED = "PERMISSION_DENIED"
-    NOT_FOUND = "NOT_FOUND"
-    IN_TRANSIT_LOCATION_RESTRICTION = "IN_TRANSIT_LOCATION_RESTRICTION"
-    SCHEMA_MISMATCH = "SCHEMA_MISMATCH"
-    VERTEX_AI_LOCATION_RESTRICTION = "VERTEX_AI_LOCATION_RESTRICTION"
-
-
 class ColumnFamilyMapping(BaseModel):
     """
     Configuration for writing a Pub/Sub message to a Bigtable row with a user-defined key and writing to column families. If this field is set: - The subscription messages must be formatted as JSON. - The row key mapping is configured in the `key_definition` section. - The top-level fields will be written either: - By default, they will be written to the `data` column family with the field name as the column qualifier. - But if the field name matches an existing column family (except for the default `data` column), then that field will be written to that column family, either as a scalar or its next level nested fields if it's a JSON object. - The cell timestamp will be the message publish timestamp. If the field is not set, the default behavior is to write: - row key: subscription name, message ID hash, and message ID delimited by `#`. - columns: message bytes written to a single column family `data` with an empty-string column qualifier. - cell timestamp: the message publish timestamp.
@@ -447,30 +389,6 @@ class Compression(BaseModel):
             description="Required. Specifies whether to compress or decompress the message.",
         ),
     ] = None
-
-
-class CompressionCompressionAlgorithm(StrEnum):
-    """
-    Required. Specifies the compression algorithm to use.
-    COMPRESSION_ALGORITHM_UNSPECIFIED: Unspecified algorithm.
-    ZLIB: ZLIB compression.
-    """
-
-    COMPRESSION_ALGORITHM_UNSPECIFIED = "COMPRESSION_ALGORITHM_UNSPECIFIED"
-    ZLIB = "ZLIB"
-
-
-class CompressionCompressionMode(StrEnum):
-    """
-    Required. Specifies whether to compress or decompress the message.
-    COMPRESSION_MODE_UNSPECIFIED: Unspecified mode.
-    COMPRESS: Compress.
-    DECOMPRESS: Decompress.
-    """
-
-    COMPRESSION_MODE_UNSPECIFIED = "COMPRESSION_MODE_UNSPECIFIED"
-    COMPRESS = "COMPRESS"
-    DECOMPRESS = "DECOMPRESS"
 
 
 class DeadLetterPolicy(BaseModel):
@@ -944,19 +862,6 @@ class RowKeySchema(BaseModel):
         extra="forbid",
         populate_by_name=True,
     )
-
-
-class SubscriptionState(StrEnum):
-    """
-    Output only. An output-only field indicating whether or not the subscription can receive messages.
-    STATE_UNSPECIFIED: Default value. This value is unused.
-    ACTIVE: The subscription can actively receive messages
-    RESOURCE_ERROR: The subscription cannot receive messages because of an error with the resource to which it pushes messages. See the more detailed error state in the corresponding configuration.
-    """
-
-    STATE_UNSPECIFIED = "STATE_UNSPECIFIED"
-    ACTIVE = "ACTIVE"
-    RESOURCE_ERROR = "RESOURCE_ERROR"
 
 
 class TextConfig(BaseModel):

@@ -6,13 +6,24 @@ API resource: pubsub.v1 projects.topics (Topic).
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.external.vertexaiendpoint_reference import VertexAIEndpointRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.pubsub.v1beta1 import pubsub_v1_api
+from kccgen.generated.pubsub.v1beta1.pubsub_v1_api import (
+    AwsKinesisState,
+    AwsMskState,
+    AzureEventHubsState,
+    CloudStorageState,
+    CompressionCompressionAlgorithm,
+    CompressionCompressionMode,
+    ConfluentCloudState,
+    PlatformLogsSettingsSeverity,
+    SchemaSettingsEncoding,
+    TopicState,
+)
 from kccgen.generated.pubsub.v1beta1.pubsubschema_reference import PubSubSchemaRef
 from kccgen.generated.storage.v1beta1.storagebucket_reference import StorageBucketRef
 from kccgen.runtime.krm import KRMObject, KRMStatus
@@ -120,27 +131,6 @@ class AwsKinesisObservedState(BaseModel):
     ] = None
 
 
-class AwsKinesisState(StrEnum):
-    """
-    Output only. An output-only field that indicates the state of the Kinesis ingestion source.
-    STATE_UNSPECIFIED: Default value. This value is unused.
-    ACTIVE: Ingestion is active.
-    KINESIS_PERMISSION_DENIED: Permission denied encountered while consuming data from Kinesis. This can happen if: - The provided `aws_role_arn` does not exist or does not have the appropriate permissions attached. - The provided `aws_role_arn` is not set up properly for Identity Federation using `gcp_service_account`. - The Pub/Sub SA is not granted the `iam.serviceAccounts.getOpenIdToken` permission on `gcp_service_account`.
-    PUBLISH_PERMISSION_DENIED: Permission denied encountered while publishing to the topic. This can happen if the Pub/Sub SA has not been granted the [appropriate publish permissions](https://cloud.google.com/pubsub/docs/access-control#pubsub.publisher)
-    STREAM_NOT_FOUND: The Kinesis stream does not exist.
-    CONSUMER_NOT_FOUND: The Kinesis consumer does not exist.
-    CONFLICTING_REGION_CONSTRAINTS: Indicates an error state where the ingestion source cannot be processed because the selected ingestion region is not permitted by the Regional Access Boundary (RAB) restrictions on the project's service account.
-    """
-
-    STATE_UNSPECIFIED = "STATE_UNSPECIFIED"
-    ACTIVE = "ACTIVE"
-    KINESIS_PERMISSION_DENIED = "KINESIS_PERMISSION_DENIED"
-    PUBLISH_PERMISSION_DENIED = "PUBLISH_PERMISSION_DENIED"
-    STREAM_NOT_FOUND = "STREAM_NOT_FOUND"
-    CONSUMER_NOT_FOUND = "CONSUMER_NOT_FOUND"
-    CONFLICTING_REGION_CONSTRAINTS = "CONFLICTING_REGION_CONSTRAINTS"
-
-
 class AwsMsk(BaseModel):
     """
     Ingestion settings for Amazon MSK.
@@ -194,27 +184,6 @@ class AwsMskObservedState(BaseModel):
             description="Output only. An output-only field that indicates the state of the Amazon MSK ingestion source."
         ),
     ] = None
-
-
-class AwsMskState(StrEnum):
-    """
-    Output only. An output-only field that indicates the state of the Amazon MSK ingestion source.
-    STATE_UNSPECIFIED: Default value. This value is unused.
-    ACTIVE: Ingestion is active.
-    MSK_PERMISSION_DENIED: Permission denied encountered while consuming data from Amazon MSK.
-    PUBLISH_PERMISSION_DENIED: Permission denied encountered while publishing to the topic.
-    CLUSTER_NOT_FOUND: The provided MSK cluster wasn't found.
-    TOPIC_NOT_FOUND: The provided topic wasn't found.
-    CONFLICTING_REGION_CONSTRAINTS: Indicates an error state where the ingestion source cannot be processed because the selected ingestion region is not permitted by the Regional Access Boundary (RAB) restrictions on the project's service account.
-    """
-
-    STATE_UNSPECIFIED = "STATE_UNSPECIFIED"
-    ACTIVE = "ACTIVE"
-    MSK_PERMISSION_DENIED = "MSK_PERMISSION_DENIED"
-    PUBLISH_PERMISSION_DENIED = "PUBLISH_PERMISSION_DENIED"
-    CLUSTER_NOT_FOUND = "CLUSTER_NOT_FOUND"
-    TOPIC_NOT_FOUND = "TOPIC_NOT_FOUND"
-    CONFLICTING_REGION_CONSTRAINTS = "CONFLICTING_REGION_CONSTRAINTS"
 
 
 class AzureEventHubs(BaseModel):
@@ -282,31 +251,6 @@ class AzureEventHubsObservedState(BaseModel):
             description="Output only. An output-only field that indicates the state of the Event Hubs ingestion source."
         ),
     ] = None
-
-
-class AzureEventHubsState(StrEnum):
-    """
-    Output only. An output-only field that indicates the state of the Event Hubs ingestion source.
-    STATE_UNSPECIFIED: Default value. This value is unused.
-    ACTIVE: Ingestion is active.
-    EVENT_HUBS_PERMISSION_DENIED: Permission denied encountered while consuming data from Event Hubs. This can happen when `client_id`, or `tenant_id` are invalid. Or the right permissions haven't been granted.
-    PUBLISH_PERMISSION_DENIED: Permission denied encountered while publishing to the topic.
-    NAMESPACE_NOT_FOUND: The provided Event Hubs namespace couldn't be found.
-    EVENT_HUB_NOT_FOUND: The provided Event Hub couldn't be found.
-    SUBSCRIPTION_NOT_FOUND: The provided Event Hubs subscription couldn't be found.
-    RESOURCE_GROUP_NOT_FOUND: The provided Event Hubs resource group couldn't be found.
-    CONFLICTING_REGION_CONSTRAINTS: Indicates an error state where the ingestion source cannot be processed because the selected ingestion region is not permitted by the Regional Access Boundary (RAB) restrictions on the project's service account.
-    """
-
-    STATE_UNSPECIFIED = "STATE_UNSPECIFIED"
-    ACTIVE = "ACTIVE"
-    EVENT_HUBS_PERMISSION_DENIED = "EVENT_HUBS_PERMISSION_DENIED"
-    PUBLISH_PERMISSION_DENIED = "PUBLISH_PERMISSION_DENIED"
-    NAMESPACE_NOT_FOUND = "NAMESPACE_NOT_FOUND"
-    EVENT_HUB_NOT_FOUND = "EVENT_HUB_NOT_FOUND"
-    SUBSCRIPTION_NOT_FOUND = "SUBSCRIPTION_NOT_FOUND"
-    RESOURCE_GROUP_NOT_FOUND = "RESOURCE_GROUP_NOT_FOUND"
-    CONFLICTING_REGION_CONSTRAINTS = "CONFLICTING_REGION_CONSTRAINTS"
 
 
 class CloudStorage(BaseModel):
@@ -380,27 +324,6 @@ class CloudStorageObservedState(BaseModel):
     ] = None
 
 
-class CloudStorageState(StrEnum):
-    """
-    Output only. An output-only field that indicates the state of the Cloud Storage ingestion source.
-    STATE_UNSPECIFIED: Default value. This value is unused.
-    ACTIVE: Ingestion is active.
-    CLOUD_STORAGE_PERMISSION_DENIED: Permission denied encountered while calling the Cloud Storage API. This can happen if the Pub/Sub SA has not been granted the [appropriate permissions](https://cloud.google.com/storage/docs/access-control/iam-permissions): - storage.objects.list: to list the objects in a bucket. - storage.objects.get: to read the objects in a bucket. - storage.buckets.get: to verify the bucket exists.
-    PUBLISH_PERMISSION_DENIED: Permission denied encountered while publishing to the topic. This can happen if the Pub/Sub SA has not been granted the [appropriate publish permissions](https://cloud.google.com/pubsub/docs/access-control#pubsub.publisher)
-    BUCKET_NOT_FOUND: The provided Cloud Storage bucket doesn't exist.
-    TOO_MANY_OBJECTS: The Cloud Storage bucket has too many objects, ingestion will be paused.
-    CONFLICTING_REGION_CONSTRAINTS: Indicates an error state where the ingestion source cannot be processed because the selected ingestion region is not permitted by the Regional Access Boundary (RAB) restrictions on the project's service account.
-    """
-
-    STATE_UNSPECIFIED = "STATE_UNSPECIFIED"
-    ACTIVE = "ACTIVE"
-    CLOUD_STORAGE_PERMISSION_DENIED = "CLOUD_STORAGE_PERMISSION_DENIED"
-    PUBLISH_PERMISSION_DENIED = "PUBLISH_PERMISSION_DENIED"
-    BUCKET_NOT_FOUND = "BUCKET_NOT_FOUND"
-    TOO_MANY_OBJECTS = "TOO_MANY_OBJECTS"
-    CONFLICTING_REGION_CONSTRAINTS = "CONFLICTING_REGION_CONSTRAINTS"
-
-
 class Compression(BaseModel):
     """
     Configuration for compressing/decompressing message data using a user-specified compression algorithm.
@@ -424,30 +347,6 @@ class Compression(BaseModel):
             description="Required. Specifies whether to compress or decompress the message.",
         ),
     ] = None
-
-
-class CompressionCompressionAlgorithm(StrEnum):
-    """
-    Required. Specifies the compression algorithm to use.
-    COMPRESSION_ALGORITHM_UNSPECIFIED: Unspecified algorithm.
-    ZLIB: ZLIB compression.
-    """
-
-    COMPRESSION_ALGORITHM_UNSPECIFIED = "COMPRESSION_ALGORITHM_UNSPECIFIED"
-    ZLIB = "ZLIB"
-
-
-class CompressionCompressionMode(StrEnum):
-    """
-    Required. Specifies whether to compress or decompress the message.
-    COMPRESSION_MODE_UNSPECIFIED: Unspecified mode.
-    COMPRESS: Compress.
-    DECOMPRESS: Decompress.
-    """
-
-    COMPRESSION_MODE_UNSPECIFIED = "COMPRESSION_MODE_UNSPECIFIED"
-    COMPRESS = "COMPRESS"
-    DECOMPRESS = "DECOMPRESS"
 
 
 class ConfluentCloud(BaseModel):
@@ -507,29 +406,6 @@ class ConfluentCloudObservedState(BaseModel):
             description="Output only. An output-only field that indicates the state of the Confluent Cloud ingestion source."
         ),
     ] = None
-
-
-class ConfluentCloudState(StrEnum):
-    """
-    Output only. An output-only field that indicates the state of the Confluent Cloud ingestion source.
-    STATE_UNSPECIFIED: Default value. This value is unused.
-    ACTIVE: Ingestion is active.
-    CONFLUENT_CLOUD_PERMISSION_DENIED: Permission denied encountered while consuming data from Confluent Cloud.
-    PUBLISH_PERMISSION_DENIED: Permission denied encountered while publishing to the topic.
-    UNREACHABLE_BOOTSTRAP_SERVER: The provided bootstrap server address is unreachable.
-    CLUSTER_NOT_FOUND: The provided cluster wasn't found.
-    TOPIC_NOT_FOUND: The provided topic wasn't found.
-    CONFLICTING_REGION_CONSTRAINTS: Indicates an error state where the ingestion source cannot be processed because the selected ingestion region is not permitted by the Regional Access Boundary (RAB) restrictions on the project's service account.
-    """
-
-    STATE_UNSPECIFIED = "STATE_UNSPECIFIED"
-    ACTIVE = "ACTIVE"
-    CONFLUENT_CLOUD_PERMISSION_DENIED = "CONFLUENT_CLOUD_PERMISSION_DENIED"
-    PUBLISH_PERMISSION_DENIED = "PUBLISH_PERMISSION_DENIED"
-    UNREACHABLE_BOOTSTRAP_SERVER = "UNREACHABLE_BOOTSTRAP_SERVER"
-    CLUSTER_NOT_FOUND = "CLUSTER_NOT_FOUND"
-    TOPIC_NOT_FOUND = "TOPIC_NOT_FOUND"
-    CONFLICTING_REGION_CONSTRAINTS = "CONFLICTING_REGION_CONSTRAINTS"
 
 
 class IngestionDataSourceSettings(BaseModel):
@@ -706,25 +582,6 @@ class PlatformLogsSettings(BaseModel):
     ] = None
 
 
-class PlatformLogsSettingsSeverity(StrEnum):
-    """
-    Optional. The minimum severity level of Platform Logs that will be written.
-    SEVERITY_UNSPECIFIED: Default value. Logs level is unspecified. Logs will be disabled.
-    DISABLED: Logs will be disabled.
-    DEBUG: Debug logs and higher-severity logs will be written.
-    INFO: Info logs and higher-severity logs will be written.
-    WARNING: Warning logs and higher-severity logs will be written.
-    ERROR: Only error logs will be written.
-    """
-
-    SEVERITY_UNSPECIFIED = "SEVERITY_UNSPECIFIED"
-    DISABLED = "DISABLED"
-    DEBUG = "DEBUG"
-    INFO = "INFO"
-    WARNING = "WARNING"
-    ERROR = "ERROR"
-
-
 class PubSubAvroFormat(BaseModel):
     """
     Configuration for reading Cloud Storage data written via [Cloud Storage subscriptions](https://cloud.google.com/pubsub/docs/cloudstorage). The data and attributes fields of the originally exported Pub/Sub message will be restored when publishing.
@@ -881,19 +738,6 @@ class SchemaSettings(BaseModel):
     ] = None
 
 
-class SchemaSettingsEncoding(StrEnum):
-    """
-    Optional. The encoding of messages validated against `schema`.
-    ENCODING_UNSPECIFIED: Unspecified
-    JSON: JSON encoding
-    BINARY: Binary encoding, as defined by the schema type. For some schema types, binary encoding may not be available.
-    """
-
-    ENCODING_UNSPECIFIED = "ENCODING_UNSPECIFIED"
-    JSON = "JSON"
-    BINARY = "BINARY"
-
-
 class TextFormat(BaseModel):
     """
     Configuration for reading Cloud Storage data in text format. Each line of text as specified by the delimiter will be set to the `data` field of a Pub/Sub message.
@@ -906,19 +750,6 @@ class TextFormat(BaseModel):
     delimiter: Annotated[str | None, Field(description="Optional. When unset, '\\n' is used.")] = (
         None
     )
-
-
-class TopicState(StrEnum):
-    """
-    Output only. An output-only field indicating the state of the topic.
-    STATE_UNSPECIFIED: Default value. This value is unused.
-    ACTIVE: The topic does not have any persistent errors.
-    INGESTION_RESOURCE_ERROR: Ingestion from the data source has encountered a permanent error. See the more detailed error state in the corresponding ingestion source configuration.
-    """
-
-    STATE_UNSPECIFIED = "STATE_UNSPECIFIED"
-    ACTIVE = "ACTIVE"
-    INGESTION_RESOURCE_ERROR = "INGESTION_RESOURCE_ERROR"
 
 
 class UnstructuredInference(BaseModel):

@@ -6,13 +6,16 @@ API resource: secretmanager.v1 projects.secrets (Secret).
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
 from kccgen.generated.secretmanager.v1beta1 import secretmanager_v1_api
+from kccgen.generated.secretmanager.v1beta1.secretmanager_v1_api import (
+    ManagedRotationStatusState,
+    SecretSecretType,
+)
 from kccgen.runtime.krm import KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -78,19 +81,6 @@ class ManagedRotationStatusObserved(BaseModel):
         ManagedRotationStatusState | None,
         Field(description="Output only. Indicates whether the Managed Rotation is active or not."),
     ] = None
-
-
-class ManagedRotationStatusState(StrEnum):
-    """
-    Output only. Indicates whether the Managed Rotation is active or not.
-    STATE_UNSPECIFIED: Not specified. This value is unused and invalid.
-    ACTIVE: Indicates that the Managed rotation is ACTIVE.
-    INACTIVE: Indicates that the Managed rotation is INACTIVE.
-    """
-
-    STATE_UNSPECIFIED = "STATE_UNSPECIFIED"
-    ACTIVE = "ACTIVE"
-    INACTIVE = "INACTIVE"
 
 
 class Replica(BaseModel):
@@ -347,25 +337,6 @@ class SecretManagerSecretSpec(BaseModel):
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
     ] = None
-
-
-class SecretSecretType(StrEnum):
-    """
-    Optional. Immutable. This defines the type of the secret. Enforces certain structural requirements on the SecretVersions. For secret of type UNSPECIFIED, the SecretVersions can be of any type.
-    SECRET_TYPE_UNSPECIFIED: Applicable to all secrets which do not have any restriction on the SecretVersions.
-    CLOUD_SQL_DB_CREDENTIALS: Applicable to secrets which are used for the managed rotation feature for Cloud SQL Single User.
-    ACCESS_KEY: Applicable to secrets where the payload contains an access key.
-    CERTIFICATE: Applicable to secrets where the payload contains a certificate.
-    OTHER_DB_CREDENTIALS: Applicable to secrets where the payload contains database credentials.
-    OTHER: Applicable to secrets whose type doesn't belong to any of the above defined types.
-    """
-
-    SECRET_TYPE_UNSPECIFIED = "SECRET_TYPE_UNSPECIFIED"
-    CLOUD_SQL_DB_CREDENTIALS = "CLOUD_SQL_DB_CREDENTIALS"
-    ACCESS_KEY = "ACCESS_KEY"
-    CERTIFICATE = "CERTIFICATE"
-    OTHER_DB_CREDENTIALS = "OTHER_DB_CREDENTIALS"
-    OTHER = "OTHER"
 
 
 class StatusObserved(BaseModel):

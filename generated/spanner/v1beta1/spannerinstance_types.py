@@ -6,11 +6,17 @@ API resource: spanner.v1 projects.instances (Instance).
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Annotated, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.spanner.v1beta1 import spanner_v1_api
+from kccgen.generated.spanner.v1beta1.spanner_v1_api import (
+    FreeInstanceMetadataExpireBehavior,
+    InstanceDefaultBackupScheduleType,
+    InstanceEdition,
+    InstanceInstanceType,
+    InstanceState,
+)
 from kccgen.runtime.krm import KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -208,19 +214,6 @@ class FreeInstanceMetadata(BaseModel):
     ] = None
 
 
-class FreeInstanceMetadataExpireBehavior(StrEnum):
-    """
-    Specifies the expiration behavior of a free instance. The default of ExpireBehavior is `REMOVE_AFTER_GRACE_PERIOD`. This can be modified during or after creation, and before expiration.
-    EXPIRE_BEHAVIOR_UNSPECIFIED: Not specified.
-    FREE_TO_PROVISIONED: When the free instance expires, upgrade the instance to a provisioned instance.
-    REMOVE_AFTER_GRACE_PERIOD: When the free instance expires, disable the instance, and delete it after the grace period passes if it has not been upgraded.
-    """
-
-    EXPIRE_BEHAVIOR_UNSPECIFIED = "EXPIRE_BEHAVIOR_UNSPECIFIED"
-    FREE_TO_PROVISIONED = "FREE_TO_PROVISIONED"
-    REMOVE_AFTER_GRACE_PERIOD = "REMOVE_AFTER_GRACE_PERIOD"
-
-
 class FreeInstanceMetadataObservedState(BaseModel):
     """
     Free instance specific metadata that is kept even after an instance has been upgraded for tracking purposes.
@@ -246,47 +239,6 @@ class FreeInstanceMetadataObservedState(BaseModel):
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
-
-
-class InstanceDefaultBackupScheduleType(StrEnum):
-    """
-    Optional. Controls the default backup schedule behavior for new databases within the instance. By default, a backup schedule is created automatically when a new database is created in a new instance. Note that the `AUTOMATIC` value isn't permitted for free instances, as backups and backup schedules aren't supported for free instances. In the `GetInstance` or `ListInstances` response, if the value of `default_backup_schedule_type` isn't set, or set to `NONE`, Spanner doesn't create a default backup schedule for new databases in the instance.
-    DEFAULT_BACKUP_SCHEDULE_TYPE_UNSPECIFIED: Not specified.
-    NONE: A default backup schedule isn't created automatically when a new database is created in the instance.
-    AUTOMATIC: A default backup schedule is created automatically when a new database is created in the instance. The default backup schedule creates a full backup every 24 hours. These full backups are retained for 7 days. You can edit or delete the default backup schedule once it's created.
-    """
-
-    DEFAULT_BACKUP_SCHEDULE_TYPE_UNSPECIFIED = "DEFAULT_BACKUP_SCHEDULE_TYPE_UNSPECIFIED"
-    NONE = "NONE"
-    AUTOMATIC = "AUTOMATIC"
-
-
-class InstanceEdition(StrEnum):
-    """
-    Optional. The `Edition` of the current instance.
-    EDITION_UNSPECIFIED: Edition not specified.
-    STANDARD: Standard edition.
-    ENTERPRISE: Enterprise edition.
-    ENTERPRISE_PLUS: Enterprise Plus edition.
-    """
-
-    EDITION_UNSPECIFIED = "EDITION_UNSPECIFIED"
-    STANDARD = "STANDARD"
-    ENTERPRISE = "ENTERPRISE"
-    ENTERPRISE_PLUS = "ENTERPRISE_PLUS"
-
-
-class InstanceInstanceType(StrEnum):
-    """
-    The `InstanceType` of the current instance.
-    INSTANCE_TYPE_UNSPECIFIED: Not specified.
-    PROVISIONED: Provisioned instances have dedicated resources, standard usage limits and support.
-    FREE_INSTANCE: Free instances provide no guarantee for dedicated resources, [node_count, processing_units] should be 0. They come with stricter usage limits and limited support.
-    """
-
-    INSTANCE_TYPE_UNSPECIFIED = "INSTANCE_TYPE_UNSPECIFIED"
-    PROVISIONED = "PROVISIONED"
-    FREE_INSTANCE = "FREE_INSTANCE"
 
 
 class InstanceReplicaSelection(BaseModel):
@@ -321,19 +273,6 @@ class InstanceReplicaSelectionObserved(BaseModel):
             description='Required. Name of the location of the replicas (for example, "us-central1").'
         ),
     ] = None
-
-
-class InstanceState(StrEnum):
-    """
-    Output only. The current instance state. For CreateInstance, the state must be either omitted or set to `CREATING`. For UpdateInstance, the state must be either omitted or set to `READY`.
-    STATE_UNSPECIFIED: Not specified.
-    CREATING: The instance is still being created. Resources may not be available yet, and operations such as database creation may not work.
-    READY: The instance is fully created and ready to do work such as creating databases.
-    """
-
-    STATE_UNSPECIFIED = "STATE_UNSPECIFIED"
-    CREATING = "CREATING"
-    READY = "READY"
 
 
 class ReplicaComputeCapacityObserved(BaseModel):

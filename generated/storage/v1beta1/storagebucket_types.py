@@ -6,13 +6,19 @@ API resource: storage.v1 buckets (Bucket).
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Annotated, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.storage.v1beta1 import storage_v1_api
+from kccgen.generated.storage.v1beta1.storage_v1_api import (
+    BucketEncryptionCustomerManagedEncryptionEnforcementConfigRestrictionMode,
+    BucketEncryptionCustomerSuppliedEncryptionEnforcementConfigRestrictionMode,
+    BucketEncryptionGoogleManagedEncryptionEnforcementConfigRestrictionMode,
+    BucketInsertParametersPredefinedAcl,
+    BucketInsertParametersPredefinedDefaultObjectAcl,
+)
 from kccgen.runtime.krm import KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -258,17 +264,6 @@ class BucketEncryptionCustomerManagedEncryptionEnforcementConfig(BaseModel):
     ] = None
 
 
-class BucketEncryptionCustomerManagedEncryptionEnforcementConfigRestrictionMode(StrEnum):
-    """
-    Restriction mode for Customer-Managed Encryption Keys. Defaults to NotRestricted.
-    NotRestricted: Creation of new objects with Customer-Managed Encryption is not restricted.
-    FullyRestricted: Creation of new objects with Customer-Managed Encryption is fully restricted.
-    """
-
-    NOT_RESTRICTED = "NotRestricted"
-    FULLY_RESTRICTED = "FullyRestricted"
-
-
 class BucketEncryptionCustomerSuppliedEncryptionEnforcementConfig(BaseModel):
     """
     If set, the new objects created in this bucket must comply with this enforcement config. Changing this has no effect on existing objects; it applies to new objects only. If omitted, the new objects are allowed to be encrypted with Customer Supplied Encryption type by default.
@@ -295,17 +290,6 @@ class BucketEncryptionCustomerSuppliedEncryptionEnforcementConfig(BaseModel):
     ] = None
 
 
-class BucketEncryptionCustomerSuppliedEncryptionEnforcementConfigRestrictionMode(StrEnum):
-    """
-    Restriction mode for Customer-Supplied Encryption Keys. Defaults to NotRestricted.
-    NotRestricted: Creation of new objects with Customer-Supplied Encryption is not restricted.
-    FullyRestricted: Creation of new objects with Customer-Supplied Encryption is fully restricted.
-    """
-
-    NOT_RESTRICTED = "NotRestricted"
-    FULLY_RESTRICTED = "FullyRestricted"
-
-
 class BucketEncryptionGoogleManagedEncryptionEnforcementConfig(BaseModel):
     """
     If set, the new objects created in this bucket must comply with this enforcement config. Changing this has no effect on existing objects; it applies to new objects only. If omitted, the new objects are allowed to be encrypted with Google Managed Encryption type by default.
@@ -330,17 +314,6 @@ class BucketEncryptionGoogleManagedEncryptionEnforcementConfig(BaseModel):
             description="Restriction mode for Google-Managed Encryption Keys. Defaults to NotRestricted.",
         ),
     ] = None
-
-
-class BucketEncryptionGoogleManagedEncryptionEnforcementConfigRestrictionMode(StrEnum):
-    """
-    Restriction mode for Google-Managed Encryption Keys. Defaults to NotRestricted.
-    NotRestricted: Creation of new objects with Google Managed Encryption is not restricted.
-    FullyRestricted: Creation of new objects with Google Managed Encryption is fully restricted.
-    """
-
-    NOT_RESTRICTED = "NotRestricted"
-    FULLY_RESTRICTED = "FullyRestricted"
 
 
 class BucketHierarchicalNamespace(BaseModel):
@@ -438,42 +411,6 @@ class BucketIamConfigurationUniformBucketLevelAccess(BaseModel):
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
-
-
-class BucketInsertParametersPredefinedAcl(StrEnum):
-    """
-    Apply a predefined set of access controls to this bucket.
-    authenticatedRead: Project team owners get OWNER access, and allAuthenticatedUsers get READER access.
-    private: Project team owners get OWNER access.
-    projectPrivate: Project team members get access according to their roles.
-    publicRead: Project team owners get OWNER access, and allUsers get READER access.
-    publicReadWrite: Project team owners get OWNER access, and allUsers get WRITER access.
-    """
-
-    AUTHENTICATED_READ = "authenticatedRead"
-    PRIVATE = "private"
-    PROJECT_PRIVATE = "projectPrivate"
-    PUBLIC_READ = "publicRead"
-    PUBLIC_READ_WRITE = "publicReadWrite"
-
-
-class BucketInsertParametersPredefinedDefaultObjectAcl(StrEnum):
-    """
-    Apply a predefined set of default object access controls to this bucket.
-    authenticatedRead: Object owner gets OWNER access, and allAuthenticatedUsers get READER access.
-    bucketOwnerFullControl: Object owner gets OWNER access, and project team owners get OWNER access.
-    bucketOwnerRead: Object owner gets OWNER access, and project team owners get READER access.
-    private: Object owner gets OWNER access.
-    projectPrivate: Object owner gets OWNER access, and project team members get access according to their roles.
-    publicRead: Object owner gets OWNER access, and allUsers get READER access.
-    """
-
-    AUTHENTICATED_READ = "authenticatedRead"
-    BUCKET_OWNER_FULL_CONTROL = "bucketOwnerFullControl"
-    BUCKET_OWNER_READ = "bucketOwnerRead"
-    PRIVATE = "private"
-    PROJECT_PRIVATE = "projectPrivate"
-    PUBLIC_READ = "publicRead"
 
 
 class BucketIpFilter(BaseModel):

@@ -6,11 +6,11 @@ API resource: mini.v1 projects.widgets (Widget).
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.mini.v1beta1 import mini_v1_api
+from kccgen.generated.mini.v1beta1.mini_v1_api import WidgetConfigMode, WidgetState
 from kccgen.runtime.krm import KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -127,16 +127,6 @@ class WidgetConfig(BaseModel):
     weight: float | None = None
 
 
-class WidgetConfigMode(StrEnum):
-    """
-    MODE_UNSPECIFIED: Unset.
-    FAST: Fast.
-    """
-
-    MODE_UNSPECIFIED = "MODE_UNSPECIFIED"
-    FAST = "FAST"
-
-
 class WidgetConfigObservedState(BaseModel):
     """
     Inline config.
@@ -147,17 +137,6 @@ class WidgetConfigObservedState(BaseModel):
         populate_by_name=True,
     )
     etag: str | None = None
-
-
-class WidgetState(StrEnum):
-    """
-    Output only. State.
-    STATE_UNSPECIFIED: Unset.
-    READY: Ready to use.
-    """
-
-    STATE_UNSPECIFIED = "STATE_UNSPECIFIED"
-    READY = "READY"
 
 
 Node.model_rebuild()
