@@ -25,6 +25,9 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check kccgen discovery generator runtime mockgcp tools bench tests setup.py
 	$(PY) -m tools.devtree >/dev/null
 	$(VENV)/bin/mypy
+	# lint-imports puts its working directory first on sys.path: run it in the
+	# link tree, or it would find the checkout's kccgen/ with no subpackages.
+	cd $(VENV)/devtree && ../bin/lint-imports --config $(CURDIR)/pyproject.toml --no-cache --no-logo
 
 test: $(STAMP)
 	$(PY) -m pytest
