@@ -12,11 +12,13 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from kccgen.contract import Lro
 from kccgen.discovery.document import DiscoveryDoc, JsonSchema, Method
+from kccgen.discovery.operations import method_operation_style
 from kccgen.discovery.paths import collection_param
 from kccgen.mockgcp.catalog import Collection
 
-LroStyle = Literal["google.longrunning", "compute", "dns", "none"]
+LroStyle = Lro  # compares equal to "none", "compute"...: a StrEnum
 
 # Query parameters named like an ID that only control the call.
 _CONTROL_ID = re.compile(r"^(?:request|clientOperation|operation|parent)Id$")
@@ -119,18 +121,8 @@ def update_shape(doc: DiscoveryDoc, coll: Collection, method: Method) -> UpdateS
 
 
 def lro_style(doc: DiscoveryDoc, method: Method) -> LroStyle:
-    """How the method answers, recognised by the response schema's shape, not the API's name."""
-    resp = method.response.ref if method.response else None
-    if resp is None:
-        return "none"
-    props = doc.schemas[resp].properties
-    if {"done", "response", "metadata"} <= set(props):
-        return "google.longrunning"
-    if "targetLink" in props and "progress" in props:
-        return "compute"
-    if "zoneContext" in props:
-        return "dns"
-    return "none"
+    """How the method answers (kccgen.discovery.operations reads the response schema)."""
+    return method_operation_style(doc, method)
 
 
 def short_names(doc: DiscoveryDoc, coll: Collection) -> bool:

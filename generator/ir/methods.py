@@ -41,6 +41,7 @@ from kccgen.contract import (
 )
 from kccgen.discovery.document import DiscoveryDoc, JsonSchema, Method, Resource, iter_resources
 from kccgen.discovery.errors import SpecError, json_path
+from kccgen.discovery.operations import operation_style
 from kccgen.discovery.paths import collection_param, param_templates
 from kccgen.generator.ir.model import MethodIR, Methods
 from kccgen.generator.spec.kinds import CreateMethod, KindConfig, UpdateMethod
@@ -97,20 +98,6 @@ class _Ctx:
         return SpecError(self.file, self.where(role, *key), f"{self.cfg.kind}: {message}")
 
 
-def lro_style(doc: DiscoveryDoc, response: str | None) -> Lro:
-    """Recognise an operation by its shape, not by the API's name."""
-    if response is None:
-        return Lro.NONE
-    props = doc.schemas[response].properties
-    if {"done", "response", "metadata"} <= set(props):
-        return Lro.GOOGLE_LONGRUNNING
-    if "targetLink" in props and "progress" in props:
-        return Lro.COMPUTE
-    if "zoneContext" in props or (response == "Operation" and doc.name == "dns"):
-        return Lro.DNS
-    return Lro.NONE
-
-
 def _operations(doc: DiscoveryDoc) -> tuple[tuple[str, OperationGetter], ...]:
     """Every ``*operations.get`` of the document, by accessor path."""
     out = []
@@ -142,7 +129,7 @@ def _method(doc: DiscoveryDoc, dotted: str, verb: str, name: str, m: Method) -> 
         response=resp,
         path_params=tuple(sorted(k for k, p in m.parameters.items() if p.location == "path")),
         query_params=tuple(sorted(k for k, p in m.parameters.items() if p.location == "query")),
-        lro=lro_style(doc, resp),
+        lro=operation_style(doc, resp),
         param_templates=param_templates(m),
     )
 
