@@ -18,33 +18,32 @@ Adapters are data (generated ``<kind>_adapter.py``); every rule is here.
 from __future__ import annotations
 
 import copy
-import functools
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from decimal import Decimal
 from typing import Any
 
-from kccgen.contract import Adapter, Behaviour, CreateServiceAssigned, FieldType, TypeKind
+from kccgen.contract import Adapter, CreateServiceAssigned
 from kccgen.runtime.adapter import adapter_for, spec_to_api
+from kccgen.runtime.diff import diff
 from kccgen.runtime.gcp import Gcp, GcpError, NotFound, OperationFailed
 from kccgen.runtime.identity import IdentityError, identity_for
-from kccgen.runtime.mutability import by_api_path, is_map, mutability_of
+from kccgen.runtime.managed import ANN_STATE_INTO_SPEC, managed_spec, merge_into_spec
+from kccgen.runtime.mutability import by_api_path, mutability_of
 from kccgen.runtime.refs import (
     ObjectStore,
     Reason,
     RefError,
     identity_from_spec,
-    references_of,
     resolve_object,
 )
 from kccgen.runtime.requests import create_request, delete_call, update_request
 
+__all__ = ["ANN_FORCE_ACQUIRE", "ANN_STREAK", "MAX_STREAK", "Event", "Reconciler", "Result", "diff"]
+
 ANN_FORCE_ACQUIRE = "cnrm.cloud.google.com/force-acquire"
 ANN_DELETION_POLICY = "cnrm.cloud.google.com/deletion-policy"
-ANN_STATE_INTO_SPEC = "cnrm.cloud.google.com/state-into-spec"
 ANN_ACTUATION = "cnrm.cloud.google.com/actuation-mode"
 ANN_STREAK = "kccgen.dev/update-streak"  # path=count of consecutive updates of the same change
 MANAGER = "kccgen"
@@ -312,32 +311,11 @@ class Reconciler:
 
     # --- acquire / update ---------------------------------------------------------------
 
-    def _managed(self, obj: dict[str, Any], a: Adapter, spec: dict[str, Any], actual: dict[str, Any], resolved: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-        """(spec to enforce, spec to write back) under the externally-managed-fields mode."""
-        mode = _ann(obj).get(ANN_STATE_INTO_SPEC, "absent").lower()
-        table = mutability_of(a.kind)
-        readable_top = {p.split(".")[1]: r for p, r in table.items() if p.count(".") == 1 and p.startswith("spec.") and r.readable and r.api_path and not r.identity}
-        managed = (obj.get("metadata") or {}).get("managedFields")
-        if managed:
-            owners = ssa_owners(managed)
-            ours = {f for f, m in owners.items() if m == {self.manager}}
-            enforce = {k: v for k, v in spec.items() if k not in ours or k in a.krm_only}
-            writeback = dict(spec)
-            for k in ours:
-                row = readable_top.get(k)
-                if row is not None and row.api_path in actual:
-                    writeback[k] = copy.deepcopy(actual[row.api_path])
-            return enforce, writeback
-        if mode == "merge" and not (obj.get("status") or {}).get("externalRef"):
-            merged = merge_into_spec(a, spec, actual)
-            return merged, merged
-        return spec, spec
-
     def _update(
         self, obj: dict[str, Any], a: Adapter, ext: str | None, spec: dict[str, Any], resolved: dict[str, Any], actual: dict[str, Any], events: list[Event]
     ) -> Result:
         assert ext is not None
-        enforce, writeback = self._managed(obj, a, spec, actual, resolved)
+        enforce, writeback = managed_spec(obj, a, spec, actual, self.manager)
         if writeback != spec:
             obj["spec"] = writeback
         desired = spec_to_api(enforce, a, resolved)
@@ -398,152 +376,3 @@ class Reconciler:
 
 
 # --- diff and update bodies -------------------------------------------------------------
-
-
-def merge_into_spec(a: Adapter, spec: dict[str, Any], actual: Mapping[str, Any]) -> dict[str, Any]:
-    """``state-into-spec: merge``: readable fields the user did not set, taken from GCP
-    (never references, identity or output-only fields)."""
-    table = mutability_of(a.kind)
-    readable_top = {
-        p.split(".")[1]: r
-        for p, r in table.items()
-        if p.count(".") == 1 and p.startswith("spec.") and r.readable and r.api_path and not r.identity
-    }
-    ref_api = {r.api_path.split(".")[0] for r in references_of(a.kind) if not r.parent}
-    merged = dict(spec)
-    for k, row in readable_top.items():
-        api = row.api_path or ""
-        if k not in merged and api in actual and api not in ref_api and Behaviour.OUTPUT_ONLY not in row.behaviours:
-            merged[k] = copy.deepcopy(actual[api])
-    return merged
-
-
-@functools.cache
-def _ref_targets(kind: str) -> dict[str, tuple[str, bool]]:
-    return {r.api_path.replace("[]", ""): (r.target, r.many) for r in references_of(kind) if not r.parent}
-
-
-# FIX (scenario tests): values that are the same but spelled differently were
-# diffs, so an up-to-date object was "updated" on every reconcile (or refused as
-# an immutable change). Each rule below is a documented equivalence, not a
-# field being skipped.
-_DURATION = re.compile(r"^(-?\d+(?:\.\d+)?)s$")
-_INSTANT = re.compile(r"^(\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
-
-
-def _instant(v: str) -> tuple[datetime, Decimal] | None:
-    """An RFC 3339 timestamp as (UTC second, fraction): nanoseconds and offsets kept exact."""
-    m = _INSTANT.match(v)
-    if not m:
-        return None
-    zone = "+00:00" if m.group(3) in ("Z", "z") else m.group(3)
-    try:
-        t = datetime.fromisoformat(m.group(1).replace("t", "T") + zone).astimezone(UTC)
-    except ValueError:
-        return None
-    return t, Decimal(m.group(2) or "0")
-
-
-def _same_scalar(d: Any, x: Any, typ: FieldType | None = None) -> bool:
-    if isinstance(d, bool) or isinstance(x, bool):
-        return d is x or d == x
-    if (isinstance(d, int | float) and isinstance(x, str)) or (isinstance(x, int | float) and isinstance(d, str)):
-        return str(d) == str(x)
-    fmt = typ.leaf().format if typ is not None else None
-    if isinstance(d, str) and isinstance(x, str) and d != x:
-        # google-duration: "600s" and "600.000s" are one duration (APIs answer with
-        # 0, 3, 6 or 9 fractional digits); timestamps: the same instant whatever
-        # the offset or fractional digits ("...T00:00:00Z" == "...T00:00:00.000Z").
-        if fmt == "google-duration" and (md := _DURATION.match(d)) and (mx := _DURATION.match(x)):
-            return Decimal(md.group(1)) == Decimal(mx.group(1))
-        if fmt in ("google-datetime", "date-time") and (td := _instant(d)) and (tx := _instant(x)):
-            return td == tx
-    return bool(d == x)
-
-
-def _is_zero(v: Any, typ: FieldType | None = None) -> bool:
-    """The proto3 default of a scalar or list: false, 0, "", [], and an enum's
-    ``*_UNSPECIFIED`` (objects: see ``diff``)."""
-    if isinstance(v, str) and typ is not None and typ.kind is TypeKind.ENUM:
-        return v == "" or v.endswith("_UNSPECIFIED")
-    if isinstance(v, str) and typ is not None and typ.leaf().format in ("int64", "uint64"):
-        return v.strip() in ("", "0")
-    return v is False or v == "" or v == [] or (isinstance(v, int | float) and not isinstance(v, bool) and v == 0)
-
-
-def diff(desired: Any, actual: Any, a: Adapter, check_mutability: bool) -> list[tuple[str, Any, Any]]:
-    """Fields the user set whose live value differs: (api path, desired, actual).
-
-    Objects compare only the keys the user set (state-into-spec absent); lists,
-    maps (labels: a removed key is a change) and scalars compare whole;
-    references compare canonically (compute answers full URLs), in list items
-    too; a reorder of a Refs list is not a change; input-only fields, which GET
-    never returns, are never compared. An absent live value equals a desired
-    zero value: proto3 JSON (and compute's JSON) leave out fields holding their
-    default (recorded traffic: KMS omits ``importOnly: false``, compute
-    ``enableUlaInternalIpv6: false``). Durations and timestamps compare as values.
-    """
-    refs = _ref_targets(a.kind)
-    rows = by_api_path(a.kind)
-    out: list[tuple[str, Any, Any]] = []
-
-    def canon(target: str, v: Any) -> Any:
-        try:
-            return identity_for(target).normalize(str(v))
-        except IdentityError:
-            return v
-
-    def zero(d: Any, path: str) -> bool:
-        """An unset live value is this: {} for a map, an object of zero fields."""
-        row = rows.get(path)
-        if isinstance(d, dict):
-            return not d if is_map(row) else all(zero(v, f"{path}.{k}" if path else k) for k, v in d.items())
-        return _is_zero(d, row.type if row else None)
-
-    def same(d: Any, x: Any, path: str) -> bool:
-        """Whether the live value x already is what d asks for; path: API path without []."""
-        row = rows.get(path)
-        if row is not None and not row.readable:
-            return True
-        if x is None and zero(d, path):
-            return True
-        if path in refs:
-            target, many = refs[path]
-            if many and isinstance(d, list):
-                return isinstance(x, list) and sorted(str(canon(target, v)) for v in d) == sorted(str(canon(target, v)) for v in x)
-            return bool(canon(target, d) == canon(target, x))
-        if isinstance(d, dict):
-            if not isinstance(x, dict):
-                return False
-            if is_map(row) and set(d) != set(x):
-                return False
-            child = f"{path}.*" if is_map(row) else None
-            return all(same(v, x.get(k), child or (f"{path}.{k}" if path else k)) for k, v in d.items())
-        if isinstance(d, list):
-            return isinstance(x, list) and len(d) == len(x) and all(same(i, j, path) for i, j in zip(d, x, strict=True))
-        return _same_scalar(d, x, row.type if row else None)
-
-    def walk(d: Any, x: Any, path: str) -> None:
-        row = rows.get(path)
-        if row is not None and not row.readable:
-            return
-        if isinstance(d, dict) and path not in refs and not is_map(row) and isinstance(x, dict):
-            for k, v in d.items():
-                walk(v, x.get(k), f"{path}.{k}" if path else k)
-            return
-        if not same(d, x, path):
-            out.append((path, d, x))
-
-    walk(desired, actual, "")
-    return out
-
-
-def ssa_owners(managed_fields: list[Mapping[str, Any]]) -> dict[str, set[str]]:
-    """Top-level spec field -> managers owning it, from fieldsV1 (``f:spec`` -> ``f:<field>``)."""
-    owners: dict[str, set[str]] = {}
-    for entry in managed_fields:
-        fields = ((entry.get("fieldsV1") or {}).get("f:spec")) or {}
-        for key in fields:
-            if key.startswith("f:"):
-                owners.setdefault(key[2:], set()).add(str(entry.get("manager", "")))
-    return owners
