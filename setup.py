@@ -26,6 +26,7 @@ setup(
         "kccgen.specs": ["*.yaml", "discovery/*.json", "kinds/*.yaml"],
         "kccgen.templates": ["*.j2"],
         "kccgen.mockgcp": ["*.json", "*.yaml"],
+        "kccgen.generator.parity": ["*.yaml"],
         "kccgen.generated": ["crds/*.yaml", ".kccgen-stamp"],
     },
 )

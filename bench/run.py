@@ -42,7 +42,8 @@ if str(REPO) not in sys.path:  # run as a script: mockgcp and bench are not inst
     sys.path.insert(0, str(REPO))
 
 from bench.calls import CASES, Case, harness, mock_server, set_path  # noqa: E402
-from kccgen.runtime.adapter import AdapterSpec, adapter_for, spec_to_api  # noqa: E402
+from kccgen.contract import Adapter  # noqa: E402
+from kccgen.runtime.adapter import adapter_for, spec_to_api  # noqa: E402
 from kccgen.runtime.reconciler import diff  # noqa: E402
 from kccgen.runtime.refs import resolve_object  # noqa: E402
 
@@ -56,7 +57,7 @@ LABEL_FIELDS = ("labels", "userLabels")
 @dataclass(frozen=True)
 class Item:
     kind: str
-    adapter: AdapterSpec
+    adapter: Adapter
     spec: dict[str, Any]
     resolved: dict[str, Any]
     actual: dict[str, Any]

@@ -19,6 +19,15 @@ import yaml
 
 from kccgen.generator import parity
 from kccgen.generator.ir.model import IR
+from kccgen.generator.parity.classify import STATUS, classify, our_side
+from kccgen.generator.parity.curated import (
+    CATEGORIES,
+    CURATED,
+    Curated,
+    Elsewhere,
+    Mapping,
+)
+from kccgen.generator.parity.kcc import KccField, crd_file, kcc_fields
 from kccgen.generator.spec.loader import Specs
 from tests.conftest import COMPAT, REPO
 
@@ -81,9 +90,7 @@ def test_totals_partition_the_paths(report: parity.ParityReport) -> None:
         assert sum(len(p) for p in parts) == len(k.our_paths), f"{k.kind}: overlapping parts"
         assert set().union(*parts) == set(k.our_paths), k.kind
 
-        counterparts = {
-            x.ours for x in k.kcc_only if x.ours and not x.ours.startswith(parity.STATUS)
-        }
+        counterparts = {x.ours for x in k.kcc_only if x.ours and not x.ours.startswith(STATUS)}
         assert set(k.ours_matched) == counterparts - shared, k.kind
 
 
@@ -98,7 +105,7 @@ def test_totals_add_up(report: parity.ParityReport) -> None:
         ), r.kind
     for name in ("shared", "kcc_only", "ours_only", "ours_elsewhere", "ours_matched", "kcc_total"):
         assert getattr(t.all, name) == sum(getattr(r, name) for r in t.kinds), name
-    assert [c for c, _ in t.reasons] == list(parity.CATEGORIES)
+    assert [c for c, _ in t.reasons] == list(CATEGORIES)
     assert sum(n for _, n in t.reasons) == t.all.kcc_only
     assert dict(t.reasons)["unexplained"] == t.all.unexplained
 
@@ -143,12 +150,12 @@ def _normalise(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
-@pytest.mark.parametrize("m", parity.MAPPINGS, ids=lambda m: f"{m.kind}:{m.kcc}")
-def test_mapping_quotes_are_in_the_sources(m: parity.Mapping, ir: IR, specs: Specs) -> None:
+@pytest.mark.parametrize("m", CURATED.mappings, ids=lambda m: f"{m.kind}:{m.kcc}")
+def test_mapping_quotes_are_in_the_sources(m: Mapping, ir: IR, specs: Specs) -> None:
     kind = ir.kind(m.kind)
     sources = (
         REPO / "specs" / "discovery" / f"{kind.api.doc_key}.json",
-        CRDS / parity.crd_file(kind),
+        CRDS / crd_file(kind),
     )
     text = " ".join(_source(p) for p in sources)
     quotes = re.findall(r'"([^"]+)"', m.evidence)
@@ -191,40 +198,33 @@ def test_known_cases(report: parity.ParityReport) -> None:
 
 def test_classify_falls_back_to_unexplained(ir: IR, specs: Specs) -> None:
     kind = ir.kind("PubSubTopic")
-    side = parity.our_side(kind, specs.discovery[kind.api.doc_key])
+    side = our_side(kind, specs.discovery[kind.api.doc_key])
     problems: list[str] = []
-    used: set[parity.Mapping | parity.Elsewhere] = set()
+    used: set[Mapping | Elsewhere] = set()
 
     # An API field our spec lost: the rules must not invent a reason.
     lost = replace(side, spec=side.spec - {"messageRetentionDuration"})
-    x = parity.classify(
-        "PubSubTopic",
-        lost,
-        parity.KccField("messageRetentionDuration", "scalar", False),
-        problems,
-        used,
-    )
+    field = KccField("messageRetentionDuration", "scalar", False)
+    x = classify("PubSubTopic", lost, field, CURATED, problems, used)
     assert x.category == "unexplained"
 
     # Not in the Discovery schema at all: a KCC-only field, and said so.
-    x = parity.classify(
-        "PubSubTopic", side, parity.KccField("bogusField", "scalar", False), problems, used
-    )
+    bogus = KccField("bogusField", "scalar", False)
+    x = classify("PubSubTopic", side, bogus, CURATED, problems, used)
     assert x.category == "kcc-only" and "no property bogusField" in x.detail
     assert problems == []
 
 
-def test_a_stale_mapping_is_a_problem_not_a_reason(
-    monkeypatch: pytest.MonkeyPatch, ir: IR, specs: Specs
-) -> None:
+def test_a_stale_mapping_is_a_problem_not_a_reason(ir: IR, specs: Specs) -> None:
     kind = ir.kind("PubSubTopic")
-    side = parity.our_side(kind, specs.discovery[kind.api.doc_key])
-    stale = parity.Mapping("PubSubTopic", "bogusField", "nowhere", "kcc-rename", "none")
-    monkeypatch.setattr(parity, "MAPPINGS", (stale,))
-    problems: list[str] = []
-    x = parity.classify(
-        "PubSubTopic", side, parity.KccField("bogusField", "scalar", False), problems, set()
+    side = our_side(kind, specs.discovery[kind.api.doc_key])
+    stale = Mapping(
+        kind="PubSubTopic", kcc="bogusField", ours="nowhere", category="kcc-rename", evidence="none"
     )
+    curated = Curated("curated.yaml", (stale,), ())
+    problems: list[str] = []
+    bogus = KccField("bogusField", "scalar", False)
+    x = classify("PubSubTopic", side, bogus, curated, problems, set())
     assert x.category == "kcc-only"
     assert problems and "spec.nowhere is not in our spec" in problems[0]
 
@@ -249,7 +249,7 @@ def test_kcc_walk_treats_references_as_leaves() -> None:
             },
         }
     }
-    fields = {f.path: f for f in parity.kcc_fields(spec)}
+    fields = {f.path: f for f in kcc_fields(spec)}
     assert sorted(fields) == [
         "channels",
         "fooRef",
@@ -283,8 +283,8 @@ def _bodies(log: str) -> list[dict[str, Any]]:
 
 
 @pytest.mark.skipif(not FIXTURES.is_dir(), reason=f"KCC fixtures not found at {FIXTURES}")
-@pytest.mark.parametrize("e", parity.ELSEWHERE, ids=lambda e: f"{e.kind}:{e.ours}")
-def test_labels_from_metadata_are_sent_as_the_api_field(e: parity.Elsewhere) -> None:
+@pytest.mark.parametrize("e", CURATED.elsewhere, ids=lambda e: f"{e.kind}:{e.ours}")
+def test_labels_from_metadata_are_sent_as_the_api_field(e: Elsewhere) -> None:
     case = FIXTURES / e.fixture
     created = [
         d for d in yaml.safe_load_all((case / "create.yaml").read_text(encoding="utf-8")) if d

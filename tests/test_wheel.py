@@ -63,6 +63,10 @@ def test_wheel_has_only_the_kccgen_import_name(installed: tuple[Path, Path]) -> 
     names = zipfile.ZipFile(wheel).namelist()
     assert "kccgen/specs/discovery/pubsub.v1.json" in names
     assert "kccgen/templates/<kind>_adapter.py.j2" in names
+    # Data files of the code packages too: every data file under a package folder is in the wheel.
+    for folder, package in (("mockgcp", "kccgen/mockgcp"), ("generator", "kccgen/generator")):
+        for data in (REPO / folder).rglob("*.yaml"):
+            assert f"{package}/{data.relative_to(REPO / folder).as_posix()}" in names, data
     assert any(n.startswith("kccgen/generated/crds/") for n in names)
     r = _run(bin_dir, work, "python", "-c", "import kccgen.generator, kccgen.runtime; print(kccgen.generator.__file__)")
     assert r.returncode == 0, r.stderr

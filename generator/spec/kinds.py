@@ -180,7 +180,7 @@ def check_keys(model: type[BaseModel], raw: Any, file: str, path: tuple[object, 
                 check_keys(sub, v, file, (*path, key, k))
 
 
-def _load_strict(model: type[_M], path: Path, display: str | None) -> _M:
+def load_strict(model: type[_M], path: Path, display: str | None) -> _M:
     """A strict YAML spec file: unknown keys get a did-you-mean, errors a JSON path."""
     file = display or str(path)
     raw = read_yaml(path, file)
@@ -192,8 +192,8 @@ def _load_strict(model: type[_M], path: Path, display: str | None) -> _M:
 
 
 def load_kinds_file(path: Path, display: str | None = None) -> KindsFile:
-    return _load_strict(KindsFile, path, display)
+    return load_strict(KindsFile, path, display)
 
 
 def load_external_kinds(path: Path, display: str | None = None) -> ExternalKindsFile:
-    return _load_strict(ExternalKindsFile, path, display)
+    return load_strict(ExternalKindsFile, path, display)
