@@ -49,8 +49,8 @@ def _same_scalar(d: Any, x: Any, typ: FieldType | None = None) -> bool:
         return d is x or d == x
     if (isinstance(d, int | float) and isinstance(x, str)) or (isinstance(x, int | float) and isinstance(d, str)):
         return str(d) == str(x)
-    fmt = typ.leaf().format if typ is not None else None
-    if isinstance(d, str) and isinstance(x, str) and d != x:
+    if isinstance(d, str) and isinstance(x, str) and d != x and typ is not None:
+        fmt = typ.leaf().format
         # google-duration: "600s" and "600.000s" are one duration (APIs answer with
         # 0, 3, 6 or 9 fractional digits); timestamps: the same instant whatever
         # the offset or fractional digits ("...T00:00:00Z" == "...T00:00:00.000Z").
