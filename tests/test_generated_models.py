@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 from kccgen.generator.ir.model import IR
 from tests.conftest import REPO
+from tests.support.kinds import configured_kinds
 
 MODULES = sorted(
     p.relative_to(REPO).with_suffix("").as_posix().replace("/", ".")
@@ -25,7 +26,7 @@ def test_module_imports(module: str) -> None:
 
 def test_one_types_module_per_kind(ir: IR) -> None:
     types = sorted(m for m in MODULES if m.endswith("_types"))
-    assert len(types) == 14
+    assert len(types) == len(configured_kinds()) == len(ir.kinds)
     for k in ir.kinds:
         mod = importlib.import_module(f"kccgen.generated.{k.package.replace('/', '.')}.{k.lower}_types")
         for suffix in ("", "Spec", "Status", "ObservedState", "API"):

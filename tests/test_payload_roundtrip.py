@@ -45,6 +45,7 @@ from kccgen.discovery.document import DiscoveryDoc
 from kccgen.generator.ir.model import IR, KindIR
 from kccgen.generator.spec.loader import Specs
 from tests.support.httplog import HttpLogEntry, format_http_log, parse_http_log, read_http_log
+from tests.support.kinds import kcc_kinds
 
 COMPAT = Path(__file__).resolve().parents[1] / ".." / "shared" / "compat" / "kcc"
 FIXTURES = COMPAT / "fixtures"
@@ -413,7 +414,9 @@ def test_summary(catalog: Catalog, classify: Callable[[Path], Classified]) -> No
     print("\n".join(lines))
 
     assert total >= MIN_PAYLOADS, f"only {total} Kind payloads found in the recordings"
-    uncovered = sorted(k.kind for k in catalog.kinds if per_kind[k.kind] == 0)
+    # Every Kind Config Connector's recordings cover has payloads; a generated Kind
+    # outside the compat folder has none to check.
+    uncovered = sorted(k.kind for k in catalog.kinds if per_kind[k.kind] == 0 and k.kind in kcc_kinds())
     assert not uncovered, f"Kinds without any recorded payload: {uncovered}"
     stale = sorted(set(ALLOWED_UNKNOWN_FIELDS) - allowed_seen)
     assert not stale, f"ALLOWED_UNKNOWN_FIELDS entries no payload needs any more: {stale}"

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,16 +27,23 @@ from kccgen.mockgcp.normalize import call_sequence
 from kccgen.mockgcp.server import MockServer
 from kccgen.runtime.identity import identity_for
 from kccgen.runtime.registry import types_modules
-from tests.support.cli import GENERATED_KINDS
+from tests.support.kinds import (
+    GENERATED_KINDS,
+    Update,
+    configured_kinds,
+    facts,
+    fixture_kinds,
+    parents,
+)
 from tests.support.scenarios import (
     FORCE_ACQUIRE,
-    NAMES,
-    PARENTS,
     PROJECT,
     Harness,
     annotate,
     harness,
     manifest,
+    name_of,
+    path_of,
     query_of,
     rest_path,
     with_spec,
@@ -62,146 +71,49 @@ def event_reasons(result: Any) -> list[str]:
 
 # --- 1. create every Kind ------------------------------------------------------------------
 
-#: The exact calls of a first reconcile (parents already exist), normalised by call_sequence.
-CREATE_CALLS: dict[str, list[str]] = {
-    "ArtifactRegistryRepository": [
-        f"GET /v1/projects/{P}/locations/us-west1/repositories/repo1 -> 404",
-        f"POST /v1/projects/{P}/locations/us-west1/repositories -> 200",
-        f"GET /v1/projects/{P}/locations/us-west1/operations/${{operation1}} -> 200",
-    ],
-    "ComputeNetwork": [
-        f"GET /compute/v1/projects/{P}/global/networks/net1 -> 404",
-        f"POST /compute/v1/projects/{P}/global/networks -> 200",
-        f"GET /compute/v1/projects/{P}/global/operations/${{operation1}} -> 200",
-        f"GET /compute/v1/projects/{P}/global/networks/net1 -> 200",
-    ],
-    "ComputeSubnetwork": [
-        f"GET /compute/v1/projects/{P}/regions/us-central1/subnetworks/subnet1 -> 404",
-        f"POST /compute/v1/projects/{P}/regions/us-central1/subnetworks -> 200",
-        f"GET /compute/v1/projects/{P}/regions/us-central1/operations/${{operation1}} -> 200",
-        f"GET /compute/v1/projects/{P}/regions/us-central1/subnetworks/subnet1 -> 200",
-    ],
-    "DNSManagedZone": [
-        f"GET /dns/v1/projects/{P}/managedZones/zone1 -> 404",
-        f"POST /dns/v1/projects/{P}/managedZones -> 200",
-    ],
-    "KMSCryptoKey": [
-        f"GET /v1/projects/{P}/locations/us-central1/keyRings/ring1/cryptoKeys/key1 -> 404",
-        f"POST /v1/projects/{P}/locations/us-central1/keyRings/ring1/cryptoKeys -> 200",
-    ],
-    "KMSKeyRing": [
-        f"GET /v1/projects/{P}/locations/us-central1/keyRings/ring1 -> 404",
-        f"POST /v1/projects/{P}/locations/us-central1/keyRings -> 200",
-    ],
-    # Service-generated IDs: nothing to GET before the create.
-    "MonitoringAlertPolicy": [f"POST /v3/projects/{P}/alertPolicies -> 200"],
-    "MonitoringNotificationChannel": [f"POST /v3/projects/{P}/notificationChannels -> 200"],
-    "PubSubSchema": [
-        f"GET /v1/projects/{P}/schemas/schema1 -> 404",
-        f"POST /v1/projects/{P}/schemas -> 200",
-    ],
-    "PubSubSubscription": [
-        f"GET /v1/projects/{P}/subscriptions/sub1 -> 404",
-        f"PUT /v1/projects/{P}/subscriptions/sub1 -> 200",
-    ],
-    "PubSubTopic": [
-        f"GET /v1/projects/{P}/topics/topic1 -> 404",
-        f"PUT /v1/projects/{P}/topics/topic1 -> 200",
-    ],
-    "SecretManagerSecret": [
-        f"GET /v1/projects/{P}/secrets/secret1 -> 404",
-        f"POST /v1/projects/{P}/secrets -> 200",
-    ],
-    "SpannerInstance": [
-        f"GET /v1/projects/{P}/instances/spanner1 -> 404",
-        f"POST /v1/projects/{P}/instances -> 200",
-        f"GET /v1/projects/{P}/instances/spanner1/operations/${{operation1}} -> 200",
-    ],
-    "StorageBucket": [
-        "GET /storage/v1/b/kccgen-scenario-bucket -> 404",
-        "POST /storage/v1/b -> 200",
-    ],
-}
-
-EXTERNAL_REFS: dict[str, str] = {
-    "ArtifactRegistryRepository": f"projects/{P}/locations/us-west1/repositories/repo1",
-    "ComputeNetwork": f"projects/{P}/global/networks/net1",
-    "ComputeSubnetwork": f"projects/{P}/regions/us-central1/subnetworks/subnet1",
-    "DNSManagedZone": f"projects/{P}/managedZones/zone1",
-    "KMSCryptoKey": f"projects/{P}/locations/us-central1/keyRings/ring1/cryptoKeys/key1",
-    "KMSKeyRing": f"projects/{P}/locations/us-central1/keyRings/ring1",
-    "MonitoringAlertPolicy": rf"projects/{P}/alertPolicies/\d+",
-    "MonitoringNotificationChannel": rf"projects/{P}/notificationChannels/\d+",
-    "PubSubSchema": f"projects/{P}/schemas/schema1",
-    "PubSubSubscription": f"projects/{P}/subscriptions/sub1",
-    "PubSubTopic": f"projects/{P}/topics/topic1",
-    "SecretManagerSecret": f"projects/{P}/secrets/secret1",
-    "SpannerInstance": f"projects/{P}/instances/spanner1",
-    "StorageBucket": "kccgen-scenario-bucket",
-}
-
-#: An output-only field the service fills in, per Kind (None: the API answers none for
-#: this resource; Pub/Sub reports Topic.state only for ingestion topics).
-OUTPUT_ONLY: dict[str, str | None] = {
-    "ArtifactRegistryRepository": "createTime",
-    "ComputeNetwork": "selfLink",
-    "ComputeSubnetwork": "gatewayAddress",
-    "DNSManagedZone": "creationTime",
-    "KMSCryptoKey": "primary",
-    "KMSKeyRing": "createTime",
-    "MonitoringAlertPolicy": "creationRecord",
-    "MonitoringNotificationChannel": "creationRecord",
-    "PubSubSchema": "revisionId",
-    "PubSubSubscription": "state",
-    "PubSubTopic": None,
-    "SecretManagerSecret": "createTime",
-    "SpannerInstance": "state",
-    "StorageBucket": "timeCreated",
-}
-
-#: References the create request carries, resolved from the parent objects: (field, value).
-CREATE_REFS: dict[str, tuple[str, Any]] = {
-    "ComputeSubnetwork": ("network", f"projects/{P}/global/networks/net1"),
-    "DNSManagedZone": ("privateVisibilityConfig", {"networks": [{"networkUrl": f"projects/{P}/global/networks/net1"}]}),
-    "PubSubSubscription": ("topic", f"projects/{P}/topics/topic1"),
-}
+def test_every_generated_kind_has_facts_and_a_config() -> None:
+    """The registry, the kind configs and the fixture folders name the same Kinds."""
+    assert GENERATED_KINDS, "no generated Kinds found in the registry"
+    assert configured_kinds() == GENERATED_KINDS
+    assert fixture_kinds() == GENERATED_KINDS
 
 
 def test_manifests_are_valid_krm() -> None:
     models = types_modules()
-    assert sorted(models) == sorted(GENERATED_KINDS)
     for kind in GENERATED_KINDS:
         getattr(models[kind], kind).model_validate(manifest(kind))
 
 
 def _create_parents(h: Harness, kind: str) -> None:
-    for parent in PARENTS.get(kind, ()):
+    for parent in parents(kind):
         h.create(parent)
-        assert (h.store.get(parent, "ns", NAMES[parent]) or {}).get("status", {}).get("externalRef")
+        assert (h.store.get(parent, "ns", name_of(parent)) or {}).get("status", {}).get("externalRef")
 
 
 @pytest.mark.parametrize("kind", GENERATED_KINDS)
 def test_create(h: Harness, kind: str) -> None:
+    want = facts(kind).create
     _create_parents(h, kind)
     mark = h.mark()
     r = h.reconcile(manifest(kind))
 
     assert (r.ready, r.reason) == (True, "UpToDate"), r.message
-    assert h.calls(mark) == CREATE_CALLS[kind]
+    assert h.calls(mark) == list(want.calls)
     ext = r.obj["status"]["externalRef"]
-    assert re.fullmatch(EXTERNAL_REFS[kind], ext), ext
+    assert re.fullmatch(want.externalRef, ext), ext
     assert identity_for(kind).normalize(ext) == ext  # canonical
     writes = h.writes(mark)
     assert len(writes) == 1
-    if kind.startswith("Monitoring"):  # the service named it: externalRef comes from the answer
+    if want.nameFromAnswer:  # the service named it: externalRef comes from the answer
         assert writes[0].response_json["name"] == ext
-    if kind in CREATE_REFS:
-        key, value = CREATE_REFS[kind]
-        assert writes[0].request_json[key] == value
-    if kind == "KMSCryptoKey":  # the parent KMSKeyRing's externalRef is where it is created
-        assert query_of(writes[0])["cryptoKeyId"] == ["key1"]
+    for key, value in want.request.items():
+        assert writes[0].request_json[key] == value, key
+    if want.body is not None:
+        assert writes[0].request_json == want.body
+    for key, values in want.query.items():
+        assert query_of(writes[0])[key] == values, key
     observed = r.obj["status"].get("observedState") or {}
-    field = OUTPUT_ONLY[kind]
+    field = want.outputOnly
     if field is not None:  # the value the service answered (an LRO carries it in "response")
         answers = [e.response_json.get("response") or e.response_json for e in h.entries(mark) if isinstance(e.response_json, dict)]
         assert observed[field] == next(a[field] for a in reversed(answers) if field in a)
@@ -225,6 +137,20 @@ def test_second_reconcile_is_one_get(h: Harness, kind: str) -> None:
     assert r.obj["status"]["externalRef"] == ext
     assert event_reasons(r) == ["UpToDate"]  # no Created/Updated/Acquired
     assert ready_condition(r.obj)["lastTransitionTime"] == ready_condition(first.obj)["lastTransitionTime"]
+
+
+@pytest.mark.parametrize("kind", GENERATED_KINDS)
+def test_delete_is_one_delete_then_gone(h: Harness, kind: str) -> None:
+    first = h.create(kind)
+    res = rest_path(kind, first.obj["status"]["externalRef"])
+    mark = h.mark()
+    r = h.delete(first.obj)
+    assert (r.deleted, r.reason) == (True, "Deleted"), r.message
+    assert [f"{e.method} /{path_of(e)}" for e in h.writes(mark)] == [f"DELETE {res}"]
+    assert next(e.method for e in h.entries(mark)) == "DELETE"  # nothing read first: the externalRef says where
+    with pytest.raises(urllib.error.HTTPError) as gone:
+        urllib.request.urlopen(h.server.base_url.rstrip("/") + res)
+    assert gone.value.code == 404
 
 
 # How real services spell values mockgcp echoes back as sent. Each is the same
@@ -294,88 +220,7 @@ def test_diff_equivalences(kind: str, desired: dict[str, Any], actual: dict[str,
 
 # --- 3. one mutable field changed: one GET, one write carrying only that field ----------------
 
-UPDATES = [
-    # wrapper with a mask (Pub/Sub): {"topic": {...}, "updateMask": ...}
-    pytest.param(
-        "PubSubTopic", {"messageRetentionDuration": "604800s"},
-        ["GET {res} -> 200", "PATCH {res} -> 200"],
-        ("body", {"topic": {"messageRetentionDuration": "604800s"}, "updateMask": "messageRetentionDuration"}),
-        id="pubsub-topic-wrapper-mask",
-    ),
-    pytest.param(
-        "PubSubSubscription", {"ackDeadlineSeconds": 30},
-        ["GET {res} -> 200", "PATCH {res} -> 200"],
-        ("body", {"subscription": {"ackDeadlineSeconds": 30}, "updateMask": "ackDeadlineSeconds"}),
-        id="pubsub-subscription-wrapper-mask",
-    ),
-    # wrapper with fieldMask and a google.longrunning operation (Spanner)
-    pytest.param(
-        "SpannerInstance", {"displayName": "Renamed"},
-        ["GET {res} -> 200", "PATCH {res} -> 200", "GET {res}/operations/{op} -> 200"],
-        ("body", {"instance": {"displayName": "Renamed"}, "fieldMask": "displayName"}),
-        id="spanner-wrapper-fieldmask-lro",
-    ),
-    # mask in the query
-    pytest.param(
-        "SecretManagerSecret", {"annotations": {"purpose": "changed"}},
-        ["GET {res} -> 200", "PATCH {res} -> 200"],
-        ("query", "annotations", {"annotations": {"purpose": "changed"}}),
-        id="secret-mask-query",
-    ),
-    pytest.param(
-        "KMSCryptoKey", {"rotationPeriod": "86400s"},
-        ["GET {res} -> 200", "PATCH {res} -> 200"],
-        ("query", "rotationPeriod", {"rotationPeriod": "86400s"}),
-        id="kms-mask-query",
-    ),
-    pytest.param(
-        "ArtifactRegistryRepository", {"description": "new description"},
-        ["GET {res} -> 200", "PATCH {res} -> 200"],
-        ("query", "description", {"description": "new description"}),
-        id="artifactregistry-mask-query",
-    ),
-    pytest.param(
-        "MonitoringNotificationChannel", {"displayName": "Renamed"},
-        ["GET {res} -> 200", "PATCH {res} -> 200"],
-        ("query", "displayName", {"displayName": "Renamed"}),
-        id="monitoring-mask-query",
-    ),
-    # nested field: the mask names the leaf
-    pytest.param(
-        "PubSubSubscription", {"retryPolicy": {"minimumBackoff": "20s", "maximumBackoff": "600s"}},
-        ["GET {res} -> 200", "PATCH {res} -> 200"],
-        ("body", {"subscription": {"retryPolicy": {"minimumBackoff": "20s"}}, "updateMask": "retryPolicy.minimumBackoff"}),
-        id="pubsub-nested-mask",
-    ),
-    # whole resource, compute: the changed top-level field merged over the live one
-    pytest.param(
-        "ComputeNetwork", {"routingConfig": {"routingMode": "GLOBAL"}},
-        ["GET {res} -> 200", "PATCH {res} -> 200", f"GET /compute/v1/projects/{P}/global/operations/{{op}} -> 200"],
-        ("whole", {"routingConfig": {"routingMode": "GLOBAL"}}),
-        id="compute-whole-resource",
-    ),
-    # ... with the fingerprint read by the GET
-    pytest.param(
-        "ComputeSubnetwork", {"logConfig": {"enable": True, "aggregationInterval": "INTERVAL_5_SEC", "flowSampling": 0.8}},
-        ["GET {res} -> 200", "PATCH {res} -> 200", f"GET /compute/v1/projects/{P}/regions/us-central1/operations/{{op}} -> 200"],
-        ("whole", {"logConfig": {"enable": True, "aggregationInterval": "INTERVAL_5_SEC", "flowSampling": 0.8}}),
-        id="compute-fingerprint",
-    ),
-    # storage: whole resource with ifMetagenerationMatch from the GET
-    pytest.param(
-        "StorageBucket", {"versioning": {"enabled": True}},
-        ["GET {res} -> 200", "PATCH {res} -> 200"],
-        ("whole", {"versioning": {"enabled": True}}),
-        id="storage-metageneration",
-    ),
-    # dns: whole resource, dns-style operation
-    pytest.param(
-        "DNSManagedZone", {"description": "changed"},
-        ["GET {res} -> 200", "PATCH {res} -> 200", "GET {res}/operations/{op} -> 200"],
-        ("whole", {"description": "changed"}),
-        id="dns-whole-resource",
-    ),
-]
+UPDATES = [pytest.param(kind, u, id=u.id) for kind in GENERATED_KINDS for u in facts(kind).updates]
 
 
 def assert_calls(sent: list[str], expected: list[str]) -> None:
@@ -384,33 +229,32 @@ def assert_calls(sent: list[str], expected: list[str]) -> None:
     assert len(sent) == len(rx) and all(re.fullmatch(x, c) for x, c in zip(rx, sent, strict=True)), sent
 
 
-@pytest.mark.parametrize(("kind", "change", "calls", "expect"), UPDATES)
-def test_update_one_field(h: Harness, kind: str, change: dict[str, Any], calls: list[str], expect: tuple[Any, ...]) -> None:
+@pytest.mark.parametrize(("kind", "update"), UPDATES)
+def test_update_one_field(h: Harness, kind: str, update: Update) -> None:
     first = h.create(kind)
     ext = first.obj["status"]["externalRef"]
     res = rest_path(kind, ext)
     mark = h.mark()
-    r = h.reconcile(with_spec(first.obj, **change))
+    r = h.reconcile(with_spec(first.obj, **update.spec))
     assert (r.ready, r.reason) == (True, "UpToDate"), r.message
-    assert_calls(h.requests(mark), [c.replace("{res}", res) for c in calls])
+    assert_calls(h.requests(mark), [c.replace("{res}", res) for c in update.calls])
     get, patch = h.entries(mark)[:2]
     writes = h.writes(mark)
     assert writes == [patch]
-    style = expect[0]
-    if style == "body":
-        assert patch.request_json == expect[1]
-    elif style == "query":
-        assert query_of(patch)["updateMask"] == [expect[1]]
-        assert patch.request_json == expect[2]
+    if update.style == "body":
+        assert patch.request_json == update.body
+    elif update.style == "query":
+        assert query_of(patch)["updateMask"] == [update.mask]
+        assert patch.request_json == update.body
     else:  # whole resource: only the changed top-level field(s), plus the lock token
         body = dict(patch.request_json)
         live = get.response_json
-        if kind == "ComputeSubnetwork":
-            assert body.pop("fingerprint") == live["fingerprint"]
-        if kind == "StorageBucket":
-            assert query_of(patch)["ifMetagenerationMatch"] == [live["metageneration"]]
-        assert set(body) == set(expect[1])
-        for key, value in expect[1].items():  # an object is merged over the live one
+        if update.lockBody:
+            assert body.pop(update.lockBody) == live[update.lockBody]
+        for param, live_field in update.lockQuery.items():
+            assert query_of(patch)[param] == [live[live_field]]
+        assert set(body) == set(update.body)
+        for key, value in update.body.items():  # an object is merged over the live one
             assert body[key] == ({**live.get(key, {}), **value} if isinstance(value, dict) else value)
     assert "Updated" in event_reasons(r)
     # Converged: the next reconcile is one GET.

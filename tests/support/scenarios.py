@@ -1,12 +1,14 @@
-"""Scenario scaffolding: realistic manifests for the 14 Kinds, and a harness that
-reconciles them against mockgcp and reads back the exact HTTP exchanges.
+"""Scenario scaffolding: a realistic object per generated Kind (its facts live in
+tests/kinds/<Kind>/scenario.yaml), and a harness that reconciles them against
+mockgcp and reads back the exact HTTP exchanges.
 
 Stable on purpose (other test modules import it):
 
 * ``PROJECT``, ``NAMESPACE``, ``namespace_object()``;
-* ``manifest(kind)``: a fresh KRM object for ``kind`` (``MANIFESTS`` holds the specs);
-* ``PARENTS[kind]``: the Kinds that must exist (reconciled, with
-  ``status.externalRef``) before ``kind`` can be created;
+* ``manifest(kind)``: a fresh KRM object for ``kind`` (its fixture's spec);
+* ``parents(kind)``: the Kinds that must exist (reconciled, with
+  ``status.externalRef``) before ``kind`` can be created (the objects its
+  fixture refers to by name);
 * ``Harness``: a MockServer + Gcp + InMemoryStore; ``reconcile(obj)`` runs the
   Reconciler and stores the result, ``calls()`` / ``writes()`` read the mock's
   request log (``mark()`` / ``since`` to look at one step), ``raw(api)`` is a
@@ -27,185 +29,21 @@ from kccgen.mockgcp.server import MockServer
 from kccgen.runtime.gcp import Gcp
 from kccgen.runtime.reconciler import Reconciler, Result
 from kccgen.runtime.refs import PROJECT_ID_ANNOTATION, InMemoryStore
+from tests.support.kinds import api_version, facts, parents
 
 PROJECT = "p"
 NAMESPACE = "ns"
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 FORCE_ACQUIRE = "cnrm.cloud.google.com/force-acquire"
 
-API_VERSIONS = {
-    "ArtifactRegistryRepository": "artifactregistry.cnrm.cloud.google.com/v1beta1",
-    "ComputeNetwork": "compute.cnrm.cloud.google.com/v1beta1",
-    "ComputeSubnetwork": "compute.cnrm.cloud.google.com/v1beta1",
-    "DNSManagedZone": "dns.cnrm.cloud.google.com/v1beta1",
-    "KMSCryptoKey": "kms.cnrm.cloud.google.com/v1beta1",
-    "KMSKeyRing": "kms.cnrm.cloud.google.com/v1beta1",
-    "MonitoringAlertPolicy": "monitoring.cnrm.cloud.google.com/v1beta1",
-    "MonitoringNotificationChannel": "monitoring.cnrm.cloud.google.com/v1beta1",
-    "PubSubSchema": "pubsub.cnrm.cloud.google.com/v1beta1",
-    "PubSubSubscription": "pubsub.cnrm.cloud.google.com/v1beta1",
-    "PubSubTopic": "pubsub.cnrm.cloud.google.com/v1beta1",
-    "SecretManagerSecret": "secretmanager.cnrm.cloud.google.com/v1beta1",
-    "SpannerInstance": "spanner.cnrm.cloud.google.com/v1beta1",
-    "StorageBucket": "storage.cnrm.cloud.google.com/v1beta1",
-}
-
-#: metadata.name per Kind (buckets are global: a name unlikely to clash).
-NAMES = {
-    "ArtifactRegistryRepository": "repo1",
-    "ComputeNetwork": "net1",
-    "ComputeSubnetwork": "subnet1",
-    "DNSManagedZone": "zone1",
-    "KMSCryptoKey": "key1",
-    "KMSKeyRing": "ring1",
-    "MonitoringAlertPolicy": "policy1",
-    "MonitoringNotificationChannel": "channel1",
-    "PubSubSchema": "schema1",
-    "PubSubSubscription": "sub1",
-    "PubSubTopic": "topic1",
-    "SecretManagerSecret": "secret1",
-    "SpannerInstance": "spanner1",
-    "StorageBucket": "kccgen-scenario-bucket",
-}
-
-#: Specs shaped like Config Connector's test fixtures (../shared/compat/kcc/fixtures),
-#: with our API field names.
-MANIFESTS: dict[str, dict[str, Any]] = {
-    "ArtifactRegistryRepository": {
-        "location": "us-west1",
-        "format": "DOCKER",
-        "mode": "STANDARD_REPOSITORY",
-        "description": "test repository description",
-        "labels": {"label-one": "value-one"},
-        "dockerConfig": {"immutableTags": False},
-    },
-    "ComputeNetwork": {
-        "autoCreateSubnetworks": False,
-        "enableUlaInternalIpv6": False,
-        "description": "scenario network",
-        "mtu": 1460,
-        "routingConfig": {"routingMode": "REGIONAL"},
-    },
-    "ComputeSubnetwork": {
-        "region": "us-central1",
-        "ipCidrRange": "10.2.0.0/16",
-        "networkRef": {"name": "net1"},
-        "privateIpGoogleAccess": False,
-        "logConfig": {"enable": True, "aggregationInterval": "INTERVAL_5_SEC", "flowSampling": 0.5},
-    },
-    "DNSManagedZone": {
-        "dnsName": "cnrm-dns-example.com.",
-        "description": "Example DNS zone",
-        "visibility": "private",
-        "labels": {"label-one": "value-one"},
-        "privateVisibilityConfig": {"networks": [{"networkRef": {"name": "net1"}}]},
-    },
-    "KMSCryptoKey": {
-        "keyRingRef": {"name": "ring1"},
-        "purpose": "ENCRYPT_DECRYPT",
-        "versionTemplate": {"algorithm": "GOOGLE_SYMMETRIC_ENCRYPTION", "protectionLevel": "SOFTWARE"},
-        "rotationPeriod": "172800s",
-        "importOnly": False,
-        "labels": {"key-one": "value-one"},
-    },
-    "KMSKeyRing": {"location": "us-central1"},
-    "MonitoringAlertPolicy": {
-        "displayName": "Test Alert Policy",
-        "enabled": True,
-        "severity": "WARNING",
-        "combiner": "OR",
-        "notificationChannelRefs": [{"name": "channel1"}],
-        "conditions": [
-            {
-                "displayName": "Very high CPU usage",
-                "conditionThreshold": {
-                    "filter": 'metric.type="compute.googleapis.com/instance/cpu/utilization" AND resource.type="gce_instance"',
-                    "thresholdValue": 0.9,
-                    "comparison": "COMPARISON_GT",
-                    "duration": "900s",
-                    "trigger": {"count": 1},
-                    "aggregations": [{"perSeriesAligner": "ALIGN_MAX", "alignmentPeriod": "60s", "crossSeriesReducer": "REDUCE_MEAN"}],
-                },
-            }
-        ],
-        "documentation": {"content": "Introduction to alerting", "mimeType": "text/markdown"},
-        "userLabels": {"team": "sre"},
-    },
-    "MonitoringNotificationChannel": {
-        "type": "email",
-        "displayName": "On-call",
-        "description": "Sends notifications to the on-call address",
-        "labels": {"email_address": "oncall@example.com"},
-        "enabled": True,
-        "userLabels": {"key-one": "value-one"},
-    },
-    "PubSubSchema": {
-        "type": "PROTOCOL_BUFFER",
-        "definition": 'syntax = "proto3";\nmessage Results {\nstring message_request = 1;\nstring message_response = 2;\n}',
-    },
-    "PubSubSubscription": {
-        "topicRef": {"name": "topic1"},
-        "ackDeadlineSeconds": 20,
-        "labels": {"team": "billing"},
-        "messageRetentionDuration": "86400s",
-        "retryPolicy": {"minimumBackoff": "10s", "maximumBackoff": "600s"},
-    },
-    "PubSubTopic": {
-        "labels": {"team": "checkout"},
-        "messageRetentionDuration": "86600s",
-    },
-    "SecretManagerSecret": {
-        "replication": {"userManaged": {"replicas": [{"location": "us-central1"}]}},
-        "labels": {"label-one": "value-one"},
-        "annotations": {"purpose": "scenario"},
-    },
-    "SpannerInstance": {
-        "config": f"projects/{PROJECT}/instanceConfigs/regional-us-west1",
-        "displayName": "Spanner Instance Sample",
-        "nodeCount": 1,
-        "labels": {"label-one": "value-one"},
-    },
-    "StorageBucket": {
-        "location": "US",
-        "storageClass": "STANDARD",
-        "labels": {"label-one": "value-one"},
-        "versioning": {"enabled": False},
-        "softDeletePolicy": {"retentionDurationSeconds": "604800"},
-    },
-}
-
-#: Kinds (in creation order) whose objects a Kind's manifest refers to by name.
-PARENTS: dict[str, tuple[str, ...]] = {
-    "ComputeSubnetwork": ("ComputeNetwork",),
-    "DNSManagedZone": ("ComputeNetwork",),
-    "KMSCryptoKey": ("KMSKeyRing",),
-    "MonitoringAlertPolicy": ("MonitoringNotificationChannel",),
-    "PubSubSubscription": ("PubSubTopic",),
-}
-
-
-#: Where each Kind's REST paths start (the externalRef follows; storage: ``b/``).
-REST_PREFIX = {
-    "ArtifactRegistryRepository": "v1/",
-    "ComputeNetwork": "compute/v1/",
-    "ComputeSubnetwork": "compute/v1/",
-    "DNSManagedZone": "dns/v1/",
-    "KMSCryptoKey": "v1/",
-    "KMSKeyRing": "v1/",
-    "MonitoringAlertPolicy": "v3/",
-    "MonitoringNotificationChannel": "v3/",
-    "PubSubSchema": "v1/",
-    "PubSubSubscription": "v1/",
-    "PubSubTopic": "v1/",
-    "SecretManagerSecret": "v1/",
-    "SpannerInstance": "v1/",
-    "StorageBucket": "storage/v1/b/",
-}
+def name_of(kind: str) -> str:
+    """metadata.name of ``kind``'s fixture object (tests/kinds/<Kind>/scenario.yaml)."""
+    return facts(kind).metadata.name
 
 
 def rest_path(kind: str, external_ref: str) -> str:
     """The REST path (with leading /) of a resource: where GET and PATCH go."""
-    return f"/{REST_PREFIX[kind]}{external_ref}"
+    return f"/{facts(kind).restPrefix}{external_ref}"
 
 
 def namespace_object(project: str = PROJECT, namespace: str = NAMESPACE) -> dict[str, Any]:
@@ -215,13 +53,13 @@ def namespace_object(project: str = PROJECT, namespace: str = NAMESPACE) -> dict
 def manifest(kind: str, name: str | None = None, annotations: dict[str, str] | None = None, **spec: Any) -> dict[str, Any]:
     """A fresh object for ``kind``; keyword arguments replace top-level spec fields
     (``None`` leaves the field out)."""
-    body = copy.deepcopy(MANIFESTS[kind])
+    body = copy.deepcopy(facts(kind).spec)
     body.update(copy.deepcopy(spec))
     body = {k: v for k, v in body.items() if v is not None}
-    meta: dict[str, Any] = {"name": name or NAMES[kind], "namespace": NAMESPACE, "generation": 1}
+    meta: dict[str, Any] = {"name": name or name_of(kind), "namespace": NAMESPACE, "generation": 1}
     if annotations:
         meta["annotations"] = dict(annotations)
-    return {"apiVersion": API_VERSIONS[kind], "kind": kind, "metadata": meta, "spec": body}
+    return {"apiVersion": api_version(kind), "kind": kind, "metadata": meta, "spec": body}
 
 
 def with_spec(obj: dict[str, Any], **changes: Any) -> dict[str, Any]:
@@ -275,8 +113,8 @@ class Harness:
 
     def create(self, kind: str, **spec: Any) -> Result:
         """Create ``kind`` (its parents first); asserts every step is Ready."""
-        for parent in PARENTS.get(kind, ()):
-            if self.store.get(parent, NAMESPACE, NAMES[parent]) is None:
+        for parent in parents(kind):
+            if self.store.get(parent, NAMESPACE, name_of(parent)) is None:
                 self.create(parent)
         r = self.reconcile(manifest(kind, **spec))
         assert r.ready, (kind, r.reason, r.message)
