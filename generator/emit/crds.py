@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from kccgen.discovery.behaviours import Behaviour
 from kccgen.generator.emit.types import FORMAT_PATTERNS, INT64_FORMATS
 from kccgen.generator.ir.model import IR, FieldIR, KindIR, ModelSet, ObjectIR, TypeIR
 
@@ -116,6 +117,14 @@ def identity_rule(field: str, is_ref: bool) -> dict[str, str]:
     }
 
 
+def create_only_rule(field: str, is_ref: bool) -> dict[str, str]:
+    """An immutable field GCP never reports back: the runtime cannot compare it with the
+    live resource, so only the old-versus-new check at admission can refuse a change.
+    Presence-aware as :func:`identity_rule`; a reference may switch forms."""
+    rule = identity_rule(field, is_ref)["rule"]
+    return {"rule": rule, "message": f"{field} is immutable: it is sent only when the resource is created, and GCP never reports it back"}
+
+
 def _has_rules(node: object) -> bool:
     """Whether a schema subtree carries any CEL rule."""
     if isinstance(node, dict):
@@ -210,7 +219,14 @@ class SchemaBuilder:
         s = self.object_schema(self.k.spec, (self.k.spec.name,))
         s["description"] = f"{self.k.kind}Spec defines the desired state of {self.k.kind}."
         ids = [p for p in self.k.identity.params if p.covered_by is None]
-        s["x-kubernetes-validations"] = [identity_rule(p.krm_field, p.role == "parent") for p in ids]
+        rules = [identity_rule(p.krm_field, p.role == "parent") for p in ids]
+        id_fields = {p.krm_field for p in self.k.identity.params}
+        rules += [
+            create_only_rule(f.name, f.type.ref in self.ref_classes)
+            for f in self.k.spec.fields
+            if {Behaviour.IMMUTABLE, Behaviour.INPUT_ONLY} <= f.behaviours and f.name not in id_fields
+        ]
+        s["x-kubernetes-validations"] = rules
         return s
 
     def status_schema(self) -> dict[str, Any]:
