@@ -1,6 +1,6 @@
 """Acceptance: every Kind's lifecycle through google-api-python-client against mockgcp.
 
-For each of the 14 Kinds: create (with a body shaped like Config Connector's
+For each generated Kind: create (with a body shaped like Config Connector's
 recorded traffic in ../shared/compat/kcc/fixtures/**/_http.log), wait on the
 long-running operation where the API returns one (really polling, with
 ``lro_polls=2``), get, patch one mutable field (the change shows on the next
@@ -24,6 +24,7 @@ from googleapiclient.errors import HttpError
 from kccgen.mockgcp.engine import MockGCP
 from kccgen.mockgcp.normalize import call_sequence
 from kccgen.mockgcp.server import MockServer
+from tests.support.kinds import GENERATED_KINDS
 
 P = "mock-project"
 LRO_POLLS = 2
@@ -141,6 +142,25 @@ def _sub_output(r: dict[str, Any]) -> None:
     assert r["name"] == SUB
     assert r["state"] == "ACTIVE"  # output-only enum, filled in by the service
     assert r["topic"] == SUB_TOPIC
+
+
+SNAP = f"projects/{P}/snapshots/pubsubsnapshot-sample"
+SNAP_SUB = f"projects/{P}/subscriptions/pubsubsnapshot-subscription"
+SNAP_TOPIC = f"projects/{P}/topics/pubsubsnapshot-topic"
+
+
+def _snap_setup(ctx: Ctx) -> None:
+    ps = ctx.c("pubsub").projects()
+    ps.topics().create(name=SNAP_TOPIC, body={}).execute()
+    ps.subscriptions().create(name=SNAP_SUB, body={"topic": SNAP_TOPIC}).execute()
+
+
+def _snap_output(r: dict[str, Any]) -> None:
+    # Snapshot: the subscription it was made from is not a field; its topic is (output only).
+    assert r["name"] == SNAP
+    assert r["topic"] == SNAP_TOPIC
+    assert RFC3339.match(r["expireTime"])
+    assert "subscription" not in r
 
 
 def _schema_output(r: dict[str, Any]) -> None:
@@ -502,6 +522,23 @@ CASES: list[KindCase] = [
         unchanged=("messageRetentionDuration", "labels", "topic"),
     ),
     KindCase(
+        kind="PubSubSnapshot",
+        setup=_snap_setup,
+        # PUT v1/{+name} with a CreateSnapshotRequest body: the subscription is beside the labels.
+        create=lambda ctx: ctx.c("pubsub").projects().snapshots().create(
+            name=SNAP, body={"subscription": SNAP_SUB, "labels": LABELS}
+        ).execute(),
+        get=lambda ctx: ctx.c("pubsub").projects().snapshots().get(snapshot=SNAP),
+        list_items=lambda ctx: ctx.c("pubsub").projects().snapshots().list(project=f"projects/{P}").execute().get("snapshots", []),
+        delete=lambda ctx: ctx.c("pubsub").projects().snapshots().delete(snapshot=SNAP).execute(),
+        check_output=_snap_output,
+        patch=lambda ctx, cur: ctx.c("pubsub").projects().snapshots().patch(
+            name=SNAP, body={"snapshot": {"labels": {"team": "x"}}, "updateMask": "labels"}
+        ).execute(),
+        patched=("labels", {"team": "x"}),
+        unchanged=("topic", "expireTime"),
+    ),
+    KindCase(
         kind="PubSubSchema",
         setup=_noop,
         create=lambda ctx: ctx.c("pubsub").projects().schemas().create(
@@ -688,8 +725,10 @@ WITH_LRO = {"ComputeNetwork", "ComputeSubnetwork", "KMSKeyRing", "KMSCryptoKey",
 
 
 def test_every_kind_is_covered() -> None:
-    assert len(CASES) == 14
-    assert len({c.kind for c in CASES}) == 14
+    """One case per generated Kind (the registry), none twice."""
+    kinds = [c.kind for c in CASES]
+    assert sorted(kinds) == sorted(set(kinds))
+    assert set(kinds) == set(GENERATED_KINDS)
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.kind)
