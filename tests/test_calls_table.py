@@ -19,7 +19,7 @@ from bench.calls_minimum import EXPECTED_REASON, WRITES, Row, measured
 from bench.calls_render import render
 from bench.calls_scenarios import VERIFY_ONLY, run_all, scenario_up_to_date
 from kccgen.discovery.errors import SpecError
-from tests.support.cli import GENERATED_KINDS
+from tests.support.kinds import GENERATED_KINDS
 
 
 @pytest.fixture(scope="module")

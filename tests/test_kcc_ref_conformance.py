@@ -53,8 +53,7 @@ from kccgen.runtime.refs import (
     resolve_object,
 )
 from tests.conftest import REPO
-from tests.support.cli import GENERATED_KINDS
-from tests.support.kinds import kcc_kinds
+from tests.support.kinds import GENERATED_KINDS, kcc_kinds
 
 FIXTURES = REPO.parent / "shared" / "compat" / "kcc" / "fixtures"
 

@@ -15,8 +15,8 @@ import pytest
 
 from kccgen.runtime.identity import known_kinds
 from tests.conftest import REPO
-from tests.support.cli import GENERATED_KINDS, Run
-from tests.support.kinds import configured_kinds
+from tests.support.cli import Run
+from tests.support.kinds import GENERATED_KINDS, configured_kinds
 
 SELF_LINK = "https://www.googleapis.com/compute/v1/projects/p/global/networks/n"
 CONSOLE_SCRIPT = REPO / ".venv" / "bin" / "kccctl"

@@ -24,9 +24,9 @@ from kccgen.mockgcp.engine import MockGCP
 from kccgen.mockgcp.normalize import call_sequence
 from kccgen.mockgcp.server import MockServer
 from tests.support.kinds import GENERATED_KINDS
+from tests.support.mockgcp_cases import PROJECT as P
 from tests.support.mockgcp_cases import Driver, case_kinds, load_case, path_of
 
-P = "mock-project"
 LRO_POLLS = 2
 
 

@@ -30,8 +30,8 @@ import pytest
 
 from kccgen.runtime.refs import references_of
 from tests.conftest import REPO
-from tests.support.cli import GENERATED_KINDS, Run
-from tests.support.kinds import refs
+from tests.support.cli import Run
+from tests.support.kinds import GENERATED_KINDS, refs
 
 OURS = GENERATED_KINDS
 NAME = "external | name"

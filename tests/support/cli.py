@@ -1,4 +1,4 @@
-"""Shared test scaffolding: running our CLIs (and the generated Kinds, re-exported)."""
+"""Shared test scaffolding: running our CLIs."""
 
 from __future__ import annotations
 
@@ -7,12 +7,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.support.kinds import GENERATED_KINDS as _REGISTRY_KINDS
-
 REPO = Path(__file__).resolve().parents[2]
-
-#: The generated Kinds, from the registry (re-exported: older test modules import it here).
-GENERATED_KINDS = _REGISTRY_KINDS
 
 @dataclass(frozen=True)
 class Run:

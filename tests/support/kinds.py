@@ -7,12 +7,17 @@ Connector's fixtures, never from our output):
 * ``scenario.yaml`` -- the object the scenario tests reconcile (``metadata.name``
   and ``spec``; apiVersion and kind come from the registry; the objects it refers
   to by name are its parents), the REST prefix of its URLs, the exact calls and
-  request of its create, and its one-field updates with the writes they cost.
+  request of its create, and its one-field updates with the writes they cost;
+* ``shape.yaml`` -- the method shapes (``kccgen.contract`` names) and identity
+  template DESIGN §3 expects;
+* ``refs.yaml`` -- every reference field ``kccgen refs`` prints for the Kind;
+* ``mockgcp.yaml`` -- its lifecycle as Discovery-client calls on mockgcp
+  (schema and driver: tests/support/mockgcp_cases.py).
 
 Tests never hold a list of Kind names or a Kind count: they parametrize over
 ``GENERATED_KINDS`` (the registry) and read facts with ``facts(kind)``. A folder
 for a Kind that is not generated, a generated Kind without a folder, or an
-unknown key in a fact file is an error naming the file.
+unknown or duplicate key in a fact file is an error naming the file.
 """
 
 from __future__ import annotations
@@ -32,15 +37,34 @@ KCC_CRDS = Path(__file__).resolve().parents[3] / "shared" / "compat" / "kcc" / "
 SPECS_KINDS = Path(__file__).resolve().parents[2] / "specs" / "kinds"
 
 
-class _Strict(BaseModel):
+class Strict(BaseModel):
+    """A fact-file model: unknown keys are errors, values are frozen."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class Metadata(_Strict):
+class UniqueKeyLoader(yaml.SafeLoader):
+    """SafeLoader that refuses a key given twice in one mapping (it would silently win)."""
+
+
+def _no_duplicates(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> Any:
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
+        seen.add(key)
+    return loader.construct_mapping(node, deep=deep)
+
+
+UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _no_duplicates)
+
+
+class Metadata(Strict):
     name: str
 
 
-class Create(_Strict):
+class Create(Strict):
     """The first reconcile of the object (its parents already exist)."""
 
     #: the exact calls, normalised by ``call_sequence`` (project ``p``)
@@ -59,7 +83,7 @@ class Create(_Strict):
     nameFromAnswer: bool = False
 
 
-class Update(_Strict):
+class Update(Strict):
     """One mutable field changed: one GET and one write carrying only the change."""
 
     id: str
@@ -79,7 +103,7 @@ class Update(_Strict):
     lockQuery: dict[str, str] = {}
 
 
-class Scenario(_Strict):
+class Scenario(Strict):
     """``tests/kinds/<Kind>/scenario.yaml``."""
 
     metadata: Metadata
@@ -91,7 +115,7 @@ class Scenario(_Strict):
     updates: tuple[Update, ...]
 
 
-class Lros(_Strict):
+class Lros(Strict):
     """The ``kccgen.contract.Lro`` member name per method (None: the Kind has no such method)."""
 
     create: str | None
@@ -99,7 +123,7 @@ class Lros(_Strict):
     delete: str | None
 
 
-class Shape(_Strict):
+class Shape(Strict):
     """``tests/kinds/<Kind>/shape.yaml``: the method shapes and identity DESIGN §3 expects."""
 
     #: kccgen.contract class names
@@ -114,13 +138,13 @@ class Shape(_Strict):
     template: str
 
 
-class Reference(_Strict):
+class Reference(Strict):
     path: str
     target: str
     form: str
 
 
-class Refs(_Strict):
+class Refs(Strict):
     """``tests/kinds/<Kind>/refs.yaml``: every reference field of the Kind."""
 
     references: tuple[Reference, ...]
@@ -170,7 +194,7 @@ def load_fact(kind: str, file: str, model: type[_M]) -> _M:
     if not path.is_file():
         raise FactError(f"{path}: missing: every generated Kind needs its test facts (Kind {kind!r})")
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=UniqueKeyLoader)
         return model.model_validate(data)
     except (yaml.YAMLError, ValidationError) as e:
         raise FactError(f"{path}: {e}") from e
@@ -199,6 +223,7 @@ def api_version(kind: str) -> str:
     return adapter_for(kind).api_version
 
 
+@cache
 def by_name() -> dict[str, str]:
     """metadata.name -> Kind over every fixture manifest (names are unique)."""
     out: dict[str, str] = {}

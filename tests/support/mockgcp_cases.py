@@ -18,15 +18,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from functools import cache
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, model_validator
 
 from kccgen.mockgcp.server import MockServer
-from tests.support.kinds import KINDS_DIR, FactError
+from tests.support.kinds import KINDS_DIR, Strict, load_fact
 
 FILE = "mockgcp.yaml"
 PROJECT = "mock-project"
@@ -38,11 +36,7 @@ MAX_POLLS = 10
 _NONE: Mapping[str, Any] = MappingProxyType({})
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Wait(_Strict):
+class Wait(Strict):
     """How a call's answer (an operation) is waited on, the way each API's clients do.
 
     longrunning: a google.longrunning Operation, polled with the accessor chain ``get``
@@ -71,7 +65,7 @@ class Wait(_Strict):
         return self
 
 
-class Check(_Strict):
+class Check(Strict):
     """One field check: ``equals`` an exact value, ``match`` a named matcher (rfc3339,
     present, ``regex:<pattern>`` matched in full), ``length`` of a list, ``each``: a
     matcher every item of a list satisfies."""
@@ -91,17 +85,17 @@ class Check(_Strict):
         return self
 
 
-class Call(_Strict):
+class Call(Strict):
     """One call: ``client.<chain>(**params, body=body)``; ``answer`` checks the immediate
     answer, ``wait`` polls its operation, ``done`` checks the finished operation."""
 
     call: str
-    params: dict[str, Any] = {}
+    params: dict[str, Any] = Field(default_factory=dict)
     #: None: no body is passed (``{}`` passes an empty one)
     body: Any = None
     wait: Wait | None = None
-    answer: dict[str, Check] = {}
-    done: dict[str, Check] = {}
+    answer: dict[str, Check] = Field(default_factory=dict)
+    done: dict[str, Check] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _done_needs_wait(self) -> Call:
@@ -110,12 +104,12 @@ class Call(_Strict):
         return self
 
 
-class Get(_Strict):
+class Get(Strict):
     call: str
-    params: dict[str, Any] = {}
+    params: dict[str, Any] = Field(default_factory=dict)
 
 
-class Patched(_Strict):
+class Patched(Strict):
     path: str
     value: Any
 
@@ -135,12 +129,12 @@ class ListCall(Get):
     name: str = "name"
 
 
-class Case(_Strict):
+class Case(Strict):
     """``tests/kinds/<Kind>/mockgcp.yaml``."""
 
     api: str
     version: str
-    vars: dict[str, str] = {}
+    vars: dict[str, str] = Field(default_factory=dict)
     #: calls that make what the resource needs (its topic, its network)
     setup: tuple[Call, ...] = ()
     #: with a wait, the created resource is read with ``get`` once the operation is done
@@ -184,40 +178,10 @@ def _known_placeholders(value: Any, known: set[str], at: str) -> None:
                 raise ValueError(f"{at}: unknown placeholder ${{{ref}}}")
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """SafeLoader that refuses a key given twice in one mapping (it would silently win)."""
-
-
-def _no_duplicates(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> Any:
-    seen: set[Any] = set()
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        if key in seen:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r}", key_node.start_mark
-            )
-        seen.add(key)
-    return loader.construct_mapping(node, deep=deep)
-
-
-_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _no_duplicates)
-
-
-def load_file(path: Path) -> Case:
-    """One case file read strictly; every error names ``path`` (and the key, for the model's)."""
-    if not path.is_file():
-        raise FactError(f"{path}: missing: every generated Kind needs its mockgcp case")
-    try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)
-        return Case.model_validate(data)
-    except (yaml.YAMLError, ValidationError) as e:
-        raise FactError(f"{path}: {e}") from e
-
-
 @cache
 def load_case(kind: str) -> Case:
     """``tests/kinds/<kind>/mockgcp.yaml``."""
-    return load_file(KINDS_DIR / kind / FILE)
+    return load_fact(kind, FILE, Case)
 
 
 def case_kinds() -> frozenset[str]:
