@@ -22,6 +22,7 @@ from kccgen.generator.diagnostics import Reporter
 from kccgen.generator.emit.files import jobs
 from kccgen.generator.ir.build import build_ir
 from kccgen.generator.ir.model import IR
+from kccgen.generator.render import format_many
 from kccgen.generator.spec.loader import load_specs
 from kccgen.generator.stamp import STAMP, inputs_digest, is_up_to_date, outputs_digest, stamp_text
 from kccgen.generator.write import compare_tree, write_tree
@@ -62,7 +63,7 @@ def render_all(ir: IR, progress: bool = True, workers: int | None = None) -> dic
             results[path] = text
             if bar is not None and task is not None:
                 bar.update(task, advance=1, description=path)
-    return dict(sorted(results.items()))
+    return dict(sorted(format_many(results).items()))
 
 
 def render_tree(specs_dir: Path, ir: IR) -> dict[str, str]:

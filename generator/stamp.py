@@ -19,7 +19,7 @@ import kccgen.discovery
 from kccgen import data_dir
 
 STAMP = "generated/.kccgen-stamp"
-_TOOLS = ("datamodel-code-generator", "black", "pydantic", "jinja2")
+_TOOLS = ("datamodel-code-generator", "ruff", "pydantic", "jinja2")
 GENERATOR_DIR = Path(__file__).resolve().parent
 DISCOVERY_DIR = Path(kccgen.discovery.__file__).resolve().parent
 ROOT_PACKAGE_DIR = Path(kccgen.__file__).resolve().parent  # its own modules only: the contract

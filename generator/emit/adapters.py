@@ -40,12 +40,11 @@ def adapter_of(k: KindIR) -> Adapter:
     )
 
 
-def adapter_source(k: KindIR, path: str) -> str:
+def adapter_source(k: KindIR) -> str:
     names: set[str] = set()
     text = py_source(adapter_of(k), names)
     return render(
         "<kind>_adapter.py.j2",
-        path,
         kind=k.kind,
         doc_key=k.api.doc_key,
         resource=k.resource,

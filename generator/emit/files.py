@@ -19,18 +19,15 @@ from kccgen.generator.render import drop_classes, render, render_text, split_imp
 Job = tuple[str, Callable[[Any], str], Any]
 
 
-def _init_file(arg: tuple[str, str]) -> str:
-    path, title = arg
-    return render("__init__.py.j2", path, title=title)
+def _init_file(title: str) -> str:
+    return render("__init__.py.j2", title=title)
 
 
 def _api_file(arg: tuple[ApiModule, list[str]]) -> str:
     mod, kinds = arg
     imports, body = split_imports(api_module_source(mod))
-    path = f"generated/{mod.package}/{mod.module}.py"
     return render(
         "<api>_<apiversion>_api.py.j2",
-        path,
         doc_key=mod.doc_key,
         revision=mod.revision,
         kinds=sorted(kinds),
@@ -61,7 +58,6 @@ def _kind_file(k: KindIR) -> str:
     }
     merged = sorted(set(imports) | extra)
     imports2, _ = split_imports("\n".join(merged) + "\n")
-    path = f"generated/{k.package}/{kind_types_module(k.kind)}.py"
     first_line = (k.description.splitlines() or [k.kind])[0].replace('"""', "'''").strip() or k.kind
     slots = {
         "kind": k.kind,
@@ -78,7 +74,7 @@ def _kind_file(k: KindIR) -> str:
     }
     # Imports the module no longer uses (StrEnum once every enum is imported) go.
     text = render_text("<kind>_types.py.j2", imports=[], **slots)
-    return render("<kind>_types.py.j2", path, imports=used_imports(imports2, text), **slots)
+    return render("<kind>_types.py.j2", imports=used_imports(imports2, text), **slots)
 
 
 def jobs(ir: IR) -> Iterator[Job]:
@@ -92,7 +88,7 @@ def jobs(ir: IR) -> Iterator[Job]:
             packages.add("generated/" + "/".join(parts[:i]))
     for p in sorted(packages):
         title = "Generated Config Connector Kinds." if p == "generated" else f"Generated package {p.removeprefix('generated/')}."
-        yield f"{p}/__init__.py", _init_file, (f"{p}/__init__.py", title)
+        yield f"{p}/__init__.py", _init_file, title
     for m in ir.api_modules:
         members = [k.kind for k in ir.kinds if k.api == m]
         yield f"generated/{m.package}/{m.module}.py", _api_file, (m, members)
@@ -101,25 +97,15 @@ def jobs(ir: IR) -> Iterator[Job]:
     for t in ir.targets:
         yield reference_module_path(t), _reference_file, (ir, t)
     for k in ir.kinds:
-        p = f"generated/{k.package}/{k.lower}_mutability.py"
-        yield p, _mutability_file, (k, p)
+        yield f"generated/{k.package}/{k.lower}_mutability.py", mutability_source, k
     for k in ir.kinds:
         yield crd_path(k), _crd_file, (ir, k)
     for k in ir.kinds:
-        p = f"generated/{k.package}/{k.lower}_adapter.py"
-        yield p, _adapter_file, (k, p)
-
-
-def _adapter_file(arg: tuple[KindIR, str]) -> str:
-    return adapter_source(*arg)
+        yield f"generated/{k.package}/{k.lower}_adapter.py", adapter_source, k
 
 
 def _crd_file(arg: tuple[IR, KindIR]) -> str:
     return crd_source(*arg)
-
-
-def _mutability_file(arg: tuple[KindIR, str]) -> str:
-    return mutability_source(*arg)
 
 
 def _reference_file(arg: tuple[IR, TargetKind]) -> str:

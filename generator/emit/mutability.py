@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kccgen.contract import FieldRule
 from kccgen.generator.ir.model import KindIR, MutabilityIR
-from kccgen.generator.render import format_python, py_source
+from kccgen.generator.render import py_source
 
 
 def rule(m: MutabilityIR) -> FieldRule:
@@ -21,7 +21,7 @@ def rule(m: MutabilityIR) -> FieldRule:
     )
 
 
-def mutability_source(k: KindIR, path: str) -> str:
+def mutability_source(k: KindIR) -> str:
     names: set[str] = set()
     rows = ",\n".join(py_source(rule(m), names) for m in sorted(k.mutability, key=lambda m: m.path))
     head = (
@@ -36,4 +36,4 @@ def mutability_source(k: KindIR, path: str) -> str:
         f"FIELDS: tuple[FieldRule, ...] = (\n{rows},\n)\n\n"
         "register_mutability(KIND, FIELDS)\n"
     )
-    return format_python(head, path)
+    return head

@@ -2,7 +2,7 @@
 
 The generator builds an OpenAPI components document from the IR (names are
 already decided there) and lets datamodel-code-generator write the classes:
-snake_case attributes with camelCase aliases, descriptions kept, black.
+snake_case attributes with camelCase aliases, descriptions kept.
 """
 
 from __future__ import annotations
@@ -142,7 +142,6 @@ def run_codegen(doc: dict[str, Any], *, open_models: bool) -> str:
     """datamodel-code-generator on an in-memory document; returns Python source."""
     from datamodel_code_generator import (
         DataModelType,
-        Formatter,
         InputFileType,
         PythonVersion,
         generate,
@@ -168,7 +167,7 @@ def run_codegen(doc: dict[str, Any], *, open_models: bool) -> str:
             disable_timestamp=True,
             custom_file_header="",
             extra_fields="allow" if open_models else "forbid",
-            formatters=[Formatter.BLACK],
+            formatters=[],  # the whole tree is formatted once, by ruff (render.format_many)
         )
     assert isinstance(out, str)
     return out.strip() + "\n"

@@ -22,10 +22,7 @@ class AptRepository(BaseModel):
     )
     custom_repository: Annotated[
         GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigAptRepositoryCustomRepository | None,
-        Field(
-            alias="customRepository",
-            description="Customer-specified remote repository.",
-        ),
+        Field(alias="customRepository", description="Customer-specified remote repository."),
     ] = None
     public_repository: Annotated[
         GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigAptRepositoryPublicRepository | None,
@@ -47,8 +44,7 @@ class CleanupPolicy(BaseModel):
     )
     action: Annotated[CleanupPolicyAction | int | None, Field(description="Policy action.")] = None
     condition: Annotated[
-        CleanupPolicyCondition | None,
-        Field(description="Policy condition for matching versions."),
+        CleanupPolicyCondition | None, Field(description="Policy condition for matching versions.")
     ] = None
     id: Annotated[str | None, Field(description="The user-provided ID of the cleanup policy.")] = (
         None
@@ -152,8 +148,7 @@ class CleanupPolicyMostRecentVersions(BaseModel):
         populate_by_name=True,
     )
     keep_count: Annotated[
-        int | None,
-        Field(alias="keepCount", description="Minimum number of versions to keep."),
+        int | None, Field(alias="keepCount", description="Minimum number of versions to keep.")
     ] = None
     package_name_prefixes: Annotated[
         list[str] | None,
@@ -191,10 +186,7 @@ class DockerRepository(BaseModel):
     custom_repository: Annotated[
         GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigDockerRepositoryCustomRepository
         | None,
-        Field(
-            alias="customRepository",
-            description="Customer-specified remote repository.",
-        ),
+        Field(alias="customRepository", description="Customer-specified remote repository."),
     ] = None
     public_repository: Annotated[
         DockerRepositoryPublicRepository | int | None,
@@ -268,10 +260,7 @@ class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigAptRepositoryPublicR
         GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigAptRepositoryPublicRepositoryRepositoryBase
         | int
         | None,
-        Field(
-            alias="repositoryBase",
-            description="A common public repository base for Apt.",
-        ),
+        Field(alias="repositoryBase", description="A common public repository base for Apt."),
     ] = None
     repository_path: Annotated[
         str | None,
@@ -409,10 +398,7 @@ class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigYumRepositoryPublicR
         GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigYumRepositoryPublicRepositoryRepositoryBase
         | int
         | None,
-        Field(
-            alias="repositoryBase",
-            description="A common public repository base for Yum.",
-        ),
+        Field(alias="repositoryBase", description="A common public repository base for Yum."),
     ] = None
     repository_path: Annotated[
         str | None,
@@ -458,10 +444,7 @@ class MavenRepository(BaseModel):
     custom_repository: Annotated[
         GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigMavenRepositoryCustomRepository
         | None,
-        Field(
-            alias="customRepository",
-            description="Customer-specified remote repository.",
-        ),
+        Field(alias="customRepository", description="Customer-specified remote repository."),
     ] = None
     public_repository: Annotated[
         MavenRepositoryPublicRepository | int | None,
@@ -543,10 +526,7 @@ class NpmRepository(BaseModel):
     )
     custom_repository: Annotated[
         GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigNpmRepositoryCustomRepository | None,
-        Field(
-            alias="customRepository",
-            description="Customer-specified remote repository.",
-        ),
+        Field(alias="customRepository", description="Customer-specified remote repository."),
     ] = None
     public_repository: Annotated[
         NpmRepositoryPublicRepository | int | None,
@@ -682,10 +662,7 @@ class PythonRepository(BaseModel):
     custom_repository: Annotated[
         GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigPythonRepositoryCustomRepository
         | None,
-        Field(
-            alias="customRepository",
-            description="Customer-specified remote repository.",
-        ),
+        Field(alias="customRepository", description="Customer-specified remote repository."),
     ] = None
     public_repository: Annotated[
         PythonRepositoryPublicRepository | int | None,
@@ -718,10 +695,7 @@ class RemoteRepositoryConfig(BaseModel):
     )
     apt_repository: Annotated[
         AptRepository | None,
-        Field(
-            alias="aptRepository",
-            description="Specific settings for an Apt remote repository.",
-        ),
+        Field(alias="aptRepository", description="Specific settings for an Apt remote repository."),
     ] = None
     common_repository: Annotated[
         CommonRemoteRepository | None,
@@ -750,23 +724,18 @@ class RemoteRepositoryConfig(BaseModel):
     maven_repository: Annotated[
         MavenRepository | None,
         Field(
-            alias="mavenRepository",
-            description="Specific settings for a Maven remote repository.",
+            alias="mavenRepository", description="Specific settings for a Maven remote repository."
         ),
     ] = None
     no_cache: Annotated[
         NoCacheFetching | None,
         Field(
-            alias="noCache",
-            description="The remote repository will act as a non-caching proxy.",
+            alias="noCache", description="The remote repository will act as a non-caching proxy."
         ),
     ] = None
     npm_repository: Annotated[
         NpmRepository | None,
-        Field(
-            alias="npmRepository",
-            description="Specific settings for an Npm remote repository.",
-        ),
+        Field(alias="npmRepository", description="Specific settings for an Npm remote repository."),
     ] = None
     python_repository: Annotated[
         PythonRepository | None,
@@ -784,10 +753,7 @@ class RemoteRepositoryConfig(BaseModel):
     ] = None
     yum_repository: Annotated[
         YumRepository | None,
-        Field(
-            alias="yumRepository",
-            description="Specific settings for a Yum remote repository.",
-        ),
+        Field(alias="yumRepository", description="Specific settings for a Yum remote repository."),
     ] = None
 
 
@@ -823,8 +789,7 @@ class Repository(BaseModel):
         ),
     ] = None
     description: Annotated[
-        str | None,
-        Field(description="The user-provided description of the repository."),
+        str | None, Field(description="The user-provided description of the repository.")
     ] = None
     disallow_unspecified_mode: Annotated[
         bool | None,
@@ -865,8 +830,7 @@ class Repository(BaseModel):
         ),
     ] = None
     mode: Annotated[
-        RepositoryMode | int | None,
-        Field(description="Optional. The mode of the repository."),
+        RepositoryMode | int | None, Field(description="Optional. The mode of the repository.")
     ] = None
     name: Annotated[
         str | None,
@@ -876,10 +840,7 @@ class Repository(BaseModel):
     ] = None
     platform_logs_config: Annotated[
         PlatformLogsConfig | None,
-        Field(
-            alias="platformLogsConfig",
-            description="Optional. Configuration for platform logs.",
-        ),
+        Field(alias="platformLogsConfig", description="Optional. Configuration for platform logs."),
     ] = None
     registry_uri: Annotated[
         str | None,
@@ -1182,10 +1143,7 @@ class YumRepository(BaseModel):
     )
     custom_repository: Annotated[
         GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigYumRepositoryCustomRepository | None,
-        Field(
-            alias="customRepository",
-            description="Customer-specified remote repository.",
-        ),
+        Field(alias="customRepository", description="Customer-specified remote repository."),
     ] = None
     public_repository: Annotated[
         GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigYumRepositoryPublicRepository | None,

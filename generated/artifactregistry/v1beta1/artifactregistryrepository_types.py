@@ -51,10 +51,7 @@ class AptRepository(BaseModel):
     )
     custom_repository: Annotated[
         GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigAptRepositoryCustomRepository | None,
-        Field(
-            alias="customRepository",
-            description="Customer-specified remote repository.",
-        ),
+        Field(alias="customRepository", description="Customer-specified remote repository."),
     ] = None
     public_repository: Annotated[
         GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigAptRepositoryPublicRepository | None,
@@ -151,8 +148,7 @@ class ArtifactRegistryRepositorySpec(BaseModel):
         ),
     ] = None
     description: Annotated[
-        str | None,
-        Field(description="The user-provided description of the repository."),
+        str | None, Field(description="The user-provided description of the repository.")
     ] = None
     disallow_unspecified_mode: Annotated[
         bool | None,
@@ -186,8 +182,7 @@ class ArtifactRegistryRepositorySpec(BaseModel):
         ),
     ] = None
     location: Annotated[
-        str,
-        Field(description="Immutable. The location of the ArtifactRegistryRepository."),
+        str, Field(description="Immutable. The location of the ArtifactRegistryRepository.")
     ]
     maven_config: Annotated[
         MavenRepositoryConfig | None,
@@ -197,15 +192,11 @@ class ArtifactRegistryRepositorySpec(BaseModel):
         ),
     ] = None
     mode: Annotated[
-        RepositoryMode | None,
-        Field(description="Optional. The mode of the repository."),
+        RepositoryMode | None, Field(description="Optional. The mode of the repository.")
     ] = None
     platform_logs_config: Annotated[
         PlatformLogsConfig | None,
-        Field(
-            alias="platformLogsConfig",
-            description="Optional. Configuration for platform logs.",
-        ),
+        Field(alias="platformLogsConfig", description="Optional. Configuration for platform logs."),
     ] = None
     project_ref: Annotated[
         ProjectRef | None,
@@ -255,8 +246,7 @@ class CleanupPolicy(BaseModel):
     )
     action: Annotated[CleanupPolicyAction | None, Field(description="Policy action.")] = None
     condition: Annotated[
-        CleanupPolicyCondition | None,
-        Field(description="Policy condition for matching versions."),
+        CleanupPolicyCondition | None, Field(description="Policy condition for matching versions.")
     ] = None
     id: Annotated[str | None, Field(description="The user-provided ID of the cleanup policy.")] = (
         None
@@ -332,8 +322,7 @@ class CleanupPolicyMostRecentVersions(BaseModel):
         populate_by_name=True,
     )
     keep_count: Annotated[
-        int | None,
-        Field(alias="keepCount", description="Minimum number of versions to keep."),
+        int | None, Field(alias="keepCount", description="Minimum number of versions to keep.")
     ] = None
     package_name_prefixes: Annotated[
         list[str] | None,
@@ -371,10 +360,7 @@ class DockerRepository(BaseModel):
     custom_repository: Annotated[
         GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigDockerRepositoryCustomRepository
         | None,
-        Field(
-            alias="customRepository",
-            description="Customer-specified remote repository.",
-        ),
+        Field(alias="customRepository", description="Customer-specified remote repository."),
     ] = None
     public_repository: Annotated[
         DockerRepositoryPublicRepository | None,
@@ -436,10 +422,7 @@ class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigAptRepositoryPublicR
     repository_base: Annotated[
         GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigAptRepositoryPublicRepositoryRepositoryBase
         | None,
-        Field(
-            alias="repositoryBase",
-            description="A common public repository base for Apt.",
-        ),
+        Field(alias="repositoryBase", description="A common public repository base for Apt."),
     ] = None
     repository_path: Annotated[
         str | None,
@@ -559,10 +542,7 @@ class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigYumRepositoryPublicR
     repository_base: Annotated[
         GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigYumRepositoryPublicRepositoryRepositoryBase
         | None,
-        Field(
-            alias="repositoryBase",
-            description="A common public repository base for Yum.",
-        ),
+        Field(alias="repositoryBase", description="A common public repository base for Yum."),
     ] = None
     repository_path: Annotated[
         str | None,
@@ -589,10 +569,7 @@ class MavenRepository(BaseModel):
     custom_repository: Annotated[
         GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigMavenRepositoryCustomRepository
         | None,
-        Field(
-            alias="customRepository",
-            description="Customer-specified remote repository.",
-        ),
+        Field(alias="customRepository", description="Customer-specified remote repository."),
     ] = None
     public_repository: Annotated[
         MavenRepositoryPublicRepository | None,
@@ -650,10 +627,7 @@ class NpmRepository(BaseModel):
     )
     custom_repository: Annotated[
         GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigNpmRepositoryCustomRepository | None,
-        Field(
-            alias="customRepository",
-            description="Customer-specified remote repository.",
-        ),
+        Field(alias="customRepository", description="Customer-specified remote repository."),
     ] = None
     public_repository: Annotated[
         NpmRepositoryPublicRepository | None,
@@ -701,10 +675,7 @@ class PythonRepository(BaseModel):
     custom_repository: Annotated[
         GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigPythonRepositoryCustomRepository
         | None,
-        Field(
-            alias="customRepository",
-            description="Customer-specified remote repository.",
-        ),
+        Field(alias="customRepository", description="Customer-specified remote repository."),
     ] = None
     public_repository: Annotated[
         PythonRepositoryPublicRepository | None,
@@ -726,10 +697,7 @@ class RemoteRepositoryConfig(BaseModel):
     )
     apt_repository: Annotated[
         AptRepository | None,
-        Field(
-            alias="aptRepository",
-            description="Specific settings for an Apt remote repository.",
-        ),
+        Field(alias="aptRepository", description="Specific settings for an Apt remote repository."),
     ] = None
     common_repository: Annotated[
         CommonRemoteRepository | None,
@@ -758,23 +726,18 @@ class RemoteRepositoryConfig(BaseModel):
     maven_repository: Annotated[
         MavenRepository | None,
         Field(
-            alias="mavenRepository",
-            description="Specific settings for a Maven remote repository.",
+            alias="mavenRepository", description="Specific settings for a Maven remote repository."
         ),
     ] = None
     no_cache: Annotated[
         NoCacheFetching | None,
         Field(
-            alias="noCache",
-            description="The remote repository will act as a non-caching proxy.",
+            alias="noCache", description="The remote repository will act as a non-caching proxy."
         ),
     ] = None
     npm_repository: Annotated[
         NpmRepository | None,
-        Field(
-            alias="npmRepository",
-            description="Specific settings for an Npm remote repository.",
-        ),
+        Field(alias="npmRepository", description="Specific settings for an Npm remote repository."),
     ] = None
     python_repository: Annotated[
         PythonRepository | None,
@@ -792,10 +755,7 @@ class RemoteRepositoryConfig(BaseModel):
     ] = None
     yum_repository: Annotated[
         YumRepository | None,
-        Field(
-            alias="yumRepository",
-            description="Specific settings for a Yum remote repository.",
-        ),
+        Field(alias="yumRepository", description="Specific settings for a Yum remote repository."),
     ] = None
 
 
@@ -945,10 +905,7 @@ class YumRepository(BaseModel):
     )
     custom_repository: Annotated[
         GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigYumRepositoryCustomRepository | None,
-        Field(
-            alias="customRepository",
-            description="Customer-specified remote repository.",
-        ),
+        Field(alias="customRepository", description="Customer-specified remote repository."),
     ] = None
     public_repository: Annotated[
         GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigYumRepositoryPublicRepository | None,

@@ -146,8 +146,7 @@ class GetHealthOperationMetadataHealthInfo(BaseModel):
     availability_slo_status: Annotated[
         GetHealthOperationMetadataHealthInfoAvailabilitySloStatus | int | None,
         Field(
-            alias="availabilitySloStatus",
-            description="Output only. The availability SLO status.",
+            alias="availabilitySloStatus", description="Output only. The availability SLO status."
         ),
     ] = None
     health_status: Annotated[
@@ -160,10 +159,7 @@ class GetHealthOperationMetadataHealthInfo(BaseModel):
     ] = None
     unhealthy_reason: Annotated[
         GetHealthOperationMetadataHealthInfoUnhealthyReason | int | None,
-        Field(
-            alias="unhealthyReason",
-            description="Output only. The reason for unhealthy status.",
-        ),
+        Field(alias="unhealthyReason", description="Output only. The reason for unhealthy status."),
     ] = None
     update_time: Annotated[
         str | None,
@@ -334,8 +330,7 @@ class LocalizedMessage(BaseModel):
         ),
     ] = None
     message: Annotated[
-        str | None,
-        Field(description="The localized error message in the above locale."),
+        str | None, Field(description="The localized error message in the above locale.")
     ] = None
 
 
@@ -473,10 +468,7 @@ class Network(BaseModel):
     ] = None
     self_link: Annotated[
         str | None,
-        Field(
-            alias="selfLink",
-            description="[Output Only] Server-defined URL for the resource.",
-        ),
+        Field(alias="selfLink", description="[Output Only] Server-defined URL for the resource."),
     ] = None
     self_link_with_id: Annotated[
         str | None,
@@ -996,10 +988,7 @@ class Operation(BaseModel):
     ] = None
     creation_timestamp: Annotated[
         str | None,
-        Field(
-            alias="creationTimestamp",
-            description="[Deprecated] This field is deprecated.",
-        ),
+        Field(alias="creationTimestamp", description="[Deprecated] This field is deprecated."),
     ] = None
     description: Annotated[
         str | None,
@@ -1097,10 +1086,7 @@ class Operation(BaseModel):
     ] = None
     self_link: Annotated[
         str | None,
-        Field(
-            alias="selfLink",
-            description="[Output Only] Server-defined URL for the resource.",
-        ),
+        Field(alias="selfLink", description="[Output Only] Server-defined URL for the resource."),
     ] = None
     set_common_instance_metadata_operation_metadata: Annotated[
         SetCommonInstanceMetadataOperationMetadata | None,
@@ -1193,8 +1179,7 @@ class OperationErrorErrors(BaseModel):
         populate_by_name=True,
     )
     code: Annotated[
-        str | None,
-        Field(description="[Output Only] The error type identifier for this error."),
+        str | None, Field(description="[Output Only] The error type identifier for this error.")
     ] = None
     error_details: Annotated[
         list[OperationErrorErrorsErrorDetails] | None,
@@ -1210,8 +1195,7 @@ class OperationErrorErrors(BaseModel):
         ),
     ] = None
     message: Annotated[
-        str | None,
-        Field(description="[Output Only] An optional, human-readable error message."),
+        str | None, Field(description="[Output Only] An optional, human-readable error message.")
     ] = None
 
 
@@ -1233,8 +1217,7 @@ class OperationErrorErrorsErrorDetails(BaseModel):
         ),
     ] = None
     help: Annotated[
-        Help | None,
-        Field(description="Links and information to help the user resolve the error."),
+        Help | None, Field(description="Links and information to help the user resolve the error.")
     ] = None
     localized_message: Annotated[
         LocalizedMessage | None,
@@ -1400,8 +1383,7 @@ class QuotaExceededInfo(BaseModel):
         populate_by_name=True,
     )
     dimensions: Annotated[
-        dict[str, str] | None,
-        Field(description="The map holding related quota dimensions."),
+        dict[str, str] | None, Field(description="The map holding related quota dimensions.")
     ] = None
     future_limit: Annotated[
         int | float | None,
@@ -1420,15 +1402,11 @@ class QuotaExceededInfo(BaseModel):
         str | None, Field(alias="limitName", description="The name of the quota limit.")
     ] = None
     metric_name: Annotated[
-        str | None,
-        Field(alias="metricName", description="The Compute Engine quota metric name."),
+        str | None, Field(alias="metricName", description="The Compute Engine quota metric name.")
     ] = None
     rollout_status: Annotated[
         QuotaExceededInfoRolloutStatus | int | None,
-        Field(
-            alias="rolloutStatus",
-            description="Rollout status of the future quota limit.",
-        ),
+        Field(alias="rolloutStatus", description="Rollout status of the future quota limit."),
     ] = None
 
 
@@ -1452,10 +1430,7 @@ class SetCommonInstanceMetadataOperationMetadata(BaseModel):
     )
     client_operation_id: Annotated[
         str | None,
-        Field(
-            alias="clientOperationId",
-            description="[Output Only] The client operation id.",
-        ),
+        Field(alias="clientOperationId", description="[Output Only] The client operation id."),
     ] = None
     per_location_operations: Annotated[
         dict[str, SetCommonInstanceMetadataOperationMetadataPerLocationOperationInfo] | None,
@@ -1702,10 +1677,7 @@ class Subnetwork(BaseModel):
     ] = None
     reserved_internal_range: Annotated[
         str | None,
-        Field(
-            alias="reservedInternalRange",
-            description="The URL of the reserved internal range.",
-        ),
+        Field(alias="reservedInternalRange", description="The URL of the reserved internal range."),
     ] = None
     resolve_subnet_mask: Annotated[
         SubnetworkResolveSubnetMask | int | None,
@@ -1729,10 +1701,7 @@ class Subnetwork(BaseModel):
     ] = None
     self_link: Annotated[
         str | None,
-        Field(
-            alias="selfLink",
-            description="[Output Only] Server-defined URL for the resource.",
-        ),
+        Field(alias="selfLink", description="[Output Only] Server-defined URL for the resource."),
     ] = None
     stack_type: Annotated[
         SubnetworkStackType | int | None,
@@ -2087,8 +2056,7 @@ class SubnetworkUtilizationDetails(BaseModel):
     internal_ipv6_utilization: Annotated[
         SubnetworkUtilizationDetailsIPV6Utilization | None,
         Field(
-            alias="internalIpv6Utilization",
-            description="Utilizations of internal IPV6 IP range.",
+            alias="internalIpv6Utilization", description="Utilizations of internal IPV6 IP range."
         ),
     ] = None
     ipv4_utilizations: Annotated[

@@ -97,10 +97,7 @@ class ComputeNetworkObservedState(BaseModel):
     ] = None
     self_link: Annotated[
         str | None,
-        Field(
-            alias="selfLink",
-            description="[Output Only] Server-defined URL for the resource.",
-        ),
+        Field(alias="selfLink", description="[Output Only] Server-defined URL for the resource."),
     ] = None
     self_link_with_id: Annotated[
         str | None,

@@ -99,10 +99,7 @@ class ComputeSubnetworkObservedState(BaseModel):
     ] = None
     self_link: Annotated[
         str | None,
-        Field(
-            alias="selfLink",
-            description="[Output Only] Server-defined URL for the resource.",
-        ),
+        Field(alias="selfLink", description="[Output Only] Server-defined URL for the resource."),
     ] = None
     state: Annotated[
         SubnetworkState | None,
@@ -466,8 +463,7 @@ class SubnetworkUtilizationDetailsObserved(BaseModel):
     internal_ipv6_utilization: Annotated[
         SubnetworkUtilizationDetailsIPV6UtilizationObserved | None,
         Field(
-            alias="internalIpv6Utilization",
-            description="Utilizations of internal IPV6 IP range.",
+            alias="internalIpv6Utilization", description="Utilizations of internal IPV6 IP range."
         ),
     ] = None
     ipv4_utilizations: Annotated[

@@ -76,8 +76,7 @@ class DnsKey(BaseModel):
     public_key: Annotated[
         str | None,
         Field(
-            alias="publicKey",
-            description="Base64 encoded public half of this key. Output only.",
+            alias="publicKey", description="Base64 encoded public half of this key. Output only."
         ),
     ] = None
     type: Annotated[
@@ -390,8 +389,7 @@ class ManagedZoneForwardingConfigNameServerTarget(BaseModel):
     domain_name: Annotated[
         str | None,
         Field(
-            alias="domainName",
-            description="Fully qualified domain name for the forwarding target.",
+            alias="domainName", description="Fully qualified domain name for the forwarding target."
         ),
     ] = None
     forwarding_path: Annotated[
@@ -402,8 +400,7 @@ class ManagedZoneForwardingConfigNameServerTarget(BaseModel):
         ),
     ] = None
     ipv4_address: Annotated[
-        str | None,
-        Field(alias="ipv4Address", description="IPv4 address of a target name server."),
+        str | None, Field(alias="ipv4Address", description="IPv4 address of a target name server.")
     ] = None
     ipv6_address: Annotated[
         str | None,
@@ -643,12 +640,10 @@ class OperationDnsKeyContext(BaseModel):
         populate_by_name=True,
     )
     new_value: Annotated[
-        DnsKey | None,
-        Field(alias="newValue", description="The post-operation DnsKey resource."),
+        DnsKey | None, Field(alias="newValue", description="The post-operation DnsKey resource.")
     ] = None
     old_value: Annotated[
-        DnsKey | None,
-        Field(alias="oldValue", description="The pre-operation DnsKey resource."),
+        DnsKey | None, Field(alias="oldValue", description="The pre-operation DnsKey resource.")
     ] = None
 
 

@@ -39,8 +39,7 @@ class DNSManagedZoneObservedState(BaseModel):
         populate_by_name=True,
     )
     cloud_logging_config: Annotated[
-        ManagedZoneCloudLoggingConfigObservedState | None,
-        Field(alias="cloudLoggingConfig"),
+        ManagedZoneCloudLoggingConfigObservedState | None, Field(alias="cloudLoggingConfig")
     ] = None
     creation_time: Annotated[
         str | None,
@@ -334,8 +333,7 @@ class ManagedZoneForwardingConfigNameServerTarget(BaseModel):
     domain_name: Annotated[
         str | None,
         Field(
-            alias="domainName",
-            description="Fully qualified domain name for the forwarding target.",
+            alias="domainName", description="Fully qualified domain name for the forwarding target."
         ),
     ] = None
     forwarding_path: Annotated[
@@ -346,8 +344,7 @@ class ManagedZoneForwardingConfigNameServerTarget(BaseModel):
         ),
     ] = None
     ipv4_address: Annotated[
-        str | None,
-        Field(alias="ipv4Address", description="IPv4 address of a target name server."),
+        str | None, Field(alias="ipv4Address", description="IPv4 address of a target name server.")
     ] = None
     ipv6_address: Annotated[
         str | None,

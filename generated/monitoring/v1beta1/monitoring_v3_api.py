@@ -654,8 +654,7 @@ class MetricThreshold(BaseModel):
     threshold_value: Annotated[
         int | float | None,
         Field(
-            alias="thresholdValue",
-            description="A value against which to compare the time series.",
+            alias="thresholdValue", description="A value against which to compare the time series."
         ),
     ] = None
     trigger: Annotated[
@@ -790,10 +789,7 @@ class MutationRecord(BaseModel):
     ] = None
     mutated_by: Annotated[
         str | None,
-        Field(
-            alias="mutatedBy",
-            description="The email address of the user making the change.",
-        ),
+        Field(alias="mutatedBy", description="The email address of the user making the change."),
     ] = None
 
 
@@ -808,10 +804,7 @@ class NotificationChannel(BaseModel):
     )
     creation_record: Annotated[
         MutationRecord | None,
-        Field(
-            alias="creationRecord",
-            description="Record of the creation of this channel.",
-        ),
+        Field(alias="creationRecord", description="Record of the creation of this channel."),
     ] = None
     description: Annotated[
         str | None,
@@ -840,10 +833,7 @@ class NotificationChannel(BaseModel):
     ] = None
     mutation_records: Annotated[
         list[MutationRecord] | None,
-        Field(
-            alias="mutationRecords",
-            description="Records of the modification of this channel.",
-        ),
+        Field(alias="mutationRecords", description="Records of the modification of this channel."),
     ] = None
     name: Annotated[
         str | None,
@@ -1045,22 +1035,16 @@ class SqlCondition(BaseModel):
     )
     boolean_test: Annotated[
         BooleanTest | None,
-        Field(
-            alias="booleanTest",
-            description="Test the boolean value in the indicated column.",
-        ),
+        Field(alias="booleanTest", description="Test the boolean value in the indicated column."),
     ] = None
     daily: Annotated[
-        Daily | None,
-        Field(description="Schedule the query to execute every so many days."),
+        Daily | None, Field(description="Schedule the query to execute every so many days.")
     ] = None
     hourly: Annotated[
-        Hourly | None,
-        Field(description="Schedule the query to execute every so many hours."),
+        Hourly | None, Field(description="Schedule the query to execute every so many hours.")
     ] = None
     minutes: Annotated[
-        Minutes | None,
-        Field(description="Schedule the query to execute every so many minutes."),
+        Minutes | None, Field(description="Schedule the query to execute every so many minutes.")
     ] = None
     query: Annotated[
         str | None,

@@ -449,8 +449,7 @@ class MetricThreshold(BaseModel):
     threshold_value: Annotated[
         float | None,
         Field(
-            alias="thresholdValue",
-            description="A value against which to compare the time series.",
+            alias="thresholdValue", description="A value against which to compare the time series."
         ),
     ] = None
     trigger: Annotated[
@@ -648,10 +647,7 @@ class MutationRecordObserved(BaseModel):
     ] = None
     mutated_by: Annotated[
         str | None,
-        Field(
-            alias="mutatedBy",
-            description="The email address of the user making the change.",
-        ),
+        Field(alias="mutatedBy", description="The email address of the user making the change."),
     ] = None
 
 
@@ -790,22 +786,16 @@ class SqlCondition(BaseModel):
     )
     boolean_test: Annotated[
         BooleanTest | None,
-        Field(
-            alias="booleanTest",
-            description="Test the boolean value in the indicated column.",
-        ),
+        Field(alias="booleanTest", description="Test the boolean value in the indicated column."),
     ] = None
     daily: Annotated[
-        Daily | None,
-        Field(description="Schedule the query to execute every so many days."),
+        Daily | None, Field(description="Schedule the query to execute every so many days.")
     ] = None
     hourly: Annotated[
-        Hourly | None,
-        Field(description="Schedule the query to execute every so many hours."),
+        Hourly | None, Field(description="Schedule the query to execute every so many hours.")
     ] = None
     minutes: Annotated[
-        Minutes | None,
-        Field(description="Schedule the query to execute every so many minutes."),
+        Minutes | None, Field(description="Schedule the query to execute every so many minutes.")
     ] = None
     query: Annotated[
         str | None,

@@ -30,17 +30,11 @@ class MonitoringNotificationChannelObservedState(BaseModel):
     )
     creation_record: Annotated[
         MutationRecordObserved | None,
-        Field(
-            alias="creationRecord",
-            description="Record of the creation of this channel.",
-        ),
+        Field(alias="creationRecord", description="Record of the creation of this channel."),
     ] = None
     mutation_records: Annotated[
         list[MutationRecordObserved] | None,
-        Field(
-            alias="mutationRecords",
-            description="Records of the modification of this channel.",
-        ),
+        Field(alias="mutationRecords", description="Records of the modification of this channel."),
     ] = None
 
 
@@ -133,10 +127,7 @@ class MutationRecordObserved(BaseModel):
     ] = None
     mutated_by: Annotated[
         str | None,
-        Field(
-            alias="mutatedBy",
-            description="The email address of the user making the change.",
-        ),
+        Field(alias="mutatedBy", description="The email address of the user making the change."),
     ] = None
 
 

@@ -140,8 +140,7 @@ class AwsKinesis(BaseModel):
     stream_arn: Annotated[
         str | None,
         Field(
-            alias="streamArn",
-            description="Required. The Kinesis stream ARN to ingest data from.",
+            alias="streamArn", description="Required. The Kinesis stream ARN to ingest data from."
         ),
     ] = None
 
@@ -249,8 +248,7 @@ class AzureEventHubs(BaseModel):
         ),
     ] = None
     event_hub: Annotated[
-        str | None,
-        Field(alias="eventHub", description="Optional. The name of the Event Hub."),
+        str | None, Field(alias="eventHub", description="Optional. The name of the Event Hub.")
     ] = None
     gcp_service_account: Annotated[
         str | None,
@@ -773,8 +771,7 @@ class ConfluentCloud(BaseModel):
         ),
     ] = None
     cluster_id: Annotated[
-        str | None,
-        Field(alias="clusterId", description="Required. The id of the cluster."),
+        str | None, Field(alias="clusterId", description="Required. The id of the cluster.")
     ] = None
     gcp_service_account: Annotated[
         str | None,
@@ -956,8 +953,7 @@ class IngestionDataSourceSettings(BaseModel):
         Field(alias="azureEventHubs", description="Optional. Azure Event Hubs."),
     ] = None
     cloud_storage: Annotated[
-        CloudStorage | None,
-        Field(alias="cloudStorage", description="Optional. Cloud Storage."),
+        CloudStorage | None, Field(alias="cloudStorage", description="Optional. Cloud Storage.")
     ] = None
     confluent_cloud: Annotated[
         ConfluentCloud | None,
@@ -1283,8 +1279,7 @@ class Schema(BaseModel):
     revision_id: Annotated[
         str | None,
         Field(
-            alias="revisionId",
-            description="Output only. Immutable. The revision ID of the schema.",
+            alias="revisionId", description="Output only. Immutable. The revision ID of the schema."
         ),
     ] = None
     type: Annotated[
@@ -1728,8 +1723,7 @@ class UpdateSubscriptionRequest(BaseModel):
         populate_by_name=True,
     )
     subscription: Annotated[
-        Subscription | None,
-        Field(description="Required. The updated subscription object."),
+        Subscription | None, Field(description="Required. The updated subscription object.")
     ] = None
     update_mask: Annotated[
         str | None,

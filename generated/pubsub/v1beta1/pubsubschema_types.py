@@ -63,8 +63,7 @@ class PubSubSchemaObservedState(BaseModel):
     revision_id: Annotated[
         str | None,
         Field(
-            alias="revisionId",
-            description="Output only. Immutable. The revision ID of the schema.",
+            alias="revisionId", description="Output only. Immutable. The revision ID of the schema."
         ),
     ] = None
 

@@ -108,8 +108,7 @@ class AwsKinesis(BaseModel):
     stream_arn: Annotated[
         str | None,
         Field(
-            alias="streamArn",
-            description="Required. The Kinesis stream ARN to ingest data from.",
+            alias="streamArn", description="Required. The Kinesis stream ARN to ingest data from."
         ),
     ] = None
 
@@ -203,8 +202,7 @@ class AzureEventHubs(BaseModel):
         ),
     ] = None
     event_hub: Annotated[
-        str | None,
-        Field(alias="eventHub", description="Optional. The name of the Event Hub."),
+        str | None, Field(alias="eventHub", description="Optional. The name of the Event Hub.")
     ] = None
     gcp_service_account: Annotated[
         str | None,
@@ -366,8 +364,7 @@ class ConfluentCloud(BaseModel):
         ),
     ] = None
     cluster_id: Annotated[
-        str | None,
-        Field(alias="clusterId", description="Required. The id of the cluster."),
+        str | None, Field(alias="clusterId", description="Required. The id of the cluster.")
     ] = None
     gcp_service_account: Annotated[
         str | None,
@@ -429,8 +426,7 @@ class IngestionDataSourceSettings(BaseModel):
         Field(alias="azureEventHubs", description="Optional. Azure Event Hubs."),
     ] = None
     cloud_storage: Annotated[
-        CloudStorage | None,
-        Field(alias="cloudStorage", description="Optional. Cloud Storage."),
+        CloudStorage | None, Field(alias="cloudStorage", description="Optional. Cloud Storage.")
     ] = None
     confluent_cloud: Annotated[
         ConfluentCloud | None,
@@ -459,8 +455,7 @@ class IngestionDataSourceSettingsObservedState(BaseModel):
         Field(alias="awsKinesis", description="Optional. Amazon Kinesis Data Streams."),
     ] = None
     aws_msk: Annotated[
-        AwsMskObservedState | None,
-        Field(alias="awsMsk", description="Optional. Amazon MSK."),
+        AwsMskObservedState | None, Field(alias="awsMsk", description="Optional. Amazon MSK.")
     ] = None
     azure_event_hubs: Annotated[
         AzureEventHubsObservedState | None,

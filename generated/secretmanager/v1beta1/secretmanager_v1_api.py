@@ -292,8 +292,7 @@ class Secret(BaseModel):
     ttl: Annotated[
         str | None,
         Field(
-            description="Input only. The TTL for the Secret.",
-            pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
+            description="Input only. The TTL for the Secret.", pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$"
         ),
     ] = None
     version_aliases: Annotated[

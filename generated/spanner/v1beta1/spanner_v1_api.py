@@ -54,8 +54,7 @@ class AutoscalingConfig(BaseModel):
     autoscaling_limits: Annotated[
         AutoscalingLimits | None,
         Field(
-            alias="autoscalingLimits",
-            description="Required. Autoscaling limits for an instance.",
+            alias="autoscalingLimits", description="Required. Autoscaling limits for an instance."
         ),
     ] = None
     autoscaling_targets: Annotated[
@@ -327,10 +326,7 @@ class Instance(BaseModel):
     ] = None
     instance_type: Annotated[
         InstanceInstanceType | int | None,
-        Field(
-            alias="instanceType",
-            description="The `InstanceType` of the current instance.",
-        ),
+        Field(alias="instanceType", description="The `InstanceType` of the current instance."),
     ] = None
     labels: Annotated[
         dict[str, str] | None,

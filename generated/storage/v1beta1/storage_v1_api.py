@@ -21,12 +21,10 @@ class Bucket(BaseModel):
         populate_by_name=True,
     )
     acl: Annotated[
-        list[BucketAccessControl] | None,
-        Field(description="Access controls on the bucket."),
+        list[BucketAccessControl] | None, Field(description="Access controls on the bucket.")
     ] = None
     autoclass: Annotated[
-        BucketAutoclass | None,
-        Field(description="The bucket's Autoclass configuration."),
+        BucketAutoclass | None, Field(description="The bucket's Autoclass configuration.")
     ] = None
     billing: Annotated[
         BucketBilling | None, Field(description="The bucket's billing configuration.")
@@ -57,13 +55,11 @@ class Bucket(BaseModel):
         ),
     ] = None
     encryption: Annotated[
-        BucketEncryption | None,
-        Field(description="Encryption configuration for a bucket."),
+        BucketEncryption | None, Field(description="Encryption configuration for a bucket.")
     ] = None
     etag: Annotated[str | None, Field(description="HTTP 1.1 Entity tag for the bucket.")] = None
     generation: Annotated[
-        str | None,
-        Field(description="The generation of this bucket.", pattern="^-?[0-9]+$"),
+        str | None, Field(description="The generation of this bucket.", pattern="^-?[0-9]+$")
     ] = None
     hard_delete_time: Annotated[
         str | None,
@@ -102,8 +98,7 @@ class Bucket(BaseModel):
         Field(description="The kind of item this is. For buckets, this is always storage#bucket."),
     ] = None
     labels: Annotated[
-        dict[str, str] | None,
-        Field(description="User-provided labels, in key/value pairs."),
+        dict[str, str] | None, Field(description="User-provided labels, in key/value pairs.")
     ] = None
     lifecycle: Annotated[
         BucketLifecycle | None,
@@ -118,8 +113,7 @@ class Bucket(BaseModel):
         ),
     ] = None
     location_type: Annotated[
-        str | None,
-        Field(alias="locationType", description="The type of the bucket location."),
+        str | None, Field(alias="locationType", description="The type of the bucket location.")
     ] = None
     logging: Annotated[
         BucketLogging | None,
@@ -210,8 +204,7 @@ class Bucket(BaseModel):
         ),
     ] = None
     versioning: Annotated[
-        BucketVersioning | None,
-        Field(description="The bucket's versioning configuration."),
+        BucketVersioning | None, Field(description="The bucket's versioning configuration.")
     ] = None
     website: Annotated[
         BucketWebsite | None,
@@ -235,8 +228,7 @@ class BucketAccessControl(BaseModel):
         str | None, Field(description="The domain associated with the entity, if any.")
     ] = None
     email: Annotated[
-        str | None,
-        Field(description="The email address associated with the entity, if any."),
+        str | None, Field(description="The email address associated with the entity, if any.")
     ] = None
     entity: Annotated[
         str | None,
@@ -245,12 +237,10 @@ class BucketAccessControl(BaseModel):
         ),
     ] = None
     entity_id: Annotated[
-        str | None,
-        Field(alias="entityId", description="The ID for the entity, if any."),
+        str | None, Field(alias="entityId", description="The ID for the entity, if any.")
     ] = None
     etag: Annotated[
-        str | None,
-        Field(description="HTTP 1.1 Entity tag for the access-control entry."),
+        str | None, Field(description="HTTP 1.1 Entity tag for the access-control entry.")
     ] = None
     id: Annotated[str | None, Field(description="The ID of the access-control entry.")] = None
     kind: Annotated[
@@ -262,14 +252,12 @@ class BucketAccessControl(BaseModel):
     project_team: Annotated[
         BucketAccessControlProjectTeam | None,
         Field(
-            alias="projectTeam",
-            description="The project team associated with the entity, if any.",
+            alias="projectTeam", description="The project team associated with the entity, if any."
         ),
     ] = None
     role: Annotated[str | None, Field(description="The access permission for the entity.")] = None
     self_link: Annotated[
-        str | None,
-        Field(alias="selfLink", description="The link to this access-control entry."),
+        str | None, Field(alias="selfLink", description="The link to this access-control entry.")
     ] = None
 
 
@@ -298,8 +286,7 @@ class BucketAutoclass(BaseModel):
         populate_by_name=True,
     )
     enabled: Annotated[
-        bool | None,
-        Field(description="Whether or not Autoclass is enabled on this bucket"),
+        bool | None, Field(description="Whether or not Autoclass is enabled on this bucket")
     ] = None
     terminal_storage_class: Annotated[
         str | None,
@@ -976,8 +963,7 @@ class BucketLogging(BaseModel):
         ),
     ] = None
     log_object_prefix: Annotated[
-        str | None,
-        Field(alias="logObjectPrefix", description="A prefix for log object names."),
+        str | None, Field(alias="logObjectPrefix", description="A prefix for log object names.")
     ] = None
 
 
@@ -991,8 +977,7 @@ class BucketObjectRetention(BaseModel):
         populate_by_name=True,
     )
     mode: Annotated[
-        str | None,
-        Field(description="The bucket's object retention mode. Can be Enabled."),
+        str | None, Field(description="The bucket's object retention mode. Can be Enabled.")
     ] = None
 
 
@@ -1006,8 +991,7 @@ class BucketOwner(BaseModel):
         populate_by_name=True,
     )
     entity: Annotated[
-        str | None,
-        Field(description="The entity, in the form project-owner-projectId."),
+        str | None, Field(description="The entity, in the form project-owner-projectId.")
     ] = None
     entity_id: Annotated[
         str | None, Field(alias="entityId", description="The ID for the entity.")
@@ -1156,8 +1140,7 @@ class ObjectAccessControl(BaseModel):
         str | None, Field(description="The domain associated with the entity, if any.")
     ] = None
     email: Annotated[
-        str | None,
-        Field(description="The email address associated with the entity, if any."),
+        str | None, Field(description="The email address associated with the entity, if any.")
     ] = None
     entity: Annotated[
         str | None,
@@ -1166,12 +1149,10 @@ class ObjectAccessControl(BaseModel):
         ),
     ] = None
     entity_id: Annotated[
-        str | None,
-        Field(alias="entityId", description="The ID for the entity, if any."),
+        str | None, Field(alias="entityId", description="The ID for the entity, if any.")
     ] = None
     etag: Annotated[
-        str | None,
-        Field(description="HTTP 1.1 Entity tag for the access-control entry."),
+        str | None, Field(description="HTTP 1.1 Entity tag for the access-control entry.")
     ] = None
     generation: Annotated[
         str | None,
@@ -1188,20 +1169,17 @@ class ObjectAccessControl(BaseModel):
         ),
     ] = None
     object: Annotated[
-        str | None,
-        Field(description="The name of the object, if applied to an object."),
+        str | None, Field(description="The name of the object, if applied to an object.")
     ] = None
     project_team: Annotated[
         ObjectAccessControlProjectTeam | None,
         Field(
-            alias="projectTeam",
-            description="The project team associated with the entity, if any.",
+            alias="projectTeam", description="The project team associated with the entity, if any."
         ),
     ] = None
     role: Annotated[str | None, Field(description="The access permission for the entity.")] = None
     self_link: Annotated[
-        str | None,
-        Field(alias="selfLink", description="The link to this access-control entry."),
+        str | None, Field(alias="selfLink", description="The link to this access-control entry.")
     ] = None
 
 

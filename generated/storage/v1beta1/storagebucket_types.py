@@ -39,8 +39,7 @@ class BucketAccessControl(BaseModel):
         str | None, Field(description="The domain associated with the entity, if any.")
     ] = None
     email: Annotated[
-        str | None,
-        Field(description="The email address associated with the entity, if any."),
+        str | None, Field(description="The email address associated with the entity, if any.")
     ] = None
     entity: Annotated[
         str | None,
@@ -49,12 +48,10 @@ class BucketAccessControl(BaseModel):
         ),
     ] = None
     entity_id: Annotated[
-        str | None,
-        Field(alias="entityId", description="The ID for the entity, if any."),
+        str | None, Field(alias="entityId", description="The ID for the entity, if any.")
     ] = None
     etag: Annotated[
-        str | None,
-        Field(description="HTTP 1.1 Entity tag for the access-control entry."),
+        str | None, Field(description="HTTP 1.1 Entity tag for the access-control entry.")
     ] = None
     id: Annotated[str | None, Field(description="The ID of the access-control entry.")] = None
     kind: Annotated[
@@ -66,14 +63,12 @@ class BucketAccessControl(BaseModel):
     project_team: Annotated[
         BucketAccessControlProjectTeam | None,
         Field(
-            alias="projectTeam",
-            description="The project team associated with the entity, if any.",
+            alias="projectTeam", description="The project team associated with the entity, if any."
         ),
     ] = None
     role: Annotated[str | None, Field(description="The access permission for the entity.")] = None
     self_link: Annotated[
-        str | None,
-        Field(alias="selfLink", description="The link to this access-control entry."),
+        str | None, Field(alias="selfLink", description="The link to this access-control entry.")
     ] = None
 
 
@@ -102,8 +97,7 @@ class BucketAutoclass(BaseModel):
         populate_by_name=True,
     )
     enabled: Annotated[
-        bool | None,
-        Field(description="Whether or not Autoclass is enabled on this bucket"),
+        bool | None, Field(description="Whether or not Autoclass is enabled on this bucket")
     ] = None
     terminal_storage_class: Annotated[
         str | None,
@@ -678,8 +672,7 @@ class BucketLogging(BaseModel):
         ),
     ] = None
     log_object_prefix: Annotated[
-        str | None,
-        Field(alias="logObjectPrefix", description="A prefix for log object names."),
+        str | None, Field(alias="logObjectPrefix", description="A prefix for log object names.")
     ] = None
 
 
@@ -693,8 +686,7 @@ class BucketObjectRetention(BaseModel):
         populate_by_name=True,
     )
     mode: Annotated[
-        str | None,
-        Field(description="The bucket's object retention mode. Can be Enabled."),
+        str | None, Field(description="The bucket's object retention mode. Can be Enabled.")
     ] = None
 
 
@@ -708,8 +700,7 @@ class BucketOwnerObserved(BaseModel):
         populate_by_name=True,
     )
     entity: Annotated[
-        str | None,
-        Field(description="The entity, in the form project-owner-projectId."),
+        str | None, Field(description="The entity, in the form project-owner-projectId.")
     ] = None
     entity_id: Annotated[
         str | None, Field(alias="entityId", description="The ID for the entity.")
@@ -860,8 +851,7 @@ class ObjectAccessControl(BaseModel):
         str | None, Field(description="The domain associated with the entity, if any.")
     ] = None
     email: Annotated[
-        str | None,
-        Field(description="The email address associated with the entity, if any."),
+        str | None, Field(description="The email address associated with the entity, if any.")
     ] = None
     entity: Annotated[
         str | None,
@@ -870,12 +860,10 @@ class ObjectAccessControl(BaseModel):
         ),
     ] = None
     entity_id: Annotated[
-        str | None,
-        Field(alias="entityId", description="The ID for the entity, if any."),
+        str | None, Field(alias="entityId", description="The ID for the entity, if any.")
     ] = None
     etag: Annotated[
-        str | None,
-        Field(description="HTTP 1.1 Entity tag for the access-control entry."),
+        str | None, Field(description="HTTP 1.1 Entity tag for the access-control entry.")
     ] = None
     generation: Annotated[
         int | Int64String | None,
@@ -889,20 +877,17 @@ class ObjectAccessControl(BaseModel):
         ),
     ] = None
     object: Annotated[
-        str | None,
-        Field(description="The name of the object, if applied to an object."),
+        str | None, Field(description="The name of the object, if applied to an object.")
     ] = None
     project_team: Annotated[
         ObjectAccessControlProjectTeam | None,
         Field(
-            alias="projectTeam",
-            description="The project team associated with the entity, if any.",
+            alias="projectTeam", description="The project team associated with the entity, if any."
         ),
     ] = None
     role: Annotated[str | None, Field(description="The access permission for the entity.")] = None
     self_link: Annotated[
-        str | None,
-        Field(alias="selfLink", description="The link to this access-control entry."),
+        str | None, Field(alias="selfLink", description="The link to this access-control entry.")
     ] = None
 
 
@@ -953,12 +938,10 @@ class StorageBucketObservedState(BaseModel):
         Field(description="The kind of item this is. For buckets, this is always storage#bucket."),
     ] = None
     location_type: Annotated[
-        str | None,
-        Field(alias="locationType", description="The type of the bucket location."),
+        str | None, Field(alias="locationType", description="The type of the bucket location.")
     ] = None
     metageneration: Annotated[
-        int | Int64String | None,
-        Field(description="The metadata generation of this bucket."),
+        int | Int64String | None, Field(description="The metadata generation of this bucket.")
     ] = None
     owner: Annotated[
         BucketOwnerObserved | None,
@@ -1017,12 +1000,10 @@ class StorageBucketSpec(BaseModel):
         populate_by_name=True,
     )
     acl: Annotated[
-        list[BucketAccessControl] | None,
-        Field(description="Access controls on the bucket."),
+        list[BucketAccessControl] | None, Field(description="Access controls on the bucket.")
     ] = None
     autoclass: Annotated[
-        BucketAutoclass | None,
-        Field(description="The bucket's Autoclass configuration."),
+        BucketAutoclass | None, Field(description="The bucket's Autoclass configuration.")
     ] = None
     billing: Annotated[
         BucketBilling | None, Field(description="The bucket's billing configuration.")
@@ -1060,8 +1041,7 @@ class StorageBucketSpec(BaseModel):
         ),
     ] = None
     encryption: Annotated[
-        BucketEncryption | None,
-        Field(description="Encryption configuration for a bucket."),
+        BucketEncryption | None, Field(description="Encryption configuration for a bucket.")
     ] = None
     hierarchical_namespace: Annotated[
         BucketHierarchicalNamespace | None,
@@ -1082,8 +1062,7 @@ class StorageBucketSpec(BaseModel):
         ),
     ] = None
     labels: Annotated[
-        dict[str, str] | None,
-        Field(description="User-provided labels, in key/value pairs."),
+        dict[str, str] | None, Field(description="User-provided labels, in key/value pairs.")
     ] = None
     lifecycle: Annotated[
         BucketLifecycle | None,
@@ -1163,8 +1142,7 @@ class StorageBucketSpec(BaseModel):
         ),
     ] = None
     versioning: Annotated[
-        BucketVersioning | None,
-        Field(description="The bucket's versioning configuration."),
+        BucketVersioning | None, Field(description="The bucket's versioning configuration.")
     ] = None
     website: Annotated[
         BucketWebsite | None,

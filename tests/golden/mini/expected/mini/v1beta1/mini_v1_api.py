@@ -62,8 +62,7 @@ class Widget(BaseModel):
     parts: Annotated[dict[str, Part] | None, Field(description="Parts by name.")] = None
     payload: Annotated[Any | None, Field(description="Free-form payload.")] = None
     size_bytes: Annotated[
-        str | None,
-        Field(alias="sizeBytes", description="Optional. Size.", pattern="^-?[0-9]+$"),
+        str | None, Field(alias="sizeBytes", description="Optional. Size.", pattern="^-?[0-9]+$")
     ] = None
     state: Annotated[WidgetState | int | None, Field(description="Output only. State.")] = None
     tree: Annotated[Node | None, Field(description="A recursive tree.")] = None

@@ -76,8 +76,7 @@ class MiniWidgetSpec(BaseModel):
         ),
     ] = None
     size_bytes: Annotated[
-        int | Int64String | None,
-        Field(alias="sizeBytes", description="Optional. Size."),
+        int | Int64String | None, Field(alias="sizeBytes", description="Optional. Size.")
     ] = None
     tree: Annotated[Node | None, Field(description="A recursive tree.")] = None
     ttl: Annotated[
