@@ -189,6 +189,11 @@ def load_discovery(path: Path, display: str | None = None) -> DiscoveryDoc:
         text = path.read_text(encoding="utf-8")
     except OSError as e:
         raise SpecError(file, "", f"cannot read: {e.strerror}") from None
+    return parse_discovery(text, file)
+
+
+def parse_discovery(text: str | bytes, file: str) -> DiscoveryDoc:
+    """Parse and check one Discovery document's text; ``file`` names it in errors."""
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as e:

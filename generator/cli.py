@@ -223,9 +223,18 @@ def cmd_parity(args: argparse.Namespace) -> int:
 def cmd_update_specs(args: argparse.Namespace) -> int:
     from kccgen.generator.update_specs import package_version, update_specs
 
-    changes = update_specs(args.specs / "discovery")
-    print(f"specs/discovery from google-api-python-client {package_version()}:")
-    for c in changes:
+    try:
+        changes = update_specs(args.specs, extra=tuple(args.apis), add_all=args.all, vendor=args.vendor)
+    except (ValueError, FileNotFoundError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    moved = [c for c in changes if not c.same_bytes]
+    added = sum(c.old_revision is None for c in moved)
+    print(
+        f"google-api-python-client {package_version()}: {len(changes)} documents pinned "
+        f"(specs/discovery.lock.json), {added} added, {len(moved) - added} changed"
+    )
+    for c in moved:
         print("\n".join(c.lines()))
     return 0
 
@@ -252,7 +261,10 @@ def main(argv: list[str] | None = None) -> int:
     pp = sub.add_parser("parity", help="spec field parity with Config Connector's CRDs (markdown)")
     pp.add_argument("--kcc", type=Path, default=None, help="Config Connector CRDs dir (default: ../shared/compat/kcc/crds)")
     pp.add_argument("--write", action="store_true", help="write docs/field-parity.md")
-    sub.add_parser("update-specs", help="refresh specs/discovery from the pinned client")
+    up = sub.add_parser("update-specs", help="pin Discovery documents from the installed client (refresh, add APIs, --all)")
+    up.add_argument("apis", nargs="*", help="API names (newest GA version) or document keys (run.v2) to add")
+    up.add_argument("--all", action="store_true", help="add the newest GA version of every API the client ships")
+    up.add_argument("--vendor", action="store_true", help="keep a copy of the added documents in specs/discovery/")
     args = p.parse_args(argv)
     if args.specs is None:
         # update-specs writes documents: into ROOT/specs, never into an installed package.

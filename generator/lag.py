@@ -105,11 +105,12 @@ def _behaviours(doc: DiscoveryDoc) -> dict[str, frozenset[str]]:
     return out
 
 
-def schema_flips(old: Specs, new: Specs) -> list[SchemaFlip]:
-    """Immutable/output-only flips in every schema of the documents both sides have."""
+def schema_flips(old: Specs, new: Specs, keys: set[str]) -> list[SchemaFlip]:
+    """Immutable/output-only flips in every schema of the documents ``keys``
+    (those the Kinds use) that both sides have."""
     flips = []
     watched = {"immutable", "output-only", "input-only"}
-    for key in sorted(set(old.discovery) & set(new.discovery)):
+    for key in sorted(keys & set(old.discovery) & set(new.discovery)):
         a, b = _behaviours(old.discovery[key]), _behaviours(new.discovery[key])
         for f in sorted(set(a) & set(b)):
             if (a[f] ^ b[f]) & watched:
@@ -126,15 +127,16 @@ def compare(old: Specs, new: Specs, old_label: str, new_label: str) -> LagReport
     def get(ir: IR, name: str) -> KindIR | None:
         return next((k for k in ir.kinds if k.kind == name), None)
 
+    used = {k.api.doc_key for ir in (old_ir, new_ir) for k in ir.kinds}
     docs = {
         key: (old.discovery[key].revision if key in old.discovery else None, new.discovery[key].revision if key in new.discovery else None)
-        for key in sorted(set(old.discovery) | set(new.discovery))
+        for key in sorted(used)
     }
     return LagReport(
         old_label,
         new_label,
         [compare_kind(k, get(old_ir, k), get(new_ir, k)) for k in kinds],
-        schema_flips(old, new),
+        schema_flips(old, new, used),
         docs,
         [f"old: {d}" for d in rep_old.sorted()],
     )

@@ -1,18 +1,35 @@
-"""Refresh specs/discovery/ from the installed google-api-python-client.
+"""``kccgen update-specs``: pin Discovery documents from the installed client.
 
-Only the documents already pinned (plus any named on the command line) are
-copied; a short summary says what changed so the maintainer knows whether a
+Every pinned document gets a lock entry (source and sha256, ``kccgen.documents``).
+Curated APIs are *vendored* (a copy under ``specs/discovery/``, so reviewers read
+their changes line by line); the rest are *locked* only and read from the
+pinned google-api-python-client, which keeps the repository lean. With no
+argument the pinned set is refreshed; ``API`` arguments (``run`` takes the
+newest GA version, ``run.v2`` that version) and ``--all`` add documents.
+A short summary says what changed so the maintainer knows whether a
 regeneration will move anything.
 """
 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-# The APIs our curated Kinds come from (issue: generator foundation).
+from kccgen.documents import (
+    CLIENT,
+    LOCK_NAME,
+    Locked,
+    client_documents_dir,
+    lock_text,
+    read_lock,
+    sha256_of,
+)
+
+# The APIs of the curated Kinds: vendored when first pinned.
 DEFAULT_DOCS: tuple[str, ...] = (
     "artifactregistry.v1",
     "cloudkms.v1",
@@ -25,18 +42,78 @@ DEFAULT_DOCS: tuple[str, ...] = (
     "storage.v1",
 )
 
+package_documents_dir = client_documents_dir
 
-def package_documents_dir() -> Path:
-    """Where the pinned client ships its Discovery cache."""
-    import googleapiclient
-
-    return Path(googleapiclient.__file__).parent / "discovery_cache" / "documents"
+# alpha, beta, preview and the "v1p1beta1" family are not GA; "v1b3" (Dataflow's
+# production API) is.
+_NOT_GA = re.compile(r"alpha|beta|preview|dev|test")
 
 
 def package_version() -> str:
     from importlib.metadata import version
 
-    return version("google-api-python-client")
+    return version(CLIENT)
+
+
+def split_key(key: str) -> tuple[str, str, str]:
+    """``admin.directory_v1`` -> (name, family, version): ("admin", "directory", "v1").
+    A family is a separately versioned API sharing a name (Admin SDK's directory
+    and reports)."""
+    name, _, ver = key.partition(".")
+    family, _, v = ver.rpartition("_")
+    return name, family, v
+
+
+def is_ga(key: str) -> bool:
+    return not _NOT_GA.search(split_key(key)[2])
+
+
+def _version_order(version: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in re.findall(r"\d+", version))
+
+
+def newest_ga(keys: Iterable[str]) -> dict[tuple[str, str], str]:
+    """(name, family) -> the newest GA document key among ``keys``."""
+    best: dict[tuple[str, str], str] = {}
+    for key in sorted(keys):
+        if not is_ga(key):
+            continue
+        name, family, version = split_key(key)
+        cur = best.get((name, family))
+        if cur is None or _version_order(version) > _version_order(split_key(cur)[2]):
+            best[(name, family)] = key
+    return best
+
+
+def available(source: Path) -> list[str]:
+    """Document keys the client ships. It also ships a few aliases whose file
+    name is not the document's own key (``admin.datatransferv1.json`` holds
+    ``admin.datatransfer_v1``); those are left out."""
+    out = []
+    for p in sorted(source.glob("*.*.json")):
+        head = json.loads(p.read_bytes())
+        if f"{head.get('name')}.{head.get('version')}" == p.stem:
+            out.append(p.stem)
+    return out
+
+
+def resolve_request(requested: Iterable[str], source: Path) -> list[str]:
+    """Document keys for the names asked for: a key as is, an API name as its
+    newest GA version (every family of it)."""
+    keys = available(source)
+    ga = newest_ga(keys)
+    out: set[str] = set()
+    for r in requested:
+        if r in keys:
+            out.add(r)
+            continue
+        found = [k for (name, _), k in ga.items() if name == r]
+        if not found:
+            versions = [k for k in keys if k.split(".")[0] == r]
+            why = f"no GA version (has {', '.join(versions)}); name one explicitly" if versions else "not shipped"
+            raise ValueError(f"{r}: {why} by {CLIENT} {package_version()}")
+        out.update(found)
+    return sorted(out)
 
 
 def _fields(doc: dict[str, Any]) -> set[str]:
@@ -56,14 +133,18 @@ class DocChange:
     schemas_removed: list[str] = field(default_factory=list)
     fields_added: list[str] = field(default_factory=list)
     fields_removed: list[str] = field(default_factory=list)
+    same_bytes: bool = False
+    compared: bool = True  # False for a locked document whose old bytes are gone
 
     def lines(self) -> list[str]:
         if self.old_revision is None:
             return [f"{self.key}: added (revision {self.new_revision})"]
         head = f"{self.key}: revision {self.old_revision} -> {self.new_revision}"
+        if self.same_bytes:
+            return [f"{self.key}: unchanged (revision {self.new_revision})"]
+        if not self.compared:
+            return [head + " (locked: compare schemas with `kccgen lag --from-package OLD_VERSION`)"]
         if not (self.schemas_added or self.schemas_removed or self.fields_added or self.fields_removed):
-            if self.old_revision == self.new_revision:
-                return [f"{self.key}: unchanged (revision {self.new_revision})"]
             return [head + " (no schema or field changes)"]
         out = [
             head + f": schemas +{len(self.schemas_added)} -{len(self.schemas_removed)}, "
@@ -85,6 +166,7 @@ class DocChange:
 def compare(key: str, old: dict[str, Any] | None, new: dict[str, Any]) -> DocChange:
     ch = DocChange(key, None if old is None else str(old.get("revision", "")), str(new.get("revision", "")))
     if old is not None:
+        ch.same_bytes = old == new
         os_, ns = set(old.get("schemas") or {}), set(new.get("schemas") or {})
         ch.schemas_added = sorted(ns - os_)
         ch.schemas_removed = sorted(os_ - ns)
@@ -94,20 +176,53 @@ def compare(key: str, old: dict[str, Any] | None, new: dict[str, Any]) -> DocCha
     return ch
 
 
-def update_specs(dest: Path, source: Path | None = None, extra: tuple[str, ...] = ()) -> list[DocChange]:
-    """Copy the pinned documents into ``dest``; return what changed."""
+def update_specs(
+    specs: Path,
+    source: Path | None = None,
+    extra: tuple[str, ...] = (),
+    *,
+    add_all: bool = False,
+    vendor: bool = False,
+) -> list[DocChange]:
+    """Pin documents into ``specs`` (its ``discovery/`` copies and its lock); return what changed.
+
+    The pinned set is what the lock and ``discovery/`` already hold, the
+    curated defaults, ``extra`` (resolved by ``resolve_request``) and, with
+    ``add_all``, the newest GA version of every API the client ships.
+    """
     src = source or package_documents_dir()
-    dest.mkdir(parents=True, exist_ok=True)
-    keys = sorted({p.stem for p in dest.glob("*.json")} | set(DEFAULT_DOCS) | set(extra))
-    changes = []
+    ddir = specs / "discovery"
+    ddir.mkdir(parents=True, exist_ok=True)
+    lock = read_lock(specs)
+    vendored = {p.stem for p in ddir.glob("*.json")} | {k for k, e in lock.items() if e.vendored}
+    new_keys = set(resolve_request(extra, src))
+    if add_all:
+        new_keys |= set(newest_ga(available(src)).values())
+    if not lock and not vendored:
+        vendored |= set(DEFAULT_DOCS)
+    keys = sorted(set(lock) | vendored | new_keys)
+    if vendor:
+        vendored |= new_keys
+    label = f"{CLIENT}=={package_version()}"
+    changes: list[DocChange] = []
+    entries: dict[str, Locked] = {}
     for key in keys:
         sp = src / f"{key}.json"
         if not sp.exists():
-            raise FileNotFoundError(f"{sp}: {key} is not shipped by google-api-python-client {package_version()}")
-        new_text = sp.read_text(encoding="utf-8")
-        new = json.loads(new_text)
-        dp = dest / f"{key}.json"
-        old = json.loads(dp.read_text(encoding="utf-8")) if dp.exists() else None
-        changes.append(compare(key, old, new))
-        dp.write_text(new_text, encoding="utf-8")
+            raise FileNotFoundError(f"{sp.name}: {key} is not shipped by {label}")
+        data = sp.read_bytes()
+        new = json.loads(data)
+        dp = ddir / f"{key}.json"
+        if key in vendored:
+            old = json.loads(dp.read_bytes()) if dp.exists() else None
+            changes.append(compare(key, old, new))
+            dp.write_bytes(data)
+        else:
+            prev = lock.get(key)
+            ch = DocChange(key, None if prev is None else prev.revision, str(new.get("revision", "")))
+            ch.same_bytes = prev is not None and prev.sha256 == sha256_of(data)
+            ch.compared = False
+            changes.append(ch)
+        entries[key] = Locked(key, sha256_of(data), str(new.get("revision", "")), f"{label}:discovery_cache/documents/{key}.json", key in vendored)
+    (specs / LOCK_NAME).write_text(lock_text(entries), encoding="utf-8")
     return changes

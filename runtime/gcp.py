@@ -20,9 +20,10 @@ from typing import Any, assert_never
 
 from kccgen import data_dir
 from kccgen.contract import Adapter, Call, Lro
+from kccgen.documents import read_document
 
 log = logging.getLogger("kccgen.gcp")
-SPECS = data_dir("specs") / "discovery"
+SPECS = data_dir("specs")
 TRANSIENT = frozenset({429, 500, 502, 503, 504})
 
 
@@ -115,7 +116,7 @@ class Gcp:
         if doc not in self._clients:
             from googleapiclient.discovery import build_from_document
 
-            raw = (SPECS / f"{doc}.json").read_text(encoding="utf-8")
+            raw = read_document(SPECS, doc).decode("utf-8")
             options = None
             creds = self.credentials
             if self.endpoint is not None:

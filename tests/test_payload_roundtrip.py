@@ -147,7 +147,7 @@ def build_catalog(specs: Specs, ir: IR) -> Catalog:
     return Catalog(
         routes=tuple(routes),
         kinds=ir.kinds,
-        docs=dict(specs.discovery),
+        docs={k.api.doc_key: specs.discovery[k.api.doc_key] for k in ir.kinds},
         models={k.kind: _api_model(k) for k in ir.kinds},
     )
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from kccgen.discovery.document import DiscoveryDoc, load_discovery
+from kccgen.discovery.document import DiscoveryDoc, load_discovery, parse_discovery
 from kccgen.discovery.errors import SpecError
+from kccgen.documents import LOCK_NAME, DocumentError, document_paths, read_document
 from kccgen.generator.spec.asset_names import AssetNameTable, load_asset_names
 from kccgen.generator.spec.kinds import (
     ExternalKindsFile,
@@ -16,10 +18,46 @@ from kccgen.generator.spec.kinds import (
 )
 
 
+@dataclass
+class Documents(Mapping[str, DiscoveryDoc]):
+    """The pinned documents by key ("pubsub.v1"), parsed on first use: the
+    keys are known from file names and the lock, and a run that needs three
+    APIs does not parse three hundred."""
+
+    specs: Path
+    display: dict[str, str]  # key -> display path
+    _parsed: dict[str, DiscoveryDoc] = field(default_factory=dict)
+
+    def __getitem__(self, key: str) -> DiscoveryDoc:
+        doc = self._parsed.get(key)
+        if doc is None:
+            if key not in self.display:
+                raise KeyError(key)
+            disp = self.display[key]
+            try:
+                text = read_document(self.specs, key)
+            except DocumentError as e:
+                raise SpecError(_display(self.specs, self.specs / LOCK_NAME), f"/documents/{key}", e.message) from None
+            doc = parse_discovery(text, disp)
+            if doc.key != key:
+                raise SpecError(disp, "/name", f"file is named {key}.json but holds {doc.key}")
+            self._parsed[key] = doc
+        return doc
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.display  # without parsing (Mapping's default would)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.display)
+
+    def __len__(self) -> int:
+        return len(self.display)
+
+
 @dataclass(frozen=True)
 class Specs:
     root: Path
-    discovery: dict[str, DiscoveryDoc]  # keyed "pubsub.v1"
+    discovery: Mapping[str, DiscoveryDoc]  # keyed "pubsub.v1", parsed lazily
     discovery_files: dict[str, str]  # key -> display path, for diagnostics
     asset_names: AssetNameTable
     kinds: tuple[tuple[str, KindsFile], ...]  # (display path, config), sorted by path
@@ -44,15 +82,13 @@ def load_specs(root: Path, fallback: Path | None = None) -> Specs:
     ddir = root / "discovery"
     if not ddir.is_dir():
         raise SpecError(_display(root, ddir), "", "missing Discovery directory")
-    docs: dict[str, DiscoveryDoc] = {}
-    files: dict[str, str] = {}
-    for p in sorted(ddir.glob("*.json")):
-        disp = _display(root, p)
-        doc = load_discovery(p, disp)
-        if p.stem != doc.key:
-            raise SpecError(disp, "/name", f"file is named {p.name} but holds {doc.key}")
-        docs[doc.key] = doc
-        files[doc.key] = disp
+    try:
+        paths = document_paths(root)
+    except DocumentError as e:
+        raise SpecError(_display(root, root / LOCK_NAME), "", e.message) from None
+    lock_disp = _display(root, root / LOCK_NAME)
+    files = {key: _display(root, p) if p.is_relative_to(root) else f"{lock_disp}:{key}" for key, p in paths.items()}
+    docs = Documents(root, files)
     assets = load_asset_names(root / "asset-names.yaml", _display(root, root / "asset-names.yaml"))
     kinds = []
     for p in sorted((root / "kinds").glob("*.yaml")):
