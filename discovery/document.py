@@ -88,6 +88,7 @@ class DiscoveryDoc(_Model):
     version: str
     revision: str = ""
     title: str | None = None
+    canonical_name: str | None = Field(default=None, alias="canonicalName")
     root_url: str = Field(alias="rootUrl")
     service_path: str = Field(default="", alias="servicePath")
     schemas: dict[str, JsonSchema] = Field(default_factory=dict)

@@ -90,9 +90,12 @@ def cmd_generate(args: argparse.Namespace) -> int:
 def _report_skipped(ir: IR) -> int:
     """A configured Kind whose methods fit no contract shape is not generated: an
     error (exit 1) naming the method, while the other Kinds are written."""
-    for sk in ir.skipped:
+    for sk in ir.errors:
         print(f"error: {sk}", file=sys.stderr)
-    return 1 if ir.skipped else 0
+    auto = len(ir.skipped) - len(ir.errors)
+    if auto:
+        print(f"note: {auto} derived Kinds not generated; `kccgen coverage` lists each with the reason", file=sys.stderr)
+    return 1 if ir.errors else 0
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -220,6 +223,27 @@ def cmd_parity(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_coverage(args: argparse.Namespace) -> int:
+    """Every resource of every pinned document: Kind (and tier) or excluded with the reason."""
+    from kccgen.generator.coverage import coverage, render_json, render_markdown
+    from kccgen.generator.spec.loader import load_specs
+
+    specs = load_specs(args.specs)
+    ir = build_ir(specs, Reporter())
+    kcc = args.kcc or (args.root.resolve().parent / "shared" / "compat" / "kcc" / "kinds.tsv")
+    cov = coverage(specs, ir, kcc if kcc.exists() else None)
+    text = render_markdown(cov)
+    if args.write:
+        docs = args.root / "docs"
+        docs.mkdir(parents=True, exist_ok=True)
+        (docs / "coverage.md").write_text(text, encoding="utf-8")
+        (docs / "coverage.json").write_text(render_json(cov), encoding="utf-8")
+        print(f"wrote {docs / 'coverage.md'} and {docs / 'coverage.json'}")
+    summary = text.split("\n## ", 1)[0]
+    print(summary if args.write or args.summary else text, end="" if text.endswith("\n") else "\n")
+    return 0
+
+
 def cmd_update_specs(args: argparse.Namespace) -> int:
     from kccgen.generator.update_specs import package_version, update_specs
 
@@ -261,6 +285,10 @@ def main(argv: list[str] | None = None) -> int:
     pp = sub.add_parser("parity", help="spec field parity with Config Connector's CRDs (markdown)")
     pp.add_argument("--kcc", type=Path, default=None, help="Config Connector CRDs dir (default: ../shared/compat/kcc/crds)")
     pp.add_argument("--write", action="store_true", help="write docs/field-parity.md")
+    cp = sub.add_parser("coverage", help="every resource of every pinned document: Kind, tier, or why not")
+    cp.add_argument("--write", action="store_true", help="write docs/coverage.md and docs/coverage.json")
+    cp.add_argument("--summary", action="store_true", help="print only the summary")
+    cp.add_argument("--kcc", type=Path, default=None, help="Config Connector kinds.tsv (default: ../shared/compat/kcc/kinds.tsv)")
     up = sub.add_parser("update-specs", help="pin Discovery documents from the installed client (refresh, add APIs, --all)")
     up.add_argument("apis", nargs="*", help="API names (newest GA version) or document keys (run.v2) to add")
     up.add_argument("--all", action="store_true", help="add the newest GA version of every API the client ships")
@@ -269,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.specs is None:
         # update-specs writes documents: into ROOT/specs, never into an installed package.
         args.specs = args.root / "specs" if args.cmd == "update-specs" else data_dir("specs")
-    handlers = {"generate": cmd_generate, "check": cmd_check, "kinds": cmd_kinds, "refs": cmd_refs, "lint-crds": cmd_lint_crds, "lag": cmd_lag, "parity": cmd_parity, "update-specs": cmd_update_specs}
+    handlers = {"generate": cmd_generate, "check": cmd_check, "kinds": cmd_kinds, "refs": cmd_refs, "lint-crds": cmd_lint_crds, "lag": cmd_lag, "parity": cmd_parity, "update-specs": cmd_update_specs, "coverage": cmd_coverage}
     try:
         return handlers[args.cmd](args)
     except SpecError as e:

@@ -10,10 +10,18 @@ from __future__ import annotations
 import keyword
 import re
 
-# Acronyms kept upper-case in Kind and class names, as Config Connector does.
+# Acronyms kept upper-case in Kind names, as Config Connector writes them
+# (ComputeSSLCertificate, ComputeTargetHTTPSProxy, DLPDeidentifyTemplate).
 ACRONYMS: frozenset[str] = frozenset(
-    {"KMS", "DNS", "IAM", "API", "SQL", "VPC", "TLS", "SSL", "URL", "URI", "IP", "ID", "CA", "GKE"}
+    {
+        "AI", "API", "CA", "CDN", "DICOM", "DLP", "DNS", "DR", "FHIR", "GCP", "GKE", "GRPC", "HTTP", "HTTPS",
+        "IAM", "IAP", "ID", "IP", "KMS", "ML", "MTLS", "NAT", "OS", "QA", "SQL", "SSH", "SSL", "TCP", "TLS",
+        "TPU", "UDP", "URI", "URL", "VM", "VPC", "VPCSC", "VPN",
+    }
 )
+_BY_LOWER = {a.lower(): a for a in ACRONYMS}
+# Collections whose singular is the word itself (inflect would say "datum").
+_UNCOUNTED = frozenset({"data", "metadata", "settings", "series", "species", "news", "config", "info", "status"})
 
 _WORD_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z0-9]|$|[^A-Za-z0-9])|[A-Z]?[a-z0-9]+|[A-Z]+|[0-9]+")
 
@@ -75,3 +83,38 @@ def api_module(api: str, api_version: str) -> str:
 
 def kind_types_module(kind: str) -> str:
     return f"{lower_kind(kind)}_types"
+
+
+def singular(word: str) -> str:
+    """``keyRings`` -> ``keyRing``, ``policies`` -> ``policy`` (inflect, with the
+    words Google uses as uncounted: ``data``, ``metadata``, ``settings``)."""
+    import inflect
+
+    head, last = re.match(r"(.*?)([A-Z]?[a-z0-9]*)$", word).groups()  # type: ignore[union-attr]
+    if not last or last.lower() in _UNCOUNTED:
+        return word
+    one = inflect.engine().singular_noun(last)
+    return head + (one if isinstance(one, str) and one else last)
+
+
+def acronymize(name: str) -> str:
+    """Upper-case the known acronyms among a Pascal name's words: ``SslCertificate`` -> ``SSLCertificate``."""
+    return "".join(_BY_LOWER.get(w.lower(), w[:1].upper() + w[1:]) for w in words(name))
+
+
+def kind_name(prefix: str, collection: str) -> str:
+    """Config Connector's convention: service prefix + singular resource name
+    (``Compute`` + ``targetHttpsProxies`` -> ``ComputeTargetHTTPSProxy``)."""
+    return prefix + acronymize(pascal(singular(collection)))
+
+
+def service_prefix(api: str, canonical_name: str | None) -> str:
+    """The Kind prefix of an API: the words of its canonical name that spell the
+    API's name (``Secret Manager`` -> ``SecretManager``; ``Cloud Redis`` for
+    ``redis`` -> ``Redis``), acronyms upper-cased; else the API name in Pascal case."""
+    parts = [w for w in re.split(r"[^A-Za-z0-9]+", canonical_name or "") if w]
+    for i in range(len(parts)):
+        for j in range(len(parts), i, -1):
+            if "".join(parts[i:j]).lower() == api.lower():
+                return "".join(_BY_LOWER.get(w.lower(), w[:1].upper() + w[1:]) for w in parts[i:j])
+    return _BY_LOWER.get(api.lower(), pascal(api))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 
 from kccgen.contract import CreateAtPath, Where, create_inputs
 from kccgen.discovery.behaviours import Behaviour as B
@@ -18,12 +19,14 @@ from kccgen.discovery.errors import SpecError, json_path
 from kccgen.discovery.paths import rest_template
 from kccgen.generator.diagnostics import Reporter
 from kccgen.generator.ir.api_models import build_api_models
-from kccgen.generator.ir.identity import choose_asset_format, resolve_identity
+from kccgen.generator.ir.candidates import derive
+from kccgen.generator.ir.identity import asset_rows, choose_asset_format, resolve_identity
 from kccgen.generator.ir.krm import KrmProjector, identity_fields, override_facts, ref_placeholder
 from kccgen.generator.ir.methods import UnsupportedShape, resolve_methods
 from kccgen.generator.ir.model import (
     IR,
     ApiModule,
+    Candidate,
     FieldIR,
     Identity,
     KindIR,
@@ -54,7 +57,21 @@ class Selected:
 
     @property
     def package(self) -> str:
-        return f"{snake(self.kfile.service)}/{self.cfg.krm_version}"
+        return f"{snake(self.kfile.service_name)}/{self.cfg.krm_version}"
+
+    @property
+    def auto(self) -> bool:
+        """Derived by an auto kind file, not an entry a person wrote (index -1)."""
+        return self.index < 0
+
+    @property
+    def where(self) -> str:
+        """Where the Kind is configured, for messages."""
+        if self.auto and self.cfg.resource in self.kfile.overrides:
+            return f"{self.file}#{json_path('overrides', self.cfg.resource)}"
+        if self.auto:
+            return f"{self.file} (auto: {self.doc.key} {self.cfg.resource})"
+        return f"{self.file}#{json_path('kinds', self.index)}"
 
 
 @dataclass(frozen=True)
@@ -66,27 +83,55 @@ class Shaped:
     schema: str
 
 
-def select_kinds(specs: Specs, strict: bool = True, reporter: Reporter | None = None) -> list[Selected]:
+def doc_key(specs: Specs, file: str, kf: KindsFile) -> str:
+    """The document a kind file reads: its version, else the newest GA one pinned."""
+    if kf.version is not None:
+        return f"{kf.api}.{kf.version}"
+    from kccgen.generator.update_specs import newest_ga
+
+    found = [k for (name, _), k in newest_ga(specs.discovery).items() if name == kf.api]
+    if len(found) != 1:
+        have = ", ".join(k for k in specs.discovery if k.split(".")[0] == kf.api) or "none"
+        raise SpecError(file, "/version", f"name the version of {kf.api}: {len(found)} GA documents pinned (have: {have})")
+    return found[0]
+
+
+def _curated(specs: Specs) -> dict[tuple[str, str], tuple[str, str]]:
+    return {(kf.api, c.resource): (c.kind, file) for file, kf in specs.kinds for c in kf.kinds}
+
+
+def select_kinds(specs: Specs, strict: bool = True, reporter: Reporter | None = None, rows: list[Candidate] | None = None) -> list[Selected]:
     """Stage 1: resolve every configured Kind to its Discovery resource.
 
-    ``strict=False`` (used to read older Discovery documents for the lag
-    report) skips a Kind whose document or resource is missing, with a warning.
+    Auto kind files derive their Kinds here (``candidates.derive``); ``rows``
+    collects a row per resource of their documents. ``strict=False`` (used to
+    read older Discovery documents for the lag report) skips a Kind whose
+    document or resource is missing, with a warning.
     """
     out: list[Selected] = []
     seen: dict[str, str] = {}
+    curated = _curated(specs)
     for file, kf in specs.kinds:
-        key = f"{kf.api}.{kf.version}"
+        key = doc_key(specs, file, kf)
         if key not in specs.discovery:
             where = sorted(specs.discovery_files.values())
             ddir = where[0].rsplit("/", 1)[0] if where else "the discovery directory"
-            err = SpecError(file, "/version", f"no Discovery document {key} in {ddir} (have: {', '.join(sorted(specs.discovery))})")
+            same = [k for k in sorted(specs.discovery) if k.split(".")[0] == kf.api]
+            err = SpecError(file, "/version", f"no Discovery document {key} in {ddir} (have: {', '.join(same) or f'no {kf.api} document'})")
             if strict:
                 raise err
             if reporter is not None:
                 reporter.warn(file, "lenient", str(err))
             continue
         doc = specs.discovery[key]
-        for i, cfg in enumerate(kf.kinds):
+        configs = list(kf.kinds)
+        if kf.auto:
+            derived, derived_rows = derive(file, kf, doc, curated)
+            configs += derived
+            if rows is not None:
+                rows.extend(derived_rows)
+        for n, cfg in enumerate(configs):
+            i = n if n < len(kf.kinds) else -1  # derived Kinds have no entry to point at
             if cfg.kind in seen:
                 raise SpecError(file, json_path("kinds", i, "kind"), f"Kind {cfg.kind} is already defined in {seen[cfg.kind]}")
             seen[cfg.kind] = file
@@ -110,7 +155,7 @@ def resolve_shapes(selected: list[Selected]) -> tuple[list[Shaped], list[Skipped
         try:
             methods, schema = resolve_methods(s.file, s.index, s.cfg, s.doc, s.resource)
         except UnsupportedShape as e:
-            skipped.append(SkippedKind(s.cfg.kind, f"{s.file}#{json_path('kinds', s.index)}", e.location, e.reason))
+            skipped.append(SkippedKind(s.cfg.kind, s.where, e.location, e.reason, s.auto))
             continue
         shaped.append(Shaped(s, methods, schema))
     return shaped, skipped
@@ -154,20 +199,35 @@ def build_api_modules(shaped: list[Shaped], reporter: Reporter) -> tuple[dict[tu
     return modules, class_of
 
 
-def resolve_identities(specs: Specs, shaped: list[Shaped], reporter: Reporter) -> dict[str, Identity]:
-    """Stage 4: identity templates (all Kinds' templates first, for parent inference)."""
+def _failure(sh: Shaped, e: Exception) -> SkippedKind:
+    """A derived Kind the generator could not build, and why."""
+    return SkippedKind(sh.sel.cfg.kind, sh.sel.where, f"{sh.sel.doc.key}#{json_path('resources', sh.sel.cfg.resource)}", f"{type(e).__name__}: {e}", True)
+
+
+def resolve_identities(specs: Specs, shaped: list[Shaped], reporter: Reporter, failed: list[SkippedKind]) -> dict[str, Identity]:
+    """Stage 4: identity templates (all Kinds' templates first, for parent inference).
+    A derived Kind whose identity cannot be resolved goes to ``failed``."""
     prelim: dict[str, str] = {}
     for sh in shaped:
         rest = rest_template(sh.methods.get.flat_path)
-        row, _ = choose_asset_format(specs.asset_names.for_type(sh.sel.cfg.asset_type or f"{sh.sel.doc.host}/{sh.schema}"), rest)
+        row, _ = choose_asset_format(asset_rows(specs.asset_names, sh.sel.cfg, sh.sel.doc, sh.schema, rest)[1], rest)
         prelim[sh.sel.cfg.kind] = row.template if row else rest
     identities = {}
     for sh in shaped:
         s = sh.sel
         raw_get = s.resource.methods[sh.methods.get.name]
-        identity = resolve_identity(s.file, s.index, s.cfg, s.doc, raw_get, sh.schema, specs.asset_names, prelim)
+        try:
+            identity = resolve_identity(s.file, s.index, s.cfg, s.doc, raw_get, sh.schema, specs.asset_names, prelim)
+        except Exception as e:
+            if not s.auto:
+                raise
+            failed.append(_failure(sh, e))
+            continue
         for d in identity.disagreements:
-            reporter.warn(f"{s.file}#{json_path('kinds', s.index)}", "identity", f"{s.cfg.kind}: {d}")
+            # A derived Kind outside the asset table is the common case, not news:
+            # coverage shows where each template came from.
+            if not (s.auto and "is not in the asset-inventory table" in d):
+                reporter.warn(s.where, "identity", f"{s.cfg.kind}: {d}")
         identities[s.cfg.kind] = identity
     return identities
 
@@ -229,12 +289,16 @@ def build_kind(
     drop = frozenset(f.name for f in api_res.fields if f.name == "name" or B.IDENTIFIER in f.behaviours)
 
     # Stage 5: references.
-    inf = infer_references(s.cfg.kind, models, res_class, s.cfg, index, overrides, drop)
+    inf = infer_references(s.cfg.kind, models, res_class, s.cfg, index, overrides, drop, identity.domain)
     for msg in inf.bad_targets:
         problem(SpecError(s.file, json_path("kinds", s.index, "references", msg.split(":")[0], "target"), f"{s.cfg.kind}: {msg}"))
     for p in inf.unused_config:
         problem(SpecError(s.file, json_path("kinds", s.index, "references", p), f"{s.cfg.kind}: {p!r} is not a string field of {sh.schema} reachable from spec (list steps are written field[])"))
-    if inf.unclassified:
+    if inf.unclassified and s.auto:
+        # Fail closed: without a kind-config decision the field stays a plain
+        # string; coverage lists it with its candidates.
+        pass
+    elif inf.unclassified:
         problem(SpecError(
             s.file,
             json_path("kinds", s.index, "references"),
@@ -297,6 +361,7 @@ def build_kind(
         references=tuple(references),
         mutability=mutability,
         ref_imports=tuple(sorted((by_kind[c.removesuffix("Ref")].ref_module, c) for c in ref_classes)),
+        unresolved=tuple(inf.unclassified) if s.auto else (),
     )
 
 
@@ -311,32 +376,47 @@ def build_ir(specs: Specs, reporter: Reporter | None = None, strict: bool = True
             raise err
         rep.warn(f"{err.file}#{err.path}", "lenient", err.message)
 
-    selected = select_kinds(specs, strict, rep)
+    rows: list[Candidate] = []
+    selected = select_kinds(specs, strict, rep, rows)
     shaped, skipped = resolve_shapes(selected)
-    modules, class_of = build_api_modules(shaped, rep)
-    identities = resolve_identities(specs, shaped, rep)
-    targets = _targets(specs, shaped, identities)
-    index = TargetIndex(targets, specs.asset_names)
-    by_kind = {t.kind: t for t in targets}
-    kinds = [
-        build_kind(
-            sh,
-            modules[(sh.sel.doc.key, sh.sel.package)],
-            class_of[(sh.sel.doc.key, sh.sel.package)],
-            identities[sh.sel.cfg.kind],
-            index,
-            by_kind,
-            specs.external_kinds_file,
-            problem,
-        )
-        for sh in shaped
-    ]
+    # A derived (auto) Kind that the generator cannot build is skipped with the
+    # reason, and the Kinds are built again without it, so no other Kind refers
+    # to a Kind that is not there. Curated Kinds still fail the run.
+    while True:
+        failed: list[SkippedKind] = []
+        identities = resolve_identities(specs, shaped, rep, failed)
+        if failed:
+            skipped += failed
+            gone = {f.kind for f in failed}
+            shaped = [sh for sh in shaped if sh.sel.cfg.kind not in gone]
+            continue
+        modules, class_of = build_api_modules(shaped, rep)
+        targets = _targets(specs, shaped, identities, rep)
+        index = TargetIndex(targets, specs.asset_names)
+        by_kind = {t.kind: t for t in targets}
+        kinds: list[KindIR] = []
+        for sh in shaped:
+            key = (sh.sel.doc.key, sh.sel.package)
+            build = partial(build_kind, sh, modules[key], class_of[key], identities[sh.sel.cfg.kind], index, by_kind, specs.external_kinds_file, problem)
+            if not sh.sel.auto:
+                kinds.append(build())
+                continue
+            try:
+                kinds.append(build())
+            except Exception as e:  # any failure skips a derived Kind, with the reason
+                failed.append(_failure(sh, e))
+        if not failed:
+            break
+        skipped += failed
+        gone = {f.kind for f in failed}
+        shaped = [sh for sh in shaped if sh.sel.cfg.kind not in gone]
     return IR(
         api_modules=tuple(modules[k] for k in sorted(modules)),
         kinds=tuple(kinds),
         diagnostics=tuple(str(d) for d in rep.sorted()),
         targets=targets,
-        skipped=tuple(skipped),
+        skipped=tuple(sorted(skipped, key=lambda s: s.kind)),
+        candidates=tuple(rows),
     )
 
 
@@ -356,7 +436,7 @@ def ref_module(package: str, kind: str) -> str:
     return f"kccgen.generated.{package.replace('/', '.')}.{kind.lower()}_reference"
 
 
-def _targets(specs: Specs, shaped: list[Shaped], identities: dict[str, Identity]) -> tuple[TargetKind, ...]:
+def _targets(specs: Specs, shaped: list[Shaped], identities: dict[str, Identity], reporter: Reporter | None = None) -> tuple[TargetKind, ...]:
     """Every Kind a reference can point at: ours, then specs/external-kinds.yaml."""
     out: list[TargetKind] = []
     for sh in shaped:
@@ -382,7 +462,11 @@ def _targets(specs: Specs, shaped: list[Shaped], identities: dict[str, Identity]
     for n, ek in enumerate(specs.external_kinds.kinds):
         where = json_path("kinds", n)
         if ek.kind in ours:
-            raise SpecError(specs.external_kinds_file, where, f"{ek.kind} is generated by kccgen; remove it from external kinds")
+            # The generated Kind is the target; the entry stays as the fallback
+            # for a regeneration in which the Kind cannot be generated.
+            if reporter is not None:
+                reporter.warn(f"{specs.external_kinds_file}#{where}", "external", f"{ek.kind} is generated by kccgen; the entry is not used")
+            continue
         rows = specs.asset_names.for_type(ek.asset_type)
         if not rows:
             raise SpecError(specs.external_kinds_file, f"{where}/assetType", f"asset type {ek.asset_type!r} is not in the asset-inventory table")

@@ -11,6 +11,7 @@ from kccgen.discovery.document import DiscoveryDoc, Method
 from kccgen.discovery.errors import SpecError, json_path
 from kccgen.discovery.paths import pattern_template, rest_prefix, rest_template, shape
 from kccgen.generator.ir.model import Identity, IdentityParam
+from kccgen.generator.naming import pascal, singular
 from kccgen.generator.spec.asset_names import AssetName, AssetNameTable
 from kccgen.generator.spec.kinds import KindConfig
 
@@ -27,6 +28,27 @@ def choose_asset_format(rows: tuple[AssetName, ...], rest: str) -> tuple[AssetNa
     return max(rows, key=lambda r: r.index), True
 
 
+def asset_rows(assets: AssetNameTable, cfg: KindConfig, doc: DiscoveryDoc, schema_id: str, rest: str) -> tuple[str, tuple[AssetName, ...]]:
+    """The asset type of a Kind and its rows: the configured type; else
+    ``<host>/<schema>``; else ``<host>/<Singular resource name>``; else the one
+    asset type of the service whose format has the REST path's shape."""
+    if cfg.asset_type:
+        return cfg.asset_type, assets.for_type(cfg.asset_type)
+    by_schema = f"{doc.host}/{schema_id}"
+    rows = assets.for_type(by_schema)
+    if rows:
+        return by_schema, rows
+    by_name = f"{doc.host}/{pascal(singular(cfg.resource.rsplit('.', 1)[-1]))}"
+    rows = assets.for_type(by_name)
+    if any(shape(r.template) == shape(rest) for r in rows):
+        return by_name, rows
+    same_shape = {r.asset_type for r in assets.rows if r.domain == doc.host and shape(r.template) == shape(rest)}
+    if len(same_shape) == 1:
+        (only,) = same_shape
+        return only, assets.for_type(only)
+    return by_schema, ()
+
+
 def resolve_identity(
     file: str,
     index: int,
@@ -37,9 +59,8 @@ def resolve_identity(
     assets: AssetNameTable,
     templates_by_kind: dict[str, str],
 ) -> Identity:
-    asset_type = cfg.asset_type or f"{doc.host}/{schema_id}"
     rest = rest_template(get.flat_path or get.path)
-    rows = assets.for_type(asset_type)
+    asset_type, rows = asset_rows(assets, cfg, doc, schema_id, rest)
     row, mismatch = choose_asset_format(rows, rest)
     disagreements: list[str] = []
     if row is None:

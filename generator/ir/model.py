@@ -254,10 +254,26 @@ class KindIR:
     references: tuple[ReferenceIR, ...] = ()
     mutability: tuple[MutabilityIR, ...] = ()
     ref_imports: tuple[tuple[str, str], ...] = ()  # (module, class) of Ref types used by the spec
+    unresolved: tuple[str, ...] = ()  # derived Kinds: reference-like fields left plain, with their candidates
 
     @property
     def lower(self) -> str:
         return self.kind.lower()
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One resource of one document: what became of it."""
+
+    doc_key: str
+    resource: str
+    kind: str  # the Kind it is, or would be named ("" for a path segment)
+    config_file: str  # the kind file that decided it ("" when no file covers the API)
+    tier: str  # "curated" | "generated" | "excluded" (later stages refine "generated")
+    reason: str = ""  # why excluded
+
+    def excluded(self, reason: str) -> Candidate:
+        return Candidate(self.doc_key, self.resource, self.kind, self.config_file, "excluded", reason)
 
 
 @dataclass(frozen=True)
@@ -268,6 +284,7 @@ class SkippedKind:
     config: str  # specs/kinds/pubsub.yaml#/kinds/3
     location: str  # pubsub.v1#/resources/projects/resources/snapshots/methods/create
     reason: str
+    auto: bool = False  # derived by an auto kind file: an exclusion with a reason, not an error
 
     def __str__(self) -> str:
         return f"{self.config}: {self.kind} is not generated: {self.location}: {self.reason}"
@@ -280,6 +297,12 @@ class IR:
     diagnostics: tuple[str, ...] = field(default=())
     targets: tuple[TargetKind, ...] = ()
     skipped: tuple[SkippedKind, ...] = ()
+    candidates: tuple[Candidate, ...] = ()  # every resource of the auto files' documents
+
+    @property
+    def errors(self) -> tuple[SkippedKind, ...]:
+        """Configured (curated) Kinds that could not be generated: these fail the run."""
+        return tuple(s for s in self.skipped if not s.auto)
 
     def target(self, name: str) -> TargetKind:
         for t in self.targets:

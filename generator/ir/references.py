@@ -112,7 +112,12 @@ def infer_references(
     index: TargetIndex,
     top_facts: dict[str, tuple[Fact, ...]],
     drop: frozenset[str],
+    domain: str = "",
 ) -> Inference:
+    """Classify every string field reachable from spec. ``domain`` is the
+    referencing Kind's service: where evidence names several Kinds and exactly
+    one is of the same service, that one is meant (AIP-122: a relative resource
+    name is relative to its own service; other services' names are full names)."""
     by_name = {t.kind: t for t in index.targets}
     decisions: dict[tuple[str, str], Decision | None] = {}
     refs: list[ReferenceIR] = []
@@ -137,6 +142,11 @@ def infer_references(
             tgt = by_name[hits[0]]
             shown = next(p for p in paths if index.by_path(p))
             return Decision(tgt, ref_field_name(f.name, _id(tgt), many), many, f"description path {shown!r}", None, False)
+        same = [h for h in hits if domain and by_name[h].domain == domain]
+        if len(hits) > 1 and len(same) == 1:
+            tgt = by_name[same[0]]
+            shown = next(p for p in paths if tgt in index.by_path(p))
+            return Decision(tgt, ref_field_name(f.name, _id(tgt), many), many, f"description path {shown!r}, same service (AIP-122)", None, False)
         if len(hits) > 1:
             unclassified.append(f"{api_path}: description paths match several Kinds ({', '.join(hits)})")
             return None
@@ -146,6 +156,8 @@ def infer_references(
         # Only our own Kinds: an external Kind's ID name (namespace, endpoint)
         # is too generic to trust without a path in the description.
         named = [] if f.name.endswith(("Id", "Ids")) else [t for t in index.by_id(singular) if t.ours]
+        if len(named) > 1 and domain:
+            named = [t for t in named if t.domain == domain]
         if paths:
             types = sorted({a for p in paths for a in index.asset_types_for(p)})
             why = f"asset type(s) {', '.join(types)} not declared in specs/external-kinds.yaml" if types else "no Kind or asset type has that shape"

@@ -109,15 +109,45 @@ class KindConfig(_Strict):
     description: str | None = None
 
 
+class DerivedOverride(_Strict):
+    """Settings for one derived Kind of an ``auto`` file, with the reason."""
+
+    kind: str | None = None  # the Kind name, where the convention does not give Config Connector's
+    reason: str = Field(min_length=1)
+    asset_type: str | None = Field(default=None, alias="assetType")
+    id_generation: Literal["user", "service"] | None = Field(default=None, alias="idGeneration")
+    parents: dict[str, ParentConfig] = Field(default_factory=dict)
+    fields: dict[str, FieldOverride] = Field(default_factory=dict)
+    references: dict[str, ReferenceConfig] = Field(default_factory=dict)
+    methods: MethodsConfig = Field(default_factory=MethodsConfig)
+
+
 class KindsFile(_Strict):
+    """Which resources of one Discovery document become Kinds.
+
+    ``kinds`` lists curated Kinds (hand-reviewed). With ``auto: true`` every
+    other resource with standard methods becomes a derived Kind (``kccgen
+    coverage`` lists them, and the excluded ones with the reason);
+    ``overrides`` adjusts a derived Kind and ``exclude`` leaves a resource out,
+    each with a reason.
+    """
+
     api: str  # Discovery name, e.g. cloudkms
-    version: str  # Discovery version, e.g. v1
-    service: str  # KRM service, e.g. kms -> kms.cnrm.cloud.google.com
-    kinds: tuple[KindConfig, ...]
+    version: str | None = None  # Discovery version, e.g. v1; default: the newest GA version pinned
+    service: str | None = None  # KRM service, e.g. kms -> kms.cnrm.cloud.google.com; default: api
+    kind_prefix: str | None = Field(default=None, alias="kindPrefix")  # default: from the canonical name
+    auto: bool = False
+    exclude: dict[str, str] = Field(default_factory=dict)  # auto: resource path -> reason
+    overrides: dict[str, DerivedOverride] = Field(default_factory=dict)  # auto: resource path -> settings
+    kinds: tuple[KindConfig, ...] = ()
+
+    @property
+    def service_name(self) -> str:
+        return self.service or self.api
 
     @property
     def group(self) -> str:
-        return f"{self.service}.cnrm.cloud.google.com"
+        return f"{self.service_name}.cnrm.cloud.google.com"
 
 
 class ExternalKindConfig(_Strict):

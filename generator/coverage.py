@@ -1,0 +1,205 @@
+"""``kccgen coverage``: one row per resource of every pinned document.
+
+Each resource is a Kind (tier ``curated``: a hand-reviewed kind config;
+``generated``: derived by an ``auto`` kind file and emitted) or is excluded
+with the reason. The report also counts config lines per auto Kind and, when
+Config Connector's Kind list is at hand (``--kcc``), how many of the Kinds
+both projects have carry Config Connector's name.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import yaml
+
+from kccgen.discovery.document import iter_resources
+from kccgen.generator.ir.candidates import method_exclusion
+from kccgen.generator.ir.model import IR, Candidate
+from kccgen.generator.naming import singular
+from kccgen.generator.spec.kinds import KindsFile
+from kccgen.generator.spec.loader import Specs
+
+
+@dataclass(frozen=True)
+class Row:
+    api: str
+    resource: str
+    kind: str
+    tier: str
+    reason: str
+    config_lines: float
+
+
+@dataclass(frozen=True)
+class KccMatch:
+    kcc_kind: str
+    group: str
+    ours: str  # our Kind for the same resource ("" if none)
+    resource: str
+
+
+@dataclass(frozen=True)
+class Coverage:
+    rows: tuple[Row, ...]
+    auto_lines: int
+    auto_kinds: int
+    kcc: tuple[KccMatch, ...]
+    unresolved: tuple[tuple[str, str], ...]  # (Kind, field and candidates)
+
+    def count(self, tier: str) -> int:
+        return sum(r.tier == tier for r in self.rows)
+
+    @property
+    def kinds(self) -> int:
+        return sum(r.tier in ("curated", "generated", "verified") for r in self.rows)
+
+    @property
+    def lines_per_auto_kind(self) -> float:
+        return self.auto_lines / self.auto_kinds if self.auto_kinds else 0.0
+
+    @property
+    def kcc_matched(self) -> int:
+        return sum(m.ours == m.kcc_kind for m in self.kcc)
+
+
+def config_lines(path: Path) -> int:
+    """Lines a person wrote: not blank, not a comment."""
+    return sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip() and not line.lstrip().startswith("#"))
+
+
+def auto_lines(path: Path, kf: KindsFile) -> int:
+    """Lines an auto file spends on derived Kinds: all of them when it lists no
+    curated Kind, else its ``auto``, ``overrides`` and ``exclude`` lines."""
+    if not kf.kinds:
+        return config_lines(path)
+    extra = {k: v for k, v in (("overrides", {r: o.model_dump(by_alias=True, exclude_defaults=True) for r, o in kf.overrides.items()}), ("exclude", kf.exclude)) if v}
+    return 1 + (len(yaml.safe_dump(extra).splitlines()) if extra else 0)
+
+
+def coverage(specs: Specs, ir: IR, kcc_tsv: Path | None = None) -> Coverage:
+    built = {k.kind for k in ir.kinds}
+    skipped = {s.kind: s.reason for s in ir.skipped}
+    auto_files = {file for file, kf in specs.kinds if kf.auto}
+    lines = {file: auto_lines(specs.root.parent / file, kf) if kf.auto else config_lines(specs.root.parent / file) for file, kf in specs.kinds}
+    per_file_kinds: dict[str, int] = {}
+    for c in ir.candidates:
+        if c.kind in built and c.tier == "generated":
+            per_file_kinds[c.config_file] = per_file_kinds.get(c.config_file, 0) + 1
+    rows: list[Row] = []
+    covered: set[tuple[str, str]] = set()
+
+    def lines_of(c: Candidate) -> float:
+        n = per_file_kinds.get(c.config_file, 0)
+        return round(lines[c.config_file] / n, 2) if n else 0.0
+
+    for c in ir.candidates:
+        covered.add((c.doc_key, c.resource))
+        if c.tier == "generated" and c.kind not in built:
+            rows.append(Row(c.doc_key, c.resource, c.kind, "excluded", f"not generated: {skipped.get(c.kind, 'unknown')}", 0.0))
+        else:
+            rows.append(Row(c.doc_key, c.resource, c.kind, c.tier, c.reason, lines_of(c) if c.tier == "generated" else 0.0))
+    for k in ir.kinds:
+        if (k.api.doc_key, k.resource) in covered:
+            continue
+        covered.add((k.api.doc_key, k.resource))
+        rows.append(Row(k.api.doc_key, k.resource, k.kind, "curated", "", 0.0))
+    files = {kf.api: file for file, kf in specs.kinds}
+    for key in sorted(specs.discovery):
+        doc = specs.discovery[key]
+        for dotted, res in iter_resources(doc):
+            if (key, dotted) in covered:
+                continue
+            if doc.name in files:
+                other = f"not derived: {files[doc.name]} lists its Kinds (no auto: true)"
+            else:
+                other = f"API not configured: no kind file for {doc.name}"
+            rows.append(Row(key, dotted, "", "excluded", method_exclusion(res, dotted) or other, 0.0))
+    auto_kinds = sum(per_file_kinds.values())
+    spent = sum(lines[f] for f in auto_files)
+    unresolved = tuple(sorted((k.kind, u) for k in ir.kinds for u in k.unresolved))
+    kcc = _kcc_matches(specs, ir, rows, kcc_tsv) if kcc_tsv is not None and kcc_tsv.exists() else ()
+    return Coverage(tuple(sorted(rows, key=lambda r: (r.api, r.resource))), spent, auto_kinds, kcc, unresolved)
+
+
+def _kcc_matches(specs: Specs, ir: IR, rows: list[Row], tsv: Path) -> tuple[KccMatch, ...]:
+    """Config Connector Kinds of the groups we generate, paired with the resource
+    whose singular name ends the Kind name (the same resource in both projects)."""
+    groups = {k.group for k in ir.kinds}
+    group_of_api = {kf.api: kf.group for _, kf in specs.kinds}
+    ours = {(r.api, r.resource): r.kind for r in rows if r.tier in ("curated", "generated", "verified")}
+    by_group: dict[str, list[tuple[str, str]]] = {}
+    for api, res in ours:
+        g = group_of_api.get(api.split(".")[0])
+        if g:
+            by_group.setdefault(g, []).append((api, res))
+    out = []
+    for line in tsv.read_text(encoding="utf-8").splitlines():
+        if line.startswith(("#", "kind\t")) or not line.strip():
+            continue
+        kind, group = line.split("\t")[:2]
+        if group not in groups:
+            continue
+        best: tuple[str, str] | None = None
+        for api, res in sorted(by_group.get(group, [])):
+            leaf = singular(res.rsplit(".", 1)[-1]).lower()
+            same = ours[(api, res)] == kind
+            if (same or kind.lower().endswith(leaf)) and (best is None or same):
+                best = (api, res)
+        if best is not None:
+            out.append(KccMatch(kind, group, ours[best], f"{best[0]} {best[1]}"))
+    return tuple(sorted(out, key=lambda m: m.kcc_kind))
+
+
+def render_markdown(cov: Coverage) -> str:
+    out = [
+        "# Coverage: every resource of every pinned Discovery document",
+        "",
+        "Written by `kccgen coverage --write`; do not edit. Machine-readable: `docs/coverage.json`.",
+        "",
+        f"- Kinds: **{cov.kinds}** ({cov.count('curated')} curated, {cov.count('generated')} generated, {cov.count('verified')} verified)",
+        f"- Excluded resources: {cov.count('excluded')}",
+        f"- Config lines per auto Kind: {cov.lines_per_auto_kind:.2f} ({cov.auto_lines} lines in auto kind files, {cov.auto_kinds} auto Kinds)",
+        f"- Unresolved reference fields (left plain strings): {len(cov.unresolved)}",
+    ]
+    if cov.kcc:
+        rate = 100.0 * cov.kcc_matched / len(cov.kcc)
+        out.append(f"- Config Connector Kind names: {cov.kcc_matched} of {len(cov.kcc)} shared resources carry its name ({rate:.1f} %)")
+    reasons: dict[str, int] = {}
+    for r in cov.rows:
+        if r.tier == "excluded":
+            key = r.reason.split(":")[0]
+            reasons[key] = reasons.get(key, 0) + 1
+    out += ["", "## Exclusions by reason", "", "| reason | resources |", "| --- | ---: |"]
+    out += [f"| {k} | {v} |" for k, v in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))]
+    if cov.kcc:
+        out += ["", "## Config Connector names that differ", "", "| Config Connector | ours | resource |", "| --- | --- | --- |"]
+        out += [f"| {m.kcc_kind} | {m.ours} | {m.resource} |" for m in cov.kcc if m.ours != m.kcc_kind]
+    if cov.unresolved:
+        out += ["", "## Unresolved references", "", "| Kind | field: candidates |", "| --- | --- |"]
+        out += [f"| {k} | {u.replace('|', '/')} |" for k, u in cov.unresolved]
+    out += ["", "## Every resource", "", "| API | resource | Kind | tier | reason | config lines |", "| --- | --- | --- | --- | --- | ---: |"]
+    out += [f"| {r.api} | {r.resource} | {r.kind} | {r.tier} | {r.reason.replace('|', '/')} | {r.config_lines:g} |" for r in cov.rows]
+    return "\n".join(out) + "\n"
+
+
+def render_json(cov: Coverage) -> str:
+    body = {
+        "summary": {
+            "kinds": cov.kinds,
+            "curated": cov.count("curated"),
+            "generated": cov.count("generated"),
+            "verified": cov.count("verified"),
+            "excluded": cov.count("excluded"),
+            "config_lines_per_auto_kind": round(cov.lines_per_auto_kind, 3),
+            "kcc_shared": len(cov.kcc),
+            "kcc_matched": cov.kcc_matched,
+            "unresolved_references": len(cov.unresolved),
+        },
+        "rows": [asdict(r) for r in cov.rows],
+        "kcc": [asdict(m) for m in cov.kcc],
+        "unresolved": [{"kind": k, "field": u} for k, u in cov.unresolved],
+    }
+    return json.dumps(body, indent=1, sort_keys=True) + "\n"

@@ -1,0 +1,181 @@
+"""Stage 1 for ``auto`` kind files: every resource of a document is a candidate.
+
+Each resource either becomes a Kind (named by Config Connector's convention,
+``naming.kind_name``) or is excluded with the reason, so ``kccgen coverage``
+can account for every resource of every pinned document. Exclusions here are
+decided from the methods alone; later stages may still skip a Kind whose
+methods fit no contract shape (``build.resolve_shapes``), again with a reason.
+"""
+
+from __future__ import annotations
+
+from kccgen.discovery.document import DiscoveryDoc, Resource, iter_resources
+from kccgen.discovery.errors import SpecError, json_path
+from kccgen.generator.ir.model import Candidate
+from kccgen.generator.naming import kind_name, service_prefix, singular
+from kccgen.generator.spec.kinds import DerivedOverride, KindConfig, KindsFile
+
+_IAM = frozenset({"getIamPolicy", "setIamPolicy", "testIamPermissions"})
+# Parents a resource can hang under beside projects; the projects form is the
+# Kind, the others are listed (multi-parent Kinds are a later step).
+_OTHER_PARENTS = ("folders", "organizations", "billingAccounts")
+AUTO_KRM_VERSION = "v1alpha1"  # unreviewed Kinds: alpha, as Config Connector labels new Kinds
+
+
+def method_exclusion(res: Resource, dotted: str) -> str | None:
+    """Why a resource cannot be a Kind, from its methods alone; None when it can."""
+    m = res.methods
+    leaf = dotted.rsplit(".", 1)[-1]
+    if not m:
+        return "no methods: a path segment of other resources"
+    if leaf == "operations" or (m.get("get") and m["get"].response and m["get"].response.ref in ("Operation", "GoogleLongrunningOperation")):
+        return "long-running operation collection"
+    if "get" not in m:
+        if set(m) <= _IAM:
+            return "IAM policy methods only (IAM Kinds are separate)"
+        return "no get method"
+    if m["get"].response is None:
+        return "get returns no schema"
+    if "create" not in m and "insert" not in m:
+        if "patch" in m or "update" in m:
+            return "singleton settings object: get and update, no create"
+        return "no create method: read-only or created by the service"
+    return None
+
+
+_LOCATIONS = frozenset({"locations", "regions", "zones"})
+_PARENTS = frozenset({"projects", *_OTHER_PARENTS})
+
+
+def form_key(dotted: str) -> tuple[str, ...]:
+    """The resource without where it lives: ``projects.locations.jobs``,
+    ``projects.regions.jobs``, ``projects.jobs`` and ``folders.locations.jobs``
+    are forms of one resource, ``jobs``."""
+    parts = dotted.split(".")
+    return tuple(p for i, p in enumerate(parts) if p not in _LOCATIONS and not (i == 0 and p in _PARENTS))
+
+
+def _form_rank(dotted: str) -> tuple[int, int, str]:
+    """Which form becomes the Kind: under projects first, located (``locations``)
+    before regional/zonal/global, then the shorter path."""
+    parts = dotted.split(".")
+    return (0 if parts[0] == "projects" else 1, 0 if "locations" in parts else 1 if _LOCATIONS & set(parts) else 2, dotted)
+
+
+def _disambiguate(names: dict[str, str], resources: list[str], prefix: str) -> dict[str, str]:
+    """Kind names for resources whose singular names collide: each takes the
+    singular of its parent collection too (``ApigeeDeveloperApp``,
+    ``ApigeeAppgroupApp``), until the names differ or the paths run out."""
+    depth = 1
+    out = dict(names)
+    while depth < 8:
+        clash: dict[str, list[str]] = {}
+        for r in resources:
+            clash.setdefault(out[r], []).append(r)
+        bad = [rs for rs in clash.values() if len(rs) > 1]
+        if not bad:
+            break
+        depth += 1
+        for rs in bad:
+            for r in rs:
+                parts = [p for p in r.split(".") if p not in _LOCATIONS and p not in _PARENTS]
+                tail = parts[-depth:]
+                out[r] = prefix + "".join(kind_name("", singular(p)) for p in tail)
+    return out
+
+
+def derive(file: str, kf: KindsFile, doc: DiscoveryDoc, curated: dict[tuple[str, str], tuple[str, str]]) -> tuple[list[KindConfig], list[Candidate]]:
+    """The derived Kind configs of an auto file, and a row for every resource.
+
+    ``curated`` maps (API name, resource path) to (Kind, kind file) for every
+    resource a ``kinds:`` entry makes a curated Kind of (in any version).
+    """
+    prefix = kf.kind_prefix or service_prefix(kf.service_name, doc.canonical_name)
+    for section, keys in (("exclude", kf.exclude), ("overrides", kf.overrides)):
+        for r in sorted(keys):
+            try:
+                doc.resource(r)
+            except SpecError:
+                raise SpecError(file, json_path(section, r), f"{doc.key} has no resource {r!r}") from None
+    rows: list[Candidate] = []
+    resources = dict(iter_resources(doc))
+    usable: list[str] = []
+    for dotted, res in resources.items():
+        ov = kf.overrides.get(dotted)
+        name = ov.kind if ov is not None and ov.kind else kind_name(prefix, dotted.rsplit(".", 1)[-1])
+        row = Candidate(doc.key, dotted, name, file, "generated")
+        why = None if ov is not None and ov.methods.get is not None else method_exclusion(res, dotted)
+        if (doc.name, dotted) in curated:
+            kind, cfile = curated[(doc.name, dotted)]
+            if cfile == file and not why:
+                rows.append(Candidate(doc.key, dotted, kind, file, "curated"))
+            else:
+                rows.append(row.excluded(f"curated as {kind} ({cfile})"))
+        elif why is not None:
+            rows.append(row.excluded(why) if res.methods else Candidate(doc.key, dotted, "", file, "excluded", why))
+        elif dotted in kf.exclude:
+            rows.append(row.excluded(kf.exclude[dotted]))
+        else:
+            usable.append(dotted)
+    # One Kind per resource: its other forms (global, regional, folder-level)
+    # are listed against the form that is the Kind.
+    curated_forms = {form_key(d): kind for (api, d), (kind, _) in curated.items() if api == doc.name}
+    forms: dict[tuple[str, ...], list[str]] = {}
+    for dotted in usable:
+        fk = form_key(dotted)
+        if fk in curated_forms and dotted not in kf.overrides:
+            name = kind_name(prefix, dotted.rsplit(".", 1)[-1])
+            rows.append(Candidate(doc.key, dotted, name, file, "excluded", f"another form of the curated {curated_forms[fk]}"))
+            continue
+        forms.setdefault(fk, []).append(dotted)
+    chosen: list[str] = []
+    for group in forms.values():
+        pinned = [d for d in group if d in kf.overrides]
+        best = pinned[0] if pinned else min(group, key=_form_rank)
+        chosen.append(best)
+        for other in group:
+            if other == best:
+                continue
+            if other in kf.overrides:
+                chosen.append(other)
+                continue
+            name = kind_name(prefix, other.rsplit(".", 1)[-1])
+            rows.append(Candidate(doc.key, other, name, file, "excluded", f"another form of {best} (one Kind per resource; its parents and locations are fields)"))
+    named: dict[str, str] = {}
+    for d in chosen:
+        given = kf.overrides[d].kind if d in kf.overrides else None
+        if given:
+            named[d] = given
+    auto_named = [d for d in chosen if d not in named]
+    names = {**_disambiguate({d: kind_name(prefix, d.rsplit(".", 1)[-1]) for d in auto_named}, auto_named, prefix), **named}
+    configs: list[KindConfig] = []
+    seen: dict[str, str] = {}
+    for dotted in sorted(chosen):
+        cfg = _config(names[dotted], dotted, kf.overrides.get(dotted))
+        if cfg.kind in seen:
+            raise SpecError(
+                file,
+                json_path("overrides", dotted),
+                f"{doc.key}: resources {seen[cfg.kind]!r} and {dotted!r} would both be Kind {cfg.kind}; "
+                "name one under overrides (<resource>: {kind: <Name>, reason: ...}) or exclude it with a reason",
+            )
+        seen[cfg.kind] = dotted
+        configs.append(cfg)
+        rows.append(Candidate(doc.key, dotted, cfg.kind, file, "generated"))
+    return configs, sorted(rows, key=lambda r: r.resource)
+
+
+def _config(kind: str, resource: str, ov: DerivedOverride | None) -> KindConfig:
+    if ov is None:
+        return KindConfig(kind=kind, resource=resource, krm_version=AUTO_KRM_VERSION)
+    return KindConfig(
+        kind=kind,
+        resource=resource,
+        krm_version=AUTO_KRM_VERSION,
+        asset_type=ov.asset_type,
+        id_generation=ov.id_generation or "user",
+        parents=ov.parents,
+        fields=ov.fields,
+        references=ov.references,
+        methods=ov.methods,
+    )

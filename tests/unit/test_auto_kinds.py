@@ -1,0 +1,132 @@
+"""Auto kind files: every resource of a document becomes a Kind or is excluded
+with a reason; names follow Config Connector's convention; ambiguous
+references fail closed."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kccgen.discovery.document import iter_resources
+from kccgen.discovery.errors import SpecError
+from kccgen.generator.coverage import coverage
+from kccgen.generator.diagnostics import Reporter
+from kccgen.generator.ir.build import _curated, build_ir, doc_key
+from kccgen.generator.ir.candidates import derive, form_key
+from kccgen.generator.ir.model import FieldIR, ModelSet, ObjectIR, TargetKind, TypeIR
+from kccgen.generator.ir.references import TargetIndex, infer_references
+from kccgen.generator.naming import kind_name, service_prefix, singular
+from kccgen.generator.spec.kinds import KindConfig
+from kccgen.generator.spec.loader import load_specs
+from tests.conftest import REPO
+
+
+def _specs(tmp_path: Path, files: dict[str, str]) -> Path:
+    specs = tmp_path / "specs"
+    shutil.copytree(REPO / "specs", specs)
+    for name, text in files.items():
+        (specs / "kinds" / name).write_text(text)
+    return specs
+
+
+@pytest.mark.parametrize(
+    ("prefix", "collection", "kind"),
+    [
+        ("Compute", "targetHttpsProxies", "ComputeTargetHTTPSProxy"),
+        ("Compute", "sslCertificates", "ComputeSSLCertificate"),
+        ("SQL", "instances", "SQLInstance"),
+        ("KMS", "keyRings", "KMSKeyRing"),
+        ("Logging", "metadata", "LoggingMetadata"),
+        ("DNS", "responsePolicies", "DNSResponsePolicy"),
+    ],
+)
+def test_kind_names_follow_config_connector(prefix: str, collection: str, kind: str) -> None:
+    assert kind_name(prefix, collection) == kind
+
+
+def test_service_prefix_from_the_canonical_name() -> None:
+    assert service_prefix("secretmanager", "Secret Manager") == "SecretManager"
+    assert service_prefix("redis", "Cloud Redis") == "Redis"
+    assert service_prefix("cloudbuild", "Cloud Build") == "CloudBuild"
+    assert service_prefix("iap", "Cloud IAP") == "IAP"
+    assert service_prefix("compute", None) == "Compute"
+    assert singular("settings") == "settings"
+
+
+def test_forms_of_one_resource_share_a_key() -> None:
+    keys = {form_key(p) for p in ("projects.locations.jobs", "projects.regions.jobs", "projects.jobs", "folders.locations.jobs")}
+    assert keys == {("jobs",)}
+    assert form_key("projects.locations.agents.flows") != form_key("projects.locations.flows")
+
+
+def test_auto_file_derives_kinds_and_explains_every_resource(tmp_path: Path) -> None:
+    specs = load_specs(_specs(tmp_path, {"run.yaml": "api: run\nauto: true\n"}))
+    ir = build_ir(specs, Reporter())
+    run = [k for k in ir.kinds if k.group == "run.cnrm.cloud.google.com"]
+    names = {k.kind for k in run}
+    assert {"RunService", "RunJob"} <= names
+    assert all(k.version == "v1alpha1" and k.plural == k.kind.lower() + "s" for k in run)
+    cov = coverage(specs, ir)
+    file, kf = next((f, k) for f, k in specs.kinds if k.api == "run")
+    doc = specs.discovery[doc_key(specs, file, kf)]
+    rows = [r for r in cov.rows if r.api == doc.key]
+    assert sorted(r.resource for r in rows) == sorted(d for d, _ in iter_resources(doc))
+    assert all(r.reason for r in rows if r.tier == "excluded")
+    assert {r.kind for r in rows if r.tier == "generated"} == names
+    assert 0 < cov.lines_per_auto_kind <= 2
+    # the curated Kinds are untouched
+    assert {r.kind for r in cov.rows if r.tier == "curated"} >= {"PubSubTopic", "StorageBucket"}
+
+
+def test_other_forms_are_excluded_against_the_kind(tmp_path: Path) -> None:
+    specs = load_specs(_specs(tmp_path, {"logging.yaml": "api: logging\nauto: true\n"}))
+    file, kf = next((f, k) for f, k in specs.kinds if k.api == "logging")
+    configs, rows = derive(file, kf, specs.discovery[doc_key(specs, file, kf)], _curated(specs))
+    sinks = {c.resource: c.kind for c in configs if c.kind == "LoggingSink"}
+    assert sinks == {"projects.sinks": "LoggingSink"}
+    other = {r.resource: r.reason for r in rows if r.resource in ("sinks", "folders.sinks", "organizations.sinks")}
+    assert other and all(r.startswith("another form of projects.sinks") for r in other.values())
+
+
+def test_two_resources_with_one_kind_name_are_an_error(tmp_path: Path) -> None:
+    text = (
+        "api: run\nauto: true\noverrides:\n"
+        "  projects.locations.services: {kind: RunThing, reason: test}\n"
+        "  projects.locations.jobs: {kind: RunThing, reason: test}\n"
+    )
+    specs = load_specs(_specs(tmp_path, {"run.yaml": text}))
+    with pytest.raises(SpecError, match=r"run\.yaml#/overrides/.*would both be Kind RunThing"):
+        build_ir(specs, Reporter())
+
+
+def test_an_exclusion_needs_an_existing_resource(tmp_path: Path) -> None:
+    specs = load_specs(_specs(tmp_path, {"run.yaml": "api: run\nauto: true\nexclude:\n  projects.nothing: gone\n"}))
+    with pytest.raises(SpecError, match=r"run\.yaml#/exclude/projects\.nothing: run\.v2 has no resource"):
+        build_ir(specs, Reporter())
+
+
+def _target(kind: str, domain: str) -> TargetKind:
+    return TargetKind(kind, "projects/{project}/locations/{location}/repositories/{repository}", domain, True, True, f"m.{kind}")
+
+
+def _model(description: str) -> ModelSet:
+    f = FieldIR("repository", TypeIR("string"), description, (), "x.v1#/schemas/R/properties/repository")
+    return ModelSet((ObjectIR("R", "", (f,), "x.v1#/schemas/R"),), ())
+
+
+def test_an_ambiguous_reference_stays_a_plain_string() -> None:
+    """Two Kinds of other services fit the path: no reference, and the field is listed."""
+    index = TargetIndex((_target("ARepository", "a.googleapis.com"), _target("BRepository", "b.googleapis.com")), load_specs(REPO / "specs").asset_names)
+    inf = infer_references("CThing", _model("Format: projects/p/locations/l/repositories/r"), "R", KindConfig(kind="CThing", resource="x"), index, {}, frozenset(), "c.googleapis.com")
+    assert inf.references == []
+    assert inf.decisions[("R", "repository")] is None
+    assert len(inf.unclassified) == 1 and "ARepository, BRepository" in inf.unclassified[0]
+
+
+def test_the_same_service_wins_a_tie_by_aip_122() -> None:
+    index = TargetIndex((_target("ARepository", "a.googleapis.com"), _target("BRepository", "b.googleapis.com")), load_specs(REPO / "specs").asset_names)
+    inf = infer_references("AThing", _model("Format: projects/p/locations/l/repositories/r"), "R", KindConfig(kind="AThing", resource="x"), index, {}, frozenset(), "a.googleapis.com")
+    assert [r.target for r in inf.references] == ["ARepository"]
+    assert "same service" in inf.references[0].source
