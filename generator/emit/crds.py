@@ -28,6 +28,13 @@ from kccgen.generator.ir.model import IR, FieldIR, KindIR, ModelSet, ObjectIR, T
 MAX_REFS = 50
 MAX_REF_LEN = 512
 MAX_RULED_LIST = 100
+# A ruled list inside a ruled list costs the product of both bounds: the
+# O(n^2) uniqueness rule of a 50-entry Refs list under a 100-entry list was
+# estimated at 5.6x the API server's per-rule budget (MonitoringAlertPolicy's
+# alertStrategy.notificationChannelStrategy[].notificationChannelRefs), so
+# every array nested under a ruled list is capped lower (kccgen lint-crds
+# checks the resulting cost).
+MAX_NESTED_RULED_LIST = 16
 
 LABELS = {
     "cnrm.cloud.google.com/managed-by-kcc": "true",
@@ -134,6 +141,18 @@ def _has_rules(node: object) -> bool:
     return False
 
 
+def _cap_nested_lists(node: object) -> None:
+    """Lower the bound of every ruled array below a ruled list to MAX_NESTED_RULED_LIST."""
+    if isinstance(node, dict):
+        if node.get("type") == "array" and ("x-kubernetes-validations" in node or _has_rules(node.get("items"))):
+            node["maxItems"] = min(int(node.get("maxItems", MAX_NESTED_RULED_LIST)), MAX_NESTED_RULED_LIST)
+        for v in node.values():
+            _cap_nested_lists(v)
+    elif isinstance(node, list):
+        for v in node:
+            _cap_nested_lists(v)
+
+
 class SchemaBuilder:
     def __init__(self, ir: IR, k: KindIR) -> None:
         self.ir = ir
@@ -183,6 +202,7 @@ class SchemaBuilder:
             s = {"type": "array", "items": self.type_schema(t.item, "", stack)}
             if _has_rules(s["items"]):
                 s["maxItems"] = MAX_RULED_LIST
+                _cap_nested_lists(s["items"])
         elif t.kind == "map":
             assert t.item is not None
             if t.item.kind == "any":
