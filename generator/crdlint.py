@@ -6,7 +6,10 @@ unknown fields / is int-or-string), no ``properties`` beside
 junctors carrying types. Conventions, as Config Connector's CRD tests check
 them: output-only fields only under ``status.observedState``; no references
 in status; short names, category ``gcp``, printer columns and labels present;
-every ``*Ref`` is a reference object with the form rules.
+every ``*Ref`` is a reference object with the form rules. CEL cost: each
+rule's estimated cost, times how often it can run, within the API server's
+budget (:mod:`kccgen.generator.celcost`), so a CRD the server would refuse
+is reported here first.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import Any
 import yaml
 
 from kccgen.discovery.behaviours import Behaviour, classify
+from kccgen.generator import celcost
 
 REQUIRED_COLUMNS = ("Age", "Ready", "Status", "Status Age")
 REQUIRED_LABELS = ("cnrm.cloud.google.com/managed-by-kcc", "cnrm.cloud.google.com/stability-level")
@@ -110,6 +114,7 @@ def conventions(crd: dict[str, Any]) -> Iterator[tuple[str, str]]:
             yield f"{vp}/subresources", "status subresource is missing"
         root = ((v.get("schema") or {}).get("openAPIV3Schema")) or {}
         yield from ((p, m) for p, m in structural(root, f"{vp}/schema/openAPIV3Schema"))
+        yield from celcost.problems(root, f"{vp}/schema/openAPIV3Schema")
         props = root.get("properties") or {}
         sbase = f"{vp}/schema/openAPIV3Schema/properties"
         yield from _unbounded_rule_lists(props.get("spec") or {}, f"{sbase}/spec", False)

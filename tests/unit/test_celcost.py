@@ -1,0 +1,76 @@
+"""The CEL cost estimate of ``kccgen lint-crds`` (kccgen.generator.celcost).
+
+The exact figures were read from a real API server's refusals (Kubernetes
+1.36.4, ``estimated rule cost exceeds budget by factor of 1.086270x`` is
+10,862,700 over 10,000,000); tests/test_envtest_crds.py checks the verdicts
+against the server itself.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kccgen.generator import celcost
+from kccgen.generator.crdlint import lint_file
+from tests.support.costcrd import MEASURED, UNIQUE, costly_crd, probe_node, root
+
+CRD_DIR = Path(__file__).resolve().parents[2] / "generated" / "crds"
+
+
+def _top(outer: int | None, inner: int | None, length: int | None) -> celcost.RuleCost:
+    return max(celcost.rule_costs(root(costly_crd(outer, inner, length)), ""), key=lambda r: r.total)
+
+
+@pytest.mark.parametrize(
+    ("outer", "inner", "length", "total"),
+    [
+        (100, 50, 512, 55_906_300),  # MonitoringAlertPolicy before the fix: the server said 5.6x
+        (100, 22, 512, 10_862_700),  # server: 1.086270x
+        (100, 21, 512, 9_900_700),  # server: accepted
+        (20, 50, 512, 11_181_260),  # server: 1.118126x
+        (100, 50, 64, 11_156_300),  # server: 1.115630x
+        (100, 16, 512, 5_759_700),  # MonitoringAlertPolicy after the fix
+    ],
+)
+def test_estimate_matches_the_server(outer: int, inner: int, length: int, total: int) -> None:
+    assert _top(outer, inner, length).total == total
+
+
+def test_unbounded_nested_list_is_reported_with_path_rule_and_cost() -> None:
+    problems = list(celcost.problems(root(costly_crd(None, 16, 512)), "/schema"))
+    per_rule = [m for p, m in problems if p == "/schema/properties/spec/properties/groups/items/properties/refs/x-kubernetes-validations/0/rule"]
+    assert len(per_rule) == 1
+    assert "per-rule budget 10,000,000" in per_rule[0] and UNIQUE in per_rule[0]
+    assert any("per-CRD budget 100,000,000" in m for _, m in problems)
+
+
+def test_bounded_nested_list_passes() -> None:
+    assert list(celcost.problems(root(costly_crd(100, 16, 512)), "")) == []
+
+
+def test_lint_crds_reports_the_unbounded_crd(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump(costly_crd(100, None, 512)))
+    messages = [p.message for p in lint_file(bad)]
+    assert any(m.startswith("CEL rule cost ") and "exceeds the API server's per-rule budget" in m for m in messages), messages
+
+
+@pytest.mark.parametrize(("rule", "cost"), sorted(MEASURED.items()))
+def test_small_rules_cost_what_the_server_says(rule: str, cost: int) -> None:
+    assert celcost.rule_cost(rule, probe_node(rule)) == cost
+
+
+def test_unreadable_rule_is_reported_not_priced_at_zero() -> None:
+    schema = {"type": "object", "x-kubernetes-validations": [{"rule": "self.a ==="}]}
+    [(path, message)] = list(celcost.problems(schema, ""))
+    assert path == "/x-kubernetes-validations/0/rule" and "cannot be estimated" in message
+
+
+@pytest.mark.parametrize("path", sorted(CRD_DIR.glob("*.yaml")), ids=lambda p: p.name.split(".", 1)[0])
+def test_every_generated_rule_is_estimated(path: Path) -> None:
+    crd = yaml.safe_load(path.read_text(encoding="utf-8"))
+    costs = list(celcost.rule_costs(root(crd), ""))
+    assert costs and all(not c.error for c in costs)
