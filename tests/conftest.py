@@ -9,6 +9,7 @@ import pytest
 from kccgen.generator.ir.build import build_ir
 from kccgen.generator.ir.model import IR
 from kccgen.generator.spec.loader import Specs, load_specs
+from tests.support.envtest import envtest as envtest  # the session API server fixture
 
 REPO = Path(__file__).resolve().parent.parent
 COMPAT = REPO.parent / "shared" / "compat" / "kcc"
