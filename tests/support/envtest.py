@@ -76,6 +76,36 @@ class Kube:
             time.sleep(0.2)
             self.kubectl("api-resources", "--cached=false", "-o", "name")
 
+    def apply_files(self, files: list[Path], jobs: int = 4, timeout: float = 600) -> str:
+        """Server-side apply of many files in ``jobs`` concurrent kubectl calls (the server
+        takes ~30 ms per CRD, one request at a time per call: 1,000 CRDs took 30 s in one
+        call, 18 s in four). Returns kubectl's combined errors."""
+        base = [str(assets() / "kubectl"), "--kubeconfig", str(self.kubeconfig), "--cache-dir", str(self.cache)]
+        procs = []
+        for chunk in (files[i::jobs] for i in range(jobs)):
+            if chunk:
+                args = [*base, "apply", "--server-side", "--field-manager=kccgen-test"]
+                args += [a for f in chunk for a in ("-f", str(f))]
+                procs.append(subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
+        return "".join(p.communicate(timeout=timeout)[1] for p in procs)
+
+    def established(self, names: set[str], timeout: float = 180) -> dict[str, bool]:
+        """Whether each CRD the server holds is Established, once all of ``names`` it holds
+        are (or ``timeout`` passes). One list per poll, not a watch per CRD, printed as
+        name and condition only: the full list of 1,000 CRDs is 50 MB of JSON."""
+        # No filter: a CRD's conditions are null until the server has looked at it,
+        # and a jsonpath filter fails on null.
+        path = '{range .items[*]}{.metadata.name}{" "}{range .status.conditions[*]}{.type}={.status}{","}{end}{"\\n"}{end}'
+        deadline = time.monotonic() + timeout
+        while True:
+            out = self.kubectl("get", "crd", "-o", f"jsonpath={path}")
+            assert out.returncode == 0, out.stderr[:2000]
+            lines = (line.partition(" ") for line in out.stdout.splitlines())
+            crds = {name: "Established=True," in conds for name, _, conds in lines}
+            if all(crds[n] for n in names & set(crds)) or time.monotonic() > deadline:
+                return crds
+            time.sleep(1)
+
     def get_json(self, *args: str) -> Any:
         out = self.kubectl("get", *args, "-o", "json")
         assert out.returncode == 0, out.stderr
