@@ -258,9 +258,19 @@ class SchemaBuilder:
         }
 
 
+def spec_required(k: KindIR) -> bool:
+    """Whether ``spec`` must be present: only when a field in it is required.
+
+    Config Connector's manifests omit ``spec`` for Kinds whose every field is
+    optional (a bare PubSubTopic or StorageBucket); requiring it anyway would
+    refuse them for no reason. The pydantic ``<Kind>`` model agrees (files.py).
+    """
+    return any(f.required for f in k.spec.fields)
+
+
 def crd(ir: IR, k: KindIR) -> dict[str, Any]:
     b = SchemaBuilder(ir, k)
-    root = {
+    root: dict[str, Any] = {
         "type": "object",
         "description": k.description or k.kind,
         "properties": {
@@ -270,8 +280,9 @@ def crd(ir: IR, k: KindIR) -> dict[str, Any]:
             "spec": b.spec_schema(),
             "status": b.status_schema(),
         },
-        "required": ["spec"],
     }
+    if spec_required(k):
+        root["required"] = ["spec"]
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",

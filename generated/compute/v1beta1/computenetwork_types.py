@@ -525,5 +525,5 @@ class ComputeNetwork(KRMObject):
         Literal["compute.cnrm.cloud.google.com/v1beta1"], Field(alias="apiVersion")
     ] = "compute.cnrm.cloud.google.com/v1beta1"
     kind: Literal["ComputeNetwork"] = "ComputeNetwork"
-    spec: ComputeNetworkSpec
+    spec: ComputeNetworkSpec = Field(default_factory=ComputeNetworkSpec)
     status: ComputeNetworkStatus | None = None

@@ -916,5 +916,5 @@ class MonitoringAlertPolicy(KRMObject):
         Literal["monitoring.cnrm.cloud.google.com/v1beta1"], Field(alias="apiVersion")
     ] = "monitoring.cnrm.cloud.google.com/v1beta1"
     kind: Literal["MonitoringAlertPolicy"] = "MonitoringAlertPolicy"
-    spec: MonitoringAlertPolicySpec
+    spec: MonitoringAlertPolicySpec = Field(default_factory=MonitoringAlertPolicySpec)
     status: MonitoringAlertPolicyStatus | None = None

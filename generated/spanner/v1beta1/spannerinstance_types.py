@@ -472,5 +472,5 @@ class SpannerInstance(KRMObject):
         Literal["spanner.cnrm.cloud.google.com/v1beta1"], Field(alias="apiVersion")
     ] = "spanner.cnrm.cloud.google.com/v1beta1"
     kind: Literal["SpannerInstance"] = "SpannerInstance"
-    spec: SpannerInstanceSpec
+    spec: SpannerInstanceSpec = Field(default_factory=SpannerInstanceSpec)
     status: SpannerInstanceStatus | None = None

@@ -1178,5 +1178,5 @@ class StorageBucket(KRMObject):
         Literal["storage.cnrm.cloud.google.com/v1beta1"], Field(alias="apiVersion")
     ] = "storage.cnrm.cloud.google.com/v1beta1"
     kind: Literal["StorageBucket"] = "StorageBucket"
-    spec: StorageBucketSpec
+    spec: StorageBucketSpec = Field(default_factory=StorageBucketSpec)
     status: StorageBucketStatus | None = None
