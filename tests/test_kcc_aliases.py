@@ -23,6 +23,7 @@ from typing import Any
 import celpy
 import pytest
 import yaml
+from celpy.adapter import json_to_cel
 
 from kccgen.discovery.errors import SpecError
 from kccgen.generator.ir.build import build_ir
@@ -189,7 +190,7 @@ def _alias_rules(kind: str) -> list[str]:
 
 def _cel(rule: str, spec: dict[str, Any]) -> bool:
     env = celpy.Environment()
-    return bool(env.program(env.compile(rule)).evaluate({"self": celpy.json_to_cel(spec)}))
+    return bool(env.program(env.compile(rule)).evaluate({"self": json_to_cel(spec)}))
 
 
 @pytest.mark.parametrize(("kind", "alias_spec", "api_spec"), [c[:3] for c in CASES], ids=[c[0] for c in CASES])
