@@ -26,6 +26,8 @@ import yaml
 from celpy.adapter import json_to_cel
 
 from kccgen.discovery.errors import SpecError
+from kccgen.generator.emit.adapters import adapter_of
+from kccgen.generator.emit.crds import crd
 from kccgen.generator.ir.build import build_ir
 from kccgen.generator.spec.kinds import load_kinds_file
 from kccgen.generator.spec.loader import load_specs
@@ -178,6 +180,20 @@ def test_a_bad_alias_target_stops_the_build(alias: dict[str, Any], message: str,
     with pytest.raises(SpecError, match=message) as e:
         build_ir(bad)
     assert str(e.value).startswith("specs/kinds/compute.yaml#/kinds/0/aliases/0/")
+
+
+def test_values_of_a_scalar_alias_become_an_enum_and_runtime_data(tmp_path: Path) -> None:
+    """The whole path of a value mapping: kind config -> CRD enum -> adapter data -> runtime."""
+    alias = {"field": "routingMode", "apiField": "routingConfig.routingMode", "reason": "r", "values": {"regional": "REGIONAL", "global": "GLOBAL"}}
+    specs = load_specs(REPO / "specs")
+    kf = load_kinds_file(_kinds_file(tmp_path, alias), "specs/kinds/compute.yaml")
+    ir = build_ir(dataclasses.replace(specs, kinds=tuple((p, kf if p == "specs/kinds/compute.yaml" else f) for p, f in specs.kinds)))
+    k = ir.kind("ComputeNetwork")
+    prop = crd(ir, k)["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["routingMode"]
+    assert sorted(prop["enum"]) == ["global", "regional"]
+    a = adapter_of(k)
+    assert dict(a.aliases[0].values) == {"regional": "REGIONAL", "global": "GLOBAL"}
+    assert canonical_spec(a, {"routingMode": "global", "mtu": 1500}) == {"mtu": 1500, "routingConfig": {"routingMode": "GLOBAL"}}
 
 
 # --- CRD, CEL and model ---------------------------------------------------------------------

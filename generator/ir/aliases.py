@@ -26,7 +26,7 @@ from kccgen.generator.ir.model import (
     TypeIR,
 )
 from kccgen.generator.naming import pascal
-from kccgen.generator.spec.kinds import AliasConfig, AliasItem
+from kccgen.generator.spec.kinds import AliasConfig, AliasItem, AliasScalar
 
 
 @dataclass(frozen=True)
@@ -74,16 +74,20 @@ class _Builder:
             raise self.error(i, "items", f"alias class {o.name} clashes with a generated class")
         self.objects[o.name] = o
 
+    def valued_type(self, i: int, key: str, t: TypeIR, values: dict[str, AliasScalar] | None, name: str, leaf: str, source: str) -> TypeIR:
+        """The alias's type: the API field's, or an enum of the mapped values."""
+        if not values:
+            return t
+        enum = EnumIR(f"{name}{pascal(leaf)}", f"Config Connector's {leaf}.", tuple(EnumValue(str(v)) for v in values), source)
+        if enum.name in self.enums or enum.name in self.objects:
+            raise self.error(i, key, f"alias class {enum.name} clashes with a generated class")
+        self.enums[enum.name] = enum
+        return TypeIR("enum", ref=enum.name)
+
     def item_field(self, i: int, it: AliasItem, api: FieldIR, name: str, source: str) -> FieldIR:
-        """The alias sub-field: the API field's type, or an enum of the mapped values."""
+        """The alias sub-field of one element, described with its mapping."""
         leaf = it.field.rsplit(".", 1)[-1]
-        t = api.type
-        if it.values:
-            enum = EnumIR(f"{name}{pascal(leaf)}", f"Config Connector's {leaf}.", tuple(EnumValue(str(v)) for v in it.values), source)
-            if enum.name in self.enums or enum.name in self.objects:
-                raise self.error(i, "items", f"alias class {enum.name} clashes with a generated class")
-            self.enums[enum.name] = enum
-            t = TypeIR("enum", ref=enum.name)
+        t = self.valued_type(i, "items", api.type, it.values, name, leaf, source)
         mapped = "; ".join(f"{k} -> {'nothing' if v is None else json.dumps(v)}" for k, v in (it.values or {}).items())
         desc = f"Config Connector's name for {it.api_field}" + (f" ({mapped})" if mapped else "") + f". {api.description}".rstrip()
         return FieldIR(leaf, t, desc, (), source)
@@ -120,7 +124,9 @@ class _Builder:
         if any(f.name == cfg.field for f in spec.fields):
             raise self.error(i, "field", f"alias {cfg.field!r} is already a spec field")
         target, api = self.walk(spec, cfg.api_field, i, "apiField")
-        t = api.type
+        if cfg.values and cfg.items:
+            raise self.error(i, "values", "values map a scalar alias and items the elements of a list alias: not both")
+        t = self.valued_type(i, "values", api.type, cfg.values, self.kind, cfg.field, source)
         items: list[AliasIR] = []
         if cfg.items:
             elem = self.objects.get(t.item.ref or "") if t.kind == "array" and t.item is not None and t.item.kind == "object" else None
@@ -145,7 +151,8 @@ class _Builder:
                 items.append(AliasIR(it.field, item_target, it.api_field, cfg.reason, item_source, tuple((k, v) for k, v in (it.values or {}).items())))
             cloned = self.clone(elem, name, renames, i)
             t = TypeIR("array", item=TypeIR("object", ref=cloned.name))
-        desc = f"Config Connector's name for {cfg.api_field} (spec.{target}); set one of the two. {cfg.reason}"
+        mapped = "; ".join(f"{k} -> {'nothing' if v is None else json.dumps(v)}" for k, v in (cfg.values or {}).items())
+        desc = f"Config Connector's name for {cfg.api_field} (spec.{target}" + (f"; {mapped}" if mapped else "") + f"); set one of the two. {cfg.reason}"
         values = tuple((k, v) for k, v in (cfg.values or {}).items())
         return AliasIR(cfg.field, target, cfg.api_field, cfg.reason, source, values, tuple(items)), FieldIR(cfg.field, t, desc, (), source)
 
