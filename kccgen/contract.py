@@ -297,6 +297,29 @@ class FieldRule:
         return Behaviour.IMMUTABLE in self.behaviours or self.identity
 
 
+# --- aliases -------------------------------------------------------------------------------
+
+Scalar = str | int | float | bool | None
+
+
+@dataclass(frozen=True)
+class Alias:
+    """A Config Connector field name that stands for one of our spec fields.
+
+    Older KCC manifests spell API fields differently (``spec.routingMode`` for
+    ``spec.routingConfig.routingMode``); the runtime moves the value to
+    ``target`` before anything reads the spec, so both spellings send the same
+    request. ``values`` maps the alias's values to the target's (``None``: send
+    nothing); ``items`` are the same moves inside each element of a list alias,
+    with paths relative to the element.
+    """
+
+    field: str  # the alias: a top-level spec field, or a dotted path inside an element
+    target: str  # the spec path (dotted) it stands for
+    values: tuple[tuple[Scalar, Scalar], ...] = ()
+    items: tuple[Alias, ...] = ()
+
+
 # --- the adapter -------------------------------------------------------------------------
 
 
@@ -318,6 +341,7 @@ class Adapter:
     krm_only: tuple[str, ...] = ()  # spec fields that are not API fields (identity, parents)
     int64_paths: tuple[str, ...] = ()  # API paths whose KRM form may be an integer
     operations: tuple[tuple[str, OperationGetter], ...] = ()  # by accessor path or compute scope
+    aliases: tuple[Alias, ...] = ()  # Config Connector spellings of spec fields
 
     def operation(self, key: str) -> OperationGetter:
         for k, getter in self.operations:
@@ -333,6 +357,7 @@ def create_inputs(shape: CreateShape) -> tuple[CreateInput, ...]:
 
 __all__ = [
     "Adapter",
+    "Alias",
     "Behaviour",
     "Call",
     "CreateAtPath",
@@ -356,6 +381,7 @@ __all__ = [
     "NoGuard",
     "NoUpdate",
     "OperationGetter",
+    "Scalar",
     "TypeKind",
     "UpdateMaskInBody",
     "UpdateMaskInQuery",

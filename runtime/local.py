@@ -19,6 +19,8 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from kccgen.runtime.adapter import adapter_for
+from kccgen.runtime.aliases import AliasConflict, canonical_spec
 from kccgen.runtime.gcp import Gcp
 from kccgen.runtime.reconciler import Reconciler, Result
 from kccgen.runtime.refs import PROJECT_ID_ANNOTATION, InMemoryStore, iter_field, references_of
@@ -72,6 +74,16 @@ def load_manifests(paths: Iterable[Path], default_ns: str = "default") -> list[d
     return out
 
 
+def _spec_for_refs(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """The spec with Config Connector aliases moved to their fields, so a reference
+    written under an alias (``notificationChannels``) orders its target first."""
+    spec = dict(obj.get("spec") or {})
+    try:
+        return canonical_spec(adapter_for(str(obj.get("kind"))), spec)
+    except AliasConflict:
+        return spec  # the reconcile reports the conflict
+
+
 def dependency_order(objs: list[dict[str, Any]], default_ns: str = "default") -> list[dict[str, Any]]:
     """Referenced objects (by name) first; a cycle is an error naming its members."""
     index = {_key(o, default_ns): o for o in objs}
@@ -79,8 +91,9 @@ def dependency_order(objs: list[dict[str, Any]], default_ns: str = "default") ->
     for o in objs:
         k = _key(o, default_ns)
         deps[k] = set()
+        spec = _spec_for_refs(o)
         for ref in references_of(k[0]):
-            for _, value in iter_field(o.get("spec") or {}, ref.path):
+            for _, value in iter_field(spec, ref.path):
                 items = value if isinstance(value, list) else [value]
                 for item in items:
                     if isinstance(item, Mapping) and item.get("name"):

@@ -26,6 +26,7 @@ from typing import Any
 
 from kccgen.contract import Adapter, CreateServiceAssigned
 from kccgen.runtime.adapter import adapter_for, spec_to_api
+from kccgen.runtime.aliases import AliasConflict, canonical_spec
 from kccgen.runtime.diff import diff
 from kccgen.runtime.gcp import Gcp, GcpError, NotFound, OperationFailed
 from kccgen.runtime.identity import IdentityError, identity_for
@@ -106,6 +107,25 @@ class Reconciler:
     # --- entry points -------------------------------------------------------------------
 
     def reconcile(self, original: Mapping[str, Any]) -> Result:
+        """One reconcile; Config Connector aliases in the spec are moved to their
+        fields first, and the object keeps the spec as the user wrote it."""
+        a = adapter_for(str(original.get("kind")))
+        if not a.aliases:
+            return self._reconcile(original)
+        user_spec = original.get("spec")
+        try:
+            canon = canonical_spec(a, user_spec)
+        except AliasConflict as e:
+            return self._finish(copy.deepcopy(dict(original)), False, "UpdateFailed", str(e), [])
+        result = self._reconcile({**original, "spec": canon})
+        if result.obj.get("spec") == canon:  # not rewritten (state-into-spec merge, SSA)
+            if user_spec is None:
+                result.obj.pop("spec", None)
+            else:
+                result.obj["spec"] = copy.deepcopy(user_spec)
+        return result
+
+    def _reconcile(self, original: Mapping[str, Any]) -> Result:
         obj = copy.deepcopy(dict(original))
         events: list[Event] = []
         kind = str(obj.get("kind"))

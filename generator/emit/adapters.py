@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, CreateWithNameInBody
-from kccgen.generator.ir.model import KindIR
+from kccgen.contract import Adapter, Alias, CreateWithNameInBody
+from kccgen.generator.ir.model import AliasIR, KindIR
 from kccgen.generator.render import py_source, render
 
 
@@ -15,6 +15,10 @@ def _int64_paths(k: KindIR) -> tuple[str, ...]:
             if r.path.startswith("spec.") and r.api_path and r.type.rsplit("<", 1)[-1].rstrip(">") in ("string(int64)", "string(uint64)")
         )
     )
+
+
+def alias_of(a: AliasIR) -> Alias:
+    return Alias(field=a.field, target=a.target, values=a.values, items=tuple(alias_of(i) for i in a.items))
 
 
 def adapter_of(k: KindIR) -> Adapter:
@@ -37,6 +41,7 @@ def adapter_of(k: KindIR) -> Adapter:
         krm_only=tuple(sorted({p.krm_field for p in ident.params})),
         int64_paths=_int64_paths(k),
         operations=m.operations,
+        aliases=tuple(alias_of(a) for a in k.aliases),
     )
 
 

@@ -20,7 +20,7 @@ import yaml
 
 from kccgen.discovery.behaviours import Behaviour
 from kccgen.generator.emit.types import FORMAT_PATTERNS, INT64_FORMATS
-from kccgen.generator.ir.model import IR, FieldIR, KindIR, ModelSet, ObjectIR, TypeIR
+from kccgen.generator.ir.model import IR, AliasIR, FieldIR, KindIR, ModelSet, ObjectIR, TypeIR
 
 # Bounds that keep the CEL cost estimate small: the API server multiplies a
 # rule's cost by the maximum size of every list above it, so every array
@@ -130,6 +130,17 @@ def create_only_rule(field: str, is_ref: bool) -> dict[str, str]:
     Presence-aware as :func:`identity_rule`; a reference may switch forms."""
     rule = identity_rule(field, is_ref)["rule"]
     return {"rule": rule, "message": f"{field} is immutable: it is sent only when the resource is created, and GCP never reports it back"}
+
+
+def alias_rule(a: AliasIR) -> dict[str, str]:
+    """A Config Connector alias and the field it stands for may not both be set:
+    the runtime would have to pick one, and a silent pick hides a mistake."""
+    parts = a.target.split(".")
+    target = " && ".join(f"has(self.{'.'.join(parts[:n])})" for n in range(1, len(parts) + 1))
+    return {
+        "rule": f"!has(self.{a.field}) || !({target})",
+        "message": f"{a.field} is Config Connector's name for {a.target}: set one of the two, not both",
+    }
 
 
 def _has_rules(node: object) -> bool:
@@ -246,6 +257,7 @@ class SchemaBuilder:
             for f in self.k.spec.fields
             if {Behaviour.IMMUTABLE, Behaviour.INPUT_ONLY} <= f.behaviours and f.name not in id_fields
         ]
+        rules += [alias_rule(a) for a in self.k.aliases]
         s["x-kubernetes-validations"] = rules
         return s
 
@@ -278,9 +290,19 @@ class SchemaBuilder:
         }
 
 
+def spec_required(k: KindIR) -> bool:
+    """Whether ``spec`` must be present: only when a field in it is required.
+
+    Config Connector's manifests omit ``spec`` for Kinds whose every field is
+    optional (a bare PubSubTopic or StorageBucket); requiring it anyway would
+    refuse them for no reason. The pydantic ``<Kind>`` model agrees (files.py).
+    """
+    return any(f.required for f in k.spec.fields)
+
+
 def crd(ir: IR, k: KindIR) -> dict[str, Any]:
     b = SchemaBuilder(ir, k)
-    root = {
+    root: dict[str, Any] = {
         "type": "object",
         "description": k.description or k.kind,
         "properties": {
@@ -290,8 +312,9 @@ def crd(ir: IR, k: KindIR) -> dict[str, Any]:
             "spec": b.spec_schema(),
             "status": b.status_schema(),
         },
-        "required": ["spec"],
     }
+    if spec_required(k):
+        root["required"] = ["spec"]
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",

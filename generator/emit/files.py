@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from kccgen.generator.emit.adapters import adapter_source
-from kccgen.generator.emit.crds import crd_path, crd_source
+from kccgen.generator.emit.crds import crd_path, crd_source, spec_required
 from kccgen.generator.emit.mutability import mutability_source
 from kccgen.generator.emit.references import reference_module_path, reference_source
 from kccgen.generator.emit.types import api_module_source, kind_module_source
@@ -71,6 +71,7 @@ def _kind_file(k: KindIR) -> str:
         "api_alias": f"{k.kind}API",
         "body": body,
         "description_line": f"{k.kind}: {first_line}",
+        "spec_required": spec_required(k),
     }
     # Imports the module no longer uses (StrEnum once every enum is imported) go.
     text = render_text("<kind>_types.py.j2", imports=[], **slots)

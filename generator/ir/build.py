@@ -18,6 +18,7 @@ from kccgen.discovery.document import DiscoveryDoc, Resource
 from kccgen.discovery.errors import SpecError, json_path
 from kccgen.discovery.paths import rest_template
 from kccgen.generator.diagnostics import Reporter
+from kccgen.generator.ir.aliases import build_aliases
 from kccgen.generator.ir.api_models import build_api_models
 from kccgen.generator.ir.candidates import derive
 from kccgen.generator.ir.identity import asset_rows, choose_asset_format, resolve_identity
@@ -338,6 +339,10 @@ def build_kind(
 
     # Stage 7: mutability table.
     mutability = build_mutability(s.cfg.kind, f"{s.doc.key} {s.cfg.resource}", krm_models, spec_obj, obs_obj, m, identity, frozenset(ref_classes))
+    # Stage 8: Config Connector's older field names, after the mutability
+    # table (which describes API fields only).
+    aliased = build_aliases(s.cfg.kind, s.file, s.index, s.cfg.aliases, spec_obj, krm_models)
+    spec_obj, krm_models = aliased.spec, aliased.models
     api_fields = tuple(FieldIR(f.name, f.type, f.description, proj.facts(f, f.name), f.source, f.deprecated) for f in api_res.fields)
     short = s.cfg.short_names or (f"gcp{s.cfg.kind.lower()}", f"gcp{plural_kind(s.cfg.kind)}")
     return KindIR(
@@ -362,6 +367,7 @@ def build_kind(
         mutability=mutability,
         ref_imports=tuple(sorted((by_kind[c.removesuffix("Ref")].ref_module, c) for c in ref_classes)),
         unresolved=tuple(inf.unclassified) if s.auto else (),
+        aliases=aliased.aliases,
     )
 
 

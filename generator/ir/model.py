@@ -233,6 +233,24 @@ class MutabilityIR:
 
 
 @dataclass(frozen=True)
+class AliasIR:
+    """A Config Connector field name, the spec field it stands for, and how values move.
+
+    ``field`` is a spec property of its own (``krm_models`` holds its type);
+    ``target`` is the KRM spec path of ``api_field`` (a reference's ``*Ref``
+    name where the API field is a reference).
+    """
+
+    field: str
+    target: str
+    api_field: str
+    reason: str
+    source: str  # specs/kinds/compute.yaml#/kinds/0/aliases/0
+    values: tuple[tuple[str | int | float | bool | None, str | int | float | bool | None], ...] = ()
+    items: tuple[AliasIR, ...] = ()
+
+
+@dataclass(frozen=True)
 class KindIR:
     kind: str
     group: str
@@ -255,6 +273,7 @@ class KindIR:
     mutability: tuple[MutabilityIR, ...] = ()
     ref_imports: tuple[tuple[str, str], ...] = ()  # (module, class) of Ref types used by the spec
     unresolved: tuple[str, ...] = ()  # derived Kinds: reference-like fields left plain, with their candidates
+    aliases: tuple[AliasIR, ...] = ()  # Config Connector's older field names (spec properties too)
 
     @property
     def lower(self) -> str:

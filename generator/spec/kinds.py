@@ -94,6 +94,38 @@ class MethodsConfig(_Strict):
     delete: DeleteMethod | None = None
 
 
+AliasScalar = str | int | float | bool | None
+
+
+class AliasItem(_Strict):
+    """A sub-field of each element of a list alias that Config Connector spells differently.
+
+    Paths are relative to one element and share their parent path
+    (``condition.withState`` -> ``condition.isLive``).
+    """
+
+    field: str
+    api_field: str = Field(alias="apiField")
+    # alias value -> API value (null: send nothing), where the two differ in type
+    values: dict[str, AliasScalar] | None = None
+
+
+class AliasConfig(_Strict):
+    """A Config Connector field name accepted beside the API field it stands for.
+
+    Older KCC manifests use names (``routingMode``, ``lifecycleRule``) that the
+    API spells elsewhere; the alias is an extra CRD property, refused together
+    with its API field, and the runtime moves its value to the API field. The
+    mapping is data here, so no Kind needs code of its own.
+    """
+
+    field: str  # the top-level spec property KCC uses
+    api_field: str = Field(alias="apiField")  # dotted API path: lifecycle.rule
+    reason: str = Field(min_length=1)
+    values: dict[str, AliasScalar] | None = None
+    items: tuple[AliasItem, ...] = ()
+
+
 class KindConfig(_Strict):
     kind: str
     resource: str  # dotted Discovery resource path, e.g. projects.topics
@@ -107,6 +139,7 @@ class KindConfig(_Strict):
     external_forms: tuple[str, ...] = Field(default=(), alias="externalForms")  # extra accepted spellings
     methods: MethodsConfig = Field(default_factory=MethodsConfig)
     description: str | None = None
+    aliases: tuple[AliasConfig, ...] = ()  # Config Connector's older field names
 
 
 class DerivedOverride(_Strict):

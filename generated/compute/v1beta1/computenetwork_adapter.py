@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateWithNameInBody,
     DeleteAtPath,
@@ -82,6 +83,7 @@ ADAPTER = Adapter(
             ),
         ),
     ),
+    aliases=(Alias(field="routingMode", target="routingConfig.routingMode"),),
 )
 
 register_adapter(ADAPTER)

@@ -207,6 +207,13 @@ class ComputeNetworkSpec(BaseModel):
             description="The network-level routing configuration for this network.  Used by Cloud\nRouter to determine what type of network-wide routing behavior to enforce.",
         ),
     ] = None
+    routing_mode: Annotated[
+        NetworkRoutingConfigRoutingMode | None,
+        Field(
+            alias="routingMode",
+            description="Config Connector's name for routingConfig.routingMode (spec.routingConfig.routingMode); set one of the two. Config Connector's ComputeNetwork flattens routingConfig.routingMode to spec.routingMode (REGIONAL/GLOBAL)",
+        ),
+    ] = None
 
 
 class NetworkParams(BaseModel):
@@ -525,5 +532,5 @@ class ComputeNetwork(KRMObject):
         Literal["compute.cnrm.cloud.google.com/v1beta1"], Field(alias="apiVersion")
     ] = "compute.cnrm.cloud.google.com/v1beta1"
     kind: Literal["ComputeNetwork"] = "ComputeNetwork"
-    spec: ComputeNetworkSpec
+    spec: ComputeNetworkSpec = Field(default_factory=ComputeNetworkSpec)
     status: ComputeNetworkStatus | None = None

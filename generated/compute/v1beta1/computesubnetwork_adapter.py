@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateWithNameInBody,
     DeleteAtPath,
@@ -99,6 +100,7 @@ ADAPTER = Adapter(
             ),
         ),
     ),
+    aliases=(Alias(field="secondaryIpRange", target="secondaryIpRanges"),),
 )
 
 register_adapter(ADAPTER)

@@ -274,6 +274,13 @@ class ComputeSubnetworkSpec(BaseModel):
             description="The role of subnetwork. Currently, this field is only used when\npurpose is set to GLOBAL_MANAGED_PROXY orREGIONAL_MANAGED_PROXY. The value can be set toACTIVE or BACKUP. An ACTIVE\nsubnetwork is one that is currently being used for Envoy-based load\nbalancers in a region. A BACKUP subnetwork is one that is\nready to be promoted to ACTIVE or is currently draining.\nThis field can be updated with a patch request."
         ),
     ] = None
+    secondary_ip_range: Annotated[
+        list[SubnetworkSecondaryRange] | None,
+        Field(
+            alias="secondaryIpRange",
+            description="Config Connector's name for secondaryIpRanges (spec.secondaryIpRanges); set one of the two. Config Connector's ComputeSubnetwork names the API's secondaryIpRanges[] in the singular; elements have the same fields",
+        ),
+    ] = None
     secondary_ip_ranges: Annotated[
         list[SubnetworkSecondaryRange] | None,
         Field(

@@ -640,5 +640,5 @@ class DNSManagedZone(KRMObject):
         Literal["dns.cnrm.cloud.google.com/v1beta1"], Field(alias="apiVersion")
     ] = "dns.cnrm.cloud.google.com/v1beta1"
     kind: Literal["DNSManagedZone"] = "DNSManagedZone"
-    spec: DNSManagedZoneSpec
+    spec: DNSManagedZoneSpec = Field(default_factory=DNSManagedZoneSpec)
     status: DNSManagedZoneStatus | None = None

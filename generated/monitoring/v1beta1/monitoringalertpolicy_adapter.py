@@ -6,7 +6,14 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateServiceAssigned, DeleteAtPath, UpdateMaskInQuery
+from kccgen.contract import (
+    Adapter,
+    Alias,
+    Call,
+    CreateServiceAssigned,
+    DeleteAtPath,
+    UpdateMaskInQuery,
+)
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -32,6 +39,7 @@ ADAPTER = Adapter(
     ),
     krm_only=("projectRef", "resourceID"),
     int64_paths=("conditions[].conditionSql.rowCountTest.threshold",),
+    aliases=(Alias(field="notificationChannels", target="notificationChannelRefs"),),
 )
 
 register_adapter(ADAPTER)

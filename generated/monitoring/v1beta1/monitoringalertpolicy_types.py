@@ -556,6 +556,13 @@ class MonitoringAlertPolicySpec(BaseModel):
             description="References to MonitoringNotificationChannels (API field `notificationChannels`). Identifies the notification channels to which notifications should be sent when incidents are opened or closed or when new violations occur on an already opened incident. Each element of this array corresponds to the name field in each of the NotificationChannel objects that are returned from the ListNotificationChannels method. The format of the entries in this field is: projects/[PROJECT_ID_OR_NUMBER]/notificationChannels/[CHANNEL_ID]",
         ),
     ] = None
+    notification_channels: Annotated[
+        list[MonitoringNotificationChannelRef] | None,
+        Field(
+            alias="notificationChannels",
+            description="Config Connector's name for notificationChannels (spec.notificationChannelRefs); set one of the two. Config Connector's MonitoringAlertPolicy keeps the API name notificationChannels for its list of references (ours: notificationChannelRefs)",
+        ),
+    ] = None
     project_ref: Annotated[
         ProjectRef | None,
         Field(
@@ -916,5 +923,5 @@ class MonitoringAlertPolicy(KRMObject):
         Literal["monitoring.cnrm.cloud.google.com/v1beta1"], Field(alias="apiVersion")
     ] = "monitoring.cnrm.cloud.google.com/v1beta1"
     kind: Literal["MonitoringAlertPolicy"] = "MonitoringAlertPolicy"
-    spec: MonitoringAlertPolicySpec
+    spec: MonitoringAlertPolicySpec = Field(default_factory=MonitoringAlertPolicySpec)
     status: MonitoringAlertPolicyStatus | None = None

@@ -153,5 +153,7 @@ class MonitoringNotificationChannel(KRMObject):
         Literal["monitoring.cnrm.cloud.google.com/v1beta1"], Field(alias="apiVersion")
     ] = "monitoring.cnrm.cloud.google.com/v1beta1"
     kind: Literal["MonitoringNotificationChannel"] = "MonitoringNotificationChannel"
-    spec: MonitoringNotificationChannelSpec
+    spec: MonitoringNotificationChannelSpec = Field(
+        default_factory=MonitoringNotificationChannelSpec
+    )
     status: MonitoringNotificationChannelStatus | None = None

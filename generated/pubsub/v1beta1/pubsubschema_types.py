@@ -131,5 +131,5 @@ class PubSubSchema(KRMObject):
         Literal["pubsub.cnrm.cloud.google.com/v1beta1"], Field(alias="apiVersion")
     ] = "pubsub.cnrm.cloud.google.com/v1beta1"
     kind: Literal["PubSubSchema"] = "PubSubSchema"
-    spec: PubSubSchemaSpec
+    spec: PubSubSchemaSpec = Field(default_factory=PubSubSchemaSpec)
     status: PubSubSchemaStatus | None = None

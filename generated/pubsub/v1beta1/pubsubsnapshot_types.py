@@ -108,5 +108,5 @@ class PubSubSnapshot(KRMObject):
         Literal["pubsub.cnrm.cloud.google.com/v1beta1"], Field(alias="apiVersion")
     ] = "pubsub.cnrm.cloud.google.com/v1beta1"
     kind: Literal["PubSubSnapshot"] = "PubSubSnapshot"
-    spec: PubSubSnapshotSpec
+    spec: PubSubSnapshotSpec = Field(default_factory=PubSubSnapshotSpec)
     status: PubSubSnapshotStatus | None = None

@@ -914,5 +914,5 @@ class PubSubSubscription(KRMObject):
         Literal["pubsub.cnrm.cloud.google.com/v1beta1"], Field(alias="apiVersion")
     ] = "pubsub.cnrm.cloud.google.com/v1beta1"
     kind: Literal["PubSubSubscription"] = "PubSubSubscription"
-    spec: PubSubSubscriptionSpec
+    spec: PubSubSubscriptionSpec = Field(default_factory=PubSubSubscriptionSpec)
     status: PubSubSubscriptionStatus | None = None

@@ -786,5 +786,5 @@ class PubSubTopic(KRMObject):
         Literal["pubsub.cnrm.cloud.google.com/v1beta1"], Field(alias="apiVersion")
     ] = "pubsub.cnrm.cloud.google.com/v1beta1"
     kind: Literal["PubSubTopic"] = "PubSubTopic"
-    spec: PubSubTopicSpec
+    spec: PubSubTopicSpec = Field(default_factory=PubSubTopicSpec)
     status: PubSubTopicStatus | None = None

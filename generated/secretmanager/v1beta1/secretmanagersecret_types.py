@@ -420,5 +420,5 @@ class SecretManagerSecret(KRMObject):
         Literal["secretmanager.cnrm.cloud.google.com/v1beta1"], Field(alias="apiVersion")
     ] = "secretmanager.cnrm.cloud.google.com/v1beta1"
     kind: Literal["SecretManagerSecret"] = "SecretManagerSecret"
-    spec: SecretManagerSecretSpec
+    spec: SecretManagerSecretSpec = Field(default_factory=SecretManagerSecretSpec)
     status: SecretManagerSecretStatus | None = None

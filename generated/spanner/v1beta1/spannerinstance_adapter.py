@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateWrapped,
     DeleteAtPath,
@@ -122,6 +123,7 @@ ADAPTER = Adapter(
             ),
         ),
     ),
+    aliases=(Alias(field="numNodes", target="nodeCount"),),
 )
 
 register_adapter(ADAPTER)

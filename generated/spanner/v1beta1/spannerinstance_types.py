@@ -421,6 +421,13 @@ class SpannerInstanceSpec(BaseModel):
             description="The number of nodes allocated to this instance. At most, one of either `node_count` or `processing_units` should be present in the message. Users can set the `node_count` field to specify the target number of nodes allocated to the instance. If autoscaling is enabled, `node_count` is treated as an `OUTPUT_ONLY` field and reflects the current number of nodes allocated to the instance. This might be zero in API responses for instances that are not yet in the `READY` state. If the instance has varying node count across replicas (achieved by setting `asymmetric_autoscaling_options` in the autoscaling configuration), the `node_count` set here is the maximum node count across all replicas. For more information, see [Compute capacity, nodes, and processing units](https://cloud.google.com/spanner/docs/compute-capacity).",
         ),
     ] = None
+    num_nodes: Annotated[
+        int | None,
+        Field(
+            alias="numNodes",
+            description="Config Connector's name for nodeCount (spec.nodeCount); set one of the two. Config Connector's SpannerInstance calls the API's nodeCount numNodes",
+        ),
+    ] = None
     processing_units: Annotated[
         int | None,
         Field(
@@ -472,5 +479,5 @@ class SpannerInstance(KRMObject):
         Literal["spanner.cnrm.cloud.google.com/v1beta1"], Field(alias="apiVersion")
     ] = "spanner.cnrm.cloud.google.com/v1beta1"
     kind: Literal["SpannerInstance"] = "SpannerInstance"
-    spec: SpannerInstanceSpec
+    spec: SpannerInstanceSpec = Field(default_factory=SpannerInstanceSpec)
     status: SpannerInstanceStatus | None = None

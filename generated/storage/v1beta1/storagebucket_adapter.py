@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateInput,
     CreateWithNameInBody,
@@ -46,6 +47,24 @@ ADAPTER = Adapter(
         "lifecycle.rule[].condition.sizeBelowBytes",
         "retentionPolicy.retentionPeriod",
         "softDeletePolicy.retentionDurationSeconds",
+    ),
+    aliases=(
+        Alias(
+            field="lifecycleRule",
+            target="lifecycle.rule",
+            items=(
+                Alias(
+                    field="condition.withState",
+                    target="condition.isLive",
+                    values=(("LIVE", True), ("ARCHIVED", False), ("ANY", None)),
+                ),
+            ),
+        ),
+        Alias(
+            field="uniformBucketLevelAccess",
+            target="iamConfiguration.uniformBucketLevelAccess.enabled",
+        ),
+        Alias(field="bucketPolicyOnly", target="iamConfiguration.bucketPolicyOnly.enabled"),
     ),
 )
 

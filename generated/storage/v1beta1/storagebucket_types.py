@@ -6,6 +6,7 @@ API resource: storage.v1 buckets (Bucket).
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Annotated, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
@@ -906,6 +907,141 @@ class ObjectAccessControlProjectTeam(BaseModel):
     team: Annotated[str | None, Field(description="The team.")] = None
 
 
+class StorageBucketLifecycleRule(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        populate_by_name=True,
+    )
+    action: Annotated[
+        BucketLifecycleRuleAction | None, Field(description="The action to take.")
+    ] = None
+    condition: Annotated[
+        StorageBucketLifecycleRuleCondition | None,
+        Field(description="The condition(s) under which the action will be taken."),
+    ] = None
+
+
+class StorageBucketLifecycleRuleCondition(BaseModel):
+    """
+    The condition(s) under which the action will be taken.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+        populate_by_name=True,
+    )
+    age: Annotated[
+        int | None,
+        Field(
+            description="Age of an object (in days). This condition is satisfied when an object reaches the specified age."
+        ),
+    ] = None
+    created_before: Annotated[
+        str | None,
+        Field(
+            alias="createdBefore",
+            description='A date in RFC 3339 format with only the date part (for instance, "2013-01-15"). This condition is satisfied when an object is created before midnight of the specified date in UTC.',
+            pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
+        ),
+    ] = None
+    custom_time_before: Annotated[
+        str | None,
+        Field(
+            alias="customTimeBefore",
+            description='A date in RFC 3339 format with only the date part (for instance, "2013-01-15"). This condition is satisfied when the custom time on an object is before this date in UTC.',
+            pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
+        ),
+    ] = None
+    days_since_custom_time: Annotated[
+        int | None,
+        Field(
+            alias="daysSinceCustomTime",
+            description="Number of days elapsed since the user-specified timestamp set on an object. The condition is satisfied if the days elapsed is at least this number. If no custom timestamp is specified on an object, the condition does not apply.",
+        ),
+    ] = None
+    days_since_noncurrent_time: Annotated[
+        int | None,
+        Field(
+            alias="daysSinceNoncurrentTime",
+            description="Number of days elapsed since the noncurrent timestamp of an object. The condition is satisfied if the days elapsed is at least this number. This condition is relevant only for versioned objects. The value of the field must be a nonnegative integer. If it's zero, the object version will become eligible for Lifecycle action as soon as it becomes noncurrent.",
+        ),
+    ] = None
+    matches_pattern: Annotated[
+        str | None,
+        Field(
+            alias="matchesPattern",
+            description='A regular expression that satisfies the RE2 syntax. This condition is satisfied when the name of the object matches the RE2 pattern. Note: This feature is currently in the "Early Access" launch stage and is only available to a whitelisted set of users; that means that this feature may be changed in backward-incompatible ways and that it is not guaranteed to be released.',
+        ),
+    ] = None
+    matches_prefix: Annotated[
+        list[str] | None,
+        Field(
+            alias="matchesPrefix",
+            description="List of object name prefixes. This condition will be satisfied when at least one of the prefixes exactly matches the beginning of the object name.",
+        ),
+    ] = None
+    matches_storage_class: Annotated[
+        list[str] | None,
+        Field(
+            alias="matchesStorageClass",
+            description="Objects having any of the storage classes specified by this condition will be matched. Values include MULTI_REGIONAL, REGIONAL, NEARLINE, COLDLINE, ARCHIVE, STANDARD, and DURABLE_REDUCED_AVAILABILITY.",
+        ),
+    ] = None
+    matches_suffix: Annotated[
+        list[str] | None,
+        Field(
+            alias="matchesSuffix",
+            description="List of object name suffixes. This condition will be satisfied when at least one of the suffixes exactly matches the end of the object name.",
+        ),
+    ] = None
+    noncurrent_time_before: Annotated[
+        str | None,
+        Field(
+            alias="noncurrentTimeBefore",
+            description='A date in RFC 3339 format with only the date part (for instance, "2013-01-15"). This condition is satisfied when the noncurrent time on an object is before this date in UTC. This condition is relevant only for versioned objects.',
+            pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
+        ),
+    ] = None
+    num_newer_versions: Annotated[
+        int | None,
+        Field(
+            alias="numNewerVersions",
+            description="Relevant only for versioned objects. If the value is N, this condition is satisfied when there are at least N versions (including the live version) newer than this version of the object.",
+        ),
+    ] = None
+    size_above_bytes: Annotated[
+        int | Int64String | None,
+        Field(
+            alias="sizeAboveBytes",
+            description="Objects having a size greater than this value in bytes will be matched.",
+        ),
+    ] = None
+    size_below_bytes: Annotated[
+        int | Int64String | None,
+        Field(
+            alias="sizeBelowBytes",
+            description="Objects having a size less than this value in bytes will be matched.",
+        ),
+    ] = None
+    with_state: Annotated[
+        StorageBucketLifecycleRuleConditionWithState | None,
+        Field(
+            alias="withState",
+            description="Config Connector's name for condition.isLive (LIVE -> true; ARCHIVED -> false; ANY -> nothing). Relevant only for versioned objects. If the value is true, this condition matches live objects; if the value is false, it matches archived objects.",
+        ),
+    ] = None
+
+
+class StorageBucketLifecycleRuleConditionWithState(StrEnum):
+    """
+    Config Connector's withState.
+    """
+
+    LIVE = "LIVE"
+    ARCHIVED = "ARCHIVED"
+    ANY = "ANY"
+
+
 class StorageBucketObservedState(BaseModel):
     """
     A bucket.
@@ -1008,6 +1144,13 @@ class StorageBucketSpec(BaseModel):
     billing: Annotated[
         BucketBilling | None, Field(description="The bucket's billing configuration.")
     ] = None
+    bucket_policy_only: Annotated[
+        bool | None,
+        Field(
+            alias="bucketPolicyOnly",
+            description="Config Connector's name for iamConfiguration.bucketPolicyOnly.enabled (spec.iamConfiguration.bucketPolicyOnly.enabled); set one of the two. Config Connector's deprecated StorageBucket boolean for the API's iamConfiguration.bucketPolicyOnly.enabled (the former name of uniform bucket-level access)",
+        ),
+    ] = None
     cors: Annotated[
         list[BucketCors] | None,
         Field(description="The bucket's Cross-Origin Resource Sharing (CORS) configuration."),
@@ -1068,6 +1211,13 @@ class StorageBucketSpec(BaseModel):
         BucketLifecycle | None,
         Field(
             description="The bucket's lifecycle configuration. See [Lifecycle Management](https://cloud.google.com/storage/docs/lifecycle) for more information."
+        ),
+    ] = None
+    lifecycle_rule: Annotated[
+        list[StorageBucketLifecycleRule] | None,
+        Field(
+            alias="lifecycleRule",
+            description="Config Connector's name for lifecycle.rule (spec.lifecycle.rule); set one of the two. Config Connector's StorageBucket lists the API's lifecycle.rule[] as spec.lifecycleRule[]",
         ),
     ] = None
     location: Annotated[
@@ -1141,6 +1291,13 @@ class StorageBucketSpec(BaseModel):
             description="The bucket's default storage class, used whenever no storageClass is specified for a newly-created object. This defines how objects in the bucket are stored and determines the SLA and the cost of storage. Values include MULTI_REGIONAL, REGIONAL, STANDARD, NEARLINE, COLDLINE, ARCHIVE, and DURABLE_REDUCED_AVAILABILITY. If this value is not specified when the bucket is created, it will default to STANDARD. For more information, see [Storage Classes](https://cloud.google.com/storage/docs/storage-classes).",
         ),
     ] = None
+    uniform_bucket_level_access: Annotated[
+        bool | None,
+        Field(
+            alias="uniformBucketLevelAccess",
+            description="Config Connector's name for iamConfiguration.uniformBucketLevelAccess.enabled (spec.iamConfiguration.uniformBucketLevelAccess.enabled); set one of the two. Config Connector's StorageBucket flattens iamConfiguration.uniformBucketLevelAccess.enabled to a boolean",
+        ),
+    ] = None
     versioning: Annotated[
         BucketVersioning | None, Field(description="The bucket's versioning configuration.")
     ] = None
@@ -1178,5 +1335,5 @@ class StorageBucket(KRMObject):
         Literal["storage.cnrm.cloud.google.com/v1beta1"], Field(alias="apiVersion")
     ] = "storage.cnrm.cloud.google.com/v1beta1"
     kind: Literal["StorageBucket"] = "StorageBucket"
-    spec: StorageBucketSpec
+    spec: StorageBucketSpec = Field(default_factory=StorageBucketSpec)
     status: StorageBucketStatus | None = None

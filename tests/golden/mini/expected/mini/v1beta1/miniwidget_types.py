@@ -163,5 +163,5 @@ class MiniWidget(KRMObject):
         Literal["mini.cnrm.cloud.google.com/v1beta1"], Field(alias="apiVersion")
     ] = "mini.cnrm.cloud.google.com/v1beta1"
     kind: Literal["MiniWidget"] = "MiniWidget"
-    spec: MiniWidgetSpec
+    spec: MiniWidgetSpec = Field(default_factory=MiniWidgetSpec)
     status: MiniWidgetStatus | None = None

@@ -1,0 +1,287 @@
+"""Config Connector's older field names (kind config ``aliases:``), end to end.
+
+* the kind config is strict: an unknown key or a missing reason is a
+  SpecError naming the file and the JSON path; a target that is not an API
+  field of the Kind stops the build;
+* every alias is a CRD property with a CEL rule refusing it together with its
+  API field, and the pydantic model accepts it;
+* ``kccctl apply`` of a manifest that uses the aliases sends mockgcp exactly the
+  requests the same manifest written with the API fields sends, keeps the
+  user's spelling in its state, and a second apply only reads.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import celpy
+import pytest
+import yaml
+from celpy.adapter import json_to_cel
+
+from kccgen.discovery.errors import SpecError
+from kccgen.generator.emit.adapters import adapter_of
+from kccgen.generator.emit.crds import crd
+from kccgen.generator.ir.build import build_ir
+from kccgen.generator.spec.kinds import load_kinds_file
+from kccgen.generator.spec.loader import load_specs
+from kccgen.mockgcp.engine import MockGCP
+from kccgen.mockgcp.normalize import call_sequence
+from kccgen.mockgcp.server import MockServer
+from kccgen.runtime.adapter import adapter_for
+from kccgen.runtime.aliases import AliasConflict, canonical_spec
+from kccgen.runtime.local import dependency_order
+from kccgen.runtime.registry import types_modules
+from tests.conftest import REPO
+from tools.kcc_compat import crd_schemas, validator
+
+CRDS = REPO / "generated" / "crds"
+SCHEMAS = {kind: s for (_, kind), s in crd_schemas(CRDS).items()}
+WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+PROJECT = "demo-project"
+
+# (Kind, spec with the aliases, the same spec with the API fields, dotted path
+# in the create request body and the value it must carry)
+CASES: list[tuple[str, dict[str, Any], dict[str, Any], str, Any]] = [
+    (
+        "ComputeNetwork",
+        {"autoCreateSubnetworks": False, "routingMode": "GLOBAL"},
+        {"autoCreateSubnetworks": False, "routingConfig": {"routingMode": "GLOBAL"}},
+        "routingConfig.routingMode",
+        "GLOBAL",
+    ),
+    (
+        "ComputeSubnetwork",
+        {
+            "region": "us-central1",
+            "ipCidrRange": "10.2.0.0/16",
+            "networkRef": {"external": f"projects/{PROJECT}/global/networks/net1"},
+            "secondaryIpRange": [{"rangeName": "pods", "ipCidrRange": "10.3.0.0/16"}],
+        },
+        {
+            "region": "us-central1",
+            "ipCidrRange": "10.2.0.0/16",
+            "networkRef": {"external": f"projects/{PROJECT}/global/networks/net1"},
+            "secondaryIpRanges": [{"rangeName": "pods", "ipCidrRange": "10.3.0.0/16"}],
+        },
+        "secondaryIpRanges",
+        [{"rangeName": "pods", "ipCidrRange": "10.3.0.0/16"}],
+    ),
+    (
+        "StorageBucket",
+        {
+            "location": "US",
+            "uniformBucketLevelAccess": True,
+            "bucketPolicyOnly": True,
+            "lifecycleRule": [
+                {"action": {"type": "Delete"}, "condition": {"age": 7, "withState": "ARCHIVED"}},
+                {"action": {"type": "Delete"}, "condition": {"age": 30, "withState": "ANY"}},
+            ],
+        },
+        {
+            "location": "US",
+            "iamConfiguration": {"uniformBucketLevelAccess": {"enabled": True}, "bucketPolicyOnly": {"enabled": True}},
+            "lifecycle": {
+                "rule": [
+                    {"action": {"type": "Delete"}, "condition": {"age": 7, "isLive": False}},
+                    {"action": {"type": "Delete"}, "condition": {"age": 30}},
+                ]
+            },
+        },
+        "lifecycle.rule",
+        [
+            {"action": {"type": "Delete"}, "condition": {"age": 7, "isLive": False}},
+            {"action": {"type": "Delete"}, "condition": {"age": 30}},
+        ],
+    ),
+    (
+        "SpannerInstance",
+        {"config": f"projects/{PROJECT}/instanceConfigs/regional-us-west1", "displayName": "s", "numNodes": 2},
+        {"config": f"projects/{PROJECT}/instanceConfigs/regional-us-west1", "displayName": "s", "nodeCount": 2},
+        "instance.nodeCount",
+        2,
+    ),
+    (
+        "MonitoringAlertPolicy",
+        {
+            "displayName": "p",
+            "combiner": "OR",
+            "conditions": [{"displayName": "c", "conditionAbsent": {"filter": 'resource.type="gce_instance"', "duration": "60s"}}],
+            "notificationChannels": [{"external": f"projects/{PROJECT}/notificationChannels/123"}],
+        },
+        {
+            "displayName": "p",
+            "combiner": "OR",
+            "conditions": [{"displayName": "c", "conditionAbsent": {"filter": 'resource.type="gce_instance"', "duration": "60s"}}],
+            "notificationChannelRefs": [{"external": f"projects/{PROJECT}/notificationChannels/123"}],
+        },
+        "notificationChannels",
+        [f"projects/{PROJECT}/notificationChannels/123"],
+    ),
+]
+
+
+def _obj(kind: str, spec: dict[str, Any]) -> dict[str, Any]:
+    av = next(a for (a, k) in crd_schemas(CRDS) if k == kind)
+    return {"apiVersion": av, "kind": kind, "metadata": {"name": "x1"}, "spec": copy.deepcopy(spec)}
+
+
+# --- the kind config ------------------------------------------------------------------------
+
+
+def _kinds_file(tmp_path: Path, alias: dict[str, Any]) -> Path:
+    doc = yaml.safe_load((REPO / "specs" / "kinds" / "compute.yaml").read_text(encoding="utf-8"))
+    assert doc["kinds"][0]["kind"] == "ComputeNetwork"
+    doc["kinds"][0]["aliases"] = [alias]
+    p = tmp_path / "compute.yaml"
+    p.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    return p
+
+
+def test_an_alias_without_reason_is_refused(tmp_path: Path) -> None:
+    p = _kinds_file(tmp_path, {"field": "routingMode", "apiField": "routingConfig.routingMode"})
+    with pytest.raises(SpecError) as e:
+        load_kinds_file(p, "specs/kinds/compute.yaml")
+    assert str(e.value).startswith("specs/kinds/compute.yaml#/kinds/0/aliases/0/reason: ")
+
+
+def test_an_unknown_alias_key_is_refused(tmp_path: Path) -> None:
+    p = _kinds_file(tmp_path, {"field": "routingMode", "apiFeild": "routingConfig.routingMode", "reason": "r"})
+    with pytest.raises(SpecError) as e:
+        load_kinds_file(p, "specs/kinds/compute.yaml")
+    assert str(e.value) == (
+        "specs/kinds/compute.yaml#/kinds/0/aliases/0/apiFeild: unknown key 'apiFeild' (did you mean 'apiField'?)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("alias", "message"),
+    [
+        ({"field": "routingMode", "apiField": "routingConfig.routingModes", "reason": "r"}, "has no API field 'routingModes'"),
+        ({"field": "mtu", "apiField": "mtu", "reason": "r"}, "alias 'mtu' is already a spec field"),
+        (
+            {"field": "routingMode", "apiField": "routingConfig.routingMode", "reason": "r", "items": [{"field": "a", "apiField": "b"}]},
+            "items need a list of objects",
+        ),
+    ],
+)
+def test_a_bad_alias_target_stops_the_build(alias: dict[str, Any], message: str, tmp_path: Path) -> None:
+    specs = load_specs(REPO / "specs")
+    kf = load_kinds_file(_kinds_file(tmp_path, alias), "specs/kinds/compute.yaml")
+    kinds = tuple((path, kf if path == "specs/kinds/compute.yaml" else f) for path, f in specs.kinds)
+    assert kinds != specs.kinds
+    bad = dataclasses.replace(specs, kinds=kinds)
+    with pytest.raises(SpecError, match=message) as e:
+        build_ir(bad)
+    assert str(e.value).startswith("specs/kinds/compute.yaml#/kinds/0/aliases/0/")
+
+
+def test_values_of_a_scalar_alias_become_an_enum_and_runtime_data(tmp_path: Path) -> None:
+    """The whole path of a value mapping: kind config -> CRD enum -> adapter data -> runtime."""
+    alias = {"field": "routingMode", "apiField": "routingConfig.routingMode", "reason": "r", "values": {"regional": "REGIONAL", "global": "GLOBAL"}}
+    specs = load_specs(REPO / "specs")
+    kf = load_kinds_file(_kinds_file(tmp_path, alias), "specs/kinds/compute.yaml")
+    ir = build_ir(dataclasses.replace(specs, kinds=tuple((p, kf if p == "specs/kinds/compute.yaml" else f) for p, f in specs.kinds)))
+    k = ir.kind("ComputeNetwork")
+    prop = crd(ir, k)["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["routingMode"]
+    assert sorted(prop["enum"]) == ["global", "regional"]
+    a = adapter_of(k)
+    assert dict(a.aliases[0].values) == {"regional": "REGIONAL", "global": "GLOBAL"}
+    assert canonical_spec(a, {"routingMode": "global", "mtu": 1500}) == {"mtu": 1500, "routingConfig": {"routingMode": "GLOBAL"}}
+
+
+# --- CRD, CEL and model ---------------------------------------------------------------------
+
+
+def _alias_rules(kind: str) -> list[str]:
+    spec = SCHEMAS[kind]["properties"]["spec"]
+    return [r["rule"] for r in spec["x-kubernetes-validations"] if "Config Connector's name" in r["message"]]
+
+
+def _cel(rule: str, spec: dict[str, Any]) -> bool:
+    env = celpy.Environment()
+    return bool(env.program(env.compile(rule)).evaluate({"self": json_to_cel(spec)}))
+
+
+@pytest.mark.parametrize(("kind", "alias_spec", "api_spec"), [c[:3] for c in CASES], ids=[c[0] for c in CASES])
+def test_crd_model_and_cel_accept_either_spelling_but_not_both(kind: str, alias_spec: dict[str, Any], api_spec: dict[str, Any]) -> None:
+    v = validator(SCHEMAS[kind])
+    model = getattr(types_modules()[kind], kind)
+    rules = _alias_rules(kind)
+    assert rules
+    for spec in (alias_spec, api_spec):
+        assert [e.message for e in v.iter_errors(_obj(kind, spec))] == []
+        model.model_validate(_obj(kind, spec))
+        assert all(_cel(r, spec) for r in rules)
+    both = {**api_spec, **alias_spec}
+    assert not all(_cel(r, both) for r in rules)
+    with pytest.raises(AliasConflict, match="set one of the two, not both"):
+        canonical_spec(adapter_for(kind), both)
+
+
+@pytest.mark.parametrize(("kind", "alias_spec", "api_spec"), [c[:3] for c in CASES], ids=[c[0] for c in CASES])
+def test_canonical_spec_is_the_api_spelling(kind: str, alias_spec: dict[str, Any], api_spec: dict[str, Any]) -> None:
+    assert canonical_spec(adapter_for(kind), alias_spec) == api_spec
+
+
+def test_every_alias_is_exercised_by_a_case() -> None:
+    declared = sorted((k, a.field) for k in SCHEMAS for a in adapter_for(k).aliases)
+    used = sorted((kind, a.field) for kind, spec, *_ in CASES for a in adapter_for(kind).aliases if a.field in spec)
+    assert declared == used
+
+
+def test_a_reference_under_an_alias_orders_its_target_first() -> None:
+    policy = _obj("MonitoringAlertPolicy", {"notificationChannels": [{"name": "zz-channel"}]})
+    channel = _obj("MonitoringNotificationChannel", {"type": "email"})
+    channel["metadata"]["name"] = "zz-channel"
+    assert [o["kind"] for o in dependency_order([policy, channel])] == ["MonitoringNotificationChannel", "MonitoringAlertPolicy"]
+
+
+# --- kccctl against mockgcp -----------------------------------------------------------------
+
+
+def _kccctl(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "kccgen.runtime.cli", *args], cwd=REPO, capture_output=True, text=True, check=False, timeout=120)
+
+
+def _apply(tmp_path: Path, name: str, obj: dict[str, Any], times: int = 1) -> tuple[list[list[Any]], list[list[str]], Path]:
+    """Apply ``obj`` ``times`` times on a fresh mockgcp: the writes and calls of each apply."""
+    manifest = tmp_path / f"{name}.yaml"
+    manifest.write_text(yaml.safe_dump(obj), encoding="utf-8")
+    state = tmp_path / f"{name}-state"
+    writes, calls = [], []
+    with MockServer(MockGCP(lro_polls=1)) as s:
+        for _ in range(times):
+            s.clear_log()
+            r = _kccctl("apply", "-f", str(manifest), "--state", str(state), "--endpoint", s.base_url, "--project", PROJECT)
+            assert r.returncode == 0, r.stdout + r.stderr
+            writes.append([(e.method, e.url.split("://", 1)[-1].split("/", 1)[-1], e.request_json) for e in s.log if e.method in WRITES])
+            calls.append(call_sequence(s.log))
+    return writes, calls, state
+
+
+def _at(obj: Any, path: str) -> Any:
+    for part in path.split("."):
+        obj = obj[part]
+    return obj
+
+
+@pytest.mark.parametrize(("kind", "alias_spec", "api_spec", "path", "value"), CASES, ids=[c[0] for c in CASES])
+def test_kccctl_sends_the_same_requests_for_an_alias(
+    kind: str, alias_spec: dict[str, Any], api_spec: dict[str, Any], path: str, value: Any, tmp_path: Path
+) -> None:
+    via_alias, alias_calls, state = _apply(tmp_path, "alias", _obj(kind, alias_spec), times=2)
+    via_api, api_calls, _ = _apply(tmp_path, "api", _obj(kind, api_spec))
+    assert json.dumps(via_alias[0], sort_keys=True) == json.dumps(via_api[0], sort_keys=True)
+    create = next(body for method, _, body in via_alias[0] if method in ("POST", "PUT"))
+    assert _at(create, path) == value
+    assert alias_calls[0] == api_calls[0]
+    assert via_alias[1] == []  # the second apply only reads: nothing differs
+    stored = yaml.safe_load(next(state.rglob("*.yaml")).read_text(encoding="utf-8"))
+    assert stored["spec"] == alias_spec  # the user's spelling is kept

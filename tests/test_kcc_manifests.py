@@ -1,0 +1,65 @@
+"""Config Connector manifests that our Kinds must accept as KCC does.
+
+* ``spec`` is required only when a field inside it is: KCC's manifests omit
+  it for a bare PubSubTopic or StorageBucket, and the CRD, the pydantic model
+  and ``kccctl`` must agree on that.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kccgen.runtime.local import ManifestError, load_manifests
+from kccgen.runtime.registry import types_modules
+from tools.kcc_compat import crd_schemas
+
+CRDS = Path(__file__).resolve().parent.parent / "generated" / "crds"
+SCHEMAS = {kind: s for (_, kind), s in crd_schemas(CRDS).items()}
+API_VERSIONS = {kind: av for (av, kind) in crd_schemas(CRDS)}
+
+
+def _bare(kind: str) -> dict[str, Any]:
+    return {"apiVersion": API_VERSIONS[kind], "kind": kind, "metadata": {"name": "x"}}
+
+
+def _spec_has_required(kind: str) -> bool:
+    return bool(SCHEMAS[kind]["properties"]["spec"].get("required"))
+
+
+def test_both_cases_exist() -> None:
+    """The rule is exercised both ways, so the tests below can fail."""
+    flags = {_spec_has_required(k) for k in SCHEMAS}
+    assert flags == {True, False}
+
+
+@pytest.mark.parametrize("kind", sorted(SCHEMAS))
+def test_crd_requires_spec_only_when_a_spec_field_is_required(kind: str) -> None:
+    root = SCHEMAS[kind]
+    assert ("spec" in (root.get("required") or [])) == _spec_has_required(kind)
+
+
+@pytest.mark.parametrize("kind", sorted(SCHEMAS))
+def test_model_agrees_with_the_crd_on_a_missing_spec(kind: str) -> None:
+    model = getattr(types_modules()[kind], kind)
+    if _spec_has_required(kind):
+        with pytest.raises(ValueError, match="spec"):
+            model.model_validate(_bare(kind))
+    else:
+        obj = model.model_validate(_bare(kind))
+        assert obj.model_dump(by_alias=True, exclude_none=True)["spec"] == {}
+
+
+def test_kccctl_loads_a_manifest_without_spec(tmp_path: Path) -> None:
+    optional = next(k for k in sorted(SCHEMAS) if not _spec_has_required(k))
+    required = next(k for k in sorted(SCHEMAS) if _spec_has_required(k))
+    ok = tmp_path / "ok.yaml"
+    ok.write_text(yaml.safe_dump(_bare(optional)), encoding="utf-8")
+    assert [d["kind"] for d in load_manifests([ok])] == [optional]
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump(_bare(required)), encoding="utf-8")
+    with pytest.raises(ManifestError, match=rf"{required} x: spec: Field required"):
+        load_manifests([bad])
