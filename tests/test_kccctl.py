@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from kccgen.runtime.example import Examples
 from kccgen.runtime.identity import known_kinds
 from tests.conftest import REPO
 from tests.support.cli import Run
@@ -151,3 +152,28 @@ def test_usage_errors_exit_2(args: list[str]) -> None:
     assert r.code == 2
     assert r.stdout == ""
     assert "usage: kccctl" in r.stderr
+
+
+def test_example_prints_dependencies_then_the_kind() -> None:
+    import yaml
+
+    kind = next(k for k in GENERATED_KINDS if len(Examples().manifests(k)) > 1)  # one with a dependency
+    r = kccctl("example", kind, "--project", "my-proj")
+    assert r.code == 0, r.stderr
+    docs = list(yaml.safe_load_all(r.stdout))
+    assert docs[-1]["kind"] == kind
+    assert len(docs) > 1
+    assert "projects/my-proj" in r.stdout
+    bad = kccctl("example", "NoSuchKind")
+    assert bad.code == 2 and "unknown Kind 'NoSuchKind'" in bad.stderr
+
+
+def test_verify_writes_the_outcome_per_kind(tmp_path: Path) -> None:
+    import json
+
+    kind = GENERATED_KINDS[0]
+    out = tmp_path / "verified.json"
+    r = kccctl("verify", kind, "--write", str(out))
+    assert r.code == 0, r.stdout + r.stderr
+    assert f"{kind}\tPASS" in r.stdout
+    assert json.loads(out.read_text())["kinds"][kind]["pass"] is True
