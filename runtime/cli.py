@@ -97,7 +97,7 @@ def _verify(args: argparse.Namespace) -> int:
                 print(f"error: mockgcp did not start: {line.strip()}", file=sys.stderr)
                 return 2
             endpoint = line.split()[-1]
-        lc = Lifecycle(RecordingGcp(endpoint, lro_interval=0.0, retries=0, sleep=lambda s: None), args.project or "lifecycle-project")
+        lc = Lifecycle(RecordingGcp(endpoint, lro_interval=0.0, retries=0, sleep=lambda s: None, host_paths=True), args.project or "lifecycle-project")
         outcomes = [lc.run(k) for k in kinds]
     for o in outcomes:
         tail = "" if o.passed else f"  {o.step}: {o.message}"

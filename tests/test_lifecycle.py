@@ -41,7 +41,7 @@ def server() -> Iterator[MockServer]:
 
 @pytest.fixture(scope="module")
 def lifecycle(server: MockServer) -> Lifecycle:
-    return Lifecycle(RecordingGcp(server.base_url, lro_interval=0, retries=0, sleep=lambda s: None))
+    return Lifecycle(RecordingGcp(server.base_url, lro_interval=0, retries=0, sleep=lambda s: None, host_paths=True))
 
 
 @pytest.mark.parametrize("kind", PASSING)
