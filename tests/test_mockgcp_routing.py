@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -92,3 +93,29 @@ def _sample_path(pattern: str) -> str | None:
     body = re.sub(r"\(\?P<\w+>(.*?)\)(?=[^)]*$|/|:|$)", lambda m: m.group(1), body)
     body = body.replace("[^/]+", "x1").replace(".+", "a/b").replace("\\", "")
     return None if re.search(r"[()\[\]*+?|]", body) else body
+
+
+def test_request_log_keeps_the_last_entries_and_the_file_keeps_all(tmp_path: Path) -> None:
+    log = tmp_path / "mock.log"
+    with MockServer(log_entries=3) as s:
+        s.write_log_to(log)
+        topics = s.client("pubsub").projects().topics()
+        for i in range(5):
+            topics.create(name=f"projects/p/topics/t{i}", body={}).execute()
+        assert len(s.log) == 3
+        assert [e.url.split("?")[0].rsplit("/", 1)[-1] for e in s.log] == ["t2", "t3", "t4"]
+        assert [e.url for e in s.log[1:]] == [e.url for e in list(s.log)[1:]]
+    assert log.read_text().count("\n---\n") == 4  # five exchanges in the file
+
+
+def test_finished_operations_are_pruned(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kccgen.mockgcp import operations
+
+    monkeypatch.setattr(operations, "KEEP_FINISHED", 2)
+    eng = MockGCP(lro_polls=0)  # every operation is finished when it starts
+    for i in range(6):
+        route, resp = eng.handle("POST", f"{eng.catalog.host_of(A)[0]}/v1/projects/p/locations/l/workflows", {"workflowId": [f"w{i}"]}, {})
+        assert resp.status == 200 and route is not None and route.api == A, resp.body
+    finished = [o for o in eng.operations.values() if o.polls_left <= 0]
+    assert len(finished) == 2
+    assert len(eng.resources) == 6  # pruning forgets operations, never what they made
