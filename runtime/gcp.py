@@ -141,7 +141,9 @@ class Gcp:
         return self._clients[doc]
 
     def _resource(self, doc: str, chain: tuple[str, ...]) -> Any:
-        return reduce(lambda c, name: getattr(c, name)(), chain, self.client(doc))
+        # The Discovery client renames a resource that is a Python keyword
+        # (networkconnectivity's projects.locations.global) with a trailing "_".
+        return reduce(lambda c, name: (getattr(c, name, None) or getattr(c, name + "_"))(), chain, self.client(doc))
 
     def execute(self, what: str, request: Any, idempotent: bool = True) -> Any:
         """Run one request with bounded, jittered retries on transient failures.

@@ -256,7 +256,9 @@ class Lifecycle:
                 mask = changed  # the whole resource travels; the diff decided the change
             case _:
                 mask = ""
-        if mask != changed:
+        # A field under an object the resource does not have yet travels as that
+        # object (the diff names the nearest path the live resource lacks).
+        if (mask != changed and not changed.startswith(mask + ".")) or not mask or "," in mask:
             raise StepFailed("update", f"changing {changed}: the update carried {mask!r}")
 
 

@@ -98,3 +98,29 @@ def test_a_refused_update_fails_the_update_step(server: MockServer, lifecycle: L
     assert out.step == "update"
     assert "refused for the test" in out.message
     assert '"step": "update"' in verified_json([out])
+
+
+def test_a_resource_named_after_a_python_keyword_is_reached(server: MockServer) -> None:
+    """The Discovery client spells networkconnectivity's ``projects.locations.global`` as ``global_``."""
+    gcp = RecordingGcp(server.base_url, host_paths=True)
+    hubs = gcp._resource("networkconnectivity.v1", ("projects", "locations", "global", "hubs"))
+    assert callable(hubs.get)
+
+
+def test_a_full_name_from_the_service_is_the_external_ref_even_for_a_short_id_adapter() -> None:
+    """Derived adapters can expect a short ID where the service answers with the full name."""
+    from dataclasses import replace
+
+    from kccgen.runtime.adapter import adapter_for
+    from kccgen.runtime.identity import identity_for
+    from kccgen.runtime.reconciler import Reconciler
+    from kccgen.runtime.refs import InMemoryStore
+
+    kind = next(k for k in KINDS if len(identity_for(k).params) > 1)
+    ident = identity_for(kind)
+    values = {p: f"v{i}" for i, p in enumerate(ident.params)}
+    full = ident.format(**values)
+    a = replace(adapter_for(kind), name_is_full=False)
+    rec = Reconciler(RecordingGcp(None), InMemoryStore())
+    assert rec._external_from(a, {"name": full}, values) == full
+    assert rec._external_from(a, {"name": values[a.id_param]}, values) == full
