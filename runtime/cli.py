@@ -27,7 +27,7 @@ def _apply_or_delete(args: argparse.Namespace) -> int:
         return 2
     run = apply if args.cmd == "apply" else delete
     try:
-        results = run(objs, StateDir(args.state), Gcp(args.endpoint), args.project, args.namespace)
+        results = run(objs, StateDir(args.state), Gcp(args.endpoint, host_paths=args.host_paths), args.project, args.namespace)
     except ManifestError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -138,6 +138,11 @@ def main(argv: list[str] | None = None) -> int:
         ap.add_argument("--endpoint", help="GCP endpoint override, e.g. a mockgcp URL (default: real GCP with ADC)")
         ap.add_argument("--project", help="default project (the namespace's cnrm.cloud.google.com/project-id)")
         ap.add_argument("--namespace", default="default")
+        ap.add_argument(
+            "--host-paths",
+            action="store_true",
+            help="send each API's requests under its own host on the endpoint (/pubsub.googleapis.com/v1/...): how mockgcp serves every pinned API",
+        )
     ep = sub.add_parser("example", help="print a minimal valid manifest for KIND (and the objects it refers to, first)")
     ep.add_argument("kind")
     ep.add_argument("--project", help=f"project of the examples (default {'example-project'})")

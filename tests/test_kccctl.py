@@ -177,3 +177,23 @@ def test_verify_writes_the_outcome_per_kind(tmp_path: Path) -> None:
     assert r.code == 0, r.stdout + r.stderr
     assert f"{kind}\tPASS" in r.stdout
     assert json.loads(out.read_text())["kinds"][kind]["pass"] is True
+
+
+def test_apply_with_host_paths_addresses_each_api_at_its_host(tmp_path: Path) -> None:
+    import yaml
+
+    from kccgen.mockgcp import MockServer
+
+    kind = next(k for k in GENERATED_KINDS if len(Examples().manifests(k)) > 1)
+    manifest = tmp_path / "example.yaml"
+    manifest.write_text(yaml.safe_dump_all(Examples("host-proj").manifests(kind)), encoding="utf-8")
+    with MockServer() as s:
+        paths: list[str] = []
+        serve = s._serve
+        s._serve = lambda h: (paths.append(h.path), serve(h))[1]  # type: ignore[method-assign]
+        common = ("-f", str(manifest), "--state", str(tmp_path / "state"), "--endpoint", s.base_url, "--host-paths")
+        r = kccctl("apply", *common)
+        assert r.code == 0, r.stdout + r.stderr
+        assert paths and all(p.split("/")[1].endswith(".googleapis.com") for p in paths), paths
+        d = kccctl("delete", *common)
+        assert d.code == 0, d.stdout + d.stderr
