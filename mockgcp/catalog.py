@@ -10,15 +10,18 @@ reads the generator's kind configs, so it can disagree with the generator.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kccgen.discovery.behaviours import Behaviour, classify
-from kccgen.discovery.document import DiscoveryDoc, Method, iter_resources, load_discovery
+from kccgen.discovery.document import DiscoveryDoc, Method, iter_resources, parse_discovery
 from kccgen.discovery.paths import rest_prefix, url_regex
+from kccgen.documents import document_paths, read_document
 from kccgen.mockgcp.apis import Profile, profile_for
 from kccgen.mockgcp.overrides import OVERRIDES_FILE, Override, check_override, load_overrides
+from kccgen.mockgcp.routing import RouteIndex, segments
 
 #: Discovery method name -> the standard role mockgcp gives it.
 ROLES = {"get": "get", "create": "create", "insert": "create", "patch": "update", "update": "update", "delete": "delete", "list": "list"}
@@ -37,6 +40,7 @@ class Route:
     specificity: int
     resource: str  # dotted Discovery resource path, e.g. projects.topics
     verb: str  # get, create, patch, getIamPolicy...
+    segments: tuple[str, ...] = ()  # the template cut for the route index (mockgcp.routing)
 
     @property
     def role(self) -> str | None:
@@ -127,37 +131,123 @@ def _apply(coll: Collection, overrides: list[Override]) -> Collection:
     return Collection(coll.api, coll.resource, coll.schema, coll.prefix, coll.methods, frozenset(out), frozenset(imm), coll.input_only, sa)
 
 
-def load_apis(specs: Path, overrides_file: Path = OVERRIDES_FILE) -> tuple[dict[str, Api], list[Route]]:
-    """Every document under ``specs/discovery``: the APIs and the route table, most specific first."""
-    apis: dict[str, Api] = {}
+def _load_api(key: str, doc: DiscoveryDoc) -> tuple[Api, list[Route]]:
+    """One document: its collections (with Discovery's facts) and its routes."""
+    api = Api(doc, profile_for(doc.name))
     routes: list[Route] = []
-    for p in sorted((specs / "discovery").glob("*.json")):
-        doc = load_discovery(p)
-        api = apis[doc.key] = Api(doc, profile_for(doc.name))
-        for dotted, res in iter_resources(doc):
-            for verb, m in sorted(res.methods.items()):
-                rx, spec = url_regex(doc.service_path, m)
-                routes.append(Route(doc.key, m, m.http_method, rx, spec, dotted, verb))
-            if dotted.split(".")[-1] == "operations" and "get" in res.methods:
-                api.operation_prefixes += _operation_prefixes(res.methods["get"])
-            get = res.methods.get("get")
-            if get is None or get.response is None or get.response.ref is None:
-                continue
-            schema = get.response.ref
-            out_only, imm, inp = _facts(doc, schema)
-            prefix = doc.service_path + rest_prefix(get.flat_path or get.path)
-            api.collections[dotted] = Collection(
-                doc.key, dotted, schema, prefix, dict(res.methods), out_only, imm, inp, _service_assigned(doc, schema)
-            )
-    table = load_overrides(overrides_file)
-    fields = {(k, r): frozenset(a.doc.schemas[c.schema].properties) for k, a in apis.items() for r, c in a.collections.items()}
-    by_coll: dict[tuple[str, str], list[Override]] = {}
-    for o in table:
-        check_override(o, {k: a.collections for k, a in apis.items()}, fields)
-        by_coll.setdefault((o.api, o.resource), []).append(o)
-    for (key, resource), os_ in by_coll.items():
-        apis[key].collections[resource] = _apply(apis[key].collections[resource], os_)
-    for api in apis.values():
-        api.operation_prefixes.sort(key=lambda x: -len(x[1]))
-    routes.sort(key=lambda r: (-r.specificity, r.api, r.resource, r.verb))
+    for dotted, res in iter_resources(doc):
+        for verb, m in sorted(res.methods.items()):
+            rx, spec = url_regex(doc.service_path, m)
+            routes.append(Route(doc.key, m, m.http_method, rx, spec, dotted, verb, tuple(segments(doc.service_path, m))))
+        if dotted.split(".")[-1] == "operations" and "get" in res.methods:
+            api.operation_prefixes += _operation_prefixes(res.methods["get"])
+        get = res.methods.get("get")
+        if get is None or get.response is None or get.response.ref is None:
+            continue
+        schema = get.response.ref
+        out_only, imm, inp = _facts(doc, schema)
+        prefix = doc.service_path + rest_prefix(get.flat_path or get.path)
+        api.collections[dotted] = Collection(doc.key, dotted, schema, prefix, dict(res.methods), out_only, imm, inp, _service_assigned(doc, schema))
+    api.operation_prefixes.sort(key=lambda x: -len(x[1]))
+    return api, routes
+
+
+_ROOT = re.compile(rb'"rootUrl"\s*:\s*"([^"]*)"')
+_SERVICE_PATH = re.compile(rb'"servicePath"\s*:\s*"([^"]*)"')
+
+
+class Catalog:
+    """Every pinned document (vendored or locked), each parsed on first use.
+
+    Parsing all ~325 documents takes tens of seconds, so an API is loaded when a
+    request first names it (by host) or a caller asks for it. The host index is
+    read from each file's ``rootUrl``/``servicePath`` without parsing the rest.
+    The override table is checked against an API when that API loads; an
+    override naming a document that is not pinned fails at once.
+    """
+
+    def __init__(self, specs: Path, overrides_file: Path = OVERRIDES_FILE) -> None:
+        self.specs = specs
+        self.paths = document_paths(specs)
+        self.vendored = tuple(p.stem for p in sorted((specs / "discovery").glob("*.json")))
+        self.overrides = load_overrides(overrides_file)
+        for o in self.overrides:
+            if o.api not in self.paths:
+                check_override(o, {k: {} for k in self.paths}, {})  # raises the "no Discovery document" error
+        self.apis: dict[str, Api] = {}
+        self.routes: dict[str, list[Route]] = {}
+        self._hosts: dict[str, list[tuple[str, str]]] | None = None
+        self._lock = threading.RLock()
+        self._indexes: dict[tuple[str, ...], RouteIndex] = {}
+        # Un-prefixed URLs (``v1/projects/...``, as before hosts were routed) reach
+        # the vendored APIs only: which others happen to be loaded must not change
+        # where a request goes.
+        self.shared = self.index(self.vendored)
+
+    def index(self, keys: tuple[str, ...]) -> RouteIndex:
+        """The route index of some APIs (one host's), built once."""
+        with self._lock:
+            if keys not in self._indexes:
+                for k in keys:
+                    self.api(k)
+                self._indexes[keys] = RouteIndex(r for k in keys for r in self.routes[k])
+            return self._indexes[keys]
+
+    def keys(self) -> list[str]:
+        return list(self.paths)
+
+    def api(self, key: str) -> Api:
+        """The API of a document key, parsed (and its overrides applied) on first use."""
+        with self._lock:
+            if key not in self.apis:
+                if key not in self.paths:
+                    raise KeyError(key)
+                doc = parse_discovery(read_document(self.specs, key), str(self.paths[key]))
+                api, routes = _load_api(key, doc)
+                mine = [o for o in self.overrides if o.api == key]
+                fields = {(key, r): frozenset(doc.schemas[c.schema].properties) for r, c in api.collections.items()}
+                by_res: dict[str, list[Override]] = {}
+                for o in mine:
+                    check_override(o, {key: api.collections}, fields)
+                    by_res.setdefault(o.resource, []).append(o)
+                for res, os_ in by_res.items():
+                    api.collections[res] = _apply(api.collections[res], os_)
+                self.apis[key] = api
+                self.routes[key] = sorted(routes, key=lambda r: (-r.specificity, r.api, r.resource, r.verb))
+            return self.apis[key]
+
+    def hosts(self) -> dict[str, list[tuple[str, str]]]:
+        """API host -> [(servicePath, doc key)], longest servicePath first."""
+        with self._lock:
+            if self._hosts is None:
+                out: dict[str, list[tuple[str, str]]] = {}
+                for key, path in self.paths.items():
+                    head = path.read_bytes()
+                    root, sp = _ROOT.search(head), _SERVICE_PATH.search(head)
+                    host = (root.group(1).decode() if root else "").split("//", 1)[-1].rstrip("/")
+                    out.setdefault(host, []).append((sp.group(1).decode() if sp else "", key))
+                for v in out.values():
+                    v.sort(key=lambda x: (-len(x[0]), x[1]))
+                self._hosts = out
+            return self._hosts
+
+    def host_of(self, key: str) -> tuple[str, str]:
+        """(host, servicePath) of a document, from the index (no parse)."""
+        for host, entries in self.hosts().items():
+            for sp, k in entries:
+                if k == key:
+                    return host, sp
+        raise KeyError(key)
+
+
+def load_apis(specs: Path, overrides_file: Path = OVERRIDES_FILE) -> tuple[dict[str, Api], list[Route]]:
+    """The vendored documents (``specs/discovery``), parsed at once: the APIs and
+    their route table, most specific first. mockgcp serves more (Catalog); tools
+    and tests that look at the curated APIs use this."""
+    cat = Catalog(specs, overrides_file)
+    apis = {k: cat.api(k) for k in cat.vendored}
+    for o in cat.overrides:
+        if o.api not in apis:
+            check_override(o, {k: a.collections for k, a in apis.items()}, {})
+    routes = sorted((r for k in apis for r in cat.routes[k]), key=lambda r: (-r.specificity, r.api, r.resource, r.verb))
     return apis, routes

@@ -54,8 +54,10 @@ def serve(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, on_signal)
     server.start()
     print(f"mockgcp listening on {server.base_url}", flush=True)
-    for key in sorted(engine.apis):
+    for key in engine.catalog.vendored:
         print(f"  {key:22} api_endpoint={server.endpoint(key)}", flush=True)
+    others = len(engine.apis) - len(engine.catalog.vendored)
+    print(f"  and {others} more pinned APIs, each at {server.base_url}<its host>/<its servicePath>", flush=True)
     stop.wait()
     server.stop()
     if args.state:

@@ -14,13 +14,14 @@ from __future__ import annotations
 import copy
 import functools
 import threading
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from kccgen import data_dir
 from kccgen.mockgcp import lifecycle, operations, update
 from kccgen.mockgcp.bodies import check_body
-from kccgen.mockgcp.catalog import Api, Collection, Route, load_apis
+from kccgen.mockgcp.catalog import Api, Catalog, Collection, Route
 from kccgen.mockgcp.errors import ApiError, not_found
 from kccgen.mockgcp.faults import Fault, FaultSet
 from kccgen.mockgcp.lifecycle import Call
@@ -30,11 +31,30 @@ from kccgen.mockgcp.state import Operation, State
 
 __all__ = ["DEFAULTS_FILE", "MockGCP", "Operation", "Response"]
 
-# Parsing the Discovery documents takes most of a second; the route table and
-# collections are never mutated after loading, so engines share them.
-_load_apis = functools.lru_cache(maxsize=4)(load_apis)
+# Parsing a Discovery document takes tens of milliseconds; routes and
+# collections are never mutated after loading, so engines share the catalog.
+_catalog = functools.lru_cache(maxsize=4)(Catalog)
 _PICK = object()  # handle(): pick the fault here
 _IAM = ("getIamPolicy", "setIamPolicy", "testIamPermissions")
+
+
+class LazyApis(Mapping[str, Api]):
+    """Doc key -> Api over every pinned document; an API is parsed when first read."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+
+    def __getitem__(self, key: str) -> Api:
+        return self.catalog.api(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.catalog.paths)
+
+    def __len__(self) -> int:
+        return len(self.catalog.paths)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.catalog.paths
 
 
 class MockGCP:
@@ -42,7 +62,8 @@ class MockGCP:
 
     def __init__(self, specs: Path | None = None, *, lro_polls: int = 1, seed: int = 0) -> None:
         self.specs = specs or data_dir("specs")
-        self.apis, self.routes = _load_apis(self.specs)
+        self.catalog = _catalog(self.specs)
+        self.apis = LazyApis(self.catalog)
         self.lro_polls = lro_polls
         self.state = State(seed)
         self.faults = FaultSet(seed)
@@ -76,21 +97,35 @@ class MockGCP:
 
     # --- routing -----------------------------------------------------------------
 
-    def route(self, http: str, path: str) -> tuple[Route, dict[str, str]] | None:
-        """The Discovery method for a request. All APIs share one port and several
-        have the same URL template (artifactregistry and cloudkms both serve
-        ``GET v1/projects/*/locations/*/operations/*``), so when equally good
-        routes of different APIs match, the API holding that operation or
+    def scope(self, path: str, host: str | None = None) -> tuple[tuple[str, ...], str]:
+        """(the APIs a request may address, its path relative to their host).
+
+        Each API answers at its own host, as the real ones do, on one port: as
+        the first path segment (``/pubsub.googleapis.com/v1/projects/...``, what
+        ``MockServer.endpoint`` gives clients) or as the ``Host`` header. Several
+        documents can share a host (www.googleapis.com); their servicePath tells
+        them apart. A path without a host is routed over the vendored APIs, as
+        before hosts were routed; () means that.
+        """
+        first, _, rest = path.partition("/")
+        if "." in first and first in self.catalog.hosts():
+            host, path = first, rest
+        elif host is None or host.split(":", 1)[0] not in self.catalog.hosts():
+            return (), path
+        entries = self.catalog.hosts()[host.split(":", 1)[0]]
+        keys = tuple(k for sp, k in entries if path.startswith(sp))
+        return keys, path
+
+    def route(self, http: str, path: str, host: str | None = None) -> tuple[Route, dict[str, str]] | None:
+        """The Discovery method for a request (``path``: relative to its host; see
+        ``scope``). Within one host routes never collide; on un-prefixed paths
+        several APIs can have the same URL template (artifactregistry and cloudkms
+        both serve ``GET v1/projects/*/locations/*/operations/*``), so when equally
+        good routes of different APIs match, the API holding that operation or
         resource wins."""
-        found: list[tuple[Route, dict[str, str]]] = []
-        for r in self.routes:
-            if found and r.specificity < found[0][0].specificity:
-                break  # routes are sorted by specificity: no equally good match is left
-            if r.http != http:
-                continue
-            m = r.regex.match(path)
-            if m and (not found or r.regex.pattern == found[0][0].regex.pattern):
-                found.append((r, m.groupdict()))
+        keys, path = self.scope(path, host)
+        index = self.catalog.index(keys) if keys else self.catalog.shared
+        found = index.match(http, path)
         if len(found) > 1:
             with self.lock:
                 for r, params in found:
@@ -106,19 +141,20 @@ class MockGCP:
             return True
         return any(k.startswith(prefix) and rel.endswith("/" + k.split("|", 1)[1]) for k in self.resources)
 
-    def pick_fault(self, http: str, path: str) -> Fault | None:
-        found = self.route(http, path.lstrip("/"))
-        return None if found is None else self.faults.pick(found[0].api, found[0].method.id, "/" + path.lstrip("/"))
+    def pick_fault(self, http: str, path: str, host: str | None = None) -> Fault | None:
+        _, rel = self.scope(path.lstrip("/"), host)
+        found = self.route(http, path.lstrip("/"), host)
+        return None if found is None else self.faults.pick(found[0].api, found[0].method.id, "/" + rel)
 
     # --- one request ----------------------------------------------------------------
 
     def handle(
-        self, http: str, path: str, query: dict[str, list[str]], body: Any, fault: Fault | object | None = _PICK
+        self, http: str, path: str, query: dict[str, list[str]], body: Any, fault: Fault | object | None = _PICK, host: str | None = None
     ) -> tuple[Route | None, Response]:
         """Serve one request. ``fault``: already picked by the server (which
         applied its latency/drop), or picked here for in-process use."""
-        path = path.lstrip("/")
-        found = self.route(http, path)
+        found = self.route(http, path.lstrip("/"), host)
+        _, path = self.scope(path.lstrip("/"), host)
         if found is None:
             return None, Response(404, ApiError(404, f"mockgcp: no Discovery method for {http} /{path}").body(False))
         route = found[0]

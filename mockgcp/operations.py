@@ -115,7 +115,21 @@ def start(
     op.done_body = {"schema": coll.schema}
     finish_if_due(eng, op)
     eng.state.operations[eng.state.store_key(api.key, op_key)] = op
+    prune(eng)
     return op
+
+
+#: Finished operations kept for late polls; older ones are dropped, so a long
+#: run does not grow without bound (a poll of a dropped one answers 404).
+KEEP_FINISHED = 256
+
+
+def prune(eng: MockGCP) -> None:
+    """Drop all but the ``KEEP_FINISHED`` newest finished operations (dicts keep insertion order)."""
+    ops = eng.state.operations
+    finished = [k for k, o in ops.items() if o.polls_left <= 0]
+    for k in finished[: max(0, len(finished) - KEEP_FINISHED)]:
+        del ops[k]
 
 
 def finish_if_due(eng: MockGCP, op: Operation) -> None:

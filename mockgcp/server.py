@@ -1,8 +1,9 @@
-"""HTTP front end: serves every API in specs/discovery on one port.
+"""HTTP front end: serves every pinned API on one port.
 
 Clients built by google-api-python-client work unchanged with
-``client_options={"api_endpoint": server.endpoint(api)}`` (compute and
-storage need their service path in the endpoint). Every exchange is appended
+``client_options={"api_endpoint": server.endpoint(api)}``: the API's host as
+the first path segment, then its service path, so APIs whose URL templates
+are the same never collide. Un-prefixed paths still reach the vendored APIs. Every exchange is appended
 to a request log in the ``_http.log`` format of Config Connector's recordings.
 """
 
@@ -13,12 +14,14 @@ import json
 import socket
 import threading
 import time
+from collections import deque
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from kccgen.documents import read_document
 from kccgen.mockgcp.engine import MockGCP
 from kccgen.mockgcp.httplog import HttpLogEntry, format_http_log
 
@@ -26,12 +29,27 @@ _REASONS = {200: "OK", 204: "No Content", 400: "Bad Request", 404: "Not Found", 
 _JSON = "application/json; charset=UTF-8"
 
 
+class RequestLog(deque[HttpLogEntry]):
+    """The last ``maxlen`` exchanges (a long run must not grow without bound; the
+    ``--log`` file keeps every one). Slicing works on what is kept."""
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return list(self)[i]
+        return super().__getitem__(i)
+
+
+#: Exchanges kept in memory: far more than any test or scenario makes.
+LOG_ENTRIES = 10_000
+
+
 class MockServer:
     """mockgcp on 127.0.0.1; ``start()`` runs it in a background thread."""
 
-    def __init__(self, engine: MockGCP | None = None, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, engine: MockGCP | None = None, host: str = "127.0.0.1", port: int = 0, log_entries: int = LOG_ENTRIES) -> None:
         self.engine = engine or MockGCP()
-        self.log: list[HttpLogEntry] = []
+        self.log = RequestLog(maxlen=log_entries)
+        self._logged = 0  # exchanges written to the file log
         self._log_lock = threading.Lock()
         self._log_file: Path | None = None
         server = self
@@ -65,22 +83,28 @@ class MockServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/"
 
+    def _key(self, api: str) -> str:
+        """A doc key from a key (pubsub.v1) or a name (pubsub), without parsing documents."""
+        if api in self.engine.apis:
+            return api
+        keys = [k for k in self.engine.apis if k.rsplit(".", 1)[0] == api]
+        if not keys:
+            raise KeyError(f"no API {api!r} in mockgcp (have {', '.join(sorted(self.engine.apis))})")
+        return keys[0]
+
     def endpoint(self, api: str) -> str:
-        """The api_endpoint for a Discovery doc key (pubsub.v1) or name (pubsub)."""
-        for key, a in self.engine.apis.items():
-            if api in (key, a.doc.name):
-                return self.base_url + a.doc.service_path
-        raise KeyError(f"no API {api!r} in mockgcp (have {', '.join(sorted(self.engine.apis))})")
+        """The api_endpoint for a Discovery doc key (pubsub.v1) or name (pubsub):
+        the API's own host as the first path segment, then its servicePath."""
+        host, service_path = self.engine.catalog.host_of(self._key(api))
+        return f"{self.base_url}{host}/{service_path}"
 
     def client(self, api: str, version: str | None = None) -> Any:
         """A google-api-python-client client for ``api`` built from the pinned document."""
         from google.auth.credentials import AnonymousCredentials
         from googleapiclient.discovery import build_from_document
 
-        key = api if version is None else f"{api}.{version}"
-        if key not in self.engine.apis:
-            key = next(k for k, a in self.engine.apis.items() if a.doc.name == api)
-        doc = (self.engine.specs / "discovery" / f"{key}.json").read_text()
+        key = self._key(api if version is None else f"{api}.{version}")
+        doc = read_document(self.engine.specs, key).decode("utf-8")
         return build_from_document(doc, client_options={"api_endpoint": self.endpoint(key)}, credentials=AnonymousCredentials())  # type: ignore[no-untyped-call]
 
     def start(self) -> MockServer:
@@ -126,7 +150,8 @@ class MockServer:
             except json.JSONDecodeError:
                 body = text
         query = parse_qs(url.query)
-        fault = self.engine.pick_fault(h.command, url.path)
+        host_header = h.headers.get("Host")
+        fault = self.engine.pick_fault(h.command, url.path, host_header)
         if fault is not None:
             if fault.latency_ms:
                 time.sleep(fault.latency_ms / 1000)
@@ -135,7 +160,8 @@ class MockServer:
                     h.connection.shutdown(socket.SHUT_RDWR)
                 h.close_connection = True
                 return
-        route, resp = self.engine.handle(h.command, url.path, query, body, fault)
+        route, resp = self.engine.handle(h.command, url.path, query, body, fault, host_header)
+        _, rel = self.engine.scope(url.path.lstrip("/"), host_header)
         out = b"" if resp.body is None else (json.dumps(resp.body, indent=2, sort_keys=True) + "\n").encode()
         # Log before answering, so a client never sees a response the log lacks.
         host = "localhost"
@@ -143,7 +169,7 @@ class MockServer:
             host = self.engine.apis[route.api].doc.host
         entry = HttpLogEntry(
             method=h.command,
-            url=f"https://{host}{h.path}",
+            url=f"https://{host}/{rel}" + (f"?{url.query}" if url.query else ""),
             request_headers=(("Content-Type", "application/json"),),
             request_body=json.dumps(body, indent=2, sort_keys=True) if body is not None else None,
             status=f"{resp.status} {_REASONS.get(resp.status, '')}".strip(),
@@ -154,7 +180,8 @@ class MockServer:
             self.log.append(entry)
             if self._log_file is not None:
                 with self._log_file.open("a", encoding="utf-8") as f:
-                    f.write(("\n\n---\n\n" if len(self.log) > 1 else "") + format_http_log([entry]))
+                    f.write(("\n\n---\n\n" if self._logged else "") + format_http_log([entry]))
+                self._logged += 1
         h.send_response(resp.status, _REASONS.get(resp.status))
         h.send_header("Content-Type", _JSON)
         h.send_header("Content-Length", str(len(out)))

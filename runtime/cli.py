@@ -27,7 +27,7 @@ def _apply_or_delete(args: argparse.Namespace) -> int:
         return 2
     run = apply if args.cmd == "apply" else delete
     try:
-        results = run(objs, StateDir(args.state), Gcp(args.endpoint), args.project, args.namespace)
+        results = run(objs, StateDir(args.state), Gcp(args.endpoint, host_paths=args.host_paths), args.project, args.namespace)
     except ManifestError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -53,6 +53,60 @@ def _get(args: argparse.Namespace) -> int:
         ready: dict[str, str] = next((c for c in st.get("conditions") or [] if c.get("type") == "Ready"), {})
         print(f"{o['kind']}\t{o['metadata']['name']}\t{ready.get('status', 'Unknown')}\t{ready.get('reason', '')}\t{st.get('externalRef', '')}")
     return 0
+
+
+def _example(args: argparse.Namespace) -> int:
+    import yaml
+
+    from kccgen.runtime.example import DEFAULT_PROJECT, Examples
+
+    try:
+        docs = Examples(args.project or DEFAULT_PROJECT).manifests(args.kind)
+    except KeyError as e:
+        print(f"error: {e.args[0]}", file=sys.stderr)
+        return 2
+    print(yaml.safe_dump_all(docs, sort_keys=False), end="")
+    return 0
+
+
+def _verify(args: argparse.Namespace) -> int:
+    """Run the lifecycle suite; without --endpoint on a mockgcp started for the run
+    (a child process: the runtime never imports the emulator)."""
+    import contextlib
+    import subprocess
+
+    from kccgen.runtime.lifecycle import Lifecycle, RecordingGcp, verified_json
+
+    known = types_modules()
+    kinds = args.kinds or list(known)
+    unknown = [k for k in kinds if k not in known]
+    if unknown:
+        print(f"error: unknown Kind(s) {', '.join(unknown)}; see `kccctl kinds`", file=sys.stderr)
+        return 2
+    with contextlib.ExitStack() as stack:
+        endpoint = args.endpoint
+        if endpoint is None:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "kccgen.mockgcp", "serve", "--port", "0"], stdout=subprocess.PIPE, text=True
+            )
+            stack.callback(proc.wait)
+            stack.callback(proc.terminate)
+            assert proc.stdout is not None
+            line = proc.stdout.readline()
+            if not line.startswith("mockgcp listening on "):
+                print(f"error: mockgcp did not start: {line.strip()}", file=sys.stderr)
+                return 2
+            endpoint = line.split()[-1]
+        lc = Lifecycle(RecordingGcp(endpoint, lro_interval=0.0, retries=0, sleep=lambda s: None, host_paths=True), args.project or "lifecycle-project")
+        outcomes = [lc.run(k) for k in kinds]
+    for o in outcomes:
+        tail = "" if o.passed else f"  {o.step}: {o.message}"
+        print(f"{o.kind}\t{'PASS' if o.passed else 'FAIL'}\t{o.seconds:.3f}s{tail}")
+    passed = sum(o.passed for o in outcomes)
+    print(f"{passed}/{len(outcomes)} verified")
+    if args.write:
+        args.write.write_text(verified_json(outcomes), encoding="utf-8")
+    return 0 if passed == len(outcomes) else 1
 
 
 def _mockgcp(argv: list[str]) -> int:
@@ -84,6 +138,19 @@ def main(argv: list[str] | None = None) -> int:
         ap.add_argument("--endpoint", help="GCP endpoint override, e.g. a mockgcp URL (default: real GCP with ADC)")
         ap.add_argument("--project", help="default project (the namespace's cnrm.cloud.google.com/project-id)")
         ap.add_argument("--namespace", default="default")
+        ap.add_argument(
+            "--host-paths",
+            action="store_true",
+            help="send each API's requests under its own host on the endpoint (/pubsub.googleapis.com/v1/...): how mockgcp serves every pinned API",
+        )
+    ep = sub.add_parser("example", help="print a minimal valid manifest for KIND (and the objects it refers to, first)")
+    ep.add_argument("kind")
+    ep.add_argument("--project", help=f"project of the examples (default {'example-project'})")
+    vp = sub.add_parser("verify", help="run the lifecycle suite (create, re-apply, update, delete) for Kinds on mockgcp")
+    vp.add_argument("kinds", nargs="*", metavar="KIND", help="Kinds to verify (default: every generated Kind)")
+    vp.add_argument("--endpoint", help="a running mockgcp (default: start one for the run)")
+    vp.add_argument("--project", help="project prefix of the objects (default lifecycle-project)")
+    vp.add_argument("--write", type=Path, help="write per-Kind pass/fail, failing step and message as JSON (docs/verified.json)")
     gp = sub.add_parser("get", help="read objects from the state directory")
     gp.add_argument("kind")
     gp.add_argument("name", nargs="?")
@@ -100,6 +167,10 @@ def main(argv: list[str] | None = None) -> int:
         return _apply_or_delete(args)
     if args.cmd == "get":
         return _get(args)
+    if args.cmd == "example":
+        return _example(args)
+    if args.cmd == "verify":
+        return _verify(args)
     if args.cmd == "kinds":
         for kind, module in types_modules().items():
             print(f"{kind}\t{module.__name__}")

@@ -100,8 +100,13 @@ class Gcp:
         lro_interval: float = 0.2,
         sleep: Callable[[float], None] = time.sleep,
         seed: int | None = None,
+        host_paths: bool = False,
     ) -> None:
         self.endpoint = endpoint.rstrip("/") + "/" if endpoint else None
+        # mockgcp serves every API on one port under its own host as the first
+        # path segment (``/pubsub.googleapis.com/v1/...``), so APIs with the same
+        # URL templates never collide; emulators of one API want plain paths.
+        self.host_paths = host_paths
         self.credentials = credentials
         self.retries = retries
         self.backoff = backoff
@@ -120,8 +125,10 @@ class Gcp:
             options = None
             creds = self.credentials
             if self.endpoint is not None:
-                service_path = json.loads(raw).get("servicePath", "")
-                options = {"api_endpoint": self.endpoint + service_path}
+                head = json.loads(raw)
+                service_path = head.get("servicePath", "")
+                host = str(head.get("rootUrl", "")).split("//", 1)[-1].rstrip("/") + "/" if self.host_paths else ""
+                options = {"api_endpoint": self.endpoint + host + service_path}
                 if creds is None:
                     from google.auth.credentials import AnonymousCredentials
 
@@ -134,7 +141,9 @@ class Gcp:
         return self._clients[doc]
 
     def _resource(self, doc: str, chain: tuple[str, ...]) -> Any:
-        return reduce(lambda c, name: getattr(c, name)(), chain, self.client(doc))
+        # The Discovery client renames a resource that is a Python keyword
+        # (networkconnectivity's projects.locations.global) with a trailing "_".
+        return reduce(lambda c, name: (getattr(c, name, None) or getattr(c, name + "_"))(), chain, self.client(doc))
 
     def execute(self, what: str, request: Any, idempotent: bool = True) -> Any:
         """Run one request with bounded, jittered retries on transient failures.

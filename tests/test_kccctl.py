@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from kccgen.runtime.example import Examples
 from kccgen.runtime.identity import known_kinds
 from tests.conftest import REPO
 from tests.support.cli import Run
@@ -151,3 +152,48 @@ def test_usage_errors_exit_2(args: list[str]) -> None:
     assert r.code == 2
     assert r.stdout == ""
     assert "usage: kccctl" in r.stderr
+
+
+def test_example_prints_dependencies_then_the_kind() -> None:
+    import yaml
+
+    kind = next(k for k in GENERATED_KINDS if len(Examples().manifests(k)) > 1)  # one with a dependency
+    r = kccctl("example", kind, "--project", "my-proj")
+    assert r.code == 0, r.stderr
+    docs = list(yaml.safe_load_all(r.stdout))
+    assert docs[-1]["kind"] == kind
+    assert len(docs) > 1
+    assert "projects/my-proj" in r.stdout
+    bad = kccctl("example", "NoSuchKind")
+    assert bad.code == 2 and "unknown Kind 'NoSuchKind'" in bad.stderr
+
+
+def test_verify_writes_the_outcome_per_kind(tmp_path: Path) -> None:
+    import json
+
+    kind = GENERATED_KINDS[0]
+    out = tmp_path / "verified.json"
+    r = kccctl("verify", kind, "--write", str(out))
+    assert r.code == 0, r.stdout + r.stderr
+    assert f"{kind}\tPASS" in r.stdout
+    assert json.loads(out.read_text())["kinds"][kind]["pass"] is True
+
+
+def test_apply_with_host_paths_addresses_each_api_at_its_host(tmp_path: Path) -> None:
+    import yaml
+
+    from kccgen.mockgcp import MockServer
+
+    kind = next(k for k in GENERATED_KINDS if len(Examples().manifests(k)) > 1)
+    manifest = tmp_path / "example.yaml"
+    manifest.write_text(yaml.safe_dump_all(Examples("host-proj").manifests(kind)), encoding="utf-8")
+    with MockServer() as s:
+        paths: list[str] = []
+        serve = s._serve
+        s._serve = lambda h: (paths.append(h.path), serve(h))[1]  # type: ignore[method-assign]
+        common = ("-f", str(manifest), "--state", str(tmp_path / "state"), "--endpoint", s.base_url, "--host-paths")
+        r = kccctl("apply", *common)
+        assert r.code == 0, r.stdout + r.stderr
+        assert paths and all(p.split("/")[1].endswith(".googleapis.com") for p in paths), paths
+        d = kccctl("delete", *common)
+        assert d.code == 0, d.stdout + d.stderr

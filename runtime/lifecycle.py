@@ -1,0 +1,280 @@
+"""The generated lifecycle suite: what "verified" means for a Kind.
+
+For every generated Kind, from its example (kccgen.runtime.example) and its
+tables alone: apply -> Ready with ``status.externalRef``; re-apply -> exactly one
+GET; change one mutable field -> one GET and one write whose update mask (or
+merge/replace body) carries only that field; delete -> the resource is gone
+(GET answers 404). Operation polls are allowed beside the write, as DESIGN §5
+counts them apart. ``kccctl verify`` and tests/test_lifecycle.py run the same
+code, so ``docs/verified.json`` is what this module measured.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from kccgen.contract import (
+    Adapter,
+    Behaviour,
+    Call,
+    FieldRule,
+    NoDelete,
+    NoUpdate,
+    TypeKind,
+    UpdateMaskInBody,
+    UpdateMaskInQuery,
+    UpdateMerge,
+    UpdateReplace,
+)
+from kccgen.runtime.adapter import adapter_for
+from kccgen.runtime.example import Examples
+from kccgen.runtime.gcp import Gcp, GcpError, NotFound
+from kccgen.runtime.local import dependency_order
+from kccgen.runtime.mutability import mutability_of
+from kccgen.runtime.reconciler import Reconciler
+from kccgen.runtime.refs import PROJECT_ID_ANNOTATION, InMemoryStore, references_of
+
+STEPS = ("example", "create", "reapply", "update", "delete")
+_ENUM = object()  # mutable_field(): "another value of the field's enum", read from the Kind's model
+
+
+@dataclass
+class Sent:
+    """One call as the runtime made it: the method, its query extras and body."""
+
+    method: str
+    extra: dict[str, Any]
+    body: Any
+
+
+class RecordingGcp(Gcp):
+    """A Gcp that remembers the parameters and body of each adapter call, so the
+    suite can check what an update carried, not only how many requests it made."""
+
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.sent: list[Sent] = []
+
+    def call(
+        self, a: Adapter, c: Call, values: dict[str, str], body: Any = None, extra: dict[str, Any] | None = None, *, idempotent: bool = True
+    ) -> Any:
+        self.sent.append(Sent(c.method, dict(extra or {}), copy.deepcopy(body)))
+        return super().call(a, c, values, body, extra, idempotent=idempotent)
+
+
+@dataclass
+class Outcome:
+    kind: str
+    passed: bool
+    step: str = ""  # the first step that failed
+    message: str = ""
+    seconds: float = 0.0
+    update_field: str = ""  # the field the update step changed ("" when the Kind has no update)
+    notes: list[str] = field(default_factory=list)
+
+    def record(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"pass": self.passed}
+        if not self.passed:
+            out["step"], out["message"] = self.step, self.message
+        if self.update_field:
+            out["updateField"] = self.update_field
+        return out
+
+
+class StepFailed(Exception):
+    def __init__(self, step: str, message: str) -> None:
+        super().__init__(f"{step}: {message}")
+        self.step = step
+        self.message = message
+
+
+def _is_ref_path(kind: str, api_path: str) -> bool:
+    return any(r.api_path.replace("[]", "") == api_path for r in references_of(kind))
+
+
+def mutable_field(kind: str) -> tuple[FieldRule, Any] | None:
+    """One top-level spec field the update method can carry, and a new value for it.
+
+    Preference: ``labels`` (every mask style carries it), then a plain string,
+    a boolean, an integer; never an identity, reference, immutable, input-only
+    or output-only field, since the suite must read the change back to compare.
+    """
+    a = adapter_for(kind)
+    if isinstance(a.update, NoUpdate):
+        return None
+    candidates: list[tuple[int, str, FieldRule, Any]] = []
+    rules = mutability_of(kind)
+    for path, row in rules.items():
+        if not path.startswith("spec.") or "[]" in path or not row.api_path or "[]" in row.api_path:
+            continue
+        if not row.updatable or not row.readable or row.immutable or row.identity or _is_ref_path(kind, row.api_path):
+            continue
+        if row.behaviours & {Behaviour.OUTPUT_ONLY, Behaviour.INPUT_ONLY, Behaviour.IDENTIFIER}:
+            continue
+        parents = [".".join(path.split(".")[:i]) for i in range(2, path.count(".") + 1)]
+        if any(p not in rules or rules[p].type.kind is not TypeKind.OBJECT for p in parents):
+            continue  # only leaves under plain objects: a map or list parent has no single mask path
+        depth = 10 * (path.count(".") - 1)  # top-level fields first
+        t = row.type
+        if t.kind is TypeKind.MAP and t.leaf().kind is TypeKind.STRING:
+            candidates.append((depth + (0 if row.api_path == "labels" else 1), path, row, {"lifecycle": "updated"}))
+        elif t.kind is TypeKind.STRING and t.format is None:
+            rank = 2 if row.api_path in ("description", "displayName") else 3
+            candidates.append((depth + rank, path, row, "updated by kccctl verify"))
+        elif t.kind is TypeKind.BOOLEAN:
+            candidates.append((depth + 4, path, row, None))  # the opposite of the example's value
+        elif t.kind is TypeKind.INTEGER and t.format is None:
+            candidates.append((depth + 5, path, row, 7))
+        elif t.kind is TypeKind.ENUM:
+            candidates.append((depth + 6, path, row, _ENUM))
+    if not candidates:
+        return None
+    _, _, row, value = min(candidates, key=lambda c: (c[0], c[1]))
+    return row, value
+
+
+class Lifecycle:
+    """Runs the suite for Kinds against one endpoint, reusing one client per API."""
+
+    def __init__(self, gcp: RecordingGcp, project: str = "lifecycle-project") -> None:
+        self.gcp = gcp
+        self.project = project
+        self._run = 0
+
+    def run(self, kind: str) -> Outcome:
+        start = time.perf_counter()
+        self._run += 1
+        out = Outcome(kind, True)
+        try:
+            out.update_field = self._lifecycle(kind, out)
+        except StepFailed as e:
+            out.passed, out.step, out.message = False, e.step, e.message
+        except Exception as e:  # a crash is a failed step with its message, not an aborted run
+            out.passed, out.step, out.message = False, out.step or "example", f"{type(e).__name__}: {e}"
+        out.seconds = time.perf_counter() - start
+        return out
+
+    def _reconcile(self, store: InMemoryStore, obj: dict[str, Any], step: str) -> dict[str, Any]:
+        result = Reconciler(self.gcp, store).reconcile(obj)
+        store.add(result.obj)
+        if not result.ready:
+            raise StepFailed(step, f"{obj['kind']}/{obj['metadata']['name']}: {result.reason}: {result.message}")
+        return result.obj
+
+    def _lifecycle(self, kind: str, out: Outcome) -> str:
+        out.step = "example"
+        # A project per run: names never collide with an earlier run on the same mockgcp.
+        project = f"{self.project}-{self._run}"
+        docs = Examples(project).manifests(kind)
+        store = InMemoryStore(default_namespace="default")
+        store.add({"kind": "Namespace", "metadata": {"name": "default", "annotations": {PROJECT_ID_ANNOTATION: project}}})
+        live: list[dict[str, Any]] = []
+        out.step = "create"
+        for doc in dependency_order(docs):
+            doc = copy.deepcopy(doc)
+            doc["metadata"]["generation"] = 1
+            live.append(self._reconcile(store, doc, "create"))
+        obj = live[-1]
+        ext = (obj.get("status") or {}).get("externalRef")
+        if not ext:
+            raise StepFailed("create", f"{kind} is Ready without status.externalRef")
+        a = adapter_for(kind)
+
+        out.step = "reapply"
+        mark = len(self.gcp.calls)
+        obj = self._reconcile(store, obj, "reapply")
+        calls = self.gcp.calls[mark:]
+        if calls != [f"GET {a.doc} {'.'.join(a.resource)}.{a.get.method}"]:
+            raise StepFailed("reapply", f"expected exactly one GET of {ext}, sent {calls}")
+
+        out.step = "update"
+        picked = mutable_field(kind)
+        changed = ""
+        if picked is not None:
+            row, value = picked
+            assert row.api_path is not None
+            changed = row.api_path
+            new = copy.deepcopy(obj)
+            parts = row.path.split(".")[1:]
+            node = new["spec"]
+            for part in parts[:-1]:
+                node = node.setdefault(part, {})
+            if value is None:
+                value = not bool(node.get(parts[-1]))
+            elif value is _ENUM:
+                value = _other_enum(kind, row, node.get(parts[-1]))
+            node[parts[-1]] = value
+            new["metadata"]["generation"] = int(new["metadata"].get("generation") or 1) + 1
+            mark, sent_mark = len(self.gcp.calls), len(self.gcp.sent)
+            obj = self._reconcile(store, new, "update")
+            self._check_update(a, changed, self.gcp.calls[mark:], self.gcp.sent[sent_mark:])
+            again = len(self.gcp.calls)
+            obj = self._reconcile(store, obj, "update")
+            if len(self.gcp.calls) - again != 1:
+                raise StepFailed("update", f"after updating {changed}, a re-apply sent {self.gcp.calls[again:]}: the change did not stick")
+
+        out.step = "delete"
+        for doc in reversed([*live[:-1], obj]):
+            current = store.get(doc["kind"], "default", doc["metadata"]["name"]) or doc
+            result = Reconciler(self.gcp, store).delete(dict(current))
+            if not result.deleted:
+                raise StepFailed("delete", f"{doc['kind']}/{doc['metadata']['name']}: {result.reason}: {result.message}")
+        values = Reconciler(self.gcp, store)._values(obj, a, ext)
+        try:
+            self.gcp.call(a, a.get, values)
+        except NotFound:
+            return changed
+        except GcpError as e:
+            raise StepFailed("delete", f"GET {ext} after delete answered {e}, not 404") from None
+        if isinstance(a.delete, NoDelete):
+            return changed
+        raise StepFailed("delete", f"GET {ext} after delete still finds the resource")
+
+    def _check_update(self, a: Adapter, changed: str, calls: list[str], sent: list[Sent]) -> None:
+        gets = [c for c in calls if c.startswith("GET ") and "operations." not in c.lower()]
+        writes = [c for c in calls if not c.startswith("GET ")]
+        if len(gets) != 1 or len(writes) != 1:
+            raise StepFailed("update", f"changing {changed}: expected one GET and one write, sent {calls}")
+        body_sent = [s for s in sent if s.method != a.get.method]
+        if len(body_sent) != 1:
+            raise StepFailed("update", f"changing {changed}: expected one update call, made {[s.method for s in sent]}")
+        s = body_sent[0]
+        match a.update:
+            case UpdateMaskInQuery(mask_param=param):
+                mask = str(s.extra.get(param, ""))
+            case UpdateMaskInBody(mask_field=mf):
+                mask = str((s.body or {}).get(mf, ""))
+            case UpdateMerge(guard=guard):
+                token = getattr(guard, "field", "")
+                mask = ",".join(sorted(k for k in (s.body or {}) if k != token))
+                changed = changed.split(".", 1)[0]  # a merge patch carries the changed top-level field
+            case UpdateReplace():
+                mask = changed  # the whole resource travels; the diff decided the change
+            case _:
+                mask = ""
+        # A field under an object the resource does not have yet travels as that
+        # object (the diff names the nearest path the live resource lacks).
+        if (mask != changed and not changed.startswith(mask + ".")) or not mask or "," in mask:
+            raise StepFailed("update", f"changing {changed}: the update carried {mask!r}")
+
+
+def _other_enum(kind: str, row: FieldRule, current: Any) -> str:
+    """A real value of the field's enum other than ``current``, from the Kind's model schema."""
+    from kccgen.runtime.example import enum_values, schema_node
+    from kccgen.runtime.registry import types_modules
+
+    schema = getattr(types_modules()[kind], kind).model_json_schema(by_alias=True)
+    defs = schema.get("$defs") or {}
+    values = [v for v in enum_values(schema_node(defs.get(f"{kind}Spec") or {}, defs, row.path.removeprefix("spec."))) if v != current]
+    if not values:
+        raise StepFailed("update", f"{row.path}: its enum has no second value to change to")
+    return values[0]
+
+
+def verified_json(outcomes: list[Outcome]) -> str:
+    """Deterministic: sorted keys, no timings."""
+    return json.dumps({"kinds": {o.kind: o.record() for o in sorted(outcomes, key=lambda o: o.kind)}}, indent=1, sort_keys=True) + "\n"
