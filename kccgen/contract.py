@@ -85,11 +85,14 @@ class CreateWithIdParam:
 
 @dataclass(frozen=True)
 class CreateWithNameInBody:
-    """POST (``insert``) to the collection; the body's name field holds the short ID (compute, storage, dns)."""
+    """POST (``insert``) to the collection; a body field holds the short ID: ``name``
+    (compute, storage, dns), another field (dns ``responsePolicyName``) or a dotted
+    path into a reference object (bigquery ``datasetReference.datasetId``)."""
 
     call: Call
     name_field: str = "name"
     inputs: tuple[CreateInput, ...] = ()
+    full_name: bool = False  # the field takes the full resource name (AIP-style {+parent} APIs), not the short ID
 
 
 @dataclass(frozen=True)
@@ -104,10 +107,12 @@ class CreateWrapped:
 
 @dataclass(frozen=True)
 class CreateServiceAssigned:
-    """POST to the collection; the service picks the ID and answers with the name (monitoring)."""
+    """POST to the collection; the service picks the ID and answers with it in
+    ``id_field``: the full name in ``name`` (monitoring), or the short ID (gmail ``id``)."""
 
     call: Call
     inputs: tuple[CreateInput, ...] = ()
+    id_field: str = "name"
 
 
 @dataclass(frozen=True)
@@ -338,6 +343,7 @@ class Adapter:
     update: UpdateShape
     delete: DeleteShape
     name_is_full: bool = True  # the resource's `name` holds its full name (False: the short ID)
+    id_field: str = "name"  # dotted path of the response field carrying the ID (not `name`: the short ID)
     krm_only: tuple[str, ...] = ()  # spec fields that are not API fields (identity, parents)
     int64_paths: tuple[str, ...] = ()  # API paths whose KRM form may be an integer
     operations: tuple[tuple[str, OperationGetter], ...] = ()  # by accessor path or compute scope
@@ -348,6 +354,16 @@ class Adapter:
             if k == key:
                 return getter
         raise KeyError(f"{self.kind}: no operations getter {key!r} in {self.doc}")
+
+
+def id_field(shape: CreateShape) -> str:
+    """The dotted path of the create's response field carrying the ID: where the
+    create put it (``CreateWithNameInBody``) or where the service answers it."""
+    if isinstance(shape, CreateWithNameInBody):
+        return shape.name_field
+    if isinstance(shape, CreateServiceAssigned):
+        return shape.id_field
+    return "name"
 
 
 def create_inputs(shape: CreateShape) -> tuple[CreateInput, ...]:
@@ -390,4 +406,5 @@ __all__ = [
     "UpdateShape",
     "Where",
     "create_inputs",
+    "id_field",
 ]

@@ -39,7 +39,7 @@ from kccgen.runtime.refs import (
     identity_from_spec,
     resolve_object,
 )
-from kccgen.runtime.requests import create_request, delete_call, update_request
+from kccgen.runtime.requests import at_path, create_request, delete_call, update_request
 
 __all__ = ["ANN_FORCE_ACQUIRE", "ANN_STREAK", "MAX_STREAK", "Event", "Reconciler", "Result", "diff"]
 
@@ -269,8 +269,8 @@ class Reconciler:
 
     def _external_from(self, a: Adapter, resource: Mapping[str, Any], values: dict[str, str]) -> str:
         ident = identity_for(a.kind)
-        name = str(resource.get("name", ""))
-        if a.name_is_full and name:
+        name = str(at_path(resource, a.id_field) or "")
+        if a.id_field == "name" and a.name_is_full and name:
             return ident.normalize(name)
         if "/" in name:
             # FIX: a derived adapter may expect a short ID where the service answers
@@ -324,7 +324,7 @@ class Reconciler:
         except GcpError as e:
             return self._finish(obj, False, "UpdateFailed", f"create of {ext or a.kind} failed: {e}", events)
         new_ext: str | None = ext
-        if isinstance(result, dict) and result.get("name"):
+        if isinstance(result, dict) and at_path(result, a.id_field):
             new_ext = self._external_from(a, result, values)
         if result is None and new_ext is not None:  # compute/dns operations carry no resource
             result = self.gcp.call(a, a.get, self._values(obj, a, new_ext))

@@ -46,6 +46,24 @@ class Request:
     params: dict[str, Any] = field(default_factory=dict)
 
 
+def with_path(body: dict[str, Any], dotted: str, value: Any) -> dict[str, Any]:
+    """``body`` with ``value`` at a dotted path, copying (never mutating) the objects on the way."""
+    head, _, rest = dotted.partition(".")
+    if not rest:
+        return {**body, head: value}
+    inner = body.get(head)
+    return {**body, head: with_path(inner if isinstance(inner, dict) else {}, rest, value)}
+
+
+def at_path(body: Any, dotted: str) -> Any:
+    """The value at a dotted path of a response, or None."""
+    for part in dotted.split("."):
+        if not isinstance(body, dict):
+            return None
+        body = body.get(part)
+    return body
+
+
 def create_request(a: Adapter, payload: dict[str, Any], rid: str, full_name: str | None) -> Request | None:
     """The create for ``payload`` (the spec as an API resource, create-only inputs
     included under their API names); None when the resource cannot be created.
@@ -67,8 +85,8 @@ def create_request(a: Adapter, payload: dict[str, Any], rid: str, full_name: str
             return Request(call, body, query)
         case CreateWithIdParam(call=call, id_param=id_param):
             return Request(call, {**payload, **beside}, {id_param: rid, **query})
-        case CreateWithNameInBody(call=call, name_field=name_field):
-            return Request(call, {**payload, name_field: rid, **beside}, query)
+        case CreateWithNameInBody(call=call, name_field=name_field, full_name=full):
+            return Request(call, {**with_path(payload, name_field, full_name if full else rid), **beside}, query)
         case CreateWrapped(call=call, id_field=id_field, resource_field=resource_field):
             return Request(call, {id_field: rid, resource_field: payload, **beside}, query)
         case CreateServiceAssigned(call=call):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Alias, CreateWithNameInBody
+from kccgen.contract import Adapter, Alias, CreateWithNameInBody, id_field
 from kccgen.generator.ir.model import AliasIR, KindIR
 from kccgen.generator.render import py_source, render
 
@@ -37,7 +37,8 @@ def adapter_of(k: KindIR) -> Adapter:
         update=m.update_shape,
         delete=m.delete_shape,
         # compute, storage and dns keep the short ID in `name`
-        name_is_full=not isinstance(m.create_shape, CreateWithNameInBody),
+        name_is_full=not isinstance(m.create_shape, CreateWithNameInBody) or m.create_shape.full_name,
+        id_field=id_field(m.create_shape),
         krm_only=tuple(sorted({p.krm_field for p in ident.params})),
         int64_paths=_int64_paths(k),
         operations=m.operations,

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
 
-from kccgen.contract import CreateAtPath, Where, create_inputs
+from kccgen.contract import CreateAtPath, Where, create_inputs, id_field
 from kccgen.discovery.behaviours import Behaviour as B
 from kccgen.discovery.behaviours import Fact
 from kccgen.discovery.document import DiscoveryDoc, Resource
@@ -218,7 +218,7 @@ def resolve_identities(specs: Specs, shaped: list[Shaped], reporter: Reporter, f
         s = sh.sel
         raw_get = s.resource.methods[sh.methods.get.name]
         try:
-            identity = resolve_identity(s.file, s.index, s.cfg, s.doc, raw_get, sh.schema, specs.asset_names, prelim)
+            identity = resolve_identity(s.file, s.index, s.cfg, s.doc, raw_get, sh.schema, specs.asset_names, prelim, derived=s.auto)
         except Exception as e:
             if not s.auto:
                 raise
@@ -287,7 +287,9 @@ def build_kind(
         if path.split(".")[0] not in known:
             problem(SpecError(s.file, json_path("kinds", s.index, "fields", path), f"{s.cfg.kind}: {sh.schema} has no field {path.split('.')[0]!r}"))
             overrides.pop(path)
-    drop = frozenset(f.name for f in api_res.fields if f.name == "name" or B.IDENTIFIER in f.behaviours)
+    # The ID field is spec.resourceID (or the service's), never a second spec field.
+    id_top = "name" if "." in id_field(m.create_shape) else id_field(m.create_shape)
+    drop = frozenset(f.name for f in api_res.fields if f.name in ("name", id_top) or B.IDENTIFIER in f.behaviours)
 
     # Stage 5: references.
     inf = infer_references(s.cfg.kind, models, res_class, s.cfg, index, overrides, drop, identity.domain)

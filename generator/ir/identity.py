@@ -58,7 +58,14 @@ def resolve_identity(
     schema_id: str,
     assets: AssetNameTable,
     templates_by_kind: dict[str, str],
+    derived: bool = False,
 ) -> Identity:
+    """The Kind's identity template and how each placeholder appears in the spec.
+
+    A parent placeholder whose collection no Kind owns (or which two Kinds own)
+    is an error for a curated Kind, so a person names it; a derived Kind keeps
+    it as a plain string field instead, failing closed rather than guessing.
+    """
     rest = rest_template(get.flat_path or get.path)
     asset_type, rows = asset_rows(assets, cfg, doc, schema_id, rest)
     row, mismatch = choose_asset_format(rows, rest)
@@ -99,6 +106,16 @@ def resolve_identity(
         else:
             prefix = "/".join(template.split("/")[: template.split("/").index("{" + ph + "}") + 1])
             owners = sorted(k for k, t in templates_by_kind.items() if t == prefix)
+            if len(owners) != 1 and derived:
+                params.append(IdentityParam(ph, "location", ph))
+                continue
+            if len(owners) > 1:
+                raise SpecError(
+                    file,
+                    json_path("kinds", index, "parents"),
+                    f"{cfg.kind}: the identity parameter {ph!r} could refer to {', '.join(owners)}; "
+                    f"add parents.{ph}: {{field: {ph}Ref, kind: <Kind>}}",
+                )
             if not owners:
                 raise SpecError(
                     file,

@@ -130,3 +130,35 @@ def test_the_same_service_wins_a_tie_by_aip_122() -> None:
     inf = infer_references("AThing", _model("Format: projects/p/locations/l/repositories/r"), "R", KindConfig(kind="AThing", resource="x"), index, {}, frozenset(), "a.googleapis.com")
     assert [r.target for r in inf.references] == ["ARepository"]
     assert "same service" in inf.references[0].source
+
+
+def test_where_a_derived_create_carries_the_id(tmp_path: Path) -> None:
+    """The ID field is found from the get path's placeholder, never guessed: a
+    ``*Reference`` object (bigquery), ``<placeholder>Name`` (dns), the service's
+    ``id`` (gmail); a parent no Kind owns stays a plain string field."""
+    from kccgen.contract import CreateServiceAssigned, CreateWithNameInBody, id_field
+
+    specs = _specs(tmp_path, {"bigquery.yaml": "api: bigquery\nauto: true\n", "gmail.yaml": "api: gmail\nauto: true\n"})
+    dns = specs / "kinds" / "dns.yaml"
+    dns.write_text(dns.read_text().replace("\nkinds:\n", "\nauto: true\nkinds:\n", 1))
+    ir = build_ir(load_specs(specs), Reporter())
+    by = {(k.api.doc_key, k.resource): k for k in ir.kinds}
+    dataset = by[("bigquery.v2", "datasets")].methods.create_shape
+    assert isinstance(dataset, CreateWithNameInBody) and id_field(dataset) == "datasetReference.datasetId"
+    policy = by[("dns.v1", "responsePolicies")].methods.create_shape
+    assert isinstance(policy, CreateWithNameInBody) and policy.name_field == "responsePolicyName" and not policy.full_name
+    label = by[("gmail.v1", "users.labels")]
+    assert isinstance(label.methods.create_shape, CreateServiceAssigned) and label.methods.create_shape.id_field == "id"
+    # {userId} names no Kind: a plain, required, immutable string, not a reference.
+    user = next(p for p in label.identity.params if p.name == "userId")
+    assert user.role == "location" and user.ref_kind is None
+
+
+def test_a_dotted_id_field_is_set_and_read_without_touching_the_payload() -> None:
+    from kccgen.runtime.requests import at_path, with_path
+
+    body = {"datasetReference": {"projectId": "p"}, "x": 1}
+    out = with_path(body, "datasetReference.datasetId", "d")
+    assert out == {"datasetReference": {"projectId": "p", "datasetId": "d"}, "x": 1}
+    assert body == {"datasetReference": {"projectId": "p"}, "x": 1}
+    assert at_path(out, "datasetReference.datasetId") == "d" and at_path(out, "nope.x") is None
