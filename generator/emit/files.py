@@ -9,7 +9,7 @@ from kccgen.generator.emit.adapters import adapter_source
 from kccgen.generator.emit.crds import crd_path, crd_source, spec_required
 from kccgen.generator.emit.mutability import mutability_source
 from kccgen.generator.emit.references import reference_module_path, reference_source
-from kccgen.generator.emit.types import api_module_source, kind_module_source
+from kccgen.generator.emit.types import api_module_source, docstring_safe, kind_module_source
 from kccgen.generator.ir.model import IR, ApiModule, KindIR, TargetKind
 from kccgen.generator.naming import kind_types_module
 from kccgen.generator.render import drop_classes, render, render_text, split_imports, used_imports
@@ -58,7 +58,7 @@ def _kind_file(k: KindIR) -> str:
     }
     merged = sorted(set(imports) | extra)
     imports2, _ = split_imports("\n".join(merged) + "\n")
-    first_line = (k.description.splitlines() or [k.kind])[0].replace('"""', "'''").strip() or k.kind
+    first_line = docstring_safe((k.description.splitlines() or [k.kind])[0].strip()) or k.kind
     slots = {
         "kind": k.kind,
         "group": k.group,

@@ -91,10 +91,17 @@ def _field_schema(f: FieldIR, int_enums: bool) -> dict[str, Any]:
     return s
 
 
+def docstring_safe(text: str) -> str:
+    """A class description becomes a triple-quoted docstring: one ending in a quote
+    or a backslash (monitoring's SLO goal, '... return successfully."') would close it early."""
+    text = text.replace('"' * 3, "'" * 3)
+    return text + " " if text.endswith(('"', "\\")) else text
+
+
 def _object_schema(o: ObjectIR, int_enums: bool) -> dict[str, Any]:
     s: dict[str, Any] = {"type": "object", "properties": {f.name: _field_schema(f, int_enums) for f in o.fields}}
     if o.description:
-        s["description"] = o.description
+        s["description"] = docstring_safe(o.description)
     req = [f.name for f in o.fields if f.required]
     if req:
         s["required"] = req

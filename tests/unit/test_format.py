@@ -43,3 +43,13 @@ def test_single_file_matches_bulk(raw_sample: dict[str, str]) -> None:
 def test_unparseable_generated_code_is_named() -> None:
     with pytest.raises(RuntimeError, match=r"generated/x/broken\.py"):
         format_many({"generated/x/ok.py": "x = 1\n", "generated/x/broken.py": "def (:\n"})
+
+
+def test_a_description_ending_in_a_quote_stays_a_valid_docstring() -> None:
+    """monitoring's ServiceLevelObjective description ends in '...successfully."'."""
+    import ast
+
+    from kccgen.generator.emit.types import docstring_safe
+
+    for text in ('goal "99.5% of requests."', "ends with a backslash \\", 'has """ inside'):
+        ast.parse(f'"""{docstring_safe(text)}"""')
