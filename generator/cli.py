@@ -231,7 +231,7 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     specs = load_specs(args.specs)
     ir = build_ir(specs, Reporter())
     kcc = args.kcc or (args.root.resolve().parent / "shared" / "compat" / "kcc" / "kinds.tsv")
-    cov = coverage(specs, ir, kcc if kcc.exists() else None)
+    cov = coverage(specs, ir, kcc if kcc.exists() else None, args.root / "docs" / "verified.json")
     text = render_markdown(cov)
     if args.write:
         docs = args.root / "docs"

@@ -79,8 +79,18 @@ def auto_lines(path: Path, kf: KindsFile) -> int:
     return 1 + (len(yaml.safe_dump(extra).splitlines()) if extra else 0)
 
 
-def coverage(specs: Specs, ir: IR, kcc_tsv: Path | None = None) -> Coverage:
+def passing_kinds(verified_json: Path | None) -> frozenset[str]:
+    """Kinds whose generated lifecycle suite passed (``kccctl verify --write``);
+    tests/test_lifecycle.py re-runs each, so the file cannot claim a pass."""
+    if verified_json is None or not verified_json.exists():
+        return frozenset()
+    data = json.loads(verified_json.read_text())
+    return frozenset(k for k, v in data.get("kinds", {}).items() if v.get("pass"))
+
+
+def coverage(specs: Specs, ir: IR, kcc_tsv: Path | None = None, verified_json: Path | None = None) -> Coverage:
     built = {k.kind for k in ir.kinds}
+    verified = passing_kinds(verified_json)
     skipped = {s.kind: s.reason for s in ir.skipped}
     auto_files = {file for file, kf in specs.kinds if kf.auto}
     lines = {file: auto_lines(specs.root.parent / file, kf) if kf.auto else config_lines(specs.root.parent / file) for file, kf in specs.kinds}
@@ -100,7 +110,8 @@ def coverage(specs: Specs, ir: IR, kcc_tsv: Path | None = None) -> Coverage:
         if c.tier == "generated" and c.kind not in built:
             rows.append(Row(c.doc_key, c.resource, c.kind, "excluded", f"not generated: {skipped.get(c.kind, 'unknown')}", 0.0))
         else:
-            rows.append(Row(c.doc_key, c.resource, c.kind, c.tier, c.reason, lines_of(c) if c.tier == "generated" else 0.0))
+            tier = "verified" if c.tier == "generated" and c.kind in verified else c.tier
+            rows.append(Row(c.doc_key, c.resource, c.kind, tier, c.reason, lines_of(c) if c.tier == "generated" else 0.0))
     for k in ir.kinds:
         if (k.api.doc_key, k.resource) in covered:
             continue

@@ -162,3 +162,17 @@ def test_a_dotted_id_field_is_set_and_read_without_touching_the_payload() -> Non
     assert out == {"datasetReference": {"projectId": "p", "datasetId": "d"}, "x": 1}
     assert body == {"datasetReference": {"projectId": "p"}, "x": 1}
     assert at_path(out, "datasetReference.datasetId") == "d" and at_path(out, "nope.x") is None
+
+
+def test_coverage_marks_only_passing_kinds_verified(tmp_path: Path) -> None:
+    import json
+
+    specs = _specs(tmp_path, {"redis.yaml": "api: redis\nauto: true\n"})
+    ir = build_ir(load_specs(specs), Reporter())
+    derived = sorted(k.kind for k in ir.kinds if k.api.doc_key.startswith("redis."))
+    assert len(derived) >= 2
+    verified = tmp_path / "verified.json"
+    verified.write_text(json.dumps({"kinds": {derived[0]: {"pass": True}, derived[1]: {"pass": False, "step": "update"}}}))
+    tiers = {r.kind: r.tier for r in coverage(load_specs(specs), ir, None, verified).rows if r.kind}
+    assert tiers[derived[0]] == "verified" and tiers[derived[1]] == "generated"
+    assert all(tiers[k] == "curated" for k in ("PubSubTopic", "StorageBucket"))
