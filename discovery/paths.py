@@ -69,7 +69,12 @@ def pattern_template(pattern: str) -> str | None:
     out = []
     for i, seg in enumerate(segs):
         if seg == "\0":
-            prev = segs[i - 1] if i else "x"
+            # A wildcard names its collection by the literal before it; one that
+            # starts the pattern or follows another wildcard (bigquery's
+            # ^[^/]+$, monitoring's any-parent ^[^/]+/[^/]+$) has no name to take.
+            prev = segs[i - 1] if i else "\0"
+            if prev == "\0":
+                return None
             out.append("{" + collection_param(prev) + "}")
         elif re.fullmatch(r"[A-Za-z0-9_-]+", seg):
             out.append(seg)

@@ -176,3 +176,12 @@ def test_coverage_marks_only_passing_kinds_verified(tmp_path: Path) -> None:
     tiers = {r.kind: r.tier for r in coverage(load_specs(specs), ir, None, verified).rows if r.kind}
     assert tiers[derived[0]] == "verified" and tiers[derived[1]] == "generated"
     assert all(tiers[k] == "curated" for k in ("PubSubTopic", "StorageBucket"))
+
+
+def test_an_unnamed_wildcard_is_not_a_placeholder() -> None:
+    """bigquery's {+datasetId} pattern ^[^/]+$ is the parameter itself, not ``{x}``."""
+    from kccgen.discovery.paths import pattern_template
+
+    assert pattern_template("^[^/]+$") is None
+    assert pattern_template("^[^/]+/[^/]+/services/[^/]+$") is None
+    assert pattern_template("^projects/[^/]+/topics/[^/]+$") == "projects/{project}/topics/{topic}"
