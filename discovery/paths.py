@@ -20,9 +20,10 @@ _PARAM = re.compile(r"\{(\+?)([A-Za-z][A-Za-z0-9_]*)\}")
 def collection_param(collection: str) -> str:
     """Placeholder name for a collection segment: ``keyRings`` -> ``keyRing``."""
     c = collection
-    for plural, single in (("ies", "y"), ("sses", "ss"), ("ches", "ch"), ("shes", "sh"), ("xes", "x")):
-        if c.endswith(plural):
-            return c[: -len(plural)] + single
+    for plural, single in (("ies", "y"), ("sses", "ss"), ("buses", "bus"), ("statuses", "status"), ("aliases", "alias"), ("ches", "ch"), ("shes", "sh"), ("xes", "x")):
+        if c.lower().endswith(plural):  # messageBuses: the ending may start a camelCase word
+            head = c[-len(plural)]
+            return c[: -len(plural)] + (single[0].upper() if head.isupper() else single[0]) + single[1:]
     if c.endswith("s") and not c.endswith("ss"):
         return c[:-1]
     return c

@@ -185,3 +185,11 @@ def test_an_unnamed_wildcard_is_not_a_placeholder() -> None:
     assert pattern_template("^[^/]+$") is None
     assert pattern_template("^[^/]+/[^/]+/services/[^/]+$") is None
     assert pattern_template("^projects/[^/]+/topics/[^/]+$") == "projects/{project}/topics/{topic}"
+
+
+@pytest.mark.parametrize(("plural", "single"), [("messageBuses", "messageBus"), ("keyRings", "keyRing"), ("policies", "policy"), ("aliases", "alias"), ("addresses", "address")])
+def test_collection_placeholders_are_singular(plural: str, single: str) -> None:
+    """eventarc's messageBuses pattern once gave {messageBuse}, which no identity names."""
+    from kccgen.discovery.paths import collection_param
+
+    assert collection_param(plural) == single
