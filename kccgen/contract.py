@@ -13,8 +13,10 @@ any runtime that executes them.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TypedDict
 
 
 class Lro(StrEnum):
@@ -302,6 +304,120 @@ class FieldRule:
         return Behaviour.IMMUTABLE in self.behaviours or self.identity
 
 
+# --- field rules as rows -------------------------------------------------------------------
+#
+# A generated ``<kind>_mutability.py`` writes its FieldRules as short rows and
+# ``field_rules`` expands them: a row states the path, type, facts and the two
+# verdicts; the API path and both sources are derived (from the path, the facts
+# and a few per-Kind texts) unless the row overrides them. The generator checks
+# that the expansion equals its rules, so a row overrides exactly the values the
+# derivation would get wrong. It lives here because both sides need the same
+# derivation: the generator to decide what to override, the runtime to expand.
+
+STATUS_SOURCE = "status: written by the controller from GET"
+KRM_ONLY_SOURCE = "KRM-only field: not part of the API resource"
+API_PATH = "{api_path}"  # in field_rules' update text: the field's API path
+
+
+class RowOverrides(TypedDict, total=False):
+    """The values of a row that differ from what field_rules derives."""
+
+    api_path: str | None  # derived: the row's path
+    identity: bool  # derived: False
+    updatable_source: str
+    readable_source: str
+
+
+# (path under spec. or status.observedState., type, facts, updatable, readable[, overrides])
+FieldRow = tuple[str, FieldType, tuple[Fact, ...], bool, bool] | tuple[str, FieldType, tuple[Fact, ...], bool, bool, RowOverrides]
+
+_OVERRIDABLE = frozenset(RowOverrides.__annotations__)
+
+
+def field_rule(
+    row: FieldRow, *, status: bool, get: str, update: str | None, identity: str = "", fixed: str = ""
+) -> FieldRule:
+    """One row as a FieldRule; a source nothing derives is empty (``field_rules`` refuses it).
+
+    Derived unless overridden: ``api_path`` is the row's path; ``identity`` is
+    False; ``updatable_source`` is, in order, STATUS_SOURCE for status rows,
+    ``identity (<identity>)`` for identity fields, ``update`` with API_PATH
+    replaced by the API path for updatable fields, ``fixed`` for every other
+    field when the Kind has no update method (``update`` is None), then
+    ``output-only``, ``immutable (<first immutable fact's source>)`` and last
+    ``fixed`` (a reason shared by the Kind's fields, such as an update
+    allow-list); ``readable_source`` is ``<get> returns <api_path>`` for
+    readable fields, else ``input-only (<first input-only fact's source>): GET
+    never returns it`` or, without an API path, KRM_ONLY_SOURCE.
+    """
+    key, type_, facts, updatable, readable = row[:5]
+    given: RowOverrides = row[5] if len(row) == 6 else {}
+    if unknown := set(given) - _OVERRIDABLE:
+        raise ValueError(f"{key}: cannot override {sorted(unknown)}")
+    api_path = given.get("api_path", key)
+    is_identity = given.get("identity", False)
+
+    def first(behaviour: Behaviour) -> str | None:
+        return next((f.source for f in facts if f.behaviour is behaviour), None)
+
+    if status:
+        usrc = STATUS_SOURCE
+    elif is_identity:
+        usrc = f"identity ({identity})"
+    elif updatable:
+        usrc = update.replace(API_PATH, api_path) if update is not None and api_path is not None else ""
+    elif update is None:
+        usrc = fixed
+    elif first(Behaviour.OUTPUT_ONLY) is not None:
+        usrc = "output-only"
+    elif (why := first(Behaviour.IMMUTABLE)) is not None:
+        usrc = f"immutable ({why})"
+    else:
+        usrc = fixed
+    if readable:
+        rsrc = f"{get} returns {api_path}" if api_path is not None else ""
+    elif (why := first(Behaviour.INPUT_ONLY)) is not None:
+        rsrc = f"input-only ({why}): GET never returns it"
+    else:
+        rsrc = KRM_ONLY_SOURCE if api_path is None else ""
+    return FieldRule(
+        path=("status.observedState." if status else "spec.") + key,
+        api_path=api_path,
+        type=type_,
+        facts=facts,
+        updatable=updatable,
+        updatable_source=given.get("updatable_source", usrc),
+        readable=readable,
+        readable_source=given.get("readable_source", rsrc),
+        identity=is_identity,
+    )
+
+
+def field_rules(
+    *,
+    get: str,
+    update: str | None,
+    identity: str = "",
+    fixed: str = "",
+    spec: Iterable[FieldRow] = (),
+    observed: Iterable[FieldRow] = (),
+) -> tuple[FieldRule, ...]:
+    """The FieldRules of a Kind's spec rows, then of its status.observedState rows (see field_rule).
+
+    ``get``: the get method's ID; ``update``: the source of a field the update
+    method changes (API_PATH stands for its API path), None when the Kind has
+    no update method; ``identity``: the identity template; ``fixed``: the
+    source of a spec field the update method cannot change for a reason no
+    fact of the field states.
+    """
+    rules = tuple(field_rule(r, status=False, get=get, update=update, identity=identity, fixed=fixed) for r in spec)
+    rules += tuple(field_rule(r, status=True, get=get, update=update, identity=identity, fixed=fixed) for r in observed)
+    for r in rules:
+        if not r.updatable_source or not r.readable_source:
+            raise ValueError(f"{r.path}: no source can be derived for this row; it must give one")
+    return rules
+
+
 # --- aliases -------------------------------------------------------------------------------
 
 Scalar = str | int | float | bool | None
@@ -372,6 +488,9 @@ def create_inputs(shape: CreateShape) -> tuple[CreateInput, ...]:
 
 
 __all__ = [
+    "API_PATH",
+    "KRM_ONLY_SOURCE",
+    "STATUS_SOURCE",
     "Adapter",
     "Alias",
     "Behaviour",
@@ -386,6 +505,7 @@ __all__ = [
     "DeleteAtPath",
     "DeleteShape",
     "Fact",
+    "FieldRow",
     "FieldRule",
     "FieldType",
     "FingerprintGuard",
@@ -397,6 +517,7 @@ __all__ = [
     "NoGuard",
     "NoUpdate",
     "OperationGetter",
+    "RowOverrides",
     "Scalar",
     "TypeKind",
     "UpdateMaskInBody",
@@ -406,5 +527,7 @@ __all__ = [
     "UpdateShape",
     "Where",
     "create_inputs",
+    "field_rule",
+    "field_rules",
     "id_field",
 ]
