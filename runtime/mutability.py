@@ -2,7 +2,8 @@
 
 The runtime reads them for the immutability check, the diff (only readable
 fields can be compared; types decide how values compare) and externally
-managed fields. The records are kccgen.contract.FieldRule.
+managed fields. The records are kccgen.contract.FieldRule; a module writes
+them as rows that kccgen.contract.field_rules expands.
 """
 
 from __future__ import annotations
