@@ -11,20 +11,27 @@ import contextlib
 import os
 import sys
 import time
-from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Iterable
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
-from typing import Any
 
 from kccgen import data_dir
 from kccgen.discovery.errors import SpecError
+from kccgen.generator.cache import RenderCache, digest
 from kccgen.generator.diagnostics import Reporter
-from kccgen.generator.emit.files import jobs
+from kccgen.generator.emit.files import Unit, render_unit, units
 from kccgen.generator.ir.build import build_ir
 from kccgen.generator.ir.model import IR
 from kccgen.generator.render import format_many
 from kccgen.generator.spec.loader import load_specs
-from kccgen.generator.stamp import STAMP, inputs_digest, is_up_to_date, outputs_digest, stamp_text
+from kccgen.generator.stamp import (
+    STAMP,
+    code_digest,
+    inputs_digest,
+    is_up_to_date,
+    outputs_digest,
+    stamp_text,
+)
 from kccgen.generator.write import compare_tree, write_tree
 
 
@@ -32,21 +39,35 @@ def _build(specs_dir: Path) -> IR:
     return build_ir(load_specs(specs_dir), Reporter())
 
 
-def _run(job: tuple[Callable[[Any], str], Any]) -> str:
-    fn, arg = job
-    return fn(arg)
+def _render_unit(u: Unit) -> dict[str, str]:
+    return format_many(render_unit(u))
 
 
-def render_all(ir: IR, progress: bool = True, workers: int | None = None) -> dict[str, str]:
-    """Run every emitter, in parallel processes; a progress bar on a terminal.
+def _merge(into: dict[str, str], files: dict[str, str], unit: str) -> None:
+    for path, text in files.items():
+        if into.setdefault(path, text) != text:
+            raise RuntimeError(f"{path}: two API units write different content ({unit})")
 
-    Results are keyed by path and sorted, so the order in which workers finish
-    cannot leak into the output.
-    """
-    todo = list(jobs(ir))
-    n = workers if workers is not None else min(len(todo), os.cpu_count() or 1)
+
+def render_all(ir: IR, progress: bool = True, workers: int | None = None, cache: RenderCache | None = None) -> dict[str, str]:
+    """Render every API unit (its slice of the IR only), in parallel processes,
+    formatted; units whose slice is unchanged come from ``cache``. A progress
+    bar on a terminal. Results are keyed by path and sorted, so the order in
+    which workers finish cannot leak into the output."""
+    salt = code_digest() if cache is not None else ""
     results: dict[str, str] = {}
-    show = progress and sys.stderr.isatty()
+    todo: list[tuple[Unit, str]] = []
+    for u in units(ir):
+        key = digest(u.ir, salt) if cache is not None else ""
+        hit = cache.get(u.name, key) if cache is not None else None
+        if hit is None:
+            todo.append((u, key))
+        else:
+            _merge(results, hit, u.name)
+    # Largest units first: a big API started last would leave a core idle.
+    todo.sort(key=lambda uk: (-len(uk[0].ir.kinds), uk[0].name))
+    n = workers if workers is not None else min(len(todo), os.cpu_count() or 1)
+    show = progress and sys.stderr.isatty() and bool(todo)
     with contextlib.ExitStack() as stack:
         bar = task = None
         if show:
@@ -54,23 +75,31 @@ def render_all(ir: IR, progress: bool = True, workers: int | None = None) -> dic
 
             bar = stack.enter_context(Progress(transient=True))
             task = bar.add_task("rendering generated/", total=len(todo))
+        done: Iterable[tuple[Unit, str, dict[str, str]]]
         if n <= 1:
-            outputs: Iterable[str] = (fn(arg) for _, fn, arg in todo)
+            done = ((u, key, _render_unit(u)) for u, key in todo)
         else:
             pool = stack.enter_context(ProcessPoolExecutor(max_workers=n))
-            outputs = pool.map(_run, [(fn, arg) for _, fn, arg in todo])
-        for (path, _, _), text in zip(todo, outputs, strict=True):
-            results[path] = text
+            futures = {pool.submit(_render_unit, u): (u, key) for u, key in todo}
+            done = ((*futures[f], f.result()) for f in as_completed(futures))
+        for u, key, files in done:
+            _merge(results, files, u.name)
+            if cache is not None:
+                cache.put(u.name, key, files)
             if bar is not None and task is not None:
-                bar.update(task, advance=1, description=path)
-    return dict(sorted(format_many(results).items()))
+                bar.update(task, advance=1, description=u.name)
+    return dict(sorted(results.items()))
 
 
-def render_tree(specs_dir: Path, ir: IR) -> dict[str, str]:
+def render_tree(specs_dir: Path, ir: IR, cache: RenderCache | None = None) -> dict[str, str]:
     """All generated files, stamp included (see generator/stamp.py)."""
-    files = render_all(ir)
+    files = render_all(ir, cache=cache)
     files[STAMP] = stamp_text(inputs_digest(specs_dir), outputs_digest(files))
     return dict(sorted(files.items()))
+
+
+def _cache(args: argparse.Namespace) -> RenderCache | None:
+    return None if getattr(args, "no_cache", False) else RenderCache(args.root)
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
@@ -79,7 +108,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         print(f"generated/ is up to date; nothing to do ({time.perf_counter() - t0:.1f}s; --force regenerates)")
         return 0
     ir = _build(args.specs)
-    files = render_tree(args.specs, ir)
+    files = render_tree(args.specs, ir, _cache(args))
     write_tree(args.root, files)
     for d in ir.diagnostics:
         print(f"warning: {d}", file=sys.stderr)
@@ -100,7 +129,7 @@ def _report_skipped(ir: IR) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     ir = _build(args.specs)
-    diff = compare_tree(args.root, render_tree(args.specs, ir))
+    diff = compare_tree(args.root, render_tree(args.specs, ir, _cache(args)))
     if diff.clean:
         print(f"generated/ is up to date ({len(ir.kinds)} Kinds)")
         return _report_skipped(ir)
@@ -270,7 +299,9 @@ def main(argv: list[str] | None = None) -> int:
     sub = p.add_subparsers(dest="cmd", required=True)
     gp = sub.add_parser("generate", help="regenerate generated/ (atomic swap)")
     gp.add_argument("--force", action="store_true", help="regenerate even when the stamp says nothing changed")
-    sub.add_parser("check", help="exit 1 when generated/ differs from what specs produce")
+    gp.add_argument("--no-cache", action="store_true", help="render every API again (ignore .kccgen-cache/)")
+    cp = sub.add_parser("check", help="exit 1 when generated/ differs from what specs produce")
+    cp.add_argument("--no-cache", action="store_true", help="render every API again (ignore .kccgen-cache/)")
     kp = sub.add_parser("kinds", help="table of Kinds and their identity templates")
     kp.add_argument("--plain", action="store_true", help="plain text even on a terminal")
     rp = sub.add_parser("refs", help="print the reference graph (Kind, field path, target Kind)")

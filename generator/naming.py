@@ -7,8 +7,10 @@ pluralisation are decided once.
 
 from __future__ import annotations
 
+import functools
 import keyword
 import re
+from typing import Any
 
 # Acronyms kept upper-case in Kind names, as Config Connector writes them
 # (ComputeSSLCertificate, ComputeTargetHTTPSProxy, DLPDeidentifyTemplate).
@@ -85,15 +87,22 @@ def kind_types_module(kind: str) -> str:
     return f"{lower_kind(kind)}_types"
 
 
+@functools.lru_cache(maxsize=1)
+def _inflect() -> Any:
+    """One inflect engine (building one costs milliseconds; importing, seconds)."""
+    import inflect
+
+    return inflect.engine()
+
+
+@functools.cache
 def singular(word: str) -> str:
     """``keyRings`` -> ``keyRing``, ``policies`` -> ``policy`` (inflect, with the
     words Google uses as uncounted: ``data``, ``metadata``, ``settings``)."""
-    import inflect
-
     head, last = re.match(r"(.*?)([A-Z]?[a-z0-9]*)$", word).groups()  # type: ignore[union-attr]
     if not last or last.lower() in _UNCOUNTED:
         return word
-    one = inflect.engine().singular_noun(last)
+    one = _inflect().singular_noun(last)
     return head + (one if isinstance(one, str) and one else last)
 
 

@@ -13,6 +13,7 @@ import hashlib
 from collections.abc import Iterable
 from importlib.metadata import version
 from pathlib import Path
+from typing import Any
 
 import kccgen
 import kccgen.discovery
@@ -34,21 +35,33 @@ def _files(base: Path, patterns: Iterable[str], recursive: bool = True) -> list[
     return sorted(out)
 
 
-def inputs_digest(specs_dir: Path) -> str:
-    h = hashlib.sha256()
-    for label, base, pats, recursive in (
-        ("specs", specs_dir, ("*",), True),
-        ("templates", TEMPLATES_DIR, ("*",), True),
-        ("generator", GENERATOR_DIR, ("*.py",), True),
-        ("discovery", DISCOVERY_DIR, ("*.py",), True),
-        ("kccgen", ROOT_PACKAGE_DIR, ("*.py",), False),
-    ):
+def _digest_files(h: Any, sources: Iterable[tuple[str, Path, tuple[str, ...], bool]]) -> None:
+    for label, base, pats, recursive in sources:
         for p in _files(base, pats, recursive):
             h.update(f"{label}/{p.relative_to(base).as_posix()}\0".encode())
             h.update(p.read_bytes())
             h.update(b"\0")
+
+
+def code_digest() -> str:
+    """Everything but the specs that shapes the output: generator, discovery and
+    contract source, templates and the pinned tools (the render cache's salt)."""
+    h = hashlib.sha256()
+    _digest_files(h, (
+        ("templates", TEMPLATES_DIR, ("*",), True),
+        ("generator", GENERATOR_DIR, ("*.py",), True),
+        ("discovery", DISCOVERY_DIR, ("*.py",), True),
+        ("kccgen", ROOT_PACKAGE_DIR, ("*.py",), False),
+    ))
     for tool in _TOOLS:
         h.update(f"{tool}=={version(tool)}\0".encode())
+    return h.hexdigest()
+
+
+def inputs_digest(specs_dir: Path) -> str:
+    h = hashlib.sha256()
+    _digest_files(h, (("specs", specs_dir, ("*",), True),))
+    h.update(code_digest().encode())
     return h.hexdigest()
 
 

@@ -356,4 +356,6 @@ def crd_path(k: KindIR) -> str:
 
 
 def crd_source(ir: IR, k: KindIR) -> str:
-    return yaml.safe_dump(crd(ir, k), sort_keys=True, allow_unicode=True, width=100)
+    # libyaml's emitter (PyYAML's wheels ship it): 7x the pure-Python one, and
+    # always the same one, so the bytes do not depend on what is installed.
+    return yaml.dump(crd(ir, k), Dumper=yaml.CSafeDumper, sort_keys=True, allow_unicode=True, width=100)

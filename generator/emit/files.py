@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from kccgen.generator.emit.adapters import adapter_source
@@ -78,31 +79,72 @@ def _kind_file(k: KindIR) -> str:
     return render("<kind>_types.py.j2", imports=used_imports(imports2, text), **slots)
 
 
-def jobs(ir: IR) -> Iterator[Job]:
-    """Every file as a deferred job, so the CLI can show progress per file."""
-    packages: set[str] = {"generated"}
-    if any(not t.ours for t in ir.targets):
-        packages.add("generated/external")
-    for m in ir.api_modules:
-        parts = m.package.split("/")
-        for i in range(1, len(parts) + 1):
-            packages.add("generated/" + "/".join(parts[:i]))
-    for p in sorted(packages):
+@dataclass(frozen=True)
+class Unit:
+    """One API's share of generated/ (or the shared part: package roots and
+    references to Kinds we do not generate), with the slice of the IR its files
+    read: its module, its Kinds and the targets they reference. A worker gets a
+    slice, never the whole IR, and the slice's digest keys the render cache."""
+
+    name: str  # the Discovery document key, or "_shared"
+    ir: IR
+    packages: tuple[str, ...]
+
+
+def _packages(module: ApiModule) -> set[str]:
+    parts = module.package.split("/")
+    return {"generated/" + "/".join(parts[: i + 1]) for i in range(len(parts))}
+
+
+def units(ir: IR) -> list[Unit]:
+    """The IR cut per API document, in a fixed order."""
+    by_kind = {t.kind: t for t in ir.targets}
+    members: dict[str, list[KindIR]] = {}
+    for k in ir.kinds:
+        members.setdefault(k.api.doc_key, []).append(k)
+    out = []
+    for m in sorted(ir.api_modules, key=lambda m: m.doc_key):
+        kinds = tuple(members.get(m.doc_key, ()))
+        needed = {k.kind for k in kinds} | {cls.removesuffix("Ref") for k in kinds for _, cls in k.ref_imports}
+        targets = tuple(by_kind[n] for n in sorted(needed) if n in by_kind)
+        out.append(Unit(m.doc_key, IR(api_modules=(m,), kinds=kinds, targets=targets), tuple(sorted(_packages(m)))))
+    external = tuple(t for t in ir.targets if not t.ours)
+    shared = {"generated"} | ({"generated/external"} if external else set())
+    out.append(Unit("_shared", IR(api_modules=(), kinds=(), targets=external), tuple(sorted(shared))))
+    return out
+
+
+def unit_jobs(u: Unit) -> Iterator[Job]:
+    """Every file of one unit as a deferred job."""
+    ir = u.ir
+    for p in u.packages:
         title = "Generated Config Connector Kinds." if p == "generated" else f"Generated package {p.removeprefix('generated/')}."
         yield f"{p}/__init__.py", _init_file, title
     for m in ir.api_modules:
-        members = [k.kind for k in ir.kinds if k.api == m]
-        yield f"generated/{m.package}/{m.module}.py", _api_file, (m, members)
+        yield f"generated/{m.package}/{m.module}.py", _api_file, (m, [k.kind for k in ir.kinds])
     for k in ir.kinds:
         yield f"generated/{k.package}/{kind_types_module(k.kind)}.py", _kind_file, k
+    own = {k.kind for k in ir.kinds}
     for t in ir.targets:
-        yield reference_module_path(t), _reference_file, (ir, t)
+        if t.kind in own or (not t.ours and not ir.kinds):
+            yield reference_module_path(t), _reference_file, (ir, t)
     for k in ir.kinds:
         yield f"generated/{k.package}/{k.lower}_mutability.py", mutability_source, k
     for k in ir.kinds:
         yield crd_path(k), _crd_file, (ir, k)
     for k in ir.kinds:
         yield f"generated/{k.package}/{k.lower}_adapter.py", adapter_source, k
+
+
+def render_unit(u: Unit) -> dict[str, str]:
+    """A unit's files, unformatted (the caller formats them with ruff)."""
+    return {path: fn(arg) for path, fn, arg in unit_jobs(u)}
+
+
+def jobs(ir: IR) -> Iterator[Job]:
+    """Every file as a deferred job, each reading only its unit's slice."""
+    for u in units(ir):
+        yield from unit_jobs(u)
 
 
 def _crd_file(arg: tuple[IR, KindIR]) -> str:

@@ -81,9 +81,9 @@ def _type_schema(t: TypeIR, int_enums: bool) -> dict[str, Any]:
     raise ValueError(f"unknown type kind {t.kind}")
 
 
-def _field_schema(f: FieldIR, int_enums: bool) -> dict[str, Any]:
+def _field_schema(f: FieldIR, int_enums: bool, docs: bool) -> dict[str, Any]:
     s = _type_schema(f.type, int_enums)
-    if f.description:
+    if f.description and docs:
         if "$ref" in s:
             s = {"allOf": [s], "description": f.description}
         else:
@@ -98,10 +98,10 @@ def docstring_safe(text: str) -> str:
     return text + " " if text.endswith(('"', "\\")) else text
 
 
-def _object_schema(o: ObjectIR, int_enums: bool) -> dict[str, Any]:
-    s: dict[str, Any] = {"type": "object", "properties": {f.name: _field_schema(f, int_enums) for f in o.fields}}
+def _object_schema(o: ObjectIR, int_enums: bool, docs: bool) -> dict[str, Any]:
+    s: dict[str, Any] = {"type": "object", "properties": {f.name: _field_schema(f, int_enums, docs) for f in o.fields}}
     if o.description:
-        s["description"] = docstring_safe(o.description)
+        s["description"] = docstring_safe(o.description if docs else o.description.splitlines()[0])
     req = [f.name for f in o.fields if f.required]
     if req:
         s["required"] = req
@@ -125,10 +125,13 @@ def _leaf(t: TypeIR) -> TypeIR:
     return t
 
 
-def openapi_document(models: ModelSet, title: str, int_enums: bool) -> dict[str, Any]:
+def openapi_document(models: ModelSet, title: str, int_enums: bool, docs: bool = True) -> dict[str, Any]:
+    """``docs=False`` keeps a class's first description line and drops field
+    descriptions: the API payload modules' fields are documented by the KRM
+    types and the CRD already, and a third copy cost 8 MB at a thousand Kinds."""
     schemas: dict[str, Any] = {}
     for o in models.objects:
-        schemas[o.name] = _object_schema(o, int_enums)
+        schemas[o.name] = _object_schema(o, int_enums, docs)
     for e in models.enums:
         schemas[e.name] = _enum_schema(e)
     if not int_enums:
@@ -181,7 +184,7 @@ def run_codegen(doc: dict[str, Any], *, open_models: bool) -> str:
 
 
 def api_module_source(mod: ApiModule) -> str:
-    doc = openapi_document(mod.models, f"{mod.doc_key} API payloads", int_enums=True)
+    doc = openapi_document(mod.models, f"{mod.doc_key} API payloads", int_enums=True, docs=False)
     return run_codegen(doc, open_models=True)
 
 

@@ -42,7 +42,7 @@ def asset_rows(assets: AssetNameTable, cfg: KindConfig, doc: DiscoveryDoc, schem
     rows = assets.for_type(by_name)
     if any(shape(r.template) == shape(rest) for r in rows):
         return by_name, rows
-    same_shape = {r.asset_type for r in assets.rows if r.domain == doc.host and shape(r.template) == shape(rest)}
+    same_shape = {r.asset_type for r in assets.for_domain(doc.host) if shape(r.template) == shape(rest)}
     if len(same_shape) == 1:
         (only,) = same_shape
         return only, assets.for_type(only)

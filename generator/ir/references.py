@@ -12,6 +12,7 @@ be classified in the kind config either way.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -36,7 +37,10 @@ def description_paths(description: str) -> list[str]:
     return [m.group(1).rstrip(".:`") for m in _PATH_RX.finditer(description or "")]
 
 
+@functools.cache
 def template_regex(template: str) -> re.Pattern[str]:
+    """Cached: at a thousand Kinds the asset table's ~2,000 templates are matched
+    hundreds of thousands of times, and re's own cache holds only 512."""
     parts = re.split(r"(\{[^}]+\})", template)
     rx = "".join("[^/]+" if p.startswith("{") else re.escape(p) for p in parts)
     return re.compile(f"^{rx}$")
@@ -75,15 +79,20 @@ class TargetIndex:
         self._rx = [(t, template_regex(t.template)) for t in targets]
         self._known_types: set[str] = set()
         self.assets = assets
+        self._ids: dict[str, list[TargetKind]] = {}
+        for t in targets:
+            self._ids.setdefault(t.template.rsplit("/", 1)[-1], []).append(t)
+        self._asset_rx = sorted({(r.asset_type, r.template) for r in assets.rows})
 
     def by_path(self, path: str) -> list[TargetKind]:
         return [t for t, rx in self._rx if rx.match(path)]
 
     def by_id(self, name: str) -> list[TargetKind]:
-        return [t for t in self.targets if t.template.rsplit("/", 1)[-1] == "{" + name + "}"]
+        return list(self._ids.get("{" + name + "}", ()))
 
+    @functools.lru_cache(maxsize=4096)  # noqa: B019 - one index per build, kept for its lifetime
     def asset_types_for(self, path: str) -> list[str]:
-        return sorted({r.asset_type for r in self.assets.rows if template_regex(r.template).match(path)})
+        return sorted({a for a, tpl in self._asset_rx if template_regex(tpl).match(path)})
 
 
 @dataclass

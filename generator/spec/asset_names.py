@@ -54,7 +54,24 @@ class AssetNameTable:
     rows: tuple[AssetName, ...]
 
     def for_type(self, asset_type: str) -> tuple[AssetName, ...]:
-        return tuple(r for r in self.rows if r.asset_type == asset_type)
+        return self._index()[0].get(asset_type, ())
+
+    def for_domain(self, domain: str) -> tuple[AssetName, ...]:
+        return self._index()[1].get(domain, ())
+
+    def _index(self) -> tuple[dict[str, tuple[AssetName, ...]], dict[str, tuple[AssetName, ...]]]:
+        """Rows by asset type and by domain, built once: a thousand Kinds look
+        rows up tens of thousands of times."""
+        cached = self.__dict__.get("_by")
+        if cached is None:
+            by_type: dict[str, list[AssetName]] = {}
+            by_domain: dict[str, list[AssetName]] = {}
+            for r in self.rows:
+                by_type.setdefault(r.asset_type, []).append(r)
+                by_domain.setdefault(r.domain, []).append(r)
+            cached = ({k: tuple(v) for k, v in by_type.items()}, {k: tuple(v) for k, v in by_domain.items()})
+            object.__setattr__(self, "_by", cached)
+        return cached
 
 
 def load_asset_names(path: Path, display: str | None = None) -> AssetNameTable:

@@ -22,14 +22,11 @@ class AptRepository(BaseModel):
     )
     custom_repository: Annotated[
         GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigAptRepositoryCustomRepository | None,
-        Field(alias="customRepository", description="Customer-specified remote repository."),
+        Field(alias="customRepository"),
     ] = None
     public_repository: Annotated[
         GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigAptRepositoryPublicRepository | None,
-        Field(
-            alias="publicRepository",
-            description="One of the publicly available Apt repositories supported by Artifact Registry.",
-        ),
+        Field(alias="publicRepository"),
     ] = None
 
 
@@ -42,19 +39,11 @@ class CleanupPolicy(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    action: Annotated[CleanupPolicyAction | int | None, Field(description="Policy action.")] = None
-    condition: Annotated[
-        CleanupPolicyCondition | None, Field(description="Policy condition for matching versions.")
-    ] = None
-    id: Annotated[str | None, Field(description="The user-provided ID of the cleanup policy.")] = (
-        None
-    )
+    action: CleanupPolicyAction | int | None = None
+    condition: CleanupPolicyCondition | None = None
+    id: str | None = None
     most_recent_versions: Annotated[
-        CleanupPolicyMostRecentVersions | None,
-        Field(
-            alias="mostRecentVersions",
-            description="Policy condition for retaining a minimum number of versions. May only be specified with a Keep action.",
-        ),
+        CleanupPolicyMostRecentVersions | None, Field(alias="mostRecentVersions")
     ] = None
 
 
@@ -81,46 +70,17 @@ class CleanupPolicyCondition(BaseModel):
         populate_by_name=True,
     )
     newer_than: Annotated[
-        str | None,
-        Field(
-            alias="newerThan",
-            description="Match versions newer than a duration.",
-            pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
-        ),
+        str | None, Field(alias="newerThan", pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$")
     ] = None
     older_than: Annotated[
-        str | None,
-        Field(
-            alias="olderThan",
-            description="Match versions older than a duration.",
-            pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
-        ),
+        str | None, Field(alias="olderThan", pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$")
     ] = None
-    package_name_prefixes: Annotated[
-        list[str] | None,
-        Field(
-            alias="packageNamePrefixes",
-            description="Match versions by package prefix. Applied on any prefix match.",
-        ),
-    ] = None
-    tag_prefixes: Annotated[
-        list[str] | None,
-        Field(
-            alias="tagPrefixes",
-            description="Match versions by tag prefix. Applied on any prefix match.",
-        ),
-    ] = None
-    tag_state: Annotated[
-        CleanupPolicyConditionTagState | int | None,
-        Field(alias="tagState", description="Match versions by tag status."),
-    ] = None
-    version_name_prefixes: Annotated[
-        list[str] | None,
-        Field(
-            alias="versionNamePrefixes",
-            description="Match versions by version name prefix. Applied on any prefix match.",
-        ),
-    ] = None
+    package_name_prefixes: Annotated[list[str] | None, Field(alias="packageNamePrefixes")] = None
+    tag_prefixes: Annotated[list[str] | None, Field(alias="tagPrefixes")] = None
+    tag_state: Annotated[CleanupPolicyConditionTagState | int | None, Field(alias="tagState")] = (
+        None
+    )
+    version_name_prefixes: Annotated[list[str] | None, Field(alias="versionNamePrefixes")] = None
 
 
 class CleanupPolicyConditionTagState(StrEnum):
@@ -147,16 +107,8 @@ class CleanupPolicyMostRecentVersions(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    keep_count: Annotated[
-        int | None, Field(alias="keepCount", description="Minimum number of versions to keep.")
-    ] = None
-    package_name_prefixes: Annotated[
-        list[str] | None,
-        Field(
-            alias="packageNamePrefixes",
-            description="List of package name prefixes that will apply this rule.",
-        ),
-    ] = None
+    keep_count: Annotated[int | None, Field(alias="keepCount")] = None
+    package_name_prefixes: Annotated[list[str] | None, Field(alias="packageNamePrefixes")] = None
 
 
 class CommonRemoteRepository(BaseModel):
@@ -168,10 +120,7 @@ class CommonRemoteRepository(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    uri: Annotated[
-        str | None,
-        Field(description="Required. A common public repository base for remote repository."),
-    ] = None
+    uri: str | None = None
 
 
 class DockerRepository(BaseModel):
@@ -186,14 +135,10 @@ class DockerRepository(BaseModel):
     custom_repository: Annotated[
         GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigDockerRepositoryCustomRepository
         | None,
-        Field(alias="customRepository", description="Customer-specified remote repository."),
+        Field(alias="customRepository"),
     ] = None
     public_repository: Annotated[
-        DockerRepositoryPublicRepository | int | None,
-        Field(
-            alias="publicRepository",
-            description="One of the publicly available Docker repositories supported by Artifact Registry.",
-        ),
+        DockerRepositoryPublicRepository | int | None, Field(alias="publicRepository")
     ] = None
 
 
@@ -206,13 +151,7 @@ class DockerRepositoryConfig(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    immutable_tags: Annotated[
-        bool | None,
-        Field(
-            alias="immutableTags",
-            description="The repository which enabled this flag prevents all tags from being modified, moved or deleted. This does not prevent tags from being created.",
-        ),
-    ] = None
+    immutable_tags: Annotated[bool | None, Field(alias="immutableTags")] = None
 
 
 class DockerRepositoryPublicRepository(StrEnum):
@@ -237,12 +176,7 @@ class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigAptRepositoryCustomR
         extra="allow",
         populate_by_name=True,
     )
-    uri: Annotated[
-        str | None,
-        Field(
-            description='An https uri reference to the upstream remote repository, for ex: "https://my.apt.registry/".'
-        ),
-    ] = None
+    uri: str | None = None
 
 
 class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigAptRepositoryPublicRepository(
@@ -260,15 +194,9 @@ class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigAptRepositoryPublicR
         GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigAptRepositoryPublicRepositoryRepositoryBase
         | int
         | None,
-        Field(alias="repositoryBase", description="A common public repository base for Apt."),
+        Field(alias="repositoryBase"),
     ] = None
-    repository_path: Annotated[
-        str | None,
-        Field(
-            alias="repositoryPath",
-            description="A custom field to define a path to a specific repository from the base.",
-        ),
-    ] = None
+    repository_path: Annotated[str | None, Field(alias="repositoryPath")] = None
 
 
 class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigAptRepositoryPublicRepositoryRepositoryBase(
@@ -299,12 +227,7 @@ class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigDockerRepositoryCust
         extra="allow",
         populate_by_name=True,
     )
-    uri: Annotated[
-        str | None,
-        Field(
-            description='An https uri reference to the custom remote repository, for ex: "https://registry-1.docker.io".'
-        ),
-    ] = None
+    uri: str | None = None
 
 
 class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigMavenRepositoryCustomRepository(
@@ -318,12 +241,7 @@ class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigMavenRepositoryCusto
         extra="allow",
         populate_by_name=True,
     )
-    uri: Annotated[
-        str | None,
-        Field(
-            description='An https uri reference to the upstream remote repository, for ex: "https://my.maven.registry/".'
-        ),
-    ] = None
+    uri: str | None = None
 
 
 class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigNpmRepositoryCustomRepository(
@@ -337,12 +255,7 @@ class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigNpmRepositoryCustomR
         extra="allow",
         populate_by_name=True,
     )
-    uri: Annotated[
-        str | None,
-        Field(
-            description='An https uri reference to the upstream remote repository, for ex: "https://my.npm.registry/".'
-        ),
-    ] = None
+    uri: str | None = None
 
 
 class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigPythonRepositoryCustomRepository(
@@ -356,12 +269,7 @@ class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigPythonRepositoryCust
         extra="allow",
         populate_by_name=True,
     )
-    uri: Annotated[
-        str | None,
-        Field(
-            description='An https uri reference to the upstream remote repository, for ex: "https://my.python.registry/".'
-        ),
-    ] = None
+    uri: str | None = None
 
 
 class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigYumRepositoryCustomRepository(
@@ -375,12 +283,7 @@ class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigYumRepositoryCustomR
         extra="allow",
         populate_by_name=True,
     )
-    uri: Annotated[
-        str | None,
-        Field(
-            description='An https uri reference to the upstream remote repository, for ex: "https://my.yum.registry/".'
-        ),
-    ] = None
+    uri: str | None = None
 
 
 class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigYumRepositoryPublicRepository(
@@ -398,15 +301,9 @@ class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigYumRepositoryPublicR
         GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigYumRepositoryPublicRepositoryRepositoryBase
         | int
         | None,
-        Field(alias="repositoryBase", description="A common public repository base for Yum."),
+        Field(alias="repositoryBase"),
     ] = None
-    repository_path: Annotated[
-        str | None,
-        Field(
-            alias="repositoryPath",
-            description="A custom field to define a path to a specific repository from the base.",
-        ),
-    ] = None
+    repository_path: Annotated[str | None, Field(alias="repositoryPath")] = None
 
 
 class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigYumRepositoryPublicRepositoryRepositoryBase(
@@ -444,14 +341,10 @@ class MavenRepository(BaseModel):
     custom_repository: Annotated[
         GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigMavenRepositoryCustomRepository
         | None,
-        Field(alias="customRepository", description="Customer-specified remote repository."),
+        Field(alias="customRepository"),
     ] = None
     public_repository: Annotated[
-        MavenRepositoryPublicRepository | int | None,
-        Field(
-            alias="publicRepository",
-            description="One of the publicly available Maven repositories supported by Artifact Registry.",
-        ),
+        MavenRepositoryPublicRepository | int | None, Field(alias="publicRepository")
     ] = None
 
 
@@ -464,19 +357,9 @@ class MavenRepositoryConfig(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    allow_snapshot_overwrites: Annotated[
-        bool | None,
-        Field(
-            alias="allowSnapshotOverwrites",
-            description="The repository with this flag will allow publishing the same snapshot versions.",
-        ),
-    ] = None
+    allow_snapshot_overwrites: Annotated[bool | None, Field(alias="allowSnapshotOverwrites")] = None
     version_policy: Annotated[
-        MavenRepositoryConfigVersionPolicy | int | None,
-        Field(
-            alias="versionPolicy",
-            description="Version policy defines the versions that the registry will accept.",
-        ),
+        MavenRepositoryConfigVersionPolicy | int | None, Field(alias="versionPolicy")
     ] = None
 
 
@@ -526,14 +409,10 @@ class NpmRepository(BaseModel):
     )
     custom_repository: Annotated[
         GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigNpmRepositoryCustomRepository | None,
-        Field(alias="customRepository", description="Customer-specified remote repository."),
+        Field(alias="customRepository"),
     ] = None
     public_repository: Annotated[
-        NpmRepositoryPublicRepository | int | None,
-        Field(
-            alias="publicRepository",
-            description="One of the publicly available Npm repositories supported by Artifact Registry.",
-        ),
+        NpmRepositoryPublicRepository | int | None, Field(alias="publicRepository")
     ] = None
 
 
@@ -557,34 +436,11 @@ class Operation(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    done: Annotated[
-        bool | None,
-        Field(
-            description="If the value is `false`, it means the operation is still in progress. If `true`, the operation is completed, and either `error` or `response` is available."
-        ),
-    ] = None
-    error: Annotated[
-        Status | None,
-        Field(description="The error result of the operation in case of failure or cancellation."),
-    ] = None
-    metadata: Annotated[
-        dict[str, Any] | None,
-        Field(
-            description="Service-specific metadata associated with the operation. It typically contains progress information and common metadata such as create time. Some services might not provide such metadata. Any method that returns a long-running operation should document the metadata type, if any."
-        ),
-    ] = None
-    name: Annotated[
-        str | None,
-        Field(
-            description="The server-assigned name, which is only unique within the same service that originally returns it. If you use the default HTTP mapping, the `name` should be a resource name ending with `operations/{unique_id}`."
-        ),
-    ] = None
-    response: Annotated[
-        dict[str, Any] | None,
-        Field(
-            description="The normal, successful response of the operation. If the original method returns no data on success, such as `Delete`, the response is `google.protobuf.Empty`. If the original method is standard `Get`/`Create`/`Update`, the response should be the resource. For other methods, the response should have the type `XxxResponse`, where `Xxx` is the original method name. For example, if the original method name is `TakeSnapshot()`, the inferred response type is `TakeSnapshotResponse`."
-        ),
-    ] = None
+    done: bool | None = None
+    error: Status | None = None
+    metadata: dict[str, Any] | None = None
+    name: str | None = None
+    response: dict[str, Any] | None = None
 
 
 class PlatformLogsConfig(BaseModel):
@@ -597,18 +453,10 @@ class PlatformLogsConfig(BaseModel):
         populate_by_name=True,
     )
     logging_state: Annotated[
-        PlatformLogsConfigLoggingState | int | None,
-        Field(
-            alias="loggingState",
-            description="Optional. The state of the platform logs: enabled or disabled.",
-        ),
+        PlatformLogsConfigLoggingState | int | None, Field(alias="loggingState")
     ] = None
     severity_level: Annotated[
-        PlatformLogsConfigSeverityLevel | int | None,
-        Field(
-            alias="severityLevel",
-            description="Optional. The severity level for the logs. Logs will be generated if their severity level is >= than the value of the severity level mentioned here.",
-        ),
+        PlatformLogsConfigSeverityLevel | int | None, Field(alias="severityLevel")
     ] = None
 
 
@@ -662,14 +510,10 @@ class PythonRepository(BaseModel):
     custom_repository: Annotated[
         GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigPythonRepositoryCustomRepository
         | None,
-        Field(alias="customRepository", description="Customer-specified remote repository."),
+        Field(alias="customRepository"),
     ] = None
     public_repository: Annotated[
-        PythonRepositoryPublicRepository | int | None,
-        Field(
-            alias="publicRepository",
-            description="One of the publicly available Python repositories supported by Artifact Registry.",
-        ),
+        PythonRepositoryPublicRepository | int | None, Field(alias="publicRepository")
     ] = None
 
 
@@ -693,68 +537,23 @@ class RemoteRepositoryConfig(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    apt_repository: Annotated[
-        AptRepository | None,
-        Field(alias="aptRepository", description="Specific settings for an Apt remote repository."),
-    ] = None
-    common_repository: Annotated[
-        CommonRemoteRepository | None,
-        Field(
-            alias="commonRepository",
-            description="Common remote repository settings. Used as the remote repository upstream URL.",
-        ),
-    ] = None
-    description: Annotated[
-        str | None, Field(description="The description of the remote source.")
-    ] = None
+    apt_repository: Annotated[AptRepository | None, Field(alias="aptRepository")] = None
+    common_repository: Annotated[CommonRemoteRepository | None, Field(alias="commonRepository")] = (
+        None
+    )
+    description: str | None = None
     disable_upstream_validation: Annotated[
-        bool | None,
-        Field(
-            alias="disableUpstreamValidation",
-            description="Input only. A create/update remote repo option to avoid making a HEAD/GET request to validate a remote repo and any supplied upstream credentials.",
-        ),
+        bool | None, Field(alias="disableUpstreamValidation")
     ] = None
-    docker_repository: Annotated[
-        DockerRepository | None,
-        Field(
-            alias="dockerRepository",
-            description="Specific settings for a Docker remote repository.",
-        ),
-    ] = None
-    maven_repository: Annotated[
-        MavenRepository | None,
-        Field(
-            alias="mavenRepository", description="Specific settings for a Maven remote repository."
-        ),
-    ] = None
-    no_cache: Annotated[
-        NoCacheFetching | None,
-        Field(
-            alias="noCache", description="The remote repository will act as a non-caching proxy."
-        ),
-    ] = None
-    npm_repository: Annotated[
-        NpmRepository | None,
-        Field(alias="npmRepository", description="Specific settings for an Npm remote repository."),
-    ] = None
-    python_repository: Annotated[
-        PythonRepository | None,
-        Field(
-            alias="pythonRepository",
-            description="Specific settings for a Python remote repository.",
-        ),
-    ] = None
+    docker_repository: Annotated[DockerRepository | None, Field(alias="dockerRepository")] = None
+    maven_repository: Annotated[MavenRepository | None, Field(alias="mavenRepository")] = None
+    no_cache: Annotated[NoCacheFetching | None, Field(alias="noCache")] = None
+    npm_repository: Annotated[NpmRepository | None, Field(alias="npmRepository")] = None
+    python_repository: Annotated[PythonRepository | None, Field(alias="pythonRepository")] = None
     upstream_credentials: Annotated[
-        UpstreamCredentials | None,
-        Field(
-            alias="upstreamCredentials",
-            description="Optional. The credentials used to access the remote repository.",
-        ),
+        UpstreamCredentials | None, Field(alias="upstreamCredentials")
     ] = None
-    yum_repository: Annotated[
-        YumRepository | None,
-        Field(alias="yumRepository", description="Specific settings for a Yum remote repository."),
-    ] = None
+    yum_repository: Annotated[YumRepository | None, Field(alias="yumRepository")] = None
 
 
 class Repository(BaseModel):
@@ -766,139 +565,48 @@ class Repository(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    cleanup_policies: Annotated[
-        dict[str, CleanupPolicy] | None,
-        Field(
-            alias="cleanupPolicies",
-            description="Optional. Cleanup policies for this repository. Cleanup policies indicate when certain package versions can be automatically deleted. Map keys are policy IDs supplied by users during policy creation. They must unique within a repository and be under 128 characters in length.",
-        ),
-    ] = None
-    cleanup_policy_dry_run: Annotated[
-        bool | None,
-        Field(
-            alias="cleanupPolicyDryRun",
-            description="Optional. If true, the cleanup pipeline is prevented from deleting versions in this repository.",
-        ),
-    ] = None
+    cleanup_policies: Annotated[dict[str, CleanupPolicy] | None, Field(alias="cleanupPolicies")] = (
+        None
+    )
+    cleanup_policy_dry_run: Annotated[bool | None, Field(alias="cleanupPolicyDryRun")] = None
     create_time: Annotated[
         str | None,
         Field(
             alias="createTime",
-            description="Output only. The time when the repository was created.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
-    description: Annotated[
-        str | None, Field(description="The user-provided description of the repository.")
-    ] = None
-    disallow_unspecified_mode: Annotated[
-        bool | None,
-        Field(
-            alias="disallowUnspecifiedMode",
-            description="Optional. If this is true, an unspecified repo type will be treated as error rather than defaulting to standard.",
-        ),
-    ] = None
-    docker_config: Annotated[
-        DockerRepositoryConfig | None,
-        Field(
-            alias="dockerConfig",
-            description="Docker repository config contains repository level configuration for the repositories of docker type.",
-        ),
-    ] = None
-    format: Annotated[
-        RepositoryFormat | int | None,
-        Field(description="Optional. The format of packages that are stored in the repository."),
-    ] = None
-    kms_key_name: Annotated[
-        str | None,
-        Field(
-            alias="kmsKeyName",
-            description="The Cloud KMS resource name of the customer managed encryption key that's used to encrypt the contents of the Repository. Has the form: `projects/my-project/locations/my-region/keyRings/my-kr/cryptoKeys/my-key`. This value may not be changed after the Repository has been created.",
-        ),
-    ] = None
-    labels: Annotated[
-        dict[str, str] | None,
-        Field(
-            description="Labels with user-defined metadata. This field may contain up to 64 entries. Label keys and values may be no longer than 63 characters. Label keys must begin with a lowercase letter and may only contain lowercase letters, numeric characters, underscores, and dashes."
-        ),
-    ] = None
-    maven_config: Annotated[
-        MavenRepositoryConfig | None,
-        Field(
-            alias="mavenConfig",
-            description="Maven repository config contains repository level configuration for the repositories of maven type.",
-        ),
-    ] = None
-    mode: Annotated[
-        RepositoryMode | int | None, Field(description="Optional. The mode of the repository.")
-    ] = None
-    name: Annotated[
-        str | None,
-        Field(
-            description="The name of the repository, for example: `projects/p1/locations/us-central1/repositories/repo1`. For each location in a project, repository names must be unique."
-        ),
-    ] = None
+    description: str | None = None
+    disallow_unspecified_mode: Annotated[bool | None, Field(alias="disallowUnspecifiedMode")] = None
+    docker_config: Annotated[DockerRepositoryConfig | None, Field(alias="dockerConfig")] = None
+    format: RepositoryFormat | int | None = None
+    kms_key_name: Annotated[str | None, Field(alias="kmsKeyName")] = None
+    labels: dict[str, str] | None = None
+    maven_config: Annotated[MavenRepositoryConfig | None, Field(alias="mavenConfig")] = None
+    mode: RepositoryMode | int | None = None
+    name: str | None = None
     platform_logs_config: Annotated[
-        PlatformLogsConfig | None,
-        Field(alias="platformLogsConfig", description="Optional. Configuration for platform logs."),
+        PlatformLogsConfig | None, Field(alias="platformLogsConfig")
     ] = None
-    registry_uri: Annotated[
-        str | None,
-        Field(
-            alias="registryUri",
-            description="Output only. The repository endpoint, for example: `us-docker.pkg.dev/my-proj/my-repo`.",
-        ),
-    ] = None
+    registry_uri: Annotated[str | None, Field(alias="registryUri")] = None
     remote_repository_config: Annotated[
-        RemoteRepositoryConfig | None,
-        Field(
-            alias="remoteRepositoryConfig",
-            description="Configuration specific for a Remote Repository.",
-        ),
+        RemoteRepositoryConfig | None, Field(alias="remoteRepositoryConfig")
     ] = None
-    satisfies_pzi: Annotated[
-        bool | None,
-        Field(
-            alias="satisfiesPzi",
-            description="Output only. Whether or not this repository satisfies PZI.",
-        ),
-    ] = None
-    satisfies_pzs: Annotated[
-        bool | None,
-        Field(
-            alias="satisfiesPzs",
-            description="Output only. Whether or not this repository satisfies PZS.",
-        ),
-    ] = None
-    size_bytes: Annotated[
-        str | None,
-        Field(
-            alias="sizeBytes",
-            description="Output only. The size, in bytes, of all artifact storage in this repository. Repositories that are generally available or in public preview use this to calculate storage costs.",
-            pattern="^-?[0-9]+$",
-        ),
-    ] = None
+    satisfies_pzi: Annotated[bool | None, Field(alias="satisfiesPzi")] = None
+    satisfies_pzs: Annotated[bool | None, Field(alias="satisfiesPzs")] = None
+    size_bytes: Annotated[str | None, Field(alias="sizeBytes", pattern="^-?[0-9]+$")] = None
     update_time: Annotated[
         str | None,
         Field(
             alias="updateTime",
-            description="Output only. The time when the repository was last updated.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
     virtual_repository_config: Annotated[
-        VirtualRepositoryConfig | None,
-        Field(
-            alias="virtualRepositoryConfig",
-            description="Configuration specific for a Virtual Repository.",
-        ),
+        VirtualRepositoryConfig | None, Field(alias="virtualRepositoryConfig")
     ] = None
     vulnerability_scanning_config: Annotated[
-        VulnerabilityScanningConfig | None,
-        Field(
-            alias="vulnerabilityScanningConfig",
-            description="Optional. Config and state for vulnerability scanning of resources within this Repository.",
-        ),
+        VulnerabilityScanningConfig | None, Field(alias="vulnerabilityScanningConfig")
     ] = None
 
 
@@ -963,22 +671,9 @@ class Status(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    code: Annotated[
-        int | None,
-        Field(description="The status code, which should be an enum value of google.rpc.Code."),
-    ] = None
-    details: Annotated[
-        list[dict[str, Any]] | None,
-        Field(
-            description="A list of messages that carry the error details. There is a common set of message types for APIs to use."
-        ),
-    ] = None
-    message: Annotated[
-        str | None,
-        Field(
-            description="A developer-facing error message, which should be in English. Any user-facing error message should be localized and sent in the google.rpc.Status.details field, or localized by the client."
-        ),
-    ] = None
+    code: int | None = None
+    details: list[dict[str, Any]] | None = None
+    message: str | None = None
 
 
 class UpstreamCredentials(BaseModel):
@@ -991,11 +686,7 @@ class UpstreamCredentials(BaseModel):
         populate_by_name=True,
     )
     username_password_credentials: Annotated[
-        UsernamePasswordCredentials | None,
-        Field(
-            alias="usernamePasswordCredentials",
-            description="Use username and password to access the remote repository.",
-        ),
+        UsernamePasswordCredentials | None, Field(alias="usernamePasswordCredentials")
     ] = None
 
 
@@ -1008,21 +699,9 @@ class UpstreamPolicy(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    id: Annotated[str | None, Field(description="The user-provided ID of the upstream policy.")] = (
-        None
-    )
-    priority: Annotated[
-        int | None,
-        Field(
-            description="Entries with a greater priority value take precedence in the pull order."
-        ),
-    ] = None
-    repository: Annotated[
-        str | None,
-        Field(
-            description="A reference to the repository resource, for example: `projects/p1/locations/us-central1/repositories/repo1`."
-        ),
-    ] = None
+    id: str | None = None
+    priority: int | None = None
+    repository: str | None = None
 
 
 class UsernamePasswordCredentials(BaseModel):
@@ -1034,16 +713,8 @@ class UsernamePasswordCredentials(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    password_secret_version: Annotated[
-        str | None,
-        Field(
-            alias="passwordSecretVersion",
-            description="The Secret Manager key version that holds the password to access the remote repository. Must be in the format of `projects/{project}/secrets/{secret}/versions/{version}`.",
-        ),
-    ] = None
-    username: Annotated[
-        str | None, Field(description="The username to access the remote repository.")
-    ] = None
+    password_secret_version: Annotated[str | None, Field(alias="passwordSecretVersion")] = None
+    username: str | None = None
 
 
 class VirtualRepositoryConfig(BaseModel):
@@ -1055,13 +726,9 @@ class VirtualRepositoryConfig(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    upstream_policies: Annotated[
-        list[UpstreamPolicy] | None,
-        Field(
-            alias="upstreamPolicies",
-            description="Policies that configure the upstream artifacts distributed by the Virtual Repository. Upstream policies cannot be set on a standard repository.",
-        ),
-    ] = None
+    upstream_policies: Annotated[list[UpstreamPolicy] | None, Field(alias="upstreamPolicies")] = (
+        None
+    )
 
 
 class VulnerabilityScanningConfig(BaseModel):
@@ -1074,31 +741,16 @@ class VulnerabilityScanningConfig(BaseModel):
         populate_by_name=True,
     )
     enablement_config: Annotated[
-        VulnerabilityScanningConfigEnablementConfig | int | None,
-        Field(
-            alias="enablementConfig",
-            description="Optional. Config for whether this repository has vulnerability scanning disabled. When unset (ENABLEMENT_CONFIG_UNSPECIFIED), this is treated as INHERITED for Docker repositories and DISABLED for non-Docker repositories.",
-        ),
+        VulnerabilityScanningConfigEnablementConfig | int | None, Field(alias="enablementConfig")
     ] = None
     enablement_state: Annotated[
-        VulnerabilityScanningConfigEnablementState | int | None,
-        Field(
-            alias="enablementState",
-            description="Output only. State of feature enablement, combining repository enablement config and API enablement state.",
-        ),
+        VulnerabilityScanningConfigEnablementState | int | None, Field(alias="enablementState")
     ] = None
-    enablement_state_reason: Annotated[
-        str | None,
-        Field(
-            alias="enablementStateReason",
-            description="Output only. Reason for the repository state.",
-        ),
-    ] = None
+    enablement_state_reason: Annotated[str | None, Field(alias="enablementStateReason")] = None
     last_enable_time: Annotated[
         str | None,
         Field(
             alias="lastEnableTime",
-            description="Output only. The last time this repository config was enabled.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
@@ -1143,12 +795,9 @@ class YumRepository(BaseModel):
     )
     custom_repository: Annotated[
         GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigYumRepositoryCustomRepository | None,
-        Field(alias="customRepository", description="Customer-specified remote repository."),
+        Field(alias="customRepository"),
     ] = None
     public_repository: Annotated[
         GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigYumRepositoryPublicRepository | None,
-        Field(
-            alias="publicRepository",
-            description="One of the publicly available Yum repositories supported by Artifact Registry.",
-        ),
+        Field(alias="publicRepository"),
     ] = None

@@ -20,71 +20,17 @@ class DnsKey(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    algorithm: Annotated[
-        DnsKeyAlgorithm | int | None,
-        Field(
-            description="String mnemonic specifying the DNSSEC algorithm of this key. Immutable after creation time."
-        ),
-    ] = None
-    creation_time: Annotated[
-        str | None,
-        Field(
-            alias="creationTime",
-            description="The time that this resource was created in the control plane. This is in RFC3339 text format. Output only.",
-        ),
-    ] = None
-    description: Annotated[
-        str | None,
-        Field(
-            description="A mutable string of at most 1024 characters associated with this resource for the user's convenience. Has no effect on the resource's function."
-        ),
-    ] = None
-    digests: Annotated[
-        list[DnsKeyDigest] | None,
-        Field(
-            description="Cryptographic hashes of the DNSKEY resource record associated with this DnsKey. These digests are needed to construct a DS record that points at this DNS key. Output only."
-        ),
-    ] = None
-    id: Annotated[
-        str | None,
-        Field(
-            description="Unique identifier for the resource; defined by the server (output only)."
-        ),
-    ] = None
-    is_active: Annotated[
-        bool | None,
-        Field(
-            alias="isActive",
-            description="Active keys are used to sign subsequent changes to the ManagedZone. Inactive keys are still present as DNSKEY Resource Records for the use of resolvers validating existing signatures.",
-        ),
-    ] = None
-    key_length: Annotated[
-        int | None,
-        Field(
-            alias="keyLength",
-            description="Length of the key in bits. Specified at creation time, and then immutable.",
-        ),
-    ] = None
-    key_tag: Annotated[
-        int | None,
-        Field(
-            alias="keyTag",
-            description="The key tag is a non-cryptographic hash of the a DNSKEY resource record associated with this DnsKey. The key tag can be used to identify a DNSKEY more quickly (but it is not a unique identifier). In particular, the key tag is used in a parent zone's DS record to point at the DNSKEY in this child ManagedZone. The key tag is a number in the range [0, 65535] and the algorithm to calculate it is specified in RFC4034 Appendix B. Output only.",
-        ),
-    ] = None
+    algorithm: DnsKeyAlgorithm | int | None = None
+    creation_time: Annotated[str | None, Field(alias="creationTime")] = None
+    description: str | None = None
+    digests: list[DnsKeyDigest] | None = None
+    id: str | None = None
+    is_active: Annotated[bool | None, Field(alias="isActive")] = None
+    key_length: Annotated[int | None, Field(alias="keyLength")] = None
+    key_tag: Annotated[int | None, Field(alias="keyTag")] = None
     kind: str | None = None
-    public_key: Annotated[
-        str | None,
-        Field(
-            alias="publicKey", description="Base64 encoded public half of this key. Output only."
-        ),
-    ] = None
-    type: Annotated[
-        DnsKeyType | int | None,
-        Field(
-            description='One of "KEY_SIGNING" or "ZONE_SIGNING". Keys of type KEY_SIGNING have the Secure Entry Point flag set and, when active, are used to sign only resource record sets of type DNSKEY. Otherwise, the Secure Entry Point flag is cleared, and this key is used to sign only resource record sets of other types. Immutable after creation time.'
-        ),
-    ] = None
+    public_key: Annotated[str | None, Field(alias="publicKey")] = None
+    type: DnsKeyType | int | None = None
 
 
 class DnsKeyAlgorithm(StrEnum):
@@ -104,16 +50,8 @@ class DnsKeyDigest(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    digest: Annotated[
-        str | None,
-        Field(
-            description="The base-16 encoded bytes of this digest. Suitable for use in a DS resource record."
-        ),
-    ] = None
-    type: Annotated[
-        DnsKeyDigestType | int | None,
-        Field(description="Specifies the algorithm used to calculate this digest."),
-    ] = None
+    digest: str | None = None
+    type: DnsKeyDigestType | int | None = None
 
 
 class DnsKeyDigestType(StrEnum):
@@ -135,20 +73,9 @@ class DnsKeySpec(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    algorithm: Annotated[
-        DnsKeySpecAlgorithm | int | None,
-        Field(description="String mnemonic specifying the DNSSEC algorithm of this key."),
-    ] = None
-    key_length: Annotated[
-        int | None, Field(alias="keyLength", description="Length of the keys in bits.")
-    ] = None
-    key_type: Annotated[
-        DnsKeySpecKeyType | int | None,
-        Field(
-            alias="keyType",
-            description="Specifies whether this is a key signing key (KSK) or a zone signing key (ZSK). Key signing keys have the Secure Entry Point flag set and, when active, are only used to sign resource record sets of type DNSKEY. Zone signing keys do not have the Secure Entry Point flag set and are used to sign all other types of resource record sets.",
-        ),
-    ] = None
+    algorithm: DnsKeySpecAlgorithm | int | None = None
+    key_length: Annotated[int | None, Field(alias="keyLength")] = None
+    key_type: Annotated[DnsKeySpecKeyType | int | None, Field(alias="keyType")] = None
     kind: str | None = None
 
 
@@ -194,100 +121,30 @@ class ManagedZone(BaseModel):
     cloud_logging_config: Annotated[
         ManagedZoneCloudLoggingConfig | None, Field(alias="cloudLoggingConfig")
     ] = None
-    creation_time: Annotated[
-        str | None,
-        Field(
-            alias="creationTime",
-            description="The time that this resource was created on the server. This is in RFC3339 text format. Output only.",
-        ),
-    ] = None
-    description: Annotated[
-        str | None,
-        Field(
-            description="A mutable string of at most 1024 characters associated with this resource for the user's convenience. Has no effect on the managed zone's function."
-        ),
-    ] = None
-    dns_name: Annotated[
-        str | None,
-        Field(
-            alias="dnsName",
-            description='The DNS name of this managed zone, for instance "example.com.".',
-        ),
-    ] = None
-    dnssec_config: Annotated[
-        ManagedZoneDnsSecConfig | None,
-        Field(alias="dnssecConfig", description="DNSSEC configuration."),
-    ] = None
+    creation_time: Annotated[str | None, Field(alias="creationTime")] = None
+    description: str | None = None
+    dns_name: Annotated[str | None, Field(alias="dnsName")] = None
+    dnssec_config: Annotated[ManagedZoneDnsSecConfig | None, Field(alias="dnssecConfig")] = None
     forwarding_config: Annotated[
-        ManagedZoneForwardingConfig | None,
-        Field(
-            alias="forwardingConfig",
-            description="The presence for this field indicates that outbound forwarding is enabled for this zone. The value of this field contains the set of destinations to forward to.",
-        ),
+        ManagedZoneForwardingConfig | None, Field(alias="forwardingConfig")
     ] = None
-    id: Annotated[
-        str | None,
-        Field(
-            description="Unique identifier for the resource; defined by the server (output only)",
-            pattern="^[0-9]+$",
-        ),
-    ] = None
+    id: Annotated[str | None, Field(pattern="^[0-9]+$")] = None
     kind: str | None = None
-    labels: Annotated[dict[str, str] | None, Field(description="User labels.")] = None
-    name: Annotated[
-        str | None,
-        Field(
-            description="User assigned name for this resource. Must be unique within the project. The name must be 1-63 characters long, must begin with a letter, end with a letter or digit, and only contain lowercase letters, digits or dashes."
-        ),
-    ] = None
-    name_server_set: Annotated[
-        str | None,
-        Field(
-            alias="nameServerSet",
-            description="Optionally specifies the NameServerSet for this ManagedZone. A NameServerSet is a set of DNS name servers that all host the same ManagedZones. Most users leave this field unset. If you need to use this field, contact your account team.",
-        ),
-    ] = None
-    name_servers: Annotated[
-        list[str] | None,
-        Field(
-            alias="nameServers",
-            description="Delegate your managed_zone to these virtual name servers; defined by the server (output only)",
-        ),
-    ] = None
-    peering_config: Annotated[
-        ManagedZonePeeringConfig | None,
-        Field(
-            alias="peeringConfig",
-            description="The presence of this field indicates that DNS Peering is enabled for this zone. The value of this field contains the network to peer with.",
-        ),
-    ] = None
+    labels: dict[str, str] | None = None
+    name: str | None = None
+    name_server_set: Annotated[str | None, Field(alias="nameServerSet")] = None
+    name_servers: Annotated[list[str] | None, Field(alias="nameServers")] = None
+    peering_config: Annotated[ManagedZonePeeringConfig | None, Field(alias="peeringConfig")] = None
     private_visibility_config: Annotated[
-        ManagedZonePrivateVisibilityConfig | None,
-        Field(
-            alias="privateVisibilityConfig",
-            description="For privately visible zones, the set of Virtual Private Cloud resources that the zone is visible from.",
-        ),
+        ManagedZonePrivateVisibilityConfig | None, Field(alias="privateVisibilityConfig")
     ] = None
     reverse_lookup_config: Annotated[
-        ManagedZoneReverseLookupConfig | None,
-        Field(
-            alias="reverseLookupConfig",
-            description="The presence of this field indicates that this is a managed reverse lookup zone and Cloud DNS resolves reverse lookup queries using automatically configured records for VPC resources. This only applies to networks listed under private_visibility_config.",
-        ),
+        ManagedZoneReverseLookupConfig | None, Field(alias="reverseLookupConfig")
     ] = None
     service_directory_config: Annotated[
-        ManagedZoneServiceDirectoryConfig | None,
-        Field(
-            alias="serviceDirectoryConfig",
-            description="This field links to the associated service directory namespace. Do not set this field for public zones or forwarding zones.",
-        ),
+        ManagedZoneServiceDirectoryConfig | None, Field(alias="serviceDirectoryConfig")
     ] = None
-    visibility: Annotated[
-        ManagedZoneVisibility | int | None,
-        Field(
-            description="The zone's visibility: public zones are exposed to the Internet, while private zones are visible only to Virtual Private Cloud resources."
-        ),
-    ] = None
+    visibility: ManagedZoneVisibility | int | None = None
 
 
 class ManagedZoneCloudLoggingConfig(BaseModel):
@@ -299,13 +156,7 @@ class ManagedZoneCloudLoggingConfig(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    enable_logging: Annotated[
-        bool | None,
-        Field(
-            alias="enableLogging",
-            description="If set, enable query logging for this ManagedZone. False by default, making logging opt-in.",
-        ),
-    ] = None
+    enable_logging: Annotated[bool | None, Field(alias="enableLogging")] = None
     kind: str | None = None
 
 
@@ -314,25 +165,12 @@ class ManagedZoneDnsSecConfig(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    default_key_specs: Annotated[
-        list[DnsKeySpec] | None,
-        Field(
-            alias="defaultKeySpecs",
-            description="Specifies parameters for generating initial DnsKeys for this ManagedZone. Can only be changed while the state is OFF.",
-        ),
-    ] = None
+    default_key_specs: Annotated[list[DnsKeySpec] | None, Field(alias="defaultKeySpecs")] = None
     kind: str | None = None
     non_existence: Annotated[
-        ManagedZoneDnsSecConfigNonExistence | int | None,
-        Field(
-            alias="nonExistence",
-            description="Specifies the mechanism for authenticated denial-of-existence responses. Can only be changed while the state is OFF.",
-        ),
+        ManagedZoneDnsSecConfigNonExistence | int | None, Field(alias="nonExistence")
     ] = None
-    state: Annotated[
-        ManagedZoneDnsSecConfigState | int | None,
-        Field(description="Specifies whether DNSSEC is enabled, and what mode it is in."),
-    ] = None
+    state: ManagedZoneDnsSecConfigState | int | None = None
 
 
 class ManagedZoneDnsSecConfigNonExistence(StrEnum):
@@ -366,18 +204,10 @@ class ManagedZoneForwardingConfig(BaseModel):
     )
     kind: str | None = None
     outbound_endpoints: Annotated[
-        list[ManagedZoneForwardingConfigOutboundEndpoint] | None,
-        Field(
-            alias="outboundEndpoints",
-            description="The list of outbound endpoints to use for queries.",
-        ),
+        list[ManagedZoneForwardingConfigOutboundEndpoint] | None, Field(alias="outboundEndpoints")
     ] = None
     target_name_servers: Annotated[
-        list[ManagedZoneForwardingConfigNameServerTarget] | None,
-        Field(
-            alias="targetNameServers",
-            description="List of target name servers to forward to. Cloud DNS selects the best available name server if more than one target is given.",
-        ),
+        list[ManagedZoneForwardingConfigNameServerTarget] | None, Field(alias="targetNameServers")
     ] = None
 
 
@@ -386,29 +216,13 @@ class ManagedZoneForwardingConfigNameServerTarget(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    domain_name: Annotated[
-        str | None,
-        Field(
-            alias="domainName", description="Fully qualified domain name for the forwarding target."
-        ),
-    ] = None
+    domain_name: Annotated[str | None, Field(alias="domainName")] = None
     forwarding_path: Annotated[
         ManagedZoneForwardingConfigNameServerTargetForwardingPath | int | None,
-        Field(
-            alias="forwardingPath",
-            description="Forwarding path for this NameServerTarget. If unset or set to DEFAULT, Cloud DNS makes forwarding decisions based on IP address ranges; that is, RFC1918 addresses go to the VPC network, non-RFC1918 addresses go to the internet. When set to PRIVATE, Cloud DNS always sends queries through the VPC network for this target.",
-        ),
+        Field(alias="forwardingPath"),
     ] = None
-    ipv4_address: Annotated[
-        str | None, Field(alias="ipv4Address", description="IPv4 address of a target name server.")
-    ] = None
-    ipv6_address: Annotated[
-        str | None,
-        Field(
-            alias="ipv6Address",
-            description="IPv6 address of a target name server. Does not accept both fields (ipv4 & ipv6) being populated. Public preview as of November 2022.",
-        ),
-    ] = None
+    ipv4_address: Annotated[str | None, Field(alias="ipv4Address")] = None
+    ipv6_address: Annotated[str | None, Field(alias="ipv6Address")] = None
     kind: str | None = None
 
 
@@ -429,12 +243,7 @@ class ManagedZoneForwardingConfigOutboundEndpoint(BaseModel):
         populate_by_name=True,
     )
     kind: str | None = None
-    name: Annotated[
-        str | None,
-        Field(
-            description="Specified as a resource path including project and region. This should be formatted like projects/{project}/locations/{location}/outboundEndpoints/{endpoint}"
-        ),
-    ] = None
+    name: str | None = None
 
 
 class ManagedZonePeeringConfig(BaseModel):
@@ -444,8 +253,7 @@ class ManagedZonePeeringConfig(BaseModel):
     )
     kind: str | None = None
     target_network: Annotated[
-        ManagedZonePeeringConfigTargetNetwork | None,
-        Field(alias="targetNetwork", description="The network with which to peer."),
+        ManagedZonePeeringConfigTargetNetwork | None, Field(alias="targetNetwork")
     ] = None
 
 
@@ -454,21 +262,9 @@ class ManagedZonePeeringConfigTargetNetwork(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    deactivate_time: Annotated[
-        str | None,
-        Field(
-            alias="deactivateTime",
-            description="The time at which the zone was deactivated, in RFC 3339 date-time format. An empty string indicates that the peering connection is active. The producer network can deactivate a zone. The zone is automatically deactivated if the producer network that the zone targeted is deleted. Output only.",
-        ),
-    ] = None
+    deactivate_time: Annotated[str | None, Field(alias="deactivateTime")] = None
     kind: str | None = None
-    network_url: Annotated[
-        str | None,
-        Field(
-            alias="networkUrl",
-            description="The fully qualified URL of the VPC network to forward queries to. This should be formatted like `https://www.googleapis.com/compute/v1/projects/{project}/global/networks/{network}`",
-        ),
-    ] = None
+    network_url: Annotated[str | None, Field(alias="networkUrl")] = None
 
 
 class ManagedZonePrivateVisibilityConfig(BaseModel):
@@ -477,17 +273,10 @@ class ManagedZonePrivateVisibilityConfig(BaseModel):
         populate_by_name=True,
     )
     gke_clusters: Annotated[
-        list[ManagedZonePrivateVisibilityConfigGKECluster] | None,
-        Field(
-            alias="gkeClusters",
-            description="The list of Google Kubernetes Engine clusters that can see this zone.",
-        ),
+        list[ManagedZonePrivateVisibilityConfigGKECluster] | None, Field(alias="gkeClusters")
     ] = None
     kind: str | None = None
-    networks: Annotated[
-        list[ManagedZonePrivateVisibilityConfigNetwork] | None,
-        Field(description="The list of VPC networks that can see this zone."),
-    ] = None
+    networks: list[ManagedZonePrivateVisibilityConfigNetwork] | None = None
 
 
 class ManagedZonePrivateVisibilityConfigGKECluster(BaseModel):
@@ -495,13 +284,7 @@ class ManagedZonePrivateVisibilityConfigGKECluster(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    gke_cluster_name: Annotated[
-        str | None,
-        Field(
-            alias="gkeClusterName",
-            description="The resource name of the cluster to bind this ManagedZone to. This should be specified in the format like: projects/*/locations/*/clusters/*. This is referenced from GKE projects.locations.clusters.get API: https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters/get",
-        ),
-    ] = None
+    gke_cluster_name: Annotated[str | None, Field(alias="gkeClusterName")] = None
     kind: str | None = None
 
 
@@ -511,13 +294,7 @@ class ManagedZonePrivateVisibilityConfigNetwork(BaseModel):
         populate_by_name=True,
     )
     kind: str | None = None
-    network_url: Annotated[
-        str | None,
-        Field(
-            alias="networkUrl",
-            description="The fully qualified URL of the VPC network to bind to. Format this URL like `https://www.googleapis.com/compute/v1/projects/{project}/global/networks/{network}`",
-        ),
-    ] = None
+    network_url: Annotated[str | None, Field(alias="networkUrl")] = None
 
 
 class ManagedZoneReverseLookupConfig(BaseModel):
@@ -538,10 +315,7 @@ class ManagedZoneServiceDirectoryConfig(BaseModel):
         populate_by_name=True,
     )
     kind: str | None = None
-    namespace: Annotated[
-        ManagedZoneServiceDirectoryConfigNamespace | None,
-        Field(description="Contains information about the namespace associated with the zone."),
-    ] = None
+    namespace: ManagedZoneServiceDirectoryConfigNamespace | None = None
 
 
 class ManagedZoneServiceDirectoryConfigNamespace(BaseModel):
@@ -549,21 +323,9 @@ class ManagedZoneServiceDirectoryConfigNamespace(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    deletion_time: Annotated[
-        str | None,
-        Field(
-            alias="deletionTime",
-            description="The time that the namespace backing this zone was deleted; an empty string if it still exists. This is in RFC3339 text format. Output only.",
-        ),
-    ] = None
+    deletion_time: Annotated[str | None, Field(alias="deletionTime")] = None
     kind: str | None = None
-    namespace_url: Annotated[
-        str | None,
-        Field(
-            alias="namespaceUrl",
-            description="The fully qualified URL of the namespace associated with the zone. Format must be `https://servicedirectory.googleapis.com/v1/projects/{project}/locations/{location}/namespaces/{namespace}`",
-        ),
-    ] = None
+    namespace_url: Annotated[str | None, Field(alias="namespaceUrl")] = None
 
 
 class ManagedZoneVisibility(StrEnum):
@@ -586,52 +348,14 @@ class Operation(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    dns_key_context: Annotated[
-        OperationDnsKeyContext | None,
-        Field(
-            alias="dnsKeyContext",
-            description="Only populated if the operation targeted a DnsKey (output only).",
-        ),
-    ] = None
-    id: Annotated[
-        str | None,
-        Field(
-            description="Unique identifier for the resource. This is the client_operation_id if the client specified it when the mutation was initiated, otherwise, it is generated by the server. The name must be 1-63 characters long and match the regular expression [-a-z0-9]? (output only)"
-        ),
-    ] = None
+    dns_key_context: Annotated[OperationDnsKeyContext | None, Field(alias="dnsKeyContext")] = None
+    id: str | None = None
     kind: str | None = None
-    start_time: Annotated[
-        str | None,
-        Field(
-            alias="startTime",
-            description="The time that this operation was started by the server. This is in RFC3339 text format (output only).",
-        ),
-    ] = None
-    status: Annotated[
-        OperationStatus | int | None,
-        Field(
-            description='Status of the operation. Can be one of the following: "PENDING" or "DONE" (output only). A status of "DONE" means that the request to update the authoritative servers has been sent, but the servers might not be updated yet.'
-        ),
-    ] = None
-    type: Annotated[
-        str | None,
-        Field(
-            description="Type of the operation. Operations include insert, update, and delete (output only)."
-        ),
-    ] = None
-    user: Annotated[
-        str | None,
-        Field(
-            description="User who requested the operation, for example: user@example.com. cloud-dns-system for operations automatically done by the system. (output only)"
-        ),
-    ] = None
-    zone_context: Annotated[
-        OperationManagedZoneContext | None,
-        Field(
-            alias="zoneContext",
-            description="Only populated if the operation targeted a ManagedZone (output only).",
-        ),
-    ] = None
+    start_time: Annotated[str | None, Field(alias="startTime")] = None
+    status: OperationStatus | int | None = None
+    type: str | None = None
+    user: str | None = None
+    zone_context: Annotated[OperationManagedZoneContext | None, Field(alias="zoneContext")] = None
 
 
 class OperationDnsKeyContext(BaseModel):
@@ -639,12 +363,8 @@ class OperationDnsKeyContext(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    new_value: Annotated[
-        DnsKey | None, Field(alias="newValue", description="The post-operation DnsKey resource.")
-    ] = None
-    old_value: Annotated[
-        DnsKey | None, Field(alias="oldValue", description="The pre-operation DnsKey resource.")
-    ] = None
+    new_value: Annotated[DnsKey | None, Field(alias="newValue")] = None
+    old_value: Annotated[DnsKey | None, Field(alias="oldValue")] = None
 
 
 class OperationManagedZoneContext(BaseModel):
@@ -652,14 +372,8 @@ class OperationManagedZoneContext(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    new_value: Annotated[
-        ManagedZone | None,
-        Field(alias="newValue", description="The post-operation ManagedZone resource."),
-    ] = None
-    old_value: Annotated[
-        ManagedZone | None,
-        Field(alias="oldValue", description="The pre-operation ManagedZone resource."),
-    ] = None
+    new_value: Annotated[ManagedZone | None, Field(alias="newValue")] = None
+    old_value: Annotated[ManagedZone | None, Field(alias="oldValue")] = None
 
 
 class OperationStatus(StrEnum):

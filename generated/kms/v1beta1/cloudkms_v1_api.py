@@ -20,27 +20,9 @@ class CertificateChains(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    cavium_certs: Annotated[
-        list[str] | None,
-        Field(
-            alias="caviumCerts",
-            description="Cavium certificate chain corresponding to the attestation.",
-        ),
-    ] = None
-    google_card_certs: Annotated[
-        list[str] | None,
-        Field(
-            alias="googleCardCerts",
-            description="Google card certificate chain corresponding to the attestation.",
-        ),
-    ] = None
-    google_partition_certs: Annotated[
-        list[str] | None,
-        Field(
-            alias="googlePartitionCerts",
-            description="Google partition certificate chain corresponding to the attestation.",
-        ),
-    ] = None
+    cavium_certs: Annotated[list[str] | None, Field(alias="caviumCerts")] = None
+    google_card_certs: Annotated[list[str] | None, Field(alias="googleCardCerts")] = None
+    google_partition_certs: Annotated[list[str] | None, Field(alias="googlePartitionCerts")] = None
 
 
 class CryptoKey(BaseModel):
@@ -56,84 +38,34 @@ class CryptoKey(BaseModel):
         str | None,
         Field(
             alias="createTime",
-            description="Output only. The time at which this CryptoKey was created.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
-    crypto_key_backend: Annotated[
-        str | None,
-        Field(
-            alias="cryptoKeyBackend",
-            description="Immutable. The resource name of the backend environment where the key material for all CryptoKeyVersions associated with this CryptoKey reside and where all related cryptographic operations are performed. Only applicable if CryptoKeyVersions have a ProtectionLevel of EXTERNAL_VPC, with the resource name in the format `projects/*/locations/*/ekmConnections/*`. Only applicable if CryptoKeyVersions have a ProtectionLevel of HSM_SINGLE_TENANT, with the resource name in the format `projects/*/locations/*/singleTenantHsmInstances/*`. Note, this list is non-exhaustive and may apply to additional ProtectionLevels in the future.",
-        ),
-    ] = None
+    crypto_key_backend: Annotated[str | None, Field(alias="cryptoKeyBackend")] = None
     destroy_scheduled_duration: Annotated[
-        str | None,
-        Field(
-            alias="destroyScheduledDuration",
-            description="Immutable. The period of time that versions of this key spend in the DESTROY_SCHEDULED state before transitioning to DESTROYED. If not specified at creation time, the default duration is 30 days.",
-            pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
-        ),
+        str | None, Field(alias="destroyScheduledDuration", pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$")
     ] = None
-    import_only: Annotated[
-        bool | None,
-        Field(
-            alias="importOnly",
-            description="Immutable. Whether this key may contain imported versions only.",
-        ),
-    ] = None
+    import_only: Annotated[bool | None, Field(alias="importOnly")] = None
     key_access_justifications_policy: Annotated[
-        KeyAccessJustificationsPolicy | None,
-        Field(
-            alias="keyAccessJustificationsPolicy",
-            description="Optional. The policy used for Key Access Justifications Policy Enforcement. If this field is present and this key is enrolled in Key Access Justifications Policy Enforcement, the policy will be evaluated in encrypt, decrypt, and sign operations, and the operation will fail if rejected by the policy. The policy is defined by specifying zero or more allowed justification codes. https://cloud.google.com/assured-workloads/key-access-justifications/docs/justification-codes By default, this field is absent, and all justification codes are allowed. If the `key_access_justifications_policy.allowed_access_reasons` is empty (zero allowed justification code), all encrypt, decrypt, and sign operations will fail.",
-        ),
+        KeyAccessJustificationsPolicy | None, Field(alias="keyAccessJustificationsPolicy")
     ] = None
-    labels: Annotated[
-        dict[str, str] | None,
-        Field(
-            description="Labels with user-defined metadata. For more information, see [Labeling Keys](https://cloud.google.com/kms/docs/labeling-keys)."
-        ),
-    ] = None
-    name: Annotated[
-        str | None,
-        Field(
-            description="Output only. The resource name for this CryptoKey in the format `projects/*/locations/*/keyRings/*/cryptoKeys/*`."
-        ),
-    ] = None
+    labels: dict[str, str] | None = None
+    name: str | None = None
     next_rotation_time: Annotated[
         str | None,
         Field(
             alias="nextRotationTime",
-            description="At next_rotation_time, the Key Management Service will automatically: 1. Create a new version of this CryptoKey. 2. Mark the new version as primary. Key rotations performed manually via CreateCryptoKeyVersion and UpdateCryptoKeyPrimaryVersion do not affect next_rotation_time. Keys with purpose ENCRYPT_DECRYPT support automatic rotation. For other keys, this field must be omitted.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
-    primary: Annotated[
-        CryptoKeyVersion | None,
-        Field(
-            description='Output only. A copy of the "primary" CryptoKeyVersion that will be used by Encrypt when this CryptoKey is given in EncryptRequest.name. The CryptoKey\'s primary version can be updated via UpdateCryptoKeyPrimaryVersion. Keys with purpose ENCRYPT_DECRYPT may have a primary. For other keys, this field will be omitted.'
-        ),
-    ] = None
-    purpose: Annotated[
-        CryptoKeyPurpose | int | None,
-        Field(description="Immutable. The immutable purpose of this CryptoKey."),
-    ] = None
+    primary: CryptoKeyVersion | None = None
+    purpose: CryptoKeyPurpose | int | None = None
     rotation_period: Annotated[
-        str | None,
-        Field(
-            alias="rotationPeriod",
-            description="next_rotation_time will be advanced by this period when the service automatically rotates a key. Must be at least 24 hours and at most 876,000 hours. If rotation_period is set, next_rotation_time must also be set. Keys with purpose ENCRYPT_DECRYPT support automatic rotation. For other keys, this field must be omitted.",
-            pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
-        ),
+        str | None, Field(alias="rotationPeriod", pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$")
     ] = None
-    version_template: Annotated[
-        CryptoKeyVersionTemplate | None,
-        Field(
-            alias="versionTemplate",
-            description="A template describing settings for new CryptoKeyVersion instances. The properties of new CryptoKeyVersion instances created by either CreateCryptoKeyVersion or auto-rotation are controlled by this template.",
-        ),
-    ] = None
+    version_template: Annotated[CryptoKeyVersionTemplate | None, Field(alias="versionTemplate")] = (
+        None
+    )
 
 
 class CryptoKeyCreateParameters(BaseModel):
@@ -146,19 +78,9 @@ class CryptoKeyCreateParameters(BaseModel):
         populate_by_name=True,
     )
     skip_initial_version_creation: Annotated[
-        bool | None,
-        Field(
-            alias="skipInitialVersionCreation",
-            description="If set to true, the request will create a CryptoKey without any CryptoKeyVersions. You must manually call CreateCryptoKeyVersion or ImportCryptoKeyVersion before you can use this CryptoKey.",
-        ),
+        bool | None, Field(alias="skipInitialVersionCreation")
     ] = None
-    trusted_wrapping_enabled: Annotated[
-        bool | None,
-        Field(
-            alias="trustedWrappingEnabled",
-            description="Optional. Whether trusted wrapping will be enabled on the first CryptoKeyVersions created for this CryptoKey. This field is only supported for keys with CryptoKeyVersionTemplate.protection_level HSM_SINGLE_TENANT. This field is supported for all CryptoKeyPurposes except ENCRYPT_DECRYPT.",
-        ),
-    ] = None
+    trusted_wrapping_enabled: Annotated[bool | None, Field(alias="trustedWrappingEnabled")] = None
 
 
 class CryptoKeyPurpose(StrEnum):
@@ -193,23 +115,12 @@ class CryptoKeyVersion(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    algorithm: Annotated[
-        CryptoKeyVersionAlgorithm | int | None,
-        Field(
-            description="Output only. The CryptoKeyVersionAlgorithm that this CryptoKeyVersion supports."
-        ),
-    ] = None
-    attestation: Annotated[
-        KeyOperationAttestation | None,
-        Field(
-            description="Output only. Statement that was generated and signed by the HSM at key creation time. Use this statement to verify attributes of the key as stored on the HSM, independently of Google. Only provided for key versions with protection_level HSM."
-        ),
-    ] = None
+    algorithm: CryptoKeyVersionAlgorithm | int | None = None
+    attestation: KeyOperationAttestation | None = None
     create_time: Annotated[
         str | None,
         Field(
             alias="createTime",
-            description="Output only. The time at which this CryptoKeyVersion was created.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
@@ -217,7 +128,6 @@ class CryptoKeyVersion(BaseModel):
         str | None,
         Field(
             alias="destroyEventTime",
-            description="Output only. The time this CryptoKeyVersion's key material was destroyed. Only present if state is DESTROYED.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
@@ -225,99 +135,40 @@ class CryptoKeyVersion(BaseModel):
         str | None,
         Field(
             alias="destroyTime",
-            description="Output only. The time this CryptoKeyVersion's key material is scheduled for destruction. Only present if state is DESTROY_SCHEDULED.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
     external_destruction_failure_reason: Annotated[
-        str | None,
-        Field(
-            alias="externalDestructionFailureReason",
-            description="Output only. The root cause of the most recent external destruction failure. Only present if state is EXTERNAL_DESTRUCTION_FAILED.",
-        ),
+        str | None, Field(alias="externalDestructionFailureReason")
     ] = None
     external_protection_level_options: Annotated[
-        ExternalProtectionLevelOptions | None,
-        Field(
-            alias="externalProtectionLevelOptions",
-            description="ExternalProtectionLevelOptions stores a group of additional fields for configuring a CryptoKeyVersion that are specific to the EXTERNAL protection level and EXTERNAL_VPC protection levels.",
-        ),
+        ExternalProtectionLevelOptions | None, Field(alias="externalProtectionLevelOptions")
     ] = None
     generate_time: Annotated[
         str | None,
         Field(
             alias="generateTime",
-            description="Output only. The time this CryptoKeyVersion's key material was generated.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
-    generation_failure_reason: Annotated[
-        str | None,
-        Field(
-            alias="generationFailureReason",
-            description="Output only. The root cause of the most recent generation failure. Only present if state is GENERATION_FAILED.",
-        ),
-    ] = None
-    hsm_trusted: Annotated[
-        bool | None,
-        Field(
-            alias="hsmTrusted",
-            description="Output only. Field indicating that the key wrapping key is trusted. This field is only valid for key purpose AES_256_WRAPPING, and protection level HSM_SINGLE_TENANT.",
-        ),
-    ] = None
-    import_failure_reason: Annotated[
-        str | None,
-        Field(
-            alias="importFailureReason",
-            description="Output only. The root cause of the most recent import failure. Only present if state is IMPORT_FAILED.",
-        ),
-    ] = None
-    import_job: Annotated[
-        str | None,
-        Field(
-            alias="importJob",
-            description="Output only. The name of the ImportJob used in the most recent import of this CryptoKeyVersion. Only present if the underlying key material was imported.",
-        ),
-    ] = None
+    generation_failure_reason: Annotated[str | None, Field(alias="generationFailureReason")] = None
+    hsm_trusted: Annotated[bool | None, Field(alias="hsmTrusted")] = None
+    import_failure_reason: Annotated[str | None, Field(alias="importFailureReason")] = None
+    import_job: Annotated[str | None, Field(alias="importJob")] = None
     import_time: Annotated[
         str | None,
         Field(
             alias="importTime",
-            description="Output only. The time at which this CryptoKeyVersion's key material was most recently imported.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
-    name: Annotated[
-        str | None,
-        Field(
-            description="Output only. The resource name for this CryptoKeyVersion in the format `projects/*/locations/*/keyRings/*/cryptoKeys/*/cryptoKeyVersions/*`."
-        ),
-    ] = None
+    name: str | None = None
     protection_level: Annotated[
-        CryptoKeyVersionProtectionLevel | int | None,
-        Field(
-            alias="protectionLevel",
-            description="Output only. The ProtectionLevel describing how crypto operations are performed with this CryptoKeyVersion.",
-        ),
+        CryptoKeyVersionProtectionLevel | int | None, Field(alias="protectionLevel")
     ] = None
-    reimport_eligible: Annotated[
-        bool | None,
-        Field(
-            alias="reimportEligible",
-            description="Output only. Whether or not this key version is eligible for reimport, by being specified as a target in ImportCryptoKeyVersionRequest.crypto_key_version.",
-        ),
-    ] = None
-    state: Annotated[
-        CryptoKeyVersionState | int | None,
-        Field(description="The current state of the CryptoKeyVersion."),
-    ] = None
-    trusted_wrapping_enabled: Annotated[
-        bool | None,
-        Field(
-            alias="trustedWrappingEnabled",
-            description="Optional. Immutable. Field indicating that the key may be wrapped by a trusted key. This field can be set for all key purposes except ENCRYPT_DECRYPT, and is only valid for keys with protection level HSM_SINGLE_TENANT. This field can only be set at creation or import time via CreateCryptoKeyVersion, or ImportCryptoKeyVersion.",
-        ),
-    ] = None
+    reimport_eligible: Annotated[bool | None, Field(alias="reimportEligible")] = None
+    state: CryptoKeyVersionState | int | None = None
+    trusted_wrapping_enabled: Annotated[bool | None, Field(alias="trustedWrappingEnabled")] = None
 
 
 class CryptoKeyVersionAlgorithm(StrEnum):
@@ -484,18 +335,9 @@ class CryptoKeyVersionTemplate(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    algorithm: Annotated[
-        CryptoKeyVersionTemplateAlgorithm | int | None,
-        Field(
-            description="Required. Algorithm to use when creating a CryptoKeyVersion based on this template. For backwards compatibility, GOOGLE_SYMMETRIC_ENCRYPTION is implied if both this field is omitted and CryptoKey.purpose is ENCRYPT_DECRYPT."
-        ),
-    ] = None
+    algorithm: CryptoKeyVersionTemplateAlgorithm | int | None = None
     protection_level: Annotated[
-        CryptoKeyVersionTemplateProtectionLevel | int | None,
-        Field(
-            alias="protectionLevel",
-            description="ProtectionLevel to use when creating a CryptoKeyVersion based on this template. Immutable. Defaults to SOFTWARE.",
-        ),
+        CryptoKeyVersionTemplateProtectionLevel | int | None, Field(alias="protectionLevel")
     ] = None
 
 
@@ -635,26 +477,10 @@ class ExternalProtectionLevelOptions(BaseModel):
         populate_by_name=True,
     )
     ekm_connection_backend_override: Annotated[
-        str | None,
-        Field(
-            alias="ekmConnectionBackendOverride",
-            description="Optional. The resource name of the backend environment where the key material of CryptoKeyVersions is associated with. Setting this field overrides the crypto_key_backend. This field may be set when CryptoKeyVersions is set to EXTERNAL_VPC. Format: `projects/*/locations/*/ekmConnections/*`.",
-        ),
+        str | None, Field(alias="ekmConnectionBackendOverride")
     ] = None
-    ekm_connection_key_path: Annotated[
-        str | None,
-        Field(
-            alias="ekmConnectionKeyPath",
-            description='Optional. The path to the external key material on the EKM when using EkmConnection e.g., "v0/my/key". Set this field instead of external_key_uri when using an EkmConnection.',
-        ),
-    ] = None
-    external_key_uri: Annotated[
-        str | None,
-        Field(
-            alias="externalKeyUri",
-            description="Optional. The URI for an external resource that this CryptoKeyVersion represents.",
-        ),
-    ] = None
+    ekm_connection_key_path: Annotated[str | None, Field(alias="ekmConnectionKeyPath")] = None
+    external_key_uri: Annotated[str | None, Field(alias="externalKeyUri")] = None
 
 
 class KeyAccessJustificationsPolicy(BaseModel):
@@ -668,10 +494,7 @@ class KeyAccessJustificationsPolicy(BaseModel):
     )
     allowed_access_reasons: Annotated[
         list[KeyAccessJustificationsPolicyAllowedAccessReasons | int] | None,
-        Field(
-            alias="allowedAccessReasons",
-            description="The list of allowed reasons for access to a CryptoKey. Note that empty allowed_access_reasons has a different meaning depending on where this message appears. If this is under KeyAccessJustificationsPolicyConfig, it means allow-all. If this is under CryptoKey, it means deny-all.",
-        ),
+        Field(alias="allowedAccessReasons"),
     ] = None
 
 
@@ -714,24 +537,9 @@ class KeyOperationAttestation(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    cert_chains: Annotated[
-        CertificateChains | None,
-        Field(
-            alias="certChains",
-            description="Output only. The certificate chains needed to validate the attestation",
-        ),
-    ] = None
-    content: Annotated[
-        str | None,
-        Field(
-            description="Output only. The attestation data provided by the HSM when the key operation was performed.",
-            pattern="^[A-Za-z0-9+/_-]*={0,2}$",
-        ),
-    ] = None
-    format: Annotated[
-        KeyOperationAttestationFormat | int | None,
-        Field(description="Output only. The format of the attestation data."),
-    ] = None
+    cert_chains: Annotated[CertificateChains | None, Field(alias="certChains")] = None
+    content: Annotated[str | None, Field(pattern="^[A-Za-z0-9+/_-]*={0,2}$")] = None
+    format: KeyOperationAttestationFormat | int | None = None
 
 
 class KeyOperationAttestationFormat(StrEnum):
@@ -762,16 +570,10 @@ class KeyRing(BaseModel):
         str | None,
         Field(
             alias="createTime",
-            description="Output only. The time at which this KeyRing was created.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
-    name: Annotated[
-        str | None,
-        Field(
-            description="Output only. The resource name for the KeyRing in the format `projects/*/locations/*/keyRings/*`."
-        ),
-    ] = None
+    name: str | None = None
 
 
 class Operation(BaseModel):
@@ -783,34 +585,11 @@ class Operation(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    done: Annotated[
-        bool | None,
-        Field(
-            description="If the value is `false`, it means the operation is still in progress. If `true`, the operation is completed, and either `error` or `response` is available."
-        ),
-    ] = None
-    error: Annotated[
-        Status | None,
-        Field(description="The error result of the operation in case of failure or cancellation."),
-    ] = None
-    metadata: Annotated[
-        dict[str, Any] | None,
-        Field(
-            description="Service-specific metadata associated with the operation. It typically contains progress information and common metadata such as create time. Some services might not provide such metadata. Any method that returns a long-running operation should document the metadata type, if any."
-        ),
-    ] = None
-    name: Annotated[
-        str | None,
-        Field(
-            description="The server-assigned name, which is only unique within the same service that originally returns it. If you use the default HTTP mapping, the `name` should be a resource name ending with `operations/{unique_id}`."
-        ),
-    ] = None
-    response: Annotated[
-        dict[str, Any] | None,
-        Field(
-            description="The normal, successful response of the operation. If the original method returns no data on success, such as `Delete`, the response is `google.protobuf.Empty`. If the original method is standard `Get`/`Create`/`Update`, the response should be the resource. For other methods, the response should have the type `XxxResponse`, where `Xxx` is the original method name. For example, if the original method name is `TakeSnapshot()`, the inferred response type is `TakeSnapshotResponse`."
-        ),
-    ] = None
+    done: bool | None = None
+    error: Status | None = None
+    metadata: dict[str, Any] | None = None
+    name: str | None = None
+    response: dict[str, Any] | None = None
 
 
 class Status(BaseModel):
@@ -822,19 +601,6 @@ class Status(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    code: Annotated[
-        int | None,
-        Field(description="The status code, which should be an enum value of google.rpc.Code."),
-    ] = None
-    details: Annotated[
-        list[dict[str, Any]] | None,
-        Field(
-            description="A list of messages that carry the error details. There is a common set of message types for APIs to use."
-        ),
-    ] = None
-    message: Annotated[
-        str | None,
-        Field(
-            description="A developer-facing error message, which should be in English. Any user-facing error message should be localized and sent in the google.rpc.Status.details field, or localized by the client."
-        ),
-    ] = None
+    code: int | None = None
+    details: list[dict[str, Any]] | None = None
+    message: str | None = None

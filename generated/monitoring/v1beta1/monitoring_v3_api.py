@@ -21,33 +21,14 @@ class Aggregation(BaseModel):
         populate_by_name=True,
     )
     alignment_period: Annotated[
-        str | None,
-        Field(
-            alias="alignmentPeriod",
-            description="The alignment_period specifies a time interval, in seconds, that is used to divide the data in all the time series into consistent blocks of time. This will be done before the per-series aligner can be applied to the data.The value must be at least 60 seconds. If a per-series aligner other than ALIGN_NONE is specified, this field is required or an error is returned. If no per-series aligner is specified, or the aligner ALIGN_NONE is specified, then this field is ignored.The maximum value of the alignment_period is 104 weeks (2 years) for charts, and 90,000 seconds (25 hours) for alerting policies.",
-            pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
-        ),
+        str | None, Field(alias="alignmentPeriod", pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$")
     ] = None
     cross_series_reducer: Annotated[
-        AggregationCrossSeriesReducer | int | None,
-        Field(
-            alias="crossSeriesReducer",
-            description="The reduction operation to be used to combine time series into a single time series, where the value of each data point in the resulting series is a function of all the already aligned values in the input time series.Not all reducer operations can be applied to all time series. The valid choices depend on the metric_kind and the value_type of the original time series. Reduction can yield a time series with a different metric_kind or value_type than the input time series.Time series data must first be aligned (see per_series_aligner) in order to perform cross-time series reduction. If cross_series_reducer is specified, then per_series_aligner must be specified, and must not be ALIGN_NONE. An alignment_period must also be specified; otherwise, an error is returned.",
-        ),
+        AggregationCrossSeriesReducer | int | None, Field(alias="crossSeriesReducer")
     ] = None
-    group_by_fields: Annotated[
-        list[str] | None,
-        Field(
-            alias="groupByFields",
-            description="The set of fields to preserve when cross_series_reducer is specified. The group_by_fields determine how the time series are partitioned into subsets prior to applying the aggregation operation. Each subset contains time series that have the same value for each of the grouping fields. Each individual time series is a member of exactly one subset. The cross_series_reducer is applied to each subset of time series. It is not possible to reduce across different resource types, so this field implicitly contains resource.type. Fields not specified in group_by_fields are aggregated away. If group_by_fields is not specified and all the time series have the same resource type, then the time series are aggregated into a single output time series. If cross_series_reducer is not defined, this field is ignored.",
-        ),
-    ] = None
+    group_by_fields: Annotated[list[str] | None, Field(alias="groupByFields")] = None
     per_series_aligner: Annotated[
-        AggregationPerSeriesAligner | int | None,
-        Field(
-            alias="perSeriesAligner",
-            description="An Aligner describes how to bring the data points in a single time series into temporal alignment. Except for ALIGN_NONE, all alignments cause all the data points in an alignment_period to be mathematically grouped together, resulting in a single data point for each alignment_period with end timestamp at the end of the period.Not all alignment operations may be applied to all time series. The valid choices depend on the metric_kind and value_type of the original time series. Alignment can change the metric_kind or the value_type of the time series.Time series data must be aligned in order to perform cross-time series reduction. If cross_series_reducer is specified, then per_series_aligner must be specified and not equal to ALIGN_NONE and alignment_period must be specified; otherwise, an error is returned.",
-        ),
+        AggregationPerSeriesAligner | int | None, Field(alias="perSeriesAligner")
     ] = None
 
 
@@ -140,90 +121,19 @@ class AlertPolicy(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    alert_strategy: Annotated[
-        AlertStrategy | None,
-        Field(
-            alias="alertStrategy",
-            description="Control over how this alerting policy's notification channels are notified.",
-        ),
-    ] = None
-    combiner: Annotated[
-        AlertPolicyCombiner | int | None,
-        Field(
-            description="How to combine the results of multiple conditions to determine if an incident should be opened. If condition_time_series_query_language is present, this must be COMBINE_UNSPECIFIED."
-        ),
-    ] = None
-    conditions: Annotated[
-        list[Condition] | None,
-        Field(
-            description="A list of conditions for the policy. The conditions are combined by AND or OR according to the combiner field. If the combined conditions evaluate to true, then an incident is created. A policy can have from one to six conditions. If condition_time_series_query_language is present, it must be the only condition. If condition_monitoring_query_language is present, it must be the only condition."
-        ),
-    ] = None
-    creation_record: Annotated[
-        MutationRecord | None,
-        Field(
-            alias="creationRecord",
-            description="A read-only record of the creation of the alerting policy. If provided in a call to create or update, this field will be ignored.",
-        ),
-    ] = None
-    display_name: Annotated[
-        str | None,
-        Field(
-            alias="displayName",
-            description='A short name or phrase used to identify the policy in dashboards, notifications, and incidents. To avoid confusion, don\'t use the same display name for multiple policies in the same project. The name is limited to 512 Unicode characters.The convention for the display_name of a PrometheusQueryLanguageCondition is "{rule group name}/{alert name}", where the {rule group name} and {alert name} should be taken from the corresponding Prometheus configuration file. This convention is not enforced. In any case the display_name is not a unique key of the AlertPolicy.',
-        ),
-    ] = None
-    documentation: Annotated[
-        Documentation | None,
-        Field(
-            description="Documentation that is included with notifications and incidents related to this policy. Best practice is for the documentation to include information to help responders understand, mitigate, escalate, and correct the underlying problems detected by the alerting policy. Notification channels that have limited capacity might not show this documentation."
-        ),
-    ] = None
-    enabled: Annotated[
-        bool | None,
-        Field(
-            description="Whether or not the policy is enabled. On write, the default interpretation if unset is that the policy is enabled. On read, clients should not make any assumption about the state if it has not been populated. The field should always be populated on List and Get operations, unless a field projection has been specified that strips it out."
-        ),
-    ] = None
-    mutation_record: Annotated[
-        MutationRecord | None,
-        Field(
-            alias="mutationRecord",
-            description="A read-only record of the most recent change to the alerting policy. If provided in a call to create or update, this field will be ignored.",
-        ),
-    ] = None
-    name: Annotated[
-        str | None,
-        Field(
-            description="Identifier. Required if the policy exists. The resource name for this policy. The format is: projects/[PROJECT_ID_OR_NUMBER]/alertPolicies/[ALERT_POLICY_ID] [ALERT_POLICY_ID] is assigned by Cloud Monitoring when the policy is created. When calling the alertPolicies.create method, do not include the name field in the alerting policy passed as part of the request."
-        ),
-    ] = None
-    notification_channels: Annotated[
-        list[str] | None,
-        Field(
-            alias="notificationChannels",
-            description="Identifies the notification channels to which notifications should be sent when incidents are opened or closed or when new violations occur on an already opened incident. Each element of this array corresponds to the name field in each of the NotificationChannel objects that are returned from the ListNotificationChannels method. The format of the entries in this field is: projects/[PROJECT_ID_OR_NUMBER]/notificationChannels/[CHANNEL_ID]",
-        ),
-    ] = None
-    severity: Annotated[
-        AlertPolicySeverity | int | None,
-        Field(
-            description="Optional. The severity of an alerting policy indicates how important incidents generated by that policy are. The severity level will be displayed on the Incident detail page and in notifications."
-        ),
-    ] = None
-    user_labels: Annotated[
-        dict[str, str] | None,
-        Field(
-            alias="userLabels",
-            description="User-supplied key/value data to be used for organizing and identifying the AlertPolicy objects.The field can contain up to 64 entries. Each key and value is limited to 63 Unicode characters or 128 bytes, whichever is smaller. Labels and values can contain only lowercase letters, numerals, underscores, and dashes. Keys must begin with a letter.Note that Prometheus {alert name} is a valid Prometheus label names (https://prometheus.io/docs/concepts/data_model/#metric-names-and-labels), whereas Prometheus {rule group} is an unrestricted UTF-8 string. This means that they cannot be stored as-is in user labels, because they may contain characters that are not allowed in user-label values.",
-        ),
-    ] = None
-    validity: Annotated[
-        Status | None,
-        Field(
-            description="Read-only description of how the alerting policy is invalid. This field is only set when the alerting policy is invalid. An invalid alerting policy will not generate incidents."
-        ),
-    ] = None
+    alert_strategy: Annotated[AlertStrategy | None, Field(alias="alertStrategy")] = None
+    combiner: AlertPolicyCombiner | int | None = None
+    conditions: list[Condition] | None = None
+    creation_record: Annotated[MutationRecord | None, Field(alias="creationRecord")] = None
+    display_name: Annotated[str | None, Field(alias="displayName")] = None
+    documentation: Documentation | None = None
+    enabled: bool | None = None
+    mutation_record: Annotated[MutationRecord | None, Field(alias="mutationRecord")] = None
+    name: str | None = None
+    notification_channels: Annotated[list[str] | None, Field(alias="notificationChannels")] = None
+    severity: AlertPolicySeverity | int | None = None
+    user_labels: Annotated[dict[str, str] | None, Field(alias="userLabels")] = None
+    validity: Status | None = None
 
 
 class AlertPolicyCombiner(StrEnum):
@@ -266,33 +176,16 @@ class AlertStrategy(BaseModel):
         populate_by_name=True,
     )
     auto_close: Annotated[
-        str | None,
-        Field(
-            alias="autoClose",
-            description="If an alerting policy that was active has no data for this long, any open incidents will close",
-            pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
-        ),
+        str | None, Field(alias="autoClose", pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$")
     ] = None
     notification_channel_strategy: Annotated[
-        list[NotificationChannelStrategy] | None,
-        Field(
-            alias="notificationChannelStrategy",
-            description="Control how notifications will be sent out, on a per-channel basis.",
-        ),
+        list[NotificationChannelStrategy] | None, Field(alias="notificationChannelStrategy")
     ] = None
     notification_prompts: Annotated[
-        list[AlertStrategyNotificationPrompts | int] | None,
-        Field(
-            alias="notificationPrompts",
-            description="For log-based alert policies, the notification prompts is always OPENED. For non log-based alert policies, the notification prompts can be OPENED or OPENED, CLOSED.",
-        ),
+        list[AlertStrategyNotificationPrompts | int] | None, Field(alias="notificationPrompts")
     ] = None
     notification_rate_limit: Annotated[
-        NotificationRateLimit | None,
-        Field(
-            alias="notificationRateLimit",
-            description="Required for log-based alerting policies, i.e. policies with a LogMatch condition.This limit is not implemented for alerting policies that do not have a LogMatch condition.",
-        ),
+        NotificationRateLimit | None, Field(alias="notificationRateLimit")
     ] = None
 
 
@@ -317,12 +210,7 @@ class BooleanTest(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    column: Annotated[
-        str | None,
-        Field(
-            description="Required. The name of the column containing the boolean value. If the value in a row is NULL, that row is ignored."
-        ),
-    ] = None
+    column: str | None = None
 
 
 class Condition(BaseModel):
@@ -334,61 +222,18 @@ class Condition(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    condition_absent: Annotated[
-        MetricAbsence | None,
-        Field(
-            alias="conditionAbsent",
-            description="A condition that checks that a time series continues to receive new data points.",
-        ),
-    ] = None
-    condition_matched_log: Annotated[
-        LogMatch | None,
-        Field(
-            alias="conditionMatchedLog",
-            description="A condition that checks for log messages matching given constraints. If set, no other conditions can be present.",
-        ),
-    ] = None
+    condition_absent: Annotated[MetricAbsence | None, Field(alias="conditionAbsent")] = None
+    condition_matched_log: Annotated[LogMatch | None, Field(alias="conditionMatchedLog")] = None
     condition_monitoring_query_language: Annotated[
-        MonitoringQueryLanguageCondition | None,
-        Field(
-            alias="conditionMonitoringQueryLanguage",
-            description="A condition that uses the Monitoring Query Language to define alerts.",
-        ),
+        MonitoringQueryLanguageCondition | None, Field(alias="conditionMonitoringQueryLanguage")
     ] = None
     condition_prometheus_query_language: Annotated[
-        PrometheusQueryLanguageCondition | None,
-        Field(
-            alias="conditionPrometheusQueryLanguage",
-            description="A condition that uses the Prometheus query language to define alerts.",
-        ),
+        PrometheusQueryLanguageCondition | None, Field(alias="conditionPrometheusQueryLanguage")
     ] = None
-    condition_sql: Annotated[
-        SqlCondition | None,
-        Field(
-            alias="conditionSql",
-            description="A condition that periodically evaluates a SQL query result.",
-        ),
-    ] = None
-    condition_threshold: Annotated[
-        MetricThreshold | None,
-        Field(
-            alias="conditionThreshold",
-            description="A condition that compares a time series against a threshold.",
-        ),
-    ] = None
-    display_name: Annotated[
-        str | None,
-        Field(
-            alias="displayName",
-            description="A short name or phrase used to identify the condition in dashboards, notifications, and incidents. To avoid confusion, don't use the same display name for multiple conditions in the same policy.",
-        ),
-    ] = None
-    name: Annotated[
-        str | None,
-        Field(
-            description="Required if the condition exists. The unique resource name for this condition. Its format is: projects/[PROJECT_ID_OR_NUMBER]/alertPolicies/[POLICY_ID]/conditions/[CONDITION_ID] [CONDITION_ID] is assigned by Cloud Monitoring when the condition is created as part of a new or updated alerting policy.When calling the alertPolicies.create method, do not include the name field in the conditions of the requested alerting policy. Cloud Monitoring creates the condition identifiers and includes them in the new policy.When calling the alertPolicies.update method to update a policy, including a condition name causes the existing condition to be updated. Conditions without names are added to the updated policy. Existing conditions are deleted if they are not updated.Best practice is to preserve [CONDITION_ID] if you make only small changes, such as those to condition thresholds, durations, or trigger values. Otherwise, treat the change as a new condition and let the existing condition be deleted."
-        ),
-    ] = None
+    condition_sql: Annotated[SqlCondition | None, Field(alias="conditionSql")] = None
+    condition_threshold: Annotated[MetricThreshold | None, Field(alias="conditionThreshold")] = None
+    display_name: Annotated[str | None, Field(alias="displayName")] = None
+    name: str | None = None
 
 
 class Daily(BaseModel):
@@ -400,19 +245,8 @@ class Daily(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    execution_time: Annotated[
-        TimeOfDay | None,
-        Field(
-            alias="executionTime",
-            description="Optional. The time of day (in UTC) at which the query should run. If left unspecified, the server picks an arbitrary time of day and runs the query at the same time each day.",
-        ),
-    ] = None
-    periodicity: Annotated[
-        int | None,
-        Field(
-            description="Required. The number of days between runs. Must be greater than or equal to 1 day and less than or equal to 31 days."
-        ),
-    ] = None
+    execution_time: Annotated[TimeOfDay | None, Field(alias="executionTime")] = None
+    periodicity: int | None = None
 
 
 class Documentation(BaseModel):
@@ -424,31 +258,10 @@ class Documentation(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    content: Annotated[
-        str | None,
-        Field(
-            description="The body of the documentation, interpreted according to mime_type. The content may not exceed 8,192 Unicode characters and may not exceed more than 10,240 bytes when encoded in UTF-8 format, whichever is smaller. This text can be templatized by using variables (https://cloud.google.com/monitoring/alerts/doc-variables#doc-vars)."
-        ),
-    ] = None
-    links: Annotated[
-        list[Link] | None,
-        Field(
-            description="Optional. Links to content such as playbooks, repositories, and other resources. This field can contain up to 3 entries."
-        ),
-    ] = None
-    mime_type: Annotated[
-        str | None,
-        Field(
-            alias="mimeType",
-            description='The format of the content field. Presently, only the value "text/markdown" is supported. See Markdown (https://en.wikipedia.org/wiki/Markdown) for more information.',
-        ),
-    ] = None
-    subject: Annotated[
-        str | None,
-        Field(
-            description="Optional. The subject line of the notification. The subject line may not exceed 10,240 bytes. In notifications generated by this policy, the contents of the subject line after variable expansion will be truncated to 255 bytes or shorter at the latest UTF-8 character boundary. The 255-byte limit is recommended by this thread (https://stackoverflow.com/questions/1592291/what-is-the-email-subject-length-limit). It is both the limit imposed by some third-party ticketing products and it is common to define textual fields in databases as VARCHAR(255).The contents of the subject line can be templatized by using variables (https://cloud.google.com/monitoring/alerts/doc-variables#doc-vars). If this field is missing or empty, a default subject line will be generated."
-        ),
-    ] = None
+    content: str | None = None
+    links: list[Link] | None = None
+    mime_type: Annotated[str | None, Field(alias="mimeType")] = None
+    subject: str | None = None
 
 
 class Empty(BaseModel):
@@ -472,12 +285,7 @@ class ForecastOptions(BaseModel):
         populate_by_name=True,
     )
     forecast_horizon: Annotated[
-        str | None,
-        Field(
-            alias="forecastHorizon",
-            description="Required. The length of time into the future to forecast whether a time series will violate the threshold. If the predicted value is found to violate the threshold, and the violation is observed in all forecasts made for the configured duration, then the time series is considered to be failing. The forecast horizon can range from 1 hour to 60 hours.",
-            pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
-        ),
+        str | None, Field(alias="forecastHorizon", pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$")
     ] = None
 
 
@@ -490,19 +298,8 @@ class Hourly(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    minute_offset: Annotated[
-        int | None,
-        Field(
-            alias="minuteOffset",
-            description="Optional. The number of minutes after the hour (in UTC) to run the query. Must be greater than or equal to 0 minutes and less than or equal to 59 minutes. If left unspecified, then an arbitrary offset is used.",
-        ),
-    ] = None
-    periodicity: Annotated[
-        int | None,
-        Field(
-            description="Required. The number of hours between runs. Must be greater than or equal to 1 hour and less than or equal to 48 hours."
-        ),
-    ] = None
+    minute_offset: Annotated[int | None, Field(alias="minuteOffset")] = None
+    periodicity: int | None = None
 
 
 class Link(BaseModel):
@@ -514,19 +311,8 @@ class Link(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    display_name: Annotated[
-        str | None,
-        Field(
-            alias="displayName",
-            description='A short display name for the link. The display name must not be empty or exceed 63 characters. Example: "playbook".',
-        ),
-    ] = None
-    url: Annotated[
-        str | None,
-        Field(
-            description='The url of a webpage. A url can be templatized by using variables in the path or the query parameters. The total length of a URL should not exceed 2083 characters before and after variable expansion. Example: "https://my_domain.com/playbook?name=${resource.name}"'
-        ),
-    ] = None
+    display_name: Annotated[str | None, Field(alias="displayName")] = None
+    url: str | None = None
 
 
 class LogMatch(BaseModel):
@@ -538,19 +324,8 @@ class LogMatch(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    filter: Annotated[
-        str | None,
-        Field(
-            description="Required. A logs-based filter. See Advanced Logs Queries (https://cloud.google.com/logging/docs/view/advanced-queries) for how this filter should be constructed."
-        ),
-    ] = None
-    label_extractors: Annotated[
-        dict[str, str] | None,
-        Field(
-            alias="labelExtractors",
-            description="Optional. A map from a label key to an extractor expression, which is used to extract the value for this label key. Each entry in this map is a specification for how data should be extracted from log entries that match filter. Each combination of extracted values is treated as a separate rule for the purposes of triggering notifications. Label keys and corresponding values can be used in notifications generated by this condition.Please see the documentation on logs-based metric valueExtractors (https://cloud.google.com/logging/docs/reference/v2/rest/v2/projects.metrics#LogMetric.FIELDS.value_extractor) for syntax and examples.",
-        ),
-    ] = None
+    filter: str | None = None
+    label_extractors: Annotated[dict[str, str] | None, Field(alias="labelExtractors")] = None
 
 
 class MetricAbsence(BaseModel):
@@ -562,31 +337,10 @@ class MetricAbsence(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    aggregations: Annotated[
-        list[Aggregation] | None,
-        Field(
-            description="Specifies the alignment of data points in individual time series as well as how to combine the retrieved time series together (such as when aggregating multiple streams on each resource to a single stream for each resource or when aggregating streams across all members of a group of resources). Multiple aggregations are applied in the order specified.This field is similar to the one in the ListTimeSeries request (https://cloud.google.com/monitoring/api/ref_v3/rest/v3/projects.timeSeries/list). It is advisable to use the ListTimeSeries method when debugging this field."
-        ),
-    ] = None
-    duration: Annotated[
-        str | None,
-        Field(
-            description="Required. The amount of time that a time series must fail to report new data to be considered failing. The minimum value of this field is 120 seconds. Larger values that are a multiple of a minute--for example, 240 or 300 seconds--are supported. If an invalid value is given, an error will be returned.",
-            pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
-        ),
-    ] = None
-    filter: Annotated[
-        str | None,
-        Field(
-            description="Required. A filter (https://cloud.google.com/monitoring/api/v3/filters) that identifies which time series should be compared with the threshold.The filter is similar to the one that is specified in the ListTimeSeries request (https://cloud.google.com/monitoring/api/ref_v3/rest/v3/projects.timeSeries/list) (that call is useful to verify the time series that will be retrieved / processed). The filter must specify the metric type and the resource type. Optionally, it can specify resource labels and metric labels. This field must not exceed 2048 Unicode characters in length."
-        ),
-    ] = None
-    trigger: Annotated[
-        Trigger | None,
-        Field(
-            description="The number/percent of time series for which the comparison must hold in order for the condition to trigger. If unspecified, then the condition will trigger if the comparison is true for any of the time series that have been identified by filter and aggregations."
-        ),
-    ] = None
+    aggregations: list[Aggregation] | None = None
+    duration: Annotated[str | None, Field(pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$")] = None
+    filter: str | None = None
+    trigger: Trigger | None = None
 
 
 class MetricThreshold(BaseModel):
@@ -598,71 +352,20 @@ class MetricThreshold(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    aggregations: Annotated[
-        list[Aggregation] | None,
-        Field(
-            description="Specifies the alignment of data points in individual time series as well as how to combine the retrieved time series together (such as when aggregating multiple streams on each resource to a single stream for each resource or when aggregating streams across all members of a group of resources). Multiple aggregations are applied in the order specified.This field is similar to the one in the ListTimeSeries request (https://cloud.google.com/monitoring/api/ref_v3/rest/v3/projects.timeSeries/list). It is advisable to use the ListTimeSeries method when debugging this field."
-        ),
-    ] = None
-    comparison: Annotated[
-        MetricThresholdComparison | int | None,
-        Field(
-            description="The comparison to apply between the time series (indicated by filter and aggregation) and the threshold (indicated by threshold_value). The comparison is applied on each time series, with the time series on the left-hand side and the threshold on the right-hand side.Only COMPARISON_LT and COMPARISON_GT are supported currently."
-        ),
-    ] = None
+    aggregations: list[Aggregation] | None = None
+    comparison: MetricThresholdComparison | int | None = None
     denominator_aggregations: Annotated[
-        list[Aggregation] | None,
-        Field(
-            alias="denominatorAggregations",
-            description="Specifies the alignment of data points in individual time series selected by denominatorFilter as well as how to combine the retrieved time series together (such as when aggregating multiple streams on each resource to a single stream for each resource or when aggregating streams across all members of a group of resources).When computing ratios, the aggregations and denominator_aggregations fields must use the same alignment period and produce time series that have the same periodicity and labels.",
-        ),
+        list[Aggregation] | None, Field(alias="denominatorAggregations")
     ] = None
-    denominator_filter: Annotated[
-        str | None,
-        Field(
-            alias="denominatorFilter",
-            description="A filter (https://cloud.google.com/monitoring/api/v3/filters) that identifies a time series that should be used as the denominator of a ratio that will be compared with the threshold. If a denominator_filter is specified, the time series specified by the filter field will be used as the numerator.The filter must specify the metric type and optionally may contain restrictions on resource type, resource labels, and metric labels. This field may not exceed 2048 Unicode characters in length.",
-        ),
-    ] = None
-    duration: Annotated[
-        str | None,
-        Field(
-            description="Required. The amount of time that a time series must violate the threshold to be considered failing. Currently, only values that are a multiple of a minute--e.g., 0, 60, 120, or 300 seconds--are supported. If an invalid value is given, an error will be returned. When choosing a duration, it is useful to keep in mind the frequency of the underlying time series data (which may also be affected by any alignments specified in the aggregations field); a good duration is long enough so that a single outlier does not generate spurious alerts, but short enough that unhealthy states are detected and alerted on quickly.",
-            pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
-        ),
-    ] = None
+    denominator_filter: Annotated[str | None, Field(alias="denominatorFilter")] = None
+    duration: Annotated[str | None, Field(pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$")] = None
     evaluation_missing_data: Annotated[
-        MetricThresholdEvaluationMissingData | int | None,
-        Field(
-            alias="evaluationMissingData",
-            description="A condition control that determines how metric-threshold conditions are evaluated when data stops arriving. To use this control, the value of the duration field must be greater than or equal to 60 seconds.",
-        ),
+        MetricThresholdEvaluationMissingData | int | None, Field(alias="evaluationMissingData")
     ] = None
-    filter: Annotated[
-        str | None,
-        Field(
-            description="Required. A filter (https://cloud.google.com/monitoring/api/v3/filters) that identifies which time series should be compared with the threshold.The filter is similar to the one that is specified in the ListTimeSeries request (https://cloud.google.com/monitoring/api/ref_v3/rest/v3/projects.timeSeries/list) (that call is useful to verify the time series that will be retrieved / processed). The filter must specify the metric type and the resource type. Optionally, it can specify resource labels and metric labels. This field must not exceed 2048 Unicode characters in length."
-        ),
-    ] = None
-    forecast_options: Annotated[
-        ForecastOptions | None,
-        Field(
-            alias="forecastOptions",
-            description="When this field is present, the MetricThreshold condition forecasts whether the time series is predicted to violate the threshold within the forecast_horizon. When this field is not set, the MetricThreshold tests the current value of the timeseries against the threshold.",
-        ),
-    ] = None
-    threshold_value: Annotated[
-        int | float | None,
-        Field(
-            alias="thresholdValue", description="A value against which to compare the time series."
-        ),
-    ] = None
-    trigger: Annotated[
-        Trigger | None,
-        Field(
-            description="The number/percent of time series for which the comparison must hold in order for the condition to trigger. If unspecified, then the condition will trigger if the comparison is true for any of the time series that have been identified by filter and aggregations, or by the ratio, if denominator_filter and denominator_aggregations are specified."
-        ),
-    ] = None
+    filter: str | None = None
+    forecast_options: Annotated[ForecastOptions | None, Field(alias="forecastOptions")] = None
+    threshold_value: Annotated[int | float | None, Field(alias="thresholdValue")] = None
+    trigger: Trigger | None = None
 
 
 class MetricThresholdComparison(StrEnum):
@@ -710,12 +413,7 @@ class Minutes(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    periodicity: Annotated[
-        int | None,
-        Field(
-            description="Required. Number of minutes between runs. The interval must be greater than or equal to 5 minutes and less than or equal to 1440 minutes."
-        ),
-    ] = None
+    periodicity: int | None = None
 
 
 class MonitoringQueryLanguageCondition(BaseModel):
@@ -727,32 +425,13 @@ class MonitoringQueryLanguageCondition(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    duration: Annotated[
-        str | None,
-        Field(
-            description="Optional. The amount of time that a time series must violate the threshold to be considered failing. Currently, only values that are a multiple of a minute--e.g., 0, 60, 120, or 300 seconds--are supported. If an invalid value is given, an error will be returned. When choosing a duration, it is useful to keep in mind the frequency of the underlying time series data (which may also be affected by any alignments specified in the aggregations field); a good duration is long enough so that a single outlier does not generate spurious alerts, but short enough that unhealthy states are detected and alerted on quickly. The default value is zero.",
-            pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
-        ),
-    ] = None
+    duration: Annotated[str | None, Field(pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$")] = None
     evaluation_missing_data: Annotated[
         MonitoringQueryLanguageConditionEvaluationMissingData | int | None,
-        Field(
-            alias="evaluationMissingData",
-            description="A condition control that determines how metric-threshold conditions are evaluated when data stops arriving.",
-        ),
+        Field(alias="evaluationMissingData"),
     ] = None
-    query: Annotated[
-        str | None,
-        Field(
-            description="Monitoring Query Language (https://cloud.google.com/monitoring/mql) query that outputs a boolean stream."
-        ),
-    ] = None
-    trigger: Annotated[
-        Trigger | None,
-        Field(
-            description="The number/percent of time series for which the comparison must hold in order for the condition to trigger. If unspecified, then the condition will trigger if the comparison is true for any of the time series that have been identified by filter and aggregations, or by the ratio, if denominator_filter and denominator_aggregations are specified."
-        ),
-    ] = None
+    query: str | None = None
+    trigger: Trigger | None = None
 
 
 class MonitoringQueryLanguageConditionEvaluationMissingData(StrEnum):
@@ -783,14 +462,10 @@ class MutationRecord(BaseModel):
         str | None,
         Field(
             alias="mutateTime",
-            description="When the change occurred.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
-    mutated_by: Annotated[
-        str | None,
-        Field(alias="mutatedBy", description="The email address of the user making the change."),
-    ] = None
+    mutated_by: Annotated[str | None, Field(alias="mutatedBy")] = None
 
 
 class NotificationChannel(BaseModel):
@@ -802,64 +477,17 @@ class NotificationChannel(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    creation_record: Annotated[
-        MutationRecord | None,
-        Field(alias="creationRecord", description="Record of the creation of this channel."),
-    ] = None
-    description: Annotated[
-        str | None,
-        Field(
-            description="An optional human-readable description of this notification channel. This description may provide additional details, beyond the display name, for the channel. This may not exceed 1024 Unicode characters."
-        ),
-    ] = None
-    display_name: Annotated[
-        str | None,
-        Field(
-            alias="displayName",
-            description="An optional human-readable name for this notification channel. It is recommended that you specify a non-empty and unique name in order to make it easier to identify the channels in your project, though this is not enforced. The display name is limited to 512 Unicode characters.",
-        ),
-    ] = None
-    enabled: Annotated[
-        bool | None,
-        Field(
-            description="Whether notifications are forwarded to the described channel. This makes it possible to disable delivery of notifications to a particular channel without removing the channel from all alerting policies that reference the channel. This is a more convenient approach when the change is temporary and you want to receive notifications from the same set of alerting policies on the channel at some point in the future."
-        ),
-    ] = None
-    labels: Annotated[
-        dict[str, str] | None,
-        Field(
-            description="Configuration fields that define the channel and its behavior. The permissible and required labels are specified in the NotificationChannelDescriptor.labels of the NotificationChannelDescriptor corresponding to the type field."
-        ),
-    ] = None
-    mutation_records: Annotated[
-        list[MutationRecord] | None,
-        Field(alias="mutationRecords", description="Records of the modification of this channel."),
-    ] = None
-    name: Annotated[
-        str | None,
-        Field(
-            description="Identifier. The full REST resource name for this channel. The format is: projects/[PROJECT_ID_OR_NUMBER]/notificationChannels/[CHANNEL_ID] The [CHANNEL_ID] is automatically assigned by the server on creation."
-        ),
-    ] = None
-    type: Annotated[
-        str | None,
-        Field(
-            description="The type of the notification channel. This field matches the value of the NotificationChannelDescriptor.type field."
-        ),
-    ] = None
-    user_labels: Annotated[
-        dict[str, str] | None,
-        Field(
-            alias="userLabels",
-            description="User-supplied key/value data that does not need to conform to the corresponding NotificationChannelDescriptor's schema, unlike the labels field. This field is intended to be used for organizing and identifying the NotificationChannel objects.The field can contain up to 64 entries. Each key and value is limited to 63 Unicode characters or 128 bytes, whichever is smaller. Labels and values can contain only lowercase letters, numerals, underscores, and dashes. Keys must begin with a letter.",
-        ),
-    ] = None
+    creation_record: Annotated[MutationRecord | None, Field(alias="creationRecord")] = None
+    description: str | None = None
+    display_name: Annotated[str | None, Field(alias="displayName")] = None
+    enabled: bool | None = None
+    labels: dict[str, str] | None = None
+    mutation_records: Annotated[list[MutationRecord] | None, Field(alias="mutationRecords")] = None
+    name: str | None = None
+    type: str | None = None
+    user_labels: Annotated[dict[str, str] | None, Field(alias="userLabels")] = None
     verification_status: Annotated[
-        NotificationChannelVerificationStatus | int | None,
-        Field(
-            alias="verificationStatus",
-            description="Indicates whether this channel has been verified or not. On a ListNotificationChannels or GetNotificationChannel operation, this field is expected to be populated.If the value is UNVERIFIED, then it indicates that the channel is non-functioning (it both requires verification and lacks verification); otherwise, it is assumed that the channel works.If the channel is neither VERIFIED nor UNVERIFIED, it implies that the channel is of a type that does not require verification or that this specific channel has been exempted from verification because it was created prior to verification being required for channels of this type.This field cannot be modified using a standard UpdateNotificationChannel operation. To change the value of this field, you must call VerifyNotificationChannel.",
-        ),
+        NotificationChannelVerificationStatus | int | None, Field(alias="verificationStatus")
     ] = None
 
 
@@ -873,19 +501,10 @@ class NotificationChannelStrategy(BaseModel):
         populate_by_name=True,
     )
     notification_channel_names: Annotated[
-        list[str] | None,
-        Field(
-            alias="notificationChannelNames",
-            description="The full REST resource name for the notification channels that these settings apply to. Each of these correspond to the name field in one of the NotificationChannel objects referenced in the notification_channels field of this AlertPolicy. The format is: projects/[PROJECT_ID_OR_NUMBER]/notificationChannels/[CHANNEL_ID]",
-        ),
+        list[str] | None, Field(alias="notificationChannelNames")
     ] = None
     renotify_interval: Annotated[
-        str | None,
-        Field(
-            alias="renotifyInterval",
-            description="The frequency at which to send reminder notifications for open incidents. The value must be between 30 minutes and 24 hours.",
-            pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
-        ),
+        str | None, Field(alias="renotifyInterval", pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$")
     ] = None
 
 
@@ -911,13 +530,7 @@ class NotificationRateLimit(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    period: Annotated[
-        str | None,
-        Field(
-            description="Not more than one notification per period.",
-            pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
-        ),
-    ] = None
+    period: Annotated[str | None, Field(pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$")] = None
 
 
 class PrometheusQueryLanguageCondition(BaseModel):
@@ -929,54 +542,15 @@ class PrometheusQueryLanguageCondition(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    alert_rule: Annotated[
-        str | None,
-        Field(
-            alias="alertRule",
-            description="Optional. The alerting rule name of this alert in the corresponding Prometheus configuration file.Some external tools may require this field to be populated correctly in order to refer to the original Prometheus configuration file. The rule group name and the alert name are necessary to update the relevant AlertPolicies in case the definition of the rule group changes in the future.This field is optional. If this field is not empty, then it must be a valid Prometheus label name (https://prometheus.io/docs/concepts/data_model/#metric-names-and-labels). This field may not exceed 2048 Unicode characters in length.",
-        ),
-    ] = None
-    disable_metric_validation: Annotated[
-        bool | None,
-        Field(
-            alias="disableMetricValidation",
-            description="Optional. Whether to disable metric existence validation for this condition.This allows alerting policies to be defined on metrics that do not yet exist, improving advanced customer workflows such as configuring alerting policies using Terraform.Users with the monitoring.alertPolicyViewer role are able to see the name of the non-existent metric in the alerting policy condition.",
-        ),
-    ] = None
-    duration: Annotated[
-        str | None,
-        Field(
-            description='Optional. Alerts are considered firing once their PromQL expression was evaluated to be "true" for this long. Alerts whose PromQL expression was not evaluated to be "true" for long enough are considered pending. Must be a non-negative duration or missing. This field is optional. Its default value is zero.',
-            pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
-        ),
-    ] = None
+    alert_rule: Annotated[str | None, Field(alias="alertRule")] = None
+    disable_metric_validation: Annotated[bool | None, Field(alias="disableMetricValidation")] = None
+    duration: Annotated[str | None, Field(pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$")] = None
     evaluation_interval: Annotated[
-        str | None,
-        Field(
-            alias="evaluationInterval",
-            description="Optional. How often this rule should be evaluated. Must be a positive multiple of 30 seconds or missing. This field is optional. Its default value is 30 seconds. If this PrometheusQueryLanguageCondition was generated from a Prometheus alerting rule, then this value should be taken from the enclosing rule group.",
-            pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
-        ),
+        str | None, Field(alias="evaluationInterval", pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$")
     ] = None
-    labels: Annotated[
-        dict[str, str] | None,
-        Field(
-            description='Optional. Labels to add to or overwrite in the PromQL query result. Label names must be valid (https://prometheus.io/docs/concepts/data_model/#metric-names-and-labels). Label values can be templatized by using variables (https://cloud.google.com/monitoring/alerts/doc-variables#doc-vars). The only available variable names are the names of the labels in the PromQL result, including "__name__" and "value". "labels" may be empty.'
-        ),
-    ] = None
-    query: Annotated[
-        str | None,
-        Field(
-            description="Required. The PromQL expression to evaluate. Every evaluation cycle this expression is evaluated at the current time, and all resultant time series become pending/firing alerts. This field must not be empty."
-        ),
-    ] = None
-    rule_group: Annotated[
-        str | None,
-        Field(
-            alias="ruleGroup",
-            description="Optional. The rule group name of this alert in the corresponding Prometheus configuration file.Some external tools may require this field to be populated correctly in order to refer to the original Prometheus configuration file. The rule group name and the alert name are necessary to update the relevant AlertPolicies in case the definition of the rule group changes in the future.This field is optional. If this field is not empty, then it must contain a valid UTF-8 string. This field may not exceed 2048 Unicode characters in length.",
-        ),
-    ] = None
+    labels: dict[str, str] | None = None
+    query: str | None = None
+    rule_group: Annotated[str | None, Field(alias="ruleGroup")] = None
 
 
 class RowCountTest(BaseModel):
@@ -988,19 +562,8 @@ class RowCountTest(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    comparison: Annotated[
-        RowCountTestComparison | int | None,
-        Field(
-            description="Required. The comparison to apply between the number of rows returned by the query and the threshold."
-        ),
-    ] = None
-    threshold: Annotated[
-        str | None,
-        Field(
-            description="Required. The value against which to compare the row count.",
-            pattern="^-?[0-9]+$",
-        ),
-    ] = None
+    comparison: RowCountTestComparison | int | None = None
+    threshold: Annotated[str | None, Field(pattern="^-?[0-9]+$")] = None
 
 
 class RowCountTestComparison(StrEnum):
@@ -1033,29 +596,12 @@ class SqlCondition(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    boolean_test: Annotated[
-        BooleanTest | None,
-        Field(alias="booleanTest", description="Test the boolean value in the indicated column."),
-    ] = None
-    daily: Annotated[
-        Daily | None, Field(description="Schedule the query to execute every so many days.")
-    ] = None
-    hourly: Annotated[
-        Hourly | None, Field(description="Schedule the query to execute every so many hours.")
-    ] = None
-    minutes: Annotated[
-        Minutes | None, Field(description="Schedule the query to execute every so many minutes.")
-    ] = None
-    query: Annotated[
-        str | None,
-        Field(
-            description="Required. The Log Analytics SQL query to run, as a string. The query must conform to the required shape. Specifically, the query must not try to filter the input by time. A filter will automatically be applied to filter the input so that the query receives all rows received since the last time the query was run.For example, the following query extracts all log entries containing an HTTP request: SELECT timestamp, log_name, severity, http_request, resource, labels FROM my-project.global._Default._AllLogs WHERE http_request IS NOT NULL"
-        ),
-    ] = None
-    row_count_test: Annotated[
-        RowCountTest | None,
-        Field(alias="rowCountTest", description="Test the row count against a threshold."),
-    ] = None
+    boolean_test: Annotated[BooleanTest | None, Field(alias="booleanTest")] = None
+    daily: Daily | None = None
+    hourly: Hourly | None = None
+    minutes: Minutes | None = None
+    query: str | None = None
+    row_count_test: Annotated[RowCountTest | None, Field(alias="rowCountTest")] = None
 
 
 class Status(BaseModel):
@@ -1067,22 +613,9 @@ class Status(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    code: Annotated[
-        int | None,
-        Field(description="The status code, which should be an enum value of google.rpc.Code."),
-    ] = None
-    details: Annotated[
-        list[dict[str, Any]] | None,
-        Field(
-            description="A list of messages that carry the error details. There is a common set of message types for APIs to use."
-        ),
-    ] = None
-    message: Annotated[
-        str | None,
-        Field(
-            description="A developer-facing error message, which should be in English. Any user-facing error message should be localized and sent in the google.rpc.Status.details field, or localized by the client."
-        ),
-    ] = None
+    code: int | None = None
+    details: list[dict[str, Any]] | None = None
+    message: str | None = None
 
 
 class TimeOfDay(BaseModel):
@@ -1094,30 +627,10 @@ class TimeOfDay(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    hours: Annotated[
-        int | None,
-        Field(
-            description='Hours of a day in 24 hour format. Must be greater than or equal to 0 and typically must be less than or equal to 23. An API may choose to allow the value "24:00:00" for scenarios like business closing time.'
-        ),
-    ] = None
-    minutes: Annotated[
-        int | None,
-        Field(
-            description="Minutes of an hour. Must be greater than or equal to 0 and less than or equal to 59."
-        ),
-    ] = None
-    nanos: Annotated[
-        int | None,
-        Field(
-            description="Fractions of seconds, in nanoseconds. Must be greater than or equal to 0 and less than or equal to 999,999,999."
-        ),
-    ] = None
-    seconds: Annotated[
-        int | None,
-        Field(
-            description="Seconds of a minute. Must be greater than or equal to 0 and typically must be less than or equal to 59. An API may allow the value 60 if it allows leap-seconds."
-        ),
-    ] = None
+    hours: int | None = None
+    minutes: int | None = None
+    nanos: int | None = None
+    seconds: int | None = None
 
 
 class Trigger(BaseModel):
@@ -1129,15 +642,5 @@ class Trigger(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    count: Annotated[
-        int | None,
-        Field(
-            description="The absolute number of time series that must fail the predicate for the condition to be triggered."
-        ),
-    ] = None
-    percent: Annotated[
-        int | float | None,
-        Field(
-            description="The percentage of time series that must fail the predicate for the condition to be triggered."
-        ),
-    ] = None
+    count: int | None = None
+    percent: int | float | None = None

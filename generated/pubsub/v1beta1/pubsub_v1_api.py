@@ -20,25 +20,10 @@ class AIInference(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    endpoint: Annotated[
-        str | None,
-        Field(
-            description="Required. An endpoint to a Vertex AI model of the form `projects/{project}/locations/{location}/endpoints/{endpoint}` or `projects/{project}/locations/{location}/publishers/{publisher}/models/{model}`. Vertex AI API requests will be sent to this endpoint."
-        ),
-    ] = None
-    service_account_email: Annotated[
-        str | None,
-        Field(
-            alias="serviceAccountEmail",
-            description="Optional. The service account to use to make prediction requests against endpoints. The resource creator or updater that specifies this field must have `iam.serviceAccounts.actAs` permission on the service account. If not specified, the Pub/Sub [service agent](https://cloud.google.com/iam/docs/service-agents), service-{project_number}@gcp-sa-pubsub.iam.gserviceaccount.com, is used.",
-        ),
-    ] = None
+    endpoint: str | None = None
+    service_account_email: Annotated[str | None, Field(alias="serviceAccountEmail")] = None
     unstructured_inference: Annotated[
-        UnstructuredInference | None,
-        Field(
-            alias="unstructuredInference",
-            description="Optional. Requests and responses can be any arbitrary JSON object.",
-        ),
+        UnstructuredInference | None, Field(alias="unstructuredInference")
     ] = None
 
 
@@ -51,18 +36,8 @@ class AnalyticsHubSubscriptionInfo(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    listing: Annotated[
-        str | None,
-        Field(
-            description='Optional. The name of the associated Analytics Hub listing resource. Pattern: "projects/{project}/locations/{location}/dataExchanges/{data_exchange}/listings/{listing}"'
-        ),
-    ] = None
-    subscription: Annotated[
-        str | None,
-        Field(
-            description='Optional. The name of the associated Analytics Hub subscription resource. Pattern: "projects/{project}/locations/{location}/subscriptions/{subscription}"'
-        ),
-    ] = None
+    listing: str | None = None
+    subscription: str | None = None
 
 
 class AvroConfig(BaseModel):
@@ -74,20 +49,8 @@ class AvroConfig(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    use_topic_schema: Annotated[
-        bool | None,
-        Field(
-            alias="useTopicSchema",
-            description="Optional. When true, the output Cloud Storage file will be serialized using the topic schema, if it exists.",
-        ),
-    ] = None
-    write_metadata: Annotated[
-        bool | None,
-        Field(
-            alias="writeMetadata",
-            description="Optional. When true, write the subscription name, message_id, publish_time, attributes, and ordering_key as additional fields in the output. The subscription name, message_id, and publish_time fields are put in their own fields while all other message properties other than data (for example, an ordering_key, if present) are added as entries in the attributes map.",
-        ),
-    ] = None
+    use_topic_schema: Annotated[bool | None, Field(alias="useTopicSchema")] = None
+    write_metadata: Annotated[bool | None, Field(alias="writeMetadata")] = None
 
 
 class AvroFormat(BaseModel):
@@ -110,39 +73,11 @@ class AwsKinesis(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    aws_role_arn: Annotated[
-        str | None,
-        Field(
-            alias="awsRoleArn",
-            description="Required. AWS role ARN to be used for Federated Identity authentication with Kinesis. Check the Pub/Sub docs for how to set up this role and the required permissions that need to be attached to it.",
-        ),
-    ] = None
-    consumer_arn: Annotated[
-        str | None,
-        Field(
-            alias="consumerArn",
-            description="Required. The Kinesis consumer ARN to used for ingestion in Enhanced Fan-Out mode. The consumer must be already created and ready to be used.",
-        ),
-    ] = None
-    gcp_service_account: Annotated[
-        str | None,
-        Field(
-            alias="gcpServiceAccount",
-            description="Required. The GCP service account to be used for Federated Identity authentication with Kinesis (via a `AssumeRoleWithWebIdentity` call for the provided role). The `aws_role_arn` must be set up with `accounts.google.com:sub` equals to this service account number.",
-        ),
-    ] = None
-    state: Annotated[
-        AwsKinesisState | int | None,
-        Field(
-            description="Output only. An output-only field that indicates the state of the Kinesis ingestion source."
-        ),
-    ] = None
-    stream_arn: Annotated[
-        str | None,
-        Field(
-            alias="streamArn", description="Required. The Kinesis stream ARN to ingest data from."
-        ),
-    ] = None
+    aws_role_arn: Annotated[str | None, Field(alias="awsRoleArn")] = None
+    consumer_arn: Annotated[str | None, Field(alias="consumerArn")] = None
+    gcp_service_account: Annotated[str | None, Field(alias="gcpServiceAccount")] = None
+    state: AwsKinesisState | int | None = None
+    stream_arn: Annotated[str | None, Field(alias="streamArn")] = None
 
 
 class AwsKinesisState(StrEnum):
@@ -175,39 +110,11 @@ class AwsMsk(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    aws_role_arn: Annotated[
-        str | None,
-        Field(
-            alias="awsRoleArn",
-            description="Required. AWS role ARN to be used for Federated Identity authentication with Amazon MSK. Check the Pub/Sub docs for how to set up this role and the required permissions that need to be attached to it.",
-        ),
-    ] = None
-    cluster_arn: Annotated[
-        str | None,
-        Field(
-            alias="clusterArn",
-            description="Required. The Amazon Resource Name (ARN) that uniquely identifies the cluster.",
-        ),
-    ] = None
-    gcp_service_account: Annotated[
-        str | None,
-        Field(
-            alias="gcpServiceAccount",
-            description="Required. The GCP service account to be used for Federated Identity authentication with Amazon MSK (via a `AssumeRoleWithWebIdentity` call for the provided role). The `aws_role_arn` must be set up with `accounts.google.com:sub` equals to this service account number.",
-        ),
-    ] = None
-    state: Annotated[
-        AwsMskState | int | None,
-        Field(
-            description="Output only. An output-only field that indicates the state of the Amazon MSK ingestion source."
-        ),
-    ] = None
-    topic: Annotated[
-        str | None,
-        Field(
-            description="Required. The name of the topic in the Amazon MSK cluster that Pub/Sub will import from."
-        ),
-    ] = None
+    aws_role_arn: Annotated[str | None, Field(alias="awsRoleArn")] = None
+    cluster_arn: Annotated[str | None, Field(alias="clusterArn")] = None
+    gcp_service_account: Annotated[str | None, Field(alias="gcpServiceAccount")] = None
+    state: AwsMskState | int | None = None
+    topic: str | None = None
 
 
 class AwsMskState(StrEnum):
@@ -240,50 +147,14 @@ class AzureEventHubs(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    client_id: Annotated[
-        str | None,
-        Field(
-            alias="clientId",
-            description="Optional. The client id of the Azure application that is being used to authenticate Pub/Sub.",
-        ),
-    ] = None
-    event_hub: Annotated[
-        str | None, Field(alias="eventHub", description="Optional. The name of the Event Hub.")
-    ] = None
-    gcp_service_account: Annotated[
-        str | None,
-        Field(
-            alias="gcpServiceAccount",
-            description="Optional. The GCP service account to be used for Federated Identity authentication.",
-        ),
-    ] = None
-    namespace: Annotated[
-        str | None, Field(description="Optional. The name of the Event Hubs namespace.")
-    ] = None
-    resource_group: Annotated[
-        str | None,
-        Field(
-            alias="resourceGroup",
-            description="Optional. Name of the resource group within the azure subscription.",
-        ),
-    ] = None
-    state: Annotated[
-        AzureEventHubsState | int | None,
-        Field(
-            description="Output only. An output-only field that indicates the state of the Event Hubs ingestion source."
-        ),
-    ] = None
-    subscription_id: Annotated[
-        str | None,
-        Field(alias="subscriptionId", description="Optional. The Azure subscription id."),
-    ] = None
-    tenant_id: Annotated[
-        str | None,
-        Field(
-            alias="tenantId",
-            description="Optional. The tenant id of the Azure application that is being used to authenticate Pub/Sub.",
-        ),
-    ] = None
+    client_id: Annotated[str | None, Field(alias="clientId")] = None
+    event_hub: Annotated[str | None, Field(alias="eventHub")] = None
+    gcp_service_account: Annotated[str | None, Field(alias="gcpServiceAccount")] = None
+    namespace: str | None = None
+    resource_group: Annotated[str | None, Field(alias="resourceGroup")] = None
+    state: AzureEventHubsState | int | None = None
+    subscription_id: Annotated[str | None, Field(alias="subscriptionId")] = None
+    tenant_id: Annotated[str | None, Field(alias="tenantId")] = None
 
 
 class AzureEventHubsState(StrEnum):
@@ -320,53 +191,13 @@ class BigQueryConfig(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    drop_unknown_fields: Annotated[
-        bool | None,
-        Field(
-            alias="dropUnknownFields",
-            description="Optional. If true and `use_topic_schema` is true, drops any fields that are part of the topic schema that are not part of the BigQuery table schema when writing to BigQuery. Otherwise, the schemas must be kept in sync and any messages with extra fields are not written and remain in the subscription's backlog. If true and `use_table_schema` is true, drops any fields in the message that are not part of the BigQuery table schema when writing to BigQuery. Otherwise, the write to BigQuery will fail.",
-        ),
-    ] = None
-    service_account_email: Annotated[
-        str | None,
-        Field(
-            alias="serviceAccountEmail",
-            description="Optional. The service account to use to write to BigQuery. The subscription creator or updater that specifies this field must have `iam.serviceAccounts.actAs` permission on the service account. If not specified, the Pub/Sub [service agent](https://cloud.google.com/iam/docs/service-agents), service-{project_number}@gcp-sa-pubsub.iam.gserviceaccount.com, is used.",
-        ),
-    ] = None
-    state: Annotated[
-        BigQueryConfigState | int | None,
-        Field(
-            description="Output only. An output-only field that indicates whether or not the subscription can receive messages."
-        ),
-    ] = None
-    table: Annotated[
-        str | None,
-        Field(
-            description="Optional. The name of the table to which to write data, of the form {projectId}.{datasetId}.{tableId}"
-        ),
-    ] = None
-    use_table_schema: Annotated[
-        bool | None,
-        Field(
-            alias="useTableSchema",
-            description="Optional. When true, use the BigQuery table's schema as the columns to write to in BigQuery. `use_table_schema` and `use_topic_schema` cannot be enabled at the same time.",
-        ),
-    ] = None
-    use_topic_schema: Annotated[
-        bool | None,
-        Field(
-            alias="useTopicSchema",
-            description="Optional. When true, use the topic's schema as the columns to write to in BigQuery, if it exists. `use_topic_schema` and `use_table_schema` cannot be enabled at the same time.",
-        ),
-    ] = None
-    write_metadata: Annotated[
-        bool | None,
-        Field(
-            alias="writeMetadata",
-            description="Optional. When true, write the subscription name, message_id, publish_time, attributes, and ordering_key to additional columns in the table. The subscription name, message_id, and publish_time fields are put in their own columns while all other message properties (other than data) are written to a JSON object in the attributes column.",
-        ),
-    ] = None
+    drop_unknown_fields: Annotated[bool | None, Field(alias="dropUnknownFields")] = None
+    service_account_email: Annotated[str | None, Field(alias="serviceAccountEmail")] = None
+    state: BigQueryConfigState | int | None = None
+    table: str | None = None
+    use_table_schema: Annotated[bool | None, Field(alias="useTableSchema")] = None
+    use_topic_schema: Annotated[bool | None, Field(alias="useTopicSchema")] = None
+    write_metadata: Annotated[bool | None, Field(alias="writeMetadata")] = None
 
 
 class BigQueryConfigState(StrEnum):
@@ -399,46 +230,14 @@ class BigtableConfig(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    app_profile_id: Annotated[
-        str | None,
-        Field(
-            alias="appProfileId",
-            description='Optional. The app profile to use for the Bigtable writes. If not specified, the "default" application profile will be used. The app profile must use single-cluster routing.',
-        ),
-    ] = None
+    app_profile_id: Annotated[str | None, Field(alias="appProfileId")] = None
     column_family_mapping: Annotated[
-        ColumnFamilyMapping | None,
-        Field(
-            alias="columnFamilyMapping",
-            description="Optional. Configuration that allows writing row keys and/or columns based on fields in the input message. The input message format must be JSON if this field is set.",
-        ),
+        ColumnFamilyMapping | None, Field(alias="columnFamilyMapping")
     ] = None
-    service_account_email: Annotated[
-        str | None,
-        Field(
-            alias="serviceAccountEmail",
-            description="Optional. The service account to use to write to Bigtable. The subscription creator or updater that specifies this field must have `iam.serviceAccounts.actAs` permission on the service account. If not specified, the Pub/Sub [service agent](https://cloud.google.com/iam/docs/service-agents), service-{project_number}@gcp-sa-pubsub.iam.gserviceaccount.com, is used.",
-        ),
-    ] = None
-    state: Annotated[
-        BigtableConfigState | int | None,
-        Field(
-            description="Output only. An output-only field that indicates whether or not the subscription can receive messages."
-        ),
-    ] = None
-    table: Annotated[
-        str | None,
-        Field(
-            description="Optional. The unique name of the table to write messages to. Values are of the form `projects//instances//tables/`."
-        ),
-    ] = None
-    write_metadata: Annotated[
-        bool | None,
-        Field(
-            alias="writeMetadata",
-            description="Optional. When true, write the subscription name, message_id, publish_time, attributes, and ordering_key to additional columns in the table under the pubsub_metadata column family. The subscription name, message_id, and publish_time fields are put in their own columns while all other message properties (other than data) are written to a JSON object in the attributes column.",
-        ),
-    ] = None
+    service_account_email: Annotated[str | None, Field(alias="serviceAccountEmail")] = None
+    state: BigtableConfigState | int | None = None
+    table: str | None = None
+    write_metadata: Annotated[bool | None, Field(alias="writeMetadata")] = None
 
 
 class BigtableConfigState(StrEnum):
@@ -473,54 +272,19 @@ class CloudStorage(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    avro_format: Annotated[
-        AvroFormat | None,
-        Field(
-            alias="avroFormat",
-            description="Optional. Data from Cloud Storage will be interpreted in Avro format.",
-        ),
-    ] = None
-    bucket: Annotated[
-        str | None,
-        Field(
-            description='Optional. Cloud Storage bucket. The bucket name must be without any prefix like "gs://". See the [bucket naming requirements]( https://cloud.google.com/storage/docs/buckets#naming).'
-        ),
-    ] = None
-    match_glob: Annotated[
-        str | None,
-        Field(
-            alias="matchGlob",
-            description="Optional. Glob pattern used to match objects that will be ingested. If unset, all objects will be ingested. See the [supported patterns](https://cloud.google.com/storage/docs/json_api/v1/objects/list#list-objects-and-prefixes-using-glob).",
-        ),
-    ] = None
+    avro_format: Annotated[AvroFormat | None, Field(alias="avroFormat")] = None
+    bucket: str | None = None
+    match_glob: Annotated[str | None, Field(alias="matchGlob")] = None
     minimum_object_create_time: Annotated[
         str | None,
         Field(
             alias="minimumObjectCreateTime",
-            description="Optional. Only objects with a larger or equal creation timestamp will be ingested.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
-    pubsub_avro_format: Annotated[
-        PubSubAvroFormat | None,
-        Field(
-            alias="pubsubAvroFormat",
-            description="Optional. It will be assumed data from Cloud Storage was written via [Cloud Storage subscriptions](https://cloud.google.com/pubsub/docs/cloudstorage).",
-        ),
-    ] = None
-    state: Annotated[
-        CloudStorageState | int | None,
-        Field(
-            description="Output only. An output-only field that indicates the state of the Cloud Storage ingestion source."
-        ),
-    ] = None
-    text_format: Annotated[
-        TextFormat | None,
-        Field(
-            alias="textFormat",
-            description="Optional. Data from Cloud Storage will be interpreted as text.",
-        ),
-    ] = None
+    pubsub_avro_format: Annotated[PubSubAvroFormat | None, Field(alias="pubsubAvroFormat")] = None
+    state: CloudStorageState | int | None = None
+    text_format: Annotated[TextFormat | None, Field(alias="textFormat")] = None
 
 
 class CloudStorageConfig(BaseModel):
@@ -532,84 +296,19 @@ class CloudStorageConfig(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    avro_config: Annotated[
-        AvroConfig | None,
-        Field(
-            alias="avroConfig",
-            description="Optional. If set, message data will be written to Cloud Storage in Avro format.",
-        ),
-    ] = None
-    bucket: Annotated[
-        str | None,
-        Field(
-            description='Required. User-provided name for the Cloud Storage bucket. The bucket must be created by the user. The bucket name must be without any prefix like "gs://". See the [bucket naming requirements] (https://cloud.google.com/storage/docs/buckets#naming).'
-        ),
-    ] = None
-    filename_datetime_format: Annotated[
-        str | None,
-        Field(
-            alias="filenameDatetimeFormat",
-            description="Optional. User-provided format string specifying how to represent datetimes in Cloud Storage filenames. See the [datetime format guidance](https://cloud.google.com/pubsub/docs/create-cloudstorage-subscription#file_names).",
-        ),
-    ] = None
-    filename_prefix: Annotated[
-        str | None,
-        Field(
-            alias="filenamePrefix",
-            description="Optional. User-provided prefix for Cloud Storage filename. See the [object naming requirements](https://cloud.google.com/storage/docs/objects#naming).",
-        ),
-    ] = None
-    filename_suffix: Annotated[
-        str | None,
-        Field(
-            alias="filenameSuffix",
-            description='Optional. User-provided suffix for Cloud Storage filename. See the [object naming requirements](https://cloud.google.com/storage/docs/objects#naming). Must not end in "/".',
-        ),
-    ] = None
-    max_bytes: Annotated[
-        str | None,
-        Field(
-            alias="maxBytes",
-            description="Optional. The maximum bytes that can be written to a Cloud Storage file before a new file is created. Min 1 KB, max 10 GiB. The max_bytes limit may be exceeded in cases where messages are larger than the limit.",
-            pattern="^-?[0-9]+$",
-        ),
-    ] = None
+    avro_config: Annotated[AvroConfig | None, Field(alias="avroConfig")] = None
+    bucket: str | None = None
+    filename_datetime_format: Annotated[str | None, Field(alias="filenameDatetimeFormat")] = None
+    filename_prefix: Annotated[str | None, Field(alias="filenamePrefix")] = None
+    filename_suffix: Annotated[str | None, Field(alias="filenameSuffix")] = None
+    max_bytes: Annotated[str | None, Field(alias="maxBytes", pattern="^-?[0-9]+$")] = None
     max_duration: Annotated[
-        str | None,
-        Field(
-            alias="maxDuration",
-            description="Optional. The maximum duration that can elapse before a new Cloud Storage file is created. Min 1 minute, max 10 minutes, default 5 minutes. May not exceed the subscription's acknowledgment deadline.",
-            pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
-        ),
+        str | None, Field(alias="maxDuration", pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$")
     ] = None
-    max_messages: Annotated[
-        str | None,
-        Field(
-            alias="maxMessages",
-            description="Optional. The maximum number of messages that can be written to a Cloud Storage file before a new file is created. Min 1000 messages.",
-            pattern="^-?[0-9]+$",
-        ),
-    ] = None
-    service_account_email: Annotated[
-        str | None,
-        Field(
-            alias="serviceAccountEmail",
-            description="Optional. The service account to use to write to Cloud Storage. The subscription creator or updater that specifies this field must have `iam.serviceAccounts.actAs` permission on the service account. If not specified, the Pub/Sub [service agent](https://cloud.google.com/iam/docs/service-agents), service-{project_number}@gcp-sa-pubsub.iam.gserviceaccount.com, is used.",
-        ),
-    ] = None
-    state: Annotated[
-        CloudStorageConfigState | int | None,
-        Field(
-            description="Output only. An output-only field that indicates whether or not the subscription can receive messages."
-        ),
-    ] = None
-    text_config: Annotated[
-        TextConfig | None,
-        Field(
-            alias="textConfig",
-            description="Optional. If set, message data will be written to Cloud Storage in text format.",
-        ),
-    ] = None
+    max_messages: Annotated[str | None, Field(alias="maxMessages", pattern="^-?[0-9]+$")] = None
+    service_account_email: Annotated[str | None, Field(alias="serviceAccountEmail")] = None
+    state: CloudStorageConfigState | int | None = None
+    text_config: Annotated[TextConfig | None, Field(alias="textConfig")] = None
 
 
 class CloudStorageConfigState(StrEnum):
@@ -663,20 +362,8 @@ class ColumnFamilyMapping(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    delimited_key: Annotated[
-        DelimitedKey | None,
-        Field(
-            alias="delimitedKey",
-            description="Optional. If set, the row key is constructed from the given key fields and delimiter. All key fields must be present in the message; otherwise, the message remains in the subscription backlog.",
-        ),
-    ] = None
-    row_key_schema: Annotated[
-        RowKeySchema | None,
-        Field(
-            alias="rowKeySchema",
-            description="Optional. If set, the row key is constructed from the field names of the table's structured row key ({$universe.dns_names.final_documentation_domain}/bigtable/docs/manage-row-key-schemas). Note that if the field is nullable in the structured row key, then it need not be present in the message; null will be used instead.",
-        ),
-    ] = None
+    delimited_key: Annotated[DelimitedKey | None, Field(alias="delimitedKey")] = None
+    row_key_schema: Annotated[RowKeySchema | None, Field(alias="rowKeySchema")] = None
 
 
 class CompiledProtoSchema(BaseModel):
@@ -689,20 +376,9 @@ class CompiledProtoSchema(BaseModel):
         populate_by_name=True,
     )
     compiled_bytes: Annotated[
-        str | None,
-        Field(
-            alias="compiledBytes",
-            description="Required. The compiled FileDescriptorSet binary.",
-            pattern="^[A-Za-z0-9+/_-]*={0,2}$",
-        ),
+        str | None, Field(alias="compiledBytes", pattern="^[A-Za-z0-9+/_-]*={0,2}$")
     ] = None
-    root_message: Annotated[
-        str | None,
-        Field(
-            alias="rootMessage",
-            description="Required. The name of the root message type in the schema.",
-        ),
-    ] = None
+    root_message: Annotated[str | None, Field(alias="rootMessage")] = None
 
 
 class Compression(BaseModel):
@@ -715,18 +391,10 @@ class Compression(BaseModel):
         populate_by_name=True,
     )
     compression_algorithm: Annotated[
-        CompressionCompressionAlgorithm | int | None,
-        Field(
-            alias="compressionAlgorithm",
-            description="Required. Specifies the compression algorithm to use.",
-        ),
+        CompressionCompressionAlgorithm | int | None, Field(alias="compressionAlgorithm")
     ] = None
     compression_mode: Annotated[
-        CompressionCompressionMode | int | None,
-        Field(
-            alias="compressionMode",
-            description="Required. Specifies whether to compress or decompress the message.",
-        ),
+        CompressionCompressionMode | int | None, Field(alias="compressionMode")
     ] = None
 
 
@@ -763,42 +431,12 @@ class ConfluentCloud(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    bootstrap_server: Annotated[
-        str | None,
-        Field(
-            alias="bootstrapServer",
-            description="Required. The address of the bootstrap server. The format is url:port.",
-        ),
-    ] = None
-    cluster_id: Annotated[
-        str | None, Field(alias="clusterId", description="Required. The id of the cluster.")
-    ] = None
-    gcp_service_account: Annotated[
-        str | None,
-        Field(
-            alias="gcpServiceAccount",
-            description="Required. The GCP service account to be used for Federated Identity authentication with `identity_pool_id`.",
-        ),
-    ] = None
-    identity_pool_id: Annotated[
-        str | None,
-        Field(
-            alias="identityPoolId",
-            description="Required. The id of the identity pool to be used for Federated Identity authentication with Confluent Cloud. See https://docs.confluent.io/cloud/current/security/authenticate/workload-identities/identity-providers/oauth/identity-pools.html#add-oauth-identity-pools.",
-        ),
-    ] = None
-    state: Annotated[
-        ConfluentCloudState | int | None,
-        Field(
-            description="Output only. An output-only field that indicates the state of the Confluent Cloud ingestion source."
-        ),
-    ] = None
-    topic: Annotated[
-        str | None,
-        Field(
-            description="Required. The name of the topic in the Confluent Cloud cluster that Pub/Sub will import from."
-        ),
-    ] = None
+    bootstrap_server: Annotated[str | None, Field(alias="bootstrapServer")] = None
+    cluster_id: Annotated[str | None, Field(alias="clusterId")] = None
+    gcp_service_account: Annotated[str | None, Field(alias="gcpServiceAccount")] = None
+    identity_pool_id: Annotated[str | None, Field(alias="identityPoolId")] = None
+    state: ConfluentCloudState | int | None = None
+    topic: str | None = None
 
 
 class ConfluentCloudState(StrEnum):
@@ -833,24 +471,9 @@ class CreateSnapshotRequest(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    labels: Annotated[
-        dict[str, str] | None,
-        Field(
-            description="Optional. See [Creating and managing labels](https://cloud.google.com/pubsub/docs/labels)."
-        ),
-    ] = None
-    subscription: Annotated[
-        str | None,
-        Field(
-            description="Required. The subscription whose backlog the snapshot retains. Specifically, the created snapshot is guaranteed to retain: (a) The existing backlog on the subscription. More precisely, this is defined as the messages in the subscription's backlog that are unacknowledged upon the successful completion of the `CreateSnapshot` request; as well as: (b) Any messages published to the subscription's topic following the successful completion of the CreateSnapshot request. Format is `projects/{project}/subscriptions/{sub}`."
-        ),
-    ] = None
-    tags: Annotated[
-        dict[str, str] | None,
-        Field(
-            description='Optional. Input only. Immutable. Tag keys/values directly bound to this resource. For example: "123/environment": "production", "123/costCenter": "marketing" See https://{$universe.dns_names.final_documentation_domain}/pubsub/docs/tags for more information on using tags with Pub/Sub resources.'
-        ),
-    ] = None
+    labels: dict[str, str] | None = None
+    subscription: str | None = None
+    tags: dict[str, str] | None = None
 
 
 class DeadLetterPolicy(BaseModel):
@@ -862,20 +485,8 @@ class DeadLetterPolicy(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    dead_letter_topic: Annotated[
-        str | None,
-        Field(
-            alias="deadLetterTopic",
-            description="Optional. The name of the topic to which dead letter messages should be published. Format is `projects/{project}/topics/{topic}`.The Pub/Sub service account associated with the enclosing subscription's parent project (i.e., service-{project_number}@gcp-sa-pubsub.iam.gserviceaccount.com) must have permission to Publish() to this topic. The operation will fail if the topic does not exist. Users should ensure that there is a subscription attached to this topic since messages published to a topic with no subscriptions are lost.",
-        ),
-    ] = None
-    max_delivery_attempts: Annotated[
-        int | None,
-        Field(
-            alias="maxDeliveryAttempts",
-            description="Optional. The maximum number of delivery attempts for any message. The value must be between 5 and 100. The number of delivery attempts is defined as 1 + (the sum of number of NACKs and number of times the acknowledgment deadline has been exceeded for the message). A NACK is any call to ModifyAckDeadline with a 0 deadline. Note that client libraries may automatically extend ack_deadlines. This field will be honored on a best effort basis. If this parameter is 0, a default value of 5 is used.",
-        ),
-    ] = None
+    dead_letter_topic: Annotated[str | None, Field(alias="deadLetterTopic")] = None
+    max_delivery_attempts: Annotated[int | None, Field(alias="maxDeliveryAttempts")] = None
 
 
 class DelimitedKey(BaseModel):
@@ -887,20 +498,8 @@ class DelimitedKey(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    delimiter: Annotated[
-        str | None,
-        Field(
-            description="Optional. Byte sequence used to delimit concatenated fields. Must be specified if multiple key fields are used. The delimiter must contain at least 1 character and at most 50 characters.",
-            pattern="^[A-Za-z0-9+/_-]*={0,2}$",
-        ),
-    ] = None
-    key_fields: Annotated[
-        list[str] | None,
-        Field(
-            alias="keyFields",
-            description="Required. The key fields to construct from the row key. The fields must be present in the message as a top-level field, i.e. JSON path expressions will not traverse into nested objects.",
-        ),
-    ] = None
+    delimiter: Annotated[str | None, Field(pattern="^[A-Za-z0-9+/_-]*={0,2}$")] = None
+    key_fields: Annotated[list[str] | None, Field(alias="keyFields")] = None
 
 
 class Empty(BaseModel):
@@ -923,13 +522,7 @@ class ExpirationPolicy(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    ttl: Annotated[
-        str | None,
-        Field(
-            description='Optional. Specifies the "time-to-live" duration for an associated resource. The resource expires if it is not active for a period of `ttl`. The definition of "activity" depends on the type of the associated resource. The minimum and maximum allowed values for `ttl` depend on the type of the associated resource, as well. If `ttl` is not set, the associated resource never expires.',
-            pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
-        ),
-    ] = None
+    ttl: Annotated[str | None, Field(pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$")] = None
 
 
 class IngestionDataSourceSettings(BaseModel):
@@ -941,30 +534,13 @@ class IngestionDataSourceSettings(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    aws_kinesis: Annotated[
-        AwsKinesis | None,
-        Field(alias="awsKinesis", description="Optional. Amazon Kinesis Data Streams."),
-    ] = None
-    aws_msk: Annotated[
-        AwsMsk | None, Field(alias="awsMsk", description="Optional. Amazon MSK.")
-    ] = None
-    azure_event_hubs: Annotated[
-        AzureEventHubs | None,
-        Field(alias="azureEventHubs", description="Optional. Azure Event Hubs."),
-    ] = None
-    cloud_storage: Annotated[
-        CloudStorage | None, Field(alias="cloudStorage", description="Optional. Cloud Storage.")
-    ] = None
-    confluent_cloud: Annotated[
-        ConfluentCloud | None,
-        Field(alias="confluentCloud", description="Optional. Confluent Cloud."),
-    ] = None
+    aws_kinesis: Annotated[AwsKinesis | None, Field(alias="awsKinesis")] = None
+    aws_msk: Annotated[AwsMsk | None, Field(alias="awsMsk")] = None
+    azure_event_hubs: Annotated[AzureEventHubs | None, Field(alias="azureEventHubs")] = None
+    cloud_storage: Annotated[CloudStorage | None, Field(alias="cloudStorage")] = None
+    confluent_cloud: Annotated[ConfluentCloud | None, Field(alias="confluentCloud")] = None
     platform_logs_settings: Annotated[
-        PlatformLogsSettings | None,
-        Field(
-            alias="platformLogsSettings",
-            description="Optional. Platform Logs settings. If unset, no Platform Logs will be generated.",
-        ),
+        PlatformLogsSettings | None, Field(alias="platformLogsSettings")
     ] = None
 
 
@@ -977,19 +553,8 @@ class JavaScriptUDF(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    code: Annotated[
-        str | None,
-        Field(
-            description="Required. JavaScript code that contains a function `function_name` with the below signature: ``` /** * Transforms a Pub/Sub message. * @return {(Object)>|null)} - To * filter a message, return `null`. To transform a message return a map * with the following keys: * - (required) 'data' : {string} * - (optional) 'attributes' : {Object} * Returning empty `attributes` will remove all attributes from the * message. * * @param {(Object)>} Pub/Sub * message. Keys: * - (required) 'data' : {string} * - (required) 'attributes' : {Object} * * @param {Object} metadata - Pub/Sub message metadata. * Keys: * - (optional) 'message_id' : {string} * - (optional) 'publish_time': {string} YYYY-MM-DDTHH:MM:SSZ format * - (optional) 'ordering_key': {string} */ function (message, metadata) { } ```"
-        ),
-    ] = None
-    function_name: Annotated[
-        str | None,
-        Field(
-            alias="functionName",
-            description="Required. Name of the JavasScript function that should applied to Pub/Sub messages.",
-        ),
-    ] = None
+    code: str | None = None
+    function_name: Annotated[str | None, Field(alias="functionName")] = None
 
 
 class MessageStoragePolicy(BaseModel):
@@ -1002,19 +567,9 @@ class MessageStoragePolicy(BaseModel):
         populate_by_name=True,
     )
     allowed_persistence_regions: Annotated[
-        list[str] | None,
-        Field(
-            alias="allowedPersistenceRegions",
-            description="Optional. A list of IDs of Google Cloud regions where messages that are published to the topic may be persisted in storage. Messages published by publishers running in non-allowed Google Cloud regions (or running outside of Google Cloud altogether) are routed for storage in one of the allowed regions. An empty list means that no regions are allowed, and is not a valid configuration.",
-        ),
+        list[str] | None, Field(alias="allowedPersistenceRegions")
     ] = None
-    enforce_in_transit: Annotated[
-        bool | None,
-        Field(
-            alias="enforceInTransit",
-            description="Optional. If true, `allowed_persistence_regions` is also used to enforce in-transit guarantees for messages. That is, Pub/Sub will fail Publish operations on this topic and subscribe operations on any subscription attached to this topic in any region that is not in `allowed_persistence_regions`.",
-        ),
-    ] = None
+    enforce_in_transit: Annotated[bool | None, Field(alias="enforceInTransit")] = None
 
 
 class MessageTransform(BaseModel):
@@ -1026,35 +581,11 @@ class MessageTransform(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    ai_inference: Annotated[
-        AIInference | None,
-        Field(
-            alias="aiInference",
-            description="Optional. AI Inference. Specifies the Vertex AI endpoint that inference requests built from the Pub/Sub message data and provided parameters will be sent to.",
-        ),
-    ] = None
-    compression: Annotated[
-        Compression | None, Field(description="Optional. Compression/Decompression.")
-    ] = None
-    disabled: Annotated[
-        bool | None,
-        Field(
-            description="Optional. If true, the transform is disabled and will not be applied to messages. Defaults to `false`."
-        ),
-    ] = None
-    enabled: Annotated[
-        bool | None,
-        Field(
-            description="Optional. This field is deprecated, use the `disabled` field to disable transforms."
-        ),
-    ] = None
-    javascript_udf: Annotated[
-        JavaScriptUDF | None,
-        Field(
-            alias="javascriptUdf",
-            description="Optional. JavaScript User Defined Function. If multiple JavaScriptUDF's are specified on a resource, each must have a unique `function_name`.",
-        ),
-    ] = None
+    ai_inference: Annotated[AIInference | None, Field(alias="aiInference")] = None
+    compression: Compression | None = None
+    disabled: bool | None = None
+    enabled: bool | None = None
+    javascript_udf: Annotated[JavaScriptUDF | None, Field(alias="javascriptUdf")] = None
 
 
 class NoWrapper(BaseModel):
@@ -1066,13 +597,7 @@ class NoWrapper(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    write_metadata: Annotated[
-        bool | None,
-        Field(
-            alias="writeMetadata",
-            description="Optional. When true, writes the Pub/Sub message metadata to `x-goog-pubsub-:` headers of the HTTP request. Writes the Pub/Sub message attributes to `:` headers of the HTTP request.",
-        ),
-    ] = None
+    write_metadata: Annotated[bool | None, Field(alias="writeMetadata")] = None
 
 
 class OidcToken(BaseModel):
@@ -1084,19 +609,8 @@ class OidcToken(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    audience: Annotated[
-        str | None,
-        Field(
-            description="Optional. Audience to be used when generating OIDC token. The audience claim identifies the recipients that the JWT is intended for. The audience value is a single case-sensitive string. Having multiple values (array) for the audience field is not supported. More info about the OIDC JWT token audience here: https://tools.ietf.org/html/rfc7519#section-4.1.3 Note: if not specified, the Push endpoint URL will be used."
-        ),
-    ] = None
-    service_account_email: Annotated[
-        str | None,
-        Field(
-            alias="serviceAccountEmail",
-            description="Optional. [Service account email](https://cloud.google.com/iam/docs/service-accounts) used for generating the OIDC token. For more information on setting up authentication, see [Push subscriptions](https://cloud.google.com/pubsub/docs/push).",
-        ),
-    ] = None
+    audience: str | None = None
+    service_account_email: Annotated[str | None, Field(alias="serviceAccountEmail")] = None
 
 
 class PlatformLogsSettings(BaseModel):
@@ -1108,12 +622,7 @@ class PlatformLogsSettings(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    severity: Annotated[
-        PlatformLogsSettingsSeverity | int | None,
-        Field(
-            description="Optional. The minimum severity level of Platform Logs that will be written."
-        ),
-    ] = None
+    severity: PlatformLogsSettingsSeverity | int | None = None
 
 
 class PlatformLogsSettingsSeverity(StrEnum):
@@ -1166,40 +675,11 @@ class PushConfig(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    attributes: Annotated[
-        dict[str, str] | None,
-        Field(
-            description='Optional. Endpoint configuration attributes that can be used to control different aspects of the message delivery. The only currently supported attribute is `x-goog-version`, which you can use to change the format of the pushed message. This attribute indicates the version of the data expected by the endpoint. This controls the shape of the pushed message (i.e., its fields and metadata). If not present during the `CreateSubscription` call, it will default to the version of the Pub/Sub API used to make such call. If not present in a `ModifyPushConfig` call, its value will not be changed. `GetSubscription` calls will always return a valid version, even if the subscription was created without this attribute. The only supported values for the `x-goog-version` attribute are: * `v1beta1`: uses the push format defined in the v1beta1 Pub/Sub API. * `v1` or `v1beta2`: uses the push format defined in the v1 Pub/Sub API. For example: `attributes { "x-goog-version": "v1" }`'
-        ),
-    ] = None
-    no_wrapper: Annotated[
-        NoWrapper | None,
-        Field(
-            alias="noWrapper",
-            description="Optional. When set, the payload to the push endpoint is not wrapped.",
-        ),
-    ] = None
-    oidc_token: Annotated[
-        OidcToken | None,
-        Field(
-            alias="oidcToken",
-            description="Optional. If specified, Pub/Sub will generate and attach an OIDC JWT token as an `Authorization` header in the HTTP request for every pushed message.",
-        ),
-    ] = None
-    pubsub_wrapper: Annotated[
-        PubsubWrapper | None,
-        Field(
-            alias="pubsubWrapper",
-            description="Optional. When set, the payload to the push endpoint is in the form of the JSON representation of a [PubsubMessage]( https://cloud.google.com/pubsub/docs/reference/rpc/google.pubsub.v1#pubsubmessage).",
-        ),
-    ] = None
-    push_endpoint: Annotated[
-        str | None,
-        Field(
-            alias="pushEndpoint",
-            description="Optional. A URL locating the endpoint to which messages should be pushed. For example, a Webhook endpoint might use `https://example.com/push`.",
-        ),
-    ] = None
+    attributes: dict[str, str] | None = None
+    no_wrapper: Annotated[NoWrapper | None, Field(alias="noWrapper")] = None
+    oidc_token: Annotated[OidcToken | None, Field(alias="oidcToken")] = None
+    pubsub_wrapper: Annotated[PubsubWrapper | None, Field(alias="pubsubWrapper")] = None
+    push_endpoint: Annotated[str | None, Field(alias="pushEndpoint")] = None
 
 
 class RetryPolicy(BaseModel):
@@ -1212,20 +692,10 @@ class RetryPolicy(BaseModel):
         populate_by_name=True,
     )
     maximum_backoff: Annotated[
-        str | None,
-        Field(
-            alias="maximumBackoff",
-            description="Optional. The maximum delay between consecutive deliveries of a given message. Value should be between 0 and 600 seconds. Defaults to 600 seconds.",
-            pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
-        ),
+        str | None, Field(alias="maximumBackoff", pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$")
     ] = None
     minimum_backoff: Annotated[
-        str | None,
-        Field(
-            alias="minimumBackoff",
-            description="Optional. The minimum delay between consecutive deliveries of a given message. Value should be between 0 and 600 seconds. Defaults to 10 seconds.",
-            pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
-        ),
+        str | None, Field(alias="minimumBackoff", pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$")
     ] = None
 
 
@@ -1250,41 +720,19 @@ class Schema(BaseModel):
         populate_by_name=True,
     )
     compiled_proto_schema: Annotated[
-        CompiledProtoSchema | None,
-        Field(
-            alias="compiledProtoSchema",
-            description="Optional. Configuration for a schema provided as a pre-compiled Protocol Buffer FileDescriptorSet. The `type` field above must be set to PROTOCOL_BUFFER.",
-        ),
+        CompiledProtoSchema | None, Field(alias="compiledProtoSchema")
     ] = None
-    definition: Annotated[
-        str | None,
-        Field(
-            description="The definition of the schema. This should contain a string representing the full definition of the schema that is a valid schema definition of the type specified in `type`."
-        ),
-    ] = None
-    name: Annotated[
-        str | None,
-        Field(
-            description="Required. Name of the schema. Format is `projects/{project}/schemas/{schema}`."
-        ),
-    ] = None
+    definition: str | None = None
+    name: str | None = None
     revision_create_time: Annotated[
         str | None,
         Field(
             alias="revisionCreateTime",
-            description="Output only. The timestamp that the revision was created.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
-    revision_id: Annotated[
-        str | None,
-        Field(
-            alias="revisionId", description="Output only. Immutable. The revision ID of the schema."
-        ),
-    ] = None
-    type: Annotated[
-        SchemaType | int | None, Field(description="The type of the schema definition.")
-    ] = None
+    revision_id: Annotated[str | None, Field(alias="revisionId")] = None
+    type: SchemaType | int | None = None
 
 
 class SchemaSettings(BaseModel):
@@ -1296,31 +744,10 @@ class SchemaSettings(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    encoding: Annotated[
-        SchemaSettingsEncoding | int | None,
-        Field(description="Optional. The encoding of messages validated against `schema`."),
-    ] = None
-    first_revision_id: Annotated[
-        str | None,
-        Field(
-            alias="firstRevisionId",
-            description="Optional. The minimum (inclusive) revision allowed for validating messages. If empty or not present, allow any revision to be validated against last_revision or any revision created before.",
-        ),
-    ] = None
-    last_revision_id: Annotated[
-        str | None,
-        Field(
-            alias="lastRevisionId",
-            description="Optional. The maximum (inclusive) revision allowed for validating messages. If empty or not present, allow any revision to be validated against first_revision or any revision created after.",
-        ),
-    ] = None
-    schema_: Annotated[
-        str | None,
-        Field(
-            alias="schema",
-            description="Required. The name of the schema that messages published should be validated against. Format is `projects/{project}/schemas/{schema}`. The value of this field will be `_deleted-schema_` if the schema has been deleted.",
-        ),
-    ] = None
+    encoding: SchemaSettingsEncoding | int | None = None
+    first_revision_id: Annotated[str | None, Field(alias="firstRevisionId")] = None
+    last_revision_id: Annotated[str | None, Field(alias="lastRevisionId")] = None
+    schema_: Annotated[str | None, Field(alias="schema")] = None
 
 
 class SchemaSettingsEncoding(StrEnum):
@@ -1362,23 +789,12 @@ class Snapshot(BaseModel):
         str | None,
         Field(
             alias="expireTime",
-            description="Optional. The snapshot is guaranteed to exist up until this time. A newly-created snapshot expires no later than 7 days from the time of its creation. Its exact lifetime is determined at creation by the existing backlog in the source subscription. Specifically, the lifetime of the snapshot is `7 days - (age of oldest unacked message in the subscription)`. For example, consider a subscription whose oldest unacked message is 3 days old. If a snapshot is created from this subscription, the snapshot -- which will always capture this 3-day-old backlog as long as the snapshot exists -- will expire in 4 days. The service will refuse to create a snapshot that would expire in less than 1 hour after creation.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
-    labels: Annotated[
-        dict[str, str] | None,
-        Field(
-            description="Optional. See [Creating and managing labels]( https://cloud.google.com/pubsub/docs/labels)."
-        ),
-    ] = None
-    name: Annotated[str | None, Field(description="Optional. The name of the snapshot.")] = None
-    topic: Annotated[
-        str | None,
-        Field(
-            description="Optional. The name of the topic from which this snapshot is retaining messages."
-        ),
-    ] = None
+    labels: dict[str, str] | None = None
+    name: str | None = None
+    topic: str | None = None
 
 
 class Subscription(BaseModel):
@@ -1390,154 +806,40 @@ class Subscription(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    ack_deadline_seconds: Annotated[
-        int | None,
-        Field(
-            alias="ackDeadlineSeconds",
-            description="Optional. The approximate amount of time (on a best-effort basis) Pub/Sub waits for the subscriber to acknowledge receipt before resending the message. In the interval after the message is delivered and before it is acknowledged, it is considered to be _outstanding_. During that time period, the message will not be redelivered (on a best-effort basis). For pull subscriptions, this value is used as the initial value for the ack deadline. To override this value for a given message, call `ModifyAckDeadline` with the corresponding `ack_id` if using non-streaming pull or send the `ack_id` in a `StreamingModifyAckDeadlineRequest` if using streaming pull. The minimum custom deadline you can specify is 10 seconds. The maximum custom deadline you can specify is 600 seconds (10 minutes). If this parameter is 0, a default value of 10 seconds is used. For push delivery, this value is also used to set the request timeout for the call to the push endpoint. If the subscriber never acknowledges the message, the Pub/Sub system will eventually redeliver the message.",
-        ),
-    ] = None
+    ack_deadline_seconds: Annotated[int | None, Field(alias="ackDeadlineSeconds")] = None
     analytics_hub_subscription_info: Annotated[
-        AnalyticsHubSubscriptionInfo | None,
-        Field(
-            alias="analyticsHubSubscriptionInfo",
-            description="Output only. Information about the associated Analytics Hub subscription. Only set if the subscription is created by Analytics Hub.",
-        ),
+        AnalyticsHubSubscriptionInfo | None, Field(alias="analyticsHubSubscriptionInfo")
     ] = None
-    bigquery_config: Annotated[
-        BigQueryConfig | None,
-        Field(
-            alias="bigqueryConfig",
-            description="Optional. If delivery to BigQuery is used with this subscription, this field is used to configure it.",
-        ),
-    ] = None
-    bigtable_config: Annotated[
-        BigtableConfig | None,
-        Field(
-            alias="bigtableConfig",
-            description="Optional. If delivery to Bigtable is used with this subscription, this field is used to configure it.",
-        ),
-    ] = None
+    bigquery_config: Annotated[BigQueryConfig | None, Field(alias="bigqueryConfig")] = None
+    bigtable_config: Annotated[BigtableConfig | None, Field(alias="bigtableConfig")] = None
     cloud_storage_config: Annotated[
-        CloudStorageConfig | None,
-        Field(
-            alias="cloudStorageConfig",
-            description="Optional. If delivery to Google Cloud Storage is used with this subscription, this field is used to configure it.",
-        ),
+        CloudStorageConfig | None, Field(alias="cloudStorageConfig")
     ] = None
-    dead_letter_policy: Annotated[
-        DeadLetterPolicy | None,
-        Field(
-            alias="deadLetterPolicy",
-            description="Optional. A policy that specifies the conditions for dead lettering messages in this subscription. If dead_letter_policy is not set, dead lettering is disabled. The Pub/Sub service account associated with this subscriptions's parent project (i.e., service-{project_number}@gcp-sa-pubsub.iam.gserviceaccount.com) must have permission to Acknowledge() messages on this subscription.",
-        ),
-    ] = None
-    detached: Annotated[
-        bool | None,
-        Field(
-            description="Optional. Indicates whether the subscription is detached from its topic. Detached subscriptions don't receive messages from their topic and don't retain any backlog. `Pull` and `StreamingPull` requests will return FAILED_PRECONDITION. If the subscription is a push subscription, pushes to the endpoint will not be made."
-        ),
-    ] = None
+    dead_letter_policy: Annotated[DeadLetterPolicy | None, Field(alias="deadLetterPolicy")] = None
+    detached: bool | None = None
     enable_exactly_once_delivery: Annotated[
-        bool | None,
-        Field(
-            alias="enableExactlyOnceDelivery",
-            description="Optional. If true, Pub/Sub provides the following guarantees for the delivery of a message with a given value of `message_id` on this subscription: * The message sent to a subscriber is guaranteed not to be resent before the message's acknowledgment deadline expires. * An acknowledged message will not be resent to a subscriber. Note that subscribers may still receive multiple copies of a message when `enable_exactly_once_delivery` is true if the message was published multiple times by a publisher client. These copies are considered distinct by Pub/Sub and have distinct `message_id` values.",
-        ),
+        bool | None, Field(alias="enableExactlyOnceDelivery")
     ] = None
-    enable_message_ordering: Annotated[
-        bool | None,
-        Field(
-            alias="enableMessageOrdering",
-            description="Optional. If true, messages published with the same `ordering_key` in `PubsubMessage` will be delivered to the subscribers in the order in which they are received by the Pub/Sub system. Otherwise, they may be delivered in any order.",
-        ),
-    ] = None
-    expiration_policy: Annotated[
-        ExpirationPolicy | None,
-        Field(
-            alias="expirationPolicy",
-            description="Optional. A policy that specifies the conditions for this subscription's expiration. A subscription is considered active as long as any connected subscriber is successfully consuming messages from the subscription or is issuing operations on the subscription. If `expiration_policy` is not set, a *default policy* with `ttl` of 31 days will be used. The minimum allowed value for `expiration_policy.ttl` is 1 day. If `expiration_policy` is set, but `expiration_policy.ttl` is not set, the subscription never expires.",
-        ),
-    ] = None
-    filter: Annotated[
-        str | None,
-        Field(
-            description="Optional. An expression written in the Pub/Sub [filter language](https://cloud.google.com/pubsub/docs/filtering). If non-empty, then only `PubsubMessage`s whose `attributes` field matches the filter are delivered on this subscription. If empty, then no messages are filtered out."
-        ),
-    ] = None
-    labels: Annotated[
-        dict[str, str] | None,
-        Field(
-            description="Optional. See [Creating and managing labels](https://cloud.google.com/pubsub/docs/labels)."
-        ),
-    ] = None
+    enable_message_ordering: Annotated[bool | None, Field(alias="enableMessageOrdering")] = None
+    expiration_policy: Annotated[ExpirationPolicy | None, Field(alias="expirationPolicy")] = None
+    filter: str | None = None
+    labels: dict[str, str] | None = None
     message_retention_duration: Annotated[
-        str | None,
-        Field(
-            alias="messageRetentionDuration",
-            description="Optional. How long to retain unacknowledged messages in the subscription's backlog, from the moment a message is published. If `retain_acked_messages` is true, then this also configures the retention of acknowledged messages, and thus configures how far back in time a `Seek` can be done. Defaults to 7 days. Cannot be more than 31 days or less than 10 minutes.",
-            pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
-        ),
+        str | None, Field(alias="messageRetentionDuration", pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$")
     ] = None
     message_transforms: Annotated[
-        list[MessageTransform] | None,
-        Field(
-            alias="messageTransforms",
-            description="Optional. Transforms to be applied to messages before they are delivered to subscribers. Transforms are applied in the order specified.",
-        ),
+        list[MessageTransform] | None, Field(alias="messageTransforms")
     ] = None
-    name: Annotated[
-        str | None,
-        Field(
-            description='Required. Identifier. The name of the subscription. It must have the format `"projects/{project}/subscriptions/{subscription}"`. `{subscription}` must start with a letter, and contain only letters (`[A-Za-z]`), numbers (`[0-9]`), dashes (`-`), underscores (`_`), periods (`.`), tildes (`~`), plus (`+`) or percent signs (`%`). It must be between 3 and 255 characters in length, and it must not start with `"goog"`.'
-        ),
-    ] = None
-    push_config: Annotated[
-        PushConfig | None,
-        Field(
-            alias="pushConfig",
-            description="Optional. If push delivery is used with this subscription, this field is used to configure it.",
-        ),
-    ] = None
-    retain_acked_messages: Annotated[
-        bool | None,
-        Field(
-            alias="retainAckedMessages",
-            description="Optional. Indicates whether to retain acknowledged messages. If true, then messages are not expunged from the subscription's backlog, even if they are acknowledged, until they fall out of the `message_retention_duration` window. This must be true if you would like to [`Seek` to a timestamp]( https://cloud.google.com/pubsub/docs/replay-overview#seek_to_a_time) in the past to replay previously-acknowledged messages.",
-        ),
-    ] = None
-    retry_policy: Annotated[
-        RetryPolicy | None,
-        Field(
-            alias="retryPolicy",
-            description="Optional. A policy that specifies how Pub/Sub retries message delivery for this subscription. If not set, the default retry policy is applied. This generally implies that messages will be retried as soon as possible for healthy subscribers. RetryPolicy will be triggered on NACKs or acknowledgment deadline exceeded events for a given message.",
-        ),
-    ] = None
-    state: Annotated[
-        SubscriptionState | int | None,
-        Field(
-            description="Output only. An output-only field indicating whether or not the subscription can receive messages."
-        ),
-    ] = None
-    tags: Annotated[
-        dict[str, str] | None,
-        Field(
-            description='Optional. Input only. Immutable. Tag keys/values directly bound to this resource. For example: "123/environment": "production", "123/costCenter": "marketing" See https://{$universe.dns_names.final_documentation_domain}/pubsub/docs/tags for more information on using tags with Pub/Sub resources.'
-        ),
-    ] = None
-    topic: Annotated[
-        str | None,
-        Field(
-            description="Required. The name of the topic from which this subscription is receiving messages. Format is `projects/{project}/topics/{topic}`. The value of this field will be `_deleted-topic_` if the topic has been deleted."
-        ),
-    ] = None
+    name: str | None = None
+    push_config: Annotated[PushConfig | None, Field(alias="pushConfig")] = None
+    retain_acked_messages: Annotated[bool | None, Field(alias="retainAckedMessages")] = None
+    retry_policy: Annotated[RetryPolicy | None, Field(alias="retryPolicy")] = None
+    state: SubscriptionState | int | None = None
+    tags: dict[str, str] | None = None
+    topic: str | None = None
     topic_message_retention_duration: Annotated[
         str | None,
-        Field(
-            alias="topicMessageRetentionDuration",
-            description="Output only. Indicates the minimum duration for which a message is retained after it is published to the subscription's topic. If this field is set, messages published to the subscription's topic in the last `topic_message_retention_duration` are always available to subscribers. See the `message_retention_duration` field in `Topic`. This field is set only in responses from the server; it is ignored if it is set in any requests.",
-            pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
-        ),
+        Field(alias="topicMessageRetentionDuration", pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$"),
     ] = None
 
 
@@ -1574,9 +876,7 @@ class TextFormat(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    delimiter: Annotated[str | None, Field(description="Optional. When unset, '\\n' is used.")] = (
-        None
-    )
+    delimiter: str | None = None
 
 
 class Topic(BaseModel):
@@ -1589,77 +889,24 @@ class Topic(BaseModel):
         populate_by_name=True,
     )
     ingestion_data_source_settings: Annotated[
-        IngestionDataSourceSettings | None,
-        Field(
-            alias="ingestionDataSourceSettings",
-            description="Optional. Settings for ingestion from a data source into this topic.",
-        ),
+        IngestionDataSourceSettings | None, Field(alias="ingestionDataSourceSettings")
     ] = None
-    kms_key_name: Annotated[
-        str | None,
-        Field(
-            alias="kmsKeyName",
-            description="Optional. The resource name of the Cloud KMS CryptoKey to be used to protect access to messages published on this topic. The expected format is `projects/*/locations/*/keyRings/*/cryptoKeys/*`.",
-        ),
-    ] = None
-    labels: Annotated[
-        dict[str, str] | None,
-        Field(
-            description="Optional. See [Creating and managing labels]( https://cloud.google.com/pubsub/docs/labels)."
-        ),
-    ] = None
+    kms_key_name: Annotated[str | None, Field(alias="kmsKeyName")] = None
+    labels: dict[str, str] | None = None
     message_retention_duration: Annotated[
-        str | None,
-        Field(
-            alias="messageRetentionDuration",
-            description="Optional. Indicates the minimum duration to retain a message after it is published to the topic. If this field is set, messages published to the topic in the last `message_retention_duration` are always available to subscribers. For instance, it allows any attached subscription to [seek to a timestamp](https://cloud.google.com/pubsub/docs/replay-overview#seek_to_a_time) that is up to `message_retention_duration` in the past. If this field is not set, message retention is controlled by settings on individual subscriptions. Cannot be more than 31 days or less than 10 minutes.",
-            pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
-        ),
+        str | None, Field(alias="messageRetentionDuration", pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$")
     ] = None
     message_storage_policy: Annotated[
-        MessageStoragePolicy | None,
-        Field(
-            alias="messageStoragePolicy",
-            description="Optional. Policy constraining the set of Google Cloud Platform regions where messages published to the topic may be stored. If not present, then no constraints are in effect.",
-        ),
+        MessageStoragePolicy | None, Field(alias="messageStoragePolicy")
     ] = None
     message_transforms: Annotated[
-        list[MessageTransform] | None,
-        Field(
-            alias="messageTransforms",
-            description="Optional. Transforms to be applied to messages published to the topic. Transforms are applied in the order specified.",
-        ),
+        list[MessageTransform] | None, Field(alias="messageTransforms")
     ] = None
-    name: Annotated[
-        str | None,
-        Field(
-            description='Required. Identifier. The name of the topic. It must have the format `"projects/{project}/topics/{topic}"`. `{topic}` must start with a letter, and contain only letters (`[A-Za-z]`), numbers (`[0-9]`), dashes (`-`), underscores (`_`), periods (`.`), tildes (`~`), plus (`+`) or percent signs (`%`). It must be between 3 and 255 characters in length, and it must not start with `"goog"`.'
-        ),
-    ] = None
-    satisfies_pzs: Annotated[
-        bool | None,
-        Field(
-            alias="satisfiesPzs",
-            description="Optional. Reserved for future use. This field is set only in responses from the server; it is ignored if it is set in any requests.",
-        ),
-    ] = None
-    schema_settings: Annotated[
-        SchemaSettings | None,
-        Field(
-            alias="schemaSettings",
-            description="Optional. Settings for validating messages published against a schema.",
-        ),
-    ] = None
-    state: Annotated[
-        TopicState | int | None,
-        Field(description="Output only. An output-only field indicating the state of the topic."),
-    ] = None
-    tags: Annotated[
-        dict[str, str] | None,
-        Field(
-            description='Optional. Input only. Immutable. Tag keys/values directly bound to this resource. For example: "123/environment": "production", "123/costCenter": "marketing" See https://{$universe.dns_names.final_documentation_domain}/pubsub/docs/tags for more information on using tags with Pub/Sub resources.'
-        ),
-    ] = None
+    name: str | None = None
+    satisfies_pzs: Annotated[bool | None, Field(alias="satisfiesPzs")] = None
+    schema_settings: Annotated[SchemaSettings | None, Field(alias="schemaSettings")] = None
+    state: TopicState | int | None = None
+    tags: dict[str, str] | None = None
 
 
 class TopicState(StrEnum):
@@ -1684,12 +931,7 @@ class UnstructuredInference(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    parameters: Annotated[
-        dict[str, Any] | None,
-        Field(
-            description="Optional. A parameters object to be included in each inference request. The parameters object is combined with the data field of the Pub/Sub message to form the inference request."
-        ),
-    ] = None
+    parameters: dict[str, Any] | None = None
 
 
 class UpdateSnapshotRequest(BaseModel):
@@ -1701,16 +943,8 @@ class UpdateSnapshotRequest(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    snapshot: Annotated[
-        Snapshot | None, Field(description="Required. The updated snapshot object.")
-    ] = None
-    update_mask: Annotated[
-        str | None,
-        Field(
-            alias="updateMask",
-            description="Required. Indicates which fields in the provided snapshot to update. Must be specified and non-empty.",
-        ),
-    ] = None
+    snapshot: Snapshot | None = None
+    update_mask: Annotated[str | None, Field(alias="updateMask")] = None
 
 
 class UpdateSubscriptionRequest(BaseModel):
@@ -1722,16 +956,8 @@ class UpdateSubscriptionRequest(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    subscription: Annotated[
-        Subscription | None, Field(description="Required. The updated subscription object.")
-    ] = None
-    update_mask: Annotated[
-        str | None,
-        Field(
-            alias="updateMask",
-            description="Required. Indicates which fields in the provided subscription to update. Must be specified and non-empty.",
-        ),
-    ] = None
+    subscription: Subscription | None = None
+    update_mask: Annotated[str | None, Field(alias="updateMask")] = None
 
 
 class UpdateTopicRequest(BaseModel):
@@ -1743,11 +969,5 @@ class UpdateTopicRequest(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    topic: Annotated[Topic | None, Field(description="Required. The updated topic object.")] = None
-    update_mask: Annotated[
-        str | None,
-        Field(
-            alias="updateMask",
-            description='Required. Indicates which fields in the provided topic to update. Must be specified and non-empty. Note that if `update_mask` contains "message_storage_policy" but the `message_storage_policy` is not set in the `topic` provided above, then the updated value is determined by the policy configured at the project or organization level.',
-        ),
-    ] = None
+    topic: Topic | None = None
+    update_mask: Annotated[str | None, Field(alias="updateMask")] = None

@@ -22,11 +22,7 @@ class Automatic(BaseModel):
         populate_by_name=True,
     )
     customer_managed_encryption: Annotated[
-        CustomerManagedEncryption | None,
-        Field(
-            alias="customerManagedEncryption",
-            description="Optional. The customer-managed encryption configuration of the Secret. If no configuration is provided, Google-managed default encryption is used. Updates to the Secret encryption configuration only apply to SecretVersions added afterwards. They do not apply retroactively to existing SecretVersions.",
-        ),
+        CustomerManagedEncryption | None, Field(alias="customerManagedEncryption")
     ] = None
 
 
@@ -39,13 +35,7 @@ class CustomerManagedEncryption(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    kms_key_name: Annotated[
-        str | None,
-        Field(
-            alias="kmsKeyName",
-            description="Required. The resource name of the Cloud KMS CryptoKey used to encrypt secret payloads. For secrets using the UserManaged replication policy type, Cloud KMS CryptoKeys must reside in the same location as the replica location. For secrets using the Automatic replication policy type, Cloud KMS CryptoKeys must reside in `global`. The expected format is `projects/*/locations/*/keyRings/*/cryptoKeys/*`.",
-        ),
-    ] = None
+    kms_key_name: Annotated[str | None, Field(alias="kmsKeyName")] = None
 
 
 class Empty(BaseModel):
@@ -68,16 +58,8 @@ class ManagedRotationStatus(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    error: Annotated[
-        Status | None,
-        Field(
-            description="Output only. Displays customer-facing issues that occurred during an asynchronous managed rotation. For example, if there are some permission errors."
-        ),
-    ] = None
-    state: Annotated[
-        ManagedRotationStatusState | int | None,
-        Field(description="Output only. Indicates whether the Managed Rotation is active or not."),
-    ] = None
+    error: Status | None = None
+    state: ManagedRotationStatusState | int | None = None
 
 
 class ManagedRotationStatusState(StrEnum):
@@ -103,18 +85,9 @@ class Replica(BaseModel):
         populate_by_name=True,
     )
     customer_managed_encryption: Annotated[
-        CustomerManagedEncryption | None,
-        Field(
-            alias="customerManagedEncryption",
-            description="Optional. The customer-managed encryption configuration of the User-Managed Replica. If no configuration is provided, Google-managed default encryption is used. Updates to the Secret encryption configuration only apply to SecretVersions added afterwards. They do not apply retroactively to existing SecretVersions.",
-        ),
+        CustomerManagedEncryption | None, Field(alias="customerManagedEncryption")
     ] = None
-    location: Annotated[
-        str | None,
-        Field(
-            description='The canonical IDs of the location to replicate data. For example: `"us-east1"`.'
-        ),
-    ] = None
+    location: str | None = None
 
 
 class Replication(BaseModel):
@@ -126,17 +99,8 @@ class Replication(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    automatic: Annotated[
-        Automatic | None,
-        Field(description="The Secret will automatically be replicated without any restrictions."),
-    ] = None
-    user_managed: Annotated[
-        UserManaged | None,
-        Field(
-            alias="userManaged",
-            description="The Secret will only be replicated into the locations specified.",
-        ),
-    ] = None
+    automatic: Automatic | None = None
+    user_managed: Annotated[UserManaged | None, Field(alias="userManaged")] = None
 
 
 class ResourcePolicyMember(BaseModel):
@@ -148,20 +112,8 @@ class ResourcePolicyMember(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    iam_policy_name_principal: Annotated[
-        str | None,
-        Field(
-            alias="iamPolicyNamePrincipal",
-            description="Output only. IAM policy binding member referring to a Google Cloud resource by user-assigned name (https://google.aip.dev/122). If a resource is deleted and recreated with the same name, the binding will be applicable to the new resource. Example: `principal://parametermanager.googleapis.com/projects/12345/name/locations/us-central1-a/parameters/my-parameter`",
-        ),
-    ] = None
-    iam_policy_uid_principal: Annotated[
-        str | None,
-        Field(
-            alias="iamPolicyUidPrincipal",
-            description="Output only. IAM policy binding member referring to a Google Cloud resource by system-assigned unique identifier (https://google.aip.dev/148#uid). If a resource is deleted and recreated with the same name, the binding will not be applicable to the new resource Example: `principal://parametermanager.googleapis.com/projects/12345/uid/locations/us-central1-a/parameters/a918fed5`",
-        ),
-    ] = None
+    iam_policy_name_principal: Annotated[str | None, Field(alias="iamPolicyNamePrincipal")] = None
+    iam_policy_uid_principal: Annotated[str | None, Field(alias="iamPolicyUidPrincipal")] = None
 
 
 class Rotation(BaseModel):
@@ -174,27 +126,17 @@ class Rotation(BaseModel):
         populate_by_name=True,
     )
     managed_rotation_status: Annotated[
-        ManagedRotationStatus | None,
-        Field(
-            alias="managedRotationStatus",
-            description="Output only. The current status of the managed rotation. This field is only applicable to Typed Secrets. This field is set by the service and cannot be set by the user.",
-        ),
+        ManagedRotationStatus | None, Field(alias="managedRotationStatus")
     ] = None
     next_rotation_time: Annotated[
         str | None,
         Field(
             alias="nextRotationTime",
-            description="Optional. Timestamp in UTC at which the Secret is scheduled to rotate. Cannot be set to less than 300s (5 min) in the future and at most 3153600000s (100 years). next_rotation_time MUST be set if rotation_period is set.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
     rotation_period: Annotated[
-        str | None,
-        Field(
-            alias="rotationPeriod",
-            description="Input only. The Duration between rotation notifications. Must be in seconds and at least 3600s (1h) and at most 3153600000s (100 years). If rotation_period is set, next_rotation_time must be set. next_rotation_time will be advanced by this period when the service automatically sends rotation notifications.",
-            pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
-        ),
+        str | None, Field(alias="rotationPeriod", pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$")
     ] = None
 
 
@@ -207,108 +149,39 @@ class Secret(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    annotations: Annotated[
-        dict[str, str] | None,
-        Field(
-            description="Optional. Custom metadata about the secret. Annotations are distinct from various forms of labels. Annotations exist to allow client tools to store their own state information without requiring a database. Annotation keys must be between 1 and 63 characters long, have a UTF-8 encoding of maximum 128 bytes, begin and end with an alphanumeric character ([a-z0-9A-Z]), and may have dashes (-), underscores (_), dots (.), and alphanumerics in between these symbols. The total size of annotation keys and values must be less than 16KiB."
-        ),
-    ] = None
+    annotations: dict[str, str] | None = None
     create_time: Annotated[
         str | None,
         Field(
             alias="createTime",
-            description="Output only. The time at which the Secret was created.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
     customer_managed_encryption: Annotated[
-        CustomerManagedEncryption | None,
-        Field(
-            alias="customerManagedEncryption",
-            description="Optional. The customer-managed encryption configuration of the regionalized secrets. If no configuration is provided, Google-managed default encryption is used. Updates to the Secret encryption configuration only apply to SecretVersions added afterwards. They do not apply retroactively to existing SecretVersions.",
-        ),
+        CustomerManagedEncryption | None, Field(alias="customerManagedEncryption")
     ] = None
-    etag: Annotated[
-        str | None, Field(description="Optional. Etag of the currently stored Secret.")
-    ] = None
+    etag: str | None = None
     expire_time: Annotated[
         str | None,
         Field(
             alias="expireTime",
-            description="Optional. Timestamp in UTC when the Secret is scheduled to expire. This is always provided on output, regardless of what was sent on input.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
-    labels: Annotated[
-        dict[str, str] | None,
-        Field(
-            description="The labels assigned to this Secret. Label keys must be between 1 and 63 characters long, have a UTF-8 encoding of maximum 128 bytes, and must conform to the following PCRE regular expression: `\\p{Ll}\\p{Lo}{0,62}` Label values must be between 0 and 63 characters long, have a UTF-8 encoding of maximum 128 bytes, and must conform to the following PCRE regular expression: `[\\p{Ll}\\p{Lo}\\p{N}_-]{0,63}` No more than 64 labels can be assigned to a given resource."
-        ),
-    ] = None
-    name: Annotated[
-        str | None,
-        Field(
-            description="Output only. The resource name of the Secret in the format `projects/*/secrets/*`."
-        ),
-    ] = None
-    policy_member: Annotated[
-        ResourcePolicyMember | None,
-        Field(
-            alias="policyMember",
-            description="Output only. Defines the policy member for the secret. This will be used to check if the caller has the permission to perform certain operations on the typed secret.",
-        ),
-    ] = None
-    replication: Annotated[
-        Replication | None,
-        Field(
-            description="Optional. Immutable. The replication policy of the secret data attached to the Secret. The replication policy cannot be changed after the Secret has been created."
-        ),
-    ] = None
-    rotation: Annotated[
-        Rotation | None,
-        Field(
-            description="Optional. Rotation policy attached to the Secret. May be excluded if there is no rotation policy."
-        ),
-    ] = None
-    secret_type: Annotated[
-        SecretSecretType | int | None,
-        Field(
-            alias="secretType",
-            description="Optional. Immutable. This defines the type of the secret. Enforces certain structural requirements on the SecretVersions. For secret of type UNSPECIFIED, the SecretVersions can be of any type.",
-        ),
-    ] = None
-    tags: Annotated[
-        dict[str, str] | None,
-        Field(
-            description='Optional. Input only. Immutable. Mapping of Tag keys/values directly bound to this resource. For example: "123/environment": "production", "123/costCenter": "marketing" Tags are used to organize and group resources. Tags can be used to control policy evaluation for the resource.'
-        ),
-    ] = None
-    topics: Annotated[
-        list[Topic] | None,
-        Field(
-            description="Optional. A list of up to 10 Pub/Sub topics to which messages are published when control plane operations are called on the secret or its versions."
-        ),
-    ] = None
-    ttl: Annotated[
-        str | None,
-        Field(
-            description="Input only. The TTL for the Secret.", pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$"
-        ),
-    ] = None
+    labels: dict[str, str] | None = None
+    name: str | None = None
+    policy_member: Annotated[ResourcePolicyMember | None, Field(alias="policyMember")] = None
+    replication: Replication | None = None
+    rotation: Rotation | None = None
+    secret_type: Annotated[SecretSecretType | int | None, Field(alias="secretType")] = None
+    tags: dict[str, str] | None = None
+    topics: list[Topic] | None = None
+    ttl: Annotated[str | None, Field(pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$")] = None
     version_aliases: Annotated[
-        dict[str, VersionAliasesAdditionalProperty] | None,
-        Field(
-            alias="versionAliases",
-            description="Optional. Mapping from version alias to version name. A version alias is a string with a maximum length of 63 characters and can contain uppercase and lowercase letters, numerals, and the hyphen (`-`) and underscore ('_') characters. An alias string must start with a letter and cannot be the string 'latest' or 'NEW'. No more than 50 aliases can be assigned to a given secret. Version-Alias pairs will be viewable via GetSecret and modifiable via UpdateSecret. Access by alias is only be supported on GetSecretVersion and AccessSecretVersion.",
-        ),
+        dict[str, VersionAliasesAdditionalProperty] | None, Field(alias="versionAliases")
     ] = None
     version_destroy_ttl: Annotated[
-        str | None,
-        Field(
-            alias="versionDestroyTtl",
-            description="Optional. Secret Version TTL after destruction request This is a part of the Delayed secret version destroy feature. For secret with TTL>0, version destruction doesn't happen immediately on calling destroy instead the version goes to a disabled state and destruction happens after the TTL expires.",
-            pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
-        ),
+        str | None, Field(alias="versionDestroyTtl", pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$")
     ] = None
 
 
@@ -340,22 +213,9 @@ class Status(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    code: Annotated[
-        int | None,
-        Field(description="The status code, which should be an enum value of google.rpc.Code."),
-    ] = None
-    details: Annotated[
-        list[dict[str, Any]] | None,
-        Field(
-            description="A list of messages that carry the error details. There is a common set of message types for APIs to use."
-        ),
-    ] = None
-    message: Annotated[
-        str | None,
-        Field(
-            description="A developer-facing error message, which should be in English. Any user-facing error message should be localized and sent in the google.rpc.Status.details field, or localized by the client."
-        ),
-    ] = None
+    code: int | None = None
+    details: list[dict[str, Any]] | None = None
+    message: str | None = None
 
 
 class Topic(BaseModel):
@@ -367,12 +227,7 @@ class Topic(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    name: Annotated[
-        str | None,
-        Field(
-            description="Identifier. The resource name of the Pub/Sub topic that will be published to, in the following format: `projects/*/topics/*`. For publication to succeed, the Secret Manager service agent must have the `pubsub.topic.publish` permission on the topic. The Pub/Sub Publisher role (`roles/pubsub.publisher`) includes this permission."
-        ),
-    ] = None
+    name: str | None = None
 
 
 class UserManaged(BaseModel):
@@ -384,10 +239,7 @@ class UserManaged(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    replicas: Annotated[
-        list[Replica] | None,
-        Field(description="Required. The list of Replicas for this Secret. Cannot be empty."),
-    ] = None
+    replicas: list[Replica] | None = None
 
 
 VersionAliasesAdditionalProperty = TypeAliasType(

@@ -20,18 +20,9 @@ class AsymmetricAutoscalingOption(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    overrides: Annotated[
-        AutoscalingConfigOverrides | None,
-        Field(
-            description="Optional. Overrides applied to the top-level autoscaling configuration for the selected replicas."
-        ),
-    ] = None
+    overrides: AutoscalingConfigOverrides | None = None
     replica_selection: Annotated[
-        InstanceReplicaSelection | None,
-        Field(
-            alias="replicaSelection",
-            description="Required. Selects the replicas to which this AsymmetricAutoscalingOption applies. Only read-only replicas are supported.",
-        ),
+        InstanceReplicaSelection | None, Field(alias="replicaSelection")
     ] = None
 
 
@@ -45,25 +36,12 @@ class AutoscalingConfig(BaseModel):
         populate_by_name=True,
     )
     asymmetric_autoscaling_options: Annotated[
-        list[AsymmetricAutoscalingOption] | None,
-        Field(
-            alias="asymmetricAutoscalingOptions",
-            description="Optional. Optional asymmetric autoscaling options. Replicas matching the replica selection criteria will be autoscaled independently from other replicas. The autoscaler will scale the replicas based on the utilization of replicas identified by the replica selection. Replica selections should not overlap with each other. Other replicas (those do not match any replica selection) will be autoscaled together and will have the same compute capacity allocated to them.",
-        ),
+        list[AsymmetricAutoscalingOption] | None, Field(alias="asymmetricAutoscalingOptions")
     ] = None
-    autoscaling_limits: Annotated[
-        AutoscalingLimits | None,
-        Field(
-            alias="autoscalingLimits", description="Required. Autoscaling limits for an instance."
-        ),
-    ] = None
-    autoscaling_targets: Annotated[
-        AutoscalingTargets | None,
-        Field(
-            alias="autoscalingTargets",
-            description="Required. The autoscaling targets for an instance.",
-        ),
-    ] = None
+    autoscaling_limits: Annotated[AutoscalingLimits | None, Field(alias="autoscalingLimits")] = None
+    autoscaling_targets: Annotated[AutoscalingTargets | None, Field(alias="autoscalingTargets")] = (
+        None
+    )
 
 
 class AutoscalingConfigOverrides(BaseModel):
@@ -75,40 +53,18 @@ class AutoscalingConfigOverrides(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    autoscaling_limits: Annotated[
-        AutoscalingLimits | None,
-        Field(
-            alias="autoscalingLimits",
-            description="Optional. If specified, overrides the min/max limit in the top-level autoscaling configuration for the selected replicas.",
-        ),
-    ] = None
+    autoscaling_limits: Annotated[AutoscalingLimits | None, Field(alias="autoscalingLimits")] = None
     autoscaling_target_high_priority_cpu_utilization_percent: Annotated[
-        int | None,
-        Field(
-            alias="autoscalingTargetHighPriorityCpuUtilizationPercent",
-            description="Optional. If specified, overrides the autoscaling target high_priority_cpu_utilization_percent in the top-level autoscaling configuration for the selected replicas.",
-        ),
+        int | None, Field(alias="autoscalingTargetHighPriorityCpuUtilizationPercent")
     ] = None
     autoscaling_target_total_cpu_utilization_percent: Annotated[
-        int | None,
-        Field(
-            alias="autoscalingTargetTotalCpuUtilizationPercent",
-            description="Optional. If specified, overrides the autoscaling target `total_cpu_utilization_percent` in the top-level autoscaling configuration for the selected replicas.",
-        ),
+        int | None, Field(alias="autoscalingTargetTotalCpuUtilizationPercent")
     ] = None
     disable_high_priority_cpu_autoscaling: Annotated[
-        bool | None,
-        Field(
-            alias="disableHighPriorityCpuAutoscaling",
-            description="Optional. If true, disables high priority CPU autoscaling for the selected replicas and ignores high_priority_cpu_utilization_percent in the top-level autoscaling configuration. When setting this field to true, setting autoscaling_target_high_priority_cpu_utilization_percent field to a non-zero value for the same replica is not supported. If false, the autoscaling_target_high_priority_cpu_utilization_percent field in the replica will be used if set to a non-zero value. Otherwise, the high_priority_cpu_utilization_percent field in the top-level autoscaling configuration will be used. Setting both disable_high_priority_cpu_autoscaling and disable_total_cpu_autoscaling to true for the same replica is not supported.",
-        ),
+        bool | None, Field(alias="disableHighPriorityCpuAutoscaling")
     ] = None
     disable_total_cpu_autoscaling: Annotated[
-        bool | None,
-        Field(
-            alias="disableTotalCpuAutoscaling",
-            description="Optional. If true, disables total CPU autoscaling for the selected replicas and ignores total_cpu_utilization_percent in the top-level autoscaling configuration. When setting this field to true, setting autoscaling_target_total_cpu_utilization_percent field to a non-zero value for the same replica is not supported. If false, the autoscaling_target_total_cpu_utilization_percent field in the replica will be used if set to a non-zero value. Otherwise, the total_cpu_utilization_percent field in the top-level autoscaling configuration will be used. Setting both disable_high_priority_cpu_autoscaling and disable_total_cpu_autoscaling to true for the same replica is not supported.",
-        ),
+        bool | None, Field(alias="disableTotalCpuAutoscaling")
     ] = None
 
 
@@ -121,34 +77,10 @@ class AutoscalingLimits(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    max_nodes: Annotated[
-        int | None,
-        Field(
-            alias="maxNodes",
-            description="Maximum number of nodes allocated to the instance. If set, this number should be greater than or equal to min_nodes.",
-        ),
-    ] = None
-    max_processing_units: Annotated[
-        int | None,
-        Field(
-            alias="maxProcessingUnits",
-            description="Maximum number of processing units allocated to the instance. If set, this number should be multiples of 1000 and be greater than or equal to min_processing_units.",
-        ),
-    ] = None
-    min_nodes: Annotated[
-        int | None,
-        Field(
-            alias="minNodes",
-            description="Minimum number of nodes allocated to the instance. If set, this number should be greater than or equal to 1.",
-        ),
-    ] = None
-    min_processing_units: Annotated[
-        int | None,
-        Field(
-            alias="minProcessingUnits",
-            description="Minimum number of processing units allocated to the instance. If set, this number should be multiples of 1000.",
-        ),
-    ] = None
+    max_nodes: Annotated[int | None, Field(alias="maxNodes")] = None
+    max_processing_units: Annotated[int | None, Field(alias="maxProcessingUnits")] = None
+    min_nodes: Annotated[int | None, Field(alias="minNodes")] = None
+    min_processing_units: Annotated[int | None, Field(alias="minProcessingUnits")] = None
 
 
 class AutoscalingTargets(BaseModel):
@@ -161,25 +93,13 @@ class AutoscalingTargets(BaseModel):
         populate_by_name=True,
     )
     high_priority_cpu_utilization_percent: Annotated[
-        int | None,
-        Field(
-            alias="highPriorityCpuUtilizationPercent",
-            description="Optional. The target high priority cpu utilization percentage that the autoscaler should be trying to achieve for the instance. This number is on a scale from 0 (no utilization) to 100 (full utilization). The valid range is [10, 90] inclusive. If not specified or set to 0, the autoscaler skips scaling based on high priority CPU utilization.",
-        ),
+        int | None, Field(alias="highPriorityCpuUtilizationPercent")
     ] = None
-    storage_utilization_percent: Annotated[
-        int | None,
-        Field(
-            alias="storageUtilizationPercent",
-            description="Required. The target storage utilization percentage that the autoscaler should be trying to achieve for the instance. This number is on a scale from 0 (no utilization) to 100 (full utilization). The valid range is [10, 99] inclusive.",
-        ),
-    ] = None
+    storage_utilization_percent: Annotated[int | None, Field(alias="storageUtilizationPercent")] = (
+        None
+    )
     total_cpu_utilization_percent: Annotated[
-        int | None,
-        Field(
-            alias="totalCpuUtilizationPercent",
-            description="Optional. The target total CPU utilization percentage that the autoscaler should be trying to achieve for the instance. This number is on a scale from 0 (no utilization) to 100 (full utilization). The valid range is [10, 90] inclusive. If not specified or set to 0, the autoscaler skips scaling based on total CPU utilization. If both `high_priority_cpu_utilization_percent` and `total_cpu_utilization_percent` are specified, the autoscaler provisions the larger of the two required compute capacities to satisfy both targets.",
-        ),
+        int | None, Field(alias="totalCpuUtilizationPercent")
     ] = None
 
 
@@ -192,19 +112,8 @@ class CreateInstanceRequest(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    instance: Annotated[
-        Instance | None,
-        Field(
-            description="Required. The instance to create. The name may be omitted, but if specified must be `/instances/`."
-        ),
-    ] = None
-    instance_id: Annotated[
-        str | None,
-        Field(
-            alias="instanceId",
-            description="Required. The ID of the instance to create. Valid identifiers are of the form `a-z*[a-z0-9]` and must be between 2 and 64 characters in length.",
-        ),
-    ] = None
+    instance: Instance | None = None
+    instance_id: Annotated[str | None, Field(alias="instanceId")] = None
 
 
 class Empty(BaseModel):
@@ -228,17 +137,12 @@ class FreeInstanceMetadata(BaseModel):
         populate_by_name=True,
     )
     expire_behavior: Annotated[
-        FreeInstanceMetadataExpireBehavior | int | None,
-        Field(
-            alias="expireBehavior",
-            description="Specifies the expiration behavior of a free instance. The default of ExpireBehavior is `REMOVE_AFTER_GRACE_PERIOD`. This can be modified during or after creation, and before expiration.",
-        ),
+        FreeInstanceMetadataExpireBehavior | int | None, Field(alias="expireBehavior")
     ] = None
     expire_time: Annotated[
         str | None,
         Field(
             alias="expireTime",
-            description="Output only. Timestamp after which the instance will either be upgraded or scheduled for deletion after a grace period. ExpireBehavior is used to choose between upgrading or scheduling the free instance for deletion. This timestamp is set during the creation of a free instance.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
@@ -246,7 +150,6 @@ class FreeInstanceMetadata(BaseModel):
         str | None,
         Field(
             alias="upgradeTime",
-            description="Output only. If present, the timestamp at which the free instance was upgraded to a provisioned instance.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
@@ -274,110 +177,38 @@ class Instance(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    autoscaling_config: Annotated[
-        AutoscalingConfig | None,
-        Field(
-            alias="autoscalingConfig",
-            description="Optional. The autoscaling configuration. Autoscaling is enabled if this field is set. When autoscaling is enabled, node_count and processing_units are treated as OUTPUT_ONLY fields and reflect the current compute capacity allocated to the instance.",
-        ),
-    ] = None
-    config: Annotated[
-        str | None,
-        Field(
-            description="Required. The name of the instance's configuration. Values are of the form `projects//instanceConfigs/`. See also InstanceConfig and ListInstanceConfigs."
-        ),
-    ] = None
+    autoscaling_config: Annotated[AutoscalingConfig | None, Field(alias="autoscalingConfig")] = None
+    config: str | None = None
     create_time: Annotated[
         str | None,
         Field(
             alias="createTime",
-            description="Output only. The time at which the instance was created.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
     default_backup_schedule_type: Annotated[
-        InstanceDefaultBackupScheduleType | int | None,
-        Field(
-            alias="defaultBackupScheduleType",
-            description="Optional. Controls the default backup schedule behavior for new databases within the instance. By default, a backup schedule is created automatically when a new database is created in a new instance. Note that the `AUTOMATIC` value isn't permitted for free instances, as backups and backup schedules aren't supported for free instances. In the `GetInstance` or `ListInstances` response, if the value of `default_backup_schedule_type` isn't set, or set to `NONE`, Spanner doesn't create a default backup schedule for new databases in the instance.",
-        ),
+        InstanceDefaultBackupScheduleType | int | None, Field(alias="defaultBackupScheduleType")
     ] = None
-    display_name: Annotated[
-        str | None,
-        Field(
-            alias="displayName",
-            description="Required. The descriptive name for this instance as it appears in UIs. Must be unique per project and between 4 and 30 characters in length.",
-        ),
-    ] = None
-    edition: Annotated[
-        InstanceEdition | int | None,
-        Field(description="Optional. The `Edition` of the current instance."),
-    ] = None
-    endpoint_uris: Annotated[
-        list[str] | None,
-        Field(alias="endpointUris", description="Deprecated. This field is not populated."),
-    ] = None
+    display_name: Annotated[str | None, Field(alias="displayName")] = None
+    edition: InstanceEdition | int | None = None
+    endpoint_uris: Annotated[list[str] | None, Field(alias="endpointUris")] = None
     free_instance_metadata: Annotated[
-        FreeInstanceMetadata | None,
-        Field(
-            alias="freeInstanceMetadata",
-            description="Free instance metadata. Only populated for free instances.",
-        ),
+        FreeInstanceMetadata | None, Field(alias="freeInstanceMetadata")
     ] = None
-    instance_type: Annotated[
-        InstanceInstanceType | int | None,
-        Field(alias="instanceType", description="The `InstanceType` of the current instance."),
-    ] = None
-    labels: Annotated[
-        dict[str, str] | None,
-        Field(
-            description='Cloud Labels are a flexible and lightweight mechanism for organizing cloud resources into groups that reflect a customer\'s organizational needs and deployment strategies. Cloud Labels can be used to filter collections of resources. They can be used to control how resource metrics are aggregated. And they can be used as arguments to policy management rules (e.g. route, firewall, load balancing, etc.). * Label keys must be between 1 and 63 characters long and must conform to the following regular expression: `a-z{0,62}`. * Label values must be between 0 and 63 characters long and must conform to the regular expression `[a-z0-9_-]{0,63}`. * No more than 64 labels can be associated with a given resource. See https://goo.gl/xmQnxf for more information on and examples of labels. If you plan to use labels in your own code, please note that additional characters may be allowed in the future. And so you are advised to use an internal label representation, such as JSON, which doesn\'t rely upon specific characters being disallowed. For example, representing labels as the string: name + "_" + value would prove problematic if we were to allow "_" in a future release.'
-        ),
-    ] = None
-    name: Annotated[
-        str | None,
-        Field(
-            description="Required. A unique identifier for the instance, which cannot be changed after the instance is created. Values are of the form `projects//instances/a-z*[a-z0-9]`. The final segment of the name must be between 2 and 64 characters in length."
-        ),
-    ] = None
-    node_count: Annotated[
-        int | None,
-        Field(
-            alias="nodeCount",
-            description="The number of nodes allocated to this instance. At most, one of either `node_count` or `processing_units` should be present in the message. Users can set the `node_count` field to specify the target number of nodes allocated to the instance. If autoscaling is enabled, `node_count` is treated as an `OUTPUT_ONLY` field and reflects the current number of nodes allocated to the instance. This might be zero in API responses for instances that are not yet in the `READY` state. If the instance has varying node count across replicas (achieved by setting `asymmetric_autoscaling_options` in the autoscaling configuration), the `node_count` set here is the maximum node count across all replicas. For more information, see [Compute capacity, nodes, and processing units](https://cloud.google.com/spanner/docs/compute-capacity).",
-        ),
-    ] = None
-    processing_units: Annotated[
-        int | None,
-        Field(
-            alias="processingUnits",
-            description="The number of processing units allocated to this instance. At most, one of either `processing_units` or `node_count` should be present in the message. Users can set the `processing_units` field to specify the target number of processing units allocated to the instance. If autoscaling is enabled, `processing_units` is treated as an `OUTPUT_ONLY` field and reflects the current number of processing units allocated to the instance. This might be zero in API responses for instances that are not yet in the `READY` state. If the instance has varying processing units per replica (achieved by setting `asymmetric_autoscaling_options` in the autoscaling configuration), the `processing_units` set here is the maximum processing units across all replicas. For more information, see [Compute capacity, nodes and processing units](https://cloud.google.com/spanner/docs/compute-capacity).",
-        ),
-    ] = None
+    instance_type: Annotated[InstanceInstanceType | int | None, Field(alias="instanceType")] = None
+    labels: dict[str, str] | None = None
+    name: str | None = None
+    node_count: Annotated[int | None, Field(alias="nodeCount")] = None
+    processing_units: Annotated[int | None, Field(alias="processingUnits")] = None
     replica_compute_capacity: Annotated[
-        list[ReplicaComputeCapacity] | None,
-        Field(
-            alias="replicaComputeCapacity",
-            description="Output only. Lists the compute capacity per ReplicaSelection. A replica selection identifies a set of replicas with common properties. Replicas identified by a ReplicaSelection are scaled with the same compute capacity.",
-        ),
+        list[ReplicaComputeCapacity] | None, Field(alias="replicaComputeCapacity")
     ] = None
-    state: Annotated[
-        InstanceState | int | None,
-        Field(
-            description="Output only. The current instance state. For CreateInstance, the state must be either omitted or set to `CREATING`. For UpdateInstance, the state must be either omitted or set to `READY`."
-        ),
-    ] = None
-    tags: Annotated[
-        dict[str, str] | None,
-        Field(
-            description='Optional. Tag keys/values directly bound to this resource. For example: "123/environment": "prod", "123/costCenter": "marketing"'
-        ),
-    ] = None
+    state: InstanceState | int | None = None
+    tags: dict[str, str] | None = None
     update_time: Annotated[
         str | None,
         Field(
             alias="updateTime",
-            description="Output only. The time at which the instance was most recently updated.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
@@ -433,12 +264,7 @@ class InstanceReplicaSelection(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    location: Annotated[
-        str | None,
-        Field(
-            description='Required. Name of the location of the replicas (for example, "us-central1").'
-        ),
-    ] = None
+    location: str | None = None
 
 
 class InstanceState(StrEnum):
@@ -463,34 +289,11 @@ class Operation(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    done: Annotated[
-        bool | None,
-        Field(
-            description="If the value is `false`, it means the operation is still in progress. If `true`, the operation is completed, and either `error` or `response` is available."
-        ),
-    ] = None
-    error: Annotated[
-        Status | None,
-        Field(description="The error result of the operation in case of failure or cancellation."),
-    ] = None
-    metadata: Annotated[
-        dict[str, Any] | None,
-        Field(
-            description="Service-specific metadata associated with the operation. It typically contains progress information and common metadata such as create time. Some services might not provide such metadata. Any method that returns a long-running operation should document the metadata type, if any."
-        ),
-    ] = None
-    name: Annotated[
-        str | None,
-        Field(
-            description="The server-assigned name, which is only unique within the same service that originally returns it. If you use the default HTTP mapping, the `name` should be a resource name ending with `operations/{unique_id}`."
-        ),
-    ] = None
-    response: Annotated[
-        dict[str, Any] | None,
-        Field(
-            description="The normal, successful response of the operation. If the original method returns no data on success, such as `Delete`, the response is `google.protobuf.Empty`. If the original method is standard `Get`/`Create`/`Update`, the response should be the resource. For other methods, the response should have the type `XxxResponse`, where `Xxx` is the original method name. For example, if the original method name is `TakeSnapshot()`, the inferred response type is `TakeSnapshotResponse`."
-        ),
-    ] = None
+    done: bool | None = None
+    error: Status | None = None
+    metadata: dict[str, Any] | None = None
+    name: str | None = None
+    response: dict[str, Any] | None = None
 
 
 class ReplicaComputeCapacity(BaseModel):
@@ -502,26 +305,10 @@ class ReplicaComputeCapacity(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    node_count: Annotated[
-        int | None,
-        Field(
-            alias="nodeCount",
-            description="The number of nodes allocated to each replica. This may be zero in API responses for instances that are not yet in state `READY`.",
-        ),
-    ] = None
-    processing_units: Annotated[
-        int | None,
-        Field(
-            alias="processingUnits",
-            description="The number of processing units allocated to each replica. This may be zero in API responses for instances that are not yet in state `READY`.",
-        ),
-    ] = None
+    node_count: Annotated[int | None, Field(alias="nodeCount")] = None
+    processing_units: Annotated[int | None, Field(alias="processingUnits")] = None
     replica_selection: Annotated[
-        InstanceReplicaSelection | None,
-        Field(
-            alias="replicaSelection",
-            description="Required. Identifies replicas by specified properties. All replicas in the selection have the same amount of compute capacity.",
-        ),
+        InstanceReplicaSelection | None, Field(alias="replicaSelection")
     ] = None
 
 
@@ -534,22 +321,9 @@ class Status(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    code: Annotated[
-        int | None,
-        Field(description="The status code, which should be an enum value of google.rpc.Code."),
-    ] = None
-    details: Annotated[
-        list[dict[str, Any]] | None,
-        Field(
-            description="A list of messages that carry the error details. There is a common set of message types for APIs to use."
-        ),
-    ] = None
-    message: Annotated[
-        str | None,
-        Field(
-            description="A developer-facing error message, which should be in English. Any user-facing error message should be localized and sent in the google.rpc.Status.details field, or localized by the client."
-        ),
-    ] = None
+    code: int | None = None
+    details: list[dict[str, Any]] | None = None
+    message: str | None = None
 
 
 class UpdateInstanceRequest(BaseModel):
@@ -561,16 +335,5 @@ class UpdateInstanceRequest(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    field_mask: Annotated[
-        str | None,
-        Field(
-            alias="fieldMask",
-            description="Required. A mask specifying which fields in Instance should be updated. The field mask must always be specified; this prevents any future fields in Instance from being erased accidentally by clients that do not know about them.",
-        ),
-    ] = None
-    instance: Annotated[
-        Instance | None,
-        Field(
-            description="Required. The instance to update, which must always include the instance name. Otherwise, only fields mentioned in field_mask need be included."
-        ),
-    ] = None
+    field_mask: Annotated[str | None, Field(alias="fieldMask")] = None
+    instance: Instance | None = None

@@ -20,198 +20,77 @@ class Bucket(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    acl: Annotated[
-        list[BucketAccessControl] | None, Field(description="Access controls on the bucket.")
-    ] = None
-    autoclass: Annotated[
-        BucketAutoclass | None, Field(description="The bucket's Autoclass configuration.")
-    ] = None
-    billing: Annotated[
-        BucketBilling | None, Field(description="The bucket's billing configuration.")
-    ] = None
-    cors: Annotated[
-        list[BucketCors] | None,
-        Field(description="The bucket's Cross-Origin Resource Sharing (CORS) configuration."),
-    ] = None
+    acl: list[BucketAccessControl] | None = None
+    autoclass: BucketAutoclass | None = None
+    billing: BucketBilling | None = None
+    cors: list[BucketCors] | None = None
     custom_placement_config: Annotated[
-        BucketCustomPlacementConfig | None,
-        Field(
-            alias="customPlacementConfig",
-            description="The bucket's custom placement configuration for Custom Dual Regions.",
-        ),
+        BucketCustomPlacementConfig | None, Field(alias="customPlacementConfig")
     ] = None
-    default_event_based_hold: Annotated[
-        bool | None,
-        Field(
-            alias="defaultEventBasedHold",
-            description="The default value for event-based hold on newly created objects in this bucket. Event-based hold is a way to retain objects indefinitely until an event occurs, signified by the hold's release. After being released, such objects will be subject to bucket-level retention (if any). One sample use case of this flag is for banks to hold loan documents for at least 3 years after loan is paid in full. Here, bucket-level retention is 3 years and the event is loan being paid in full. In this example, these objects will be held intact for any number of years until the event has occurred (event-based hold on the object is released) and then 3 more years after that. That means retention duration of the objects begins from the moment event-based hold transitioned from true to false. Objects under event-based hold cannot be deleted, overwritten or archived until the hold is removed.",
-        ),
-    ] = None
+    default_event_based_hold: Annotated[bool | None, Field(alias="defaultEventBasedHold")] = None
     default_object_acl: Annotated[
-        list[ObjectAccessControl] | None,
-        Field(
-            alias="defaultObjectAcl",
-            description="Default access controls to apply to new objects when no ACL is provided.",
-        ),
+        list[ObjectAccessControl] | None, Field(alias="defaultObjectAcl")
     ] = None
-    encryption: Annotated[
-        BucketEncryption | None, Field(description="Encryption configuration for a bucket.")
-    ] = None
-    etag: Annotated[str | None, Field(description="HTTP 1.1 Entity tag for the bucket.")] = None
-    generation: Annotated[
-        str | None, Field(description="The generation of this bucket.", pattern="^-?[0-9]+$")
-    ] = None
+    encryption: BucketEncryption | None = None
+    etag: str | None = None
+    generation: Annotated[str | None, Field(pattern="^-?[0-9]+$")] = None
     hard_delete_time: Annotated[
         str | None,
         Field(
             alias="hardDeleteTime",
-            description="The hard delete time of the bucket in RFC 3339 format.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
     hierarchical_namespace: Annotated[
-        BucketHierarchicalNamespace | None,
-        Field(
-            alias="hierarchicalNamespace",
-            description="The bucket's hierarchical namespace configuration.",
-        ),
+        BucketHierarchicalNamespace | None, Field(alias="hierarchicalNamespace")
     ] = None
-    iam_configuration: Annotated[
-        BucketIamConfiguration | None,
-        Field(alias="iamConfiguration", description="The bucket's IAM configuration."),
-    ] = None
-    id: Annotated[
-        str | None,
-        Field(
-            description="The ID of the bucket. For buckets, the id and name properties are the same."
-        ),
-    ] = None
-    ip_filter: Annotated[
-        BucketIpFilter | None,
-        Field(
-            alias="ipFilter",
-            description="The bucket's IP filter configuration. Specifies the network sources that are allowed to access the operations on the bucket, as well as its underlying objects. Only enforced when the mode is set to 'Enabled'.",
-        ),
-    ] = None
-    kind: Annotated[
-        str | None,
-        Field(description="The kind of item this is. For buckets, this is always storage#bucket."),
-    ] = None
-    labels: Annotated[
-        dict[str, str] | None, Field(description="User-provided labels, in key/value pairs.")
-    ] = None
-    lifecycle: Annotated[
-        BucketLifecycle | None,
-        Field(
-            description="The bucket's lifecycle configuration. See [Lifecycle Management](https://cloud.google.com/storage/docs/lifecycle) for more information."
-        ),
-    ] = None
-    location: Annotated[
-        str | None,
-        Field(
-            description="The location of the bucket. Object data for objects in the bucket resides in physical storage within this region. Defaults to US. See the [Developer's Guide](https://cloud.google.com/storage/docs/locations) for the authoritative list."
-        ),
-    ] = None
-    location_type: Annotated[
-        str | None, Field(alias="locationType", description="The type of the bucket location.")
-    ] = None
-    logging: Annotated[
-        BucketLogging | None,
-        Field(
-            description="The bucket's logging configuration, which defines the destination bucket and optional name prefix for the current bucket's logs."
-        ),
-    ] = None
-    metageneration: Annotated[
-        str | None,
-        Field(description="The metadata generation of this bucket.", pattern="^-?[0-9]+$"),
-    ] = None
-    name: Annotated[str | None, Field(description="The name of the bucket.")] = None
-    object_retention: Annotated[
-        BucketObjectRetention | None,
-        Field(alias="objectRetention", description="The bucket's object retention config."),
-    ] = None
-    owner: Annotated[
-        BucketOwner | None,
-        Field(
-            description="The owner of the bucket. This is always the project team's owner group."
-        ),
-    ] = None
-    project_number: Annotated[
-        str | None,
-        Field(
-            alias="projectNumber",
-            description="The project number of the project the bucket belongs to.",
-            pattern="^[0-9]+$",
-        ),
-    ] = None
-    retention_policy: Annotated[
-        BucketRetentionPolicy | None,
-        Field(
-            alias="retentionPolicy",
-            description="The bucket's retention policy. The retention policy enforces a minimum retention time for all objects contained in the bucket, based on their creation time. Any attempt to overwrite or delete objects younger than the retention period will result in a PERMISSION_DENIED error. An unlocked retention policy can be modified or removed from the bucket via a storage.buckets.update operation. A locked retention policy cannot be removed or shortened in duration for the lifetime of the bucket. Attempting to remove or decrease period of a locked retention policy will result in a PERMISSION_DENIED error.",
-        ),
-    ] = None
-    rpo: Annotated[
-        str | None,
-        Field(
-            description="The Recovery Point Objective (RPO) of this bucket. Set to ASYNC_TURBO to turn on Turbo Replication on a bucket."
-        ),
-    ] = None
-    satisfies_pzi: Annotated[
-        bool | None, Field(alias="satisfiesPZI", description="Reserved for future use.")
-    ] = None
-    satisfies_pzs: Annotated[
-        bool | None, Field(alias="satisfiesPZS", description="Reserved for future use.")
-    ] = None
-    self_link: Annotated[
-        str | None, Field(alias="selfLink", description="The URI of this bucket.")
-    ] = None
+    iam_configuration: Annotated[BucketIamConfiguration | None, Field(alias="iamConfiguration")] = (
+        None
+    )
+    id: str | None = None
+    ip_filter: Annotated[BucketIpFilter | None, Field(alias="ipFilter")] = None
+    kind: str | None = None
+    labels: dict[str, str] | None = None
+    lifecycle: BucketLifecycle | None = None
+    location: str | None = None
+    location_type: Annotated[str | None, Field(alias="locationType")] = None
+    logging: BucketLogging | None = None
+    metageneration: Annotated[str | None, Field(pattern="^-?[0-9]+$")] = None
+    name: str | None = None
+    object_retention: Annotated[BucketObjectRetention | None, Field(alias="objectRetention")] = None
+    owner: BucketOwner | None = None
+    project_number: Annotated[str | None, Field(alias="projectNumber", pattern="^[0-9]+$")] = None
+    retention_policy: Annotated[BucketRetentionPolicy | None, Field(alias="retentionPolicy")] = None
+    rpo: str | None = None
+    satisfies_pzi: Annotated[bool | None, Field(alias="satisfiesPZI")] = None
+    satisfies_pzs: Annotated[bool | None, Field(alias="satisfiesPZS")] = None
+    self_link: Annotated[str | None, Field(alias="selfLink")] = None
     soft_delete_policy: Annotated[
-        BucketSoftDeletePolicy | None,
-        Field(
-            alias="softDeletePolicy",
-            description="The bucket's soft delete policy, which defines the period of time that soft-deleted objects will be retained, and cannot be permanently deleted.",
-        ),
+        BucketSoftDeletePolicy | None, Field(alias="softDeletePolicy")
     ] = None
     soft_delete_time: Annotated[
         str | None,
         Field(
             alias="softDeleteTime",
-            description="The soft delete time of the bucket in RFC 3339 format.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
-    storage_class: Annotated[
-        str | None,
-        Field(
-            alias="storageClass",
-            description="The bucket's default storage class, used whenever no storageClass is specified for a newly-created object. This defines how objects in the bucket are stored and determines the SLA and the cost of storage. Values include MULTI_REGIONAL, REGIONAL, STANDARD, NEARLINE, COLDLINE, ARCHIVE, and DURABLE_REDUCED_AVAILABILITY. If this value is not specified when the bucket is created, it will default to STANDARD. For more information, see [Storage Classes](https://cloud.google.com/storage/docs/storage-classes).",
-        ),
-    ] = None
+    storage_class: Annotated[str | None, Field(alias="storageClass")] = None
     time_created: Annotated[
         str | None,
         Field(
             alias="timeCreated",
-            description="The creation time of the bucket in RFC 3339 format.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
     updated: Annotated[
         str | None,
         Field(
-            description="The modification time of the bucket in RFC 3339 format.",
-            pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
+            pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$"
         ),
     ] = None
-    versioning: Annotated[
-        BucketVersioning | None, Field(description="The bucket's versioning configuration.")
-    ] = None
-    website: Annotated[
-        BucketWebsite | None,
-        Field(
-            description="The bucket's website configuration, controlling how the service behaves when accessing bucket contents as a web site. See the [Static Website Examples](https://cloud.google.com/storage/docs/static-website) for more information."
-        ),
-    ] = None
+    versioning: BucketVersioning | None = None
+    website: BucketWebsite | None = None
 
 
 class BucketAccessControl(BaseModel):
@@ -223,42 +102,19 @@ class BucketAccessControl(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    bucket: Annotated[str | None, Field(description="The name of the bucket.")] = None
-    domain: Annotated[
-        str | None, Field(description="The domain associated with the entity, if any.")
-    ] = None
-    email: Annotated[
-        str | None, Field(description="The email address associated with the entity, if any.")
-    ] = None
-    entity: Annotated[
-        str | None,
-        Field(
-            description="The entity holding the permission, in one of the following forms: \n- user-userId \n- user-email \n- group-groupId \n- group-email \n- domain-domain \n- project-team-projectId \n- allUsers \n- allAuthenticatedUsers Examples: \n- The user liz@example.com would be user-liz@example.com. \n- The group example@googlegroups.com would be group-example@googlegroups.com. \n- To refer to all members of the Google Apps for Business domain example.com, the entity would be domain-example.com."
-        ),
-    ] = None
-    entity_id: Annotated[
-        str | None, Field(alias="entityId", description="The ID for the entity, if any.")
-    ] = None
-    etag: Annotated[
-        str | None, Field(description="HTTP 1.1 Entity tag for the access-control entry.")
-    ] = None
-    id: Annotated[str | None, Field(description="The ID of the access-control entry.")] = None
-    kind: Annotated[
-        str | None,
-        Field(
-            description="The kind of item this is. For bucket access control entries, this is always storage#bucketAccessControl."
-        ),
-    ] = None
-    project_team: Annotated[
-        BucketAccessControlProjectTeam | None,
-        Field(
-            alias="projectTeam", description="The project team associated with the entity, if any."
-        ),
-    ] = None
-    role: Annotated[str | None, Field(description="The access permission for the entity.")] = None
-    self_link: Annotated[
-        str | None, Field(alias="selfLink", description="The link to this access-control entry.")
-    ] = None
+    bucket: str | None = None
+    domain: str | None = None
+    email: str | None = None
+    entity: str | None = None
+    entity_id: Annotated[str | None, Field(alias="entityId")] = None
+    etag: str | None = None
+    id: str | None = None
+    kind: str | None = None
+    project_team: Annotated[BucketAccessControlProjectTeam | None, Field(alias="projectTeam")] = (
+        None
+    )
+    role: str | None = None
+    self_link: Annotated[str | None, Field(alias="selfLink")] = None
 
 
 class BucketAccessControlProjectTeam(BaseModel):
@@ -270,10 +126,8 @@ class BucketAccessControlProjectTeam(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    project_number: Annotated[
-        str | None, Field(alias="projectNumber", description="The project number.")
-    ] = None
-    team: Annotated[str | None, Field(description="The team.")] = None
+    project_number: Annotated[str | None, Field(alias="projectNumber")] = None
+    team: str | None = None
 
 
 class BucketAutoclass(BaseModel):
@@ -285,21 +139,12 @@ class BucketAutoclass(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    enabled: Annotated[
-        bool | None, Field(description="Whether or not Autoclass is enabled on this bucket")
-    ] = None
-    terminal_storage_class: Annotated[
-        str | None,
-        Field(
-            alias="terminalStorageClass",
-            description="The storage class that objects in the bucket eventually transition to if they are not read for a certain length of time. Valid values are NEARLINE and ARCHIVE.",
-        ),
-    ] = None
+    enabled: bool | None = None
+    terminal_storage_class: Annotated[str | None, Field(alias="terminalStorageClass")] = None
     terminal_storage_class_update_time: Annotated[
         str | None,
         Field(
             alias="terminalStorageClassUpdateTime",
-            description='A date and time in RFC 3339 format representing the time of the most recent update to "terminalStorageClass".',
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
@@ -307,7 +152,6 @@ class BucketAutoclass(BaseModel):
         str | None,
         Field(
             alias="toggleTime",
-            description='A date and time in RFC 3339 format representing the instant at which "enabled" was last toggled.',
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
@@ -322,13 +166,7 @@ class BucketBilling(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    requester_pays: Annotated[
-        bool | None,
-        Field(
-            alias="requesterPays",
-            description="When set to true, Requester Pays is enabled for this bucket.",
-        ),
-    ] = None
+    requester_pays: Annotated[bool | None, Field(alias="requesterPays")] = None
 
 
 class BucketCors(BaseModel):
@@ -336,32 +174,10 @@ class BucketCors(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    max_age_seconds: Annotated[
-        int | None,
-        Field(
-            alias="maxAgeSeconds",
-            description="The value, in seconds, to return in the  Access-Control-Max-Age header used in preflight responses.",
-        ),
-    ] = None
-    method: Annotated[
-        list[str] | None,
-        Field(
-            description='The list of HTTP methods on which to include CORS response headers, (GET, OPTIONS, POST, etc) Note: "*" is permitted in the list of methods, and means "any method".'
-        ),
-    ] = None
-    origin: Annotated[
-        list[str] | None,
-        Field(
-            description='The list of Origins eligible to receive CORS response headers. Note: "*" is permitted in the list of origins, and means "any Origin".'
-        ),
-    ] = None
-    response_header: Annotated[
-        list[str] | None,
-        Field(
-            alias="responseHeader",
-            description="The list of HTTP headers other than the simple response headers to give permission for the user-agent to share across domains.",
-        ),
-    ] = None
+    max_age_seconds: Annotated[int | None, Field(alias="maxAgeSeconds")] = None
+    method: list[str] | None = None
+    origin: list[str] | None = None
+    response_header: Annotated[list[str] | None, Field(alias="responseHeader")] = None
 
 
 class BucketCustomPlacementConfig(BaseModel):
@@ -373,13 +189,7 @@ class BucketCustomPlacementConfig(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    data_locations: Annotated[
-        list[str] | None,
-        Field(
-            alias="dataLocations",
-            description="The list of regional locations in which data is placed.",
-        ),
-    ] = None
+    data_locations: Annotated[list[str] | None, Field(alias="dataLocations")] = None
 
 
 class BucketEncryption(BaseModel):
@@ -393,31 +203,16 @@ class BucketEncryption(BaseModel):
     )
     customer_managed_encryption_enforcement_config: Annotated[
         BucketEncryptionCustomerManagedEncryptionEnforcementConfig | None,
-        Field(
-            alias="customerManagedEncryptionEnforcementConfig",
-            description="If set, the new objects created in this bucket must comply with this enforcement config. Changing this has no effect on existing objects; it applies to new objects only. If omitted, the new objects are allowed to be encrypted with Customer Managed Encryption type by default.",
-        ),
+        Field(alias="customerManagedEncryptionEnforcementConfig"),
     ] = None
     customer_supplied_encryption_enforcement_config: Annotated[
         BucketEncryptionCustomerSuppliedEncryptionEnforcementConfig | None,
-        Field(
-            alias="customerSuppliedEncryptionEnforcementConfig",
-            description="If set, the new objects created in this bucket must comply with this enforcement config. Changing this has no effect on existing objects; it applies to new objects only. If omitted, the new objects are allowed to be encrypted with Customer Supplied Encryption type by default.",
-        ),
+        Field(alias="customerSuppliedEncryptionEnforcementConfig"),
     ] = None
-    default_kms_key_name: Annotated[
-        str | None,
-        Field(
-            alias="defaultKmsKeyName",
-            description="A Cloud KMS key that will be used to encrypt objects inserted into this bucket, if no encryption method is specified.",
-        ),
-    ] = None
+    default_kms_key_name: Annotated[str | None, Field(alias="defaultKmsKeyName")] = None
     google_managed_encryption_enforcement_config: Annotated[
         BucketEncryptionGoogleManagedEncryptionEnforcementConfig | None,
-        Field(
-            alias="googleManagedEncryptionEnforcementConfig",
-            description="If set, the new objects created in this bucket must comply with this enforcement config. Changing this has no effect on existing objects; it applies to new objects only. If omitted, the new objects are allowed to be encrypted with Google Managed Encryption type by default.",
-        ),
+        Field(alias="googleManagedEncryptionEnforcementConfig"),
     ] = None
 
 
@@ -434,16 +229,12 @@ class BucketEncryptionCustomerManagedEncryptionEnforcementConfig(BaseModel):
         str | None,
         Field(
             alias="effectiveTime",
-            description="Server-determined value that indicates the time from which configuration was enforced and effective. This value is in RFC 3339 format.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
     restriction_mode: Annotated[
         BucketEncryptionCustomerManagedEncryptionEnforcementConfigRestrictionMode | int | None,
-        Field(
-            alias="restrictionMode",
-            description="Restriction mode for Customer-Managed Encryption Keys. Defaults to NotRestricted.",
-        ),
+        Field(alias="restrictionMode"),
     ] = None
 
 
@@ -471,16 +262,12 @@ class BucketEncryptionCustomerSuppliedEncryptionEnforcementConfig(BaseModel):
         str | None,
         Field(
             alias="effectiveTime",
-            description="Server-determined value that indicates the time from which configuration was enforced and effective. This value is in RFC 3339 format.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
     restriction_mode: Annotated[
         BucketEncryptionCustomerSuppliedEncryptionEnforcementConfigRestrictionMode | int | None,
-        Field(
-            alias="restrictionMode",
-            description="Restriction mode for Customer-Supplied Encryption Keys. Defaults to NotRestricted.",
-        ),
+        Field(alias="restrictionMode"),
     ] = None
 
 
@@ -508,16 +295,12 @@ class BucketEncryptionGoogleManagedEncryptionEnforcementConfig(BaseModel):
         str | None,
         Field(
             alias="effectiveTime",
-            description="Server-determined value that indicates the time from which configuration was enforced and effective. This value is in RFC 3339 format.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
     restriction_mode: Annotated[
         BucketEncryptionGoogleManagedEncryptionEnforcementConfigRestrictionMode | int | None,
-        Field(
-            alias="restrictionMode",
-            description="Restriction mode for Google-Managed Encryption Keys. Defaults to NotRestricted.",
-        ),
+        Field(alias="restrictionMode"),
     ] = None
 
 
@@ -541,10 +324,7 @@ class BucketHierarchicalNamespace(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    enabled: Annotated[
-        bool | None,
-        Field(description="When set to true, hierarchical namespace is enabled for this bucket."),
-    ] = None
+    enabled: bool | None = None
 
 
 class BucketIamConfiguration(BaseModel):
@@ -557,25 +337,12 @@ class BucketIamConfiguration(BaseModel):
         populate_by_name=True,
     )
     bucket_policy_only: Annotated[
-        BucketIamConfigurationBucketPolicyOnly | None,
-        Field(
-            alias="bucketPolicyOnly",
-            description="The bucket's uniform bucket-level access configuration. The feature was formerly known as Bucket Policy Only. For backward compatibility, this field will be populated with identical information as the uniformBucketLevelAccess field. We recommend using the uniformBucketLevelAccess field to enable and disable the feature.",
-        ),
+        BucketIamConfigurationBucketPolicyOnly | None, Field(alias="bucketPolicyOnly")
     ] = None
-    public_access_prevention: Annotated[
-        str | None,
-        Field(
-            alias="publicAccessPrevention",
-            description="The bucket's Public Access Prevention configuration. Currently, 'inherited' and 'enforced' are supported.",
-        ),
-    ] = None
+    public_access_prevention: Annotated[str | None, Field(alias="publicAccessPrevention")] = None
     uniform_bucket_level_access: Annotated[
         BucketIamConfigurationUniformBucketLevelAccess | None,
-        Field(
-            alias="uniformBucketLevelAccess",
-            description="The bucket's uniform bucket-level access configuration.",
-        ),
+        Field(alias="uniformBucketLevelAccess"),
     ] = None
 
 
@@ -588,17 +355,11 @@ class BucketIamConfigurationBucketPolicyOnly(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    enabled: Annotated[
-        bool | None,
-        Field(
-            description="If set, access is controlled only by bucket-level or above IAM policies."
-        ),
-    ] = None
+    enabled: bool | None = None
     locked_time: Annotated[
         str | None,
         Field(
             alias="lockedTime",
-            description="The deadline for changing iamConfiguration.bucketPolicyOnly.enabled from true to false in RFC 3339 format. iamConfiguration.bucketPolicyOnly.enabled may be changed from true to false until the locked time, after which the field is immutable.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
@@ -613,17 +374,11 @@ class BucketIamConfigurationUniformBucketLevelAccess(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    enabled: Annotated[
-        bool | None,
-        Field(
-            description="If set, access is controlled only by bucket-level or above IAM policies."
-        ),
-    ] = None
+    enabled: bool | None = None
     locked_time: Annotated[
         str | None,
         Field(
             alias="lockedTime",
-            description="The deadline for changing iamConfiguration.uniformBucketLevelAccess.enabled from true to false in RFC 3339  format. iamConfiguration.uniformBucketLevelAccess.enabled may be changed from true to false until the locked time, after which the field is immutable.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
@@ -638,26 +393,13 @@ class BucketInsertParameters(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    enable_object_retention: Annotated[
-        bool | None,
-        Field(
-            alias="enableObjectRetention",
-            description="When set to true, object retention is enabled for this bucket.",
-        ),
-    ] = None
+    enable_object_retention: Annotated[bool | None, Field(alias="enableObjectRetention")] = None
     predefined_acl: Annotated[
-        BucketInsertParametersPredefinedAcl | int | None,
-        Field(
-            alias="predefinedAcl",
-            description="Apply a predefined set of access controls to this bucket.",
-        ),
+        BucketInsertParametersPredefinedAcl | int | None, Field(alias="predefinedAcl")
     ] = None
     predefined_default_object_acl: Annotated[
         BucketInsertParametersPredefinedDefaultObjectAcl | int | None,
-        Field(
-            alias="predefinedDefaultObjectAcl",
-            description="Apply a predefined set of default object access controls to this bucket.",
-        ),
+        Field(alias="predefinedDefaultObjectAcl"),
     ] = None
 
 
@@ -707,36 +449,15 @@ class BucketIpFilter(BaseModel):
         populate_by_name=True,
     )
     allow_all_service_agent_access: Annotated[
-        bool | None,
-        Field(
-            alias="allowAllServiceAgentAccess",
-            description="Whether to allow all service agents to access the bucket regardless of the IP filter configuration.",
-        ),
+        bool | None, Field(alias="allowAllServiceAgentAccess")
     ] = None
-    allow_cross_org_vpcs: Annotated[
-        bool | None,
-        Field(
-            alias="allowCrossOrgVpcs",
-            description="Whether to allow cross-org VPCs in the bucket's IP filter configuration.",
-        ),
-    ] = None
-    mode: Annotated[
-        str | None,
-        Field(description="The mode of the IP filter. Valid values are 'Enabled' and 'Disabled'."),
-    ] = None
+    allow_cross_org_vpcs: Annotated[bool | None, Field(alias="allowCrossOrgVpcs")] = None
+    mode: str | None = None
     public_network_source: Annotated[
-        BucketIpFilterPublicNetworkSource | None,
-        Field(
-            alias="publicNetworkSource",
-            description="The public network source of the bucket's IP filter.",
-        ),
+        BucketIpFilterPublicNetworkSource | None, Field(alias="publicNetworkSource")
     ] = None
     vpc_network_sources: Annotated[
-        list[BucketIpFilterVpcNetworkSources] | None,
-        Field(
-            alias="vpcNetworkSources",
-            description="The list of [VPC network](https://cloud.google.com/vpc/docs/vpc) sources of the bucket's IP filter.",
-        ),
+        list[BucketIpFilterVpcNetworkSources] | None, Field(alias="vpcNetworkSources")
     ] = None
 
 
@@ -749,13 +470,7 @@ class BucketIpFilterPublicNetworkSource(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    allowed_ip_cidr_ranges: Annotated[
-        list[str] | None,
-        Field(
-            alias="allowedIpCidrRanges",
-            description="The list of public IPv4, IPv6 cidr ranges that are allowed to access the bucket.",
-        ),
-    ] = None
+    allowed_ip_cidr_ranges: Annotated[list[str] | None, Field(alias="allowedIpCidrRanges")] = None
 
 
 class BucketIpFilterVpcNetworkSources(BaseModel):
@@ -763,19 +478,8 @@ class BucketIpFilterVpcNetworkSources(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    allowed_ip_cidr_ranges: Annotated[
-        list[str] | None,
-        Field(
-            alias="allowedIpCidrRanges",
-            description="The list of IPv4, IPv6 cidr ranges subnetworks that are allowed to access the bucket.",
-        ),
-    ] = None
-    network: Annotated[
-        str | None,
-        Field(
-            description="Name of the network. Format: projects/{PROJECT_ID}/global/networks/{NETWORK_NAME}"
-        ),
-    ] = None
+    allowed_ip_cidr_ranges: Annotated[list[str] | None, Field(alias="allowedIpCidrRanges")] = None
+    network: str | None = None
 
 
 class BucketLifecycle(BaseModel):
@@ -787,12 +491,7 @@ class BucketLifecycle(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    rule: Annotated[
-        list[BucketLifecycleRule] | None,
-        Field(
-            description="A lifecycle management rule, which is made of an action to take and the condition(s) under which the action will be taken."
-        ),
-    ] = None
+    rule: list[BucketLifecycleRule] | None = None
 
 
 class BucketLifecycleRule(BaseModel):
@@ -800,13 +499,8 @@ class BucketLifecycleRule(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    action: Annotated[
-        BucketLifecycleRuleAction | None, Field(description="The action to take.")
-    ] = None
-    condition: Annotated[
-        BucketLifecycleRuleCondition | None,
-        Field(description="The condition(s) under which the action will be taken."),
-    ] = None
+    action: BucketLifecycleRuleAction | None = None
+    condition: BucketLifecycleRuleCondition | None = None
 
 
 class BucketLifecycleRuleAction(BaseModel):
@@ -818,19 +512,8 @@ class BucketLifecycleRuleAction(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    storage_class: Annotated[
-        str | None,
-        Field(
-            alias="storageClass",
-            description="Target storage class. Required iff the type of the action is SetStorageClass.",
-        ),
-    ] = None
-    type: Annotated[
-        str | None,
-        Field(
-            description="Type of the action. Currently, only Delete, SetStorageClass, and AbortIncompleteMultipartUpload are supported."
-        ),
-    ] = None
+    storage_class: Annotated[str | None, Field(alias="storageClass")] = None
+    type: str | None = None
 
 
 class BucketLifecycleRuleCondition(BaseModel):
@@ -842,108 +525,30 @@ class BucketLifecycleRuleCondition(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    age: Annotated[
-        int | None,
-        Field(
-            description="Age of an object (in days). This condition is satisfied when an object reaches the specified age."
-        ),
-    ] = None
+    age: int | None = None
     created_before: Annotated[
-        str | None,
-        Field(
-            alias="createdBefore",
-            description='A date in RFC 3339 format with only the date part (for instance, "2013-01-15"). This condition is satisfied when an object is created before midnight of the specified date in UTC.',
-            pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
-        ),
+        str | None, Field(alias="createdBefore", pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
     ] = None
     custom_time_before: Annotated[
-        str | None,
-        Field(
-            alias="customTimeBefore",
-            description='A date in RFC 3339 format with only the date part (for instance, "2013-01-15"). This condition is satisfied when the custom time on an object is before this date in UTC.',
-            pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
-        ),
+        str | None, Field(alias="customTimeBefore", pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
     ] = None
-    days_since_custom_time: Annotated[
-        int | None,
-        Field(
-            alias="daysSinceCustomTime",
-            description="Number of days elapsed since the user-specified timestamp set on an object. The condition is satisfied if the days elapsed is at least this number. If no custom timestamp is specified on an object, the condition does not apply.",
-        ),
-    ] = None
-    days_since_noncurrent_time: Annotated[
-        int | None,
-        Field(
-            alias="daysSinceNoncurrentTime",
-            description="Number of days elapsed since the noncurrent timestamp of an object. The condition is satisfied if the days elapsed is at least this number. This condition is relevant only for versioned objects. The value of the field must be a nonnegative integer. If it's zero, the object version will become eligible for Lifecycle action as soon as it becomes noncurrent.",
-        ),
-    ] = None
-    is_live: Annotated[
-        bool | None,
-        Field(
-            alias="isLive",
-            description="Relevant only for versioned objects. If the value is true, this condition matches live objects; if the value is false, it matches archived objects.",
-        ),
-    ] = None
-    matches_pattern: Annotated[
-        str | None,
-        Field(
-            alias="matchesPattern",
-            description='A regular expression that satisfies the RE2 syntax. This condition is satisfied when the name of the object matches the RE2 pattern. Note: This feature is currently in the "Early Access" launch stage and is only available to a whitelisted set of users; that means that this feature may be changed in backward-incompatible ways and that it is not guaranteed to be released.',
-        ),
-    ] = None
-    matches_prefix: Annotated[
-        list[str] | None,
-        Field(
-            alias="matchesPrefix",
-            description="List of object name prefixes. This condition will be satisfied when at least one of the prefixes exactly matches the beginning of the object name.",
-        ),
-    ] = None
-    matches_storage_class: Annotated[
-        list[str] | None,
-        Field(
-            alias="matchesStorageClass",
-            description="Objects having any of the storage classes specified by this condition will be matched. Values include MULTI_REGIONAL, REGIONAL, NEARLINE, COLDLINE, ARCHIVE, STANDARD, and DURABLE_REDUCED_AVAILABILITY.",
-        ),
-    ] = None
-    matches_suffix: Annotated[
-        list[str] | None,
-        Field(
-            alias="matchesSuffix",
-            description="List of object name suffixes. This condition will be satisfied when at least one of the suffixes exactly matches the end of the object name.",
-        ),
-    ] = None
+    days_since_custom_time: Annotated[int | None, Field(alias="daysSinceCustomTime")] = None
+    days_since_noncurrent_time: Annotated[int | None, Field(alias="daysSinceNoncurrentTime")] = None
+    is_live: Annotated[bool | None, Field(alias="isLive")] = None
+    matches_pattern: Annotated[str | None, Field(alias="matchesPattern")] = None
+    matches_prefix: Annotated[list[str] | None, Field(alias="matchesPrefix")] = None
+    matches_storage_class: Annotated[list[str] | None, Field(alias="matchesStorageClass")] = None
+    matches_suffix: Annotated[list[str] | None, Field(alias="matchesSuffix")] = None
     noncurrent_time_before: Annotated[
-        str | None,
-        Field(
-            alias="noncurrentTimeBefore",
-            description='A date in RFC 3339 format with only the date part (for instance, "2013-01-15"). This condition is satisfied when the noncurrent time on an object is before this date in UTC. This condition is relevant only for versioned objects.',
-            pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
-        ),
+        str | None, Field(alias="noncurrentTimeBefore", pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
     ] = None
-    num_newer_versions: Annotated[
-        int | None,
-        Field(
-            alias="numNewerVersions",
-            description="Relevant only for versioned objects. If the value is N, this condition is satisfied when there are at least N versions (including the live version) newer than this version of the object.",
-        ),
-    ] = None
-    size_above_bytes: Annotated[
-        str | None,
-        Field(
-            alias="sizeAboveBytes",
-            description="Objects having a size greater than this value in bytes will be matched.",
-            pattern="^-?[0-9]+$",
-        ),
-    ] = None
-    size_below_bytes: Annotated[
-        str | None,
-        Field(
-            alias="sizeBelowBytes",
-            description="Objects having a size less than this value in bytes will be matched.",
-            pattern="^-?[0-9]+$",
-        ),
-    ] = None
+    num_newer_versions: Annotated[int | None, Field(alias="numNewerVersions")] = None
+    size_above_bytes: Annotated[str | None, Field(alias="sizeAboveBytes", pattern="^-?[0-9]+$")] = (
+        None
+    )
+    size_below_bytes: Annotated[str | None, Field(alias="sizeBelowBytes", pattern="^-?[0-9]+$")] = (
+        None
+    )
 
 
 class BucketLogging(BaseModel):
@@ -955,16 +560,8 @@ class BucketLogging(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    log_bucket: Annotated[
-        str | None,
-        Field(
-            alias="logBucket",
-            description="The destination bucket where the current bucket's logs should be placed.",
-        ),
-    ] = None
-    log_object_prefix: Annotated[
-        str | None, Field(alias="logObjectPrefix", description="A prefix for log object names.")
-    ] = None
+    log_bucket: Annotated[str | None, Field(alias="logBucket")] = None
+    log_object_prefix: Annotated[str | None, Field(alias="logObjectPrefix")] = None
 
 
 class BucketObjectRetention(BaseModel):
@@ -976,9 +573,7 @@ class BucketObjectRetention(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    mode: Annotated[
-        str | None, Field(description="The bucket's object retention mode. Can be Enabled.")
-    ] = None
+    mode: str | None = None
 
 
 class BucketOwner(BaseModel):
@@ -990,12 +585,8 @@ class BucketOwner(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    entity: Annotated[
-        str | None, Field(description="The entity, in the form project-owner-projectId.")
-    ] = None
-    entity_id: Annotated[
-        str | None, Field(alias="entityId", description="The ID for the entity.")
-    ] = None
+    entity: str | None = None
+    entity_id: Annotated[str | None, Field(alias="entityId")] = None
 
 
 class BucketRetentionPolicy(BaseModel):
@@ -1011,24 +602,12 @@ class BucketRetentionPolicy(BaseModel):
         str | None,
         Field(
             alias="effectiveTime",
-            description="Server-determined value that indicates the time from which policy was enforced and effective. This value is in RFC 3339 format.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
-    is_locked: Annotated[
-        bool | None,
-        Field(
-            alias="isLocked",
-            description="Once locked, an object retention policy cannot be modified.",
-        ),
-    ] = None
+    is_locked: Annotated[bool | None, Field(alias="isLocked")] = None
     retention_period: Annotated[
-        str | None,
-        Field(
-            alias="retentionPeriod",
-            description="The duration in seconds that objects need to be retained. Retention duration must be greater than zero and less than 100 years. Note that enforcement of retention periods less than a day is not guaranteed. Such periods should only be used for testing purposes.",
-            pattern="^-?[0-9]+$",
-        ),
+        str | None, Field(alias="retentionPeriod", pattern="^-?[0-9]+$")
     ] = None
 
 
@@ -1045,24 +624,14 @@ class BucketSoftDeletePolicy(BaseModel):
         str | None,
         Field(
             alias="effectiveTime",
-            description="Server-determined value that indicates the time from which the policy, or one with a greater retention, was effective. This value is in RFC 3339 format.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
     hard_delete_pause: Annotated[
-        BucketSoftDeletePolicyHardDeletePause | None,
-        Field(
-            alias="hardDeletePause",
-            description="The bucket's hard delete pause configuration. If set, soft-deleted objects in the bucket will not be permanently deleted until the hard delete pause is disabled.",
-        ),
+        BucketSoftDeletePolicyHardDeletePause | None, Field(alias="hardDeletePause")
     ] = None
     retention_duration_seconds: Annotated[
-        str | None,
-        Field(
-            alias="retentionDurationSeconds",
-            description="The duration in seconds that soft-deleted objects in the bucket will be retained and cannot be permanently deleted.",
-            pattern="^-?[0-9]+$",
-        ),
+        str | None, Field(alias="retentionDurationSeconds", pattern="^-?[0-9]+$")
     ] = None
 
 
@@ -1079,11 +648,10 @@ class BucketSoftDeletePolicyHardDeletePause(BaseModel):
         str | None,
         Field(
             alias="effectiveTime",
-            description="Server-determined value that indicates the time from which the hard delete pause became effective. This value is in RFC 3339 format.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
-    enabled: Annotated[bool | None, Field(description="Whether hard deletions are paused.")] = None
+    enabled: bool | None = None
 
 
 class BucketVersioning(BaseModel):
@@ -1095,10 +663,7 @@ class BucketVersioning(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    enabled: Annotated[
-        bool | None,
-        Field(description="While set to true, versioning is fully enabled for this bucket."),
-    ] = None
+    enabled: bool | None = None
 
 
 class BucketWebsite(BaseModel):
@@ -1110,20 +675,8 @@ class BucketWebsite(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    main_page_suffix: Annotated[
-        str | None,
-        Field(
-            alias="mainPageSuffix",
-            description="If the requested object path is missing, the service will ensure the path has a trailing '/', append this suffix, and attempt to retrieve the resulting object. This allows the creation of index.html objects to represent directory pages.",
-        ),
-    ] = None
-    not_found_page: Annotated[
-        str | None,
-        Field(
-            alias="notFoundPage",
-            description="If the requested object path is missing, and any mainPageSuffix object is missing, if applicable, the service will return the named object from this bucket as the content for a 404 Not Found result.",
-        ),
-    ] = None
+    main_page_suffix: Annotated[str | None, Field(alias="mainPageSuffix")] = None
+    not_found_page: Annotated[str | None, Field(alias="notFoundPage")] = None
 
 
 class ObjectAccessControl(BaseModel):
@@ -1135,52 +688,21 @@ class ObjectAccessControl(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    bucket: Annotated[str | None, Field(description="The name of the bucket.")] = None
-    domain: Annotated[
-        str | None, Field(description="The domain associated with the entity, if any.")
-    ] = None
-    email: Annotated[
-        str | None, Field(description="The email address associated with the entity, if any.")
-    ] = None
-    entity: Annotated[
-        str | None,
-        Field(
-            description="The entity holding the permission, in one of the following forms: \n- user-userId \n- user-email \n- group-groupId \n- group-email \n- domain-domain \n- project-team-projectId \n- allUsers \n- allAuthenticatedUsers Examples: \n- The user liz@example.com would be user-liz@example.com. \n- The group example@googlegroups.com would be group-example@googlegroups.com. \n- To refer to all members of the Google Apps for Business domain example.com, the entity would be domain-example.com."
-        ),
-    ] = None
-    entity_id: Annotated[
-        str | None, Field(alias="entityId", description="The ID for the entity, if any.")
-    ] = None
-    etag: Annotated[
-        str | None, Field(description="HTTP 1.1 Entity tag for the access-control entry.")
-    ] = None
-    generation: Annotated[
-        str | None,
-        Field(
-            description="The content generation of the object, if applied to an object.",
-            pattern="^-?[0-9]+$",
-        ),
-    ] = None
-    id: Annotated[str | None, Field(description="The ID of the access-control entry.")] = None
-    kind: Annotated[
-        str | None,
-        Field(
-            description="The kind of item this is. For object access control entries, this is always storage#objectAccessControl."
-        ),
-    ] = None
-    object: Annotated[
-        str | None, Field(description="The name of the object, if applied to an object.")
-    ] = None
-    project_team: Annotated[
-        ObjectAccessControlProjectTeam | None,
-        Field(
-            alias="projectTeam", description="The project team associated with the entity, if any."
-        ),
-    ] = None
-    role: Annotated[str | None, Field(description="The access permission for the entity.")] = None
-    self_link: Annotated[
-        str | None, Field(alias="selfLink", description="The link to this access-control entry.")
-    ] = None
+    bucket: str | None = None
+    domain: str | None = None
+    email: str | None = None
+    entity: str | None = None
+    entity_id: Annotated[str | None, Field(alias="entityId")] = None
+    etag: str | None = None
+    generation: Annotated[str | None, Field(pattern="^-?[0-9]+$")] = None
+    id: str | None = None
+    kind: str | None = None
+    object: str | None = None
+    project_team: Annotated[ObjectAccessControlProjectTeam | None, Field(alias="projectTeam")] = (
+        None
+    )
+    role: str | None = None
+    self_link: Annotated[str | None, Field(alias="selfLink")] = None
 
 
 class ObjectAccessControlProjectTeam(BaseModel):
@@ -1192,7 +714,5 @@ class ObjectAccessControlProjectTeam(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    project_number: Annotated[
-        str | None, Field(alias="projectNumber", description="The project number.")
-    ] = None
-    team: Annotated[str | None, Field(description="The team.")] = None
+    project_number: Annotated[str | None, Field(alias="projectNumber")] = None
+    team: str | None = None

@@ -33,7 +33,7 @@ class Part(BaseModel):
         populate_by_name=True,
     )
     count: int | None = None
-    uid: Annotated[str | None, Field(description="Output only. Unique id.")] = None
+    uid: str | None = None
 
 
 class Widget(BaseModel):
@@ -45,34 +45,23 @@ class Widget(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    blob: Annotated[str | None, Field(description="Bytes.", pattern="^[A-Za-z0-9+/_-]*={0,2}$")] = (
-        None
-    )
-    config: Annotated[WidgetConfig | None, Field(description="Inline config.")] = None
+    blob: Annotated[str | None, Field(pattern="^[A-Za-z0-9+/_-]*={0,2}$")] = None
+    config: WidgetConfig | None = None
     create_time: Annotated[
         str | None,
         Field(
             alias="createTime",
-            description="Output only. Creation time.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
-    labels: Annotated[dict[str, str] | None, Field(description="Labels.")] = None
-    name: Annotated[str | None, Field(description="Identifier. The widget name.")] = None
-    parts: Annotated[dict[str, Part] | None, Field(description="Parts by name.")] = None
-    payload: Annotated[Any | None, Field(description="Free-form payload.")] = None
-    size_bytes: Annotated[
-        str | None, Field(alias="sizeBytes", description="Optional. Size.", pattern="^-?[0-9]+$")
-    ] = None
-    state: Annotated[WidgetState | int | None, Field(description="Output only. State.")] = None
-    tree: Annotated[Node | None, Field(description="A recursive tree.")] = None
-    ttl: Annotated[
-        str | None,
-        Field(
-            description="Optional. Input only. Immutable. Time to live.",
-            pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
-        ),
-    ] = None
+    labels: dict[str, str] | None = None
+    name: str | None = None
+    parts: dict[str, Part] | None = None
+    payload: Any | None = None
+    size_bytes: Annotated[str | None, Field(alias="sizeBytes", pattern="^-?[0-9]+$")] = None
+    state: WidgetState | int | None = None
+    tree: Node | None = None
+    ttl: Annotated[str | None, Field(pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$")] = None
 
 
 class WidgetConfig(BaseModel):
