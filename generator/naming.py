@@ -7,6 +7,7 @@ pluralisation are decided once.
 
 from __future__ import annotations
 
+import builtins
 import functools
 import keyword
 import re
@@ -26,6 +27,10 @@ _BY_LOWER = {a.lower(): a for a in ACRONYMS}
 _UNCOUNTED = frozenset({"data", "metadata", "settings", "series", "species", "news", "config", "info", "status"})
 
 _WORD_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z0-9]|$|[^A-Za-z0-9])|[A-Z]?[a-z0-9]+|[A-Z]+|[0-9]+")
+
+
+#: Names a generated class must not take: Python's builtins (ImportError, Exception...).
+BUILTIN_NAMES: frozenset[str] = frozenset(n for n in dir(builtins) if n[:1].isupper())
 
 
 def words(name: str) -> list[str]:

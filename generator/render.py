@@ -134,10 +134,19 @@ def py_literal(obj: Any, indent: int = 0) -> str:
     raise TypeError(f"cannot serialize {type(obj).__name__}")
 
 
-def py_source(obj: Any, names: set[str] | None = None) -> str:
+def py_source(obj: Any, names: set[str] | None = None, shared: dict[tuple[type, Any], str] | None = None) -> str:
     """Python source for a frozen dataclass value (kccgen.contract shapes): the
     class with its non-default fields by keyword, enums by member. ``names``
-    collects the classes the text uses, for the module's imports."""
+    collects the classes the text uses, for the module's imports; ``shared``
+    maps values another module defines (by type and value) to the expression to
+    write instead."""
+    if shared and dataclasses.is_dataclass(obj):
+        try:
+            name = shared.get((type(obj), obj))
+        except TypeError:  # unhashable: never shared
+            name = None
+        if name is not None:
+            return name
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         cls = type(obj)
         if names is not None:
@@ -149,14 +158,14 @@ def py_source(obj: Any, names: set[str] | None = None) -> str:
                 continue
             if f.default_factory is not dataclasses.MISSING and value == f.default_factory():
                 continue
-            args.append(f"{f.name}={py_source(value, names)}")
+            args.append(f"{f.name}={py_source(value, names, shared)}")
         return f"{cls.__name__}({', '.join(args)})"
     if isinstance(obj, Enum):
         if names is not None:
             names.add(type(obj).__name__)
         return f"{type(obj).__name__}.{obj.name}"
     if isinstance(obj, tuple):
-        items = [py_source(v, names) for v in obj]
+        items = [py_source(v, names, shared) for v in obj]
         return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
     if obj is None or isinstance(obj, bool | int | str):
         return repr(obj)

@@ -12,9 +12,18 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class KRMModel(BaseModel):
-    """camelCase on the wire, snake_case in Python; unknown keys are errors."""
+    """camelCase on the wire, snake_case in Python; unknown keys are errors.
+    The base of every generated KRM class, so none repeats its config."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class APIModel(BaseModel):
+    """The base of every generated API payload class: camelCase on the wire,
+    snake_case in Python, and fields the pinned document does not know yet are
+    kept (a newer API revision must round-trip)."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
 
 
 class ObjectMeta(BaseModel):

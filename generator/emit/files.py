@@ -6,7 +6,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from kccgen.generator.emit.adapters import adapter_source
+from kccgen.generator.emit.adapters import (
+    adapter_source,
+    operations_module,
+    operations_source,
+    shared_operations,
+)
 from kccgen.generator.emit.crds import crd_path, crd_source, spec_required
 from kccgen.generator.emit.mutability import mutability_source
 from kccgen.generator.emit.references import reference_module_path, reference_source
@@ -132,8 +137,13 @@ def unit_jobs(u: Unit) -> Iterator[Job]:
         yield f"generated/{k.package}/{k.lower}_mutability.py", mutability_source, k
     for k in ir.kinds:
         yield crd_path(k), _crd_file, (ir, k)
+    ops_module = ""  # where the unit's operation getters live, when its Kinds share them
+    if shared_operations(ir.kinds) is not None:
+        k0 = min(ir.kinds, key=lambda k: (k.package, k.kind))  # Kinds of one API may span versions
+        ops_module = f"kccgen.generated.{k0.package.replace('/', '.')}.{operations_module(k0)}"
+        yield f"generated/{k0.package}/{operations_module(k0)}.py", operations_source, ir.kinds
     for k in ir.kinds:
-        yield f"generated/{k.package}/{k.lower}_adapter.py", adapter_source, k
+        yield f"generated/{k.package}/{k.lower}_adapter.py", adapter_source, (k, ops_module)
 
 
 def render_unit(u: Unit) -> dict[str, str]:

@@ -17,7 +17,7 @@ from kccgen.discovery.document import DiscoveryDoc, JsonSchema, Method
 from kccgen.discovery.errors import json_path
 from kccgen.generator.diagnostics import Reporter
 from kccgen.generator.ir.model import EnumIR, EnumValue, FieldIR, ModelSet, ObjectIR, TypeIR
-from kccgen.generator.naming import class_from_path, pascal
+from kccgen.generator.naming import BUILTIN_NAMES, class_from_path, pascal
 
 _SCALARS = {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean", "any": "any"}
 
@@ -31,10 +31,11 @@ class ApiModelBuilder:
         self.enums: dict[str, EnumIR] = {}
         self._building: set[str] = set()
         self._schema_class: dict[str, str] = {}
-        self._taken: dict[str, str] = {}  # class name -> source
+        # A class named like a builtin (migrationcenter's ImportError) would be
+        # shadowed by it while pydantic resolves annotations: such names are taken.
+        self._taken: dict[str, str] = {name: "python builtins" for name in BUILTIN_NAMES}  # class name -> source
         for sid in sorted(doc.schemas):
-            self._claim(pascal(sid), json_path("schemas", sid))
-            self._schema_class[sid] = pascal(sid)
+            self._schema_class[sid] = self._claim(pascal(sid), json_path("schemas", sid))
 
     def _loc(self, path: str) -> str:
         return f"{self.doc.key}#{path}"

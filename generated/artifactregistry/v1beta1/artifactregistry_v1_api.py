@@ -8,18 +8,15 @@ from __future__ import annotations
 
 from enum import StrEnum
 from typing import Annotated, Any
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+from kccgen.runtime.krm import APIModel
 
 
-class AptRepository(BaseModel):
+class AptRepository(APIModel):
     """
     Configuration for an Apt remote repository.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     custom_repository: Annotated[
         GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigAptRepositoryCustomRepository | None,
         Field(alias="customRepository"),
@@ -30,15 +27,11 @@ class AptRepository(BaseModel):
     ] = None
 
 
-class CleanupPolicy(BaseModel):
+class CleanupPolicy(APIModel):
     """
     Artifact policy configuration for repository cleanup policies.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     action: CleanupPolicyAction | int | None = None
     condition: CleanupPolicyCondition | None = None
     id: str | None = None
@@ -60,15 +53,11 @@ class CleanupPolicyAction(StrEnum):
     KEEP = "KEEP"
 
 
-class CleanupPolicyCondition(BaseModel):
+class CleanupPolicyCondition(APIModel):
     """
     CleanupPolicyCondition is a set of conditions attached to a CleanupPolicy. If multiple entries are set, all must be satisfied for the condition to be satisfied.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     newer_than: Annotated[
         str | None, Field(alias="newerThan", pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$")
     ] = None
@@ -98,40 +87,28 @@ class CleanupPolicyConditionTagState(StrEnum):
     ANY = "ANY"
 
 
-class CleanupPolicyMostRecentVersions(BaseModel):
+class CleanupPolicyMostRecentVersions(APIModel):
     """
     CleanupPolicyMostRecentVersions is an alternate condition of a CleanupPolicy for retaining a minimum number of versions.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     keep_count: Annotated[int | None, Field(alias="keepCount")] = None
     package_name_prefixes: Annotated[list[str] | None, Field(alias="packageNamePrefixes")] = None
 
 
-class CommonRemoteRepository(BaseModel):
+class CommonRemoteRepository(APIModel):
     """
     Common remote repository settings type.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     uri: str | None = None
 
 
-class DockerRepository(BaseModel):
+class DockerRepository(APIModel):
     """
     Configuration for a Docker remote repository.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     custom_repository: Annotated[
         GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigDockerRepositoryCustomRepository
         | None,
@@ -142,15 +119,11 @@ class DockerRepository(BaseModel):
     ] = None
 
 
-class DockerRepositoryConfig(BaseModel):
+class DockerRepositoryConfig(APIModel):
     """
     DockerRepositoryConfig is docker related repository details. Provides additional configuration details for repositories of the docker format type.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     immutable_tags: Annotated[bool | None, Field(alias="immutableTags")] = None
 
 
@@ -165,31 +138,19 @@ class DockerRepositoryPublicRepository(StrEnum):
     DOCKER_HUB = "DOCKER_HUB"
 
 
-class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigAptRepositoryCustomRepository(
-    BaseModel
-):
+class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigAptRepositoryCustomRepository(APIModel):
     """
     Customer-specified publicly available remote repository.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     uri: str | None = None
 
 
-class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigAptRepositoryPublicRepository(
-    BaseModel
-):
+class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigAptRepositoryPublicRepository(APIModel):
     """
     Publicly available Apt repositories constructed from a common repository base and a custom repository path.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     repository_base: Annotated[
         GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigAptRepositoryPublicRepositoryRepositoryBase
         | int
@@ -217,86 +178,56 @@ class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigAptRepositoryPublicR
 
 
 class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigDockerRepositoryCustomRepository(
-    BaseModel
+    APIModel
 ):
     """
     Customer-specified publicly available remote repository.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     uri: str | None = None
 
 
 class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigMavenRepositoryCustomRepository(
-    BaseModel
+    APIModel
 ):
     """
     Customer-specified publicly available remote repository.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     uri: str | None = None
 
 
-class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigNpmRepositoryCustomRepository(
-    BaseModel
-):
+class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigNpmRepositoryCustomRepository(APIModel):
     """
     Customer-specified publicly available remote repository.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     uri: str | None = None
 
 
 class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigPythonRepositoryCustomRepository(
-    BaseModel
+    APIModel
 ):
     """
     Customer-specified publicly available remote repository.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     uri: str | None = None
 
 
-class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigYumRepositoryCustomRepository(
-    BaseModel
-):
+class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigYumRepositoryCustomRepository(APIModel):
     """
     Customer-specified publicly available remote repository.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     uri: str | None = None
 
 
-class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigYumRepositoryPublicRepository(
-    BaseModel
-):
+class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigYumRepositoryPublicRepository(APIModel):
     """
     Publicly available Yum repositories constructed from a common repository base and a custom repository path.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     repository_base: Annotated[
         GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigYumRepositoryPublicRepositoryRepositoryBase
         | int
@@ -329,15 +260,11 @@ class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigYumRepositoryPublicR
     EPEL = "EPEL"
 
 
-class MavenRepository(BaseModel):
+class MavenRepository(APIModel):
     """
     Configuration for a Maven remote repository.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     custom_repository: Annotated[
         GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigMavenRepositoryCustomRepository
         | None,
@@ -348,15 +275,11 @@ class MavenRepository(BaseModel):
     ] = None
 
 
-class MavenRepositoryConfig(BaseModel):
+class MavenRepositoryConfig(APIModel):
     """
     MavenRepositoryConfig is maven related repository details. Provides additional configuration details for repositories of the maven format type.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     allow_snapshot_overwrites: Annotated[bool | None, Field(alias="allowSnapshotOverwrites")] = None
     version_policy: Annotated[
         MavenRepositoryConfigVersionPolicy | int | None, Field(alias="versionPolicy")
@@ -387,26 +310,17 @@ class MavenRepositoryPublicRepository(StrEnum):
     MAVEN_CENTRAL = "MAVEN_CENTRAL"
 
 
-class NoCacheFetching(BaseModel):
+class NoCacheFetching(APIModel):
     """
     The configuration for the no-cache fetching mode, which acts as a non-caching proxy.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
 
-
-class NpmRepository(BaseModel):
+class NpmRepository(APIModel):
     """
     Configuration for a Npm remote repository.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     custom_repository: Annotated[
         GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigNpmRepositoryCustomRepository | None,
         Field(alias="customRepository"),
@@ -427,15 +341,11 @@ class NpmRepositoryPublicRepository(StrEnum):
     NPMJS = "NPMJS"
 
 
-class Operation(BaseModel):
+class Operation(APIModel):
     """
     This resource represents a long-running operation that is the result of a network API call.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     done: bool | None = None
     error: Status | None = None
     metadata: dict[str, Any] | None = None
@@ -443,15 +353,11 @@ class Operation(BaseModel):
     response: dict[str, Any] | None = None
 
 
-class PlatformLogsConfig(BaseModel):
+class PlatformLogsConfig(APIModel):
     """
     The platform logs config for a project or a repository.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     logging_state: Annotated[
         PlatformLogsConfigLoggingState | int | None, Field(alias="loggingState")
     ] = None
@@ -498,15 +404,11 @@ class PlatformLogsConfigSeverityLevel(StrEnum):
     EMERGENCY = "EMERGENCY"
 
 
-class PythonRepository(BaseModel):
+class PythonRepository(APIModel):
     """
     Configuration for a Python remote repository.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     custom_repository: Annotated[
         GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigPythonRepositoryCustomRepository
         | None,
@@ -528,15 +430,11 @@ class PythonRepositoryPublicRepository(StrEnum):
     PYPI = "PYPI"
 
 
-class RemoteRepositoryConfig(BaseModel):
+class RemoteRepositoryConfig(APIModel):
     """
     Remote repository configuration.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     apt_repository: Annotated[AptRepository | None, Field(alias="aptRepository")] = None
     common_repository: Annotated[CommonRemoteRepository | None, Field(alias="commonRepository")] = (
         None
@@ -556,15 +454,11 @@ class RemoteRepositoryConfig(BaseModel):
     yum_repository: Annotated[YumRepository | None, Field(alias="yumRepository")] = None
 
 
-class Repository(BaseModel):
+class Repository(APIModel):
     """
     A Repository for storing artifacts with a specific format.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     cleanup_policies: Annotated[dict[str, CleanupPolicy] | None, Field(alias="cleanupPolicies")] = (
         None
     )
@@ -662,84 +556,60 @@ class RepositoryMode(StrEnum):
     ASSURED_OSS_REPOSITORY = "ASSURED_OSS_REPOSITORY"
 
 
-class Status(BaseModel):
+class Status(APIModel):
     """
     The `Status` type defines a logical error model that is suitable for different programming environments, including REST APIs and RPC APIs. It is used by [gRPC](https://github.com/grpc). Each `Status` message contains three pieces of data: error code, error message, and error details. You can find out more about this error model and how to work with it in the [API Design Guide](https://cloud.google.com/apis/design/errors).
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     code: int | None = None
     details: list[dict[str, Any]] | None = None
     message: str | None = None
 
 
-class UpstreamCredentials(BaseModel):
+class UpstreamCredentials(APIModel):
     """
     The credentials to access the remote repository.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     username_password_credentials: Annotated[
         UsernamePasswordCredentials | None, Field(alias="usernamePasswordCredentials")
     ] = None
 
 
-class UpstreamPolicy(BaseModel):
+class UpstreamPolicy(APIModel):
     """
     Artifact policy configuration for the repository contents.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     id: str | None = None
     priority: int | None = None
     repository: str | None = None
 
 
-class UsernamePasswordCredentials(BaseModel):
+class UsernamePasswordCredentials(APIModel):
     """
     Username and password credentials.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     password_secret_version: Annotated[str | None, Field(alias="passwordSecretVersion")] = None
     username: str | None = None
 
 
-class VirtualRepositoryConfig(BaseModel):
+class VirtualRepositoryConfig(APIModel):
     """
     Virtual repository configuration.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     upstream_policies: Annotated[list[UpstreamPolicy] | None, Field(alias="upstreamPolicies")] = (
         None
     )
 
 
-class VulnerabilityScanningConfig(BaseModel):
+class VulnerabilityScanningConfig(APIModel):
     """
     Config on whether to perform vulnerability scanning for resources in this repository, as well as output fields describing current state.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     enablement_config: Annotated[
         VulnerabilityScanningConfigEnablementConfig | int | None, Field(alias="enablementConfig")
     ] = None
@@ -784,15 +654,11 @@ class VulnerabilityScanningConfigEnablementState(StrEnum):
     SCANNING_ACTIVE = "SCANNING_ACTIVE"
 
 
-class YumRepository(BaseModel):
+class YumRepository(APIModel):
     """
     Configuration for a Yum remote repository.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     custom_repository: Annotated[
         GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigYumRepositoryCustomRepository | None,
         Field(alias="customRepository"),

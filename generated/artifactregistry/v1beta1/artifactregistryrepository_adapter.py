@@ -6,16 +6,9 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import (
-    Adapter,
-    Call,
-    CreateWithIdParam,
-    DeleteAtPath,
-    Lro,
-    OperationGetter,
-    UpdateMaskInQuery,
-)
+from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, Lro, UpdateMaskInQuery
 from kccgen.runtime.adapter import register_adapter
+from kccgen.generated.artifactregistry.v1beta1.artifactregistry_v1_operations import OPERATIONS
 
 ADAPTER = Adapter(
     kind="ArtifactRegistryRepository",
@@ -50,18 +43,7 @@ ADAPTER = Adapter(
         )
     ),
     krm_only=("location", "projectRef", "resourceID"),
-    operations=(
-        (
-            "projects.locations.operations",
-            OperationGetter(
-                resource=("projects", "locations", "operations"),
-                params=(
-                    ("name", "projects/{project}/locations/{location}/operations/{operation}"),
-                ),
-                pattern="^projects/[^/]+/locations/[^/]+/operations/[^/]+$",
-            ),
-        ),
-    ),
+    operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
 )
 
 register_adapter(ADAPTER)

@@ -7,7 +7,7 @@ API resource: artifactregistry.v1 projects.locations.repositories (Repository).
 from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
-from pydantic import BaseModel, ConfigDict, Field, RootModel
+from pydantic import Field, RootModel
 from kccgen.generated.artifactregistry.v1beta1 import artifactregistry_v1_api
 from kccgen.generated.artifactregistry.v1beta1.artifactregistry_v1_api import (
     CleanupPolicyAction,
@@ -34,21 +34,17 @@ from kccgen.generated.external.secretmanagersecretversion_reference import (
     SecretManagerSecretVersionRef,
 )
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
-from kccgen.runtime.krm import KRMObject, KRMStatus
+from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
 ArtifactRegistryRepositoryAPI = artifactregistry_v1_api.Repository
 
 
-class AptRepository(BaseModel):
+class AptRepository(KRMModel):
     """
     Configuration for an Apt remote repository.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     custom_repository: Annotated[
         GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigAptRepositoryCustomRepository | None,
         Field(alias="customRepository", description="Customer-specified remote repository."),
@@ -62,15 +58,11 @@ class AptRepository(BaseModel):
     ] = None
 
 
-class ArtifactRegistryRepositoryObservedState(BaseModel):
+class ArtifactRegistryRepositoryObservedState(KRMModel):
     """
     A Repository for storing artifacts with a specific format.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     create_time: Annotated[
         str | None,
         Field(
@@ -104,7 +96,7 @@ class ArtifactRegistryRepositoryObservedState(BaseModel):
         int | Int64String | None,
         Field(
             alias="sizeBytes",
-            description="Output only. The size, in bytes, of all artifact storage in this repository. Repositories that are generally available or in public preview use this to calculate storage costs.",
+            description="Output only. The size, in bytes, of all artifact storage in this repository.",
         ),
     ] = None
     update_time: Annotated[
@@ -124,20 +116,15 @@ class ArtifactRegistryRepositoryObservedState(BaseModel):
     ] = None
 
 
-class ArtifactRegistryRepositorySpec(BaseModel):
+class ArtifactRegistryRepositorySpec(KRMModel):
     """
     A Repository for storing artifacts with a specific format.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     cleanup_policies: Annotated[
         dict[str, CleanupPolicy] | None,
         Field(
-            alias="cleanupPolicies",
-            description="Optional. Cleanup policies for this repository. Cleanup policies indicate when certain package versions can be automatically deleted. Map keys are policy IDs supplied by users during policy creation. They must unique within a repository and be under 128 characters in length.",
+            alias="cleanupPolicies", description="Optional. Cleanup policies for this repository."
         ),
     ] = None
     cleanup_policy_dry_run: Annotated[
@@ -171,15 +158,11 @@ class ArtifactRegistryRepositorySpec(BaseModel):
     kms_key_ref: Annotated[
         KMSCryptoKeyRef | None,
         Field(
-            alias="kmsKeyRef",
-            description="A reference to a KMSCryptoKey (API field `kmsKeyName`). The Cloud KMS resource name of the customer managed encryption key that's used to encrypt the contents of the Repository. Has the form: `projects/my-project/locations/my-region/keyRings/my-kr/cryptoKeys/my-key`. This value may not be changed after the Repository has been created.",
+            alias="kmsKeyRef", description="A reference to a KMSCryptoKey (API field `kmsKeyName`)."
         ),
     ] = None
     labels: Annotated[
-        dict[str, str] | None,
-        Field(
-            description="Labels with user-defined metadata. This field may contain up to 64 entries. Label keys and values may be no longer than 63 characters. Label keys must begin with a lowercase letter and may only contain lowercase letters, numeric characters, underscores, and dashes."
-        ),
+        dict[str, str] | None, Field(description="Labels with user-defined metadata.")
     ] = None
     location: Annotated[
         str, Field(description="Immutable. The location of the ArtifactRegistryRepository.")
@@ -202,7 +185,7 @@ class ArtifactRegistryRepositorySpec(BaseModel):
         ProjectRef | None,
         Field(
             alias="projectRef",
-            description="Immutable. The Project that this ArtifactRegistryRepository belongs to. When unset, the `cnrm.cloud.google.com/project-id` annotation of the object or of its namespace is used.",
+            description="Immutable. The Project that this ArtifactRegistryRepository belongs to.",
         ),
     ] = None
     remote_repository_config: Annotated[
@@ -216,7 +199,7 @@ class ArtifactRegistryRepositorySpec(BaseModel):
         str | None,
         Field(
             alias="resourceID",
-            description="Immutable. Optional. The ArtifactRegistryRepository ID used for creation and acquisition. When unset, the value of `metadata.name` is used.",
+            description="Immutable. Optional. The ArtifactRegistryRepository ID used for creation and acquisition.",
         ),
     ] = None
     virtual_repository_config: Annotated[
@@ -235,15 +218,11 @@ class ArtifactRegistryRepositorySpec(BaseModel):
     ] = None
 
 
-class CleanupPolicy(BaseModel):
+class CleanupPolicy(KRMModel):
     """
     Artifact policy configuration for repository cleanup policies.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     action: Annotated[CleanupPolicyAction | None, Field(description="Policy action.")] = None
     condition: Annotated[
         CleanupPolicyCondition | None, Field(description="Policy condition for matching versions.")
@@ -255,20 +234,16 @@ class CleanupPolicy(BaseModel):
         CleanupPolicyMostRecentVersions | None,
         Field(
             alias="mostRecentVersions",
-            description="Policy condition for retaining a minimum number of versions. May only be specified with a Keep action.",
+            description="Policy condition for retaining a minimum number of versions.",
         ),
     ] = None
 
 
-class CleanupPolicyCondition(BaseModel):
+class CleanupPolicyCondition(KRMModel):
     """
     CleanupPolicyCondition is a set of conditions attached to a CleanupPolicy. If multiple entries are set, all must be satisfied for the condition to be satisfied.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     newer_than: Annotated[
         str | None,
         Field(
@@ -287,17 +262,10 @@ class CleanupPolicyCondition(BaseModel):
     ] = None
     package_name_prefixes: Annotated[
         list[str] | None,
-        Field(
-            alias="packageNamePrefixes",
-            description="Match versions by package prefix. Applied on any prefix match.",
-        ),
+        Field(alias="packageNamePrefixes", description="Match versions by package prefix."),
     ] = None
     tag_prefixes: Annotated[
-        list[str] | None,
-        Field(
-            alias="tagPrefixes",
-            description="Match versions by tag prefix. Applied on any prefix match.",
-        ),
+        list[str] | None, Field(alias="tagPrefixes", description="Match versions by tag prefix.")
     ] = None
     tag_state: Annotated[
         CleanupPolicyConditionTagState | None,
@@ -305,22 +273,15 @@ class CleanupPolicyCondition(BaseModel):
     ] = None
     version_name_prefixes: Annotated[
         list[str] | None,
-        Field(
-            alias="versionNamePrefixes",
-            description="Match versions by version name prefix. Applied on any prefix match.",
-        ),
+        Field(alias="versionNamePrefixes", description="Match versions by version name prefix."),
     ] = None
 
 
-class CleanupPolicyMostRecentVersions(BaseModel):
+class CleanupPolicyMostRecentVersions(KRMModel):
     """
     CleanupPolicyMostRecentVersions is an alternate condition of a CleanupPolicy for retaining a minimum number of versions.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     keep_count: Annotated[
         int | None, Field(alias="keepCount", description="Minimum number of versions to keep.")
     ] = None
@@ -333,30 +294,22 @@ class CleanupPolicyMostRecentVersions(BaseModel):
     ] = None
 
 
-class CommonRemoteRepository(BaseModel):
+class CommonRemoteRepository(KRMModel):
     """
     Common remote repository settings type.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     uri: Annotated[
         str | None,
         Field(description="Required. A common public repository base for remote repository."),
     ] = None
 
 
-class DockerRepository(BaseModel):
+class DockerRepository(KRMModel):
     """
     Configuration for a Docker remote repository.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     custom_repository: Annotated[
         GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigDockerRepositoryCustomRepository
         | None,
@@ -371,35 +324,25 @@ class DockerRepository(BaseModel):
     ] = None
 
 
-class DockerRepositoryConfig(BaseModel):
+class DockerRepositoryConfig(KRMModel):
     """
     DockerRepositoryConfig is docker related repository details. Provides additional configuration details for repositories of the docker format type.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     immutable_tags: Annotated[
         bool | None,
         Field(
             alias="immutableTags",
-            description="The repository which enabled this flag prevents all tags from being modified, moved or deleted. This does not prevent tags from being created.",
+            description="The repository which enabled this flag prevents all tags from being modified, moved or deleted.",
         ),
     ] = None
 
 
-class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigAptRepositoryCustomRepository(
-    BaseModel
-):
+class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigAptRepositoryCustomRepository(KRMModel):
     """
     Customer-specified publicly available remote repository.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     uri: Annotated[
         str | None,
         Field(
@@ -408,17 +351,11 @@ class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigAptRepositoryCustomR
     ] = None
 
 
-class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigAptRepositoryPublicRepository(
-    BaseModel
-):
+class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigAptRepositoryPublicRepository(KRMModel):
     """
     Publicly available Apt repositories constructed from a common repository base and a custom repository path.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     repository_base: Annotated[
         GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigAptRepositoryPublicRepositoryRepositoryBase
         | None,
@@ -434,16 +371,12 @@ class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigAptRepositoryPublicR
 
 
 class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigDockerRepositoryCustomRepository(
-    BaseModel
+    KRMModel
 ):
     """
     Customer-specified publicly available remote repository.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     uri: Annotated[
         str | None,
         Field(
@@ -453,16 +386,12 @@ class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigDockerRepositoryCust
 
 
 class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigMavenRepositoryCustomRepository(
-    BaseModel
+    KRMModel
 ):
     """
     Customer-specified publicly available remote repository.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     uri: Annotated[
         str | None,
         Field(
@@ -471,17 +400,11 @@ class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigMavenRepositoryCusto
     ] = None
 
 
-class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigNpmRepositoryCustomRepository(
-    BaseModel
-):
+class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigNpmRepositoryCustomRepository(KRMModel):
     """
     Customer-specified publicly available remote repository.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     uri: Annotated[
         str | None,
         Field(
@@ -491,16 +414,12 @@ class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigNpmRepositoryCustomR
 
 
 class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigPythonRepositoryCustomRepository(
-    BaseModel
+    KRMModel
 ):
     """
     Customer-specified publicly available remote repository.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     uri: Annotated[
         str | None,
         Field(
@@ -509,17 +428,11 @@ class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigPythonRepositoryCust
     ] = None
 
 
-class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigYumRepositoryCustomRepository(
-    BaseModel
-):
+class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigYumRepositoryCustomRepository(KRMModel):
     """
     Customer-specified publicly available remote repository.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     uri: Annotated[
         str | None,
         Field(
@@ -528,17 +441,11 @@ class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigYumRepositoryCustomR
     ] = None
 
 
-class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigYumRepositoryPublicRepository(
-    BaseModel
-):
+class GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigYumRepositoryPublicRepository(KRMModel):
     """
     Publicly available Yum repositories constructed from a common repository base and a custom repository path.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     repository_base: Annotated[
         GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigYumRepositoryPublicRepositoryRepositoryBase
         | None,
@@ -557,15 +464,11 @@ class Int64String(RootModel[str]):
     root: Annotated[str, Field(description="A int64 in its string form.", pattern="^-?[0-9]+$")]
 
 
-class MavenRepository(BaseModel):
+class MavenRepository(KRMModel):
     """
     Configuration for a Maven remote repository.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     custom_repository: Annotated[
         GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigMavenRepositoryCustomRepository
         | None,
@@ -580,15 +483,11 @@ class MavenRepository(BaseModel):
     ] = None
 
 
-class MavenRepositoryConfig(BaseModel):
+class MavenRepositoryConfig(KRMModel):
     """
     MavenRepositoryConfig is maven related repository details. Provides additional configuration details for repositories of the maven format type.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     allow_snapshot_overwrites: Annotated[
         bool | None,
         Field(
@@ -605,26 +504,17 @@ class MavenRepositoryConfig(BaseModel):
     ] = None
 
 
-class NoCacheFetching(BaseModel):
+class NoCacheFetching(KRMModel):
     """
     The configuration for the no-cache fetching mode, which acts as a non-caching proxy.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
 
-
-class NpmRepository(BaseModel):
+class NpmRepository(KRMModel):
     """
     Configuration for a Npm remote repository.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     custom_repository: Annotated[
         GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigNpmRepositoryCustomRepository | None,
         Field(alias="customRepository", description="Customer-specified remote repository."),
@@ -638,15 +528,11 @@ class NpmRepository(BaseModel):
     ] = None
 
 
-class PlatformLogsConfig(BaseModel):
+class PlatformLogsConfig(KRMModel):
     """
     The platform logs config for a project or a repository.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     logging_state: Annotated[
         PlatformLogsConfigLoggingState | None,
         Field(
@@ -656,22 +542,15 @@ class PlatformLogsConfig(BaseModel):
     ] = None
     severity_level: Annotated[
         PlatformLogsConfigSeverityLevel | None,
-        Field(
-            alias="severityLevel",
-            description="Optional. The severity level for the logs. Logs will be generated if their severity level is >= than the value of the severity level mentioned here.",
-        ),
+        Field(alias="severityLevel", description="Optional. The severity level for the logs."),
     ] = None
 
 
-class PythonRepository(BaseModel):
+class PythonRepository(KRMModel):
     """
     Configuration for a Python remote repository.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     custom_repository: Annotated[
         GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigPythonRepositoryCustomRepository
         | None,
@@ -686,25 +565,18 @@ class PythonRepository(BaseModel):
     ] = None
 
 
-class RemoteRepositoryConfig(BaseModel):
+class RemoteRepositoryConfig(KRMModel):
     """
     Remote repository configuration.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     apt_repository: Annotated[
         AptRepository | None,
         Field(alias="aptRepository", description="Specific settings for an Apt remote repository."),
     ] = None
     common_repository: Annotated[
         CommonRemoteRepository | None,
-        Field(
-            alias="commonRepository",
-            description="Common remote repository settings. Used as the remote repository upstream URL.",
-        ),
+        Field(alias="commonRepository", description="Common remote repository settings."),
     ] = None
     description: Annotated[
         str | None, Field(description="The description of the remote source.")
@@ -759,15 +631,11 @@ class RemoteRepositoryConfig(BaseModel):
     ] = None
 
 
-class UpstreamCredentials(BaseModel):
+class UpstreamCredentials(KRMModel):
     """
     The credentials to access the remote repository.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     username_password_credentials: Annotated[
         UsernamePasswordCredentials | None,
         Field(
@@ -777,15 +645,11 @@ class UpstreamCredentials(BaseModel):
     ] = None
 
 
-class UpstreamPolicy(BaseModel):
+class UpstreamPolicy(KRMModel):
     """
     Artifact policy configuration for the repository contents.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     id: Annotated[str | None, Field(description="The user-provided ID of the upstream policy.")] = (
         None
     )
@@ -799,25 +663,21 @@ class UpstreamPolicy(BaseModel):
         ArtifactRegistryRepositoryRef | None,
         Field(
             alias="repositoryRef",
-            description="A reference to a ArtifactRegistryRepository (API field `repository`). A reference to the repository resource, for example: `projects/p1/locations/us-central1/repositories/repo1`.",
+            description="A reference to a ArtifactRegistryRepository (API field `repository`).",
         ),
     ] = None
 
 
-class UsernamePasswordCredentials(BaseModel):
+class UsernamePasswordCredentials(KRMModel):
     """
     Username and password credentials.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     password_secret_version_ref: Annotated[
         SecretManagerSecretVersionRef | None,
         Field(
             alias="passwordSecretVersionRef",
-            description="A reference to a SecretManagerSecretVersion (API field `passwordSecretVersion`). The Secret Manager key version that holds the password to access the remote repository. Must be in the format of `projects/{project}/secrets/{secret}/versions/{version}`.",
+            description="A reference to a SecretManagerSecretVersion (API field `passwordSecretVersion`).",
         ),
     ] = None
     username: Annotated[
@@ -825,51 +685,39 @@ class UsernamePasswordCredentials(BaseModel):
     ] = None
 
 
-class VirtualRepositoryConfig(BaseModel):
+class VirtualRepositoryConfig(KRMModel):
     """
     Virtual repository configuration.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     upstream_policies: Annotated[
         list[UpstreamPolicy] | None,
         Field(
             alias="upstreamPolicies",
-            description="Policies that configure the upstream artifacts distributed by the Virtual Repository. Upstream policies cannot be set on a standard repository.",
+            description="Policies that configure the upstream artifacts distributed by the Virtual Repository.",
         ),
     ] = None
 
 
-class VulnerabilityScanningConfig(BaseModel):
+class VulnerabilityScanningConfig(KRMModel):
     """
     Config on whether to perform vulnerability scanning for resources in this repository, as well as output fields describing current state.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     enablement_config: Annotated[
         VulnerabilityScanningConfigEnablementConfig | None,
         Field(
             alias="enablementConfig",
-            description="Optional. Config for whether this repository has vulnerability scanning disabled. When unset (ENABLEMENT_CONFIG_UNSPECIFIED), this is treated as INHERITED for Docker repositories and DISABLED for non-Docker repositories.",
+            description="Optional. Config for whether this repository has vulnerability scanning disabled.",
         ),
     ] = None
 
 
-class VulnerabilityScanningConfigObservedState(BaseModel):
+class VulnerabilityScanningConfigObservedState(KRMModel):
     """
     Config on whether to perform vulnerability scanning for resources in this repository, as well as output fields describing current state.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     enablement_state: Annotated[
         VulnerabilityScanningConfigEnablementState | None,
         Field(
@@ -894,15 +742,11 @@ class VulnerabilityScanningConfigObservedState(BaseModel):
     ] = None
 
 
-class YumRepository(BaseModel):
+class YumRepository(KRMModel):
     """
     Configuration for a Yum remote repository.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     custom_repository: Annotated[
         GoogleDevtoolsArtifactregistryV1RemoteRepositoryConfigYumRepositoryCustomRepository | None,
         Field(alias="customRepository", description="Customer-specified remote repository."),

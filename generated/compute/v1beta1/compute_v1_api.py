@@ -8,14 +8,11 @@ from __future__ import annotations
 
 from enum import StrEnum
 from typing import Annotated, Any
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+from kccgen.runtime.krm import APIModel
 
 
-class BulkInsertOperationStatus(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
+class BulkInsertOperationStatus(APIModel):
     created_vm_count: Annotated[int | None, Field(alias="createdVmCount")] = None
     deleted_vm_count: Annotated[int | None, Field(alias="deletedVmCount")] = None
     failed_to_create_vm_count: Annotated[int | None, Field(alias="failedToCreateVmCount")] = None
@@ -38,43 +35,31 @@ class BulkInsertOperationStatusStatus(StrEnum):
     STATUS_UNSPECIFIED = "STATUS_UNSPECIFIED"
 
 
-class ErrorInfo(BaseModel):
+class ErrorInfo(APIModel):
     """
     Describes the cause of the error with structured details.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     domain: str | None = None
     metadatas: dict[str, str] | None = None
     reason: str | None = None
 
 
-class GetHealthOperationMetadata(BaseModel):
+class GetHealthOperationMetadata(APIModel):
     """
     Metadata for GetHealth operations.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     health_info: Annotated[
         GetHealthOperationMetadataHealthInfo | None, Field(alias="healthInfo")
     ] = None
 
 
-class GetHealthOperationMetadataHealthInfo(BaseModel):
+class GetHealthOperationMetadataHealthInfo(APIModel):
     """
     Health information.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     availability_slo_status: Annotated[
         GetHealthOperationMetadataHealthInfoAvailabilitySloStatus | int | None,
         Field(alias="availabilitySloStatus"),
@@ -162,21 +147,13 @@ class GetHealthOperationMetadataHealthInfoUnhealthyReason(StrEnum):
     UNHEALTHY_REASON_UNSPECIFIED = "UNHEALTHY_REASON_UNSPECIFIED"
 
 
-class GetVersionOperationMetadata(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
+class GetVersionOperationMetadata(APIModel):
     inline_sbom_info: Annotated[
         GetVersionOperationMetadataSbomInfo | None, Field(alias="inlineSbomInfo")
     ] = None
 
 
-class GetVersionOperationMetadataSbomInfo(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
+class GetVersionOperationMetadataSbomInfo(APIModel):
     current_component_versions: Annotated[
         dict[str, str] | None, Field(alias="currentComponentVersions")
     ] = None
@@ -185,63 +162,43 @@ class GetVersionOperationMetadataSbomInfo(BaseModel):
     ] = None
 
 
-class Help(BaseModel):
+class Help(APIModel):
     """
     Provides links to documentation or for performing an out of band action.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     links: list[HelpLink] | None = None
 
 
-class HelpLink(BaseModel):
+class HelpLink(APIModel):
     """
     Describes a URL link.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     description: str | None = None
     url: str | None = None
 
 
-class InstancesBulkInsertOperationMetadata(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
+class InstancesBulkInsertOperationMetadata(APIModel):
     per_location_status: Annotated[
         dict[str, BulkInsertOperationStatus] | None, Field(alias="perLocationStatus")
     ] = None
 
 
-class LocalizedMessage(BaseModel):
+class LocalizedMessage(APIModel):
     """
     Provides a localized error message that is safe to return to the user
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     locale: str | None = None
     message: str | None = None
 
 
-class Network(BaseModel):
+class Network(APIModel):
     """
     Represents a VPC Network resource.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     i_pv4_range: Annotated[str | None, Field(alias="IPv4Range")] = None
     additional_tags: Annotated[list[str] | None, Field(alias="additionalTags")] = None
     auto_create_subnetworks: Annotated[bool | None, Field(alias="autoCreateSubnetworks")] = None
@@ -279,29 +236,21 @@ class NetworkNetworkFirewallPolicyEnforcementOrder(StrEnum):
     BEFORE_CLASSIC_FIREWALL = "BEFORE_CLASSIC_FIREWALL"
 
 
-class NetworkParams(BaseModel):
+class NetworkParams(APIModel):
     """
     Additional network parameters.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     resource_manager_tags: Annotated[dict[str, str] | None, Field(alias="resourceManagerTags")] = (
         None
     )
 
 
-class NetworkPeering(BaseModel):
+class NetworkPeering(APIModel):
     """
     A network peering attached to a network resource. The message includes the
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     auto_create_routes: Annotated[bool | None, Field(alias="autoCreateRoutes")] = None
     connection_status: Annotated[
         NetworkPeeringConnectionStatus | None, Field(alias="connectionStatus")
@@ -326,15 +275,11 @@ class NetworkPeering(BaseModel):
     ] = None
 
 
-class NetworkPeeringConnectionStatus(BaseModel):
+class NetworkPeeringConnectionStatus(APIModel):
     """
     [Output Only] Describes the state of a peering connection, not just the
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     consensus_state: Annotated[
         NetworkPeeringConnectionStatusConsensusState | None, Field(alias="consensusState")
     ] = None
@@ -347,15 +292,11 @@ class NetworkPeeringConnectionStatus(BaseModel):
     ] = None
 
 
-class NetworkPeeringConnectionStatusConsensusState(BaseModel):
+class NetworkPeeringConnectionStatusConsensusState(APIModel):
     """
     The status of update/delete for a consensus peering connection. Only set
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     delete_status: Annotated[
         NetworkPeeringConnectionStatusConsensusStateDeleteStatus | int | None,
         Field(alias="deleteStatus"),
@@ -404,11 +345,7 @@ class NetworkPeeringConnectionStatusConsensusStateUpdateStatus(StrEnum):
     UPDATE_STATUS_UNSPECIFIED = "UPDATE_STATUS_UNSPECIFIED"
 
 
-class NetworkPeeringConnectionStatusTrafficConfiguration(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
+class NetworkPeeringConnectionStatusTrafficConfiguration(APIModel):
     export_custom_routes_to_peer: Annotated[
         bool | None, Field(alias="exportCustomRoutesToPeer")
     ] = None
@@ -515,15 +452,11 @@ class NetworkPeeringUpdateStrategy(StrEnum):
     UNSPECIFIED = "UNSPECIFIED"
 
 
-class NetworkRoutingConfig(BaseModel):
+class NetworkRoutingConfig(APIModel):
     """
     A routing configuration attached to a network resource. The message
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     bgp_always_compare_med: Annotated[bool | None, Field(alias="bgpAlwaysCompareMed")] = None
     bgp_best_path_selection_mode: Annotated[
         NetworkRoutingConfigBgpBestPathSelectionMode | int | None,
@@ -588,15 +521,11 @@ class NetworkRoutingConfigRoutingMode(StrEnum):
     REGIONAL = "REGIONAL"
 
 
-class Operation(BaseModel):
+class Operation(APIModel):
     """
     Represents an Operation resource.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     client_operation_id: Annotated[str | None, Field(alias="clientOperationId")] = None
     creation_timestamp: Annotated[str | None, Field(alias="creationTimestamp")] = None
     description: str | None = None
@@ -637,27 +566,19 @@ class Operation(BaseModel):
     zone: str | None = None
 
 
-class OperationError(BaseModel):
+class OperationError(APIModel):
     """
     [Output Only] If errors are generated during processing of the operation,
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     errors: list[OperationErrorErrors] | None = None
 
 
-class OperationErrorErrors(BaseModel):
+class OperationErrorErrors(APIModel):
     """
     Represents a single error encountered during the processing of an
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     code: str | None = None
     error_details: Annotated[
         list[OperationErrorErrorsErrorDetails] | None, Field(alias="errorDetails")
@@ -666,15 +587,11 @@ class OperationErrorErrors(BaseModel):
     message: str | None = None
 
 
-class OperationErrorErrorsErrorDetails(BaseModel):
+class OperationErrorErrorsErrorDetails(APIModel):
     """
     Container for structured error details providing additional context
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     error_info: Annotated[ErrorInfo | None, Field(alias="errorInfo")] = None
     help: Help | None = None
     localized_message: Annotated[LocalizedMessage | None, Field(alias="localizedMessage")] = None
@@ -696,11 +613,7 @@ class OperationStatus(StrEnum):
     RUNNING = "RUNNING"
 
 
-class OperationWarnings(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
+class OperationWarnings(APIModel):
     code: OperationWarningsCode | int | None = None
     data: list[OperationWarningsData] | None = None
     message: str | None = None
@@ -789,24 +702,16 @@ class OperationWarningsCode(StrEnum):
     UNREACHABLE = "UNREACHABLE"
 
 
-class OperationWarningsData(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
+class OperationWarningsData(APIModel):
     key: str | None = None
     value: str | None = None
 
 
-class QuotaExceededInfo(BaseModel):
+class QuotaExceededInfo(APIModel):
     """
     Additional details for quota exceeded error for resource quota.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     dimensions: dict[str, str] | None = None
     future_limit: Annotated[int | float | None, Field(alias="futureLimit")] = None
     limit: int | float | None = None
@@ -830,11 +735,7 @@ class QuotaExceededInfoRolloutStatus(StrEnum):
     ROLLOUT_STATUS_UNSPECIFIED = "ROLLOUT_STATUS_UNSPECIFIED"
 
 
-class SetCommonInstanceMetadataOperationMetadata(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
+class SetCommonInstanceMetadataOperationMetadata(APIModel):
     client_operation_id: Annotated[str | None, Field(alias="clientOperationId")] = None
     per_location_operations: Annotated[
         dict[str, SetCommonInstanceMetadataOperationMetadataPerLocationOperationInfo] | None,
@@ -842,11 +743,7 @@ class SetCommonInstanceMetadataOperationMetadata(BaseModel):
     ] = None
 
 
-class SetCommonInstanceMetadataOperationMetadataPerLocationOperationInfo(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
+class SetCommonInstanceMetadataOperationMetadataPerLocationOperationInfo(APIModel):
     error: Status | None = None
     state: SetCommonInstanceMetadataOperationMetadataPerLocationOperationInfoState | int | None = (
         None
@@ -872,29 +769,21 @@ class SetCommonInstanceMetadataOperationMetadataPerLocationOperationInfoState(St
     UNSPECIFIED = "UNSPECIFIED"
 
 
-class Status(BaseModel):
+class Status(APIModel):
     """
     The `Status` type defines a logical error model that is suitable for
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     code: int | None = None
     details: list[dict[str, Any]] | None = None
     message: str | None = None
 
 
-class Subnetwork(BaseModel):
+class Subnetwork(APIModel):
     """
     Represents a Subnetwork resource.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     allow_subnet_cidr_routes_overlap: Annotated[
         bool | None, Field(alias="allowSubnetCidrRoutesOverlap")
     ] = None
@@ -981,15 +870,11 @@ class SubnetworkIpv6GceEndpoint(StrEnum):
     VM_ONLY = "VM_ONLY"
 
 
-class SubnetworkLogConfig(BaseModel):
+class SubnetworkLogConfig(APIModel):
     """
     The available logging options for this subnetwork.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     aggregation_interval: Annotated[
         SubnetworkLogConfigAggregationInterval | int | None, Field(alias="aggregationInterval")
     ] = None
@@ -1028,15 +913,11 @@ class SubnetworkLogConfigMetadata(StrEnum):
     INCLUDE_ALL_METADATA = "INCLUDE_ALL_METADATA"
 
 
-class SubnetworkParams(BaseModel):
+class SubnetworkParams(APIModel):
     """
     Additional subnetwork parameters.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     resource_manager_tags: Annotated[dict[str, str] | None, Field(alias="resourceManagerTags")] = (
         None
     )
@@ -1118,15 +999,11 @@ class SubnetworkRole(StrEnum):
     BACKUP = "BACKUP"
 
 
-class SubnetworkSecondaryRange(BaseModel):
+class SubnetworkSecondaryRange(APIModel):
     """
     Represents a secondary IP range of a subnetwork.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     ip_cidr_range: Annotated[str | None, Field(alias="ipCidrRange")] = None
     ip_collection: Annotated[str | None, Field(alias="ipCollection")] = None
     ip_version: Annotated[
@@ -1178,15 +1055,11 @@ class SubnetworkState(StrEnum):
     READY = "READY"
 
 
-class SubnetworkUtilizationDetails(BaseModel):
+class SubnetworkUtilizationDetails(APIModel):
     """
     The current IP utilization of all subnetwork ranges. Contains the total
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     external_ipv6_instance_utilization: Annotated[
         SubnetworkUtilizationDetailsIPV6Utilization | None,
         Field(alias="externalIpv6InstanceUtilization"),
@@ -1202,15 +1075,11 @@ class SubnetworkUtilizationDetails(BaseModel):
     ] = None
 
 
-class SubnetworkUtilizationDetailsIPV4Utilization(BaseModel):
+class SubnetworkUtilizationDetailsIPV4Utilization(APIModel):
     """
     The IPV4 utilization of a single IP range.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     range_name: Annotated[str | None, Field(alias="rangeName")] = None
     total_allocated_ip: Annotated[
         str | None, Field(alias="totalAllocatedIp", pattern="^-?[0-9]+$")
@@ -1218,23 +1087,15 @@ class SubnetworkUtilizationDetailsIPV4Utilization(BaseModel):
     total_free_ip: Annotated[str | None, Field(alias="totalFreeIp", pattern="^-?[0-9]+$")] = None
 
 
-class SubnetworkUtilizationDetailsIPV6Utilization(BaseModel):
+class SubnetworkUtilizationDetailsIPV6Utilization(APIModel):
     """
     The IPV6 utilization of a single IP range.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     total_allocated_ip: Annotated[Uint128 | None, Field(alias="totalAllocatedIp")] = None
     total_free_ip: Annotated[Uint128 | None, Field(alias="totalFreeIp")] = None
 
 
-class Uint128(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
+class Uint128(APIModel):
     high: Annotated[str | None, Field(pattern="^[0-9]+$")] = None
     low: Annotated[str | None, Field(pattern="^[0-9]+$")] = None

@@ -7,7 +7,7 @@ API resource: compute.v1 networks (Network).
 from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
-from pydantic import BaseModel, ConfigDict, Field, RootModel
+from pydantic import Field, RootModel
 from kccgen.generated.compute.v1beta1 import compute_v1_api
 from kccgen.generated.compute.v1beta1.compute_v1_api import (
     NetworkNetworkFirewallPolicyEnforcementOrder,
@@ -24,13 +24,13 @@ from kccgen.generated.compute.v1beta1.compute_v1_api import (
     NetworkRoutingConfigRoutingMode,
 )
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.runtime.krm import KRMObject, KRMStatus
+from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
 ComputeNetworkAPI = compute_v1_api.Network
 
 
-class ComputeNetworkObservedState(BaseModel):
+class ComputeNetworkObservedState(KRMModel):
     """
     Represents a VPC Network resource.
 
@@ -38,10 +38,6 @@ class ComputeNetworkObservedState(BaseModel):
     information, readVirtual Private Cloud (VPC) Network.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     additional_tags: Annotated[
         list[str] | None,
         Field(
@@ -53,7 +49,7 @@ class ComputeNetworkObservedState(BaseModel):
         str | None,
         Field(
             alias="creationTimestamp",
-            description="Output only. [Output Only] Creation timestamp inRFC3339\ntext format.",
+            description="Output only. [Output Only] Creation timestamp inRFC3339 text format.",
         ),
     ] = None
     firewall_policy: Annotated[
@@ -67,20 +63,15 @@ class ComputeNetworkObservedState(BaseModel):
         str | None,
         Field(
             alias="gatewayIPv4",
-            description="[Output Only] The gateway address for default routing out of the network,\nselected by Google Cloud.",
+            description="[Output Only] The gateway address for default routing out of the network, selected by Google Cloud.",
         ),
     ] = None
     id: Annotated[
         int | UInt64String | None,
-        Field(
-            description="Output only. [Output Only] The unique identifier for the resource. This identifier is\ndefined by the server."
-        ),
+        Field(description="Output only. [Output Only] The unique identifier for the resource."),
     ] = None
     kind: Annotated[
-        str | None,
-        Field(
-            description="Output only. [Output Only] Type of the resource. Always compute#network for\nnetworks."
-        ),
+        str | None, Field(description="Output only. [Output Only] Type of the resource.")
     ] = None
     peerings: Annotated[
         list[NetworkPeeringObserved] | None,
@@ -92,7 +83,7 @@ class ComputeNetworkObservedState(BaseModel):
         NetworkRoutingConfigObservedState | None,
         Field(
             alias="routingConfig",
-            description="The network-level routing configuration for this network.  Used by Cloud\nRouter to determine what type of network-wide routing behavior to enforce.",
+            description="The network-level routing configuration for this network.",
         ),
     ] = None
     self_link: Annotated[
@@ -109,12 +100,12 @@ class ComputeNetworkObservedState(BaseModel):
     subnetworks: Annotated[
         list[str] | None,
         Field(
-            description="[Output Only] Server-defined fully-qualified URLs for all subnetworks\nin this VPC network."
+            description="[Output Only] Server-defined fully-qualified URLs for all subnetworks in this VPC network."
         ),
     ] = None
 
 
-class ComputeNetworkSpec(BaseModel):
+class ComputeNetworkSpec(KRMModel):
     """
     Represents a VPC Network resource.
 
@@ -122,129 +113,102 @@ class ComputeNetworkSpec(BaseModel):
     information, readVirtual Private Cloud (VPC) Network.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     i_pv4_range: Annotated[
         str | None,
-        Field(
-            alias="IPv4Range",
-            description="Deprecated in favor of subnet mode networks.\nThe range of internal addresses that are legal on this network. This\nrange is aCIDR specification, for example:192.168.0.0/16. Provided by the client when the network is\ncreated.",
-        ),
+        Field(alias="IPv4Range", description="Deprecated in favor of subnet mode networks."),
     ] = None
     auto_create_subnetworks: Annotated[
         bool | None,
-        Field(
-            alias="autoCreateSubnetworks",
-            description="Must be set to create a VPC network. If not set, a legacy network is\ncreated.\n\nWhen set to true, the VPC network is created in auto mode.\nWhen set to false, the VPC network is created in custom mode.\n\nAn auto mode VPC network starts with one subnet per region. Each subnet\nhas a predetermined range as described inAuto mode VPC network IP ranges.\n\nFor custom mode VPC networks, you can add subnets using the subnetworksinsert\nmethod.",
-        ),
+        Field(alias="autoCreateSubnetworks", description="Must be set to create a VPC network."),
     ] = None
     description: Annotated[
-        str | None,
-        Field(
-            description="An optional description of this resource. Provide this field when you\ncreate the resource."
-        ),
+        str | None, Field(description="An optional description of this resource.")
     ] = None
     enable_ula_internal_ipv6: Annotated[
         bool | None,
         Field(
-            alias="enableUlaInternalIpv6",
-            description="Enable ULA internal ipv6 on this network. Enabling this feature will assign\na /48 from google defined ULA prefix fd20::/20.\n.",
+            alias="enableUlaInternalIpv6", description="Enable ULA internal ipv6 on this network."
         ),
     ] = None
     internal_ipv6_range: Annotated[
         str | None,
         Field(
             alias="internalIpv6Range",
-            description="When enabling ula internal ipv6, caller optionally can specify the /48\nrange they want from the google defined ULA prefix fd20::/20. The input\nmust be a valid /48 ULA IPv6 address and must be within the fd20::/20.\nOperation will fail if the speficied /48 is already in used by another\nresource. If the field is not speficied, then a /48 range will be randomly\nallocated from fd20::/20 and returned via this field.\n.",
+            description="When enabling ula internal ipv6, caller optionally can specify the /48 range they want from the google defined ULA prefix fd20::/20.",
         ),
     ] = None
-    mtu: Annotated[
-        int | None,
-        Field(
-            description="Maximum Transmission Unit in bytes.\nThe minimum value for this field is 1300 and the maximum value is 8896.\nThe suggested value is 1500, which is the default MTU used on the\nInternet, or 8896 if you want to use Jumbo frames. If unspecified, the\nvalue defaults to 1460."
-        ),
-    ] = None
+    mtu: Annotated[int | None, Field(description="Maximum Transmission Unit in bytes.")] = None
     network_firewall_policy_enforcement_order: Annotated[
         NetworkNetworkFirewallPolicyEnforcementOrder | None,
         Field(
             alias="networkFirewallPolicyEnforcementOrder",
-            description="The network firewall policy enforcement order. Can be either\nAFTER_CLASSIC_FIREWALL or BEFORE_CLASSIC_FIREWALL. Defaults to\nAFTER_CLASSIC_FIREWALL if the field is not specified.",
+            description="The network firewall policy enforcement order.",
         ),
     ] = None
     network_profile: Annotated[
         str | None,
         Field(
             alias="networkProfile",
-            description="A full or partial URL of the network profile to apply to this network.\nThis field can be set only at resource creation time. For example, the\nfollowing are valid URLs: \n   \n   - https://www.googleapis.com/compute/{api_version}/projects/{project_id}/global/networkProfiles/{network_profile_name}\n   - projects/{project_id}/global/networkProfiles/{network_profile_name}",
+            description="A full or partial URL of the network profile to apply to this network.",
         ),
     ] = None
     params: Annotated[
         NetworkParams | None,
         Field(
-            description="Input only. [Input Only] Additional params passed with the request, but not persisted\nas part of resource payload."
+            description="Input only. [Input Only] Additional params passed with the request, but not persisted as part of resource payload."
         ),
     ] = None
     project_ref: Annotated[
         ProjectRef | None,
         Field(
             alias="projectRef",
-            description="Immutable. The Project that this ComputeNetwork belongs to. When unset, the `cnrm.cloud.google.com/project-id` annotation of the object or of its namespace is used.",
+            description="Immutable. The Project that this ComputeNetwork belongs to.",
         ),
     ] = None
     resource_id: Annotated[
         str | None,
         Field(
             alias="resourceID",
-            description="Immutable. Optional. The ComputeNetwork ID used for creation and acquisition. When unset, the value of `metadata.name` is used.",
+            description="Immutable. Optional. The ComputeNetwork ID used for creation and acquisition.",
         ),
     ] = None
     routing_config: Annotated[
         NetworkRoutingConfig | None,
         Field(
             alias="routingConfig",
-            description="The network-level routing configuration for this network.  Used by Cloud\nRouter to determine what type of network-wide routing behavior to enforce.",
+            description="The network-level routing configuration for this network.",
         ),
     ] = None
     routing_mode: Annotated[
         NetworkRoutingConfigRoutingMode | None,
         Field(
             alias="routingMode",
-            description="Config Connector's name for routingConfig.routingMode (spec.routingConfig.routingMode); set one of the two. Config Connector's ComputeNetwork flattens routingConfig.routingMode to spec.routingMode (REGIONAL/GLOBAL)",
+            description="Config Connector's name for routingConfig.routingMode (spec.routingConfig.routingMode); set one of the two.",
         ),
     ] = None
 
 
-class NetworkParams(BaseModel):
+class NetworkParams(KRMModel):
     """
     Additional network parameters.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     resource_manager_tags: Annotated[
         dict[str, str] | None,
         Field(
             alias="resourceManagerTags",
-            description='Tag keys/values directly bound to this resource.\nTag keys and values have the same definition as resource\nmanager tags. The field is allowed for INSERT\nonly. The keys/values to set on the resource should be specified in\neither ID { : } or Namespaced format\n{ : }.\nFor example the following are valid inputs:\n* {"tagKeys/333" : "tagValues/444", "tagKeys/123" : "tagValues/456"}\n* {"123/environment" : "production", "345/abc" : "xyz"}\nNote:\n* Invalid combinations of ID & namespaced format is not supported. For\n  instance: {"123/environment" : "tagValues/444"} is invalid.',
+            description="Tag keys/values directly bound to this resource.",
         ),
     ] = None
 
 
-class NetworkPeeringConnectionStatusConsensusStateObserved(BaseModel):
+class NetworkPeeringConnectionStatusConsensusStateObserved(KRMModel):
     """
     The status of update/delete for a consensus peering connection. Only set
     when connection_status.update_strategy isCONSENSUS or a network peering is proposing to update the
     strategy to CONSENSUS.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     delete_status: Annotated[
         NetworkPeeringConnectionStatusConsensusStateDeleteStatus | None,
         Field(alias="deleteStatus", description="The status of the delete request."),
@@ -255,7 +219,7 @@ class NetworkPeeringConnectionStatusConsensusStateObserved(BaseModel):
     ] = None
 
 
-class NetworkPeeringConnectionStatusObserved(BaseModel):
+class NetworkPeeringConnectionStatusObserved(KRMModel):
     """
     [Output Only] Describes the state of a peering connection, not just the
     local peering. This field provides information about the effective settings
@@ -263,38 +227,30 @@ class NetworkPeeringConnectionStatusObserved(BaseModel):
     CONSENSUS peerings.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     consensus_state: Annotated[
         NetworkPeeringConnectionStatusConsensusStateObserved | None,
         Field(
             alias="consensusState",
-            description="The consensus state contains information about the status of update\nand delete for a consensus peering connection.",
+            description="The consensus state contains information about the status of update and delete for a consensus peering connection.",
         ),
     ] = None
     traffic_configuration: Annotated[
         NetworkPeeringConnectionStatusTrafficConfigurationObserved | None,
         Field(
             alias="trafficConfiguration",
-            description="The active connectivity settings for the peering connection based on the\nsettings of the network peerings.",
+            description="The active connectivity settings for the peering connection based on the settings of the network peerings.",
         ),
     ] = None
     update_strategy: Annotated[
         NetworkPeeringConnectionStatusUpdateStrategy | None,
         Field(
             alias="updateStrategy",
-            description="The update strategy determines the update/delete semantics for this\npeering connection.",
+            description="The update strategy determines the update/delete semantics for this peering connection.",
         ),
     ] = None
 
 
-class NetworkPeeringConnectionStatusTrafficConfigurationObserved(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
+class NetworkPeeringConnectionStatusTrafficConfigurationObserved(KRMModel):
     export_custom_routes_to_peer: Annotated[
         bool | None,
         Field(
@@ -306,7 +262,7 @@ class NetworkPeeringConnectionStatusTrafficConfigurationObserved(BaseModel):
         bool | None,
         Field(
             alias="exportSubnetRoutesWithPublicIpToPeer",
-            description="Whether subnet routes with public IP ranges are being exported to the\npeer network.",
+            description="Whether subnet routes with public IP ranges are being exported to the peer network.",
         ),
     ] = None
     import_custom_routes_from_peer: Annotated[
@@ -320,90 +276,73 @@ class NetworkPeeringConnectionStatusTrafficConfigurationObserved(BaseModel):
         bool | None,
         Field(
             alias="importSubnetRoutesWithPublicIpFromPeer",
-            description="Whether subnet routes with public IP ranges are being imported\nfrom the peer network.",
+            description="Whether subnet routes with public IP ranges are being imported from the peer network.",
         ),
     ] = None
     stack_type: Annotated[
         NetworkPeeringConnectionStatusTrafficConfigurationStackType | None,
         Field(
             alias="stackType",
-            description="Which IP version(s) of traffic and routes are being imported or\nexported between peer networks.",
+            description="Which IP version(s) of traffic and routes are being imported or exported between peer networks.",
         ),
     ] = None
 
 
-class NetworkPeeringObserved(BaseModel):
+class NetworkPeeringObserved(KRMModel):
     """
     A network peering attached to a network resource. The message includes the
     peering name, peer network, peering state, and a flag indicating whether
     Google Compute Engine should automatically create routes for the peering.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     auto_create_routes: Annotated[
         bool | None,
-        Field(
-            alias="autoCreateRoutes",
-            description="This field will be deprecated soon. Use theexchange_subnet_routes field instead.\nIndicates whether full mesh connectivity is created and managed\nautomatically between peered networks. Currently this field should always\nbe true since Google Compute Engine will automatically create and manage\nsubnetwork routes between two networks when peering state isACTIVE.",
-        ),
+        Field(alias="autoCreateRoutes", description="This field will be deprecated soon."),
     ] = None
     connection_status: Annotated[
         NetworkPeeringConnectionStatusObserved | None,
         Field(
             alias="connectionStatus",
-            description="Output only. [Output Only] The effective state of the peering connection\nas a whole.",
+            description="Output only. [Output Only] The effective state of the peering connection as a whole.",
         ),
     ] = None
     exchange_subnet_routes: Annotated[
         bool | None,
         Field(
             alias="exchangeSubnetRoutes",
-            description="Indicates whether full mesh connectivity is created and managed\nautomatically between peered networks. Currently this field should always\nbe true since Google Compute Engine will automatically create and manage\nsubnetwork routes between two networks when peering state isACTIVE.",
+            description="Indicates whether full mesh connectivity is created and managed automatically between peered networks.",
         ),
     ] = None
     export_custom_routes: Annotated[
         bool | None,
         Field(
             alias="exportCustomRoutes",
-            description="Whether to export the custom routes to peer network. The default value is\nfalse.",
+            description="Whether to export the custom routes to peer network.",
         ),
     ] = None
     export_subnet_routes_with_public_ip: Annotated[
         bool | None,
         Field(
             alias="exportSubnetRoutesWithPublicIp",
-            description="Whether subnet routes with public IP range are exported. The default value\nis true, all subnet routes are exported.IPv4\nspecial-use ranges are always\nexported to peers and are not controlled by this field.",
+            description="Whether subnet routes with public IP range are exported.",
         ),
     ] = None
     import_custom_routes: Annotated[
         bool | None,
         Field(
             alias="importCustomRoutes",
-            description="Whether to import the custom routes from peer network. The default value is\nfalse.",
+            description="Whether to import the custom routes from peer network.",
         ),
     ] = None
     import_subnet_routes_with_public_ip: Annotated[
         bool | None,
         Field(
             alias="importSubnetRoutesWithPublicIp",
-            description="Whether subnet routes with public IP range are imported. The default value\nis false.IPv4\nspecial-use ranges are always\nimported from peers and are not controlled by this field.",
+            description="Whether subnet routes with public IP range are imported.",
         ),
     ] = None
-    name: Annotated[
-        str | None,
-        Field(
-            description="Name of this peering. Provided by the client when the peering is created.\nThe name must comply withRFC1035.\nSpecifically, the name must be 1-63 characters long and match regular\nexpression `[a-z]([-a-z0-9]*[a-z0-9])?`. The first character must be a\nlowercase letter, and all the following characters must be a dash,\nlowercase letter, or digit, except the last character, which cannot be a\ndash."
-        ),
-    ] = None
-    network: Annotated[
-        str | None,
-        Field(
-            description="The URL of the peer network. It can be either full URL or partial URL. The\npeer network may belong to a different project. If the partial URL does not\ncontain project, it is assumed that the peer network is in the same project\nas the current network."
-        ),
-    ] = None
+    name: Annotated[str | None, Field(description="Name of this peering.")] = None
+    network: Annotated[str | None, Field(description="The URL of the peer network.")] = None
     peer_mtu: Annotated[
         int | None,
         Field(
@@ -415,7 +354,7 @@ class NetworkPeeringObserved(BaseModel):
         NetworkPeeringStackType | None,
         Field(
             alias="stackType",
-            description="Which IP version(s) of traffic and routes are allowed to be imported or\nexported between peer networks. The default value is IPV4_ONLY.",
+            description="Which IP version(s) of traffic and routes are allowed to be imported or exported between peer networks.",
         ),
     ] = None
     state: Annotated[
@@ -433,75 +372,64 @@ class NetworkPeeringObserved(BaseModel):
         NetworkPeeringUpdateStrategy | None,
         Field(
             alias="updateStrategy",
-            description="The update strategy determines the semantics for updates and deletes to the\npeering connection configuration.",
+            description="The update strategy determines the semantics for updates and deletes to the peering connection configuration.",
         ),
     ] = None
 
 
-class NetworkRoutingConfig(BaseModel):
+class NetworkRoutingConfig(KRMModel):
     """
     A routing configuration attached to a network resource. The message
     includes the list of routers associated with the network, and a flag
     indicating the type of routing behavior to enforce network-wide.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     bgp_always_compare_med: Annotated[
         bool | None,
         Field(
             alias="bgpAlwaysCompareMed",
-            description="Enable comparison of Multi-Exit Discriminators (MED) across routes with\ndifferent neighbor ASNs when using the STANDARD BGP best path selection\nalgorithm.",
+            description="Enable comparison of Multi-Exit Discriminators (MED) across routes with different neighbor ASNs when using the STANDARD BGP best path selection algorithm.",
         ),
     ] = None
     bgp_best_path_selection_mode: Annotated[
         NetworkRoutingConfigBgpBestPathSelectionMode | None,
         Field(
             alias="bgpBestPathSelectionMode",
-            description="The BGP best path selection algorithm to be employed within this network\nfor dynamic routes learned by Cloud Routers. Can be LEGACY\n(default) or STANDARD.",
+            description="The BGP best path selection algorithm to be employed within this network for dynamic routes learned by Cloud Routers.",
         ),
     ] = None
     bgp_inter_region_cost: Annotated[
         NetworkRoutingConfigBgpInterRegionCost | None,
         Field(
             alias="bgpInterRegionCost",
-            description="Allows to define a preferred approach for handling inter-region cost in\nthe selection process when using the STANDARD BGP best path\nselection algorithm. Can be DEFAULT orADD_COST_TO_MED.",
+            description="Allows to define a preferred approach for handling inter-region cost in the selection process when using the STANDARD BGP best path selection algorithm.",
         ),
     ] = None
     routing_mode: Annotated[
         NetworkRoutingConfigRoutingMode | None,
-        Field(
-            alias="routingMode",
-            description="The network-wide routing mode to use. If set to REGIONAL,\nthis network's Cloud Routers will only advertise routes with subnets\nof this network in the same region as the router. If set toGLOBAL, this network's Cloud Routers will advertise\nroutes with all subnets of this network, across regions.",
-        ),
+        Field(alias="routingMode", description="The network-wide routing mode to use."),
     ] = None
 
 
-class NetworkRoutingConfigObservedState(BaseModel):
+class NetworkRoutingConfigObservedState(KRMModel):
     """
     A routing configuration attached to a network resource. The message
     includes the list of routers associated with the network, and a flag
     indicating the type of routing behavior to enforce network-wide.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     effective_bgp_always_compare_med: Annotated[
         bool | None,
         Field(
             alias="effectiveBgpAlwaysCompareMed",
-            description="Output only. [Output Only] Effective value of the bgp_always_compare_med\nfield.",
+            description="Output only. [Output Only] Effective value of the bgp_always_compare_med field.",
         ),
     ] = None
     effective_bgp_inter_region_cost: Annotated[
         NetworkRoutingConfigEffectiveBgpInterRegionCost | None,
         Field(
             alias="effectiveBgpInterRegionCost",
-            description="Output only. [Output Only] Effective value of the bgp_inter_region_cost\nfield.",
+            description="Output only. [Output Only] Effective value of the bgp_inter_region_cost field.",
         ),
     ] = None
 

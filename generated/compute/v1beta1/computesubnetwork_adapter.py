@@ -14,10 +14,10 @@ from kccgen.contract import (
     DeleteAtPath,
     FingerprintGuard,
     Lro,
-    OperationGetter,
     UpdateMerge,
 )
 from kccgen.runtime.adapter import register_adapter
+from kccgen.generated.compute.v1beta1.compute_v1_operations import OPERATIONS
 
 ADAPTER = Adapter(
     kind="ComputeSubnetwork",
@@ -63,42 +63,10 @@ ADAPTER = Adapter(
     name_is_full=False,
     krm_only=("projectRef", "region", "resourceID"),
     operations=(
-        (
-            "globalOperations",
-            OperationGetter(
-                resource=("globalOperations",),
-                params=(("operation", "{operation}"), ("project", "{project}")),
-                pattern="[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?|[1-9][0-9]{0,19}",
-            ),
-        ),
-        (
-            "globalOrganizationOperations",
-            OperationGetter(
-                resource=("globalOrganizationOperations",),
-                params=(("operation", "{operation}"),),
-                pattern="[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?|[1-9][0-9]{0,19}",
-            ),
-        ),
-        (
-            "regionOperations",
-            OperationGetter(
-                resource=("regionOperations",),
-                params=(
-                    ("operation", "{operation}"),
-                    ("project", "{project}"),
-                    ("region", "{region}"),
-                ),
-                pattern="[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?|[1-9][0-9]{0,19}",
-            ),
-        ),
-        (
-            "zoneOperations",
-            OperationGetter(
-                resource=("zoneOperations",),
-                params=(("operation", "{operation}"), ("project", "{project}"), ("zone", "{zone}")),
-                pattern="[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?|[1-9][0-9]{0,19}",
-            ),
-        ),
+        ("globalOperations", OPERATIONS["globalOperations"]),
+        ("globalOrganizationOperations", OPERATIONS["globalOrganizationOperations"]),
+        ("regionOperations", OPERATIONS["regionOperations"]),
+        ("zoneOperations", OPERATIONS["zoneOperations"]),
     ),
     aliases=(Alias(field="secondaryIpRange", target="secondaryIpRanges"),),
 )

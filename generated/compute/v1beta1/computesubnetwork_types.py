@@ -7,7 +7,7 @@ API resource: compute.v1 subnetworks (Subnetwork).
 from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
-from pydantic import BaseModel, ConfigDict, Field, RootModel
+from pydantic import Field, RootModel
 from kccgen.generated.compute.v1beta1 import compute_v1_api
 from kccgen.generated.compute.v1beta1.compute_v1_api import (
     SubnetworkIpv6AccessType,
@@ -30,13 +30,13 @@ from kccgen.generated.external.networkconnectivityinternalrange_reference import
     NetworkConnectivityInternalRangeRef,
 )
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.runtime.krm import KRMObject, KRMStatus
+from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
 ComputeSubnetworkAPI = compute_v1_api.Subnetwork
 
 
-class ComputeSubnetworkObservedState(BaseModel):
+class ComputeSubnetworkObservedState(KRMModel):
     """
     Represents a Subnetwork resource.
 
@@ -46,36 +46,27 @@ class ComputeSubnetworkObservedState(BaseModel):
     Virtual Private Cloud (VPC) Network.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     creation_timestamp: Annotated[
         str | None,
         Field(
             alias="creationTimestamp",
-            description="Output only. [Output Only] Creation timestamp inRFC3339\ntext format.",
+            description="Output only. [Output Only] Creation timestamp inRFC3339 text format.",
         ),
     ] = None
     fingerprint: Annotated[
         str | None,
-        Field(
-            description="Fingerprint of this resource. A hash of the contents stored in this object.\nThis field is used in optimistic locking. This field will be ignored when\ninserting a Subnetwork. An up-to-date fingerprint must be\nprovided in order to update the Subnetwork, otherwise the\nrequest will fail with error 412 conditionNotMet.\n\nTo see the latest fingerprint, make a get() request to\nretrieve a Subnetwork.",
-            pattern="^[A-Za-z0-9+/_-]*={0,2}$",
-        ),
+        Field(description="Fingerprint of this resource.", pattern="^[A-Za-z0-9+/_-]*={0,2}$"),
     ] = None
     gateway_address: Annotated[
         str | None,
         Field(
             alias="gatewayAddress",
-            description="Output only. [Output Only] The gateway address for default routes to reach destination\naddresses outside this subnetwork.",
+            description="Output only. [Output Only] The gateway address for default routes to reach destination addresses outside this subnetwork.",
         ),
     ] = None
     id: Annotated[
         int | UInt64String | None,
-        Field(
-            description="Output only. [Output Only] The unique identifier for the resource. This identifier is\ndefined by the server."
-        ),
+        Field(description="Output only. [Output Only] The unique identifier for the resource."),
     ] = None
     ipv6_cidr_range: Annotated[
         str | None,
@@ -88,14 +79,11 @@ class ComputeSubnetworkObservedState(BaseModel):
         SubnetworkIpv6GceEndpoint | None,
         Field(
             alias="ipv6GceEndpoint",
-            description="Output only. [Output Only] Possible endpoints of this subnetwork. It can be one of the\nfollowing:\n   \n   - VM_ONLY: The subnetwork can be used for creating instances and\n   IPv6 addresses with VM endpoint type. Such a subnetwork gets external IPv6\n   ranges from a public delegated prefix and cannot be used to create NetLb.\n   - VM_AND_FR: The subnetwork can be used for creating both VM\n   instances and Forwarding Rules. It can also be used to reserve IPv6\n   addresses with both VM and FR endpoint types. Such a subnetwork gets its\n   IPv6 range from Google IP Pool directly.",
+            description="Output only. [Output Only] Possible endpoints of this subnetwork.",
         ),
     ] = None
     kind: Annotated[
-        str | None,
-        Field(
-            description="Output only. [Output Only] Type of the resource. Always compute#subnetwork\nfor Subnetwork resources."
-        ),
+        str | None, Field(description="Output only. [Output Only] Type of the resource.")
     ] = None
     self_link: Annotated[
         str | None,
@@ -104,33 +92,33 @@ class ComputeSubnetworkObservedState(BaseModel):
     state: Annotated[
         SubnetworkState | None,
         Field(
-            description="Output only. [Output Only] The state of the subnetwork, which can be one of the\nfollowing values:READY: Subnetwork is created and ready to useDRAINING: only applicable to subnetworks that have the\npurpose set to INTERNAL_HTTPS_LOAD_BALANCER and indicates that\nconnections to the load balancer are being drained. A subnetwork that is\ndraining cannot be used or modified until it reaches a status ofREADY"
+            description="Output only. [Output Only] The state of the subnetwork, which can be one of the following values:READY: Subnetwork is created and ready to useDRAINING: only applicable to subnetworks that have the purpose set to INTERNAL_HTTPS_LOAD_BALANCER and indicates that connections to the load balancer are being drained."
         ),
     ] = None
     system_reserved_external_ipv6_ranges: Annotated[
         list[str] | None,
         Field(
             alias="systemReservedExternalIpv6Ranges",
-            description="Output only. [Output Only] The array of external IPv6 network ranges reserved from\nthe subnetwork's external IPv6 range for system use.",
+            description="Output only. [Output Only] The array of external IPv6 network ranges reserved from the subnetwork's external IPv6 range for system use.",
         ),
     ] = None
     system_reserved_internal_ipv6_ranges: Annotated[
         list[str] | None,
         Field(
             alias="systemReservedInternalIpv6Ranges",
-            description="Output only. [Output Only] The array of internal IPv6 network ranges reserved from\nthe subnetwork's internal IPv6 range for system use.",
+            description="Output only. [Output Only] The array of internal IPv6 network ranges reserved from the subnetwork's internal IPv6 range for system use.",
         ),
     ] = None
     utilization_details: Annotated[
         SubnetworkUtilizationDetailsObserved | None,
         Field(
             alias="utilizationDetails",
-            description="Output only. [Output Only] The current IP utilization of all subnetwork ranges. Contains\nthe total number of allocated and free IPs in each range.",
+            description="Output only. [Output Only] The current IP utilization of all subnetwork ranges.",
         ),
     ] = None
 
 
-class ComputeSubnetworkSpec(BaseModel):
+class ComputeSubnetworkSpec(KRMModel):
     """
     Represents a Subnetwork resource.
 
@@ -140,118 +128,101 @@ class ComputeSubnetworkSpec(BaseModel):
     Virtual Private Cloud (VPC) Network.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     allow_subnet_cidr_routes_overlap: Annotated[
         bool | None,
         Field(
             alias="allowSubnetCidrRoutesOverlap",
-            description="Whether this subnetwork's ranges can conflict with existing custom routes.\nSetting this to true allows this subnetwork's primary and secondary ranges\nto overlap with (and contain) custom routes that have already been\nconfigured on the corresponding network.\n\nFor example if a static route has range 10.1.0.0/16, a subnet\nrange 10.0.0.0/8 could only be created if allow_conflicting_routes=true.\n\nOverlapping is only allowed on subnetwork operations; routes\nwhose ranges conflict with this subnetwork's ranges won't be allowed unless\nroute.allow_conflicting_subnetworks is set to true.\n\nTypically packets destined to IPs within the subnetwork (which may contain\nprivate/sensitive data) are prevented from leaving the virtual network.\nSetting this field to true will disable this feature.\n\nThe default value is false and applies to all existing subnetworks and\nautomatically created subnetworks.",
+            description="Whether this subnetwork's ranges can conflict with existing custom routes.",
         ),
     ] = None
     description: Annotated[
-        str | None,
-        Field(
-            description="An optional description of this resource. Provide this property when you\ncreate the resource. This field can be set only at resource creation time."
-        ),
+        str | None, Field(description="An optional description of this resource.")
     ] = None
     enable_flow_logs: Annotated[
         bool | None,
         Field(
             alias="enableFlowLogs",
-            description="Whether to enable flow logging for this subnetwork. If this field is not\nexplicitly set, it will not appear in get listings. If not set\nthe default behavior is determined by the org policy, if there is no org\npolicy specified, then it will default to disabled. This field isn't\nsupported if the subnet purpose field is set toREGIONAL_MANAGED_PROXY. It is recommended to uselogConfig.enable field instead.",
+            description="Whether to enable flow logging for this subnetwork.",
         ),
     ] = None
     external_ipv6_prefix: Annotated[
         str | None,
         Field(
             alias="externalIpv6Prefix",
-            description="The external IPv6 address range that is owned by this\nsubnetwork.",
+            description="The external IPv6 address range that is owned by this subnetwork.",
         ),
     ] = None
     internal_ipv6_prefix: Annotated[
         str | None,
         Field(
             alias="internalIpv6Prefix",
-            description="The internal IPv6 address range that is owned by this\nsubnetwork.",
+            description="The internal IPv6 address range that is owned by this subnetwork.",
         ),
     ] = None
     ip_cidr_range: Annotated[
         str | None,
         Field(
             alias="ipCidrRange",
-            description="The range of internal addresses that are owned by this subnetwork.\nProvide this property when you create the subnetwork. For example,10.0.0.0/8 or 100.64.0.0/10. Ranges must\nbe unique and non-overlapping within a network. Only IPv4 is supported.\nThis field is set at resource creation time. The range can be any range\nlisted in theValid\nranges list. The range can be expanded after creation usingexpandIpCidrRange.",
+            description="The range of internal addresses that are owned by this subnetwork.",
         ),
     ] = None
     ip_collection_ref: Annotated[
         ComputePublicDelegatedPrefixRef | None,
         Field(
             alias="ipCollectionRef",
-            description="A reference to a ComputePublicDelegatedPrefix (API field `ipCollection`). Reference to the source of IP, like a PublicDelegatedPrefix\n(PDP) for BYOIP. The PDP must be a sub-PDP in\nEXTERNAL_IPV6_SUBNETWORK_CREATION or INTERNAL_IPV6_SUBNETWORK_CREATION\nmode.\n\nUse one of the following formats to specify a sub-PDP when creating a dual\nstack or IPv6-only subnetwork with external access using BYOIP:\n   \n   - \n   Full resource URL, as inhttps://www.googleapis.com/compute/v1/projects/projectId/regions/region/publicDelegatedPrefixes/sub-pdp-name\n   - \n   Partial URL, as in\n     \n      \n          - projects/projectId/regions/region/publicDelegatedPrefixes/sub-pdp-name\n          - regions/region/publicDelegatedPrefixes/sub-pdp-name",
+            description="A reference to a ComputePublicDelegatedPrefix (API field `ipCollection`).",
         ),
     ] = None
     ipv6_access_type: Annotated[
         SubnetworkIpv6AccessType | None,
         Field(
-            alias="ipv6AccessType",
-            description="The access type of IPv6 address this subnet holds. It's immutable and can\nonly be specified during creation or the first time the subnet is updated\ninto IPV4_IPV6 dual stack.",
+            alias="ipv6AccessType", description="The access type of IPv6 address this subnet holds."
         ),
     ] = None
     log_config: Annotated[
         SubnetworkLogConfig | None,
         Field(
             alias="logConfig",
-            description="This field denotes the VPC flow logging options for this subnetwork.\nIf logging is enabled, logs are exported to Cloud Logging.",
+            description="This field denotes the VPC flow logging options for this subnetwork.",
         ),
     ] = None
     network_ref: Annotated[
         ComputeNetworkRef | None,
         Field(
-            alias="networkRef",
-            description="A reference to a ComputeNetwork (API field `network`). The URL of the network to which this subnetwork belongs, provided by the\nclient when initially creating the subnetwork. This field can be set only\nat resource creation time.",
+            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
         ),
     ] = None
     params: Annotated[
         SubnetworkParams | None,
         Field(
-            description="Input only. [Input Only] Additional params passed with the request, but not persisted\nas part of resource payload."
+            description="Input only. [Input Only] Additional params passed with the request, but not persisted as part of resource payload."
         ),
     ] = None
     private_ip_google_access: Annotated[
         bool | None,
         Field(
             alias="privateIpGoogleAccess",
-            description="Whether the VMs in this subnet can access Google services without assigned\nexternal IP addresses. This field can be both set at resource creation\ntime and updated using setPrivateIpGoogleAccess.",
+            description="Whether the VMs in this subnet can access Google services without assigned external IP addresses.",
         ),
     ] = None
     private_ipv6_google_access: Annotated[
         SubnetworkPrivateIpv6GoogleAccess | None,
-        Field(
-            alias="privateIpv6GoogleAccess",
-            description="This field is for internal use.\n\nThis field can be both set at resource creation time and updated usingpatch.",
-        ),
+        Field(alias="privateIpv6GoogleAccess", description="This field is for internal use."),
     ] = None
     project_ref: Annotated[
         ProjectRef | None,
         Field(
             alias="projectRef",
-            description="Immutable. The Project that this ComputeSubnetwork belongs to. When unset, the `cnrm.cloud.google.com/project-id` annotation of the object or of its namespace is used.",
+            description="Immutable. The Project that this ComputeSubnetwork belongs to.",
         ),
     ] = None
     purpose: SubnetworkPurpose | None = None
-    region: Annotated[
-        str,
-        Field(
-            description="URL of the region where the Subnetwork resides. This\nfield can be set only at resource creation time."
-        ),
-    ]
+    region: Annotated[str, Field(description="URL of the region where the Subnetwork resides.")]
     reserved_internal_range_ref: Annotated[
         NetworkConnectivityInternalRangeRef | None,
         Field(
             alias="reservedInternalRangeRef",
-            description="A reference to a NetworkConnectivityInternalRange (API field `reservedInternalRange`). The URL of the reserved internal range.",
+            description="A reference to a NetworkConnectivityInternalRange (API field `reservedInternalRange`).",
         ),
     ] = None
     resolve_subnet_mask: Annotated[
@@ -265,35 +236,27 @@ class ComputeSubnetworkSpec(BaseModel):
         str | None,
         Field(
             alias="resourceID",
-            description="Immutable. Optional. The ComputeSubnetwork ID used for creation and acquisition. When unset, the value of `metadata.name` is used.",
+            description="Immutable. Optional. The ComputeSubnetwork ID used for creation and acquisition.",
         ),
     ] = None
-    role: Annotated[
-        SubnetworkRole | None,
-        Field(
-            description="The role of subnetwork. Currently, this field is only used when\npurpose is set to GLOBAL_MANAGED_PROXY orREGIONAL_MANAGED_PROXY. The value can be set toACTIVE or BACKUP. An ACTIVE\nsubnetwork is one that is currently being used for Envoy-based load\nbalancers in a region. A BACKUP subnetwork is one that is\nready to be promoted to ACTIVE or is currently draining.\nThis field can be updated with a patch request."
-        ),
-    ] = None
+    role: Annotated[SubnetworkRole | None, Field(description="The role of subnetwork.")] = None
     secondary_ip_range: Annotated[
         list[SubnetworkSecondaryRange] | None,
         Field(
             alias="secondaryIpRange",
-            description="Config Connector's name for secondaryIpRanges (spec.secondaryIpRanges); set one of the two. Config Connector's ComputeSubnetwork names the API's secondaryIpRanges[] in the singular; elements have the same fields",
+            description="Config Connector's name for secondaryIpRanges (spec.secondaryIpRanges); set one of the two.",
         ),
     ] = None
     secondary_ip_ranges: Annotated[
         list[SubnetworkSecondaryRange] | None,
         Field(
             alias="secondaryIpRanges",
-            description="An array of configurations for secondary IP ranges for VM instances\ncontained in this subnetwork. The primary IP of such VM must belong to the\nprimary ipCidrRange of the subnetwork. The alias IPs may belong to either\nprimary or secondary ranges. This field can be updated with apatch request. Supports both IPv4 and IPv6 ranges.",
+            description="An array of configurations for secondary IP ranges for VM instances contained in this subnetwork.",
         ),
     ] = None
     stack_type: Annotated[
         SubnetworkStackType | None,
-        Field(
-            alias="stackType",
-            description="The stack type for the subnet. If set to IPV4_ONLY, new VMs\nin the subnet are assigned IPv4 addresses only. If set toIPV4_IPV6, new VMs in the subnet can be assigned both IPv4 and\nIPv6 addresses. If not specified, IPV4_ONLY is used.\n\nThis field can be both set at resource creation time and updated usingpatch.",
-        ),
+        Field(alias="stackType", description="The stack type for the subnet."),
     ] = None
 
 
@@ -301,96 +264,79 @@ class Int64String(RootModel[str]):
     root: Annotated[str, Field(description="A int64 in its string form.", pattern="^-?[0-9]+$")]
 
 
-class SubnetworkLogConfig(BaseModel):
+class SubnetworkLogConfig(KRMModel):
     """
     The available logging options for this subnetwork.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     aggregation_interval: Annotated[
         SubnetworkLogConfigAggregationInterval | None,
         Field(
             alias="aggregationInterval",
-            description="Can only be specified if VPC flow logging for this subnetwork is enabled.\nToggles the aggregation interval for collecting flow logs. Increasing the\ninterval time will reduce the amount of generated flow logs for long\nlasting connections. Default is an interval of 5 seconds per connection.",
+            description="Can only be specified if VPC flow logging for this subnetwork is enabled.",
         ),
     ] = None
     enable: Annotated[
-        bool | None,
-        Field(
-            description="Whether to enable flow logging for this subnetwork. If this field is not\nexplicitly set, it will not appear in get listings. If not\nset the default behavior is determined by the org policy, if there is no\norg policy specified, then it will default to disabled.\nFlow logging isn't supported if the subnet purpose field is\nset to REGIONAL_MANAGED_PROXY."
-        ),
+        bool | None, Field(description="Whether to enable flow logging for this subnetwork.")
     ] = None
     filter_expr: Annotated[
         str | None,
         Field(
             alias="filterExpr",
-            description="Can only be specified if VPC flow logs for this subnetwork is enabled.\nThe filter expression is used to define which VPC flow logs should be\nexported to Cloud Logging.",
+            description="Can only be specified if VPC flow logs for this subnetwork is enabled.",
         ),
     ] = None
     flow_sampling: Annotated[
         float | None,
         Field(
             alias="flowSampling",
-            description="Can only be specified if VPC flow logging for this subnetwork is enabled.\nThe value of the field must be in [0, 1]. Set the sampling rate of VPC\nflow logs within the subnetwork where 1.0 means all collected logs are\nreported and 0.0 means no logs are reported. Default is 0.5 unless\notherwise specified by the org policy, which means half of all collected\nlogs are reported.",
+            description="Can only be specified if VPC flow logging for this subnetwork is enabled.",
         ),
     ] = None
     metadata: Annotated[
         SubnetworkLogConfigMetadata | None,
-        Field(
-            description="Can only be specified if VPC flow logs for this subnetwork is enabled.\nConfigures whether all, none or a subset of metadata fields should be\nadded to the reported VPC flow logs. Default isEXCLUDE_ALL_METADATA."
-        ),
+        Field(description="Can only be specified if VPC flow logs for this subnetwork is enabled."),
     ] = None
     metadata_fields: Annotated[
         list[str] | None,
         Field(
             alias="metadataFields",
-            description='Can only be specified if VPC flow logs for this subnetwork is enabled and\n"metadata" was set to CUSTOM_METADATA.',
+            description='Can only be specified if VPC flow logs for this subnetwork is enabled and "metadata" was set to CUSTOM_METADATA.',
         ),
     ] = None
 
 
-class SubnetworkParams(BaseModel):
+class SubnetworkParams(KRMModel):
     """
     Additional subnetwork parameters.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     resource_manager_tags: Annotated[
         dict[str, str] | None,
         Field(
             alias="resourceManagerTags",
-            description='Tag keys/values directly bound to this resource.\nTag keys and values have the same definition as resource\nmanager tags. The field is allowed for INSERT\nonly. The keys/values to set on the resource should be specified in\neither ID { : } or Namespaced format\n{ : }.\nFor example the following are valid inputs:\n* {"tagKeys/333" : "tagValues/444", "tagKeys/123" : "tagValues/456"}\n* {"123/environment" : "production", "345/abc" : "xyz"}\nNote:\n* Invalid combinations of ID & namespaced format is not supported. For\n  instance: {"123/environment" : "tagValues/444"} is invalid.',
+            description="Tag keys/values directly bound to this resource.",
         ),
     ] = None
 
 
-class SubnetworkSecondaryRange(BaseModel):
+class SubnetworkSecondaryRange(KRMModel):
     """
     Represents a secondary IP range of a subnetwork.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     ip_cidr_range: Annotated[
         str | None,
         Field(
             alias="ipCidrRange",
-            description="The range of IP addresses belonging to this subnetwork secondary range.\nProvide this property when you create the subnetwork. Ranges must be\nunique and non-overlapping with all primary and secondary IP ranges\nwithin a network. Both IPv4 and IPv6 ranges are supported. For IPv4,\nthe range can be any range listed in theValid\nranges list.\n\nFor IPv6:\nThe range must have a /64 prefix length.\nThe range must be omitted, for auto-allocation from Google-defined ULA\nIPv6 range.\nFor BYOGUA internal IPv6 secondary range, the range may be specified\nalong with the `ipCollection` field.\nIf an `ipCollection` is specified, the requested ip_cidr_range must lie\nwithin the range of the PDP referenced by the `ipCollection` field for\nallocation.\nIf `ipCollection` field is specified, but ip_cidr_range is not,\nthe range is auto-allocated from the PDP referenced by the `ipCollection`\nfield.",
+            description="The range of IP addresses belonging to this subnetwork secondary range.",
         ),
     ] = None
     ip_collection: Annotated[
         str | None,
         Field(
             alias="ipCollection",
-            description="Reference to a Public Delegated Prefix (PDP) for BYOIP.\nThis field should be specified for configuring BYOGUA internal IPv6\nsecondary range.\nWhen specified along with the ip_cidr_range, the ip_cidr_range must lie\nwithin the PDP referenced by the `ipCollection` field.\nWhen specified without the ip_cidr_range, the range is auto-allocated\nfrom the PDP referenced by the `ipCollection` field.",
+            description="Reference to a Public Delegated Prefix (PDP) for BYOIP.",
         ),
     ] = None
     ip_version: Annotated[SubnetworkSecondaryRangeIpVersion | None, Field(alias="ipVersion")] = None
@@ -398,61 +344,45 @@ class SubnetworkSecondaryRange(BaseModel):
         str | None,
         Field(
             alias="rangeName",
-            description="The name associated with this subnetwork secondary range, used when adding\nan alias IP/IPv6 range to a VM instance.\nThe name must be 1-63 characters long, and comply withRFC1035.\nThe name must be unique within the subnetwork.",
+            description="The name associated with this subnetwork secondary range, used when adding an alias IP/IPv6 range to a VM instance.",
         ),
     ] = None
     reserved_internal_range_ref: Annotated[
         NetworkConnectivityInternalRangeRef | None,
         Field(
             alias="reservedInternalRangeRef",
-            description="A reference to a NetworkConnectivityInternalRange (API field `reservedInternalRange`). The URL of the reserved internal range. Only IPv4 is supported.",
+            description="A reference to a NetworkConnectivityInternalRange (API field `reservedInternalRange`).",
         ),
     ] = None
 
 
-class SubnetworkUtilizationDetailsIPV4UtilizationObserved(BaseModel):
+class SubnetworkUtilizationDetailsIPV4UtilizationObserved(KRMModel):
     """
     The IPV4 utilization of a single IP range.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     range_name: Annotated[
-        str | None,
-        Field(
-            alias="rangeName",
-            description="Will be set for secondary range. Empty for primary IPv4 range.",
-        ),
+        str | None, Field(alias="rangeName", description="Will be set for secondary range.")
     ] = None
     total_allocated_ip: Annotated[int | Int64String | None, Field(alias="totalAllocatedIp")] = None
     total_free_ip: Annotated[int | Int64String | None, Field(alias="totalFreeIp")] = None
 
 
-class SubnetworkUtilizationDetailsIPV6UtilizationObserved(BaseModel):
+class SubnetworkUtilizationDetailsIPV6UtilizationObserved(KRMModel):
     """
     The IPV6 utilization of a single IP range.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     total_allocated_ip: Annotated[Uint128Observed | None, Field(alias="totalAllocatedIp")] = None
     total_free_ip: Annotated[Uint128Observed | None, Field(alias="totalFreeIp")] = None
 
 
-class SubnetworkUtilizationDetailsObserved(BaseModel):
+class SubnetworkUtilizationDetailsObserved(KRMModel):
     """
     The current IP utilization of all subnetwork ranges. Contains the total
     number of allocated and free IPs in each range.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     external_ipv6_instance_utilization: Annotated[
         SubnetworkUtilizationDetailsIPV6UtilizationObserved | None,
         Field(
@@ -475,10 +405,7 @@ class SubnetworkUtilizationDetailsObserved(BaseModel):
     ] = None
     ipv4_utilizations: Annotated[
         list[SubnetworkUtilizationDetailsIPV4UtilizationObserved] | None,
-        Field(
-            alias="ipv4Utilizations",
-            description="Utilizations of all IPV4 IP ranges. For primary ranges, the range name\nwill be empty.",
-        ),
+        Field(alias="ipv4Utilizations", description="Utilizations of all IPV4 IP ranges."),
     ] = None
 
 
@@ -486,11 +413,7 @@ class UInt64String(RootModel[str]):
     root: Annotated[str, Field(description="A uint64 in its string form.", pattern="^[0-9]+$")]
 
 
-class Uint128Observed(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
+class Uint128Observed(KRMModel):
     high: int | UInt64String | None = None
     low: int | UInt64String | None = None
 

@@ -8,18 +8,15 @@ from __future__ import annotations
 
 from enum import StrEnum
 from typing import Annotated
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+from kccgen.runtime.krm import APIModel
 
 
-class DnsKey(BaseModel):
+class DnsKey(APIModel):
     """
     A DNSSEC key pair.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     algorithm: DnsKeyAlgorithm | int | None = None
     creation_time: Annotated[str | None, Field(alias="creationTime")] = None
     description: str | None = None
@@ -45,11 +42,7 @@ class DnsKeyAlgorithm(StrEnum):
     ECDSAP384SHA384 = "ecdsap384sha384"
 
 
-class DnsKeyDigest(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
+class DnsKeyDigest(APIModel):
     digest: str | None = None
     type: DnsKeyDigestType | int | None = None
 
@@ -64,15 +57,11 @@ class DnsKeyDigestType(StrEnum):
     SHA384 = "sha384"
 
 
-class DnsKeySpec(BaseModel):
+class DnsKeySpec(APIModel):
     """
     Parameters for DnsKey key generation. Used for generating initial keys for a new ManagedZone and as default when adding a new DnsKey.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     algorithm: DnsKeySpecAlgorithm | int | None = None
     key_length: Annotated[int | None, Field(alias="keyLength")] = None
     key_type: Annotated[DnsKeySpecKeyType | int | None, Field(alias="keyType")] = None
@@ -109,15 +98,11 @@ class DnsKeyType(StrEnum):
     ZONE_SIGNING = "zoneSigning"
 
 
-class ManagedZone(BaseModel):
+class ManagedZone(APIModel):
     """
     A zone is a subtree of the DNS namespace under one administrative responsibility. A ManagedZone is a resource that represents a DNS zone hosted by the Cloud DNS service.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     cloud_logging_config: Annotated[
         ManagedZoneCloudLoggingConfig | None, Field(alias="cloudLoggingConfig")
     ] = None
@@ -147,24 +132,16 @@ class ManagedZone(BaseModel):
     visibility: ManagedZoneVisibility | int | None = None
 
 
-class ManagedZoneCloudLoggingConfig(BaseModel):
+class ManagedZoneCloudLoggingConfig(APIModel):
     """
     Cloud Logging configurations for publicly visible zones.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     enable_logging: Annotated[bool | None, Field(alias="enableLogging")] = None
     kind: str | None = None
 
 
-class ManagedZoneDnsSecConfig(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
+class ManagedZoneDnsSecConfig(APIModel):
     default_key_specs: Annotated[list[DnsKeySpec] | None, Field(alias="defaultKeySpecs")] = None
     kind: str | None = None
     non_existence: Annotated[
@@ -197,11 +174,7 @@ class ManagedZoneDnsSecConfigState(StrEnum):
     TRANSFER = "transfer"
 
 
-class ManagedZoneForwardingConfig(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
+class ManagedZoneForwardingConfig(APIModel):
     kind: str | None = None
     outbound_endpoints: Annotated[
         list[ManagedZoneForwardingConfigOutboundEndpoint] | None, Field(alias="outboundEndpoints")
@@ -211,11 +184,7 @@ class ManagedZoneForwardingConfig(BaseModel):
     ] = None
 
 
-class ManagedZoneForwardingConfigNameServerTarget(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
+class ManagedZoneForwardingConfigNameServerTarget(APIModel):
     domain_name: Annotated[str | None, Field(alias="domainName")] = None
     forwarding_path: Annotated[
         ManagedZoneForwardingConfigNameServerTargetForwardingPath | int | None,
@@ -237,41 +206,25 @@ class ManagedZoneForwardingConfigNameServerTargetForwardingPath(StrEnum):
     PRIVATE = "private"
 
 
-class ManagedZoneForwardingConfigOutboundEndpoint(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
+class ManagedZoneForwardingConfigOutboundEndpoint(APIModel):
     kind: str | None = None
     name: str | None = None
 
 
-class ManagedZonePeeringConfig(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
+class ManagedZonePeeringConfig(APIModel):
     kind: str | None = None
     target_network: Annotated[
         ManagedZonePeeringConfigTargetNetwork | None, Field(alias="targetNetwork")
     ] = None
 
 
-class ManagedZonePeeringConfigTargetNetwork(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
+class ManagedZonePeeringConfigTargetNetwork(APIModel):
     deactivate_time: Annotated[str | None, Field(alias="deactivateTime")] = None
     kind: str | None = None
     network_url: Annotated[str | None, Field(alias="networkUrl")] = None
 
 
-class ManagedZonePrivateVisibilityConfig(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
+class ManagedZonePrivateVisibilityConfig(APIModel):
     gke_clusters: Annotated[
         list[ManagedZonePrivateVisibilityConfigGKECluster] | None, Field(alias="gkeClusters")
     ] = None
@@ -279,50 +232,30 @@ class ManagedZonePrivateVisibilityConfig(BaseModel):
     networks: list[ManagedZonePrivateVisibilityConfigNetwork] | None = None
 
 
-class ManagedZonePrivateVisibilityConfigGKECluster(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
+class ManagedZonePrivateVisibilityConfigGKECluster(APIModel):
     gke_cluster_name: Annotated[str | None, Field(alias="gkeClusterName")] = None
     kind: str | None = None
 
 
-class ManagedZonePrivateVisibilityConfigNetwork(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
+class ManagedZonePrivateVisibilityConfigNetwork(APIModel):
     kind: str | None = None
     network_url: Annotated[str | None, Field(alias="networkUrl")] = None
 
 
-class ManagedZoneReverseLookupConfig(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
+class ManagedZoneReverseLookupConfig(APIModel):
     kind: str | None = None
 
 
-class ManagedZoneServiceDirectoryConfig(BaseModel):
+class ManagedZoneServiceDirectoryConfig(APIModel):
     """
     Contains information about Service Directory-backed zones.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     kind: str | None = None
     namespace: ManagedZoneServiceDirectoryConfigNamespace | None = None
 
 
-class ManagedZoneServiceDirectoryConfigNamespace(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
+class ManagedZoneServiceDirectoryConfigNamespace(APIModel):
     deletion_time: Annotated[str | None, Field(alias="deletionTime")] = None
     kind: str | None = None
     namespace_url: Annotated[str | None, Field(alias="namespaceUrl")] = None
@@ -339,15 +272,11 @@ class ManagedZoneVisibility(StrEnum):
     PRIVATE = "private"
 
 
-class Operation(BaseModel):
+class Operation(APIModel):
     """
     An operation represents a successful mutation performed on a Cloud DNS resource. Operations provide: - An audit log of server resource mutations. - A way to recover/retry API calls in the case where the response is never received by the caller. Use the caller specified client_operation_id.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     dns_key_context: Annotated[OperationDnsKeyContext | None, Field(alias="dnsKeyContext")] = None
     id: str | None = None
     kind: str | None = None
@@ -358,20 +287,12 @@ class Operation(BaseModel):
     zone_context: Annotated[OperationManagedZoneContext | None, Field(alias="zoneContext")] = None
 
 
-class OperationDnsKeyContext(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
+class OperationDnsKeyContext(APIModel):
     new_value: Annotated[DnsKey | None, Field(alias="newValue")] = None
     old_value: Annotated[DnsKey | None, Field(alias="oldValue")] = None
 
 
-class OperationManagedZoneContext(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
+class OperationManagedZoneContext(APIModel):
     new_value: Annotated[ManagedZone | None, Field(alias="newValue")] = None
     old_value: Annotated[ManagedZone | None, Field(alias="oldValue")] = None
 

@@ -6,16 +6,9 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import (
-    Adapter,
-    Call,
-    CreateWithNameInBody,
-    DeleteAtPath,
-    Lro,
-    OperationGetter,
-    UpdateMerge,
-)
+from kccgen.contract import Adapter, Call, CreateWithNameInBody, DeleteAtPath, Lro, UpdateMerge
 from kccgen.runtime.adapter import register_adapter
+from kccgen.generated.dns.v1beta1.dns_v1_operations import OPERATIONS
 
 ADAPTER = Adapter(
     kind="DNSManagedZone",
@@ -41,27 +34,8 @@ ADAPTER = Adapter(
     name_is_full=False,
     krm_only=("projectRef", "resourceID"),
     operations=(
-        (
-            "managedZoneOperations",
-            OperationGetter(
-                resource=("managedZoneOperations",),
-                params=(
-                    ("managedZone", "{managedZone}"),
-                    ("operation", "{operation}"),
-                    ("project", "{project}"),
-                ),
-            ),
-        ),
-        (
-            "operations",
-            OperationGetter(
-                resource=("operations",),
-                params=(
-                    ("name", "projects/{project}/locations/{location}/operations/{operation}"),
-                ),
-                pattern="^projects/[^/]+/locations/[^/]+/operations/[^/]+$",
-            ),
-        ),
+        ("managedZoneOperations", OPERATIONS["managedZoneOperations"]),
+        ("operations", OPERATIONS["operations"]),
     ),
 )
 

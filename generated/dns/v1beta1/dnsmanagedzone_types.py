@@ -7,7 +7,7 @@ API resource: dns.v1 managedZones (ManagedZone).
 from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
-from pydantic import BaseModel, ConfigDict, Field, RootModel
+from pydantic import Field, RootModel
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.dns.v1beta1 import dns_v1_api
 from kccgen.generated.dns.v1beta1.dns_v1_api import (
@@ -23,21 +23,17 @@ from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.external.servicedirectorynamespace_reference import (
     ServiceDirectoryNamespaceRef,
 )
-from kccgen.runtime.krm import KRMObject, KRMStatus
+from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
 DNSManagedZoneAPI = dns_v1_api.ManagedZone
 
 
-class DNSManagedZoneObservedState(BaseModel):
+class DNSManagedZoneObservedState(KRMModel):
     """
     A zone is a subtree of the DNS namespace under one administrative responsibility. A ManagedZone is a resource that represents a DNS zone hosted by the Cloud DNS service.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     cloud_logging_config: Annotated[
         ManagedZoneCloudLoggingConfigObservedState | None, Field(alias="cloudLoggingConfig")
     ] = None
@@ -45,7 +41,7 @@ class DNSManagedZoneObservedState(BaseModel):
         str | None,
         Field(
             alias="creationTime",
-            description="The time that this resource was created on the server. This is in RFC3339 text format. Output only.",
+            description="The time that this resource was created on the server.",
         ),
     ] = None
     dnssec_config: Annotated[
@@ -56,7 +52,7 @@ class DNSManagedZoneObservedState(BaseModel):
         ManagedZoneForwardingConfigObservedState | None,
         Field(
             alias="forwardingConfig",
-            description="The presence for this field indicates that outbound forwarding is enabled for this zone. The value of this field contains the set of destinations to forward to.",
+            description="The presence for this field indicates that outbound forwarding is enabled for this zone.",
         ),
     ] = None
     id: Annotated[
@@ -77,7 +73,7 @@ class DNSManagedZoneObservedState(BaseModel):
         ManagedZonePeeringConfigObservedState | None,
         Field(
             alias="peeringConfig",
-            description="The presence of this field indicates that DNS Peering is enabled for this zone. The value of this field contains the network to peer with.",
+            description="The presence of this field indicates that DNS Peering is enabled for this zone.",
         ),
     ] = None
     private_visibility_config: Annotated[
@@ -91,34 +87,30 @@ class DNSManagedZoneObservedState(BaseModel):
         ManagedZoneReverseLookupConfigObservedState | None,
         Field(
             alias="reverseLookupConfig",
-            description="The presence of this field indicates that this is a managed reverse lookup zone and Cloud DNS resolves reverse lookup queries using automatically configured records for VPC resources. This only applies to networks listed under private_visibility_config.",
+            description="The presence of this field indicates that this is a managed reverse lookup zone and Cloud DNS resolves reverse lookup queries using automatically configured records for VPC resources.",
         ),
     ] = None
     service_directory_config: Annotated[
         ManagedZoneServiceDirectoryConfigObservedState | None,
         Field(
             alias="serviceDirectoryConfig",
-            description="This field links to the associated service directory namespace. Do not set this field for public zones or forwarding zones.",
+            description="This field links to the associated service directory namespace.",
         ),
     ] = None
 
 
-class DNSManagedZoneSpec(BaseModel):
+class DNSManagedZoneSpec(KRMModel):
     """
     A zone is a subtree of the DNS namespace under one administrative responsibility. A ManagedZone is a resource that represents a DNS zone hosted by the Cloud DNS service.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     cloud_logging_config: Annotated[
         ManagedZoneCloudLoggingConfig | None, Field(alias="cloudLoggingConfig")
     ] = None
     description: Annotated[
         str | None,
         Field(
-            description="A mutable string of at most 1024 characters associated with this resource for the user's convenience. Has no effect on the managed zone's function."
+            description="A mutable string of at most 1024 characters associated with this resource for the user's convenience."
         ),
     ] = None
     dns_name: Annotated[
@@ -136,7 +128,7 @@ class DNSManagedZoneSpec(BaseModel):
         ManagedZoneForwardingConfig | None,
         Field(
             alias="forwardingConfig",
-            description="The presence for this field indicates that outbound forwarding is enabled for this zone. The value of this field contains the set of destinations to forward to.",
+            description="The presence for this field indicates that outbound forwarding is enabled for this zone.",
         ),
     ] = None
     labels: Annotated[dict[str, str] | None, Field(description="User labels.")] = None
@@ -144,14 +136,14 @@ class DNSManagedZoneSpec(BaseModel):
         str | None,
         Field(
             alias="nameServerSet",
-            description="Optionally specifies the NameServerSet for this ManagedZone. A NameServerSet is a set of DNS name servers that all host the same ManagedZones. Most users leave this field unset. If you need to use this field, contact your account team.",
+            description="Optionally specifies the NameServerSet for this ManagedZone.",
         ),
     ] = None
     peering_config: Annotated[
         ManagedZonePeeringConfig | None,
         Field(
             alias="peeringConfig",
-            description="The presence of this field indicates that DNS Peering is enabled for this zone. The value of this field contains the network to peer with.",
+            description="The presence of this field indicates that DNS Peering is enabled for this zone.",
         ),
     ] = None
     private_visibility_config: Annotated[
@@ -165,28 +157,28 @@ class DNSManagedZoneSpec(BaseModel):
         ProjectRef | None,
         Field(
             alias="projectRef",
-            description="Immutable. The Project that this DNSManagedZone belongs to. When unset, the `cnrm.cloud.google.com/project-id` annotation of the object or of its namespace is used.",
+            description="Immutable. The Project that this DNSManagedZone belongs to.",
         ),
     ] = None
     resource_id: Annotated[
         str | None,
         Field(
             alias="resourceID",
-            description="Immutable. Optional. The DNSManagedZone ID used for creation and acquisition. When unset, the value of `metadata.name` is used.",
+            description="Immutable. Optional. The DNSManagedZone ID used for creation and acquisition.",
         ),
     ] = None
     reverse_lookup_config: Annotated[
         ManagedZoneReverseLookupConfig | None,
         Field(
             alias="reverseLookupConfig",
-            description="The presence of this field indicates that this is a managed reverse lookup zone and Cloud DNS resolves reverse lookup queries using automatically configured records for VPC resources. This only applies to networks listed under private_visibility_config.",
+            description="The presence of this field indicates that this is a managed reverse lookup zone and Cloud DNS resolves reverse lookup queries using automatically configured records for VPC resources.",
         ),
     ] = None
     service_directory_config: Annotated[
         ManagedZoneServiceDirectoryConfig | None,
         Field(
             alias="serviceDirectoryConfig",
-            description="This field links to the associated service directory namespace. Do not set this field for public zones or forwarding zones.",
+            description="This field links to the associated service directory namespace.",
         ),
     ] = None
     visibility: Annotated[
@@ -197,15 +189,11 @@ class DNSManagedZoneSpec(BaseModel):
     ] = None
 
 
-class DnsKeySpec(BaseModel):
+class DnsKeySpec(KRMModel):
     """
     Parameters for DnsKey key generation. Used for generating initial keys for a new ManagedZone and as default when adding a new DnsKey.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     algorithm: Annotated[
         DnsKeySpecAlgorithm | None,
         Field(description="String mnemonic specifying the DNSSEC algorithm of this key."),
@@ -217,70 +205,53 @@ class DnsKeySpec(BaseModel):
         DnsKeySpecKeyType | None,
         Field(
             alias="keyType",
-            description="Specifies whether this is a key signing key (KSK) or a zone signing key (ZSK). Key signing keys have the Secure Entry Point flag set and, when active, are only used to sign resource record sets of type DNSKEY. Zone signing keys do not have the Secure Entry Point flag set and are used to sign all other types of resource record sets.",
+            description="Specifies whether this is a key signing key (KSK) or a zone signing key (ZSK).",
         ),
     ] = None
 
 
-class DnsKeySpecObservedState(BaseModel):
+class DnsKeySpecObservedState(KRMModel):
     """
     Parameters for DnsKey key generation. Used for generating initial keys for a new ManagedZone and as default when adding a new DnsKey.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     kind: str | None = None
 
 
-class ManagedZoneCloudLoggingConfig(BaseModel):
+class ManagedZoneCloudLoggingConfig(KRMModel):
     """
     Cloud Logging configurations for publicly visible zones.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     enable_logging: Annotated[
         bool | None,
         Field(
-            alias="enableLogging",
-            description="If set, enable query logging for this ManagedZone. False by default, making logging opt-in.",
+            alias="enableLogging", description="If set, enable query logging for this ManagedZone."
         ),
     ] = None
 
 
-class ManagedZoneCloudLoggingConfigObservedState(BaseModel):
+class ManagedZoneCloudLoggingConfigObservedState(KRMModel):
     """
     Cloud Logging configurations for publicly visible zones.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     kind: str | None = None
 
 
-class ManagedZoneDnsSecConfig(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
+class ManagedZoneDnsSecConfig(KRMModel):
     default_key_specs: Annotated[
         list[DnsKeySpec] | None,
         Field(
             alias="defaultKeySpecs",
-            description="Specifies parameters for generating initial DnsKeys for this ManagedZone. Can only be changed while the state is OFF.",
+            description="Specifies parameters for generating initial DnsKeys for this ManagedZone.",
         ),
     ] = None
     non_existence: Annotated[
         ManagedZoneDnsSecConfigNonExistence | None,
         Field(
             alias="nonExistence",
-            description="Specifies the mechanism for authenticated denial-of-existence responses. Can only be changed while the state is OFF.",
+            description="Specifies the mechanism for authenticated denial-of-existence responses.",
         ),
     ] = None
     state: Annotated[
@@ -289,26 +260,18 @@ class ManagedZoneDnsSecConfig(BaseModel):
     ] = None
 
 
-class ManagedZoneDnsSecConfigObservedState(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
+class ManagedZoneDnsSecConfigObservedState(KRMModel):
     default_key_specs: Annotated[
         list[DnsKeySpecObservedState] | None,
         Field(
             alias="defaultKeySpecs",
-            description="Specifies parameters for generating initial DnsKeys for this ManagedZone. Can only be changed while the state is OFF.",
+            description="Specifies parameters for generating initial DnsKeys for this ManagedZone.",
         ),
     ] = None
     kind: str | None = None
 
 
-class ManagedZoneForwardingConfig(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
+class ManagedZoneForwardingConfig(KRMModel):
     outbound_endpoints: Annotated[
         list[ManagedZoneForwardingConfigOutboundEndpoint] | None,
         Field(
@@ -318,18 +281,11 @@ class ManagedZoneForwardingConfig(BaseModel):
     ] = None
     target_name_servers: Annotated[
         list[ManagedZoneForwardingConfigNameServerTarget] | None,
-        Field(
-            alias="targetNameServers",
-            description="List of target name servers to forward to. Cloud DNS selects the best available name server if more than one target is given.",
-        ),
+        Field(alias="targetNameServers", description="List of target name servers to forward to."),
     ] = None
 
 
-class ManagedZoneForwardingConfigNameServerTarget(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
+class ManagedZoneForwardingConfigNameServerTarget(KRMModel):
     domain_name: Annotated[
         str | None,
         Field(
@@ -338,36 +294,21 @@ class ManagedZoneForwardingConfigNameServerTarget(BaseModel):
     ] = None
     forwarding_path: Annotated[
         ManagedZoneForwardingConfigNameServerTargetForwardingPath | None,
-        Field(
-            alias="forwardingPath",
-            description="Forwarding path for this NameServerTarget. If unset or set to DEFAULT, Cloud DNS makes forwarding decisions based on IP address ranges; that is, RFC1918 addresses go to the VPC network, non-RFC1918 addresses go to the internet. When set to PRIVATE, Cloud DNS always sends queries through the VPC network for this target.",
-        ),
+        Field(alias="forwardingPath", description="Forwarding path for this NameServerTarget."),
     ] = None
     ipv4_address: Annotated[
         str | None, Field(alias="ipv4Address", description="IPv4 address of a target name server.")
     ] = None
     ipv6_address: Annotated[
-        str | None,
-        Field(
-            alias="ipv6Address",
-            description="IPv6 address of a target name server. Does not accept both fields (ipv4 & ipv6) being populated. Public preview as of November 2022.",
-        ),
+        str | None, Field(alias="ipv6Address", description="IPv6 address of a target name server.")
     ] = None
 
 
-class ManagedZoneForwardingConfigNameServerTargetObservedState(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
+class ManagedZoneForwardingConfigNameServerTargetObservedState(KRMModel):
     kind: str | None = None
 
 
-class ManagedZoneForwardingConfigObservedState(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
+class ManagedZoneForwardingConfigObservedState(KRMModel):
     kind: str | None = None
     outbound_endpoints: Annotated[
         list[ManagedZoneForwardingConfigOutboundEndpointObservedState] | None,
@@ -378,50 +319,28 @@ class ManagedZoneForwardingConfigObservedState(BaseModel):
     ] = None
     target_name_servers: Annotated[
         list[ManagedZoneForwardingConfigNameServerTargetObservedState] | None,
-        Field(
-            alias="targetNameServers",
-            description="List of target name servers to forward to. Cloud DNS selects the best available name server if more than one target is given.",
-        ),
+        Field(alias="targetNameServers", description="List of target name servers to forward to."),
     ] = None
 
 
-class ManagedZoneForwardingConfigOutboundEndpoint(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
+class ManagedZoneForwardingConfigOutboundEndpoint(KRMModel):
     name: Annotated[
-        str | None,
-        Field(
-            description="Specified as a resource path including project and region. This should be formatted like projects/{project}/locations/{location}/outboundEndpoints/{endpoint}"
-        ),
+        str | None, Field(description="Specified as a resource path including project and region.")
     ] = None
 
 
-class ManagedZoneForwardingConfigOutboundEndpointObservedState(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
+class ManagedZoneForwardingConfigOutboundEndpointObservedState(KRMModel):
     kind: str | None = None
 
 
-class ManagedZonePeeringConfig(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
+class ManagedZonePeeringConfig(KRMModel):
     target_network: Annotated[
         ManagedZonePeeringConfigTargetNetwork | None,
         Field(alias="targetNetwork", description="The network with which to peer."),
     ] = None
 
 
-class ManagedZonePeeringConfigObservedState(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
+class ManagedZonePeeringConfigObservedState(KRMModel):
     kind: str | None = None
     target_network: Annotated[
         ManagedZonePeeringConfigTargetNetworkObservedState | None,
@@ -429,40 +348,28 @@ class ManagedZonePeeringConfigObservedState(BaseModel):
     ] = None
 
 
-class ManagedZonePeeringConfigTargetNetwork(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
+class ManagedZonePeeringConfigTargetNetwork(KRMModel):
     network_ref: Annotated[
         ComputeNetworkRef | None,
         Field(
             alias="networkRef",
-            description="A reference to a ComputeNetwork (API field `networkUrl`). The fully qualified URL of the VPC network to forward queries to. This should be formatted like `https://www.googleapis.com/compute/v1/projects/{project}/global/networks/{network}`",
+            description="A reference to a ComputeNetwork (API field `networkUrl`).",
         ),
     ] = None
 
 
-class ManagedZonePeeringConfigTargetNetworkObservedState(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
+class ManagedZonePeeringConfigTargetNetworkObservedState(KRMModel):
     deactivate_time: Annotated[
         str | None,
         Field(
             alias="deactivateTime",
-            description="The time at which the zone was deactivated, in RFC 3339 date-time format. An empty string indicates that the peering connection is active. The producer network can deactivate a zone. The zone is automatically deactivated if the producer network that the zone targeted is deleted. Output only.",
+            description="The time at which the zone was deactivated, in RFC 3339 date-time format.",
         ),
     ] = None
     kind: str | None = None
 
 
-class ManagedZonePrivateVisibilityConfig(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
+class ManagedZonePrivateVisibilityConfig(KRMModel):
     gke_clusters: Annotated[
         list[ManagedZonePrivateVisibilityConfigGKECluster] | None,
         Field(
@@ -476,55 +383,35 @@ class ManagedZonePrivateVisibilityConfig(BaseModel):
     ] = None
 
 
-class ManagedZonePrivateVisibilityConfigGKECluster(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
+class ManagedZonePrivateVisibilityConfigGKECluster(KRMModel):
     gke_cluster_ref: Annotated[
         ContainerClusterRef | None,
         Field(
             alias="gkeClusterRef",
-            description="A reference to a ContainerCluster (API field `gkeClusterName`). The resource name of the cluster to bind this ManagedZone to. This should be specified in the format like: projects/*/locations/*/clusters/*. This is referenced from GKE projects.locations.clusters.get API: https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters/get",
+            description="A reference to a ContainerCluster (API field `gkeClusterName`).",
         ),
     ] = None
 
 
-class ManagedZonePrivateVisibilityConfigGKEClusterObservedState(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
+class ManagedZonePrivateVisibilityConfigGKEClusterObservedState(KRMModel):
     kind: str | None = None
 
 
-class ManagedZonePrivateVisibilityConfigNetwork(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
+class ManagedZonePrivateVisibilityConfigNetwork(KRMModel):
     network_ref: Annotated[
         ComputeNetworkRef | None,
         Field(
             alias="networkRef",
-            description="A reference to a ComputeNetwork (API field `networkUrl`). The fully qualified URL of the VPC network to bind to. Format this URL like `https://www.googleapis.com/compute/v1/projects/{project}/global/networks/{network}`",
+            description="A reference to a ComputeNetwork (API field `networkUrl`).",
         ),
     ] = None
 
 
-class ManagedZonePrivateVisibilityConfigNetworkObservedState(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
+class ManagedZonePrivateVisibilityConfigNetworkObservedState(KRMModel):
     kind: str | None = None
 
 
-class ManagedZonePrivateVisibilityConfigObservedState(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
+class ManagedZonePrivateVisibilityConfigObservedState(KRMModel):
     gke_clusters: Annotated[
         list[ManagedZonePrivateVisibilityConfigGKEClusterObservedState] | None,
         Field(
@@ -539,74 +426,51 @@ class ManagedZonePrivateVisibilityConfigObservedState(BaseModel):
     ] = None
 
 
-class ManagedZoneReverseLookupConfig(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
+class ManagedZoneReverseLookupConfig(KRMModel):
+    pass
 
 
-class ManagedZoneReverseLookupConfigObservedState(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
+class ManagedZoneReverseLookupConfigObservedState(KRMModel):
     kind: str | None = None
 
 
-class ManagedZoneServiceDirectoryConfig(BaseModel):
+class ManagedZoneServiceDirectoryConfig(KRMModel):
     """
     Contains information about Service Directory-backed zones.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     namespace: Annotated[
         ManagedZoneServiceDirectoryConfigNamespace | None,
         Field(description="Contains information about the namespace associated with the zone."),
     ] = None
 
 
-class ManagedZoneServiceDirectoryConfigNamespace(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
+class ManagedZoneServiceDirectoryConfigNamespace(KRMModel):
     namespace_ref: Annotated[
         ServiceDirectoryNamespaceRef | None,
         Field(
             alias="namespaceRef",
-            description="A reference to a ServiceDirectoryNamespace (API field `namespaceUrl`). The fully qualified URL of the namespace associated with the zone. Format must be `https://servicedirectory.googleapis.com/v1/projects/{project}/locations/{location}/namespaces/{namespace}`",
+            description="A reference to a ServiceDirectoryNamespace (API field `namespaceUrl`).",
         ),
     ] = None
 
 
-class ManagedZoneServiceDirectoryConfigNamespaceObservedState(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
+class ManagedZoneServiceDirectoryConfigNamespaceObservedState(KRMModel):
     deletion_time: Annotated[
         str | None,
         Field(
             alias="deletionTime",
-            description="The time that the namespace backing this zone was deleted; an empty string if it still exists. This is in RFC3339 text format. Output only.",
+            description="The time that the namespace backing this zone was deleted; an empty string if it still exists.",
         ),
     ] = None
     kind: str | None = None
 
 
-class ManagedZoneServiceDirectoryConfigObservedState(BaseModel):
+class ManagedZoneServiceDirectoryConfigObservedState(KRMModel):
     """
     Contains information about Service Directory-backed zones.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     kind: str | None = None
     namespace: Annotated[
         ManagedZoneServiceDirectoryConfigNamespaceObservedState | None,

@@ -8,32 +8,25 @@ from __future__ import annotations
 
 from enum import StrEnum
 from typing import Annotated, Any
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+from kccgen.runtime.krm import APIModel
 
 
-class CertificateChains(BaseModel):
+class CertificateChains(APIModel):
     """
     Certificate chains needed to verify the attestation. Certificates in chains are PEM-encoded and are ordered based on https://tools.ietf.org/html/rfc5246#section-7.4.2.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     cavium_certs: Annotated[list[str] | None, Field(alias="caviumCerts")] = None
     google_card_certs: Annotated[list[str] | None, Field(alias="googleCardCerts")] = None
     google_partition_certs: Annotated[list[str] | None, Field(alias="googlePartitionCerts")] = None
 
 
-class CryptoKey(BaseModel):
+class CryptoKey(APIModel):
     """
     A CryptoKey represents a logical key that can be used for cryptographic operations. A CryptoKey is made up of zero or more versions, which represent the actual key material used in cryptographic operations.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     create_time: Annotated[
         str | None,
         Field(
@@ -68,15 +61,11 @@ class CryptoKey(BaseModel):
     )
 
 
-class CryptoKeyCreateParameters(BaseModel):
+class CryptoKeyCreateParameters(APIModel):
     """
     Query parameters of cloudkms.projects.locations.keyRings.cryptoKeys.create that set up the new resource.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     skip_initial_version_creation: Annotated[
         bool | None, Field(alias="skipInitialVersionCreation")
     ] = None
@@ -106,15 +95,11 @@ class CryptoKeyPurpose(StrEnum):
     AES_WRAPPING = "AES_WRAPPING"
 
 
-class CryptoKeyVersion(BaseModel):
+class CryptoKeyVersion(APIModel):
     """
     A CryptoKeyVersion represents an individual cryptographic key, and the associated key material. An ENABLED version can be used for cryptographic operations. For security reasons, the raw cryptographic key material represented by a CryptoKeyVersion can never be viewed or exported. It can only be used to encrypt, decrypt, or sign data when an authorized user or application invokes Cloud KMS.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     algorithm: CryptoKeyVersionAlgorithm | int | None = None
     attestation: KeyOperationAttestation | None = None
     create_time: Annotated[
@@ -326,15 +311,11 @@ class CryptoKeyVersionState(StrEnum):
     EXTERNAL_DESTRUCTION_FAILED = "EXTERNAL_DESTRUCTION_FAILED"
 
 
-class CryptoKeyVersionTemplate(BaseModel):
+class CryptoKeyVersionTemplate(APIModel):
     """
     A CryptoKeyVersionTemplate specifies the properties to use when creating a new CryptoKeyVersion, either manually with CreateCryptoKeyVersion or automatically as a result of auto-rotation.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     algorithm: CryptoKeyVersionTemplateAlgorithm | int | None = None
     protection_level: Annotated[
         CryptoKeyVersionTemplateProtectionLevel | int | None, Field(alias="protectionLevel")
@@ -467,15 +448,11 @@ class CryptoKeyVersionTemplateProtectionLevel(StrEnum):
     HSM_SINGLE_TENANT = "HSM_SINGLE_TENANT"
 
 
-class ExternalProtectionLevelOptions(BaseModel):
+class ExternalProtectionLevelOptions(APIModel):
     """
     ExternalProtectionLevelOptions stores a group of additional fields for configuring a CryptoKeyVersion that are specific to the EXTERNAL protection level and EXTERNAL_VPC protection levels.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     ekm_connection_backend_override: Annotated[
         str | None, Field(alias="ekmConnectionBackendOverride")
     ] = None
@@ -483,15 +460,11 @@ class ExternalProtectionLevelOptions(BaseModel):
     external_key_uri: Annotated[str | None, Field(alias="externalKeyUri")] = None
 
 
-class KeyAccessJustificationsPolicy(BaseModel):
+class KeyAccessJustificationsPolicy(APIModel):
     """
     A KeyAccessJustificationsPolicy specifies zero or more allowed AccessReason values for encrypt, decrypt, and sign operations on a CryptoKey or KeyAccessJustificationsPolicyConfig (the default Key Access Justifications policy).
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     allowed_access_reasons: Annotated[
         list[KeyAccessJustificationsPolicyAllowedAccessReasons | int] | None,
         Field(alias="allowedAccessReasons"),
@@ -528,15 +501,11 @@ class KeyAccessJustificationsPolicyAllowedAccessReasons(StrEnum):
     CUSTOMER_AUTHORIZED_WORKFLOW_SERVICING = "CUSTOMER_AUTHORIZED_WORKFLOW_SERVICING"
 
 
-class KeyOperationAttestation(BaseModel):
+class KeyOperationAttestation(APIModel):
     """
     Contains an HSM-generated attestation about a key operation. For more information, see [Verifying attestations] (https://cloud.google.com/kms/docs/attest-key).
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     cert_chains: Annotated[CertificateChains | None, Field(alias="certChains")] = None
     content: Annotated[str | None, Field(pattern="^[A-Za-z0-9+/_-]*={0,2}$")] = None
     format: KeyOperationAttestationFormat | int | None = None
@@ -557,15 +526,11 @@ class KeyOperationAttestationFormat(StrEnum):
     CAVIUM_V209 = "CAVIUM_V209"
 
 
-class KeyRing(BaseModel):
+class KeyRing(APIModel):
     """
     A KeyRing is a toplevel logical grouping of CryptoKeys.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     create_time: Annotated[
         str | None,
         Field(
@@ -576,15 +541,11 @@ class KeyRing(BaseModel):
     name: str | None = None
 
 
-class Operation(BaseModel):
+class Operation(APIModel):
     """
     This resource represents a long-running operation that is the result of a network API call.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     done: bool | None = None
     error: Status | None = None
     metadata: dict[str, Any] | None = None
@@ -592,15 +553,11 @@ class Operation(BaseModel):
     response: dict[str, Any] | None = None
 
 
-class Status(BaseModel):
+class Status(APIModel):
     """
     The `Status` type defines a logical error model that is suitable for different programming environments, including REST APIs and RPC APIs. It is used by [gRPC](https://github.com/grpc). Each `Status` message contains three pieces of data: error code, error message, and error details. You can find out more about this error model and how to work with it in the [API Design Guide](https://cloud.google.com/apis/design/errors).
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     code: int | None = None
     details: list[dict[str, Any]] | None = None
     message: str | None = None

@@ -13,11 +13,11 @@ from kccgen.contract import (
     CreateWithIdParam,
     DeleteAtPath,
     Lro,
-    OperationGetter,
     UpdateMaskInQuery,
     Where,
 )
 from kccgen.runtime.adapter import register_adapter
+from kccgen.generated.kms.v1beta1.cloudkms_v1_operations import OPERATIONS
 
 ADAPTER = Adapter(
     kind="KMSCryptoKey",
@@ -70,18 +70,7 @@ ADAPTER = Adapter(
         )
     ),
     krm_only=("keyRingRef", "location", "projectRef", "resourceID"),
-    operations=(
-        (
-            "projects.locations.operations",
-            OperationGetter(
-                resource=("projects", "locations", "operations"),
-                params=(
-                    ("name", "projects/{project}/locations/{location}/operations/{operation}"),
-                ),
-                pattern="^projects/[^/]+/locations/[^/]+/operations/[^/]+$",
-            ),
-        ),
-    ),
+    operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
 )
 
 register_adapter(ADAPTER)

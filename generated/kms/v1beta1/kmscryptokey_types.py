@@ -7,7 +7,7 @@ API resource: cloudkms.v1 projects.locations.keyRings.cryptoKeys (CryptoKey).
 from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 from kccgen.generated.external.kmsekmconnection_reference import KMSEKMConnectionRef
 from kccgen.generated.kms.v1beta1 import cloudkms_v1_api
 from kccgen.generated.kms.v1beta1.cloudkms_v1_api import (
@@ -21,21 +21,17 @@ from kccgen.generated.kms.v1beta1.cloudkms_v1_api import (
     KeyOperationAttestationFormat,
 )
 from kccgen.generated.kms.v1beta1.kmskeyring_reference import KMSKeyRingRef
-from kccgen.runtime.krm import KRMObject, KRMStatus
+from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
 KMSCryptoKeyAPI = cloudkms_v1_api.CryptoKey
 
 
-class CertificateChainsObserved(BaseModel):
+class CertificateChainsObserved(KRMModel):
     """
     Certificate chains needed to verify the attestation. Certificates in chains are PEM-encoded and are ordered based on https://tools.ietf.org/html/rfc5246#section-7.4.2.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     cavium_certs: Annotated[
         list[str] | None,
         Field(
@@ -59,15 +55,11 @@ class CertificateChainsObserved(BaseModel):
     ] = None
 
 
-class CryptoKeyVersionObserved(BaseModel):
+class CryptoKeyVersionObserved(KRMModel):
     """
     A CryptoKeyVersion represents an individual cryptographic key, and the associated key material. An ENABLED version can be used for cryptographic operations. For security reasons, the raw cryptographic key material represented by a CryptoKeyVersion can never be viewed or exported. It can only be used to encrypt, decrypt, or sign data when an authorized user or application invokes Cloud KMS.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     algorithm: Annotated[
         CryptoKeyVersionAlgorithm | None,
         Field(
@@ -77,7 +69,7 @@ class CryptoKeyVersionObserved(BaseModel):
     attestation: Annotated[
         KeyOperationAttestationObserved | None,
         Field(
-            description="Output only. Statement that was generated and signed by the HSM at key creation time. Use this statement to verify attributes of the key as stored on the HSM, independently of Google. Only provided for key versions with protection_level HSM."
+            description="Output only. Statement that was generated and signed by the HSM at key creation time."
         ),
     ] = None
     create_time: Annotated[
@@ -92,7 +84,7 @@ class CryptoKeyVersionObserved(BaseModel):
         str | None,
         Field(
             alias="destroyEventTime",
-            description="Output only. The time this CryptoKeyVersion's key material was destroyed. Only present if state is DESTROYED.",
+            description="Output only. The time this CryptoKeyVersion's key material was destroyed.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
@@ -100,7 +92,7 @@ class CryptoKeyVersionObserved(BaseModel):
         str | None,
         Field(
             alias="destroyTime",
-            description="Output only. The time this CryptoKeyVersion's key material is scheduled for destruction. Only present if state is DESTROY_SCHEDULED.",
+            description="Output only. The time this CryptoKeyVersion's key material is scheduled for destruction.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
@@ -108,7 +100,7 @@ class CryptoKeyVersionObserved(BaseModel):
         str | None,
         Field(
             alias="externalDestructionFailureReason",
-            description="Output only. The root cause of the most recent external destruction failure. Only present if state is EXTERNAL_DESTRUCTION_FAILED.",
+            description="Output only. The root cause of the most recent external destruction failure.",
         ),
     ] = None
     external_protection_level_options: Annotated[
@@ -130,28 +122,28 @@ class CryptoKeyVersionObserved(BaseModel):
         str | None,
         Field(
             alias="generationFailureReason",
-            description="Output only. The root cause of the most recent generation failure. Only present if state is GENERATION_FAILED.",
+            description="Output only. The root cause of the most recent generation failure.",
         ),
     ] = None
     hsm_trusted: Annotated[
         bool | None,
         Field(
             alias="hsmTrusted",
-            description="Output only. Field indicating that the key wrapping key is trusted. This field is only valid for key purpose AES_256_WRAPPING, and protection level HSM_SINGLE_TENANT.",
+            description="Output only. Field indicating that the key wrapping key is trusted.",
         ),
     ] = None
     import_failure_reason: Annotated[
         str | None,
         Field(
             alias="importFailureReason",
-            description="Output only. The root cause of the most recent import failure. Only present if state is IMPORT_FAILED.",
+            description="Output only. The root cause of the most recent import failure.",
         ),
     ] = None
     import_job: Annotated[
         str | None,
         Field(
             alias="importJob",
-            description="Output only. The name of the ImportJob used in the most recent import of this CryptoKeyVersion. Only present if the underlying key material was imported.",
+            description="Output only. The name of the ImportJob used in the most recent import of this CryptoKeyVersion.",
         ),
     ] = None
     import_time: Annotated[
@@ -190,56 +182,48 @@ class CryptoKeyVersionObserved(BaseModel):
         bool | None,
         Field(
             alias="trustedWrappingEnabled",
-            description="Optional. Immutable. Field indicating that the key may be wrapped by a trusted key. This field can be set for all key purposes except ENCRYPT_DECRYPT, and is only valid for keys with protection level HSM_SINGLE_TENANT. This field can only be set at creation or import time via CreateCryptoKeyVersion, or ImportCryptoKeyVersion.",
+            description="Optional. Immutable. Field indicating that the key may be wrapped by a trusted key.",
         ),
     ] = None
 
 
-class CryptoKeyVersionTemplate(BaseModel):
+class CryptoKeyVersionTemplate(KRMModel):
     """
     A CryptoKeyVersionTemplate specifies the properties to use when creating a new CryptoKeyVersion, either manually with CreateCryptoKeyVersion or automatically as a result of auto-rotation.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     algorithm: Annotated[
         CryptoKeyVersionTemplateAlgorithm | None,
         Field(
-            description="Required. Algorithm to use when creating a CryptoKeyVersion based on this template. For backwards compatibility, GOOGLE_SYMMETRIC_ENCRYPTION is implied if both this field is omitted and CryptoKey.purpose is ENCRYPT_DECRYPT."
+            description="Required. Algorithm to use when creating a CryptoKeyVersion based on this template."
         ),
     ] = None
     protection_level: Annotated[
         CryptoKeyVersionTemplateProtectionLevel | None,
         Field(
             alias="protectionLevel",
-            description="ProtectionLevel to use when creating a CryptoKeyVersion based on this template. Immutable. Defaults to SOFTWARE.",
+            description="ProtectionLevel to use when creating a CryptoKeyVersion based on this template.",
         ),
     ] = None
 
 
-class ExternalProtectionLevelOptionsObserved(BaseModel):
+class ExternalProtectionLevelOptionsObserved(KRMModel):
     """
     ExternalProtectionLevelOptions stores a group of additional fields for configuring a CryptoKeyVersion that are specific to the EXTERNAL protection level and EXTERNAL_VPC protection levels.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     ekm_connection_backend_override: Annotated[
         str | None,
         Field(
             alias="ekmConnectionBackendOverride",
-            description="Optional. The resource name of the backend environment where the key material of CryptoKeyVersions is associated with. Setting this field overrides the crypto_key_backend. This field may be set when CryptoKeyVersions is set to EXTERNAL_VPC. Format: `projects/*/locations/*/ekmConnections/*`.",
+            description="Optional. The resource name of the backend environment where the key material of CryptoKeyVersions is associated with.",
         ),
     ] = None
     ekm_connection_key_path: Annotated[
         str | None,
         Field(
             alias="ekmConnectionKeyPath",
-            description='Optional. The path to the external key material on the EKM when using EkmConnection e.g., "v0/my/key". Set this field instead of external_key_uri when using an EkmConnection.',
+            description='Optional. The path to the external key material on the EKM when using EkmConnection e.g., "v0/my/key".',
         ),
     ] = None
     external_key_uri: Annotated[
@@ -251,15 +235,11 @@ class ExternalProtectionLevelOptionsObserved(BaseModel):
     ] = None
 
 
-class KMSCryptoKeyObservedState(BaseModel):
+class KMSCryptoKeyObservedState(KRMModel):
     """
     A CryptoKey represents a logical key that can be used for cryptographic operations. A CryptoKey is made up of zero or more versions, which represent the actual key material used in cryptographic operations.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     create_time: Annotated[
         str | None,
         Field(
@@ -271,32 +251,28 @@ class KMSCryptoKeyObservedState(BaseModel):
     primary: Annotated[
         CryptoKeyVersionObserved | None,
         Field(
-            description='Output only. A copy of the "primary" CryptoKeyVersion that will be used by Encrypt when this CryptoKey is given in EncryptRequest.name. The CryptoKey\'s primary version can be updated via UpdateCryptoKeyPrimaryVersion. Keys with purpose ENCRYPT_DECRYPT may have a primary. For other keys, this field will be omitted.'
+            description='Output only. A copy of the "primary" CryptoKeyVersion that will be used by Encrypt when this CryptoKey is given in EncryptRequest.name.'
         ),
     ] = None
 
 
-class KMSCryptoKeySpec(BaseModel):
+class KMSCryptoKeySpec(KRMModel):
     """
     A CryptoKey represents a logical key that can be used for cryptographic operations. A CryptoKey is made up of zero or more versions, which represent the actual key material used in cryptographic operations.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     crypto_key_backend_ref: Annotated[
         KMSEKMConnectionRef | None,
         Field(
             alias="cryptoKeyBackendRef",
-            description="A reference to a KMSEKMConnection (API field `cryptoKeyBackend`). Immutable. The resource name of the backend environment where the key material for all CryptoKeyVersions associated with this CryptoKey reside and where all related cryptographic operations are performed. Only applicable if CryptoKeyVersions have a ProtectionLevel of EXTERNAL_VPC, with the resource name in the format `projects/*/locations/*/ekmConnections/*`. Only applicable if CryptoKeyVersions have a ProtectionLevel of HSM_SINGLE_TENANT, with the resource name in the format `projects/*/locations/*/singleTenantHsmInstances/*`. Note, this list is non-exhaustive and may apply to additional ProtectionLevels in the future.",
+            description="A reference to a KMSEKMConnection (API field `cryptoKeyBackend`).",
         ),
     ] = None
     destroy_scheduled_duration: Annotated[
         str | None,
         Field(
             alias="destroyScheduledDuration",
-            description="Immutable. The period of time that versions of this key spend in the DESTROY_SCHEDULED state before transitioning to DESTROYED. If not specified at creation time, the default duration is 30 days.",
+            description="Immutable. The period of time that versions of this key spend in the DESTROY_SCHEDULED state before transitioning to DESTROYED.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
     ] = None
@@ -311,7 +287,7 @@ class KMSCryptoKeySpec(BaseModel):
         KeyAccessJustificationsPolicy | None,
         Field(
             alias="keyAccessJustificationsPolicy",
-            description="Optional. The policy used for Key Access Justifications Policy Enforcement. If this field is present and this key is enrolled in Key Access Justifications Policy Enforcement, the policy will be evaluated in encrypt, decrypt, and sign operations, and the operation will fail if rejected by the policy. The policy is defined by specifying zero or more allowed justification codes. https://cloud.google.com/assured-workloads/key-access-justifications/docs/justification-codes By default, this field is absent, and all justification codes are allowed. If the `key_access_justifications_policy.allowed_access_reasons` is empty (zero allowed justification code), all encrypt, decrypt, and sign operations will fail.",
+            description="Optional. The policy used for Key Access Justifications Policy Enforcement.",
         ),
     ] = None
     key_ring_ref: Annotated[
@@ -322,16 +298,13 @@ class KMSCryptoKeySpec(BaseModel):
         ),
     ]
     labels: Annotated[
-        dict[str, str] | None,
-        Field(
-            description="Labels with user-defined metadata. For more information, see [Labeling Keys](https://cloud.google.com/kms/docs/labeling-keys)."
-        ),
+        dict[str, str] | None, Field(description="Labels with user-defined metadata.")
     ] = None
     next_rotation_time: Annotated[
         str | None,
         Field(
             alias="nextRotationTime",
-            description="At next_rotation_time, the Key Management Service will automatically: 1. Create a new version of this CryptoKey. 2. Mark the new version as primary. Key rotations performed manually via CreateCryptoKeyVersion and UpdateCryptoKeyPrimaryVersion do not affect next_rotation_time. Keys with purpose ENCRYPT_DECRYPT support automatic rotation. For other keys, this field must be omitted.",
+            description="At next_rotation_time, the Key Management Service will automatically: 1.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
@@ -343,14 +316,14 @@ class KMSCryptoKeySpec(BaseModel):
         str | None,
         Field(
             alias="resourceID",
-            description="Immutable. Optional. The KMSCryptoKey ID used for creation and acquisition. When unset, the value of `metadata.name` is used.",
+            description="Immutable. Optional. The KMSCryptoKey ID used for creation and acquisition.",
         ),
     ] = None
     rotation_period: Annotated[
         str | None,
         Field(
             alias="rotationPeriod",
-            description="next_rotation_time will be advanced by this period when the service automatically rotates a key. Must be at least 24 hours and at most 876,000 hours. If rotation_period is set, next_rotation_time must also be set. Keys with purpose ENCRYPT_DECRYPT support automatic rotation. For other keys, this field must be omitted.",
+            description="next_rotation_time will be advanced by this period when the service automatically rotates a key.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
     ] = None
@@ -358,52 +331,44 @@ class KMSCryptoKeySpec(BaseModel):
         bool | None,
         Field(
             alias="skipInitialVersionCreation",
-            description="If set to true, the request will create a CryptoKey without any CryptoKeyVersions. You must manually call CreateCryptoKeyVersion or ImportCryptoKeyVersion before you can use this CryptoKey.",
+            description="If set to true, the request will create a CryptoKey without any CryptoKeyVersions.",
         ),
     ] = None
     trusted_wrapping_enabled: Annotated[
         bool | None,
         Field(
             alias="trustedWrappingEnabled",
-            description="Optional. Whether trusted wrapping will be enabled on the first CryptoKeyVersions created for this CryptoKey. This field is only supported for keys with CryptoKeyVersionTemplate.protection_level HSM_SINGLE_TENANT. This field is supported for all CryptoKeyPurposes except ENCRYPT_DECRYPT.",
+            description="Optional. Whether trusted wrapping will be enabled on the first CryptoKeyVersions created for this CryptoKey.",
         ),
     ] = None
     version_template: Annotated[
         CryptoKeyVersionTemplate | None,
         Field(
             alias="versionTemplate",
-            description="A template describing settings for new CryptoKeyVersion instances. The properties of new CryptoKeyVersion instances created by either CreateCryptoKeyVersion or auto-rotation are controlled by this template.",
+            description="A template describing settings for new CryptoKeyVersion instances.",
         ),
     ] = None
 
 
-class KeyAccessJustificationsPolicy(BaseModel):
+class KeyAccessJustificationsPolicy(KRMModel):
     """
     A KeyAccessJustificationsPolicy specifies zero or more allowed AccessReason values for encrypt, decrypt, and sign operations on a CryptoKey or KeyAccessJustificationsPolicyConfig (the default Key Access Justifications policy).
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     allowed_access_reasons: Annotated[
         list[KeyAccessJustificationsPolicyAllowedAccessReasons] | None,
         Field(
             alias="allowedAccessReasons",
-            description="The list of allowed reasons for access to a CryptoKey. Note that empty allowed_access_reasons has a different meaning depending on where this message appears. If this is under KeyAccessJustificationsPolicyConfig, it means allow-all. If this is under CryptoKey, it means deny-all.",
+            description="The list of allowed reasons for access to a CryptoKey.",
         ),
     ] = None
 
 
-class KeyOperationAttestationObserved(BaseModel):
+class KeyOperationAttestationObserved(KRMModel):
     """
     Contains an HSM-generated attestation about a key operation. For more information, see [Verifying attestations] (https://cloud.google.com/kms/docs/attest-key).
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     cert_chains: Annotated[
         CertificateChainsObserved | None,
         Field(

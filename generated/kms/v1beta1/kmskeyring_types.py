@@ -7,24 +7,20 @@ API resource: cloudkms.v1 projects.locations.keyRings (KeyRing).
 from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1 import cloudkms_v1_api
-from kccgen.runtime.krm import KRMObject, KRMStatus
+from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
 KMSKeyRingAPI = cloudkms_v1_api.KeyRing
 
 
-class KMSKeyRingObservedState(BaseModel):
+class KMSKeyRingObservedState(KRMModel):
     """
     A KeyRing is a toplevel logical grouping of CryptoKeys.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     create_time: Annotated[
         str | None,
         Field(
@@ -35,28 +31,24 @@ class KMSKeyRingObservedState(BaseModel):
     ] = None
 
 
-class KMSKeyRingSpec(BaseModel):
+class KMSKeyRingSpec(KRMModel):
     """
     A KeyRing is a toplevel logical grouping of CryptoKeys.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     location: Annotated[str, Field(description="Immutable. The location of the KMSKeyRing.")]
     project_ref: Annotated[
         ProjectRef | None,
         Field(
             alias="projectRef",
-            description="Immutable. The Project that this KMSKeyRing belongs to. When unset, the `cnrm.cloud.google.com/project-id` annotation of the object or of its namespace is used.",
+            description="Immutable. The Project that this KMSKeyRing belongs to.",
         ),
     ] = None
     resource_id: Annotated[
         str | None,
         Field(
             alias="resourceID",
-            description="Immutable. Optional. The KMSKeyRing ID used for creation and acquisition. When unset, the value of `metadata.name` is used.",
+            description="Immutable. Optional. The KMSKeyRing ID used for creation and acquisition.",
         ),
     ] = None
 

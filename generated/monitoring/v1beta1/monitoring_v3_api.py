@@ -8,18 +8,15 @@ from __future__ import annotations
 
 from enum import StrEnum
 from typing import Annotated, Any
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+from kccgen.runtime.krm import APIModel
 
 
-class Aggregation(BaseModel):
+class Aggregation(APIModel):
     """
     Describes how to combine multiple time series to provide a different view of the data. Aggregation of time series is done in two steps. First, each time series in the set is aligned to the same time interval boundaries, then the set of time series is optionally reduced in number.Alignment consists of applying the per_series_aligner operation to each time series after its data has been divided into regular alignment_period time intervals. This process takes all of the data points in an alignment period, applies a mathematical transformation such as averaging, minimum, maximum, delta, etc., and converts them into a single data point per period.Reduction is when the aligned and transformed time series can optionally be combined, reducing the number of time series through similar mathematical transformations. Reduction involves applying a cross_series_reducer to all the time series, optionally sorting the time series into subsets with group_by_fields, and applying the reducer to each subset.The raw time series data can contain a huge amount of information from multiple sources. Alignment and reduction transforms this mass of data into a more manageable and representative collection of data, for example "the 95% latency across the average of all tasks in a cluster". This representative data can be more easily graphed and comprehended, and the individual time series data is still available for later drilldown. For more details, see Filtering and aggregation (https://cloud.google.com/monitoring/api/v3/aggregation).
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     alignment_period: Annotated[
         str | None, Field(alias="alignmentPeriod", pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$")
     ] = None
@@ -112,15 +109,11 @@ class AggregationPerSeriesAligner(StrEnum):
     ALIGN_PERCENT_CHANGE = "ALIGN_PERCENT_CHANGE"
 
 
-class AlertPolicy(BaseModel):
+class AlertPolicy(APIModel):
     """
     A description of the conditions under which some aspect of your system is considered to be "unhealthy" and the ways to notify people or services about this state. For an overview of alerting policies, see Introduction to Alerting (https://cloud.google.com/monitoring/alerts/).
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     alert_strategy: Annotated[AlertStrategy | None, Field(alias="alertStrategy")] = None
     combiner: AlertPolicyCombiner | int | None = None
     conditions: list[Condition] | None = None
@@ -166,15 +159,11 @@ class AlertPolicySeverity(StrEnum):
     WARNING = "WARNING"
 
 
-class AlertStrategy(BaseModel):
+class AlertStrategy(APIModel):
     """
     Control over how the notification channels in notification_channels are notified when this alert fires.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     auto_close: Annotated[
         str | None, Field(alias="autoClose", pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$")
     ] = None
@@ -201,27 +190,19 @@ class AlertStrategyNotificationPrompts(StrEnum):
     CLOSED = "CLOSED"
 
 
-class BooleanTest(BaseModel):
+class BooleanTest(APIModel):
     """
     A test that uses an alerting result in a boolean column produced by the SQL query.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     column: str | None = None
 
 
-class Condition(BaseModel):
+class Condition(APIModel):
     """
     A condition is a true/false test that determines when an alerting policy should open an incident. If a condition evaluates to true, it signifies that something is wrong.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     condition_absent: Annotated[MetricAbsence | None, Field(alias="conditionAbsent")] = None
     condition_matched_log: Annotated[LogMatch | None, Field(alias="conditionMatchedLog")] = None
     condition_monitoring_query_language: Annotated[
@@ -236,122 +217,85 @@ class Condition(BaseModel):
     name: str | None = None
 
 
-class Daily(BaseModel):
+class Daily(APIModel):
     """
     Used to schedule the query to run every so many days.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     execution_time: Annotated[TimeOfDay | None, Field(alias="executionTime")] = None
     periodicity: int | None = None
 
 
-class Documentation(BaseModel):
+class Documentation(APIModel):
     """
     Documentation that is included in the notifications and incidents pertaining to this policy.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     content: str | None = None
     links: list[Link] | None = None
     mime_type: Annotated[str | None, Field(alias="mimeType")] = None
     subject: str | None = None
 
 
-class Empty(BaseModel):
+class Empty(APIModel):
     """
     A generic empty message that you can re-use to avoid defining duplicated empty messages in your APIs. A typical example is to use it as the request or the response type of an API method. For instance: service Foo { rpc Bar(google.protobuf.Empty) returns (google.protobuf.Empty); }
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
 
-
-class ForecastOptions(BaseModel):
+class ForecastOptions(APIModel):
     """
     Options used when forecasting the time series and testing the predicted value against the threshold.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     forecast_horizon: Annotated[
         str | None, Field(alias="forecastHorizon", pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$")
     ] = None
 
 
-class Hourly(BaseModel):
+class Hourly(APIModel):
     """
     Used to schedule the query to run every so many hours.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     minute_offset: Annotated[int | None, Field(alias="minuteOffset")] = None
     periodicity: int | None = None
 
 
-class Link(BaseModel):
+class Link(APIModel):
     """
     Links to content such as playbooks, repositories, and other resources.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     display_name: Annotated[str | None, Field(alias="displayName")] = None
     url: str | None = None
 
 
-class LogMatch(BaseModel):
+class LogMatch(APIModel):
     """
     A condition type that checks whether a log message in the scoping project (https://cloud.google.com/monitoring/api/v3#project_name) satisfies the given filter. Logs from other projects in the metrics scope are not evaluated.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     filter: str | None = None
     label_extractors: Annotated[dict[str, str] | None, Field(alias="labelExtractors")] = None
 
 
-class MetricAbsence(BaseModel):
+class MetricAbsence(APIModel):
     """
     A condition type that checks that monitored resources are reporting data. The configuration defines a metric and a set of monitored resources. The predicate is considered in violation when a time series for the specified metric of a monitored resource does not include any data in the specified duration.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     aggregations: list[Aggregation] | None = None
     duration: Annotated[str | None, Field(pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$")] = None
     filter: str | None = None
     trigger: Trigger | None = None
 
 
-class MetricThreshold(BaseModel):
+class MetricThreshold(APIModel):
     """
     A condition type that compares a collection of time series against a threshold.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     aggregations: list[Aggregation] | None = None
     comparison: MetricThresholdComparison | int | None = None
     denominator_aggregations: Annotated[
@@ -404,27 +348,19 @@ class MetricThresholdEvaluationMissingData(StrEnum):
     EVALUATION_MISSING_DATA_NO_OP = "EVALUATION_MISSING_DATA_NO_OP"
 
 
-class Minutes(BaseModel):
+class Minutes(APIModel):
     """
     Used to schedule the query to run every so many minutes.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     periodicity: int | None = None
 
 
-class MonitoringQueryLanguageCondition(BaseModel):
+class MonitoringQueryLanguageCondition(APIModel):
     """
     A condition type that allows alerting policies to be defined using Monitoring Query Language (https://cloud.google.com/monitoring/mql).
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     duration: Annotated[str | None, Field(pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$")] = None
     evaluation_missing_data: Annotated[
         MonitoringQueryLanguageConditionEvaluationMissingData | int | None,
@@ -449,15 +385,11 @@ class MonitoringQueryLanguageConditionEvaluationMissingData(StrEnum):
     EVALUATION_MISSING_DATA_NO_OP = "EVALUATION_MISSING_DATA_NO_OP"
 
 
-class MutationRecord(BaseModel):
+class MutationRecord(APIModel):
     """
     Describes a change made to a configuration.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     mutate_time: Annotated[
         str | None,
         Field(
@@ -468,15 +400,11 @@ class MutationRecord(BaseModel):
     mutated_by: Annotated[str | None, Field(alias="mutatedBy")] = None
 
 
-class NotificationChannel(BaseModel):
+class NotificationChannel(APIModel):
     """
     A NotificationChannel is a medium through which an alert is delivered when a policy violation is detected. Examples of channels include email, SMS, and third-party messaging applications. Fields containing sensitive information like authentication tokens or contact info are only partially populated on retrieval.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     creation_record: Annotated[MutationRecord | None, Field(alias="creationRecord")] = None
     description: str | None = None
     display_name: Annotated[str | None, Field(alias="displayName")] = None
@@ -491,15 +419,11 @@ class NotificationChannel(BaseModel):
     ] = None
 
 
-class NotificationChannelStrategy(BaseModel):
+class NotificationChannelStrategy(APIModel):
     """
     Control over how the notification channels in notification_channels are notified when this alert fires, on a per-channel basis.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     notification_channel_names: Annotated[
         list[str] | None, Field(alias="notificationChannelNames")
     ] = None
@@ -521,27 +445,19 @@ class NotificationChannelVerificationStatus(StrEnum):
     VERIFIED = "VERIFIED"
 
 
-class NotificationRateLimit(BaseModel):
+class NotificationRateLimit(APIModel):
     """
     Control over the rate of notifications sent to this alerting policy's notification channels.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     period: Annotated[str | None, Field(pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$")] = None
 
 
-class PrometheusQueryLanguageCondition(BaseModel):
+class PrometheusQueryLanguageCondition(APIModel):
     """
     A condition type that allows alerting policies to be defined using Prometheus Query Language (PromQL) (https://prometheus.io/docs/prometheus/latest/querying/basics/).The PrometheusQueryLanguageCondition message contains information from a Prometheus alerting rule and its associated rule group.A Prometheus alerting rule is described here (https://prometheus.io/docs/prometheus/latest/configuration/alerting_rules/). The semantics of a Prometheus alerting rule is described here (https://prometheus.io/docs/prometheus/latest/configuration/recording_rules/#rule).A Prometheus rule group is described here (https://prometheus.io/docs/prometheus/latest/configuration/recording_rules/). The semantics of a Prometheus rule group is described here (https://prometheus.io/docs/prometheus/latest/configuration/recording_rules/#rule_group).Because Cloud Alerting has no representation of a Prometheus rule group resource, we must embed the information of the parent rule group inside each of the conditions that refer to it. We must also update the contents of all Prometheus alerts in case the information of their rule group changes.The PrometheusQueryLanguageCondition protocol buffer combines the information of the corresponding rule group and alerting rule. The structure of the PrometheusQueryLanguageCondition protocol buffer does NOT mimic the structure of the Prometheus rule group and alerting rule YAML declarations. The PrometheusQueryLanguageCondition protocol buffer may change in the future to support future rule group and/or alerting rule features. There are no new such features at the present time (2023-06-26).
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     alert_rule: Annotated[str | None, Field(alias="alertRule")] = None
     disable_metric_validation: Annotated[bool | None, Field(alias="disableMetricValidation")] = None
     duration: Annotated[str | None, Field(pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$")] = None
@@ -553,15 +469,11 @@ class PrometheusQueryLanguageCondition(BaseModel):
     rule_group: Annotated[str | None, Field(alias="ruleGroup")] = None
 
 
-class RowCountTest(BaseModel):
+class RowCountTest(APIModel):
     """
     A test that checks if the number of rows in the result set violates some threshold.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     comparison: RowCountTestComparison | int | None = None
     threshold: Annotated[str | None, Field(pattern="^-?[0-9]+$")] = None
 
@@ -587,15 +499,11 @@ class RowCountTestComparison(StrEnum):
     COMPARISON_NE = "COMPARISON_NE"
 
 
-class SqlCondition(BaseModel):
+class SqlCondition(APIModel):
     """
     A condition that allows alerting policies to be defined using GoogleSQL. SQL conditions examine a sliding window of logs using GoogleSQL. Alert policies with SQL conditions may incur additional billing.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     boolean_test: Annotated[BooleanTest | None, Field(alias="booleanTest")] = None
     daily: Daily | None = None
     hourly: Hourly | None = None
@@ -604,43 +512,31 @@ class SqlCondition(BaseModel):
     row_count_test: Annotated[RowCountTest | None, Field(alias="rowCountTest")] = None
 
 
-class Status(BaseModel):
+class Status(APIModel):
     """
     The Status type defines a logical error model that is suitable for different programming environments, including REST APIs and RPC APIs. It is used by gRPC (https://github.com/grpc). Each Status message contains three pieces of data: error code, error message, and error details.You can find out more about this error model and how to work with it in the API Design Guide (https://cloud.google.com/apis/design/errors).
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     code: int | None = None
     details: list[dict[str, Any]] | None = None
     message: str | None = None
 
 
-class TimeOfDay(BaseModel):
+class TimeOfDay(APIModel):
     """
     Represents a time of day. The date and time zone are either not significant or are specified elsewhere. An API may choose to allow leap seconds. Related types are google.type.Date and google.protobuf.Timestamp.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     hours: int | None = None
     minutes: int | None = None
     nanos: int | None = None
     seconds: int | None = None
 
 
-class Trigger(BaseModel):
+class Trigger(APIModel):
     """
     Specifies how many time series must fail a predicate to trigger a condition. If not specified, then a {count: 1} trigger is used.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     count: int | None = None
     percent: int | float | None = None

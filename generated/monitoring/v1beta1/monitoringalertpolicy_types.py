@@ -7,7 +7,7 @@ API resource: monitoring.v3 projects.alertPolicies (AlertPolicy).
 from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
-from pydantic import BaseModel, ConfigDict, Field, RootModel
+from pydantic import Field, RootModel
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.monitoring.v1beta1 import monitoring_v3_api
 from kccgen.generated.monitoring.v1beta1.monitoring_v3_api import (
@@ -24,26 +24,22 @@ from kccgen.generated.monitoring.v1beta1.monitoring_v3_api import (
 from kccgen.generated.monitoring.v1beta1.monitoringnotificationchannel_reference import (
     MonitoringNotificationChannelRef,
 )
-from kccgen.runtime.krm import KRMObject, KRMStatus
+from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
 MonitoringAlertPolicyAPI = monitoring_v3_api.AlertPolicy
 
 
-class Aggregation(BaseModel):
+class Aggregation(KRMModel):
     """
     Describes how to combine multiple time series to provide a different view of the data. Aggregation of time series is done in two steps. First, each time series in the set is aligned to the same time interval boundaries, then the set of time series is optionally reduced in number.Alignment consists of applying the per_series_aligner operation to each time series after its data has been divided into regular alignment_period time intervals. This process takes all of the data points in an alignment period, applies a mathematical transformation such as averaging, minimum, maximum, delta, etc., and converts them into a single data point per period.Reduction is when the aligned and transformed time series can optionally be combined, reducing the number of time series through similar mathematical transformations. Reduction involves applying a cross_series_reducer to all the time series, optionally sorting the time series into subsets with group_by_fields, and applying the reducer to each subset.The raw time series data can contain a huge amount of information from multiple sources. Alignment and reduction transforms this mass of data into a more manageable and representative collection of data, for example "the 95% latency across the average of all tasks in a cluster". This representative data can be more easily graphed and comprehended, and the individual time series data is still available for later drilldown. For more details, see Filtering and aggregation (https://cloud.google.com/monitoring/api/v3/aggregation).
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     alignment_period: Annotated[
         str | None,
         Field(
             alias="alignmentPeriod",
-            description="The alignment_period specifies a time interval, in seconds, that is used to divide the data in all the time series into consistent blocks of time. This will be done before the per-series aligner can be applied to the data.The value must be at least 60 seconds. If a per-series aligner other than ALIGN_NONE is specified, this field is required or an error is returned. If no per-series aligner is specified, or the aligner ALIGN_NONE is specified, then this field is ignored.The maximum value of the alignment_period is 104 weeks (2 years) for charts, and 90,000 seconds (25 hours) for alerting policies.",
+            description="The alignment_period specifies a time interval, in seconds, that is used to divide the data in all the time series into consistent blocks of time.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
     ] = None
@@ -51,34 +47,30 @@ class Aggregation(BaseModel):
         AggregationCrossSeriesReducer | None,
         Field(
             alias="crossSeriesReducer",
-            description="The reduction operation to be used to combine time series into a single time series, where the value of each data point in the resulting series is a function of all the already aligned values in the input time series.Not all reducer operations can be applied to all time series. The valid choices depend on the metric_kind and the value_type of the original time series. Reduction can yield a time series with a different metric_kind or value_type than the input time series.Time series data must first be aligned (see per_series_aligner) in order to perform cross-time series reduction. If cross_series_reducer is specified, then per_series_aligner must be specified, and must not be ALIGN_NONE. An alignment_period must also be specified; otherwise, an error is returned.",
+            description="The reduction operation to be used to combine time series into a single time series, where the value of each data point in the resulting series is a function of all the already aligned values in the input time series.Not all reducer operations can be applied to all time series.",
         ),
     ] = None
     group_by_fields: Annotated[
         list[str] | None,
         Field(
             alias="groupByFields",
-            description="The set of fields to preserve when cross_series_reducer is specified. The group_by_fields determine how the time series are partitioned into subsets prior to applying the aggregation operation. Each subset contains time series that have the same value for each of the grouping fields. Each individual time series is a member of exactly one subset. The cross_series_reducer is applied to each subset of time series. It is not possible to reduce across different resource types, so this field implicitly contains resource.type. Fields not specified in group_by_fields are aggregated away. If group_by_fields is not specified and all the time series have the same resource type, then the time series are aggregated into a single output time series. If cross_series_reducer is not defined, this field is ignored.",
+            description="The set of fields to preserve when cross_series_reducer is specified.",
         ),
     ] = None
     per_series_aligner: Annotated[
         AggregationPerSeriesAligner | None,
         Field(
             alias="perSeriesAligner",
-            description="An Aligner describes how to bring the data points in a single time series into temporal alignment. Except for ALIGN_NONE, all alignments cause all the data points in an alignment_period to be mathematically grouped together, resulting in a single data point for each alignment_period with end timestamp at the end of the period.Not all alignment operations may be applied to all time series. The valid choices depend on the metric_kind and value_type of the original time series. Alignment can change the metric_kind or the value_type of the time series.Time series data must be aligned in order to perform cross-time series reduction. If cross_series_reducer is specified, then per_series_aligner must be specified and not equal to ALIGN_NONE and alignment_period must be specified; otherwise, an error is returned.",
+            description="An Aligner describes how to bring the data points in a single time series into temporal alignment.",
         ),
     ] = None
 
 
-class AlertStrategy(BaseModel):
+class AlertStrategy(KRMModel):
     """
     Control over how the notification channels in notification_channels are notified when this alert fires.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     auto_close: Annotated[
         str | None,
         Field(
@@ -98,7 +90,7 @@ class AlertStrategy(BaseModel):
         list[AlertStrategyNotificationPrompts] | None,
         Field(
             alias="notificationPrompts",
-            description="For log-based alert policies, the notification prompts is always OPENED. For non log-based alert policies, the notification prompts can be OPENED or OPENED, CLOSED.",
+            description="For log-based alert policies, the notification prompts is always OPENED.",
         ),
     ] = None
     notification_rate_limit: Annotated[
@@ -110,32 +102,22 @@ class AlertStrategy(BaseModel):
     ] = None
 
 
-class BooleanTest(BaseModel):
+class BooleanTest(KRMModel):
     """
     A test that uses an alerting result in a boolean column produced by the SQL query.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     column: Annotated[
         str | None,
-        Field(
-            description="Required. The name of the column containing the boolean value. If the value in a row is NULL, that row is ignored."
-        ),
+        Field(description="Required. The name of the column containing the boolean value."),
     ] = None
 
 
-class Condition(BaseModel):
+class Condition(KRMModel):
     """
     A condition is a true/false test that determines when an alerting policy should open an incident. If a condition evaluates to true, it signifies that something is wrong.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     condition_absent: Annotated[
         MetricAbsence | None,
         Field(
@@ -147,7 +129,7 @@ class Condition(BaseModel):
         LogMatch | None,
         Field(
             alias="conditionMatchedLog",
-            description="A condition that checks for log messages matching given constraints. If set, no other conditions can be present.",
+            description="A condition that checks for log messages matching given constraints.",
         ),
     ] = None
     condition_monitoring_query_language: Annotated[
@@ -182,117 +164,81 @@ class Condition(BaseModel):
         str | None,
         Field(
             alias="displayName",
-            description="A short name or phrase used to identify the condition in dashboards, notifications, and incidents. To avoid confusion, don't use the same display name for multiple conditions in the same policy.",
+            description="A short name or phrase used to identify the condition in dashboards, notifications, and incidents.",
         ),
     ] = None
-    name: Annotated[
-        str | None,
-        Field(
-            description="Required if the condition exists. The unique resource name for this condition. Its format is: projects/[PROJECT_ID_OR_NUMBER]/alertPolicies/[POLICY_ID]/conditions/[CONDITION_ID] [CONDITION_ID] is assigned by Cloud Monitoring when the condition is created as part of a new or updated alerting policy.When calling the alertPolicies.create method, do not include the name field in the conditions of the requested alerting policy. Cloud Monitoring creates the condition identifiers and includes them in the new policy.When calling the alertPolicies.update method to update a policy, including a condition name causes the existing condition to be updated. Conditions without names are added to the updated policy. Existing conditions are deleted if they are not updated.Best practice is to preserve [CONDITION_ID] if you make only small changes, such as those to condition thresholds, durations, or trigger values. Otherwise, treat the change as a new condition and let the existing condition be deleted."
-        ),
-    ] = None
+    name: Annotated[str | None, Field(description="Required if the condition exists.")] = None
 
 
-class Daily(BaseModel):
+class Daily(KRMModel):
     """
     Used to schedule the query to run every so many days.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     execution_time: Annotated[
         TimeOfDay | None,
         Field(
             alias="executionTime",
-            description="Optional. The time of day (in UTC) at which the query should run. If left unspecified, the server picks an arbitrary time of day and runs the query at the same time each day.",
+            description="Optional. The time of day (in UTC) at which the query should run.",
         ),
     ] = None
     periodicity: Annotated[
-        int | None,
-        Field(
-            description="Required. The number of days between runs. Must be greater than or equal to 1 day and less than or equal to 31 days."
-        ),
+        int | None, Field(description="Required. The number of days between runs.")
     ] = None
 
 
-class Documentation(BaseModel):
+class Documentation(KRMModel):
     """
     Documentation that is included in the notifications and incidents pertaining to this policy.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     content: Annotated[
         str | None,
-        Field(
-            description="The body of the documentation, interpreted according to mime_type. The content may not exceed 8,192 Unicode characters and may not exceed more than 10,240 bytes when encoded in UTF-8 format, whichever is smaller. This text can be templatized by using variables (https://cloud.google.com/monitoring/alerts/doc-variables#doc-vars)."
-        ),
+        Field(description="The body of the documentation, interpreted according to mime_type."),
     ] = None
     links: Annotated[
         list[Link] | None,
         Field(
-            description="Optional. Links to content such as playbooks, repositories, and other resources. This field can contain up to 3 entries."
+            description="Optional. Links to content such as playbooks, repositories, and other resources."
         ),
     ] = None
     mime_type: Annotated[
-        str | None,
-        Field(
-            alias="mimeType",
-            description='The format of the content field. Presently, only the value "text/markdown" is supported. See Markdown (https://en.wikipedia.org/wiki/Markdown) for more information.',
-        ),
+        str | None, Field(alias="mimeType", description="The format of the content field.")
     ] = None
     subject: Annotated[
-        str | None,
-        Field(
-            description="Optional. The subject line of the notification. The subject line may not exceed 10,240 bytes. In notifications generated by this policy, the contents of the subject line after variable expansion will be truncated to 255 bytes or shorter at the latest UTF-8 character boundary. The 255-byte limit is recommended by this thread (https://stackoverflow.com/questions/1592291/what-is-the-email-subject-length-limit). It is both the limit imposed by some third-party ticketing products and it is common to define textual fields in databases as VARCHAR(255).The contents of the subject line can be templatized by using variables (https://cloud.google.com/monitoring/alerts/doc-variables#doc-vars). If this field is missing or empty, a default subject line will be generated."
-        ),
+        str | None, Field(description="Optional. The subject line of the notification.")
     ] = None
 
 
-class ForecastOptions(BaseModel):
+class ForecastOptions(KRMModel):
     """
     Options used when forecasting the time series and testing the predicted value against the threshold.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     forecast_horizon: Annotated[
         str | None,
         Field(
             alias="forecastHorizon",
-            description="Required. The length of time into the future to forecast whether a time series will violate the threshold. If the predicted value is found to violate the threshold, and the violation is observed in all forecasts made for the configured duration, then the time series is considered to be failing. The forecast horizon can range from 1 hour to 60 hours.",
+            description="Required. The length of time into the future to forecast whether a time series will violate the threshold.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
     ] = None
 
 
-class Hourly(BaseModel):
+class Hourly(KRMModel):
     """
     Used to schedule the query to run every so many hours.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     minute_offset: Annotated[
         int | None,
         Field(
             alias="minuteOffset",
-            description="Optional. The number of minutes after the hour (in UTC) to run the query. Must be greater than or equal to 0 minutes and less than or equal to 59 minutes. If left unspecified, then an arbitrary offset is used.",
+            description="Optional. The number of minutes after the hour (in UTC) to run the query.",
         ),
     ] = None
     periodicity: Annotated[
-        int | None,
-        Field(
-            description="Required. The number of hours between runs. Must be greater than or equal to 1 hour and less than or equal to 48 hours."
-        ),
+        int | None, Field(description="Required. The number of hours between runs.")
     ] = None
 
 
@@ -300,109 +246,79 @@ class Int64String(RootModel[str]):
     root: Annotated[str, Field(description="A int64 in its string form.", pattern="^-?[0-9]+$")]
 
 
-class Link(BaseModel):
+class Link(KRMModel):
     """
     Links to content such as playbooks, repositories, and other resources.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     display_name: Annotated[
-        str | None,
-        Field(
-            alias="displayName",
-            description='A short display name for the link. The display name must not be empty or exceed 63 characters. Example: "playbook".',
-        ),
+        str | None, Field(alias="displayName", description="A short display name for the link.")
     ] = None
-    url: Annotated[
-        str | None,
-        Field(
-            description='The url of a webpage. A url can be templatized by using variables in the path or the query parameters. The total length of a URL should not exceed 2083 characters before and after variable expansion. Example: "https://my_domain.com/playbook?name=${resource.name}"'
-        ),
-    ] = None
+    url: Annotated[str | None, Field(description="The url of a webpage.")] = None
 
 
-class LogMatch(BaseModel):
+class LogMatch(KRMModel):
     """
     A condition type that checks whether a log message in the scoping project (https://cloud.google.com/monitoring/api/v3#project_name) satisfies the given filter. Logs from other projects in the metrics scope are not evaluated.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
-    filter: Annotated[
-        str | None,
-        Field(
-            description="Required. A logs-based filter. See Advanced Logs Queries (https://cloud.google.com/logging/docs/view/advanced-queries) for how this filter should be constructed."
-        ),
-    ] = None
+    filter: Annotated[str | None, Field(description="Required. A logs-based filter.")] = None
     label_extractors: Annotated[
         dict[str, str] | None,
         Field(
             alias="labelExtractors",
-            description="Optional. A map from a label key to an extractor expression, which is used to extract the value for this label key. Each entry in this map is a specification for how data should be extracted from log entries that match filter. Each combination of extracted values is treated as a separate rule for the purposes of triggering notifications. Label keys and corresponding values can be used in notifications generated by this condition.Please see the documentation on logs-based metric valueExtractors (https://cloud.google.com/logging/docs/reference/v2/rest/v2/projects.metrics#LogMetric.FIELDS.value_extractor) for syntax and examples.",
+            description="Optional. A map from a label key to an extractor expression, which is used to extract the value for this label key.",
         ),
     ] = None
 
 
-class MetricAbsence(BaseModel):
+class MetricAbsence(KRMModel):
     """
     A condition type that checks that monitored resources are reporting data. The configuration defines a metric and a set of monitored resources. The predicate is considered in violation when a time series for the specified metric of a monitored resource does not include any data in the specified duration.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     aggregations: Annotated[
         list[Aggregation] | None,
         Field(
-            description="Specifies the alignment of data points in individual time series as well as how to combine the retrieved time series together (such as when aggregating multiple streams on each resource to a single stream for each resource or when aggregating streams across all members of a group of resources). Multiple aggregations are applied in the order specified.This field is similar to the one in the ListTimeSeries request (https://cloud.google.com/monitoring/api/ref_v3/rest/v3/projects.timeSeries/list). It is advisable to use the ListTimeSeries method when debugging this field."
+            description="Specifies the alignment of data points in individual time series as well as how to combine the retrieved time series together (such as when aggregating multiple streams on each resource to a single stream for each resource or when aggregating streams across all members of a group of resources)."
         ),
     ] = None
     duration: Annotated[
         str | None,
         Field(
-            description="Required. The amount of time that a time series must fail to report new data to be considered failing. The minimum value of this field is 120 seconds. Larger values that are a multiple of a minute--for example, 240 or 300 seconds--are supported. If an invalid value is given, an error will be returned.",
+            description="Required. The amount of time that a time series must fail to report new data to be considered failing.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
     ] = None
     filter: Annotated[
         str | None,
         Field(
-            description="Required. A filter (https://cloud.google.com/monitoring/api/v3/filters) that identifies which time series should be compared with the threshold.The filter is similar to the one that is specified in the ListTimeSeries request (https://cloud.google.com/monitoring/api/ref_v3/rest/v3/projects.timeSeries/list) (that call is useful to verify the time series that will be retrieved / processed). The filter must specify the metric type and the resource type. Optionally, it can specify resource labels and metric labels. This field must not exceed 2048 Unicode characters in length."
+            description="Required. A filter (https://cloud.google.com/monitoring/api/v3/filters) that identifies which time series should be compared with the threshold.The filter is similar to the one that is specified in the ListTimeSeries request (https://cloud.google.com/monitoring/api/ref_v3/rest/v3/projects.timeSeries/list) (that call is useful to verify the time series that will be retrieved / processed)."
         ),
     ] = None
     trigger: Annotated[
         Trigger | None,
         Field(
-            description="The number/percent of time series for which the comparison must hold in order for the condition to trigger. If unspecified, then the condition will trigger if the comparison is true for any of the time series that have been identified by filter and aggregations."
+            description="The number/percent of time series for which the comparison must hold in order for the condition to trigger."
         ),
     ] = None
 
 
-class MetricThreshold(BaseModel):
+class MetricThreshold(KRMModel):
     """
     A condition type that compares a collection of time series against a threshold.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     aggregations: Annotated[
         list[Aggregation] | None,
         Field(
-            description="Specifies the alignment of data points in individual time series as well as how to combine the retrieved time series together (such as when aggregating multiple streams on each resource to a single stream for each resource or when aggregating streams across all members of a group of resources). Multiple aggregations are applied in the order specified.This field is similar to the one in the ListTimeSeries request (https://cloud.google.com/monitoring/api/ref_v3/rest/v3/projects.timeSeries/list). It is advisable to use the ListTimeSeries method when debugging this field."
+            description="Specifies the alignment of data points in individual time series as well as how to combine the retrieved time series together (such as when aggregating multiple streams on each resource to a single stream for each resource or when aggregating streams across all members of a group of resources)."
         ),
     ] = None
     comparison: Annotated[
         MetricThresholdComparison | None,
         Field(
-            description="The comparison to apply between the time series (indicated by filter and aggregation) and the threshold (indicated by threshold_value). The comparison is applied on each time series, with the time series on the left-hand side and the threshold on the right-hand side.Only COMPARISON_LT and COMPARISON_GT are supported currently."
+            description="The comparison to apply between the time series (indicated by filter and aggregation) and the threshold (indicated by threshold_value)."
         ),
     ] = None
     denominator_aggregations: Annotated[
@@ -416,13 +332,13 @@ class MetricThreshold(BaseModel):
         str | None,
         Field(
             alias="denominatorFilter",
-            description="A filter (https://cloud.google.com/monitoring/api/v3/filters) that identifies a time series that should be used as the denominator of a ratio that will be compared with the threshold. If a denominator_filter is specified, the time series specified by the filter field will be used as the numerator.The filter must specify the metric type and optionally may contain restrictions on resource type, resource labels, and metric labels. This field may not exceed 2048 Unicode characters in length.",
+            description="A filter (https://cloud.google.com/monitoring/api/v3/filters) that identifies a time series that should be used as the denominator of a ratio that will be compared with the threshold.",
         ),
     ] = None
     duration: Annotated[
         str | None,
         Field(
-            description="Required. The amount of time that a time series must violate the threshold to be considered failing. Currently, only values that are a multiple of a minute--e.g., 0, 60, 120, or 300 seconds--are supported. If an invalid value is given, an error will be returned. When choosing a duration, it is useful to keep in mind the frequency of the underlying time series data (which may also be affected by any alignments specified in the aggregations field); a good duration is long enough so that a single outlier does not generate spurious alerts, but short enough that unhealthy states are detected and alerted on quickly.",
+            description="Required. The amount of time that a time series must violate the threshold to be considered failing.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
     ] = None
@@ -430,20 +346,20 @@ class MetricThreshold(BaseModel):
         MetricThresholdEvaluationMissingData | None,
         Field(
             alias="evaluationMissingData",
-            description="A condition control that determines how metric-threshold conditions are evaluated when data stops arriving. To use this control, the value of the duration field must be greater than or equal to 60 seconds.",
+            description="A condition control that determines how metric-threshold conditions are evaluated when data stops arriving.",
         ),
     ] = None
     filter: Annotated[
         str | None,
         Field(
-            description="Required. A filter (https://cloud.google.com/monitoring/api/v3/filters) that identifies which time series should be compared with the threshold.The filter is similar to the one that is specified in the ListTimeSeries request (https://cloud.google.com/monitoring/api/ref_v3/rest/v3/projects.timeSeries/list) (that call is useful to verify the time series that will be retrieved / processed). The filter must specify the metric type and the resource type. Optionally, it can specify resource labels and metric labels. This field must not exceed 2048 Unicode characters in length."
+            description="Required. A filter (https://cloud.google.com/monitoring/api/v3/filters) that identifies which time series should be compared with the threshold.The filter is similar to the one that is specified in the ListTimeSeries request (https://cloud.google.com/monitoring/api/ref_v3/rest/v3/projects.timeSeries/list) (that call is useful to verify the time series that will be retrieved / processed)."
         ),
     ] = None
     forecast_options: Annotated[
         ForecastOptions | None,
         Field(
             alias="forecastOptions",
-            description="When this field is present, the MetricThreshold condition forecasts whether the time series is predicted to violate the threshold within the forecast_horizon. When this field is not set, the MetricThreshold tests the current value of the timeseries against the threshold.",
+            description="When this field is present, the MetricThreshold condition forecasts whether the time series is predicted to violate the threshold within the forecast_horizon.",
         ),
     ] = None
     threshold_value: Annotated[
@@ -455,62 +371,47 @@ class MetricThreshold(BaseModel):
     trigger: Annotated[
         Trigger | None,
         Field(
-            description="The number/percent of time series for which the comparison must hold in order for the condition to trigger. If unspecified, then the condition will trigger if the comparison is true for any of the time series that have been identified by filter and aggregations, or by the ratio, if denominator_filter and denominator_aggregations are specified."
+            description="The number/percent of time series for which the comparison must hold in order for the condition to trigger."
         ),
     ] = None
 
 
-class Minutes(BaseModel):
+class Minutes(KRMModel):
     """
     Used to schedule the query to run every so many minutes.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     periodicity: Annotated[
-        int | None,
-        Field(
-            description="Required. Number of minutes between runs. The interval must be greater than or equal to 5 minutes and less than or equal to 1440 minutes."
-        ),
+        int | None, Field(description="Required. Number of minutes between runs.")
     ] = None
 
 
-class MonitoringAlertPolicyObservedState(BaseModel):
+class MonitoringAlertPolicyObservedState(KRMModel):
     """
     A description of the conditions under which some aspect of your system is considered to be "unhealthy" and the ways to notify people or services about this state. For an overview of alerting policies, see Introduction to Alerting (https://cloud.google.com/monitoring/alerts/).
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     creation_record: Annotated[
         MutationRecordObserved | None,
         Field(
             alias="creationRecord",
-            description="A read-only record of the creation of the alerting policy. If provided in a call to create or update, this field will be ignored.",
+            description="A read-only record of the creation of the alerting policy.",
         ),
     ] = None
     mutation_record: Annotated[
         MutationRecordObserved | None,
         Field(
             alias="mutationRecord",
-            description="A read-only record of the most recent change to the alerting policy. If provided in a call to create or update, this field will be ignored.",
+            description="A read-only record of the most recent change to the alerting policy.",
         ),
     ] = None
 
 
-class MonitoringAlertPolicySpec(BaseModel):
+class MonitoringAlertPolicySpec(KRMModel):
     """
     A description of the conditions under which some aspect of your system is considered to be "unhealthy" and the ways to notify people or services about this state. For an overview of alerting policies, see Introduction to Alerting (https://cloud.google.com/monitoring/alerts/).
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     alert_strategy: Annotated[
         AlertStrategy | None,
         Field(
@@ -521,96 +422,84 @@ class MonitoringAlertPolicySpec(BaseModel):
     combiner: Annotated[
         AlertPolicyCombiner | None,
         Field(
-            description="How to combine the results of multiple conditions to determine if an incident should be opened. If condition_time_series_query_language is present, this must be COMBINE_UNSPECIFIED."
+            description="How to combine the results of multiple conditions to determine if an incident should be opened."
         ),
     ] = None
     conditions: Annotated[
-        list[Condition] | None,
-        Field(
-            description="A list of conditions for the policy. The conditions are combined by AND or OR according to the combiner field. If the combined conditions evaluate to true, then an incident is created. A policy can have from one to six conditions. If condition_time_series_query_language is present, it must be the only condition. If condition_monitoring_query_language is present, it must be the only condition."
-        ),
+        list[Condition] | None, Field(description="A list of conditions for the policy.")
     ] = None
     display_name: Annotated[
         str | None,
         Field(
             alias="displayName",
-            description='A short name or phrase used to identify the policy in dashboards, notifications, and incidents. To avoid confusion, don\'t use the same display name for multiple policies in the same project. The name is limited to 512 Unicode characters.The convention for the display_name of a PrometheusQueryLanguageCondition is "{rule group name}/{alert name}", where the {rule group name} and {alert name} should be taken from the corresponding Prometheus configuration file. This convention is not enforced. In any case the display_name is not a unique key of the AlertPolicy.',
+            description="A short name or phrase used to identify the policy in dashboards, notifications, and incidents.",
         ),
     ] = None
     documentation: Annotated[
         Documentation | None,
         Field(
-            description="Documentation that is included with notifications and incidents related to this policy. Best practice is for the documentation to include information to help responders understand, mitigate, escalate, and correct the underlying problems detected by the alerting policy. Notification channels that have limited capacity might not show this documentation."
+            description="Documentation that is included with notifications and incidents related to this policy."
         ),
     ] = None
-    enabled: Annotated[
-        bool | None,
-        Field(
-            description="Whether or not the policy is enabled. On write, the default interpretation if unset is that the policy is enabled. On read, clients should not make any assumption about the state if it has not been populated. The field should always be populated on List and Get operations, unless a field projection has been specified that strips it out."
-        ),
-    ] = None
+    enabled: Annotated[bool | None, Field(description="Whether or not the policy is enabled.")] = (
+        None
+    )
     notification_channel_refs: Annotated[
         list[MonitoringNotificationChannelRef] | None,
         Field(
             alias="notificationChannelRefs",
-            description="References to MonitoringNotificationChannels (API field `notificationChannels`). Identifies the notification channels to which notifications should be sent when incidents are opened or closed or when new violations occur on an already opened incident. Each element of this array corresponds to the name field in each of the NotificationChannel objects that are returned from the ListNotificationChannels method. The format of the entries in this field is: projects/[PROJECT_ID_OR_NUMBER]/notificationChannels/[CHANNEL_ID]",
+            description="References to MonitoringNotificationChannels (API field `notificationChannels`).",
         ),
     ] = None
     notification_channels: Annotated[
         list[MonitoringNotificationChannelRef] | None,
         Field(
             alias="notificationChannels",
-            description="Config Connector's name for notificationChannels (spec.notificationChannelRefs); set one of the two. Config Connector's MonitoringAlertPolicy keeps the API name notificationChannels for its list of references (ours: notificationChannelRefs)",
+            description="Config Connector's name for notificationChannels (spec.notificationChannelRefs); set one of the two.",
         ),
     ] = None
     project_ref: Annotated[
         ProjectRef | None,
         Field(
             alias="projectRef",
-            description="Immutable. The Project that this MonitoringAlertPolicy belongs to. When unset, the `cnrm.cloud.google.com/project-id` annotation of the object or of its namespace is used.",
+            description="Immutable. The Project that this MonitoringAlertPolicy belongs to.",
         ),
     ] = None
     resource_id: Annotated[
         str | None,
         Field(
             alias="resourceID",
-            description="Optional. The service-generated ID of an existing MonitoringAlertPolicy to acquire. The service assigns the ID on create, so this field only serves acquisition.",
+            description="Optional. The service-generated ID of an existing MonitoringAlertPolicy to acquire.",
         ),
     ] = None
     severity: Annotated[
         AlertPolicySeverity | None,
         Field(
-            description="Optional. The severity of an alerting policy indicates how important incidents generated by that policy are. The severity level will be displayed on the Incident detail page and in notifications."
+            description="Optional. The severity of an alerting policy indicates how important incidents generated by that policy are."
         ),
     ] = None
     user_labels: Annotated[
         dict[str, str] | None,
         Field(
             alias="userLabels",
-            description="User-supplied key/value data to be used for organizing and identifying the AlertPolicy objects.The field can contain up to 64 entries. Each key and value is limited to 63 Unicode characters or 128 bytes, whichever is smaller. Labels and values can contain only lowercase letters, numerals, underscores, and dashes. Keys must begin with a letter.Note that Prometheus {alert name} is a valid Prometheus label names (https://prometheus.io/docs/concepts/data_model/#metric-names-and-labels), whereas Prometheus {rule group} is an unrestricted UTF-8 string. This means that they cannot be stored as-is in user labels, because they may contain characters that are not allowed in user-label values.",
+            description="User-supplied key/value data to be used for organizing and identifying the AlertPolicy objects.The field can contain up to 64 entries.",
         ),
     ] = None
     validity: Annotated[
         Status | None,
-        Field(
-            description="Read-only description of how the alerting policy is invalid. This field is only set when the alerting policy is invalid. An invalid alerting policy will not generate incidents."
-        ),
+        Field(description="Read-only description of how the alerting policy is invalid."),
     ] = None
 
 
-class MonitoringQueryLanguageCondition(BaseModel):
+class MonitoringQueryLanguageCondition(KRMModel):
     """
     A condition type that allows alerting policies to be defined using Monitoring Query Language (https://cloud.google.com/monitoring/mql).
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     duration: Annotated[
         str | None,
         Field(
-            description="Optional. The amount of time that a time series must violate the threshold to be considered failing. Currently, only values that are a multiple of a minute--e.g., 0, 60, 120, or 300 seconds--are supported. If an invalid value is given, an error will be returned. When choosing a duration, it is useful to keep in mind the frequency of the underlying time series data (which may also be affected by any alignments specified in the aggregations field); a good duration is long enough so that a single outlier does not generate spurious alerts, but short enough that unhealthy states are detected and alerted on quickly. The default value is zero.",
+            description="Optional. The amount of time that a time series must violate the threshold to be considered failing.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
     ] = None
@@ -630,20 +519,16 @@ class MonitoringQueryLanguageCondition(BaseModel):
     trigger: Annotated[
         Trigger | None,
         Field(
-            description="The number/percent of time series for which the comparison must hold in order for the condition to trigger. If unspecified, then the condition will trigger if the comparison is true for any of the time series that have been identified by filter and aggregations, or by the ratio, if denominator_filter and denominator_aggregations are specified."
+            description="The number/percent of time series for which the comparison must hold in order for the condition to trigger."
         ),
     ] = None
 
 
-class MutationRecordObserved(BaseModel):
+class MutationRecordObserved(KRMModel):
     """
     Describes a change made to a configuration.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     mutate_time: Annotated[
         str | None,
         Field(
@@ -658,41 +543,33 @@ class MutationRecordObserved(BaseModel):
     ] = None
 
 
-class NotificationChannelStrategy(BaseModel):
+class NotificationChannelStrategy(KRMModel):
     """
     Control over how the notification channels in notification_channels are notified when this alert fires, on a per-channel basis.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     notification_channel_refs: Annotated[
         list[MonitoringNotificationChannelRef] | None,
         Field(
             alias="notificationChannelRefs",
-            description="References to MonitoringNotificationChannels (API field `notificationChannelNames`). The full REST resource name for the notification channels that these settings apply to. Each of these correspond to the name field in one of the NotificationChannel objects referenced in the notification_channels field of this AlertPolicy. The format is: projects/[PROJECT_ID_OR_NUMBER]/notificationChannels/[CHANNEL_ID]",
+            description="References to MonitoringNotificationChannels (API field `notificationChannelNames`).",
         ),
     ] = None
     renotify_interval: Annotated[
         str | None,
         Field(
             alias="renotifyInterval",
-            description="The frequency at which to send reminder notifications for open incidents. The value must be between 30 minutes and 24 hours.",
+            description="The frequency at which to send reminder notifications for open incidents.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
     ] = None
 
 
-class NotificationRateLimit(BaseModel):
+class NotificationRateLimit(KRMModel):
     """
     Control over the rate of notifications sent to this alerting policy's notification channels.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     period: Annotated[
         str | None,
         Field(
@@ -702,20 +579,16 @@ class NotificationRateLimit(BaseModel):
     ] = None
 
 
-class PrometheusQueryLanguageCondition(BaseModel):
+class PrometheusQueryLanguageCondition(KRMModel):
     """
     A condition type that allows alerting policies to be defined using Prometheus Query Language (PromQL) (https://prometheus.io/docs/prometheus/latest/querying/basics/).The PrometheusQueryLanguageCondition message contains information from a Prometheus alerting rule and its associated rule group.A Prometheus alerting rule is described here (https://prometheus.io/docs/prometheus/latest/configuration/alerting_rules/). The semantics of a Prometheus alerting rule is described here (https://prometheus.io/docs/prometheus/latest/configuration/recording_rules/#rule).A Prometheus rule group is described here (https://prometheus.io/docs/prometheus/latest/configuration/recording_rules/). The semantics of a Prometheus rule group is described here (https://prometheus.io/docs/prometheus/latest/configuration/recording_rules/#rule_group).Because Cloud Alerting has no representation of a Prometheus rule group resource, we must embed the information of the parent rule group inside each of the conditions that refer to it. We must also update the contents of all Prometheus alerts in case the information of their rule group changes.The PrometheusQueryLanguageCondition protocol buffer combines the information of the corresponding rule group and alerting rule. The structure of the PrometheusQueryLanguageCondition protocol buffer does NOT mimic the structure of the Prometheus rule group and alerting rule YAML declarations. The PrometheusQueryLanguageCondition protocol buffer may change in the future to support future rule group and/or alerting rule features. There are no new such features at the present time (2023-06-26).
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     alert_rule: Annotated[
         str | None,
         Field(
             alias="alertRule",
-            description="Optional. The alerting rule name of this alert in the corresponding Prometheus configuration file.Some external tools may require this field to be populated correctly in order to refer to the original Prometheus configuration file. The rule group name and the alert name are necessary to update the relevant AlertPolicies in case the definition of the rule group changes in the future.This field is optional. If this field is not empty, then it must be a valid Prometheus label name (https://prometheus.io/docs/concepts/data_model/#metric-names-and-labels). This field may not exceed 2048 Unicode characters in length.",
+            description="Optional. The alerting rule name of this alert in the corresponding Prometheus configuration file.Some external tools may require this field to be populated correctly in order to refer to the original Prometheus configuration file.",
         ),
     ] = None
     disable_metric_validation: Annotated[
@@ -728,7 +601,7 @@ class PrometheusQueryLanguageCondition(BaseModel):
     duration: Annotated[
         str | None,
         Field(
-            description='Optional. Alerts are considered firing once their PromQL expression was evaluated to be "true" for this long. Alerts whose PromQL expression was not evaluated to be "true" for long enough are considered pending. Must be a non-negative duration or missing. This field is optional. Its default value is zero.',
+            description='Optional. Alerts are considered firing once their PromQL expression was evaluated to be "true" for this long.',
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
     ] = None
@@ -736,40 +609,31 @@ class PrometheusQueryLanguageCondition(BaseModel):
         str | None,
         Field(
             alias="evaluationInterval",
-            description="Optional. How often this rule should be evaluated. Must be a positive multiple of 30 seconds or missing. This field is optional. Its default value is 30 seconds. If this PrometheusQueryLanguageCondition was generated from a Prometheus alerting rule, then this value should be taken from the enclosing rule group.",
+            description="Optional. How often this rule should be evaluated.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
     ] = None
     labels: Annotated[
         dict[str, str] | None,
-        Field(
-            description='Optional. Labels to add to or overwrite in the PromQL query result. Label names must be valid (https://prometheus.io/docs/concepts/data_model/#metric-names-and-labels). Label values can be templatized by using variables (https://cloud.google.com/monitoring/alerts/doc-variables#doc-vars). The only available variable names are the names of the labels in the PromQL result, including "__name__" and "value". "labels" may be empty.'
-        ),
+        Field(description="Optional. Labels to add to or overwrite in the PromQL query result."),
     ] = None
     query: Annotated[
-        str | None,
-        Field(
-            description="Required. The PromQL expression to evaluate. Every evaluation cycle this expression is evaluated at the current time, and all resultant time series become pending/firing alerts. This field must not be empty."
-        ),
+        str | None, Field(description="Required. The PromQL expression to evaluate.")
     ] = None
     rule_group: Annotated[
         str | None,
         Field(
             alias="ruleGroup",
-            description="Optional. The rule group name of this alert in the corresponding Prometheus configuration file.Some external tools may require this field to be populated correctly in order to refer to the original Prometheus configuration file. The rule group name and the alert name are necessary to update the relevant AlertPolicies in case the definition of the rule group changes in the future.This field is optional. If this field is not empty, then it must contain a valid UTF-8 string. This field may not exceed 2048 Unicode characters in length.",
+            description="Optional. The rule group name of this alert in the corresponding Prometheus configuration file.Some external tools may require this field to be populated correctly in order to refer to the original Prometheus configuration file.",
         ),
     ] = None
 
 
-class RowCountTest(BaseModel):
+class RowCountTest(KRMModel):
     """
     A test that checks if the number of rows in the result set violates some threshold.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     comparison: Annotated[
         RowCountTestComparison | None,
         Field(
@@ -782,15 +646,11 @@ class RowCountTest(BaseModel):
     ] = None
 
 
-class SqlCondition(BaseModel):
+class SqlCondition(KRMModel):
     """
     A condition that allows alerting policies to be defined using GoogleSQL. SQL conditions examine a sliding window of logs using GoogleSQL. Alert policies with SQL conditions may incur additional billing.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     boolean_test: Annotated[
         BooleanTest | None,
         Field(alias="booleanTest", description="Test the boolean value in the indicated column."),
@@ -805,10 +665,7 @@ class SqlCondition(BaseModel):
         Minutes | None, Field(description="Schedule the query to execute every so many minutes.")
     ] = None
     query: Annotated[
-        str | None,
-        Field(
-            description="Required. The Log Analytics SQL query to run, as a string. The query must conform to the required shape. Specifically, the query must not try to filter the input by time. A filter will automatically be applied to filter the input so that the query receives all rows received since the last time the query was run.For example, the following query extracts all log entries containing an HTTP request: SELECT timestamp, log_name, severity, http_request, resource, labels FROM my-project.global._Default._AllLogs WHERE http_request IS NOT NULL"
-        ),
+        str | None, Field(description="Required. The Log Analytics SQL query to run, as a string.")
     ] = None
     row_count_test: Annotated[
         RowCountTest | None,
@@ -816,77 +673,41 @@ class SqlCondition(BaseModel):
     ] = None
 
 
-class Status(BaseModel):
+class Status(KRMModel):
     """
     The Status type defines a logical error model that is suitable for different programming environments, including REST APIs and RPC APIs. It is used by gRPC (https://github.com/grpc). Each Status message contains three pieces of data: error code, error message, and error details.You can find out more about this error model and how to work with it in the API Design Guide (https://cloud.google.com/apis/design/errors).
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     code: Annotated[
         int | None,
         Field(description="The status code, which should be an enum value of google.rpc.Code."),
     ] = None
     details: Annotated[
         list[dict[str, Any]] | None,
-        Field(
-            description="A list of messages that carry the error details. There is a common set of message types for APIs to use."
-        ),
+        Field(description="A list of messages that carry the error details."),
     ] = None
     message: Annotated[
         str | None,
-        Field(
-            description="A developer-facing error message, which should be in English. Any user-facing error message should be localized and sent in the google.rpc.Status.details field, or localized by the client."
-        ),
+        Field(description="A developer-facing error message, which should be in English."),
     ] = None
 
 
-class TimeOfDay(BaseModel):
+class TimeOfDay(KRMModel):
     """
     Represents a time of day. The date and time zone are either not significant or are specified elsewhere. An API may choose to allow leap seconds. Related types are google.type.Date and google.protobuf.Timestamp.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
-    hours: Annotated[
-        int | None,
-        Field(
-            description='Hours of a day in 24 hour format. Must be greater than or equal to 0 and typically must be less than or equal to 23. An API may choose to allow the value "24:00:00" for scenarios like business closing time.'
-        ),
-    ] = None
-    minutes: Annotated[
-        int | None,
-        Field(
-            description="Minutes of an hour. Must be greater than or equal to 0 and less than or equal to 59."
-        ),
-    ] = None
-    nanos: Annotated[
-        int | None,
-        Field(
-            description="Fractions of seconds, in nanoseconds. Must be greater than or equal to 0 and less than or equal to 999,999,999."
-        ),
-    ] = None
-    seconds: Annotated[
-        int | None,
-        Field(
-            description="Seconds of a minute. Must be greater than or equal to 0 and typically must be less than or equal to 59. An API may allow the value 60 if it allows leap-seconds."
-        ),
-    ] = None
+    hours: Annotated[int | None, Field(description="Hours of a day in 24 hour format.")] = None
+    minutes: Annotated[int | None, Field(description="Minutes of an hour.")] = None
+    nanos: Annotated[int | None, Field(description="Fractions of seconds, in nanoseconds.")] = None
+    seconds: Annotated[int | None, Field(description="Seconds of a minute.")] = None
 
 
-class Trigger(BaseModel):
+class Trigger(KRMModel):
     """
     Specifies how many time series must fail a predicate to trigger a condition. If not specified, then a {count: 1} trigger is used.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     count: Annotated[
         int | None,
         Field(

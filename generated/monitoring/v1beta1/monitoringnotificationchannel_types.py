@@ -7,27 +7,23 @@ API resource: monitoring.v3 projects.notificationChannels (NotificationChannel).
 from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.monitoring.v1beta1 import monitoring_v3_api
 from kccgen.generated.monitoring.v1beta1.monitoring_v3_api import (
     NotificationChannelVerificationStatus,
 )
-from kccgen.runtime.krm import KRMObject, KRMStatus
+from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
 MonitoringNotificationChannelAPI = monitoring_v3_api.NotificationChannel
 
 
-class MonitoringNotificationChannelObservedState(BaseModel):
+class MonitoringNotificationChannelObservedState(KRMModel):
     """
     A NotificationChannel is a medium through which an alert is delivered when a policy violation is detected. Examples of channels include email, SMS, and third-party messaging applications. Fields containing sensitive information like authentication tokens or contact info are only partially populated on retrieval.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     creation_record: Annotated[
         MutationRecordObserved | None,
         Field(alias="creationRecord", description="Record of the creation of this channel."),
@@ -38,85 +34,66 @@ class MonitoringNotificationChannelObservedState(BaseModel):
     ] = None
 
 
-class MonitoringNotificationChannelSpec(BaseModel):
+class MonitoringNotificationChannelSpec(KRMModel):
     """
     A NotificationChannel is a medium through which an alert is delivered when a policy violation is detected. Examples of channels include email, SMS, and third-party messaging applications. Fields containing sensitive information like authentication tokens or contact info are only partially populated on retrieval.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     description: Annotated[
         str | None,
-        Field(
-            description="An optional human-readable description of this notification channel. This description may provide additional details, beyond the display name, for the channel. This may not exceed 1024 Unicode characters."
-        ),
+        Field(description="An optional human-readable description of this notification channel."),
     ] = None
     display_name: Annotated[
         str | None,
         Field(
             alias="displayName",
-            description="An optional human-readable name for this notification channel. It is recommended that you specify a non-empty and unique name in order to make it easier to identify the channels in your project, though this is not enforced. The display name is limited to 512 Unicode characters.",
+            description="An optional human-readable name for this notification channel.",
         ),
     ] = None
     enabled: Annotated[
         bool | None,
-        Field(
-            description="Whether notifications are forwarded to the described channel. This makes it possible to disable delivery of notifications to a particular channel without removing the channel from all alerting policies that reference the channel. This is a more convenient approach when the change is temporary and you want to receive notifications from the same set of alerting policies on the channel at some point in the future."
-        ),
+        Field(description="Whether notifications are forwarded to the described channel."),
     ] = None
     labels: Annotated[
         dict[str, str] | None,
-        Field(
-            description="Configuration fields that define the channel and its behavior. The permissible and required labels are specified in the NotificationChannelDescriptor.labels of the NotificationChannelDescriptor corresponding to the type field."
-        ),
+        Field(description="Configuration fields that define the channel and its behavior."),
     ] = None
     project_ref: Annotated[
         ProjectRef | None,
         Field(
             alias="projectRef",
-            description="Immutable. The Project that this MonitoringNotificationChannel belongs to. When unset, the `cnrm.cloud.google.com/project-id` annotation of the object or of its namespace is used.",
+            description="Immutable. The Project that this MonitoringNotificationChannel belongs to.",
         ),
     ] = None
     resource_id: Annotated[
         str | None,
         Field(
             alias="resourceID",
-            description="Optional. The service-generated ID of an existing MonitoringNotificationChannel to acquire. The service assigns the ID on create, so this field only serves acquisition.",
+            description="Optional. The service-generated ID of an existing MonitoringNotificationChannel to acquire.",
         ),
     ] = None
-    type: Annotated[
-        str | None,
-        Field(
-            description="The type of the notification channel. This field matches the value of the NotificationChannelDescriptor.type field."
-        ),
-    ] = None
+    type: Annotated[str | None, Field(description="The type of the notification channel.")] = None
     user_labels: Annotated[
         dict[str, str] | None,
         Field(
             alias="userLabels",
-            description="User-supplied key/value data that does not need to conform to the corresponding NotificationChannelDescriptor's schema, unlike the labels field. This field is intended to be used for organizing and identifying the NotificationChannel objects.The field can contain up to 64 entries. Each key and value is limited to 63 Unicode characters or 128 bytes, whichever is smaller. Labels and values can contain only lowercase letters, numerals, underscores, and dashes. Keys must begin with a letter.",
+            description="User-supplied key/value data that does not need to conform to the corresponding NotificationChannelDescriptor's schema, unlike the labels field.",
         ),
     ] = None
     verification_status: Annotated[
         NotificationChannelVerificationStatus | None,
         Field(
             alias="verificationStatus",
-            description="Indicates whether this channel has been verified or not. On a ListNotificationChannels or GetNotificationChannel operation, this field is expected to be populated.If the value is UNVERIFIED, then it indicates that the channel is non-functioning (it both requires verification and lacks verification); otherwise, it is assumed that the channel works.If the channel is neither VERIFIED nor UNVERIFIED, it implies that the channel is of a type that does not require verification or that this specific channel has been exempted from verification because it was created prior to verification being required for channels of this type.This field cannot be modified using a standard UpdateNotificationChannel operation. To change the value of this field, you must call VerifyNotificationChannel.",
+            description="Indicates whether this channel has been verified or not.",
         ),
     ] = None
 
 
-class MutationRecordObserved(BaseModel):
+class MutationRecordObserved(KRMModel):
     """
     Describes a change made to a configuration.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     mutate_time: Annotated[
         str | None,
         Field(

@@ -8,18 +8,15 @@ from __future__ import annotations
 
 from enum import StrEnum
 from typing import Annotated, Any
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+from kccgen.runtime.krm import APIModel
 
 
-class AIInference(BaseModel):
+class AIInference(APIModel):
     """
     Configuration for making inference requests against Vertex AI models.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     endpoint: str | None = None
     service_account_email: Annotated[str | None, Field(alias="serviceAccountEmail")] = None
     unstructured_inference: Annotated[
@@ -27,52 +24,35 @@ class AIInference(BaseModel):
     ] = None
 
 
-class AnalyticsHubSubscriptionInfo(BaseModel):
+class AnalyticsHubSubscriptionInfo(APIModel):
     """
     Information about an associated [Analytics Hub subscription](https://cloud.google.com/bigquery/docs/analytics-hub-manage-subscriptions).
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     listing: str | None = None
     subscription: str | None = None
 
 
-class AvroConfig(BaseModel):
+class AvroConfig(APIModel):
     """
     Configuration for writing message data in Avro format. Message payloads and metadata will be written to files as an Avro binary.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     use_topic_schema: Annotated[bool | None, Field(alias="useTopicSchema")] = None
     write_metadata: Annotated[bool | None, Field(alias="writeMetadata")] = None
 
 
-class AvroFormat(BaseModel):
+class AvroFormat(APIModel):
     """
     Configuration for reading Cloud Storage data in Avro binary format. The bytes of each object will be set to the `data` field of a Pub/Sub message.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
 
-
-class AwsKinesis(BaseModel):
+class AwsKinesis(APIModel):
     """
     Ingestion settings for Amazon Kinesis Data Streams.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     aws_role_arn: Annotated[str | None, Field(alias="awsRoleArn")] = None
     consumer_arn: Annotated[str | None, Field(alias="consumerArn")] = None
     gcp_service_account: Annotated[str | None, Field(alias="gcpServiceAccount")] = None
@@ -101,15 +81,11 @@ class AwsKinesisState(StrEnum):
     CONFLICTING_REGION_CONSTRAINTS = "CONFLICTING_REGION_CONSTRAINTS"
 
 
-class AwsMsk(BaseModel):
+class AwsMsk(APIModel):
     """
     Ingestion settings for Amazon MSK.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     aws_role_arn: Annotated[str | None, Field(alias="awsRoleArn")] = None
     cluster_arn: Annotated[str | None, Field(alias="clusterArn")] = None
     gcp_service_account: Annotated[str | None, Field(alias="gcpServiceAccount")] = None
@@ -138,15 +114,11 @@ class AwsMskState(StrEnum):
     CONFLICTING_REGION_CONSTRAINTS = "CONFLICTING_REGION_CONSTRAINTS"
 
 
-class AzureEventHubs(BaseModel):
+class AzureEventHubs(APIModel):
     """
     Ingestion settings for Azure Event Hubs.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     client_id: Annotated[str | None, Field(alias="clientId")] = None
     event_hub: Annotated[str | None, Field(alias="eventHub")] = None
     gcp_service_account: Annotated[str | None, Field(alias="gcpServiceAccount")] = None
@@ -182,15 +154,11 @@ class AzureEventHubsState(StrEnum):
     CONFLICTING_REGION_CONSTRAINTS = "CONFLICTING_REGION_CONSTRAINTS"
 
 
-class BigQueryConfig(BaseModel):
+class BigQueryConfig(APIModel):
     """
     Configuration for a BigQuery subscription.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     drop_unknown_fields: Annotated[bool | None, Field(alias="dropUnknownFields")] = None
     service_account_email: Annotated[str | None, Field(alias="serviceAccountEmail")] = None
     state: BigQueryConfigState | int | None = None
@@ -221,15 +189,11 @@ class BigQueryConfigState(StrEnum):
     VERTEX_AI_LOCATION_RESTRICTION = "VERTEX_AI_LOCATION_RESTRICTION"
 
 
-class BigtableConfig(BaseModel):
+class BigtableConfig(APIModel):
     """
     Configuration for a Bigtable subscription, which will write a Pub/Sub message to a Bigtable row. See the ColumnFamilyMapping documentation below for details on how the row keys and columns will be written.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     app_profile_id: Annotated[str | None, Field(alias="appProfileId")] = None
     column_family_mapping: Annotated[
         ColumnFamilyMapping | None, Field(alias="columnFamilyMapping")
@@ -263,15 +227,11 @@ class BigtableConfigState(StrEnum):
     VERTEX_AI_LOCATION_RESTRICTION = "VERTEX_AI_LOCATION_RESTRICTION"
 
 
-class CloudStorage(BaseModel):
+class CloudStorage(APIModel):
     """
     Ingestion settings for Cloud Storage.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     avro_format: Annotated[AvroFormat | None, Field(alias="avroFormat")] = None
     bucket: str | None = None
     match_glob: Annotated[str | None, Field(alias="matchGlob")] = None
@@ -287,15 +247,11 @@ class CloudStorage(BaseModel):
     text_format: Annotated[TextFormat | None, Field(alias="textFormat")] = None
 
 
-class CloudStorageConfig(BaseModel):
+class CloudStorageConfig(APIModel):
     """
     Configuration for a Cloud Storage subscription.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     avro_config: Annotated[AvroConfig | None, Field(alias="avroConfig")] = None
     bucket: str | None = None
     filename_datetime_format: Annotated[str | None, Field(alias="filenameDatetimeFormat")] = None
@@ -353,43 +309,31 @@ class CloudStorageState(StrEnum):
     CONFLICTING_REGION_CONSTRAINTS = "CONFLICTING_REGION_CONSTRAINTS"
 
 
-class ColumnFamilyMapping(BaseModel):
+class ColumnFamilyMapping(APIModel):
     """
     Configuration for writing a Pub/Sub message to a Bigtable row with a user-defined key and writing to column families. If this field is set: - The subscription messages must be formatted as JSON. - The row key mapping is configured in the `key_definition` section. - The top-level fields will be written either: - By default, they will be written to the `data` column family with the field name as the column qualifier. - But if the field name matches an existing column family (except for the default `data` column), then that field will be written to that column family, either as a scalar or its next level nested fields if it's a JSON object. - The cell timestamp will be the message publish timestamp. If the field is not set, the default behavior is to write: - row key: subscription name, message ID hash, and message ID delimited by `#`. - columns: message bytes written to a single column family `data` with an empty-string column qualifier. - cell timestamp: the message publish timestamp.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     delimited_key: Annotated[DelimitedKey | None, Field(alias="delimitedKey")] = None
     row_key_schema: Annotated[RowKeySchema | None, Field(alias="rowKeySchema")] = None
 
 
-class CompiledProtoSchema(BaseModel):
+class CompiledProtoSchema(APIModel):
     """
     Configuration specific to compiled Protocol Buffer schemas.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     compiled_bytes: Annotated[
         str | None, Field(alias="compiledBytes", pattern="^[A-Za-z0-9+/_-]*={0,2}$")
     ] = None
     root_message: Annotated[str | None, Field(alias="rootMessage")] = None
 
 
-class Compression(BaseModel):
+class Compression(APIModel):
     """
     Configuration for compressing/decompressing message data using a user-specified compression algorithm.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     compression_algorithm: Annotated[
         CompressionCompressionAlgorithm | int | None, Field(alias="compressionAlgorithm")
     ] = None
@@ -422,15 +366,11 @@ class CompressionCompressionMode(StrEnum):
     DECOMPRESS = "DECOMPRESS"
 
 
-class ConfluentCloud(BaseModel):
+class ConfluentCloud(APIModel):
     """
     Ingestion settings for Confluent Cloud.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     bootstrap_server: Annotated[str | None, Field(alias="bootstrapServer")] = None
     cluster_id: Annotated[str | None, Field(alias="clusterId")] = None
     gcp_service_account: Annotated[str | None, Field(alias="gcpServiceAccount")] = None
@@ -462,78 +402,53 @@ class ConfluentCloudState(StrEnum):
     CONFLICTING_REGION_CONSTRAINTS = "CONFLICTING_REGION_CONSTRAINTS"
 
 
-class CreateSnapshotRequest(BaseModel):
+class CreateSnapshotRequest(APIModel):
     """
     Request for the `CreateSnapshot` method.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     labels: dict[str, str] | None = None
     subscription: str | None = None
     tags: dict[str, str] | None = None
 
 
-class DeadLetterPolicy(BaseModel):
+class DeadLetterPolicy(APIModel):
     """
     Dead lettering is done on a best effort basis. The same message might be dead lettered multiple times. If validation on any of the fields fails at subscription creation/updation, the create/update subscription request will fail.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     dead_letter_topic: Annotated[str | None, Field(alias="deadLetterTopic")] = None
     max_delivery_attempts: Annotated[int | None, Field(alias="maxDeliveryAttempts")] = None
 
 
-class DelimitedKey(BaseModel):
+class DelimitedKey(APIModel):
     """
     Row key definition based on fields from the message.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     delimiter: Annotated[str | None, Field(pattern="^[A-Za-z0-9+/_-]*={0,2}$")] = None
     key_fields: Annotated[list[str] | None, Field(alias="keyFields")] = None
 
 
-class Empty(BaseModel):
+class Empty(APIModel):
     """
     A generic empty message that you can re-use to avoid defining duplicated empty messages in your APIs. A typical example is to use it as the request or the response type of an API method. For instance: service Foo { rpc Bar(google.protobuf.Empty) returns (google.protobuf.Empty); }
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
 
-
-class ExpirationPolicy(BaseModel):
+class ExpirationPolicy(APIModel):
     """
     A policy that specifies the conditions for resource expiration (i.e., automatic resource deletion).
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     ttl: Annotated[str | None, Field(pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$")] = None
 
 
-class IngestionDataSourceSettings(BaseModel):
+class IngestionDataSourceSettings(APIModel):
     """
     Settings for an ingestion data source on a topic.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     aws_kinesis: Annotated[AwsKinesis | None, Field(alias="awsKinesis")] = None
     aws_msk: Annotated[AwsMsk | None, Field(alias="awsMsk")] = None
     azure_event_hubs: Annotated[AzureEventHubs | None, Field(alias="azureEventHubs")] = None
@@ -544,43 +459,31 @@ class IngestionDataSourceSettings(BaseModel):
     ] = None
 
 
-class JavaScriptUDF(BaseModel):
+class JavaScriptUDF(APIModel):
     """
     User-defined JavaScript function that can transform or filter a Pub/Sub message.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     code: str | None = None
     function_name: Annotated[str | None, Field(alias="functionName")] = None
 
 
-class MessageStoragePolicy(BaseModel):
+class MessageStoragePolicy(APIModel):
     """
     A policy constraining the storage of messages published to the topic.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     allowed_persistence_regions: Annotated[
         list[str] | None, Field(alias="allowedPersistenceRegions")
     ] = None
     enforce_in_transit: Annotated[bool | None, Field(alias="enforceInTransit")] = None
 
 
-class MessageTransform(BaseModel):
+class MessageTransform(APIModel):
     """
     All supported message transforms types.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     ai_inference: Annotated[AIInference | None, Field(alias="aiInference")] = None
     compression: Compression | None = None
     disabled: bool | None = None
@@ -588,40 +491,28 @@ class MessageTransform(BaseModel):
     javascript_udf: Annotated[JavaScriptUDF | None, Field(alias="javascriptUdf")] = None
 
 
-class NoWrapper(BaseModel):
+class NoWrapper(APIModel):
     """
     Sets the `data` field as the HTTP body for delivery.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     write_metadata: Annotated[bool | None, Field(alias="writeMetadata")] = None
 
 
-class OidcToken(BaseModel):
+class OidcToken(APIModel):
     """
     Contains information needed for generating an [OpenID Connect token](https://developers.google.com/identity/protocols/OpenIDConnect).
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     audience: str | None = None
     service_account_email: Annotated[str | None, Field(alias="serviceAccountEmail")] = None
 
 
-class PlatformLogsSettings(BaseModel):
+class PlatformLogsSettings(APIModel):
     """
     Settings for Platform Logs produced by Pub/Sub.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     severity: PlatformLogsSettingsSeverity | int | None = None
 
 
@@ -644,37 +535,23 @@ class PlatformLogsSettingsSeverity(StrEnum):
     ERROR = "ERROR"
 
 
-class PubSubAvroFormat(BaseModel):
+class PubSubAvroFormat(APIModel):
     """
     Configuration for reading Cloud Storage data written via [Cloud Storage subscriptions](https://cloud.google.com/pubsub/docs/cloudstorage). The data and attributes fields of the originally exported Pub/Sub message will be restored when publishing.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
 
-
-class PubsubWrapper(BaseModel):
+class PubsubWrapper(APIModel):
     """
     The payload to the push endpoint is in the form of the JSON representation of a [PubsubMessage](https://cloud.google.com/pubsub/docs/reference/rpc/google.pubsub.v1#pubsubmessage).
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
 
-
-class PushConfig(BaseModel):
+class PushConfig(APIModel):
     """
     Configuration for a push delivery endpoint.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     attributes: dict[str, str] | None = None
     no_wrapper: Annotated[NoWrapper | None, Field(alias="noWrapper")] = None
     oidc_token: Annotated[OidcToken | None, Field(alias="oidcToken")] = None
@@ -682,15 +559,11 @@ class PushConfig(BaseModel):
     push_endpoint: Annotated[str | None, Field(alias="pushEndpoint")] = None
 
 
-class RetryPolicy(BaseModel):
+class RetryPolicy(APIModel):
     """
     A policy that specifies how Pub/Sub retries message delivery. Retry delay will be exponential based on provided minimum and maximum backoffs. https://en.wikipedia.org/wiki/Exponential_backoff. RetryPolicy will be triggered on NACKs or acknowledgment deadline exceeded events for a given message. Retry Policy is implemented on a best effort basis. At times, the delay between consecutive deliveries may not match the configuration. That is, delay can be more or less than configured backoff.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     maximum_backoff: Annotated[
         str | None, Field(alias="maximumBackoff", pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$")
     ] = None
@@ -699,26 +572,17 @@ class RetryPolicy(BaseModel):
     ] = None
 
 
-class RowKeySchema(BaseModel):
+class RowKeySchema(APIModel):
     """
     Row key definition that reads the input message fields based on the field names of the table's structured row key ({$universe.dns_names.final_documentation_domain}/bigtable/docs/manage-row-key-schemas). Note that if the field is nullable in the structured row key, then it need not be present in the message; null will be used instead.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
 
-
-class Schema(BaseModel):
+class Schema(APIModel):
     """
     A schema resource.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     compiled_proto_schema: Annotated[
         CompiledProtoSchema | None, Field(alias="compiledProtoSchema")
     ] = None
@@ -735,15 +599,11 @@ class Schema(BaseModel):
     type: SchemaType | int | None = None
 
 
-class SchemaSettings(BaseModel):
+class SchemaSettings(APIModel):
     """
     Settings for validating messages published against a schema.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     encoding: SchemaSettingsEncoding | int | None = None
     first_revision_id: Annotated[str | None, Field(alias="firstRevisionId")] = None
     last_revision_id: Annotated[str | None, Field(alias="lastRevisionId")] = None
@@ -776,15 +636,11 @@ class SchemaType(StrEnum):
     AVRO = "AVRO"
 
 
-class Snapshot(BaseModel):
+class Snapshot(APIModel):
     """
     A snapshot resource. Snapshots are used in [Seek](https://cloud.google.com/pubsub/docs/replay-overview) operations, which allow you to manage message acknowledgments in bulk. That is, you can set the acknowledgment state of messages in an existing subscription to the state captured by a snapshot.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     expire_time: Annotated[
         str | None,
         Field(
@@ -797,15 +653,11 @@ class Snapshot(BaseModel):
     topic: str | None = None
 
 
-class Subscription(BaseModel):
+class Subscription(APIModel):
     """
     A subscription resource. If none of `push_config`, `bigquery_config`, `cloud_storage_config`, or `bigtable_config` is set, then the subscriber will pull and ack messages using API methods. At most one of these fields may be set.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     ack_deadline_seconds: Annotated[int | None, Field(alias="ackDeadlineSeconds")] = None
     analytics_hub_subscription_info: Annotated[
         AnalyticsHubSubscriptionInfo | None, Field(alias="analyticsHubSubscriptionInfo")
@@ -856,38 +708,25 @@ class SubscriptionState(StrEnum):
     RESOURCE_ERROR = "RESOURCE_ERROR"
 
 
-class TextConfig(BaseModel):
+class TextConfig(APIModel):
     """
     Configuration for writing message data in text format. Message payloads will be written to files as raw text, separated by a newline.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
 
-
-class TextFormat(BaseModel):
+class TextFormat(APIModel):
     """
     Configuration for reading Cloud Storage data in text format. Each line of text as specified by the delimiter will be set to the `data` field of a Pub/Sub message.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     delimiter: str | None = None
 
 
-class Topic(BaseModel):
+class Topic(APIModel):
     """
     A topic resource.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     ingestion_data_source_settings: Annotated[
         IngestionDataSourceSettings | None, Field(alias="ingestionDataSourceSettings")
     ] = None
@@ -922,52 +761,36 @@ class TopicState(StrEnum):
     INGESTION_RESOURCE_ERROR = "INGESTION_RESOURCE_ERROR"
 
 
-class UnstructuredInference(BaseModel):
+class UnstructuredInference(APIModel):
     """
     Configuration for making inferences using arbitrary JSON payloads.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     parameters: dict[str, Any] | None = None
 
 
-class UpdateSnapshotRequest(BaseModel):
+class UpdateSnapshotRequest(APIModel):
     """
     Request for the UpdateSnapshot method.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     snapshot: Snapshot | None = None
     update_mask: Annotated[str | None, Field(alias="updateMask")] = None
 
 
-class UpdateSubscriptionRequest(BaseModel):
+class UpdateSubscriptionRequest(APIModel):
     """
     Request for the UpdateSubscription method.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     subscription: Subscription | None = None
     update_mask: Annotated[str | None, Field(alias="updateMask")] = None
 
 
-class UpdateTopicRequest(BaseModel):
+class UpdateTopicRequest(APIModel):
     """
     Request for the UpdateTopic method.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     topic: Topic | None = None
     update_mask: Annotated[str | None, Field(alias="updateMask")] = None

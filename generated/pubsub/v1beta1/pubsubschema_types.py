@@ -7,25 +7,21 @@ API resource: pubsub.v1 projects.schemas (Schema).
 from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.pubsub.v1beta1 import pubsub_v1_api
 from kccgen.generated.pubsub.v1beta1.pubsub_v1_api import SchemaType
-from kccgen.runtime.krm import KRMObject, KRMStatus
+from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
 PubSubSchemaAPI = pubsub_v1_api.Schema
 
 
-class CompiledProtoSchema(BaseModel):
+class CompiledProtoSchema(KRMModel):
     """
     Configuration specific to compiled Protocol Buffer schemas.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     compiled_bytes: Annotated[
         str | None,
         Field(
@@ -43,15 +39,11 @@ class CompiledProtoSchema(BaseModel):
     ] = None
 
 
-class PubSubSchemaObservedState(BaseModel):
+class PubSubSchemaObservedState(KRMModel):
     """
     A schema resource.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     revision_create_time: Annotated[
         str | None,
         Field(
@@ -68,40 +60,31 @@ class PubSubSchemaObservedState(BaseModel):
     ] = None
 
 
-class PubSubSchemaSpec(BaseModel):
+class PubSubSchemaSpec(KRMModel):
     """
     A schema resource.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     compiled_proto_schema: Annotated[
         CompiledProtoSchema | None,
         Field(
             alias="compiledProtoSchema",
-            description="Optional. Configuration for a schema provided as a pre-compiled Protocol Buffer FileDescriptorSet. The `type` field above must be set to PROTOCOL_BUFFER.",
+            description="Optional. Configuration for a schema provided as a pre-compiled Protocol Buffer FileDescriptorSet.",
         ),
     ] = None
-    definition: Annotated[
-        str | None,
-        Field(
-            description="The definition of the schema. This should contain a string representing the full definition of the schema that is a valid schema definition of the type specified in `type`."
-        ),
-    ] = None
+    definition: Annotated[str | None, Field(description="The definition of the schema.")] = None
     project_ref: Annotated[
         ProjectRef | None,
         Field(
             alias="projectRef",
-            description="Immutable. The Project that this PubSubSchema belongs to. When unset, the `cnrm.cloud.google.com/project-id` annotation of the object or of its namespace is used.",
+            description="Immutable. The Project that this PubSubSchema belongs to.",
         ),
     ] = None
     resource_id: Annotated[
         str | None,
         Field(
             alias="resourceID",
-            description="Immutable. Optional. The PubSubSchema ID used for creation and acquisition. When unset, the value of `metadata.name` is used.",
+            description="Immutable. Optional. The PubSubSchema ID used for creation and acquisition.",
         ),
     ] = None
     type: Annotated[SchemaType | None, Field(description="The type of the schema definition.")] = (

@@ -7,30 +7,26 @@ API resource: pubsub.v1 projects.snapshots (Snapshot).
 from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.pubsub.v1beta1 import pubsub_v1_api
 from kccgen.generated.pubsub.v1beta1.pubsubsubscription_reference import PubSubSubscriptionRef
-from kccgen.runtime.krm import KRMObject, KRMStatus
+from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
 PubSubSnapshotAPI = pubsub_v1_api.Snapshot
 
 
-class PubSubSnapshotObservedState(BaseModel):
+class PubSubSnapshotObservedState(KRMModel):
     """
     A snapshot resource. Snapshots are used in [Seek](https://cloud.google.com/pubsub/docs/replay-overview) operations, which allow you to manage message acknowledgments in bulk. That is, you can set the acknowledgment state of messages in an existing subscription to the state captured by a snapshot.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     expire_time: Annotated[
         str | None,
         Field(
             alias="expireTime",
-            description="Optional. The snapshot is guaranteed to exist up until this time. A newly-created snapshot expires no later than 7 days from the time of its creation. Its exact lifetime is determined at creation by the existing backlog in the source subscription. Specifically, the lifetime of the snapshot is `7 days - (age of oldest unacked message in the subscription)`. For example, consider a subscription whose oldest unacked message is 3 days old. If a snapshot is created from this subscription, the snapshot -- which will always capture this 3-day-old backlog as long as the snapshot exists -- will expire in 4 days. The service will refuse to create a snapshot that would expire in less than 1 hour after creation.",
+            description="Optional. The snapshot is guaranteed to exist up until this time.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
@@ -42,15 +38,11 @@ class PubSubSnapshotObservedState(BaseModel):
     ] = None
 
 
-class PubSubSnapshotSpec(BaseModel):
+class PubSubSnapshotSpec(KRMModel):
     """
     A snapshot resource. Snapshots are used in [Seek](https://cloud.google.com/pubsub/docs/replay-overview) operations, which allow you to manage message acknowledgments in bulk. That is, you can set the acknowledgment state of messages in an existing subscription to the state captured by a snapshot.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     labels: Annotated[
         dict[str, str] | None,
         Field(
@@ -61,27 +53,27 @@ class PubSubSnapshotSpec(BaseModel):
         ProjectRef | None,
         Field(
             alias="projectRef",
-            description="Immutable. The Project that this PubSubSnapshot belongs to. When unset, the `cnrm.cloud.google.com/project-id` annotation of the object or of its namespace is used.",
+            description="Immutable. The Project that this PubSubSnapshot belongs to.",
         ),
     ] = None
     resource_id: Annotated[
         str | None,
         Field(
             alias="resourceID",
-            description="Immutable. Optional. The PubSubSnapshot ID used for creation and acquisition. When unset, the value of `metadata.name` is used.",
+            description="Immutable. Optional. The PubSubSnapshot ID used for creation and acquisition.",
         ),
     ] = None
     subscription_ref: Annotated[
         PubSubSubscriptionRef | None,
         Field(
             alias="subscriptionRef",
-            description="A reference to a PubSubSubscription (API field `subscription`). Required. The subscription whose backlog the snapshot retains. Specifically, the created snapshot is guaranteed to retain: (a) The existing backlog on the subscription. More precisely, this is defined as the messages in the subscription's backlog that are unacknowledged upon the successful completion of the `CreateSnapshot` request; as well as: (b) Any messages published to the subscription's topic following the successful completion of the CreateSnapshot request. Format is `projects/{project}/subscriptions/{sub}`.",
+            description="A reference to a PubSubSubscription (API field `subscription`).",
         ),
     ] = None
     tags: Annotated[
         dict[str, str] | None,
         Field(
-            description='Optional. Input only. Immutable. Tag keys/values directly bound to this resource. For example: "123/environment": "production", "123/costCenter": "marketing" See https://{$universe.dns_names.final_documentation_domain}/pubsub/docs/tags for more information on using tags with Pub/Sub resources.'
+            description="Optional. Input only. Immutable. Tag keys/values directly bound to this resource."
         ),
     ] = None
 

@@ -7,7 +7,7 @@ API resource: pubsub.v1 projects.subscriptions (Subscription).
 from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
-from pydantic import BaseModel, ConfigDict, Field, RootModel
+from pydantic import Field, RootModel
 from kccgen.generated.external.bigquerytable_reference import BigQueryTableRef
 from kccgen.generated.external.bigtabletable_reference import BigtableTableRef
 from kccgen.generated.external.project_reference import ProjectRef
@@ -23,33 +23,29 @@ from kccgen.generated.pubsub.v1beta1.pubsub_v1_api import (
 )
 from kccgen.generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
 from kccgen.generated.storage.v1beta1.storagebucket_reference import StorageBucketRef
-from kccgen.runtime.krm import KRMObject, KRMStatus
+from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
 PubSubSubscriptionAPI = pubsub_v1_api.Subscription
 
 
-class AIInference(BaseModel):
+class AIInference(KRMModel):
     """
     Configuration for making inference requests against Vertex AI models.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     endpoint_ref: Annotated[
         VertexAIEndpointRef | None,
         Field(
             alias="endpointRef",
-            description="A reference to a VertexAIEndpoint (API field `endpoint`). Required. An endpoint to a Vertex AI model of the form `projects/{project}/locations/{location}/endpoints/{endpoint}` or `projects/{project}/locations/{location}/publishers/{publisher}/models/{model}`. Vertex AI API requests will be sent to this endpoint.",
+            description="A reference to a VertexAIEndpoint (API field `endpoint`).",
         ),
     ] = None
     service_account_email: Annotated[
         str | None,
         Field(
             alias="serviceAccountEmail",
-            description="Optional. The service account to use to make prediction requests against endpoints. The resource creator or updater that specifies this field must have `iam.serviceAccounts.actAs` permission on the service account. If not specified, the Pub/Sub [service agent](https://cloud.google.com/iam/docs/service-agents), service-{project_number}@gcp-sa-pubsub.iam.gserviceaccount.com, is used.",
+            description="Optional. The service account to use to make prediction requests against endpoints.",
         ),
     ] = None
     unstructured_inference: Annotated[
@@ -61,38 +57,28 @@ class AIInference(BaseModel):
     ] = None
 
 
-class AnalyticsHubSubscriptionInfoObserved(BaseModel):
+class AnalyticsHubSubscriptionInfoObserved(KRMModel):
     """
     Information about an associated [Analytics Hub subscription](https://cloud.google.com/bigquery/docs/analytics-hub-manage-subscriptions).
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     listing: Annotated[
         str | None,
-        Field(
-            description='Optional. The name of the associated Analytics Hub listing resource. Pattern: "projects/{project}/locations/{location}/dataExchanges/{data_exchange}/listings/{listing}"'
-        ),
+        Field(description="Optional. The name of the associated Analytics Hub listing resource."),
     ] = None
     subscription: Annotated[
         str | None,
         Field(
-            description='Optional. The name of the associated Analytics Hub subscription resource. Pattern: "projects/{project}/locations/{location}/subscriptions/{subscription}"'
+            description="Optional. The name of the associated Analytics Hub subscription resource."
         ),
     ] = None
 
 
-class AvroConfig(BaseModel):
+class AvroConfig(KRMModel):
     """
     Configuration for writing message data in Avro format. Message payloads and metadata will be written to files as an Avro binary.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     use_topic_schema: Annotated[
         bool | None,
         Field(
@@ -104,73 +90,62 @@ class AvroConfig(BaseModel):
         bool | None,
         Field(
             alias="writeMetadata",
-            description="Optional. When true, write the subscription name, message_id, publish_time, attributes, and ordering_key as additional fields in the output. The subscription name, message_id, and publish_time fields are put in their own fields while all other message properties other than data (for example, an ordering_key, if present) are added as entries in the attributes map.",
+            description="Optional. When true, write the subscription name, message_id, publish_time, attributes, and ordering_key as additional fields in the output.",
         ),
     ] = None
 
 
-class BigQueryConfig(BaseModel):
+class BigQueryConfig(KRMModel):
     """
     Configuration for a BigQuery subscription.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     drop_unknown_fields: Annotated[
         bool | None,
         Field(
             alias="dropUnknownFields",
-            description="Optional. If true and `use_topic_schema` is true, drops any fields that are part of the topic schema that are not part of the BigQuery table schema when writing to BigQuery. Otherwise, the schemas must be kept in sync and any messages with extra fields are not written and remain in the subscription's backlog. If true and `use_table_schema` is true, drops any fields in the message that are not part of the BigQuery table schema when writing to BigQuery. Otherwise, the write to BigQuery will fail.",
+            description="Optional. If true and `use_topic_schema` is true, drops any fields that are part of the topic schema that are not part of the BigQuery table schema when writing to BigQuery.",
         ),
     ] = None
     service_account_email: Annotated[
         str | None,
         Field(
             alias="serviceAccountEmail",
-            description="Optional. The service account to use to write to BigQuery. The subscription creator or updater that specifies this field must have `iam.serviceAccounts.actAs` permission on the service account. If not specified, the Pub/Sub [service agent](https://cloud.google.com/iam/docs/service-agents), service-{project_number}@gcp-sa-pubsub.iam.gserviceaccount.com, is used.",
+            description="Optional. The service account to use to write to BigQuery.",
         ),
     ] = None
     table_ref: Annotated[
         BigQueryTableRef | None,
-        Field(
-            alias="tableRef",
-            description="A reference to a BigQueryTable (API field `table`). Optional. The name of the table to which to write data, of the form {projectId}.{datasetId}.{tableId}",
-        ),
+        Field(alias="tableRef", description="A reference to a BigQueryTable (API field `table`)."),
     ] = None
     use_table_schema: Annotated[
         bool | None,
         Field(
             alias="useTableSchema",
-            description="Optional. When true, use the BigQuery table's schema as the columns to write to in BigQuery. `use_table_schema` and `use_topic_schema` cannot be enabled at the same time.",
+            description="Optional. When true, use the BigQuery table's schema as the columns to write to in BigQuery.",
         ),
     ] = None
     use_topic_schema: Annotated[
         bool | None,
         Field(
             alias="useTopicSchema",
-            description="Optional. When true, use the topic's schema as the columns to write to in BigQuery, if it exists. `use_topic_schema` and `use_table_schema` cannot be enabled at the same time.",
+            description="Optional. When true, use the topic's schema as the columns to write to in BigQuery, if it exists.",
         ),
     ] = None
     write_metadata: Annotated[
         bool | None,
         Field(
             alias="writeMetadata",
-            description="Optional. When true, write the subscription name, message_id, publish_time, attributes, and ordering_key to additional columns in the table. The subscription name, message_id, and publish_time fields are put in their own columns while all other message properties (other than data) are written to a JSON object in the attributes column.",
+            description="Optional. When true, write the subscription name, message_id, publish_time, attributes, and ordering_key to additional columns in the table.",
         ),
     ] = None
 
 
-class BigQueryConfigObservedState(BaseModel):
+class BigQueryConfigObservedState(KRMModel):
     """
     Configuration for a BigQuery subscription.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     state: Annotated[
         BigQueryConfigState | None,
         Field(
@@ -179,61 +154,50 @@ class BigQueryConfigObservedState(BaseModel):
     ] = None
 
 
-class BigtableConfig(BaseModel):
+class BigtableConfig(KRMModel):
     """
     Configuration for a Bigtable subscription, which will write a Pub/Sub message to a Bigtable row. See the ColumnFamilyMapping documentation below for details on how the row keys and columns will be written.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     app_profile_id: Annotated[
         str | None,
         Field(
             alias="appProfileId",
-            description='Optional. The app profile to use for the Bigtable writes. If not specified, the "default" application profile will be used. The app profile must use single-cluster routing.',
+            description="Optional. The app profile to use for the Bigtable writes.",
         ),
     ] = None
     column_family_mapping: Annotated[
         ColumnFamilyMapping | None,
         Field(
             alias="columnFamilyMapping",
-            description="Optional. Configuration that allows writing row keys and/or columns based on fields in the input message. The input message format must be JSON if this field is set.",
+            description="Optional. Configuration that allows writing row keys and/or columns based on fields in the input message.",
         ),
     ] = None
     service_account_email: Annotated[
         str | None,
         Field(
             alias="serviceAccountEmail",
-            description="Optional. The service account to use to write to Bigtable. The subscription creator or updater that specifies this field must have `iam.serviceAccounts.actAs` permission on the service account. If not specified, the Pub/Sub [service agent](https://cloud.google.com/iam/docs/service-agents), service-{project_number}@gcp-sa-pubsub.iam.gserviceaccount.com, is used.",
+            description="Optional. The service account to use to write to Bigtable.",
         ),
     ] = None
     table_ref: Annotated[
         BigtableTableRef | None,
-        Field(
-            alias="tableRef",
-            description="A reference to a BigtableTable (API field `table`). Optional. The unique name of the table to write messages to. Values are of the form `projects//instances//tables/`.",
-        ),
+        Field(alias="tableRef", description="A reference to a BigtableTable (API field `table`)."),
     ] = None
     write_metadata: Annotated[
         bool | None,
         Field(
             alias="writeMetadata",
-            description="Optional. When true, write the subscription name, message_id, publish_time, attributes, and ordering_key to additional columns in the table under the pubsub_metadata column family. The subscription name, message_id, and publish_time fields are put in their own columns while all other message properties (other than data) are written to a JSON object in the attributes column.",
+            description="Optional. When true, write the subscription name, message_id, publish_time, attributes, and ordering_key to additional columns in the table under the pubsub_metadata column family.",
         ),
     ] = None
 
 
-class BigtableConfigObservedState(BaseModel):
+class BigtableConfigObservedState(KRMModel):
     """
     Configuration for a Bigtable subscription, which will write a Pub/Sub message to a Bigtable row. See the ColumnFamilyMapping documentation below for details on how the row keys and columns will be written.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     state: Annotated[
         BigtableConfigState | None,
         Field(
@@ -242,15 +206,11 @@ class BigtableConfigObservedState(BaseModel):
     ] = None
 
 
-class CloudStorageConfig(BaseModel):
+class CloudStorageConfig(KRMModel):
     """
     Configuration for a Cloud Storage subscription.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     avro_config: Annotated[
         AvroConfig | None,
         Field(
@@ -261,43 +221,42 @@ class CloudStorageConfig(BaseModel):
     bucket_ref: Annotated[
         StorageBucketRef | None,
         Field(
-            alias="bucketRef",
-            description='A reference to a StorageBucket (API field `bucket`). Required. User-provided name for the Cloud Storage bucket. The bucket must be created by the user. The bucket name must be without any prefix like "gs://". See the [bucket naming requirements] (https://cloud.google.com/storage/docs/buckets#naming).',
+            alias="bucketRef", description="A reference to a StorageBucket (API field `bucket`)."
         ),
     ] = None
     filename_datetime_format: Annotated[
         str | None,
         Field(
             alias="filenameDatetimeFormat",
-            description="Optional. User-provided format string specifying how to represent datetimes in Cloud Storage filenames. See the [datetime format guidance](https://cloud.google.com/pubsub/docs/create-cloudstorage-subscription#file_names).",
+            description="Optional. User-provided format string specifying how to represent datetimes in Cloud Storage filenames.",
         ),
     ] = None
     filename_prefix: Annotated[
         str | None,
         Field(
             alias="filenamePrefix",
-            description="Optional. User-provided prefix for Cloud Storage filename. See the [object naming requirements](https://cloud.google.com/storage/docs/objects#naming).",
+            description="Optional. User-provided prefix for Cloud Storage filename.",
         ),
     ] = None
     filename_suffix: Annotated[
         str | None,
         Field(
             alias="filenameSuffix",
-            description='Optional. User-provided suffix for Cloud Storage filename. See the [object naming requirements](https://cloud.google.com/storage/docs/objects#naming). Must not end in "/".',
+            description="Optional. User-provided suffix for Cloud Storage filename.",
         ),
     ] = None
     max_bytes: Annotated[
         int | Int64String | None,
         Field(
             alias="maxBytes",
-            description="Optional. The maximum bytes that can be written to a Cloud Storage file before a new file is created. Min 1 KB, max 10 GiB. The max_bytes limit may be exceeded in cases where messages are larger than the limit.",
+            description="Optional. The maximum bytes that can be written to a Cloud Storage file before a new file is created.",
         ),
     ] = None
     max_duration: Annotated[
         str | None,
         Field(
             alias="maxDuration",
-            description="Optional. The maximum duration that can elapse before a new Cloud Storage file is created. Min 1 minute, max 10 minutes, default 5 minutes. May not exceed the subscription's acknowledgment deadline.",
+            description="Optional. The maximum duration that can elapse before a new Cloud Storage file is created.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
     ] = None
@@ -305,14 +264,14 @@ class CloudStorageConfig(BaseModel):
         int | Int64String | None,
         Field(
             alias="maxMessages",
-            description="Optional. The maximum number of messages that can be written to a Cloud Storage file before a new file is created. Min 1000 messages.",
+            description="Optional. The maximum number of messages that can be written to a Cloud Storage file before a new file is created.",
         ),
     ] = None
     service_account_email: Annotated[
         str | None,
         Field(
             alias="serviceAccountEmail",
-            description="Optional. The service account to use to write to Cloud Storage. The subscription creator or updater that specifies this field must have `iam.serviceAccounts.actAs` permission on the service account. If not specified, the Pub/Sub [service agent](https://cloud.google.com/iam/docs/service-agents), service-{project_number}@gcp-sa-pubsub.iam.gserviceaccount.com, is used.",
+            description="Optional. The service account to use to write to Cloud Storage.",
         ),
     ] = None
     text_config: Annotated[
@@ -324,15 +283,11 @@ class CloudStorageConfig(BaseModel):
     ] = None
 
 
-class CloudStorageConfigObservedState(BaseModel):
+class CloudStorageConfigObservedState(KRMModel):
     """
     Configuration for a Cloud Storage subscription.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     state: Annotated[
         CloudStorageConfigState | None,
         Field(
@@ -341,40 +296,32 @@ class CloudStorageConfigObservedState(BaseModel):
     ] = None
 
 
-class ColumnFamilyMapping(BaseModel):
+class ColumnFamilyMapping(KRMModel):
     """
     Configuration for writing a Pub/Sub message to a Bigtable row with a user-defined key and writing to column families. If this field is set: - The subscription messages must be formatted as JSON. - The row key mapping is configured in the `key_definition` section. - The top-level fields will be written either: - By default, they will be written to the `data` column family with the field name as the column qualifier. - But if the field name matches an existing column family (except for the default `data` column), then that field will be written to that column family, either as a scalar or its next level nested fields if it's a JSON object. - The cell timestamp will be the message publish timestamp. If the field is not set, the default behavior is to write: - row key: subscription name, message ID hash, and message ID delimited by `#`. - columns: message bytes written to a single column family `data` with an empty-string column qualifier. - cell timestamp: the message publish timestamp.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     delimited_key: Annotated[
         DelimitedKey | None,
         Field(
             alias="delimitedKey",
-            description="Optional. If set, the row key is constructed from the given key fields and delimiter. All key fields must be present in the message; otherwise, the message remains in the subscription backlog.",
+            description="Optional. If set, the row key is constructed from the given key fields and delimiter.",
         ),
     ] = None
     row_key_schema: Annotated[
         RowKeySchema | None,
         Field(
             alias="rowKeySchema",
-            description="Optional. If set, the row key is constructed from the field names of the table's structured row key ({$universe.dns_names.final_documentation_domain}/bigtable/docs/manage-row-key-schemas). Note that if the field is nullable in the structured row key, then it need not be present in the message; null will be used instead.",
+            description="Optional. If set, the row key is constructed from the field names of the table's structured row key ({$universe.dns_names.final_documentation_domain}/bigtable/docs/manage-row-key-schemas).",
         ),
     ] = None
 
 
-class Compression(BaseModel):
+class Compression(KRMModel):
     """
     Configuration for compressing/decompressing message data using a user-specified compression algorithm.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     compression_algorithm: Annotated[
         CompressionCompressionAlgorithm | None,
         Field(
@@ -391,69 +338,56 @@ class Compression(BaseModel):
     ] = None
 
 
-class DeadLetterPolicy(BaseModel):
+class DeadLetterPolicy(KRMModel):
     """
     Dead lettering is done on a best effort basis. The same message might be dead lettered multiple times. If validation on any of the fields fails at subscription creation/updation, the create/update subscription request will fail.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     dead_letter_topic_ref: Annotated[
         PubSubTopicRef | None,
         Field(
             alias="deadLetterTopicRef",
-            description="A reference to a PubSubTopic (API field `deadLetterTopic`). Optional. The name of the topic to which dead letter messages should be published. Format is `projects/{project}/topics/{topic}`.The Pub/Sub service account associated with the enclosing subscription's parent project (i.e., service-{project_number}@gcp-sa-pubsub.iam.gserviceaccount.com) must have permission to Publish() to this topic. The operation will fail if the topic does not exist. Users should ensure that there is a subscription attached to this topic since messages published to a topic with no subscriptions are lost.",
+            description="A reference to a PubSubTopic (API field `deadLetterTopic`).",
         ),
     ] = None
     max_delivery_attempts: Annotated[
         int | None,
         Field(
             alias="maxDeliveryAttempts",
-            description="Optional. The maximum number of delivery attempts for any message. The value must be between 5 and 100. The number of delivery attempts is defined as 1 + (the sum of number of NACKs and number of times the acknowledgment deadline has been exceeded for the message). A NACK is any call to ModifyAckDeadline with a 0 deadline. Note that client libraries may automatically extend ack_deadlines. This field will be honored on a best effort basis. If this parameter is 0, a default value of 5 is used.",
+            description="Optional. The maximum number of delivery attempts for any message.",
         ),
     ] = None
 
 
-class DelimitedKey(BaseModel):
+class DelimitedKey(KRMModel):
     """
     Row key definition based on fields from the message.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     delimiter: Annotated[
         str | None,
         Field(
-            description="Optional. Byte sequence used to delimit concatenated fields. Must be specified if multiple key fields are used. The delimiter must contain at least 1 character and at most 50 characters.",
+            description="Optional. Byte sequence used to delimit concatenated fields.",
             pattern="^[A-Za-z0-9+/_-]*={0,2}$",
         ),
     ] = None
     key_fields: Annotated[
         list[str] | None,
         Field(
-            alias="keyFields",
-            description="Required. The key fields to construct from the row key. The fields must be present in the message as a top-level field, i.e. JSON path expressions will not traverse into nested objects.",
+            alias="keyFields", description="Required. The key fields to construct from the row key."
         ),
     ] = None
 
 
-class ExpirationPolicy(BaseModel):
+class ExpirationPolicy(KRMModel):
     """
     A policy that specifies the conditions for resource expiration (i.e., automatic resource deletion).
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     ttl: Annotated[
         str | None,
         Field(
-            description='Optional. Specifies the "time-to-live" duration for an associated resource. The resource expires if it is not active for a period of `ttl`. The definition of "activity" depends on the type of the associated resource. The minimum and maximum allowed values for `ttl` depend on the type of the associated resource, as well. If `ttl` is not set, the associated resource never expires.',
+            description='Optional. Specifies the "time-to-live" duration for an associated resource.',
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
     ] = None
@@ -463,19 +397,15 @@ class Int64String(RootModel[str]):
     root: Annotated[str, Field(description="A int64 in its string form.", pattern="^-?[0-9]+$")]
 
 
-class JavaScriptUDF(BaseModel):
+class JavaScriptUDF(KRMModel):
     """
     User-defined JavaScript function that can transform or filter a Pub/Sub message.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     code: Annotated[
         str | None,
         Field(
-            description="Required. JavaScript code that contains a function `function_name` with the below signature: ``` /** * Transforms a Pub/Sub message. * @return {(Object)>|null)} - To * filter a message, return `null`. To transform a message return a map * with the following keys: * - (required) 'data' : {string} * - (optional) 'attributes' : {Object} * Returning empty `attributes` will remove all attributes from the * message. * * @param {(Object)>} Pub/Sub * message. Keys: * - (required) 'data' : {string} * - (required) 'attributes' : {Object} * * @param {Object} metadata - Pub/Sub message metadata. * Keys: * - (optional) 'message_id' : {string} * - (optional) 'publish_time': {string} YYYY-MM-DDTHH:MM:SSZ format * - (optional) 'ordering_key': {string} */ function (message, metadata) { } ```"
+            description="Required. JavaScript code that contains a function `function_name` with the below signature: ``` /** * Transforms a Pub/Sub message."
         ),
     ] = None
     function_name: Annotated[
@@ -487,21 +417,13 @@ class JavaScriptUDF(BaseModel):
     ] = None
 
 
-class MessageTransform(BaseModel):
+class MessageTransform(KRMModel):
     """
     All supported message transforms types.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     ai_inference: Annotated[
-        AIInference | None,
-        Field(
-            alias="aiInference",
-            description="Optional. AI Inference. Specifies the Vertex AI endpoint that inference requests built from the Pub/Sub message data and provided parameters will be sent to.",
-        ),
+        AIInference | None, Field(alias="aiInference", description="Optional. AI Inference.")
     ] = None
     compression: Annotated[
         Compression | None, Field(description="Optional. Compression/Decompression.")
@@ -509,7 +431,7 @@ class MessageTransform(BaseModel):
     disabled: Annotated[
         bool | None,
         Field(
-            description="Optional. If true, the transform is disabled and will not be applied to messages. Defaults to `false`."
+            description="Optional. If true, the transform is disabled and will not be applied to messages."
         ),
     ] = None
     enabled: Annotated[
@@ -520,69 +442,51 @@ class MessageTransform(BaseModel):
     ] = None
     javascript_udf: Annotated[
         JavaScriptUDF | None,
-        Field(
-            alias="javascriptUdf",
-            description="Optional. JavaScript User Defined Function. If multiple JavaScriptUDF's are specified on a resource, each must have a unique `function_name`.",
-        ),
+        Field(alias="javascriptUdf", description="Optional. JavaScript User Defined Function."),
     ] = None
 
 
-class NoWrapper(BaseModel):
+class NoWrapper(KRMModel):
     """
     Sets the `data` field as the HTTP body for delivery.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     write_metadata: Annotated[
         bool | None,
         Field(
             alias="writeMetadata",
-            description="Optional. When true, writes the Pub/Sub message metadata to `x-goog-pubsub-:` headers of the HTTP request. Writes the Pub/Sub message attributes to `:` headers of the HTTP request.",
+            description="Optional. When true, writes the Pub/Sub message metadata to `x-goog-pubsub-:` headers of the HTTP request.",
         ),
     ] = None
 
 
-class OidcToken(BaseModel):
+class OidcToken(KRMModel):
     """
     Contains information needed for generating an [OpenID Connect token](https://developers.google.com/identity/protocols/OpenIDConnect).
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     audience: Annotated[
-        str | None,
-        Field(
-            description="Optional. Audience to be used when generating OIDC token. The audience claim identifies the recipients that the JWT is intended for. The audience value is a single case-sensitive string. Having multiple values (array) for the audience field is not supported. More info about the OIDC JWT token audience here: https://tools.ietf.org/html/rfc7519#section-4.1.3 Note: if not specified, the Push endpoint URL will be used."
-        ),
+        str | None, Field(description="Optional. Audience to be used when generating OIDC token.")
     ] = None
     service_account_email: Annotated[
         str | None,
         Field(
             alias="serviceAccountEmail",
-            description="Optional. [Service account email](https://cloud.google.com/iam/docs/service-accounts) used for generating the OIDC token. For more information on setting up authentication, see [Push subscriptions](https://cloud.google.com/pubsub/docs/push).",
+            description="Optional. [Service account email](https://cloud.google.com/iam/docs/service-accounts) used for generating the OIDC token.",
         ),
     ] = None
 
 
-class PubSubSubscriptionObservedState(BaseModel):
+class PubSubSubscriptionObservedState(KRMModel):
     """
     A subscription resource. If none of `push_config`, `bigquery_config`, `cloud_storage_config`, or `bigtable_config` is set, then the subscriber will pull and ack messages using API methods. At most one of these fields may be set.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     analytics_hub_subscription_info: Annotated[
         AnalyticsHubSubscriptionInfoObserved | None,
         Field(
             alias="analyticsHubSubscriptionInfo",
-            description="Output only. Information about the associated Analytics Hub subscription. Only set if the subscription is created by Analytics Hub.",
+            description="Output only. Information about the associated Analytics Hub subscription.",
         ),
     ] = None
     bigquery_config: Annotated[
@@ -616,26 +520,22 @@ class PubSubSubscriptionObservedState(BaseModel):
         str | None,
         Field(
             alias="topicMessageRetentionDuration",
-            description="Output only. Indicates the minimum duration for which a message is retained after it is published to the subscription's topic. If this field is set, messages published to the subscription's topic in the last `topic_message_retention_duration` are always available to subscribers. See the `message_retention_duration` field in `Topic`. This field is set only in responses from the server; it is ignored if it is set in any requests.",
+            description="Output only. Indicates the minimum duration for which a message is retained after it is published to the subscription's topic.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
     ] = None
 
 
-class PubSubSubscriptionSpec(BaseModel):
+class PubSubSubscriptionSpec(KRMModel):
     """
     A subscription resource. If none of `push_config`, `bigquery_config`, `cloud_storage_config`, or `bigtable_config` is set, then the subscriber will pull and ack messages using API methods. At most one of these fields may be set.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     ack_deadline_seconds: Annotated[
         int | None,
         Field(
             alias="ackDeadlineSeconds",
-            description="Optional. The approximate amount of time (on a best-effort basis) Pub/Sub waits for the subscriber to acknowledge receipt before resending the message. In the interval after the message is delivered and before it is acknowledged, it is considered to be _outstanding_. During that time period, the message will not be redelivered (on a best-effort basis). For pull subscriptions, this value is used as the initial value for the ack deadline. To override this value for a given message, call `ModifyAckDeadline` with the corresponding `ack_id` if using non-streaming pull or send the `ack_id` in a `StreamingModifyAckDeadlineRequest` if using streaming pull. The minimum custom deadline you can specify is 10 seconds. The maximum custom deadline you can specify is 600 seconds (10 minutes). If this parameter is 0, a default value of 10 seconds is used. For push delivery, this value is also used to set the request timeout for the call to the push endpoint. If the subscriber never acknowledges the message, the Pub/Sub system will eventually redeliver the message.",
+            description="Optional. The approximate amount of time (on a best-effort basis) Pub/Sub waits for the subscriber to acknowledge receipt before resending the message.",
         ),
     ] = None
     bigquery_config: Annotated[
@@ -663,40 +563,40 @@ class PubSubSubscriptionSpec(BaseModel):
         DeadLetterPolicy | None,
         Field(
             alias="deadLetterPolicy",
-            description="Optional. A policy that specifies the conditions for dead lettering messages in this subscription. If dead_letter_policy is not set, dead lettering is disabled. The Pub/Sub service account associated with this subscriptions's parent project (i.e., service-{project_number}@gcp-sa-pubsub.iam.gserviceaccount.com) must have permission to Acknowledge() messages on this subscription.",
+            description="Optional. A policy that specifies the conditions for dead lettering messages in this subscription.",
         ),
     ] = None
     detached: Annotated[
         bool | None,
         Field(
-            description="Optional. Indicates whether the subscription is detached from its topic. Detached subscriptions don't receive messages from their topic and don't retain any backlog. `Pull` and `StreamingPull` requests will return FAILED_PRECONDITION. If the subscription is a push subscription, pushes to the endpoint will not be made."
+            description="Optional. Indicates whether the subscription is detached from its topic."
         ),
     ] = None
     enable_exactly_once_delivery: Annotated[
         bool | None,
         Field(
             alias="enableExactlyOnceDelivery",
-            description="Optional. If true, Pub/Sub provides the following guarantees for the delivery of a message with a given value of `message_id` on this subscription: * The message sent to a subscriber is guaranteed not to be resent before the message's acknowledgment deadline expires. * An acknowledged message will not be resent to a subscriber. Note that subscribers may still receive multiple copies of a message when `enable_exactly_once_delivery` is true if the message was published multiple times by a publisher client. These copies are considered distinct by Pub/Sub and have distinct `message_id` values.",
+            description="Optional. If true, Pub/Sub provides the following guarantees for the delivery of a message with a given value of `message_id` on this subscription: * The message sent to a subscriber is guaranteed not to be resent before the message's acknowledgment deadline expires.",
         ),
     ] = None
     enable_message_ordering: Annotated[
         bool | None,
         Field(
             alias="enableMessageOrdering",
-            description="Optional. If true, messages published with the same `ordering_key` in `PubsubMessage` will be delivered to the subscribers in the order in which they are received by the Pub/Sub system. Otherwise, they may be delivered in any order.",
+            description="Optional. If true, messages published with the same `ordering_key` in `PubsubMessage` will be delivered to the subscribers in the order in which they are received by the Pub/Sub system.",
         ),
     ] = None
     expiration_policy: Annotated[
         ExpirationPolicy | None,
         Field(
             alias="expirationPolicy",
-            description="Optional. A policy that specifies the conditions for this subscription's expiration. A subscription is considered active as long as any connected subscriber is successfully consuming messages from the subscription or is issuing operations on the subscription. If `expiration_policy` is not set, a *default policy* with `ttl` of 31 days will be used. The minimum allowed value for `expiration_policy.ttl` is 1 day. If `expiration_policy` is set, but `expiration_policy.ttl` is not set, the subscription never expires.",
+            description="Optional. A policy that specifies the conditions for this subscription's expiration.",
         ),
     ] = None
     filter: Annotated[
         str | None,
         Field(
-            description="Optional. An expression written in the Pub/Sub [filter language](https://cloud.google.com/pubsub/docs/filtering). If non-empty, then only `PubsubMessage`s whose `attributes` field matches the filter are delivered on this subscription. If empty, then no messages are filtered out."
+            description="Optional. An expression written in the Pub/Sub [filter language](https://cloud.google.com/pubsub/docs/filtering)."
         ),
     ] = None
     labels: Annotated[
@@ -709,7 +609,7 @@ class PubSubSubscriptionSpec(BaseModel):
         str | None,
         Field(
             alias="messageRetentionDuration",
-            description="Optional. How long to retain unacknowledged messages in the subscription's backlog, from the moment a message is published. If `retain_acked_messages` is true, then this also configures the retention of acknowledged messages, and thus configures how far back in time a `Seek` can be done. Defaults to 7 days. Cannot be more than 31 days or less than 10 minutes.",
+            description="Optional. How long to retain unacknowledged messages in the subscription's backlog, from the moment a message is published.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
     ] = None
@@ -717,14 +617,14 @@ class PubSubSubscriptionSpec(BaseModel):
         list[MessageTransform] | None,
         Field(
             alias="messageTransforms",
-            description="Optional. Transforms to be applied to messages before they are delivered to subscribers. Transforms are applied in the order specified.",
+            description="Optional. Transforms to be applied to messages before they are delivered to subscribers.",
         ),
     ] = None
     project_ref: Annotated[
         ProjectRef | None,
         Field(
             alias="projectRef",
-            description="Immutable. The Project that this PubSubSubscription belongs to. When unset, the `cnrm.cloud.google.com/project-id` annotation of the object or of its namespace is used.",
+            description="Immutable. The Project that this PubSubSubscription belongs to.",
         ),
     ] = None
     push_config: Annotated[
@@ -738,62 +638,50 @@ class PubSubSubscriptionSpec(BaseModel):
         str | None,
         Field(
             alias="resourceID",
-            description="Immutable. Optional. The PubSubSubscription ID used for creation and acquisition. When unset, the value of `metadata.name` is used.",
+            description="Immutable. Optional. The PubSubSubscription ID used for creation and acquisition.",
         ),
     ] = None
     retain_acked_messages: Annotated[
         bool | None,
         Field(
             alias="retainAckedMessages",
-            description="Optional. Indicates whether to retain acknowledged messages. If true, then messages are not expunged from the subscription's backlog, even if they are acknowledged, until they fall out of the `message_retention_duration` window. This must be true if you would like to [`Seek` to a timestamp]( https://cloud.google.com/pubsub/docs/replay-overview#seek_to_a_time) in the past to replay previously-acknowledged messages.",
+            description="Optional. Indicates whether to retain acknowledged messages.",
         ),
     ] = None
     retry_policy: Annotated[
         RetryPolicy | None,
         Field(
             alias="retryPolicy",
-            description="Optional. A policy that specifies how Pub/Sub retries message delivery for this subscription. If not set, the default retry policy is applied. This generally implies that messages will be retried as soon as possible for healthy subscribers. RetryPolicy will be triggered on NACKs or acknowledgment deadline exceeded events for a given message.",
+            description="Optional. A policy that specifies how Pub/Sub retries message delivery for this subscription.",
         ),
     ] = None
     tags: Annotated[
         dict[str, str] | None,
         Field(
-            description='Optional. Input only. Immutable. Tag keys/values directly bound to this resource. For example: "123/environment": "production", "123/costCenter": "marketing" See https://{$universe.dns_names.final_documentation_domain}/pubsub/docs/tags for more information on using tags with Pub/Sub resources.'
+            description="Optional. Input only. Immutable. Tag keys/values directly bound to this resource."
         ),
     ] = None
     topic_ref: Annotated[
         PubSubTopicRef | None,
-        Field(
-            alias="topicRef",
-            description="A reference to a PubSubTopic (API field `topic`). Required. The name of the topic from which this subscription is receiving messages. Format is `projects/{project}/topics/{topic}`. The value of this field will be `_deleted-topic_` if the topic has been deleted.",
-        ),
+        Field(alias="topicRef", description="A reference to a PubSubTopic (API field `topic`)."),
     ] = None
 
 
-class PubsubWrapper(BaseModel):
+class PubsubWrapper(KRMModel):
     """
     The payload to the push endpoint is in the form of the JSON representation of a [PubsubMessage](https://cloud.google.com/pubsub/docs/reference/rpc/google.pubsub.v1#pubsubmessage).
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
 
-
-class PushConfig(BaseModel):
+class PushConfig(KRMModel):
     """
     Configuration for a push delivery endpoint.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     attributes: Annotated[
         dict[str, str] | None,
         Field(
-            description='Optional. Endpoint configuration attributes that can be used to control different aspects of the message delivery. The only currently supported attribute is `x-goog-version`, which you can use to change the format of the pushed message. This attribute indicates the version of the data expected by the endpoint. This controls the shape of the pushed message (i.e., its fields and metadata). If not present during the `CreateSubscription` call, it will default to the version of the Pub/Sub API used to make such call. If not present in a `ModifyPushConfig` call, its value will not be changed. `GetSubscription` calls will always return a valid version, even if the subscription was created without this attribute. The only supported values for the `x-goog-version` attribute are: * `v1beta1`: uses the push format defined in the v1beta1 Pub/Sub API. * `v1` or `v1beta2`: uses the push format defined in the v1 Pub/Sub API. For example: `attributes { "x-goog-version": "v1" }`'
+            description="Optional. Endpoint configuration attributes that can be used to control different aspects of the message delivery."
         ),
     ] = None
     no_wrapper: Annotated[
@@ -821,25 +709,21 @@ class PushConfig(BaseModel):
         str | None,
         Field(
             alias="pushEndpoint",
-            description="Optional. A URL locating the endpoint to which messages should be pushed. For example, a Webhook endpoint might use `https://example.com/push`.",
+            description="Optional. A URL locating the endpoint to which messages should be pushed.",
         ),
     ] = None
 
 
-class RetryPolicy(BaseModel):
+class RetryPolicy(KRMModel):
     """
     A policy that specifies how Pub/Sub retries message delivery. Retry delay will be exponential based on provided minimum and maximum backoffs. https://en.wikipedia.org/wiki/Exponential_backoff. RetryPolicy will be triggered on NACKs or acknowledgment deadline exceeded events for a given message. Retry Policy is implemented on a best effort basis. At times, the delay between consecutive deliveries may not match the configuration. That is, delay can be more or less than configured backoff.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     maximum_backoff: Annotated[
         str | None,
         Field(
             alias="maximumBackoff",
-            description="Optional. The maximum delay between consecutive deliveries of a given message. Value should be between 0 and 600 seconds. Defaults to 600 seconds.",
+            description="Optional. The maximum delay between consecutive deliveries of a given message.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
     ] = None
@@ -847,47 +731,33 @@ class RetryPolicy(BaseModel):
         str | None,
         Field(
             alias="minimumBackoff",
-            description="Optional. The minimum delay between consecutive deliveries of a given message. Value should be between 0 and 600 seconds. Defaults to 10 seconds.",
+            description="Optional. The minimum delay between consecutive deliveries of a given message.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
     ] = None
 
 
-class RowKeySchema(BaseModel):
+class RowKeySchema(KRMModel):
     """
     Row key definition that reads the input message fields based on the field names of the table's structured row key ({$universe.dns_names.final_documentation_domain}/bigtable/docs/manage-row-key-schemas). Note that if the field is nullable in the structured row key, then it need not be present in the message; null will be used instead.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
 
-
-class TextConfig(BaseModel):
+class TextConfig(KRMModel):
     """
     Configuration for writing message data in text format. Message payloads will be written to files as raw text, separated by a newline.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
 
-
-class UnstructuredInference(BaseModel):
+class UnstructuredInference(KRMModel):
     """
     Configuration for making inferences using arbitrary JSON payloads.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     parameters: Annotated[
         dict[str, Any] | None,
         Field(
-            description="Optional. A parameters object to be included in each inference request. The parameters object is combined with the data field of the Pub/Sub message to form the inference request."
+            description="Optional. A parameters object to be included in each inference request."
         ),
     ] = None
 

@@ -7,7 +7,7 @@ API resource: pubsub.v1 projects.topics (Topic).
 from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.external.vertexaiendpoint_reference import VertexAIEndpointRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
@@ -26,33 +26,29 @@ from kccgen.generated.pubsub.v1beta1.pubsub_v1_api import (
 )
 from kccgen.generated.pubsub.v1beta1.pubsubschema_reference import PubSubSchemaRef
 from kccgen.generated.storage.v1beta1.storagebucket_reference import StorageBucketRef
-from kccgen.runtime.krm import KRMObject, KRMStatus
+from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
 PubSubTopicAPI = pubsub_v1_api.Topic
 
 
-class AIInference(BaseModel):
+class AIInference(KRMModel):
     """
     Configuration for making inference requests against Vertex AI models.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     endpoint_ref: Annotated[
         VertexAIEndpointRef | None,
         Field(
             alias="endpointRef",
-            description="A reference to a VertexAIEndpoint (API field `endpoint`). Required. An endpoint to a Vertex AI model of the form `projects/{project}/locations/{location}/endpoints/{endpoint}` or `projects/{project}/locations/{location}/publishers/{publisher}/models/{model}`. Vertex AI API requests will be sent to this endpoint.",
+            description="A reference to a VertexAIEndpoint (API field `endpoint`).",
         ),
     ] = None
     service_account_email: Annotated[
         str | None,
         Field(
             alias="serviceAccountEmail",
-            description="Optional. The service account to use to make prediction requests against endpoints. The resource creator or updater that specifies this field must have `iam.serviceAccounts.actAs` permission on the service account. If not specified, the Pub/Sub [service agent](https://cloud.google.com/iam/docs/service-agents), service-{project_number}@gcp-sa-pubsub.iam.gserviceaccount.com, is used.",
+            description="Optional. The service account to use to make prediction requests against endpoints.",
         ),
     ] = None
     unstructured_inference: Annotated[
@@ -64,45 +60,36 @@ class AIInference(BaseModel):
     ] = None
 
 
-class AvroFormat(BaseModel):
+class AvroFormat(KRMModel):
     """
     Configuration for reading Cloud Storage data in Avro binary format. The bytes of each object will be set to the `data` field of a Pub/Sub message.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
 
-
-class AwsKinesis(BaseModel):
+class AwsKinesis(KRMModel):
     """
     Ingestion settings for Amazon Kinesis Data Streams.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     aws_role_arn: Annotated[
         str | None,
         Field(
             alias="awsRoleArn",
-            description="Required. AWS role ARN to be used for Federated Identity authentication with Kinesis. Check the Pub/Sub docs for how to set up this role and the required permissions that need to be attached to it.",
+            description="Required. AWS role ARN to be used for Federated Identity authentication with Kinesis.",
         ),
     ] = None
     consumer_arn: Annotated[
         str | None,
         Field(
             alias="consumerArn",
-            description="Required. The Kinesis consumer ARN to used for ingestion in Enhanced Fan-Out mode. The consumer must be already created and ready to be used.",
+            description="Required. The Kinesis consumer ARN to used for ingestion in Enhanced Fan-Out mode.",
         ),
     ] = None
     gcp_service_account: Annotated[
         str | None,
         Field(
             alias="gcpServiceAccount",
-            description="Required. The GCP service account to be used for Federated Identity authentication with Kinesis (via a `AssumeRoleWithWebIdentity` call for the provided role). The `aws_role_arn` must be set up with `accounts.google.com:sub` equals to this service account number.",
+            description="Required. The GCP service account to be used for Federated Identity authentication with Kinesis (via a `AssumeRoleWithWebIdentity` call for the provided role).",
         ),
     ] = None
     stream_arn: Annotated[
@@ -113,15 +100,11 @@ class AwsKinesis(BaseModel):
     ] = None
 
 
-class AwsKinesisObservedState(BaseModel):
+class AwsKinesisObservedState(KRMModel):
     """
     Ingestion settings for Amazon Kinesis Data Streams.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     state: Annotated[
         AwsKinesisState | None,
         Field(
@@ -130,20 +113,16 @@ class AwsKinesisObservedState(BaseModel):
     ] = None
 
 
-class AwsMsk(BaseModel):
+class AwsMsk(KRMModel):
     """
     Ingestion settings for Amazon MSK.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     aws_role_arn: Annotated[
         str | None,
         Field(
             alias="awsRoleArn",
-            description="Required. AWS role ARN to be used for Federated Identity authentication with Amazon MSK. Check the Pub/Sub docs for how to set up this role and the required permissions that need to be attached to it.",
+            description="Required. AWS role ARN to be used for Federated Identity authentication with Amazon MSK.",
         ),
     ] = None
     cluster_arn: Annotated[
@@ -157,7 +136,7 @@ class AwsMsk(BaseModel):
         str | None,
         Field(
             alias="gcpServiceAccount",
-            description="Required. The GCP service account to be used for Federated Identity authentication with Amazon MSK (via a `AssumeRoleWithWebIdentity` call for the provided role). The `aws_role_arn` must be set up with `accounts.google.com:sub` equals to this service account number.",
+            description="Required. The GCP service account to be used for Federated Identity authentication with Amazon MSK (via a `AssumeRoleWithWebIdentity` call for the provided role).",
         ),
     ] = None
     topic: Annotated[
@@ -168,15 +147,11 @@ class AwsMsk(BaseModel):
     ] = None
 
 
-class AwsMskObservedState(BaseModel):
+class AwsMskObservedState(KRMModel):
     """
     Ingestion settings for Amazon MSK.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     state: Annotated[
         AwsMskState | None,
         Field(
@@ -185,15 +160,11 @@ class AwsMskObservedState(BaseModel):
     ] = None
 
 
-class AzureEventHubs(BaseModel):
+class AzureEventHubs(KRMModel):
     """
     Ingestion settings for Azure Event Hubs.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     client_id: Annotated[
         str | None,
         Field(
@@ -234,15 +205,11 @@ class AzureEventHubs(BaseModel):
     ] = None
 
 
-class AzureEventHubsObservedState(BaseModel):
+class AzureEventHubsObservedState(KRMModel):
     """
     Ingestion settings for Azure Event Hubs.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     state: Annotated[
         AzureEventHubsState | None,
         Field(
@@ -251,15 +218,11 @@ class AzureEventHubsObservedState(BaseModel):
     ] = None
 
 
-class CloudStorage(BaseModel):
+class CloudStorage(KRMModel):
     """
     Ingestion settings for Cloud Storage.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     avro_format: Annotated[
         AvroFormat | None,
         Field(
@@ -270,15 +233,14 @@ class CloudStorage(BaseModel):
     bucket_ref: Annotated[
         StorageBucketRef | None,
         Field(
-            alias="bucketRef",
-            description='A reference to a StorageBucket (API field `bucket`). Optional. Cloud Storage bucket. The bucket name must be without any prefix like "gs://". See the [bucket naming requirements]( https://cloud.google.com/storage/docs/buckets#naming).',
+            alias="bucketRef", description="A reference to a StorageBucket (API field `bucket`)."
         ),
     ] = None
     match_glob: Annotated[
         str | None,
         Field(
             alias="matchGlob",
-            description="Optional. Glob pattern used to match objects that will be ingested. If unset, all objects will be ingested. See the [supported patterns](https://cloud.google.com/storage/docs/json_api/v1/objects/list#list-objects-and-prefixes-using-glob).",
+            description="Optional. Glob pattern used to match objects that will be ingested.",
         ),
     ] = None
     minimum_object_create_time: Annotated[
@@ -305,15 +267,11 @@ class CloudStorage(BaseModel):
     ] = None
 
 
-class CloudStorageObservedState(BaseModel):
+class CloudStorageObservedState(KRMModel):
     """
     Ingestion settings for Cloud Storage.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     state: Annotated[
         CloudStorageState | None,
         Field(
@@ -322,15 +280,11 @@ class CloudStorageObservedState(BaseModel):
     ] = None
 
 
-class Compression(BaseModel):
+class Compression(KRMModel):
     """
     Configuration for compressing/decompressing message data using a user-specified compression algorithm.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     compression_algorithm: Annotated[
         CompressionCompressionAlgorithm | None,
         Field(
@@ -347,20 +301,15 @@ class Compression(BaseModel):
     ] = None
 
 
-class ConfluentCloud(BaseModel):
+class ConfluentCloud(KRMModel):
     """
     Ingestion settings for Confluent Cloud.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     bootstrap_server: Annotated[
         str | None,
         Field(
-            alias="bootstrapServer",
-            description="Required. The address of the bootstrap server. The format is url:port.",
+            alias="bootstrapServer", description="Required. The address of the bootstrap server."
         ),
     ] = None
     cluster_id: Annotated[
@@ -377,7 +326,7 @@ class ConfluentCloud(BaseModel):
         str | None,
         Field(
             alias="identityPoolId",
-            description="Required. The id of the identity pool to be used for Federated Identity authentication with Confluent Cloud. See https://docs.confluent.io/cloud/current/security/authenticate/workload-identities/identity-providers/oauth/identity-pools.html#add-oauth-identity-pools.",
+            description="Required. The id of the identity pool to be used for Federated Identity authentication with Confluent Cloud.",
         ),
     ] = None
     topic: Annotated[
@@ -388,15 +337,11 @@ class ConfluentCloud(BaseModel):
     ] = None
 
 
-class ConfluentCloudObservedState(BaseModel):
+class ConfluentCloudObservedState(KRMModel):
     """
     Ingestion settings for Confluent Cloud.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     state: Annotated[
         ConfluentCloudState | None,
         Field(
@@ -405,15 +350,11 @@ class ConfluentCloudObservedState(BaseModel):
     ] = None
 
 
-class IngestionDataSourceSettings(BaseModel):
+class IngestionDataSourceSettings(KRMModel):
     """
     Settings for an ingestion data source on a topic.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     aws_kinesis: Annotated[
         AwsKinesis | None,
         Field(alias="awsKinesis", description="Optional. Amazon Kinesis Data Streams."),
@@ -434,22 +375,15 @@ class IngestionDataSourceSettings(BaseModel):
     ] = None
     platform_logs_settings: Annotated[
         PlatformLogsSettings | None,
-        Field(
-            alias="platformLogsSettings",
-            description="Optional. Platform Logs settings. If unset, no Platform Logs will be generated.",
-        ),
+        Field(alias="platformLogsSettings", description="Optional. Platform Logs settings."),
     ] = None
 
 
-class IngestionDataSourceSettingsObservedState(BaseModel):
+class IngestionDataSourceSettingsObservedState(KRMModel):
     """
     Settings for an ingestion data source on a topic.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     aws_kinesis: Annotated[
         AwsKinesisObservedState | None,
         Field(alias="awsKinesis", description="Optional. Amazon Kinesis Data Streams."),
@@ -471,19 +405,15 @@ class IngestionDataSourceSettingsObservedState(BaseModel):
     ] = None
 
 
-class JavaScriptUDF(BaseModel):
+class JavaScriptUDF(KRMModel):
     """
     User-defined JavaScript function that can transform or filter a Pub/Sub message.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     code: Annotated[
         str | None,
         Field(
-            description="Required. JavaScript code that contains a function `function_name` with the below signature: ``` /** * Transforms a Pub/Sub message. * @return {(Object)>|null)} - To * filter a message, return `null`. To transform a message return a map * with the following keys: * - (required) 'data' : {string} * - (optional) 'attributes' : {Object} * Returning empty `attributes` will remove all attributes from the * message. * * @param {(Object)>} Pub/Sub * message. Keys: * - (required) 'data' : {string} * - (required) 'attributes' : {Object} * * @param {Object} metadata - Pub/Sub message metadata. * Keys: * - (optional) 'message_id' : {string} * - (optional) 'publish_time': {string} YYYY-MM-DDTHH:MM:SSZ format * - (optional) 'ordering_key': {string} */ function (message, metadata) { } ```"
+            description="Required. JavaScript code that contains a function `function_name` with the below signature: ``` /** * Transforms a Pub/Sub message."
         ),
     ] = None
     function_name: Annotated[
@@ -495,46 +425,34 @@ class JavaScriptUDF(BaseModel):
     ] = None
 
 
-class MessageStoragePolicy(BaseModel):
+class MessageStoragePolicy(KRMModel):
     """
     A policy constraining the storage of messages published to the topic.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     allowed_persistence_regions: Annotated[
         list[str] | None,
         Field(
             alias="allowedPersistenceRegions",
-            description="Optional. A list of IDs of Google Cloud regions where messages that are published to the topic may be persisted in storage. Messages published by publishers running in non-allowed Google Cloud regions (or running outside of Google Cloud altogether) are routed for storage in one of the allowed regions. An empty list means that no regions are allowed, and is not a valid configuration.",
+            description="Optional. A list of IDs of Google Cloud regions where messages that are published to the topic may be persisted in storage.",
         ),
     ] = None
     enforce_in_transit: Annotated[
         bool | None,
         Field(
             alias="enforceInTransit",
-            description="Optional. If true, `allowed_persistence_regions` is also used to enforce in-transit guarantees for messages. That is, Pub/Sub will fail Publish operations on this topic and subscribe operations on any subscription attached to this topic in any region that is not in `allowed_persistence_regions`.",
+            description="Optional. If true, `allowed_persistence_regions` is also used to enforce in-transit guarantees for messages.",
         ),
     ] = None
 
 
-class MessageTransform(BaseModel):
+class MessageTransform(KRMModel):
     """
     All supported message transforms types.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     ai_inference: Annotated[
-        AIInference | None,
-        Field(
-            alias="aiInference",
-            description="Optional. AI Inference. Specifies the Vertex AI endpoint that inference requests built from the Pub/Sub message data and provided parameters will be sent to.",
-        ),
+        AIInference | None, Field(alias="aiInference", description="Optional. AI Inference.")
     ] = None
     compression: Annotated[
         Compression | None, Field(description="Optional. Compression/Decompression.")
@@ -542,7 +460,7 @@ class MessageTransform(BaseModel):
     disabled: Annotated[
         bool | None,
         Field(
-            description="Optional. If true, the transform is disabled and will not be applied to messages. Defaults to `false`."
+            description="Optional. If true, the transform is disabled and will not be applied to messages."
         ),
     ] = None
     enabled: Annotated[
@@ -553,22 +471,15 @@ class MessageTransform(BaseModel):
     ] = None
     javascript_udf: Annotated[
         JavaScriptUDF | None,
-        Field(
-            alias="javascriptUdf",
-            description="Optional. JavaScript User Defined Function. If multiple JavaScriptUDF's are specified on a resource, each must have a unique `function_name`.",
-        ),
+        Field(alias="javascriptUdf", description="Optional. JavaScript User Defined Function."),
     ] = None
 
 
-class PlatformLogsSettings(BaseModel):
+class PlatformLogsSettings(KRMModel):
     """
     Settings for Platform Logs produced by Pub/Sub.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     severity: Annotated[
         PlatformLogsSettingsSeverity | None,
         Field(
@@ -577,26 +488,17 @@ class PlatformLogsSettings(BaseModel):
     ] = None
 
 
-class PubSubAvroFormat(BaseModel):
+class PubSubAvroFormat(KRMModel):
     """
     Configuration for reading Cloud Storage data written via [Cloud Storage subscriptions](https://cloud.google.com/pubsub/docs/cloudstorage). The data and attributes fields of the originally exported Pub/Sub message will be restored when publishing.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
 
-
-class PubSubTopicObservedState(BaseModel):
+class PubSubTopicObservedState(KRMModel):
     """
     A topic resource.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     ingestion_data_source_settings: Annotated[
         IngestionDataSourceSettingsObservedState | None,
         Field(
@@ -605,11 +507,7 @@ class PubSubTopicObservedState(BaseModel):
         ),
     ] = None
     satisfies_pzs: Annotated[
-        bool | None,
-        Field(
-            alias="satisfiesPzs",
-            description="Optional. Reserved for future use. This field is set only in responses from the server; it is ignored if it is set in any requests.",
-        ),
+        bool | None, Field(alias="satisfiesPzs", description="Optional. Reserved for future use.")
     ] = None
     state: Annotated[
         TopicState | None,
@@ -617,15 +515,11 @@ class PubSubTopicObservedState(BaseModel):
     ] = None
 
 
-class PubSubTopicSpec(BaseModel):
+class PubSubTopicSpec(KRMModel):
     """
     A topic resource.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     ingestion_data_source_settings: Annotated[
         IngestionDataSourceSettings | None,
         Field(
@@ -636,8 +530,7 @@ class PubSubTopicSpec(BaseModel):
     kms_key_ref: Annotated[
         KMSCryptoKeyRef | None,
         Field(
-            alias="kmsKeyRef",
-            description="A reference to a KMSCryptoKey (API field `kmsKeyName`). Optional. The resource name of the Cloud KMS CryptoKey to be used to protect access to messages published on this topic. The expected format is `projects/*/locations/*/keyRings/*/cryptoKeys/*`.",
+            alias="kmsKeyRef", description="A reference to a KMSCryptoKey (API field `kmsKeyName`)."
         ),
     ] = None
     labels: Annotated[
@@ -650,7 +543,7 @@ class PubSubTopicSpec(BaseModel):
         str | None,
         Field(
             alias="messageRetentionDuration",
-            description="Optional. Indicates the minimum duration to retain a message after it is published to the topic. If this field is set, messages published to the topic in the last `message_retention_duration` are always available to subscribers. For instance, it allows any attached subscription to [seek to a timestamp](https://cloud.google.com/pubsub/docs/replay-overview#seek_to_a_time) that is up to `message_retention_duration` in the past. If this field is not set, message retention is controlled by settings on individual subscriptions. Cannot be more than 31 days or less than 10 minutes.",
+            description="Optional. Indicates the minimum duration to retain a message after it is published to the topic.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
     ] = None
@@ -658,28 +551,28 @@ class PubSubTopicSpec(BaseModel):
         MessageStoragePolicy | None,
         Field(
             alias="messageStoragePolicy",
-            description="Optional. Policy constraining the set of Google Cloud Platform regions where messages published to the topic may be stored. If not present, then no constraints are in effect.",
+            description="Optional. Policy constraining the set of Google Cloud Platform regions where messages published to the topic may be stored.",
         ),
     ] = None
     message_transforms: Annotated[
         list[MessageTransform] | None,
         Field(
             alias="messageTransforms",
-            description="Optional. Transforms to be applied to messages published to the topic. Transforms are applied in the order specified.",
+            description="Optional. Transforms to be applied to messages published to the topic.",
         ),
     ] = None
     project_ref: Annotated[
         ProjectRef | None,
         Field(
             alias="projectRef",
-            description="Immutable. The Project that this PubSubTopic belongs to. When unset, the `cnrm.cloud.google.com/project-id` annotation of the object or of its namespace is used.",
+            description="Immutable. The Project that this PubSubTopic belongs to.",
         ),
     ] = None
     resource_id: Annotated[
         str | None,
         Field(
             alias="resourceID",
-            description="Immutable. Optional. The PubSubTopic ID used for creation and acquisition. When unset, the value of `metadata.name` is used.",
+            description="Immutable. Optional. The PubSubTopic ID used for creation and acquisition.",
         ),
     ] = None
     schema_settings: Annotated[
@@ -692,20 +585,16 @@ class PubSubTopicSpec(BaseModel):
     tags: Annotated[
         dict[str, str] | None,
         Field(
-            description='Optional. Input only. Immutable. Tag keys/values directly bound to this resource. For example: "123/environment": "production", "123/costCenter": "marketing" See https://{$universe.dns_names.final_documentation_domain}/pubsub/docs/tags for more information on using tags with Pub/Sub resources.'
+            description="Optional. Input only. Immutable. Tag keys/values directly bound to this resource."
         ),
     ] = None
 
 
-class SchemaSettings(BaseModel):
+class SchemaSettings(KRMModel):
     """
     Settings for validating messages published against a schema.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     encoding: Annotated[
         SchemaSettingsEncoding | None,
         Field(description="Optional. The encoding of messages validated against `schema`."),
@@ -714,52 +603,41 @@ class SchemaSettings(BaseModel):
         str | None,
         Field(
             alias="firstRevisionId",
-            description="Optional. The minimum (inclusive) revision allowed for validating messages. If empty or not present, allow any revision to be validated against last_revision or any revision created before.",
+            description="Optional. The minimum (inclusive) revision allowed for validating messages.",
         ),
     ] = None
     last_revision_id: Annotated[
         str | None,
         Field(
             alias="lastRevisionId",
-            description="Optional. The maximum (inclusive) revision allowed for validating messages. If empty or not present, allow any revision to be validated against first_revision or any revision created after.",
+            description="Optional. The maximum (inclusive) revision allowed for validating messages.",
         ),
     ] = None
     schema_ref: Annotated[
         PubSubSchemaRef | None,
-        Field(
-            alias="schemaRef",
-            description="A reference to a PubSubSchema (API field `schema`). Required. The name of the schema that messages published should be validated against. Format is `projects/{project}/schemas/{schema}`. The value of this field will be `_deleted-schema_` if the schema has been deleted.",
-        ),
+        Field(alias="schemaRef", description="A reference to a PubSubSchema (API field `schema`)."),
     ] = None
 
 
-class TextFormat(BaseModel):
+class TextFormat(KRMModel):
     """
     Configuration for reading Cloud Storage data in text format. Each line of text as specified by the delimiter will be set to the `data` field of a Pub/Sub message.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     delimiter: Annotated[str | None, Field(description="Optional. When unset, '\\n' is used.")] = (
         None
     )
 
 
-class UnstructuredInference(BaseModel):
+class UnstructuredInference(KRMModel):
     """
     Configuration for making inferences using arbitrary JSON payloads.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     parameters: Annotated[
         dict[str, Any] | None,
         Field(
-            description="Optional. A parameters object to be included in each inference request. The parameters object is combined with the data field of the Pub/Sub message to form the inference request."
+            description="Optional. A parameters object to be included in each inference request."
         ),
     ] = None
 

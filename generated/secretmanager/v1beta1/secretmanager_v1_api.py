@@ -8,56 +8,40 @@ from __future__ import annotations
 
 from enum import StrEnum
 from typing import Annotated, Any
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 from typing_extensions import TypeAliasType
+from kccgen.runtime.krm import APIModel
 
 
-class Automatic(BaseModel):
+class Automatic(APIModel):
     """
     A replication policy that replicates the Secret payload without any restrictions.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     customer_managed_encryption: Annotated[
         CustomerManagedEncryption | None, Field(alias="customerManagedEncryption")
     ] = None
 
 
-class CustomerManagedEncryption(BaseModel):
+class CustomerManagedEncryption(APIModel):
     """
     Configuration for encrypting secret payloads using customer-managed encryption keys (CMEK).
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     kms_key_name: Annotated[str | None, Field(alias="kmsKeyName")] = None
 
 
-class Empty(BaseModel):
+class Empty(APIModel):
     """
     A generic empty message that you can re-use to avoid defining duplicated empty messages in your APIs. A typical example is to use it as the request or the response type of an API method. For instance: service Foo { rpc Bar(google.protobuf.Empty) returns (google.protobuf.Empty); }
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
 
-
-class ManagedRotationStatus(BaseModel):
+class ManagedRotationStatus(APIModel):
     """
     Represents the status of a managed rotation. This is applicable only to Typed Secrets. It indicates whether the rotation is active and any errors that may have occurred during the asynchronous managed rotation.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     error: Status | None = None
     state: ManagedRotationStatusState | int | None = None
 
@@ -75,56 +59,40 @@ class ManagedRotationStatusState(StrEnum):
     INACTIVE = "INACTIVE"
 
 
-class Replica(BaseModel):
+class Replica(APIModel):
     """
     Represents a Replica for this Secret.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     customer_managed_encryption: Annotated[
         CustomerManagedEncryption | None, Field(alias="customerManagedEncryption")
     ] = None
     location: str | None = None
 
 
-class Replication(BaseModel):
+class Replication(APIModel):
     """
     A policy that defines the replication and encryption configuration of data.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     automatic: Automatic | None = None
     user_managed: Annotated[UserManaged | None, Field(alias="userManaged")] = None
 
 
-class ResourcePolicyMember(BaseModel):
+class ResourcePolicyMember(APIModel):
     """
     Output-only policy member strings of a Google Cloud resource's built-in identity.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     iam_policy_name_principal: Annotated[str | None, Field(alias="iamPolicyNamePrincipal")] = None
     iam_policy_uid_principal: Annotated[str | None, Field(alias="iamPolicyUidPrincipal")] = None
 
 
-class Rotation(BaseModel):
+class Rotation(APIModel):
     """
     The rotation time and period for a Secret. At next_rotation_time, Secret Manager will send a Pub/Sub notification to the topics configured on the Secret. Secret.topics must be set to configure rotation.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     managed_rotation_status: Annotated[
         ManagedRotationStatus | None, Field(alias="managedRotationStatus")
     ] = None
@@ -140,15 +108,11 @@ class Rotation(BaseModel):
     ] = None
 
 
-class Secret(BaseModel):
+class Secret(APIModel):
     """
     A Secret is a logical secret whose value and versions can be accessed. A Secret is made up of zero or more SecretVersions that represent the secret data.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     annotations: dict[str, str] | None = None
     create_time: Annotated[
         str | None,
@@ -204,41 +168,29 @@ class SecretSecretType(StrEnum):
     OTHER = "OTHER"
 
 
-class Status(BaseModel):
+class Status(APIModel):
     """
     The `Status` type defines a logical error model that is suitable for different programming environments, including REST APIs and RPC APIs. It is used by [gRPC](https://github.com/grpc). Each `Status` message contains three pieces of data: error code, error message, and error details. You can find out more about this error model and how to work with it in the [API Design Guide](https://cloud.google.com/apis/design/errors).
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     code: int | None = None
     details: list[dict[str, Any]] | None = None
     message: str | None = None
 
 
-class Topic(BaseModel):
+class Topic(APIModel):
     """
     A Pub/Sub topic which Secret Manager will publish to when control plane events occur on this secret.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     name: str | None = None
 
 
-class UserManaged(BaseModel):
+class UserManaged(APIModel):
     """
     A replication policy that replicates the Secret payload into the locations specified in Replication.UserManaged.replicas
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     replicas: list[Replica] | None = None
 
 

@@ -7,7 +7,7 @@ API resource: secretmanager.v1 projects.secrets (Secret).
 from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
-from pydantic import BaseModel, ConfigDict, Field, RootModel
+from pydantic import Field, RootModel
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
@@ -16,44 +16,35 @@ from kccgen.generated.secretmanager.v1beta1.secretmanager_v1_api import (
     ManagedRotationStatusState,
     SecretSecretType,
 )
-from kccgen.runtime.krm import KRMObject, KRMStatus
+from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
 SecretManagerSecretAPI = secretmanager_v1_api.Secret
 
 
-class Automatic(BaseModel):
+class Automatic(KRMModel):
     """
     A replication policy that replicates the Secret payload without any restrictions.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     customer_managed_encryption: Annotated[
         CustomerManagedEncryption | None,
         Field(
             alias="customerManagedEncryption",
-            description="Optional. The customer-managed encryption configuration of the Secret. If no configuration is provided, Google-managed default encryption is used. Updates to the Secret encryption configuration only apply to SecretVersions added afterwards. They do not apply retroactively to existing SecretVersions.",
+            description="Optional. The customer-managed encryption configuration of the Secret.",
         ),
     ] = None
 
 
-class CustomerManagedEncryption(BaseModel):
+class CustomerManagedEncryption(KRMModel):
     """
     Configuration for encrypting secret payloads using customer-managed encryption keys (CMEK).
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     kms_key_ref: Annotated[
         KMSCryptoKeyRef | None,
         Field(
-            alias="kmsKeyRef",
-            description="A reference to a KMSCryptoKey (API field `kmsKeyName`). Required. The resource name of the Cloud KMS CryptoKey used to encrypt secret payloads. For secrets using the UserManaged replication policy type, Cloud KMS CryptoKeys must reside in the same location as the replica location. For secrets using the Automatic replication policy type, Cloud KMS CryptoKeys must reside in `global`. The expected format is `projects/*/locations/*/keyRings/*/cryptoKeys/*`.",
+            alias="kmsKeyRef", description="A reference to a KMSCryptoKey (API field `kmsKeyName`)."
         ),
     ] = None
 
@@ -62,19 +53,15 @@ class Int64String(RootModel[str]):
     root: Annotated[str, Field(description="A int64 in its string form.", pattern="^-?[0-9]+$")]
 
 
-class ManagedRotationStatusObserved(BaseModel):
+class ManagedRotationStatusObserved(KRMModel):
     """
     Represents the status of a managed rotation. This is applicable only to Typed Secrets. It indicates whether the rotation is active and any errors that may have occurred during the asynchronous managed rotation.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     error: Annotated[
         StatusObserved | None,
         Field(
-            description="Output only. Displays customer-facing issues that occurred during an asynchronous managed rotation. For example, if there are some permission errors."
+            description="Output only. Displays customer-facing issues that occurred during an asynchronous managed rotation."
         ),
     ] = None
     state: Annotated[
@@ -83,39 +70,28 @@ class ManagedRotationStatusObserved(BaseModel):
     ] = None
 
 
-class Replica(BaseModel):
+class Replica(KRMModel):
     """
     Represents a Replica for this Secret.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     customer_managed_encryption: Annotated[
         CustomerManagedEncryption | None,
         Field(
             alias="customerManagedEncryption",
-            description="Optional. The customer-managed encryption configuration of the User-Managed Replica. If no configuration is provided, Google-managed default encryption is used. Updates to the Secret encryption configuration only apply to SecretVersions added afterwards. They do not apply retroactively to existing SecretVersions.",
+            description="Optional. The customer-managed encryption configuration of the User-Managed Replica.",
         ),
     ] = None
     location: Annotated[
-        str | None,
-        Field(
-            description='The canonical IDs of the location to replicate data. For example: `"us-east1"`.'
-        ),
+        str | None, Field(description="The canonical IDs of the location to replicate data.")
     ] = None
 
 
-class Replication(BaseModel):
+class Replication(KRMModel):
     """
     A policy that defines the replication and encryption configuration of data.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     automatic: Annotated[
         Automatic | None,
         Field(description="The Secret will automatically be replicated without any restrictions."),
@@ -129,45 +105,37 @@ class Replication(BaseModel):
     ] = None
 
 
-class ResourcePolicyMemberObserved(BaseModel):
+class ResourcePolicyMemberObserved(KRMModel):
     """
     Output-only policy member strings of a Google Cloud resource's built-in identity.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     iam_policy_name_principal: Annotated[
         str | None,
         Field(
             alias="iamPolicyNamePrincipal",
-            description="Output only. IAM policy binding member referring to a Google Cloud resource by user-assigned name (https://google.aip.dev/122). If a resource is deleted and recreated with the same name, the binding will be applicable to the new resource. Example: `principal://parametermanager.googleapis.com/projects/12345/name/locations/us-central1-a/parameters/my-parameter`",
+            description="Output only. IAM policy binding member referring to a Google Cloud resource by user-assigned name (https://google.aip.dev/122).",
         ),
     ] = None
     iam_policy_uid_principal: Annotated[
         str | None,
         Field(
             alias="iamPolicyUidPrincipal",
-            description="Output only. IAM policy binding member referring to a Google Cloud resource by system-assigned unique identifier (https://google.aip.dev/148#uid). If a resource is deleted and recreated with the same name, the binding will not be applicable to the new resource Example: `principal://parametermanager.googleapis.com/projects/12345/uid/locations/us-central1-a/parameters/a918fed5`",
+            description="Output only. IAM policy binding member referring to a Google Cloud resource by system-assigned unique identifier (https://google.aip.dev/148#uid).",
         ),
     ] = None
 
 
-class Rotation(BaseModel):
+class Rotation(KRMModel):
     """
     The rotation time and period for a Secret. At next_rotation_time, Secret Manager will send a Pub/Sub notification to the topics configured on the Secret. Secret.topics must be set to configure rotation.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     next_rotation_time: Annotated[
         str | None,
         Field(
             alias="nextRotationTime",
-            description="Optional. Timestamp in UTC at which the Secret is scheduled to rotate. Cannot be set to less than 300s (5 min) in the future and at most 3153600000s (100 years). next_rotation_time MUST be set if rotation_period is set.",
+            description="Optional. Timestamp in UTC at which the Secret is scheduled to rotate.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
@@ -175,39 +143,31 @@ class Rotation(BaseModel):
         str | None,
         Field(
             alias="rotationPeriod",
-            description="Input only. The Duration between rotation notifications. Must be in seconds and at least 3600s (1h) and at most 3153600000s (100 years). If rotation_period is set, next_rotation_time must be set. next_rotation_time will be advanced by this period when the service automatically sends rotation notifications.",
+            description="Input only. The Duration between rotation notifications.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
     ] = None
 
 
-class RotationObservedState(BaseModel):
+class RotationObservedState(KRMModel):
     """
     The rotation time and period for a Secret. At next_rotation_time, Secret Manager will send a Pub/Sub notification to the topics configured on the Secret. Secret.topics must be set to configure rotation.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     managed_rotation_status: Annotated[
         ManagedRotationStatusObserved | None,
         Field(
             alias="managedRotationStatus",
-            description="Output only. The current status of the managed rotation. This field is only applicable to Typed Secrets. This field is set by the service and cannot be set by the user.",
+            description="Output only. The current status of the managed rotation.",
         ),
     ] = None
 
 
-class SecretManagerSecretObservedState(BaseModel):
+class SecretManagerSecretObservedState(KRMModel):
     """
     A Secret is a logical secret whose value and versions can be accessed. A Secret is made up of zero or more SecretVersions that represent the secret data.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     create_time: Annotated[
         str | None,
         Field(
@@ -223,90 +183,75 @@ class SecretManagerSecretObservedState(BaseModel):
         ResourcePolicyMemberObserved | None,
         Field(
             alias="policyMember",
-            description="Output only. Defines the policy member for the secret. This will be used to check if the caller has the permission to perform certain operations on the typed secret.",
+            description="Output only. Defines the policy member for the secret.",
         ),
     ] = None
     rotation: Annotated[
         RotationObservedState | None,
-        Field(
-            description="Optional. Rotation policy attached to the Secret. May be excluded if there is no rotation policy."
-        ),
+        Field(description="Optional. Rotation policy attached to the Secret."),
     ] = None
 
 
-class SecretManagerSecretSpec(BaseModel):
+class SecretManagerSecretSpec(KRMModel):
     """
     A Secret is a logical secret whose value and versions can be accessed. A Secret is made up of zero or more SecretVersions that represent the secret data.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     annotations: Annotated[
-        dict[str, str] | None,
-        Field(
-            description="Optional. Custom metadata about the secret. Annotations are distinct from various forms of labels. Annotations exist to allow client tools to store their own state information without requiring a database. Annotation keys must be between 1 and 63 characters long, have a UTF-8 encoding of maximum 128 bytes, begin and end with an alphanumeric character ([a-z0-9A-Z]), and may have dashes (-), underscores (_), dots (.), and alphanumerics in between these symbols. The total size of annotation keys and values must be less than 16KiB."
-        ),
+        dict[str, str] | None, Field(description="Optional. Custom metadata about the secret.")
     ] = None
     customer_managed_encryption: Annotated[
         CustomerManagedEncryption | None,
         Field(
             alias="customerManagedEncryption",
-            description="Optional. The customer-managed encryption configuration of the regionalized secrets. If no configuration is provided, Google-managed default encryption is used. Updates to the Secret encryption configuration only apply to SecretVersions added afterwards. They do not apply retroactively to existing SecretVersions.",
+            description="Optional. The customer-managed encryption configuration of the regionalized secrets.",
         ),
     ] = None
     expire_time: Annotated[
         str | None,
         Field(
             alias="expireTime",
-            description="Optional. Timestamp in UTC when the Secret is scheduled to expire. This is always provided on output, regardless of what was sent on input.",
+            description="Optional. Timestamp in UTC when the Secret is scheduled to expire.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
     labels: Annotated[
-        dict[str, str] | None,
-        Field(
-            description="The labels assigned to this Secret. Label keys must be between 1 and 63 characters long, have a UTF-8 encoding of maximum 128 bytes, and must conform to the following PCRE regular expression: `\\p{Ll}\\p{Lo}{0,62}` Label values must be between 0 and 63 characters long, have a UTF-8 encoding of maximum 128 bytes, and must conform to the following PCRE regular expression: `[\\p{Ll}\\p{Lo}\\p{N}_-]{0,63}` No more than 64 labels can be assigned to a given resource."
-        ),
+        dict[str, str] | None, Field(description="The labels assigned to this Secret.")
     ] = None
     project_ref: Annotated[
         ProjectRef | None,
         Field(
             alias="projectRef",
-            description="Immutable. The Project that this SecretManagerSecret belongs to. When unset, the `cnrm.cloud.google.com/project-id` annotation of the object or of its namespace is used.",
+            description="Immutable. The Project that this SecretManagerSecret belongs to.",
         ),
     ] = None
     replication: Annotated[
         Replication | None,
         Field(
-            description="Optional. Immutable. The replication policy of the secret data attached to the Secret. The replication policy cannot be changed after the Secret has been created."
+            description="Optional. Immutable. The replication policy of the secret data attached to the Secret."
         ),
     ] = None
     resource_id: Annotated[
         str | None,
         Field(
             alias="resourceID",
-            description="Immutable. Optional. The SecretManagerSecret ID used for creation and acquisition. When unset, the value of `metadata.name` is used.",
+            description="Immutable. Optional. The SecretManagerSecret ID used for creation and acquisition.",
         ),
     ] = None
     rotation: Annotated[
-        Rotation | None,
-        Field(
-            description="Optional. Rotation policy attached to the Secret. May be excluded if there is no rotation policy."
-        ),
+        Rotation | None, Field(description="Optional. Rotation policy attached to the Secret.")
     ] = None
     secret_type: Annotated[
         SecretSecretType | None,
         Field(
             alias="secretType",
-            description="Optional. Immutable. This defines the type of the secret. Enforces certain structural requirements on the SecretVersions. For secret of type UNSPECIFIED, the SecretVersions can be of any type.",
+            description="Optional. Immutable. This defines the type of the secret.",
         ),
     ] = None
     tags: Annotated[
         dict[str, str] | None,
         Field(
-            description='Optional. Input only. Immutable. Mapping of Tag keys/values directly bound to this resource. For example: "123/environment": "production", "123/costCenter": "marketing" Tags are used to organize and group resources. Tags can be used to control policy evaluation for the resource.'
+            description="Optional. Input only. Immutable. Mapping of Tag keys/values directly bound to this resource."
         ),
     ] = None
     topics: Annotated[
@@ -325,76 +270,56 @@ class SecretManagerSecretSpec(BaseModel):
         dict[str, int | Int64String] | None,
         Field(
             alias="versionAliases",
-            description="Optional. Mapping from version alias to version name. A version alias is a string with a maximum length of 63 characters and can contain uppercase and lowercase letters, numerals, and the hyphen (`-`) and underscore ('_') characters. An alias string must start with a letter and cannot be the string 'latest' or 'NEW'. No more than 50 aliases can be assigned to a given secret. Version-Alias pairs will be viewable via GetSecret and modifiable via UpdateSecret. Access by alias is only be supported on GetSecretVersion and AccessSecretVersion.",
+            description="Optional. Mapping from version alias to version name.",
         ),
     ] = None
     version_destroy_ttl: Annotated[
         str | None,
         Field(
             alias="versionDestroyTtl",
-            description="Optional. Secret Version TTL after destruction request This is a part of the Delayed secret version destroy feature. For secret with TTL>0, version destruction doesn't happen immediately on calling destroy instead the version goes to a disabled state and destruction happens after the TTL expires.",
+            description="Optional. Secret Version TTL after destruction request This is a part of the Delayed secret version destroy feature.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
     ] = None
 
 
-class StatusObserved(BaseModel):
+class StatusObserved(KRMModel):
     """
     The `Status` type defines a logical error model that is suitable for different programming environments, including REST APIs and RPC APIs. It is used by [gRPC](https://github.com/grpc). Each `Status` message contains three pieces of data: error code, error message, and error details. You can find out more about this error model and how to work with it in the [API Design Guide](https://cloud.google.com/apis/design/errors).
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     code: Annotated[
         int | None,
         Field(description="The status code, which should be an enum value of google.rpc.Code."),
     ] = None
     details: Annotated[
         list[dict[str, Any]] | None,
-        Field(
-            description="A list of messages that carry the error details. There is a common set of message types for APIs to use."
-        ),
+        Field(description="A list of messages that carry the error details."),
     ] = None
     message: Annotated[
         str | None,
-        Field(
-            description="A developer-facing error message, which should be in English. Any user-facing error message should be localized and sent in the google.rpc.Status.details field, or localized by the client."
-        ),
+        Field(description="A developer-facing error message, which should be in English."),
     ] = None
 
 
-class Topic(BaseModel):
+class Topic(KRMModel):
     """
     A Pub/Sub topic which Secret Manager will publish to when control plane events occur on this secret.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     topic_ref: Annotated[
         PubSubTopicRef | None,
-        Field(
-            alias="topicRef",
-            description="A reference to a PubSubTopic (API field `name`). Identifier. The resource name of the Pub/Sub topic that will be published to, in the following format: `projects/*/topics/*`. For publication to succeed, the Secret Manager service agent must have the `pubsub.topic.publish` permission on the topic. The Pub/Sub Publisher role (`roles/pubsub.publisher`) includes this permission.",
-        ),
+        Field(alias="topicRef", description="A reference to a PubSubTopic (API field `name`)."),
     ] = None
 
 
-class UserManaged(BaseModel):
+class UserManaged(KRMModel):
     """
     A replication policy that replicates the Secret payload into the locations specified in Replication.UserManaged.replicas
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     replicas: Annotated[
-        list[Replica] | None,
-        Field(description="Required. The list of Replicas for this Secret. Cannot be empty."),
+        list[Replica] | None, Field(description="Required. The list of Replicas for this Secret.")
     ] = None
 
 

@@ -8,33 +8,26 @@ from __future__ import annotations
 
 from enum import StrEnum
 from typing import Annotated, Any
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+from kccgen.runtime.krm import APIModel
 
 
-class AsymmetricAutoscalingOption(BaseModel):
+class AsymmetricAutoscalingOption(APIModel):
     """
     AsymmetricAutoscalingOption specifies the scaling of replicas identified by the given selection.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     overrides: AutoscalingConfigOverrides | None = None
     replica_selection: Annotated[
         InstanceReplicaSelection | None, Field(alias="replicaSelection")
     ] = None
 
 
-class AutoscalingConfig(BaseModel):
+class AutoscalingConfig(APIModel):
     """
     Autoscaling configuration for an instance.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     asymmetric_autoscaling_options: Annotated[
         list[AsymmetricAutoscalingOption] | None, Field(alias="asymmetricAutoscalingOptions")
     ] = None
@@ -44,15 +37,11 @@ class AutoscalingConfig(BaseModel):
     )
 
 
-class AutoscalingConfigOverrides(BaseModel):
+class AutoscalingConfigOverrides(APIModel):
     """
     Overrides the top-level autoscaling configuration for the replicas identified by `replica_selection`. All fields in this message are optional. Any unspecified fields will use the corresponding values from the top-level autoscaling configuration.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     autoscaling_limits: Annotated[AutoscalingLimits | None, Field(alias="autoscalingLimits")] = None
     autoscaling_target_high_priority_cpu_utilization_percent: Annotated[
         int | None, Field(alias="autoscalingTargetHighPriorityCpuUtilizationPercent")
@@ -68,30 +57,22 @@ class AutoscalingConfigOverrides(BaseModel):
     ] = None
 
 
-class AutoscalingLimits(BaseModel):
+class AutoscalingLimits(APIModel):
     """
     The autoscaling limits for the instance. Users can define the minimum and maximum compute capacity allocated to the instance, and the autoscaler will only scale within that range. Users can either use nodes or processing units to specify the limits, but should use the same unit to set both the min_limit and max_limit.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     max_nodes: Annotated[int | None, Field(alias="maxNodes")] = None
     max_processing_units: Annotated[int | None, Field(alias="maxProcessingUnits")] = None
     min_nodes: Annotated[int | None, Field(alias="minNodes")] = None
     min_processing_units: Annotated[int | None, Field(alias="minProcessingUnits")] = None
 
 
-class AutoscalingTargets(BaseModel):
+class AutoscalingTargets(APIModel):
     """
     The autoscaling targets for an instance.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     high_priority_cpu_utilization_percent: Annotated[
         int | None, Field(alias="highPriorityCpuUtilizationPercent")
     ] = None
@@ -103,39 +84,26 @@ class AutoscalingTargets(BaseModel):
     ] = None
 
 
-class CreateInstanceRequest(BaseModel):
+class CreateInstanceRequest(APIModel):
     """
     The request for CreateInstance.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     instance: Instance | None = None
     instance_id: Annotated[str | None, Field(alias="instanceId")] = None
 
 
-class Empty(BaseModel):
+class Empty(APIModel):
     """
     A generic empty message that you can re-use to avoid defining duplicated empty messages in your APIs. A typical example is to use it as the request or the response type of an API method. For instance: service Foo { rpc Bar(google.protobuf.Empty) returns (google.protobuf.Empty); }
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
 
-
-class FreeInstanceMetadata(BaseModel):
+class FreeInstanceMetadata(APIModel):
     """
     Free instance specific metadata that is kept even after an instance has been upgraded for tracking purposes.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     expire_behavior: Annotated[
         FreeInstanceMetadataExpireBehavior | int | None, Field(alias="expireBehavior")
     ] = None
@@ -168,15 +136,11 @@ class FreeInstanceMetadataExpireBehavior(StrEnum):
     REMOVE_AFTER_GRACE_PERIOD = "REMOVE_AFTER_GRACE_PERIOD"
 
 
-class Instance(BaseModel):
+class Instance(APIModel):
     """
     An isolated set of Cloud Spanner resources on which databases can be hosted.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     autoscaling_config: Annotated[AutoscalingConfig | None, Field(alias="autoscalingConfig")] = None
     config: str | None = None
     create_time: Annotated[
@@ -255,15 +219,11 @@ class InstanceInstanceType(StrEnum):
     FREE_INSTANCE = "FREE_INSTANCE"
 
 
-class InstanceReplicaSelection(BaseModel):
+class InstanceReplicaSelection(APIModel):
     """
     ReplicaSelection identifies replicas with common properties.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     location: str | None = None
 
 
@@ -280,15 +240,11 @@ class InstanceState(StrEnum):
     READY = "READY"
 
 
-class Operation(BaseModel):
+class Operation(APIModel):
     """
     This resource represents a long-running operation that is the result of a network API call.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     done: bool | None = None
     error: Status | None = None
     metadata: dict[str, Any] | None = None
@@ -296,15 +252,11 @@ class Operation(BaseModel):
     response: dict[str, Any] | None = None
 
 
-class ReplicaComputeCapacity(BaseModel):
+class ReplicaComputeCapacity(APIModel):
     """
     ReplicaComputeCapacity describes the amount of server resources that are allocated to each replica identified by the replica selection.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     node_count: Annotated[int | None, Field(alias="nodeCount")] = None
     processing_units: Annotated[int | None, Field(alias="processingUnits")] = None
     replica_selection: Annotated[
@@ -312,28 +264,20 @@ class ReplicaComputeCapacity(BaseModel):
     ] = None
 
 
-class Status(BaseModel):
+class Status(APIModel):
     """
     The `Status` type defines a logical error model that is suitable for different programming environments, including REST APIs and RPC APIs. It is used by [gRPC](https://github.com/grpc). Each `Status` message contains three pieces of data: error code, error message, and error details. You can find out more about this error model and how to work with it in the [API Design Guide](https://cloud.google.com/apis/design/errors).
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     code: int | None = None
     details: list[dict[str, Any]] | None = None
     message: str | None = None
 
 
-class UpdateInstanceRequest(BaseModel):
+class UpdateInstanceRequest(APIModel):
     """
     The request for UpdateInstance.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     field_mask: Annotated[str | None, Field(alias="fieldMask")] = None
     instance: Instance | None = None

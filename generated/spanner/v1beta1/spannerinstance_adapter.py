@@ -6,17 +6,9 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import (
-    Adapter,
-    Alias,
-    Call,
-    CreateWrapped,
-    DeleteAtPath,
-    Lro,
-    OperationGetter,
-    UpdateMaskInBody,
-)
+from kccgen.contract import Adapter, Alias, Call, CreateWrapped, DeleteAtPath, Lro, UpdateMaskInBody
 from kccgen.runtime.adapter import register_adapter
+from kccgen.generated.spanner.v1beta1.spanner_v1_operations import OPERATIONS
 
 ADAPTER = Adapter(
     kind="SpannerInstance",
@@ -47,81 +39,24 @@ ADAPTER = Adapter(
     ),
     krm_only=("projectRef", "resourceID"),
     operations=(
-        (
-            "projects.instanceConfigs.operations",
-            OperationGetter(
-                resource=("projects", "instanceConfigs", "operations"),
-                params=(
-                    (
-                        "name",
-                        "projects/{project}/instanceConfigs/{instanceConfig}/operations/{operation}",
-                    ),
-                ),
-                pattern="^projects/[^/]+/instanceConfigs/[^/]+/operations/[^/]+$",
-            ),
-        ),
+        ("projects.instanceConfigs.operations", OPERATIONS["projects.instanceConfigs.operations"]),
         (
             "projects.instanceConfigs.ssdCaches.operations",
-            OperationGetter(
-                resource=("projects", "instanceConfigs", "ssdCaches", "operations"),
-                params=(
-                    (
-                        "name",
-                        "projects/{project}/instanceConfigs/{instanceConfig}/ssdCaches/{ssdCach}/operations/{operation}",
-                    ),
-                ),
-                pattern="^projects/[^/]+/instanceConfigs/[^/]+/ssdCaches/[^/]+/operations/[^/]+$",
-            ),
+            OPERATIONS["projects.instanceConfigs.ssdCaches.operations"],
         ),
         (
             "projects.instances.backups.operations",
-            OperationGetter(
-                resource=("projects", "instances", "backups", "operations"),
-                params=(
-                    (
-                        "name",
-                        "projects/{project}/instances/{instance}/backups/{backup}/operations/{operation}",
-                    ),
-                ),
-                pattern="^projects/[^/]+/instances/[^/]+/backups/[^/]+/operations/[^/]+$",
-            ),
+            OPERATIONS["projects.instances.backups.operations"],
         ),
         (
             "projects.instances.databases.operations",
-            OperationGetter(
-                resource=("projects", "instances", "databases", "operations"),
-                params=(
-                    (
-                        "name",
-                        "projects/{project}/instances/{instance}/databases/{database}/operations/{operation}",
-                    ),
-                ),
-                pattern="^projects/[^/]+/instances/[^/]+/databases/[^/]+/operations/[^/]+$",
-            ),
+            OPERATIONS["projects.instances.databases.operations"],
         ),
         (
             "projects.instances.instancePartitions.operations",
-            OperationGetter(
-                resource=("projects", "instances", "instancePartitions", "operations"),
-                params=(
-                    (
-                        "name",
-                        "projects/{project}/instances/{instance}/instancePartitions/{instancePartition}/operations/{operation}",
-                    ),
-                ),
-                pattern="^projects/[^/]+/instances/[^/]+/instancePartitions/[^/]+/operations/[^/]+$",
-            ),
+            OPERATIONS["projects.instances.instancePartitions.operations"],
         ),
-        (
-            "projects.instances.operations",
-            OperationGetter(
-                resource=("projects", "instances", "operations"),
-                params=(
-                    ("name", "projects/{project}/instances/{instance}/operations/{operation}"),
-                ),
-                pattern="^projects/[^/]+/instances/[^/]+/operations/[^/]+$",
-            ),
-        ),
+        ("projects.instances.operations", OPERATIONS["projects.instances.operations"]),
     ),
     aliases=(Alias(field="numNodes", target="nodeCount"),),
 )

@@ -7,7 +7,7 @@ API resource: spanner.v1 projects.instances (Instance).
 from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.spanner.v1beta1 import spanner_v1_api
 from kccgen.generated.spanner.v1beta1.spanner_v1_api import (
@@ -17,21 +17,17 @@ from kccgen.generated.spanner.v1beta1.spanner_v1_api import (
     InstanceInstanceType,
     InstanceState,
 )
-from kccgen.runtime.krm import KRMObject, KRMStatus
+from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
 SpannerInstanceAPI = spanner_v1_api.Instance
 
 
-class AsymmetricAutoscalingOption(BaseModel):
+class AsymmetricAutoscalingOption(KRMModel):
     """
     AsymmetricAutoscalingOption specifies the scaling of replicas identified by the given selection.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     overrides: Annotated[
         AutoscalingConfigOverrides | None,
         Field(
@@ -42,25 +38,21 @@ class AsymmetricAutoscalingOption(BaseModel):
         InstanceReplicaSelection | None,
         Field(
             alias="replicaSelection",
-            description="Required. Selects the replicas to which this AsymmetricAutoscalingOption applies. Only read-only replicas are supported.",
+            description="Required. Selects the replicas to which this AsymmetricAutoscalingOption applies.",
         ),
     ] = None
 
 
-class AutoscalingConfig(BaseModel):
+class AutoscalingConfig(KRMModel):
     """
     Autoscaling configuration for an instance.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     asymmetric_autoscaling_options: Annotated[
         list[AsymmetricAutoscalingOption] | None,
         Field(
             alias="asymmetricAutoscalingOptions",
-            description="Optional. Optional asymmetric autoscaling options. Replicas matching the replica selection criteria will be autoscaled independently from other replicas. The autoscaler will scale the replicas based on the utilization of replicas identified by the replica selection. Replica selections should not overlap with each other. Other replicas (those do not match any replica selection) will be autoscaled together and will have the same compute capacity allocated to them.",
+            description="Optional. Optional asymmetric autoscaling options.",
         ),
     ] = None
     autoscaling_limits: Annotated[
@@ -78,15 +70,11 @@ class AutoscalingConfig(BaseModel):
     ] = None
 
 
-class AutoscalingConfigOverrides(BaseModel):
+class AutoscalingConfigOverrides(KRMModel):
     """
     Overrides the top-level autoscaling configuration for the replicas identified by `replica_selection`. All fields in this message are optional. Any unspecified fields will use the corresponding values from the top-level autoscaling configuration.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     autoscaling_limits: Annotated[
         AutoscalingLimits | None,
         Field(
@@ -112,121 +100,99 @@ class AutoscalingConfigOverrides(BaseModel):
         bool | None,
         Field(
             alias="disableHighPriorityCpuAutoscaling",
-            description="Optional. If true, disables high priority CPU autoscaling for the selected replicas and ignores high_priority_cpu_utilization_percent in the top-level autoscaling configuration. When setting this field to true, setting autoscaling_target_high_priority_cpu_utilization_percent field to a non-zero value for the same replica is not supported. If false, the autoscaling_target_high_priority_cpu_utilization_percent field in the replica will be used if set to a non-zero value. Otherwise, the high_priority_cpu_utilization_percent field in the top-level autoscaling configuration will be used. Setting both disable_high_priority_cpu_autoscaling and disable_total_cpu_autoscaling to true for the same replica is not supported.",
+            description="Optional. If true, disables high priority CPU autoscaling for the selected replicas and ignores high_priority_cpu_utilization_percent in the top-level autoscaling configuration.",
         ),
     ] = None
     disable_total_cpu_autoscaling: Annotated[
         bool | None,
         Field(
             alias="disableTotalCpuAutoscaling",
-            description="Optional. If true, disables total CPU autoscaling for the selected replicas and ignores total_cpu_utilization_percent in the top-level autoscaling configuration. When setting this field to true, setting autoscaling_target_total_cpu_utilization_percent field to a non-zero value for the same replica is not supported. If false, the autoscaling_target_total_cpu_utilization_percent field in the replica will be used if set to a non-zero value. Otherwise, the total_cpu_utilization_percent field in the top-level autoscaling configuration will be used. Setting both disable_high_priority_cpu_autoscaling and disable_total_cpu_autoscaling to true for the same replica is not supported.",
+            description="Optional. If true, disables total CPU autoscaling for the selected replicas and ignores total_cpu_utilization_percent in the top-level autoscaling configuration.",
         ),
     ] = None
 
 
-class AutoscalingLimits(BaseModel):
+class AutoscalingLimits(KRMModel):
     """
     The autoscaling limits for the instance. Users can define the minimum and maximum compute capacity allocated to the instance, and the autoscaler will only scale within that range. Users can either use nodes or processing units to specify the limits, but should use the same unit to set both the min_limit and max_limit.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     max_nodes: Annotated[
         int | None,
-        Field(
-            alias="maxNodes",
-            description="Maximum number of nodes allocated to the instance. If set, this number should be greater than or equal to min_nodes.",
-        ),
+        Field(alias="maxNodes", description="Maximum number of nodes allocated to the instance."),
     ] = None
     max_processing_units: Annotated[
         int | None,
         Field(
             alias="maxProcessingUnits",
-            description="Maximum number of processing units allocated to the instance. If set, this number should be multiples of 1000 and be greater than or equal to min_processing_units.",
+            description="Maximum number of processing units allocated to the instance.",
         ),
     ] = None
     min_nodes: Annotated[
         int | None,
-        Field(
-            alias="minNodes",
-            description="Minimum number of nodes allocated to the instance. If set, this number should be greater than or equal to 1.",
-        ),
+        Field(alias="minNodes", description="Minimum number of nodes allocated to the instance."),
     ] = None
     min_processing_units: Annotated[
         int | None,
         Field(
             alias="minProcessingUnits",
-            description="Minimum number of processing units allocated to the instance. If set, this number should be multiples of 1000.",
+            description="Minimum number of processing units allocated to the instance.",
         ),
     ] = None
 
 
-class AutoscalingTargets(BaseModel):
+class AutoscalingTargets(KRMModel):
     """
     The autoscaling targets for an instance.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     high_priority_cpu_utilization_percent: Annotated[
         int | None,
         Field(
             alias="highPriorityCpuUtilizationPercent",
-            description="Optional. The target high priority cpu utilization percentage that the autoscaler should be trying to achieve for the instance. This number is on a scale from 0 (no utilization) to 100 (full utilization). The valid range is [10, 90] inclusive. If not specified or set to 0, the autoscaler skips scaling based on high priority CPU utilization.",
+            description="Optional. The target high priority cpu utilization percentage that the autoscaler should be trying to achieve for the instance.",
         ),
     ] = None
     storage_utilization_percent: Annotated[
         int | None,
         Field(
             alias="storageUtilizationPercent",
-            description="Required. The target storage utilization percentage that the autoscaler should be trying to achieve for the instance. This number is on a scale from 0 (no utilization) to 100 (full utilization). The valid range is [10, 99] inclusive.",
+            description="Required. The target storage utilization percentage that the autoscaler should be trying to achieve for the instance.",
         ),
     ] = None
     total_cpu_utilization_percent: Annotated[
         int | None,
         Field(
             alias="totalCpuUtilizationPercent",
-            description="Optional. The target total CPU utilization percentage that the autoscaler should be trying to achieve for the instance. This number is on a scale from 0 (no utilization) to 100 (full utilization). The valid range is [10, 90] inclusive. If not specified or set to 0, the autoscaler skips scaling based on total CPU utilization. If both `high_priority_cpu_utilization_percent` and `total_cpu_utilization_percent` are specified, the autoscaler provisions the larger of the two required compute capacities to satisfy both targets.",
+            description="Optional. The target total CPU utilization percentage that the autoscaler should be trying to achieve for the instance.",
         ),
     ] = None
 
 
-class FreeInstanceMetadata(BaseModel):
+class FreeInstanceMetadata(KRMModel):
     """
     Free instance specific metadata that is kept even after an instance has been upgraded for tracking purposes.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     expire_behavior: Annotated[
         FreeInstanceMetadataExpireBehavior | None,
         Field(
             alias="expireBehavior",
-            description="Specifies the expiration behavior of a free instance. The default of ExpireBehavior is `REMOVE_AFTER_GRACE_PERIOD`. This can be modified during or after creation, and before expiration.",
+            description="Specifies the expiration behavior of a free instance.",
         ),
     ] = None
 
 
-class FreeInstanceMetadataObservedState(BaseModel):
+class FreeInstanceMetadataObservedState(KRMModel):
     """
     Free instance specific metadata that is kept even after an instance has been upgraded for tracking purposes.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     expire_time: Annotated[
         str | None,
         Field(
             alias="expireTime",
-            description="Output only. Timestamp after which the instance will either be upgraded or scheduled for deletion after a grace period. ExpireBehavior is used to choose between upgrading or scheduling the free instance for deletion. This timestamp is set during the creation of a free instance.",
+            description="Output only. Timestamp after which the instance will either be upgraded or scheduled for deletion after a grace period.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
@@ -240,15 +206,11 @@ class FreeInstanceMetadataObservedState(BaseModel):
     ] = None
 
 
-class InstanceReplicaSelection(BaseModel):
+class InstanceReplicaSelection(KRMModel):
     """
     ReplicaSelection identifies replicas with common properties.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     location: Annotated[
         str | None,
         Field(
@@ -257,15 +219,11 @@ class InstanceReplicaSelection(BaseModel):
     ] = None
 
 
-class InstanceReplicaSelectionObserved(BaseModel):
+class InstanceReplicaSelectionObserved(KRMModel):
     """
     ReplicaSelection identifies replicas with common properties.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     location: Annotated[
         str | None,
         Field(
@@ -274,47 +232,36 @@ class InstanceReplicaSelectionObserved(BaseModel):
     ] = None
 
 
-class ReplicaComputeCapacityObserved(BaseModel):
+class ReplicaComputeCapacityObserved(KRMModel):
     """
     ReplicaComputeCapacity describes the amount of server resources that are allocated to each replica identified by the replica selection.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     node_count: Annotated[
         int | None,
-        Field(
-            alias="nodeCount",
-            description="The number of nodes allocated to each replica. This may be zero in API responses for instances that are not yet in state `READY`.",
-        ),
+        Field(alias="nodeCount", description="The number of nodes allocated to each replica."),
     ] = None
     processing_units: Annotated[
         int | None,
         Field(
             alias="processingUnits",
-            description="The number of processing units allocated to each replica. This may be zero in API responses for instances that are not yet in state `READY`.",
+            description="The number of processing units allocated to each replica.",
         ),
     ] = None
     replica_selection: Annotated[
         InstanceReplicaSelectionObserved | None,
         Field(
             alias="replicaSelection",
-            description="Required. Identifies replicas by specified properties. All replicas in the selection have the same amount of compute capacity.",
+            description="Required. Identifies replicas by specified properties.",
         ),
     ] = None
 
 
-class SpannerInstanceObservedState(BaseModel):
+class SpannerInstanceObservedState(KRMModel):
     """
     An isolated set of Cloud Spanner resources on which databases can be hosted.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     create_time: Annotated[
         str | None,
         Field(
@@ -325,23 +272,17 @@ class SpannerInstanceObservedState(BaseModel):
     ] = None
     free_instance_metadata: Annotated[
         FreeInstanceMetadataObservedState | None,
-        Field(
-            alias="freeInstanceMetadata",
-            description="Free instance metadata. Only populated for free instances.",
-        ),
+        Field(alias="freeInstanceMetadata", description="Free instance metadata."),
     ] = None
     replica_compute_capacity: Annotated[
         list[ReplicaComputeCapacityObserved] | None,
         Field(
             alias="replicaComputeCapacity",
-            description="Output only. Lists the compute capacity per ReplicaSelection. A replica selection identifies a set of replicas with common properties. Replicas identified by a ReplicaSelection are scaled with the same compute capacity.",
+            description="Output only. Lists the compute capacity per ReplicaSelection.",
         ),
     ] = None
     state: Annotated[
-        InstanceState | None,
-        Field(
-            description="Output only. The current instance state. For CreateInstance, the state must be either omitted or set to `CREATING`. For UpdateInstance, the state must be either omitted or set to `READY`."
-        ),
+        InstanceState | None, Field(description="Output only. The current instance state.")
     ] = None
     update_time: Annotated[
         str | None,
@@ -353,40 +294,30 @@ class SpannerInstanceObservedState(BaseModel):
     ] = None
 
 
-class SpannerInstanceSpec(BaseModel):
+class SpannerInstanceSpec(KRMModel):
     """
     An isolated set of Cloud Spanner resources on which databases can be hosted.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     autoscaling_config: Annotated[
         AutoscalingConfig | None,
-        Field(
-            alias="autoscalingConfig",
-            description="Optional. The autoscaling configuration. Autoscaling is enabled if this field is set. When autoscaling is enabled, node_count and processing_units are treated as OUTPUT_ONLY fields and reflect the current compute capacity allocated to the instance.",
-        ),
+        Field(alias="autoscalingConfig", description="Optional. The autoscaling configuration."),
     ] = None
     config: Annotated[
-        str | None,
-        Field(
-            description="Required. The name of the instance's configuration. Values are of the form `projects//instanceConfigs/`. See also InstanceConfig and ListInstanceConfigs."
-        ),
+        str | None, Field(description="Required. The name of the instance's configuration.")
     ] = None
     default_backup_schedule_type: Annotated[
         InstanceDefaultBackupScheduleType | None,
         Field(
             alias="defaultBackupScheduleType",
-            description="Optional. Controls the default backup schedule behavior for new databases within the instance. By default, a backup schedule is created automatically when a new database is created in a new instance. Note that the `AUTOMATIC` value isn't permitted for free instances, as backups and backup schedules aren't supported for free instances. In the `GetInstance` or `ListInstances` response, if the value of `default_backup_schedule_type` isn't set, or set to `NONE`, Spanner doesn't create a default backup schedule for new databases in the instance.",
+            description="Optional. Controls the default backup schedule behavior for new databases within the instance.",
         ),
     ] = None
     display_name: Annotated[
         str | None,
         Field(
             alias="displayName",
-            description="Required. The descriptive name for this instance as it appears in UIs. Must be unique per project and between 4 and 30 characters in length.",
+            description="Required. The descriptive name for this instance as it appears in UIs.",
         ),
     ] = None
     edition: Annotated[
@@ -399,10 +330,7 @@ class SpannerInstanceSpec(BaseModel):
     ] = None
     free_instance_metadata: Annotated[
         FreeInstanceMetadata | None,
-        Field(
-            alias="freeInstanceMetadata",
-            description="Free instance metadata. Only populated for free instances.",
-        ),
+        Field(alias="freeInstanceMetadata", description="Free instance metadata."),
     ] = None
     instance_type: Annotated[
         InstanceInstanceType | None,
@@ -411,49 +339,44 @@ class SpannerInstanceSpec(BaseModel):
     labels: Annotated[
         dict[str, str] | None,
         Field(
-            description='Cloud Labels are a flexible and lightweight mechanism for organizing cloud resources into groups that reflect a customer\'s organizational needs and deployment strategies. Cloud Labels can be used to filter collections of resources. They can be used to control how resource metrics are aggregated. And they can be used as arguments to policy management rules (e.g. route, firewall, load balancing, etc.). * Label keys must be between 1 and 63 characters long and must conform to the following regular expression: `a-z{0,62}`. * Label values must be between 0 and 63 characters long and must conform to the regular expression `[a-z0-9_-]{0,63}`. * No more than 64 labels can be associated with a given resource. See https://goo.gl/xmQnxf for more information on and examples of labels. If you plan to use labels in your own code, please note that additional characters may be allowed in the future. And so you are advised to use an internal label representation, such as JSON, which doesn\'t rely upon specific characters being disallowed. For example, representing labels as the string: name + "_" + value would prove problematic if we were to allow "_" in a future release.'
+            description="Cloud Labels are a flexible and lightweight mechanism for organizing cloud resources into groups that reflect a customer's organizational needs and deployment strategies."
         ),
     ] = None
     node_count: Annotated[
         int | None,
-        Field(
-            alias="nodeCount",
-            description="The number of nodes allocated to this instance. At most, one of either `node_count` or `processing_units` should be present in the message. Users can set the `node_count` field to specify the target number of nodes allocated to the instance. If autoscaling is enabled, `node_count` is treated as an `OUTPUT_ONLY` field and reflects the current number of nodes allocated to the instance. This might be zero in API responses for instances that are not yet in the `READY` state. If the instance has varying node count across replicas (achieved by setting `asymmetric_autoscaling_options` in the autoscaling configuration), the `node_count` set here is the maximum node count across all replicas. For more information, see [Compute capacity, nodes, and processing units](https://cloud.google.com/spanner/docs/compute-capacity).",
-        ),
+        Field(alias="nodeCount", description="The number of nodes allocated to this instance."),
     ] = None
     num_nodes: Annotated[
         int | None,
         Field(
             alias="numNodes",
-            description="Config Connector's name for nodeCount (spec.nodeCount); set one of the two. Config Connector's SpannerInstance calls the API's nodeCount numNodes",
+            description="Config Connector's name for nodeCount (spec.nodeCount); set one of the two.",
         ),
     ] = None
     processing_units: Annotated[
         int | None,
         Field(
             alias="processingUnits",
-            description="The number of processing units allocated to this instance. At most, one of either `processing_units` or `node_count` should be present in the message. Users can set the `processing_units` field to specify the target number of processing units allocated to the instance. If autoscaling is enabled, `processing_units` is treated as an `OUTPUT_ONLY` field and reflects the current number of processing units allocated to the instance. This might be zero in API responses for instances that are not yet in the `READY` state. If the instance has varying processing units per replica (achieved by setting `asymmetric_autoscaling_options` in the autoscaling configuration), the `processing_units` set here is the maximum processing units across all replicas. For more information, see [Compute capacity, nodes and processing units](https://cloud.google.com/spanner/docs/compute-capacity).",
+            description="The number of processing units allocated to this instance.",
         ),
     ] = None
     project_ref: Annotated[
         ProjectRef | None,
         Field(
             alias="projectRef",
-            description="Immutable. The Project that this SpannerInstance belongs to. When unset, the `cnrm.cloud.google.com/project-id` annotation of the object or of its namespace is used.",
+            description="Immutable. The Project that this SpannerInstance belongs to.",
         ),
     ] = None
     resource_id: Annotated[
         str | None,
         Field(
             alias="resourceID",
-            description="Immutable. Optional. The SpannerInstance ID used for creation and acquisition. When unset, the value of `metadata.name` is used.",
+            description="Immutable. Optional. The SpannerInstance ID used for creation and acquisition.",
         ),
     ] = None
     tags: Annotated[
         dict[str, str] | None,
-        Field(
-            description='Optional. Tag keys/values directly bound to this resource. For example: "123/environment": "prod", "123/costCenter": "marketing"'
-        ),
+        Field(description="Optional. Tag keys/values directly bound to this resource."),
     ] = None
 
 

@@ -8,18 +8,15 @@ from __future__ import annotations
 
 from enum import StrEnum
 from typing import Annotated
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+from kccgen.runtime.krm import APIModel
 
 
-class Bucket(BaseModel):
+class Bucket(APIModel):
     """
     A bucket.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     acl: list[BucketAccessControl] | None = None
     autoclass: BucketAutoclass | None = None
     billing: BucketBilling | None = None
@@ -93,15 +90,11 @@ class Bucket(BaseModel):
     website: BucketWebsite | None = None
 
 
-class BucketAccessControl(BaseModel):
+class BucketAccessControl(APIModel):
     """
     An access-control entry.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     bucket: str | None = None
     domain: str | None = None
     email: str | None = None
@@ -117,28 +110,20 @@ class BucketAccessControl(BaseModel):
     self_link: Annotated[str | None, Field(alias="selfLink")] = None
 
 
-class BucketAccessControlProjectTeam(BaseModel):
+class BucketAccessControlProjectTeam(APIModel):
     """
     The project team associated with the entity, if any.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     project_number: Annotated[str | None, Field(alias="projectNumber")] = None
     team: str | None = None
 
 
-class BucketAutoclass(BaseModel):
+class BucketAutoclass(APIModel):
     """
     The bucket's Autoclass configuration.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     enabled: bool | None = None
     terminal_storage_class: Annotated[str | None, Field(alias="terminalStorageClass")] = None
     terminal_storage_class_update_time: Annotated[
@@ -157,50 +142,34 @@ class BucketAutoclass(BaseModel):
     ] = None
 
 
-class BucketBilling(BaseModel):
+class BucketBilling(APIModel):
     """
     The bucket's billing configuration.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     requester_pays: Annotated[bool | None, Field(alias="requesterPays")] = None
 
 
-class BucketCors(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
+class BucketCors(APIModel):
     max_age_seconds: Annotated[int | None, Field(alias="maxAgeSeconds")] = None
     method: list[str] | None = None
     origin: list[str] | None = None
     response_header: Annotated[list[str] | None, Field(alias="responseHeader")] = None
 
 
-class BucketCustomPlacementConfig(BaseModel):
+class BucketCustomPlacementConfig(APIModel):
     """
     The bucket's custom placement configuration for Custom Dual Regions.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     data_locations: Annotated[list[str] | None, Field(alias="dataLocations")] = None
 
 
-class BucketEncryption(BaseModel):
+class BucketEncryption(APIModel):
     """
     Encryption configuration for a bucket.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     customer_managed_encryption_enforcement_config: Annotated[
         BucketEncryptionCustomerManagedEncryptionEnforcementConfig | None,
         Field(alias="customerManagedEncryptionEnforcementConfig"),
@@ -216,15 +185,11 @@ class BucketEncryption(BaseModel):
     ] = None
 
 
-class BucketEncryptionCustomerManagedEncryptionEnforcementConfig(BaseModel):
+class BucketEncryptionCustomerManagedEncryptionEnforcementConfig(APIModel):
     """
     If set, the new objects created in this bucket must comply with this enforcement config. Changing this has no effect on existing objects; it applies to new objects only. If omitted, the new objects are allowed to be encrypted with Customer Managed Encryption type by default.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     effective_time: Annotated[
         str | None,
         Field(
@@ -249,15 +214,11 @@ class BucketEncryptionCustomerManagedEncryptionEnforcementConfigRestrictionMode(
     FULLY_RESTRICTED = "FullyRestricted"
 
 
-class BucketEncryptionCustomerSuppliedEncryptionEnforcementConfig(BaseModel):
+class BucketEncryptionCustomerSuppliedEncryptionEnforcementConfig(APIModel):
     """
     If set, the new objects created in this bucket must comply with this enforcement config. Changing this has no effect on existing objects; it applies to new objects only. If omitted, the new objects are allowed to be encrypted with Customer Supplied Encryption type by default.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     effective_time: Annotated[
         str | None,
         Field(
@@ -282,15 +243,11 @@ class BucketEncryptionCustomerSuppliedEncryptionEnforcementConfigRestrictionMode
     FULLY_RESTRICTED = "FullyRestricted"
 
 
-class BucketEncryptionGoogleManagedEncryptionEnforcementConfig(BaseModel):
+class BucketEncryptionGoogleManagedEncryptionEnforcementConfig(APIModel):
     """
     If set, the new objects created in this bucket must comply with this enforcement config. Changing this has no effect on existing objects; it applies to new objects only. If omitted, the new objects are allowed to be encrypted with Google Managed Encryption type by default.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     effective_time: Annotated[
         str | None,
         Field(
@@ -315,27 +272,19 @@ class BucketEncryptionGoogleManagedEncryptionEnforcementConfigRestrictionMode(St
     FULLY_RESTRICTED = "FullyRestricted"
 
 
-class BucketHierarchicalNamespace(BaseModel):
+class BucketHierarchicalNamespace(APIModel):
     """
     The bucket's hierarchical namespace configuration.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     enabled: bool | None = None
 
 
-class BucketIamConfiguration(BaseModel):
+class BucketIamConfiguration(APIModel):
     """
     The bucket's IAM configuration.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     bucket_policy_only: Annotated[
         BucketIamConfigurationBucketPolicyOnly | None, Field(alias="bucketPolicyOnly")
     ] = None
@@ -346,15 +295,11 @@ class BucketIamConfiguration(BaseModel):
     ] = None
 
 
-class BucketIamConfigurationBucketPolicyOnly(BaseModel):
+class BucketIamConfigurationBucketPolicyOnly(APIModel):
     """
     The bucket's uniform bucket-level access configuration. The feature was formerly known as Bucket Policy Only. For backward compatibility, this field will be populated with identical information as the uniformBucketLevelAccess field. We recommend using the uniformBucketLevelAccess field to enable and disable the feature.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     enabled: bool | None = None
     locked_time: Annotated[
         str | None,
@@ -365,15 +310,11 @@ class BucketIamConfigurationBucketPolicyOnly(BaseModel):
     ] = None
 
 
-class BucketIamConfigurationUniformBucketLevelAccess(BaseModel):
+class BucketIamConfigurationUniformBucketLevelAccess(APIModel):
     """
     The bucket's uniform bucket-level access configuration.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     enabled: bool | None = None
     locked_time: Annotated[
         str | None,
@@ -384,15 +325,11 @@ class BucketIamConfigurationUniformBucketLevelAccess(BaseModel):
     ] = None
 
 
-class BucketInsertParameters(BaseModel):
+class BucketInsertParameters(APIModel):
     """
     Query parameters of storage.buckets.insert that set up the new resource.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     enable_object_retention: Annotated[bool | None, Field(alias="enableObjectRetention")] = None
     predefined_acl: Annotated[
         BucketInsertParametersPredefinedAcl | int | None, Field(alias="predefinedAcl")
@@ -439,15 +376,11 @@ class BucketInsertParametersPredefinedDefaultObjectAcl(StrEnum):
     PUBLIC_READ = "publicRead"
 
 
-class BucketIpFilter(BaseModel):
+class BucketIpFilter(APIModel):
     """
     The bucket's IP filter configuration. Specifies the network sources that are allowed to access the operations on the bucket, as well as its underlying objects. Only enforced when the mode is set to 'Enabled'.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     allow_all_service_agent_access: Annotated[
         bool | None, Field(alias="allowAllServiceAgentAccess")
     ] = None
@@ -461,70 +394,46 @@ class BucketIpFilter(BaseModel):
     ] = None
 
 
-class BucketIpFilterPublicNetworkSource(BaseModel):
+class BucketIpFilterPublicNetworkSource(APIModel):
     """
     The public network source of the bucket's IP filter.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     allowed_ip_cidr_ranges: Annotated[list[str] | None, Field(alias="allowedIpCidrRanges")] = None
 
 
-class BucketIpFilterVpcNetworkSources(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
+class BucketIpFilterVpcNetworkSources(APIModel):
     allowed_ip_cidr_ranges: Annotated[list[str] | None, Field(alias="allowedIpCidrRanges")] = None
     network: str | None = None
 
 
-class BucketLifecycle(BaseModel):
+class BucketLifecycle(APIModel):
     """
     The bucket's lifecycle configuration. See [Lifecycle Management](https://cloud.google.com/storage/docs/lifecycle) for more information.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     rule: list[BucketLifecycleRule] | None = None
 
 
-class BucketLifecycleRule(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
+class BucketLifecycleRule(APIModel):
     action: BucketLifecycleRuleAction | None = None
     condition: BucketLifecycleRuleCondition | None = None
 
 
-class BucketLifecycleRuleAction(BaseModel):
+class BucketLifecycleRuleAction(APIModel):
     """
     The action to take.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     storage_class: Annotated[str | None, Field(alias="storageClass")] = None
     type: str | None = None
 
 
-class BucketLifecycleRuleCondition(BaseModel):
+class BucketLifecycleRuleCondition(APIModel):
     """
     The condition(s) under which the action will be taken.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     age: int | None = None
     created_before: Annotated[
         str | None, Field(alias="createdBefore", pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
@@ -551,53 +460,37 @@ class BucketLifecycleRuleCondition(BaseModel):
     )
 
 
-class BucketLogging(BaseModel):
+class BucketLogging(APIModel):
     """
     The bucket's logging configuration, which defines the destination bucket and optional name prefix for the current bucket's logs.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     log_bucket: Annotated[str | None, Field(alias="logBucket")] = None
     log_object_prefix: Annotated[str | None, Field(alias="logObjectPrefix")] = None
 
 
-class BucketObjectRetention(BaseModel):
+class BucketObjectRetention(APIModel):
     """
     The bucket's object retention config.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     mode: str | None = None
 
 
-class BucketOwner(BaseModel):
+class BucketOwner(APIModel):
     """
     The owner of the bucket. This is always the project team's owner group.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     entity: str | None = None
     entity_id: Annotated[str | None, Field(alias="entityId")] = None
 
 
-class BucketRetentionPolicy(BaseModel):
+class BucketRetentionPolicy(APIModel):
     """
     The bucket's retention policy. The retention policy enforces a minimum retention time for all objects contained in the bucket, based on their creation time. Any attempt to overwrite or delete objects younger than the retention period will result in a PERMISSION_DENIED error. An unlocked retention policy can be modified or removed from the bucket via a storage.buckets.update operation. A locked retention policy cannot be removed or shortened in duration for the lifetime of the bucket. Attempting to remove or decrease period of a locked retention policy will result in a PERMISSION_DENIED error.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     effective_time: Annotated[
         str | None,
         Field(
@@ -611,15 +504,11 @@ class BucketRetentionPolicy(BaseModel):
     ] = None
 
 
-class BucketSoftDeletePolicy(BaseModel):
+class BucketSoftDeletePolicy(APIModel):
     """
     The bucket's soft delete policy, which defines the period of time that soft-deleted objects will be retained, and cannot be permanently deleted.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     effective_time: Annotated[
         str | None,
         Field(
@@ -635,15 +524,11 @@ class BucketSoftDeletePolicy(BaseModel):
     ] = None
 
 
-class BucketSoftDeletePolicyHardDeletePause(BaseModel):
+class BucketSoftDeletePolicyHardDeletePause(APIModel):
     """
     The bucket's hard delete pause configuration. If set, soft-deleted objects in the bucket will not be permanently deleted until the hard delete pause is disabled.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     effective_time: Annotated[
         str | None,
         Field(
@@ -654,40 +539,28 @@ class BucketSoftDeletePolicyHardDeletePause(BaseModel):
     enabled: bool | None = None
 
 
-class BucketVersioning(BaseModel):
+class BucketVersioning(APIModel):
     """
     The bucket's versioning configuration.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     enabled: bool | None = None
 
 
-class BucketWebsite(BaseModel):
+class BucketWebsite(APIModel):
     """
     The bucket's website configuration, controlling how the service behaves when accessing bucket contents as a web site. See the [Static Website Examples](https://cloud.google.com/storage/docs/static-website) for more information.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     main_page_suffix: Annotated[str | None, Field(alias="mainPageSuffix")] = None
     not_found_page: Annotated[str | None, Field(alias="notFoundPage")] = None
 
 
-class ObjectAccessControl(BaseModel):
+class ObjectAccessControl(APIModel):
     """
     An access-control entry.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     bucket: str | None = None
     domain: str | None = None
     email: str | None = None
@@ -705,14 +578,10 @@ class ObjectAccessControl(BaseModel):
     self_link: Annotated[str | None, Field(alias="selfLink")] = None
 
 
-class ObjectAccessControlProjectTeam(BaseModel):
+class ObjectAccessControlProjectTeam(APIModel):
     """
     The project team associated with the entity, if any.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     project_number: Annotated[str | None, Field(alias="projectNumber")] = None
     team: str | None = None

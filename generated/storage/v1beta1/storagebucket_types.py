@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from typing import Annotated, ClassVar, Literal
-from pydantic import BaseModel, ConfigDict, Field, RootModel
+from pydantic import Field, RootModel
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
@@ -20,21 +20,17 @@ from kccgen.generated.storage.v1beta1.storage_v1_api import (
     BucketInsertParametersPredefinedAcl,
     BucketInsertParametersPredefinedDefaultObjectAcl,
 )
-from kccgen.runtime.krm import KRMObject, KRMStatus
+from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
 StorageBucketAPI = storage_v1_api.Bucket
 
 
-class BucketAccessControl(BaseModel):
+class BucketAccessControl(KRMModel):
     """
     An access-control entry.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     bucket: Annotated[str | None, Field(description="The name of the bucket.")] = None
     domain: Annotated[
         str | None, Field(description="The domain associated with the entity, if any.")
@@ -45,7 +41,7 @@ class BucketAccessControl(BaseModel):
     entity: Annotated[
         str | None,
         Field(
-            description="The entity holding the permission, in one of the following forms: \n- user-userId \n- user-email \n- group-groupId \n- group-email \n- domain-domain \n- project-team-projectId \n- allUsers \n- allAuthenticatedUsers Examples: \n- The user liz@example.com would be user-liz@example.com. \n- The group example@googlegroups.com would be group-example@googlegroups.com. \n- To refer to all members of the Google Apps for Business domain example.com, the entity would be domain-example.com."
+            description="The entity holding the permission, in one of the following forms: - user-userId - user-email - group-groupId - group-email - domain-domain - project-team-projectId - allUsers - allAuthenticatedUsers Examples: - The user liz@example.com would be user-liz@example.com."
         ),
     ] = None
     entity_id: Annotated[
@@ -55,12 +51,7 @@ class BucketAccessControl(BaseModel):
         str | None, Field(description="HTTP 1.1 Entity tag for the access-control entry.")
     ] = None
     id: Annotated[str | None, Field(description="The ID of the access-control entry.")] = None
-    kind: Annotated[
-        str | None,
-        Field(
-            description="The kind of item this is. For bucket access control entries, this is always storage#bucketAccessControl."
-        ),
-    ] = None
+    kind: Annotated[str | None, Field(description="The kind of item this is.")] = None
     project_team: Annotated[
         BucketAccessControlProjectTeam | None,
         Field(
@@ -73,30 +64,22 @@ class BucketAccessControl(BaseModel):
     ] = None
 
 
-class BucketAccessControlProjectTeam(BaseModel):
+class BucketAccessControlProjectTeam(KRMModel):
     """
     The project team associated with the entity, if any.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     project_number: Annotated[
         str | None, Field(alias="projectNumber", description="The project number.")
     ] = None
     team: Annotated[str | None, Field(description="The team.")] = None
 
 
-class BucketAutoclass(BaseModel):
+class BucketAutoclass(KRMModel):
     """
     The bucket's Autoclass configuration.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     enabled: Annotated[
         bool | None, Field(description="Whether or not Autoclass is enabled on this bucket")
     ] = None
@@ -104,7 +87,7 @@ class BucketAutoclass(BaseModel):
         str | None,
         Field(
             alias="terminalStorageClass",
-            description="The storage class that objects in the bucket eventually transition to if they are not read for a certain length of time. Valid values are NEARLINE and ARCHIVE.",
+            description="The storage class that objects in the bucket eventually transition to if they are not read for a certain length of time.",
         ),
     ] = None
     terminal_storage_class_update_time: Annotated[
@@ -125,15 +108,11 @@ class BucketAutoclass(BaseModel):
     ] = None
 
 
-class BucketBilling(BaseModel):
+class BucketBilling(KRMModel):
     """
     The bucket's billing configuration.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     requester_pays: Annotated[
         bool | None,
         Field(
@@ -143,16 +122,12 @@ class BucketBilling(BaseModel):
     ] = None
 
 
-class BucketCors(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
+class BucketCors(KRMModel):
     max_age_seconds: Annotated[
         int | None,
         Field(
             alias="maxAgeSeconds",
-            description="The value, in seconds, to return in the  Access-Control-Max-Age header used in preflight responses.",
+            description="The value, in seconds, to return in the Access-Control-Max-Age header used in preflight responses.",
         ),
     ] = None
     method: Annotated[
@@ -163,9 +138,7 @@ class BucketCors(BaseModel):
     ] = None
     origin: Annotated[
         list[str] | None,
-        Field(
-            description='The list of Origins eligible to receive CORS response headers. Note: "*" is permitted in the list of origins, and means "any Origin".'
-        ),
+        Field(description="The list of Origins eligible to receive CORS response headers."),
     ] = None
     response_header: Annotated[
         list[str] | None,
@@ -176,15 +149,11 @@ class BucketCors(BaseModel):
     ] = None
 
 
-class BucketCustomPlacementConfig(BaseModel):
+class BucketCustomPlacementConfig(KRMModel):
     """
     The bucket's custom placement configuration for Custom Dual Regions.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     data_locations: Annotated[
         list[str] | None,
         Field(
@@ -194,59 +163,51 @@ class BucketCustomPlacementConfig(BaseModel):
     ] = None
 
 
-class BucketEncryption(BaseModel):
+class BucketEncryption(KRMModel):
     """
     Encryption configuration for a bucket.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     customer_managed_encryption_enforcement_config: Annotated[
         BucketEncryptionCustomerManagedEncryptionEnforcementConfig | None,
         Field(
             alias="customerManagedEncryptionEnforcementConfig",
-            description="If set, the new objects created in this bucket must comply with this enforcement config. Changing this has no effect on existing objects; it applies to new objects only. If omitted, the new objects are allowed to be encrypted with Customer Managed Encryption type by default.",
+            description="If set, the new objects created in this bucket must comply with this enforcement config.",
         ),
     ] = None
     customer_supplied_encryption_enforcement_config: Annotated[
         BucketEncryptionCustomerSuppliedEncryptionEnforcementConfig | None,
         Field(
             alias="customerSuppliedEncryptionEnforcementConfig",
-            description="If set, the new objects created in this bucket must comply with this enforcement config. Changing this has no effect on existing objects; it applies to new objects only. If omitted, the new objects are allowed to be encrypted with Customer Supplied Encryption type by default.",
+            description="If set, the new objects created in this bucket must comply with this enforcement config.",
         ),
     ] = None
     default_kms_key_ref: Annotated[
         KMSCryptoKeyRef | None,
         Field(
             alias="defaultKmsKeyRef",
-            description="A reference to a KMSCryptoKey (API field `defaultKmsKeyName`). A Cloud KMS key that will be used to encrypt objects inserted into this bucket, if no encryption method is specified.",
+            description="A reference to a KMSCryptoKey (API field `defaultKmsKeyName`).",
         ),
     ] = None
     google_managed_encryption_enforcement_config: Annotated[
         BucketEncryptionGoogleManagedEncryptionEnforcementConfig | None,
         Field(
             alias="googleManagedEncryptionEnforcementConfig",
-            description="If set, the new objects created in this bucket must comply with this enforcement config. Changing this has no effect on existing objects; it applies to new objects only. If omitted, the new objects are allowed to be encrypted with Google Managed Encryption type by default.",
+            description="If set, the new objects created in this bucket must comply with this enforcement config.",
         ),
     ] = None
 
 
-class BucketEncryptionCustomerManagedEncryptionEnforcementConfig(BaseModel):
+class BucketEncryptionCustomerManagedEncryptionEnforcementConfig(KRMModel):
     """
     If set, the new objects created in this bucket must comply with this enforcement config. Changing this has no effect on existing objects; it applies to new objects only. If omitted, the new objects are allowed to be encrypted with Customer Managed Encryption type by default.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     effective_time: Annotated[
         str | None,
         Field(
             alias="effectiveTime",
-            description="Server-determined value that indicates the time from which configuration was enforced and effective. This value is in RFC 3339 format.",
+            description="Server-determined value that indicates the time from which configuration was enforced and effective.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
@@ -254,25 +215,21 @@ class BucketEncryptionCustomerManagedEncryptionEnforcementConfig(BaseModel):
         BucketEncryptionCustomerManagedEncryptionEnforcementConfigRestrictionMode | None,
         Field(
             alias="restrictionMode",
-            description="Restriction mode for Customer-Managed Encryption Keys. Defaults to NotRestricted.",
+            description="Restriction mode for Customer-Managed Encryption Keys.",
         ),
     ] = None
 
 
-class BucketEncryptionCustomerSuppliedEncryptionEnforcementConfig(BaseModel):
+class BucketEncryptionCustomerSuppliedEncryptionEnforcementConfig(KRMModel):
     """
     If set, the new objects created in this bucket must comply with this enforcement config. Changing this has no effect on existing objects; it applies to new objects only. If omitted, the new objects are allowed to be encrypted with Customer Supplied Encryption type by default.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     effective_time: Annotated[
         str | None,
         Field(
             alias="effectiveTime",
-            description="Server-determined value that indicates the time from which configuration was enforced and effective. This value is in RFC 3339 format.",
+            description="Server-determined value that indicates the time from which configuration was enforced and effective.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
@@ -280,25 +237,21 @@ class BucketEncryptionCustomerSuppliedEncryptionEnforcementConfig(BaseModel):
         BucketEncryptionCustomerSuppliedEncryptionEnforcementConfigRestrictionMode | None,
         Field(
             alias="restrictionMode",
-            description="Restriction mode for Customer-Supplied Encryption Keys. Defaults to NotRestricted.",
+            description="Restriction mode for Customer-Supplied Encryption Keys.",
         ),
     ] = None
 
 
-class BucketEncryptionGoogleManagedEncryptionEnforcementConfig(BaseModel):
+class BucketEncryptionGoogleManagedEncryptionEnforcementConfig(KRMModel):
     """
     If set, the new objects created in this bucket must comply with this enforcement config. Changing this has no effect on existing objects; it applies to new objects only. If omitted, the new objects are allowed to be encrypted with Google Managed Encryption type by default.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     effective_time: Annotated[
         str | None,
         Field(
             alias="effectiveTime",
-            description="Server-determined value that indicates the time from which configuration was enforced and effective. This value is in RFC 3339 format.",
+            description="Server-determined value that indicates the time from which configuration was enforced and effective.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
@@ -306,47 +259,39 @@ class BucketEncryptionGoogleManagedEncryptionEnforcementConfig(BaseModel):
         BucketEncryptionGoogleManagedEncryptionEnforcementConfigRestrictionMode | None,
         Field(
             alias="restrictionMode",
-            description="Restriction mode for Google-Managed Encryption Keys. Defaults to NotRestricted.",
+            description="Restriction mode for Google-Managed Encryption Keys.",
         ),
     ] = None
 
 
-class BucketHierarchicalNamespace(BaseModel):
+class BucketHierarchicalNamespace(KRMModel):
     """
     The bucket's hierarchical namespace configuration.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     enabled: Annotated[
         bool | None,
         Field(description="When set to true, hierarchical namespace is enabled for this bucket."),
     ] = None
 
 
-class BucketIamConfiguration(BaseModel):
+class BucketIamConfiguration(KRMModel):
     """
     The bucket's IAM configuration.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     bucket_policy_only: Annotated[
         BucketIamConfigurationBucketPolicyOnly | None,
         Field(
             alias="bucketPolicyOnly",
-            description="The bucket's uniform bucket-level access configuration. The feature was formerly known as Bucket Policy Only. For backward compatibility, this field will be populated with identical information as the uniformBucketLevelAccess field. We recommend using the uniformBucketLevelAccess field to enable and disable the feature.",
+            description="The bucket's uniform bucket-level access configuration.",
         ),
     ] = None
     public_access_prevention: Annotated[
         str | None,
         Field(
             alias="publicAccessPrevention",
-            description="The bucket's Public Access Prevention configuration. Currently, 'inherited' and 'enforced' are supported.",
+            description="The bucket's Public Access Prevention configuration.",
         ),
     ] = None
     uniform_bucket_level_access: Annotated[
@@ -358,15 +303,11 @@ class BucketIamConfiguration(BaseModel):
     ] = None
 
 
-class BucketIamConfigurationBucketPolicyOnly(BaseModel):
+class BucketIamConfigurationBucketPolicyOnly(KRMModel):
     """
     The bucket's uniform bucket-level access configuration. The feature was formerly known as Bucket Policy Only. For backward compatibility, this field will be populated with identical information as the uniformBucketLevelAccess field. We recommend using the uniformBucketLevelAccess field to enable and disable the feature.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     enabled: Annotated[
         bool | None,
         Field(
@@ -377,21 +318,17 @@ class BucketIamConfigurationBucketPolicyOnly(BaseModel):
         str | None,
         Field(
             alias="lockedTime",
-            description="The deadline for changing iamConfiguration.bucketPolicyOnly.enabled from true to false in RFC 3339 format. iamConfiguration.bucketPolicyOnly.enabled may be changed from true to false until the locked time, after which the field is immutable.",
+            description="The deadline for changing iamConfiguration.bucketPolicyOnly.enabled from true to false in RFC 3339 format.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
 
 
-class BucketIamConfigurationUniformBucketLevelAccess(BaseModel):
+class BucketIamConfigurationUniformBucketLevelAccess(KRMModel):
     """
     The bucket's uniform bucket-level access configuration.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     enabled: Annotated[
         bool | None,
         Field(
@@ -402,21 +339,17 @@ class BucketIamConfigurationUniformBucketLevelAccess(BaseModel):
         str | None,
         Field(
             alias="lockedTime",
-            description="The deadline for changing iamConfiguration.uniformBucketLevelAccess.enabled from true to false in RFC 3339  format. iamConfiguration.uniformBucketLevelAccess.enabled may be changed from true to false until the locked time, after which the field is immutable.",
+            description="The deadline for changing iamConfiguration.uniformBucketLevelAccess.enabled from true to false in RFC 3339 format.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
 
 
-class BucketIpFilter(BaseModel):
+class BucketIpFilter(KRMModel):
     """
     The bucket's IP filter configuration. Specifies the network sources that are allowed to access the operations on the bucket, as well as its underlying objects. Only enforced when the mode is set to 'Enabled'.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     allow_all_service_agent_access: Annotated[
         bool | None,
         Field(
@@ -431,10 +364,7 @@ class BucketIpFilter(BaseModel):
             description="Whether to allow cross-org VPCs in the bucket's IP filter configuration.",
         ),
     ] = None
-    mode: Annotated[
-        str | None,
-        Field(description="The mode of the IP filter. Valid values are 'Enabled' and 'Disabled'."),
-    ] = None
+    mode: Annotated[str | None, Field(description="The mode of the IP filter.")] = None
     public_network_source: Annotated[
         BucketIpFilterPublicNetworkSource | None,
         Field(
@@ -451,15 +381,11 @@ class BucketIpFilter(BaseModel):
     ] = None
 
 
-class BucketIpFilterPublicNetworkSource(BaseModel):
+class BucketIpFilterPublicNetworkSource(KRMModel):
     """
     The public network source of the bucket's IP filter.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     allowed_ip_cidr_ranges: Annotated[
         list[str] | None,
         Field(
@@ -469,11 +395,7 @@ class BucketIpFilterPublicNetworkSource(BaseModel):
     ] = None
 
 
-class BucketIpFilterVpcNetworkSources(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
+class BucketIpFilterVpcNetworkSources(KRMModel):
     allowed_ip_cidr_ranges: Annotated[
         list[str] | None,
         Field(
@@ -484,21 +406,16 @@ class BucketIpFilterVpcNetworkSources(BaseModel):
     network_ref: Annotated[
         ComputeNetworkRef | None,
         Field(
-            alias="networkRef",
-            description="A reference to a ComputeNetwork (API field `network`). Name of the network. Format: projects/{PROJECT_ID}/global/networks/{NETWORK_NAME}",
+            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
         ),
     ] = None
 
 
-class BucketLifecycle(BaseModel):
+class BucketLifecycle(KRMModel):
     """
     The bucket's lifecycle configuration. See [Lifecycle Management](https://cloud.google.com/storage/docs/lifecycle) for more information.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     rule: Annotated[
         list[BucketLifecycleRule] | None,
         Field(
@@ -507,11 +424,7 @@ class BucketLifecycle(BaseModel):
     ] = None
 
 
-class BucketLifecycleRule(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
+class BucketLifecycleRule(KRMModel):
     action: Annotated[
         BucketLifecycleRuleAction | None, Field(description="The action to take.")
     ] = None
@@ -521,50 +434,28 @@ class BucketLifecycleRule(BaseModel):
     ] = None
 
 
-class BucketLifecycleRuleAction(BaseModel):
+class BucketLifecycleRuleAction(KRMModel):
     """
     The action to take.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     storage_class: Annotated[
-        str | None,
-        Field(
-            alias="storageClass",
-            description="Target storage class. Required iff the type of the action is SetStorageClass.",
-        ),
+        str | None, Field(alias="storageClass", description="Target storage class.")
     ] = None
-    type: Annotated[
-        str | None,
-        Field(
-            description="Type of the action. Currently, only Delete, SetStorageClass, and AbortIncompleteMultipartUpload are supported."
-        ),
-    ] = None
+    type: Annotated[str | None, Field(description="Type of the action.")] = None
 
 
-class BucketLifecycleRuleCondition(BaseModel):
+class BucketLifecycleRuleCondition(KRMModel):
     """
     The condition(s) under which the action will be taken.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
-    age: Annotated[
-        int | None,
-        Field(
-            description="Age of an object (in days). This condition is satisfied when an object reaches the specified age."
-        ),
-    ] = None
+    age: Annotated[int | None, Field(description="Age of an object (in days).")] = None
     created_before: Annotated[
         str | None,
         Field(
             alias="createdBefore",
-            description='A date in RFC 3339 format with only the date part (for instance, "2013-01-15"). This condition is satisfied when an object is created before midnight of the specified date in UTC.',
+            description='A date in RFC 3339 format with only the date part (for instance, "2013-01-15").',
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
         ),
     ] = None
@@ -572,7 +463,7 @@ class BucketLifecycleRuleCondition(BaseModel):
         str | None,
         Field(
             alias="customTimeBefore",
-            description='A date in RFC 3339 format with only the date part (for instance, "2013-01-15"). This condition is satisfied when the custom time on an object is before this date in UTC.',
+            description='A date in RFC 3339 format with only the date part (for instance, "2013-01-15").',
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
         ),
     ] = None
@@ -580,65 +471,50 @@ class BucketLifecycleRuleCondition(BaseModel):
         int | None,
         Field(
             alias="daysSinceCustomTime",
-            description="Number of days elapsed since the user-specified timestamp set on an object. The condition is satisfied if the days elapsed is at least this number. If no custom timestamp is specified on an object, the condition does not apply.",
+            description="Number of days elapsed since the user-specified timestamp set on an object.",
         ),
     ] = None
     days_since_noncurrent_time: Annotated[
         int | None,
         Field(
             alias="daysSinceNoncurrentTime",
-            description="Number of days elapsed since the noncurrent timestamp of an object. The condition is satisfied if the days elapsed is at least this number. This condition is relevant only for versioned objects. The value of the field must be a nonnegative integer. If it's zero, the object version will become eligible for Lifecycle action as soon as it becomes noncurrent.",
+            description="Number of days elapsed since the noncurrent timestamp of an object.",
         ),
     ] = None
     is_live: Annotated[
-        bool | None,
-        Field(
-            alias="isLive",
-            description="Relevant only for versioned objects. If the value is true, this condition matches live objects; if the value is false, it matches archived objects.",
-        ),
+        bool | None, Field(alias="isLive", description="Relevant only for versioned objects.")
     ] = None
     matches_pattern: Annotated[
         str | None,
         Field(
             alias="matchesPattern",
-            description='A regular expression that satisfies the RE2 syntax. This condition is satisfied when the name of the object matches the RE2 pattern. Note: This feature is currently in the "Early Access" launch stage and is only available to a whitelisted set of users; that means that this feature may be changed in backward-incompatible ways and that it is not guaranteed to be released.',
+            description="A regular expression that satisfies the RE2 syntax.",
         ),
     ] = None
     matches_prefix: Annotated[
-        list[str] | None,
-        Field(
-            alias="matchesPrefix",
-            description="List of object name prefixes. This condition will be satisfied when at least one of the prefixes exactly matches the beginning of the object name.",
-        ),
+        list[str] | None, Field(alias="matchesPrefix", description="List of object name prefixes.")
     ] = None
     matches_storage_class: Annotated[
         list[str] | None,
         Field(
             alias="matchesStorageClass",
-            description="Objects having any of the storage classes specified by this condition will be matched. Values include MULTI_REGIONAL, REGIONAL, NEARLINE, COLDLINE, ARCHIVE, STANDARD, and DURABLE_REDUCED_AVAILABILITY.",
+            description="Objects having any of the storage classes specified by this condition will be matched.",
         ),
     ] = None
     matches_suffix: Annotated[
-        list[str] | None,
-        Field(
-            alias="matchesSuffix",
-            description="List of object name suffixes. This condition will be satisfied when at least one of the suffixes exactly matches the end of the object name.",
-        ),
+        list[str] | None, Field(alias="matchesSuffix", description="List of object name suffixes.")
     ] = None
     noncurrent_time_before: Annotated[
         str | None,
         Field(
             alias="noncurrentTimeBefore",
-            description='A date in RFC 3339 format with only the date part (for instance, "2013-01-15"). This condition is satisfied when the noncurrent time on an object is before this date in UTC. This condition is relevant only for versioned objects.',
+            description='A date in RFC 3339 format with only the date part (for instance, "2013-01-15").',
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
         ),
     ] = None
     num_newer_versions: Annotated[
         int | None,
-        Field(
-            alias="numNewerVersions",
-            description="Relevant only for versioned objects. If the value is N, this condition is satisfied when there are at least N versions (including the live version) newer than this version of the object.",
-        ),
+        Field(alias="numNewerVersions", description="Relevant only for versioned objects."),
     ] = None
     size_above_bytes: Annotated[
         int | Int64String | None,
@@ -656,15 +532,11 @@ class BucketLifecycleRuleCondition(BaseModel):
     ] = None
 
 
-class BucketLogging(BaseModel):
+class BucketLogging(KRMModel):
     """
     The bucket's logging configuration, which defines the destination bucket and optional name prefix for the current bucket's logs.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     log_bucket: Annotated[
         str | None,
         Field(
@@ -677,29 +549,19 @@ class BucketLogging(BaseModel):
     ] = None
 
 
-class BucketObjectRetention(BaseModel):
+class BucketObjectRetention(KRMModel):
     """
     The bucket's object retention config.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
-    mode: Annotated[
-        str | None, Field(description="The bucket's object retention mode. Can be Enabled.")
-    ] = None
+    mode: Annotated[str | None, Field(description="The bucket's object retention mode.")] = None
 
 
-class BucketOwnerObserved(BaseModel):
+class BucketOwnerObserved(KRMModel):
     """
     The owner of the bucket. This is always the project team's owner group.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     entity: Annotated[
         str | None, Field(description="The entity, in the form project-owner-projectId.")
     ] = None
@@ -708,20 +570,16 @@ class BucketOwnerObserved(BaseModel):
     ] = None
 
 
-class BucketRetentionPolicy(BaseModel):
+class BucketRetentionPolicy(KRMModel):
     """
     The bucket's retention policy. The retention policy enforces a minimum retention time for all objects contained in the bucket, based on their creation time. Any attempt to overwrite or delete objects younger than the retention period will result in a PERMISSION_DENIED error. An unlocked retention policy can be modified or removed from the bucket via a storage.buckets.update operation. A locked retention policy cannot be removed or shortened in duration for the lifetime of the bucket. Attempting to remove or decrease period of a locked retention policy will result in a PERMISSION_DENIED error.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     effective_time: Annotated[
         str | None,
         Field(
             alias="effectiveTime",
-            description="Server-determined value that indicates the time from which policy was enforced and effective. This value is in RFC 3339 format.",
+            description="Server-determined value that indicates the time from which policy was enforced and effective.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
@@ -736,34 +594,27 @@ class BucketRetentionPolicy(BaseModel):
         int | Int64String | None,
         Field(
             alias="retentionPeriod",
-            description="The duration in seconds that objects need to be retained. Retention duration must be greater than zero and less than 100 years. Note that enforcement of retention periods less than a day is not guaranteed. Such periods should only be used for testing purposes.",
+            description="The duration in seconds that objects need to be retained.",
         ),
     ] = None
 
 
-class BucketSoftDeletePolicy(BaseModel):
+class BucketSoftDeletePolicy(KRMModel):
     """
     The bucket's soft delete policy, which defines the period of time that soft-deleted objects will be retained, and cannot be permanently deleted.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     effective_time: Annotated[
         str | None,
         Field(
             alias="effectiveTime",
-            description="Server-determined value that indicates the time from which the policy, or one with a greater retention, was effective. This value is in RFC 3339 format.",
+            description="Server-determined value that indicates the time from which the policy, or one with a greater retention, was effective.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
     hard_delete_pause: Annotated[
         BucketSoftDeletePolicyHardDeletePause | None,
-        Field(
-            alias="hardDeletePause",
-            description="The bucket's hard delete pause configuration. If set, soft-deleted objects in the bucket will not be permanently deleted until the hard delete pause is disabled.",
-        ),
+        Field(alias="hardDeletePause", description="The bucket's hard delete pause configuration."),
     ] = None
     retention_duration_seconds: Annotated[
         int | Int64String | None,
@@ -774,55 +625,43 @@ class BucketSoftDeletePolicy(BaseModel):
     ] = None
 
 
-class BucketSoftDeletePolicyHardDeletePause(BaseModel):
+class BucketSoftDeletePolicyHardDeletePause(KRMModel):
     """
     The bucket's hard delete pause configuration. If set, soft-deleted objects in the bucket will not be permanently deleted until the hard delete pause is disabled.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     effective_time: Annotated[
         str | None,
         Field(
             alias="effectiveTime",
-            description="Server-determined value that indicates the time from which the hard delete pause became effective. This value is in RFC 3339 format.",
+            description="Server-determined value that indicates the time from which the hard delete pause became effective.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
     enabled: Annotated[bool | None, Field(description="Whether hard deletions are paused.")] = None
 
 
-class BucketVersioning(BaseModel):
+class BucketVersioning(KRMModel):
     """
     The bucket's versioning configuration.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     enabled: Annotated[
         bool | None,
         Field(description="While set to true, versioning is fully enabled for this bucket."),
     ] = None
 
 
-class BucketWebsite(BaseModel):
+class BucketWebsite(KRMModel):
     """
     The bucket's website configuration, controlling how the service behaves when accessing bucket contents as a web site. See the [Static Website Examples](https://cloud.google.com/storage/docs/static-website) for more information.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     main_page_suffix: Annotated[
         str | None,
         Field(
             alias="mainPageSuffix",
-            description="If the requested object path is missing, the service will ensure the path has a trailing '/', append this suffix, and attempt to retrieve the resulting object. This allows the creation of index.html objects to represent directory pages.",
+            description="If the requested object path is missing, the service will ensure the path has a trailing '/', append this suffix, and attempt to retrieve the resulting object.",
         ),
     ] = None
     not_found_page: Annotated[
@@ -838,15 +677,11 @@ class Int64String(RootModel[str]):
     root: Annotated[str, Field(description="A int64 in its string form.", pattern="^-?[0-9]+$")]
 
 
-class ObjectAccessControl(BaseModel):
+class ObjectAccessControl(KRMModel):
     """
     An access-control entry.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     bucket: Annotated[str | None, Field(description="The name of the bucket.")] = None
     domain: Annotated[
         str | None, Field(description="The domain associated with the entity, if any.")
@@ -857,7 +692,7 @@ class ObjectAccessControl(BaseModel):
     entity: Annotated[
         str | None,
         Field(
-            description="The entity holding the permission, in one of the following forms: \n- user-userId \n- user-email \n- group-groupId \n- group-email \n- domain-domain \n- project-team-projectId \n- allUsers \n- allAuthenticatedUsers Examples: \n- The user liz@example.com would be user-liz@example.com. \n- The group example@googlegroups.com would be group-example@googlegroups.com. \n- To refer to all members of the Google Apps for Business domain example.com, the entity would be domain-example.com."
+            description="The entity holding the permission, in one of the following forms: - user-userId - user-email - group-groupId - group-email - domain-domain - project-team-projectId - allUsers - allAuthenticatedUsers Examples: - The user liz@example.com would be user-liz@example.com."
         ),
     ] = None
     entity_id: Annotated[
@@ -871,12 +706,7 @@ class ObjectAccessControl(BaseModel):
         Field(description="The content generation of the object, if applied to an object."),
     ] = None
     id: Annotated[str | None, Field(description="The ID of the access-control entry.")] = None
-    kind: Annotated[
-        str | None,
-        Field(
-            description="The kind of item this is. For object access control entries, this is always storage#objectAccessControl."
-        ),
-    ] = None
+    kind: Annotated[str | None, Field(description="The kind of item this is.")] = None
     object: Annotated[
         str | None, Field(description="The name of the object, if applied to an object.")
     ] = None
@@ -892,26 +722,18 @@ class ObjectAccessControl(BaseModel):
     ] = None
 
 
-class ObjectAccessControlProjectTeam(BaseModel):
+class ObjectAccessControlProjectTeam(KRMModel):
     """
     The project team associated with the entity, if any.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     project_number: Annotated[
         str | None, Field(alias="projectNumber", description="The project number.")
     ] = None
     team: Annotated[str | None, Field(description="The team.")] = None
 
 
-class StorageBucketLifecycleRule(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
+class StorageBucketLifecycleRule(KRMModel):
     action: Annotated[
         BucketLifecycleRuleAction | None, Field(description="The action to take.")
     ] = None
@@ -921,26 +743,17 @@ class StorageBucketLifecycleRule(BaseModel):
     ] = None
 
 
-class StorageBucketLifecycleRuleCondition(BaseModel):
+class StorageBucketLifecycleRuleCondition(KRMModel):
     """
     The condition(s) under which the action will be taken.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
-    age: Annotated[
-        int | None,
-        Field(
-            description="Age of an object (in days). This condition is satisfied when an object reaches the specified age."
-        ),
-    ] = None
+    age: Annotated[int | None, Field(description="Age of an object (in days).")] = None
     created_before: Annotated[
         str | None,
         Field(
             alias="createdBefore",
-            description='A date in RFC 3339 format with only the date part (for instance, "2013-01-15"). This condition is satisfied when an object is created before midnight of the specified date in UTC.',
+            description='A date in RFC 3339 format with only the date part (for instance, "2013-01-15").',
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
         ),
     ] = None
@@ -948,7 +761,7 @@ class StorageBucketLifecycleRuleCondition(BaseModel):
         str | None,
         Field(
             alias="customTimeBefore",
-            description='A date in RFC 3339 format with only the date part (for instance, "2013-01-15"). This condition is satisfied when the custom time on an object is before this date in UTC.',
+            description='A date in RFC 3339 format with only the date part (for instance, "2013-01-15").',
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
         ),
     ] = None
@@ -956,58 +769,47 @@ class StorageBucketLifecycleRuleCondition(BaseModel):
         int | None,
         Field(
             alias="daysSinceCustomTime",
-            description="Number of days elapsed since the user-specified timestamp set on an object. The condition is satisfied if the days elapsed is at least this number. If no custom timestamp is specified on an object, the condition does not apply.",
+            description="Number of days elapsed since the user-specified timestamp set on an object.",
         ),
     ] = None
     days_since_noncurrent_time: Annotated[
         int | None,
         Field(
             alias="daysSinceNoncurrentTime",
-            description="Number of days elapsed since the noncurrent timestamp of an object. The condition is satisfied if the days elapsed is at least this number. This condition is relevant only for versioned objects. The value of the field must be a nonnegative integer. If it's zero, the object version will become eligible for Lifecycle action as soon as it becomes noncurrent.",
+            description="Number of days elapsed since the noncurrent timestamp of an object.",
         ),
     ] = None
     matches_pattern: Annotated[
         str | None,
         Field(
             alias="matchesPattern",
-            description='A regular expression that satisfies the RE2 syntax. This condition is satisfied when the name of the object matches the RE2 pattern. Note: This feature is currently in the "Early Access" launch stage and is only available to a whitelisted set of users; that means that this feature may be changed in backward-incompatible ways and that it is not guaranteed to be released.',
+            description="A regular expression that satisfies the RE2 syntax.",
         ),
     ] = None
     matches_prefix: Annotated[
-        list[str] | None,
-        Field(
-            alias="matchesPrefix",
-            description="List of object name prefixes. This condition will be satisfied when at least one of the prefixes exactly matches the beginning of the object name.",
-        ),
+        list[str] | None, Field(alias="matchesPrefix", description="List of object name prefixes.")
     ] = None
     matches_storage_class: Annotated[
         list[str] | None,
         Field(
             alias="matchesStorageClass",
-            description="Objects having any of the storage classes specified by this condition will be matched. Values include MULTI_REGIONAL, REGIONAL, NEARLINE, COLDLINE, ARCHIVE, STANDARD, and DURABLE_REDUCED_AVAILABILITY.",
+            description="Objects having any of the storage classes specified by this condition will be matched.",
         ),
     ] = None
     matches_suffix: Annotated[
-        list[str] | None,
-        Field(
-            alias="matchesSuffix",
-            description="List of object name suffixes. This condition will be satisfied when at least one of the suffixes exactly matches the end of the object name.",
-        ),
+        list[str] | None, Field(alias="matchesSuffix", description="List of object name suffixes.")
     ] = None
     noncurrent_time_before: Annotated[
         str | None,
         Field(
             alias="noncurrentTimeBefore",
-            description='A date in RFC 3339 format with only the date part (for instance, "2013-01-15"). This condition is satisfied when the noncurrent time on an object is before this date in UTC. This condition is relevant only for versioned objects.',
+            description='A date in RFC 3339 format with only the date part (for instance, "2013-01-15").',
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
         ),
     ] = None
     num_newer_versions: Annotated[
         int | None,
-        Field(
-            alias="numNewerVersions",
-            description="Relevant only for versioned objects. If the value is N, this condition is satisfied when there are at least N versions (including the live version) newer than this version of the object.",
-        ),
+        Field(alias="numNewerVersions", description="Relevant only for versioned objects."),
     ] = None
     size_above_bytes: Annotated[
         int | Int64String | None,
@@ -1027,7 +829,7 @@ class StorageBucketLifecycleRuleCondition(BaseModel):
         StorageBucketLifecycleRuleConditionWithState | None,
         Field(
             alias="withState",
-            description="Config Connector's name for condition.isLive (LIVE -> true; ARCHIVED -> false; ANY -> nothing). Relevant only for versioned objects. If the value is true, this condition matches live objects; if the value is false, it matches archived objects.",
+            description="Config Connector's name for condition.isLive (LIVE -> true; ARCHIVED -> false; ANY -> nothing).",
         ),
     ] = None
 
@@ -1042,15 +844,11 @@ class StorageBucketLifecycleRuleConditionWithState(StrEnum):
     ANY = "ANY"
 
 
-class StorageBucketObservedState(BaseModel):
+class StorageBucketObservedState(KRMModel):
     """
     A bucket.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     etag: Annotated[str | None, Field(description="HTTP 1.1 Entity tag for the bucket.")] = None
     generation: Annotated[
         int | Int64String | None, Field(description="The generation of this bucket.")
@@ -1063,28 +861,17 @@ class StorageBucketObservedState(BaseModel):
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
-    id: Annotated[
-        str | None,
-        Field(
-            description="The ID of the bucket. For buckets, the id and name properties are the same."
-        ),
-    ] = None
-    kind: Annotated[
-        str | None,
-        Field(description="The kind of item this is. For buckets, this is always storage#bucket."),
-    ] = None
+    id: Annotated[str | None, Field(description="The ID of the bucket.")] = None
+    kind: Annotated[str | None, Field(description="The kind of item this is.")] = None
     location_type: Annotated[
         str | None, Field(alias="locationType", description="The type of the bucket location.")
     ] = None
     metageneration: Annotated[
         int | Int64String | None, Field(description="The metadata generation of this bucket.")
     ] = None
-    owner: Annotated[
-        BucketOwnerObserved | None,
-        Field(
-            description="The owner of the bucket. This is always the project team's owner group."
-        ),
-    ] = None
+    owner: Annotated[BucketOwnerObserved | None, Field(description="The owner of the bucket.")] = (
+        None
+    )
     project_number: Annotated[
         int | UInt64String | None,
         Field(
@@ -1126,15 +913,11 @@ class StorageBucketObservedState(BaseModel):
     ] = None
 
 
-class StorageBucketSpec(BaseModel):
+class StorageBucketSpec(KRMModel):
     """
     A bucket.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     acl: Annotated[
         list[BucketAccessControl] | None, Field(description="Access controls on the bucket.")
     ] = None
@@ -1148,7 +931,7 @@ class StorageBucketSpec(BaseModel):
         bool | None,
         Field(
             alias="bucketPolicyOnly",
-            description="Config Connector's name for iamConfiguration.bucketPolicyOnly.enabled (spec.iamConfiguration.bucketPolicyOnly.enabled); set one of the two. Config Connector's deprecated StorageBucket boolean for the API's iamConfiguration.bucketPolicyOnly.enabled (the former name of uniform bucket-level access)",
+            description="Config Connector's name for iamConfiguration.bucketPolicyOnly.enabled (spec.iamConfiguration.bucketPolicyOnly.enabled); set one of the two.",
         ),
     ] = None
     cors: Annotated[
@@ -1166,7 +949,7 @@ class StorageBucketSpec(BaseModel):
         bool | None,
         Field(
             alias="defaultEventBasedHold",
-            description="The default value for event-based hold on newly created objects in this bucket. Event-based hold is a way to retain objects indefinitely until an event occurs, signified by the hold's release. After being released, such objects will be subject to bucket-level retention (if any). One sample use case of this flag is for banks to hold loan documents for at least 3 years after loan is paid in full. Here, bucket-level retention is 3 years and the event is loan being paid in full. In this example, these objects will be held intact for any number of years until the event has occurred (event-based hold on the object is released) and then 3 more years after that. That means retention duration of the objects begins from the moment event-based hold transitioned from true to false. Objects under event-based hold cannot be deleted, overwritten or archived until the hold is removed.",
+            description="The default value for event-based hold on newly created objects in this bucket.",
         ),
     ] = None
     default_object_acl: Annotated[
@@ -1199,33 +982,22 @@ class StorageBucketSpec(BaseModel):
     ] = None
     ip_filter: Annotated[
         BucketIpFilter | None,
-        Field(
-            alias="ipFilter",
-            description="The bucket's IP filter configuration. Specifies the network sources that are allowed to access the operations on the bucket, as well as its underlying objects. Only enforced when the mode is set to 'Enabled'.",
-        ),
+        Field(alias="ipFilter", description="The bucket's IP filter configuration."),
     ] = None
     labels: Annotated[
         dict[str, str] | None, Field(description="User-provided labels, in key/value pairs.")
     ] = None
     lifecycle: Annotated[
-        BucketLifecycle | None,
-        Field(
-            description="The bucket's lifecycle configuration. See [Lifecycle Management](https://cloud.google.com/storage/docs/lifecycle) for more information."
-        ),
+        BucketLifecycle | None, Field(description="The bucket's lifecycle configuration.")
     ] = None
     lifecycle_rule: Annotated[
         list[StorageBucketLifecycleRule] | None,
         Field(
             alias="lifecycleRule",
-            description="Config Connector's name for lifecycle.rule (spec.lifecycle.rule); set one of the two. Config Connector's StorageBucket lists the API's lifecycle.rule[] as spec.lifecycleRule[]",
+            description="Config Connector's name for lifecycle.rule (spec.lifecycle.rule); set one of the two.",
         ),
     ] = None
-    location: Annotated[
-        str | None,
-        Field(
-            description="The location of the bucket. Object data for objects in the bucket resides in physical storage within this region. Defaults to US. See the [Developer's Guide](https://cloud.google.com/storage/docs/locations) for the authoritative list."
-        ),
-    ] = None
+    location: Annotated[str | None, Field(description="The location of the bucket.")] = None
     logging: Annotated[
         BucketLogging | None,
         Field(
@@ -1254,28 +1026,22 @@ class StorageBucketSpec(BaseModel):
         ProjectRef | None,
         Field(
             alias="projectRef",
-            description="Immutable. The Project that this StorageBucket belongs to. When unset, the `cnrm.cloud.google.com/project-id` annotation of the object or of its namespace is used.",
+            description="Immutable. The Project that this StorageBucket belongs to.",
         ),
     ] = None
     resource_id: Annotated[
         str | None,
         Field(
             alias="resourceID",
-            description="Immutable. Optional. The StorageBucket ID used for creation and acquisition. When unset, the value of `metadata.name` is used.",
+            description="Immutable. Optional. The StorageBucket ID used for creation and acquisition.",
         ),
     ] = None
     retention_policy: Annotated[
         BucketRetentionPolicy | None,
-        Field(
-            alias="retentionPolicy",
-            description="The bucket's retention policy. The retention policy enforces a minimum retention time for all objects contained in the bucket, based on their creation time. Any attempt to overwrite or delete objects younger than the retention period will result in a PERMISSION_DENIED error. An unlocked retention policy can be modified or removed from the bucket via a storage.buckets.update operation. A locked retention policy cannot be removed or shortened in duration for the lifetime of the bucket. Attempting to remove or decrease period of a locked retention policy will result in a PERMISSION_DENIED error.",
-        ),
+        Field(alias="retentionPolicy", description="The bucket's retention policy."),
     ] = None
     rpo: Annotated[
-        str | None,
-        Field(
-            description="The Recovery Point Objective (RPO) of this bucket. Set to ASYNC_TURBO to turn on Turbo Replication on a bucket."
-        ),
+        str | None, Field(description="The Recovery Point Objective (RPO) of this bucket.")
     ] = None
     soft_delete_policy: Annotated[
         BucketSoftDeletePolicy | None,
@@ -1288,14 +1054,14 @@ class StorageBucketSpec(BaseModel):
         str | None,
         Field(
             alias="storageClass",
-            description="The bucket's default storage class, used whenever no storageClass is specified for a newly-created object. This defines how objects in the bucket are stored and determines the SLA and the cost of storage. Values include MULTI_REGIONAL, REGIONAL, STANDARD, NEARLINE, COLDLINE, ARCHIVE, and DURABLE_REDUCED_AVAILABILITY. If this value is not specified when the bucket is created, it will default to STANDARD. For more information, see [Storage Classes](https://cloud.google.com/storage/docs/storage-classes).",
+            description="The bucket's default storage class, used whenever no storageClass is specified for a newly-created object.",
         ),
     ] = None
     uniform_bucket_level_access: Annotated[
         bool | None,
         Field(
             alias="uniformBucketLevelAccess",
-            description="Config Connector's name for iamConfiguration.uniformBucketLevelAccess.enabled (spec.iamConfiguration.uniformBucketLevelAccess.enabled); set one of the two. Config Connector's StorageBucket flattens iamConfiguration.uniformBucketLevelAccess.enabled to a boolean",
+            description="Config Connector's name for iamConfiguration.uniformBucketLevelAccess.enabled (spec.iamConfiguration.uniformBucketLevelAccess.enabled); set one of the two.",
         ),
     ] = None
     versioning: Annotated[
@@ -1304,7 +1070,7 @@ class StorageBucketSpec(BaseModel):
     website: Annotated[
         BucketWebsite | None,
         Field(
-            description="The bucket's website configuration, controlling how the service behaves when accessing bucket contents as a web site. See the [Static Website Examples](https://cloud.google.com/storage/docs/static-website) for more information."
+            description="The bucket's website configuration, controlling how the service behaves when accessing bucket contents as a web site."
         ),
     ] = None
 

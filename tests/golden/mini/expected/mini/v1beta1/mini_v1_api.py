@@ -8,43 +8,29 @@ from __future__ import annotations
 
 from enum import StrEnum
 from typing import Annotated, Any
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+from kccgen.runtime.krm import APIModel
 
 
-class Empty(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
+class Empty(APIModel):
+    pass
 
 
-class Node(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
+class Node(APIModel):
     children: list[Node] | None = None
     value: str | None = None
 
 
-class Part(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
+class Part(APIModel):
     count: int | None = None
     uid: str | None = None
 
 
-class Widget(BaseModel):
+class Widget(APIModel):
     """
     A widget.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     blob: Annotated[str | None, Field(pattern="^[A-Za-z0-9+/_-]*={0,2}$")] = None
     config: WidgetConfig | None = None
     create_time: Annotated[
@@ -64,15 +50,11 @@ class Widget(BaseModel):
     ttl: Annotated[str | None, Field(pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$")] = None
 
 
-class WidgetConfig(BaseModel):
+class WidgetConfig(APIModel):
     """
     Inline config.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-    )
     etag: str | None = None
     mode: WidgetConfigMode | int | None = None
     weight: int | float | None = None

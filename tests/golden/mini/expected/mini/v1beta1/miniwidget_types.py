@@ -7,11 +7,11 @@ API resource: mini.v1 projects.widgets (Widget).
 from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
-from pydantic import BaseModel, ConfigDict, Field, RootModel
+from pydantic import Field, RootModel
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.mini.v1beta1 import mini_v1_api
 from kccgen.generated.mini.v1beta1.mini_v1_api import WidgetConfigMode, WidgetState
-from kccgen.runtime.krm import KRMObject, KRMStatus
+from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
 MiniWidgetAPI = mini_v1_api.Widget
@@ -21,15 +21,11 @@ class Int64String(RootModel[str]):
     root: Annotated[str, Field(description="A int64 in its string form.", pattern="^-?[0-9]+$")]
 
 
-class MiniWidgetObservedState(BaseModel):
+class MiniWidgetObservedState(KRMModel):
     """
     A widget.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     config: Annotated[WidgetConfigObservedState | None, Field(description="Inline config.")] = None
     create_time: Annotated[
         str | None,
@@ -45,15 +41,11 @@ class MiniWidgetObservedState(BaseModel):
     state: Annotated[WidgetState | None, Field(description="Output only. State.")] = None
 
 
-class MiniWidgetSpec(BaseModel):
+class MiniWidgetSpec(KRMModel):
     """
     A widget.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     blob: Annotated[str | None, Field(description="Bytes.", pattern="^[A-Za-z0-9+/_-]*={0,2}$")] = (
         None
     )
@@ -65,14 +57,14 @@ class MiniWidgetSpec(BaseModel):
         ProjectRef | None,
         Field(
             alias="projectRef",
-            description="Immutable. The Project that this MiniWidget belongs to. When unset, the `cnrm.cloud.google.com/project-id` annotation of the object or of its namespace is used.",
+            description="Immutable. The Project that this MiniWidget belongs to.",
         ),
     ] = None
     resource_id: Annotated[
         str | None,
         Field(
             alias="resourceID",
-            description="Immutable. Optional. The MiniWidget ID used for creation and acquisition. When unset, the value of `metadata.name` is used.",
+            description="Immutable. Optional. The MiniWidget ID used for creation and acquisition.",
         ),
     ] = None
     size_bytes: Annotated[
@@ -88,53 +80,33 @@ class MiniWidgetSpec(BaseModel):
     ] = None
 
 
-class Node(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
+class Node(KRMModel):
     children: list[Node] | None = None
     value: str | None = None
 
 
-class Part(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
+class Part(KRMModel):
     count: int | None = None
 
 
-class PartObservedState(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
+class PartObservedState(KRMModel):
     uid: Annotated[str | None, Field(description="Output only. Unique id.")] = None
 
 
-class WidgetConfig(BaseModel):
+class WidgetConfig(KRMModel):
     """
     Inline config.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     mode: WidgetConfigMode | None = None
     weight: float | None = None
 
 
-class WidgetConfigObservedState(BaseModel):
+class WidgetConfigObservedState(KRMModel):
     """
     Inline config.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        populate_by_name=True,
-    )
     etag: str | None = None
 
 
