@@ -55,6 +55,7 @@ test-collect: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/run.py
+	$(PY) bench/generate.py
 
 update-specs: $(STAMP)
 	$(VENV)/bin/kccgen update-specs

@@ -19,7 +19,7 @@ from bench.calls_minimum import EXPECTED_REASON, WRITES, Row, measured
 from bench.calls_render import render
 from bench.calls_scenarios import VERIFY_ONLY, run_all, scenario_up_to_date
 from kccgen.discovery.errors import SpecError
-from tests.support.kinds import GENERATED_KINDS
+from tests.support.kinds import CURATED_KINDS
 
 
 @pytest.fixture(scope="module")
@@ -33,10 +33,10 @@ def verify_only_rows() -> list[Row]:
 
 
 def test_the_bench_covers_every_generated_kind() -> None:
-    assert [c.kind for c in CASES] == sorted(GENERATED_KINDS)
+    assert [c.kind for c in CASES] == sorted(CURATED_KINDS)
 
 
-@pytest.mark.parametrize("kind", GENERATED_KINDS)
+@pytest.mark.parametrize("kind", CURATED_KINDS)
 def test_up_to_date_is_exactly_one_get(up_to_date_rows: dict[str, Row], kind: str) -> None:
     row = up_to_date_rows[kind]
     assert row.reason == "UpToDate", row
@@ -47,7 +47,7 @@ def test_up_to_date_is_exactly_one_get(up_to_date_rows: dict[str, Row], kind: st
 
 def test_verify_only_never_writes(verify_only_rows: list[Row]) -> None:
     # absent and equal rows for all 14 Kinds; differs for all but KMSKeyRing
-    assert len(verify_only_rows) == 3 * len(GENERATED_KINDS) - 1
+    assert len(verify_only_rows) == 3 * len(CURATED_KINDS) - 1
     for row in verify_only_rows:
         assert row.writes == 0, (row.scenario, row.kind, row.calls)
         assert not [c for c in row.calls if c.split(" ", 1)[0] in WRITES]
@@ -63,7 +63,7 @@ def test_the_closing_note_names_the_kinds_left_out() -> None:
     """calls.md's last paragraph names the Kinds with no update or drift row: keep it true."""
     note = render([]).split("Kinds not in a scenario:", 1)[1]
     no_update, no_drift = note.split("update row);", 1)
-    kinds = set(GENERATED_KINDS)
+    kinds = set(CURATED_KINDS)
     assert {k for k in kinds if k in no_update} == {c.kind for c in CASES if c.update is None}
     assert {k for k in kinds if k in no_drift} == {c.kind for c in CASES if c.drift is None}
 
@@ -93,7 +93,7 @@ def _error(path: Path, kinds: list[str] | None = None) -> SpecError:
 
 def test_a_generated_kind_without_a_case_is_named(tmp_path: Path) -> None:
     f = _broken(tmp_path, "  KMSKeyRing:\n", "  KMSKeyRingOld:\n")
-    err = _error(f, [*sorted(GENERATED_KINDS), "KMSKeyRingOld"])
+    err = _error(f, [*sorted(CURATED_KINDS), "KMSKeyRingOld"])
     assert "no scenario data for the generated Kind 'KMSKeyRing'" in err.message
     assert err.path == "/kinds"
 

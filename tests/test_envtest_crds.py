@@ -28,20 +28,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from kccgen.generator import celcost
 from kccgen.generator.crdlint import lint_file
 from tests.support.costcrd import MEASURED, PROBE_CARDINALITY, costly_crd, probe_crd, root
+from tests.support.crds import load_crd
 from tests.support.envtest import Kube
-from tests.support.kinds import GENERATED_KINDS, api_version, facts
+from tests.support.kinds import CURATED_KINDS, GENERATED_KINDS, api_version, facts
 
 CRD_DIR = Path(__file__).resolve().parent.parent / "generated" / "crds"
 CRD_FILES = sorted(CRD_DIR.glob("*.yaml"))
 
 
 def _crd(path: Path) -> dict[str, Any]:
-    return dict(yaml.safe_load(path.read_text(encoding="utf-8")))
+    return load_crd(path)
 
 
 def _spec_schema(crd: dict[str, Any]) -> dict[str, Any]:
@@ -100,7 +100,7 @@ def _object(kind: str, namespace: str, **spec: Any) -> dict[str, Any]:
     }
 
 
-@pytest.mark.parametrize("kind", GENERATED_KINDS)
+@pytest.mark.parametrize("kind", CURATED_KINDS)
 def test_fixture_object_is_created(envtest: Kube, applied: Applied, kind: str) -> None:
     obj = _object(kind, f"valid-{kind.lower()}")
     out = envtest.apply(obj)

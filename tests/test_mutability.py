@@ -49,6 +49,7 @@ from kccgen.runtime.adapter import adapter_for
 from kccgen.runtime.mutability import mutability_of
 from kccgen.runtime.registry import module_for
 from tests.conftest import REPO
+from tests.support.crds import load_crd
 
 DISCOVERY = REPO / "specs" / "discovery"
 
@@ -917,7 +918,7 @@ CRDS = sorted((REPO / "generated" / "crds").glob("*.yaml"))
 
 
 def _crd(path: Path) -> tuple[str, dict[str, Any]]:
-    data = yaml.safe_load(path.read_text())
+    data = load_crd(path)
     versions = data["spec"]["versions"]
     assert len(versions) == 1, path.name
     return data["spec"]["names"]["kind"], versions[0]["schema"]["openAPIV3Schema"]

@@ -28,7 +28,7 @@ from kccgen.mockgcp.server import MockServer
 from kccgen.runtime.identity import identity_for
 from kccgen.runtime.registry import types_modules
 from tests.support.kinds import (
-    GENERATED_KINDS,
+    CURATED_KINDS,
     Update,
     configured_kinds,
     facts,
@@ -71,16 +71,16 @@ def event_reasons(result: Any) -> list[str]:
 
 # --- 1. create every Kind ------------------------------------------------------------------
 
-def test_every_generated_kind_has_facts_and_a_config() -> None:
-    """The registry, the kind configs and the fixture folders name the same Kinds."""
-    assert GENERATED_KINDS, "no generated Kinds found in the registry"
-    assert configured_kinds() == GENERATED_KINDS
-    assert fixture_kinds() == GENERATED_KINDS
+def test_every_curated_kind_has_facts_and_a_config() -> None:
+    """The curated Kinds the registry holds, the kind configs' ``kinds:`` and the fixture folders agree."""
+    assert CURATED_KINDS, "no curated Kinds found in the registry"
+    assert configured_kinds() == CURATED_KINDS
+    assert fixture_kinds() == CURATED_KINDS
 
 
 def test_manifests_are_valid_krm() -> None:
     models = types_modules()
-    for kind in GENERATED_KINDS:
+    for kind in CURATED_KINDS:
         getattr(models[kind], kind).model_validate(manifest(kind))
 
 
@@ -90,7 +90,7 @@ def _create_parents(h: Harness, kind: str) -> None:
         assert (h.store.get(parent, "ns", name_of(parent)) or {}).get("status", {}).get("externalRef")
 
 
-@pytest.mark.parametrize("kind", GENERATED_KINDS)
+@pytest.mark.parametrize("kind", CURATED_KINDS)
 def test_create(h: Harness, kind: str) -> None:
     want = facts(kind).create
     _create_parents(h, kind)
@@ -126,7 +126,7 @@ def test_create(h: Harness, kind: str) -> None:
 # --- 2. an up-to-date object costs one GET --------------------------------------------------
 
 
-@pytest.mark.parametrize("kind", GENERATED_KINDS)
+@pytest.mark.parametrize("kind", CURATED_KINDS)
 def test_second_reconcile_is_one_get(h: Harness, kind: str) -> None:
     first = h.create(kind)
     ext = first.obj["status"]["externalRef"]
@@ -139,7 +139,7 @@ def test_second_reconcile_is_one_get(h: Harness, kind: str) -> None:
     assert ready_condition(r.obj)["lastTransitionTime"] == ready_condition(first.obj)["lastTransitionTime"]
 
 
-@pytest.mark.parametrize("kind", GENERATED_KINDS)
+@pytest.mark.parametrize("kind", CURATED_KINDS)
 def test_delete_is_one_delete_then_gone(h: Harness, kind: str) -> None:
     first = h.create(kind)
     res = rest_path(kind, first.obj["status"]["externalRef"])
@@ -220,7 +220,7 @@ def test_diff_equivalences(kind: str, desired: dict[str, Any], actual: dict[str,
 
 # --- 3. one mutable field changed: one GET, one write carrying only that field ----------------
 
-UPDATES = [pytest.param(kind, u, id=u.id) for kind in GENERATED_KINDS for u in facts(kind).updates]
+UPDATES = [pytest.param(kind, u, id=u.id) for kind in CURATED_KINDS for u in facts(kind).updates]
 
 
 def assert_calls(sent: list[str], expected: list[str]) -> None:

@@ -159,6 +159,14 @@ GENERATED_KINDS: tuple[str, ...] = _registry_kinds()
 
 
 def configured_kinds(config: str = "*") -> tuple[str, ...]:
+    """The curated Kinds: those a kind config lists under ``kinds:`` (derived Kinds of
+    ``auto`` files are not listed). They, and only they, carry hand-kept test facts
+    (``tests/kinds/<Kind>/``), KCC conformance fixtures and bench cases; derived
+    Kinds are tested from the registry (import, CRD, envtest, lifecycle)."""
+    return _configured_kinds(config)
+
+
+def _configured_kinds(config: str) -> tuple[str, ...]:
     """The Kinds the kind configs (``specs/kinds/<config>.yaml``, read as plain YAML) ask for."""
     out: list[str] = []
     for path in sorted(SPECS_KINDS.glob(f"{config}.yaml")):
@@ -258,3 +266,7 @@ def parents(kind: str) -> tuple[str, ...]:
             if p not in out:
                 out.append(p)
     return tuple(out)
+
+
+#: The curated Kinds that are generated, sorted: the Kinds with test facts.
+CURATED_KINDS: tuple[str, ...] = tuple(k for k in GENERATED_KINDS if k in set(configured_kinds()))

@@ -22,14 +22,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kccgen.runtime.identity import IdentityError, IdentityTemplate, identity_for, known_kinds
-from tests.support.kinds import GENERATED_KINDS, configured_kinds, refs
+from tests.support.kinds import CURATED_KINDS, configured_kinds, refs
 
 KINDS = known_kinds()
 
 # The Kinds kccgen only references: every reference target (tests/kinds/<Kind>/refs.yaml)
 # that is not generated.
 EXTERNAL_KINDS = tuple(
-    sorted({r.target for k in GENERATED_KINDS for r in refs(k).references} - set(GENERATED_KINDS))
+    sorted({r.target for k in CURATED_KINDS for r in refs(k).references} - set(CURATED_KINDS))
 )
 
 _PH = re.compile(r"\{([A-Za-z][A-Za-z0-9]*)\}")
