@@ -257,7 +257,8 @@ def crd_schemas(crd_dir: Path) -> dict[tuple[str, str], dict[str, Any]]:
     """(apiVersion, Kind) -> openAPIV3Schema for every CRD version in a directory."""
     out: dict[tuple[str, str], dict[str, Any]] = {}
     for path in sorted(crd_dir.glob("*.yaml")):
-        for doc in yaml.safe_load_all(path.read_text(encoding="utf-8")):
+        # libyaml: a thousand generated CRDs are ~40 MB of YAML.
+        for doc in yaml.load_all(path.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader):
             if not doc or doc.get("kind") != "CustomResourceDefinition":
                 continue
             spec = doc["spec"]
