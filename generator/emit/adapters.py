@@ -48,6 +48,13 @@ def adapter_of(k: KindIR) -> Adapter:
     )
 
 
+def operations_home(kinds: tuple[KindIR, ...]) -> tuple[str, str]:
+    """(file path, module name) of an API's shared operations module: in the
+    package of its first Kind, since one API's Kinds may span versions."""
+    k = min(kinds, key=lambda k: (k.package, k.kind))
+    return f"generated/{k.package}/{operations_module(k)}.py", f"kccgen.generated.{k.package.replace('/', '.')}.{operations_module(k)}"
+
+
 def operations_module(k: KindIR) -> str:
     """``compute_v1_operations``: the API's operation getters, shared by its adapters."""
     return k.api.module.removesuffix("_api") + "_operations"

@@ -8,7 +8,7 @@ from typing import Any
 
 from kccgen.generator.emit.adapters import (
     adapter_source,
-    operations_module,
+    operations_home,
     operations_source,
     shared_operations,
 )
@@ -139,9 +139,8 @@ def unit_jobs(u: Unit) -> Iterator[Job]:
         yield crd_path(k), _crd_file, (ir, k)
     ops_module = ""  # where the unit's operation getters live, when its Kinds share them
     if shared_operations(ir.kinds) is not None:
-        k0 = min(ir.kinds, key=lambda k: (k.package, k.kind))  # Kinds of one API may span versions
-        ops_module = f"kccgen.generated.{k0.package.replace('/', '.')}.{operations_module(k0)}"
-        yield f"generated/{k0.package}/{operations_module(k0)}.py", operations_source, ir.kinds
+        ops_path, ops_module = operations_home(ir.kinds)
+        yield ops_path, operations_source, ir.kinds
     for k in ir.kinds:
         yield f"generated/{k.package}/{k.lower}_adapter.py", adapter_source, (k, ops_module)
 

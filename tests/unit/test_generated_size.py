@@ -8,7 +8,7 @@ import importlib
 
 import pytest
 
-from kccgen.generator.emit.adapters import adapter_of, operations_module, shared_operations
+from kccgen.generator.emit.adapters import adapter_of, operations_home, shared_operations
 from kccgen.generator.emit.types import summary
 from kccgen.generator.ir.model import IR, KindIR
 from tests.conftest import REPO
@@ -31,8 +31,7 @@ def test_every_adapter_registers_what_the_ir_says(ir: IR) -> None:
             assert adapter_of(k) == mod.ADAPTER, k.kind
             if ops is not None and k.methods.operations:
                 shared += 1
-                first = min(kinds, key=lambda x: (x.package, x.kind))
-                table = importlib.import_module(f"kccgen.generated.{first.package.replace('/', '.')}.{operations_module(first)}").OPERATIONS
+                table = importlib.import_module(operations_home(kinds)[1]).OPERATIONS
                 assert all(table[key] is getter for key, getter in mod.ADAPTER.operations), k.kind
     assert shared, "no API shares an operations module"
 
