@@ -27,6 +27,6 @@ setup(
         "kccgen.templates": ["*.j2"],
         "kccgen.mockgcp": ["*.json", "*.yaml"],
         "kccgen.generator.parity": ["*.yaml"],
-        "kccgen.generated": ["crds/*.yaml", ".kccgen-stamp"],
+        "kccgen.generated": ["crds/*.yaml", "kinds.json", ".kccgen-stamp"],
     },
 )

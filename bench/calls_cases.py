@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kccgen.discovery.errors import SpecError, did_you_mean, json_path
 from kccgen.generator.spec.kinds import load_strict
-from kccgen.runtime.registry import types_modules
+from kccgen.runtime.registry import kind_index, types_modules
 
 CASES_FILE = Path(__file__).with_name("calls_cases.yaml")
 NAMESPACE = "default"
@@ -30,13 +30,13 @@ def curated_kinds() -> list[str]:
     from kccgen.generator.spec.loader import load_specs
 
     listed = {k.kind for _, f in load_specs(data_dir("specs")).kinds for k in f.kinds}
-    return [k for k in _models() if k in listed]
+    return [k for k in kind_index() if k in listed]
 
 
 @cache
-def _models() -> dict[str, Any]:
-    """Kind -> its generated model class (the registry walks packages on every call)."""
-    return {kind: getattr(mod, kind) for kind, mod in types_modules().items()}
+def _model(kind: str) -> Any:
+    """A Kind's generated model class (its module imported on first use)."""
+    return getattr(types_modules()[kind], kind)
 
 
 def manifest(
@@ -46,7 +46,7 @@ def manifest(
     if annotations:
         meta["annotations"] = dict(annotations)
     return {
-        "apiVersion": _models()[kind].API_VERSION,
+        "apiVersion": _model(kind).API_VERSION,
         "kind": kind,
         "metadata": meta,
         "spec": copy.deepcopy(spec),
@@ -161,7 +161,7 @@ def validate_cases(cases: tuple[Case, ...]) -> None:
     """Every object (and dependency) parses with its Kind's generated model."""
     for c in cases:
         for o in (c.obj(), *c.deps):
-            _models()[o["kind"]].model_validate(o)
+            _model(o["kind"]).model_validate(o)
 
 
 CASES = load_cases()

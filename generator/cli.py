@@ -19,7 +19,7 @@ from kccgen import data_dir
 from kccgen.discovery.errors import SpecError
 from kccgen.generator.cache import RenderCache, digest
 from kccgen.generator.diagnostics import Reporter
-from kccgen.generator.emit.files import Unit, render_unit, units
+from kccgen.generator.emit.files import INDEX_PATH, Unit, index_source, render_unit, units
 from kccgen.generator.ir.build import build_ir
 from kccgen.generator.ir.model import IR
 from kccgen.generator.render import format_many
@@ -91,10 +91,13 @@ def render_all(ir: IR, progress: bool = True, workers: int | None = None, cache:
     return dict(sorted(results.items()))
 
 
-def render_tree(specs_dir: Path, ir: IR, cache: RenderCache | None = None) -> dict[str, str]:
-    """All generated files, stamp included (see generator/stamp.py)."""
+def render_tree(inputs: str, ir: IR, cache: RenderCache | None = None) -> dict[str, str]:
+    """All generated files, stamp included (see generator/stamp.py). ``inputs`` is
+    ``inputs_digest`` taken before the specs were read: a spec or generator edit made
+    while a run is under way then leaves a stale stamp, so the next run redoes it."""
     files = render_all(ir, cache=cache)
-    files[STAMP] = stamp_text(inputs_digest(specs_dir), outputs_digest(files))
+    files[INDEX_PATH] = index_source(ir)
+    files[STAMP] = stamp_text(inputs, outputs_digest(files))
     return dict(sorted(files.items()))
 
 
@@ -107,8 +110,9 @@ def cmd_generate(args: argparse.Namespace) -> int:
     if not args.force and is_up_to_date(args.root, args.specs):
         print(f"generated/ is up to date; nothing to do ({time.perf_counter() - t0:.1f}s; --force regenerates)")
         return 0
+    inputs = inputs_digest(args.specs)
     ir = _build(args.specs)
-    files = render_tree(args.specs, ir, _cache(args))
+    files = render_tree(inputs, ir, _cache(args))
     write_tree(args.root, files)
     for d in ir.diagnostics:
         print(f"warning: {d}", file=sys.stderr)
@@ -128,8 +132,9 @@ def _report_skipped(ir: IR) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    inputs = inputs_digest(args.specs)
     ir = _build(args.specs)
-    diff = compare_tree(args.root, render_tree(args.specs, ir, _cache(args)))
+    diff = compare_tree(args.root, render_tree(inputs, ir, _cache(args)))
     if diff.clean:
         print(f"generated/ is up to date ({len(ir.kinds)} Kinds)")
         return _report_skipped(ir)

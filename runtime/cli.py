@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from kccgen.runtime.identity import IdentityError, identity_for, known_kinds
-from kccgen.runtime.registry import types_modules
+from kccgen.runtime.registry import kind_index, module_for, types_modules, unknown_kind
 
 
 def _apply_or_delete(args: argparse.Namespace) -> int:
@@ -81,7 +81,8 @@ def _verify(args: argparse.Namespace) -> int:
     kinds = args.kinds or list(known)
     unknown = [k for k in kinds if k not in known]
     if unknown:
-        print(f"error: unknown Kind(s) {', '.join(unknown)}; see `kccctl kinds`", file=sys.stderr)
+        for kind in unknown:
+            print(f"error: {unknown_kind(kind, list(known))}", file=sys.stderr)
         return 2
     with contextlib.ExitStack() as stack:
         endpoint = args.endpoint
@@ -172,13 +173,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "verify":
         return _verify(args)
     if args.cmd == "kinds":
-        for kind, module in types_modules().items():
-            print(f"{kind}\t{module.__name__}")
+        for kind in kind_index():
+            print(f"{kind}\t{module_for(kind, '_types')}")
         return 0
     try:
         ident = identity_for(args.kind)
     except KeyError:
-        print(f"error: unknown Kind {args.kind!r}; known: {', '.join(known_kinds())}", file=sys.stderr)
+        print(f"error: {unknown_kind(args.kind, known_kinds())}", file=sys.stderr)
         return 2
     try:
         print(ident.normalize(args.value))

@@ -19,7 +19,7 @@ from kccgen.contract import Behaviour, FieldRule, TypeKind
 from kccgen.runtime.identity import identity_for
 from kccgen.runtime.mutability import mutability_of
 from kccgen.runtime.refs import RefField, references_of
-from kccgen.runtime.registry import types_modules
+from kccgen.runtime.registry import types_modules, unknown_kind
 
 DEFAULT_PROJECT = "example-project"
 NAMESPACE = "default"
@@ -116,7 +116,7 @@ class Examples:
         if kind in self.objects:
             return self.objects[kind]
         if kind not in self.generated:
-            raise KeyError(f"unknown Kind {kind!r}; known: {', '.join(self.generated)}")
+            raise KeyError(unknown_kind(kind, list(self.generated)))
         self._building.add(kind)
         model = getattr(self.generated[kind], kind)
         schema = model.model_json_schema(by_alias=True)

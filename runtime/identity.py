@@ -169,16 +169,19 @@ def register_identity(identity: IdentityTemplate) -> None:
 
 
 def identity_for(kind: str) -> IdentityTemplate:
-    """The identity of a Kind, loading generated reference modules on first use."""
+    """The identity of a Kind, loading its reference module on first use (every
+    reference module only for a Kind that is not generated: the external ones)."""
     if kind not in _IDENTITIES:
-        from kccgen.runtime.registry import load_reference_modules
+        from kccgen.runtime.registry import load_reference_module, load_reference_modules
 
-        load_reference_modules()
+        if not load_reference_module(kind):
+            load_reference_modules()
     try:
         return _IDENTITIES[kind]
     except KeyError:
-        known = ", ".join(sorted(_IDENTITIES))
-        raise KeyError(f"unknown Kind {kind!r}; known: {known}") from None
+        from kccgen.runtime.registry import unknown_kind
+
+        raise KeyError(unknown_kind(kind, sorted(_IDENTITIES))) from None
 
 
 def known_kinds() -> tuple[str, ...]:

@@ -24,7 +24,7 @@ from kccgen.runtime.aliases import AliasConflict, canonical_spec
 from kccgen.runtime.gcp import Gcp
 from kccgen.runtime.reconciler import Reconciler, Result
 from kccgen.runtime.refs import PROJECT_ID_ANNOTATION, InMemoryStore, iter_field, references_of
-from kccgen.runtime.registry import types_modules
+from kccgen.runtime.registry import types_modules, unknown_kind
 
 
 class ManifestError(ValueError):
@@ -62,7 +62,7 @@ def load_manifests(paths: Iterable[Path], default_ns: str = "default") -> list[d
                 raise ManifestError(f"{where}: a manifest needs kind and metadata.name")
             kind = str(doc["kind"])
             if kind not in models:
-                raise ManifestError(f"{where}: unknown kind {kind!r}; known: {', '.join(sorted(models))}")
+                raise ManifestError(f"{where}: {unknown_kind(kind, sorted(models))}")
             try:
                 getattr(models[kind], kind).model_validate(doc)
             except ValidationError as e:

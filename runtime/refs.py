@@ -95,9 +95,10 @@ def register_references(kind: str, fields: tuple[RefField, ...]) -> None:
 
 
 def ref_type_for(kind: str) -> type[KRMModel]:
-    from kccgen.runtime.registry import load_reference_modules
+    from kccgen.runtime.registry import load_reference_module, load_reference_modules
 
-    load_reference_modules()
+    if kind not in _REF_TYPES and not load_reference_module(kind):
+        load_reference_modules()
     try:
         return _REF_TYPES[kind]
     except KeyError:
@@ -105,9 +106,10 @@ def ref_type_for(kind: str) -> type[KRMModel]:
 
 
 def references_of(kind: str) -> tuple[RefField, ...]:
-    from kccgen.runtime.registry import load_reference_modules
+    from kccgen.runtime.registry import load_reference_module, load_reference_modules
 
-    load_reference_modules()
+    if kind not in _REFERENCES and not load_reference_module(kind):
+        load_reference_modules()
     return _REFERENCES.get(kind, ())
 
 

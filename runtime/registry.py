@@ -1,49 +1,97 @@
-"""Find generated modules by Kind name without importing the generator."""
+"""Find generated modules by Kind name without importing the generator.
+
+``generated/kinds.json`` (written by ``kccgen generate``) lists every generated
+Kind with its module stem, so listing Kinds or loading one Kind imports only
+that Kind's modules: at a thousand Kinds importing every ``*_types`` module
+takes most of a minute.
+"""
 
 from __future__ import annotations
 
+import difflib
 import importlib
+import json
 import pkgutil
-from typing import Any
+from collections.abc import Iterator, Mapping
+from functools import cache
+from importlib import resources
+from types import ModuleType
+from typing import TypedDict
 
 _LOADED = False
 
 
-def _walk(suffix: str) -> list[str]:
-    import kccgen.generated
-
-    return sorted(
-        info.name for info in pkgutil.walk_packages(kccgen.generated.__path__, "kccgen.generated.") if info.name.endswith(suffix)
-    )
+class IndexEntry(TypedDict):
+    apiVersion: str
+    crd: str  # path under generated/
+    module: str  # module stem under kccgen.generated: pubsub.v1.pubsubtopic
 
 
-def load_reference_modules() -> None:
-    """Import every ``*_reference`` module once; each registers its Kind."""
-    global _LOADED
-    if _LOADED:
-        return
-    for name in _walk("_reference"):
-        importlib.import_module(name)
-    _LOADED = True
+@cache
+def kind_index() -> dict[str, IndexEntry]:
+    """Kind -> where its generated files are, sorted by Kind."""
+    text = resources.files("kccgen.generated").joinpath("kinds.json").read_text(encoding="utf-8")
+    data: dict[str, IndexEntry] = json.loads(text)
+    return dict(sorted(data.items()))
 
 
-def types_modules() -> dict[str, Any]:
-    """Kind name -> its generated ``*_types`` module."""
-    found: dict[str, Any] = {}
-    for name in _walk("_types"):
-        mod = importlib.import_module(name)
-        kind = name.rsplit(".", 1)[-1].removesuffix("_types")
-        for obj in vars(mod).values():
-            k = getattr(obj, "KIND", None) if isinstance(obj, type) else None
-            if k and obj.__module__ == mod.__name__ and str(k).lower() == kind:
-                found[str(k)] = mod
-    return dict(sorted(found.items()))
+def unknown_kind(kind: str, known: list[str] | tuple[str, ...]) -> str:
+    """The message for a Kind nobody generated: the closest names, not a thousand."""
+    by_lower = {k.lower(): k for k in known}
+    close = difflib.get_close_matches(kind.lower(), list(by_lower), n=3, cutoff=0.6)
+    hint = f"; did you mean {' or '.join(repr(by_lower[c]) for c in close)}?" if close else ""
+    return f"unknown Kind {kind!r}{hint} ({len(known)} Kinds known; `kccctl kinds` lists them)"
 
 
 def module_for(kind: str, suffix: str) -> str:
     """``kccgen.generated.<svc>.<ver>.<kind><suffix>`` for a generated Kind."""
-    want = f"{kind.lower()}{suffix}"
-    for name in _walk(suffix):
-        if name.rsplit(".", 1)[-1] == want:
-            return name
-    raise KeyError(f"no generated {suffix} module for Kind {kind!r}")
+    entry = kind_index().get(kind)
+    if entry is None:
+        raise KeyError(unknown_kind(kind, tuple(kind_index())))
+    return f"kccgen.generated.{entry['module']}{suffix}"
+
+
+class _KindModules(Mapping[str, ModuleType]):
+    """Kind -> one of its generated modules, imported on first access."""
+
+    def __init__(self, suffix: str) -> None:
+        self._suffix = suffix
+
+    def __getitem__(self, kind: str) -> ModuleType:
+        return importlib.import_module(module_for(kind, self._suffix))
+
+    def __contains__(self, kind: object) -> bool:
+        return kind in kind_index()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(kind_index())
+
+    def __len__(self) -> int:
+        return len(kind_index())
+
+
+def types_modules() -> Mapping[str, ModuleType]:
+    """Kind name -> its generated ``*_types`` module (imported when looked up)."""
+    return _KindModules("_types")
+
+
+def load_reference_module(kind: str) -> bool:
+    """Import one generated Kind's ``*_reference`` module (it registers the Kind's
+    identity and Ref type); False when the Kind is not generated."""
+    if kind not in kind_index():
+        return False
+    importlib.import_module(module_for(kind, "_reference"))
+    return True
+
+
+def load_reference_modules() -> None:
+    """Import every ``*_reference`` module once (generated and external Kinds); each registers its Kind."""
+    global _LOADED
+    if _LOADED:
+        return
+    import kccgen.generated
+
+    for info in pkgutil.walk_packages(kccgen.generated.__path__, "kccgen.generated."):
+        if info.name.endswith("_reference"):
+            importlib.import_module(info.name)
+    _LOADED = True

@@ -50,6 +50,7 @@ from kccgen.runtime.mutability import mutability_of
 from kccgen.runtime.registry import module_for
 from tests.conftest import REPO
 from tests.support.crds import load_crd
+from tests.support.kinds import GENERATED_KINDS, batched_params
 
 DISCOVERY = REPO / "specs" / "discovery"
 
@@ -319,16 +320,7 @@ def committed(kind: str) -> dict[str, dict[str, Any]]:
     return load_table(table_file(REPO, kind))
 
 
-def _generated_kinds() -> list[str]:
-    kinds = []
-    for f in sorted((REPO / "generated").glob("*/v1beta1/*_mutability.py")):
-        m = re.search(r'^KIND = "([^"]+)"$', f.read_text(), re.MULTILINE)
-        assert m, f
-        kinds.append(m.group(1))
-    return kinds
-
-
-KINDS = _generated_kinds()
+KINDS = list(GENERATED_KINDS)
 
 
 # --------------------------------------------------------------------------
@@ -640,16 +632,18 @@ def test_subnetwork_fingerprint_is_observed_not_desired() -> None:
     assert "spec.fingerprint" not in table or not table["spec.fingerprint"].updatable
 
 
-@pytest.mark.parametrize("kind", KINDS)
-def test_every_provenance_source_is_grounded(kind: str, ir: IR) -> None:
+@pytest.mark.parametrize("kinds", batched_params(KINDS, str, str))
+def test_every_provenance_source_is_grounded(kinds: list[str], ir: IR) -> None:
     """Every row of every generated table: quoted phrases, readOnly, overrides, inheritance hold."""
-    k = next(x for x in ir.kinds if x.kind == kind)
-    assert k.methods.get.response is not None
-    doc_key, schema = k.api.doc_key, k.methods.get.response
-    table = committed(kind)
-    assert table, kind
-    for path in table:
-        check_row_provenance(kind, doc_key, schema, table, path)
+    by_kind = {x.kind: x for x in ir.kinds}
+    for kind in kinds:
+        k = by_kind[kind]
+        assert k.methods.get.response is not None
+        doc_key, schema = k.api.doc_key, k.methods.get.response
+        table = committed(kind)
+        assert table, kind
+        for path in table:
+            check_row_provenance(kind, doc_key, schema, table, path)
 
 
 def test_runtime_loads_the_committed_tables() -> None:
@@ -928,8 +922,20 @@ def test_every_kind_has_a_crd_and_a_table() -> None:
     assert sorted(_crd(p)[0] for p in CRDS) == sorted(KINDS)
 
 
-@pytest.mark.parametrize("crd", CRDS, ids=[p.name.split(".")[0] for p in CRDS])
-def test_table_covers_crd_spec(crd: Path) -> None:
+def _crd_kind(path: Path) -> str:
+    return str(_crd(path)[0])
+
+
+CRD_BATCHES = batched_params(CRDS, _crd_kind, lambda p: p.name.split(".")[0])
+
+
+@pytest.mark.parametrize("crds", CRD_BATCHES)
+def test_table_covers_crd_spec(crds: list[Path]) -> None:
+    for crd in crds:
+        _table_covers_crd_spec(crd)
+
+
+def _table_covers_crd_spec(crd: Path) -> None:
     kind, schema = _crd(crd)
     table = committed(kind)
     # A Config Connector alias is described by its target's rows: the runtime
@@ -944,13 +950,18 @@ def test_table_covers_crd_spec(crd: Path) -> None:
     assert sorted(from_table - from_crd) == [], f"{kind}: mutability rows not in the CRD spec"
 
 
-@pytest.mark.parametrize("crd", CRDS, ids=[p.name.split(".")[0] for p in CRDS])
-def test_table_covers_crd_observed_state(crd: Path) -> None:
+@pytest.mark.parametrize("crds", CRD_BATCHES)
+def test_table_covers_crd_observed_state(crds: list[Path]) -> None:
+    for crd in crds:
+        _table_covers_crd_observed_state(crd)
+
+
+def _table_covers_crd_observed_state(crd: Path) -> None:
     kind, schema = _crd(crd)
     table = committed(kind)
     observed = schema["properties"]["status"]["properties"].get("observedState", {})
     from_crd = set(crd_paths(observed, "status.observedState"))
     from_table = {p for p in table if p.startswith("status.observedState.")}
-    assert sorted(from_crd - from_table) == []
-    assert sorted(from_table - from_crd) == []
+    assert sorted(from_crd - from_table) == [], kind
+    assert sorted(from_table - from_crd) == [], kind
     assert set(table) == from_table | {p for p in table if p.startswith("spec.")}, kind

@@ -253,8 +253,10 @@ def strict_schema(node: Any, root: bool = True) -> Any:
     return out
 
 
+@cache
 def crd_schemas(crd_dir: Path) -> dict[tuple[str, str], dict[str, Any]]:
-    """(apiVersion, Kind) -> openAPIV3Schema for every CRD version in a directory."""
+    """(apiVersion, Kind) -> openAPIV3Schema for every CRD version in a directory, read
+    once per process (callers share the result: copy before changing it)."""
     out: dict[tuple[str, str], dict[str, Any]] = {}
     for path in sorted(crd_dir.glob("*.yaml")):
         # libyaml: a thousand generated CRDs are ~40 MB of YAML.

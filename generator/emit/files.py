@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -154,6 +155,24 @@ def jobs(ir: IR) -> Iterator[Job]:
     """Every file as a deferred job, each reading only its unit's slice."""
     for u in units(ir):
         yield from unit_jobs(u)
+
+
+INDEX_PATH = "generated/kinds.json"
+
+
+def index_source(ir: IR) -> str:
+    """``generated/kinds.json``: every generated Kind -> its module stem, apiVersion and
+    CRD file, so the runtime can list and find Kinds without importing a thousand
+    modules (it imports one Kind's modules when that Kind is used)."""
+    entries = {
+        k.kind: {
+            "apiVersion": f"{k.group}/{k.version}",
+            "crd": crd_path(k).removeprefix("generated/"),
+            "module": f"{k.package.replace('/', '.')}.{k.lower}",
+        }
+        for k in ir.kinds
+    }
+    return json.dumps(entries, indent=1, sort_keys=True) + "\n"
 
 
 def _crd_file(arg: tuple[IR, KindIR]) -> str:

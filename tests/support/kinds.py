@@ -22,6 +22,8 @@ unknown or duplicate key in a fact file is an error naming the file.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable, Hashable, Iterable
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -166,6 +168,7 @@ def configured_kinds(config: str = "*") -> tuple[str, ...]:
     return _configured_kinds(config)
 
 
+@cache
 def _configured_kinds(config: str) -> tuple[str, ...]:
     """The Kinds the kind configs (``specs/kinds/<config>.yaml``, read as plain YAML) ask for."""
     out: list[str] = []
@@ -269,4 +272,59 @@ def parents(kind: str) -> tuple[str, ...]:
 
 
 #: The curated Kinds that are generated, sorted: the Kinds with test facts.
-CURATED_KINDS: tuple[str, ...] = tuple(k for k in GENERATED_KINDS if k in set(configured_kinds()))
+_CONFIGURED = frozenset(configured_kinds())
+CURATED_KINDS: tuple[str, ...] = tuple(k for k in GENERATED_KINDS if k in _CONFIGURED)
+
+
+#: ``KCCGEN_TEST_EXHAUSTIVE=1`` runs the per-case tests on every derived Kind, not one per shape.
+EXHAUSTIVE = os.environ.get("KCCGEN_TEST_EXHAUSTIVE", "") not in ("", "0")
+
+_T = TypeVar("_T")
+
+
+def representatives(
+    items: Iterable[_T],
+    kind: Callable[[_T], str],
+    signature: Callable[[_T], Hashable],
+    keep: Callable[[_T], bool] = lambda _: False,
+) -> list[_T]:
+    """Every item of a curated Kind, and of the derived Kinds the first item of each
+    distinct ``signature`` (the facts the verdict depends on: rule text, schema type, ...);
+    ``keep`` names further items always tested (Kinds kccgen only references).
+
+    A thousand derived Kinds repeat a few hundred shapes; testing each shape once keeps
+    ``make test`` inside its budget while a new shape still gets its own case. The
+    registry-wide checks that are cheap (structure, bounds, imports, the server accepting
+    every CRD) still run on every Kind; ``KCCGEN_TEST_EXHAUSTIVE=1`` disables the sampling.
+    """
+    curated = set(CURATED_KINDS)
+    seen: set[Hashable] = set()
+    out: list[_T] = []
+    for item in items:
+        if EXHAUSTIVE or kind(item) in curated or keep(item):
+            out.append(item)
+            continue
+        sig = signature(item)
+        if sig not in seen:
+            seen.add(sig)
+            out.append(item)
+    return out
+
+
+def batched_params(items: Iterable[_T], kind: Callable[[_T], str], ident: Callable[[_T], str]) -> list[Any]:
+    """pytest params for a cheap check that must hold on every Kind: one test per
+    curated item, and one test that walks all derived items (its message names each
+    failing one). Each param is a list of items."""
+    import pytest
+
+    curated = set(CURATED_KINDS)
+    own: list[Any] = []
+    derived: list[_T] = []
+    for item in items:
+        if kind(item) in curated:
+            own.append(pytest.param([item], id=ident(item)))
+        else:
+            derived.append(item)
+    if derived:
+        own.append(pytest.param(derived, id="derived"))
+    return own

@@ -36,7 +36,7 @@ from kccgen.generator.ir.model import IR, KindIR
 from kccgen.runtime.mutability import mutability_of
 from kccgen.runtime.registry import module_for
 from tests.conftest import REPO
-from tests.support.kinds import GENERATED_KINDS
+from tests.support.kinds import GENERATED_KINDS, batched_params
 
 BUDGET = 10_000  # bytes per mutability module, on average over the curated Kinds
 
@@ -65,25 +65,35 @@ def committed_file(kind: str) -> str:
     return REPO.joinpath(*module_for(kind, "_mutability").split(".")[1:]).with_suffix(".py").read_text()
 
 
-@pytest.mark.parametrize("kind", GENERATED_KINDS)
-def test_emitted_rows_expand_to_the_ir_rules(ir: IR, kind: str) -> None:
-    k = kind_ir(ir, kind)
-    assert registered(mutability_source(k)) == (kind, expected(k))
+# One test per curated Kind, one walking every derived Kind (tests/support/kinds.py).
+KIND_BATCHES = batched_params(GENERATED_KINDS, str, str)
 
 
-@pytest.mark.parametrize("kind", GENERATED_KINDS)
-def test_committed_module_registers_the_ir_rules(ir: IR, kind: str) -> None:
+@pytest.mark.parametrize("kinds", KIND_BATCHES)
+def test_emitted_rows_expand_to_the_ir_rules(ir: IR, kinds: list[str]) -> None:
+    for kind in kinds:
+        k = kind_ir(ir, kind)
+        assert registered(mutability_source(k)) == (kind, expected(k)), kind
+
+
+@pytest.mark.parametrize("kinds", KIND_BATCHES)
+def test_committed_module_registers_the_ir_rules(ir: IR, kinds: list[str]) -> None:
     """The committed (formatted) file, and the table the runtime reads from it."""
-    rules = expected(kind_ir(ir, kind))
-    assert registered(committed_file(kind)) == (kind, rules)
-    assert mutability_of(kind) == {r.path: r for r in rules}  # a repeated path: the last rule wins, as before
+    for kind in kinds:
+        rules = expected(kind_ir(ir, kind))
+        assert registered(committed_file(kind)) == (kind, rules), kind
+        assert mutability_of(kind) == {r.path: r for r in rules}, kind  # a repeated path: the last rule wins
 
 
-@pytest.mark.parametrize("kind", GENERATED_KINDS)
-def test_every_override_is_needed(ir: IR, kind: str) -> None:
+@pytest.mark.parametrize("kinds", KIND_BATCHES)
+def test_every_override_is_needed(ir: IR, kinds: list[str]) -> None:
+    for kind in kinds:
+        _every_override_is_needed(kind_ir(ir, kind))
+
+
+def _every_override_is_needed(k: KindIR) -> None:
     """Dropping any one override of any row gives a different rule: rows carry no
     redundant values, and a lost override cannot go unnoticed."""
-    k = kind_ir(ir, kind)
     rules = expected(k)
     form = form_of(k, rules)
     checked = 0
