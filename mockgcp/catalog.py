@@ -15,9 +15,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kccgen.discovery.behaviours import Behaviour, classify
+from kccgen.discovery.behaviours import Behaviour, classify, service_assigned_id
 from kccgen.discovery.document import DiscoveryDoc, Method, iter_resources, parse_discovery
-from kccgen.discovery.paths import rest_prefix, url_regex
+from kccgen.discovery.paths import collection_param, rest_prefix, url_regex
 from kccgen.documents import document_paths, read_document
 from kccgen.mockgcp.apis import Profile, profile_for
 from kccgen.mockgcp.overrides import OVERRIDES_FILE, Override, check_override, load_overrides
@@ -26,9 +26,7 @@ from kccgen.mockgcp.routing import RouteIndex, segments
 #: Discovery method name -> the standard role mockgcp gives it.
 ROLES = {"get": "get", "create": "create", "insert": "create", "patch": "update", "update": "update", "delete": "delete", "list": "list"}
 
-# The schema's `name` says the service picks the ID: monitoring's "[ALERT_POLICY_ID]
-# is assigned by Cloud Monitoring", "automatically assigned by the server", "generated".
-_SERVICE_ASSIGNED = re.compile(r"\bis assigned by\b|\bautomatically assigned by the server\b|\bsystem-assigned\b|\bgenerated\b", re.IGNORECASE)
+_PLACEHOLDER = re.compile(r"^\{\+?([A-Za-z][A-Za-z0-9_]*)\}$")
 
 
 @dataclass(frozen=True)
@@ -59,6 +57,9 @@ class Collection:
     immutable: frozenset[str] = frozenset()
     input_only: frozenset[str] = frozenset()  # taken on write, never returned by GET
     service_assigned: str = ""  # why the service picks IDs ("" when the client does)
+    # The resource field a POST-to-collection create names the resource by
+    # (dotted: bigquery's datasetReference.datasetId); see body_id_field.
+    id_field: str = "name"
 
     @property
     def get(self) -> Method:
@@ -82,6 +83,9 @@ class Api:
     # Where google.longrunning operations live, longest first: (regex, prefix)
     # from each operations.get's name pattern (projects/*/locations/*).
     operation_prefixes: list[tuple[re.Pattern[str], str]] = field(default_factory=list)
+    # Whether the document has any operations.get: without one a client cannot
+    # poll, so the service's operations are answered done.
+    pollable: bool = False
 
     @property
     def key(self) -> str:
@@ -106,19 +110,59 @@ def _facts(doc: DiscoveryDoc, schema: str) -> tuple[frozenset[str], frozenset[st
     return frozenset(out), frozenset(imm), frozenset(inp)
 
 
+_TOP_LEVEL_OPS = ("^operations/[^/]+$", "^operations/.*$", "^operations/.+$")
+
+
 def _operation_prefixes(get: Method) -> list[tuple[re.Pattern[str], str]]:
+    """(regex, prefix) of the names an operations.get serves: ``projects/[^/]+/locations/[^/]+``
+    for ``^projects/[^/]+/locations/[^/]+/operations/[^/]+$``; "" for the top-level
+    ``^operations/.*$`` (bigtableadmin, apikeys, cloudresourcemanager)."""
     out = []
     for p in get.parameters.values():
         if p.location == "path" and p.pattern and p.pattern.endswith("/operations/[^/]+$"):
             pre = p.pattern.removeprefix("^").removesuffix("/operations/[^/]+$")
             out.append((re.compile("^" + pre), pre))
+        elif p.location == "path" and p.pattern in _TOP_LEVEL_OPS:
+            out.append((re.compile("^"), ""))
     return out
 
 
-def _service_assigned(doc: DiscoveryDoc, schema: str) -> str:
-    name = doc.schemas[schema].properties.get("name")
-    m = _SERVICE_ASSIGNED.search((name.description or "") if name else "")
-    return f"{doc.key} {schema}.name: {m.group(0)!r}" if m else ""
+def body_id_field(doc: DiscoveryDoc, schema: str, get: Method) -> str:
+    """The field of the resource that names it when a create carries no ID in
+    its URL or query: the one named after the get path's last parameter
+    (admin's ``{+orgUnitPath}``, dns's ``{responsePolicy}`` -> ``responsePolicyName``,
+    bigquery's ``{+datasetId}`` inside ``datasetReference``), unless that parameter
+    is just the collection's singular and the resource has a ``name`` (compute's
+    ``{address}``: Address.address is the IP, Address.name the ID); else ``name``;
+    else ``id``, which the service fills in."""
+    props = doc.schemas[schema].properties
+    segs = get.path.split(":", 1)[0].split("/")
+    last = next((i for i in range(len(segs) - 1, -1, -1) if _PLACEHOLDER.match(segs[i])), None)
+    m = _PLACEHOLDER.match(segs[last]) if last is not None else None
+    ph = m.group(1) if m else ""
+    prev = segs[last - 1] if last else ""
+    generic = bool(prev) and ph == collection_param(prev) and "name" in props
+    if ph and ph != "name" and not generic:
+        for c in (ph, f"{ph}Name"):
+            if c in props and props[c].type == "string":
+                return c
+        for pname, prop in sorted(props.items()):
+            ref = doc.schemas.get(prop.ref) if prop.ref else None
+            if pname.endswith("Reference") and ref is not None and ph in ref.properties:
+                return f"{pname}.{ph}"
+    if "name" in props:
+        return "name"
+    return "id" if "id" in props else "name"
+
+
+def _service_assigned(doc: DiscoveryDoc, schema: str, id_field: str) -> str:
+    """Why the service picks the ID in ``id_field`` ("" when the client does): an
+    ``id`` the body names it by, or a field the prose calls output only or assigned."""
+    if id_field == "id":
+        return f"{doc.key} {schema}.id: no other field names the resource"
+    prop = doc.schemas[schema].properties.get(id_field)
+    why = service_assigned_id(prop.description, prop.read_only) if prop is not None else ""
+    return f"{doc.key} {schema}.{id_field}: {why}" if why else ""
 
 
 def _apply(coll: Collection, overrides: list[Override]) -> Collection:
@@ -128,7 +172,7 @@ def _apply(coll: Collection, overrides: list[Override]) -> Collection:
         out |= o.output_only
         if o.service_assigned_id:
             sa = sa or f"{o.where}: {o.reason}"
-    return Collection(coll.api, coll.resource, coll.schema, coll.prefix, coll.methods, frozenset(out), frozenset(imm), coll.input_only, sa)
+    return Collection(coll.api, coll.resource, coll.schema, coll.prefix, coll.methods, frozenset(out), frozenset(imm), coll.input_only, sa, coll.id_field)
 
 
 def _load_api(key: str, doc: DiscoveryDoc) -> tuple[Api, list[Route]]:
@@ -141,13 +185,15 @@ def _load_api(key: str, doc: DiscoveryDoc) -> tuple[Api, list[Route]]:
             routes.append(Route(doc.key, m, m.http_method, rx, spec, dotted, verb, tuple(segments(doc.service_path, m))))
         if dotted.split(".")[-1] == "operations" and "get" in res.methods:
             api.operation_prefixes += _operation_prefixes(res.methods["get"])
+            api.pollable = True
         get = res.methods.get("get")
         if get is None or get.response is None or get.response.ref is None:
             continue
         schema = get.response.ref
         out_only, imm, inp = _facts(doc, schema)
         prefix = doc.service_path + rest_prefix(get.flat_path or get.path)
-        api.collections[dotted] = Collection(doc.key, dotted, schema, prefix, dict(res.methods), out_only, imm, inp, _service_assigned(doc, schema))
+        idf = body_id_field(doc, schema, get)
+        api.collections[dotted] = Collection(doc.key, dotted, schema, prefix, dict(res.methods), out_only, imm, inp, _service_assigned(doc, schema, idf), idf)
     api.operation_prefixes.sort(key=lambda x: -len(x[1]))
     return api, routes
 

@@ -124,10 +124,29 @@ def _resource_and_key(eng: MockGCP, c: Call, shape: CreateShape, body: dict[str,
         return f"{rel}/{rid}", resource, inputs
     if shape.id_from == "service":
         return f"{rel}/{eng.state.digits(19)}", resource, inputs
-    name = resource.get("name")
+    field = c.coll.id_field
+    name = _at(resource, field)
+    if isinstance(name, int) and not isinstance(name, bool):
+        name = str(name)
     if not isinstance(name, str) or not name:
-        raise invalid("Required field 'resource.name' not specified")
+        raise invalid(f"Required field 'resource.{field}' not specified")
+    if "/" in name:
+        # AIP-style APIs (cloudscheduler, translate) take the full resource name in
+        # the body: it must name one resource directly under the request's parent.
+        parent, _, rid = name.rpartition("/")
+        if parent != rel or not rid:
+            raise invalid(f"resource.{field} {name!r} does not name a resource in {rel}")
+        return name, resource, inputs
     return f"{rel}/{name}", resource, inputs
+
+
+def _at(body: dict[str, Any], dotted: str) -> Any:
+    node: Any = body
+    for part in dotted.split("."):
+        if not isinstance(node, dict):
+            return None
+        node = node.get(part)
+    return node
 
 
 def create(eng: MockGCP, c: Call) -> Response:

@@ -60,6 +60,10 @@ def _ops_prefix(api: Api, key: str) -> str:
     return "/".join(key.split("/")[:2])
 
 
+def _ops_name(prefix: str, oid: str) -> str:
+    return f"{prefix}/operations/{oid}" if prefix else f"operations/{oid}"
+
+
 def _compute_body(eng: MockGCP, api: Api, action: str, key: str, resource: dict[str, Any], old: dict[str, Any] | None, t: datetime) -> tuple[str, dict[str, Any]]:
     st, base, when = eng.state, api.profile.self_link_base, api.profile.time_text(t)
     name = f"operation-{int(t.timestamp() * 1000)}-{st.token(6).lower()}-{st.token(4).lower()}-{st.token(4).lower()}"
@@ -108,10 +112,12 @@ def start(
     elif style == "dns":
         op_key, body = _dns_body(eng, action, key, resource, old, t)
     else:
-        op_key = f"{_ops_prefix(api, key)}/operations/{eng.state.token(12).lower()}"
+        op_key = _ops_name(_ops_prefix(api, key), eng.state.token(12).lower())
         # proto3 JSON drops false booleans: a pending operation has no "done".
         body = {"name": op_key, "metadata": api.profile.lro_metadata(api.doc, coll.schema, action, resource, rfc3339(t))}
-    op = Operation(api.key, style, op_key, body, eng.lro_polls, copy.deepcopy(resource) if action != "delete" else {}, lro_error)
+    # A google.longrunning operation of an API with no operations.get is answered done.
+    polls = eng.lro_polls if style != "google.longrunning" or api.pollable else 0
+    op = Operation(api.key, style, op_key, body, polls, copy.deepcopy(resource) if action != "delete" else {}, lro_error)
     op.done_body = {"schema": coll.schema}
     finish_if_due(eng, op)
     eng.state.operations[eng.state.store_key(api.key, op_key)] = op

@@ -61,8 +61,15 @@ def populate(
 ) -> None:
     """Output-only fields the real service fills in. ``old``: the stored resource on update."""
     props = api.doc.schemas[coll.schema].properties
-    if "name" in props:
-        res["name"] = key.rsplit("/", 1)[-1] if short_names(api.doc, coll) else key
+    if coll.id_field == "name" and "name" in props:
+        # The name keeps the form it was created with: the ID alone (compute,
+        # dns) or, when the client sent it in full or the service assigned it,
+        # the full resource name.
+        sent = (old or {}).get("name") if old is not None else res.get("name")
+        short = short_names(api.doc, coll) and not (isinstance(sent, str) and "/" in sent)
+        res["name"] = key.rsplit("/", 1)[-1] if short else key
+    elif created and coll.service_assigned and "." not in coll.id_field and coll.id_field in props:
+        res[coll.id_field] = key.rsplit("/", 1)[-1]  # the ID the service picked (calendar's id)
     f = Fill(api.doc, coll.schema, props, coll.output_only, res, key, project, created, old, now, rfc3339(now), state.digits, state.token)
     for t in _TIME_FIELDS:
         if t in props and t in coll.output_only and (created or t in ("updateTime", "updated")):

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
 
-from kccgen.contract import CreateAtPath, Where, create_inputs, id_field
+from kccgen.contract import CreateAtPath, CreateServiceAssigned, Where, create_inputs, id_field
 from kccgen.discovery.behaviours import Behaviour as B
 from kccgen.discovery.behaviours import Fact
 from kccgen.discovery.document import DiscoveryDoc, Resource
@@ -21,7 +21,12 @@ from kccgen.generator.diagnostics import Reporter
 from kccgen.generator.ir.aliases import build_aliases
 from kccgen.generator.ir.api_models import build_api_models
 from kccgen.generator.ir.candidates import derive
-from kccgen.generator.ir.identity import asset_rows, choose_asset_format, resolve_identity
+from kccgen.generator.ir.identity import (
+    asset_rows,
+    choose_asset_format,
+    plain_template,
+    resolve_identity,
+)
 from kccgen.generator.ir.krm import KrmProjector, identity_fields, override_facts, ref_placeholder
 from kccgen.generator.ir.methods import UnsupportedShape, resolve_methods
 from kccgen.generator.ir.model import (
@@ -39,6 +44,7 @@ from kccgen.generator.ir.model import (
     TargetKind,
 )
 from kccgen.generator.ir.mutability import build_mutability
+from kccgen.generator.ir.params import align_params
 from kccgen.generator.ir.references import TargetIndex, infer_references
 from kccgen.generator.naming import api_module, pascal, plural_kind, snake
 from kccgen.generator.spec.kinds import KindConfig, KindsFile
@@ -211,8 +217,8 @@ def resolve_identities(specs: Specs, shaped: list[Shaped], reporter: Reporter, f
     prelim: dict[str, str] = {}
     for sh in shaped:
         rest = rest_template(sh.methods.get.flat_path)
-        row, _ = choose_asset_format(asset_rows(specs.asset_names, sh.sel.cfg, sh.sel.doc, sh.schema, rest)[1], rest)
-        prelim[sh.sel.cfg.kind] = row.template if row else rest
+        row, mismatch = choose_asset_format(asset_rows(specs.asset_names, sh.sel.cfg, sh.sel.doc, sh.schema, rest)[1], rest)
+        prelim[sh.sel.cfg.kind] = rest if row is None or (mismatch and sh.sel.auto and plain_template(rest)) else row.template
     identities = {}
     for sh in shaped:
         s = sh.sel
@@ -224,6 +230,10 @@ def resolve_identities(specs: Specs, shaped: list[Shaped], reporter: Reporter, f
                 raise
             failed.append(_failure(sh, e))
             continue
+        if isinstance(sh.methods.create_shape, CreateServiceAssigned) and identity.id_generation != "service":
+            # The create carries no ID (aiplatform's output-only name, calendar's
+            # id): the ID exists only once the service answers.
+            identity = replace(identity, id_generation="service")
         for d in identity.disagreements:
             # A derived Kind outside the asset table is the common case, not news:
             # coverage shows where each template came from.
@@ -278,7 +288,7 @@ def build_kind(
     problem: Problem,
 ) -> KindIR:
     """Stages 5-7 for one Kind: references, KRM projection, mutability."""
-    s, m = sh.sel, sh.methods
+    s, m = sh.sel, align_params(sh.methods, identity.template)
     models, api_res = create_view(sh, mod, classes)
     res_class = api_res.name
     overrides = override_facts(s.cfg, s.file)

@@ -49,6 +49,14 @@ def asset_rows(assets: AssetNameTable, cfg: KindConfig, doc: DiscoveryDoc, schem
     return by_schema, ()
 
 
+def plain_template(template: str) -> bool:
+    """Literal and placeholder segments alternate, starting with a literal
+    (``projects/{project}/disks/{disk}``), unlike a multi-parent REST path
+    (``v1/{v1}/{v1Id1}/feeds/{feed}``)."""
+    segs = template.split("/")
+    return len(segs) % 2 == 0 and all(s.startswith("{") == (i % 2 == 1) for i, s in enumerate(segs))
+
+
 def resolve_identity(
     file: str,
     index: int,
@@ -73,6 +81,12 @@ def resolve_identity(
     if row is None:
         template, source = rest, "rest"
         disagreements.append(f"{asset_type} is not in the asset-inventory table; using the REST path {rest!r}")
+    elif mismatch and derived and plain_template(rest):
+        # The table has the asset type but not this resource's shape (compute's
+        # regional disks, certificatemanager's any-location maps): the path the
+        # API answers at is the identity.
+        template, source = rest, "rest"
+        disagreements.append(f"asset-inventory {row.format!r} does not match the REST get path {rest!r}; using the REST path")
     else:
         template, source = row.template, "asset-inventory"
         if mismatch:

@@ -39,6 +39,7 @@ from kccgen.contract import (
     UpdateShape,
     Where,
 )
+from kccgen.discovery.behaviours import service_assigned_id
 from kccgen.discovery.document import DiscoveryDoc, JsonSchema, Method, Resource, iter_resources
 from kccgen.discovery.errors import SpecError, json_path
 from kccgen.discovery.operations import operation_style
@@ -91,6 +92,7 @@ class _Ctx:
     dotted: str
     schema: str
     id_placeholder: str = ""  # the get path's last parameter ({datasetId}, {id}); "" when unknown
+    id_collection: str = ""  # the literal segment before it (addresses, orgunits); "" when none
 
     def where(self, role: str, *key: str) -> str:
         return json_path("kinds", self.index, "methods", role, *key)
@@ -192,7 +194,11 @@ def id_in_body(ctx: _Ctx, placeholder: str) -> tuple[str, bool] | None:
     last an ``id`` the service fills in. None: no evidence, the Kind is skipped.
     """
     props = ctx.doc.schemas[ctx.schema].properties
-    candidates = [placeholder, f"{placeholder}Name"] if placeholder not in ("name", "") else []
+    # A placeholder that is only the collection's singular ({address} after
+    # addresses/) says nothing when the resource has a name: compute's
+    # Address.address is the IP, Address.name the ID.
+    generic = bool(ctx.id_collection) and placeholder == collection_param(ctx.id_collection) and "name" in props
+    candidates = [placeholder, f"{placeholder}Name"] if placeholder not in ("name", "") and not generic else []
     for c in candidates:
         if c in props and props[c].type == "string":
             assigned = c == "id" or props[c].read_only or bool(_ASSIGNED.search(props[c].description or ""))
@@ -202,7 +208,9 @@ def id_in_body(ctx: _Ctx, placeholder: str) -> tuple[str, bool] | None:
         if pname.endswith("Reference") and ref is not None and placeholder in ref.properties:
             return f"{pname}.{placeholder}", False
     if "name" in props:
-        return "name", False
+        # "Output only. Resource name of a CustomJob." (aiplatform): the service
+        # names it; "Optionally caller-specified ... becomes output only" does not.
+        return "name", bool(service_assigned_id(props["name"].description, props["name"].read_only))
     if "id" in props:
         return "id", True
     return None
@@ -379,8 +387,11 @@ def resolve_methods(file: str, index: int, cfg: KindConfig, doc: DiscoveryDoc, r
     get = _pick(pre, res, "get", mc.get.method if mc.get else None)
     if get is None or get.response is None:
         raise SpecError(file, json_path("kinds", index, "resource"), f"{cfg.kind}: {doc.key} resource {cfg.resource!r} has no get method returning a schema")
-    last = re.findall(r"\{\+?([^}]+)\}", get.path)
-    ctx = _Ctx(file, index, cfg, doc, cfg.resource, get.response, last[-1] if last else "")
+    segs = get.path.split(":", 1)[0].split("/")
+    at = next((i for i in range(len(segs) - 1, -1, -1) if re.fullmatch(r"\{\+?[^}]+\}", segs[i])), None)
+    placeholder = segs[at].strip("{}+") if at is not None else ""
+    collection = segs[at - 1] if at else ""
+    ctx = _Ctx(file, index, cfg, doc, cfg.resource, get.response, placeholder, "" if collection.startswith("{") else collection)
     create = _pick(ctx, res, "create", mc.create.method if mc.create else None)
     update = _pick(ctx, res, "update", mc.update.method if mc.update else None)
     delete = _pick(ctx, res, "delete", mc.delete.method if mc.delete else None)

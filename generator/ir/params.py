@@ -1,0 +1,108 @@
+"""IR stage: method parameters spelled with the identity template's placeholders.
+
+The runtime fills a method's parameters from the identity's values
+(``projects/{project}/datasets/{dataset}`` gives project and dataset), but a
+Discovery path names its parameters its own way: bigquery's
+``projects/{+projectId}/datasets/{+datasetId}``, admin's
+``customer/{customerId}/orgunits/{+orgUnitPath}``, cloudasset's ``v1/{+name}``
+with no pattern. Each method path is laid over the identity template segment
+by segment (a create's over the template without its ID); where both have a
+placeholder the method's takes the template's name, and a leading reserved
+parameter with no pattern stands for the template's segments it covers. A path
+whose literals disagree with the template is left as it is.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from kccgen.contract import Call, CreateAtPath, NoCreate, NoDelete, NoUpdate
+from kccgen.generator.ir.model import MethodIR, Methods
+
+_PH = re.compile(r"^\{(\+?)([A-Za-z][A-Za-z0-9_]*)\}$")
+_VERSION = re.compile(r"^v\d+(?:(?:alpha|beta|p\d+beta)\d*)?$")
+_ANY_PH = re.compile(r"\{([A-Za-z][A-Za-z0-9_]*)\}")
+
+
+def _segments(path: str) -> list[str]:
+    """The method path without its version/route prefix (``v1/``, ``bigquery/v2/``) or custom verb."""
+    segs = path.split(":", 1)[0].split("/")
+    while len(segs) > 1 and not _PH.match(segs[0]) and (not _PH.match(segs[1]) or _VERSION.match(segs[0])):
+        segs = segs[1:]
+    return segs
+
+
+def aligned_templates(path: str, templates: tuple[tuple[str, str], ...], target: list[str]) -> tuple[tuple[str, str], ...] | None:
+    """``templates`` (parameter -> how it is spelled) renamed to the placeholders of
+    ``target`` (the identity template's segments the path should name); None when
+    the path does not line up with ``target``."""
+    by_param = dict(templates)
+    expanded: list[tuple[str, str | None]] = []  # (segment, the reserved parameter it is when unpatterned)
+    for seg in _segments(path):
+        m = _PH.match(seg)
+        if m is None:
+            expanded.append((seg, None))
+            continue
+        reserved, name = m.group(1), m.group(2)
+        spelled = by_param.get(name, "{" + name + "}")
+        if reserved and spelled == "{" + name + "}":
+            expanded.append((seg, name))
+        else:
+            expanded.extend((s, None) for s in spelled.split("/"))
+    whole: dict[str, str] = {}
+    if expanded and expanded[0][1] is not None and len(expanded) <= len(target):
+        # A leading {+name} / {+parent} without a pattern: the template's segments it covers.
+        covered = len(target) - len(expanded) + 1
+        whole[str(expanded[0][1])] = "/".join(target[:covered])
+        segs = [s for s, _ in expanded[1:]]
+        tail = target[covered:]
+    else:
+        segs = ["{" + r + "}" if r is not None else s for s, r in expanded]  # {+datasetId}: one segment
+        tail = target
+    if len(segs) != len(tail):
+        return None
+    rename: dict[str, str] = {}
+    for mine, theirs in zip(segs, tail, strict=True):
+        a, b = _ANY_PH.fullmatch(mine), _ANY_PH.fullmatch(theirs)
+        if a and b:
+            if rename.setdefault(a.group(1), b.group(1)) != b.group(1):
+                return None
+        elif a or b or mine != theirs:
+            return None
+    out = []
+    for pname, spelled in templates:
+        if pname in whole:
+            out.append((pname, whole[pname]))
+        else:
+            out.append((pname, _ANY_PH.sub(lambda m: "{" + rename.get(m.group(1), m.group(1)) + "}", spelled)))
+    return tuple(out)
+
+
+def _renamed(m: MethodIR | None, target: list[str]) -> MethodIR | None:
+    if m is None:
+        return None
+    t = aligned_templates(m.path, m.param_templates, target)
+    return m if t is None or t == m.param_templates else replace(m, param_templates=t)
+
+
+def align_params(methods: Methods, template: str) -> Methods:
+    """``methods`` with each standard method's parameters named after ``template``'s placeholders."""
+    full = template.split("/")
+    get = _renamed(methods.get, full)
+    assert get is not None
+    update, delete = _renamed(methods.update, full), _renamed(methods.delete, full)
+    at_path = isinstance(methods.create_shape, CreateAtPath)
+    create = _renamed(methods.create, full if at_path else full[:-1])
+    cs, us, ds = methods.create_shape, methods.update_shape, methods.delete_shape
+
+    def call(m: MethodIR | None, old: Call) -> Call:
+        return old if m is None else replace(old, params=m.param_templates)
+
+    if not isinstance(cs, NoCreate):
+        cs = replace(cs, call=call(create, cs.call))
+    if not isinstance(us, NoUpdate):
+        us = replace(us, call=call(update, us.call))
+    if not isinstance(ds, NoDelete):
+        ds = replace(ds, call=call(delete, ds.call))
+    return replace(methods, get=get, create=create, update=update, delete=delete, create_shape=cs, update_shape=us, delete_shape=ds)
