@@ -22,8 +22,9 @@ from kccgen.generator.diagnostics import Reporter
 from kccgen.generator.emit.files import INDEX_PATH, Unit, index_source, render_unit, units
 from kccgen.generator.ir.build import build_ir
 from kccgen.generator.ir.model import IR
+from kccgen.generator.kindset import kind_set_problems, previous_kinds
 from kccgen.generator.render import format_many
-from kccgen.generator.spec.loader import load_specs
+from kccgen.generator.spec.loader import Specs, load_specs
 from kccgen.generator.stamp import (
     STAMP,
     code_digest,
@@ -37,6 +38,15 @@ from kccgen.generator.write import compare_tree, write_tree
 
 def _build(specs_dir: Path) -> IR:
     return build_ir(load_specs(specs_dir), Reporter())
+
+
+def _kind_set_problems(root: Path, specs: Specs, ir: IR) -> list[str]:
+    """Kinds the committed tree has that this run would drop without a retirement entry."""
+    try:
+        previous = previous_kinds(root)
+    except ValueError as e:
+        return [str(e)]
+    return kind_set_problems(previous, frozenset(k.kind for k in ir.kinds), specs.retired_kinds, specs.retired_kinds_file)
 
 
 def _render_unit(u: Unit) -> dict[str, str]:
@@ -111,7 +121,13 @@ def cmd_generate(args: argparse.Namespace) -> int:
         print(f"generated/ is up to date; nothing to do ({time.perf_counter() - t0:.1f}s; --force regenerates)")
         return 0
     inputs = inputs_digest(args.specs)
-    ir = _build(args.specs)
+    specs = load_specs(args.specs)
+    ir = build_ir(specs, Reporter())
+    problems = _kind_set_problems(args.root, specs, ir)
+    if problems:  # nothing written: generated/ keeps every Kind it had
+        for msg in problems:
+            print(f"error: {msg}", file=sys.stderr)
+        return 2
     files = render_tree(inputs, ir, _cache(args))
     write_tree(args.root, files)
     for d in ir.diagnostics:
@@ -133,11 +149,18 @@ def _report_skipped(ir: IR) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     inputs = inputs_digest(args.specs)
-    ir = _build(args.specs)
+    specs = load_specs(args.specs)
+    ir = build_ir(specs, Reporter())
+    problems = _kind_set_problems(args.root, specs, ir)
+    for msg in problems:
+        print(f"error: {msg}", file=sys.stderr)
     diff = compare_tree(args.root, render_tree(inputs, ir, _cache(args)))
-    if diff.clean:
+    if diff.clean and not problems:
         print(f"generated/ is up to date ({len(ir.kinds)} Kinds)")
         return _report_skipped(ir)
+    if diff.clean:
+        _report_skipped(ir)
+        return 1
     print(diff.summary(), file=sys.stderr)
     _report_skipped(ir)
     return 1

@@ -26,6 +26,7 @@ import pytest
 
 from tests.conftest import REPO
 from tests.support.cli import Run
+from tests.support.specs import curated_specs
 
 SENTINEL = "generated/SENTINEL.txt"
 SENTINEL_TEXT = b"sentinel: generate must not touch this tree on bad input\n"
@@ -56,7 +57,7 @@ def snapshot(root: Path) -> dict[str, str]:
 
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
-    shutil.copytree(REPO / "specs", tmp_path / "specs")
+    curated_specs(tmp_path)
     (tmp_path / "generated").mkdir()
     (tmp_path / SENTINEL).write_bytes(SENTINEL_TEXT)
     return tmp_path
@@ -232,7 +233,7 @@ def test_bad_input_also_fails_check_with_exit_2(root: Path) -> None:
 def generated_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Slow: a tmp root with specs/ and a freshly generated generated/."""
     root = tmp_path_factory.mktemp("check-root")
-    shutil.copytree(REPO / "specs", root / "specs")
+    curated_specs(root)
     run = kccgen(root, "generate")
     assert run.code == 0, run.stderr
     assert (root / "generated").is_dir()

@@ -9,7 +9,6 @@ drift gate runs ``kccgen check`` on the whole committed tree.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,21 +16,12 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
-
-
-def _slice(tmp: Path) -> Path:
-    """The committed specs with only the kind files that list curated Kinds."""
-    specs = tmp / "specs"
-    shutil.copytree(REPO / "specs", specs)
-    for f in sorted((specs / "kinds").glob("*.yaml")):
-        if "\nkinds:" not in f.read_text(encoding="utf-8"):
-            f.unlink()
-    return specs
+from tests.support.specs import curated_specs
 
 
 @pytest.fixture(scope="module")
 def specs_slice(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return _slice(tmp_path_factory.mktemp("slice"))
+    return curated_specs(tmp_path_factory.mktemp("slice"), derived=True)
 
 
 def _generate(root: Path, seed: str, specs: Path) -> dict[str, bytes]:

@@ -21,7 +21,6 @@ The negative tests copy specs/ into a temporary root, change one
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -32,6 +31,7 @@ from kccgen.runtime.refs import references_of
 from tests.conftest import REPO
 from tests.support.cli import Run
 from tests.support.kinds import CURATED_KINDS, GENERATED_KINDS, refs
+from tests.support.specs import curated_specs
 
 OURS = GENERATED_KINDS
 NAME = "external | name"
@@ -147,7 +147,7 @@ def tree(root: Path) -> dict[str, bytes]:
 
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
-    shutil.copytree(REPO / "specs", tmp_path / "specs")
+    curated_specs(tmp_path)
     (tmp_path / "generated").mkdir()
     (tmp_path / SENTINEL).write_text("generate must not touch this tree on bad input\n")
     return tmp_path

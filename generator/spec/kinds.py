@@ -199,6 +199,19 @@ class ExternalKindsFile(_Strict):
     kinds: tuple[ExternalKindConfig, ...]
 
 
+class RetiredKind(_Strict):
+    """A Kind that was generated and no longer is: users' manifests name it, so it
+    leaves only with a reason (and, when renamed, the Kind that replaces it)."""
+
+    kind: str
+    reason: str = Field(min_length=1)
+    renamed_to: str | None = Field(default=None, alias="renamedTo")
+
+
+class RetiredKindsFile(_Strict):
+    kinds: tuple[RetiredKind, ...] = ()
+
+
 def _model_of(annotation: Any) -> tuple[str, type[BaseModel] | None]:
     """Classify an annotation: ('model'|'list'|'dict'|'scalar', element model)."""
     origin = typing.get_origin(annotation)
@@ -260,3 +273,7 @@ def load_kinds_file(path: Path, display: str | None = None) -> KindsFile:
 
 def load_external_kinds(path: Path, display: str | None = None) -> ExternalKindsFile:
     return load_strict(ExternalKindsFile, path, display)
+
+
+def load_retired_kinds(path: Path, display: str | None = None) -> RetiredKindsFile:
+    return load_strict(RetiredKindsFile, path, display)

@@ -13,9 +13,14 @@ from kccgen.generator.spec.asset_names import AssetNameTable, load_asset_names
 from kccgen.generator.spec.kinds import (
     ExternalKindsFile,
     KindsFile,
+    RetiredKindsFile,
     load_external_kinds,
     load_kinds_file,
+    load_retired_kinds,
 )
+
+#: Kinds that were generated and are no longer, each with its reason (see generator/kindset.py).
+RETIRED_NAME = "retired-kinds.yaml"
 
 
 @dataclass
@@ -63,6 +68,8 @@ class Specs:
     kinds: tuple[tuple[str, KindsFile], ...]  # (display path, config), sorted by path
     external_kinds: ExternalKindsFile
     external_kinds_file: str
+    retired_kinds: RetiredKindsFile = field(default_factory=RetiredKindsFile)
+    retired_kinds_file: str = "specs/retired-kinds.yaml"
 
 
 def _display(root: Path, path: Path) -> str:
@@ -97,7 +104,10 @@ def load_specs(root: Path, fallback: Path | None = None) -> Specs:
     ext_path = root / "external-kinds.yaml"
     ext_disp = _display(root, ext_path)
     external = load_external_kinds(ext_path, ext_disp) if ext_path.exists() else ExternalKindsFile(kinds=())
-    return Specs(root, docs, files, assets, tuple(kinds), external, ext_disp)
+    ret_path = root / RETIRED_NAME
+    ret_disp = _display(root, ret_path)
+    retired = load_retired_kinds(ret_path, ret_disp) if ret_path.exists() else RetiredKindsFile()
+    return Specs(root, docs, files, assets, tuple(kinds), external, ext_disp, retired, ret_disp)
 
 
 def _load_with_fallback(root: Path, fallback: Path) -> Specs:

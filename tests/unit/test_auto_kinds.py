@@ -4,7 +4,6 @@ references fail closed."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -21,11 +20,11 @@ from kccgen.generator.naming import kind_name, service_prefix, singular
 from kccgen.generator.spec.kinds import KindConfig
 from kccgen.generator.spec.loader import load_specs
 from tests.conftest import REPO
+from tests.support.specs import curated_specs
 
 
 def _specs(tmp_path: Path, files: dict[str, str]) -> Path:
-    specs = tmp_path / "specs"
-    shutil.copytree(REPO / "specs", specs)
+    specs = curated_specs(tmp_path)
     for name, text in files.items():
         (specs / "kinds" / name).write_text(text)
     return specs

@@ -51,6 +51,7 @@ def _shape(key: str, resource: str) -> object:
         ("dns.v1", "responsePolicies", "responsePolicyName", False),
         ("bigquery.v2", "datasets", "datasetReference.datasetId", False),
         ("gmail.v1", "users.labels", "id", True),  # users/{userId}/labels/{id}: the service's id
+        ("monitoring.v3", "projects.alertPolicies", "name", True),  # "is assigned by Cloud Monitoring"
         ("pubsub.v1", "projects.topics", "name", False),
     ],
 )

@@ -29,26 +29,8 @@ def test_service_assigned_id_from_prose(text: str, service: bool) -> None:
 def test_read_only_name_is_the_services() -> None:
     assert service_assigned_id("The name.", read_only=True) == "readOnly"
 
-@pytest.mark.parametrize(
-    ("key", "resource", "field", "service"),
-    [
-        ("aiplatform.v1", "projects.locations.customJobs", "name", True),  # "Output only. Resource name of a CustomJob."
-        ("cloudscheduler.v1", "projects.locations.jobs", "name", False),  # caller-specified full name
-        ("compute.v1", "addresses", "name", False),  # {address} is the collection's singular; Address.address is the IP
-        ("admin.directory_v1", "orgunits", "orgUnitPath", False),  # customer/{customerId}/orgunits/{+orgUnitPath}
-        ("dns.v1", "responsePolicies", "responsePolicyName", False),
-        ("bigquery.v2", "datasets", "datasetReference.datasetId", False),
-        ("gmail.v1", "users.labels", "id", True),  # users/{userId}/labels/{id}: the service's id
-        ("monitoring.v3", "projects.alertPolicies", "name", True),  # "is assigned by Cloud Monitoring"
-    ],
-)
-def test_body_id_field(key: str, resource: str, field: str, service: bool) -> None:
-    from kccgen import data_dir
-    from kccgen.mockgcp.catalog import Catalog
-
-    coll = Catalog(data_dir("specs")).api(key).collections[resource]
-    assert coll.id_field == field
-    assert bool(coll.service_assigned) is service
+# Which body field names a resource, and who fills it: tests/unit/test_derived_ids.py
+# (test_body_id_field checks mockgcp and the generator on the same table).
 
 
 # --- mockgcp answers these creates as the services do ------------------------------------
