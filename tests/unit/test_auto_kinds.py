@@ -11,7 +11,7 @@ import pytest
 
 from kccgen.discovery.document import iter_resources
 from kccgen.discovery.errors import SpecError
-from kccgen.generator.coverage import coverage
+from kccgen.generator.coverage import KccMatch, coverage
 from kccgen.generator.diagnostics import Reporter
 from kccgen.generator.ir.build import _curated, build_ir, doc_key
 from kccgen.generator.ir.candidates import _disambiguate, derive, form_key
@@ -102,6 +102,13 @@ def test_the_shortest_path_keeps_a_colliding_name() -> None:
     }
     tie = ["organizations.envgroups.attachments", "organizations.instances.attachments"]
     assert _disambiguate(dict.fromkeys(tie, "AAttachment"), tie, "A") == {tie[0]: "AEnvgroupAttachment", tie[1]: "AInstanceAttachment"}
+
+
+def test_a_config_connector_match_needs_its_group_too() -> None:
+    sql = "sql.cnrm.cloud.google.com"
+    assert KccMatch("SQLInstance", sql, "SQLInstance", "sqladmin.v1 instances", sql, "sqlinstances", "sqlinstances").matched
+    assert not KccMatch("SQLInstance", sql, "SQLInstance", "sqladmin.v1 instances", "sqladmin.cnrm.cloud.google.com", "sqlinstances", "sqlinstances").matched
+    assert not KccMatch("SQLInstance", sql, "SQLInstance", "sqladmin.v1 instances", sql, "sqlinstances", "sqlinstancs").matched
 
 
 def test_forms_of_one_resource_share_a_key() -> None:
