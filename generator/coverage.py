@@ -39,6 +39,14 @@ class KccMatch:
     group: str
     ours: str  # our Kind for the same resource ("" if none)
     resource: str
+    ours_group: str = ""
+    plural: str = ""  # Config Connector's CRD plural ("" when not compared)
+    ours_plural: str = ""
+
+    @property
+    def matched(self) -> bool:
+        """Config Connector's Kind, group and plural."""
+        return self.ours == self.kcc_kind and self.ours_group == self.group and self.ours_plural == self.plural
 
 
 @dataclass(frozen=True)
@@ -62,7 +70,7 @@ class Coverage:
 
     @property
     def kcc_matched(self) -> int:
-        return sum(m.ours == m.kcc_kind for m in self.kcc)
+        return sum(m.matched for m in self.kcc)
 
 
 def config_lines(path: Path) -> int:
@@ -136,11 +144,14 @@ def coverage(specs: Specs, ir: IR, kcc_tsv: Path | None = None, verified_json: P
 
 
 def _kcc_matches(specs: Specs, ir: IR, rows: list[Row], tsv: Path) -> tuple[KccMatch, ...]:
-    """Config Connector Kinds of the groups we generate, paired with the resource
-    whose singular name ends the Kind name (the same resource in both projects)."""
-    groups = {k.group for k in ir.kinds}
+    """Config Connector Kinds paired with the resource they name: our Kind of
+    the same name (in any group), else, in a group we generate, the resource
+    whose singular name ends the Kind name. A pair matches when the Kind, the
+    group and the plural are all Config Connector's (``KccMatch.matched``)."""
     group_of_api = {kf.api: kf.group for _, kf in specs.kinds}
     ours = {(r.api, r.resource): r.kind for r in rows if r.tier in ("curated", "generated", "verified")}
+    group_of = {k.kind: (k.group, k.plural) for k in ir.kinds}
+    by_kind = {kind: key for key, kind in ours.items()}
     by_group: dict[str, list[tuple[str, str]]] = {}
     for api, res in ours:
         g = group_of_api.get(api.split(".")[0])
@@ -150,17 +161,17 @@ def _kcc_matches(specs: Specs, ir: IR, rows: list[Row], tsv: Path) -> tuple[KccM
     for line in tsv.read_text(encoding="utf-8").splitlines():
         if line.startswith(("#", "kind\t")) or not line.strip():
             continue
-        kind, group = line.split("\t")[:2]
-        if group not in groups:
-            continue
-        best: tuple[str, str] | None = None
-        for api, res in sorted(by_group.get(group, [])):
-            leaf = singular(res.rsplit(".", 1)[-1]).lower()
-            same = ours[(api, res)] == kind
-            if (same or kind.lower().endswith(leaf)) and (best is None or same):
-                best = (api, res)
+        kind, group, plural = [*line.split("\t"), "", ""][:3]
+        best = by_kind.get(kind)
+        if best is None:
+            for api, res in sorted(by_group.get(group, [])):
+                if kind.lower().endswith(singular(res.rsplit(".", 1)[-1]).lower()):
+                    best = (api, res)
+                    break
         if best is not None:
-            out.append(KccMatch(kind, group, ours[best], f"{best[0]} {best[1]}"))
+            ours_kind = ours[best]
+            our_group, our_plural = group_of.get(ours_kind, ("", ""))
+            out.append(KccMatch(kind, group, ours_kind, f"{best[0]} {best[1]}", our_group, plural, our_plural))
     return tuple(sorted(out, key=lambda m: m.kcc_kind))
 
 
@@ -177,7 +188,7 @@ def render_markdown(cov: Coverage) -> str:
     ]
     if cov.kcc:
         rate = 100.0 * cov.kcc_matched / len(cov.kcc)
-        out.append(f"- Config Connector Kind names: {cov.kcc_matched} of {len(cov.kcc)} shared resources carry its name ({rate:.1f} %)")
+        out.append(f"- Config Connector Kind names: {cov.kcc_matched} of {len(cov.kcc)} shared resources carry its Kind, group and plural ({rate:.1f} %)")
     reasons: dict[str, int] = {}
     for r in cov.rows:
         if r.tier == "excluded":
@@ -187,7 +198,7 @@ def render_markdown(cov: Coverage) -> str:
     out += [f"| {k} | {v} |" for k, v in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))]
     if cov.kcc:
         out += ["", "## Config Connector names that differ", "", "| Config Connector | ours | resource |", "| --- | --- | --- |"]
-        out += [f"| {m.kcc_kind} | {m.ours} | {m.resource} |" for m in cov.kcc if m.ours != m.kcc_kind]
+        out += [f"| {m.kcc_kind} ({m.group}) | {m.ours} ({m.ours_group}) | {m.resource} |" for m in cov.kcc if not m.matched]
     if cov.unresolved:
         out += ["", "## Unresolved references", "", "| Kind | field: candidates |", "| --- | --- |"]
         out += [f"| {k} | {u.replace('|', '/')} |" for k, u in cov.unresolved]

@@ -17,14 +17,17 @@ from typing import Any
 # (ComputeSSLCertificate, ComputeTargetHTTPSProxy, DLPDeidentifyTemplate).
 ACRONYMS: frozenset[str] = frozenset(
     {
-        "AI", "API", "CA", "CDN", "DICOM", "DLP", "DNS", "DR", "FHIR", "GCP", "GKE", "GRPC", "HTTP", "HTTPS",
-        "IAM", "IAP", "ID", "IP", "KMS", "ML", "MTLS", "NAT", "OS", "QA", "SQL", "SSH", "SSL", "TCP", "TLS",
-        "TPU", "UDP", "URI", "URL", "VM", "VPC", "VPCSC", "VPN",
+        "AI", "API", "CA", "CDN", "DICOM", "DLP", "DNS", "DR", "FHIR", "GCP", "GKE", "GRPC", "HL7", "HMAC", "HTTP",
+        "HTTPS", "IAM", "IAP", "ID", "IOT", "IP", "KMS", "LB", "ML", "MTLS", "NAT", "OS", "QA", "SAC", "SQL", "SSH",
+        "SSL", "TCP", "TLS", "TPU", "UDP", "URI", "URL", "VM", "VPC", "VPCSC", "VPN",
     }
 )
 _BY_LOWER = {a.lower(): a for a in ACRONYMS}
 # Collections whose singular is the word itself (inflect would say "datum").
 _UNCOUNTED = frozenset({"data", "metadata", "settings", "series", "species", "news", "config", "info", "status"})
+
+# Words whose plural is the word itself (Config Connector: dialogflowsecuritysettings).
+_SAME_PLURAL = frozenset({"data", "metadata", "settings", "series", "species", "news"})
 
 _WORD_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z0-9]|$|[^A-Za-z0-9])|[A-Z]?[a-z0-9]+|[A-Z]+|[0-9]+")
 
@@ -60,8 +63,11 @@ def lower_kind(kind: str) -> str:
 
 
 def plural_kind(kind: str) -> str:
-    """CRD plural: lower-cased Kind with an English plural suffix."""
+    """CRD plural: lower-cased Kind with an English plural suffix; none after
+    an uncounted word (``dialogflowsecuritysettings``, as Config Connector)."""
     k = kind.lower()
+    if words(kind)[-1].lower() in _SAME_PLURAL:
+        return k
     if k.endswith("y") and not k.endswith(("ay", "ey", "oy", "uy")):
         return k[:-1] + "ies"
     if k.endswith(("s", "x", "z", "ch", "sh")):
@@ -116,19 +122,102 @@ def acronymize(name: str) -> str:
     return "".join(_BY_LOWER.get(w.lower(), w[:1].upper() + w[1:]) for w in words(name))
 
 
-def kind_name(prefix: str, collection: str) -> str:
+def kind_name(prefix: str, collection: str, schema: str | None = None) -> str:
     """Config Connector's convention: service prefix + singular resource name
-    (``Compute`` + ``targetHttpsProxies`` -> ``ComputeTargetHTTPSProxy``)."""
-    return prefix + acronymize(pascal(singular(collection)))
+    (``Compute`` + ``targetHttpsProxies`` -> ``ComputeTargetHTTPSProxy``).
+
+    ``schema`` (the get method's response schema) may refine the noun where
+    it only adds leading words or casing (``buckets`` read as ``LogBucket``:
+    ``LoggingLogBucket``; ``apiproducts`` as ``ApiProduct``: ``ApigeeAPIProduct``)."""
+    return prefix + acronymize(resource_noun(collection, schema, prefix))
 
 
-def service_prefix(api: str, canonical_name: str | None) -> str:
-    """The Kind prefix of an API: the words of its canonical name that spell the
-    API's name (``Secret Manager`` -> ``SecretManager``; ``Cloud Redis`` for
-    ``redis`` -> ``Redis``), acronyms upper-cased; else the API name in Pascal case."""
-    parts = [w for w in re.split(r"[^A-Za-z0-9]+", canonical_name or "") if w]
+def _unprefixed(noun: str, prefix: str) -> str:
+    """A noun that repeats the whole service name (``vmwareEngineNetworks`` in
+    VMware Engine, ``ApigatewayApiConfig``) names the resource by what follows."""
+    if prefix and noun.lower().startswith(prefix.lower()) and noun[len(prefix) : len(prefix) + 1].isupper():
+        return noun[len(prefix) :]
+    return noun
+
+
+# ``GoogleCloudDialogflowCxV3`` / ``GoogleCloudMlV1__`` / ``V2`` in front of a
+# message name: the package and version, not part of the resource's name.
+_SCHEMA_PACKAGE = re.compile(r"^(?:Google[A-Za-z0-9]*?)?V\d+(?:[a-z]+\d*)?_*(?=[A-Z])")
+_VERSION_WORD = re.compile(r"^[Vv]\d")
+
+
+def resource_noun(collection: str, schema: str | None = None, prefix: str = "") -> str:
+    """The singular resource name in Pascal case: the collection's singular, or
+    the schema's message name when it is that singular with better casing or
+    one more word in front (``LogBucket`` for ``buckets``), package and version
+    prefix removed; a service name (``prefix``) the noun repeats is dropped."""
+    base = _unprefixed(pascal(singular(collection)), prefix)
+    if schema:
+        message = _unprefixed(_SCHEMA_PACKAGE.sub("", schema), prefix)
+        extra = words(message[: len(message) - len(base)])
+        if message.lower().endswith(base.lower()) and message[:1].isupper() and len(extra) <= 1 and not any(_VERSION_WORD.match(w) for w in extra):
+            return message
+    return base
+
+
+# Words of a product name that a short API name leaves out (Backup *and* DR).
+_FILLER = frozenset({"and", "for", "of", "the"})
+
+
+def _spelled(api: str, name: str | None) -> str | None:
+    """The run of ``name``'s words that spells ``api`` (filler words skipped; a
+    plural API name may end with a singular word: ``billingbudgets`` in
+    ``Cloud Billing Budget``), acronyms upper-cased; None when none does."""
+    parts = [w for w in re.split(r"[^A-Za-z0-9]+", name or "") if w]
+    want = api.lower()
     for i in range(len(parts)):
-        for j in range(len(parts), i, -1):
-            if "".join(parts[i:j]).lower() == api.lower():
-                return "".join(_BY_LOWER.get(w.lower(), w[:1].upper() + w[1:]) for w in parts[i:j])
+        run: list[str] = []
+        for w in parts[i:]:
+            if w.lower() in _FILLER and run:
+                continue
+            run.append(w)
+            joined = "".join(run).lower()
+            if joined == want or joined + "s" == want:
+                out = [_BY_LOWER.get(x.lower(), x[:1].upper() + x[1:]) for x in run]
+                return "".join(out) + ("s" if joined != want else "")
+            if not want.startswith(joined):
+                break
+    return None
+
+
+def service_prefix(api: str, canonical_name: str | None, title: str | None = None) -> str:
+    """The Kind prefix of an API: the words of its canonical name or title that
+    spell the API's name (``Secret Manager`` -> ``SecretManager``; ``Cloud Redis``
+    for ``redis`` -> ``Redis``; ``Pub/Sub Lite API`` -> ``PubSubLite``), the
+    spelling with more capitals winning, acronyms upper-cased. Where that gives
+    no word break, a known acronym and a word of those names (``gkebackup`` in
+    ``Backup for GKE`` -> ``GKEBackup``); else the initials of the canonical
+    name (``Customer Engagement Suite``: ``CES``); else the API name in Pascal case."""
+    found = [s for s in (_spelled(api, canonical_name), _spelled(api, title)) if s]
+    best = max(found, key=_capitals) if found else None
+    if best is None or _capitals(best) < 2:
+        words_ = {w.lower() for w in re.split(r"[^A-Za-z0-9]+", f"{canonical_name} {title}") if w}
+        best = _around_acronym(api, words_) or best
+    if best is not None:
+        return best
+    initials = "".join(w[0] for w in re.split(r"[^A-Za-z0-9]+", canonical_name or "") if w)
+    if len(initials) > 1 and initials.lower() == api.lower():
+        return api.upper()
     return _BY_LOWER.get(api.lower(), pascal(api))
+
+
+def _capitals(name: str) -> int:
+    return sum(c.isupper() for c in name)
+
+
+def _around_acronym(api: str, known: set[str]) -> str | None:
+    """``gkebackup`` -> ``GKEBackup`` (``Backup for GKE``): an API name that is a
+    known acronym and a word the canonical name or title has."""
+    low = api.lower()
+    for acronym in sorted(ACRONYMS, key=lambda a: (-len(a), a)):
+        a = acronym.lower()
+        if low.startswith(a) and low[len(a) :] in known:
+            return acronym + low[len(a) :].capitalize()
+        if low.endswith(a) and low[: -len(a)] in known:
+            return low[: -len(a)].capitalize() + acronym
+    return None

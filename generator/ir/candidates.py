@@ -62,26 +62,53 @@ def _form_rank(dotted: str) -> tuple[int, int, str]:
     return (0 if parts[0] == "projects" else 1, 0 if "locations" in parts else 1 if _LOCATIONS & set(parts) else 2, dotted)
 
 
+def _schema(res: Resource) -> str | None:
+    """The message name the get method returns (refines the Kind's noun)."""
+    get = res.methods.get("get")
+    return get.response.ref if get is not None and get.response is not None else None
+
+
+def _path_parts(dotted: str) -> list[str]:
+    return [p for p in dotted.split(".") if p not in _LOCATIONS and p not in _PARENTS]
+
+
 def _disambiguate(names: dict[str, str], resources: list[str], prefix: str) -> dict[str, str]:
-    """Kind names for resources whose singular names collide: each takes the
-    singular of its parent collection too (``ApigeeDeveloperApp``,
-    ``ApigeeAppgroupApp``), until the names differ or the paths run out."""
-    depth = 1
+    """Kind names for resources whose singular names collide: the one with the
+    shortest path (if one is shortest) keeps the name, as Config Connector names
+    the top-level resource (``DiscoveryEngineControl`` for ``dataStores.controls``
+    beside ``collections.dataStores.controls``); the others take the singular of
+    their parent collections too (``ApigeeDeveloperApp``, ``ApigeeAppgroupApp``),
+    until the names differ or the paths run out."""
+    depth = dict.fromkeys(resources, 1)
     out = dict(names)
-    while depth < 8:
+    for _ in range(8):
         clash: dict[str, list[str]] = {}
         for r in resources:
             clash.setdefault(out[r], []).append(r)
         bad = [rs for rs in clash.values() if len(rs) > 1]
         if not bad:
             break
-        depth += 1
         for rs in bad:
+            size = {r: len(_path_parts(r)) for r in rs}
+            shortest = [r for r in rs if size[r] == min(size.values())]
             for r in rs:
-                parts = [p for p in r.split(".") if p not in _LOCATIONS and p not in _PARENTS]
-                tail = parts[-depth:]
-                out[r] = prefix + "".join(kind_name("", singular(p)) for p in tail)
+                if len(shortest) == 1 and r == shortest[0]:
+                    continue
+                depth[r] += 1
+                out[r] = prefix + "".join(kind_name("", singular(p)) for p in _path_parts(r)[-depth[r] :])
     return out
+
+
+def _refine(names: dict[str, str], resources: dict[str, Resource], prefix: str, named: dict[str, str]) -> dict[str, str]:
+    """Names the disambiguation left unqualified take the get schema's noun
+    (``naming.resource_noun``: ``LoggingLogBucket``), unless two would then
+    share a name; collisions are decided on the collection names first, so a
+    sibling's schema never hides one (``ApigeeEnvgroupAttachment``)."""
+    out = {d: kind_name(prefix, d.rsplit(".", 1)[-1], _schema(resources[d])) if n == kind_name(prefix, d.rsplit(".", 1)[-1]) else n for d, n in names.items()}
+    taken: dict[str, int] = {}
+    for n in [*out.values(), *named.values()]:
+        taken[n] = taken.get(n, 0) + 1
+    return {d: names[d] if taken[n] > 1 else n for d, n in out.items()}
 
 
 def derive(file: str, kf: KindsFile, doc: DiscoveryDoc, curated: dict[tuple[str, str], tuple[str, str]]) -> tuple[list[KindConfig], list[Candidate]]:
@@ -90,7 +117,7 @@ def derive(file: str, kf: KindsFile, doc: DiscoveryDoc, curated: dict[tuple[str,
     ``curated`` maps (API name, resource path) to (Kind, kind file) for every
     resource a ``kinds:`` entry makes a curated Kind of (in any version).
     """
-    prefix = kf.kind_prefix or service_prefix(kf.service_name, doc.canonical_name)
+    prefix = kf.kind_prefix or service_prefix(kf.service_name, doc.canonical_name, doc.title)
     for section, keys in (("exclude", kf.exclude), ("overrides", kf.overrides)):
         for r in sorted(keys):
             try:
@@ -102,7 +129,7 @@ def derive(file: str, kf: KindsFile, doc: DiscoveryDoc, curated: dict[tuple[str,
     usable: list[str] = []
     for dotted, res in resources.items():
         ov = kf.overrides.get(dotted)
-        name = ov.kind if ov is not None and ov.kind else kind_name(prefix, dotted.rsplit(".", 1)[-1])
+        name = ov.kind if ov is not None and ov.kind else kind_name(prefix, dotted.rsplit(".", 1)[-1], _schema(res))
         row = Candidate(doc.key, dotted, name, file, "generated")
         why = None if ov is not None and ov.methods.get is not None else method_exclusion(res, dotted)
         if (doc.name, dotted) in curated:
@@ -124,7 +151,7 @@ def derive(file: str, kf: KindsFile, doc: DiscoveryDoc, curated: dict[tuple[str,
     for dotted in usable:
         fk = form_key(dotted)
         if fk in curated_forms and dotted not in kf.overrides:
-            name = kind_name(prefix, dotted.rsplit(".", 1)[-1])
+            name = kind_name(prefix, dotted.rsplit(".", 1)[-1], _schema(resources[dotted]))
             rows.append(Candidate(doc.key, dotted, name, file, "excluded", f"another form of the curated {curated_forms[fk]}"))
             continue
         forms.setdefault(fk, []).append(dotted)
@@ -139,7 +166,7 @@ def derive(file: str, kf: KindsFile, doc: DiscoveryDoc, curated: dict[tuple[str,
             if other in kf.overrides:
                 chosen.append(other)
                 continue
-            name = kind_name(prefix, other.rsplit(".", 1)[-1])
+            name = kind_name(prefix, other.rsplit(".", 1)[-1], _schema(resources[other]))
             rows.append(Candidate(doc.key, other, name, file, "excluded", f"another form of {best} (one Kind per resource; its parents and locations are fields)"))
     named: dict[str, str] = {}
     for d in chosen:
@@ -147,7 +174,7 @@ def derive(file: str, kf: KindsFile, doc: DiscoveryDoc, curated: dict[tuple[str,
         if given:
             named[d] = given
     auto_named = [d for d in chosen if d not in named]
-    names = {**_disambiguate({d: kind_name(prefix, d.rsplit(".", 1)[-1]) for d in auto_named}, auto_named, prefix), **named}
+    names = {**_refine(_disambiguate({d: kind_name(prefix, d.rsplit(".", 1)[-1]) for d in auto_named}, auto_named, prefix), resources, prefix, named), **named}
     configs: list[KindConfig] = []
     seen: dict[str, str] = {}
     for dotted in sorted(chosen):

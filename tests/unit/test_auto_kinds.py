@@ -10,13 +10,13 @@ import pytest
 
 from kccgen.discovery.document import iter_resources
 from kccgen.discovery.errors import SpecError
-from kccgen.generator.coverage import coverage
+from kccgen.generator.coverage import KccMatch, coverage
 from kccgen.generator.diagnostics import Reporter
 from kccgen.generator.ir.build import _curated, build_ir, doc_key
-from kccgen.generator.ir.candidates import derive, form_key
+from kccgen.generator.ir.candidates import _disambiguate, derive, form_key
 from kccgen.generator.ir.model import FieldIR, ModelSet, ObjectIR, TargetKind, TypeIR
 from kccgen.generator.ir.references import TargetIndex, infer_references
-from kccgen.generator.naming import kind_name, service_prefix, singular
+from kccgen.generator.naming import kind_name, plural_kind, service_prefix, singular
 from kccgen.generator.spec.kinds import KindConfig
 from kccgen.generator.spec.loader import load_specs
 from tests.conftest import REPO
@@ -54,6 +54,62 @@ def test_service_prefix_from_the_canonical_name() -> None:
     assert singular("settings") == "settings"
 
 
+def test_service_prefix_from_the_title_initials_or_an_acronym() -> None:
+    assert service_prefix("pubsublite", "PubsubLite", "Pub/Sub Lite API") == "PubSubLite"  # more word breaks win
+    assert service_prefix("bigquery", "Bigquery", "BigQuery API") == "BigQuery"
+    assert service_prefix("backupdr", "Backupdr", "Backup and DR Service API") == "BackupDR"  # filler word skipped
+    assert service_prefix("billingbudgets", "CloudBillingBudget", "Cloud Billing Budget API") == "BillingBudgets"
+    assert service_prefix("cloudiot", "Cloud Iot", None) == "CloudIOT"
+    assert service_prefix("ces", "Customer Engagement Suite", "Gemini Enterprise for Customer Experience API") == "CES"
+    assert service_prefix("gkebackup", "Backup for GKE", "Backup for GKE API") == "GKEBackup"
+    # an acronym split needs the other word in the names: not APIGee, DRIve
+    assert service_prefix("apigee", "Apigee", "Apigee API") == "Apigee"
+    assert service_prefix("drive", None, "Google Drive API") == "Drive"
+
+
+@pytest.mark.parametrize(
+    ("prefix", "collection", "schema", "kind"),
+    [
+        ("Logging", "buckets", "LogBucket", "LoggingLogBucket"),  # one more word in front
+        ("Apigee", "apiproducts", "GoogleCloudApigeeV1ApiProduct", "ApigeeAPIProduct"),  # casing, package dropped
+        ("ML", "studies", "GoogleCloudMlV1__Study", "MLStudy"),
+        ("APIGateway", "configs", "ApigatewayApiConfig", "APIGatewayAPIConfig"),  # the service name repeated
+        ("VMwareEngine", "vmwareEngineNetworks", None, "VMwareEngineNetwork"),
+        ("Apigee", "attachments", "GoogleCloudApigeeV1EnvironmentGroupAttachment", "ApigeeAttachment"),  # two words: no
+        ("Compute", "instances", "InstanceList", "ComputeInstance"),  # not the same noun
+        ("DiscoveryEngine", "pushNotificationConfigs", "A2aV1TaskPushNotificationConfig", "DiscoveryEnginePushNotificationConfig"),
+        ("Healthcare", "hl7V2Stores", "Hl7V2Store", "HealthcareHL7V2Store"),
+    ],
+)
+def test_the_get_schema_refines_the_noun(prefix: str, collection: str, schema: str | None, kind: str) -> None:
+    assert kind_name(prefix, collection, schema) == kind
+
+
+def test_plurals_as_config_connector_writes_them() -> None:
+    assert plural_kind("DialogflowSecuritySettings") == "dialogflowsecuritysettings"
+    assert plural_kind("SpannerInstanceConfig") == "spannerinstanceconfigs"
+    assert plural_kind("KMSKeyRing") == "kmskeyrings"
+
+
+def test_the_shortest_path_keeps_a_colliding_name() -> None:
+    resources = ["projects.locations.dataStores.controls", "projects.locations.collections.dataStores.controls", "projects.locations.collections.engines.controls"]
+    names = _disambiguate(dict.fromkeys(resources, "DEControl"), resources, "DE")
+    assert names == {
+        "projects.locations.dataStores.controls": "DEControl",
+        "projects.locations.collections.dataStores.controls": "DEDataStoreControl",
+        "projects.locations.collections.engines.controls": "DEEngineControl",
+    }
+    tie = ["organizations.envgroups.attachments", "organizations.instances.attachments"]
+    assert _disambiguate(dict.fromkeys(tie, "AAttachment"), tie, "A") == {tie[0]: "AEnvgroupAttachment", tie[1]: "AInstanceAttachment"}
+
+
+def test_a_config_connector_match_needs_its_group_too() -> None:
+    sql = "sql.cnrm.cloud.google.com"
+    assert KccMatch("SQLInstance", sql, "SQLInstance", "sqladmin.v1 instances", sql, "sqlinstances", "sqlinstances").matched
+    assert not KccMatch("SQLInstance", sql, "SQLInstance", "sqladmin.v1 instances", "sqladmin.cnrm.cloud.google.com", "sqlinstances", "sqlinstances").matched
+    assert not KccMatch("SQLInstance", sql, "SQLInstance", "sqladmin.v1 instances", sql, "sqlinstances", "sqlinstancs").matched
+
+
 def test_forms_of_one_resource_share_a_key() -> None:
     keys = {form_key(p) for p in ("projects.locations.jobs", "projects.regions.jobs", "projects.jobs", "folders.locations.jobs")}
     assert keys == {("jobs",)}
@@ -83,8 +139,8 @@ def test_other_forms_are_excluded_against_the_kind(tmp_path: Path) -> None:
     specs = load_specs(_specs(tmp_path, {"logging.yaml": "api: logging\nauto: true\n"}))
     file, kf = next((f, k) for f, k in specs.kinds if k.api == "logging")
     configs, rows = derive(file, kf, specs.discovery[doc_key(specs, file, kf)], _curated(specs))
-    sinks = {c.resource: c.kind for c in configs if c.kind == "LoggingSink"}
-    assert sinks == {"projects.sinks": "LoggingSink"}
+    sinks = {c.resource: c.kind for c in configs if c.kind == "LoggingLogSink"}
+    assert sinks == {"projects.sinks": "LoggingLogSink"}
     other = {r.resource: r.reason for r in rows if r.resource in ("sinks", "folders.sinks", "organizations.sinks")}
     assert other and all(r.startswith("another form of projects.sinks") for r in other.values())
 
