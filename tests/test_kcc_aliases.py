@@ -39,6 +39,7 @@ from kccgen.runtime.aliases import AliasConflict, canonical_spec
 from kccgen.runtime.local import dependency_order
 from kccgen.runtime.registry import types_modules
 from tests.conftest import REPO
+from tests.support.specs import curated_only
 from tools.kcc_compat import crd_schemas, validator
 
 CRDS = REPO / "generated" / "crds"
@@ -172,7 +173,7 @@ def test_an_unknown_alias_key_is_refused(tmp_path: Path) -> None:
     ],
 )
 def test_a_bad_alias_target_stops_the_build(alias: dict[str, Any], message: str, tmp_path: Path) -> None:
-    specs = load_specs(REPO / "specs")
+    specs = curated_only(load_specs(REPO / "specs"))
     kf = load_kinds_file(_kinds_file(tmp_path, alias), "specs/kinds/compute.yaml")
     kinds = tuple((path, kf if path == "specs/kinds/compute.yaml" else f) for path, f in specs.kinds)
     assert kinds != specs.kinds
@@ -185,7 +186,7 @@ def test_a_bad_alias_target_stops_the_build(alias: dict[str, Any], message: str,
 def test_values_of_a_scalar_alias_become_an_enum_and_runtime_data(tmp_path: Path) -> None:
     """The whole path of a value mapping: kind config -> CRD enum -> adapter data -> runtime."""
     alias = {"field": "routingMode", "apiField": "routingConfig.routingMode", "reason": "r", "values": {"regional": "REGIONAL", "global": "GLOBAL"}}
-    specs = load_specs(REPO / "specs")
+    specs = curated_only(load_specs(REPO / "specs"))
     kf = load_kinds_file(_kinds_file(tmp_path, alias), "specs/kinds/compute.yaml")
     ir = build_ir(dataclasses.replace(specs, kinds=tuple((p, kf if p == "specs/kinds/compute.yaml" else f) for p, f in specs.kinds)))
     k = ir.kind("ComputeNetwork")

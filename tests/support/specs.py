@@ -7,10 +7,12 @@ a few APIs. The slice keeps the kind files that list curated Kinds.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shutil
 from pathlib import Path
 
+from kccgen.generator.spec.loader import Specs
 from tests.conftest import REPO
 
 
@@ -27,3 +29,9 @@ def curated_specs(dest: Path, derived: bool = False) -> Path:
         elif not derived:
             f.write_text(re.sub(r"(?m)^auto: true\n", "", text), encoding="utf-8")
     return specs
+
+
+def curated_only(specs: Specs) -> Specs:
+    """Loaded specs cut the same way: the kind files that list curated Kinds, not auto."""
+    kinds = tuple((p, f.model_copy(update={"auto": False})) for p, f in specs.kinds if f.kinds)
+    return dataclasses.replace(specs, kinds=kinds)

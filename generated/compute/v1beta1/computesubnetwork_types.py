@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
+from kccgen.generated.compute.v1alpha1.computepublicdelegatedprefix_reference import (
+    ComputePublicDelegatedPrefixRef,
+)
 from kccgen.generated.compute.v1beta1 import compute_v1_api
 from kccgen.generated.compute.v1beta1.compute_v1_api import (
     SubnetworkIpv6AccessType,
@@ -23,13 +26,11 @@ from kccgen.generated.compute.v1beta1.compute_v1_api import (
     SubnetworkState,
 )
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
-from kccgen.generated.external.computepublicdelegatedprefix_reference import (
-    ComputePublicDelegatedPrefixRef,
-)
-from kccgen.generated.external.networkconnectivityinternalrange_reference import (
+from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.merchantapi.v1alpha1.merchantapiregion_reference import MerchantAPIRegionRef
+from kccgen.generated.networkconnectivity.v1alpha1.networkconnectivityinternalrange_reference import (
     NetworkConnectivityInternalRangeRef,
 )
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -217,7 +218,14 @@ class ComputeSubnetworkSpec(KRMModel):
         ),
     ] = None
     purpose: SubnetworkPurpose | None = None
-    region: Annotated[str, Field(description="URL of the region where the Subnetwork resides.")]
+    region: Annotated[str, Field(description="Immutable. The region of the ComputeSubnetwork.")]
+    region_ref: Annotated[
+        MerchantAPIRegionRef | None,
+        Field(
+            alias="regionRef",
+            description="A reference to a MerchantAPIRegion (API field `region`).",
+        ),
+    ] = None
     reserved_internal_range_ref: Annotated[
         NetworkConnectivityInternalRangeRef | None,
         Field(

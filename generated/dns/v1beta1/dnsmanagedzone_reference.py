@@ -56,7 +56,6 @@ REFERENCES: tuple[RefField, ...] = (
         path="serviceDirectoryConfig.namespace.namespaceRef",
         target="ServiceDirectoryNamespace",
         api_path="serviceDirectoryConfig.namespace.namespaceUrl",
-        external_only=True,
     ),
 )
 

@@ -20,7 +20,7 @@ from kccgen.generated.dns.v1beta1.dns_v1_api import (
 )
 from kccgen.generated.external.containercluster_reference import ContainerClusterRef
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.external.servicedirectorynamespace_reference import (
+from kccgen.generated.servicedirectory.v1alpha1.servicedirectorynamespace_reference import (
     ServiceDirectoryNamespaceRef,
 )
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus

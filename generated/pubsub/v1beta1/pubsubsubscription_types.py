@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.external.bigquerytable_reference import BigQueryTableRef
+from kccgen.generated.bigquery.v1alpha1.bigquerytable_reference import BigQueryTableRef
 from kccgen.generated.external.bigtabletable_reference import BigtableTableRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.external.vertexaiendpoint_reference import VertexAIEndpointRef
@@ -22,7 +22,6 @@ from kccgen.generated.pubsub.v1beta1.pubsub_v1_api import (
     SubscriptionState,
 )
 from kccgen.generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
-from kccgen.generated.storage.v1beta1.storagebucket_reference import StorageBucketRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -218,11 +217,8 @@ class CloudStorageConfig(KRMModel):
             description="Optional. If set, message data will be written to Cloud Storage in Avro format.",
         ),
     ] = None
-    bucket_ref: Annotated[
-        StorageBucketRef | None,
-        Field(
-            alias="bucketRef", description="A reference to a StorageBucket (API field `bucket`)."
-        ),
+    bucket: Annotated[
+        str | None, Field(description="Required. User-provided name for the Cloud Storage bucket.")
     ] = None
     filename_datetime_format: Annotated[
         str | None,
