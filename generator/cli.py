@@ -24,7 +24,7 @@ from kccgen.generator.ir.build import build_ir
 from kccgen.generator.ir.model import IR
 from kccgen.generator.kindset import kind_set_problems, previous_kinds
 from kccgen.generator.render import format_many
-from kccgen.generator.spec.loader import Specs, load_specs
+from kccgen.generator.spec.loader import load_specs
 from kccgen.generator.stamp import (
     STAMP,
     code_digest,
@@ -40,13 +40,19 @@ def _build(specs_dir: Path) -> IR:
     return build_ir(load_specs(specs_dir), Reporter())
 
 
-def _kind_set_problems(root: Path, specs: Specs, ir: IR) -> list[str]:
-    """Kinds the committed tree has that this run would drop without a retirement entry."""
+def _build_checked(args: argparse.Namespace) -> tuple[str, IR, list[str]]:
+    """What generate and check both do first: the inputs digest (taken before the
+    specs are read), the IR, and the Kinds the tree on disk has that this run would
+    drop without a retirement entry."""
+    inputs = inputs_digest(args.specs)
+    specs = load_specs(args.specs)
+    ir = build_ir(specs, Reporter())
     try:
-        previous = previous_kinds(root)
+        previous = previous_kinds(args.root)
     except ValueError as e:
-        return [str(e)]
-    return kind_set_problems(previous, frozenset(k.kind for k in ir.kinds), specs.retired_kinds, specs.retired_kinds_file)
+        return inputs, ir, [str(e)]
+    now = frozenset(k.kind for k in ir.kinds)
+    return inputs, ir, kind_set_problems(previous, now, specs.retired_kinds, specs.retired_kinds_file)
 
 
 def _render_unit(u: Unit) -> dict[str, str]:
@@ -107,7 +113,7 @@ def render_tree(inputs: str, ir: IR, cache: RenderCache | None = None) -> dict[s
     while a run is under way then leaves a stale stamp, so the next run redoes it."""
     files = render_all(ir, cache=cache)
     files[INDEX_PATH] = index_source(ir)
-    files[STAMP] = stamp_text(inputs, outputs_digest(files))
+    files[STAMP] = stamp_text(inputs, outputs_digest(files), len(ir.errors))
     return dict(sorted(files.items()))
 
 
@@ -120,10 +126,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
     if not args.force and is_up_to_date(args.root, args.specs):
         print(f"generated/ is up to date; nothing to do ({time.perf_counter() - t0:.1f}s; --force regenerates)")
         return 0
-    inputs = inputs_digest(args.specs)
-    specs = load_specs(args.specs)
-    ir = build_ir(specs, Reporter())
-    problems = _kind_set_problems(args.root, specs, ir)
+    inputs, ir, problems = _build_checked(args)
     if problems:  # nothing written: generated/ keeps every Kind it had
         for msg in problems:
             print(f"error: {msg}", file=sys.stderr)
@@ -148,10 +151,15 @@ def _report_skipped(ir: IR) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    inputs = inputs_digest(args.specs)
-    specs = load_specs(args.specs)
-    ir = build_ir(specs, Reporter())
-    problems = _kind_set_problems(args.root, specs, ir)
+    """The drift gate. When the stamp matches the current inputs (specs, generator,
+    templates, tool pins) and every file on disk, the tree is what those inputs
+    produced: no re-render (seconds, not minutes, at a thousand Kinds). A stale
+    input, an edited, missing or stray file, or ``--full`` re-renders and diffs."""
+    if not args.full and not args.no_cache and is_up_to_date(args.root, args.specs):
+        n = len(previous_kinds(args.root))
+        print(f"generated/ is up to date ({n} Kinds; the stamp matches the inputs and every file; --full re-renders)")
+        return 0
+    inputs, ir, problems = _build_checked(args)
     for msg in problems:
         print(f"error: {msg}", file=sys.stderr)
     diff = compare_tree(args.root, render_tree(inputs, ir, _cache(args)))
@@ -330,6 +338,7 @@ def main(argv: list[str] | None = None) -> int:
     gp.add_argument("--no-cache", action="store_true", help="render every API again (ignore .kccgen-cache/)")
     cp = sub.add_parser("check", help="exit 1 when generated/ differs from what specs produce")
     cp.add_argument("--no-cache", action="store_true", help="render every API again (ignore .kccgen-cache/)")
+    cp.add_argument("--full", action="store_true", help="re-render and compare even when the stamp matches")
     kp = sub.add_parser("kinds", help="table of Kinds and their identity templates")
     kp.add_argument("--plain", action="store_true", help="plain text even on a terminal")
     rp = sub.add_parser("refs", help="print the reference graph (Kind, field path, target Kind)")

@@ -42,6 +42,13 @@ class KccMatch:
     ours_group: str = ""
     plural: str = ""  # Config Connector's CRD plural ("" when not compared)
     ours_plural: str = ""
+    versions: tuple[str, ...] = ()  # the versions Config Connector serves
+    ours_versions: tuple[str, ...] = ()  # the versions our CRD serves
+
+    @property
+    def missing_versions(self) -> tuple[str, ...]:
+        """Config Connector's version names our CRD does not serve (its manifests would be refused)."""
+        return tuple(v for v in self.versions if v not in self.ours_versions) if self.ours_versions else ()
 
     @property
     def matched(self) -> bool:
@@ -72,6 +79,11 @@ class Coverage:
     def kcc_matched(self) -> int:
         return sum(m.matched for m in self.kcc)
 
+    @property
+    def kcc_versions_served(self) -> int:
+        """Shared Kinds whose CRD serves every version name Config Connector serves."""
+        return sum(m.matched and not m.missing_versions for m in self.kcc)
+
 
 def config_lines(path: Path) -> int:
     """Lines a person wrote: not blank, not a comment."""
@@ -84,7 +96,9 @@ def auto_lines(path: Path, kf: KindsFile) -> int:
     if not kf.kinds:
         return config_lines(path)
     extra = {k: v for k, v in (("overrides", {r: o.model_dump(by_alias=True, exclude_defaults=True) for r, o in kf.overrides.items()}), ("exclude", kf.exclude)) if v}
-    return 1 + (len(yaml.safe_dump(extra).splitlines()) if extra else 0)
+    # kccVersions: a line for the key and one per version (a flow list of Kinds)
+    versions = 1 + len(kf.kcc_versions) if kf.kcc_versions else 0
+    return 1 + (len(yaml.safe_dump(extra).splitlines()) if extra else 0) + versions
 
 
 def passing_kinds(verified_json: Path | None) -> frozenset[str]:
@@ -151,6 +165,7 @@ def _kcc_matches(specs: Specs, ir: IR, rows: list[Row], tsv: Path) -> tuple[KccM
     group_of_api = {kf.api: kf.group for _, kf in specs.kinds}
     ours = {(r.api, r.resource): r.kind for r in rows if r.tier in ("curated", "generated", "verified")}
     group_of = {k.kind: (k.group, k.plural) for k in ir.kinds}
+    served = {k.kind: k.served_versions for k in ir.kinds}
     by_kind = {kind: key for key, kind in ours.items()}
     by_group: dict[str, list[tuple[str, str]]] = {}
     for api, res in ours:
@@ -161,7 +176,7 @@ def _kcc_matches(specs: Specs, ir: IR, rows: list[Row], tsv: Path) -> tuple[KccM
     for line in tsv.read_text(encoding="utf-8").splitlines():
         if line.startswith(("#", "kind\t")) or not line.strip():
             continue
-        kind, group, plural = [*line.split("\t"), "", ""][:3]
+        kind, group, plural, versions = [*line.split("\t"), "", "", ""][:4]
         best = by_kind.get(kind)
         if best is None:
             for api, res in sorted(by_group.get(group, [])):
@@ -171,7 +186,12 @@ def _kcc_matches(specs: Specs, ir: IR, rows: list[Row], tsv: Path) -> tuple[KccM
         if best is not None:
             ours_kind = ours[best]
             our_group, our_plural = group_of.get(ours_kind, ("", ""))
-            out.append(KccMatch(kind, group, ours_kind, f"{best[0]} {best[1]}", our_group, plural, our_plural))
+            out.append(
+                KccMatch(
+                    kind, group, ours_kind, f"{best[0]} {best[1]}", our_group, plural, our_plural,
+                    tuple(sorted(v for v in versions.split(",") if v)), tuple(sorted(served.get(ours_kind, ()))),
+                )
+            )
     return tuple(sorted(out, key=lambda m: m.kcc_kind))
 
 
@@ -189,6 +209,10 @@ def render_markdown(cov: Coverage) -> str:
     if cov.kcc:
         rate = 100.0 * cov.kcc_matched / len(cov.kcc)
         out.append(f"- Config Connector Kind names: {cov.kcc_matched} of {len(cov.kcc)} shared resources carry its Kind, group and plural ({rate:.1f} %)")
+        vrate = 100.0 * cov.kcc_versions_served / cov.kcc_matched if cov.kcc_matched else 0.0
+        out.append(
+            f"- Config Connector version names: {cov.kcc_versions_served} of {cov.kcc_matched} Kinds with its name serve every version it serves ({vrate:.1f} %)"
+        )
     reasons: dict[str, int] = {}
     for r in cov.rows:
         if r.tier == "excluded":
@@ -199,6 +223,10 @@ def render_markdown(cov: Coverage) -> str:
     if cov.kcc:
         out += ["", "## Config Connector names that differ", "", "| Config Connector | ours | resource |", "| --- | --- | --- |"]
         out += [f"| {m.kcc_kind} ({m.group}) | {m.ours} ({m.ours_group}) | {m.resource} |" for m in cov.kcc if not m.matched]
+        missing = [m for m in cov.kcc if m.matched and m.missing_versions]
+        if missing:
+            out += ["", "## Config Connector versions not served (add them under `kccVersions:`)", "", "| Kind | missing | served |", "| --- | --- | --- |"]
+            out += [f"| {m.ours} | {', '.join(m.missing_versions)} | {', '.join(m.ours_versions)} |" for m in missing]
     if cov.unresolved:
         out += ["", "## Unresolved references", "", "| Kind | field: candidates |", "| --- | --- |"]
         out += [f"| {k} | {u.replace('|', '/')} |" for k, u in cov.unresolved]
@@ -218,6 +246,7 @@ def render_json(cov: Coverage) -> str:
             "config_lines_per_auto_kind": round(cov.lines_per_auto_kind, 3),
             "kcc_shared": len(cov.kcc),
             "kcc_matched": cov.kcc_matched,
+            "kcc_versions_served": cov.kcc_versions_served,
             "unresolved_references": len(cov.unresolved),
         },
         "rows": [asdict(r) for r in cov.rows],

@@ -12,9 +12,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from kccgen.generator.emit.files import INDEX_PATH as INDEX
 from kccgen.generator.spec.kinds import RetiredKindsFile
-
-INDEX = "generated/kinds.json"
 
 
 def previous_kinds(root: Path) -> frozenset[str]:

@@ -36,6 +36,18 @@ _WORD_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z0-9]|$|[^A-Za-z0-9])|[A-Z]?[a-z0-9]+|[
 BUILTIN_NAMES: frozenset[str] = frozenset(n for n in dir(builtins) if n[:1].isupper())
 
 
+#: Starts the description of an API field whose own name ends in Ref/Refs but
+#: holds a plain value (run's secretRef, analytics' filterRef): in our CRDs a
+#: ``*Ref`` is a reference object, so the exception is written down where the
+#: field is, and the CRD lint and tests accept exactly those.
+API_NAMED_REF = "Not a Config Connector reference: the API's own field name."
+
+
+def is_ref_name(name: str) -> bool:
+    """A field name that reads as a Config Connector reference (``networkRef``, ``topicRefs``)."""
+    return name.endswith(("Ref", "Refs"))
+
+
 def words(name: str) -> list[str]:
     """Split camelCase, PascalCase, snake_case and kebab-case into words."""
     return _WORD_RE.findall(name)

@@ -77,8 +77,12 @@ def outputs_digest(files: dict[str, str] | dict[str, bytes]) -> str:
     return h.hexdigest()
 
 
-def stamp_text(inputs: str, outputs: str) -> str:
-    return f"# kccgen: digests of what produced this tree; see generator/stamp.py\ninputs {inputs}\noutputs {outputs}\n"
+def stamp_text(inputs: str, outputs: str, errors: int = 0) -> str:
+    """``errors``: curated Kinds the run could not generate (it exited 1). Such a
+    stamp never matches ``is_up_to_date``, so generate and check redo the run and
+    report them again instead of answering "up to date"."""
+    text = f"# kccgen: digests of what produced this tree; see generator/stamp.py\ninputs {inputs}\noutputs {outputs}\n"
+    return text + (f"errors {errors}\n" if errors else "")
 
 
 def tree_on_disk(root: Path) -> dict[str, bytes]:

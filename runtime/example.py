@@ -128,7 +128,12 @@ class Examples:
         for param, fld, target in identity_for(kind).spec_fields:
             if fld == "resourceID" or fld in spec:
                 continue
-            spec[fld] = self._ref(target, refs.get(fld)) if target else _BY_NAME.get(param, "example")
+            if target:
+                spec[fld] = self._ref(target, refs.get(fld))
+            elif param in _BY_NAME or f"spec.{fld}" not in rules:
+                spec[fld] = _BY_NAME.get(param, "example")
+            else:  # an ID of the field's own type (AdExchangeBuyerCreative's integer accountId)
+                spec[fld] = scalar_value(rules[f"spec.{fld}"], schema_node(spec_schema, defs, fld), fld)
         wanted = self._required_paths(rules)
         for path in wanted:
             rel = path.removeprefix("spec.")
@@ -139,7 +144,9 @@ class Examples:
             if ref is not None:
                 value: Any = self._ref(ref.target, ref)
             else:
-                node = schema_node(spec_schema, defs, rel)
+                # A list's values come from its items' schema (a list of enums takes an enum value).
+                item = rule.type.kind is TypeKind.ARRAY and not rel.endswith("[]")
+                node = schema_node(spec_schema, defs, rel + "[]" if item else rel)
                 value = self._value(rule, node, rel.rsplit(".", 1)[-1].removesuffix("[]"))
             _put(spec, rel, value, rule)
         obj: dict[str, Any] = {
@@ -170,6 +177,9 @@ class Examples:
         if kind is TypeKind.OBJECT:
             return {}
         if kind is TypeKind.MAP:
+            item = rule.type.item
+            if item is not None and item.kind in (TypeKind.OBJECT, TypeKind.ANY):
+                return {"example": {}}  # a map of messages (VMwareEngine nodeTypeConfigs)
             return {"example": scalar_value(rule, None, name)}
         if kind is TypeKind.ANY:
             return {}

@@ -22,7 +22,8 @@ _LOADED = False
 
 
 class IndexEntry(TypedDict):
-    apiVersion: str
+    apiVersion: str  # the storage version's
+    servedVersions: list[str]  # every version the CRD serves (Config Connector's names too)
     crd: str  # path under generated/
     module: str  # module stem under kccgen.generated: pubsub.v1.pubsubtopic
 

@@ -277,7 +277,19 @@ def _some_generated_file(root: Path) -> str:
 def test_slow_check_passes_on_a_fresh_tree(checked_root: Path) -> None:
     run = kccgen(checked_root, "check")
     assert run.code == 0, run.stderr
-    assert "up to date" in run.stdout
+    assert "up to date" in run.stdout and "the stamp matches the inputs and every file" in run.stdout
+    full = kccgen(checked_root, "check", "--full")  # re-rendered and compared, stamp included
+    assert full.code == 0, full.stderr
+    assert "up to date" in full.stdout and "stamp matches" not in full.stdout
+
+
+def test_slow_check_does_not_trust_a_stamp_of_other_inputs(checked_root: Path) -> None:
+    """An input edited after the tree was generated: the stamp no longer matches,
+    so check re-renders and reports the files that input changes."""
+    edit(checked_root / "specs/kinds/pubsub.yaml", "kinds:\n", "kinds:\n  # an input edit\n")
+    run = kccgen(checked_root, "check")
+    assert "stamp matches" not in run.stdout
+    assert run.code == 1 and STAMP in run.stderr, run.stderr
 
 
 def test_slow_check_reports_a_changed_file(checked_root: Path) -> None:

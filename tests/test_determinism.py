@@ -62,6 +62,6 @@ def test_committed_tree_matches() -> None:
     """The drift gate: committed generated/ equals what the specs produce
     (``kccgen check``: renders in memory; API units whose IR slice is unchanged
     come from the content-addressed cache, tests/unit/test_render_cache.py)."""
-    r = subprocess.run([sys.executable, "-m", "kccgen.generator.cli", "--root", str(REPO), "check"], cwd=REPO, capture_output=True, text=True, check=False)
+    r = subprocess.run([sys.executable, "-m", "kccgen.generator.cli", "--root", str(REPO), "check", "--full"], cwd=REPO, capture_output=True, text=True, check=False)
     assert r.returncode == 0, r.stderr[-3000:]
 

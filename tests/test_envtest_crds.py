@@ -141,6 +141,22 @@ def test_fixture_object_is_created(envtest: Kube, applied: Applied, kind: str) -
     assert got["spec"] == obj["spec"], "the server pruned or changed fields of a valid object"
 
 
+def test_an_object_at_config_connectors_version_is_served(envtest: Kube, applied: Applied) -> None:
+    """A derived Kind with ``kccVersions``: an object written at Config Connector's version is
+    stored, and read back at ours, unchanged (one schema, no conversion)."""
+    kind = next(k for k in GENERATED_KINDS if k not in set(CURATED_KINDS) and len(CRDS[k]["spec"]["versions"]) > 1)
+    group = CRDS[kind]["spec"]["group"]
+    versions = [v["name"] for v in CRDS[kind]["spec"]["versions"]]
+    storage = next(v["name"] for v in CRDS[kind]["spec"]["versions"] if v["storage"])
+    obj = _object(kind, f"kccversion-{kind.lower()}")
+    obj["apiVersion"] = f"{group}/{next(v for v in versions if v != storage)}"
+    out = envtest.apply(obj)
+    assert out.returncode == 0, out.stderr
+    plural = CRDS[kind]["spec"]["names"]["plural"]
+    got = envtest.get_json(f"{plural}.{storage}.{group}", obj["metadata"]["name"], "-n", obj["metadata"]["namespace"])
+    assert got["apiVersion"] == f"{group}/{storage}" and got["spec"] == obj["spec"]
+
+
 def _required_signature(pair: tuple[str, str]) -> tuple[Any, ...]:
     """The server's required check does not depend on the field's name: its type and
     whether it is a reference object."""

@@ -20,6 +20,7 @@ from kccgen.mockgcp import MockServer
 from kccgen.runtime.example import Examples
 from kccgen.runtime.lifecycle import Lifecycle, RecordingGcp, mutable_field, verified_json
 from kccgen.runtime.local import load_manifests
+from kccgen.runtime.refs import iter_field, references_of
 from kccgen.runtime.registry import kind_index
 from tests.conftest import REPO
 from tests.support.kinds import representatives
@@ -75,22 +76,20 @@ def test_example_validates_and_lists_dependencies_first(kind: str, tmp_path: Any
     f = tmp_path / "example.yaml"
     f.write_text(yaml.safe_dump_all(docs), encoding="utf-8")
     loaded = load_manifests([f])  # each document validated by its Kind's model
-    seen: set[str] = set()
+    seen: set[tuple[str, str]] = set()
     for obj in loaded:
-        for target in _named_targets(obj.get("spec") or {}):
-            assert target in seen, f"{obj['kind']} refers to {target} before its example"
-        seen.add(f"{obj['metadata']['name']}")
+        for target, name in _named_targets(obj):
+            assert (target, name) in seen, f"{obj['kind']} refers to {target} {name} before its example"
+        seen.add((obj["kind"], obj["metadata"]["name"]))
 
 
-def _named_targets(node: Any) -> Iterator[str]:
-    if isinstance(node, dict):
-        if set(node) == {"name"} and isinstance(node["name"], str):
-            yield node["name"]
-        for v in node.values():
-            yield from _named_targets(v)
-    elif isinstance(node, list):
-        for v in node:
-            yield from _named_targets(v)
+def _named_targets(obj: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """(Kind, name) of every reference by name at the Kind's reference paths."""
+    for f in references_of(obj["kind"]):
+        for _where, value in iter_field(obj.get("spec") or {}, f.path):
+            for ref in value if isinstance(value, list) else [value]:
+                if isinstance(ref, dict) and isinstance(ref.get("name"), str):
+                    yield f.target, ref["name"]
 
 
 def test_a_refused_update_fails_the_update_step(server: MockServer, lifecycle: Lifecycle) -> None:

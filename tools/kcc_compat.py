@@ -81,33 +81,9 @@ class ErrorKind(StrEnum):
 # names that the kind configs declare as ``aliases:`` (routingMode,
 # lifecycleRule, numNodes...) are accepted and need no entry.
 LEGACY: dict[tuple[str, str, ErrorKind], str] = {
-    ("ComputeSubnetwork", "spec.reservedInternalRangeRef.name", ErrorKind.UNKNOWN_FIELD): (
-        "NetworkConnectivityInternalRange is not a Kind we reconcile, so the ref is external-only "
-        "(KCC resolves name against its own NetworkConnectivityInternalRange Kind)"
-    ),
-    ("ComputeSubnetwork", "spec.reservedInternalRangeRef.external", ErrorKind.REQUIRED): (
-        "NetworkConnectivityInternalRange is not a Kind we reconcile, so the ref is external-only "
-        "(KCC resolves name against its own NetworkConnectivityInternalRange Kind)"
-    ),
-    ("ComputeSubnetwork", "spec.secondaryIpRange[].reservedInternalRangeRef.name", ErrorKind.UNKNOWN_FIELD): (
-        "NetworkConnectivityInternalRange is not a Kind we reconcile, so the ref is external-only "
-        "(KCC resolves name against its own NetworkConnectivityInternalRange Kind)"
-    ),
-    ("ComputeSubnetwork", "spec.secondaryIpRange[].reservedInternalRangeRef.external", ErrorKind.REQUIRED): (
-        "NetworkConnectivityInternalRange is not a Kind we reconcile, so the ref is external-only "
-        "(KCC resolves name against its own NetworkConnectivityInternalRange Kind)"
-    ),
     ("MonitoringNotificationChannel", "spec.sensitiveLabels", ErrorKind.UNKNOWN_FIELD): (
         "KCC's sensitiveLabels (authToken/password/serviceKey read from a Kubernetes Secret) "
         "has no API field: the API takes these values in labels (ours: spec.labels)"
-    ),
-    ("PubSubSubscription", "spec.bigqueryConfig.tableRef.name", ErrorKind.UNKNOWN_FIELD): (
-        "BigQueryTable is not a Kind we reconcile, so tableRef is external-only "
-        "(KCC resolves name against its own BigQueryTable Kind)"
-    ),
-    ("PubSubSubscription", "spec.bigqueryConfig.tableRef.external", ErrorKind.REQUIRED): (
-        "BigQueryTable is not a Kind we reconcile, so tableRef is external-only "
-        "(KCC resolves name against its own BigQueryTable Kind)"
     ),
     ("SecretManagerSecret", "spec.replication.automatic", ErrorKind.TYPE): (
         "KCC's Terraform-era replication.automatic: true (a boolean) is the API's "

@@ -116,8 +116,13 @@ class Validator:
     def __init__(self, crd_dir: Path, models: Mapping[str, type[BaseModel]] | None = None) -> None:
         self.models = dict(models or {})
         found = crd_schemas(crd_dir)
-        self.schemas = {kind: s for (_, kind), s in found.items()}
-        self.api_versions = {kind: av for (av, kind) in found}
+        # One schema per Kind: every version a CRD serves has the same (kccVersions), the
+        # storage version's comes first.
+        self.schemas: dict[str, dict[str, Any]] = {}
+        self.api_versions: dict[str, list[str]] = {}
+        for (av, kind), s in found.items():
+            self.schemas.setdefault(kind, s)
+            self.api_versions.setdefault(kind, []).append(av)
         self.validators = {kind: validator(s) for kind, s in self.schemas.items()}
 
     @property
@@ -127,8 +132,8 @@ class Validator:
     def errors(self, obj: Mapping[str, Any]) -> tuple[str, ...]:
         kind = str(obj.get("kind"))
         out: list[str] = []
-        if obj.get("apiVersion") != self.api_versions[kind]:
-            out.append(f"apiVersion: {obj.get('apiVersion')!r} is not served; ours is {self.api_versions[kind]!r}")
+        if obj.get("apiVersion") not in self.api_versions[kind]:
+            out.append(f"apiVersion: {obj.get('apiVersion')!r} is not served; ours: {', '.join(map(repr, self.api_versions[kind]))}")
         out += sorted(f"{format_path(e.loc)}: {e.error} ({e.message})" for e in crd_errors(self.validators[kind], obj))
         if not out and cel_available():
             out += [f"{where}: CEL {msg}" for where, msg in cel_errors(self.schemas[kind], obj, ())]

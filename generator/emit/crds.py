@@ -14,11 +14,13 @@ admission, before force-acquire could take effect.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import yaml
 
 from kccgen.discovery.behaviours import Behaviour
+from kccgen.generator import celcost
 from kccgen.generator.emit.types import FORMAT_PATTERNS, INT64_FORMATS, summary
 from kccgen.generator.ir.model import IR, AliasIR, FieldIR, KindIR, ModelSet, ObjectIR, TypeIR
 
@@ -153,10 +155,12 @@ def _has_rules(node: object) -> bool:
 
 
 def _cap_nested_lists(node: object) -> None:
-    """Lower the bound of every ruled array below a ruled list to MAX_NESTED_RULED_LIST."""
+    """Lower the bound of every ruled array or map below a ruled list or map to MAX_NESTED_RULED_LIST."""
     if isinstance(node, dict):
         if node.get("type") == "array" and ("x-kubernetes-validations" in node or _has_rules(node.get("items"))):
             node["maxItems"] = min(int(node.get("maxItems", MAX_NESTED_RULED_LIST)), MAX_NESTED_RULED_LIST)
+        if isinstance(node.get("additionalProperties"), dict) and _has_rules(node["additionalProperties"]):
+            node["maxProperties"] = min(int(node.get("maxProperties", MAX_NESTED_RULED_LIST)), MAX_NESTED_RULED_LIST)
         for v in node.values():
             _cap_nested_lists(v)
     elif isinstance(node, list):
@@ -221,6 +225,9 @@ class SchemaBuilder:
                 s = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
             else:
                 s = {"type": "object", "additionalProperties": self.type_schema(t.item, "", stack)}
+                if _has_rules(s["additionalProperties"]):  # a map is a list to the cost estimate
+                    s["maxProperties"] = MAX_RULED_LIST
+                    _cap_nested_lists(s["additionalProperties"])
         elif t.kind == "object":
             assert t.ref is not None
             if t.ref in stack:
@@ -313,6 +320,49 @@ def spec_required(k: KindIR) -> bool:
     return any(f.required for f in k.spec.fields)
 
 
+#: Appended to the description of a node whose rules the CEL budget could not afford.
+RUNTIME_CHECKED = (
+    "(No CRD rule here: at this depth the API server's CEL cost budget would refuse it; "
+    "kccgen's runtime checks this value's form.)"
+)
+
+
+def _node_at(root: dict[str, Any], rule_path: str) -> dict[str, Any]:
+    """The schema node holding a rule, from its ``rule_costs`` path
+    (``/properties/spec/.../x-kubernetes-validations/0/rule``)."""
+    node = root
+    for part in rule_path.strip("/").split("/x-kubernetes-validations/")[0].split("/"):
+        node = node[part]
+    return node
+
+
+def fit_cel_budget(root: dict[str, Any]) -> int:
+    """Drop the rules the API server would refuse to price, most expensive node
+    first: every rule over the per-rule budget, then until the schema's total fits.
+    Only reference rules below spec can go (the identity rules on spec run once);
+    the runtime checks every reference's form wherever it is (runtime/refs.py), so
+    nothing goes unchecked, it is only checked later. Returns the nodes stripped."""
+    worst: dict[str, int] = {}  # node -> its dearest rule
+    cost: dict[str, int] = {}  # node -> all its rules
+    for rc in celcost.rule_costs(root, ""):
+        node = rc.path.split("/x-kubernetes-validations/")[0]
+        worst[node] = max(worst.get(node, 0), rc.total)
+        cost[node] = cost.get(node, 0) + rc.total
+    total = sum(cost.values())
+    stripped = 0
+    for node in sorted(cost, key=lambda n: (-worst[n], -cost[n], n)):
+        if worst[node] <= celcost.PER_RULE_LIMIT and total <= celcost.PER_CRD_LIMIT:
+            break
+        if node == "/properties/spec":
+            raise ValueError(f"the identity rules on spec cost {cost[node]:,}: over the API server's budget")
+        schema = _node_at(root, node + "/x-kubernetes-validations/0")
+        del schema["x-kubernetes-validations"]
+        schema["description"] = f"{schema['description']} {RUNTIME_CHECKED}" if schema.get("description") else RUNTIME_CHECKED
+        total -= cost[node]
+        stripped += 1
+    return stripped
+
+
 def crd(ir: IR, k: KindIR) -> dict[str, Any]:
     b = SchemaBuilder(ir, k)
     root: dict[str, Any] = {
@@ -328,6 +378,7 @@ def crd(ir: IR, k: KindIR) -> dict[str, Any]:
     }
     if spec_required(k):
         root["required"] = ["spec"]
+    fit_cel_budget(root)
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
@@ -350,15 +401,18 @@ def crd(ir: IR, k: KindIR) -> dict[str, Any]:
                 "singular": k.lower,
             },
             "scope": "Namespaced",
+            # Config Connector's version names (kccVersions) are served with the same
+            # schema, so no conversion is needed; ours is the storage version.
             "versions": [
                 {
-                    "name": k.version,
+                    "name": version,
                     "served": True,
-                    "storage": True,
+                    "storage": version == k.version,
                     "subresources": {"status": {}},
                     "additionalPrinterColumns": [dict(c) for c in PRINTER_COLUMNS],
-                    "schema": {"openAPIV3Schema": root},
+                    "schema": {"openAPIV3Schema": root if version == k.version else copy.deepcopy(root)},
                 }
+                for version in k.served_versions
             ],
         },
     }

@@ -70,6 +70,8 @@ def _kind_file(k: KindIR) -> str:
         "kind": k.kind,
         "group": k.group,
         "version": k.version,
+        # the apiVersions a manifest may carry: ours, then Config Connector's names (kccVersions)
+        "api_versions": ", ".join(f'"{k.group}/{v}"' for v in k.served_versions),
         "config_file": k.config_file,
         "doc_key": k.api.doc_key,
         "resource": k.resource,
@@ -167,6 +169,7 @@ def index_source(ir: IR) -> str:
     entries = {
         k.kind: {
             "apiVersion": f"{k.group}/{k.version}",
+            "servedVersions": list(k.served_versions),
             "crd": crd_path(k).removeprefix("generated/"),
             "module": f"{k.package.replace('/', '.')}.{k.lower}",
         }

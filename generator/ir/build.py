@@ -15,7 +15,7 @@ from kccgen.contract import CreateAtPath, CreateServiceAssigned, Where, create_i
 from kccgen.discovery.behaviours import Behaviour as B
 from kccgen.discovery.behaviours import Fact
 from kccgen.discovery.document import DiscoveryDoc, Resource
-from kccgen.discovery.errors import SpecError, json_path
+from kccgen.discovery.errors import SpecError, did_you_mean, json_path
 from kccgen.discovery.paths import rest_template
 from kccgen.generator.diagnostics import Reporter
 from kccgen.generator.ir.aliases import build_aliases
@@ -107,6 +107,20 @@ def _curated(specs: Specs) -> dict[tuple[str, str], tuple[str, str]]:
     return {(kf.api, c.resource): (c.kind, file) for file, kf in specs.kinds for c in kf.kinds}
 
 
+def _kcc_version_problems(file: str, kf: KindsFile, configs: list[KindConfig]) -> list[SpecError]:
+    """``kccVersions`` may name only Kinds of its file, each under a version it does not already have."""
+    own = {c.kind: c.krm_version for c in configs}
+    out = []
+    for version, names in sorted(kf.kcc_versions.items()):
+        for i, name in enumerate(names):
+            where = json_path("kccVersions", version, i)
+            if name not in own:
+                out.append(SpecError(file, where, f"{name} is not a Kind of {kf.api}{did_you_mean(name, own)}"))
+            elif own[name] == version:
+                out.append(SpecError(file, where, f"{name} is already served as {version}"))
+    return out
+
+
 def select_kinds(specs: Specs, strict: bool = True, reporter: Reporter | None = None, rows: list[Candidate] | None = None) -> list[Selected]:
     """Stage 1: resolve every configured Kind to its Discovery resource.
 
@@ -119,7 +133,14 @@ def select_kinds(specs: Specs, strict: bool = True, reporter: Reporter | None = 
     seen: dict[str, str] = {}
     curated = _curated(specs)
     for file, kf in specs.kinds:
-        key = doc_key(specs, file, kf)
+        try:
+            key = doc_key(specs, file, kf)
+        except SpecError as e:
+            if strict:
+                raise
+            if reporter is not None:  # an older client that did not ship this API yet
+                reporter.warn(file, "lenient", str(e))
+            continue
         if key not in specs.discovery:
             where = sorted(specs.discovery_files.values())
             ddir = where[0].rsplit("/", 1)[0] if where else "the discovery directory"
@@ -137,6 +158,11 @@ def select_kinds(specs: Specs, strict: bool = True, reporter: Reporter | None = 
             configs += derived
             if rows is not None:
                 rows.extend(derived_rows)
+        for err in _kcc_version_problems(file, kf, configs):
+            if strict:
+                raise err
+            if reporter is not None:
+                reporter.warn(file, "lenient", str(err))
         for n, cfg in enumerate(configs):
             i = n if n < len(kf.kinds) else -1  # derived Kinds have no entry to point at
             if cfg.kind in seen:
@@ -380,6 +406,7 @@ def build_kind(
         ref_imports=tuple(sorted((by_kind[c.removesuffix("Ref")].ref_module, c) for c in ref_classes)),
         unresolved=tuple(inf.unclassified) if s.auto else (),
         aliases=aliased.aliases,
+        kcc_versions=tuple(sorted(v for v, names in s.kfile.kcc_versions.items() if s.cfg.kind in names)),
     )
 
 

@@ -24,6 +24,7 @@ from kccgen.generator.ir.model import (
     TypeIR,
 )
 from kccgen.generator.ir.references import Decision
+from kccgen.generator.naming import API_NAMED_REF, is_ref_name
 from kccgen.generator.spec.kinds import KindConfig
 
 Mode = Literal["spec", "observed", "all"]
@@ -138,7 +139,8 @@ class KrmProjector:
             if t is None or (mode == "observed" and not out_only and not self._contains_object(f.type)):
                 removed += 1
                 continue
-            fields.append(replace(f, type=t, facts=facts))
+            desc = f"{API_NAMED_REF} {f.description}".strip() if is_ref_name(f.name) else f.description
+            fields.append(replace(f, type=t, facts=facts, description=desc))
         # Empty after projection: drop. Empty by design (a presence message such
         # as dns reverseLookupConfig) stays in spec, never in observedState.
         if not fields and (removed or mode != "spec") and not (mode == "spec" and (cls == self.resource_class or presence)):

@@ -250,7 +250,7 @@ class AliasIR:
     items: tuple[AliasIR, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class KindIR:
     kind: str
     group: str
@@ -274,10 +274,20 @@ class KindIR:
     ref_imports: tuple[tuple[str, str], ...] = ()  # (module, class) of Ref types used by the spec
     unresolved: tuple[str, ...] = ()  # derived Kinds: reference-like fields left plain, with their candidates
     aliases: tuple[AliasIR, ...] = ()  # Config Connector's older field names (spec properties too)
+    kcc_versions: tuple[str, ...] = ()  # Config Connector's version names served beside ``version``
+
+    @property
+    def served_versions(self) -> tuple[str, ...]:
+        """Every version the CRD serves: the storage version first."""
+        return (self.version, *self.kcc_versions)
 
     @property
     def lower(self) -> str:
         return self.kind.lower()
+
+    def __repr__(self) -> str:
+        # The full tree runs to megabytes: a failing assertion would spend minutes printing it.
+        return f"KindIR({self.kind} {self.group}/{self.version})"
 
 
 @dataclass(frozen=True)
@@ -309,7 +319,7 @@ class SkippedKind:
         return f"{self.config}: {self.kind} is not generated: {self.location}: {self.reason}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class IR:
     api_modules: tuple[ApiModule, ...]
     kinds: tuple[KindIR, ...]
@@ -317,6 +327,10 @@ class IR:
     targets: tuple[TargetKind, ...] = ()
     skipped: tuple[SkippedKind, ...] = ()
     candidates: tuple[Candidate, ...] = ()  # every resource of the auto files' documents
+
+    def __repr__(self) -> str:
+        # As for KindIR: a test failure must not print every Kind of a 1,000-Kind tree.
+        return f"IR({len(self.kinds)} Kinds, {len(self.api_modules)} API modules)"
 
     @property
     def errors(self) -> tuple[SkippedKind, ...]:

@@ -165,7 +165,12 @@ def infer_references(
         # Only our own Kinds: an external Kind's ID name (namespace, endpoint)
         # is too generic to trust without a path in the description.
         named = [] if f.name.endswith(("Id", "Ids")) else [t for t in index.by_id(singular) if t.ours]
-        if len(named) > 1 and domain:
+        # A name alone is evidence only within the field's own service (AIP-122:
+        # a relative name is relative to its own service). Across services it
+        # is a guess: compute's `region` is not Merchant API's region, monitoring's
+        # `validity.message` is no Chat message. Those take a description path
+        # or a kind-config entry.
+        if domain:
             named = [t for t in named if t.domain == domain]
         if paths:
             types = sorted({a for p in paths for a in index.asset_types_for(p)})

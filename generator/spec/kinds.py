@@ -10,9 +10,9 @@ from __future__ import annotations
 import types
 import typing
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from kccgen.discovery.errors import SpecError, did_you_mean, from_validation_error, json_path
 from kccgen.generator.spec._errors import read_yaml
@@ -173,6 +173,11 @@ class KindsFile(_Strict):
     exclude: dict[str, str] = Field(default_factory=dict)  # auto: resource path -> reason
     overrides: dict[str, DerivedOverride] = Field(default_factory=dict)  # auto: resource path -> settings
     kinds: tuple[KindConfig, ...] = ()
+    # Config Connector's version name -> Kinds of this file it serves under that name: their
+    # CRD serves it too, with the same schema, so its manifests apply unchanged (one line per API).
+    kcc_versions: dict[Annotated[str, StringConstraints(pattern=r"^v\d+(alpha|beta)?\d*$")], tuple[str, ...]] = Field(
+        default_factory=dict, alias="kccVersions"
+    )
 
     @property
     def service_name(self) -> str:

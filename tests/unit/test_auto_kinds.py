@@ -248,3 +248,34 @@ def test_collection_placeholders_are_singular(plural: str, single: str) -> None:
     from kccgen.discovery.paths import collection_param
 
     assert collection_param(plural) == single
+
+
+def test_kcc_versions_are_served_with_the_same_schema(tmp_path: Path) -> None:
+    """``kccVersions`` adds Config Connector's version names to a CRD, the storage version unchanged."""
+    from kccgen.generator.emit.crds import crd
+
+    text = "api: run\nauto: true\nkccVersions:\n  v1beta1: [RunJob]\n"
+    specs = load_specs(_specs(tmp_path, {"run.yaml": text}))
+    ir = build_ir(specs, Reporter())
+    job = next(k for k in ir.kinds if k.kind == "RunJob")
+    service = next(k for k in ir.kinds if k.kind == "RunService")
+    assert job.served_versions == ("v1alpha1", "v1beta1") and service.served_versions == ("v1alpha1",)
+    versions = crd(ir, job)["spec"]["versions"]
+    assert [(v["name"], v["served"], v["storage"]) for v in versions] == [("v1alpha1", True, True), ("v1beta1", True, False)]
+    assert versions[0]["schema"] == versions[1]["schema"]
+    assert len(crd(ir, service)["spec"]["versions"]) == 1
+    lines = coverage(specs, ir).auto_lines
+    assert lines == coverage(load_specs(_specs(tmp_path / "b", {"run.yaml": "api: run\nauto: true\n"})), ir).auto_lines + 2
+
+
+@pytest.mark.parametrize(
+    ("versions", "error"),
+    [
+        ("  v1beta1: [RunJobs]\n", r"run\.yaml#/kccVersions/v1beta1/0: RunJobs is not a Kind of run \(did you mean 'RunJob'\?\)"),
+        ("  v1alpha1: [RunJob]\n", r"run\.yaml#/kccVersions/v1alpha1/0: RunJob is already served as v1alpha1"),
+        ("  beta: [RunJob]\n", r"run\.yaml#/kccVersions"),
+    ],
+)
+def test_kcc_versions_name_kinds_of_their_file(tmp_path: Path, versions: str, error: str) -> None:
+    with pytest.raises(SpecError, match=error):
+        build_ir(load_specs(_specs(tmp_path, {"run.yaml": "api: run\nauto: true\nkccVersions:\n" + versions})), Reporter())

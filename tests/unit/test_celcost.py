@@ -80,3 +80,40 @@ def test_every_generated_rule_is_estimated(paths: list[Path]) -> None:
     for path in paths:
         costs = list(celcost.rule_costs(root(load_crd(path)), ""))
         assert costs and all(not c.error for c in costs), path.name
+
+
+def _ref_node() -> dict[str, object]:
+    from kccgen.generator.emit.crds import ref_schema
+
+    return ref_schema("StorageBucket", False, "A bucket.")
+
+
+def test_fit_cel_budget_drops_only_what_the_server_cannot_price() -> None:
+    """A reference five lists deep costs ~20 M (over the 10 M per-rule budget): its
+    rules go and its description says the runtime checks it; a shallow one keeps them."""
+    from kccgen.generator.emit.crds import RUNTIME_CHECKED, fit_cel_budget
+
+    deep: dict[str, object] = {"type": "object", "properties": {"bucketRef": _ref_node()}}
+    for bound in (16, 16, 16, 16, 100):
+        deep = {"type": "array", "maxItems": bound, "items": {"type": "object", "properties": {"x": deep}}}
+    root = {
+        "type": "object",
+        "properties": {
+            "spec": {
+                "type": "object",
+                "x-kubernetes-validations": [{"rule": "has(self.a) == has(oldSelf.a)", "message": "a is immutable"}],
+                "properties": {"a": {"type": "string"}, "shallowRef": _ref_node(), "deep": deep},
+            }
+        },
+    }
+    assert list(celcost.problems(root, ""))  # as built, the server would refuse it
+    assert fit_cel_budget(root) == 1
+    assert list(celcost.problems(root, "")) == []
+    spec = root["properties"]["spec"]  # type: ignore[index]
+    assert spec["x-kubernetes-validations"] and spec["properties"]["shallowRef"]["x-kubernetes-validations"]
+    node = spec["properties"]["deep"]
+    for _ in range(5):
+        node = node["items"]["properties"]["x"]
+    ref = node["properties"]["bucketRef"]
+    assert "x-kubernetes-validations" not in ref
+    assert ref["description"].endswith(RUNTIME_CHECKED)

@@ -50,7 +50,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("basic.conditions[].ipSubnetworks", ARRAY_OF_STRING, (), True, True),
         ("basic.conditions[].members", ARRAY_OF_STRING, (), True, True),
         ("basic.conditions[].negate", BOOLEAN, (), True, True),
-        ("basic.conditions[].regionRefs", ARRAY_OF_OBJECT, (), True, True, {"api_path": "basic.conditions[].regions"}),
+        ("basic.conditions[].regions", ARRAY_OF_STRING, (), True, True),
         ("basic.conditions[].requiredAccessLevels", ARRAY_OF_STRING, (), True, True),
         ("basic.conditions[].vpcNetworkSources", ARRAY_OF_OBJECT, (), True, True),
         ("basic.conditions[].vpcNetworkSources[].vpcSubnetwork", OBJECT, (), True, True),

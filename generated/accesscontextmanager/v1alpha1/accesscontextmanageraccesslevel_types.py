@@ -19,7 +19,6 @@ from kccgen.generated.accesscontextmanager.v1alpha1.accesscontextmanageraccesspo
     AccessContextManagerAccessPolicyRef,
 )
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
-from kccgen.generated.merchantapi.v1alpha1.merchantapiregion_reference import MerchantAPIRegionRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -102,12 +101,9 @@ class Condition(KRMModel):
         ),
     ] = None
     negate: Annotated[bool | None, Field(description="Whether to negate the `Condition`.")] = None
-    region_refs: Annotated[
-        list[MerchantAPIRegionRef] | None,
-        Field(
-            alias="regionRefs",
-            description="References to MerchantAPIRegions (API field `regions`).",
-        ),
+    regions: Annotated[
+        list[str] | None,
+        Field(description="The request must originate from one of the provided countries/regions."),
     ] = None
     required_access_levels: Annotated[
         list[str] | None,
@@ -269,7 +265,11 @@ class AccessContextManagerAccessLevel(KRMObject):
     KIND: ClassVar[str] = "AccessContextManagerAccessLevel"
 
     api_version: Annotated[
-        Literal["accesscontextmanager.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "accesscontextmanager.cnrm.cloud.google.com/v1alpha1",
+            "accesscontextmanager.cnrm.cloud.google.com/v1beta1",
+        ],
+        Field(alias="apiVersion"),
     ] = "accesscontextmanager.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["AccessContextManagerAccessLevel"] = "AccessContextManagerAccessLevel"
     spec: AccessContextManagerAccessLevelSpec

@@ -71,7 +71,11 @@ class AccessContextManagerAccessPolicy(KRMObject):
     KIND: ClassVar[str] = "AccessContextManagerAccessPolicy"
 
     api_version: Annotated[
-        Literal["accesscontextmanager.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "accesscontextmanager.cnrm.cloud.google.com/v1alpha1",
+            "accesscontextmanager.cnrm.cloud.google.com/v1beta1",
+        ],
+        Field(alias="apiVersion"),
     ] = "accesscontextmanager.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["AccessContextManagerAccessPolicy"] = "AccessContextManagerAccessPolicy"
     spec: AccessContextManagerAccessPolicySpec = Field(

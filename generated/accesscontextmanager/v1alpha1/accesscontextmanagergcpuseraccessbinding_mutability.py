@@ -38,7 +38,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     spec=(
         ("accessLevelRefs", ARRAY_OF_OBJECT, (OPTIONAL,), True, True, {"api_path": "accessLevels"}),
         ("dryRunAccessLevels", ARRAY_OF_STRING, (OPTIONAL,), True, True),
-        ("groupKeyRef", OBJECT, (IMMUTABLE, OPTIONAL), False, True, {"api_path": "groupKey"}),
+        ("groupKey", STRING, (IMMUTABLE, OPTIONAL), False, True),
         ("organizationRef", OBJECT, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("principal", OBJECT, (IMMUTABLE, OPTIONAL), False, True),
         ("principal.federatedPrincipal", STRING, (IMMUTABLE, IMMUTABLE_3), False, True),
@@ -66,7 +66,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("scopedAccessSettings[].scope.clientScope", OBJECT, (OPTIONAL,), True, True),
         ("scopedAccessSettings[].scope.clientScope.restrictedClientApplication", OBJECT, (OPTIONAL,), True, True),
         ("scopedAccessSettings[].scope.clientScope.restrictedClientApplication.clientId", STRING, (), True, True),
-        ("scopedAccessSettings[].scope.clientScope.restrictedClientApplication.nameRef", OBJECT, (), True, True, {"api_path": "scopedAccessSettings[].scope.clientScope.restrictedClientApplication.name"}),
+        ("scopedAccessSettings[].scope.clientScope.restrictedClientApplication.name", STRING, (), True, True),
         ("scopedAccessSettings[].scope.clientScope.restrictedProject", OBJECT, (OPTIONAL,), True, True),
         ("scopedAccessSettings[].scope.clientScope.restrictedProject.name", STRING, (), True, True),
         ("sessionSettings", OBJECT, (OPTIONAL,), True, True),

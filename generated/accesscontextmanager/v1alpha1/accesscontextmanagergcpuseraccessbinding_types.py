@@ -15,9 +15,7 @@ from kccgen.generated.accesscontextmanager.v1alpha1.accesscontextmanager_v1_api 
 from kccgen.generated.accesscontextmanager.v1alpha1.accesscontextmanageraccesslevel_reference import (
     AccessContextManagerAccessLevelRef,
 )
-from kccgen.generated.admin.v1alpha1.admingroup_reference import AdminGroupRef
 from kccgen.generated.apigee.v1alpha1.apigeeorganization_reference import ApigeeOrganizationRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -49,10 +47,11 @@ class AccessContextManagerGCPUserAccessBindingSpec(KRMModel):
             description="Optional. Dry-run access level that is evaluated, but not enforced.",
         ),
     ] = None
-    group_key_ref: Annotated[
-        AdminGroupRef | None,
+    group_key: Annotated[
+        str | None,
         Field(
-            alias="groupKeyRef", description="A reference to a AdminGroup (API field `groupKey`)."
+            alias="groupKey",
+            description="Optional. Immutable. Google Group ID whose users are subject to this binding's restrictions.",
         ),
     ] = None
     organization_ref: Annotated[
@@ -131,10 +130,7 @@ class Application(KRMModel):
     client_id: Annotated[
         str | None, Field(alias="clientId", description="The OAuth client ID of the application.")
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The name of the application.")] = None
 
 
 class ClientScope(KRMModel):

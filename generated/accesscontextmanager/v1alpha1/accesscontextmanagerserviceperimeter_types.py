@@ -470,7 +470,11 @@ class AccessContextManagerServicePerimeter(KRMObject):
     KIND: ClassVar[str] = "AccessContextManagerServicePerimeter"
 
     api_version: Annotated[
-        Literal["accesscontextmanager.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "accesscontextmanager.cnrm.cloud.google.com/v1alpha1",
+            "accesscontextmanager.cnrm.cloud.google.com/v1beta1",
+        ],
+        Field(alias="apiVersion"),
     ] = "accesscontextmanager.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["AccessContextManagerServicePerimeter"] = "AccessContextManagerServicePerimeter"
     spec: AccessContextManagerServicePerimeterSpec

@@ -9,9 +9,6 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.adexchangebuyer.v1alpha1 import adexchangebuyer_v1_4_api
-from kccgen.generated.dfareporting.v1alpha1.dfareportingadvertiser_reference import (
-    DfareportingAdvertiserRef,
-)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -48,11 +45,11 @@ class AdExchangeBuyerCreativeSpec(KRMModel):
         list[int | Int64String] | None,
         Field(alias="advertiserId", description="Detected advertiser id, if any."),
     ] = None
-    advertiser_ref: Annotated[
-        DfareportingAdvertiserRef | None,
+    advertiser_name: Annotated[
+        str | None,
         Field(
-            alias="advertiserRef",
-            description="A reference to a DfareportingAdvertiser (API field `advertiserName`).",
+            alias="advertiserName",
+            description="The name of the company being advertised in the creative.",
         ),
     ] = None
     agency_id: Annotated[
@@ -254,13 +251,7 @@ class CreativeNativeAd(KRMModel):
     If nativeAd is set, HTMLSnippet, videoVastXML, and the videoURL outside of nativeAd should not be set. (The videoURL inside nativeAd can be set.)
     """
 
-    advertiser_ref: Annotated[
-        DfareportingAdvertiserRef | None,
-        Field(
-            alias="advertiserRef",
-            description="A reference to a DfareportingAdvertiser (API field `advertiser`).",
-        ),
-    ] = None
+    advertiser: str | None = None
     app_icon: Annotated[
         CreativeNativeAdAppIcon | None,
         Field(alias="appIcon", description="The app icon, for app download ads."),

@@ -21,7 +21,6 @@ REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="annotations.required:direc
 ARRAY_OF_OBJECT = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.OBJECT))
 ARRAY_OF_STRING = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.STRING))
 BOOLEAN = FieldType(kind=TypeKind.BOOLEAN)
-OBJECT = FieldType(kind=TypeKind.OBJECT)
 STRING = FieldType(kind=TypeKind.STRING)
 STRING_INT64 = FieldType(kind=TypeKind.STRING, format="int64")
 
@@ -38,7 +37,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("email", STRING, (REQUIRED,), True, True),
         ("externalIds", ARRAY_OF_OBJECT, (OPTIONAL,), True, True),
         ("externalIds[].id", STRING, (), True, True),
-        ("externalIds[].namespaceRef", OBJECT, (), True, True, {"api_path": "externalIds[].namespace"}),
+        ("externalIds[].namespace", STRING, (), True, True),
         ("id", STRING, (), True, True),
         ("kind", STRING, (), True, True),
         ("nonEditableAliases", ARRAY_OF_STRING, (), True, True),

@@ -9,9 +9,6 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.admin.v1alpha1 import admin_directory_v1_api
-from kccgen.generated.servicedirectory.v1alpha1.servicedirectorynamespace_reference import (
-    ServiceDirectoryNamespaceRef,
-)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -77,12 +74,8 @@ class ExternalId(KRMModel):
         str | None,
         Field(description="The unique identifier string assigned by the external provider."),
     ] = None
-    namespace_ref: Annotated[
-        ServiceDirectoryNamespaceRef | None,
-        Field(
-            alias="namespaceRef",
-            description="A reference to a ServiceDirectoryNamespace (API field `namespace`).",
-        ),
+    namespace: Annotated[
+        str | None, Field(description="The system or identity provider managing this ID.")
     ] = None
 
 

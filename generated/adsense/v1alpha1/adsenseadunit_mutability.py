@@ -33,7 +33,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("accountRef", OBJECT, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("adclient", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("contentAdsSettings", OBJECT, (REQUIRED,), True, True),
-        ("contentAdsSettings.sizeRef", OBJECT, (REQUIRED,), True, True, {"api_path": "contentAdsSettings.size"}),
+        ("contentAdsSettings.size", STRING, (REQUIRED,), True, True),
         ("contentAdsSettings.type", ENUM, (REQUIRED,), True, True),
         ("displayName", STRING, (REQUIRED,), True, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),

@@ -10,7 +10,6 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.adsense.v1alpha1 import adsense_v2_api
 from kccgen.generated.adsense.v1alpha1.adsense_v2_api import AdUnitState, ContentAdsSettingsType
-from kccgen.generated.dfareporting.v1alpha1.dfareportingsize_reference import DfareportingSizeRef
 from kccgen.generated.mybusinessaccountmanagement.v1alpha1.mybusinessaccountmanagementaccount_reference import (
     MyBusinessAccountManagementAccountRef,
 )
@@ -78,10 +77,7 @@ class ContentAdsSettings(KRMModel):
     Settings specific to content ads (AFC).
     """
 
-    size_ref: Annotated[
-        DfareportingSizeRef | None,
-        Field(alias="sizeRef", description="A reference to a DfareportingSize (API field `size`)."),
-    ] = None
+    size: Annotated[str | None, Field(description="Required. Size of the ad unit.")] = None
     type: Annotated[
         ContentAdsSettingsType | None, Field(description="Required. Type of the ad unit.")
     ] = None

@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.adsensehost.v1alpha1 import adsensehost_v4_1_api
-from kccgen.generated.dfareporting.v1alpha1.dfareportingsize_reference import DfareportingSizeRef
 from kccgen.generated.site_verification.v1alpha1.siteverificationwebresource_reference import (
     SiteVerificationWebResourceRef,
 )
@@ -118,10 +117,7 @@ class AdStyleFont(KRMModel):
     """
 
     family: Annotated[str | None, Field(description="The family of the font.")] = None
-    size_ref: Annotated[
-        DfareportingSizeRef | None,
-        Field(alias="sizeRef", description="A reference to a DfareportingSize (API field `size`)."),
-    ] = None
+    size: Annotated[str | None, Field(description="The size of the font.")] = None
 
 
 class AdUnitContentAdsSettings(KRMModel):
@@ -136,10 +132,7 @@ class AdUnitContentAdsSettings(KRMModel):
             description="The backup option to be used in instances where no ad is available.",
         ),
     ] = None
-    size_ref: Annotated[
-        DfareportingSizeRef | None,
-        Field(alias="sizeRef", description="A reference to a DfareportingSize (API field `size`)."),
-    ] = None
+    size: Annotated[str | None, Field(description="Size of this ad unit.")] = None
     type: Annotated[str | None, Field(description="Type of this ad unit.")] = None
 
 
@@ -170,10 +163,7 @@ class AdUnitMobileContentAdsSettings(KRMModel):
             alias="scriptingLanguage", description="The scripting language to use for this ad unit."
         ),
     ] = None
-    size_ref: Annotated[
-        DfareportingSizeRef | None,
-        Field(alias="sizeRef", description="A reference to a DfareportingSize (API field `size`)."),
-    ] = None
+    size: Annotated[str | None, Field(description="Size of this ad unit.")] = None
     type: Annotated[str | None, Field(description="Type of this ad unit.")] = None
 
 

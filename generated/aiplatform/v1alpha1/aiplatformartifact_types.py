@@ -15,9 +15,6 @@ from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1_api import (
 from kccgen.generated.aiplatform.v1alpha1.aiplatformmetadatastore_reference import (
     AIPlatformMetadataStoreRef,
 )
-from kccgen.generated.documentai.v1alpha1.documentaischemaversion_reference import (
-    DocumentAISchemaVersionRef,
-)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -86,11 +83,10 @@ class AIPlatformArtifactSpec(KRMModel):
         str | None,
         Field(alias="schemaTitle", description="The title of the schema describing the metadata."),
     ] = None
-    schema_version_ref: Annotated[
-        DocumentAISchemaVersionRef | None,
+    schema_version: Annotated[
+        str | None,
         Field(
-            alias="schemaVersionRef",
-            description="A reference to a DocumentAISchemaVersion (API field `schemaVersion`).",
+            alias="schemaVersion", description="The version of the schema in schema_name to use."
         ),
     ] = None
     state: Annotated[

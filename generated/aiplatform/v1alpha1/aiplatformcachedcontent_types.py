@@ -43,7 +43,6 @@ from kccgen.generated.external.secretmanagersecretversion_reference import (
     SecretManagerSecretVersionRef,
 )
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -288,9 +287,8 @@ class GoogleCloudAiplatformV1AuthConfigApiKeyConfig(KRMModel):
         GoogleCloudAiplatformV1AuthConfigApiKeyConfigHttpElementLocation | None,
         Field(alias="httpElementLocation", description="Optional. The location of the API key."),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Optional. The parameter name of the API key.")
     ] = None
 
 
@@ -608,9 +606,8 @@ class GoogleCloudAiplatformV1FunctionCall(KRMModel):
     id: Annotated[
         str | None, Field(description="Optional. The unique id of the function call.")
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Optional. The name of the function to call.")
     ] = None
     partial_args: Annotated[
         list[GoogleCloudAiplatformV1PartialArg] | None,
@@ -662,9 +659,8 @@ class GoogleCloudAiplatformV1FunctionDeclaration(KRMModel):
     description: Annotated[
         str | None, Field(description="Optional. Description and purpose of the function.")
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Required. The name of the function to call.")
     ] = None
     parameters: Annotated[
         GoogleCloudAiplatformV1Schema | None,
@@ -702,9 +698,8 @@ class GoogleCloudAiplatformV1FunctionResponse(KRMModel):
     id: Annotated[
         str | None, Field(description="Optional. The id of the function call this response is for.")
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Required. The name of the function to call.")
     ] = None
     parts: Annotated[
         list[GoogleCloudAiplatformV1FunctionResponsePart] | None,

@@ -51,7 +51,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     spec=(
         ("dedicatedResources", OBJECT, (REQUIRED,), True, True),
         ("dedicatedResources.autoscalingMetricSpecs", ARRAY_OF_OBJECT, (IMMUTABLE,), False, True),
-        ("dedicatedResources.autoscalingMetricSpecs[].metricRef", OBJECT, (IMMUTABLE_3, REQUIRED), False, True, {"api_path": "dedicatedResources.autoscalingMetricSpecs[].metricName"}),
+        ("dedicatedResources.autoscalingMetricSpecs[].metricName", STRING, (IMMUTABLE_3, REQUIRED), False, True),
         ("dedicatedResources.autoscalingMetricSpecs[].target", INTEGER_INT32, (IMMUTABLE_3,), False, True),
         ("dedicatedResources.machineSpec", OBJECT, (IMMUTABLE, REQUIRED), False, True),
         ("dedicatedResources.machineSpec.acceleratorCount", INTEGER_INT32, (IMMUTABLE_4,), False, True),

@@ -15,7 +15,6 @@ from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1_api import (
 )
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
-from kccgen.generated.logging.v1alpha1.logginglogmetric_reference import LoggingLogMetricRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -104,12 +103,8 @@ class GoogleCloudAiplatformV1AutoscalingMetricSpec(KRMModel):
     The metric specification that defines the target resource utilization (CPU utilization, accelerator's duty cycle, and so on) for calculating the desired replica count.
     """
 
-    metric_ref: Annotated[
-        LoggingLogMetricRef | None,
-        Field(
-            alias="metricRef",
-            description="A reference to a LoggingLogMetric (API field `metricName`).",
-        ),
+    metric_name: Annotated[
+        str | None, Field(alias="metricName", description="Required. The resource metric name.")
     ] = None
     target: Annotated[
         int | None,

@@ -72,7 +72,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("encryptionSpec", OBJECT, (), True, True),
         ("encryptionSpec.kmsKeyRef", OBJECT, (REQUIRED,), True, True, {"api_path": "encryptionSpec.kmsKeyName"}),
         ("gdcConfig", OBJECT, (), True, True),
-        ("gdcConfig.zoneRef", OBJECT, (), True, True, {"api_path": "gdcConfig.zone"}),
+        ("gdcConfig.zone", STRING, (), True, True),
         ("genAiAdvancedFeaturesConfig", OBJECT, (OPTIONAL,), True, True),
         ("genAiAdvancedFeaturesConfig.ragConfig", OBJECT, (), True, True),
         ("genAiAdvancedFeaturesConfig.ragConfig.enableRag", BOOLEAN, (), True, True),

@@ -25,7 +25,6 @@ from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1_api import (
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
-from kccgen.generated.tagmanager.v1alpha1.tagmanagerzone_reference import TagManagerZoneRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -847,10 +846,7 @@ class GoogleCloudAiplatformV1GdcConfig(KRMModel):
     Google Distributed Cloud (GDC) config.
     """
 
-    zone_ref: Annotated[
-        TagManagerZoneRef | None,
-        Field(alias="zoneRef", description="A reference to a TagManagerZone (API field `zone`)."),
-    ] = None
+    zone: Annotated[str | None, Field(description="GDC zone.")] = None
 
 
 class GoogleCloudAiplatformV1GenAiAdvancedFeaturesConfig(KRMModel):

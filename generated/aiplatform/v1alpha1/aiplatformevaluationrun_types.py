@@ -57,9 +57,6 @@ from kccgen.generated.aiplatform.v1alpha1.aiplatformragcorpus_reference import (
 from kccgen.generated.aiplatform.v1alpha1.aiplatformreasoningengine_reference import (
     AIPlatformReasoningEngineRef,
 )
-from kccgen.generated.cloudresourcemanager.v1alpha1.cloudresourcemanagerproject_reference import (
-    CloudResourceManagerProjectRef,
-)
 from kccgen.generated.discoveryengine.v1alpha1.discoveryenginecollectiondatastore_reference import (
     DiscoveryEngineCollectionDataStoreRef,
 )
@@ -71,8 +68,6 @@ from kccgen.generated.external.secretmanagersecretversion_reference import (
     SecretManagerSecretVersionRef,
 )
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
-from kccgen.generated.logging.v1alpha1.logginglogmetric_reference import LoggingLogMetricRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -428,9 +423,8 @@ class GoogleCloudAiplatformV1AuthConfigApiKeyConfig(KRMModel):
         GoogleCloudAiplatformV1AuthConfigApiKeyConfigHttpElementLocation | None,
         Field(alias="httpElementLocation", description="Optional. The location of the API key."),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Optional. The parameter name of the API key.")
     ] = None
 
 
@@ -625,12 +619,8 @@ class GoogleCloudAiplatformV1CloudLoggingConfig(KRMModel):
     Specifies configuration for exporting evaluation results to Cloud Logging.
     """
 
-    project_ref: Annotated[
-        CloudResourceManagerProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="A reference to a CloudResourceManagerProject (API field `project`).",
-        ),
+    project: Annotated[
+        str | None, Field(description="Optional. Google Cloud project to write logs to.")
     ] = None
     resource_labels: Annotated[
         dict[str, str] | None,
@@ -1166,15 +1156,10 @@ class GoogleCloudAiplatformV1EvaluationRunMetric(KRMModel):
         GoogleCloudAiplatformV1EvaluationRunMetricLLMBasedMetricSpec | None,
         Field(alias="llmBasedMetricSpec", description="Spec for an LLM based metric."),
     ] = None
+    metric: Annotated[str | None, Field(description="Required. The name of the metric.")] = None
     metric_config: Annotated[
         GoogleCloudAiplatformV1Metric | None,
         Field(alias="metricConfig", description="The metric config."),
-    ] = None
-    metric_ref: Annotated[
-        LoggingLogMetricRef | None,
-        Field(
-            alias="metricRef", description="A reference to a LoggingLogMetric (API field `metric`)."
-        ),
     ] = None
     metric_resource_name: Annotated[
         str | None,
@@ -1454,9 +1439,8 @@ class GoogleCloudAiplatformV1FunctionDeclaration(KRMModel):
     description: Annotated[
         str | None, Field(description="Optional. Description and purpose of the function.")
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Required. The name of the function to call.")
     ] = None
     parameters: Annotated[
         GoogleCloudAiplatformV1Schema | None,
@@ -1952,11 +1936,8 @@ class GoogleCloudAiplatformV1LossAnalysisConfig(KRMModel):
             description='Required. The candidate model/agent to analyze (e.g., "gemini-3.0-pro").'
         ),
     ] = None
-    metric_ref: Annotated[
-        LoggingLogMetricRef | None,
-        Field(
-            alias="metricRef", description="A reference to a LoggingLogMetric (API field `metric`)."
-        ),
+    metric: Annotated[
+        str | None, Field(description='Required. The metric to analyze (e.g., "tool_use_quality").')
     ] = None
 
 

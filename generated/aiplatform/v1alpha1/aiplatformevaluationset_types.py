@@ -40,7 +40,6 @@ from kccgen.generated.external.secretmanagersecretversion_reference import (
     SecretManagerSecretVersionRef,
 )
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -247,9 +246,8 @@ class GoogleCloudAiplatformV1AuthConfigApiKeyConfig(KRMModel):
         GoogleCloudAiplatformV1AuthConfigApiKeyConfigHttpElementLocation | None,
         Field(alias="httpElementLocation", description="Optional. The location of the API key."),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Optional. The parameter name of the API key.")
     ] = None
 
 
@@ -443,9 +441,8 @@ class GoogleCloudAiplatformV1FunctionDeclaration(KRMModel):
     description: Annotated[
         str | None, Field(description="Optional. Description and purpose of the function.")
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Required. The name of the function to call.")
     ] = None
     parameters: Annotated[
         GoogleCloudAiplatformV1Schema | None,

@@ -43,7 +43,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("metadataStoreRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("schemaTitle", STRING, (), True, True),
-        ("schemaVersionRef", OBJECT, (), True, True, {"api_path": "schemaVersion"}),
+        ("schemaVersion", STRING, (), True, True),
         ("state", ENUM, (), True, True),
     ),
     observed=(

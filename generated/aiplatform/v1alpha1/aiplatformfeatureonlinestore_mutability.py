@@ -47,7 +47,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("bigtable.autoScaling.maxNodeCount", INTEGER_INT32, (REQUIRED,), True, True),
         ("bigtable.autoScaling.minNodeCount", INTEGER_INT32, (REQUIRED,), True, True),
         ("bigtable.enableDirectBigtableAccess", BOOLEAN, (OPTIONAL,), True, True),
-        ("bigtable.zoneRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "bigtable.zone"}),
+        ("bigtable.zone", STRING, (OPTIONAL,), True, True),
         ("dedicatedServingEndpoint", OBJECT, (OPTIONAL,), True, True),
         ("dedicatedServingEndpoint.privateServiceConnectConfig", OBJECT, (OPTIONAL,), True, True),
         ("dedicatedServingEndpoint.privateServiceConnectConfig.enablePrivateServiceConnect", BOOLEAN, (REQUIRED,), True, True),

@@ -16,7 +16,6 @@ from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1_api import (
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
-from kccgen.generated.tagmanager.v1alpha1.tagmanagerzone_reference import TagManagerZoneRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -159,9 +158,11 @@ class GoogleCloudAiplatformV1FeatureOnlineStoreBigtable(KRMModel):
             description="Optional. It true, enable direct access to the Bigtable instance.",
         ),
     ] = None
-    zone_ref: Annotated[
-        TagManagerZoneRef | None,
-        Field(alias="zoneRef", description="A reference to a TagManagerZone (API field `zone`)."),
+    zone: Annotated[
+        str | None,
+        Field(
+            description="Optional. The zone where the underlying Bigtable cluster for the primary Bigtable instance will be provisioned."
+        ),
     ] = None
 
 

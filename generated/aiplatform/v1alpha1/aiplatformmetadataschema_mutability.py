@@ -37,7 +37,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("schema", STRING, (REQUIRED,), False, True),
         ("schemaType", ENUM, (), False, True),
-        ("schemaVersionRef", OBJECT, (), False, True, {"api_path": "schemaVersion"}),
+        ("schemaVersion", STRING, (), False, True),
     ),
     observed=(
         ("createTime", STRING_GOOGLE_DATETIME, (OUTPUT_ONLY, OUTPUT_ONLY_2), False, True),

@@ -15,9 +15,6 @@ from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1_api import (
 from kccgen.generated.aiplatform.v1alpha1.aiplatformmetadatastore_reference import (
     AIPlatformMetadataStoreRef,
 )
-from kccgen.generated.documentai.v1alpha1.documentaischemaversion_reference import (
-    DocumentAISchemaVersionRef,
-)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -72,12 +69,8 @@ class AIPlatformMetadataSchemaSpec(KRMModel):
         GoogleCloudAiplatformV1MetadataSchemaSchemaType | None,
         Field(alias="schemaType", description="The type of the MetadataSchema."),
     ] = None
-    schema_version_ref: Annotated[
-        DocumentAISchemaVersionRef | None,
-        Field(
-            alias="schemaVersionRef",
-            description="A reference to a DocumentAISchemaVersion (API field `schemaVersion`).",
-        ),
+    schema_version: Annotated[
+        str | None, Field(alias="schemaVersion", description="The version of the MetadataSchema.")
     ] = None
 
 

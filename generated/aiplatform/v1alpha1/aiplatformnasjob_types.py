@@ -22,22 +22,10 @@ from kccgen.generated.aiplatform.v1alpha1.aiplatformcontext_reference import AIP
 from kccgen.generated.aiplatform.v1alpha1.aiplatformtensorboard_reference import (
     AIPlatformTensorboardRef,
 )
-from kccgen.generated.chromemanagement.v1alpha1.chromemanagementcommand_reference import (
-    ChromeManagementCommandRef,
-)
-from kccgen.generated.compute.v1alpha1.computeimage_reference import ComputeImageRef
-from kccgen.generated.compute.v1alpha1.computenetworkattachment_reference import (
-    ComputeNetworkAttachmentRef,
-)
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.ftp.v1alpha1.ftpserver_reference import FTPServerRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.generated.translate.v1alpha1.translatemodel_reference import TranslateModelRef
-from kccgen.generated.vmmigration.v1alpha1.vmmigrationtargetproject_reference import (
-    VMMigrationTargetProjectRef,
-)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -162,21 +150,19 @@ class GoogleCloudAiplatformV1ContainerSpec(KRMModel):
         list[str] | None,
         Field(description="The arguments to be passed when starting the container."),
     ] = None
-    command_refs: Annotated[
-        list[ChromeManagementCommandRef] | None,
-        Field(
-            alias="commandRefs",
-            description="References to ChromeManagementCommands (API field `command`).",
-        ),
+    command: Annotated[
+        list[str] | None,
+        Field(description="The command to be invoked when the container is started."),
     ] = None
     env: Annotated[
         list[GoogleCloudAiplatformV1EnvVar] | None,
         Field(description="Environment variables to be passed to the container."),
     ] = None
-    image_ref: Annotated[
-        ComputeImageRef | None,
+    image_uri: Annotated[
+        str | None,
         Field(
-            alias="imageRef", description="A reference to a ComputeImage (API field `imageUri`)."
+            alias="imageUri",
+            description="Required. The URI of a container image in the Container Registry that is to be run on each worker replica.",
         ),
     ] = None
 
@@ -320,11 +306,11 @@ class GoogleCloudAiplatformV1DnsPeeringConfig(KRMModel):
             description="Required. The VPC network name in the target_project where the DNS zone specified by 'domain' is visible.",
         ),
     ] = None
-    target_project_ref: Annotated[
-        VMMigrationTargetProjectRef | None,
+    target_project: Annotated[
+        str | None,
         Field(
-            alias="targetProjectRef",
-            description="A reference to a VMMigrationTargetProject (API field `targetProject`).",
+            alias="targetProject",
+            description="Required. The project ID hosting the Cloud DNS managed zone that contains the 'domain'.",
         ),
     ] = None
 
@@ -347,9 +333,8 @@ class GoogleCloudAiplatformV1EnvVar(KRMModel):
     Represents an environment variable present in a Container or Python Module.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Required. Name of the environment variable.")
     ] = None
     value: Annotated[
         str | None,
@@ -681,10 +666,9 @@ class GoogleCloudAiplatformV1NfsMount(KRMModel):
     path: Annotated[
         str | None, Field(description="Required. Source path exported from NFS server.")
     ] = None
-    server_ref: Annotated[
-        FTPServerRef | None,
-        Field(alias="serverRef", description="A reference to a FTPServer (API field `server`)."),
-    ] = None
+    server: Annotated[str | None, Field(description="Required. IP address of the NFS server.")] = (
+        None
+    )
 
 
 class GoogleCloudAiplatformV1PscInterfaceConfig(KRMModel):
@@ -696,11 +680,11 @@ class GoogleCloudAiplatformV1PscInterfaceConfig(KRMModel):
         list[GoogleCloudAiplatformV1DnsPeeringConfig] | None,
         Field(alias="dnsPeeringConfigs", description="Optional. DNS peering configurations."),
     ] = None
-    network_attachment_ref: Annotated[
-        ComputeNetworkAttachmentRef | None,
+    network_attachment: Annotated[
+        str | None,
         Field(
-            alias="networkAttachmentRef",
-            description="A reference to a ComputeNetworkAttachment (API field `networkAttachment`).",
+            alias="networkAttachment",
+            description="Optional. The name of the Compute Engine [network attachment](https://cloud.google.com/vpc/docs/about-network-attachments) to attach to the resource within the region and user project.",
         ),
     ] = None
 

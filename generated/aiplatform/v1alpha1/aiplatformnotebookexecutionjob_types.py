@@ -15,14 +15,9 @@ from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1_api import (
     GoogleCloudAiplatformV1ReservationAffinityReservationAffinityType,
 )
 from kccgen.generated.aiplatform.v1alpha1.aiplatformschedule_reference import AIPlatformScheduleRef
-from kccgen.generated.cloudresourcemanager.v1alpha1.cloudresourcemanagerproject_reference import (
-    CloudResourceManagerProjectRef,
-)
-from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -241,10 +236,10 @@ class GoogleCloudAiplatformV1NetworkSpec(KRMModel):
             alias="enableInternetAccess", description="Whether to enable public internet access."
         ),
     ] = None
-    network_ref: Annotated[
-        ComputeNetworkRef | None,
+    network: Annotated[
+        str | None,
         Field(
-            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
+            description="The full name of the Google Compute Engine [network](https://cloud.google.com//compute/docs/networks-and-firewalls#networks)"
         ),
     ] = None
     subnetwork_ref: Annotated[
@@ -407,15 +402,13 @@ class GoogleCloudAiplatformV1NotebookExecutionJobWorkbenchRuntimeVmImage(KRMMode
             description="Use this VM image family to find the image; the newest image in this family is used."
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
-    project_ref: Annotated[
-        CloudResourceManagerProjectRef | None,
+    name: Annotated[str | None, Field(description="Use this VM image name to find the image.")] = (
+        None
+    )
+    project: Annotated[
+        str | None,
         Field(
-            alias="projectRef",
-            description="A reference to a CloudResourceManagerProject (API field `project`).",
+            description="Required. The name of the Google Cloud project that this VM image belongs to."
         ),
     ] = None
 

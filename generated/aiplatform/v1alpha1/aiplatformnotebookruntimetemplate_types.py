@@ -16,11 +16,9 @@ from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1_api import (
     GoogleCloudAiplatformV1PostStartupScriptConfigPostStartupScriptBehavior,
     GoogleCloudAiplatformV1ReservationAffinityReservationAffinityType,
 )
-from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -234,9 +232,8 @@ class GoogleCloudAiplatformV1EnvVar(KRMModel):
     Represents an environment variable present in a Container or Python Module.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Required. Name of the environment variable.")
     ] = None
     value: Annotated[
         str | None,
@@ -298,10 +295,10 @@ class GoogleCloudAiplatformV1NetworkSpec(KRMModel):
             alias="enableInternetAccess", description="Whether to enable public internet access."
         ),
     ] = None
-    network_ref: Annotated[
-        ComputeNetworkRef | None,
+    network: Annotated[
+        str | None,
         Field(
-            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
+            description="The full name of the Google Compute Engine [network](https://cloud.google.com//compute/docs/networks-and-firewalls#networks)"
         ),
     ] = None
     subnetwork_ref: Annotated[

@@ -14,16 +14,9 @@ from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1_api import (
     GoogleCloudAiplatformV1PersistentResourceState,
     GoogleCloudAiplatformV1ReservationAffinityReservationAffinityType,
 )
-from kccgen.generated.compute.v1alpha1.computeimage_reference import ComputeImageRef
-from kccgen.generated.compute.v1alpha1.computenetworkattachment_reference import (
-    ComputeNetworkAttachmentRef,
-)
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
-from kccgen.generated.vmmigration.v1alpha1.vmmigrationtargetproject_reference import (
-    VMMigrationTargetProjectRef,
-)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -203,11 +196,11 @@ class GoogleCloudAiplatformV1DnsPeeringConfig(KRMModel):
             description="Required. The VPC network name in the target_project where the DNS zone specified by 'domain' is visible.",
         ),
     ] = None
-    target_project_ref: Annotated[
-        VMMigrationTargetProjectRef | None,
+    target_project: Annotated[
+        str | None,
         Field(
-            alias="targetProjectRef",
-            description="A reference to a VMMigrationTargetProject (API field `targetProject`).",
+            alias="targetProject",
+            description="Required. The project ID hosting the Cloud DNS managed zone that contains the 'domain'.",
         ),
     ] = None
 
@@ -275,11 +268,11 @@ class GoogleCloudAiplatformV1PscInterfaceConfig(KRMModel):
         list[GoogleCloudAiplatformV1DnsPeeringConfig] | None,
         Field(alias="dnsPeeringConfigs", description="Optional. DNS peering configurations."),
     ] = None
-    network_attachment_ref: Annotated[
-        ComputeNetworkAttachmentRef | None,
+    network_attachment: Annotated[
+        str | None,
         Field(
-            alias="networkAttachmentRef",
-            description="A reference to a ComputeNetworkAttachment (API field `networkAttachment`).",
+            alias="networkAttachment",
+            description="Optional. The name of the Compute Engine [network attachment](https://cloud.google.com/vpc/docs/about-network-attachments) to attach to the resource within the region and user project.",
         ),
     ] = None
 
@@ -345,10 +338,11 @@ class GoogleCloudAiplatformV1RaySpec(KRMModel):
             description="Optional. This will be used to indicate which resource pool will serve as the Ray head node(the first node within that pool).",
         ),
     ] = None
-    image_ref: Annotated[
-        ComputeImageRef | None,
+    image_uri: Annotated[
+        str | None,
         Field(
-            alias="imageRef", description="A reference to a ComputeImage (API field `imageUri`)."
+            alias="imageUri",
+            description="Optional. Default image for user to choose a preferred ML framework (for example, TensorFlow or Pytorch) by choosing from [Vertex prebuilt images](https://cloud.google.com/vertex-ai/docs/training/pre-built-containers).",
         ),
     ] = None
     ray_cluster_autoscaling_spec: Annotated[

@@ -19,24 +19,12 @@ from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1_api import (
     GoogleCloudAiplatformV1PartialArgNullValue,
     GoogleCloudAiplatformV1ReasoningEngineSpecIdentityType,
 )
-from kccgen.generated.compute.v1alpha1.computeimage_reference import ComputeImageRef
-from kccgen.generated.compute.v1alpha1.computenetworkattachment_reference import (
-    ComputeNetworkAttachmentRef,
-)
-from kccgen.generated.drivelabels.v1alpha1.drivelabelslabel_reference import DriveLabelsLabelRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.networkservices.v1alpha1.networkservicesagentgateway_reference import (
     NetworkServicesAgentGatewayRef,
 )
 from kccgen.generated.run.v1alpha1.runworkerpool_reference import RunWorkerPoolRef
-from kccgen.generated.secretmanager.v1beta1.secretmanagersecret_reference import (
-    SecretManagerSecretRef,
-)
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
-from kccgen.generated.vmmigration.v1alpha1.vmmigrationtargetproject_reference import (
-    VMMigrationTargetProjectRef,
-)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -250,11 +238,11 @@ class GoogleCloudAiplatformV1DnsPeeringConfig(KRMModel):
             description="Required. The VPC network name in the target_project where the DNS zone specified by 'domain' is visible.",
         ),
     ] = None
-    target_project_ref: Annotated[
-        VMMigrationTargetProjectRef | None,
+    target_project: Annotated[
+        str | None,
         Field(
-            alias="targetProjectRef",
-            description="A reference to a VMMigrationTargetProject (API field `targetProject`).",
+            alias="targetProject",
+            description="Required. The project ID hosting the Cloud DNS managed zone that contains the 'domain'.",
         ),
     ] = None
 
@@ -277,9 +265,8 @@ class GoogleCloudAiplatformV1EnvVar(KRMModel):
     Represents an environment variable present in a Container or Python Module.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Required. Name of the environment variable.")
     ] = None
     value: Annotated[
         str | None,
@@ -340,9 +327,8 @@ class GoogleCloudAiplatformV1FunctionCall(KRMModel):
     id: Annotated[
         str | None, Field(description="Optional. The unique id of the function call.")
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Optional. The name of the function to call.")
     ] = None
     partial_args: Annotated[
         list[GoogleCloudAiplatformV1PartialArg] | None,
@@ -368,9 +354,8 @@ class GoogleCloudAiplatformV1FunctionResponse(KRMModel):
     id: Annotated[
         str | None, Field(description="Optional. The id of the function call this response is for.")
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Required. The name of the function to call.")
     ] = None
     parts: Annotated[
         list[GoogleCloudAiplatformV1FunctionResponsePart] | None,
@@ -641,11 +626,8 @@ class GoogleCloudAiplatformV1MemoryBankCustomizationConfigMemoryTopicCustomMemor
     description: Annotated[
         str | None, Field(description="Required. Represents the description of the memory topic.")
     ] = None
-    label_ref: Annotated[
-        DriveLabelsLabelRef | None,
-        Field(
-            alias="labelRef", description="A reference to a DriveLabelsLabel (API field `label`)."
-        ),
+    label: Annotated[
+        str | None, Field(description="Required. Represents the label of the topic.")
     ] = None
 
 
@@ -863,11 +845,11 @@ class GoogleCloudAiplatformV1PscInterfaceConfig(KRMModel):
         list[GoogleCloudAiplatformV1DnsPeeringConfig] | None,
         Field(alias="dnsPeeringConfigs", description="Optional. DNS peering configurations."),
     ] = None
-    network_attachment_ref: Annotated[
-        ComputeNetworkAttachmentRef | None,
+    network_attachment: Annotated[
+        str | None,
         Field(
-            alias="networkAttachmentRef",
-            description="A reference to a ComputeNetworkAttachment (API field `networkAttachment`).",
+            alias="networkAttachment",
+            description="Optional. The name of the Compute Engine [network attachment](https://cloud.google.com/vpc/docs/about-network-attachments) to attach to the resource within the region and user project.",
         ),
     ] = None
 
@@ -1121,10 +1103,11 @@ class GoogleCloudAiplatformV1ReasoningEngineSpecContainerSpec(KRMModel):
     Specification for deploying from a container image.
     """
 
-    image_ref: Annotated[
-        ComputeImageRef | None,
+    image_uri: Annotated[
+        str | None,
         Field(
-            alias="imageRef", description="A reference to a ComputeImage (API field `imageUri`)."
+            alias="imageUri",
+            description="Required. The Artifact Registry Docker image URI (e.g., us-central1-docker.pkg.dev/my-project/my-repo/my-image:tag) of the container image that is to be run on each worker replica.",
         ),
     ] = None
     port: Annotated[
@@ -1489,15 +1472,14 @@ class GoogleCloudAiplatformV1SecretEnvVar(KRMModel):
     Represents an environment variable where the value is a secret in Cloud Secret Manager.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Required. Name of the secret environment variable.")
     ] = None
     secret_ref: Annotated[
         GoogleCloudAiplatformV1SecretRef | None,
         Field(
             alias="secretRef",
-            description="Required. Reference to a secret stored in the Cloud Secret Manager that will provide the value for this environment variable.",
+            description="Not a Config Connector reference: the API's own field name.",
         ),
     ] = None
 
@@ -1507,12 +1489,8 @@ class GoogleCloudAiplatformV1SecretRef(KRMModel):
     Reference to a secret stored in the Cloud Secret Manager that will provide the value for this environment variable.
     """
 
-    secret_ref: Annotated[
-        SecretManagerSecretRef | None,
-        Field(
-            alias="secretRef",
-            description="A reference to a SecretManagerSecret (API field `secret`).",
-        ),
+    secret: Annotated[
+        str | None, Field(description="Required. The name of the secret in Cloud Secret Manager.")
     ] = None
     version: Annotated[
         str | None, Field(description="The Cloud Secret Manager secret version.")

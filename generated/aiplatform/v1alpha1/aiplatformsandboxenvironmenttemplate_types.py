@@ -18,14 +18,7 @@ from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1_api import (
 from kccgen.generated.aiplatform.v1alpha1.aiplatformreasoningengine_reference import (
     AIPlatformReasoningEngineRef,
 )
-from kccgen.generated.compute.v1alpha1.computeimage_reference import ComputeImageRef
-from kccgen.generated.compute.v1alpha1.computenetworkattachment_reference import (
-    ComputeNetworkAttachmentRef,
-)
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
-from kccgen.generated.vmmigration.v1alpha1.vmmigrationtargetproject_reference import (
-    VMMigrationTargetProjectRef,
-)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -251,10 +244,11 @@ class GoogleCloudAiplatformV1SandboxEnvironmentTemplateCustomContainerSpec(KRMMo
     Specification for deploying from a custom container image.
     """
 
-    image_ref: Annotated[
-        ComputeImageRef | None,
+    image_uri: Annotated[
+        str | None,
         Field(
-            alias="imageRef", description="A reference to a ComputeImage (API field `imageUri`)."
+            alias="imageUri",
+            description="Required. The Artifact Registry Docker image URI (e.g., us-central1-docker.pkg.dev/my-project/my-repo/my-image:tag) of the container image that is to be run on each worker replica.",
         ),
     ] = None
 
@@ -295,11 +289,11 @@ class GoogleCloudAiplatformV1SandboxEnvironmentTemplateEgressControlConfig(KRMMo
         bool | None,
         Field(alias="internetAccess", description="Optional. Whether to allow internet access."),
     ] = None
-    network_attachment_ref: Annotated[
-        ComputeNetworkAttachmentRef | None,
+    network_attachment: Annotated[
+        str | None,
         Field(
-            alias="networkAttachmentRef",
-            description="A reference to a ComputeNetworkAttachment (API field `networkAttachment`).",
+            alias="networkAttachment",
+            description="Optional. The name of the customer VPC `NetworkAttachment` used to draw a PSC interface IP into the customer VPC for sandbox egress.",
         ),
     ] = None
 
@@ -324,11 +318,11 @@ class GoogleCloudAiplatformV1SandboxEnvironmentTemplateEgressControlConfigDnsPee
             description="Required. The VPC network name in the target_project where the DNS zone specified by `domain` is visible.",
         ),
     ] = None
-    target_project_ref: Annotated[
-        VMMigrationTargetProjectRef | None,
+    target_project: Annotated[
+        str | None,
         Field(
-            alias="targetProjectRef",
-            description="A reference to a VMMigrationTargetProject (API field `targetProject`).",
+            alias="targetProject",
+            description="Required. The project ID hosting the Cloud DNS managed zone that contains the `domain`.",
         ),
     ] = None
 

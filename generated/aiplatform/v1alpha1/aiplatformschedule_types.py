@@ -23,20 +23,10 @@ from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1_api import (
 )
 from kccgen.generated.aiplatform.v1alpha1.aiplatformartifact_reference import AIPlatformArtifactRef
 from kccgen.generated.aiplatform.v1alpha1.aiplatformschedule_reference import AIPlatformScheduleRef
-from kccgen.generated.cloudresourcemanager.v1alpha1.cloudresourcemanagerproject_reference import (
-    CloudResourceManagerProjectRef,
-)
-from kccgen.generated.compute.v1alpha1.computenetworkattachment_reference import (
-    ComputeNetworkAttachmentRef,
-)
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
-from kccgen.generated.vmmigration.v1alpha1.vmmigrationtargetproject_reference import (
-    VMMigrationTargetProjectRef,
-)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -430,11 +420,11 @@ class GoogleCloudAiplatformV1DnsPeeringConfig(KRMModel):
             description="Required. The VPC network name in the target_project where the DNS zone specified by 'domain' is visible.",
         ),
     ] = None
-    target_project_ref: Annotated[
-        VMMigrationTargetProjectRef | None,
+    target_project: Annotated[
+        str | None,
         Field(
-            alias="targetProjectRef",
-            description="A reference to a VMMigrationTargetProject (API field `targetProject`).",
+            alias="targetProject",
+            description="Required. The project ID hosting the Cloud DNS managed zone that contains the 'domain'.",
         ),
     ] = None
 
@@ -560,10 +550,10 @@ class GoogleCloudAiplatformV1NetworkSpec(KRMModel):
             alias="enableInternetAccess", description="Whether to enable public internet access."
         ),
     ] = None
-    network_ref: Annotated[
-        ComputeNetworkRef | None,
+    network: Annotated[
+        str | None,
         Field(
-            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
+            description="The full name of the Google Compute Engine [network](https://cloud.google.com//compute/docs/networks-and-firewalls#networks)"
         ),
     ] = None
     subnetwork_ref: Annotated[
@@ -860,15 +850,13 @@ class GoogleCloudAiplatformV1NotebookExecutionJobWorkbenchRuntimeVmImage(KRMMode
             description="Use this VM image family to find the image; the newest image in this family is used."
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
-    project_ref: Annotated[
-        CloudResourceManagerProjectRef | None,
+    name: Annotated[str | None, Field(description="Use this VM image name to find the image.")] = (
+        None
+    )
+    project: Annotated[
+        str | None,
         Field(
-            alias="projectRef",
-            description="A reference to a CloudResourceManagerProject (API field `project`).",
+            description="Required. The name of the Google Cloud project that this VM image belongs to."
         ),
     ] = None
 
@@ -1297,11 +1285,11 @@ class GoogleCloudAiplatformV1PscInterfaceConfig(KRMModel):
         list[GoogleCloudAiplatformV1DnsPeeringConfig] | None,
         Field(alias="dnsPeeringConfigs", description="Optional. DNS peering configurations."),
     ] = None
-    network_attachment_ref: Annotated[
-        ComputeNetworkAttachmentRef | None,
+    network_attachment: Annotated[
+        str | None,
         Field(
-            alias="networkAttachmentRef",
-            description="A reference to a ComputeNetworkAttachment (API field `networkAttachment`).",
+            alias="networkAttachment",
+            description="Optional. The name of the Compute Engine [network attachment](https://cloud.google.com/vpc/docs/about-network-attachments) to attach to the resource within the region and user project.",
         ),
     ] = None
 

@@ -50,7 +50,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("description", STRING, (), True, True),
         ("displayName", STRING, (REQUIRED,), True, True),
         ("pluginData", STRING_BYTE, (), True, True),
-        ("pluginRef", OBJECT, (IMMUTABLE_2,), False, True, {"api_path": "pluginName"}),
+        ("pluginName", STRING, (IMMUTABLE_2,), False, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_3, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("runRef", OBJECT, (IMMUTABLE_3, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("tensorboardTimeSeriesId", STRING, (IMMUTABLE, INPUT_ONLY, OPTIONAL), False, False),

@@ -15,7 +15,6 @@ from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1_api import (
 from kccgen.generated.aiplatform.v1alpha1.aiplatformtensorboardrun_reference import (
     AIPlatformTensorboardRunRef,
 )
-from kccgen.generated.apihub.v1alpha1.apihubplugin_reference import APIHubPluginRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -77,10 +76,11 @@ class AIPlatformTensorboardTimeSeriesSpec(KRMModel):
             pattern="^[A-Za-z0-9+/_-]*={0,2}$",
         ),
     ] = None
-    plugin_ref: Annotated[
-        APIHubPluginRef | None,
+    plugin_name: Annotated[
+        str | None,
         Field(
-            alias="pluginRef", description="A reference to a APIHubPlugin (API field `pluginName`)."
+            alias="pluginName",
+            description="Immutable. Name of the plugin this time series pertain to.",
         ),
     ] = None
     resource_id: Annotated[

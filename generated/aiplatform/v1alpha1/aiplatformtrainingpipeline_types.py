@@ -30,13 +30,8 @@ from kccgen.generated.aiplatform.v1alpha1.aiplatformmetadataschema_reference imp
 from kccgen.generated.aiplatform.v1alpha1.aiplatformpipelinejob_reference import (
     AIPlatformPipelineJobRef,
 )
-from kccgen.generated.chromemanagement.v1alpha1.chromemanagementcommand_reference import (
-    ChromeManagementCommandRef,
-)
-from kccgen.generated.compute.v1alpha1.computeimage_reference import ComputeImageRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.generated.translate.v1alpha1.translatemodel_reference import TranslateModelRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -277,9 +272,8 @@ class GoogleCloudAiplatformV1EnvVar(KRMModel):
     Represents an environment variable present in a Container or Python Module.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Required. Name of the environment variable.")
     ] = None
     value: Annotated[
         str | None,
@@ -611,9 +605,9 @@ class GoogleCloudAiplatformV1FeatureNoiseSigmaNoiseSigmaForFeature(KRMModel):
     Noise sigma for a single feature.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None,
+        Field(description="The name of the input feature for which noise sigma is provided."),
     ] = None
     sigma: Annotated[
         float | None,
@@ -889,9 +883,8 @@ class GoogleCloudAiplatformV1Model(KRMModel):
             description="A reference to a AIPlatformMetadataSchema (API field `metadataSchemaUri`).",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Identifier. The resource name of the Model.")
     ] = None
     pipeline_job_ref: Annotated[
         AIPlatformPipelineJobRef | None,
@@ -946,12 +939,9 @@ class GoogleCloudAiplatformV1ModelContainerSpec(KRMModel):
             description="Immutable. Specifies arguments for the command that runs when the container starts."
         ),
     ] = None
-    command_refs: Annotated[
-        list[ChromeManagementCommandRef] | None,
-        Field(
-            alias="commandRefs",
-            description="References to ChromeManagementCommands (API field `command`).",
-        ),
+    command: Annotated[
+        list[str] | None,
+        Field(description="Immutable. Specifies the command that runs when the container starts."),
     ] = None
     deployment_timeout: Annotated[
         str | None,
@@ -985,10 +975,11 @@ class GoogleCloudAiplatformV1ModelContainerSpec(KRMModel):
             description="Immutable. HTTP path on the container to send health checks to.",
         ),
     ] = None
-    image_ref: Annotated[
-        ComputeImageRef | None,
+    image_uri: Annotated[
+        str | None,
         Field(
-            alias="imageRef", description="A reference to a ComputeImage (API field `imageUri`)."
+            alias="imageUri",
+            description="Required. Immutable. URI of the Docker image to be used as the custom container for serving predictions.",
         ),
     ] = None
     invoke_route_prefix: Annotated[
@@ -1402,11 +1393,10 @@ class GoogleCloudAiplatformV1ProbeExecAction(KRMModel):
     ExecAction specifies a command to execute.
     """
 
-    command_refs: Annotated[
-        list[ChromeManagementCommandRef] | None,
+    command: Annotated[
+        list[str] | None,
         Field(
-            alias="commandRefs",
-            description="References to ChromeManagementCommands (API field `command`).",
+            description="Command is the command line to execute inside the container, the working directory for the command is root ('/') in the container's filesystem."
         ),
     ] = None
 
@@ -1452,10 +1442,7 @@ class GoogleCloudAiplatformV1ProbeHttpHeader(KRMModel):
     HttpHeader describes a custom header to be used in HTTP probes
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The header field name.")] = None
     value: Annotated[str | None, Field(description="The header field value")] = None
 
 

@@ -261,7 +261,8 @@ class AlloyDBBackup(KRMObject):
     KIND: ClassVar[str] = "AlloyDBBackup"
 
     api_version: Annotated[
-        Literal["alloydb.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["alloydb.cnrm.cloud.google.com/v1alpha1", "alloydb.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "alloydb.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["AlloyDBBackup"] = "AlloyDBBackup"
     spec: AlloyDBBackupSpec

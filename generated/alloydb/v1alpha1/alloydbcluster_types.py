@@ -893,7 +893,8 @@ class AlloyDBCluster(KRMObject):
     KIND: ClassVar[str] = "AlloyDBCluster"
 
     api_version: Annotated[
-        Literal["alloydb.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["alloydb.cnrm.cloud.google.com/v1alpha1", "alloydb.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "alloydb.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["AlloyDBCluster"] = "AlloyDBCluster"
     spec: AlloyDBClusterSpec

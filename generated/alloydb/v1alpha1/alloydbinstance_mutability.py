@@ -113,7 +113,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("readPoolConfig.autoScalingConfig.schedules[].disabled", BOOLEAN, (), True, True),
         ("readPoolConfig.autoScalingConfig.schedules[].durationSec", STRING_INT64, (), True, True),
         ("readPoolConfig.autoScalingConfig.schedules[].minNodeCount", STRING_INT64, (), True, True),
-        ("readPoolConfig.autoScalingConfig.schedules[].nameRef", OBJECT, (), True, True, {"api_path": "readPoolConfig.autoScalingConfig.schedules[].name"}),
+        ("readPoolConfig.autoScalingConfig.schedules[].name", STRING, (), True, True),
         ("readPoolConfig.autoScalingConfig.schedules[].timeZone", STRING, (), True, True),
         ("readPoolConfig.nodeCount", INTEGER_INT32, (), True, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),

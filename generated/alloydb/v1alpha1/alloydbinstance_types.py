@@ -28,7 +28,6 @@ from kccgen.generated.compute.v1alpha1.computenetworkattachment_reference import
 )
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -956,10 +955,7 @@ class Schedule(KRMModel):
             description="Minimum number of nodes in while the schedule is active.",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name of the schedule.")] = None
     time_zone: Annotated[
         str | None,
         Field(
@@ -1002,7 +998,8 @@ class AlloyDBInstance(KRMObject):
     KIND: ClassVar[str] = "AlloyDBInstance"
 
     api_version: Annotated[
-        Literal["alloydb.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["alloydb.cnrm.cloud.google.com/v1alpha1", "alloydb.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "alloydb.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["AlloyDBInstance"] = "AlloyDBInstance"
     spec: AlloyDBInstanceSpec

@@ -80,7 +80,8 @@ class AlloyDBUser(KRMObject):
     KIND: ClassVar[str] = "AlloyDBUser"
 
     api_version: Annotated[
-        Literal["alloydb.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["alloydb.cnrm.cloud.google.com/v1alpha1", "alloydb.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "alloydb.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["AlloyDBUser"] = "AlloyDBUser"
     spec: AlloyDBUserSpec

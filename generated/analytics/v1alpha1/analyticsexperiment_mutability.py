@@ -63,7 +63,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("trafficCoverage", NUMBER_DOUBLE, (), True, True),
         ("updated", STRING_DATE_TIME, (), True, True),
         ("variations", ARRAY_OF_OBJECT, (), True, True),
-        ("variations[].nameRef", OBJECT, (REQUIRED,), True, True, {"api_path": "variations[].name"}),
+        ("variations[].name", STRING, (REQUIRED,), True, True),
         ("variations[].status", STRING, (), True, True),
         ("variations[].url", STRING, (), True, True),
         ("variations[].weight", NUMBER_DOUBLE, (), True, True),

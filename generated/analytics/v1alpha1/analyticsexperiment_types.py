@@ -10,7 +10,6 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.analytics.v1alpha1 import analytics_v3_api
 from kccgen.generated.analytics.v1alpha1.analyticsprofile_reference import AnalyticsProfileRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -188,10 +187,7 @@ class ExperimentParentLink(KRMModel):
 
 
 class ExperimentVariations(KRMModel):
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The name of the variation.")] = None
     status: Annotated[str | None, Field(description="Status of the variation.")] = None
     url: Annotated[str | None, Field(description="The URL of the variation.")] = None
     weight: Annotated[

@@ -60,7 +60,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("urlDestinationDetails.firstStepRequired", BOOLEAN, (), True, True),
         ("urlDestinationDetails.matchType", STRING, (), True, True),
         ("urlDestinationDetails.steps", ARRAY_OF_OBJECT, (), True, True),
-        ("urlDestinationDetails.steps[].nameRef", OBJECT, (), True, True, {"api_path": "urlDestinationDetails.steps[].name"}),
+        ("urlDestinationDetails.steps[].name", STRING, (), True, True),
         ("urlDestinationDetails.steps[].number", INTEGER_INT32, (), True, True),
         ("urlDestinationDetails.steps[].url", STRING, (), True, True),
         ("urlDestinationDetails.url", STRING, (), True, True),

@@ -10,7 +10,6 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.analytics.v1alpha1 import analytics_v3_api
 from kccgen.generated.analytics.v1alpha1.analyticsprofile_reference import AnalyticsProfileRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -188,10 +187,7 @@ class GoalUrlDestinationDetails(KRMModel):
 
 
 class GoalUrlDestinationDetailsSteps(KRMModel):
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Step name.")] = None
     number: Annotated[int | None, Field(description="Step number.")] = None
     url: Annotated[str | None, Field(description="URL for this step.")] = None
 

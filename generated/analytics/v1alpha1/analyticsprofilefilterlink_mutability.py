@@ -43,7 +43,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("profileRef.id", STRING, (), True, True),
         ("profileRef.internalWebPropertyId", STRING, (), True, True),
         ("profileRef.kind", STRING, (), True, True),
-        ("profileRef.nameRef", OBJECT, (), True, True, {"api_path": "profileRef.name"}),
+        ("profileRef.name", STRING, (), True, True),
         ("profileRef.webPropertyId", STRING, (), True, True),
         ("rank", INTEGER_INT32, (), True, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),

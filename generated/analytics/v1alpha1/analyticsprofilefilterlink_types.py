@@ -10,7 +10,6 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.analytics.v1alpha1 import analytics_v3_api
 from kccgen.generated.analytics.v1alpha1.analyticsprofile_reference import AnalyticsProfileRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -23,7 +22,11 @@ class AnalyticsProfileFilterLinkObservedState(KRMModel):
     """
 
     filter_ref: Annotated[
-        FilterRefObservedState | None, Field(alias="filterRef", description="Filter for this link.")
+        FilterRefObservedState | None,
+        Field(
+            alias="filterRef",
+            description="Not a Config Connector reference: the API's own field name.",
+        ),
     ] = None
     kind: Annotated[str | None, Field(description="Resource type for Analytics filter.")] = None
     self_link: Annotated[
@@ -37,7 +40,11 @@ class AnalyticsProfileFilterLinkSpec(KRMModel):
     """
 
     filter_ref: Annotated[
-        FilterRef | None, Field(alias="filterRef", description="Filter for this link.")
+        FilterRef | None,
+        Field(
+            alias="filterRef",
+            description="Not a Config Connector reference: the API's own field name.",
+        ),
     ] = None
     profile_id_ref: Annotated[
         AnalyticsProfileRef,
@@ -47,7 +54,11 @@ class AnalyticsProfileFilterLinkSpec(KRMModel):
         ),
     ]
     profile_ref: Annotated[
-        ProfileRef | None, Field(alias="profileRef", description="View (Profile) for this link.")
+        ProfileRef | None,
+        Field(
+            alias="profileRef",
+            description="Not a Config Connector reference: the API's own field name.",
+        ),
     ] = None
     rank: Annotated[
         int | None,
@@ -104,10 +115,7 @@ class ProfileRef(KRMModel):
         ),
     ] = None
     kind: Annotated[str | None, Field(description="Analytics view (profile) reference.")] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name of this view (profile).")] = None
     web_property_id: Annotated[
         str | None,
         Field(

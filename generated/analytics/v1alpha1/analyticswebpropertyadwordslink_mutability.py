@@ -44,7 +44,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("entity.webPropertyRef.id", STRING, (), True, True),
         ("entity.webPropertyRef.internalWebPropertyId", STRING, (), True, True),
         ("entity.webPropertyRef.kind", STRING, (), True, True),
-        ("entity.webPropertyRef.nameRef", OBJECT, (), True, True, {"api_path": "entity.webPropertyRef.name"}),
+        ("entity.webPropertyRef.name", STRING, (), True, True),
         ("id", STRING, (), True, True),
         ("kind", STRING, (), True, True),
         ("profileIds", ARRAY_OF_STRING, (), True, True),

@@ -12,7 +12,6 @@ from kccgen.generated.analytics.v1alpha1 import analytics_v3_api
 from kccgen.generated.analytics.v1alpha1.analyticswebproperty_reference import (
     AnalyticsWebpropertyRef,
 )
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -90,7 +89,13 @@ class EntityAdWordsLinkEntity(KRMModel):
     Web property being linked.
     """
 
-    web_property_ref: Annotated[WebPropertyRef | None, Field(alias="webPropertyRef")] = None
+    web_property_ref: Annotated[
+        WebPropertyRef | None,
+        Field(
+            alias="webPropertyRef",
+            description="Not a Config Connector reference: the API's own field name.",
+        ),
+    ] = None
 
 
 class WebPropertyRef(KRMModel):
@@ -109,10 +114,7 @@ class WebPropertyRef(KRMModel):
         Field(alias="internalWebPropertyId", description="Internal ID for this web property."),
     ] = None
     kind: Annotated[str | None, Field(description="Analytics web property reference.")] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name of this web property.")] = None
 
 
 class AnalyticsWebPropertyAdWordsLinkStatus(KRMStatus):

@@ -26,7 +26,6 @@ from kccgen.generated.bigquery.v1alpha1.bigquerydataset_reference import BigQuer
 from kccgen.generated.bigquery.v1alpha1.bigqueryroutine_reference import BigQueryRoutineRef
 from kccgen.generated.bigquery.v1alpha1.bigquerytable_reference import BigQueryTableRef
 from kccgen.generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -235,10 +234,7 @@ class DataProvider(KRMModel):
     Contains details of the data provider.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Optional. Name of the data provider.")] = None
     primary_contact: Annotated[
         str | None,
         Field(alias="primaryContact", description="Optional. Email or URL of the data provider."),
@@ -306,10 +302,9 @@ class Publisher(KRMModel):
     Contains details of the listing publisher.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Optional. Name of the listing publisher.")] = (
+        None
+    )
     primary_contact: Annotated[
         str | None,
         Field(

@@ -33,7 +33,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="androiddeviceprovisioning.customers.configurations.patch (PATCH) with updateMask={api_path}",
     identity="customers/{customer}/configurations/{configuration}",
     spec=(
-        ("companyRef", OBJECT, (REQUIRED,), True, True, {"api_path": "companyName"}),
+        ("companyName", STRING, (REQUIRED,), True, True),
         ("configurationRef", OBJECT, (REQUIRED,), True, True, {"api_path": "configurationName"}),
         ("contactEmail", STRING, (REQUIRED,), True, True),
         ("contactPhone", STRING, (REQUIRED,), True, True),

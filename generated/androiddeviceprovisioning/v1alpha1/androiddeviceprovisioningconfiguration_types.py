@@ -12,7 +12,6 @@ from kccgen.generated.androiddeviceprovisioning.v1alpha1 import androiddevicepro
 from kccgen.generated.androiddeviceprovisioning.v1alpha1.androiddeviceprovisioningconfiguration_reference import (
     AndroidDeviceProvisioningConfigurationRef,
 )
-from kccgen.generated.jobs.v1alpha1.jobscompany_reference import JobsCompanyRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -35,12 +34,9 @@ class AndroidDeviceProvisioningConfigurationSpec(KRMModel):
     A configuration collects the provisioning options for Android devices. Each configuration combines the following: * The EMM device policy controller (DPC) installed on the devices. * EMM policies enforced on the devices. * Metadata displayed on the device to help users during setup. Customers can add as many configurations as they need. However, zero-touch enrollment works best when a customer sets a default configuration that's applied to any new devices the organization purchases.
     """
 
-    company_ref: Annotated[
-        JobsCompanyRef | None,
-        Field(
-            alias="companyRef",
-            description="A reference to a JobsCompany (API field `companyName`).",
-        ),
+    company_name: Annotated[
+        str | None,
+        Field(alias="companyName", description="Required. The name of the organization."),
     ] = None
     configuration_ref: Annotated[
         AndroidDeviceProvisioningConfigurationRef | None,

@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.androidpublisher.v1alpha1 import androidpublisher_v3_api
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -73,10 +72,7 @@ class DeviceGroup(KRMModel):
         list[DeviceSelector] | None,
         Field(alias="deviceSelectors", description="Device selectors for this group."),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The name of the group.")] = None
 
 
 class DeviceId(KRMModel):
@@ -178,10 +174,7 @@ class SystemFeature(KRMModel):
     Representation of a system feature.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The name of the feature.")] = None
 
 
 class SystemOnChip(KRMModel):
@@ -204,10 +197,7 @@ class UserCountrySet(KRMModel):
         list[str] | None,
         Field(alias="countryCodes", description="List of country codes representing countries."),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Country set name.")] = None
 
 
 class AndroidPublisherDeviceTierConfigStatus(KRMStatus):

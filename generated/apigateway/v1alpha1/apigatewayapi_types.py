@@ -98,7 +98,10 @@ class APIGatewayAPI(KRMObject):
     KIND: ClassVar[str] = "APIGatewayAPI"
 
     api_version: Annotated[
-        Literal["apigateway.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "apigateway.cnrm.cloud.google.com/v1alpha1", "apigateway.cnrm.cloud.google.com/v1beta1"
+        ],
+        Field(alias="apiVersion"),
     ] = "apigateway.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["APIGatewayAPI"] = "APIGatewayAPI"
     spec: APIGatewayAPISpec

@@ -16,8 +16,6 @@ from kccgen.generated.apigee.v1alpha1.apigee_v1_api import (
 from kccgen.generated.apigee.v1alpha1.apigeeorganization_reference import ApigeeOrganizationRef
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
-from kccgen.generated.merchantapi.v1alpha1.merchantapiregion_reference import MerchantAPIRegionRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -122,9 +120,8 @@ class GoogleCloudApigeeV1ApimServiceExtensionExtension(KRMModel):
         str | None,
         Field(alias="matchCondition", description="Optional. Match Condition for CEL expression."),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Required. Name of the `LbTrafficExtension` resource.")
     ] = None
     supported_events: Annotated[
         list[GoogleCloudApigeeV1ApimServiceExtensionExtensionSupportedEvents] | None,
@@ -140,13 +137,7 @@ class GoogleCloudApigeeV1ApimServiceExtensionNetworkConfig(KRMModel):
     Network configuration for the APIM service extension.
     """
 
-    region_ref: Annotated[
-        MerchantAPIRegionRef | None,
-        Field(
-            alias="regionRef",
-            description="A reference to a MerchantAPIRegion (API field `region`).",
-        ),
-    ] = None
+    region: Annotated[str | None, Field(description="Required. The region for the PSC NEG.")] = None
     subnet_ref: Annotated[
         ComputeSubnetworkRef | None,
         Field(

@@ -15,7 +15,6 @@ from kccgen.generated.apigee.v1alpha1.apigee_v1_api import (
 from kccgen.generated.apigee.v1alpha1.apigeeenvironment_reference import ApigeeEnvironmentRef
 from kccgen.generated.apigee.v1alpha1.apigeeorganization_reference import ApigeeOrganizationRef
 from kccgen.generated.apigee.v1alpha1.apigeespace_reference import ApigeeSpaceRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -185,10 +184,7 @@ class GoogleCloudApigeeV1Attribute(KRMModel):
     Key-value pair to store extra metadata.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="API key of the attribute.")] = None
     value: Annotated[str | None, Field(description="Value of the attribute.")] = None
 
 

@@ -33,10 +33,10 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     identity="organizations/{organization}/appgroups/{appgroup}",
     spec=(
         ("attributes", ARRAY_OF_OBJECT, (), True, True),
-        ("attributes[].nameRef", OBJECT, (), True, True, {"api_path": "attributes[].name"}),
+        ("attributes[].name", STRING, (), True, True),
         ("attributes[].value", STRING, (), True, True),
         ("channelId", STRING, (), True, True),
-        ("channelRef", OBJECT, (), True, True, {"api_path": "channelUri"}),
+        ("channelUri", STRING, (), True, True),
         ("displayName", STRING, (), True, True),
         ("email", STRING, (OPTIONAL,), True, True),
         ("organizationRef", OBJECT, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),

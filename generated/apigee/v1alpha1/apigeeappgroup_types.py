@@ -10,8 +10,6 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.apigee.v1alpha1 import apigee_v1_api
 from kccgen.generated.apigee.v1alpha1.apigeeorganization_reference import ApigeeOrganizationRef
-from kccgen.generated.eventarc.v1alpha1.eventarcchannel_reference import EventarcChannelRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -59,11 +57,10 @@ class ApigeeAppGroupSpec(KRMModel):
             description="channel identifier identifies the owner maintaing this grouping.",
         ),
     ] = None
-    channel_ref: Annotated[
-        EventarcChannelRef | None,
+    channel_uri: Annotated[
+        str | None,
         Field(
-            alias="channelRef",
-            description="A reference to a EventarcChannel (API field `channelUri`).",
+            alias="channelUri", description="A reference to the associated storefront/marketplace."
         ),
     ] = None
     display_name: Annotated[
@@ -94,10 +91,7 @@ class GoogleCloudApigeeV1Attribute(KRMModel):
     Key-value pair to store extra metadata.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="API key of the attribute.")] = None
     value: Annotated[str | None, Field(description="Value of the attribute.")] = None
 
 

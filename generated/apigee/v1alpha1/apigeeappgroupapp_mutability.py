@@ -37,7 +37,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("appId", STRING, (IMMUTABLE,), False, True),
         ("appgroupRef", OBJECT, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("attributes", ARRAY_OF_OBJECT, (), True, True),
-        ("attributes[].nameRef", OBJECT, (), True, True, {"api_path": "attributes[].name"}),
+        ("attributes[].name", STRING, (), True, True),
         ("attributes[].value", STRING, (), True, True),
         ("callbackUrl", STRING, (), True, True),
         ("keyExpiresIn", STRING_INT64, (IMMUTABLE,), False, True),

@@ -10,13 +10,6 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.apigee.v1alpha1 import apigee_v1_api
 from kccgen.generated.apigee.v1alpha1.apigeeorganization_reference import ApigeeOrganizationRef
-from kccgen.generated.cloudfunctions.v1alpha1.cloudfunctionsfunction_reference import (
-    CloudFunctionsFunctionRef,
-)
-from kccgen.generated.cloudsupport.v1alpha1.cloudsupportcomment_reference import (
-    CloudSupportCommentRef,
-)
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -54,13 +47,7 @@ class ApigeeCustomReportSpec(KRMModel):
         str | None,
         Field(alias="chartType", description="This field contains the chart type for the report"),
     ] = None
-    comment_refs: Annotated[
-        list[CloudSupportCommentRef] | None,
-        Field(
-            alias="commentRefs",
-            description="References to CloudSupportComments (API field `comments`).",
-        ),
-    ] = None
+    comments: Annotated[list[str] | None, Field(description="Legacy field: not used.")] = None
     dimensions: Annotated[
         list[str] | None, Field(description="This contains the list of dimensions for the report")
     ] = None
@@ -128,10 +115,7 @@ class GoogleCloudApigeeV1Attribute(KRMModel):
     Key-value pair to store extra metadata.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="API key of the attribute.")] = None
     value: Annotated[str | None, Field(description="Value of the attribute.")] = None
 
 
@@ -140,17 +124,8 @@ class GoogleCloudApigeeV1CustomReportMetric(KRMModel):
     This encapsulates a metric property of the form sum(message_count) where name is message_count and function is sum
     """
 
-    function_ref: Annotated[
-        CloudFunctionsFunctionRef | None,
-        Field(
-            alias="functionRef",
-            description="A reference to a CloudFunctionsFunction (API field `function`).",
-        ),
-    ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    function: Annotated[str | None, Field(description="aggregate function")] = None
+    name: Annotated[str | None, Field(description="name of the metric")] = None
 
 
 class GoogleCloudApigeeV1ReportProperty(KRMModel):

@@ -35,7 +35,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("appFamily", STRING, (), True, True),
         ("appId", STRING, (), True, True),
         ("attributes", ARRAY_OF_OBJECT, (), True, True),
-        ("attributes[].nameRef", OBJECT, (), True, True, {"api_path": "attributes[].name"}),
+        ("attributes[].name", STRING, (), True, True),
         ("attributes[].value", STRING, (), True, True),
         ("callbackUrl", STRING, (), True, True),
         ("developer", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),

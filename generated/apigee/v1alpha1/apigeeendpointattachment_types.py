@@ -97,7 +97,8 @@ class ApigeeEndpointAttachment(KRMObject):
     KIND: ClassVar[str] = "ApigeeEndpointAttachment"
 
     api_version: Annotated[
-        Literal["apigee.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["apigee.cnrm.cloud.google.com/v1alpha1", "apigee.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "apigee.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ApigeeEndpointAttachment"] = "ApigeeEndpointAttachment"
     spec: ApigeeEndpointAttachmentSpec

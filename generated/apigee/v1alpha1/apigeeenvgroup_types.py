@@ -89,7 +89,8 @@ class ApigeeEnvgroup(KRMObject):
     KIND: ClassVar[str] = "ApigeeEnvgroup"
 
     api_version: Annotated[
-        Literal["apigee.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["apigee.cnrm.cloud.google.com/v1alpha1", "apigee.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "apigee.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ApigeeEnvgroup"] = "ApigeeEnvgroup"
     spec: ApigeeEnvgroupSpec

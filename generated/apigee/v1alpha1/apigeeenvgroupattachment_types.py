@@ -86,7 +86,8 @@ class ApigeeEnvgroupAttachment(KRMObject):
     KIND: ClassVar[str] = "ApigeeEnvgroupAttachment"
 
     api_version: Annotated[
-        Literal["apigee.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["apigee.cnrm.cloud.google.com/v1alpha1", "apigee.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "apigee.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ApigeeEnvgroupAttachment"] = "ApigeeEnvgroupAttachment"
     spec: ApigeeEnvgroupAttachmentSpec

@@ -51,7 +51,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("organizationRef", OBJECT, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("properties", OBJECT, (OPTIONAL,), True, True),
         ("properties.property", ARRAY_OF_OBJECT, (), True, True),
-        ("properties.property[].nameRef", OBJECT, (), True, True, {"api_path": "properties.property[].name"}),
+        ("properties.property[].name", STRING, (), True, True),
         ("properties.property[].value", STRING, (), True, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("type", ENUM, (OPTIONAL,), True, True),

@@ -16,7 +16,6 @@ from kccgen.generated.apigee.v1alpha1.apigee_v1_api import (
     GoogleCloudApigeeV1EnvironmentType,
 )
 from kccgen.generated.apigee.v1alpha1.apigeeorganization_reference import ApigeeOrganizationRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -197,10 +196,7 @@ class GoogleCloudApigeeV1Property(KRMModel):
     A single property entry in the Properties message.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The property key")] = None
     value: Annotated[str | None, Field(description="The property value")] = None
 
 
@@ -227,7 +223,8 @@ class ApigeeEnvironment(KRMObject):
     KIND: ClassVar[str] = "ApigeeEnvironment"
 
     api_version: Annotated[
-        Literal["apigee.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["apigee.cnrm.cloud.google.com/v1alpha1", "apigee.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "apigee.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ApigeeEnvironment"] = "ApigeeEnvironment"
     spec: ApigeeEnvironmentSpec

@@ -267,7 +267,8 @@ class ApigeeInstance(KRMObject):
     KIND: ClassVar[str] = "ApigeeInstance"
 
     api_version: Annotated[
-        Literal["apigee.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["apigee.cnrm.cloud.google.com/v1alpha1", "apigee.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "apigee.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ApigeeInstance"] = "ApigeeInstance"
     spec: ApigeeInstanceSpec

@@ -82,7 +82,8 @@ class ApigeeInstanceAttachment(KRMObject):
     KIND: ClassVar[str] = "ApigeeInstanceAttachment"
 
     api_version: Annotated[
-        Literal["apigee.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["apigee.cnrm.cloud.google.com/v1alpha1", "apigee.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "apigee.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ApigeeInstanceAttachment"] = "ApigeeInstanceAttachment"
     spec: ApigeeInstanceAttachmentSpec

@@ -18,9 +18,7 @@ from kccgen.generated.apigee.v1alpha1.apigee_v1_api import (
     GoogleCloudApigeeV1OrganizationSubscriptionType,
     GoogleCloudApigeeV1OrganizationType,
 )
-from kccgen.generated.apihub.v1alpha1.apihubattribute_reference import APIHubAttributeRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -138,13 +136,7 @@ class ApigeeOrganizationSpec(KRMModel):
             description="Optional. This field is needed only for customers using non-default data residency regions.",
         ),
     ] = None
-    attribute_refs: Annotated[
-        list[APIHubAttributeRef] | None,
-        Field(
-            alias="attributeRefs",
-            description="References to APIHubAttributes (API field `attributes`).",
-        ),
-    ] = None
+    attributes: Annotated[list[str] | None, Field(description="Not used by Apigee.")] = None
     authorized_network: Annotated[
         str | None,
         Field(
@@ -431,10 +423,7 @@ class GoogleCloudApigeeV1Property(KRMModel):
     A single property entry in the Properties message.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The property key")] = None
     value: Annotated[str | None, Field(description="The property value")] = None
 
 
@@ -461,7 +450,8 @@ class ApigeeOrganization(KRMObject):
     KIND: ClassVar[str] = "ApigeeOrganization"
 
     api_version: Annotated[
-        Literal["apigee.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["apigee.cnrm.cloud.google.com/v1alpha1", "apigee.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "apigee.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ApigeeOrganization"] = "ApigeeOrganization"
     spec: ApigeeOrganizationSpec = Field(default_factory=ApigeeOrganizationSpec)

@@ -61,7 +61,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("expireTime", STRING_GOOGLE_DATETIME, (), True, True),
         ("flag", OBJECT, (), True, True),
         ("flag.headers", ARRAY_OF_OBJECT, (OPTIONAL,), True, True),
-        ("flag.headers[].nameRef", OBJECT, (), True, True, {"api_path": "flag.headers[].name"}),
+        ("flag.headers[].name", STRING, (), True, True),
         ("flag.headers[].value", STRING, (), True, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("state", ENUM, (REQUIRED,), True, True),

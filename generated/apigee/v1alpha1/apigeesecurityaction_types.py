@@ -11,7 +11,6 @@ from pydantic import Field, RootModel
 from kccgen.generated.apigee.v1alpha1 import apigee_v1_api
 from kccgen.generated.apigee.v1alpha1.apigee_v1_api import GoogleCloudApigeeV1SecurityActionState
 from kccgen.generated.apigee.v1alpha1.apigeeenvironment_reference import ApigeeEnvironmentRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -200,10 +199,9 @@ class GoogleCloudApigeeV1SecurityActionHttpHeader(KRMModel):
     An HTTP header.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The header name to be sent to the target.")] = (
+        None
+    )
     value: Annotated[
         str | None, Field(description="The header value to be sent to the target.")
     ] = None

@@ -34,7 +34,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="apigee.organizations.securityFeedback.patch (PATCH) with updateMask={api_path}",
     identity="organizations/{organization}/securityFeedback/{securityFeedback}",
     spec=(
-        ("commentRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "comment"}),
+        ("comment", STRING, (OPTIONAL,), True, True),
         ("displayName", STRING, (OPTIONAL,), True, True),
         ("feedbackContexts", ARRAY_OF_OBJECT, (REQUIRED,), True, True),
         ("feedbackContexts[].attribute", ENUM, (REQUIRED,), True, True),

@@ -15,9 +15,6 @@ from kccgen.generated.apigee.v1alpha1.apigee_v1_api import (
     GoogleCloudApigeeV1SecurityFeedbackReason,
 )
 from kccgen.generated.apigee.v1alpha1.apigeeorganization_reference import ApigeeOrganizationRef
-from kccgen.generated.cloudsupport.v1alpha1.cloudsupportcomment_reference import (
-    CloudSupportCommentRef,
-)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -52,11 +49,10 @@ class ApigeeSecurityFeedbackSpec(KRMModel):
     Represents a feedback report from an Advanced API Security customer.
     """
 
-    comment_ref: Annotated[
-        CloudSupportCommentRef | None,
+    comment: Annotated[
+        str | None,
         Field(
-            alias="commentRef",
-            description="A reference to a CloudSupportComment (API field `comment`).",
+            description="Optional. Optional text the user can provide for additional, unstructured context."
         ),
     ] = None
     display_name: Annotated[

@@ -37,7 +37,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("apiHubGatewayRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "apiHubGateway"}),
         ("include", OBJECT, (), True, True),
         ("include.resources", ARRAY_OF_OBJECT, (REQUIRED,), True, True),
-        ("include.resources[].nameRef", OBJECT, (REQUIRED,), True, True, {"api_path": "include.resources[].name"}),
+        ("include.resources[].name", STRING, (REQUIRED,), True, True),
         ("include.resources[].type", ENUM, (REQUIRED,), True, True),
         ("includeAllResources", OBJECT, (), True, True),
         ("organizationRef", OBJECT, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),

@@ -15,7 +15,6 @@ from kccgen.generated.apigee.v1alpha1.apigee_v1_api import (
 )
 from kccgen.generated.apigee.v1alpha1.apigeeorganization_reference import ApigeeOrganizationRef
 from kccgen.generated.apihub.v1alpha1.apihubplugininstance_reference import APIHubPluginInstanceRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -134,10 +133,7 @@ class GoogleCloudApigeeV1BatchComputeSecurityAssessmentResultsRequestResourceArr
     Resource for which we are computing security assessment.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Required. Name of this resource.")] = None
     type: Annotated[
         GoogleCloudApigeeV1BatchComputeSecurityAssessmentResultsRequestResourceArrayResourceType
         | None,

@@ -81,7 +81,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("authConfig.apiKeyConfig.apiKey", OBJECT, (REQUIRED,), True, True),
         ("authConfig.apiKeyConfig.apiKey.secretVersionRef", OBJECT, (REQUIRED,), True, True, {"api_path": "authConfig.apiKeyConfig.apiKey.secretVersion"}),
         ("authConfig.apiKeyConfig.httpElementLocation", ENUM, (REQUIRED,), True, True),
-        ("authConfig.apiKeyConfig.nameRef", OBJECT, (REQUIRED,), True, True, {"api_path": "authConfig.apiKeyConfig.name"}),
+        ("authConfig.apiKeyConfig.name", STRING, (REQUIRED,), True, True),
         ("authConfig.authType", ENUM, (REQUIRED,), True, True),
         ("authConfig.googleServiceAccountConfig", OBJECT, (), True, True),
         ("authConfig.googleServiceAccountConfig.serviceAccount", STRING, (REQUIRED,), True, True),

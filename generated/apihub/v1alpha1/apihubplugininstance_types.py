@@ -24,7 +24,6 @@ from kccgen.generated.apihub.v1alpha1.apihubplugin_reference import APIHubPlugin
 from kccgen.generated.external.secretmanagersecretversion_reference import (
     SecretManagerSecretVersionRef,
 )
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -160,9 +159,8 @@ class GoogleCloudApihubV1ApiKeyConfig(KRMModel):
         GoogleCloudApihubV1ApiKeyConfigHttpElementLocation | None,
         Field(alias="httpElementLocation", description="Required. The location of the API key."),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Required. The parameter name of the API key.")
     ] = None
 
 

@@ -69,7 +69,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("lintResponse.createTime", STRING_GOOGLE_DATETIME, (REQUIRED,), True, True),
         ("lintResponse.issues", ARRAY_OF_OBJECT, (OPTIONAL,), True, True),
         ("lintResponse.issues[].code", STRING, (REQUIRED,), True, True),
-        ("lintResponse.issues[].messageRef", OBJECT, (REQUIRED,), True, True, {"api_path": "lintResponse.issues[].message"}),
+        ("lintResponse.issues[].message", STRING, (REQUIRED,), True, True),
         ("lintResponse.issues[].path", ARRAY_OF_STRING, (REQUIRED,), True, True),
         ("lintResponse.issues[].range", OBJECT, (REQUIRED,), True, True),
         ("lintResponse.issues[].range.end", OBJECT, (REQUIRED,), True, True),

@@ -20,7 +20,6 @@ from kccgen.generated.apihub.v1alpha1.apihub_v1_api import (
     GoogleCloudApihubV1SummaryEntrySeverity,
 )
 from kccgen.generated.apihub.v1alpha1.apihubdeployment_reference import APIHubDeploymentRef
-from kccgen.generated.chat.v1alpha1.chatmessage_reference import ChatMessageRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -284,10 +283,10 @@ class GoogleCloudApihubV1Issue(KRMModel):
     code: Annotated[
         str | None, Field(description="Required. Rule code unique to each rule defined in linter.")
     ] = None
-    message_ref: Annotated[
-        ChatMessageRef | None,
+    message: Annotated[
+        str | None,
         Field(
-            alias="messageRef", description="A reference to a ChatMessage (API field `message`)."
+            description="Required. Human-readable message describing the issue found by the linter."
         ),
     ] = None
     path: Annotated[

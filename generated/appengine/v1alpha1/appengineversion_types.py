@@ -28,11 +28,8 @@ from kccgen.generated.appengine.v1alpha1.appengine_v1_api import (
 )
 from kccgen.generated.appengine.v1alpha1.appengineapp_reference import AppEngineAppRef
 from kccgen.generated.appengine.v1alpha1.appengineversion_reference import AppEngineVersionRef
-from kccgen.generated.compute.v1alpha1.computeimage_reference import ComputeImageRef
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
-from kccgen.generated.tagmanager.v1alpha1.tagmanagerzone_reference import TagManagerZoneRef
 from kccgen.generated.vpcaccess.v1alpha1.vpcaccessconnector_reference import VPCAccessConnectorRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -347,9 +344,11 @@ class AppEngineVersionSpec(KRMModel):
             alias="vpcAccessConnector", description="Enables VPC connectivity for standard apps."
         ),
     ] = None
-    zone_refs: Annotated[
-        list[TagManagerZoneRef] | None,
-        Field(alias="zoneRefs", description="References to TagManagerZones (API field `zones`)."),
+    zones: Annotated[
+        list[str] | None,
+        Field(
+            description="The Google Compute Engine zones that are supported by this version in the App Engine flexible environment."
+        ),
     ] = None
 
 
@@ -491,9 +490,9 @@ class ContainerInfo(KRMModel):
     Docker image that is used to create a container and start a VM instance for the version that you deploy. Only applicable for instances running in the App Engine flexible environment.
     """
 
-    image_ref: Annotated[
-        ComputeImageRef | None,
-        Field(alias="imageRef", description="A reference to a ComputeImage (API field `image`)."),
+    image: Annotated[
+        str | None,
+        Field(description="URI to the hosted container image in Google Container Registry."),
     ] = None
 
 
@@ -586,9 +585,11 @@ class EndpointsApiService(KRMModel):
         bool | None,
         Field(alias="disableTraceSampling", description="Enable or disable trace sampling."),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None,
+        Field(
+            description='Endpoints service name which is the name of the "service" resource in the Service Management API.'
+        ),
     ] = None
     rollout_strategy: Annotated[
         EndpointsApiServiceRolloutStrategy | None,
@@ -727,10 +728,7 @@ class Library(KRMModel):
     Third-party Python runtime library that is required by the application.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name of the library.")] = None
     version_ref: Annotated[
         AppEngineVersionRef | None,
         Field(
@@ -818,18 +816,18 @@ class Network(KRMModel):
         str | None,
         Field(alias="instanceTag", description="Tag to apply to the instance during creation."),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None,
+        Field(description="Google Compute Engine network where the virtual machines are created."),
     ] = None
     session_affinity: Annotated[
         bool | None, Field(alias="sessionAffinity", description="Enable session affinity.")
     ] = None
-    subnetwork_ref: Annotated[
-        ComputeSubnetworkRef | None,
+    subnetwork_name: Annotated[
+        str | None,
         Field(
-            alias="subnetworkRef",
-            description="A reference to a ComputeSubnetwork (API field `subnetworkName`).",
+            alias="subnetworkName",
+            description="Google Cloud Platform sub-network where the virtual machines are created.",
         ),
     ] = None
 
@@ -1100,10 +1098,7 @@ class Volume(KRMModel):
     Volumes mounted within the app container. Only applicable in the App Engine flexible environment.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Unique name for the volume.")] = None
     size_gb: Annotated[
         float | None, Field(alias="sizeGb", description="Volume size in gigabytes.")
     ] = None

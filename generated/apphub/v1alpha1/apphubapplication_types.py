@@ -229,7 +229,8 @@ class AppHubApplication(KRMObject):
     KIND: ClassVar[str] = "AppHubApplication"
 
     api_version: Annotated[
-        Literal["apphub.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["apphub.cnrm.cloud.google.com/v1alpha1", "apphub.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "apphub.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["AppHubApplication"] = "AppHubApplication"
     spec: AppHubApplicationSpec

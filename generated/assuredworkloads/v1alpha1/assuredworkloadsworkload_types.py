@@ -23,9 +23,6 @@ from kccgen.generated.assuredworkloads.v1alpha1.assuredworkloads_v1_api import (
     GoogleCloudAssuredworkloadsV1WorkloadSaaEnrollmentResponseSetupStatus,
     GoogleCloudAssuredworkloadsV1WorkloadWorkloadOptionsKajEnrollmentType,
 )
-from kccgen.generated.cloudbilling.v1alpha1.cloudbillingbillingaccount_reference import (
-    CloudBillingBillingAccountRef,
-)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -104,11 +101,11 @@ class AssuredWorkloadsWorkloadSpec(KRMModel):
     A Workload object for managing highly regulated workloads of cloud customers.
     """
 
-    billing_account_ref: Annotated[
-        CloudBillingBillingAccountRef | None,
+    billing_account: Annotated[
+        str | None,
         Field(
-            alias="billingAccountRef",
-            description="A reference to a CloudBillingBillingAccount (API field `billingAccount`).",
+            alias="billingAccount",
+            description="Optional. The billing account used for the resources which are direct children of workload.",
         ),
     ] = None
     compliance_regime: Annotated[

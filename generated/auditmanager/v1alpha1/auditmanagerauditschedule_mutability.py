@@ -43,7 +43,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("location", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("parameterOverrides", MAP_OF_OBJECT, (OPTIONAL,), True, True),
         ("parameterOverrides.*.parameters", ARRAY_OF_OBJECT, (), True, True),
-        ("parameterOverrides.*.parameters[].nameRef", OBJECT, (REQUIRED,), True, True, {"api_path": "parameterOverrides.*.parameters[].name"}),
+        ("parameterOverrides.*.parameters[].name", STRING, (REQUIRED,), True, True),
         ("parameterOverrides.*.parameters[].parameterValue", OBJECT, (REQUIRED,), True, True),
         ("parameterOverrides.*.parameters[].parameterValue.boolValue", BOOLEAN, (OPTIONAL,), True, True),
         ("parameterOverrides.*.parameters[].parameterValue.numberValue", NUMBER_DOUBLE, (OPTIONAL,), True, True),

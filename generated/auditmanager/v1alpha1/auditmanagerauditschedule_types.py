@@ -15,7 +15,6 @@ from kccgen.generated.auditmanager.v1alpha1.auditmanager_v1_api import (
     ScheduleConfigFrequency,
 )
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -159,9 +158,8 @@ class Parameter(KRMModel):
     Parameters are key-value pairs that let you provide your custom location requirements, environment requirements, or other settings that are relevant to the cloud control.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Required. The name or key of the parameter.")
     ] = None
     parameter_value: Annotated[
         ParamValue | None,

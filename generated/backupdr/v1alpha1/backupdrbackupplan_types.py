@@ -371,7 +371,10 @@ class BackupDRBackupPlan(KRMObject):
     KIND: ClassVar[str] = "BackupDRBackupPlan"
 
     api_version: Annotated[
-        Literal["backupdr.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "backupdr.cnrm.cloud.google.com/v1alpha1", "backupdr.cnrm.cloud.google.com/v1beta1"
+        ],
+        Field(alias="apiVersion"),
     ] = "backupdr.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["BackupDRBackupPlan"] = "BackupDRBackupPlan"
     spec: BackupDRBackupPlanSpec

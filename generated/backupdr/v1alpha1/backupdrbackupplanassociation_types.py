@@ -283,7 +283,10 @@ class BackupDRBackupPlanAssociation(KRMObject):
     KIND: ClassVar[str] = "BackupDRBackupPlanAssociation"
 
     api_version: Annotated[
-        Literal["backupdr.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "backupdr.cnrm.cloud.google.com/v1alpha1", "backupdr.cnrm.cloud.google.com/v1beta1"
+        ],
+        Field(alias="apiVersion"),
     ] = "backupdr.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["BackupDRBackupPlanAssociation"] = "BackupDRBackupPlanAssociation"
     spec: BackupDRBackupPlanAssociationSpec

@@ -198,7 +198,10 @@ class BackupDRBackupVault(KRMObject):
     KIND: ClassVar[str] = "BackupDRBackupVault"
 
     api_version: Annotated[
-        Literal["backupdr.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "backupdr.cnrm.cloud.google.com/v1alpha1", "backupdr.cnrm.cloud.google.com/v1beta1"
+        ],
+        Field(alias="apiVersion"),
     ] = "backupdr.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["BackupDRBackupVault"] = "BackupDRBackupVault"
     spec: BackupDRBackupVaultSpec

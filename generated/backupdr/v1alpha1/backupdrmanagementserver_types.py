@@ -14,7 +14,6 @@ from kccgen.generated.backupdr.v1alpha1.backupdr_v1_api import (
     ManagementServerType,
     NetworkConfigPeeringMode,
 )
-from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -160,10 +159,10 @@ class NetworkConfig(KRMModel):
     Network configuration for ManagementServer instance.
     """
 
-    network_ref: Annotated[
-        ComputeNetworkRef | None,
+    network: Annotated[
+        str | None,
         Field(
-            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
+            description="Optional. The resource name of the Google Compute Engine VPC network to which the ManagementServer instance is connected."
         ),
     ] = None
     peering_mode: Annotated[

@@ -41,7 +41,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     identity="projects/{project}/locations/{location}/restoreTemplates/{restoreTemplate}",
     spec=(
         ("backupSelectionConfig", OBJECT, (REQUIRED,), True, True),
-        ("backupSelectionConfig.dataSourceRef", OBJECT, (IMMUTABLE, REQUIRED), False, True, {"api_path": "backupSelectionConfig.dataSource"}),
+        ("backupSelectionConfig.dataSource", STRING, (IMMUTABLE, REQUIRED), False, True),
         ("description", STRING, (OPTIONAL,), True, True),
         ("labels", MAP_OF_STRING, (OPTIONAL,), True, True),
         ("location", STRING, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),

@@ -14,9 +14,6 @@ from kccgen.generated.backupdr.v1alpha1.backupdr_v1_api import (
     RestoreTemplateState,
 )
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.merchantapi.v1alpha1.merchantapidatasource_reference import (
-    MerchantAPIDataSourceRef,
-)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -123,11 +120,11 @@ class BackupSelectionConfig(KRMModel):
     Configuration for selecting a backup.
     """
 
-    data_source_ref: Annotated[
-        MerchantAPIDataSourceRef | None,
+    data_source: Annotated[
+        str | None,
         Field(
-            alias="dataSourceRef",
-            description="A reference to a MerchantAPIDataSource (API field `dataSource`).",
+            alias="dataSource",
+            description="Required. Immutable. The fully qualified URI of the backupdr data source.",
         ),
     ] = None
 

@@ -44,7 +44,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("location", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
-        ("scheduleRef", OBJECT, (REQUIRED,), False, True, {"api_path": "schedule"}),
+        ("schedule", STRING, (REQUIRED,), False, True),
         ("successCleanupRule", OBJECT, (OPTIONAL,), False, True),
         ("successCleanupRule.cleanupDelay", STRING_GOOGLE_DURATION, (OPTIONAL,), False, True),
         ("successCleanupRule.skipCleanup", BOOLEAN, (OPTIONAL,), False, True),

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.aiplatform.v1alpha1.aiplatformschedule_reference import AIPlatformScheduleRef
 from kccgen.generated.backupdr.v1alpha1 import backupdr_v1_api
 from kccgen.generated.backupdr.v1alpha1.backupdr_v1_api import RestoreVerificationPlanState
 from kccgen.generated.external.project_reference import ProjectRef
@@ -81,11 +80,10 @@ class BackupDRRestoreVerificationPlanSpec(KRMModel):
             description="Immutable. Optional. The BackupDRRestoreVerificationPlan ID used for creation and acquisition.",
         ),
     ] = None
-    schedule_ref: Annotated[
-        AIPlatformScheduleRef | None,
+    schedule: Annotated[
+        str | None,
         Field(
-            alias="scheduleRef",
-            description="A reference to a AIPlatformSchedule (API field `schedule`).",
+            description="Required. Describes the schedule on which the restore verification will be executed."
         ),
     ] = None
     success_cleanup_rule: Annotated[

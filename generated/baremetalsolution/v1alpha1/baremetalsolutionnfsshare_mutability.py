@@ -39,7 +39,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("allowedClients[].allowSuid", BOOLEAN, (), True, True),
         ("allowedClients[].allowedClientsCidr", STRING, (), True, True),
         ("allowedClients[].mountPermissions", ENUM, (), True, True),
-        ("allowedClients[].networkRef", OBJECT, (), True, True, {"api_path": "allowedClients[].network"}),
+        ("allowedClients[].network", STRING, (), True, True),
         ("allowedClients[].noRootSquash", BOOLEAN, (), True, True),
         ("labels", MAP_OF_STRING, (), True, True),
         ("location", STRING, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),

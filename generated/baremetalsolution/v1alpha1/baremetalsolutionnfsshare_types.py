@@ -14,7 +14,6 @@ from kccgen.generated.baremetalsolution.v1alpha1.baremetalsolution_v2_api import
     NfsShareState,
     NfsShareStorageType,
 )
-from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -42,12 +41,9 @@ class AllowedClient(KRMModel):
         AllowedClientMountPermissions | None,
         Field(alias="mountPermissions", description="Mount permissions."),
     ] = None
-    network_ref: Annotated[
-        ComputeNetworkRef | None,
-        Field(
-            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
-        ),
-    ] = None
+    network: Annotated[str | None, Field(description="The network the access point sits on.")] = (
+        None
+    )
     no_root_squash: Annotated[
         bool | None,
         Field(

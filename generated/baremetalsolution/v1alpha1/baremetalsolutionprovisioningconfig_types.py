@@ -21,9 +21,7 @@ from kccgen.generated.baremetalsolution.v1alpha1.baremetalsolution_v2_api import
     VolumeConfigProtocol,
     VolumeConfigType,
 )
-from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -150,10 +148,7 @@ class GoogleCloudBaremetalsolutionV2LogicalInterface(KRMModel):
             description="List of logical network interfaces within a logical interface.",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Interface name.")] = None
 
 
 class InstanceConfig(KRMModel):
@@ -199,10 +194,7 @@ class InstanceConfig(KRMModel):
             alias="logicalInterfaces", description="List of logical interfaces for the instance."
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The name of the instance config.")] = None
     network_config: Annotated[
         InstanceConfigNetworkConfig | None,
         Field(
@@ -264,12 +256,7 @@ class LogicalNetworkInterface(KRMModel):
     ip_address: Annotated[
         str | None, Field(alias="ipAddress", description="IP address in the network")
     ] = None
-    network_ref: Annotated[
-        ComputeNetworkRef | None,
-        Field(
-            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
-        ),
-    ] = None
+    network: Annotated[str | None, Field(description="Name of the network")] = None
     network_type: Annotated[
         LogicalNetworkInterfaceNetworkType | None,
         Field(alias="networkType", description="Type of network."),

@@ -23,9 +23,6 @@ from kccgen.generated.batch.v1alpha1.batch_v1_api import (
     TaskGroupSchedulingPolicy,
 )
 from kccgen.generated.batch.v1alpha1.batchjob_reference import BatchJobRef
-from kccgen.generated.chromemanagement.v1alpha1.chromemanagementcommand_reference import (
-    ChromeManagementCommandRef,
-)
 from kccgen.generated.compute.v1alpha1.computeimage_reference import ComputeImageRef
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
@@ -33,10 +30,7 @@ from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.external.secretmanagersecretversion_reference import (
     SecretManagerSecretVersionRef,
 )
-from kccgen.generated.ftp.v1alpha1.ftpserver_reference import FTPServerRef
-from kccgen.generated.netapp.v1alpha1.netappvolume_reference import NetAppVolumeRef
 from kccgen.generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -139,9 +133,8 @@ class Barrier(KRMModel):
     A barrier runnable automatically blocks the execution of subsequent runnables until all the tasks in the task group reach the barrier.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Barriers are identified by their index in runnable list.")
     ] = None
 
 
@@ -267,12 +260,8 @@ class Container(KRMModel):
             description="If set to true, external network access to and from container will be blocked, containers that are with block_external_network as true can still communicate with each other, network cannot be specified in the `container.options` field.",
         ),
     ] = None
-    command_refs: Annotated[
-        list[ChromeManagementCommandRef] | None,
-        Field(
-            alias="commandRefs",
-            description="References to ChromeManagementCommands (API field `commands`).",
-        ),
+    commands: Annotated[
+        list[str] | None, Field(description="Required for some container images.")
     ] = None
     enable_image_streaming: Annotated[
         bool | None,
@@ -284,11 +273,9 @@ class Container(KRMModel):
     entrypoint: Annotated[str | None, Field(description="Required for some container images.")] = (
         None
     )
-    image_ref: Annotated[
-        ComputeImageRef | None,
-        Field(
-            alias="imageRef", description="A reference to a ComputeImage (API field `imageUri`)."
-        ),
+    image_uri: Annotated[
+        str | None,
+        Field(alias="imageUri", description="Required. The URI to pull the container image from."),
     ] = None
     options: Annotated[str | None, Field(description="Required for some container images.")] = None
     password_ref: Annotated[
@@ -305,9 +292,11 @@ class Container(KRMModel):
             description="A reference to a SecretManagerSecretVersion (API field `username`).",
         ),
     ] = None
-    volume_refs: Annotated[
-        list[NetAppVolumeRef] | None,
-        Field(alias="volumeRefs", description="References to NetAppVolumes (API field `volumes`)."),
+    volumes: Annotated[
+        list[str] | None,
+        Field(
+            description="Volumes to mount (bind mount) from the host machine files or directories into the container, formatted to match `--volume` option for the `docker run` command—for example, `/foo:/bar` or `/foo:/bar:ro`."
+        ),
     ] = None
 
 
@@ -673,10 +662,7 @@ class NFS(KRMModel):
             description='Remote source path exported from the NFS, e.g., "/share".',
         ),
     ] = None
-    server_ref: Annotated[
-        FTPServerRef | None,
-        Field(alias="serverRef", description="A reference to a FTPServer (API field `server`)."),
-    ] = None
+    server: Annotated[str | None, Field(description="The IP address of the NFS.")] = None
 
 
 class NetworkInterface(KRMModel):

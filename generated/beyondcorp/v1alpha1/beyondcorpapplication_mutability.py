@@ -49,7 +49,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("securityGatewayRef", OBJECT, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("upstreams", ARRAY_OF_OBJECT, (OPTIONAL,), True, True),
         ("upstreams[].egressPolicy", OBJECT, (OPTIONAL,), True, True),
-        ("upstreams[].egressPolicy.regionRefs", ARRAY_OF_OBJECT, (REQUIRED,), True, True, {"api_path": "upstreams[].egressPolicy.regions"}),
+        ("upstreams[].egressPolicy.regions", ARRAY_OF_STRING, (REQUIRED,), True, True),
         ("upstreams[].external", OBJECT, (), True, True),
         ("upstreams[].external.endpoints", ARRAY_OF_OBJECT, (REQUIRED,), True, True),
         ("upstreams[].external.endpoints[].hostname", STRING, (REQUIRED,), True, True),

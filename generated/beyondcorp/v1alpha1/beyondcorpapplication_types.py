@@ -22,7 +22,6 @@ from kccgen.generated.beyondcorp.v1alpha1.beyondcorpsecuritygateway_reference im
     BeyondCorpSecurityGatewayRef,
 )
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
-from kccgen.generated.merchantapi.v1alpha1.merchantapiregion_reference import MerchantAPIRegionRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -236,12 +235,9 @@ class GoogleCloudBeyondcorpSecuritygatewaysV1EgressPolicy(KRMModel):
     Routing policy information.
     """
 
-    region_refs: Annotated[
-        list[MerchantAPIRegionRef] | None,
-        Field(
-            alias="regionRefs",
-            description="References to MerchantAPIRegions (API field `regions`).",
-        ),
+    regions: Annotated[
+        list[str] | None,
+        Field(description="Required. List of the regions where the application sends traffic."),
     ] = None
 
 

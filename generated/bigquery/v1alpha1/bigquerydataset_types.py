@@ -526,7 +526,10 @@ class BigQueryDataset(KRMObject):
     KIND: ClassVar[str] = "BigQueryDataset"
 
     api_version: Annotated[
-        Literal["bigquery.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "bigquery.cnrm.cloud.google.com/v1alpha1", "bigquery.cnrm.cloud.google.com/v1beta1"
+        ],
+        Field(alias="apiVersion"),
     ] = "bigquery.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["BigQueryDataset"] = "BigQueryDataset"
     spec: BigQueryDatasetSpec = Field(default_factory=BigQueryDatasetSpec)

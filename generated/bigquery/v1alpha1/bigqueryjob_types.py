@@ -81,10 +81,6 @@ from kccgen.generated.datacatalog.v1alpha1.datacatalogpolicytag_reference import
     DataCatalogPolicyTagRef,
 )
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.networkconnectivity.v1alpha1.networkconnectivitydestination_reference import (
-    NetworkConnectivityDestinationRef,
-)
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -2221,18 +2217,18 @@ class JobConfigurationExtract(KRMModel):
         str | None,
         Field(alias="destinationFormat", description="Optional. The exported file format."),
     ] = None
-    destination_ref: Annotated[
-        NetworkConnectivityDestinationRef | None,
+    destination_uri: Annotated[
+        str | None,
         Field(
-            alias="destinationRef",
-            description="A reference to a NetworkConnectivityDestination (API field `destinationUri`).",
+            alias="destinationUri",
+            description="[Pick one] DEPRECATED: Use destinationUris instead, passing only one URI as necessary.",
         ),
     ] = None
-    destination_refs: Annotated[
-        list[NetworkConnectivityDestinationRef] | None,
+    destination_uris: Annotated[
+        list[str] | None,
         Field(
-            alias="destinationRefs",
-            description="References to NetworkConnectivityDestinations (API field `destinationUris`).",
+            alias="destinationUris",
+            description="[Pick one] A list of fully-qualified Google Cloud Storage URIs where the extracted table should be written.",
         ),
     ] = None
     field_delimiter: Annotated[
@@ -3938,9 +3934,8 @@ class QueryParameter(KRMModel):
     A parameter given to a query.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Optional. If unset, this is a positional parameter.")
     ] = None
     parameter_type: Annotated[
         QueryParameterType | None,
@@ -4054,10 +4049,7 @@ class QueryParameterTypeStructTypes(KRMModel):
     description: Annotated[
         str | None, Field(description="Optional. Human-oriented description of the field.")
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Optional. The name of this field.")] = None
     type: Annotated[
         QueryParameterType | None, Field(description="Required. The type of this field.")
     ] = None
@@ -4865,10 +4857,7 @@ class TableFieldSchema(KRMModel):
         ),
     ] = None
     mode: Annotated[str | None, Field(description="Optional. The field mode.")] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Required. The field name.")] = None
     policy_tags: Annotated[
         TableFieldSchemaPolicyTags | None,
         Field(
@@ -4911,10 +4900,7 @@ class TableFieldSchemaCategories(KRMModel):
     Deprecated.
     """
 
-    name_refs: Annotated[
-        list[SQLUserRef] | None,
-        Field(alias="nameRefs", description="References to SQLUsers (API field `names`)."),
-    ] = None
+    names: Annotated[list[str] | None, Field(description="Deprecated.")] = None
 
 
 class TableFieldSchemaCategoriesObserved(KRMModel):
@@ -5943,7 +5929,10 @@ class BigQueryJob(KRMObject):
     KIND: ClassVar[str] = "BigQueryJob"
 
     api_version: Annotated[
-        Literal["bigquery.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "bigquery.cnrm.cloud.google.com/v1alpha1", "bigquery.cnrm.cloud.google.com/v1beta1"
+        ],
+        Field(alias="apiVersion"),
     ] = "bigquery.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["BigQueryJob"] = "BigQueryJob"
     spec: BigQueryJobSpec = Field(default_factory=BigQueryJobSpec)

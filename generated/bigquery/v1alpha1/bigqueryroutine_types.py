@@ -21,7 +21,6 @@ from kccgen.generated.bigquery.v1alpha1.bigquery_v2_api import (
     StandardSqlDataTypeTypeKind,
 )
 from kccgen.generated.bigquery.v1alpha1.bigquerydataset_reference import BigQueryDatasetRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -52,10 +51,7 @@ class Argument(KRMModel):
         ArgumentMode | None,
         Field(description="Optional. Specifies whether the argument is input or output."),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Optional. The name of this argument.")] = None
     table_type: Annotated[
         StandardSqlTableType | None,
         Field(alias="tableType", description="Optional. Set if argument_kind == FIXED_TABLE."),
@@ -512,10 +508,7 @@ class StandardSqlField(KRMModel):
     A field or a column.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Optional. The name of this field.")] = None
     type: Annotated[
         StandardSqlDataType | None, Field(description="Optional. The type of this parameter.")
     ] = None
@@ -565,7 +558,10 @@ class BigQueryRoutine(KRMObject):
     KIND: ClassVar[str] = "BigQueryRoutine"
 
     api_version: Annotated[
-        Literal["bigquery.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "bigquery.cnrm.cloud.google.com/v1alpha1", "bigquery.cnrm.cloud.google.com/v1beta1"
+        ],
+        Field(alias="apiVersion"),
     ] = "bigquery.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["BigQueryRoutine"] = "BigQueryRoutine"
     spec: BigQueryRoutineSpec

@@ -37,8 +37,6 @@ from kccgen.generated.bigtableadmin.v1alpha1.bigtableadminschemabundle_reference
 from kccgen.generated.datacatalog.v1alpha1.datacatalogpolicytag_reference import (
     DataCatalogPolicyTagRef,
 )
-from kccgen.generated.drivelabels.v1alpha1.drivelabelslabel_reference import DriveLabelsLabelRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -1324,12 +1322,7 @@ class ModelDefinitionModelOptions(KRMModel):
     Deprecated.
     """
 
-    label_refs: Annotated[
-        list[DriveLabelsLabelRef] | None,
-        Field(
-            alias="labelRefs", description="References to DriveLabelsLabels (API field `labels`)."
-        ),
-    ] = None
+    labels: list[str] | None = None
     loss_type: Annotated[str | None, Field(alias="lossType")] = None
     model_type: Annotated[str | None, Field(alias="modelType")] = None
 
@@ -1468,10 +1461,7 @@ class SerDeInfo(KRMModel):
     Serializer and deserializer information.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Optional. Name of the SerDe.")] = None
     parameters: Annotated[
         dict[str, str] | None,
         Field(
@@ -1598,9 +1588,8 @@ class TableConstraintsForeignKeys(KRMModel):
             description="Required. The columns that compose the foreign key.",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Optional. Set only if the foreign key constraint is named.")
     ] = None
     referenced_table: Annotated[
         TableConstraintsForeignKeysReferencedTable | None, Field(alias="referencedTable")
@@ -1716,10 +1705,7 @@ class TableFieldSchema(KRMModel):
         ),
     ] = None
     mode: Annotated[str | None, Field(description="Optional. The field mode.")] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Required. The field name.")] = None
     policy_tags: Annotated[
         TableFieldSchemaPolicyTags | None,
         Field(
@@ -1762,10 +1748,7 @@ class TableFieldSchemaCategories(KRMModel):
     Deprecated.
     """
 
-    name_refs: Annotated[
-        list[SQLUserRef] | None,
-        Field(alias="nameRefs", description="References to SQLUsers (API field `names`)."),
-    ] = None
+    names: Annotated[list[str] | None, Field(description="Deprecated.")] = None
 
 
 class TableFieldSchemaDataGovernanceTagsInfo(KRMModel):
@@ -2037,7 +2020,10 @@ class BigQueryTable(KRMObject):
     KIND: ClassVar[str] = "BigQueryTable"
 
     api_version: Annotated[
-        Literal["bigquery.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "bigquery.cnrm.cloud.google.com/v1alpha1", "bigquery.cnrm.cloud.google.com/v1beta1"
+        ],
+        Field(alias="apiVersion"),
     ] = "bigquery.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["BigQueryTable"] = "BigQueryTable"
     spec: BigQueryTableSpec

@@ -172,7 +172,11 @@ class BigLakeTable(KRMObject):
     KIND: ClassVar[str] = "BigLakeTable"
 
     api_version: Annotated[
-        Literal["bigquerybiglake.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "bigquerybiglake.cnrm.cloud.google.com/v1alpha1",
+            "bigquerybiglake.cnrm.cloud.google.com/v1beta1",
+        ],
+        Field(alias="apiVersion"),
     ] = "bigquerybiglake.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["BigLakeTable"] = "BigLakeTable"
     spec: BigLakeTableSpec

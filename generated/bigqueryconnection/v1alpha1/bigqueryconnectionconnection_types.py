@@ -732,7 +732,11 @@ class BigQueryConnectionConnection(KRMObject):
     KIND: ClassVar[str] = "BigQueryConnectionConnection"
 
     api_version: Annotated[
-        Literal["bigqueryconnection.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "bigqueryconnection.cnrm.cloud.google.com/v1alpha1",
+            "bigqueryconnection.cnrm.cloud.google.com/v1beta1",
+        ],
+        Field(alias="apiVersion"),
     ] = "bigqueryconnection.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["BigQueryConnectionConnection"] = "BigQueryConnectionConnection"
     spec: BigQueryConnectionConnectionSpec

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.aiplatform.v1alpha1.aiplatformschedule_reference import AIPlatformScheduleRef
 from kccgen.generated.bigquerydatatransfer.v1alpha1 import bigquerydatatransfer_v1_api
 from kccgen.generated.bigquerydatatransfer.v1alpha1.bigquerydatatransfer_v1_api import (
     TransferConfigManagedTableType,
@@ -157,6 +156,7 @@ class BigQueryDataTransferConfigSpec(KRMModel):
             description="Immutable. Optional. The BigQueryDataTransferConfig ID used for creation and acquisition.",
         ),
     ] = None
+    schedule: Annotated[str | None, Field(description="Data transfer schedule.")] = None
     schedule_options: Annotated[
         ScheduleOptions | None,
         Field(
@@ -168,13 +168,6 @@ class BigQueryDataTransferConfigSpec(KRMModel):
         Field(
             alias="scheduleOptionsV2",
             description="Options customizing different types of data transfer schedule.",
-        ),
-    ] = None
-    schedule_ref: Annotated[
-        AIPlatformScheduleRef | None,
-        Field(
-            alias="scheduleRef",
-            description="A reference to a AIPlatformSchedule (API field `schedule`).",
         ),
     ] = None
     service_account_name: Annotated[
@@ -367,13 +360,7 @@ class TimeBasedSchedule(KRMModel):
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
-    schedule_ref: Annotated[
-        AIPlatformScheduleRef | None,
-        Field(
-            alias="scheduleRef",
-            description="A reference to a AIPlatformSchedule (API field `schedule`).",
-        ),
-    ] = None
+    schedule: Annotated[str | None, Field(description="Data transfer schedule.")] = None
     start_time: Annotated[
         str | None,
         Field(
@@ -411,7 +398,11 @@ class BigQueryDataTransferConfig(KRMObject):
     KIND: ClassVar[str] = "BigQueryDataTransferConfig"
 
     api_version: Annotated[
-        Literal["bigquerydatatransfer.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "bigquerydatatransfer.cnrm.cloud.google.com/v1alpha1",
+            "bigquerydatatransfer.cnrm.cloud.google.com/v1beta1",
+        ],
+        Field(alias="apiVersion"),
     ] = "bigquerydatatransfer.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["BigQueryDataTransferConfig"] = "BigQueryDataTransferConfig"
     spec: BigQueryDataTransferConfigSpec

@@ -296,7 +296,11 @@ class BigQueryReservationReservation(KRMObject):
     KIND: ClassVar[str] = "BigQueryReservationReservation"
 
     api_version: Annotated[
-        Literal["bigqueryreservation.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "bigqueryreservation.cnrm.cloud.google.com/v1alpha1",
+            "bigqueryreservation.cnrm.cloud.google.com/v1beta1",
+        ],
+        Field(alias="apiVersion"),
     ] = "bigqueryreservation.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["BigQueryReservationReservation"] = "BigQueryReservationReservation"
     spec: BigQueryReservationReservationSpec

@@ -15,7 +15,6 @@ from kccgen.generated.bigtableadmin.v1alpha1.bigtableadmin_v2_api import (
     RestoreInfoSourceType,
     TableGranularity,
 )
-from kccgen.generated.chat.v1alpha1.chatmessage_reference import ChatMessageRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -881,11 +880,11 @@ class GoogleBigtableAdminV2TypeProto(KRMModel):
     A protobuf message type. Values of type `Proto` are stored in `Value.bytes_value`.
     """
 
-    message_ref: Annotated[
-        ChatMessageRef | None,
+    message_name: Annotated[
+        str | None,
         Field(
-            alias="messageRef",
-            description="A reference to a ChatMessage (API field `messageName`).",
+            alias="messageName",
+            description="The fully qualified name of the protobuf message, including package.",
         ),
     ] = None
     schema_bundle_id: Annotated[

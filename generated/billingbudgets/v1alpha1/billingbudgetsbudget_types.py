@@ -21,12 +21,6 @@ from kccgen.generated.billingbudgets.v1alpha1.billingbudgets_v1_api import (
 from kccgen.generated.cloudbilling.v1alpha1.cloudbillingbillingaccount_reference import (
     CloudBillingBillingAccountRef,
 )
-from kccgen.generated.dfareporting.v1alpha1.dfareportingsubaccount_reference import (
-    DfareportingSubaccountRef,
-)
-from kccgen.generated.documentai.v1alpha1.documentaischemaversion_reference import (
-    DocumentAISchemaVersionRef,
-)
 from kccgen.generated.monitoring.v1beta1.monitoringnotificationchannel_reference import (
     MonitoringNotificationChannelRef,
 )
@@ -207,11 +201,10 @@ class GoogleCloudBillingBudgetsV1Filter(KRMModel):
             description="Optional. A set of services of the form `services/{service_id}`, specifying that usage from only this set of services should be included in the budget."
         ),
     ] = None
-    subaccount_refs: Annotated[
-        list[DfareportingSubaccountRef] | None,
+    subaccounts: Annotated[
+        list[str] | None,
         Field(
-            alias="subaccountRefs",
-            description="References to DfareportingSubaccounts (API field `subaccounts`).",
+            description="Optional. A set of subaccounts of the form `billingAccounts/{account_id}`, specifying that usage from only this set of subaccounts should be included in the budget."
         ),
     ] = None
 
@@ -255,11 +248,11 @@ class GoogleCloudBillingBudgetsV1NotificationsRule(KRMModel):
             description="A reference to a PubSubTopic (API field `pubsubTopic`).",
         ),
     ] = None
-    schema_version_ref: Annotated[
-        DocumentAISchemaVersionRef | None,
+    schema_version: Annotated[
+        str | None,
         Field(
-            alias="schemaVersionRef",
-            description="A reference to a DocumentAISchemaVersion (API field `schemaVersion`).",
+            alias="schemaVersion",
+            description="Optional. Required when NotificationsRule.pubsub_topic is set.",
         ),
     ] = None
 
@@ -368,7 +361,11 @@ class BillingBudgetsBudget(KRMObject):
     KIND: ClassVar[str] = "BillingBudgetsBudget"
 
     api_version: Annotated[
-        Literal["billingbudgets.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "billingbudgets.cnrm.cloud.google.com/v1alpha1",
+            "billingbudgets.cnrm.cloud.google.com/v1beta1",
+        ],
+        Field(alias="apiVersion"),
     ] = "billingbudgets.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["BillingBudgetsBudget"] = "BillingBudgetsBudget"
     spec: BillingBudgetsBudgetSpec

@@ -43,7 +43,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("userOwnedGrafeasNote.noteReference", STRING, (REQUIRED,), True, True),
         ("userOwnedGrafeasNote.publicKeys", ARRAY_OF_OBJECT, (OPTIONAL,), True, True),
         ("userOwnedGrafeasNote.publicKeys[].asciiArmoredPgpPublicKey", STRING, (), True, True),
-        ("userOwnedGrafeasNote.publicKeys[].commentRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "userOwnedGrafeasNote.publicKeys[].comment"}),
+        ("userOwnedGrafeasNote.publicKeys[].comment", STRING, (OPTIONAL,), True, True),
         ("userOwnedGrafeasNote.publicKeys[].id", STRING, (), True, True),
         ("userOwnedGrafeasNote.publicKeys[].pkixPublicKey", OBJECT, (), True, True),
         ("userOwnedGrafeasNote.publicKeys[].pkixPublicKey.keyId", STRING, (OPTIONAL,), True, True),

@@ -12,9 +12,6 @@ from kccgen.generated.binaryauthorization.v1alpha1 import binaryauthorization_v1
 from kccgen.generated.binaryauthorization.v1alpha1.binaryauthorization_v1_api import (
     PkixPublicKeySignatureAlgorithm,
 )
-from kccgen.generated.cloudsupport.v1alpha1.cloudsupportcomment_reference import (
-    CloudSupportCommentRef,
-)
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -34,13 +31,7 @@ class AttestorPublicKey(KRMModel):
             description="ASCII-armored representation of a PGP public key, as the entire output by the command `gpg --export --armor foo@example.com` (either LF or CRLF line endings).",
         ),
     ] = None
-    comment_ref: Annotated[
-        CloudSupportCommentRef | None,
-        Field(
-            alias="commentRef",
-            description="A reference to a CloudSupportComment (API field `comment`).",
-        ),
-    ] = None
+    comment: Annotated[str | None, Field(description="Optional. A descriptive comment.")] = None
     id: Annotated[str | None, Field(description="The ID of this public key.")] = None
     pkix_public_key: Annotated[
         PkixPublicKey | None,
@@ -185,7 +176,11 @@ class BinaryAuthorizationAttestor(KRMObject):
     KIND: ClassVar[str] = "BinaryAuthorizationAttestor"
 
     api_version: Annotated[
-        Literal["binaryauthorization.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "binaryauthorization.cnrm.cloud.google.com/v1alpha1",
+            "binaryauthorization.cnrm.cloud.google.com/v1beta1",
+        ],
+        Field(alias="apiVersion"),
     ] = "binaryauthorization.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["BinaryAuthorizationAttestor"] = "BinaryAuthorizationAttestor"
     spec: BinaryAuthorizationAttestorSpec = Field(default_factory=BinaryAuthorizationAttestorSpec)

@@ -42,6 +42,7 @@ INPUT_ONLY_3 = Fact(
 OPTIONAL = Fact(behaviour=Behaviour.OPTIONAL, source="identity")
 REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="identity")
 ARRAY_OF_OBJECT = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.OBJECT))
+ARRAY_OF_STRING = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.STRING))
 BOOLEAN = FieldType(kind=TypeKind.BOOLEAN)
 ENUM = FieldType(kind=TypeKind.ENUM)
 NUMBER_DOUBLE = FieldType(kind=TypeKind.NUMBER, format="double")
@@ -72,11 +73,11 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("images[].url", STRING, (), True, True),
         ("isDraft", BOOLEAN, (IMMUTABLE_3, INPUT_ONLY_3), False, False),
         ("kind", STRING, (), True, True),
-        ("labelRefs", ARRAY_OF_OBJECT, (), True, True, {"api_path": "labels"}),
+        ("labels", ARRAY_OF_STRING, (), True, True),
         ("location", OBJECT, (), True, True),
         ("location.lat", NUMBER_DOUBLE, (), True, True),
         ("location.lng", NUMBER_DOUBLE, (), True, True),
-        ("location.nameRef", OBJECT, (), True, True, {"api_path": "location.name"}),
+        ("location.name", STRING, (), True, True),
         ("location.span", STRING, (), True, True),
         ("published", STRING, (), True, True),
         ("readerComments", ENUM, (), True, True),

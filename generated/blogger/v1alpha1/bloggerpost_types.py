@@ -14,8 +14,6 @@ from kccgen.generated.blogger.v1alpha1.blogger_v3_api import (
     PostReaderComments,
     PostStatus,
 )
-from kccgen.generated.drivelabels.v1alpha1.drivelabelslabel_reference import DriveLabelsLabelRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -47,11 +45,8 @@ class BloggerPostSpec(KRMModel):
     )
     is_draft: Annotated[bool | None, Field(alias="isDraft")] = None
     kind: Annotated[str | None, Field(description="The kind of this entity.")] = None
-    label_refs: Annotated[
-        list[DriveLabelsLabelRef] | None,
-        Field(
-            alias="labelRefs", description="References to DriveLabelsLabels (API field `labels`)."
-        ),
+    labels: Annotated[
+        list[str] | None, Field(description="The list of labels this Post was tagged with.")
     ] = None
     location: Annotated[
         PostLocation | None, Field(description="The location for geotagged posts.")
@@ -223,10 +218,7 @@ class PostLocation(KRMModel):
 
     lat: Annotated[float | None, Field(description="Location's latitude.")] = None
     lng: Annotated[float | None, Field(description="Location's longitude.")] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Location name.")] = None
     span: Annotated[str | None, Field(description="Location's viewport span.")] = None
 
 

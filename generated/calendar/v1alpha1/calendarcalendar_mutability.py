@@ -43,7 +43,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("labelProperties.eventLabels", ARRAY_OF_OBJECT, (), True, True),
         ("labelProperties.eventLabels[].backgroundColor", STRING, (REQUIRED_2,), True, True),
         ("labelProperties.eventLabels[].idRef", OBJECT, (), True, True, {"api_path": "labelProperties.eventLabels[].id"}),
-        ("labelProperties.eventLabels[].nameRef", OBJECT, (), True, True, {"api_path": "labelProperties.eventLabels[].name"}),
+        ("labelProperties.eventLabels[].name", STRING, (), True, True),
         ("location", STRING, (), True, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("summary", STRING, (REQUIRED,), True, True),

@@ -12,7 +12,6 @@ from kccgen.generated.calendar.v1alpha1 import calendar_v3_api
 from kccgen.generated.site_verification.v1alpha1.siteverificationwebresource_reference import (
     SiteVerificationWebResourceRef,
 )
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -137,10 +136,7 @@ class EventLabel(KRMModel):
             description="A reference to a SiteVerificationWebResource (API field `id`).",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name of the label.")] = None
 
 
 class LabelProperties(KRMModel):

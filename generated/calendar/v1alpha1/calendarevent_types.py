@@ -11,17 +11,9 @@ from pydantic import Field
 from kccgen.generated.calendar.v1alpha1 import calendar_v3_api
 from kccgen.generated.calendar.v1alpha1.calendar_v3_api import EventInsertParametersSendUpdates
 from kccgen.generated.calendar.v1alpha1.calendarcalendar_reference import CalendarCalendarRef
-from kccgen.generated.cloudsupport.v1alpha1.cloudsupportcomment_reference import (
-    CloudSupportCommentRef,
-)
-from kccgen.generated.drivelabels.v1alpha1.drivelabelslabel_reference import DriveLabelsLabelRef
-from kccgen.generated.essentialcontacts.v1alpha1.essentialcontactscontact_reference import (
-    EssentialContactsContactRef,
-)
 from kccgen.generated.site_verification.v1alpha1.siteverificationwebresource_reference import (
     SiteVerificationWebResourceRef,
 )
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -339,10 +331,7 @@ class ConferenceSolution(KRMModel):
             description="The key which can uniquely identify the conference solution for this event."
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The user-visible name of this solution.")] = None
 
 
 class ConferenceSolutionKey(KRMModel):
@@ -383,12 +372,7 @@ class EntryPoint(KRMModel):
         str | None,
         Field(alias="entryPointType", description="The type of the conference entry point."),
     ] = None
-    label_ref: Annotated[
-        DriveLabelsLabelRef | None,
-        Field(
-            alias="labelRef", description="A reference to a DriveLabelsLabel (API field `label`)."
-        ),
-    ] = None
+    label: Annotated[str | None, Field(description="The label for the URI.")] = None
     meeting_code: Annotated[
         str | None,
         Field(alias="meetingCode", description="The meeting code to access the conference."),
@@ -438,13 +422,7 @@ class EventAttendee(KRMModel):
             description="If present, indicates the status of an asynchronous operation ongoing for this attendee (e.g. listing of members of large attendee groups).",
         ),
     ] = None
-    comment_ref: Annotated[
-        CloudSupportCommentRef | None,
-        Field(
-            alias="commentRef",
-            description="A reference to a CloudSupportComment (API field `comment`).",
-        ),
-    ] = None
+    comment: Annotated[str | None, Field(description="The attendee's response comment.")] = None
     display_name: Annotated[
         str | None, Field(alias="displayName", description="The attendee's name, if available.")
     ] = None
@@ -479,12 +457,9 @@ class EventAttendee(KRMModel):
 
 
 class EventBirthdayProperties(KRMModel):
-    contact_ref: Annotated[
-        EssentialContactsContactRef | None,
-        Field(
-            alias="contactRef",
-            description="A reference to a EssentialContactsContact (API field `contact`).",
-        ),
+    contact: Annotated[
+        str | None,
+        Field(description="Resource name of the contact this birthday event is linked to."),
     ] = None
     custom_type_name: Annotated[
         str | None,
@@ -720,11 +695,8 @@ class EventWorkingLocationPropertiesCustomLocation(KRMModel):
     If present, specifies that the user is working from a custom location.
     """
 
-    label_ref: Annotated[
-        DriveLabelsLabelRef | None,
-        Field(
-            alias="labelRef", description="A reference to a DriveLabelsLabel (API field `label`)."
-        ),
+    label: Annotated[
+        str | None, Field(description="An optional extra label for additional information.")
     ] = None
 
 
@@ -746,11 +718,9 @@ class EventWorkingLocationPropertiesOfficeLocation(KRMModel):
         str | None,
         Field(alias="floorSectionId", description="An optional floor section identifier."),
     ] = None
-    label_ref: Annotated[
-        DriveLabelsLabelRef | None,
-        Field(
-            alias="labelRef", description="A reference to a DriveLabelsLabel (API field `label`)."
-        ),
+    label: Annotated[
+        str | None,
+        Field(description="The office name that's displayed in Calendar Web and Mobile clients."),
     ] = None
 
 

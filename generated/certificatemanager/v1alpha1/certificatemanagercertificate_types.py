@@ -410,7 +410,11 @@ class CertificateManagerCertificate(KRMObject):
     KIND: ClassVar[str] = "CertificateManagerCertificate"
 
     api_version: Annotated[
-        Literal["certificatemanager.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "certificatemanager.cnrm.cloud.google.com/v1alpha1",
+            "certificatemanager.cnrm.cloud.google.com/v1beta1",
+        ],
+        Field(alias="apiVersion"),
     ] = "certificatemanager.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["CertificateManagerCertificate"] = "CertificateManagerCertificate"
     spec: CertificateManagerCertificateSpec

@@ -144,7 +144,11 @@ class CertificateManagerCertificateMap(KRMObject):
     KIND: ClassVar[str] = "CertificateManagerCertificateMap"
 
     api_version: Annotated[
-        Literal["certificatemanager.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "certificatemanager.cnrm.cloud.google.com/v1alpha1",
+            "certificatemanager.cnrm.cloud.google.com/v1beta1",
+        ],
+        Field(alias="apiVersion"),
     ] = "certificatemanager.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["CertificateManagerCertificateMap"] = "CertificateManagerCertificateMap"
     spec: CertificateManagerCertificateMapSpec

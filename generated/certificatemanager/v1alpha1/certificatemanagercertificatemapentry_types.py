@@ -119,7 +119,11 @@ class CertificateManagerCertificateMapEntry(KRMObject):
     KIND: ClassVar[str] = "CertificateManagerCertificateMapEntry"
 
     api_version: Annotated[
-        Literal["certificatemanager.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "certificatemanager.cnrm.cloud.google.com/v1alpha1",
+            "certificatemanager.cnrm.cloud.google.com/v1beta1",
+        ],
+        Field(alias="apiVersion"),
     ] = "certificatemanager.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["CertificateManagerCertificateMapEntry"] = "CertificateManagerCertificateMapEntry"
     spec: CertificateManagerCertificateMapEntrySpec

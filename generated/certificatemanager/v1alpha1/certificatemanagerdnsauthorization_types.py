@@ -132,7 +132,11 @@ class CertificateManagerDNSAuthorization(KRMObject):
     KIND: ClassVar[str] = "CertificateManagerDNSAuthorization"
 
     api_version: Annotated[
-        Literal["certificatemanager.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "certificatemanager.cnrm.cloud.google.com/v1alpha1",
+            "certificatemanager.cnrm.cloud.google.com/v1beta1",
+        ],
+        Field(alias="apiVersion"),
     ] = "certificatemanager.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["CertificateManagerDNSAuthorization"] = "CertificateManagerDNSAuthorization"
     spec: CertificateManagerDNSAuthorizationSpec

@@ -25,7 +25,6 @@ from kccgen.generated.ces.v1alpha1.cestoolset_reference import CESToolsetRef
 from kccgen.generated.external.secretmanagersecretversion_reference import (
     SecretManagerSecretVersionRef,
 )
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -58,9 +57,8 @@ class AgentCard(KRMModel):
             description="Required. A description of the agent's domain of action/solution space."
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Required. A human-readable name for the agent.")
     ] = None
     skills: Annotated[
         list[AgentSkill] | None,
@@ -201,9 +199,8 @@ class AgentSkill(KRMModel):
             description="The set of supported input media types for this skill, overriding the agent's defaults.",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Required. A human-readable name for the skill.")
     ] = None
     output_modes: Annotated[
         list[str] | None,

@@ -30,9 +30,6 @@ from kccgen.generated.ces.v1alpha1.ces_v1_api import (
 )
 from kccgen.generated.ces.v1alpha1.cesagent_reference import CESAgentRef
 from kccgen.generated.ces.v1alpha1.cesguardrail_reference import CESGuardrailRef
-from kccgen.generated.cloudresourcemanager.v1alpha1.cloudresourcemanagerproject_reference import (
-    CloudResourceManagerProjectRef,
-)
 from kccgen.generated.contactcenterinsights.v1alpha1.ccinsightsdashboard_reference import (
     CCInsightsDashboardRef,
 )
@@ -42,7 +39,6 @@ from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.external.secretmanagersecretversion_reference import (
     SecretManagerSecretVersionRef,
 )
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -92,10 +88,7 @@ class AppVariableDeclaration(KRMModel):
     description: Annotated[
         str | None, Field(description="Required. The description of the variable.")
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Required. The name of the variable.")] = None
     schema_: Annotated[
         Schema | None, Field(alias="schema", description="Required. The schema of the variable.")
     ] = None
@@ -228,11 +221,10 @@ class BigQueryExportSettings(KRMModel):
         bool | None,
         Field(description="Optional. Indicates whether the BigQuery export is enabled."),
     ] = None
-    project_ref: Annotated[
-        CloudResourceManagerProjectRef | None,
+    project: Annotated[
+        str | None,
         Field(
-            alias="projectRef",
-            description="A reference to a CloudResourceManagerProject (API field `project`).",
+            description="Optional. The **project ID** of the BigQuery dataset to export the data to."
         ),
     ] = None
 
@@ -742,9 +734,9 @@ class CustomVoiceSample(KRMModel):
         str | None,
         Field(alias="consentAudioGcsUri", description="Optional. Consent audio for voice cloning."),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None,
+        Field(description="Optional. The user-defined name for the custom voice sample."),
     ] = None
     preview_text: Annotated[
         str | None,

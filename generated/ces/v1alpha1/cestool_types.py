@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.aiplatform.v1alpha1.aiplatformcontext_reference import AIPlatformContextRef
 from kccgen.generated.aiplatform.v1alpha1.aiplatformragcorpus_reference import (
     AIPlatformRagCorpusRef,
 )
@@ -48,7 +47,6 @@ from kccgen.generated.external.secretmanagersecretversion_reference import (
 from kccgen.generated.servicedirectory.v1alpha1.servicedirectoryservice_reference import (
     ServiceDirectoryServiceRef,
 )
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -114,9 +112,8 @@ class AgentCard(KRMModel):
             description="Required. A description of the agent's domain of action/solution space."
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Required. A human-readable name for the agent.")
     ] = None
     skills: Annotated[
         list[AgentSkill] | None,
@@ -186,9 +183,8 @@ class AgentSkill(KRMModel):
             description="The set of supported input media types for this skill, overriding the agent's defaults.",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Required. A human-readable name for the skill.")
     ] = None
     output_modes: Annotated[
         list[str] | None,
@@ -217,10 +213,7 @@ class AgentTool(KRMModel):
     description: Annotated[
         str | None, Field(description="Optional. Description of the tool's purpose.")
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Required. The name of the agent tool.")] = None
 
 
 class ApiAuthentication(KRMModel):
@@ -443,10 +436,7 @@ class ClientFunction(KRMModel):
     description: Annotated[str | None, Field(description="Optional. The function description.")] = (
         None
     )
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Required. The function name.")] = None
     parameters: Annotated[
         Schema | None, Field(description="Optional. The schema of the function parameters.")
     ] = None
@@ -496,9 +486,11 @@ class ConnectorTool(KRMModel):
             description="Optional. The description of the tool that can be used by the Agent to decide whether to call this ConnectorTool."
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None,
+        Field(
+            description="Optional. The name of the tool that can be used by the Agent to decide whether to call this ConnectorTool."
+        ),
     ] = None
 
 
@@ -612,10 +604,7 @@ class DataStoreTool(KRMModel):
             description="Optional. The modality configs for the data store.",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Required. The data store tool name.")] = None
 
 
 class DataStoreToolBoostSpec(KRMModel):
@@ -961,10 +950,7 @@ class FileSearchTool(KRMModel):
             description="A reference to a AIPlatformRagCorpus (API field `fileCorpus`).",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Required. The tool name.")] = None
 
 
 class GoogleSearchTool(KRMModel):
@@ -972,11 +958,11 @@ class GoogleSearchTool(KRMModel):
     Represents a tool to perform Google web searches for grounding. See https://cloud.google.com/customer-engagement-ai/conversational-agents/ps/tool#google-search.
     """
 
-    context_refs: Annotated[
-        list[AIPlatformContextRef] | None,
+    context_urls: Annotated[
+        list[str] | None,
         Field(
-            alias="contextRefs",
-            description="References to AIPlatformContexts (API field `contextUrls`).",
+            alias="contextUrls",
+            description="Optional. Content will be fetched directly from these URLs for context and grounding.",
         ),
     ] = None
     description: Annotated[
@@ -989,10 +975,7 @@ class GoogleSearchTool(KRMModel):
             description="Optional. List of domains to be excluded from the search results.",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Required. The name of the tool.")] = None
     preferred_domains: Annotated[
         list[str] | None,
         Field(
@@ -1063,13 +1046,10 @@ class McpTool(KRMModel):
             description="Optional. The schema of the input arguments of the MCP tool.",
         ),
     ] = None
+    name: Annotated[str | None, Field(description="Required. The name of the MCP tool.")] = None
     name_override: Annotated[
         str | None,
         Field(alias="nameOverride", description="Optional. The name override of the MCP tool."),
-    ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
     ] = None
     output_schema: Annotated[
         Schema | None,
@@ -1182,10 +1162,7 @@ class OpenApiTool(KRMModel):
             description="Optional. If true, the agent will ignore unknown fields in the API response.",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Optional. The name of the tool.")] = None
     open_api_schema: Annotated[
         str | None,
         Field(
@@ -1212,9 +1189,8 @@ class PythonFunction(KRMModel):
     A Python function tool.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Optional. The name of the Python function to execute.")
     ] = None
     python_code: Annotated[
         str | None,
@@ -1271,10 +1247,7 @@ class RemoteAgentTool(KRMModel):
             description="Optional. Mapping of input variable names of remote agent to GECX variable names.",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Required. The name of the tool.")] = None
     output_variable_mapping: Annotated[
         dict[str, str] | None,
         Field(
@@ -1416,10 +1389,7 @@ class SystemTool(KRMModel):
     Pre-defined system tool.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Required. The name of the system tool.")] = None
 
 
 class SystemToolObservedState(KRMModel):
@@ -1500,9 +1470,8 @@ class WidgetTool(KRMModel):
     description: Annotated[
         str | None, Field(description="Optional. The description of the widget tool.")
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Required. The display name of the widget tool.")
     ] = None
     parameters: Annotated[
         Schema | None, Field(description="Optional. The input parameters of the widget tool.")

@@ -15,7 +15,6 @@ from kccgen.generated.chat.v1alpha1.chat_v1_api import (
     MembershipState,
     UserType,
 )
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -102,10 +101,7 @@ class Group(KRMModel):
     A Google Group in Google Chat.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Resource name for a Google Group.")] = None
 
 
 class User(KRMModel):
@@ -119,10 +115,7 @@ class User(KRMModel):
             alias="domainId", description="Unique identifier of the user's Google Workspace domain."
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Resource name for a Google Chat user.")] = None
     type: Annotated[UserType | None, Field(description="User type.")] = None
 
 

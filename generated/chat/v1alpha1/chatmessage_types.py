@@ -65,12 +65,6 @@ from kccgen.generated.chat.v1alpha1.chat_v1_api import (
     UserType,
     WorkflowDataSourceMarkupType,
 )
-from kccgen.generated.cloudfunctions.v1alpha1.cloudfunctionsfunction_reference import (
-    CloudFunctionsFunctionRef,
-)
-from kccgen.generated.compute.v1alpha1.computeimage_reference import ComputeImageRef
-from kccgen.generated.drivelabels.v1alpha1.drivelabelslabel_reference import DriveLabelsLabelRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -259,12 +253,12 @@ class Attachment(KRMModel):
     attachment_data_ref: Annotated[
         AttachmentDataRef | None,
         Field(
-            alias="attachmentDataRef", description="Optional. A reference to the attachment data."
+            alias="attachmentDataRef",
+            description="Not a Config Connector reference: the API's own field name.",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Identifier. Resource name of the attachment.")
     ] = None
 
 
@@ -316,7 +310,8 @@ class AttachmentObserved(KRMModel):
     attachment_data_ref: Annotated[
         AttachmentDataRefObserved | None,
         Field(
-            alias="attachmentDataRef", description="Optional. A reference to the attachment data."
+            alias="attachmentDataRef",
+            description="Not a Config Connector reference: the API's own field name.",
         ),
     ] = None
     content_name: Annotated[
@@ -344,7 +339,7 @@ class AttachmentObserved(KRMModel):
         DriveDataRefObserved | None,
         Field(
             alias="driveDataRef",
-            description="Output only. A reference to the Google Drive attachment.",
+            description="Not a Config Connector reference: the API's own field name.",
         ),
     ] = None
     name: Annotated[
@@ -392,7 +387,7 @@ class AttachmentObservedState(KRMModel):
         DriveDataRefObserved | None,
         Field(
             alias="driveDataRef",
-            description="Output only. A reference to the Google Drive attachment.",
+            description="Not a Config Connector reference: the API's own field name.",
         ),
     ] = None
     source: Annotated[
@@ -465,10 +460,7 @@ class Card(KRMModel):
         list[CardAction] | None, Field(alias="cardActions", description="The actions of this card.")
     ] = None
     header: Annotated[CardHeader | None, Field(description="The header of the card.")] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name of the card.")] = None
     sections: Annotated[
         list[Section] | None, Field(description="Sections are separated by a line divider.")
     ] = None
@@ -493,18 +485,15 @@ class CardAction(KRMModel):
 
 
 class CardHeader(KRMModel):
-    image_ref: Annotated[
-        ComputeImageRef | None,
-        Field(
-            alias="imageRef", description="A reference to a ComputeImage (API field `imageUrl`)."
-        ),
-    ] = None
     image_style: Annotated[
         CardHeaderImageStyle | None,
         Field(
             alias="imageStyle",
             description="The image's type (for example, square border or circular border).",
         ),
+    ] = None
+    image_url: Annotated[
+        str | None, Field(alias="imageUrl", description="The URL of the image in the card header.")
     ] = None
     subtitle: Annotated[str | None, Field(description="The subtitle of the card header.")] = None
     title: Annotated[str | None, Field(description="The title must be specified.")] = None
@@ -984,7 +973,7 @@ class DriveLinkDataObserved(KRMModel):
         DriveDataRefObserved | None,
         Field(
             alias="driveDataRef",
-            description="A [DriveDataRef](https://developers.google.com/workspace/chat/api/reference/rest/v1/spaces.messages.attachments#drivedataref) which references a Google Drive file.",
+            description="Not a Config Connector reference: the API's own field name.",
         ),
     ] = None
     mime_type: Annotated[
@@ -1018,11 +1007,8 @@ class ElementsImage(KRMModel):
     An object encapsulating different ways of representing an image. Currently supported representations: * An image fetched from a URI. Additional representations might be supported in the future.
     """
 
-    image_ref: Annotated[
-        ComputeImageRef | None,
-        Field(
-            alias="imageRef", description="A reference to a ComputeImage (API field `imageUri`)."
-        ),
+    image_uri: Annotated[
+        str | None, Field(alias="imageUri", description="Required. The URI of the image.")
     ] = None
 
 
@@ -1112,11 +1098,10 @@ class GoogleAppsCardV1Action(KRMModel):
             description="Optional. If this is true, then all widgets are considered required by this action.",
         ),
     ] = None
-    function_ref: Annotated[
-        CloudFunctionsFunctionRef | None,
+    function: Annotated[
+        str | None,
         Field(
-            alias="functionRef",
-            description="A reference to a CloudFunctionsFunction (API field `function`).",
+            description="A custom function to invoke when the containing element is clicked or otherwise activated."
         ),
     ] = None
     interaction: Annotated[
@@ -1254,10 +1239,7 @@ class GoogleAppsCardV1Card(KRMModel):
     header: Annotated[
         GoogleAppsCardV1CardHeader | None, Field(description="The header of the card.")
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name of the card.")] = None
     peek_card_header: Annotated[
         GoogleAppsCardV1CardHeader | None,
         Field(
@@ -1319,15 +1301,13 @@ class GoogleAppsCardV1CardHeader(KRMModel):
             description="The alternative text of this image that's used for accessibility.",
         ),
     ] = None
-    image_ref: Annotated[
-        ComputeImageRef | None,
-        Field(
-            alias="imageRef", description="A reference to a ComputeImage (API field `imageUrl`)."
-        ),
-    ] = None
     image_type: Annotated[
         GoogleAppsCardV1CardHeaderImageType | None,
         Field(alias="imageType", description="The shape used to crop the image."),
+    ] = None
+    image_url: Annotated[
+        str | None,
+        Field(alias="imageUrl", description="The HTTPS URL of the image in the card header."),
     ] = None
     subtitle: Annotated[str | None, Field(description="The subtitle of the card header.")] = None
     title: Annotated[str | None, Field(description="Required. The title of the card header.")] = (
@@ -1379,12 +1359,7 @@ class GoogleAppsCardV1Chip(KRMModel):
     ] = None
     enabled: Annotated[bool | None, Field(description="Deprecated: Use `disabled` instead.")] = None
     icon: Annotated[GoogleAppsCardV1Icon | None, Field(description="The icon image.")] = None
-    label_ref: Annotated[
-        DriveLabelsLabelRef | None,
-        Field(
-            alias="labelRef", description="A reference to a DriveLabelsLabel (API field `label`)."
-        ),
-    ] = None
+    label: Annotated[str | None, Field(description="The text displayed inside the chip.")] = None
     on_click: Annotated[
         GoogleAppsCardV1OnClick | None,
         Field(
@@ -1547,15 +1522,17 @@ class GoogleAppsCardV1DateTimePicker(KRMModel):
             description="A data source that's unique to a Google Workspace host application, such as Gmail emails, Google Calendar events, or Google Chat messages.",
         ),
     ] = None
-    label_ref: Annotated[
-        DriveLabelsLabelRef | None,
+    label: Annotated[
+        str | None,
         Field(
-            alias="labelRef", description="A reference to a DriveLabelsLabel (API field `label`)."
+            description="The text that prompts users to input a date, a time, or a date and time."
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None,
+        Field(
+            description="The name by which the `DateTimePicker` is identified in a form input event."
+        ),
     ] = None
     on_change_action: Annotated[
         GoogleAppsCardV1Action | None,
@@ -1811,11 +1788,8 @@ class GoogleAppsCardV1Image(KRMModel):
             description="The alternative text of this image that's used for accessibility.",
         ),
     ] = None
-    image_ref: Annotated[
-        ComputeImageRef | None,
-        Field(
-            alias="imageRef", description="A reference to a ComputeImage (API field `imageUrl`)."
-        ),
+    image_url: Annotated[
+        str | None, Field(alias="imageUrl", description="The HTTPS URL that hosts the image.")
     ] = None
     on_click: Annotated[
         GoogleAppsCardV1OnClick | None,
@@ -1842,12 +1816,7 @@ class GoogleAppsCardV1ImageComponent(KRMModel):
         GoogleAppsCardV1ImageCropStyle | None,
         Field(alias="cropStyle", description="The crop style to apply to the image."),
     ] = None
-    image_ref: Annotated[
-        ComputeImageRef | None,
-        Field(
-            alias="imageRef", description="A reference to a ComputeImage (API field `imageUri`)."
-        ),
-    ] = None
+    image_uri: Annotated[str | None, Field(alias="imageUri", description="The image URL.")] = None
 
 
 class GoogleAppsCardV1ImageCropStyle(KRMModel):
@@ -1876,9 +1845,11 @@ class GoogleAppsCardV1MaterialIcon(KRMModel):
     grade: Annotated[
         int | None, Field(description="Weight and grade affect a symbol’s thickness.")
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None,
+        Field(
+            description="The icon name defined in the [Google Material Icon](https://fonts.google.com/icons), for example, `check_box`."
+        ),
     ] = None
     weight: Annotated[int | None, Field(description="The stroke weight of the icon.")] = None
 
@@ -2076,10 +2047,10 @@ class GoogleAppsCardV1SelectionInput(KRMModel):
         list[GoogleAppsCardV1SelectionItem] | None,
         Field(description="An array of selectable items."),
     ] = None
-    label_ref: Annotated[
-        DriveLabelsLabelRef | None,
+    label: Annotated[
+        str | None,
         Field(
-            alias="labelRef", description="A reference to a DriveLabelsLabel (API field `label`)."
+            description="The text that appears above the selection input field in the user interface."
         ),
     ] = None
     multi_select_max_selected_items: Annotated[
@@ -2096,9 +2067,11 @@ class GoogleAppsCardV1SelectionInput(KRMModel):
             description="For multiselect menus, the number of text characters that a user inputs before the menu returns suggested selection items.",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None,
+        Field(
+            description="Required. The name that identifies the selection input in a form input event."
+        ),
     ] = None
     on_change_action: Annotated[
         GoogleAppsCardV1Action | None,
@@ -2173,9 +2146,11 @@ class GoogleAppsCardV1SwitchControl(KRMModel):
         GoogleAppsCardV1SwitchControlControlType | None,
         Field(alias="controlType", description="How the switch appears in the user interface."),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None,
+        Field(
+            description="The name by which the switch widget is identified in a form input event (as the key in `CommonEventObject.form_inputs`)."
+        ),
     ] = None
     on_change_action: Annotated[
         GoogleAppsCardV1Action | None,
@@ -2228,15 +2203,15 @@ class GoogleAppsCardV1TextInput(KRMModel):
         GoogleAppsCardV1Suggestions | None,
         Field(alias="initialSuggestions", description="Suggested values that users can enter."),
     ] = None
-    label_ref: Annotated[
-        DriveLabelsLabelRef | None,
+    label: Annotated[
+        str | None,
         Field(
-            alias="labelRef", description="A reference to a DriveLabelsLabel (API field `label`)."
+            description="The text that appears above the text input field in the user interface."
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None,
+        Field(description="The name by which the text input is identified in a form input event."),
     ] = None
     on_change_action: Annotated[
         GoogleAppsCardV1Action | None,
@@ -2467,11 +2442,8 @@ class Image(KRMModel):
             alias="aspectRatio", description="The aspect ratio of this image (width and height)."
         ),
     ] = None
-    image_ref: Annotated[
-        ComputeImageRef | None,
-        Field(
-            alias="imageRef", description="A reference to a ComputeImage (API field `imageUrl`)."
-        ),
+    image_url: Annotated[
+        str | None, Field(alias="imageUrl", description="The URL of the image.")
     ] = None
     on_click: Annotated[
         OnClick | None, Field(alias="onClick", description="The `onclick` action.")
@@ -2492,9 +2464,9 @@ class ImageButton(KRMModel):
     icon_url: Annotated[
         str | None, Field(alias="iconUrl", description="The icon specified by a URL.")
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None,
+        Field(description="The name of this `image_button` that's used for accessibility."),
     ] = None
     on_click: Annotated[
         OnClick | None, Field(alias="onClick", description="The `onclick` action.")
@@ -2726,9 +2698,8 @@ class QuotedMessageMetadata(KRMModel):
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Required. Resource name of the message that is quoted.")
     ] = None
     quote_type: Annotated[
         QuotedMessageMetadataQuoteType | None,
@@ -3076,10 +3047,9 @@ class Thread(KRMModel):
     A thread in a Google Chat space. For example usage, see [Start or reply to a message thread](https://developers.google.com/workspace/chat/create-messages#create-message-thread). If you specify a thread when creating a message, you can set the [`messageReplyOption`](https://developers.google.com/workspace/chat/api/reference/rest/v1/spaces.messages/create#messagereplyoption) field to determine what happens if no matching thread is found.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Identifier. Resource name of the thread.")] = (
+        None
+    )
     thread_key: Annotated[
         str | None,
         Field(alias="threadKey", description="Optional. Input for creating or updating a thread."),
@@ -3108,10 +3078,7 @@ class User(KRMModel):
             alias="domainId", description="Unique identifier of the user's Google Workspace domain."
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Resource name for a Google Chat user.")] = None
     type: Annotated[UserType | None, Field(description="User type.")] = None
 
 

@@ -67,7 +67,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("gradebookSettings.gradeCategories", ARRAY_OF_OBJECT, (), True, True),
         ("gradebookSettings.gradeCategories[].defaultGradeDenominator", INTEGER_INT32, (), True, True),
         ("gradebookSettings.gradeCategories[].id", STRING, (), True, True),
-        ("gradebookSettings.gradeCategories[].nameRef", OBJECT, (), True, True, {"api_path": "gradebookSettings.gradeCategories[].name"}),
+        ("gradebookSettings.gradeCategories[].name", STRING, (), True, True),
         ("gradebookSettings.gradeCategories[].weight", INTEGER_INT32, (), True, True),
         ("guardiansEnabled", BOOLEAN, (), True, True),
         ("levels", STRING, (OPTIONAL,), True, True),

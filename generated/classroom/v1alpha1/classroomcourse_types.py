@@ -14,7 +14,6 @@ from kccgen.generated.classroom.v1alpha1.classroom_v1_api import (
     GradebookSettingsCalculationType,
     GradebookSettingsDisplaySetting,
 )
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -217,10 +216,7 @@ class GradeCategory(KRMModel):
         Field(alias="defaultGradeDenominator", description="Default value of denominator."),
     ] = None
     id: Annotated[str | None, Field(description="ID of the grade category.")] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name of the grade category.")] = None
     weight: Annotated[
         int | None,
         Field(description="The weight of the category average as part of overall average."),

@@ -58,7 +58,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("gradeCategory", OBJECT, (), True, True),
         ("gradeCategory.defaultGradeDenominator", INTEGER_INT32, (), True, True),
         ("gradeCategory.id", STRING, (), True, True),
-        ("gradeCategory.nameRef", OBJECT, (), True, True, {"api_path": "gradeCategory.name"}),
+        ("gradeCategory.name", STRING, (), True, True),
         ("gradeCategory.weight", INTEGER_INT32, (), True, True),
         ("gradingPeriodId", STRING, (), True, True),
         ("individualStudentsOptions", OBJECT, (), True, True),

@@ -47,7 +47,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("bitbucketCloudConfig.readAuthorizerCredential", OBJECT, (REQUIRED,), True, True),
         ("bitbucketCloudConfig.readAuthorizerCredential.userTokenSecretVersionRef", OBJECT, (REQUIRED,), True, True, {"api_path": "bitbucketCloudConfig.readAuthorizerCredential.userTokenSecretVersion"}),
         ("bitbucketCloudConfig.webhookSecretSecretVersionRef", OBJECT, (REQUIRED,), True, True, {"api_path": "bitbucketCloudConfig.webhookSecretSecretVersion"}),
-        ("bitbucketCloudConfig.workspaceRef", OBJECT, (REQUIRED,), True, True, {"api_path": "bitbucketCloudConfig.workspace"}),
+        ("bitbucketCloudConfig.workspace", STRING, (REQUIRED,), True, True),
         ("bitbucketDataCenterConfig", OBJECT, (), True, True),
         ("bitbucketDataCenterConfig.authorizerCredential", OBJECT, (REQUIRED,), True, True),
         ("bitbucketDataCenterConfig.authorizerCredential.userTokenSecretVersionRef", OBJECT, (REQUIRED,), True, True, {"api_path": "bitbucketDataCenterConfig.authorizerCredential.userTokenSecretVersion"}),

@@ -10,7 +10,6 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.cloudbuild.v1alpha1 import cloudbuild_v2_api
 from kccgen.generated.cloudbuild.v1alpha1.cloudbuild_v2_api import InstallationStateStage
-from kccgen.generated.dataform.v1alpha1.dataformworkspace_reference import DataformWorkspaceRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.external.secretmanagersecretversion_reference import (
     SecretManagerSecretVersionRef,
@@ -50,11 +49,10 @@ class BitbucketCloudConfig(KRMModel):
             description="A reference to a SecretManagerSecretVersion (API field `webhookSecretSecretVersion`).",
         ),
     ] = None
-    workspace_ref: Annotated[
-        DataformWorkspaceRef | None,
+    workspace: Annotated[
+        str | None,
         Field(
-            alias="workspaceRef",
-            description="A reference to a DataformWorkspace (API field `workspace`).",
+            description="Required. The Bitbucket Cloud Workspace ID to be connected to Google Cloud Platform."
         ),
     ] = None
 

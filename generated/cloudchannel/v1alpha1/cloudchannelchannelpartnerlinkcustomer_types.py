@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.apigee.v1alpha1.apigeeorganization_reference import ApigeeOrganizationRef
 from kccgen.generated.cloudchannel.v1alpha1 import cloudchannel_v1_api
 from kccgen.generated.cloudchannel.v1alpha1.cloudchannel_v1_api import (
     GoogleCloudChannelV1CloudIdentityInfoCustomerType,
@@ -262,12 +261,8 @@ class GoogleTypePostalAddress(KRMModel):
         str | None,
         Field(description="Optional. Generally refers to the city or town portion of the address."),
     ] = None
-    organization_ref: Annotated[
-        ApigeeOrganizationRef | None,
-        Field(
-            alias="organizationRef",
-            description="A reference to a ApigeeOrganization (API field `organization`).",
-        ),
+    organization: Annotated[
+        str | None, Field(description="Optional. The name of the organization at the address.")
     ] = None
     postal_code: Annotated[
         str | None, Field(alias="postalCode", description="Optional. Postal code of the address.")

@@ -48,7 +48,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("orgPostalAddress.administrativeArea", STRING, (OPTIONAL,), True, True),
         ("orgPostalAddress.languageCode", STRING, (OPTIONAL,), True, True),
         ("orgPostalAddress.locality", STRING, (OPTIONAL,), True, True),
-        ("orgPostalAddress.organizationRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "orgPostalAddress.organization"}),
+        ("orgPostalAddress.organization", STRING, (OPTIONAL,), True, True),
         ("orgPostalAddress.postalCode", STRING, (OPTIONAL,), True, True),
         ("orgPostalAddress.recipients", ARRAY_OF_STRING, (OPTIONAL,), True, True),
         ("orgPostalAddress.regionCode", STRING, (REQUIRED,), True, True),

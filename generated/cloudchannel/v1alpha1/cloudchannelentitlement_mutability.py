@@ -42,7 +42,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     spec=(
         ("associationInfo", OBJECT, (), False, True),
         ("associationInfo.baseEntitlement", STRING, (), False, True),
-        ("billingAccountRef", OBJECT, (OPTIONAL,), False, True, {"api_path": "billingAccount"}),
+        ("billingAccount", STRING, (OPTIONAL,), False, True),
         ("commitmentSettings", OBJECT, (), False, True),
         ("commitmentSettings.renewalSettings", OBJECT, (OPTIONAL,), False, True),
         ("commitmentSettings.renewalSettings.enableRenewal", BOOLEAN, (), False, True),
@@ -54,7 +54,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("customerRef", OBJECT, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("offer", STRING, (REQUIRED,), False, True),
         ("parameters", ARRAY_OF_OBJECT, (), False, True),
-        ("parameters[].nameRef", OBJECT, (), False, True, {"api_path": "parameters[].name"}),
+        ("parameters[].name", STRING, (), False, True),
         ("parameters[].value", OBJECT, (), False, True),
         ("parameters[].value.boolValue", BOOLEAN, (), False, True),
         ("parameters[].value.doubleValue", NUMBER_DOUBLE, (), False, True),

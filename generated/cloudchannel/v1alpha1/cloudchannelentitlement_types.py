@@ -8,9 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.cloudbilling.v1alpha1.cloudbillingbillingaccount_reference import (
-    CloudBillingBillingAccountRef,
-)
 from kccgen.generated.cloudchannel.v1alpha1 import cloudchannel_v1_api
 from kccgen.generated.cloudchannel.v1alpha1.cloudchannel_v1_api import (
     GoogleCloudChannelV1EntitlementProvisioningState,
@@ -21,7 +18,6 @@ from kccgen.generated.cloudchannel.v1alpha1.cloudchannel_v1_api import (
 from kccgen.generated.cloudchannel.v1alpha1.cloudchannelcustomer_reference import (
     CloudChannelCustomerRef,
 )
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -98,11 +94,11 @@ class CloudChannelEntitlementSpec(KRMModel):
             alias="associationInfo", description="Association information to other entitlements."
         ),
     ] = None
-    billing_account_ref: Annotated[
-        CloudBillingBillingAccountRef | None,
+    billing_account: Annotated[
+        str | None,
         Field(
-            alias="billingAccountRef",
-            description="A reference to a CloudBillingBillingAccount (API field `billingAccount`).",
+            alias="billingAccount",
+            description="Optional. The billing account resource name that is used to pay for this entitlement.",
         ),
     ] = None
     commitment_settings: Annotated[
@@ -205,10 +201,7 @@ class GoogleCloudChannelV1Parameter(KRMModel):
     Definition for extended entitlement parameters.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name of the parameter.")] = None
     value: Annotated[
         GoogleCloudChannelV1Value | None, Field(description="Value of the parameter.")
     ] = None

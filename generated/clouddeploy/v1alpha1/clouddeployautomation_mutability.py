@@ -73,7 +73,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("rules[].timedPromoteReleaseRule.destinationPhase", STRING, (OPTIONAL,), True, True),
         ("rules[].timedPromoteReleaseRule.destinationTargetId", STRING, (OPTIONAL,), True, True),
         ("rules[].timedPromoteReleaseRule.id", STRING, (REQUIRED,), True, True),
-        ("rules[].timedPromoteReleaseRule.scheduleRef", OBJECT, (REQUIRED,), True, True, {"api_path": "rules[].timedPromoteReleaseRule.schedule"}),
+        ("rules[].timedPromoteReleaseRule.schedule", STRING, (REQUIRED,), True, True),
         ("rules[].timedPromoteReleaseRule.timeZone", STRING, (REQUIRED,), True, True),
         ("selector", OBJECT, (REQUIRED,), True, True),
         ("selector.targets", ARRAY_OF_OBJECT, (OPTIONAL,), True, True),

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.aiplatform.v1alpha1.aiplatformschedule_reference import AIPlatformScheduleRef
 from kccgen.generated.clouddeploy.v1alpha1 import clouddeploy_v1_api
 from kccgen.generated.clouddeploy.v1alpha1.clouddeploy_v1_api import RetryBackoffMode
 from kccgen.generated.clouddeploy.v1alpha1.clouddeploydeliverypipeline_reference import (
@@ -464,13 +463,9 @@ class TimedPromoteReleaseRule(KRMModel):
         ),
     ] = None
     id: Annotated[str | None, Field(description="Required. ID of the rule.")] = None
-    schedule_ref: Annotated[
-        AIPlatformScheduleRef | None,
-        Field(
-            alias="scheduleRef",
-            description="A reference to a AIPlatformSchedule (API field `schedule`).",
-        ),
-    ] = None
+    schedule: Annotated[str | None, Field(description="Required. Schedule in crontab format.")] = (
+        None
+    )
     time_zone: Annotated[
         str | None,
         Field(

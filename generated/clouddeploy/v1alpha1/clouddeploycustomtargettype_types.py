@@ -8,16 +8,11 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.chromemanagement.v1alpha1.chromemanagementcommand_reference import (
-    ChromeManagementCommandRef,
-)
 from kccgen.generated.cloudbuild.v1alpha1.cloudbuildrepository_reference import (
     CloudBuildRepositoryRef,
 )
 from kccgen.generated.clouddeploy.v1alpha1 import clouddeploy_v1_api
-from kccgen.generated.compute.v1alpha1.computeimage_reference import ComputeImageRef
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.sourcerepo.v1alpha1.sourcereporepo_reference import SourcerepoRepoRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -120,20 +115,15 @@ class ContainerTask(KRMModel):
     args: Annotated[
         list[str] | None, Field(description="Optional. Args is the container arguments to use.")
     ] = None
-    command_refs: Annotated[
-        list[ChromeManagementCommandRef] | None,
-        Field(
-            alias="commandRefs",
-            description="References to ChromeManagementCommands (API field `command`).",
-        ),
+    command: Annotated[
+        list[str] | None, Field(description="Optional. Command is the container entrypoint to use.")
     ] = None
     env: Annotated[
         dict[str, str] | None,
         Field(description="Optional. Environment variables that are set in the container."),
     ] = None
-    image_ref: Annotated[
-        ComputeImageRef | None,
-        Field(alias="imageRef", description="A reference to a ComputeImage (API field `image`)."),
+    image: Annotated[
+        str | None, Field(description="Required. Image is the container image to use.")
     ] = None
 
 
@@ -228,9 +218,8 @@ class SkaffoldGitSource(KRMModel):
         str | None,
         Field(description="Optional. Git branch or tag to use when cloning the repository."),
     ] = None
-    repo_ref: Annotated[
-        SourcerepoRepoRef | None,
-        Field(alias="repoRef", description="A reference to a SourcerepoRepo (API field `repo`)."),
+    repo: Annotated[
+        str | None, Field(description="Required. Git repository the package should be cloned from.")
     ] = None
 
 

@@ -8,18 +8,11 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.chromemanagement.v1alpha1.chromemanagementcommand_reference import (
-    ChromeManagementCommandRef,
-)
 from kccgen.generated.clouddeploy.v1alpha1 import clouddeploy_v1_api
 from kccgen.generated.clouddeploy.v1alpha1.clouddeploytarget_reference import CloudDeployTargetRef
-from kccgen.generated.compute.v1alpha1.computeimage_reference import ComputeImageRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.monitoring.v1beta1.monitoringalertpolicy_reference import (
     MonitoringAlertPolicyRef,
-)
-from kccgen.generated.networkservices.v1alpha1.networkserviceshttproute_reference import (
-    NetworkServicesHTTPRouteRef,
 )
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -261,20 +254,15 @@ class ContainerTask(KRMModel):
     args: Annotated[
         list[str] | None, Field(description="Optional. Args is the container arguments to use.")
     ] = None
-    command_refs: Annotated[
-        list[ChromeManagementCommandRef] | None,
-        Field(
-            alias="commandRefs",
-            description="References to ChromeManagementCommands (API field `command`).",
-        ),
+    command: Annotated[
+        list[str] | None, Field(description="Optional. Command is the container entrypoint to use.")
     ] = None
     env: Annotated[
         dict[str, str] | None,
         Field(description="Optional. Environment variables that are set in the container."),
     ] = None
-    image_ref: Annotated[
-        ComputeImageRef | None,
-        Field(alias="imageRef", description="A reference to a ComputeImage (API field `image`)."),
+    image: Annotated[
+        str | None, Field(description="Required. Image is the container image to use.")
     ] = None
 
 
@@ -341,12 +329,9 @@ class GatewayServiceMesh(KRMModel):
             description="Required. Name of the Kubernetes Deployment whose traffic is managed by the specified HTTPRoute and Service."
         ),
     ] = None
-    http_route_ref: Annotated[
-        NetworkServicesHTTPRouteRef | None,
-        Field(
-            alias="httpRouteRef",
-            description="A reference to a NetworkServicesHTTPRoute (API field `httpRoute`).",
-        ),
+    http_route: Annotated[
+        str | None,
+        Field(alias="httpRoute", description="Required. Name of the Gateway API HTTPRoute."),
     ] = None
     pod_selector_label: Annotated[
         str | None,
@@ -768,7 +753,11 @@ class CloudDeployDeliveryPipeline(KRMObject):
     KIND: ClassVar[str] = "CloudDeployDeliveryPipeline"
 
     api_version: Annotated[
-        Literal["clouddeploy.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "clouddeploy.cnrm.cloud.google.com/v1alpha1",
+            "clouddeploy.cnrm.cloud.google.com/v1beta1",
+        ],
+        Field(alias="apiVersion"),
     ] = "clouddeploy.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["CloudDeployDeliveryPipeline"] = "CloudDeployDeliveryPipeline"
     spec: CloudDeployDeliveryPipelineSpec

@@ -59,7 +59,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     spec=(
         ("annotations", MAP_OF_STRING, (OPTIONAL,), False, True),
         ("buildArtifacts", ARRAY_OF_OBJECT, (OPTIONAL,), False, True),
-        ("buildArtifacts[].imageRef", OBJECT, (OPTIONAL,), False, True, {"api_path": "buildArtifacts[].image"}),
+        ("buildArtifacts[].image", STRING, (OPTIONAL,), False, True),
         ("buildArtifacts[].tag", STRING, (OPTIONAL,), False, True),
         ("deliveryPipelineRef", OBJECT, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("deployParameters", MAP_OF_STRING, (OPTIONAL,), False, True),

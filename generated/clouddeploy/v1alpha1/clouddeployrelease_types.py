@@ -20,7 +20,6 @@ from kccgen.generated.clouddeploy.v1alpha1.clouddeploy_v1_api import (
 from kccgen.generated.clouddeploy.v1alpha1.clouddeploydeliverypipeline_reference import (
     CloudDeployDeliveryPipelineRef,
 )
-from kccgen.generated.compute.v1alpha1.computeimage_reference import ComputeImageRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -110,9 +109,8 @@ class BuildArtifact(KRMModel):
     Description of an a image to use during Skaffold rendering.
     """
 
-    image_ref: Annotated[
-        ComputeImageRef | None,
-        Field(alias="imageRef", description="A reference to a ComputeImage (API field `image`)."),
+    image: Annotated[
+        str | None, Field(description="Optional. Image name in Skaffold configuration.")
     ] = None
     tag: Annotated[str | None, Field(description="Optional. Image tag to use.")] = None
 

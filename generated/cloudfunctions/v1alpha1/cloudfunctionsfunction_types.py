@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.apihub.v1alpha1.apihubattribute_reference import APIHubAttributeRef
 from kccgen.generated.cloudfunctions.v1alpha1 import cloudfunctions_v2_api
 from kccgen.generated.cloudfunctions.v1alpha1.cloudfunctions_v2_api import (
     BuildConfigDockerRegistry,
@@ -22,18 +21,11 @@ from kccgen.generated.cloudfunctions.v1alpha1.cloudfunctions_v2_api import (
     ServiceConfigVpcConnectorEgressSettings,
     UpgradeInfoUpgradeState,
 )
-from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
-from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
 from kccgen.generated.eventarc.v1alpha1.eventarcchannel_reference import EventarcChannelRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
 from kccgen.generated.run.v1alpha1.runworkerpool_reference import RunWorkerPoolRef
-from kccgen.generated.secretmanager.v1beta1.secretmanagersecret_reference import (
-    SecretManagerSecretRef,
-)
-from kccgen.generated.sourcerepo.v1alpha1.sourcereporepo_reference import SourcerepoRepoRef
-from kccgen.generated.storage.v1alpha1.storageobject_reference import StorageObjectRef
 from kccgen.generated.vpcaccess.v1alpha1.vpcaccessconnector_reference import VPCAccessConnectorRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -330,17 +322,16 @@ class DirectVpcNetworkInterface(KRMModel):
     The Direct VPC network interface. This is mutually exclusive with VPC Connector.
     """
 
-    network_ref: Annotated[
-        ComputeNetworkRef | None,
+    network: Annotated[
+        str | None,
         Field(
-            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
+            description="Optional. The name of the VPC network to which the function will be connected."
         ),
     ] = None
-    subnetwork_ref: Annotated[
-        ComputeSubnetworkRef | None,
+    subnetwork: Annotated[
+        str | None,
         Field(
-            alias="subnetworkRef",
-            description="A reference to a ComputeSubnetwork (API field `subnetwork`).",
+            description="Optional. The name of the VPC subnetwork that the Cloud Function resource will get IPs from."
         ),
     ] = None
     tags: Annotated[
@@ -377,12 +368,8 @@ class EventFilter(KRMModel):
     Filters events based on exact matches on the CloudEvents attributes.
     """
 
-    attribute_ref: Annotated[
-        APIHubAttributeRef | None,
-        Field(
-            alias="attributeRef",
-            description="A reference to a APIHubAttribute (API field `attribute`).",
-        ),
+    attribute: Annotated[
+        str | None, Field(description="Required. The name of a CloudEvents attribute.")
     ] = None
     operator: Annotated[
         str | None,
@@ -595,11 +582,8 @@ class RepoSource(KRMModel):
             description="ID of the project that owns the Cloud Source Repository.",
         ),
     ] = None
-    repo_ref: Annotated[
-        SourcerepoRepoRef | None,
-        Field(
-            alias="repoRef", description="A reference to a SourcerepoRepo (API field `repoName`)."
-        ),
+    repo_name: Annotated[
+        str | None, Field(alias="repoName", description="Name of the Cloud Source Repository.")
     ] = None
     tag_name: Annotated[
         str | None, Field(alias="tagName", description="Regex matching tags to build.")
@@ -649,12 +633,9 @@ class SecretEnvVar(KRMModel):
             description="Project identifier (preferably project number but can also be the project ID) of the project that contains the secret.",
         ),
     ] = None
-    secret_ref: Annotated[
-        SecretManagerSecretRef | None,
-        Field(
-            alias="secretRef",
-            description="A reference to a SecretManagerSecret (API field `secret`).",
-        ),
+    secret: Annotated[
+        str | None,
+        Field(description="Name of the secret in secret manager (not the full resource name)."),
     ] = None
     version: Annotated[
         str | None,
@@ -738,12 +719,9 @@ class SecretVolume(KRMModel):
             description="Project identifier (preferably project number but can also be the project ID) of the project that contains the secret.",
         ),
     ] = None
-    secret_ref: Annotated[
-        SecretManagerSecretRef | None,
-        Field(
-            alias="secretRef",
-            description="A reference to a SecretManagerSecret (API field `secret`).",
-        ),
+    secret: Annotated[
+        str | None,
+        Field(description="Name of the secret in secret manager (not the full resource name)."),
     ] = None
     versions: Annotated[
         list[SecretVersion] | None,
@@ -1142,11 +1120,8 @@ class StorageSource(KRMModel):
         int | Int64String | None,
         Field(description="Google Cloud Storage generation for the object."),
     ] = None
-    object_ref: Annotated[
-        StorageObjectRef | None,
-        Field(
-            alias="objectRef", description="A reference to a StorageObject (API field `object`)."
-        ),
+    object: Annotated[
+        str | None, Field(description="Google Cloud Storage object containing the source.")
     ] = None
     source_upload_url: Annotated[
         str | None,
@@ -1235,7 +1210,11 @@ class CloudFunctionsFunction(KRMObject):
     KIND: ClassVar[str] = "CloudFunctionsFunction"
 
     api_version: Annotated[
-        Literal["cloudfunctions.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "cloudfunctions.cnrm.cloud.google.com/v1alpha1",
+            "cloudfunctions.cnrm.cloud.google.com/v1beta1",
+        ],
+        Field(alias="apiVersion"),
     ] = "cloudfunctions.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["CloudFunctionsFunction"] = "CloudFunctionsFunction"
     spec: CloudFunctionsFunctionSpec

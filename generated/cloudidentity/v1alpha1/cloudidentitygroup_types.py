@@ -14,9 +14,6 @@ from kccgen.generated.cloudidentity.v1alpha1.cloudidentity_v1_api import (
     DynamicGroupStatusStatus,
     GroupCreateParametersInitialGroupConfig,
 )
-from kccgen.generated.servicedirectory.v1alpha1.servicedirectorynamespace_reference import (
-    ServiceDirectoryNamespaceRef,
-)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -178,12 +175,8 @@ class EntityKey(KRMModel):
     """
 
     id: Annotated[str | None, Field(description="The ID of the entity.")] = None
-    namespace_ref: Annotated[
-        ServiceDirectoryNamespaceRef | None,
-        Field(
-            alias="namespaceRef",
-            description="A reference to a ServiceDirectoryNamespace (API field `namespace`).",
-        ),
+    namespace: Annotated[
+        str | None, Field(description="The namespace in which the entity exists.")
     ] = None
 
 
@@ -209,12 +202,8 @@ class ExternalId(KRMModel):
             description="Required. The unique identifier assigned by the external identity provider."
         ),
     ] = None
-    namespace_ref: Annotated[
-        ServiceDirectoryNamespaceRef | None,
-        Field(
-            alias="namespaceRef",
-            description="A reference to a ServiceDirectoryNamespace (API field `namespace`).",
-        ),
+    namespace: Annotated[
+        str | None, Field(description="Required. The namespace in which the entity exists.")
     ] = None
 
 
@@ -237,7 +226,11 @@ class CloudIdentityGroup(KRMObject):
     KIND: ClassVar[str] = "CloudIdentityGroup"
 
     api_version: Annotated[
-        Literal["cloudidentity.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "cloudidentity.cnrm.cloud.google.com/v1alpha1",
+            "cloudidentity.cnrm.cloud.google.com/v1beta1",
+        ],
+        Field(alias="apiVersion"),
     ] = "cloudidentity.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["CloudIdentityGroup"] = "CloudIdentityGroup"
     spec: CloudIdentityGroupSpec = Field(default_factory=CloudIdentityGroupSpec)

@@ -17,10 +17,6 @@ from kccgen.generated.cloudidentity.v1alpha1.cloudidentity_v1_api import (
 from kccgen.generated.cloudidentity.v1alpha1.cloudidentitygroup_reference import (
     CloudIdentityGroupRef,
 )
-from kccgen.generated.servicedirectory.v1alpha1.servicedirectorynamespace_reference import (
-    ServiceDirectoryNamespaceRef,
-)
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -102,12 +98,8 @@ class EntityKey(KRMModel):
     """
 
     id: Annotated[str | None, Field(description="The ID of the entity.")] = None
-    namespace_ref: Annotated[
-        ServiceDirectoryNamespaceRef | None,
-        Field(
-            alias="namespaceRef",
-            description="A reference to a ServiceDirectoryNamespace (API field `namespace`).",
-        ),
+    namespace: Annotated[
+        str | None, Field(description="The namespace in which the entity exists.")
     ] = None
 
 
@@ -135,10 +127,7 @@ class MembershipRole(KRMModel):
         ExpiryDetail | None,
         Field(alias="expiryDetail", description="The expiry details of the `MembershipRole`."),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The name of the `MembershipRole`.")] = None
 
 
 class MembershipRoleObservedState(KRMModel):
@@ -199,7 +188,11 @@ class CloudIdentityMembership(KRMObject):
     KIND: ClassVar[str] = "CloudIdentityMembership"
 
     api_version: Annotated[
-        Literal["cloudidentity.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "cloudidentity.cnrm.cloud.google.com/v1alpha1",
+            "cloudidentity.cnrm.cloud.google.com/v1beta1",
+        ],
+        Field(alias="apiVersion"),
     ] = "cloudidentity.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["CloudIdentityMembership"] = "CloudIdentityMembership"
     spec: CloudIdentityMembershipSpec

@@ -75,7 +75,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("retryConfig.maxRetryDuration", STRING_GOOGLE_DURATION, (), True, True),
         ("retryConfig.minBackoffDuration", STRING_GOOGLE_DURATION, (), True, True),
         ("retryConfig.retryCount", INTEGER_INT32, (), True, True),
-        ("scheduleRef", OBJECT, (REQUIRED,), True, True, {"api_path": "schedule"}),
+        ("schedule", STRING, (REQUIRED,), True, True),
         ("timeZone", STRING, (), True, True),
     ),
     observed=(

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.aiplatform.v1alpha1.aiplatformschedule_reference import AIPlatformScheduleRef
 from kccgen.generated.cloudscheduler.v1alpha1 import cloudscheduler_v1_api
 from kccgen.generated.cloudscheduler.v1alpha1.cloudscheduler_v1_api import (
     AppEngineHttpTargetHttpMethod,
@@ -170,12 +169,8 @@ class CloudSchedulerJobSpec(KRMModel):
         RetryConfig | None,
         Field(alias="retryConfig", description="Settings that determine the retry behavior."),
     ] = None
-    schedule_ref: Annotated[
-        AIPlatformScheduleRef | None,
-        Field(
-            alias="scheduleRef",
-            description="A reference to a AIPlatformSchedule (API field `schedule`).",
-        ),
+    schedule: Annotated[
+        str | None, Field(description="Required, except when used with UpdateJob.")
     ] = None
     time_zone: Annotated[
         str | None,
@@ -358,7 +353,11 @@ class CloudSchedulerJob(KRMObject):
     KIND: ClassVar[str] = "CloudSchedulerJob"
 
     api_version: Annotated[
-        Literal["cloudscheduler.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "cloudscheduler.cnrm.cloud.google.com/v1alpha1",
+            "cloudscheduler.cnrm.cloud.google.com/v1beta1",
+        ],
+        Field(alias="apiVersion"),
     ] = "cloudscheduler.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["CloudSchedulerJob"] = "CloudSchedulerJob"
     spec: CloudSchedulerJobSpec

@@ -58,7 +58,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("dataSourceRestrictions[].filterOptions[].filter.valueFilter.value.timestampValue", STRING_GOOGLE_DATETIME, (), True, True),
         ("dataSourceRestrictions[].filterOptions[].objectType", STRING, (), True, True),
         ("dataSourceRestrictions[].source", OBJECT, (), True, True),
-        ("dataSourceRestrictions[].source.nameRef", OBJECT, (), True, True, {"api_path": "dataSourceRestrictions[].source.name"}),
+        ("dataSourceRestrictions[].source.name", STRING, (), True, True),
         ("dataSourceRestrictions[].source.predefinedSource", ENUM, (), True, True),
         ("defaultFacetOptions", ARRAY_OF_OBJECT, (), True, True),
         ("defaultFacetOptions[].integerFacetingOptions", OBJECT, (), True, True),
@@ -87,7 +87,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("sourceConfig[].scoringConfig", OBJECT, (), True, True),
         ("sourceConfig[].scoringConfig.sourceImportance", ENUM, (), True, True),
         ("sourceConfig[].source", OBJECT, (), True, True),
-        ("sourceConfig[].source.nameRef", OBJECT, (), True, True, {"api_path": "sourceConfig[].source.name"}),
+        ("sourceConfig[].source.name", STRING, (), True, True),
         ("sourceConfig[].source.predefinedSource", ENUM, (), True, True),
     ),
     observed=(

@@ -15,7 +15,6 @@ from kccgen.generated.cloudsearch.v1alpha1.cloudsearch_v1_api import (
     SourcePredefinedSource,
     SourceScoringConfigSourceImportance,
 )
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -275,9 +274,8 @@ class Source(KRMModel):
     Defines sources for the suggest/search APIs.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Source name for content indexed by the Indexing API.")
     ] = None
     predefined_source: Annotated[
         SourcePredefinedSource | None,

@@ -47,7 +47,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("config.dataRetentionConfig.taskLogsRetentionConfig.storageMode", ENUM, (OPTIONAL,), True, True),
         ("config.databaseConfig", OBJECT, (OPTIONAL,), True, True),
         ("config.databaseConfig.machineType", STRING, (OPTIONAL,), True, True),
-        ("config.databaseConfig.zoneRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "config.databaseConfig.zone"}),
+        ("config.databaseConfig.zone", STRING, (OPTIONAL,), True, True),
         ("config.encryptionConfig", OBJECT, (OPTIONAL,), True, True),
         ("config.encryptionConfig.kmsKeyName", STRING, (OPTIONAL,), True, True),
         ("config.environmentSize", ENUM, (OPTIONAL,), True, True),

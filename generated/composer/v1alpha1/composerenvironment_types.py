@@ -27,7 +27,6 @@ from kccgen.generated.compute.v1alpha1.computenetworkattachment_reference import
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.tagmanager.v1alpha1.tagmanagerzone_reference import TagManagerZoneRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -249,9 +248,11 @@ class DatabaseConfig(KRMModel):
             description="Optional. Cloud SQL machine type used by Airflow database.",
         ),
     ] = None
-    zone_ref: Annotated[
-        TagManagerZoneRef | None,
-        Field(alias="zoneRef", description="A reference to a TagManagerZone (API field `zone`)."),
+    zone: Annotated[
+        str | None,
+        Field(
+            description="Optional. The Compute Engine zone where the Airflow database is created."
+        ),
     ] = None
 
 
@@ -1113,7 +1114,10 @@ class ComposerEnvironment(KRMObject):
     KIND: ClassVar[str] = "ComposerEnvironment"
 
     api_version: Annotated[
-        Literal["composer.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "composer.cnrm.cloud.google.com/v1alpha1", "composer.cnrm.cloud.google.com/v1beta1"
+        ],
+        Field(alias="apiVersion"),
     ] = "composer.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ComposerEnvironment"] = "ComposerEnvironment"
     spec: ComposerEnvironmentSpec

@@ -225,7 +225,8 @@ class ComputeAddress(KRMObject):
     KIND: ClassVar[str] = "ComputeAddress"
 
     api_version: Annotated[
-        Literal["compute.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["compute.cnrm.cloud.google.com/v1alpha1", "compute.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "compute.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ComputeAddress"] = "ComputeAddress"
     spec: ComputeAddressSpec

@@ -340,7 +340,8 @@ class ComputeBackendBucket(KRMObject):
     KIND: ClassVar[str] = "ComputeBackendBucket"
 
     api_version: Annotated[
-        Literal["compute.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["compute.cnrm.cloud.google.com/v1alpha1", "compute.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "compute.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ComputeBackendBucket"] = "ComputeBackendBucket"
     spec: ComputeBackendBucketSpec = Field(default_factory=ComputeBackendBucketSpec)

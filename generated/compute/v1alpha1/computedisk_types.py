@@ -614,7 +614,8 @@ class ComputeDisk(KRMObject):
     KIND: ClassVar[str] = "ComputeDisk"
 
     api_version: Annotated[
-        Literal["compute.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["compute.cnrm.cloud.google.com/v1alpha1", "compute.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "compute.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ComputeDisk"] = "ComputeDisk"
     spec: ComputeDiskSpec

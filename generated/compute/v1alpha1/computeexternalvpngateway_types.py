@@ -170,7 +170,8 @@ class ComputeExternalVPNGateway(KRMObject):
     KIND: ClassVar[str] = "ComputeExternalVPNGateway"
 
     api_version: Annotated[
-        Literal["compute.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["compute.cnrm.cloud.google.com/v1alpha1", "compute.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "compute.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ComputeExternalVPNGateway"] = "ComputeExternalVPNGateway"
     spec: ComputeExternalVPNGatewaySpec = Field(default_factory=ComputeExternalVPNGatewaySpec)

@@ -231,7 +231,8 @@ class ComputeFirewall(KRMObject):
     KIND: ClassVar[str] = "ComputeFirewall"
 
     api_version: Annotated[
-        Literal["compute.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["compute.cnrm.cloud.google.com/v1alpha1", "compute.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "compute.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ComputeFirewall"] = "ComputeFirewall"
     spec: ComputeFirewallSpec = Field(default_factory=ComputeFirewallSpec)

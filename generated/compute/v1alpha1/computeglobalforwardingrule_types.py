@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.clouddeploy.v1alpha1.clouddeploytarget_reference import CloudDeployTargetRef
 from kccgen.generated.compute.v1alpha1 import compute_v1_api
 from kccgen.generated.compute.v1alpha1.compute_v1_api import (
     ForwardingRuleAvailabilityGroup,
@@ -26,10 +25,6 @@ from kccgen.generated.compute.v1alpha1.computepublicdelegatedprefix_reference im
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.servicedirectory.v1alpha1.servicedirectorynamespace_reference import (
-    ServiceDirectoryNamespaceRef,
-)
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -339,12 +334,9 @@ class ComputeGlobalForwardingRuleSpec(KRMModel):
             description="A reference to a ComputeSubnetwork (API field `subnetwork`).",
         ),
     ] = None
-    target_ref: Annotated[
-        CloudDeployTargetRef | None,
-        Field(
-            alias="targetRef",
-            description="A reference to a CloudDeployTarget (API field `target`).",
-        ),
+    target: Annotated[
+        str | None,
+        Field(description="The URL of the target resource to receive the matched traffic."),
     ] = None
 
 
@@ -363,12 +355,9 @@ class ForwardingRuleServiceDirectoryRegistration(KRMModel):
     this registration will be the same as this forwarding rule.
     """
 
-    namespace_ref: Annotated[
-        ServiceDirectoryNamespaceRef | None,
-        Field(
-            alias="namespaceRef",
-            description="A reference to a ServiceDirectoryNamespace (API field `namespace`).",
-        ),
+    namespace: Annotated[
+        str | None,
+        Field(description="Service Directory namespace to register the forwarding rule under."),
     ] = None
     service: Annotated[
         str | None,
@@ -425,10 +414,7 @@ class MetadataFilterLabelMatch(KRMModel):
     to match corresponding labels presented as metadata to the load balancer.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name of metadata label.")] = None
     value: Annotated[
         str | None, Field(description="The value of the label must match the specified value.")
     ] = None

@@ -422,7 +422,8 @@ class ComputeHealthCheck(KRMObject):
     KIND: ClassVar[str] = "ComputeHealthCheck"
 
     api_version: Annotated[
-        Literal["compute.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["compute.cnrm.cloud.google.com/v1alpha1", "compute.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "compute.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ComputeHealthCheck"] = "ComputeHealthCheck"
     spec: ComputeHealthCheckSpec = Field(default_factory=ComputeHealthCheckSpec)

@@ -143,7 +143,8 @@ class ComputeHTTPSHealthCheck(KRMObject):
     KIND: ClassVar[str] = "ComputeHTTPSHealthCheck"
 
     api_version: Annotated[
-        Literal["compute.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["compute.cnrm.cloud.google.com/v1alpha1", "compute.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "compute.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ComputeHTTPSHealthCheck"] = "ComputeHTTPSHealthCheck"
     spec: ComputeHTTPSHealthCheckSpec = Field(default_factory=ComputeHTTPSHealthCheckSpec)

@@ -460,7 +460,8 @@ class ComputeImage(KRMObject):
     KIND: ClassVar[str] = "ComputeImage"
 
     api_version: Annotated[
-        Literal["compute.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["compute.cnrm.cloud.google.com/v1alpha1", "compute.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "compute.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ComputeImage"] = "ComputeImage"
     spec: ComputeImageSpec = Field(default_factory=ComputeImageSpec)

@@ -41,7 +41,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     spec=(
         ("description", STRING, (), False, True),
         ("namedPorts", ARRAY_OF_OBJECT, (OPTIONAL,), False, True),
-        ("namedPorts[].nameRef", OBJECT, (), False, True, {"api_path": "namedPorts[].name"}),
+        ("namedPorts[].name", STRING, (), False, True),
         ("namedPorts[].port", INTEGER_INT32, (), False, True),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),

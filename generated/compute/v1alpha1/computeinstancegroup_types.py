@@ -10,7 +10,6 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.compute.v1alpha1 import compute_v1_api
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -151,10 +150,7 @@ class NamedPort(KRMModel):
     The named port. For example: <"http", 80>.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The name for this named port.")] = None
     port: Annotated[
         int | None, Field(description="The port number, which can be a value between 1 and 65535.")
     ] = None
@@ -183,7 +179,8 @@ class ComputeInstanceGroup(KRMObject):
     KIND: ClassVar[str] = "ComputeInstanceGroup"
 
     api_version: Annotated[
-        Literal["compute.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["compute.cnrm.cloud.google.com/v1alpha1", "compute.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "compute.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ComputeInstanceGroup"] = "ComputeInstanceGroup"
     spec: ComputeInstanceGroupSpec

@@ -43,7 +43,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("instanceGroupManagerRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("instances", ARRAY_OF_OBJECT, (), False, True),
         ("instances[].fingerprint", STRING_BYTE, (), False, True),
-        ("instances[].nameRef", OBJECT, (), False, True, {"api_path": "instances[].name"}),
+        ("instances[].name", STRING, (), False, True),
         ("instances[].preservedState", OBJECT, (), False, True),
         ("instances[].preservedState.disks", MAP_OF_OBJECT, (), False, True),
         ("instances[].preservedState.disks.*.autoDelete", ENUM, (), False, True),

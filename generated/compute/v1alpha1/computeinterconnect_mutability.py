@@ -72,7 +72,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("macsec", OBJECT, (), True, True),
         ("macsec.failOpen", BOOLEAN, (), True, True),
         ("macsec.preSharedKeys", ARRAY_OF_OBJECT, (REQUIRED,), True, True),
-        ("macsec.preSharedKeys[].nameRef", OBJECT, (REQUIRED,), True, True, {"api_path": "macsec.preSharedKeys[].name"}),
+        ("macsec.preSharedKeys[].name", STRING, (REQUIRED,), True, True),
         ("macsec.preSharedKeys[].startTime", STRING, (), True, True),
         ("macsecEnabled", BOOLEAN, (), True, True),
         ("nocContactEmail", STRING, (), True, True),

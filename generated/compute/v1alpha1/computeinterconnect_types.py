@@ -23,7 +23,6 @@ from kccgen.generated.compute.v1alpha1.compute_v1_api import (
     InterconnectSubzone,
 )
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -412,10 +411,9 @@ class InterconnectMacsecPreSharedKey(KRMModel):
     association key (CAK) mode.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Required. A name for this pre-shared key.")] = (
+        None
+    )
     start_time: Annotated[
         str | None,
         Field(

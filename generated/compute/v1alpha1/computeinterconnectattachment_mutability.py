@@ -74,7 +74,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("l2Forwarding.applianceMappings.*.innerVlanToApplianceMappings", ARRAY_OF_OBJECT, (OPTIONAL,), True, True),
         ("l2Forwarding.applianceMappings.*.innerVlanToApplianceMappings[].innerApplianceIpAddress", STRING, (), True, True),
         ("l2Forwarding.applianceMappings.*.innerVlanToApplianceMappings[].innerVlanTags", ARRAY_OF_STRING, (), True, True),
-        ("l2Forwarding.applianceMappings.*.nameRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "l2Forwarding.applianceMappings.*.name"}),
+        ("l2Forwarding.applianceMappings.*.name", STRING, (OPTIONAL,), True, True),
         ("l2Forwarding.defaultApplianceIpAddress", STRING, (OPTIONAL,), True, True),
         ("l2Forwarding.geneveHeader", OBJECT, (OPTIONAL,), True, True),
         ("l2Forwarding.geneveHeader.vni", INTEGER_UINT32, (OPTIONAL,), True, True),

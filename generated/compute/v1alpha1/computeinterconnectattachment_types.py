@@ -23,7 +23,6 @@ from kccgen.generated.compute.v1alpha1.computeinterconnect_reference import Comp
 from kccgen.generated.compute.v1alpha1.computerouter_reference import ComputeRouterRef
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -432,9 +431,8 @@ class InterconnectAttachmentL2ForwardingApplianceMapping(KRMModel):
             description="Optional. Used to match against the inner VLAN when the packet contains two VLAN tags.",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Optional. The name of this appliance mapping rule.")
     ] = None
 
 
@@ -542,7 +540,8 @@ class ComputeInterconnectAttachment(KRMObject):
     KIND: ClassVar[str] = "ComputeInterconnectAttachment"
 
     api_version: Annotated[
-        Literal["compute.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["compute.cnrm.cloud.google.com/v1alpha1", "compute.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "compute.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ComputeInterconnectAttachment"] = "ComputeInterconnectAttachment"
     spec: ComputeInterconnectAttachmentSpec

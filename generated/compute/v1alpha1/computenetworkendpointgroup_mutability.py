@@ -43,7 +43,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("appEngine.urlMask", STRING, (), False, True),
         ("appEngine.version", STRING, (), False, True),
         ("cloudFunction", OBJECT, (OPTIONAL_2,), False, True),
-        ("cloudFunction.functionRef", OBJECT, (), False, True, {"api_path": "cloudFunction.function"}),
+        ("cloudFunction.function", STRING, (), False, True),
         ("cloudFunction.urlMask", STRING, (), False, True),
         ("cloudRun", OBJECT, (OPTIONAL_2,), False, True),
         ("cloudRun.service", STRING, (), False, True),

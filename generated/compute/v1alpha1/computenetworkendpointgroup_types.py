@@ -8,9 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.cloudfunctions.v1alpha1.cloudfunctionsfunction_reference import (
-    CloudFunctionsFunctionRef,
-)
 from kccgen.generated.compute.v1alpha1 import compute_v1_api
 from kccgen.generated.compute.v1alpha1.compute_v1_api import (
     NetworkEndpointGroupNetworkEndpointType,
@@ -240,12 +237,8 @@ class NetworkEndpointGroupCloudFunction(KRMModel):
     region as the Serverless NEG.
     """
 
-    function_ref: Annotated[
-        CloudFunctionsFunctionRef | None,
-        Field(
-            alias="functionRef",
-            description="A reference to a CloudFunctionsFunction (API field `function`).",
-        ),
+    function: Annotated[
+        str | None, Field(description="A user-defined name of the Cloud Function.")
     ] = None
     url_mask: Annotated[
         str | None,
@@ -352,7 +345,8 @@ class ComputeNetworkEndpointGroup(KRMObject):
     KIND: ClassVar[str] = "ComputeNetworkEndpointGroup"
 
     api_version: Annotated[
-        Literal["compute.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["compute.cnrm.cloud.google.com/v1alpha1", "compute.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "compute.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ComputeNetworkEndpointGroup"] = "ComputeNetworkEndpointGroup"
     spec: ComputeNetworkEndpointGroupSpec

@@ -24,7 +24,6 @@ from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networksecurity.v1alpha1.networksecuritysecurityprofilegroup_reference import (
     NetworkSecuritySecurityProfileGroupRef,
 )
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -167,10 +166,7 @@ class FirewallPolicyAssociation(KRMModel):
             description="The target that the firewall policy is attached to.",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The name for an association.")] = None
     priority: Annotated[
         int | None, Field(description="An integer indicating the priority of an association.")
     ] = None
@@ -445,9 +441,9 @@ class FirewallPolicyRuleObservedState(KRMModel):
 
 
 class FirewallPolicyRuleSecureTag(KRMModel):
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None,
+        Field(description="Name of the secure tag, created with TagManager's TagValue API."),
     ] = None
 
 
@@ -483,7 +479,8 @@ class ComputeNetworkFirewallPolicy(KRMObject):
     KIND: ClassVar[str] = "ComputeNetworkFirewallPolicy"
 
     api_version: Annotated[
-        Literal["compute.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["compute.cnrm.cloud.google.com/v1alpha1", "compute.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "compute.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ComputeNetworkFirewallPolicy"] = "ComputeNetworkFirewallPolicy"
     spec: ComputeNetworkFirewallPolicySpec = Field(default_factory=ComputeNetworkFirewallPolicySpec)

@@ -262,7 +262,8 @@ class ComputeNodeGroup(KRMObject):
     KIND: ClassVar[str] = "ComputeNodeGroup"
 
     api_version: Annotated[
-        Literal["compute.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["compute.cnrm.cloud.google.com/v1alpha1", "compute.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "compute.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ComputeNodeGroup"] = "ComputeNodeGroup"
     spec: ComputeNodeGroupSpec

@@ -199,7 +199,8 @@ class ComputeNodeTemplate(KRMObject):
     KIND: ClassVar[str] = "ComputeNodeTemplate"
 
     api_version: Annotated[
-        Literal["compute.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["compute.cnrm.cloud.google.com/v1alpha1", "compute.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "compute.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ComputeNodeTemplate"] = "ComputeNodeTemplate"
     spec: ComputeNodeTemplateSpec

@@ -269,7 +269,8 @@ class ComputePacketMirroring(KRMObject):
     KIND: ClassVar[str] = "ComputePacketMirroring"
 
     api_version: Annotated[
-        Literal["compute.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["compute.cnrm.cloud.google.com/v1alpha1", "compute.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "compute.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ComputePacketMirroring"] = "ComputePacketMirroring"
     spec: ComputePacketMirroringSpec

@@ -54,7 +54,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("publicDelegatedSubPrefixs[].ipCidrRange", STRING, (), True, True),
         ("publicDelegatedSubPrefixs[].isAddress", BOOLEAN, (), True, True),
         ("publicDelegatedSubPrefixs[].mode", ENUM, (), True, True),
-        ("publicDelegatedSubPrefixs[].nameRef", OBJECT, (), True, True, {"api_path": "publicDelegatedSubPrefixs[].name"}),
+        ("publicDelegatedSubPrefixs[].name", STRING, (), True, True),
         ("purpose", ENUM, (IMMUTABLE,), False, True),
         ("region", STRING, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),

@@ -21,7 +21,6 @@ from kccgen.generated.compute.v1alpha1.compute_v1_api import (
     PublicDelegatedPrefixStatus,
 )
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -213,9 +212,8 @@ class PublicDelegatedPrefixPublicDelegatedSubPrefix(KRMModel):
         PublicDelegatedPrefixPublicDelegatedSubPrefixMode | None,
         Field(description="The PublicDelegatedSubPrefix mode for IPv6 only."),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="The name of the sub public delegated prefix.")
     ] = None
 
 

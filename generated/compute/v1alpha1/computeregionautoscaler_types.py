@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.aiplatform.v1alpha1.aiplatformschedule_reference import AIPlatformScheduleRef
-from kccgen.generated.clouddeploy.v1alpha1.clouddeploytarget_reference import CloudDeployTargetRef
 from kccgen.generated.compute.v1alpha1 import compute_v1_api
 from kccgen.generated.compute.v1alpha1.compute_v1_api import (
     AutoscalerStatus,
@@ -20,7 +18,6 @@ from kccgen.generated.compute.v1alpha1.compute_v1_api import (
     ScalingScheduleStatusState,
 )
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.logging.v1alpha1.logginglogmetric_reference import LoggingLogMetricRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -134,11 +131,8 @@ class AutoscalingPolicyCustomMetricUtilization(KRMModel):
             description="A filter string, compatible with a Stackdriver Monitoringfilter string forTimeSeries.list API call."
         ),
     ] = None
-    metric_ref: Annotated[
-        LoggingLogMetricRef | None,
-        Field(
-            alias="metricRef", description="A reference to a LoggingLogMetric (API field `metric`)."
-        ),
+    metric: Annotated[
+        str | None, Field(description="The identifier (type) of the Stackdriver Monitoring metric.")
     ] = None
     single_instance_assignment: Annotated[
         float | None,
@@ -256,11 +250,10 @@ class AutoscalingPolicyScalingSchedule(KRMModel):
             description="The minimum number of VM instances that the autoscaler will recommend in time intervals starting according to schedule.",
         ),
     ] = None
-    schedule_ref: Annotated[
-        AIPlatformScheduleRef | None,
+    schedule: Annotated[
+        str | None,
         Field(
-            alias="scheduleRef",
-            description="A reference to a AIPlatformSchedule (API field `schedule`).",
+            description="The start timestamps of time intervals when this scaling schedule is to provide a scaling signal."
         ),
     ] = None
     time_zone: Annotated[
@@ -398,12 +391,9 @@ class ComputeRegionAutoscalerSpec(KRMModel):
             description="Immutable. Optional. The ComputeRegionAutoscaler ID used for creation and acquisition.",
         ),
     ] = None
-    target_ref: Annotated[
-        CloudDeployTargetRef | None,
-        Field(
-            alias="targetRef",
-            description="A reference to a CloudDeployTarget (API field `target`).",
-        ),
+    target: Annotated[
+        str | None,
+        Field(description="URL of the managed instance group that this autoscaler will scale."),
     ] = None
 
 

@@ -33,16 +33,6 @@ from kccgen.generated.compute.v1alpha1.compute_v1_api import (
 from kccgen.generated.compute.v1alpha1.computeinstance_reference import ComputeInstanceRef
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.networksecurity.v1alpha1.networksecurityclienttlspolicy_reference import (
-    NetworkSecurityClientTLSPolicyRef,
-)
-from kccgen.generated.networkservices.v1alpha1.networkservicesservicebinding_reference import (
-    NetworkServicesServiceBindingRef,
-)
-from kccgen.generated.networkservices.v1alpha1.networkservicesservicelbpolicy_reference import (
-    NetworkServicesServiceLBPolicyRef,
-)
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -241,10 +231,7 @@ class BackendCustomMetric(KRMModel):
             description="Optional parameter to define a target utilization for the Custom Metrics balancing mode.",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name of a custom utilization signal.")] = None
 
 
 class BackendServiceCdnPolicy(KRMModel):
@@ -418,10 +405,7 @@ class BackendServiceCustomMetric(KRMModel):
             alias="dryRun", description="If true, the metric data is not used for load balancing."
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name of a custom utilization signal.")] = None
 
 
 class BackendServiceDynamicForwarding(KRMModel):
@@ -555,10 +539,7 @@ class BackendServiceHttpCookie(KRMModel):
     The HTTP cookie used for stateful session affinity.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name of the cookie.")] = None
     path: Annotated[str | None, Field(description="Path to set for the cookie.")] = None
     ttl: Annotated[Duration | None, Field(description="Lifetime of the cookie.")] = None
 
@@ -629,10 +610,7 @@ class BackendServiceLocalityLoadBalancingPolicyConfigCustomPolicy(KRMModel):
             description="An optional, arbitrary JSON object with configuration data, understood by a locally installed custom policy implementation."
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Identifies the custom policy.")] = None
 
 
 class BackendServiceLocalityLoadBalancingPolicyConfigPolicy(KRMModel):
@@ -1236,18 +1214,16 @@ class ComputeRegionBackendServiceSpec(KRMModel):
             description="This field specifies the security settings that apply to this backend service.",
         ),
     ] = None
-    service_binding_refs: Annotated[
-        list[NetworkServicesServiceBindingRef] | None,
+    service_bindings: Annotated[
+        list[str] | None,
         Field(
-            alias="serviceBindingRefs",
-            description="References to NetworkServicesServiceBindings (API field `serviceBindings`).",
+            alias="serviceBindings", description="URLs of networkservices.ServiceBinding resources."
         ),
     ] = None
-    service_lb_policy_ref: Annotated[
-        NetworkServicesServiceLBPolicyRef | None,
+    service_lb_policy: Annotated[
+        str | None,
         Field(
-            alias="serviceLbPolicyRef",
-            description="A reference to a NetworkServicesServiceLBPolicy (API field `serviceLbPolicy`).",
+            alias="serviceLbPolicy", description="URL to networkservices.ServiceLbPolicy resource."
         ),
     ] = None
     session_affinity: Annotated[
@@ -1324,10 +1300,7 @@ class ConsistentHashLoadBalancerSettingsHttpCookie(KRMModel):
     for load balancing policies that use a consistent hash.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name of the cookie.")] = None
     path: Annotated[str | None, Field(description="Path to set for the cookie.")] = None
     ttl: Annotated[Duration | None, Field(description="Lifetime of the cookie.")] = None
 
@@ -1446,11 +1419,11 @@ class SecuritySettings(KRMModel):
             description="The configuration needed to generate a signature for access to private storage buckets that support AWS's Signature Version 4 for authentication.",
         ),
     ] = None
-    client_tls_policy_ref: Annotated[
-        NetworkSecurityClientTLSPolicyRef | None,
+    client_tls_policy: Annotated[
+        str | None,
         Field(
-            alias="clientTlsPolicyRef",
-            description="A reference to a NetworkSecurityClientTLSPolicy (API field `clientTlsPolicy`).",
+            alias="clientTlsPolicy",
+            description="Optional. A URL referring to a networksecurity.ClientTlsPolicy resource that describes how clients should authenticate with this service's backends.",
         ),
     ] = None
     subject_alt_names: Annotated[

@@ -38,8 +38,6 @@ from kccgen.generated.compute.v1alpha1.computeinstancetemplate_reference import 
 )
 from kccgen.generated.compute.v1alpha1.computelicense_reference import ComputeLicenseRef
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
-from kccgen.generated.tagmanager.v1alpha1.tagmanagerzone_reference import TagManagerZoneRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -705,9 +703,11 @@ class Reservation(KRMModel):
             description="Indicates whether Compute Engine allows unplanned maintenance for your VMs; for example, to fix hardware errors.",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None,
+        Field(
+            description="The name of the resource, provided by the client when initially creating the resource."
+        ),
     ] = None
     params: Annotated[
         ReservationParams | None,
@@ -760,10 +760,7 @@ class Reservation(KRMModel):
             description='Indicates whether the reservation can be consumed by VMs with affinity for "any" reservation.',
         ),
     ] = None
-    zone_ref: Annotated[
-        TagManagerZoneRef | None,
-        Field(alias="zoneRef", description="A reference to a TagManagerZone (API field `zone`)."),
-    ] = None
+    zone: Annotated[str | None, Field(description="Zone in which the reservation resides.")] = None
 
 
 class ReservationAdvancedDeploymentControl(KRMModel):

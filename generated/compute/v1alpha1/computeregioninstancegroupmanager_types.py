@@ -45,8 +45,6 @@ from kccgen.generated.compute.v1alpha1.computeresourcepolicy_reference import (
 from kccgen.generated.compute.v1alpha1.computestoragepool_reference import ComputeStoragePoolRef
 from kccgen.generated.compute.v1alpha1.computetargetpool_reference import ComputeTargetPoolRef
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
-from kccgen.generated.tagmanager.v1alpha1.tagmanagerzone_reference import TagManagerZoneRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -643,10 +641,7 @@ class DistributionPolicy(KRMModel):
 
 
 class DistributionPolicyZoneConfiguration(KRMModel):
-    zone_ref: Annotated[
-        TagManagerZoneRef | None,
-        Field(alias="zoneRef", description="A reference to a TagManagerZone (API field `zone`)."),
-    ] = None
+    zone: Annotated[str | None, Field(description="The URL of thezone.")] = None
 
 
 class ErrorInfoObserved(KRMModel):
@@ -1525,10 +1520,7 @@ class InstanceGroupManagerVersion(KRMModel):
             description="The URL of the instance template that is specified for this managed instance group.",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name of the version.")] = None
     target_size: Annotated[
         FixedOrPercent | None,
         Field(

@@ -20,7 +20,6 @@ from kccgen.generated.compute.v1alpha1.compute_v1_api import (
 from kccgen.generated.compute.v1alpha1.computeregioninstancegroupmanager_reference import (
     ComputeRegionInstanceGroupManagerRef,
 )
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -410,9 +409,11 @@ class PerInstanceConfig(KRMModel):
             pattern="^[A-Za-z0-9+/_-]*={0,2}$",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None,
+        Field(
+            description="The name of a per-instance configuration and its corresponding instance."
+        ),
     ] = None
     preserved_state: Annotated[
         PreservedState | None,

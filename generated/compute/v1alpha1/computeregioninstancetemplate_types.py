@@ -58,7 +58,6 @@ from kccgen.generated.compute.v1alpha1.computestoragepool_reference import Compu
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -107,10 +106,7 @@ class AccessConfig(KRMModel):
             description="A reference to a ComputePublicDelegatedPrefix (API field `ipCollection`).",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The name of this access configuration.")] = None
     nat_ip: Annotated[
         str | None, Field(alias="natIP", description="Applies to accessConfigs (IPv4) only.")
     ] = None

@@ -24,7 +24,6 @@ from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networksecurity.v1alpha1.networksecuritysecurityprofilegroup_reference import (
     NetworkSecuritySecurityProfileGroupRef,
 )
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -170,10 +169,7 @@ class FirewallPolicyAssociation(KRMModel):
             description="The target that the firewall policy is attached to.",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The name for an association.")] = None
     priority: Annotated[
         int | None, Field(description="An integer indicating the priority of an association.")
     ] = None
@@ -448,9 +444,9 @@ class FirewallPolicyRuleObservedState(KRMModel):
 
 
 class FirewallPolicyRuleSecureTag(KRMModel):
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None,
+        Field(description="Name of the secure tag, created with TagManager's TagValue API."),
     ] = None
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.clouddeploy.v1alpha1.clouddeploytarget_reference import CloudDeployTargetRef
 from kccgen.generated.compute.v1alpha1 import compute_v1_api
 from kccgen.generated.compute.v1alpha1.compute_v1_api import (
     SecurityPolicyAdaptiveProtectionConfigLayer7DdosDefenseConfigRuleVisibility,
@@ -26,7 +25,6 @@ from kccgen.generated.compute.v1alpha1.compute_v1_api import (
     SecurityPolicyUserDefinedFieldBase,
 )
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -281,9 +279,9 @@ class SecurityPolicyAdaptiveProtectionConfigLayer7DdosDefenseConfigThresholdConf
     detection_relative_to_baseline_qps: Annotated[
         float | None, Field(alias="detectionRelativeToBaselineQps")
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None,
+        Field(description="The name must be 1-63 characters long, and comply withRFC1035."),
     ] = None
     traffic_granularity_configs: Annotated[
         list[
@@ -384,10 +382,7 @@ class SecurityPolicyAssociation(KRMModel):
             description="A list of projects to exclude from the security policy.",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The name for an association.")] = None
 
 
 class SecurityPolicyAssociationObservedState(KRMModel):
@@ -629,9 +624,8 @@ class SecurityPolicyRuleNetworkMatcher(KRMModel):
 
 
 class SecurityPolicyRuleNetworkMatcherUserDefinedFieldMatch(KRMModel):
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Name of the user-defined field, as given in the definition.")
     ] = None
     values: Annotated[list[str] | None, Field(description="Matching values of the field.")] = None
 
@@ -805,13 +799,7 @@ class SecurityPolicyRuleRateLimitOptionsThreshold(KRMModel):
 
 
 class SecurityPolicyRuleRedirectOptions(KRMModel):
-    target_ref: Annotated[
-        CloudDeployTargetRef | None,
-        Field(
-            alias="targetRef",
-            description="A reference to a CloudDeployTarget (API field `target`).",
-        ),
-    ] = None
+    target: Annotated[str | None, Field(description="Target for the redirect action.")] = None
     type: Annotated[
         SecurityPolicyRuleRedirectOptionsType | None,
         Field(description="Type of the redirect action."),
@@ -829,10 +817,7 @@ class SecurityPolicyUserDefinedField(KRMModel):
             description="If specified, apply this mask (bitwise AND) to the field to ignore bits before matching."
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The name of this field.")] = None
     offset: Annotated[
         int | None,
         Field(

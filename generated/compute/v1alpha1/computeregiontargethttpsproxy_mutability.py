@@ -40,7 +40,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="compute.regionTargetHttpsProxies.patch (PATCH) sends the whole resource, fingerprint must match",
     identity="projects/{project}/regions/{region}/targetHttpsProxies/{targetHttpsProxy}",
     spec=(
-        ("authorizationPolicyRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "authorizationPolicy"}),
+        ("authorizationPolicy", STRING, (OPTIONAL,), True, True),
         ("certificateMapRef", OBJECT, (), True, True, {"api_path": "certificateMap"}),
         ("description", STRING, (), True, True),
         ("httpKeepAliveTimeoutSec", INTEGER_INT32, (), True, True),
@@ -49,7 +49,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("quicOverride", ENUM, (), True, True),
         ("region", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
-        ("serverTlsPolicyRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "serverTlsPolicy"}),
+        ("serverTlsPolicy", STRING, (OPTIONAL,), True, True),
         ("sslCertificateRefs", ARRAY_OF_OBJECT, (), True, True, {"api_path": "sslCertificates"}),
         ("sslPolicy", STRING, (), True, True),
         ("tlsEarlyData", ENUM, (), True, True),

@@ -93,7 +93,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("specificReservation.sourceInstanceTemplateRef", OBJECT, (), True, True, {"api_path": "specificReservation.sourceInstanceTemplate"}),
         ("specificReservationRequired", BOOLEAN, (), True, True),
         ("zone", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
-        ("zoneRef", OBJECT, (), True, True, {"api_path": "zone"}),
+        ("zone", STRING, (), False, True, {"identity": True}),
     ),
     observed=(
         ("aggregateReservation", OBJECT, (), False, True),

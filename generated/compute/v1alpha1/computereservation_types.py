@@ -32,7 +32,6 @@ from kccgen.generated.compute.v1alpha1.computeinstancetemplate_reference import 
     ComputeInstanceTemplateRef,
 )
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.tagmanager.v1alpha1.tagmanagerzone_reference import TagManagerZoneRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -532,11 +531,7 @@ class ComputeReservationSpec(KRMModel):
             description='Indicates whether the reservation can be consumed by VMs with affinity for "any" reservation.',
         ),
     ] = None
-    zone: Annotated[str, Field(description="Immutable. The zone of the ComputeReservation.")]
-    zone_ref: Annotated[
-        TagManagerZoneRef | None,
-        Field(alias="zoneRef", description="A reference to a TagManagerZone (API field `zone`)."),
-    ] = None
+    zone: Annotated[str, Field(description="Zone in which the reservation resides.")]
 
 
 class Duration(KRMModel):
@@ -773,7 +768,8 @@ class ComputeReservation(KRMObject):
     KIND: ClassVar[str] = "ComputeReservation"
 
     api_version: Annotated[
-        Literal["compute.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["compute.cnrm.cloud.google.com/v1alpha1", "compute.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "compute.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ComputeReservation"] = "ComputeReservation"
     spec: ComputeReservationSpec

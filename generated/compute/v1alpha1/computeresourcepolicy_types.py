@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.aiplatform.v1alpha1.aiplatformschedule_reference import AIPlatformScheduleRef
 from kccgen.generated.compute.v1alpha1 import compute_v1_api
 from kccgen.generated.compute.v1alpha1.compute_v1_api import (
     ResourcePolicyGroupPlacementPolicyAcceleratorTopologyMode,
@@ -272,12 +271,9 @@ class ResourcePolicyInstanceSchedulePolicySchedule(KRMModel):
     Schedule for an instance operation.
     """
 
-    schedule_ref: Annotated[
-        AIPlatformScheduleRef | None,
-        Field(
-            alias="scheduleRef",
-            description="A reference to a AIPlatformSchedule (API field `schedule`).",
-        ),
+    schedule: Annotated[
+        str | None,
+        Field(description="Specifies the frequency for the operation, using the unix-cron format."),
     ] = None
 
 
@@ -539,7 +535,8 @@ class ComputeResourcePolicy(KRMObject):
     KIND: ClassVar[str] = "ComputeResourcePolicy"
 
     api_version: Annotated[
-        Literal["compute.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["compute.cnrm.cloud.google.com/v1alpha1", "compute.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "compute.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ComputeResourcePolicy"] = "ComputeResourcePolicy"
     spec: ComputeResourcePolicySpec

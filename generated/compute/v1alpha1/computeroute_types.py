@@ -293,7 +293,8 @@ class ComputeRoute(KRMObject):
     KIND: ClassVar[str] = "ComputeRoute"
 
     api_version: Annotated[
-        Literal["compute.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["compute.cnrm.cloud.google.com/v1alpha1", "compute.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "compute.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ComputeRoute"] = "ComputeRoute"
     spec: ComputeRouteSpec = Field(default_factory=ComputeRouteSpec)

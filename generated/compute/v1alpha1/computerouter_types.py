@@ -34,7 +34,6 @@ from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networkconnectivity.v1alpha1.networkconnectivityhub_reference import (
     NetworkConnectivityHubRef,
 )
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -316,10 +315,7 @@ class RouterBgpPeer(KRMModel):
             description="Present if MD5 authentication is enabled for the peering.",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name of this BGP peer.")] = None
     peer_asn: Annotated[
         int | None, Field(alias="peerAsn", description="Peer BGP Autonomous System Number (ASN).")
     ] = None
@@ -421,10 +417,7 @@ class RouterInterface(KRMModel):
             description="URI of the linked VPN tunnel, which must be in the same region as the router.",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name of this interface entry.")] = None
     private_ip_address: Annotated[
         str | None,
         Field(
@@ -460,10 +453,7 @@ class RouterInterfaceObservedState(KRMModel):
 
 class RouterMd5AuthenticationKey(KRMModel):
     key: Annotated[str | None, Field(description="[Input only] Value of the key.")] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name used to identify the key.")] = None
 
 
 class RouterNat(KRMModel):
@@ -522,10 +512,7 @@ class RouterNat(KRMModel):
             description="Minimum number of ports allocated to a VM from this NAT config.",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Unique name of this Nat service.")] = None
     nat64_subnetworks: Annotated[
         list[RouterNatSubnetworkToNat64] | None,
         Field(
@@ -694,9 +681,8 @@ class RouterNatSubnetworkToNat(KRMModel):
     Defines the IP ranges that want to use NAT for a subnetwork.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="URL for the subnetwork resource that will use NAT.")
     ] = None
     secondary_ip_range_names: Annotated[
         list[str] | None,
@@ -719,9 +705,8 @@ class RouterNatSubnetworkToNat64(KRMModel):
     Specifies a subnetwork to enable NAT64.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="URL for the subnetwork resource that will use NAT64.")
     ] = None
 
 
@@ -762,7 +747,8 @@ class ComputeRouter(KRMObject):
     KIND: ClassVar[str] = "ComputeRouter"
 
     api_version: Annotated[
-        Literal["compute.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["compute.cnrm.cloud.google.com/v1alpha1", "compute.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "compute.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ComputeRouter"] = "ComputeRouter"
     spec: ComputeRouterSpec

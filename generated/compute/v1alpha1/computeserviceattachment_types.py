@@ -284,7 +284,8 @@ class ComputeServiceAttachment(KRMObject):
     KIND: ClassVar[str] = "ComputeServiceAttachment"
 
     api_version: Annotated[
-        Literal["compute.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["compute.cnrm.cloud.google.com/v1alpha1", "compute.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "compute.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ComputeServiceAttachment"] = "ComputeServiceAttachment"
     spec: ComputeServiceAttachmentSpec

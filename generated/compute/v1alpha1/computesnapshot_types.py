@@ -411,7 +411,8 @@ class ComputeSnapshot(KRMObject):
     KIND: ClassVar[str] = "ComputeSnapshot"
 
     api_version: Annotated[
-        Literal["compute.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["compute.cnrm.cloud.google.com/v1alpha1", "compute.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "compute.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ComputeSnapshot"] = "ComputeSnapshot"
     spec: ComputeSnapshotSpec = Field(default_factory=ComputeSnapshotSpec)

@@ -248,7 +248,8 @@ class ComputeSSLCertificate(KRMObject):
     KIND: ClassVar[str] = "ComputeSSLCertificate"
 
     api_version: Annotated[
-        Literal["compute.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["compute.cnrm.cloud.google.com/v1alpha1", "compute.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "compute.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ComputeSSLCertificate"] = "ComputeSSLCertificate"
     spec: ComputeSSLCertificateSpec = Field(default_factory=ComputeSSLCertificateSpec)

@@ -182,7 +182,8 @@ class ComputeSSLPolicy(KRMObject):
     KIND: ClassVar[str] = "ComputeSSLPolicy"
 
     api_version: Annotated[
-        Literal["compute.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["compute.cnrm.cloud.google.com/v1alpha1", "compute.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "compute.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ComputeSSLPolicy"] = "ComputeSSLPolicy"
     spec: ComputeSSLPolicySpec = Field(default_factory=ComputeSSLPolicySpec)

@@ -130,7 +130,8 @@ class ComputeTargetGRPCProxy(KRMObject):
     KIND: ClassVar[str] = "ComputeTargetGRPCProxy"
 
     api_version: Annotated[
-        Literal["compute.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["compute.cnrm.cloud.google.com/v1alpha1", "compute.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "compute.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ComputeTargetGRPCProxy"] = "ComputeTargetGRPCProxy"
     spec: ComputeTargetGRPCProxySpec = Field(default_factory=ComputeTargetGRPCProxySpec)

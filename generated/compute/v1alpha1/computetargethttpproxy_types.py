@@ -155,7 +155,8 @@ class ComputeTargetHTTPProxy(KRMObject):
     KIND: ClassVar[str] = "ComputeTargetHTTPProxy"
 
     api_version: Annotated[
-        Literal["compute.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["compute.cnrm.cloud.google.com/v1alpha1", "compute.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "compute.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ComputeTargetHTTPProxy"] = "ComputeTargetHTTPProxy"
     spec: ComputeTargetHTTPProxySpec = Field(default_factory=ComputeTargetHTTPProxySpec)

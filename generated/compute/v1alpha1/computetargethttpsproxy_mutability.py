@@ -39,7 +39,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="compute.targetHttpsProxies.patch (PATCH) sends the whole resource, fingerprint must match",
     identity="projects/{project}/global/targetHttpsProxies/{targetHttpsProxy}",
     spec=(
-        ("authorizationPolicyRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "authorizationPolicy"}),
+        ("authorizationPolicy", STRING, (OPTIONAL,), True, True),
         ("certificateMapRef", OBJECT, (), True, True, {"api_path": "certificateMap"}),
         ("description", STRING, (), True, True),
         ("httpKeepAliveTimeoutSec", INTEGER_INT32, (), True, True),
@@ -47,7 +47,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("proxyBind", BOOLEAN, (), True, True),
         ("quicOverride", ENUM, (), True, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
-        ("serverTlsPolicyRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "serverTlsPolicy"}),
+        ("serverTlsPolicy", STRING, (OPTIONAL,), True, True),
         ("sslCertificateRefs", ARRAY_OF_OBJECT, (), True, True, {"api_path": "sslCertificates"}),
         ("sslPolicy", STRING, (), True, True),
         ("tlsEarlyData", ENUM, (), True, True),

@@ -21,12 +21,6 @@ from kccgen.generated.compute.v1alpha1.compute_v1_api import (
 )
 from kccgen.generated.compute.v1alpha1.computeurlmap_reference import ComputeURLMapRef
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.networksecurity.v1alpha1.networksecurityauthorizationpolicy_reference import (
-    NetworkSecurityAuthorizationPolicyRef,
-)
-from kccgen.generated.networksecurity.v1alpha1.networksecurityservertlspolicy_reference import (
-    NetworkSecurityServerTLSPolicyRef,
-)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -109,11 +103,11 @@ class ComputeTargetHTTPSProxySpec(KRMModel):
     Forwarding rule concepts.
     """
 
-    authorization_policy_ref: Annotated[
-        NetworkSecurityAuthorizationPolicyRef | None,
+    authorization_policy: Annotated[
+        str | None,
         Field(
-            alias="authorizationPolicyRef",
-            description="A reference to a NetworkSecurityAuthorizationPolicy (API field `authorizationPolicy`).",
+            alias="authorizationPolicy",
+            description="Optional. A URL referring to a networksecurity.AuthorizationPolicy resource that describes how the proxy should authorize inbound traffic.",
         ),
     ] = None
     certificate_map_ref: Annotated[
@@ -161,11 +155,11 @@ class ComputeTargetHTTPSProxySpec(KRMModel):
             description="Immutable. Optional. The ComputeTargetHTTPSProxy ID used for creation and acquisition.",
         ),
     ] = None
-    server_tls_policy_ref: Annotated[
-        NetworkSecurityServerTLSPolicyRef | None,
+    server_tls_policy: Annotated[
+        str | None,
         Field(
-            alias="serverTlsPolicyRef",
-            description="A reference to a NetworkSecurityServerTLSPolicy (API field `serverTlsPolicy`).",
+            alias="serverTlsPolicy",
+            description="Optional. A URL referring to a networksecurity.ServerTlsPolicy resource that describes how the proxy should authenticate inbound traffic.",
         ),
     ] = None
     ssl_certificate_refs: Annotated[
@@ -220,7 +214,8 @@ class ComputeTargetHTTPSProxy(KRMObject):
     KIND: ClassVar[str] = "ComputeTargetHTTPSProxy"
 
     api_version: Annotated[
-        Literal["compute.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["compute.cnrm.cloud.google.com/v1alpha1", "compute.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "compute.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ComputeTargetHTTPSProxy"] = "ComputeTargetHTTPSProxy"
     spec: ComputeTargetHTTPSProxySpec = Field(default_factory=ComputeTargetHTTPSProxySpec)

@@ -134,7 +134,8 @@ class ComputeTargetInstance(KRMObject):
     KIND: ClassVar[str] = "ComputeTargetInstance"
 
     api_version: Annotated[
-        Literal["compute.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["compute.cnrm.cloud.google.com/v1alpha1", "compute.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "compute.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ComputeTargetInstance"] = "ComputeTargetInstance"
     spec: ComputeTargetInstanceSpec

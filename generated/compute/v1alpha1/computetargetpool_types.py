@@ -143,7 +143,8 @@ class ComputeTargetPool(KRMObject):
     KIND: ClassVar[str] = "ComputeTargetPool"
 
     api_version: Annotated[
-        Literal["compute.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["compute.cnrm.cloud.google.com/v1alpha1", "compute.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "compute.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ComputeTargetPool"] = "ComputeTargetPool"
     spec: ComputeTargetPoolSpec

@@ -131,7 +131,8 @@ class ComputeTargetSSLProxy(KRMObject):
     KIND: ClassVar[str] = "ComputeTargetSSLProxy"
 
     api_version: Annotated[
-        Literal["compute.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["compute.cnrm.cloud.google.com/v1alpha1", "compute.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "compute.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ComputeTargetSSLProxy"] = "ComputeTargetSSLProxy"
     spec: ComputeTargetSSLProxySpec = Field(default_factory=ComputeTargetSSLProxySpec)

@@ -130,7 +130,8 @@ class ComputeTargetTCPProxy(KRMObject):
     KIND: ClassVar[str] = "ComputeTargetTCPProxy"
 
     api_version: Annotated[
-        Literal["compute.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["compute.cnrm.cloud.google.com/v1alpha1", "compute.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "compute.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ComputeTargetTCPProxy"] = "ComputeTargetTCPProxy"
     spec: ComputeTargetTCPProxySpec = Field(default_factory=ComputeTargetTCPProxySpec)

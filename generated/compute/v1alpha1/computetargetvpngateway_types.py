@@ -152,7 +152,8 @@ class ComputeTargetVPNGateway(KRMObject):
     KIND: ClassVar[str] = "ComputeTargetVPNGateway"
 
     api_version: Annotated[
-        Literal["compute.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["compute.cnrm.cloud.google.com/v1alpha1", "compute.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "compute.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ComputeTargetVPNGateway"] = "ComputeTargetVPNGateway"
     spec: ComputeTargetVPNGatewaySpec

@@ -21,7 +21,6 @@ from kccgen.generated.compute.v1alpha1.computebackendservice_reference import (
     ComputeBackendServiceRef,
 )
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -686,10 +685,9 @@ class HttpQueryParameterMatch(KRMModel):
             description="The queryParameterMatch matches if the value of the parameter exactly matches the contents of exactMatch.",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The name of the query parameter to match.")] = (
+        None
+    )
     present_match: Annotated[
         bool | None,
         Field(
@@ -1063,10 +1061,7 @@ class MetadataFilterLabelMatch(KRMModel):
     to match corresponding labels presented as metadata to the load balancer.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name of metadata label.")] = None
     value: Annotated[
         str | None, Field(description="The value of the label must match the specified value.")
     ] = None
@@ -1117,9 +1112,9 @@ class PathMatcher(KRMModel):
             description="Specifies changes to request and response headers that need to take effect for the selected backend service.",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None,
+        Field(description="The name to which this PathMatcher is referred by theHostRule."),
     ] = None
     path_rules: Annotated[
         list[PathRule] | None, Field(alias="pathRules", description="The list of path rules.")
@@ -1285,10 +1280,7 @@ class UrlMapTestHeader(KRMModel):
     HTTP headers used in UrlMapTests.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Header name.")] = None
     value: Annotated[str | None, Field(description="Header value.")] = None
 
 
@@ -1375,7 +1367,8 @@ class ComputeURLMap(KRMObject):
     KIND: ClassVar[str] = "ComputeURLMap"
 
     api_version: Annotated[
-        Literal["compute.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["compute.cnrm.cloud.google.com/v1alpha1", "compute.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "compute.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ComputeURLMap"] = "ComputeURLMap"
     spec: ComputeURLMapSpec = Field(default_factory=ComputeURLMapSpec)

@@ -218,7 +218,8 @@ class ComputeVPNGateway(KRMObject):
     KIND: ClassVar[str] = "ComputeVPNGateway"
 
     api_version: Annotated[
-        Literal["compute.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["compute.cnrm.cloud.google.com/v1alpha1", "compute.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "compute.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ComputeVPNGateway"] = "ComputeVPNGateway"
     spec: ComputeVPNGatewaySpec

@@ -268,7 +268,8 @@ class ComputeVPNTunnel(KRMObject):
     KIND: ClassVar[str] = "ComputeVPNTunnel"
 
     api_version: Annotated[
-        Literal["compute.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["compute.cnrm.cloud.google.com/v1alpha1", "compute.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "compute.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ComputeVPNTunnel"] = "ComputeVPNTunnel"
     spec: ComputeVPNTunnelSpec

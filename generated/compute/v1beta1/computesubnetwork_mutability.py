@@ -76,7 +76,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("purpose", ENUM, (), True, True),
         ("region", STRING, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
-        ("regionRef", OBJECT, (IMMUTABLE,), False, True, {"api_path": "region"}),
+        ("region", STRING, (IMMUTABLE,), False, True, {"identity": True}),
         ("reservedInternalRangeRef", OBJECT, (), True, True, {"api_path": "reservedInternalRange"}),
         ("resolveSubnetMask", ENUM, (), True, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),

@@ -27,7 +27,6 @@ from kccgen.generated.compute.v1beta1.compute_v1_api import (
 )
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.merchantapi.v1alpha1.merchantapiregion_reference import MerchantAPIRegionRef
 from kccgen.generated.networkconnectivity.v1alpha1.networkconnectivityinternalrange_reference import (
     NetworkConnectivityInternalRangeRef,
 )
@@ -218,14 +217,7 @@ class ComputeSubnetworkSpec(KRMModel):
         ),
     ] = None
     purpose: SubnetworkPurpose | None = None
-    region: Annotated[str, Field(description="Immutable. The region of the ComputeSubnetwork.")]
-    region_ref: Annotated[
-        MerchantAPIRegionRef | None,
-        Field(
-            alias="regionRef",
-            description="A reference to a MerchantAPIRegion (API field `region`).",
-        ),
-    ] = None
+    region: Annotated[str, Field(description="URL of the region where the Subnetwork resides.")]
     reserved_internal_range_ref: Annotated[
         NetworkConnectivityInternalRangeRef | None,
         Field(

@@ -61,7 +61,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("terraformBlueprint.gitSource", OBJECT, (), True, True),
         ("terraformBlueprint.gitSource.directory", STRING, (), True, True),
         ("terraformBlueprint.gitSource.ref", STRING, (), True, True),
-        ("terraformBlueprint.gitSource.repoRef", OBJECT, (), True, True, {"api_path": "terraformBlueprint.gitSource.repo"}),
+        ("terraformBlueprint.gitSource.repo", STRING, (), True, True),
         ("terraformBlueprint.inputValues", MAP_OF_OBJECT, (OPTIONAL,), True, True),
         ("terraformBlueprint.inputValues.*.inputValue", ANY, (OPTIONAL,), True, True),
         ("tfVersionConstraint", STRING, (), True, True),

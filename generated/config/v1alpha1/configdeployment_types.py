@@ -19,7 +19,6 @@ from kccgen.generated.config.v1alpha1.config_v1_api import (
 from kccgen.generated.config.v1alpha1.configdeployment_reference import ConfigDeploymentRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.run.v1alpha1.runworkerpool_reference import RunWorkerPoolRef
-from kccgen.generated.sourcerepo.v1alpha1.sourcereporepo_reference import SourcerepoRepoRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -268,10 +267,7 @@ class GitSource(KRMModel):
         None
     )
     ref: Annotated[str | None, Field(description="Git reference (e.g. branch or tag).")] = None
-    repo_ref: Annotated[
-        SourcerepoRepoRef | None,
-        Field(alias="repoRef", description="A reference to a SourcerepoRepo (API field `repo`)."),
-    ] = None
+    repo: Annotated[str | None, Field(description="Repository URL.")] = None
 
 
 class ProviderConfig(KRMModel):

@@ -25,6 +25,7 @@ ARRAY_OF_MAP_OF_ANY = FieldType(
     kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.MAP, item=FieldType(kind=TypeKind.ANY))
 )
 ARRAY_OF_OBJECT = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.OBJECT))
+ARRAY_OF_STRING = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.STRING))
 ENUM = FieldType(kind=TypeKind.ENUM)
 INTEGER_INT32 = FieldType(kind=TypeKind.INTEGER, format="int32")
 MAP_OF_STRING = FieldType(kind=TypeKind.MAP, item=FieldType(kind=TypeKind.STRING))
@@ -40,7 +41,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     spec=(
         ("annotations", MAP_OF_STRING, (OPTIONAL,), True, True),
         ("deploymentUnits", ARRAY_OF_OBJECT, (), True, True),
-        ("deploymentUnits[].dependencyRefs", ARRAY_OF_OBJECT, (REQUIRED,), True, True, {"api_path": "deploymentUnits[].dependencies"}),
+        ("deploymentUnits[].dependencies", ARRAY_OF_STRING, (REQUIRED,), True, True),
         ("deploymentUnits[].deploymentRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "deploymentUnits[].deployment"}),
         ("deploymentUnits[].id", STRING, (), True, True),
         ("labels", MAP_OF_STRING, (OPTIONAL,), True, True),

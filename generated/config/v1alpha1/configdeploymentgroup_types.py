@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.apihub.v1alpha1.apihubdependency_reference import APIHubDependencyRef
 from kccgen.generated.config.v1alpha1 import config_v1_api
 from kccgen.generated.config.v1alpha1.config_v1_api import (
     DeploymentGroupProvisioningState,
@@ -123,11 +122,10 @@ class DeploymentUnit(KRMModel):
     A DeploymentUnit is a container for a deployment and its dependencies. An existing deployment can be provided directly in the unit, or the unit can act as a placeholder to define the DAG, with the deployment specs supplied in a `provisionDeploymentRequest`.
     """
 
-    dependency_refs: Annotated[
-        list[APIHubDependencyRef] | None,
+    dependencies: Annotated[
+        list[str] | None,
         Field(
-            alias="dependencyRefs",
-            description="References to APIHubDependencys (API field `dependencies`).",
+            description="Required. The IDs of the deployment units within the deployment group that this unit depends on."
         ),
     ] = None
     deployment_ref: Annotated[

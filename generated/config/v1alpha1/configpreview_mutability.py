@@ -61,7 +61,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("terraformBlueprint.gitSource", OBJECT, (), False, True),
         ("terraformBlueprint.gitSource.directory", STRING, (), False, True),
         ("terraformBlueprint.gitSource.ref", STRING, (), False, True),
-        ("terraformBlueprint.gitSource.repoRef", OBJECT, (), False, True, {"api_path": "terraformBlueprint.gitSource.repo"}),
+        ("terraformBlueprint.gitSource.repo", STRING, (), False, True),
         ("terraformBlueprint.inputValues", MAP_OF_OBJECT, (OPTIONAL,), False, True),
         ("terraformBlueprint.inputValues.*.inputValue", ANY, (OPTIONAL,), False, True),
         ("tfVersionConstraint", STRING, (), False, True),

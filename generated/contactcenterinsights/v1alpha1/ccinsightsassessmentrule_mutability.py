@@ -45,7 +45,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("sampleRule.sampleRow", STRING_INT64, (), True, True),
         ("scheduleInfo", OBJECT, (), True, True),
         ("scheduleInfo.endTime", STRING_GOOGLE_DATETIME, (), True, True),
-        ("scheduleInfo.scheduleRef", OBJECT, (), True, True, {"api_path": "scheduleInfo.schedule"}),
+        ("scheduleInfo.schedule", STRING, (), True, True),
         ("scheduleInfo.startTime", STRING_GOOGLE_DATETIME, (), True, True),
         ("scheduleInfo.timeZone", STRING, (), True, True),
     ),

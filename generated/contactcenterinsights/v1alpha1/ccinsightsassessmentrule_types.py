@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.aiplatform.v1alpha1.aiplatformschedule_reference import AIPlatformScheduleRef
 from kccgen.generated.contactcenterinsights.v1alpha1 import contactcenterinsights_v1_api
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
@@ -137,13 +136,7 @@ class GoogleCloudContactcenterinsightsV1ScheduleInfo(KRMModel):
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
-    schedule_ref: Annotated[
-        AIPlatformScheduleRef | None,
-        Field(
-            alias="scheduleRef",
-            description="A reference to a AIPlatformSchedule (API field `schedule`).",
-        ),
-    ] = None
+    schedule: Annotated[str | None, Field(description="The groc expression.")] = None
     start_time: Annotated[
         str | None,
         Field(

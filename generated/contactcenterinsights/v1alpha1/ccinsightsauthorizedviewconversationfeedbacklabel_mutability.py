@@ -33,7 +33,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     spec=(
         ("authorizedViewRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("conversation", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
-        ("labelRef", OBJECT, (), True, True, {"api_path": "label"}),
+        ("label", STRING, (), True, True),
         ("labeledResource", STRING, (), True, True),
         ("qaAnswerLabel", OBJECT, (), True, True),
         ("qaAnswerLabel.boolValue", BOOLEAN, (), True, True),

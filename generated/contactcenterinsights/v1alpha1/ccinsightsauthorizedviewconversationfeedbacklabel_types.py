@@ -12,7 +12,6 @@ from kccgen.generated.contactcenterinsights.v1alpha1 import contactcenterinsight
 from kccgen.generated.contactcenterinsights.v1alpha1.ccinsightsauthorizedview_reference import (
     CCInsightsAuthorizedViewRef,
 )
-from kccgen.generated.drivelabels.v1alpha1.drivelabelslabel_reference import DriveLabelsLabelRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -82,12 +81,7 @@ class CCInsightsAuthorizedViewConversationFeedbackLabelSpec(KRMModel):
             description="Immutable. The conversation of the CCInsightsAuthorizedViewConversationFeedbackLabel."
         ),
     ]
-    label_ref: Annotated[
-        DriveLabelsLabelRef | None,
-        Field(
-            alias="labelRef", description="A reference to a DriveLabelsLabel (API field `label`)."
-        ),
-    ] = None
+    label: Annotated[str | None, Field(description="String label used for Topic Modeling.")] = None
     labeled_resource: Annotated[
         str | None,
         Field(alias="labeledResource", description="Name of the resource to be labeled."),

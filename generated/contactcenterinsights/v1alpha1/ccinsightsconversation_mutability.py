@@ -99,7 +99,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("qualityMetadata.customerSatisfactionRating", INTEGER_INT32, (), True, True),
         ("qualityMetadata.feedbackLabels", ARRAY_OF_OBJECT, (INPUT_ONLY,), True, False),
         ("qualityMetadata.feedbackLabels[].feedbackLabelRef", OBJECT, (IMMUTABLE, INPUT_ONLY_2), False, False, {"api_path": "qualityMetadata.feedbackLabels[].name"}),
-        ("qualityMetadata.feedbackLabels[].labelRef", OBJECT, (INPUT_ONLY_2,), True, False, {"api_path": "qualityMetadata.feedbackLabels[].label"}),
+        ("qualityMetadata.feedbackLabels[].label", STRING, (INPUT_ONLY_2,), True, False),
         ("qualityMetadata.feedbackLabels[].labeledResource", STRING, (INPUT_ONLY_2,), True, False),
         ("qualityMetadata.feedbackLabels[].qaAnswerLabel", OBJECT, (INPUT_ONLY_2,), True, False),
         ("qualityMetadata.feedbackLabels[].qaAnswerLabel.boolValue", BOOLEAN, (INPUT_ONLY_2,), True, False),

@@ -26,7 +26,6 @@ from kccgen.generated.contactcenterinsights.v1alpha1.contactcenterinsights_v1_ap
     GoogleCloudContactcenterinsightsV1QaScorecardResultScoreSourceSourceType,
     GoogleCloudContactcenterinsightsV1RuntimeAnnotationUserInputQuerySource,
 )
-from kccgen.generated.drivelabels.v1alpha1.drivelabelslabel_reference import DriveLabelsLabelRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -1837,12 +1836,7 @@ class GoogleCloudContactcenterinsightsV1FeedbackLabel(KRMModel):
             description="A reference to a CCInsightsFeedbackLabel (API field `name`).",
         ),
     ] = None
-    label_ref: Annotated[
-        DriveLabelsLabelRef | None,
-        Field(
-            alias="labelRef", description="A reference to a DriveLabelsLabel (API field `label`)."
-        ),
-    ] = None
+    label: Annotated[str | None, Field(description="String label used for Topic Modeling.")] = None
     labeled_resource: Annotated[
         str | None,
         Field(alias="labeledResource", description="Name of the resource to be labeled."),

@@ -33,7 +33,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     spec=(
         ("conversation", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("dataset", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
-        ("labelRef", OBJECT, (), True, True, {"api_path": "label"}),
+        ("label", STRING, (), True, True),
         ("labeledResource", STRING, (), True, True),
         ("location", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),

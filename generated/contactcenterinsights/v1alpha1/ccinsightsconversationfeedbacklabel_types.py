@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.contactcenterinsights.v1alpha1 import contactcenterinsights_v1_api
-from kccgen.generated.drivelabels.v1alpha1.drivelabelslabel_reference import DriveLabelsLabelRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -76,12 +75,7 @@ class CCInsightsConversationFeedbackLabelSpec(KRMModel):
     dataset: Annotated[
         str, Field(description="Immutable. The dataset of the CCInsightsConversationFeedbackLabel.")
     ]
-    label_ref: Annotated[
-        DriveLabelsLabelRef | None,
-        Field(
-            alias="labelRef", description="A reference to a DriveLabelsLabel (API field `label`)."
-        ),
-    ] = None
+    label: Annotated[str | None, Field(description="String label used for Topic Modeling.")] = None
     labeled_resource: Annotated[
         str | None,
         Field(alias="labeledResource", description="Name of the resource to be labeled."),

@@ -32,7 +32,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     identity="projects/{project}/locations/{location}/conversations/{conversation}/feedbackLabels/{feedbackLabel}",
     spec=(
         ("conversationRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
-        ("labelRef", OBJECT, (), True, True, {"api_path": "label"}),
+        ("label", STRING, (), True, True),
         ("labeledResource", STRING, (), True, True),
         ("qaAnswerLabel", OBJECT, (), True, True),
         ("qaAnswerLabel.boolValue", BOOLEAN, (), True, True),

@@ -12,7 +12,6 @@ from kccgen.generated.contactcenterinsights.v1alpha1 import contactcenterinsight
 from kccgen.generated.contactcenterinsights.v1alpha1.ccinsightsconversation_reference import (
     CCInsightsConversationRef,
 )
-from kccgen.generated.drivelabels.v1alpha1.drivelabelslabel_reference import DriveLabelsLabelRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -76,12 +75,7 @@ class CCInsightsFeedbackLabelSpec(KRMModel):
             description="Immutable. The CCInsightsConversation that this CCInsightsFeedbackLabel belongs to.",
         ),
     ]
-    label_ref: Annotated[
-        DriveLabelsLabelRef | None,
-        Field(
-            alias="labelRef", description="A reference to a DriveLabelsLabel (API field `label`)."
-        ),
-    ] = None
+    label: Annotated[str | None, Field(description="String label used for Topic Modeling.")] = None
     labeled_resource: Annotated[
         str | None,
         Field(alias="labeledResource", description="Name of the resource to be labeled."),

@@ -47,9 +47,7 @@ from kccgen.generated.containeranalysis.v1alpha1.containeranalysis_v1_api import
     VulnerabilityNoteCvssVersion,
     VulnerabilityNoteSeverity,
 )
-from kccgen.generated.drivelabels.v1alpha1.drivelabelslabel_reference import DriveLabelsLabelRef
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -283,10 +281,7 @@ class Category(KRMModel):
     category_id: Annotated[
         str | None, Field(alias="categoryId", description="The identifier of the category.")
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The localized name of the category.")] = None
 
 
 class CisBenchmark(KRMModel):
@@ -773,9 +768,9 @@ class Justification(KRMModel):
 
 
 class KnowledgeBase(KRMModel):
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None,
+        Field(description="The KB name (generally of the form KB[0-9]+ (e.g., KB123456))."),
     ] = None
     url: Annotated[
         str | None,
@@ -833,9 +828,8 @@ class PackageNote(KRMModel):
     maintainer: Annotated[
         str | None, Field(description="A freeform text denoting the maintainer of this package.")
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Required. Immutable. The name of the package.")
     ] = None
     package_type: Annotated[
         str | None,
@@ -863,10 +857,7 @@ class Product(KRMModel):
             description="Token that identifies a product so that it can be referred to from other parts in the document."
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name of the product.")] = None
 
 
 class Publisher(KRMModel):
@@ -881,10 +872,7 @@ class Publisher(KRMModel):
             description="Provides information about the authority of the issuing party to release the document, in particular, the party's constituency and responsibilities or other obligations.",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name of the publisher.")] = None
     publisher_namespace: Annotated[
         str | None, Field(alias="publisherNamespace", description="The context or namespace.")
     ] = None
@@ -895,12 +883,7 @@ class RelatedUrl(KRMModel):
     Metadata for any related URL information.
     """
 
-    label_ref: Annotated[
-        DriveLabelsLabelRef | None,
-        Field(
-            alias="labelRef", description="A reference to a DriveLabelsLabel (API field `label`)."
-        ),
-    ] = None
+    label: Annotated[str | None, Field(description="Label to describe usage of the URL.")] = None
     url: Annotated[str | None, Field(description="Specific URL associated with the resource.")] = (
         None
     )
@@ -1005,10 +988,9 @@ class Version(KRMModel):
             description="Required. Distinguishes between sentinel MIN/MAX versions and normal versions."
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Required only when version kind is NORMAL.")] = (
+        None
+    )
     revision: Annotated[
         str | None, Field(description="The iteration of the package build from the above version.")
     ] = None
@@ -1135,10 +1117,9 @@ class WindowsDetail(KRMModel):
             description="Required. The names of the KBs which have hotfixes to mitigate this vulnerability.",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Required. The name of this vulnerability.")] = (
+        None
+    )
 
 
 class WindowsUpdate(KRMModel):
@@ -1200,7 +1181,11 @@ class ContainerAnalysisNote(KRMObject):
     KIND: ClassVar[str] = "ContainerAnalysisNote"
 
     api_version: Annotated[
-        Literal["containeranalysis.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "containeranalysis.cnrm.cloud.google.com/v1alpha1",
+            "containeranalysis.cnrm.cloud.google.com/v1beta1",
+        ],
+        Field(alias="apiVersion"),
     ] = "containeranalysis.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ContainerAnalysisNote"] = "ContainerAnalysisNote"
     spec: ContainerAnalysisNoteSpec

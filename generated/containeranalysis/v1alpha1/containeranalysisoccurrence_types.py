@@ -8,16 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.agentregistry.v1alpha1.agentregistryskill_reference import (
-    AgentRegistrySkillRef,
-)
-from kccgen.generated.chat.v1alpha1.chatmessage_reference import ChatMessageRef
-from kccgen.generated.chromemanagement.v1alpha1.chromemanagementcommand_reference import (
-    ChromeManagementCommandRef,
-)
-from kccgen.generated.cloudiot.v1alpha1.cloudiotdeviceregistry_reference import (
-    CloudIOTDeviceRegistryRef,
-)
 from kccgen.generated.containeranalysis.v1alpha1 import containeranalysis_v1_api
 from kccgen.generated.containeranalysis.v1alpha1.containeranalysis_v1_api import (
     AISkillAnalysisOccurrenceMaxSeverity,
@@ -66,13 +56,7 @@ from kccgen.generated.containeranalysis.v1alpha1.containeranalysis_v1_api import
     WorkspacePolicyResultScanStatus,
     WorkspacePolicyResultVerdict,
 )
-from kccgen.generated.dataplex.v1alpha1.dataplexglossarycategory_reference import (
-    DataplexGlossaryCategoryRef,
-)
-from kccgen.generated.drivelabels.v1alpha1.drivelabelslabel_reference import DriveLabelsLabelRef
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.sourcerepo.v1alpha1.sourcereporepo_reference import SourcerepoRepoRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -95,12 +79,9 @@ class AISkillAnalysisOccurrence(KRMModel):
         PerScannerVerdict | None,
         Field(alias="perScannerVerdict", description="Per scanner verdict."),
     ] = None
-    skill_ref: Annotated[
-        AgentRegistrySkillRef | None,
-        Field(
-            alias="skillRef",
-            description="A reference to a AgentRegistrySkill (API field `skillName`).",
-        ),
+    skill_name: Annotated[
+        str | None,
+        Field(alias="skillName", description="Name of the skill that produced this analysis."),
     ] = None
 
 
@@ -110,10 +91,7 @@ class AliasContext(KRMModel):
     """
 
     kind: Annotated[AliasContextKind | None, Field(description="The alias kind.")] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The alias name.")] = None
 
 
 class AnalysisCompleted(KRMModel):
@@ -141,10 +119,7 @@ class Artifact(KRMModel):
             description="Artifact ID, if any; for container images, this will be a URL by digest like `gcr.io/projectID/imagename@sha256:123456`."
         ),
     ] = None
-    name_refs: Annotated[
-        list[SQLUserRef] | None,
-        Field(alias="nameRefs", description="References to SQLUsers (API field `names`)."),
-    ] = None
+    names: Annotated[list[str] | None, Field(description="Related artifact names.")] = None
 
 
 class AttestationOccurrence(KRMModel):
@@ -182,16 +157,9 @@ class BaseImage(KRMModel):
             description="The number of layers that the base image is composed of.",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
-    registry_ref: Annotated[
-        CloudIOTDeviceRegistryRef | None,
-        Field(
-            alias="registryRef",
-            description="A reference to a CloudIOTDeviceRegistry (API field `registry`).",
-        ),
+    name: Annotated[str | None, Field(description="The name of the base image.")] = None
+    registry: Annotated[
+        str | None, Field(description="The registry in which the base image is from.")
     ] = None
     repository: Annotated[
         str | None, Field(description="The repository name in which the base image is from.")
@@ -451,10 +419,7 @@ class Category(KRMModel):
     category_id: Annotated[
         str | None, Field(alias="categoryId", description="The identifier of the category.")
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The localized name of the category.")] = None
 
 
 class CloudRepoSourceContext(KRMModel):
@@ -499,9 +464,11 @@ class Command(KRMModel):
             description="Optional unique identifier for this command, used in wait_for to reference this command as a dependency."
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None,
+        Field(
+            description="Required. Name of the command, as presented on the command line, or if the command is packaged as a Docker container, as presented to `docker pull`."
+        ),
     ] = None
     wait_for: Annotated[
         list[str] | None,
@@ -899,10 +866,7 @@ class ExploitPredictionScoringSystem(KRMModel):
 
 class File(KRMModel):
     digest: dict[str, str] | None = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: str | None = None
 
 
 class FileHashes(KRMModel):
@@ -921,13 +885,7 @@ class Finding(KRMModel):
     Finding provides details for a single finding within an AISkillAnalysisOccurrence.
     """
 
-    category_ref: Annotated[
-        DataplexGlossaryCategoryRef | None,
-        Field(
-            alias="categoryRef",
-            description="A reference to a DataplexGlossaryCategory (API field `category`).",
-        ),
-    ] = None
+    category: Annotated[str | None, Field(description="Category of the finding.")] = None
     details: Annotated[str | None, Field(description="Description of the finding category.")] = None
     location: Annotated[
         FindingLocation | None,
@@ -1310,12 +1268,8 @@ class LayerDetails(KRMModel):
             description="The layer chain ID (sha256 hash) of the layer in the container image.",
         ),
     ] = None
-    command_ref: Annotated[
-        ChromeManagementCommandRef | None,
-        Field(
-            alias="commandRef",
-            description="A reference to a ChromeManagementCommand (API field `command`).",
-        ),
+    command: Annotated[
+        str | None, Field(description="The layer build command that was used to build the layer.")
     ] = None
     diff_id: Annotated[
         str | None,
@@ -1635,11 +1589,8 @@ class ProjectRepoId(KRMModel):
     project_id: Annotated[
         str | None, Field(alias="projectId", description="The ID of the project.")
     ] = None
-    repo_ref: Annotated[
-        SourcerepoRepoRef | None,
-        Field(
-            alias="repoRef", description="A reference to a SourcerepoRepo (API field `repoName`)."
-        ),
+    repo_name: Annotated[
+        str | None, Field(alias="repoName", description="The name of the repo.")
     ] = None
 
 
@@ -1689,12 +1640,7 @@ class RelatedUrl(KRMModel):
     Metadata for any related URL information.
     """
 
-    label_ref: Annotated[
-        DriveLabelsLabelRef | None,
-        Field(
-            alias="labelRef", description="A reference to a DriveLabelsLabel (API field `label`)."
-        ),
-    ] = None
+    label: Annotated[str | None, Field(description="Label to describe usage of the URL.")] = None
     url: Annotated[str | None, Field(description="Specific URL associated with the resource.")] = (
         None
     )
@@ -1752,10 +1698,7 @@ class ResourceDescriptor(KRMModel):
     digest: dict[str, str] | None = None
     download_location: Annotated[str | None, Field(alias="downloadLocation")] = None
     media_type: Annotated[str | None, Field(alias="mediaType")] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: str | None = None
     uri: str | None = None
 
 
@@ -1896,11 +1839,8 @@ class SecretStatus(KRMModel):
     The status of the secret with a timestamp.
     """
 
-    message_ref: Annotated[
-        ChatMessageRef | None,
-        Field(
-            alias="messageRef", description="A reference to a ChatMessage (API field `message`)."
-        ),
+    message: Annotated[
+        str | None, Field(description="Optional. Optional message about the status code.")
     ] = None
     status: Annotated[
         SecretStatusStatus | None, Field(description="Optional. The status of the secret.")
@@ -2148,11 +2088,9 @@ class Status(KRMModel):
         list[dict[str, Any]] | None,
         Field(description="A list of messages that carry the error details."),
     ] = None
-    message_ref: Annotated[
-        ChatMessageRef | None,
-        Field(
-            alias="messageRef", description="A reference to a ChatMessage (API field `message`)."
-        ),
+    message: Annotated[
+        str | None,
+        Field(description="A developer-facing error message, which should be in English."),
     ] = None
 
 
@@ -2163,10 +2101,7 @@ class Subject(KRMModel):
             description='`"": ""` Algorithms can be e.g. sha256, sha512 See https://github.com/in-toto/attestation/blob/main/spec/field_types.md#DigestSet'
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: str | None = None
 
 
 class TokenUsage(KRMModel):
@@ -2261,10 +2196,9 @@ class Version(KRMModel):
             description="Required. Distinguishes between sentinel MIN/MAX versions and normal versions."
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Required only when version kind is NORMAL.")] = (
+        None
+    )
     revision: Annotated[
         str | None, Field(description="The iteration of the package build from the above version.")
     ] = None

@@ -70,7 +70,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("businessInformation.address.country", STRING, (), True, True),
         ("businessInformation.address.locality", STRING, (), True, True),
         ("businessInformation.address.postalCode", STRING, (), True, True),
-        ("businessInformation.address.regionRef", OBJECT, (), True, True, {"api_path": "businessInformation.address.region"}),
+        ("businessInformation.address.region", STRING, (), True, True),
         ("businessInformation.address.streetAddress", STRING, (), True, True),
         ("businessInformation.customerService", OBJECT, (), True, True),
         ("businessInformation.customerService.email", STRING, (), True, True),

@@ -10,7 +10,6 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.content.v1alpha1 import content_v2_1_api
 from kccgen.generated.content.v1alpha1.contentpromotion_reference import ContentPromotionRef
-from kccgen.generated.merchantapi.v1alpha1.merchantapiregion_reference import MerchantAPIRegionRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -26,12 +25,8 @@ class AccountAddress(KRMModel):
         str | None,
         Field(alias="postalCode", description='Postal code or ZIP (for example, "94043").'),
     ] = None
-    region_ref: Annotated[
-        MerchantAPIRegionRef | None,
-        Field(
-            alias="regionRef",
-            description="A reference to a MerchantAPIRegion (API field `region`).",
-        ),
+    region: Annotated[
+        str | None, Field(description="Top-level administrative subdivision of the country.")
     ] = None
     street_address: Annotated[
         str | None, Field(alias="streetAddress", description="Street-level part of the address.")

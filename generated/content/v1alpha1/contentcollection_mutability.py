@@ -40,7 +40,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("featuredProduct[].x", NUMBER_FLOAT, (REQUIRED,), False, True),
         ("featuredProduct[].y", NUMBER_FLOAT, (REQUIRED,), False, True),
         ("headline", ARRAY_OF_STRING, (), False, True),
-        ("imageRefs", ARRAY_OF_OBJECT, (), False, True, {"api_path": "imageLink"}),
+        ("imageLink", ARRAY_OF_STRING, (), False, True),
         ("language", STRING, (), False, True),
         ("link", STRING, (), False, True),
         ("merchantId", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.compute.v1alpha1.computeimage_reference import ComputeImageRef
 from kccgen.generated.content.v1alpha1 import content_v2_1_api
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -89,11 +88,8 @@ class ContentCollectionSpec(KRMModel):
         ),
     ] = None
     headline: Annotated[list[str] | None, Field(description="Your collection's name.")] = None
-    image_refs: Annotated[
-        list[ComputeImageRef] | None,
-        Field(
-            alias="imageRefs", description="References to ComputeImages (API field `imageLink`)."
-        ),
+    image_link: Annotated[
+        list[str] | None, Field(alias="imageLink", description="The URL of a collection’s image.")
     ] = None
     language: Annotated[
         str | None,

@@ -8,18 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.apihub.v1alpha1.apihubattribute_reference import APIHubAttributeRef
-from kccgen.generated.compute.v1alpha1.computeimage_reference import ComputeImageRef
 from kccgen.generated.content.v1alpha1 import content_v2_1_api
 from kccgen.generated.content.v1alpha1.content_v2_1_api import ProductSustainabilityIncentiveType
-from kccgen.generated.dfareporting.v1alpha1.dfareportingsize_reference import DfareportingSizeRef
-from kccgen.generated.eventarc.v1alpha1.eventarcchannel_reference import EventarcChannelRef
-from kccgen.generated.iap.v1alpha1.iapbrand_reference import IAPBrandRef
-from kccgen.generated.merchantapi.v1alpha1.merchantapiregion_reference import MerchantAPIRegionRef
-from kccgen.generated.saasservicemgmt.v1alpha1.saasservicemgmtunit_reference import (
-    SaasServiceMgmtUnitRef,
-)
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -125,10 +115,7 @@ class ContentProductSpec(KRMModel):
             description="The day a pre-ordered product becomes available for delivery, in ISO 8601 format.",
         ),
     ] = None
-    brand_ref: Annotated[
-        IAPBrandRef | None,
-        Field(alias="brandRef", description="A reference to a IAPBrand (API field `brand`)."),
-    ] = None
+    brand: Annotated[str | None, Field(description="Brand of the item.")] = None
     canonical_link: Annotated[
         str | None,
         Field(
@@ -142,12 +129,8 @@ class ContentProductSpec(KRMModel):
             description="Product [certification](https://support.google.com/merchants/answer/13528839), introduced for EU energy efficiency labeling compliance using the [EU EPREL](https://eprel.ec.europa.eu/screen/home) database."
         ),
     ] = None
-    channel_ref: Annotated[
-        EventarcChannelRef | None,
-        Field(
-            alias="channelRef",
-            description="A reference to a EventarcChannel (API field `channel`).",
-        ),
+    channel: Annotated[
+        str | None, Field(description="Required. The item's channel (online or local).")
     ] = None
     cloud_export_additional_properties: Annotated[
         list[CloudExportAdditionalProperties] | None,
@@ -305,11 +288,8 @@ class ContentProductSpec(KRMModel):
             description="False when the item does not have unique product identifiers appropriate to its category, such as GTIN, MPN, and brand.",
         ),
     ] = None
-    image_ref: Annotated[
-        ComputeImageRef | None,
-        Field(
-            alias="imageRef", description="A reference to a ComputeImage (API field `imageLink`)."
-        ),
+    image_link: Annotated[
+        str | None, Field(alias="imageLink", description="URL of an image of the item.")
     ] = None
     included_destinations: Annotated[
         list[str] | None,
@@ -542,16 +522,13 @@ class ContentProductSpec(KRMModel):
             description="List of country codes (ISO 3166-1 alpha-2) to exclude the offer from Shopping Ads destination.",
         ),
     ] = None
-    size_refs: Annotated[
-        list[DfareportingSizeRef] | None,
-        Field(alias="sizeRefs", description="References to DfareportingSizes (API field `sizes`)."),
-    ] = None
     size_system: Annotated[
         str | None, Field(alias="sizeSystem", description="System in which the size is specified.")
     ] = None
     size_type: Annotated[
         str | None, Field(alias="sizeType", description="The cut of the item.")
     ] = None
+    sizes: Annotated[list[str] | None, Field(description="Size of the item.")] = None
     structured_description: Annotated[
         ProductStructuredDescription | None,
         Field(
@@ -632,10 +609,7 @@ class CustomAttribute(KRMModel):
         list[CustomAttribute] | None,
         Field(alias="groupValues", description="Subattributes within this attribute group."),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The name of the attribute.")] = None
     value: Annotated[str | None, Field(description="The value of the attribute.")] = None
 
 
@@ -776,24 +750,15 @@ class ProductCertification(KRMModel):
 
 
 class ProductDimension(KRMModel):
-    unit_ref: Annotated[
-        SaasServiceMgmtUnitRef | None,
-        Field(
-            alias="unitRef", description="A reference to a SaasServiceMgmtUnit (API field `unit`)."
-        ),
-    ] = None
+    unit: Annotated[str | None, Field(description="Required. The length units.")] = None
     value: Annotated[
         float | None, Field(description="Required. The length value represented as a number.")
     ] = None
 
 
 class ProductProductDetail(KRMModel):
-    attribute_ref: Annotated[
-        APIHubAttributeRef | None,
-        Field(
-            alias="attributeRef",
-            description="A reference to a APIHubAttribute (API field `attributeName`).",
-        ),
+    attribute_name: Annotated[
+        str | None, Field(alias="attributeName", description="The name of the product detail.")
     ] = None
     attribute_value: Annotated[
         str | None, Field(alias="attributeValue", description="The value of the product detail.")
@@ -864,12 +829,8 @@ class ProductShipping(KRMModel):
     price: Annotated[
         Price | None, Field(description="Fixed shipping price, represented as a number.")
     ] = None
-    region_ref: Annotated[
-        MerchantAPIRegionRef | None,
-        Field(
-            alias="regionRef",
-            description="A reference to a MerchantAPIRegion (API field `region`).",
-        ),
+    region: Annotated[
+        str | None, Field(description="The geographic region to which a shipping rate applies.")
     ] = None
     service: Annotated[
         str | None,
@@ -878,12 +839,7 @@ class ProductShipping(KRMModel):
 
 
 class ProductShippingDimension(KRMModel):
-    unit_ref: Annotated[
-        SaasServiceMgmtUnitRef | None,
-        Field(
-            alias="unitRef", description="A reference to a SaasServiceMgmtUnit (API field `unit`)."
-        ),
-    ] = None
+    unit: Annotated[str | None, Field(description="The unit of value.")] = None
     value: Annotated[
         float | None,
         Field(
@@ -893,12 +849,7 @@ class ProductShippingDimension(KRMModel):
 
 
 class ProductShippingWeight(KRMModel):
-    unit_ref: Annotated[
-        SaasServiceMgmtUnitRef | None,
-        Field(
-            alias="unitRef", description="A reference to a SaasServiceMgmtUnit (API field `unit`)."
-        ),
-    ] = None
+    unit: Annotated[str | None, Field(description="The unit of value.")] = None
     value: Annotated[
         float | None,
         Field(
@@ -990,12 +941,8 @@ class ProductTax(KRMModel):
         float | None,
         Field(description="The percentage of tax rate that applies to the item price."),
     ] = None
-    region_ref: Annotated[
-        MerchantAPIRegionRef | None,
-        Field(
-            alias="regionRef",
-            description="A reference to a MerchantAPIRegion (API field `region`).",
-        ),
+    region: Annotated[
+        str | None, Field(description="The geographic region to which the tax rate applies.")
     ] = None
     tax_ship: Annotated[
         bool | None,
@@ -1004,34 +951,19 @@ class ProductTax(KRMModel):
 
 
 class ProductUnitPricingBaseMeasure(KRMModel):
-    unit_ref: Annotated[
-        SaasServiceMgmtUnitRef | None,
-        Field(
-            alias="unitRef", description="A reference to a SaasServiceMgmtUnit (API field `unit`)."
-        ),
-    ] = None
+    unit: Annotated[str | None, Field(description="The unit of the denominator.")] = None
     value: Annotated[
         int | Int64String | None, Field(description="The denominator of the unit price.")
     ] = None
 
 
 class ProductUnitPricingMeasure(KRMModel):
-    unit_ref: Annotated[
-        SaasServiceMgmtUnitRef | None,
-        Field(
-            alias="unitRef", description="A reference to a SaasServiceMgmtUnit (API field `unit`)."
-        ),
-    ] = None
+    unit: Annotated[str | None, Field(description="The unit of the measure.")] = None
     value: Annotated[float | None, Field(description="The measure of an item.")] = None
 
 
 class ProductWeight(KRMModel):
-    unit_ref: Annotated[
-        SaasServiceMgmtUnitRef | None,
-        Field(
-            alias="unitRef", description="A reference to a SaasServiceMgmtUnit (API field `unit`)."
-        ),
-    ] = None
+    unit: Annotated[str | None, Field(description="Required. The weight unit.")] = None
     value: Annotated[
         float | None, Field(description="Required. The weight represented as a number.")
     ] = None

@@ -36,8 +36,8 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     identity="{merchantId}/promotions/{id}",
     fixed="no update method for content.v2.1 promotions",
     spec=(
+        ("brand", ARRAY_OF_STRING, (), False, True),
         ("brandExclusion", ARRAY_OF_STRING, (), False, True),
-        ("brandRefs", ARRAY_OF_OBJECT, (), False, True, {"api_path": "brand"}),
         ("contentLanguage", STRING, (REQUIRED,), False, True),
         ("couponValueType", ENUM, (REQUIRED,), False, True),
         ("customRedemptionRestriction", STRING, (), False, True),

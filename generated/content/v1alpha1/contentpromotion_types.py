@@ -19,7 +19,6 @@ from kccgen.generated.content.v1alpha1.content_v2_1_api import (
     PromotionStoreApplicability,
 )
 from kccgen.generated.content.v1alpha1.contentpo_reference import ContentPoRef
-from kccgen.generated.iap.v1alpha1.iapbrand_reference import IAPBrandRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -44,16 +43,15 @@ class ContentPromotionSpec(KRMModel):
     Represents a promotion. See the following articles for more details. * [Promotions feed specification](https://support.google.com/merchants/answer/2906014) * [Local promotions feed specification](https://support.google.com/merchants/answer/10146130) * [Promotions on Buy on Google product data specification](https://support.google.com/merchants/answer/9173673)
     """
 
+    brand: Annotated[
+        list[str] | None, Field(description="Product filter by brand for the promotion.")
+    ] = None
     brand_exclusion: Annotated[
         list[str] | None,
         Field(
             alias="brandExclusion",
             description="Product filter by brand exclusion for the promotion.",
         ),
-    ] = None
-    brand_refs: Annotated[
-        list[IAPBrandRef] | None,
-        Field(alias="brandRefs", description="References to IAPBrands (API field `brand`)."),
     ] = None
     content_language: Annotated[
         str | None,

@@ -34,7 +34,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     spec=(
         ("countries", ARRAY_OF_STRING, (), True, True),
         ("itemConditions", ARRAY_OF_ENUM, (), True, True),
-        ("labelRef", OBJECT, (), True, True, {"api_path": "label"}),
+        ("label", STRING, (), True, True),
         ("merchantId", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("policy", OBJECT, (), True, True),
         ("policy.days", STRING_INT64, (), True, True),

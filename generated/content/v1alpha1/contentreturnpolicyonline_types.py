@@ -17,7 +17,6 @@ from kccgen.generated.content.v1alpha1.content_v2_1_api import (
     ReturnPolicyOnlineReturnReasonCategoryInfoReturnReasonCategory,
     ReturnPolicyOnlineReturnShippingFeeType,
 )
-from kccgen.generated.drivelabels.v1alpha1.drivelabelslabel_reference import DriveLabelsLabelRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -45,11 +44,8 @@ class ContentReturnPolicyOnlineSpec(KRMModel):
             alias="itemConditions", description="The item conditions that are accepted for returns."
         ),
     ] = None
-    label_ref: Annotated[
-        DriveLabelsLabelRef | None,
-        Field(
-            alias="labelRef", description="A reference to a DriveLabelsLabel (API field `label`)."
-        ),
+    label: Annotated[
+        str | None, Field(description="The unique user-defined label of the return policy.")
     ] = None
     merchant_id: Annotated[
         str,

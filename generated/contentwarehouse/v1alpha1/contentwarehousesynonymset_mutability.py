@@ -28,7 +28,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="contentwarehouse.projects.locations.synonymSets.patch (PATCH) sends the whole resource",
     identity="projects/{project}/locations/{location}/synonymSets/{synonymSet}",
     spec=(
-        ("contextRef", OBJECT, (), True, True, {"api_path": "context"}),
+        ("context", STRING, (), True, True),
         ("location", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),

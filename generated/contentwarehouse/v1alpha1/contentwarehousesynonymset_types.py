@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.aiplatform.v1alpha1.aiplatformcontext_reference import AIPlatformContextRef
 from kccgen.generated.contentwarehouse.v1alpha1 import contentwarehouse_v1_api
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
@@ -28,13 +27,7 @@ class ContentWarehouseSynonymSetSpec(KRMModel):
     Represents a list of synonyms for a given context. For example a context "sales" could contain: Synonym 1: sale, invoice, bill, order Synonym 2: money, credit, finance, payment Synonym 3: shipping, freight, transport Each SynonymSets should be disjoint
     """
 
-    context_ref: Annotated[
-        AIPlatformContextRef | None,
-        Field(
-            alias="contextRef",
-            description="A reference to a AIPlatformContext (API field `context`).",
-        ),
-    ] = None
+    context: Annotated[str | None, Field(description="This is a freeform field.")] = None
     location: Annotated[
         str, Field(description="Immutable. The location of the ContentWarehouseSynonymSet.")
     ]

@@ -84,7 +84,11 @@ class DataCatalogPolicyTag(KRMObject):
     KIND: ClassVar[str] = "DataCatalogPolicyTag"
 
     api_version: Annotated[
-        Literal["datacatalog.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "datacatalog.cnrm.cloud.google.com/v1alpha1",
+            "datacatalog.cnrm.cloud.google.com/v1beta1",
+        ],
+        Field(alias="apiVersion"),
     ] = "datacatalog.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["DataCatalogPolicyTag"] = "DataCatalogPolicyTag"
     spec: DataCatalogPolicyTagSpec

@@ -145,7 +145,11 @@ class DataCatalogTaxonomy(KRMObject):
     KIND: ClassVar[str] = "DataCatalogTaxonomy"
 
     api_version: Annotated[
-        Literal["datacatalog.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "datacatalog.cnrm.cloud.google.com/v1alpha1",
+            "datacatalog.cnrm.cloud.google.com/v1beta1",
+        ],
+        Field(alias="apiVersion"),
     ] = "datacatalog.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["DataCatalogTaxonomy"] = "DataCatalogTaxonomy"
     spec: DataCatalogTaxonomySpec

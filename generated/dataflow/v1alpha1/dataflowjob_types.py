@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
-from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
 from kccgen.generated.dataflow.v1alpha1 import dataflow_v1b3_api
 from kccgen.generated.dataflow.v1alpha1.dataflow_v1b3_api import (
     AutoscalingSettingsAlgorithm,
@@ -30,14 +28,8 @@ from kccgen.generated.dataflow.v1alpha1.dataflow_v1b3_api import (
     WorkerPoolIpConfiguration,
     WorkerPoolTeardownPolicy,
 )
-from kccgen.generated.drivelabels.v1alpha1.drivelabelslabel_reference import DriveLabelsLabelRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
-from kccgen.generated.servicedirectory.v1alpha1.servicedirectorynamespace_reference import (
-    ServiceDirectoryNamespaceRef,
-)
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
-from kccgen.generated.tagmanager.v1alpha1.tagmanagerzone_reference import TagManagerZoneRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -62,10 +54,7 @@ class AutoscalingSchedule(KRMModel):
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Optional. The name of the schedule.")] = None
     parameters: Annotated[
         Parameters | None,
         Field(
@@ -149,9 +138,8 @@ class ComponentSource(KRMModel):
     Description of an interstitial value between transforms in an execution stage.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Dataflow service generated name for this source.")
     ] = None
     original_transform_or_collection: Annotated[
         str | None,
@@ -174,9 +162,8 @@ class ComponentTransform(KRMModel):
     Description of a transform executed as part of an execution stage.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Dataflow service generated name for this source.")
     ] = None
     original_transform: Annotated[
         str | None,
@@ -408,13 +395,7 @@ class DatastoreIODetails(KRMModel):
     Metadata for a Datastore connector used by the job.
     """
 
-    namespace_ref: Annotated[
-        ServiceDirectoryNamespaceRef | None,
-        Field(
-            alias="namespaceRef",
-            description="A reference to a ServiceDirectoryNamespace (API field `namespace`).",
-        ),
-    ] = None
+    namespace: Annotated[str | None, Field(description="Namespace used in the connection.")] = None
     project_id: Annotated[
         str | None, Field(alias="projectId", description="ProjectId accessed in the connection.")
     ] = None
@@ -491,19 +472,10 @@ class DisplayData(KRMModel):
         ),
     ] = None
     key: Annotated[str | None, Field(description="The key identifying the display data.")] = None
-    label_ref: Annotated[
-        DriveLabelsLabelRef | None,
-        Field(
-            alias="labelRef", description="A reference to a DriveLabelsLabel (API field `label`)."
-        ),
+    label: Annotated[
+        str | None, Field(description="An optional label to display in a dax UI for the element.")
     ] = None
-    namespace_ref: Annotated[
-        ServiceDirectoryNamespaceRef | None,
-        Field(
-            alias="namespaceRef",
-            description="A reference to a ServiceDirectoryNamespace (API field `namespace`).",
-        ),
-    ] = None
+    namespace: Annotated[str | None, Field(description="The namespace for the key.")] = None
     short_str_value: Annotated[
         str | None,
         Field(alias="shortStrValue", description="A possible additional shorter value to display."),
@@ -714,9 +686,8 @@ class ExecutionStageSummary(KRMModel):
         ExecutionStageSummaryKind | None,
         Field(description="Type of transform this stage is executing."),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Dataflow service generated name for this stage.")
     ] = None
     output_source: Annotated[
         list[StageSource] | None,
@@ -849,10 +820,7 @@ class Package(KRMModel):
     location: Annotated[str | None, Field(description="The resource to read the package from.")] = (
         None
     )
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The name of the package.")] = None
     sha256: Annotated[
         str | None, Field(description="Optional. The hex-encoded SHA256 checksum of the package.")
     ] = None
@@ -1107,9 +1075,8 @@ class StageSource(KRMModel):
     Description of an input or output of an execution stage.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Dataflow service generated name for this source.")
     ] = None
     original_transform_or_collection: Annotated[
         str | None,
@@ -1139,10 +1106,7 @@ class Step(KRMModel):
     kind: Annotated[
         str | None, Field(description="The kind of step in the Cloud Dataflow job.")
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The name that identifies the step.")] = None
     properties: Annotated[
         dict[str, Any] | None, Field(description="Named properties associated with the step.")
     ] = None
@@ -1275,9 +1239,8 @@ class TransformSummary(KRMModel):
         ),
     ] = None
     kind: Annotated[TransformSummaryKind | None, Field(description="Type of transform.")] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="User provided name for this transform instance.")
     ] = None
     output_collection_name: Annotated[
         list[str] | None,
@@ -1348,12 +1311,9 @@ class WorkerPool(KRMModel):
         dict[str, str] | None,
         Field(description="Metadata to set on the Google Compute Engine VMs."),
     ] = None
-    network_ref: Annotated[
-        ComputeNetworkRef | None,
-        Field(
-            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
-        ),
-    ] = None
+    network: Annotated[str | None, Field(description="Network to which VMs will be assigned.")] = (
+        None
+    )
     num_threads_per_worker: Annotated[
         int | None,
         Field(alias="numThreadsPerWorker", description="The number of threads per worker harness."),
@@ -1386,12 +1346,8 @@ class WorkerPool(KRMModel):
             description="Set of SDK harness containers needed to execute this pipeline.",
         ),
     ] = None
-    subnetwork_ref: Annotated[
-        ComputeSubnetworkRef | None,
-        Field(
-            alias="subnetworkRef",
-            description="A reference to a ComputeSubnetwork (API field `subnetwork`).",
-        ),
+    subnetwork: Annotated[
+        str | None, Field(description="Subnetwork to which VMs will be assigned, if desired.")
     ] = None
     taskrunner_settings: Annotated[
         TaskRunnerSettings | None,
@@ -1414,10 +1370,7 @@ class WorkerPool(KRMModel):
             description="Required. Docker container image that executes the Cloud Dataflow worker harness, residing in Google Container Registry.",
         ),
     ] = None
-    zone_ref: Annotated[
-        TagManagerZoneRef | None,
-        Field(alias="zoneRef", description="A reference to a TagManagerZone (API field `zone`)."),
-    ] = None
+    zone: Annotated[str | None, Field(description="Zone to run the worker pools in.")] = None
 
 
 class WorkerSettings(KRMModel):
@@ -1482,7 +1435,10 @@ class DataflowJob(KRMObject):
     KIND: ClassVar[str] = "DataflowJob"
 
     api_version: Annotated[
-        Literal["dataflow.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "dataflow.cnrm.cloud.google.com/v1alpha1", "dataflow.cnrm.cloud.google.com/v1beta1"
+        ],
+        Field(alias="apiVersion"),
     ] = "dataflow.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["DataflowJob"] = "DataflowJob"
     spec: DataflowJobSpec

@@ -317,7 +317,10 @@ class DataformRepository(KRMObject):
     KIND: ClassVar[str] = "DataformRepository"
 
     api_version: Annotated[
-        Literal["dataform.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "dataform.cnrm.cloud.google.com/v1alpha1", "dataform.cnrm.cloud.google.com/v1beta1"
+        ],
+        Field(alias="apiVersion"),
     ] = "dataform.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["DataformRepository"] = "DataformRepository"
     spec: DataformRepositorySpec

@@ -51,7 +51,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("invocationConfig.includedTags", ARRAY_OF_STRING, (OPTIONAL,), True, True),
         ("invocationConfig.includedTargets", ARRAY_OF_OBJECT, (OPTIONAL,), True, True),
         ("invocationConfig.includedTargets[].database", STRING, (OPTIONAL,), True, True),
-        ("invocationConfig.includedTargets[].nameRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "invocationConfig.includedTargets[].name"}),
+        ("invocationConfig.includedTargets[].name", STRING, (OPTIONAL,), True, True),
         ("invocationConfig.includedTargets[].schema", STRING, (OPTIONAL,), True, True),
         ("invocationConfig.queryPriority", ENUM, (OPTIONAL,), True, True),
         ("invocationConfig.serviceAccount", STRING, (OPTIONAL,), True, True),

@@ -57,7 +57,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("invocationConfig.includedTags", ARRAY_OF_STRING, (IMMUTABLE_3, OPTIONAL), False, True),
         ("invocationConfig.includedTargets", ARRAY_OF_OBJECT, (IMMUTABLE_3, OPTIONAL), False, True),
         ("invocationConfig.includedTargets[].database", STRING, (IMMUTABLE_3, OPTIONAL), False, True),
-        ("invocationConfig.includedTargets[].nameRef", OBJECT, (IMMUTABLE_3, OPTIONAL), False, True, {"api_path": "invocationConfig.includedTargets[].name"}),
+        ("invocationConfig.includedTargets[].name", STRING, (IMMUTABLE_3, OPTIONAL), False, True),
         ("invocationConfig.includedTargets[].schema", STRING, (IMMUTABLE_3, OPTIONAL), False, True),
         ("invocationConfig.queryPriority", ENUM, (IMMUTABLE_3, OPTIONAL), False, True),
         ("invocationConfig.serviceAccount", STRING, (IMMUTABLE_3, OPTIONAL), False, True),

@@ -22,7 +22,6 @@ from kccgen.generated.dataform.v1alpha1.dataformworkflowconfig_reference import 
     DataformWorkflowConfigRef,
 )
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -343,9 +342,9 @@ class Target(KRMModel):
     database: Annotated[
         str | None, Field(description="Optional. The action's database (Google Cloud project ID) .")
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None,
+        Field(description="Optional. The action's name, within `database` and `schema`."),
     ] = None
     schema_: Annotated[
         str | None,

@@ -83,7 +83,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("tags", MAP_OF_STRING, (IMMUTABLE, INPUT_ONLY, OPTIONAL), False, False),
         ("type", ENUM, (REQUIRED,), True, True),
         ("version", STRING, (OPTIONAL,), True, True),
-        ("zoneRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "zone"}),
+        ("zone", STRING, (OPTIONAL,), True, True),
     ),
     observed=(
         ("accelerators", ARRAY_OF_OBJECT, (OUTPUT_ONLY, OUTPUT_ONLY_2), False, True),

@@ -26,7 +26,6 @@ from kccgen.generated.datafusion.v1alpha1.datafusion_v1_api import (
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
-from kccgen.generated.tagmanager.v1alpha1.tagmanagerzone_reference import TagManagerZoneRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -324,9 +323,11 @@ class DataFusionInstanceSpec(KRMModel):
     version: Annotated[
         str | None, Field(description="Optional. Current version of the Data Fusion.")
     ] = None
-    zone_ref: Annotated[
-        TagManagerZoneRef | None,
-        Field(alias="zoneRef", description="A reference to a TagManagerZone (API field `zone`)."),
+    zone: Annotated[
+        str | None,
+        Field(
+            description="Optional. Name of the zone in which the Data Fusion instance will be created."
+        ),
     ] = None
 
 
@@ -617,7 +618,10 @@ class DataFusionInstance(KRMObject):
     KIND: ClassVar[str] = "DataFusionInstance"
 
     api_version: Annotated[
-        Literal["datafusion.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "datafusion.cnrm.cloud.google.com/v1alpha1", "datafusion.cnrm.cloud.google.com/v1beta1"
+        ],
+        Field(alias="apiVersion"),
     ] = "datafusion.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["DataFusionInstance"] = "DataFusionInstance"
     spec: DataFusionInstanceSpec

@@ -32,10 +32,8 @@ from kccgen.generated.datamigration.v1alpha1.datamigration_v1_api import (
     PostgreSqlConnectionProfileNetworkArchitecture,
     SslConfigType,
 )
-from kccgen.generated.drivelabels.v1alpha1.drivelabelslabel_reference import DriveLabelsLabelRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
-from kccgen.generated.tagmanager.v1alpha1.tagmanagerzone_reference import TagManagerZoneRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -325,9 +323,11 @@ class CloudSqlSettings(KRMModel):
             description="The resource labels for a Cloud SQL instance to use to annotate any related underlying resources such as Compute Engine VMs.",
         ),
     ] = None
-    zone_ref: Annotated[
-        TagManagerZoneRef | None,
-        Field(alias="zoneRef", description="A reference to a TagManagerZone (API field `zone`)."),
+    zone: Annotated[
+        str | None,
+        Field(
+            description="The Google Cloud Platform zone where your Cloud SQL database instance is located."
+        ),
     ] = None
 
 
@@ -950,12 +950,7 @@ class SqlAclEntry(KRMModel):
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
-    label_ref: Annotated[
-        DriveLabelsLabelRef | None,
-        Field(
-            alias="labelRef", description="A reference to a DriveLabelsLabel (API field `label`)."
-        ),
-    ] = None
+    label: Annotated[str | None, Field(description="A label to identify this entry.")] = None
     ttl: Annotated[
         str | None,
         Field(

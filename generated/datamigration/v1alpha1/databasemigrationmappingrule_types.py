@@ -8,9 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.cloudsupport.v1alpha1.cloudsupportcomment_reference import (
-    CloudSupportCommentRef,
-)
 from kccgen.generated.datamigration.v1alpha1 import datamigration_v1_api
 from kccgen.generated.datamigration.v1alpha1.databasemigrationconversionworkspace_reference import (
     DatabaseMigrationConversionWorkspaceRef,
@@ -484,12 +481,8 @@ class SingleColumnChange(KRMModel):
         str | None,
         Field(description="Optional. Collation override - instead of table level collation."),
     ] = None
-    comment_ref: Annotated[
-        CloudSupportCommentRef | None,
-        Field(
-            alias="commentRef",
-            description="A reference to a CloudSupportComment (API field `comment`).",
-        ),
+    comment: Annotated[
+        str | None, Field(description="Optional. Comment associated with the column.")
     ] = None
     custom_features: Annotated[
         dict[str, Any] | None,

@@ -24,10 +24,6 @@ from kccgen.generated.datamigration.v1alpha1.datamigration_v1_api import (
 )
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
-from kccgen.generated.networkconnectivity.v1alpha1.networkconnectivitydestination_reference import (
-    NetworkConnectivityDestinationRef,
-)
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -58,9 +54,8 @@ class ConversionWorkspaceInfo(KRMModel):
         str | None,
         Field(alias="commitId", description="The commit ID of the conversion workspace."),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="The resource name (URI) of the conversion workspace.")
     ] = None
 
 
@@ -139,18 +134,17 @@ class DatabaseMigrationMigrationJobSpec(KRMModel):
             description="The conversion workspace used by the migration.",
         ),
     ] = None
+    destination: Annotated[
+        str | None,
+        Field(
+            description="Required. The resource name (URI) of the destination connection profile."
+        ),
+    ] = None
     destination_database: Annotated[
         DatabaseType | None,
         Field(
             alias="destinationDatabase",
             description="The database engine type and provider of the destination.",
-        ),
-    ] = None
-    destination_ref: Annotated[
-        NetworkConnectivityDestinationRef | None,
-        Field(
-            alias="destinationRef",
-            description="A reference to a NetworkConnectivityDestination (API field `destination`).",
         ),
     ] = None
     display_name: Annotated[
@@ -315,10 +309,7 @@ class DumpFlag(KRMModel):
     Dump flag definition.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The name of the flag")] = None
     value: Annotated[str | None, Field(description="The value of the flag.")] = None
 
 

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.aiplatform.v1alpha1.aiplatformschedule_reference import AIPlatformScheduleRef
-from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
 from kccgen.generated.datapipelines.v1alpha1 import datapipelines_v1_api
 from kccgen.generated.datapipelines.v1alpha1.datapipelines_v1_api import (
@@ -20,7 +18,6 @@ from kccgen.generated.datapipelines.v1alpha1.datapipelines_v1_api import (
     GoogleCloudDatapipelinesV1RuntimeEnvironmentIpConfiguration,
 )
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.tagmanager.v1alpha1.tagmanagerzone_reference import TagManagerZoneRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -161,12 +158,9 @@ class GoogleCloudDatapipelinesV1FlexTemplateRuntimeEnvironment(KRMModel):
             description="The maximum number of Compute Engine instances to be made available to your pipeline during execution, from 1 to 1000.",
         ),
     ] = None
-    network_ref: Annotated[
-        ComputeNetworkRef | None,
-        Field(
-            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
-        ),
-    ] = None
+    network: Annotated[str | None, Field(description="Network to which VMs will be assigned.")] = (
+        None
+    )
     num_workers: Annotated[
         int | None,
         Field(
@@ -208,9 +202,11 @@ class GoogleCloudDatapipelinesV1FlexTemplateRuntimeEnvironment(KRMModel):
             description='The Compute Engine zone (https://cloud.google.com/compute/docs/regions-zones/regions-zones) in which worker processing should occur, e.g. "us-west1-a".',
         ),
     ] = None
-    zone_ref: Annotated[
-        TagManagerZoneRef | None,
-        Field(alias="zoneRef", description="A reference to a TagManagerZone (API field `zone`)."),
+    zone: Annotated[
+        str | None,
+        Field(
+            description="The Compute Engine [availability zone](https://cloud.google.com/compute/docs/regions-zones/regions-zones) for launching worker instances to run your pipeline."
+        ),
     ] = None
 
 
@@ -408,12 +404,9 @@ class GoogleCloudDatapipelinesV1RuntimeEnvironment(KRMModel):
             description="The maximum number of Compute Engine instances to be made available to your pipeline during execution, from 1 to 1000.",
         ),
     ] = None
-    network_ref: Annotated[
-        ComputeNetworkRef | None,
-        Field(
-            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
-        ),
-    ] = None
+    network: Annotated[str | None, Field(description="Network to which VMs will be assigned.")] = (
+        None
+    )
     num_workers: Annotated[
         int | None,
         Field(
@@ -455,9 +448,11 @@ class GoogleCloudDatapipelinesV1RuntimeEnvironment(KRMModel):
             description='The Compute Engine zone (https://cloud.google.com/compute/docs/regions-zones/regions-zones) in which worker processing should occur, e.g. "us-west1-a".',
         ),
     ] = None
-    zone_ref: Annotated[
-        TagManagerZoneRef | None,
-        Field(alias="zoneRef", description="A reference to a TagManagerZone (API field `zone`)."),
+    zone: Annotated[
+        str | None,
+        Field(
+            description="The Compute Engine [availability zone](https://cloud.google.com/compute/docs/regions-zones/regions-zones) for launching worker instances to run your pipeline."
+        ),
     ] = None
 
 
@@ -466,13 +461,7 @@ class GoogleCloudDatapipelinesV1ScheduleSpec(KRMModel):
     Details of the schedule the pipeline runs on.
     """
 
-    schedule_ref: Annotated[
-        AIPlatformScheduleRef | None,
-        Field(
-            alias="scheduleRef",
-            description="A reference to a AIPlatformSchedule (API field `schedule`).",
-        ),
-    ] = None
+    schedule: Annotated[str | None, Field(description="Unix-cron format of the schedule.")] = None
     time_zone: Annotated[str | None, Field(alias="timeZone", description="Timezone ID.")] = None
 
 

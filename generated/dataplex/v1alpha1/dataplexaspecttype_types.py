@@ -14,7 +14,6 @@ from kccgen.generated.dataplex.v1alpha1.dataplex_v1_api import (
     GoogleCloudDataplexV1AspectTypeTransferStatus,
 )
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -147,10 +146,7 @@ class GoogleCloudDataplexV1AspectTypeMetadataTemplate(KRMModel):
         GoogleCloudDataplexV1AspectTypeMetadataTemplate | None,
         Field(alias="mapItems", description="Optional. If the type is map, set map_items."),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Required. The name of the field.")] = None
     record_fields: Annotated[
         list[GoogleCloudDataplexV1AspectTypeMetadataTemplate] | None,
         Field(alias="recordFields", description="Optional. Field definition."),
@@ -167,7 +163,7 @@ class GoogleCloudDataplexV1AspectTypeMetadataTemplate(KRMModel):
         str | None,
         Field(
             alias="typeRef",
-            description="Optional. A reference to another field definition (not an inline definition).",
+            description="Not a Config Connector reference: the API's own field name.",
         ),
     ] = None
 
@@ -224,10 +220,7 @@ class GoogleCloudDataplexV1AspectTypeMetadataTemplateEnumValue(KRMModel):
         ),
     ] = None
     index: Annotated[int | None, Field(description="Required. Index for the enum value.")] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Required. Name of the enumvalue.")] = None
 
 
 GoogleCloudDataplexV1AspectTypeMetadataTemplate.model_rebuild()

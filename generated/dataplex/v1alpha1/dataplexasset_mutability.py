@@ -52,7 +52,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("discoverySpec.jsonOptions", OBJECT, (OPTIONAL,), True, True),
         ("discoverySpec.jsonOptions.disableTypeInference", BOOLEAN, (OPTIONAL,), True, True),
         ("discoverySpec.jsonOptions.encoding", STRING, (OPTIONAL,), True, True),
-        ("discoverySpec.scheduleRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "discoverySpec.schedule"}),
+        ("discoverySpec.schedule", STRING, (OPTIONAL,), True, True),
         ("displayName", STRING, (OPTIONAL,), True, True),
         ("labels", MAP_OF_STRING, (OPTIONAL,), True, True),
         ("lakeRef", OBJECT, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),

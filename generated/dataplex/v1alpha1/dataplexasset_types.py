@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.aiplatform.v1alpha1.aiplatformschedule_reference import AIPlatformScheduleRef
 from kccgen.generated.bigquery.v1alpha1.bigquerydataset_reference import BigQueryDatasetRef
 from kccgen.generated.dataplex.v1alpha1 import dataplex_v1_api
 from kccgen.generated.dataplex.v1alpha1.dataplex_v1_api import (
@@ -153,11 +152,10 @@ class GoogleCloudDataplexV1AssetDiscoverySpec(KRMModel):
         GoogleCloudDataplexV1AssetDiscoverySpecJsonOptions | None,
         Field(alias="jsonOptions", description="Optional. Configuration for Json data."),
     ] = None
-    schedule_ref: Annotated[
-        AIPlatformScheduleRef | None,
+    schedule: Annotated[
+        str | None,
         Field(
-            alias="scheduleRef",
-            description="A reference to a AIPlatformSchedule (API field `schedule`).",
+            description="Optional. Cron schedule (https://en.wikipedia.org/wiki/Cron) for running discovery periodically."
         ),
     ] = None
 

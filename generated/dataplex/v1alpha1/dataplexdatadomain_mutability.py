@@ -37,7 +37,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("contacts", OBJECT, (REQUIRED,), True, True),
         ("contacts.identities", ARRAY_OF_OBJECT, (REQUIRED,), True, True),
         ("contacts.identities[].contactId", STRING, (OPTIONAL,), True, True),
-        ("contacts.identities[].contactRef", OBJECT, (REQUIRED,), True, True, {"api_path": "contacts.identities[].contactName"}),
+        ("contacts.identities[].contactName", STRING, (REQUIRED,), True, True),
         ("contacts.identities[].contactRole", STRING, (REQUIRED,), True, True),
         ("description", STRING, (OPTIONAL,), True, True),
         ("displayName", STRING, (REQUIRED,), True, True),

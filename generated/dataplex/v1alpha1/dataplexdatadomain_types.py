@@ -10,9 +10,6 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.dataplex.v1alpha1 import dataplex_v1_api
 from kccgen.generated.dataplex.v1alpha1.dataplexdatadomain_reference import DataplexDataDomainRef
-from kccgen.generated.essentialcontacts.v1alpha1.essentialcontactscontact_reference import (
-    EssentialContactsContactRef,
-)
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -111,11 +108,11 @@ class GoogleCloudDataplexV1ContactIdentity(KRMModel):
             description="Optional. Email ID or freeform ID of the Contact person.",
         ),
     ] = None
-    contact_ref: Annotated[
-        EssentialContactsContactRef | None,
+    contact_name: Annotated[
+        str | None,
         Field(
-            alias="contactRef",
-            description="A reference to a EssentialContactsContact (API field `contactName`).",
+            alias="contactName",
+            description="Required. Name of the contact person for the Data Domain; unvalidated freeform text.",
         ),
     ] = None
     contact_role: Annotated[

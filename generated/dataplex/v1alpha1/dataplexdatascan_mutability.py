@@ -116,7 +116,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("dataQualitySpec.rules[].description", STRING, (OPTIONAL,), True, True),
         ("dataQualitySpec.rules[].dimension", STRING, (OPTIONAL,), True, True),
         ("dataQualitySpec.rules[].ignoreNull", BOOLEAN, (OPTIONAL,), True, True),
-        ("dataQualitySpec.rules[].nameRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "dataQualitySpec.rules[].name"}),
+        ("dataQualitySpec.rules[].name", STRING, (OPTIONAL,), True, True),
         ("dataQualitySpec.rules[].nonNullExpectation", OBJECT, (), True, True),
         ("dataQualitySpec.rules[].rangeExpectation", OBJECT, (), True, True),
         ("dataQualitySpec.rules[].rangeExpectation.maxValue", STRING, (OPTIONAL,), True, True),

@@ -27,7 +27,6 @@ from kccgen.generated.dataplex.v1alpha1.dataplex_v1_api import (
 )
 from kccgen.generated.dataplex.v1alpha1.dataplexentity_reference import DataplexEntityRef
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -1161,10 +1160,7 @@ class GoogleCloudDataplexV1DataQualityRule(KRMModel):
             description="Optional. Rows with null values will automatically fail a rule, unless ignore_null is true.",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Optional. A mutable name for the rule.")] = None
     non_null_expectation: Annotated[
         GoogleCloudDataplexV1DataQualityRuleNonNullExpectation | None,
         Field(

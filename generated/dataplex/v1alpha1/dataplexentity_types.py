@@ -23,7 +23,6 @@ from kccgen.generated.dataplex.v1alpha1.dataplex_v1_api import (
 )
 from kccgen.generated.dataplex.v1alpha1.dataplexasset_reference import DataplexAssetRef
 from kccgen.generated.dataplex.v1alpha1.dataplexlake_reference import DataplexLakeRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -225,9 +224,11 @@ class GoogleCloudDataplexV1SchemaPartitionField(KRMModel):
     Represents a key field within the entity's partition structure. You could have up to 20 partition fields, but only the first 10 partitions have the filtering ability due to performance consideration. Note: Partition fields are immutable.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None,
+        Field(
+            description="Required. Partition field name must consist of letters, numbers, and underscores only, with a maximum of length of 256 characters, and must begin with a letter or underscore.."
+        ),
     ] = None
     type: Annotated[
         GoogleCloudDataplexV1SchemaPartitionFieldType | None,
@@ -251,10 +252,7 @@ class GoogleCloudDataplexV1SchemaSchemaField(KRMModel):
         GoogleCloudDataplexV1SchemaSchemaFieldMode | None,
         Field(description="Required. Additional field semantics."),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Required. The name of the field.")] = None
     type: Annotated[
         GoogleCloudDataplexV1SchemaSchemaFieldType | None,
         Field(description="Required. The type of field."),

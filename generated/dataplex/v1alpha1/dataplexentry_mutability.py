@@ -49,7 +49,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("entryGroupRef", OBJECT, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("entrySource", OBJECT, (OPTIONAL,), True, True),
         ("entrySource.ancestors", ARRAY_OF_OBJECT, (IMMUTABLE,), False, True),
-        ("entrySource.ancestors[].nameRef", OBJECT, (IMMUTABLE_3, OPTIONAL), False, True, {"api_path": "entrySource.ancestors[].name"}),
+        ("entrySource.ancestors[].name", STRING, (IMMUTABLE_3, OPTIONAL), False, True),
         ("entrySource.ancestors[].type", STRING, (IMMUTABLE_3, OPTIONAL), False, True),
         ("entrySource.createTime", STRING_GOOGLE_DATETIME, (), True, True),
         ("entrySource.description", STRING, (), True, True),

@@ -12,7 +12,6 @@ from kccgen.generated.dataplex.v1alpha1 import dataplex_v1_api
 from kccgen.generated.dataplex.v1alpha1.dataplexentry_reference import DataplexEntryRef
 from kccgen.generated.dataplex.v1alpha1.dataplexentrygroup_reference import DataplexEntryGroupRef
 from kccgen.generated.dataplex.v1alpha1.dataplexentrytype_reference import DataplexEntryTypeRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -245,9 +244,8 @@ class GoogleCloudDataplexV1EntrySourceAncestor(KRMModel):
     Information about individual items in the hierarchy that is associated with the data resource.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Optional. The name of the ancestor resource.")
     ] = None
     type: Annotated[
         str | None, Field(description="Optional. The type of the ancestor resource.")

@@ -8,12 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.aiplatform.v1alpha1.aiplatformschedule_reference import AIPlatformScheduleRef
-from kccgen.generated.cloudresourcemanager.v1alpha1.cloudresourcemanagerproject_reference import (
-    CloudResourceManagerProjectRef,
-)
-from kccgen.generated.compute.v1alpha1.computeimage_reference import ComputeImageRef
-from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.dataplex.v1alpha1 import dataplex_v1_api
 from kccgen.generated.dataplex.v1alpha1.dataplex_v1_api import (
     GoogleCloudDataplexV1JobService,
@@ -212,12 +206,8 @@ class GoogleCloudDataplexV1TaskExecutionSpec(KRMModel):
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
     ] = None
-    project_ref: Annotated[
-        CloudResourceManagerProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="A reference to a CloudResourceManagerProject (API field `project`).",
-        ),
+    project: Annotated[
+        str | None, Field(description="Optional. The project in which jobs are run.")
     ] = None
     service_account: Annotated[
         str | None,
@@ -321,10 +311,7 @@ class GoogleCloudDataplexV1TaskInfrastructureSpecContainerImageRuntime(KRMModel)
     Container Image Runtime Configuration used with Batch execution.
     """
 
-    image_ref: Annotated[
-        ComputeImageRef | None,
-        Field(alias="imageRef", description="A reference to a ComputeImage (API field `image`)."),
-    ] = None
+    image: Annotated[str | None, Field(description="Optional. Container image to use.")] = None
     java_jars: Annotated[
         list[str] | None,
         Field(
@@ -351,11 +338,8 @@ class GoogleCloudDataplexV1TaskInfrastructureSpecVpcNetwork(KRMModel):
     Cloud VPC Network used to run the infrastructure.
     """
 
-    network_ref: Annotated[
-        ComputeNetworkRef | None,
-        Field(
-            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
-        ),
+    network: Annotated[
+        str | None, Field(description="Optional. The Cloud VPC network in which the job is run.")
     ] = None
     network_tags: Annotated[
         list[str] | None,
@@ -466,11 +450,10 @@ class GoogleCloudDataplexV1TaskTriggerSpec(KRMModel):
             alias="maxRetries", description="Optional. Number of retry attempts before aborting."
         ),
     ] = None
-    schedule_ref: Annotated[
-        AIPlatformScheduleRef | None,
+    schedule: Annotated[
+        str | None,
         Field(
-            alias="scheduleRef",
-            description="A reference to a AIPlatformSchedule (API field `schedule`).",
+            description="Optional. Cron schedule (https://en.wikipedia.org/wiki/Cron) for running tasks periodically."
         ),
     ] = None
     start_time: Annotated[

@@ -246,7 +246,10 @@ class DataprocAutoscalingPolicy(KRMObject):
     KIND: ClassVar[str] = "DataprocAutoscalingPolicy"
 
     api_version: Annotated[
-        Literal["dataproc.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "dataproc.cnrm.cloud.google.com/v1alpha1", "dataproc.cnrm.cloud.google.com/v1beta1"
+        ],
+        Field(alias="apiVersion"),
     ] = "dataproc.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["DataprocAutoscalingPolicy"] = "DataprocAutoscalingPolicy"
     spec: DataprocAutoscalingPolicySpec

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.apigee.v1alpha1.apigeekeystore_reference import ApigeeKeystoreRef
 from kccgen.generated.compute.v1alpha1.computeimage_reference import ComputeImageRef
 from kccgen.generated.compute.v1alpha1.computenodegroup_reference import ComputeNodeGroupRef
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
@@ -39,7 +38,6 @@ from kccgen.generated.dataproc.v1alpha1.dataprocautoscalingpolicy_reference impo
 from kccgen.generated.dataproc.v1alpha1.dataproccluster_reference import DataprocClusterRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -1236,11 +1234,11 @@ class KerberosConfig(KRMModel):
             description="Optional. The Cloud Storage URI of a KMS encrypted file containing the password to the user provided keystore.",
         ),
     ] = None
-    keystore_ref: Annotated[
-        ApigeeKeystoreRef | None,
+    keystore_uri: Annotated[
+        str | None,
         Field(
-            alias="keystoreRef",
-            description="A reference to a ApigeeKeystore (API field `keystoreUri`).",
+            alias="keystoreUri",
+            description="Optional. The Cloud Storage URI of the keystore file used for SSL encryption.",
         ),
     ] = None
     kms_key_uri: Annotated[
@@ -1506,9 +1504,8 @@ class NodeGroup(KRMModel):
     labels: Annotated[dict[str, str] | None, Field(description="Optional. Node group labels.")] = (
         None
     )
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="The Node group resource name (https://aip.dev/122).")
     ] = None
     node_group_config: Annotated[
         InstanceGroupConfig | None,
@@ -1784,7 +1781,10 @@ class DataprocCluster(KRMObject):
     KIND: ClassVar[str] = "DataprocCluster"
 
     api_version: Annotated[
-        Literal["dataproc.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "dataproc.cnrm.cloud.google.com/v1alpha1", "dataproc.cnrm.cloud.google.com/v1beta1"
+        ],
+        Field(alias="apiVersion"),
     ] = "dataproc.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["DataprocCluster"] = "DataprocCluster"
     spec: DataprocClusterSpec

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
-from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
 from kccgen.generated.dataproc.v1alpha1 import dataproc_v1_api
 from kccgen.generated.dataproc.v1alpha1.dataproc_v1_api import (
     AuthenticationConfigUserWorkloadAuthenticationType,
@@ -227,16 +225,13 @@ class ExecutionConfig(KRMModel):
         str | None,
         Field(alias="kmsKey", description="Optional. The Cloud KMS key to use for encryption."),
     ] = None
-    network_ref: Annotated[
-        ComputeNetworkRef | None,
-        Field(
-            alias="networkRef",
-            description="A reference to a ComputeNetwork (API field `networkUri`).",
-        ),
-    ] = None
     network_tags: Annotated[
         list[str] | None,
         Field(alias="networkTags", description="Optional. Tags used for network traffic control."),
+    ] = None
+    network_uri: Annotated[
+        str | None,
+        Field(alias="networkUri", description="Optional. Network URI to connect workload to."),
     ] = None
     resource_manager_tags: Annotated[
         dict[str, str] | None,
@@ -259,11 +254,10 @@ class ExecutionConfig(KRMModel):
             description="Optional. A Cloud Storage bucket used to stage workload dependencies, config files, and store workload output and other ephemeral data, such as Spark history files.",
         ),
     ] = None
-    subnetwork_ref: Annotated[
-        ComputeSubnetworkRef | None,
+    subnetwork_uri: Annotated[
+        str | None,
         Field(
-            alias="subnetworkRef",
-            description="A reference to a ComputeSubnetwork (API field `subnetworkUri`).",
+            alias="subnetworkUri", description="Optional. Subnetwork URI to connect workload to."
         ),
     ] = None
     ttl: Annotated[

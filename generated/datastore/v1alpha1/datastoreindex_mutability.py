@@ -22,7 +22,6 @@ REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="description:'Required.'")
 REQUIRED_2 = Fact(behaviour=Behaviour.REQUIRED, source="identity")
 ARRAY_OF_OBJECT = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.OBJECT))
 ENUM = FieldType(kind=TypeKind.ENUM)
-OBJECT = FieldType(kind=TypeKind.OBJECT)
 STRING = FieldType(kind=TypeKind.STRING)
 
 # fmt: off
@@ -37,7 +36,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("projectId", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("properties", ARRAY_OF_OBJECT, (REQUIRED,), False, True),
         ("properties[].direction", ENUM, (REQUIRED,), False, True),
-        ("properties[].nameRef", OBJECT, (REQUIRED,), False, True, {"api_path": "properties[].name"}),
+        ("properties[].name", STRING, (REQUIRED,), False, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(

@@ -14,7 +14,6 @@ from kccgen.generated.datastore.v1alpha1.datastore_v1_api import (
     GoogleDatastoreAdminV1IndexState,
     GoogleDatastoreAdminV1IndexedPropertyDirection,
 )
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -74,10 +73,7 @@ class GoogleDatastoreAdminV1IndexedProperty(KRMModel):
         GoogleDatastoreAdminV1IndexedPropertyDirection | None,
         Field(description="Required. The indexed property's direction."),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Required. The property name to index.")] = None
 
 
 class DatastoreIndexStatus(KRMStatus):

@@ -24,15 +24,7 @@ from kccgen.generated.datastream.v1alpha1.datastreamconnectionprofile_reference 
     DatastreamConnectionProfileRef,
 )
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.firestore.v1alpha1.firestorechangestream_reference import (
-    FirestoreChangeStreamRef,
-)
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
-from kccgen.generated.storage.v1alpha1.storageobject_reference import StorageObjectRef
-from kccgen.generated.webcontentpublisher.v1alpha1.webcontentpublisherpublication_reference import (
-    WebContentPublisherPublicationRef,
-)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -998,11 +990,10 @@ class PostgresqlSourceConfig(KRMModel):
             description="Maximum number of concurrent backfill tasks.",
         ),
     ] = None
-    publication_ref: Annotated[
-        WebContentPublisherPublicationRef | None,
+    publication: Annotated[
+        str | None,
         Field(
-            alias="publicationRef",
-            description="A reference to a WebContentPublisherPublication (API field `publication`).",
+            description="Required. The name of the publication that includes the set of all tables that are defined in the stream's include_objects."
         ),
     ] = None
     replication_slot: Annotated[
@@ -1053,10 +1044,7 @@ class SalesforceField(KRMModel):
     """
 
     data_type: Annotated[str | None, Field(alias="dataType", description="The data type.")] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The field name.")] = None
     nillable: Annotated[
         bool | None, Field(description="Indicates whether the field can accept nil values.")
     ] = None
@@ -1103,12 +1091,8 @@ class SalesforceObject(KRMModel):
     """
 
     fields: Annotated[list[SalesforceField] | None, Field(description="Salesforce fields.")] = None
-    object_ref: Annotated[
-        StorageObjectRef | None,
-        Field(
-            alias="objectRef",
-            description="A reference to a StorageObject (API field `objectName`).",
-        ),
+    object_name: Annotated[
+        str | None, Field(alias="objectName", description="The object name.")
     ] = None
 
 
@@ -1117,12 +1101,8 @@ class SalesforceObjectIdentifier(KRMModel):
     Salesforce data source object identifier.
     """
 
-    object_ref: Annotated[
-        StorageObjectRef | None,
-        Field(
-            alias="objectRef",
-            description="A reference to a StorageObject (API field `objectName`).",
-        ),
+    object_name: Annotated[
+        str | None, Field(alias="objectName", description="Required. The object name.")
     ] = None
 
 
@@ -1298,12 +1278,8 @@ class SourceObject(KRMModel):
     Source object.
     """
 
-    object_ref: Annotated[
-        StorageObjectRef | None,
-        Field(
-            alias="objectRef",
-            description="A reference to a StorageObject (API field `objectName`).",
-        ),
+    object_name: Annotated[
+        str | None, Field(alias="objectName", description="Required. The object name.")
     ] = None
     properties: Annotated[
         list[SourceProperty] | None, Field(description="Optional. Source properties.")
@@ -1440,11 +1416,11 @@ class SpannerSourceConfig(KRMModel):
             description="Optional. Whether to use Data Boost for Spanner backfills.",
         ),
     ] = None
-    change_stream_ref: Annotated[
-        FirestoreChangeStreamRef | None,
+    change_stream_name: Annotated[
+        str | None,
         Field(
-            alias="changeStreamRef",
-            description="A reference to a FirestoreChangeStream (API field `changeStreamName`).",
+            alias="changeStreamName",
+            description="Required. Immutable. The change stream name to use for the stream.",
         ),
     ] = None
     exclude_objects: Annotated[

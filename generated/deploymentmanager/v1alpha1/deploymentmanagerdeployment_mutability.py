@@ -96,7 +96,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("target.config.content", STRING, (INPUT_ONLY_5,), True, False),
         ("target.imports", ARRAY_OF_OBJECT, (INPUT_ONLY_5,), True, False),
         ("target.imports[].content", STRING, (INPUT_ONLY_5,), True, False),
-        ("target.imports[].nameRef", OBJECT, (INPUT_ONLY_5,), True, False, {"api_path": "target.imports[].name"}),
+        ("target.imports[].name", STRING, (INPUT_ONLY_5,), True, False),
     ),
     observed=(
         ("fingerprint", STRING_BYTE, (OUTPUT_ONLY_3,), False, True),

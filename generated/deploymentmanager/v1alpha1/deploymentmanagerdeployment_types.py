@@ -22,7 +22,6 @@ from kccgen.generated.deploymentmanager.v1alpha1.deploymentmanager_v2_api import
     SetCommonInstanceMetadataOperationMetadataPerLocationOperationInfoState,
 )
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -338,10 +337,7 @@ class HelpObserved(KRMModel):
 
 class ImportFile(KRMModel):
     content: Annotated[str | None, Field(description="The contents of the file.")] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The name of the file.")] = None
 
 
 class InstancesBulkInsertOperationMetadataObserved(KRMModel):

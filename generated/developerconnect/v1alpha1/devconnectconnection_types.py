@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.apigee.v1alpha1.apigeeorganization_reference import ApigeeOrganizationRef
-from kccgen.generated.dataform.v1alpha1.dataformworkspace_reference import DataformWorkspaceRef
 from kccgen.generated.developerconnect.v1alpha1 import developerconnect_v1_api
 from kccgen.generated.developerconnect.v1alpha1.developerconnect_v1_api import (
     GitHubConfigGithubApp,
@@ -86,11 +84,10 @@ class BitbucketCloudConfig(KRMModel):
             description="A reference to a SecretManagerSecretVersion (API field `webhookSecretSecretVersion`).",
         ),
     ] = None
-    workspace_ref: Annotated[
-        DataformWorkspaceRef | None,
+    workspace: Annotated[
+        str | None,
         Field(
-            alias="workspaceRef",
-            description="A reference to a DataformWorkspace (API field `workspace`).",
+            description="Required. The Bitbucket Cloud Workspace ID to be connected to Google Cloud Platform."
         ),
     ] = None
 
@@ -513,11 +510,10 @@ class GitHubEnterpriseConfig(KRMModel):
             description="Required. The URI of the GitHub Enterprise host this connection is for.",
         ),
     ] = None
-    organization_ref: Annotated[
-        ApigeeOrganizationRef | None,
+    organization: Annotated[
+        str | None,
         Field(
-            alias="organizationRef",
-            description="A reference to a ApigeeOrganization (API field `organization`).",
+            description="Optional. Immutable. GitHub Enterprise organization in which the GitHub App is created."
         ),
     ] = None
     private_key_secret_version_ref: Annotated[

@@ -20,7 +20,6 @@ from kccgen.generated.dfareporting.v1alpha1.dfareporting_v5_api import (
     DeliverySchedulePriority,
     DimensionValueMatchType,
 )
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -59,10 +58,7 @@ class Browser(KRMModel):
             description="Minor version number (number after first dot on left) of this browser.",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name of this browser.")] = None
 
 
 class City(KRMModel):
@@ -103,10 +99,7 @@ class City(KRMModel):
             description="ID of the metro region (DMA) to which this city belongs.",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name of this city.")] = None
     region_code: Annotated[
         str | None,
         Field(
@@ -202,10 +195,7 @@ class ConnectionType(KRMModel):
     kind: Annotated[str | None, Field(description="Identifies what kind of resource this is.")] = (
         None
     )
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name of this connection type.")] = None
 
 
 class ContextualKeyword(KRMModel):
@@ -243,10 +233,7 @@ class Country(KRMModel):
     kind: Annotated[str | None, Field(description="Identifies what kind of resource this is.")] = (
         None
     )
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name of this country.")] = None
     ssl_enabled: Annotated[
         bool | None,
         Field(
@@ -804,10 +791,7 @@ class Language(KRMModel):
             description="Format of language code is an ISO 639 two-letter language code optionally followed by an underscore followed by an ISO 3166 code.",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name of this language.")] = None
 
 
 class LanguageTargeting(KRMModel):
@@ -873,10 +857,7 @@ class Metro(KRMModel):
     metro_code: Annotated[
         str | None, Field(alias="metroCode", description="Metro code of this metro region.")
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name of this metro region.")] = None
 
 
 class MobileCarrier(KRMModel):
@@ -902,10 +883,7 @@ class MobileCarrier(KRMModel):
     kind: Annotated[str | None, Field(description="Identifies what kind of resource this is.")] = (
         None
     )
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name of this mobile carrier.")] = None
 
 
 class OperatingSystem(KRMModel):
@@ -926,10 +904,7 @@ class OperatingSystem(KRMModel):
     mobile: Annotated[
         bool | None, Field(description="Whether this operating system is for mobile.")
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name of this operating system.")] = None
 
 
 class OperatingSystemVersion(KRMModel):
@@ -957,10 +932,7 @@ class OperatingSystemVersion(KRMModel):
             description="Minor version (number after the first dot) of this operating system version.",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name of this operating system version.")] = None
     operating_system: Annotated[
         OperatingSystem | None,
         Field(
@@ -1006,10 +978,7 @@ class PlatformType(KRMModel):
     kind: Annotated[str | None, Field(description="Identifies what kind of resource this is.")] = (
         None
     )
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name of this platform type.")] = None
 
 
 class PostalCode(KRMModel):
@@ -1063,10 +1032,7 @@ class Region(KRMModel):
     kind: Annotated[str | None, Field(description="Identifies what kind of resource this is.")] = (
         None
     )
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name of this region.")] = None
     region_code: Annotated[str | None, Field(alias="regionCode", description="Region code.")] = None
 
 

@@ -8,9 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.cloudsupport.v1alpha1.cloudsupportcomment_reference import (
-    CloudSupportCommentRef,
-)
 from kccgen.generated.dfareporting.v1alpha1 import dfareporting_v5_api
 from kccgen.generated.dfareporting.v1alpha1.dfareporting_v5_api import (
     CampaignEuPoliticalAdsDeclaration,
@@ -19,7 +16,6 @@ from kccgen.generated.dfareporting.v1alpha1.dfareporting_v5_api import (
     MeasurementPartnerCampaignLinkLinkStatus,
     MeasurementPartnerCampaignLinkMeasurementPartner,
 )
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -45,10 +41,7 @@ class AudienceSegment(KRMModel):
     id: Annotated[int | Int64String | None, Field(description="ID of this audience segment.")] = (
         None
     )
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name of this audience segment.")] = None
 
 
 class AudienceSegmentGroup(KRMModel):
@@ -63,10 +56,7 @@ class AudienceSegmentGroup(KRMModel):
     id: Annotated[
         int | Int64String | None, Field(description="ID of this audience segment group.")
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name of this audience segment group.")] = None
 
 
 class ClickThroughUrlSuffixProperties(KRMModel):
@@ -98,10 +88,9 @@ class CreativeOptimizationConfiguration(KRMModel):
     id: Annotated[
         int | Int64String | None, Field(description="ID of this creative optimization config.")
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name of this creative optimization config.")] = (
+        None
+    )
     optimization_activitys: Annotated[
         list[OptimizationActivity] | None,
         Field(
@@ -206,13 +195,9 @@ class DfareportingCampaignSpec(KRMModel):
             description="Click-through URL suffix override properties for this campaign.",
         ),
     ] = None
-    comment_ref: Annotated[
-        CloudSupportCommentRef | None,
-        Field(
-            alias="commentRef",
-            description="A reference to a CloudSupportComment (API field `comment`).",
-        ),
-    ] = None
+    comment: Annotated[str | None, Field(description="Arbitrary comments about this campaign.")] = (
+        None
+    )
     create_info: Annotated[
         LastModifiedInfo | None,
         Field(alias="createInfo", description="Information about the creation of this campaign."),

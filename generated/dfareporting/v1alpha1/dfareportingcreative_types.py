@@ -40,7 +40,6 @@ from kccgen.generated.dfareporting.v1alpha1.dfareporting_v5_api import (
     ThirdPartyTrackingUrlThirdPartyUrlType,
     UniversalAdIdRegistry,
 )
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -96,9 +95,8 @@ class ClickTag(KRMModel):
             alias="eventName", description="Advertiser event name associated with the click tag."
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Parameter name for the specified click tag.")
     ] = None
 
 
@@ -326,10 +324,7 @@ class CreativeAssetId(KRMModel):
     Creative Asset ID.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name of the creative asset.")] = None
     type: Annotated[CreativeAssetIdType | None, Field(description="Type of asset to upload.")] = (
         None
     )

@@ -50,7 +50,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("element.feedFields[].defaultValue", STRING, (OPTIONAL,), True, True),
         ("element.feedFields[].filterable", BOOLEAN, (OPTIONAL,), True, True),
         ("element.feedFields[].id", INTEGER_INT32, (REQUIRED,), True, True),
-        ("element.feedFields[].nameRef", OBJECT, (REQUIRED,), True, True, {"api_path": "element.feedFields[].name"}),
+        ("element.feedFields[].name", STRING, (REQUIRED,), True, True),
         ("element.feedFields[].renderable", BOOLEAN, (OPTIONAL,), True, True),
         ("element.feedFields[].required", BOOLEAN, (OPTIONAL,), True, True),
         ("element.feedFields[].type", ENUM, (REQUIRED,), True, True),

@@ -19,7 +19,6 @@ from kccgen.generated.dfareporting.v1alpha1.dfareporting_v5_api import (
 from kccgen.generated.dfareporting.v1alpha1.dfareportingdynamicfeed_reference import (
     DfareportingDynamicFeedRef,
 )
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -301,10 +300,7 @@ class FeedField(KRMModel):
         bool | None, Field(description="Optional. Whether the field is filterable.")
     ] = None
     id: Annotated[int | None, Field(description="Required. The ID of the field.")] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Required. The name of the field.")] = None
     renderable: Annotated[
         bool | None, Field(description="Optional. Whether the field is able to display.")
     ] = None

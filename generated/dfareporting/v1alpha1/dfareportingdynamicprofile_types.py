@@ -19,7 +19,6 @@ from kccgen.generated.dfareporting.v1alpha1.dfareporting_v5_api import (
     ProximityFilterRadiusBucketType,
     ProximityFilterRadiusUnitType,
 )
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -31,10 +30,7 @@ class CustomRule(KRMModel):
     Contains custom rule information.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Optional. Name of this custom rule.")] = None
     priority: Annotated[int | None, Field(description="Optional. Priority of the custom rule.")] = (
         None
     )

@@ -23,7 +23,6 @@ from kccgen.generated.dfareporting.v1alpha1.dfareporting_v5_api import (
 from kccgen.generated.dfareporting.v1alpha1.dfareportingfloodlightactivitygroup_reference import (
     DfareportingFloodlightActivityGroupRef,
 )
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -244,10 +243,7 @@ class FloodlightActivityDynamicTag(KRMModel):
     """
 
     id: Annotated[int | Int64String | None, Field(description="ID of this dynamic tag.")] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name of this tag.")] = None
     tag: Annotated[str | None, Field(description="Tag code.")] = None
 
 

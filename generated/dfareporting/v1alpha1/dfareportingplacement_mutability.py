@@ -68,7 +68,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("campaignIdDimensionValue.kind", STRING, (), True, True),
         ("campaignIdDimensionValue.matchType", ENUM, (), True, True),
         ("campaignIdDimensionValue.value", STRING, (), True, True),
-        ("commentRef", OBJECT, (), True, True, {"api_path": "comment"}),
+        ("comment", STRING, (), True, True),
         ("compatibility", ENUM, (), True, True),
         ("contentCategoryId", STRING_INT64, (), True, True),
         ("conversionDomainOverride", OBJECT, (OPTIONAL,), True, True),

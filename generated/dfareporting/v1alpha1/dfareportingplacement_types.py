@@ -8,9 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.cloudsupport.v1alpha1.cloudsupportcomment_reference import (
-    CloudSupportCommentRef,
-)
 from kccgen.generated.dfareporting.v1alpha1 import dfareporting_v5_api
 from kccgen.generated.dfareporting.v1alpha1.dfareporting_v5_api import (
     DimensionValueMatchType,
@@ -133,13 +130,7 @@ class DfareportingPlacementSpec(KRMModel):
             description="Dimension value for the ID of the campaign.",
         ),
     ] = None
-    comment_ref: Annotated[
-        CloudSupportCommentRef | None,
-        Field(
-            alias="commentRef",
-            description="A reference to a CloudSupportComment (API field `comment`).",
-        ),
-    ] = None
+    comment: Annotated[str | None, Field(description="Comments for this placement.")] = None
     compatibility: Annotated[
         PlacementCompatibility | None, Field(description="Placement compatibility.")
     ] = None

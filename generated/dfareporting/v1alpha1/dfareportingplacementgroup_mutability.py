@@ -53,7 +53,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("campaignIdDimensionValue.matchType", ENUM, (), True, True),
         ("campaignIdDimensionValue.value", STRING, (), True, True),
         ("childPlacementIds", ARRAY_OF_STRING_INT64, (), True, True),
-        ("commentRef", OBJECT, (), True, True, {"api_path": "comment"}),
+        ("comment", STRING, (), True, True),
         ("contentCategoryId", STRING_INT64, (), True, True),
         ("createInfo", OBJECT, (), True, True),
         ("createInfo.time", STRING_INT64, (), True, True),

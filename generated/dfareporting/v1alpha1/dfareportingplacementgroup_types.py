@@ -8,9 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.cloudsupport.v1alpha1.cloudsupportcomment_reference import (
-    CloudSupportCommentRef,
-)
 from kccgen.generated.dfareporting.v1alpha1 import dfareporting_v5_api
 from kccgen.generated.dfareporting.v1alpha1.dfareporting_v5_api import (
     DimensionValueMatchType,
@@ -76,13 +73,7 @@ class DfareportingPlacementGroupSpec(KRMModel):
             description="IDs of placements which are assigned to this placement group.",
         ),
     ] = None
-    comment_ref: Annotated[
-        CloudSupportCommentRef | None,
-        Field(
-            alias="commentRef",
-            description="A reference to a CloudSupportComment (API field `comment`).",
-        ),
-    ] = None
+    comment: Annotated[str | None, Field(description="Comments for this placement group.")] = None
     content_category_id: Annotated[
         int | Int64String | None,
         Field(

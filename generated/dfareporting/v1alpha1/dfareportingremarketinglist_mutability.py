@@ -55,7 +55,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("listPopulationRule.listPopulationClauses[].terms[].type", ENUM, (), True, True),
         ("listPopulationRule.listPopulationClauses[].terms[].value", STRING, (), True, True),
         ("listPopulationRule.listPopulationClauses[].terms[].variableFriendlyName", STRING, (), True, True),
-        ("listPopulationRule.listPopulationClauses[].terms[].variableRef", OBJECT, (), True, True, {"api_path": "listPopulationRule.listPopulationClauses[].terms[].variableName"}),
+        ("listPopulationRule.listPopulationClauses[].terms[].variableName", STRING, (), True, True),
         ("listSize", STRING_INT64, (), True, True),
         ("listSource", ENUM, (), True, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),

@@ -18,7 +18,6 @@ from kccgen.generated.dfareporting.v1alpha1.dfareporting_v5_api import (
 from kccgen.generated.dfareporting.v1alpha1.dfareportingfloodlightactivity_reference import (
     DfareportingFloodlightActivityRef,
 )
-from kccgen.generated.tagmanager.v1alpha1.tagmanagervariable_reference import TagManagerVariableRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -209,11 +208,11 @@ class ListPopulationTerm(KRMModel):
         str | None,
         Field(alias="variableFriendlyName", description="Friendly name of this term's variable."),
     ] = None
-    variable_ref: Annotated[
-        TagManagerVariableRef | None,
+    variable_name: Annotated[
+        str | None,
         Field(
-            alias="variableRef",
-            description="A reference to a TagManagerVariable (API field `variableName`).",
+            alias="variableName",
+            description="Name of the variable (U1, U2, etc.) being compared in this term.",
         ),
     ] = None
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.chat.v1alpha1.chatmessage_reference import ChatMessageRef
 from kccgen.generated.dfareporting.v1alpha1 import dfareporting_v5_api
 from kccgen.generated.dfareporting.v1alpha1.dfareporting_v5_api import (
     DateRangeRelativeDateRange,
@@ -21,8 +20,6 @@ from kccgen.generated.dfareporting.v1alpha1.dfareporting_v5_api import (
     ReportType,
     SortedDimensionSortOrder,
 )
-from kccgen.generated.logging.v1alpha1.logginglogmetric_reference import LoggingLogMetricRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -41,12 +38,9 @@ class Activities(KRMModel):
         str | None,
         Field(description="The kind of resource this is, in this case dfareporting#activities."),
     ] = None
-    metric_refs: Annotated[
-        list[LoggingLogMetricRef] | None,
-        Field(
-            alias="metricRefs",
-            description="References to LoggingLogMetrics (API field `metricNames`).",
-        ),
+    metric_names: Annotated[
+        list[str] | None,
+        Field(alias="metricNames", description="List of names of floodlight activity metrics."),
     ] = None
 
 
@@ -268,11 +262,11 @@ class ReportCriteria(KRMModel):
         list[SortedDimension] | None,
         Field(description="The list of standard dimensions the report should include."),
     ] = None
-    metric_refs: Annotated[
-        list[LoggingLogMetricRef] | None,
+    metric_names: Annotated[
+        list[str] | None,
         Field(
-            alias="metricRefs",
-            description="References to LoggingLogMetrics (API field `metricNames`).",
+            alias="metricNames",
+            description="The list of names of metrics the report should include.",
         ),
     ] = None
 
@@ -299,11 +293,11 @@ class ReportCrossMediaReachCriteria(KRMModel):
         list[SortedDimension] | None,
         Field(description="Required. The list of dimensions the report should include."),
     ] = None
-    metric_refs: Annotated[
-        list[LoggingLogMetricRef] | None,
+    metric_names: Annotated[
+        list[str] | None,
         Field(
-            alias="metricRefs",
-            description="References to LoggingLogMetrics (API field `metricNames`).",
+            alias="metricNames",
+            description="Required. The list of names of metrics the report should include.",
         ),
     ] = None
 
@@ -327,12 +321,9 @@ class ReportDelivery(KRMModel):
             description="The type of delivery for the owner to receive, if enabled.",
         ),
     ] = None
-    message_ref: Annotated[
-        ChatMessageRef | None,
-        Field(
-            alias="messageRef", description="A reference to a ChatMessage (API field `message`)."
-        ),
-    ] = None
+    message: Annotated[str | None, Field(description="The message to be sent with each email.")] = (
+        None
+    )
     recipients: Annotated[
         list[Recipient] | None,
         Field(description="The list of recipients to which to email the report."),
@@ -373,11 +364,11 @@ class ReportFloodlightCriteria(KRMModel):
             description="The floodlight ID for which to show data in this report.",
         ),
     ] = None
-    metric_refs: Annotated[
-        list[LoggingLogMetricRef] | None,
+    metric_names: Annotated[
+        list[str] | None,
         Field(
-            alias="metricRefs",
-            description="References to LoggingLogMetrics (API field `metricNames`).",
+            alias="metricNames",
+            description="The list of names of metrics the report should include.",
         ),
     ] = None
     report_properties: Annotated[
@@ -457,11 +448,11 @@ class ReportPathToConversionCriteria(KRMModel):
             description="The floodlight ID for which to show data in this report.",
         ),
     ] = None
-    metric_refs: Annotated[
-        list[LoggingLogMetricRef] | None,
+    metric_names: Annotated[
+        list[str] | None,
         Field(
-            alias="metricRefs",
-            description="References to LoggingLogMetrics (API field `metricNames`).",
+            alias="metricNames",
+            description="The list of names of metrics the report should include.",
         ),
     ] = None
     per_interaction_dimensions: Annotated[
@@ -566,11 +557,11 @@ class ReportReachCriteria(KRMModel):
         list[SortedDimension] | None,
         Field(description="The list of dimensions the report should include."),
     ] = None
-    metric_refs: Annotated[
-        list[LoggingLogMetricRef] | None,
+    metric_names: Annotated[
+        list[str] | None,
         Field(
-            alias="metricRefs",
-            description="References to LoggingLogMetrics (API field `metricNames`).",
+            alias="metricNames",
+            description="The list of names of metrics the report should include.",
         ),
     ] = None
     reach_by_frequency_metric_names: Annotated[
@@ -633,10 +624,7 @@ class SortedDimension(KRMModel):
             description="The kind of resource this is, in this case dfareporting#sortedDimension."
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The name of the dimension.")] = None
     sort_order: Annotated[
         SortedDimensionSortOrder | None,
         Field(alias="sortOrder", description="An optional sort order for the dimension column."),

@@ -20,7 +20,6 @@ REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="identity")
 ARRAY_OF_OBJECT = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.OBJECT))
 BOOLEAN = FieldType(kind=TypeKind.BOOLEAN)
 ENUM = FieldType(kind=TypeKind.ENUM)
-OBJECT = FieldType(kind=TypeKind.OBJECT)
 STRING = FieldType(kind=TypeKind.STRING)
 STRING_INT64 = FieldType(kind=TypeKind.STRING, format="int64")
 
@@ -38,7 +37,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("permissions[].availability", ENUM, (), True, True),
         ("permissions[].id", STRING_INT64, (), True, True),
         ("permissions[].kind", STRING, (), True, True),
-        ("permissions[].nameRef", OBJECT, (), True, True, {"api_path": "permissions[].name"}),
+        ("permissions[].name", STRING, (), True, True),
         ("permissions[].permissionGroupId", STRING_INT64, (), True, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("subaccountId", STRING_INT64, (), True, True),

@@ -12,7 +12,6 @@ from kccgen.generated.dfareporting.v1alpha1 import dfareporting_v5_api
 from kccgen.generated.dfareporting.v1alpha1.dfareporting_v5_api import (
     UserRolePermissionAvailability,
 )
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -87,10 +86,7 @@ class UserRolePermission(KRMModel):
     kind: Annotated[str | None, Field(description="Identifies what kind of resource this is.")] = (
         None
     )
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name of this user role permission.")] = None
     permission_group_id: Annotated[
         int | Int64String | None,
         Field(

@@ -12,11 +12,7 @@ from kccgen.generated.dialogflow.v1alpha1 import dialogflow_v3_api
 from kccgen.generated.dialogflow.v1alpha1.dialogflow_v3_api import (
     GoogleCloudDialogflowCxV3VoiceSelectionParamsSsmlGender,
 )
-from kccgen.generated.discoveryengine.v1alpha1.discoveryengineengine_reference import (
-    DiscoveryEngineEngineRef,
-)
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -157,13 +153,7 @@ class GoogleCloudDialogflowCxV3AgentClientCertificateSettings(KRMModel):
 
 
 class GoogleCloudDialogflowCxV3AgentGenAppBuilderSettings(KRMModel):
-    engine_ref: Annotated[
-        DiscoveryEngineEngineRef | None,
-        Field(
-            alias="engineRef",
-            description="A reference to a DiscoveryEngineEngine (API field `engine`).",
-        ),
-    ] = None
+    engine: str | None = None
 
 
 class GoogleCloudDialogflowCxV3AgentGitIntegrationSettings(KRMModel):
@@ -211,10 +201,7 @@ class GoogleCloudDialogflowCxV3TextToSpeechSettings(KRMModel):
 
 
 class GoogleCloudDialogflowCxV3VoiceSelectionParams(KRMModel):
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: str | None = None
     ssml_gender: Annotated[
         GoogleCloudDialogflowCxV3VoiceSelectionParamsSsmlGender | None, Field(alias="ssmlGender")
     ] = None

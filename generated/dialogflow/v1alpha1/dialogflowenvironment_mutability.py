@@ -76,7 +76,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("webhookConfig.webhookOverrides[].genericWebService.uri", STRING, (), True, True),
         ("webhookConfig.webhookOverrides[].genericWebService.username", STRING, (), True, True),
         ("webhookConfig.webhookOverrides[].genericWebService.webhookType", ENUM, (), True, True),
-        ("webhookConfig.webhookOverrides[].nameRef", OBJECT, (), True, True, {"api_path": "webhookConfig.webhookOverrides[].name"}),
+        ("webhookConfig.webhookOverrides[].name", STRING, (), True, True),
         ("webhookConfig.webhookOverrides[].serviceDirectory", OBJECT, (), True, True),
         ("webhookConfig.webhookOverrides[].serviceDirectory.genericWebService", OBJECT, (), True, True),
         ("webhookConfig.webhookOverrides[].serviceDirectory.genericWebService.allowedCaCerts", ARRAY_OF_STRING_BYTE, (), True, True),

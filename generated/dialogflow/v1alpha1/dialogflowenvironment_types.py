@@ -16,7 +16,6 @@ from kccgen.generated.dialogflow.v1alpha1.dialogflow_v3_api import (
 )
 from kccgen.generated.dialogflow.v1alpha1.dialogflowtestcase_reference import DialogflowTestCaseRef
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -98,10 +97,7 @@ class GoogleCloudDialogflowCxV3Webhook(KRMModel):
     generic_web_service: Annotated[
         GoogleCloudDialogflowCxV3WebhookGenericWebService | None, Field(alias="genericWebService")
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: str | None = None
     service_directory: Annotated[
         GoogleCloudDialogflowCxV3WebhookServiceDirectoryConfig | None,
         Field(alias="serviceDirectory"),

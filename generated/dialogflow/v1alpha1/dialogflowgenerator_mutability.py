@@ -51,7 +51,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("modelParameter.topP", NUMBER_FLOAT, (), True, True),
         ("placeholders", ARRAY_OF_OBJECT, (), True, True),
         ("placeholders[].id", STRING, (), True, True),
-        ("placeholders[].nameRef", OBJECT, (), True, True, {"api_path": "placeholders[].name"}),
+        ("placeholders[].name", STRING, (), True, True),
         ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("promptText", OBJECT, (), True, True),
         ("promptText.text", STRING, (), True, True),

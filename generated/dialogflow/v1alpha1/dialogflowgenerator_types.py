@@ -10,7 +10,6 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.dialogflow.v1alpha1 import dialogflow_v3_api
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -63,10 +62,7 @@ class GoogleCloudDialogflowCxV3GeneratorModelParameter(KRMModel):
 
 class GoogleCloudDialogflowCxV3GeneratorPlaceholder(KRMModel):
     id: str | None = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: str | None = None
 
 
 class GoogleCloudDialogflowCxV3LlmModelSettings(KRMModel):

@@ -16,8 +16,6 @@ from kccgen.generated.dialogflow.v1alpha1.dialogflow_v3_api import (
     GoogleCloudDialogflowCxV3SecuritySettingsRedactionStrategy,
     GoogleCloudDialogflowCxV3SecuritySettingsRetentionStrategy,
 )
-from kccgen.generated.dlp.v1alpha1.dlpdeidentifytemplate_reference import DLPDeidentifyTemplateRef
-from kccgen.generated.dlp.v1alpha1.dlpinspecttemplate_reference import DLPInspectTemplateRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -36,25 +34,13 @@ class DialogflowSecuritySettingsSpec(KRMModel):
         GoogleCloudDialogflowCxV3SecuritySettingsAudioExportSettings | None,
         Field(alias="audioExportSettings"),
     ] = None
-    deidentify_template_ref: Annotated[
-        DLPDeidentifyTemplateRef | None,
-        Field(
-            alias="deidentifyTemplateRef",
-            description="A reference to a DLPDeidentifyTemplate (API field `deidentifyTemplate`).",
-        ),
-    ] = None
+    deidentify_template: Annotated[str | None, Field(alias="deidentifyTemplate")] = None
     display_name: Annotated[str | None, Field(alias="displayName")] = None
     insights_export_settings: Annotated[
         GoogleCloudDialogflowCxV3SecuritySettingsInsightsExportSettings | None,
         Field(alias="insightsExportSettings"),
     ] = None
-    inspect_template_ref: Annotated[
-        DLPInspectTemplateRef | None,
-        Field(
-            alias="inspectTemplateRef",
-            description="A reference to a DLPInspectTemplate (API field `inspectTemplate`).",
-        ),
-    ] = None
+    inspect_template: Annotated[str | None, Field(alias="inspectTemplate")] = None
     location: Annotated[
         str, Field(description="Immutable. The location of the DialogflowSecuritySettings.")
     ]

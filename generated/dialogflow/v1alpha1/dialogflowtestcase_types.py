@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.chat.v1alpha1.chatmessage_reference import ChatMessageRef
 from kccgen.generated.dialogflow.v1alpha1 import dialogflow_v3_api
 from kccgen.generated.dialogflow.v1alpha1.dialogflow_v3_api import (
     GoogleCloudDialogflowCxV3DataStoreConnectionDataStoreType,
@@ -30,12 +29,7 @@ from kccgen.generated.dialogflow.v1alpha1.dialogflowintent_reference import Dial
 from kccgen.generated.dialogflow.v1alpha1.dialogflowpage_reference import DialogflowPageRef
 from kccgen.generated.dialogflow.v1alpha1.dialogflowtool_reference import DialogflowToolRef
 from kccgen.generated.dialogflow.v1alpha1.dialogflowwebhook_reference import DialogflowWebhookRef
-from kccgen.generated.eventarc.v1alpha1.eventarcchannel_reference import EventarcChannelRef
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.parametermanager.v1alpha1.parametermanagerparameter_reference import (
-    ParameterManagerParameterRef,
-)
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -387,13 +381,7 @@ class GoogleCloudDialogflowCxV3FulfillmentObservedState(KRMModel):
 
 
 class GoogleCloudDialogflowCxV3FulfillmentSetParameterAction(KRMModel):
-    parameter_ref: Annotated[
-        ParameterManagerParameterRef | None,
-        Field(
-            alias="parameterRef",
-            description="A reference to a ParameterManagerParameter (API field `parameter`).",
-        ),
-    ] = None
+    parameter: str | None = None
     value: Any | None = None
 
 
@@ -427,10 +415,7 @@ class GoogleCloudDialogflowCxV3Intent(KRMModel):
     dtmf_pattern: Annotated[str | None, Field(alias="dtmfPattern")] = None
     is_fallback: Annotated[bool | None, Field(alias="isFallback")] = None
     labels: dict[str, str] | None = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: str | None = None
     parameters: list[GoogleCloudDialogflowCxV3IntentParameter] | None = None
     priority: int | None = None
     training_phrases: Annotated[
@@ -511,10 +496,7 @@ class GoogleCloudDialogflowCxV3Page(KRMModel):
         GoogleCloudDialogflowCxV3KnowledgeConnectorSettings | None,
         Field(alias="knowledgeConnectorSettings"),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: str | None = None
     transition_route_groups: Annotated[list[str] | None, Field(alias="transitionRouteGroups")] = (
         None
     )
@@ -555,13 +537,7 @@ class GoogleCloudDialogflowCxV3QueryInput(KRMModel):
 
 
 class GoogleCloudDialogflowCxV3ResponseMessage(KRMModel):
-    channel_ref: Annotated[
-        EventarcChannelRef | None,
-        Field(
-            alias="channelRef",
-            description="A reference to a EventarcChannel (API field `channel`).",
-        ),
-    ] = None
+    channel: str | None = None
     conversation_success: Annotated[
         GoogleCloudDialogflowCxV3ResponseMessageConversationSuccess | None,
         Field(alias="conversationSuccess"),
@@ -678,10 +654,7 @@ class GoogleCloudDialogflowCxV3TestCaseResult(KRMModel):
             description="A reference to a DialogflowEnvironment (API field `environment`).",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: str | None = None
     test_result: Annotated[
         GoogleCloudDialogflowCxV3TestCaseResultTestResult | None, Field(alias="testResult")
     ] = None
@@ -742,12 +715,7 @@ class GoogleCloudDialogflowCxV3ToolCallResult(KRMModel):
 
 
 class GoogleCloudDialogflowCxV3ToolCallResultError(KRMModel):
-    message_ref: Annotated[
-        ChatMessageRef | None,
-        Field(
-            alias="messageRef", description="A reference to a ChatMessage (API field `message`)."
-        ),
-    ] = None
+    message: str | None = None
 
 
 class GoogleCloudDialogflowCxV3TransitionRoute(KRMModel):
@@ -776,12 +744,7 @@ class GoogleCloudDialogflowCxV3TransitionRouteObservedState(KRMModel):
 class GoogleRpcStatus(KRMModel):
     code: int | None = None
     details: list[dict[str, Any]] | None = None
-    message_ref: Annotated[
-        ChatMessageRef | None,
-        Field(
-            alias="messageRef", description="A reference to a ChatMessage (API field `message`)."
-        ),
-    ] = None
+    message: str | None = None
 
 
 DialogflowTestCaseObservedState.model_rebuild()

@@ -48,7 +48,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("tool.functionSpec", OBJECT, (), False, True),
         ("tool.functionSpec.inputSchema", MAP_OF_ANY, (), False, True),
         ("tool.functionSpec.outputSchema", MAP_OF_ANY, (), False, True),
-        ("tool.nameRef", OBJECT, (), False, True, {"api_path": "tool.name"}),
+        ("tool.name", STRING, (), False, True),
         ("tool.openApiSpec", OBJECT, (), False, True),
         ("tool.openApiSpec.authentication", OBJECT, (), False, True),
         ("tool.openApiSpec.authentication.apiKeyConfig", OBJECT, (), False, True),

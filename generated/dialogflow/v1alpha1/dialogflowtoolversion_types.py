@@ -18,7 +18,6 @@ from kccgen.generated.dialogflow.v1alpha1.dialogflow_v3_api import (
     GoogleCloudDialogflowCxV3ToolToolType,
 )
 from kccgen.generated.dialogflow.v1alpha1.dialogflowtool_reference import DialogflowToolRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -83,10 +82,7 @@ class GoogleCloudDialogflowCxV3Tool(KRMModel):
     function_spec: Annotated[
         GoogleCloudDialogflowCxV3ToolFunctionTool | None, Field(alias="functionSpec")
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: str | None = None
     open_api_spec: Annotated[
         GoogleCloudDialogflowCxV3ToolOpenApiTool | None, Field(alias="openApiSpec")
     ] = None

@@ -18,11 +18,7 @@ from kccgen.generated.dialogflow.v1alpha1.dialogflowgenerator_reference import (
 from kccgen.generated.dialogflow.v1alpha1.dialogflowintent_reference import DialogflowIntentRef
 from kccgen.generated.dialogflow.v1alpha1.dialogflowtool_reference import DialogflowToolRef
 from kccgen.generated.dialogflow.v1alpha1.dialogflowwebhook_reference import DialogflowWebhookRef
-from kccgen.generated.eventarc.v1alpha1.eventarcchannel_reference import EventarcChannelRef
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.parametermanager.v1alpha1.parametermanagerparameter_reference import (
-    ParameterManagerParameterRef,
-)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -205,13 +201,7 @@ class GoogleCloudDialogflowCxV3FulfillmentObservedState(KRMModel):
 
 
 class GoogleCloudDialogflowCxV3FulfillmentSetParameterAction(KRMModel):
-    parameter_ref: Annotated[
-        ParameterManagerParameterRef | None,
-        Field(
-            alias="parameterRef",
-            description="A reference to a ParameterManagerParameter (API field `parameter`).",
-        ),
-    ] = None
+    parameter: str | None = None
     value: Any | None = None
 
 
@@ -220,13 +210,7 @@ class GoogleCloudDialogflowCxV3GcsDestination(KRMModel):
 
 
 class GoogleCloudDialogflowCxV3ResponseMessage(KRMModel):
-    channel_ref: Annotated[
-        EventarcChannelRef | None,
-        Field(
-            alias="channelRef",
-            description="A reference to a EventarcChannel (API field `channel`).",
-        ),
-    ] = None
+    channel: str | None = None
     conversation_success: Annotated[
         GoogleCloudDialogflowCxV3ResponseMessageConversationSuccess | None,
         Field(alias="conversationSuccess"),

@@ -69,7 +69,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("promoteAction.searchLinkPromotion.description", STRING, (OPTIONAL,), True, True),
         ("promoteAction.searchLinkPromotion.document", STRING, (OPTIONAL,), True, True),
         ("promoteAction.searchLinkPromotion.enabled", BOOLEAN, (OPTIONAL,), True, True),
-        ("promoteAction.searchLinkPromotion.imageRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "promoteAction.searchLinkPromotion.imageUri"}),
+        ("promoteAction.searchLinkPromotion.imageUri", STRING, (OPTIONAL,), True, True),
         ("promoteAction.searchLinkPromotion.title", STRING, (REQUIRED,), True, True),
         ("promoteAction.searchLinkPromotion.uri", STRING, (OPTIONAL,), True, True),
         ("redirectAction", OBJECT, (), True, True),

@@ -8,9 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.dataplex.v1alpha1.dataplexglossarycategory_reference import (
-    DataplexGlossaryCategoryRef,
-)
 from kccgen.generated.discoveryengine.v1alpha1 import discoveryengine_v1_api
 from kccgen.generated.discoveryengine.v1alpha1.discoveryengine_v1_api import (
     GoogleCloudDiscoveryengineV1ConversationState,
@@ -259,11 +256,10 @@ class GoogleCloudDiscoveryengineV1SearchResponseSummarySafetyAttributes(KRMModel
     Safety Attribute categories and their associated confidence scores.
     """
 
-    category_refs: Annotated[
-        list[DataplexGlossaryCategoryRef] | None,
+    categories: Annotated[
+        list[str] | None,
         Field(
-            alias="categoryRefs",
-            description="References to DataplexGlossaryCategorys (API field `categories`).",
+            description="The display names of Safety Attribute categories associated with the generated content."
         ),
     ] = None
     scores: Annotated[

@@ -54,7 +54,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("dataStoreRef", OBJECT, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("displayName", STRING, (OPTIONAL,), True, True),
         ("isPinned", BOOLEAN, (OPTIONAL,), True, True),
-        ("labelRefs", ARRAY_OF_OBJECT, (OPTIONAL,), True, True, {"api_path": "labels"}),
+        ("labels", ARRAY_OF_STRING, (OPTIONAL,), True, True),
         ("resourceID", STRING, (IDENTIFIER_2, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("state", ENUM, (), True, True),
         ("turns", ARRAY_OF_OBJECT, (), True, True),

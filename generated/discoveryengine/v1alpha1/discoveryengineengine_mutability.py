@@ -57,7 +57,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("chatEngineConfig.dialogflowAgentToLink", STRING, (), True, True),
         ("collection", STRING, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("commonConfig", OBJECT, (), True, True),
-        ("commonConfig.companyRef", OBJECT, (), True, True, {"api_path": "commonConfig.companyName"}),
+        ("commonConfig.companyName", STRING, (), True, True),
         ("configurableBillingApproach", ENUM, (OPTIONAL,), True, True),
         ("connectorTenantInfo", MAP_OF_STRING, (OPTIONAL,), True, True),
         ("dataStoreIds", ARRAY_OF_STRING, (OPTIONAL,), True, True),

@@ -31,7 +31,6 @@ from kccgen.generated.discoveryengine.v1alpha1.discoveryengine_v1_api import (
     GoogleCloudDiscoveryengineV1SessionConfigSessionManagementPolicy,
 )
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.jobs.v1alpha1.jobscompany_reference import JobsCompanyRef
 from kccgen.generated.networkservices.v1alpha1.networkservicesagentgateway_reference import (
     NetworkServicesAgentGatewayRef,
 )
@@ -434,11 +433,11 @@ class GoogleCloudDiscoveryengineV1EngineCommonConfig(KRMModel):
     Common configurations for an Engine.
     """
 
-    company_ref: Annotated[
-        JobsCompanyRef | None,
+    company_name: Annotated[
+        str | None,
         Field(
-            alias="companyRef",
-            description="A reference to a JobsCompany (API field `companyName`).",
+            alias="companyName",
+            description="The name of the company, business or entity that is associated with the engine.",
         ),
     ] = None
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.compute.v1alpha1.computeimage_reference import ComputeImageRef
 from kccgen.generated.discoveryengine.v1alpha1 import discoveryengine_v1_api
 from kccgen.generated.discoveryengine.v1alpha1.discoveryengine_v1_api import (
     GoogleCloudDiscoveryengineV1ControlBoostActionInterpolationBoostSpecAttributeType,
@@ -342,11 +341,9 @@ class GoogleCloudDiscoveryengineV1SearchLinkPromotion(KRMModel):
             description="Optional. The enabled promotion will be returned for any serving configs associated with the parent of the control this promotion is attached to."
         ),
     ] = None
-    image_ref: Annotated[
-        ComputeImageRef | None,
-        Field(
-            alias="imageRef", description="A reference to a ComputeImage (API field `imageUri`)."
-        ),
+    image_uri: Annotated[
+        str | None,
+        Field(alias="imageUri", description="Optional. The promotion thumbnail image url."),
     ] = None
     title: Annotated[str | None, Field(description="Required. The title of the promotion.")] = None
     uri: Annotated[

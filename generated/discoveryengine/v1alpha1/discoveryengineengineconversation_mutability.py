@@ -43,7 +43,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("messages[].reply", OBJECT, (), True, True),
         ("messages[].reply.summary", OBJECT, (), True, True),
         ("messages[].reply.summary.safetyAttributes", OBJECT, (), True, True),
-        ("messages[].reply.summary.safetyAttributes.categoryRefs", ARRAY_OF_OBJECT, (), True, True, {"api_path": "messages[].reply.summary.safetyAttributes.categories"}),
+        ("messages[].reply.summary.safetyAttributes.categories", ARRAY_OF_STRING, (), True, True),
         ("messages[].reply.summary.safetyAttributes.scores", ARRAY_OF_NUMBER_FLOAT, (), True, True),
         ("messages[].reply.summary.summarySkippedReasons", ARRAY_OF_ENUM, (), True, True),
         ("messages[].reply.summary.summaryText", STRING, (), True, True),

@@ -28,7 +28,6 @@ from kccgen.generated.discoveryengine.v1alpha1.discoveryengine_v1_api import (
 from kccgen.generated.discoveryengine.v1alpha1.discoveryenginedatastore_reference import (
     DiscoveryEngineDataStoreRef,
 )
-from kccgen.generated.drivelabels.v1alpha1.drivelabelslabel_reference import DriveLabelsLabelRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -92,11 +91,8 @@ class DiscoveryEngineSessionSpec(KRMModel):
             description="Optional. Whether the session is pinned, pinned session will be displayed on the top of the session list.",
         ),
     ] = None
-    label_refs: Annotated[
-        list[DriveLabelsLabelRef] | None,
-        Field(
-            alias="labelRefs", description="References to DriveLabelsLabels (API field `labels`)."
-        ),
+    labels: Annotated[
+        list[str] | None, Field(description="Optional. The labels for the session.")
     ] = None
     resource_id: Annotated[
         str | None,

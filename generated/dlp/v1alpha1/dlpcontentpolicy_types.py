@@ -25,7 +25,6 @@ from kccgen.generated.dlp.v1alpha1.dlp_v2_api import (
     GooglePrivacyDlpV2SensitivityScoreScore,
 )
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -564,10 +563,7 @@ class GooglePrivacyDlpV2InfoType(KRMModel):
     Type of information detected by the API.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name of the information type.")] = None
     sensitivity_score: Annotated[
         GooglePrivacyDlpV2SensitivityScore | None,
         Field(

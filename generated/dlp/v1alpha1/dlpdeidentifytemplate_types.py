@@ -19,8 +19,6 @@ from kccgen.generated.dlp.v1alpha1.dlp_v2_api import (
     GooglePrivacyDlpV2ValueDayOfWeekValue,
 )
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -395,10 +393,7 @@ class GooglePrivacyDlpV2FieldId(KRMModel):
     General identifier of a data field in a storage service.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name describing the field.")] = None
 
 
 class GooglePrivacyDlpV2FieldTransformation(KRMModel):
@@ -505,10 +500,7 @@ class GooglePrivacyDlpV2InfoType(KRMModel):
     Type of information detected by the API.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name of the information type.")] = None
     sensitivity_score: Annotated[
         GooglePrivacyDlpV2SensitivityScore | None,
         Field(
@@ -554,11 +546,11 @@ class GooglePrivacyDlpV2KmsWrappedCryptoKey(KRMModel):
     Include to use an existing data crypto key wrapped by KMS. The wrapped key must be a 128-, 192-, or 256-bit key. Authorization requires the following IAM permissions when sending a request to perform a crypto transformation using a KMS-wrapped crypto key: dlp.kms.encrypt For more information, see [Creating a wrapped key] (https://docs.cloud.google.com/sensitive-data-protection/docs/create-wrapped-key). Note: When you use Cloud KMS for cryptographic operations, [charges apply](https://cloud.google.com/kms/pricing).
     """
 
-    crypto_key_ref: Annotated[
-        KMSCryptoKeyRef | None,
+    crypto_key_name: Annotated[
+        str | None,
         Field(
-            alias="cryptoKeyRef",
-            description="A reference to a KMSCryptoKey (API field `cryptoKeyName`).",
+            alias="cryptoKeyName",
+            description="Required. The resource name of the KMS CryptoKey to use for unwrapping.",
         ),
     ] = None
     wrapped_key: Annotated[
@@ -772,10 +764,7 @@ class GooglePrivacyDlpV2TransientCryptoKey(KRMModel):
     Use this to have a random data crypto key generated. It will be discarded after the request finishes.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Required. Name of the key.")] = None
 
 
 class GooglePrivacyDlpV2UnwrappedCryptoKey(KRMModel):
@@ -874,7 +863,8 @@ class DLPDeidentifyTemplate(KRMObject):
     KIND: ClassVar[str] = "DLPDeidentifyTemplate"
 
     api_version: Annotated[
-        Literal["dlp.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["dlp.cnrm.cloud.google.com/v1alpha1", "dlp.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "dlp.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["DLPDeidentifyTemplate"] = "DLPDeidentifyTemplate"
     spec: DLPDeidentifyTemplateSpec

@@ -191,7 +191,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("targets[].otherCloudTarget.conditions.amazonS3BucketConditions.objectStorageClasses", ARRAY_OF_ENUM, (OPTIONAL,), True, True),
         ("targets[].otherCloudTarget.conditions.minAge", STRING_GOOGLE_DURATION, (), True, True),
         ("targets[].otherCloudTarget.dataSourceType", OBJECT, (REQUIRED,), True, True),
-        ("targets[].otherCloudTarget.dataSourceType.dataSourceRef", OBJECT, (), True, True, {"api_path": "targets[].otherCloudTarget.dataSourceType.dataSource"}),
+        ("targets[].otherCloudTarget.dataSourceType.dataSource", STRING, (), True, True),
         ("targets[].otherCloudTarget.disabled", OBJECT, (), True, True),
         ("targets[].otherCloudTarget.filter", OBJECT, (REQUIRED,), True, True),
         ("targets[].otherCloudTarget.filter.collection", OBJECT, (), True, True),

@@ -42,9 +42,6 @@ from kccgen.generated.dlp.v1alpha1.dlp_v2_api import (
 )
 from kccgen.generated.dlp.v1alpha1.dlpinspecttemplate_reference import DLPInspectTemplateRef
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.merchantapi.v1alpha1.merchantapidatasource_reference import (
-    MerchantAPIDataSourceRef,
-)
 from kccgen.generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -517,11 +514,11 @@ class GooglePrivacyDlpV2DataSourceType(KRMModel):
     Message used to identify the type of resource being profiled.
     """
 
-    data_source_ref: Annotated[
-        MerchantAPIDataSourceRef | None,
+    data_source: Annotated[
+        str | None,
         Field(
-            alias="dataSourceRef",
-            description="A reference to a MerchantAPIDataSource (API field `dataSource`).",
+            alias="dataSource",
+            description="A string that identifies the type of resource being profiled.",
         ),
     ] = None
 

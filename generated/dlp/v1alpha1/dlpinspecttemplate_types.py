@@ -23,7 +23,6 @@ from kccgen.generated.dlp.v1alpha1.dlp_v2_api import (
     GooglePrivacyDlpV2SensitivityScoreScore,
 )
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -515,10 +514,7 @@ class GooglePrivacyDlpV2InfoType(KRMModel):
     Type of information detected by the API.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name of the information type.")] = None
     sensitivity_score: Annotated[
         GooglePrivacyDlpV2SensitivityScore | None,
         Field(
@@ -812,7 +808,8 @@ class DLPInspectTemplate(KRMObject):
     KIND: ClassVar[str] = "DLPInspectTemplate"
 
     api_version: Annotated[
-        Literal["dlp.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["dlp.cnrm.cloud.google.com/v1alpha1", "dlp.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "dlp.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["DLPInspectTemplate"] = "DLPInspectTemplate"
     spec: DLPInspectTemplateSpec

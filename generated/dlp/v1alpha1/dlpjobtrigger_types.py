@@ -33,7 +33,6 @@ from kccgen.generated.dlp.v1alpha1.dlpdeidentifytemplate_reference import DLPDei
 from kccgen.generated.dlp.v1alpha1.dlpinspecttemplate_reference import DLPInspectTemplateRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -650,10 +649,7 @@ class GooglePrivacyDlpV2FieldId(KRMModel):
     General identifier of a data field in a storage service.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name describing the field.")] = None
 
 
 class GooglePrivacyDlpV2FileLabelInfoType(KRMModel):
@@ -825,10 +821,7 @@ class GooglePrivacyDlpV2InfoType(KRMModel):
     Type of information detected by the API.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name of the information type.")] = None
     sensitivity_score: Annotated[
         GooglePrivacyDlpV2SensitivityScore | None,
         Field(
@@ -1001,10 +994,7 @@ class GooglePrivacyDlpV2KindExpression(KRMModel):
     A representation of a Datastore kind.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The name of the kind.")] = None
 
 
 class GooglePrivacyDlpV2LabelField(KRMModel):
@@ -1435,7 +1425,8 @@ class DLPJobTrigger(KRMObject):
     KIND: ClassVar[str] = "DLPJobTrigger"
 
     api_version: Annotated[
-        Literal["dlp.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["dlp.cnrm.cloud.google.com/v1alpha1", "dlp.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "dlp.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["DLPJobTrigger"] = "DLPJobTrigger"
     spec: DLPJobTriggerSpec

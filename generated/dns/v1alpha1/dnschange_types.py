@@ -8,9 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.cloudresourcemanager.v1alpha1.cloudresourcemanagerproject_reference import (
-    CloudResourceManagerProjectRef,
-)
 from kccgen.generated.compute.v1alpha1.computehealthcheck_reference import ComputeHealthCheckRef
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.dns.v1alpha1 import dns_v1_api
@@ -20,8 +17,6 @@ from kccgen.generated.dns.v1alpha1.dns_v1_api import (
     RRSetRoutingPolicyLoadBalancerTargetLoadBalancerType,
 )
 from kccgen.generated.dns.v1beta1.dnsmanagedzone_reference import DNSManagedZoneRef
-from kccgen.generated.merchantapi.v1alpha1.merchantapiregion_reference import MerchantAPIRegionRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -235,19 +230,11 @@ class RRSetRoutingPolicyLoadBalancerTarget(KRMModel):
     port: Annotated[str | None, Field(description="The configured port of the load balancer.")] = (
         None
     )
-    project_ref: Annotated[
-        CloudResourceManagerProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="A reference to a CloudResourceManagerProject (API field `project`).",
-        ),
+    project: Annotated[
+        str | None, Field(description="The project ID in which the load balancer is located.")
     ] = None
-    region_ref: Annotated[
-        MerchantAPIRegionRef | None,
-        Field(
-            alias="regionRef",
-            description="A reference to a MerchantAPIRegion (API field `region`).",
-        ),
+    region: Annotated[
+        str | None, Field(description="The region in which the load balancer is located.")
     ] = None
 
 
@@ -384,10 +371,7 @@ class ResourceRecordSet(KRMModel):
     A unit of data that is returned by the DNS servers.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="For example, www.example.com.")] = None
     routing_policy: Annotated[
         RRSetRoutingPolicy | None,
         Field(

@@ -39,10 +39,10 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("endpointIp", STRING, (IMMUTABLE, OPTIONAL), False, True),
         ("labels", MAP_OF_STRING, (OPTIONAL,), True, True),
         ("location", STRING, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
-        ("networkRef", OBJECT, (IMMUTABLE, REQUIRED), False, True, {"api_path": "network"}),
+        ("network", STRING, (IMMUTABLE, REQUIRED), False, True),
         ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
-        ("subnetworkRef", OBJECT, (IMMUTABLE, REQUIRED), False, True, {"api_path": "subnetwork"}),
+        ("subnetwork", STRING, (IMMUTABLE, REQUIRED), False, True),
         ("tags", MAP_OF_STRING, (OPTIONAL,), True, True),
     ),
     observed=(

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
-from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
 from kccgen.generated.dns.v1alpha1 import dns_v1_api
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
@@ -65,10 +63,10 @@ class DNSOutboundEndpointSpec(KRMModel):
     location: Annotated[
         str, Field(description="Immutable. The location of the DNSOutboundEndpoint.")
     ]
-    network_ref: Annotated[
-        ComputeNetworkRef | None,
+    network: Annotated[
+        str | None,
         Field(
-            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
+            description="Required. Immutable. The VPC network containing the outbound endpoint, specified as full path."
         ),
     ] = None
     project_ref: Annotated[
@@ -85,11 +83,10 @@ class DNSOutboundEndpointSpec(KRMModel):
             description="Immutable. Optional. The DNSOutboundEndpoint ID used for creation and acquisition.",
         ),
     ] = None
-    subnetwork_ref: Annotated[
-        ComputeSubnetworkRef | None,
+    subnetwork: Annotated[
+        str | None,
         Field(
-            alias="subnetworkRef",
-            description="A reference to a ComputeSubnetwork (API field `subnetwork`).",
+            description="Required. Immutable. The subnetwork holding the endpoint_ip, specified as full path."
         ),
     ] = None
     tags: Annotated[

@@ -249,7 +249,8 @@ class DNSPolicy(KRMObject):
     KIND: ClassVar[str] = "DNSPolicy"
 
     api_version: Annotated[
-        Literal["dns.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["dns.cnrm.cloud.google.com/v1alpha1", "dns.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "dns.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["DNSPolicy"] = "DNSPolicy"
     spec: DNSPolicySpec = Field(default_factory=DNSPolicySpec)

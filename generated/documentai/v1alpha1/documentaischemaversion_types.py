@@ -16,7 +16,6 @@ from kccgen.generated.documentai.v1alpha1.documentai_v1_api import (
 from kccgen.generated.documentai.v1alpha1.documentainextschema_reference import (
     DocumentAINextSchemaRef,
 )
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -118,10 +117,7 @@ class GoogleCloudDocumentaiV1DocumentSchemaEntityType(KRMModel):
             description="If specified, lists all the possible values for this entity.",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name of the type.")] = None
     properties: Annotated[
         list[GoogleCloudDocumentaiV1DocumentSchemaEntityTypeProperty] | None,
         Field(description="Description the nested structure, or composition of an entity."),
@@ -151,10 +147,7 @@ class GoogleCloudDocumentaiV1DocumentSchemaEntityTypeProperty(KRMModel):
         GoogleCloudDocumentaiV1DocumentSchemaEntityTypePropertyMethod | None,
         Field(description="Specifies how the entity's value is obtained."),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The name of the property.")] = None
     occurrence_type: Annotated[
         GoogleCloudDocumentaiV1DocumentSchemaEntityTypePropertyOccurrenceType | None,
         Field(

@@ -51,7 +51,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("params.filters[].type", STRING, (), False, True),
         ("params.filters[].value", STRING, (), False, True),
         ("params.groupBys", ARRAY_OF_STRING, (), False, True),
-        ("params.metricRefs", ARRAY_OF_OBJECT, (), False, True, {"api_path": "params.metrics"}),
+        ("params.metrics", ARRAY_OF_STRING, (), False, True),
         ("params.options", OBJECT, (), False, True),
         ("params.options.includeOnlyTargetedUserLists", BOOLEAN, (), False, True),
         ("params.type", ENUM, (), False, True),

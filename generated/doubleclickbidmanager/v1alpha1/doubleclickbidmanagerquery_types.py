@@ -15,7 +15,6 @@ from kccgen.generated.doubleclickbidmanager.v1alpha1.doubleclickbidmanager_v2_ap
     QueryMetadataFormat,
     QueryScheduleFrequency,
 )
-from kccgen.generated.logging.v1alpha1.logginglogmetric_reference import LoggingLogMetricRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -123,11 +122,8 @@ class Parameters(KRMModel):
         list[str] | None,
         Field(alias="groupBys", description="Dimensions by which to segment and group the data."),
     ] = None
-    metric_refs: Annotated[
-        list[LoggingLogMetricRef] | None,
-        Field(
-            alias="metricRefs", description="References to LoggingLogMetrics (API field `metrics`)."
-        ),
+    metrics: Annotated[
+        list[str] | None, Field(description="Metrics to define the data populating the report.")
     ] = None
     options: Annotated[
         Options | None, Field(description="Additional report parameter options.")

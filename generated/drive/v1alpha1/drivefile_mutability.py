@@ -109,6 +109,7 @@ NUMBER_DOUBLE = FieldType(kind=TypeKind.NUMBER, format="double")
 NUMBER_FLOAT = FieldType(kind=TypeKind.NUMBER, format="float")
 OBJECT = FieldType(kind=TypeKind.OBJECT)
 STRING = FieldType(kind=TypeKind.STRING)
+STRING_BYTE = FieldType(kind=TypeKind.STRING, format="byte")
 STRING_DATE_TIME = FieldType(kind=TypeKind.STRING, format="date-time")
 STRING_INT64 = FieldType(kind=TypeKind.STRING, format="int64")
 
@@ -132,7 +133,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("contentHints", OBJECT, (), True, True),
         ("contentHints.indexableText", STRING, (), True, True),
         ("contentHints.thumbnail", OBJECT, (), True, True),
-        ("contentHints.thumbnail.imageRef", OBJECT, (), True, True, {"api_path": "contentHints.thumbnail.image"}),
+        ("contentHints.thumbnail.image", STRING_BYTE, (), True, True),
         ("contentHints.thumbnail.mimeType", STRING, (), True, True),
         ("contentRestrictions", ARRAY_OF_OBJECT, (), True, True),
         ("contentRestrictions[].ownerRestricted", BOOLEAN, (), True, True),

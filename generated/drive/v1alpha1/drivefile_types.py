@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.compute.v1alpha1.computeimage_reference import ComputeImageRef
 from kccgen.generated.drive.v1alpha1 import drive_v3_api
 from kccgen.generated.site_verification.v1alpha1.siteverificationwebresource_reference import (
     SiteVerificationWebResourceRef,
@@ -1018,9 +1017,12 @@ class FileContentHintsThumbnail(KRMModel):
     A thumbnail for the file. This will only be used if Google Drive cannot generate a standard thumbnail.
     """
 
-    image_ref: Annotated[
-        ComputeImageRef | None,
-        Field(alias="imageRef", description="A reference to a ComputeImage (API field `image`)."),
+    image: Annotated[
+        str | None,
+        Field(
+            description="The thumbnail data encoded with URL-safe Base64 ([RFC 4648 section 5](https://datatracker.ietf.org/doc/html/rfc4648#section-5)).",
+            pattern="^[A-Za-z0-9+/_-]*={0,2}$",
+        ),
     ] = None
     mime_type: Annotated[
         str | None, Field(alias="mimeType", description="The MIME type of the thumbnail.")

@@ -96,7 +96,11 @@ class EssentialContactsContact(KRMObject):
     KIND: ClassVar[str] = "EssentialContactsContact"
 
     api_version: Annotated[
-        Literal["essentialcontacts.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "essentialcontacts.cnrm.cloud.google.com/v1alpha1",
+            "essentialcontacts.cnrm.cloud.google.com/v1beta1",
+        ],
+        Field(alias="apiVersion"),
     ] = "essentialcontacts.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["EssentialContactsContact"] = "EssentialContactsContact"
     spec: EssentialContactsContactSpec = Field(default_factory=EssentialContactsContactSpec)

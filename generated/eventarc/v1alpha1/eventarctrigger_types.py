@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.apihub.v1alpha1.apihubattribute_reference import APIHubAttributeRef
 from kccgen.generated.cloudfunctions.v1alpha1.cloudfunctionsfunction_reference import (
     CloudFunctionsFunctionRef,
 )
@@ -19,11 +18,7 @@ from kccgen.generated.eventarc.v1alpha1 import eventarc_v1_api
 from kccgen.generated.eventarc.v1alpha1.eventarc_v1_api import StateConditionCode
 from kccgen.generated.eventarc.v1alpha1.eventarcchannel_reference import EventarcChannelRef
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.merchantapi.v1alpha1.merchantapiregion_reference import MerchantAPIRegionRef
 from kccgen.generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
-from kccgen.generated.servicedirectory.v1alpha1.servicedirectorynamespace_reference import (
-    ServiceDirectoryNamespaceRef,
-)
 from kccgen.generated.workflows.v1alpha1.workflowsworkflow_reference import WorkflowsWorkflowRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -42,12 +37,8 @@ class CloudRun(KRMModel):
             description="Optional. The relative path on the Cloud Run service the events should be sent to."
         ),
     ] = None
-    region_ref: Annotated[
-        MerchantAPIRegionRef | None,
-        Field(
-            alias="regionRef",
-            description="A reference to a MerchantAPIRegion (API field `region`).",
-        ),
+    region: Annotated[
+        str | None, Field(description="Required. The region the Cloud Run service is deployed in.")
     ] = None
     service: Annotated[
         str | None,
@@ -104,12 +95,8 @@ class EventFilter(KRMModel):
     Filters events based on exact matches on the CloudEvents attributes.
     """
 
-    attribute_ref: Annotated[
-        APIHubAttributeRef | None,
-        Field(
-            alias="attributeRef",
-            description="A reference to a APIHubAttribute (API field `attribute`).",
-        ),
+    attribute: Annotated[
+        str | None, Field(description="Required. The name of a CloudEvents attribute.")
     ] = None
     operator: Annotated[
         str | None,
@@ -252,12 +239,8 @@ class GKE(KRMModel):
             description="Required. The name of the Google Compute Engine in which the cluster resides, which can either be compute zone (for example, us-central1-a) for the zonal clusters or region (for example, us-central1) for regional clusters."
         ),
     ] = None
-    namespace_ref: Annotated[
-        ServiceDirectoryNamespaceRef | None,
-        Field(
-            alias="namespaceRef",
-            description="A reference to a ServiceDirectoryNamespace (API field `namespace`).",
-        ),
+    namespace: Annotated[
+        str | None, Field(description="Required. The namespace the GKE service is running in.")
     ] = None
     path: Annotated[
         str | None,
@@ -384,7 +367,10 @@ class EventarcTrigger(KRMObject):
     KIND: ClassVar[str] = "EventarcTrigger"
 
     api_version: Annotated[
-        Literal["eventarc.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "eventarc.cnrm.cloud.google.com/v1alpha1", "eventarc.cnrm.cloud.google.com/v1beta1"
+        ],
+        Field(alias="apiVersion"),
     ] = "eventarc.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["EventarcTrigger"] = "EventarcTrigger"
     spec: EventarcTriggerSpec

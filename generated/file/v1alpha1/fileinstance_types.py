@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.file.v1alpha1 import file_v1_api
 from kccgen.generated.file.v1alpha1.file_v1_api import (
@@ -26,8 +25,6 @@ from kccgen.generated.file.v1alpha1.file_v1_api import (
 )
 from kccgen.generated.file.v1alpha1.filebackup_reference import FileBackupRef
 from kccgen.generated.file.v1alpha1.fileinstance_reference import FileInstanceRef
-from kccgen.generated.ftp.v1alpha1.ftpserver_reference import FTPServerRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -222,10 +219,7 @@ class FileShareConfig(KRMModel):
         int | Int64String | None,
         Field(alias="capacityGb", description="File share capacity in gigabytes (GB)."),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Required. The name of the file share.")] = None
     nfs_export_options: Annotated[
         list[NfsExportOptions] | None,
         Field(alias="nfsExportOptions", description="Nfs Export Options."),
@@ -287,9 +281,11 @@ class LdapConfig(KRMModel):
             description="Optional. The groups Organizational Unit (OU) is optional.",
         ),
     ] = None
-    server_refs: Annotated[
-        list[FTPServerRef] | None,
-        Field(alias="serverRefs", description="References to FTPServers (API field `servers`)."),
+    servers: Annotated[
+        list[str] | None,
+        Field(
+            description="Required. The servers names are used for specifying the LDAP servers names."
+        ),
     ] = None
     users_ou: Annotated[
         str | None,
@@ -316,10 +312,10 @@ class NetworkConfig(KRMModel):
             description="Internet protocol versions for which the instance has IP addresses assigned."
         ),
     ] = None
-    network_ref: Annotated[
-        ComputeNetworkRef | None,
+    network: Annotated[
+        str | None,
         Field(
-            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
+            description="The name of the Google Compute Engine [VPC network](https://cloud.google.com/vpc/docs/vpc) to which the instance is connected."
         ),
     ] = None
     psc_config: Annotated[
@@ -382,11 +378,8 @@ class NfsExportOptions(KRMModel):
             description="List of either an IPv4 addresses in the format `{octet1}.{octet2}.{octet3}.{octet4}` or CIDR ranges in the format `{octet1}.{octet2}.{octet3}.{octet4}/{mask size}` which may mount the file share.",
         ),
     ] = None
-    network_ref: Annotated[
-        ComputeNetworkRef | None,
-        Field(
-            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
-        ),
+    network: Annotated[
+        str | None, Field(description="Optional. The source VPC network for ip_ranges.")
     ] = None
     squash_mode: Annotated[
         NfsExportOptionsSquashMode | None,

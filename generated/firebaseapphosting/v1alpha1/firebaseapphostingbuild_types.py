@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.compute.v1alpha1.computeimage_reference import ComputeImageRef
 from kccgen.generated.firebaseapphosting.v1alpha1 import firebaseapphosting_v1_api
 from kccgen.generated.firebaseapphosting.v1alpha1.firebaseapphosting_v1_api import (
     BuildState,
@@ -19,10 +18,6 @@ from kccgen.generated.firebaseapphosting.v1alpha1.firebaseapphosting_v1_api impo
 from kccgen.generated.firebaseapphosting.v1alpha1.firebaseapphostingbackend_reference import (
     FirebaseAppHostingBackendRef,
 )
-from kccgen.generated.secretmanager.v1beta1.secretmanagersecret_reference import (
-    SecretManagerSecretRef,
-)
-from kccgen.generated.tagmanager.v1alpha1.tagmanagervariable_reference import TagManagerVariableRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -196,9 +191,9 @@ class ContainerSource(KRMModel):
     The URI of an Artifact Registry [container image](https://cloud.google.com/artifact-registry/docs/reference/rest/v1/projects.locations.repositories.dockerImages) to use as the build source.
     """
 
-    image_ref: Annotated[
-        ComputeImageRef | None,
-        Field(alias="imageRef", description="A reference to a ComputeImage (API field `image`)."),
+    image: Annotated[
+        str | None,
+        Field(description="Required. A URI representing a container for the backend to use."),
     ] = None
 
 
@@ -211,20 +206,10 @@ class EnvironmentVariable(KRMModel):
         list[EnvironmentVariableAvailability] | None,
         Field(description="Optional. Where this variable should be made available."),
     ] = None
-    secret_ref: Annotated[
-        SecretManagerSecretRef | None,
-        Field(
-            alias="secretRef",
-            description="A reference to a SecretManagerSecret (API field `secret`).",
-        ),
-    ] = None
+    secret: Annotated[str | None, Field(description="A fully qualified secret version.")] = None
     value: Annotated[str | None, Field(description="A plaintext value.")] = None
-    variable_ref: Annotated[
-        TagManagerVariableRef | None,
-        Field(
-            alias="variableRef",
-            description="A reference to a TagManagerVariable (API field `variable`).",
-        ),
+    variable: Annotated[
+        str | None, Field(description="Required. The name of the environment variable.")
     ] = None
 
 

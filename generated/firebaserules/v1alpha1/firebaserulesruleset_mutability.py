@@ -41,7 +41,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("source.files", ARRAY_OF_OBJECT, (REQUIRED,), False, True),
         ("source.files[].content", STRING, (REQUIRED,), False, True),
         ("source.files[].fingerprint", STRING_BYTE, (), False, True),
-        ("source.files[].nameRef", OBJECT, (REQUIRED,), False, True, {"api_path": "source.files[].name"}),
+        ("source.files[].name", STRING, (REQUIRED,), False, True),
     ),
     observed=(
         ("createTime", STRING_GOOGLE_DATETIME, (OUTPUT_ONLY, OUTPUT_ONLY_2), False, True),

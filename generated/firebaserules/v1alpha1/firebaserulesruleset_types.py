@@ -10,7 +10,6 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.firebaserules.v1alpha1 import firebaserules_v1_api
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -30,10 +29,7 @@ class File(KRMModel):
             pattern="^[A-Za-z0-9+/_-]*={0,2}$",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Required. File name.")] = None
 
 
 class FirebaseRulesRulesetObservedState(KRMModel):

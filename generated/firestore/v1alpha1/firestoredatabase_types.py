@@ -285,7 +285,10 @@ class FirestoreDatabase(KRMObject):
     KIND: ClassVar[str] = "FirestoreDatabase"
 
     api_version: Annotated[
-        Literal["firestore.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "firestore.cnrm.cloud.google.com/v1alpha1", "firestore.cnrm.cloud.google.com/v1beta1"
+        ],
+        Field(alias="apiVersion"),
     ] = "firestore.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["FirestoreDatabase"] = "FirestoreDatabase"
     spec: FirestoreDatabaseSpec = Field(default_factory=FirestoreDatabaseSpec)

@@ -265,7 +265,10 @@ class FirestoreIndex(KRMObject):
     KIND: ClassVar[str] = "FirestoreIndex"
 
     api_version: Annotated[
-        Literal["firestore.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "firestore.cnrm.cloud.google.com/v1alpha1", "firestore.cnrm.cloud.google.com/v1beta1"
+        ],
+        Field(alias="apiVersion"),
     ] = "firestore.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["FirestoreIndex"] = "FirestoreIndex"
     spec: FirestoreIndexSpec

@@ -15,7 +15,6 @@ from kccgen.generated.fitness.v1alpha1.fitness_v1_api import (
     DataTypeFieldFormat,
     DeviceType,
 )
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -30,10 +29,7 @@ class Application(KRMModel):
             description="An optional URI that can be used to link back to the application.",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The name of this application.")] = None
     package_name: Annotated[
         str | None, Field(alias="packageName", description="Package name for this application.")
     ] = None
@@ -45,9 +41,8 @@ class DataType(KRMModel):
         list[DataTypeField] | None,
         Field(description="A field represents one dimension of a data type."),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Each data type has a unique, namespaced, name.")
     ] = None
 
 
@@ -60,10 +55,7 @@ class DataTypeField(KRMModel):
         DataTypeFieldFormat | None,
         Field(description="The different supported formats for each field in a data type."),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Defines the name and format of data.")] = None
     optional: bool | None = None
 
 

@@ -28,6 +28,7 @@ REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="description:'Required.'")
 REQUIRED_2 = Fact(behaviour=Behaviour.REQUIRED, source="identity")
 ARRAY_OF_ENUM = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.ENUM))
 ARRAY_OF_OBJECT = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.OBJECT))
+ARRAY_OF_STRING = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.STRING))
 BOOLEAN = FieldType(kind=TypeKind.BOOLEAN)
 ENUM = FieldType(kind=TypeKind.ENUM)
 INTEGER_INT32 = FieldType(kind=TypeKind.INTEGER, format="int32")
@@ -52,14 +53,14 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("backupConfig.permissiveMode", BOOLEAN, (OPTIONAL,), True, True),
         ("backupConfig.selectedApplications", OBJECT, (), True, True),
         ("backupConfig.selectedApplications.namespacedNames", ARRAY_OF_OBJECT, (OPTIONAL,), True, True),
-        ("backupConfig.selectedApplications.namespacedNames[].nameRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "backupConfig.selectedApplications.namespacedNames[].name"}),
-        ("backupConfig.selectedApplications.namespacedNames[].namespaceRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "backupConfig.selectedApplications.namespacedNames[].namespace"}),
+        ("backupConfig.selectedApplications.namespacedNames[].name", STRING, (OPTIONAL,), True, True),
+        ("backupConfig.selectedApplications.namespacedNames[].namespace", STRING, (OPTIONAL,), True, True),
         ("backupConfig.selectedNamespaceLabels", OBJECT, (), True, True),
         ("backupConfig.selectedNamespaceLabels.resourceLabels", ARRAY_OF_OBJECT, (OPTIONAL,), True, True),
         ("backupConfig.selectedNamespaceLabels.resourceLabels[].key", STRING, (OPTIONAL,), True, True),
         ("backupConfig.selectedNamespaceLabels.resourceLabels[].value", STRING, (OPTIONAL,), True, True),
         ("backupConfig.selectedNamespaces", OBJECT, (), True, True),
-        ("backupConfig.selectedNamespaces.namespaceRefs", ARRAY_OF_OBJECT, (OPTIONAL,), True, True, {"api_path": "backupConfig.selectedNamespaces.namespaces"}),
+        ("backupConfig.selectedNamespaces.namespaces", ARRAY_OF_STRING, (OPTIONAL,), True, True),
         ("backupSchedule", OBJECT, (OPTIONAL,), True, True),
         ("backupSchedule.cronSchedule", STRING, (OPTIONAL,), True, True),
         ("backupSchedule.paused", BOOLEAN, (OPTIONAL,), True, True),

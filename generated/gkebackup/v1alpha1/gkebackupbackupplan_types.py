@@ -15,10 +15,6 @@ from kccgen.generated.gkebackup.v1alpha1.gkebackup_v1_api import (
     DayOfWeekListDaysOfWeek,
 )
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
-from kccgen.generated.servicedirectory.v1alpha1.servicedirectorynamespace_reference import (
-    ServiceDirectoryNamespaceRef,
-)
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -328,16 +324,11 @@ class NamespacedName(KRMModel):
     A reference to a namespaced resource in Kubernetes.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Optional. The name of the Kubernetes resource.")
     ] = None
-    namespace_ref: Annotated[
-        ServiceDirectoryNamespaceRef | None,
-        Field(
-            alias="namespaceRef",
-            description="A reference to a ServiceDirectoryNamespace (API field `namespace`).",
-        ),
+    namespace: Annotated[
+        str | None, Field(description="Optional. The Namespace of the Kubernetes resource.")
     ] = None
 
 
@@ -360,12 +351,8 @@ class Namespaces(KRMModel):
     A list of Kubernetes Namespaces.
     """
 
-    namespace_refs: Annotated[
-        list[ServiceDirectoryNamespaceRef] | None,
-        Field(
-            alias="namespaceRefs",
-            description="References to ServiceDirectoryNamespaces (API field `namespaces`).",
-        ),
+    namespaces: Annotated[
+        list[str] | None, Field(description="Optional. A list of Kubernetes Namespaces.")
     ] = None
 
 

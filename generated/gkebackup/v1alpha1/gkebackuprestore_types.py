@@ -23,10 +23,6 @@ from kccgen.generated.gkebackup.v1alpha1.gkebackupbackup_reference import GKEBac
 from kccgen.generated.gkebackup.v1alpha1.gkebackuprestoreplan_reference import (
     GKEBackupRestorePlanRef,
 )
-from kccgen.generated.servicedirectory.v1alpha1.servicedirectorynamespace_reference import (
-    ServiceDirectoryNamespaceRef,
-)
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -293,16 +289,11 @@ class NamespacedName(KRMModel):
     A reference to a namespaced resource in Kubernetes.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Optional. The name of the Kubernetes resource.")
     ] = None
-    namespace_ref: Annotated[
-        ServiceDirectoryNamespaceRef | None,
-        Field(
-            alias="namespaceRef",
-            description="A reference to a ServiceDirectoryNamespace (API field `namespace`).",
-        ),
+    namespace: Annotated[
+        str | None, Field(description="Optional. The Namespace of the Kubernetes resource.")
     ] = None
 
 
@@ -402,16 +393,11 @@ class ResourceSelector(KRMModel):
             description="Optional. Selects resources using Kubernetes [labels](https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/)."
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Optional. Selects resources using their resource names.")
     ] = None
-    namespace_ref: Annotated[
-        ServiceDirectoryNamespaceRef | None,
-        Field(
-            alias="namespaceRef",
-            description="A reference to a ServiceDirectoryNamespace (API field `namespace`).",
-        ),
+    namespace: Annotated[
+        str | None, Field(description="Optional. Selects resources using their namespaces.")
     ] = None
 
 

@@ -20,10 +20,6 @@ from kccgen.generated.gkebackup.v1alpha1.gkebackup_v1_api import (
     VolumeDataRestorePolicyBindingVolumeType,
 )
 from kccgen.generated.gkebackup.v1alpha1.gkebackupbackupplan_reference import GKEBackupBackupPlanRef
-from kccgen.generated.servicedirectory.v1alpha1.servicedirectorynamespace_reference import (
-    ServiceDirectoryNamespaceRef,
-)
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -214,16 +210,11 @@ class NamespacedName(KRMModel):
     A reference to a namespaced resource in Kubernetes.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Optional. The name of the Kubernetes resource.")
     ] = None
-    namespace_ref: Annotated[
-        ServiceDirectoryNamespaceRef | None,
-        Field(
-            alias="namespaceRef",
-            description="A reference to a ServiceDirectoryNamespace (API field `namespace`).",
-        ),
+    namespace: Annotated[
+        str | None, Field(description="Optional. The Namespace of the Kubernetes resource.")
     ] = None
 
 
@@ -246,12 +237,8 @@ class Namespaces(KRMModel):
     A list of Kubernetes Namespaces.
     """
 
-    namespace_refs: Annotated[
-        list[ServiceDirectoryNamespaceRef] | None,
-        Field(
-            alias="namespaceRefs",
-            description="References to ServiceDirectoryNamespaces (API field `namespaces`).",
-        ),
+    namespaces: Annotated[
+        list[str] | None, Field(description="Optional. A list of Kubernetes Namespaces.")
     ] = None
 
 
@@ -274,11 +261,10 @@ class ResourceFilter(KRMModel):
             description="Optional. This is a [JSONPath] (https://github.com/json-path/JsonPath/blob/master/README.md) expression that matches specific fields of candidate resources and it operates as a filtering parameter (resources that are not matched with this expression will not be candidates for transformation).",
         ),
     ] = None
-    namespace_refs: Annotated[
-        list[ServiceDirectoryNamespaceRef] | None,
+    namespaces: Annotated[
+        list[str] | None,
         Field(
-            alias="namespaceRefs",
-            description="References to ServiceDirectoryNamespaces (API field `namespaces`).",
+            description="Optional. (Filtering parameter) Any resource subject to transformation must be contained within one of the listed Kubernetes Namespace in the Backup."
         ),
     ] = None
 

@@ -62,10 +62,6 @@ from kccgen.generated.gkehub.v1alpha1.gkehub_v2_api import (
     WorkloadCertificateSpecCertificateManagement,
     WorkloadIdentityIdentityProviderStateDetailCode,
 )
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
-from kccgen.generated.tagmanager.v1alpha1.tagmanagercontainer_reference import (
-    TagManagerContainerRef,
-)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -515,12 +511,8 @@ class ConfigManagementContainerOverride(KRMModel):
     Configuration for a container override.
     """
 
-    container_ref: Annotated[
-        TagManagerContainerRef | None,
-        Field(
-            alias="containerRef",
-            description="A reference to a TagManagerContainer (API field `containerName`).",
-        ),
+    container_name: Annotated[
+        str | None, Field(alias="containerName", description="Required. The name of the container.")
     ] = None
     cpu_limit: Annotated[
         str | None, Field(alias="cpuLimit", description="Optional. The cpu limit of the container.")
@@ -1614,10 +1606,7 @@ class IdentityServiceAuthMethod(KRMModel):
         IdentityServiceLdapConfig | None,
         Field(alias="ldapConfig", description="LDAP specific configuration."),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Identifier for auth config.")] = None
     oidc_config: Annotated[
         IdentityServiceOidcConfig | None,
         Field(alias="oidcConfig", description="OIDC specific configuration."),

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.dataplex.v1alpha1.dataplexpartition_reference import DataplexPartitionRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.gkeonprem.v1alpha1 import gkeonprem_v1_api
 from kccgen.generated.gkeonprem.v1alpha1.gkeonprem_v1_api import (
@@ -17,9 +16,6 @@ from kccgen.generated.gkeonprem.v1alpha1.gkeonprem_v1_api import (
     ValidationCheckResultState,
     ValidationCheckScenario,
     VmwareAdminClusterState,
-)
-from kccgen.generated.vmwareengine.v1alpha1.vmwareenginedatastore_reference import (
-    VMwareEngineDatastoreRef,
 )
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -452,12 +448,8 @@ class VmwareAdminF5BigIpConfig(KRMModel):
     """
 
     address: Annotated[str | None, Field(description="The load balancer's IP address.")] = None
-    partition_ref: Annotated[
-        DataplexPartitionRef | None,
-        Field(
-            alias="partitionRef",
-            description="A reference to a DataplexPartition (API field `partition`).",
-        ),
+    partition: Annotated[
+        str | None, Field(description="The preexisting partition to be used by the load balancer.")
     ] = None
     snat_pool: Annotated[str | None, Field(alias="snatPool", description="The pool name.")] = None
 
@@ -706,12 +698,8 @@ class VmwareAdminVCenterConfig(KRMModel):
     datacenter: Annotated[
         str | None, Field(description="The name of the vCenter datacenter for the admin cluster.")
     ] = None
-    datastore_ref: Annotated[
-        VMwareEngineDatastoreRef | None,
-        Field(
-            alias="datastoreRef",
-            description="A reference to a VMwareEngineDatastore (API field `datastore`).",
-        ),
+    datastore: Annotated[
+        str | None, Field(description="The name of the vCenter datastore for the admin cluster.")
     ] = None
     folder: Annotated[
         str | None, Field(description="The name of the vCenter folder for the admin cluster.")

@@ -25,6 +25,7 @@ OUTPUT_ONLY_3 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="readOnly")
 REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="description:'Required.'")
 REQUIRED_2 = Fact(behaviour=Behaviour.REQUIRED, source="identity")
 ARRAY_OF_OBJECT = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.OBJECT))
+ARRAY_OF_STRING = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.STRING))
 BOOLEAN = FieldType(kind=TypeKind.BOOLEAN)
 ENUM = FieldType(kind=TypeKind.ENUM)
 INTEGER_INT32 = FieldType(kind=TypeKind.INTEGER, format="int32")
@@ -45,7 +46,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("config.bootDiskSizeGb", STRING_INT64, (), True, True),
         ("config.cpus", STRING_INT64, (), True, True),
         ("config.enableLoadBalancer", BOOLEAN, (), True, True),
-        ("config.imageRef", OBJECT, (), True, True, {"api_path": "config.image"}),
+        ("config.image", STRING, (), True, True),
         ("config.imageType", STRING, (REQUIRED,), True, True),
         ("config.labels", MAP_OF_STRING, (), True, True),
         ("config.memoryMb", STRING_INT64, (), True, True),
@@ -55,10 +56,10 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("config.taints[].key", STRING, (), True, True),
         ("config.taints[].value", STRING, (), True, True),
         ("config.vsphereConfig", OBJECT, (), True, True),
-        ("config.vsphereConfig.datastoreRef", OBJECT, (), True, True, {"api_path": "config.vsphereConfig.datastore"}),
-        ("config.vsphereConfig.hostGroupRefs", ARRAY_OF_OBJECT, (), True, True, {"api_path": "config.vsphereConfig.hostGroups"}),
+        ("config.vsphereConfig.datastore", STRING, (), True, True),
+        ("config.vsphereConfig.hostGroups", ARRAY_OF_STRING, (), True, True),
         ("config.vsphereConfig.tags", ARRAY_OF_OBJECT, (), True, True),
-        ("config.vsphereConfig.tags[].categoryRef", OBJECT, (), True, True, {"api_path": "config.vsphereConfig.tags[].category"}),
+        ("config.vsphereConfig.tags[].category", STRING, (), True, True),
         ("config.vsphereConfig.tags[].tag", STRING, (), True, True),
         ("displayName", STRING, (), True, True),
         ("nodePoolAutoscaling", OBJECT, (), True, True),

@@ -8,10 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.compute.v1alpha1.computeimage_reference import ComputeImageRef
-from kccgen.generated.dataplex.v1alpha1.dataplexglossarycategory_reference import (
-    DataplexGlossaryCategoryRef,
-)
 from kccgen.generated.gkeonprem.v1alpha1 import gkeonprem_v1_api
 from kccgen.generated.gkeonprem.v1alpha1.gkeonprem_v1_api import (
     NodeTaintEffect,
@@ -23,10 +19,6 @@ from kccgen.generated.gkeonprem.v1alpha1.gkeonprem_v1_api import (
 )
 from kccgen.generated.gkeonprem.v1alpha1.gkeonpremvmwarecluster_reference import (
     GKEOnPremVmwareClusterRef,
-)
-from kccgen.generated.netapp.v1alpha1.netapphostgroup_reference import NetAppHostGroupRef
-from kccgen.generated.vmwareengine.v1alpha1.vmwareenginedatastore_reference import (
-    VMwareEngineDatastoreRef,
 )
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -310,9 +302,9 @@ class VmwareNodeConfig(KRMModel):
             alias="enableLoadBalancer", description="Allow node pool traffic to be load balanced."
         ),
     ] = None
-    image_ref: Annotated[
-        ComputeImageRef | None,
-        Field(alias="imageRef", description="A reference to a ComputeImage (API field `image`)."),
+    image: Annotated[
+        str | None,
+        Field(description="The OS image name in vCenter, only valid when using Windows."),
     ] = None
     image_type: Annotated[
         str | None,
@@ -366,18 +358,12 @@ class VmwareVsphereConfig(KRMModel):
     VmwareVsphereConfig represents configuration for the VMware VCenter for node pool.
     """
 
-    datastore_ref: Annotated[
-        VMwareEngineDatastoreRef | None,
+    datastore: Annotated[str | None, Field(description="The name of the vCenter datastore.")] = None
+    host_groups: Annotated[
+        list[str] | None,
         Field(
-            alias="datastoreRef",
-            description="A reference to a VMwareEngineDatastore (API field `datastore`).",
-        ),
-    ] = None
-    host_group_refs: Annotated[
-        list[NetAppHostGroupRef] | None,
-        Field(
-            alias="hostGroupRefs",
-            description="References to NetAppHostGroups (API field `hostGroups`).",
+            alias="hostGroups",
+            description="Vsphere host groups to apply to all VMs in the node pool",
         ),
     ] = None
     tags: Annotated[list[VmwareVsphereTag] | None, Field(description="Tags to apply to VMs.")] = (
@@ -390,13 +376,7 @@ class VmwareVsphereTag(KRMModel):
     VmwareVsphereTag describes a vSphere tag to be placed on VMs in the node pool. For more information, see https://docs.vmware.com/en/VMware-vSphere/7.0/com.vmware.vsphere.vcenterhost.doc/GUID-E8E854DD-AA97-4E0C-8419-CE84F93C4058.html
     """
 
-    category_ref: Annotated[
-        DataplexGlossaryCategoryRef | None,
-        Field(
-            alias="categoryRef",
-            description="A reference to a DataplexGlossaryCategory (API field `category`).",
-        ),
-    ] = None
+    category: Annotated[str | None, Field(description="The Vsphere tag category.")] = None
     tag: Annotated[str | None, Field(description="The Vsphere tag name.")] = None
 
 

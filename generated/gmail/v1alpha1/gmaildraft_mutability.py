@@ -54,7 +54,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("message.payload.body.size", INTEGER_INT32, (), True, True),
         ("message.payload.filename", STRING, (), True, True),
         ("message.payload.headers", ARRAY_OF_OBJECT, (), True, True),
-        ("message.payload.headers[].nameRef", OBJECT, (), True, True, {"api_path": "message.payload.headers[].name"}),
+        ("message.payload.headers[].name", STRING, (), True, True),
         ("message.payload.headers[].value", STRING, (), True, True),
         ("message.payload.mimeType", STRING, (), True, True),
         ("message.payload.partId", STRING, (IMMUTABLE,), False, True),

@@ -73,7 +73,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("payload.body.size", INTEGER_INT32, (), False, True),
         ("payload.filename", STRING, (), False, True),
         ("payload.headers", ARRAY_OF_OBJECT, (), False, True),
-        ("payload.headers[].nameRef", OBJECT, (), False, True, {"api_path": "payload.headers[].name"}),
+        ("payload.headers[].name", STRING, (), False, True),
         ("payload.headers[].value", STRING, (), False, True),
         ("payload.mimeType", STRING, (), False, True),
         ("payload.partId", STRING, (IMMUTABLE_3,), False, True),

@@ -10,7 +10,6 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.gmail.v1alpha1 import gmail_v1_api
 from kccgen.generated.gmail.v1alpha1.gmail_v1_api import MessageInsertParametersInternalDateSource
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -188,9 +187,8 @@ class MessagePartBody(KRMModel):
 
 
 class MessagePartHeader(KRMModel):
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="The name of the header before the `:` separator.")
     ] = None
     value: Annotated[
         str | None, Field(description="The value of the header after the `:` separator.")

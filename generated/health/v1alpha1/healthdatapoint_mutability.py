@@ -297,7 +297,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("floors.interval.startUtcOffset", STRING_GOOGLE_DURATION, (REQUIRED,), True, True),
         ("food", OBJECT, (OPTIONAL,), True, True),
         ("food.accessLevel", ENUM, (REQUIRED,), True, True),
-        ("food.brandRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "food.brand"}),
+        ("food.brand", STRING, (OPTIONAL,), True, True),
         ("food.defaultServing", OBJECT, (REQUIRED,), True, True),
         ("food.defaultServing.amount", NUMBER_DOUBLE, (OPTIONAL,), True, True),
         ("food.defaultServing.foodMeasurementUnit", STRING, (REQUIRED,), True, True),

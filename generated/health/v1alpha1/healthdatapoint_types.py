@@ -49,7 +49,6 @@ from kccgen.generated.health.v1alpha1.health_v4_api import (
     VolumeQuantityUserProvidedUnit,
     WeightQuantityUserProvidedUnit,
 )
-from kccgen.generated.iap.v1alpha1.iapbrand_reference import IAPBrandRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -1071,10 +1070,7 @@ class Food(KRMModel):
         FoodAccessLevel | None,
         Field(alias="accessLevel", description="Required. The access level of the food."),
     ] = None
-    brand_ref: Annotated[
-        IAPBrandRef | None,
-        Field(alias="brandRef", description="A reference to a IAPBrand (API field `brand`)."),
-    ] = None
+    brand: Annotated[str | None, Field(description="Optional. The brand of the food.")] = None
     default_serving: Annotated[
         FoodServing | None,
         Field(

@@ -139,11 +139,12 @@ class CryptoHashConfig(KRMModel):
     Pseudonymization method that generates surrogates via cryptographic hashing. Uses SHA-256. Outputs a base64-encoded representation of the hashed output (for example, `L7k0BHmF1ha5U3NfGykjro4xWi1MPVQPjhMAZbSV9mM=`).
     """
 
-    crypto_key_ref: Annotated[
-        KMSCryptoKeyRef | None,
+    crypto_key: Annotated[
+        str | None,
         Field(
-            alias="cryptoKeyRef",
-            description="A reference to a KMSCryptoKey (API field `cryptoKey`).",
+            alias="cryptoKey",
+            description="An AES 128/192/256 bit key.",
+            pattern="^[A-Za-z0-9+/_-]*={0,2}$",
         ),
     ] = None
     kms_wrapped: Annotated[
@@ -170,11 +171,12 @@ class DateShiftConfig(KRMModel):
     Shift a date forward or backward in time by a random amount which is consistent for a given patient and crypto key combination.
     """
 
-    crypto_key_ref: Annotated[
-        KMSCryptoKeyRef | None,
+    crypto_key: Annotated[
+        str | None,
         Field(
-            alias="cryptoKeyRef",
-            description="A reference to a KMSCryptoKey (API field `cryptoKey`).",
+            alias="cryptoKey",
+            description="An AES 128/192/256 bit key.",
+            pattern="^[A-Za-z0-9+/_-]*={0,2}$",
         ),
     ] = None
     kms_wrapped: Annotated[

@@ -16,7 +16,6 @@ from kccgen.generated.healthcare.v1alpha1.healthcare_v1_api import (
     SchemaPackageUnexpectedSegmentHandling,
     TypePrimitive,
 )
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -41,10 +40,7 @@ class FieldModel(KRMModel):
             description="The minimum number of times this field must be present/repeated.",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The name of the field.")] = None
     table: Annotated[str | None, Field(description="The HL7v2 table this field refers to.")] = None
     type: Annotated[str | None, Field(description="The type of this field.")] = None
 
@@ -222,10 +218,7 @@ class SchemaGroup(KRMModel):
             description="The minimum number of times this group must be present/repeated.",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The name of this group.")] = None
 
 
 class SchemaPackage(KRMModel):
@@ -299,10 +292,7 @@ class Type(KRMModel):
         list[FieldModel] | None,
         Field(description="The (sub) fields this type has (if not primitive)."),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The name of this type.")] = None
     primitive: Annotated[
         TypePrimitive | None,
         Field(

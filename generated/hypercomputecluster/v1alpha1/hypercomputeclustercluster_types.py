@@ -20,7 +20,6 @@ from kccgen.generated.hypercomputecluster.v1alpha1.hypercomputecluster_v1_api im
     NewFilestoreConfigTier,
     NewSpotInstancesConfigTerminationAction,
 )
-from kccgen.generated.tagmanager.v1alpha1.tagmanagerzone_reference import TagManagerZoneRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -530,9 +529,11 @@ class NewFlexStartInstancesConfig(KRMModel):
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
     ] = None
-    zone_ref: Annotated[
-        TagManagerZoneRef | None,
-        Field(alias="zoneRef", description="A reference to a TagManagerZone (API field `zone`)."),
+    zone: Annotated[
+        str | None,
+        Field(
+            description="Required. Immutable. Name of the zone in which VM instances should run, e.g., `us-central1-a`."
+        ),
     ] = None
 
 
@@ -598,9 +599,11 @@ class NewOnDemandInstancesConfig(KRMModel):
             description="Required. Immutable. Name of the Compute Engine [machine type](https://cloud.google.com/compute/docs/machine-resource) to use, e.g. `n2-standard-2`.",
         ),
     ] = None
-    zone_ref: Annotated[
-        TagManagerZoneRef | None,
-        Field(alias="zoneRef", description="A reference to a TagManagerZone (API field `zone`)."),
+    zone: Annotated[
+        str | None,
+        Field(
+            description="Required. Immutable. Name of the zone in which VM instances should run, e.g., `us-central1-a`."
+        ),
     ] = None
 
 
@@ -636,9 +639,11 @@ class NewSpotInstancesConfig(KRMModel):
             alias="terminationAction", description="Optional. Termination action for the instance."
         ),
     ] = None
-    zone_ref: Annotated[
-        TagManagerZoneRef | None,
-        Field(alias="zoneRef", description="A reference to a TagManagerZone (API field `zone`)."),
+    zone: Annotated[
+        str | None,
+        Field(
+            description="Required. Immutable. Name of the zone in which VM instances should run, e.g., `us-central1-a`."
+        ),
     ] = None
 
 
@@ -722,9 +727,11 @@ class SlurmLoginNodes(KRMModel):
             description="Optional. How storage resources should be mounted on each login node.",
         ),
     ] = None
-    zone_ref: Annotated[
-        TagManagerZoneRef | None,
-        Field(alias="zoneRef", description="A reference to a TagManagerZone (API field `zone`)."),
+    zone: Annotated[
+        str | None,
+        Field(
+            description="Required. Name of the zone in which login nodes should run, e.g., `us-central1-a`."
+        ),
     ] = None
 
 

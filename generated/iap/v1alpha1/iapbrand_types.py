@@ -82,7 +82,8 @@ class IAPBrand(KRMObject):
     KIND: ClassVar[str] = "IAPBrand"
 
     api_version: Annotated[
-        Literal["iap.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["iap.cnrm.cloud.google.com/v1alpha1", "iap.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "iap.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["IAPBrand"] = "IAPBrand"
     spec: IAPBrandSpec = Field(default_factory=IAPBrandSpec)

@@ -70,7 +70,8 @@ class IAPIdentityAwareProxyClient(KRMObject):
     KIND: ClassVar[str] = "IAPIdentityAwareProxyClient"
 
     api_version: Annotated[
-        Literal["iap.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["iap.cnrm.cloud.google.com/v1alpha1", "iap.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "iap.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["IAPIdentityAwareProxyClient"] = "IAPIdentityAwareProxyClient"
     spec: IAPIdentityAwareProxyClientSpec

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.ids.v1alpha1 import ids_v1_api
 from kccgen.generated.ids.v1alpha1.ids_v1_api import EndpointSeverity, EndpointState
@@ -81,10 +80,10 @@ class IDSEndpointSpec(KRMModel):
         None
     )
     location: Annotated[str, Field(description="Immutable. The location of the IDSEndpoint.")]
-    network_ref: Annotated[
-        ComputeNetworkRef | None,
+    network: Annotated[
+        str | None,
         Field(
-            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
+            description="Required. The fully qualified URL of the network to which the IDS Endpoint is attached."
         ),
     ] = None
     project_ref: Annotated[

@@ -41,7 +41,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("externalId", STRING, (REQUIRED,), True, True),
         ("headquartersAddress", STRING, (), True, True),
         ("hiringAgency", BOOLEAN, (), True, True),
-        ("imageRef", OBJECT, (), True, True, {"api_path": "imageUri"}),
+        ("imageUri", STRING, (), True, True),
         ("keywordSearchableJobCustomAttributes", ARRAY_OF_STRING, (), True, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("size", ENUM, (), True, True),

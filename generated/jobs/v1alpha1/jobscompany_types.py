@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.compute.v1alpha1.computeimage_reference import ComputeImageRef
 from kccgen.generated.jobs.v1alpha1 import jobs_v4_api
 from kccgen.generated.jobs.v1alpha1.jobs_v4_api import CompanySize, LocationLocationType
 from kccgen.generated.jobs.v1alpha1.jobstenant_reference import JobsTenantRef
@@ -96,11 +95,9 @@ class JobsCompanySpec(KRMModel):
             description="Set to true if it is the hiring agency that post jobs for other employers.",
         ),
     ] = None
-    image_ref: Annotated[
-        ComputeImageRef | None,
-        Field(
-            alias="imageRef", description="A reference to a ComputeImage (API field `imageUri`)."
-        ),
+    image_uri: Annotated[
+        str | None,
+        Field(alias="imageUri", description="A URI that hosts the employer's company logo."),
     ] = None
     keyword_searchable_job_custom_attributes: Annotated[
         list[str] | None,

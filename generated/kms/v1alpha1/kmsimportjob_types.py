@@ -220,7 +220,8 @@ class KMSImportJob(KRMObject):
     KIND: ClassVar[str] = "KMSImportJob"
 
     api_version: Annotated[
-        Literal["kms.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["kms.cnrm.cloud.google.com/v1alpha1", "kms.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "kms.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["KMSImportJob"] = "KMSImportJob"
     spec: KMSImportJobSpec

@@ -78,7 +78,8 @@ class KMSKeyHandle(KRMObject):
     KIND: ClassVar[str] = "KMSKeyHandle"
 
     api_version: Annotated[
-        Literal["kms.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["kms.cnrm.cloud.google.com/v1alpha1", "kms.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "kms.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["KMSKeyHandle"] = "KMSKeyHandle"
     spec: KMSKeyHandleSpec

@@ -64,7 +64,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("singleTenantHsmInstanceRef", OBJECT, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("ttl", STRING_GOOGLE_DURATION, (INPUT_ONLY_2,), False, False),
         ("upgradeKeyTrust", OBJECT, (), False, True),
-        ("upgradeKeyTrust.nameRef", OBJECT, (REQUIRED,), False, True, {"api_path": "upgradeKeyTrust.name"}),
+        ("upgradeKeyTrust.name", STRING, (REQUIRED,), False, True),
         ("upgradeKeyTrust.twoFactorPublicKeyPem", STRING, (REQUIRED,), False, True),
     ),
     observed=(

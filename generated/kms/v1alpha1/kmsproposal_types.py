@@ -13,7 +13,6 @@ from kccgen.generated.kms.v1alpha1.cloudkms_v1_api import SingleTenantHsmInstanc
 from kccgen.generated.kms.v1alpha1.kmssingletenanthsminstance_reference import (
     KMSSingleTenantHsmInstanceRef,
 )
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -332,9 +331,8 @@ class UpgradeKeyTrust(KRMModel):
     Promotes a key with the AES_WRAPPING purpose to a trusted wrapping key. The key must be in the ACTIVE state to perform this operation.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Required. The name of the CryptoKeyVersion to promote.")
     ] = None
     two_factor_public_key_pem: Annotated[
         str | None,

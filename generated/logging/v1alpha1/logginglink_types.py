@@ -104,7 +104,8 @@ class LoggingLink(KRMObject):
     KIND: ClassVar[str] = "LoggingLink"
 
     api_version: Annotated[
-        Literal["logging.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["logging.cnrm.cloud.google.com/v1alpha1", "logging.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "logging.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["LoggingLink"] = "LoggingLink"
     spec: LoggingLinkSpec

@@ -208,7 +208,8 @@ class LoggingLogBucket(KRMObject):
     KIND: ClassVar[str] = "LoggingLogBucket"
 
     api_version: Annotated[
-        Literal["logging.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["logging.cnrm.cloud.google.com/v1alpha1", "logging.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "logging.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["LoggingLogBucket"] = "LoggingLogBucket"
     spec: LoggingLogBucketSpec

@@ -94,7 +94,8 @@ class LoggingLogExclusion(KRMObject):
     KIND: ClassVar[str] = "LoggingLogExclusion"
 
     api_version: Annotated[
-        Literal["logging.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["logging.cnrm.cloud.google.com/v1alpha1", "logging.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "logging.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["LoggingLogExclusion"] = "LoggingLogExclusion"
     spec: LoggingLogExclusionSpec = Field(default_factory=LoggingLogExclusionSpec)

@@ -20,10 +20,6 @@ from kccgen.generated.logging.v1alpha1.logging_v2_api import (
     MetricDescriptorValueType,
 )
 from kccgen.generated.logging.v1alpha1.logginglogbucket_reference import LoggingLogBucketRef
-from kccgen.generated.saasservicemgmt.v1alpha1.saasservicemgmtunit_reference import (
-    SaasServiceMgmtUnitRef,
-)
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -250,18 +246,14 @@ class MetricDescriptor(KRMModel):
     monitored_resource_types: Annotated[
         list[str] | None, Field(alias="monitoredResourceTypes", description="Read-only.")
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="The resource name of the metric descriptor.")
     ] = None
     type: Annotated[
         str | None, Field(description="The metric type, including its DNS name prefix.")
     ] = None
-    unit_ref: Annotated[
-        SaasServiceMgmtUnitRef | None,
-        Field(
-            alias="unitRef", description="A reference to a SaasServiceMgmtUnit (API field `unit`)."
-        ),
+    unit: Annotated[
+        str | None, Field(description="The units in which the metric value is reported.")
     ] = None
     value_type: Annotated[
         MetricDescriptorValueType | None,
@@ -328,7 +320,8 @@ class LoggingLogMetric(KRMObject):
     KIND: ClassVar[str] = "LoggingLogMetric"
 
     api_version: Annotated[
-        Literal["logging.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["logging.cnrm.cloud.google.com/v1alpha1", "logging.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "logging.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["LoggingLogMetric"] = "LoggingLogMetric"
     spec: LoggingLogMetricSpec = Field(default_factory=LoggingLogMetricSpec)

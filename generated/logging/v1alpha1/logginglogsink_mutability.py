@@ -59,7 +59,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("exclusions[].description", STRING, (OPTIONAL,), True, True),
         ("exclusions[].disabled", BOOLEAN, (OPTIONAL,), True, True),
         ("exclusions[].filter", STRING, (REQUIRED,), True, True),
-        ("exclusions[].nameRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "exclusions[].name"}),
+        ("exclusions[].name", STRING, (OPTIONAL,), True, True),
         ("filter", STRING, (OPTIONAL,), True, True),
         ("includeChildren", BOOLEAN, (OPTIONAL,), True, True),
         ("interceptChildren", BOOLEAN, (OPTIONAL,), True, True),

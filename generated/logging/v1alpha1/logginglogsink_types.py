@@ -12,7 +12,6 @@ from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.logging.v1alpha1 import logging_v2_api
 from kccgen.generated.logging.v1alpha1.logging_v2_api import LogSinkOutputVersionFormat
 from kccgen.generated.logging.v1alpha1.logginglogbucket_reference import LoggingLogBucketRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -67,9 +66,11 @@ class LogExclusion(KRMModel):
             description="Required. An advanced logs filter (https://docs.cloud.google.com/logging/docs/view/building-queries#queries-by-expression) that matches the log entries to be excluded."
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None,
+        Field(
+            description='Optional. A client-assigned identifier, such as "load-balancer-exclusion".'
+        ),
     ] = None
 
 
@@ -253,7 +254,8 @@ class LoggingLogSink(KRMObject):
     KIND: ClassVar[str] = "LoggingLogSink"
 
     api_version: Annotated[
-        Literal["logging.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["logging.cnrm.cloud.google.com/v1alpha1", "logging.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "logging.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["LoggingLogSink"] = "LoggingLogSink"
     spec: LoggingLogSinkSpec = Field(default_factory=LoggingLogSinkSpec)

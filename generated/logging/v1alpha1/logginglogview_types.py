@@ -88,7 +88,8 @@ class LoggingLogView(KRMObject):
     KIND: ClassVar[str] = "LoggingLogView"
 
     api_version: Annotated[
-        Literal["logging.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["logging.cnrm.cloud.google.com/v1alpha1", "logging.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "logging.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["LoggingLogView"] = "LoggingLogView"
     spec: LoggingLogViewSpec

@@ -34,7 +34,7 @@ class FieldSource(KRMModel):
         str | None,
         Field(
             alias="aliasRef",
-            description="The alias name for a field that has already been aliased within a different ProjectedField type elsewhere in the query model.",
+            description="Not a Config Connector reference: the API's own field name.",
         ),
     ] = None
     column_type: Annotated[

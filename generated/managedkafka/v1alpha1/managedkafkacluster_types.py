@@ -411,7 +411,11 @@ class ManagedKafkaCluster(KRMObject):
     KIND: ClassVar[str] = "ManagedKafkaCluster"
 
     api_version: Annotated[
-        Literal["managedkafka.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "managedkafka.cnrm.cloud.google.com/v1alpha1",
+            "managedkafka.cnrm.cloud.google.com/v1beta1",
+        ],
+        Field(alias="apiVersion"),
     ] = "managedkafka.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ManagedKafkaCluster"] = "ManagedKafkaCluster"
     spec: ManagedKafkaClusterSpec

@@ -83,7 +83,11 @@ class ManagedKafkaTopic(KRMObject):
     KIND: ClassVar[str] = "ManagedKafkaTopic"
 
     api_version: Annotated[
-        Literal["managedkafka.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "managedkafka.cnrm.cloud.google.com/v1alpha1",
+            "managedkafka.cnrm.cloud.google.com/v1beta1",
+        ],
+        Field(alias="apiVersion"),
     ] = "managedkafka.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ManagedKafkaTopic"] = "ManagedKafkaTopic"
     spec: ManagedKafkaTopicSpec

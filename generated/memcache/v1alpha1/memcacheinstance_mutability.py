@@ -42,7 +42,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("displayName", STRING, (), True, True),
         ("instanceMessages", ARRAY_OF_OBJECT, (), True, True),
         ("instanceMessages[].code", ENUM, (), True, True),
-        ("instanceMessages[].messageRef", OBJECT, (), True, True, {"api_path": "instanceMessages[].message"}),
+        ("instanceMessages[].message", STRING, (), True, True),
         ("labels", MAP_OF_STRING, (), True, True),
         ("location", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("maintenancePolicy", OBJECT, (), True, True),
@@ -66,7 +66,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("reservedIpRangeId", ARRAY_OF_STRING, (OPTIONAL,), True, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
-        ("zoneRefs", ARRAY_OF_OBJECT, (), True, True, {"api_path": "zones"}),
+        ("zones", ARRAY_OF_STRING, (), True, True),
     ),
     observed=(
         ("availableMaintenanceVersions", ARRAY_OF_STRING, (OUTPUT_ONLY, OUTPUT_ONLY_2), False, True),

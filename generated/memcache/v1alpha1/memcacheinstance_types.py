@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.chat.v1alpha1.chatmessage_reference import ChatMessageRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.memcache.v1alpha1 import memcache_v1_api
 from kccgen.generated.memcache.v1alpha1.memcache_v1_api import (
@@ -19,7 +18,6 @@ from kccgen.generated.memcache.v1alpha1.memcache_v1_api import (
     NodeState,
     WeeklyMaintenanceWindowDay,
 )
-from kccgen.generated.tagmanager.v1alpha1.tagmanagerzone_reference import TagManagerZoneRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -71,11 +69,9 @@ class InstanceMessage(KRMModel):
         InstanceMessageCode | None,
         Field(description="A code that correspond to one type of user-facing message."),
     ] = None
-    message_ref: Annotated[
-        ChatMessageRef | None,
-        Field(
-            alias="messageRef", description="A reference to a ChatMessage (API field `message`)."
-        ),
+    message: Annotated[
+        str | None,
+        Field(description="Message on memcached instance which will be exposed to users."),
     ] = None
 
 
@@ -275,9 +271,8 @@ class MemcacheInstanceSpec(KRMModel):
             description="Immutable. Optional. The MemcacheInstance ID used for creation and acquisition.",
         ),
     ] = None
-    zone_refs: Annotated[
-        list[TagManagerZoneRef] | None,
-        Field(alias="zoneRefs", description="References to TagManagerZones (API field `zones`)."),
+    zones: Annotated[
+        list[str] | None, Field(description="Zones in which Memcached nodes should be provisioned.")
     ] = None
 
 
@@ -419,7 +414,10 @@ class MemcacheInstance(KRMObject):
     KIND: ClassVar[str] = "MemcacheInstance"
 
     api_version: Annotated[
-        Literal["memcache.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "memcache.cnrm.cloud.google.com/v1alpha1", "memcache.cnrm.cloud.google.com/v1beta1"
+        ],
+        Field(alias="apiVersion"),
     ] = "memcache.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["MemcacheInstance"] = "MemcacheInstance"
     spec: MemcacheInstanceSpec

@@ -41,7 +41,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("placeId", STRING, (OPTIONAL,), False, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("storeAddress", STRING, (REQUIRED,), False, True),
-        ("storeCodeRef", OBJECT, (IMMUTABLE, REQUIRED), False, True, {"api_path": "storeCode"}),
+        ("storeCode", STRING, (IMMUTABLE, REQUIRED), False, True),
         ("storeName", STRING, (OPTIONAL,), False, True),
         ("targetAccount", STRING_INT64, (REQUIRED,), False, True),
         ("websiteUri", STRING, (OPTIONAL,), False, True),

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.content.v1alpha1.contentpo_reference import ContentPoRef
 from kccgen.generated.merchantapi.v1alpha1 import merchantapi_lfp_v1_api
 from kccgen.generated.merchantapi.v1alpha1.merchantapi_lfp_v1_api import LfpStoreMatchingState
 from kccgen.generated.mybusinessaccountmanagement.v1alpha1.mybusinessaccountmanagementaccount_reference import (
@@ -89,10 +88,11 @@ class MerchantAPILfpStoreSpec(KRMModel):
         str | None,
         Field(alias="storeAddress", description="Required. The street address of the store."),
     ] = None
-    store_code_ref: Annotated[
-        ContentPoRef | None,
+    store_code: Annotated[
+        str | None,
         Field(
-            alias="storeCodeRef", description="A reference to a ContentPo (API field `storeCode`)."
+            alias="storeCode",
+            description="Required. Immutable. A store identifier that is unique for the target merchant.",
         ),
     ] = None
     store_name: Annotated[

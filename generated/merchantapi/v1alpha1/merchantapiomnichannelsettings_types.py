@@ -8,9 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.essentialcontacts.v1alpha1.essentialcontactscontact_reference import (
-    EssentialContactsContactRef,
-)
 from kccgen.generated.merchantapi.v1alpha1 import merchantapi_accounts_v1_api
 from kccgen.generated.merchantapi.v1alpha1.merchantapi_accounts_v1_api import (
     AboutState,
@@ -72,18 +69,17 @@ class InventoryVerification(KRMModel):
     Collection of information related to [inventory verification](https://support.google.com/merchants/answer/14684499?ref_topic=15145634&sjid=6892280366904591178-NC).
     """
 
+    contact: Annotated[
+        str | None,
+        Field(
+            description="Required. The name of the contact for the inventory verification process."
+        ),
+    ] = None
     contact_email: Annotated[
         str | None,
         Field(
             alias="contactEmail",
             description="Required. The email address of the contact for the inventory verification process.",
-        ),
-    ] = None
-    contact_ref: Annotated[
-        EssentialContactsContactRef | None,
-        Field(
-            alias="contactRef",
-            description="A reference to a EssentialContactsContact (API field `contact`).",
         ),
     ] = None
 

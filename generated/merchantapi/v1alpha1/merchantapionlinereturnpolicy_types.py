@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.drivelabels.v1alpha1.drivelabelslabel_reference import DriveLabelsLabelRef
 from kccgen.generated.merchantapi.v1alpha1 import merchantapi_accounts_v1_api
 from kccgen.generated.merchantapi.v1alpha1.merchantapi_accounts_v1_api import (
     OnlineReturnPolicyItemConditions,
@@ -92,10 +91,10 @@ class MerchantAPIOnlineReturnPolicySpec(KRMModel):
             description="Optional. The item conditions accepted for returns must not be empty unless the type of return policy is 'noReturns'.",
         ),
     ] = None
-    label_ref: Annotated[
-        DriveLabelsLabelRef | None,
+    label: Annotated[
+        str | None,
         Field(
-            alias="labelRef", description="A reference to a DriveLabelsLabel (API field `label`)."
+            description="Optional. Immutable. This field represents the unique user-defined label of the return policy for the given country."
         ),
     ] = None
     policy: Annotated[Policy | None, Field(description="Optional. The return policy.")] = None
@@ -216,11 +215,9 @@ class SeasonalOverride(KRMModel):
         Date | None,
         Field(alias="endDate", description="Required. seasonal override end date (inclusive)."),
     ] = None
-    label_ref: Annotated[
-        DriveLabelsLabelRef | None,
-        Field(
-            alias="labelRef", description="A reference to a DriveLabelsLabel (API field `label`)."
-        ),
+    label: Annotated[
+        str | None,
+        Field(description="Required. Display name of this seasonal override in Merchant Center."),
     ] = None
     return_days: Annotated[
         int | None,

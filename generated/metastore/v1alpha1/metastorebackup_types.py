@@ -386,7 +386,10 @@ class MetastoreBackup(KRMObject):
     KIND: ClassVar[str] = "MetastoreBackup"
 
     api_version: Annotated[
-        Literal["metastore.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "metastore.cnrm.cloud.google.com/v1alpha1", "metastore.cnrm.cloud.google.com/v1beta1"
+        ],
+        Field(alias="apiVersion"),
     ] = "metastore.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["MetastoreBackup"] = "MetastoreBackup"
     spec: MetastoreBackupSpec

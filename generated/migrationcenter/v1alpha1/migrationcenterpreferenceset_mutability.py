@@ -55,7 +55,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("virtualMachinePreferences.soleTenancyPreferences.cpuOvercommitRatio", NUMBER_DOUBLE, (), True, True),
         ("virtualMachinePreferences.soleTenancyPreferences.hostMaintenancePolicy", ENUM, (), True, True),
         ("virtualMachinePreferences.soleTenancyPreferences.nodeTypes", ARRAY_OF_OBJECT, (), True, True),
-        ("virtualMachinePreferences.soleTenancyPreferences.nodeTypes[].nodeRef", OBJECT, (), True, True, {"api_path": "virtualMachinePreferences.soleTenancyPreferences.nodeTypes[].nodeName"}),
+        ("virtualMachinePreferences.soleTenancyPreferences.nodeTypes[].nodeName", STRING, (), True, True),
         ("virtualMachinePreferences.targetProduct", ENUM, (), True, True),
         ("virtualMachinePreferences.vmwareEnginePreferences", OBJECT, (), True, True),
         ("virtualMachinePreferences.vmwareEnginePreferences.commitmentPlan", ENUM, (), True, True),

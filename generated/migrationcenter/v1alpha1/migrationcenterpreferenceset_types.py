@@ -20,7 +20,6 @@ from kccgen.generated.migrationcenter.v1alpha1.migrationcenter_v1_api import (
     VirtualMachinePreferencesTargetProduct,
     VmwareEnginePreferencesCommitmentPlan,
 )
-from kccgen.generated.tpu.v1alpha1.tpunode_reference import TPUNodeRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -178,9 +177,8 @@ class SoleTenantNodeType(KRMModel):
     A Sole Tenant node type.
     """
 
-    node_ref: Annotated[
-        TPUNodeRef | None,
-        Field(alias="nodeRef", description="A reference to a TPUNode (API field `nodeName`)."),
+    node_name: Annotated[
+        str | None, Field(alias="nodeName", description="Name of the Sole Tenant node.")
     ] = None
 
 

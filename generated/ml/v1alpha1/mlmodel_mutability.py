@@ -57,7 +57,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("onlinePredictionConsoleLogging", BOOLEAN, (OPTIONAL,), True, True),
         ("onlinePredictionLogging", BOOLEAN, (OPTIONAL,), True, True),
         ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
-        ("regionRefs", ARRAY_OF_OBJECT, (OPTIONAL,), True, True, {"api_path": "regions"}),
+        ("regions", ARRAY_OF_STRING, (OPTIONAL,), True, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(

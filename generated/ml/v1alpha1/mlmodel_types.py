@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.merchantapi.v1alpha1.merchantapiregion_reference import MerchantAPIRegionRef
 from kccgen.generated.ml.v1alpha1 import ml_v1_api
 from kccgen.generated.ml.v1alpha1.ml_v1_api import (
     GoogleCloudMlV1AcceleratorConfigType,
@@ -479,12 +478,9 @@ class MLModelSpec(KRMModel):
             alias="projectRef", description="Immutable. The Project that this MLModel belongs to."
         ),
     ] = None
-    region_refs: Annotated[
-        list[MerchantAPIRegionRef] | None,
-        Field(
-            alias="regionRefs",
-            description="References to MerchantAPIRegions (API field `regions`).",
-        ),
+    regions: Annotated[
+        list[str] | None,
+        Field(description="Optional. The list of regions where the model is going to be deployed."),
     ] = None
     resource_id: Annotated[
         str | None,

@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.logging.v1alpha1.logginglogmetric_reference import LoggingLogMetricRef
 from kccgen.generated.ml.v1alpha1 import ml_v1_api
 from kccgen.generated.ml.v1alpha1.ml_v1_api import (
     GoogleCloudMlV1StudyConfigAlgorithm,
@@ -17,9 +16,6 @@ from kccgen.generated.ml.v1alpha1.ml_v1_api import (
     GoogleCloudMlV1StudyConfigParameterSpecScaleType,
     GoogleCloudMlV1StudyConfigParameterSpecType,
     GoogleCloudMlV1StudyState,
-)
-from kccgen.generated.parametermanager.v1alpha1.parametermanagerparameter_reference import (
-    ParameterManagerParameterRef,
 )
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -101,12 +97,7 @@ class GoogleCloudMlV1StudyConfigMetricSpec(KRMModel):
         GoogleCloudMlV1StudyConfigMetricSpecGoal | None,
         Field(description="Required. The optimization goal of the metric."),
     ] = None
-    metric_ref: Annotated[
-        LoggingLogMetricRef | None,
-        Field(
-            alias="metricRef", description="A reference to a LoggingLogMetric (API field `metric`)."
-        ),
-    ] = None
+    metric: Annotated[str | None, Field(description="Required. The name of the metric.")] = None
 
 
 class GoogleCloudMlV1StudyConfigParameterSpec(KRMModel):
@@ -140,11 +131,10 @@ class GoogleCloudMlV1StudyConfigParameterSpec(KRMModel):
         GoogleCloudMlV1StudyConfigParameterSpecIntegerValueSpec | None,
         Field(alias="integerValueSpec", description="The value spec for an 'INTEGER' parameter."),
     ] = None
-    parameter_ref: Annotated[
-        ParameterManagerParameterRef | None,
+    parameter: Annotated[
+        str | None,
         Field(
-            alias="parameterRef",
-            description="A reference to a ParameterManagerParameter (API field `parameter`).",
+            description="Required. The parameter name must be unique amongst all ParameterSpecs."
         ),
     ] = None
     parent_categorical_values: Annotated[

@@ -9,12 +9,8 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.logging.v1alpha1.logginglogmetric_reference import LoggingLogMetricRef
 from kccgen.generated.ml.v1alpha1 import ml_v1_api
 from kccgen.generated.ml.v1alpha1.ml_v1_api import GoogleCloudMlV1TrialState
-from kccgen.generated.parametermanager.v1alpha1.parametermanagerparameter_reference import (
-    ParameterManagerParameterRef,
-)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -46,12 +42,7 @@ class GoogleCloudMlV1MeasurementMetric(KRMModel):
     A message representing a metric in the measurement.
     """
 
-    metric_ref: Annotated[
-        LoggingLogMetricRef | None,
-        Field(
-            alias="metricRef", description="A reference to a LoggingLogMetric (API field `metric`)."
-        ),
-    ] = None
+    metric: Annotated[str | None, Field(description="Required. Metric name.")] = None
     value: Annotated[float | None, Field(description="Required. The value for this metric.")] = None
 
 
@@ -85,13 +76,7 @@ class GoogleCloudMlV1TrialParameter(KRMModel):
         int | Int64String | None,
         Field(alias="intValue", description="Must be set if ParameterType is INTEGER"),
     ] = None
-    parameter_ref: Annotated[
-        ParameterManagerParameterRef | None,
-        Field(
-            alias="parameterRef",
-            description="A reference to a ParameterManagerParameter (API field `parameter`).",
-        ),
-    ] = None
+    parameter: Annotated[str | None, Field(description="The name of the parameter.")] = None
     string_value: Annotated[
         str | None,
         Field(alias="stringValue", description="Must be set if ParameterTypeis CATEGORICAL"),

@@ -8,10 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.chromemanagement.v1alpha1.chromemanagementcommand_reference import (
-    ChromeManagementCommandRef,
-)
-from kccgen.generated.compute.v1alpha1.computeimage_reference import ComputeImageRef
 from kccgen.generated.ml.v1alpha1 import ml_v1_api
 from kccgen.generated.ml.v1alpha1.ml_v1_api import (
     GoogleCloudMlV1AcceleratorConfigType,
@@ -20,7 +16,6 @@ from kccgen.generated.ml.v1alpha1.ml_v1_api import (
     GoogleCloudMlV1VersionState,
 )
 from kccgen.generated.ml.v1alpha1.mlmodel_reference import MLModelRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -91,20 +86,19 @@ class GoogleCloudMlV1ContainerSpec(KRMModel):
             description="Immutable. Specifies arguments for the command that runs when the container starts."
         ),
     ] = None
-    command_refs: Annotated[
-        list[ChromeManagementCommandRef] | None,
-        Field(
-            alias="commandRefs",
-            description="References to ChromeManagementCommands (API field `command`).",
-        ),
+    command: Annotated[
+        list[str] | None,
+        Field(description="Immutable. Specifies the command that runs when the container starts."),
     ] = None
     env: Annotated[
         list[GoogleCloudMlV1EnvVar] | None,
         Field(description="Immutable. List of environment variables to set in the container."),
     ] = None
-    image_ref: Annotated[
-        ComputeImageRef | None,
-        Field(alias="imageRef", description="A reference to a ComputeImage (API field `image`)."),
+    image: Annotated[
+        str | None,
+        Field(
+            description="URI of the Docker image to be used as the custom container for serving predictions."
+        ),
     ] = None
     ports: Annotated[
         list[GoogleCloudMlV1ContainerPort] | None,
@@ -117,10 +111,7 @@ class GoogleCloudMlV1EnvVar(KRMModel):
     Represents an environment variable to be made available in a container. This message is a subset of the [Kubernetes EnvVar v1 core specification](https://kubernetes.io/docs/reference/generated/kubernetes-api/v1.18/#envvar-v1-core).
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name of the environment variable.")] = None
     value: Annotated[str | None, Field(description="Value of the environment variable.")] = None
 
 

@@ -90,7 +90,10 @@ class MonitoringGroup(KRMObject):
     KIND: ClassVar[str] = "MonitoringGroup"
 
     api_version: Annotated[
-        Literal["monitoring.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "monitoring.cnrm.cloud.google.com/v1alpha1", "monitoring.cnrm.cloud.google.com/v1beta1"
+        ],
+        Field(alias="apiVersion"),
     ] = "monitoring.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["MonitoringGroup"] = "MonitoringGroup"
     spec: MonitoringGroupSpec = Field(default_factory=MonitoringGroupSpec)

@@ -49,7 +49,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("type", STRING, (), False, True),
-        ("unitRef", OBJECT, (), False, True, {"api_path": "unit"}),
+        ("unit", STRING, (), False, True),
         ("valueType", ENUM, (), False, True),
     ),
 )

@@ -18,9 +18,6 @@ from kccgen.generated.monitoring.v1alpha1.monitoring_v3_api import (
     MetricDescriptorMetricKind,
     MetricDescriptorValueType,
 )
-from kccgen.generated.saasservicemgmt.v1alpha1.saasservicemgmtunit_reference import (
-    SaasServiceMgmtUnitRef,
-)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -146,11 +143,8 @@ class MonitoringMetricDescriptorSpec(KRMModel):
     type: Annotated[
         str | None, Field(description="The metric type, including its DNS name prefix.")
     ] = None
-    unit_ref: Annotated[
-        SaasServiceMgmtUnitRef | None,
-        Field(
-            alias="unitRef", description="A reference to a SaasServiceMgmtUnit (API field `unit`)."
-        ),
+    unit: Annotated[
+        str | None, Field(description="The units in which the metric value is reported.")
     ] = None
     value_type: Annotated[
         MetricDescriptorValueType | None,
@@ -180,7 +174,10 @@ class MonitoringMetricDescriptor(KRMObject):
     KIND: ClassVar[str] = "MonitoringMetricDescriptor"
 
     api_version: Annotated[
-        Literal["monitoring.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "monitoring.cnrm.cloud.google.com/v1alpha1", "monitoring.cnrm.cloud.google.com/v1beta1"
+        ],
+        Field(alias="apiVersion"),
     ] = "monitoring.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["MonitoringMetricDescriptor"] = "MonitoringMetricDescriptor"
     spec: MonitoringMetricDescriptorSpec = Field(default_factory=MonitoringMetricDescriptorSpec)

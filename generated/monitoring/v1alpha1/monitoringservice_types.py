@@ -10,9 +10,6 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.monitoring.v1alpha1 import monitoring_v3_api
 from kccgen.generated.monitoring.v1alpha1.monitoringservice_reference import MonitoringServiceRef
-from kccgen.generated.servicedirectory.v1alpha1.servicedirectorynamespace_reference import (
-    ServiceDirectoryNamespaceRef,
-)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -131,12 +128,8 @@ class GkeNamespace(KRMModel):
         str | None, Field(alias="clusterName", description="The name of the parent cluster.")
     ] = None
     location: Annotated[str | None, Field(description="The location of the parent cluster.")] = None
-    namespace_ref: Annotated[
-        ServiceDirectoryNamespaceRef | None,
-        Field(
-            alias="namespaceRef",
-            description="A reference to a ServiceDirectoryNamespace (API field `namespaceName`).",
-        ),
+    namespace_name: Annotated[
+        str | None, Field(alias="namespaceName", description="The name of this namespace.")
     ] = None
 
 
@@ -160,12 +153,8 @@ class GkeService(KRMModel):
         str | None, Field(alias="clusterName", description="The name of the parent cluster.")
     ] = None
     location: Annotated[str | None, Field(description="The location of the parent cluster.")] = None
-    namespace_ref: Annotated[
-        ServiceDirectoryNamespaceRef | None,
-        Field(
-            alias="namespaceRef",
-            description="A reference to a ServiceDirectoryNamespace (API field `namespaceName`).",
-        ),
+    namespace_name: Annotated[
+        str | None, Field(alias="namespaceName", description="The name of the parent namespace.")
     ] = None
     service_ref: Annotated[
         MonitoringServiceRef | None,
@@ -196,12 +185,8 @@ class GkeWorkload(KRMModel):
         str | None, Field(alias="clusterName", description="The name of the parent cluster.")
     ] = None
     location: Annotated[str | None, Field(description="The location of the parent cluster.")] = None
-    namespace_ref: Annotated[
-        ServiceDirectoryNamespaceRef | None,
-        Field(
-            alias="namespaceRef",
-            description="A reference to a ServiceDirectoryNamespace (API field `namespaceName`).",
-        ),
+    namespace_name: Annotated[
+        str | None, Field(alias="namespaceName", description="The name of the parent namespace.")
     ] = None
     top_level_controller_name: Annotated[
         str | None, Field(alias="topLevelControllerName", description="The name of this workload.")
@@ -421,7 +406,10 @@ class MonitoringService(KRMObject):
     KIND: ClassVar[str] = "MonitoringService"
 
     api_version: Annotated[
-        Literal["monitoring.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "monitoring.cnrm.cloud.google.com/v1alpha1", "monitoring.cnrm.cloud.google.com/v1beta1"
+        ],
+        Field(alias="apiVersion"),
     ] = "monitoring.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["MonitoringService"] = "MonitoringService"
     spec: MonitoringServiceSpec

@@ -334,7 +334,10 @@ class MonitoringServiceLevelObjective(KRMObject):
     KIND: ClassVar[str] = "MonitoringServiceLevelObjective"
 
     api_version: Annotated[
-        Literal["monitoring.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "monitoring.cnrm.cloud.google.com/v1alpha1", "monitoring.cnrm.cloud.google.com/v1beta1"
+        ],
+        Field(alias="apiVersion"),
     ] = "monitoring.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["MonitoringServiceLevelObjective"] = "MonitoringServiceLevelObjective"
     spec: MonitoringServiceLevelObjectiveSpec

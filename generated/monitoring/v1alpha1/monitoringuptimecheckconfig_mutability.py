@@ -71,7 +71,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("internalCheckers[].displayName", STRING, (), True, True),
         ("internalCheckers[].gcpZone", STRING, (), True, True),
         ("internalCheckers[].name", STRING, (), True, True),
-        ("internalCheckers[].networkRef", OBJECT, (), True, True, {"api_path": "internalCheckers[].network"}),
+        ("internalCheckers[].network", STRING, (), True, True),
         ("internalCheckers[].peerProjectId", STRING, (), True, True),
         ("internalCheckers[].state", ENUM, (), True, True),
         ("isInternal", BOOLEAN, (), True, True),

@@ -11,7 +11,6 @@ from pydantic import Field
 from kccgen.generated.cloudfunctions.v1alpha1.cloudfunctionsfunction_reference import (
     CloudFunctionsFunctionRef,
 )
-from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.monitoring.v1alpha1 import monitoring_v3_api
 from kccgen.generated.monitoring.v1alpha1.monitoring_v3_api import (
@@ -197,10 +196,10 @@ class InternalChecker(KRMModel):
     name: Annotated[
         str | None, Field(description="A unique resource name for this InternalChecker.")
     ] = None
-    network_ref: Annotated[
-        ComputeNetworkRef | None,
+    network: Annotated[
+        str | None,
         Field(
-            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
+            description='The GCP VPC network (https://cloud.google.com/vpc/docs/vpc) where the internal resource lives (ex: "default").'
         ),
     ] = None
     peer_project_id: Annotated[
@@ -508,7 +507,10 @@ class MonitoringUptimeCheckConfig(KRMObject):
     KIND: ClassVar[str] = "MonitoringUptimeCheckConfig"
 
     api_version: Annotated[
-        Literal["monitoring.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "monitoring.cnrm.cloud.google.com/v1alpha1", "monitoring.cnrm.cloud.google.com/v1beta1"
+        ],
+        Field(alias="apiVersion"),
     ] = "monitoring.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["MonitoringUptimeCheckConfig"] = "MonitoringUptimeCheckConfig"
     spec: MonitoringUptimeCheckConfigSpec = Field(default_factory=MonitoringUptimeCheckConfigSpec)

@@ -144,7 +144,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("validity", OBJECT, (), True, True),
         ("validity.code", INTEGER_INT32, (), True, True),
         ("validity.details", ARRAY_OF_MAP_OF_ANY, (), True, True),
-        ("validity.messageRef", OBJECT, (), True, True, {"api_path": "validity.message"}),
+        ("validity.message", STRING, (), True, True),
     ),
     observed=(
         ("creationRecord", OBJECT, (OUTPUT_ONLY,), False, True),

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.chat.v1alpha1.chatmessage_reference import ChatMessageRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.monitoring.v1beta1 import monitoring_v3_api
 from kccgen.generated.monitoring.v1beta1.monitoring_v3_api import (
@@ -687,11 +686,9 @@ class Status(KRMModel):
         list[dict[str, Any]] | None,
         Field(description="A list of messages that carry the error details."),
     ] = None
-    message_ref: Annotated[
-        ChatMessageRef | None,
-        Field(
-            alias="messageRef", description="A reference to a ChatMessage (API field `message`)."
-        ),
+    message: Annotated[
+        str | None,
+        Field(description="A developer-facing error message, which should be in English."),
     ] = None
 
 

@@ -38,7 +38,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("diskLimitMib", INTEGER_INT32, (REQUIRED,), True, True),
         ("labels", MAP_OF_STRING, (OPTIONAL,), True, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
-        ("targetRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "target"}),
+        ("target", STRING, (OPTIONAL,), True, True),
         ("type", ENUM, (REQUIRED,), True, True),
         ("volumeRef", OBJECT, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
     ),

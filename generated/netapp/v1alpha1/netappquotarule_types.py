@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.clouddeploy.v1alpha1.clouddeploytarget_reference import CloudDeployTargetRef
 from kccgen.generated.netapp.v1alpha1 import netapp_v1_api
 from kccgen.generated.netapp.v1alpha1.netapp_v1_api import QuotaRuleState, QuotaRuleType
 from kccgen.generated.netapp.v1alpha1.netappvolume_reference import NetAppVolumeRef
@@ -62,11 +61,10 @@ class NetAppQuotaRuleSpec(KRMModel):
             description="Immutable. Optional. The NetAppQuotaRule ID used for creation and acquisition.",
         ),
     ] = None
-    target_ref: Annotated[
-        CloudDeployTargetRef | None,
+    target: Annotated[
+        str | None,
         Field(
-            alias="targetRef",
-            description="A reference to a CloudDeployTarget (API field `target`).",
+            description="Optional. The quota rule applies to the specified user or group, identified by a Unix UID/GID, Windows SID, or null for default."
         ),
     ] = None
     type: Annotated[

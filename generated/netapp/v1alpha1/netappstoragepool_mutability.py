@@ -61,7 +61,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("totalIops", STRING_INT64, (OPTIONAL,), True, True),
         ("totalThroughputMibps", STRING_INT64, (OPTIONAL,), True, True),
         ("type", ENUM, (OPTIONAL,), True, True),
-        ("zoneRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "zone"}),
+        ("zone", STRING, (OPTIONAL,), True, True),
     ),
     observed=(
         ("availableThroughputMibps", NUMBER_DOUBLE, (OUTPUT_ONLY, OUTPUT_ONLY_2), False, True),

@@ -24,7 +24,6 @@ from kccgen.generated.netapp.v1alpha1.netappactivedirectory_reference import (
     NetAppActiveDirectoryRef,
 )
 from kccgen.generated.netapp.v1alpha1.netappkmsconfig_reference import NetAppKMSConfigRef
-from kccgen.generated.tagmanager.v1alpha1.tagmanagerzone_reference import TagManagerZoneRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -239,9 +238,9 @@ class NetAppStoragePoolSpec(KRMModel):
     type: Annotated[
         StoragePoolType | None, Field(description="Optional. Type of the storage pool.")
     ] = None
-    zone_ref: Annotated[
-        TagManagerZoneRef | None,
-        Field(alias="zoneRef", description="A reference to a TagManagerZone (API field `zone`)."),
+    zone: Annotated[
+        str | None,
+        Field(description="Optional. Specifies the active zone for regional storagePool."),
     ] = None
 
 

@@ -47,7 +47,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("backupConfig.scheduledBackupEnabled", BOOLEAN, (OPTIONAL,), True, True),
         ("blockDevices", ARRAY_OF_OBJECT, (OPTIONAL,), True, True),
         ("blockDevices[].hostGroupRefs", ARRAY_OF_OBJECT, (OPTIONAL,), True, True, {"api_path": "blockDevices[].hostGroups"}),
-        ("blockDevices[].nameRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "blockDevices[].name"}),
+        ("blockDevices[].name", STRING, (OPTIONAL,), True, True),
         ("blockDevices[].osType", ENUM, (IMMUTABLE, REQUIRED), False, True),
         ("blockDevices[].sizeGib", STRING_INT64, (OPTIONAL,), True, True),
         ("cacheParameters", OBJECT, (OPTIONAL,), True, True),

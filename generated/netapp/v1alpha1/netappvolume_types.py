@@ -36,7 +36,6 @@ from kccgen.generated.netapp.v1alpha1.netapphostgroup_reference import NetAppHos
 from kccgen.generated.netapp.v1alpha1.netappreplication_reference import NetAppReplicationRef
 from kccgen.generated.netapp.v1alpha1.netappsnapshot_reference import NetAppSnapshotRef
 from kccgen.generated.netapp.v1alpha1.netappstoragepool_reference import NetAppStoragePoolRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -97,9 +96,11 @@ class BlockDevice(KRMModel):
             description="References to NetAppHostGroups (API field `hostGroups`).",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None,
+        Field(
+            description="Optional. User-defined name for the block device, unique within the volume."
+        ),
     ] = None
     os_type: Annotated[
         BlockDeviceOsType | None,

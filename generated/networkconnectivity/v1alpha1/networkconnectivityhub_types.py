@@ -265,7 +265,11 @@ class NetworkConnectivityHub(KRMObject):
     KIND: ClassVar[str] = "NetworkConnectivityHub"
 
     api_version: Annotated[
-        Literal["networkconnectivity.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "networkconnectivity.cnrm.cloud.google.com/v1alpha1",
+            "networkconnectivity.cnrm.cloud.google.com/v1beta1",
+        ],
+        Field(alias="apiVersion"),
     ] = "networkconnectivity.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["NetworkConnectivityHub"] = "NetworkConnectivityHub"
     spec: NetworkConnectivityHubSpec = Field(default_factory=NetworkConnectivityHubSpec)

@@ -43,7 +43,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("filter.protocolVersion", ENUM, (REQUIRED,), False, True),
         ("filter.srcRange", STRING, (OPTIONAL,), False, True),
         ("interconnectAttachment", OBJECT, (OPTIONAL,), False, True),
-        ("interconnectAttachment.regionRef", OBJECT, (OPTIONAL,), False, True, {"api_path": "interconnectAttachment.region"}),
+        ("interconnectAttachment.region", STRING, (OPTIONAL,), False, True),
         ("labels", MAP_OF_STRING, (), False, True),
         ("networkRef", OBJECT, (REQUIRED,), False, True, {"api_path": "network"}),
         ("nextHopIlbIp", STRING, (OPTIONAL,), False, True),

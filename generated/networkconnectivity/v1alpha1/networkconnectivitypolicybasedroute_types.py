@@ -10,7 +10,6 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.merchantapi.v1alpha1.merchantapiregion_reference import MerchantAPIRegionRef
 from kccgen.generated.networkconnectivity.v1alpha1 import networkconnectivity_v1_api
 from kccgen.generated.networkconnectivity.v1alpha1.networkconnectivity_v1_api import (
     FilterProtocolVersion,
@@ -63,11 +62,10 @@ class InterconnectAttachment(KRMModel):
     InterconnectAttachment that this route applies to.
     """
 
-    region_ref: Annotated[
-        MerchantAPIRegionRef | None,
+    region: Annotated[
+        str | None,
         Field(
-            alias="regionRef",
-            description="A reference to a MerchantAPIRegion (API field `region`).",
+            description="Optional. Cloud region to install this policy-based route on interconnect attachment."
         ),
     ] = None
 

@@ -52,7 +52,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("consumerPscConfigs[].networkRef", OBJECT, (), True, True, {"api_path": "consumerPscConfigs[].network"}),
         ("consumerPscConfigs[].producerInstanceId", STRING, (IMMUTABLE,), False, True),
         ("consumerPscConfigs[].producerInstanceMetadata", MAP_OF_STRING, (IMMUTABLE,), False, True),
-        ("consumerPscConfigs[].projectRef", OBJECT, (), True, True, {"api_path": "consumerPscConfigs[].project"}),
+        ("consumerPscConfigs[].project", STRING, (), True, True),
         ("consumerPscConfigs[].serviceAttachmentIpAddressMap", MAP_OF_STRING, (OPTIONAL,), True, True),
         ("description", STRING, (), True, True),
         ("labels", MAP_OF_STRING, (), True, True),

@@ -8,9 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.cloudresourcemanager.v1alpha1.cloudresourcemanagerproject_reference import (
-    CloudResourceManagerProjectRef,
-)
 from kccgen.generated.compute.v1alpha1.computeserviceattachment_reference import (
     ComputeServiceAttachmentRef,
 )
@@ -99,11 +96,10 @@ class ConsumerPscConfig(KRMModel):
             description="Immutable. An immutable map for the producer instance metadata.",
         ),
     ] = None
-    project_ref: Annotated[
-        CloudResourceManagerProjectRef | None,
+    project: Annotated[
+        str | None,
         Field(
-            alias="projectRef",
-            description="A reference to a CloudResourceManagerProject (API field `project`).",
+            description="The consumer project where PSC connections are allowed to be created in."
         ),
     ] = None
     service_attachment_ip_address_map: Annotated[

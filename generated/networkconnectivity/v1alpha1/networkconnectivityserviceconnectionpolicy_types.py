@@ -49,7 +49,7 @@ class AutoCreatedSubnetworkInfoObserved(KRMModel):
         str | None,
         Field(
             alias="internalRangeRef",
-            description="Output only. URI of the automatically created Internal Range reference.",
+            description="Not a Config Connector reference: the API's own field name.",
         ),
     ] = None
     subnetwork: Annotated[
@@ -59,7 +59,7 @@ class AutoCreatedSubnetworkInfoObserved(KRMModel):
         str | None,
         Field(
             alias="subnetworkRef",
-            description="Output only. URI of the automatically created subnetwork reference.",
+            description="Not a Config Connector reference: the API's own field name.",
         ),
     ] = None
 

@@ -8,11 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.managedidentities.v1alpha1.managedidentitiespeering_reference import (
-    ManagedidentitiesPeeringRef,
-)
 from kccgen.generated.networkconnectivity.v1alpha1 import networkconnectivity_v1_api
 from kccgen.generated.networkconnectivity.v1alpha1.networkconnectivity_v1_api import (
     GatewayCapacity,
@@ -184,17 +180,16 @@ class LinkedProducerVpcNetwork(KRMModel):
             description="Optional. IP ranges allowed to be included from peering.",
         ),
     ] = None
-    network_ref: Annotated[
-        ComputeNetworkRef | None,
+    network: Annotated[
+        str | None,
         Field(
-            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
+            description="Immutable. The URI of the Service Consumer VPC that the Producer VPC is peered with."
         ),
     ] = None
-    peering_ref: Annotated[
-        ManagedidentitiesPeeringRef | None,
+    peering: Annotated[
+        str | None,
         Field(
-            alias="peeringRef",
-            description="A reference to a ManagedidentitiesPeering (API field `peering`).",
+            description="Immutable. The name of the VPC peering between the Service Consumer VPC and the Producer VPC (defined in the Tenant project) which is added to the NCC hub."
         ),
     ] = None
 
@@ -686,7 +681,11 @@ class NetworkConnectivitySpoke(KRMObject):
     KIND: ClassVar[str] = "NetworkConnectivitySpoke"
 
     api_version: Annotated[
-        Literal["networkconnectivity.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "networkconnectivity.cnrm.cloud.google.com/v1alpha1",
+            "networkconnectivity.cnrm.cloud.google.com/v1beta1",
+        ],
+        Field(alias="apiVersion"),
     ] = "networkconnectivity.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["NetworkConnectivitySpoke"] = "NetworkConnectivitySpoke"
     spec: NetworkConnectivitySpokeSpec

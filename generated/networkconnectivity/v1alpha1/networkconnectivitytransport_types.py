@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networkconnectivity.v1alpha1 import networkconnectivity_v1_api
 from kccgen.generated.networkconnectivity.v1alpha1.networkconnectivity_v1_api import (
@@ -110,10 +109,10 @@ class NetworkConnectivityTransportSpec(KRMModel):
     location: Annotated[
         str, Field(description="Immutable. The location of the NetworkConnectivityTransport.")
     ]
-    network_ref: Annotated[
-        ComputeNetworkRef | None,
+    network: Annotated[
+        str | None,
         Field(
-            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
+            description="Optional. Immutable. Resource URI of the Network that will be peered with this Transport."
         ),
     ] = None
     project_ref: Annotated[

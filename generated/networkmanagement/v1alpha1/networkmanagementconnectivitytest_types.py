@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networkmanagement.v1alpha1 import networkmanagement_v1_api
 from kccgen.generated.networkmanagement.v1alpha1.networkmanagement_v1_api import (
@@ -450,12 +449,7 @@ class Endpoint(KRMModel):
             description="The IP address of the endpoint, which can be an external or internal IP.",
         ),
     ] = None
-    network_ref: Annotated[
-        ComputeNetworkRef | None,
-        Field(
-            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
-        ),
-    ] = None
+    network: Annotated[str | None, Field(description="A VPC network URI.")] = None
     network_type: Annotated[
         EndpointNetworkType | None,
         Field(

@@ -175,7 +175,11 @@ class NetworkSecurityAuthorizationPolicy(KRMObject):
     KIND: ClassVar[str] = "NetworkSecurityAuthorizationPolicy"
 
     api_version: Annotated[
-        Literal["networksecurity.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "networksecurity.cnrm.cloud.google.com/v1alpha1",
+            "networksecurity.cnrm.cloud.google.com/v1beta1",
+        ],
+        Field(alias="apiVersion"),
     ] = "networksecurity.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["NetworkSecurityAuthorizationPolicy"] = "NetworkSecurityAuthorizationPolicy"
     spec: NetworkSecurityAuthorizationPolicySpec

@@ -17,7 +17,6 @@ from kccgen.generated.networksecurity.v1alpha1.networksecurity_v1_api import (
     AuthzPolicyPolicyProfile,
     AuthzPolicyTargetLoadBalancingScheme,
 )
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -92,9 +91,8 @@ class AuthzPolicyAuthzRuleHeaderMatch(KRMModel):
     Determines how a HTTP header should be matched.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Optional. Specifies the name of the header in the request.")
     ] = None
     value: Annotated[
         AuthzPolicyAuthzRuleStringMatch | None,
@@ -279,10 +277,9 @@ class AuthzPolicyAuthzRuleToRequestOperationMCPMethod(KRMModel):
     Describes a set of MCP methods to match against.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Required. The MCP method to match against.")] = (
+        None
+    )
     params: Annotated[
         list[AuthzPolicyAuthzRuleStringMatch] | None,
         Field(description="Optional. A list of MCP method parameters to match against."),

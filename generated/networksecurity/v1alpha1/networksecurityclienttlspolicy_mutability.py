@@ -37,7 +37,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("clientCertificate.certificateProviderInstance", OBJECT, (), True, True),
         ("clientCertificate.certificateProviderInstance.pluginInstance", STRING, (REQUIRED,), True, True),
         ("clientCertificate.grpcEndpoint", OBJECT, (), True, True),
-        ("clientCertificate.grpcEndpoint.targetRef", OBJECT, (REQUIRED,), True, True, {"api_path": "clientCertificate.grpcEndpoint.targetUri"}),
+        ("clientCertificate.grpcEndpoint.targetUri", STRING, (REQUIRED,), True, True),
         ("description", STRING, (OPTIONAL,), True, True),
         ("labels", MAP_OF_STRING, (OPTIONAL,), True, True),
         ("location", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
@@ -47,7 +47,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("serverValidationCa[].certificateProviderInstance", OBJECT, (), True, True),
         ("serverValidationCa[].certificateProviderInstance.pluginInstance", STRING, (REQUIRED,), True, True),
         ("serverValidationCa[].grpcEndpoint", OBJECT, (), True, True),
-        ("serverValidationCa[].grpcEndpoint.targetRef", OBJECT, (REQUIRED,), True, True, {"api_path": "serverValidationCa[].grpcEndpoint.targetUri"}),
+        ("serverValidationCa[].grpcEndpoint.targetUri", STRING, (REQUIRED,), True, True),
         ("sni", STRING, (OPTIONAL,), True, True),
     ),
     observed=(

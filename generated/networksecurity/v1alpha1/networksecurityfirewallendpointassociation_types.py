@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networksecurity.v1alpha1 import networksecurity_v1_api
 from kccgen.generated.networksecurity.v1alpha1.networksecurity_v1_api import (
@@ -80,11 +79,8 @@ class NetworkSecurityFirewallEndpointAssociationSpec(KRMModel):
             description="Immutable. The location of the NetworkSecurityFirewallEndpointAssociation."
         ),
     ]
-    network_ref: Annotated[
-        ComputeNetworkRef | None,
-        Field(
-            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
-        ),
+    network: Annotated[
+        str | None, Field(description="Required. The URL of the network that is being associated.")
     ] = None
     project_ref: Annotated[
         ProjectRef | None,

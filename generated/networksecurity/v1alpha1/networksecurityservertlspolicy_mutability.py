@@ -44,7 +44,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("mtlsPolicy.clientValidationCa[].certificateProviderInstance", OBJECT, (), True, True),
         ("mtlsPolicy.clientValidationCa[].certificateProviderInstance.pluginInstance", STRING, (REQUIRED,), True, True),
         ("mtlsPolicy.clientValidationCa[].grpcEndpoint", OBJECT, (), True, True),
-        ("mtlsPolicy.clientValidationCa[].grpcEndpoint.targetRef", OBJECT, (REQUIRED,), True, True, {"api_path": "mtlsPolicy.clientValidationCa[].grpcEndpoint.targetUri"}),
+        ("mtlsPolicy.clientValidationCa[].grpcEndpoint.targetUri", STRING, (REQUIRED,), True, True),
         ("mtlsPolicy.clientValidationMode", ENUM, (), True, True),
         ("mtlsPolicy.clientValidationRelaxations", ARRAY_OF_ENUM, (), True, True),
         ("mtlsPolicy.clientValidationTrustConfig", STRING, (), True, True),
@@ -54,7 +54,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("serverCertificate.certificateProviderInstance", OBJECT, (), True, True),
         ("serverCertificate.certificateProviderInstance.pluginInstance", STRING, (REQUIRED,), True, True),
         ("serverCertificate.grpcEndpoint", OBJECT, (), True, True),
-        ("serverCertificate.grpcEndpoint.targetRef", OBJECT, (REQUIRED,), True, True, {"api_path": "serverCertificate.grpcEndpoint.targetUri"}),
+        ("serverCertificate.grpcEndpoint.targetUri", STRING, (REQUIRED,), True, True),
     ),
     observed=(
         ("createTime", STRING_GOOGLE_DATETIME, (OUTPUT_ONLY, OUTPUT_ONLY_2), False, True),

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.clouddeploy.v1alpha1.clouddeploytarget_reference import CloudDeployTargetRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networksecurity.v1alpha1 import networksecurity_v1_api
 from kccgen.generated.networksecurity.v1alpha1.networksecurity_v1_api import (
@@ -61,12 +60,9 @@ class GoogleCloudNetworksecurityV1GrpcEndpoint(KRMModel):
     Specification of the GRPC Endpoint.
     """
 
-    target_ref: Annotated[
-        CloudDeployTargetRef | None,
-        Field(
-            alias="targetRef",
-            description="A reference to a CloudDeployTarget (API field `targetUri`).",
-        ),
+    target_uri: Annotated[
+        str | None,
+        Field(alias="targetUri", description="Required. The target URI of the gRPC endpoint."),
     ] = None
 
 
@@ -218,7 +214,11 @@ class NetworkSecurityServerTLSPolicy(KRMObject):
     KIND: ClassVar[str] = "NetworkSecurityServerTLSPolicy"
 
     api_version: Annotated[
-        Literal["networksecurity.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "networksecurity.cnrm.cloud.google.com/v1alpha1",
+            "networksecurity.cnrm.cloud.google.com/v1beta1",
+        ],
+        Field(alias="apiVersion"),
     ] = "networksecurity.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["NetworkSecurityServerTLSPolicy"] = "NetworkSecurityServerTLSPolicy"
     spec: NetworkSecurityServerTLSPolicySpec

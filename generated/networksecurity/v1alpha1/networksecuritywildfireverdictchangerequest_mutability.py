@@ -32,7 +32,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     identity="projects/{project}/locations/{location}/firewallEndpoints/{firewallEndpoint}/wildfireVerdictChangeRequests/{wildfireVerdictChangeRequest}",
     fixed="no update method for networksecurity.v1 projects.locations.firewallEndpoints.wildfireVerdictChangeRequests",
     spec=(
-        ("commentRef", OBJECT, (REQUIRED,), False, True, {"api_path": "comment"}),
+        ("comment", STRING, (REQUIRED,), False, True),
         ("firewallEndpointRef", OBJECT, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("newVerdict", ENUM, (REQUIRED,), False, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),

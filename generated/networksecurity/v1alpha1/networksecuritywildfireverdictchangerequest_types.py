@@ -8,9 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.cloudsupport.v1alpha1.cloudsupportcomment_reference import (
-    CloudSupportCommentRef,
-)
 from kccgen.generated.networksecurity.v1alpha1 import networksecurity_v1_api
 from kccgen.generated.networksecurity.v1alpha1.networksecurity_v1_api import (
     WildfireVerdictChangeRequestFinalVerdict,
@@ -103,12 +100,8 @@ class NetworkSecurityWildfireVerdictChangeRequestSpec(KRMModel):
     Message for an Advanced malware sandbox verdict change request (`WildfireVerdictChangeRequest`).
     """
 
-    comment_ref: Annotated[
-        CloudSupportCommentRef | None,
-        Field(
-            alias="commentRef",
-            description="A reference to a CloudSupportComment (API field `comment`).",
-        ),
+    comment: Annotated[
+        str | None, Field(description="Required. The justification for the verdict change request.")
     ] = None
     firewall_endpoint_ref: Annotated[
         NetworkSecurityFirewallEndpointRef,

@@ -8,9 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.compute.v1alpha1.computenetworkattachment_reference import (
-    ComputeNetworkAttachmentRef,
-)
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networkservices.v1alpha1 import networkservices_v1_api
@@ -20,9 +17,6 @@ from kccgen.generated.networkservices.v1alpha1.networkservices_v1_api import (
 )
 from kccgen.generated.networkservices.v1alpha1.networkservicesagentconnectivitytemplate_reference import (
     NetworkServicesAgentConnectivityTemplateRef,
-)
-from kccgen.generated.vmmigration.v1alpha1.vmmigrationtargetproject_reference import (
-    VMMigrationTargetProjectRef,
 )
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -107,11 +101,11 @@ class AgentGatewayNetworkConfigDnsPeeringConfig(KRMModel):
             description="A reference to a ComputeNetwork (API field `targetNetwork`).",
         ),
     ] = None
-    target_project_ref: Annotated[
-        VMMigrationTargetProjectRef | None,
+    target_project: Annotated[
+        str | None,
         Field(
-            alias="targetProjectRef",
-            description="A reference to a VMMigrationTargetProject (API field `targetProject`).",
+            alias="targetProject",
+            description="Required. Target project ID to which DNS queries should be forwarded to.",
         ),
     ] = None
 
@@ -121,11 +115,11 @@ class AgentGatewayNetworkConfigEgress(KRMModel):
     Configuration for Egress
     """
 
-    network_attachment_ref: Annotated[
-        ComputeNetworkAttachmentRef | None,
+    network_attachment: Annotated[
+        str | None,
         Field(
-            alias="networkAttachmentRef",
-            description="A reference to a ComputeNetworkAttachment (API field `networkAttachment`).",
+            alias="networkAttachment",
+            description="Optional. The URI of the Network Attachment resource.",
         ),
     ] = None
 

@@ -8,17 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.drivelabels.v1alpha1.drivelabelslabel_reference import DriveLabelsLabelRef
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.networksecurity.v1alpha1.networksecurityauthorizationpolicy_reference import (
-    NetworkSecurityAuthorizationPolicyRef,
-)
-from kccgen.generated.networksecurity.v1alpha1.networksecurityclienttlspolicy_reference import (
-    NetworkSecurityClientTLSPolicyRef,
-)
-from kccgen.generated.networksecurity.v1alpha1.networksecurityservertlspolicy_reference import (
-    NetworkSecurityServerTLSPolicyRef,
-)
 from kccgen.generated.networkservices.v1alpha1 import networkservices_v1_api
 from kccgen.generated.networkservices.v1alpha1.networkservices_v1_api import (
     EndpointMatcherMetadataLabelMatcherMetadataLabelMatchCriteria,
@@ -69,11 +59,11 @@ class EndpointMatcherMetadataLabelMatcherMetadataLabels(KRMModel):
     Defines a name-pair value for a single label.
     """
 
-    label_ref: Annotated[
-        DriveLabelsLabelRef | None,
+    label_name: Annotated[
+        str | None,
         Field(
-            alias="labelRef",
-            description="A reference to a DriveLabelsLabel (API field `labelName`).",
+            alias="labelName",
+            description="Required. Label name presented as key in xDS Node Metadata.",
         ),
     ] = None
     label_value: Annotated[
@@ -113,18 +103,18 @@ class NetworkServicesEndpointPolicySpec(KRMModel):
     EndpointPolicy is a resource that helps apply desired configuration on the endpoints that match specific criteria. For example, this resource can be used to apply "authentication config" an all endpoints that serve on port 8080.
     """
 
-    authorization_policy_ref: Annotated[
-        NetworkSecurityAuthorizationPolicyRef | None,
+    authorization_policy: Annotated[
+        str | None,
         Field(
-            alias="authorizationPolicyRef",
-            description="A reference to a NetworkSecurityAuthorizationPolicy (API field `authorizationPolicy`).",
+            alias="authorizationPolicy",
+            description="Optional. This field specifies the URL of AuthorizationPolicy resource that applies authorization policies to the inbound traffic at the matched endpoints.",
         ),
     ] = None
-    client_tls_policy_ref: Annotated[
-        NetworkSecurityClientTLSPolicyRef | None,
+    client_tls_policy: Annotated[
+        str | None,
         Field(
-            alias="clientTlsPolicyRef",
-            description="A reference to a NetworkSecurityClientTLSPolicy (API field `clientTlsPolicy`).",
+            alias="clientTlsPolicy",
+            description="Optional. Deprecated: This field is not used and is a no-op.",
         ),
     ] = None
     description: Annotated[
@@ -160,11 +150,11 @@ class NetworkServicesEndpointPolicySpec(KRMModel):
             description="Immutable. Optional. The NetworkServicesEndpointPolicy ID used for creation and acquisition.",
         ),
     ] = None
-    server_tls_policy_ref: Annotated[
-        NetworkSecurityServerTLSPolicyRef | None,
+    server_tls_policy: Annotated[
+        str | None,
         Field(
-            alias="serverTlsPolicyRef",
-            description="A reference to a NetworkSecurityServerTLSPolicy (API field `serverTlsPolicy`).",
+            alias="serverTlsPolicy",
+            description="Optional. A URL referring to ServerTlsPolicy resource.",
         ),
     ] = None
     traffic_port_selector: Annotated[
@@ -206,7 +196,11 @@ class NetworkServicesEndpointPolicy(KRMObject):
     KIND: ClassVar[str] = "NetworkServicesEndpointPolicy"
 
     api_version: Annotated[
-        Literal["networkservices.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "networkservices.cnrm.cloud.google.com/v1alpha1",
+            "networkservices.cnrm.cloud.google.com/v1beta1",
+        ],
+        Field(alias="apiVersion"),
     ] = "networkservices.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["NetworkServicesEndpointPolicy"] = "NetworkServicesEndpointPolicy"
     spec: NetworkServicesEndpointPolicySpec

@@ -17,7 +17,6 @@ from kccgen.generated.networkservices.v1alpha1.networkservices_v1_api import (
 from kccgen.generated.networkservices.v1alpha1.networkservicesproducerextension_reference import (
     NetworkServicesProducerExtensionRef,
 )
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -40,9 +39,8 @@ class ExtensionBindingMatchConditionHeaderMatch(KRMModel):
     Determines how an HTTP header should be matched.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Required. Specifies the name of the header in the request.")
     ] = None
     value: Annotated[
         ExtensionBindingMatchConditionStringMatch | None,

@@ -14,9 +14,6 @@ from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networksecurity.v1alpha1.networksecuritygatewaysecuritypolicy_reference import (
     NetworkSecurityGatewaySecurityPolicyRef,
 )
-from kccgen.generated.networksecurity.v1alpha1.networksecurityservertlspolicy_reference import (
-    NetworkSecurityServerTLSPolicyRef,
-)
 from kccgen.generated.networkservices.v1alpha1 import networkservices_v1_api
 from kccgen.generated.networkservices.v1alpha1.networkservices_v1_api import (
     GatewayEnvoyHeaders,
@@ -155,11 +152,11 @@ class NetworkServicesGatewaySpec(KRMModel):
             description="Optional. Scope determines how configuration across multiple Gateway instances are merged."
         ),
     ] = None
-    server_tls_policy_ref: Annotated[
-        NetworkSecurityServerTLSPolicyRef | None,
+    server_tls_policy: Annotated[
+        str | None,
         Field(
-            alias="serverTlsPolicyRef",
-            description="A reference to a NetworkSecurityServerTLSPolicy (API field `serverTlsPolicy`).",
+            alias="serverTlsPolicy",
+            description="Optional. A fully-qualified ServerTLSPolicy URL reference.",
         ),
     ] = None
     subnetwork_ref: Annotated[
@@ -194,7 +191,11 @@ class NetworkServicesGateway(KRMObject):
     KIND: ClassVar[str] = "NetworkServicesGateway"
 
     api_version: Annotated[
-        Literal["networkservices.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "networkservices.cnrm.cloud.google.com/v1alpha1",
+            "networkservices.cnrm.cloud.google.com/v1beta1",
+        ],
+        Field(alias="apiVersion"),
     ] = "networkservices.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["NetworkServicesGateway"] = "NetworkServicesGateway"
     spec: NetworkServicesGatewaySpec

@@ -338,7 +338,11 @@ class NetworkServicesGRPCRoute(KRMObject):
     KIND: ClassVar[str] = "NetworkServicesGRPCRoute"
 
     api_version: Annotated[
-        Literal["networkservices.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "networkservices.cnrm.cloud.google.com/v1alpha1",
+            "networkservices.cnrm.cloud.google.com/v1beta1",
+        ],
+        Field(alias="apiVersion"),
     ] = "networkservices.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["NetworkServicesGRPCRoute"] = "NetworkServicesGRPCRoute"
     spec: NetworkServicesGRPCRouteSpec

@@ -685,7 +685,11 @@ class NetworkServicesHTTPRoute(KRMObject):
     KIND: ClassVar[str] = "NetworkServicesHTTPRoute"
 
     api_version: Annotated[
-        Literal["networkservices.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "networkservices.cnrm.cloud.google.com/v1alpha1",
+            "networkservices.cnrm.cloud.google.com/v1beta1",
+        ],
+        Field(alias="apiVersion"),
     ] = "networkservices.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["NetworkServicesHTTPRoute"] = "NetworkServicesHTTPRoute"
     spec: NetworkServicesHTTPRouteSpec

@@ -19,7 +19,6 @@ from kccgen.generated.networkservices.v1alpha1.networkservices_v1_api import (
 from kccgen.generated.networkservices.v1alpha1.networkserviceswasmplugin_reference import (
     NetworkServicesWasmPluginRef,
 )
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -42,9 +41,8 @@ class ExtensionChain(KRMModel):
             description="Required. Conditions under which this chain is invoked for a request.",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Required. The name for this extension chain.")
     ] = None
 
 
@@ -86,10 +84,7 @@ class ExtensionChainExtension(KRMModel):
             description="Optional. The metadata provided here is included as part of the `metadata_context` (of type `google.protobuf.Struct`) in the `ProcessingRequest` message sent to the extension server."
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Optional. The name for this extension.")] = None
     observability_mode: Annotated[
         bool | None,
         Field(

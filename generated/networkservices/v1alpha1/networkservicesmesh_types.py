@@ -108,7 +108,11 @@ class NetworkServicesMesh(KRMObject):
     KIND: ClassVar[str] = "NetworkServicesMesh"
 
     api_version: Annotated[
-        Literal["networkservices.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "networkservices.cnrm.cloud.google.com/v1alpha1",
+            "networkservices.cnrm.cloud.google.com/v1beta1",
+        ],
+        Field(alias="apiVersion"),
     ] = "networkservices.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["NetworkServicesMesh"] = "NetworkServicesMesh"
     spec: NetworkServicesMeshSpec

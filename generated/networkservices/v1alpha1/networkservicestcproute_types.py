@@ -187,7 +187,11 @@ class NetworkServicesTCPRoute(KRMObject):
     KIND: ClassVar[str] = "NetworkServicesTCPRoute"
 
     api_version: Annotated[
-        Literal["networkservices.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "networkservices.cnrm.cloud.google.com/v1alpha1",
+            "networkservices.cnrm.cloud.google.com/v1beta1",
+        ],
+        Field(alias="apiVersion"),
     ] = "networkservices.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["NetworkServicesTCPRoute"] = "NetworkServicesTCPRoute"
     spec: NetworkServicesTCPRouteSpec

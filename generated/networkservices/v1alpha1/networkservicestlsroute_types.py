@@ -193,7 +193,11 @@ class NetworkServicesTLSRoute(KRMObject):
     KIND: ClassVar[str] = "NetworkServicesTLSRoute"
 
     api_version: Annotated[
-        Literal["networkservices.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "networkservices.cnrm.cloud.google.com/v1alpha1",
+            "networkservices.cnrm.cloud.google.com/v1beta1",
+        ],
+        Field(alias="apiVersion"),
     ] = "networkservices.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["NetworkServicesTLSRoute"] = "NetworkServicesTLSRoute"
     spec: NetworkServicesTLSRouteSpec

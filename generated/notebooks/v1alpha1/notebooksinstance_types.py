@@ -8,9 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.cloudresourcemanager.v1alpha1.cloudresourcemanagerproject_reference import (
-    CloudResourceManagerProjectRef,
-)
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
 from kccgen.generated.external.project_reference import ProjectRef
@@ -30,7 +27,6 @@ from kccgen.generated.notebooks.v1alpha1.notebooks_v2_api import (
     UpgradeHistoryEntryAction,
     UpgradeHistoryEntryState,
 )
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -642,15 +638,13 @@ class VmImage(KRMModel):
             description="Optional. Use this VM image family to find the image; the newest image in this family will be used."
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Optional. Use VM image name to find the image.")
     ] = None
-    project_ref: Annotated[
-        CloudResourceManagerProjectRef | None,
+    project: Annotated[
+        str | None,
         Field(
-            alias="projectRef",
-            description="A reference to a CloudResourceManagerProject (API field `project`).",
+            description="Required. The name of the Google Cloud project that this VM image belongs to."
         ),
     ] = None
 

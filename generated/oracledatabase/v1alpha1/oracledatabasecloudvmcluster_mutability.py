@@ -31,7 +31,6 @@ OUTPUT_ONLY = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'Output 
 OUTPUT_ONLY_2 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="readOnly")
 REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="description:'Required.'")
 REQUIRED_2 = Fact(behaviour=Behaviour.REQUIRED, source="identity")
-ARRAY_OF_OBJECT = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.OBJECT))
 ARRAY_OF_STRING = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.STRING))
 BOOLEAN = FieldType(kind=TypeKind.BOOLEAN)
 ENUM = FieldType(kind=TypeKind.ENUM)
@@ -84,7 +83,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("properties.scanListenerPortTcp", INTEGER_INT32, (IMMUTABLE_3, OPTIONAL), False, True),
         ("properties.scanListenerPortTcpSsl", INTEGER_INT32, (IMMUTABLE_3, OPTIONAL), False, True),
         ("properties.sparseDiskgroupEnabled", BOOLEAN, (IMMUTABLE_3, OPTIONAL), False, True),
-        ("properties.sshPublicKeyRefs", ARRAY_OF_OBJECT, (IMMUTABLE_3, OPTIONAL), False, True, {"api_path": "properties.sshPublicKeys"}),
+        ("properties.sshPublicKeys", ARRAY_OF_STRING, (IMMUTABLE_3, OPTIONAL), False, True),
         ("properties.systemVersion", STRING, (IMMUTABLE_3, OPTIONAL), False, True),
         ("properties.timeZone", OBJECT, (IMMUTABLE_3, OPTIONAL), False, True),
         ("properties.timeZone.id", STRING, (IMMUTABLE_3,), False, True),

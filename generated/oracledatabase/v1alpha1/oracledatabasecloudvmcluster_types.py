@@ -33,7 +33,6 @@ from kccgen.generated.oracledatabase.v1alpha1.oracledatabaseodbnetwork_reference
 from kccgen.generated.oracledatabase.v1alpha1.oracledatabaseodbsubnet_reference import (
     OracleDatabaseOdbSubnetRef,
 )
-from kccgen.generated.oslogin.v1alpha1.osloginsshpublickey_reference import OSLoginSSHPublicKeyRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -115,11 +114,11 @@ class CloudVmClusterProperties(KRMModel):
             alias="sparseDiskgroupEnabled", description="Optional. Use exadata sparse snapshots."
         ),
     ] = None
-    ssh_public_key_refs: Annotated[
-        list[OSLoginSSHPublicKeyRef] | None,
+    ssh_public_keys: Annotated[
+        list[str] | None,
         Field(
-            alias="sshPublicKeyRefs",
-            description="References to OSLoginSSHPublicKeys (API field `sshPublicKeys`).",
+            alias="sshPublicKeys",
+            description="Optional. SSH public keys to be stored with cluster.",
         ),
     ] = None
     system_version: Annotated[

@@ -33,6 +33,7 @@ OUTPUT_ONLY_2 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="readOnly")
 REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="description:'Required.'")
 REQUIRED_2 = Fact(behaviour=Behaviour.REQUIRED, source="identity")
 ARRAY_OF_OBJECT = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.OBJECT))
+ARRAY_OF_STRING = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.STRING))
 BOOLEAN = FieldType(kind=TypeKind.BOOLEAN)
 ENUM = FieldType(kind=TypeKind.ENUM)
 INTEGER_INT32 = FieldType(kind=TypeKind.INTEGER, format="int32")
@@ -102,7 +103,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("properties.privateIp", STRING, (IMMUTABLE_3, OPTIONAL), False, True),
         ("properties.recoStorageSizeGb", INTEGER_INT32, (IMMUTABLE_3, OPTIONAL), False, True),
         ("properties.shape", STRING, (IMMUTABLE_3, REQUIRED), False, True),
-        ("properties.sshPublicKeyRefs", ARRAY_OF_OBJECT, (IMMUTABLE_3, REQUIRED), False, True, {"api_path": "properties.sshPublicKeys"}),
+        ("properties.sshPublicKeys", ARRAY_OF_STRING, (IMMUTABLE_3, REQUIRED), False, True),
         ("properties.timeZone", OBJECT, (IMMUTABLE_3, OPTIONAL), False, True),
         ("properties.timeZone.id", STRING, (IMMUTABLE_3,), False, True),
         ("properties.timeZone.version", STRING, (IMMUTABLE_3, OPTIONAL), False, True),

@@ -35,7 +35,6 @@ from kccgen.generated.oracledatabase.v1alpha1.oracledatabaseodbnetwork_reference
 from kccgen.generated.oracledatabase.v1alpha1.oracledatabaseodbsubnet_reference import (
     OracleDatabaseOdbSubnetRef,
 )
-from kccgen.generated.oslogin.v1alpha1.osloginsshpublickey_reference import OSLoginSSHPublicKeyRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -438,11 +437,11 @@ class DbSystemProperties(KRMModel):
         Field(alias="recoStorageSizeGb", description="Optional. The reco/redo storage size in GB."),
     ] = None
     shape: Annotated[str | None, Field(description="Required. Shape of DB System.")] = None
-    ssh_public_key_refs: Annotated[
-        list[OSLoginSSHPublicKeyRef] | None,
+    ssh_public_keys: Annotated[
+        list[str] | None,
         Field(
-            alias="sshPublicKeyRefs",
-            description="References to OSLoginSSHPublicKeys (API field `sshPublicKeys`).",
+            alias="sshPublicKeys",
+            description="Required. SSH public keys to be stored with the DbSystem.",
         ),
     ] = None
     time_zone: Annotated[

@@ -35,7 +35,7 @@ OUTPUT_ONLY = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'Output 
 OUTPUT_ONLY_2 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="readOnly")
 REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="description:'Required.'")
 REQUIRED_2 = Fact(behaviour=Behaviour.REQUIRED, source="identity")
-ARRAY_OF_OBJECT = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.OBJECT))
+ARRAY_OF_STRING = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.STRING))
 BOOLEAN = FieldType(kind=TypeKind.BOOLEAN)
 ENUM = FieldType(kind=TypeKind.ENUM)
 INTEGER_INT32 = FieldType(kind=TypeKind.INTEGER, format="int32")
@@ -73,7 +73,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("properties.nodeCount", INTEGER_INT32, (REQUIRED,), True, True),
         ("properties.scanListenerPortTcp", INTEGER_INT32, (IMMUTABLE, OPTIONAL), False, True),
         ("properties.shapeAttribute", ENUM, (IMMUTABLE, REQUIRED), False, True),
-        ("properties.sshPublicKeyRefs", ARRAY_OF_OBJECT, (IMMUTABLE, REQUIRED), False, True, {"api_path": "properties.sshPublicKeys"}),
+        ("properties.sshPublicKeys", ARRAY_OF_STRING, (IMMUTABLE, REQUIRED), False, True),
         ("properties.timeZone", OBJECT, (IMMUTABLE, OPTIONAL), False, True),
         ("properties.timeZone.id", STRING, (IMMUTABLE_4,), False, True),
         ("properties.timeZone.version", STRING, (IMMUTABLE_4, OPTIONAL), False, True),

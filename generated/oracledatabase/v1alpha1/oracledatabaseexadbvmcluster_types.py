@@ -25,7 +25,6 @@ from kccgen.generated.oracledatabase.v1alpha1.oracledatabaseodbnetwork_reference
 from kccgen.generated.oracledatabase.v1alpha1.oracledatabaseodbsubnet_reference import (
     OracleDatabaseOdbSubnetRef,
 )
-from kccgen.generated.oslogin.v1alpha1.osloginsshpublickey_reference import OSLoginSSHPublicKeyRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -138,11 +137,11 @@ class ExadbVmClusterProperties(KRMModel):
             description="Required. Immutable. The shape attribute of the VM cluster.",
         ),
     ] = None
-    ssh_public_key_refs: Annotated[
-        list[OSLoginSSHPublicKeyRef] | None,
+    ssh_public_keys: Annotated[
+        list[str] | None,
         Field(
-            alias="sshPublicKeyRefs",
-            description="References to OSLoginSSHPublicKeys (API field `sshPublicKeys`).",
+            alias="sshPublicKeys",
+            description="Required. Immutable. The SSH public keys for the ExadbVmCluster.",
         ),
     ] = None
     time_zone: Annotated[

@@ -12,7 +12,6 @@ from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.external.secretmanagersecretversion_reference import (
     SecretManagerSecretVersionRef,
 )
-from kccgen.generated.merchantapi.v1alpha1.merchantapiregion_reference import MerchantAPIRegionRef
 from kccgen.generated.oracledatabase.v1alpha1 import oracledatabase_v1_api
 from kccgen.generated.oracledatabase.v1alpha1.oracledatabase_v1_api import (
     AmazonS3IcebergStorageSchemeType,
@@ -54,9 +53,6 @@ from kccgen.generated.oracledatabase.v1alpha1.oracledatabaseodbnetwork_reference
 from kccgen.generated.oracledatabase.v1alpha1.oracledatabaseodbsubnet_reference import (
     OracleDatabaseOdbSubnetRef,
 )
-from kccgen.generated.tagmanager.v1alpha1.tagmanagercontainer_reference import (
-    TagManagerContainerRef,
-)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -76,13 +72,7 @@ class AmazonS3IcebergStorage(KRMModel):
     endpoint: Annotated[str | None, Field(description="Optional. The endpoint of Amazon S3.")] = (
         None
     )
-    region_ref: Annotated[
-        MerchantAPIRegionRef | None,
-        Field(
-            alias="regionRef",
-            description="A reference to a MerchantAPIRegion (API field `region`).",
-        ),
-    ] = None
+    region: Annotated[str | None, Field(description="Required. The region of Amazon S3.")] = None
     scheme_type: Annotated[
         AmazonS3IcebergStorageSchemeType | None,
         Field(alias="schemeType", description="Required. The scheme type of Amazon S3."),
@@ -114,12 +104,8 @@ class AzureDataLakeStorageIcebergStorage(KRMModel):
             alias="azureAccount", description="Required. The account of Azure Data Lake Storage."
         ),
     ] = None
-    container_ref: Annotated[
-        TagManagerContainerRef | None,
-        Field(
-            alias="containerRef",
-            description="A reference to a TagManagerContainer (API field `container`).",
-        ),
+    container: Annotated[
+        str | None, Field(description="Required. The container of Azure Data Lake Storage.")
     ] = None
     endpoint: Annotated[
         str | None, Field(description="Optional. The endpoint of Azure Data Lake Storage.")
@@ -220,12 +206,9 @@ class GoldengateAmazonS3ConnectionProperties(KRMModel):
     endpoint: Annotated[str | None, Field(description="Optional. The Amazon Endpoint for S3.")] = (
         None
     )
-    region_ref: Annotated[
-        MerchantAPIRegionRef | None,
-        Field(
-            alias="regionRef",
-            description="A reference to a MerchantAPIRegion (API field `region`).",
-        ),
+    region: Annotated[
+        str | None,
+        Field(description="Optional. The name of the AWS region where the bucket is created."),
     ] = None
     secret_access_key_secret: Annotated[
         str | None,
@@ -1599,12 +1582,8 @@ class GoldengateOciObjectStorageConnectionProperties(KRMModel):
             description="Optional. The fingerprint of the API Key of the user specified by the userId.",
         ),
     ] = None
-    region_ref: Annotated[
-        MerchantAPIRegionRef | None,
-        Field(
-            alias="regionRef",
-            description="A reference to a MerchantAPIRegion (API field `region`).",
-        ),
+    region: Annotated[
+        str | None, Field(description="Optional. The name of the region of OCI Object Storage.")
     ] = None
     technology_type: Annotated[
         str | None,
@@ -1662,13 +1641,7 @@ class GoldengateOracleAIDataPlatformConnectionProperties(KRMModel):
             description="Optional. The fingerprint of the API Key of the user specified by the user_id.",
         ),
     ] = None
-    region_ref: Annotated[
-        MerchantAPIRegionRef | None,
-        Field(
-            alias="regionRef",
-            description="A reference to a MerchantAPIRegion (API field `region`).",
-        ),
-    ] = None
+    region: Annotated[str | None, Field(description="Optional. The name of the region.")] = None
     technology_type: Annotated[
         str | None,
         Field(
@@ -1777,13 +1750,7 @@ class GoldengateOracleNosqlConnectionProperties(KRMModel):
             description="Optional. The fingerprint of the API Key of the user specified by the userId.",
         ),
     ] = None
-    region_ref: Annotated[
-        MerchantAPIRegionRef | None,
-        Field(
-            alias="regionRef",
-            description="A reference to a MerchantAPIRegion (API field `region`).",
-        ),
-    ] = None
+    region: Annotated[str | None, Field(description="Optional. The name of the region.")] = None
     technology_type: Annotated[
         str | None,
         Field(

@@ -104,7 +104,10 @@ class OrgPolicyCustomConstraint(KRMObject):
     KIND: ClassVar[str] = "OrgPolicyCustomConstraint"
 
     api_version: Annotated[
-        Literal["orgpolicy.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "orgpolicy.cnrm.cloud.google.com/v1alpha1", "orgpolicy.cnrm.cloud.google.com/v1beta1"
+        ],
+        Field(alias="apiVersion"),
     ] = "orgpolicy.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["OrgPolicyCustomConstraint"] = "OrgPolicyCustomConstraint"
     spec: OrgPolicyCustomConstraintSpec

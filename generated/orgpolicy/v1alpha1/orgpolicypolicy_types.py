@@ -246,7 +246,10 @@ class OrgPolicyPolicy(KRMObject):
     KIND: ClassVar[str] = "OrgPolicyPolicy"
 
     api_version: Annotated[
-        Literal["orgpolicy.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "orgpolicy.cnrm.cloud.google.com/v1alpha1", "orgpolicy.cnrm.cloud.google.com/v1beta1"
+        ],
+        Field(alias="apiVersion"),
     ] = "orgpolicy.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["OrgPolicyPolicy"] = "OrgPolicyPolicy"
     spec: OrgPolicyPolicySpec = Field(default_factory=OrgPolicyPolicySpec)

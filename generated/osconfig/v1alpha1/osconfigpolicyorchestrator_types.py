@@ -19,8 +19,6 @@ from kccgen.generated.osconfig.v1alpha1.osconfig_v2_api import (
     OSPolicyResourcePackageResourceDesiredState,
     OSPolicyResourceRepositoryResourceAptRepositoryArchiveType,
 )
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
-from kccgen.generated.storage.v1alpha1.storageobject_reference import StorageObjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -584,11 +582,8 @@ class OSPolicyResourceFileGcs(KRMModel):
         int | Int64String | None,
         Field(description="Generation number of the Cloud Storage object."),
     ] = None
-    object_ref: Annotated[
-        StorageObjectRef | None,
-        Field(
-            alias="objectRef", description="A reference to a StorageObject (API field `object`)."
-        ),
+    object: Annotated[
+        str | None, Field(description="Required. Name of the Cloud Storage object.")
     ] = None
 
 
@@ -689,10 +684,7 @@ class OSPolicyResourcePackageResourceAPT(KRMModel):
     A package managed by APT. - install: `apt-get update && apt-get -y install [name]` - remove: `apt-get -y remove [name]`
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Required. Package name.")] = None
 
 
 class OSPolicyResourcePackageResourceDeb(KRMModel):
@@ -714,10 +706,7 @@ class OSPolicyResourcePackageResourceGooGet(KRMModel):
     A package managed by GooGet. - install: `googet -noconfirm install package` - remove: `googet -noconfirm remove package`
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Required. Package name.")] = None
 
 
 class OSPolicyResourcePackageResourceMSI(KRMModel):
@@ -752,10 +741,7 @@ class OSPolicyResourcePackageResourceYUM(KRMModel):
     A package managed by YUM. - install: `yum -y install package` - remove: `yum -y remove package`
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Required. Package name.")] = None
 
 
 class OSPolicyResourcePackageResourceZypper(KRMModel):
@@ -763,10 +749,7 @@ class OSPolicyResourcePackageResourceZypper(KRMModel):
     A package managed by Zypper. - install: `zypper -y install package` - remove: `zypper -y rm package`
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Required. Package name.")] = None
 
 
 class OSPolicyResourceRepositoryResource(KRMModel):
@@ -820,10 +803,7 @@ class OSPolicyResourceRepositoryResourceGooRepository(KRMModel):
     Represents a Goo package repository. These are added to a repo file that is managed at `C:/ProgramData/GooGet/repos/google_osconfig.repo`.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Required. The name of the repository.")] = None
     url: Annotated[str | None, Field(description="Required. The url of the repository.")] = None
 
 

@@ -43,7 +43,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("fileStripeLevel", ENUM, (IMMUTABLE, OPTIONAL), False, True),
         ("labels", MAP_OF_STRING, (OPTIONAL,), True, True),
         ("location", STRING, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
-        ("networkRef", OBJECT, (IMMUTABLE, OPTIONAL), False, True, {"api_path": "network"}),
+        ("network", STRING, (IMMUTABLE, OPTIONAL), False, True),
         ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("reservedIpRange", STRING, (IMMUTABLE, OPTIONAL), False, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.parallelstore.v1alpha1 import parallelstore_v1_api
 from kccgen.generated.parallelstore.v1alpha1.parallelstore_v1_api import (
@@ -116,10 +115,10 @@ class ParallelstoreInstanceSpec(KRMModel):
     location: Annotated[
         str, Field(description="Immutable. The location of the ParallelstoreInstance.")
     ]
-    network_ref: Annotated[
-        ComputeNetworkRef | None,
+    network: Annotated[
+        str | None,
         Field(
-            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
+            description="Optional. Immutable. The name of the Compute Engine [VPC network](https://cloud.google.com/vpc/docs/vpc) to which the instance is connected."
         ),
     ] = None
     project_ref: Annotated[

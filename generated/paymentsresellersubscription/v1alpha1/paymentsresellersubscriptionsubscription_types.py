@@ -8,9 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.dfareporting.v1alpha1.dfareportingcampaign_reference import (
-    DfareportingCampaignRef,
-)
 from kccgen.generated.paymentsresellersubscription.v1alpha1 import (
     paymentsresellersubscription_v1_api,
 )
@@ -28,7 +25,6 @@ from kccgen.generated.paymentsresellersubscription.v1alpha1.paymentsresellersubs
     SubscriptionUpgradeDowngradeDetailsBillingCycleSpec,
     YoutubePayloadPartnerPlanType,
 )
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -120,12 +116,8 @@ class GoogleOnePayload(KRMModel):
     Payload specific to Google One products.
     """
 
-    campaign_refs: Annotated[
-        list[DfareportingCampaignRef] | None,
-        Field(
-            alias="campaignRefs",
-            description="References to DfareportingCampaigns (API field `campaigns`).",
-        ),
+    campaigns: Annotated[
+        list[str] | None, Field(description="Campaign attributed to sales of this subscription.")
     ] = None
     offering: Annotated[
         GoogleOnePayloadOffering | None,
@@ -462,9 +454,8 @@ class SubscriptionLineItem(KRMModel):
             description="Optional. The promotions applied on the line item.",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Identifier. Resource name of the line item.")
     ] = None
     product: Annotated[
         str | None,

@@ -609,7 +609,10 @@ class PrivateCACAPool(KRMObject):
     KIND: ClassVar[str] = "PrivateCACAPool"
 
     api_version: Annotated[
-        Literal["privateca.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "privateca.cnrm.cloud.google.com/v1alpha1", "privateca.cnrm.cloud.google.com/v1beta1"
+        ],
+        Field(alias="apiVersion"),
     ] = "privateca.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["PrivateCACAPool"] = "PrivateCACAPool"
     spec: PrivateCACAPoolSpec

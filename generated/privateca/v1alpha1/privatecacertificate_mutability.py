@@ -65,7 +65,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("config.subjectConfig.subject.commonName", STRING, (IMMUTABLE_4,), False, True),
         ("config.subjectConfig.subject.countryCode", STRING, (IMMUTABLE_4,), False, True),
         ("config.subjectConfig.subject.locality", STRING, (IMMUTABLE_4,), False, True),
-        ("config.subjectConfig.subject.organizationRef", OBJECT, (IMMUTABLE_4,), False, True, {"api_path": "config.subjectConfig.subject.organization"}),
+        ("config.subjectConfig.subject.organization", STRING, (IMMUTABLE_4,), False, True),
         ("config.subjectConfig.subject.organizationalUnit", STRING, (IMMUTABLE_4,), False, True),
         ("config.subjectConfig.subject.postalCode", STRING, (IMMUTABLE_4,), False, True),
         ("config.subjectConfig.subject.province", STRING, (IMMUTABLE_4,), False, True),

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.apigee.v1alpha1.apigeeorganization_reference import ApigeeOrganizationRef
 from kccgen.generated.privateca.v1alpha1 import privateca_v1_api
 from kccgen.generated.privateca.v1alpha1.privateca_v1_api import (
     AttributeTypeAndValueType,
@@ -790,13 +789,9 @@ class Subject(KRMModel):
     locality: Annotated[str | None, Field(description="The locality or city of the subject.")] = (
         None
     )
-    organization_ref: Annotated[
-        ApigeeOrganizationRef | None,
-        Field(
-            alias="organizationRef",
-            description="A reference to a ApigeeOrganization (API field `organization`).",
-        ),
-    ] = None
+    organization: Annotated[str | None, Field(description="The organization of the subject.")] = (
+        None
+    )
     organizational_unit: Annotated[
         str | None,
         Field(alias="organizationalUnit", description="The organizational_unit of the subject."),
@@ -1147,7 +1142,10 @@ class PrivateCACertificate(KRMObject):
     KIND: ClassVar[str] = "PrivateCACertificate"
 
     api_version: Annotated[
-        Literal["privateca.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "privateca.cnrm.cloud.google.com/v1alpha1", "privateca.cnrm.cloud.google.com/v1beta1"
+        ],
+        Field(alias="apiVersion"),
     ] = "privateca.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["PrivateCACertificate"] = "PrivateCACertificate"
     spec: PrivateCACertificateSpec

@@ -59,7 +59,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("config.subjectConfig.subject.commonName", STRING, (IMMUTABLE_3,), False, True),
         ("config.subjectConfig.subject.countryCode", STRING, (IMMUTABLE_3,), False, True),
         ("config.subjectConfig.subject.locality", STRING, (IMMUTABLE_3,), False, True),
-        ("config.subjectConfig.subject.organizationRef", OBJECT, (IMMUTABLE_3,), False, True, {"api_path": "config.subjectConfig.subject.organization"}),
+        ("config.subjectConfig.subject.organization", STRING, (IMMUTABLE_3,), False, True),
         ("config.subjectConfig.subject.organizationalUnit", STRING, (IMMUTABLE_3,), False, True),
         ("config.subjectConfig.subject.postalCode", STRING, (IMMUTABLE_3,), False, True),
         ("config.subjectConfig.subject.province", STRING, (IMMUTABLE_3,), False, True),

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.apigee.v1alpha1.apigeeorganization_reference import ApigeeOrganizationRef
 from kccgen.generated.kms.v1alpha1.kmscryptokeyversion_reference import KMSCryptoKeyVersionRef
 from kccgen.generated.privateca.v1alpha1 import privateca_v1_api
 from kccgen.generated.privateca.v1alpha1.privateca_v1_api import (
@@ -831,13 +830,9 @@ class Subject(KRMModel):
     locality: Annotated[str | None, Field(description="The locality or city of the subject.")] = (
         None
     )
-    organization_ref: Annotated[
-        ApigeeOrganizationRef | None,
-        Field(
-            alias="organizationRef",
-            description="A reference to a ApigeeOrganization (API field `organization`).",
-        ),
-    ] = None
+    organization: Annotated[str | None, Field(description="The organization of the subject.")] = (
+        None
+    )
     organizational_unit: Annotated[
         str | None,
         Field(alias="organizationalUnit", description="The organizational_unit of the subject."),
@@ -1244,7 +1239,10 @@ class PrivateCACertificateAuthority(KRMObject):
     KIND: ClassVar[str] = "PrivateCACertificateAuthority"
 
     api_version: Annotated[
-        Literal["privateca.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "privateca.cnrm.cloud.google.com/v1alpha1", "privateca.cnrm.cloud.google.com/v1beta1"
+        ],
+        Field(alias="apiVersion"),
     ] = "privateca.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["PrivateCACertificateAuthority"] = "PrivateCACertificateAuthority"
     spec: PrivateCACertificateAuthoritySpec

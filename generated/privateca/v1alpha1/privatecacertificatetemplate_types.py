@@ -454,7 +454,10 @@ class PrivateCACertificateTemplate(KRMObject):
     KIND: ClassVar[str] = "PrivateCACertificateTemplate"
 
     api_version: Annotated[
-        Literal["privateca.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "privateca.cnrm.cloud.google.com/v1alpha1", "privateca.cnrm.cloud.google.com/v1beta1"
+        ],
+        Field(alias="apiVersion"),
     ] = "privateca.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["PrivateCACertificateTemplate"] = "PrivateCACertificateTemplate"
     spec: PrivateCACertificateTemplateSpec

@@ -97,7 +97,8 @@ class PubSubSnapshot(KRMObject):
     KIND: ClassVar[str] = "PubSubSnapshot"
 
     api_version: Annotated[
-        Literal["pubsub.cnrm.cloud.google.com/v1beta1"], Field(alias="apiVersion")
+        Literal["pubsub.cnrm.cloud.google.com/v1beta1", "pubsub.cnrm.cloud.google.com/v1alpha1"],
+        Field(alias="apiVersion"),
     ] = "pubsub.cnrm.cloud.google.com/v1beta1"
     kind: Literal["PubSubSnapshot"] = "PubSubSnapshot"
     spec: PubSubSnapshotSpec = Field(default_factory=PubSubSnapshotSpec)

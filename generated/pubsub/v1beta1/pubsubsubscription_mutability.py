@@ -79,7 +79,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("cloudStorageConfig.avroConfig", OBJECT, (OPTIONAL,), True, True),
         ("cloudStorageConfig.avroConfig.useTopicSchema", BOOLEAN, (OPTIONAL,), True, True),
         ("cloudStorageConfig.avroConfig.writeMetadata", BOOLEAN, (OPTIONAL,), True, True),
-        ("cloudStorageConfig.bucket", STRING, (REQUIRED,), True, True),
+        ("cloudStorageConfig.bucketRef", OBJECT, (REQUIRED,), True, True, {"api_path": "cloudStorageConfig.bucket"}),
         ("cloudStorageConfig.filenameDatetimeFormat", STRING, (OPTIONAL,), True, True),
         ("cloudStorageConfig.filenamePrefix", STRING, (OPTIONAL,), True, True),
         ("cloudStorageConfig.filenameSuffix", STRING, (OPTIONAL,), True, True),

@@ -22,6 +22,7 @@ from kccgen.generated.pubsub.v1beta1.pubsub_v1_api import (
     SubscriptionState,
 )
 from kccgen.generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
+from kccgen.generated.storage.v1beta1.storagebucket_reference import StorageBucketRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -217,8 +218,11 @@ class CloudStorageConfig(KRMModel):
             description="Optional. If set, message data will be written to Cloud Storage in Avro format.",
         ),
     ] = None
-    bucket: Annotated[
-        str | None, Field(description="Required. User-provided name for the Cloud Storage bucket.")
+    bucket_ref: Annotated[
+        StorageBucketRef | None,
+        Field(
+            alias="bucketRef", description="A reference to a StorageBucket (API field `bucket`)."
+        ),
     ] = None
     filename_datetime_format: Annotated[
         str | None,

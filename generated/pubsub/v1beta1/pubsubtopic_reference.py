@@ -37,9 +37,9 @@ REFERENCES: tuple[RefField, ...] = (
         parent=True,
     ),
     RefField(
-        path="ingestionDataSourceSettings.azureEventHubs.namespaceRef",
-        target="ServiceDirectoryNamespace",
-        api_path="ingestionDataSourceSettings.azureEventHubs.namespace",
+        path="ingestionDataSourceSettings.cloudStorage.bucketRef",
+        target="StorageBucket",
+        api_path="ingestionDataSourceSettings.cloudStorage.bucket",
     ),
     RefField(
         path="kmsKeyRef",

@@ -25,9 +25,7 @@ from kccgen.generated.pubsub.v1beta1.pubsub_v1_api import (
     TopicState,
 )
 from kccgen.generated.pubsub.v1beta1.pubsubschema_reference import PubSubSchemaRef
-from kccgen.generated.servicedirectory.v1alpha1.servicedirectorynamespace_reference import (
-    ServiceDirectoryNamespaceRef,
-)
+from kccgen.generated.storage.v1beta1.storagebucket_reference import StorageBucketRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -184,12 +182,8 @@ class AzureEventHubs(KRMModel):
             description="Optional. The GCP service account to be used for Federated Identity authentication.",
         ),
     ] = None
-    namespace_ref: Annotated[
-        ServiceDirectoryNamespaceRef | None,
-        Field(
-            alias="namespaceRef",
-            description="A reference to a ServiceDirectoryNamespace (API field `namespace`).",
-        ),
+    namespace: Annotated[
+        str | None, Field(description="Optional. The name of the Event Hubs namespace.")
     ] = None
     resource_group: Annotated[
         str | None,
@@ -236,7 +230,12 @@ class CloudStorage(KRMModel):
             description="Optional. Data from Cloud Storage will be interpreted in Avro format.",
         ),
     ] = None
-    bucket: Annotated[str | None, Field(description="Optional. Cloud Storage bucket.")] = None
+    bucket_ref: Annotated[
+        StorageBucketRef | None,
+        Field(
+            alias="bucketRef", description="A reference to a StorageBucket (API field `bucket`)."
+        ),
+    ] = None
     match_glob: Annotated[
         str | None,
         Field(

@@ -73,7 +73,10 @@ class PubSubLiteReservation(KRMObject):
     KIND: ClassVar[str] = "PubSubLiteReservation"
 
     api_version: Annotated[
-        Literal["pubsublite.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "pubsublite.cnrm.cloud.google.com/v1alpha1", "pubsublite.cnrm.cloud.google.com/v1beta1"
+        ],
+        Field(alias="apiVersion"),
     ] = "pubsublite.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["PubSubLiteReservation"] = "PubSubLiteReservation"
     spec: PubSubLiteReservationSpec

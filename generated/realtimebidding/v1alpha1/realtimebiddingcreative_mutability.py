@@ -45,7 +45,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     identity="buyers/{buyer}/creatives/{creative}",
     spec=(
         ("adChoicesDestinationUrl", STRING, (), True, True),
-        ("advertiserRef", OBJECT, (), True, True, {"api_path": "advertiserName"}),
+        ("advertiserName", STRING, (), True, True),
         ("agencyId", STRING_INT64, (), True, True),
         ("buyer", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("creativeId", STRING, (), True, True),
@@ -59,7 +59,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("html.width", INTEGER_INT32, (), True, True),
         ("impressionTrackingUrls", ARRAY_OF_STRING, (), True, True),
         ("native", OBJECT, (), True, True),
-        ("native.advertiserRef", OBJECT, (), True, True, {"api_path": "native.advertiserName"}),
+        ("native.advertiserName", STRING, (), True, True),
         ("native.appIcon", OBJECT, (), True, True),
         ("native.appIcon.height", INTEGER_INT32, (), True, True),
         ("native.appIcon.url", STRING, (), True, True),

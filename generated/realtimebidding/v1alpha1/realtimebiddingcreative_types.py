@@ -8,9 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.dfareporting.v1alpha1.dfareportingadvertiser_reference import (
-    DfareportingAdvertiserRef,
-)
 from kccgen.generated.realtimebidding.v1alpha1 import realtimebidding_v1_api
 from kccgen.generated.realtimebidding.v1alpha1.realtimebidding_v1_api import (
     CreativeCreativeFormat,
@@ -413,11 +410,11 @@ class NativeContent(KRMModel):
     Native content for a creative.
     """
 
-    advertiser_ref: Annotated[
-        DfareportingAdvertiserRef | None,
+    advertiser_name: Annotated[
+        str | None,
         Field(
-            alias="advertiserRef",
-            description="A reference to a DfareportingAdvertiser (API field `advertiserName`).",
+            alias="advertiserName",
+            description="The name of the advertiser or sponsor, to be displayed in the ad creative.",
         ),
     ] = None
     app_icon: Annotated[
@@ -625,11 +622,11 @@ class RealTimeBiddingCreativeSpec(KRMModel):
             alias="adChoicesDestinationUrl", description="The link to AdChoices destination page."
         ),
     ] = None
-    advertiser_ref: Annotated[
-        DfareportingAdvertiserRef | None,
+    advertiser_name: Annotated[
+        str | None,
         Field(
-            alias="advertiserRef",
-            description="A reference to a DfareportingAdvertiser (API field `advertiserName`).",
+            alias="advertiserName",
+            description="The name of the company being advertised in the creative.",
         ),
     ] = None
     agency_id: Annotated[

@@ -107,8 +107,8 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("transitEncryptionMode", ENUM, (OPTIONAL,), True, True),
         ("zoneDistributionConfig", OBJECT, (OPTIONAL,), True, True),
         ("zoneDistributionConfig.mode", ENUM, (OPTIONAL,), True, True),
-        ("zoneDistributionConfig.zoneRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "zoneDistributionConfig.zone"}),
-        ("zoneDistributionConfig.zoneRefs", ARRAY_OF_OBJECT, (OPTIONAL,), True, True, {"api_path": "zoneDistributionConfig.zones"}),
+        ("zoneDistributionConfig.zone", STRING, (OPTIONAL,), True, True),
+        ("zoneDistributionConfig.zones", ARRAY_OF_STRING, (OPTIONAL,), True, True),
     ),
     observed=(
         ("aclPolicyInSync", BOOLEAN, (OPTIONAL, OUTPUT_ONLY, OUTPUT_ONLY_2), False, True),

@@ -42,7 +42,6 @@ from kccgen.generated.redis.v1alpha1.redis_v1_api import (
     ZoneDistributionConfigMode,
 )
 from kccgen.generated.redis.v1alpha1.redisaclpolicy_reference import RedisAclPolicyRef
-from kccgen.generated.tagmanager.v1alpha1.tagmanagerzone_reference import TagManagerZoneRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -1139,13 +1138,17 @@ class ZoneDistributionConfig(KRMModel):
         ZoneDistributionConfigMode | None,
         Field(description="Optional. The mode of zone distribution."),
     ] = None
-    zone_ref: Annotated[
-        TagManagerZoneRef | None,
-        Field(alias="zoneRef", description="A reference to a TagManagerZone (API field `zone`)."),
+    zone: Annotated[
+        str | None,
+        Field(
+            description="Optional. When SINGLE ZONE distribution is selected, zone field would be used to allocate all resources in that zone."
+        ),
     ] = None
-    zone_refs: Annotated[
-        list[TagManagerZoneRef] | None,
-        Field(alias="zoneRefs", description="References to TagManagerZones (API field `zones`)."),
+    zones: Annotated[
+        list[str] | None,
+        Field(
+            description="Optional. Specify the zones of a multi-zone cluster where Redis Cluster allocates resources."
+        ),
     ] = None
 
 
@@ -1182,7 +1185,8 @@ class RedisCluster(KRMObject):
     KIND: ClassVar[str] = "RedisCluster"
 
     api_version: Annotated[
-        Literal["redis.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["redis.cnrm.cloud.google.com/v1alpha1", "redis.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "redis.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["RedisCluster"] = "RedisCluster"
     spec: RedisClusterSpec

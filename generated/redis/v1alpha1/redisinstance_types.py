@@ -518,7 +518,8 @@ class RedisInstance(KRMObject):
     KIND: ClassVar[str] = "RedisInstance"
 
     api_version: Annotated[
-        Literal["redis.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["redis.cnrm.cloud.google.com/v1alpha1", "redis.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "redis.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["RedisInstance"] = "RedisInstance"
     spec: RedisInstanceSpec

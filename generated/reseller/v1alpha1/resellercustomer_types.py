@@ -8,11 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.apigee.v1alpha1.apigeeorganization_reference import ApigeeOrganizationRef
-from kccgen.generated.essentialcontacts.v1alpha1.essentialcontactscontact_reference import (
-    EssentialContactsContactRef,
-)
-from kccgen.generated.merchantapi.v1alpha1.merchantapiregion_reference import MerchantAPIRegionRef
 from kccgen.generated.reseller.v1alpha1 import reseller_v1_api
 from kccgen.generated.reseller.v1alpha1.reseller_v1_api import CustomerCustomerType
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
@@ -35,12 +30,8 @@ class Address(KRMModel):
     address_line3: Annotated[
         str | None, Field(alias="addressLine3", description="Line 3 of the address.")
     ] = None
-    contact_ref: Annotated[
-        EssentialContactsContactRef | None,
-        Field(
-            alias="contactRef",
-            description="A reference to a EssentialContactsContact (API field `contactName`).",
-        ),
+    contact_name: Annotated[
+        str | None, Field(alias="contactName", description="The customer contact's name.")
     ] = None
     country_code: Annotated[
         str | None,
@@ -56,12 +47,9 @@ class Address(KRMModel):
         str | None,
         Field(description="An example of a `locality` value is the city of `San Francisco`."),
     ] = None
-    organization_ref: Annotated[
-        ApigeeOrganizationRef | None,
-        Field(
-            alias="organizationRef",
-            description="A reference to a ApigeeOrganization (API field `organizationName`).",
-        ),
+    organization_name: Annotated[
+        str | None,
+        Field(alias="organizationName", description="The company or company division name."),
     ] = None
     postal_code: Annotated[
         str | None,
@@ -70,12 +58,9 @@ class Address(KRMModel):
             description="A `postalCode` example is a postal zip code such as `94043`.",
         ),
     ] = None
-    region_ref: Annotated[
-        MerchantAPIRegionRef | None,
-        Field(
-            alias="regionRef",
-            description="A reference to a MerchantAPIRegion (API field `region`).",
-        ),
+    region: Annotated[
+        str | None,
+        Field(description="An example of a `region` value is `CA` for the state of California."),
     ] = None
 
 

@@ -83,7 +83,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("seats.maximumNumberOfSeats", INTEGER_INT32, (), False, True),
         ("seats.numberOfSeats", INTEGER_INT32, (), False, True),
         ("skuId", STRING, (), False, True),
-        ("skuRef", OBJECT, (), False, True, {"api_path": "skuName"}),
+        ("skuName", STRING, (), False, True),
         ("sourceSkuId", STRING, (IMMUTABLE_3, INPUT_ONLY_3), False, False),
         ("status", STRING, (), False, True),
         ("suspensionReasons", ARRAY_OF_STRING, (), False, True),

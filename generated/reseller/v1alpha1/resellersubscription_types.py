@@ -8,9 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.androidpublisher.v1alpha1.androidpublisherinappproduct_reference import (
-    AndroidPublisherInAppProductRef,
-)
 from kccgen.generated.reseller.v1alpha1 import reseller_v1_api
 from kccgen.generated.reseller.v1alpha1.reseller_v1_api import SubscriptionInsertParametersAction
 from kccgen.generated.reseller.v1alpha1.resellercustomer_reference import ResellerCustomerRef
@@ -128,11 +125,11 @@ class ResellerSubscriptionSpec(KRMModel):
     ] = None
     seats: Annotated[Seats | None, Field(description="This is a required property.")] = None
     sku_id: Annotated[str | None, Field(alias="skuId", description="A required property.")] = None
-    sku_ref: Annotated[
-        AndroidPublisherInAppProductRef | None,
+    sku_name: Annotated[
+        str | None,
         Field(
-            alias="skuRef",
-            description="A reference to a AndroidPublisherInAppProduct (API field `skuName`).",
+            alias="skuName",
+            description="Read-only external display name for a product's SKU assigned to a customer in the subscription.",
         ),
     ] = None
     source_sku_id: Annotated[

@@ -8,11 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.apihub.v1alpha1.apihubattribute_reference import APIHubAttributeRef
 from kccgen.generated.bigquerybiglake.v1alpha1.biglakecatalog_reference import BigLakeCatalogRef
-from kccgen.generated.dataplex.v1alpha1.dataplexglossaryterm_reference import (
-    DataplexGlossaryTermRef,
-)
 from kccgen.generated.retail.v1alpha1 import retail_v2_api
 from kccgen.generated.retail.v1alpha1.retail_v2_api import (
     GoogleCloudRetailV2ControlSearchSolutionUseCase,
@@ -190,11 +186,8 @@ class GoogleCloudRetailV2RuleDoNotAssociateAction(KRMModel):
     query_terms: Annotated[
         list[str] | None, Field(alias="queryTerms", description="Terms from the search query.")
     ] = None
-    term_refs: Annotated[
-        list[DataplexGlossaryTermRef] | None,
-        Field(
-            alias="termRefs", description="References to DataplexGlossaryTerms (API field `terms`)."
-        ),
+    terms: Annotated[
+        list[str] | None, Field(description="Will be [deprecated = true] post migration;")
     ] = None
 
 
@@ -227,12 +220,9 @@ class GoogleCloudRetailV2RuleForceReturnFacetActionFacetPositionAdjustment(KRMMo
     Each facet position adjustment consists of a single attribute name (i.e. facet key) along with a specified position.
     """
 
-    attribute_ref: Annotated[
-        APIHubAttributeRef | None,
-        Field(
-            alias="attributeRef",
-            description="A reference to a APIHubAttribute (API field `attributeName`).",
-        ),
+    attribute_name: Annotated[
+        str | None,
+        Field(alias="attributeName", description="The attribute name to force return as a facet."),
     ] = None
     position: Annotated[
         int | None, Field(description="This is the position in the request as explained above.")
@@ -295,11 +285,11 @@ class GoogleCloudRetailV2RuleRemoveFacetAction(KRMModel):
     Removes an attribute/facet in the request if is present. * Rule Condition: Must specify non-empty Condition.query_terms (for search only) or Condition.page_categories (for browse only), but can't specify both. * Action Input: attribute name * Action Result: Will remove the attribute (as a facet) from the request if it is present. Example: Suppose the query is "shoes", the Condition.query_terms is "shoes" and the attribute name "size", then facet key "size" will be removed from the request (if it is present).
     """
 
-    attribute_refs: Annotated[
-        list[APIHubAttributeRef] | None,
+    attribute_names: Annotated[
+        list[str] | None,
         Field(
-            alias="attributeRefs",
-            description="References to APIHubAttributes (API field `attributeNames`).",
+            alias="attributeNames",
+            description="The attribute names (i.e. facet keys) to remove from the dynamic facets (if present in the request).",
         ),
     ] = None
 
@@ -316,11 +306,8 @@ class GoogleCloudRetailV2RuleReplacementAction(KRMModel):
         str | None,
         Field(alias="replacementTerm", description="Term that will be used for replacement."),
     ] = None
-    term_ref: Annotated[
-        DataplexGlossaryTermRef | None,
-        Field(
-            alias="termRef", description="A reference to a DataplexGlossaryTerm (API field `term`)."
-        ),
+    term: Annotated[
+        str | None, Field(description="Will be [deprecated = true] post migration;")
     ] = None
 
 

@@ -9,11 +9,6 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.bigquerybiglake.v1alpha1.biglakecatalog_reference import BigLakeCatalogRef
-from kccgen.generated.dataplex.v1alpha1.dataplexglossarycategory_reference import (
-    DataplexGlossaryCategoryRef,
-)
-from kccgen.generated.dfareporting.v1alpha1.dfareportingsize_reference import DfareportingSizeRef
-from kccgen.generated.iap.v1alpha1.iapbrand_reference import IAPBrandRef
 from kccgen.generated.retail.v1alpha1 import retail_v2_api
 from kccgen.generated.retail.v1alpha1.retail_v2_api import (
     GoogleCloudRetailV2ProductAvailability,
@@ -640,10 +635,7 @@ class RetailProductSpec(KRMModel):
         ),
     ] = None
     branch: Annotated[str, Field(description="Immutable. The branch of the RetailProduct.")]
-    brand_refs: Annotated[
-        list[IAPBrandRef] | None,
-        Field(alias="brandRefs", description="References to IAPBrands (API field `brands`)."),
-    ] = None
+    brands: Annotated[list[str] | None, Field(description="The brands of the product.")] = None
     catalog_ref: Annotated[
         BigLakeCatalogRef,
         Field(
@@ -651,13 +643,9 @@ class RetailProductSpec(KRMModel):
             description="Immutable. The BigLakeCatalog that this RetailProduct belongs to.",
         ),
     ]
-    category_refs: Annotated[
-        list[DataplexGlossaryCategoryRef] | None,
-        Field(
-            alias="categoryRefs",
-            description="References to DataplexGlossaryCategorys (API field `categories`).",
-        ),
-    ] = None
+    categories: Annotated[list[str] | None, Field(description="Optional. Product categories.")] = (
+        None
+    )
     collection_member_ids: Annotated[
         list[str] | None,
         Field(
@@ -745,10 +733,7 @@ class RetailProductSpec(KRMModel):
             description="Indicates which fields in the Products are returned in SearchResponse.",
         ),
     ] = None
-    size_refs: Annotated[
-        list[DfareportingSizeRef] | None,
-        Field(alias="sizeRefs", description="References to DfareportingSizes (API field `sizes`)."),
-    ] = None
+    sizes: Annotated[list[str] | None, Field(description="The size of the product.")] = None
     tags: Annotated[
         list[str] | None, Field(description="Custom tags associated with the product.")
     ] = None

@@ -8,14 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.chromemanagement.v1alpha1.chromemanagementcommand_reference import (
-    ChromeManagementCommandRef,
-)
-from kccgen.generated.compute.v1alpha1.computeimage_reference import ComputeImageRef
-from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
-from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.ftp.v1alpha1.ftpserver_reference import FTPServerRef
 from kccgen.generated.run.v1alpha1 import run_v2_api
 from kccgen.generated.run.v1alpha1.run_v2_api import (
     GoogleCloudRunV2ConditionExecutionReason,
@@ -38,8 +31,6 @@ from kccgen.generated.run.v1alpha1.runworkerpool_reference import RunWorkerPoolR
 from kccgen.generated.secretmanager.v1beta1.secretmanagersecret_reference import (
     SecretManagerSecretRef,
 )
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
-from kccgen.generated.storage.v1alpha1.storageobject_reference import StorageObjectRef
 from kccgen.generated.vpcaccess.v1alpha1.vpcaccessconnector_reference import VPCAccessConnectorRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -203,12 +194,9 @@ class GoogleCloudRunV2CloudStorageSource(KRMModel):
         int | Int64String | None,
         Field(description="Optional. The Cloud Storage object generation."),
     ] = None
-    object_ref: Annotated[
-        StorageObjectRef | None,
-        Field(
-            alias="objectRef", description="A reference to a StorageObject (API field `object`)."
-        ),
-    ] = None
+    object: Annotated[str | None, Field(description="Required. The Cloud Storage object name.")] = (
+        None
+    )
 
 
 class GoogleCloudRunV2ConditionObserved(KRMModel):
@@ -282,13 +270,7 @@ class GoogleCloudRunV2Container(KRMModel):
             description="Optional. The build configuration for the container image.",
         ),
     ] = None
-    command_refs: Annotated[
-        list[ChromeManagementCommandRef] | None,
-        Field(
-            alias="commandRefs",
-            description="References to ChromeManagementCommands (API field `command`).",
-        ),
-    ] = None
+    command: Annotated[list[str] | None, Field(description="Entrypoint array.")] = None
     depends_on: Annotated[
         list[str] | None,
         Field(
@@ -300,17 +282,18 @@ class GoogleCloudRunV2Container(KRMModel):
         list[GoogleCloudRunV2EnvVar] | None,
         Field(description="List of environment variables to set in the container."),
     ] = None
-    image_ref: Annotated[
-        ComputeImageRef | None,
-        Field(alias="imageRef", description="A reference to a ComputeImage (API field `image`)."),
+    image: Annotated[
+        str | None,
+        Field(
+            description="Required. Name of the container image in Dockerhub, Google Artifact Registry, or Google Container Registry."
+        ),
     ] = None
     liveness_probe: Annotated[
         GoogleCloudRunV2Probe | None,
         Field(alias="livenessProbe", description="Periodic probe of container liveness."),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Name of the container specified as a DNS_LABEL (RFC 1123).")
     ] = None
     ports: Annotated[
         list[GoogleCloudRunV2ContainerPort] | None,
@@ -370,9 +353,8 @@ class GoogleCloudRunV2ContainerPort(KRMModel):
         int | None,
         Field(alias="containerPort", description="Port number the container listens on."),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="If specified, used to specify which protocol to use.")
     ] = None
 
 
@@ -398,9 +380,8 @@ class GoogleCloudRunV2EnvVar(KRMModel):
     EnvVar represents an environment variable present in a Container.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Required. Name of the environment variable.")
     ] = None
     value: Annotated[
         str | None, Field(description="Literal value of the environment variable.")
@@ -420,7 +401,7 @@ class GoogleCloudRunV2EnvVarSource(KRMModel):
         GoogleCloudRunV2SecretKeySelector | None,
         Field(
             alias="secretKeyRef",
-            description="Selects a secret and a specific version from Cloud Secret Manager.",
+            description="Not a Config Connector reference: the API's own field name.",
         ),
     ] = None
 
@@ -597,10 +578,7 @@ class GoogleCloudRunV2HTTPHeader(KRMModel):
     HTTPHeader describes a custom header to be used in HTTP probes
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Required. The header field name")] = None
     value: Annotated[str | None, Field(description="Optional. The header field value")] = None
 
 
@@ -630,10 +608,9 @@ class GoogleCloudRunV2NFSVolumeSource(KRMModel):
             description="If true, the volume will be mounted as read only for all mounts.",
         ),
     ] = None
-    server_ref: Annotated[
-        FTPServerRef | None,
-        Field(alias="serverRef", description="A reference to a FTPServer (API field `server`)."),
-    ] = None
+    server: Annotated[str | None, Field(description="Hostname or IP address of the NFS server")] = (
+        None
+    )
 
 
 class GoogleCloudRunV2NetworkInterface(KRMModel):
@@ -641,17 +618,16 @@ class GoogleCloudRunV2NetworkInterface(KRMModel):
     Direct VPC egress settings.
     """
 
-    network_ref: Annotated[
-        ComputeNetworkRef | None,
+    network: Annotated[
+        str | None,
         Field(
-            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
+            description="Optional. The VPC network that the Cloud Run resource will be able to send traffic to."
         ),
     ] = None
-    subnetwork_ref: Annotated[
-        ComputeSubnetworkRef | None,
+    subnetwork: Annotated[
+        str | None,
         Field(
-            alias="subnetworkRef",
-            description="A reference to a ComputeSubnetwork (API field `subnetwork`).",
+            description="Optional. The VPC subnetwork that the Cloud Run resource will get IPs from."
         ),
     ] = None
     tags: Annotated[
@@ -770,24 +746,20 @@ class GoogleCloudRunV2SandboxTemplate(KRMModel):
     args: Annotated[
         list[str] | None, Field(description="Optional. Arguments to the entrypoint.")
     ] = None
-    command_refs: Annotated[
-        list[ChromeManagementCommandRef] | None,
-        Field(
-            alias="commandRefs",
-            description="References to ChromeManagementCommands (API field `command`).",
-        ),
-    ] = None
+    command: Annotated[list[str] | None, Field(description="Optional. Entrypoint array.")] = None
     env: Annotated[
         list[GoogleCloudRunV2EnvVar] | None,
         Field(description="Optional. List of environment variables to set in the sandbox."),
     ] = None
-    image_ref: Annotated[
-        ComputeImageRef | None,
-        Field(alias="imageRef", description="A reference to a ComputeImage (API field `image`)."),
+    image: Annotated[
+        str | None,
+        Field(
+            description="Required. Name of the container image in Dockerhub or Artifact Registry."
+        ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None,
+        Field(description="Required. Name of the sandbox specified as a DNS_LABEL (RFC 1123)."),
     ] = None
     volume_mounts: Annotated[
         list[GoogleCloudRunV2VolumeMount] | None,
@@ -1029,10 +1001,7 @@ class GoogleCloudRunV2Volume(KRMModel):
         GoogleCloudRunV2GCSVolumeSource | None,
         Field(description="Persistent storage backed by a Google Cloud Storage bucket."),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Required. Volume's name.")] = None
     nfs: Annotated[
         GoogleCloudRunV2NFSVolumeSource | None,
         Field(description="For NFS Voumes, contains the path to the nfs Volume"),
@@ -1055,9 +1024,8 @@ class GoogleCloudRunV2VolumeMount(KRMModel):
             description="Required. Path within the container at which the volume should be mounted.",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Required. This must match the Name of a Volume.")
     ] = None
     sub_path: Annotated[
         str | None,
@@ -1334,7 +1302,8 @@ class RunJob(KRMObject):
     KIND: ClassVar[str] = "RunJob"
 
     api_version: Annotated[
-        Literal["run.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["run.cnrm.cloud.google.com/v1alpha1", "run.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "run.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["RunJob"] = "RunJob"
     spec: RunJobSpec

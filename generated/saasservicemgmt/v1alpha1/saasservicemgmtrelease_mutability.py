@@ -46,7 +46,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("inputVariableDefaults", ARRAY_OF_OBJECT, (OPTIONAL,), True, True),
         ("inputVariableDefaults[].type", ENUM, (IMMUTABLE, OPTIONAL), False, True),
         ("inputVariableDefaults[].value", STRING, (OPTIONAL,), True, True),
-        ("inputVariableDefaults[].variableRef", OBJECT, (IMMUTABLE, REQUIRED), False, True, {"api_path": "inputVariableDefaults[].variable"}),
+        ("inputVariableDefaults[].variable", STRING, (IMMUTABLE, REQUIRED), False, True),
         ("labels", MAP_OF_STRING, (OPTIONAL,), True, True),
         ("location", STRING, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),

@@ -14,7 +14,6 @@ from kccgen.generated.saasservicemgmt.v1alpha1.saasservicemgmt_v1_api import Uni
 from kccgen.generated.saasservicemgmt.v1alpha1.saasservicemgmtunitkind_reference import (
     SaasServiceMgmtUnitKindRef,
 )
-from kccgen.generated.tagmanager.v1alpha1.tagmanagervariable_reference import TagManagerVariableRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -60,7 +59,7 @@ class ComponentRefObserved(KRMModel):
         CompositeRefObserved | None,
         Field(
             alias="compositeRef",
-            description="Optional. Reference to the Composite ApplicationTemplate.",
+            description="Not a Config Connector reference: the API's own field name.",
         ),
     ] = None
     revision: Annotated[str | None, Field(description="Optional. Revision of the component.")] = (
@@ -240,12 +239,9 @@ class UnitVariable(KRMModel):
     value: Annotated[
         str | None, Field(description="Optional. String encoded value for the variable.")
     ] = None
-    variable_ref: Annotated[
-        TagManagerVariableRef | None,
-        Field(
-            alias="variableRef",
-            description="A reference to a TagManagerVariable (API field `variable`).",
-        ),
+    variable: Annotated[
+        str | None,
+        Field(description="Required. Immutable. Name of the variable from actuation configs."),
     ] = None
 
 

@@ -57,7 +57,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("labels", MAP_OF_STRING, (OPTIONAL,), True, True),
         ("location", STRING, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("locations", ARRAY_OF_OBJECT, (OPTIONAL,), True, True),
-        ("locations[].nameRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "locations[].name"}),
+        ("locations[].name", STRING, (OPTIONAL,), True, True),
         ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("saasId", STRING, (IMMUTABLE, INPUT_ONLY, REQUIRED), False, False),

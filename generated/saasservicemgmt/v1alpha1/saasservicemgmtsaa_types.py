@@ -15,7 +15,6 @@ from kccgen.generated.saasservicemgmt.v1alpha1.saasservicemgmt_v1_api import (
     SaasConditionType,
     SaasState,
 )
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -58,10 +57,7 @@ class Location(KRMModel):
     Location information that the service is available in.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Optional. Name of location.")] = None
 
 
 class SaasConditionObserved(KRMModel):

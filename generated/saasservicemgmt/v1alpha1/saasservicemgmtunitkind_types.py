@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.apihub.v1alpha1.apihubdependency_reference import APIHubDependencyRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.saasservicemgmt.v1alpha1 import saasservicemgmt_v1_api
 from kccgen.generated.saasservicemgmt.v1alpha1.saasservicemgmt_v1_api import (
@@ -21,7 +20,6 @@ from kccgen.generated.saasservicemgmt.v1alpha1.saasservicemgmtsaa_reference impo
 from kccgen.generated.saasservicemgmt.v1alpha1.saasservicemgmtunitkind_reference import (
     SaasServiceMgmtUnitKindRef,
 )
-from kccgen.generated.tagmanager.v1alpha1.tagmanagervariable_reference import TagManagerVariableRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -59,7 +57,7 @@ class ComponentRef(KRMModel):
         CompositeRef | None,
         Field(
             alias="compositeRef",
-            description="Optional. Reference to the Composite ApplicationTemplate.",
+            description="Not a Config Connector reference: the API's own field name.",
         ),
     ] = None
     revision: Annotated[str | None, Field(description="Optional. Revision of the component.")] = (
@@ -76,7 +74,7 @@ class ComponentRefObservedState(KRMModel):
         CompositeRefObservedState | None,
         Field(
             alias="compositeRef",
-            description="Optional. Reference to the Composite ApplicationTemplate.",
+            description="Not a Config Connector reference: the API's own field name.",
         ),
     ] = None
 
@@ -147,11 +145,10 @@ class FromMapping(KRMModel):
     Output variables whose values will be passed on to dependencies
     """
 
-    dependency_ref: Annotated[
-        APIHubDependencyRef | None,
+    dependency: Annotated[
+        str | None,
         Field(
-            alias="dependencyRef",
-            description="A reference to a APIHubDependency (API field `dependency`).",
+            description="Required. Alias of the dependency that the outputVariable will pass its value to"
         ),
     ] = None
     output_variable: Annotated[
@@ -320,11 +317,10 @@ class ToMapping(KRMModel):
     Input variables whose values will be passed on to dependencies
     """
 
-    dependency_ref: Annotated[
-        APIHubDependencyRef | None,
+    dependency: Annotated[
+        str | None,
         Field(
-            alias="dependencyRef",
-            description="A reference to a APIHubDependency (API field `dependency`).",
+            description="Required. Alias of the dependency that the inputVariable will pass its value to"
         ),
     ] = None
     ignore_for_lookup: Annotated[
@@ -361,13 +357,7 @@ class VariableMapping(KRMModel):
             description="Optional. Input variables whose values will be passed on to dependencies."
         ),
     ] = None
-    variable_ref: Annotated[
-        TagManagerVariableRef | None,
-        Field(
-            alias="variableRef",
-            description="A reference to a TagManagerVariable (API field `variable`).",
-        ),
-    ] = None
+    variable: Annotated[str | None, Field(description="Required. name of the variable")] = None
 
 
 class SaasServiceMgmtUnitKindStatus(KRMStatus):

@@ -54,7 +54,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("provision.inputVariables", ARRAY_OF_OBJECT, (OPTIONAL,), True, True),
         ("provision.inputVariables[].type", ENUM, (IMMUTABLE, OPTIONAL), False, True),
         ("provision.inputVariables[].value", STRING, (OPTIONAL,), True, True),
-        ("provision.inputVariables[].variableRef", OBJECT, (IMMUTABLE, REQUIRED), False, True, {"api_path": "provision.inputVariables[].variable"}),
+        ("provision.inputVariables[].variable", STRING, (IMMUTABLE, REQUIRED), False, True),
         ("provision.releaseRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "provision.release"}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("rolloutRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "rollout"}),
@@ -65,7 +65,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("upgrade.inputVariables", ARRAY_OF_OBJECT, (OPTIONAL,), True, True),
         ("upgrade.inputVariables[].type", ENUM, (IMMUTABLE, OPTIONAL), False, True),
         ("upgrade.inputVariables[].value", STRING, (OPTIONAL,), True, True),
-        ("upgrade.inputVariables[].variableRef", OBJECT, (IMMUTABLE, REQUIRED), False, True, {"api_path": "upgrade.inputVariables[].variable"}),
+        ("upgrade.inputVariables[].variable", STRING, (IMMUTABLE, REQUIRED), False, True),
         ("upgrade.releaseRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "upgrade.release"}),
     ),
     observed=(

@@ -26,7 +26,6 @@ from kccgen.generated.saasservicemgmt.v1alpha1.saasservicemgmtrollout_reference 
 from kccgen.generated.saasservicemgmt.v1alpha1.saasservicemgmtunit_reference import (
     SaasServiceMgmtUnitRef,
 )
-from kccgen.generated.tagmanager.v1alpha1.tagmanagervariable_reference import TagManagerVariableRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -271,12 +270,9 @@ class UnitVariable(KRMModel):
     value: Annotated[
         str | None, Field(description="Optional. String encoded value for the variable.")
     ] = None
-    variable_ref: Annotated[
-        TagManagerVariableRef | None,
-        Field(
-            alias="variableRef",
-            description="A reference to a TagManagerVariable (API field `variable`).",
-        ),
+    variable: Annotated[
+        str | None,
+        Field(description="Required. Immutable. Name of the variable from actuation configs."),
     ] = None
 
 

@@ -52,7 +52,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("requireLinearHistory", BOOLEAN, (OPTIONAL,), True, True),
         ("requirePullRequest", BOOLEAN, (OPTIONAL,), True, True),
         ("requiredStatusChecks", ARRAY_OF_OBJECT, (OPTIONAL,), True, True),
-        ("requiredStatusChecks[].contextRef", OBJECT, (REQUIRED,), True, True, {"api_path": "requiredStatusChecks[].context"}),
+        ("requiredStatusChecks[].context", STRING, (REQUIRED,), True, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.aiplatform.v1alpha1.aiplatformcontext_reference import AIPlatformContextRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.securesourcemanager.v1alpha1 import securesourcemanager_v1_api
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
@@ -22,13 +21,7 @@ class Check(KRMModel):
     Check is a type for status check.
     """
 
-    context_ref: Annotated[
-        AIPlatformContextRef | None,
-        Field(
-            alias="contextRef",
-            description="A reference to a AIPlatformContext (API field `context`).",
-        ),
-    ] = None
+    context: Annotated[str | None, Field(description="Required. The context of the check.")] = None
 
 
 class SecureSourceManagerBranchRuleObservedState(KRMModel):

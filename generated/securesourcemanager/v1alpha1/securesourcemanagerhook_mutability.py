@@ -42,7 +42,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("repository", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("sensitiveQueryString", STRING, (OPTIONAL,), True, True),
-        ("targetRef", OBJECT, (REQUIRED,), True, True, {"api_path": "targetUri"}),
+        ("targetUri", STRING, (REQUIRED,), True, True),
     ),
     observed=(
         ("createTime", STRING_GOOGLE_DATETIME, (OUTPUT_ONLY, OUTPUT_ONLY_2), False, True),

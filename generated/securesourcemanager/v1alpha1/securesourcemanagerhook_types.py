@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.clouddeploy.v1alpha1.clouddeploytarget_reference import CloudDeployTargetRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.securesourcemanager.v1alpha1 import securesourcemanager_v1_api
 from kccgen.generated.securesourcemanager.v1alpha1.securesourcemanager_v1_api import HookEvents
@@ -95,11 +94,11 @@ class SecureSourceManagerHookSpec(KRMModel):
             description="Optional. The sensitive query string to be appended to the target URI.",
         ),
     ] = None
-    target_ref: Annotated[
-        CloudDeployTargetRef | None,
+    target_uri: Annotated[
+        str | None,
         Field(
-            alias="targetRef",
-            description="A reference to a CloudDeployTarget (API field `targetUri`).",
+            alias="targetUri",
+            description="Required. The target URI to which the payloads will be delivered.",
         ),
     ] = None
 

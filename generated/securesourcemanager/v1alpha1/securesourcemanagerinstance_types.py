@@ -203,7 +203,11 @@ class SecureSourceManagerInstance(KRMObject):
     KIND: ClassVar[str] = "SecureSourceManagerInstance"
 
     api_version: Annotated[
-        Literal["securesourcemanager.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "securesourcemanager.cnrm.cloud.google.com/v1alpha1",
+            "securesourcemanager.cnrm.cloud.google.com/v1beta1",
+        ],
+        Field(alias="apiVersion"),
     ] = "securesourcemanager.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["SecureSourceManagerInstance"] = "SecureSourceManagerInstance"
     spec: SecureSourceManagerInstanceSpec

@@ -44,7 +44,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("initialConfig", OBJECT, (INPUT_ONLY,), True, False),
         ("initialConfig.defaultBranch", STRING, (INPUT_ONLY_2,), True, False),
         ("initialConfig.gitignores", ARRAY_OF_STRING, (INPUT_ONLY_2,), True, False),
-        ("initialConfig.licenseRef", OBJECT, (INPUT_ONLY_2,), True, False, {"api_path": "initialConfig.license"}),
+        ("initialConfig.license", STRING, (INPUT_ONLY_2,), True, False),
         ("initialConfig.readme", STRING, (INPUT_ONLY_2,), True, False),
         ("instanceRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "instance"}),
         ("location", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.compute.v1alpha1.computelicense_reference import ComputeLicenseRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.securesourcemanager.v1alpha1 import securesourcemanager_v1_api
 from kccgen.generated.securesourcemanager.v1alpha1.securesourcemanagerinstance_reference import (
@@ -33,11 +32,8 @@ class InitialConfig(KRMModel):
         list[str] | None,
         Field(description="List of gitignore template names user can choose from."),
     ] = None
-    license_ref: Annotated[
-        ComputeLicenseRef | None,
-        Field(
-            alias="licenseRef", description="A reference to a ComputeLicense (API field `license`)."
-        ),
+    license: Annotated[
+        str | None, Field(description="License template name user can choose from.")
     ] = None
     readme: Annotated[str | None, Field(description="README template name.")] = None
 
@@ -163,7 +159,11 @@ class SecureSourceManagerRepository(KRMObject):
     KIND: ClassVar[str] = "SecureSourceManagerRepository"
 
     api_version: Annotated[
-        Literal["securesourcemanager.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "securesourcemanager.cnrm.cloud.google.com/v1alpha1",
+            "securesourcemanager.cnrm.cloud.google.com/v1beta1",
+        ],
+        Field(alias="apiVersion"),
     ] = "securesourcemanager.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["SecureSourceManagerRepository"] = "SecureSourceManagerRepository"
     spec: SecureSourceManagerRepositorySpec

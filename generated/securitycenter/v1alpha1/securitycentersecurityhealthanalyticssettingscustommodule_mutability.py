@@ -34,7 +34,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("customConfig", OBJECT, (), True, True),
         ("customConfig.customOutput", OBJECT, (), True, True),
         ("customConfig.customOutput.properties", ARRAY_OF_OBJECT, (), True, True),
-        ("customConfig.customOutput.properties[].nameRef", OBJECT, (), True, True, {"api_path": "customConfig.customOutput.properties[].name"}),
+        ("customConfig.customOutput.properties[].name", STRING, (), True, True),
         ("customConfig.customOutput.properties[].valueExpression", OBJECT, (), True, True),
         ("customConfig.customOutput.properties[].valueExpression.description", STRING, (), True, True),
         ("customConfig.customOutput.properties[].valueExpression.expression", STRING, (), True, True),

@@ -15,7 +15,6 @@ from kccgen.generated.securitycenter.v1alpha1.securitycenter_v1_api import (
     GoogleCloudSecuritycenterV1SecurityHealthAnalyticsCustomModuleCloudProvider,
     GoogleCloudSecuritycenterV1SecurityHealthAnalyticsCustomModuleEnablementState,
 )
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -49,10 +48,7 @@ class GoogleCloudSecuritycenterV1CustomOutputSpec(KRMModel):
 
 
 class GoogleCloudSecuritycenterV1Property(KRMModel):
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: str | None = None
     value_expression: Annotated[Expr | None, Field(alias="valueExpression")] = None
 
 

@@ -99,7 +99,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("policySets[].policies[].constraint.securityHealthAnalyticsCustomModule.config", OBJECT, (REQUIRED,), True, True),
         ("policySets[].policies[].constraint.securityHealthAnalyticsCustomModule.config.customOutput", OBJECT, (OPTIONAL,), True, True),
         ("policySets[].policies[].constraint.securityHealthAnalyticsCustomModule.config.customOutput.properties", ARRAY_OF_OBJECT, (OPTIONAL,), True, True),
-        ("policySets[].policies[].constraint.securityHealthAnalyticsCustomModule.config.customOutput.properties[].nameRef", OBJECT, (REQUIRED,), True, True, {"api_path": "policySets[].policies[].constraint.securityHealthAnalyticsCustomModule.config.customOutput.properties[].name"}),
+        ("policySets[].policies[].constraint.securityHealthAnalyticsCustomModule.config.customOutput.properties[].name", STRING, (REQUIRED,), True, True),
         ("policySets[].policies[].constraint.securityHealthAnalyticsCustomModule.config.customOutput.properties[].valueExpression", OBJECT, (OPTIONAL,), True, True),
         ("policySets[].policies[].constraint.securityHealthAnalyticsCustomModule.config.customOutput.properties[].valueExpression.description", STRING, (OPTIONAL,), True, True),
         ("policySets[].policies[].constraint.securityHealthAnalyticsCustomModule.config.customOutput.properties[].valueExpression.expression", STRING, (), True, True),

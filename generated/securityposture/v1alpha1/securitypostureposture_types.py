@@ -22,7 +22,6 @@ from kccgen.generated.securityposture.v1alpha1.securityposture_v1_api import (
     SecurityHealthAnalyticsCustomModuleModuleEnablementState,
     SecurityHealthAnalyticsModuleModuleEnablementState,
 )
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -405,9 +404,8 @@ class Property(KRMModel):
     A name-value pair used as a custom source property.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="Required. The name of the custom source property.")
     ] = None
     value_expression: Annotated[
         Expr | None,

@@ -85,7 +85,11 @@ class ServiceDirectoryEndpoint(KRMObject):
     KIND: ClassVar[str] = "ServiceDirectoryEndpoint"
 
     api_version: Annotated[
-        Literal["servicedirectory.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "servicedirectory.cnrm.cloud.google.com/v1alpha1",
+            "servicedirectory.cnrm.cloud.google.com/v1beta1",
+        ],
+        Field(alias="apiVersion"),
     ] = "servicedirectory.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ServiceDirectoryEndpoint"] = "ServiceDirectoryEndpoint"
     spec: ServiceDirectoryEndpointSpec

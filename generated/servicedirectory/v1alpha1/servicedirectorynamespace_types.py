@@ -76,7 +76,11 @@ class ServiceDirectoryNamespace(KRMObject):
     KIND: ClassVar[str] = "ServiceDirectoryNamespace"
 
     api_version: Annotated[
-        Literal["servicedirectory.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "servicedirectory.cnrm.cloud.google.com/v1alpha1",
+            "servicedirectory.cnrm.cloud.google.com/v1beta1",
+        ],
+        Field(alias="apiVersion"),
     ] = "servicedirectory.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ServiceDirectoryNamespace"] = "ServiceDirectoryNamespace"
     spec: ServiceDirectoryNamespaceSpec

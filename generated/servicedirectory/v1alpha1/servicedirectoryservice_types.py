@@ -111,7 +111,11 @@ class ServiceDirectoryService(KRMObject):
     KIND: ClassVar[str] = "ServiceDirectoryService"
 
     api_version: Annotated[
-        Literal["servicedirectory.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "servicedirectory.cnrm.cloud.google.com/v1alpha1",
+            "servicedirectory.cnrm.cloud.google.com/v1beta1",
+        ],
+        Field(alias="apiVersion"),
     ] = "servicedirectory.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ServiceDirectoryService"] = "ServiceDirectoryService"
     spec: ServiceDirectoryServiceSpec

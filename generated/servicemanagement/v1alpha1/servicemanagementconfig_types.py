@@ -8,11 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.clouddeploy.v1alpha1.clouddeploytarget_reference import CloudDeployTargetRef
-from kccgen.generated.logging.v1alpha1.logginglogmetric_reference import LoggingLogMetricRef
-from kccgen.generated.saasservicemgmt.v1alpha1.saasservicemgmtunit_reference import (
-    SaasServiceMgmtUnitRef,
-)
 from kccgen.generated.servicemanagement.v1alpha1 import servicemanagement_v1_api
 from kccgen.generated.servicemanagement.v1alpha1.servicemanagement_v1_api import (
     ApiSyntax,
@@ -38,7 +33,6 @@ from kccgen.generated.servicemanagement.v1alpha1.servicemanagement_v1_api import
 from kccgen.generated.servicemanagement.v1alpha1.servicemanagementmanagedservice_reference import (
     ServiceManagementManagedServiceRef,
 )
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -59,9 +53,11 @@ class Api(KRMModel):
         Field(description="The methods of this interface, in unspecified order."),
     ] = None
     mixins: Annotated[list[Mixin] | None, Field(description="Included interfaces.")] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None,
+        Field(
+            description="The fully qualified name of this interface, including package name followed by the interface's simple name."
+        ),
     ] = None
     options: Annotated[
         list[Option] | None, Field(description="Any metadata attached to the interface.")
@@ -400,11 +396,9 @@ class BillingDestination(KRMModel):
     Configuration of a specific billing destination (Currently only support bill against consumer project).
     """
 
-    metric_refs: Annotated[
-        list[LoggingLogMetricRef] | None,
-        Field(
-            alias="metricRefs", description="References to LoggingLogMetrics (API field `metrics`)."
-        ),
+    metrics: Annotated[
+        list[str] | None,
+        Field(description="Names of the metrics to report to this billing destination."),
     ] = None
     monitored_resource: Annotated[
         str | None, Field(alias="monitoredResource", description="The monitored resource type.")
@@ -743,15 +737,11 @@ class Endpoint(KRMModel):
             description="Allowing [CORS](https://en.wikipedia.org/wiki/Cross-origin_resource_sharing), aka cross-domain traffic, would allow the backends served from this endpoint to receive and respond to HTTP OPTIONS requests.",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
-    target_ref: Annotated[
-        CloudDeployTargetRef | None,
+    name: Annotated[str | None, Field(description="The canonical name of this endpoint.")] = None
+    target: Annotated[
+        str | None,
         Field(
-            alias="targetRef",
-            description="A reference to a CloudDeployTarget (API field `target`).",
+            description="The specification of an Internet routable address of API frontend that will handle requests to this [API Endpoint](https://cloud.google.com/apis/design/glossary)."
         ),
     ] = None
 
@@ -768,10 +758,7 @@ class Enum(KRMModel):
     enumvalue: Annotated[list[EnumValue] | None, Field(description="Enum value definitions.")] = (
         None
     )
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Enum type name.")] = None
     options: Annotated[list[Option] | None, Field(description="Protocol buffer options.")] = None
     source_context: Annotated[
         SourceContext | None, Field(alias="sourceContext", description="The source context.")
@@ -784,10 +771,7 @@ class EnumValue(KRMModel):
     Enum value definition. New usages of this message as an alternative to EnumValueDescriptorProto are strongly discouraged. This message does not reliability preserve all information necessary to model the schema and preserve semantics. Instead make use of FileDescriptorSet which preserves the necessary information.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Enum value name.")] = None
     number: Annotated[int | None, Field(description="Enum value number.")] = None
     options: Annotated[list[Option] | None, Field(description="Protocol buffer options.")] = None
 
@@ -838,10 +822,7 @@ class FieldModel(KRMModel):
         str | None, Field(alias="jsonName", description="The field JSON name.")
     ] = None
     kind: Annotated[FieldKind | None, Field(description="The field type.")] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The field name.")] = None
     number: Annotated[int | None, Field(description="The field number.")] = None
     oneof_index: Annotated[
         int | None,
@@ -1033,10 +1014,7 @@ class LogDescriptor(KRMModel):
         list[LabelDescriptor] | None,
         Field(description="The set of labels that are available to describe a specific log entry."),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The name of the log.")] = None
 
 
 class Logging(KRMModel):
@@ -1120,10 +1098,7 @@ class Method(KRMModel):
         str | None,
         Field(description="The source edition string, only valid when syntax is SYNTAX_EDITIONS."),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The simple name of this method.")] = None
     options: Annotated[
         list[Option] | None, Field(description="Any metadata attached to the method.")
     ] = None
@@ -1242,18 +1217,14 @@ class MetricDescriptor(KRMModel):
     monitored_resource_types: Annotated[
         list[str] | None, Field(alias="monitoredResourceTypes", description="Read-only.")
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="The resource name of the metric descriptor.")
     ] = None
     type: Annotated[
         str | None, Field(description="The metric type, including its DNS name prefix.")
     ] = None
-    unit_ref: Annotated[
-        SaasServiceMgmtUnitRef | None,
-        Field(
-            alias="unitRef", description="A reference to a SaasServiceMgmtUnit (API field `unit`)."
-        ),
+    unit: Annotated[
+        str | None, Field(description="The units in which the metric value is reported.")
     ] = None
     value_type: Annotated[
         MetricDescriptorValueType | None,
@@ -1337,9 +1308,9 @@ class Mixin(KRMModel):
     Declares an API Interface to be included in this interface. The including interface must redeclare all the methods from the included interface, but documentation and options are inherited as follows: - If after comment and whitespace stripping, the documentation string of the redeclared method is empty, it will be inherited from the original method. - Each annotation belonging to the service config (http, visibility) which is not set in the redeclared method will be inherited. - If an http annotation is inherited, the path pattern will be modified as follows. Any version prefix will be replaced by the version of the including interface plus the root path if specified. Example of a simple mixin: package google.acl.v1; service AccessControl { // Get the underlying ACL object. rpc GetAcl(GetAclRequest) returns (Acl) { option (google.api.http).get = "/v1/{resource=**}:getAcl"; } } package google.storage.v2; service Storage { // rpc GetAcl(GetAclRequest) returns (Acl); // Get a data record. rpc GetData(GetDataRequest) returns (Data) { option (google.api.http).get = "/v2/{resource=**}"; } } Example of a mixin configuration: apis: - name: google.storage.v2.Storage mixins: - name: google.acl.v1.AccessControl The mixin construct implies that all methods in `AccessControl` are also declared with same name and request/response types in `Storage`. A documentation generator or annotation processor will see the effective `Storage.GetAcl` method after inheriting documentation and annotations as follows: service Storage { // Get the underlying ACL object. rpc GetAcl(GetAclRequest) returns (Acl) { option (google.api.http).get = "/v2/{resource=**}:getAcl"; } ... } Note how the version in the path pattern changed from `v1` to `v2`. If the `root` field in the mixin is specified, it should be a relative path under which inherited HTTP paths are placed. Example: apis: - name: google.storage.v2.Storage mixins: - name: google.acl.v1.AccessControl root: acls This implies the following inherited HTTP annotation: service Storage { // Get the underlying ACL object. rpc GetAcl(GetAclRequest) returns (Acl) { option (google.api.http).get = "/v2/acls/{resource=**}:getAcl"; } ... }
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None,
+        Field(description="The fully qualified name of the interface which is included."),
     ] = None
     root: Annotated[
         str | None,
@@ -1415,11 +1386,9 @@ class MonitoringDestination(KRMModel):
     Configuration of a specific monitoring destination (the producer project or the consumer project).
     """
 
-    metric_refs: Annotated[
-        list[LoggingLogMetricRef] | None,
-        Field(
-            alias="metricRefs", description="References to LoggingLogMetrics (API field `metrics`)."
-        ),
+    metrics: Annotated[
+        list[str] | None,
+        Field(description="Types of the metrics to report to this monitoring destination."),
     ] = None
     monitored_resource: Annotated[
         str | None, Field(alias="monitoredResource", description="The monitored resource type.")
@@ -1453,10 +1422,7 @@ class Option(KRMModel):
     A protocol buffer option, which can be attached to a message, field, enumeration, etc. New usages of this message as an alternative to FileOptions, MessageOptions, FieldOptions, EnumOptions, EnumValueOptions, ServiceOptions, or MethodOptions are strongly discouraged.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The option's name.")] = None
     value: Annotated[
         dict[str, Any] | None, Field(description="The option's value packed in an Any message.")
     ] = None
@@ -1468,10 +1434,7 @@ class Page(KRMModel):
     """
 
     content: Annotated[str | None, Field(description="The Markdown content of the page.")] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The name of the page.")] = None
     subpages: Annotated[list[Page] | None, Field(description="Subpages of this page.")] = None
 
 
@@ -1629,16 +1592,10 @@ class QuotaLimit(KRMModel):
             description="Maximum number of tokens that can be consumed during the specified duration.",
         ),
     ] = None
-    metric_ref: Annotated[
-        LoggingLogMetricRef | None,
-        Field(
-            alias="metricRef", description="A reference to a LoggingLogMetric (API field `metric`)."
-        ),
+    metric: Annotated[
+        str | None, Field(description="The name of the metric this quota limit applies to.")
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Name of the quota limit.")] = None
     traffic_source: Annotated[
         QuotaLimitTrafficSource | None,
         Field(
@@ -1646,12 +1603,7 @@ class QuotaLimit(KRMModel):
             description="Optional. This is only informational, the logic to allocate the quota to the correct metric (such as in `metric_rules`) should identify which quota metrics to allocate to.",
         ),
     ] = None
-    unit_ref: Annotated[
-        SaasServiceMgmtUnitRef | None,
-        Field(
-            alias="unitRef", description="A reference to a SaasServiceMgmtUnit (API field `unit`)."
-        ),
-    ] = None
+    unit: Annotated[str | None, Field(description="Specify the unit of the quota limit.")] = None
     values: Annotated[
         dict[str, int | Int64String] | None, Field(description="Tiered limit values.")
     ] = None
@@ -1843,9 +1795,8 @@ class SystemParameter(KRMModel):
             alias="httpHeader", description="Define the HTTP header name to use for the parameter."
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description='Define the name of the parameter, such as "api_key" .')
     ] = None
     url_query_parameter: Annotated[
         str | None,
@@ -1889,10 +1840,7 @@ class Type(KRMModel):
         Field(description="The source edition string, only valid when syntax is SYNTAX_EDITIONS."),
     ] = None
     fields: Annotated[list[FieldModel] | None, Field(description="The list of fields.")] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The fully qualified message name.")] = None
     oneofs: Annotated[
         list[str] | None,
         Field(description="The list of types appearing in `oneof` definitions in this type."),

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.chat.v1alpha1.chatmessage_reference import ChatMessageRef
-from kccgen.generated.drivelabels.v1alpha1.drivelabelslabel_reference import DriveLabelsLabelRef
 from kccgen.generated.sheets.v1alpha1 import sheets_v4_api
 from kccgen.generated.sheets.v1alpha1.sheets_v4_api import (
     BaselineValueFormatComparisonType,
@@ -72,7 +70,6 @@ from kccgen.generated.sheets.v1alpha1.sheets_v4_api import (
     ThemeColorPairColorType,
     WaterfallChartSpecStackedType,
 )
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -1344,10 +1341,7 @@ class DataSourceColumnReference(KRMModel):
     An unique identifier that references a data source column.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The display name of the column.")] = None
 
 
 class DataSourceColumnReferenceObserved(KRMModel):
@@ -1381,10 +1375,7 @@ class DataSourceParameter(KRMModel):
     A parameter in a data source's query. The parameter allows the user to pass in values from the spreadsheet into a query.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Named parameter.")] = None
     named_range_id: Annotated[
         str | None, Field(alias="namedRangeId", description="ID of a NamedRange.")
     ] = None
@@ -1832,10 +1823,10 @@ class ErrorValue(KRMModel):
     An error in a cell.
     """
 
-    message_ref: Annotated[
-        ChatMessageRef | None,
+    message: Annotated[
+        str | None,
         Field(
-            alias="messageRef", description="A reference to a ChatMessage (API field `message`)."
+            description="A message with more information about the error (in the spreadsheet's locale)."
         ),
     ] = None
     type: Annotated[ErrorValueType | None, Field(description="The type of error.")] = None
@@ -2369,10 +2360,7 @@ class NamedRange(KRMModel):
     A named range.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The name of the named range.")] = None
     named_range_id: Annotated[
         str | None, Field(alias="namedRangeId", description="The ID of the named range.")
     ] = None
@@ -2585,11 +2573,9 @@ class PivotGroup(KRMModel):
         PivotGroupRule | None,
         Field(alias="groupRule", description="The group rule to apply to this row/column group."),
     ] = None
-    label_ref: Annotated[
-        DriveLabelsLabelRef | None,
-        Field(
-            alias="labelRef", description="A reference to a DriveLabelsLabel (API field `label`)."
-        ),
+    label: Annotated[
+        str | None,
+        Field(description="The labels to use for the row/column groups which can be customized."),
     ] = None
     repeat_headings: Annotated[
         bool | None,
@@ -2775,10 +2761,7 @@ class PivotValue(KRMModel):
     formula: Annotated[
         str | None, Field(description="A custom formula to calculate the value.")
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="A name to use for the value.")] = None
     source_column_offset: Annotated[
         int | None,
         Field(
@@ -3448,10 +3431,7 @@ class Table(KRMModel):
         list[TableColumnProperties] | None,
         Field(alias="columnProperties", description="The table column properties."),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The table name.")] = None
     range: Annotated[GridRange | None, Field(description="The table range.")] = None
     rows_properties: Annotated[
         TableRowsProperties | None,
@@ -3760,12 +3740,7 @@ class WaterfallChartColumnStyle(KRMModel):
     color_style: Annotated[
         ColorStyle | None, Field(alias="colorStyle", description="The color of the column.")
     ] = None
-    label_ref: Annotated[
-        DriveLabelsLabelRef | None,
-        Field(
-            alias="labelRef", description="A reference to a DriveLabelsLabel (API field `label`)."
-        ),
-    ] = None
+    label: Annotated[str | None, Field(description="The label of the column's legend.")] = None
 
 
 class WaterfallChartCustomSubtotal(KRMModel):
@@ -3780,12 +3755,7 @@ class WaterfallChartCustomSubtotal(KRMModel):
             description="True if the data point at subtotal_index is the subtotal.",
         ),
     ] = None
-    label_ref: Annotated[
-        DriveLabelsLabelRef | None,
-        Field(
-            alias="labelRef", description="A reference to a DriveLabelsLabel (API field `label`)."
-        ),
-    ] = None
+    label: Annotated[str | None, Field(description="A label for the subtotal column.")] = None
     subtotal_index: Annotated[
         int | None,
         Field(

@@ -47,7 +47,6 @@ from kccgen.generated.slides.v1alpha1.slides_v1_api import (
     ThemeColorPairType,
     VideoSource,
 )
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -348,10 +347,7 @@ class LayoutProperties(KRMModel):
             description="The object ID of the master that this layout is based on.",
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The name of the layout.")] = None
 
 
 class Line(KRMModel):

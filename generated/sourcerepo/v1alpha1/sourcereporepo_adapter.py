@@ -29,6 +29,7 @@ ADAPTER = Adapter(
         call=Call(method="delete", params=(("name", "projects/{project}/repos/{repo}"),))
     ),
     krm_only=("projectRef", "resourceID"),
+    int64_paths=("size",),
 )
 
 register_adapter(ADAPTER)

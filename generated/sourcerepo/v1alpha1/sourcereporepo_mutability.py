@@ -20,6 +20,7 @@ ENUM = FieldType(kind=TypeKind.ENUM)
 MAP_OF_OBJECT = FieldType(kind=TypeKind.MAP, item=FieldType(kind=TypeKind.OBJECT))
 OBJECT = FieldType(kind=TypeKind.OBJECT)
 STRING = FieldType(kind=TypeKind.STRING)
+STRING_INT64 = FieldType(kind=TypeKind.STRING, format="int64")
 
 # fmt: off
 FIELDS: tuple[FieldRule, ...] = field_rules(
@@ -37,7 +38,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("pubsubConfigs.*.serviceAccountEmail", STRING, (), True, True),
         ("pubsubConfigs.*.topic", STRING, (), True, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
-        ("sizeRef", OBJECT, (), True, True, {"api_path": "size"}),
+        ("size", STRING_INT64, (), True, True),
         ("url", STRING, (), True, True),
     ),
 )

@@ -7,8 +7,7 @@ API resource: sourcerepo.v1 projects.repos (Repo).
 from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
-from pydantic import Field
-from kccgen.generated.dfareporting.v1alpha1.dfareportingsize_reference import DfareportingSizeRef
+from pydantic import Field, RootModel
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.sourcerepo.v1alpha1 import sourcerepo_v1_api
 from kccgen.generated.sourcerepo.v1alpha1.sourcerepo_v1_api import PubsubConfigMessageFormat
@@ -16,6 +15,10 @@ from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
 SourcerepoRepoAPI = sourcerepo_v1_api.Repo
+
+
+class Int64String(RootModel[str]):
+    root: Annotated[str, Field(description="A int64 in its string form.", pattern="^-?[0-9]+$")]
 
 
 class MirrorConfig(KRMModel):
@@ -100,9 +103,8 @@ class SourcerepoRepoSpec(KRMModel):
             description="Immutable. Optional. The SourcerepoRepo ID used for creation and acquisition.",
         ),
     ] = None
-    size_ref: Annotated[
-        DfareportingSizeRef | None,
-        Field(alias="sizeRef", description="A reference to a DfareportingSize (API field `size`)."),
+    size: Annotated[
+        int | Int64String | None, Field(description="The disk usage of the repo, in bytes.")
     ] = None
     url: Annotated[
         str | None,

@@ -202,7 +202,8 @@ class SpannerBackupSchedule(KRMObject):
     KIND: ClassVar[str] = "SpannerBackupSchedule"
 
     api_version: Annotated[
-        Literal["spanner.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["spanner.cnrm.cloud.google.com/v1alpha1", "spanner.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "spanner.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["SpannerBackupSchedule"] = "SpannerBackupSchedule"
     spec: SpannerBackupScheduleSpec

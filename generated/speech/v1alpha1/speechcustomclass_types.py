@@ -143,7 +143,8 @@ class SpeechCustomClass(KRMObject):
     KIND: ClassVar[str] = "SpeechCustomClass"
 
     api_version: Annotated[
-        Literal["speech.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["speech.cnrm.cloud.google.com/v1alpha1", "speech.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "speech.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["SpeechCustomClass"] = "SpeechCustomClass"
     spec: SpeechCustomClassSpec

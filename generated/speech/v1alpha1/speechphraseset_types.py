@@ -136,7 +136,8 @@ class SpeechPhraseSet(KRMObject):
     KIND: ClassVar[str] = "SpeechPhraseSet"
 
     api_version: Annotated[
-        Literal["speech.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["speech.cnrm.cloud.google.com/v1alpha1", "speech.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "speech.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["SpeechPhraseSet"] = "SpeechPhraseSet"
     spec: SpeechPhraseSetSpec

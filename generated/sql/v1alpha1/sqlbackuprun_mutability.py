@@ -49,7 +49,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("error", OBJECT, (), False, True),
         ("error.code", STRING, (), False, True),
         ("error.kind", STRING, (), False, True),
-        ("error.messageRef", OBJECT, (), False, True, {"api_path": "error.message"}),
+        ("error.message", STRING, (), False, True),
         ("instance", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("instanceRef", OBJECT, (), False, True, {"api_path": "instance"}),
         ("kind", STRING, (), False, True),

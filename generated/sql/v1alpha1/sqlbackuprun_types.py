@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.chat.v1alpha1.chatmessage_reference import ChatMessageRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.sql.v1alpha1 import sqladmin_v1_api
 from kccgen.generated.sql.v1alpha1.sqladmin_v1_api import (
@@ -82,11 +81,8 @@ class OperationError(KRMModel):
         str | None, Field(description="Identifies the specific error that occurred.")
     ] = None
     kind: Annotated[str | None, Field(description="This is always `sql#operationError`.")] = None
-    message_ref: Annotated[
-        ChatMessageRef | None,
-        Field(
-            alias="messageRef", description="A reference to a ChatMessage (API field `message`)."
-        ),
+    message: Annotated[
+        str | None, Field(description="Additional information about the error encountered.")
     ] = None
 
 

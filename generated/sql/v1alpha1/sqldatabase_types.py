@@ -8,9 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.cloudresourcemanager.v1alpha1.cloudresourcemanagerproject_reference import (
-    CloudResourceManagerProjectRef,
-)
+from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.sql.v1alpha1 import sqladmin_v1_api
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -36,11 +34,15 @@ class SQLDatabaseSpec(KRMModel):
     location: Annotated[
         str | None, Field(description="Optional. Region of the Cloud SQL instance.")
     ] = None
+    project: Annotated[
+        str | None,
+        Field(description="The project ID of the project containing the Cloud SQL database."),
+    ] = None
     project_ref: Annotated[
-        CloudResourceManagerProjectRef | None,
+        ProjectRef | None,
         Field(
             alias="projectRef",
-            description="A reference to a CloudResourceManagerProject (API field `project`).",
+            description="Immutable. The Project that this SQLDatabase belongs to.",
         ),
     ] = None
     resource_id: Annotated[
@@ -95,7 +97,8 @@ class SQLDatabase(KRMObject):
     KIND: ClassVar[str] = "SQLDatabase"
 
     api_version: Annotated[
-        Literal["sql.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["sql.cnrm.cloud.google.com/v1alpha1", "sql.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "sql.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["SQLDatabase"] = "SQLDatabase"
     spec: SQLDatabaseSpec

@@ -8,15 +8,11 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.cloudresourcemanager.v1alpha1.cloudresourcemanagerproject_reference import (
-    CloudResourceManagerProjectRef,
-)
 from kccgen.generated.compute.v1alpha1.computenetworkattachment_reference import (
     ComputeNetworkAttachmentRef,
 )
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
-from kccgen.generated.logging.v1alpha1.logginglogmetric_reference import LoggingLogMetricRef
-from kccgen.generated.merchantapi.v1alpha1.merchantapiregion_reference import MerchantAPIRegionRef
+from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.privateca.v1alpha1.privatecacapool_reference import PrivateCACAPoolRef
 from kccgen.generated.secretmanager.v1beta1.secretmanagersecret_reference import (
     SecretManagerSecretRef,
@@ -60,8 +56,6 @@ from kccgen.generated.sql.v1alpha1.sqladmin_v1_api import (
     SqlOutOfDiskReportSqlOutOfDiskState,
 )
 from kccgen.generated.sql.v1alpha1.sqlinstance_reference import SQLInstanceRef
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
-from kccgen.generated.tagmanager.v1alpha1.tagmanagerzone_reference import TagManagerZoneRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -82,10 +76,9 @@ class AclEntry(KRMModel):
         ),
     ] = None
     kind: Annotated[str | None, Field(description="This is always `sql#aclEntry`.")] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Optional. A label to identify this entry.")] = (
+        None
+    )
     value: Annotated[
         str | None, Field(description="The allowlisted value for the access control list.")
     ] = None
@@ -265,10 +258,7 @@ class ConnectionPoolFlags(KRMModel):
     Connection pool flags for Cloud SQL instances managed connection pool configuration.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Required. The name of the flag.")] = None
     value: Annotated[str | None, Field(description="Required. The value of the flag.")] = None
 
 
@@ -290,10 +280,7 @@ class DatabaseFlags(KRMModel):
     Database flags for Cloud SQL instances.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The name of the flag.")] = None
     value: Annotated[str | None, Field(description="The value of the flag.")] = None
 
 
@@ -305,10 +292,7 @@ class DatabaseInstanceFailoverReplica(KRMModel):
     available: Annotated[
         bool | None, Field(description="The availability status of the failover replica.")
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The name of the failover replica.")] = None
 
 
 class DenyMaintenancePeriod(KRMModel):
@@ -509,23 +493,14 @@ class InstanceReference(KRMModel):
     Reference to another Cloud SQL instance.
     """
 
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
+    name: Annotated[
+        str | None, Field(description="The name of the Cloud SQL instance being referenced.")
     ] = None
-    project_ref: Annotated[
-        CloudResourceManagerProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="A reference to a CloudResourceManagerProject (API field `project`).",
-        ),
+    project: Annotated[
+        str | None, Field(description="The project ID of the Cloud SQL instance being referenced.")
     ] = None
-    region_ref: Annotated[
-        MerchantAPIRegionRef | None,
-        Field(
-            alias="regionRef",
-            description="A reference to a MerchantAPIRegion (API field `region`).",
-        ),
+    region: Annotated[
+        str | None, Field(description="The region of the Cloud SQL instance being referenced.")
     ] = None
 
 
@@ -702,9 +677,11 @@ class LocationPreference(KRMModel):
             description="The preferred Compute Engine zone for the secondary/failover (for example: us-central1-a, us-central1-b, etc.).",
         ),
     ] = None
-    zone_ref: Annotated[
-        TagManagerZoneRef | None,
-        Field(alias="zoneRef", description="A reference to a TagManagerZone (API field `zone`)."),
+    zone: Annotated[
+        str | None,
+        Field(
+            description="The preferred Compute Engine zone (for example: us-central1-a, us-central1-b, etc.)."
+        ),
     ] = None
 
 
@@ -1629,19 +1606,19 @@ class SQLInstanceSpec(KRMModel):
             description="This field represents the report generated by the proactive database wellness job for OutOfDisk issues.",
         ),
     ] = None
+    project: Annotated[
+        str | None,
+        Field(description="The project ID of the project containing the Cloud SQL instance."),
+    ] = None
     project_ref: Annotated[
-        CloudResourceManagerProjectRef | None,
+        ProjectRef | None,
         Field(
             alias="projectRef",
-            description="A reference to a CloudResourceManagerProject (API field `project`).",
+            description="Immutable. The Project that this SQLInstance belongs to.",
         ),
     ] = None
-    region_ref: Annotated[
-        MerchantAPIRegionRef | None,
-        Field(
-            alias="regionRef",
-            description="A reference to a MerchantAPIRegion (API field `region`).",
-        ),
+    region: Annotated[
+        str | None, Field(description="The geographical region of the Cloud SQL instance.")
     ] = None
     replica_configuration: Annotated[
         ReplicaConfiguration | None,
@@ -2277,11 +2254,8 @@ class TargetMetric(KRMModel):
     Target metric for read pool auto scaling.
     """
 
-    metric_ref: Annotated[
-        LoggingLogMetricRef | None,
-        Field(
-            alias="metricRef", description="A reference to a LoggingLogMetric (API field `metric`)."
-        ),
+    metric: Annotated[
+        str | None, Field(description="The metric name to be used for auto scaling.")
     ] = None
     target_value: Annotated[
         float | None, Field(alias="targetValue", description="The target value for the metric.")
@@ -2321,7 +2295,8 @@ class SQLInstance(KRMObject):
     KIND: ClassVar[str] = "SQLInstance"
 
     api_version: Annotated[
-        Literal["sql.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["sql.cnrm.cloud.google.com/v1alpha1", "sql.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "sql.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["SQLInstance"] = "SQLInstance"
     spec: SQLInstanceSpec = Field(default_factory=SQLInstanceSpec)

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.cloudresourcemanager.v1alpha1.cloudresourcemanagerproject_reference import (
-    CloudResourceManagerProjectRef,
-)
+from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.sql.v1alpha1 import sqladmin_v1_api
 from kccgen.generated.sql.v1alpha1.sqladmin_v1_api import (
     UserDualPasswordType,
@@ -94,11 +92,14 @@ class SQLUserSpec(KRMModel):
         UserPasswordValidationPolicy | None,
         Field(alias="passwordPolicy", description="User level password validation policy."),
     ] = None
+    project: Annotated[
+        str | None,
+        Field(description="The project ID of the project containing the Cloud SQL database."),
+    ] = None
     project_ref: Annotated[
-        CloudResourceManagerProjectRef | None,
+        ProjectRef | None,
         Field(
-            alias="projectRef",
-            description="A reference to a CloudResourceManagerProject (API field `project`).",
+            alias="projectRef", description="Immutable. The Project that this SQLUser belongs to."
         ),
     ] = None
     resource_id: Annotated[
@@ -199,7 +200,8 @@ class SQLUser(KRMObject):
     KIND: ClassVar[str] = "SQLUser"
 
     api_version: Annotated[
-        Literal["sql.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["sql.cnrm.cloud.google.com/v1alpha1", "sql.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "sql.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["SQLUser"] = "SQLUser"
     spec: SQLUserSpec

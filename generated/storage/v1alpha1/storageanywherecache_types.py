@@ -10,7 +10,6 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.storage.v1alpha1 import storage_v1_api
 from kccgen.generated.storage.v1beta1.storagebucket_reference import StorageBucketRef
-from kccgen.generated.tagmanager.v1alpha1.tagmanagerzone_reference import TagManagerZoneRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -96,9 +95,8 @@ class StorageAnywhereCacheSpec(KRMModel):
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
-    zone_ref: Annotated[
-        TagManagerZoneRef | None,
-        Field(alias="zoneRef", description="A reference to a TagManagerZone (API field `zone`)."),
+    zone: Annotated[
+        str | None, Field(description="The zone in which the cache instance is running.")
     ] = None
 
 
@@ -121,7 +119,8 @@ class StorageAnywhereCache(KRMObject):
     KIND: ClassVar[str] = "StorageAnywhereCache"
 
     api_version: Annotated[
-        Literal["storage.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["storage.cnrm.cloud.google.com/v1alpha1", "storage.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "storage.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["StorageAnywhereCache"] = "StorageAnywhereCache"
     spec: StorageAnywhereCacheSpec

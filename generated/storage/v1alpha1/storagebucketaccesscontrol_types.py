@@ -96,7 +96,8 @@ class StorageBucketAccessControl(KRMObject):
     KIND: ClassVar[str] = "StorageBucketAccessControl"
 
     api_version: Annotated[
-        Literal["storage.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["storage.cnrm.cloud.google.com/v1alpha1", "storage.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "storage.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["StorageBucketAccessControl"] = "StorageBucketAccessControl"
     spec: StorageBucketAccessControlSpec

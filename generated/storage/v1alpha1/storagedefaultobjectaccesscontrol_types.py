@@ -111,7 +111,8 @@ class StorageDefaultObjectAccessControl(KRMObject):
     KIND: ClassVar[str] = "StorageDefaultObjectAccessControl"
 
     api_version: Annotated[
-        Literal["storage.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["storage.cnrm.cloud.google.com/v1alpha1", "storage.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "storage.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["StorageDefaultObjectAccessControl"] = "StorageDefaultObjectAccessControl"
     spec: StorageDefaultObjectAccessControlSpec

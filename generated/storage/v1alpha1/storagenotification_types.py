@@ -83,7 +83,8 @@ class StorageNotification(KRMObject):
     KIND: ClassVar[str] = "StorageNotification"
 
     api_version: Annotated[
-        Literal["storage.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["storage.cnrm.cloud.google.com/v1alpha1", "storage.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "storage.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["StorageNotification"] = "StorageNotification"
     spec: StorageNotificationSpec

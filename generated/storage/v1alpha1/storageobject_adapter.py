@@ -56,6 +56,7 @@ ADAPTER = Adapter(
         "ifMetagenerationMatch",
         "ifMetagenerationNotMatch",
         "metageneration",
+        "size",
     ),
 )
 

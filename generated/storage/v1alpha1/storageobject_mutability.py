@@ -90,6 +90,7 @@ OBJECT = FieldType(kind=TypeKind.OBJECT)
 STRING = FieldType(kind=TypeKind.STRING)
 STRING_DATE_TIME = FieldType(kind=TypeKind.STRING, format="date-time")
 STRING_INT64 = FieldType(kind=TypeKind.STRING, format="int64")
+STRING_UINT64 = FieldType(kind=TypeKind.STRING, format="uint64")
 
 # fmt: off
 FIELDS: tuple[FieldRule, ...] = field_rules(
@@ -159,7 +160,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("retention.retainUntilTime", STRING_DATE_TIME, (), True, True),
         ("retentionExpirationTime", STRING_DATE_TIME, (), True, True),
         ("selfLink", STRING, (), True, True),
-        ("sizeRef", OBJECT, (), True, True, {"api_path": "size"}),
+        ("size", STRING_UINT64, (), True, True),
         ("softDeleteTime", STRING_DATE_TIME, (), True, True),
         ("storageClass", STRING, (), True, True),
         ("temporaryHold", BOOLEAN, (), True, True),

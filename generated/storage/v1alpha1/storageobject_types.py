@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.dfareporting.v1alpha1.dfareportingsize_reference import DfareportingSizeRef
 from kccgen.generated.storage.v1alpha1 import storage_v1_api
 from kccgen.generated.storage.v1alpha1.storage_v1_api import ObjectInsertParametersPredefinedAcl
 from kccgen.generated.storage.v1alpha1.storageobject_reference import StorageObjectRef
@@ -354,9 +353,8 @@ class StorageObjectSpec(KRMModel):
     self_link: Annotated[
         str | None, Field(alias="selfLink", description="The link to this object.")
     ] = None
-    size_ref: Annotated[
-        DfareportingSizeRef | None,
-        Field(alias="sizeRef", description="A reference to a DfareportingSize (API field `size`)."),
+    size: Annotated[
+        int | UInt64String | None, Field(description="Content-Length of the data in bytes.")
     ] = None
     soft_delete_time: Annotated[
         str | None,
@@ -412,6 +410,10 @@ class StorageObjectSpec(KRMModel):
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
+
+
+class UInt64String(RootModel[str]):
+    root: Annotated[str, Field(description="A uint64 in its string form.", pattern="^[0-9]+$")]
 
 
 class StorageObjectStatus(KRMStatus):

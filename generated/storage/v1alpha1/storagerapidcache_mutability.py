@@ -43,7 +43,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("state", STRING, (), True, True),
         ("ttl", STRING_GOOGLE_DURATION, (), True, True),
         ("updateTime", STRING_DATE_TIME, (), True, True),
-        ("zoneRef", OBJECT, (), True, True, {"api_path": "zone"}),
+        ("zone", STRING, (), True, True),
     ),
 )
 # fmt: on

@@ -10,7 +10,6 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.storage.v1alpha1 import storage_v1_api
 from kccgen.generated.storage.v1beta1.storagebucket_reference import StorageBucketRef
-from kccgen.generated.tagmanager.v1alpha1.tagmanagerzone_reference import TagManagerZoneRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -99,9 +98,8 @@ class StorageRapidCacheSpec(KRMModel):
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
-    zone_ref: Annotated[
-        TagManagerZoneRef | None,
-        Field(alias="zoneRef", description="A reference to a TagManagerZone (API field `zone`)."),
+    zone: Annotated[
+        str | None, Field(description="The zone in which the cache instance is running.")
     ] = None
 
 

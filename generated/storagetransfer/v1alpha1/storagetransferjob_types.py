@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.merchantapi.v1alpha1.merchantapiregion_reference import MerchantAPIRegionRef
 from kccgen.generated.pubsub.v1beta1.pubsubsubscription_reference import PubSubSubscriptionRef
 from kccgen.generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
 from kccgen.generated.secretmanager.v1beta1.secretmanagersecret_reference import (
@@ -38,9 +37,6 @@ from kccgen.generated.storagetransfer.v1alpha1.storagetransfer_v1_api import (
     S3CompatibleMetadataRequestModel,
     TransferJobStatus,
     TransferOptionsOverwriteWhen,
-)
-from kccgen.generated.tagmanager.v1alpha1.tagmanagercontainer_reference import (
-    TagManagerContainerRef,
 )
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -76,12 +72,8 @@ class AwsS3CompatibleData(KRMModel):
     path: Annotated[
         str | None, Field(description="Specifies the root path to transfer objects.")
     ] = None
-    region_ref: Annotated[
-        MerchantAPIRegionRef | None,
-        Field(
-            alias="regionRef",
-            description="A reference to a MerchantAPIRegion (API field `region`).",
-        ),
+    region: Annotated[
+        str | None, Field(description="Specifies the region to sign requests with.")
     ] = None
     s3_metadata: Annotated[
         S3CompatibleMetadata | None,
@@ -158,12 +150,9 @@ class AzureBlobStorageData(KRMModel):
             description="Required. Input only. Credentials used to authenticate API requests to Azure.",
         ),
     ] = None
-    container_ref: Annotated[
-        TagManagerContainerRef | None,
-        Field(
-            alias="containerRef",
-            description="A reference to a TagManagerContainer (API field `container`).",
-        ),
+    container: Annotated[
+        str | None,
+        Field(description="Required. The container to transfer from the Azure Storage account."),
     ] = None
     credentials_secret_ref: Annotated[
         SecretManagerSecretRef | None,
@@ -857,7 +846,11 @@ class StorageTransferJob(KRMObject):
     KIND: ClassVar[str] = "StorageTransferJob"
 
     api_version: Annotated[
-        Literal["storagetransfer.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "storagetransfer.cnrm.cloud.google.com/v1alpha1",
+            "storagetransfer.cnrm.cloud.google.com/v1beta1",
+        ],
+        Field(alias="apiVersion"),
     ] = "storagetransfer.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["StorageTransferJob"] = "StorageTransferJob"
     spec: StorageTransferJobSpec = Field(default_factory=StorageTransferJobSpec)

@@ -8,10 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.dataplex.v1alpha1.dataplexglossarycategory_reference import (
-    DataplexGlossaryCategoryRef,
-)
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.generated.testing.v1alpha1 import testing_v1_api
 from kccgen.generated.testing.v1alpha1.testing_v1_api import (
     AndroidInstrumentationTestOrchestratorOption,
@@ -537,10 +533,7 @@ class ClientInfo(KRMModel):
             alias="clientInfoDetails", description="The list of detailed information about client."
         ),
     ] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="Required. Client name, such as gcloud.")] = None
 
 
 class ClientInfoDetail(KRMModel):
@@ -1405,12 +1398,8 @@ class StartActivityIntent(KRMModel):
     """
 
     action: Annotated[str | None, Field(description="Action name.")] = None
-    category_refs: Annotated[
-        list[DataplexGlossaryCategoryRef] | None,
-        Field(
-            alias="categoryRefs",
-            description="References to DataplexGlossaryCategorys (API field `categories`).",
-        ),
+    categories: Annotated[
+        list[str] | None, Field(description="Intent categories to set on the intent.")
     ] = None
     uri: Annotated[str | None, Field(description="URI for the action.")] = None
 

@@ -13,9 +13,6 @@ from kccgen.generated.external.secretmanagersecretversion_reference import (
     SecretManagerSecretVersionRef,
 )
 from kccgen.generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
-from kccgen.generated.tagmanager.v1alpha1.tagmanagercontainer_reference import (
-    TagManagerContainerRef,
-)
 from kccgen.generated.transcoder.v1alpha1 import transcoder_v1_api
 from kccgen.generated.transcoder.v1alpha1.transcoder_v1_api import (
     AnimationFadeFadeType,
@@ -889,13 +886,7 @@ class MuxStream(KRMModel):
     Multiplexing settings for output stream.
     """
 
-    container_ref: Annotated[
-        TagManagerContainerRef | None,
-        Field(
-            alias="containerRef",
-            description="A reference to a TagManagerContainer (API field `container`).",
-        ),
-    ] = None
+    container: Annotated[str | None, Field(description="The container format.")] = None
     elementary_streams: Annotated[
         list[str] | None,
         Field(

@@ -198,7 +198,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("config.manifests[].muxStreams", ARRAY_OF_STRING, (REQUIRED,), False, True),
         ("config.manifests[].type", ENUM, (REQUIRED,), False, True),
         ("config.muxStreams", ARRAY_OF_OBJECT, (), False, True),
-        ("config.muxStreams[].containerRef", OBJECT, (), False, True, {"api_path": "config.muxStreams[].container"}),
+        ("config.muxStreams[].container", STRING, (), False, True),
         ("config.muxStreams[].elementaryStreams", ARRAY_OF_STRING, (), False, True),
         ("config.muxStreams[].encryptionId", STRING, (), False, True),
         ("config.muxStreams[].fileName", STRING, (), False, True),

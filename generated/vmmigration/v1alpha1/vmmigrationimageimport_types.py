@@ -8,11 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.compute.v1alpha1.computeimage_reference import ComputeImageRef
 from kccgen.generated.compute.v1alpha1.computelicense_reference import ComputeLicenseRef
-from kccgen.generated.compute.v1alpha1.computemachineimage_reference import ComputeMachineImageRef
-from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
-from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.vmmigration.v1alpha1 import vmmigration_v1_api
 from kccgen.generated.vmmigration.v1alpha1.vmmigration_v1_api import (
@@ -109,11 +105,9 @@ class DiskImageTargetDetails(KRMModel):
             description="Optional. The name of the image family to which the new image belongs.",
         ),
     ] = None
-    image_ref: Annotated[
-        ComputeImageRef | None,
-        Field(
-            alias="imageRef", description="A reference to a ComputeImage (API field `imageName`)."
-        ),
+    image_name: Annotated[
+        str | None,
+        Field(alias="imageName", description="Required. The name of the image to be created."),
     ] = None
     labels: Annotated[
         dict[str, str] | None,
@@ -469,18 +463,18 @@ class MachineImageTargetDetails(KRMModel):
             description="Optional. The labels to apply to the instance created by the machine image."
         ),
     ] = None
+    machine_image_name: Annotated[
+        str | None,
+        Field(
+            alias="machineImageName",
+            description="Required. The name of the machine image to be created.",
+        ),
+    ] = None
     machine_image_parameters_overrides: Annotated[
         MachineImageParametersOverrides | None,
         Field(
             alias="machineImageParametersOverrides",
             description="Optional. Parameters overriding decisions based on the source machine image configurations.",
-        ),
-    ] = None
-    machine_image_ref: Annotated[
-        ComputeMachineImageRef | None,
-        Field(
-            alias="machineImageRef",
-            description="A reference to a ComputeMachineImage (API field `machineImageName`).",
         ),
     ] = None
     network_interfaces: Annotated[
@@ -670,11 +664,8 @@ class NetworkInterface(KRMModel):
         str | None,
         Field(alias="internalIp", description="Optional. The internal IP to define in the NIC."),
     ] = None
-    network_ref: Annotated[
-        ComputeNetworkRef | None,
-        Field(
-            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
-        ),
+    network: Annotated[
+        str | None, Field(description="Optional. The network to connect the NIC to.")
     ] = None
     network_tier: Annotated[
         NetworkInterfaceNetworkTier | None,
@@ -683,12 +674,8 @@ class NetworkInterface(KRMModel):
             description="Optional. The networking tier used for optimizing connectivity between instances and systems on the internet.",
         ),
     ] = None
-    subnetwork_ref: Annotated[
-        ComputeSubnetworkRef | None,
-        Field(
-            alias="subnetworkRef",
-            description="A reference to a ComputeSubnetwork (API field `subnetwork`).",
-        ),
+    subnetwork: Annotated[
+        str | None, Field(description="Optional. The subnetwork to connect the NIC to.")
     ] = None
 
 

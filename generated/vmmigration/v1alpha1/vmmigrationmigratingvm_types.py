@@ -9,10 +9,7 @@ from __future__ import annotations
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.compute.v1alpha1.computestoragepool_reference import ComputeStoragePoolRef
-from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
-from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.tagmanager.v1alpha1.tagmanagerzone_reference import TagManagerZoneRef
 from kccgen.generated.vmmigration.v1alpha1 import vmmigration_v1_api
 from kccgen.generated.vmmigration.v1alpha1.vmmigration_v1_api import (
     AppliedLicenseType,
@@ -326,9 +323,8 @@ class ComputeEngineDisksTargetDefaults(KRMModel):
         DisksMigrationVmTargetDefaults | None,
         Field(alias="vmTargetDefaults", description="Details of the VM migration target."),
     ] = None
-    zone_ref: Annotated[
-        TagManagerZoneRef | None,
-        Field(alias="zoneRef", description="A reference to a TagManagerZone (API field `zone`)."),
+    zone: Annotated[
+        str | None, Field(description="The zone in which to create the Persistent Disks.")
     ] = None
 
 
@@ -473,10 +469,7 @@ class ComputeEngineTargetDefaults(KRMModel):
     vm_name: Annotated[
         str | None, Field(alias="vmName", description="The name of the VM to create.")
     ] = None
-    zone_ref: Annotated[
-        TagManagerZoneRef | None,
-        Field(alias="zoneRef", description="A reference to a TagManagerZone (API field `zone`)."),
-    ] = None
+    zone: Annotated[str | None, Field(description="The zone in which to create the VM.")] = None
 
 
 class ComputeEngineTargetDefaultsObservedState(KRMModel):
@@ -1095,11 +1088,8 @@ class NetworkInterface(KRMModel):
         str | None,
         Field(alias="internalIp", description="Optional. The internal IP to define in the NIC."),
     ] = None
-    network_ref: Annotated[
-        ComputeNetworkRef | None,
-        Field(
-            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
-        ),
+    network: Annotated[
+        str | None, Field(description="Optional. The network to connect the NIC to.")
     ] = None
     network_tier: Annotated[
         NetworkInterfaceNetworkTier | None,
@@ -1108,12 +1098,8 @@ class NetworkInterface(KRMModel):
             description="Optional. The networking tier used for optimizing connectivity between instances and systems on the internet.",
         ),
     ] = None
-    subnetwork_ref: Annotated[
-        ComputeSubnetworkRef | None,
-        Field(
-            alias="subnetworkRef",
-            description="A reference to a ComputeSubnetwork (API field `subnetwork`).",
-        ),
+    subnetwork: Annotated[
+        str | None, Field(description="Optional. The subnetwork to connect the NIC to.")
     ] = None
 
 

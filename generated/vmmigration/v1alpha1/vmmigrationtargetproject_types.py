@@ -8,9 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.cloudresourcemanager.v1alpha1.cloudresourcemanagerproject_reference import (
-    CloudResourceManagerProjectRef,
-)
+from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.vmmigration.v1alpha1 import vmmigration_v1_api
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -52,11 +50,14 @@ class VMMigrationTargetProjectSpec(KRMModel):
     location: Annotated[
         str, Field(description="Immutable. The location of the VMMigrationTargetProject.")
     ]
+    project: Annotated[
+        str | None, Field(description="Required. The target project ID (number) or project name.")
+    ] = None
     project_ref: Annotated[
-        CloudResourceManagerProjectRef | None,
+        ProjectRef | None,
         Field(
             alias="projectRef",
-            description="A reference to a CloudResourceManagerProject (API field `project`).",
+            description="Immutable. The Project that this VMMigrationTargetProject belongs to.",
         ),
     ] = None
     resource_id: Annotated[

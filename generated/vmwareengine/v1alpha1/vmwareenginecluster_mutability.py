@@ -60,7 +60,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("nodeTypeConfigs", MAP_OF_OBJECT, (REQUIRED,), True, True),
         ("nodeTypeConfigs.*.customCoreCount", INTEGER_INT32, (OPTIONAL,), True, True),
         ("nodeTypeConfigs.*.nodeCount", INTEGER_INT32, (REQUIRED,), True, True),
-        ("placementGroupRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "placementGroup"}),
+        ("placementGroup", STRING, (OPTIONAL,), True, True),
         ("privateCloudRef", OBJECT, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("stretchedClusterConfig", OBJECT, (OPTIONAL,), True, True),

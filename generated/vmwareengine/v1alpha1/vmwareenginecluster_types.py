@@ -8,9 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.dfareporting.v1alpha1.dfareportingplacementgroup_reference import (
-    DfareportingPlacementGroupRef,
-)
 from kccgen.generated.vmwareengine.v1alpha1 import vmwareengine_v1_api
 from kccgen.generated.vmwareengine.v1alpha1.vmwareengine_v1_api import (
     ClusterState,
@@ -317,11 +314,11 @@ class VMwareEngineClusterSpec(KRMModel):
             description="Required. The map of cluster node types in this cluster, where the key is canonical identifier of the node type (corresponds to the `NodeType`).",
         ),
     ] = None
-    placement_group_ref: Annotated[
-        DfareportingPlacementGroupRef | None,
+    placement_group: Annotated[
+        str | None,
         Field(
-            alias="placementGroupRef",
-            description="A reference to a DfareportingPlacementGroup (API field `placementGroup`).",
+            alias="placementGroup",
+            description="Optional. The identifier of the placement group for cluster nodes.",
         ),
     ] = None
     private_cloud_ref: Annotated[

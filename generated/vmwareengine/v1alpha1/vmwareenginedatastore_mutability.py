@@ -25,7 +25,6 @@ OUTPUT_ONLY_2 = Fact(
 OUTPUT_ONLY_3 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="readOnly")
 REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="description:'Required.'")
 REQUIRED_2 = Fact(behaviour=Behaviour.REQUIRED, source="identity")
-ARRAY_OF_OBJECT = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.OBJECT))
 ARRAY_OF_STRING = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.STRING))
 ENUM = FieldType(kind=TypeKind.ENUM)
 OBJECT = FieldType(kind=TypeKind.OBJECT)
@@ -48,7 +47,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("nfsDatastore.thirdPartyFileService", OBJECT, (), True, True),
         ("nfsDatastore.thirdPartyFileService.fileShare", STRING, (REQUIRED,), True, True),
         ("nfsDatastore.thirdPartyFileService.networkRef", OBJECT, (REQUIRED,), True, True, {"api_path": "nfsDatastore.thirdPartyFileService.network"}),
-        ("nfsDatastore.thirdPartyFileService.serverRefs", ARRAY_OF_OBJECT, (REQUIRED,), True, True, {"api_path": "nfsDatastore.thirdPartyFileService.servers"}),
+        ("nfsDatastore.thirdPartyFileService.servers", ARRAY_OF_STRING, (REQUIRED,), True, True),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
     ),

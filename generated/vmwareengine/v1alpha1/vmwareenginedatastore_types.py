@@ -10,7 +10,6 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.ftp.v1alpha1.ftpserver_reference import FTPServerRef
 from kccgen.generated.netapp.v1alpha1.netappvolume_reference import NetAppVolumeRef
 from kccgen.generated.vmwareengine.v1alpha1 import vmwareengine_v1_api
 from kccgen.generated.vmwareengine.v1alpha1.vmwareengine_v1_api import DatastoreState
@@ -80,9 +79,9 @@ class ThirdPartyFileService(KRMModel):
             alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
         ),
     ] = None
-    server_refs: Annotated[
-        list[FTPServerRef] | None,
-        Field(alias="serverRefs", description="References to FTPServers (API field `servers`)."),
+    servers: Annotated[
+        list[str] | None,
+        Field(description="Required. Server IP addresses of the NFS file service."),
     ] = None
 
 

@@ -102,7 +102,11 @@ class VMwareEngineExternalAddress(KRMObject):
     KIND: ClassVar[str] = "VMwareEngineExternalAddress"
 
     api_version: Annotated[
-        Literal["vmwareengine.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "vmwareengine.cnrm.cloud.google.com/v1alpha1",
+            "vmwareengine.cnrm.cloud.google.com/v1beta1",
+        ],
+        Field(alias="apiVersion"),
     ] = "vmwareengine.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["VMwareEngineExternalAddress"] = "VMwareEngineExternalAddress"
     spec: VMwareEngineExternalAddressSpec

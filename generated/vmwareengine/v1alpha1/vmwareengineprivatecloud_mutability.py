@@ -49,7 +49,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("managementCluster.nodeTypeConfigs", MAP_OF_OBJECT, (INPUT_ONLY_2, REQUIRED), True, False),
         ("managementCluster.nodeTypeConfigs.*.customCoreCount", INTEGER_INT32, (INPUT_ONLY_2, OPTIONAL), True, False),
         ("managementCluster.nodeTypeConfigs.*.nodeCount", INTEGER_INT32, (INPUT_ONLY_2, REQUIRED), True, False),
-        ("managementCluster.placementGroupRef", OBJECT, (INPUT_ONLY_2, OPTIONAL), True, False, {"api_path": "managementCluster.placementGroup"}),
+        ("managementCluster.placementGroup", STRING, (INPUT_ONLY_2, OPTIONAL), True, False),
         ("managementCluster.stretchedClusterConfig", OBJECT, (INPUT_ONLY_2, OPTIONAL), True, False),
         ("managementCluster.stretchedClusterConfig.preferredLocation", STRING, (INPUT_ONLY_2, REQUIRED), True, False),
         ("managementCluster.stretchedClusterConfig.preferredLocationPlacementGroup", STRING, (INPUT_ONLY_2, OPTIONAL), True, False),

@@ -8,9 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.dfareporting.v1alpha1.dfareportingplacementgroup_reference import (
-    DfareportingPlacementGroupRef,
-)
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.vmwareengine.v1alpha1 import vmwareengine_v1_api
@@ -85,11 +82,11 @@ class ManagementCluster(KRMModel):
             description="Required. The map of cluster node types in this cluster, where the key is canonical identifier of the node type (corresponds to the `NodeType`).",
         ),
     ] = None
-    placement_group_ref: Annotated[
-        DfareportingPlacementGroupRef | None,
+    placement_group: Annotated[
+        str | None,
         Field(
-            alias="placementGroupRef",
-            description="A reference to a DfareportingPlacementGroup (API field `placementGroup`).",
+            alias="placementGroup",
+            description="Optional. The identifier of the placement group for management cluster nodes.",
         ),
     ] = None
     stretched_cluster_config: Annotated[

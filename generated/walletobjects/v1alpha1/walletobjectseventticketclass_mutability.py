@@ -515,7 +515,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("infoModuleData", OBJECT, (), True, True),
         ("infoModuleData.labelValueRows", ARRAY_OF_OBJECT, (), True, True),
         ("infoModuleData.labelValueRows[].columns", ARRAY_OF_OBJECT, (), True, True),
-        ("infoModuleData.labelValueRows[].columns[].labelRef", OBJECT, (), True, True, {"api_path": "infoModuleData.labelValueRows[].columns[].label"}),
+        ("infoModuleData.labelValueRows[].columns[].label", STRING, (), True, True),
         ("infoModuleData.labelValueRows[].columns[].localizedLabel", OBJECT, (), True, True),
         ("infoModuleData.labelValueRows[].columns[].localizedLabel.defaultValue", OBJECT, (), True, True),
         ("infoModuleData.labelValueRows[].columns[].localizedLabel.defaultValue.kind", STRING, (), True, True),

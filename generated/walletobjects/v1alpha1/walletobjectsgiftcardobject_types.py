@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.drivelabels.v1alpha1.drivelabelslabel_reference import DriveLabelsLabelRef
 from kccgen.generated.walletobjects.v1alpha1 import walletobjects_v1_api
 from kccgen.generated.walletobjects.v1alpha1.walletobjects_v1_api import (
     BarcodeRenderEncoding,
@@ -614,12 +613,9 @@ class LabelValue(KRMModel):
     A pair of text strings to be displayed in the details view. Note we no longer display LabelValue/LabelValueRow as a table, instead a list of items.
     """
 
-    label_ref: Annotated[
-        DriveLabelsLabelRef | None,
-        Field(
-            alias="labelRef", description="A reference to a DriveLabelsLabel (API field `label`)."
-        ),
-    ] = None
+    label: Annotated[str | None, Field(description="The label for a specific row and column.")] = (
+        None
+    )
     localized_label: Annotated[
         LocalizedString | None,
         Field(alias="localizedLabel", description="Translated strings for the label."),

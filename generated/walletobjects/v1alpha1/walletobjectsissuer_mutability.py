@@ -35,7 +35,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("contactInfo", OBJECT, (), True, True),
         ("contactInfo.alertsEmails", ARRAY_OF_STRING, (), True, True),
         ("contactInfo.email", STRING, (), True, True),
-        ("contactInfo.nameRef", OBJECT, (), True, True, {"api_path": "contactInfo.name"}),
+        ("contactInfo.name", STRING, (), True, True),
         ("contactInfo.phone", STRING, (), True, True),
         ("homepageUrl", STRING, (), True, True),
         ("issuerId", STRING_INT64, (), True, True),

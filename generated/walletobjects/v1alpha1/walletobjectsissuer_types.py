@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.sql.v1alpha1.sqluser_reference import SQLUserRef
 from kccgen.generated.walletobjects.v1alpha1 import walletobjects_v1_api
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -49,10 +48,7 @@ class IssuerContactInfo(KRMModel):
         Field(alias="alertsEmails", description="Email addresses which will receive alerts."),
     ] = None
     email: Annotated[str | None, Field(description="The primary contact email address.")] = None
-    name_ref: Annotated[
-        SQLUserRef | None,
-        Field(alias="nameRef", description="A reference to a SQLUser (API field `name`)."),
-    ] = None
+    name: Annotated[str | None, Field(description="The primary contact name.")] = None
     phone: Annotated[str | None, Field(description="The primary contact phone number.")] = None
 
 

@@ -8,12 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.apigee.v1alpha1.apigeednszone_reference import ApigeeDNSZoneRef
-from kccgen.generated.compute.v1alpha1.computeimage_reference import ComputeImageRef
-from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
-from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.merchantapi.v1alpha1.merchantapiregion_reference import MerchantAPIRegionRef
 from kccgen.generated.run.v1alpha1.runworkerpool_reference import RunWorkerPoolRef
 from kccgen.generated.workloadmanager.v1alpha1 import workloadmanager_v1_api
 from kccgen.generated.workloadmanager.v1alpha1.workloadmanager_v1_api import (
@@ -99,9 +94,8 @@ class AppDetails(KRMModel):
         str | None, Field(alias="ersInstanceId", description="Optional. Instance ID for ERS.")
     ] = None
     ers_vm: Annotated[str | None, Field(alias="ersVm", description="Optional. ERS VM name.")] = None
-    image_ref: Annotated[
-        ComputeImageRef | None,
-        Field(alias="imageRef", description="A reference to a ComputeImage (API field `image`)."),
+    image: Annotated[
+        str | None, Field(description="Required. Image for the app server and ASCS server.")
     ] = None
     machine_type: Annotated[
         str | None, Field(alias="machineType", description="Required. Machine type.")
@@ -199,10 +193,9 @@ class DatabaseDetails(KRMModel):
     disk_type: Annotated[
         str | None, Field(alias="diskType", description="Required. Disk type.")
     ] = None
-    image_ref: Annotated[
-        ComputeImageRef | None,
-        Field(alias="imageRef", description="A reference to a ComputeImage (API field `image`)."),
-    ] = None
+    image: Annotated[str | None, Field(description="Required. Image for the database server.")] = (
+        None
+    )
     instance_id: Annotated[
         str | None, Field(alias="instanceId", description="Optional. Instance ID.")
     ] = None
@@ -245,14 +238,11 @@ class LocationDetails(KRMModel):
             description="Optional. When the user skips DNS configuration in the UI, `deployment_dns_enabled` is false; otherwise `deployment_dns_enabled` is true.",
         ),
     ] = None
+    dns_zone: Annotated[
+        str | None, Field(alias="dnsZone", description="Optional. DNS zone name.")
+    ] = None
     dns_zone_name_suffix: Annotated[
         str | None, Field(alias="dnsZoneNameSuffix", description="Optional. DNS zone name suffix.")
-    ] = None
-    dns_zone_ref: Annotated[
-        ApigeeDNSZoneRef | None,
-        Field(
-            alias="dnsZoneRef", description="A reference to a ApigeeDNSZone (API field `dnsZone`)."
-        ),
     ] = None
     internet_access: Annotated[
         LocationDetailsInternetAccess | None, Field(alias="internetAccess")
@@ -260,12 +250,8 @@ class LocationDetails(KRMModel):
     network_project: Annotated[
         str | None, Field(alias="networkProject", description="Optional. Network project.")
     ] = None
-    region_ref: Annotated[
-        MerchantAPIRegionRef | None,
-        Field(
-            alias="regionRef",
-            description="A reference to a MerchantAPIRegion (API field `regionName`).",
-        ),
+    region_name: Annotated[
+        str | None, Field(alias="regionName", description="Required. Region name.")
     ] = None
     subnet_name: Annotated[
         str | None, Field(alias="subnetName", description="Required. Subnet name.")
@@ -364,10 +350,10 @@ class SqlLocationDetails(KRMModel):
     Location and networking details for configuring SQL server workload.
     """
 
-    dns_zone_ref: Annotated[
-        ApigeeDNSZoneRef | None,
+    dns_zone: Annotated[
+        str | None,
         Field(
-            alias="dnsZoneRef", description="A reference to a ApigeeDNSZone (API field `dnsZone`)."
+            alias="dnsZone", description="Optional. Create a new DNS zone when the field is empty."
         ),
     ] = None
     gcp_project_id: Annotated[
@@ -381,22 +367,11 @@ class SqlLocationDetails(KRMModel):
         SqlLocationDetailsInternetAccess | None,
         Field(alias="internetAccess", description="Required. Internet Access."),
     ] = None
-    network_ref: Annotated[
-        ComputeNetworkRef | None,
-        Field(
-            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
-        ),
-    ] = None
+    network: Annotated[str | None, Field(description="Required. Network name.")] = None
     primary_zone: Annotated[
         str | None, Field(alias="primaryZone", description="Required. Primary zone.")
     ] = None
-    region_ref: Annotated[
-        MerchantAPIRegionRef | None,
-        Field(
-            alias="regionRef",
-            description="A reference to a MerchantAPIRegion (API field `region`).",
-        ),
-    ] = None
+    region: Annotated[str | None, Field(description="Required. Region name.")] = None
     secondary_zone: Annotated[
         str | None,
         Field(
@@ -404,13 +379,7 @@ class SqlLocationDetails(KRMModel):
             description="Optional. Secondary zone cannot be the same as primary_zone and is only for High Availability deployment mode.",
         ),
     ] = None
-    subnetwork_ref: Annotated[
-        ComputeSubnetworkRef | None,
-        Field(
-            alias="subnetworkRef",
-            description="A reference to a ComputeSubnetwork (API field `subnetwork`).",
-        ),
-    ] = None
+    subnetwork: Annotated[str | None, Field(description="Required. Subnetwork name.")] = None
     tertiary_zone: Annotated[
         str | None,
         Field(

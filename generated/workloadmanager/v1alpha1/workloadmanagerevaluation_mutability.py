@@ -54,7 +54,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("resourceFilter.scopes", ARRAY_OF_STRING, (), True, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("ruleNames", ARRAY_OF_STRING, (), True, True),
-        ("scheduleRef", OBJECT, (), True, True, {"api_path": "schedule"}),
+        ("schedule", STRING, (), True, True),
     ),
     observed=(
         ("createTime", STRING_GOOGLE_DATETIME, (OUTPUT_ONLY, OUTPUT_ONLY_2, OUTPUT_ONLY_3), False, True),

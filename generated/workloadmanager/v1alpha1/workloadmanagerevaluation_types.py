@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.aiplatform.v1alpha1.aiplatformschedule_reference import AIPlatformScheduleRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.workloadmanager.v1alpha1 import workloadmanager_v1_api
@@ -178,11 +177,10 @@ class WorkloadManagerEvaluationSpec(KRMModel):
         list[str] | None,
         Field(alias="ruleNames", description="The names of the rules used for this evaluation."),
     ] = None
-    schedule_ref: Annotated[
-        AIPlatformScheduleRef | None,
+    schedule: Annotated[
+        str | None,
         Field(
-            alias="scheduleRef",
-            description="A reference to a AIPlatformSchedule (API field `schedule`).",
+            description="Crontab format schedule for scheduled evaluation, currently only supports the following fixed schedules: * `0 */1 * * *` # Hourly * `0 */6 * * *` # Every 6 hours * `0 */12 * * *` # Every 12 hours * `0 0 */1 * *` # Daily * `0 0 */7 * *` # Weekly * `0 0 */14 * *` # Every 14 days * `0 0 1 */1 *` # Monthly"
         ),
     ] = None
 

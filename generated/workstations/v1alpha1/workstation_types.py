@@ -216,7 +216,11 @@ class Workstation(KRMObject):
     KIND: ClassVar[str] = "Workstation"
 
     api_version: Annotated[
-        Literal["workstations.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "workstations.cnrm.cloud.google.com/v1alpha1",
+            "workstations.cnrm.cloud.google.com/v1beta1",
+        ],
+        Field(alias="apiVersion"),
     ] = "workstations.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["Workstation"] = "Workstation"
     spec: WorkstationSpec

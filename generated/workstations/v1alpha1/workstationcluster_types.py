@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
-from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.workstations.v1alpha1 import workstations_v1_api
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
@@ -212,10 +210,10 @@ class WorkstationClusterSpec(KRMModel):
     location: Annotated[
         str, Field(description="Immutable. The location of the WorkstationCluster.")
     ]
-    network_ref: Annotated[
-        ComputeNetworkRef | None,
+    network: Annotated[
+        str | None,
         Field(
-            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
+            description="Immutable. Name of the Compute Engine network in which instances associated with this workstation cluster will be created."
         ),
     ] = None
     private_cluster_config: Annotated[
@@ -239,11 +237,10 @@ class WorkstationClusterSpec(KRMModel):
             description="Immutable. Optional. The WorkstationCluster ID used for creation and acquisition.",
         ),
     ] = None
-    subnetwork_ref: Annotated[
-        ComputeSubnetworkRef | None,
+    subnetwork: Annotated[
+        str | None,
         Field(
-            alias="subnetworkRef",
-            description="A reference to a ComputeSubnetwork (API field `subnetwork`).",
+            description="Immutable. Name of the Compute Engine subnetwork in which instances associated with this workstation cluster will be created."
         ),
     ] = None
     tags: Annotated[
@@ -287,7 +284,11 @@ class WorkstationCluster(KRMObject):
     KIND: ClassVar[str] = "WorkstationCluster"
 
     api_version: Annotated[
-        Literal["workstations.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "workstations.cnrm.cloud.google.com/v1alpha1",
+            "workstations.cnrm.cloud.google.com/v1beta1",
+        ],
+        Field(alias="apiVersion"),
     ] = "workstations.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["WorkstationCluster"] = "WorkstationCluster"
     spec: WorkstationClusterSpec

@@ -8,10 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.chromemanagement.v1alpha1.chromemanagementcommand_reference import (
-    ChromeManagementCommandRef,
-)
-from kccgen.generated.compute.v1alpha1.computeimage_reference import ComputeImageRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.workstations.v1alpha1 import workstations_v1_api
 from kccgen.generated.workstations.v1alpha1.workstationcluster_reference import (
@@ -97,20 +93,19 @@ class Container(KRMModel):
     args: Annotated[
         list[str] | None, Field(description="Optional. Arguments passed to the entrypoint.")
     ] = None
-    command_refs: Annotated[
-        list[ChromeManagementCommandRef] | None,
+    command: Annotated[
+        list[str] | None,
         Field(
-            alias="commandRefs",
-            description="References to ChromeManagementCommands (API field `command`).",
+            description="Optional. If set, overrides the default ENTRYPOINT specified by the image."
         ),
     ] = None
     env: Annotated[
         dict[str, str] | None,
         Field(description="Optional. Environment variables passed to the container's entrypoint."),
     ] = None
-    image_ref: Annotated[
-        ComputeImageRef | None,
-        Field(alias="imageRef", description="A reference to a ComputeImage (API field `image`)."),
+    image: Annotated[
+        str | None,
+        Field(description="Optional. A Docker container image that defines a custom environment."),
     ] = None
     run_as_user: Annotated[
         int | None,
@@ -779,7 +774,11 @@ class WorkstationConfig(KRMObject):
     KIND: ClassVar[str] = "WorkstationConfig"
 
     api_version: Annotated[
-        Literal["workstations.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "workstations.cnrm.cloud.google.com/v1alpha1",
+            "workstations.cnrm.cloud.google.com/v1beta1",
+        ],
+        Field(alias="apiVersion"),
     ] = "workstations.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["WorkstationConfig"] = "WorkstationConfig"
     spec: WorkstationConfigSpec
