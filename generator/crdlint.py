@@ -14,6 +14,7 @@ is reported here first.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +25,7 @@ import yaml
 from kccgen.discovery.behaviours import Behaviour, classify
 from kccgen.generator import celcost
 from kccgen.generator.emit.crds import RUNTIME_CHECKED
-from kccgen.generator.naming import API_NAMED_REF
+from kccgen.generator.naming import API_NAMED_REF, CEL_RESERVED, cel_field
 
 REQUIRED_COLUMNS = ("Age", "Ready", "Status", "Status Age")
 REQUIRED_LABELS = ("cnrm.cloud.google.com/managed-by-kcc", "cnrm.cloud.google.com/stability-level")
@@ -97,6 +98,9 @@ def conventions(crd: dict[str, Any]) -> Iterator[tuple[str, str]]:
     kind = str(names.get("kind", ""))
     if crd.get("apiVersion") != "apiextensions.k8s.io/v1" or crd.get("kind") != "CustomResourceDefinition":
         yield "", "not an apiextensions.k8s.io/v1 CustomResourceDefinition"
+    name = str((crd.get("metadata") or {}).get("name", ""))
+    if not _DNS_SUBDOMAIN.fullmatch(name) or len(name) > 253:
+        yield "/metadata/name", f"{name!r} is not a lowercase RFC 1123 subdomain (the API server refuses it)"
     want = {f"gcp{kind.lower()}", f"gcp{names.get('plural', '')}"}
     if not want <= set(names.get("shortNames") or []):
         yield "/spec/names/shortNames", f"short names must include {sorted(want)}"
@@ -117,6 +121,7 @@ def conventions(crd: dict[str, Any]) -> Iterator[tuple[str, str]]:
         root = ((v.get("schema") or {}).get("openAPIV3Schema")) or {}
         yield from ((p, m) for p, m in structural(root, f"{vp}/schema/openAPIV3Schema"))
         yield from celcost.problems(root, f"{vp}/schema/openAPIV3Schema")
+        yield from _reserved_words(root, f"{vp}/schema/openAPIV3Schema")
         props = root.get("properties") or {}
         sbase = f"{vp}/schema/openAPIV3Schema/properties"
         yield from _unbounded_rule_lists(props.get("spec") or {}, f"{sbase}/spec", False)
@@ -144,6 +149,27 @@ def conventions(crd: dict[str, Any]) -> Iterator[tuple[str, str]]:
                     yield f"{path}/properties/{name}", "references are not allowed in status"
         if "observedState" not in (status.get("properties") or {}):
             yield f"{sbase}/status", "status.observedState is missing"
+
+
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_SELECTED = re.compile(r"(?<!has\()\b(?:self|oldSelf)((?:\.\w+)+)")
+
+
+def _reserved_words(node: Any, path: str) -> Iterator[tuple[str, str]]:
+    """A rule that selects a property spelled like a CEL reserved word: the server knows it
+    only as ``__word__``, so ``self.package`` names nothing (and prices as unbounded)."""
+    if not isinstance(node, dict):
+        return
+    for i, r in enumerate(node.get("x-kubernetes-validations") or []):
+        for m in _SELECTED.finditer(str(r.get("rule", ""))):
+            bad = [w for w in m.group(1).split(".")[1:] if w in CEL_RESERVED]
+            if bad:
+                yield f"{path}/x-kubernetes-validations/{i}/rule", f"CEL selects reserved word {bad[0]!r}: write {cel_field(bad[0])}"
+    for k, v in (node.get("properties") or {}).items():
+        yield from _reserved_words(v, f"{path}/properties/{k}")
+    for key in ("items", "additionalProperties"):
+        if isinstance(node.get(key), dict):
+            yield from _reserved_words(node[key], f"{path}/{key}")
 
 
 def _unbounded_rule_lists(node: Any, path: str, unbounded: bool) -> Iterator[tuple[str, str]]:

@@ -48,6 +48,21 @@ def is_ref_name(name: str) -> bool:
     return name.endswith(("Ref", "Refs"))
 
 
+#: CEL's keywords and reserved words. The API server exposes a property spelled like one
+#: under ``__word__`` (CRD validation rules, "Escaping"); ``self.package`` names no field
+#: there, and its cost estimate refused ArtifactRegistryTag's CRD.
+CEL_RESERVED = frozenset(
+    ["true", "false", "null", "in", "as", "break", "const", "continue", "else", "for", "function", "if", "import", "let", "loop", "package", "namespace", "return", "var", "void", "while"]
+)
+
+
+def cel_field(name: str) -> str:
+    """A property name as a CEL rule must spell it: reserved words and ``__ . - /`` escaped."""
+    if name in CEL_RESERVED:
+        return f"__{name}__"
+    return name.replace("__", "__underscores__").replace(".", "__dot__").replace("-", "__dash__").replace("/", "__slash__")
+
+
 def words(name: str) -> list[str]:
     """Split camelCase, PascalCase, snake_case and kebab-case into words."""
     return _WORD_RE.findall(name)

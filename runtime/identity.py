@@ -125,6 +125,8 @@ class IdentityTemplate:
         if not value.strip():
             raise IdentityError(self.kind, value, self.expected(), "empty")
         v = value.strip()
+        if self.domain and v.startswith(f"{self.domain}/"):
+            v = "//" + v  # the full name without its leading // (Config Connector's fixtures write it)
         got: dict[str, str] | None
         if v.startswith("//"):
             host, _, path = v[2:].partition("/")
@@ -156,7 +158,12 @@ class IdentityTemplate:
         rest = path[prefix.end() :] if prefix else path
         # A declared REST path is the only URL shape (storage: b/{bucket});
         # the bare template must not match after the prefix (storage/v1/my-bucket).
-        return self._match_any(rest, (self.rest_template or self.template,))
+        got = self._match_any(rest, (self.rest_template or self.template,))
+        if got is not None and self.rest_template and set(got) != set(self.params) and len(got) == len(self.params):
+            # The REST path spells the same placeholders its own way (Dataflow's
+            # {projectId}/{jobId} for {project}/{job}): the order is the meaning.
+            got = dict(zip(self.params, got.values(), strict=True))
+        return got
 
 
 # --- registry -------------------------------------------------------------

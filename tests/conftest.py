@@ -28,3 +28,11 @@ def specs() -> Specs:
 @pytest.fixture(scope="session")
 def ir(specs: Specs) -> IR:
     return build_ir(specs)
+
+
+@pytest.fixture(scope="session")
+def curated_ir(specs: Specs) -> IR:
+    """The curated Kinds' IR: for tests that render, where every API would take minutes."""
+    from tests.support.specs import curated_only
+
+    return build_ir(curated_only(specs))

@@ -179,8 +179,11 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 def test_reference_tables_are_registered() -> None:
     """The generated tables the object-level tests below rely on."""
     by_path = {f.path: f for f in references_of("PubSubSubscription")}
-    assert by_path["bigqueryConfig.tableRef"].external_only
+    # BigQueryTable is generated now: a name reference is allowed; BigtableTable is not
+    assert not by_path["bigqueryConfig.tableRef"].external_only
     assert by_path["bigqueryConfig.tableRef"].target == TABLE
+    assert by_path["bigtableConfig.tableRef"].external_only
+    assert by_path["bigtableConfig.tableRef"].target == "BigtableTable"
     assert by_path["deadLetterPolicy.deadLetterTopicRef"].target == TOPIC
     assert {f.path: f.target for f in references_of("SecretManagerSecret")}[
         "topics[].topicRef"
@@ -987,10 +990,10 @@ def test_check_object_ok(o: dict[str, Any]) -> None:
             id="policy-strategy-dup",
         ),
         pytest.param(
-            subscription(bigqueryConfig={"tableRef": {"name": "x"}}),
+            subscription(bigtableConfig={"tableRef": {"name": "x"}}),
             Reason.EXTERNAL_REQUIRED,
-            "spec.bigqueryConfig.tableRef",
-            id="subscription-bigquery-name",
+            "spec.bigtableConfig.tableRef",
+            id="subscription-bigtable-name",
         ),
         pytest.param(
             subscription(
@@ -1010,13 +1013,13 @@ def test_check_object_errors(o: dict[str, Any], reason: Reason, path: str) -> No
 def test_check_object_reports_every_broken_field() -> None:
     o = subscription(
         topicRef={},
-        bigqueryConfig={"tableRef": {"name": "x"}},
+        bigtableConfig={"tableRef": {"name": "x"}},
         deadLetterPolicy={"deadLetterTopicRef": {"external": "bad"}},
     )
     got = {(e.path, e.reason) for e in check_object(o)}
     assert got == {
         ("spec.topicRef", Reason.EMPTY),
-        ("spec.bigqueryConfig.tableRef", Reason.EXTERNAL_REQUIRED),
+        ("spec.bigtableConfig.tableRef", Reason.EXTERNAL_REQUIRED),
         ("spec.deadLetterPolicy.deadLetterTopicRef", Reason.INVALID_EXTERNAL),
     }
 
@@ -1075,10 +1078,10 @@ def test_resolve_object_subscription(store: InMemoryStore, no_network: None) -> 
             id="policy-channel-missing",
         ),
         pytest.param(
-            subscription(bigqueryConfig={"tableRef": {"name": "x"}}),
+            subscription(bigtableConfig={"tableRef": {"name": "x"}}),
             Reason.EXTERNAL_REQUIRED,
-            "spec.bigqueryConfig.tableRef",
-            id="subscription-bigquery-name",
+            "spec.bigtableConfig.tableRef",
+            id="subscription-bigtable-name",
         ),
     ],
 )

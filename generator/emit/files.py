@@ -107,15 +107,21 @@ def _packages(module: ApiModule) -> set[str]:
 def units(ir: IR) -> list[Unit]:
     """The IR cut per API document, in a fixed order."""
     by_kind = {t.kind: t for t in ir.targets}
-    members: dict[str, list[KindIR]] = {}
+    # One document can feed two packages (curated v1beta1 and derived v1alpha1 Kinds of
+    # one API): each package is its own unit, holding only its Kinds, under its own name.
+    members: dict[tuple[str, str], list[KindIR]] = {}
     for k in ir.kinds:
-        members.setdefault(k.api.doc_key, []).append(k)
+        members.setdefault((k.api.doc_key, k.api.package), []).append(k)
+    per_doc: dict[str, int] = {}
+    for m in ir.api_modules:
+        per_doc[m.doc_key] = per_doc.get(m.doc_key, 0) + 1
     out = []
-    for m in sorted(ir.api_modules, key=lambda m: m.doc_key):
-        kinds = tuple(members.get(m.doc_key, ()))
+    for m in sorted(ir.api_modules, key=lambda m: (m.doc_key, m.package)):
+        kinds = tuple(members.get((m.doc_key, m.package), ()))
         needed = {k.kind for k in kinds} | {cls.removesuffix("Ref") for k in kinds for _, cls in k.ref_imports}
         targets = tuple(by_kind[n] for n in sorted(needed) if n in by_kind)
-        out.append(Unit(m.doc_key, IR(api_modules=(m,), kinds=kinds, targets=targets), tuple(sorted(_packages(m)))))
+        name = m.doc_key if per_doc[m.doc_key] == 1 else f"{m.doc_key}@{m.package.replace('/', '.')}"
+        out.append(Unit(name, IR(api_modules=(m,), kinds=kinds, targets=targets), tuple(sorted(_packages(m)))))
     external = tuple(t for t in ir.targets if not t.ours)
     shared = {"generated"} | ({"generated/external"} if external else set())
     out.append(Unit("_shared", IR(api_modules=(), kinds=(), targets=external), tuple(sorted(shared))))

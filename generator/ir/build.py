@@ -326,6 +326,11 @@ def build_kind(
     # The ID field is spec.resourceID (or the service's), never a second spec field.
     id_top = "name" if "." in id_field(m.create_shape) else id_field(m.create_shape)
     drop = frozenset(f.name for f in api_res.fields if f.name in ("name", id_top) or B.IDENTIFIER in f.behaviours)
+    # A body field that repeats an identity parent (Apigee AppGroup's ``organization``)
+    # would be a second spec field of the same name: the identity's reference says it.
+    id_fields, parent_refs = identity_fields(s.cfg.kind, identity)
+    parents = {r.krm_path for r in parent_refs}
+    drop |= {f.name for f in api_res.fields if f"{f.name}Ref" in parents}
 
     # Stage 5: references.
     inf = infer_references(s.cfg.kind, models, res_class, s.cfg, index, overrides, drop, identity.domain)
@@ -350,7 +355,6 @@ def build_kind(
     spec_name = proj.project(res_class, "spec", "", drop)
     obs_name = proj.project(res_class, "observed", "", drop)
     assert spec_name is not None
-    id_fields, parent_refs = identity_fields(s.cfg.kind, identity)
     spec_obj = proj.objects[spec_name]
     spec_obj = ObjectIR(spec_obj.name, spec_obj.description, (*id_fields, *spec_obj.fields), spec_obj.source, open=False)
     if obs_name is None:
@@ -366,7 +370,7 @@ def build_kind(
             )
     references: list[ReferenceIR] = [
         replace(r, external_only=not (by_kind[r.target].ours or by_kind[r.target].by_name)) for r in parent_refs
-    ] + sorted(inf.references, key=lambda r: r.krm_path)
+    ] + list({r.krm_path: r for r in sorted(inf.references, key=lambda r: (r.krm_path, r.target), reverse=True)}.values())[::-1]
     ref_classes = sorted(proj.ref_classes | {f"{r.target}Ref" for r in parent_refs})
     objs = {o.name: o for o in proj.objects.values()}
     objs[spec_obj.name] = spec_obj
@@ -455,6 +459,7 @@ def build_ir(specs: Specs, reporter: Reporter | None = None, strict: bool = True
         skipped += failed
         gone = {f.kind for f in failed}
         shaped = [sh for sh in shaped if sh.sel.cfg.kind not in gone]
+    _check_list_kinds(kinds)
     return IR(
         api_modules=tuple(modules[k] for k in sorted(modules)),
         kinds=tuple(kinds),
@@ -463,6 +468,16 @@ def build_ir(specs: Specs, reporter: Reporter | None = None, strict: bool = True
         skipped=tuple(sorted(skipped, key=lambda s: s.kind)),
         candidates=tuple(rows),
     )
+
+
+def _check_list_kinds(kinds: list[KindIR]) -> None:
+    """A Kind named like another Kind's listKind (``<Kind>List``) in its group: the API
+    server never establishes the first CRD (NamesAccepted false), so name one of them."""
+    by_group = {(k.group, k.kind): k for k in kinds}
+    for k in kinds:
+        other = by_group.get((k.group, f"{k.kind}List"))
+        if other is not None:
+            raise SpecError(other.config_file, "/overrides", f"Kind {other.kind} is the listKind of {k.kind} in {k.group}: give it another name (overrides.<resource>.kind)")
 
 
 def _spec_fields(i: Identity) -> tuple[tuple[str, str, str], ...]:

@@ -53,8 +53,13 @@ def plain_template(template: str) -> bool:
     """Literal and placeholder segments alternate, starting with a literal
     (``projects/{project}/disks/{disk}``), unlike a multi-parent REST path
     (``v1/{v1}/{v1Id1}/feeds/{feed}``)."""
-    segs = template.split("/")
+    segs = [s for s in template.split("/") if s not in SINGLETON_SEGMENTS]
     return len(segs) % 2 == 0 and all(s.startswith("{") == (i % 2 == 1) for i, s in enumerate(segs))
+
+
+#: Literal scope words between a parent and a collection (compute's
+#: ``projects/{project}/global/addresses/{address}``): not a collection of their own.
+SINGLETON_SEGMENTS = frozenset({"global"})
 
 
 def resolve_identity(

@@ -185,7 +185,8 @@ class KindsFile(_Strict):
 
     @property
     def group(self) -> str:
-        return f"{self.service_name}.cnrm.cloud.google.com"
+        # an API group is a DNS subdomain: lower case (gamesConfiguration -> gamesconfiguration)
+        return f"{self.service_name.lower()}.cnrm.cloud.google.com"
 
 
 class ExternalKindConfig(_Strict):

@@ -236,9 +236,10 @@ def api_version(kind: str) -> str:
 
 @cache
 def by_name() -> dict[str, str]:
-    """metadata.name -> Kind over every fixture manifest (names are unique)."""
+    """metadata.name -> Kind over every fixture manifest (names are unique): the curated
+    Kinds, the ones with a folder of facts."""
     out: dict[str, str] = {}
-    for kind in GENERATED_KINDS:
+    for kind in fixture_kinds():
         name = facts(kind).metadata.name
         if name in out:
             raise FactError(f"{KINDS_DIR / kind / 'scenario.yaml'}: metadata.name {name!r} also used by {out[name]}")

@@ -252,7 +252,7 @@ def test_collection_placeholders_are_singular(plural: str, single: str) -> None:
 
 def test_kcc_versions_are_served_with_the_same_schema(tmp_path: Path) -> None:
     """``kccVersions`` adds Config Connector's version names to a CRD, the storage version unchanged."""
-    from kccgen.generator.emit.crds import crd
+    from kccgen.generator.emit.crds import crd, without_descriptions
 
     text = "api: run\nauto: true\nkccVersions:\n  v1beta1: [RunJob]\n"
     specs = load_specs(_specs(tmp_path, {"run.yaml": text}))
@@ -261,8 +261,10 @@ def test_kcc_versions_are_served_with_the_same_schema(tmp_path: Path) -> None:
     service = next(k for k in ir.kinds if k.kind == "RunService")
     assert job.served_versions == ("v1alpha1", "v1beta1") and service.served_versions == ("v1alpha1",)
     versions = crd(ir, job)["spec"]["versions"]
-    assert [(v["name"], v["served"], v["storage"]) for v in versions] == [("v1alpha1", True, True), ("v1beta1", True, False)]
-    assert versions[0]["schema"] == versions[1]["schema"]
+    # the version kubectl prefers (beta over alpha) first, with the descriptions
+    assert [(v["name"], v["served"], v["storage"]) for v in versions] == [("v1beta1", True, False), ("v1alpha1", True, True)]
+    assert versions[1]["schema"] == without_descriptions(versions[0]["schema"]) != versions[0]["schema"]
+    assert "description" in versions[0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
     assert len(crd(ir, service)["spec"]["versions"]) == 1
     lines = coverage(specs, ir).auto_lines
     assert lines == coverage(load_specs(_specs(tmp_path / "b", {"run.yaml": "api: run\nauto: true\n"})), ir).auto_lines + 2
@@ -279,3 +281,17 @@ def test_kcc_versions_are_served_with_the_same_schema(tmp_path: Path) -> None:
 def test_kcc_versions_name_kinds_of_their_file(tmp_path: Path, versions: str, error: str) -> None:
     with pytest.raises(SpecError, match=error):
         build_ir(load_specs(_specs(tmp_path, {"run.yaml": "api: run\nauto: true\nkccVersions:\n" + versions})), Reporter())
+
+
+def test_version_priority_is_kubernetes_order() -> None:
+    from kccgen.generator.emit.crds import version_priority
+
+    names = ["v1alpha1", "v1beta1", "v1", "v2beta1", "v1beta2", "v2", "v10alpha1"]
+    assert sorted(names, key=version_priority, reverse=True) == ["v2", "v1", "v2beta1", "v1beta2", "v1beta1", "v10alpha1", "v1alpha1"]
+
+
+def test_a_kind_named_like_another_kinds_list_kind_is_an_error(tmp_path: Path) -> None:
+    """TasksTaskList beside TasksTask: the API server never establishes TasksTask's CRD."""
+    specs = load_specs(_specs(tmp_path, {"tasks.yaml": "api: tasks\nauto: true\n"}))
+    with pytest.raises(SpecError, match=r"Kind TasksTaskList is the listKind of TasksTask"):
+        build_ir(specs, Reporter())

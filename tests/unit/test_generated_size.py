@@ -14,10 +14,11 @@ from kccgen.generator.ir.model import IR, KindIR
 from tests.conftest import REPO
 
 
-def _by_api(ir: IR) -> dict[str, tuple[KindIR, ...]]:
-    out: dict[str, list[KindIR]] = {}
+def _by_api(ir: IR) -> dict[tuple[str, str], tuple[KindIR, ...]]:
+    """The Kinds of each render unit: one document's Kinds of one package."""
+    out: dict[tuple[str, str], list[KindIR]] = {}
     for k in ir.kinds:
-        out.setdefault(k.api.doc_key, []).append(k)
+        out.setdefault((k.api.doc_key, k.api.package), []).append(k)
     return {key: tuple(v) for key, v in out.items()}
 
 

@@ -36,7 +36,7 @@ from kccgen.generator.ir.model import IR, KindIR
 from kccgen.runtime.mutability import mutability_of
 from kccgen.runtime.registry import module_for
 from tests.conftest import REPO
-from tests.support.kinds import GENERATED_KINDS, batched_params
+from tests.support.kinds import CURATED_KINDS, GENERATED_KINDS, batched_params
 
 BUDGET = 10_000  # bytes per mutability module, on average over the curated Kinds
 
@@ -141,7 +141,7 @@ def test_an_edited_source_registers_other_rules(ir: IR) -> None:
 def test_modules_fit_the_size_budget() -> None:
     """Rows keep the committed modules small: at about 1,000 Kinds, one FieldRule call
     per field broke the budget of generated/ (80 KB per Kind on average)."""
-    sizes = [len(committed_file(kind).encode()) for kind in GENERATED_KINDS]
+    sizes = [len(committed_file(kind).encode()) for kind in CURATED_KINDS]
     assert sum(sizes) / len(sizes) <= BUDGET
 
 
@@ -152,10 +152,14 @@ def test_the_source_does_not_depend_on_the_ir_order(ir: IR) -> None:
     the last of them): ComputeSubnetwork has two ``spec.region`` rules, the
     identity's and the API field's.
     """
+    reordered = 0
     for k in ir.kinds:
         shuffled = dataclasses.replace(k, mutability=tuple(sorted(k.mutability, key=lambda m: m.path, reverse=True)))
-        assert shuffled.mutability != k.mutability
+        if shuffled.mutability == k.mutability:
+            continue  # a table already in that order (one row, or rows sorted backwards)
+        reordered += 1
         assert mutability_source(shuffled) == mutability_source(k), k.kind
+    assert reordered > len(ir.kinds) // 2
 
 
 OPT = Fact(Behaviour.OPTIONAL, "description:'Optional.'")

@@ -69,9 +69,6 @@ class AnalyticsCustomDimensionSpec(KRMModel):
         str | None,
         Field(description="Scope of the custom dimension: HIT, SESSION, USER or PRODUCT."),
     ] = None
-    web_property_id: Annotated[
-        str | None, Field(alias="webPropertyId", description="Property ID.")
-    ] = None
     web_property_id_ref: Annotated[
         AnalyticsWebpropertyRef,
         Field(

@@ -41,7 +41,6 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("scope", STRING, (), True, True),
         ("type", STRING, (), True, True),
-        ("webPropertyId", STRING, (), True, True),
         ("webPropertyIdRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(

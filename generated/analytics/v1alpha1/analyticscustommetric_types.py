@@ -71,9 +71,6 @@ class AnalyticsCustomMetricSpec(KRMModel):
         str | None, Field(description="Scope of the custom metric: HIT or PRODUCT.")
     ] = None
     type: Annotated[str | None, Field(description="Data type of custom metric.")] = None
-    web_property_id: Annotated[
-        str | None, Field(alias="webPropertyId", description="Property ID.")
-    ] = None
     web_property_id_ref: Annotated[
         AnalyticsWebpropertyRef,
         Field(

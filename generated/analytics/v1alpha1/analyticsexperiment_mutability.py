@@ -50,7 +50,6 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("parentLink", OBJECT, (), True, True),
         ("parentLink.href", STRING, (), True, True),
         ("parentLink.type", STRING, (), True, True),
-        ("profileId", STRING, (), True, True),
         ("profileIdRef", OBJECT, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("reasonExperimentEnded", STRING, (), True, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),

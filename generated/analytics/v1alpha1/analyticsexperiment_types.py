@@ -91,10 +91,6 @@ class AnalyticsExperimentSpec(KRMModel):
         ExperimentParentLink | None,
         Field(alias="parentLink", description="Parent link for an experiment."),
     ] = None
-    profile_id: Annotated[
-        str | None,
-        Field(alias="profileId", description="View (Profile) ID to which this experiment belongs."),
-    ] = None
     profile_id_ref: Annotated[
         AnalyticsProfileRef,
         Field(

@@ -49,7 +49,6 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("parentLink", OBJECT, (), True, True),
         ("parentLink.href", STRING, (), True, True),
         ("parentLink.type", STRING, (), True, True),
-        ("profileId", STRING, (), True, True),
         ("profileIdRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("selfLink", STRING, (), True, True),

@@ -56,10 +56,6 @@ class AnalyticsGoalSpec(KRMModel):
     parent_link: Annotated[
         GoalParentLink | None, Field(alias="parentLink", description="Parent link for a goal.")
     ] = None
-    profile_id: Annotated[
-        str | None,
-        Field(alias="profileId", description="View (Profile) ID to which this goal belongs."),
-    ] = None
     profile_id_ref: Annotated[
         AnalyticsProfileRef,
         Field(

@@ -63,7 +63,6 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("permissions.effective", ARRAY_OF_STRING, (OUTPUT_ONLY,), False, True),
         ("selfLink", STRING, (OUTPUT_ONLY,), False, True),
         ("updated", STRING_DATE_TIME, (OUTPUT_ONLY,), False, True),
-        ("webPropertyId", STRING, (OUTPUT_ONLY,), False, True),
     ),
 )
 # fmt: on

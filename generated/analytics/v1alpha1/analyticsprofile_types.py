@@ -54,13 +54,6 @@ class AnalyticsProfileObservedState(KRMModel):
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
-    web_property_id: Annotated[
-        str | None,
-        Field(
-            alias="webPropertyId",
-            description="Web property ID of the form UA-XXXXX-YY to which this view (profile) belongs.",
-        ),
-    ] = None
 
 
 class AnalyticsProfileSpec(KRMModel):

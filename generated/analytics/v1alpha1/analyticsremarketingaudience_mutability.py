@@ -64,7 +64,6 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("stateBasedAudienceDefinition.includeConditions.kind", STRING, (), True, True),
         ("stateBasedAudienceDefinition.includeConditions.membershipDurationDays", INTEGER_INT32, (), True, True),
         ("stateBasedAudienceDefinition.includeConditions.segment", STRING, (), True, True),
-        ("webPropertyId", STRING, (), True, True),
         ("webPropertyIdRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(

@@ -110,13 +110,6 @@ class AnalyticsRemarketingAudienceSpec(KRMModel):
             description="A state based audience definition that will cause a user to be added or removed from an audience.",
         ),
     ] = None
-    web_property_id: Annotated[
-        str | None,
-        Field(
-            alias="webPropertyId",
-            description="Web property ID of the form UA-XXXXX-YY to which this remarketing audience belongs.",
-        ),
-    ] = None
     web_property_id_ref: Annotated[
         AnalyticsWebpropertyRef,
         Field(

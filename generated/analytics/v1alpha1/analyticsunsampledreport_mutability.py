@@ -41,7 +41,6 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("end-date", STRING, (REQUIRED, REQUIRED_2), False, True),
         ("filters", STRING, (), False, True),
         ("metrics", STRING, (REQUIRED, REQUIRED_2), False, True),
-        ("profileId", STRING, (), False, True),
         ("profileIdRef", OBJECT, (IMMUTABLE, REQUIRED_3), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("segment", STRING, (), False, True),

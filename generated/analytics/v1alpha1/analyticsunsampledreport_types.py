@@ -86,13 +86,6 @@ class AnalyticsUnsampledReportSpec(KRMModel):
     metrics: Annotated[str | None, Field(description="The metrics for the unsampled report.")] = (
         None
     )
-    profile_id: Annotated[
-        str | None,
-        Field(
-            alias="profileId",
-            description="View (Profile) ID to which this unsampled report belongs.",
-        ),
-    ] = None
     profile_id_ref: Annotated[
         AnalyticsProfileRef,
         Field(

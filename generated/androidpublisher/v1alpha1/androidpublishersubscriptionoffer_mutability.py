@@ -88,7 +88,6 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("phases[].regionalConfigs[].price.units", STRING_INT64, (), True, True),
         ("phases[].regionalConfigs[].regionCode", STRING, (IMMUTABLE_2, REQUIRED), False, True),
         ("phases[].regionalConfigs[].relativeDiscount", NUMBER_DOUBLE, (), True, True),
-        ("productId", STRING, (IMMUTABLE_2, REQUIRED), False, True),
         ("productIdRef", OBJECT, (IMMUTABLE_3, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("regionalConfigs", ARRAY_OF_OBJECT, (REQUIRED,), True, True),
         ("regionalConfigs[].newSubscriberAvailability", BOOLEAN, (), True, True),

@@ -87,13 +87,6 @@ class AndroidPublisherSubscriptionOfferSpec(KRMModel):
         list[SubscriptionOfferPhase] | None,
         Field(description="Required. The phases of this subscription offer."),
     ] = None
-    product_id: Annotated[
-        str | None,
-        Field(
-            alias="productId",
-            description="Required. Immutable. The ID of the parent subscription this offer belongs to.",
-        ),
-    ] = None
     product_id_ref: Annotated[
         AndroidPublisherSubscriptionRef,
         Field(

@@ -14,8 +14,7 @@ from kccgen.runtime.mutability import register_mutability
 KIND = "ApigeeAppGroup"
 
 IDENTIFIER = Fact(behaviour=Behaviour.IDENTIFIER, source="identity")
-IMMUTABLE = Fact(behaviour=Behaviour.IMMUTABLE, source="description:'Immutable.'")
-IMMUTABLE_2 = Fact(behaviour=Behaviour.IMMUTABLE, source="identity")
+IMMUTABLE = Fact(behaviour=Behaviour.IMMUTABLE, source="identity")
 OPTIONAL = Fact(behaviour=Behaviour.OPTIONAL, source="description:'Optional.'")
 OPTIONAL_2 = Fact(behaviour=Behaviour.OPTIONAL, source="identity")
 OUTPUT_ONLY = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'Output only.'")
@@ -39,9 +38,8 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("channelUri", STRING, (), True, True),
         ("displayName", STRING, (), True, True),
         ("email", STRING, (OPTIONAL,), True, True),
-        ("organizationRef", OBJECT, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
-        ("organizationRef", OBJECT, (IMMUTABLE,), False, True, {"api_path": "organization", "identity": True}),
-        ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
+        ("organizationRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("status", STRING, (), True, True),
     ),
     observed=(

@@ -71,7 +71,7 @@ class ApigeeAppGroupSpec(KRMModel):
         ApigeeOrganizationRef,
         Field(
             alias="organizationRef",
-            description="A reference to a ApigeeOrganization (API field `organization`).",
+            description="Immutable. The ApigeeOrganization that this ApigeeAppGroup belongs to.",
         ),
     ]
     resource_id: Annotated[

@@ -62,7 +62,6 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("environment", STRING, (OUTPUT_ONLY, OUTPUT_ONLY_2), False, True),
         ("lastModifiedAt", STRING_INT64, (OUTPUT_ONLY, OUTPUT_ONLY_2), False, True),
         ("lastViewedAt", STRING_INT64, (OUTPUT_ONLY, OUTPUT_ONLY_2), False, True),
-        ("organization", STRING, (OUTPUT_ONLY, OUTPUT_ONLY_2), False, True),
     ),
 )
 # fmt: on

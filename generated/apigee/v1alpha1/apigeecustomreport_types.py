@@ -39,7 +39,6 @@ class ApigeeCustomReportObservedState(KRMModel):
             description="Output only. Last viewed time of this entity as milliseconds since epoch",
         ),
     ] = None
-    organization: Annotated[str | None, Field(description="Output only. Organization name")] = None
 
 
 class ApigeeCustomReportSpec(KRMModel):

@@ -34,7 +34,6 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     identity="organizations/{organization}/apiproducts/{apiproduct}/rateplans/{rateplan}",
     spec=(
         ("apiproductRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
-        ("apiproductRef", OBJECT, (), False, True, {"api_path": "apiproduct", "identity": True}),
         ("billingPeriod", ENUM, (), True, True),
         ("consumptionPricingRates", ARRAY_OF_OBJECT, (), True, True),
         ("consumptionPricingRates[].end", STRING_INT64, (), True, True),

@@ -53,7 +53,7 @@ class ApigeeRatePlanSpec(KRMModel):
         ApigeeAPIProductRef,
         Field(
             alias="apiproductRef",
-            description="A reference to a ApigeeAPIProduct (API field `apiproduct`).",
+            description="Immutable. The ApigeeAPIProduct that this ApigeeRatePlan belongs to.",
         ),
     ]
     billing_period: Annotated[

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, Lro, UpdateMaskInQuery
 from kccgen.runtime.adapter import register_adapter
-from kccgen.generated.artifactregistry.v1alpha1.artifactregistry_v1_operations import OPERATIONS
+from kccgen.generated.artifactregistry.v1beta1.artifactregistry_v1_operations import OPERATIONS
 
 ADAPTER = Adapter(
     kind="ArtifactRegistryRepository",

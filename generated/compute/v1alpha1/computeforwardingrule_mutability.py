@@ -43,7 +43,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="compute.forwardingRules.patch (PATCH) sends the whole resource, fingerprint must match",
     identity="projects/{project}/regions/{region}/forwardingRules/{forwardingRule}",
     spec=(
-        ("IPAddress", STRING, (IMMUTABLE,), False, True),
+        ("IPAddressRef", OBJECT, (IMMUTABLE,), False, True, {"api_path": "IPAddress"}),
         ("IPAddresses", ARRAY_OF_STRING, (IMMUTABLE,), False, True),
         ("IPProtocol", ENUM, (), True, True),
         ("allPorts", BOOLEAN, (), True, True),

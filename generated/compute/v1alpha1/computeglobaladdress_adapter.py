@@ -15,7 +15,7 @@ ADAPTER = Adapter(
     api_version="compute.cnrm.cloud.google.com/v1alpha1",
     doc="compute.v1",
     resource=("globalAddresses",),
-    template="projects/{project}/regions/{region}/addresses/{address}",
+    template="projects/{project}/global/addresses/{address}",
     id_param="address",
     get=Call(method="get", params=(("address", "{address}"), ("project", "{project}"))),
     create=CreateWithNameInBody(
@@ -30,7 +30,7 @@ ADAPTER = Adapter(
         )
     ),
     name_is_full=False,
-    krm_only=("projectRef", "region", "resourceID"),
+    krm_only=("projectRef", "resourceID"),
     operations=(
         ("globalOperations", OPERATIONS["globalOperations"]),
         ("globalOrganizationOperations", OPERATIONS["globalOrganizationOperations"]),

@@ -20,7 +20,6 @@ OPTIONAL_2 = Fact(behaviour=Behaviour.OPTIONAL, source="identity")
 OUTPUT_ONLY = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'Output only.'")
 OUTPUT_ONLY_2 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'[Output Only]'")
 OUTPUT_ONLY_3 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="readOnly")
-REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="identity")
 ARRAY_OF_STRING = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.STRING))
 ENUM = FieldType(kind=TypeKind.ENUM)
 INTEGER_INT32 = FieldType(kind=TypeKind.INTEGER, format="int32")
@@ -34,7 +33,7 @@ STRING_UINT64 = FieldType(kind=TypeKind.STRING, format="uint64")
 FIELDS: tuple[FieldRule, ...] = field_rules(
     get="compute.globalAddresses.get",
     update=None,
-    identity="projects/{project}/regions/{region}/addresses/{address}",
+    identity="projects/{project}/global/addresses/{address}",
     fixed="no update method for compute.v1 globalAddresses",
     spec=(
         ("address", STRING, (), False, True),
@@ -51,7 +50,6 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("prefixLength", INTEGER_INT32, (), False, True),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("purpose", ENUM, (), False, True),
-        ("region", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("serviceClassId", STRING, (OPTIONAL,), False, True),
         ("subnetworkRef", OBJECT, (), False, True, {"api_path": "subnetwork"}),

@@ -178,7 +178,6 @@ class ComputeGlobalAddressSpec(KRMModel):
             description="The purpose of this resource, which can be one of the following values: - GCE_ENDPOINT for addresses that are used by VM instances, alias IP ranges, load balancers, and similar resources."
         ),
     ] = None
-    region: Annotated[str, Field(description="Immutable. The region of the ComputeGlobalAddress.")]
     resource_id: Annotated[
         str | None,
         Field(
@@ -228,5 +227,5 @@ class ComputeGlobalAddress(KRMObject):
         Literal["compute.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "compute.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ComputeGlobalAddress"] = "ComputeGlobalAddress"
-    spec: ComputeGlobalAddressSpec
+    spec: ComputeGlobalAddressSpec = Field(default_factory=ComputeGlobalAddressSpec)
     status: ComputeGlobalAddressStatus | None = None

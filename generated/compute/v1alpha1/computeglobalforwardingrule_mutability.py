@@ -42,7 +42,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="compute.globalForwardingRules.patch (PATCH) sends the whole resource, fingerprint must match",
     identity="projects/{project}/global/forwardingRules/{forwardingRule}",
     spec=(
-        ("IPAddress", STRING, (IMMUTABLE,), False, True),
+        ("IPAddressRef", OBJECT, (IMMUTABLE,), False, True, {"api_path": "IPAddress"}),
         ("IPAddresses", ARRAY_OF_STRING, (IMMUTABLE,), False, True),
         ("IPProtocol", ENUM, (), True, True),
         ("allPorts", BOOLEAN, (), True, True),

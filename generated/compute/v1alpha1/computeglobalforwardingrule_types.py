@@ -19,6 +19,7 @@ from kccgen.generated.compute.v1alpha1.compute_v1_api import (
     ForwardingRulePscConnectionStatus,
     MetadataFilterFilterMatchCriteria,
 )
+from kccgen.generated.compute.v1alpha1.computeaddress_reference import ComputeAddressRef
 from kccgen.generated.compute.v1alpha1.computepublicdelegatedprefix_reference import (
     ComputePublicDelegatedPrefixRef,
 )
@@ -157,11 +158,11 @@ class ComputeGlobalForwardingRuleSpec(KRMModel):
     Using protocol forwarding.
     """
 
-    ip_address: Annotated[
-        str | None,
+    ip_address_ref: Annotated[
+        ComputeAddressRef | None,
         Field(
-            alias="IPAddress",
-            description="IP address for which this forwarding rule accepts traffic.",
+            alias="IPAddressRef",
+            description="A reference to a ComputeAddress (API field `IPAddress`).",
         ),
     ] = None
     ip_addresses: Annotated[

@@ -16,7 +16,7 @@ from kccgen.contract import (
     UpdateMerge,
 )
 from kccgen.runtime.adapter import register_adapter
-from kccgen.generated.compute.v1alpha1.compute_v1_operations import OPERATIONS
+from kccgen.generated.compute.v1beta1.compute_v1_operations import OPERATIONS
 
 ADAPTER = Adapter(
     kind="ComputeNetwork",

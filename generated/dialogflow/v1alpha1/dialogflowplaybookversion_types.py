@@ -12,11 +12,7 @@ from kccgen.generated.dialogflow.v1alpha1 import dialogflow_v3_api
 from kccgen.generated.dialogflow.v1alpha1.dialogflow_v3_api import (
     GoogleCloudDialogflowCxV3ExampleConversationState,
     GoogleCloudDialogflowCxV3FlowInvocationFlowState,
-    GoogleCloudDialogflowCxV3InlineSchemaType,
-    GoogleCloudDialogflowCxV3ParameterDefinitionType,
     GoogleCloudDialogflowCxV3PlaybookInvocationPlaybookState,
-    GoogleCloudDialogflowCxV3PlaybookPlaybookType,
-    GoogleCloudDialogflowCxV3ResponseMessageResponseType,
 )
 from kccgen.generated.dialogflow.v1alpha1.dialogflowplaybook_reference import DialogflowPlaybookRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
@@ -27,7 +23,6 @@ DialogflowPlaybookVersionAPI = dialogflow_v3_api.GoogleCloudDialogflowCxV3Playbo
 
 class DialogflowPlaybookVersionObservedState(KRMModel):
     examples: list[GoogleCloudDialogflowCxV3ExampleObserved] | None = None
-    playbook: GoogleCloudDialogflowCxV3PlaybookObserved | None = None
     update_time: Annotated[
         str | None,
         Field(
@@ -81,66 +76,8 @@ class GoogleCloudDialogflowCxV3ActionObserved(KRMModel):
     ] = None
 
 
-class GoogleCloudDialogflowCxV3AdvancedSettingsDtmfSettingsObserved(KRMModel):
-    enabled: bool | None = None
-    endpointing_timeout_duration: Annotated[
-        str | None, Field(alias="endpointingTimeoutDuration", pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$")
-    ] = None
-    finish_digit: Annotated[str | None, Field(alias="finishDigit")] = None
-    interdigit_timeout_duration: Annotated[
-        str | None, Field(alias="interdigitTimeoutDuration", pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$")
-    ] = None
-    max_digits: Annotated[int | None, Field(alias="maxDigits")] = None
-
-
-class GoogleCloudDialogflowCxV3AdvancedSettingsLoggingSettingsObserved(KRMModel):
-    enable_consent_based_redaction: Annotated[
-        bool | None, Field(alias="enableConsentBasedRedaction")
-    ] = None
-    enable_interaction_logging: Annotated[bool | None, Field(alias="enableInteractionLogging")] = (
-        None
-    )
-    enable_stackdriver_logging: Annotated[bool | None, Field(alias="enableStackdriverLogging")] = (
-        None
-    )
-
-
-class GoogleCloudDialogflowCxV3AdvancedSettingsObserved(KRMModel):
-    audio_export_gcs_destination: Annotated[
-        GoogleCloudDialogflowCxV3GcsDestinationObserved | None,
-        Field(alias="audioExportGcsDestination"),
-    ] = None
-    dtmf_settings: Annotated[
-        GoogleCloudDialogflowCxV3AdvancedSettingsDtmfSettingsObserved | None,
-        Field(alias="dtmfSettings"),
-    ] = None
-    logging_settings: Annotated[
-        GoogleCloudDialogflowCxV3AdvancedSettingsLoggingSettingsObserved | None,
-        Field(alias="loggingSettings"),
-    ] = None
-    speech_settings: Annotated[
-        GoogleCloudDialogflowCxV3AdvancedSettingsSpeechSettingsObserved | None,
-        Field(alias="speechSettings"),
-    ] = None
-
-
-class GoogleCloudDialogflowCxV3AdvancedSettingsSpeechSettingsObserved(KRMModel):
-    endpointer_sensitivity: Annotated[int | None, Field(alias="endpointerSensitivity")] = None
-    models: dict[str, str] | None = None
-    no_speech_timeout: Annotated[
-        str | None, Field(alias="noSpeechTimeout", pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$")
-    ] = None
-    use_timeout_based_endpointing: Annotated[
-        bool | None, Field(alias="useTimeoutBasedEndpointing")
-    ] = None
-
-
 class GoogleCloudDialogflowCxV3AgentUtteranceObserved(KRMModel):
     text: str | None = None
-
-
-class GoogleCloudDialogflowCxV3CodeBlockObserved(KRMModel):
-    code: str | None = None
 
 
 class GoogleCloudDialogflowCxV3ExampleObserved(KRMModel):
@@ -188,114 +125,10 @@ class GoogleCloudDialogflowCxV3FlowTransitionObserved(KRMModel):
     flow: str | None = None
 
 
-class GoogleCloudDialogflowCxV3FulfillmentConditionalCasesCaseCaseContentObserved(KRMModel):
-    additional_cases: Annotated[
-        GoogleCloudDialogflowCxV3FulfillmentConditionalCasesObserved | None,
-        Field(alias="additionalCases"),
-    ] = None
-    message: GoogleCloudDialogflowCxV3ResponseMessageObserved | None = None
-
-
-class GoogleCloudDialogflowCxV3FulfillmentConditionalCasesCaseObserved(KRMModel):
-    case_content: Annotated[
-        list[GoogleCloudDialogflowCxV3FulfillmentConditionalCasesCaseCaseContentObserved] | None,
-        Field(alias="caseContent"),
-    ] = None
-    condition: str | None = None
-
-
-class GoogleCloudDialogflowCxV3FulfillmentConditionalCasesObserved(KRMModel):
-    cases: list[GoogleCloudDialogflowCxV3FulfillmentConditionalCasesCaseObserved] | None = None
-
-
-class GoogleCloudDialogflowCxV3FulfillmentGeneratorSettingsObserved(KRMModel):
-    generator: str | None = None
-    input_parameters: Annotated[dict[str, str] | None, Field(alias="inputParameters")] = None
-    output_parameter: Annotated[str | None, Field(alias="outputParameter")] = None
-
-
-class GoogleCloudDialogflowCxV3FulfillmentObserved(KRMModel):
-    advanced_settings: Annotated[
-        GoogleCloudDialogflowCxV3AdvancedSettingsObserved | None, Field(alias="advancedSettings")
-    ] = None
-    code_block_function: Annotated[str | None, Field(alias="codeBlockFunction")] = None
-    conditional_cases: Annotated[
-        list[GoogleCloudDialogflowCxV3FulfillmentConditionalCasesObserved] | None,
-        Field(alias="conditionalCases"),
-    ] = None
-    enable_generative_fallback: Annotated[bool | None, Field(alias="enableGenerativeFallback")] = (
-        None
-    )
-    generators: list[GoogleCloudDialogflowCxV3FulfillmentGeneratorSettingsObserved] | None = None
-    messages: list[GoogleCloudDialogflowCxV3ResponseMessageObserved] | None = None
-    return_partial_responses: Annotated[bool | None, Field(alias="returnPartialResponses")] = None
-    set_parameter_actions: Annotated[
-        list[GoogleCloudDialogflowCxV3FulfillmentSetParameterActionObserved] | None,
-        Field(alias="setParameterActions"),
-    ] = None
-    tag: str | None = None
-    webhook: str | None = None
-
-
-class GoogleCloudDialogflowCxV3FulfillmentSetParameterActionObserved(KRMModel):
-    parameter: str | None = None
-    value: Any | None = None
-
-
-class GoogleCloudDialogflowCxV3GcsDestinationObserved(KRMModel):
-    uri: str | None = None
-
-
-class GoogleCloudDialogflowCxV3HandlerEventHandlerObserved(KRMModel):
-    condition: str | None = None
-    event: str | None = None
-    fulfillment: GoogleCloudDialogflowCxV3FulfillmentObserved | None = None
-
-
-class GoogleCloudDialogflowCxV3HandlerLifecycleHandlerObserved(KRMModel):
-    condition: str | None = None
-    fulfillment: GoogleCloudDialogflowCxV3FulfillmentObserved | None = None
-    lifecycle_stage: Annotated[str | None, Field(alias="lifecycleStage")] = None
-
-
-class GoogleCloudDialogflowCxV3HandlerObserved(KRMModel):
-    event_handler: Annotated[
-        GoogleCloudDialogflowCxV3HandlerEventHandlerObserved | None, Field(alias="eventHandler")
-    ] = None
-    lifecycle_handler: Annotated[
-        GoogleCloudDialogflowCxV3HandlerLifecycleHandlerObserved | None,
-        Field(alias="lifecycleHandler"),
-    ] = None
-
-
-class GoogleCloudDialogflowCxV3InlineSchemaObserved(KRMModel):
-    items: GoogleCloudDialogflowCxV3TypeSchemaObserved | None = None
-    type: GoogleCloudDialogflowCxV3InlineSchemaType | None = None
-
-
-class GoogleCloudDialogflowCxV3LlmModelSettingsObserved(KRMModel):
-    model: str | None = None
-    prompt_text: Annotated[str | None, Field(alias="promptText")] = None
-
-
-class GoogleCloudDialogflowCxV3ParameterDefinitionObserved(KRMModel):
-    description: str | None = None
-    name: str | None = None
-    type: GoogleCloudDialogflowCxV3ParameterDefinitionType | None = None
-    type_schema: Annotated[
-        GoogleCloudDialogflowCxV3TypeSchemaObserved | None, Field(alias="typeSchema")
-    ] = None
-
-
 class GoogleCloudDialogflowCxV3PlaybookInputObserved(KRMModel):
     preceding_conversation_summary: Annotated[
         str | None, Field(alias="precedingConversationSummary")
     ] = None
-
-
-class GoogleCloudDialogflowCxV3PlaybookInstructionObserved(KRMModel):
-    guidelines: str | None = None
-    steps: list[GoogleCloudDialogflowCxV3PlaybookStepObserved] | None = None
 
 
 class GoogleCloudDialogflowCxV3PlaybookInvocationObserved(KRMModel):
@@ -313,148 +146,13 @@ class GoogleCloudDialogflowCxV3PlaybookInvocationObserved(KRMModel):
     ] = None
 
 
-class GoogleCloudDialogflowCxV3PlaybookObserved(KRMModel):
-    code_block: Annotated[
-        GoogleCloudDialogflowCxV3CodeBlockObserved | None, Field(alias="codeBlock")
-    ] = None
-    create_time: Annotated[
-        str | None,
-        Field(
-            alias="createTime",
-            pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
-        ),
-    ] = None
-    display_name: Annotated[str | None, Field(alias="displayName")] = None
-    goal: str | None = None
-    handlers: list[GoogleCloudDialogflowCxV3HandlerObserved] | None = None
-    inline_actions: Annotated[list[str] | None, Field(alias="inlineActions")] = None
-    input_parameter_definitions: Annotated[
-        list[GoogleCloudDialogflowCxV3ParameterDefinitionObserved] | None,
-        Field(alias="inputParameterDefinitions"),
-    ] = None
-    instruction: GoogleCloudDialogflowCxV3PlaybookInstructionObserved | None = None
-    llm_model_settings: Annotated[
-        GoogleCloudDialogflowCxV3LlmModelSettingsObserved | None, Field(alias="llmModelSettings")
-    ] = None
-    name: str | None = None
-    output_parameter_definitions: Annotated[
-        list[GoogleCloudDialogflowCxV3ParameterDefinitionObserved] | None,
-        Field(alias="outputParameterDefinitions"),
-    ] = None
-    playbook_type: Annotated[
-        GoogleCloudDialogflowCxV3PlaybookPlaybookType | None, Field(alias="playbookType")
-    ] = None
-    referenced_flows: Annotated[list[str] | None, Field(alias="referencedFlows")] = None
-    referenced_playbooks: Annotated[list[str] | None, Field(alias="referencedPlaybooks")] = None
-    referenced_tools: Annotated[list[str] | None, Field(alias="referencedTools")] = None
-    token_count: Annotated[int | Int64String | None, Field(alias="tokenCount")] = None
-    update_time: Annotated[
-        str | None,
-        Field(
-            alias="updateTime",
-            pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
-        ),
-    ] = None
-
-
 class GoogleCloudDialogflowCxV3PlaybookOutputObserved(KRMModel):
     execution_summary: Annotated[str | None, Field(alias="executionSummary")] = None
-
-
-class GoogleCloudDialogflowCxV3PlaybookStepObserved(KRMModel):
-    steps: list[GoogleCloudDialogflowCxV3PlaybookStepObserved] | None = None
-    text: str | None = None
 
 
 class GoogleCloudDialogflowCxV3PlaybookTransitionObserved(KRMModel):
     display_name: Annotated[str | None, Field(alias="displayName")] = None
     playbook: str | None = None
-
-
-class GoogleCloudDialogflowCxV3ResponseMessageConversationSuccessObserved(KRMModel):
-    metadata: dict[str, Any] | None = None
-
-
-class GoogleCloudDialogflowCxV3ResponseMessageLiveAgentHandoffObserved(KRMModel):
-    metadata: dict[str, Any] | None = None
-
-
-class GoogleCloudDialogflowCxV3ResponseMessageMixedAudioObserved(KRMModel):
-    segments: list[GoogleCloudDialogflowCxV3ResponseMessageMixedAudioSegmentObserved] | None = None
-
-
-class GoogleCloudDialogflowCxV3ResponseMessageMixedAudioSegmentObserved(KRMModel):
-    allow_playback_interruption: Annotated[
-        bool | None, Field(alias="allowPlaybackInterruption")
-    ] = None
-    audio: Annotated[str | None, Field(pattern="^[A-Za-z0-9+/_-]*={0,2}$")] = None
-    uri: str | None = None
-
-
-class GoogleCloudDialogflowCxV3ResponseMessageObserved(KRMModel):
-    channel: str | None = None
-    conversation_success: Annotated[
-        GoogleCloudDialogflowCxV3ResponseMessageConversationSuccessObserved | None,
-        Field(alias="conversationSuccess"),
-    ] = None
-    live_agent_handoff: Annotated[
-        GoogleCloudDialogflowCxV3ResponseMessageLiveAgentHandoffObserved | None,
-        Field(alias="liveAgentHandoff"),
-    ] = None
-    mixed_audio: Annotated[
-        GoogleCloudDialogflowCxV3ResponseMessageMixedAudioObserved | None, Field(alias="mixedAudio")
-    ] = None
-    output_audio_text: Annotated[
-        GoogleCloudDialogflowCxV3ResponseMessageOutputAudioTextObserved | None,
-        Field(alias="outputAudioText"),
-    ] = None
-    payload: dict[str, Any] | None = None
-    play_audio: Annotated[
-        GoogleCloudDialogflowCxV3ResponseMessagePlayAudioObserved | None, Field(alias="playAudio")
-    ] = None
-    response_type: Annotated[
-        GoogleCloudDialogflowCxV3ResponseMessageResponseType | None, Field(alias="responseType")
-    ] = None
-    telephony_transfer_call: Annotated[
-        GoogleCloudDialogflowCxV3ResponseMessageTelephonyTransferCallObserved | None,
-        Field(alias="telephonyTransferCall"),
-    ] = None
-    text: GoogleCloudDialogflowCxV3ResponseMessageTextObserved | None = None
-    tool_call: Annotated[
-        GoogleCloudDialogflowCxV3ToolCallObserved | None, Field(alias="toolCall")
-    ] = None
-
-
-class GoogleCloudDialogflowCxV3ResponseMessageOutputAudioTextObserved(KRMModel):
-    allow_playback_interruption: Annotated[
-        bool | None, Field(alias="allowPlaybackInterruption")
-    ] = None
-    ssml: str | None = None
-    text: str | None = None
-
-
-class GoogleCloudDialogflowCxV3ResponseMessagePlayAudioObserved(KRMModel):
-    allow_playback_interruption: Annotated[
-        bool | None, Field(alias="allowPlaybackInterruption")
-    ] = None
-    audio_uri: Annotated[str | None, Field(alias="audioUri")] = None
-
-
-class GoogleCloudDialogflowCxV3ResponseMessageTelephonyTransferCallObserved(KRMModel):
-    phone_number: Annotated[str | None, Field(alias="phoneNumber")] = None
-
-
-class GoogleCloudDialogflowCxV3ResponseMessageTextObserved(KRMModel):
-    allow_playback_interruption: Annotated[
-        bool | None, Field(alias="allowPlaybackInterruption")
-    ] = None
-    text: list[str] | None = None
-
-
-class GoogleCloudDialogflowCxV3ToolCallObserved(KRMModel):
-    action: str | None = None
-    input_parameters: Annotated[dict[str, Any] | None, Field(alias="inputParameters")] = None
-    tool: str | None = None
 
 
 class GoogleCloudDialogflowCxV3ToolUseObserved(KRMModel):
@@ -469,34 +167,12 @@ class GoogleCloudDialogflowCxV3ToolUseObserved(KRMModel):
     tool: str | None = None
 
 
-class GoogleCloudDialogflowCxV3TypeSchemaObserved(KRMModel):
-    inline_schema: Annotated[
-        GoogleCloudDialogflowCxV3InlineSchemaObserved | None, Field(alias="inlineSchema")
-    ] = None
-    schema_reference: Annotated[
-        GoogleCloudDialogflowCxV3TypeSchemaSchemaReferenceObserved | None,
-        Field(alias="schemaReference"),
-    ] = None
-
-
-class GoogleCloudDialogflowCxV3TypeSchemaSchemaReferenceObserved(KRMModel):
-    schema_: Annotated[str | None, Field(alias="schema")] = None
-    tool: str | None = None
-
-
 class GoogleCloudDialogflowCxV3UserUtteranceObserved(KRMModel):
     text: str | None = None
 
 
 class Int64String(RootModel[str]):
     root: Annotated[str, Field(description="A int64 in its string form.", pattern="^-?[0-9]+$")]
-
-
-DialogflowPlaybookVersionObservedState.model_rebuild()
-GoogleCloudDialogflowCxV3FulfillmentConditionalCasesCaseCaseContentObserved.model_rebuild()
-GoogleCloudDialogflowCxV3InlineSchemaObserved.model_rebuild()
-GoogleCloudDialogflowCxV3ParameterDefinitionObserved.model_rebuild()
-GoogleCloudDialogflowCxV3PlaybookStepObserved.model_rebuild()
 
 
 class DialogflowPlaybookVersionStatus(KRMStatus):

@@ -18,13 +18,8 @@ IMMUTABLE = Fact(behaviour=Behaviour.IMMUTABLE, source="identity")
 OPTIONAL = Fact(behaviour=Behaviour.OPTIONAL, source="identity")
 OUTPUT_ONLY = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="readOnly")
 REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="identity")
-ARRAY_OF_OBJECT = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.OBJECT))
-ARRAY_OF_STRING = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.STRING))
-ENUM = FieldType(kind=TypeKind.ENUM)
-MAP_OF_ANY = FieldType(kind=TypeKind.MAP, item=FieldType(kind=TypeKind.ANY))
 OBJECT = FieldType(kind=TypeKind.OBJECT)
 STRING = FieldType(kind=TypeKind.STRING)
-STRING_BYTE = FieldType(kind=TypeKind.STRING, format="byte")
 STRING_GOOGLE_DATETIME = FieldType(kind=TypeKind.STRING, format="google-datetime")
 
 # fmt: off
@@ -32,57 +27,13 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     get="dialogflow.projects.locations.agents.tools.versions.get",
     update=None,
     identity="projects/{project}/locations/{location}/agents/{agent}/tools/{tool}/versions/{version}",
-    fixed="no update method for dialogflow.v3 projects.locations.agents.tools.versions",
     spec=(
-        ("displayName", STRING, (), False, True),
+        ("displayName", STRING, (), False, True, {"updatable_source": "no update method for dialogflow.v3 projects.locations.agents.tools.versions"}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
-        ("tool", OBJECT, (), False, True),
-        ("tool.dataStoreSpec", OBJECT, (), False, True),
-        ("tool.dataStoreSpec.dataStoreConnections", ARRAY_OF_OBJECT, (), False, True),
-        ("tool.dataStoreSpec.dataStoreConnections[].dataStore", STRING, (), False, True),
-        ("tool.dataStoreSpec.dataStoreConnections[].dataStoreType", ENUM, (), False, True),
-        ("tool.dataStoreSpec.dataStoreConnections[].documentProcessingMode", ENUM, (), False, True),
-        ("tool.dataStoreSpec.fallbackPrompt", OBJECT, (), False, True),
-        ("tool.description", STRING, (), False, True),
-        ("tool.displayName", STRING, (), False, True),
-        ("tool.functionSpec", OBJECT, (), False, True),
-        ("tool.functionSpec.inputSchema", MAP_OF_ANY, (), False, True),
-        ("tool.functionSpec.outputSchema", MAP_OF_ANY, (), False, True),
-        ("tool.name", STRING, (), False, True),
-        ("tool.openApiSpec", OBJECT, (), False, True),
-        ("tool.openApiSpec.authentication", OBJECT, (), False, True),
-        ("tool.openApiSpec.authentication.apiKeyConfig", OBJECT, (), False, True),
-        ("tool.openApiSpec.authentication.apiKeyConfig.apiKey", STRING, (), False, True),
-        ("tool.openApiSpec.authentication.apiKeyConfig.keyName", STRING, (), False, True),
-        ("tool.openApiSpec.authentication.apiKeyConfig.requestLocation", ENUM, (), False, True),
-        ("tool.openApiSpec.authentication.apiKeyConfig.secretVersionForApiKey", STRING, (), False, True),
-        ("tool.openApiSpec.authentication.bearerTokenConfig", OBJECT, (), False, True),
-        ("tool.openApiSpec.authentication.bearerTokenConfig.secretVersionForToken", STRING, (), False, True),
-        ("tool.openApiSpec.authentication.bearerTokenConfig.token", STRING, (), False, True),
-        ("tool.openApiSpec.authentication.oauthConfig", OBJECT, (), False, True),
-        ("tool.openApiSpec.authentication.oauthConfig.clientId", STRING, (), False, True),
-        ("tool.openApiSpec.authentication.oauthConfig.clientSecret", STRING, (), False, True),
-        ("tool.openApiSpec.authentication.oauthConfig.oauthGrantType", ENUM, (), False, True),
-        ("tool.openApiSpec.authentication.oauthConfig.scopes", ARRAY_OF_STRING, (), False, True),
-        ("tool.openApiSpec.authentication.oauthConfig.secretVersionForClientSecret", STRING, (), False, True),
-        ("tool.openApiSpec.authentication.oauthConfig.tokenEndpoint", STRING, (), False, True),
-        ("tool.openApiSpec.authentication.serviceAccountAuthConfig", OBJECT, (), False, True),
-        ("tool.openApiSpec.authentication.serviceAccountAuthConfig.serviceAccount", STRING, (), False, True),
-        ("tool.openApiSpec.authentication.serviceAgentAuthConfig", OBJECT, (), False, True),
-        ("tool.openApiSpec.authentication.serviceAgentAuthConfig.serviceAgentAuth", ENUM, (), False, True),
-        ("tool.openApiSpec.serviceDirectoryConfig", OBJECT, (), False, True),
-        ("tool.openApiSpec.serviceDirectoryConfig.service", STRING, (), False, True),
-        ("tool.openApiSpec.textSchema", STRING, (), False, True),
-        ("tool.openApiSpec.tlsConfig", OBJECT, (), False, True),
-        ("tool.openApiSpec.tlsConfig.caCerts", ARRAY_OF_OBJECT, (), False, True),
-        ("tool.openApiSpec.tlsConfig.caCerts[].cert", STRING_BYTE, (), False, True),
-        ("tool.openApiSpec.tlsConfig.caCerts[].displayName", STRING, (), False, True),
         ("toolRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(
         ("createTime", STRING_GOOGLE_DATETIME, (OUTPUT_ONLY,), False, True),
-        ("tool", OBJECT, (), False, True),
-        ("tool.toolType", ENUM, (OUTPUT_ONLY,), False, True),
         ("updateTime", STRING_GOOGLE_DATETIME, (OUTPUT_ONLY,), False, True),
     ),
 )

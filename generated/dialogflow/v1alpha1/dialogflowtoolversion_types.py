@@ -6,17 +6,9 @@ API resource: dialogflow.v3 projects.locations.agents.tools.versions (GoogleClou
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.dialogflow.v1alpha1 import dialogflow_v3_api
-from kccgen.generated.dialogflow.v1alpha1.dialogflow_v3_api import (
-    GoogleCloudDialogflowCxV3DataStoreConnectionDataStoreType,
-    GoogleCloudDialogflowCxV3DataStoreConnectionDocumentProcessingMode,
-    GoogleCloudDialogflowCxV3ToolAuthenticationApiKeyConfigRequestLocation,
-    GoogleCloudDialogflowCxV3ToolAuthenticationOAuthConfigOauthGrantType,
-    GoogleCloudDialogflowCxV3ToolAuthenticationServiceAgentAuthConfigServiceAgentAuth,
-    GoogleCloudDialogflowCxV3ToolToolType,
-)
 from kccgen.generated.dialogflow.v1alpha1.dialogflowtool_reference import DialogflowToolRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -32,7 +24,6 @@ class DialogflowToolVersionObservedState(KRMModel):
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
-    tool: GoogleCloudDialogflowCxV3ToolObservedState | None = None
     update_time: Annotated[
         str | None,
         Field(
@@ -51,7 +42,6 @@ class DialogflowToolVersionSpec(KRMModel):
             description="Immutable. Optional. The DialogflowToolVersion ID used for creation and acquisition.",
         ),
     ] = None
-    tool: GoogleCloudDialogflowCxV3Tool | None = None
     tool_ref: Annotated[
         DialogflowToolRef,
         Field(
@@ -59,147 +49,6 @@ class DialogflowToolVersionSpec(KRMModel):
             description="Immutable. The DialogflowTool that this DialogflowToolVersion belongs to.",
         ),
     ]
-
-
-class GoogleCloudDialogflowCxV3DataStoreConnection(KRMModel):
-    data_store: Annotated[str | None, Field(alias="dataStore")] = None
-    data_store_type: Annotated[
-        GoogleCloudDialogflowCxV3DataStoreConnectionDataStoreType | None,
-        Field(alias="dataStoreType"),
-    ] = None
-    document_processing_mode: Annotated[
-        GoogleCloudDialogflowCxV3DataStoreConnectionDocumentProcessingMode | None,
-        Field(alias="documentProcessingMode"),
-    ] = None
-
-
-class GoogleCloudDialogflowCxV3Tool(KRMModel):
-    data_store_spec: Annotated[
-        GoogleCloudDialogflowCxV3ToolDataStoreTool | None, Field(alias="dataStoreSpec")
-    ] = None
-    description: str | None = None
-    display_name: Annotated[str | None, Field(alias="displayName")] = None
-    function_spec: Annotated[
-        GoogleCloudDialogflowCxV3ToolFunctionTool | None, Field(alias="functionSpec")
-    ] = None
-    name: str | None = None
-    open_api_spec: Annotated[
-        GoogleCloudDialogflowCxV3ToolOpenApiTool | None, Field(alias="openApiSpec")
-    ] = None
-
-
-class GoogleCloudDialogflowCxV3ToolAuthentication(KRMModel):
-    api_key_config: Annotated[
-        GoogleCloudDialogflowCxV3ToolAuthenticationApiKeyConfig | None, Field(alias="apiKeyConfig")
-    ] = None
-    bearer_token_config: Annotated[
-        GoogleCloudDialogflowCxV3ToolAuthenticationBearerTokenConfig | None,
-        Field(alias="bearerTokenConfig"),
-    ] = None
-    oauth_config: Annotated[
-        GoogleCloudDialogflowCxV3ToolAuthenticationOAuthConfig | None, Field(alias="oauthConfig")
-    ] = None
-    service_account_auth_config: Annotated[
-        GoogleCloudDialogflowCxV3ToolAuthenticationServiceAccountAuthConfig | None,
-        Field(alias="serviceAccountAuthConfig"),
-    ] = None
-    service_agent_auth_config: Annotated[
-        GoogleCloudDialogflowCxV3ToolAuthenticationServiceAgentAuthConfig | None,
-        Field(alias="serviceAgentAuthConfig"),
-    ] = None
-
-
-class GoogleCloudDialogflowCxV3ToolAuthenticationApiKeyConfig(KRMModel):
-    api_key: Annotated[str | None, Field(alias="apiKey")] = None
-    key_name: Annotated[str | None, Field(alias="keyName")] = None
-    request_location: Annotated[
-        GoogleCloudDialogflowCxV3ToolAuthenticationApiKeyConfigRequestLocation | None,
-        Field(alias="requestLocation"),
-    ] = None
-    secret_version_for_api_key: Annotated[str | None, Field(alias="secretVersionForApiKey")] = None
-
-
-class GoogleCloudDialogflowCxV3ToolAuthenticationBearerTokenConfig(KRMModel):
-    secret_version_for_token: Annotated[str | None, Field(alias="secretVersionForToken")] = None
-    token: str | None = None
-
-
-class GoogleCloudDialogflowCxV3ToolAuthenticationOAuthConfig(KRMModel):
-    client_id: Annotated[str | None, Field(alias="clientId")] = None
-    client_secret: Annotated[str | None, Field(alias="clientSecret")] = None
-    oauth_grant_type: Annotated[
-        GoogleCloudDialogflowCxV3ToolAuthenticationOAuthConfigOauthGrantType | None,
-        Field(alias="oauthGrantType"),
-    ] = None
-    scopes: list[str] | None = None
-    secret_version_for_client_secret: Annotated[
-        str | None, Field(alias="secretVersionForClientSecret")
-    ] = None
-    token_endpoint: Annotated[str | None, Field(alias="tokenEndpoint")] = None
-
-
-class GoogleCloudDialogflowCxV3ToolAuthenticationServiceAccountAuthConfig(KRMModel):
-    service_account: Annotated[str | None, Field(alias="serviceAccount")] = None
-
-
-class GoogleCloudDialogflowCxV3ToolAuthenticationServiceAgentAuthConfig(KRMModel):
-    service_agent_auth: Annotated[
-        GoogleCloudDialogflowCxV3ToolAuthenticationServiceAgentAuthConfigServiceAgentAuth | None,
-        Field(alias="serviceAgentAuth"),
-    ] = None
-
-
-class GoogleCloudDialogflowCxV3ToolDataStoreTool(KRMModel):
-    data_store_connections: Annotated[
-        list[GoogleCloudDialogflowCxV3DataStoreConnection] | None,
-        Field(alias="dataStoreConnections"),
-    ] = None
-    fallback_prompt: Annotated[
-        GoogleCloudDialogflowCxV3ToolDataStoreToolFallbackPrompt | None,
-        Field(alias="fallbackPrompt"),
-    ] = None
-
-
-class GoogleCloudDialogflowCxV3ToolDataStoreToolFallbackPrompt(KRMModel):
-    pass
-
-
-class GoogleCloudDialogflowCxV3ToolFunctionTool(KRMModel):
-    input_schema: Annotated[dict[str, Any] | None, Field(alias="inputSchema")] = None
-    output_schema: Annotated[dict[str, Any] | None, Field(alias="outputSchema")] = None
-
-
-class GoogleCloudDialogflowCxV3ToolObservedState(KRMModel):
-    tool_type: Annotated[GoogleCloudDialogflowCxV3ToolToolType | None, Field(alias="toolType")] = (
-        None
-    )
-
-
-class GoogleCloudDialogflowCxV3ToolOpenApiTool(KRMModel):
-    authentication: GoogleCloudDialogflowCxV3ToolAuthentication | None = None
-    service_directory_config: Annotated[
-        GoogleCloudDialogflowCxV3ToolServiceDirectoryConfig | None,
-        Field(alias="serviceDirectoryConfig"),
-    ] = None
-    text_schema: Annotated[str | None, Field(alias="textSchema")] = None
-    tls_config: Annotated[
-        GoogleCloudDialogflowCxV3ToolTLSConfig | None, Field(alias="tlsConfig")
-    ] = None
-
-
-class GoogleCloudDialogflowCxV3ToolServiceDirectoryConfig(KRMModel):
-    service: str | None = None
-
-
-class GoogleCloudDialogflowCxV3ToolTLSConfig(KRMModel):
-    ca_certs: Annotated[
-        list[GoogleCloudDialogflowCxV3ToolTLSConfigCACert] | None, Field(alias="caCerts")
-    ] = None
-
-
-class GoogleCloudDialogflowCxV3ToolTLSConfigCACert(KRMModel):
-    cert: Annotated[str | None, Field(pattern="^[A-Za-z0-9+/_-]*={0,2}$")] = None
-    display_name: Annotated[str | None, Field(alias="displayName")] = None
 
 
 class DialogflowToolVersionStatus(KRMStatus):

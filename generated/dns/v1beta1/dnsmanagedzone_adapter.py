@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import Adapter, Call, CreateWithNameInBody, DeleteAtPath, Lro, UpdateMerge
 from kccgen.runtime.adapter import register_adapter
-from kccgen.generated.dns.v1alpha1.dns_v1_operations import OPERATIONS
+from kccgen.generated.dns.v1beta1.dns_v1_operations import OPERATIONS
 
 ADAPTER = Adapter(
     kind="DNSManagedZone",

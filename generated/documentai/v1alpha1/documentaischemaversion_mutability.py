@@ -21,10 +21,6 @@ OUTPUT_ONLY = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'Output 
 OUTPUT_ONLY_2 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="readOnly")
 REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="description:'Required.'")
 REQUIRED_2 = Fact(behaviour=Behaviour.REQUIRED, source="identity")
-ARRAY_OF_OBJECT = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.OBJECT))
-ARRAY_OF_STRING = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.STRING))
-BOOLEAN = FieldType(kind=TypeKind.BOOLEAN)
-ENUM = FieldType(kind=TypeKind.ENUM)
 MAP_OF_STRING = FieldType(kind=TypeKind.MAP, item=FieldType(kind=TypeKind.STRING))
 OBJECT = FieldType(kind=TypeKind.OBJECT)
 STRING = FieldType(kind=TypeKind.STRING)
@@ -39,27 +35,6 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("displayName", STRING, (REQUIRED,), True, True),
         ("labels", MAP_OF_STRING, (OPTIONAL,), True, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
-        ("schema", OBJECT, (REQUIRED,), True, True),
-        ("schema.description", STRING, (), True, True),
-        ("schema.displayName", STRING, (), True, True),
-        ("schema.documentPrompt", STRING, (OPTIONAL,), True, True),
-        ("schema.entityTypes", ARRAY_OF_OBJECT, (), True, True),
-        ("schema.entityTypes[].baseTypes", ARRAY_OF_STRING, (), True, True),
-        ("schema.entityTypes[].displayName", STRING, (), True, True),
-        ("schema.entityTypes[].enumValues", OBJECT, (), True, True),
-        ("schema.entityTypes[].enumValues.values", ARRAY_OF_STRING, (), True, True),
-        ("schema.entityTypes[].name", STRING, (), True, True),
-        ("schema.entityTypes[].properties", ARRAY_OF_OBJECT, (), True, True),
-        ("schema.entityTypes[].properties[].displayName", STRING, (), True, True),
-        ("schema.entityTypes[].properties[].method", ENUM, (), True, True),
-        ("schema.entityTypes[].properties[].name", STRING, (), True, True),
-        ("schema.entityTypes[].properties[].occurrenceType", ENUM, (), True, True),
-        ("schema.entityTypes[].properties[].valueType", STRING, (), True, True),
-        ("schema.metadata", OBJECT, (), True, True),
-        ("schema.metadata.documentAllowMultipleLabels", BOOLEAN, (), True, True),
-        ("schema.metadata.documentSplitter", BOOLEAN, (), True, True),
-        ("schema.metadata.prefixedNamingOnProperties", BOOLEAN, (), True, True),
-        ("schema.metadata.skipNamingValidation", BOOLEAN, (), True, True),
         ("schemaRef", OBJECT, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(

@@ -9,10 +9,6 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.documentai.v1alpha1 import documentai_v1_api
-from kccgen.generated.documentai.v1alpha1.documentai_v1_api import (
-    GoogleCloudDocumentaiV1DocumentSchemaEntityTypePropertyMethod,
-    GoogleCloudDocumentaiV1DocumentSchemaEntityTypePropertyOccurrenceType,
-)
 from kccgen.generated.documentai.v1alpha1.documentainextschema_reference import (
     DocumentAINextSchemaRef,
 )
@@ -59,10 +55,6 @@ class DocumentAISchemaVersionSpec(KRMModel):
             description="Immutable. Optional. The DocumentAISchemaVersion ID used for creation and acquisition.",
         ),
     ] = None
-    schema_: Annotated[
-        GoogleCloudDocumentaiV1DocumentSchema | None,
-        Field(alias="schema", description="Required. The schema of the SchemaVersion."),
-    ] = None
     schema_ref: Annotated[
         DocumentAINextSchemaRef,
         Field(
@@ -70,130 +62,6 @@ class DocumentAISchemaVersionSpec(KRMModel):
             description="Immutable. The DocumentAINextSchema that this DocumentAISchemaVersion belongs to.",
         ),
     ]
-
-
-class GoogleCloudDocumentaiV1DocumentSchema(KRMModel):
-    """
-    The schema defines the output of the processed document by a processor.
-    """
-
-    description: Annotated[str | None, Field(description="Description of the schema.")] = None
-    display_name: Annotated[
-        str | None, Field(alias="displayName", description="Display name to show users.")
-    ] = None
-    document_prompt: Annotated[
-        str | None,
-        Field(
-            alias="documentPrompt",
-            description="Optional. Document-level prompt provided by the user.",
-        ),
-    ] = None
-    entity_types: Annotated[
-        list[GoogleCloudDocumentaiV1DocumentSchemaEntityType] | None,
-        Field(alias="entityTypes", description="Entity types of the schema."),
-    ] = None
-    metadata: Annotated[
-        GoogleCloudDocumentaiV1DocumentSchemaMetadata | None,
-        Field(description="Metadata of the schema."),
-    ] = None
-
-
-class GoogleCloudDocumentaiV1DocumentSchemaEntityType(KRMModel):
-    """
-    EntityType is the wrapper of a label of the corresponding model with detailed attributes and limitations for entity-based processors. Multiple types can also compose a dependency tree to represent nested types.
-    """
-
-    base_types: Annotated[
-        list[str] | None,
-        Field(alias="baseTypes", description="The entity type that this type is derived from."),
-    ] = None
-    display_name: Annotated[
-        str | None, Field(alias="displayName", description="User defined name for the type.")
-    ] = None
-    enum_values: Annotated[
-        GoogleCloudDocumentaiV1DocumentSchemaEntityTypeEnumValues | None,
-        Field(
-            alias="enumValues",
-            description="If specified, lists all the possible values for this entity.",
-        ),
-    ] = None
-    name: Annotated[str | None, Field(description="Name of the type.")] = None
-    properties: Annotated[
-        list[GoogleCloudDocumentaiV1DocumentSchemaEntityTypeProperty] | None,
-        Field(description="Description the nested structure, or composition of an entity."),
-    ] = None
-
-
-class GoogleCloudDocumentaiV1DocumentSchemaEntityTypeEnumValues(KRMModel):
-    """
-    Defines the a list of enum values.
-    """
-
-    values: Annotated[
-        list[str] | None,
-        Field(description="The individual values that this enum values type can include."),
-    ] = None
-
-
-class GoogleCloudDocumentaiV1DocumentSchemaEntityTypeProperty(KRMModel):
-    """
-    Defines properties that can be part of the entity type.
-    """
-
-    display_name: Annotated[
-        str | None, Field(alias="displayName", description="User defined name for the property.")
-    ] = None
-    method: Annotated[
-        GoogleCloudDocumentaiV1DocumentSchemaEntityTypePropertyMethod | None,
-        Field(description="Specifies how the entity's value is obtained."),
-    ] = None
-    name: Annotated[str | None, Field(description="The name of the property.")] = None
-    occurrence_type: Annotated[
-        GoogleCloudDocumentaiV1DocumentSchemaEntityTypePropertyOccurrenceType | None,
-        Field(
-            alias="occurrenceType",
-            description="Occurrence type limits the number of instances an entity type appears in the document.",
-        ),
-    ] = None
-    value_type: Annotated[
-        str | None,
-        Field(alias="valueType", description="A reference to the value type of the property."),
-    ] = None
-
-
-class GoogleCloudDocumentaiV1DocumentSchemaMetadata(KRMModel):
-    """
-    Metadata for global schema behavior.
-    """
-
-    document_allow_multiple_labels: Annotated[
-        bool | None,
-        Field(
-            alias="documentAllowMultipleLabels",
-            description="If true, on a given page, there can be multiple `document` annotations covering it.",
-        ),
-    ] = None
-    document_splitter: Annotated[
-        bool | None,
-        Field(
-            alias="documentSplitter",
-            description="If true, a `document` entity type can be applied to subdocument (splitting).",
-        ),
-    ] = None
-    prefixed_naming_on_properties: Annotated[
-        bool | None,
-        Field(
-            alias="prefixedNamingOnProperties",
-            description="If set, all the nested entities must be prefixed with the parents.",
-        ),
-    ] = None
-    skip_naming_validation: Annotated[
-        bool | None,
-        Field(
-            alias="skipNamingValidation",
-            description="If set, this will skip the naming format validation in the schema.",
-        ),
-    ] = None
 
 
 class DocumentAISchemaVersionStatus(KRMStatus):

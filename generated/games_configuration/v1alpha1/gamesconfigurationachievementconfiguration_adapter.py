@@ -11,7 +11,7 @@ from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
     kind="GamesConfigurationAchievementConfiguration",
-    api_version="gamesConfiguration.cnrm.cloud.google.com/v1alpha1",
+    api_version="gamesconfiguration.cnrm.cloud.google.com/v1alpha1",
     doc="gamesConfiguration.v1configuration",
     resource=("achievementConfigurations",),
     template="achievements/{achievementId}",

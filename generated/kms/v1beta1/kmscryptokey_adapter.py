@@ -17,7 +17,7 @@ from kccgen.contract import (
     Where,
 )
 from kccgen.runtime.adapter import register_adapter
-from kccgen.generated.kms.v1alpha1.cloudkms_v1_operations import OPERATIONS
+from kccgen.generated.kms.v1beta1.cloudkms_v1_operations import OPERATIONS
 
 ADAPTER = Adapter(
     kind="KMSCryptoKey",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, Lro, NoUpdate
 from kccgen.runtime.adapter import register_adapter
-from kccgen.generated.kms.v1alpha1.cloudkms_v1_operations import OPERATIONS
+from kccgen.generated.kms.v1beta1.cloudkms_v1_operations import OPERATIONS
 
 ADAPTER = Adapter(
     kind="KMSKeyRing",

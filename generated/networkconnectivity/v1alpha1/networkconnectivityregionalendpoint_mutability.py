@@ -35,7 +35,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     fixed="no update method for networkconnectivity.v1 projects.locations.regionalEndpoints",
     spec=(
         ("accessType", ENUM, (REQUIRED,), False, True),
-        ("address", STRING, (OPTIONAL,), False, True),
+        ("addressRef", OBJECT, (OPTIONAL,), False, True, {"api_path": "address"}),
         ("description", STRING, (OPTIONAL,), False, True),
         ("labels", MAP_OF_STRING, (), False, True),
         ("location", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),

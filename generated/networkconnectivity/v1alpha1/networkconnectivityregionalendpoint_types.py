@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
+from kccgen.generated.compute.v1alpha1.computeaddress_reference import ComputeAddressRef
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
 from kccgen.generated.external.project_reference import ProjectRef
@@ -69,8 +70,11 @@ class NetworkConnectivityRegionalEndpointSpec(KRMModel):
             alias="accessType", description="Required. The access type of this regional endpoint."
         ),
     ] = None
-    address: Annotated[
-        str | None, Field(description="Optional. The IP Address of the Regional Endpoint.")
+    address_ref: Annotated[
+        ComputeAddressRef | None,
+        Field(
+            alias="addressRef", description="A reference to a ComputeAddress (API field `address`)."
+        ),
     ] = None
     description: Annotated[
         str | None, Field(description="Optional. A description of this resource.")

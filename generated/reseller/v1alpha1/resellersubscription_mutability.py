@@ -61,7 +61,6 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("creationTime", STRING_INT64, (), False, True),
         ("customerAuthToken", STRING, (IMMUTABLE_2, INPUT_ONLY_2), False, False),
         ("customerDomain", STRING, (), False, True),
-        ("customerId", STRING, (), False, True),
         ("customerIdRef", OBJECT, (IMMUTABLE_4, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("dealCode", STRING, (), False, True),
         ("kind", STRING, (), False, True),

@@ -11,7 +11,7 @@ from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
     kind="SiteVerificationWebResource",
-    api_version="siteVerification.cnrm.cloud.google.com/v1alpha1",
+    api_version="siteverification.cnrm.cloud.google.com/v1alpha1",
     doc="siteVerification.v1",
     resource=("webResource",),
     template="webResource/{id}",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import Adapter, Alias, Call, CreateWrapped, DeleteAtPath, Lro, UpdateMaskInBody
 from kccgen.runtime.adapter import register_adapter
-from kccgen.generated.spanner.v1alpha1.spanner_v1_operations import OPERATIONS
+from kccgen.generated.spanner.v1beta1.spanner_v1_operations import OPERATIONS
 
 ADAPTER = Adapter(
     kind="SpannerInstance",

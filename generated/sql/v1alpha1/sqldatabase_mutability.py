@@ -42,7 +42,6 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("instance", STRING, (), False, True, {"identity": True}),
         ("kind", STRING, (), True, True),
         ("location", STRING, (IMMUTABLE, INPUT_ONLY, OPTIONAL), False, False),
-        ("project", STRING, (), True, True),
         ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("selfLink", STRING, (), True, True),

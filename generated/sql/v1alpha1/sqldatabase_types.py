@@ -34,10 +34,6 @@ class SQLDatabaseSpec(KRMModel):
     location: Annotated[
         str | None, Field(description="Optional. Region of the Cloud SQL instance.")
     ] = None
-    project: Annotated[
-        str | None,
-        Field(description="The project ID of the project containing the Cloud SQL database."),
-    ] = None
     project_ref: Annotated[
         ProjectRef | None,
         Field(

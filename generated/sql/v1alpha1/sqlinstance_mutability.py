@@ -104,7 +104,6 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("outOfDiskReport", OBJECT, (), True, True),
         ("outOfDiskReport.sqlMinRecommendedIncreaseSizeGb", INTEGER_INT32, (), True, True),
         ("outOfDiskReport.sqlOutOfDiskState", ENUM, (), True, True),
-        ("project", STRING, (), True, True),
         ("projectRef", OBJECT, (IMMUTABLE_3, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("region", STRING, (), True, True),
         ("replicaConfiguration", OBJECT, (), True, True),

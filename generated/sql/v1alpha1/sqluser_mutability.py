@@ -60,7 +60,6 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("passwordPolicy.enableFailedAttemptsCheck", BOOLEAN, (), True, True),
         ("passwordPolicy.enablePasswordVerification", BOOLEAN, (), True, True),
         ("passwordPolicy.passwordExpirationDuration", STRING_GOOGLE_DURATION, (), True, True),
-        ("project", STRING, (), True, True),
         ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("serverRoles", ARRAY_OF_STRING, (OPTIONAL,), True, True),

@@ -92,10 +92,6 @@ class SQLUserSpec(KRMModel):
         UserPasswordValidationPolicy | None,
         Field(alias="passwordPolicy", description="User level password validation policy."),
     ] = None
-    project: Annotated[
-        str | None,
-        Field(description="The project ID of the project containing the Cloud SQL database."),
-    ] = None
     project_ref: Annotated[
         ProjectRef | None,
         Field(

@@ -51,7 +51,6 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("id", STRING, (), True, True),
         ("kind", STRING, (), True, True),
         ("objectRef", OBJECT, (IMMUTABLE_2, REQUIRED_3), False, False, {"api_path": None, "identity": True}),
-        ("objectRef", OBJECT, (), False, True, {"api_path": "object", "identity": True}),
         ("projectTeam", OBJECT, (), True, True),
         ("projectTeam.projectNumber", STRING, (), True, True),
         ("projectTeam.team", STRING, (), True, True),

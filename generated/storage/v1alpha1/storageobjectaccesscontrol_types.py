@@ -69,7 +69,8 @@ class StorageObjectAccessControlSpec(KRMModel):
     object_ref: Annotated[
         StorageObjectRef,
         Field(
-            alias="objectRef", description="A reference to a StorageObject (API field `object`)."
+            alias="objectRef",
+            description="Immutable. The StorageObject that this StorageObjectAccessControl belongs to.",
         ),
     ]
     project_team: Annotated[

@@ -158,7 +158,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("defaultObjectAcl[].generation", STRING_INT64, (), True, True),
         ("defaultObjectAcl[].id", STRING, (), True, True),
         ("defaultObjectAcl[].kind", STRING, (), True, True),
-        ("defaultObjectAcl[].objectRef", OBJECT, (), True, True, {"api_path": "defaultObjectAcl[].object"}),
+        ("defaultObjectAcl[].object", STRING, (), True, True),
         ("defaultObjectAcl[].projectTeam", OBJECT, (), True, True),
         ("defaultObjectAcl[].projectTeam.projectNumber", STRING, (), True, True),
         ("defaultObjectAcl[].projectTeam.team", STRING, (), True, True),

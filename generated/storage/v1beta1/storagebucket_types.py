@@ -12,7 +12,6 @@ from pydantic import Field, RootModel
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
-from kccgen.generated.storage.v1alpha1.storageobject_reference import StorageObjectRef
 from kccgen.generated.storage.v1beta1 import storage_v1_api
 from kccgen.generated.storage.v1beta1.storage_v1_api import (
     BucketEncryptionCustomerManagedEncryptionEnforcementConfigRestrictionMode,
@@ -708,11 +707,8 @@ class ObjectAccessControl(KRMModel):
     ] = None
     id: Annotated[str | None, Field(description="The ID of the access-control entry.")] = None
     kind: Annotated[str | None, Field(description="The kind of item this is.")] = None
-    object_ref: Annotated[
-        StorageObjectRef | None,
-        Field(
-            alias="objectRef", description="A reference to a StorageObject (API field `object`)."
-        ),
+    object: Annotated[
+        str | None, Field(description="The name of the object, if applied to an object.")
     ] = None
     project_team: Annotated[
         ObjectAccessControlProjectTeam | None,

@@ -24,7 +24,7 @@ IDENTITY = IdentityTemplate(
     rest_prefix="tasks/v1/",
     rest_template="",
     extra_forms=(),
-    spec_fields=(("tasklist", "tasklistRef", "TasksTaskList"), ("task", "resourceID", "")),
+    spec_fields=(("tasklist", "tasklistRef", "TasksList"), ("task", "resourceID", "")),
     id_generation="service",
 )
 
@@ -32,7 +32,7 @@ IDENTITY = IdentityTemplate(
 REFERENCES: tuple[RefField, ...] = (
     RefField(
         path="tasklistRef",
-        target="TasksTaskList",
+        target="TasksList",
         api_path="{tasklist}",
         parent=True,
     ),

@@ -10,7 +10,7 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.tasks.v1alpha1 import tasks_v1_api
 from kccgen.generated.tasks.v1alpha1.tasks_v1_api import AssignmentInfoSurfaceType
-from kccgen.generated.tasks.v1alpha1.taskstasklist_reference import TasksTaskListRef
+from kccgen.generated.tasks.v1alpha1.taskslist_reference import TasksListRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -161,10 +161,10 @@ class TasksTaskSpec(KRMModel):
     ] = None
     status: Annotated[str | None, Field(description="Status of the task.")] = None
     tasklist_ref: Annotated[
-        TasksTaskListRef,
+        TasksListRef,
         Field(
             alias="tasklistRef",
-            description="Immutable. The TasksTaskList that this TasksTask belongs to.",
+            description="Immutable. The TasksList that this TasksTask belongs to.",
         ),
     ]
     title: Annotated[str | None, Field(description="Title of the task.")] = None

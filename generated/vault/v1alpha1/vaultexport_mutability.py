@@ -113,7 +113,6 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("cloudStorageSink.files[].size", STRING_INT64, (), False, True),
         ("createTime", STRING_GOOGLE_DATETIME, (OUTPUT_ONLY_2,), False, True),
         ("id", STRING, (OUTPUT_ONLY_2,), False, True),
-        ("matterId", STRING, (OUTPUT_ONLY_2,), False, True),
         ("parentExportId", STRING, (OUTPUT_ONLY_2, OUTPUT_ONLY_3), False, True),
         ("query", OBJECT, (), False, True),
         ("query.hangoutsChatInfo", OBJECT, (OUTPUT_ONLY,), False, True),

@@ -609,9 +609,6 @@ class VaultExportObservedState(KRMModel):
         ),
     ] = None
     id: Annotated[str | None, Field(description="Output only. The generated export ID.")] = None
-    matter_id: Annotated[
-        str | None, Field(alias="matterId", description="Output only. The matter ID.")
-    ] = None
     parent_export_id: Annotated[
         str | None,
         Field(

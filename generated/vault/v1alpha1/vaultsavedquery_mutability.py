@@ -83,7 +83,6 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     ),
     observed=(
         ("createTime", STRING_GOOGLE_DATETIME, (OUTPUT_ONLY_2,), False, True),
-        ("matterId", STRING, (OUTPUT_ONLY_2,), False, True),
         ("query", OBJECT, (), False, True),
         ("query.hangoutsChatInfo", OBJECT, (OUTPUT_ONLY,), False, True),
         ("query.hangoutsChatInfo.roomId", ARRAY_OF_STRING, (), False, True),

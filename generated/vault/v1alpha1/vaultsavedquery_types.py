@@ -373,13 +373,6 @@ class VaultSavedQueryObservedState(KRMModel):
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
-    matter_id: Annotated[
-        str | None,
-        Field(
-            alias="matterId",
-            description="Output only. The matter ID of the matter the saved query is saved in.",
-        ),
-    ] = None
     query: Annotated[
         QueryObservedState | None, Field(description="The search parameters of the saved query.")
     ] = None

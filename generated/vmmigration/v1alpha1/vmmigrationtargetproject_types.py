@@ -50,9 +50,6 @@ class VMMigrationTargetProjectSpec(KRMModel):
     location: Annotated[
         str, Field(description="Immutable. The location of the VMMigrationTargetProject.")
     ]
-    project: Annotated[
-        str | None, Field(description="Required. The target project ID (number) or project name.")
-    ] = None
     project_ref: Annotated[
         ProjectRef | None,
         Field(
