@@ -370,7 +370,7 @@ def build_kind(
             )
     references: list[ReferenceIR] = [
         replace(r, external_only=not (by_kind[r.target].ours or by_kind[r.target].by_name)) for r in parent_refs
-    ] + list({r.krm_path: r for r in sorted(inf.references, key=lambda r: (r.krm_path, r.target), reverse=True)}.values())[::-1]
+    ] + _one_per_path(inf.references)
     ref_classes = sorted(proj.ref_classes | {f"{r.target}Ref" for r in parent_refs})
     objs = {o.name: o for o in proj.objects.values()}
     objs[spec_obj.name] = spec_obj
@@ -468,6 +468,15 @@ def build_ir(specs: Specs, reporter: Reporter | None = None, strict: bool = True
         skipped=tuple(sorted(skipped, key=lambda s: s.kind)),
         candidates=tuple(rows),
     )
+
+
+def _one_per_path(refs: tuple[ReferenceIR, ...] | list[ReferenceIR]) -> list[ReferenceIR]:
+    """Inferred references sorted by path, one per path: two signals can find the same
+    field (ComputeDisk's sourceImage); the first target by name wins, deterministically."""
+    out: dict[str, ReferenceIR] = {}
+    for r in sorted(refs, key=lambda r: (r.krm_path, r.target)):
+        out.setdefault(r.krm_path, r)
+    return list(out.values())
 
 
 def _check_list_kinds(kinds: list[KindIR]) -> None:
