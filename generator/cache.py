@@ -18,6 +18,9 @@ import tempfile
 from enum import Enum
 from pathlib import Path
 
+from kccgen.generator.diagnostics import Diagnostic
+from kccgen.generator.ir.model import MemoHit, SkippedKind
+
 CACHE_DIR = ".kccgen-cache"
 
 
@@ -83,10 +86,68 @@ class RenderCache:
             return None
         return {str(k): str(v) for k, v in entry["files"].items()}
 
-    def put(self, name: str, key: str, files: dict[str, str]) -> None:
-        """One file per unit, replaced atomically (a newer key overwrites)."""
-        self.dir.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.dir, prefix=f".{name}.")
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump({"key": key, "files": files}, out, sort_keys=True)
-        os.replace(tmp, self._path(name))
+    def put(self, name: str, key: str, files: dict[str, str], built: dict[str, object] | None = None) -> None:
+        """One file per unit, replaced atomically (a newer key overwrites). ``built``
+        adds what ``UnitMemo`` needs to skip the unit's build next time: its build
+        key (``inputs``), Kinds and index entries."""
+        _write_json(self._path(name), {"key": key, "files": files, **(built or {})})
+
+
+def _write_json(path: Path, data: object) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        json.dump(data, out, sort_keys=True)
+    os.replace(tmp, path)
+
+
+class UnitMemo:
+    """``build_ir``'s memo (see generator/ir/build.py ``UnitMemo``), kept beside the
+    render cache: per unit, the derived Kinds that failed and the diagnostics of each
+    build key of the last run (``build/<unit>.json``); a unit is *complete* under a
+    key when its render entry was written for that key too, with its Kinds and index
+    entries. A corrupt or foreign entry is a miss."""
+
+    def __init__(self, root: Path, salt: str) -> None:
+        self.dir = root / CACHE_DIR
+        self.salt = salt
+        self.inputs: dict[str, str] = {}  # unit -> the key it was built under this run
+        self._records: dict[str, dict[str, object]] = {}
+        self._kept: dict[str, tuple[dict[str, str], dict[str, object]]] = {}  # unit -> (files, index entries)
+
+    def _build_path(self, name: str) -> Path:
+        return self.dir / "build" / f"{name}.json"
+
+    def lookup(self, name: str, key: str) -> MemoHit | None:
+        try:
+            seen = json.loads(self._build_path(name).read_text(encoding="utf-8"))[key]
+            failures = tuple(SkippedKind(**f) for f in seen["failures"])
+            diagnostics = tuple(Diagnostic(**d) for d in seen["diagnostics"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        self._records.setdefault(name, {})[key] = seen
+        kinds = None
+        try:
+            entry = json.loads((self.dir / f"{name}.json").read_text(encoding="utf-8"))
+            if entry.get("inputs") == key and not failures:
+                kinds = tuple((str(g), str(k), str(f)) for g, k, f in entry["kinds"])
+                self._kept[name] = ({str(p): str(t) for p, t in entry["files"].items()}, dict(entry["index"]))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            kinds = None
+        return MemoHit(failures, diagnostics, kinds)
+
+    def record(self, name: str, key: str, failures: tuple[SkippedKind, ...], diagnostics: tuple[Diagnostic, ...]) -> None:
+        self.inputs[name] = key
+        self._records.setdefault(name, {})[key] = {
+            "failures": [dataclasses.asdict(f) for f in failures],
+            "diagnostics": [dataclasses.asdict(d) for d in diagnostics],
+        }
+
+    def kept(self, name: str) -> tuple[dict[str, str], dict[str, object]]:
+        """A cached unit's files and index entries, as read by ``lookup``."""
+        return self._kept[name]
+
+    def save(self) -> None:
+        """This run's keys only, per unit touched: older keys are dropped."""
+        for name, records in sorted(self._records.items()):
+            _write_json(self._build_path(name), records)

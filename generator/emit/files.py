@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +17,7 @@ from kccgen.generator.emit.crds import crd_path, crd_source, spec_required
 from kccgen.generator.emit.mutability import mutability_source
 from kccgen.generator.emit.references import reference_module_path, reference_source
 from kccgen.generator.emit.types import api_module_source, docstring_safe, kind_module_source
-from kccgen.generator.ir.model import IR, ApiModule, KindIR, TargetKind
+from kccgen.generator.ir.model import IR, ApiModule, KindIR, TargetKind, unit_names
 from kccgen.generator.naming import kind_types_module
 from kccgen.generator.render import drop_classes, render, render_text, split_imports, used_imports
 
@@ -112,15 +112,14 @@ def units(ir: IR) -> list[Unit]:
     members: dict[tuple[str, str], list[KindIR]] = {}
     for k in ir.kinds:
         members.setdefault((k.api.doc_key, k.api.package), []).append(k)
-    per_doc: dict[str, int] = {}
-    for m in ir.api_modules:
-        per_doc[m.doc_key] = per_doc.get(m.doc_key, 0) + 1
+    # Cached units (not built this run) still count in the names of their document's units.
+    names = unit_names([(m.doc_key, m.package) for m in ir.api_modules] + [(u.doc_key, u.package) for u in ir.cached])
     out = []
     for m in sorted(ir.api_modules, key=lambda m: (m.doc_key, m.package)):
         kinds = tuple(members.get((m.doc_key, m.package), ()))
         needed = {k.kind for k in kinds} | {cls.removesuffix("Ref") for k in kinds for _, cls in k.ref_imports}
         targets = tuple(by_kind[n] for n in sorted(needed) if n in by_kind)
-        name = m.doc_key if per_doc[m.doc_key] == 1 else f"{m.doc_key}@{m.package.replace('/', '.')}"
+        name = names[(m.doc_key, m.package)]
         out.append(Unit(name, IR(api_modules=(m,), kinds=kinds, targets=targets), tuple(sorted(_packages(m)))))
     external = tuple(t for t in ir.targets if not t.ours)
     shared = {"generated"} | ({"generated/external"} if external else set())
@@ -168,19 +167,27 @@ def jobs(ir: IR) -> Iterator[Job]:
 INDEX_PATH = "generated/kinds.json"
 
 
-def index_source(ir: IR) -> str:
-    """``generated/kinds.json``: every generated Kind -> its module stem, apiVersion and
-    CRD file, so the runtime can list and find Kinds without importing a thousand
-    modules (it imports one Kind's modules when that Kind is used)."""
-    entries = {
+def index_entries(kinds: Iterable[KindIR]) -> dict[str, dict[str, Any]]:
+    """Each Kind's entry in ``generated/kinds.json``."""
+    return {
         k.kind: {
             "apiVersion": f"{k.group}/{k.version}",
             "servedVersions": list(k.served_versions),
             "crd": crd_path(k).removeprefix("generated/"),
             "module": f"{k.package.replace('/', '.')}.{k.lower}",
         }
-        for k in ir.kinds
+        for k in kinds
     }
+
+
+def index_source(ir: IR, cached: Mapping[str, Any] | None = None) -> str:
+    """``generated/kinds.json``: every generated Kind -> its module stem, apiVersion and
+    CRD file, so the runtime can list and find Kinds without importing a thousand
+    modules (it imports one Kind's modules when that Kind is used). ``cached``: the
+    entries of the Kinds of ``ir.cached`` units, kept by the render cache."""
+    entries = {**(cached or {}), **index_entries(ir.kinds)}
+    if set(entries) != ir.kind_names:
+        raise RuntimeError(f"kinds.json: index entries do not match the Kinds ({len(entries)} entries, {len(ir.kind_names)} Kinds)")
     return json.dumps(entries, indent=1, sort_keys=True) + "\n"
 
 

@@ -1,15 +1,17 @@
 """Build the IR from loaded specs, in named stages.
 
-select_kinds -> resolve_shapes -> build_api_modules -> resolve_identities ->
+select_kinds -> resolve_shapes -> resolve_identities -> (per API unit) build_api_module ->
 (per Kind) create_view -> references -> krm_projection -> mutability.
 Each stage only reads what earlier stages produced; the result is frozen.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
+from typing import Protocol
 
 from kccgen.contract import CreateAtPath, CreateServiceAssigned, Where, create_inputs, id_field
 from kccgen.discovery.behaviours import Behaviour as B
@@ -17,7 +19,9 @@ from kccgen.discovery.behaviours import Fact
 from kccgen.discovery.document import DiscoveryDoc, Resource
 from kccgen.discovery.errors import SpecError, did_you_mean, json_path
 from kccgen.discovery.paths import rest_template
-from kccgen.generator.diagnostics import Reporter
+from kccgen.documents import LOCK_NAME
+from kccgen.generator.cache import digest
+from kccgen.generator.diagnostics import Diagnostic, Reporter
 from kccgen.generator.ir.aliases import build_aliases
 from kccgen.generator.ir.api_models import build_api_models
 from kccgen.generator.ir.candidates import derive
@@ -32,23 +36,26 @@ from kccgen.generator.ir.methods import UnsupportedShape, resolve_methods
 from kccgen.generator.ir.model import (
     IR,
     ApiModule,
+    CachedUnit,
     Candidate,
     FieldIR,
     Identity,
     KindIR,
+    MemoHit,
     Methods,
     ModelSet,
     ObjectIR,
     ReferenceIR,
     SkippedKind,
     TargetKind,
+    unit_names,
 )
 from kccgen.generator.ir.mutability import build_mutability
 from kccgen.generator.ir.params import align_params
 from kccgen.generator.ir.references import TargetIndex, infer_references
 from kccgen.generator.naming import api_module, pascal, plural_kind, snake
 from kccgen.generator.spec.kinds import KindConfig, KindsFile
-from kccgen.generator.spec.loader import Specs
+from kccgen.generator.spec.loader import Documents, Specs
 
 Problem = Callable[[SpecError], None]
 
@@ -198,38 +205,31 @@ def _query_inputs(sh: Shaped) -> tuple[str, ...]:
     return tuple(i.field for i in create_inputs(sh.methods.create_shape) if i.where is Where.QUERY)
 
 
-def build_api_modules(shaped: list[Shaped], reporter: Reporter) -> tuple[dict[tuple[str, str], ApiModule], dict[tuple[str, str], dict[str, str]]]:
-    """Stage 3: API payload models, one module per (document, KRM package).
+def build_api_module(gkey: tuple[str, str], members: list[Shaped], reporter: Reporter) -> tuple[ApiModule, dict[str, str]]:
+    """Stage 3: the API payload models of one (document, KRM package).
 
-    Returns the modules and, per module, schema id (or create method id, for
-    its query inputs) -> class name.
+    Returns the module and its schema id (or create method id, for its query
+    inputs) -> class name.
     """
-    groups: dict[tuple[str, str], list[Shaped]] = {}
-    for sh in shaped:
-        groups.setdefault((sh.sel.doc.key, sh.sel.package), []).append(sh)
-    modules: dict[tuple[str, str], ApiModule] = {}
-    class_of: dict[tuple[str, str], dict[str, str]] = {}
-    for (dkey, pkg), members in sorted(groups.items()):
-        doc = members[0].sel.doc
-        roots: set[str] = set()
-        create_ids: set[str] = set()
-        params = []
-        for sh in members:
-            m = sh.methods
-            roots.add(sh.schema)
-            for mi in (m.get, m.create, m.update, m.delete):
-                if mi is not None:
-                    roots.update(x for x in (mi.request, mi.response) if x)
-            if m.create is not None:
-                create_ids.add(m.create.id)
-                names = _query_inputs(sh)
-                if names:
-                    raw = sh.sel.resource.methods[m.create.name]
-                    params.append((f"{pascal(sh.schema)}{pascal(m.create.name)}Parameters", raw, names, m.create.location))
-        models, names_of = build_api_models(doc, roots, reporter, frozenset(create_ids), params)
-        modules[(dkey, pkg)] = ApiModule(doc.name, doc.version, dkey, doc.revision, api_module(doc.name, doc.version), pkg, models)
-        class_of[(dkey, pkg)] = names_of
-    return modules, class_of
+    dkey, pkg = gkey
+    doc = members[0].sel.doc
+    roots: set[str] = set()
+    create_ids: set[str] = set()
+    params = []
+    for sh in members:
+        m = sh.methods
+        roots.add(sh.schema)
+        for mi in (m.get, m.create, m.update, m.delete):
+            if mi is not None:
+                roots.update(x for x in (mi.request, mi.response) if x)
+        if m.create is not None:
+            create_ids.add(m.create.id)
+            names = _query_inputs(sh)
+            if names:
+                raw = sh.sel.resource.methods[m.create.name]
+                params.append((f"{pascal(sh.schema)}{pascal(m.create.name)}Parameters", raw, names, m.create.location))
+    models, names_of = build_api_models(doc, roots, reporter, frozenset(create_ids), params)
+    return ApiModule(doc.name, doc.version, dkey, doc.revision, api_module(doc.name, doc.version), pkg, models), names_of
 
 
 def _failure(sh: Shaped, e: Exception) -> SkippedKind:
@@ -414,10 +414,27 @@ def build_kind(
     )
 
 
-def build_ir(specs: Specs, reporter: Reporter | None = None, strict: bool = True) -> IR:
+class UnitMemo(Protocol):
+    """What the last run knew of each API unit, by the digest of the unit's build
+    inputs (see ``_unit_key``): generator/cache.py keeps it beside the render cache."""
+
+    salt: str  # the generator's own digest: a code change is a different key
+
+    def lookup(self, name: str, key: str) -> MemoHit | None: ...
+
+    def record(self, name: str, key: str, failures: tuple[SkippedKind, ...], diagnostics: tuple[Diagnostic, ...]) -> None: ...
+
+
+def build_ir(specs: Specs, reporter: Reporter | None = None, strict: bool = True, memo: UnitMemo | None = None) -> IR:
     """The IR of ``specs``. ``strict=False`` turns kind-config mismatches with the
     Discovery documents into warnings: the lag report reads older documents
-    with today's kind configs, where such mismatches are expected."""
+    with today's kind configs, where such mismatches are expected.
+
+    With ``memo`` (``kccgen generate``), an API unit whose build inputs are those
+    of the last run is not built: it is listed in ``IR.cached`` and its files come
+    from the render cache. A one-document change then builds one unit, not 200."""
+    if memo is not None and not strict:
+        raise ValueError("the unit memo needs strict mode: lenient problems are warnings it does not keep")
     rep = reporter or Reporter()
 
     def problem(err: SpecError) -> None:
@@ -439,30 +456,53 @@ def build_ir(specs: Specs, reporter: Reporter | None = None, strict: bool = True
             gone = {f.kind for f in failed}
             shaped = [sh for sh in shaped if sh.sel.cfg.kind not in gone]
             continue
-        modules, class_of = build_api_modules(shaped, rep)
         targets = _targets(specs, shaped, identities, rep)
         index = TargetIndex(targets, specs.asset_names)
         by_kind = {t.kind: t for t in targets}
-        kinds: list[KindIR] = []
+        groups: dict[tuple[str, str], list[Shaped]] = {}
         for sh in shaped:
-            key = (sh.sel.doc.key, sh.sel.package)
-            build = partial(build_kind, sh, modules[key], class_of[key], identities[sh.sel.cfg.kind], index, by_kind, specs.external_kinds_file, problem)
-            if not sh.sel.auto:
-                kinds.append(build())
+            groups.setdefault((sh.sel.doc.key, sh.sel.package), []).append(sh)
+        names = unit_names(groups)
+        context = _context_key(specs, targets, memo.salt) if memo is not None else ""
+        modules: dict[tuple[str, str], ApiModule] = {}
+        kinds: list[KindIR] = []
+        cached: list[CachedUnit] = []
+        for gkey, members in sorted(groups.items()):
+            key = _unit_key(specs, context, members, identities) if memo is not None else ""
+            hit = memo.lookup(names[gkey], key) if memo is not None else None
+            if hit is not None and (hit.failures or hit.kinds is not None):
+                rep.extend(hit.diagnostics)
+                failed += hit.failures  # known from the last run: this pass is redone without them
+                if hit.kinds is not None and not hit.failures:
+                    cached.append(CachedUnit(*gkey, names[gkey], key, hit.kinds))
                 continue
-            try:
-                kinds.append(build())
-            except Exception as e:  # any failure skips a derived Kind, with the reason
-                failed.append(_failure(sh, e))
+            sub = Reporter()
+            module, class_of = build_api_module(gkey, members, sub)
+            modules[gkey] = module
+            fails: list[SkippedKind] = []
+            for sh in members:
+                build = partial(build_kind, sh, module, class_of, identities[sh.sel.cfg.kind], index, by_kind, specs.external_kinds_file, problem)
+                if not sh.sel.auto:
+                    kinds.append(build())
+                    continue
+                try:
+                    kinds.append(build())
+                except Exception as e:  # any failure skips a derived Kind, with the reason
+                    fails.append(_failure(sh, e))
+            rep.extend(sub.items)
+            failed += fails
+            if memo is not None:
+                memo.record(names[gkey], key, tuple(fails), tuple(sub.items))
         if not failed:
             break
         skipped += failed
         gone = {f.kind for f in failed}
         shaped = [sh for sh in shaped if sh.sel.cfg.kind not in gone]
-    _check_list_kinds(kinds)
+    _check_list_kinds([(k.group, k.kind, k.config_file) for k in kinds] + [k for u in cached for k in u.kinds])
     return IR(
         api_modules=tuple(modules[k] for k in sorted(modules)),
         kinds=tuple(kinds),
+        cached=tuple(cached),
         diagnostics=tuple(str(d) for d in rep.sorted()),
         targets=targets,
         skipped=tuple(sorted(skipped, key=lambda s: s.kind)),
@@ -479,14 +519,42 @@ def _one_per_path(refs: tuple[ReferenceIR, ...] | list[ReferenceIR]) -> list[Ref
     return list(out.values())
 
 
-def _check_list_kinds(kinds: list[KindIR]) -> None:
+def _context_key(specs: Specs, targets: tuple[TargetKind, ...], salt: str) -> str:
+    """What every unit's build reads besides its own Kinds: the generator (``salt``),
+    the reference targets and the specs files other than documents and kind files."""
+    h = hashlib.sha256(f"{salt}\0{digest(targets)}\0{specs.external_kinds_file}\0".encode())
+    for p in sorted(specs.root.rglob("*")):
+        rel = p.relative_to(specs.root).as_posix()
+        if p.is_file() and rel.split("/")[0] not in ("discovery", "kinds") and rel != LOCK_NAME and "__pycache__" not in rel:
+            h.update(f"{rel}\0".encode() + p.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def _unit_key(specs: Specs, context: str, members: list[Shaped], identities: dict[str, Identity]) -> str:
+    """The digest of everything one unit's build reads: ``context``, its document's
+    bytes, and per Kind its kind file, config, methods and identity."""
+    doc = members[0].sel.doc
+    docs = specs.discovery
+    sha = docs.sha256(doc.key) if isinstance(docs, Documents) else hashlib.sha256(doc.model_dump_json().encode()).hexdigest()
+    h = hashlib.sha256(f"{context}\0{sha}\0".encode())
+    files: dict[int, str] = {}
+    for sh in members:
+        s = sh.sel
+        kf = files.setdefault(id(s.kfile), s.kfile.model_dump_json())
+        h.update(f"{s.file}\0{s.index}\0{kf}\0{s.cfg.model_dump_json()}\0{sh.schema}\0".encode())
+        h.update(digest((sh.methods, identities[s.cfg.kind])).encode())
+    return h.hexdigest()
+
+
+def _check_list_kinds(kinds: list[tuple[str, str, str]]) -> None:
     """A Kind named like another Kind's listKind (``<Kind>List``) in its group: the API
-    server never establishes the first CRD (NamesAccepted false), so name one of them."""
-    by_group = {(k.group, k.kind): k for k in kinds}
-    for k in kinds:
-        other = by_group.get((k.group, f"{k.kind}List"))
-        if other is not None:
-            raise SpecError(other.config_file, "/overrides", f"Kind {other.kind} is the listKind of {k.kind} in {k.group}: give it another name (overrides.<resource>.kind)")
+    server never establishes the first CRD (NamesAccepted false), so name one of them.
+    ``kinds`` holds (group, Kind, config file) of every Kind, built or cached."""
+    by_group = {(group, kind): file for group, kind, file in kinds}
+    for group, kind, _ in kinds:
+        file = by_group.get((group, f"{kind}List"))
+        if file is not None:
+            raise SpecError(file, "/overrides", f"Kind {kind}List is the listKind of {kind} in {group}: give it another name (overrides.<resource>.kind)")
 
 
 def _spec_fields(i: Identity) -> tuple[tuple[str, str, str], ...]:

@@ -6,6 +6,8 @@ behaviours are resolved, so emitters and templates never re-derive them.
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -19,6 +21,7 @@ from kccgen.contract import (
     UpdateShape,
 )
 from kccgen.discovery.behaviours import Behaviour, Fact
+from kccgen.generator.diagnostics import Diagnostic
 
 TypeKind = Literal["string", "integer", "number", "boolean", "any", "object", "array", "map", "enum"]
 
@@ -319,6 +322,37 @@ class SkippedKind:
         return f"{self.config}: {self.kind} is not generated: {self.location}: {self.reason}"
 
 
+@dataclass(frozen=True)
+class MemoHit:
+    """A unit built from the same inputs before: the derived Kinds that failed, the
+    diagnostics it gave, and, when its rendered files are kept under this key, its
+    Kinds as (group, Kind, config file)."""
+
+    failures: tuple[SkippedKind, ...] = ()
+    diagnostics: tuple[Diagnostic, ...] = ()
+    kinds: tuple[tuple[str, str, str], ...] | None = None
+
+
+@dataclass(frozen=True)
+class CachedUnit:
+    """An API unit whose build inputs (``key``) are those of the last run: not built,
+    its files come from the render cache under ``name``."""
+
+    doc_key: str
+    package: str
+    name: str
+    key: str
+    kinds: tuple[tuple[str, str, str], ...]  # (group, Kind, config file)
+
+
+def unit_names(pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """Each (document, KRM package) unit's name: the document key, or ``doc@package``
+    where one document feeds two packages (curated v1beta1 and derived v1alpha1)."""
+    pairs = sorted(set(pairs))
+    per_doc = Counter(d for d, _ in pairs)
+    return {(d, p): d if per_doc[d] == 1 else f"{d}@{p.replace('/', '.')}" for d, p in pairs}
+
+
 @dataclass(frozen=True, repr=False)
 class IR:
     api_modules: tuple[ApiModule, ...]
@@ -327,6 +361,12 @@ class IR:
     targets: tuple[TargetKind, ...] = ()
     skipped: tuple[SkippedKind, ...] = ()
     candidates: tuple[Candidate, ...] = ()  # every resource of the auto files' documents
+    cached: tuple[CachedUnit, ...] = ()  # units not built this run (build_ir's memo)
+
+    @property
+    def kind_names(self) -> frozenset[str]:
+        """Every Kind of the tree, built or cached."""
+        return frozenset(k.kind for k in self.kinds) | {k for u in self.cached for _, k, _ in u.kinds}
 
     def __repr__(self) -> str:
         # As for KindIR: a test failure must not print every Kind of a 1,000-Kind tree.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,7 @@ class Documents(Mapping[str, DiscoveryDoc]):
     specs: Path
     display: dict[str, str]  # key -> display path
     _parsed: dict[str, DiscoveryDoc] = field(default_factory=dict)
+    _sha256: dict[str, str] = field(default_factory=dict)
 
     def __getitem__(self, key: str) -> DiscoveryDoc:
         doc = self._parsed.get(key)
@@ -47,7 +49,13 @@ class Documents(Mapping[str, DiscoveryDoc]):
             if doc.key != key:
                 raise SpecError(disp, "/name", f"file is named {key}.json but holds {doc.key}")
             self._parsed[key] = doc
+            self._sha256[key] = hashlib.sha256(text).hexdigest()
         return doc
+
+    def sha256(self, key: str) -> str:
+        """The digest of the bytes ``key`` was parsed from (the build cache's key)."""
+        self[key]
+        return self._sha256[key]
 
     def __contains__(self, key: object) -> bool:
         return key in self.display  # without parsing (Mapping's default would)
