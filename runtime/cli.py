@@ -18,19 +18,36 @@ from kccgen.runtime.registry import kind_index, module_for, types_modules, unkno
 
 def _apply_or_delete(args: argparse.Namespace) -> int:
     from kccgen.runtime.gcp import Gcp
-    from kccgen.runtime.local import ManifestError, StateDir, apply, delete, load_manifests, table
+    from kccgen.runtime.local import (
+        ManifestError,
+        StateDir,
+        StateLocked,
+        apply,
+        delete,
+        load_manifests,
+        namespace_problem,
+        table,
+    )
 
+    problem = namespace_problem(args.namespace)
+    if problem:
+        print(f"error: --namespace: {problem}", file=sys.stderr)
+        return 2
     try:
         objs = load_manifests(args.filename, args.namespace)
     except ManifestError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     run = apply if args.cmd == "apply" else delete
+    state = StateDir(args.state)
     try:
-        results = run(objs, StateDir(args.state), Gcp(args.endpoint, host_paths=args.host_paths), args.project, args.namespace)
-    except ManifestError as e:
+        with state.lock(wait=not args.no_wait, notify=lambda msg: print(msg, file=sys.stderr)):
+            results = run(objs, state, Gcp(args.endpoint, host_paths=args.host_paths), args.project, args.namespace)
+    except (ManifestError, StateLocked) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    for msg in state.problems:
+        print(f"warning: {msg}", file=sys.stderr)
     rows = [r for r, _ in results]
     print(table(rows, "READY" if args.cmd == "apply" else "DELETED"))
     return 0 if all(r.ready for r in rows) else 1
@@ -41,7 +58,10 @@ def _get(args: argparse.Namespace) -> int:
 
     from kccgen.runtime.local import StateDir
 
-    objs = [o for o in StateDir(args.state).load() if o and o.get("kind") == args.kind and (args.name is None or o["metadata"]["name"] == args.name)]
+    state = StateDir(args.state)
+    objs = [o for o in state.load() if o.get("kind") == args.kind and (args.name is None or o["metadata"]["name"] == args.name)]
+    for msg in state.problems:
+        print(f"warning: {msg}", file=sys.stderr)
     if args.name and not objs:
         print(f"error: {args.kind} {args.name} not found in {args.state}", file=sys.stderr)
         return 1
@@ -139,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
         ap.add_argument("--endpoint", help="GCP endpoint override, e.g. a mockgcp URL (default: real GCP with ADC)")
         ap.add_argument("--project", help="default project (the namespace's cnrm.cloud.google.com/project-id)")
         ap.add_argument("--namespace", default="default")
+        ap.add_argument("--no-wait", action="store_true", help="fail at once when another kccctl is using the state directory (default: wait for it)")
         ap.add_argument(
             "--host-paths",
             action="store_true",

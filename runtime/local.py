@@ -2,17 +2,26 @@
 
 State lives in a directory, one YAML file per object
 (``<state>/<namespace>/<kind>/<name>.yaml``), each written atomically (temp
-file, then rename), so a crash never leaves a half-written object.
+file, then rename), so a crash never leaves a half-written object. One
+``kccctl`` at a time holds the directory (an exclusive lock on
+``<state>/.lock``): two applies at once would each create the same
+service-named resources and lose each other's updates. Names and namespaces
+are checked as Kubernetes checks them (RFC 1123), so no object's file can land
+outside the directory. An unreadable object file is reported and its object
+left alone; the others proceed.
 Objects are reconciled in dependency order: an object referring to another
 by name comes after it; deletion runs in the reverse order.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
+import re
 import tempfile
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +38,44 @@ from kccgen.runtime.registry import types_modules, unknown_kind
 
 class ManifestError(ValueError):
     """A manifest that cannot be applied; names the file, document and field."""
+
+
+class StateLocked(RuntimeError):
+    """Another kccctl holds the state directory and the caller would not wait."""
+
+
+# libyaml where PyYAML was built with it: the pure-Python parser was most of a
+# large apply's YAML time.
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_Dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+# What Kubernetes accepts: a custom resource's name is a DNS-1123 subdomain, a
+# namespace a DNS-1123 label. Neither can hold "/" or start with ".", so a
+# state path made of them stays inside the state directory.
+_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_SUBDOMAIN = re.compile(rf"{_LABEL}(\.{_LABEL})*")
+
+
+def name_problem(name: object) -> str | None:
+    """Why ``name`` is not a valid metadata.name, or None."""
+    if not isinstance(name, str) or not name:
+        return "metadata.name must be a non-empty string"
+    if len(name) > 253 or not _SUBDOMAIN.fullmatch(name):
+        return (
+            f"metadata.name {name!r} is not a valid name: lower case letters, digits, '-' and '.', "
+            "starting and ending with a letter or digit, at most 253 characters (RFC 1123 subdomain)"
+        )
+    return None
+
+
+def namespace_problem(ns: object) -> str | None:
+    """Why ``ns`` is not a valid namespace, or None."""
+    if not isinstance(ns, str) or len(ns) > 63 or not re.fullmatch(_LABEL, ns):
+        return (
+            f"namespace {ns!r} is not a valid namespace: lower case letters, digits and '-', "
+            "starting and ending with a letter or digit, at most 63 characters (RFC 1123 label)"
+        )
+    return None
 
 
 def _key(obj: Mapping[str, Any], default_ns: str) -> tuple[str, str, str]:
@@ -51,7 +98,7 @@ def load_manifests(paths: Iterable[Path], default_ns: str = "default") -> list[d
     out: list[dict[str, Any]] = []
     for f in files:
         try:
-            docs = list(yaml.safe_load_all(f.read_text(encoding="utf-8")))
+            docs = list(yaml.load_all(f.read_text(encoding="utf-8"), Loader=_Loader))
         except yaml.YAMLError as e:
             raise ManifestError(f"{f}: invalid YAML: {e}".replace("\n", " ")) from None
         for i, doc in enumerate(docs):
@@ -63,6 +110,10 @@ def load_manifests(paths: Iterable[Path], default_ns: str = "default") -> list[d
             kind = str(doc["kind"])
             if kind not in models:
                 raise ManifestError(f"{where}: {unknown_kind(kind, sorted(models))}")
+            meta = doc["metadata"]
+            problem = name_problem(meta.get("name")) or namespace_problem(meta.get("namespace") or default_ns)
+            if problem:
+                raise ManifestError(f"{where}: {kind} {meta.get('name')!r}: {problem}")
             try:
                 getattr(models[kind], kind).model_validate(doc)
             except ValidationError as e:
@@ -120,32 +171,99 @@ def dependency_order(objs: list[dict[str, Any]], default_ns: str = "default") ->
     return ordered
 
 
+@dataclass
 class StateDir:
-    def __init__(self, root: Path) -> None:
-        self.root = root
+    """The local runner's object store. Hold ``lock()`` while reading to write."""
+
+    root: Path
+    problems: list[str] = field(default_factory=list)  # unreadable files, from the last load()
+    unreadable: set[Path] = field(default_factory=set)
 
     def path(self, obj: Mapping[str, Any], default_ns: str = "default") -> Path:
+        """The object's file; an invalid name or namespace is refused, never joined."""
         kind, ns, name = _key(obj, default_ns)
+        problem = name_problem(name) or namespace_problem(ns) or (None if re.fullmatch(r"[A-Za-z0-9]+", kind) else f"kind {kind!r} is not a Kind name")
+        if problem:
+            raise ManifestError(f"{kind} {name!r}: {problem}")
         return self.root / ns / kind / f"{name}.yaml"
 
+    @contextlib.contextmanager
+    def lock(self, wait: bool = True, notify: Callable[[str], None] | None = None) -> Iterator[None]:
+        """Exclusive use of the directory until the block ends (released by the
+        kernel if the process dies). Without ``wait``, a held lock raises
+        StateLocked at once; with it, ``notify`` is told whom we wait for."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        path = self.root / ".lock"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "unknown"
+                if not wait:
+                    raise StateLocked(f"{self.root} is in use by another kccctl (pid {holder}); run again when it has finished, or leave out --no-wait to wait") from None
+                if notify is not None:
+                    notify(f"waiting for {self.root}: another kccctl (pid {holder}) is using it")
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+            self._clean_temp_files()
+            yield
+        finally:
+            os.close(fd)  # closing releases the lock
+
+    def _clean_temp_files(self) -> None:
+        """Temp files of an interrupted write (``.<name>.yaml.<random>``): under the lock
+        nobody else is writing, so they are leftovers."""
+        for p in self.root.glob("*/*/.*.yaml.*"):
+            with contextlib.suppress(OSError):
+                p.unlink()
+
     def load(self) -> list[dict[str, Any]]:
+        """Every readable object. A file that is not YAML, or not an object with a
+        kind and a name, is listed in ``problems`` (with its path) and skipped."""
+        self.problems, self.unreadable = [], set()
         if not self.root.is_dir():
             return []
-        return [yaml.safe_load(p.read_text(encoding="utf-8")) for p in sorted(self.root.rglob("*.yaml"))]
+        out = []
+        for p in sorted(self.root.glob("*/*/*.yaml")):
+            if p.name.startswith("."):
+                continue
+            try:
+                obj = yaml.load(p.read_text(encoding="utf-8"), Loader=_Loader)
+            except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
+                why = str(e).replace("\n", " ")
+            else:
+                if isinstance(obj, dict) and obj.get("kind") and isinstance(obj.get("metadata"), dict) and obj["metadata"].get("name"):
+                    out.append(obj)
+                    continue
+                why = "not an object with kind and metadata.name"
+            self.problems.append(f"{p}: unreadable state file, skipped: {why}")
+            self.unreadable.add(p)
+        return out
 
-    def write(self, obj: Mapping[str, Any]) -> None:
+    def write(self, obj: Mapping[str, Any]) -> bool:
+        """Write the object atomically; an unchanged object is not written again
+        (no temp file, no fsync). Returns whether the file changed."""
         target = self.path(obj)
+        data = yaml.dump(dict(obj), Dumper=_Dumper, sort_keys=True).encode("utf-8")
+        try:
+            if target.read_bytes() == data:
+                return False
+        except OSError:
+            pass
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                yaml.safe_dump(dict(obj), f, sort_keys=True)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, target)
         finally:
             if os.path.exists(tmp):
                 os.unlink(tmp)
+        return True
 
     def remove(self, obj: Mapping[str, Any]) -> None:
         p = self.path(obj)
@@ -192,10 +310,27 @@ def _merge_status(obj: dict[str, Any], previous: Mapping[str, Any] | None) -> di
     return obj
 
 
+def _unreadable(state: StateDir, obj: Mapping[str, Any], default_ns: str) -> tuple[Row, Result] | None:
+    """An object whose state file cannot be read is not reconciled: without its
+    status (externalRef, a pending create) a reconcile could create it twice, and
+    writing would destroy what is left of the file."""
+    path = state.path(obj, default_ns)
+    if path not in state.unreadable:
+        return None
+    kind, _, name = _key(obj, default_ns)
+    msg = f"its state file {path} is unreadable; repair or remove it, then run again"
+    return Row(kind, name, False, "StateUnreadable", "", msg), Result(dict(obj), False, "StateUnreadable", msg)
+
+
 def apply(objs: list[dict[str, Any]], state: StateDir, gcp: Gcp, project: str | None = None, default_ns: str = "default") -> list[tuple[Row, Result]]:
+    """Reconcile ``objs``, references first. Hold ``state.lock()`` around it."""
     store = _store(state, project, default_ns)
     out = []
     for obj in dependency_order(objs, default_ns):
+        refused = _unreadable(state, obj, default_ns)
+        if refused is not None:
+            out.append(refused)
+            continue
         previous = store.get(*_key(obj, default_ns))
         obj = _merge_status(dict(obj), previous)
         result = Reconciler(gcp, store).reconcile(obj)
@@ -207,9 +342,14 @@ def apply(objs: list[dict[str, Any]], state: StateDir, gcp: Gcp, project: str | 
 
 
 def delete(objs: list[dict[str, Any]], state: StateDir, gcp: Gcp, project: str | None = None, default_ns: str = "default") -> list[tuple[Row, Result]]:
+    """Delete ``objs``, dependents first. Hold ``state.lock()`` around it."""
     store = _store(state, project, default_ns)
     out = []
     for obj in reversed(dependency_order(objs, default_ns)):
+        refused = _unreadable(state, obj, default_ns)
+        if refused is not None:
+            out.append(refused)
+            continue
         previous = store.get(*_key(obj, default_ns))
         obj = _merge_status(dict(obj), previous)
         result = Reconciler(gcp, store).delete(obj)

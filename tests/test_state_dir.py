@@ -1,0 +1,95 @@
+"""The local runner's state directory: one kccctl at a time, names that cannot
+escape it, unreadable files reported and left alone, nothing rewritten needlessly."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kccgen.mockgcp import MockServer
+from kccgen.runtime.gcp import Gcp
+from kccgen.runtime.local import ManifestError, StateDir, StateLocked, apply, load_manifests
+from tests.conftest import REPO
+
+
+def _topic(name: str, ns: str = "default") -> dict[str, Any]:
+    return {
+        "apiVersion": "pubsub.cnrm.cloud.google.com/v1beta1",
+        "kind": "PubSubTopic",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"labels": {"team": "a"}},
+    }
+
+
+def _kccctl(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "kccgen.runtime.cli", *args], cwd=REPO, capture_output=True, text=True, check=False, timeout=120)
+
+
+@pytest.mark.parametrize(("name", "ns"), [("../../x", "default"), ("a/b", "default"), ("ok", "../up"), ("UPPER", "default"), (".hidden", "default")])
+def test_a_name_or_namespace_that_kubernetes_refuses_is_refused_before_anything_is_written(tmp_path: Path, name: str, ns: str) -> None:
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(yaml.safe_dump(_topic(name, ns)), encoding="utf-8")
+    with pytest.raises(ManifestError, match=r"m\.yaml#0: PubSubTopic .*RFC 1123"):
+        load_manifests([manifest])
+    state = StateDir(tmp_path / "state")
+    with pytest.raises(ManifestError, match="RFC 1123"):
+        state.path(_topic(name, ns))  # the store refuses it too, not only the loader
+    r = _kccctl("apply", "-f", str(manifest), "--state", str(tmp_path / "state"), "--endpoint", "http://127.0.0.1:9")
+    assert r.returncode == 2 and "RFC 1123" in r.stderr, r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.yaml"]  # no state directory made
+
+
+def test_a_second_kccctl_waits_or_fails_fast(tmp_path: Path) -> None:
+    state = StateDir(tmp_path / "state")
+    with state.lock():
+        with pytest.raises(StateLocked, match=r"in use by another kccctl \(pid \d+\)"), StateDir(tmp_path / "state").lock(wait=False):
+            pass
+        manifest = tmp_path / "m.yaml"
+        manifest.write_text(yaml.safe_dump(_topic("t")), encoding="utf-8")
+        r = _kccctl("apply", "--no-wait", "-f", str(manifest), "--state", str(tmp_path / "state"), "--endpoint", "http://127.0.0.1:9")
+        assert r.returncode == 2 and "in use by another kccctl" in r.stderr, r.stderr
+        # A waiting caller is told whom it waits for, and gets the lock once it is free.
+        told: list[str] = []
+        got = threading.Event()
+
+        def waiter() -> None:
+            with StateDir(tmp_path / "state").lock(notify=told.append):
+                got.set()
+
+        t = threading.Thread(target=waiter)
+        t.start()
+        time.sleep(0.3)
+        assert not got.is_set() and told and "another kccctl" in told[0]
+    t.join(10)
+    assert got.is_set()
+
+
+def test_unreadable_state_is_reported_and_left_alone_while_other_objects_proceed(tmp_path: Path) -> None:
+    state = StateDir(tmp_path / "state")
+    with MockServer() as s:
+        gcp = Gcp(s.base_url, host_paths=True)
+        with state.lock():
+            first = apply([_topic("good"), _topic("bad")], state, gcp, "p")
+            apply([_topic("good")], state, gcp, "p")  # "created ..." becomes "... is up to date"
+        assert all(r.ready for r, _ in first)
+        bad = state.path(_topic("bad"))
+        bad.write_text("kind: [unclosed", encoding="utf-8")
+        leftover = bad.parent / ".good.yaml.abc123"  # an interrupted write's temp file
+        leftover.write_text("partial", encoding="utf-8")
+        good = state.path(_topic("good"))
+        before = good.stat().st_mtime_ns
+        with state.lock():
+            rows = {r.name: r for r, _ in apply([_topic("good"), _topic("bad")], state, gcp, "p")}
+        assert rows["good"].ready
+        assert not rows["bad"].ready and rows["bad"].reason == "StateUnreadable" and str(bad) in rows["bad"].message
+        assert bad.read_text(encoding="utf-8") == "kind: [unclosed"  # not overwritten
+        assert state.problems and str(bad) in state.problems[0]
+        assert not leftover.exists()
+        assert good.stat().st_mtime_ns == before  # unchanged: not written again
