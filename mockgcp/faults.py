@@ -15,8 +15,11 @@ from typing import Any
 @dataclass
 class Fault:
     """One rule. ``status`` answers with an error; ``latency_ms`` delays;
-    ``drop`` closes the connection without answering; ``lro_error`` lets the
-    call succeed but makes its long-running operation end in that error."""
+    ``drop`` closes the connection without answering (the request is lost);
+    ``drop_answer`` serves the request, then closes the connection without
+    answering (the answer is lost: the client cannot tell whether it happened);
+    ``lro_error`` lets the call succeed but makes its long-running operation
+    end in that error."""
 
     api: str = "*"  # doc key glob: pubsub.v1, compute.*
     method: str = "*"  # Discovery method id glob: pubsub.projects.topics.get, *.get
@@ -25,6 +28,7 @@ class Fault:
     message: str | None = None
     latency_ms: int = 0
     drop: bool = False
+    drop_answer: bool = False
     lro_error: str | None = None
     probability: float = 1.0
     times: int | None = None  # fire at most this many times

@@ -182,6 +182,11 @@ class MockServer:
                 with self._log_file.open("a", encoding="utf-8") as f:
                     f.write(("\n\n---\n\n" if self._logged else "") + format_http_log([entry]))
                 self._logged += 1
+        if fault is not None and fault.drop_answer:  # served and logged; the answer is lost
+            with contextlib.suppress(OSError):
+                h.connection.shutdown(socket.SHUT_RDWR)
+            h.close_connection = True
+            return
         h.send_response(resp.status, _REASONS.get(resp.status))
         h.send_header("Content-Type", _JSON)
         h.send_header("Content-Length", str(len(out)))

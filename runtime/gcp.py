@@ -86,6 +86,44 @@ def _from_http_error(e: Any) -> GcpError:
     return cls(code, message, status)
 
 
+class SendOnce:
+    """An httplib2-shaped transport that sends each request exactly once, on a
+    fresh connection. httplib2 sends a request again when the connection closes
+    before the answer (its stale keep-alive rule, whatever ``RETRIES`` says): for
+    a create whose ID the service picks, that second POST made a second
+    resource. A dropped answer is an error here; the caller decides."""
+
+    def __init__(self, credentials: Any = None, timeout: float = 120.0) -> None:
+        self.credentials = credentials
+        self.timeout = timeout
+
+    def request(self, uri: str, method: str = "GET", body: Any = None, headers: Any = None, **_: Any) -> tuple[Any, bytes]:
+        import http.client
+        from urllib.parse import urlsplit
+
+        import httplib2
+
+        hdrs = dict(headers or {})
+        if self.credentials is not None and hasattr(self.credentials, "before_request"):
+            import google_auth_httplib2
+
+            self.credentials.before_request(google_auth_httplib2.Request(httplib2.Http()), method, uri, hdrs)
+        u = urlsplit(uri)
+        conn_cls = http.client.HTTPSConnection if u.scheme == "https" else http.client.HTTPConnection
+        conn = conn_cls(u.hostname or "", u.port, timeout=self.timeout)
+        try:
+            conn.request(method, u.path + (f"?{u.query}" if u.query else ""), body=body, headers=hdrs)
+            r = conn.getresponse()
+            content = r.read()
+        except http.client.HTTPException as e:  # RemoteDisconnected is also an OSError
+            raise ConnectionError(f"{method} {uri}: {type(e).__name__}: {e}") from e
+        finally:
+            conn.close()
+        info = {k.lower(): v for k, v in r.getheaders()}
+        info["status"] = str(r.status)
+        return httplib2.Response(info), content
+
+
 class Gcp:
     """Calls Discovery methods described by adapter descriptors."""
 
@@ -115,6 +153,7 @@ class Gcp:
         self.sleep = sleep
         self.rng = random.Random(seed)
         self._clients: dict[str, Any] = {}
+        self._creds: Any = None  # what the clients were built with (for SendOnce)
         self.calls: list[str] = []  # "GET pubsub.projects.topics.get" per request sent
 
     def client(self, doc: str) -> Any:
@@ -137,6 +176,7 @@ class Gcp:
                 import google.auth
 
                 creds, _ = google.auth.default()
+            self._creds = creds
             self._clients[doc] = build_from_document(raw, client_options=options, credentials=creds)
         return self._clients[doc]
 
@@ -151,7 +191,8 @@ class Gcp:
         ``idempotent=False`` (a create whose ID the service picks): only 429 is
         retried, the one answer that says the request was not processed. After a
         5xx or a dropped connection the resource may exist, and sending the POST
-        again would create a second one.
+        again would create a second one; the request goes through ``SendOnce``,
+        which, unlike httplib2, never sends it twice by itself.
         """
         import httplib2
         from googleapiclient.errors import HttpError
@@ -160,7 +201,9 @@ class Gcp:
         while True:
             self.calls.append(f"{request.method} {what}")
             try:
-                return request.execute(num_retries=0)
+                if idempotent:
+                    return request.execute(num_retries=0)
+                return request.execute(http=SendOnce(self._creds), num_retries=0)
             except HttpError as e:
                 err = _from_http_error(e)
             except (httplib2.HttpLib2Error, ConnectionError, OSError) as e:

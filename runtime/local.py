@@ -333,7 +333,7 @@ def apply(objs: list[dict[str, Any]], state: StateDir, gcp: Gcp, project: str | 
             continue
         previous = store.get(*_key(obj, default_ns))
         obj = _merge_status(dict(obj), previous)
-        result = Reconciler(gcp, store).reconcile(obj)
+        result = Reconciler(gcp, store, persist=state.write).reconcile(obj)
         state.write(result.obj)
         store.add(result.obj)
         kind, _, name = _key(obj, default_ns)

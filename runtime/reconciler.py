@@ -6,7 +6,11 @@
 4. references resolved with no GCP call (DependencyNotFound/NotReady);
 5. GET; any error but 404 fails the reconcile;
 6. ``force-acquire: "true"``: verify only, never create/update/delete;
-7. absent: create (service-generated IDs are only acquired by resourceID);
+7. absent: create (service-generated IDs are only acquired by resourceID).
+   A create whose ID the service picks is announced first (``kccgen.dev/
+   create-pending``, persisted before the POST) and sent once: a lost answer,
+   or an intent left by an interrupted run, is ``CreateOutcomeUnknown``, never
+   a second resource. A user-named create that meets 409 acquires;
 8. present: acquire, diff over the fields the user manages, refuse
    immutable changes by name, else one update with only the changes;
 9. externally managed fields: ``state-into-spec`` absent (default) / merge,
@@ -19,7 +23,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -28,7 +32,7 @@ from kccgen.contract import Adapter, CreateServiceAssigned
 from kccgen.runtime.adapter import adapter_for, spec_to_api
 from kccgen.runtime.aliases import AliasConflict, canonical_spec
 from kccgen.runtime.diff import diff
-from kccgen.runtime.gcp import Gcp, GcpError, NotFound, OperationFailed
+from kccgen.runtime.gcp import AlreadyExists, Gcp, GcpError, NotFound, OperationFailed, Transient
 from kccgen.runtime.identity import IdentityError, identity_for
 from kccgen.runtime.managed import ANN_STATE_INTO_SPEC, managed_spec, merge_into_spec
 from kccgen.runtime.mutability import by_api_path, mutability_of
@@ -41,12 +45,15 @@ from kccgen.runtime.refs import (
 )
 from kccgen.runtime.requests import at_path, create_request, delete_call, update_request
 
-__all__ = ["ANN_FORCE_ACQUIRE", "ANN_STREAK", "MAX_STREAK", "Event", "Reconciler", "Result", "diff"]
+__all__ = ["ANN_CREATE_PENDING", "ANN_FORCE_ACQUIRE", "ANN_STREAK", "MAX_STREAK", "Event", "Reconciler", "Result", "diff"]
 
 ANN_FORCE_ACQUIRE = "cnrm.cloud.google.com/force-acquire"
 ANN_DELETION_POLICY = "cnrm.cloud.google.com/deletion-policy"
 ANN_ACTUATION = "cnrm.cloud.google.com/actuation-mode"
 ANN_STREAK = "kccgen.dev/update-streak"  # path=count of consecutive updates of the same change
+# Set (and persisted) before a create whose ID the service picks, removed once its
+# outcome is known: still there on the next reconcile, the earlier create may exist.
+ANN_CREATE_PENDING = "kccgen.dev/create-pending"
 MANAGER = "kccgen"
 MAX_STREAK = 3  # the same change written this many times in a row: the service keeps reverting it
 
@@ -68,6 +75,23 @@ class Result:
     deleted: bool = False
 
 
+def _outcome_unknown(a: Adapter, since: str) -> str:
+    return (
+        f"a create of this {a.kind} was sent at {since} and its outcome is unknown (lost answer or interrupted run), "
+        f"so it is not sent again: if the resource exists, set spec.resourceID to its ID to acquire it; "
+        f"if it does not, delete this object (nothing is deleted in GCP without an externalRef) and apply it again"
+    )
+
+
+def _settled(obj: dict[str, Any]) -> None:
+    """The create's outcome is known: drop the create-pending intent."""
+    anns = (obj.get("metadata") or {}).get("annotations")
+    if isinstance(anns, dict):
+        anns.pop(ANN_CREATE_PENDING, None)
+        if not anns:
+            obj["metadata"].pop("annotations")
+
+
 def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -77,11 +101,24 @@ def _ann(obj: Mapping[str, Any]) -> dict[str, str]:
 
 
 class Reconciler:
-    def __init__(self, gcp: Gcp, store: ObjectStore, *, paused: bool = False, manager: str = MANAGER) -> None:
+    def __init__(
+        self,
+        gcp: Gcp,
+        store: ObjectStore,
+        *,
+        paused: bool = False,
+        manager: str = MANAGER,
+        persist: Callable[[dict[str, Any]], object] | None = None,
+    ) -> None:
+        """``persist`` durably records an object before a create whose ID the
+        service picks (the create-pending intent): after a crash or a lost
+        answer, the next reconcile knows a resource may exist and never
+        creates a second one."""
         self.gcp = gcp
         self.store = store
         self.paused = paused
         self.manager = manager
+        self.persist = persist
 
     # --- outcome helpers --------------------------------------------------------------
 
@@ -155,6 +192,8 @@ class Reconciler:
             except GcpError as e:
                 return self._finish(obj, False, "UpdateFailed", f"GET {ext} failed: {e}", events)
         spec = dict(obj.get("spec") or {})
+        if actual is not None:
+            _settled(obj)  # the resource is known: no create of it is pending any more
         if ann.get(ANN_FORCE_ACQUIRE, "").lower() == "true":
             return self._verify(obj, a, ext, spec, resolved, actual, events)
         if actual is None:
@@ -314,15 +353,43 @@ class Reconciler:
         req = create_request(a, spec_to_api(spec, a, resolved), values.get(a.id_param, ""), ext)
         if req is None:
             return self._finish(obj, False, "UpdateFailed", f"{a.kind} has no create method: it can only be acquired", events)
+        pending = service_assigned and not status.get("externalRef")
+        meta = obj.setdefault("metadata", {})
+        if pending:
+            since = _ann(obj).get(ANN_CREATE_PENDING)
+            if since:
+                return self._finish(obj, False, "CreateOutcomeUnknown", _outcome_unknown(a, since), events)
+            meta.setdefault("annotations", {})[ANN_CREATE_PENDING] = _now()
+            if self.persist is not None:
+                self.persist(obj)  # before the POST: a crash after it leaves the intent behind
         try:
-            # FIX: a create the service names is not retried after an ambiguous
-            # failure (5xx, dropped connection): a second POST makes a duplicate.
             op = self.gcp.call(a, req.call, values, req.body, req.params, idempotent=not service_assigned)
             result = self.gcp.wait(a, req.call, op, values)
         except OperationFailed as e:
+            _settled(obj)
             return self._finish(obj, False, "UpdateFailed", f"create of {ext or a.kind} failed: {e.message}", events)
-        except GcpError as e:
+        except Transient as e:
+            if pending and e.code != 429:  # the service may have created it: never send the POST again
+                return self._finish(obj, False, "CreateOutcomeUnknown", f"create of {a.kind} got no clear answer ({e}); " + _outcome_unknown(a, _ann(obj)[ANN_CREATE_PENDING]), events)
+            _settled(obj)
             return self._finish(obj, False, "UpdateFailed", f"create of {ext or a.kind} failed: {e}", events)
+        except AlreadyExists as e:
+            if ext is None:
+                _settled(obj)
+                return self._finish(obj, False, "UpdateFailed", f"create of {a.kind} failed: {e}", events)
+            # Absent at the GET, present at the create: most often our own earlier
+            # attempt whose answer was lost. Config Connector acquires a resource
+            # of the same name; so does this, through the update path.
+            try:
+                actual = self.gcp.call(a, a.get, self._values(obj, a, ext))
+            except GcpError as ge:
+                return self._finish(obj, False, "UpdateFailed", f"create of {ext} failed: {e}; GET after it failed: {ge}", events)
+            events.append(Event("Normal", "Acquired", f"{ext} already exists: acquired"))
+            return self._update(obj, a, ext, spec, resolved, actual, events)
+        except GcpError as e:
+            _settled(obj)
+            return self._finish(obj, False, "UpdateFailed", f"create of {ext or a.kind} failed: {e}", events)
+        _settled(obj)
         new_ext: str | None = ext
         if isinstance(result, dict) and at_path(result, a.id_field):
             new_ext = self._external_from(a, result, values)

@@ -427,21 +427,34 @@ def test_service_generated_missing_resource_id_is_not_created(h: Harness) -> Non
     assert "status" not in r.obj or not r.obj["status"].get("externalRef")
 
 
-def test_service_generated_create_is_not_retried_after_a_5xx(h: Harness) -> None:
-    """The POST may have created the policy before the 500: a retry could make a
-    second one. The next reconcile tries again (a 429 says "not processed": retried)."""
+def test_service_generated_create_is_not_sent_again_after_a_5xx(h: Harness) -> None:
+    """The POST may have created the policy before the 500: sending it again could
+    make a second one. The outcome stays unknown until the user settles it; the
+    next reconcile sends nothing."""
+    from kccgen.runtime.reconciler import ANN_CREATE_PENDING
+
     h.create("MonitoringNotificationChannel")
     h.server.engine.faults.add(method="monitoring.projects.alertPolicies.create", status=500, times=1)
     mark = h.mark()
     r = h.reconcile(manifest("MonitoringAlertPolicy"))
-    assert (r.ready, r.reason) == (False, "UpdateFailed")
+    assert (r.ready, r.reason) == (False, "CreateOutcomeUnknown"), r.message
     assert h.requests(mark) == [f"POST /v3/projects/{P}/alertPolicies -> 500"]
     assert not (r.obj.get("status") or {}).get("externalRef")
-    h.server.engine.faults.add(method="monitoring.projects.alertPolicies.create", status=429, times=1)
+    assert ANN_CREATE_PENDING in r.obj["metadata"]["annotations"]
     mark = h.mark()
     r = h.reconcile(r.obj)
+    assert r.reason == "CreateOutcomeUnknown" and h.requests(mark) == []
+
+
+def test_service_generated_create_is_retried_after_a_429(h: Harness) -> None:
+    """A 429 says "not processed": the one answer after which the POST is sent again."""
+    h.create("MonitoringNotificationChannel")
+    h.server.engine.faults.add(method="monitoring.projects.alertPolicies.create", status=429, times=1)
+    mark = h.mark()
+    r = h.reconcile(manifest("MonitoringAlertPolicy"))
     assert r.ready, r.message
     assert h.requests(mark) == [f"POST /v3/projects/{P}/alertPolicies -> 429", f"POST /v3/projects/{P}/alertPolicies -> 200"]
+    assert "annotations" not in r.obj["metadata"] or not r.obj["metadata"]["annotations"].get("kccgen.dev/create-pending")
 
 
 def test_user_named_create_is_retried_after_a_5xx(h: Harness) -> None:
@@ -634,6 +647,7 @@ def test_kccctl_apply_and_delete_examples(tmp_path: Path) -> None:
         ]
         files = sorted(p.relative_to(state).as_posix() for p in state.rglob("*") if p.is_file())
         assert files == [
+            ".lock",  # one kccctl at a time (flock); kept: unlinking a lock file races its waiters
             "default/PubSubSubscription/orders-billing.yaml",
             "default/PubSubTopic/orders.yaml",
             "default/StorageBucket/kccgen-example-artifacts.yaml",
@@ -663,4 +677,4 @@ def test_kccctl_apply_and_delete_examples(tmp_path: Path) -> None:
             "DELETE /v1/projects/demo-project/subscriptions/orders-billing -> 200",
             "DELETE /v1/projects/demo-project/topics/orders -> 200",
         ]
-        assert [p for p in state.rglob("*") if p.is_file()] == []
+        assert [p.name for p in state.rglob("*") if p.is_file()] == [".lock"]

@@ -1,0 +1,107 @@
+"""Creates that never duplicate: a create whose ID the service picks is announced
+(persisted) before it is sent and sent once; a lost answer or an interrupted
+run is CreateOutcomeUnknown until the user settles it, never a second resource."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kccgen.mockgcp import MockServer
+from kccgen.runtime.gcp import Gcp
+from kccgen.runtime.local import StateDir, apply
+from kccgen.runtime.reconciler import ANN_CREATE_PENDING
+
+CREATE = "monitoring.projects.notificationChannels.create"
+
+
+def _channel(resource_id: str | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"type": "email", "displayName": "ops", "labels": {"email_address": "ops@example.com"}}
+    if resource_id:
+        spec["resourceID"] = resource_id
+    return {
+        "apiVersion": "monitoring.cnrm.cloud.google.com/v1beta1",
+        "kind": "MonitoringNotificationChannel",
+        "metadata": {"name": "ops", "namespace": "default"},
+        "spec": spec,
+    }
+
+
+def _channels(s: MockServer) -> list[dict[str, Any]]:
+    out = s.client("monitoring").projects().notificationChannels().list(name="projects/p").execute()
+    return list(out.get("notificationChannels") or [])
+
+
+def _creates(s: MockServer) -> int:
+    return sum(1 for e in s.log if e.method == "POST" and e.url.split("?")[0].endswith("/notificationChannels"))
+
+
+def _apply(state: StateDir, s: MockServer, obj: dict[str, Any]) -> Any:
+    with state.lock():
+        [(row, result)] = apply([obj], state, Gcp(s.base_url, host_paths=True, backoff=0.0), "p")
+    return row, result
+
+
+def test_a_lost_answer_to_a_create_never_makes_a_second_resource(tmp_path: Path) -> None:
+    state = StateDir(tmp_path / "state")
+    with MockServer() as s:
+        s.engine.faults.add(method=CREATE, drop_answer=True, times=1)
+        row, _ = _apply(state, s, _channel())
+        assert (row.ready, row.reason) == (False, "CreateOutcomeUnknown"), row.message
+        assert "not sent again" in row.message and "spec.resourceID" in row.message
+        assert len(_channels(s)) == 1 and _creates(s) == 1  # httplib2 used to send the POST twice
+        row, result = _apply(state, s, _channel())  # the next apply does not guess either
+        assert row.reason == "CreateOutcomeUnknown" and _creates(s) == 1
+        assert ANN_CREATE_PENDING in result.obj["metadata"]["annotations"]
+        # The user settles it: the resource exists, so its ID acquires it.
+        rid = _channels(s)[0]["name"].rsplit("/", 1)[-1]
+        row, result = _apply(state, s, _channel(rid))
+        assert row.ready, row.message
+        assert result.obj["status"]["externalRef"] == f"projects/p/notificationChannels/{rid}"
+        assert ANN_CREATE_PENDING not in (result.obj["metadata"].get("annotations") or {})
+        assert len(_channels(s)) == 1
+
+
+def test_an_intent_left_by_an_interrupted_run_is_not_sent_again(tmp_path: Path) -> None:
+    state = StateDir(tmp_path / "state")
+
+    def crash_after_persisting(obj: dict[str, Any]) -> None:
+        state.write(obj)
+        raise KeyboardInterrupt  # kill -9 between the intent and the POST's answer
+
+    with MockServer() as s:
+        from kccgen.runtime.reconciler import Reconciler
+        from kccgen.runtime.refs import InMemoryStore
+
+        with pytest.raises(KeyboardInterrupt):
+            obj = _channel()
+            obj["metadata"]["annotations"] = {"cnrm.cloud.google.com/project-id": "p"}
+            Reconciler(Gcp(s.base_url, host_paths=True), InMemoryStore(), persist=crash_after_persisting).reconcile(obj)
+        assert ANN_CREATE_PENDING in state.path(obj).read_text(encoding="utf-8")
+        row, _ = _apply(state, s, obj)
+        assert row.reason == "CreateOutcomeUnknown" and _creates(s) == 0
+
+
+def test_a_refused_create_settles_the_intent_and_the_next_apply_creates(tmp_path: Path) -> None:
+    state = StateDir(tmp_path / "state")
+    with MockServer() as s:
+        s.engine.faults.add(method=CREATE, status=400, message="bad channel", times=1)
+        row, result = _apply(state, s, _channel())
+        assert (row.ready, row.reason) == (False, "UpdateFailed") and "bad channel" in row.message
+        assert ANN_CREATE_PENDING not in (result.obj["metadata"].get("annotations") or {})
+        row, _ = _apply(state, s, _channel())
+        assert row.ready, row.message
+        assert len(_channels(s)) == 1
+
+
+def test_a_user_named_create_whose_answer_is_lost_acquires_on_409(tmp_path: Path) -> None:
+    state = StateDir(tmp_path / "state")
+    topic = {"apiVersion": "pubsub.cnrm.cloud.google.com/v1beta1", "kind": "PubSubTopic", "metadata": {"name": "t", "namespace": "default"}, "spec": {}}
+    with MockServer() as s:
+        s.engine.faults.add(method="pubsub.projects.topics.create", drop_answer=True, times=1)
+        with state.lock():
+            [(row, _)] = apply([topic], state, Gcp(s.base_url, host_paths=True, backoff=0.0), "p")
+        assert row.ready, row.message  # the retried PUT met 409: the topic is ours, acquired
+        assert row.external_ref == "projects/p/topics/t"
