@@ -38,6 +38,11 @@ def _apply_or_delete(args: argparse.Namespace) -> int:
     except ManifestError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    if args.endpoint is None:
+        problem = _credentials_problem()
+        if problem:
+            print(f"error: {problem}", file=sys.stderr)
+            return 2
     run = apply if args.cmd == "apply" else delete
     state = StateDir(args.state)
     try:
@@ -51,6 +56,20 @@ def _apply_or_delete(args: argparse.Namespace) -> int:
     rows = [r for r, _ in results]
     print(table(rows, "READY" if args.cmd == "apply" else "DELETED"))
     return 0 if all(r.ready for r in rows) else 1
+
+
+def _credentials_problem() -> str | None:
+    """Why real GCP cannot be called (no Application Default Credentials), or None:
+    said once, up front, instead of a traceback from the first object's GET."""
+    import google.auth
+    from google.auth.exceptions import DefaultCredentialsError
+
+    try:
+        google.auth.default()
+    except DefaultCredentialsError as e:
+        first = str(e).split(". ")[0]
+        return f"no Google credentials ({first}): run `gcloud auth application-default login`, or pass --endpoint URL for mockgcp or an emulator"
+    return None
 
 
 def _get(args: argparse.Namespace) -> int:
@@ -211,13 +230,18 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run() -> None:
-    """Console entry point: a closed pipe (``| head``) is not an error."""
+    """Console entry point: a closed pipe (``| head``) is not an error; Ctrl-C is
+    a one-line message and exit 130, not a traceback (each state file is written
+    atomically, and a create in flight left its create-pending intent)."""
     try:
         code = main()
         sys.stdout.flush()
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         code = 0
+    except KeyboardInterrupt:
+        print("\ninterrupted: objects already reconciled keep their state; run the command again to go on", file=sys.stderr)
+        code = 130
     sys.exit(code)
 
 

@@ -31,7 +31,7 @@ class GcpError(Exception):
     """A GCP answer that is not success; ``code`` is the HTTP status (0: no answer)."""
 
     def __init__(self, code: int, message: str, status: str = "") -> None:
-        super().__init__(f"{code} {status}: {message}".strip())
+        super().__init__(f"{code} {status}".strip() + f": {message}")  # "409 ALREADY_EXISTS: ...", "409: Conflict"
         self.code = code
         self.message = message
         self.status = status
@@ -75,8 +75,13 @@ _BY_CODE: dict[int, type[GcpError]] = {
 
 
 def _from_http_error(e: Any) -> GcpError:
+    import http.client
+
     code = int(getattr(e.resp, "status", 0) or 0)
-    message, status = str(e), ""
+    # Without a JSON error body, the HTTP reason ("Conflict"), never the repr
+    # of the client's exception object.
+    reason = getattr(e, "reason", None) or getattr(e.resp, "reason", None) or http.client.responses.get(code, "")
+    message, status = str(reason).strip() or f"HTTP {code}", ""
     try:
         err = json.loads(e.content.decode()).get("error", {})
         message, status = err.get("message", message), err.get("status", "")

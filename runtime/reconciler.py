@@ -213,7 +213,18 @@ class Reconciler:
             return self._finish(obj, True, "Released", "force-acquire: verify-only objects never delete GCP resources", events, deleted=True)
         try:
             ext = self._identity(obj, a)
-        except (RefError, IdentityError, ValueError) as e:
+        except RefError as e:
+            # The parent's object is gone (deleted first, as kubectl delete -f does
+            # in file order): status.externalRef still names the resource.
+            known = (obj.get("status") or {}).get("externalRef")
+            if not known:
+                return self._finish(obj, False, "DeleteFailed", f"cannot identify the resource to delete: {e}", events)
+            try:
+                ext = str(identity_for(a.kind).normalize(str(known)))
+            except IdentityError as ie:
+                return self._finish(obj, False, "DeleteFailed", f"cannot identify the resource to delete: {e}; status.externalRef: {ie}", events)
+            events.append(Event("Normal", "ParentGone", f"{e}; deleting {ext} by its status.externalRef"))
+        except (IdentityError, ValueError) as e:
             return self._finish(obj, False, "DeleteFailed", f"cannot identify the resource to delete: {e}", events)
         call = delete_call(a)
         if ext is None:

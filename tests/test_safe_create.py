@@ -105,3 +105,31 @@ def test_a_user_named_create_whose_answer_is_lost_acquires_on_409(tmp_path: Path
             [(row, _)] = apply([topic], state, Gcp(s.base_url, host_paths=True, backoff=0.0), "p")
         assert row.ready, row.message  # the retried PUT met 409: the topic is ours, acquired
         assert row.external_ref == "projects/p/topics/t"
+
+
+def test_delete_uses_status_external_ref_when_the_parent_object_is_gone(tmp_path: Path) -> None:
+    """kubectl delete -f deletes in file order: the parent's object may go first."""
+    from kccgen.runtime.example import Examples
+    from kccgen.runtime.local import delete
+
+    parent, child = Examples("p").manifests("AIPlatformArtifact")[-2:]
+    assert child["spec"]["metadataStoreRef"] == {"name": parent["metadata"]["name"]}
+    state = StateDir(tmp_path / "state")
+    with MockServer() as s:
+        gcp = Gcp(s.base_url, host_paths=True)
+        with state.lock():
+            rows = [r for r, _ in apply([parent, child], state, gcp, "p")]
+            assert all(r.ready for r in rows), rows
+            ext = rows[-1].external_ref
+            state.remove(parent)  # the parent's object is gone; its resource is not
+            [(row, result)] = delete([child], state, gcp, "p")
+        assert row.ready and row.reason == "Deleted", row.message
+        assert any(e.reason == "ParentGone" for e in result.events)
+        s.clear_log()
+        from kccgen.runtime.adapter import adapter_for
+        from kccgen.runtime.gcp import NotFound
+        from kccgen.runtime.identity import identity_for
+
+        a = adapter_for("AIPlatformArtifact")
+        with pytest.raises(NotFound):
+            gcp.call(a, a.get, dict(identity_for("AIPlatformArtifact").parse(ext)))

@@ -93,3 +93,37 @@ def test_unreadable_state_is_reported_and_left_alone_while_other_objects_proceed
         assert state.problems and str(bad) in state.problems[0]
         assert not leftover.exists()
         assert good.stat().st_mtime_ns == before  # unchanged: not written again
+
+
+def test_without_credentials_apply_says_so_in_one_line(tmp_path: Path) -> None:
+    import os
+
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(yaml.safe_dump(_topic("t")), encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k not in ("GOOGLE_APPLICATION_CREDENTIALS", "CLOUDSDK_CONFIG")}
+    env.update(HOME=str(tmp_path), CLOUDSDK_CONFIG=str(tmp_path / "gcloud"), NO_GCE_CHECK="True")
+    r = subprocess.run(
+        [sys.executable, "-m", "kccgen.runtime.cli", "apply", "-f", str(manifest), "--state", str(tmp_path / "state")],
+        cwd=REPO, capture_output=True, text=True, check=False, timeout=120, env=env,
+    )
+    assert r.returncode == 2, r.stderr
+    assert "no Google credentials" in r.stderr and "--endpoint" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_ctrl_c_is_one_line_and_exit_130(tmp_path: Path) -> None:
+    import signal
+
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(yaml.safe_dump(_topic("t")), encoding="utf-8")
+    with StateDir(tmp_path / "state").lock():  # the apply waits on it: interrupt it there
+        p = subprocess.Popen(
+            [sys.executable, "-m", "kccgen.runtime.cli", "apply", "-f", str(manifest), "--state", str(tmp_path / "state"), "--endpoint", "http://127.0.0.1:9"],
+            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        assert p.stderr is not None
+        line = p.stderr.readline()  # "waiting for ...": it is inside the command now
+        assert "waiting for" in line, line
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err
