@@ -92,6 +92,18 @@ def _settled(obj: dict[str, Any]) -> None:
             obj["metadata"].pop("annotations")
 
 
+def _set_streak(obj: dict[str, Any], value: str | None) -> None:
+    """Put the update-streak annotation back to ``value`` (None: absent)."""
+    meta = obj.setdefault("metadata", {})
+    anns = meta.setdefault("annotations", {})
+    if value is None:
+        anns.pop(ANN_STREAK, None)
+    else:
+        anns[ANN_STREAK] = value
+    if not anns:
+        meta.pop("annotations")
+
+
 def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -439,6 +451,7 @@ class Reconciler:
             names = ", ".join(f"{row.path} ({row.updatable_source})" for _, row in frozen)
             self._observe(obj, a, actual, ext)
             return self._finish(obj, False, "UpdateFailed", f"cannot change immutable field(s) of {ext}: {names}", events)
+        before = _ann(obj).get(ANN_STREAK)
         streak = self._streak(obj, diffs)
         if streak > MAX_STREAK:  # written MAX_STREAK times already, reverted each time
             paths = ", ".join(p for p, _, _ in diffs)
@@ -451,10 +464,12 @@ class Reconciler:
         try:
             op = self.gcp.call(a, req.call, values, req.body, req.params)
             result = self.gcp.wait(a, req.call, op, values)
-        except OperationFailed as e:
-            return self._finish(obj, False, "UpdateFailed", f"update of {ext} failed: {e.message}", events)
-        except GcpError as e:
-            return self._finish(obj, False, "UpdateFailed", f"update of {ext} failed: {e}", events)
+        except (OperationFailed, GcpError) as e:
+            # Not applied, so not reverted either: the streak counts only writes
+            # the service took and then changed back.
+            _set_streak(obj, before)
+            why = e.message if isinstance(e, OperationFailed) else str(e)
+            return self._finish(obj, False, "UpdateFailed", f"update of {ext} failed: {why}", events)
         self._observe(obj, a, result if isinstance(result, dict) and result else {**actual, **desired}, ext)
         events.append(Event("Normal", "Updated", f"updated {', '.join(p for p, _, _ in diffs)} of {ext}"))
         return self._finish(obj, True, "UpToDate", f"updated {ext}", events)

@@ -777,6 +777,25 @@ class TestEndlessUpdate:
             f"changed back {MAX_STREAK} times",
         )
 
+    def test_rejected_updates_are_not_reverts(self, env: Env) -> None:
+        """A write the service refused (400) was never applied: however often it
+        is refused, the next reconcile that can write, writes."""
+        sub = topic_and_subscription(env, ackDeadlineSeconds=20)
+        env.poke("pubsub.v1", f"projects/{PROJECT}/subscriptions/s", ackDeadlineSeconds=30)
+        rule = env.s.engine.faults.add(method="pubsub.projects.subscriptions.patch", status=400, message="try later", times=MAX_STREAK + 2)
+        obj = sub
+        for _ in range(MAX_STREAK + 2):
+            env.clear()
+            res = env.r.reconcile(obj)
+            failed(res, "UpdateFailed", "try later")
+            assert env.seq() == [f"GET {SUBS}/s -> 200", f"PATCH {SUBS}/s -> 400"]
+            obj = res.obj
+        assert rule.fired == MAX_STREAK + 2
+        env.clear()
+        res = env.r.reconcile(obj)
+        assert res.ready, res.message
+        assert env.seq() == [f"GET {SUBS}/s -> 200", f"PATCH {SUBS}/s -> 200"]
+
     def test_streak_resets_when_the_change_sticks(self, env: Env) -> None:
         sub = topic_and_subscription(env, ackDeadlineSeconds=20)
         obj = sub
