@@ -31,6 +31,7 @@ from pydantic import ValidationError
 from kccgen.runtime.adapter import adapter_for
 from kccgen.runtime.aliases import AliasConflict, canonical_spec
 from kccgen.runtime.gcp import Gcp
+from kccgen.runtime.managed import keep_merged
 from kccgen.runtime.reconciler import Reconciler, Result
 from kccgen.runtime.refs import PROJECT_ID_ANNOTATION, InMemoryStore, iter_field, references_of
 from kccgen.runtime.registry import types_modules, unknown_kind
@@ -302,6 +303,7 @@ def _merge_status(obj: dict[str, Any], previous: Mapping[str, Any] | None) -> di
         for k, v in prev_ann.items():
             if k.startswith("kccgen.dev/"):
                 obj.setdefault("metadata", {}).setdefault("annotations", {}).setdefault(k, v)
+        keep_merged(obj, previous)
         gen = int((previous.get("metadata") or {}).get("generation") or 1)
         changed = (previous.get("spec") or {}) != (obj.get("spec") or {})
         obj.setdefault("metadata", {})["generation"] = gen + 1 if changed else gen

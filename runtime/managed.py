@@ -18,6 +18,35 @@ from kccgen.runtime.mutability import mutability_of
 from kccgen.runtime.refs import references_of
 
 ANN_STATE_INTO_SPEC = "cnrm.cloud.google.com/state-into-spec"
+# The spec fields ``merge`` took from GCP: a later manifest that leaves them out
+# keeps them (as kubectl apply keeps fields it never set), so they stay enforced.
+ANN_MERGED = "kccgen.dev/merged-fields"
+
+
+def note_merged(obj: dict[str, Any], user_spec: Mapping[str, Any]) -> None:
+    """Record which fields of ``obj``'s spec merge added to what the user wrote."""
+    anns = (obj.get("metadata") or {}).get("annotations") or {}
+    if str(anns.get(ANN_STATE_INTO_SPEC, "absent")).lower() != "merge":
+        return
+    added = {k for k in obj.get("spec") or {} if k not in user_spec}
+    known = {f for f in str(anns.get(ANN_MERGED, "")).split(",") if f}
+    if added - known:
+        obj["metadata"]["annotations"][ANN_MERGED] = ",".join(sorted(known | added))
+
+
+def keep_merged(obj: dict[str, Any], previous: Mapping[str, Any]) -> None:
+    """A re-applied manifest under ``merge`` keeps the merged fields it leaves out."""
+    anns = (obj.get("metadata") or {}).get("annotations") or {}
+    if str(anns.get(ANN_STATE_INTO_SPEC, "absent")).lower() != "merge":
+        return
+    prev_anns = (previous.get("metadata") or {}).get("annotations") or {}
+    prev_spec = previous.get("spec") or {}
+    spec = dict(obj.get("spec") or {})  # the manifest's own dict stays as loaded
+    for f in str(prev_anns.get(ANN_MERGED, "")).split(","):
+        if f and f not in spec and f in prev_spec:
+            spec[f] = copy.deepcopy(prev_spec[f])
+    if spec != (obj.get("spec") or {}):
+        obj["spec"] = spec
 
 
 def managed_spec(obj: Mapping[str, Any], a: Adapter, spec: dict[str, Any], actual: Mapping[str, Any], manager: str) -> tuple[dict[str, Any], dict[str, Any]]:

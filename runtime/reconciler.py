@@ -34,7 +34,7 @@ from kccgen.runtime.aliases import AliasConflict, canonical_spec
 from kccgen.runtime.diff import diff
 from kccgen.runtime.gcp import AlreadyExists, Gcp, GcpError, NotFound, OperationFailed, Transient
 from kccgen.runtime.identity import IdentityError, identity_for
-from kccgen.runtime.managed import ANN_STATE_INTO_SPEC, managed_spec, merge_into_spec
+from kccgen.runtime.managed import ANN_STATE_INTO_SPEC, managed_spec, merge_into_spec, note_merged
 from kccgen.runtime.mutability import by_api_path, mutability_of
 from kccgen.runtime.refs import (
     ObjectStore,
@@ -423,6 +423,7 @@ class Reconciler:
             # merge: the first reconcile writes the service's values of unset
             # readable fields into spec; later reconciles enforce them.
             obj["spec"] = merge_into_spec(a, spec, result)
+            note_merged(obj, spec)
         self._observe(obj, a, result, new_ext)
         events.append(Event("Normal", "Created", f"created {new_ext}"))
         return self._finish(obj, True, "UpToDate", f"created {new_ext}", events)
@@ -436,6 +437,7 @@ class Reconciler:
         enforce, writeback = managed_spec(obj, a, spec, actual, self.manager)
         if writeback != spec:
             obj["spec"] = writeback
+            note_merged(obj, spec)
         desired = spec_to_api(enforce, a, resolved)
         diffs = diff(desired, actual, a, check_mutability=True)
         acquired = not (obj.get("status") or {}).get("externalRef")

@@ -1,6 +1,8 @@
-"""Creates that never duplicate: a create whose ID the service picks is announced
-(persisted) before it is sent and sent once; a lost answer or an interrupted
-run is CreateOutcomeUnknown until the user settles it, never a second resource."""
+"""Runtime safety (issue 12). Creates that never duplicate: a create whose ID the
+service picks is announced (persisted) before it is sent and sent once; a lost
+answer or an interrupted run is CreateOutcomeUnknown until the user settles it,
+never a second resource. A delete whose parent object is gone still deletes;
+state-into-spec merge keeps enforcing what it merged."""
 
 from __future__ import annotations
 
@@ -133,3 +135,38 @@ def test_delete_uses_status_external_ref_when_the_parent_object_is_gone(tmp_path
         a = adapter_for("AIPlatformArtifact")
         with pytest.raises(NotFound):
             gcp.call(a, a.get, dict(identity_for("AIPlatformArtifact").parse(ext)))
+
+
+def test_state_into_spec_merge_keeps_enforcing_what_it_merged(tmp_path: Path) -> None:
+    """merge writes the service's values into spec once; a re-applied manifest that
+    leaves them out keeps them (as kubectl apply would), so drift is put back."""
+    from kccgen.runtime.managed import ANN_MERGED
+
+    topic = {"apiVersion": "pubsub.cnrm.cloud.google.com/v1beta1", "kind": "PubSubTopic", "metadata": {"name": "t", "namespace": "default"}, "spec": {}}
+    sub = {
+        "apiVersion": "pubsub.cnrm.cloud.google.com/v1beta1",
+        "kind": "PubSubSubscription",
+        "metadata": {"name": "s", "namespace": "default", "annotations": {"cnrm.cloud.google.com/state-into-spec": "merge"}},
+        "spec": {"topicRef": {"name": "t"}},
+    }
+    state = StateDir(tmp_path / "state")
+    with MockServer() as s:
+        gcp = Gcp(s.base_url, host_paths=True)
+        with state.lock():
+            rows = [r for r, _ in apply([topic, sub], state, gcp, "p")]
+        assert all(r.ready for r in rows), rows
+        stored = yaml_load(state.path(sub).read_text(encoding="utf-8"))
+        merged = stored["spec"]["ackDeadlineSeconds"]
+        assert "ackDeadlineSeconds" in stored["metadata"]["annotations"][ANN_MERGED].split(",")
+        subs = s.client("pubsub").projects().subscriptions()
+        subs.patch(name="projects/p/subscriptions/s", body={"subscription": {"ackDeadlineSeconds": merged + 20}, "updateMask": "ackDeadlineSeconds"}).execute()
+        with state.lock():
+            [(row, _)] = apply([sub], state, gcp, "p")  # the manifest still leaves it out
+        assert row.ready, row.message
+        assert subs.get(subscription="projects/p/subscriptions/s").execute()["ackDeadlineSeconds"] == merged
+
+
+def yaml_load(text: str) -> Any:
+    import yaml
+
+    return yaml.safe_load(text)
