@@ -46,8 +46,10 @@ envtest: $(STAMP)
 		test -z "$$KCCGEN_CI"; \
 	fi
 
+# Two workers, each taking whole test files (their module fixtures, such as the
+# full IR or the envtest server, are built once per file, as in one process).
 test: $(STAMP) envtest
-	if [ -f $(ENVTEST_ENV) ]; then . ./$(ENVTEST_ENV); fi; KCCGEN_ENVTEST_TOOLS=$(abspath $(ENVTEST_TOOLS)) $(PY) -m pytest
+	if [ -f $(ENVTEST_ENV) ]; then . ./$(ENVTEST_ENV); fi; KCCGEN_ENVTEST_TOOLS=$(abspath $(ENVTEST_TOOLS)) $(PY) -m pytest -n 2 --dist loadfile
 
 # Fails when pytest would collect nothing (pytest exits 5): CI treats that as a failure.
 test-collect: $(STAMP)
