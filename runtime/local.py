@@ -33,7 +33,13 @@ from kccgen.runtime.aliases import AliasConflict, canonical_spec
 from kccgen.runtime.gcp import Gcp
 from kccgen.runtime.managed import keep_merged
 from kccgen.runtime.reconciler import Reconciler, Result
-from kccgen.runtime.refs import PROJECT_ID_ANNOTATION, InMemoryStore, iter_field, references_of
+from kccgen.runtime.refs import (
+    CLUSTER_SCOPED,
+    PROJECT_ID_ANNOTATION,
+    InMemoryStore,
+    iter_field,
+    references_of,
+)
 from kccgen.runtime.registry import types_modules, unknown_kind
 
 
@@ -109,6 +115,9 @@ def load_manifests(paths: Iterable[Path], default_ns: str = "default") -> list[d
             if not isinstance(doc, dict) or not doc.get("kind") or not (doc.get("metadata") or {}).get("name"):
                 raise ManifestError(f"{where}: a manifest needs kind and metadata.name")
             kind = str(doc["kind"])
+            if kind == "Namespace":
+                out.append(_namespace_manifest(doc, where))
+                continue
             if kind not in models:
                 raise ManifestError(f"{where}: {unknown_kind(kind, sorted(models))}")
             meta = doc["metadata"]
@@ -124,6 +133,23 @@ def load_manifests(paths: Iterable[Path], default_ns: str = "default") -> list[d
             doc.setdefault("metadata", {}).setdefault("namespace", default_ns)
             out.append(doc)
     return out
+
+
+def _namespace_manifest(doc: dict[str, Any], where: str) -> dict[str, Any]:
+    """A ``v1`` Namespace: as in Config Connector, its annotations
+    (``cnrm.cloud.google.com/project-id``, ``.../actuation-mode``) are the
+    defaults of the objects in it."""
+    meta = doc["metadata"]
+    if doc.get("apiVersion") != "v1":
+        raise ManifestError(f"{where}: Namespace {meta.get('name')!r}: apiVersion must be v1, not {doc.get('apiVersion')!r}")
+    problem = namespace_problem(meta.get("name"))
+    if problem:
+        raise ManifestError(f"{where}: Namespace {meta.get('name')!r}: {problem.replace('namespace', 'metadata.name', 1)}")
+    anns = meta.get("annotations") or {}
+    if not isinstance(anns, dict) or not all(isinstance(v, str) for v in anns.values()):
+        raise ManifestError(f"{where}: Namespace {meta['name']!r}: metadata.annotations must map names to strings")
+    meta.pop("namespace", None)
+    return doc
 
 
 def _spec_for_refs(obj: Mapping[str, Any]) -> dict[str, Any]:
@@ -143,6 +169,8 @@ def dependency_order(objs: list[dict[str, Any]], default_ns: str = "default") ->
     for o in objs:
         k = _key(o, default_ns)
         deps[k] = set()
+        if o.get("kind") in CLUSTER_SCOPED:
+            continue  # refers to nothing
         spec = _spec_for_refs(o)
         for ref in references_of(k[0]):
             for _, value in iter_field(spec, ref.path):
@@ -169,7 +197,8 @@ def dependency_order(objs: list[dict[str, Any]], default_ns: str = "default") ->
 
     for k in sorted(deps):
         visit(k, [])
-    return ordered
+    # Namespaces first: their annotations are the defaults of everything else.
+    return [o for o in ordered if o.get("kind") == "Namespace"] + [o for o in ordered if o.get("kind") != "Namespace"]
 
 
 @dataclass
@@ -183,10 +212,19 @@ class StateDir:
     def path(self, obj: Mapping[str, Any], default_ns: str = "default") -> Path:
         """The object's file; an invalid name or namespace is refused, never joined."""
         kind, ns, name = _key(obj, default_ns)
+        if kind in CLUSTER_SCOPED:  # "_cluster" is no namespace's name (no "_" in RFC 1123)
+            problem = namespace_problem(name) if kind == "Namespace" else name_problem(name)
+            if problem:
+                raise ManifestError(f"{kind} {name!r}: {problem}")
+            return self.root / "_cluster" / kind / f"{name}.yaml"
         problem = name_problem(name) or namespace_problem(ns) or (None if re.fullmatch(r"[A-Za-z0-9]+", kind) else f"kind {kind!r} is not a Kind name")
         if problem:
             raise ManifestError(f"{kind} {name!r}: {problem}")
         return self.root / ns / kind / f"{name}.yaml"
+
+    def holds(self, namespace: str) -> list[str]:
+        """The objects the state has in ``namespace`` (Kind/name)."""
+        return sorted(f"{p.parent.name}/{p.stem}" for p in (self.root / namespace).glob("*/*.yaml") if not p.name.startswith("."))
 
     @contextlib.contextmanager
     def lock(self, wait: bool = True, notify: Callable[[str], None] | None = None) -> Iterator[None]:
@@ -324,6 +362,30 @@ def _unreadable(state: StateDir, obj: Mapping[str, Any], default_ns: str) -> tup
     return Row(kind, name, False, "StateUnreadable", "", msg), Result(dict(obj), False, "StateUnreadable", msg)
 
 
+def _apply_namespace(obj: dict[str, Any], state: StateDir, store: InMemoryStore) -> tuple[Row, Result]:
+    """Stored, no GCP call: the objects after it read their defaults from it."""
+    name = str(obj["metadata"]["name"])
+    anns = obj["metadata"].get("annotations") or {}
+    state.write(obj)
+    store.add(obj)
+    said = [f"{k.rsplit('/', 1)[-1]}={v}" for k, v in sorted(anns.items()) if k.startswith("cnrm.cloud.google.com/")]
+    msg = f"namespace {name}" + (f": {', '.join(said)}" if said else "")
+    return Row("Namespace", name, True, "UpToDate", "", msg), Result(obj, True, "UpToDate", msg)
+
+
+def _delete_namespace(obj: dict[str, Any], state: StateDir) -> tuple[Row, Result]:
+    """Refused while the state holds objects in it: deleting a namespace would
+    otherwise delete every GCP resource in it, which kccctl does only when asked
+    object by object."""
+    name = str(obj["metadata"]["name"])
+    left = state.holds(name)
+    if left:
+        msg = f"namespace {name} still holds {len(left)} object(s) ({', '.join(left[:5])}{', ...' if len(left) > 5 else ''}): delete them first"
+        return Row("Namespace", name, False, "DeleteFailed", "", msg), Result(obj, False, "DeleteFailed", msg)
+    state.remove(obj)
+    return Row("Namespace", name, True, "Deleted", "", f"namespace {name} removed from the state"), Result(obj, True, "Deleted", "", deleted=True)
+
+
 def apply(objs: list[dict[str, Any]], state: StateDir, gcp: Gcp, project: str | None = None, default_ns: str = "default") -> list[tuple[Row, Result]]:
     """Reconcile ``objs``, references first. Hold ``state.lock()`` around it."""
     store = _store(state, project, default_ns)
@@ -332,6 +394,9 @@ def apply(objs: list[dict[str, Any]], state: StateDir, gcp: Gcp, project: str | 
         refused = _unreadable(state, obj, default_ns)
         if refused is not None:
             out.append(refused)
+            continue
+        if obj.get("kind") == "Namespace":
+            out.append(_apply_namespace(obj, state, store))
             continue
         previous = store.get(*_key(obj, default_ns))
         obj = _merge_status(dict(obj), previous)
@@ -351,6 +416,9 @@ def delete(objs: list[dict[str, Any]], state: StateDir, gcp: Gcp, project: str |
         refused = _unreadable(state, obj, default_ns)
         if refused is not None:
             out.append(refused)
+            continue
+        if obj.get("kind") == "Namespace":
+            out.append(_delete_namespace(obj, state))
             continue
         previous = store.get(*_key(obj, default_ns))
         obj = _merge_status(dict(obj), previous)

@@ -127,3 +127,43 @@ def test_ctrl_c_is_one_line_and_exit_130(tmp_path: Path) -> None:
         _, err = p.communicate(timeout=60)
     assert p.returncode == 130, err
     assert "interrupted" in err and "Traceback" not in err
+
+
+def _namespace(name: str, **annotations: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "annotations": {f"cnrm.cloud.google.com/{k.replace('_', '-')}": v for k, v in annotations.items()}}}
+
+
+def test_a_namespace_manifest_sets_the_project_and_pauses_as_in_config_connector(tmp_path: Path) -> None:
+    from kccgen.runtime.local import delete
+
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(yaml.safe_dump_all([_topic("t", "team-a"), _namespace("team-a", project_id="proj-a"), _topic("u", "team-b"), _namespace("team-b", project_id="proj-b", actuation_mode="Paused")]), encoding="utf-8")
+    objs = load_manifests([manifest])
+    state = StateDir(tmp_path / "state")
+    with MockServer() as s:
+        gcp = Gcp(s.base_url, host_paths=True)
+        with state.lock():
+            rows = {(r.kind, r.name): r for r, _ in apply(objs, state, gcp)}  # no --project
+        assert rows[("Namespace", "team-a")].ready and "project-id=proj-a" in rows[("Namespace", "team-a")].message
+        assert rows[("PubSubTopic", "t")].external_ref == "projects/proj-a/topics/t", rows[("PubSubTopic", "t")].message
+        assert rows[("PubSubTopic", "u")].reason == "Paused"
+        assert not any("proj-b" in e.url for e in s.log)  # a paused namespace makes no GCP call
+        with state.lock():
+            [(row, _)] = delete([_namespace("team-a")], state, gcp)
+        assert not row.ready and "still holds 1 object(s) (PubSubTopic/t)" in row.message
+        with state.lock():
+            rows2 = {(r.kind, r.name): r for r, _ in delete([o for o in objs if o["metadata"].get("namespace") in (None, "team-a") and o["metadata"]["name"] in ("t", "team-a")], state, gcp)}
+        assert rows2[("PubSubTopic", "t")].ready and rows2[("Namespace", "team-a")].ready  # the topic first, then its namespace
+        assert not (tmp_path / "state" / "_cluster" / "Namespace" / "team-a.yaml").exists()
+
+
+def test_a_namespace_manifest_is_checked(tmp_path: Path) -> None:
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(yaml.safe_dump(_namespace("Team_A")), encoding="utf-8")
+    with pytest.raises(ManifestError, match=r"m\.yaml#0: Namespace 'Team_A': metadata.name 'Team_A' is not a valid namespace"):
+        load_manifests([manifest])
+    bad = _namespace("ok")
+    bad["apiVersion"] = "v2"
+    manifest.write_text(yaml.safe_dump(bad), encoding="utf-8")
+    with pytest.raises(ManifestError, match="apiVersion must be v1"):
+        load_manifests([manifest])
