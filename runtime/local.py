@@ -29,6 +29,7 @@ import yaml
 from pydantic import ValidationError
 
 from kccgen.runtime.adapter import adapter_for
+from kccgen.runtime.admission import admission_errors
 from kccgen.runtime.aliases import AliasConflict, canonical_spec
 from kccgen.runtime.gcp import Gcp
 from kccgen.runtime.managed import keep_merged
@@ -362,6 +363,17 @@ def _unreadable(state: StateDir, obj: Mapping[str, Any], default_ns: str) -> tup
     return Row(kind, name, False, "StateUnreadable", "", msg), Result(dict(obj), False, "StateUnreadable", msg)
 
 
+def _admit(obj: dict[str, Any], previous: Mapping[str, Any] | None, default_ns: str) -> tuple[Row, Result] | None:
+    """What the API server would refuse (schema, CEL, transition rules against the
+    stored object) is refused here too: not reconciled, its state not written."""
+    errors = admission_errors(obj, previous)
+    if not errors:
+        return None
+    kind, ns, name = _key(obj, default_ns)
+    msg = f"{kind} {ns}/{name} is invalid: " + "; ".join(errors[:10]) + (f"; and {len(errors) - 10} more" if len(errors) > 10 else "")
+    return Row(kind, name, False, "Invalid", "", msg), Result(obj, False, "Invalid", msg)
+
+
 def _apply_namespace(obj: dict[str, Any], state: StateDir, store: InMemoryStore) -> tuple[Row, Result]:
     """Stored, no GCP call: the objects after it read their defaults from it."""
     name = str(obj["metadata"]["name"])
@@ -400,6 +412,10 @@ def apply(objs: list[dict[str, Any]], state: StateDir, gcp: Gcp, project: str | 
             continue
         previous = store.get(*_key(obj, default_ns))
         obj = _merge_status(dict(obj), previous)
+        refused = _admit(obj, previous, default_ns)
+        if refused is not None:
+            out.append(refused)
+            continue
         result = Reconciler(gcp, store, persist=state.write).reconcile(obj)
         state.write(result.obj)
         store.add(result.obj)

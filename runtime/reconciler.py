@@ -78,8 +78,8 @@ class Result:
 def _outcome_unknown(a: Adapter, since: str) -> str:
     return (
         f"a create of this {a.kind} was sent at {since} and its outcome is unknown (lost answer or interrupted run), "
-        f"so it is not sent again: if the resource exists, set spec.resourceID to its ID to acquire it; "
-        f"if it does not, delete this object (nothing is deleted in GCP without an externalRef) and apply it again"
+        f"so it is not sent again. Settle it: delete this object (without an externalRef nothing is deleted in GCP), "
+        f"then apply it again, with spec.resourceID set to the resource's ID if it exists (acquired), or as it was if it does not (created)"
     )
 
 

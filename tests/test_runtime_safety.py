@@ -52,13 +52,19 @@ def test_a_lost_answer_to_a_create_never_makes_a_second_resource(tmp_path: Path)
         s.engine.faults.add(method=CREATE, drop_answer=True, times=1)
         row, _ = _apply(state, s, _channel())
         assert (row.ready, row.reason) == (False, "CreateOutcomeUnknown"), row.message
-        assert "not sent again" in row.message and "spec.resourceID" in row.message
+        assert "not sent again" in row.message and "spec.resourceID" in row.message and "delete this object" in row.message
         assert len(_channels(s)) == 1 and _creates(s) == 1  # httplib2 used to send the POST twice
         row, result = _apply(state, s, _channel())  # the next apply does not guess either
         assert row.reason == "CreateOutcomeUnknown" and _creates(s) == 1
         assert ANN_CREATE_PENDING in result.obj["metadata"]["annotations"]
-        # The user settles it: the resource exists, so its ID acquires it.
+        # The user settles it: the resource exists, so the object is deleted (no
+        # externalRef: nothing in GCP) and applied again with its ID, which acquires it.
         rid = _channels(s)[0]["name"].rsplit("/", 1)[-1]
+        from kccgen.runtime.local import delete
+
+        with state.lock():
+            [(gone, _)] = delete([_channel()], state, Gcp(s.base_url, host_paths=True), "p")
+        assert gone.ready and len(_channels(s)) == 1, gone.message
         row, result = _apply(state, s, _channel(rid))
         assert row.ready, row.message
         assert result.obj["status"]["externalRef"] == f"projects/p/notificationChannels/{rid}"

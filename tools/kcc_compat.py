@@ -43,6 +43,8 @@ import jsonschema  # type: ignore[import-untyped]
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from kccgen.runtime.admission import path_text as format_path
+from kccgen.runtime.admission import strict_schema
 from kccgen.runtime.registry import types_modules
 from tools.reports import write_or_check
 
@@ -201,34 +203,6 @@ def fixture_docs(fixtures: Path, kinds: frozenset[str]) -> list[FixtureDoc]:
 # --- CRD schemas as jsonschema -------------------------------------------------------------
 
 
-def strict_schema(node: Any, root: bool = True) -> Any:
-    """An openAPIV3Schema node as a jsonschema that rejects unknown fields."""
-    if not isinstance(node, dict):
-        return node
-    if node.get("x-kubernetes-preserve-unknown-fields") is True:
-        return {}
-    out: dict[str, Any] = {}
-    for k, v in node.items():
-        if k.startswith("x-kubernetes-"):
-            continue
-        if k == "properties":
-            out[k] = {
-                name: (
-                    {"type": "object"} if root and name == "metadata" else strict_schema(s, False)
-                )
-                for name, s in v.items()
-            }
-        elif k in ("items", "additionalProperties", "not"):
-            out[k] = strict_schema(v, False)
-        elif k in ("allOf", "anyOf", "oneOf"):
-            out[k] = [strict_schema(s, False) for s in v]
-        else:
-            out[k] = v
-    if node.get("type") == "object" and "additionalProperties" not in node:
-        out["additionalProperties"] = False
-    return out
-
-
 @cache
 def crd_schemas(crd_dir: Path) -> dict[tuple[str, str], dict[str, Any]]:
     """(apiVersion, Kind) -> openAPIV3Schema for every CRD version in a directory, read
@@ -360,18 +334,6 @@ def model_errors(model: type[BaseModel], obj: Mapping[str, Any]) -> Iterator[_Ra
                 ErrorKind.REQUIRED: "required field is missing",
             }.get(kind, str(err["msg"]))
             yield _Raw(_data_loc(obj, err["loc"]), kind, msg, "model")
-
-
-def format_path(loc: Loc) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", part):
-            out += f".{part}" if out else part
-        else:
-            out += f"[{json.dumps(part)}]"
-    return out or "$"
 
 
 def value_at(obj: Any, loc: Loc) -> Any:

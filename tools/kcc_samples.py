@@ -37,6 +37,7 @@ import yaml
 from pydantic import BaseModel
 
 from kccgen.generator.spec.kinds import load_kinds_file
+from kccgen.runtime.admission import cel_errors
 from tools.kcc_compat import (
     DEFAULT_KCC,
     crd_errors,
@@ -156,47 +157,6 @@ def cel_available() -> bool:
     except ImportError:
         return False
     return True
-
-
-@cache
-def _program(rule: str) -> Any:
-    import celpy
-
-    env = celpy.Environment()
-    return env.program(env.compile(rule))
-
-
-def _rule_passes(rule: str, value: Any) -> bool:
-    from celpy import celtypes
-    from celpy.adapter import json_to_cel
-    from celpy.evaluation import CELEvalError
-
-    try:
-        result = _program(rule).evaluate({"self": json_to_cel(value)})
-    except CELEvalError:
-        return False
-    return isinstance(result, bool | celtypes.BoolType) and bool(result)
-
-
-def cel_errors(schema: Mapping[str, Any], value: Any, loc: tuple[str | int, ...]) -> Iterator[tuple[str, str]]:
-    """(path, message) of every failing CEL rule that needs no old object (transition
-    rules run only on update), walking properties, items and map values."""
-    for r in schema.get("x-kubernetes-validations") or []:
-        rule = str(r["rule"])
-        if "oldSelf" in rule:
-            continue
-        if not _rule_passes(rule, value):
-            yield format_path(loc), str(r.get("message") or rule)
-    if isinstance(value, dict):
-        props = schema.get("properties") or {}
-        extra = schema.get("additionalProperties")
-        for k, v in value.items():
-            sub = props.get(k) if k in props else (extra if isinstance(extra, dict) else None)
-            if sub is not None:
-                yield from cel_errors(sub, v, (*loc, k))
-    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
-        for i, v in enumerate(value):
-            yield from cel_errors(schema["items"], v, (*loc, i))
 
 
 # --- which Kinds ------------------------------------------------------------------------------
