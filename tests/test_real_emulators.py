@@ -530,27 +530,31 @@ def _immutable_change(
     change = json.loads(json.dumps(SUBSCRIPTION_FIELD_CHANGES[field][0]).replace("{name}", name))
     r = ps.apply(*topics, _sub(f"{name}-sub", name, **change))
     assert r.code == 1, r.stdout + r.stderr
-    status, reason, message = ps.ready("PubSubSubscription", f"{name}-sub")
-    assert status == "False"
-    return reason, message, before, read(sub_url(ps, f"{name}-sub"))
+    # Refused at admission, as an API server refuses it: the stored object (and its
+    # Ready condition) stays as it was; kccctl's row and message say why.
+    row = next(ln.split() for ln in r.stdout.splitlines() if ln.startswith("PubSubSubscription ") and f"{name}-sub" in ln)
+    message = next(ln for ln in r.stdout.splitlines() if ln.startswith(f"PubSubSubscription/{name}-sub: "))
+    assert row[2] == "False", r.stdout
+    return row[3], message, before, read(sub_url(ps, f"{name}-sub"))
 
 
 @pytest.mark.parametrize("field", sorted(SUBSCRIPTION_FIELD_CHANGES))
 def test_pubsub_subscription_immutable_field_is_not_changed(ps: Kccctl, field: str) -> None:
     """The service refuses to change these fields; the subscription stays as it was."""
     reason, message, before, after = _immutable_change(ps, field)
-    assert reason == "UpdateFailed", message
+    assert reason == "Invalid", message
     assert after == before
 
 
 @pytest.mark.parametrize("field", sorted(SUBSCRIPTION_FIELD_CHANGES))
 def test_pubsub_subscription_immutable_field_is_refused_by_name(ps: Kccctl, field: str) -> None:
-    """The runtime refuses by name, before any write (the mutability table marks these
-    fields immutable: specs/kinds/pubsub.yaml), instead of sending a PATCH the service refuses."""
+    """kccctl's admission refuses by name, before any GCP call (the mutability table
+    marks these fields immutable: specs/kinds/pubsub.yaml), instead of sending a
+    PATCH the service refuses."""
     reason, message, _, _ = _immutable_change(ps, field)
-    assert reason == "UpdateFailed", message
+    assert reason == "Invalid", message
     assert SUBSCRIPTION_FIELD_CHANGES[field][1] not in message, message
-    assert "cannot change immutable field(s)" in message and field in message, message
+    assert f"spec.{field}: cannot be changed" in message, message
 
 
 def test_pubsub_consecutive_edits_of_one_field_all_apply(ps: Kccctl) -> None:
