@@ -31,7 +31,7 @@ from pydantic import ValidationError
 from kccgen.runtime.adapter import adapter_for
 from kccgen.runtime.admission import admission_errors
 from kccgen.runtime.aliases import AliasConflict, canonical_spec
-from kccgen.runtime.gcp import Gcp
+from kccgen.runtime.gcp import Gcp, GcpError
 from kccgen.runtime.managed import keep_merged
 from kccgen.runtime.reconciler import Reconciler, Result
 from kccgen.runtime.refs import (
@@ -416,7 +416,13 @@ def apply(objs: list[dict[str, Any]], state: StateDir, gcp: Gcp, project: str | 
         if refused is not None:
             out.append(refused)
             continue
-        result = Reconciler(gcp, store, persist=state.write).reconcile(obj)
+        try:
+            result = Reconciler(gcp, store, persist=state.write).reconcile(obj)
+        except GcpError as e:  # one object's unexpected GCP failure never stops the others
+            kind, _, name = _key(obj, default_ns)
+            msg = f"reconcile failed: {e}"
+            out.append((Row(kind, name, False, "UpdateFailed", "", msg), Result(obj, False, "UpdateFailed", msg)))
+            continue
         state.write(result.obj)
         store.add(result.obj)
         kind, _, name = _key(obj, default_ns)

@@ -417,7 +417,14 @@ class Reconciler:
         if isinstance(result, dict) and at_path(result, a.id_field):
             new_ext = self._external_from(a, result, values)
         if result is None and new_ext is not None:  # compute/dns operations carry no resource
-            result = self.gcp.call(a, a.get, self._values(obj, a, new_ext))
+            try:
+                result = self.gcp.call(a, a.get, self._values(obj, a, new_ext))
+            except GcpError as e:
+                # Created, not yet read: the externalRef is kept, so the next
+                # reconcile reads it (and never creates it again).
+                self._observe(obj, a, None, new_ext)
+                events.append(Event("Normal", "Created", f"created {new_ext}"))
+                return self._finish(obj, False, "UpdateFailed", f"created {new_ext}, but reading it back failed: {e}", events)
         assert new_ext is not None
         if _ann(obj).get(ANN_STATE_INTO_SPEC, "absent").lower() == "merge" and isinstance(result, dict):
             # merge: the first reconcile writes the service's values of unset

@@ -180,3 +180,18 @@ def yaml_load(text: str) -> Any:
     import yaml
 
     return yaml.safe_load(text)
+
+
+def test_a_failed_read_after_a_compute_create_fails_that_object_and_keeps_its_external_ref(tmp_path: Path) -> None:
+    net = {"apiVersion": "compute.cnrm.cloud.google.com/v1beta1", "kind": "ComputeNetwork", "metadata": {"name": "n", "namespace": "default"}, "spec": {"autoCreateSubnetworks": False}}
+    state = StateDir(tmp_path / "state")
+    with MockServer() as s:
+        s.engine.faults.add(method="compute.networks.get", status=404, times=1)  # absent at first
+        s.engine.faults.add(method="compute.networks.get", status=503, times=5)  # then unreadable, past every retry
+        [(row, result)] = _apply_all(state, s, [net])
+        assert (row.ready, row.reason) == (False, "UpdateFailed") and "reading it back failed" in row.message, row.message
+        assert result.obj["status"]["externalRef"] == "projects/p/global/networks/n"
+        s.clear_log()
+        [(row, _)] = _apply_all(state, s, [net])
+        assert row.ready, row.message
+        assert [e.method for e in s.log] == ["GET"]  # read, found, up to date: no second insert
