@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -90,6 +91,13 @@ def _settled(obj: dict[str, Any]) -> None:
         anns.pop(ANN_CREATE_PENDING, None)
         if not anns:
             obj["metadata"].pop("annotations")
+
+
+def _spec_path(a: Adapter, api_path: str) -> str:
+    """Where the manifest says it: ``spec.topicRef`` for the API's ``topic``
+    (the mutability table maps them); an API path it does not know stays as is."""
+    row = by_api_path(a.kind).get(re.sub(r"\[\d+\]", "", api_path))
+    return row.path if row is not None else api_path
 
 
 def _set_streak(obj: dict[str, Any], value: str | None) -> None:
@@ -357,7 +365,7 @@ class Reconciler:
         diffs = diff(desired, actual, a, check_mutability=False)
         self._observe(obj, a, actual, ext)
         if diffs:
-            lines = "; ".join(f"{p}: desired {json.dumps(d, sort_keys=True)}, actual {json.dumps(x, sort_keys=True)}" for p, d, x in diffs)
+            lines = "; ".join(f"{_spec_path(a, p)}: desired {json.dumps(d, sort_keys=True)}, actual {json.dumps(x, sort_keys=True)}" for p, d, x in diffs)
             return self._finish(obj, False, "DriftDetected", f"force-acquire: {ext} differs from spec in {len(diffs)} field(s): {lines}", events)
         return self._finish(obj, True, "UpToDate", f"force-acquire: {ext} matches spec (verified, nothing written)", events)
 
@@ -463,12 +471,12 @@ class Reconciler:
         before = _ann(obj).get(ANN_STREAK)
         streak = self._streak(obj, diffs)
         if streak > MAX_STREAK:  # written MAX_STREAK times already, reverted each time
-            paths = ", ".join(p for p, _, _ in diffs)
+            paths = ", ".join(_spec_path(a, p) for p, _, _ in diffs)
             self._observe(obj, a, actual, ext)
             return self._finish(obj, False, "UpdateFailed", f"{paths} of {ext} changed back {streak - 1} times after our updates: the service keeps setting another value; stopped updating", events)
         req = update_request(a, desired, actual, [p for p, _, _ in diffs])
         if req is None:
-            return self._finish(obj, False, "UpdateFailed", f"{a.kind} has no update method; changed: {', '.join(p for p, _, _ in diffs)}", events)
+            return self._finish(obj, False, "UpdateFailed", f"{a.kind} has no update method; changed: {', '.join(_spec_path(a, p) for p, _, _ in diffs)}", events)
         values = self._values(obj, a, ext)
         try:
             op = self.gcp.call(a, req.call, values, req.body, req.params)
@@ -480,7 +488,7 @@ class Reconciler:
             why = e.message if isinstance(e, OperationFailed) else str(e)
             return self._finish(obj, False, "UpdateFailed", f"update of {ext} failed: {why}", events)
         self._observe(obj, a, result if isinstance(result, dict) and result else {**actual, **desired}, ext)
-        events.append(Event("Normal", "Updated", f"updated {', '.join(p for p, _, _ in diffs)} of {ext}"))
+        events.append(Event("Normal", "Updated", f"updated {', '.join(_spec_path(a, p) for p, _, _ in diffs)} of {ext}"))
         return self._finish(obj, True, "UpToDate", f"updated {ext}", events)
 
     def _streak(self, obj: dict[str, Any], diffs: list[tuple[str, Any, Any]]) -> int:

@@ -195,3 +195,14 @@ def test_a_failed_read_after_a_compute_create_fails_that_object_and_keeps_its_ex
         [(row, _)] = _apply_all(state, s, [net])
         assert row.ready, row.message
         assert [e.method for e in s.log] == ["GET"]  # read, found, up to date: no second insert
+
+
+def test_messages_name_the_manifests_paths() -> None:
+    """Drift and update messages say ``spec.topicRef``, where the user writes it, not the API's ``topic``."""
+    from kccgen.runtime.adapter import adapter_for
+    from kccgen.runtime.reconciler import _spec_path
+
+    a = adapter_for("PubSubSubscription")
+    assert _spec_path(a, "topic") == "spec.topicRef"
+    assert _spec_path(a, "ackDeadlineSeconds") == "spec.ackDeadlineSeconds"
+    assert _spec_path(a, "not-a-field") == "not-a-field"

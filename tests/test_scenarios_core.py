@@ -503,7 +503,7 @@ def test_force_acquire_differs_lists_every_path(h: Harness) -> None:
     assert h.requests(mark) == [f"GET /v1/projects/{P}/topics/topic1 -> 200"]
     assert h.writes(mark) == []
     assert "2 field(s)" in r.message
-    assert 'labels: desired {"team": "checkout"}, actual {"team": "other"}' in r.message
+    assert 'spec.labels: desired {"team": "checkout"}, actual {"team": "other"}' in r.message  # the manifest's path
     assert 'messageRetentionDuration: desired "86600s", actual "600s"' in r.message
     assert ready_condition(r.obj)["message"] == r.message
 
