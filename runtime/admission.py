@@ -24,10 +24,13 @@ from typing import Any
 
 import yaml
 
+from kccgen.runtime.reconciler import ANN_FORCE_ACQUIRE
 from kccgen.runtime.registry import kind_index
 
-ANN_FORCE_ACQUIRE = "cnrm.cloud.google.com/force-acquire"
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# libyaml where PyYAML was built with it (a CRD is up to a few hundred KB; state
+# files and manifests are many): the pure-Python parser is several times slower.
+YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+YAML_DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 def strict_schema(node: Any, root: bool = True) -> Any:
@@ -59,7 +62,7 @@ def crd_versions(kind: str) -> dict[str, dict[str, Any]]:
     """apiVersion -> openAPIV3Schema of the Kind's CRD (every version it serves)."""
     entry = kind_index()[kind]
     text = resources.files("kccgen.generated").joinpath(entry["crd"]).read_text(encoding="utf-8")
-    crd = yaml.load(text, Loader=_Loader)
+    crd = yaml.load(text, Loader=YAML_LOADER)
     group = crd["spec"]["group"]
     return {f"{group}/{v['name']}": v["schema"]["openAPIV3Schema"] for v in crd["spec"]["versions"]}
 

@@ -29,7 +29,7 @@ import yaml
 from pydantic import ValidationError
 
 from kccgen.runtime.adapter import adapter_for
-from kccgen.runtime.admission import admission_errors
+from kccgen.runtime.admission import YAML_DUMPER, YAML_LOADER, admission_errors
 from kccgen.runtime.aliases import AliasConflict, canonical_spec
 from kccgen.runtime.gcp import Gcp, GcpError
 from kccgen.runtime.managed import keep_merged
@@ -51,11 +51,6 @@ class ManifestError(ValueError):
 class StateLocked(RuntimeError):
     """Another kccctl holds the state directory and the caller would not wait."""
 
-
-# libyaml where PyYAML was built with it: the pure-Python parser was most of a
-# large apply's YAML time.
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_Dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 # What Kubernetes accepts: a custom resource's name is a DNS-1123 subdomain, a
 # namespace a DNS-1123 label. Neither can hold "/" or start with ".", so a
@@ -106,7 +101,7 @@ def load_manifests(paths: Iterable[Path], default_ns: str = "default") -> list[d
     out: list[dict[str, Any]] = []
     for f in files:
         try:
-            docs = list(yaml.load_all(f.read_text(encoding="utf-8"), Loader=_Loader))
+            docs = list(yaml.load_all(f.read_text(encoding="utf-8"), Loader=YAML_LOADER))
         except yaml.YAMLError as e:
             raise ManifestError(f"{f}: invalid YAML: {e}".replace("\n", " ")) from None
         for i, doc in enumerate(docs):
@@ -270,7 +265,7 @@ class StateDir:
             if p.name.startswith("."):
                 continue
             try:
-                obj = yaml.load(p.read_text(encoding="utf-8"), Loader=_Loader)
+                obj = yaml.load(p.read_text(encoding="utf-8"), Loader=YAML_LOADER)
             except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
                 why = str(e).replace("\n", " ")
             else:
@@ -286,7 +281,7 @@ class StateDir:
         """Write the object atomically; an unchanged object is not written again
         (no temp file, no fsync). Returns whether the file changed."""
         target = self.path(obj)
-        data = yaml.dump(dict(obj), Dumper=_Dumper, sort_keys=True).encode("utf-8")
+        data = yaml.dump(dict(obj), Dumper=YAML_DUMPER, sort_keys=True).encode("utf-8")
         try:
             if target.read_bytes() == data:
                 return False
@@ -351,6 +346,12 @@ def _merge_status(obj: dict[str, Any], previous: Mapping[str, Any] | None) -> di
     return obj
 
 
+def _refused(obj: dict[str, Any], default_ns: str, reason: str, msg: str) -> tuple[Row, Result]:
+    """An object not reconciled this run, and why (nothing written for it)."""
+    kind, _, name = _key(obj, default_ns)
+    return Row(kind, name, False, reason, "", msg), Result(obj, False, reason, msg)
+
+
 def _unreadable(state: StateDir, obj: Mapping[str, Any], default_ns: str) -> tuple[Row, Result] | None:
     """An object whose state file cannot be read is not reconciled: without its
     status (externalRef, a pending create) a reconcile could create it twice, and
@@ -358,9 +359,7 @@ def _unreadable(state: StateDir, obj: Mapping[str, Any], default_ns: str) -> tup
     path = state.path(obj, default_ns)
     if path not in state.unreadable:
         return None
-    kind, _, name = _key(obj, default_ns)
-    msg = f"its state file {path} is unreadable; repair or remove it, then run again"
-    return Row(kind, name, False, "StateUnreadable", "", msg), Result(dict(obj), False, "StateUnreadable", msg)
+    return _refused(dict(obj), default_ns, "StateUnreadable", f"its state file {path} is unreadable; repair or remove it, then run again")
 
 
 def _admit(obj: dict[str, Any], previous: Mapping[str, Any] | None, default_ns: str) -> tuple[Row, Result] | None:
@@ -371,7 +370,7 @@ def _admit(obj: dict[str, Any], previous: Mapping[str, Any] | None, default_ns: 
         return None
     kind, ns, name = _key(obj, default_ns)
     msg = f"{kind} {ns}/{name} is invalid: " + "; ".join(errors[:10]) + (f"; and {len(errors) - 10} more" if len(errors) > 10 else "")
-    return Row(kind, name, False, "Invalid", "", msg), Result(obj, False, "Invalid", msg)
+    return _refused(obj, default_ns, "Invalid", msg)
 
 
 def _apply_namespace(obj: dict[str, Any], state: StateDir, store: InMemoryStore) -> tuple[Row, Result]:
@@ -392,8 +391,7 @@ def _delete_namespace(obj: dict[str, Any], state: StateDir) -> tuple[Row, Result
     name = str(obj["metadata"]["name"])
     left = state.holds(name)
     if left:
-        msg = f"namespace {name} still holds {len(left)} object(s) ({', '.join(left[:5])}{', ...' if len(left) > 5 else ''}): delete them first"
-        return Row("Namespace", name, False, "DeleteFailed", "", msg), Result(obj, False, "DeleteFailed", msg)
+        return _refused(obj, "", "DeleteFailed", f"namespace {name} still holds {len(left)} object(s) ({', '.join(left[:5])}{', ...' if len(left) > 5 else ''}): delete them first")
     state.remove(obj)
     return Row("Namespace", name, True, "Deleted", "", f"namespace {name} removed from the state"), Result(obj, True, "Deleted", "", deleted=True)
 
@@ -419,9 +417,7 @@ def apply(objs: list[dict[str, Any]], state: StateDir, gcp: Gcp, project: str | 
         try:
             result = Reconciler(gcp, store, persist=state.write).reconcile(obj)
         except GcpError as e:  # one object's unexpected GCP failure never stops the others
-            kind, _, name = _key(obj, default_ns)
-            msg = f"reconcile failed: {e}"
-            out.append((Row(kind, name, False, "UpdateFailed", "", msg), Result(obj, False, "UpdateFailed", msg)))
+            out.append(_refused(obj, default_ns, "UpdateFailed", f"reconcile failed: {e}"))
             continue
         state.write(result.obj)
         store.add(result.obj)

@@ -84,13 +84,23 @@ def _outcome_unknown(a: Adapter, since: str) -> str:
     )
 
 
+def _set_annotation(obj: dict[str, Any], key: str, value: str | None) -> None:
+    """Set one of our annotations, or drop it (None); no empty map is left behind."""
+    meta = obj.setdefault("metadata", {})
+    anns = dict(meta.get("annotations") or {})
+    if value is None:
+        anns.pop(key, None)
+    else:
+        anns[key] = value
+    if anns:
+        meta["annotations"] = anns
+    else:
+        meta.pop("annotations", None)
+
+
 def _settled(obj: dict[str, Any]) -> None:
     """The create's outcome is known: drop the create-pending intent."""
-    anns = (obj.get("metadata") or {}).get("annotations")
-    if isinstance(anns, dict):
-        anns.pop(ANN_CREATE_PENDING, None)
-        if not anns:
-            obj["metadata"].pop("annotations")
+    _set_annotation(obj, ANN_CREATE_PENDING, None)
 
 
 def _spec_path(a: Adapter, api_path: str) -> str:
@@ -98,18 +108,6 @@ def _spec_path(a: Adapter, api_path: str) -> str:
     (the mutability table maps them); an API path it does not know stays as is."""
     row = by_api_path(a.kind).get(re.sub(r"\[\d+\]", "", api_path))
     return row.path if row is not None else api_path
-
-
-def _set_streak(obj: dict[str, Any], value: str | None) -> None:
-    """Put the update-streak annotation back to ``value`` (None: absent)."""
-    meta = obj.setdefault("metadata", {})
-    anns = meta.setdefault("annotations", {})
-    if value is None:
-        anns.pop(ANN_STREAK, None)
-    else:
-        anns[ANN_STREAK] = value
-    if not anns:
-        meta.pop("annotations")
 
 
 def _now() -> str:
@@ -385,12 +383,11 @@ class Reconciler:
         if req is None:
             return self._finish(obj, False, "UpdateFailed", f"{a.kind} has no create method: it can only be acquired", events)
         pending = service_assigned and not status.get("externalRef")
-        meta = obj.setdefault("metadata", {})
         if pending:
             since = _ann(obj).get(ANN_CREATE_PENDING)
             if since:
                 return self._finish(obj, False, "CreateOutcomeUnknown", _outcome_unknown(a, since), events)
-            meta.setdefault("annotations", {})[ANN_CREATE_PENDING] = _now()
+            _set_annotation(obj, ANN_CREATE_PENDING, _now())
             if self.persist is not None:
                 self.persist(obj)  # before the POST: a crash after it leaves the intent behind
         try:
@@ -484,7 +481,7 @@ class Reconciler:
         except (OperationFailed, GcpError) as e:
             # Not applied, so not reverted either: the streak counts only writes
             # the service took and then changed back.
-            _set_streak(obj, before)
+            _set_annotation(obj, ANN_STREAK, before)
             why = e.message if isinstance(e, OperationFailed) else str(e)
             return self._finish(obj, False, "UpdateFailed", f"update of {ext} failed: {why}", events)
         self._observe(obj, a, result if isinstance(result, dict) and result else {**actual, **desired}, ext)
@@ -494,22 +491,15 @@ class Reconciler:
     def _streak(self, obj: dict[str, Any], diffs: list[tuple[str, Any, Any]]) -> int:
         """How many consecutive reconciles had to write this same change (paths
         and desired values): a new desired value starts a new count."""
-        meta = obj.setdefault("metadata", {})
-        anns = meta.setdefault("annotations", {})
         key = ""
         if diffs:
             import hashlib
 
             change = json.dumps(sorted((p, d) for p, d, _ in diffs), sort_keys=True, default=str)
             key = ",".join(sorted(p for p, _, _ in diffs)) + "@" + hashlib.sha256(change.encode()).hexdigest()[:12]
-        prev = anns.get(ANN_STREAK, "")
+        prev = _ann(obj).get(ANN_STREAK, "")
         count = int(prev.rsplit("=", 1)[1]) + 1 if key and prev.rsplit("=", 1)[0] == key and "=" in prev else (1 if key else 0)
-        if count:
-            anns[ANN_STREAK] = f"{key}={count}"
-        else:
-            anns.pop(ANN_STREAK, None)
-            if not anns:
-                meta.pop("annotations", None)
+        _set_annotation(obj, ANN_STREAK, f"{key}={count}" if count else None)
         return count
 
 

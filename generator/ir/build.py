@@ -443,6 +443,7 @@ def build_ir(specs: Specs, reporter: Reporter | None = None, strict: bool = True
         rep.warn(f"{err.file}#{err.path}", "lenient", err.message)
 
     rows: list[Candidate] = []
+    specs_key = _specs_key(specs) if memo is not None else ""
     selected = select_kinds(specs, strict, rep, rows)
     shaped, skipped = resolve_shapes(selected)
     # A derived (auto) Kind that the generator cannot build is skipped with the
@@ -463,7 +464,7 @@ def build_ir(specs: Specs, reporter: Reporter | None = None, strict: bool = True
         for sh in shaped:
             groups.setdefault((sh.sel.doc.key, sh.sel.package), []).append(sh)
         names = unit_names(groups)
-        context = _context_key(specs, targets, memo.salt) if memo is not None else ""
+        context = _context_key(specs_key, targets, memo.salt) if memo is not None else ""
         modules: dict[tuple[str, str], ApiModule] = {}
         kinds: list[KindIR] = []
         cached: list[CachedUnit] = []
@@ -519,15 +520,21 @@ def _one_per_path(refs: tuple[ReferenceIR, ...] | list[ReferenceIR]) -> list[Ref
     return list(out.values())
 
 
-def _context_key(specs: Specs, targets: tuple[TargetKind, ...], salt: str) -> str:
-    """What every unit's build reads besides its own Kinds: the generator (``salt``),
-    the reference targets and the specs files other than documents and kind files."""
-    h = hashlib.sha256(f"{salt}\0{digest(targets)}\0{specs.external_kinds_file}\0".encode())
+def _specs_key(specs: Specs) -> str:
+    """The specs files every unit's build reads besides its own document and kind
+    file (asset names, external and retired Kinds): read once per run."""
+    h = hashlib.sha256(f"{specs.external_kinds_file}\0".encode())
     for p in sorted(specs.root.rglob("*")):
         rel = p.relative_to(specs.root).as_posix()
         if p.is_file() and rel.split("/")[0] not in ("discovery", "kinds") and rel != LOCK_NAME and "__pycache__" not in rel:
             h.update(f"{rel}\0".encode() + p.read_bytes() + b"\0")
     return h.hexdigest()
+
+
+def _context_key(specs_key: str, targets: tuple[TargetKind, ...], salt: str) -> str:
+    """What every unit's build reads besides its own Kinds: the generator (``salt``),
+    the reference targets (they change when a pass drops a failed Kind) and the specs."""
+    return hashlib.sha256(f"{salt}\0{digest(targets)}\0{specs_key}".encode()).hexdigest()
 
 
 def _unit_key(specs: Specs, context: str, members: list[Shaped], identities: dict[str, Identity]) -> str:
