@@ -115,6 +115,14 @@ class CreateServiceAssigned:
     call: Call
     inputs: tuple[CreateInput, ...] = ()
     id_field: str = "name"
+    # After a lost answer or a crash, the resource may exist under an ID nobody
+    # was told: ``find`` lists the collection (same parent as the create) and
+    # ``items_field`` holds the list answer's resources. ``label_field``: a
+    # labels map the create marks with a one-time label, so the listed resource
+    # is recognised by it; without one, by its content. No list: never settled.
+    find: Call | None = None
+    items_field: str = ""
+    label_field: str = ""
 
 
 @dataclass(frozen=True)

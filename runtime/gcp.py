@@ -229,6 +229,18 @@ class Gcp:
         request = method(**params, body=body) if body is not None else method(**params)
         return self.execute(f"{a.doc} {'.'.join(a.resource)}.{c.method}", request, idempotent)
 
+    def list_all(self, a: Adapter, c: Call, values: dict[str, str], items_field: str, max_pages: int = 100) -> list[dict[str, Any]]:
+        """Every resource of a collection, page by page (``nextPageToken``)."""
+        out: list[dict[str, Any]] = []
+        token = None
+        for _ in range(max_pages):
+            page = self.call(a, c, values, extra={"pageToken": token} if token else None) or {}
+            out.extend(x for x in page.get(items_field) or [] if isinstance(x, dict))
+            token = page.get("nextPageToken")
+            if not token:
+                return out
+        raise GcpError(0, f"{a.doc} {'.'.join(a.resource)}.{c.method}: more than {max_pages} pages")
+
     # --- long-running operations ---------------------------------------------------
 
     def wait(self, a: Adapter, c: Call, op: Any, values: dict[str, str]) -> Any:

@@ -8,9 +8,13 @@
 6. ``force-acquire: "true"``: verify only, never create/update/delete;
 7. absent: create (service-generated IDs are only acquired by resourceID).
    A create whose ID the service picks is announced first (``kccgen.dev/
-   create-pending``, persisted before the POST) and sent once: a lost answer,
-   or an intent left by an interrupted run, is ``CreateOutcomeUnknown``, never
-   a second resource. A user-named create that meets 409 acquires;
+   create-pending``, persisted before the POST) and sent once. After a lost
+   answer, or an intent left by an interrupted run, the collection is listed
+   and the resource looked for: by the one-time label the create carried
+   (``kccgen-create``), else by content among resources no other object
+   claims. Found: adopted; surely absent: created; anything else is
+   ``CreateOutcomeUnknown``, never a second resource. A user-named create that
+   meets 409 acquires;
 8. present: acquire, diff over the fields the user manages, refuse
    immutable changes by name, else one update with only the changes;
 9. externally managed fields: ``state-into-spec`` absent (default) / merge,
@@ -24,12 +28,13 @@ from __future__ import annotations
 import copy
 import json
 import re
+import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from kccgen.contract import Adapter, CreateServiceAssigned
+from kccgen.contract import Adapter, CreateServiceAssigned, Lro
 from kccgen.runtime.adapter import adapter_for, spec_to_api
 from kccgen.runtime.aliases import AliasConflict, canonical_spec
 from kccgen.runtime.diff import diff
@@ -54,7 +59,14 @@ ANN_ACTUATION = "cnrm.cloud.google.com/actuation-mode"
 ANN_STREAK = "kccgen.dev/update-streak"  # path=count of consecutive updates of the same change
 # Set (and persisted) before a create whose ID the service picks, removed once its
 # outcome is known: still there on the next reconcile, the earlier create may exist.
-ANN_CREATE_PENDING = "kccgen.dev/create-pending"
+ANN_CREATE_PENDING = "kccgen.dev/create-pending"  # "<sent at> <token>"
+# The label a service-named create carries (where the resource has a labels
+# map) with the intent's token, to be recognised in a listing. It stays on the
+# resource, as Config Connector's managed-by-cnrm does, and is never diffed.
+CREATE_LABEL = "kccgen-create"
+# A create through an operation may not be listed before the operation ends:
+# absent from the listing this soon after it was sent proves nothing.
+SETTLE_GRACE_S = 600
 MANAGER = "kccgen"
 MAX_STREAK = 3  # the same change written this many times in a row: the service keeps reverting it
 
@@ -74,6 +86,8 @@ class Result:
     message: str
     events: list[Event] = field(default_factory=list)
     deleted: bool = False
+    # A dry run's plan: (spec path, desired, live) per field it would write.
+    changes: list[tuple[str, Any, Any]] = field(default_factory=list)
 
 
 def _outcome_unknown(a: Adapter, since: str) -> str:
@@ -103,6 +117,24 @@ def _settled(obj: dict[str, Any]) -> None:
     _set_annotation(obj, ANN_CREATE_PENDING, None)
 
 
+def without_create_label(a: Adapter, resource: Any) -> Any:
+    """The resource without our create label: it is not the user's, so never drift."""
+    shape = a.create
+    if isinstance(shape, CreateServiceAssigned) and shape.label_field and isinstance(resource, dict):
+        labels = resource.get(shape.label_field)
+        if isinstance(labels, dict) and CREATE_LABEL in labels:
+            labels = {k: v for k, v in labels.items() if k != CREATE_LABEL}
+            resource = {**resource, shape.label_field: labels} if labels else {k: v for k, v in resource.items() if k != shape.label_field}
+    return resource
+
+
+def _age_s(since: str) -> float:
+    try:
+        return (datetime.now(UTC) - datetime.strptime(since, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)).total_seconds()
+    except ValueError:
+        return float("inf")
+
+
 def _spec_path(a: Adapter, api_path: str) -> str:
     """Where the manifest says it: ``spec.topicRef`` for the API's ``topic``
     (the mutability table maps them); an API path it does not know stays as is."""
@@ -127,12 +159,15 @@ class Reconciler:
         paused: bool = False,
         manager: str = MANAGER,
         persist: Callable[[dict[str, Any]], object] | None = None,
+        dry_run: bool = False,
     ) -> None:
         """``persist`` durably records an object before a create whose ID the
         service picks (the create-pending intent): after a crash or a lost
         answer, the next reconcile knows a resource may exist and never
-        creates a second one."""
+        creates a second one. ``dry_run``: GETs only; what would be written
+        is the result (WouldCreate, WouldUpdate, WouldDelete with ``changes``)."""
         self.gcp = gcp
+        self.dry_run = dry_run
         self.store = store
         self.paused = paused
         self.manager = manager
@@ -204,7 +239,7 @@ class Reconciler:
         actual: dict[str, Any] | None = None
         if ext is not None:
             try:
-                actual = self.gcp.call(a, a.get, self._values(obj, a, ext))
+                actual = without_create_label(a, self.gcp.call(a, a.get, self._values(obj, a, ext)))
             except NotFound:
                 actual = None
             except GcpError as e:
@@ -249,6 +284,8 @@ class Reconciler:
             return self._finish(obj, True, "Deleted", "nothing to delete", events, deleted=True)
         if call is None:
             return self._finish(obj, True, "Abandoned", f"{a.doc} has no delete method for {a.kind}: {ext} was left in place", events, deleted=True)
+        if self.dry_run:
+            return self._finish(obj, False, "WouldDelete", f"would delete {ext}", events)
         values = self._values(obj, a, ext)
         try:
             op = self.gcp.call(a, call, values)
@@ -383,11 +420,22 @@ class Reconciler:
         if req is None:
             return self._finish(obj, False, "UpdateFailed", f"{a.kind} has no create method: it can only be acquired", events)
         pending = service_assigned and not status.get("externalRef")
+        if self.dry_run:
+            what = ext or f"a {a.kind} (the service picks its ID)"
+            first = "look for the resource of an earlier create whose outcome is unknown, else " if pending and _ann(obj).get(ANN_CREATE_PENDING) else ""
+            changes = [(f"spec.{k}", v, None) for k, v in sorted(spec.items())]
+            return self._finish(obj, False, "WouldCreate", f"would {first}create {what}", events, changes=changes)
         if pending:
-            since = _ann(obj).get(ANN_CREATE_PENDING)
-            if since:
-                return self._finish(obj, False, "CreateOutcomeUnknown", _outcome_unknown(a, since), events)
-            _set_annotation(obj, ANN_CREATE_PENDING, _now())
+            assert isinstance(a.create, CreateServiceAssigned)
+            intent = _ann(obj).get(ANN_CREATE_PENDING)
+            if intent:
+                looked = self._look_for_created(obj, a, spec, resolved, values, intent, "the outcome of an earlier create is unknown", events)
+                if looked is not None:
+                    return looked
+            token = secrets.token_hex(8)
+            _set_annotation(obj, ANN_CREATE_PENDING, f"{_now()} {token}")
+            if a.create.label_field and isinstance(req.body, dict):
+                req.body[a.create.label_field] = {**(req.body.get(a.create.label_field) or {}), CREATE_LABEL: token}
             if self.persist is not None:
                 self.persist(obj)  # before the POST: a crash after it leaves the intent behind
         try:
@@ -398,7 +446,10 @@ class Reconciler:
             return self._finish(obj, False, "UpdateFailed", f"create of {ext or a.kind} failed: {e.message}", events)
         except Transient as e:
             if pending and e.code != 429:  # the service may have created it: never send the POST again
-                return self._finish(obj, False, "CreateOutcomeUnknown", f"create of {a.kind} got no clear answer ({e}); " + _outcome_unknown(a, _ann(obj)[ANN_CREATE_PENDING]), events)
+                looked = self._look_for_created(obj, a, spec, resolved, values, _ann(obj)[ANN_CREATE_PENDING], f"create of {a.kind} got no clear answer ({e})", events)
+                if looked is not None:
+                    return looked
+                return self._finish(obj, False, "UpdateFailed", f"create of {a.kind} got no clear answer ({e}), and it made nothing (not listed): the next reconcile creates it", events)
             _settled(obj)
             return self._finish(obj, False, "UpdateFailed", f"create of {ext or a.kind} failed: {e}", events)
         except AlreadyExists as e:
@@ -418,6 +469,7 @@ class Reconciler:
             _settled(obj)
             return self._finish(obj, False, "UpdateFailed", f"create of {ext or a.kind} failed: {e}", events)
         _settled(obj)
+        result = without_create_label(a, result)
         new_ext: str | None = ext
         if isinstance(result, dict) and at_path(result, a.id_field):
             new_ext = self._external_from(a, result, values)
@@ -439,6 +491,86 @@ class Reconciler:
         self._observe(obj, a, result, new_ext)
         events.append(Event("Normal", "Created", f"created {new_ext}"))
         return self._finish(obj, True, "UpToDate", f"created {new_ext}", events)
+
+    # --- a create whose outcome is unknown -----------------------------------------------
+
+    def _look_for_created(
+        self, obj: dict[str, Any], a: Adapter, spec: dict[str, Any], resolved: dict[str, Any], values: dict[str, str], intent: str, why: str, events: list[Event]
+    ) -> Result | None:
+        """Settle a create-pending intent: the reconcile's result when the resource
+        was found (adopted, then updated as any acquired one) or cannot be told
+        apart; None when the create surely made nothing (create it now)."""
+        since, _, token = intent.partition(" ")
+        found, unknown = self._find_created(obj, a, spec_to_api(spec, a, resolved), values, since, token)
+        if unknown:
+            return self._finish(obj, False, "CreateOutcomeUnknown", f"{why}; {unknown}. " + _outcome_unknown(a, since), events)
+        _settled(obj)
+        if found is None:
+            events.append(Event("Normal", "CreateNotFound", f"the create sent at {since} made no {a.kind}"))
+            return None
+        ext = self._external_from(a, found, values)
+        events.append(Event("Normal", "Adopted", f"the create sent at {since} made {ext}: adopted"))
+        try:
+            actual = without_create_label(a, self.gcp.call(a, a.get, self._values(obj, a, ext)))
+        except GcpError as e:
+            self._observe(obj, a, None, ext)
+            return self._finish(obj, False, "UpdateFailed", f"found {ext}, made by the create sent at {since}, but reading it failed: {e}", events)
+        return self._update(obj, a, ext, spec, resolved, actual, events)
+
+    def _find_created(
+        self, obj: dict[str, Any], a: Adapter, desired: dict[str, Any], values: dict[str, str], since: str, token: str
+    ) -> tuple[dict[str, Any] | None, str]:
+        """(the resource, "") when listed; (None, "") when surely absent; (None, why) when it cannot be told."""
+        shape = a.create
+        assert isinstance(shape, CreateServiceAssigned)
+        where = f"{a.doc} {'.'.join(a.resource)}"
+        if shape.find is None:
+            return None, f"{where} has no list method to look for it in"
+        try:
+            items = self.gcp.list_all(a, shape.find, values, shape.items_field)
+        except GcpError as e:
+            return None, f"listing {where} to look for it failed: {e}"
+        others: list[dict[str, Any]] = []
+        if token and shape.label_field:
+            hits = [i for i in items if (i.get(shape.label_field) or {}).get(CREATE_LABEL) == token]
+        else:
+            # No label: the resource is the one listed with our content that no
+            # other object owns; a stranger (changed since, or made by hand) is a doubt.
+            claimed = self._claimed(obj, a)
+            free = [i for i in items if self._external_from(a, i, values) not in claimed]
+            hits = [i for i in free if not diff(desired, without_create_label(a, i), a, check_mutability=False)]
+            others = [i for i in free if not any(i is h for h in hits)]
+
+        def names(xs: list[dict[str, Any]]) -> str:
+            return ", ".join(sorted(self._external_from(a, i, values) for i in xs)[:5])
+
+        if len(hits) == 1:
+            return hits[0], ""
+        if hits:
+            return None, f"{len(hits)} listed resources could be it ({names(hits)})"
+        if others:
+            return None, f"none listed has its content, but {len(others)} that no object owns could be it, changed since ({names(others)})"
+        if shape.call.lro is not Lro.NONE and _age_s(since) < SETTLE_GRACE_S:
+            return None, f"it is not listed, but its operation may still be running (looked again after {SETTLE_GRACE_S}s)"
+        return None, ""
+
+    def _claimed(self, obj: Mapping[str, Any], a: Adapter) -> set[str]:
+        """externalRefs other objects of the Kind hold (a store that can list them)."""
+        objects = getattr(self.store, "objects", None)
+        if objects is None:
+            return set()
+        default = getattr(self.store, "default_namespace", "default")
+
+        def key(o: Mapping[str, Any]) -> tuple[str, str]:
+            meta = o.get("metadata") or {}
+            return str(meta.get("namespace") or default), str(meta.get("name"))
+
+        out = set()
+        for o in objects():
+            ext = (o.get("status") or {}).get("externalRef")
+            if o.get("kind") == a.kind and ext and key(o) != key(obj):
+                out.add(str(ext))
+        return out
 
     # --- acquire / update ---------------------------------------------------------------
 
@@ -472,6 +604,10 @@ class Reconciler:
             self._observe(obj, a, actual, ext)
             return self._finish(obj, False, "UpdateFailed", f"{paths} of {ext} changed back {streak - 1} times after our updates: the service keeps setting another value; stopped updating", events)
         req = update_request(a, desired, actual, [p for p, _, _ in diffs])
+        if self.dry_run and req is not None:
+            _set_annotation(obj, ANN_STREAK, before)
+            changes = [(_spec_path(a, p), d, x) for p, d, x in diffs]
+            return self._finish(obj, False, "WouldUpdate", f"would update {', '.join(c[0] for c in changes)} of {ext}", events, changes=changes)
         if req is None:
             return self._finish(obj, False, "UpdateFailed", f"{a.kind} has no update method; changed: {', '.join(_spec_path(a, p) for p, _, _ in diffs)}", events)
         values = self._values(obj, a, ext)

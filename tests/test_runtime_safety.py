@@ -1,7 +1,8 @@
 """Runtime safety (issue 12). Creates that never duplicate: a create whose ID the
-service picks is announced (persisted) before it is sent and sent once; a lost
-answer or an interrupted run is CreateOutcomeUnknown until the user settles it,
-never a second resource. A delete whose parent object is gone still deletes;
+service picks is announced (persisted) before it is sent and sent once; after a
+lost answer or an interrupted run the resource is looked for (its one-time label,
+else its content) and adopted, created when surely absent, or CreateOutcomeUnknown
+until the user settles it: never a second resource. A delete whose parent object is gone still deletes;
 state-into-spec merge keeps enforcing what it merged."""
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import pytest
 from kccgen.mockgcp import MockServer
 from kccgen.runtime.gcp import Gcp
 from kccgen.runtime.local import StateDir, apply
-from kccgen.runtime.reconciler import ANN_CREATE_PENDING
+from kccgen.runtime.reconciler import ANN_CREATE_PENDING, CREATE_LABEL
 
 CREATE = "monitoring.projects.notificationChannels.create"
 
@@ -54,38 +55,81 @@ def _apply_all(state: StateDir, s: MockServer, objs: list[dict[str, Any]]) -> An
     return out
 
 
-def test_a_lost_answer_to_a_create_never_makes_a_second_resource(tmp_path: Path) -> None:
+def test_a_lost_answer_to_a_create_is_settled_by_its_label_never_a_second_resource(tmp_path: Path) -> None:
     state = StateDir(tmp_path / "state")
     with MockServer() as s:
         s.engine.faults.add(method=CREATE, drop_answer=True, times=1)
-        row, _ = _apply(state, s, _channel())
-        assert (row.ready, row.reason) == (False, "CreateOutcomeUnknown"), row.message
-        assert "not sent again" in row.message and "spec.resourceID" in row.message and "delete this object" in row.message
+        row, result = _apply(state, s, _channel())
+        assert row.ready, row.message  # listed, recognised by its one-time label, adopted
         assert len(_channels(s)) == 1 and _creates(s) == 1  # httplib2 used to send the POST twice
-        row, result = _apply(state, s, _channel())  # the next apply does not guess either
-        assert row.reason == "CreateOutcomeUnknown" and _creates(s) == 1
+        assert result.obj["status"]["externalRef"] == _channels(s)[0]["name"]
+        assert ANN_CREATE_PENDING not in (result.obj["metadata"].get("annotations") or {})
+        assert any(e.reason == "Adopted" for e in result.events)
+        assert _channels(s)[0]["userLabels"] == {CREATE_LABEL: _channels(s)[0]["userLabels"][CREATE_LABEL]}
+        writes = len(s.log)
+        row, result = _apply(state, s, _channel())  # the label is never drift
+        assert row.ready and row.reason == "UpToDate", row.message
+        assert [e.method for e in s.log[writes:]] == ["GET"]
+        assert "userLabels" not in result.obj["status"].get("observedState", {})
+
+
+def test_a_lost_answer_whose_resource_cannot_be_told_apart_is_create_outcome_unknown(tmp_path: Path) -> None:
+    """An intent without a token (written before the label existed) is looked for
+    by content; two unowned channels with that content are a doubt, never a guess."""
+    state = StateDir(tmp_path / "state")
+    with MockServer() as s:
+        for _ in range(2):
+            body = {k: v for k, v in _channel()["spec"].items()}
+            s.client("monitoring").projects().notificationChannels().create(name="projects/p", body=body).execute()
+        obj = _channel()
+        obj["metadata"]["annotations"] = {ANN_CREATE_PENDING: "2026-01-01T00:00:00Z"}
+        row, result = _apply(state, s, obj)
+        assert (row.ready, row.reason) == (False, "CreateOutcomeUnknown"), row.message
+        assert "2 listed resources could be it" in row.message and "spec.resourceID" in row.message
+        assert _creates(s) == 2 and len(_channels(s)) == 2
         assert ANN_CREATE_PENDING in result.obj["metadata"]["annotations"]
-        # The user settles it: the resource exists, so the object is deleted (no
-        # externalRef: nothing in GCP) and applied again with its ID, which acquires it.
+        # The user settles it: delete the object (no externalRef: nothing in GCP)
+        # and apply it again with the ID of the one that is theirs.
         rid = _channels(s)[0]["name"].rsplit("/", 1)[-1]
         from kccgen.runtime.local import delete
 
         with state.lock():
             [(gone, _)] = delete([_channel()], state, Gcp(s.base_url, host_paths=True), "p")
-        assert gone.ready and len(_channels(s)) == 1, gone.message
+        assert gone.ready and len(_channels(s)) == 2, gone.message
         row, result = _apply(state, s, _channel(rid))
         assert row.ready, row.message
         assert result.obj["status"]["externalRef"] == f"projects/p/notificationChannels/{rid}"
-        assert ANN_CREATE_PENDING not in (result.obj["metadata"].get("annotations") or {})
-        assert len(_channels(s)) == 1
 
 
-def test_an_intent_left_by_an_interrupted_run_is_not_sent_again(tmp_path: Path) -> None:
+def test_a_lost_answer_without_a_label_is_settled_by_content_among_unowned_resources(tmp_path: Path) -> None:
+    """MonitoringGroup has no labels map: the listed group with the object's
+    content that no other object owns is the one."""
+    state = StateDir(tmp_path / "state")
+
+    def group(name: str) -> dict[str, Any]:
+        return {
+            "apiVersion": "monitoring.cnrm.cloud.google.com/v1alpha1",
+            "kind": "MonitoringGroup",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"displayName": "same", "filter": 'resource.type = "gce_instance"'},
+        }
+
+    with MockServer() as s:
+        assert _apply_all(state, s, [group("first")])[0][0].ready
+        s.engine.faults.add(method="monitoring.projects.groups.create", drop_answer=True, times=1)
+        row, result = _apply(state, s, group("second"))  # same content as the first, which is owned
+        assert row.ready, row.message
+        groups = s.client("monitoring").projects().groups().list(name="projects/p").execute()["group"]
+        assert len(groups) == 2
+        assert result.obj["status"]["externalRef"] != yaml_load(state.path(group("first")).read_text(encoding="utf-8"))["status"]["externalRef"]
+
+
+def test_an_intent_left_by_an_interrupted_run_is_looked_for_before_creating(tmp_path: Path) -> None:
     state = StateDir(tmp_path / "state")
 
     def crash_after_persisting(obj: dict[str, Any]) -> None:
         state.write(obj)
-        raise KeyboardInterrupt  # kill -9 between the intent and the POST's answer
+        raise KeyboardInterrupt  # kill -9 between the intent and the POST
 
     with MockServer() as s:
         from kccgen.runtime.reconciler import Reconciler
@@ -97,7 +141,8 @@ def test_an_intent_left_by_an_interrupted_run_is_not_sent_again(tmp_path: Path) 
             Reconciler(Gcp(s.base_url, host_paths=True), InMemoryStore(), persist=crash_after_persisting).reconcile(obj)
         assert ANN_CREATE_PENDING in state.path(obj).read_text(encoding="utf-8")
         row, _ = _apply(state, s, obj)
-        assert row.reason == "CreateOutcomeUnknown" and _creates(s) == 0
+        assert row.ready, row.message  # not listed: the POST never left, so it is sent now
+        assert _creates(s) == 1 and len(_channels(s)) == 1
 
 
 def test_a_refused_create_settles_the_intent_and_the_next_apply_creates(tmp_path: Path) -> None:

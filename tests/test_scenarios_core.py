@@ -429,21 +429,24 @@ def test_service_generated_missing_resource_id_is_not_created(h: Harness) -> Non
 
 def test_service_generated_create_is_not_sent_again_after_a_5xx(h: Harness) -> None:
     """The POST may have created the policy before the 500: sending it again could
-    make a second one. The outcome stays unknown until the user settles it; the
-    next reconcile sends nothing."""
+    make a second one. The collection is listed instead; the policy is not there
+    (the 500 came before it was made), so the intent is settled and the next
+    reconcile creates it, once."""
     from kccgen.runtime.reconciler import ANN_CREATE_PENDING
 
     h.create("MonitoringNotificationChannel")
     h.server.engine.faults.add(method="monitoring.projects.alertPolicies.create", status=500, times=1)
     mark = h.mark()
     r = h.reconcile(manifest("MonitoringAlertPolicy"))
-    assert (r.ready, r.reason) == (False, "CreateOutcomeUnknown"), r.message
-    assert h.requests(mark) == [f"POST /v3/projects/{P}/alertPolicies -> 500"]
+    assert (r.ready, r.reason) == (False, "UpdateFailed"), r.message
+    assert "made nothing (not listed)" in r.message
+    assert h.requests(mark) == [f"POST /v3/projects/{P}/alertPolicies -> 500", f"GET /v3/projects/{P}/alertPolicies -> 200"]
     assert not (r.obj.get("status") or {}).get("externalRef")
-    assert ANN_CREATE_PENDING in r.obj["metadata"]["annotations"]
+    assert ANN_CREATE_PENDING not in (r.obj["metadata"].get("annotations") or {})
     mark = h.mark()
     r = h.reconcile(r.obj)
-    assert r.reason == "CreateOutcomeUnknown" and h.requests(mark) == []
+    assert r.ready, r.message
+    assert h.requests(mark) == [f"POST /v3/projects/{P}/alertPolicies -> 200"]
 
 
 def test_service_generated_create_is_retried_after_a_429(h: Harness) -> None:

@@ -11,9 +11,10 @@ request is worse than none.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kccgen.contract import (
+    Call,
     CreateAtPath,
     CreateInput,
     CreateServiceAssigned,
@@ -299,6 +300,36 @@ def configured_create(ctx: _Ctx, create: MethodIR | None, raw: Method | None, c:
     return CreateServiceAssigned(call, _query_inputs(ctx, create, raw, set()))
 
 
+# Labels maps a create can carry a one-time mark in; monitoring's NotificationChannel
+# ``labels`` is the channel's configuration, so ``userLabels`` comes first.
+_LABEL_FIELDS = ("userLabels", "labels")
+
+
+def _placeholders(templates: tuple[tuple[str, str], ...]) -> set[str]:
+    return {p for _, t in templates for p in re.findall(r"\{(\w+)\}", t)}
+
+
+def with_finder(ctx: _Ctx, res: Resource, shape: CreateServiceAssigned) -> CreateServiceAssigned:
+    """A service-named create, with where to look for its resource when the
+    answer is lost: the collection's list, if it takes nothing the create does
+    not know (a required filter, another parent) and answers with the resource."""
+    lst = res.methods.get("list")
+    response = ctx.doc.schemas.get(lst.response.ref) if lst is not None and lst.response is not None and lst.response.ref else None
+    if lst is None or response is None:
+        return shape
+    items = next((n for n, p in sorted(response.properties.items()) if p.type == "array" and p.items is not None and p.items.ref == ctx.schema), None)
+    templates = param_templates(lst)
+    if items is None or not _placeholders(templates) <= _placeholders(shape.call.params):
+        return shape
+    props = ctx.doc.schemas[ctx.schema].properties
+
+    def is_labels(p: JsonSchema) -> bool:
+        return p.type == "object" and not p.read_only and p.additional_properties is not None and p.additional_properties.type == "string"
+
+    label = next((f for f in _LABEL_FIELDS if f in props and is_labels(props[f])), "")
+    return replace(shape, find=Call(method="list", params=templates), items_field=items, label_field=label)
+
+
 # --- update --------------------------------------------------------------------------------
 
 
@@ -398,6 +429,8 @@ def resolve_methods(file: str, index: int, cfg: KindConfig, doc: DiscoveryDoc, r
     raw_create = res.methods[create.name] if create else None
     raw_update = res.methods[update.name] if update else None
     create_shape = configured_create(ctx, create, raw_create, mc.create) if mc.create else infer_create(ctx, create, raw_create)
+    if isinstance(create_shape, CreateServiceAssigned):
+        create_shape = with_finder(ctx, res, create_shape)
     update_shape = configured_update(ctx, update, raw_update, mc.update) if mc.update else infer_update(ctx, update, raw_update)
     if mc.delete is not None and mc.delete.shape == "none":
         delete_shape: DeleteShape = NoDelete()

@@ -27,7 +27,11 @@ ADAPTER = Adapter(
     template="accessPolicies/{accessPolicy}",
     id_param="accessPolicy",
     get=Call(method="get", params=(("name", "accessPolicies/{accessPolicy}"),)),
-    create=CreateServiceAssigned(call=Call(method="create", lro=Lro.GOOGLE_LONGRUNNING)),
+    create=CreateServiceAssigned(
+        call=Call(method="create", lro=Lro.GOOGLE_LONGRUNNING),
+        find=Call(method="list"),
+        items_field="accessPolicies",
+    ),
     update=UpdateMaskInQuery(
         call=Call(
             method="patch",

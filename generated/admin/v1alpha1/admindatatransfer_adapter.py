@@ -17,7 +17,12 @@ ADAPTER = Adapter(
     template="transfers/{dataTransferId}",
     id_param="dataTransferId",
     get=Call(method="get", params=(("dataTransferId", "{dataTransferId}"),)),
-    create=CreateServiceAssigned(call=Call(method="insert"), id_field="id"),
+    create=CreateServiceAssigned(
+        call=Call(method="insert"),
+        id_field="id",
+        find=Call(method="list"),
+        items_field="dataTransfers",
+    ),
     update=NoUpdate(),
     delete=NoDelete(),
     id_field="id",

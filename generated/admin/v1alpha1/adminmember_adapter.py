@@ -18,7 +18,10 @@ ADAPTER = Adapter(
     id_param="memberKey",
     get=Call(method="get", params=(("groupKey", "{groupKey}"), ("memberKey", "{memberKey}"))),
     create=CreateServiceAssigned(
-        call=Call(method="insert", params=(("groupKey", "{groupKey}"),)), id_field="id"
+        call=Call(method="insert", params=(("groupKey", "{groupKey}"),)),
+        id_field="id",
+        find=Call(method="list", params=(("groupKey", "{groupKey}"),)),
+        items_field="members",
     ),
     update=UpdateMerge(
         call=Call(method="patch", params=(("groupKey", "{groupKey}"), ("memberKey", "{memberKey}")))

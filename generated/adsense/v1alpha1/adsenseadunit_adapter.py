@@ -20,7 +20,9 @@ ADAPTER = Adapter(
         method="get", params=(("name", "accounts/{account}/adclients/{adclient}/adunits/{adunit}"),)
     ),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("parent", "accounts/{account}/adclients/{adclient}"),))
+        call=Call(method="create", params=(("parent", "accounts/{account}/adclients/{adclient}"),)),
+        find=Call(method="list", params=(("parent", "accounts/{account}/adclients/{adclient}"),)),
+        items_field="adUnits",
     ),
     update=UpdateMaskInQuery(
         call=Call(

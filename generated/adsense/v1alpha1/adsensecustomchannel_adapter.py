@@ -23,7 +23,9 @@ ADAPTER = Adapter(
         ),
     ),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("parent", "accounts/{account}/adclients/{adclient}"),))
+        call=Call(method="create", params=(("parent", "accounts/{account}/adclients/{adclient}"),)),
+        find=Call(method="list", params=(("parent", "accounts/{account}/adclients/{adclient}"),)),
+        items_field="customChannels",
     ),
     update=UpdateMaskInQuery(
         call=Call(

@@ -18,7 +18,9 @@ ADAPTER = Adapter(
     id_param="account",
     get=Call(method="get", params=(("name", "platforms/{platform}/accounts/{account}"),)),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("parent", "platforms/{platform}"),))
+        call=Call(method="create", params=(("parent", "platforms/{platform}"),)),
+        find=Call(method="list", params=(("parent", "platforms/{platform}"),)),
+        items_field="accounts",
     ),
     update=NoUpdate(),
     delete=NoDelete(),

@@ -20,7 +20,9 @@ ADAPTER = Adapter(
         method="get", params=(("name", "platforms/{platform}/accounts/{account}/sites/{site}"),)
     ),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("parent", "platforms/{platform}/accounts/{account}"),))
+        call=Call(method="create", params=(("parent", "platforms/{platform}/accounts/{account}"),)),
+        find=Call(method="list", params=(("parent", "platforms/{platform}/accounts/{account}"),)),
+        items_field="sites",
     ),
     update=NoUpdate(),
     delete=DeleteAtPath(

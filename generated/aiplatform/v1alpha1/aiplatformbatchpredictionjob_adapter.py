@@ -27,7 +27,10 @@ ADAPTER = Adapter(
         ),
     ),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("parent", "projects/{project}/locations/{location}"),))
+        call=Call(method="create", params=(("parent", "projects/{project}/locations/{location}"),)),
+        find=Call(method="list", params=(("parent", "projects/{project}/locations/{location}"),)),
+        items_field="batchPredictionJobs",
+        label_field="labels",
     ),
     update=NoUpdate(),
     delete=DeleteAtPath(

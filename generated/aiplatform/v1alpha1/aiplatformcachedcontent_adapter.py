@@ -23,7 +23,9 @@ ADAPTER = Adapter(
         ),
     ),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("parent", "projects/{project}/locations/{location}"),))
+        call=Call(method="create", params=(("parent", "projects/{project}/locations/{location}"),)),
+        find=Call(method="list", params=(("parent", "projects/{project}/locations/{location}"),)),
+        items_field="cachedContents",
     ),
     update=UpdateMaskInQuery(
         call=Call(

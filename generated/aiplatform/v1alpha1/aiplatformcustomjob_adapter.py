@@ -22,7 +22,10 @@ ADAPTER = Adapter(
         params=(("name", "projects/{project}/locations/{location}/customJobs/{customJob}"),),
     ),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("parent", "projects/{project}/locations/{location}"),))
+        call=Call(method="create", params=(("parent", "projects/{project}/locations/{location}"),)),
+        find=Call(method="list", params=(("parent", "projects/{project}/locations/{location}"),)),
+        items_field="customJobs",
+        label_field="labels",
     ),
     update=NoUpdate(),
     delete=DeleteAtPath(

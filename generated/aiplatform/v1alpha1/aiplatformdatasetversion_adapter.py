@@ -38,7 +38,12 @@ ADAPTER = Adapter(
             method="create",
             params=(("parent", "projects/{project}/locations/{location}/datasets/{dataset}"),),
             lro=Lro.GOOGLE_LONGRUNNING,
-        )
+        ),
+        find=Call(
+            method="list",
+            params=(("parent", "projects/{project}/locations/{location}/datasets/{dataset}"),),
+        ),
+        items_field="datasetVersions",
     ),
     update=UpdateMaskInQuery(
         call=Call(

@@ -32,7 +32,10 @@ ADAPTER = Adapter(
             method="create",
             params=(("parent", "projects/{project}/locations/{location}"),),
             lro=Lro.GOOGLE_LONGRUNNING,
-        )
+        ),
+        find=Call(method="list", params=(("parent", "projects/{project}/locations/{location}"),)),
+        items_field="indexes",
+        label_field="labels",
     ),
     update=UpdateMaskInQuery(
         call=Call(

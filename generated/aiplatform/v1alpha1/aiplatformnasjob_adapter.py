@@ -21,7 +21,10 @@ ADAPTER = Adapter(
         method="get", params=(("name", "projects/{project}/locations/{location}/nasJobs/{nasJob}"),)
     ),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("parent", "projects/{project}/locations/{location}"),))
+        call=Call(method="create", params=(("parent", "projects/{project}/locations/{location}"),)),
+        find=Call(method="list", params=(("parent", "projects/{project}/locations/{location}"),)),
+        items_field="nasJobs",
+        label_field="labels",
     ),
     update=NoUpdate(),
     delete=DeleteAtPath(

@@ -26,7 +26,9 @@ ADAPTER = Adapter(
             method="create",
             params=(("parent", "projects/{project}/locations/{location}"),),
             lro=Lro.GOOGLE_LONGRUNNING,
-        )
+        ),
+        find=Call(method="list", params=(("parent", "projects/{project}/locations/{location}"),)),
+        items_field="ragCorpora",
     ),
     update=UpdateMerge(
         call=Call(

@@ -20,7 +20,9 @@ ADAPTER = Adapter(
         method="get", params=(("name", "projects/{project}/locations/{location}/studies/{study}"),)
     ),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("parent", "projects/{project}/locations/{location}"),))
+        call=Call(method="create", params=(("parent", "projects/{project}/locations/{location}"),)),
+        find=Call(method="list", params=(("parent", "projects/{project}/locations/{location}"),)),
+        items_field="studies",
     ),
     update=NoUpdate(),
     delete=DeleteAtPath(

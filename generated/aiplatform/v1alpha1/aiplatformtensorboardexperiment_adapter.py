@@ -43,6 +43,14 @@ ADAPTER = Adapter(
             ),
         ),
         inputs=(CreateInput(field="tensorboardExperimentId", where=Where.QUERY),),
+        find=Call(
+            method="list",
+            params=(
+                ("parent", "projects/{project}/locations/{location}/tensorboards/{tensorboard}"),
+            ),
+        ),
+        items_field="tensorboardExperiments",
+        label_field="labels",
     ),
     update=UpdateMaskInQuery(
         call=Call(

@@ -46,6 +46,17 @@ ADAPTER = Adapter(
             ),
         ),
         inputs=(CreateInput(field="tensorboardRunId", where=Where.QUERY),),
+        find=Call(
+            method="list",
+            params=(
+                (
+                    "parent",
+                    "projects/{project}/locations/{location}/tensorboards/{tensorboard}/experiments/{experiment}",
+                ),
+            ),
+        ),
+        items_field="tensorboardRuns",
+        label_field="labels",
     ),
     update=UpdateMaskInQuery(
         call=Call(

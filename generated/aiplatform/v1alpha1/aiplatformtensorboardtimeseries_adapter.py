@@ -46,6 +46,16 @@ ADAPTER = Adapter(
             ),
         ),
         inputs=(CreateInput(field="tensorboardTimeSeriesId", where=Where.QUERY),),
+        find=Call(
+            method="list",
+            params=(
+                (
+                    "parent",
+                    "projects/{project}/locations/{location}/tensorboards/{tensorboard}/experiments/{experiment}/runs/{run}",
+                ),
+            ),
+        ),
+        items_field="tensorboardTimeSeries",
     ),
     update=UpdateMaskInQuery(
         call=Call(

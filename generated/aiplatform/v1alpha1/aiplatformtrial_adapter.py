@@ -26,7 +26,12 @@ ADAPTER = Adapter(
         call=Call(
             method="create",
             params=(("parent", "projects/{project}/locations/{location}/studies/{study}"),),
-        )
+        ),
+        find=Call(
+            method="list",
+            params=(("parent", "projects/{project}/locations/{location}/studies/{study}"),),
+        ),
+        items_field="trials",
     ),
     update=NoUpdate(),
     delete=DeleteAtPath(

@@ -21,7 +21,10 @@ ADAPTER = Adapter(
         params=(("name", "projects/{project}/locations/{location}/tuningJobs/{tuningJob}"),),
     ),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("parent", "projects/{project}/locations/{location}"),))
+        call=Call(method="create", params=(("parent", "projects/{project}/locations/{location}"),)),
+        find=Call(method="list", params=(("parent", "projects/{project}/locations/{location}"),)),
+        items_field="tuningJobs",
+        label_field="labels",
     ),
     update=NoUpdate(),
     delete=NoDelete(),

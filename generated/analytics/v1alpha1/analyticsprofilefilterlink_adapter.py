@@ -35,6 +35,15 @@ ADAPTER = Adapter(
             ),
         ),
         id_field="id",
+        find=Call(
+            method="list",
+            params=(
+                ("accountId", "{accountId}"),
+                ("profileId", "{profileId}"),
+                ("webPropertyId", "{webPropertyId}"),
+            ),
+        ),
+        items_field="items",
     ),
     update=UpdateMerge(
         call=Call(

@@ -20,7 +20,9 @@ ADAPTER = Adapter(
         method="get", params=(("name", "customers/{customer}/configurations/{configuration}"),)
     ),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("parent", "customers/{customer}"),))
+        call=Call(method="create", params=(("parent", "customers/{customer}"),)),
+        find=Call(method="list", params=(("parent", "customers/{customer}"),)),
+        items_field="configurations",
     ),
     update=UpdateMaskInQuery(
         call=Call(

@@ -21,7 +21,9 @@ ADAPTER = Adapter(
         params=(("name", "enterprises/{enterprise}/enrollmentTokens/{enrollmentToken}"),),
     ),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("parent", "enterprises/{enterprise}"),))
+        call=Call(method="create", params=(("parent", "enterprises/{enterprise}"),)),
+        find=Call(method="list", params=(("parent", "enterprises/{enterprise}"),)),
+        items_field="enrollmentTokens",
     ),
     update=NoUpdate(),
     delete=DeleteAtPath(

@@ -33,6 +33,8 @@ ADAPTER = Adapter(
             CreateInput(field="projectId", where=Where.QUERY),
             CreateInput(field="signupUrlName", where=Where.QUERY),
         ),
+        find=Call(method="list"),
+        items_field="enterprises",
     ),
     update=UpdateMaskInQuery(
         call=Call(method="patch", params=(("name", "enterprises/{enterprise}"),))

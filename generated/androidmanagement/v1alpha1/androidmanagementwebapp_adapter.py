@@ -18,7 +18,9 @@ ADAPTER = Adapter(
     id_param="webApp",
     get=Call(method="get", params=(("name", "enterprises/{enterprise}/webApps/{webApp}"),)),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("parent", "enterprises/{enterprise}"),))
+        call=Call(method="create", params=(("parent", "enterprises/{enterprise}"),)),
+        find=Call(method="list", params=(("parent", "enterprises/{enterprise}"),)),
+        items_field="webApps",
     ),
     update=UpdateMaskInQuery(
         call=Call(method="patch", params=(("name", "enterprises/{enterprise}/webApps/{webApp}"),))

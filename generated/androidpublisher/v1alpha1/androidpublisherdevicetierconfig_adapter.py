@@ -32,6 +32,8 @@ ADAPTER = Adapter(
         call=Call(method="create", params=(("packageName", "{packageName}"),)),
         inputs=(CreateInput(field="allowUnknownDevices", where=Where.QUERY),),
         id_field="deviceTierConfigId",
+        find=Call(method="list", params=(("packageName", "{packageName}"),)),
+        items_field="deviceTierConfigs",
     ),
     update=NoUpdate(),
     delete=NoDelete(),

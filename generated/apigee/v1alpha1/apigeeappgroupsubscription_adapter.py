@@ -29,7 +29,11 @@ ADAPTER = Adapter(
         call=Call(
             method="create",
             params=(("parent", "organizations/{organization}/appgroups/{appgroup}"),),
-        )
+        ),
+        find=Call(
+            method="list", params=(("parent", "organizations/{organization}/appgroups/{appgroup}"),)
+        ),
+        items_field="appGroupSubscriptions",
     ),
     update=NoUpdate(),
     delete=NoDelete(),

@@ -29,7 +29,12 @@ ADAPTER = Adapter(
         call=Call(
             method="create",
             params=(("parent", "organizations/{organization}/developers/{developer}"),),
-        )
+        ),
+        find=Call(
+            method="list",
+            params=(("parent", "organizations/{organization}/developers/{developer}"),),
+        ),
+        items_field="developerSubscriptions",
     ),
     update=NoUpdate(),
     delete=NoDelete(),

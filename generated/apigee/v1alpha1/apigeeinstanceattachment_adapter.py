@@ -28,7 +28,11 @@ ADAPTER = Adapter(
             method="create",
             params=(("parent", "organizations/{organization}/instances/{instance}"),),
             lro=Lro.GOOGLE_LONGRUNNING,
-        )
+        ),
+        find=Call(
+            method="list", params=(("parent", "organizations/{organization}/instances/{instance}"),)
+        ),
+        items_field="attachments",
     ),
     update=NoUpdate(),
     delete=DeleteAtPath(

@@ -31,7 +31,14 @@ ADAPTER = Adapter(
             params=(
                 ("parent", "organizations/{organization}/environments/{environment}/traceConfig"),
             ),
-        )
+        ),
+        find=Call(
+            method="list",
+            params=(
+                ("parent", "organizations/{organization}/environments/{environment}/traceConfig"),
+            ),
+        ),
+        items_field="traceConfigOverrides",
     ),
     update=UpdateMaskInQuery(
         call=Call(

@@ -26,7 +26,12 @@ ADAPTER = Adapter(
         call=Call(
             method="create",
             params=(("parent", "organizations/{organization}/apiproducts/{apiproduct}"),),
-        )
+        ),
+        find=Call(
+            method="list",
+            params=(("parent", "organizations/{organization}/apiproducts/{apiproduct}"),),
+        ),
+        items_field="ratePlans",
     ),
     update=UpdateReplace(
         call=Call(

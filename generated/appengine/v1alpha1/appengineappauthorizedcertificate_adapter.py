@@ -20,7 +20,11 @@ ADAPTER = Adapter(
         method="get",
         params=(("appsId", "{app}"), ("authorizedCertificatesId", "{authorizedCertificate}")),
     ),
-    create=CreateServiceAssigned(call=Call(method="create", params=(("appsId", "{app}"),))),
+    create=CreateServiceAssigned(
+        call=Call(method="create", params=(("appsId", "{app}"),)),
+        find=Call(method="list", params=(("appsId", "{appsId}"),)),
+        items_field="certificates",
+    ),
     update=UpdateMaskInQuery(
         call=Call(
             method="patch",

@@ -30,6 +30,8 @@ ADAPTER = Adapter(
     create=CreateServiceAssigned(
         call=Call(method="create", params=(("appsId", "{app}"),), lro=Lro.GOOGLE_LONGRUNNING),
         inputs=(CreateInput(field="overrideStrategy", where=Where.QUERY),),
+        find=Call(method="list", params=(("appsId", "{appsId}"),)),
+        items_field="domainMappings",
     ),
     update=UpdateMaskInQuery(
         call=Call(

@@ -33,7 +33,16 @@ ADAPTER = Adapter(
                 ("locationsId", "{location}"),
                 ("projectsId", "{project}"),
             ),
-        )
+        ),
+        find=Call(
+            method="list",
+            params=(
+                ("applicationsId", "{applicationsId}"),
+                ("locationsId", "{locationsId}"),
+                ("projectsId", "{projectsId}"),
+            ),
+        ),
+        items_field="certificates",
     ),
     update=UpdateMaskInQuery(
         call=Call(

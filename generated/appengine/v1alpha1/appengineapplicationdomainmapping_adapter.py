@@ -46,6 +46,15 @@ ADAPTER = Adapter(
             lro=Lro.GOOGLE_LONGRUNNING,
         ),
         inputs=(CreateInput(field="overrideStrategy", where=Where.QUERY),),
+        find=Call(
+            method="list",
+            params=(
+                ("applicationsId", "{applicationsId}"),
+                ("locationsId", "{locationsId}"),
+                ("projectsId", "{projectsId}"),
+            ),
+        ),
+        items_field="domainMappings",
     ),
     update=UpdateMaskInQuery(
         call=Call(

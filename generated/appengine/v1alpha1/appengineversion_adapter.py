@@ -33,7 +33,9 @@ ADAPTER = Adapter(
             method="create",
             params=(("appsId", "{app}"), ("servicesId", "{service}")),
             lro=Lro.GOOGLE_LONGRUNNING,
-        )
+        ),
+        find=Call(method="list", params=(("appsId", "{appsId}"), ("servicesId", "{servicesId}"))),
+        items_field="versions",
     ),
     update=UpdateMaskInQuery(
         call=Call(

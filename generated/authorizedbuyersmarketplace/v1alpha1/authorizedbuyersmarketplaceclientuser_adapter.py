@@ -18,7 +18,9 @@ ADAPTER = Adapter(
     id_param="user",
     get=Call(method="get", params=(("name", "buyers/{buyer}/clients/{client}/users/{user}"),)),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("parent", "buyers/{buyer}/clients/{client}"),))
+        call=Call(method="create", params=(("parent", "buyers/{buyer}/clients/{client}"),)),
+        find=Call(method="list", params=(("parent", "buyers/{buyer}/clients/{client}"),)),
+        items_field="clientUsers",
     ),
     update=NoUpdate(),
     delete=DeleteAtPath(

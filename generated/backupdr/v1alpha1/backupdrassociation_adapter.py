@@ -47,6 +47,17 @@ ADAPTER = Adapter(
             lro=Lro.GOOGLE_LONGRUNNING,
         ),
         inputs=(CreateInput(field="restoreVerificationPlanAssociationId", where=Where.QUERY),),
+        find=Call(
+            method="list",
+            params=(
+                (
+                    "parent",
+                    "projects/{project}/locations/{location}/restoreVerificationPlans/{restoreVerificationPlan}",
+                ),
+            ),
+        ),
+        items_field="restoreVerificationPlanAssociations",
+        label_field="labels",
     ),
     update=NoUpdate(),
     delete=DeleteAtPath(

@@ -47,6 +47,16 @@ ADAPTER = Adapter(
             lro=Lro.GOOGLE_LONGRUNNING,
         ),
         inputs=(CreateInput(field="autoProtectionPolicyBindingId", where=Where.QUERY),),
+        find=Call(
+            method="list",
+            params=(
+                (
+                    "parent",
+                    "projects/{project}/locations/{location}/autoProtectionPolicies/{autoProtectionPolicy}",
+                ),
+            ),
+        ),
+        items_field="autoProtectionPolicyBindings",
     ),
     update=NoUpdate(),
     delete=NoDelete(),

@@ -18,7 +18,9 @@ ADAPTER = Adapter(
     id_param="budget",
     get=Call(method="get", params=(("name", "billingAccounts/{billingAccount}/budgets/{budget}"),)),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("parent", "billingAccounts/{billingAccount}"),))
+        call=Call(method="create", params=(("parent", "billingAccounts/{billingAccount}"),)),
+        find=Call(method="list", params=(("parent", "billingAccounts/{billingAccount}"),)),
+        items_field="budgets",
     ),
     update=UpdateMaskInQuery(
         call=Call(

@@ -29,6 +29,8 @@ ADAPTER = Adapter(
         call=Call(method="insert", params=(("blogId", "{blogId}"),)),
         inputs=(CreateInput(field="isDraft", where=Where.QUERY),),
         id_field="id",
+        find=Call(method="list", params=(("blogId", "{blogId}"),)),
+        items_field="items",
     ),
     update=UpdateMerge(
         call=Call(method="patch", params=(("blogId", "{blogId}"), ("pageId", "{pageId}")))

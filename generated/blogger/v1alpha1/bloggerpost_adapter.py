@@ -33,6 +33,8 @@ ADAPTER = Adapter(
             CreateInput(field="isDraft", where=Where.QUERY),
         ),
         id_field="id",
+        find=Call(method="list", params=(("blogId", "{blogId}"),)),
+        items_field="items",
     ),
     update=UpdateMerge(
         call=Call(method="patch", params=(("blogId", "{blogId}"), ("postId", "{postId}")))

@@ -29,6 +29,8 @@ ADAPTER = Adapter(
         call=Call(method="insert", params=(("calendarId", "{calendarId}"),)),
         inputs=(CreateInput(field="sendNotifications", where=Where.QUERY),),
         id_field="id",
+        find=Call(method="list", params=(("calendarId", "{calendarId}"),)),
+        items_field="items",
     ),
     update=UpdateMerge(
         call=Call(method="patch", params=(("calendarId", "{calendarId}"), ("ruleId", "{ruleId}")))

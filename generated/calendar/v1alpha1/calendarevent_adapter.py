@@ -36,6 +36,8 @@ ADAPTER = Adapter(
             CreateInput(field="supportsAttachments", where=Where.QUERY),
         ),
         id_field="id",
+        find=Call(method="list", params=(("calendarId", "{calendarId}"),)),
+        items_field="items",
     ),
     update=UpdateMerge(
         call=Call(method="patch", params=(("calendarId", "{calendarId}"), ("eventId", "{eventId}")))

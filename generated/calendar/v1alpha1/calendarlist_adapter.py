@@ -29,6 +29,8 @@ ADAPTER = Adapter(
         call=Call(method="insert"),
         inputs=(CreateInput(field="colorRgbFormat", where=Where.QUERY),),
         id_field="id",
+        find=Call(method="list"),
+        items_field="items",
     ),
     update=UpdateMerge(call=Call(method="patch", params=(("calendarId", "{calendarId}"),))),
     delete=DeleteAtPath(call=Call(method="delete", params=(("calendarId", "{calendarId}"),))),

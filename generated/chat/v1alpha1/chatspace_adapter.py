@@ -17,7 +17,9 @@ ADAPTER = Adapter(
     template="spaces/{space}",
     id_param="space",
     get=Call(method="get", params=(("name", "spaces/{space}"),)),
-    create=CreateServiceAssigned(call=Call(method="create")),
+    create=CreateServiceAssigned(
+        call=Call(method="create"), find=Call(method="list"), items_field="spaces"
+    ),
     update=UpdateMaskInQuery(call=Call(method="patch", params=(("name", "spaces/{space}"),))),
     delete=DeleteAtPath(call=Call(method="delete", params=(("name", "spaces/{space}"),))),
     krm_only=("resourceID",),

@@ -17,7 +17,9 @@ ADAPTER = Adapter(
     template="courses/{id}",
     id_param="id",
     get=Call(method="get", params=(("id", "{id}"),)),
-    create=CreateServiceAssigned(call=Call(method="create"), id_field="id"),
+    create=CreateServiceAssigned(
+        call=Call(method="create"), id_field="id", find=Call(method="list"), items_field="courses"
+    ),
     update=UpdateMaskInQuery(call=Call(method="patch", params=(("id", "{id}"),))),
     delete=DeleteAtPath(call=Call(method="delete", params=(("id", "{id}"),))),
     id_field="id",

@@ -39,6 +39,8 @@ ADAPTER = Adapter(
             CreateInput(field="postId", where=Where.QUERY),
         ),
         id_field="id",
+        find=Call(method="list", params=(("courseId", "{courseId}"), ("itemId", "{itemId}"))),
+        items_field="addOnAttachments",
     ),
     update=UpdateMaskInQuery(
         call=Call(

@@ -18,7 +18,10 @@ ADAPTER = Adapter(
     id_param="id",
     get=Call(method="get", params=(("courseId", "{courseId}"), ("id", "{id}"))),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("courseId", "{courseId}"),)), id_field="id"
+        call=Call(method="create", params=(("courseId", "{courseId}"),)),
+        id_field="id",
+        find=Call(method="list", params=(("courseId", "{courseId}"),)),
+        items_field="courseWorkMaterial",
     ),
     update=UpdateMaskInQuery(
         call=Call(method="patch", params=(("courseId", "{courseId}"), ("id", "{id}")))

@@ -20,7 +20,10 @@ ADAPTER = Adapter(
         method="get", params=(("invitationId", "{invitationId}"), ("studentId", "{studentId}"))
     ),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("studentId", "{studentId}"),)), id_field="invitationId"
+        call=Call(method="create", params=(("studentId", "{studentId}"),)),
+        id_field="invitationId",
+        find=Call(method="list", params=(("studentId", "{studentId}"),)),
+        items_field="guardianInvitations",
     ),
     update=UpdateMaskInQuery(
         call=Call(

@@ -17,7 +17,12 @@ ADAPTER = Adapter(
     template="invitations/{id}",
     id_param="id",
     get=Call(method="get", params=(("id", "{id}"),)),
-    create=CreateServiceAssigned(call=Call(method="create"), id_field="id"),
+    create=CreateServiceAssigned(
+        call=Call(method="create"),
+        id_field="id",
+        find=Call(method="list"),
+        items_field="invitations",
+    ),
     update=NoUpdate(),
     delete=DeleteAtPath(call=Call(method="delete", params=(("id", "{id}"),))),
     id_field="id",

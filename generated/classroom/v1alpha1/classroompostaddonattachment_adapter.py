@@ -39,6 +39,8 @@ ADAPTER = Adapter(
             CreateInput(field="itemId", where=Where.QUERY),
         ),
         id_field="id",
+        find=Call(method="list", params=(("courseId", "{courseId}"), ("postId", "{postId}"))),
+        items_field="addOnAttachments",
     ),
     update=UpdateMaskInQuery(
         call=Call(

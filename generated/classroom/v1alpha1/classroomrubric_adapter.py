@@ -25,6 +25,10 @@ ADAPTER = Adapter(
             method="create", params=(("courseId", "{courseId}"), ("courseWorkId", "{courseWork}"))
         ),
         id_field="id",
+        find=Call(
+            method="list", params=(("courseId", "{courseId}"), ("courseWorkId", "{courseWorkId}"))
+        ),
+        items_field="rubrics",
     ),
     update=UpdateMaskInQuery(
         call=Call(

@@ -26,7 +26,10 @@ ADAPTER = Adapter(
     id_param="billingAccount",
     get=Call(method="get", params=(("name", "billingAccounts/{billingAccount}"),)),
     create=CreateServiceAssigned(
-        call=Call(method="create"), inputs=(CreateInput(field="parent", where=Where.QUERY),)
+        call=Call(method="create"),
+        inputs=(CreateInput(field="parent", where=Where.QUERY),),
+        find=Call(method="list"),
+        items_field="billingAccounts",
     ),
     update=UpdateMaskInQuery(
         call=Call(method="patch", params=(("name", "billingAccounts/{billingAccount}"),))

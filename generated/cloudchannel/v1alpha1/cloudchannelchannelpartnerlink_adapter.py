@@ -21,7 +21,9 @@ ADAPTER = Adapter(
         params=(("name", "accounts/{account}/channelPartnerLinks/{channelPartnerLink}"),),
     ),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("parent", "accounts/{account}"),))
+        call=Call(method="create", params=(("parent", "accounts/{account}"),)),
+        find=Call(method="list", params=(("parent", "accounts/{account}"),)),
+        items_field="channelPartnerLinks",
     ),
     update=UpdateMaskInBody(
         call=Call(

@@ -29,7 +29,12 @@ ADAPTER = Adapter(
         call=Call(
             method="create",
             params=(("parent", "accounts/{account}/channelPartnerLinks/{channelPartnerLink}"),),
-        )
+        ),
+        find=Call(
+            method="list",
+            params=(("parent", "accounts/{account}/channelPartnerLinks/{channelPartnerLink}"),),
+        ),
+        items_field="customers",
     ),
     update=UpdateMaskInQuery(
         call=Call(

@@ -18,7 +18,9 @@ ADAPTER = Adapter(
     id_param="customer",
     get=Call(method="get", params=(("name", "accounts/{account}/customers/{customer}"),)),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("parent", "accounts/{account}"),))
+        call=Call(method="create", params=(("parent", "accounts/{account}"),)),
+        find=Call(method="list", params=(("parent", "accounts/{account}"),)),
+        items_field="customers",
     ),
     update=UpdateMaskInQuery(
         call=Call(method="patch", params=(("name", "accounts/{account}/customers/{customer}"),))

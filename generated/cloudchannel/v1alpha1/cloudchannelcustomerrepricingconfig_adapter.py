@@ -26,7 +26,9 @@ ADAPTER = Adapter(
         ),
     ),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("parent", "accounts/{account}/customers/{customer}"),))
+        call=Call(method="create", params=(("parent", "accounts/{account}/customers/{customer}"),)),
+        find=Call(method="list", params=(("parent", "accounts/{account}/customers/{customer}"),)),
+        items_field="customerRepricingConfigs",
     ),
     update=UpdateMerge(
         call=Call(

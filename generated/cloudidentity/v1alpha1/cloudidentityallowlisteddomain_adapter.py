@@ -17,7 +17,11 @@ ADAPTER = Adapter(
     template="allowlistedDomains/{allowlistedDomain}",
     id_param="allowlistedDomain",
     get=Call(method="get", params=(("name", "allowlistedDomains/{allowlistedDomain}"),)),
-    create=CreateServiceAssigned(call=Call(method="create", lro=Lro.GOOGLE_LONGRUNNING)),
+    create=CreateServiceAssigned(
+        call=Call(method="create", lro=Lro.GOOGLE_LONGRUNNING),
+        find=Call(method="list"),
+        items_field="allowlistedDomains",
+    ),
     update=NoUpdate(),
     delete=DeleteAtPath(
         call=Call(

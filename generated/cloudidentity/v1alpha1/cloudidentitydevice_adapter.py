@@ -29,6 +29,8 @@ ADAPTER = Adapter(
     create=CreateServiceAssigned(
         call=Call(method="create", lro=Lro.GOOGLE_LONGRUNNING),
         inputs=(CreateInput(field="customer", where=Where.QUERY),),
+        find=Call(method="list"),
+        items_field="devices",
     ),
     update=NoUpdate(),
     delete=DeleteAtPath(

@@ -29,6 +29,9 @@ ADAPTER = Adapter(
     create=CreateServiceAssigned(
         call=Call(method="create", lro=Lro.GOOGLE_LONGRUNNING),
         inputs=(CreateInput(field="initialGroupConfig", where=Where.QUERY),),
+        find=Call(method="list"),
+        items_field="groups",
+        label_field="labels",
     ),
     update=UpdateMaskInQuery(
         call=Call(method="patch", params=(("name", "groups/{group}"),), lro=Lro.GOOGLE_LONGRUNNING)

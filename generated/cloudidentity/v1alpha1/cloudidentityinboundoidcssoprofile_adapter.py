@@ -24,7 +24,11 @@ ADAPTER = Adapter(
     template="inboundOidcSsoProfiles/{inboundOidcSsoProfile}",
     id_param="inboundOidcSsoProfile",
     get=Call(method="get", params=(("name", "inboundOidcSsoProfiles/{inboundOidcSsoProfile}"),)),
-    create=CreateServiceAssigned(call=Call(method="create", lro=Lro.GOOGLE_LONGRUNNING)),
+    create=CreateServiceAssigned(
+        call=Call(method="create", lro=Lro.GOOGLE_LONGRUNNING),
+        find=Call(method="list"),
+        items_field="inboundOidcSsoProfiles",
+    ),
     update=UpdateMaskInQuery(
         call=Call(
             method="patch",

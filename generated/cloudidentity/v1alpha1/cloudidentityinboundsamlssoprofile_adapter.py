@@ -24,7 +24,11 @@ ADAPTER = Adapter(
     template="inboundSamlSsoProfiles/{inboundSamlSsoProfile}",
     id_param="inboundSamlSsoProfile",
     get=Call(method="get", params=(("name", "inboundSamlSsoProfiles/{inboundSamlSsoProfile}"),)),
-    create=CreateServiceAssigned(call=Call(method="create", lro=Lro.GOOGLE_LONGRUNNING)),
+    create=CreateServiceAssigned(
+        call=Call(method="create", lro=Lro.GOOGLE_LONGRUNNING),
+        find=Call(method="list"),
+        items_field="inboundSamlSsoProfiles",
+    ),
     update=UpdateMaskInQuery(
         call=Call(
             method="patch",

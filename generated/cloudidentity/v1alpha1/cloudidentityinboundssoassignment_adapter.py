@@ -24,7 +24,11 @@ ADAPTER = Adapter(
     template="inboundSsoAssignments/{inboundSsoAssignment}",
     id_param="inboundSsoAssignment",
     get=Call(method="get", params=(("name", "inboundSsoAssignments/{inboundSsoAssignment}"),)),
-    create=CreateServiceAssigned(call=Call(method="create", lro=Lro.GOOGLE_LONGRUNNING)),
+    create=CreateServiceAssigned(
+        call=Call(method="create", lro=Lro.GOOGLE_LONGRUNNING),
+        find=Call(method="list"),
+        items_field="inboundSsoAssignments",
+    ),
     update=UpdateMaskInQuery(
         call=Call(
             method="patch",

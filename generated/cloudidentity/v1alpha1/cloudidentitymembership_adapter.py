@@ -20,7 +20,9 @@ ADAPTER = Adapter(
     create=CreateServiceAssigned(
         call=Call(
             method="create", params=(("parent", "groups/{group}"),), lro=Lro.GOOGLE_LONGRUNNING
-        )
+        ),
+        find=Call(method="list", params=(("parent", "groups/{group}"),)),
+        items_field="memberships",
     ),
     update=NoUpdate(),
     delete=DeleteAtPath(

@@ -17,7 +17,11 @@ ADAPTER = Adapter(
     template="policies/{policy}",
     id_param="policy",
     get=Call(method="get", params=(("name", "policies/{policy}"),)),
-    create=CreateServiceAssigned(call=Call(method="create", lro=Lro.GOOGLE_LONGRUNNING)),
+    create=CreateServiceAssigned(
+        call=Call(method="create", lro=Lro.GOOGLE_LONGRUNNING),
+        find=Call(method="list"),
+        items_field="policies",
+    ),
     update=UpdateMerge(
         call=Call(
             method="patch", params=(("name", "policies/{policy}"),), lro=Lro.GOOGLE_LONGRUNNING

@@ -17,7 +17,9 @@ ADAPTER = Adapter(
     template="liens/{lien}",
     id_param="lien",
     get=Call(method="get", params=(("name", "liens/{lien}"),)),
-    create=CreateServiceAssigned(call=Call(method="create")),
+    create=CreateServiceAssigned(
+        call=Call(method="create"), find=Call(method="list"), items_field="liens"
+    ),
     update=NoUpdate(),
     delete=DeleteAtPath(call=Call(method="delete", params=(("name", "liens/{lien}"),))),
     krm_only=("resourceID",),

@@ -27,7 +27,12 @@ ADAPTER = Adapter(
     template="projects/{project}",
     id_param="project",
     get=Call(method="get", params=(("name", "projects/{project}"),)),
-    create=CreateServiceAssigned(call=Call(method="create", lro=Lro.GOOGLE_LONGRUNNING)),
+    create=CreateServiceAssigned(
+        call=Call(method="create", lro=Lro.GOOGLE_LONGRUNNING),
+        find=Call(method="list"),
+        items_field="projects",
+        label_field="labels",
+    ),
     update=UpdateMaskInQuery(
         call=Call(
             method="patch", params=(("name", "projects/{project}"),), lro=Lro.GOOGLE_LONGRUNNING

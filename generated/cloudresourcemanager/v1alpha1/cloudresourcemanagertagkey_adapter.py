@@ -27,7 +27,11 @@ ADAPTER = Adapter(
     template="tagKeys/{tagKey}",
     id_param="tagKey",
     get=Call(method="get", params=(("name", "tagKeys/{tagKey}"),)),
-    create=CreateServiceAssigned(call=Call(method="create", lro=Lro.GOOGLE_LONGRUNNING)),
+    create=CreateServiceAssigned(
+        call=Call(method="create", lro=Lro.GOOGLE_LONGRUNNING),
+        find=Call(method="list"),
+        items_field="tagKeys",
+    ),
     update=UpdateMaskInQuery(
         call=Call(
             method="patch", params=(("name", "tagKeys/{tagKey}"),), lro=Lro.GOOGLE_LONGRUNNING

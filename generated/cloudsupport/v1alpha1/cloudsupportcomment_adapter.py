@@ -18,7 +18,9 @@ ADAPTER = Adapter(
     id_param="comment",
     get=Call(method="get", params=(("name", "v2/{v2}/{v2Id1}/cases/{case}/comments/{comment}"),)),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("parent", "v2/{v2}/{v2Id1}/cases/{case}"),))
+        call=Call(method="create", params=(("parent", "v2/{v2}/{v2Id1}/cases/{case}"),)),
+        find=Call(method="list", params=(("parent", "{parent}"),)),
+        items_field="comments",
     ),
     update=NoUpdate(),
     delete=NoDelete(),

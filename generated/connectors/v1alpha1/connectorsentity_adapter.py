@@ -44,6 +44,16 @@ ADAPTER = Adapter(
             ),
         ),
         inputs=(CreateInput(field="executionConfig.headers", where=Where.QUERY),),
+        find=Call(
+            method="list",
+            params=(
+                (
+                    "parent",
+                    "projects/{project}/locations/{location}/connections/{connection}/entityTypes/{entityType}",
+                ),
+            ),
+        ),
+        items_field="entities",
     ),
     update=UpdateMerge(
         call=Call(

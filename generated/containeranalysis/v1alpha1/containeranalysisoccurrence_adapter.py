@@ -21,7 +21,9 @@ ADAPTER = Adapter(
         params=(("name", "projects/{project}/locations/{location}/occurrences/{occurrence}"),),
     ),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("parent", "projects/{project}/locations/{location}"),))
+        call=Call(method="create", params=(("parent", "projects/{project}/locations/{location}"),)),
+        find=Call(method="list", params=(("parent", "projects/{project}/locations/{location}"),)),
+        items_field="occurrences",
     ),
     update=UpdateMaskInQuery(
         call=Call(

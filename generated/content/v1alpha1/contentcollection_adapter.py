@@ -20,7 +20,10 @@ ADAPTER = Adapter(
         method="get", params=(("collectionId", "{collectionId}"), ("merchantId", "{merchantId}"))
     ),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("merchantId", "{merchantId}"),)), id_field="id"
+        call=Call(method="create", params=(("merchantId", "{merchantId}"),)),
+        id_field="id",
+        find=Call(method="list", params=(("merchantId", "{merchantId}"),)),
+        items_field="resources",
     ),
     update=NoUpdate(),
     delete=DeleteAtPath(

@@ -29,6 +29,8 @@ ADAPTER = Adapter(
         call=Call(method="insert", params=(("merchantId", "{merchantId}"),)),
         inputs=(CreateInput(field="feedId", where=Where.QUERY),),
         id_field="id",
+        find=Call(method="list", params=(("merchantId", "{merchantId}"),)),
+        items_field="resources",
     ),
     update=UpdateMaskInQuery(
         call=Call(

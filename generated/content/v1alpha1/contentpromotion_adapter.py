@@ -18,7 +18,10 @@ ADAPTER = Adapter(
     id_param="id",
     get=Call(method="get", params=(("id", "{id}"), ("merchantId", "{merchantId}"))),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("merchantId", "{merchantId}"),)), id_field="id"
+        call=Call(method="create", params=(("merchantId", "{merchantId}"),)),
+        id_field="id",
+        find=Call(method="list", params=(("merchantId", "{merchantId}"),)),
+        items_field="promotions",
     ),
     update=NoUpdate(),
     delete=NoDelete(),

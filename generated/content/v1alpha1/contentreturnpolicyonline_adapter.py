@@ -23,6 +23,8 @@ ADAPTER = Adapter(
     create=CreateServiceAssigned(
         call=Call(method="create", params=(("merchantId", "{merchantId}"),)),
         id_field="returnPolicyId",
+        find=Call(method="list", params=(("merchantId", "{merchantId}"),)),
+        items_field="returnPolicies",
     ),
     update=UpdateMerge(
         call=Call(

@@ -31,7 +31,14 @@ ADAPTER = Adapter(
             params=(
                 ("parent", "projects/{project}/locations/{location}/repositories/{repository}"),
             ),
-        )
+        ),
+        find=Call(
+            method="list",
+            params=(
+                ("parent", "projects/{project}/locations/{location}/repositories/{repository}"),
+            ),
+        ),
+        items_field="compilationResults",
     ),
     update=NoUpdate(),
     delete=NoDelete(),

@@ -31,7 +31,14 @@ ADAPTER = Adapter(
             params=(
                 ("parent", "projects/{project}/locations/{location}/lakes/{lake}/zones/{zone}"),
             ),
-        )
+        ),
+        find=Call(
+            method="list",
+            params=(
+                ("parent", "projects/{project}/locations/{location}/lakes/{lake}/zones/{zone}"),
+            ),
+        ),
+        items_field="entities",
     ),
     update=UpdateReplace(
         call=Call(

@@ -34,7 +34,17 @@ ADAPTER = Adapter(
                     "projects/{project}/locations/{location}/lakes/{lake}/zones/{zone}/entities/{entity}",
                 ),
             ),
-        )
+        ),
+        find=Call(
+            method="list",
+            params=(
+                (
+                    "parent",
+                    "projects/{project}/locations/{location}/lakes/{lake}/zones/{zone}/entities/{entity}",
+                ),
+            ),
+        ),
+        items_field="partitions",
     ),
     update=NoUpdate(),
     delete=DeleteAtPath(

@@ -26,7 +26,10 @@ ADAPTER = Adapter(
         ),
     ),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("parent", "projects/{project}/locations/{location}"),))
+        call=Call(method="create", params=(("parent", "projects/{project}/locations/{location}"),)),
+        find=Call(method="list", params=(("parent", "projects/{project}/locations/{location}"),)),
+        items_field="templates",
+        label_field="labels",
     ),
     update=UpdateReplace(
         call=Call(

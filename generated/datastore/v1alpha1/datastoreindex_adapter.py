@@ -23,6 +23,8 @@ ADAPTER = Adapter(
             method="create", params=(("projectId", "{projectId}"),), lro=Lro.GOOGLE_LONGRUNNING
         ),
         id_field="indexId",
+        find=Call(method="list", params=(("projectId", "{projectId}"),)),
+        items_field="indexes",
     ),
     update=NoUpdate(),
     delete=DeleteAtPath(

@@ -18,7 +18,10 @@ ADAPTER = Adapter(
     id_param="accountUserProfile",
     get=Call(method="get", params=(("id", "{accountUserProfile}"), ("profileId", "{profileId}"))),
     create=CreateServiceAssigned(
-        call=Call(method="insert", params=(("profileId", "{profileId}"),)), id_field="id"
+        call=Call(method="insert", params=(("profileId", "{profileId}"),)),
+        id_field="id",
+        find=Call(method="list", params=(("profileId", "{profileId}"),)),
+        items_field="accountUserProfiles",
     ),
     update=UpdateMerge(
         call=Call(method="patch", params=(("id", "{id}"), ("profileId", "{profileId}")))

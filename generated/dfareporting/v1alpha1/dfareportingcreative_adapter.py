@@ -18,7 +18,10 @@ ADAPTER = Adapter(
     id_param="creative",
     get=Call(method="get", params=(("id", "{creative}"), ("profileId", "{userprofile}"))),
     create=CreateServiceAssigned(
-        call=Call(method="insert", params=(("profileId", "{userprofile}"),)), id_field="id"
+        call=Call(method="insert", params=(("profileId", "{userprofile}"),)),
+        id_field="id",
+        find=Call(method="list", params=(("profileId", "{profileId}"),)),
+        items_field="creatives",
     ),
     update=UpdateMerge(
         call=Call(method="patch", params=(("id", "{id}"), ("profileId", "{profileId}")))

@@ -18,7 +18,10 @@ ADAPTER = Adapter(
     id_param="creativeField",
     get=Call(method="get", params=(("id", "{creativeField}"), ("profileId", "{userprofile}"))),
     create=CreateServiceAssigned(
-        call=Call(method="insert", params=(("profileId", "{userprofile}"),)), id_field="id"
+        call=Call(method="insert", params=(("profileId", "{userprofile}"),)),
+        id_field="id",
+        find=Call(method="list", params=(("profileId", "{profileId}"),)),
+        items_field="creativeFields",
     ),
     update=UpdateMerge(
         call=Call(method="patch", params=(("id", "{id}"), ("profileId", "{profileId}")))

@@ -30,6 +30,11 @@ ADAPTER = Adapter(
             params=(("creativeFieldId", "{creativeField}"), ("profileId", "{userprofile}")),
         ),
         id_field="id",
+        find=Call(
+            method="list",
+            params=(("creativeFieldId", "{creativeFieldId}"), ("profileId", "{profileId}")),
+        ),
+        items_field="creativeFieldValues",
     ),
     update=UpdateMerge(
         call=Call(

@@ -18,7 +18,10 @@ ADAPTER = Adapter(
     id_param="directorySite",
     get=Call(method="get", params=(("id", "{directorySite}"), ("profileId", "{userprofile}"))),
     create=CreateServiceAssigned(
-        call=Call(method="insert", params=(("profileId", "{userprofile}"),)), id_field="id"
+        call=Call(method="insert", params=(("profileId", "{userprofile}"),)),
+        id_field="id",
+        find=Call(method="list", params=(("profileId", "{profileId}"),)),
+        items_field="directorySites",
     ),
     update=NoUpdate(),
     delete=NoDelete(),

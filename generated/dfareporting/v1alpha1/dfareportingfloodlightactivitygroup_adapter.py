@@ -20,7 +20,10 @@ ADAPTER = Adapter(
         method="get", params=(("id", "{floodlightActivityGroup}"), ("profileId", "{userprofile}"))
     ),
     create=CreateServiceAssigned(
-        call=Call(method="insert", params=(("profileId", "{userprofile}"),)), id_field="id"
+        call=Call(method="insert", params=(("profileId", "{userprofile}"),)),
+        id_field="id",
+        find=Call(method="list", params=(("profileId", "{profileId}"),)),
+        items_field="floodlightActivityGroups",
     ),
     update=UpdateMerge(
         call=Call(method="patch", params=(("id", "{id}"), ("profileId", "{profileId}")))

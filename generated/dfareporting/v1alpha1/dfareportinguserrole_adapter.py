@@ -18,7 +18,10 @@ ADAPTER = Adapter(
     id_param="userRole",
     get=Call(method="get", params=(("id", "{userRole}"), ("profileId", "{userprofile}"))),
     create=CreateServiceAssigned(
-        call=Call(method="insert", params=(("profileId", "{userprofile}"),)), id_field="id"
+        call=Call(method="insert", params=(("profileId", "{userprofile}"),)),
+        id_field="id",
+        find=Call(method="list", params=(("profileId", "{profileId}"),)),
+        items_field="userRoles",
     ),
     update=UpdateMerge(
         call=Call(method="patch", params=(("id", "{id}"), ("profileId", "{profileId}")))

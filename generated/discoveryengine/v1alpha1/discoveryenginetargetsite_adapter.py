@@ -36,7 +36,17 @@ ADAPTER = Adapter(
                 ),
             ),
             lro=Lro.GOOGLE_LONGRUNNING,
-        )
+        ),
+        find=Call(
+            method="list",
+            params=(
+                (
+                    "parent",
+                    "projects/{project}/locations/{location}/dataStores/{dataStore}/siteSearchEngine",
+                ),
+            ),
+        ),
+        items_field="targetSites",
     ),
     update=UpdateMerge(
         call=Call(

@@ -29,6 +29,10 @@ ADAPTER = Adapter(
             method="create", params=(("managedZone", "{managedZone}"), ("project", "{project}"))
         ),
         id_field="id",
+        find=Call(
+            method="list", params=(("managedZone", "{managedZone}"), ("project", "{project}"))
+        ),
+        items_field="changes",
     ),
     update=NoUpdate(),
     delete=NoDelete(),

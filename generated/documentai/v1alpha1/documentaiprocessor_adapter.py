@@ -22,7 +22,9 @@ ADAPTER = Adapter(
         params=(("name", "projects/{project}/locations/{location}/processors/{processor}"),),
     ),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("parent", "projects/{project}/locations/{location}"),))
+        call=Call(method="create", params=(("parent", "projects/{project}/locations/{location}"),)),
+        find=Call(method="list", params=(("parent", "projects/{project}/locations/{location}"),)),
+        items_field="processors",
     ),
     update=NoUpdate(),
     delete=DeleteAtPath(

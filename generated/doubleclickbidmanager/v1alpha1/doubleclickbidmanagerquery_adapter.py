@@ -17,7 +17,12 @@ ADAPTER = Adapter(
     template="queries/{queryId}",
     id_param="queryId",
     get=Call(method="get", params=(("queryId", "{queryId}"),)),
-    create=CreateServiceAssigned(call=Call(method="create"), id_field="queryId"),
+    create=CreateServiceAssigned(
+        call=Call(method="create"),
+        id_field="queryId",
+        find=Call(method="list"),
+        items_field="queries",
+    ),
     update=NoUpdate(),
     delete=DeleteAtPath(call=Call(method="delete", params=(("queryId", "{queryId}"),))),
     id_field="queryId",

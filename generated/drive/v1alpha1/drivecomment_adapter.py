@@ -18,7 +18,10 @@ ADAPTER = Adapter(
     id_param="commentId",
     get=Call(method="get", params=(("commentId", "{commentId}"), ("fileId", "{fileId}"))),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("fileId", "{fileId}"),)), id_field="id"
+        call=Call(method="create", params=(("fileId", "{fileId}"),)),
+        id_field="id",
+        find=Call(method="list", params=(("fileId", "{fileId}"),)),
+        items_field="comments",
     ),
     update=UpdateMerge(
         call=Call(method="update", params=(("commentId", "{commentId}"), ("fileId", "{fileId}")))

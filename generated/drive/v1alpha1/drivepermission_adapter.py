@@ -39,6 +39,8 @@ ADAPTER = Adapter(
             CreateInput(field="useDomainAdminAccess", where=Where.QUERY),
         ),
         id_field="id",
+        find=Call(method="list", params=(("fileId", "{fileId}"),)),
+        items_field="permissions",
     ),
     update=UpdateMerge(
         call=Call(

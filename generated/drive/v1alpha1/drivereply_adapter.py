@@ -23,6 +23,8 @@ ADAPTER = Adapter(
     create=CreateServiceAssigned(
         call=Call(method="create", params=(("commentId", "{commentId}"), ("fileId", "{fileId}"))),
         id_field="id",
+        find=Call(method="list", params=(("commentId", "{commentId}"), ("fileId", "{fileId}"))),
+        items_field="replies",
     ),
     update=UpdateMerge(
         call=Call(

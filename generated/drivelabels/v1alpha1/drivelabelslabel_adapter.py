@@ -31,6 +31,8 @@ ADAPTER = Adapter(
             CreateInput(field="languageCode", where=Where.QUERY),
             CreateInput(field="useAdminAccess", where=Where.QUERY),
         ),
+        find=Call(method="list"),
+        items_field="labels",
     ),
     update=NoUpdate(),
     delete=DeleteAtPath(call=Call(method="delete", params=(("name", "labels/{label}"),))),

@@ -18,7 +18,9 @@ ADAPTER = Adapter(
     id_param="contact",
     get=Call(method="get", params=(("name", "projects/{project}/contacts/{contact}"),)),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("parent", "projects/{project}"),))
+        call=Call(method="create", params=(("parent", "projects/{project}"),)),
+        find=Call(method="list", params=(("parent", "projects/{project}"),)),
+        items_field="contacts",
     ),
     update=UpdateMaskInQuery(
         call=Call(method="patch", params=(("name", "projects/{project}/contacts/{contact}"),))

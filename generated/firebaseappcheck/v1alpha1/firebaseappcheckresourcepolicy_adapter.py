@@ -23,7 +23,9 @@ ADAPTER = Adapter(
         ),
     ),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("parent", "projects/{project}/services/{service}"),))
+        call=Call(method="create", params=(("parent", "projects/{project}/services/{service}"),)),
+        find=Call(method="list", params=(("parent", "projects/{project}/services/{service}"),)),
+        items_field="resourcePolicies",
     ),
     update=UpdateMaskInQuery(
         call=Call(

@@ -18,7 +18,9 @@ ADAPTER = Adapter(
     id_param="ruleset",
     get=Call(method="get", params=(("name", "projects/{project}/rulesets/{ruleset}"),)),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("name", "projects/{project}"),))
+        call=Call(method="create", params=(("name", "projects/{project}"),)),
+        find=Call(method="list", params=(("name", "projects/{project}"),)),
+        items_field="rulesets",
     ),
     update=NoUpdate(),
     delete=DeleteAtPath(

@@ -23,7 +23,9 @@ ADAPTER = Adapter(
         ),
     ),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("parent", "projects/{project}/databases/{database}"),))
+        call=Call(method="create", params=(("parent", "projects/{project}/databases/{database}"),)),
+        find=Call(method="list", params=(("parent", "projects/{project}/databases/{database}"),)),
+        items_field="backupSchedules",
     ),
     update=UpdateMaskInQuery(
         call=Call(

@@ -36,7 +36,17 @@ ADAPTER = Adapter(
                 ),
             ),
             lro=Lro.GOOGLE_LONGRUNNING,
-        )
+        ),
+        find=Call(
+            method="list",
+            params=(
+                (
+                    "parent",
+                    "projects/{project}/databases/{database}/collectionGroups/{collectionGroup}",
+                ),
+            ),
+        ),
+        items_field="indexes",
     ),
     update=NoUpdate(),
     delete=DeleteAtPath(

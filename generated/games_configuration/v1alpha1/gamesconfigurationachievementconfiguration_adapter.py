@@ -18,7 +18,10 @@ ADAPTER = Adapter(
     id_param="achievementId",
     get=Call(method="get", params=(("achievementId", "{achievementId}"),)),
     create=CreateServiceAssigned(
-        call=Call(method="insert", params=(("applicationId", "{applicationId}"),)), id_field="id"
+        call=Call(method="insert", params=(("applicationId", "{applicationId}"),)),
+        id_field="id",
+        find=Call(method="list", params=(("applicationId", "{applicationId}"),)),
+        items_field="items",
     ),
     update=UpdateReplace(
         call=Call(method="update", params=(("achievementId", "{achievementId}"),))

@@ -29,6 +29,8 @@ ADAPTER = Adapter(
         call=Call(method="create", params=(("userId", "{userId}"),)),
         inputs=(CreateInput(field="chainValidation", where=Where.QUERY),),
         id_field="keyPairId",
+        find=Call(method="list", params=(("userId", "{userId}"),)),
+        items_field="cseKeyPairs",
     ),
     update=NoUpdate(),
     delete=NoDelete(),

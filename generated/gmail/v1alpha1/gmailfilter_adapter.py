@@ -18,7 +18,10 @@ ADAPTER = Adapter(
     id_param="id",
     get=Call(method="get", params=(("id", "{id}"), ("userId", "{userId}"))),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("userId", "{userId}"),)), id_field="id"
+        call=Call(method="create", params=(("userId", "{userId}"),)),
+        id_field="id",
+        find=Call(method="list", params=(("userId", "{userId}"),)),
+        items_field="filter",
     ),
     update=NoUpdate(),
     delete=DeleteAtPath(

@@ -32,6 +32,8 @@ ADAPTER = Adapter(
             CreateInput(field="internalDateSource", where=Where.QUERY),
         ),
         id_field="id",
+        find=Call(method="list", params=(("userId", "{userId}"),)),
+        items_field="messages",
     ),
     update=NoUpdate(),
     delete=DeleteAtPath(

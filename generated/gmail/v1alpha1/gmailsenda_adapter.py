@@ -18,7 +18,10 @@ ADAPTER = Adapter(
     id_param="sendAsEmail",
     get=Call(method="get", params=(("sendAsEmail", "{sendAsEmail}"), ("userId", "{userId}"))),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("userId", "{userId}"),)), id_field="sendAsEmail"
+        call=Call(method="create", params=(("userId", "{userId}"),)),
+        id_field="sendAsEmail",
+        find=Call(method="list", params=(("userId", "{userId}"),)),
+        items_field="sendAs",
     ),
     update=UpdateMerge(
         call=Call(method="patch", params=(("sendAsEmail", "{sendAsEmail}"), ("userId", "{userId}")))

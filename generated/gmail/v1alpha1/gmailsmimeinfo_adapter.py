@@ -25,6 +25,8 @@ ADAPTER = Adapter(
             method="insert", params=(("sendAsEmail", "{sendAsEmail}"), ("userId", "{userId}"))
         ),
         id_field="id",
+        find=Call(method="list", params=(("sendAsEmail", "{sendAsEmail}"), ("userId", "{userId}"))),
+        items_field="smimeInfo",
     ),
     update=NoUpdate(),
     delete=DeleteAtPath(

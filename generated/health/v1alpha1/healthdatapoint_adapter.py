@@ -24,7 +24,9 @@ ADAPTER = Adapter(
             method="create",
             params=(("parent", "users/{user}/dataTypes/{dataType}"),),
             lro=Lro.GOOGLE_LONGRUNNING,
-        )
+        ),
+        find=Call(method="list", params=(("parent", "users/{user}/dataTypes/{dataType}"),)),
+        items_field="dataPoints",
     ),
     update=UpdateMerge(
         call=Call(

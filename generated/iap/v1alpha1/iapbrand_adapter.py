@@ -18,7 +18,9 @@ ADAPTER = Adapter(
     id_param="brand",
     get=Call(method="get", params=(("name", "projects/{project}/brands/{brand}"),)),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("parent", "projects/{project}"),))
+        call=Call(method="create", params=(("parent", "projects/{project}"),)),
+        find=Call(method="list", params=(("parent", "projects/{project}"),)),
+        items_field="brands",
     ),
     update=NoUpdate(),
     delete=NoDelete(),

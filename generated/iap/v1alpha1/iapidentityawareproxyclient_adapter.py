@@ -26,7 +26,9 @@ ADAPTER = Adapter(
         ),
     ),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("parent", "projects/{project}/brands/{brand}"),))
+        call=Call(method="create", params=(("parent", "projects/{project}/brands/{brand}"),)),
+        find=Call(method="list", params=(("parent", "projects/{project}/brands/{brand}"),)),
+        items_field="identityAwareProxyClients",
     ),
     update=NoUpdate(),
     delete=DeleteAtPath(

@@ -20,7 +20,9 @@ ADAPTER = Adapter(
         method="get", params=(("name", "projects/{project}/tenants/{tenant}/companies/{company}"),)
     ),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("parent", "projects/{project}/tenants/{tenant}"),))
+        call=Call(method="create", params=(("parent", "projects/{project}/tenants/{tenant}"),)),
+        find=Call(method="list", params=(("parent", "projects/{project}/tenants/{tenant}"),)),
+        items_field="companies",
     ),
     update=UpdateMaskInQuery(
         call=Call(

@@ -18,7 +18,9 @@ ADAPTER = Adapter(
     id_param="job",
     get=Call(method="get", params=(("name", "projects/{project}/tenants/{tenant}/jobs/{job}"),)),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("parent", "projects/{project}/tenants/{tenant}"),))
+        call=Call(method="create", params=(("parent", "projects/{project}/tenants/{tenant}"),)),
+        find=Call(method="list", params=(("parent", "projects/{project}/tenants/{tenant}"),)),
+        items_field="jobs",
     ),
     update=UpdateMaskInQuery(
         call=Call(

@@ -17,7 +17,9 @@ ADAPTER = Adapter(
     template="notes/{note}",
     id_param="note",
     get=Call(method="get", params=(("name", "notes/{note}"),)),
-    create=CreateServiceAssigned(call=Call(method="create")),
+    create=CreateServiceAssigned(
+        call=Call(method="create"), find=Call(method="list"), items_field="notes"
+    ),
     update=NoUpdate(),
     delete=DeleteAtPath(call=Call(method="delete", params=(("name", "notes/{note}"),))),
     krm_only=("resourceID",),

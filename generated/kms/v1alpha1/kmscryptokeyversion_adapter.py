@@ -42,7 +42,17 @@ ADAPTER = Adapter(
                     "projects/{project}/locations/{location}/keyRings/{keyRing}/cryptoKeys/{cryptoKey}",
                 ),
             ),
-        )
+        ),
+        find=Call(
+            method="list",
+            params=(
+                (
+                    "parent",
+                    "projects/{project}/locations/{location}/keyRings/{keyRing}/cryptoKeys/{cryptoKey}",
+                ),
+            ),
+        ),
+        items_field="cryptoKeyVersions",
     ),
     update=UpdateMaskInQuery(
         call=Call(

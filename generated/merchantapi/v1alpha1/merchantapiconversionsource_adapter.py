@@ -20,7 +20,9 @@ ADAPTER = Adapter(
         method="get", params=(("name", "accounts/{account}/conversionSources/{conversionSource}"),)
     ),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("parent", "accounts/{account}"),))
+        call=Call(method="create", params=(("parent", "accounts/{account}"),)),
+        find=Call(method="list", params=(("parent", "accounts/{account}"),)),
+        items_field="conversionSources",
     ),
     update=UpdateMaskInQuery(
         call=Call(

@@ -18,7 +18,9 @@ ADAPTER = Adapter(
     id_param="lfpStore",
     get=Call(method="get", params=(("name", "accounts/{account}/lfpStores/{lfpStore}"),)),
     create=CreateServiceAssigned(
-        call=Call(method="insert", params=(("parent", "accounts/{account}"),))
+        call=Call(method="insert", params=(("parent", "accounts/{account}"),)),
+        find=Call(method="list", params=(("parent", "accounts/{account}"),)),
+        items_field="lfpStores",
     ),
     update=NoUpdate(),
     delete=DeleteAtPath(

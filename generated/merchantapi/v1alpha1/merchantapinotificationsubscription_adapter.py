@@ -23,7 +23,9 @@ ADAPTER = Adapter(
         ),
     ),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("parent", "accounts/{account}"),))
+        call=Call(method="create", params=(("parent", "accounts/{account}"),)),
+        find=Call(method="list", params=(("parent", "accounts/{account}"),)),
+        items_field="notificationSubscriptions",
     ),
     update=UpdateMaskInQuery(
         call=Call(

@@ -18,7 +18,9 @@ ADAPTER = Adapter(
     id_param="group",
     get=Call(method="get", params=(("name", "projects/{project}/groups/{group}"),)),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("name", "projects/{project}"),))
+        call=Call(method="create", params=(("name", "projects/{project}"),)),
+        find=Call(method="list", params=(("name", "projects/{project}"),)),
+        items_field="group",
     ),
     update=UpdateReplace(
         call=Call(method="update", params=(("name", "projects/{project}/groups/{group}"),))

@@ -18,7 +18,9 @@ ADAPTER = Adapter(
     id_param="snooze",
     get=Call(method="get", params=(("name", "projects/{project}/snoozes/{snooze}"),)),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("parent", "projects/{project}"),))
+        call=Call(method="create", params=(("parent", "projects/{project}"),)),
+        find=Call(method="list", params=(("parent", "projects/{project}"),)),
+        items_field="snoozes",
     ),
     update=UpdateMaskInQuery(
         call=Call(method="patch", params=(("name", "projects/{project}/snoozes/{snooze}"),))

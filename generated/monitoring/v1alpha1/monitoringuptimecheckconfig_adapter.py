@@ -21,7 +21,10 @@ ADAPTER = Adapter(
         params=(("name", "projects/{project}/uptimeCheckConfigs/{uptimeCheckConfig}"),),
     ),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("parent", "projects/{project}"),))
+        call=Call(method="create", params=(("parent", "projects/{project}"),)),
+        find=Call(method="list", params=(("parent", "projects/{project}"),)),
+        items_field="uptimeCheckConfigs",
+        label_field="userLabels",
     ),
     update=UpdateMaskInQuery(
         call=Call(

@@ -25,7 +25,10 @@ ADAPTER = Adapter(
     id_param="alertPolicy",
     get=Call(method="get", params=(("name", "projects/{project}/alertPolicies/{alertPolicy}"),)),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("name", "projects/{project}"),))
+        call=Call(method="create", params=(("name", "projects/{project}"),)),
+        find=Call(method="list", params=(("name", "projects/{project}"),)),
+        items_field="alertPolicies",
+        label_field="userLabels",
     ),
     update=UpdateMaskInQuery(
         call=Call(

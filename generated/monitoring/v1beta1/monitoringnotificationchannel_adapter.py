@@ -21,7 +21,10 @@ ADAPTER = Adapter(
         params=(("name", "projects/{project}/notificationChannels/{notificationChannel}"),),
     ),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("name", "projects/{project}"),))
+        call=Call(method="create", params=(("name", "projects/{project}"),)),
+        find=Call(method="list", params=(("name", "projects/{project}"),)),
+        items_field="notificationChannels",
+        label_field="userLabels",
     ),
     update=UpdateMaskInQuery(
         call=Call(

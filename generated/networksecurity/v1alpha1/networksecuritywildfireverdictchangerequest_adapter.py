@@ -34,7 +34,17 @@ ADAPTER = Adapter(
                     "projects/{project}/locations/{location}/firewallEndpoints/{firewallEndpoint}",
                 ),
             ),
-        )
+        ),
+        find=Call(
+            method="list",
+            params=(
+                (
+                    "parent",
+                    "projects/{project}/locations/{location}/firewallEndpoints/{firewallEndpoint}",
+                ),
+            ),
+        ),
+        items_field="wildfireVerdictChangeRequests",
     ),
     update=NoUpdate(),
     delete=NoDelete(),

@@ -18,7 +18,9 @@ ADAPTER = Adapter(
     id_param="creative",
     get=Call(method="get", params=(("name", "buyers/{buyer}/creatives/{creative}"),)),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("parent", "buyers/{buyer}"),))
+        call=Call(method="create", params=(("parent", "buyers/{buyer}"),)),
+        find=Call(method="list", params=(("parent", "buyers/{buyer}"),)),
+        items_field="creatives",
     ),
     update=UpdateMaskInQuery(
         call=Call(method="patch", params=(("name", "buyers/{buyer}/creatives/{creative}"),))

@@ -21,7 +21,9 @@ ADAPTER = Adapter(
         params=(("name", "bidders/{bidder}/pretargetingConfigs/{pretargetingConfig}"),),
     ),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("parent", "bidders/{bidder}"),))
+        call=Call(method="create", params=(("parent", "bidders/{bidder}"),)),
+        find=Call(method="list", params=(("parent", "bidders/{bidder}"),)),
+        items_field="pretargetingConfigs",
     ),
     update=UpdateMaskInQuery(
         call=Call(

@@ -18,7 +18,9 @@ ADAPTER = Adapter(
     id_param="userList",
     get=Call(method="get", params=(("name", "buyers/{buyer}/userLists/{userList}"),)),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("parent", "buyers/{buyer}"),))
+        call=Call(method="create", params=(("parent", "buyers/{buyer}"),)),
+        find=Call(method="list", params=(("parent", "buyers/{buyer}"),)),
+        items_field="userLists",
     ),
     update=UpdateReplace(
         call=Call(method="update", params=(("name", "buyers/{buyer}/userLists/{userList}"),))

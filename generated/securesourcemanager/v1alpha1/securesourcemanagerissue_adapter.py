@@ -42,7 +42,14 @@ ADAPTER = Adapter(
                 ("parent", "projects/{project}/locations/{location}/repositories/{repository}"),
             ),
             lro=Lro.GOOGLE_LONGRUNNING,
-        )
+        ),
+        find=Call(
+            method="list",
+            params=(
+                ("parent", "projects/{project}/locations/{location}/repositories/{repository}"),
+            ),
+        ),
+        items_field="issues",
     ),
     update=UpdateMaskInQuery(
         call=Call(

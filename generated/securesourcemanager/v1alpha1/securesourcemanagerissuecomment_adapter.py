@@ -45,7 +45,17 @@ ADAPTER = Adapter(
                 ),
             ),
             lro=Lro.GOOGLE_LONGRUNNING,
-        )
+        ),
+        find=Call(
+            method="list",
+            params=(
+                (
+                    "parent",
+                    "projects/{project}/locations/{location}/repositories/{repository}/issues/{issue}",
+                ),
+            ),
+        ),
+        items_field="issueComments",
     ),
     update=UpdateMaskInQuery(
         call=Call(

@@ -35,7 +35,14 @@ ADAPTER = Adapter(
                 ("parent", "projects/{project}/locations/{location}/repositories/{repository}"),
             ),
             lro=Lro.GOOGLE_LONGRUNNING,
-        )
+        ),
+        find=Call(
+            method="list",
+            params=(
+                ("parent", "projects/{project}/locations/{location}/repositories/{repository}"),
+            ),
+        ),
+        items_field="pullRequests",
     ),
     update=UpdateMaskInQuery(
         call=Call(

@@ -45,7 +45,17 @@ ADAPTER = Adapter(
                 ),
             ),
             lro=Lro.GOOGLE_LONGRUNNING,
-        )
+        ),
+        find=Call(
+            method="list",
+            params=(
+                (
+                    "parent",
+                    "projects/{project}/locations/{location}/repositories/{repository}/pullRequests/{pullRequest}",
+                ),
+            ),
+        ),
+        items_field="pullRequestComments",
     ),
     update=UpdateMaskInQuery(
         call=Call(

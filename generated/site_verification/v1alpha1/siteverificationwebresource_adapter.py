@@ -20,6 +20,8 @@ ADAPTER = Adapter(
     create=CreateServiceAssigned(
         call=Call(method="insert", params=(("verificationMethod", "{verificationMethod}"),)),
         id_field="id",
+        find=Call(method="list"),
+        items_field="items",
     ),
     update=UpdateMerge(call=Call(method="patch", params=(("id", "{id}"),))),
     delete=DeleteAtPath(call=Call(method="delete", params=(("id", "{id}"),))),

@@ -23,6 +23,8 @@ ADAPTER = Adapter(
     create=CreateServiceAssigned(
         call=Call(method="insert", params=(("instance", "{instance}"), ("project", "{project}"))),
         id_field="id",
+        find=Call(method="list", params=(("instance", "{instance}"), ("project", "{project}"))),
+        items_field="items",
     ),
     update=NoUpdate(),
     delete=DeleteAtPath(

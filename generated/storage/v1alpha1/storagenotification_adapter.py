@@ -18,7 +18,10 @@ ADAPTER = Adapter(
     id_param="notification",
     get=Call(method="get", params=(("bucket", "{bucket}"), ("notification", "{notification}"))),
     create=CreateServiceAssigned(
-        call=Call(method="insert", params=(("bucket", "{bucket}"),)), id_field="id"
+        call=Call(method="insert", params=(("bucket", "{bucket}"),)),
+        id_field="id",
+        find=Call(method="list", params=(("bucket", "{bucket}"),)),
+        items_field="items",
     ),
     update=NoUpdate(),
     delete=DeleteAtPath(

@@ -17,7 +17,9 @@ ADAPTER = Adapter(
     template="lists/{tasklist}",
     id_param="tasklist",
     get=Call(method="get", params=(("tasklist", "{tasklist}"),)),
-    create=CreateServiceAssigned(call=Call(method="insert"), id_field="id"),
+    create=CreateServiceAssigned(
+        call=Call(method="insert"), id_field="id", find=Call(method="list"), items_field="items"
+    ),
     update=UpdateMerge(call=Call(method="patch", params=(("tasklist", "{tasklist}"),))),
     delete=DeleteAtPath(call=Call(method="delete", params=(("tasklist", "{tasklist}"),))),
     id_field="id",

@@ -32,6 +32,8 @@ ADAPTER = Adapter(
             CreateInput(field="previous", where=Where.QUERY),
         ),
         id_field="id",
+        find=Call(method="list", params=(("tasklist", "{tasklist}"),)),
+        items_field="items",
     ),
     update=UpdateMerge(
         call=Call(method="patch", params=(("task", "{task}"), ("tasklist", "{tasklist}")))

@@ -17,7 +17,12 @@ ADAPTER = Adapter(
     template="matters/{matterId}",
     id_param="matterId",
     get=Call(method="get", params=(("matterId", "{matterId}"),)),
-    create=CreateServiceAssigned(call=Call(method="create"), id_field="matterId"),
+    create=CreateServiceAssigned(
+        call=Call(method="create"),
+        id_field="matterId",
+        find=Call(method="list"),
+        items_field="matters",
+    ),
     update=UpdateReplace(call=Call(method="update", params=(("matterId", "{matterId}"),))),
     delete=DeleteAtPath(call=Call(method="delete", params=(("matterId", "{matterId}"),))),
     id_field="matterId",

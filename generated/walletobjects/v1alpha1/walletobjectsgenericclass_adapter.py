@@ -17,7 +17,9 @@ ADAPTER = Adapter(
     template="genericClass/{resourceId}",
     id_param="resourceId",
     get=Call(method="get", params=(("resourceId", "{resourceId}"),)),
-    create=CreateServiceAssigned(call=Call(method="insert"), id_field="id"),
+    create=CreateServiceAssigned(
+        call=Call(method="insert"), id_field="id", find=Call(method="list"), items_field="resources"
+    ),
     update=UpdateMerge(call=Call(method="patch", params=(("resourceId", "{resourceId}"),))),
     delete=NoDelete(),
     id_field="id",

@@ -18,7 +18,9 @@ ADAPTER = Adapter(
     id_param="scanConfig",
     get=Call(method="get", params=(("name", "projects/{project}/scanConfigs/{scanConfig}"),)),
     create=CreateServiceAssigned(
-        call=Call(method="create", params=(("parent", "projects/{project}"),))
+        call=Call(method="create", params=(("parent", "projects/{project}"),)),
+        find=Call(method="list", params=(("parent", "projects/{project}"),)),
+        items_field="scanConfigs",
     ),
     update=UpdateMaskInQuery(
         call=Call(method="patch", params=(("name", "projects/{project}/scanConfigs/{scanConfig}"),))

@@ -29,7 +29,13 @@ ADAPTER = Adapter(
         call=Call(
             method="create",
             params=(("parent", "projects/{project}/locations/{location}/workflows/{workflow}"),),
-        )
+        ),
+        find=Call(
+            method="list",
+            params=(("parent", "projects/{project}/locations/{location}/workflows/{workflow}"),),
+        ),
+        items_field="executions",
+        label_field="labels",
     ),
     update=NoUpdate(),
     delete=NoDelete(),
