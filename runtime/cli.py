@@ -11,6 +11,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from kccgen.runtime.identity import IdentityError, identity_for, known_kinds
 from kccgen.runtime.registry import kind_index, module_for, types_modules, unknown_kind
@@ -33,29 +34,85 @@ def _apply_or_delete(args: argparse.Namespace) -> int:
     if problem:
         print(f"error: --namespace: {problem}", file=sys.stderr)
         return 2
+    targets = getattr(args, "target", None) or []
+    if bool(targets) == bool(args.filename):
+        print(f"error: {args.cmd} takes -f FILENAME" + (", or KIND NAME..." if args.cmd == "delete" else ""), file=sys.stderr)
+        return 2
     try:
-        objs = load_manifests(args.filename, args.namespace)
-    except ManifestError as e:
-        print(f"error: {e}", file=sys.stderr)
+        objs = _stored_objects(targets, StateDir(args.state), args.namespace) if targets else load_manifests(args.filename, args.namespace, recursive=args.recursive)
+    except (ManifestError, KeyError) as e:
+        print(f"error: {e.args[0] if isinstance(e, KeyError) else e}", file=sys.stderr)
         return 2
     if args.endpoint is None:
         problem = _credentials_problem()
         if problem:
             print(f"error: {problem}", file=sys.stderr)
             return 2
-    run = apply if args.cmd == "apply" else delete
+    run = delete if args.cmd == "delete" else apply
+    dry_run = "server" if args.cmd == "diff" else args.dry_run
     state = StateDir(args.state)
     try:
         with state.lock(wait=not args.no_wait, notify=lambda msg: print(msg, file=sys.stderr)):
-            results = run(objs, state, Gcp(args.endpoint, host_paths=args.host_paths), args.project, args.namespace)
+            results = run(objs, state, Gcp(args.endpoint, host_paths=args.host_paths), args.project, args.namespace, dry_run=dry_run)
     except (ManifestError, StateLocked) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     for msg in state.problems:
         print(f"warning: {msg}", file=sys.stderr)
+    if args.cmd == "diff":
+        return _print_diff(results)
     rows = [r for r, _ in results]
     print(table(rows, "READY" if args.cmd == "apply" else "DELETED"))
+    if dry_run is not None:
+        return 0 if all(r.ready or r.reason in PLANNED for r in rows) else 1
     return 0 if all(r.ready for r in rows) else 1
+
+
+# What a dry run reports for an object it would write; waiting on a dependency
+# that would itself be created is part of the plan, not an error.
+PLANNED = frozenset({"WouldCreate", "WouldUpdate", "WouldDelete", "DependencyNotReady", "Valid"})
+
+
+def _print_diff(results: list[Any]) -> int:
+    """kubectl diff's contract: 0 nothing would change, 1 something would, 2 an error."""
+    import json
+
+    changed = errors = 0
+    for row, result in results:
+        if row.ready:
+            continue
+        what = f"{row.kind} {(result.obj.get('metadata') or {}).get('namespace') or '-'}/{row.name}"
+        if row.reason in PLANNED:
+            changed += 1
+            print(f"{what}: {row.message}")
+            for path, desired, live in result.changes:
+                sign = "+" if live is None else "~"
+                old = "" if live is None else f"{json.dumps(live, sort_keys=True)} => "
+                print(f"  {sign} {path}: {old}{json.dumps(desired, sort_keys=True)}")
+        else:
+            errors += 1
+            print(f"error: {what}: {row.reason}: {row.message}", file=sys.stderr)
+    return 2 if errors else 1 if changed else 0
+
+
+def _stored_objects(targets: list[str], state: Any, namespace: str) -> list[dict[str, Any]]:
+    """``KIND NAME...`` or ``KIND/NAME...``: objects of the state directory, as kubectl delete takes them."""
+    from kccgen.runtime.local import ManifestError
+    from kccgen.runtime.registry import resolve_kind
+
+    wanted: list[tuple[str, str]] = []
+    if all("/" in t for t in targets):
+        wanted = [(resolve_kind(t.split("/", 1)[0]), t.split("/", 1)[1]) for t in targets]
+    elif len(targets) >= 2 and not any("/" in t for t in targets):
+        kind = resolve_kind(targets[0])
+        wanted = [(kind, n) for n in targets[1:]]
+    else:
+        raise ManifestError("give KIND NAME [NAME...] or KIND/NAME [KIND/NAME...]")
+    stored = {(o.get("kind"), o["metadata"].get("name")): o for o in state.load() if (o["metadata"].get("namespace") or "default") == namespace}
+    missing = [f"{k}/{n}" for k, n in wanted if (k, n) not in stored]
+    if missing:
+        raise ManifestError(f"not in {state.root} (namespace {namespace}): {', '.join(missing)}")
+    return [stored[w] for w in wanted]
 
 
 def _credentials_problem() -> str | None:
@@ -72,25 +129,129 @@ def _credentials_problem() -> str | None:
     return None
 
 
+def _kind_or_exit(text: str) -> str | None:
+    from kccgen.runtime.registry import resolve_kind
+
+    try:
+        return resolve_kind(text)
+    except KeyError as e:
+        print(f"error: {e.args[0]}", file=sys.stderr)
+        return None
+
+
 def _get(args: argparse.Namespace) -> int:
+    import json
+
     import yaml
 
     from kccgen.runtime.local import StateDir
 
+    kind, name = args.kind, args.name
+    if "/" in kind and name is None:  # kubectl's KIND/NAME
+        kind, name = kind.split("/", 1)
+    resolved = _kind_or_exit(kind)
+    if resolved is None:
+        return 2
     state = StateDir(args.state)
-    objs = [o for o in state.load() if o.get("kind") == args.kind and (args.name is None or o["metadata"]["name"] == args.name)]
+
+    def wanted(o: dict[str, Any]) -> bool:
+        meta = o.get("metadata") or {}
+        return (
+            o.get("kind") == resolved
+            and (name is None or meta.get("name") == name)
+            and (args.all_namespaces or (meta.get("namespace") or "default") == args.namespace)
+        )
+
+    objs = [o for o in state.load() if wanted(o)]
     for msg in state.problems:
         print(f"warning: {msg}", file=sys.stderr)
-    if args.name and not objs:
-        print(f"error: {args.kind} {args.name} not found in {args.state}", file=sys.stderr)
+    if name and not objs:
+        print(f"error: {resolved} {args.namespace}/{name} not found in {args.state}", file=sys.stderr)
         return 1
     if args.output == "yaml":
         print(yaml.safe_dump_all(objs, sort_keys=True), end="")
-        return 0
+    elif args.output == "json":
+        doc: Any = objs[0] if name else {"apiVersion": "v1", "kind": "List", "items": objs}
+        print(json.dumps(doc, indent=2, sort_keys=True))
+    elif args.output == "name":
+        for o in objs:
+            print(f"{resolved.lower()}/{o['metadata']['name']}")
+    else:
+        print(_object_table(objs, wide=args.output == "wide", namespaces=args.all_namespaces))
+    return 0
+
+
+def _object_table(objs: list[dict[str, Any]], wide: bool, namespaces: bool) -> str:
+    """kubectl get's table: a header, one row per object; wide adds the message."""
+    head = [*(["NAMESPACE"] if namespaces else []), "NAME", "READY", "STATUS", "EXTERNALREF", *(["MESSAGE"] if wide else [])]
+    rows = []
     for o in objs:
         st = o.get("status") or {}
         ready: dict[str, str] = next((c for c in st.get("conditions") or [] if c.get("type") == "Ready"), {})
-        print(f"{o['kind']}\t{o['metadata']['name']}\t{ready.get('status', 'Unknown')}\t{ready.get('reason', '')}\t{st.get('externalRef', '')}")
+        meta = o["metadata"]
+        rows.append(
+            [
+                *([str(meta.get("namespace") or "default")] if namespaces else []),
+                str(meta["name"]),
+                ready.get("status", "Unknown"),
+                ready.get("reason", ""),
+                str(st.get("externalRef", "")),
+                *([ready.get("message", "")] if wide else []),
+            ]
+        )
+    widths = [max(len(r[i]) for r in (head, *rows)) for i in range(len(head))]
+    return "\n".join("   ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in (head, *rows))
+
+
+def _export(args: argparse.Namespace) -> int:
+    """The live resource as a manifest that applies back unchanged. NAME is an
+    object in the state directory, or the resource's name (full or its ID)."""
+    import yaml
+
+    from kccgen.runtime.adapter import adapter_for
+    from kccgen.runtime.export import export_manifest
+    from kccgen.runtime.gcp import Gcp, GcpError
+    from kccgen.runtime.local import StateDir
+    from kccgen.runtime.reconciler import without_create_label
+
+    kind = _kind_or_exit(args.kind)
+    if kind is None:
+        return 2
+    ident = identity_for(kind)
+    stored = [
+        o
+        for o in StateDir(args.state).load()
+        if o.get("kind") == kind and o["metadata"].get("name") == args.name and (o["metadata"].get("namespace") or "default") == args.namespace
+    ]
+    ext = str((stored[0].get("status") or {}).get("externalRef") or "") if stored else ""
+    try:
+        if not ext:
+            try:
+                ext = ident.normalize(args.name)
+            except IdentityError:
+                if not args.project or set(ident.params) != {"project", adapter_for(kind).id_param}:
+                    raise
+                ext = ident.format(project=args.project, **{adapter_for(kind).id_param: args.name})
+    except IdentityError as e:
+        print(f"error: {args.name!r} is neither a {kind} object in {args.state} nor a resource name: {e}", file=sys.stderr)
+        return 2
+    if args.endpoint is None:
+        problem = _credentials_problem()
+        if problem:
+            print(f"error: {problem}", file=sys.stderr)
+            return 2
+    a = adapter_for(kind)
+    gcp = Gcp(args.endpoint, host_paths=args.host_paths)
+    try:
+        live = without_create_label(a, gcp.call(a, a.get, dict(ident.parse(ext))))
+        doc = export_manifest(kind, ext, live, args.as_name or (args.name if stored else None), args.namespace)
+    except GcpError as e:
+        print(f"error: GET {ext}: {e}", file=sys.stderr)
+        return 1
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(yaml.safe_dump(doc, sort_keys=False), end="")
     return 0
 
 
@@ -171,13 +332,26 @@ def main(argv: list[str] | None = None) -> int:
     np_ = rsub.add_parser("normalize", help="print the canonical externalRef of VALUE for KIND")
     np_.add_argument("kind")
     np_.add_argument("value")
-    for verb, help_ in (("apply", "reconcile manifests (references first)"), ("delete", "delete in reverse dependency order")):
+    for verb, help_ in (
+        ("apply", "reconcile manifests (references first)"),
+        ("delete", "delete in reverse dependency order"),
+        ("diff", "what apply would write, read from GCP with GETs only (exit 0: nothing, 1: changes, 2: error)"),
+    ):
         ap = sub.add_parser(verb, help=help_)
-        ap.add_argument("-f", "--filename", action="append", type=Path, required=True, help="file or directory (repeatable)")
+        if verb == "delete":
+            ap.add_argument("target", nargs="*", help="KIND NAME... or KIND/NAME... of objects in the state directory (instead of -f)")
+        ap.add_argument("-f", "--filename", action="append", type=Path, required=verb != "delete", help="file, directory or - for stdin (repeatable); .yaml, .yml, .json")
+        ap.add_argument("-R", "--recursive", action="store_true", help="with a directory, its subdirectories too")
+        if verb != "diff":
+            ap.add_argument(
+                "--dry-run",
+                choices=("client", "server"),
+                help="client: check the manifests only; server: also read GCP and report what would be written (nothing is written)",
+            )
         ap.add_argument("--state", type=Path, default=Path(".kccctl-state"), help="state directory (default .kccctl-state)")
         ap.add_argument("--endpoint", help="GCP endpoint override, e.g. a mockgcp URL (default: real GCP with ADC)")
         ap.add_argument("--project", help="default project (the namespace's cnrm.cloud.google.com/project-id)")
-        ap.add_argument("--namespace", default="default")
+        ap.add_argument("-n", "--namespace", default="default")
         ap.add_argument("--no-wait", action="store_true", help="fail at once when another kccctl is using the state directory (default: wait for it)")
         ap.add_argument(
             "--host-paths",
@@ -192,11 +366,22 @@ def main(argv: list[str] | None = None) -> int:
     vp.add_argument("--endpoint", help="a running mockgcp (default: start one for the run)")
     vp.add_argument("--project", help="project prefix of the objects (default lifecycle-project)")
     vp.add_argument("--write", type=Path, help="write per-Kind pass/fail, failing step and message as JSON (docs/verified.json)")
-    gp = sub.add_parser("get", help="read objects from the state directory")
+    gp = sub.add_parser("get", help="read objects from the state directory (KIND [NAME] or KIND/NAME; Kind names as kubectl takes them)")
     gp.add_argument("kind")
     gp.add_argument("name", nargs="?")
-    gp.add_argument("-o", "--output", choices=("table", "yaml"), default="table")
+    gp.add_argument("-o", "--output", choices=("table", "wide", "yaml", "json", "name"), default="table")
     gp.add_argument("--state", type=Path, default=Path(".kccctl-state"))
+    gp.add_argument("-n", "--namespace", default="default")
+    gp.add_argument("-A", "--all-namespaces", action="store_true")
+    xp = sub.add_parser("export", help="print a live resource as a manifest that applies back without changes")
+    xp.add_argument("kind")
+    xp.add_argument("name", help="an object in the state directory, or the resource's name (full, or its ID with --project)")
+    xp.add_argument("--state", type=Path, default=Path(".kccctl-state"))
+    xp.add_argument("--endpoint", help="GCP endpoint override, e.g. a mockgcp URL (default: real GCP with ADC)")
+    xp.add_argument("--project", help="the project of a resource given by its ID")
+    xp.add_argument("-n", "--namespace", default="default")
+    xp.add_argument("--name", dest="as_name", help="metadata.name of the manifest (default: the object's, or the resource ID)")
+    xp.add_argument("--host-paths", action="store_true", help="as for apply: each API under its own host on the endpoint (mockgcp)")
     sub.add_parser(
         "mockgcp", help="the local GCP emulator: hands over to the `mockgcp` command (`kccctl mockgcp serve --help`)", add_help=False
     )
@@ -204,10 +389,12 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["mockgcp"]:
         return _mockgcp(argv[1:])
     args = p.parse_args(argv)
-    if args.cmd in ("apply", "delete"):
+    if args.cmd in ("apply", "delete", "diff"):
         return _apply_or_delete(args)
     if args.cmd == "get":
         return _get(args)
+    if args.cmd == "export":
+        return _export(args)
     if args.cmd == "example":
         return _example(args)
     if args.cmd == "verify":

@@ -17,13 +17,15 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import re
+import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import yaml
 from pydantic import ValidationError
@@ -86,28 +88,61 @@ def _key(obj: Mapping[str, Any], default_ns: str) -> tuple[str, str, str]:
     return str(obj.get("kind")), str(meta.get("namespace") or default_ns), str(meta.get("name"))
 
 
-def load_manifests(paths: Iterable[Path], default_ns: str = "default") -> list[dict[str, Any]]:
-    """Every object in the files (or *.yaml under directories), validated by its Kind's model."""
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def _manifest_files(paths: Iterable[Path], recursive: bool) -> list[Path]:
+    """Like kubectl apply -f: a directory gives its own manifest files, its
+    subdirectories too with ``-R``; ``-`` is standard input."""
     files: list[Path] = []
     for p in paths:
-        if p.is_dir():
-            # Like kubectl apply -f DIR: the directory's own files, not subdirectories.
-            files.extend(sorted(x for x in p.iterdir() if x.is_file() and x.suffix in (".yaml", ".yml")))
+        if str(p) == "-":
+            files.append(p)
+        elif p.is_dir():
+            found = p.rglob("*") if recursive else p.iterdir()
+            files.extend(sorted(x for x in found if x.is_file() and x.suffix in MANIFEST_SUFFIXES))
         elif p.exists():
             files.append(p)
         else:
             raise ManifestError(f"{p}: no such file or directory")
+    return files
+
+
+def _documents(f: Path, stdin: IO[str] | None) -> list[Any]:
+    """The documents of one file (YAML stream, or JSON for .json), a ``List`` unpacked."""
+    name = "<stdin>" if str(f) == "-" else str(f)
+    try:
+        text = (stdin or sys.stdin).read() if str(f) == "-" else f.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ManifestError(f"{name}: cannot read: {e}") from None
+    try:
+        if f.suffix == ".json":
+            docs = [json.loads(text)]
+        else:
+            docs = list(yaml.load_all(text, Loader=YAML_LOADER))
+    except json.JSONDecodeError as e:
+        raise ManifestError(f"{name}: invalid JSON: {e}") from None
+    except yaml.YAMLError as e:
+        raise ManifestError(f"{name}: invalid YAML: {e}".replace("\n", " ")) from None
+    out: list[Any] = []
+    for d in docs:
+        if isinstance(d, dict) and d.get("kind") == "List" and isinstance(d.get("items"), list):
+            out.extend(d["items"])  # kubectl get -o yaml writes a v1 List
+        else:
+            out.append(d)
+    return out
+
+
+def load_manifests(paths: Iterable[Path], default_ns: str = "default", *, recursive: bool = False, stdin: IO[str] | None = None) -> list[dict[str, Any]]:
+    """Every object in the files, directories (``recursive``: with their
+    subdirectories) and ``-`` (stdin), validated by its Kind's model."""
     models = types_modules()
     out: list[dict[str, Any]] = []
-    for f in files:
-        try:
-            docs = list(yaml.load_all(f.read_text(encoding="utf-8"), Loader=YAML_LOADER))
-        except yaml.YAMLError as e:
-            raise ManifestError(f"{f}: invalid YAML: {e}".replace("\n", " ")) from None
-        for i, doc in enumerate(docs):
+    for f in _manifest_files(paths, recursive):
+        for i, doc in enumerate(_documents(f, stdin)):
             if doc is None:
                 continue
-            where = f"{f}#{i}"
+            where = f"{'<stdin>' if str(f) == '-' else f}#{i}"
             if not isinstance(doc, dict) or not doc.get("kind") or not (doc.get("metadata") or {}).get("name"):
                 raise ManifestError(f"{where}: a manifest needs kind and metadata.name")
             kind = str(doc["kind"])
@@ -373,11 +408,12 @@ def _admit(obj: dict[str, Any], previous: Mapping[str, Any] | None, default_ns: 
     return _refused(obj, default_ns, "Invalid", msg)
 
 
-def _apply_namespace(obj: dict[str, Any], state: StateDir, store: InMemoryStore) -> tuple[Row, Result]:
+def _apply_namespace(obj: dict[str, Any], state: StateDir, store: InMemoryStore, write: bool = True) -> tuple[Row, Result]:
     """Stored, no GCP call: the objects after it read their defaults from it."""
     name = str(obj["metadata"]["name"])
     anns = obj["metadata"].get("annotations") or {}
-    state.write(obj)
+    if write:
+        state.write(obj)
     store.add(obj)
     said = [f"{k.rsplit('/', 1)[-1]}={v}" for k, v in sorted(anns.items()) if k.startswith("cnrm.cloud.google.com/")]
     msg = f"namespace {name}" + (f": {', '.join(said)}" if said else "")
@@ -396,8 +432,14 @@ def _delete_namespace(obj: dict[str, Any], state: StateDir) -> tuple[Row, Result
     return Row("Namespace", name, True, "Deleted", "", f"namespace {name} removed from the state"), Result(obj, True, "Deleted", "", deleted=True)
 
 
-def apply(objs: list[dict[str, Any]], state: StateDir, gcp: Gcp, project: str | None = None, default_ns: str = "default") -> list[tuple[Row, Result]]:
-    """Reconcile ``objs``, references first. Hold ``state.lock()`` around it."""
+def apply(
+    objs: list[dict[str, Any]], state: StateDir, gcp: Gcp, project: str | None = None, default_ns: str = "default", dry_run: str | None = None
+) -> list[tuple[Row, Result]]:
+    """Reconcile ``objs``, references first. Hold ``state.lock()`` around it.
+
+    ``dry_run``: "client" checks the manifests as admission would and sends
+    nothing; "server" also reads GCP (GETs only) and reports what would be
+    written. Neither writes the state directory."""
     store = _store(state, project, default_ns)
     out = []
     for obj in dependency_order(objs, default_ns):
@@ -406,7 +448,7 @@ def apply(objs: list[dict[str, Any]], state: StateDir, gcp: Gcp, project: str | 
             out.append(refused)
             continue
         if obj.get("kind") == "Namespace":
-            out.append(_apply_namespace(obj, state, store))
+            out.append(_apply_namespace(obj, state, store, write=dry_run is None))
             continue
         previous = store.get(*_key(obj, default_ns))
         obj = _merge_status(dict(obj), previous)
@@ -414,20 +456,30 @@ def apply(objs: list[dict[str, Any]], state: StateDir, gcp: Gcp, project: str | 
         if refused is not None:
             out.append(refused)
             continue
+        if dry_run == "client":
+            kind, _, name = _key(obj, default_ns)
+            ext = str((obj.get("status") or {}).get("externalRef") or "")
+            out.append((Row(kind, name, True, "Valid", ext, "valid (client dry run: nothing sent)"), Result(obj, True, "Valid", "")))
+            continue
         try:
-            result = Reconciler(gcp, store, persist=state.write).reconcile(obj)
+            reconciler = Reconciler(gcp, store, persist=None if dry_run else state.write, dry_run=dry_run == "server")
+            result = reconciler.reconcile(obj)
         except GcpError as e:  # one object's unexpected GCP failure never stops the others
             out.append(_refused(obj, default_ns, "UpdateFailed", f"reconcile failed: {e}"))
             continue
-        state.write(result.obj)
+        if dry_run is None:
+            state.write(result.obj)
         store.add(result.obj)
         kind, _, name = _key(obj, default_ns)
         out.append((Row(kind, name, result.ready, result.reason, str((result.obj.get("status") or {}).get("externalRef") or ""), result.message), result))
     return out
 
 
-def delete(objs: list[dict[str, Any]], state: StateDir, gcp: Gcp, project: str | None = None, default_ns: str = "default") -> list[tuple[Row, Result]]:
-    """Delete ``objs``, dependents first. Hold ``state.lock()`` around it."""
+def delete(
+    objs: list[dict[str, Any]], state: StateDir, gcp: Gcp, project: str | None = None, default_ns: str = "default", dry_run: str | None = None
+) -> list[tuple[Row, Result]]:
+    """Delete ``objs``, dependents first. Hold ``state.lock()`` around it.
+    ``dry_run`` (client or server): say what would be deleted, delete nothing."""
     store = _store(state, project, default_ns)
     out = []
     for obj in reversed(dependency_order(objs, default_ns)):
@@ -436,12 +488,17 @@ def delete(objs: list[dict[str, Any]], state: StateDir, gcp: Gcp, project: str |
             out.append(refused)
             continue
         if obj.get("kind") == "Namespace":
-            out.append(_delete_namespace(obj, state))
+            if dry_run is None:
+                out.append(_delete_namespace(obj, state))
+            else:
+                out.append(_refused(obj, "", "WouldDelete", f"would remove namespace {obj['metadata']['name']} from the state"))
             continue
         previous = store.get(*_key(obj, default_ns))
         obj = _merge_status(dict(obj), previous)
-        result = Reconciler(gcp, store).delete(obj)
-        if result.deleted:
+        result = Reconciler(gcp, store, dry_run=dry_run is not None).delete(obj)
+        if dry_run is not None:
+            pass
+        elif result.deleted:
             state.remove(obj)
         else:
             state.write(result.obj)

@@ -44,6 +44,21 @@ def unknown_kind(kind: str, known: list[str] | tuple[str, ...]) -> str:
     return f"unknown Kind {kind!r}{hint} ({len(known)} Kinds known; `kccctl kinds` lists them)"
 
 
+def resolve_kind(text: str) -> str:
+    """The Kind kubectl would take ``text`` for: the Kind, lowercase, plural
+    (``pubsubtopics``, ``-ies``/``-es`` too) or ``plural.group``; KeyError otherwise."""
+    index = kind_index()
+    if text in index:
+        return text
+    name, _, group = text.partition(".")
+    lower = name.lower()
+    forms = {lower, lower.removesuffix("s"), lower.removesuffix("es"), lower.removesuffix("ies") + "y" if lower.endswith("ies") else lower}
+    hits = [k for k in index if k.lower() in forms and (not group or index[k]["apiVersion"].split("/", 1)[0] == group)]
+    if len(hits) == 1:
+        return hits[0]
+    raise KeyError(unknown_kind(text, tuple(index)))
+
+
 def module_for(kind: str, suffix: str) -> str:
     """``kccgen.generated.<svc>.<ver>.<kind><suffix>`` for a generated Kind."""
     entry = kind_index().get(kind)

@@ -37,8 +37,8 @@ from kccgen.mockgcp.server import MockServer
 from kccgen.runtime.adapter import adapter_for
 from kccgen.runtime.aliases import AliasConflict, canonical_spec
 from kccgen.runtime.local import dependency_order
-from kccgen.runtime.registry import types_modules
 from kccgen.runtime.reconciler import CREATE_LABEL
+from kccgen.runtime.registry import types_modules
 from tests.conftest import REPO
 from tests.support.specs import curated_only
 from tools.kcc_compat import crd_schemas, validator

@@ -126,7 +126,7 @@ def test_two_applies_at_once_lose_no_update(tmp_path: Path) -> None:
             files.append(f)
         procs = [_kccctl_apply(f, state.root, s.base_url) for f in files]
         for p in procs:
-            out, err = p.communicate(timeout=600)
+            _, err = p.communicate(timeout=600)
             assert p.returncode == 0, err[-2000:]
         live = {x["name"]: x for xs in _live(s).values() for x in xs}
         want = {o["spec"]["displayName"] for o in changed}

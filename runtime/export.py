@@ -1,0 +1,106 @@
+"""A live GCP resource as a KRM manifest that applies back without a change.
+
+The inverse of ``spec_to_api``: the identity becomes ``resourceID`` and the
+parent references; every field the Kind's spec holds (the mutability table's
+``spec.*`` rows) is copied from the live resource; references become
+``{external: ...}`` in canonical form; int64 strings become integers again.
+Output-only fields stay out (they are ``status.observedState``).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+from kccgen.runtime.adapter import adapter_for
+from kccgen.runtime.identity import IdentityError, identity_for
+from kccgen.runtime.mutability import by_api_path
+from kccgen.runtime.refs import RefField, references_of
+
+_DNS_1123 = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")
+
+
+def _external(ref: RefField, value: Any) -> Any:
+    def one(v: Any) -> dict[str, Any]:
+        try:
+            return {"external": identity_for(ref.target).normalize(str(v))}
+        except (IdentityError, KeyError):
+            return {"external": v}
+
+    return [one(v) for v in value] if isinstance(value, list) else one(value)
+
+
+def _to_krm(node: Any, api_parts: list[str], krm_last: str, convert: Any) -> None:
+    """Rename the field at api_parts (``[]`` steps into lists) to krm_last, converting it."""
+    if not isinstance(node, dict):
+        return
+    head = api_parts[0].removesuffix("[]")
+    if len(api_parts) == 1:
+        if head in node:
+            node[krm_last] = convert(node.pop(head))
+        return
+    child = node.get(head)
+    for item in child if isinstance(child, list) and api_parts[0].endswith("[]") else [child]:
+        _to_krm(item, api_parts[1:], krm_last, convert)
+
+
+def _ints(node: Any, parts: list[str]) -> None:
+    """int64 strings (proto3 JSON) back to the integers the KRM types hold."""
+    if not parts or not isinstance(node, dict):
+        return
+    head = parts[0].removesuffix("[]")
+    if head not in node:
+        return
+    if len(parts) == 1:
+        v = node[head]
+        if isinstance(v, str) and re.fullmatch(r"-?\d+", v):
+            node[head] = int(v)
+        elif isinstance(v, list):
+            node[head] = [int(x) if isinstance(x, str) and re.fullmatch(r"-?\d+", x) else x for x in v]
+        return
+    child = node[head]
+    for item in child if isinstance(child, list) else [child]:
+        _ints(item, parts[1:])
+
+
+def export_manifest(kind: str, external: str, resource: dict[str, Any], name: str | None = None, namespace: str = "default") -> dict[str, Any]:
+    """The manifest of ``resource`` (the GET answer for ``external``)."""
+    a = adapter_for(kind)
+    ident = identity_for(kind)
+    values = ident.parse(external)
+    rid = values.get(a.id_param, "")
+    obj_name = name or rid.lower()
+    if not _DNS_1123.fullmatch(obj_name):
+        raise ValueError(f"{rid!r} is not a valid object name; give one with --name")
+    spec: dict[str, Any] = {}
+    rows = by_api_path(kind)
+    refs = [r for r in references_of(kind) if not r.parent]
+    top_refs = {r.api_path.removesuffix("[]"): r for r in refs if "." not in r.api_path}
+    for key, value in sorted(resource.items()):
+        row = rows.get(key)
+        if row is None or not row.path.startswith("spec."):
+            continue
+        krm = row.path.removeprefix("spec.").split(".", 1)[0].removesuffix("[]")
+        ref = top_refs.get(key)
+        spec[krm] = _external(ref, value) if ref is not None else copy.deepcopy(value)
+    for ref in refs:
+        if "." in ref.api_path:
+            _to_krm(spec, ref.api_path.split("."), ref.path.rsplit(".", 1)[-1].removesuffix("[]"), lambda v, r=ref: _external(r, v))
+    for p in a.int64_paths:
+        _ints(spec, p.split("."))
+    for param, fld, target in ident.spec_fields:
+        if fld == "resourceID":
+            if ident.id_generation == "service" or rid != obj_name:
+                spec["resourceID"] = rid
+        elif target:
+            parent = identity_for(target)
+            spec[fld] = {"external": parent.format(**{k: v for k, v in values.items() if k in parent.params})}
+        else:
+            spec[fld] = values[param]
+    return {
+        "apiVersion": a.api_version,
+        "kind": kind,
+        "metadata": {"name": obj_name, "namespace": namespace},
+        "spec": spec,
+    }
