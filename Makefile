@@ -57,6 +57,7 @@ test-collect: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/run.py
+	$(PY) bench/apply.py
 	$(PY) bench/generate.py
 
 update-specs: $(STAMP)

@@ -60,6 +60,7 @@ class Collection:
     # The resource field a POST-to-collection create names the resource by
     # (dotted: bigquery's datasetReference.datasetId); see body_id_field.
     id_field: str = "name"
+    requires: tuple[tuple[str, str], ...] = ()  # field -> collection its value must name (overrides.yaml)
 
     @property
     def get(self) -> Method:
@@ -166,13 +167,16 @@ def _service_assigned(doc: DiscoveryDoc, schema: str, id_field: str) -> str:
 
 
 def _apply(coll: Collection, overrides: list[Override]) -> Collection:
-    imm, out, sa = set(coll.immutable), set(coll.output_only), coll.service_assigned
+    imm, out, sa, req = set(coll.immutable), set(coll.output_only), coll.service_assigned, dict(coll.requires)
     for o in overrides:
         imm |= o.immutable
         out |= o.output_only
+        req.update(o.requires)
         if o.service_assigned_id:
             sa = sa or f"{o.where}: {o.reason}"
-    return Collection(coll.api, coll.resource, coll.schema, coll.prefix, coll.methods, frozenset(out), frozenset(imm), coll.input_only, sa, coll.id_field)
+    return Collection(
+        coll.api, coll.resource, coll.schema, coll.prefix, coll.methods, frozenset(out), frozenset(imm), coll.input_only, sa, coll.id_field, tuple(sorted(req.items()))
+    )
 
 
 def _load_api(key: str, doc: DiscoveryDoc) -> tuple[Api, list[Route]]:

@@ -160,6 +160,10 @@ def create(eng: MockGCP, c: Call) -> Response:
         raise already_exists(key)
     for f in c.coll.output_only:
         resource.pop(f, None)
+    for f, target in c.coll.requires:  # as the service answers: the named resource must exist
+        named = resource.get(f)
+        if isinstance(named, str) and named and eng.state.find(c.api.key, c.api.collections[target].key(named)) is None:
+            raise not_found(named.rsplit("/", 1)[-1])
     project = project_of(key, c.query)
     t = now()
     if shape.body == "flat":

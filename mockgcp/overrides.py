@@ -19,8 +19,8 @@ from kccgen.discovery.errors import SpecError, did_you_mean, json_path
 
 OVERRIDES_FILE = Path(__file__).resolve().parent / "overrides.yaml"
 
-_KEYS = ("api", "resource", "reason", "immutable", "outputOnly", "serviceAssignedId")
-_FACTS = ("immutable", "outputOnly", "serviceAssignedId")
+_KEYS = ("api", "resource", "reason", "immutable", "outputOnly", "serviceAssignedId", "requires")
+_FACTS = ("immutable", "outputOnly", "serviceAssignedId", "requires")
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,9 @@ class Override:
     immutable: frozenset[str] = frozenset()
     output_only: frozenset[str] = frozenset()
     service_assigned_id: bool = False
+    # field -> the collection (resource path, same API) whose resource it must
+    # name on create: a subscription's topic must exist (404 otherwise).
+    requires: tuple[tuple[str, str], ...] = ()
     where: str = ""  # file#/overrides/<i>, for errors found later
 
 
@@ -51,6 +54,9 @@ def _entry(file: str, i: int, raw: Any) -> Override:
             raise SpecError(file, json_path("overrides", i, key), f"{key!r} is required (a non-empty string)")
     if not any(k in raw for k in _FACTS):
         raise SpecError(file, json_path("overrides", i), f"states no fact: give one of {', '.join(_FACTS)}")
+    req = raw.get("requires", {})
+    if not isinstance(req, dict) or not all(isinstance(k, str) and isinstance(v, str) and k and v for k, v in req.items()):
+        raise SpecError(file, json_path("overrides", i, "requires"), "expected a mapping of top-level field name to resource path (topic: projects.topics)")
     sa = raw.get("serviceAssignedId", False)
     if not isinstance(sa, bool):
         raise SpecError(file, json_path("overrides", i, "serviceAssignedId"), "expected true or false")
@@ -61,6 +67,7 @@ def _entry(file: str, i: int, raw: Any) -> Override:
         immutable=_fields(file, i, "immutable", raw["immutable"]) if "immutable" in raw else frozenset(),
         output_only=_fields(file, i, "outputOnly", raw["outputOnly"]) if "outputOnly" in raw else frozenset(),
         service_assigned_id=sa,
+        requires=tuple(sorted(req.items())),
         where=f"{file}#{json_path('overrides', i)}",
     )
 
@@ -100,3 +107,8 @@ def check_override(o: Override, collections: Mapping[str, Mapping[str, Any]], sc
     for key, names in (("immutable", o.immutable), ("outputOnly", o.output_only)):
         for name in sorted(names - have):
             raise SpecError(file, f"{ptr}/{key}", f"{o.api} {o.resource} has no top-level field {name!r}{did_you_mean(name, have)}")
+    for name, target in o.requires:
+        if name not in have:
+            raise SpecError(file, f"{ptr}/requires/{name}", f"{o.api} {o.resource} has no top-level field {name!r}{did_you_mean(name, have)}")
+        if target not in collections[o.api]:
+            raise SpecError(file, f"{ptr}/requires/{name}", f"{o.api} has no collection {target!r}{did_you_mean(target, collections[o.api])}")

@@ -156,32 +156,18 @@ class MockServer:
             if fault.latency_ms:
                 time.sleep(fault.latency_ms / 1000)
             if fault.drop:  # the client sees the connection close with no answer
+                # Logged too (status 000: no answer), so a test can tell a lost
+                # request from one never sent.
+                found = self.engine.route(h.command, url.path.lstrip("/"), host_header)
+                self._log(h.command, url.path, url.query, host_header, found[0] if found else None, body, "000 Dropped", None)
                 with contextlib.suppress(OSError):
                     h.connection.shutdown(socket.SHUT_RDWR)
                 h.close_connection = True
                 return
         route, resp = self.engine.handle(h.command, url.path, query, body, fault, host_header)
-        _, rel = self.engine.scope(url.path.lstrip("/"), host_header)
         out = b"" if resp.body is None else (json.dumps(resp.body, indent=2, sort_keys=True) + "\n").encode()
         # Log before answering, so a client never sees a response the log lacks.
-        host = "localhost"
-        if route is not None:
-            host = self.engine.apis[route.api].doc.host
-        entry = HttpLogEntry(
-            method=h.command,
-            url=f"https://{host}/{rel}" + (f"?{url.query}" if url.query else ""),
-            request_headers=(("Content-Type", "application/json"),),
-            request_body=json.dumps(body, indent=2, sort_keys=True) if body is not None else None,
-            status=f"{resp.status} {_REASONS.get(resp.status, '')}".strip(),
-            response_headers=(("Content-Type", _JSON),),
-            response_body=out.decode().rstrip("\n") if out else None,
-        )
-        with self._log_lock:
-            self.log.append(entry)
-            if self._log_file is not None:
-                with self._log_file.open("a", encoding="utf-8") as f:
-                    f.write(("\n\n---\n\n" if self._logged else "") + format_http_log([entry]))
-                self._logged += 1
+        self._log(h.command, url.path, url.query, host_header, route, body, f"{resp.status} {_REASONS.get(resp.status, '')}".strip(), out)
         if fault is not None and fault.drop_answer:  # served and logged; the answer is lost
             with contextlib.suppress(OSError):
                 h.connection.shutdown(socket.SHUT_RDWR)
@@ -193,6 +179,25 @@ class MockServer:
         h.end_headers()
         if out:
             h.wfile.write(out)
+
+    def _log(self, method: str, path: str, query: str, host_header: str | None, route: Any, body: Any, status: str, out: bytes | None) -> None:
+        _, rel = self.engine.scope(path.lstrip("/"), host_header)
+        host = self.engine.apis[route.api].doc.host if route is not None else "localhost"
+        entry = HttpLogEntry(
+            method=method,
+            url=f"https://{host}/{rel}" + (f"?{query}" if query else ""),
+            request_headers=(("Content-Type", "application/json"),),
+            request_body=json.dumps(body, indent=2, sort_keys=True) if body is not None else None,
+            status=status,
+            response_headers=(("Content-Type", _JSON),) if out is not None else (),
+            response_body=out.decode().rstrip("\n") if out else None,
+        )
+        with self._log_lock:
+            self.log.append(entry)
+            if self._log_file is not None:
+                with self._log_file.open("a", encoding="utf-8") as f:
+                    f.write(("\n\n---\n\n" if self._logged else "") + format_http_log([entry]))
+                self._logged += 1
 
 
 @contextlib.contextmanager

@@ -55,6 +55,9 @@ class State:
             "meta": copy.deepcopy(self.meta),
             "policies": copy.deepcopy(self.policies),
             "operations": {k: copy.deepcopy(asdict(o)) for k, o in self.operations.items()},
+            # The ID generator's position: a restarted mockgcp (``--state``) goes
+            # on from it and never hands out an ID it handed out before.
+            "rng": [self.rng.getstate()[0], list(self.rng.getstate()[1]), self.rng.getstate()[2]],
         }
 
     def load(self, state: dict[str, Any]) -> None:
@@ -68,3 +71,6 @@ class State:
             )
             for k, v in state.get("operations", {}).items()
         }
+        if "rng" in state:
+            version, internal, gauss = state["rng"]
+            self.rng.setstate((version, tuple(internal), gauss))

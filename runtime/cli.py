@@ -8,8 +8,10 @@ naming the Kind, the value and the expected format.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -48,12 +50,18 @@ def _apply_or_delete(args: argparse.Namespace) -> int:
         if problem:
             print(f"error: {problem}", file=sys.stderr)
             return 2
-    run = delete if args.cmd == "delete" else apply
     dry_run = "server" if args.cmd == "diff" else args.dry_run
     state = StateDir(args.state)
+    gcp = Gcp(args.endpoint, host_paths=args.host_paths, qps=args.qps or None)
     try:
-        with state.lock(wait=not args.no_wait, notify=lambda msg: print(msg, file=sys.stderr)):
-            results = run(objs, state, Gcp(args.endpoint, host_paths=args.host_paths), args.project, args.namespace, dry_run=dry_run)
+        with state.lock(wait=not args.no_wait, notify=lambda msg: print(msg, file=sys.stderr)), (_progress(len(objs), args.cmd) if args.cmd != "delete" else contextlib.nullcontext(None)) as on_done:
+            project = args.project or state.remembered_project()
+            if args.project and dry_run is None and args.project != state.remembered_project():
+                state.remember_project(args.project)
+            if args.cmd == "delete":
+                results = delete(objs, state, gcp, project, args.namespace, dry_run=dry_run)
+            else:
+                results = apply(objs, state, gcp, project, args.namespace, dry_run=dry_run, workers=args.workers, on_done=on_done)
     except (ManifestError, StateLocked) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -113,6 +121,28 @@ def _stored_objects(targets: list[str], state: Any, namespace: str) -> list[dict
     if missing:
         raise ManifestError(f"not in {state.root} (namespace {namespace}): {', '.join(missing)}")
     return [stored[w] for w in wanted]
+
+
+@contextlib.contextmanager
+def _progress(total: int, verb: str) -> Iterator[Callable[[Any], None] | None]:
+    """On a terminal, one line per object as it finishes and a progress bar
+    (rich); scripts (no terminal) get only the final table."""
+    if not sys.stderr.isatty() or total < 2:
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = Console(stderr=True)
+    with Progress(TextColumn(verb), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console, transient=True) as bar:
+        task = bar.add_task(verb, total=total)
+
+        def done(row: Any) -> None:
+            mark = "[green]✓[/]" if row.ready else "[red]✗[/]"
+            console.print(f"{mark} {row.kind}/{row.name} {row.reason}", highlight=False)
+            bar.advance(task)
+
+        yield done
 
 
 def _credentials_problem() -> str | None:
@@ -350,7 +380,9 @@ def main(argv: list[str] | None = None) -> int:
             )
         ap.add_argument("--state", type=Path, default=Path(".kccctl-state"), help="state directory (default .kccctl-state)")
         ap.add_argument("--endpoint", help="GCP endpoint override, e.g. a mockgcp URL (default: real GCP with ADC)")
-        ap.add_argument("--project", help="default project (the namespace's cnrm.cloud.google.com/project-id)")
+        ap.add_argument("--project", help="default project (the namespace's cnrm.cloud.google.com/project-id); remembered in the state directory")
+        ap.add_argument("--workers", type=int, default=8, help="objects of one dependency level reconciled at once (default 8; 1: one by one)")
+        ap.add_argument("--qps", type=float, default=50.0, help="requests per second to each API, whatever the workers (default 50; 0: no limit)")
         ap.add_argument("-n", "--namespace", default="default")
         ap.add_argument("--no-wait", action="store_true", help="fail at once when another kccctl is using the state directory (default: wait for it)")
         ap.add_argument(

@@ -23,6 +23,7 @@ import re
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -30,12 +31,13 @@ from typing import IO, Any
 import yaml
 from pydantic import ValidationError
 
+from kccgen.contract import CreateServiceAssigned
 from kccgen.runtime.adapter import adapter_for
 from kccgen.runtime.admission import YAML_DUMPER, YAML_LOADER, admission_errors
 from kccgen.runtime.aliases import AliasConflict, canonical_spec
 from kccgen.runtime.gcp import Gcp, GcpError
 from kccgen.runtime.managed import keep_merged
-from kccgen.runtime.reconciler import Reconciler, Result
+from kccgen.runtime.reconciler import ANN_CREATE_PENDING, Reconciler, Result
 from kccgen.runtime.refs import (
     CLUSTER_SCOPED,
     PROJECT_ID_ANNOTATION,
@@ -193,8 +195,24 @@ def _spec_for_refs(obj: Mapping[str, Any]) -> dict[str, Any]:
         return spec  # the reconcile reports the conflict
 
 
-def dependency_order(objs: list[dict[str, Any]], default_ns: str = "default") -> list[dict[str, Any]]:
-    """Referenced objects (by name) first; a cycle is an error naming its members."""
+def dependency_levels(objs: list[dict[str, Any]], default_ns: str = "default") -> list[list[dict[str, Any]]]:
+    """The dependency order cut into levels: every object's references are in
+    earlier levels, so the objects of one level can be reconciled at once.
+    Namespaces are the first level."""
+    deps = _dependencies(objs, default_ns)
+    level: dict[tuple[str, str, str], int] = {}
+    ordered = dependency_order(objs, default_ns)
+    for o in ordered:
+        k = _key(o, default_ns)
+        level[k] = 0 if o.get("kind") == "Namespace" else 1 + max((level[d] for d in deps[k]), default=0)
+    out: list[list[dict[str, Any]]] = [[] for _ in range(max(level.values(), default=-1) + 1)]
+    for o in ordered:
+        out[level[_key(o, default_ns)]].append(o)
+    return [lv for lv in out if lv]
+
+
+def _dependencies(objs: list[dict[str, Any]], default_ns: str) -> dict[tuple[str, str, str], set[tuple[str, str, str]]]:
+    """Each object's key -> the keys of the objects it refers to by name."""
     index = {_key(o, default_ns): o for o in objs}
     deps: dict[tuple[str, str, str], set[tuple[str, str, str]]] = {}
     for o in objs:
@@ -211,6 +229,13 @@ def dependency_order(objs: list[dict[str, Any]], default_ns: str = "default") ->
                         target = (ref.target, str(item.get("namespace") or k[1]), str(item["name"]))
                         if target in index:
                             deps[k].add(target)
+    return deps
+
+
+def dependency_order(objs: list[dict[str, Any]], default_ns: str = "default") -> list[dict[str, Any]]:
+    """Referenced objects (by name) first; a cycle is an error naming its members."""
+    index = {_key(o, default_ns): o for o in objs}
+    deps = _dependencies(objs, default_ns)
     ordered: list[dict[str, Any]] = []
     state: dict[tuple[str, str, str], int] = {}
 
@@ -315,8 +340,10 @@ class StateDir:
     def write(self, obj: Mapping[str, Any]) -> bool:
         """Write the object atomically; an unchanged object is not written again
         (no temp file, no fsync). Returns whether the file changed."""
-        target = self.path(obj)
-        data = yaml.dump(dict(obj), Dumper=YAML_DUMPER, sort_keys=True).encode("utf-8")
+        return self._write_atomic(self.path(obj), yaml.dump(dict(obj), Dumper=YAML_DUMPER, sort_keys=True).encode("utf-8"))
+
+    @staticmethod
+    def _write_atomic(target: Path, data: bytes) -> bool:
         try:
             if target.read_bytes() == data:
                 return False
@@ -334,6 +361,25 @@ class StateDir:
             if os.path.exists(tmp):
                 os.unlink(tmp)
         return True
+
+    @property
+    def _config(self) -> Path:
+        return self.root / ".settings.json"  # beside .lock: never an object file
+
+    def remembered_project(self) -> str | None:
+        """The ``--project`` an earlier run gave, so later commands need not repeat it."""
+        try:
+            data = json.loads(self._config.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as e:
+            self.problems.append(f"{self._config}: unreadable ({e}); no remembered --project")
+            return None
+        project = data.get("project") if isinstance(data, dict) else None
+        return str(project) if project else None
+
+    def remember_project(self, project: str) -> None:
+        self._write_atomic(self._config, (json.dumps({"project": project}, indent=2) + "\n").encode())
 
     def remove(self, obj: Mapping[str, Any]) -> None:
         p = self.path(obj)
@@ -397,9 +443,21 @@ def _unreadable(state: StateDir, obj: Mapping[str, Any], default_ns: str) -> tup
     return _refused(dict(obj), default_ns, "StateUnreadable", f"its state file {path} is unreadable; repair or remove it, then run again")
 
 
+def _user_view(obj: Mapping[str, Any]) -> tuple[Any, ...]:
+    """What the user writes: apiVersion, spec, labels and annotations (not ours)."""
+    meta = obj.get("metadata") or {}
+    anns = {k: v for k, v in (meta.get("annotations") or {}).items() if not k.startswith("kccgen.dev/")}
+    return obj.get("apiVersion"), obj.get("spec"), meta.get("labels") or {}, anns
+
+
 def _admit(obj: dict[str, Any], previous: Mapping[str, Any] | None, default_ns: str) -> tuple[Row, Result] | None:
     """What the API server would refuse (schema, CEL, transition rules against the
-    stored object) is refused here too: not reconciled, its state not written."""
+    stored object) is refused here too: not reconciled, its state not written.
+    An object the same as the stored one was admitted when it was stored: as
+    for a no-op update on the server, nothing new is checked (and the CEL
+    evaluation, most of an up-to-date apply's CPU, is skipped)."""
+    if previous is not None and _user_view(previous) == _user_view(obj):
+        return None
     errors = admission_errors(obj, previous)
     if not errors:
         return None
@@ -432,47 +490,90 @@ def _delete_namespace(obj: dict[str, Any], state: StateDir) -> tuple[Row, Result
     return Row("Namespace", name, True, "Deleted", "", f"namespace {name} removed from the state"), Result(obj, True, "Deleted", "", deleted=True)
 
 
+def _serial(obj: Mapping[str, Any]) -> bool:
+    """Reconciled alone, not beside others of its level: a Namespace (the others'
+    defaults), and a create the service names that may have to be found again by
+    content, which a concurrent create of a look-alike would confuse."""
+    kind = str(obj.get("kind"))
+    if kind in CLUSTER_SCOPED:
+        return True
+    shape = adapter_for(kind).create
+    return isinstance(shape, CreateServiceAssigned) and (not shape.label_field or ANN_CREATE_PENDING in ((obj.get("metadata") or {}).get("annotations") or {}))
+
+
+def _interleaved(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Round-robin by API, so the workers keep every API's quota busy at once."""
+    by_doc: dict[str, list[dict[str, Any]]] = {}
+    for o in objs:
+        by_doc.setdefault(adapter_for(str(o["kind"])).doc, []).append(o)
+    queues = [by_doc[d] for d in sorted(by_doc)]
+    return [q[i] for i in range(max(map(len, queues), default=0)) for q in queues if i < len(q)]
+
+
 def apply(
-    objs: list[dict[str, Any]], state: StateDir, gcp: Gcp, project: str | None = None, default_ns: str = "default", dry_run: str | None = None
+    objs: list[dict[str, Any]],
+    state: StateDir,
+    gcp: Gcp,
+    project: str | None = None,
+    default_ns: str = "default",
+    dry_run: str | None = None,
+    *,
+    workers: int = 1,
+    on_done: Callable[[Row], object] | None = None,
 ) -> list[tuple[Row, Result]]:
     """Reconcile ``objs``, references first. Hold ``state.lock()`` around it.
 
     ``dry_run``: "client" checks the manifests as admission would and sends
     nothing; "server" also reads GCP (GETs only) and reports what would be
-    written. Neither writes the state directory."""
+    written. Neither writes the state directory. ``workers``: objects of one
+    dependency level reconciled at once; ``on_done`` hears of each as it ends.
+    The result is in dependency order, whatever the order of completion."""
     store = _store(state, project, default_ns)
-    out = []
-    for obj in dependency_order(objs, default_ns):
+
+    def one(obj: dict[str, Any]) -> tuple[Row, Result]:
         refused = _unreadable(state, obj, default_ns)
         if refused is not None:
-            out.append(refused)
-            continue
+            return refused
         if obj.get("kind") == "Namespace":
-            out.append(_apply_namespace(obj, state, store, write=dry_run is None))
-            continue
+            return _apply_namespace(obj, state, store, write=dry_run is None)
         previous = store.get(*_key(obj, default_ns))
         obj = _merge_status(dict(obj), previous)
         refused = _admit(obj, previous, default_ns)
         if refused is not None:
-            out.append(refused)
-            continue
+            return refused
+        kind, _, name = _key(obj, default_ns)
         if dry_run == "client":
-            kind, _, name = _key(obj, default_ns)
             ext = str((obj.get("status") or {}).get("externalRef") or "")
-            out.append((Row(kind, name, True, "Valid", ext, "valid (client dry run: nothing sent)"), Result(obj, True, "Valid", "")))
-            continue
+            return Row(kind, name, True, "Valid", ext, "valid (client dry run: nothing sent)"), Result(obj, True, "Valid", "")
         try:
             reconciler = Reconciler(gcp, store, persist=None if dry_run else state.write, dry_run=dry_run == "server")
             result = reconciler.reconcile(obj)
         except GcpError as e:  # one object's unexpected GCP failure never stops the others
-            out.append(_refused(obj, default_ns, "UpdateFailed", f"reconcile failed: {e}"))
-            continue
+            return _refused(obj, default_ns, "UpdateFailed", f"reconcile failed: {e}")
         if dry_run is None:
             state.write(result.obj)
         store.add(result.obj)
-        kind, _, name = _key(obj, default_ns)
-        out.append((Row(kind, name, result.ready, result.reason, str((result.obj.get("status") or {}).get("externalRef") or ""), result.message), result))
-    return out
+        return Row(kind, name, result.ready, result.reason, str((result.obj.get("status") or {}).get("externalRef") or ""), result.message), result
+
+    def done(obj: dict[str, Any]) -> tuple[Row, Result]:
+        out = one(obj)
+        if on_done is not None:
+            on_done(out[0])
+        return out
+
+    ordered = dependency_order(objs, default_ns)
+    if workers <= 1:
+        return [done(o) for o in ordered]
+    results: dict[tuple[str, str, str], tuple[Row, Result]] = {}
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for level in dependency_levels(objs, default_ns):
+            for obj in level:
+                if _serial(obj):
+                    results[_key(obj, default_ns)] = done(obj)
+            rest = _interleaved([o for o in level if not _serial(o)])
+            for obj, out in zip(rest, pool.map(done, rest), strict=True):
+                results[_key(obj, default_ns)] = out
+    return [results[_key(o, default_ns)] for o in ordered]
 
 
 def delete(

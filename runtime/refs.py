@@ -15,6 +15,7 @@ modules register, following the Config Connector reference guide:
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -206,6 +207,7 @@ class InMemoryStore:
     def __init__(self, objects: Iterable[Mapping[str, Any]] = (), default_namespace: str = "default") -> None:
         self.default_namespace = default_namespace
         self._objects: dict[tuple[str, str, str], dict[str, Any]] = {}
+        self._lock = threading.Lock()  # the local runner's workers add while others list
         for o in objects:
             self.add(o)
 
@@ -215,13 +217,15 @@ class InMemoryStore:
             raise ValueError(f"object needs kind and metadata.name: {dict(obj)!r:.200}")
         ns = "" if obj["kind"] in CLUSTER_SCOPED else str(meta.get("namespace") or self.default_namespace)
         key = (str(obj["kind"]), ns, str(meta["name"]))
-        self._objects[key] = dict(obj)
+        with self._lock:
+            self._objects[key] = dict(obj)
 
     def get(self, kind: str, namespace: str, name: str) -> Mapping[str, Any] | None:
         return self._objects.get((kind, namespace, name))
 
     def objects(self) -> list[dict[str, Any]]:
-        return [self._objects[k] for k in sorted(self._objects)]
+        with self._lock:
+            return [self._objects[k] for k in sorted(self._objects)]
 
     @classmethod
     def from_yaml(cls, text: str, default_namespace: str = "default") -> InMemoryStore:

@@ -691,7 +691,10 @@ def test_fault_drop_closes_the_connection(server: MockServer) -> None:
             conn.getresponse()
     finally:
         conn.close()
-    assert not [e for e in server.log if e.method == "GET"]  # nothing was answered
+    # Nothing was answered; the lost request is logged with status 000.
+    assert [(e.method, e.url.split("?")[0], e.status_code, e.response_body) for e in server.log if e.method == "GET"] == [
+        ("GET", f"https://pubsub.googleapis.com/v1/projects/{P}/topics/t", 0, None)
+    ]
     conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
     try:
         conn.request("GET", f"/v1/projects/{P}/topics/t")
@@ -727,3 +730,24 @@ def test_dump_load_round_trip(slow_lro: MockServer) -> None:
         assert s2.client("artifactregistry").projects().locations().repositories().get(name=f"{LOC}/repositories/r").execute()["name"].endswith("/r")
         kops = s2.client("cloudkms").projects().locations().operations()
         assert [kops.get(name=kms_op["name"]).execute().get("done", False) for _ in range(3)] == [False, False, True]
+
+
+def test_a_subscription_to_a_missing_topic_is_not_found(server: MockServer) -> None:
+    """As the service and the Pub/Sub emulator answer (overrides.yaml ``requires``)."""
+    subs = server.client("pubsub").projects().subscriptions()
+    with pytest.raises(HttpError) as e:
+        subs.create(name=f"projects/{P}/subscriptions/s", body={"topic": f"projects/{P}/topics/absent"}).execute()
+    assert e.value.resp.status == 404 and "Resource not found (resource=absent)" in str(e.value)
+    topic(server, "present")
+    assert subs.create(name=f"projects/{P}/subscriptions/s", body={"topic": f"projects/{P}/topics/present"}).execute()["name"].endswith("/s")
+
+
+def test_a_restarted_mockgcp_never_hands_out_an_id_again() -> None:
+    """``--state`` keeps the ID generator's position with the resources."""
+    from kccgen.mockgcp.state import State
+
+    first = State(seed=0)
+    ids = [first.digits(12) for _ in range(3)]
+    restarted = State(seed=0)
+    restarted.load(json.loads(json.dumps(first.dump())))
+    assert restarted.digits(12) == first.digits(12) and restarted.digits(12) not in ids

@@ -630,7 +630,9 @@ def _kccctl(*args: str) -> subprocess.CompletedProcess[str]:
 def test_kccctl_apply_and_delete_examples(tmp_path: Path) -> None:
     state = tmp_path / "state"
     with MockServer(MockGCP(lro_polls=1)) as s:
-        common = ("-f", "examples/", "--state", str(state), "--endpoint", s.base_url, "--project", "demo-project")
+        # One by one (--workers 1): the exact request sequence is the point here;
+        # tests/test_apply_concurrency.py covers the workers.
+        common = ("-f", "examples/", "--state", str(state), "--endpoint", s.base_url, "--project", "demo-project", "--workers", "1")
         first = _kccctl("apply", *common)
         assert first.returncode == 0, first.stdout + first.stderr
         lines = first.stdout.splitlines()
@@ -651,6 +653,7 @@ def test_kccctl_apply_and_delete_examples(tmp_path: Path) -> None:
         files = sorted(p.relative_to(state).as_posix() for p in state.rglob("*") if p.is_file())
         assert files == [
             ".lock",  # one kccctl at a time (flock); kept: unlinking a lock file races its waiters
+            ".settings.json",  # the remembered --project
             "default/PubSubSubscription/orders-billing.yaml",
             "default/PubSubTopic/orders.yaml",
             "default/StorageBucket/kccgen-example-artifacts.yaml",
@@ -680,4 +683,4 @@ def test_kccctl_apply_and_delete_examples(tmp_path: Path) -> None:
             "DELETE /v1/projects/demo-project/subscriptions/orders-billing -> 200",
             "DELETE /v1/projects/demo-project/topics/orders -> 200",
         ]
-        assert [p.name for p in state.rglob("*") if p.is_file()] == [".lock"]
+        assert sorted(p.name for p in state.rglob("*") if p.is_file()) == [".lock", ".settings.json"]
