@@ -126,6 +126,17 @@ class CreateServiceAssigned:
 
 
 @dataclass(frozen=True)
+class Canonical:
+    """How the service spells a top-level value the user may write otherwise:
+    the desired value is rewritten so, before it is sent or compared (a bucket's
+    ``eu`` is ``EU``; Spanner's ``regional-us-central1`` is a full name)."""
+
+    field: str
+    expand: str = ""  # a short name (no "/") becomes this: projects/{project}/instanceConfigs/{}
+    case: str = ""  # upper | lower
+
+
+@dataclass(frozen=True)
 class NoCreate:
     """The resource cannot be created through the API: it can only be acquired."""
 
@@ -472,6 +483,7 @@ class Adapter:
     int64_paths: tuple[str, ...] = ()  # API paths whose KRM form may be an integer
     operations: tuple[tuple[str, OperationGetter], ...] = ()  # by accessor path or compute scope
     aliases: tuple[Alias, ...] = ()  # Config Connector spellings of spec fields
+    canonical: tuple[Canonical, ...] = ()  # values the service spells its own way
 
     def operation(self, key: str) -> OperationGetter:
         for k, getter in self.operations:

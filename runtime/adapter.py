@@ -9,11 +9,12 @@ requests are built in kccgen.runtime.requests.
 
 from __future__ import annotations
 
+import contextlib
 import copy
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
-from kccgen.contract import Adapter
+from kccgen.contract import Adapter, Canonical
 from kccgen.runtime.identity import identity_for
 from kccgen.runtime.refs import RefField, iter_field, references_of
 
@@ -73,8 +74,24 @@ def ref_value_to_api(ref: RefField, external: str) -> str:
     return external
 
 
-def spec_to_api(spec: dict[str, Any], adapter: Adapter, resolved: dict[str, Any]) -> dict[str, Any]:
-    """The API payload a spec asks for. ``resolved``: concrete spec path -> externalRef(s)."""
+def canonical_value(c: Canonical, value: Any, values: Mapping[str, str] | None) -> Any:
+    """``value`` as the service spells it: its case, and a short name expanded
+    (with the identity's ``values``; left short when one is missing)."""
+    if not isinstance(value, str) or not value:
+        return value
+    if c.case == "upper":
+        value = value.upper()
+    elif c.case == "lower":
+        value = value.lower()
+    if c.expand and "/" not in value and values is not None:
+        with contextlib.suppress(KeyError):
+            value = c.expand.replace("{}", "{__value__}").format_map({**values, "__value__": value})
+    return value
+
+
+def spec_to_api(spec: dict[str, Any], adapter: Adapter, resolved: dict[str, Any], values: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The API payload a spec asks for. ``resolved``: concrete spec path -> externalRef(s);
+    ``values``: the identity's values, to expand short names (Adapter.canonical)."""
     # FIX: a null in the spec (``labels:`` with nothing after it) is an unset
     # field, as the Kubernetes API server prunes it; it was sent as null, which a
     # merge patch (storage, compute, dns) reads as "delete this field".
@@ -90,6 +107,9 @@ def spec_to_api(spec: dict[str, Any], adapter: Adapter, resolved: dict[str, Any]
             _set_concrete(out, where, ref.api_path.rsplit(".", 1)[-1].removesuffix("[]"), api_value)
     for p in adapter.int64_paths:
         _stringify(out, _split(p))
+    for c in adapter.canonical:
+        if c.field in out:
+            out[c.field] = canonical_value(c, out[c.field], values)
     return out
 
 

@@ -32,13 +32,14 @@ from kccgen.contract import (
 )
 from kccgen.runtime.adapter import adapter_for
 from kccgen.runtime.example import Examples
+from kccgen.runtime.export import export_manifest
 from kccgen.runtime.gcp import Gcp, GcpError, NotFound
 from kccgen.runtime.local import dependency_order
 from kccgen.runtime.mutability import mutability_of
-from kccgen.runtime.reconciler import Reconciler
+from kccgen.runtime.reconciler import Reconciler, without_create_label
 from kccgen.runtime.refs import PROJECT_ID_ANNOTATION, InMemoryStore, references_of
 
-STEPS = ("example", "create", "reapply", "update", "delete")
+STEPS = ("example", "create", "reapply", "update", "export", "delete")
 _ENUM = object()  # mutable_field(): "another value of the field's enum", read from the Kind's model
 
 
@@ -217,6 +218,9 @@ class Lifecycle:
             if len(self.gcp.calls) - again != 1:
                 raise StepFailed("update", f"after updating {changed}, a re-apply sent {self.gcp.calls[again:]}: the change did not stick")
 
+        out.step = "export"
+        self._check_export(kind, a, obj, ext, project)
+
         out.step = "delete"
         for doc in reversed([*live[:-1], obj]):
             current = store.get(doc["kind"], "default", doc["metadata"]["name"]) or doc
@@ -233,6 +237,21 @@ class Lifecycle:
         if isinstance(a.delete, NoDelete):
             return changed
         raise StepFailed("delete", f"GET {ext} after delete still finds the resource")
+
+    def _check_export(self, kind: str, a: Adapter, obj: dict[str, Any], ext: str, project: str) -> None:
+        """``kccctl export``'s manifest, applied where nothing is known of the
+        resource, acquires it with one GET and writes nothing."""
+        store = InMemoryStore(default_namespace="default")
+        store.add({"kind": "Namespace", "metadata": {"name": "default", "annotations": {PROJECT_ID_ANNOTATION: project}}})
+        live = without_create_label(a, self.gcp.call(a, a.get, Reconciler(self.gcp, store)._values(obj, a, ext)))
+        doc = export_manifest(kind, ext, live, obj["metadata"]["name"])
+        mark = len(self.gcp.calls)
+        result = Reconciler(self.gcp, store).reconcile(doc)
+        calls = self.gcp.calls[mark:]
+        if not result.ready or (result.obj.get("status") or {}).get("externalRef") != ext:
+            raise StepFailed("export", f"the exported manifest of {ext} did not acquire it: {result.reason}: {result.message}")
+        if calls != [f"GET {a.doc} {'.'.join(a.resource)}.{a.get.method}"]:
+            raise StepFailed("export", f"applying the exported manifest of {ext} sent {calls}, not one GET: it does not apply back unchanged")
 
     def _check_update(self, a: Adapter, changed: str, calls: list[str], sent: list[Sent]) -> None:
         gets = [c for c in calls if c.startswith("GET ") and "operations." not in c.lower()]

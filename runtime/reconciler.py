@@ -396,7 +396,7 @@ class Reconciler:
         if actual is None or ext is None:
             what = ext or f"{a.kind} without a resourceID"
             return self._finish(obj, False, "ResourceNotFound", f"force-acquire: {what} does not exist in GCP; it is never created in verify-only mode", events)
-        desired = spec_to_api(spec, a, resolved)
+        desired = spec_to_api(spec, a, resolved, self._values(obj, a, ext))
         diffs = diff(desired, actual, a, check_mutability=False)
         self._observe(obj, a, actual, ext)
         if diffs:
@@ -416,7 +416,7 @@ class Reconciler:
         values = self._values(obj, a, ext) if ext else self._parent_values(obj, a)
         if "project" not in values and (p := self._project(obj)):
             values["project"] = p
-        req = create_request(a, spec_to_api(spec, a, resolved), values.get(a.id_param, ""), ext)
+        req = create_request(a, spec_to_api(spec, a, resolved, values), values.get(a.id_param, ""), ext)
         if req is None:
             return self._finish(obj, False, "UpdateFailed", f"{a.kind} has no create method: it can only be acquired", events)
         pending = service_assigned and not status.get("externalRef")
@@ -501,7 +501,7 @@ class Reconciler:
         was found (adopted, then updated as any acquired one) or cannot be told
         apart; None when the create surely made nothing (create it now)."""
         since, _, token = intent.partition(" ")
-        found, unknown = self._find_created(obj, a, spec_to_api(spec, a, resolved), values, since, token)
+        found, unknown = self._find_created(obj, a, spec_to_api(spec, a, resolved, values), values, since, token)
         if unknown:
             return self._finish(obj, False, "CreateOutcomeUnknown", f"{why}; {unknown}. " + _outcome_unknown(a, since), events)
         _settled(obj)
@@ -582,7 +582,7 @@ class Reconciler:
         if writeback != spec:
             obj["spec"] = writeback
             note_merged(obj, spec)
-        desired = spec_to_api(enforce, a, resolved)
+        desired = spec_to_api(enforce, a, resolved, self._values(obj, a, ext))
         diffs = diff(desired, actual, a, check_mutability=True)
         acquired = not (obj.get("status") or {}).get("externalRef")
         if not diffs:

@@ -45,6 +45,7 @@ def adapter_of(k: KindIR) -> Adapter:
         int64_paths=_int64_paths(k),
         operations=m.operations,
         aliases=tuple(alias_of(a) for a in k.aliases),
+        canonical=k.canonical,
     )
 
 

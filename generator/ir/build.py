@@ -25,6 +25,7 @@ from kccgen.generator.diagnostics import Diagnostic, Reporter
 from kccgen.generator.ir.aliases import build_aliases
 from kccgen.generator.ir.api_models import build_api_models
 from kccgen.generator.ir.candidates import derive
+from kccgen.generator.ir.canonical import build_canonical
 from kccgen.generator.ir.identity import (
     asset_rows,
     choose_asset_format,
@@ -410,6 +411,9 @@ def build_kind(
         ref_imports=tuple(sorted((by_kind[c.removesuffix("Ref")].ref_module, c) for c in ref_classes)),
         unresolved=tuple(inf.unclassified) if s.auto else (),
         aliases=aliased.aliases,
+        canonical=build_canonical(
+            api_fields, identity.template, frozenset(r.api_path for r in references), s.cfg.canonical, s.file, ("kinds", s.index)
+        ),
         kcc_versions=tuple(sorted(v for v, names in s.kfile.kcc_versions.items() if s.cfg.kind in names)),
     )
 

@@ -13,6 +13,7 @@ from typing import Literal
 
 from kccgen.contract import (
     Call,
+    Canonical,
     CreateShape,
     DeleteShape,
     FieldType,
@@ -277,6 +278,7 @@ class KindIR:
     ref_imports: tuple[tuple[str, str], ...] = ()  # (module, class) of Ref types used by the spec
     unresolved: tuple[str, ...] = ()  # derived Kinds: reference-like fields left plain, with their candidates
     aliases: tuple[AliasIR, ...] = ()  # Config Connector's older field names (spec properties too)
+    canonical: tuple[Canonical, ...] = ()  # values the service spells its own way (generator/ir/canonical.py)
     kcc_versions: tuple[str, ...] = ()  # Config Connector's version names served beside ``version``
 
     @property

@@ -126,6 +126,14 @@ class AliasConfig(_Strict):
     items: tuple[AliasItem, ...] = ()
 
 
+class CanonicalConfig(_Strict):
+    """How the service spells a top-level field, where the document does not say."""
+
+    case: Literal["upper", "lower"] | None = None
+    expand: str | None = None  # projects/{project}/instanceConfigs/{}: {} is the short name
+    reason: str = Field(min_length=1)
+
+
 class KindConfig(_Strict):
     kind: str
     resource: str  # dotted Discovery resource path, e.g. projects.topics
@@ -140,6 +148,7 @@ class KindConfig(_Strict):
     methods: MethodsConfig = Field(default_factory=MethodsConfig)
     description: str | None = None
     aliases: tuple[AliasConfig, ...] = ()  # Config Connector's older field names
+    canonical: dict[str, CanonicalConfig] = Field(default_factory=dict)  # by top-level API field
 
 
 class DerivedOverride(_Strict):

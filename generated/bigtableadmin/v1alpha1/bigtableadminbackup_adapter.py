@@ -6,7 +6,15 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, Lro, UpdateMaskInQuery
+from kccgen.contract import (
+    Adapter,
+    Call,
+    Canonical,
+    CreateWithIdParam,
+    DeleteAtPath,
+    Lro,
+    UpdateMaskInQuery,
+)
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.bigtableadmin.v1alpha1.bigtableadmin_v2_operations import OPERATIONS
 
@@ -55,6 +63,9 @@ ADAPTER = Adapter(
     ),
     krm_only=("clusterRef", "instance", "projectRef", "resourceID"),
     operations=(("operations", OPERATIONS["operations"]),),
+    canonical=(
+        Canonical(field="sourceTable", expand="projects/{project}/instances/{instance}/tables/{}"),
+    ),
 )
 
 register_adapter(ADAPTER)

@@ -6,7 +6,15 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, Lro, UpdateReplace
+from kccgen.contract import (
+    Adapter,
+    Call,
+    Canonical,
+    CreateWithIdParam,
+    DeleteAtPath,
+    Lro,
+    UpdateReplace,
+)
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.bigtableadmin.v1alpha1.bigtableadmin_v2_operations import OPERATIONS
 
@@ -44,6 +52,7 @@ ADAPTER = Adapter(
     ),
     krm_only=("instance", "projectRef", "resourceID"),
     operations=(("operations", OPERATIONS["operations"]),),
+    canonical=(Canonical(field="location", expand="projects/{project}/locations/{}"),),
 )
 
 register_adapter(ADAPTER)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from kccgen.contract import (
     Adapter,
     Call,
+    Canonical,
     CreateInput,
     CreateWrapped,
     DeleteAtPath,
@@ -46,6 +47,7 @@ ADAPTER = Adapter(
     ),
     krm_only=("projectRef", "resourceID"),
     operations=(("operations", OPERATIONS["operations"]),),
+    canonical=(Canonical(field="parent", expand="projects/{}"),),
 )
 
 register_adapter(ADAPTER)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from kccgen.contract import (
     Adapter,
     Call,
+    Canonical,
     CreateInput,
     CreateServiceAssigned,
     DeleteAtPath,
@@ -40,6 +41,7 @@ ADAPTER = Adapter(
         call=Call(method="delete", params=(("name", "groups/{group}"),), lro=Lro.GOOGLE_LONGRUNNING)
     ),
     krm_only=("resourceID",),
+    canonical=(Canonical(field="parent", expand="identitysources/{}"),),
 )
 
 register_adapter(ADAPTER)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from kccgen.contract import (
     Adapter,
     Call,
+    Canonical,
     CreateServiceAssigned,
     DeleteAtPath,
     Lro,
@@ -44,6 +45,10 @@ ADAPTER = Adapter(
         )
     ),
     krm_only=("resourceID",),
+    canonical=(
+        Canonical(field="targetGroup", expand="groups/{}"),
+        Canonical(field="targetOrgUnit", expand="orgUnits/{}"),
+    ),
 )
 
 register_adapter(ADAPTER)

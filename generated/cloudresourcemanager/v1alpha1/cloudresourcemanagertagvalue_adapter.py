@@ -9,6 +9,7 @@ from __future__ import annotations
 from kccgen.contract import (
     Adapter,
     Call,
+    Canonical,
     CreateWithNameInBody,
     DeleteAtPath,
     Lro,
@@ -41,6 +42,7 @@ ADAPTER = Adapter(
     name_is_full=False,
     krm_only=("resourceID",),
     operations=(("operations", OPERATIONS["operations"]),),
+    canonical=(Canonical(field="parent", expand="tagKeys/{}"),),
 )
 
 register_adapter(ADAPTER)

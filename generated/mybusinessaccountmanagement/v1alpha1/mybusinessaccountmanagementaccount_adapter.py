@@ -6,7 +6,14 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithNameInBody, NoDelete, UpdateMaskInQuery
+from kccgen.contract import (
+    Adapter,
+    Call,
+    Canonical,
+    CreateWithNameInBody,
+    NoDelete,
+    UpdateMaskInQuery,
+)
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -22,6 +29,7 @@ ADAPTER = Adapter(
     delete=NoDelete(),
     name_is_full=False,
     krm_only=("resourceID",),
+    canonical=(Canonical(field="primaryOwner", expand="accounts/{}"),),
 )
 
 register_adapter(ADAPTER)

@@ -6,7 +6,15 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWrapped, DeleteAtPath, Lro, UpdateMaskInBody
+from kccgen.contract import (
+    Adapter,
+    Call,
+    Canonical,
+    CreateWrapped,
+    DeleteAtPath,
+    Lro,
+    UpdateMaskInBody,
+)
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.spanner.v1alpha1.spanner_v1_operations import OPERATIONS
 
@@ -81,6 +89,7 @@ ADAPTER = Adapter(
         ),
         ("projects.instances.operations", OPERATIONS["projects.instances.operations"]),
     ),
+    canonical=(Canonical(field="config", expand="projects/{project}/instanceConfigs/{}"),),
 )
 
 register_adapter(ADAPTER)

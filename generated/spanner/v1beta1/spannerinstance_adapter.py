@@ -6,7 +6,16 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Alias, Call, CreateWrapped, DeleteAtPath, Lro, UpdateMaskInBody
+from kccgen.contract import (
+    Adapter,
+    Alias,
+    Call,
+    Canonical,
+    CreateWrapped,
+    DeleteAtPath,
+    Lro,
+    UpdateMaskInBody,
+)
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.spanner.v1beta1.spanner_v1_operations import OPERATIONS
 
@@ -59,6 +68,7 @@ ADAPTER = Adapter(
         ("projects.instances.operations", OPERATIONS["projects.instances.operations"]),
     ),
     aliases=(Alias(field="numNodes", target="nodeCount"),),
+    canonical=(Canonical(field="config", expand="projects/{project}/instanceConfigs/{}"),),
 )
 
 register_adapter(ADAPTER)

@@ -10,6 +10,7 @@ from kccgen.contract import (
     Adapter,
     Alias,
     Call,
+    Canonical,
     CreateInput,
     CreateWithNameInBody,
     DeleteAtPath,
@@ -66,6 +67,7 @@ ADAPTER = Adapter(
         ),
         Alias(field="bucketPolicyOnly", target="iamConfiguration.bucketPolicyOnly.enabled"),
     ),
+    canonical=(Canonical(field="location", case="upper"),),
 )
 
 register_adapter(ADAPTER)
