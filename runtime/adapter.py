@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from kccgen.contract import Adapter, Canonical
@@ -106,7 +106,7 @@ def spec_to_api(spec: dict[str, Any], adapter: Adapter, resolved: dict[str, Any]
             api_value: Any = [ref_value_to_api(ref, e) for e in ext] if isinstance(ext, list) else ref_value_to_api(ref, ext)
             _set_concrete(out, where, ref.api_path.rsplit(".", 1)[-1].removesuffix("[]"), api_value)
     for p in adapter.int64_paths:
-        _stringify(out, _split(p))
+        map_leaf(out, _split(p), _to_str)
     for c in adapter.canonical:
         if c.field in out:
             out[c.field] = canonical_value(c, out[c.field], values)
@@ -138,7 +138,9 @@ def _set_concrete(obj: dict[str, Any], where: str, api_key: str, value: Any) -> 
     node[api_key] = value
 
 
-def _stringify(node: Any, parts: list[str]) -> None:
+def map_leaf(node: Any, parts: list[str], fn: Callable[[Any], Any]) -> None:
+    """Apply ``fn`` to the value at ``parts`` (``[]`` steps into lists): to a
+    scalar, to each item of a list, to each value of a map."""
     if not parts or not isinstance(node, dict):
         return
     head = parts[0].removesuffix("[]")
@@ -146,19 +148,22 @@ def _stringify(node: Any, parts: list[str]) -> None:
         return
     if len(parts) == 1:
         v = node[head]
-        if isinstance(v, int) and not isinstance(v, bool):
-            node[head] = str(v)
-        elif isinstance(v, list):
-            node[head] = [str(x) if isinstance(x, int) and not isinstance(x, bool) else x for x in v]
-        elif isinstance(v, dict) and parts[0] == head:
-            node[head] = {k: str(x) if isinstance(x, int) and not isinstance(x, bool) else x for k, x in v.items()}
+        if isinstance(v, list):
+            node[head] = [fn(x) for x in v]
+        elif isinstance(v, dict):
+            if parts[0] == head:
+                node[head] = {k: fn(x) for k, x in v.items()}
+        else:
+            node[head] = fn(v)
         return
     child = node[head]
-    if isinstance(child, list):
-        for item in child:
-            _stringify(item, parts[1:])
-    else:
-        _stringify(child, parts[1:])
+    for item in child if isinstance(child, list) else [child]:
+        map_leaf(item, parts[1:], fn)
+
+
+def _to_str(v: Any) -> Any:
+    """An int64 as proto3 JSON spells it."""
+    return str(v) if isinstance(v, int) and not isinstance(v, bool) else v
 
 
 def leaves(obj: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:

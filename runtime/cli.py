@@ -45,11 +45,8 @@ def _apply_or_delete(args: argparse.Namespace) -> int:
     except (ManifestError, KeyError) as e:
         print(f"error: {e.args[0] if isinstance(e, KeyError) else e}", file=sys.stderr)
         return 2
-    if args.endpoint is None:
-        problem = _credentials_problem()
-        if problem:
-            print(f"error: {problem}", file=sys.stderr)
-            return 2
+    if args.endpoint is None and not _have_credentials():
+        return 2
     dry_run = "server" if args.cmd == "diff" else args.dry_run
     state = StateDir(args.state)
     gcp = Gcp(args.endpoint, host_paths=args.host_paths, qps=args.qps or None)
@@ -143,6 +140,14 @@ def _progress(total: int, verb: str) -> Iterator[Callable[[Any], None] | None]:
             bar.advance(task)
 
         yield done
+
+
+def _have_credentials() -> bool:
+    """Real GCP needs Application Default Credentials: said once, up front."""
+    problem = _credentials_problem()
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+    return problem is None
 
 
 def _credentials_problem() -> str | None:
@@ -265,11 +270,8 @@ def _export(args: argparse.Namespace) -> int:
     except IdentityError as e:
         print(f"error: {args.name!r} is neither a {kind} object in {args.state} nor a resource name: {e}", file=sys.stderr)
         return 2
-    if args.endpoint is None:
-        problem = _credentials_problem()
-        if problem:
-            print(f"error: {problem}", file=sys.stderr)
-            return 2
+    if args.endpoint is None and not _have_credentials():
+        return 2
     a = adapter_for(kind)
     gcp = Gcp(args.endpoint, host_paths=args.host_paths)
     try:

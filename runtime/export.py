@@ -13,7 +13,7 @@ import copy
 import re
 from typing import Any
 
-from kccgen.runtime.adapter import adapter_for
+from kccgen.runtime.adapter import adapter_for, map_leaf
 from kccgen.runtime.identity import IdentityError, identity_for
 from kccgen.runtime.mutability import by_api_path
 from kccgen.runtime.refs import RefField, references_of
@@ -45,23 +45,9 @@ def _to_krm(node: Any, api_parts: list[str], krm_last: str, convert: Any) -> Non
         _to_krm(item, api_parts[1:], krm_last, convert)
 
 
-def _ints(node: Any, parts: list[str]) -> None:
-    """int64 strings (proto3 JSON) back to the integers the KRM types hold."""
-    if not parts or not isinstance(node, dict):
-        return
-    head = parts[0].removesuffix("[]")
-    if head not in node:
-        return
-    if len(parts) == 1:
-        v = node[head]
-        if isinstance(v, str) and re.fullmatch(r"-?\d+", v):
-            node[head] = int(v)
-        elif isinstance(v, list):
-            node[head] = [int(x) if isinstance(x, str) and re.fullmatch(r"-?\d+", x) else x for x in v]
-        return
-    child = node[head]
-    for item in child if isinstance(child, list) else [child]:
-        _ints(item, parts[1:])
+def _to_int(v: Any) -> Any:
+    """An int64 string (proto3 JSON) as the integer the KRM types hold."""
+    return int(v) if isinstance(v, str) and re.fullmatch(r"-?\d+", v) else v
 
 
 def export_manifest(kind: str, external: str, resource: dict[str, Any], name: str | None = None, namespace: str = "default") -> dict[str, Any]:
@@ -88,7 +74,7 @@ def export_manifest(kind: str, external: str, resource: dict[str, Any], name: st
         if "." in ref.api_path:
             _to_krm(spec, ref.api_path.split("."), ref.path.rsplit(".", 1)[-1].removesuffix("[]"), lambda v, r=ref: _external(r, v))
     for p in a.int64_paths:
-        _ints(spec, p.split("."))
+        map_leaf(spec, p.split("."), _to_int)
     for param, fld, target in ident.spec_fields:
         if fld == "resourceID":
             if ident.id_generation == "service" or rid != obj_name:
