@@ -411,8 +411,18 @@ class Reconciler:
     ) -> Result:
         status = obj.get("status") or {}
         service_assigned = isinstance(a.create, CreateServiceAssigned)
-        if service_assigned and spec.get("resourceID") and not status.get("externalRef"):
-            return self._finish(obj, False, "ResourceNotFound", f"{ext} does not exist: a service-generated ID in spec.resourceID can only acquire, never create", events)
+        if service_assigned and spec.get("resourceID"):
+            # Absent, whether never there or deleted since it was acquired: a
+            # create would make another resource under another ID, which the
+            # object's resourceID would then contradict.
+            gone = " any more (deleted outside kccgen?)" if status.get("externalRef") else ""
+            return self._finish(
+                obj,
+                False,
+                "ResourceNotFound",
+                f"{ext} does not exist{gone}: a service-generated ID in spec.resourceID can only acquire, never create; remove spec.resourceID to create a new one",
+                events,
+            )
         values = self._values(obj, a, ext) if ext else self._parent_values(obj, a)
         if "project" not in values and (p := self._project(obj)):
             values["project"] = p

@@ -251,3 +251,18 @@ def test_messages_name_the_manifests_paths() -> None:
     assert _spec_path(a, "topic") == "spec.topicRef"
     assert _spec_path(a, "ackDeadlineSeconds") == "spec.ackDeadlineSeconds"
     assert _spec_path(a, "not-a-field") == "not-a-field"
+
+
+def test_an_acquired_service_named_resource_deleted_outside_is_not_found_never_created_again(tmp_path: Path) -> None:
+    state = StateDir(tmp_path / "state")
+    with MockServer() as s:
+        made = s.client("monitoring").projects().notificationChannels().create(name="projects/p", body=_channel()["spec"]).execute()
+        rid = made["name"].rsplit("/", 1)[-1]
+        row, _ = _apply(state, s, _channel(rid))
+        assert row.ready and _creates(s) == 1, row.message  # acquired
+        s.client("monitoring").projects().notificationChannels().delete(name=made["name"]).execute()
+        row, result = _apply(state, s, _channel(rid))
+        assert (row.ready, row.reason) == (False, "ResourceNotFound"), row.message
+        assert "deleted outside" in row.message and "remove spec.resourceID" in row.message
+        assert _creates(s) == 1 and _channels(s) == []  # it used to be made again under a new ID, and the object was stuck
+        assert result.obj["status"]["externalRef"] == made["name"]
