@@ -61,6 +61,7 @@ class Collection:
     # (dotted: bigquery's datasetReference.datasetId); see body_id_field.
     id_field: str = "name"
     requires: tuple[tuple[str, str], ...] = ()  # field -> collection its value must name (overrides.yaml)
+    required: frozenset[str] = frozenset()  # top-level fields a create must carry (overrides.yaml)
 
     @property
     def get(self) -> Method:
@@ -167,15 +168,16 @@ def _service_assigned(doc: DiscoveryDoc, schema: str, id_field: str) -> str:
 
 
 def _apply(coll: Collection, overrides: list[Override]) -> Collection:
-    imm, out, sa, req = set(coll.immutable), set(coll.output_only), coll.service_assigned, dict(coll.requires)
+    imm, out, sa, req, must = set(coll.immutable), set(coll.output_only), coll.service_assigned, dict(coll.requires), set(coll.required)
     for o in overrides:
+        must |= o.required
         imm |= o.immutable
         out |= o.output_only
         req.update(o.requires)
         if o.service_assigned_id:
             sa = sa or f"{o.where}: {o.reason}"
     return Collection(
-        coll.api, coll.resource, coll.schema, coll.prefix, coll.methods, frozenset(out), frozenset(imm), coll.input_only, sa, coll.id_field, tuple(sorted(req.items()))
+        coll.api, coll.resource, coll.schema, coll.prefix, coll.methods, frozenset(out), frozenset(imm), coll.input_only, sa, coll.id_field, tuple(sorted(req.items())), frozenset(must)
     )
 
 

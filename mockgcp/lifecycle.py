@@ -160,6 +160,9 @@ def create(eng: MockGCP, c: Call) -> Response:
         raise already_exists(key)
     for f in c.coll.output_only:
         resource.pop(f, None)
+    missing = sorted(f for f in c.coll.required if resource.get(f) in (None, "", [], {}))
+    if missing:
+        raise invalid(f"Missing required field(s): {', '.join(missing)}.")
     for f, target in c.coll.requires:  # as the service answers: the named resource must exist
         named = resource.get(f)
         if isinstance(named, str) and named and eng.state.find(c.api.key, c.api.collections[target].key(named)) is None:

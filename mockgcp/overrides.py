@@ -19,8 +19,8 @@ from kccgen.discovery.errors import SpecError, did_you_mean, json_path
 
 OVERRIDES_FILE = Path(__file__).resolve().parent / "overrides.yaml"
 
-_KEYS = ("api", "resource", "reason", "immutable", "outputOnly", "serviceAssignedId", "requires")
-_FACTS = ("immutable", "outputOnly", "serviceAssignedId", "requires")
+_KEYS = ("api", "resource", "reason", "immutable", "outputOnly", "serviceAssignedId", "requires", "required")
+_FACTS = ("immutable", "outputOnly", "serviceAssignedId", "requires", "required")
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,7 @@ class Override:
     # field -> the collection (resource path, same API) whose resource it must
     # name on create: a subscription's topic must exist (404 otherwise).
     requires: tuple[tuple[str, str], ...] = ()
+    required: frozenset[str] = frozenset()  # top-level fields a create must carry (400 otherwise)
     where: str = ""  # file#/overrides/<i>, for errors found later
 
 
@@ -68,6 +69,7 @@ def _entry(file: str, i: int, raw: Any) -> Override:
         output_only=_fields(file, i, "outputOnly", raw["outputOnly"]) if "outputOnly" in raw else frozenset(),
         service_assigned_id=sa,
         requires=tuple(sorted(req.items())),
+        required=_fields(file, i, "required", raw["required"]) if "required" in raw else frozenset(),
         where=f"{file}#{json_path('overrides', i)}",
     )
 
@@ -104,7 +106,7 @@ def check_override(o: Override, collections: Mapping[str, Mapping[str, Any]], sc
         hint = did_you_mean(o.resource, collections[o.api])
         raise SpecError(file, ptr + "/resource", f"{o.api} has no collection {o.resource!r} (a resource whose get returns a schema){hint}")
     have = schema_fields[(o.api, o.resource)]
-    for key, names in (("immutable", o.immutable), ("outputOnly", o.output_only)):
+    for key, names in (("immutable", o.immutable), ("outputOnly", o.output_only), ("required", o.required)):
         for name in sorted(names - have):
             raise SpecError(file, f"{ptr}/{key}", f"{o.api} {o.resource} has no top-level field {name!r}{did_you_mean(name, have)}")
     for name, target in o.requires:

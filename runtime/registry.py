@@ -46,13 +46,15 @@ def unknown_kind(kind: str, known: list[str] | tuple[str, ...]) -> str:
 
 def resolve_kind(text: str) -> str:
     """The Kind kubectl would take ``text`` for: the Kind, lowercase, plural
-    (``pubsubtopics``, ``-ies``/``-es`` too) or ``plural.group``; KeyError otherwise."""
+    (``pubsubtopics``, ``-ies``/``-es`` too), the short name (``gcppubsubtopic``)
+    or ``plural.group``; KeyError otherwise."""
     index = kind_index()
     if text in index:
         return text
     name, _, group = text.partition(".")
-    lower = name.lower()
-    forms = {lower, lower.removesuffix("s"), lower.removesuffix("es"), lower.removesuffix("ies") + "y" if lower.endswith("ies") else lower}
+    forms: set[str] = set()
+    for lower in {name.lower(), name.lower().removeprefix("gcp")}:  # gcppubsubtopic: the CRDs' short names
+        forms |= {lower, lower.removesuffix("s"), lower.removesuffix("es"), lower.removesuffix("ies") + "y" if lower.endswith("ies") else lower}
     hits = [k for k in index if k.lower() in forms and (not group or index[k]["apiVersion"].split("/", 1)[0] == group)]
     if len(hits) == 1:
         return hits[0]

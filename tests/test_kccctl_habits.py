@@ -123,7 +123,7 @@ def test_get_takes_kind_names_as_kubectl_does(tmp_path: Path, capsys: pytest.Cap
     st = tmp_path / "st"
     with MockServer() as s:
         assert _run(capsys, s, st, "apply", "-f", str(m))[0] == 0
-    for spelling in ("PubSubTopic", "pubsubtopic", "pubsubtopics", "pubsubtopics.pubsub.cnrm.cloud.google.com"):
+    for spelling in ("PubSubTopic", "pubsubtopic", "pubsubtopics", "gcppubsubtopics", "pubsubtopics.pubsub.cnrm.cloud.google.com"):
         assert main(["get", spelling, "-o", "name", "--state", str(st)]) == 0
         assert capsys.readouterr().out == "pubsubtopic/a\npubsubtopic/b\n"
     assert main(["get", "pubsubtopic/b", "-o", "json", "--state", str(st)]) == 0

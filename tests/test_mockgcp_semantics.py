@@ -751,3 +751,11 @@ def test_a_restarted_mockgcp_never_hands_out_an_id_again() -> None:
     restarted = State(seed=0)
     restarted.load(json.loads(json.dumps(first.dump())))
     assert restarted.digits(12) == first.digits(12) and restarted.digits(12) not in ids
+
+
+def test_a_create_without_a_required_field_is_invalid(server: MockServer) -> None:
+    """overrides.yaml ``required``: as the service answers (400), where Discovery says it in prose only."""
+    instances = server.client("spanner").projects().instances()
+    with pytest.raises(HttpError) as e:
+        instances.create(parent=f"projects/{P}", body={"instanceId": "i", "instance": {"displayName": "I"}}).execute()
+    assert e.value.resp.status == 400 and "Missing required field(s): config." in str(e.value)
