@@ -266,3 +266,26 @@ def test_an_acquired_service_named_resource_deleted_outside_is_not_found_never_c
         assert "deleted outside" in row.message and "remove spec.resourceID" in row.message
         assert _creates(s) == 1 and _channels(s) == []  # it used to be made again under a new ID, and the object was stuck
         assert result.obj["status"]["externalRef"] == made["name"]
+
+
+def test_a_missing_or_unready_reference_is_a_dependency_reason_not_update_failed(tmp_path: Path) -> None:
+    """Parent references (identity) and other references alike."""
+    state = StateDir(tmp_path / "state")
+    sub = {
+        "apiVersion": "pubsub.cnrm.cloud.google.com/v1beta1",
+        "kind": "PubSubSubscription",
+        "metadata": {"name": "s", "namespace": "default"},
+        "spec": {"topicRef": {"name": "absent"}},
+    }
+    key = {
+        "apiVersion": "kms.cnrm.cloud.google.com/v1beta1",
+        "kind": "KMSCryptoKey",
+        "metadata": {"name": "k", "namespace": "default"},
+        "spec": {"keyRingRef": {"name": "absent-ring"}, "purpose": "ENCRYPT_DECRYPT"},
+    }
+    with MockServer() as s:
+        for obj, path in ((sub, "spec.topicRef"), (key, "spec.keyRingRef")):
+            row, _ = _apply(state, s, obj)
+            assert (row.ready, row.reason) == (False, "DependencyNotFound"), row.message
+            assert path in row.message
+        assert not [e for e in s.log if e.method != "GET"]
