@@ -247,7 +247,7 @@ def _export(args: argparse.Namespace) -> int:
     from kccgen.runtime.export import export_manifest
     from kccgen.runtime.gcp import Gcp, GcpError
     from kccgen.runtime.local import StateDir
-    from kccgen.runtime.reconciler import without_create_label
+    from kccgen.runtime.reconciler import read_live
 
     kind = _kind_or_exit(args.kind)
     if kind is None:
@@ -275,7 +275,7 @@ def _export(args: argparse.Namespace) -> int:
     a = adapter_for(kind)
     gcp = Gcp(args.endpoint, host_paths=args.host_paths)
     try:
-        live = without_create_label(a, gcp.call(a, a.get, dict(ident.parse(ext))))
+        live = read_live(gcp, a, dict(ident.parse(ext)))
         doc = export_manifest(kind, ext, live, args.as_name or (args.name if stored else None), args.namespace)
     except GcpError as e:
         print(f"error: GET {ext}: {e}", file=sys.stderr)

@@ -36,7 +36,7 @@ from kccgen.runtime.export import export_manifest
 from kccgen.runtime.gcp import Gcp, GcpError, NotFound
 from kccgen.runtime.local import dependency_order
 from kccgen.runtime.mutability import mutability_of
-from kccgen.runtime.reconciler import Reconciler, without_create_label
+from kccgen.runtime.reconciler import Reconciler, read_live
 from kccgen.runtime.refs import PROJECT_ID_ANNOTATION, InMemoryStore, references_of
 
 STEPS = ("example", "create", "reapply", "update", "export", "delete")
@@ -243,7 +243,7 @@ class Lifecycle:
         resource, acquires it with one GET and writes nothing."""
         store = InMemoryStore(default_namespace="default")
         store.add({"kind": "Namespace", "metadata": {"name": "default", "annotations": {PROJECT_ID_ANNOTATION: project}}})
-        live = without_create_label(a, self.gcp.call(a, a.get, Reconciler(self.gcp, store)._values(obj, a, ext)))
+        live = read_live(self.gcp, a, Reconciler(self.gcp, store)._values(obj, a, ext))
         doc = export_manifest(kind, ext, live, obj["metadata"]["name"])
         mark = len(self.gcp.calls)
         result = Reconciler(self.gcp, store).reconcile(doc)

@@ -128,9 +128,17 @@ def without_create_label(a: Adapter, resource: Any) -> Any:
     return resource
 
 
+def read_live(gcp: Gcp, a: Adapter, values: dict[str, str]) -> Any:
+    """The live resource (one GET), as the user's fields see it: without our create label."""
+    return without_create_label(a, gcp.call(a, a.get, values))
+
+
+_TIME = "%Y-%m-%dT%H:%M:%SZ"  # the timestamps of conditions and create intents
+
+
 def _age_s(since: str) -> float:
     try:
-        return (datetime.now(UTC) - datetime.strptime(since, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)).total_seconds()
+        return (datetime.now(UTC) - datetime.strptime(since, _TIME).replace(tzinfo=UTC)).total_seconds()
     except ValueError:
         return float("inf")
 
@@ -143,7 +151,7 @@ def _spec_path(a: Adapter, api_path: str) -> str:
 
 
 def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.now(UTC).strftime(_TIME)
 
 
 def _ann(obj: Mapping[str, Any]) -> dict[str, str]:
@@ -239,7 +247,7 @@ class Reconciler:
         actual: dict[str, Any] | None = None
         if ext is not None:
             try:
-                actual = without_create_label(a, self.gcp.call(a, a.get, self._values(obj, a, ext)))
+                actual = read_live(self.gcp, a, self._values(obj, a, ext))
             except NotFound:
                 actual = None
             except GcpError as e:
@@ -470,7 +478,7 @@ class Reconciler:
             # attempt whose answer was lost. Config Connector acquires a resource
             # of the same name; so does this, through the update path.
             try:
-                actual = self.gcp.call(a, a.get, self._values(obj, a, ext))
+                actual = read_live(self.gcp, a, self._values(obj, a, ext))
             except GcpError as ge:
                 return self._finish(obj, False, "UpdateFailed", f"create of {ext} failed: {e}; GET after it failed: {ge}", events)
             events.append(Event("Normal", "Acquired", f"{ext} already exists: acquired"))
@@ -485,7 +493,7 @@ class Reconciler:
             new_ext = self._external_from(a, result, values)
         if result is None and new_ext is not None:  # compute/dns operations carry no resource
             try:
-                result = self.gcp.call(a, a.get, self._values(obj, a, new_ext))
+                result = read_live(self.gcp, a, self._values(obj, a, new_ext))
             except GcpError as e:
                 # Created, not yet read: the externalRef is kept, so the next
                 # reconcile reads it (and never creates it again).
@@ -521,7 +529,7 @@ class Reconciler:
         ext = self._external_from(a, found, values)
         events.append(Event("Normal", "Adopted", f"the create sent at {since} made {ext}: adopted"))
         try:
-            actual = without_create_label(a, self.gcp.call(a, a.get, self._values(obj, a, ext)))
+            actual = read_live(self.gcp, a, self._values(obj, a, ext))
         except GcpError as e:
             self._observe(obj, a, None, ext)
             return self._finish(obj, False, "UpdateFailed", f"found {ext}, made by the create sent at {since}, but reading it failed: {e}", events)
@@ -592,7 +600,8 @@ class Reconciler:
         if writeback != spec:
             obj["spec"] = writeback
             note_merged(obj, spec)
-        desired = spec_to_api(enforce, a, resolved, self._values(obj, a, ext))
+        values = self._values(obj, a, ext)  # once: the mapping expands short names with it, the update is sent with it
+        desired = spec_to_api(enforce, a, resolved, values)
         diffs = diff(desired, actual, a, check_mutability=True)
         acquired = not (obj.get("status") or {}).get("externalRef")
         if not diffs:
@@ -620,7 +629,6 @@ class Reconciler:
             return self._finish(obj, False, "WouldUpdate", f"would update {', '.join(c[0] for c in changes)} of {ext}", events, changes=changes)
         if req is None:
             return self._finish(obj, False, "UpdateFailed", f"{a.kind} has no update method; changed: {', '.join(_spec_path(a, p) for p, _, _ in diffs)}", events)
-        values = self._values(obj, a, ext)
         try:
             op = self.gcp.call(a, req.call, values, req.body, req.params)
             result = self.gcp.wait(a, req.call, op, values)
