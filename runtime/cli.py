@@ -52,8 +52,9 @@ def _apply_or_delete(args: argparse.Namespace) -> int:
     gcp = Gcp(args.endpoint, host_paths=args.host_paths, qps=args.qps or None)
     try:
         with state.lock(wait=not args.no_wait, notify=lambda msg: print(msg, file=sys.stderr)), (_progress(len(objs), args.cmd) if args.cmd != "delete" else contextlib.nullcontext(None)) as on_done:
-            project = args.project or state.remembered_project()
-            if args.project and dry_run is None and args.project != state.remembered_project():
+            remembered = state.remembered_project()
+            project = args.project or remembered
+            if args.project and dry_run is None and args.project != remembered:
                 state.remember_project(args.project)
             if args.cmd == "delete":
                 results = delete(objs, state, gcp, project, args.namespace, dry_run=dry_run)

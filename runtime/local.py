@@ -200,8 +200,11 @@ def dependency_levels(objs: list[dict[str, Any]], default_ns: str = "default") -
     earlier levels, so the objects of one level can be reconciled at once.
     Namespaces are the first level."""
     deps = _dependencies(objs, default_ns)
+    return _levels(dependency_order(objs, default_ns, deps), deps, default_ns)
+
+
+def _levels(ordered: list[dict[str, Any]], deps: dict[tuple[str, str, str], set[tuple[str, str, str]]], default_ns: str) -> list[list[dict[str, Any]]]:
     level: dict[tuple[str, str, str], int] = {}
-    ordered = dependency_order(objs, default_ns)
     for o in ordered:
         k = _key(o, default_ns)
         level[k] = 0 if o.get("kind") == "Namespace" else 1 + max((level[d] for d in deps[k]), default=0)
@@ -232,10 +235,13 @@ def _dependencies(objs: list[dict[str, Any]], default_ns: str) -> dict[tuple[str
     return deps
 
 
-def dependency_order(objs: list[dict[str, Any]], default_ns: str = "default") -> list[dict[str, Any]]:
-    """Referenced objects (by name) first; a cycle is an error naming its members."""
+def dependency_order(
+    objs: list[dict[str, Any]], default_ns: str = "default", deps: dict[tuple[str, str, str], set[tuple[str, str, str]]] | None = None
+) -> list[dict[str, Any]]:
+    """Referenced objects (by name) first; a cycle is an error naming its members.
+    ``deps``: ``_dependencies(objs)``, when the caller has them already."""
     index = {_key(o, default_ns): o for o in objs}
-    deps = _dependencies(objs, default_ns)
+    deps = _dependencies(objs, default_ns) if deps is None else deps
     ordered: list[dict[str, Any]] = []
     state: dict[tuple[str, str, str], int] = {}
 
@@ -561,12 +567,13 @@ def apply(
             on_done(out[0])
         return out
 
-    ordered = dependency_order(objs, default_ns)
+    deps = _dependencies(objs, default_ns)  # once, for the order and the levels
+    ordered = dependency_order(objs, default_ns, deps)
     if workers <= 1:
         return [done(o) for o in ordered]
     results: dict[tuple[str, str, str], tuple[Row, Result]] = {}
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        for level in dependency_levels(objs, default_ns):
+        for level in _levels(ordered, deps, default_ns):
             for obj in level:
                 if _serial(obj):
                     results[_key(obj, default_ns)] = done(obj)
