@@ -42,9 +42,11 @@ def _split(path: str) -> list[str]:
     return path.split(".")
 
 
-def _rename_at(obj: Any, krm_path: str, api_path: str, convert: Any) -> None:
-    """Replace the field at krm_path (with [] steps) by api_path's last key, converting the value."""
-    kparts, aparts = _split(krm_path), _split(api_path)
+def rename_at(obj: Any, path: str, to_path: str, convert: Any) -> None:
+    """Replace the field at ``path`` (with [] steps) by ``to_path``'s last key,
+    converting the value; the two paths differ in their last key only (an API
+    field and the KRM field standing for it, either way)."""
+    kparts, aparts = _split(path), _split(to_path)
 
     def walk(node: Any, kp: list[str], ap: list[str]) -> None:
         if not isinstance(node, dict):

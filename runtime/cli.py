@@ -219,24 +219,25 @@ def _get(args: argparse.Namespace) -> int:
 
 def _object_table(objs: list[dict[str, Any]], wide: bool, namespaces: bool) -> str:
     """kubectl get's table: a header, one row per object; wide adds the message."""
-    head = [*(["NAMESPACE"] if namespaces else []), "NAME", "READY", "STATUS", "EXTERNALREF", *(["MESSAGE"] if wide else [])]
+    from kccgen.runtime.local import columns
+
+    head = (*(["NAMESPACE"] if namespaces else []), "NAME", "READY", "STATUS", "EXTERNALREF", *(["MESSAGE"] if wide else []))
     rows = []
     for o in objs:
         st = o.get("status") or {}
         ready: dict[str, str] = next((c for c in st.get("conditions") or [] if c.get("type") == "Ready"), {})
         meta = o["metadata"]
         rows.append(
-            [
+            (
                 *([str(meta.get("namespace") or "default")] if namespaces else []),
                 str(meta["name"]),
                 ready.get("status", "Unknown"),
                 ready.get("reason", ""),
                 str(st.get("externalRef", "")),
                 *([ready.get("message", "")] if wide else []),
-            ]
+            )
         )
-    widths = [max(len(r[i]) for r in (head, *rows)) for i in range(len(head))]
-    return "\n".join("   ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in (head, *rows))
+    return "\n".join(columns(head, rows, "   "))
 
 
 def _export(args: argparse.Namespace) -> int:

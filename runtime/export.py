@@ -13,7 +13,7 @@ import copy
 import re
 from typing import Any
 
-from kccgen.runtime.adapter import adapter_for, map_leaf
+from kccgen.runtime.adapter import adapter_for, map_leaf, rename_at
 from kccgen.runtime.identity import IdentityError, identity_for
 from kccgen.runtime.mutability import by_api_path
 from kccgen.runtime.refs import RefField, references_of
@@ -29,20 +29,6 @@ def _external(ref: RefField, value: Any) -> Any:
             return {"external": v}
 
     return [one(v) for v in value] if isinstance(value, list) else one(value)
-
-
-def _to_krm(node: Any, api_parts: list[str], krm_last: str, convert: Any) -> None:
-    """Rename the field at api_parts (``[]`` steps into lists) to krm_last, converting it."""
-    if not isinstance(node, dict):
-        return
-    head = api_parts[0].removesuffix("[]")
-    if len(api_parts) == 1:
-        if head in node:
-            node[krm_last] = convert(node.pop(head))
-        return
-    child = node.get(head)
-    for item in child if isinstance(child, list) and api_parts[0].endswith("[]") else [child]:
-        _to_krm(item, api_parts[1:], krm_last, convert)
 
 
 def _to_int(v: Any) -> Any:
@@ -72,7 +58,7 @@ def export_manifest(kind: str, external: str, resource: dict[str, Any], name: st
         spec[krm] = _external(ref, value) if ref is not None else copy.deepcopy(value)
     for ref in refs:
         if "." in ref.api_path:
-            _to_krm(spec, ref.api_path.split("."), ref.path.rsplit(".", 1)[-1].removesuffix("[]"), lambda v, r=ref: _external(r, v))
+            rename_at(spec, ref.api_path, ref.path, lambda v, r=ref: _external(r, v))
     for p in a.int64_paths:
         map_leaf(spec, p.split("."), _to_int)
     for param, fld, target in ident.spec_fields:

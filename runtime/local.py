@@ -615,11 +615,15 @@ def delete(
     return out
 
 
+def columns(head: tuple[str, ...], data: list[tuple[str, ...]], gap: str = "  ") -> list[str]:
+    """Aligned text columns, as kubectl prints them."""
+    widths = [max(len(x[i]) for x in (head, *data)) for i in range(len(head))]
+    return [gap.join(c.ljust(w) for c, w in zip(x, widths, strict=True)).rstrip() for x in (head, *data)]
+
+
 def table(rows: list[Row], ready_header: str = "READY") -> str:
     head = ("KIND", "NAME", ready_header, "REASON", "EXTERNALREF")
-    data = [(r.kind, r.name, "True" if r.ready else "False", r.reason, r.external_ref) for r in rows]
-    widths = [max(len(x[i]) for x in (head, *data)) for i in range(len(head))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(x, widths, strict=True)).rstrip() for x in (head, *data)]
+    lines = columns(head, [(r.kind, r.name, "True" if r.ready else "False", r.reason, r.external_ref) for r in rows])
     for r in rows:
         if not r.ready:
             lines.append(f"{r.kind}/{r.name}: {r.message}")
