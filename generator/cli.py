@@ -18,6 +18,16 @@ from pathlib import Path
 
 from kccgen import data_dir
 from kccgen.discovery.errors import SpecError
+from kccgen.generator.bundle import (
+    DEFAULT_IMAGE,
+    DEFAULT_NAMESPACE,
+    BundleError,
+    Options,
+    build,
+    generated_dir,
+    summary,
+    write_bundle,
+)
 from kccgen.generator.cache import RenderCache, UnitMemo, digest
 from kccgen.generator.diagnostics import Reporter
 from kccgen.generator.emit.files import (
@@ -389,6 +399,27 @@ def cmd_update_specs(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bundle(args: argparse.Namespace) -> int:
+    """The operator's install bundle: the selected CRDs, least-privilege RBAC, the
+    Deployment and its admission webhook, as a kustomize directory."""
+    opts = Options(
+        pattern=args.crd_pattern,
+        namespace=args.namespace,
+        image=args.image,
+        project=args.project,
+        endpoint=args.endpoint,
+        gcp_service_account=args.gcp_service_account,
+    )
+    try:
+        files = build(generated_dir(args.root), opts)
+        write_bundle(args.out, files)
+    except BundleError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(summary(args.out, files))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="kccgen", description=__doc__)
     p.add_argument("--root", type=Path, default=Path("."), help="repository root (holds generated/)")
@@ -422,11 +453,19 @@ def main(argv: list[str] | None = None) -> int:
     up.add_argument("apis", nargs="*", help="API names (newest GA version) or document keys (run.v2) to add")
     up.add_argument("--all", action="store_true", help="add the newest GA version of every API the client ships")
     up.add_argument("--vendor", action="store_true", help="keep a copy of the added documents in specs/discovery/")
+    bp = sub.add_parser("bundle", help="write the operator's install bundle (kustomize directory: CRDs, RBAC, Deployment, webhook)")
+    bp.add_argument("--out", type=Path, required=True, metavar="DIR", help="bundle directory (replaced as a whole)")
+    bp.add_argument("--crd-pattern", default=None, metavar="PATTERN", help="Kinds to install, e.g. 'pubsub;storage' (kccgen/patterns.py; default: all)")
+    bp.add_argument("--namespace", default=DEFAULT_NAMESPACE, help=f"the operator's namespace (default: {DEFAULT_NAMESPACE})")
+    bp.add_argument("--image", default=DEFAULT_IMAGE, help=f"operator image (default: {DEFAULT_IMAGE})")
+    bp.add_argument("--project", default=None, help="default GCP project for the operator (--project)")
+    bp.add_argument("--endpoint", default=None, metavar="URL", help="GCP endpoint override for the operator (--endpoint), e.g. mockgcp")
+    bp.add_argument("--gcp-service-account", default=None, metavar="EMAIL", help="annotate the ServiceAccount for GKE workload identity")
     args = p.parse_args(argv)
     if args.specs is None:
         # update-specs writes documents: into ROOT/specs, never into an installed package.
         args.specs = args.root / "specs" if args.cmd == "update-specs" else data_dir("specs")
-    handlers = {"generate": cmd_generate, "check": cmd_check, "kinds": cmd_kinds, "refs": cmd_refs, "lint-crds": cmd_lint_crds, "lag": cmd_lag, "parity": cmd_parity, "update-specs": cmd_update_specs, "coverage": cmd_coverage}
+    handlers = {"generate": cmd_generate, "check": cmd_check, "kinds": cmd_kinds, "refs": cmd_refs, "lint-crds": cmd_lint_crds, "lag": cmd_lag, "parity": cmd_parity, "update-specs": cmd_update_specs, "coverage": cmd_coverage, "bundle": cmd_bundle}
     try:
         return handlers[args.cmd](args)
     except SpecError as e:
