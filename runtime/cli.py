@@ -344,6 +344,56 @@ def _verify(args: argparse.Namespace) -> int:
     return 0 if passed == len(outcomes) else 1
 
 
+def _operator(args: argparse.Namespace) -> int:
+    """Run the operator until SIGINT/SIGTERM (kopf stops its watches and daemons)."""
+    import asyncio
+    import logging
+
+    from kccgen.patterns import problem
+    from kccgen.runtime.local import namespace_problem
+    from kccgen.runtime.operator import Operator, Settings, served_kinds, settings_summary
+
+    if args.crd_pattern and problem(args.crd_pattern):
+        print(f"error: --crd-pattern {args.crd_pattern!r}: {problem(args.crd_pattern)}", file=sys.stderr)
+        return 2
+    if not served_kinds(args.crd_pattern):
+        print(f"error: --crd-pattern {args.crd_pattern!r} selects no Kind (`kccctl kinds` lists them)", file=sys.stderr)
+        return 2
+    if not args.endpoint and not _have_credentials():
+        print(f"error: {_credentials_problem()}", file=sys.stderr)
+        return 2
+    for ns in args.namespace:
+        if namespace_problem(ns):
+            print(f"error: --namespace: {namespace_problem(ns)}", file=sys.stderr)
+            return 2
+    logging.basicConfig(level=args.log.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if args.log != "debug":
+        # kopf logs every handler call at INFO: a thousand objects would flood the log.
+        logging.getLogger("kopf.objects").setLevel(logging.WARNING)
+    settings = Settings(
+        endpoint=args.endpoint,
+        project=args.project,
+        crd_pattern=args.crd_pattern,
+        namespaces=tuple(args.namespace),
+        kubeconfig=args.kubeconfig,
+        host_paths=args.host_paths,
+        workers=args.workers,
+        per_kind=args.per_kind,
+        reconcile_qps=args.reconcile_qps,
+        gcp_qps=args.qps,
+        resync_s=args.resync,
+        paused=args.actuation_mode == "Paused",
+        health_port=None if args.health_port < 0 else args.health_port,
+        webhook_port=args.webhook_port,
+        webhook_service=args.webhook_service,
+        webhook_namespace=args.webhook_namespace,
+        webhook_config=args.webhook_config,
+    )
+    logging.getLogger("kccgen.operator").info("starting: %s", settings_summary(settings))
+    asyncio.run(Operator(settings).run())
+    return 0
+
+
 def _mockgcp(argv: list[str]) -> int:
     """``kccctl mockgcp ...`` is ``mockgcp ...``: the runtime never imports the
     emulator (an operator image ships without it), it replaces this process
@@ -418,6 +468,25 @@ def main(argv: list[str] | None = None) -> int:
     xp.add_argument("-n", "--namespace", default="default")
     xp.add_argument("--name", dest="as_name", help="metadata.name of the manifest (default: the object's, or the resource ID)")
     xp.add_argument("--host-paths", action="store_true", help="as for apply: each API under its own host on the endpoint (mockgcp)")
+    op = sub.add_parser("operator", help="run the operator: reconcile the cluster's objects of the generated Kinds until interrupted")
+    op.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, else the in-cluster service account)")
+    op.add_argument("--endpoint", help="GCP endpoint override, e.g. a mockgcp URL (default: real GCP with ADC)")
+    op.add_argument("--project", help="default project when neither the object nor its namespace names one")
+    op.add_argument("--crd-pattern", help="Kinds to reconcile: globs on service, group, group/Kind or Kind, ',' or ';' separated, '!' excludes (default: all)")
+    op.add_argument("--namespace", action="append", default=[], help="reconcile only this namespace (repeatable; default: all namespaces)")
+    op.add_argument("--workers", type=int, default=16, help="reconciles running at once (default 16)")
+    op.add_argument("--per-kind", type=int, default=4, help="reconciles of one Kind running at once (default 4)")
+    op.add_argument("--reconcile-qps", type=float, default=50.0, help="reconciles started per second, all Kinds (default 50; 0: no limit)")
+    op.add_argument("--qps", type=float, default=20.0, help="GCP requests per second to each API and project (default 20; 0: no limit)")
+    op.add_argument("--resync", type=float, default=600.0, help="seconds between re-reconciles of a Ready object, jittered 0.5-1.5x (default 600)")
+    op.add_argument("--actuation-mode", choices=("Reconciling", "Paused"), default="Reconciling", help="Paused: no GCP call for any object")
+    op.add_argument("--health-port", type=int, default=8080, help="/healthz, /readyz and /metrics (default 8080; 0: any free port; -1: off)")
+    op.add_argument("--webhook-port", type=int, help="serve the validating admission webhook over HTTPS on this port (0: any free port)")
+    op.add_argument("--webhook-service", help="the webhook's Service name (its DNS names go into the certificate)")
+    op.add_argument("--webhook-namespace", help="the webhook Service's namespace")
+    op.add_argument("--webhook-config", help="ValidatingWebhookConfiguration whose caBundle the operator sets at start")
+    op.add_argument("--host-paths", action="store_true", help="as for apply: each API under its own host on the endpoint (mockgcp)")
+    op.add_argument("--log", choices=("debug", "info", "warning"), default="info", help="log level (default info)")
     sub.add_parser(
         "mockgcp", help="the local GCP emulator: hands over to the `mockgcp` command (`kccctl mockgcp serve --help`)", add_help=False
     )
@@ -427,6 +496,8 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.cmd in ("apply", "delete", "diff"):
         return _apply_or_delete(args)
+    if args.cmd == "operator":
+        return _operator(args)
     if args.cmd == "get":
         return _get(args)
     if args.cmd == "export":

@@ -147,10 +147,14 @@ class Gcp:
         host_paths: bool = False,
         qps: float | None = None,
         lro_max_interval: float = 5.0,
+        keep_calls: bool = True,
+        on_request: Callable[[str, str], None] | None = None,
     ) -> None:
-        """``qps``: at most this many requests per second to each API (None: no
-        limit). Safe to share between threads: the Discovery clients are built
-        once per API, each thread sends over its own connection."""
+        """``qps``: at most this many requests per second to each API and project
+        (None: no limit). Safe to share between threads: the Discovery clients are
+        built once per API, each thread sends over its own connection.
+        ``keep_calls=False``: a long-running process (the operator) keeps no log
+        of its requests; ``on_request(api method, HTTP verb)`` counts them instead."""
         self.endpoint = endpoint.rstrip("/") + "/" if endpoint else None
         # mockgcp serves every API on one port under its own host as the first
         # path segment (``/pubsub.googleapis.com/v1/...``), so APIs with the same
@@ -167,10 +171,12 @@ class Gcp:
         self.qps = qps
         self._clients: dict[str, Any] = {}
         self._creds: Any = None  # what the clients were built with (for SendOnce)
-        self.calls: list[str] = []  # "GET pubsub.projects.topics.get" per request sent
+        self.calls: list[str] = []  # "GET pubsub.projects.topics.get" per request sent (keep_calls)
+        self.keep_calls = keep_calls
+        self.on_request = on_request
         self._lock = threading.Lock()  # clients and the QPS schedule
         self._local = threading.local()  # each thread's HTTP connection
-        self._next_slot: dict[str, float] = {}  # API -> earliest time of its next request
+        self._next_slot: dict[str, float] = {}  # API (and project) -> earliest time of its next request
         self._resources: dict[tuple[str, tuple[str, ...]], Any] = {}
 
     def client(self, doc: str) -> Any:
@@ -213,7 +219,7 @@ class Gcp:
         return http
 
     def _throttle(self, doc: str) -> None:
-        """Wait for this API's next slot: ``qps`` requests a second, whatever the threads."""
+        """Wait for this API's (and project's) next slot: ``qps`` requests a second, whatever the threads."""
         if not self.qps:
             return
         with self._lock:
@@ -235,7 +241,7 @@ class Gcp:
             self._resources[key] = found
         return found
 
-    def execute(self, what: str, request: Any, idempotent: bool = True) -> Any:
+    def execute(self, what: str, request: Any, idempotent: bool = True, project: str = "") -> Any:
         """Run one request with bounded, jittered retries on transient failures.
 
         ``idempotent=False`` (a create whose ID the service picks): only 429 is
@@ -249,9 +255,13 @@ class Gcp:
 
         attempt = 0
         doc = what.split(" ", 1)[0]
+        slot = f"{doc}/{project}" if project else doc  # each project has its own quota
         while True:
-            self._throttle(doc)
-            self.calls.append(f"{request.method} {what}")
+            self._throttle(slot)
+            if self.keep_calls:
+                self.calls.append(f"{request.method} {what}")
+            if self.on_request is not None:
+                self.on_request(what, request.method)
             try:
                 if idempotent:
                     return request.execute(http=self._http(), num_retries=0)
@@ -274,7 +284,7 @@ class Gcp:
         params.update(extra or {})
         method = getattr(self._resource(a.doc, a.resource), c.method)
         request = method(**params, body=body) if body is not None else method(**params)
-        return self.execute(f"{a.doc} {'.'.join(a.resource)}.{c.method}", request, idempotent)
+        return self.execute(f"{a.doc} {'.'.join(a.resource)}.{c.method}", request, idempotent, values.get("project", ""))
 
     def list_all(self, a: Adapter, c: Call, values: dict[str, str], items_field: str, max_pages: int = 100) -> list[dict[str, Any]]:
         """Every resource of a collection, page by page (``nextPageToken``)."""
@@ -342,7 +352,7 @@ class Gcp:
                     if getter.pattern and re.match(getter.pattern, name):
                         param = getter.params[0][0]
                         req = self._resource(a.doc, getter.resource).get(**{param: name})
-                        return self.execute(f"{a.doc} {key}.get", req)
+                        return self.execute(f"{a.doc} {key}.get", req, project=values.get("project", ""))
                 raise GcpError(0, f"no operations.get in {a.doc} for {name!r}")
             case Lro.COMPUTE:
                 scope = "regionOperations" if "region" in values else "zoneOperations" if "zone" in values else "globalOperations"
@@ -357,4 +367,4 @@ class Gcp:
     def _get_operation(self, a: Adapter, key: str, values: dict[str, str]) -> Any:
         getter = a.operation(key)
         params = {k: v.format(**values) for k, v in getter.params}
-        return self.execute(f"{a.doc} {key}.get", self._resource(a.doc, getter.resource).get(**params))
+        return self.execute(f"{a.doc} {key}.get", self._resource(a.doc, getter.resource).get(**params), project=values.get("project", ""))

@@ -214,25 +214,25 @@ def _levels(ordered: list[dict[str, Any]], deps: dict[tuple[str, str, str], set[
     return [lv for lv in out if lv]
 
 
+def named_references(obj: Mapping[str, Any], default_ns: str = "default") -> set[tuple[str, str, str]]:
+    """The (Kind, namespace, name) of every object ``obj`` refers to by name."""
+    out: set[tuple[str, str, str]] = set()
+    if obj.get("kind") in CLUSTER_SCOPED:
+        return out  # refers to nothing
+    kind, ns, _ = _key(obj, default_ns)
+    spec = _spec_for_refs(obj)
+    for ref in references_of(kind):
+        for _, value in iter_field(spec, ref.path):
+            for item in value if isinstance(value, list) else [value]:
+                if isinstance(item, Mapping) and item.get("name"):
+                    out.add((ref.target, str(item.get("namespace") or ns), str(item["name"])))
+    return out
+
+
 def _dependencies(objs: list[dict[str, Any]], default_ns: str) -> dict[tuple[str, str, str], set[tuple[str, str, str]]]:
-    """Each object's key -> the keys of the objects it refers to by name."""
-    index = {_key(o, default_ns): o for o in objs}
-    deps: dict[tuple[str, str, str], set[tuple[str, str, str]]] = {}
-    for o in objs:
-        k = _key(o, default_ns)
-        deps[k] = set()
-        if o.get("kind") in CLUSTER_SCOPED:
-            continue  # refers to nothing
-        spec = _spec_for_refs(o)
-        for ref in references_of(k[0]):
-            for _, value in iter_field(spec, ref.path):
-                items = value if isinstance(value, list) else [value]
-                for item in items:
-                    if isinstance(item, Mapping) and item.get("name"):
-                        target = (ref.target, str(item.get("namespace") or k[1]), str(item["name"]))
-                        if target in index:
-                            deps[k].add(target)
-    return deps
+    """Each object's key -> the keys of the objects among ``objs`` it refers to by name."""
+    index = {_key(o, default_ns) for o in objs}
+    return {_key(o, default_ns): named_references(o, default_ns) & index for o in objs}
 
 
 def dependency_order(

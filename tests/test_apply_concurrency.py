@@ -56,12 +56,12 @@ class _InFlight(Gcp):
         self._guard = threading.Lock()
         self.now = self.most = 0
 
-    def execute(self, what: str, request: Any, idempotent: bool = True) -> Any:
+    def execute(self, what: str, request: Any, idempotent: bool = True, project: str = "") -> Any:
         with self._guard:
             self.now += 1
             self.most = max(self.most, self.now)
         try:
-            return super().execute(what, request, idempotent)
+            return super().execute(what, request, idempotent, project)
         finally:
             with self._guard:
                 self.now -= 1

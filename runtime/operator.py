@@ -1,0 +1,837 @@
+"""The runtime operator: kopf handlers for every generated Kind, one loop per object.
+
+``kccctl operator`` runs it. The Kinds come from the registry (filtered by a
+``--crd-pattern``, kccgen.patterns); each gets the same three handlers, and no
+Kind has code of its own:
+
+* ``on.event`` keeps an in-memory copy of every watched object (the
+  reconciler's ObjectStore: references resolve without an API call) and wakes
+  the object's loop when its spec (generation) or annotations change, and the
+  objects waiting on it when it becomes Ready: a dependency that appears is
+  noticed at once, not on the next resync;
+* a daemon per object reconciles through :class:`Reconciler` (the rules of
+  DESIGN §5, shared with ``kccctl apply``), writes ``status`` through the status
+  subresource, then sleeps: the resync interval with jitter (0.5-1.5×) when
+  Ready, ``cnrm.cloud.google.com/reconcile-interval-in-seconds`` when set (0:
+  only on change), exponential backoff (250 ms to 2 min) after a failure;
+* ``on.delete`` holds the ``cnrm.cloud.google.com/finalizer`` finalizer until
+  the GCP resource is deleted (or abandoned: ``deletion-policy: abandon``, a
+  force-acquired object, or the Kind's CRD being deleted, the deletion
+  defender's rule: uninstalling never deletes GCP resources).
+
+Bounded work: a pool of threads runs reconciles (``workers``), each Kind at
+most ``per_kind`` at a time, at most ``reconcile_qps`` reconciles a second in
+all, and the GCP client keeps ``gcp_qps`` per API and project. Every write to
+the cluster carries field manager ``kccgen``: kopf's own (finalizers) by the
+session's user agent, ours by ``fieldManager``. Pausing: the object's or its
+namespace's ``cnrm.cloud.google.com/actuation-mode: Paused``, or the operator's
+``--actuation-mode Paused``.
+
+The test server (tools/envtest) has no core API: without Events the events are
+logged, without Namespaces namespace annotations are not read; one log line
+says so at start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import json
+import logging
+import random
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from kccgen.patterns import selects
+from kccgen.runtime.gcp import Gcp
+from kccgen.runtime.local import named_references
+from kccgen.runtime.reconciler import (
+    ANN_CREATE_PENDING,
+    MANAGER,
+    Event,
+    Reconciler,
+    Result,
+)
+from kccgen.runtime.refs import CLUSTER_SCOPED, PROJECT_ID_ANNOTATION, Reason, RefError
+from kccgen.runtime.registry import kind_index
+
+__all__ = ["ANN_INTERVAL", "FINALIZER", "KindInfo", "Operator", "Settings", "served_kinds"]
+
+log = logging.getLogger("kccgen.operator")
+
+FINALIZER = "cnrm.cloud.google.com/finalizer"
+ANN_INTERVAL = "cnrm.cloud.google.com/reconcile-interval-in-seconds"
+USER_AGENT = "kccgen/0.1.0"  # the API server names the field manager of kopf's own patches after it
+BACKOFF_MIN_S = 0.25
+BACKOFF_MAX_S = 120.0
+# An object waiting for a dependency is woken by the dependency's events; the
+# timer only covers what no watch of this instance sees (another instance's Kind).
+WAIT_FALLBACK_S = 10.0
+# Reasons after which the object waits for something to change (a dependency,
+# the user) rather than retrying soon.
+WAITING = frozenset({"DependencyNotFound", "DependencyNotReady"})
+SETTLED = frozenset({"UpToDate", "Paused", "DriftDetected", "ResourceNotFound"})
+# The reconciler's own annotations, and kopf's: a change to them is not the user's.
+OWN_ANNOTATION_PREFIXES = ("kccgen.dev/", "kopf.zalando.org/")
+
+
+@dataclass(frozen=True)
+class KindInfo:
+    kind: str
+    group: str
+    version: str
+    plural: str
+
+
+def served_kinds(pattern: str | None = None) -> list[KindInfo]:
+    """The generated Kinds the pattern selects, from the registry (generated/kinds.json)."""
+    out = []
+    for kind, entry in kind_index().items():
+        group, _, version = entry["apiVersion"].partition("/")
+        plural = entry["crd"].rsplit("/", 1)[-1].split(".", 1)[0]
+        if selects(pattern, kind, group):
+            out.append(KindInfo(kind, group, version, plural))
+    return out
+
+
+@dataclass
+class Settings:
+    """What ``kccctl operator`` takes; the same meaning as for ``kccctl apply``."""
+
+    endpoint: str | None = None
+    project: str | None = None
+    crd_pattern: str | None = None
+    namespaces: tuple[str, ...] = ()  # empty: every namespace
+    kubeconfig: str | None = None
+    host_paths: bool = False  # each API under its own host on the endpoint (mockgcp)
+    workers: int = 16
+    per_kind: int = 4
+    reconcile_qps: float = 50.0
+    gcp_qps: float = 20.0
+    resync_s: float = 600.0
+    paused: bool = False
+    health_port: int | None = 8080  # /healthz /readyz /metrics; None: off, 0: any free port
+    health_host: str = "0.0.0.0"
+    webhook_port: int | None = None
+    webhook_host: str = "0.0.0.0"
+    webhook_service: str | None = None
+    webhook_namespace: str | None = None
+    webhook_config: str | None = None
+    seed: int | None = None
+
+
+def interval_of(obj: Mapping[str, Any], default: float) -> float | None:
+    """Seconds until the next resync of a Ready object: the annotation when set and valid
+    (0: none), else the default; None means no periodic resync."""
+    raw = ((obj.get("metadata") or {}).get("annotations") or {}).get(ANN_INTERVAL)
+    if raw is not None:
+        try:
+            value = float(str(raw).strip())
+        except ValueError:
+            value = -1.0
+        if value == 0:
+            return None
+        if value > 0:
+            return value
+        log.warning("%s: %s=%r is not a number of seconds; using %ss", _ref(obj), ANN_INTERVAL, raw, default)
+    return default if default > 0 else None
+
+
+def backoff_s(failures: int) -> float:
+    """250 ms doubling to 2 min: the n-th consecutive failure's wait."""
+    return min(BACKOFF_MAX_S, BACKOFF_MIN_S * 2.0 ** max(0, failures - 1))
+
+
+def _ref(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata") or {}
+    ns = meta.get("namespace")
+    return f"{obj.get('kind')} {ns + '/' if ns else ''}{meta.get('name')}"
+
+
+def _key(obj: Mapping[str, Any]) -> tuple[str, str, str]:
+    meta = obj.get("metadata") or {}
+    ns = "" if obj.get("kind") in CLUSTER_SCOPED else str(meta.get("namespace") or "default")
+    return str(obj.get("kind")), ns, str(meta.get("name"))
+
+
+def _ready(obj: Mapping[str, Any]) -> bool:
+    conds = (obj.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conds)
+
+
+def _user_annotations(obj: Mapping[str, Any]) -> dict[str, str]:
+    anns = (obj.get("metadata") or {}).get("annotations") or {}
+    return {k: v for k, v in anns.items() if not k.startswith(OWN_ANNOTATION_PREFIXES) and k != "kubectl.kubernetes.io/last-applied-configuration"}
+
+
+class Metrics:
+    """Prometheus metrics in a registry of their own (tests run several operators)."""
+
+    def __init__(self) -> None:
+        from prometheus_client import CollectorRegistry, Counter, Gauge
+
+        self.registry = CollectorRegistry()
+        self.reconciles = Counter("kccgen_reconciles", "reconciles by Kind and outcome (the Ready reason)", ["kind", "reason"], registry=self.registry)
+        self.errors = Counter("kccgen_reconcile_errors", "reconciles that did not reach Ready, by Kind and reason", ["kind", "reason"], registry=self.registry)
+        self.gcp_calls = Counter("kccgen_gcp_calls", "requests sent to GCP by API method and HTTP verb", ["api", "verb"], registry=self.registry)
+        self.queue = Gauge("kccgen_queue_depth", "objects waiting for a worker", registry=self.registry)
+        self.running = Gauge("kccgen_reconciles_in_flight", "reconciles running now", registry=self.registry)
+        self.objects = Gauge("kccgen_objects", "objects watched", registry=self.registry)
+        self.writes = Counter("kccgen_kube_writes", "writes to the Kubernetes API by kind of write", ["what"], registry=self.registry)
+
+    def gcp(self, what: str, verb: str) -> None:
+        self.gcp_calls.labels(what.split(" ", 1)[0] + "." + what.rsplit(".", 1)[-1], verb).inc()
+
+    def text(self) -> bytes:
+        from prometheus_client import generate_latest
+
+        return bytes(generate_latest(self.registry))
+
+
+class RateLimiter:
+    """A token bucket for the event loop: at most ``qps`` acquisitions a second."""
+
+    def __init__(self, qps: float) -> None:
+        self.qps = qps
+        self._next = 0.0
+        self._lock = asyncio.Lock()
+
+    async def acquire(self) -> None:
+        if self.qps <= 0:
+            return
+        async with self._lock:
+            now = time.monotonic()
+            slot = max(now, self._next)
+            self._next = slot + 1.0 / self.qps
+        if slot > now:
+            await asyncio.sleep(slot - now)
+
+
+class Cluster:
+    """Synchronous writes and reads for the reconcile threads (the kubernetes client),
+    each write with field manager ``kccgen``."""
+
+    def __init__(self, api_client: Any, kinds: Mapping[str, KindInfo], metrics: Metrics) -> None:
+        from kubernetes import client
+
+        # Any: the client's typed answers for custom objects are plain ``object``.
+        self.api: Any = client.CustomObjectsApi(api_client)
+        self.core: Any = client.CoreV1Api(api_client)
+        self.ext: Any = client.ApiextensionsV1Api(api_client)
+        self.kinds = kinds
+        self.metrics = metrics
+        self.has_events = False
+        self.has_namespaces = False
+
+    def discover_core(self) -> None:
+        """Which core resources this server has (the test server has none)."""
+        try:
+            names = {r.name for r in self.core.get_api_resources().resources or []}
+        except Exception as e:  # the server answers 404 on /api/v1 without a core API
+            log.info("the server has no core API (%s)", str(e).splitlines()[0][:120])
+            names = set()
+        self.has_events = "events" in names
+        self.has_namespaces = "namespaces" in names
+        if not self.has_events:
+            log.info("the Events API is absent: events are logged, not posted")
+        if not self.has_namespaces:
+            log.info("the Namespaces API is absent: namespace annotations (project-id, actuation-mode) are not read")
+
+    def _info(self, obj: Mapping[str, Any]) -> KindInfo:
+        return self.kinds[str(obj["kind"])]
+
+    def get(self, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
+        from kubernetes.client.exceptions import ApiException
+
+        try:
+            if kind == "Namespace":
+                if not self.has_namespaces:
+                    return None
+                return dict(self.api.api_client.sanitize_for_serialization(self.core.read_namespace(name)))
+            info = self.kinds.get(kind)
+            if info is None:
+                from kccgen.runtime.registry import kind_index as index
+
+                entry = index().get(kind)
+                if entry is None:
+                    return None
+                group, _, version = entry["apiVersion"].partition("/")
+                info = KindInfo(kind, group, version, entry["crd"].rsplit("/", 1)[-1].split(".", 1)[0])
+            got = self.api.get_namespaced_custom_object(info.group, info.version, namespace, info.plural, name)
+            return dict(got)
+        except ApiException as e:
+            if e.status == 404:
+                return None
+            raise
+
+    def patch_annotations(self, obj: Mapping[str, Any], changes: Mapping[str, str | None]) -> dict[str, Any]:
+        """A merge patch of our annotations (None removes one)."""
+        info = self._info(obj)
+        meta = obj["metadata"]
+        body = {"metadata": {"annotations": dict(changes)}}
+        self.metrics.writes.labels("annotations").inc()
+        return dict(
+            self.api.patch_namespaced_custom_object(
+                info.group, info.version, meta["namespace"], info.plural, meta["name"], body, field_manager=MANAGER, _content_type="application/merge-patch+json"
+            )
+        )
+
+    def apply_status(self, obj: Mapping[str, Any], status: Mapping[str, Any]) -> dict[str, Any]:
+        """Server-side apply of the whole status through the status subresource:
+        what we stop writing (an observedState field gone) is removed."""
+        info = self._info(obj)
+        meta = obj["metadata"]
+        body = {"apiVersion": f"{info.group}/{info.version}", "kind": info.kind, "metadata": {"name": meta["name"], "namespace": meta["namespace"]}, "status": status}
+        self.metrics.writes.labels("status").inc()
+        return dict(
+            self.api.patch_namespaced_custom_object_status(
+                info.group, info.version, meta["namespace"], info.plural, meta["name"], body,
+                field_manager=MANAGER, force=True, _content_type="application/apply-patch+yaml",
+            )
+        )
+
+    def apply_spec(self, obj: Mapping[str, Any], spec: Mapping[str, Any]) -> dict[str, Any] | None:
+        """Server-side apply of the spec fields state-into-spec merge adds, as
+        ``kccgen``, without force: a field a user owns is never taken (409: skipped)."""
+        from kubernetes.client.exceptions import ApiException
+
+        info = self._info(obj)
+        meta = obj["metadata"]
+        body = {"apiVersion": f"{info.group}/{info.version}", "kind": info.kind, "metadata": {"name": meta["name"], "namespace": meta["namespace"]}, "spec": spec}
+        self.metrics.writes.labels("spec").inc()
+        try:
+            return dict(
+                self.api.patch_namespaced_custom_object(
+                    info.group, info.version, meta["namespace"], info.plural, meta["name"], body,
+                    field_manager=MANAGER, _content_type="application/apply-patch+yaml",
+                )
+            )
+        except ApiException as e:
+            if e.status == 409:
+                log.warning("%s: state-into-spec merge not written, another manager owns a field: %s", _ref(obj), e.body)
+                return None
+            raise
+
+    def crd_deleting(self, kind: str) -> bool:
+        """Whether the Kind's CRD is being deleted (Config Connector being uninstalled)."""
+        info = self.kinds[kind]
+        try:
+            crd = self.ext.read_custom_resource_definition(f"{info.plural}.{info.group}")
+        except Exception:
+            return False
+        return crd.metadata.deletion_timestamp is not None
+
+    def post_event(self, obj: Mapping[str, Any], ev: Event) -> None:
+        """An Event on the object when the server has the Events API, else a log line."""
+        if not self.has_events:
+            log.info("event %s %s %s: %s", _ref(obj), ev.type, ev.reason, ev.message)
+            return
+        from kubernetes import client
+
+        meta = obj["metadata"]
+        now = datetime.now(UTC)
+        body = client.CoreV1Event(
+            metadata=client.V1ObjectMeta(generate_name=f"{meta['name']}.", namespace=meta["namespace"]),
+            involved_object=client.V1ObjectReference(
+                api_version=obj.get("apiVersion"), kind=obj.get("kind"), name=meta["name"], namespace=meta["namespace"], uid=meta.get("uid")
+            ),
+            reason=ev.reason, message=ev.message[:1024], type=ev.type, first_timestamp=now, last_timestamp=now, count=1,
+            source=client.V1EventSource(component="kccgen"), reporting_component="kccgen", reporting_instance="kccgen",
+        )
+        try:
+            self.core.create_namespaced_event(meta["namespace"], body, field_manager=MANAGER)
+            self.metrics.writes.labels("event").inc()
+        except Exception as e:
+            log.warning("event on %s not posted: %s", _ref(obj), str(e).splitlines()[0][:200])
+
+
+class Cache:
+    """The reconciler's ObjectStore: every watched object, kept by the watch; a Kind
+    this instance does not watch (another instance's service) is read from the server."""
+
+    def __init__(self, cluster: Cluster | None, watched: set[str], default_project: str | None = None) -> None:
+        self.default_namespace = "default"
+        self.default_project = default_project
+        self.cluster = cluster
+        self.watched = watched
+        self._objects: dict[tuple[str, str, str], dict[str, Any]] = {}
+        self._lock = threading.Lock()
+
+    def put(self, obj: Mapping[str, Any]) -> None:
+        with self._lock:
+            self._objects[_key(obj)] = dict(obj)
+
+    def drop(self, key: tuple[str, str, str]) -> None:
+        with self._lock:
+            self._objects.pop(key, None)
+
+    def peek(self, key: tuple[str, str, str]) -> dict[str, Any] | None:
+        with self._lock:
+            return self._objects.get(key)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._objects)
+
+    def get(self, kind: str, namespace: str, name: str) -> Mapping[str, Any] | None:
+        if kind == "Namespace":
+            return self._namespace(name)
+        key = (kind, "" if kind in CLUSTER_SCOPED else namespace, name)
+        with self._lock:
+            found = self._objects.get(key)
+        if found is not None or kind in self.watched or self.cluster is None:
+            return found
+        try:
+            return self.cluster.get(kind, namespace, name)
+        except Exception as e:  # RBAC: the bundle grants only the instance's own Kinds
+            raise RefError(Reason.NOT_FOUND, kind, f"{kind} {namespace}/{name} cannot be read by this operator instance ({str(e).splitlines()[0][:120]}): its --crd-pattern does not cover {kind}") from e
+
+    def _namespace(self, name: str) -> Mapping[str, Any] | None:
+        """The Namespace (watched when the server has them), with the operator's
+        ``--project`` as its project-id when it names none."""
+        with self._lock:
+            found = self._objects.get(("Namespace", "", name))
+        if found is None and "Namespace" not in self.watched and self.cluster is not None and self.cluster.has_namespaces:
+            found = self.cluster.get("Namespace", "", name)
+        if not self.default_project:
+            return found
+        anns = dict(((found or {}).get("metadata") or {}).get("annotations") or {})
+        if anns.get(PROJECT_ID_ANNOTATION):
+            return found
+        anns[PROJECT_ID_ANNOTATION] = self.default_project
+        base = dict(found or {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+        return {**base, "metadata": {**(base.get("metadata") or {}), "annotations": anns}}
+
+
+@dataclass
+class _Slot:
+    """One object's loop: what wakes it, and what it last did."""
+
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    failures: int = 0
+    generation: Any = None
+    annotations: dict[str, str] = field(default_factory=dict)
+    waiting_on: set[tuple[str, str, str]] = field(default_factory=set)
+    inflight: asyncio.Future[Any] | None = None
+    reconciles: int = 0
+
+
+class Operator:
+    """Handlers for the selected Kinds, the reconcile pool and the health/metrics server."""
+
+    def __init__(self, settings: Settings, *, gcp: Gcp | None = None, api_client: Any = None) -> None:
+        self.settings = settings
+        self.kinds = {k.kind: k for k in served_kinds(settings.crd_pattern)}
+        self.metrics = Metrics()
+        self.gcp = gcp or Gcp(settings.endpoint, qps=settings.gcp_qps or None, host_paths=settings.host_paths, keep_calls=False, seed=settings.seed)
+        if self.gcp.on_request is None:
+            self.gcp.on_request = self.metrics.gcp
+        self.gcp.keep_calls = False
+        self.api_client = api_client
+        self.cluster: Cluster | None = None
+        self.cache = Cache(None, set(self.kinds), settings.project)
+        self.pool = ThreadPoolExecutor(max(1, settings.workers), thread_name_prefix="reconcile")
+        self.rng = random.Random(settings.seed)
+        self.slots: dict[tuple[str, str, str], _Slot] = {}
+        self.waiters: dict[tuple[str, str, str], set[tuple[str, str, str]]] = defaultdict(set)
+        self.ready_flag: asyncio.Event | None = None
+        self._per_kind: dict[str, asyncio.Semaphore] = {}
+        self._limiter: RateLimiter | None = None
+        self._waiting = 0
+
+    # --- set-up ----------------------------------------------------------------------
+
+    def _connect(self) -> None:
+        if self.api_client is None:
+            from kubernetes import client, config
+
+            cfg = client.Configuration()
+            if self.settings.kubeconfig or not _in_cluster():
+                config.load_kube_config(config_file=self.settings.kubeconfig, client_configuration=cfg)  # type: ignore[no-untyped-call]
+            else:
+                config.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
+            self.api_client = client.ApiClient(cfg)
+            self.api_client.user_agent = USER_AGENT
+        self.cluster = Cluster(self.api_client, self.kinds, self.metrics)
+        self.cluster.discover_core()
+        self.cache = Cache(self.cluster, set(self.kinds) | ({"Namespace"} if self.cluster.has_namespaces else set()), self.settings.project)
+
+    def registry(self) -> Any:
+        """A kopf registry with the login handler and one handler set per Kind."""
+        import kopf
+
+        reg = kopf.OperatorRegistry()
+        kopf.on.login(registry=reg)(self._login)
+        kopf.on.startup(registry=reg)(self._startup)
+        for info in self.kinds.values():
+            kopf.on.event(info.group, info.version, info.plural, registry=reg)(self._on_event)
+            kopf.daemon(info.group, info.version, info.plural, registry=reg, cancellation_timeout=1.0, initial_delay=None)(self._daemon)
+            kopf.on.delete(info.group, info.version, info.plural, registry=reg, id="delete")(self._on_delete)
+        if self.cluster is not None and self.cluster.has_namespaces:
+            kopf.on.event("", "v1", "namespaces", registry=reg)(self._on_namespace)
+        return reg
+
+    async def _login(self, settings: Any, **_: Any) -> Any:
+        """kopf's connection, with our user agent: the API server names the field
+        manager of kopf's patches (the finalizer) after it, so they are ``kccgen``'s."""
+        import aiohttp
+        import kopf
+
+        if self.settings.kubeconfig:
+            import os
+
+            os.environ["KUBECONFIG"] = self.settings.kubeconfig
+        info = (
+            kopf.login_with_service_account(settings=settings) if _in_cluster() and not self.settings.kubeconfig else kopf.login_with_kubeconfig(settings=settings)
+        )
+        if info is None:
+            raise kopf.LoginError("no kubeconfig and no in-cluster service account")
+        headers = {**info.as_http_headers(), "User-Agent": USER_AGENT}
+        session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0, ssl=info.as_ssl_context()), headers=headers)
+        return kopf.AiohttpSession(aiohttp_session=session, server=info.server, default_namespace=info.default_namespace)
+
+    async def _startup(self, settings: Any, **_: Any) -> None:
+        import kopf
+
+        settings.persistence.finalizer = FINALIZER
+        # Handler progress in annotations: a status.kopf field would be pruned by
+        # the structural schemas, and the status is the reconciler's.
+        settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix="kopf.zalando.org")
+        settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(prefix="kopf.zalando.org")
+        settings.posting.enabled = False  # events are ours (Cluster.post_event), and optional
+        settings.peering.standalone = True  # namespaced instances split the work, not peering
+        settings.watching.server_timeout = 300
+        settings.batching.worker_limit = max(64, self.settings.workers * 4)
+        settings.networking.request_timeout = 60
+
+    # --- events ----------------------------------------------------------------------
+
+    async def _on_event(self, event: Mapping[str, Any], body: Any, **_: Any) -> None:
+        obj = dict(body)
+        key = _key(obj)
+        if event.get("type") == "DELETED":
+            self.cache.drop(key)
+            self.slots.pop(key, None)
+            self._wake_waiters(key)
+            self.metrics.objects.set(len(self.cache))
+            return
+        before = self.cache.peek(key)
+        self.cache.put(copy.deepcopy(obj))
+        self.metrics.objects.set(len(self.cache))
+        slot = self.slots.get(key)
+        if slot is not None and slot.generation is not None:
+            meta = obj.get("metadata") or {}
+            if meta.get("generation") != slot.generation or _user_annotations(obj) != slot.annotations:
+                slot.wake.set()
+        if before is None or _ready(obj) != _ready(before):
+            self._wake_waiters(key)
+
+    async def _on_namespace(self, event: Mapping[str, Any], body: Any, **_: Any) -> None:
+        obj = {"apiVersion": "v1", "kind": "Namespace", **dict(body)}
+        key = _key(obj)
+        before = self.cache.peek(key)
+        if event.get("type") == "DELETED":
+            self.cache.drop(key)
+        else:
+            self.cache.put(obj)
+        if before is None or _user_annotations(before) != _user_annotations(obj):
+            name = key[2]
+            for k, slot in list(self.slots.items()):
+                if k[1] == name:
+                    slot.wake.set()
+
+    def _wake_waiters(self, key: tuple[str, str, str]) -> None:
+        for waiter in self.waiters.pop(key, set()):
+            slot = self.slots.get(waiter)
+            if slot is not None:
+                slot.wake.set()
+
+    # --- the loop of one object ------------------------------------------------------
+
+    async def _daemon(self, body: Any, stopped: Any, **_: Any) -> None:
+        key = _key(dict(body))
+        slot = self.slots.setdefault(key, _Slot())
+        while not stopped:
+            obj = self.cache.peek(key) or dict(body)
+            if (obj.get("metadata") or {}).get("deletionTimestamp"):
+                return  # on.delete takes it from here
+            slot.wake.clear()
+            result = await self._run(key, slot, obj, delete=False)
+            await self._sleep(slot, stopped, self._next_wait(slot, result, obj))
+
+    def _next_wait(self, slot: _Slot, result: Result | None, obj: Mapping[str, Any]) -> float | None:
+        """How long the object sleeps unless woken: backoff after a failure, a long
+        fallback while it waits for a dependency (whose events wake it), else its
+        resync interval (the default jittered, so resyncs spread out)."""
+        if result is not None and result.reason in WAITING:
+            slot.failures += 1
+            return min(BACKOFF_MAX_S, WAIT_FALLBACK_S * 2.0 ** (slot.failures - 1))
+        if result is None or (not result.ready and result.reason not in SETTLED):
+            slot.failures += 1
+            return backoff_s(slot.failures)
+        slot.failures = 0
+        anns = (result.obj.get("metadata") or {}).get("annotations") or {}
+        interval = interval_of(result.obj, self.settings.resync_s)
+        if interval is None or ANN_INTERVAL in anns:
+            return interval
+        return interval * (0.5 + self.rng.random())
+
+    async def _sleep(self, slot: _Slot, stopped: Any, seconds: float | None) -> None:
+        """Until woken, stopped, or ``seconds`` pass (None: until woken or stopped)."""
+        deadline = None if seconds is None else time.monotonic() + seconds
+        while not stopped and not slot.wake.is_set():
+            left = 1.0 if deadline is None else min(1.0, deadline - time.monotonic())
+            if left <= 0:
+                return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(slot.wake.wait(), timeout=left)
+
+    async def _run(self, key: tuple[str, str, str], slot: _Slot, obj: dict[str, Any], *, delete: bool) -> Result | None:
+        """One reconcile (or delete) in the pool, within the Kind's and the global limits."""
+        kind = key[0]
+        sem = self._per_kind.setdefault(kind, asyncio.Semaphore(max(1, self.settings.per_kind)))
+        if self._limiter is None:
+            self._limiter = RateLimiter(self.settings.reconcile_qps)
+        self._queued(+1)
+        queued = True
+        try:
+            async with sem:
+                await self._limiter.acquire()
+                self._queued(-1)
+                queued = False
+                meta = obj.get("metadata") or {}
+                slot.generation = meta.get("generation")
+                slot.annotations = _user_annotations(obj)
+                fut = asyncio.get_running_loop().run_in_executor(self.pool, self._reconcile_sync, obj, delete)
+                slot.inflight = fut
+                self.metrics.running.inc()
+                try:
+                    # Shielded: a daemon cancelled mid-reconcile (the object is being
+                    # deleted) leaves the thread to finish; on.delete waits for it.
+                    result: Result | None = await asyncio.shield(fut)
+                finally:
+                    self.metrics.running.dec()
+        finally:
+            if queued:
+                self._queued(-1)
+        slot.reconciles += 1
+        if result is not None:
+            self.metrics.reconciles.labels(kind, result.reason).inc()
+            if not result.ready:
+                self.metrics.errors.labels(kind, result.reason).inc()
+            if result.reason in WAITING:
+                deps = named_references(result.obj)
+                slot.waiting_on = deps
+                for d in deps:
+                    self.waiters[d].add(key)
+                    dep = self.cache.peek(d)
+                    if dep is not None and _ready(dep):
+                        slot.wake.set()  # became Ready while we were reconciling
+        return result
+
+    def _queued(self, n: int) -> None:
+        self._waiting += n
+        self.metrics.queue.set(self._waiting)
+
+    def _reconcile_sync(self, obj: dict[str, Any], delete: bool) -> Result | None:
+        """In a pool thread: reconcile, then write what changed back to the cluster."""
+        assert self.cluster is not None
+        reconciler = Reconciler(self.gcp, self.cache, paused=self.settings.paused, persist=self._persist)
+        try:
+            if delete:
+                if self.cluster.crd_deleting(str(obj["kind"])):
+                    return Result(obj, True, "Abandoned", "the Kind's CRD is being deleted: the GCP resource is left in place", [], deleted=True)
+                result = reconciler.delete(obj)
+            else:
+                result = reconciler.reconcile(obj)
+        except Exception:
+            log.exception("%s: reconcile failed", _ref(obj))
+            return None
+        try:
+            self._write_back(obj, result, delete)
+        except Exception as e:
+            log.warning("%s: writing the outcome failed: %s", _ref(obj), str(e).splitlines()[0][:300])
+            return None
+        return result
+
+    def _persist(self, obj: dict[str, Any]) -> None:
+        """The create-pending intent, written before a create whose ID the service
+        picks: an operator restarted after the POST finds it and never creates twice."""
+        assert self.cluster is not None
+        anns = (obj.get("metadata") or {}).get("annotations") or {}
+        stored = self.cluster.patch_annotations(obj, {ANN_CREATE_PENDING: anns.get(ANN_CREATE_PENDING)})
+        self.cache.put(stored)
+        obj.setdefault("metadata", {})["resourceVersion"] = stored["metadata"].get("resourceVersion")
+
+    def _write_back(self, obj: Mapping[str, Any], result: Result, delete: bool) -> None:
+        assert self.cluster is not None
+        new = result.obj
+        old_anns = (obj.get("metadata") or {}).get("annotations") or {}
+        new_anns = (new.get("metadata") or {}).get("annotations") or {}
+        changes: dict[str, str | None] = {k: new_anns.get(k) for k in set(old_anns) | set(new_anns) if old_anns.get(k) != new_anns.get(k)}
+        latest: dict[str, Any] | None = None
+        if changes:
+            latest = self.cluster.patch_annotations(obj, changes)
+        old_spec = obj.get("spec") or {}
+        new_spec = new.get("spec") or {}
+        if not delete and new_spec != old_spec:
+            added = {k: v for k, v in new_spec.items() if k not in old_spec}
+            if added:
+                latest = self.cluster.apply_spec(obj, added) or latest
+        if delete and result.deleted:
+            for ev in result.events:
+                self.cluster.post_event(obj, ev)
+            return
+        status = new.get("status") or {}
+        if status != (obj.get("status") or {}):
+            latest = self.cluster.apply_status(obj, status)
+            for ev in result.events:
+                self.cluster.post_event(obj, ev)
+        if latest is not None:
+            self.cache.put(latest)
+
+    # --- deletion --------------------------------------------------------------------
+
+    async def _on_delete(self, body: Any, retry: int, **_: Any) -> None:
+        import kopf
+
+        obj = dict(body)
+        key = _key(obj)
+        slot = self.slots.get(key) or _Slot()
+        if slot.inflight is not None and not slot.inflight.done():
+            await asyncio.shield(slot.inflight)  # never delete while a create is in flight
+        current = self.cache.peek(key) or obj
+        # kopf's body has the deletionTimestamp; the cache may be a step behind.
+        current = {**current, "metadata": {**(current.get("metadata") or {}), **(obj.get("metadata") or {})}}
+        result = await self._run(key, slot, current, delete=True)
+        if result is not None and result.deleted:
+            self.slots.pop(key, None)
+            return
+        reason = "the reconcile raised" if result is None else f"{result.reason}: {result.message}"
+        raise kopf.TemporaryError(f"not deleted yet ({reason})", delay=backoff_s(retry + 1))
+
+    # --- running ---------------------------------------------------------------------
+
+    async def run(self, stop_flag: asyncio.Event | None = None, ready: asyncio.Event | None = None) -> None:
+        """Run until ``stop_flag`` is set (or SIGINT/SIGTERM in the main thread)."""
+        import kopf
+
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, self._connect)
+        self.ready_flag = ready or asyncio.Event()
+        runners = []
+        if self.settings.health_port is not None:
+            runners.append(await self._serve_health())
+        if self.settings.webhook_port is not None:
+            runners.append(await self._serve_webhook())
+        log.info("watching %d Kinds%s", len(self.kinds), f" in namespaces {', '.join(self.settings.namespaces)}" if self.settings.namespaces else "")
+        try:
+            await kopf.operator(
+                insights=self._insights(),
+                registry=self.registry(),
+                clusterwide=not self.settings.namespaces,
+                namespaces=list(self.settings.namespaces),
+                standalone=True,
+                stop_flag=stop_flag,
+                ready_flag=self.ready_flag,
+            )
+        finally:
+            for r in runners:
+                await r.cleanup()
+            self.pool.shutdown(wait=False, cancel_futures=True)
+
+    def _insights(self) -> Any:
+        """kopf's view of the cluster, with the namespaces to watch given up front.
+        kopf (1.45) waits for the Namespaces API before it starts any watch, even
+        cluster-wide: on a server without a core API (tools/envtest) nothing would
+        ever be watched. The exact names (or None: cluster-wide) are what kopf
+        itself falls back to when it may not list namespaces. Private API of the
+        pinned kopf; tests/test_operator.py fails if it moves."""
+        from kopf._cogs.structs.references import Insights
+
+        insights = Insights()
+        watched: set[Any] = set(self.settings.namespaces) if self.settings.namespaces else {None}
+        insights.namespaces.update(watched)
+        insights.ready_namespaces.set()
+        return insights
+
+    async def _serve_health(self) -> Any:
+        from aiohttp import web
+
+        async def healthz(_: web.Request) -> web.Response:
+            return web.Response(text="ok\n")
+
+        async def readyz(_: web.Request) -> web.Response:
+            ok = self.ready_flag is not None and self.ready_flag.is_set()
+            return web.Response(text="ok\n" if ok else "starting\n", status=200 if ok else 503)
+
+        async def metrics(_: web.Request) -> web.Response:
+            return web.Response(body=self.metrics.text(), content_type="text/plain")
+
+        app = web.Application()
+        app.router.add_get("/healthz", healthz)
+        app.router.add_get("/readyz", readyz)
+        app.router.add_get("/metrics", metrics)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, self.settings.health_host, self.settings.health_port or 0)
+        await site.start()
+        self.health_port = _bound_port(site)
+        log.info("health and metrics on http://%s:%d (/healthz /readyz /metrics)", self.settings.health_host, self.health_port)
+        return runner
+
+    async def _serve_webhook(self) -> Any:
+        from kccgen.runtime import webhook
+
+        names = ["localhost", "127.0.0.1"]
+        if self.settings.webhook_service and self.settings.webhook_namespace:
+            svc, ns = self.settings.webhook_service, self.settings.webhook_namespace
+            names += [f"{svc}.{ns}.svc", f"{svc}.{ns}.svc.cluster.local"]
+        certs = webhook.make_certificates(names)
+        hook = webhook.Webhook(self.cache, self.gcp)
+        runner, port = await webhook.start(hook, certs, self.settings.webhook_host, self.settings.webhook_port or 0)
+        self.webhook_port = port
+        self.webhook_ca = certs.ca_pem
+        if self.settings.webhook_config:
+            await asyncio.get_running_loop().run_in_executor(None, self._publish_ca, certs.ca_pem)
+        log.info("admission webhook on https://%s:%d/validate", self.settings.webhook_host, port)
+        return runner
+
+    def _publish_ca(self, ca_pem: bytes) -> None:
+        """Write the webhook certificate's CA into the ValidatingWebhookConfiguration."""
+        from kubernetes import client
+
+        from kccgen.runtime import webhook
+
+        api: Any = client.AdmissionregistrationV1Api(self.api_client)
+        try:
+            cfg = api.read_validating_webhook_configuration(self.settings.webhook_config)
+        except Exception as e:
+            log.warning("webhook configuration %s not updated: %s", self.settings.webhook_config, str(e).splitlines()[0][:200])
+            return
+        body = webhook.ca_bundle_patch(ca_pem, [w.name for w in cfg.webhooks or []])
+        api.patch_validating_webhook_configuration(self.settings.webhook_config, body, field_manager=MANAGER)
+
+
+def _bound_port(site: Any) -> int:
+    server = getattr(site, "_server", None)
+    sockets = getattr(server, "sockets", None) or []
+    return int(sockets[0].getsockname()[1]) if sockets else 0
+
+
+def _in_cluster() -> bool:
+    import os
+
+    return bool(os.environ.get("KUBERNETES_SERVICE_HOST")) and os.path.exists("/var/run/secrets/kubernetes.io/serviceaccount/token")
+
+
+def settings_summary(s: Settings) -> str:
+    """One line for the log: what this instance reconciles."""
+    return json.dumps({"crd_pattern": s.crd_pattern or "*", "namespaces": list(s.namespaces) or "all", "paused": s.paused, "resync_s": s.resync_s}, sort_keys=True)
