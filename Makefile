@@ -58,6 +58,7 @@ test-collect: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/run.py
 	$(PY) bench/apply.py
+	$(PY) bench/operator.py
 	$(PY) bench/generate.py
 
 update-specs: $(STAMP)

@@ -63,6 +63,12 @@ def managed_spec(obj: Mapping[str, Any], a: Adapter, spec: dict[str, Any], actua
             row = readable_top.get(k)
             if row is not None and row.api_path in actual:
                 writeback[k] = copy.deepcopy(actual[row.api_path])
+        if mode == "merge":
+            # Server-side apply and merge: fields nobody set are populated from
+            # GCP, owned by us, and kept equal to GCP from then on (the seed's
+            # "updated continuously"); a field a user applies is theirs again.
+            for k, v in merge_into_spec(a, enforce, actual).items():
+                writeback.setdefault(k, v)
         return enforce, writeback
     if mode == "merge" and not (obj.get("status") or {}).get("externalRef"):
         merged = merge_into_spec(a, spec, actual)

@@ -52,6 +52,7 @@ from typing import Any
 from kccgen.patterns import selects
 from kccgen.runtime.gcp import Gcp
 from kccgen.runtime.local import named_references
+from kccgen.runtime.managed import ssa_owners
 from kccgen.runtime.reconciler import (
     ANN_CREATE_PENDING,
     MANAGER,
@@ -180,14 +181,16 @@ class Metrics:
         self.registry = CollectorRegistry()
         self.reconciles = Counter("kccgen_reconciles", "reconciles by Kind and outcome (the Ready reason)", ["kind", "reason"], registry=self.registry)
         self.errors = Counter("kccgen_reconcile_errors", "reconciles that did not reach Ready, by Kind and reason", ["kind", "reason"], registry=self.registry)
-        self.gcp_calls = Counter("kccgen_gcp_calls", "requests sent to GCP by API method and HTTP verb", ["api", "verb"], registry=self.registry)
+        self.gcp_calls = Counter("kccgen_gcp_calls", "requests sent to GCP by API, method and HTTP verb", ["api", "method", "verb"], registry=self.registry)
         self.queue = Gauge("kccgen_queue_depth", "objects waiting for a worker", registry=self.registry)
         self.running = Gauge("kccgen_reconciles_in_flight", "reconciles running now", registry=self.registry)
         self.objects = Gauge("kccgen_objects", "objects watched", registry=self.registry)
         self.writes = Counter("kccgen_kube_writes", "writes to the Kubernetes API by kind of write", ["what"], registry=self.registry)
 
     def gcp(self, what: str, verb: str) -> None:
-        self.gcp_calls.labels(what.split(" ", 1)[0] + "." + what.rsplit(".", 1)[-1], verb).inc()
+        """``what`` is the GCP client's ``<document> <resource chain>.<method>``."""
+        api, _, method = what.partition(" ")
+        self.gcp_calls.labels(api, method, verb).inc()
 
     def text(self) -> bytes:
         from prometheus_client import generate_latest
@@ -682,9 +685,13 @@ class Operator:
         old_spec = obj.get("spec") or {}
         new_spec = new.get("spec") or {}
         if not delete and new_spec != old_spec:
-            added = {k: v for k, v in new_spec.items() if k not in old_spec}
-            if added:
-                latest = self.cluster.apply_spec(obj, added) or latest
+            # Our whole applied configuration each time: the fields we own
+            # (state-into-spec merge), with their values now; a field we leave
+            # out of an apply would be released, and removed if nobody else owns it.
+            ours = {k for k, m in ssa_owners((obj.get("metadata") or {}).get("managedFields") or []).items() if m == {MANAGER}}
+            mine = {k: v for k, v in new_spec.items() if k in ours or k not in old_spec}
+            if mine:
+                latest = self.cluster.apply_spec(obj, mine) or latest
         if delete and result.deleted:
             for ev in result.events:
                 self.cluster.post_event(obj, ev)

@@ -21,6 +21,7 @@ import pytest
 
 from kccgen.mockgcp.server import MockServer
 from kccgen.runtime.adapter import adapter_for
+from kccgen.runtime.managed import ssa_owners
 from kccgen.runtime.operator import ANN_INTERVAL, FINALIZER
 from kccgen.runtime.reconciler import ANN_CREATE_PENDING
 from kccgen.runtime.requests import delete_call
@@ -234,6 +235,32 @@ def test_the_operators_webhook_refuses_an_immutable_change_at_admission(kube: Ku
     assert answer["allowed"] is False and "spec.definition" in answer["status"]["message"], answer
     new["metadata"].setdefault("annotations", {})["cnrm.cloud.google.com/force-acquire"] = "true"
     assert operator.review(admission_review("UPDATE", new, old))["response"]["allowed"] is True
+
+
+def test_state_into_spec_merge_writes_through_server_side_apply_and_never_takes_a_users_field(kube: Kube, mock: MockServer, operator: OperatorProcess) -> None:
+    """The seed's server-side apply behaviour: fields the user left out are
+    populated from GCP, owned by ``kccgen``, and follow GCP; a field the user
+    applies is theirs and enforced."""
+    name = "merged-bucket"
+    anns = {"cnrm.cloud.google.com/state-into-spec": "merge", ANN_INTERVAL: "1", "cnrm.cloud.google.com/project-id": PROJECT}
+    obj = {"apiVersion": "storage.cnrm.cloud.google.com/v1beta1", "kind": "StorageBucket", "metadata": {"name": name, "namespace": MAIN, "annotations": anns}, "spec": {"location": "US"}}
+    kube.apply(obj)
+    got = kube.wait("StorageBucket", MAIN, name, lambda o: "rpo" in ((o or {}).get("spec") or {}), 30, "populated")
+    assert got is not None and got["spec"]["rpo"] == "DEFAULT", got["spec"]
+    owners = ssa_owners(got["metadata"]["managedFields"])
+    assert owners["rpo"] == {"kccgen"} and owners["location"] == {"kubectl-test"}, owners
+    mark = len(mock.log)
+    mock.client("storage").buckets().patch(bucket=name, body={"rpo": "ASYNC_TURBO"}).execute()
+    kube.wait("StorageBucket", MAIN, name, lambda o: ((o or {}).get("spec") or {}).get("rpo") == "ASYNC_TURBO", 20, "following GCP")
+    assert [r for r in _requests(mock, f"/b/{name}", mark) if r.startswith("PATCH")] == ["PATCH https://storage.googleapis.com/storage/v1/b/merged-bucket?alt=json"]  # ours: none
+    obj["spec"]["rpo"] = "DEFAULT"
+    kube.apply(obj)  # the user takes the field (force, as kubectl apply --server-side --force-conflicts)
+    deadline = time.monotonic() + 20
+    while mock.client("storage").buckets().get(bucket=name).execute().get("rpo") != "DEFAULT":
+        assert time.monotonic() < deadline, "the user's value was not enforced"
+        time.sleep(0.2)
+    got = kube.wait_ready("StorageBucket", MAIN, name)
+    assert ssa_owners(got["metadata"]["managedFields"])["rpo"] == {"kubectl-test"}
 
 
 def test_operator_paused_makes_no_gcp_call(server: Kubectl, kube: Kube, mock: MockServer, tmp_path: Path) -> None:
