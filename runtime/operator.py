@@ -43,7 +43,7 @@ import random
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -322,6 +322,34 @@ class Cluster:
                 return None
             raise
 
+    def release_finalizers(self, info: KindInfo, finalizer: str, namespaces: tuple[str, ...]) -> int:
+        """Remove ``finalizer`` from every object of a Kind (in ``namespaces``, or all);
+        a merge patch of the list with the object's resourceVersion as precondition."""
+        from kubernetes.client.exceptions import ApiException
+
+        def listing() -> list[dict[str, Any]]:
+            if namespaces:
+                return [o for ns in namespaces for o in self.api.list_namespaced_custom_object(info.group, info.version, ns, info.plural).get("items") or []]
+            return list(self.api.list_cluster_custom_object(info.group, info.version, info.plural).get("items") or [])
+
+        items = _again(listing)
+        released = 0
+        for o in items:
+            meta = o.get("metadata") or {}
+            fins = list(meta.get("finalizers") or [])
+            if finalizer not in fins:
+                continue
+            body = {"metadata": {"finalizers": [f for f in fins if f != finalizer], "resourceVersion": meta.get("resourceVersion")}}
+            try:
+                self.api.patch_namespaced_custom_object(
+                    info.group, info.version, meta["namespace"], info.plural, meta["name"], body, field_manager=MANAGER, _content_type="application/merge-patch+json"
+                )
+                self.metrics.writes.labels("finalizer").inc()
+                released += 1
+            except ApiException as e:
+                log.warning("%s %s/%s: finalizer not released (%s); the next CRD event retries", info.kind, meta.get("namespace"), meta.get("name"), e.reason)
+        return released
+
     def crd_deleting(self, kind: str) -> bool:
         """Whether the Kind's CRD is being deleted (Config Connector being uninstalled)."""
         info = self.kinds[kind]
@@ -460,6 +488,7 @@ class Operator:
                 config.load_kube_config(config_file=self.settings.kubeconfig, client_configuration=cfg)  # type: ignore[no-untyped-call]
             else:
                 config.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
+            cfg.retries = 3  # urllib3's: reads again after a dropped connection
             self.api_client = client.ApiClient(cfg)
             self.api_client.user_agent = USER_AGENT
         self.cluster = Cluster(self.api_client, self.kinds, self.metrics)
@@ -479,6 +508,7 @@ class Operator:
             kopf.on.delete(info.group, info.version, info.plural, registry=reg, id="delete")(self._on_delete)
         if self.cluster is not None and self.cluster.has_namespaces:
             kopf.on.event("", "v1", "namespaces", registry=reg)(self._on_namespace)
+        kopf.on.event("apiextensions.k8s.io", "v1", "customresourcedefinitions", registry=reg)(self._on_crd)
         return reg
 
     async def _login(self, settings: Any, **_: Any) -> Any:
@@ -549,6 +579,24 @@ class Operator:
             for k, slot in list(self.slots.items()):
                 if k[1] == name:
                     slot.wake.set()
+
+    async def _on_crd(self, body: Any, **_: Any) -> None:
+        """The deletion defender: a CRD of ours being deleted (the operator being
+        uninstalled) deletes its objects; their GCP resources stay. kopf stops
+        watching a Kind whose CRD terminates, so on.delete would never run: the
+        finalizers are released here."""
+        meta = body.get("metadata") or {}
+        names = {f"{k.plural}.{k.group}": k for k in self.kinds.values()}
+        info = names.get(str(meta.get("name")))
+        if info is None or not meta.get("deletionTimestamp"):
+            return
+        await asyncio.get_running_loop().run_in_executor(self.pool, self._release_all, info)
+
+    def _release_all(self, info: KindInfo) -> None:
+        assert self.cluster is not None
+        released = self.cluster.release_finalizers(info, FINALIZER, self.settings.namespaces)
+        if released:
+            log.warning("the CRD of %s is being deleted: %d object(s) released, their GCP resources left in place", info.kind, released)
 
     def _wake_waiters(self, key: tuple[str, str, str]) -> None:
         for waiter in self.waiters.pop(key, set()):
@@ -625,6 +673,10 @@ class Operator:
             if queued:
                 self._queued(-1)
         slot.reconciles += 1
+        if result is not None and result.ready:
+            # Its waiters may have looked at it before this status was written; the
+            # watch event that follows finds the cache already Ready and wakes nobody.
+            self._wake_waiters(key)
         if result is not None:
             self.metrics.reconciles.labels(kind, result.reason).inc()
             if not result.ready:
@@ -825,6 +877,21 @@ class Operator:
             return
         body = webhook.ca_bundle_patch(ca_pem, [w.name for w in cfg.webhooks or []])
         api.patch_validating_webhook_configuration(self.settings.webhook_config, body, field_manager=MANAGER)
+
+
+def _again(call: Callable[[], Any], attempts: int = 3) -> Any:
+    """``call()``, again after a dropped connection (a pooled connection the
+    server closed while idle): the request was not answered, reading is safe."""
+    import urllib3
+
+    for attempt in range(attempts):
+        try:
+            return call()
+        except urllib3.exceptions.ProtocolError:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(0.2 * (attempt + 1))
+    raise AssertionError("unreachable")
 
 
 def _bound_port(site: Any) -> int:

@@ -12,6 +12,7 @@ GCP calls each behaviour costs.
 from __future__ import annotations
 
 import copy
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,7 +28,7 @@ from kccgen.runtime.reconciler import ANN_CREATE_PENDING
 from kccgen.runtime.requests import delete_call
 from tests.support.admission_reviews import admission_review
 from tests.support.envtest import Kube as Kubectl
-from tests.support.operator import Kube, OperatorProcess, crd_file, object_set, ready_condition
+from tests.support.operator import Kube, OperatorProcess, crd_file, gvp, object_set, ready_condition
 
 PROJECT = "op-project"
 MAIN = "main"
@@ -305,6 +306,63 @@ def test_a_restart_in_the_middle_of_a_create_never_creates_twice(server: Kubectl
     channels = [k for k in mock.engine.resources if "/notificationChannels/" in k]
     assert sum(1 for k in channels if k.endswith(got["status"]["externalRef"])) == 1
     assert ANN_CREATE_PENDING not in (got["metadata"].get("annotations") or {})
+
+
+def test_a_failing_object_backs_off_instead_of_hot_looping(kube: Kube, mock: MockServer, operator: OperatorProcess) -> None:
+    """GCP refuses every GET of one topic: its reconciles back off (250 ms, 0.5 s,
+    1 s, 2 s, ...), so in 6 s it is read a handful of times, not hundreds."""
+    mock.engine.faults.add(api="pubsub.*", method="*.topics.get", path="topics/refused", status=403, message="denied")
+    mark = len(mock.log)
+    kube.apply(_topic("refused"))
+    got = kube.wait_reason("PubSubTopic", MAIN, "refused", "UpdateFailed")
+    assert "denied" in ready_condition(got)["message"], ready_condition(got)
+    time.sleep(6)
+    gets = _requests(mock, "topics/refused", mark)
+    assert 3 <= len(gets) <= 8 and all(g.startswith("GET ") for g in gets), gets
+    assert operator.metric_sum("kccgen_reconcile_errors_total", kind="PubSubTopic", reason="UpdateFailed") >= 3
+    mock.engine.faults.clear()
+    kube.wait_ready("PubSubTopic", MAIN, "refused", timeout=20)
+
+
+def test_a_crd_being_deleted_releases_its_objects_and_their_resources_stay(server: Kubectl, kube: Kube, mock: MockServer, operator: OperatorProcess) -> None:
+    """The deletion defender's rule: uninstalling (deleting a CRD) deletes its
+    objects but never their GCP resources. kopf stops watching a terminating
+    CRD, so the operator releases the finalizers from the CRD's own event.
+
+    The test server cannot hold a terminating CRD with objects: with its
+    admission chain off, any patch of such an object panics in the server
+    (forbidCreateAdmission wraps no delegate; tools/envtest), so the finalizer
+    could never be removed there by anyone. The CRD event is given to the
+    operator's handler directly, with the CRD the server stores plus a
+    deletionTimestamp; everything else is the real server and mockgcp."""
+    import asyncio
+
+    from kccgen.runtime.operator import Operator, Settings
+
+    ns = "uninstall"  # no operator process watches it: kopf would put the finalizer back
+    mock.client("pubsub").projects().topics().create(name=f"projects/{PROJECT}/topics/outlives-its-crd", body={}).execute()
+    obj = _topic("outlives-its-crd", ns=ns)
+    obj["metadata"]["finalizers"] = [FINALIZER]
+    kube.apply(obj)
+    crd = json.loads(server.kubectl("get", "crd", crd_file("PubSubTopic").name.removesuffix(".yaml"), "-o", "json").stdout)
+    crd["metadata"]["deletionTimestamp"] = "2026-11-27T00:00:00Z"
+    local = Operator(Settings(crd_pattern="PubSubTopic", namespaces=(ns,), kubeconfig=str(server.kubeconfig), health_port=None, endpoint=mock.base_url))
+    local._connect()
+    mark = len(mock.log)
+    asyncio.run(local._on_crd(body=crd))
+    got = kube.get("PubSubTopic", ns, "outlives-its-crd") or {}
+    assert FINALIZER not in (got["metadata"].get("finalizers") or []), got["metadata"]
+    kube.delete("PubSubTopic", ns, "outlives-its-crd")
+    kube.wait_gone("PubSubTopic", ns, "outlives-its-crd")
+    assert _requests(mock, "outlives-its-crd", mark) == []
+    assert f"pubsub.v1|projects/{PROJECT}/topics/outlives-its-crd" in mock.engine.resources
+    crd["metadata"].pop("deletionTimestamp")
+    obj["metadata"]["name"] = "keeps-its-finalizer"
+    kube.apply(obj)
+    asyncio.run(local._on_crd(body=crd))  # not being deleted: nothing released
+    assert FINALIZER in (kube.get("PubSubTopic", ns, "keeps-its-finalizer") or {})["metadata"]["finalizers"]
+    kube.api.patch_namespaced_custom_object(*gvp("PubSubTopic")[:2], ns, gvp("PubSubTopic")[2], "keeps-its-finalizer", {"metadata": {"finalizers": []}}, _content_type="application/merge-patch+json")
+    kube.delete("PubSubTopic", ns, "keeps-its-finalizer")
 
 
 def test_objects_of_other_namespaces_are_left_to_their_own_operator(kube: Kube, mock: MockServer, operator: OperatorProcess) -> None:

@@ -70,7 +70,7 @@ class Kube:
         group, version, plural = gvp(obj["kind"])
         meta = obj["metadata"]
         body = {**copy.deepcopy(obj), "apiVersion": obj.get("apiVersion") or f"{group}/{version}"}
-        body["metadata"] = {k: v for k, v in meta.items() if k in ("name", "namespace", "annotations", "labels")}
+        body["metadata"] = {k: v for k, v in meta.items() if k in ("name", "namespace", "annotations", "labels", "finalizers")}
         deadline = time.monotonic() + 10
         while True:
             try:
