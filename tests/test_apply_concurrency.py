@@ -100,11 +100,22 @@ def test_the_request_rate_to_one_api_is_bounded_across_threads() -> None:
     assert took >= 0.95, took  # 21 requests at 20 a second: the last at 1 s or later
 
 
-def _get_absent(gcp: Gcp, a: Any, i: int) -> None:
+def test_each_project_has_its_own_request_rate() -> None:
+    """The limit is per API and project, as GCP's quotas are: two projects' requests
+    take two schedules (the operator serves many projects at once)."""
+    with MockServer() as s:
+        gcp = Gcp(s.base_url, host_paths=True, qps=20)
+        a = adapter_for("PubSubTopic")
+        for i in range(4):
+            _get_absent(gcp, a, i, project=f"p{i % 2}")
+    assert set(gcp._next_slot) == {"pubsub.v1/p0", "pubsub.v1/p1"}
+
+
+def _get_absent(gcp: Gcp, a: Any, i: int, project: str = "p") -> None:
     from kccgen.runtime.gcp import NotFound
 
     with pytest.raises(NotFound):
-        gcp.call(a, a.get, {"project": "p", "topic": f"t{i}"})
+        gcp.call(a, a.get, {"project": project, "topic": f"t{i}"})
 
 
 def test_operations_are_polled_with_backoff() -> None:

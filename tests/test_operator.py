@@ -163,6 +163,47 @@ def _seconds(stamp: str) -> float:
     return datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").timestamp()
 
 
+def test_seed_rules_through_the_api_server(kube: Kube, mock: MockServer, operator: OperatorProcess) -> None:
+    """One case of each seed document, driven by writes to the API server:
+    externalRef (an existing resource is acquired: one GET, externalRef set, no
+    write), references (an ``external`` reference needs no object; a missing one
+    names the object), force-acquire (absent: ResourceNotFound, never created),
+    externally managed fields (``absent``: a label added in GCP is neither
+    enforced nor written back into spec)."""
+    topics = mock.client("pubsub").projects().topics()
+    topics.create(name=f"projects/{PROJECT}/topics/existing", body={}).execute()
+    mark = len(mock.log)
+    kube.apply(_topic("existing"))
+    got = kube.wait_ready("PubSubTopic", MAIN, "existing")
+    assert got["status"]["externalRef"] == f"projects/{PROJECT}/topics/existing"
+    assert [r.split(" ")[0] for r in _requests(mock, "topics/existing", mark)] == ["GET"]
+
+    sub = {
+        "apiVersion": "pubsub.cnrm.cloud.google.com/v1beta1", "kind": "PubSubSubscription",
+        "metadata": {"name": "by-external", "namespace": MAIN},
+        "spec": {"projectRef": {"external": f"projects/{PROJECT}"}, "topicRef": {"external": f"projects/{PROJECT}/topics/existing"}},
+    }
+    kube.apply(sub)
+    assert kube.wait_ready("PubSubSubscription", MAIN, "by-external")["status"]["externalRef"].endswith("/subscriptions/by-external")
+    sub["metadata"]["name"], sub["spec"]["topicRef"] = "by-missing-name", {"name": "no-such-topic"}
+    kube.apply(sub)
+    got = kube.wait_reason("PubSubSubscription", MAIN, "by-missing-name", "DependencyNotFound")
+    assert "PubSubTopic main/no-such-topic" in ready_condition(got)["message"], ready_condition(got)
+
+    mark = len(mock.log)
+    kube.apply(_topic("never-made", **{"cnrm.cloud.google.com/force-acquire": "true"}))
+    kube.wait_reason("PubSubTopic", MAIN, "never-made", "ResourceNotFound")
+    assert {r.split(" ")[0] for r in _requests(mock, "topics/never-made", mark)} == {"GET"}
+
+    topics.patch(name=f"projects/{PROJECT}/topics/existing", body={"topic": {"labels": {"added": "in-gcp"}}, "updateMask": "labels"}).execute()
+    kube.patch_annotations("PubSubTopic", MAIN, "existing", {ANN_INTERVAL: "1"})
+    mark = len(mock.log)
+    time.sleep(2.5)
+    assert {r.split(" ")[0] for r in _requests(mock, "topics/existing", mark)} == {"GET"}
+    got = kube.get("PubSubTopic", MAIN, "existing") or {}
+    assert "labels" not in got.get("spec", {}) and ready_condition(got)["status"] == "True"
+
+
 def test_pause_per_object_makes_no_gcp_call_until_resumed(kube: Kube, mock: MockServer, operator: OperatorProcess) -> None:
     mark = len(mock.log)
     kube.apply(_topic("paused-topic", **{"cnrm.cloud.google.com/actuation-mode": "Paused"}))
