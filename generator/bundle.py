@@ -11,7 +11,7 @@ operator never watches a Kind it has no permission or CRD for.
 RBAC is least privilege: the selected resources by name (their ``status`` and
 ``finalizers`` subresources), what the operator reads about the cluster (CRDs,
 namespaces), its events, its own webhook configuration (by name, to write the
-caBundle) and, in its own namespace only, its leader-election leases. No
+caBundle). No leases: one replica, no leader election. No
 wildcard anywhere and no create/delete on the managed Kinds: users create and
 delete those objects; the operator only reconciles them.
 """
@@ -45,10 +45,12 @@ WEBHOOK_PORT = 9443
 KUSTOMIZATION = "kustomization.yaml"
 
 # The operator reconciles objects users create: read and watch them, patch
-# spec annotations, status and finalizers; never create or delete them.
-RESOURCE_VERBS = ["get", "list", "watch", "patch", "update"]
-STATUS_VERBS = ["get", "patch", "update"]
-FINALIZER_VERBS = ["patch", "update"]
+# their annotations, finalizers and spec (server-side apply is a patch), and
+# their status; never create, update (PUT) or delete them. tests/test_operator.py
+# checks every request the operator makes on a real API server against these.
+RESOURCE_VERBS = ["get", "list", "watch", "patch"]
+STATUS_VERBS = ["patch"]
+FINALIZER_VERBS = ["patch"]
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
@@ -155,8 +157,7 @@ def cluster_rules(kinds: Iterable[KindEntry]) -> list[dict[str, Any]]:
         {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": ["get", "list", "watch"]},
         # Namespace annotations: cnrm.cloud.google.com/project-id, actuation-mode pause.
         {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get", "list", "watch"]},
-        {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]},
-        {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch"]},
+        {"apiGroups": [""], "resources": ["events"], "verbs": ["create"]},
         # Only its own webhook configuration, to write the caBundle at start.
         {
             "apiGroups": ["admissionregistration.k8s.io"],
@@ -234,24 +235,6 @@ def _rbac(kinds: list[KindEntry], opts: Options) -> list[dict[str, Any]]:
             "kind": "ClusterRoleBinding",
             "metadata": _meta(OPERATOR, "rbac"),
             "roleRef": {"apiGroup": rbac, "kind": "ClusterRole", "name": OPERATOR},
-            "subjects": subject,
-        },
-        {
-            "apiVersion": f"{rbac}/v1",
-            "kind": "Role",
-            "metadata": _meta(OPERATOR, "rbac", opts.namespace),
-            # Leader election: leases in the operator's namespace, nowhere else.
-            "rules": [{
-                "apiGroups": ["coordination.k8s.io"],
-                "resources": ["leases"],
-                "verbs": ["get", "list", "watch", "create", "update", "patch"],
-            }],
-        },
-        {
-            "apiVersion": f"{rbac}/v1",
-            "kind": "RoleBinding",
-            "metadata": _meta(OPERATOR, "rbac", opts.namespace),
-            "roleRef": {"apiGroup": rbac, "kind": "Role", "name": OPERATOR},
             "subjects": subject,
         },
     ]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
+import sys
 import threading
 import time
 from collections import deque
@@ -71,7 +72,15 @@ class MockServer:
 
             do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _serve
 
-        self.httpd = ThreadingHTTPServer((host, port), Handler)
+        class Server(ThreadingHTTPServer):
+            def handle_error(self, request: Any, client_address: Any) -> None:
+                """A client that went away (a killed process's kept-alive
+                connection) is not an error of the emulator: no traceback."""
+                if isinstance(sys.exc_info()[1], ConnectionError):
+                    return
+                super().handle_error(request, client_address)
+
+        self.httpd = Server((host, port), Handler)
         self.httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
 

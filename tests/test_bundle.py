@@ -38,8 +38,7 @@ OWN_FILES = ("deployment.yaml", "namespace.yaml", "rbac.yaml", "service.yaml", "
 FIXED_RULES = [
     {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": ["get", "list", "watch"]},
     {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get", "list", "watch"]},
-    {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]},
-    {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch"]},
+    {"apiGroups": [""], "resources": ["events"], "verbs": ["create"]},
     {
         "apiGroups": ["admissionregistration.k8s.io"],
         "resources": ["validatingwebhookconfigurations"],
@@ -137,9 +136,9 @@ def test_rbac_and_webhook_name_exactly_the_selected_resources(two: Path) -> None
             granted[key] = r["verbs"]
     want = {}
     for g, p in plurals:
-        want[(g, p)] = ["get", "list", "watch", "patch", "update"]
-        want[(g, f"{p}/status")] = ["get", "patch", "update"]
-        want[(g, f"{p}/finalizers")] = ["patch", "update"]
+        want[(g, p)] = ["get", "list", "watch", "patch"]
+        want[(g, f"{p}/status")] = ["patch"]
+        want[(g, f"{p}/finalizers")] = ["patch"]
     assert granted == want
     (hook,) = one(two, "webhook.yaml")["webhooks"]
     matched = set()
@@ -165,7 +164,7 @@ def test_operator_runs_with_the_bundles_pattern(two: Path) -> None:
 def test_rbac_has_no_wildcard_and_no_foreign_binding(which: str, request: pytest.FixtureRequest) -> None:
     d: Path = request.getfixturevalue(which)
     objs = docs(d, "rbac.yaml")
-    assert sorted(o["kind"] for o in objs) == ["ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"]
+    assert sorted(o["kind"] for o in objs) == ["ClusterRole", "ClusterRoleBinding"]
     for o in objs:
         for r in o.get("rules", []):
             assert set(r) <= {"apiGroups", "resources", "verbs", "resourceNames"}, r
@@ -176,9 +175,6 @@ def test_rbac_has_no_wildcard_and_no_foreign_binding(which: str, request: pytest
     assert role["metadata"]["name"] not in {"cluster-admin", "admin", "edit"}
     assert role["rules"][: len(FIXED_RULES)] == FIXED_RULES  # nothing else that is not a selected Kind
     ns = one(d, "namespace.yaml")["metadata"]["name"]
-    local = next(o for o in objs if o["kind"] == "Role")
-    assert local["metadata"]["namespace"] == ns
-    assert local["rules"] == [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "list", "watch", "create", "update", "patch"]}]
     for b in (o for o in objs if o["kind"].endswith("Binding")):
         assert b["subjects"] == [{"kind": "ServiceAccount", "name": "kccgen-operator", "namespace": ns}]
 
@@ -266,7 +262,7 @@ def test_objects_pass_the_kubernetes_openapi_models(which: str, request: pytest.
         assert validate_file(d / name) == [], name
         kinds += [o["kind"] for o in docs(d, name)]
     assert sorted(kinds) == sorted([
-        "ClusterRole", "ClusterRoleBinding", "Deployment", "Namespace", "Role", "RoleBinding",
+        "ClusterRole", "ClusterRoleBinding", "Deployment", "Namespace",
         "Service", "ServiceAccount", "ValidatingWebhookConfiguration",
     ])
     assert sorted(p.name for p in d.iterdir()) == sorted([*OWN_FILES, "crds", "kustomization.yaml"])
@@ -362,7 +358,7 @@ def test_kustomize_builds_the_bundle(two: Path) -> None:
     crds = {("CustomResourceDefinition", p.name.removesuffix(".yaml")) for p in (two / "crds").iterdir()}
     assert names == own | crds
     for o in built:
-        if o["kind"] in {"Deployment", "Service", "ServiceAccount", "Role", "RoleBinding"}:
+        if o["kind"] in {"Deployment", "Service", "ServiceAccount"}:
             assert o["metadata"]["namespace"] == "kccgen-system", o["kind"]
 
 

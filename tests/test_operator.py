@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import copy
 import json
+import os
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,6 +28,7 @@ from kccgen.runtime.managed import ssa_owners
 from kccgen.runtime.operator import ANN_INTERVAL, FINALIZER
 from kccgen.runtime.reconciler import ANN_CREATE_PENDING
 from kccgen.runtime.requests import delete_call
+from tests.support import envtest as support
 from tests.support.admission_reviews import admission_review
 from tests.support.envtest import Kube as Kubectl
 from tests.support.operator import Kube, OperatorProcess, crd_file, gvp, object_set, ready_condition
@@ -52,13 +55,31 @@ WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
 @pytest.fixture(scope="module")
-def server(envtest: Kubectl) -> Kubectl:
-    files = [crd_file(k) for k in KINDS + PARENTS]
-    errors = envtest.apply_files(files)
-    names = {f.name.removesuffix(".yaml") for f in files}
-    established = envtest.established(names)
-    assert all(established.get(n) for n in names), errors
-    return envtest
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kubectl]:
+    """An API server of this module's own, with an audit log of every request:
+    the last test checks each request the operator made against the bundle's RBAC."""
+    support.require()
+    work = tmp_path_factory.mktemp("operator-server")
+    audit = tmp_path_factory.mktemp("audit")
+    (audit / "policy.yaml").write_text("apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n  omitStages: [RequestReceived]\n")
+    flags = f"--audit-log-path={audit / 'audit.log'} --audit-policy-file={audit / 'policy.yaml'} --audit-log-mode=blocking"
+    env = {**os.environ, "KUBEBUILDER_ASSETS": str(support.assets()), "ENVTEST_WATCH_PID": str(os.getpid()), "ENVTEST_APISERVER_ARGS": flags}
+    started = subprocess.run([str(support.TOOLS / "start.sh"), str(work)], env=env, capture_output=True, text=True, timeout=180, check=False)
+    assert started.returncode == 0, started.stderr
+    kube = Kubectl(Path(started.stdout.strip().splitlines()[-1]), work / "kubectl-cache")
+    try:
+        files = [crd_file(k) for k in KINDS + PARENTS]
+        errors = kube.apply_files(files)
+        names = {f.name.removesuffix(".yaml") for f in files}
+        established = kube.established(names)
+        assert all(established.get(n) for n in names), errors
+        yield kube
+    finally:
+        subprocess.run([str(support.TOOLS / "stop.sh"), str(work)], capture_output=True, text=True, timeout=60, check=False)
+
+
+def _audit_log(server: Kubectl) -> Path:
+    return next(server.kubeconfig.parent.parent.glob("audit*/audit.log"))
 
 
 @pytest.fixture(scope="module")
@@ -421,3 +442,36 @@ def test_health_and_metrics_endpoints(operator: OperatorProcess) -> None:
     assert operator._get("/readyz")[0] == 200
     names = {n.split("{", 1)[0] for n in operator.metrics()}
     assert {"kccgen_reconciles_total", "kccgen_gcp_calls_total", "kccgen_queue_depth", "kccgen_objects"} <= names, names
+
+
+def test_the_bundles_rbac_covers_every_request_the_operator_made(server: Kubectl) -> None:
+    """Runs last: every request the operator processes of this module made (user
+    agent ``kccgen/``), read from the server's audit log, is allowed by the
+    ClusterRole that ``kccgen bundle --crd-pattern`` writes for their Kinds, and
+    nothing the operator never asks for is granted. The test server itself
+    enforces no RBAC (its client is system:masters), so this is the check."""
+    import yaml
+
+    from kccgen.generator.bundle import Options, build, generated_dir
+
+    rbac = list(yaml.safe_load_all(build(generated_dir(Path(".")), Options(pattern=PATTERN))["rbac.yaml"]))
+    rules = next(o for o in rbac if o["kind"] == "ClusterRole")["rules"]
+    used: set[tuple[str, str, str]] = set()
+    for line in _audit_log(server).read_text().splitlines():
+        event = json.loads(line)
+        ref = event.get("objectRef")
+        if not str(event.get("userAgent", "")).startswith("kccgen/") or not ref:
+            continue  # discovery (/apis, /version) is every authenticated user's
+        resource = ref["resource"] + (f"/{ref['subresource']}" if ref.get("subresource") else "")
+        group = ref.get("apiGroup", "")
+        used.add((group, resource, event["verb"]))
+        allowed = any(
+            group in r["apiGroups"] and resource in r["resources"] and event["verb"] in r["verbs"]
+            and (not r.get("resourceNames") or ref.get("name") in r["resourceNames"])
+            for r in rules
+        )
+        assert allowed, f"the bundle's ClusterRole does not allow {event['verb']} {group or 'core'}/{resource} ({event['requestURI']})"
+    assert {v for _, _, v in used} >= {"list", "watch", "patch"}, used
+    granted_verbs = {v for r in rules for v in r["verbs"]}
+    unused = granted_verbs - {v for _, _, v in used} - {"get", "create"}  # get: reads of one object; create: Events (none on this server)
+    assert not unused, f"granted but never used: {unused}"
