@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING, Any
 
 from kccgen.contract import Adapter, FieldRule
 from kccgen.runtime.adapter import adapter_for, spec_to_api
-from kccgen.runtime.admission import immutable_changes
+from kccgen.runtime.admission import _MISSING, _at, immutable_changes
 from kccgen.runtime.aliases import AliasConflict, canonical_spec
 from kccgen.runtime.diff import diff
 from kccgen.runtime.gcp import Gcp, GcpError, NotFound
@@ -217,19 +217,8 @@ def ca_bundle_patch(ca_pem: bytes, webhook_names: Sequence[str]) -> dict[str, An
 # --- the rules ---------------------------------------------------------------------------
 
 
-_MISSING = object()
-
-
 def _show(v: Any) -> str:
     return "unset" if v is _MISSING or v is None else json.dumps(v, sort_keys=True, default=str)
-
-
-def _at(node: Any, parts: Sequence[str]) -> Any:
-    for p in parts:
-        if not isinstance(node, Mapping) or p not in node:
-            return _MISSING
-        node = node[p]
-    return node
 
 
 def _spec_parts(path: str) -> list[str]:
