@@ -351,7 +351,13 @@ def _operator(args: argparse.Namespace) -> int:
 
     from kccgen.patterns import problem
     from kccgen.runtime.local import namespace_problem
-    from kccgen.runtime.operator import Operator, Settings, served_kinds, settings_summary
+    from kccgen.runtime.operator import (
+        Operator,
+        OperatorError,
+        Settings,
+        served_kinds,
+        settings_summary,
+    )
 
     if args.crd_pattern and problem(args.crd_pattern):
         print(f"error: --crd-pattern {args.crd_pattern!r}: {problem(args.crd_pattern)}", file=sys.stderr)
@@ -390,7 +396,11 @@ def _operator(args: argparse.Namespace) -> int:
         webhook_config=args.webhook_config,
     )
     logging.getLogger("kccgen.operator").info("starting: %s", settings_summary(settings))
-    asyncio.run(Operator(settings).run())
+    try:
+        asyncio.run(Operator(settings).run())
+    except OperatorError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     return 0
 
 

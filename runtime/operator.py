@@ -39,6 +39,7 @@ import contextlib
 import copy
 import json
 import logging
+import os
 import random
 import threading
 import time
@@ -63,7 +64,7 @@ from kccgen.runtime.reconciler import (
 from kccgen.runtime.refs import CLUSTER_SCOPED, PROJECT_ID_ANNOTATION, Reason, RefError
 from kccgen.runtime.registry import kind_index
 
-__all__ = ["ANN_INTERVAL", "FINALIZER", "KindInfo", "Operator", "Settings", "served_kinds"]
+__all__ = ["ANN_INTERVAL", "FINALIZER", "KindInfo", "Operator", "OperatorError", "Settings", "served_kinds"]
 
 log = logging.getLogger("kccgen.operator")
 
@@ -81,6 +82,10 @@ WAITING = frozenset({"DependencyNotFound", "DependencyNotReady"})
 SETTLED = frozenset({"UpToDate", "Paused", "DriftDetected", "ResourceNotFound"})
 # The reconciler's own annotations, and kopf's: a change to them is not the user's.
 OWN_ANNOTATION_PREFIXES = ("kccgen.dev/", "kopf.zalando.org/")
+
+
+class OperatorError(RuntimeError):
+    """The operator cannot start; the message is one line for stderr."""
 
 
 @dataclass(frozen=True)
@@ -518,8 +523,6 @@ class Operator:
         import kopf
 
         if self.settings.kubeconfig:
-            import os
-
             os.environ["KUBECONFIG"] = self.settings.kubeconfig
         info = (
             kopf.login_with_service_account(settings=settings) if _in_cluster() and not self.settings.kubeconfig else kopf.login_with_kubeconfig(settings=settings)
@@ -783,7 +786,11 @@ class Operator:
         import kopf
 
         loop = asyncio.get_running_loop()
-        await loop.run_in_executor(None, self._connect)
+        try:
+            await loop.run_in_executor(None, self._connect)
+        except Exception as e:  # no kubeconfig, a bad one, or no server answering
+            where = self.settings.kubeconfig or os.environ.get("KUBECONFIG") or "the in-cluster service account or ~/.kube/config"
+            raise OperatorError(f"cannot connect to the cluster with {where}: {str(e).splitlines()[0][:300]}") from e
         self.ready_flag = ready or asyncio.Event()
         runners = []
         if self.settings.health_port is not None:
@@ -901,8 +908,6 @@ def _bound_port(site: Any) -> int:
 
 
 def _in_cluster() -> bool:
-    import os
-
     return bool(os.environ.get("KUBERNETES_SERVICE_HOST")) and os.path.exists("/var/run/secrets/kubernetes.io/serviceaccount/token")
 
 

@@ -31,7 +31,15 @@ from kccgen.runtime.requests import delete_call
 from tests.support import envtest as support
 from tests.support.admission_reviews import admission_review
 from tests.support.envtest import Kube as Kubectl
-from tests.support.operator import Kube, OperatorProcess, crd_file, gvp, object_set, ready_condition
+from tests.support.operator import (
+    KCCCTL,
+    Kube,
+    OperatorProcess,
+    crd_file,
+    gvp,
+    object_set,
+    ready_condition,
+)
 
 PROJECT = "op-project"
 MAIN = "main"
@@ -435,6 +443,20 @@ def test_objects_of_other_namespaces_are_left_to_their_own_operator(kube: Kube, 
     assert got is not None and not got.get("status") and FINALIZER not in (got["metadata"].get("finalizers") or [])
     assert _requests(mock, "not-mine", mark) == []
     kube.delete("PubSubTopic", "elsewhere", "not-mine")
+
+
+def test_bad_start_up_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    """A pattern that selects nothing, a malformed one, a kubeconfig that is not
+    one: a line naming it, exit 2, no traceback."""
+    bad = tmp_path / "kubeconfig"
+    bad.write_text("not: [a kubeconfig")
+    for args, needle in (
+        (["--crd-pattern", "nosuchservice"], "selects no Kind"),
+        (["--crd-pattern", "a/b/c"], "more than one '/'"),
+        (["--kubeconfig", str(bad)], str(bad)),
+    ):
+        out = subprocess.run([str(KCCCTL), "operator", "--endpoint", "http://127.0.0.1:9/", "--health-port", "-1", *args], capture_output=True, text=True, timeout=60, check=False)
+        assert out.returncode == 2 and needle in out.stderr and "Traceback" not in out.stderr, (args, out.stderr[-2000:])
 
 
 def test_health_and_metrics_endpoints(operator: OperatorProcess) -> None:
