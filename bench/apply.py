@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import os
-import platform
 import resource
 import subprocess
 import sys
@@ -35,6 +33,10 @@ from typing import Any
 import yaml
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from bench.run import machine  # noqa: E402
+
 OUT = REPO / "bench" / "apply.json"
 LATENCY_MS = 50
 PER_KIND = 250
@@ -122,7 +124,7 @@ def main() -> int:
     per_object_ms = (cpu_all - cpu_one) / (len(objs) - 1) * 1000
     result = {
         "date": datetime.date.today().isoformat(),
-        "machine": {"platform": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count()},
+        "machine": machine(),
         "objects": len(objs),
         "kinds": list(KINDS),
         "latency_ms": LATENCY_MS,

@@ -26,7 +26,6 @@ from __future__ import annotations
 import datetime
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -40,6 +39,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bench.apply import KINDS, mockgcp, objects, requests_in  # noqa: E402
+from bench.run import machine  # noqa: E402
 from tests.support import envtest as envtest_support  # noqa: E402
 from tests.support.operator import Kube, OperatorProcess, crd_file, ready_condition  # noqa: E402
 
@@ -165,7 +165,7 @@ def main() -> int:
     expected = len(objs) * window / RESYNC_S
     result: dict[str, Any] = {
         "date": datetime.date.today().isoformat(),
-        "machine": {"platform": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count()},
+        "machine": machine(),
         "objects": len(objs),
         "kinds": list(KINDS),
         "ready_100_s": round(ready_100_s, 1),

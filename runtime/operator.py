@@ -62,7 +62,7 @@ from kccgen.runtime.reconciler import (
     Result,
 )
 from kccgen.runtime.refs import CLUSTER_SCOPED, PROJECT_ID_ANNOTATION, Reason, RefError
-from kccgen.runtime.registry import kind_index
+from kccgen.runtime.registry import kind_index, resource_of
 
 __all__ = ["ANN_INTERVAL", "FINALIZER", "KindInfo", "Operator", "OperatorError", "Settings", "served_kinds"]
 
@@ -99,9 +99,8 @@ class KindInfo:
 def served_kinds(pattern: str | None = None) -> list[KindInfo]:
     """The generated Kinds the pattern selects, from the registry (generated/kinds.json)."""
     out = []
-    for kind, entry in kind_index().items():
-        group, _, version = entry["apiVersion"].partition("/")
-        plural = entry["crd"].rsplit("/", 1)[-1].split(".", 1)[0]
+    for kind in kind_index():
+        group, version, plural = resource_of(kind)
         if selects(pattern, kind, group):
             out.append(KindInfo(kind, group, version, plural))
     return out
@@ -265,13 +264,9 @@ class Cluster:
                 return dict(self.api.api_client.sanitize_for_serialization(self.core.read_namespace(name)))
             info = self.kinds.get(kind)
             if info is None:
-                from kccgen.runtime.registry import kind_index as index
-
-                entry = index().get(kind)
-                if entry is None:
+                if kind not in kind_index():
                     return None
-                group, _, version = entry["apiVersion"].partition("/")
-                info = KindInfo(kind, group, version, entry["crd"].rsplit("/", 1)[-1].split(".", 1)[0])
+                info = KindInfo(kind, *resource_of(kind))
             got = self.api.get_namespaced_custom_object(info.group, info.version, namespace, info.plural, name)
             return dict(got)
         except ApiException as e:
@@ -454,7 +449,6 @@ class _Slot:
     failures: int = 0
     generation: Any = None
     annotations: dict[str, str] = field(default_factory=dict)
-    waiting_on: set[tuple[str, str, str]] = field(default_factory=set)
     inflight: asyncio.Future[Any] | None = None
     reconciles: int = 0
 
@@ -685,9 +679,7 @@ class Operator:
             if not result.ready:
                 self.metrics.errors.labels(kind, result.reason).inc()
             if result.reason in WAITING:
-                deps = named_references(result.obj)
-                slot.waiting_on = deps
-                for d in deps:
+                for d in named_references(result.obj):
                     self.waiters[d].add(key)
                     dep = self.cache.peek(d)
                     if dep is not None and _ready(dep):
@@ -726,7 +718,6 @@ class Operator:
         anns = (obj.get("metadata") or {}).get("annotations") or {}
         stored = self.cluster.patch_annotations(obj, {ANN_CREATE_PENDING: anns.get(ANN_CREATE_PENDING)})
         self.cache.put(stored)
-        obj.setdefault("metadata", {})["resourceVersion"] = stored["metadata"].get("resourceVersion")
 
     def _write_back(self, obj: Mapping[str, Any], result: Result, delete: bool) -> None:
         assert self.cluster is not None

@@ -61,6 +61,16 @@ def resolve_kind(text: str) -> str:
     raise KeyError(unknown_kind(text, tuple(index)))
 
 
+def resource_of(kind: str) -> tuple[str, str, str]:
+    """(group, storage version, plural) of a generated Kind: what the Kubernetes API
+    addresses it by. The CRD file is named ``<plural>.<group>.yaml``, as the CRD is."""
+    entry = kind_index().get(kind)
+    if entry is None:
+        raise KeyError(unknown_kind(kind, tuple(kind_index())))
+    group, _, version = entry["apiVersion"].partition("/")
+    return group, version, entry["crd"].rsplit("/", 1)[-1].removesuffix(f".{group}.yaml")
+
+
 def module_for(kind: str, suffix: str) -> str:
     """``kccgen.generated.<svc>.<ver>.<kind><suffix>`` for a generated Kind."""
     entry = kind_index().get(kind)

@@ -16,23 +16,18 @@ from __future__ import annotations
 import copy
 import json
 import uuid
-from pathlib import Path
 from typing import Any
 
-from kccgen.runtime.registry import kind_index
+from kccgen.runtime import registry
 from tests.support.envtest import Kube
+from tests.support.operator import crd_file
 
-GENERATED = Path(__file__).resolve().parents[2] / "generated"
 FIELD_MANAGER = "kubectl"
 
 
-def crd_file(kind: str) -> Path:
-    return GENERATED / kind_index()[kind]["crd"]
-
-
 def resource_of(kind: str) -> tuple[str, str]:
-    """(plural, group) of the Kind's CRD: its file is ``<plural>.<group>.yaml``."""
-    plural, _, group = crd_file(kind).name.removesuffix(".yaml").partition(".")
+    """(plural, group) of the Kind's CRD."""
+    group, _, plural = registry.resource_of(kind)
     return plural, group
 
 

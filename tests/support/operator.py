@@ -26,17 +26,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kccgen.runtime.registry import kind_index
+from kccgen.runtime.registry import kind_index, resource_of
 
 KCCCTL = Path(sys.executable).parent / "kccctl"
 TEST_MANAGER = "kubectl-test"
 
 
-def gvp(kind: str) -> tuple[str, str, str]:
-    """(group, version, plural) of a generated Kind."""
-    entry = kind_index()[kind]
-    group, _, version = entry["apiVersion"].partition("/")
-    return group, version, entry["crd"].rsplit("/", 1)[-1].split(".", 1)[0]
+gvp = resource_of  # (group, version, plural) of a generated Kind
 
 
 def crd_file(kind: str) -> Path:
