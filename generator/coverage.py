@@ -92,10 +92,12 @@ def config_lines(path: Path) -> int:
 
 def auto_lines(path: Path, kf: KindsFile) -> int:
     """Lines an auto file spends on derived Kinds: all of them when it lists no
-    curated Kind, else its ``auto``, ``overrides`` and ``exclude`` lines."""
+    curated Kind, else its ``auto``, ``overrides``, ``exclude`` and ``locations`` lines."""
     if not kf.kinds:
         return config_lines(path)
-    extra = {k: v for k, v in (("overrides", {r: o.model_dump(by_alias=True, exclude_defaults=True) for r, o in kf.overrides.items()}), ("exclude", kf.exclude)) if v}
+    overrides = {r: o.model_dump(by_alias=True, exclude_defaults=True) for r, o in kf.overrides.items()}
+    locations = kf.locations.model_dump(by_alias=True, exclude_defaults=True) if kf.locations else None
+    extra = {k: v for k, v in (("overrides", overrides), ("exclude", kf.exclude), ("locations", locations)) if v}
     # kccVersions: a line for the key and one per version (a flow list of Kinds)
     versions = 1 + len(kf.kcc_versions) if kf.kcc_versions else 0
     return 1 + (len(yaml.safe_dump(extra).splitlines()) if extra else 0) + versions

@@ -13,6 +13,7 @@ any runtime that executes them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -460,6 +461,58 @@ class Alias:
     items: tuple[Alias, ...] = ()
 
 
+#: The location scopes of a compute-style template: ``global/``, ``regions/{region}``, ``zones/{zone}``.
+SCOPES = ("global", "region", "zone")
+_ZONE = re.compile(r"^[a-z]+(?:-[a-z]+)*\d+-[a-z]$")  # us-central1-a; regions end in a digit
+
+
+def template_scope(template: str) -> tuple[str, str]:
+    """(scope, param) of an identity template: ``("region", "region")`` for
+    ``projects/{project}/regions/{region}/addresses/{address}``, ``("global", "")``
+    for ``projects/{project}/global/...``, ``("", "")`` when it has none."""
+    parts = template.split("/")
+    for i, seg in enumerate(parts[:-1]):
+        if seg == "global":
+            return "global", ""
+        nxt = parts[i + 1]
+        if seg in ("regions", "zones") and nxt.startswith("{") and nxt.endswith("}"):
+            return seg.removesuffix("s"), nxt[1:-1]
+    return "", ""
+
+
+def location_scope(value: str) -> str:
+    """The scope a Config Connector ``location`` value names: ``global``, a zone
+    (``us-central1-a``) or else a region (``us-central1``, ``europe-west4``)."""
+    if value == "global":
+        return "global"
+    return "zone" if _ZONE.match(value) else "region"
+
+
+@dataclass(frozen=True)
+class Locations:
+    """Config Connector's one Kind for a resource that exists at several scopes.
+
+    KCC's ComputeAddress is regional or global by ``spec.location``; the API has
+    two collections (``addresses``, ``globalAddresses``) that kccgen generates as
+    two Kinds. The Kind that carries this keeps its own scope (``scope``, filled
+    from ``location`` into spec field ``param``) and hands the other scopes to
+    the Kinds in ``variants`` (scope, Kind): the runtime reconciles the object as
+    that Kind, so each scope keeps its own generated methods and mutability.
+    """
+
+    field: str  # the spec property: location
+    scope: str  # this Kind's own scope: global, region or zone
+    param: str  # the spec field the location fills at this Kind's own scope ("" for global)
+    variants: tuple[tuple[str, str], ...] = ()  # (scope, Kind) served by another generated Kind
+
+    def kind_for(self, scope: str) -> str | None:
+        """The variant Kind serving ``scope``; None for this Kind's own scope or one nobody serves."""
+        return next((k for s, k in self.variants if s == scope), None)
+
+    def scopes(self) -> tuple[str, ...]:
+        return (self.scope, *(s for s, _ in self.variants))
+
+
 # --- the adapter -------------------------------------------------------------------------
 
 
@@ -484,6 +537,7 @@ class Adapter:
     operations: tuple[tuple[str, OperationGetter], ...] = ()  # by accessor path or compute scope
     aliases: tuple[Alias, ...] = ()  # Config Connector spellings of spec fields
     canonical: tuple[Canonical, ...] = ()  # values the service spells its own way
+    locations: Locations | None = None  # Config Connector's spec.location over several scopes
 
     def operation(self, key: str) -> OperationGetter:
         for k, getter in self.operations:
@@ -510,6 +564,7 @@ def create_inputs(shape: CreateShape) -> tuple[CreateInput, ...]:
 __all__ = [
     "API_PATH",
     "KRM_ONLY_SOURCE",
+    "SCOPES",
     "STATUS_SOURCE",
     "Adapter",
     "Alias",
@@ -530,6 +585,7 @@ __all__ = [
     "FieldType",
     "FingerprintGuard",
     "Guard",
+    "Locations",
     "Lro",
     "MetagenerationGuard",
     "NoCreate",
@@ -550,4 +606,6 @@ __all__ = [
     "field_rule",
     "field_rules",
     "id_field",
+    "location_scope",
+    "template_scope",
 ]

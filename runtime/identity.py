@@ -31,6 +31,7 @@ class IdentityError(ValueError):
         self.kind = kind
         self.value = value
         self.expected = expected
+        self.why = why
         detail = f" ({why})" if why else ""
         super().__init__(f"{kind}: {value!r} is not a valid {kind} identity{detail}; expected {expected}")
 
@@ -69,6 +70,9 @@ class IdentityTemplate:
     # lets the runtime compute an object's identity from its spec.
     spec_fields: tuple[tuple[str, str, str], ...] = ()
     id_generation: str = "user"  # "service": the ID exists only after create
+    # Kinds serving this Kind's other location scopes (kccgen.contract.Locations):
+    # an object of this Kind may be named by theirs (a global ComputeAddress).
+    variants: tuple[str, ...] = ()
     _compiled: dict[str, tuple[re.Pattern[str], tuple[str, ...]]] = field(default_factory=dict, compare=False, repr=False)
 
     def _rx(self, template: str) -> tuple[re.Pattern[str], tuple[str, ...]]:
@@ -108,6 +112,11 @@ class IdentityTemplate:
         rx, names = self._rx(self.template)
         m = rx.match(value)
         if not m:
+            for v in self.variants:
+                try:
+                    return identity_for(v).parse(value)
+                except IdentityError:
+                    continue
             raise IdentityError(self.kind, value, self.expected())
         return {n: m.group(n) for n in names}
 
@@ -119,7 +128,22 @@ class IdentityTemplate:
         return None
 
     def normalize(self, value: str) -> str:
-        """Canonical externalRef for any accepted spelling; idempotent."""
+        """Canonical externalRef for any accepted spelling; idempotent. A name of a
+        variant Kind (another location scope of this one) is its canonical form."""
+        try:
+            return self._normalize(value)
+        except IdentityError as own:
+            for v in self.variants:
+                try:
+                    return identity_for(v).normalize(value)
+                except IdentityError:
+                    continue
+            if self.variants:
+                forms = " or ".join([self.expected(), *(identity_for(v).expected() for v in self.variants)])
+                raise IdentityError(self.kind, value, forms, own.why) from None
+            raise
+
+    def _normalize(self, value: str) -> str:
         if not isinstance(value, str):
             raise IdentityError(self.kind, value, self.expected(), f"not a string but {type(value).__name__}")
         if not value.strip():

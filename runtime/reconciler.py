@@ -30,7 +30,7 @@ import json
 import re
 import secrets
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -40,6 +40,7 @@ from kccgen.runtime.aliases import AliasConflict, canonical_spec
 from kccgen.runtime.diff import diff
 from kccgen.runtime.gcp import AlreadyExists, Gcp, GcpError, NotFound, OperationFailed, Transient
 from kccgen.runtime.identity import IdentityError, identity_for
+from kccgen.runtime.locations import LocationError, located, restored
 from kccgen.runtime.managed import ANN_STATE_INTO_SPEC, managed_spec, merge_into_spec, note_merged
 from kccgen.runtime.mutability import by_api_path, mutability_of
 from kccgen.runtime.refs import (
@@ -202,12 +203,29 @@ class Reconciler:
         ns_obj = self.store.get("Namespace", "", ns) or {}
         return _ann(ns_obj).get(ANN_ACTUATION, "").lower() == "paused"
 
+    def _as(self, original: Mapping[str, Any], as_located: Mapping[str, Any]) -> Reconciler:
+        """This reconciler for ``as_located``, persisting the object as the user wrote it."""
+        if self.persist is None:
+            return self
+        sub = copy.copy(self)
+        persist = self.persist
+        sub.persist = lambda o: persist(restored(original, as_located, o))
+        return sub
+
     # --- entry points -------------------------------------------------------------------
 
     def reconcile(self, original: Mapping[str, Any]) -> Result:
         """One reconcile; Config Connector aliases in the spec are moved to their
         fields first, and the object keeps the spec as the user wrote it."""
         a = adapter_for(str(original.get("kind")))
+        if a.locations is not None:
+            try:
+                as_located = located(original)
+            except LocationError as e:
+                return self._finish(copy.deepcopy(dict(original)), False, "UpdateFailed", str(e), [])
+            if as_located is not None:
+                result = self._as(original, as_located).reconcile(as_located)
+                return replace(result, obj=restored(original, as_located, result.obj))
         if not a.aliases:
             return self._reconcile(original)
         user_spec = original.get("spec")
@@ -262,10 +280,23 @@ class Reconciler:
         return self._update(obj, a, ext, spec, resolved, actual, events)
 
     def delete(self, original: Mapping[str, Any]) -> Result:
-        """Delete (or abandon) the GCP resource; deletion never needs non-parent refs."""
+        """Delete (or abandon) the GCP resource; deletion never needs non-parent refs.
+        An object of a Kind over several location scopes is deleted as the Kind
+        serving its ``spec.location``."""
+        a = adapter_for(str(original.get("kind")))
+        if a.locations is not None:
+            try:
+                as_located = located(original)
+            except LocationError as e:
+                obj = copy.deepcopy(dict(original))
+                if not (obj.get("status") or {}).get("externalRef"):  # never reconciled: nothing in GCP
+                    return self._finish(obj, True, "Deleted", f"nothing to delete: {e}", [], deleted=True)
+                return self._finish(obj, False, "DeleteFailed", f"cannot identify the resource to delete: {e}", [])
+            if as_located is not None:
+                result = self._as(original, as_located).delete(as_located)
+                return replace(result, obj=restored(original, as_located, result.obj))
         obj = copy.deepcopy(dict(original))
         events: list[Event] = []
-        a = adapter_for(str(obj.get("kind")))
         if self.paused or _ann(obj).get(ANN_ACTUATION, "").lower() == "paused" or self._namespace_paused(obj):
             return self._finish(obj, False, "Paused", "actuation is paused: not deleted", events)
         if _ann(obj).get(ANN_DELETION_POLICY, "").lower() == "abandon":

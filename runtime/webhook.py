@@ -60,6 +60,7 @@ from kccgen.runtime.aliases import AliasConflict, canonical_spec
 from kccgen.runtime.diff import diff
 from kccgen.runtime.gcp import Gcp, GcpError, NotFound
 from kccgen.runtime.identity import IdentityError, identity_for
+from kccgen.runtime.locations import LocationError, located
 from kccgen.runtime.managed import managed_spec
 from kccgen.runtime.mutability import by_api_path
 from kccgen.runtime.reconciler import ANN_FORCE_ACQUIRE, MANAGER, Reconciler, read_live
@@ -335,6 +336,15 @@ class Webhook:
                 return Verdict([], [])  # status or metadata only
         else:
             old = None
+        if a.locations is not None:
+            # Checked as the Kind serving spec.location (a global ComputeAddress is a
+            # ComputeGlobalAddress); the CRD's rule keeps the location itself fixed.
+            try:
+                obj = located(obj) or obj
+                old = (located(old) or old) if old is not None else None
+            except LocationError as e:
+                return Verdict([str(e)], [])
+            a = adapter_for(str(obj.get("kind")))
         force = _force_acquire(obj)
         refusals: list[str] = []
         warnings: list[str] = []

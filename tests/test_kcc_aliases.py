@@ -19,6 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import celpy
 import pytest
@@ -125,6 +126,22 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], str, Any]] = [
         },
         "notificationChannels",
         [f"projects/{PROJECT}/notificationChannels/123"],
+    ),
+    # Derived Kinds: aliases under the kind file's overrides.
+    ("ComputeDisk", {"zone": "us-central1-a", "size": 10}, {"zone": "us-central1-a", "sizeGb": 10}, "sizeGb", "10"),
+    (
+        "ComputeImage",
+        {"diskRef": {"external": f"projects/{PROJECT}/zones/us-central1-a/disks/d1"}},
+        {"sourceDiskRef": {"external": f"projects/{PROJECT}/zones/us-central1-a/disks/d1"}},
+        "sourceDisk",
+        f"projects/{PROJECT}/zones/us-central1-a/disks/d1",
+    ),
+    (
+        "ComputeInstance",
+        {"zone": "us-central1-a", "instanceTemplateRef": {"external": f"projects/{PROJECT}/global/instanceTemplates/t1"}},
+        {"zone": "us-central1-a", "sourceInstanceTemplateRef": {"external": f"projects/{PROJECT}/global/instanceTemplates/t1"}},
+        "?sourceInstanceTemplate",  # a query parameter of instances.insert
+        f"projects/{PROJECT}/global/instanceTemplates/t1",
     ),
 ]
 
@@ -288,8 +305,11 @@ def test_kccctl_sends_the_same_requests_for_an_alias(
     via_alias, alias_calls, state = _apply(tmp_path, "alias", _obj(kind, alias_spec), times=2)
     via_api, api_calls, _ = _apply(tmp_path, "api", _obj(kind, api_spec))
     assert json.dumps(via_alias[0], sort_keys=True) == json.dumps(via_api[0], sort_keys=True)
-    create = next(body for method, _, body in via_alias[0] if method in ("POST", "PUT"))
-    assert _at(create, path) == value
+    url, create = next((url, body) for method, url, body in via_alias[0] if method in ("POST", "PUT"))
+    if path.startswith("?"):
+        assert parse_qs(urlsplit(url).query)[path[1:]] == [value]
+    else:
+        assert _at(create, path) == value
     assert alias_calls[0] == api_calls[0]
     assert via_alias[1] == []  # the second apply only reads: nothing differs
     stored = yaml.safe_load(next(state.rglob("*.yaml")).read_text(encoding="utf-8"))

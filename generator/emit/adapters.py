@@ -46,6 +46,7 @@ def adapter_of(k: KindIR) -> Adapter:
         operations=m.operations,
         aliases=tuple(alias_of(a) for a in k.aliases),
         canonical=k.canonical,
+        locations=k.locations,
     )
 
 

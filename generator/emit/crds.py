@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from kccgen.contract import Locations
 from kccgen.discovery.behaviours import Behaviour
 from kccgen.generator import celcost
 from kccgen.generator.emit.types import FORMAT_PATTERNS, INT64_FORMATS, summary
@@ -145,6 +146,18 @@ def alias_rule(a: AliasIR) -> dict[str, str]:
         "rule": f"!has(self.{cel_field(a.field)}) || !({target})",
         "message": f"{a.field} is Config Connector's name for {a.target}: set one of the two, not both",
     }
+
+
+def location_rules(loc: Locations | None) -> list[dict[str, str]]:
+    """Config Connector's ``location`` is identity (immutable) and, where the Kind
+    has a region or zone field, another name for it: exactly one of the two."""
+    if loc is None:
+        return []
+    rules = [identity_rule(loc.field, False)]
+    if loc.param:
+        f, p = cel_field(loc.field), cel_field(loc.param)
+        rules.append({"rule": f"has(self.{p}) != has(self.{f})", "message": f"set exactly one of {loc.param} and {loc.field} (Config Connector's name for it)"})
+    return rules
 
 
 def _has_rules(node: object) -> bool:
@@ -274,6 +287,7 @@ class SchemaBuilder:
             if {Behaviour.IMMUTABLE, Behaviour.INPUT_ONLY} <= f.behaviours and f.name not in id_fields and f.name.isidentifier()
         ]
         rules += [alias_rule(a) for a in self.k.aliases]
+        rules += location_rules(self.k.locations)
         s["x-kubernetes-validations"] = rules
         return s
 
@@ -319,7 +333,7 @@ def spec_required(k: KindIR) -> bool:
     optional (a bare PubSubTopic or StorageBucket); requiring it anyway would
     refuse them for no reason. The pydantic ``<Kind>`` model agrees (files.py).
     """
-    return any(f.required for f in k.spec.fields)
+    return any(f.required for f in k.spec.fields) or bool(k.locations and k.locations.param)
 
 
 #: Appended to the description of a node whose rules the CEL budget could not afford.

@@ -46,6 +46,8 @@ def reference_source(ir: IR, t: TargetKind) -> str:
         ("spec_fields", repr(t.spec_fields)),
         ("id_generation", repr(t.id_generation)),
     ]
+    if t.variants:  # the Kinds whose names a reference to this one accepts too
+        identity.append(("variants", repr(tuple(k for _, k in t.variants))))
     imports = [
         "from kccgen.runtime.identity import IdentityTemplate, register_identity",
         f"from kccgen.runtime.refs import {base}, RefField, register_references, register_ref_type",

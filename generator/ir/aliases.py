@@ -43,15 +43,15 @@ def _field(obj: ObjectIR, api_name: str) -> FieldIR | None:
 
 
 class _Builder:
-    def __init__(self, kind: str, file: str, index: int, models: ModelSet) -> None:
+    def __init__(self, kind: str, file: str, base: tuple[str | int, ...], models: ModelSet) -> None:
         self.kind = kind
         self.file = file
-        self.index = index
+        self.base = base  # ("kinds", 3) or, for a derived Kind, ("overrides", "instances")
         self.objects = {o.name: o for o in models.objects}
         self.enums = {e.name: e for e in models.enums}
 
     def error(self, i: int, key: str, msg: str) -> SpecError:
-        return SpecError(self.file, json_path("kinds", self.index, "aliases", i, key), f"{self.kind}: {msg}")
+        return SpecError(self.file, json_path(*self.base, "aliases", i, key), f"{self.kind}: {msg}")
 
     def walk(self, obj: ObjectIR, api_path: str, i: int, key: str) -> tuple[str, FieldIR]:
         """(KRM path, field) of a dotted API path through nested objects."""
@@ -120,7 +120,7 @@ class _Builder:
         return out
 
     def alias(self, i: int, cfg: AliasConfig, spec: ObjectIR) -> tuple[AliasIR, FieldIR]:
-        source = f"{self.file}#{json_path('kinds', self.index, 'aliases', i)}"
+        source = f"{self.file}#{json_path(*self.base, 'aliases', i)}"
         if any(f.name == cfg.field for f in spec.fields):
             raise self.error(i, "field", f"alias {cfg.field!r} is already a spec field")
         target, api = self.walk(spec, cfg.api_field, i, "apiField")
@@ -157,11 +157,11 @@ class _Builder:
         return AliasIR(cfg.field, target, cfg.api_field, cfg.reason, source, values, tuple(items)), FieldIR(cfg.field, t, desc, (), source)
 
 
-def build_aliases(kind: str, file: str, index: int, configs: tuple[AliasConfig, ...], spec: ObjectIR, models: ModelSet) -> Aliased:
+def build_aliases(kind: str, file: str, base: tuple[str | int, ...], configs: tuple[AliasConfig, ...], spec: ObjectIR, models: ModelSet) -> Aliased:
     """The spec with one extra property per alias; errors name the kind config entry."""
     if not configs:
         return Aliased(spec, models, ())
-    b = _Builder(kind, file, index, models)
+    b = _Builder(kind, file, base, models)
     aliases: list[AliasIR] = []
     extra: list[FieldIR] = []
     for i, cfg in enumerate(configs):

@@ -13,12 +13,18 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Protocol
 
-from kccgen.contract import CreateAtPath, CreateServiceAssigned, Where, create_inputs, id_field
+from kccgen.contract import (
+    CreateAtPath,
+    CreateServiceAssigned,
+    Where,
+    create_inputs,
+    id_field,
+    template_scope,
+)
 from kccgen.discovery.behaviours import Behaviour as B
 from kccgen.discovery.behaviours import Fact
 from kccgen.discovery.document import DiscoveryDoc, Resource
 from kccgen.discovery.errors import SpecError, did_you_mean, json_path
-from kccgen.discovery.paths import rest_template
 from kccgen.documents import LOCK_NAME
 from kccgen.generator.cache import digest
 from kccgen.generator.diagnostics import Diagnostic, Reporter
@@ -31,8 +37,10 @@ from kccgen.generator.ir.identity import (
     choose_asset_format,
     plain_template,
     resolve_identity,
+    rest_of,
 )
 from kccgen.generator.ir.krm import KrmProjector, identity_fields, override_facts, ref_placeholder
+from kccgen.generator.ir.locations import build_locations
 from kccgen.generator.ir.methods import UnsupportedShape, resolve_methods
 from kccgen.generator.ir.model import (
     IR,
@@ -243,15 +251,21 @@ def resolve_identities(specs: Specs, shaped: list[Shaped], reporter: Reporter, f
     A derived Kind whose identity cannot be resolved goes to ``failed``."""
     prelim: dict[str, str] = {}
     for sh in shaped:
-        rest = rest_template(sh.methods.get.flat_path)
+        rest, _ = rest_of(sh.sel.resource.methods[sh.methods.get.name])
         row, mismatch = choose_asset_format(asset_rows(specs.asset_names, sh.sel.cfg, sh.sel.doc, sh.schema, rest)[1], rest)
         prelim[sh.sel.cfg.kind] = rest if row is None or (mismatch and sh.sel.auto and plain_template(rest)) else row.template
+    # A parent is a resource of the same service (AIP-122: a relative name is
+    # relative to its own service): firebaseappcheck's services/{service} is no
+    # MonitoringService, though both are projects/{project}/services/{service}.
+    by_host: dict[str, dict[str, str]] = {}
+    for sh in shaped:
+        by_host.setdefault(sh.sel.doc.host, {})[sh.sel.cfg.kind] = prelim[sh.sel.cfg.kind]
     identities = {}
     for sh in shaped:
         s = sh.sel
         raw_get = s.resource.methods[sh.methods.get.name]
         try:
-            identity = resolve_identity(s.file, s.index, s.cfg, s.doc, raw_get, sh.schema, specs.asset_names, prelim, derived=s.auto)
+            identity = resolve_identity(s.file, s.index, s.cfg, s.doc, raw_get, sh.schema, specs.asset_names, by_host[s.doc.host], derived=s.auto)
         except Exception as e:
             if not s.auto:
                 raise
@@ -384,8 +398,12 @@ def build_kind(
     mutability = build_mutability(s.cfg.kind, f"{s.doc.key} {s.cfg.resource}", krm_models, spec_obj, obs_obj, m, identity, frozenset(ref_classes))
     # Stage 8: Config Connector's older field names, after the mutability
     # table (which describes API fields only).
-    aliased = build_aliases(s.cfg.kind, s.file, s.index, s.cfg.aliases, spec_obj, krm_models)
+    base: tuple[str | int, ...] = ("overrides", s.cfg.resource) if s.auto else ("kinds", s.index)
+    aliased = build_aliases(s.cfg.kind, s.file, base, s.cfg.aliases, spec_obj, krm_models)
     spec_obj, krm_models = aliased.spec, aliased.models
+    # Stage 9: Config Connector's spec.location over several scopes.
+    located = build_locations(s.cfg.kind, s.file, s.kfile.locations, identity, by_kind[s.cfg.kind].variants, spec_obj, krm_models, mutability)
+    spec_obj, krm_models, mutability = located.spec, located.models, located.mutability
     api_fields = tuple(FieldIR(f.name, f.type, f.description, proj.facts(f, f.name), f.source, f.deprecated) for f in api_res.fields)
     short = s.cfg.short_names or (f"gcp{s.cfg.kind.lower()}", f"gcp{plural_kind(s.cfg.kind)}")
     return KindIR(
@@ -415,6 +433,8 @@ def build_kind(
             api_fields, identity.template, frozenset(r.api_path for r in references), s.cfg.canonical, s.file, ("kinds", s.index)
         ),
         kcc_versions=tuple(sorted(v for v, names in s.kfile.kcc_versions.items() if s.cfg.kind in names)),
+        locations=located.locations,
+        locations_reason=s.kfile.locations.reason if located.locations and s.kfile.locations else "",
     )
 
 
@@ -580,6 +600,33 @@ def _spec_fields(i: Identity) -> tuple[tuple[str, str, str], ...]:
     return tuple(out)
 
 
+def _variants(sh: Shaped, identities: dict[str, Identity], reporter: Reporter | None) -> tuple[tuple[str, str], ...]:
+    """(scope, Kind) of the generated Kinds serving a Kind's other scopes (kind file
+    ``locations:``). Each must be generated here at the scope the entry names; one
+    that was skipped is left out with a warning (its scope is then refused by name)."""
+    s = sh.sel
+    cfg = s.kfile.locations
+    if cfg is None or s.cfg.kind not in cfg.kinds:
+        return ()
+    where = json_path("locations", "kinds", s.cfg.kind)
+    own, _ = template_scope(identities[s.cfg.kind].template)
+    if not own:
+        raise SpecError(s.file, where, f"{s.cfg.kind}: its template {identities[s.cfg.kind].template} has no global/, regions/ or zones/ scope for spec.{cfg.field} to select")
+    out: list[tuple[str, str]] = []
+    for scope, kind in sorted(cfg.kinds[s.cfg.kind].items()):
+        if scope == own:
+            raise SpecError(s.file, f"{where}/{scope}", f"{s.cfg.kind} is the {own} Kind itself; list only its other scopes")
+        if kind not in identities:
+            if reporter is not None:
+                reporter.warn(f"{s.file}#{where}/{scope}", "locations", f"{kind} is not generated: {s.cfg.kind} refuses location scope {scope}")
+            continue
+        got, _ = template_scope(identities[kind].template)
+        if got != scope:
+            raise SpecError(s.file, f"{where}/{scope}", f"{kind} ({identities[kind].template}) is not a {scope} resource")
+        out.append((scope, kind))
+    return tuple(out)
+
+
 def ref_module(package: str, kind: str) -> str:
     return f"kccgen.generated.{package.replace('/', '.')}.{kind.lower()}_reference"
 
@@ -590,6 +637,7 @@ def _targets(specs: Specs, shaped: list[Shaped], identities: dict[str, Identity]
     for sh in shaped:
         s = sh.sel
         i = identities[s.cfg.kind]
+        variants = _variants(sh, identities, reporter)
         out.append(
             TargetKind(
                 kind=s.cfg.kind,
@@ -604,9 +652,14 @@ def _targets(specs: Specs, shaped: list[Shaped], identities: dict[str, Identity]
                 extra_forms=i.extra_forms,
                 spec_fields=_spec_fields(i),
                 id_generation=i.id_generation,
+                variants=variants,
             )
         )
     ours = {t.kind for t in out}
+    if reporter is not None:
+        for kfile, file in {id(sh.sel.kfile): (sh.sel.kfile, sh.sel.file) for sh in shaped}.values():
+            for kind in sorted(set(kfile.locations.kinds if kfile.locations else ()) - ours):
+                reporter.warn(f"{file}#{json_path('locations', 'kinds', kind)}", "locations", f"{kind} is not a generated Kind: its entry is not used")
     for n, ek in enumerate(specs.external_kinds.kinds):
         where = json_path("kinds", n)
         if ek.kind in ours:

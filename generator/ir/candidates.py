@@ -205,4 +205,5 @@ def _config(kind: str, resource: str, ov: DerivedOverride | None) -> KindConfig:
         fields=ov.fields,
         references=ov.references,
         methods=ov.methods,
+        aliases=ov.aliases,
     )

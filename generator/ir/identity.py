@@ -7,9 +7,17 @@ path and its ``name`` pattern, and every disagreement is reported.
 
 from __future__ import annotations
 
+import re
+
 from kccgen.discovery.document import DiscoveryDoc, Method
 from kccgen.discovery.errors import SpecError, json_path
-from kccgen.discovery.paths import pattern_template, rest_prefix, rest_template, shape
+from kccgen.discovery.paths import (
+    collection_param,
+    pattern_template,
+    rest_prefix,
+    rest_template,
+    shape,
+)
 from kccgen.generator.ir.model import Identity, IdentityParam
 from kccgen.generator.naming import pascal, singular
 from kccgen.generator.spec.asset_names import AssetName, AssetNameTable
@@ -57,6 +65,41 @@ def plain_template(template: str) -> bool:
     return len(segs) % 2 == 0 and all(s.startswith("{") == (i % 2 == 1) for i, s in enumerate(segs))
 
 
+_DOCUMENTED = re.compile(r"(?<![\w/])((?:[a-z][A-Za-z]*/\[[A-Z0-9_]+\]/?)+)")
+
+
+def described_template(get: Method, rest: str) -> str | None:
+    """The one name format the get method's path parameter documents
+    (``projects/[PROJECT_ID_OR_NUMBER]/services/[SERVICE_ID]``) as a template, when
+    it fits the any-parent REST path ``rest``; None when it lists several parents
+    (folders, organizations: the caller keeps failing closed) or none fits."""
+    segs = rest.split("/")
+    found: set[str] = set()
+    for name, param in sorted(get.parameters.items()):
+        if param.location != "path" or "{+" + name + "}" not in get.path:
+            continue
+        for m in _DOCUMENTED.finditer(param.description or ""):
+            parts = m.group(1).rstrip("/").split("/")
+            out = ["{" + collection_param(parts[i - 1]) + "}" if p.startswith("[") else p for i, p in enumerate(parts)]
+            tail = segs[len(segs) - len(out) :] if len(out) <= len(segs) else []
+            if tail and all(t.startswith("{") or t == o for t, o in zip(tail, out, strict=True)):
+                found.add("/".join(out))
+    return found.pop() if len(found) == 1 else None
+
+
+def rest_of(get: Method) -> tuple[str, str]:
+    """(template, routing prefix) of the path the get method answers at. An
+    any-parent path (monitoring's ``v3/{v3}/{v3Id1}/services/{service}``) whose name
+    parameter documents one format takes that format (``projects/{project}/...``)."""
+    path = get.flat_path or get.path
+    rest, prefix = rest_template(path), rest_prefix(path)
+    described = None if plain_template(rest) else described_template(get, rest)
+    if described is None:
+        return rest, prefix
+    segs = rest.split("/")
+    return described, prefix + "".join(s + "/" for s in segs[: len(segs) - len(described.split("/"))])
+
+
 #: Literal scope words between a parent and a collection (compute's
 #: ``projects/{project}/global/addresses/{address}``): not a collection of their own.
 SINGLETON_SEGMENTS = frozenset({"global"})
@@ -79,7 +122,7 @@ def resolve_identity(
     is an error for a curated Kind, so a person names it; a derived Kind keeps
     it as a plain string field instead, failing closed rather than guessing.
     """
-    rest = rest_template(get.flat_path or get.path)
+    rest, path_prefix = rest_of(get)
     asset_type, rows = asset_rows(assets, cfg, doc, schema_id, rest)
     row, mismatch = choose_asset_format(rows, rest)
     disagreements: list[str] = []
@@ -170,6 +213,6 @@ def resolve_identity(
         disagreements=tuple(disagreements),
         domain=row.domain if row else doc.host,
         rest_host=doc.host,
-        rest_prefix=doc.service_path + rest_prefix(get.flat_path or get.path),
+        rest_prefix=doc.service_path + path_prefix,
         extra_forms=cfg.external_forms,
     )

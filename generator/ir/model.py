@@ -17,6 +17,7 @@ from kccgen.contract import (
     CreateShape,
     DeleteShape,
     FieldType,
+    Locations,
     Lro,
     OperationGetter,
     UpdateShape,
@@ -173,6 +174,8 @@ class TargetKind:
     # (template param, spec field that supplies it, Kind that field references or "")
     spec_fields: tuple[tuple[str, str, str], ...] = ()
     id_generation: str = "user"
+    # (scope, Kind): the generated Kinds serving this Kind's other scopes (kind file ``locations:``)
+    variants: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -280,6 +283,8 @@ class KindIR:
     aliases: tuple[AliasIR, ...] = ()  # Config Connector's older field names (spec properties too)
     canonical: tuple[Canonical, ...] = ()  # values the service spells its own way (generator/ir/canonical.py)
     kcc_versions: tuple[str, ...] = ()  # Config Connector's version names served beside ``version``
+    locations: Locations | None = None  # Config Connector's spec.location over several scopes
+    locations_reason: str = ""
 
     @property
     def served_versions(self) -> tuple[str, ...]:

@@ -128,6 +128,11 @@ def infer_references(
     one is of the same service, that one is meant (AIP-122: a relative resource
     name is relative to its own service; other services' names are full names)."""
     by_name = {t.kind: t for t in index.targets}
+    # A Kind over several location scopes (kind file ``locations:``) names the
+    # resources of its variant Kinds too: ComputeDisk accepts a regional disk. Only
+    # description paths count: a name alone (``diskName``, a legacy-only
+    # ``healthChecks``) is too weak to pick even one Kind's scopes.
+    scope_owner = {v: t.kind for t in index.targets for _, v in t.variants}
     decisions: dict[tuple[str, str], Decision | None] = {}
     refs: list[ReferenceIR] = []
     unclassified: list[str] = []
@@ -156,6 +161,10 @@ def infer_references(
             tgt = by_name[same[0]]
             shown = next(p for p in paths if tgt in index.by_path(p))
             return Decision(tgt, ref_field_name(f.name, _id(tgt), many), many, f"description path {shown!r}, same service (AIP-122)", None, False)
+        owners = {scope_owner.get(h, h) for h in hits}
+        if len(hits) > 1 and len(owners) == 1:
+            tgt = by_name[owners.pop()]
+            return Decision(tgt, ref_field_name(f.name, _id(tgt), many), many, f"description paths match {tgt.kind}'s location scopes ({', '.join(hits)})", None, False)
         if len(hits) > 1:
             unclassified.append(f"{api_path}: description paths match several Kinds ({', '.join(hits)})")
             return None

@@ -151,6 +151,22 @@ class KindConfig(_Strict):
     canonical: dict[str, CanonicalConfig] = Field(default_factory=dict)  # by top-level API field
 
 
+class LocationsConfig(_Strict):
+    """Config Connector Kinds that are one Kind over several scopes, by ``spec.location``.
+
+    KCC's ComputeAddress is regional or global (``location: us-central1`` or
+    ``global``) where the API has ``addresses`` and ``globalAddresses``. Each
+    entry maps the other scopes of one Kind to the generated Kinds that serve
+    them; an empty mapping makes ``location`` another name for the Kind's own
+    region or zone. The generator adds ``spec.location`` to the Kind's CRD, and
+    the runtime reconciles each object as the Kind that serves its scope.
+    """
+
+    field: str = "location"
+    reason: str = Field(min_length=1)
+    kinds: dict[str, dict[Literal["global", "region", "zone"], str]]
+
+
 class DerivedOverride(_Strict):
     """Settings for one derived Kind of an ``auto`` file, with the reason."""
 
@@ -162,6 +178,7 @@ class DerivedOverride(_Strict):
     fields: dict[str, FieldOverride] = Field(default_factory=dict)
     references: dict[str, ReferenceConfig] = Field(default_factory=dict)
     methods: MethodsConfig = Field(default_factory=MethodsConfig)
+    aliases: tuple[AliasConfig, ...] = ()  # Config Connector's names for the Kind's fields
 
 
 class KindsFile(_Strict):
@@ -187,6 +204,7 @@ class KindsFile(_Strict):
     kcc_versions: dict[Annotated[str, StringConstraints(pattern=r"^v\d+(alpha|beta)?\d*$")], tuple[str, ...]] = Field(
         default_factory=dict, alias="kccVersions"
     )
+    locations: LocationsConfig | None = None  # Config Connector's Kinds over several scopes
 
     @property
     def service_name(self) -> str:

@@ -64,7 +64,7 @@ ADAPTER = Adapter(
             lro=Lro.GOOGLE_LONGRUNNING,
         )
     ),
-    krm_only=("organizationRef", "resourceID"),
+    krm_only=("organization", "resourceID"),
     operations=(("operations", OPERATIONS["operations"]),),
 )
 

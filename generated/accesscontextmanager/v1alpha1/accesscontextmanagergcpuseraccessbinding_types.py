@@ -15,7 +15,6 @@ from kccgen.generated.accesscontextmanager.v1alpha1.accesscontextmanager_v1_api 
 from kccgen.generated.accesscontextmanager.v1alpha1.accesscontextmanageraccesslevel_reference import (
     AccessContextManagerAccessLevelRef,
 )
-from kccgen.generated.apigee.v1alpha1.apigeeorganization_reference import ApigeeOrganizationRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -54,11 +53,10 @@ class AccessContextManagerGCPUserAccessBindingSpec(KRMModel):
             description="Optional. Immutable. Google Group ID whose users are subject to this binding's restrictions.",
         ),
     ] = None
-    organization_ref: Annotated[
-        ApigeeOrganizationRef,
+    organization: Annotated[
+        str,
         Field(
-            alias="organizationRef",
-            description="Immutable. The ApigeeOrganization that this AccessContextManagerGCPUserAccessBinding belongs to.",
+            description="Immutable. The organization of the AccessContextManagerGCPUserAccessBinding."
         ),
     ]
     principal: Annotated[

@@ -31,7 +31,7 @@ ADAPTER = Adapter(
         )
     ),
     delete=NoDelete(),
-    krm_only=("accountRef", "adclient", "resourceID"),
+    krm_only=("account", "adclient", "resourceID"),
 )
 
 register_adapter(ADAPTER)

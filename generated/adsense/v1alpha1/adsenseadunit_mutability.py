@@ -30,7 +30,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="adsense.accounts.adclients.adunits.patch (PATCH) with updateMask={api_path}",
     identity="accounts/{account}/adclients/{adclient}/adunits/{adunit}",
     spec=(
-        ("accountRef", OBJECT, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("account", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("adclient", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("contentAdsSettings", OBJECT, (REQUIRED,), True, True),
         ("contentAdsSettings.size", STRING, (REQUIRED,), True, True),

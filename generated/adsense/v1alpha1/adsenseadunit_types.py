@@ -10,9 +10,6 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.adsense.v1alpha1 import adsense_v2_api
 from kccgen.generated.adsense.v1alpha1.adsense_v2_api import AdUnitState, ContentAdsSettingsType
-from kccgen.generated.mybusinessaccountmanagement.v1alpha1.mybusinessaccountmanagementaccount_reference import (
-    MyBusinessAccountManagementAccountRef,
-)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -38,13 +35,7 @@ class AdSenseAdUnitSpec(KRMModel):
     Representation of an ad unit. An ad unit represents a saved ad unit with a specific set of ad settings that have been customized within an account.
     """
 
-    account_ref: Annotated[
-        MyBusinessAccountManagementAccountRef,
-        Field(
-            alias="accountRef",
-            description="Immutable. The MyBusinessAccountManagementAccount that this AdSenseAdUnit belongs to.",
-        ),
-    ]
+    account: Annotated[str, Field(description="Immutable. The account of the AdSenseAdUnit.")]
     adclient: Annotated[str, Field(description="Immutable. The adclient of the AdSenseAdUnit.")]
     content_ads_settings: Annotated[
         ContentAdsSettings | None,

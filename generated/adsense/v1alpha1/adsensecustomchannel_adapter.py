@@ -43,7 +43,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("accountRef", "adclient", "resourceID"),
+    krm_only=("account", "adclient", "resourceID"),
 )
 
 register_adapter(ADAPTER)

@@ -21,7 +21,6 @@ OUTPUT_ONLY_2 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="readOnly")
 REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="description:'Required.'")
 REQUIRED_2 = Fact(behaviour=Behaviour.REQUIRED, source="identity")
 BOOLEAN = FieldType(kind=TypeKind.BOOLEAN)
-OBJECT = FieldType(kind=TypeKind.OBJECT)
 STRING = FieldType(kind=TypeKind.STRING)
 
 # fmt: off
@@ -30,7 +29,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="adsense.accounts.adclients.customchannels.patch (PATCH) with updateMask={api_path}",
     identity="accounts/{account}/adclients/{adclient}/customchannels/{customchannel}",
     spec=(
-        ("accountRef", OBJECT, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("account", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("active", BOOLEAN, (), True, True),
         ("adclient", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("displayName", STRING, (REQUIRED,), True, True),

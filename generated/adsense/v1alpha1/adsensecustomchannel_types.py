@@ -9,9 +9,6 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.adsense.v1alpha1 import adsense_v2_api
-from kccgen.generated.mybusinessaccountmanagement.v1alpha1.mybusinessaccountmanagementaccount_reference import (
-    MyBusinessAccountManagementAccountRef,
-)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -37,12 +34,8 @@ class AdSenseCustomChannelSpec(KRMModel):
     Representation of a custom channel.
     """
 
-    account_ref: Annotated[
-        MyBusinessAccountManagementAccountRef,
-        Field(
-            alias="accountRef",
-            description="Immutable. The MyBusinessAccountManagementAccount that this AdSenseCustomChannel belongs to.",
-        ),
+    account: Annotated[
+        str, Field(description="Immutable. The account of the AdSenseCustomChannel.")
     ]
     active: Annotated[
         bool | None, Field(description="Whether the custom channel is active and collecting data.")

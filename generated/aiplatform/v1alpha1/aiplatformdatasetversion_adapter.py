@@ -68,7 +68,7 @@ ADAPTER = Adapter(
             lro=Lro.GOOGLE_LONGRUNNING,
         )
     ),
-    krm_only=("dataset", "location", "projectRef", "resourceID"),
+    krm_only=("datasetRef", "location", "projectRef", "resourceID"),
     operations=(
         ("customJobs.operations", OPERATIONS["customJobs.operations"]),
         ("dataLabelingJobs.operations", OPERATIONS["dataLabelingJobs.operations"]),

@@ -36,10 +36,8 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="aiplatform.projects.locations.datasets.datasetVersions.patch (PATCH) with updateMask={api_path}",
     identity="projects/{project}/locations/{location}/datasets/{dataset}/datasetVersions/{datasetVersion}",
     spec=(
-        ("dataset", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("datasetRef", OBJECT, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("displayName", STRING, (), True, True),
-        ("location", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
-        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(

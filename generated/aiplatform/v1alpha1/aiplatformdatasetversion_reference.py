@@ -25,9 +25,9 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "projectRef", "Project"),
-        ("location", "location", ""),
-        ("dataset", "dataset", ""),
+        ("project", "datasetRef", "AIPlatformDataset"),
+        ("location", "datasetRef", "AIPlatformDataset"),
+        ("dataset", "datasetRef", "AIPlatformDataset"),
         ("datasetVersion", "resourceID", ""),
     ),
     id_generation="service",
@@ -36,9 +36,9 @@ IDENTITY = IdentityTemplate(
 #: Reference fields of AIPlatformDatasetVersion objects (path under spec -> target Kind).
 REFERENCES: tuple[RefField, ...] = (
     RefField(
-        path="projectRef",
-        target="Project",
-        api_path="{project}",
+        path="datasetRef",
+        target="AIPlatformDataset",
+        api_path="{dataset}",
         parent=True,
     ),
 )

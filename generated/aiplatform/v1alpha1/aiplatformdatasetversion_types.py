@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.aiplatform.v1alpha1 import aiplatform_v1_api
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.aiplatform.v1alpha1.aiplatformdataset_reference import AIPlatformDatasetRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -75,22 +75,16 @@ class AIPlatformDatasetVersionSpec(KRMModel):
     Describes the dataset version.
     """
 
-    dataset: Annotated[
-        str, Field(description="Immutable. The dataset of the AIPlatformDatasetVersion.")
+    dataset_ref: Annotated[
+        AIPlatformDatasetRef,
+        Field(
+            alias="datasetRef",
+            description="Immutable. The AIPlatformDataset that this AIPlatformDatasetVersion belongs to.",
+        ),
     ]
     display_name: Annotated[
         str | None,
         Field(alias="displayName", description="The user-defined name of the DatasetVersion."),
-    ] = None
-    location: Annotated[
-        str, Field(description="Immutable. The location of the AIPlatformDatasetVersion.")
-    ]
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this AIPlatformDatasetVersion belongs to.",
-        ),
     ] = None
     resource_id: Annotated[
         str | None,

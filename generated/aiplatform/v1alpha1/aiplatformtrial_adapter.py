@@ -42,7 +42,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("location", "projectRef", "resourceID", "study"),
+    krm_only=("location", "projectRef", "resourceID", "studyRef"),
 )
 
 register_adapter(ADAPTER)

@@ -36,10 +36,8 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update=None,
     identity="projects/{project}/locations/{location}/studies/{study}/trials/{trial}",
     spec=(
-        ("location", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
-        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
-        ("study", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("studyRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(
         ("clientId", STRING, (OUTPUT_ONLY, OUTPUT_ONLY_2), False, True),

@@ -25,9 +25,9 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "projectRef", "Project"),
-        ("location", "location", ""),
-        ("study", "study", ""),
+        ("project", "studyRef", "AIPlatformStudy"),
+        ("location", "studyRef", "AIPlatformStudy"),
+        ("study", "studyRef", "AIPlatformStudy"),
         ("trial", "resourceID", ""),
     ),
     id_generation="service",
@@ -36,9 +36,9 @@ IDENTITY = IdentityTemplate(
 #: Reference fields of AIPlatformTrial objects (path under spec -> target Kind).
 REFERENCES: tuple[RefField, ...] = (
     RefField(
-        path="projectRef",
-        target="Project",
-        api_path="{project}",
+        path="studyRef",
+        target="AIPlatformStudy",
+        api_path="{study}",
         parent=True,
     ),
 )

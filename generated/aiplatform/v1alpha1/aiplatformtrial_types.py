@@ -10,7 +10,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.aiplatform.v1alpha1 import aiplatform_v1_api
 from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1_api import GoogleCloudAiplatformV1TrialState
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.aiplatform.v1alpha1.aiplatformstudy_reference import AIPlatformStudyRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -97,14 +97,6 @@ class AIPlatformTrialSpec(KRMModel):
     A message representing a Trial. A Trial contains a unique set of Parameters that has been or will be evaluated, along with the objective metrics got by running the Trial.
     """
 
-    location: Annotated[str, Field(description="Immutable. The location of the AIPlatformTrial.")]
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this AIPlatformTrial belongs to.",
-        ),
-    ] = None
     resource_id: Annotated[
         str | None,
         Field(
@@ -112,7 +104,13 @@ class AIPlatformTrialSpec(KRMModel):
             description="Optional. The service-generated ID of an existing AIPlatformTrial to acquire.",
         ),
     ] = None
-    study: Annotated[str, Field(description="Immutable. The study of the AIPlatformTrial.")]
+    study_ref: Annotated[
+        AIPlatformStudyRef,
+        Field(
+            alias="studyRef",
+            description="Immutable. The AIPlatformStudy that this AIPlatformTrial belongs to.",
+        ),
+    ]
 
 
 class GoogleCloudAiplatformV1MeasurementMetricObserved(KRMModel):

@@ -58,7 +58,7 @@ ADAPTER = Adapter(
             lro=Lro.GOOGLE_LONGRUNNING,
         )
     ),
-    krm_only=("cluster", "location", "projectRef", "resourceID"),
+    krm_only=("clusterRef", "location", "projectRef", "resourceID"),
     int64_paths=(
         "readPoolConfig.autoScalingConfig.policy.connectionsCount.targetCount",
         "readPoolConfig.autoScalingConfig.policy.coolDownPeriodSec",

@@ -23,11 +23,11 @@ from kccgen.generated.alloydb.v1alpha1.alloydb_v1_api import (
     SslConfigCaSource,
     SslConfigSslMode,
 )
+from kccgen.generated.alloydb.v1alpha1.alloydbcluster_reference import AlloyDBClusterRef
 from kccgen.generated.compute.v1alpha1.computenetworkattachment_reference import (
     ComputeNetworkAttachmentRef,
 )
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -194,7 +194,13 @@ class AlloyDBInstanceSpec(KRMModel):
             description="Optional. Client connection specific configurations",
         ),
     ] = None
-    cluster: Annotated[str, Field(description="Immutable. The cluster of the AlloyDBInstance.")]
+    cluster_ref: Annotated[
+        AlloyDBClusterRef,
+        Field(
+            alias="clusterRef",
+            description="Immutable. The AlloyDBCluster that this AlloyDBInstance belongs to.",
+        ),
+    ]
     connection_pool_config: Annotated[
         ConnectionPoolConfig | None,
         Field(
@@ -231,7 +237,6 @@ class AlloyDBInstanceSpec(KRMModel):
         Field(alias="instanceType", description="Required. The type of the instance."),
     ] = None
     labels: Annotated[dict[str, str] | None, Field(description="Labels as key value pairs")] = None
-    location: Annotated[str, Field(description="Immutable. The location of the AlloyDBInstance.")]
     machine_config: Annotated[
         MachineConfig | None,
         Field(
@@ -246,13 +251,6 @@ class AlloyDBInstanceSpec(KRMModel):
     observability_config: Annotated[
         ObservabilityInstanceConfig | None,
         Field(alias="observabilityConfig", description="Configuration for observability."),
-    ] = None
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this AlloyDBInstance belongs to.",
-        ),
     ] = None
     psc_instance_config: Annotated[
         PscInstanceConfig | None,

@@ -45,7 +45,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("cluster", "location", "projectRef", "resourceID"),
+    krm_only=("clusterRef", "location", "projectRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

@@ -31,12 +31,10 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="alloydb.projects.locations.clusters.users.patch (PATCH) with updateMask={api_path}",
     identity="projects/{project}/locations/{location}/clusters/{cluster}/users/{user}",
     spec=(
-        ("cluster", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("clusterRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("databaseRoles", ARRAY_OF_STRING, (OPTIONAL,), True, True),
         ("keepExtraRoles", BOOLEAN, (INPUT_ONLY,), True, False),
-        ("location", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("password", STRING, (INPUT_ONLY,), True, False),
-        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("userType", ENUM, (OPTIONAL,), True, True),
     ),

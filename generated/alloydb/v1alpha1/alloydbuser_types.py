@@ -10,7 +10,7 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.alloydb.v1alpha1 import alloydb_v1_api
 from kccgen.generated.alloydb.v1alpha1.alloydb_v1_api import UserUserType
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.alloydb.v1alpha1.alloydbcluster_reference import AlloyDBClusterRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -28,7 +28,13 @@ class AlloyDBUserSpec(KRMModel):
     Message describing User object.
     """
 
-    cluster: Annotated[str, Field(description="Immutable. The cluster of the AlloyDBUser.")]
+    cluster_ref: Annotated[
+        AlloyDBClusterRef,
+        Field(
+            alias="clusterRef",
+            description="Immutable. The AlloyDBCluster that this AlloyDBUser belongs to.",
+        ),
+    ]
     database_roles: Annotated[
         list[str] | None,
         Field(alias="databaseRoles", description="Optional. List of database roles this user has."),
@@ -40,15 +46,7 @@ class AlloyDBUserSpec(KRMModel):
             description="Input only. If the user already exists and it has additional roles, keep them granted.",
         ),
     ] = None
-    location: Annotated[str, Field(description="Immutable. The location of the AlloyDBUser.")]
     password: Annotated[str | None, Field(description="Input only. Password for the user.")] = None
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this AlloyDBUser belongs to.",
-        ),
-    ] = None
     resource_id: Annotated[
         str | None,
         Field(

@@ -57,7 +57,7 @@ ADAPTER = Adapter(
             lro=Lro.GOOGLE_LONGRUNNING,
         )
     ),
-    krm_only=("api", "location", "projectRef", "resourceID"),
+    krm_only=("apiRef", "location", "projectRef", "resourceID"),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
 )
 

@@ -49,8 +49,8 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="apigateway.projects.locations.apis.configs.patch (PATCH) with updateMask={api_path}",
     identity="projects/{project}/locations/{location}/apis/{api}/configs/{config}",
     spec=(
-        ("api", STRING, (IMMUTABLE_3, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("apiConfigId", STRING, (IMMUTABLE, INPUT_ONLY, REQUIRED), False, False),
+        ("apiRef", OBJECT, (IMMUTABLE_3, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("displayName", STRING, (OPTIONAL,), True, True),
         ("gatewayServiceAccount", STRING, (IMMUTABLE_2,), False, True),
         ("grpcServices", ARRAY_OF_OBJECT, (OPTIONAL,), True, True),
@@ -61,7 +61,6 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("grpcServices[].source[].contents", STRING_BYTE, (), True, True),
         ("grpcServices[].source[].path", STRING, (), True, True),
         ("labels", MAP_OF_STRING, (OPTIONAL,), True, True),
-        ("location", STRING, (IMMUTABLE_3, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("managedServiceConfigs", ARRAY_OF_OBJECT, (OPTIONAL,), True, True),
         ("managedServiceConfigs[].contents", STRING_BYTE, (), True, True),
         ("managedServiceConfigs[].path", STRING, (), True, True),
@@ -69,7 +68,6 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("openapiDocuments[].document", OBJECT, (), True, True),
         ("openapiDocuments[].document.contents", STRING_BYTE, (), True, True),
         ("openapiDocuments[].document.path", STRING, (), True, True),
-        ("projectRef", OBJECT, (IMMUTABLE_3, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_3, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(

@@ -25,9 +25,9 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "projectRef", "Project"),
-        ("location", "location", ""),
-        ("api", "api", ""),
+        ("project", "apiRef", "APIGatewayAPI"),
+        ("location", "apiRef", "APIGatewayAPI"),
+        ("api", "apiRef", "APIGatewayAPI"),
         ("config", "resourceID", ""),
     ),
     id_generation="user",
@@ -36,9 +36,9 @@ IDENTITY = IdentityTemplate(
 #: Reference fields of APIGatewayAPIConfig objects (path under spec -> target Kind).
 REFERENCES: tuple[RefField, ...] = (
     RefField(
-        path="projectRef",
-        target="Project",
-        api_path="{project}",
+        path="apiRef",
+        target="APIGatewayAPI",
+        api_path="{api}",
         parent=True,
     ),
 )

@@ -10,7 +10,7 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.apigateway.v1alpha1 import apigateway_v1_api
 from kccgen.generated.apigateway.v1alpha1.apigateway_v1_api import ApigatewayApiConfigState
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.apigateway.v1alpha1.apigatewayapi_reference import APIGatewayAPIRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -55,11 +55,17 @@ class APIGatewayAPIConfigSpec(KRMModel):
     An API Configuration is a combination of settings for both the Managed Service and Gateways serving this API Config.
     """
 
-    api: Annotated[str, Field(description="Immutable. The api of the APIGatewayAPIConfig.")]
     api_config_id: Annotated[
         str | None,
         Field(alias="apiConfigId", description="Required. Identifier to assign to the API Config."),
     ] = None
+    api_ref: Annotated[
+        APIGatewayAPIRef,
+        Field(
+            alias="apiRef",
+            description="Immutable. The APIGatewayAPI that this APIGatewayAPIConfig belongs to.",
+        ),
+    ]
     display_name: Annotated[
         str | None, Field(alias="displayName", description="Optional. Display name.")
     ] = None
@@ -78,9 +84,6 @@ class APIGatewayAPIConfigSpec(KRMModel):
         dict[str, str] | None,
         Field(description="Optional. Resource labels to represent user-provided metadata."),
     ] = None
-    location: Annotated[
-        str, Field(description="Immutable. The location of the APIGatewayAPIConfig.")
-    ]
     managed_service_configs: Annotated[
         list[ApigatewayApiConfigFile] | None,
         Field(alias="managedServiceConfigs", description="Optional. Service Configuration files."),
@@ -88,13 +91,6 @@ class APIGatewayAPIConfigSpec(KRMModel):
     openapi_documents: Annotated[
         list[ApigatewayApiConfigOpenApiDocument] | None,
         Field(alias="openapiDocuments", description="Optional. OpenAPI specification documents."),
-    ] = None
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this APIGatewayAPIConfig belongs to.",
-        ),
     ] = None
     resource_id: Annotated[
         str | None,

@@ -42,7 +42,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("extensions[].matchCondition", STRING, (OPTIONAL,), True, True),
         ("extensions[].name", STRING, (REQUIRED,), True, True),
         ("extensions[].supportedEvents", ARRAY_OF_ENUM, (OPTIONAL,), True, True),
-        ("lbForwardingRule", STRING, (REQUIRED,), True, True),
+        ("lbForwardingRuleRef", OBJECT, (REQUIRED,), True, True, {"api_path": "lbForwardingRule"}),
         ("networkConfigs", ARRAY_OF_OBJECT, (REQUIRED,), True, True),
         ("networkConfigs[].region", STRING, (REQUIRED,), True, True),
         ("networkConfigs[].subnetRef", OBJECT, (REQUIRED,), True, True, {"api_path": "networkConfigs[].subnet"}),

@@ -14,6 +14,9 @@ from kccgen.generated.apigee.v1alpha1.apigee_v1_api import (
     GoogleCloudApigeeV1ApimServiceExtensionState,
 )
 from kccgen.generated.apigee.v1alpha1.apigeeorganization_reference import ApigeeOrganizationRef
+from kccgen.generated.compute.v1alpha1.computeforwardingrule_reference import (
+    ComputeForwardingRuleRef,
+)
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
@@ -65,11 +68,11 @@ class ApigeeApimServiceExtensionSpec(KRMModel):
         list[GoogleCloudApigeeV1ApimServiceExtensionExtension] | None,
         Field(description="Optional. List of extensions that are part of the service extension."),
     ] = None
-    lb_forwarding_rule: Annotated[
-        str | None,
+    lb_forwarding_rule_ref: Annotated[
+        ComputeForwardingRuleRef | None,
         Field(
-            alias="lbForwardingRule",
-            description="Required. Name of the Google Cloud LB forwarding rule.",
+            alias="lbForwardingRuleRef",
+            description="A reference to a ComputeForwardingRule (API field `lbForwardingRule`).",
         ),
     ] = None
     network_configs: Annotated[

@@ -35,12 +35,10 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     fixed="no update method for apigeeregistry.v1 projects.locations.apis.artifacts",
     spec=(
         ("annotations", MAP_OF_STRING, (), False, True),
-        ("api", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("apiRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("contents", STRING_BYTE, (INPUT_ONLY,), False, False),
         ("labels", MAP_OF_STRING, (), False, True),
-        ("location", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("mimeType", STRING, (), False, True),
-        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(

@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.apigeeregistry.v1alpha1 import apigeeregistry_v1_api
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.apigeeregistry.v1alpha1.apigeeregistryapi_reference import (
+    ApigeeRegistryAPIRef,
+)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -55,7 +57,13 @@ class ApigeeRegistryAPIArtifactSpec(KRMModel):
         dict[str, str] | None,
         Field(description="Annotations attach non-identifying metadata to resources."),
     ] = None
-    api: Annotated[str, Field(description="Immutable. The api of the ApigeeRegistryAPIArtifact.")]
+    api_ref: Annotated[
+        ApigeeRegistryAPIRef,
+        Field(
+            alias="apiRef",
+            description="Immutable. The ApigeeRegistryAPI that this ApigeeRegistryAPIArtifact belongs to.",
+        ),
+    ]
     contents: Annotated[
         str | None,
         Field(
@@ -66,19 +74,9 @@ class ApigeeRegistryAPIArtifactSpec(KRMModel):
     labels: Annotated[
         dict[str, str] | None, Field(description="Labels attach identifying metadata to resources.")
     ] = None
-    location: Annotated[
-        str, Field(description="Immutable. The location of the ApigeeRegistryAPIArtifact.")
-    ]
     mime_type: Annotated[
         str | None,
         Field(alias="mimeType", description="A content type specifier for the artifact."),
-    ] = None
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this ApigeeRegistryAPIArtifact belongs to.",
-        ),
     ] = None
     resource_id: Annotated[
         str | None,

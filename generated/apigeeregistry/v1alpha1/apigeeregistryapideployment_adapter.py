@@ -60,7 +60,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("api", "location", "projectRef", "resourceID"),
+    krm_only=("apiRef", "location", "projectRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

@@ -42,8 +42,8 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     spec=(
         ("accessGuidance", STRING, (), True, True),
         ("annotations", MAP_OF_STRING, (), True, True),
-        ("api", STRING, (IMMUTABLE_3, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("apiDeploymentId", STRING, (IMMUTABLE, INPUT_ONLY, REQUIRED), False, False),
+        ("apiRef", OBJECT, (IMMUTABLE_3, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("apiSpecRevisionRef", OBJECT, (), True, True, {"api_path": "apiSpecRevision"}),
         ("description", STRING, (), True, True),
         ("displayName", STRING, (), True, True),
@@ -51,8 +51,6 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("externalChannelUri", STRING, (), True, True),
         ("intendedAudience", STRING, (), True, True),
         ("labels", MAP_OF_STRING, (), True, True),
-        ("location", STRING, (IMMUTABLE_3, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
-        ("projectRef", OBJECT, (IMMUTABLE_3, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_3, OPTIONAL), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(

@@ -9,10 +9,12 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.apigeeregistry.v1alpha1 import apigeeregistry_v1_api
+from kccgen.generated.apigeeregistry.v1alpha1.apigeeregistryapi_reference import (
+    ApigeeRegistryAPIRef,
+)
 from kccgen.generated.apigeeregistry.v1alpha1.apigeeregistryapispec_reference import (
     ApigeeRegistryAPISpecRef,
 )
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -73,7 +75,6 @@ class ApigeeRegistryAPIDeploymentSpec(KRMModel):
         dict[str, str] | None,
         Field(description="Annotations attach non-identifying metadata to resources."),
     ] = None
-    api: Annotated[str, Field(description="Immutable. The api of the ApigeeRegistryAPIDeployment.")]
     api_deployment_id: Annotated[
         str | None,
         Field(
@@ -81,6 +82,13 @@ class ApigeeRegistryAPIDeploymentSpec(KRMModel):
             description="Required. The ID to use for the deployment, which will become the final component of the deployment's resource name.",
         ),
     ] = None
+    api_ref: Annotated[
+        ApigeeRegistryAPIRef,
+        Field(
+            alias="apiRef",
+            description="Immutable. The ApigeeRegistryAPI that this ApigeeRegistryAPIDeployment belongs to.",
+        ),
+    ]
     api_spec_revision_ref: Annotated[
         ApigeeRegistryAPISpecRef | None,
         Field(
@@ -112,16 +120,6 @@ class ApigeeRegistryAPIDeploymentSpec(KRMModel):
     ] = None
     labels: Annotated[
         dict[str, str] | None, Field(description="Labels attach identifying metadata to resources.")
-    ] = None
-    location: Annotated[
-        str, Field(description="Immutable. The location of the ApigeeRegistryAPIDeployment.")
-    ]
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this ApigeeRegistryAPIDeployment belongs to.",
-        ),
     ] = None
     resource_id: Annotated[
         str | None,

@@ -25,10 +25,10 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "projectRef", "Project"),
-        ("location", "location", ""),
-        ("api", "api", ""),
-        ("version", "version", ""),
+        ("project", "versionRef", "ApigeeRegistryAPIVersion"),
+        ("location", "versionRef", "ApigeeRegistryAPIVersion"),
+        ("api", "versionRef", "ApigeeRegistryAPIVersion"),
+        ("version", "versionRef", "ApigeeRegistryAPIVersion"),
         ("spec", "resourceID", ""),
     ),
     id_generation="user",
@@ -37,9 +37,9 @@ IDENTITY = IdentityTemplate(
 #: Reference fields of ApigeeRegistryAPISpec objects (path under spec -> target Kind).
 REFERENCES: tuple[RefField, ...] = (
     RefField(
-        path="projectRef",
-        target="Project",
-        api_path="{project}",
+        path="versionRef",
+        target="ApigeeRegistryAPIVersion",
+        api_path="{version}",
         parent=True,
     ),
 )

@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.apigeeregistry.v1alpha1 import apigeeregistry_v1_api
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.apigeeregistry.v1alpha1.apigeeregistryapiversion_reference import (
+    ApigeeRegistryAPIVersionRef,
+)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -69,7 +71,6 @@ class ApigeeRegistryAPISpecSpec(KRMModel):
         dict[str, str] | None,
         Field(description="Annotations attach non-identifying metadata to resources."),
     ] = None
-    api: Annotated[str, Field(description="Immutable. The api of the ApigeeRegistryAPISpec.")]
     api_spec_id: Annotated[
         str | None,
         Field(
@@ -93,21 +94,11 @@ class ApigeeRegistryAPISpecSpec(KRMModel):
     labels: Annotated[
         dict[str, str] | None, Field(description="Labels attach identifying metadata to resources.")
     ] = None
-    location: Annotated[
-        str, Field(description="Immutable. The location of the ApigeeRegistryAPISpec.")
-    ]
     mime_type: Annotated[
         str | None,
         Field(
             alias="mimeType",
             description="A style (format) descriptor for this spec that is specified as a [Media Type](https://en.wikipedia.org/wiki/Media_type).",
-        ),
-    ] = None
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this ApigeeRegistryAPISpec belongs to.",
         ),
     ] = None
     resource_id: Annotated[
@@ -123,8 +114,12 @@ class ApigeeRegistryAPISpecSpec(KRMModel):
             alias="sourceUri", description="The original source URI of the spec (if one exists)."
         ),
     ] = None
-    version: Annotated[
-        str, Field(description="Immutable. The version of the ApigeeRegistryAPISpec.")
+    version_ref: Annotated[
+        ApigeeRegistryAPIVersionRef,
+        Field(
+            alias="versionRef",
+            description="Immutable. The ApigeeRegistryAPIVersion that this ApigeeRegistryAPISpec belongs to.",
+        ),
     ]
 
 

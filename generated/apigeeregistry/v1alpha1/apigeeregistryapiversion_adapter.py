@@ -52,7 +52,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("api", "location", "projectRef", "resourceID"),
+    krm_only=("apiRef", "location", "projectRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

@@ -9,10 +9,12 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.apigeeregistry.v1alpha1 import apigeeregistry_v1_api
+from kccgen.generated.apigeeregistry.v1alpha1.apigeeregistryapi_reference import (
+    ApigeeRegistryAPIRef,
+)
 from kccgen.generated.apigeeregistry.v1alpha1.apigeeregistryapispec_reference import (
     ApigeeRegistryAPISpecRef,
 )
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -51,7 +53,13 @@ class ApigeeRegistryAPIVersionSpec(KRMModel):
         dict[str, str] | None,
         Field(description="Annotations attach non-identifying metadata to resources."),
     ] = None
-    api: Annotated[str, Field(description="Immutable. The api of the ApigeeRegistryAPIVersion.")]
+    api_ref: Annotated[
+        ApigeeRegistryAPIRef,
+        Field(
+            alias="apiRef",
+            description="Immutable. The ApigeeRegistryAPI that this ApigeeRegistryAPIVersion belongs to.",
+        ),
+    ]
     api_version_id: Annotated[
         str | None,
         Field(
@@ -66,21 +74,11 @@ class ApigeeRegistryAPIVersionSpec(KRMModel):
     labels: Annotated[
         dict[str, str] | None, Field(description="Labels attach identifying metadata to resources.")
     ] = None
-    location: Annotated[
-        str, Field(description="Immutable. The location of the ApigeeRegistryAPIVersion.")
-    ]
     primary_spec_ref: Annotated[
         ApigeeRegistryAPISpecRef | None,
         Field(
             alias="primarySpecRef",
             description="A reference to a ApigeeRegistryAPISpec (API field `primarySpec`).",
-        ),
-    ] = None
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this ApigeeRegistryAPIVersion belongs to.",
         ),
     ] = None
     resource_id: Annotated[

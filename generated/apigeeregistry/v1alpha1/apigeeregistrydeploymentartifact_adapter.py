@@ -49,7 +49,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("api", "deploymentRef", "location", "projectRef", "resourceID"),
+    krm_only=("apiRef", "deploymentRef", "location", "projectRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

@@ -49,7 +49,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("api", "location", "projectRef", "resourceID", "spec", "version"),
+    krm_only=("apiRef", "location", "projectRef", "resourceID", "specRef", "versionRef"),
 )
 
 register_adapter(ADAPTER)

@@ -35,15 +35,11 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     fixed="no update method for apigeeregistry.v1 projects.locations.apis.versions.specs.artifacts",
     spec=(
         ("annotations", MAP_OF_STRING, (), False, True),
-        ("api", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("contents", STRING_BYTE, (INPUT_ONLY,), False, False),
         ("labels", MAP_OF_STRING, (), False, True),
-        ("location", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("mimeType", STRING, (), False, True),
-        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
-        ("spec", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
-        ("version", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("specRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(
         ("createTime", STRING_GOOGLE_DATETIME, (OUTPUT_ONLY, OUTPUT_ONLY_2), False, True),

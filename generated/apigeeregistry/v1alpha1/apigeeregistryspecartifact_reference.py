@@ -25,11 +25,11 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "projectRef", "Project"),
-        ("location", "location", ""),
-        ("api", "api", ""),
-        ("version", "version", ""),
-        ("spec", "spec", ""),
+        ("project", "specRef", "ApigeeRegistryAPISpec"),
+        ("location", "specRef", "ApigeeRegistryAPISpec"),
+        ("api", "specRef", "ApigeeRegistryAPISpec"),
+        ("version", "specRef", "ApigeeRegistryAPISpec"),
+        ("spec", "specRef", "ApigeeRegistryAPISpec"),
         ("artifact", "resourceID", ""),
     ),
     id_generation="user",
@@ -38,9 +38,9 @@ IDENTITY = IdentityTemplate(
 #: Reference fields of ApigeeRegistrySpecArtifact objects (path under spec -> target Kind).
 REFERENCES: tuple[RefField, ...] = (
     RefField(
-        path="projectRef",
-        target="Project",
-        api_path="{project}",
+        path="specRef",
+        target="ApigeeRegistryAPISpec",
+        api_path="{spec}",
         parent=True,
     ),
 )

@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.apigeeregistry.v1alpha1 import apigeeregistry_v1_api
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.apigeeregistry.v1alpha1.apigeeregistryapispec_reference import (
+    ApigeeRegistryAPISpecRef,
+)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -55,7 +57,6 @@ class ApigeeRegistrySpecArtifactSpec(KRMModel):
         dict[str, str] | None,
         Field(description="Annotations attach non-identifying metadata to resources."),
     ] = None
-    api: Annotated[str, Field(description="Immutable. The api of the ApigeeRegistrySpecArtifact.")]
     contents: Annotated[
         str | None,
         Field(
@@ -66,19 +67,9 @@ class ApigeeRegistrySpecArtifactSpec(KRMModel):
     labels: Annotated[
         dict[str, str] | None, Field(description="Labels attach identifying metadata to resources.")
     ] = None
-    location: Annotated[
-        str, Field(description="Immutable. The location of the ApigeeRegistrySpecArtifact.")
-    ]
     mime_type: Annotated[
         str | None,
         Field(alias="mimeType", description="A content type specifier for the artifact."),
-    ] = None
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this ApigeeRegistrySpecArtifact belongs to.",
-        ),
     ] = None
     resource_id: Annotated[
         str | None,
@@ -87,11 +78,12 @@ class ApigeeRegistrySpecArtifactSpec(KRMModel):
             description="Immutable. Optional. The ApigeeRegistrySpecArtifact ID used for creation and acquisition.",
         ),
     ] = None
-    spec: Annotated[
-        str, Field(description="Immutable. The spec of the ApigeeRegistrySpecArtifact.")
-    ]
-    version: Annotated[
-        str, Field(description="Immutable. The version of the ApigeeRegistrySpecArtifact.")
+    spec_ref: Annotated[
+        ApigeeRegistryAPISpecRef,
+        Field(
+            alias="specRef",
+            description="Immutable. The ApigeeRegistryAPISpec that this ApigeeRegistrySpecArtifact belongs to.",
+        ),
     ]
 
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.apigeeregistry.v1alpha1 import apigeeregistry_v1_api
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.apigeeregistry.v1alpha1.apigeeregistryapiversion_reference import (
+    ApigeeRegistryAPIVersionRef,
+)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -55,9 +57,6 @@ class ApigeeRegistryVersionArtifactSpec(KRMModel):
         dict[str, str] | None,
         Field(description="Annotations attach non-identifying metadata to resources."),
     ] = None
-    api: Annotated[
-        str, Field(description="Immutable. The api of the ApigeeRegistryVersionArtifact.")
-    ]
     contents: Annotated[
         str | None,
         Field(
@@ -68,19 +67,9 @@ class ApigeeRegistryVersionArtifactSpec(KRMModel):
     labels: Annotated[
         dict[str, str] | None, Field(description="Labels attach identifying metadata to resources.")
     ] = None
-    location: Annotated[
-        str, Field(description="Immutable. The location of the ApigeeRegistryVersionArtifact.")
-    ]
     mime_type: Annotated[
         str | None,
         Field(alias="mimeType", description="A content type specifier for the artifact."),
-    ] = None
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this ApigeeRegistryVersionArtifact belongs to.",
-        ),
     ] = None
     resource_id: Annotated[
         str | None,
@@ -89,8 +78,12 @@ class ApigeeRegistryVersionArtifactSpec(KRMModel):
             description="Immutable. Optional. The ApigeeRegistryVersionArtifact ID used for creation and acquisition.",
         ),
     ] = None
-    version: Annotated[
-        str, Field(description="Immutable. The version of the ApigeeRegistryVersionArtifact.")
+    version_ref: Annotated[
+        ApigeeRegistryAPIVersionRef,
+        Field(
+            alias="versionRef",
+            description="Immutable. The ApigeeRegistryAPIVersion that this ApigeeRegistryVersionArtifact belongs to.",
+        ),
     ]
 
 

@@ -56,7 +56,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("api", "location", "projectRef", "resourceID", "version"),
+    krm_only=("apiRef", "location", "projectRef", "resourceID", "versionRef"),
 )
 
 register_adapter(ADAPTER)

@@ -44,7 +44,6 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="apihub.projects.locations.apis.versions.specs.patch (PATCH) with updateMask={api_path}",
     identity="projects/{project}/locations/{location}/apis/{api}/versions/{version}/specs/{spec}",
     spec=(
-        ("api", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("attributes", MAP_OF_OBJECT, (OPTIONAL,), True, True),
         ("attributes.*.enumValues", OBJECT, (), True, True),
         ("attributes.*.enumValues.values", ARRAY_OF_OBJECT, (REQUIRED,), True, True),
@@ -85,9 +84,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("lintResponse.summary", ARRAY_OF_OBJECT, (OPTIONAL,), True, True),
         ("lintResponse.summary[].count", INTEGER_INT32, (REQUIRED,), True, True),
         ("lintResponse.summary[].severity", ENUM, (REQUIRED,), True, True),
-        ("location", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("parsingMode", ENUM, (INPUT_ONLY, OPTIONAL), True, False),
-        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("sourceUri", STRING, (OPTIONAL,), True, True),
         ("specType", OBJECT, (REQUIRED,), True, True),
@@ -103,7 +100,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("specType.stringValues.values", ARRAY_OF_STRING, (REQUIRED,), True, True),
         ("specType.uriValues", OBJECT, (), True, True),
         ("specType.uriValues.values", ARRAY_OF_STRING, (REQUIRED,), True, True),
-        ("version", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("versionRef", OBJECT, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(
         ("additionalSpecContents", ARRAY_OF_OBJECT, (OUTPUT_ONLY, OUTPUT_ONLY_2), False, True),

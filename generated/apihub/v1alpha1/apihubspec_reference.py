@@ -25,10 +25,10 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "projectRef", "Project"),
-        ("location", "location", ""),
-        ("api", "api", ""),
-        ("version", "version", ""),
+        ("project", "versionRef", "APIHubVersion"),
+        ("location", "versionRef", "APIHubVersion"),
+        ("api", "versionRef", "APIHubVersion"),
+        ("version", "versionRef", "APIHubVersion"),
         ("spec", "resourceID", ""),
     ),
     id_generation="user",
@@ -37,9 +37,9 @@ IDENTITY = IdentityTemplate(
 #: Reference fields of APIHubSpec objects (path under spec -> target Kind).
 REFERENCES: tuple[RefField, ...] = (
     RefField(
-        path="projectRef",
-        target="Project",
-        api_path="{project}",
+        path="versionRef",
+        target="APIHubVersion",
+        api_path="{version}",
         parent=True,
     ),
     RefField(

@@ -20,7 +20,7 @@ from kccgen.generated.apihub.v1alpha1.apihub_v1_api import (
     GoogleCloudApihubV1SummaryEntrySeverity,
 )
 from kccgen.generated.apihub.v1alpha1.apihubdeployment_reference import APIHubDeploymentRef
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.apihub.v1alpha1.apihubversion_reference import APIHubVersionRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -83,7 +83,6 @@ class APIHubSpecSpec(KRMModel):
     Represents a spec associated with an API version in the API Hub. Note that specs of various types can be uploaded, however parsing of details is supported for OpenAPI spec currently.
     """
 
-    api: Annotated[str, Field(description="Immutable. The api of the APIHubSpec.")]
     attributes: Annotated[
         dict[str, GoogleCloudApihubV1AttributeValues] | None,
         Field(
@@ -113,19 +112,11 @@ class APIHubSpecSpec(KRMModel):
         GoogleCloudApihubV1LintResponse | None,
         Field(alias="lintResponse", description="Optional. The lint response for the spec."),
     ] = None
-    location: Annotated[str, Field(description="Immutable. The location of the APIHubSpec.")]
     parsing_mode: Annotated[
         GoogleCloudApihubV1SpecParsingMode | None,
         Field(
             alias="parsingMode",
             description="Optional. Input only. Enum specifying the parsing mode for OpenAPI Specification (OAS) parsing.",
-        ),
-    ] = None
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this APIHubSpec belongs to.",
         ),
     ] = None
     resource_id: Annotated[
@@ -146,7 +137,13 @@ class APIHubSpecSpec(KRMModel):
         GoogleCloudApihubV1AttributeValues | None,
         Field(alias="specType", description="Required. The type of spec."),
     ] = None
-    version: Annotated[str, Field(description="Immutable. The version of the APIHubSpec.")]
+    version_ref: Annotated[
+        APIHubVersionRef,
+        Field(
+            alias="versionRef",
+            description="Immutable. The APIHubVersion that this APIHubSpec belongs to.",
+        ),
+    ]
 
 
 class GoogleCloudApihubV1AdditionalSpecContentObserved(KRMModel):

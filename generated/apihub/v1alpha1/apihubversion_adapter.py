@@ -43,7 +43,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("api", "location", "projectRef", "resourceID"),
+    krm_only=("apiRef", "location", "projectRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

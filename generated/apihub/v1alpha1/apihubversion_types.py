@@ -12,8 +12,8 @@ from kccgen.generated.apihub.v1alpha1 import apihub_v1_api
 from kccgen.generated.apihub.v1alpha1.apihub_v1_api import (
     GoogleCloudApihubV1SourceMetadataSourceType,
 )
+from kccgen.generated.apihub.v1alpha1.apihubapi_reference import APIHubAPIRef
 from kccgen.generated.apihub.v1alpha1.apihubdeployment_reference import APIHubDeploymentRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -91,7 +91,13 @@ class APIHubVersionSpec(KRMModel):
         GoogleCloudApihubV1AttributeValues | None,
         Field(description="Optional. The accreditations associated with the API version."),
     ] = None
-    api: Annotated[str, Field(description="Immutable. The api of the APIHubVersion.")]
+    api_ref: Annotated[
+        APIHubAPIRef,
+        Field(
+            alias="apiRef",
+            description="Immutable. The APIHubAPI that this APIHubVersion belongs to.",
+        ),
+    ]
     attributes: Annotated[
         dict[str, GoogleCloudApihubV1AttributeValues] | None,
         Field(
@@ -123,14 +129,6 @@ class APIHubVersionSpec(KRMModel):
     lifecycle: Annotated[
         GoogleCloudApihubV1AttributeValues | None,
         Field(description="Optional. The lifecycle of the API version."),
-    ] = None
-    location: Annotated[str, Field(description="Immutable. The location of the APIHubVersion.")]
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this APIHubVersion belongs to.",
-        ),
     ] = None
     resource_id: Annotated[
         str | None,

@@ -66,7 +66,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("applicationRef", "location", "projectRef", "resourceID"),
+    krm_only=("application", "location", "projectRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

@@ -34,11 +34,13 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="appengine.projects.locations.applications.authorizedCertificates.patch (PATCH) with updateMask={api_path}",
     identity="projects/{project}/locations/{location}/applications/{application}/authorizedCertificates/{authorizedCertificate}",
     spec=(
-        ("applicationRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("application", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("certificateRawData", OBJECT, (), True, True),
         ("certificateRawData.privateKey", STRING, (INPUT_ONLY,), True, False),
         ("certificateRawData.publicCertificate", STRING, (), True, True),
         ("displayName", STRING, (), True, True),
+        ("location", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(

@@ -10,7 +10,7 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.appengine.v1alpha1 import appengine_v1_api
 from kccgen.generated.appengine.v1alpha1.appengine_v1_api import ManagedCertificateStatus
-from kccgen.generated.apphub.v1alpha1.apphubapplication_reference import AppHubApplicationRef
+from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -68,11 +68,10 @@ class AppEngineApplicationAuthorizedCertificateSpec(KRMModel):
     An SSL certificate that a user has been authorized to administer. A user is authorized to administer any certificate that applies to one of their authorized domains.
     """
 
-    application_ref: Annotated[
-        AppHubApplicationRef,
+    application: Annotated[
+        str,
         Field(
-            alias="applicationRef",
-            description="Immutable. The AppHubApplication that this AppEngineApplicationAuthorizedCertificate belongs to.",
+            description="Immutable. The application of the AppEngineApplicationAuthorizedCertificate."
         ),
     ]
     certificate_raw_data: Annotated[
@@ -86,6 +85,19 @@ class AppEngineApplicationAuthorizedCertificateSpec(KRMModel):
         str | None,
         Field(
             alias="displayName", description="The user-specified display name of the certificate."
+        ),
+    ] = None
+    location: Annotated[
+        str,
+        Field(
+            description="Immutable. The location of the AppEngineApplicationAuthorizedCertificate."
+        ),
+    ]
+    project_ref: Annotated[
+        ProjectRef | None,
+        Field(
+            alias="projectRef",
+            description="Immutable. The Project that this AppEngineApplicationAuthorizedCertificate belongs to.",
         ),
     ] = None
     resource_id: Annotated[

@@ -80,7 +80,7 @@ ADAPTER = Adapter(
             lro=Lro.GOOGLE_LONGRUNNING,
         )
     ),
-    krm_only=("applicationRef", "location", "projectRef", "resourceID"),
+    krm_only=("application", "location", "projectRef", "resourceID"),
     operations=(("apps.operations", OPERATIONS["apps.operations"]),),
 )
 

@@ -38,9 +38,11 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="appengine.projects.locations.applications.domainMappings.patch (PATCH) with updateMask={api_path}",
     identity="projects/{project}/locations/{location}/applications/{application}/domainMappings/{domainMapping}",
     spec=(
-        ("applicationRef", OBJECT, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("application", STRING, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("id", STRING, (), True, True),
+        ("location", STRING, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("overrideStrategy", ENUM, (IMMUTABLE, INPUT_ONLY), False, False),
+        ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("sslSettings", OBJECT, (), True, True),
         ("sslSettings.certificateId", STRING, (), True, True),

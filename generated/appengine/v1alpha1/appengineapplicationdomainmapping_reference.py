@@ -25,9 +25,9 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "applicationRef", "AppHubApplication"),
-        ("location", "applicationRef", "AppHubApplication"),
-        ("application", "applicationRef", "AppHubApplication"),
+        ("project", "projectRef", "Project"),
+        ("location", "location", ""),
+        ("application", "application", ""),
         ("domainMapping", "resourceID", ""),
     ),
     id_generation="service",
@@ -36,9 +36,9 @@ IDENTITY = IdentityTemplate(
 #: Reference fields of AppEngineApplicationDomainMapping objects (path under spec -> target Kind).
 REFERENCES: tuple[RefField, ...] = (
     RefField(
-        path="applicationRef",
-        target="AppHubApplication",
-        api_path="{application}",
+        path="projectRef",
+        target="Project",
+        api_path="{project}",
         parent=True,
     ),
 )

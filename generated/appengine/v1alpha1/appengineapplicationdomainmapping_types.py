@@ -14,7 +14,7 @@ from kccgen.generated.appengine.v1alpha1.appengine_v1_api import (
     ResourceRecordType,
     SslSettingsSslManagementType,
 )
-from kccgen.generated.apphub.v1alpha1.apphubapplication_reference import AppHubApplicationRef
+from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -44,21 +44,28 @@ class AppEngineApplicationDomainMappingSpec(KRMModel):
     A domain serving an App Engine application.
     """
 
-    application_ref: Annotated[
-        AppHubApplicationRef,
-        Field(
-            alias="applicationRef",
-            description="Immutable. The AppHubApplication that this AppEngineApplicationDomainMapping belongs to.",
-        ),
+    application: Annotated[
+        str,
+        Field(description="Immutable. The application of the AppEngineApplicationDomainMapping."),
     ]
     id: Annotated[
         str | None, Field(description="Relative name of the domain serving the application.")
     ] = None
+    location: Annotated[
+        str, Field(description="Immutable. The location of the AppEngineApplicationDomainMapping.")
+    ]
     override_strategy: Annotated[
         DomainMappingCreateParametersValueOverrideStrategy | None,
         Field(
             alias="overrideStrategy",
             description="Whether the domain creation should override any existing mappings for this domain.",
+        ),
+    ] = None
+    project_ref: Annotated[
+        ProjectRef | None,
+        Field(
+            alias="projectRef",
+            description="Immutable. The Project that this AppEngineApplicationDomainMapping belongs to.",
         ),
     ] = None
     resource_id: Annotated[

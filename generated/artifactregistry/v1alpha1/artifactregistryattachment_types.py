@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.artifactregistry.v1alpha1 import artifactregistry_v1_api
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.artifactregistry.v1beta1.artifactregistryrepository_reference import (
+    ArtifactRegistryRepositoryRef,
+)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -61,18 +63,12 @@ class ArtifactRegistryAttachmentSpec(KRMModel):
     files: Annotated[
         list[str] | None, Field(description="Required. The files that belong to this attachment.")
     ] = None
-    location: Annotated[
-        str, Field(description="Immutable. The location of the ArtifactRegistryAttachment.")
-    ]
-    project_ref: Annotated[
-        ProjectRef | None,
+    repository_ref: Annotated[
+        ArtifactRegistryRepositoryRef,
         Field(
-            alias="projectRef",
-            description="Immutable. The Project that this ArtifactRegistryAttachment belongs to.",
+            alias="repositoryRef",
+            description="Immutable. The ArtifactRegistryRepository that this ArtifactRegistryAttachment belongs to.",
         ),
-    ] = None
-    repository: Annotated[
-        str, Field(description="Immutable. The repository of the ArtifactRegistryAttachment.")
     ]
     resource_id: Annotated[
         str | None,

@@ -34,11 +34,9 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("condition.expression", STRING, (), True, True),
         ("condition.location", STRING, (OPTIONAL,), True, True),
         ("condition.title", STRING, (OPTIONAL,), True, True),
-        ("location", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("operation", ENUM, (), True, True),
         ("packageId", STRING, (), True, True),
-        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
-        ("repository", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("repositoryRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
     ),
 )

@@ -13,7 +13,9 @@ from kccgen.generated.artifactregistry.v1alpha1.artifactregistry_v1_api import (
     GoogleDevtoolsArtifactregistryV1RuleAction,
     GoogleDevtoolsArtifactregistryV1RuleOperation,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.artifactregistry.v1beta1.artifactregistryrepository_reference import (
+    ArtifactRegistryRepositoryRef,
+)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -41,22 +43,16 @@ class ArtifactRegistryRuleSpec(KRMModel):
             description="Optional. A CEL expression for conditions that must be met in order for the rule to apply."
         ),
     ] = None
-    location: Annotated[
-        str, Field(description="Immutable. The location of the ArtifactRegistryRule.")
-    ]
     operation: GoogleDevtoolsArtifactregistryV1RuleOperation | None = None
     package_id: Annotated[
         str | None, Field(alias="packageId", description="The package ID the rule applies to.")
     ] = None
-    project_ref: Annotated[
-        ProjectRef | None,
+    repository_ref: Annotated[
+        ArtifactRegistryRepositoryRef,
         Field(
-            alias="projectRef",
-            description="Immutable. The Project that this ArtifactRegistryRule belongs to.",
+            alias="repositoryRef",
+            description="Immutable. The ArtifactRegistryRepository that this ArtifactRegistryRule belongs to.",
         ),
-    ] = None
-    repository: Annotated[
-        str, Field(description="Immutable. The repository of the ArtifactRegistryRule.")
     ]
     resource_id: Annotated[
         str | None,

@@ -59,7 +59,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("location", "package", "projectRef", "repository", "resourceID"),
+    krm_only=("location", "package", "projectRef", "repositoryRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

@@ -26,10 +26,8 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="artifactregistry.projects.locations.repositories.packages.tags.patch (PATCH) with updateMask={api_path}",
     identity="projects/{project}/locations/{location}/repositories/{repository}/packages/{package}/tags/{tag}",
     spec=(
-        ("location", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("package", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
-        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
-        ("repository", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("repositoryRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("version", STRING, (), True, True),
     ),

@@ -25,9 +25,9 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "projectRef", "Project"),
-        ("location", "location", ""),
-        ("repository", "repository", ""),
+        ("project", "repositoryRef", "ArtifactRegistryRepository"),
+        ("location", "repositoryRef", "ArtifactRegistryRepository"),
+        ("repository", "repositoryRef", "ArtifactRegistryRepository"),
         ("package", "package", ""),
         ("tag", "resourceID", ""),
     ),
@@ -37,9 +37,9 @@ IDENTITY = IdentityTemplate(
 #: Reference fields of ArtifactRegistryTag objects (path under spec -> target Kind).
 REFERENCES: tuple[RefField, ...] = (
     RefField(
-        path="projectRef",
-        target="Project",
-        api_path="{project}",
+        path="repositoryRef",
+        target="ArtifactRegistryRepository",
+        api_path="{repository}",
         parent=True,
     ),
 )

@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.artifactregistry.v1alpha1 import artifactregistry_v1_api
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.artifactregistry.v1beta1.artifactregistryrepository_reference import (
+    ArtifactRegistryRepositoryRef,
+)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -27,19 +29,13 @@ class ArtifactRegistryTagSpec(KRMModel):
     Tags point to a version and represent an alternative name that can be used to access the version.
     """
 
-    location: Annotated[
-        str, Field(description="Immutable. The location of the ArtifactRegistryTag.")
-    ]
     package: Annotated[str, Field(description="Immutable. The package of the ArtifactRegistryTag.")]
-    project_ref: Annotated[
-        ProjectRef | None,
+    repository_ref: Annotated[
+        ArtifactRegistryRepositoryRef,
         Field(
-            alias="projectRef",
-            description="Immutable. The Project that this ArtifactRegistryTag belongs to.",
+            alias="repositoryRef",
+            description="Immutable. The ArtifactRegistryRepository that this ArtifactRegistryTag belongs to.",
         ),
-    ] = None
-    repository: Annotated[
-        str, Field(description="Immutable. The repository of the ArtifactRegistryTag.")
     ]
     resource_id: Annotated[
         str | None,

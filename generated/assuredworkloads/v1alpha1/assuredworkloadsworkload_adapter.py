@@ -57,7 +57,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("location", "organizationRef", "resourceID"),
+    krm_only=("location", "organization", "resourceID"),
     operations=(
         ("organizations.locations.operations", OPERATIONS["organizations.locations.operations"]),
     ),

@@ -72,7 +72,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("kmsSettings.rotationPeriod", STRING_GOOGLE_DURATION, (IMMUTABLE_2, INPUT_ONLY_2, INPUT_ONLY_3, REQUIRED), False, False),
         ("labels", MAP_OF_STRING, (OPTIONAL,), True, True),
         ("location", STRING, (IMMUTABLE_3, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
-        ("organizationRef", OBJECT, (IMMUTABLE_3, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("organization", STRING, (IMMUTABLE_3, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("partner", ENUM, (OPTIONAL,), True, True),
         ("partnerPermissions", OBJECT, (OPTIONAL,), True, True),
         ("partnerPermissions.accessTransparencyLogsSupportCaseViewer", BOOLEAN, (OPTIONAL,), True, True),

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.apigee.v1alpha1.apigeeorganization_reference import ApigeeOrganizationRef
 from kccgen.generated.assuredworkloads.v1alpha1 import assuredworkloads_v1_api
 from kccgen.generated.assuredworkloads.v1alpha1.assuredworkloads_v1_api import (
     GoogleCloudAssuredworkloadsV1WorkloadComplianceRegime,
@@ -149,12 +148,8 @@ class AssuredWorkloadsWorkloadSpec(KRMModel):
     location: Annotated[
         str, Field(description="Immutable. The location of the AssuredWorkloadsWorkload.")
     ]
-    organization_ref: Annotated[
-        ApigeeOrganizationRef,
-        Field(
-            alias="organizationRef",
-            description="Immutable. The ApigeeOrganization that this AssuredWorkloadsWorkload belongs to.",
-        ),
+    organization: Annotated[
+        str, Field(description="Immutable. The organization of the AssuredWorkloadsWorkload.")
     ]
     partner: Annotated[
         GoogleCloudAssuredworkloadsV1WorkloadPartner | None,

@@ -44,7 +44,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("location", "projectRef", "resourceID", "volumeRef"),
+    krm_only=("location", "projectRef", "resourceID", "volume"),
 )
 
 register_adapter(ADAPTER)

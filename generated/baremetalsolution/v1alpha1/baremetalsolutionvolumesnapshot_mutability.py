@@ -31,8 +31,10 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     identity="projects/{project}/locations/{location}/volumes/{volume}/snapshots/{snapshot}",
     spec=(
         ("description", STRING, (), False, True, {"updatable_source": "no update method for baremetalsolution.v2 projects.locations.volumes.snapshots"}),
+        ("location", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
-        ("volumeRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("volume", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(
         ("createTime", STRING_GOOGLE_DATETIME, (OUTPUT_ONLY, OUTPUT_ONLY_2), False, True),

@@ -25,9 +25,9 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "volumeRef", "NetAppVolume"),
-        ("location", "volumeRef", "NetAppVolume"),
-        ("volume", "volumeRef", "NetAppVolume"),
+        ("project", "projectRef", "Project"),
+        ("location", "location", ""),
+        ("volume", "volume", ""),
         ("snapshot", "resourceID", ""),
     ),
     id_generation="user",
@@ -36,9 +36,9 @@ IDENTITY = IdentityTemplate(
 #: Reference fields of BareMetalSolutionVolumeSnapshot objects (path under spec -> target Kind).
 REFERENCES: tuple[RefField, ...] = (
     RefField(
-        path="volumeRef",
-        target="NetAppVolume",
-        api_path="{volume}",
+        path="projectRef",
+        target="Project",
+        api_path="{project}",
         parent=True,
     ),
 )

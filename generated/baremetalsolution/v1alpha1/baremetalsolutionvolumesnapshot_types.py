@@ -10,7 +10,7 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.baremetalsolution.v1alpha1 import baremetalsolution_v2_api
 from kccgen.generated.baremetalsolution.v1alpha1.baremetalsolution_v2_api import VolumeSnapshotType
-from kccgen.generated.netapp.v1alpha1.netappvolume_reference import NetAppVolumeRef
+from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -55,6 +55,16 @@ class BareMetalSolutionVolumeSnapshotSpec(KRMModel):
     """
 
     description: Annotated[str | None, Field(description="The description of the snapshot.")] = None
+    location: Annotated[
+        str, Field(description="Immutable. The location of the BareMetalSolutionVolumeSnapshot.")
+    ]
+    project_ref: Annotated[
+        ProjectRef | None,
+        Field(
+            alias="projectRef",
+            description="Immutable. The Project that this BareMetalSolutionVolumeSnapshot belongs to.",
+        ),
+    ] = None
     resource_id: Annotated[
         str | None,
         Field(
@@ -62,12 +72,8 @@ class BareMetalSolutionVolumeSnapshotSpec(KRMModel):
             description="Immutable. Optional. The BareMetalSolutionVolumeSnapshot ID used for creation and acquisition.",
         ),
     ] = None
-    volume_ref: Annotated[
-        NetAppVolumeRef,
-        Field(
-            alias="volumeRef",
-            description="Immutable. The NetAppVolume that this BareMetalSolutionVolumeSnapshot belongs to.",
-        ),
+    volume: Annotated[
+        str, Field(description="Immutable. The volume of the BareMetalSolutionVolumeSnapshot.")
     ]
 
 

@@ -14,7 +14,9 @@ from kccgen.generated.bigtableadmin.v1alpha1.bigtableadmin_v2_api import (
     DataBoostIsolationReadOnlyComputeBillingOwner,
     StandardIsolationPriority,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.bigtableadmin.v1alpha1.bigtableadmininstance_reference import (
+    BigtableAdminInstanceRef,
+)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -49,8 +51,12 @@ class BigtableAdminAppProfileSpec(KRMModel):
             description="If true, ignore safety checks when creating the app profile.",
         ),
     ] = None
-    instance: Annotated[
-        str, Field(description="Immutable. The instance of the BigtableAdminAppProfile.")
+    instance_ref: Annotated[
+        BigtableAdminInstanceRef,
+        Field(
+            alias="instanceRef",
+            description="Immutable. The BigtableAdminInstance that this BigtableAdminAppProfile belongs to.",
+        ),
     ]
     multi_cluster_routing_use_any: Annotated[
         MultiClusterRoutingUseAny | None,
@@ -60,13 +66,6 @@ class BigtableAdminAppProfileSpec(KRMModel):
         AppProfilePriority | None,
         Field(
             description="This field has been deprecated in favor of `standard_isolation.priority`."
-        ),
-    ] = None
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this BigtableAdminAppProfile belongs to.",
         ),
     ] = None
     resource_id: Annotated[

@@ -61,7 +61,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("clusterRef", "instance", "projectRef", "resourceID"),
+    krm_only=("clusterRef", "instanceRef", "projectRef", "resourceID"),
     operations=(("operations", OPERATIONS["operations"]),),
     canonical=(
         Canonical(field="sourceTable", expand="projects/{project}/instances/{instance}/tables/{}"),

@@ -50,7 +50,7 @@ ADAPTER = Adapter(
             params=(("name", "projects/{project}/instances/{instance}/clusters/{cluster}"),),
         )
     ),
-    krm_only=("instance", "projectRef", "resourceID"),
+    krm_only=("instanceRef", "projectRef", "resourceID"),
     operations=(("operations", OPERATIONS["operations"]),),
     canonical=(Canonical(field="location", expand="projects/{project}/locations/{}"),),
 )

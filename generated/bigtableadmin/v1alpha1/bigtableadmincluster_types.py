@@ -14,7 +14,9 @@ from kccgen.generated.bigtableadmin.v1alpha1.bigtableadmin_v2_api import (
     ClusterNodeScalingFactor,
     ClusterStateEnum,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.bigtableadmin.v1alpha1.bigtableadmininstance_reference import (
+    BigtableAdminInstanceRef,
+)
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -95,8 +97,12 @@ class BigtableAdminClusterSpec(KRMModel):
             description="Immutable. The encryption configuration for CMEK-protected clusters.",
         ),
     ] = None
-    instance: Annotated[
-        str, Field(description="Immutable. The instance of the BigtableAdminCluster.")
+    instance_ref: Annotated[
+        BigtableAdminInstanceRef,
+        Field(
+            alias="instanceRef",
+            description="Immutable. The BigtableAdminInstance that this BigtableAdminCluster belongs to.",
+        ),
     ]
     location: Annotated[
         str | None,
@@ -107,13 +113,6 @@ class BigtableAdminClusterSpec(KRMModel):
         Field(
             alias="nodeScalingFactor",
             description="Immutable. The node scaling factor of this cluster.",
-        ),
-    ] = None
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this BigtableAdminCluster belongs to.",
         ),
     ] = None
     resource_id: Annotated[

@@ -30,8 +30,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     identity="projects/{project}/instances/{instance}/logicalViews/{logicalView}",
     spec=(
         ("deletionProtection", BOOLEAN, (OPTIONAL,), True, True),
-        ("instance", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
-        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
+        ("instanceRef", OBJECT, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("query", STRING, (REQUIRED,), True, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
     ),

@@ -25,8 +25,8 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "projectRef", "Project"),
-        ("instance", "instance", ""),
+        ("project", "instanceRef", "BigtableAdminInstance"),
+        ("instance", "instanceRef", "BigtableAdminInstance"),
         ("logicalView", "resourceID", ""),
     ),
     id_generation="user",
@@ -35,9 +35,9 @@ IDENTITY = IdentityTemplate(
 #: Reference fields of BigtableAdminLogicalView objects (path under spec -> target Kind).
 REFERENCES: tuple[RefField, ...] = (
     RefField(
-        path="projectRef",
-        target="Project",
-        api_path="{project}",
+        path="instanceRef",
+        target="BigtableAdminInstance",
+        api_path="{instance}",
         parent=True,
     ),
 )

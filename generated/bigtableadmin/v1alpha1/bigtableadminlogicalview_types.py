@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.bigtableadmin.v1alpha1 import bigtableadmin_v2_api
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.bigtableadmin.v1alpha1.bigtableadmininstance_reference import (
+    BigtableAdminInstanceRef,
+)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -34,16 +36,13 @@ class BigtableAdminLogicalViewSpec(KRMModel):
             description="Optional. Set to true to make the LogicalView protected against deletion.",
         ),
     ] = None
-    instance: Annotated[
-        str, Field(description="Immutable. The instance of the BigtableAdminLogicalView.")
-    ]
-    project_ref: Annotated[
-        ProjectRef | None,
+    instance_ref: Annotated[
+        BigtableAdminInstanceRef,
         Field(
-            alias="projectRef",
-            description="Immutable. The Project that this BigtableAdminLogicalView belongs to.",
+            alias="instanceRef",
+            description="Immutable. The BigtableAdminInstance that this BigtableAdminLogicalView belongs to.",
         ),
-    ] = None
+    ]
     query: Annotated[
         str | None, Field(description="Required. The logical view's select query.")
     ] = None

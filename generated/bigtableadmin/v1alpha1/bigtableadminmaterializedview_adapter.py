@@ -67,7 +67,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("instance", "projectRef", "resourceID"),
+    krm_only=("instanceRef", "projectRef", "resourceID"),
     operations=(("operations", OPERATIONS["operations"]),),
 )
 

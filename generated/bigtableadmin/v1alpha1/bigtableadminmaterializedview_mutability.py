@@ -48,8 +48,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     spec=(
         ("deletionProtection", BOOLEAN, (), True, True),
         ("ignoreWarnings", BOOLEAN, (IMMUTABLE, INPUT_ONLY, OPTIONAL), False, False),
-        ("instance", STRING, (IMMUTABLE_3, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
-        ("projectRef", OBJECT, (IMMUTABLE_3, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
+        ("instanceRef", OBJECT, (IMMUTABLE_3, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("query", STRING, (IMMUTABLE_2, REQUIRED), False, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_3, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
     ),

@@ -12,7 +12,9 @@ from kccgen.generated.bigtableadmin.v1alpha1 import bigtableadmin_v2_api
 from kccgen.generated.bigtableadmin.v1alpha1.bigtableadmin_v2_api import (
     GoogleBigtableAdminV2MaterializedViewClusterStateReplicationState,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.bigtableadmin.v1alpha1.bigtableadmininstance_reference import (
+    BigtableAdminInstanceRef,
+)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -55,16 +57,13 @@ class BigtableAdminMaterializedViewSpec(KRMModel):
             description="Optional. If true, ignore optional safety checks when creating the materialized view.",
         ),
     ] = None
-    instance: Annotated[
-        str, Field(description="Immutable. The instance of the BigtableAdminMaterializedView.")
-    ]
-    project_ref: Annotated[
-        ProjectRef | None,
+    instance_ref: Annotated[
+        BigtableAdminInstanceRef,
         Field(
-            alias="projectRef",
-            description="Immutable. The Project that this BigtableAdminMaterializedView belongs to.",
+            alias="instanceRef",
+            description="Immutable. The BigtableAdminInstance that this BigtableAdminMaterializedView belongs to.",
         ),
-    ] = None
+    ]
     query: Annotated[
         str | None, Field(description="Required. Immutable. The materialized view's select query.")
     ] = None

@@ -57,7 +57,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("instance", "projectRef", "resourceID", "tableRef"),
+    krm_only=("instanceRef", "projectRef", "resourceID", "tableRef"),
     operations=(("operations", OPERATIONS["operations"]),),
 )
 

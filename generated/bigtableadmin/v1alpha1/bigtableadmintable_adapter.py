@@ -48,7 +48,7 @@ ADAPTER = Adapter(
             params=(("name", "projects/{project}/instances/{instance}/tables/{table}"),),
         )
     ),
-    krm_only=("instance", "projectRef", "resourceID"),
+    krm_only=("instanceRef", "projectRef", "resourceID"),
     operations=(("operations", OPERATIONS["operations"]),),
 )
 

@@ -15,7 +15,9 @@ from kccgen.generated.bigtableadmin.v1alpha1.bigtableadmin_v2_api import (
     RestoreInfoSourceType,
     TableGranularity,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.bigtableadmin.v1alpha1.bigtableadmininstance_reference import (
+    BigtableAdminInstanceRef,
+)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -235,16 +237,13 @@ class BigtableAdminTableSpec(KRMModel):
             description="The optional list of row keys that will be used to initially split the table into several tablets (tablets are similar to HBase regions).",
         ),
     ] = None
-    instance: Annotated[
-        str, Field(description="Immutable. The instance of the BigtableAdminTable.")
-    ]
-    project_ref: Annotated[
-        ProjectRef | None,
+    instance_ref: Annotated[
+        BigtableAdminInstanceRef,
         Field(
-            alias="projectRef",
-            description="Immutable. The Project that this BigtableAdminTable belongs to.",
+            alias="instanceRef",
+            description="Immutable. The BigtableAdminInstance that this BigtableAdminTable belongs to.",
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(

@@ -32,7 +32,7 @@ ADAPTER = Adapter(
             method="delete", params=(("name", "billingAccounts/{billingAccount}/budgets/{budget}"),)
         )
     ),
-    krm_only=("billingAccountRef", "resourceID"),
+    krm_only=("billingAccount", "resourceID"),
     int64_paths=("amount.specifiedAmount.units",),
 )
 

@@ -50,7 +50,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("amount.specifiedAmount.currencyCode", STRING, (), True, True),
         ("amount.specifiedAmount.nanos", INTEGER_INT32, (), True, True),
         ("amount.specifiedAmount.units", STRING_INT64, (), True, True),
-        ("billingAccountRef", OBJECT, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("billingAccount", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("budgetFilter", OBJECT, (OPTIONAL,), True, True),
         ("budgetFilter.calendarPeriod", ENUM, (OPTIONAL,), True, True),
         ("budgetFilter.creditTypes", ARRAY_OF_STRING, (OPTIONAL,), True, True),

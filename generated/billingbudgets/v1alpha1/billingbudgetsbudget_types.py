@@ -18,9 +18,6 @@ from kccgen.generated.billingbudgets.v1alpha1.billingbudgets_v1_api import (
     GoogleCloudBillingBudgetsV1SpendCapOutputState,
     GoogleCloudBillingBudgetsV1ThresholdRuleSpendBasis,
 )
-from kccgen.generated.cloudbilling.v1alpha1.cloudbillingbillingaccount_reference import (
-    CloudBillingBillingAccountRef,
-)
 from kccgen.generated.monitoring.v1beta1.monitoringnotificationchannel_reference import (
     MonitoringNotificationChannelRef,
 )
@@ -57,11 +54,11 @@ class BillingBudgetsBudgetSpec(KRMModel):
         GoogleCloudBillingBudgetsV1BudgetAmount | None,
         Field(description="Required. Budgeted amount."),
     ] = None
-    billing_account_ref: Annotated[
-        CloudBillingBillingAccountRef,
+    billing_account: Annotated[
+        str,
         Field(
-            alias="billingAccountRef",
-            description="Immutable. The CloudBillingBillingAccount that this BillingBudgetsBudget belongs to.",
+            alias="billingAccount",
+            description="Immutable. The billingAccount of the BillingBudgetsBudget.",
         ),
     ]
     budget_filter: Annotated[

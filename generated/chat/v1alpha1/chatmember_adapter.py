@@ -36,7 +36,7 @@ ADAPTER = Adapter(
     delete=DeleteAtPath(
         call=Call(method="delete", params=(("name", "spaces/{space}/members/{member}"),))
     ),
-    krm_only=("resourceID", "space"),
+    krm_only=("resourceID", "spaceRef"),
 )
 
 register_adapter(ADAPTER)

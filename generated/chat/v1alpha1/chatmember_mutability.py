@@ -51,7 +51,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("member.type", ENUM, (), True, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_3, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("role", ENUM, (OPTIONAL,), True, True),
-        ("space", STRING, (IMMUTABLE_3, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("spaceRef", OBJECT, (IMMUTABLE_3, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("useAdminAccess", BOOLEAN, (IMMUTABLE, INPUT_ONLY, OPTIONAL), False, False),
     ),
     observed=(

@@ -15,6 +15,7 @@ from kccgen.generated.chat.v1alpha1.chat_v1_api import (
     MembershipState,
     UserType,
 )
+from kccgen.generated.chat.v1alpha1.chatspace_reference import ChatSpaceRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -86,7 +87,13 @@ class ChatMemberSpec(KRMModel):
             description="Optional. User's role within a Chat space, which determines their permitted actions in the space."
         ),
     ] = None
-    space: Annotated[str, Field(description="Immutable. The space of the ChatMember.")]
+    space_ref: Annotated[
+        ChatSpaceRef,
+        Field(
+            alias="spaceRef",
+            description="Immutable. The ChatSpace that this ChatMember belongs to.",
+        ),
+    ]
     use_admin_access: Annotated[
         bool | None,
         Field(

@@ -42,7 +42,7 @@ ADAPTER = Adapter(
     delete=DeleteAtPath(
         call=Call(method="delete", params=(("name", "spaces/{space}/messages/{message}"),))
     ),
-    krm_only=("resourceID", "space"),
+    krm_only=("resourceID", "spaceRef"),
     int64_paths=(
         "accessoryWidgets[].buttonList.buttons[].onClick.card.sections[].widgets[].columns.columnItems[].widgets[].dateTimePicker.valueMsEpoch",
         "accessoryWidgets[].buttonList.buttons[].onClick.card.sections[].widgets[].dateTimePicker.valueMsEpoch",

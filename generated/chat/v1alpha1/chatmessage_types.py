@@ -10,7 +10,6 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.chat.v1alpha1 import chat_v1_api
 from kccgen.generated.chat.v1alpha1.chat_v1_api import (
-    AccessSettingsAccessState,
     ActionResponseType,
     ActionStatusStatusCode,
     AnnotationType,
@@ -56,83 +55,15 @@ from kccgen.generated.chat.v1alpha1.chat_v1_api import (
     QuotedMessageMetadataQuoteType,
     RichLinkMetadataRichLinkType,
     SlashCommandMetadataType,
-    SpacePredefinedPermissionSettings,
-    SpaceSpaceHistoryState,
-    SpaceSpaceThreadingState,
-    SpaceSpaceType,
-    SpaceType,
     UserMentionMetadataType,
     UserType,
     WorkflowDataSourceMarkupType,
 )
+from kccgen.generated.chat.v1alpha1.chatspace_reference import ChatSpaceRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
 ChatMessageAPI = chat_v1_api.Message
-
-
-class AccessPermissionSettingObserved(KRMModel):
-    """
-    An access permission setting.
-    """
-
-    principals: Annotated[
-        list[PrincipalObserved] | None, Field(description="Optional. Unordered list.")
-    ] = None
-
-
-class AccessPermissionSettingsObserved(KRMModel):
-    """
-    Access permission settings for a space.
-    """
-
-    discover_space_setting: Annotated[
-        AccessPermissionSettingObserved | None,
-        Field(
-            alias="discoverSpaceSetting",
-            description="Optional. Access permission setting for discovering the space.",
-        ),
-    ] = None
-    join_space_setting: Annotated[
-        AccessPermissionSettingObserved | None,
-        Field(
-            alias="joinSpaceSetting",
-            description="Optional. Access permission setting for joining the space.",
-        ),
-    ] = None
-    view_space_membership_setting: Annotated[
-        AccessPermissionSettingObserved | None,
-        Field(
-            alias="viewSpaceMembershipSetting",
-            description="Optional. Access permission setting for viewing space membership.",
-        ),
-    ] = None
-
-
-class AccessSettingsObserved(KRMModel):
-    """
-    Represents the [access setting](https://support.google.com/chat/answer/11971020) of the space.
-    """
-
-    access_permission_settings: Annotated[
-        AccessPermissionSettingsObserved | None,
-        Field(
-            alias="accessPermissionSettings",
-            description="Optional. Access permission settings for the space.",
-        ),
-    ] = None
-    access_state: Annotated[
-        AccessSettingsAccessState | None,
-        Field(
-            alias="accessState", description="Output only. Indicates the access state of the space."
-        ),
-    ] = None
-    audience: Annotated[
-        str | None,
-        Field(
-            description="Optional. The resource name of the [target audience](https://support.google.com/a/answer/9934697) who can discover the space, join the space, and preview the messages in the space."
-        ),
-    ] = None
 
 
 class AccessoryWidget(KRMModel):
@@ -402,19 +333,6 @@ class AttachmentObservedState(KRMModel):
     ] = None
 
 
-class AudienceObserved(KRMModel):
-    """
-    A target audience in Google Chat. A target audience represents a group of users within a Google Workspace organization, defined by an administrator. Target audiences are used to configure access and visibility settings for resources, such as making a space discoverable to a specific group of users. For more details, see [Target audiences](https://support.google.com/a/answer/9934697) and [Make a space discoverable to a target audience](https://developers.google.com/workspace/chat/space-target-audience).
-    """
-
-    name: Annotated[
-        str | None,
-        Field(
-            description="The resource name of the [target audience](https://support.google.com/a/answer/9934697) who can discover or join the space."
-        ),
-    ] = None
-
-
 class Button(KRMModel):
     """
     A button. Can be a text button or an image button.
@@ -642,12 +560,6 @@ class ChatMessageObservedState(KRMModel):
             description="Output only. Slash command information, if applicable.",
         ),
     ] = None
-    space: Annotated[
-        SpaceObserved | None,
-        Field(
-            description="Output only. If your Chat app [authenticates as a user](https://developers.google.com/workspace/chat/authenticate-authorize-chat-user), the output only populates the [space](https://developers.google.com/workspace/chat/api/reference/rest/v1/spaces) `name`."
-        ),
-    ] = None
     thread_reply: Annotated[
         bool | None,
         Field(
@@ -758,7 +670,13 @@ class ChatMessageSpec(KRMModel):
             description="Immutable. Optional. The ChatMessage ID used for creation and acquisition.",
         ),
     ] = None
-    space: Annotated[str, Field(description="Immutable. The space of the ChatMessage.")]
+    space_ref: Annotated[
+        ChatSpaceRef,
+        Field(
+            alias="spaceRef",
+            description="Immutable. The ChatSpace that this ChatMessage belongs to.",
+        ),
+    ]
     text: Annotated[str | None, Field(description="Optional. Plain-text body of the message.")] = (
         None
     )
@@ -2538,27 +2456,6 @@ class MeetSpaceLinkDataObserved(KRMModel):
     ] = None
 
 
-class MembershipCountObserved(KRMModel):
-    """
-    Represents the count of memberships of a space, grouped into categories.
-    """
-
-    joined_direct_human_user_count: Annotated[
-        int | None,
-        Field(
-            alias="joinedDirectHumanUserCount",
-            description="Output only. Count of human users that have directly joined the space, not counting users joined by having membership in a joined group.",
-        ),
-    ] = None
-    joined_group_count: Annotated[
-        int | None,
-        Field(
-            alias="joinedGroupCount",
-            description="Output only. Count of all groups that have directly joined the space.",
-        ),
-    ] = None
-
-
 class OnClick(KRMModel):
     """
     An `onclick` action (for example, open a link).
@@ -2583,106 +2480,6 @@ class OpenLink(KRMModel):
     """
 
     url: Annotated[str | None, Field(description="The URL to open.")] = None
-
-
-class PermissionSettingObserved(KRMModel):
-    """
-    Represents a space permission setting.
-    """
-
-    assistant_managers_allowed: Annotated[
-        bool | None,
-        Field(
-            alias="assistantManagersAllowed",
-            description="Optional. Whether space managers `ROLE_ASSISTANT_MANAGER`) have this permission.",
-        ),
-    ] = None
-    managers_allowed: Annotated[
-        bool | None,
-        Field(
-            alias="managersAllowed",
-            description="Optional. Whether space owners (`ROLE_MANAGER`) have this permission.",
-        ),
-    ] = None
-    members_allowed: Annotated[
-        bool | None,
-        Field(
-            alias="membersAllowed",
-            description="Optional. Whether basic space members (`ROLE_MEMBER`) have this permission.",
-        ),
-    ] = None
-
-
-class PermissionSettingsObserved(KRMModel):
-    """
-    [Permission settings](https://support.google.com/chat/answer/13340792) that you can specify when updating an existing named space. To set permission settings when creating a space, specify the `PredefinedPermissionSettings` field in your request.
-    """
-
-    manage_apps: Annotated[
-        PermissionSettingObserved | None,
-        Field(alias="manageApps", description="Optional. Setting for managing apps in a space."),
-    ] = None
-    manage_members_and_groups: Annotated[
-        PermissionSettingObserved | None,
-        Field(
-            alias="manageMembersAndGroups",
-            description="Optional. Setting for managing members and groups in a space.",
-        ),
-    ] = None
-    manage_webhooks: Annotated[
-        PermissionSettingObserved | None,
-        Field(
-            alias="manageWebhooks",
-            description="Optional. Setting for managing webhooks in a space.",
-        ),
-    ] = None
-    modify_space_details: Annotated[
-        PermissionSettingObserved | None,
-        Field(
-            alias="modifySpaceDetails",
-            description="Optional. Setting for updating space name, avatar, description and guidelines.",
-        ),
-    ] = None
-    post_messages: Annotated[
-        PermissionSettingObserved | None,
-        Field(
-            alias="postMessages",
-            description="Output only. Setting for posting messages in a space.",
-        ),
-    ] = None
-    reply_messages: Annotated[
-        PermissionSettingObserved | None,
-        Field(
-            alias="replyMessages",
-            description="Optional. Setting for replying to messages in a space.",
-        ),
-    ] = None
-    toggle_history: Annotated[
-        PermissionSettingObserved | None,
-        Field(
-            alias="toggleHistory",
-            description="Optional. Setting for toggling space history on and off.",
-        ),
-    ] = None
-    use_at_mention_all: Annotated[
-        PermissionSettingObserved | None,
-        Field(alias="useAtMentionAll", description="Optional. Setting for using @all in a space."),
-    ] = None
-    view_space_membership: Annotated[
-        PermissionSettingObserved | None,
-        Field(
-            alias="viewSpaceMembership",
-            description="Optional. Setting for viewing space membership.",
-        ),
-    ] = None
-
-
-class PrincipalObserved(KRMModel):
-    """
-    A principal representing an entity granted access.
-    """
-
-    audience: Annotated[AudienceObserved | None, Field(description="An audience.")] = None
 
 
 class QuotedMessageMetadata(KRMModel):
@@ -2877,149 +2674,6 @@ class SpaceDataSource(KRMModel):
             alias="defaultToCurrentSpace",
             description="If set to `true`, the multiselect menu selects the current Google Chat space as an item by default.",
         ),
-    ] = None
-
-
-class SpaceDetailsObserved(KRMModel):
-    """
-    Details about the space including description and rules.
-    """
-
-    description: Annotated[
-        str | None, Field(description="Optional. A description of the space.")
-    ] = None
-    guidelines: Annotated[
-        str | None, Field(description="Optional. The space's rules, expectations, and etiquette.")
-    ] = None
-
-
-class SpaceObserved(KRMModel):
-    """
-    A space in Google Chat. Spaces are conversations between two or more users or 1:1 messages between a user and a Chat app.
-    """
-
-    access_settings: Annotated[
-        AccessSettingsObserved | None,
-        Field(
-            alias="accessSettings",
-            description="Optional. Specifies the [access setting](https://support.google.com/chat/answer/11971020) of the space.",
-        ),
-    ] = None
-    admin_installed: Annotated[
-        bool | None,
-        Field(
-            alias="adminInstalled",
-            description="Output only. For direct message (DM) spaces with a Chat app, whether the space was created by a Google Workspace administrator.",
-        ),
-    ] = None
-    create_time: Annotated[
-        str | None,
-        Field(
-            alias="createTime",
-            description="Optional. Immutable. For spaces created in Chat, the time the space was created.",
-            pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
-        ),
-    ] = None
-    customer: Annotated[
-        str | None,
-        Field(description="Optional. Immutable. The customer id of the domain of the space."),
-    ] = None
-    display_name: Annotated[
-        str | None, Field(alias="displayName", description="Optional. The space's display name.")
-    ] = None
-    external_user_allowed: Annotated[
-        bool | None,
-        Field(
-            alias="externalUserAllowed",
-            description="Optional. Immutable. Whether this space permits any Google Chat user as a member.",
-        ),
-    ] = None
-    import_mode: Annotated[
-        bool | None,
-        Field(
-            alias="importMode",
-            description="Optional. Whether this space is created in `Import Mode` as part of a data migration into Google Workspace.",
-        ),
-    ] = None
-    import_mode_expire_time: Annotated[
-        str | None,
-        Field(
-            alias="importModeExpireTime",
-            description="Output only. The time when the space will be automatically deleted by the system if it remains in import mode.",
-            pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
-        ),
-    ] = None
-    last_active_time: Annotated[
-        str | None,
-        Field(
-            alias="lastActiveTime",
-            description="Output only. Timestamp of the last message in the space.",
-            pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
-        ),
-    ] = None
-    membership_count: Annotated[
-        MembershipCountObserved | None,
-        Field(
-            alias="membershipCount",
-            description="Output only. The count of joined memberships grouped by member type.",
-        ),
-    ] = None
-    name: Annotated[str | None, Field(description="Identifier. Resource name of the space.")] = None
-    permission_settings: Annotated[
-        PermissionSettingsObserved | None,
-        Field(
-            alias="permissionSettings",
-            description="Optional. Space permission settings for existing spaces.",
-        ),
-    ] = None
-    predefined_permission_settings: Annotated[
-        SpacePredefinedPermissionSettings | None,
-        Field(
-            alias="predefinedPermissionSettings",
-            description="Optional. Input only. Predefined space permission settings, input only when creating a space.",
-        ),
-    ] = None
-    single_user_bot_dm: Annotated[
-        bool | None,
-        Field(
-            alias="singleUserBotDm",
-            description="Optional. Whether the space is a DM between a Chat app and a single human.",
-        ),
-    ] = None
-    space_details: Annotated[
-        SpaceDetailsObserved | None,
-        Field(
-            alias="spaceDetails",
-            description="Optional. Details about the space including description and rules.",
-        ),
-    ] = None
-    space_history_state: Annotated[
-        SpaceSpaceHistoryState | None,
-        Field(
-            alias="spaceHistoryState",
-            description="Optional. The message history state for messages and threads in this space.",
-        ),
-    ] = None
-    space_threading_state: Annotated[
-        SpaceSpaceThreadingState | None,
-        Field(
-            alias="spaceThreadingState",
-            description="Output only. The threading state in the Chat space.",
-        ),
-    ] = None
-    space_type: Annotated[
-        SpaceSpaceType | None, Field(alias="spaceType", description="Optional. The type of space.")
-    ] = None
-    space_uri: Annotated[
-        str | None,
-        Field(alias="spaceUri", description="Output only. The URI for a user to access the space."),
-    ] = None
-    threaded: Annotated[
-        bool | None,
-        Field(description="Output only. Deprecated: Use `spaceThreadingState` instead."),
-    ] = None
-    type: Annotated[
-        SpaceType | None, Field(description="Output only. Deprecated: Use `space_type` instead.")
     ] = None
 
 

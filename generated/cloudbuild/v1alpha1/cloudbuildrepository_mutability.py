@@ -38,9 +38,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     fixed="no update method for cloudbuild.v2 projects.locations.connections.repositories",
     spec=(
         ("annotations", MAP_OF_STRING, (OPTIONAL,), False, True),
-        ("connection", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
-        ("location", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
-        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
+        ("connectionRef", OBJECT, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("remoteUri", STRING, (REQUIRED,), False, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
     ),

@@ -25,9 +25,9 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "projectRef", "Project"),
-        ("location", "location", ""),
-        ("connection", "connection", ""),
+        ("project", "connectionRef", "CloudBuildConnection"),
+        ("location", "connectionRef", "CloudBuildConnection"),
+        ("connection", "connectionRef", "CloudBuildConnection"),
         ("repository", "resourceID", ""),
     ),
     id_generation="user",
@@ -36,9 +36,9 @@ IDENTITY = IdentityTemplate(
 #: Reference fields of CloudBuildRepository objects (path under spec -> target Kind).
 REFERENCES: tuple[RefField, ...] = (
     RefField(
-        path="projectRef",
-        target="Project",
-        api_path="{project}",
+        path="connectionRef",
+        target="CloudBuildConnection",
+        api_path="{connection}",
         parent=True,
     ),
 )

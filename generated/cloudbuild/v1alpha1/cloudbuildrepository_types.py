@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.cloudbuild.v1alpha1 import cloudbuild_v2_api
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.cloudbuild.v1alpha1.cloudbuildconnection_reference import (
+    CloudBuildConnectionRef,
+)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -61,19 +63,13 @@ class CloudBuildRepositorySpec(KRMModel):
         dict[str, str] | None,
         Field(description="Optional. Allows clients to store small amounts of arbitrary data."),
     ] = None
-    connection: Annotated[
-        str, Field(description="Immutable. The connection of the CloudBuildRepository.")
-    ]
-    location: Annotated[
-        str, Field(description="Immutable. The location of the CloudBuildRepository.")
-    ]
-    project_ref: Annotated[
-        ProjectRef | None,
+    connection_ref: Annotated[
+        CloudBuildConnectionRef,
         Field(
-            alias="projectRef",
-            description="Immutable. The Project that this CloudBuildRepository belongs to.",
+            alias="connectionRef",
+            description="Immutable. The CloudBuildConnection that this CloudBuildRepository belongs to.",
         ),
-    ] = None
+    ]
     remote_uri: Annotated[
         str | None, Field(alias="remoteUri", description="Required. Git Clone HTTPS URI.")
     ] = None

@@ -34,7 +34,7 @@ ADAPTER = Adapter(
         mask_field="updateMask",
     ),
     delete=NoDelete(),
-    krm_only=("accountRef", "resourceID"),
+    krm_only=("account", "resourceID"),
 )
 
 register_adapter(ADAPTER)

@@ -32,7 +32,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="cloudchannel.accounts.channelPartnerLinks.patch (PATCH) body GoogleCloudChannelV1UpdateChannelPartnerLinkRequest.channelPartnerLink with updateMask={api_path}",
     identity="accounts/{account}/channelPartnerLinks/{channelPartnerLink}",
     spec=(
-        ("accountRef", OBJECT, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("account", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("linkState", ENUM, (REQUIRED,), True, True),
         ("resellerCloudIdentityId", STRING, (REQUIRED,), True, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),

@@ -15,9 +15,6 @@ from kccgen.generated.cloudchannel.v1alpha1.cloudchannel_v1_api import (
     GoogleCloudChannelV1EduDataInstituteSize,
     GoogleCloudChannelV1EduDataInstituteType,
 )
-from kccgen.generated.mybusinessaccountmanagement.v1alpha1.mybusinessaccountmanagementaccount_reference import (
-    MyBusinessAccountManagementAccountRef,
-)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -73,12 +70,8 @@ class CloudChannelChannelPartnerLinkSpec(KRMModel):
     Entity representing a link between distributors and their indirect resellers in an n-tier resale channel.
     """
 
-    account_ref: Annotated[
-        MyBusinessAccountManagementAccountRef,
-        Field(
-            alias="accountRef",
-            description="Immutable. The MyBusinessAccountManagementAccount that this CloudChannelChannelPartnerLink belongs to.",
-        ),
+    account: Annotated[
+        str, Field(description="Immutable. The account of the CloudChannelChannelPartnerLink.")
     ]
     link_state: Annotated[
         GoogleCloudChannelV1ChannelPartnerLinkLinkState | None,

@@ -58,7 +58,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("accountRef", "channelPartnerLinkRef", "resourceID"),
+    krm_only=("account", "channelPartnerLinkRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

@@ -28,7 +28,7 @@ ADAPTER = Adapter(
     delete=DeleteAtPath(
         call=Call(method="delete", params=(("name", "accounts/{account}/customers/{customer}"),))
     ),
-    krm_only=("accountRef", "resourceID"),
+    krm_only=("account", "resourceID"),
 )
 
 register_adapter(ADAPTER)

@@ -35,7 +35,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="cloudchannel.accounts.customers.patch (PATCH) with updateMask={api_path}",
     identity="accounts/{account}/customers/{customer}",
     spec=(
-        ("accountRef", OBJECT, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("account", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("alternateEmail", STRING, (), True, True),
         ("channelPartnerId", STRING, (), True, True),
         ("correlationId", STRING, (OPTIONAL,), True, True),

@@ -15,9 +15,6 @@ from kccgen.generated.cloudchannel.v1alpha1.cloudchannel_v1_api import (
     GoogleCloudChannelV1EduDataInstituteSize,
     GoogleCloudChannelV1EduDataInstituteType,
 )
-from kccgen.generated.mybusinessaccountmanagement.v1alpha1.mybusinessaccountmanagementaccount_reference import (
-    MyBusinessAccountManagementAccountRef,
-)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -70,12 +67,8 @@ class CloudChannelCustomerSpec(KRMModel):
     Entity representing a customer of a reseller or distributor.
     """
 
-    account_ref: Annotated[
-        MyBusinessAccountManagementAccountRef,
-        Field(
-            alias="accountRef",
-            description="Immutable. The MyBusinessAccountManagementAccount that this CloudChannelCustomer belongs to.",
-        ),
+    account: Annotated[
+        str, Field(description="Immutable. The account of the CloudChannelCustomer.")
     ]
     alternate_email: Annotated[
         str | None, Field(alias="alternateEmail", description="Secondary contact email.")

@@ -52,7 +52,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("accountRef", "customerRef", "resourceID"),
+    krm_only=("account", "customerRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

@@ -32,7 +32,7 @@ ADAPTER = Adapter(
     ),
     update=NoUpdate(),
     delete=NoDelete(),
-    krm_only=("accountRef", "customerRef", "resourceID"),
+    krm_only=("account", "customerRef", "resourceID"),
     int64_paths=("parameters[].value.int64Value",),
     operations=(("operations", OPERATIONS["operations"]),),
 )

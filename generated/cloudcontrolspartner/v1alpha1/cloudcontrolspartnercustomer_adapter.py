@@ -45,7 +45,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("location", "organizationRef", "resourceID"),
+    krm_only=("location", "organization", "resourceID"),
 )
 
 register_adapter(ADAPTER)

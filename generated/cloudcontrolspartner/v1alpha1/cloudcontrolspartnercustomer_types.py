@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.apigee.v1alpha1.apigeeorganization_reference import ApigeeOrganizationRef
 from kccgen.generated.cloudcontrolspartner.v1alpha1 import cloudcontrolspartner_v1_api
 from kccgen.generated.cloudcontrolspartner.v1alpha1.cloudcontrolspartner_v1_api import (
     CustomerOnboardingStepCompletionState,
@@ -60,12 +59,8 @@ class CloudControlsPartnerCustomerSpec(KRMModel):
     location: Annotated[
         str, Field(description="Immutable. The location of the CloudControlsPartnerCustomer.")
     ]
-    organization_ref: Annotated[
-        ApigeeOrganizationRef,
-        Field(
-            alias="organizationRef",
-            description="Immutable. The ApigeeOrganization that this CloudControlsPartnerCustomer belongs to.",
-        ),
+    organization: Annotated[
+        str, Field(description="Immutable. The organization of the CloudControlsPartnerCustomer.")
     ]
     resource_id: Annotated[
         str | None,

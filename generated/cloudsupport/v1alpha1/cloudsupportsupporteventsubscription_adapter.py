@@ -51,7 +51,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("organizationRef", "resourceID"),
+    krm_only=("organization", "resourceID"),
 )
 
 register_adapter(ADAPTER)

@@ -31,7 +31,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="cloudsupport.organizations.supportEventSubscriptions.patch (PATCH) with updateMask={api_path}",
     identity="organizations/{organization}/supportEventSubscriptions/{supportEventSubscription}",
     spec=(
-        ("organizationRef", OBJECT, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("organization", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("pubSubTopicRef", OBJECT, (REQUIRED,), True, True, {"api_path": "pubSubTopic"}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
     ),

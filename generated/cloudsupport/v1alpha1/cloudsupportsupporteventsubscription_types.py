@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.apigee.v1alpha1.apigeeorganization_reference import ApigeeOrganizationRef
 from kccgen.generated.cloudsupport.v1alpha1 import cloudsupport_v2_api
 from kccgen.generated.cloudsupport.v1alpha1.cloudsupport_v2_api import (
     SupportEventSubscriptionFailureReason,
@@ -75,11 +74,10 @@ class CloudSupportSupportEventSubscriptionSpec(KRMModel):
     A support event subscription. You can also manage support event subscriptions using other tools: * [`gcloud support support-event-subscriptions`](/sdk/gcloud/reference/support/support-event-subscriptions) (or [`gcloud beta`](/sdk/gcloud/reference/beta/support/support-event-subscriptions) for beta) * [Terraform `google_cloud_support_support_event_subscription`](https://registry.terraform.io/providers/hashicorp/google/latest/docs/resources/cloud_support_support_event_subscription) (or [google-beta provider](https://registry.terraform.io/providers/hashicorp/google-beta/latest/docs/resources/cloud_support_support_event_subscription) for beta)
     """
 
-    organization_ref: Annotated[
-        ApigeeOrganizationRef,
+    organization: Annotated[
+        str,
         Field(
-            alias="organizationRef",
-            description="Immutable. The ApigeeOrganization that this CloudSupportSupportEventSubscription belongs to.",
+            description="Immutable. The organization of the CloudSupportSupportEventSubscription."
         ),
     ]
     pub_sub_topic_ref: Annotated[

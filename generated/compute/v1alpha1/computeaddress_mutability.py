@@ -20,7 +20,6 @@ OPTIONAL_2 = Fact(behaviour=Behaviour.OPTIONAL, source="identity")
 OUTPUT_ONLY = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'Output only.'")
 OUTPUT_ONLY_2 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'[Output Only]'")
 OUTPUT_ONLY_3 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="readOnly")
-REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="identity")
 ARRAY_OF_STRING = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.STRING))
 ENUM = FieldType(kind=TypeKind.ENUM)
 INTEGER_INT32 = FieldType(kind=TypeKind.INTEGER, format="int32")
@@ -45,13 +44,14 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("ipv6EndpointType", ENUM, (), False, True),
         ("labelFingerprint", STRING_BYTE, (), False, True),
         ("labels", MAP_OF_STRING, (), False, True),
+        ("location", STRING, (IMMUTABLE,), False, False, {"api_path": None, "identity": True, "updatable_source": "identity (projects/{project}/regions/{region}/addresses/{address} or ComputeGlobalAddress)"}),
         ("networkAttachmentRef", OBJECT, (OPTIONAL,), False, True, {"api_path": "networkAttachment"}),
         ("networkRef", OBJECT, (), False, True, {"api_path": "network"}),
         ("networkTier", ENUM, (), False, True),
         ("prefixLength", INTEGER_INT32, (), False, True),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("purpose", ENUM, (), False, True),
-        ("region", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("region", STRING, (IMMUTABLE,), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("serviceClassId", STRING, (OPTIONAL,), False, True),
         ("subnetworkRef", OBJECT, (), False, True, {"api_path": "subnetwork"}),

@@ -30,6 +30,7 @@ IDENTITY = IdentityTemplate(
         ("address", "resourceID", ""),
     ),
     id_generation="user",
+    variants=("ComputeGlobalAddress",),
 )
 
 #: Reference fields of ComputeAddress objects (path under spec -> target Kind).

@@ -138,6 +138,12 @@ class ComputeAddressSpec(KRMModel):
         ),
     ] = None
     labels: Annotated[dict[str, str] | None, Field(description="Labels for this resource.")] = None
+    location: Annotated[
+        str | None,
+        Field(
+            description="Config Connector's location of the ComputeAddress: a region (us-central1): this Kind (the same as spec.region); `global`: reconciled as a ComputeGlobalAddress."
+        ),
+    ] = None
     network_attachment_ref: Annotated[
         ComputeNetworkAttachmentRef | None,
         Field(
@@ -178,7 +184,9 @@ class ComputeAddressSpec(KRMModel):
             description="The purpose of this resource, which can be one of the following values: - GCE_ENDPOINT for addresses that are used by VM instances, alias IP ranges, load balancers, and similar resources."
         ),
     ] = None
-    region: Annotated[str, Field(description="Immutable. The region of the ComputeAddress.")]
+    region: Annotated[
+        str | None, Field(description="Immutable. The region of the ComputeAddress.")
+    ] = None
     resource_id: Annotated[
         str | None,
         Field(

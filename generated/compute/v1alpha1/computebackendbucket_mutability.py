@@ -44,7 +44,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="compute.backendBuckets.patch (PATCH) sends the whole resource",
     identity="projects/{project}/global/backendBuckets/{backendBucket}",
     spec=(
-        ("bucketName", STRING, (), True, True),
+        ("bucketRef", OBJECT, (), True, True, {"api_path": "bucketName"}),
         ("cdnPolicy", OBJECT, (), True, True),
         ("cdnPolicy.bypassCacheOnRequestHeaders", ARRAY_OF_OBJECT, (), True, True),
         ("cdnPolicy.bypassCacheOnRequestHeaders[].headerName", STRING, (), True, True),

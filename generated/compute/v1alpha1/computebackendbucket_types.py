@@ -15,6 +15,7 @@ from kccgen.generated.compute.v1alpha1.compute_v1_api import (
     BackendBucketLoadBalancingScheme,
 )
 from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.storage.v1beta1.storagebucket_reference import StorageBucketRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -253,8 +254,12 @@ class ComputeBackendBucketSpec(KRMModel):
     balancer. For more information, readBackend Buckets.
     """
 
-    bucket_name: Annotated[
-        str | None, Field(alias="bucketName", description="Cloud Storage bucket name.")
+    bucket_ref: Annotated[
+        StorageBucketRef | None,
+        Field(
+            alias="bucketRef",
+            description="A reference to a StorageBucket (API field `bucketName`).",
+        ),
     ] = None
     cdn_policy: Annotated[
         BackendBucketCdnPolicy | None,

@@ -164,6 +164,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("localityLbPolicies[].policy", OBJECT, (), True, True),
         ("localityLbPolicies[].policy.name", ENUM, (), True, True),
         ("localityLbPolicy", ENUM, (), True, True),
+        ("location", STRING, (IMMUTABLE_2,), False, False, {"api_path": None, "identity": True, "updatable_source": "identity (projects/{project}/global/backendServices/{backendService} or ComputeRegionBackendService)"}),
         ("logConfig", OBJECT, (), True, True),
         ("logConfig.enable", BOOLEAN, (), True, True),
         ("logConfig.loggingHttpRequestHeaders", ARRAY_OF_OBJECT, (), True, True),

@@ -26,6 +26,7 @@ IDENTITY = IdentityTemplate(
     extra_forms=(),
     spec_fields=(("project", "projectRef", "Project"), ("backendService", "resourceID", "")),
     id_generation="user",
+    variants=("ComputeRegionBackendService",),
 )
 
 #: Reference fields of ComputeBackendService objects (path under spec -> target Kind).

@@ -1125,6 +1125,12 @@ class ComputeBackendServiceSpec(KRMModel):
             description="The load balancing algorithm used within the scope of the locality.",
         ),
     ] = None
+    location: Annotated[
+        str | None,
+        Field(
+            description="Config Connector's location of the ComputeBackendService: `global`: this Kind; a region (us-central1): reconciled as a ComputeRegionBackendService."
+        ),
+    ] = None
     log_config: Annotated[
         BackendServiceLogConfig | None,
         Field(

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateInput,
     CreateWithNameInBody,
     DeleteAtPath,
+    Locations,
     Lro,
     UpdateMaskInQuery,
     Where,
@@ -63,6 +65,10 @@ ADAPTER = Adapter(
         ("globalOrganizationOperations", OPERATIONS["globalOrganizationOperations"]),
         ("regionOperations", OPERATIONS["regionOperations"]),
         ("zoneOperations", OPERATIONS["zoneOperations"]),
+    ),
+    aliases=(Alias(field="size", target="sizeGb"),),
+    locations=Locations(
+        field="location", scope="zone", param="zone", variants=(("region", "ComputeRegionDisk"),)
     ),
 )
 

@@ -36,7 +36,6 @@ OUTPUT_ONLY = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'Output 
 OUTPUT_ONLY_2 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'Output only.'")
 OUTPUT_ONLY_3 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'[Output Only]'")
 OUTPUT_ONLY_4 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="readOnly")
-REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="identity")
 ARRAY_OF_OBJECT = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.OBJECT))
 ARRAY_OF_STRING = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.STRING))
 ARRAY_OF_STRING_INT64 = FieldType(
@@ -75,6 +74,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("labels", MAP_OF_STRING, (), True, True),
         ("licenseCodes", ARRAY_OF_STRING_INT64, (), True, True),
         ("licenseRefs", ARRAY_OF_OBJECT, (), True, True, {"api_path": "licenses"}),
+        ("location", STRING, (IMMUTABLE_2,), False, False, {"api_path": None, "identity": True, "updatable_source": "identity (projects/{project}/zones/{zone}/disks/{disk} or ComputeRegionDisk)"}),
         ("locationHint", STRING, (), True, True),
         ("options", STRING, (), True, True),
         ("params", OBJECT, (INPUT_ONLY_2, INPUT_ONLY_3), True, False),
@@ -87,7 +87,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("resourcePolicyRefs", ARRAY_OF_OBJECT, (), True, True, {"api_path": "resourcePolicies"}),
         ("sizeGb", STRING_INT64, (), True, True),
-        ("sourceDisk", STRING, (), True, True),
+        ("sourceDiskRef", OBJECT, (), True, True, {"api_path": "sourceDisk"}),
         ("sourceImageEncryptionKey", OBJECT, (), True, True),
         ("sourceImageEncryptionKey.kmsKeyName", STRING, (), True, True),
         ("sourceImageEncryptionKey.kmsKeyServiceAccount", STRING, (), True, True),
@@ -112,7 +112,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("sourceStorageObject", STRING, (), True, True),
         ("storagePoolRef", OBJECT, (), True, True, {"api_path": "storagePool"}),
         ("type", STRING, (), True, True),
-        ("zone", STRING, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("zone", STRING, (IMMUTABLE_2,), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(
         ("asyncPrimaryDisk", OBJECT, (), False, True),

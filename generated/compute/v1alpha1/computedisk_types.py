@@ -301,6 +301,12 @@ class ComputeDiskSpec(KRMModel):
             alias="licenseRefs", description="References to ComputeLicenses (API field `licenses`)."
         ),
     ] = None
+    location: Annotated[
+        str | None,
+        Field(
+            description="Config Connector's location of the ComputeDisk: a zone (us-central1-a): this Kind (the same as spec.zone); a region (us-central1): reconciled as a ComputeRegionDisk."
+        ),
+    ] = None
     location_hint: Annotated[
         str | None,
         Field(
@@ -364,13 +370,20 @@ class ComputeDiskSpec(KRMModel):
             description="References to ComputeResourcePolicys (API field `resourcePolicies`).",
         ),
     ] = None
+    size: Annotated[
+        int | Int64String | None,
+        Field(description="Config Connector's name for sizeGb (spec.sizeGb); set one of the two."),
+    ] = None
     size_gb: Annotated[
         int | Int64String | None,
         Field(alias="sizeGb", description="Size, in GB, of the persistent disk."),
     ] = None
-    source_disk: Annotated[
-        str | None,
-        Field(alias="sourceDisk", description="The source disk used to create this disk."),
+    source_disk_ref: Annotated[
+        ComputeDiskRef | None,
+        Field(
+            alias="sourceDiskRef",
+            description="A reference to a ComputeDisk (API field `sourceDisk`).",
+        ),
     ] = None
     source_image_encryption_key: Annotated[
         CustomerEncryptionKey | None,
@@ -448,7 +461,7 @@ class ComputeDiskSpec(KRMModel):
             description="URL of the disk type resource describing which disk type to use to create the disk."
         ),
     ] = None
-    zone: Annotated[str, Field(description="Immutable. The zone of the ComputeDisk.")]
+    zone: Annotated[str | None, Field(description="Immutable. The zone of the ComputeDisk.")] = None
 
 
 class CustomerEncryptionKey(KRMModel):

@@ -21,6 +21,9 @@ from kccgen.generated.compute.v1alpha1.compute_v1_api import (
     FirewallPolicyRuleSecureTagState,
     FirewallPolicyRuleTargetType,
 )
+from kccgen.generated.compute.v1alpha1.computeforwardingrule_reference import (
+    ComputeForwardingRuleRef,
+)
 from kccgen.generated.networksecurity.v1alpha1.networksecuritysecurityprofilegroup_reference import (
     NetworkSecuritySecurityProfileGroupRef,
 )
@@ -240,11 +243,11 @@ class FirewallPolicyRule(KRMModel):
             description="A reference to a NetworkSecuritySecurityProfileGroup (API field `securityProfileGroup`).",
         ),
     ] = None
-    target_forwarding_rules: Annotated[
-        list[str] | None,
+    target_forwarding_rule_refs: Annotated[
+        list[ComputeForwardingRuleRef] | None,
         Field(
-            alias="targetForwardingRules",
-            description="A list of forwarding rules to which this rule applies.",
+            alias="targetForwardingRuleRefs",
+            description="References to ComputeForwardingRules (API field `targetForwardingRules`).",
         ),
     ] = None
     target_resources: Annotated[

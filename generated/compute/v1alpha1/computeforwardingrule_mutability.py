@@ -25,7 +25,6 @@ OUTPUT_ONLY_3 = Fact(
     source="kccgen: concurrency token, read from GET and sent back on update",
 )
 OUTPUT_ONLY_4 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="readOnly")
-REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="identity")
 ARRAY_OF_OBJECT = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.OBJECT))
 ARRAY_OF_STRING = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.STRING))
 BOOLEAN = FieldType(kind=TypeKind.BOOLEAN)
@@ -49,7 +48,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("allPorts", BOOLEAN, (), True, True),
         ("allowGlobalAccess", BOOLEAN, (), True, True),
         ("allowPscGlobalAccess", BOOLEAN, (), True, True),
-        ("backendService", STRING, (), True, True),
+        ("backendServiceRef", OBJECT, (), True, True, {"api_path": "backendService"}),
         ("description", STRING, (), True, True),
         ("externalManagedBackendBucketMigrationState", ENUM, (), True, True),
         ("externalManagedBackendBucketMigrationTestingPercentage", NUMBER_FLOAT, (), True, True),
@@ -59,6 +58,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("labelFingerprint", STRING_BYTE, (), True, True),
         ("labels", MAP_OF_STRING, (), True, True),
         ("loadBalancingScheme", ENUM, (), True, True),
+        ("location", STRING, (IMMUTABLE_2,), False, False, {"api_path": None, "identity": True, "updatable_source": "identity (projects/{project}/regions/{region}/forwardingRules/{forwardingRule} or ComputeGlobalForwardingRule)"}),
         ("metadataFilters", ARRAY_OF_OBJECT, (), True, True),
         ("metadataFilters[].filterLabels", ARRAY_OF_OBJECT, (), True, True),
         ("metadataFilters[].filterLabels[].name", STRING, (), True, True),
@@ -70,7 +70,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("portRange", STRING, (), True, True),
         ("ports", ARRAY_OF_STRING, (), True, True),
         ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
-        ("region", STRING, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("region", STRING, (IMMUTABLE_2,), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("serviceDirectoryRegistrations", ARRAY_OF_OBJECT, (), True, True),
         ("serviceDirectoryRegistrations[].namespace", STRING, (), True, True),

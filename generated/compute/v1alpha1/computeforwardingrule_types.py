@@ -20,6 +20,9 @@ from kccgen.generated.compute.v1alpha1.compute_v1_api import (
     MetadataFilterFilterMatchCriteria,
 )
 from kccgen.generated.compute.v1alpha1.computeaddress_reference import ComputeAddressRef
+from kccgen.generated.compute.v1alpha1.computebackendservice_reference import (
+    ComputeBackendServiceRef,
+)
 from kccgen.generated.compute.v1alpha1.computepublicdelegatedprefix_reference import (
     ComputePublicDelegatedPrefixRef,
 )
@@ -197,11 +200,11 @@ class ComputeForwardingRuleSpec(KRMModel):
             description="This is used in PSC consumer ForwardingRule to control whether the PSC endpoint can be accessed from another region.",
         ),
     ] = None
-    backend_service: Annotated[
-        str | None,
+    backend_service_ref: Annotated[
+        ComputeBackendServiceRef | None,
         Field(
-            alias="backendService",
-            description="Identifies the backend service to which the forwarding rule sends traffic.",
+            alias="backendServiceRef",
+            description="A reference to a ComputeBackendService (API field `backendService`).",
         ),
     ] = None
     description: Annotated[
@@ -255,6 +258,12 @@ class ComputeForwardingRuleSpec(KRMModel):
         ForwardingRuleLoadBalancingScheme | None,
         Field(alias="loadBalancingScheme", description="Specifies the forwarding rule type."),
     ] = None
+    location: Annotated[
+        str | None,
+        Field(
+            description="Config Connector's location of the ComputeForwardingRule: a region (us-central1): this Kind (the same as spec.region); `global`: reconciled as a ComputeGlobalForwardingRule."
+        ),
+    ] = None
     metadata_filters: Annotated[
         list[MetadataFilter] | None,
         Field(
@@ -300,7 +309,9 @@ class ComputeForwardingRuleSpec(KRMModel):
             description="Immutable. The Project that this ComputeForwardingRule belongs to.",
         ),
     ] = None
-    region: Annotated[str, Field(description="Immutable. The region of the ComputeForwardingRule.")]
+    region: Annotated[
+        str | None, Field(description="Immutable. The region of the ComputeForwardingRule.")
+    ] = None
     resource_id: Annotated[
         str | None,
         Field(

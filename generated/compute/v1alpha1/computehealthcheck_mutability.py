@@ -69,6 +69,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("httpsHealthCheck.proxyHeader", ENUM, (), True, True),
         ("httpsHealthCheck.requestPath", STRING, (), True, True),
         ("httpsHealthCheck.response", STRING, (), True, True),
+        ("location", STRING, (IMMUTABLE,), False, False, {"api_path": None, "identity": True, "updatable_source": "identity (projects/{project}/global/healthChecks/{healthCheck} or ComputeRegionHealthCheck)"}),
         ("logConfig", OBJECT, (), True, True),
         ("logConfig.enable", BOOLEAN, (), True, True),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),

@@ -26,6 +26,7 @@ IDENTITY = IdentityTemplate(
     extra_forms=(),
     spec_fields=(("project", "projectRef", "Project"), ("healthCheck", "resourceID", "")),
     id_generation="user",
+    variants=("ComputeRegionHealthCheck",),
 )
 
 #: Reference fields of ComputeHealthCheck objects (path under spec -> target Kind).

@@ -136,6 +136,12 @@ class ComputeHealthCheckSpec(KRMModel):
     http2_health_check: Annotated[HTTP2HealthCheck | None, Field(alias="http2HealthCheck")] = None
     http_health_check: Annotated[HTTPHealthCheck | None, Field(alias="httpHealthCheck")] = None
     https_health_check: Annotated[HTTPSHealthCheck | None, Field(alias="httpsHealthCheck")] = None
+    location: Annotated[
+        str | None,
+        Field(
+            description="Config Connector's location of the ComputeHealthCheck: `global`: this Kind; a region (us-central1): reconciled as a ComputeRegionHealthCheck."
+        ),
+    ] = None
     log_config: Annotated[
         HealthCheckLogConfig | None,
         Field(alias="logConfig", description="Configure logging on this health check."),

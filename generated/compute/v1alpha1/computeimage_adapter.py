@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateInput,
     CreateWithNameInBody,
@@ -52,6 +53,7 @@ ADAPTER = Adapter(
         ("regionOperations", OPERATIONS["regionOperations"]),
         ("zoneOperations", OPERATIONS["zoneOperations"]),
     ),
+    aliases=(Alias(field="diskRef", target="sourceDiskRef"),),
 )
 
 register_adapter(ADAPTER)

@@ -154,6 +154,13 @@ class ComputeImageSpec(KRMModel):
     description: Annotated[
         str | None, Field(description="An optional description of this resource.")
     ] = None
+    disk_ref: Annotated[
+        ComputeDiskRef | None,
+        Field(
+            alias="diskRef",
+            description="Config Connector's name for sourceDisk (spec.sourceDiskRef); set one of the two.",
+        ),
+    ] = None
     disk_size_gb: Annotated[
         int | Int64String | None,
         Field(

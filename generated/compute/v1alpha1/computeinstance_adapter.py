@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateInput,
     CreateWithNameInBody,
@@ -74,6 +75,7 @@ ADAPTER = Adapter(
         ("regionOperations", OPERATIONS["regionOperations"]),
         ("zoneOperations", OPERATIONS["zoneOperations"]),
     ),
+    aliases=(Alias(field="instanceTemplateRef", target="sourceInstanceTemplateRef"),),
 )
 
 register_adapter(ADAPTER)

@@ -702,6 +702,13 @@ class ComputeInstanceSpec(KRMModel):
             description="Encrypts suspended data for an instance with acustomer-managed encryption key.",
         ),
     ] = None
+    instance_template_ref: Annotated[
+        ComputeInstanceTemplateRef | None,
+        Field(
+            alias="instanceTemplateRef",
+            description="Config Connector's name for sourceInstanceTemplate (spec.sourceInstanceTemplateRef); set one of the two.",
+        ),
+    ] = None
     key_revocation_action_type: Annotated[
         InstanceKeyRevocationActionType | None,
         Field(

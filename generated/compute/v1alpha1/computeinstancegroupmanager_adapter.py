@@ -12,6 +12,7 @@ from kccgen.contract import (
     CreateWithNameInBody,
     DeleteAtPath,
     FingerprintGuard,
+    Locations,
     Lro,
     UpdateMerge,
 )
@@ -74,6 +75,12 @@ ADAPTER = Adapter(
         ("globalOrganizationOperations", OPERATIONS["globalOrganizationOperations"]),
         ("regionOperations", OPERATIONS["regionOperations"]),
         ("zoneOperations", OPERATIONS["zoneOperations"]),
+    ),
+    locations=Locations(
+        field="location",
+        scope="zone",
+        param="zone",
+        variants=(("region", "ComputeRegionInstanceGroupManager"),),
     ),
 )
 

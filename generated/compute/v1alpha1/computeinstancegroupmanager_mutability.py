@@ -41,7 +41,6 @@ REQUIRED_2 = Fact(
     behaviour=Behaviour.REQUIRED,
     source="annotations.required:compute.regionInstanceGroupManagers.insert",
 )
-REQUIRED_3 = Fact(behaviour=Behaviour.REQUIRED, source="identity")
 ARRAY_OF_OBJECT = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.OBJECT))
 ARRAY_OF_STRING = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.STRING))
 BOOLEAN = FieldType(kind=TypeKind.BOOLEAN)
@@ -135,6 +134,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("instanceLifecyclePolicy.onRepair.allowChangingZone", ENUM, (), True, True),
         ("instanceTemplate", STRING, (), True, True),
         ("listManagedInstancesResults", ENUM, (), True, True),
+        ("location", STRING, (IMMUTABLE,), False, False, {"api_path": None, "identity": True, "updatable_source": "identity (projects/{project}/zones/{zone}/instanceGroupManagers/{instanceGroupManager} or ComputeRegionInstanceGroupManager)"}),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("resourcePolicies", OBJECT, (), True, True),
@@ -174,7 +174,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("versions[].targetSize", OBJECT, (), True, True),
         ("versions[].targetSize.fixed", INTEGER_INT32, (), True, True),
         ("versions[].targetSize.percent", INTEGER_INT32, (), True, True),
-        ("zone", STRING, (IMMUTABLE, REQUIRED_3), False, False, {"api_path": None, "identity": True}),
+        ("zone", STRING, (IMMUTABLE,), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(
         ("creationTimestamp", STRING, (OUTPUT_ONLY_2, OUTPUT_ONLY_5), False, True),

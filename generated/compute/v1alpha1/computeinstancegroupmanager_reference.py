@@ -30,6 +30,7 @@ IDENTITY = IdentityTemplate(
         ("instanceGroupManager", "resourceID", ""),
     ),
     id_generation="user",
+    variants=("ComputeRegionInstanceGroupManager",),
 )
 
 #: Reference fields of ComputeInstanceGroupManager objects (path under spec -> target Kind).

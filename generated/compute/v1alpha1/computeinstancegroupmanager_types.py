@@ -508,6 +508,12 @@ class ComputeInstanceGroupManagerSpec(KRMModel):
             description="Pagination behavior of the listManagedInstances API method for this managed instance group.",
         ),
     ] = None
+    location: Annotated[
+        str | None,
+        Field(
+            description="Config Connector's location of the ComputeInstanceGroupManager: a zone (us-central1-a): this Kind (the same as spec.zone); a region (us-central1): reconciled as a ComputeRegionInstanceGroupManager."
+        ),
+    ] = None
     project_ref: Annotated[
         ProjectRef | None,
         Field(
@@ -590,8 +596,8 @@ class ComputeInstanceGroupManagerSpec(KRMModel):
         ),
     ] = None
     zone: Annotated[
-        str, Field(description="Immutable. The zone of the ComputeInstanceGroupManager.")
-    ]
+        str | None, Field(description="Immutable. The zone of the ComputeInstanceGroupManager.")
+    ] = None
 
 
 class CustomerEncryptionKey(KRMModel):

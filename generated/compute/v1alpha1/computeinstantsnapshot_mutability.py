@@ -47,7 +47,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("params.resourceManagerTags", MAP_OF_STRING, (INPUT_ONLY, INPUT_ONLY_2), False, False),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
-        ("sourceDisk", STRING, (), False, True),
+        ("sourceDiskRef", OBJECT, (), False, True, {"api_path": "sourceDisk"}),
         ("zone", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(

@@ -13,6 +13,7 @@ from kccgen.generated.compute.v1alpha1.compute_v1_api import (
     InstantSnapshotArchitecture,
     InstantSnapshotStatus,
 )
+from kccgen.generated.compute.v1alpha1.computedisk_reference import ComputeDiskRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -163,11 +164,11 @@ class ComputeInstantSnapshotSpec(KRMModel):
             description="Immutable. Optional. The ComputeInstantSnapshot ID used for creation and acquisition.",
         ),
     ] = None
-    source_disk: Annotated[
-        str | None,
+    source_disk_ref: Annotated[
+        ComputeDiskRef | None,
         Field(
-            alias="sourceDisk",
-            description="URL of the source disk used to create this instant snapshot.",
+            alias="sourceDiskRef",
+            description="A reference to a ComputeDisk (API field `sourceDisk`).",
         ),
     ] = None
     zone: Annotated[str, Field(description="Immutable. The zone of the ComputeInstantSnapshot.")]

@@ -22,7 +22,6 @@ OUTPUT_ONLY = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'Output 
 OUTPUT_ONLY_2 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'[Output Only]'")
 OUTPUT_ONLY_3 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'[Output only]'")
 OUTPUT_ONLY_4 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="readOnly")
-REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="identity")
 ENUM = FieldType(kind=TypeKind.ENUM)
 INTEGER_INT32 = FieldType(kind=TypeKind.INTEGER, format="int32")
 MAP_OF_STRING = FieldType(kind=TypeKind.MAP, item=FieldType(kind=TypeKind.STRING))
@@ -51,6 +50,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("cloudRun.urlMask", STRING, (), False, True),
         ("defaultPort", INTEGER_INT32, (OPTIONAL,), False, True),
         ("description", STRING, (), False, True),
+        ("location", STRING, (IMMUTABLE,), False, False, {"api_path": None, "identity": True}),
         ("networkEndpointType", ENUM, (), False, True),
         ("networkRef", OBJECT, (), False, True, {"api_path": "network"}),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_3), False, False, {"api_path": None, "identity": True}),
@@ -59,7 +59,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("pscTargetService", STRING, (OPTIONAL,), False, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_3), False, False, {"api_path": None, "identity": True}),
         ("subnetworkRef", OBJECT, (), False, True, {"api_path": "subnetwork"}),
-        ("zone", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("zone", STRING, (IMMUTABLE,), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(
         ("creationTimestamp", STRING, (OUTPUT_ONLY, OUTPUT_ONLY_2, OUTPUT_ONLY_4), False, True),

@@ -153,6 +153,12 @@ class ComputeNetworkEndpointGroupSpec(KRMModel):
     description: Annotated[
         str | None, Field(description="An optional description of this resource.")
     ] = None
+    location: Annotated[
+        str | None,
+        Field(
+            description="Config Connector's location of the ComputeNetworkEndpointGroup: a zone (us-central1-a): this Kind (the same as spec.zone)."
+        ),
+    ] = None
     network_endpoint_type: Annotated[
         NetworkEndpointGroupNetworkEndpointType | None,
         Field(
@@ -202,8 +208,8 @@ class ComputeNetworkEndpointGroupSpec(KRMModel):
         ),
     ] = None
     zone: Annotated[
-        str, Field(description="Immutable. The zone of the ComputeNetworkEndpointGroup.")
-    ]
+        str | None, Field(description="Immutable. The zone of the ComputeNetworkEndpointGroup.")
+    ] = None
 
 
 class NetworkEndpointGroupAppEngine(KRMModel):

@@ -22,7 +22,6 @@ OUTPUT_ONLY_3 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="readOnly")
 REQUIRED = Fact(
     behaviour=Behaviour.REQUIRED, source="annotations.required:compute.packetMirrorings.insert"
 )
-REQUIRED_2 = Fact(behaviour=Behaviour.REQUIRED, source="identity")
 ARRAY_OF_OBJECT = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.OBJECT))
 ARRAY_OF_STRING = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.STRING))
 ENUM = FieldType(kind=TypeKind.ENUM)
@@ -45,6 +44,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("filter.IPProtocols", ARRAY_OF_STRING, (), True, True),
         ("filter.cidrRanges", ARRAY_OF_STRING, (), True, True),
         ("filter.direction", ENUM, (), True, True),
+        ("location", STRING, (IMMUTABLE,), False, False, {"api_path": None, "identity": True}),
         ("mirroredResources", OBJECT, (), True, True),
         ("mirroredResources.instances", ARRAY_OF_OBJECT, (), True, True),
         ("mirroredResources.instances[].url", STRING, (), True, True),
@@ -55,7 +55,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("network.url", STRING, (), True, True),
         ("priority", INTEGER_UINT32, (), True, True),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
-        ("region", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("region", STRING, (IMMUTABLE,), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(

@@ -101,6 +101,12 @@ class ComputePacketMirroringSpec(KRMModel):
     filter: Annotated[
         PacketMirroringFilter | None, Field(description="Filter for mirrored traffic.")
     ] = None
+    location: Annotated[
+        str | None,
+        Field(
+            description="Config Connector's location of the ComputePacketMirroring: a region (us-central1): this Kind (the same as spec.region)."
+        ),
+    ] = None
     mirrored_resources: Annotated[
         PacketMirroringMirroredResourceInfo | None,
         Field(alias="mirroredResources", description="PacketMirroring mirroredResourceInfos."),
@@ -119,8 +125,8 @@ class ComputePacketMirroringSpec(KRMModel):
         ),
     ] = None
     region: Annotated[
-        str, Field(description="Immutable. The region of the ComputePacketMirroring.")
-    ]
+        str | None, Field(description="Immutable. The region of the ComputePacketMirroring.")
+    ] = None
     resource_id: Annotated[
         str | None,
         Field(

@@ -88,7 +88,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("resourcePolicyRefs", ARRAY_OF_OBJECT, (), True, True, {"api_path": "resourcePolicies"}),
         ("sizeGb", STRING_INT64, (), True, True),
-        ("sourceDisk", STRING, (), True, True),
+        ("sourceDiskRef", OBJECT, (), True, True, {"api_path": "sourceDisk"}),
         ("sourceImageEncryptionKey", OBJECT, (), True, True),
         ("sourceImageEncryptionKey.kmsKeyName", STRING, (), True, True),
         ("sourceImageEncryptionKey.kmsKeyServiceAccount", STRING, (), True, True),

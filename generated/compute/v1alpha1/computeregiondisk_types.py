@@ -369,9 +369,12 @@ class ComputeRegionDiskSpec(KRMModel):
         int | Int64String | None,
         Field(alias="sizeGb", description="Size, in GB, of the persistent disk."),
     ] = None
-    source_disk: Annotated[
-        str | None,
-        Field(alias="sourceDisk", description="The source disk used to create this disk."),
+    source_disk_ref: Annotated[
+        ComputeDiskRef | None,
+        Field(
+            alias="sourceDiskRef",
+            description="A reference to a ComputeDisk (API field `sourceDisk`).",
+        ),
     ] = None
     source_image_encryption_key: Annotated[
         CustomerEncryptionKey | None,

@@ -48,7 +48,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("region", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
-        ("sourceDisk", STRING, (), False, True),
+        ("sourceDiskRef", OBJECT, (), False, True, {"api_path": "sourceDisk"}),
     ),
     observed=(
         ("architecture", ENUM, (OUTPUT_ONLY, OUTPUT_ONLY_2, OUTPUT_ONLY_3), False, True),

@@ -12,6 +12,7 @@ from kccgen.contract import (
     CreateWithNameInBody,
     DeleteAtPath,
     FingerprintGuard,
+    Locations,
     Lro,
     UpdateMerge,
 )
@@ -71,6 +72,7 @@ ADAPTER = Adapter(
         ("regionOperations", OPERATIONS["regionOperations"]),
         ("zoneOperations", OPERATIONS["zoneOperations"]),
     ),
+    locations=Locations(field="location", scope="region", param="region"),
 )
 
 register_adapter(ADAPTER)

@@ -23,7 +23,6 @@ OUTPUT_ONLY_3 = Fact(
     source="kccgen: concurrency token, read from GET and sent back on update",
 )
 OUTPUT_ONLY_4 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="readOnly")
-REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="identity")
 ARRAY_OF_OBJECT = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.OBJECT))
 ARRAY_OF_STRING = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.STRING))
 BOOLEAN = FieldType(kind=TypeKind.BOOLEAN)
@@ -51,6 +50,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("description", STRING, (), True, True),
         ("domainNames", ARRAY_OF_STRING, (), True, True),
         ("enableProxyProtocol", BOOLEAN, (), True, True),
+        ("location", STRING, (IMMUTABLE,), False, False, {"api_path": None, "identity": True}),
         ("metadata", MAP_OF_STRING, (), True, True),
         ("natIpsPerEndpoint", INTEGER_UINT32, (), True, True),
         ("natSubnets", ARRAY_OF_STRING, (), True, True),
@@ -58,7 +58,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("propagatedConnectionLimit", INTEGER_UINT32, (), True, True),
         ("reconcileConnections", BOOLEAN, (), True, True),
-        ("region", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("region", STRING, (IMMUTABLE,), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("targetService", STRING, (), True, True),
     ),

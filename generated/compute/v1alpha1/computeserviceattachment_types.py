@@ -128,6 +128,12 @@ class ComputeServiceAttachmentSpec(KRMModel):
             description="If true, enable the proxy protocol which is for supplying client TCP/IP address data in TCP connections that traverse proxies on their way to destination servers.",
         ),
     ] = None
+    location: Annotated[
+        str | None,
+        Field(
+            description="Config Connector's location of the ComputeServiceAttachment: a region (us-central1): this Kind (the same as spec.region)."
+        ),
+    ] = None
     metadata: Annotated[
         dict[str, str] | None, Field(description="Metadata of the service attachment.")
     ] = None
@@ -174,8 +180,8 @@ class ComputeServiceAttachmentSpec(KRMModel):
         ),
     ] = None
     region: Annotated[
-        str, Field(description="Immutable. The region of the ComputeServiceAttachment.")
-    ]
+        str | None, Field(description="Immutable. The region of the ComputeServiceAttachment.")
+    ] = None
     resource_id: Annotated[
         str | None,
         Field(

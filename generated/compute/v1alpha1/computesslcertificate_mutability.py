@@ -36,6 +36,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     spec=(
         ("certificate", STRING, (), False, True),
         ("description", STRING, (), False, True),
+        ("location", STRING, (IMMUTABLE,), False, False, {"api_path": None, "identity": True, "updatable_source": "identity (projects/{project}/global/sslCertificates/{sslCertificate} or ComputeRegionSSLCertificate)"}),
         ("managed", OBJECT, (), False, True),
         ("managed.domains", ARRAY_OF_STRING, (), False, True),
         ("privateKey", STRING, (), False, True),

@@ -26,6 +26,7 @@ IDENTITY = IdentityTemplate(
     extra_forms=(),
     spec_fields=(("project", "projectRef", "Project"), ("sslCertificate", "resourceID", "")),
     id_generation="user",
+    variants=("ComputeRegionSSLCertificate",),
 )
 
 #: Reference fields of ComputeSSLCertificate objects (path under spec -> target Kind).

@@ -145,6 +145,12 @@ class ComputeSSLCertificateSpec(KRMModel):
     description: Annotated[
         str | None, Field(description="An optional description of this resource.")
     ] = None
+    location: Annotated[
+        str | None,
+        Field(
+            description="Config Connector's location of the ComputeSSLCertificate: `global`: this Kind; a region (us-central1): reconciled as a ComputeRegionSSLCertificate."
+        ),
+    ] = None
     managed: Annotated[
         SslCertificateManagedSslCertificate | None,
         Field(description="Configuration and status of a managed SSL certificate."),

@@ -38,7 +38,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("description", STRING, (), True, True),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
-        ("urlMap", STRING, (), True, True),
+        ("urlMapRef", OBJECT, (), True, True, {"api_path": "urlMap"}),
         ("validateForProxyless", BOOLEAN, (), True, True),
     ),
     observed=(

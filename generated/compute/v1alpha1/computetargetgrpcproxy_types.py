@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.compute.v1alpha1 import compute_v1_api
+from kccgen.generated.compute.v1alpha1.computeurlmap_reference import ComputeURLMapRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -91,11 +92,10 @@ class ComputeTargetGRPCProxySpec(KRMModel):
             description="Immutable. Optional. The ComputeTargetGRPCProxy ID used for creation and acquisition.",
         ),
     ] = None
-    url_map: Annotated[
-        str | None,
+    url_map_ref: Annotated[
+        ComputeURLMapRef | None,
         Field(
-            alias="urlMap",
-            description="URL to the UrlMap resource that defines the mapping from URL to the BackendService.",
+            alias="urlMapRef", description="A reference to a ComputeURLMap (API field `urlMap`)."
         ),
     ] = None
     validate_for_proxyless: Annotated[

@@ -38,10 +38,11 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     spec=(
         ("description", STRING, (), True, True),
         ("httpKeepAliveTimeoutSec", INTEGER_INT32, (), True, True),
+        ("location", STRING, (IMMUTABLE,), False, False, {"api_path": None, "identity": True, "updatable_source": "identity (projects/{project}/global/targetHttpProxies/{targetHttpProxy} or ComputeRegionTargetHTTPProxy)"}),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("proxyBind", BOOLEAN, (), True, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
-        ("urlMap", STRING, (), True, True),
+        ("urlMapRef", OBJECT, (), True, True, {"api_path": "urlMap"}),
     ),
     observed=(
         ("creationTimestamp", STRING, (OUTPUT_ONLY, OUTPUT_ONLY_2, OUTPUT_ONLY_4), False, True),

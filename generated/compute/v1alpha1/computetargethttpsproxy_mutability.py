@@ -43,6 +43,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("certificateMapRef", OBJECT, (), True, True, {"api_path": "certificateMap"}),
         ("description", STRING, (), True, True),
         ("httpKeepAliveTimeoutSec", INTEGER_INT32, (), True, True),
+        ("location", STRING, (IMMUTABLE,), False, False, {"api_path": None, "identity": True, "updatable_source": "identity (projects/{project}/global/targetHttpsProxies/{targetHttpsProxy} or ComputeRegionTargetHTTPSProxy)"}),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("proxyBind", BOOLEAN, (), True, True),
         ("quicOverride", ENUM, (), True, True),

@@ -26,6 +26,7 @@ IDENTITY = IdentityTemplate(
     extra_forms=(),
     spec_fields=(("project", "projectRef", "Project"), ("targetHttpsProxy", "resourceID", "")),
     id_generation="user",
+    variants=("ComputeRegionTargetHTTPSProxy",),
 )
 
 #: Reference fields of ComputeTargetHTTPSProxy objects (path under spec -> target Kind).

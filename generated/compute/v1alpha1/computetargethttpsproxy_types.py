@@ -127,6 +127,12 @@ class ComputeTargetHTTPSProxySpec(KRMModel):
             description="Specifies how long to keep a connection open, after completing a response, while there is no matching traffic (in seconds).",
         ),
     ] = None
+    location: Annotated[
+        str | None,
+        Field(
+            description="Config Connector's location of the ComputeTargetHTTPSProxy: `global`: this Kind; a region (us-central1): reconciled as a ComputeRegionTargetHTTPSProxy."
+        ),
+    ] = None
     project_ref: Annotated[
         ProjectRef | None,
         Field(

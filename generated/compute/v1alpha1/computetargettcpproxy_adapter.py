@@ -6,7 +6,15 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithNameInBody, DeleteAtPath, Lro, NoUpdate
+from kccgen.contract import (
+    Adapter,
+    Call,
+    CreateWithNameInBody,
+    DeleteAtPath,
+    Locations,
+    Lro,
+    NoUpdate,
+)
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.compute.v1alpha1.compute_v1_operations import OPERATIONS
 
@@ -38,6 +46,12 @@ ADAPTER = Adapter(
         ("globalOrganizationOperations", OPERATIONS["globalOrganizationOperations"]),
         ("regionOperations", OPERATIONS["regionOperations"]),
         ("zoneOperations", OPERATIONS["zoneOperations"]),
+    ),
+    locations=Locations(
+        field="location",
+        scope="global",
+        param="",
+        variants=(("region", "ComputeRegionTargetTCPProxy"),),
     ),
 )
 

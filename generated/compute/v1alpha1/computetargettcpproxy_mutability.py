@@ -34,6 +34,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     spec=(
         ("description", STRING, (), False, True),
         ("loadBalancingScheme", ENUM, (), False, True),
+        ("location", STRING, (IMMUTABLE,), False, False, {"api_path": None, "identity": True, "updatable_source": "identity (projects/{project}/global/targetTcpProxies/{targetTcpProxy} or ComputeRegionTargetTCPProxy)"}),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("proxyBind", BOOLEAN, (), False, True),
         ("proxyHeader", ENUM, (), False, True),

@@ -26,6 +26,7 @@ IDENTITY = IdentityTemplate(
     extra_forms=(),
     spec_fields=(("project", "projectRef", "Project"), ("targetTcpProxy", "resourceID", "")),
     id_generation="user",
+    variants=("ComputeRegionTargetTCPProxy",),
 )
 
 #: Reference fields of ComputeTargetTCPProxy objects (path under spec -> target Kind).

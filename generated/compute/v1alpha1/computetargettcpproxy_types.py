@@ -76,6 +76,12 @@ class ComputeTargetTCPProxySpec(KRMModel):
             description="Specifies the type of load balancing scheme used by this target proxy.",
         ),
     ] = None
+    location: Annotated[
+        str | None,
+        Field(
+            description="Config Connector's location of the ComputeTargetTCPProxy: `global`: this Kind; a region (us-central1): reconciled as a ComputeRegionTargetTCPProxy."
+        ),
+    ] = None
     project_ref: Annotated[
         ProjectRef | None,
         Field(

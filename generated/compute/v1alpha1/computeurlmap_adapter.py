@@ -12,6 +12,7 @@ from kccgen.contract import (
     CreateWithNameInBody,
     DeleteAtPath,
     FingerprintGuard,
+    Locations,
     Lro,
     UpdateMerge,
 )
@@ -91,6 +92,9 @@ ADAPTER = Adapter(
         ("globalOrganizationOperations", OPERATIONS["globalOrganizationOperations"]),
         ("regionOperations", OPERATIONS["regionOperations"]),
         ("zoneOperations", OPERATIONS["zoneOperations"]),
+    ),
+    locations=Locations(
+        field="location", scope="global", param="", variants=(("region", "ComputeRegionURLMap"),)
     ),
 )
 

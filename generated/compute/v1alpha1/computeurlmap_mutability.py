@@ -162,6 +162,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("hostRules[].description", STRING, (), True, True),
         ("hostRules[].hosts", ARRAY_OF_STRING, (), True, True),
         ("hostRules[].pathMatcher", STRING, (), True, True),
+        ("location", STRING, (IMMUTABLE,), False, False, {"api_path": None, "identity": True, "updatable_source": "identity (projects/{project}/global/urlMaps/{urlMap} or ComputeRegionURLMap)"}),
         ("pathMatchers", ARRAY_OF_OBJECT, (), True, True),
         ("pathMatchers[].defaultCustomErrorResponsePolicy", OBJECT, (), True, True),
         ("pathMatchers[].defaultCustomErrorResponsePolicy.errorResponseRules", ARRAY_OF_OBJECT, (), True, True),

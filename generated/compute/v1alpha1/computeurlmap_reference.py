@@ -26,6 +26,7 @@ IDENTITY = IdentityTemplate(
     extra_forms=(),
     spec_fields=(("project", "projectRef", "Project"), ("urlMap", "resourceID", "")),
     id_generation="user",
+    variants=("ComputeRegionURLMap",),
 )
 
 #: Reference fields of ComputeURLMap objects (path under spec -> target Kind).

@@ -317,6 +317,12 @@ class ComputeURLMapSpec(KRMModel):
         list[HostRule] | None,
         Field(alias="hostRules", description="The list of host rules to use against the URL."),
     ] = None
+    location: Annotated[
+        str | None,
+        Field(
+            description="Config Connector's location of the ComputeURLMap: `global`: this Kind; a region (us-central1): reconciled as a ComputeRegionURLMap."
+        ),
+    ] = None
     path_matchers: Annotated[
         list[PathMatcher] | None,
         Field(

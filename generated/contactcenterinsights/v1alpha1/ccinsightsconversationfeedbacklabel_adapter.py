@@ -59,7 +59,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("conversation", "dataset", "location", "projectRef", "resourceID"),
+    krm_only=("conversation", "datasetRef", "location", "projectRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

@@ -32,11 +32,9 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     identity="projects/{project}/locations/{location}/datasets/{dataset}/conversations/{conversation}/feedbackLabels/{feedbackLabel}",
     spec=(
         ("conversation", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
-        ("dataset", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("datasetRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("label", STRING, (), True, True),
         ("labeledResource", STRING, (), True, True),
-        ("location", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
-        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("qaAnswerLabel", OBJECT, (), True, True),
         ("qaAnswerLabel.boolValue", BOOLEAN, (), True, True),
         ("qaAnswerLabel.key", STRING, (), True, True),

@@ -25,9 +25,9 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "projectRef", "Project"),
-        ("location", "location", ""),
-        ("dataset", "dataset", ""),
+        ("project", "datasetRef", "CCInsightsDataset"),
+        ("location", "datasetRef", "CCInsightsDataset"),
+        ("dataset", "datasetRef", "CCInsightsDataset"),
         ("conversation", "conversation", ""),
         ("feedbackLabel", "resourceID", ""),
     ),
@@ -37,9 +37,9 @@ IDENTITY = IdentityTemplate(
 #: Reference fields of CCInsightsConversationFeedbackLabel objects (path under spec -> target Kind).
 REFERENCES: tuple[RefField, ...] = (
     RefField(
-        path="projectRef",
-        target="Project",
-        api_path="{project}",
+        path="datasetRef",
+        target="CCInsightsDataset",
+        api_path="{dataset}",
         parent=True,
     ),
 )

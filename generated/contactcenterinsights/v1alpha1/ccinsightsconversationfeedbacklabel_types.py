@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.contactcenterinsights.v1alpha1 import contactcenterinsights_v1_api
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.contactcenterinsights.v1alpha1.ccinsightsdataset_reference import (
+    CCInsightsDatasetRef,
+)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -72,24 +74,17 @@ class CCInsightsConversationFeedbackLabelSpec(KRMModel):
             description="Immutable. The conversation of the CCInsightsConversationFeedbackLabel."
         ),
     ]
-    dataset: Annotated[
-        str, Field(description="Immutable. The dataset of the CCInsightsConversationFeedbackLabel.")
+    dataset_ref: Annotated[
+        CCInsightsDatasetRef,
+        Field(
+            alias="datasetRef",
+            description="Immutable. The CCInsightsDataset that this CCInsightsConversationFeedbackLabel belongs to.",
+        ),
     ]
     label: Annotated[str | None, Field(description="String label used for Topic Modeling.")] = None
     labeled_resource: Annotated[
         str | None,
         Field(alias="labeledResource", description="Name of the resource to be labeled."),
-    ] = None
-    location: Annotated[
-        str,
-        Field(description="Immutable. The location of the CCInsightsConversationFeedbackLabel."),
-    ]
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this CCInsightsConversationFeedbackLabel belongs to.",
-        ),
     ] = None
     qa_answer_label: Annotated[
         GoogleCloudContactcenterinsightsV1QaAnswerAnswerValue | None,

@@ -42,7 +42,7 @@ ADAPTER = Adapter(
     ),
     update=NoUpdate(),
     delete=NoDelete(),
-    krm_only=("location", "projectRef", "repository", "resourceID"),
+    krm_only=("location", "projectRef", "repositoryRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

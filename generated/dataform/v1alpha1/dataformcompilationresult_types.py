@@ -13,8 +13,8 @@ from kccgen.generated.dataform.v1alpha1.dataform_v1_api import PipelineConfigPip
 from kccgen.generated.dataform.v1alpha1.dataformreleaseconfig_reference import (
     DataformReleaseConfigRef,
 )
+from kccgen.generated.dataform.v1alpha1.dataformrepository_reference import DataformRepositoryRef
 from kccgen.generated.dataform.v1alpha1.dataformworkspace_reference import DataformWorkspaceRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -225,16 +225,6 @@ class DataformCompilationResultSpec(KRMModel):
             description="Immutable. Git commit/tag/branch name at which the repository should be compiled.",
         ),
     ] = None
-    location: Annotated[
-        str, Field(description="Immutable. The location of the DataformCompilationResult.")
-    ]
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this DataformCompilationResult belongs to.",
-        ),
-    ] = None
     release_config_ref: Annotated[
         DataformReleaseConfigRef | None,
         Field(
@@ -242,8 +232,12 @@ class DataformCompilationResultSpec(KRMModel):
             description="A reference to a DataformReleaseConfig (API field `releaseConfig`).",
         ),
     ] = None
-    repository: Annotated[
-        str, Field(description="Immutable. The repository of the DataformCompilationResult.")
+    repository_ref: Annotated[
+        DataformRepositoryRef,
+        Field(
+            alias="repositoryRef",
+            description="Immutable. The DataformRepository that this DataformCompilationResult belongs to.",
+        ),
     ]
     resource_id: Annotated[
         str | None,

@@ -13,7 +13,7 @@ from kccgen.generated.dataform.v1alpha1.dataform_v1_api import PipelineConfigPip
 from kccgen.generated.dataform.v1alpha1.dataformcompilationresult_reference import (
     DataformCompilationResultRef,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.dataform.v1alpha1.dataformrepository_reference import DataformRepositoryRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -152,16 +152,6 @@ class DataformReleaseConfigSpec(KRMModel):
             description="Required. Git commit/tag/branch name at which the repository should be compiled.",
         ),
     ] = None
-    location: Annotated[
-        str, Field(description="Immutable. The location of the DataformReleaseConfig.")
-    ]
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this DataformReleaseConfig belongs to.",
-        ),
-    ] = None
     release_compilation_result_ref: Annotated[
         DataformCompilationResultRef | None,
         Field(
@@ -169,8 +159,12 @@ class DataformReleaseConfigSpec(KRMModel):
             description="A reference to a DataformCompilationResult (API field `releaseCompilationResult`).",
         ),
     ] = None
-    repository: Annotated[
-        str, Field(description="Immutable. The repository of the DataformReleaseConfig.")
+    repository_ref: Annotated[
+        DataformRepositoryRef,
+        Field(
+            alias="repositoryRef",
+            description="Immutable. The DataformRepository that this DataformReleaseConfig belongs to.",
+        ),
     ]
     resource_id: Annotated[
         str | None,

@@ -56,7 +56,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("location", "projectRef", "repository", "resourceID"),
+    krm_only=("location", "projectRef", "repositoryRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

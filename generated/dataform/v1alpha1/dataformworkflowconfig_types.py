@@ -16,7 +16,7 @@ from kccgen.generated.dataform.v1alpha1.dataform_v1_api import (
 from kccgen.generated.dataform.v1alpha1.dataformreleaseconfig_reference import (
     DataformReleaseConfigRef,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.dataform.v1alpha1.dataformrepository_reference import DataformRepositoryRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -90,16 +90,6 @@ class DataformWorkflowConfigSpec(KRMModel):
             description="Optional. If left unset, a default InvocationConfig will be used.",
         ),
     ] = None
-    location: Annotated[
-        str, Field(description="Immutable. The location of the DataformWorkflowConfig.")
-    ]
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this DataformWorkflowConfig belongs to.",
-        ),
-    ] = None
     release_config_ref: Annotated[
         DataformReleaseConfigRef | None,
         Field(
@@ -107,8 +97,12 @@ class DataformWorkflowConfigSpec(KRMModel):
             description="A reference to a DataformReleaseConfig (API field `releaseConfig`).",
         ),
     ] = None
-    repository: Annotated[
-        str, Field(description="Immutable. The repository of the DataformWorkflowConfig.")
+    repository_ref: Annotated[
+        DataformRepositoryRef,
+        Field(
+            alias="repositoryRef",
+            description="Immutable. The DataformRepository that this DataformWorkflowConfig belongs to.",
+        ),
     ]
     resource_id: Annotated[
         str | None,

@@ -18,10 +18,10 @@ from kccgen.generated.dataform.v1alpha1.dataform_v1_api import (
 from kccgen.generated.dataform.v1alpha1.dataformcompilationresult_reference import (
     DataformCompilationResultRef,
 )
+from kccgen.generated.dataform.v1alpha1.dataformrepository_reference import DataformRepositoryRef
 from kccgen.generated.dataform.v1alpha1.dataformworkflowconfig_reference import (
     DataformWorkflowConfigRef,
 )
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -121,18 +121,12 @@ class DataformWorkflowInvocationSpec(KRMModel):
             description="Immutable. If left unset, a default InvocationConfig will be used.",
         ),
     ] = None
-    location: Annotated[
-        str, Field(description="Immutable. The location of the DataformWorkflowInvocation.")
-    ]
-    project_ref: Annotated[
-        ProjectRef | None,
+    repository_ref: Annotated[
+        DataformRepositoryRef,
         Field(
-            alias="projectRef",
-            description="Immutable. The Project that this DataformWorkflowInvocation belongs to.",
+            alias="repositoryRef",
+            description="Immutable. The DataformRepository that this DataformWorkflowInvocation belongs to.",
         ),
-    ] = None
-    repository: Annotated[
-        str, Field(description="Immutable. The repository of the DataformWorkflowInvocation.")
     ]
     resource_id: Annotated[
         str | None,

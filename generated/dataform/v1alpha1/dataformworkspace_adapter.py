@@ -46,7 +46,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("location", "projectRef", "repository", "resourceID"),
+    krm_only=("location", "projectRef", "repositoryRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

@@ -33,9 +33,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     identity="projects/{project}/locations/{location}/repositories/{repository}/workspaces/{workspace}",
     spec=(
         ("disableMoves", BOOLEAN, (OPTIONAL,), False, True, {"updatable_source": "no update method for dataform.v1 projects.locations.repositories.workspaces"}),
-        ("location", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
-        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
-        ("repository", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("repositoryRef", OBJECT, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(

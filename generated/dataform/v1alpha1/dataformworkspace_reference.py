@@ -25,9 +25,9 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "projectRef", "Project"),
-        ("location", "location", ""),
-        ("repository", "repository", ""),
+        ("project", "repositoryRef", "DataformRepository"),
+        ("location", "repositoryRef", "DataformRepository"),
+        ("repository", "repositoryRef", "DataformRepository"),
         ("workspace", "resourceID", ""),
     ),
     id_generation="user",
@@ -36,9 +36,9 @@ IDENTITY = IdentityTemplate(
 #: Reference fields of DataformWorkspace objects (path under spec -> target Kind).
 REFERENCES: tuple[RefField, ...] = (
     RefField(
-        path="projectRef",
-        target="Project",
-        api_path="{project}",
+        path="repositoryRef",
+        target="DataformRepository",
+        api_path="{repository}",
         parent=True,
     ),
 )

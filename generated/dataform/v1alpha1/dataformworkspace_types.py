@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.dataform.v1alpha1 import dataform_v1_api
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.dataform.v1alpha1.dataformrepository_reference import DataformRepositoryRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -78,16 +78,12 @@ class DataformWorkspaceSpec(KRMModel):
             description="Optional. If set to true, workspaces will not be moved if its linked Repository is moved.",
         ),
     ] = None
-    location: Annotated[str, Field(description="Immutable. The location of the DataformWorkspace.")]
-    project_ref: Annotated[
-        ProjectRef | None,
+    repository_ref: Annotated[
+        DataformRepositoryRef,
         Field(
-            alias="projectRef",
-            description="Immutable. The Project that this DataformWorkspace belongs to.",
+            alias="repositoryRef",
+            description="Immutable. The DataformRepository that this DataformWorkspace belongs to.",
         ),
-    ] = None
-    repository: Annotated[
-        str, Field(description="Immutable. The repository of the DataformWorkspace.")
     ]
     resource_id: Annotated[
         str | None,

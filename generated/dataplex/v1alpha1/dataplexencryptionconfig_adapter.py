@@ -58,7 +58,7 @@ ADAPTER = Adapter(
             lro=Lro.GOOGLE_LONGRUNNING,
         )
     ),
-    krm_only=("location", "organizationRef", "resourceID"),
+    krm_only=("location", "organization", "resourceID"),
     operations=(
         ("organizations.locations.operations", OPERATIONS["organizations.locations.operations"]),
         ("projects.locations.operations", OPERATIONS["projects.locations.operations"]),

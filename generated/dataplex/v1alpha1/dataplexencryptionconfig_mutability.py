@@ -39,7 +39,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("enableMetastoreEncryption", BOOLEAN, (OPTIONAL,), True, True),
         ("key", STRING, (OPTIONAL,), True, True),
         ("location", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
-        ("organizationRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("organization", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(

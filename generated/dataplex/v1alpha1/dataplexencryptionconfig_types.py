@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.apigee.v1alpha1.apigeeorganization_reference import ApigeeOrganizationRef
 from kccgen.generated.dataplex.v1alpha1 import dataplex_v1_api
 from kccgen.generated.dataplex.v1alpha1.dataplex_v1_api import (
     GoogleCloudDataplexV1EncryptionConfigEncryptionState,
@@ -79,12 +78,8 @@ class DataplexEncryptionConfigSpec(KRMModel):
     location: Annotated[
         str, Field(description="Immutable. The location of the DataplexEncryptionConfig.")
     ]
-    organization_ref: Annotated[
-        ApigeeOrganizationRef,
-        Field(
-            alias="organizationRef",
-            description="Immutable. The ApigeeOrganization that this DataplexEncryptionConfig belongs to.",
-        ),
+    organization: Annotated[
+        str, Field(description="Immutable. The organization of the DataplexEncryptionConfig.")
     ]
     resource_id: Annotated[
         str | None,

@@ -54,7 +54,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("glossary", "location", "projectRef", "resourceID"),
+    krm_only=("glossaryRef", "location", "projectRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

@@ -51,7 +51,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("glossary", "location", "projectRef", "resourceID"),
+    krm_only=("glossaryRef", "location", "projectRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

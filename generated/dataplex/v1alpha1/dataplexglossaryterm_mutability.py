@@ -34,11 +34,9 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     spec=(
         ("description", STRING, (OPTIONAL,), True, True),
         ("displayName", STRING, (OPTIONAL,), True, True),
-        ("glossary", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("glossaryRef", OBJECT, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("labels", MAP_OF_STRING, (OPTIONAL,), True, True),
-        ("location", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("parent", STRING, (REQUIRED,), True, True),
-        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(

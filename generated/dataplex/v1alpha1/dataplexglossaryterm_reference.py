@@ -25,9 +25,9 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "projectRef", "Project"),
-        ("location", "location", ""),
-        ("glossary", "glossary", ""),
+        ("project", "glossaryRef", "DataplexGlossary"),
+        ("location", "glossaryRef", "DataplexGlossary"),
+        ("glossary", "glossaryRef", "DataplexGlossary"),
         ("term", "resourceID", ""),
     ),
     id_generation="user",
@@ -36,9 +36,9 @@ IDENTITY = IdentityTemplate(
 #: Reference fields of DataplexGlossaryTerm objects (path under spec -> target Kind).
 REFERENCES: tuple[RefField, ...] = (
     RefField(
-        path="projectRef",
-        target="Project",
-        api_path="{project}",
+        path="glossaryRef",
+        target="DataplexGlossary",
+        api_path="{glossary}",
         parent=True,
     ),
 )

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.dataplex.v1alpha1 import dataplex_v1_api
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.dataplex.v1alpha1.dataplexglossary_reference import DataplexGlossaryRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -58,27 +58,21 @@ class DataplexGlossaryTermSpec(KRMModel):
             description="Optional. User friendly display name of the GlossaryTerm.",
         ),
     ] = None
-    glossary: Annotated[
-        str, Field(description="Immutable. The glossary of the DataplexGlossaryTerm.")
+    glossary_ref: Annotated[
+        DataplexGlossaryRef,
+        Field(
+            alias="glossaryRef",
+            description="Immutable. The DataplexGlossary that this DataplexGlossaryTerm belongs to.",
+        ),
     ]
     labels: Annotated[
         dict[str, str] | None,
         Field(description="Optional. User-defined labels for the GlossaryTerm."),
     ] = None
-    location: Annotated[
-        str, Field(description="Immutable. The location of the DataplexGlossaryTerm.")
-    ]
     parent: Annotated[
         str | None,
         Field(
             description="Required. The immediate parent of the GlossaryTerm in the resource-hierarchy."
-        ),
-    ] = None
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this DataplexGlossaryTerm belongs to.",
         ),
     ] = None
     resource_id: Annotated[

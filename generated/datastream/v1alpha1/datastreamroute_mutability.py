@@ -37,9 +37,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("destinationPort", INTEGER_INT32, (), False, True),
         ("displayName", STRING, (REQUIRED,), False, True),
         ("labels", MAP_OF_STRING, (), False, True),
-        ("location", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
-        ("privateConnection", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
-        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
+        ("privateConnectionRef", OBJECT, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(

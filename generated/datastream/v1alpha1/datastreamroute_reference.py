@@ -25,9 +25,9 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "projectRef", "Project"),
-        ("location", "location", ""),
-        ("privateConnection", "privateConnection", ""),
+        ("project", "privateConnectionRef", "DatastreamPrivateConnection"),
+        ("location", "privateConnectionRef", "DatastreamPrivateConnection"),
+        ("privateConnection", "privateConnectionRef", "DatastreamPrivateConnection"),
         ("route", "resourceID", ""),
     ),
     id_generation="user",
@@ -36,9 +36,9 @@ IDENTITY = IdentityTemplate(
 #: Reference fields of DatastreamRoute objects (path under spec -> target Kind).
 REFERENCES: tuple[RefField, ...] = (
     RefField(
-        path="projectRef",
-        target="Project",
-        api_path="{project}",
+        path="privateConnectionRef",
+        target="DatastreamPrivateConnection",
+        api_path="{privateConnection}",
         parent=True,
     ),
 )

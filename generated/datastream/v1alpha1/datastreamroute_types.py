@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.datastream.v1alpha1 import datastream_v1_api
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.datastream.v1alpha1.datastreamprivateconnection_reference import (
+    DatastreamPrivateConnectionRef,
+)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -57,21 +59,13 @@ class DatastreamRouteSpec(KRMModel):
         str | None, Field(alias="displayName", description="Required. Display name.")
     ] = None
     labels: Annotated[dict[str, str] | None, Field(description="Labels.")] = None
-    location: Annotated[str, Field(description="Immutable. The location of the DatastreamRoute.")]
-    private_connection: Annotated[
-        str,
+    private_connection_ref: Annotated[
+        DatastreamPrivateConnectionRef,
         Field(
-            alias="privateConnection",
-            description="Immutable. The privateConnection of the DatastreamRoute.",
+            alias="privateConnectionRef",
+            description="Immutable. The DatastreamPrivateConnection that this DatastreamRoute belongs to.",
         ),
     ]
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this DatastreamRoute belongs to.",
-        ),
-    ] = None
     resource_id: Annotated[
         str | None,
         Field(

@@ -49,7 +49,7 @@ ADAPTER = Adapter(
             lro=Lro.GOOGLE_LONGRUNNING,
         )
     ),
-    krm_only=("connection", "location", "projectRef", "resourceID"),
+    krm_only=("connectionRef", "location", "projectRef", "resourceID"),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
 )
 

@@ -40,10 +40,8 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     spec=(
         ("annotations", MAP_OF_STRING, (OPTIONAL,), False, True),
         ("cloneUri", STRING, (REQUIRED,), False, True),
-        ("connection", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("connectionRef", OBJECT, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("labels", MAP_OF_STRING, (OPTIONAL,), False, True),
-        ("location", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
-        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(

@@ -25,9 +25,9 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "projectRef", "Project"),
-        ("location", "location", ""),
-        ("connection", "connection", ""),
+        ("project", "connectionRef", "DevConnectConnection"),
+        ("location", "connectionRef", "DevConnectConnection"),
+        ("connection", "connectionRef", "DevConnectConnection"),
         ("gitRepositoryLink", "resourceID", ""),
     ),
     id_generation="user",
@@ -36,9 +36,9 @@ IDENTITY = IdentityTemplate(
 #: Reference fields of DevConnectGitRepositoryLink objects (path under spec -> target Kind).
 REFERENCES: tuple[RefField, ...] = (
     RefField(
-        path="projectRef",
-        target="Project",
-        api_path="{project}",
+        path="connectionRef",
+        target="DevConnectConnection",
+        api_path="{connection}",
         parent=True,
     ),
 )

@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.developerconnect.v1alpha1 import developerconnect_v1_api
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.developerconnect.v1alpha1.devconnectconnection_reference import (
+    DevConnectConnectionRef,
+)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -91,21 +93,15 @@ class DevConnectGitRepositoryLinkSpec(KRMModel):
     clone_uri: Annotated[
         str | None, Field(alias="cloneUri", description="Required. Git Clone URI.")
     ] = None
-    connection: Annotated[
-        str, Field(description="Immutable. The connection of the DevConnectGitRepositoryLink.")
+    connection_ref: Annotated[
+        DevConnectConnectionRef,
+        Field(
+            alias="connectionRef",
+            description="Immutable. The DevConnectConnection that this DevConnectGitRepositoryLink belongs to.",
+        ),
     ]
     labels: Annotated[
         dict[str, str] | None, Field(description="Optional. Labels as key value pairs")
-    ] = None
-    location: Annotated[
-        str, Field(description="Immutable. The location of the DevConnectGitRepositoryLink.")
-    ]
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this DevConnectGitRepositoryLink belongs to.",
-        ),
     ] = None
     resource_id: Annotated[
         str | None,

@@ -38,7 +38,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="dialogflow.projects.locations.agents.entityTypes.patch (PATCH) with updateMask={api_path}",
     identity="projects/{project}/locations/{location}/agents/{agent}/entityTypes/{entityType}",
     spec=(
-        ("agent", STRING, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("agentRef", OBJECT, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("autoExpansionMode", ENUM, (), True, True),
         ("displayName", STRING, (), True, True),
         ("enableFuzzyExtraction", BOOLEAN, (), True, True),
@@ -49,8 +49,6 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("excludedPhrases[].value", STRING, (), True, True),
         ("kind", ENUM, (), True, True),
         ("languageCode", STRING, (IMMUTABLE, INPUT_ONLY), False, False),
-        ("location", STRING, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
-        ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("redact", BOOLEAN, (), True, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),
     ),

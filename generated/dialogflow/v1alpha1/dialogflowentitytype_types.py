@@ -13,7 +13,7 @@ from kccgen.generated.dialogflow.v1alpha1.dialogflow_v3_api import (
     GoogleCloudDialogflowCxV3EntityTypeAutoExpansionMode,
     GoogleCloudDialogflowCxV3EntityTypeKind,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.dialogflow.v1alpha1.dialogflowagent_reference import DialogflowAgentRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -27,7 +27,13 @@ class DialogflowEntityTypeObservedState(KRMModel):
 
 
 class DialogflowEntityTypeSpec(KRMModel):
-    agent: Annotated[str, Field(description="Immutable. The agent of the DialogflowEntityType.")]
+    agent_ref: Annotated[
+        DialogflowAgentRef,
+        Field(
+            alias="agentRef",
+            description="Immutable. The DialogflowAgent that this DialogflowEntityType belongs to.",
+        ),
+    ]
     auto_expansion_mode: Annotated[
         GoogleCloudDialogflowCxV3EntityTypeAutoExpansionMode | None,
         Field(alias="autoExpansionMode"),
@@ -41,16 +47,6 @@ class DialogflowEntityTypeSpec(KRMModel):
     ] = None
     kind: GoogleCloudDialogflowCxV3EntityTypeKind | None = None
     language_code: Annotated[str | None, Field(alias="languageCode")] = None
-    location: Annotated[
-        str, Field(description="Immutable. The location of the DialogflowEntityType.")
-    ]
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this DialogflowEntityType belongs to.",
-        ),
-    ] = None
     redact: bool | None = None
     resource_id: Annotated[
         str | None,

@@ -64,7 +64,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("agent", "location", "projectRef", "resourceID"),
+    krm_only=("agentRef", "location", "projectRef", "resourceID"),
     operations=(
         ("projects.locations.operations", OPERATIONS["projects.locations.operations"]),
         ("projects.operations", OPERATIONS["projects.operations"]),

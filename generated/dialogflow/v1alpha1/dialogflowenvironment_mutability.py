@@ -38,11 +38,9 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="dialogflow.projects.locations.agents.environments.patch (PATCH) with updateMask={api_path}",
     identity="projects/{project}/locations/{location}/agents/{agent}/environments/{environment}",
     spec=(
-        ("agent", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("agentRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("description", STRING, (), True, True),
         ("displayName", STRING, (), True, True),
-        ("location", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
-        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("testCasesConfig", OBJECT, (), True, True),
         ("testCasesConfig.enableContinuousRun", BOOLEAN, (), True, True),

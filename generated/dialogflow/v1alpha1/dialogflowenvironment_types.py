@@ -14,8 +14,8 @@ from kccgen.generated.dialogflow.v1alpha1.dialogflow_v3_api import (
     GoogleCloudDialogflowCxV3WebhookGenericWebServiceServiceAgentAuth,
     GoogleCloudDialogflowCxV3WebhookGenericWebServiceWebhookType,
 )
+from kccgen.generated.dialogflow.v1alpha1.dialogflowagent_reference import DialogflowAgentRef
 from kccgen.generated.dialogflow.v1alpha1.dialogflowtestcase_reference import DialogflowTestCaseRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -37,19 +37,15 @@ class DialogflowEnvironmentObservedState(KRMModel):
 
 
 class DialogflowEnvironmentSpec(KRMModel):
-    agent: Annotated[str, Field(description="Immutable. The agent of the DialogflowEnvironment.")]
+    agent_ref: Annotated[
+        DialogflowAgentRef,
+        Field(
+            alias="agentRef",
+            description="Immutable. The DialogflowAgent that this DialogflowEnvironment belongs to.",
+        ),
+    ]
     description: str | None = None
     display_name: Annotated[str | None, Field(alias="displayName")] = None
-    location: Annotated[
-        str, Field(description="Immutable. The location of the DialogflowEnvironment.")
-    ]
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this DialogflowEnvironment belongs to.",
-        ),
-    ] = None
     resource_id: Annotated[
         str | None,
         Field(

@@ -59,7 +59,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("agent", "environmentRef", "location", "projectRef", "resourceID", "session"),
+    krm_only=("agentRef", "environmentRef", "location", "projectRef", "resourceID", "session"),
 )
 
 register_adapter(ADAPTER)

@@ -59,7 +59,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("agent", "location", "playbookRef", "projectRef", "resourceID"),
+    krm_only=("agentRef", "location", "playbookRef", "projectRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

@@ -59,7 +59,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("agent", "environmentRef", "location", "projectRef", "resourceID"),
+    krm_only=("agentRef", "environmentRef", "location", "projectRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

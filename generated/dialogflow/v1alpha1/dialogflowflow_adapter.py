@@ -52,7 +52,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("agent", "location", "projectRef", "resourceID"),
+    krm_only=("agentRef", "location", "projectRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

@@ -18,13 +18,13 @@ from kccgen.generated.dialogflow.v1alpha1.dialogflow_v3_api import (
     GoogleCloudDialogflowCxV3ParameterDefinitionType,
     GoogleCloudDialogflowCxV3ResponseMessageResponseType,
 )
+from kccgen.generated.dialogflow.v1alpha1.dialogflowagent_reference import DialogflowAgentRef
 from kccgen.generated.dialogflow.v1alpha1.dialogflowgenerator_reference import (
     DialogflowGeneratorRef,
 )
 from kccgen.generated.dialogflow.v1alpha1.dialogflowintent_reference import DialogflowIntentRef
 from kccgen.generated.dialogflow.v1alpha1.dialogflowtool_reference import DialogflowToolRef
 from kccgen.generated.dialogflow.v1alpha1.dialogflowwebhook_reference import DialogflowWebhookRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -50,7 +50,13 @@ class DialogflowFlowSpec(KRMModel):
     advanced_settings: Annotated[
         GoogleCloudDialogflowCxV3AdvancedSettings | None, Field(alias="advancedSettings")
     ] = None
-    agent: Annotated[str, Field(description="Immutable. The agent of the DialogflowFlow.")]
+    agent_ref: Annotated[
+        DialogflowAgentRef,
+        Field(
+            alias="agentRef",
+            description="Immutable. The DialogflowAgent that this DialogflowFlow belongs to.",
+        ),
+    ]
     description: str | None = None
     display_name: Annotated[str | None, Field(alias="displayName")] = None
     event_handlers: Annotated[
@@ -65,7 +71,6 @@ class DialogflowFlowSpec(KRMModel):
         Field(alias="knowledgeConnectorSettings"),
     ] = None
     language_code: Annotated[str | None, Field(alias="languageCode")] = None
-    location: Annotated[str, Field(description="Immutable. The location of the DialogflowFlow.")]
     locked: bool | None = None
     multi_language_settings: Annotated[
         GoogleCloudDialogflowCxV3FlowMultiLanguageSettings | None,
@@ -77,13 +82,6 @@ class DialogflowFlowSpec(KRMModel):
     output_parameter_definitions: Annotated[
         list[GoogleCloudDialogflowCxV3ParameterDefinition] | None,
         Field(alias="outputParameterDefinitions"),
-    ] = None
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this DialogflowFlow belongs to.",
-        ),
     ] = None
     resource_id: Annotated[
         str | None,

@@ -65,7 +65,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("agent", "flowRef", "location", "projectRef", "resourceID"),
+    krm_only=("agentRef", "flowRef", "location", "projectRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

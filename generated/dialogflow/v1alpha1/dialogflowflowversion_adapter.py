@@ -65,7 +65,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("agent", "flowRef", "location", "projectRef", "resourceID"),
+    krm_only=("agentRef", "flowRef", "location", "projectRef", "resourceID"),
     operations=(
         ("projects.locations.operations", OPERATIONS["projects.locations.operations"]),
         ("projects.operations", OPERATIONS["projects.operations"]),

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.dialogflow.v1alpha1 import dialogflow_v3_api
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.dialogflow.v1alpha1.dialogflowagent_reference import DialogflowAgentRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -23,26 +23,22 @@ class DialogflowGeneratorObservedState(KRMModel):
 
 
 class DialogflowGeneratorSpec(KRMModel):
-    agent: Annotated[str, Field(description="Immutable. The agent of the DialogflowGenerator.")]
+    agent_ref: Annotated[
+        DialogflowAgentRef,
+        Field(
+            alias="agentRef",
+            description="Immutable. The DialogflowAgent that this DialogflowGenerator belongs to.",
+        ),
+    ]
     display_name: Annotated[str | None, Field(alias="displayName")] = None
     language_code: Annotated[str | None, Field(alias="languageCode")] = None
     llm_model_settings: Annotated[
         GoogleCloudDialogflowCxV3LlmModelSettings | None, Field(alias="llmModelSettings")
     ] = None
-    location: Annotated[
-        str, Field(description="Immutable. The location of the DialogflowGenerator.")
-    ]
     model_parameter: Annotated[
         GoogleCloudDialogflowCxV3GeneratorModelParameter | None, Field(alias="modelParameter")
     ] = None
     placeholders: list[GoogleCloudDialogflowCxV3GeneratorPlaceholder] | None = None
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this DialogflowGenerator belongs to.",
-        ),
-    ] = None
     prompt_text: Annotated[GoogleCloudDialogflowCxV3Phrase | None, Field(alias="promptText")] = None
     resource_id: Annotated[
         str | None,

@@ -54,7 +54,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("agent", "location", "projectRef", "resourceID"),
+    krm_only=("agentRef", "location", "projectRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.dialogflow.v1alpha1 import dialogflow_v3_api
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.dialogflow.v1alpha1.dialogflowagent_reference import DialogflowAgentRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -24,23 +24,21 @@ class DialogflowIntentObservedState(KRMModel):
 
 
 class DialogflowIntentSpec(KRMModel):
-    agent: Annotated[str, Field(description="Immutable. The agent of the DialogflowIntent.")]
+    agent_ref: Annotated[
+        DialogflowAgentRef,
+        Field(
+            alias="agentRef",
+            description="Immutable. The DialogflowAgent that this DialogflowIntent belongs to.",
+        ),
+    ]
     description: str | None = None
     display_name: Annotated[str | None, Field(alias="displayName")] = None
     dtmf_pattern: Annotated[str | None, Field(alias="dtmfPattern")] = None
     is_fallback: Annotated[bool | None, Field(alias="isFallback")] = None
     labels: dict[str, str] | None = None
     language_code: Annotated[str | None, Field(alias="languageCode")] = None
-    location: Annotated[str, Field(description="Immutable. The location of the DialogflowIntent.")]
     parameters: list[GoogleCloudDialogflowCxV3IntentParameter] | None = None
     priority: int | None = None
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this DialogflowIntent belongs to.",
-        ),
-    ] = None
     resource_id: Annotated[
         str | None,
         Field(

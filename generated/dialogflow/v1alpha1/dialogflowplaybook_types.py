@@ -15,12 +15,12 @@ from kccgen.generated.dialogflow.v1alpha1.dialogflow_v3_api import (
     GoogleCloudDialogflowCxV3PlaybookPlaybookType,
     GoogleCloudDialogflowCxV3ResponseMessageResponseType,
 )
+from kccgen.generated.dialogflow.v1alpha1.dialogflowagent_reference import DialogflowAgentRef
 from kccgen.generated.dialogflow.v1alpha1.dialogflowgenerator_reference import (
     DialogflowGeneratorRef,
 )
 from kccgen.generated.dialogflow.v1alpha1.dialogflowtool_reference import DialogflowToolRef
 from kccgen.generated.dialogflow.v1alpha1.dialogflowwebhook_reference import DialogflowWebhookRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -50,7 +50,13 @@ class DialogflowPlaybookObservedState(KRMModel):
 
 
 class DialogflowPlaybookSpec(KRMModel):
-    agent: Annotated[str, Field(description="Immutable. The agent of the DialogflowPlaybook.")]
+    agent_ref: Annotated[
+        DialogflowAgentRef,
+        Field(
+            alias="agentRef",
+            description="Immutable. The DialogflowAgent that this DialogflowPlaybook belongs to.",
+        ),
+    ]
     code_block: Annotated[GoogleCloudDialogflowCxV3CodeBlock | None, Field(alias="codeBlock")] = (
         None
     )
@@ -65,22 +71,12 @@ class DialogflowPlaybookSpec(KRMModel):
     llm_model_settings: Annotated[
         GoogleCloudDialogflowCxV3LlmModelSettings | None, Field(alias="llmModelSettings")
     ] = None
-    location: Annotated[
-        str, Field(description="Immutable. The location of the DialogflowPlaybook.")
-    ]
     output_parameter_definitions: Annotated[
         list[GoogleCloudDialogflowCxV3ParameterDefinition] | None,
         Field(alias="outputParameterDefinitions"),
     ] = None
     playbook_type: Annotated[
         GoogleCloudDialogflowCxV3PlaybookPlaybookType | None, Field(alias="playbookType")
-    ] = None
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this DialogflowPlaybook belongs to.",
-        ),
     ] = None
     referenced_tools: Annotated[list[str] | None, Field(alias="referencedTools")] = None
     resource_id: Annotated[

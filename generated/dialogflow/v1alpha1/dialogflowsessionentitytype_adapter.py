@@ -59,7 +59,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("agent", "location", "projectRef", "resourceID", "session"),
+    krm_only=("agentRef", "location", "projectRef", "resourceID", "session"),
 )
 
 register_adapter(ADAPTER)

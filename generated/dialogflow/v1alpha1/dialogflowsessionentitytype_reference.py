@@ -25,9 +25,9 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "projectRef", "Project"),
-        ("location", "location", ""),
-        ("agent", "agent", ""),
+        ("project", "agentRef", "DialogflowAgent"),
+        ("location", "agentRef", "DialogflowAgent"),
+        ("agent", "agentRef", "DialogflowAgent"),
         ("session", "session", ""),
         ("entityType", "resourceID", ""),
     ),
@@ -37,9 +37,9 @@ IDENTITY = IdentityTemplate(
 #: Reference fields of DialogflowSessionEntityType objects (path under spec -> target Kind).
 REFERENCES: tuple[RefField, ...] = (
     RefField(
-        path="projectRef",
-        target="Project",
-        api_path="{project}",
+        path="agentRef",
+        target="DialogflowAgent",
+        api_path="{agent}",
         parent=True,
     ),
 )

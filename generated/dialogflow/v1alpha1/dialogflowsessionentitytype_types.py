@@ -12,7 +12,7 @@ from kccgen.generated.dialogflow.v1alpha1 import dialogflow_v3_api
 from kccgen.generated.dialogflow.v1alpha1.dialogflow_v3_api import (
     GoogleCloudDialogflowCxV3SessionEntityTypeEntityOverrideMode,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.dialogflow.v1alpha1.dialogflowagent_reference import DialogflowAgentRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -26,23 +26,17 @@ class DialogflowSessionEntityTypeObservedState(KRMModel):
 
 
 class DialogflowSessionEntityTypeSpec(KRMModel):
-    agent: Annotated[
-        str, Field(description="Immutable. The agent of the DialogflowSessionEntityType.")
+    agent_ref: Annotated[
+        DialogflowAgentRef,
+        Field(
+            alias="agentRef",
+            description="Immutable. The DialogflowAgent that this DialogflowSessionEntityType belongs to.",
+        ),
     ]
     entities: list[GoogleCloudDialogflowCxV3EntityTypeEntity] | None = None
     entity_override_mode: Annotated[
         GoogleCloudDialogflowCxV3SessionEntityTypeEntityOverrideMode | None,
         Field(alias="entityOverrideMode"),
-    ] = None
-    location: Annotated[
-        str, Field(description="Immutable. The location of the DialogflowSessionEntityType.")
-    ]
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this DialogflowSessionEntityType belongs to.",
-        ),
     ] = None
     resource_id: Annotated[
         str | None,

@@ -41,7 +41,7 @@ ADAPTER = Adapter(
         )
     ),
     delete=NoDelete(),
-    krm_only=("agent", "location", "projectRef", "resourceID"),
+    krm_only=("agentRef", "location", "projectRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

@@ -41,7 +41,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="dialogflow.projects.locations.agents.testCases.patch (PATCH) with updateMask={api_path}",
     identity="projects/{project}/locations/{location}/agents/{agent}/testCases/{testCase}",
     spec=(
-        ("agent", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("agentRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("displayName", STRING, (), True, True),
         ("lastTestResult", OBJECT, (), True, True),
         ("lastTestResult.conversationTurns", ARRAY_OF_OBJECT, (), True, True),
@@ -665,9 +665,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("lastTestResult.name", STRING, (), True, True),
         ("lastTestResult.testResult", ENUM, (), True, True),
         ("lastTestResult.testTime", STRING_GOOGLE_DATETIME, (), True, True),
-        ("location", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("notes", STRING, (), True, True),
-        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("tags", ARRAY_OF_STRING, (), True, True),
         ("testCaseConversationTurns", ARRAY_OF_OBJECT, (), True, True),

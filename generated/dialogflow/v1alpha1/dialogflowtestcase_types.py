@@ -18,6 +18,7 @@ from kccgen.generated.dialogflow.v1alpha1.dialogflow_v3_api import (
     GoogleCloudDialogflowCxV3TestCaseResultTestResult,
     GoogleCloudDialogflowCxV3TestRunDifferenceType,
 )
+from kccgen.generated.dialogflow.v1alpha1.dialogflowagent_reference import DialogflowAgentRef
 from kccgen.generated.dialogflow.v1alpha1.dialogflowenvironment_reference import (
     DialogflowEnvironmentRef,
 )
@@ -29,7 +30,6 @@ from kccgen.generated.dialogflow.v1alpha1.dialogflowintent_reference import Dial
 from kccgen.generated.dialogflow.v1alpha1.dialogflowpage_reference import DialogflowPageRef
 from kccgen.generated.dialogflow.v1alpha1.dialogflowtool_reference import DialogflowToolRef
 from kccgen.generated.dialogflow.v1alpha1.dialogflowwebhook_reference import DialogflowWebhookRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -54,22 +54,18 @@ class DialogflowTestCaseObservedState(KRMModel):
 
 
 class DialogflowTestCaseSpec(KRMModel):
-    agent: Annotated[str, Field(description="Immutable. The agent of the DialogflowTestCase.")]
+    agent_ref: Annotated[
+        DialogflowAgentRef,
+        Field(
+            alias="agentRef",
+            description="Immutable. The DialogflowAgent that this DialogflowTestCase belongs to.",
+        ),
+    ]
     display_name: Annotated[str | None, Field(alias="displayName")] = None
     last_test_result: Annotated[
         GoogleCloudDialogflowCxV3TestCaseResult | None, Field(alias="lastTestResult")
     ] = None
-    location: Annotated[
-        str, Field(description="Immutable. The location of the DialogflowTestCase.")
-    ]
     notes: str | None = None
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this DialogflowTestCase belongs to.",
-        ),
-    ] = None
     resource_id: Annotated[
         str | None,
         Field(

@@ -32,7 +32,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="dialogflow.projects.locations.agents.tools.patch (PATCH) with updateMask={api_path}",
     identity="projects/{project}/locations/{location}/agents/{agent}/tools/{tool}",
     spec=(
-        ("agent", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("agentRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("dataStoreSpec", OBJECT, (), True, True),
         ("dataStoreSpec.dataStoreConnections", ARRAY_OF_OBJECT, (), True, True),
         ("dataStoreSpec.dataStoreConnections[].dataStore", STRING, (), True, True),
@@ -44,7 +44,6 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("functionSpec", OBJECT, (), True, True),
         ("functionSpec.inputSchema", MAP_OF_ANY, (), True, True),
         ("functionSpec.outputSchema", MAP_OF_ANY, (), True, True),
-        ("location", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("openApiSpec", OBJECT, (), True, True),
         ("openApiSpec.authentication", OBJECT, (), True, True),
         ("openApiSpec.authentication.apiKeyConfig", OBJECT, (), True, True),
@@ -73,7 +72,6 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("openApiSpec.tlsConfig.caCerts", ARRAY_OF_OBJECT, (), True, True),
         ("openApiSpec.tlsConfig.caCerts[].cert", STRING_BYTE, (), True, True),
         ("openApiSpec.tlsConfig.caCerts[].displayName", STRING, (), True, True),
-        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(

@@ -17,7 +17,7 @@ from kccgen.generated.dialogflow.v1alpha1.dialogflow_v3_api import (
     GoogleCloudDialogflowCxV3ToolAuthenticationServiceAgentAuthConfigServiceAgentAuth,
     GoogleCloudDialogflowCxV3ToolToolType,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.dialogflow.v1alpha1.dialogflowagent_reference import DialogflowAgentRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -31,7 +31,13 @@ class DialogflowToolObservedState(KRMModel):
 
 
 class DialogflowToolSpec(KRMModel):
-    agent: Annotated[str, Field(description="Immutable. The agent of the DialogflowTool.")]
+    agent_ref: Annotated[
+        DialogflowAgentRef,
+        Field(
+            alias="agentRef",
+            description="Immutable. The DialogflowAgent that this DialogflowTool belongs to.",
+        ),
+    ]
     data_store_spec: Annotated[
         GoogleCloudDialogflowCxV3ToolDataStoreTool | None, Field(alias="dataStoreSpec")
     ] = None
@@ -40,16 +46,8 @@ class DialogflowToolSpec(KRMModel):
     function_spec: Annotated[
         GoogleCloudDialogflowCxV3ToolFunctionTool | None, Field(alias="functionSpec")
     ] = None
-    location: Annotated[str, Field(description="Immutable. The location of the DialogflowTool.")]
     open_api_spec: Annotated[
         GoogleCloudDialogflowCxV3ToolOpenApiTool | None, Field(alias="openApiSpec")
-    ] = None
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this DialogflowTool belongs to.",
-        ),
     ] = None
     resource_id: Annotated[
         str | None,

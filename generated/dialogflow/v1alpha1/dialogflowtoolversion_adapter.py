@@ -46,7 +46,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("agent", "location", "projectRef", "resourceID", "toolRef"),
+    krm_only=("agentRef", "location", "projectRef", "resourceID", "toolRef"),
 )
 
 register_adapter(ADAPTER)

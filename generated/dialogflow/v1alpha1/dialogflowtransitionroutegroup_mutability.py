@@ -45,11 +45,9 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="dialogflow.projects.locations.agents.transitionRouteGroups.patch (PATCH) with updateMask={api_path}",
     identity="projects/{project}/locations/{location}/agents/{agent}/transitionRouteGroups/{transitionRouteGroup}",
     spec=(
-        ("agent", STRING, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("agentRef", OBJECT, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("displayName", STRING, (), True, True),
         ("languageCode", STRING, (IMMUTABLE, INPUT_ONLY), False, False),
-        ("location", STRING, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
-        ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("transitionRoutes", ARRAY_OF_OBJECT, (), True, True),
         ("transitionRoutes[].condition", STRING, (), True, True),

@@ -12,13 +12,13 @@ from kccgen.generated.dialogflow.v1alpha1 import dialogflow_v3_api
 from kccgen.generated.dialogflow.v1alpha1.dialogflow_v3_api import (
     GoogleCloudDialogflowCxV3ResponseMessageResponseType,
 )
+from kccgen.generated.dialogflow.v1alpha1.dialogflowagent_reference import DialogflowAgentRef
 from kccgen.generated.dialogflow.v1alpha1.dialogflowgenerator_reference import (
     DialogflowGeneratorRef,
 )
 from kccgen.generated.dialogflow.v1alpha1.dialogflowintent_reference import DialogflowIntentRef
 from kccgen.generated.dialogflow.v1alpha1.dialogflowtool_reference import DialogflowToolRef
 from kccgen.generated.dialogflow.v1alpha1.dialogflowwebhook_reference import DialogflowWebhookRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -33,21 +33,15 @@ class DialogflowTransitionRouteGroupObservedState(KRMModel):
 
 
 class DialogflowTransitionRouteGroupSpec(KRMModel):
-    agent: Annotated[
-        str, Field(description="Immutable. The agent of the DialogflowTransitionRouteGroup.")
+    agent_ref: Annotated[
+        DialogflowAgentRef,
+        Field(
+            alias="agentRef",
+            description="Immutable. The DialogflowAgent that this DialogflowTransitionRouteGroup belongs to.",
+        ),
     ]
     display_name: Annotated[str | None, Field(alias="displayName")] = None
     language_code: Annotated[str | None, Field(alias="languageCode")] = None
-    location: Annotated[
-        str, Field(description="Immutable. The location of the DialogflowTransitionRouteGroup.")
-    ]
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this DialogflowTransitionRouteGroup belongs to.",
-        ),
-    ] = None
     resource_id: Annotated[
         str | None,
         Field(

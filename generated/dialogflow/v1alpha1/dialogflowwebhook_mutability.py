@@ -35,7 +35,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="dialogflow.projects.locations.agents.webhooks.patch (PATCH) with updateMask={api_path}",
     identity="projects/{project}/locations/{location}/agents/{agent}/webhooks/{webhook}",
     spec=(
-        ("agent", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("agentRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("disabled", BOOLEAN, (), True, True),
         ("displayName", STRING, (), True, True),
         ("genericWebService", OBJECT, (), True, True),
@@ -60,8 +60,6 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("genericWebService.uri", STRING, (), True, True),
         ("genericWebService.username", STRING, (), True, True),
         ("genericWebService.webhookType", ENUM, (), True, True),
-        ("location", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
-        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("serviceDirectory", OBJECT, (), True, True),
         ("serviceDirectory.genericWebService", OBJECT, (), True, True),

@@ -25,9 +25,9 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "projectRef", "Project"),
-        ("location", "location", ""),
-        ("agent", "agent", ""),
+        ("project", "agentRef", "DialogflowAgent"),
+        ("location", "agentRef", "DialogflowAgent"),
+        ("agent", "agentRef", "DialogflowAgent"),
         ("webhook", "resourceID", ""),
     ),
     id_generation="user",
@@ -36,9 +36,9 @@ IDENTITY = IdentityTemplate(
 #: Reference fields of DialogflowWebhook objects (path under spec -> target Kind).
 REFERENCES: tuple[RefField, ...] = (
     RefField(
-        path="projectRef",
-        target="Project",
-        api_path="{project}",
+        path="agentRef",
+        target="DialogflowAgent",
+        api_path="{agent}",
         parent=True,
     ),
 )

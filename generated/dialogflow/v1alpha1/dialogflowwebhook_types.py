@@ -14,7 +14,7 @@ from kccgen.generated.dialogflow.v1alpha1.dialogflow_v3_api import (
     GoogleCloudDialogflowCxV3WebhookGenericWebServiceServiceAgentAuth,
     GoogleCloudDialogflowCxV3WebhookGenericWebServiceWebhookType,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.dialogflow.v1alpha1.dialogflowagent_reference import DialogflowAgentRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -32,19 +32,17 @@ class DialogflowWebhookObservedState(KRMModel):
 
 
 class DialogflowWebhookSpec(KRMModel):
-    agent: Annotated[str, Field(description="Immutable. The agent of the DialogflowWebhook.")]
+    agent_ref: Annotated[
+        DialogflowAgentRef,
+        Field(
+            alias="agentRef",
+            description="Immutable. The DialogflowAgent that this DialogflowWebhook belongs to.",
+        ),
+    ]
     disabled: bool | None = None
     display_name: Annotated[str | None, Field(alias="displayName")] = None
     generic_web_service: Annotated[
         GoogleCloudDialogflowCxV3WebhookGenericWebService | None, Field(alias="genericWebService")
-    ] = None
-    location: Annotated[str, Field(description="Immutable. The location of the DialogflowWebhook.")]
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this DialogflowWebhook belongs to.",
-        ),
     ] = None
     resource_id: Annotated[
         str | None,

@@ -25,9 +25,9 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "projectRef", "Project"),
-        ("location", "location", ""),
-        ("instance", "instance", ""),
+        ("project", "instanceRef", "FileInstance"),
+        ("location", "instanceRef", "FileInstance"),
+        ("instance", "instanceRef", "FileInstance"),
         ("snapshot", "resourceID", ""),
     ),
     id_generation="user",
@@ -36,9 +36,9 @@ IDENTITY = IdentityTemplate(
 #: Reference fields of FileSnapshot objects (path under spec -> target Kind).
 REFERENCES: tuple[RefField, ...] = (
     RefField(
-        path="projectRef",
-        target="Project",
-        api_path="{project}",
+        path="instanceRef",
+        target="FileInstance",
+        api_path="{instance}",
         parent=True,
     ),
 )

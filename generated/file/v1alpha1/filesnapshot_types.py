@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.file.v1alpha1 import file_v1_api
 from kccgen.generated.file.v1alpha1.file_v1_api import SnapshotState
+from kccgen.generated.file.v1alpha1.fileinstance_reference import FileInstanceRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -50,18 +50,16 @@ class FileSnapshotSpec(KRMModel):
     description: Annotated[
         str | None, Field(description="A description of the snapshot with 2048 characters or less.")
     ] = None
-    instance: Annotated[str, Field(description="Immutable. The instance of the FileSnapshot.")]
+    instance_ref: Annotated[
+        FileInstanceRef,
+        Field(
+            alias="instanceRef",
+            description="Immutable. The FileInstance that this FileSnapshot belongs to.",
+        ),
+    ]
     labels: Annotated[
         dict[str, str] | None,
         Field(description="Resource labels to represent user provided metadata."),
-    ] = None
-    location: Annotated[str, Field(description="Immutable. The location of the FileSnapshot.")]
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this FileSnapshot belongs to.",
-        ),
     ] = None
     resource_id: Annotated[
         str | None,

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.firebasedataconnect.v1alpha1 import firebasedataconnect_v1_api
+from kccgen.generated.firebasedataconnect.v1alpha1.firebasedataconnectservice_reference import (
+    FirebaseDataConnectServiceRef,
+)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -110,16 +112,6 @@ class FirebaseDataConnectConnectorSpec(KRMModel):
     labels: Annotated[
         dict[str, str] | None, Field(description="Optional. Labels as key value pairs.")
     ] = None
-    location: Annotated[
-        str, Field(description="Immutable. The location of the FirebaseDataConnectConnector.")
-    ]
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this FirebaseDataConnectConnector belongs to.",
-        ),
-    ] = None
     resource_id: Annotated[
         str | None,
         Field(
@@ -127,8 +119,12 @@ class FirebaseDataConnectConnectorSpec(KRMModel):
             description="Immutable. Optional. The FirebaseDataConnectConnector ID used for creation and acquisition.",
         ),
     ] = None
-    service: Annotated[
-        str, Field(description="Immutable. The service of the FirebaseDataConnectConnector.")
+    service_ref: Annotated[
+        FirebaseDataConnectServiceRef,
+        Field(
+            alias="serviceRef",
+            description="Immutable. The FirebaseDataConnectService that this FirebaseDataConnectConnector belongs to.",
+        ),
     ]
     source: Annotated[
         Source | None, Field(description="Required. The source files that comprise the connector.")

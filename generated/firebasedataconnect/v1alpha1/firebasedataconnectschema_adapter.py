@@ -57,7 +57,7 @@ ADAPTER = Adapter(
             lro=Lro.GOOGLE_LONGRUNNING,
         )
     ),
-    krm_only=("location", "projectRef", "resourceID", "service"),
+    krm_only=("location", "projectRef", "resourceID", "serviceRef"),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
 )
 

@@ -25,9 +25,9 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "projectRef", "Project"),
-        ("location", "location", ""),
-        ("service", "service", ""),
+        ("project", "serviceRef", "FirebaseDataConnectService"),
+        ("location", "serviceRef", "FirebaseDataConnectService"),
+        ("service", "serviceRef", "FirebaseDataConnectService"),
         ("schema", "resourceID", ""),
     ),
     id_generation="user",
@@ -36,9 +36,9 @@ IDENTITY = IdentityTemplate(
 #: Reference fields of FirebaseDataConnectSchema objects (path under spec -> target Kind).
 REFERENCES: tuple[RefField, ...] = (
     RefField(
-        path="projectRef",
-        target="Project",
-        api_path="{project}",
+        path="serviceRef",
+        target="FirebaseDataConnectService",
+        api_path="{service}",
         parent=True,
     ),
     RefField(

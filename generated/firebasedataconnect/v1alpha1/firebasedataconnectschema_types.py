@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.firebasedataconnect.v1alpha1 import firebasedataconnect_v1_api
 from kccgen.generated.firebasedataconnect.v1alpha1.firebasedataconnect_v1_api import (
     CloudSqlInstanceEdition,
@@ -17,6 +16,9 @@ from kccgen.generated.firebasedataconnect.v1alpha1.firebasedataconnect_v1_api im
 )
 from kccgen.generated.firebasedataconnect.v1alpha1.firebasedataconnectschema_reference import (
     FirebaseDataConnectSchemaRef,
+)
+from kccgen.generated.firebasedataconnect.v1alpha1.firebasedataconnectservice_reference import (
+    FirebaseDataConnectServiceRef,
 )
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -145,16 +147,6 @@ class FirebaseDataConnectSchemaSpec(KRMModel):
     labels: Annotated[
         dict[str, str] | None, Field(description="Optional. Labels as key value pairs.")
     ] = None
-    location: Annotated[
-        str, Field(description="Immutable. The location of the FirebaseDataConnectSchema.")
-    ]
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this FirebaseDataConnectSchema belongs to.",
-        ),
-    ] = None
     resource_id: Annotated[
         str | None,
         Field(
@@ -162,8 +154,12 @@ class FirebaseDataConnectSchemaSpec(KRMModel):
             description="Immutable. Optional. The FirebaseDataConnectSchema ID used for creation and acquisition.",
         ),
     ] = None
-    service: Annotated[
-        str, Field(description="Immutable. The service of the FirebaseDataConnectSchema.")
+    service_ref: Annotated[
+        FirebaseDataConnectServiceRef,
+        Field(
+            alias="serviceRef",
+            description="Immutable. The FirebaseDataConnectService that this FirebaseDataConnectSchema belongs to.",
+        ),
     ]
     source: Annotated[
         Source | None,

@@ -60,7 +60,7 @@ ADAPTER = Adapter(
             lro=Lro.GOOGLE_LONGRUNNING,
         )
     ),
-    krm_only=("backupPlan", "location", "projectRef", "resourceID"),
+    krm_only=("backupPlanRef", "location", "projectRef", "resourceID"),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
 )
 

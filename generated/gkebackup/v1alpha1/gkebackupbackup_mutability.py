@@ -42,12 +42,10 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="gkebackup.projects.locations.backupPlans.backups.patch (PATCH) with updateMask={api_path}",
     identity="projects/{project}/locations/{location}/backupPlans/{backupPlan}/backups/{backup}",
     spec=(
-        ("backupPlan", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("backupPlanRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("deleteLockDays", INTEGER_INT32, (OPTIONAL,), True, True),
         ("description", STRING, (OPTIONAL,), True, True),
         ("labels", MAP_OF_STRING, (OPTIONAL,), True, True),
-        ("location", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
-        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("retainDays", INTEGER_INT32, (OPTIONAL,), True, True),
     ),

@@ -25,9 +25,9 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "projectRef", "Project"),
-        ("location", "location", ""),
-        ("backupPlan", "backupPlan", ""),
+        ("project", "backupPlanRef", "GKEBackupBackupPlan"),
+        ("location", "backupPlanRef", "GKEBackupBackupPlan"),
+        ("backupPlan", "backupPlanRef", "GKEBackupBackupPlan"),
         ("backup", "resourceID", ""),
     ),
     id_generation="user",
@@ -36,9 +36,9 @@ IDENTITY = IdentityTemplate(
 #: Reference fields of GKEBackupBackup objects (path under spec -> target Kind).
 REFERENCES: tuple[RefField, ...] = (
     RefField(
-        path="projectRef",
-        target="Project",
-        api_path="{project}",
+        path="backupPlanRef",
+        target="GKEBackupBackupPlan",
+        api_path="{backupPlan}",
         parent=True,
     ),
 )

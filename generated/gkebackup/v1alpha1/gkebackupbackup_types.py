@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.gkebackup.v1alpha1 import gkebackup_v1_api
 from kccgen.generated.gkebackup.v1alpha1.gkebackup_v1_api import BackupState
+from kccgen.generated.gkebackup.v1alpha1.gkebackupbackupplan_reference import GKEBackupBackupPlanRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -265,9 +265,12 @@ class GKEBackupBackupSpec(KRMModel):
     Represents a request to perform a single point-in-time capture of some portion of the state of a GKE cluster, the record of the backup operation itself, and an anchor for the underlying artifacts that comprise the Backup (the config backup and VolumeBackups).
     """
 
-    backup_plan: Annotated[
-        str,
-        Field(alias="backupPlan", description="Immutable. The backupPlan of the GKEBackupBackup."),
+    backup_plan_ref: Annotated[
+        GKEBackupBackupPlanRef,
+        Field(
+            alias="backupPlanRef",
+            description="Immutable. The GKEBackupBackupPlan that this GKEBackupBackup belongs to.",
+        ),
     ]
     delete_lock_days: Annotated[
         int | None,
@@ -282,14 +285,6 @@ class GKEBackupBackupSpec(KRMModel):
     labels: Annotated[
         dict[str, str] | None,
         Field(description="Optional. A set of custom labels supplied by user."),
-    ] = None
-    location: Annotated[str, Field(description="Immutable. The location of the GKEBackupBackup.")]
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this GKEBackupBackup belongs to.",
-        ),
     ] = None
     resource_id: Annotated[
         str | None,

@@ -59,7 +59,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("consentStoreRef", "dataset", "location", "projectRef", "resourceID"),
+    krm_only=("consentStoreRef", "datasetRef", "location", "projectRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

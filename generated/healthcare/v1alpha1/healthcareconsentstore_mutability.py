@@ -30,12 +30,10 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="healthcare.projects.locations.datasets.consentStores.patch (PATCH) with updateMask={api_path}",
     identity="projects/{project}/locations/{location}/datasets/{dataset}/consentStores/{consentStore}",
     spec=(
-        ("dataset", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("datasetRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("defaultConsentTtl", STRING_GOOGLE_DURATION, (OPTIONAL,), True, True),
         ("enableConsentCreateOnUpdate", BOOLEAN, (OPTIONAL,), True, True),
         ("labels", MAP_OF_STRING, (OPTIONAL,), True, True),
-        ("location", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
-        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
     ),
 )

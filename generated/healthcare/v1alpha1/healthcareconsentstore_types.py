@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.healthcare.v1alpha1 import healthcare_v1_api
+from kccgen.generated.healthcare.v1alpha1.healthcaredataset_reference import HealthcareDatasetRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -27,8 +27,12 @@ class HealthcareConsentStoreSpec(KRMModel):
     Represents a consent store.
     """
 
-    dataset: Annotated[
-        str, Field(description="Immutable. The dataset of the HealthcareConsentStore.")
+    dataset_ref: Annotated[
+        HealthcareDatasetRef,
+        Field(
+            alias="datasetRef",
+            description="Immutable. The HealthcareDataset that this HealthcareConsentStore belongs to.",
+        ),
     ]
     default_consent_ttl: Annotated[
         str | None,
@@ -49,16 +53,6 @@ class HealthcareConsentStoreSpec(KRMModel):
         dict[str, str] | None,
         Field(
             description="Optional. User-supplied key-value pairs used to organize consent stores."
-        ),
-    ] = None
-    location: Annotated[
-        str, Field(description="Immutable. The location of the HealthcareConsentStore.")
-    ]
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this HealthcareConsentStore belongs to.",
         ),
     ] = None
     resource_id: Annotated[

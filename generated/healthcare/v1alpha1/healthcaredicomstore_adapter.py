@@ -54,7 +54,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("dataset", "location", "projectRef", "resourceID"),
+    krm_only=("datasetRef", "location", "projectRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

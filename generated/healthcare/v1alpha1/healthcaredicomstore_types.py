@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.healthcare.v1alpha1 import healthcare_v1_api
 from kccgen.generated.healthcare.v1alpha1.healthcare_v1_api import (
     GoogleCloudHealthcareV1DicomBigQueryDestinationWriteDisposition,
 )
+from kccgen.generated.healthcare.v1alpha1.healthcaredataset_reference import HealthcareDatasetRef
 from kccgen.generated.healthcare.v1alpha1.healthcaredicomstore_reference import (
     HealthcareDICOMStoreRef,
 )
@@ -103,16 +103,17 @@ class HealthcareDICOMStoreSpec(KRMModel):
     Represents a DICOM store.
     """
 
-    dataset: Annotated[
-        str, Field(description="Immutable. The dataset of the HealthcareDICOMStore.")
+    dataset_ref: Annotated[
+        HealthcareDatasetRef,
+        Field(
+            alias="datasetRef",
+            description="Immutable. The HealthcareDataset that this HealthcareDICOMStore belongs to.",
+        ),
     ]
     labels: Annotated[
         dict[str, str] | None,
         Field(description="User-supplied key-value pairs used to organize DICOM stores."),
     ] = None
-    location: Annotated[
-        str, Field(description="Immutable. The location of the HealthcareDICOMStore.")
-    ]
     notification_config: Annotated[
         NotificationConfig | None,
         Field(
@@ -125,13 +126,6 @@ class HealthcareDICOMStoreSpec(KRMModel):
         Field(
             alias="notificationConfigs",
             description="Optional. Specifies where and whether to send notifications upon changes to a DICOM store.",
-        ),
-    ] = None
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this HealthcareDICOMStore belongs to.",
         ),
     ] = None
     resource_id: Annotated[

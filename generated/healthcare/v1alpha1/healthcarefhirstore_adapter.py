@@ -54,7 +54,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("dataset", "location", "projectRef", "resourceID"),
+    krm_only=("datasetRef", "location", "projectRef", "resourceID"),
     int64_paths=(
         "streamConfigs[].bigqueryDestination.schemaConfig.lastUpdatedPartitionConfig.expirationMs",
         "streamConfigs[].bigqueryDestination.schemaConfig.recursiveStructureDepth",

@@ -25,9 +25,9 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "projectRef", "Project"),
-        ("location", "location", ""),
-        ("dataset", "dataset", ""),
+        ("project", "datasetRef", "HealthcareDataset"),
+        ("location", "datasetRef", "HealthcareDataset"),
+        ("dataset", "datasetRef", "HealthcareDataset"),
         ("fhirStore", "resourceID", ""),
     ),
     id_generation="user",
@@ -36,9 +36,9 @@ IDENTITY = IdentityTemplate(
 #: Reference fields of HealthcareFHIRStore objects (path under spec -> target Kind).
 REFERENCES: tuple[RefField, ...] = (
     RefField(
-        path="projectRef",
-        target="Project",
-        api_path="{project}",
+        path="datasetRef",
+        target="HealthcareDataset",
+        api_path="{dataset}",
         parent=True,
     ),
     RefField(

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.healthcare.v1alpha1 import healthcare_v1_api
 from kccgen.generated.healthcare.v1alpha1.healthcare_v1_api import (
     AccessDeterminationLogConfigLogLevel,
@@ -397,7 +396,13 @@ class HealthcareFHIRStoreSpec(KRMModel):
             description="Optional. Specifies whether this store has consent enforcement.",
         ),
     ] = None
-    dataset: Annotated[str, Field(description="Immutable. The dataset of the HealthcareFHIRStore.")]
+    dataset_ref: Annotated[
+        HealthcareDatasetRef,
+        Field(
+            alias="datasetRef",
+            description="Immutable. The HealthcareDataset that this HealthcareFHIRStore belongs to.",
+        ),
+    ]
     default_search_handling_strict: Annotated[
         bool | None,
         Field(
@@ -430,9 +435,6 @@ class HealthcareFHIRStoreSpec(KRMModel):
         dict[str, str] | None,
         Field(description="User-supplied key-value pairs used to organize FHIR stores."),
     ] = None
-    location: Annotated[
-        str, Field(description="Immutable. The location of the HealthcareFHIRStore.")
-    ]
     notification_config: Annotated[
         NotificationConfig | None,
         Field(
@@ -445,13 +447,6 @@ class HealthcareFHIRStoreSpec(KRMModel):
         Field(
             alias="notificationConfigs",
             description="Optional. Specifies where and whether to send notifications upon changes to a FHIR store.",
-        ),
-    ] = None
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this HealthcareFHIRStore belongs to.",
         ),
     ] = None
     resource_id: Annotated[

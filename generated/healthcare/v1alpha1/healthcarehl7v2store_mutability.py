@@ -35,9 +35,8 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="healthcare.projects.locations.datasets.hl7V2Stores.patch (PATCH) with updateMask={api_path}",
     identity="projects/{project}/locations/{location}/datasets/{dataset}/hl7V2Stores/{hl7V2Store}",
     spec=(
-        ("dataset", STRING, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("datasetRef", OBJECT, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("labels", MAP_OF_STRING, (), True, True),
-        ("location", STRING, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("notificationConfigs", ARRAY_OF_OBJECT, (OPTIONAL,), True, True),
         ("notificationConfigs[].filter", STRING, (OPTIONAL,), True, True),
         ("notificationConfigs[].pubsubTopic", STRING, (), True, True),
@@ -77,7 +76,6 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("parserConfig.schema.unexpectedSegmentHandling", ENUM, (OPTIONAL,), True, True),
         ("parserConfig.segmentTerminator", STRING_BYTE, (OPTIONAL,), True, True),
         ("parserConfig.version", ENUM, (IMMUTABLE,), False, True),
-        ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("rejectDuplicateMessage", BOOLEAN, (OPTIONAL,), True, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
     ),

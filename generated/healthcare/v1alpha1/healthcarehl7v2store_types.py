@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.healthcare.v1alpha1 import healthcare_v1_api
 from kccgen.generated.healthcare.v1alpha1.healthcare_v1_api import (
     ParserConfigVersion,
@@ -16,6 +15,7 @@ from kccgen.generated.healthcare.v1alpha1.healthcare_v1_api import (
     SchemaPackageUnexpectedSegmentHandling,
     TypePrimitive,
 )
+from kccgen.generated.healthcare.v1alpha1.healthcaredataset_reference import HealthcareDatasetRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -65,16 +65,17 @@ class HealthcareHL7V2StoreSpec(KRMModel):
     Represents an HL7v2 store.
     """
 
-    dataset: Annotated[
-        str, Field(description="Immutable. The dataset of the HealthcareHL7V2Store.")
+    dataset_ref: Annotated[
+        HealthcareDatasetRef,
+        Field(
+            alias="datasetRef",
+            description="Immutable. The HealthcareDataset that this HealthcareHL7V2Store belongs to.",
+        ),
     ]
     labels: Annotated[
         dict[str, str] | None,
         Field(description="User-supplied key-value pairs used to organize HL7v2 stores."),
     ] = None
-    location: Annotated[
-        str, Field(description="Immutable. The location of the HealthcareHL7V2Store.")
-    ]
     notification_configs: Annotated[
         list[Hl7V2NotificationConfig] | None,
         Field(alias="notificationConfigs", description="Optional. A list of notification configs."),
@@ -82,13 +83,6 @@ class HealthcareHL7V2StoreSpec(KRMModel):
     parser_config: Annotated[
         ParserConfig | None,
         Field(alias="parserConfig", description="Optional. The configuration for the parser."),
-    ] = None
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this HealthcareHL7V2Store belongs to.",
-        ),
     ] = None
     reject_duplicate_message: Annotated[
         bool | None,

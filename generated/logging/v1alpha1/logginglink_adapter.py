@@ -39,7 +39,7 @@ ADAPTER = Adapter(
             lro=Lro.GOOGLE_LONGRUNNING,
         )
     ),
-    krm_only=("bucket", "location", "projectRef", "resourceID"),
+    krm_only=("bucketRef", "location", "projectRef", "resourceID"),
     operations=(
         (
             "billingAccounts.locations.operations",

@@ -31,10 +31,8 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update=None,
     identity="projects/{project}/locations/{location}/buckets/{bucket}/links/{link}",
     spec=(
-        ("bucket", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("bucketRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("description", STRING, (OPTIONAL,), False, True, {"updatable_source": "no update method for logging.v2 projects.locations.buckets.links"}),
-        ("location", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
-        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.logging.v1alpha1 import logging_v2_api
 from kccgen.generated.logging.v1alpha1.logging_v2_api import LinkLifecycleState
+from kccgen.generated.logging.v1alpha1.logginglogbucket_reference import LoggingLogBucketRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -61,19 +61,17 @@ class LoggingLinkSpec(KRMModel):
     Describes a link connected to an analytics enabled bucket.
     """
 
-    bucket: Annotated[str, Field(description="Immutable. The bucket of the LoggingLink.")]
+    bucket_ref: Annotated[
+        LoggingLogBucketRef,
+        Field(
+            alias="bucketRef",
+            description="Immutable. The LoggingLogBucket that this LoggingLink belongs to.",
+        ),
+    ]
     description: Annotated[
         str | None,
         Field(
             description="Optional. Describes this link.The maximum length of the description is 8000 characters."
-        ),
-    ] = None
-    location: Annotated[str, Field(description="Immutable. The location of the LoggingLink.")]
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this LoggingLink belongs to.",
         ),
     ] = None
     resource_id: Annotated[

@@ -43,7 +43,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("bucket", "location", "projectRef", "resourceID"),
+    krm_only=("bucketRef", "location", "projectRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

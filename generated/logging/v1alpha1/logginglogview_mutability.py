@@ -30,11 +30,9 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="logging.projects.locations.buckets.views.patch (PATCH) with updateMask={api_path}",
     identity="projects/{project}/locations/{location}/buckets/{bucket}/views/{view}",
     spec=(
-        ("bucket", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("bucketRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("description", STRING, (OPTIONAL,), True, True),
         ("filter", STRING, (OPTIONAL,), True, True),
-        ("location", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
-        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(

@@ -25,9 +25,9 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "projectRef", "Project"),
-        ("location", "location", ""),
-        ("bucket", "bucket", ""),
+        ("project", "bucketRef", "LoggingLogBucket"),
+        ("location", "bucketRef", "LoggingLogBucket"),
+        ("bucket", "bucketRef", "LoggingLogBucket"),
         ("view", "resourceID", ""),
     ),
     id_generation="user",
@@ -36,9 +36,9 @@ IDENTITY = IdentityTemplate(
 #: Reference fields of LoggingLogView objects (path under spec -> target Kind).
 REFERENCES: tuple[RefField, ...] = (
     RefField(
-        path="projectRef",
-        target="Project",
-        api_path="{project}",
+        path="bucketRef",
+        target="LoggingLogBucket",
+        api_path="{bucket}",
         parent=True,
     ),
 )

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.logging.v1alpha1 import logging_v2_api
+from kccgen.generated.logging.v1alpha1.logginglogbucket_reference import LoggingLogBucketRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -44,20 +44,18 @@ class LoggingLogViewSpec(KRMModel):
     Describes a view over log entries in a bucket.
     """
 
-    bucket: Annotated[str, Field(description="Immutable. The bucket of the LoggingLogView.")]
+    bucket_ref: Annotated[
+        LoggingLogBucketRef,
+        Field(
+            alias="bucketRef",
+            description="Immutable. The LoggingLogBucket that this LoggingLogView belongs to.",
+        ),
+    ]
     description: Annotated[str | None, Field(description="Optional. Describes this view.")] = None
     filter: Annotated[
         str | None,
         Field(
             description="Optional. Filter that restricts which log entries in a bucket are visible in this view.Filters must be logical conjunctions that use the AND operator, and they can use any of the following qualifiers: SOURCE(), which specifies a project, folder, organization, or billing account of origin."
-        ),
-    ] = None
-    location: Annotated[str, Field(description="Immutable. The location of the LoggingLogView.")]
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this LoggingLogView belongs to.",
         ),
     ] = None
     resource_id: Annotated[

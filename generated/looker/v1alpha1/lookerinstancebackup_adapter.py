@@ -47,7 +47,7 @@ ADAPTER = Adapter(
             lro=Lro.GOOGLE_LONGRUNNING,
         )
     ),
-    krm_only=("instance", "location", "projectRef", "resourceID"),
+    krm_only=("instanceRef", "location", "projectRef", "resourceID"),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
 )
 

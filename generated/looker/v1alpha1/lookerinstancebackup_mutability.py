@@ -32,9 +32,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update=None,
     identity="projects/{project}/locations/{location}/instances/{instance}/backups/{backup}",
     spec=(
-        ("instance", STRING, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
-        ("location", STRING, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
-        ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
+        ("instanceRef", OBJECT, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(

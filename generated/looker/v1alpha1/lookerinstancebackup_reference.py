@@ -25,9 +25,9 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "projectRef", "Project"),
-        ("location", "location", ""),
-        ("instance", "instance", ""),
+        ("project", "instanceRef", "LookerInstance"),
+        ("location", "instanceRef", "LookerInstance"),
+        ("instance", "instanceRef", "LookerInstance"),
         ("backup", "resourceID", ""),
     ),
     id_generation="user",
@@ -36,9 +36,9 @@ IDENTITY = IdentityTemplate(
 #: Reference fields of LookerInstanceBackup objects (path under spec -> target Kind).
 REFERENCES: tuple[RefField, ...] = (
     RefField(
-        path="projectRef",
-        target="Project",
-        api_path="{project}",
+        path="instanceRef",
+        target="LookerInstance",
+        api_path="{instance}",
         parent=True,
     ),
 )

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.looker.v1alpha1 import looker_v1_api
 from kccgen.generated.looker.v1alpha1.looker_v1_api import (
     EncryptionConfigKmsKeyState,
     InstanceBackupState,
 )
+from kccgen.generated.looker.v1alpha1.lookerinstance_reference import LookerInstanceRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -84,19 +84,13 @@ class LookerInstanceBackupSpec(KRMModel):
     The details of a backup resource.
     """
 
-    instance: Annotated[
-        str, Field(description="Immutable. The instance of the LookerInstanceBackup.")
-    ]
-    location: Annotated[
-        str, Field(description="Immutable. The location of the LookerInstanceBackup.")
-    ]
-    project_ref: Annotated[
-        ProjectRef | None,
+    instance_ref: Annotated[
+        LookerInstanceRef,
         Field(
-            alias="projectRef",
-            description="Immutable. The Project that this LookerInstanceBackup belongs to.",
+            alias="instanceRef",
+            description="Immutable. The LookerInstance that this LookerInstanceBackup belongs to.",
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(

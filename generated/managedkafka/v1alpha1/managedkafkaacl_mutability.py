@@ -40,9 +40,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("aclEntries[].operation", STRING, (REQUIRED,), True, True),
         ("aclEntries[].permissionType", STRING, (REQUIRED,), True, True),
         ("aclEntries[].principal", STRING, (REQUIRED,), True, True),
-        ("cluster", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
-        ("location", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
-        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
+        ("clusterRef", OBJECT, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(

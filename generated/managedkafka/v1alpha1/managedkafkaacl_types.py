@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.managedkafka.v1alpha1 import managedkafka_v1_api
+from kccgen.generated.managedkafka.v1alpha1.managedkafkacluster_reference import (
+    ManagedKafkaClusterRef,
+)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -72,15 +74,13 @@ class ManagedKafkaAclSpec(KRMModel):
             description="Required. The ACL entries that apply to the resource pattern.",
         ),
     ] = None
-    cluster: Annotated[str, Field(description="Immutable. The cluster of the ManagedKafkaAcl.")]
-    location: Annotated[str, Field(description="Immutable. The location of the ManagedKafkaAcl.")]
-    project_ref: Annotated[
-        ProjectRef | None,
+    cluster_ref: Annotated[
+        ManagedKafkaClusterRef,
         Field(
-            alias="projectRef",
-            description="Immutable. The Project that this ManagedKafkaAcl belongs to.",
+            alias="clusterRef",
+            description="Immutable. The ManagedKafkaCluster that this ManagedKafkaAcl belongs to.",
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(

@@ -25,9 +25,9 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "projectRef", "Project"),
-        ("location", "location", ""),
-        ("cluster", "cluster", ""),
+        ("project", "clusterRef", "ManagedKafkaCluster"),
+        ("location", "clusterRef", "ManagedKafkaCluster"),
+        ("cluster", "clusterRef", "ManagedKafkaCluster"),
         ("topic", "resourceID", ""),
     ),
     id_generation="user",
@@ -36,9 +36,9 @@ IDENTITY = IdentityTemplate(
 #: Reference fields of ManagedKafkaTopic objects (path under spec -> target Kind).
 REFERENCES: tuple[RefField, ...] = (
     RefField(
-        path="projectRef",
-        target="Project",
-        api_path="{project}",
+        path="clusterRef",
+        target="ManagedKafkaCluster",
+        api_path="{cluster}",
         parent=True,
     ),
 )

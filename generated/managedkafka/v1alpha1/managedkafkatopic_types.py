@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.managedkafka.v1alpha1 import managedkafka_v1_api
+from kccgen.generated.managedkafka.v1alpha1.managedkafkacluster_reference import (
+    ManagedKafkaClusterRef,
+)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -27,25 +29,23 @@ class ManagedKafkaTopicSpec(KRMModel):
     A Kafka topic in a given cluster.
     """
 
-    cluster: Annotated[str, Field(description="Immutable. The cluster of the ManagedKafkaTopic.")]
+    cluster_ref: Annotated[
+        ManagedKafkaClusterRef,
+        Field(
+            alias="clusterRef",
+            description="Immutable. The ManagedKafkaCluster that this ManagedKafkaTopic belongs to.",
+        ),
+    ]
     configs: Annotated[
         dict[str, str] | None,
         Field(
             description="Optional. Configurations for the topic that are overridden from the cluster defaults."
         ),
     ] = None
-    location: Annotated[str, Field(description="Immutable. The location of the ManagedKafkaTopic.")]
     partition_count: Annotated[
         int | None,
         Field(
             alias="partitionCount", description="Required. The number of partitions this topic has."
-        ),
-    ] = None
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this ManagedKafkaTopic belongs to.",
         ),
     ] = None
     replication_factor: Annotated[

@@ -18,6 +18,7 @@ IMMUTABLE = Fact(behaviour=Behaviour.IMMUTABLE, source="identity")
 OPTIONAL = Fact(behaviour=Behaviour.OPTIONAL, source="identity")
 REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="identity")
 ENUM = FieldType(kind=TypeKind.ENUM)
+OBJECT = FieldType(kind=TypeKind.OBJECT)
 STRING = FieldType(kind=TypeKind.STRING)
 
 # fmt: off
@@ -29,7 +30,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("email", STRING, (), True, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("role", ENUM, (), True, True),
-        ("space", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("spaceRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
     ),
 )
 # fmt: on

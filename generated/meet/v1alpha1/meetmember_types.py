@@ -10,6 +10,7 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.meet.v1alpha1 import meet_v2_api
 from kccgen.generated.meet.v1alpha1.meet_v2_api import MemberRole
+from kccgen.generated.meet.v1alpha1.meetspace_reference import MeetSpaceRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -38,7 +39,13 @@ class MeetMemberSpec(KRMModel):
     role: Annotated[
         MemberRole | None, Field(description="The meeting role assigned to the member.")
     ] = None
-    space: Annotated[str, Field(description="Immutable. The space of the MeetMember.")]
+    space_ref: Annotated[
+        MeetSpaceRef,
+        Field(
+            alias="spaceRef",
+            description="Immutable. The MeetSpace that this MeetMember belongs to.",
+        ),
+    ]
 
 
 class MeetMemberStatus(KRMStatus):

@@ -36,7 +36,7 @@ ADAPTER = Adapter(
             params=(("name", "accounts/{account}/conversionSources/{conversionSource}"),),
         )
     ),
-    krm_only=("accountRef", "resourceID"),
+    krm_only=("account", "resourceID"),
     int64_paths=("googleAnalyticsLink.propertyId",),
 )
 

@@ -52,7 +52,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="merchantapi.accounts.conversionSources.patch (PATCH) with updateMask={api_path}",
     identity="accounts/{account}/conversionSources/{conversionSource}",
     spec=(
-        ("accountRef", OBJECT, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("account", STRING, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("googleAnalyticsLink", OBJECT, (IMMUTABLE,), False, True),
         ("googleAnalyticsLink.propertyId", STRING_INT64, (IMMUTABLE, IMMUTABLE_3, REQUIRED), False, True),
         ("merchantCenterDestination", OBJECT, (), True, True),

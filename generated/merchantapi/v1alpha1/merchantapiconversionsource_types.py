@@ -14,9 +14,6 @@ from kccgen.generated.merchantapi.v1alpha1.merchantapi_conversions_v1_api import
     ConversionSourceController,
     ConversionSourceState,
 )
-from kccgen.generated.mybusinessaccountmanagement.v1alpha1.mybusinessaccountmanagementaccount_reference import (
-    MyBusinessAccountManagementAccountRef,
-)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -192,12 +189,8 @@ class MerchantAPIConversionSourceSpec(KRMModel):
     Represents a conversion source owned by a Merchant account. A merchant account can have up to 200 conversion sources.
     """
 
-    account_ref: Annotated[
-        MyBusinessAccountManagementAccountRef,
-        Field(
-            alias="accountRef",
-            description="Immutable. The MyBusinessAccountManagementAccount that this MerchantAPIConversionSource belongs to.",
-        ),
+    account: Annotated[
+        str, Field(description="Immutable. The account of the MerchantAPIConversionSource.")
     ]
     google_analytics_link: Annotated[
         GoogleAnalyticsLink | None,

@@ -28,7 +28,7 @@ ADAPTER = Adapter(
             method="delete", params=(("name", "accounts/{account}/dataSources/{dataSource}"),)
         )
     ),
-    krm_only=("accountRef", "resourceID"),
+    krm_only=("account", "resourceID"),
 )
 
 register_adapter(ADAPTER)

@@ -37,7 +37,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="merchantapi.accounts.dataSources.patch (PATCH) with updateMask={api_path}",
     identity="accounts/{account}/dataSources/{dataSource}",
     spec=(
-        ("accountRef", OBJECT, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("account", STRING, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("displayName", STRING, (REQUIRED,), True, True),
         ("fileInput", OBJECT, (OPTIONAL,), True, True),
         ("fileInput.fetchSettings", OBJECT, (OPTIONAL,), True, True),

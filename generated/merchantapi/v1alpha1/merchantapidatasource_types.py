@@ -18,9 +18,6 @@ from kccgen.generated.merchantapi.v1alpha1.merchantapi_datasources_v1_api import
     FileInputFileInputType,
     PrimaryProductDataSourceChannel,
 )
-from kccgen.generated.mybusinessaccountmanagement.v1alpha1.mybusinessaccountmanagementaccount_reference import (
-    MyBusinessAccountManagementAccountRef,
-)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -249,12 +246,8 @@ class MerchantAPIDataSourceSpec(KRMModel):
     The [data source](/merchant/api/guides/data-sources/overview) for the Merchant Center account.
     """
 
-    account_ref: Annotated[
-        MyBusinessAccountManagementAccountRef,
-        Field(
-            alias="accountRef",
-            description="Immutable. The MyBusinessAccountManagementAccount that this MerchantAPIDataSource belongs to.",
-        ),
+    account: Annotated[
+        str, Field(description="Immutable. The account of the MerchantAPIDataSource.")
     ]
     display_name: Annotated[
         str | None,

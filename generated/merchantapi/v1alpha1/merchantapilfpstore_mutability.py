@@ -24,7 +24,6 @@ REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="description:'Required.'")
 REQUIRED_2 = Fact(behaviour=Behaviour.REQUIRED, source="identity")
 ARRAY_OF_STRING = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.STRING))
 ENUM = FieldType(kind=TypeKind.ENUM)
-OBJECT = FieldType(kind=TypeKind.OBJECT)
 STRING = FieldType(kind=TypeKind.STRING)
 STRING_INT64 = FieldType(kind=TypeKind.STRING, format="int64")
 
@@ -35,7 +34,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     identity="accounts/{account}/lfpStores/{lfpStore}",
     fixed="no update method for merchantapi.lfp_v1 accounts.lfpStores",
     spec=(
-        ("accountRef", OBJECT, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("account", STRING, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("gcidCategory", ARRAY_OF_STRING, (OPTIONAL,), False, True),
         ("phoneNumber", STRING, (OPTIONAL,), False, True),
         ("placeId", STRING, (OPTIONAL,), False, True),

@@ -10,9 +10,6 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.merchantapi.v1alpha1 import merchantapi_lfp_v1_api
 from kccgen.generated.merchantapi.v1alpha1.merchantapi_lfp_v1_api import LfpStoreMatchingState
-from kccgen.generated.mybusinessaccountmanagement.v1alpha1.mybusinessaccountmanagementaccount_reference import (
-    MyBusinessAccountManagementAccountRef,
-)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -49,13 +46,7 @@ class MerchantAPILfpStoreSpec(KRMModel):
     A store for the merchant. This will be used to match to a store under the Google Business Profile of the target merchant. If a matching store can't be found, the inventories or sales submitted with the store code will not be used.
     """
 
-    account_ref: Annotated[
-        MyBusinessAccountManagementAccountRef,
-        Field(
-            alias="accountRef",
-            description="Immutable. The MyBusinessAccountManagementAccount that this MerchantAPILfpStore belongs to.",
-        ),
-    ]
+    account: Annotated[str, Field(description="Immutable. The account of the MerchantAPILfpStore.")]
     gcid_category: Annotated[
         list[str] | None,
         Field(

@@ -43,7 +43,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("accountRef", "resourceID"),
+    krm_only=("account", "resourceID"),
 )
 
 register_adapter(ADAPTER)

@@ -19,7 +19,6 @@ OPTIONAL = Fact(behaviour=Behaviour.OPTIONAL, source="identity")
 REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="identity")
 BOOLEAN = FieldType(kind=TypeKind.BOOLEAN)
 ENUM = FieldType(kind=TypeKind.ENUM)
-OBJECT = FieldType(kind=TypeKind.OBJECT)
 STRING = FieldType(kind=TypeKind.STRING)
 
 # fmt: off
@@ -28,7 +27,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="merchantapi.accounts.notificationsubscriptions.patch (PATCH) with updateMask={api_path}",
     identity="accounts/{account}/notificationsubscriptions/{notificationsubscription}",
     spec=(
-        ("accountRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("account", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("allManagedAccounts", BOOLEAN, (), True, True),
         ("callBackUri", STRING, (), True, True),
         ("registeredEvent", ENUM, (), True, True),

@@ -12,9 +12,6 @@ from kccgen.generated.merchantapi.v1alpha1 import merchantapi_notifications_v1_a
 from kccgen.generated.merchantapi.v1alpha1.merchantapi_notifications_v1_api import (
     NotificationSubscriptionRegisteredEvent,
 )
-from kccgen.generated.mybusinessaccountmanagement.v1alpha1.mybusinessaccountmanagementaccount_reference import (
-    MyBusinessAccountManagementAccountRef,
-)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -32,12 +29,8 @@ class MerchantAPINotificationSubscriptionSpec(KRMModel):
     Represents a notification subscription owned by a Merchant account. See [Decode notifications](/merchant/api/guides/accounts/notifications#decode_notifications) for information on how to decode the notification payload and how to interpret its contents.
     """
 
-    account_ref: Annotated[
-        MyBusinessAccountManagementAccountRef,
-        Field(
-            alias="accountRef",
-            description="Immutable. The MyBusinessAccountManagementAccount that this MerchantAPINotificationSubscription belongs to.",
-        ),
+    account: Annotated[
+        str, Field(description="Immutable. The account of the MerchantAPINotificationSubscription.")
     ]
     all_managed_accounts: Annotated[
         bool | None,

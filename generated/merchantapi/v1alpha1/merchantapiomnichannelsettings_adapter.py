@@ -30,7 +30,7 @@ ADAPTER = Adapter(
         )
     ),
     delete=NoDelete(),
-    krm_only=("accountRef", "resourceID"),
+    krm_only=("account", "resourceID"),
 )
 
 register_adapter(ADAPTER)

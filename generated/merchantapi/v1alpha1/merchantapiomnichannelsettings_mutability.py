@@ -34,7 +34,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     spec=(
         ("about", OBJECT, (OPTIONAL,), True, True),
         ("about.uri", STRING, (REQUIRED,), True, True),
-        ("accountRef", OBJECT, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("account", STRING, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("inStock", OBJECT, (OPTIONAL,), True, True),
         ("inStock.uri", STRING, (OPTIONAL,), True, True),
         ("inventoryVerification", OBJECT, (OPTIONAL,), True, True),

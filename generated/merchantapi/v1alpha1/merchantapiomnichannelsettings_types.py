@@ -19,9 +19,6 @@ from kccgen.generated.merchantapi.v1alpha1.merchantapi_accounts_v1_api import (
     OnDisplayToOrderState,
     PickupState,
 )
-from kccgen.generated.mybusinessaccountmanagement.v1alpha1.mybusinessaccountmanagementaccount_reference import (
-    MyBusinessAccountManagementAccountRef,
-)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -166,12 +163,8 @@ class MerchantAPIOmnichannelSettingsSpec(KRMModel):
     about: Annotated[
         About | None, Field(description="Optional. The about page URI and state for this country.")
     ] = None
-    account_ref: Annotated[
-        MyBusinessAccountManagementAccountRef,
-        Field(
-            alias="accountRef",
-            description="Immutable. The MyBusinessAccountManagementAccount that this MerchantAPIOmnichannelSettings belongs to.",
-        ),
+    account: Annotated[
+        str, Field(description="Immutable. The account of the MerchantAPIOmnichannelSettings.")
     ]
     in_stock: Annotated[
         InStock | None,

@@ -30,7 +30,7 @@ ADAPTER = Adapter(
             params=(("name", "accounts/{account}/onlineReturnPolicies/{onlineReturnPolicy}"),),
         )
     ),
-    krm_only=("accountRef", "resourceID"),
+    krm_only=("account", "resourceID"),
     int64_paths=(
         "policy.days",
         "restockingFee.fixedFee.amountMicros",

@@ -41,7 +41,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     spec=(
         ("acceptDefectiveOnly", BOOLEAN, (OPTIONAL,), False, True),
         ("acceptExchange", BOOLEAN, (OPTIONAL,), False, True),
-        ("accountRef", OBJECT, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("account", STRING, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("countries", ARRAY_OF_STRING, (IMMUTABLE, REQUIRED), False, True),
         ("itemConditions", ARRAY_OF_ENUM, (OPTIONAL,), False, True),
         ("label", STRING, (IMMUTABLE, OPTIONAL), False, True),

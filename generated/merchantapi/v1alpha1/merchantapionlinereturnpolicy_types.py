@@ -16,9 +16,6 @@ from kccgen.generated.merchantapi.v1alpha1.merchantapi_accounts_v1_api import (
     PolicyType,
     ReturnShippingFeeType,
 )
-from kccgen.generated.mybusinessaccountmanagement.v1alpha1.mybusinessaccountmanagementaccount_reference import (
-    MyBusinessAccountManagementAccountRef,
-)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -71,12 +68,8 @@ class MerchantAPIOnlineReturnPolicySpec(KRMModel):
             description="Optional. This field specifies if business allows customers to exchange products.",
         ),
     ] = None
-    account_ref: Annotated[
-        MyBusinessAccountManagementAccountRef,
-        Field(
-            alias="accountRef",
-            description="Immutable. The MyBusinessAccountManagementAccount that this MerchantAPIOnlineReturnPolicy belongs to.",
-        ),
+    account: Annotated[
+        str, Field(description="Immutable. The account of the MerchantAPIOnlineReturnPolicy.")
     ]
     countries: Annotated[
         list[str] | None,

@@ -26,7 +26,7 @@ ADAPTER = Adapter(
     delete=DeleteAtPath(
         call=Call(method="delete", params=(("name", "accounts/{account}/regions/{region}"),))
     ),
-    krm_only=("accountRef", "resourceID"),
+    krm_only=("account", "resourceID"),
     int64_paths=("geotargetArea.geotargetCriteriaIds",),
 )
 

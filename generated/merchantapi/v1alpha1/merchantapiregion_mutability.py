@@ -37,7 +37,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="merchantapi.accounts.regions.patch (PATCH) with updateMask={api_path}",
     identity="accounts/{account}/regions/{region}",
     spec=(
-        ("accountRef", OBJECT, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("account", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("displayName", STRING, (OPTIONAL,), True, True),
         ("geotargetArea", OBJECT, (OPTIONAL,), True, True),
         ("geotargetArea.geotargetCriteriaIds", ARRAY_OF_STRING_INT64, (REQUIRED,), True, True),

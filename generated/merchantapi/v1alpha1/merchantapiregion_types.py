@@ -10,9 +10,6 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.merchantapi.v1alpha1 import merchantapi_accounts_v1_api
 from kccgen.generated.merchantapi.v1alpha1.merchantapi_accounts_v1_api import RadiusAreaRadiusUnits
-from kccgen.generated.mybusinessaccountmanagement.v1alpha1.mybusinessaccountmanagementaccount_reference import (
-    MyBusinessAccountManagementAccountRef,
-)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -72,13 +69,7 @@ class MerchantAPIRegionSpec(KRMModel):
     Represents a geographic region that you can use as a target with both the `RegionalInventory` and `ShippingSettings` services. You can define regions as collections of either postal codes, radius areas or, in some countries, using predefined geotargets. A region must be defined by specifying exactly one of `postal_code_area`, `geotarget_area`, or `radius_area`. For more information, see [Set up regions ](https://support.google.com/merchants/answer/7410946#zippy=%2Ccreate-a-new-region) for more information.
     """
 
-    account_ref: Annotated[
-        MyBusinessAccountManagementAccountRef,
-        Field(
-            alias="accountRef",
-            description="Immutable. The MyBusinessAccountManagementAccount that this MerchantAPIRegion belongs to.",
-        ),
-    ]
+    account: Annotated[str, Field(description="Immutable. The account of the MerchantAPIRegion.")]
     display_name: Annotated[
         str | None,
         Field(alias="displayName", description="Optional. The display name of the region."),

@@ -26,7 +26,7 @@ ADAPTER = Adapter(
     delete=DeleteAtPath(
         call=Call(method="delete", params=(("name", "accounts/{account}/users/{user}"),))
     ),
-    krm_only=("accountRef", "resourceID"),
+    krm_only=("account", "resourceID"),
 )
 
 register_adapter(ADAPTER)

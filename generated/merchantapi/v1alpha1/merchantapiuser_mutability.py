@@ -22,7 +22,6 @@ REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="description:'Required.'")
 REQUIRED_2 = Fact(behaviour=Behaviour.REQUIRED, source="identity")
 ARRAY_OF_ENUM = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.ENUM))
 ENUM = FieldType(kind=TypeKind.ENUM)
-OBJECT = FieldType(kind=TypeKind.OBJECT)
 STRING = FieldType(kind=TypeKind.STRING)
 
 # fmt: off
@@ -32,7 +31,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     identity="accounts/{account}/users/{user}",
     spec=(
         ("accessRights", ARRAY_OF_ENUM, (REQUIRED,), True, True),
-        ("accountRef", OBJECT, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("account", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(

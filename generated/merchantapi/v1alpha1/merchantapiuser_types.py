@@ -13,9 +13,6 @@ from kccgen.generated.merchantapi.v1alpha1.merchantapi_accounts_v1_api import (
     UserAccessRights,
     UserState,
 )
-from kccgen.generated.mybusinessaccountmanagement.v1alpha1.mybusinessaccountmanagementaccount_reference import (
-    MyBusinessAccountManagementAccountRef,
-)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -44,13 +41,7 @@ class MerchantAPIUserSpec(KRMModel):
             description="Required. The [access rights](https://support.google.com/merchants/answer/12160472?sjid=6789834943175119429-EU#accesstypes) the user has.",
         ),
     ] = None
-    account_ref: Annotated[
-        MyBusinessAccountManagementAccountRef,
-        Field(
-            alias="accountRef",
-            description="Immutable. The MyBusinessAccountManagementAccount that this MerchantAPIUser belongs to.",
-        ),
-    ]
+    account: Annotated[str, Field(description="Immutable. The account of the MerchantAPIUser.")]
     resource_id: Annotated[
         str | None,
         Field(

@@ -43,7 +43,7 @@ ADAPTER = Adapter(
             lro=Lro.GOOGLE_LONGRUNNING,
         )
     ),
-    krm_only=("location", "projectRef", "resourceID", "service"),
+    krm_only=("location", "projectRef", "resourceID", "serviceRef"),
 )
 
 register_adapter(ADAPTER)

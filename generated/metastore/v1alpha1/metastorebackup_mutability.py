@@ -41,10 +41,8 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     identity="projects/{project}/locations/{location}/services/{service}/backups/{backup}",
     spec=(
         ("description", STRING, (), False, True, {"updatable_source": "no update method for metastore.v2 projects.locations.services.backups"}),
-        ("location", STRING, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
-        ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
-        ("service", STRING, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("serviceRef", OBJECT, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(
         ("createTime", STRING_GOOGLE_DATETIME, (OUTPUT_ONLY, OUTPUT_ONLY_2), False, True),

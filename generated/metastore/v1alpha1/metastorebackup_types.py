@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.metastore.v1alpha1 import metastore_v2_api
 from kccgen.generated.metastore.v1alpha1.metastore_v2_api import (
     GoogleCloudMetastoreV2BackupState,
@@ -16,6 +15,7 @@ from kccgen.generated.metastore.v1alpha1.metastore_v2_api import (
     GoogleCloudMetastoreV2LatestBackupState,
     GoogleCloudMetastoreV2ServiceState,
 )
+from kccgen.generated.metastore.v1alpha1.metastoreservice_reference import MetastoreServiceRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -349,14 +349,6 @@ class MetastoreBackupSpec(KRMModel):
     """
 
     description: Annotated[str | None, Field(description="The description of the backup.")] = None
-    location: Annotated[str, Field(description="Immutable. The location of the MetastoreBackup.")]
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this MetastoreBackup belongs to.",
-        ),
-    ] = None
     resource_id: Annotated[
         str | None,
         Field(
@@ -364,7 +356,13 @@ class MetastoreBackupSpec(KRMModel):
             description="Immutable. Optional. The MetastoreBackup ID used for creation and acquisition.",
         ),
     ] = None
-    service: Annotated[str, Field(description="Immutable. The service of the MetastoreBackup.")]
+    service_ref: Annotated[
+        MetastoreServiceRef,
+        Field(
+            alias="serviceRef",
+            description="Immutable. The MetastoreService that this MetastoreBackup belongs to.",
+        ),
+    ]
 
 
 class MetastoreBackupStatus(KRMStatus):

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.ml.v1alpha1 import ml_v1_api
 from kccgen.generated.ml.v1alpha1.ml_v1_api import GoogleCloudMlV1TrialState
+from kccgen.generated.ml.v1alpha1.mlstudy_reference import MLStudyRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -156,7 +156,6 @@ class MLTrialSpec(KRMModel):
             description="The final measurement containing the objective value.",
         ),
     ] = None
-    location: Annotated[str, Field(description="Immutable. The location of the MLTrial.")]
     measurements: Annotated[
         list[GoogleCloudMlV1Measurement] | None,
         Field(
@@ -166,12 +165,6 @@ class MLTrialSpec(KRMModel):
     parameters: Annotated[
         list[GoogleCloudMlV1TrialParameter] | None,
         Field(description="The parameters of the trial."),
-    ] = None
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef", description="Immutable. The Project that this MLTrial belongs to."
-        ),
     ] = None
     resource_id: Annotated[
         str | None,
@@ -183,7 +176,10 @@ class MLTrialSpec(KRMModel):
     state: Annotated[
         GoogleCloudMlV1TrialState | None, Field(description="The detailed state of a trial.")
     ] = None
-    study: Annotated[str, Field(description="Immutable. The study of the MLTrial.")]
+    study_ref: Annotated[
+        MLStudyRef,
+        Field(alias="studyRef", description="Immutable. The MLStudy that this MLTrial belongs to."),
+    ]
 
 
 class MLTrialStatus(KRMStatus):

@@ -14,19 +14,19 @@ ADAPTER = Adapter(
     api_version="monitoring.cnrm.cloud.google.com/v1alpha1",
     doc="monitoring.v3",
     resource=("services",),
-    template="v3/{v3}/{v3Id1}/services/{service}",
+    template="projects/{project}/services/{service}",
     id_param="service",
-    get=Call(method="get", params=(("name", "v3/{v3}/{v3Id1}/services/{service}"),)),
+    get=Call(method="get", params=(("name", "projects/{project}/services/{service}"),)),
     create=CreateWithIdParam(
-        call=Call(method="create", params=(("parent", "v3/{v3}/{v3Id1}"),)), id_param="serviceId"
+        call=Call(method="create", params=(("parent", "projects/{project}"),)), id_param="serviceId"
     ),
     update=UpdateMaskInQuery(
-        call=Call(method="patch", params=(("name", "v3/{v3}/{v3Id1}/services/{service}"),))
+        call=Call(method="patch", params=(("name", "projects/{project}/services/{service}"),))
     ),
     delete=DeleteAtPath(
-        call=Call(method="delete", params=(("name", "v3/{v3}/{v3Id1}/services/{service}"),))
+        call=Call(method="delete", params=(("name", "projects/{project}/services/{service}"),))
     ),
-    krm_only=("resourceID", "v3", "v3Id1"),
+    krm_only=("projectRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

@@ -18,7 +18,6 @@ IMMUTABLE = Fact(behaviour=Behaviour.IMMUTABLE, source="identity")
 OPTIONAL = Fact(behaviour=Behaviour.OPTIONAL, source="identity")
 OUTPUT_ONLY = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'Output only.'")
 OUTPUT_ONLY_2 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="readOnly")
-REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="identity")
 MAP_OF_STRING = FieldType(kind=TypeKind.MAP, item=FieldType(kind=TypeKind.STRING))
 OBJECT = FieldType(kind=TypeKind.OBJECT)
 STRING = FieldType(kind=TypeKind.STRING)
@@ -27,7 +26,7 @@ STRING = FieldType(kind=TypeKind.STRING)
 FIELDS: tuple[FieldRule, ...] = field_rules(
     get="monitoring.services.get",
     update="monitoring.services.patch (PATCH) with updateMask={api_path}",
-    identity="v3/{v3}/{v3Id1}/services/{service}",
+    identity="projects/{project}/services/{service}",
     spec=(
         ("appEngine", OBJECT, (), True, True),
         ("appEngine.moduleId", STRING, (), True, True),
@@ -69,12 +68,11 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("meshIstio.meshUid", STRING, (), True, True),
         ("meshIstio.serviceNamespace", STRING, (), True, True),
         ("meshIstio.serviceRef", OBJECT, (), True, True, {"api_path": "meshIstio.serviceName"}),
+        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("telemetry", OBJECT, (), True, True),
         ("telemetry.resourceName", STRING, (), True, True),
         ("userLabels", MAP_OF_STRING, (), True, True),
-        ("v3", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
-        ("v3Id1", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(
         ("gkeNamespace", OBJECT, (), False, True),

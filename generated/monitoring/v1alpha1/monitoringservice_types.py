@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
+from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.monitoring.v1alpha1 import monitoring_v3_api
 from kccgen.generated.monitoring.v1alpha1.monitoringservice_reference import MonitoringServiceRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
@@ -350,6 +351,13 @@ class MonitoringServiceSpec(KRMModel):
             alias="meshIstio", description="Type used for Istio services scoped to an Istio mesh."
         ),
     ] = None
+    project_ref: Annotated[
+        ProjectRef | None,
+        Field(
+            alias="projectRef",
+            description="Immutable. The Project that this MonitoringService belongs to.",
+        ),
+    ] = None
     resource_id: Annotated[
         str | None,
         Field(
@@ -367,10 +375,6 @@ class MonitoringServiceSpec(KRMModel):
             alias="userLabels", description="Labels which have been used to annotate the service."
         ),
     ] = None
-    v3: Annotated[str, Field(description="Immutable. The v3 of the MonitoringService.")]
-    v3_id1: Annotated[
-        str, Field(alias="v3Id1", description="Immutable. The v3Id1 of the MonitoringService.")
-    ]
 
 
 class Telemetry(KRMModel):
@@ -412,5 +416,5 @@ class MonitoringService(KRMObject):
         Field(alias="apiVersion"),
     ] = "monitoring.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["MonitoringService"] = "MonitoringService"
-    spec: MonitoringServiceSpec
+    spec: MonitoringServiceSpec = Field(default_factory=MonitoringServiceSpec)
     status: MonitoringServiceStatus | None = None

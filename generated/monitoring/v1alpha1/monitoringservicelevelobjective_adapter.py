@@ -14,19 +14,19 @@ ADAPTER = Adapter(
     api_version="monitoring.cnrm.cloud.google.com/v1alpha1",
     doc="monitoring.v3",
     resource=("services", "serviceLevelObjectives"),
-    template="v3/{v3}/{v3Id1}/services/{service}/serviceLevelObjectives/{serviceLevelObjective}",
+    template="projects/{project}/services/{service}/serviceLevelObjectives/{serviceLevelObjective}",
     id_param="serviceLevelObjective",
     get=Call(
         method="get",
         params=(
             (
                 "name",
-                "v3/{v3}/{v3Id1}/services/{service}/serviceLevelObjectives/{serviceLevelObjective}",
+                "projects/{project}/services/{service}/serviceLevelObjectives/{serviceLevelObjective}",
             ),
         ),
     ),
     create=CreateWithIdParam(
-        call=Call(method="create", params=(("parent", "v3/{v3}/{v3Id1}/services/{service}"),)),
+        call=Call(method="create", params=(("parent", "projects/{project}/services/{service}"),)),
         id_param="serviceLevelObjectiveId",
     ),
     update=UpdateMaskInQuery(
@@ -35,7 +35,7 @@ ADAPTER = Adapter(
             params=(
                 (
                     "name",
-                    "v3/{v3}/{v3Id1}/services/{service}/serviceLevelObjectives/{serviceLevelObjective}",
+                    "projects/{project}/services/{service}/serviceLevelObjectives/{serviceLevelObjective}",
                 ),
             ),
         )
@@ -46,12 +46,12 @@ ADAPTER = Adapter(
             params=(
                 (
                     "name",
-                    "v3/{v3}/{v3Id1}/services/{service}/serviceLevelObjectives/{serviceLevelObjective}",
+                    "projects/{project}/services/{service}/serviceLevelObjectives/{serviceLevelObjective}",
                 ),
             ),
         )
     ),
-    krm_only=("resourceID", "serviceRef", "v3", "v3Id1"),
+    krm_only=("projectRef", "resourceID", "serviceRef"),
 )
 
 register_adapter(ADAPTER)

@@ -30,7 +30,7 @@ STRING_GOOGLE_DURATION = FieldType(kind=TypeKind.STRING, format="google-duration
 FIELDS: tuple[FieldRule, ...] = field_rules(
     get="monitoring.services.serviceLevelObjectives.get",
     update="monitoring.services.serviceLevelObjectives.patch (PATCH) with updateMask={api_path}",
-    identity="v3/{v3}/{v3Id1}/services/{service}/serviceLevelObjectives/{serviceLevelObjective}",
+    identity="projects/{project}/services/{service}/serviceLevelObjectives/{serviceLevelObjective}",
     spec=(
         ("calendarPeriod", ENUM, (), True, True),
         ("displayName", STRING, (), True, True),

@@ -60,7 +60,7 @@ ADAPTER = Adapter(
             lro=Lro.GOOGLE_LONGRUNNING,
         )
     ),
-    krm_only=("backupVault", "location", "projectRef", "resourceID"),
+    krm_only=("backupVaultRef", "location", "projectRef", "resourceID"),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
 )
 

@@ -25,9 +25,9 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "projectRef", "Project"),
-        ("location", "location", ""),
-        ("backupVault", "backupVault", ""),
+        ("project", "backupVaultRef", "NetAppBackupVault"),
+        ("location", "backupVaultRef", "NetAppBackupVault"),
+        ("backupVault", "backupVaultRef", "NetAppBackupVault"),
         ("backup", "resourceID", ""),
     ),
     id_generation="user",
@@ -36,9 +36,9 @@ IDENTITY = IdentityTemplate(
 #: Reference fields of NetAppBackup objects (path under spec -> target Kind).
 REFERENCES: tuple[RefField, ...] = (
     RefField(
-        path="projectRef",
-        target="Project",
-        api_path="{project}",
+        path="backupVaultRef",
+        target="NetAppBackupVault",
+        api_path="{backupVault}",
         parent=True,
     ),
     RefField(

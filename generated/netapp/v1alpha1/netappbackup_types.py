@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.netapp.v1alpha1 import netapp_v1_api
 from kccgen.generated.netapp.v1alpha1.netapp_v1_api import BackupBackupType, BackupState
+from kccgen.generated.netapp.v1alpha1.netappbackupvault_reference import NetAppBackupVaultRef
 from kccgen.generated.netapp.v1alpha1.netappsnapshot_reference import NetAppSnapshotRef
 from kccgen.generated.netapp.v1alpha1.netappstoragepool_reference import NetAppStoragePoolRef
 from kccgen.generated.netapp.v1alpha1.netappvolume_reference import NetAppVolumeRef
@@ -91,9 +91,12 @@ class NetAppBackupSpec(KRMModel):
     A NetApp Backup.
     """
 
-    backup_vault: Annotated[
-        str,
-        Field(alias="backupVault", description="Immutable. The backupVault of the NetAppBackup."),
+    backup_vault_ref: Annotated[
+        NetAppBackupVaultRef,
+        Field(
+            alias="backupVaultRef",
+            description="Immutable. The NetAppBackupVault that this NetAppBackup belongs to.",
+        ),
     ]
     description: Annotated[
         str | None, Field(description="A description of the backup with 2048 characters or less.")
@@ -102,19 +105,11 @@ class NetAppBackupSpec(KRMModel):
         dict[str, str] | None,
         Field(description="Resource labels to represent user provided metadata."),
     ] = None
-    location: Annotated[str, Field(description="Immutable. The location of the NetAppBackup.")]
     ontap_source: Annotated[
         OntapSource | None,
         Field(
             alias="ontapSource",
             description="Optional. Represents source details for ONTAP backups.",
-        ),
-    ] = None
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this NetAppBackup belongs to.",
         ),
     ] = None
     resource_id: Annotated[

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, RootModel
+from kccgen.generated.compute.v1alpha1.computeforwardingrule_reference import (
+    ComputeForwardingRuleRef,
+)
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networkmanagement.v1alpha1 import networkmanagement_v1_api
 from kccgen.generated.networkmanagement.v1alpha1.networkmanagement_v1_api import (
@@ -414,11 +417,11 @@ class Endpoint(KRMModel):
             description="A [DMS Private Connection](https://docs.cloud.google.com/database-migration/docs/reference/rest/v1/projects.locations.privateConnections) name format: projects/{project}/locations/{location}/privateConnections/{privateConnection}.",
         ),
     ] = None
-    forwarding_rule: Annotated[
-        str | None,
+    forwarding_rule_ref: Annotated[
+        ComputeForwardingRuleRef | None,
         Field(
-            alias="forwardingRule",
-            description="A forwarding rule and its corresponding IP address represent the frontend configuration of a Google Cloud load balancer.",
+            alias="forwardingRuleRef",
+            description="A reference to a ComputeForwardingRule (API field `forwardingRule`).",
         ),
     ] = None
     fqdn: Annotated[

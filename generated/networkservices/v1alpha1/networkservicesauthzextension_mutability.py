@@ -48,7 +48,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("metadata", MAP_OF_ANY, (OPTIONAL,), True, True),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
-        ("service", STRING, (REQUIRED,), True, True),
+        ("serviceRef", OBJECT, (REQUIRED,), True, True, {"api_path": "service"}),
         ("timeout", STRING_GOOGLE_DURATION, (REQUIRED,), True, True),
         ("wireFormat", ENUM, (OPTIONAL,), True, True),
     ),

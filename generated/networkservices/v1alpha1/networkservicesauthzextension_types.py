@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field
+from kccgen.generated.compute.v1alpha1.computebackendservice_reference import (
+    ComputeBackendServiceRef,
+)
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networkservices.v1alpha1 import networkservices_v1_api
 from kccgen.generated.networkservices.v1alpha1.networkservices_v1_api import (
@@ -112,9 +115,12 @@ class NetworkServicesAuthzExtensionSpec(KRMModel):
             description="Immutable. Optional. The NetworkServicesAuthzExtension ID used for creation and acquisition.",
         ),
     ] = None
-    service: Annotated[
-        str | None,
-        Field(description="Required. The reference to the service that runs the extension."),
+    service_ref: Annotated[
+        ComputeBackendServiceRef | None,
+        Field(
+            alias="serviceRef",
+            description="A reference to a ComputeBackendService (API field `service`).",
+        ),
     ] = None
     timeout: Annotated[
         str | None,

@@ -63,7 +63,7 @@ ADAPTER = Adapter(
             lro=Lro.GOOGLE_LONGRUNNING,
         )
     ),
-    krm_only=("bucket", "dataset", "location", "projectRef", "resourceID"),
+    krm_only=("bucketRef", "dataset", "location", "projectRef", "resourceID"),
     operations=(
         ("folders.locations.operations", OPERATIONS["folders.locations.operations"]),
         ("organizations.locations.operations", OPERATIONS["organizations.locations.operations"]),

@@ -30,12 +30,10 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="observability.projects.locations.buckets.datasets.links.patch (PATCH) with updateMask={api_path}",
     identity="projects/{project}/locations/{location}/buckets/{bucket}/datasets/{dataset}/links/{link}",
     spec=(
-        ("bucket", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("bucketRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("dataset", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("description", STRING, (OPTIONAL,), True, True),
         ("displayName", STRING, (OPTIONAL,), True, True),
-        ("location", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
-        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(

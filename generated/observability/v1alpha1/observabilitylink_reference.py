@@ -25,9 +25,9 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "projectRef", "Project"),
-        ("location", "location", ""),
-        ("bucket", "bucket", ""),
+        ("project", "bucketRef", "ObservabilityBucket"),
+        ("location", "bucketRef", "ObservabilityBucket"),
+        ("bucket", "bucketRef", "ObservabilityBucket"),
         ("dataset", "dataset", ""),
         ("link", "resourceID", ""),
     ),
@@ -37,9 +37,9 @@ IDENTITY = IdentityTemplate(
 #: Reference fields of ObservabilityLink objects (path under spec -> target Kind).
 REFERENCES: tuple[RefField, ...] = (
     RefField(
-        path="projectRef",
-        target="Project",
-        api_path="{project}",
+        path="bucketRef",
+        target="ObservabilityBucket",
+        api_path="{bucket}",
         parent=True,
     ),
 )

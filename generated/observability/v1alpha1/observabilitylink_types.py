@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.observability.v1alpha1 import observability_v1_api
+from kccgen.generated.observability.v1alpha1.observabilitybucket_reference import (
+    ObservabilityBucketRef,
+)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -36,7 +38,13 @@ class ObservabilityLinkSpec(KRMModel):
     A link lets a dataset be accessible to BigQuery via usage of linked datasets.
     """
 
-    bucket: Annotated[str, Field(description="Immutable. The bucket of the ObservabilityLink.")]
+    bucket_ref: Annotated[
+        ObservabilityBucketRef,
+        Field(
+            alias="bucketRef",
+            description="Immutable. The ObservabilityBucket that this ObservabilityLink belongs to.",
+        ),
+    ]
     dataset: Annotated[str, Field(description="Immutable. The dataset of the ObservabilityLink.")]
     description: Annotated[str | None, Field(description="Optional. Description of the link.")] = (
         None
@@ -44,14 +52,6 @@ class ObservabilityLinkSpec(KRMModel):
     display_name: Annotated[
         str | None,
         Field(alias="displayName", description="Optional. A user friendly display name."),
-    ] = None
-    location: Annotated[str, Field(description="Immutable. The location of the ObservabilityLink.")]
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this ObservabilityLink belongs to.",
-        ),
     ] = None
     resource_id: Annotated[
         str | None,

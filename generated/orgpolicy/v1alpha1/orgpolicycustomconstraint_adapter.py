@@ -36,7 +36,7 @@ ADAPTER = Adapter(
             params=(("name", "organizations/{organization}/customConstraints/{customConstraint}"),),
         )
     ),
-    krm_only=("organizationRef", "resourceID"),
+    krm_only=("organization", "resourceID"),
 )
 
 register_adapter(ADAPTER)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.apigee.v1alpha1.apigeeorganization_reference import ApigeeOrganizationRef
 from kccgen.generated.orgpolicy.v1alpha1 import orgpolicy_v2_api
 from kccgen.generated.orgpolicy.v1alpha1.orgpolicy_v2_api import (
     GoogleCloudOrgpolicyV2CustomConstraintActionType,
@@ -62,12 +61,8 @@ class OrgPolicyCustomConstraintSpec(KRMModel):
             alias="methodTypes", description="All the operations being applied for this constraint."
         ),
     ] = None
-    organization_ref: Annotated[
-        ApigeeOrganizationRef,
-        Field(
-            alias="organizationRef",
-            description="Immutable. The ApigeeOrganization that this OrgPolicyCustomConstraint belongs to.",
-        ),
+    organization: Annotated[
+        str, Field(description="Immutable. The organization of the OrgPolicyCustomConstraint.")
     ]
     resource_id: Annotated[
         str | None,

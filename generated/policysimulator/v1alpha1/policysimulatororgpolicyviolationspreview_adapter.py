@@ -36,7 +36,7 @@ ADAPTER = Adapter(
     ),
     update=NoUpdate(),
     delete=NoDelete(),
-    krm_only=("location", "organizationRef", "resourceID"),
+    krm_only=("location", "organization", "resourceID"),
     operations=(
         (
             "folders.locations.accessPolicySimulations.operations",

@@ -41,7 +41,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     fixed="no update method for policysimulator.v1 organizations.locations.orgPolicyViolationsPreviews",
     spec=(
         ("location", STRING, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
-        ("organizationRef", OBJECT, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("organization", STRING, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("overlay", OBJECT, (REQUIRED,), False, True),
         ("overlay.customConstraints", ARRAY_OF_OBJECT, (OPTIONAL,), False, True),
         ("overlay.customConstraints[].customConstraint", OBJECT, (OPTIONAL,), False, True),

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.apigee.v1alpha1.apigeeorganization_reference import ApigeeOrganizationRef
 from kccgen.generated.orgpolicy.v1alpha1.orgpolicycustomconstraint_reference import (
     OrgPolicyCustomConstraintRef,
 )
@@ -466,11 +465,10 @@ class PolicySimulatorOrgPolicyViolationsPreviewSpec(KRMModel):
             description="Immutable. The location of the PolicySimulatorOrgPolicyViolationsPreview."
         ),
     ]
-    organization_ref: Annotated[
-        ApigeeOrganizationRef,
+    organization: Annotated[
+        str,
         Field(
-            alias="organizationRef",
-            description="Immutable. The ApigeeOrganization that this PolicySimulatorOrgPolicyViolationsPreview belongs to.",
+            description="Immutable. The organization of the PolicySimulatorOrgPolicyViolationsPreview."
         ),
     ]
     overlay: Annotated[

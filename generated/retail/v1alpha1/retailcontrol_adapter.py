@@ -54,7 +54,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("catalogRef", "location", "projectRef", "resourceID"),
+    krm_only=("catalog", "location", "projectRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

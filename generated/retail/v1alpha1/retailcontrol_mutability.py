@@ -38,8 +38,10 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="retail.projects.locations.catalogs.controls.patch (PATCH) with updateMask={api_path}",
     identity="projects/{project}/locations/{location}/catalogs/{catalog}/controls/{control}",
     spec=(
-        ("catalogRef", OBJECT, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("catalog", STRING, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("displayName", STRING, (REQUIRED,), True, True),
+        ("location", STRING, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("rule", OBJECT, (), True, True),
         ("rule.boostAction", OBJECT, (), True, True),

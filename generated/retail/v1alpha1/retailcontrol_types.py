@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.bigquerybiglake.v1alpha1.biglakecatalog_reference import BigLakeCatalogRef
+from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.retail.v1alpha1 import retail_v2_api
 from kccgen.generated.retail.v1alpha1.retail_v2_api import (
     GoogleCloudRetailV2ControlSearchSolutionUseCase,
@@ -338,17 +338,19 @@ class RetailControlSpec(KRMModel):
     Configures dynamic metadata that can be linked to a ServingConfig and affect search or recommendation results at serving time.
     """
 
-    catalog_ref: Annotated[
-        BigLakeCatalogRef,
-        Field(
-            alias="catalogRef",
-            description="Immutable. The BigLakeCatalog that this RetailControl belongs to.",
-        ),
-    ]
+    catalog: Annotated[str, Field(description="Immutable. The catalog of the RetailControl.")]
     display_name: Annotated[
         str | None,
         Field(
             alias="displayName", description="Required. The human readable control display name."
+        ),
+    ] = None
+    location: Annotated[str, Field(description="Immutable. The location of the RetailControl.")]
+    project_ref: Annotated[
+        ProjectRef | None,
+        Field(
+            alias="projectRef",
+            description="Immutable. The Project that this RetailControl belongs to.",
         ),
     ] = None
     resource_id: Annotated[

@@ -63,7 +63,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("catalogRef", "location", "projectRef", "resourceID"),
+    krm_only=("catalog", "location", "projectRef", "resourceID"),
     operations=(
         (
             "projects.locations.catalogs.branches.operations",

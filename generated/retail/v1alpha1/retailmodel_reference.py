@@ -25,9 +25,9 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "catalogRef", "BigLakeCatalog"),
-        ("location", "catalogRef", "BigLakeCatalog"),
-        ("catalog", "catalogRef", "BigLakeCatalog"),
+        ("project", "projectRef", "Project"),
+        ("location", "location", ""),
+        ("catalog", "catalog", ""),
         ("model", "resourceID", ""),
     ),
     id_generation="user",
@@ -36,9 +36,9 @@ IDENTITY = IdentityTemplate(
 #: Reference fields of RetailModel objects (path under spec -> target Kind).
 REFERENCES: tuple[RefField, ...] = (
     RefField(
-        path="catalogRef",
-        target="BigLakeCatalog",
-        api_path="{catalog}",
+        path="projectRef",
+        target="Project",
+        api_path="{project}",
         parent=True,
     ),
 )

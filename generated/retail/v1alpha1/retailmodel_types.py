@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.bigquerybiglake.v1alpha1.biglakecatalog_reference import BigLakeCatalogRef
+from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.retail.v1alpha1 import retail_v2_api
 from kccgen.generated.retail.v1alpha1.retail_v2_api import (
     GoogleCloudRetailV2ModelDataState,
@@ -130,13 +130,7 @@ class RetailModelSpec(KRMModel):
     Metadata that describes the training and serving parameters of a Model. A Model can be associated with a ServingConfig and then queried through the Predict API.
     """
 
-    catalog_ref: Annotated[
-        BigLakeCatalogRef,
-        Field(
-            alias="catalogRef",
-            description="Immutable. The BigLakeCatalog that this RetailModel belongs to.",
-        ),
-    ]
+    catalog: Annotated[str, Field(description="Immutable. The catalog of the RetailModel.")]
     display_name: Annotated[
         str | None,
         Field(alias="displayName", description="Required. The display name of the model."),
@@ -155,6 +149,7 @@ class RetailModelSpec(KRMModel):
             description="Optional. If `RECOMMENDATIONS_FILTERING_ENABLED`, recommendation filtering by attributes is enabled for the model.",
         ),
     ] = None
+    location: Annotated[str, Field(description="Immutable. The location of the RetailModel.")]
     model_features_config: Annotated[
         GoogleCloudRetailV2ModelModelFeaturesConfig | None,
         Field(
@@ -171,6 +166,13 @@ class RetailModelSpec(KRMModel):
     periodic_tuning_state: Annotated[
         GoogleCloudRetailV2ModelPeriodicTuningState | None,
         Field(alias="periodicTuningState", description="Optional. The state of periodic tuning."),
+    ] = None
+    project_ref: Annotated[
+        ProjectRef | None,
+        Field(
+            alias="projectRef",
+            description="Immutable. The Project that this RetailModel belongs to.",
+        ),
     ] = None
     resource_id: Annotated[
         str | None,

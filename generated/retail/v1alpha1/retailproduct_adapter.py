@@ -59,7 +59,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("branch", "catalogRef", "location", "projectRef", "resourceID"),
+    krm_only=("branch", "catalog", "location", "projectRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.bigquerybiglake.v1alpha1.biglakecatalog_reference import BigLakeCatalogRef
+from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.retail.v1alpha1 import retail_v2_api
 from kccgen.generated.retail.v1alpha1.retail_v2_api import (
     GoogleCloudRetailV2ProductAvailability,
@@ -636,13 +636,7 @@ class RetailProductSpec(KRMModel):
     ] = None
     branch: Annotated[str, Field(description="Immutable. The branch of the RetailProduct.")]
     brands: Annotated[list[str] | None, Field(description="The brands of the product.")] = None
-    catalog_ref: Annotated[
-        BigLakeCatalogRef,
-        Field(
-            alias="catalogRef",
-            description="Immutable. The BigLakeCatalog that this RetailProduct belongs to.",
-        ),
-    ]
+    catalog: Annotated[str, Field(description="Immutable. The catalog of the RetailProduct.")]
     categories: Annotated[list[str] | None, Field(description="Optional. Product categories.")] = (
         None
     )
@@ -689,6 +683,7 @@ class RetailProductSpec(KRMModel):
             description="Language of the title/description and other string attributes.",
         ),
     ] = None
+    location: Annotated[str, Field(description="Immutable. The location of the RetailProduct.")]
     materials: Annotated[list[str] | None, Field(description="The material of the product.")] = None
     patterns: Annotated[
         list[str] | None, Field(description="The pattern or graphic print of the product.")
@@ -703,6 +698,13 @@ class RetailProductSpec(KRMModel):
     product_ref: Annotated[
         RetailProductRef | None,
         Field(alias="productRef", description="A reference to a RetailProduct (API field `id`)."),
+    ] = None
+    project_ref: Annotated[
+        ProjectRef | None,
+        Field(
+            alias="projectRef",
+            description="Immutable. The Project that this RetailProduct belongs to.",
+        ),
     ] = None
     promotions: Annotated[
         list[GoogleCloudRetailV2Promotion] | None,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.bigquerybiglake.v1alpha1.biglakecatalog_reference import BigLakeCatalogRef
+from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.retail.v1alpha1 import retail_v2_api
 from kccgen.generated.retail.v1alpha1.retail_v2_api import (
     GoogleCloudRetailV2SearchRequestDynamicFacetSpecMode,
@@ -59,13 +59,7 @@ class RetailServingConfigSpec(KRMModel):
         list[str] | None,
         Field(alias="boostControlIds", description="Condition boost specifications."),
     ] = None
-    catalog_ref: Annotated[
-        BigLakeCatalogRef,
-        Field(
-            alias="catalogRef",
-            description="Immutable. The BigLakeCatalog that this RetailServingConfig belongs to.",
-        ),
-    ]
+    catalog: Annotated[str, Field(description="Immutable. The catalog of the RetailServingConfig.")]
     display_name: Annotated[
         str | None,
         Field(
@@ -127,6 +121,9 @@ class RetailServingConfigSpec(KRMModel):
             description="When the flag is enabled, the products in the denylist will not be filtered out in the recommendation filtering results.",
         ),
     ] = None
+    location: Annotated[
+        str, Field(description="Immutable. The location of the RetailServingConfig.")
+    ]
     model_id: Annotated[
         str | None,
         Field(
@@ -152,6 +149,13 @@ class RetailServingConfigSpec(KRMModel):
         Field(
             alias="priceRerankingLevel",
             description="How much price ranking we want in serving results.",
+        ),
+    ] = None
+    project_ref: Annotated[
+        ProjectRef | None,
+        Field(
+            alias="projectRef",
+            description="Immutable. The Project that this RetailServingConfig belongs to.",
         ),
     ] = None
     redirect_control_ids: Annotated[

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.securesourcemanager.v1alpha1 import securesourcemanager_v1_api
+from kccgen.generated.securesourcemanager.v1alpha1.securesourcemanagerrepository_reference import (
+    SecureSourceManagerRepositoryRef,
+)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -82,9 +84,6 @@ class SecureSourceManagerBranchRuleSpec(KRMModel):
             description="Optional. The pattern of the branch that can match to this BranchRule.",
         ),
     ] = None
-    location: Annotated[
-        str, Field(description="Immutable. The location of the SecureSourceManagerBranchRule.")
-    ]
     minimum_approvals_count: Annotated[
         int | None,
         Field(
@@ -99,15 +98,12 @@ class SecureSourceManagerBranchRuleSpec(KRMModel):
             description="Optional. The minimum number of reviews required for the branch rule to be matched.",
         ),
     ] = None
-    project_ref: Annotated[
-        ProjectRef | None,
+    repository_ref: Annotated[
+        SecureSourceManagerRepositoryRef,
         Field(
-            alias="projectRef",
-            description="Immutable. The Project that this SecureSourceManagerBranchRule belongs to.",
+            alias="repositoryRef",
+            description="Immutable. The SecureSourceManagerRepository that this SecureSourceManagerBranchRule belongs to.",
         ),
-    ] = None
-    repository: Annotated[
-        str, Field(description="Immutable. The repository of the SecureSourceManagerBranchRule.")
     ]
     require_comments_resolved: Annotated[
         bool | None,

@@ -62,7 +62,7 @@ ADAPTER = Adapter(
             lro=Lro.GOOGLE_LONGRUNNING,
         )
     ),
-    krm_only=("location", "projectRef", "repository", "resourceID"),
+    krm_only=("location", "projectRef", "repositoryRef", "resourceID"),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
 )
 

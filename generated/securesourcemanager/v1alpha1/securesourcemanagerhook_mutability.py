@@ -35,11 +35,9 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     spec=(
         ("disabled", BOOLEAN, (OPTIONAL,), True, True),
         ("events", ARRAY_OF_ENUM, (OPTIONAL,), True, True),
-        ("location", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
-        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("pushOption", OBJECT, (OPTIONAL,), True, True),
         ("pushOption.branchFilter", STRING, (OPTIONAL,), True, True),
-        ("repository", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("repositoryRef", OBJECT, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("sensitiveQueryString", STRING, (OPTIONAL,), True, True),
         ("targetUri", STRING, (REQUIRED,), True, True),

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.securesourcemanager.v1alpha1 import securesourcemanager_v1_api
 from kccgen.generated.securesourcemanager.v1alpha1.securesourcemanager_v1_api import HookEvents
+from kccgen.generated.securesourcemanager.v1alpha1.securesourcemanagerrepository_reference import (
+    SecureSourceManagerRepositoryRef,
+)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -63,22 +65,16 @@ class SecureSourceManagerHookSpec(KRMModel):
     events: Annotated[
         list[HookEvents] | None, Field(description="Optional. The events that trigger hook on.")
     ] = None
-    location: Annotated[
-        str, Field(description="Immutable. The location of the SecureSourceManagerHook.")
-    ]
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this SecureSourceManagerHook belongs to.",
-        ),
-    ] = None
     push_option: Annotated[
         PushOption | None,
         Field(alias="pushOption", description="Optional. The trigger option for push events."),
     ] = None
-    repository: Annotated[
-        str, Field(description="Immutable. The repository of the SecureSourceManagerHook.")
+    repository_ref: Annotated[
+        SecureSourceManagerRepositoryRef,
+        Field(
+            alias="repositoryRef",
+            description="Immutable. The SecureSourceManagerRepository that this SecureSourceManagerHook belongs to.",
+        ),
     ]
     resource_id: Annotated[
         str | None,

@@ -37,9 +37,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     identity="projects/{project}/locations/{location}/repositories/{repository}/issues/{issue}",
     spec=(
         ("body", STRING, (OPTIONAL,), True, True),
-        ("location", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
-        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
-        ("repository", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("repositoryRef", OBJECT, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("title", STRING, (REQUIRED,), True, True),
     ),

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.securesourcemanager.v1alpha1 import securesourcemanager_v1_api
 from kccgen.generated.securesourcemanager.v1alpha1.securesourcemanager_v1_api import IssueState
+from kccgen.generated.securesourcemanager.v1alpha1.securesourcemanagerrepository_reference import (
+    SecureSourceManagerRepositoryRef,
+)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -63,18 +65,12 @@ class SecureSourceManagerIssueSpec(KRMModel):
     """
 
     body: Annotated[str | None, Field(description="Optional. Issue body.")] = None
-    location: Annotated[
-        str, Field(description="Immutable. The location of the SecureSourceManagerIssue.")
-    ]
-    project_ref: Annotated[
-        ProjectRef | None,
+    repository_ref: Annotated[
+        SecureSourceManagerRepositoryRef,
         Field(
-            alias="projectRef",
-            description="Immutable. The Project that this SecureSourceManagerIssue belongs to.",
+            alias="repositoryRef",
+            description="Immutable. The SecureSourceManagerRepository that this SecureSourceManagerIssue belongs to.",
         ),
-    ] = None
-    repository: Annotated[
-        str, Field(description="Immutable. The repository of the SecureSourceManagerIssue.")
     ]
     resource_id: Annotated[
         str | None,

@@ -81,7 +81,7 @@ ADAPTER = Adapter(
             lro=Lro.GOOGLE_LONGRUNNING,
         )
     ),
-    krm_only=("issueRef", "location", "projectRef", "repository", "resourceID"),
+    krm_only=("issueRef", "location", "projectRef", "repositoryRef", "resourceID"),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
 )
 

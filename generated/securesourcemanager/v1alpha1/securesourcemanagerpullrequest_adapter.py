@@ -57,7 +57,7 @@ ADAPTER = Adapter(
         )
     ),
     delete=NoDelete(),
-    krm_only=("location", "projectRef", "repository", "resourceID"),
+    krm_only=("location", "projectRef", "repositoryRef", "resourceID"),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
 )
 

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.securesourcemanager.v1alpha1 import securesourcemanager_v1_api
 from kccgen.generated.securesourcemanager.v1alpha1.securesourcemanager_v1_api import (
     PullRequestState,
+)
+from kccgen.generated.securesourcemanager.v1alpha1.securesourcemanagerrepository_reference import (
+    SecureSourceManagerRepositoryRef,
 )
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -92,18 +94,12 @@ class SecureSourceManagerPullRequestSpec(KRMModel):
         Branch | None,
         Field(description="Immutable. The branch containing the changes to be merged."),
     ] = None
-    location: Annotated[
-        str, Field(description="Immutable. The location of the SecureSourceManagerPullRequest.")
-    ]
-    project_ref: Annotated[
-        ProjectRef | None,
+    repository_ref: Annotated[
+        SecureSourceManagerRepositoryRef,
         Field(
-            alias="projectRef",
-            description="Immutable. The Project that this SecureSourceManagerPullRequest belongs to.",
+            alias="repositoryRef",
+            description="Immutable. The SecureSourceManagerRepository that this SecureSourceManagerPullRequest belongs to.",
         ),
-    ] = None
-    repository: Annotated[
-        str, Field(description="Immutable. The repository of the SecureSourceManagerPullRequest.")
     ]
     resource_id: Annotated[
         str | None,

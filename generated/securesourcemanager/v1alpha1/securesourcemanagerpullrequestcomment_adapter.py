@@ -81,7 +81,7 @@ ADAPTER = Adapter(
             lro=Lro.GOOGLE_LONGRUNNING,
         )
     ),
-    krm_only=("location", "projectRef", "pullRequestRef", "repository", "resourceID"),
+    krm_only=("location", "projectRef", "pullRequestRef", "repositoryRef", "resourceID"),
     int64_paths=("code.position.line",),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
 )

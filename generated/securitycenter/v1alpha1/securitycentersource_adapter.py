@@ -27,7 +27,7 @@ ADAPTER = Adapter(
         )
     ),
     delete=NoDelete(),
-    krm_only=("organizationRef", "resourceID"),
+    krm_only=("organization", "resourceID"),
 )
 
 register_adapter(ADAPTER)

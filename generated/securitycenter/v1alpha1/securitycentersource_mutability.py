@@ -17,7 +17,6 @@ IDENTIFIER = Fact(behaviour=Behaviour.IDENTIFIER, source="identity")
 IMMUTABLE = Fact(behaviour=Behaviour.IMMUTABLE, source="identity")
 OPTIONAL = Fact(behaviour=Behaviour.OPTIONAL, source="identity")
 REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="identity")
-OBJECT = FieldType(kind=TypeKind.OBJECT)
 STRING = FieldType(kind=TypeKind.STRING)
 
 # fmt: off
@@ -29,7 +28,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("canonicalName", STRING, (), True, True),
         ("description", STRING, (), True, True),
         ("displayName", STRING, (), True, True),
-        ("organizationRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("organization", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
     ),
 )

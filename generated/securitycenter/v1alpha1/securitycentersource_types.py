@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.apigee.v1alpha1.apigeeorganization_reference import ApigeeOrganizationRef
 from kccgen.generated.securitycenter.v1alpha1 import securitycenter_v1_api
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -26,12 +25,8 @@ class SecurityCenterSourceSpec(KRMModel):
     canonical_name: Annotated[str | None, Field(alias="canonicalName")] = None
     description: str | None = None
     display_name: Annotated[str | None, Field(alias="displayName")] = None
-    organization_ref: Annotated[
-        ApigeeOrganizationRef,
-        Field(
-            alias="organizationRef",
-            description="Immutable. The ApigeeOrganization that this SecurityCenterSource belongs to.",
-        ),
+    organization: Annotated[
+        str, Field(description="Immutable. The organization of the SecurityCenterSource.")
     ]
     resource_id: Annotated[
         str | None,

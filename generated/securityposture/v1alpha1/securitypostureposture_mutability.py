@@ -46,7 +46,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("annotations", MAP_OF_STRING, (OPTIONAL,), True, True),
         ("description", STRING, (OPTIONAL,), True, True),
         ("location", STRING, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
-        ("organizationRef", OBJECT, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("organization", STRING, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("policySets", ARRAY_OF_OBJECT, (REQUIRED,), True, True),
         ("policySets[].description", STRING, (OPTIONAL,), True, True),
         ("policySets[].policies", ARRAY_OF_OBJECT, (REQUIRED,), True, True),

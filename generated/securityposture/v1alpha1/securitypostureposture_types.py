@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.apigee.v1alpha1.apigeeorganization_reference import ApigeeOrganizationRef
 from kccgen.generated.orgpolicy.v1alpha1.orgpolicycustomconstraint_reference import (
     OrgPolicyCustomConstraintRef,
 )
@@ -558,12 +557,8 @@ class SecurityPosturePostureSpec(KRMModel):
     location: Annotated[
         str, Field(description="Immutable. The location of the SecurityPosturePosture.")
     ]
-    organization_ref: Annotated[
-        ApigeeOrganizationRef,
-        Field(
-            alias="organizationRef",
-            description="Immutable. The ApigeeOrganization that this SecurityPosturePosture belongs to.",
-        ),
+    organization: Annotated[
+        str, Field(description="Immutable. The organization of the SecurityPosturePosture.")
     ]
     policy_sets: Annotated[
         list[PolicySet] | None,

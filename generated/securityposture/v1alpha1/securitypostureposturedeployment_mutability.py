@@ -42,7 +42,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("annotations", MAP_OF_STRING, (OPTIONAL,), True, True),
         ("description", STRING, (OPTIONAL,), True, True),
         ("location", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
-        ("organizationRef", OBJECT, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("organization", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("postureRef", OBJECT, (REQUIRED,), True, True, {"api_path": "postureId"}),
         ("postureRevisionId", STRING, (REQUIRED,), True, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.apigee.v1alpha1.apigeeorganization_reference import ApigeeOrganizationRef
 from kccgen.generated.securityposture.v1alpha1 import securityposture_v1_api
 from kccgen.generated.securityposture.v1alpha1.securityposture_v1_api import (
     PostureDeploymentCategories,
@@ -104,12 +103,9 @@ class SecurityPosturePostureDeploymentSpec(KRMModel):
     location: Annotated[
         str, Field(description="Immutable. The location of the SecurityPosturePostureDeployment.")
     ]
-    organization_ref: Annotated[
-        ApigeeOrganizationRef,
-        Field(
-            alias="organizationRef",
-            description="Immutable. The ApigeeOrganization that this SecurityPosturePostureDeployment belongs to.",
-        ),
+    organization: Annotated[
+        str,
+        Field(description="Immutable. The organization of the SecurityPosturePostureDeployment."),
     ]
     posture_ref: Annotated[
         SecurityPosturePostureRef | None,

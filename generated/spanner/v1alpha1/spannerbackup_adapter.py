@@ -54,7 +54,7 @@ ADAPTER = Adapter(
             params=(("name", "projects/{project}/instances/{instance}/backups/{backup}"),),
         )
     ),
-    krm_only=("instance", "projectRef", "resourceID"),
+    krm_only=("instanceRef", "projectRef", "resourceID"),
     operations=(
         ("projects.instanceConfigs.operations", OPERATIONS["projects.instanceConfigs.operations"]),
         (

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.spanner.v1alpha1 import spanner_v1_api
 from kccgen.generated.spanner.v1alpha1.spanner_v1_api import (
@@ -18,6 +17,7 @@ from kccgen.generated.spanner.v1alpha1.spanner_v1_api import (
     BackupState,
     EncryptionInfoEncryptionType,
 )
+from kccgen.generated.spanner.v1beta1.spannerinstance_reference import SpannerInstanceRef
 from kccgen.generated.sql.v1alpha1.sqldatabase_reference import SQLDatabaseRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -218,14 +218,13 @@ class SpannerBackupSpec(KRMModel):
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
-    instance: Annotated[str, Field(description="Immutable. The instance of the SpannerBackup.")]
-    project_ref: Annotated[
-        ProjectRef | None,
+    instance_ref: Annotated[
+        SpannerInstanceRef,
         Field(
-            alias="projectRef",
-            description="Immutable. The Project that this SpannerBackup belongs to.",
+            alias="instanceRef",
+            description="Immutable. The SpannerInstance that this SpannerBackup belongs to.",
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(

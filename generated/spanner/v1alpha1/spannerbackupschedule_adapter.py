@@ -54,7 +54,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("databaseRef", "instance", "projectRef", "resourceID"),
+    krm_only=("database", "instanceRef", "projectRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

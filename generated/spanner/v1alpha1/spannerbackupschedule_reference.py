@@ -25,9 +25,9 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "databaseRef", "SQLDatabase"),
-        ("instance", "databaseRef", "SQLDatabase"),
-        ("database", "databaseRef", "SQLDatabase"),
+        ("project", "instanceRef", "SpannerInstance"),
+        ("instance", "instanceRef", "SpannerInstance"),
+        ("database", "database", ""),
         ("backupSchedule", "resourceID", ""),
     ),
     id_generation="user",
@@ -36,9 +36,9 @@ IDENTITY = IdentityTemplate(
 #: Reference fields of SpannerBackupSchedule objects (path under spec -> target Kind).
 REFERENCES: tuple[RefField, ...] = (
     RefField(
-        path="databaseRef",
-        target="SQLDatabase",
-        api_path="{database}",
+        path="instanceRef",
+        target="SpannerInstance",
+        api_path="{instance}",
         parent=True,
     ),
     RefField(

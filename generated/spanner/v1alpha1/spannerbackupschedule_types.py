@@ -13,7 +13,7 @@ from kccgen.generated.spanner.v1alpha1 import spanner_v1_api
 from kccgen.generated.spanner.v1alpha1.spanner_v1_api import (
     CreateBackupEncryptionConfigEncryptionType,
 )
-from kccgen.generated.sql.v1alpha1.sqldatabase_reference import SQLDatabaseRef
+from kccgen.generated.spanner.v1beta1.spannerinstance_reference import SpannerInstanceRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -135,12 +135,8 @@ class SpannerBackupScheduleSpec(KRMModel):
     BackupSchedule expresses the automated backup creation specification for a Spanner database.
     """
 
-    database_ref: Annotated[
-        SQLDatabaseRef,
-        Field(
-            alias="databaseRef",
-            description="Immutable. The SQLDatabase that this SpannerBackupSchedule belongs to.",
-        ),
+    database: Annotated[
+        str, Field(description="Immutable. The database of the SpannerBackupSchedule.")
     ]
     encryption_config: Annotated[
         CreateBackupEncryptionConfig | None,
@@ -160,6 +156,13 @@ class SpannerBackupScheduleSpec(KRMModel):
             description="The schedule creates incremental backup chains.",
         ),
     ] = None
+    instance_ref: Annotated[
+        SpannerInstanceRef,
+        Field(
+            alias="instanceRef",
+            description="Immutable. The SpannerInstance that this SpannerBackupSchedule belongs to.",
+        ),
+    ]
     resource_id: Annotated[
         str | None,
         Field(

@@ -68,7 +68,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("instance", "projectRef", "resourceID"),
+    krm_only=("instanceRef", "projectRef", "resourceID"),
     operations=(
         ("projects.instanceConfigs.operations", OPERATIONS["projects.instanceConfigs.operations"]),
         (

@@ -65,10 +65,9 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("autoscalingConfig.autoscalingTargets.totalCpuUtilizationPercent", INTEGER_INT32, (OPTIONAL,), True, True),
         ("config", STRING, (REQUIRED,), True, True),
         ("displayName", STRING, (REQUIRED,), True, True),
-        ("instance", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("instanceRef", OBJECT, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("nodeCount", INTEGER_INT32, (), True, True),
         ("processingUnits", INTEGER_INT32, (), True, True),
-        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(

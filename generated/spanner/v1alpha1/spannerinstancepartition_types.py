@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.spanner.v1alpha1 import spanner_v1_api
 from kccgen.generated.spanner.v1alpha1.spanner_v1_api import InstancePartitionState
+from kccgen.generated.spanner.v1beta1.spannerinstance_reference import SpannerInstanceRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -243,8 +243,12 @@ class SpannerInstancePartitionSpec(KRMModel):
             description="Required. The descriptive name for this instance partition as it appears in UIs.",
         ),
     ] = None
-    instance: Annotated[
-        str, Field(description="Immutable. The instance of the SpannerInstancePartition.")
+    instance_ref: Annotated[
+        SpannerInstanceRef,
+        Field(
+            alias="instanceRef",
+            description="Immutable. The SpannerInstance that this SpannerInstancePartition belongs to.",
+        ),
     ]
     node_count: Annotated[
         int | None,
@@ -258,13 +262,6 @@ class SpannerInstancePartitionSpec(KRMModel):
         Field(
             alias="processingUnits",
             description="The number of processing units allocated to this instance partition.",
-        ),
-    ] = None
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this SpannerInstancePartition belongs to.",
         ),
     ] = None
     resource_id: Annotated[

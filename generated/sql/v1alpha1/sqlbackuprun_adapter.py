@@ -34,7 +34,7 @@ ADAPTER = Adapter(
         )
     ),
     id_field="id",
-    krm_only=("instance", "projectRef", "resourceID"),
+    krm_only=("instanceRef", "projectRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

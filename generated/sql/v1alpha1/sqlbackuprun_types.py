@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.sql.v1alpha1 import sqladmin_v1_api
 from kccgen.generated.sql.v1alpha1.sqladmin_v1_api import (
     BackupRunBackupKind,
@@ -154,22 +153,15 @@ class SQLBackupRunSpec(KRMModel):
         OperationError | None,
         Field(description="Information about why the backup operation failed."),
     ] = None
-    instance: Annotated[str, Field(description="Immutable. The instance of the SQLBackupRun.")]
     instance_ref: Annotated[
-        SQLInstanceRef | None,
+        SQLInstanceRef,
         Field(
-            alias="instanceRef", description="A reference to a SQLInstance (API field `instance`)."
+            alias="instanceRef",
+            description="Immutable. The SQLInstance that this SQLBackupRun belongs to.",
         ),
-    ] = None
+    ]
     kind: Annotated[str | None, Field(description="This is always `sql#backupRun`.")] = None
     location: Annotated[str | None, Field(description="Location of the backups.")] = None
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this SQLBackupRun belongs to.",
-        ),
-    ] = None
     resource_id: Annotated[
         str | None,
         Field(

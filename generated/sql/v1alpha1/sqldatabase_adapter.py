@@ -53,7 +53,7 @@ ADAPTER = Adapter(
         )
     ),
     name_is_full=False,
-    krm_only=("instance", "projectRef", "resourceID"),
+    krm_only=("instanceRef", "projectRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

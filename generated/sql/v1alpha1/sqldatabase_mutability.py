@@ -38,11 +38,10 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     spec=(
         ("charset", STRING, (), True, True),
         ("collation", STRING, (), True, True),
-        ("instance", STRING, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
-        ("instance", STRING, (), False, True, {"identity": True}),
+        ("instanceRef", OBJECT, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("kind", STRING, (), True, True),
         ("location", STRING, (IMMUTABLE, INPUT_ONLY, OPTIONAL), False, False),
-        ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
+        ("project", STRING, (), True, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("selfLink", STRING, (), True, True),
         ("sqlserverDatabaseDetails", OBJECT, (), True, True),

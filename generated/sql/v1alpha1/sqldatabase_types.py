@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.sql.v1alpha1 import sqladmin_v1_api
+from kccgen.generated.sql.v1alpha1.sqlinstance_reference import SQLInstanceRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -29,17 +29,20 @@ class SQLDatabaseSpec(KRMModel):
 
     charset: Annotated[str | None, Field(description="The Cloud SQL charset value.")] = None
     collation: Annotated[str | None, Field(description="The Cloud SQL collation value.")] = None
-    instance: Annotated[str, Field(description="The name of the Cloud SQL instance.")]
+    instance_ref: Annotated[
+        SQLInstanceRef,
+        Field(
+            alias="instanceRef",
+            description="Immutable. The SQLInstance that this SQLDatabase belongs to.",
+        ),
+    ]
     kind: Annotated[str | None, Field(description="This is always `sql#database`.")] = None
     location: Annotated[
         str | None, Field(description="Optional. Region of the Cloud SQL instance.")
     ] = None
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this SQLDatabase belongs to.",
-        ),
+    project: Annotated[
+        str | None,
+        Field(description="The project ID of the project containing the Cloud SQL database."),
     ] = None
     resource_id: Annotated[
         str | None,

@@ -39,7 +39,7 @@ ADAPTER = Adapter(
         call=Call(method="delete", params=(("instance", "{instance}"), ("project", "{project}")))
     ),
     name_is_full=False,
-    krm_only=("instance", "projectRef", "resourceID"),
+    krm_only=("instanceRef", "projectRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

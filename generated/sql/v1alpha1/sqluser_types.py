@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.sql.v1alpha1 import sqladmin_v1_api
 from kccgen.generated.sql.v1alpha1.sqladmin_v1_api import (
     UserDualPasswordType,
     UserIamStatus,
     UserType,
 )
+from kccgen.generated.sql.v1alpha1.sqlinstance_reference import SQLInstanceRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -82,7 +82,13 @@ class SQLUserSpec(KRMModel):
             description="Indicates if a group is active or inactive for IAM database authentication.",
         ),
     ] = None
-    instance: Annotated[str, Field(description="The name of the Cloud SQL instance.")]
+    instance_ref: Annotated[
+        SQLInstanceRef,
+        Field(
+            alias="instanceRef",
+            description="Immutable. The SQLInstance that this SQLUser belongs to.",
+        ),
+    ]
     kind: Annotated[str | None, Field(description="This is always `sql#user`.")] = None
     location: Annotated[
         str | None, Field(description="Optional. Region of the Cloud SQL instance.")
@@ -92,11 +98,9 @@ class SQLUserSpec(KRMModel):
         UserPasswordValidationPolicy | None,
         Field(alias="passwordPolicy", description="User level password validation policy."),
     ] = None
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef", description="Immutable. The Project that this SQLUser belongs to."
-        ),
+    project: Annotated[
+        str | None,
+        Field(description="The project ID of the project containing the Cloud SQL database."),
     ] = None
     resource_id: Annotated[
         str | None,

@@ -29,8 +29,8 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="tagmanager.accounts.containers.update (PUT) sends the whole resource, fingerprint must match",
     identity="accounts/{account}/containers/{container}",
     spec=(
+        ("account", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("accountId", STRING, (), True, True),
-        ("accountRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("containerId", STRING, (), True, True),
         ("domainName", ARRAY_OF_STRING, (), True, True),
         ("features", OBJECT, (), True, True),

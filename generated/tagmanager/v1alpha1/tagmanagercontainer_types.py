@@ -8,9 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.mybusinessaccountmanagement.v1alpha1.mybusinessaccountmanagementaccount_reference import (
-    MyBusinessAccountManagementAccountRef,
-)
 from kccgen.generated.tagmanager.v1alpha1 import tagmanager_v2_api
 from kccgen.generated.tagmanager.v1alpha1.tagmanager_v2_api import ContainerUsageContext
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
@@ -105,16 +102,10 @@ class TagManagerContainerSpec(KRMModel):
     Represents a Google Tag Manager Container, which specifies the platform tags will run on, manages workspaces, and retains container versions.
     """
 
+    account: Annotated[str, Field(description="Immutable. The account of the TagManagerContainer.")]
     account_id: Annotated[str | None, Field(alias="accountId", description="GTM Account ID.")] = (
         None
     )
-    account_ref: Annotated[
-        MyBusinessAccountManagementAccountRef,
-        Field(
-            alias="accountRef",
-            description="Immutable. The MyBusinessAccountManagementAccount that this TagManagerContainer belongs to.",
-        ),
-    ]
     container_id: Annotated[
         str | None,
         Field(

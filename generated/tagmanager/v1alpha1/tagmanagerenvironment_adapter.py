@@ -52,7 +52,7 @@ ADAPTER = Adapter(
     ),
     name_is_full=False,
     id_field="path",
-    krm_only=("accountRef", "containerRef", "resourceID"),
+    krm_only=("account", "containerRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

@@ -36,7 +36,7 @@ ADAPTER = Adapter(
     ),
     name_is_full=False,
     id_field="path",
-    krm_only=("accountRef", "resourceID"),
+    krm_only=("account", "resourceID"),
 )
 
 register_adapter(ADAPTER)

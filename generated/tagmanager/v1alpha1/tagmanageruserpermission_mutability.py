@@ -28,10 +28,10 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="tagmanager.accounts.user_permissions.update (PUT) sends the whole resource",
     identity="accounts/{account}/user_permissions/{user_permission}",
     spec=(
+        ("account", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("accountAccess", OBJECT, (), True, True),
         ("accountAccess.permission", ENUM, (), True, True),
         ("accountId", STRING, (), True, True),
-        ("accountRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("containerAccess", ARRAY_OF_OBJECT, (), True, True),
         ("containerAccess[].containerId", STRING, (), True, True),
         ("containerAccess[].permission", ENUM, (), True, True),

@@ -8,9 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.mybusinessaccountmanagement.v1alpha1.mybusinessaccountmanagementaccount_reference import (
-    MyBusinessAccountManagementAccountRef,
-)
 from kccgen.generated.tagmanager.v1alpha1 import tagmanager_v2_api
 from kccgen.generated.tagmanager.v1alpha1.tagmanager_v2_api import (
     AccountAccessPermission,
@@ -59,6 +56,9 @@ class TagManagerUserPermissionSpec(KRMModel):
     Represents a user's permissions to an account and its container.
     """
 
+    account: Annotated[
+        str, Field(description="Immutable. The account of the TagManagerUserPermission.")
+    ]
     account_access: Annotated[
         AccountAccess | None,
         Field(alias="accountAccess", description="GTM Account access permissions."),
@@ -67,13 +67,6 @@ class TagManagerUserPermissionSpec(KRMModel):
         str | None,
         Field(alias="accountId", description="The Account ID uniquely identifies the GTM Account."),
     ] = None
-    account_ref: Annotated[
-        MyBusinessAccountManagementAccountRef,
-        Field(
-            alias="accountRef",
-            description="Immutable. The MyBusinessAccountManagementAccount that this TagManagerUserPermission belongs to.",
-        ),
-    ]
     container_access: Annotated[
         list[ContainerAccess] | None,
         Field(alias="containerAccess", description="GTM Container access permissions."),

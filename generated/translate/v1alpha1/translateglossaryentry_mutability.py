@@ -28,9 +28,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     identity="projects/{project}/locations/{location}/glossaries/{glossary}/glossaryEntries/{glossaryEntry}",
     spec=(
         ("description", STRING, (), True, True),
-        ("glossary", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
-        ("location", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
-        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
+        ("glossaryRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("termsPair", OBJECT, (), True, True),
         ("termsPair.sourceTerm", OBJECT, (), True, True),

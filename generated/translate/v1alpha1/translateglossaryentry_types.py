@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.translate.v1alpha1 import translate_v3_api
+from kccgen.generated.translate.v1alpha1.translateglossary_reference import TranslateGlossaryRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -70,19 +70,13 @@ class TranslateGlossaryEntrySpec(KRMModel):
     """
 
     description: Annotated[str | None, Field(description="Describes the glossary entry.")] = None
-    glossary: Annotated[
-        str, Field(description="Immutable. The glossary of the TranslateGlossaryEntry.")
-    ]
-    location: Annotated[
-        str, Field(description="Immutable. The location of the TranslateGlossaryEntry.")
-    ]
-    project_ref: Annotated[
-        ProjectRef | None,
+    glossary_ref: Annotated[
+        TranslateGlossaryRef,
         Field(
-            alias="projectRef",
-            description="Immutable. The Project that this TranslateGlossaryEntry belongs to.",
+            alias="glossaryRef",
+            description="Immutable. The TranslateGlossary that this TranslateGlossaryEntry belongs to.",
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(

@@ -41,7 +41,7 @@ ADAPTER = Adapter(
     ),
     update=NoUpdate(),
     delete=NoDelete(),
-    krm_only=("location", "migratingVmRef", "projectRef", "resourceID", "source"),
+    krm_only=("location", "migratingVmRef", "projectRef", "resourceID", "sourceRef"),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
 )
 

@@ -47,7 +47,7 @@ ADAPTER = Adapter(
             lro=Lro.GOOGLE_LONGRUNNING,
         )
     ),
-    krm_only=("location", "projectRef", "resourceID", "source"),
+    krm_only=("location", "projectRef", "resourceID", "sourceRef"),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
 )
 

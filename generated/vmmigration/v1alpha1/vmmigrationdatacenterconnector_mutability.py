@@ -37,12 +37,10 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     identity="projects/{project}/locations/{location}/sources/{source}/datacenterConnectors/{datacenterConnector}",
     fixed="no update method for vmmigration.v1 projects.locations.sources.datacenterConnectors",
     spec=(
-        ("location", STRING, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
-        ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("registrationId", STRING, (IMMUTABLE,), False, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("serviceAccount", STRING, (), False, True),
-        ("source", STRING, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("sourceRef", OBJECT, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("version", STRING, (), False, True),
     ),
     observed=(

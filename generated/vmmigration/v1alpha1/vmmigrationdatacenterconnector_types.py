@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.vmmigration.v1alpha1 import vmmigration_v1_api
 from kccgen.generated.vmmigration.v1alpha1.vmmigration_v1_api import (
     DatacenterConnectorState,
     UpgradeStatusState,
 )
+from kccgen.generated.vmmigration.v1alpha1.vmmigrationsource_reference import VMMigrationSourceRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -190,16 +190,6 @@ class VMMigrationDatacenterConnectorSpec(KRMModel):
     DatacenterConnector message describes a connector between the Source and Google Cloud, which is installed on a vmware datacenter (an OVA vm installed by the user) to connect the Datacenter to Google Cloud and support vm migration data transfer.
     """
 
-    location: Annotated[
-        str, Field(description="Immutable. The location of the VMMigrationDatacenterConnector.")
-    ]
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this VMMigrationDatacenterConnector belongs to.",
-        ),
-    ] = None
     registration_id: Annotated[
         str | None,
         Field(alias="registrationId", description="Immutable. A unique key for this connector."),
@@ -218,8 +208,12 @@ class VMMigrationDatacenterConnectorSpec(KRMModel):
             description="The service account to use in the connector when communicating with the cloud.",
         ),
     ] = None
-    source: Annotated[
-        str, Field(description="Immutable. The source of the VMMigrationDatacenterConnector.")
+    source_ref: Annotated[
+        VMMigrationSourceRef,
+        Field(
+            alias="sourceRef",
+            description="Immutable. The VMMigrationSource that this VMMigrationDatacenterConnector belongs to.",
+        ),
     ]
     version: Annotated[
         str | None, Field(description="The version running in the DatacenterConnector.")

@@ -42,10 +42,8 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     spec=(
         ("awsSourceDiskDetails", OBJECT, (), True, True),
         ("awsSourceDiskDetails.volumeId", STRING, (REQUIRED,), True, True),
-        ("location", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
-        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
-        ("source", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("sourceRef", OBJECT, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("targetDetails", OBJECT, (REQUIRED,), True, True),
         ("targetDetails.encryption", OBJECT, (OPTIONAL,), True, True),
         ("targetDetails.encryption.kmsKey", STRING, (REQUIRED,), True, True),

@@ -9,13 +9,13 @@ from __future__ import annotations
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.compute.v1alpha1.computedisk_reference import ComputeDiskRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.vmmigration.v1alpha1 import vmmigration_v1_api
 from kccgen.generated.vmmigration.v1alpha1.vmmigration_v1_api import (
     AwsSourceDiskDetailsDiskType,
     ComputeEngineDiskDiskType,
     DiskMigrationJobState,
 )
+from kccgen.generated.vmmigration.v1alpha1.vmmigrationsource_reference import VMMigrationSourceRef
 from kccgen.generated.vmmigration.v1alpha1.vmmigrationtargetproject_reference import (
     VMMigrationTargetProjectRef,
 )
@@ -216,16 +216,6 @@ class VMMigrationDiskMigrationJobSpec(KRMModel):
             alias="awsSourceDiskDetails", description="Details of the unattached AWS source disk."
         ),
     ] = None
-    location: Annotated[
-        str, Field(description="Immutable. The location of the VMMigrationDiskMigrationJob.")
-    ]
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this VMMigrationDiskMigrationJob belongs to.",
-        ),
-    ] = None
     resource_id: Annotated[
         str | None,
         Field(
@@ -233,8 +223,12 @@ class VMMigrationDiskMigrationJobSpec(KRMModel):
             description="Immutable. Optional. The VMMigrationDiskMigrationJob ID used for creation and acquisition.",
         ),
     ] = None
-    source: Annotated[
-        str, Field(description="Immutable. The source of the VMMigrationDiskMigrationJob.")
+    source_ref: Annotated[
+        VMMigrationSourceRef,
+        Field(
+            alias="sourceRef",
+            description="Immutable. The VMMigrationSource that this VMMigrationDiskMigrationJob belongs to.",
+        ),
     ]
     target_details: Annotated[
         DiskMigrationJobTargetDetails | None,

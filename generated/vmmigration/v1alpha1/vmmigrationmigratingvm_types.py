@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.compute.v1alpha1.computestoragepool_reference import ComputeStoragePoolRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.vmmigration.v1alpha1 import vmmigration_v1_api
 from kccgen.generated.vmmigration.v1alpha1.vmmigration_v1_api import (
     AppliedLicenseType,
@@ -40,6 +39,7 @@ from kccgen.generated.vmmigration.v1alpha1.vmmigration_v1_api import (
     VmwareSourceVmDetailsArchitecture,
     VmwareSourceVmDetailsFirmware,
 )
+from kccgen.generated.vmmigration.v1alpha1.vmmigrationsource_reference import VMMigrationSourceRef
 from kccgen.generated.vmmigration.v1alpha1.vmmigrationtargetproject_reference import (
     VMMigrationTargetProjectRef,
 )
@@ -1521,18 +1521,8 @@ class VMMigrationMigratingVMSpec(KRMModel):
     labels: Annotated[
         dict[str, str] | None, Field(description="The labels of the migrating VM.")
     ] = None
-    location: Annotated[
-        str, Field(description="Immutable. The location of the VMMigrationMigratingVM.")
-    ]
     policy: Annotated[
         SchedulePolicy | None, Field(description="The replication schedule policy.")
-    ] = None
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this VMMigrationMigratingVM belongs to.",
-        ),
     ] = None
     resource_id: Annotated[
         str | None,
@@ -1541,8 +1531,12 @@ class VMMigrationMigratingVMSpec(KRMModel):
             description="Immutable. Optional. The VMMigrationMigratingVM ID used for creation and acquisition.",
         ),
     ] = None
-    source: Annotated[
-        str, Field(description="Immutable. The source of the VMMigrationMigratingVM.")
+    source_ref: Annotated[
+        VMMigrationSourceRef,
+        Field(
+            alias="sourceRef",
+            description="Immutable. The VMMigrationSource that this VMMigrationMigratingVM belongs to.",
+        ),
     ]
     source_vm_id: Annotated[
         str | None, Field(alias="sourceVmId", description="The unique ID of the VM in the source.")

@@ -47,7 +47,7 @@ ADAPTER = Adapter(
             lro=Lro.GOOGLE_LONGRUNNING,
         )
     ),
-    krm_only=("location", "projectRef", "resourceID", "source"),
+    krm_only=("location", "projectRef", "resourceID", "sourceRef"),
     int64_paths=(
         "vms[].utilization.diskIoRateAverageKbps",
         "vms[].utilization.diskIoRateMaxKbps",

@@ -38,10 +38,8 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     fixed="no update method for vmmigration.v1 projects.locations.sources.utilizationReports",
     spec=(
         ("displayName", STRING, (), False, True),
-        ("location", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
-        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
-        ("source", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("sourceRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("timeFrame", ENUM, (), False, True),
         ("vms", ARRAY_OF_OBJECT, (), False, True),
         ("vms[].utilization", OBJECT, (), False, True),

@@ -25,9 +25,9 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "projectRef", "Project"),
-        ("location", "location", ""),
-        ("source", "source", ""),
+        ("project", "sourceRef", "VMMigrationSource"),
+        ("location", "sourceRef", "VMMigrationSource"),
+        ("source", "sourceRef", "VMMigrationSource"),
         ("utilizationReport", "resourceID", ""),
     ),
     id_generation="user",
@@ -36,9 +36,9 @@ IDENTITY = IdentityTemplate(
 #: Reference fields of VMMigrationUtilizationReport objects (path under spec -> target Kind).
 REFERENCES: tuple[RefField, ...] = (
     RefField(
-        path="projectRef",
-        target="Project",
-        api_path="{project}",
+        path="sourceRef",
+        target="VMMigrationSource",
+        api_path="{source}",
         parent=True,
     ),
 )

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.vmmigration.v1alpha1 import vmmigration_v1_api
 from kccgen.generated.vmmigration.v1alpha1.vmmigration_v1_api import (
     UtilizationReportState,
@@ -17,6 +16,7 @@ from kccgen.generated.vmmigration.v1alpha1.vmmigration_v1_api import (
     VmwareVmDetailsBootOption,
     VmwareVmDetailsPowerState,
 )
+from kccgen.generated.vmmigration.v1alpha1.vmmigrationsource_reference import VMMigrationSourceRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -106,16 +106,6 @@ class VMMigrationUtilizationReportSpec(KRMModel):
         str | None,
         Field(alias="displayName", description="The report display name, as assigned by the user."),
     ] = None
-    location: Annotated[
-        str, Field(description="Immutable. The location of the VMMigrationUtilizationReport.")
-    ]
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this VMMigrationUtilizationReport belongs to.",
-        ),
-    ] = None
     resource_id: Annotated[
         str | None,
         Field(
@@ -123,8 +113,12 @@ class VMMigrationUtilizationReportSpec(KRMModel):
             description="Immutable. Optional. The VMMigrationUtilizationReport ID used for creation and acquisition.",
         ),
     ] = None
-    source: Annotated[
-        str, Field(description="Immutable. The source of the VMMigrationUtilizationReport.")
+    source_ref: Annotated[
+        VMMigrationSourceRef,
+        Field(
+            alias="sourceRef",
+            description="Immutable. The VMMigrationSource that this VMMigrationUtilizationReport belongs to.",
+        ),
     ]
     time_frame: Annotated[
         UtilizationReportTimeFrame | None,

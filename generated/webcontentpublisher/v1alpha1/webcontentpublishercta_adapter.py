@@ -36,7 +36,7 @@ ADAPTER = Adapter(
         )
     ),
     delete=NoDelete(),
-    krm_only=("organizationRef", "publicationRef", "resourceID"),
+    krm_only=("organization", "publicationRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

@@ -30,7 +30,7 @@ ADAPTER = Adapter(
         )
     ),
     delete=NoDelete(),
-    krm_only=("organizationRef", "resourceID"),
+    krm_only=("organization", "resourceID"),
     int64_paths=("slProduct.gcpProjectNumber",),
 )
 

@@ -39,7 +39,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("additionalDomains[].url", STRING, (REQUIRED,), True, True),
         ("displayName", STRING, (REQUIRED,), True, True),
         ("languageCode", STRING, (REQUIRED,), True, True),
-        ("organizationRef", OBJECT, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("organization", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("primaryDomain", OBJECT, (REQUIRED,), True, True),
         ("primaryDomain.url", STRING, (REQUIRED,), True, True),
         ("publicationPrivacyPolicyUrl", STRING, (OPTIONAL,), True, True),

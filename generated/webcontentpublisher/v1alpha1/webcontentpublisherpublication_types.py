@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.apigee.v1alpha1.apigeeorganization_reference import ApigeeOrganizationRef
 from kccgen.generated.webcontentpublisher.v1alpha1 import webcontentpublisher_v1_api
 from kccgen.generated.webcontentpublisher.v1alpha1.webcontentpublisher_v1_api import (
     ContentPolicyStatusState,
@@ -227,12 +226,8 @@ class WebContentPublisherPublicationSpec(KRMModel):
             description='Required. The primary language of the publication (BCP-47 code, e.g., "en-US").',
         ),
     ] = None
-    organization_ref: Annotated[
-        ApigeeOrganizationRef,
-        Field(
-            alias="organizationRef",
-            description="Immutable. The ApigeeOrganization that this WebContentPublisherPublication belongs to.",
-        ),
+    organization: Annotated[
+        str, Field(description="Immutable. The organization of the WebContentPublisherPublication.")
     ]
     primary_domain: Annotated[
         DomainProperty | None,

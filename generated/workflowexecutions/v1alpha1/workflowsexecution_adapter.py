@@ -39,7 +39,7 @@ ADAPTER = Adapter(
     ),
     update=NoUpdate(),
     delete=NoDelete(),
-    krm_only=("location", "projectRef", "resourceID", "workflowRef"),
+    krm_only=("location", "projectRef", "resourceID", "workflow"),
 )
 
 register_adapter(ADAPTER)

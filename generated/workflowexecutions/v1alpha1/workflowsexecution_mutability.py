@@ -42,8 +42,10 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("disableConcurrencyQuotaOverflowBuffering", BOOLEAN, (OPTIONAL,), False, True),
         ("executionHistoryLevel", ENUM, (OPTIONAL,), False, True),
         ("labels", MAP_OF_STRING, (), False, True),
+        ("location", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
-        ("workflowRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("workflow", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(
         ("createTime", STRING_GOOGLE_DATETIME, (OUTPUT_ONLY, OUTPUT_ONLY_2), False, True),

@@ -25,9 +25,9 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "workflowRef", "WorkflowsWorkflow"),
-        ("location", "workflowRef", "WorkflowsWorkflow"),
-        ("workflow", "workflowRef", "WorkflowsWorkflow"),
+        ("project", "projectRef", "Project"),
+        ("location", "location", ""),
+        ("workflow", "workflow", ""),
         ("execution", "resourceID", ""),
     ),
     id_generation="service",
@@ -36,9 +36,9 @@ IDENTITY = IdentityTemplate(
 #: Reference fields of WorkflowsExecution objects (path under spec -> target Kind).
 REFERENCES: tuple[RefField, ...] = (
     RefField(
-        path="workflowRef",
-        target="WorkflowsWorkflow",
-        api_path="{workflow}",
+        path="projectRef",
+        target="Project",
+        api_path="{project}",
         parent=True,
     ),
 )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
+from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.workflowexecutions.v1alpha1 import workflowexecutions_v1_api
 from kccgen.generated.workflowexecutions.v1alpha1.workflowexecutions_v1_api import (
     ExecutionCallLogLevel,
@@ -15,7 +16,6 @@ from kccgen.generated.workflowexecutions.v1alpha1.workflowexecutions_v1_api impo
     ExecutionState,
     StateErrorType,
 )
-from kccgen.generated.workflows.v1alpha1.workflowsworkflow_reference import WorkflowsWorkflowRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -232,6 +232,16 @@ class WorkflowsExecutionSpec(KRMModel):
     labels: Annotated[
         dict[str, str] | None, Field(description="Labels associated with this execution.")
     ] = None
+    location: Annotated[
+        str, Field(description="Immutable. The location of the WorkflowsExecution.")
+    ]
+    project_ref: Annotated[
+        ProjectRef | None,
+        Field(
+            alias="projectRef",
+            description="Immutable. The Project that this WorkflowsExecution belongs to.",
+        ),
+    ] = None
     resource_id: Annotated[
         str | None,
         Field(
@@ -239,12 +249,8 @@ class WorkflowsExecutionSpec(KRMModel):
             description="Optional. The service-generated ID of an existing WorkflowsExecution to acquire.",
         ),
     ] = None
-    workflow_ref: Annotated[
-        WorkflowsWorkflowRef,
-        Field(
-            alias="workflowRef",
-            description="Immutable. The WorkflowsWorkflow that this WorkflowsExecution belongs to.",
-        ),
+    workflow: Annotated[
+        str, Field(description="Immutable. The workflow of the WorkflowsExecution.")
     ]
 
 

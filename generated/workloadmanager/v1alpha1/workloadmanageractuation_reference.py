@@ -25,9 +25,9 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "projectRef", "Project"),
-        ("location", "location", ""),
-        ("deployment", "deployment", ""),
+        ("project", "deploymentRef", "WorkloadManagerDeployment"),
+        ("location", "deploymentRef", "WorkloadManagerDeployment"),
+        ("deployment", "deploymentRef", "WorkloadManagerDeployment"),
         ("actuation", "resourceID", ""),
     ),
     id_generation="user",
@@ -36,9 +36,9 @@ IDENTITY = IdentityTemplate(
 #: Reference fields of WorkloadManagerActuation objects (path under spec -> target Kind).
 REFERENCES: tuple[RefField, ...] = (
     RefField(
-        path="projectRef",
-        target="Project",
-        api_path="{project}",
+        path="deploymentRef",
+        target="WorkloadManagerDeployment",
+        api_path="{deployment}",
         parent=True,
     ),
 )

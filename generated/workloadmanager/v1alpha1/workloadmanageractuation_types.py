@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.workloadmanager.v1alpha1 import workloadmanager_v1_api
 from kccgen.generated.workloadmanager.v1alpha1.workloadmanager_v1_api import (
     ActuationOutputErrorCode,
     ActuationState,
+)
+from kccgen.generated.workloadmanager.v1alpha1.workloadmanagerdeployment_reference import (
+    WorkloadManagerDeploymentRef,
 )
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -137,19 +139,13 @@ class WorkloadManagerActuationSpec(KRMModel):
     The Actuation object represents the bootstrap state and output results of deployed infrastructure and software.
     """
 
-    deployment: Annotated[
-        str, Field(description="Immutable. The deployment of the WorkloadManagerActuation.")
-    ]
-    location: Annotated[
-        str, Field(description="Immutable. The location of the WorkloadManagerActuation.")
-    ]
-    project_ref: Annotated[
-        ProjectRef | None,
+    deployment_ref: Annotated[
+        WorkloadManagerDeploymentRef,
         Field(
-            alias="projectRef",
-            description="Immutable. The Project that this WorkloadManagerActuation belongs to.",
+            alias="deploymentRef",
+            description="Immutable. The WorkloadManagerDeployment that this WorkloadManagerActuation belongs to.",
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(
