@@ -137,6 +137,13 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], str, Any]] = [
         f"projects/{PROJECT}/zones/us-central1-a/disks/d1",
     ),
     (
+        "ComputeTargetTCPProxy",
+        {"backendServiceRef": {"external": f"projects/{PROJECT}/global/backendServices/bs1"}},
+        {"serviceRef": {"external": f"projects/{PROJECT}/global/backendServices/bs1"}},
+        "service",
+        f"projects/{PROJECT}/global/backendServices/bs1",
+    ),
+    (
         "ComputeInstance",
         {"zone": "us-central1-a", "instanceTemplateRef": {"external": f"projects/{PROJECT}/global/instanceTemplates/t1"}},
         {"zone": "us-central1-a", "sourceInstanceTemplateRef": {"external": f"projects/{PROJECT}/global/instanceTemplates/t1"}},

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
+from kccgen.runtime.adapter import adapter_for
 from kccgen.runtime.local import ManifestError, load_manifests
 from kccgen.runtime.registry import types_modules
 from tests.support.kinds import batched_params, representatives
@@ -28,7 +29,10 @@ def _bare(kind: str) -> dict[str, Any]:
 
 
 def _spec_has_required(kind: str) -> bool:
-    return bool(SCHEMAS[kind]["properties"]["spec"].get("required"))
+    """A required spec field, or one of two that name the same thing (a region or
+    zone field and Config Connector's ``location``, kind file ``locations:``)."""
+    loc = adapter_for(kind).locations
+    return bool(SCHEMAS[kind]["properties"]["spec"].get("required")) or bool(loc and loc.param)
 
 
 def test_both_cases_exist() -> None:

@@ -39,7 +39,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("proxyBind", BOOLEAN, (), False, True),
         ("proxyHeader", ENUM, (), False, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
-        ("service", STRING, (), False, True),
+        ("serviceRef", OBJECT, (), False, True, {"api_path": "service"}),
     ),
     observed=(
         ("creationTimestamp", STRING, (OUTPUT_ONLY, OUTPUT_ONLY_2, OUTPUT_ONLY_3), False, True),

@@ -13,6 +13,9 @@ from kccgen.generated.compute.v1alpha1.compute_v1_api import (
     TargetTcpProxyLoadBalancingScheme,
     TargetTcpProxyProxyHeader,
 )
+from kccgen.generated.compute.v1alpha1.computebackendservice_reference import (
+    ComputeBackendServiceRef,
+)
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -66,6 +69,13 @@ class ComputeTargetTCPProxySpec(KRMModel):
     Load Balancer overview.
     """
 
+    backend_service_ref: Annotated[
+        ComputeBackendServiceRef | None,
+        Field(
+            alias="backendServiceRef",
+            description="Config Connector's name for service (spec.serviceRef); set one of the two.",
+        ),
+    ] = None
     description: Annotated[
         str | None, Field(description="An optional description of this resource.")
     ] = None
@@ -110,7 +120,13 @@ class ComputeTargetTCPProxySpec(KRMModel):
             description="Immutable. Optional. The ComputeTargetTCPProxy ID used for creation and acquisition.",
         ),
     ] = None
-    service: Annotated[str | None, Field(description="URL to the BackendService resource.")] = None
+    service_ref: Annotated[
+        ComputeBackendServiceRef | None,
+        Field(
+            alias="serviceRef",
+            description="A reference to a ComputeBackendService (API field `service`).",
+        ),
+    ] = None
 
 
 class UInt64String(RootModel[str]):
