@@ -41,7 +41,7 @@ from kccgen.mockgcp.engine import MockGCP
 from kccgen.mockgcp.server import MockServer
 from kccgen.runtime.adapter import adapter_for
 from kccgen.runtime.identity import IdentityError, identity_for
-from kccgen.runtime.locations import LocationError, located
+from kccgen.runtime.locations import LocationError, located, restored
 from kccgen.runtime.refs import references_of
 from kccgen.runtime.registry import types_modules
 from tests.conftest import REPO
@@ -296,3 +296,20 @@ def test_an_identity_parent_is_a_resource_of_the_same_service() -> None:
     assert "ApigeeOrganization" not in parents["AccessContextManagerGCPUserAccessBinding"].values()
     assert parents["AlloyDBInstance"] == {"clusterRef": "AlloyDBCluster"}
     assert [p for p, f, _ in identity_for("AlloyDBInstance").spec_fields] == ["project", "location", "cluster", "instance"]
+
+
+def test_restored_puts_back_the_users_kind_and_spelling() -> None:
+    """After the reconcile, the object is the user's again: Kind, apiVersion and
+    spec; a spec the reconcile rewrote (state-into-spec merge) keeps its new
+    fields, with ``location`` in place of the region field it filled."""
+    for spec, filled in (({"location": "us-central1"}, "region"), ({"location": "global"}, "")):
+        original = _obj("ComputeAddress", "a", spec)
+        as_located = located(original)
+        assert as_located is not None
+        untouched = restored(original, as_located, {**as_located, "status": {"externalRef": "x"}})
+        assert (untouched["kind"], untouched["apiVersion"], untouched["spec"]) == ("ComputeAddress", original["apiVersion"], spec)
+        assert untouched["status"] == {"externalRef": "x"}
+        merged_spec = {**as_located["spec"], "description": "from GCP"}
+        merged = restored(original, as_located, {**as_located, "spec": merged_spec})
+        assert merged["spec"] == {**spec, "description": "from GCP"}
+        assert filled == "" or filled not in merged["spec"]
