@@ -203,14 +203,19 @@ class Reconciler:
         ns_obj = self.store.get("Namespace", "", ns) or {}
         return _ann(ns_obj).get(ANN_ACTUATION, "").lower() == "paused"
 
-    def _as(self, original: Mapping[str, Any], as_located: Mapping[str, Any]) -> Reconciler:
-        """This reconciler for ``as_located``, persisting the object as the user wrote it."""
-        if self.persist is None:
-            return self
-        sub = copy.copy(self)
-        persist = self.persist
-        sub.persist = lambda o: persist(restored(original, as_located, o))
-        return sub
+    def _at_location(self, original: Mapping[str, Any], step: Callable[[Reconciler, Mapping[str, Any]], Result]) -> Result | None:
+        """``step`` run on ``original`` as the Kind serving its ``spec.location``, with
+        the user's Kind and spelling put back (and persisted so); None when the object
+        names no location. Raises LocationError for a location no Kind serves."""
+        as_located = located(original)
+        if as_located is None:
+            return None
+        sub = self
+        if self.persist is not None:
+            sub, persist = copy.copy(self), self.persist
+            sub.persist = lambda o: persist(restored(original, as_located, o))
+        result = step(sub, as_located)
+        return replace(result, obj=restored(original, as_located, result.obj))
 
     # --- entry points -------------------------------------------------------------------
 
@@ -220,12 +225,11 @@ class Reconciler:
         a = adapter_for(str(original.get("kind")))
         if a.locations is not None:
             try:
-                as_located = located(original)
+                done = self._at_location(original, Reconciler.reconcile)
             except LocationError as e:
                 return self._finish(copy.deepcopy(dict(original)), False, "UpdateFailed", str(e), [])
-            if as_located is not None:
-                result = self._as(original, as_located).reconcile(as_located)
-                return replace(result, obj=restored(original, as_located, result.obj))
+            if done is not None:
+                return done
         if not a.aliases:
             return self._reconcile(original)
         user_spec = original.get("spec")
@@ -286,15 +290,14 @@ class Reconciler:
         a = adapter_for(str(original.get("kind")))
         if a.locations is not None:
             try:
-                as_located = located(original)
+                done = self._at_location(original, Reconciler.delete)
             except LocationError as e:
                 obj = copy.deepcopy(dict(original))
                 if not (obj.get("status") or {}).get("externalRef"):  # never reconciled: nothing in GCP
                     return self._finish(obj, True, "Deleted", f"nothing to delete: {e}", [], deleted=True)
                 return self._finish(obj, False, "DeleteFailed", f"cannot identify the resource to delete: {e}", [])
-            if as_located is not None:
-                result = self._as(original, as_located).delete(as_located)
-                return replace(result, obj=restored(original, as_located, result.obj))
+            if done is not None:
+                return done
         obj = copy.deepcopy(dict(original))
         events: list[Event] = []
         if self.paused or _ann(obj).get(ANN_ACTUATION, "").lower() == "paused" or self._namespace_paused(obj):

@@ -434,7 +434,6 @@ def build_kind(
         ),
         kcc_versions=tuple(sorted(v for v, names in s.kfile.kcc_versions.items() if s.cfg.kind in names)),
         locations=located.locations,
-        locations_reason=s.kfile.locations.reason if located.locations and s.kfile.locations else "",
     )
 
 

@@ -284,7 +284,6 @@ class KindIR:
     canonical: tuple[Canonical, ...] = ()  # values the service spells its own way (generator/ir/canonical.py)
     kcc_versions: tuple[str, ...] = ()  # Config Connector's version names served beside ``version``
     locations: Locations | None = None  # Config Connector's spec.location over several scopes
-    locations_reason: str = ""
 
     @property
     def served_versions(self) -> tuple[str, ...]:
