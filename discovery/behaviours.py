@@ -13,7 +13,7 @@ import re
 
 from kccgen.contract import Behaviour, Fact
 
-__all__ = ["Behaviour", "Fact", "behaviours", "classify", "service_assigned_id"]
+__all__ = ["Behaviour", "Fact", "behaviours", "classify", "service_assigned_id", "without_markers"]
 
 
 # Leading markers: "Output only.", "[Output Only]", "Output-only.", "Required:"...
@@ -63,6 +63,18 @@ _CREATE_ONLY = [
 
 # Leading tags that carry no behaviour but may precede one ("[DEPRECATED] ...").
 _SKIP_TOKENS = re.compile(r"deprecated", re.IGNORECASE)
+
+
+def without_markers(text: str) -> str:
+    """``text`` without its leading behaviour markers (``[Output Only]``,
+    ``Immutable.``): for a field whose behaviours a kind config overrides, so
+    the description does not state what is no longer true."""
+    rest = text
+    for _beh, token in _leading_tokens(text):
+        rest = rest.lstrip()
+        if rest.startswith(token):
+            rest = rest[len(token) :]
+    return rest.lstrip()
 
 
 def _leading_tokens(text: str) -> list[tuple[Behaviour, str]]:

@@ -40,6 +40,15 @@ BUILTIN_NAMES: frozenset[str] = frozenset(n for n in dir(builtins) if n[:1].isup
 #: holds a plain value (run's secretRef, analytics' filterRef): in our CRDs a
 #: ``*Ref`` is a reference object, so the exception is written down where the
 #: field is, and the CRD lint and tests accept exactly those.
+#: Top-level parents beside projects: collection -> (identity placeholder, spec
+#: field, referenced Kind), as Config Connector names them (folderRef -> Folder).
+PARENT_FORMS: dict[str, tuple[str, str, str]] = {
+    "folders": ("folder", "folderRef", "Folder"),
+    "organizations": ("organization", "organizationRef", "Organization"),
+    "billingAccounts": ("billingAccount", "billingAccountRef", "BillingAccount"),
+}
+PARENT_FIELDS = {c: f for c, (_p, f, _k) in PARENT_FORMS.items()}
+
 API_NAMED_REF = "Not a Config Connector reference: the API's own field name."
 
 

@@ -39,8 +39,8 @@ def _to_int(v: Any) -> Any:
 def export_manifest(kind: str, external: str, resource: dict[str, Any], name: str | None = None, namespace: str = "default") -> dict[str, Any]:
     """The manifest of ``resource`` (the GET answer for ``external``)."""
     a = adapter_for(kind)
-    ident = identity_for(kind)
-    values = ident.parse(external)
+    values = identity_for(kind).parse(external)
+    ident = identity_for(kind).form_for(values)  # a folder's bucket: folderRef, not projectRef
     rid = values.get(a.id_param, "")
     obj_name = name or rid.lower()
     if not _DNS_1123.fullmatch(obj_name):

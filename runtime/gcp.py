@@ -22,6 +22,7 @@ from typing import Any, assert_never
 from kccgen import data_dir
 from kccgen.contract import Adapter, Call, Lro
 from kccgen.documents import read_document
+from kccgen.runtime.identity import loaded_identity, rehome
 
 log = logging.getLogger("kccgen.gcp")
 SPECS = data_dir("specs")
@@ -280,11 +281,19 @@ class Gcp:
     def call(
         self, a: Adapter, c: Call, values: dict[str, str], body: Any = None, extra: dict[str, Any] | None = None, *, idempotent: bool = True
     ) -> Any:
-        params = {name: tpl.format(**values) for name, tpl in c.params}
+        resource, templates = a.resource, c.params
+        ident = loaded_identity(a.kind)
+        other = ident.parent_of(values) if ident is not None else None
+        if other is not None and resource[:1] == ("projects",):
+            # The folder (organization, billing account) form of the resource: the
+            # same methods under the other top-level collection.
+            resource = (other[0], *resource[1:])
+            templates = tuple((name, rehome(tpl, *other)) for name, tpl in templates)
+        params = {name: tpl.format(**values) for name, tpl in templates}
         params.update(extra or {})
-        method = getattr(self._resource(a.doc, a.resource), c.method)
+        method = getattr(self._resource(a.doc, resource), c.method)
         request = method(**params, body=body) if body is not None else method(**params)
-        return self.execute(f"{a.doc} {'.'.join(a.resource)}.{c.method}", request, idempotent, values.get("project", ""))
+        return self.execute(f"{a.doc} {'.'.join(resource)}.{c.method}", request, idempotent, values.get("project", ""))
 
     def list_all(self, a: Adapter, c: Call, values: dict[str, str], items_field: str, max_pages: int = 100) -> list[dict[str, Any]]:
         """Every resource of a collection, page by page (``nextPageToken``)."""

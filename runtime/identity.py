@@ -11,7 +11,9 @@ lives here.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
 from urllib.parse import urlsplit
 
 _PH = re.compile(r"\{([A-Za-z][A-Za-z0-9]*)\}")
@@ -55,6 +57,15 @@ def _prefix_rx(prefix: str) -> str:
     return "".join((_VERSION_RX if _VERSION.match(p) else re.escape(p)) + "/" for p in parts)
 
 
+def rehome(template: str, collection: str, param: str) -> str:
+    """``template`` under another top-level parent: ``projects/{project}/logs`` ->
+    ``folders/{folder}/logs``; a template not under the project is unchanged."""
+    head = "projects/{project}"
+    if template == head or template.startswith(head + "/"):
+        return f"{collection}/{{{param}}}{template[len(head):]}"
+    return template
+
+
 @dataclass(frozen=True)
 class IdentityTemplate:
     """How one Kind's resources are named; built from generated data only."""
@@ -73,6 +84,10 @@ class IdentityTemplate:
     # Kinds serving this Kind's other location scopes (kccgen.contract.Locations):
     # an object of this Kind may be named by theirs (a global ComputeAddress).
     variants: tuple[str, ...] = ()
+    # The same resource under other top-level parents than the project, as
+    # (collection, placeholder, spec field or "" when a parent ref covers the
+    # project, Kind): a LoggingLogBucket may be folders/{folder}/locations/...
+    parents: tuple[tuple[str, str, str, str], ...] = ()
     _compiled: dict[str, tuple[re.Pattern[str], tuple[str, ...]]] = field(default_factory=dict, compare=False, repr=False)
 
     def _rx(self, template: str) -> tuple[re.Pattern[str], tuple[str, ...]]:
@@ -83,6 +98,59 @@ class IdentityTemplate:
     @property
     def params(self) -> tuple[str, ...]:
         return self._rx(self.template)[1]
+
+    def at_parent(self, collection: str) -> IdentityTemplate:
+        """This identity under another top-level parent: ``projects/{project}/`` becomes
+        ``folders/{folder}/`` in every template, and the project's spec field the
+        parent's (a covering parent ref, like a view's bucketRef, stays)."""
+        key = f"{self.kind}@{collection}"
+        found = _AT_PARENT.get(key)
+        if found is not None:
+            return found
+        _c, param, fld, kind = next(p for p in self.parents if p[0] == collection)
+        fields = tuple(
+            (param, fld or f, kind if fld else t) if p == "project" else (p, f, t)
+            for p, f, t in self.spec_fields
+        )
+        found = replace(
+            self,
+            template=rehome(self.template, collection, param),
+            rest_template=rehome(self.rest_template, collection, param),
+            extra_forms=(),
+            spec_fields=fields,
+            variants=(),
+            parents=(),
+            _compiled={},
+        )
+        _AT_PARENT[key] = found
+        return found
+
+    def parent_forms(self) -> tuple[IdentityTemplate, ...]:
+        return tuple(self.at_parent(p[0]) for p in self.parents)
+
+    def parent_of(self, values: Mapping[str, object]) -> tuple[str, str] | None:
+        """(collection, placeholder) of the other parent ``values`` name, if any."""
+        return next(((p[0], p[1]) for p in self.parents if values.get(p[1])), None)
+
+    def form_for(self, values: Mapping[str, object]) -> IdentityTemplate:
+        """The form whose parent ``values`` name: a folder's when they hold ``folder``."""
+        other = self.parent_of(values)
+        return self.at_parent(other[0]) if other else self
+
+    def form_for_spec(self, spec: Mapping[str, Any]) -> IdentityTemplate:
+        """The form the spec's parent field picks; ValueError naming the fields when
+        more than one is set (the CRD refuses that too)."""
+        own = [p for p in self.parents if p[2]]
+        if not own:
+            return self
+        project = next((f for p, f, _t in self.spec_fields if p == "project"), "projectRef")
+        chosen = [f for f in (project, *(p[2] for p in own)) if spec.get(f) is not None]
+        if len(chosen) > 1:
+            raise ValueError(f"spec.{' and spec.'.join(chosen)} are set: a {self.kind} has one parent; set at most one of {', '.join([project, *(p[2] for p in own)])}")
+        for p in own:
+            if chosen == [p[2]]:
+                return self.at_parent(p[0])
+        return self
 
     def expected(self) -> str:
         forms = [self.template, f"//{self.domain}/{self.template}"]
@@ -117,7 +185,12 @@ class IdentityTemplate:
                     return identity_for(v).parse(value)
                 except IdentityError:
                     continue
-            raise IdentityError(self.kind, value, self.expected())
+            for form in self.parent_forms():
+                try:
+                    return form.parse(value)
+                except IdentityError:
+                    continue
+            raise IdentityError(self.kind, value, self._all_expected())
         return {n: m.group(n) for n in names}
 
     def _match_any(self, path: str, templates: tuple[str, ...]) -> dict[str, str] | None:
@@ -133,15 +206,18 @@ class IdentityTemplate:
         try:
             return self._normalize(value)
         except IdentityError as own:
-            for v in self.variants:
+            others = [*(identity_for(v) for v in self.variants), *self.parent_forms()]
+            for other in others:
                 try:
-                    return identity_for(v).normalize(value)
+                    return other.normalize(value)
                 except IdentityError:
                     continue
-            if self.variants:
-                forms = " or ".join([self.expected(), *(identity_for(v).expected() for v in self.variants)])
-                raise IdentityError(self.kind, value, forms, own.why) from None
+            if others:
+                raise IdentityError(self.kind, value, self._all_expected(), own.why) from None
             raise
+
+    def _all_expected(self) -> str:
+        return " or ".join([self.expected(), *(identity_for(v).expected() for v in self.variants), *(f.expected() for f in self.parent_forms())])
 
     def _normalize(self, value: str) -> str:
         if not isinstance(value, str):
@@ -193,10 +269,12 @@ class IdentityTemplate:
 # --- registry -------------------------------------------------------------
 
 _IDENTITIES: dict[str, IdentityTemplate] = {}
+_AT_PARENT: dict[str, IdentityTemplate] = {}  # Kind@collection -> that form
 
 
 def register_identity(identity: IdentityTemplate) -> None:
     _IDENTITIES[identity.kind] = identity
+    _AT_PARENT.clear()
 
 
 def identity_for(kind: str) -> IdentityTemplate:
@@ -213,6 +291,11 @@ def identity_for(kind: str) -> IdentityTemplate:
         from kccgen.runtime.registry import unknown_kind
 
         raise KeyError(unknown_kind(kind, sorted(_IDENTITIES))) from None
+
+
+def loaded_identity(kind: str) -> IdentityTemplate | None:
+    """The identity if its module is loaded already (no import, no error)."""
+    return _IDENTITIES.get(kind)
 
 
 def known_kinds() -> tuple[str, ...]:

@@ -380,9 +380,9 @@ class Reconciler:
 
     def _parent_values(self, obj: dict[str, Any], a: Adapter) -> dict[str, str]:
         """Identity values known before create for a service-generated ID (no ID yet)."""
-        ident = identity_for(a.kind)
-        values: dict[str, str] = {}
         spec = obj.get("spec") or {}
+        ident = identity_for(a.kind).form_for_spec(spec)
+        values: dict[str, str] = {}
         from kccgen.runtime.refs import resolve_ref
 
         ns = str((obj.get("metadata") or {}).get("namespace") or getattr(self.store, "default_namespace", "default"))
@@ -415,7 +415,7 @@ class Reconciler:
         status["observedState"] = observed
 
     def _external_from(self, a: Adapter, resource: Mapping[str, Any], values: dict[str, str]) -> str:
-        ident = identity_for(a.kind)
+        ident = identity_for(a.kind).form_for(values)
         name = str(at_path(resource, a.id_field) or "")
         if a.id_field == "name" and a.name_is_full and name:
             return ident.normalize(name)

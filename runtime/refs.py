@@ -25,7 +25,7 @@ from typing import Any, Protocol
 import yaml
 from pydantic import Field
 
-from kccgen.runtime.identity import IdentityError, identity_for
+from kccgen.runtime.identity import IdentityError, IdentityTemplate, identity_for
 from kccgen.runtime.krm import KRMModel
 
 
@@ -348,7 +348,14 @@ def identity_from_spec(obj: Mapping[str, Any], store: ObjectStore) -> str | None
     the params inside it (keyRingRef gives project, location and keyRing).
     """
     kind = str(obj.get("kind"))
-    ident = identity_for(kind)
+    spec = obj.get("spec") or {}
+    # A Kind under several parents: folderRef picks the folder form (ValueError
+    # when two parents are set).
+    return _identity_from_spec(obj, store, identity_for(kind).form_for_spec(spec))
+
+
+def _identity_from_spec(obj: Mapping[str, Any], store: ObjectStore, ident: IdentityTemplate) -> str | None:
+    kind = str(obj.get("kind"))
     spec = obj.get("spec") or {}
     meta = obj.get("metadata") or {}
     namespace = str(meta.get("namespace") or getattr(store, "default_namespace", "default"))
@@ -370,6 +377,9 @@ def identity_from_spec(obj: Mapping[str, Any], store: ObjectStore) -> str | None
                     raise RefError(Reason.EMPTY, f"spec.{field}", f"{kind} needs spec.{field} to be identified")
                 ext = resolve_ref(ref, target, namespace, store, f"spec.{field}")
                 parsed[field] = identity_for(target).parse(ext)
+                form = ident.form_for(parsed[field]) if param == "project" else ident
+                if form is not ident:  # the covering parent lives under a folder (a folder bucket's view)
+                    return _identity_from_spec(obj, store, form)
             value = parsed[field].get(param)
         else:
             value = spec.get(field)

@@ -150,6 +150,20 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], str, Any]] = [
         "?sourceInstanceTemplate",  # a query parameter of instances.insert
         f"projects/{PROJECT}/global/instanceTemplates/t1",
     ),
+    (
+        "ComputeInstanceGroup",
+        {"zone": "us-central1-a", "namedPort": [{"name": "http", "port": 80}]},
+        {"zone": "us-central1-a", "namedPorts": [{"name": "http", "port": 80}]},
+        "namedPorts",
+        [{"name": "http", "port": 80}],
+    ),
+    (
+        "BinaryAuthorizationAttestor",
+        {"userOwnedDrydockNote": {"noteRef": {"external": f"projects/{PROJECT}/notes/n1"}}},
+        {"userOwnedGrafeasNote": {"noteRef": {"external": f"projects/{PROJECT}/notes/n1"}}},
+        "userOwnedGrafeasNote.noteReference",
+        f"projects/{PROJECT}/notes/n1",
+    ),
 ]
 
 
@@ -292,7 +306,7 @@ def _apply(tmp_path: Path, name: str, obj: dict[str, Any], times: int = 1) -> tu
     with MockServer(MockGCP(lro_polls=1)) as s:
         for _ in range(times):
             s.clear_log()
-            r = _kccctl("apply", "-f", str(manifest), "--state", str(state), "--endpoint", s.base_url, "--project", PROJECT)
+            r = _kccctl("apply", "-f", str(manifest), "--state", str(state), "--endpoint", s.base_url, "--project", PROJECT, "--host-paths")
             assert r.returncode == 0, r.stdout + r.stderr
             writes.append([(e.method, e.url.split("://", 1)[-1].split("/", 1)[-1], _untokened(e.request_json)) for e in s.log if e.method in WRITES])
             calls.append(call_sequence(s.log))

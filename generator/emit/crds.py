@@ -160,6 +160,18 @@ def location_rules(loc: Locations | None) -> list[dict[str, str]]:
     return rules
 
 
+def parent_rules(fields: tuple[str, ...]) -> list[dict[str, str]]:
+    """A Kind under several top-level parents (project, folder, organization, billing
+    account): each parent field is identity, and at most one may be set (none: the
+    project comes from the project-id annotation)."""
+    if not fields:
+        return []
+    rules = [identity_rule(f, True) for f in fields[1:]]  # the project's rule comes with the identity params
+    count = " + ".join(f"(has(self.{cel_field(f)}) ? 1 : 0)" for f in fields)
+    rules.append({"rule": f"{count} <= 1", "message": f"set at most one of {', '.join(fields)}"})
+    return rules
+
+
 def _has_rules(node: object) -> bool:
     """Whether a schema subtree carries any CEL rule."""
     if isinstance(node, dict):
@@ -288,6 +300,7 @@ class SchemaBuilder:
         ]
         rules += [alias_rule(a) for a in self.k.aliases]
         rules += location_rules(self.k.locations)
+        rules += parent_rules(self.k.identity.parent_fields)
         s["x-kubernetes-validations"] = rules
         return s
 

@@ -48,6 +48,12 @@ def reference_source(ir: IR, t: TargetKind) -> str:
     ]
     if t.variants:  # the Kinds whose names a reference to this one accepts too
         identity.append(("variants", repr(tuple(k for _, k in t.variants))))
+    ident = ir.kind(t.kind).identity if t.ours else None
+    if ident is not None and ident.parent_forms:
+        # (collection, placeholder, spec field or "" when a parent ref covers the project, Kind)
+        own = set(ident.parent_fields)
+        parents = tuple((f.collection, f.param, f.krm_field if f.krm_field in own else "", f.ref_kind) for f in ident.parent_forms)
+        identity.append(("parents", repr(parents)))
     imports = [
         "from kccgen.runtime.identity import IdentityTemplate, register_identity",
         f"from kccgen.runtime.refs import {base}, RefField, register_references, register_ref_type",

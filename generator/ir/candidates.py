@@ -9,16 +9,19 @@ methods fit no contract shape (``build.resolve_shapes``), again with a reason.
 
 from __future__ import annotations
 
+from typing import Any
+
 from kccgen.discovery.document import DiscoveryDoc, Resource, iter_resources
 from kccgen.discovery.errors import SpecError, json_path
 from kccgen.generator.ir.model import Candidate
-from kccgen.generator.naming import kind_name, service_prefix, singular
+from kccgen.generator.naming import PARENT_FIELDS, kind_name, service_prefix, singular
 from kccgen.generator.spec.kinds import DerivedOverride, KindConfig, KindsFile
 
 _IAM = frozenset({"getIamPolicy", "setIamPolicy", "testIamPermissions"})
 # Parents a resource can hang under beside projects; the projects form is the
-# Kind, the others are listed (multi-parent Kinds are a later step).
-_OTHER_PARENTS = ("folders", "organizations", "billingAccounts")
+# Kind, and an other form with the same methods becomes one of its parents.
+_OTHER_PARENTS = tuple(PARENT_FIELDS)
+_STANDARD = ("get", "create", "insert", "patch", "update", "delete")
 AUTO_KRM_VERSION = "v1alpha1"  # unreviewed Kinds: alpha, as Config Connector labels new Kinds
 
 
@@ -60,6 +63,35 @@ def _form_rank(dotted: str) -> tuple[int, int, str]:
     before regional/zonal/global, then the shorter path."""
     parts = dotted.split(".")
     return (0 if parts[0] == "projects" else 1, 0 if "locations" in parts else 1 if _LOCATIONS & set(parts) else 2, dotted)
+
+
+def parent_form_of(best: str, other: str, resources: dict[str, Resource]) -> str | None:
+    """The parent collection (``folders``) when ``other`` is ``best`` under another
+    top-level parent with the same standard methods: same HTTP verbs, paths,
+    parameter names, request and response schemas. Then one Kind serves both,
+    the runtime swapping the parent in every name; any difference keeps ``other``
+    a separate, excluded form (its calls could not be rewritten safely)."""
+    head, _, rest = best.partition(".")
+    top, _, orest = other.partition(".")
+    if head != "projects" or top not in _OTHER_PARENTS or orest != rest:
+        return None
+    a, b = resources[best].methods, resources[other].methods
+    for name in _STANDARD:
+        ma, mb = a.get(name), b.get(name)
+        if (ma is None) != (mb is None):
+            return None
+        if ma is None or mb is None:
+            continue
+        same = (
+            ma.http_method == mb.http_method
+            and ma.path == mb.path
+            and set(ma.parameters) == set(mb.parameters)
+            and (ma.request.ref if ma.request else None) == (mb.request.ref if mb.request else None)
+            and (ma.response.ref if ma.response else None) == (mb.response.ref if mb.response else None)
+        )
+        if not same:
+            return None
+    return top
 
 
 def _schema(res: Resource) -> str | None:
@@ -156,6 +188,7 @@ def derive(file: str, kf: KindsFile, doc: DiscoveryDoc, curated: dict[tuple[str,
             continue
         forms.setdefault(fk, []).append(dotted)
     chosen: list[str] = []
+    parent_forms: dict[str, list[str]] = {}
     for group in forms.values():
         pinned = [d for d in group if d in kf.overrides]
         best = pinned[0] if pinned else min(group, key=_form_rank)
@@ -167,7 +200,12 @@ def derive(file: str, kf: KindsFile, doc: DiscoveryDoc, curated: dict[tuple[str,
                 chosen.append(other)
                 continue
             name = kind_name(prefix, other.rsplit(".", 1)[-1], _schema(resources[other]))
-            rows.append(Candidate(doc.key, other, name, file, "excluded", f"another form of {best} (one Kind per resource; its parents and locations are fields)"))
+            top = parent_form_of(best, other, resources)
+            if top is not None:
+                parent_forms.setdefault(best, []).append(top)
+                rows.append(Candidate(doc.key, other, name, file, "excluded", f"the {top} form of {best}: served by its Kind, whose {PARENT_FIELDS[top]} picks it"))
+                continue
+            rows.append(Candidate(doc.key, other, name, file, "excluded", f"another form of {best} (one Kind per resource; its locations are a field)"))
     named: dict[str, str] = {}
     for d in chosen:
         given = kf.overrides[d].kind if d in kf.overrides else None
@@ -178,7 +216,7 @@ def derive(file: str, kf: KindsFile, doc: DiscoveryDoc, curated: dict[tuple[str,
     configs: list[KindConfig] = []
     seen: dict[str, str] = {}
     for dotted in sorted(chosen):
-        cfg = _config(names[dotted], dotted, kf.overrides.get(dotted))
+        cfg = _config(names[dotted], dotted, kf.overrides.get(dotted), tuple(sorted(parent_forms.get(dotted, ()))))
         if cfg.kind in seen:
             raise SpecError(
                 file,
@@ -192,13 +230,15 @@ def derive(file: str, kf: KindsFile, doc: DiscoveryDoc, curated: dict[tuple[str,
     return configs, sorted(rows, key=lambda r: r.resource)
 
 
-def _config(kind: str, resource: str, ov: DerivedOverride | None) -> KindConfig:
+def _config(kind: str, resource: str, ov: DerivedOverride | None, parent_forms: tuple[str, ...] = ()) -> KindConfig:
+    forms: dict[str, Any] = {"parent_forms": parent_forms} if parent_forms else {}
     if ov is None:
-        return KindConfig(kind=kind, resource=resource, krm_version=AUTO_KRM_VERSION)
+        return KindConfig(kind=kind, resource=resource, krm_version=AUTO_KRM_VERSION, **forms)
     return KindConfig(
         kind=kind,
         resource=resource,
         krm_version=AUTO_KRM_VERSION,
+        **forms,
         asset_type=ov.asset_type,
         id_generation=ov.id_generation or "user",
         parents=ov.parents,

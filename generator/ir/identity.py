@@ -18,8 +18,8 @@ from kccgen.discovery.paths import (
     rest_template,
     shape,
 )
-from kccgen.generator.ir.model import Identity, IdentityParam
-from kccgen.generator.naming import pascal, singular
+from kccgen.generator.ir.model import Identity, IdentityParam, ParentForm
+from kccgen.generator.naming import PARENT_FORMS, pascal, singular
 from kccgen.generator.spec.asset_names import AssetName, AssetNameTable
 from kccgen.generator.spec.kinds import KindConfig
 
@@ -200,6 +200,12 @@ def resolve_identity(
     for ph, pc in sorted(cfg.parents.items()):
         if ph not in placeholders:
             params.insert(0, IdentityParam(ph, "parent" if pc.kind else "location", pc.field, pc.kind, in_template=False))
+    forms: tuple[ParentForm, ...] = ()
+    if cfg.parent_forms:
+        if template.startswith("projects/{project}/"):
+            forms = tuple(ParentForm(c, *PARENT_FORMS[c]) for c in cfg.parent_forms)
+        else:
+            disagreements.append(f"parent forms {', '.join(cfg.parent_forms)} left out: the identity {template!r} does not start with projects/{{project}}/")
     return Identity(
         asset_type=asset_type,
         asset_format=row.format if row else None,
@@ -215,4 +221,5 @@ def resolve_identity(
         rest_host=doc.host,
         rest_prefix=doc.service_path + path_prefix,
         extra_forms=cfg.external_forms,
+        parent_forms=forms,
     )

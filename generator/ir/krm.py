@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import Literal
 
 from kccgen.discovery.behaviours import Behaviour as B
-from kccgen.discovery.behaviours import Fact
+from kccgen.discovery.behaviours import Fact, without_markers
 from kccgen.generator.ir.model import (
     EnumIR,
     FieldIR,
@@ -44,6 +44,15 @@ def override_facts(cfg: KindConfig, config_file: str) -> dict[str, tuple[Fact, .
     for path, ov in cfg.fields.items():
         out[path] = tuple(sorted(Fact(B(b), f"override:{config_file}: {ov.reason}") for b in ov.behaviours))
     return out
+
+
+def overridden_description(description: str, facts: tuple[Fact, ...]) -> str:
+    """The description of a field whose behaviours a kind config replaced: its own
+    markers give way to the config's (an output-only ``[Output Only]`` field that
+    insert takes becomes ``Immutable.``), so the CRD never states the old ones."""
+    words = {B.IMMUTABLE: "Immutable.", B.REQUIRED: "Required.", B.OPTIONAL: "Optional.", B.OUTPUT_ONLY: "Output only.", B.INPUT_ONLY: "Input only."}
+    head = " ".join(words[b] for b in sorted({x.behaviour for x in facts}, key=lambda b: b.value) if b in words)
+    return f"{head} {without_markers(description)}".strip()
 
 
 class KrmProjector:
@@ -122,6 +131,8 @@ class KrmProjector:
         for f in src.fields:
             fpath = f"{path}.{f.name}" if path else f.name
             facts = self.facts(f, fpath)
+            if fpath in self.overrides:
+                f = replace(f, description=overridden_description(f.description, facts))
             beh = {x.behaviour for x in facts}
             if not path and f.name in drop:
                 removed += 1
@@ -222,12 +233,27 @@ def identity_fields(kind: str, identity: Identity) -> tuple[list[FieldIR], list[
             # cnrm.cloud.google.com/project-id annotation (object or namespace).
             optional = p.ref_kind == "Project"
             desc = f"Immutable. The {p.ref_kind} that this {kind} belongs to."
+            choice = identity.parent_fields if p.krm_field in identity.parent_fields else ()
+            if choice:
+                desc += f" Set at most one of {', '.join(choice)}."
             if optional:
                 desc += " When unset, the `cnrm.cloud.google.com/project-id` annotation of the object or of its namespace is used."
             fields.append(
                 FieldIR(p.krm_field, TypeIR("object", ref=f"{p.ref_kind}Ref"), desc, (Fact(B.OPTIONAL if optional else B.REQUIRED, "identity"), imm), f"identity:{identity.template}", required=not optional)
             )
             refs.append(ReferenceIR("{" + p.name + "}", p.krm_field, p.ref_kind, False, False, f"identity parameter {{{p.name}}} of {identity.template}", parent=True))
+            for form in identity.parent_forms if choice else ():
+                where = identity.template.replace("projects/{project}/", f"{form.collection}/{{{form.param}}}/", 1)
+                fields.append(
+                    FieldIR(
+                        form.krm_field,
+                        TypeIR("object", ref=f"{form.ref_kind}Ref"),
+                        f"Immutable. The {form.ref_kind} that this {kind} belongs to, for one at {form.ref_kind.lower()} level (`{where}`). Set at most one of {', '.join(choice)}.",
+                        (Fact(B.OPTIONAL, "identity"), imm),
+                        f"identity:{where}",
+                    )
+                )
+                refs.append(ReferenceIR("{" + form.param + "}", form.krm_field, form.ref_kind, False, False, f"identity parameter {{{form.param}}} of {where}", parent=True))
         else:
             fields.append(
                 FieldIR(p.krm_field, TypeIR("string"), f"Immutable. The {p.name} of the {kind}.", (Fact(B.REQUIRED, "identity"), imm), f"identity:{identity.template}", required=True)

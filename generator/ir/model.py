@@ -120,6 +120,18 @@ class IdentityParam:
 
 
 @dataclass(frozen=True)
+class ParentForm:
+    """The same resource under another top-level parent than the project
+    (Logging's ``folders/{folder}/locations/{location}/buckets/{bucket}``): the
+    Kind takes one reference field per parent, and at most one may be set."""
+
+    collection: str  # folders, organizations, billingAccounts
+    param: str  # the placeholder replacing {project}: folder
+    krm_field: str  # folderRef
+    ref_kind: str  # Folder
+
+
+@dataclass(frozen=True)
 class Identity:
     asset_type: str
     asset_format: str | None  # //pubsub.googleapis.com/projects/{project}/topics/{topic}
@@ -135,6 +147,15 @@ class Identity:
     rest_host: str = ""  # API host: pubsub.googleapis.com
     rest_prefix: str = ""  # REST path before the resource path: v1/, compute/v1/
     extra_forms: tuple[str, ...] = ()  # other accepted spellings of an external
+    parent_forms: tuple[ParentForm, ...] = ()  # the template under folders/organizations/...
+
+    @property
+    def parent_fields(self) -> tuple[str, ...]:
+        """projectRef and the other parents' spec fields, when the Kind has several
+        parents and names its project itself (not through a parent ref that covers it:
+        a folder bucket's view names its bucket, and the bucket its folder)."""
+        own = next((p.krm_field for p in self.params if p.name == "project" and p.role == "parent" and p.covered_by is None), None)
+        return (own, *(f.krm_field for f in self.parent_forms)) if self.parent_forms and own else ()
 
     @property
     def id_param(self) -> IdentityParam:

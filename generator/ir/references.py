@@ -28,7 +28,9 @@ _PATH_RX = re.compile(
     r"(?:https?://[A-Za-z0-9.-]+/(?:[a-z]+/)?(?:v\d[a-z0-9]*|beta|alpha)/)?"
     r"((?:projects|organizations|folders)/[^\s`\"'<>(),;]+)"
 )
-_SUFFIXES = ("Names", "Name", "Urls", "Url", "Uris", "Uri", "Links", "Link", "Ids", "Id")
+# The first eight mark a field as named like a reference; all are dropped for
+# its KRM name (noteReference -> noteRef, as Config Connector's attestor has it).
+_SUFFIXES = ("Names", "Name", "Urls", "Url", "Uris", "Uri", "Links", "Link", "Ids", "Id", "References", "Reference")
 _REF_WORDS = re.compile(r"\b(resource name|URL of|url of|self[- ]?link|name of the|fully qualified)\b", re.IGNORECASE)
 
 
@@ -71,6 +73,10 @@ class Decision:
     source: str
     api_format: str | None
     order_matters: bool
+
+
+#: The service of the resource hierarchy (projects, folders, organizations).
+HIERARCHY_DOMAIN = "cloudresourcemanager.googleapis.com"
 
 
 class TargetIndex:
@@ -161,6 +167,14 @@ def infer_references(
             tgt = by_name[same[0]]
             shown = next(p for p in paths if tgt in index.by_path(p))
             return Decision(tgt, ref_field_name(f.name, _id(tgt), many), many, f"description path {shown!r}, same service (AIP-122)", None, False)
+        # The resource hierarchy (organizations/, folders/, projects/ named by another
+        # service) is Resource Manager's: Access Context Manager's `organizations/{o}`
+        # is an Organization, never Apigee's organization, which only Apigee names.
+        hierarchy = [h for h in hits if by_name[h].domain == HIERARCHY_DOMAIN]
+        if len(hits) > 1 and not same and len(hierarchy) == 1:
+            tgt = by_name[hierarchy[0]]
+            shown = next(p for p in paths if tgt in index.by_path(p))
+            return Decision(tgt, ref_field_name(f.name, _id(tgt), many), many, f"description path {shown!r}, the resource hierarchy's", None, False)
         owners = {scope_owner.get(h, h) for h in hits}
         if len(hits) > 1 and len(owners) == 1:
             tgt = by_name[owners.pop()]

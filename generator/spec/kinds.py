@@ -149,6 +149,9 @@ class KindConfig(_Strict):
     description: str | None = None
     aliases: tuple[AliasConfig, ...] = ()  # Config Connector's older field names
     canonical: dict[str, CanonicalConfig] = Field(default_factory=dict)  # by top-level API field
+    # The same resource under these top-level parents beside projects (same
+    # methods and parameters): the Kind gets folderRef/organizationRef/...
+    parent_forms: tuple[Literal["folders", "organizations", "billingAccounts"], ...] = Field(default=(), alias="parentForms")
 
 
 class LocationsConfig(_Strict):

@@ -141,8 +141,13 @@ def test_other_forms_are_excluded_against_the_kind(tmp_path: Path) -> None:
     configs, rows = derive(file, kf, specs.discovery[doc_key(specs, file, kf)], _curated(specs))
     sinks = {c.resource: c.kind for c in configs if c.kind == "LoggingLogSink"}
     assert sinks == {"projects.sinks": "LoggingLogSink"}
+    # folders/organizations/billingAccounts take the same methods: parents of the Kind
+    assert next(c for c in configs if c.kind == "LoggingLogSink").parent_forms == ("billingAccounts", "folders", "organizations")
     other = {r.resource: r.reason for r in rows if r.resource in ("sinks", "folders.sinks", "organizations.sinks")}
-    assert other and all(r.startswith("another form of projects.sinks") for r in other.values())
+    assert other["folders.sinks"] == "the folders form of projects.sinks: served by its Kind, whose folderRef picks it"
+    assert other["organizations.sinks"] == "the organizations form of projects.sinks: served by its Kind, whose organizationRef picks it"
+    # the unscoped `sinks` path takes another shape: a separate form, left out
+    assert other["sinks"].startswith("another form of projects.sinks")
 
 
 def test_two_resources_with_one_kind_name_are_an_error(tmp_path: Path) -> None:

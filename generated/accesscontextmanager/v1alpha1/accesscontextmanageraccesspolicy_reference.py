@@ -32,8 +32,9 @@ IDENTITY = IdentityTemplate(
 REFERENCES: tuple[RefField, ...] = (
     RefField(
         path="parentRef",
-        target="ApigeeOrganization",
+        target="Organization",
         api_path="parent",
+        external_only=True,
     ),
 )
 

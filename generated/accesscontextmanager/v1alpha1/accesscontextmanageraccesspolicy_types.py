@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.accesscontextmanager.v1alpha1 import accesscontextmanager_v1_api
-from kccgen.generated.apigee.v1alpha1.apigeeorganization_reference import ApigeeOrganizationRef
+from kccgen.generated.external.organization_reference import OrganizationRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -35,11 +35,8 @@ class AccessContextManagerAccessPolicySpec(KRMModel):
     """
 
     parent_ref: Annotated[
-        ApigeeOrganizationRef | None,
-        Field(
-            alias="parentRef",
-            description="A reference to a ApigeeOrganization (API field `parent`).",
-        ),
+        OrganizationRef | None,
+        Field(alias="parentRef", description="A reference to a Organization (API field `parent`)."),
     ] = None
     resource_id: Annotated[
         str | None,

@@ -41,9 +41,10 @@ REFERENCES: tuple[RefField, ...] = (
     ),
     RefField(
         path="orgRefs",
-        target="ApigeeOrganization",
+        target="Organization",
         api_path="orgs",
         many=True,
+        external_only=True,
     ),
 )
 

@@ -17,7 +17,7 @@ from kccgen.generated.accesscontextmanager.v1alpha1.accesscontextmanager_v1_api 
 from kccgen.generated.accesscontextmanager.v1alpha1.accesscontextmanageraccesspolicy_reference import (
     AccessContextManagerAccessPolicyRef,
 )
-from kccgen.generated.apigee.v1alpha1.apigeeorganization_reference import ApigeeOrganizationRef
+from kccgen.generated.external.organization_reference import OrganizationRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -61,8 +61,8 @@ class AccessContextManagerAuthorizedOrgsDescSpec(KRMModel):
         ),
     ] = None
     org_refs: Annotated[
-        list[ApigeeOrganizationRef] | None,
-        Field(alias="orgRefs", description="References to ApigeeOrganizations (API field `orgs`)."),
+        list[OrganizationRef] | None,
+        Field(alias="orgRefs", description="References to Organizations (API field `orgs`)."),
     ] = None
     resource_id: Annotated[
         str | None,

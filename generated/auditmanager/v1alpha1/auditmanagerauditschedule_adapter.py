@@ -35,7 +35,7 @@ ADAPTER = Adapter(
         )
     ),
     delete=NoDelete(),
-    krm_only=("location", "projectRef", "resourceID"),
+    krm_only=("folderRef", "location", "organizationRef", "projectRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

@@ -39,8 +39,10 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     spec=(
         ("complianceFramework", STRING, (REQUIRED,), True, True),
         ("displayName", STRING, (OPTIONAL,), True, True),
+        ("folderRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("gcsUri", STRING, (REQUIRED,), True, True),
         ("location", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("organizationRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("parameterOverrides", MAP_OF_OBJECT, (OPTIONAL,), True, True),
         ("parameterOverrides.*.parameters", ARRAY_OF_OBJECT, (), True, True),
         ("parameterOverrides.*.parameters[].name", STRING, (REQUIRED,), True, True),

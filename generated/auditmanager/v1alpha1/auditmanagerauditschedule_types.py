@@ -14,6 +14,8 @@ from kccgen.generated.auditmanager.v1alpha1.auditmanager_v1_api import (
     AuditScheduleState,
     ScheduleConfigFrequency,
 )
+from kccgen.generated.external.folder_reference import FolderRef
+from kccgen.generated.external.organization_reference import OrganizationRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -83,6 +85,13 @@ class AuditManagerAuditScheduleSpec(KRMModel):
         str | None,
         Field(alias="displayName", description="Optional. Display name for the audit schedule."),
     ] = None
+    folder_ref: Annotated[
+        FolderRef | None,
+        Field(
+            alias="folderRef",
+            description="Immutable. The Folder that this AuditManagerAuditSchedule belongs to, for one at folder level (`folders/{folder}/locations/{location}/auditSchedules/{auditSchedule}`).",
+        ),
+    ] = None
     gcs_uri: Annotated[
         str | None,
         Field(
@@ -93,6 +102,13 @@ class AuditManagerAuditScheduleSpec(KRMModel):
     location: Annotated[
         str, Field(description="Immutable. The location of the AuditManagerAuditSchedule.")
     ]
+    organization_ref: Annotated[
+        OrganizationRef | None,
+        Field(
+            alias="organizationRef",
+            description="Immutable. The Organization that this AuditManagerAuditSchedule belongs to, for one at organization level (`organizations/{organization}/locations/{location}/auditSchedules/{auditSchedule}`).",
+        ),
+    ] = None
     parameter_overrides: Annotated[
         dict[str, ParameterOverrides] | None,
         Field(

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.apigee.v1alpha1.apigeeorganization_reference import ApigeeOrganizationRef
 from kccgen.generated.billingbudgets.v1alpha1 import billingbudgets_v1_api
 from kccgen.generated.billingbudgets.v1alpha1.billingbudgets_v1_api import (
     GoogleCloudBillingBudgetsV1BudgetOwnershipScope,
@@ -185,11 +184,11 @@ class GoogleCloudBillingBudgetsV1Filter(KRMModel):
             description="Optional. A set of projects of the form `projects/{project}`, specifying that usage from only this set of projects should be included in the budget."
         ),
     ] = None
-    resource_ancestor_refs: Annotated[
-        list[ApigeeOrganizationRef] | None,
+    resource_ancestors: Annotated[
+        list[str] | None,
         Field(
-            alias="resourceAncestorRefs",
-            description="References to ApigeeOrganizations (API field `resourceAncestors`).",
+            alias="resourceAncestors",
+            description="Optional. A set of folder and organization names of the form `folders/{folderId}` or `organizations/{organizationId}`, specifying that usage from only this set of folders and organizations should be included in the budget.",
         ),
     ] = None
     services: Annotated[

@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, UpdateReplace
+from kccgen.contract import Adapter, Alias, Call, CreateWithIdParam, DeleteAtPath, UpdateReplace
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -28,6 +28,7 @@ ADAPTER = Adapter(
         call=Call(method="delete", params=(("name", "projects/{project}/attestors/{attestor}"),))
     ),
     krm_only=("projectRef", "resourceID"),
+    aliases=(Alias(field="userOwnedDrydockNote", target="userOwnedGrafeasNote"),),
 )
 
 register_adapter(ADAPTER)

@@ -40,7 +40,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("userOwnedGrafeasNote", OBJECT, (), True, True),
-        ("userOwnedGrafeasNote.noteReference", STRING, (REQUIRED,), True, True),
+        ("userOwnedGrafeasNote.noteRef", OBJECT, (REQUIRED,), True, True, {"api_path": "userOwnedGrafeasNote.noteReference"}),
         ("userOwnedGrafeasNote.publicKeys", ARRAY_OF_OBJECT, (OPTIONAL,), True, True),
         ("userOwnedGrafeasNote.publicKeys[].asciiArmoredPgpPublicKey", STRING, (), True, True),
         ("userOwnedGrafeasNote.publicKeys[].comment", STRING, (OPTIONAL,), True, True),

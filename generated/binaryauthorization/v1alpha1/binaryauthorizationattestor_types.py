@@ -12,6 +12,9 @@ from kccgen.generated.binaryauthorization.v1alpha1 import binaryauthorization_v1
 from kccgen.generated.binaryauthorization.v1alpha1.binaryauthorization_v1_api import (
     PkixPublicKeySignatureAlgorithm,
 )
+from kccgen.generated.containeranalysis.v1alpha1.containeranalysisnote_reference import (
+    ContainerAnalysisNoteRef,
+)
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -89,6 +92,13 @@ class BinaryAuthorizationAttestorSpec(KRMModel):
             description="Immutable. Optional. The BinaryAuthorizationAttestor ID used for creation and acquisition.",
         ),
     ] = None
+    user_owned_drydock_note: Annotated[
+        UserOwnedGrafeasNote | None,
+        Field(
+            alias="userOwnedDrydockNote",
+            description="Config Connector's name for userOwnedGrafeasNote (spec.userOwnedGrafeasNote); set one of the two.",
+        ),
+    ] = None
     user_owned_grafeas_note: Annotated[
         UserOwnedGrafeasNote | None,
         Field(
@@ -127,11 +137,11 @@ class UserOwnedGrafeasNote(KRMModel):
     An user owned Grafeas note references a Grafeas Attestation.Authority Note created by the user.
     """
 
-    note_reference: Annotated[
-        str | None,
+    note_ref: Annotated[
+        ContainerAnalysisNoteRef | None,
         Field(
-            alias="noteReference",
-            description="Required. The Grafeas resource name of a Attestation.Authority Note, created by the user, in the format: `projects/[PROJECT_ID]/notes/*`.",
+            alias="noteRef",
+            description="A reference to a ContainerAnalysisNote (API field `noteReference`).",
         ),
     ] = None
     public_keys: Annotated[

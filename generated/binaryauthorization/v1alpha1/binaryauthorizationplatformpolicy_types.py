@@ -15,6 +15,9 @@ from kccgen.generated.binaryauthorization.v1alpha1.binaryauthorization_v1_api im
     VulnerabilityCheckMaximumFixableSeverity,
     VulnerabilityCheckMaximumUnfixableSeverity,
 )
+from kccgen.generated.containeranalysis.v1alpha1.containeranalysisnote_reference import (
+    ContainerAnalysisNoteRef,
+)
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -447,18 +450,18 @@ class VulnerabilityCheck(KRMModel):
     An image vulnerability check, which rejects images that violate the configured vulnerability rules.
     """
 
-    allowed_cves: Annotated[
-        list[str] | None,
+    allowed_cve_refs: Annotated[
+        list[ContainerAnalysisNoteRef] | None,
         Field(
-            alias="allowedCves",
-            description="Optional. A list of specific CVEs to ignore even if the vulnerability level violates `maximumUnfixableSeverity` or `maximumFixableSeverity`.",
+            alias="allowedCveRefs",
+            description="References to ContainerAnalysisNotes (API field `allowedCves`).",
         ),
     ] = None
-    blocked_cves: Annotated[
-        list[str] | None,
+    blocked_cve_refs: Annotated[
+        list[ContainerAnalysisNoteRef] | None,
         Field(
-            alias="blockedCves",
-            description="Optional. A list of specific CVEs to always raise warnings about even if the vulnerability level meets `maximumUnfixableSeverity` or `maximumFixableSeverity`.",
+            alias="blockedCveRefs",
+            description="References to ContainerAnalysisNotes (API field `blockedCves`).",
         ),
     ] = None
     container_analysis_vulnerability_projects: Annotated[

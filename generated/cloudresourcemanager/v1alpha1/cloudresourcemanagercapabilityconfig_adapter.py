@@ -42,7 +42,7 @@ ADAPTER = Adapter(
             lro=Lro.GOOGLE_LONGRUNNING,
         )
     ),
-    krm_only=("projectRef", "resourceID"),
+    krm_only=("folderRef", "organizationRef", "projectRef", "resourceID"),
     operations=(("operations", OPERATIONS["operations"]),),
 )
 

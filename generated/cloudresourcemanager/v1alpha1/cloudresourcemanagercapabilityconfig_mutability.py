@@ -40,7 +40,9 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     spec=(
         ("boundaryRefs", ARRAY_OF_OBJECT, (OPTIONAL,), True, True, {"api_path": "boundaries"}),
         ("displayName", STRING, (OPTIONAL,), True, True),
+        ("folderRef", OBJECT, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("managementProject", STRING, (IMMUTABLE, OPTIONAL), False, True),
+        ("organizationRef", OBJECT, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("types", ARRAY_OF_ENUM, (REQUIRED,), True, True),

@@ -16,6 +16,8 @@ from kccgen.generated.cloudresourcemanager.v1alpha1.cloudresourcemanager_v3_api 
 from kccgen.generated.cloudresourcemanager.v1alpha1.cloudresourcemanagerboundary_reference import (
     CloudResourceManagerBoundaryRef,
 )
+from kccgen.generated.external.folder_reference import FolderRef
+from kccgen.generated.external.organization_reference import OrganizationRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -75,11 +77,25 @@ class CloudResourceManagerCapabilityConfigSpec(KRMModel):
             description="Optional. Human-readable non-unique display name of the CapabilityConfig.",
         ),
     ] = None
+    folder_ref: Annotated[
+        FolderRef | None,
+        Field(
+            alias="folderRef",
+            description="Immutable. The Folder that this CloudResourceManagerCapabilityConfig belongs to, for one at folder level (`folders/{folder}/capabilityConfigs/{capabilityConfig}`).",
+        ),
+    ] = None
     management_project: Annotated[
         str | None,
         Field(
             alias="managementProject",
             description="Optional. Immutable. The Management Project associated with this CapabilityConfig.",
+        ),
+    ] = None
+    organization_ref: Annotated[
+        OrganizationRef | None,
+        Field(
+            alias="organizationRef",
+            description="Immutable. The Organization that this CloudResourceManagerCapabilityConfig belongs to, for one at organization level (`organizations/{organization}/capabilityConfigs/{capabilityConfig}`).",
         ),
     ] = None
     project_ref: Annotated[

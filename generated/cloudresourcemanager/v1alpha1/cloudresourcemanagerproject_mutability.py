@@ -29,7 +29,6 @@ ARRAY_OF_STRING = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.ST
 BOOLEAN = FieldType(kind=TypeKind.BOOLEAN)
 ENUM = FieldType(kind=TypeKind.ENUM)
 MAP_OF_STRING = FieldType(kind=TypeKind.MAP, item=FieldType(kind=TypeKind.STRING))
-OBJECT = FieldType(kind=TypeKind.OBJECT)
 STRING = FieldType(kind=TypeKind.STRING)
 STRING_GOOGLE_DATETIME = FieldType(kind=TypeKind.STRING, format="google-datetime")
 
@@ -41,7 +40,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     spec=(
         ("displayName", STRING, (OPTIONAL,), True, True),
         ("labels", MAP_OF_STRING, (OPTIONAL,), True, True),
-        ("parentRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "parent"}),
+        ("parent", STRING, (OPTIONAL,), True, True),
         ("projectId", STRING, (IMMUTABLE,), False, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("tags", MAP_OF_STRING, (IMMUTABLE, INPUT_ONLY, OPTIONAL), False, False),

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.apigee.v1alpha1.apigeeorganization_reference import ApigeeOrganizationRef
 from kccgen.generated.cloudresourcemanager.v1alpha1 import cloudresourcemanager_v3_api
 from kccgen.generated.cloudresourcemanager.v1alpha1.cloudresourcemanager_v3_api import (
     ProjectManagementType,
@@ -94,12 +93,8 @@ class CloudResourceManagerProjectSpec(KRMModel):
         dict[str, str] | None,
         Field(description="Optional. The labels associated with this project."),
     ] = None
-    parent_ref: Annotated[
-        ApigeeOrganizationRef | None,
-        Field(
-            alias="parentRef",
-            description="A reference to a ApigeeOrganization (API field `parent`).",
-        ),
+    parent: Annotated[
+        str | None, Field(description="Optional. A reference to a parent Resource.")
     ] = None
     project_id: Annotated[
         str | None,

@@ -95,7 +95,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("packetMirroringRules[].targetServiceAccounts", ARRAY_OF_STRING, (), True, True),
         ("packetMirroringRules[].targetType", ENUM, (), True, True),
         ("packetMirroringRules[].tlsInspect", BOOLEAN, (), True, True),
-        ("parentRef", OBJECT, (IMMUTABLE, INPUT_ONLY), False, False, {"api_path": "parentId"}),
+        ("parentId", STRING, (IMMUTABLE, INPUT_ONLY), False, False),
         ("policySource", ENUM, (), True, True),
         ("policyType", ENUM, (), True, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_3, OPTIONAL), False, False, {"api_path": None, "identity": True}),

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.apigee.v1alpha1.apigeeorganization_reference import ApigeeOrganizationRef
 from kccgen.generated.compute.v1alpha1 import compute_v1_api
 from kccgen.generated.compute.v1alpha1.compute_v1_api import (
     FirewallPolicyPolicySource,
@@ -127,12 +126,8 @@ class ComputeFirewallPolicySpec(KRMModel):
             description="A list of packet mirroring rules that belong to this policy.",
         ),
     ] = None
-    parent_ref: Annotated[
-        ApigeeOrganizationRef | None,
-        Field(
-            alias="parentRef",
-            description="A reference to a ApigeeOrganization (API field `parentId`).",
-        ),
+    parent_id: Annotated[
+        str | None, Field(alias="parentId", description="Parent ID for this request.")
     ] = None
     policy_source: Annotated[
         FirewallPolicyPolicySource | None,

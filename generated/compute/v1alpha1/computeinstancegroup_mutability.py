@@ -15,6 +15,10 @@ KIND = "ComputeInstanceGroup"
 
 IDENTIFIER = Fact(behaviour=Behaviour.IDENTIFIER, source="identity")
 IMMUTABLE = Fact(behaviour=Behaviour.IMMUTABLE, source="identity")
+IMMUTABLE_2 = Fact(
+    behaviour=Behaviour.IMMUTABLE,
+    source="override:specs/kinds/compute.yaml: instanceGroups.insert takes the network (its instances must be in it); it cannot change afterwards",
+)
 OPTIONAL = Fact(behaviour=Behaviour.OPTIONAL, source="description:'Optional.'")
 OPTIONAL_2 = Fact(behaviour=Behaviour.OPTIONAL, source="identity")
 OUTPUT_ONLY = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'Output only.'")
@@ -43,6 +47,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("namedPorts", ARRAY_OF_OBJECT, (OPTIONAL,), False, True),
         ("namedPorts[].name", STRING, (), False, True),
         ("namedPorts[].port", INTEGER_INT32, (), False, True),
+        ("networkRef", OBJECT, (IMMUTABLE_2,), False, True, {"api_path": "network"}),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("zone", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
@@ -52,7 +57,6 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("fingerprint", STRING_BYTE, (OUTPUT_ONLY, OUTPUT_ONLY_2, OUTPUT_ONLY_3, OUTPUT_ONLY_4), False, True),
         ("id", STRING_UINT64, (OUTPUT_ONLY, OUTPUT_ONLY_2, OUTPUT_ONLY_4), False, True),
         ("kind", STRING, (OUTPUT_ONLY, OUTPUT_ONLY_2, OUTPUT_ONLY_4), False, True),
-        ("network", STRING, (OUTPUT_ONLY_2,), False, True),
         ("region", STRING, (OUTPUT_ONLY, OUTPUT_ONLY_2, OUTPUT_ONLY_4), False, True),
         ("selfLink", STRING, (OUTPUT_ONLY, OUTPUT_ONLY_2, OUTPUT_ONLY_4), False, True),
         ("size", INTEGER_INT32, (OUTPUT_ONLY, OUTPUT_ONLY_2, OUTPUT_ONLY_4), False, True),

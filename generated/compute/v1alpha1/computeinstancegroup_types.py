@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.compute.v1alpha1 import compute_v1_api
+from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -60,12 +61,6 @@ class ComputeInstanceGroupObservedState(KRMModel):
         str | None,
         Field(
             description="Output only. [Output Only] The resource type, which is alwayscompute#instanceGroup for instance groups."
-        ),
-    ] = None
-    network: Annotated[
-        str | None,
-        Field(
-            description="[Output Only] The URL of the network to which all instances in the instance group belong."
         ),
     ] = None
     region: Annotated[
@@ -124,9 +119,22 @@ class ComputeInstanceGroupSpec(KRMModel):
     description: Annotated[
         str | None, Field(description="An optional description of this resource.")
     ] = None
+    named_port: Annotated[
+        list[NamedPort] | None,
+        Field(
+            alias="namedPort",
+            description="Config Connector's name for namedPorts (spec.namedPorts); set one of the two.",
+        ),
+    ] = None
     named_ports: Annotated[
         list[NamedPort] | None,
         Field(alias="namedPorts", description="Optional. Assigns a name to a port number."),
+    ] = None
+    network_ref: Annotated[
+        ComputeNetworkRef | None,
+        Field(
+            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
+        ),
     ] = None
     project_ref: Annotated[
         ProjectRef | None,

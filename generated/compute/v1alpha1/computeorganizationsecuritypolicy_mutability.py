@@ -94,7 +94,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("description", STRING, (), True, True),
         ("labelFingerprint", STRING_BYTE, (), True, True),
         ("labels", MAP_OF_STRING, (), True, True),
-        ("parentRef", OBJECT, (IMMUTABLE, INPUT_ONLY), False, False, {"api_path": "parentId"}),
+        ("parentId", STRING, (IMMUTABLE, INPUT_ONLY), False, False),
         ("recaptchaOptionsConfig", OBJECT, (), True, True),
         ("recaptchaOptionsConfig.redirectSiteKey", STRING, (), True, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_3, OPTIONAL_3), False, False, {"api_path": None, "identity": True}),

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.apigee.v1alpha1.apigeeorganization_reference import ApigeeOrganizationRef
 from kccgen.generated.compute.v1alpha1 import compute_v1_api
 from kccgen.generated.compute.v1alpha1.compute_v1_api import (
     SecurityPolicyAdaptiveProtectionConfigLayer7DdosDefenseConfigRuleVisibility,
@@ -122,12 +121,8 @@ class ComputeOrganizationSecurityPolicySpec(KRMModel):
         ),
     ] = None
     labels: Annotated[dict[str, str] | None, Field(description="Labels for this resource.")] = None
-    parent_ref: Annotated[
-        ApigeeOrganizationRef | None,
-        Field(
-            alias="parentRef",
-            description="A reference to a ApigeeOrganization (API field `parentId`).",
-        ),
+    parent_id: Annotated[
+        str | None, Field(alias="parentId", description="Parent ID for this request.")
     ] = None
     recaptcha_options_config: Annotated[
         SecurityPolicyRecaptchaOptionsConfig | None, Field(alias="recaptchaOptionsConfig")

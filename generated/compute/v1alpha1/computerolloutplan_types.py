@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.apigee.v1alpha1.apigeeorganization_reference import ApigeeOrganizationRef
 from kccgen.generated.compute.v1alpha1 import compute_v1_api
 from kccgen.generated.compute.v1alpha1.compute_v1_api import (
     RolloutPlanLocationScope,
     RolloutPlanWaveOrchestrationOptionsDelayDelimiter,
     RolloutPlanWaveOrchestrationOptionsDelayType,
 )
+from kccgen.generated.external.folder_reference import FolderRef
+from kccgen.generated.external.organization_reference import OrganizationRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -237,15 +238,18 @@ class RolloutPlanWaveSelectorResourceHierarchySelector(KRMModel):
     nodes such as projects, folders, orgs.
     """
 
-    included_folders: Annotated[
-        list[str] | None,
-        Field(alias="includedFolders", description='Optional. Format: "folders/{folder_id}"'),
+    included_folder_refs: Annotated[
+        list[FolderRef] | None,
+        Field(
+            alias="includedFolderRefs",
+            description="References to Folders (API field `includedFolders`).",
+        ),
     ] = None
     included_organization_refs: Annotated[
-        list[ApigeeOrganizationRef] | None,
+        list[OrganizationRef] | None,
         Field(
             alias="includedOrganizationRefs",
-            description="References to ApigeeOrganizations (API field `includedOrganizations`).",
+            description="References to Organizations (API field `includedOrganizations`).",
         ),
     ] = None
     included_projects: Annotated[

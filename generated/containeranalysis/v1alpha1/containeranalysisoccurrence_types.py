@@ -56,6 +56,9 @@ from kccgen.generated.containeranalysis.v1alpha1.containeranalysis_v1_api import
     WorkspacePolicyResultScanStatus,
     WorkspacePolicyResultVerdict,
 )
+from kccgen.generated.containeranalysis.v1alpha1.containeranalysisnote_reference import (
+    ContainerAnalysisNoteRef,
+)
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -644,11 +647,11 @@ class ContainerAnalysisOccurrenceSpec(KRMModel):
     location: Annotated[
         str, Field(description="Immutable. The location of the ContainerAnalysisOccurrence.")
     ]
-    note_name: Annotated[
-        str | None,
+    note_ref: Annotated[
+        ContainerAnalysisNoteRef | None,
         Field(
-            alias="noteName",
-            description="Required. Immutable. The analysis note associated with this occurrence, in the form of `projects/[PROVIDER_ID]/notes/[NOTE_ID]`.",
+            alias="noteRef",
+            description="A reference to a ContainerAnalysisNote (API field `noteName`).",
         ),
     ] = None
     package: Annotated[
@@ -2256,11 +2259,11 @@ class VexAssessment(KRMModel):
             description="Justification provides the justification when the state of the assessment if NOT_AFFECTED."
         ),
     ] = None
-    note_name: Annotated[
-        str | None,
+    note_ref: Annotated[
+        ContainerAnalysisNoteRef | None,
         Field(
-            alias="noteName",
-            description="The VulnerabilityAssessment note from which this VexAssessment was generated.",
+            alias="noteRef",
+            description="A reference to a ContainerAnalysisNote (API field `noteName`).",
         ),
     ] = None
     related_uris: Annotated[

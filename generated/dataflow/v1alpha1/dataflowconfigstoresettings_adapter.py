@@ -41,7 +41,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("location", "projectRef", "resourceID"),
+    krm_only=("folderRef", "location", "organizationRef", "projectRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

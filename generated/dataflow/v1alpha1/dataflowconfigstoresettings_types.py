@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.dataflow.v1alpha1 import dataflow_v1b3_api
+from kccgen.generated.external.folder_reference import FolderRef
+from kccgen.generated.external.organization_reference import OrganizationRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -40,9 +42,23 @@ class DataflowConfigStoreSettingsSpec(KRMModel):
     A ConfigStoreSetting resource.
     """
 
+    folder_ref: Annotated[
+        FolderRef | None,
+        Field(
+            alias="folderRef",
+            description="Immutable. The Folder that this DataflowConfigStoreSettings belongs to, for one at folder level (`folders/{folder}/locations/{location}/configStoreSettings/{configStoreSetting}`).",
+        ),
+    ] = None
     location: Annotated[
         str, Field(description="Immutable. The location of the DataflowConfigStoreSettings.")
     ]
+    organization_ref: Annotated[
+        OrganizationRef | None,
+        Field(
+            alias="organizationRef",
+            description="Immutable. The Organization that this DataflowConfigStoreSettings belongs to, for one at organization level (`organizations/{organization}/locations/{location}/configStoreSettings/{configStoreSetting}`).",
+        ),
+    ] = None
     project_ref: Annotated[
         ProjectRef | None,
         Field(

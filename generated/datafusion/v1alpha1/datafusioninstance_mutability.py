@@ -40,7 +40,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     identity="projects/{project}/locations/{location}/instances/{instance}",
     spec=(
         ("cryptoKeyConfig", OBJECT, (OPTIONAL,), True, True),
-        ("cryptoKeyConfig.keyReferenceRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "cryptoKeyConfig.keyReference"}),
+        ("cryptoKeyConfig.keyRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "cryptoKeyConfig.keyReference"}),
         ("dataplexDataLineageIntegrationEnabled", BOOLEAN, (OPTIONAL,), True, True),
         ("dataprocServiceAccount", STRING, (OPTIONAL,), True, True),
         ("description", STRING, (OPTIONAL,), True, True),

@@ -41,7 +41,7 @@ REFERENCES: tuple[RefField, ...] = (
         parent=True,
     ),
     RefField(
-        path="cryptoKeyConfig.keyReferenceRef",
+        path="cryptoKeyConfig.keyRef",
         target="KMSCryptoKey",
         api_path="cryptoKeyConfig.keyReference",
     ),

@@ -54,11 +54,10 @@ class CryptoKeyConfig(KRMModel):
     The crypto key configuration. This field is used by the Customer-managed encryption keys (CMEK) feature.
     """
 
-    key_reference_ref: Annotated[
+    key_ref: Annotated[
         KMSCryptoKeyRef | None,
         Field(
-            alias="keyReferenceRef",
-            description="A reference to a KMSCryptoKey (API field `keyReference`).",
+            alias="keyRef", description="A reference to a KMSCryptoKey (API field `keyReference`)."
         ),
     ] = None
 

@@ -59,7 +59,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("bitbucketDataCenterConfig.sslCaCertificate", STRING, (OPTIONAL,), True, True),
         ("bitbucketDataCenterConfig.webhookSecretSecretVersionRef", OBJECT, (IMMUTABLE, REQUIRED), False, True, {"api_path": "bitbucketDataCenterConfig.webhookSecretSecretVersion"}),
         ("cryptoKeyConfig", OBJECT, (OPTIONAL,), True, True),
-        ("cryptoKeyConfig.keyReferenceRef", OBJECT, (REQUIRED,), True, True, {"api_path": "cryptoKeyConfig.keyReference"}),
+        ("cryptoKeyConfig.keyRef", OBJECT, (REQUIRED,), True, True, {"api_path": "cryptoKeyConfig.keyReference"}),
         ("disabled", BOOLEAN, (OPTIONAL,), True, True),
         ("gitProxyConfig", OBJECT, (OPTIONAL,), True, True),
         ("gitProxyConfig.enabled", BOOLEAN, (OPTIONAL,), True, True),

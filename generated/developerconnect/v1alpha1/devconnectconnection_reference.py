@@ -82,7 +82,7 @@ REFERENCES: tuple[RefField, ...] = (
         external_only=True,
     ),
     RefField(
-        path="cryptoKeyConfig.keyReferenceRef",
+        path="cryptoKeyConfig.keyRef",
         target="KMSCryptoKey",
         api_path="cryptoKeyConfig.keyReference",
     ),

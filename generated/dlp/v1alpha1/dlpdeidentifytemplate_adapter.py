@@ -63,7 +63,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("location", "projectRef", "resourceID"),
+    krm_only=("location", "organizationRef", "projectRef", "resourceID"),
     int64_paths=(
         "deidentifyConfig.infoTypeTransformations.transformations[].primitiveTransformation.bucketingConfig.buckets[].max.integerValue",
         "deidentifyConfig.infoTypeTransformations.transformations[].primitiveTransformation.bucketingConfig.buckets[].min.integerValue",

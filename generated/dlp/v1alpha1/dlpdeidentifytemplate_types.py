@@ -18,6 +18,7 @@ from kccgen.generated.dlp.v1alpha1.dlp_v2_api import (
     GooglePrivacyDlpV2TimePartConfigPartToExtract,
     GooglePrivacyDlpV2ValueDayOfWeekValue,
 )
+from kccgen.generated.external.organization_reference import OrganizationRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -66,6 +67,13 @@ class DLPDeidentifyTemplateSpec(KRMModel):
     location: Annotated[
         str, Field(description="Immutable. The location of the DLPDeidentifyTemplate.")
     ]
+    organization_ref: Annotated[
+        OrganizationRef | None,
+        Field(
+            alias="organizationRef",
+            description="Immutable. The Organization that this DLPDeidentifyTemplate belongs to, for one at organization level (`organizations/{organization}/locations/{location}/deidentifyTemplates/{deidentifyTemplate}`).",
+        ),
+    ] = None
     project_ref: Annotated[
         ProjectRef | None,
         Field(

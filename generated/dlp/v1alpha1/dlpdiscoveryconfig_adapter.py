@@ -51,7 +51,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("location", "projectRef", "resourceID"),
+    krm_only=("location", "organizationRef", "projectRef", "resourceID"),
     int64_paths=("orgConfig.location.folderId", "orgConfig.location.organizationId"),
 )
 

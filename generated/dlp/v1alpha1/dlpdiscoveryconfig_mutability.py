@@ -84,6 +84,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("orgConfig.location.folderId", STRING_INT64, (), True, True),
         ("orgConfig.location.organizationId", STRING_INT64, (), True, True),
         ("orgConfig.projectId", STRING, (), True, True),
+        ("organizationRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("otherCloudStartingLocation", OBJECT, (), True, True),
         ("otherCloudStartingLocation.awsLocation", OBJECT, (), True, True),
         ("otherCloudStartingLocation.awsLocation.accountId", STRING, (), True, True),

@@ -41,6 +41,7 @@ from kccgen.generated.dlp.v1alpha1.dlp_v2_api import (
     GooglePrivacyDlpV2TagResourcesProfileGenerationsToTag,
 )
 from kccgen.generated.dlp.v1alpha1.dlpinspecttemplate_reference import DLPInspectTemplateRef
+from kccgen.generated.external.organization_reference import OrganizationRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
@@ -111,6 +112,13 @@ class DLPDiscoveryConfigSpec(KRMModel):
     org_config: Annotated[
         GooglePrivacyDlpV2OrgConfig | None,
         Field(alias="orgConfig", description="Only set when the parent is an org."),
+    ] = None
+    organization_ref: Annotated[
+        OrganizationRef | None,
+        Field(
+            alias="organizationRef",
+            description="Immutable. The Organization that this DLPDiscoveryConfig belongs to, for one at organization level (`organizations/{organization}/locations/{location}/discoveryConfigs/{discoveryConfig}`).",
+        ),
     ] = None
     other_cloud_starting_location: Annotated[
         GooglePrivacyDlpV2OtherCloudDiscoveryStartingLocation | None,

@@ -60,7 +60,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("location", "projectRef", "resourceID"),
+    krm_only=("location", "organizationRef", "projectRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

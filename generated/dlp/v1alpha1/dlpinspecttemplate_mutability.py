@@ -196,6 +196,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("inspectConfig.ruleSet[].rules[].hotwordRule.proximity.windowAfter", INTEGER_INT32, (), True, True),
         ("inspectConfig.ruleSet[].rules[].hotwordRule.proximity.windowBefore", INTEGER_INT32, (), True, True),
         ("location", STRING, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("organizationRef", OBJECT, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("templateId", STRING, (IMMUTABLE, INPUT_ONLY), False, False),

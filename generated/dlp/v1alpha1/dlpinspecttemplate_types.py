@@ -22,6 +22,7 @@ from kccgen.generated.dlp.v1alpha1.dlp_v2_api import (
     GooglePrivacyDlpV2LikelihoodAdjustmentFixedLikelihood,
     GooglePrivacyDlpV2SensitivityScoreScore,
 )
+from kccgen.generated.external.organization_reference import OrganizationRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -77,6 +78,13 @@ class DLPInspectTemplateSpec(KRMModel):
     location: Annotated[
         str, Field(description="Immutable. The location of the DLPInspectTemplate.")
     ]
+    organization_ref: Annotated[
+        OrganizationRef | None,
+        Field(
+            alias="organizationRef",
+            description="Immutable. The Organization that this DLPInspectTemplate belongs to, for one at organization level (`organizations/{organization}/locations/{location}/inspectTemplates/{inspectTemplate}`).",
+        ),
+    ] = None
     project_ref: Annotated[
         ProjectRef | None,
         Field(

@@ -48,7 +48,7 @@ ADAPTER = Adapter(
             params=(("name", "projects/{project}/locations/{location}/jobTriggers/{jobTrigger}"),),
         )
     ),
-    krm_only=("location", "projectRef", "resourceID"),
+    krm_only=("location", "organizationRef", "projectRef", "resourceID"),
     int64_paths=(
         "inspectJob.storageConfig.bigQueryOptions.rowsLimit",
         "inspectJob.storageConfig.cloudStorageOptions.bytesLimitPerFile",

@@ -281,6 +281,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("inspectJob.storageConfig.timespanConfig.timestampField", OBJECT, (), True, True),
         ("inspectJob.storageConfig.timespanConfig.timestampField.name", STRING, (), True, True),
         ("location", STRING, (IMMUTABLE_2, REQUIRED_3), False, False, {"api_path": None, "identity": True}),
+        ("organizationRef", OBJECT, (IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("status", ENUM, (REQUIRED_2,), True, True),

@@ -31,6 +31,7 @@ from kccgen.generated.dlp.v1alpha1.dlp_v2_api import (
 )
 from kccgen.generated.dlp.v1alpha1.dlpdeidentifytemplate_reference import DLPDeidentifyTemplateRef
 from kccgen.generated.dlp.v1alpha1.dlpinspecttemplate_reference import DLPInspectTemplateRef
+from kccgen.generated.external.organization_reference import OrganizationRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
@@ -92,6 +93,13 @@ class DLPJobTriggerSpec(KRMModel):
         Field(alias="inspectJob", description="For inspect jobs, a snapshot of the configuration."),
     ] = None
     location: Annotated[str, Field(description="Immutable. The location of the DLPJobTrigger.")]
+    organization_ref: Annotated[
+        OrganizationRef | None,
+        Field(
+            alias="organizationRef",
+            description="Immutable. The Organization that this DLPJobTrigger belongs to, for one at organization level (`organizations/{organization}/locations/{location}/jobTriggers/{jobTrigger}`).",
+        ),
+    ] = None
     project_ref: Annotated[
         ProjectRef | None,
         Field(

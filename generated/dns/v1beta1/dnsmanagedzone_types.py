@@ -61,7 +61,7 @@ class DNSManagedZoneObservedState(KRMModel):
             description="Unique identifier for the resource; defined by the server (output only)"
         ),
     ] = None
-    kind: str | None = None
+    kind: Annotated[str | None, Field(description="Output only.")] = None
     name_servers: Annotated[
         list[str] | None,
         Field(

@@ -28,7 +28,7 @@ ADAPTER = Adapter(
     delete=DeleteAtPath(
         call=Call(method="delete", params=(("name", "projects/{project}/contacts/{contact}"),))
     ),
-    krm_only=("projectRef", "resourceID"),
+    krm_only=("folderRef", "organizationRef", "projectRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

@@ -32,8 +32,10 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     identity="projects/{project}/contacts/{contact}",
     spec=(
         ("email", STRING, (REQUIRED,), True, True),
+        ("folderRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("languageTag", STRING, (REQUIRED,), True, True),
         ("notificationCategorySubscriptions", ARRAY_OF_ENUM, (REQUIRED,), True, True),
+        ("organizationRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
     ),

@@ -13,6 +13,8 @@ from kccgen.generated.essentialcontacts.v1alpha1.essentialcontacts_v1_api import
     GoogleCloudEssentialcontactsV1ContactNotificationCategorySubscriptions,
     GoogleCloudEssentialcontactsV1ContactValidationState,
 )
+from kccgen.generated.external.folder_reference import FolderRef
+from kccgen.generated.external.organization_reference import OrganizationRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -47,6 +49,13 @@ class EssentialContactsContactSpec(KRMModel):
     email: Annotated[
         str | None, Field(description="Required. The email address to send notifications to.")
     ] = None
+    folder_ref: Annotated[
+        FolderRef | None,
+        Field(
+            alias="folderRef",
+            description="Immutable. The Folder that this EssentialContactsContact belongs to, for one at folder level (`folders/{folder}/contacts/{contact}`).",
+        ),
+    ] = None
     language_tag: Annotated[
         str | None,
         Field(
@@ -59,6 +68,13 @@ class EssentialContactsContactSpec(KRMModel):
         Field(
             alias="notificationCategorySubscriptions",
             description="Required. The categories of notifications that the contact will receive communications for.",
+        ),
+    ] = None
+    organization_ref: Annotated[
+        OrganizationRef | None,
+        Field(
+            alias="organizationRef",
+            description="Immutable. The Organization that this EssentialContactsContact belongs to, for one at organization level (`organizations/{organization}/contacts/{contact}`).",
         ),
     ] = None
     project_ref: Annotated[

@@ -31,6 +31,11 @@ IDENTITY = IdentityTemplate(
         ("link", "resourceID", ""),
     ),
     id_generation="user",
+    parents=(
+        ("billingAccounts", "billingAccount", "", "BillingAccount"),
+        ("folders", "folder", "", "Folder"),
+        ("organizations", "organization", "", "Organization"),
+    ),
 )
 
 #: Reference fields of LoggingLink objects (path under spec -> target Kind).

@@ -35,7 +35,14 @@ ADAPTER = Adapter(
             params=(("name", "projects/{project}/locations/{location}/buckets/{bucket}"),),
         )
     ),
-    krm_only=("location", "projectRef", "resourceID"),
+    krm_only=(
+        "billingAccountRef",
+        "folderRef",
+        "location",
+        "organizationRef",
+        "projectRef",
+        "resourceID",
+    ),
 )
 
 register_adapter(ADAPTER)

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
+from kccgen.generated.external.billingaccount_reference import BillingAccountRef
+from kccgen.generated.external.folder_reference import FolderRef
+from kccgen.generated.external.organization_reference import OrganizationRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.logging.v1alpha1 import logging_v2_api
@@ -140,11 +143,25 @@ class LoggingLogBucketSpec(KRMModel):
             description="Optional. Whether log analytics is enabled for this bucket.Once enabled, log analytics features cannot be disabled.",
         ),
     ] = None
+    billing_account_ref: Annotated[
+        BillingAccountRef | None,
+        Field(
+            alias="billingAccountRef",
+            description="Immutable. The BillingAccount that this LoggingLogBucket belongs to, for one at billingaccount level (`billingAccounts/{billingAccount}/locations/{location}/buckets/{bucket}`).",
+        ),
+    ] = None
     cmek_settings: Annotated[
         CmekSettings | None,
         Field(alias="cmekSettings", description="Optional. The CMEK settings of the log bucket."),
     ] = None
     description: Annotated[str | None, Field(description="Optional. Describes this bucket.")] = None
+    folder_ref: Annotated[
+        FolderRef | None,
+        Field(
+            alias="folderRef",
+            description="Immutable. The Folder that this LoggingLogBucket belongs to, for one at folder level (`folders/{folder}/locations/{location}/buckets/{bucket}`).",
+        ),
+    ] = None
     index_configs: Annotated[
         list[IndexConfig] | None,
         Field(
@@ -157,6 +174,13 @@ class LoggingLogBucketSpec(KRMModel):
         bool | None,
         Field(
             description="Optional. Whether the bucket is locked.The retention period on a locked bucket cannot be changed."
+        ),
+    ] = None
+    organization_ref: Annotated[
+        OrganizationRef | None,
+        Field(
+            alias="organizationRef",
+            description="Immutable. The Organization that this LoggingLogBucket belongs to, for one at organization level (`organizations/{organization}/locations/{location}/buckets/{bucket}`).",
         ),
     ] = None
     project_ref: Annotated[

@@ -26,7 +26,7 @@ ADAPTER = Adapter(
     delete=DeleteAtPath(
         call=Call(method="delete", params=(("name", "projects/{project}/exclusions/{exclusion}"),))
     ),
-    krm_only=("projectRef", "resourceID"),
+    krm_only=("billingAccountRef", "folderRef", "organizationRef", "projectRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

@@ -31,9 +31,12 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="logging.projects.exclusions.patch (PATCH) with updateMask={api_path}",
     identity="projects/{project}/exclusions/{exclusion}",
     spec=(
+        ("billingAccountRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("description", STRING, (OPTIONAL,), True, True),
         ("disabled", BOOLEAN, (OPTIONAL,), True, True),
         ("filter", STRING, (REQUIRED,), True, True),
+        ("folderRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
+        ("organizationRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
     ),

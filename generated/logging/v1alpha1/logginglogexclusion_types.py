@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
+from kccgen.generated.external.billingaccount_reference import BillingAccountRef
+from kccgen.generated.external.folder_reference import FolderRef
+from kccgen.generated.external.organization_reference import OrganizationRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.logging.v1alpha1 import logging_v2_api
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
@@ -44,6 +47,13 @@ class LoggingLogExclusionSpec(KRMModel):
     Specifies a set of log entries that are filtered out by a sink. If your Google Cloud resource receives a large volume of log entries, you can use exclusions to reduce your chargeable logs. Note that exclusions on organization-level and folder-level sinks don't apply to child resources. Note also that you cannot modify the _Required sink or exclude logs from it.
     """
 
+    billing_account_ref: Annotated[
+        BillingAccountRef | None,
+        Field(
+            alias="billingAccountRef",
+            description="Immutable. The BillingAccount that this LoggingLogExclusion belongs to, for one at billingaccount level (`billingAccounts/{billingAccount}/exclusions/{exclusion}`).",
+        ),
+    ] = None
     description: Annotated[
         str | None, Field(description="Optional. A description of this exclusion.")
     ] = None
@@ -57,6 +67,20 @@ class LoggingLogExclusionSpec(KRMModel):
         str | None,
         Field(
             description="Required. An advanced logs filter (https://docs.cloud.google.com/logging/docs/view/building-queries#queries-by-expression) that matches the log entries to be excluded."
+        ),
+    ] = None
+    folder_ref: Annotated[
+        FolderRef | None,
+        Field(
+            alias="folderRef",
+            description="Immutable. The Folder that this LoggingLogExclusion belongs to, for one at folder level (`folders/{folder}/exclusions/{exclusion}`).",
+        ),
+    ] = None
+    organization_ref: Annotated[
+        OrganizationRef | None,
+        Field(
+            alias="organizationRef",
+            description="Immutable. The Organization that this LoggingLogExclusion belongs to, for one at organization level (`organizations/{organization}/exclusions/{exclusion}`).",
         ),
     ] = None
     project_ref: Annotated[

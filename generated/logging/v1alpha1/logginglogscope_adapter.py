@@ -36,7 +36,7 @@ ADAPTER = Adapter(
             params=(("name", "projects/{project}/locations/{location}/logScopes/{logScope}"),),
         )
     ),
-    krm_only=("location", "projectRef", "resourceID"),
+    krm_only=("folderRef", "location", "organizationRef", "projectRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

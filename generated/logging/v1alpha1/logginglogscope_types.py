@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
+from kccgen.generated.external.folder_reference import FolderRef
+from kccgen.generated.external.organization_reference import OrganizationRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.logging.v1alpha1 import logging_v2_api
 from kccgen.generated.logging.v1alpha1.logginglogview_reference import LoggingLogViewRef
@@ -51,7 +53,21 @@ class LoggingLogScopeSpec(KRMModel):
             description="Optional. Describes this log scope.The maximum length of the description is 8000 characters."
         ),
     ] = None
+    folder_ref: Annotated[
+        FolderRef | None,
+        Field(
+            alias="folderRef",
+            description="Immutable. The Folder that this LoggingLogScope belongs to, for one at folder level (`folders/{folder}/locations/{location}/logScopes/{logScope}`).",
+        ),
+    ] = None
     location: Annotated[str, Field(description="Immutable. The location of the LoggingLogScope.")]
+    organization_ref: Annotated[
+        OrganizationRef | None,
+        Field(
+            alias="organizationRef",
+            description="Immutable. The Organization that this LoggingLogScope belongs to, for one at organization level (`organizations/{organization}/locations/{location}/logScopes/{logScope}`).",
+        ),
+    ] = None
     project_ref: Annotated[
         ProjectRef | None,
         Field(

@@ -39,7 +39,7 @@ ADAPTER = Adapter(
     delete=DeleteAtPath(
         call=Call(method="delete", params=(("sinkName", "projects/{project}/sinks/{sink}"),))
     ),
-    krm_only=("projectRef", "resourceID"),
+    krm_only=("billingAccountRef", "folderRef", "organizationRef", "projectRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

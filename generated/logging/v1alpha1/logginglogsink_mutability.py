@@ -51,6 +51,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     spec=(
         ("bigqueryOptions", OBJECT, (OPTIONAL,), True, True),
         ("bigqueryOptions.usePartitionedTables", BOOLEAN, (OPTIONAL,), True, True),
+        ("billingAccountRef", OBJECT, (IMMUTABLE_3, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("customWriterIdentity", STRING, (IMMUTABLE, INPUT_ONLY, OPTIONAL), False, False),
         ("description", STRING, (OPTIONAL,), True, True),
         ("destinationRef", OBJECT, (REQUIRED,), True, True, {"api_path": "destination"}),
@@ -61,8 +62,10 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("exclusions[].filter", STRING, (REQUIRED,), True, True),
         ("exclusions[].name", STRING, (OPTIONAL,), True, True),
         ("filter", STRING, (OPTIONAL,), True, True),
+        ("folderRef", OBJECT, (IMMUTABLE_3, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("includeChildren", BOOLEAN, (OPTIONAL,), True, True),
         ("interceptChildren", BOOLEAN, (OPTIONAL,), True, True),
+        ("organizationRef", OBJECT, (IMMUTABLE_3, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("outputVersionFormat", ENUM, (), True, True),
         ("projectRef", OBJECT, (IMMUTABLE_3, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_3, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),

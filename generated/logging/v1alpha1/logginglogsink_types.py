@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
+from kccgen.generated.external.billingaccount_reference import BillingAccountRef
+from kccgen.generated.external.folder_reference import FolderRef
+from kccgen.generated.external.organization_reference import OrganizationRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.logging.v1alpha1 import logging_v2_api
 from kccgen.generated.logging.v1alpha1.logging_v2_api import LogSinkOutputVersionFormat
@@ -156,6 +159,13 @@ class LoggingLogSinkSpec(KRMModel):
             description="Optional. Options that affect sinks exporting data to BigQuery.",
         ),
     ] = None
+    billing_account_ref: Annotated[
+        BillingAccountRef | None,
+        Field(
+            alias="billingAccountRef",
+            description="Immutable. The BillingAccount that this LoggingLogSink belongs to, for one at billingaccount level (`billingAccounts/{billingAccount}/sinks/{sink}`).",
+        ),
+    ] = None
     custom_writer_identity: Annotated[
         str | None,
         Field(
@@ -194,6 +204,13 @@ class LoggingLogSinkSpec(KRMModel):
             description="Optional. An advanced logs filter (https://docs.cloud.google.com/logging/docs/view/building-queries#queries-by-expression)."
         ),
     ] = None
+    folder_ref: Annotated[
+        FolderRef | None,
+        Field(
+            alias="folderRef",
+            description="Immutable. The Folder that this LoggingLogSink belongs to, for one at folder level (`folders/{folder}/sinks/{sink}`).",
+        ),
+    ] = None
     include_children: Annotated[
         bool | None,
         Field(
@@ -206,6 +223,13 @@ class LoggingLogSinkSpec(KRMModel):
         Field(
             alias="interceptChildren",
             description="Optional. This field applies only to sinks owned by organizations and folders.When the value of 'intercept_children' is true, the following restrictions apply: The sink must have the include_children flag set to true.",
+        ),
+    ] = None
+    organization_ref: Annotated[
+        OrganizationRef | None,
+        Field(
+            alias="organizationRef",
+            description="Immutable. The Organization that this LoggingLogSink belongs to, for one at organization level (`organizations/{organization}/sinks/{sink}`).",
         ),
     ] = None
     output_version_format: Annotated[

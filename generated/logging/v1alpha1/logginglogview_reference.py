@@ -31,6 +31,11 @@ IDENTITY = IdentityTemplate(
         ("view", "resourceID", ""),
     ),
     id_generation="user",
+    parents=(
+        ("billingAccounts", "billingAccount", "", "BillingAccount"),
+        ("folders", "folder", "", "Folder"),
+        ("organizations", "organization", "", "Organization"),
+    ),
 )
 
 #: Reference fields of LoggingLogView objects (path under spec -> target Kind).

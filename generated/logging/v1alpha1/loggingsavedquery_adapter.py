@@ -36,7 +36,14 @@ ADAPTER = Adapter(
             params=(("name", "projects/{project}/locations/{location}/savedQueries/{savedQuery}"),),
         )
     ),
-    krm_only=("location", "projectRef", "resourceID"),
+    krm_only=(
+        "billingAccountRef",
+        "folderRef",
+        "location",
+        "organizationRef",
+        "projectRef",
+        "resourceID",
+    ),
     int64_paths=("opsAnalyticsQuery.queryBuilder.limit",),
 )
 

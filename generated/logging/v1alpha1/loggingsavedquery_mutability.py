@@ -38,8 +38,10 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="logging.projects.locations.savedQueries.patch (PATCH) with updateMask={api_path}",
     identity="projects/{project}/locations/{location}/savedQueries/{savedQuery}",
     spec=(
+        ("billingAccountRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("description", STRING, (OPTIONAL,), True, True),
         ("displayName", STRING, (REQUIRED,), True, True),
+        ("folderRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("location", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("loggingQuery", OBJECT, (), True, True),
         ("loggingQuery.filter", STRING, (REQUIRED,), True, True),
@@ -138,6 +140,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("opsAnalyticsQuery.queryBuilder.searchTerm", STRING, (), True, True),
         ("opsAnalyticsQuery.queryBuilder.viewRefs", ARRAY_OF_OBJECT, (REQUIRED,), True, True, {"api_path": "opsAnalyticsQuery.queryBuilder.resourceNames"}),
         ("opsAnalyticsQuery.sqlQueryText", STRING, (OPTIONAL,), True, True),
+        ("organizationRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("visibility", ENUM, (REQUIRED,), True, True),

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, RootModel
+from kccgen.generated.external.billingaccount_reference import BillingAccountRef
+from kccgen.generated.external.folder_reference import FolderRef
+from kccgen.generated.external.organization_reference import OrganizationRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.logging.v1alpha1 import logging_v2_api
 from kccgen.generated.logging.v1alpha1.logging_v2_api import (
@@ -203,6 +206,13 @@ class LoggingSavedQuerySpec(KRMModel):
     Describes a query that has been saved by a user.
     """
 
+    billing_account_ref: Annotated[
+        BillingAccountRef | None,
+        Field(
+            alias="billingAccountRef",
+            description="Immutable. The BillingAccount that this LoggingSavedQuery belongs to, for one at billingaccount level (`billingAccounts/{billingAccount}/locations/{location}/savedQueries/{savedQuery}`).",
+        ),
+    ] = None
     description: Annotated[
         str | None, Field(description="Optional. A human readable description of the saved query.")
     ] = None
@@ -211,6 +221,13 @@ class LoggingSavedQuerySpec(KRMModel):
         Field(
             alias="displayName",
             description="Required. The user specified title for the SavedQuery.",
+        ),
+    ] = None
+    folder_ref: Annotated[
+        FolderRef | None,
+        Field(
+            alias="folderRef",
+            description="Immutable. The Folder that this LoggingSavedQuery belongs to, for one at folder level (`folders/{folder}/locations/{location}/savedQueries/{savedQuery}`).",
         ),
     ] = None
     location: Annotated[str, Field(description="Immutable. The location of the LoggingSavedQuery.")]
@@ -226,6 +243,13 @@ class LoggingSavedQuerySpec(KRMModel):
         Field(
             alias="opsAnalyticsQuery",
             description="Analytics query that can be executed in Log Analytics.",
+        ),
+    ] = None
+    organization_ref: Annotated[
+        OrganizationRef | None,
+        Field(
+            alias="organizationRef",
+            description="Immutable. The Organization that this LoggingSavedQuery belongs to, for one at organization level (`organizations/{organization}/locations/{location}/savedQueries/{savedQuery}`).",
         ),
     ] = None
     project_ref: Annotated[

@@ -395,14 +395,14 @@ class MonitoringAlertPolicyObservedState(KRMModel):
         MutationRecordObserved | None,
         Field(
             alias="creationRecord",
-            description="A read-only record of the creation of the alerting policy.",
+            description="Output only. A read-only record of the creation of the alerting policy.",
         ),
     ] = None
     mutation_record: Annotated[
         MutationRecordObserved | None,
         Field(
             alias="mutationRecord",
-            description="A read-only record of the most recent change to the alerting policy.",
+            description="Output only. A read-only record of the most recent change to the alerting policy.",
         ),
     ] = None
 

@@ -26,11 +26,17 @@ class MonitoringNotificationChannelObservedState(KRMModel):
 
     creation_record: Annotated[
         MutationRecordObserved | None,
-        Field(alias="creationRecord", description="Record of the creation of this channel."),
+        Field(
+            alias="creationRecord",
+            description="Output only. Record of the creation of this channel.",
+        ),
     ] = None
     mutation_records: Annotated[
         list[MutationRecordObserved] | None,
-        Field(alias="mutationRecords", description="Records of the modification of this channel."),
+        Field(
+            alias="mutationRecords",
+            description="Output only. Records of the modification of this channel.",
+        ),
     ] = None
 
 

@@ -58,7 +58,7 @@ ADAPTER = Adapter(
             lro=Lro.GOOGLE_LONGRUNNING,
         )
     ),
-    krm_only=("location", "projectRef", "resourceID"),
+    krm_only=("location", "organizationRef", "projectRef", "resourceID"),
     operations=(
         (
             "organizations.locations.global.operations",

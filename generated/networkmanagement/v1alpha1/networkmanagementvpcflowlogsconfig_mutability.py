@@ -46,6 +46,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("metadata", ENUM, (OPTIONAL,), True, True),
         ("metadataFields", ARRAY_OF_STRING, (OPTIONAL,), True, True),
         ("networkRef", OBJECT, (), True, True, {"api_path": "network"}),
+        ("organizationRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("state", ENUM, (OPTIONAL,), True, True),

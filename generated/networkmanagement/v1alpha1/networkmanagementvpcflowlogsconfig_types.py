@@ -14,6 +14,7 @@ from kccgen.generated.compute.v1alpha1.computeinterconnectattachment_reference i
 from kccgen.generated.compute.v1alpha1.computevpntunnel_reference import ComputeVPNTunnelRef
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
+from kccgen.generated.external.organization_reference import OrganizationRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networkmanagement.v1alpha1 import networkmanagement_v1_api
 from kccgen.generated.networkmanagement.v1alpha1.networkmanagement_v1_api import (
@@ -136,6 +137,13 @@ class NetworkManagementVPCFlowLogsConfigSpec(KRMModel):
         ComputeNetworkRef | None,
         Field(
             alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
+        ),
+    ] = None
+    organization_ref: Annotated[
+        OrganizationRef | None,
+        Field(
+            alias="organizationRef",
+            description="Immutable. The Organization that this NetworkManagementVPCFlowLogsConfig belongs to, for one at organization level (`organizations/{organization}/locations/{location}/vpcFlowLogsConfigs/{vpcFlowLogsConfig}`).",
         ),
     ] = None
     project_ref: Annotated[

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
+from kccgen.generated.external.organization_reference import OrganizationRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networksecurity.v1alpha1 import networksecurity_v1_api
 from kccgen.generated.networksecurity.v1alpha1.networksecurity_v1_api import (
@@ -69,6 +70,13 @@ class NetworkSecurityAddressGroupSpec(KRMModel):
     location: Annotated[
         str, Field(description="Immutable. The location of the NetworkSecurityAddressGroup.")
     ]
+    organization_ref: Annotated[
+        OrganizationRef | None,
+        Field(
+            alias="organizationRef",
+            description="Immutable. The Organization that this NetworkSecurityAddressGroup belongs to, for one at organization level (`organizations/{organization}/locations/{location}/addressGroups/{addressGroup}`).",
+        ),
+    ] = None
     project_ref: Annotated[
         ProjectRef | None,
         Field(

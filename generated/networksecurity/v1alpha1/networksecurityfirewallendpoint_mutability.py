@@ -45,6 +45,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("endpointSettings.jumboFramesEnabled", BOOLEAN, (IMMUTABLE, OPTIONAL), False, True),
         ("labels", MAP_OF_STRING, (OPTIONAL,), True, True),
         ("location", STRING, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("organizationRef", OBJECT, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("wildfireSettings", OBJECT, (OPTIONAL,), True, True),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
+from kccgen.generated.external.organization_reference import OrganizationRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networksecurity.v1alpha1 import networksecurity_v1_api
 from kccgen.generated.networksecurity.v1alpha1.networksecurity_v1_api import (
@@ -215,6 +216,13 @@ class NetworkSecurityFirewallEndpointSpec(KRMModel):
     location: Annotated[
         str, Field(description="Immutable. The location of the NetworkSecurityFirewallEndpoint.")
     ]
+    organization_ref: Annotated[
+        OrganizationRef | None,
+        Field(
+            alias="organizationRef",
+            description="Immutable. The Organization that this NetworkSecurityFirewallEndpoint belongs to, for one at organization level (`organizations/{organization}/locations/{location}/firewallEndpoints/{firewallEndpoint}`).",
+        ),
+    ] = None
     project_ref: Annotated[
         ProjectRef | None,
         Field(

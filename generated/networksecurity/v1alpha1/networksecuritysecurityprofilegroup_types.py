@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
+from kccgen.generated.external.organization_reference import OrganizationRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networksecurity.v1alpha1 import networksecurity_v1_api
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
@@ -78,6 +79,13 @@ class NetworkSecuritySecurityProfileGroupSpec(KRMModel):
         str,
         Field(description="Immutable. The location of the NetworkSecuritySecurityProfileGroup."),
     ]
+    organization_ref: Annotated[
+        OrganizationRef | None,
+        Field(
+            alias="organizationRef",
+            description="Immutable. The Organization that this NetworkSecuritySecurityProfileGroup belongs to, for one at organization level (`organizations/{organization}/locations/{location}/securityProfileGroups/{securityProfileGroup}`).",
+        ),
+    ] = None
     project_ref: Annotated[
         ProjectRef | None,
         Field(

@@ -31,6 +31,7 @@ IDENTITY = IdentityTemplate(
         ("wildfireVerdictChangeRequest", "resourceID", ""),
     ),
     id_generation="service",
+    parents=(("organizations", "organization", "", "Organization"),),
 )
 
 #: Reference fields of NetworkSecurityWildfireVerdictChangeRequest objects (path under spec -> target Kind).

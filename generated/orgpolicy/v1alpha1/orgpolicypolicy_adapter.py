@@ -26,7 +26,7 @@ ADAPTER = Adapter(
     delete=DeleteAtPath(
         call=Call(method="delete", params=(("name", "projects/{project}/policies/{policy}"),))
     ),
-    krm_only=("projectRef", "resourceID"),
+    krm_only=("folderRef", "organizationRef", "projectRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

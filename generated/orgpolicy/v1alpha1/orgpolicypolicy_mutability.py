@@ -73,6 +73,8 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("dryRunSpec.rules[].values", OBJECT, (), True, True),
         ("dryRunSpec.rules[].values.allowedValues", ARRAY_OF_STRING, (), True, True),
         ("dryRunSpec.rules[].values.deniedValues", ARRAY_OF_STRING, (), True, True),
+        ("folderRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
+        ("organizationRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("spec", OBJECT, (), True, True),

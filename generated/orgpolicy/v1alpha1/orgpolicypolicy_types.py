@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field
+from kccgen.generated.external.folder_reference import FolderRef
+from kccgen.generated.external.organization_reference import OrganizationRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.orgpolicy.v1alpha1 import orgpolicy_v2_api
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
@@ -206,6 +208,20 @@ class OrgPolicyPolicySpec(KRMModel):
     dry_run_spec: Annotated[
         GoogleCloudOrgpolicyV2PolicySpec | None,
         Field(alias="dryRunSpec", description="Dry-run policy."),
+    ] = None
+    folder_ref: Annotated[
+        FolderRef | None,
+        Field(
+            alias="folderRef",
+            description="Immutable. The Folder that this OrgPolicyPolicy belongs to, for one at folder level (`folders/{folder}/policies/{policy}`).",
+        ),
+    ] = None
+    organization_ref: Annotated[
+        OrganizationRef | None,
+        Field(
+            alias="organizationRef",
+            description="Immutable. The Organization that this OrgPolicyPolicy belongs to, for one at organization level (`organizations/{organization}/policies/{policy}`).",
+        ),
     ] = None
     project_ref: Annotated[
         ProjectRef | None,

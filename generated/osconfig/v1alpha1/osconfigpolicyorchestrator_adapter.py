@@ -58,7 +58,7 @@ ADAPTER = Adapter(
             lro=Lro.GOOGLE_LONGRUNNING,
         )
     ),
-    krm_only=("projectRef", "resourceID"),
+    krm_only=("folderRef", "organizationRef", "projectRef", "resourceID"),
     int64_paths=(
         "orchestratedResource.osPolicyAssignmentV1Payload.osPolicies[].resourceGroups[].resources[].exec.enforce.file.gcs.generation",
         "orchestratedResource.osPolicyAssignmentV1Payload.osPolicies[].resourceGroups[].resources[].exec.validate.file.gcs.generation",

@@ -48,6 +48,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     spec=(
         ("action", STRING, (REQUIRED,), True, True),
         ("description", STRING, (OPTIONAL,), True, True),
+        ("folderRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("labels", MAP_OF_STRING, (OPTIONAL,), True, True),
         ("orchestratedResource", OBJECT, (REQUIRED,), True, True),
         ("orchestratedResource.id", STRING, (OPTIONAL,), True, True),
@@ -197,8 +198,9 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("orchestrationScope.selectors[].locationSelector", OBJECT, (), True, True),
         ("orchestrationScope.selectors[].locationSelector.includedLocations", ARRAY_OF_STRING, (OPTIONAL,), True, True),
         ("orchestrationScope.selectors[].resourceHierarchySelector", OBJECT, (), True, True),
-        ("orchestrationScope.selectors[].resourceHierarchySelector.includedFolders", ARRAY_OF_STRING, (OPTIONAL,), True, True),
+        ("orchestrationScope.selectors[].resourceHierarchySelector.includedFolderRefs", ARRAY_OF_OBJECT, (OPTIONAL,), True, True, {"api_path": "orchestrationScope.selectors[].resourceHierarchySelector.includedFolders"}),
         ("orchestrationScope.selectors[].resourceHierarchySelector.includedProjects", ARRAY_OF_STRING, (OPTIONAL,), True, True),
+        ("organizationRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("state", STRING, (OPTIONAL,), True, True),

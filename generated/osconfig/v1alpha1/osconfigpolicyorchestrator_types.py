@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, RootModel
+from kccgen.generated.external.folder_reference import FolderRef
+from kccgen.generated.external.organization_reference import OrganizationRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.osconfig.v1alpha1 import osconfig_v2_api
 from kccgen.generated.osconfig.v1alpha1.osconfig_v2_api import (
@@ -100,9 +102,12 @@ class GoogleCloudOsconfigV2OrchestrationScopeResourceHierarchySelector(KRMModel)
     Selector containing Cloud Resource Manager resource hierarchy nodes.
     """
 
-    included_folders: Annotated[
-        list[str] | None,
-        Field(alias="includedFolders", description="Optional. Names of the folders in scope."),
+    included_folder_refs: Annotated[
+        list[FolderRef] | None,
+        Field(
+            alias="includedFolderRefs",
+            description="References to Folders (API field `includedFolders`).",
+        ),
     ] = None
     included_projects: Annotated[
         list[str] | None,
@@ -264,6 +269,13 @@ class OSConfigPolicyOrchestratorSpec(KRMModel):
         str | None,
         Field(description="Optional. Freeform text describing the purpose of the resource."),
     ] = None
+    folder_ref: Annotated[
+        FolderRef | None,
+        Field(
+            alias="folderRef",
+            description="Immutable. The Folder that this OSConfigPolicyOrchestrator belongs to, for one at folder level (`folders/{folder}/locations/global/policyOrchestrators/{policyOrchestrator}`).",
+        ),
+    ] = None
     labels: Annotated[
         dict[str, str] | None, Field(description="Optional. Labels as key value pairs")
     ] = None
@@ -279,6 +291,13 @@ class OSConfigPolicyOrchestratorSpec(KRMModel):
         Field(
             alias="orchestrationScope",
             description="Optional. Defines scope for the orchestration, in context of the enclosing PolicyOrchestrator resource.",
+        ),
+    ] = None
+    organization_ref: Annotated[
+        OrganizationRef | None,
+        Field(
+            alias="organizationRef",
+            description="Immutable. The Organization that this OSConfigPolicyOrchestrator belongs to, for one at organization level (`organizations/{organization}/locations/global/policyOrchestrators/{policyOrchestrator}`).",
         ),
     ] = None
     project_ref: Annotated[

@@ -29,7 +29,7 @@ ADAPTER = Adapter(
     ),
     update=NoUpdate(),
     delete=NoDelete(),
-    krm_only=("location", "projectRef", "resourceID"),
+    krm_only=("folderRef", "location", "organizationRef", "projectRef", "resourceID"),
     operations=(
         (
             "folders.locations.accessPolicySimulations.operations",

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
+from kccgen.generated.external.folder_reference import FolderRef
+from kccgen.generated.external.organization_reference import OrganizationRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.policysimulator.v1alpha1 import policysimulator_v1_api
 from kccgen.generated.policysimulator.v1alpha1.policysimulator_v1_api import (
@@ -224,9 +226,23 @@ class PolicySimulatorReplaySpec(KRMModel):
         GoogleCloudPolicysimulatorV1ReplayConfig | None,
         Field(description="Required. The configuration used for the `Replay`."),
     ] = None
+    folder_ref: Annotated[
+        FolderRef | None,
+        Field(
+            alias="folderRef",
+            description="Immutable. The Folder that this PolicySimulatorReplay belongs to, for one at folder level (`folders/{folder}/locations/{location}/replays/{replay}`).",
+        ),
+    ] = None
     location: Annotated[
         str, Field(description="Immutable. The location of the PolicySimulatorReplay.")
     ]
+    organization_ref: Annotated[
+        OrganizationRef | None,
+        Field(
+            alias="organizationRef",
+            description="Immutable. The Organization that this PolicySimulatorReplay belongs to, for one at organization level (`organizations/{organization}/locations/{location}/replays/{replay}`).",
+        ),
+    ] = None
     project_ref: Annotated[
         ProjectRef | None,
         Field(

@@ -583,7 +583,7 @@ class PubSubSubscriptionSpec(KRMModel):
         bool | None,
         Field(
             alias="enableMessageOrdering",
-            description="Optional. If true, messages published with the same `ordering_key` in `PubsubMessage` will be delivered to the subscribers in the order in which they are received by the Pub/Sub system.",
+            description="Immutable. Optional. If true, messages published with the same `ordering_key` in `PubsubMessage` will be delivered to the subscribers in the order in which they are received by the Pub/Sub system.",
         ),
     ] = None
     expiration_policy: Annotated[
@@ -596,7 +596,7 @@ class PubSubSubscriptionSpec(KRMModel):
     filter: Annotated[
         str | None,
         Field(
-            description="Optional. An expression written in the Pub/Sub [filter language](https://cloud.google.com/pubsub/docs/filtering)."
+            description="Immutable. Optional. An expression written in the Pub/Sub [filter language](https://cloud.google.com/pubsub/docs/filtering)."
         ),
     ] = None
     labels: Annotated[

@@ -35,7 +35,7 @@ ADAPTER = Adapter(
             params=(("name", "projects/{project}/bigQueryExports/{bigQueryExport}"),),
         )
     ),
-    krm_only=("projectRef", "resourceID"),
+    krm_only=("folderRef", "organizationRef", "projectRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
+from kccgen.generated.external.folder_reference import FolderRef
+from kccgen.generated.external.organization_reference import OrganizationRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.securitycenter.v1alpha1 import securitycenter_v1_api
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
@@ -42,6 +44,20 @@ class SecurityCenterBigQueryExportSpec(KRMModel):
     ] = None
     description: str | None = None
     filter: str | None = None
+    folder_ref: Annotated[
+        FolderRef | None,
+        Field(
+            alias="folderRef",
+            description="Immutable. The Folder that this SecurityCenterBigQueryExport belongs to, for one at folder level (`folders/{folder}/bigQueryExports/{bigQueryExport}`).",
+        ),
+    ] = None
+    organization_ref: Annotated[
+        OrganizationRef | None,
+        Field(
+            alias="organizationRef",
+            description="Immutable. The Organization that this SecurityCenterBigQueryExport belongs to, for one at organization level (`organizations/{organization}/bigQueryExports/{bigQueryExport}`).",
+        ),
+    ] = None
     project_ref: Annotated[
         ProjectRef | None,
         Field(

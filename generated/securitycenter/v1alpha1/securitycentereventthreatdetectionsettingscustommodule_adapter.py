@@ -53,7 +53,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("projectRef", "resourceID"),
+    krm_only=("folderRef", "organizationRef", "projectRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field
+from kccgen.generated.external.folder_reference import FolderRef
+from kccgen.generated.external.organization_reference import OrganizationRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.securitycenter.v1alpha1 import securitycenter_v1_api
 from kccgen.generated.securitycenter.v1alpha1.securitycenter_v1_api import (
@@ -43,6 +45,20 @@ class SecurityCenterEventThreatDetectionSettingsCustomModuleSpec(KRMModel):
     display_name: Annotated[str | None, Field(alias="displayName")] = None
     enablement_state: Annotated[
         EventThreatDetectionCustomModuleEnablementState | None, Field(alias="enablementState")
+    ] = None
+    folder_ref: Annotated[
+        FolderRef | None,
+        Field(
+            alias="folderRef",
+            description="Immutable. The Folder that this SecurityCenterEventThreatDetectionSettingsCustomModule belongs to, for one at folder level (`folders/{folder}/eventThreatDetectionSettings/customModules/{customModule}`).",
+        ),
+    ] = None
+    organization_ref: Annotated[
+        OrganizationRef | None,
+        Field(
+            alias="organizationRef",
+            description="Immutable. The Organization that this SecurityCenterEventThreatDetectionSettingsCustomModule belongs to, for one at organization level (`organizations/{organization}/eventThreatDetectionSettings/customModules/{customModule}`).",
+        ),
     ] = None
     project_ref: Annotated[
         ProjectRef | None,

@@ -29,7 +29,7 @@ ADAPTER = Adapter(
             method="delete", params=(("name", "projects/{project}/muteConfigs/{muteConfig}"),)
         )
     ),
-    krm_only=("projectRef", "resourceID"),
+    krm_only=("folderRef", "organizationRef", "projectRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

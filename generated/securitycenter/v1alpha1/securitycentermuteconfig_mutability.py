@@ -32,6 +32,8 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("displayName", STRING, (), True, True),
         ("expiryTime", STRING_GOOGLE_DATETIME, (), True, True),
         ("filter", STRING, (), True, True),
+        ("folderRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
+        ("organizationRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("type", ENUM, (), True, True),

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
+from kccgen.generated.external.folder_reference import FolderRef
+from kccgen.generated.external.organization_reference import OrganizationRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.securitycenter.v1alpha1 import securitycenter_v1_api
 from kccgen.generated.securitycenter.v1alpha1.securitycenter_v1_api import (
@@ -48,6 +50,20 @@ class SecurityCenterMuteConfigSpec(KRMModel):
         ),
     ] = None
     filter: str | None = None
+    folder_ref: Annotated[
+        FolderRef | None,
+        Field(
+            alias="folderRef",
+            description="Immutable. The Folder that this SecurityCenterMuteConfig belongs to, for one at folder level (`folders/{folder}/muteConfigs/{muteConfig}`).",
+        ),
+    ] = None
+    organization_ref: Annotated[
+        OrganizationRef | None,
+        Field(
+            alias="organizationRef",
+            description="Immutable. The Organization that this SecurityCenterMuteConfig belongs to, for one at organization level (`organizations/{organization}/muteConfigs/{muteConfig}`).",
+        ),
+    ] = None
     project_ref: Annotated[
         ProjectRef | None,
         Field(

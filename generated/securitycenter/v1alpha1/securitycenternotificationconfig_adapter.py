@@ -45,7 +45,7 @@ ADAPTER = Adapter(
             params=(("name", "projects/{project}/notificationConfigs/{notificationConfig}"),),
         )
     ),
-    krm_only=("projectRef", "resourceID"),
+    krm_only=("folderRef", "organizationRef", "projectRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

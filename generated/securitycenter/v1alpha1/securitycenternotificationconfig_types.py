@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
+from kccgen.generated.external.folder_reference import FolderRef
+from kccgen.generated.external.organization_reference import OrganizationRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.securitycenter.v1alpha1 import securitycenter_v1_api
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
@@ -26,6 +28,20 @@ class SecurityCenterNotificationConfigSpec(KRMModel):
         bool | None, Field(alias="deletionNotificationsEnabled")
     ] = None
     description: str | None = None
+    folder_ref: Annotated[
+        FolderRef | None,
+        Field(
+            alias="folderRef",
+            description="Immutable. The Folder that this SecurityCenterNotificationConfig belongs to, for one at folder level (`folders/{folder}/notificationConfigs/{notificationConfig}`).",
+        ),
+    ] = None
+    organization_ref: Annotated[
+        OrganizationRef | None,
+        Field(
+            alias="organizationRef",
+            description="Immutable. The Organization that this SecurityCenterNotificationConfig belongs to, for one at organization level (`organizations/{organization}/notificationConfigs/{notificationConfig}`).",
+        ),
+    ] = None
     project_ref: Annotated[
         ProjectRef | None,
         Field(

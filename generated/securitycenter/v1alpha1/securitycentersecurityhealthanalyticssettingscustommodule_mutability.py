@@ -52,6 +52,8 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("customConfig.severity", ENUM, (), True, True),
         ("displayName", STRING, (), True, True),
         ("enablementState", ENUM, (), True, True),
+        ("folderRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
+        ("organizationRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
     ),

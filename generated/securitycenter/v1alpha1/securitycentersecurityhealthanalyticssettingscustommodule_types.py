@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
+from kccgen.generated.external.folder_reference import FolderRef
+from kccgen.generated.external.organization_reference import OrganizationRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.securitycenter.v1alpha1 import securitycenter_v1_api
 from kccgen.generated.securitycenter.v1alpha1.securitycenter_v1_api import (
@@ -80,6 +82,20 @@ class SecurityCenterSecurityHealthAnalyticsSettingsCustomModuleSpec(KRMModel):
     enablement_state: Annotated[
         GoogleCloudSecuritycenterV1SecurityHealthAnalyticsCustomModuleEnablementState | None,
         Field(alias="enablementState"),
+    ] = None
+    folder_ref: Annotated[
+        FolderRef | None,
+        Field(
+            alias="folderRef",
+            description="Immutable. The Folder that this SecurityCenterSecurityHealthAnalyticsSettingsCustomModule belongs to, for one at folder level (`folders/{folder}/securityHealthAnalyticsSettings/customModules/{customModule}`).",
+        ),
+    ] = None
+    organization_ref: Annotated[
+        OrganizationRef | None,
+        Field(
+            alias="organizationRef",
+            description="Immutable. The Organization that this SecurityCenterSecurityHealthAnalyticsSettingsCustomModule belongs to, for one at organization level (`organizations/{organization}/securityHealthAnalyticsSettings/customModules/{customModule}`).",
+        ),
     ] = None
     project_ref: Annotated[
         ProjectRef | None,

@@ -849,50 +849,56 @@ class StorageBucketObservedState(KRMModel):
     A bucket.
     """
 
-    etag: Annotated[str | None, Field(description="HTTP 1.1 Entity tag for the bucket.")] = None
+    etag: Annotated[
+        str | None, Field(description="Output only. HTTP 1.1 Entity tag for the bucket.")
+    ] = None
     generation: Annotated[
-        int | Int64String | None, Field(description="The generation of this bucket.")
+        int | Int64String | None, Field(description="Output only. The generation of this bucket.")
     ] = None
     hard_delete_time: Annotated[
         str | None,
         Field(
             alias="hardDeleteTime",
-            description="The hard delete time of the bucket in RFC 3339 format.",
+            description="Output only. The hard delete time of the bucket in RFC 3339 format.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
-    id: Annotated[str | None, Field(description="The ID of the bucket.")] = None
-    kind: Annotated[str | None, Field(description="The kind of item this is.")] = None
+    id: Annotated[str | None, Field(description="Output only. The ID of the bucket.")] = None
+    kind: Annotated[str | None, Field(description="Output only. The kind of item this is.")] = None
     location_type: Annotated[
-        str | None, Field(alias="locationType", description="The type of the bucket location.")
+        str | None,
+        Field(alias="locationType", description="Output only. The type of the bucket location."),
     ] = None
     metageneration: Annotated[
-        int | Int64String | None, Field(description="The metadata generation of this bucket.")
+        int | Int64String | None,
+        Field(description="Output only. The metadata generation of this bucket."),
     ] = None
-    owner: Annotated[BucketOwnerObserved | None, Field(description="The owner of the bucket.")] = (
-        None
-    )
+    owner: Annotated[
+        BucketOwnerObserved | None, Field(description="Output only. The owner of the bucket.")
+    ] = None
     project_number: Annotated[
         int | UInt64String | None,
         Field(
             alias="projectNumber",
-            description="The project number of the project the bucket belongs to.",
+            description="Output only. The project number of the project the bucket belongs to.",
         ),
     ] = None
     satisfies_pzi: Annotated[
-        bool | None, Field(alias="satisfiesPZI", description="Reserved for future use.")
+        bool | None,
+        Field(alias="satisfiesPZI", description="Output only. Reserved for future use."),
     ] = None
     satisfies_pzs: Annotated[
-        bool | None, Field(alias="satisfiesPZS", description="Reserved for future use.")
+        bool | None,
+        Field(alias="satisfiesPZS", description="Output only. Reserved for future use."),
     ] = None
     self_link: Annotated[
-        str | None, Field(alias="selfLink", description="The URI of this bucket.")
+        str | None, Field(alias="selfLink", description="Output only. The URI of this bucket.")
     ] = None
     soft_delete_time: Annotated[
         str | None,
         Field(
             alias="softDeleteTime",
-            description="The soft delete time of the bucket in RFC 3339 format.",
+            description="Output only. The soft delete time of the bucket in RFC 3339 format.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
@@ -900,14 +906,14 @@ class StorageBucketObservedState(KRMModel):
         str | None,
         Field(
             alias="timeCreated",
-            description="The creation time of the bucket in RFC 3339 format.",
+            description="Output only. The creation time of the bucket in RFC 3339 format.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
     updated: Annotated[
         str | None,
         Field(
-            description="The modification time of the bucket in RFC 3339 format.",
+            description="Output only. The modification time of the bucket in RFC 3339 format.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
@@ -997,7 +1003,9 @@ class StorageBucketSpec(KRMModel):
             description="Config Connector's name for lifecycle.rule (spec.lifecycle.rule); set one of the two.",
         ),
     ] = None
-    location: Annotated[str | None, Field(description="The location of the bucket.")] = None
+    location: Annotated[str | None, Field(description="Immutable. The location of the bucket.")] = (
+        None
+    )
     logging: Annotated[
         BucketLogging | None,
         Field(
