@@ -70,6 +70,8 @@ def rename_at(obj: Any, path: str, to_path: str, convert: Any) -> None:
 
 def ref_value_to_api(ref: RefField, external: str) -> str:
     """How the API spells a reference: the canonical externalRef unless the field says otherwise."""
+    if ref.api_format and "{}" in ref.api_format:  # the name behind a prefix: pubsub.googleapis.com/{}
+        return ref.api_format.replace("{}", external)
     if ref.api_format:
         params = identity_for(ref.target).parse(external)
         return ref.api_format.format(**params)
@@ -98,8 +100,12 @@ def spec_to_api(spec: dict[str, Any], adapter: Adapter, resolved: dict[str, Any]
     # field, as the Kubernetes API server prunes it; it was sent as null, which a
     # merge patch (storage, compute, dns) reads as "delete this field".
     out: dict[str, Any] = _drop_nulls(copy.deepcopy({k: v for k, v in spec.items() if k not in adapter.krm_only}))
+    unions: dict[str, list[RefField]] = {}
     for ref in references_of(adapter.kind):
         if ref.parent:
+            continue
+        if ref.union:
+            unions.setdefault(ref.path.rsplit(".", 1)[0], []).append(ref)
             continue
         for where, _ in list(iter_field(spec, ref.path)):
             ext = resolved.get(f"spec.{where}")
@@ -107,12 +113,59 @@ def spec_to_api(spec: dict[str, Any], adapter: Adapter, resolved: dict[str, Any]
                 continue
             api_value: Any = [ref_value_to_api(ref, e) for e in ext] if isinstance(ext, list) else ref_value_to_api(ref, ext)
             _set_concrete(out, where, ref.api_path.rsplit(".", 1)[-1].removesuffix("[]"), api_value)
+    for group in unions.values():
+        _set_choices(spec, out, group, resolved)
     for p in adapter.int64_paths:
         map_leaf(out, _split(p), _to_str)
     for c in adapter.canonical:
         if c.field in out:
             out[c.field] = canonical_value(c, out[c.field], values)
     return out
+
+
+def _set_choices(spec: Mapping[str, Any], out: dict[str, Any], refs: list[RefField], resolved: Mapping[str, Any]) -> None:
+    """A oneOf field's object (each item's, for a list) replaced by what it names:
+    the resolved reference of its key, or a literal key's string. The KRM field
+    may be renamed (``ipAddress`` for ``IPAddress``): the API key takes its place."""
+    container = refs[0].path.rsplit(".", 1)[0]
+    api_key = refs[0].api_path.rsplit(".", 1)[-1].removesuffix("[]")
+    by_key = {r.path.rsplit(".", 1)[1]: r for r in refs}
+    for where, choice in list(iter_field(spec, container)):
+        if not isinstance(choice, Mapping):
+            continue
+        value: Any = None
+        for key, ref in by_key.items():
+            ext = resolved.get(f"spec.{where}.{key}")
+            if key in choice and ext is not None:
+                value = ref_value_to_api(ref, str(ext))
+        for key in refs[0].literals:
+            if isinstance(choice.get(key), str):
+                value = choice[key]
+        if value is not None:
+            _replace_concrete(out, where, api_key, value)
+
+
+def _replace_concrete(obj: dict[str, Any], where: str, api_key: str, value: Any) -> None:
+    """Set the concrete KRM path ``where`` (a.b[1] or a.b) to ``value``, its last
+    key spelled ``api_key``."""
+    parts: list[tuple[str, int | None]] = []
+    for seg in where.split("."):
+        if "[" in seg:
+            name, index = seg[:-1].split("[")
+            parts.append((name, int(index)))
+        else:
+            parts.append((seg, None))
+    node: Any = obj
+    for name, pos in parts[:-1]:
+        node = node[name] if pos is None else node[name][pos]
+    last, pos = parts[-1]
+    if pos is None:
+        node.pop(last, None)
+        node[api_key] = value
+    else:
+        items = node.pop(last)
+        items[pos] = value
+        node[api_key] = items
 
 
 def _drop_nulls(node: Any) -> Any:

@@ -21,8 +21,17 @@ from kccgen.runtime.refs import references_of
 
 
 @functools.cache
-def _ref_targets(kind: str) -> dict[str, tuple[str, bool]]:
-    return {r.api_path.replace("[]", ""): (r.target, r.many) for r in references_of(kind) if not r.parent}
+def _ref_targets(kind: str) -> dict[str, tuple[tuple[str, ...], bool]]:
+    """API path -> (Kinds it may name, a list of names). A oneOf field names one of
+    several Kinds; a list of oneOf items compares as a list of names."""
+    out: dict[str, tuple[tuple[str, ...], bool]] = {}
+    for r in references_of(kind):
+        if r.parent:
+            continue
+        path = r.api_path.replace("[]", "")
+        targets, _ = out.get(path, ((), False))
+        out[path] = ((*targets, r.target), r.many or (r.union and r.api_path.endswith("[]")))
+    return out
 
 
 # Values that are the same but spelled differently were diffs, so an up-to-date
@@ -87,11 +96,13 @@ def diff(desired: Any, actual: Any, a: Adapter, check_mutability: bool) -> list[
     rows = by_api_path(a.kind)
     out: list[tuple[str, Any, Any]] = []
 
-    def canon(target: str, v: Any) -> Any:
-        try:
-            return identity_for(target).normalize(str(v))
-        except IdentityError:
-            return v
+    def canon(targets: tuple[str, ...], v: Any) -> Any:
+        for target in targets:
+            try:
+                return identity_for(target).normalize(str(v))
+            except IdentityError:
+                continue
+        return v
 
     def zero(d: Any, path: str) -> bool:
         """An unset live value is this: {} for a map, an object of zero fields."""

@@ -134,6 +134,10 @@ class Examples:
                 spec[fld] = _BY_NAME.get(param, "example")
             else:  # an ID of the field's own type (AdExchangeBuyerCreative's integer accountId)
                 spec[fld] = scalar_value(rules[f"spec.{fld}"], schema_node(spec_schema, defs, fld), fld)
+        # A required oneOf field takes its first key's reference.
+        choices: dict[str, RefField] = {}
+        for r in sorted((r for r in references_of(kind) if r.union), key=lambda r: r.path):
+            choices.setdefault(r.path.rsplit(".", 1)[0].replace("[]", ""), r)
         wanted = self._required_paths(rules)
         for path in wanted:
             rel = path.removeprefix("spec.")
@@ -141,8 +145,12 @@ class Examples:
                 continue
             rule = rules[path]
             ref = refs.get(rel.replace("[]", ""))
-            if ref is not None:
-                value: Any = self._ref(ref.target, ref)
+            choice = choices.get(rel.replace("[]", ""))
+            if choice is not None:
+                one = {choice.path.rsplit(".", 1)[1]: self._ref(choice.target, choice)}
+                value: Any = [one] if rule.type.kind is TypeKind.ARRAY else one
+            elif ref is not None:
+                value = self._ref(ref.target, ref)
             else:
                 # A list's values come from its items' schema (a list of enums takes an enum value).
                 item = rule.type.kind is TypeKind.ARRAY and not rel.endswith("[]")

@@ -31,6 +31,22 @@ def _external(ref: RefField, value: Any) -> Any:
     return [one(v) for v in value] if isinstance(value, list) else one(value)
 
 
+def _choice(refs: list[RefField], value: Any) -> Any:
+    """A oneOf field's value as its object: the key of the Kind whose name it is,
+    else the first literal key (a bare IP address, an API bundle)."""
+
+    def one(v: Any) -> dict[str, Any]:
+        for ref in refs:
+            try:
+                return {ref.path.rsplit(".", 1)[1]: {"external": identity_for(ref.target).normalize(str(v))}}
+            except (IdentityError, KeyError):
+                continue
+        literals = refs[0].literals
+        return {literals[0]: v} if literals else {refs[0].path.rsplit(".", 1)[1]: {"external": v}}
+
+    return [one(v) for v in value] if isinstance(value, list) else one(value)
+
+
 def _to_int(v: Any) -> Any:
     """An int64 string (proto3 JSON) as the integer the KRM types hold."""
     return int(v) if isinstance(v, str) and re.fullmatch(r"-?\d+", v) else v
@@ -47,14 +63,21 @@ def export_manifest(kind: str, external: str, resource: dict[str, Any], name: st
         raise ValueError(f"{rid!r} is not a valid object name; give one with --name")
     spec: dict[str, Any] = {}
     rows = by_api_path(kind)
-    refs = [r for r in references_of(kind) if not r.parent]
+    refs = [r for r in references_of(kind) if not r.parent and not r.union]
     top_refs = {r.api_path.removesuffix("[]"): r for r in refs if "." not in r.api_path}
+    unions: dict[str, list[RefField]] = {}
+    for r in references_of(kind):
+        if r.union and "." not in r.api_path:
+            unions.setdefault(r.api_path.removesuffix("[]"), []).append(r)
     for key, value in sorted(resource.items()):
         row = rows.get(key)
         if row is None or not row.path.startswith("spec."):
             continue
         krm = row.path.removeprefix("spec.").split(".", 1)[0].removesuffix("[]")
         ref = top_refs.get(key)
+        if key in unions:
+            spec[krm] = _choice(unions[key], value)
+            continue
         spec[krm] = _external(ref, value) if ref is not None else copy.deepcopy(value)
     for ref in refs:
         if "." in ref.api_path:

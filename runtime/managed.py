@@ -86,7 +86,7 @@ def merge_into_spec(a: Adapter, spec: dict[str, Any], actual: Mapping[str, Any])
     """``state-into-spec: merge``: readable fields the user did not set, taken from GCP
     (never references, identity or output-only fields)."""
     readable_top = _readable_top(a)
-    ref_api = {r.api_path.split(".")[0] for r in references_of(a.kind) if not r.parent}
+    ref_api = {r.api_path.split(".")[0].removesuffix("[]") for r in references_of(a.kind) if not r.parent}
     merged = dict(spec)
     for k, row in readable_top.items():
         api = row.api_path or ""

@@ -79,6 +79,12 @@ class RefField:
     parent: bool = False  # part of the identity (projectRef, keyRingRef)
     order_matters: bool = False
     api_format: str | None = None  # how the API spells it, when not the canonical form
+    # One key of a field naming one of several Kinds: ``path`` ends in the key
+    # (``healthChecks[].healthCheckRef``), ``api_path`` is the field (``healthChecks[]``),
+    # whose value (each item) becomes the resolved name; ``literals`` are the
+    # field's keys whose string is sent as is.
+    union: bool = False
+    literals: tuple[str, ...] = ()
 
 
 # --- registry of Ref types and reference tables ------------------------------

@@ -151,6 +151,48 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], str, Any]] = [
         f"projects/{PROJECT}/global/instanceTemplates/t1",
     ),
     (
+        "ComputeDisk",
+        {"zone": "us-central1-a", "imageRef": {"external": "projects/debian-cloud/global/images/debian-12"}},
+        {"zone": "us-central1-a", "sourceImageRef": {"external": "projects/debian-cloud/global/images/debian-12"}},
+        "?sourceImage",  # a query parameter of disks.insert
+        "projects/debian-cloud/global/images/debian-12",
+    ),
+    (
+        "ComputeDisk",
+        {"zone": "us-central1-a", "snapshotRef": {"external": f"projects/{PROJECT}/global/snapshots/s1"}},
+        {"zone": "us-central1-a", "sourceSnapshotRef": {"external": f"projects/{PROJECT}/global/snapshots/s1"}},
+        "sourceSnapshot",
+        f"projects/{PROJECT}/global/snapshots/s1",
+    ),
+    (
+        "ComputeBackendService",
+        {"connectionDrainingTimeoutSec": 30, "backend": [{"balancingMode": "UTILIZATION"}]},
+        {"connectionDraining": {"drainingTimeoutSec": 30}, "backends": [{"balancingMode": "UTILIZATION"}]},
+        "connectionDraining.drainingTimeoutSec",
+        30,
+    ),
+    (
+        "ComputeForwardingRule",
+        {"region": "us-central1", "ipProtocol": "UDP", "portRange": "53"},
+        {"region": "us-central1", "IPProtocol": "UDP", "portRange": "53"},
+        "IPProtocol",
+        "UDP",
+    ),
+    (
+        "ComputeRegionBackendService",
+        {"region": "us-central1", "connectionDrainingTimeoutSec": 30, "backend": [{"balancingMode": "CONNECTION"}]},
+        {"region": "us-central1", "connectionDraining": {"drainingTimeoutSec": 30}, "backends": [{"balancingMode": "CONNECTION"}]},
+        "connectionDraining.drainingTimeoutSec",
+        30,
+    ),
+    (
+        "ComputeGlobalForwardingRule",
+        {"ipProtocol": "TCP", "portRange": "443"},
+        {"IPProtocol": "TCP", "portRange": "443"},
+        "IPProtocol",
+        "TCP",
+    ),
+    (
         "ComputeInstanceGroup",
         {"zone": "us-central1-a", "namedPort": [{"name": "http", "port": 80}]},
         {"zone": "us-central1-a", "namedPorts": [{"name": "http", "port": 80}]},

@@ -194,9 +194,9 @@ OBJECTS = [
         "rule-global",
         {
             "location": "global",
-            "IPAddressRef": {"name": "addr-global"},
+            "ipAddress": {"addressRef": {"name": "addr-global"}},
             "loadBalancingScheme": "EXTERNAL_MANAGED",
-            "target": f"projects/{PROJECT}/global/targetHttpProxies/proxy",
+            "target": {"targetHTTPProxyRef": {"external": f"projects/{PROJECT}/global/targetHttpProxies/proxy"}},
         },
     ),
     _obj("ComputeHealthCheck", "hc-regional", {"location": "us-central1", "type": "HTTP", "httpHealthCheck": {"port": 80}}),

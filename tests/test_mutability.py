@@ -153,8 +153,14 @@ def method_description(doc_key: str, method_id: str) -> str:
 
 
 def _kind_config(config_file: str, kind: str) -> dict[str, Any]:
+    """The kind file's entry for ``kind``: under ``kinds:``, or the ``overrides:``
+    entry of the resource the Kind is derived from (the registry's adapter names it)."""
     data = yaml.safe_load((REPO / config_file).read_text())
-    return next(k for k in data["kinds"] if k["kind"] == kind)
+    found = next((k for k in data.get("kinds") or [] if k["kind"] == kind), None)
+    if found is not None:
+        return dict(found)
+    resource = ".".join(adapter_for(kind).resource)
+    return dict((data.get("overrides") or {})[resource])
 
 
 def _phrase(source: str) -> str:
@@ -913,13 +919,18 @@ def _is_ref(node: dict[str, Any]) -> bool:
     return isinstance(props, dict) and "external" in props and set(props) <= _REF_KEYS
 
 
+def _is_choice(node: dict[str, Any]) -> bool:
+    """A oneOf reference field's object (kind config ``oneOf``): exactly one key set."""
+    return any(str(r.get("rule", "")).endswith("? 1 : 0) == 1") for r in node.get("x-kubernetes-validations") or [])
+
+
 def crd_paths(node: dict[str, Any], prefix: str) -> Iterator[str]:
     """Field paths below an openAPIV3 node, in the table's spelling (``[]`` for items, ``.*`` for map values)."""
     if node.get("type") == "array" and isinstance(node.get("items"), dict):
         yield from crd_paths(node["items"], prefix + "[]")
         return
-    if _is_ref(node):
-        return
+    if _is_ref(node) or _is_choice(node):
+        return  # a reference, or a oneOf object of references: one row for the API field
     for name, prop in node.get("properties", {}).items():
         path = f"{prefix}.{name}"
         yield path

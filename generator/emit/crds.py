@@ -276,6 +276,9 @@ class SchemaBuilder:
         req = sorted(f.name for f in o.fields if f.required)
         if req:
             s["required"] = req
+        if o.exactly_one:
+            count = " + ".join(f"(has(self.{cel_field(k)}) ? 1 : 0)" for k in o.exactly_one)
+            s["x-kubernetes-validations"] = [{"rule": f"{count} == 1", "message": f"set exactly one of {', '.join(o.exactly_one)}"}]
         return s
 
     def field_schema(self, f: FieldIR, stack: tuple[str, ...]) -> dict[str, Any]:

@@ -395,7 +395,9 @@ def build_kind(
     krm_models = ModelSet(tuple(objs[k] for k in sorted(objs)), proj.model_set().enums)
 
     # Stage 7: mutability table.
-    mutability = build_mutability(s.cfg.kind, f"{s.doc.key} {s.cfg.resource}", krm_models, spec_obj, obs_obj, m, identity, frozenset(ref_classes))
+    # A oneOf field's row is the API field: its keys are KRM-only choices, like a ref's.
+    opaque = frozenset(ref_classes) | proj.choice_classes
+    mutability = build_mutability(s.cfg.kind, f"{s.doc.key} {s.cfg.resource}", krm_models, spec_obj, obs_obj, m, identity, opaque)
     # Stage 8: Config Connector's older field names, after the mutability
     # table (which describes API fields only).
     base: tuple[str | int, ...] = ("overrides", s.cfg.resource) if s.auto else ("kinds", s.index)

@@ -24,7 +24,7 @@ from kccgen.generator.ir.model import (
     TypeIR,
 )
 from kccgen.generator.ir.references import Decision
-from kccgen.generator.naming import API_NAMED_REF, is_ref_name
+from kccgen.generator.naming import API_NAMED_REF, is_ref_name, pascal
 from kccgen.generator.spec.kinds import KindConfig
 
 Mode = Literal["spec", "observed", "all"]
@@ -67,6 +67,7 @@ class KrmProjector:
         self.kind = kind
         self.refs = refs or {}
         self.ref_classes: set[str] = set()
+        self.choice_classes: frozenset[str] = frozenset()  # oneOf objects (_choice_field)
         self.api = api
         self.resource_class = resource_class
         self.overrides = overrides
@@ -143,7 +144,7 @@ class KrmProjector:
                 continue
             decision = self.refs.get((cls, f.name)) if mode == "spec" else None
             if decision is not None:
-                fields.append(self._ref_field(f, facts, decision))
+                fields.append(self._choice_field(f, facts, decision, cls) if decision.choices else self._ref_field(f, facts, decision))
                 continue
             sub_mode: Mode = "all" if (mode == "all" or out_only) else mode
             t = self._type(f.type, sub_mode, fpath, _PRESENCE.search(f.description or "") is not None)
@@ -160,6 +161,30 @@ class KrmProjector:
             return None
         self.objects[name] = ObjectIR(name, src.description, tuple(fields), src.source, open=False)
         return name
+
+    def _choice_field(self, f: FieldIR, facts: tuple[Fact, ...], d: Decision, owner: str) -> FieldIR:
+        """A field naming one of several Kinds: an object with one ``<key>`` reference per
+        Kind (and the literal keys), exactly one set; a list of them for a list field."""
+        name = f"{owner}{pascal(d.krm_name)}Choice"
+        keys: list[FieldIR] = []
+        src = f"{f.source} (kind config oneOf)"
+        for key, tgt in d.choices:
+            self.ref_classes.add(f"{tgt.kind}Ref")
+            keys.append(FieldIR(key, TypeIR("object", ref=f"{tgt.kind}Ref"), f"A reference to a {tgt.kind}.", (), src))
+        for key in d.literals:
+            keys.append(FieldIR(key, TypeIR("string"), f"The value of the API field `{f.name}` itself, sent as is.", (), src))
+        keys.sort(key=lambda x: x.name)
+        self.objects[name] = ObjectIR(name, f"One of: {', '.join(k.name for k in keys)}.", tuple(keys), src, exactly_one=tuple(k.name for k in keys))
+        self.choice_classes |= {name}
+        t = TypeIR("object", ref=name)
+        many = f.type.kind == "array"
+        if many:
+            t = TypeIR("array", item=t)
+        kinds = ", ".join(tgt.kind for _, tgt in d.choices)
+        desc = f"{'Each names' if many else 'Names'} one of {kinds} (API field `{f.name}`): set exactly one key."
+        if f.description:
+            desc += f" {f.description}"
+        return FieldIR(d.krm_name, t, desc, facts, f.source, f.deprecated, api_name=f.name)
 
     def _ref_field(self, f: FieldIR, facts: tuple[Fact, ...], d: Decision) -> FieldIR:
         """The ``<kind>Ref(s)`` field that replaces an API string field in spec."""

@@ -80,6 +80,7 @@ class ObjectIR:
     fields: tuple[FieldIR, ...]
     source: str
     open: bool = False  # accept unknown keys (API payloads stay forward-compatible)
+    exactly_one: tuple[str, ...] = ()  # keys of which exactly one is set (a oneOf reference)
 
 
 @dataclass(frozen=True)
@@ -175,6 +176,10 @@ class ReferenceIR:
     parent: bool = False
     order_matters: bool = False
     api_format: str | None = None
+    # One key of a field naming one of several Kinds: krm_path ends in the key
+    # (defaultService.backendServiceRef), api_path is the field (defaultService).
+    union: bool = False
+    literals: tuple[str, ...] = ()  # the field's keys whose string is the API value
 
 
 @dataclass(frozen=True)

@@ -73,6 +73,11 @@ class Decision:
     source: str
     api_format: str | None
     order_matters: bool
+    # A field naming one of several Kinds (kind config ``oneOf``): KRM key -> Kind,
+    # and the keys whose string is the API value itself.
+    choices: tuple[tuple[str, TargetKind], ...] = ()
+    literals: tuple[str, ...] = ()
+    choice_formats: tuple[tuple[str, str], ...] = ()  # oneOf key -> API spelling
 
 
 #: The service of the resource hierarchy (projects, folders, organizations).
@@ -149,13 +154,24 @@ def infer_references(
         conf = cfg.references.get(api_path)
         if conf is not None:
             used_config.add(api_path)
+            if conf.one_of:
+                missing = [k for k in conf.one_of.values() if k not in by_name]
+                for k in missing:
+                    bad_targets.append(f"{api_path}: oneOf target {k!r} is neither a generated Kind nor in specs/external-kinds.yaml{did_you_mean(k, by_name)}")
+                if missing:
+                    return None
+                choices = tuple((key, by_name[k]) for key, k in sorted(conf.one_of.items()))
+                return Decision(
+                    choices[0][1], conf.field or f.name, many, f"config: {conf.reason}", None, False, choices, tuple(sorted(conf.literals)), tuple(sorted(conf.api_formats.items()))
+                )
             if conf.target == "none":
                 return None
+            assert conf.target is not None
             tgt = by_name.get(conf.target)
             if tgt is None:
                 bad_targets.append(f"{api_path}: target {conf.target!r} is neither a generated Kind nor in specs/external-kinds.yaml{did_you_mean(conf.target, by_name)}")
                 return None
-            return Decision(tgt, ref_field_name(f.name, _id(tgt), many), many, f"config: {conf.reason}", conf.api_format, conf.order_matters)
+            return Decision(tgt, conf.field or ref_field_name(f.name, _id(tgt), many), many, f"config: {conf.reason}", conf.api_format, conf.order_matters)
         paths = description_paths(f.description)
         hits = sorted({t.kind for p in paths for t in index.by_path(p)})
         if len(hits) == 1:
@@ -223,7 +239,24 @@ def infer_references(
                 elif api_path in cfg.references:
                     used_config.add(api_path)
                 d = decisions[key]
-                if d is not None:
+                if d is not None and d.choices:
+                    step = "[]" if many else ""
+                    kp = f"{krm_path}.{d.krm_name}{step}" if krm_path else f"{d.krm_name}{step}"
+                    for choice, tgt in d.choices:
+                        refs.append(
+                            ReferenceIR(
+                                api_path=api_path + step,
+                                krm_path=f"{kp}.{choice}",
+                                target=tgt.kind,
+                                many=False,
+                                external_only=not (tgt.ours or tgt.by_name),
+                                source=d.source,
+                                union=True,
+                                literals=d.literals,
+                                api_format=dict(d.choice_formats).get(choice),
+                            )
+                        )
+                elif d is not None:
                     kp = f"{krm_path}.{d.krm_name}" if krm_path else d.krm_name
                     refs.append(
                         ReferenceIR(

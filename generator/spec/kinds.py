@@ -12,7 +12,14 @@ import typing
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    model_validator,
+)
 
 from kccgen.discovery.errors import SpecError, did_you_mean, from_validation_error, json_path
 from kccgen.generator.spec._errors import read_yaml
@@ -35,12 +42,38 @@ class FieldOverride(_Strict):
 
 
 class ReferenceConfig(_Strict):
-    """Add, retarget or veto a reference the inference would miss or get wrong."""
+    """Add, retarget or veto a reference the inference would miss or get wrong.
 
-    target: str  # a Kind name, or "none" to veto (the field stays a plain value)
+    ``oneOf`` makes a field that names one of several Kinds (a backend
+    service's health checks: HealthCheck, HttpHealthCheck or HttpsHealthCheck)
+    an object with one ``<key>Ref`` per Kind, exactly one set, as Config
+    Connector spells it (``healthChecks: [{healthCheckRef: {name: hc}}]``);
+    ``literals`` are keys whose string is sent as is (``ip``), and ``field``
+    renames the KRM field (``IPAddress`` -> ``ipAddress``).
+    """
+
+    target: str | None = None  # a Kind name, or "none" to veto (the field stays a plain value)
+    one_of: dict[str, str] = Field(default_factory=dict, alias="oneOf")  # KRM key -> Kind
+    api_formats: dict[str, str] = Field(default_factory=dict, alias="apiFormats")  # oneOf key -> how the API spells its name
+    literals: tuple[str, ...] = ()
+    field: str | None = None  # the KRM field's name, where Config Connector's differs from the convention
     reason: str = Field(min_length=1)
     api_format: str | None = Field(default=None, alias="apiFormat")  # e.g. "{project}.{dataset}.{table}"
     order_matters: bool = Field(default=False, alias="orderMatters")
+
+    @model_validator(mode="after")
+    def _one_shape(self) -> ReferenceConfig:
+        if (self.target is None) == (not self.one_of):
+            raise ValueError("set exactly one of target and oneOf")
+        if not self.one_of and (self.literals or self.api_formats):
+            raise ValueError("literals and apiFormats go with oneOf")
+        stray = set(self.api_formats) - set(self.one_of)
+        if stray:
+            raise ValueError(f"apiFormats key(s) {', '.join(sorted(stray))} are not oneOf keys")
+        clash = set(self.literals) & set(self.one_of)
+        if clash:
+            raise ValueError(f"{', '.join(sorted(clash))} is both a oneOf key and a literal")
+        return self
 
 
 class ParentConfig(_Strict):

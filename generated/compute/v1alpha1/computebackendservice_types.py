@@ -30,7 +30,18 @@ from kccgen.generated.compute.v1alpha1.compute_v1_api import (
     BackendTrafficDuration,
     SubsettingPolicy,
 )
+from kccgen.generated.compute.v1alpha1.computehealthcheck_reference import ComputeHealthCheckRef
+from kccgen.generated.compute.v1alpha1.computehttphealthcheck_reference import (
+    ComputeHTTPHealthCheckRef,
+)
+from kccgen.generated.compute.v1alpha1.computehttpshealthcheck_reference import (
+    ComputeHTTPSHealthCheckRef,
+)
 from kccgen.generated.compute.v1alpha1.computeinstance_reference import ComputeInstanceRef
+from kccgen.generated.compute.v1alpha1.computeinstancegroup_reference import ComputeInstanceGroupRef
+from kccgen.generated.compute.v1alpha1.computenetworkendpointgroup_reference import (
+    ComputeNetworkEndpointGroupRef,
+)
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
@@ -104,9 +115,9 @@ class Backend(KRMModel):
         bool | None, Field(description="This field designates whether this is a failover backend.")
     ] = None
     group: Annotated[
-        str | None,
+        BackendGroupChoice | None,
         Field(
-            description="The fully-qualified URL of aninstance group or network endpoint group (NEG) resource."
+            description="Names one of ComputeInstanceGroup, ComputeNetworkEndpointGroup (API field `group`): set exactly one key."
         ),
     ] = None
     max_connections: Annotated[
@@ -232,6 +243,24 @@ class BackendCustomMetric(KRMModel):
         ),
     ] = None
     name: Annotated[str | None, Field(description="Name of a custom utilization signal.")] = None
+
+
+class BackendGroupChoice(KRMModel):
+    """
+    One of: instanceGroupRef, networkEndpointGroupRef.
+    """
+
+    instance_group_ref: Annotated[
+        ComputeInstanceGroupRef | None,
+        Field(alias="instanceGroupRef", description="A reference to a ComputeInstanceGroup."),
+    ] = None
+    network_endpoint_group_ref: Annotated[
+        ComputeNetworkEndpointGroupRef | None,
+        Field(
+            alias="networkEndpointGroupRef",
+            description="A reference to a ComputeNetworkEndpointGroup.",
+        ),
+    ] = None
 
 
 class BackendServiceCdnPolicy(KRMModel):
@@ -531,6 +560,25 @@ class BackendServiceHAPolicyLeaderNetworkEndpoint(KRMModel):
             alias="instanceRef",
             description="A reference to a ComputeInstance (API field `instance`).",
         ),
+    ] = None
+
+
+class BackendServiceHealthChecksChoice(KRMModel):
+    """
+    One of: healthCheckRef, httpHealthCheckRef, httpsHealthCheckRef.
+    """
+
+    health_check_ref: Annotated[
+        ComputeHealthCheckRef | None,
+        Field(alias="healthCheckRef", description="A reference to a ComputeHealthCheck."),
+    ] = None
+    http_health_check_ref: Annotated[
+        ComputeHTTPHealthCheckRef | None,
+        Field(alias="httpHealthCheckRef", description="A reference to a ComputeHTTPHealthCheck."),
+    ] = None
+    https_health_check_ref: Annotated[
+        ComputeHTTPSHealthCheckRef | None,
+        Field(alias="httpsHealthCheckRef", description="A reference to a ComputeHTTPSHealthCheck."),
     ] = None
 
 
@@ -989,6 +1037,12 @@ class ComputeBackendServiceSpec(KRMModel):
         int | None,
         Field(alias="affinityCookieTtlSec", description="Lifetime of cookies in seconds."),
     ] = None
+    backend: Annotated[
+        list[Backend] | None,
+        Field(
+            description="Config Connector's name for backends (spec.backends); set one of the two."
+        ),
+    ] = None
     backends: Annotated[
         list[Backend] | None,
         Field(description="The list of backends that serve this BackendService."),
@@ -1010,6 +1064,13 @@ class ComputeBackendServiceSpec(KRMModel):
         Field(
             alias="connectionDraining",
             description="connectionDraining cannot be specified with haPolicy.",
+        ),
+    ] = None
+    connection_draining_timeout_sec: Annotated[
+        int | None,
+        Field(
+            alias="connectionDrainingTimeoutSec",
+            description="Config Connector's name for connectionDraining.drainingTimeoutSec (spec.connectionDraining.drainingTimeoutSec); set one of the two.",
         ),
     ] = None
     connection_tracking_policy: Annotated[
@@ -1090,10 +1151,10 @@ class ComputeBackendServiceSpec(KRMModel):
         ),
     ] = None
     health_checks: Annotated[
-        list[str] | None,
+        list[BackendServiceHealthChecksChoice] | None,
         Field(
             alias="healthChecks",
-            description="The list of URLs to the healthChecks, httpHealthChecks (legacy), or httpsHealthChecks (legacy) resource for health checking this backend service.",
+            description="Each names one of ComputeHealthCheck, ComputeHTTPHealthCheck, ComputeHTTPSHealthCheck (API field `healthChecks`): set exactly one key.",
         ),
     ] = None
     iap: Annotated[

@@ -66,7 +66,11 @@ ADAPTER = Adapter(
         ("regionOperations", OPERATIONS["regionOperations"]),
         ("zoneOperations", OPERATIONS["zoneOperations"]),
     ),
-    aliases=(Alias(field="size", target="sizeGb"),),
+    aliases=(
+        Alias(field="size", target="sizeGb"),
+        Alias(field="imageRef", target="sourceImageRef"),
+        Alias(field="snapshotRef", target="sourceSnapshotRef"),
+    ),
     locations=Locations(
         field="location", scope="zone", param="zone", variants=(("region", "ComputeRegionDisk"),)
     ),

@@ -277,6 +277,13 @@ class ComputeDiskSpec(KRMModel):
             description="A list of features to enable on the guest operating system.",
         ),
     ] = None
+    image_ref: Annotated[
+        ComputeImageRef | None,
+        Field(
+            alias="imageRef",
+            description="Config Connector's name for sourceImage (spec.sourceImageRef); set one of the two.",
+        ),
+    ] = None
     label_fingerprint: Annotated[
         str | None,
         Field(
@@ -377,6 +384,13 @@ class ComputeDiskSpec(KRMModel):
     size_gb: Annotated[
         int | Int64String | None,
         Field(alias="sizeGb", description="Size, in GB, of the persistent disk."),
+    ] = None
+    snapshot_ref: Annotated[
+        ComputeSnapshotRef | None,
+        Field(
+            alias="snapshotRef",
+            description="Config Connector's name for sourceSnapshot (spec.sourceSnapshotRef); set one of the two.",
+        ),
     ] = None
     source_disk_ref: Annotated[
         ComputeDiskRef | None,

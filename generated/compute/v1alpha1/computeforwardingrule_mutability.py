@@ -42,7 +42,6 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="compute.forwardingRules.patch (PATCH) sends the whole resource, fingerprint must match",
     identity="projects/{project}/regions/{region}/forwardingRules/{forwardingRule}",
     spec=(
-        ("IPAddressRef", OBJECT, (IMMUTABLE,), False, True, {"api_path": "IPAddress"}),
         ("IPAddresses", ARRAY_OF_STRING, (IMMUTABLE,), False, True),
         ("IPProtocol", ENUM, (), True, True),
         ("allPorts", BOOLEAN, (), True, True),
@@ -52,6 +51,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("description", STRING, (), True, True),
         ("externalManagedBackendBucketMigrationState", ENUM, (), True, True),
         ("externalManagedBackendBucketMigrationTestingPercentage", NUMBER_FLOAT, (), True, True),
+        ("ipAddress", OBJECT, (IMMUTABLE,), False, True, {"api_path": "IPAddress"}),
         ("ipCollectionRef", OBJECT, (), True, True, {"api_path": "ipCollection"}),
         ("ipVersion", ENUM, (), True, True),
         ("isMirroringCollector", BOOLEAN, (), True, True),
@@ -79,7 +79,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("serviceLabel", STRING, (), True, True),
         ("sourceIpRanges", ARRAY_OF_STRING, (), True, True),
         ("subnetworkRef", OBJECT, (), True, True, {"api_path": "subnetwork"}),
-        ("target", STRING, (), True, True),
+        ("target", OBJECT, (), True, True),
     ),
     observed=(
         ("attachedExtensions", ARRAY_OF_OBJECT, (OUTPUT_ONLY, OUTPUT_ONLY_2, OUTPUT_ONLY_4), False, True),

@@ -20,8 +20,36 @@ from kccgen.generated.compute.v1alpha1.compute_v1_api import (
     MetadataFilterFilterMatchCriteria,
 )
 from kccgen.generated.compute.v1alpha1.computeaddress_reference import ComputeAddressRef
+from kccgen.generated.compute.v1alpha1.computebackendservice_reference import (
+    ComputeBackendServiceRef,
+)
 from kccgen.generated.compute.v1alpha1.computepublicdelegatedprefix_reference import (
     ComputePublicDelegatedPrefixRef,
+)
+from kccgen.generated.compute.v1alpha1.computeserviceattachment_reference import (
+    ComputeServiceAttachmentRef,
+)
+from kccgen.generated.compute.v1alpha1.computetargetgrpcproxy_reference import (
+    ComputeTargetGRPCProxyRef,
+)
+from kccgen.generated.compute.v1alpha1.computetargethttpproxy_reference import (
+    ComputeTargetHTTPProxyRef,
+)
+from kccgen.generated.compute.v1alpha1.computetargethttpsproxy_reference import (
+    ComputeTargetHTTPSProxyRef,
+)
+from kccgen.generated.compute.v1alpha1.computetargetinstance_reference import (
+    ComputeTargetInstanceRef,
+)
+from kccgen.generated.compute.v1alpha1.computetargetpool_reference import ComputeTargetPoolRef
+from kccgen.generated.compute.v1alpha1.computetargetsslproxy_reference import (
+    ComputeTargetSSLProxyRef,
+)
+from kccgen.generated.compute.v1alpha1.computetargettcpproxy_reference import (
+    ComputeTargetTCPProxyRef,
+)
+from kccgen.generated.compute.v1alpha1.computetargetvpngateway_reference import (
+    ComputeTargetVPNGatewayRef,
 )
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
@@ -158,13 +186,6 @@ class ComputeGlobalForwardingRuleSpec(KRMModel):
     Using protocol forwarding.
     """
 
-    ip_address_ref: Annotated[
-        ComputeAddressRef | None,
-        Field(
-            alias="IPAddressRef",
-            description="A reference to a ComputeAddress (API field `IPAddress`).",
-        ),
-    ] = None
     ip_addresses: Annotated[
         list[str] | None,
         Field(
@@ -197,11 +218,11 @@ class ComputeGlobalForwardingRuleSpec(KRMModel):
             description="This is used in PSC consumer ForwardingRule to control whether the PSC endpoint can be accessed from another region.",
         ),
     ] = None
-    backend_service: Annotated[
-        str | None,
+    backend_service_ref: Annotated[
+        ComputeBackendServiceRef | None,
         Field(
-            alias="backendService",
-            description="Identifies the backend service to which the forwarding rule sends traffic.",
+            alias="backendServiceRef",
+            description="A reference to a ComputeBackendService (API field `backendService`).",
         ),
     ] = None
     description: Annotated[
@@ -221,11 +242,25 @@ class ComputeGlobalForwardingRuleSpec(KRMModel):
             description="Determines the fraction of requests to backend buckets that should be processed by the global external Application Load Balancer.",
         ),
     ] = None
+    ip_address: Annotated[
+        ForwardingRuleIpAddressChoice | None,
+        Field(
+            alias="ipAddress",
+            description="Names one of ComputeAddress (API field `IPAddress`): set exactly one key.",
+        ),
+    ] = None
     ip_collection_ref: Annotated[
         ComputePublicDelegatedPrefixRef | None,
         Field(
             alias="ipCollectionRef",
             description="A reference to a ComputePublicDelegatedPrefix (API field `ipCollection`).",
+        ),
+    ] = None
+    ip_protocol_1: Annotated[
+        ForwardingRuleIPProtocol | None,
+        Field(
+            alias="ipProtocol",
+            description="Config Connector's name for IPProtocol (spec.IPProtocol); set one of the two.",
         ),
     ] = None
     ip_version: Annotated[
@@ -336,8 +371,10 @@ class ComputeGlobalForwardingRuleSpec(KRMModel):
         ),
     ] = None
     target: Annotated[
-        str | None,
-        Field(description="The URL of the target resource to receive the matched traffic."),
+        ForwardingRuleTargetChoice | None,
+        Field(
+            description="Names one of ComputeServiceAttachment, ComputeTargetGRPCProxy, ComputeTargetHTTPProxy, ComputeTargetHTTPSProxy, ComputeTargetInstance, ComputeTargetPool, ComputeTargetSSLProxy, ComputeTargetTCPProxy, ComputeTargetVPNGateway (API field `target`): set exactly one key."
+        ),
     ] = None
 
 
@@ -347,6 +384,20 @@ class ForwardingRuleAttachedExtensionObserved(KRMModel):
     """
 
     reference: Annotated[str | None, Field(description="Output only. The resource name.")] = None
+
+
+class ForwardingRuleIpAddressChoice(KRMModel):
+    """
+    One of: addressRef, ip.
+    """
+
+    address_ref: Annotated[
+        ComputeAddressRef | None,
+        Field(alias="addressRef", description="A reference to a ComputeAddress."),
+    ] = None
+    ip: Annotated[
+        str | None, Field(description="The value of the API field `IPAddress` itself, sent as is.")
+    ] = None
 
 
 class ForwardingRuleServiceDirectoryRegistration(KRMModel):
@@ -370,6 +421,58 @@ class ForwardingRuleServiceDirectoryRegistration(KRMModel):
             alias="serviceDirectoryRegion",
             description="[Optional] Service Directory region to register this global forwarding rule under.",
         ),
+    ] = None
+
+
+class ForwardingRuleTargetChoice(KRMModel):
+    """
+    One of: googleAPIsBundle, serviceAttachmentRef, targetGRPCProxyRef, targetHTTPProxyRef, targetHTTPSProxyRef, targetInstanceRef, targetPoolRef, targetSSLProxyRef, targetTCPProxyRef, targetVPNGatewayRef.
+    """
+
+    google_ap_is_bundle: Annotated[
+        str | None,
+        Field(
+            alias="googleAPIsBundle",
+            description="The value of the API field `target` itself, sent as is.",
+        ),
+    ] = None
+    service_attachment_ref: Annotated[
+        ComputeServiceAttachmentRef | None,
+        Field(
+            alias="serviceAttachmentRef", description="A reference to a ComputeServiceAttachment."
+        ),
+    ] = None
+    target_grpc_proxy_ref: Annotated[
+        ComputeTargetGRPCProxyRef | None,
+        Field(alias="targetGRPCProxyRef", description="A reference to a ComputeTargetGRPCProxy."),
+    ] = None
+    target_http_proxy_ref: Annotated[
+        ComputeTargetHTTPProxyRef | None,
+        Field(alias="targetHTTPProxyRef", description="A reference to a ComputeTargetHTTPProxy."),
+    ] = None
+    target_https_proxy_ref: Annotated[
+        ComputeTargetHTTPSProxyRef | None,
+        Field(alias="targetHTTPSProxyRef", description="A reference to a ComputeTargetHTTPSProxy."),
+    ] = None
+    target_instance_ref: Annotated[
+        ComputeTargetInstanceRef | None,
+        Field(alias="targetInstanceRef", description="A reference to a ComputeTargetInstance."),
+    ] = None
+    target_pool_ref: Annotated[
+        ComputeTargetPoolRef | None,
+        Field(alias="targetPoolRef", description="A reference to a ComputeTargetPool."),
+    ] = None
+    target_ssl_proxy_ref: Annotated[
+        ComputeTargetSSLProxyRef | None,
+        Field(alias="targetSSLProxyRef", description="A reference to a ComputeTargetSSLProxy."),
+    ] = None
+    target_tcp_proxy_ref: Annotated[
+        ComputeTargetTCPProxyRef | None,
+        Field(alias="targetTCPProxyRef", description="A reference to a ComputeTargetTCPProxy."),
+    ] = None
+    target_vpn_gateway_ref: Annotated[
+        ComputeTargetVPNGatewayRef | None,
+        Field(alias="targetVPNGatewayRef", description="A reference to a ComputeTargetVPNGateway."),
     ] = None
 
 

@@ -139,7 +139,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("defaultRouteAction.weightedBackendServices[].headerAction.responseHeadersToAdd[].replace", BOOLEAN, (), True, True),
         ("defaultRouteAction.weightedBackendServices[].headerAction.responseHeadersToRemove", ARRAY_OF_STRING, (), True, True),
         ("defaultRouteAction.weightedBackendServices[].weight", INTEGER_UINT32, (), True, True),
-        ("defaultService", STRING, (), True, True),
+        ("defaultService", OBJECT, (), True, True),
         ("defaultUrlRedirect", OBJECT, (), True, True),
         ("defaultUrlRedirect.hostRedirect", STRING, (), True, True),
         ("defaultUrlRedirect.httpsRedirect", BOOLEAN, (), True, True),

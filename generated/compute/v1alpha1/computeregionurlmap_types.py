@@ -290,10 +290,10 @@ class ComputeRegionURLMapSpec(KRMModel):
         ),
     ] = None
     default_service: Annotated[
-        str | None,
+        UrlMapDefaultServiceChoice | None,
         Field(
             alias="defaultService",
-            description="The full or partial URL of the defaultService resource to which traffic is directed if none of the hostRules match.",
+            description="Names one of ComputeBackendBucket, ComputeBackendService (API field `defaultService`): set exactly one key.",
         ),
     ] = None
     default_url_redirect: Annotated[
@@ -1210,6 +1210,21 @@ class RequestMirrorPolicy(KRMModel):
 
 class UInt64String(RootModel[str]):
     root: Annotated[str, Field(description="A uint64 in its string form.", pattern="^[0-9]+$")]
+
+
+class UrlMapDefaultServiceChoice(KRMModel):
+    """
+    One of: backendBucketRef, backendServiceRef.
+    """
+
+    backend_bucket_ref: Annotated[
+        ComputeBackendBucketRef | None,
+        Field(alias="backendBucketRef", description="A reference to a ComputeBackendBucket."),
+    ] = None
+    backend_service_ref: Annotated[
+        ComputeBackendServiceRef | None,
+        Field(alias="backendServiceRef", description="A reference to a ComputeBackendService."),
+    ] = None
 
 
 class UrlMapQuotaUsageObserved(KRMModel):

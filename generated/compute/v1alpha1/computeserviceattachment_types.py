@@ -13,7 +13,11 @@ from kccgen.generated.compute.v1alpha1.compute_v1_api import (
     ServiceAttachmentConnectedEndpointStatus,
     ServiceAttachmentConnectionPreference,
 )
+from kccgen.generated.compute.v1alpha1.computeforwardingrule_reference import (
+    ComputeForwardingRuleRef,
+)
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
+from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -145,10 +149,10 @@ class ComputeServiceAttachmentSpec(KRMModel):
         ),
     ] = None
     nat_subnets: Annotated[
-        list[str] | None,
+        list[ComputeSubnetworkRef] | None,
         Field(
             alias="natSubnets",
-            description="An array of URLs where each entry is the URL of a subnet provided by the service producer to use for NAT in this service attachment.",
+            description="References to ComputeSubnetworks (API field `natSubnets`).",
         ),
     ] = None
     producer_forwarding_rule: Annotated[
@@ -189,11 +193,11 @@ class ComputeServiceAttachmentSpec(KRMModel):
             description="Immutable. Optional. The ComputeServiceAttachment ID used for creation and acquisition.",
         ),
     ] = None
-    target_service: Annotated[
-        str | None,
+    target_service_ref: Annotated[
+        ComputeForwardingRuleRef | None,
         Field(
-            alias="targetService",
-            description="The URL of a service serving the endpoint identified by this service attachment.",
+            alias="targetServiceRef",
+            description="A reference to a ComputeForwardingRule (API field `targetService`).",
         ),
     ] = None
 

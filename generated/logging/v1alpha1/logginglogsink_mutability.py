@@ -54,7 +54,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("billingAccountRef", OBJECT, (IMMUTABLE_3, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("customWriterIdentity", STRING, (IMMUTABLE, INPUT_ONLY, OPTIONAL), False, False),
         ("description", STRING, (OPTIONAL,), True, True),
-        ("destinationRef", OBJECT, (REQUIRED,), True, True, {"api_path": "destination"}),
+        ("destination", OBJECT, (REQUIRED,), True, True),
         ("disabled", BOOLEAN, (OPTIONAL,), True, True),
         ("exclusions", ARRAY_OF_OBJECT, (OPTIONAL,), True, True),
         ("exclusions[].description", STRING, (OPTIONAL,), True, True),

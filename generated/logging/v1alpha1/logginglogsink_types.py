@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
+from kccgen.generated.bigquery.v1alpha1.bigquerydataset_reference import BigQueryDatasetRef
 from kccgen.generated.external.billingaccount_reference import BillingAccountRef
 from kccgen.generated.external.folder_reference import FolderRef
 from kccgen.generated.external.organization_reference import OrganizationRef
@@ -15,6 +16,8 @@ from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.logging.v1alpha1 import logging_v2_api
 from kccgen.generated.logging.v1alpha1.logging_v2_api import LogSinkOutputVersionFormat
 from kccgen.generated.logging.v1alpha1.logginglogbucket_reference import LoggingLogBucketRef
+from kccgen.generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
+from kccgen.generated.storage.v1beta1.storagebucket_reference import StorageBucketRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -100,6 +103,29 @@ class LogExclusionObservedState(KRMModel):
     ] = None
 
 
+class LogSinkDestinationChoice(KRMModel):
+    """
+    One of: bigQueryDatasetRef, loggingLogBucketRef, pubSubTopicRef, storageBucketRef.
+    """
+
+    big_query_dataset_ref: Annotated[
+        BigQueryDatasetRef | None,
+        Field(alias="bigQueryDatasetRef", description="A reference to a BigQueryDataset."),
+    ] = None
+    logging_log_bucket_ref: Annotated[
+        LoggingLogBucketRef | None,
+        Field(alias="loggingLogBucketRef", description="A reference to a LoggingLogBucket."),
+    ] = None
+    pub_sub_topic_ref: Annotated[
+        PubSubTopicRef | None,
+        Field(alias="pubSubTopicRef", description="A reference to a PubSubTopic."),
+    ] = None
+    storage_bucket_ref: Annotated[
+        StorageBucketRef | None,
+        Field(alias="storageBucketRef", description="A reference to a StorageBucket."),
+    ] = None
+
+
 class LoggingLogSinkObservedState(KRMModel):
     """
     Describes a sink used to export log entries to one of the following destinations: a Cloud Logging log bucket, a Cloud Storage bucket, a BigQuery dataset, a Pub/Sub topic, a Cloud project.A logs filter controls which log entries are exported. The sink must be created within a project, organization, billing account, or folder.
@@ -179,11 +205,10 @@ class LoggingLogSinkSpec(KRMModel):
             description="Optional. A description of this sink.The maximum length of the description is 8000 characters."
         ),
     ] = None
-    destination_ref: Annotated[
-        LoggingLogBucketRef | None,
+    destination: Annotated[
+        LogSinkDestinationChoice | None,
         Field(
-            alias="destinationRef",
-            description="A reference to a LoggingLogBucket (API field `destination`).",
+            description="Names one of BigQueryDataset, LoggingLogBucket, PubSubTopic, StorageBucket (API field `destination`): set exactly one key."
         ),
     ] = None
     disabled: Annotated[

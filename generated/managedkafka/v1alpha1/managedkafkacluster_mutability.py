@@ -46,7 +46,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("gcpConfig", OBJECT, (REQUIRED,), True, True),
         ("gcpConfig.accessConfig", OBJECT, (REQUIRED,), True, True),
         ("gcpConfig.accessConfig.networkConfigs", ARRAY_OF_OBJECT, (REQUIRED,), True, True),
-        ("gcpConfig.accessConfig.networkConfigs[].subnetRef", OBJECT, (REQUIRED,), True, True, {"api_path": "gcpConfig.accessConfig.networkConfigs[].subnet"}),
+        ("gcpConfig.accessConfig.networkConfigs[].subnetworkRef", OBJECT, (REQUIRED,), True, True, {"api_path": "gcpConfig.accessConfig.networkConfigs[].subnet"}),
         ("gcpConfig.accessConfig.publicClusterConfig", OBJECT, (OPTIONAL,), True, True),
         ("gcpConfig.accessConfig.publicClusterConfig.allowedSourceIpRanges", ARRAY_OF_STRING, (REQUIRED,), True, True),
         ("gcpConfig.kmsKeyRef", OBJECT, (IMMUTABLE, OPTIONAL), False, True, {"api_path": "gcpConfig.kmsKey"}),

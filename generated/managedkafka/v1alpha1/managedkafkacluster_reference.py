@@ -41,7 +41,7 @@ REFERENCES: tuple[RefField, ...] = (
         parent=True,
     ),
     RefField(
-        path="gcpConfig.accessConfig.networkConfigs[].subnetRef",
+        path="gcpConfig.accessConfig.networkConfigs[].subnetworkRef",
         target="ComputeSubnetwork",
         api_path="gcpConfig.accessConfig.networkConfigs[].subnet",
     ),

@@ -289,10 +289,10 @@ class NetworkConfig(KRMModel):
     The configuration of a Virtual Private Cloud (VPC) network that can access the Kafka cluster.
     """
 
-    subnet_ref: Annotated[
+    subnetwork_ref: Annotated[
         ComputeSubnetworkRef | None,
         Field(
-            alias="subnetRef",
+            alias="subnetworkRef",
             description="A reference to a ComputeSubnetwork (API field `subnet`).",
         ),
     ] = None

@@ -39,7 +39,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("maxThroughput", INTEGER_INT32, (), True, True),
         ("minInstances", INTEGER_INT32, (), True, True),
         ("minThroughput", INTEGER_INT32, (), True, True),
-        ("network", STRING, (OPTIONAL,), True, True),
+        ("networkRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "network"}),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("subnet", OBJECT, (OPTIONAL,), True, True),

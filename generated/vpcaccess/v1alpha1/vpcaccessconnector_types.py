@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
+from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.vpcaccess.v1alpha1 import vpcaccess_v1_api
@@ -94,7 +95,12 @@ class VPCAccessConnectorSpec(KRMModel):
         int | None,
         Field(alias="minThroughput", description="Minimum throughput of the connector in Mbps."),
     ] = None
-    network: Annotated[str | None, Field(description="Optional. Name of a VPC network.")] = None
+    network_ref: Annotated[
+        ComputeNetworkRef | None,
+        Field(
+            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
+        ),
+    ] = None
     project_ref: Annotated[
         ProjectRef | None,
         Field(

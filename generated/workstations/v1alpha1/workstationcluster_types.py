@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field
+from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
+from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.workstations.v1alpha1 import workstations_v1_api
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
@@ -210,10 +212,10 @@ class WorkstationClusterSpec(KRMModel):
     location: Annotated[
         str, Field(description="Immutable. The location of the WorkstationCluster.")
     ]
-    network: Annotated[
-        str | None,
+    network_ref: Annotated[
+        ComputeNetworkRef | None,
         Field(
-            description="Immutable. Name of the Compute Engine network in which instances associated with this workstation cluster will be created."
+            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
         ),
     ] = None
     private_cluster_config: Annotated[
@@ -237,10 +239,11 @@ class WorkstationClusterSpec(KRMModel):
             description="Immutable. Optional. The WorkstationCluster ID used for creation and acquisition.",
         ),
     ] = None
-    subnetwork: Annotated[
-        str | None,
+    subnetwork_ref: Annotated[
+        ComputeSubnetworkRef | None,
         Field(
-            description="Immutable. Name of the Compute Engine subnetwork in which instances associated with this workstation cluster will be created."
+            alias="subnetworkRef",
+            description="A reference to a ComputeSubnetwork (API field `subnetwork`).",
         ),
     ] = None
     tags: Annotated[
