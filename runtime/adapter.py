@@ -148,17 +148,7 @@ def _set_choices(spec: Mapping[str, Any], out: dict[str, Any], refs: list[RefFie
 def _replace_concrete(obj: dict[str, Any], where: str, api_key: str, value: Any) -> None:
     """Set the concrete KRM path ``where`` (a.b[1] or a.b) to ``value``, its last
     key spelled ``api_key``."""
-    parts: list[tuple[str, int | None]] = []
-    for seg in where.split("."):
-        if "[" in seg:
-            name, index = seg[:-1].split("[")
-            parts.append((name, int(index)))
-        else:
-            parts.append((seg, None))
-    node: Any = obj
-    for name, pos in parts[:-1]:
-        node = node[name] if pos is None else node[name][pos]
-    last, pos = parts[-1]
+    node, last, pos = _concrete(obj, where)
     if pos is None:
         node.pop(last, None)
         node[api_key] = value
@@ -176,8 +166,9 @@ def _drop_nulls(node: Any) -> Any:
     return node
 
 
-def _set_concrete(obj: dict[str, Any], where: str, api_key: str, value: Any) -> None:
-    """Replace the concrete KRM ref path (a.b[1].topicRef) by the API key with value."""
+def _concrete(obj: dict[str, Any], where: str) -> tuple[Any, str, int | None]:
+    """The node holding the last step of a concrete path (``a.b[1].c``), that
+    step's key and its list index (None for a plain key)."""
     parts: list[tuple[str, int | None]] = []
     for seg in where.split("."):
         if "[" in seg:
@@ -188,7 +179,12 @@ def _set_concrete(obj: dict[str, Any], where: str, api_key: str, value: Any) -> 
     node: Any = obj
     for name, pos in parts[:-1]:
         node = node[name] if pos is None else node[name][pos]
-    last, _ = parts[-1]
+    return node, parts[-1][0], parts[-1][1]
+
+
+def _set_concrete(obj: dict[str, Any], where: str, api_key: str, value: Any) -> None:
+    """Replace the concrete KRM ref path (a.b[1].topicRef) by the API key with value."""
+    node, last, _ = _concrete(obj, where)
     node.pop(last, None)
     node[api_key] = value
 
