@@ -16,7 +16,7 @@ from typing import Any
 
 from kccgen.contract import Adapter, Canonical
 from kccgen.runtime.identity import identity_for
-from kccgen.runtime.refs import RefField, iter_field, references_of
+from kccgen.runtime.refs import RefField, choices_of, iter_field, references_of
 
 _ADAPTERS: dict[str, Adapter] = {}
 
@@ -100,12 +100,8 @@ def spec_to_api(spec: dict[str, Any], adapter: Adapter, resolved: dict[str, Any]
     # field, as the Kubernetes API server prunes it; it was sent as null, which a
     # merge patch (storage, compute, dns) reads as "delete this field".
     out: dict[str, Any] = _drop_nulls(copy.deepcopy({k: v for k, v in spec.items() if k not in adapter.krm_only}))
-    unions: dict[str, list[RefField]] = {}
     for ref in references_of(adapter.kind):
-        if ref.parent:
-            continue
-        if ref.union:
-            unions.setdefault(ref.path.rsplit(".", 1)[0], []).append(ref)
+        if ref.parent or ref.union:
             continue
         for where, _ in list(iter_field(spec, ref.path)):
             ext = resolved.get(f"spec.{where}")
@@ -113,7 +109,7 @@ def spec_to_api(spec: dict[str, Any], adapter: Adapter, resolved: dict[str, Any]
                 continue
             api_value: Any = [ref_value_to_api(ref, e) for e in ext] if isinstance(ext, list) else ref_value_to_api(ref, ext)
             _set_concrete(out, where, ref.api_path.rsplit(".", 1)[-1].removesuffix("[]"), api_value)
-    for group in unions.values():
+    for group in choices_of(adapter.kind).values():
         _set_choices(spec, out, group, resolved)
     for p in adapter.int64_paths:
         map_leaf(out, _split(p), _to_str)
@@ -123,18 +119,18 @@ def spec_to_api(spec: dict[str, Any], adapter: Adapter, resolved: dict[str, Any]
     return out
 
 
-def _set_choices(spec: Mapping[str, Any], out: dict[str, Any], refs: list[RefField], resolved: Mapping[str, Any]) -> None:
+def _set_choices(spec: Mapping[str, Any], out: dict[str, Any], refs: tuple[RefField, ...], resolved: Mapping[str, Any]) -> None:
     """A oneOf field's object (each item's, for a list) replaced by what it names:
     the resolved reference of its key, or a literal key's string. The KRM field
     may be renamed (``ipAddress`` for ``IPAddress``): the API key takes its place."""
-    container = refs[0].path.rsplit(".", 1)[0]
+    container = refs[0].choice[0]
     api_key = refs[0].api_path.rsplit(".", 1)[-1].removesuffix("[]")
-    by_key = {r.path.rsplit(".", 1)[1]: r for r in refs}
     for where, choice in list(iter_field(spec, container)):
         if not isinstance(choice, Mapping):
             continue
         value: Any = None
-        for key, ref in by_key.items():
+        for ref in refs:
+            key = ref.choice[1]
             ext = resolved.get(f"spec.{where}.{key}")
             if key in choice and ext is not None:
                 value = ref_value_to_api(ref, str(ext))

@@ -18,7 +18,7 @@ from typing import Any
 from kccgen.contract import Behaviour, FieldRule, TypeKind
 from kccgen.runtime.identity import identity_for
 from kccgen.runtime.mutability import mutability_of
-from kccgen.runtime.refs import RefField, references_of
+from kccgen.runtime.refs import RefField, choices_of, references_of
 from kccgen.runtime.registry import types_modules, unknown_kind
 
 DEFAULT_PROJECT = "example-project"
@@ -135,9 +135,7 @@ class Examples:
             else:  # an ID of the field's own type (AdExchangeBuyerCreative's integer accountId)
                 spec[fld] = scalar_value(rules[f"spec.{fld}"], schema_node(spec_schema, defs, fld), fld)
         # A required oneOf field takes its first key's reference.
-        choices: dict[str, RefField] = {}
-        for r in sorted((r for r in references_of(kind) if r.union), key=lambda r: r.path):
-            choices.setdefault(r.path.rsplit(".", 1)[0].replace("[]", ""), r)
+        choices = {path.replace("[]", ""): keys[0] for path, keys in choices_of(kind).items()}
         wanted = self._required_paths(rules)
         for path in wanted:
             rel = path.removeprefix("spec.")
@@ -147,7 +145,7 @@ class Examples:
             ref = refs.get(rel.replace("[]", ""))
             choice = choices.get(rel.replace("[]", ""))
             if choice is not None:
-                one = {choice.path.rsplit(".", 1)[1]: self._ref(choice.target, choice)}
+                one = {choice.choice[1]: self._ref(choice.target, choice)}
                 value: Any = [one] if rule.type.kind is TypeKind.ARRAY else one
             elif ref is not None:
                 value = self._ref(ref.target, ref)

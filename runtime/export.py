@@ -16,7 +16,7 @@ from typing import Any
 from kccgen.runtime.adapter import adapter_for, map_leaf, rename_at
 from kccgen.runtime.identity import IdentityError, identity_for
 from kccgen.runtime.mutability import by_api_path
-from kccgen.runtime.refs import RefField, references_of
+from kccgen.runtime.refs import RefField, choices_of, references_of
 
 _DNS_1123 = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")
 
@@ -31,18 +31,18 @@ def _external(ref: RefField, value: Any) -> Any:
     return [one(v) for v in value] if isinstance(value, list) else one(value)
 
 
-def _choice(refs: list[RefField], value: Any) -> Any:
+def _choice(refs: tuple[RefField, ...], value: Any) -> Any:
     """A oneOf field's value as its object: the key of the Kind whose name it is,
     else the first literal key (a bare IP address, an API bundle)."""
 
     def one(v: Any) -> dict[str, Any]:
         for ref in refs:
             try:
-                return {ref.path.rsplit(".", 1)[1]: {"external": identity_for(ref.target).normalize(str(v))}}
+                return {ref.choice[1]: {"external": identity_for(ref.target).normalize(str(v))}}
             except (IdentityError, KeyError):
                 continue
         literals = refs[0].literals
-        return {literals[0]: v} if literals else {refs[0].path.rsplit(".", 1)[1]: {"external": v}}
+        return {literals[0]: v} if literals else {refs[0].choice[1]: {"external": v}}
 
     return [one(v) for v in value] if isinstance(value, list) else one(value)
 
@@ -55,8 +55,9 @@ def _to_int(v: Any) -> Any:
 def export_manifest(kind: str, external: str, resource: dict[str, Any], name: str | None = None, namespace: str = "default") -> dict[str, Any]:
     """The manifest of ``resource`` (the GET answer for ``external``)."""
     a = adapter_for(kind)
-    values = identity_for(kind).parse(external)
-    ident = identity_for(kind).form_for(values)  # a folder's bucket: folderRef, not projectRef
+    own = identity_for(kind)
+    values = own.parse(external)
+    ident = own.form_for(values)  # a folder's bucket: folderRef, not projectRef
     rid = values.get(a.id_param, "")
     obj_name = name or rid.lower()
     if not _DNS_1123.fullmatch(obj_name):
@@ -65,10 +66,8 @@ def export_manifest(kind: str, external: str, resource: dict[str, Any], name: st
     rows = by_api_path(kind)
     refs = [r for r in references_of(kind) if not r.parent and not r.union]
     top_refs = {r.api_path.removesuffix("[]"): r for r in refs if "." not in r.api_path}
-    unions: dict[str, list[RefField]] = {}
-    for r in references_of(kind):
-        if r.union and "." not in r.api_path:
-            unions.setdefault(r.api_path.removesuffix("[]"), []).append(r)
+    # top-level oneOf fields, by API field (nested ones are exported as the API's value)
+    unions = {g[0].api_path.removesuffix("[]"): g for g in choices_of(kind).values() if "." not in g[0].api_path}
     for key, value in sorted(resource.items()):
         row = rows.get(key)
         if row is None or not row.path.startswith("spec."):

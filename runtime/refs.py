@@ -86,11 +86,18 @@ class RefField:
     union: bool = False
     literals: tuple[str, ...] = ()
 
+    @property
+    def choice(self) -> tuple[str, str]:
+        """(the oneOf field's KRM path, this key): ``("healthChecks[]", "healthCheckRef")``."""
+        container, _, key = self.path.rpartition(".")
+        return container, key
+
 
 # --- registry of Ref types and reference tables ------------------------------
 
 _REF_TYPES: dict[str, type[KRMModel]] = {}
 _REFERENCES: dict[str, tuple[RefField, ...]] = {}
+_CHOICES: dict[str, dict[str, tuple[RefField, ...]]] = {}  # choices_of, per Kind
 
 
 def register_ref_type(kind: str, ref_type: type[KRMModel]) -> None:
@@ -99,6 +106,7 @@ def register_ref_type(kind: str, ref_type: type[KRMModel]) -> None:
 
 def register_references(kind: str, fields: tuple[RefField, ...]) -> None:
     _REFERENCES[kind] = fields
+    _CHOICES.pop(kind, None)
 
 
 def ref_type_for(kind: str) -> type[KRMModel]:
@@ -110,6 +118,18 @@ def ref_type_for(kind: str) -> type[KRMModel]:
         return _REF_TYPES[kind]
     except KeyError:
         raise KeyError(f"no Ref type registered for Kind {kind!r}") from None
+
+
+def choices_of(kind: str) -> dict[str, tuple[RefField, ...]]:
+    """The oneOf fields of a Kind: KRM path -> its keys' RefFields, sorted by key.
+    Kept per Kind: ``spec_to_api`` asks on every reconcile."""
+    found = _CHOICES.get(kind)
+    if found is None:
+        out: dict[str, list[RefField]] = {}
+        for r in sorted((r for r in references_of(kind) if r.union), key=lambda r: r.path):
+            out.setdefault(r.choice[0], []).append(r)
+        found = _CHOICES[kind] = {k: tuple(v) for k, v in out.items()}
+    return found
 
 
 def references_of(kind: str) -> tuple[RefField, ...]:
