@@ -16,6 +16,7 @@ from pathlib import Path
 import yaml
 
 from kccgen.discovery.document import iter_resources
+from kccgen.documents import served_stage
 from kccgen.generator.ir.candidates import method_exclusion
 from kccgen.generator.ir.model import IR, Candidate
 from kccgen.generator.naming import singular
@@ -25,12 +26,14 @@ from kccgen.generator.spec.loader import Specs
 
 @dataclass(frozen=True)
 class Row:
-    api: str
+    api: str  # the document that serves the resource (or would)
     resource: str
     kind: str
     tier: str
     reason: str
     config_lines: float
+    also: tuple[str, ...] = ()  # the other pinned documents that have it
+    stage: str = ""  # "ga" or "beta": what kind of document serves it ("" for alpha, preview)
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,10 @@ class Coverage:
     @property
     def kinds(self) -> int:
         return sum(r.tier in ("curated", "generated", "verified") for r in self.rows)
+
+    @property
+    def beta_kinds(self) -> int:
+        return sum(r.tier in ("curated", "generated", "verified") and r.stage == "beta" for r in self.rows)
 
     @property
     def lines_per_auto_kind(self) -> float:
@@ -131,16 +138,18 @@ def coverage(specs: Specs, ir: IR, kcc_tsv: Path | None = None, verified_json: P
 
     for c in ir.candidates:
         covered.add((c.doc_key, c.resource))
+        covered.update((k, c.resource) for k in c.also)
+        stage = served_stage(c.doc_key)
         if c.tier == "generated" and c.kind not in built:
-            rows.append(Row(c.doc_key, c.resource, c.kind, "excluded", f"not generated: {skipped.get(c.kind, 'unknown')}", 0.0))
+            rows.append(Row(c.doc_key, c.resource, c.kind, "excluded", f"not generated: {skipped.get(c.kind, 'unknown')}", 0.0, c.also, stage))
         else:
             tier = "verified" if c.tier == "generated" and c.kind in verified else c.tier
-            rows.append(Row(c.doc_key, c.resource, c.kind, tier, c.reason, lines_of(c) if c.tier == "generated" else 0.0))
+            rows.append(Row(c.doc_key, c.resource, c.kind, tier, c.reason, lines_of(c) if c.tier == "generated" else 0.0, c.also, stage))
     for k in ir.kinds:
         if (k.api.doc_key, k.resource) in covered:
             continue
         covered.add((k.api.doc_key, k.resource))
-        rows.append(Row(k.api.doc_key, k.resource, k.kind, "curated", "", 0.0))
+        rows.append(Row(k.api.doc_key, k.resource, k.kind, "curated", "", 0.0, (), served_stage(k.api.doc_key)))
     files = {kf.api: file for file, kf in specs.kinds}
     for key in sorted(specs.discovery):
         doc = specs.discovery[key]
@@ -151,7 +160,7 @@ def coverage(specs: Specs, ir: IR, kcc_tsv: Path | None = None, verified_json: P
                 other = f"not derived: {files[doc.name]} lists its Kinds (no auto: true)"
             else:
                 other = f"API not configured: no kind file for {doc.name}"
-            rows.append(Row(key, dotted, "", "excluded", method_exclusion(res, dotted) or other, 0.0))
+            rows.append(Row(key, dotted, "", "excluded", method_exclusion(res, dotted) or other, 0.0, (), served_stage(key)))
     auto_kinds = sum(per_file_kinds.values())
     spent = sum(lines[f] for f in auto_files)
     unresolved = tuple(sorted((k.kind, u) for k in ir.kinds for u in k.unresolved))
@@ -204,6 +213,7 @@ def render_markdown(cov: Coverage) -> str:
         "Written by `kccgen coverage --write`; do not edit. Machine-readable: `docs/coverage.json`.",
         "",
         f"- Kinds: **{cov.kinds}** ({cov.count('curated')} curated, {cov.count('generated')} generated, {cov.count('verified')} verified)",
+        f"- Kinds served from a beta document (no GA document has the resource): {cov.beta_kinds}",
         f"- Excluded resources: {cov.count('excluded')}",
         f"- Config lines per auto Kind: {cov.lines_per_auto_kind:.2f} ({cov.auto_lines} lines in auto kind files, {cov.auto_kinds} auto Kinds)",
         f"- Unresolved reference fields (left plain strings): {len(cov.unresolved)}",
@@ -232,8 +242,20 @@ def render_markdown(cov: Coverage) -> str:
     if cov.unresolved:
         out += ["", "## Unresolved references", "", "| Kind | field: candidates |", "| --- | --- |"]
         out += [f"| {k} | {u.replace('|', '/')} |" for k, u in cov.unresolved]
-    out += ["", "## Every resource", "", "| API | resource | Kind | tier | reason | config lines |", "| --- | --- | --- | --- | --- | ---: |"]
-    out += [f"| {r.api} | {r.resource} | {r.kind} | {r.tier} | {r.reason.replace('|', '/')} | {r.config_lines:g} |" for r in cov.rows]
+    out += [
+        "",
+        "## Every resource",
+        "",
+        "One row per resource of an API: the document that serves it (the newest GA one that has it, else a beta one, "
+        "marked *beta*) and the other pinned documents that have it too.",
+        "",
+        "| API | resource | Kind | tier | reason | also in | config lines |",
+        "| --- | --- | --- | --- | --- | --- | ---: |",
+    ]
+    out += [
+        f"| {r.api}{' *beta*' if r.stage == 'beta' else ''} | {r.resource} | {r.kind} | {r.tier} | {r.reason.replace('|', '/')} | {', '.join(r.also)} | {r.config_lines:g} |"
+        for r in cov.rows
+    ]
     return "\n".join(out) + "\n"
 
 
@@ -245,6 +267,7 @@ def render_json(cov: Coverage) -> str:
             "generated": cov.count("generated"),
             "verified": cov.count("verified"),
             "excluded": cov.count("excluded"),
+            "beta": cov.beta_kinds,
             "config_lines_per_auto_kind": round(cov.lines_per_auto_kind, 3),
             "kcc_shared": len(cov.kcc),
             "kcc_matched": cov.kcc_matched,

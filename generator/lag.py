@@ -39,6 +39,11 @@ class KindLag:
     kind: str
     old_revision: str | None
     new_revision: str | None
+    # The Discovery document serving the Kind on each side: a resource moves
+    # from a beta to a GA document (or an older to a newer GA one) and its Kind
+    # keeps its name, group and spec paths; the move is reported, not a rename.
+    old_doc: str | None = None
+    new_doc: str | None = None
     became_mutable: list[FieldChange] = field(default_factory=list)
     became_immutable: list[FieldChange] = field(default_factory=list)
     behaviours_changed: list[FieldChange] = field(default_factory=list)
@@ -47,8 +52,12 @@ class KindLag:
     removed: list[str] = field(default_factory=list)
 
     @property
+    def moved(self) -> bool:
+        return self.old_doc is not None and self.new_doc is not None and self.old_doc != self.new_doc
+
+    @property
     def empty(self) -> bool:
-        return not (self.became_mutable or self.became_immutable or self.behaviours_changed or self.types_changed or self.added or self.removed)
+        return not (self.moved or self.became_mutable or self.became_immutable or self.behaviours_changed or self.types_changed or self.added or self.removed)
 
 
 @dataclass
@@ -78,7 +87,9 @@ def _immutable(m: MutabilityIR) -> bool:
 
 
 def compare_kind(kind: str, old: KindIR | None, new: KindIR | None) -> KindLag:
-    lag = KindLag(kind, old.api.revision if old else None, new.api.revision if new else None)
+    lag = KindLag(
+        kind, old.api.revision if old else None, new.api.revision if new else None, old.api.doc_key if old else None, new.api.doc_key if new else None
+    )
     o = {m.path: m for m in (old.mutability if old else ())}
     n = {m.path: m for m in (new.mutability if new else ())}
     lag.added = sorted(set(n) - set(o))
@@ -154,6 +165,8 @@ def render_text(r: LagReport, limit: int = 25) -> str:
         if k.empty:
             out.append("  no changes")
             continue
+        if k.moved:
+            out.append(f"  served from {k.new_doc}, was {k.old_doc} (the Kind keeps its name and spec paths)")
         sections: list[tuple[str, list[str]]] = [
             ("immutable -> mutable", [f"{c.path}  ({c.why})" for c in k.became_mutable]),
             ("mutable -> immutable", [f"{c.path}  ({c.why})" for c in k.became_immutable]),
@@ -175,6 +188,10 @@ def render_text(r: LagReport, limit: int = 25) -> str:
         total["types"] += len(k.types_changed)
         total["added"] += len(k.added)
         total["removed"] += len(k.removed)
+    moves = [k for k in r.kinds if k.moved]
+    out.append("")
+    out.append(f"Kinds served from another document: {len(moves)}")
+    out.extend(f"  {k.kind}: {k.old_doc} -> {k.new_doc}" for k in moves[: limit * 4])
     out.append("")
     out.append(
         f"Kinds total: {total['mutable']} immutable->mutable, {total['immutable']} mutable->immutable, "

@@ -13,7 +13,6 @@ regeneration will move anything.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,10 +22,17 @@ from kccgen.documents import (
     CLIENT,
     LOCK_NAME,
     Locked,
+    api_documents,
     client_documents_dir,
+    is_beta,
+    is_ga,
     lock_text,
+    newest_ga,
+    preferred,
     read_lock,
+    served_stage,
     sha256_of,
+    split_key,
 )
 
 # The APIs of the curated Kinds: vendored when first pinned.
@@ -44,45 +50,12 @@ DEFAULT_DOCS: tuple[str, ...] = (
 
 package_documents_dir = client_documents_dir
 
-# alpha, beta, preview and the "v1p1beta1" family are not GA; "v1b3" (Dataflow's
-# production API) is.
-_NOT_GA = re.compile(r"alpha|beta|preview|dev|test")
-
+__all__ = ["api_documents", "is_beta", "is_ga", "newest_ga", "preferred", "served_stage", "split_key"]
 
 def package_version() -> str:
     from importlib.metadata import version
 
     return version(CLIENT)
-
-
-def split_key(key: str) -> tuple[str, str, str]:
-    """``admin.directory_v1`` -> (name, family, version): ("admin", "directory", "v1").
-    A family is a separately versioned API sharing a name (Admin SDK's directory
-    and reports)."""
-    name, _, ver = key.partition(".")
-    family, _, v = ver.rpartition("_")
-    return name, family, v
-
-
-def is_ga(key: str) -> bool:
-    return not _NOT_GA.search(split_key(key)[2])
-
-
-def _version_order(version: str) -> tuple[int, ...]:
-    return tuple(int(n) for n in re.findall(r"\d+", version))
-
-
-def newest_ga(keys: Iterable[str]) -> dict[tuple[str, str], str]:
-    """(name, family) -> the newest GA document key among ``keys``."""
-    best: dict[tuple[str, str], str] = {}
-    for key in sorted(keys):
-        if not is_ga(key):
-            continue
-        name, family, version = split_key(key)
-        cur = best.get((name, family))
-        if cur is None or _version_order(version) > _version_order(split_key(cur)[2]):
-            best[(name, family)] = key
-    return best
 
 
 def available(source: Path) -> list[str]:
@@ -200,7 +173,13 @@ def update_specs(
         new_keys |= set(newest_ga(available(src)).values())
     if not lock and not vendored:
         vendored |= set(DEFAULT_DOCS)
-    keys = sorted(set(lock) | vendored | new_keys)
+    pinned = set(lock) | vendored | new_keys
+    # Every GA and beta document of a pinned API: a resource is served from the
+    # newest GA document that has it, else from a beta one (generator/ir/candidates).
+    shipped = available(src)
+    for name, family in sorted({split_key(k)[:2] for k in pinned}):
+        pinned.update(api_documents(shipped, name, family))
+    keys = sorted(pinned)
     if vendor:
         vendored |= new_keys
     label = f"{CLIENT}=={package_version()}"

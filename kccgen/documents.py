@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -116,3 +118,66 @@ def read_document(specs: Path, key: str) -> bytes:
     if entry is None:
         raise DocumentError(f"specs/{LOCK_NAME}", f"no Discovery document {key}: neither specs/discovery/{key}.json nor an entry in {LOCK_NAME}")
     return _checked(client_documents_dir() / f"{key}.json", entry.sha256, key, f"specs/{LOCK_NAME}")
+
+
+# --- versions: which document of an API serves a resource ------------------------------
+
+# alpha, beta, preview and the "v1p1beta1" family are not GA; "v1b3" (Dataflow's
+# production API) is.
+_NOT_GA = re.compile(r"alpha|beta|preview|dev|test")
+
+
+def split_key(key: str) -> tuple[str, str, str]:
+    """``admin.directory_v1`` -> (name, family, version): ("admin", "directory", "v1").
+    A family is a separately versioned API sharing a name (Admin SDK's directory
+    and reports)."""
+    name, _, ver = key.partition(".")
+    family, _, v = ver.rpartition("_")
+    return name, family, v
+
+
+def is_ga(key: str) -> bool:
+    return not _NOT_GA.search(split_key(key)[2])
+
+
+def _version_order(version: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in re.findall(r"\d+", version))
+
+
+def newest_ga(keys: Iterable[str]) -> dict[tuple[str, str], str]:
+    """(name, family) -> the newest GA document key among ``keys``."""
+    best: dict[tuple[str, str], str] = {}
+    for key in sorted(keys):
+        if not is_ga(key):
+            continue
+        name, family, version = split_key(key)
+        cur = best.get((name, family))
+        if cur is None or _version_order(version) > _version_order(split_key(cur)[2]):
+            best[(name, family)] = key
+    return best
+
+
+def is_beta(key: str) -> bool:
+    """A beta document (``v1beta1``, ``v1p1beta1``, ``v2beta``), not an alpha or preview one."""
+    version = split_key(key)[2]
+    return "beta" in version and not re.search(r"alpha|preview|dev|test", version)
+
+
+def served_stage(key: str) -> str:
+    """Which documents serve Kinds: ``ga`` and ``beta`` ones (``""`` for alpha, preview...)."""
+    return "ga" if is_ga(key) else "beta" if is_beta(key) else ""
+
+
+def preferred(keys: Iterable[str]) -> list[str]:
+    """One API's (name, family) documents in the order a resource is read from
+    them: GA versions newest first, then beta versions newest first; alpha and
+    preview documents are left out (they serve no Kind)."""
+    keys = list(keys)
+    ga = sorted((k for k in keys if is_ga(k)), key=lambda k: _version_order(split_key(k)[2]), reverse=True)
+    beta = sorted((k for k in keys if is_beta(k)), key=lambda k: _version_order(split_key(k)[2]), reverse=True)
+    return ga + beta
+
+
+def api_documents(keys: Iterable[str], name: str, family: str) -> list[str]:
+    """The documents of API ``name`` (and ``family``) among ``keys``, in ``preferred`` order."""
+    return preferred(k for k in keys if split_key(k)[:2] == (name, family))

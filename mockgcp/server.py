@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from kccgen.documents import read_document
+from kccgen.documents import preferred, read_document
 from kccgen.mockgcp.engine import MockGCP
 from kccgen.mockgcp.httplog import HttpLogEntry, format_http_log
 
@@ -99,7 +99,10 @@ class MockServer:
         keys = [k for k in self.engine.apis if k.rsplit(".", 1)[0] == api]
         if not keys:
             raise KeyError(f"no API {api!r} in mockgcp (have {', '.join(sorted(self.engine.apis))})")
-        return keys[0]
+        # a name means its vendored document (the curated Kinds' version: dns.v1,
+        # monitoring.v3), else its newest GA one
+        vendored = [k for k in keys if k in self.engine.catalog.vendored]
+        return (vendored or preferred(keys) or sorted(keys))[0]
 
     def endpoint(self, api: str) -> str:
         """The api_endpoint for a Discovery doc key (pubsub.v1) or name (pubsub):

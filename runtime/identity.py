@@ -263,6 +263,10 @@ class IdentityTemplate:
             # The REST path spells the same placeholders its own way (Dataflow's
             # {projectId}/{jobId} for {project}/{job}): the order is the meaning.
             got = dict(zip(self.params, got.values(), strict=True))
+        if got is not None and set(self.params) - set(got) and (full := self._match_any(rest, (self.template,))) is not None:
+            # The REST path fixes a segment the name keeps variable (connectors'
+            # locations/global): the canonical template reads it.
+            got = full
         return got
 
 

@@ -106,17 +106,44 @@ class Shaped:
     schema: str
 
 
+def _family(specs: Specs, file: str, kf: KindsFile) -> str:
+    """The API family a kind file reads (Admin SDK's ``directory``; "" for most APIs)."""
+    from kccgen.documents import split_key
+
+    if kf.version is not None:
+        return split_key(f"{kf.api}.{kf.version}")[1]
+    families = sorted({split_key(k)[1] for k in specs.discovery if split_key(k)[0] == kf.api})
+    if len(families) > 1:
+        raise SpecError(file, "/version", f"name the version of {kf.api}: it has several families ({', '.join(f or '(none)' for f in families)})")
+    return families[0] if families else ""
+
+
+def doc_keys(specs: Specs, file: str, kf: KindsFile) -> list[str]:
+    """Every pinned GA and beta document of a kind file's API, in the order a
+    derived Kind's resource is read from them (newest GA first, then betas)."""
+    from kccgen.documents import api_documents
+
+    keys = api_documents(specs.discovery, kf.api, _family(specs, file, kf))
+    if not kf.versions:
+        return keys
+    for i, v in enumerate(kf.versions):
+        if f"{kf.api}.{v}" not in specs.discovery:
+            raise SpecError(file, json_path("versions", i), f"no Discovery document {kf.api}.{v} is pinned (have: {', '.join(keys) or 'none'})")
+    return [k for k in keys if k.split(".", 1)[1] in kf.versions]
+
+
 def doc_key(specs: Specs, file: str, kf: KindsFile) -> str:
-    """The document a kind file reads: its version, else the newest GA one pinned."""
+    """The document a kind file's listed Kinds read: its version, else the newest
+    GA one pinned (else the newest beta, for an API with no GA document)."""
     if kf.version is not None:
         return f"{kf.api}.{kf.version}"
-    from kccgen.generator.update_specs import newest_ga
+    from kccgen.documents import is_ga
 
-    found = [k for (name, _), k in newest_ga(specs.discovery).items() if name == kf.api]
-    if len(found) != 1:
+    keys = doc_keys(specs, file, kf)
+    if not keys:
         have = ", ".join(k for k in specs.discovery if k.split(".")[0] == kf.api) or "none"
-        raise SpecError(file, "/version", f"name the version of {kf.api}: {len(found)} GA documents pinned (have: {have})")
-    return found[0]
+        raise SpecError(file, "/version", f"name the version of {kf.api}: no GA or beta document pinned (have: {have})")
+    return next((k for k in keys if is_ga(k)), keys[0])
 
 
 def _curated(specs: Specs) -> dict[tuple[str, str], tuple[str, str]]:
@@ -170,7 +197,8 @@ def select_kinds(specs: Specs, strict: bool = True, reporter: Reporter | None = 
         doc = specs.discovery[key]
         configs = list(kf.kinds)
         if kf.auto:
-            derived, derived_rows = derive(file, kf, doc, curated)
+            keys = [key, *(k for k in doc_keys(specs, file, kf) if k != key)] if kf.version is not None else doc_keys(specs, file, kf)
+            derived, derived_rows = derive(file, kf, [specs.discovery[k] for k in keys], curated)
             configs += derived
             if rows is not None:
                 rows.extend(derived_rows)
@@ -184,15 +212,26 @@ def select_kinds(specs: Specs, strict: bool = True, reporter: Reporter | None = 
             if cfg.kind in seen:
                 raise SpecError(file, json_path("kinds", i, "kind"), f"Kind {cfg.kind} is already defined in {seen[cfg.kind]}")
             seen[cfg.kind] = file
+            kdoc = doc
+            if cfg.version is not None and f"{kf.api}.{cfg.version}" != key:
+                vkey = f"{kf.api}.{cfg.version}"
+                if vkey not in specs.discovery:
+                    err = SpecError(file, json_path("kinds", i, "version"), f"no Discovery document {vkey} is pinned")
+                    if strict:
+                        raise err
+                    if reporter is not None:
+                        reporter.warn(file, "lenient", str(err))
+                    continue
+                kdoc = specs.discovery[vkey]
             try:
-                res = doc.resource(cfg.resource, file, json_path("kinds", i, "resource"))
+                res = kdoc.resource(cfg.resource, file, json_path("kinds", i, "resource"))
             except SpecError as e:
                 if strict:
                     raise
                 if reporter is not None:
                     reporter.warn(file, "lenient", str(e))
                 continue
-            out.append(Selected(file, i, kf, cfg, doc, res))
+            out.append(Selected(file, i, kf, cfg, kdoc, res))
     return sorted(out, key=lambda s: s.cfg.kind)
 
 

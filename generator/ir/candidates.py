@@ -9,6 +9,7 @@ methods fit no contract shape (``build.resolve_shapes``), again with a reason.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from kccgen.discovery.document import DiscoveryDoc, Resource, iter_resources
@@ -53,9 +54,13 @@ _PARENTS = frozenset({"projects", *_OTHER_PARENTS})
 def form_key(dotted: str) -> tuple[str, ...]:
     """The resource without where it lives: ``projects.locations.jobs``,
     ``projects.regions.jobs``, ``projects.jobs`` and ``folders.locations.jobs``
-    are forms of one resource, ``jobs``."""
+    are forms of one resource, ``jobs``. Only a segment that something hangs
+    under is a place: the ``folders`` collection itself is a resource
+    (Folder), not another form of ``projects``, and Dataplex's
+    ``lakes.zones`` is a resource, not another form of ``lakes``."""
     parts = dotted.split(".")
-    return tuple(p for i, p in enumerate(parts) if p not in _LOCATIONS and not (i == 0 and p in _PARENTS))
+    last = len(parts) - 1
+    return tuple(p for i, p in enumerate(parts) if i == last or not (p in _LOCATIONS or (i == 0 and p in _PARENTS)))
 
 
 def _form_rank(dotted: str) -> tuple[int, int, str]:
@@ -101,16 +106,20 @@ def _schema(res: Resource) -> str | None:
 
 
 def _path_parts(dotted: str) -> list[str]:
-    return [p for p in dotted.split(".") if p not in _LOCATIONS and p not in _PARENTS]
+    parts = dotted.split(".")
+    return [p for i, p in enumerate(parts) if i == len(parts) - 1 or (p not in _LOCATIONS and p not in _PARENTS)]
 
 
-def _disambiguate(names: dict[str, str], resources: list[str], prefix: str) -> dict[str, str]:
+def _disambiguate(names: dict[str, str], resources: list[str], prefix: str, rank: dict[str, int] | None = None) -> dict[str, str]:
     """Kind names for resources whose singular names collide: the one with the
     shortest path (if one is shortest) keeps the name, as Config Connector names
     the top-level resource (``DiscoveryEngineControl`` for ``dataStores.controls``
     beside ``collections.dataStores.controls``); the others take the singular of
     their parent collections too (``ApigeeDeveloperApp``, ``ApigeeAppgroupApp``),
-    until the names differ or the paths run out."""
+    until the names differ or the paths run out. Across documents, the path
+    read from the most preferred one (``rank``: the newest GA first) keeps the
+    name before any shorter one, so another document never renames a Kind."""
+    order = rank or {}
     depth = dict.fromkeys(resources, 1)
     out = dict(names)
     for _ in range(8):
@@ -121,7 +130,7 @@ def _disambiguate(names: dict[str, str], resources: list[str], prefix: str) -> d
         if not bad:
             break
         for rs in bad:
-            size = {r: len(_path_parts(r)) for r in rs}
+            size = {r: (order.get(r, 0), len(_path_parts(r))) for r in rs}
             shortest = [r for r in rs if size[r] == min(size.values())]
             for r in rs:
                 if len(shortest) == 1 and r == shortest[0]:
@@ -143,55 +152,86 @@ def _refine(names: dict[str, str], resources: dict[str, Resource], prefix: str, 
     return {d: names[d] if taken[n] > 1 else n for d, n in out.items()}
 
 
-def derive(file: str, kf: KindsFile, doc: DiscoveryDoc, curated: dict[tuple[str, str], tuple[str, str]]) -> tuple[list[KindConfig], list[Candidate]]:
+def merged_resources(docs: Sequence[DiscoveryDoc]) -> tuple[dict[str, tuple[DiscoveryDoc, Resource]], dict[str, tuple[str, ...]]]:
+    """One resource per dotted path over an API's documents, ``docs`` in order
+    of preference (``versions.preferred``: the newest GA first, then betas):
+    a path is read from the first document that has it with standard methods,
+    else from the first that has it at all. Also returns, per path, the keys of
+    every document that has it."""
+    served: dict[str, tuple[DiscoveryDoc, Resource]] = {}
+    having: dict[str, list[str]] = {}
+    for doc in docs:
+        for dotted, res in iter_resources(doc):
+            having.setdefault(dotted, []).append(doc.key)
+            cur = served.get(dotted)
+            if cur is None or (method_exclusion(cur[1], dotted) is not None and method_exclusion(res, dotted) is None):
+                served[dotted] = (doc, res)
+    return served, {d: tuple(keys) for d, keys in having.items()}
+
+
+def derive(
+    file: str, kf: KindsFile, docs: DiscoveryDoc | Sequence[DiscoveryDoc], curated: dict[tuple[str, str], tuple[str, str]]
+) -> tuple[list[KindConfig], list[Candidate]]:
     """The derived Kind configs of an auto file, and a row for every resource.
 
+    ``docs``: the API's pinned documents, most preferred first (one document
+    is the same as a list of one); each resource is read from the first that
+    has it (``merged_resources``), and its config names that document's version.
     ``curated`` maps (API name, resource path) to (Kind, kind file) for every
     resource a ``kinds:`` entry makes a curated Kind of (in any version).
     """
-    prefix = kf.kind_prefix or service_prefix(kf.service_name, doc.canonical_name, doc.title)
+    docs = [docs] if isinstance(docs, DiscoveryDoc) else list(docs)
+    primary = docs[0]
+    prefix = kf.kind_prefix or service_prefix(kf.service_name, primary.canonical_name, primary.title)
+    resources_of, having = merged_resources(docs)
     for section, keys in (("exclude", kf.exclude), ("overrides", kf.overrides)):
         for r in sorted(keys):
-            try:
-                doc.resource(r)
-            except SpecError:
-                raise SpecError(file, json_path(section, r), f"{doc.key} has no resource {r!r}") from None
+            if r not in resources_of:
+                where = primary.key if len(docs) == 1 else f"none of {', '.join(d.key for d in docs)}"
+                raise SpecError(file, json_path(section, r), f"{where} has no resource {r!r}" if len(docs) == 1 else f"{where} has resource {r!r}")
     rows: list[Candidate] = []
-    resources = dict(iter_resources(doc))
+    resources = {d: res for d, (_, res) in resources_of.items()}
+    doc_of = {d: doc for d, (doc, _) in resources_of.items()}
+
+    def row(dotted: str, kind: str, tier: str, reason: str = "") -> Candidate:
+        key = doc_of[dotted].key
+        return Candidate(key, dotted, kind, file, tier, reason, tuple(k for k in having[dotted] if k != key))
+
     usable: list[str] = []
     for dotted, res in resources.items():
         ov = kf.overrides.get(dotted)
         name = ov.kind if ov is not None and ov.kind else kind_name(prefix, dotted.rsplit(".", 1)[-1], _schema(res))
-        row = Candidate(doc.key, dotted, name, file, "generated")
         why = None if ov is not None and ov.methods.get is not None else method_exclusion(res, dotted)
-        if (doc.name, dotted) in curated:
-            kind, cfile = curated[(doc.name, dotted)]
+        if (primary.name, dotted) in curated:
+            kind, cfile = curated[(primary.name, dotted)]
             if cfile == file and not why:
-                rows.append(Candidate(doc.key, dotted, kind, file, "curated"))
+                rows.append(row(dotted, kind, "curated"))
             else:
-                rows.append(row.excluded(f"curated as {kind} ({cfile})"))
+                rows.append(row(dotted, name, "excluded", f"curated as {kind} ({cfile})"))
         elif why is not None:
-            rows.append(row.excluded(why) if res.methods else Candidate(doc.key, dotted, "", file, "excluded", why))
+            rows.append(row(dotted, name, "excluded", why) if res.methods else row(dotted, "", "excluded", why))
         elif dotted in kf.exclude:
-            rows.append(row.excluded(kf.exclude[dotted]))
+            rows.append(row(dotted, name, "excluded", kf.exclude[dotted]))
         else:
             usable.append(dotted)
     # One Kind per resource: its other forms (global, regional, folder-level)
     # are listed against the form that is the Kind.
-    curated_forms = {form_key(d): kind for (api, d), (kind, _) in curated.items() if api == doc.name}
+    curated_forms = {form_key(d): kind for (api, d), (kind, _) in curated.items() if api == primary.name}
     forms: dict[tuple[str, ...], list[str]] = {}
     for dotted in usable:
         fk = form_key(dotted)
         if fk in curated_forms and dotted not in kf.overrides:
             name = kind_name(prefix, dotted.rsplit(".", 1)[-1], _schema(resources[dotted]))
-            rows.append(Candidate(doc.key, dotted, name, file, "excluded", f"another form of the curated {curated_forms[fk]}"))
+            rows.append(row(dotted, name, "excluded", f"another form of the curated {curated_forms[fk]}"))
             continue
         forms.setdefault(fk, []).append(dotted)
+    rank = {d.key: i for i, d in enumerate(docs)}
     chosen: list[str] = []
     parent_forms: dict[str, list[str]] = {}
     for group in forms.values():
         pinned = [d for d in group if d in kf.overrides]
-        best = pinned[0] if pinned else min(group, key=_form_rank)
+        # the most preferred document first, then where the form lives
+        best = pinned[0] if pinned else min(group, key=lambda d: (rank[doc_of[d].key], _form_rank(d)))
         chosen.append(best)
         for other in group:
             if other == best:
@@ -200,38 +240,51 @@ def derive(file: str, kf: KindsFile, doc: DiscoveryDoc, curated: dict[tuple[str,
                 chosen.append(other)
                 continue
             name = kind_name(prefix, other.rsplit(".", 1)[-1], _schema(resources[other]))
-            top = parent_form_of(best, other, resources)
+            top = parent_form_of(best, other, resources) if doc_of[best] is doc_of[other] else None
             if top is not None:
                 parent_forms.setdefault(best, []).append(top)
-                rows.append(Candidate(doc.key, other, name, file, "excluded", f"the {top} form of {best}: served by its Kind, whose {PARENT_FIELDS[top]} picks it"))
+                rows.append(row(other, name, "excluded", f"the {top} form of {best}: served by its Kind, whose {PARENT_FIELDS[top]} picks it"))
                 continue
-            rows.append(Candidate(doc.key, other, name, file, "excluded", f"another form of {best} (one Kind per resource; its locations are a field)"))
+            rows.append(row(other, name, "excluded", f"another form of {best} (one Kind per resource; its locations are a field)"))
     named: dict[str, str] = {}
     for d in chosen:
         given = kf.overrides[d].kind if d in kf.overrides else None
         if given:
             named[d] = given
     auto_named = [d for d in chosen if d not in named]
-    names = {**_refine(_disambiguate({d: kind_name(prefix, d.rsplit(".", 1)[-1]) for d in auto_named}, auto_named, prefix), resources, prefix, named), **named}
+    by_rank = {d: rank[doc_of[d].key] for d in auto_named}
+    names = {**_refine(_disambiguate({d: kind_name(prefix, d.rsplit(".", 1)[-1]) for d in auto_named}, auto_named, prefix, by_rank), resources, prefix, named), **named}
+    # Names still shared once the paths ran out, across documents: the older
+    # document's resource is an earlier model of the preferred one (Talent's v3
+    # projects.companies, v4's projects.tenants.companies), not a second Kind.
+    keeper: dict[str, str] = {}
+    for d in sorted(auto_named, key=lambda d: (by_rank[d], d)):
+        first = keeper.setdefault(names[d], d)
+        if first != d and by_rank[first] < by_rank[d]:
+            rows.append(row(d, names[d], "excluded", f"an earlier model of {doc_of[first].key} {first} (both would be {names[d]}): one Kind per resource"))
+            chosen.remove(d)
     configs: list[KindConfig] = []
     seen: dict[str, str] = {}
     for dotted in sorted(chosen):
-        cfg = _config(names[dotted], dotted, kf.overrides.get(dotted), tuple(sorted(parent_forms.get(dotted, ()))))
+        version = doc_of[dotted].version if len(docs) > 1 else None
+        cfg = _config(names[dotted], dotted, kf.overrides.get(dotted), tuple(sorted(parent_forms.get(dotted, ()))), version)
         if cfg.kind in seen:
             raise SpecError(
                 file,
                 json_path("overrides", dotted),
-                f"{doc.key}: resources {seen[cfg.kind]!r} and {dotted!r} would both be Kind {cfg.kind}; "
+                f"{primary.key}: resources {seen[cfg.kind]!r} and {dotted!r} would both be Kind {cfg.kind}; "
                 "name one under overrides (<resource>: {kind: <Name>, reason: ...}) or exclude it with a reason",
             )
         seen[cfg.kind] = dotted
         configs.append(cfg)
-        rows.append(Candidate(doc.key, dotted, cfg.kind, file, "generated"))
+        rows.append(row(dotted, cfg.kind, "generated"))
     return configs, sorted(rows, key=lambda r: r.resource)
 
 
-def _config(kind: str, resource: str, ov: DerivedOverride | None, parent_forms: tuple[str, ...] = ()) -> KindConfig:
+def _config(kind: str, resource: str, ov: DerivedOverride | None, parent_forms: tuple[str, ...] = (), version: str | None = None) -> KindConfig:
     forms: dict[str, Any] = {"parent_forms": parent_forms} if parent_forms else {}
+    if version is not None:
+        forms["version"] = version
     if ov is None:
         return KindConfig(kind=kind, resource=resource, krm_version=AUTO_KRM_VERSION, **forms)
     return KindConfig(

@@ -61,7 +61,8 @@ def plain_template(template: str) -> bool:
     """Literal and placeholder segments alternate, starting with a literal
     (``projects/{project}/disks/{disk}``), unlike a multi-parent REST path
     (``v1/{v1}/{v1Id1}/feeds/{feed}``)."""
-    segs = [s for s in template.split("/") if s not in SINGLETON_SEGMENTS]
+    # locations/global is a fixed location (connectors' managed zones), as compute's global/ is
+    segs = [s for s in template.replace("/locations/global/", "/global/").split("/") if s not in SINGLETON_SEGMENTS]
     return len(segs) % 2 == 0 and all(s.startswith("{") == (i % 2 == 1) for i, s in enumerate(segs))
 
 

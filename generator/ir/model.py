@@ -335,9 +335,10 @@ class Candidate:
     config_file: str  # the kind file that decided it ("" when no file covers the API)
     tier: str  # "curated" | "generated" | "excluded" (later stages refine "generated")
     reason: str = ""  # why excluded
+    also: tuple[str, ...] = ()  # the other pinned documents of the API that have the resource
 
     def excluded(self, reason: str) -> Candidate:
-        return Candidate(self.doc_key, self.resource, self.kind, self.config_file, "excluded", reason)
+        return Candidate(self.doc_key, self.resource, self.kind, self.config_file, "excluded", reason, self.also)
 
 
 @dataclass(frozen=True)

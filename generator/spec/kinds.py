@@ -170,6 +170,9 @@ class CanonicalConfig(_Strict):
 class KindConfig(_Strict):
     kind: str
     resource: str  # dotted Discovery resource path, e.g. projects.topics
+    # The Discovery document version that serves it (default: the kind file's). A
+    # derived Kind names the newest GA document that has its resource, else a beta one.
+    version: str | None = None
     krm_version: str = Field(default="v1beta1", alias="krmVersion")
     asset_type: str | None = Field(default=None, alias="assetType")
     id_generation: Literal["user", "service"] = Field(default="user", alias="idGeneration")
@@ -229,6 +232,10 @@ class KindsFile(_Strict):
 
     api: str  # Discovery name, e.g. cloudkms
     version: str | None = None  # Discovery version, e.g. v1; default: the newest GA version pinned
+    # The documents ``auto`` derives Kinds from (default: every pinned GA and beta
+    # version of the API): two products behind one API name (Dialogflow ES in v2,
+    # CX in v3) are two kind files, each with its versions, prefix and service.
+    versions: tuple[str, ...] = ()
     service: str | None = None  # KRM service, e.g. kms -> kms.cnrm.cloud.google.com; default: api
     kind_prefix: str | None = Field(default=None, alias="kindPrefix")  # default: from the canonical name
     auto: bool = False

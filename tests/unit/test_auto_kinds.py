@@ -163,7 +163,7 @@ def test_two_resources_with_one_kind_name_are_an_error(tmp_path: Path) -> None:
 
 def test_an_exclusion_needs_an_existing_resource(tmp_path: Path) -> None:
     specs = load_specs(_specs(tmp_path, {"run.yaml": "api: run\nauto: true\nexclude:\n  projects.nothing: gone\n"}))
-    with pytest.raises(SpecError, match=r"run\.yaml#/exclude/projects\.nothing: run\.v2 has no resource"):
+    with pytest.raises(SpecError, match=r"run\.yaml#/exclude/projects\.nothing: none of run\.v2, run\.v1, .* has resource 'projects\.nothing'"):
         build_ir(specs, Reporter())
 
 

@@ -19,12 +19,13 @@ from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1_api import (
     GoogleCloudAiplatformV1PartialArgNullValue,
     GoogleCloudAiplatformV1ReasoningEngineSpecIdentityType,
 )
+from kccgen.generated.aiplatform.v1alpha1.aiplatformrevision_reference import AIPlatformRevisionRef
 from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.networkservices.v1alpha1.networkservicesagentgateway_reference import (
     NetworkServicesAgentGatewayRef,
 )
-from kccgen.generated.run.v1alpha1.runworkerpool_reference import RunWorkerPoolRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -1082,18 +1083,18 @@ class GoogleCloudAiplatformV1ReasoningEngineSpecBuildSpec(KRMModel):
     Specification for building container image.
     """
 
-    service_account: Annotated[
-        str | None,
+    service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
         Field(
-            alias="serviceAccount",
-            description="Optional. The service account that Cloud Build uses to run the build.",
+            alias="serviceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `serviceAccount`).",
         ),
     ] = None
-    worker_pool_ref: Annotated[
-        RunWorkerPoolRef | None,
+    worker_pool: Annotated[
+        str | None,
         Field(
-            alias="workerPoolRef",
-            description="A reference to a RunWorkerPool (API field `workerPool`).",
+            alias="workerPool",
+            description="Optional. Identifier. The resource name of the Cloud Build WorkerPool to use for the build.",
         ),
     ] = None
 
@@ -1366,10 +1367,11 @@ class GoogleCloudAiplatformV1ReasoningEngineSpecSourceCodeSpecDeveloperConnectCo
             description="Required. The Developer Connect Git repository link, formatted as `projects/*/locations/*/connections/*/gitRepositoryLink/*`.",
         ),
     ] = None
-    revision: Annotated[
-        str | None,
+    revision_ref: Annotated[
+        AIPlatformRevisionRef | None,
         Field(
-            description="Required. The revision to fetch from the Git repository such as a branch, a tag, a commit SHA, or any Git ref."
+            alias="revisionRef",
+            description="A reference to a AIPlatformRevision (API field `revision`).",
         ),
     ] = None
 
@@ -1398,10 +1400,11 @@ class GoogleCloudAiplatformV1ReasoningEngineSpecSourceCodeSpecGitSource(KRMModel
             description="Optional. Directory, relative to the source root, in which to run the build."
         ),
     ] = None
-    revision: Annotated[
-        str | None,
+    revision_ref: Annotated[
+        AIPlatformRevisionRef | None,
         Field(
-            description="Required. The revision to fetch from the Git repository: a branch, a tag, or a full commit SHA."
+            alias="revisionRef",
+            description="A reference to a AIPlatformRevision (API field `revision`).",
         ),
     ] = None
     url: Annotated[

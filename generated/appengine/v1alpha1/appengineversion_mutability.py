@@ -150,7 +150,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("instanceClass", STRING, (), True, True),
         ("libraries", ARRAY_OF_OBJECT, (), True, True),
         ("libraries[].name", STRING, (), True, True),
-        ("libraries[].versionRef", OBJECT, (), True, True, {"api_path": "libraries[].version"}),
+        ("libraries[].version", STRING, (), True, True),
         ("livenessCheck", OBJECT, (), True, True),
         ("livenessCheck.checkInterval", STRING_GOOGLE_DURATION, (), True, True),
         ("livenessCheck.failureThreshold", INTEGER_UINT32, (), True, True),

@@ -27,7 +27,6 @@ from kccgen.generated.appengine.v1alpha1.appengine_v1_api import (
     VpcAccessVpcEgress,
 )
 from kccgen.generated.appengine.v1alpha1.appengineapp_reference import AppEngineAppRef
-from kccgen.generated.appengine.v1alpha1.appengineversion_reference import AppEngineVersionRef
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
 from kccgen.generated.vpcaccess.v1alpha1.vpcaccessconnector_reference import VPCAccessConnectorRef
@@ -729,12 +728,8 @@ class Library(KRMModel):
     """
 
     name: Annotated[str | None, Field(description="Name of the library.")] = None
-    version_ref: Annotated[
-        AppEngineVersionRef | None,
-        Field(
-            alias="versionRef",
-            description="A reference to a AppEngineVersion (API field `version`).",
-        ),
+    version: Annotated[
+        str | None, Field(description='Version of the library to select, or "latest".')
     ] = None
 
 

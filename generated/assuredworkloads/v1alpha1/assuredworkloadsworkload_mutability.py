@@ -80,7 +80,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("partnerPermissions.dataLogsViewer", BOOLEAN, (OPTIONAL,), True, True),
         ("partnerPermissions.serviceAccessApprover", BOOLEAN, (OPTIONAL,), True, True),
         ("partnerServicesBillingAccount", STRING, (OPTIONAL,), True, True),
-        ("provisionedResourcesParentRef", OBJECT, (INPUT_ONLY_2,), True, False, {"api_path": "provisionedResourcesParent"}),
+        ("provisionedResourcesParent", STRING, (INPUT_ONLY_2,), True, False),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_3, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceSettings", ARRAY_OF_OBJECT, (INPUT_ONLY_2,), True, False),
         ("resourceSettings[].displayName", STRING, (INPUT_ONLY_4,), True, False),

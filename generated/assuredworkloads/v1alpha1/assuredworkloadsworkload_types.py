@@ -22,7 +22,6 @@ from kccgen.generated.assuredworkloads.v1alpha1.assuredworkloads_v1_api import (
     GoogleCloudAssuredworkloadsV1WorkloadSaaEnrollmentResponseSetupStatus,
     GoogleCloudAssuredworkloadsV1WorkloadWorkloadOptionsKajEnrollmentType,
 )
-from kccgen.generated.external.folder_reference import FolderRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -170,11 +169,11 @@ class AssuredWorkloadsWorkloadSpec(KRMModel):
             description="Optional. Billing account necessary for purchasing services from Sovereign Partners.",
         ),
     ] = None
-    provisioned_resources_parent_ref: Annotated[
-        FolderRef | None,
+    provisioned_resources_parent: Annotated[
+        str | None,
         Field(
-            alias="provisionedResourcesParentRef",
-            description="A reference to a Folder (API field `provisionedResourcesParent`).",
+            alias="provisionedResourcesParent",
+            description="Input only. The parent resource for the resources managed by this Assured Workload.",
         ),
     ] = None
     resource_id: Annotated[

@@ -136,7 +136,7 @@ REFERENCES: tuple[RefField, ...] = (
     ),
     RefField(
         path="widgetTool.dataMapping.sourceToolRef",
-        target="DialogflowTool",
+        target="DialogflowCXTool",
         api_path="widgetTool.dataMapping.sourceToolName",
     ),
 )

@@ -34,7 +34,7 @@ from kccgen.generated.ces.v1alpha1.ces_v1_api import (
 from kccgen.generated.ces.v1alpha1.cesapp_reference import CESAppRef
 from kccgen.generated.ces.v1alpha1.cesappversion_reference import CESAppVersionRef
 from kccgen.generated.ces.v1alpha1.cesexample_reference import CESExampleRef
-from kccgen.generated.dialogflow.v1alpha1.dialogflowtool_reference import DialogflowToolRef
+from kccgen.generated.dialogflowcx.v1alpha1.dialogflowcxtool_reference import DialogflowCXToolRef
 from kccgen.generated.discoveryengine.v1alpha1.discoveryenginecollectiondatastore_reference import (
     DiscoveryEngineCollectionDataStoreRef,
 )
@@ -1521,10 +1521,10 @@ class WidgetToolDataMapping(KRMModel):
         Field(alias="pythonScript", description="Deprecated: Use `python_function` instead."),
     ] = None
     source_tool_ref: Annotated[
-        DialogflowToolRef | None,
+        DialogflowCXToolRef | None,
         Field(
             alias="sourceToolRef",
-            description="A reference to a DialogflowTool (API field `sourceToolName`).",
+            description="A reference to a DialogflowCXTool (API field `sourceToolName`).",
         ),
     ] = None
 

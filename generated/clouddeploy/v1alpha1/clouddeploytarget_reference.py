@@ -41,19 +41,19 @@ REFERENCES: tuple[RefField, ...] = (
         parent=True,
     ),
     RefField(
+        path="anthosCluster.membershipRef",
+        target="GKEHubMembership",
+        api_path="anthosCluster.membership",
+    ),
+    RefField(
+        path="associatedEntities.anthosClusters[].membershipRef",
+        target="GKEHubMembership",
+        api_path="associatedEntities.anthosClusters[].membership",
+    ),
+    RefField(
         path="customTarget.customTargetTypeRef",
         target="CloudDeployCustomTargetType",
         api_path="customTarget.customTargetType",
-    ),
-    RefField(
-        path="executionConfigs[].privatePool.workerPoolRef",
-        target="RunWorkerPool",
-        api_path="executionConfigs[].privatePool.workerPool",
-    ),
-    RefField(
-        path="executionConfigs[].workerPoolRef",
-        target="RunWorkerPool",
-        api_path="executionConfigs[].workerPool",
     ),
 )
 

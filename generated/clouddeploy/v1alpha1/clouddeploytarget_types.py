@@ -14,7 +14,7 @@ from kccgen.generated.clouddeploy.v1alpha1.clouddeploycustomtargettype_reference
     CloudDeployCustomTargetTypeRef,
 )
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.run.v1alpha1.runworkerpool_reference import RunWorkerPoolRef
+from kccgen.generated.gkehub.v1alpha1.gkehubmembership_reference import GKEHubMembershipRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -26,10 +26,11 @@ class AnthosCluster(KRMModel):
     Information specifying an Anthos Cluster.
     """
 
-    membership: Annotated[
-        str | None,
+    membership_ref: Annotated[
+        GKEHubMembershipRef | None,
         Field(
-            description="Optional. Membership of the GKE Hub-registered cluster to which to apply the Skaffold configuration."
+            alias="membershipRef",
+            description="A reference to a GKEHubMembership (API field `membership`).",
         ),
     ] = None
 
@@ -265,11 +266,11 @@ class ExecutionConfig(KRMModel):
             description="Optional. If true, additional logging will be enabled when running builds in this execution environment."
         ),
     ] = None
-    worker_pool_ref: Annotated[
-        RunWorkerPoolRef | None,
+    worker_pool: Annotated[
+        str | None,
         Field(
-            alias="workerPoolRef",
-            description="A reference to a RunWorkerPool (API field `workerPool`).",
+            alias="workerPool",
+            description="Optional. The resource name of the `WorkerPool`, with the format `projects/{project}/locations/{location}/workerPools/{worker_pool}`.",
         ),
     ] = None
 
@@ -335,11 +336,11 @@ class PrivatePool(KRMModel):
             description="Optional. Google service account to use for execution.",
         ),
     ] = None
-    worker_pool_ref: Annotated[
-        RunWorkerPoolRef | None,
+    worker_pool: Annotated[
+        str | None,
         Field(
-            alias="workerPoolRef",
-            description="A reference to a RunWorkerPool (API field `workerPool`).",
+            alias="workerPool",
+            description="Required. Resource name of the Cloud Build worker pool to use.",
         ),
     ] = None
 

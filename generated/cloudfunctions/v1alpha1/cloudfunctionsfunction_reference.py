@@ -41,9 +41,9 @@ REFERENCES: tuple[RefField, ...] = (
         parent=True,
     ),
     RefField(
-        path="buildConfig.workerPoolRef",
-        target="RunWorkerPool",
-        api_path="buildConfig.workerPool",
+        path="buildConfig.serviceAccountRef",
+        target="IAMServiceAccount",
+        api_path="buildConfig.serviceAccount",
     ),
     RefField(
         path="eventTrigger.channelRef",

@@ -23,9 +23,9 @@ from kccgen.generated.cloudfunctions.v1alpha1.cloudfunctions_v2_api import (
 )
 from kccgen.generated.eventarc.v1alpha1.eventarcchannel_reference import EventarcChannelRef
 from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
-from kccgen.generated.run.v1alpha1.runworkerpool_reference import RunWorkerPoolRef
 from kccgen.generated.vpcaccess.v1alpha1.vpcaccessconnector_reference import VPCAccessConnectorRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -75,11 +75,11 @@ class BuildConfig(KRMModel):
     runtime: Annotated[
         str | None, Field(description="The runtime in which to run the function.")
     ] = None
-    service_account: Annotated[
-        str | None,
+    service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
         Field(
-            alias="serviceAccount",
-            description="Service account to be used for building the container.",
+            alias="serviceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `serviceAccount`).",
         ),
     ] = None
     source: Annotated[
@@ -89,11 +89,11 @@ class BuildConfig(KRMModel):
         str | None,
         Field(alias="sourceToken", description="An identifier for Firebase function sources."),
     ] = None
-    worker_pool_ref: Annotated[
-        RunWorkerPoolRef | None,
+    worker_pool: Annotated[
+        str | None,
         Field(
-            alias="workerPoolRef",
-            description="A reference to a RunWorkerPool (API field `workerPool`).",
+            alias="workerPool",
+            description="Name of the Cloud Build private pool that should be used to build the function.",
         ),
     ] = None
 

@@ -40,7 +40,7 @@ ADAPTER = Adapter(
             lro=Lro.GOOGLE_LONGRUNNING,
         )
     ),
-    krm_only=("folder", "resourceID"),
+    krm_only=("folderRef", "resourceID"),
     operations=(("operations", OPERATIONS["operations"]),),
 )
 

@@ -38,7 +38,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     identity="folders/{folder}/boundaries/{boundary}",
     spec=(
         ("displayName", STRING, (OPTIONAL,), True, True),
-        ("folder", STRING, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("folderRef", OBJECT, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("resourceFilter", OBJECT, (OPTIONAL,), True, True),
         ("resourceFilter.tagFilter", OBJECT, (), True, True),
         ("resourceFilter.tagFilter.tagKeyRef", OBJECT, (IMMUTABLE, REQUIRED), False, True, {"api_path": "resourceFilter.tagFilter.tagKey"}),

@@ -10,6 +10,9 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.cloudresourcemanager.v1alpha1 import cloudresourcemanager_v3_api
 from kccgen.generated.cloudresourcemanager.v1alpha1.cloudresourcemanager_v3_api import BoundaryState
+from kccgen.generated.cloudresourcemanager.v1alpha1.cloudresourcemanagerfolder_reference import (
+    CloudResourceManagerFolderRef,
+)
 from kccgen.generated.cloudresourcemanager.v1alpha1.cloudresourcemanagertagkey_reference import (
     CloudResourceManagerTagKeyRef,
 )
@@ -73,8 +76,12 @@ class CloudResourceManagerBoundarySpec(KRMModel):
             description="Optional. Human-readable display name of the Boundary.",
         ),
     ] = None
-    folder: Annotated[
-        str, Field(description="Immutable. The folder of the CloudResourceManagerBoundary.")
+    folder_ref: Annotated[
+        CloudResourceManagerFolderRef,
+        Field(
+            alias="folderRef",
+            description="Immutable. The CloudResourceManagerFolder that this CloudResourceManagerBoundary belongs to.",
+        ),
     ]
     resource_filter: Annotated[
         ResourceFilter | None,

@@ -25,7 +25,7 @@ OUTPUT_ONLY_3 = Fact(
 )
 OUTPUT_ONLY_4 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="readOnly")
 REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="identity")
-ARRAY_OF_OBJECT = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.OBJECT))
+ARRAY_OF_STRING = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.STRING))
 BOOLEAN = FieldType(kind=TypeKind.BOOLEAN)
 ENUM = FieldType(kind=TypeKind.ENUM)
 INTEGER_INT32 = FieldType(kind=TypeKind.INTEGER, format="int32")
@@ -50,7 +50,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("region", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("serverTlsPolicy", STRING, (OPTIONAL,), True, True),
-        ("sslCertificateRefs", ARRAY_OF_OBJECT, (), True, True, {"api_path": "sslCertificates"}),
+        ("sslCertificates", ARRAY_OF_STRING, (), True, True),
         ("sslPolicy", STRING, (), True, True),
         ("tlsEarlyData", ENUM, (), True, True),
         ("urlMapRef", OBJECT, (), True, True, {"api_path": "urlMap"}),

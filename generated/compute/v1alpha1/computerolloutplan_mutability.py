@@ -54,7 +54,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("waves[].selectors[].locationSelector", OBJECT, (OPTIONAL,), False, True),
         ("waves[].selectors[].locationSelector.includedLocations", ARRAY_OF_STRING, (OPTIONAL,), False, True),
         ("waves[].selectors[].resourceHierarchySelector", OBJECT, (OPTIONAL,), False, True),
-        ("waves[].selectors[].resourceHierarchySelector.includedFolderRefs", ARRAY_OF_OBJECT, (OPTIONAL,), False, True, {"api_path": "waves[].selectors[].resourceHierarchySelector.includedFolders"}),
+        ("waves[].selectors[].resourceHierarchySelector.includedFolders", ARRAY_OF_STRING, (OPTIONAL,), False, True),
         ("waves[].selectors[].resourceHierarchySelector.includedOrganizationRefs", ARRAY_OF_OBJECT, (OPTIONAL,), False, True, {"api_path": "waves[].selectors[].resourceHierarchySelector.includedOrganizations"}),
         ("waves[].selectors[].resourceHierarchySelector.includedProjects", ARRAY_OF_STRING, (OPTIONAL,), False, True),
         ("waves[].validation", OBJECT, (REQUIRED,), False, True),

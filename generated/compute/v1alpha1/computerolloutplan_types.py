@@ -14,7 +14,6 @@ from kccgen.generated.compute.v1alpha1.compute_v1_api import (
     RolloutPlanWaveOrchestrationOptionsDelayDelimiter,
     RolloutPlanWaveOrchestrationOptionsDelayType,
 )
-from kccgen.generated.external.folder_reference import FolderRef
 from kccgen.generated.external.organization_reference import OrganizationRef
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
@@ -238,12 +237,9 @@ class RolloutPlanWaveSelectorResourceHierarchySelector(KRMModel):
     nodes such as projects, folders, orgs.
     """
 
-    included_folder_refs: Annotated[
-        list[FolderRef] | None,
-        Field(
-            alias="includedFolderRefs",
-            description="References to Folders (API field `includedFolders`).",
-        ),
+    included_folders: Annotated[
+        list[str] | None,
+        Field(alias="includedFolders", description='Optional. Format: "folders/{folder_id}"'),
     ] = None
     included_organization_refs: Annotated[
         list[OrganizationRef] | None,

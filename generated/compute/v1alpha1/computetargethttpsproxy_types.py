@@ -8,9 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.certificatemanager.v1alpha1.certificatemanagercertificate_reference import (
-    CertificateManagerCertificateRef,
-)
 from kccgen.generated.certificatemanager.v1alpha1.certificatemanagercertificatemap_reference import (
     CertificateManagerCertificateMapRef,
 )
@@ -168,11 +165,11 @@ class ComputeTargetHTTPSProxySpec(KRMModel):
             description="Optional. A URL referring to a networksecurity.ServerTlsPolicy resource that describes how the proxy should authenticate inbound traffic.",
         ),
     ] = None
-    ssl_certificate_refs: Annotated[
-        list[CertificateManagerCertificateRef] | None,
+    ssl_certificates: Annotated[
+        list[str] | None,
         Field(
-            alias="sslCertificateRefs",
-            description="References to CertificateManagerCertificates (API field `sslCertificates`).",
+            alias="sslCertificates",
+            description="URLs to SslCertificate resources that are used to authenticate connections between users and the load balancer.",
         ),
     ] = None
     ssl_policy: Annotated[

@@ -51,7 +51,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("providerConfig.sourceType", ENUM, (OPTIONAL,), True, True),
         ("quotaValidation", ENUM, (OPTIONAL,), True, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
-        ("serviceAccount", STRING, (REQUIRED,), True, True),
+        ("serviceAccountRef", OBJECT, (REQUIRED,), True, True, {"api_path": "serviceAccount"}),
         ("terraformBlueprint", OBJECT, (), True, True),
         ("terraformBlueprint.externalValues", MAP_OF_OBJECT, (OPTIONAL,), True, True),
         ("terraformBlueprint.externalValues.*.deploymentSource", OBJECT, (), True, True),
@@ -65,7 +65,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("terraformBlueprint.inputValues", MAP_OF_OBJECT, (OPTIONAL,), True, True),
         ("terraformBlueprint.inputValues.*.inputValue", ANY, (OPTIONAL,), True, True),
         ("tfVersionConstraint", STRING, (), True, True),
-        ("workerPoolRef", OBJECT, (), True, True, {"api_path": "workerPool"}),
+        ("workerPool", STRING, (), True, True),
     ),
     observed=(
         ("createTime", STRING_GOOGLE_DATETIME, (OUTPUT_ONLY, OUTPUT_ONLY_2), False, True),

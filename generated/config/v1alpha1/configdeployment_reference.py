@@ -41,14 +41,14 @@ REFERENCES: tuple[RefField, ...] = (
         parent=True,
     ),
     RefField(
+        path="serviceAccountRef",
+        target="IAMServiceAccount",
+        api_path="serviceAccount",
+    ),
+    RefField(
         path="terraformBlueprint.externalValues.deploymentSource.deploymentRef",
         target="ConfigDeployment",
         api_path="terraformBlueprint.externalValues.deploymentSource.deployment",
-    ),
-    RefField(
-        path="workerPoolRef",
-        target="RunWorkerPool",
-        api_path="workerPool",
     ),
 )
 

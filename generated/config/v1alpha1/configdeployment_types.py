@@ -18,7 +18,7 @@ from kccgen.generated.config.v1alpha1.config_v1_api import (
 )
 from kccgen.generated.config.v1alpha1.configdeployment_reference import ConfigDeploymentRef
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.run.v1alpha1.runworkerpool_reference import RunWorkerPoolRef
+from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -196,11 +196,11 @@ class ConfigDeploymentSpec(KRMModel):
             description="Immutable. Optional. The ConfigDeployment ID used for creation and acquisition.",
         ),
     ] = None
-    service_account: Annotated[
-        str | None,
+    service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
         Field(
-            alias="serviceAccount",
-            description="Required. User-specified Service Account (SA) credentials to be used when actuating resources.",
+            alias="serviceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `serviceAccount`).",
         ),
     ] = None
     terraform_blueprint: Annotated[
@@ -217,11 +217,11 @@ class ConfigDeploymentSpec(KRMModel):
             description="The user-specified Terraform version constraint.",
         ),
     ] = None
-    worker_pool_ref: Annotated[
-        RunWorkerPoolRef | None,
+    worker_pool: Annotated[
+        str | None,
         Field(
-            alias="workerPoolRef",
-            description="A reference to a RunWorkerPool (API field `workerPool`).",
+            alias="workerPool",
+            description="The user-specified Cloud Build worker pool resource in which the Cloud Build job will execute.",
         ),
     ] = None
 

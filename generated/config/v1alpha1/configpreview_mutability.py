@@ -51,7 +51,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("providerConfig", OBJECT, (OPTIONAL,), False, True),
         ("providerConfig.sourceType", ENUM, (OPTIONAL,), False, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
-        ("serviceAccount", STRING, (REQUIRED,), False, True),
+        ("serviceAccountRef", OBJECT, (REQUIRED,), False, True, {"api_path": "serviceAccount"}),
         ("terraformBlueprint", OBJECT, (), False, True),
         ("terraformBlueprint.externalValues", MAP_OF_OBJECT, (OPTIONAL,), False, True),
         ("terraformBlueprint.externalValues.*.deploymentSource", OBJECT, (), False, True),
@@ -65,7 +65,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("terraformBlueprint.inputValues", MAP_OF_OBJECT, (OPTIONAL,), False, True),
         ("terraformBlueprint.inputValues.*.inputValue", ANY, (OPTIONAL,), False, True),
         ("tfVersionConstraint", STRING, (), False, True),
-        ("workerPoolRef", OBJECT, (), False, True, {"api_path": "workerPool"}),
+        ("workerPool", STRING, (), False, True),
     ),
     observed=(
         ("build", STRING, (OUTPUT_ONLY, OUTPUT_ONLY_2), False, True),

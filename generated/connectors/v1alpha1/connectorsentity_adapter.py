@@ -77,7 +77,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("connection", "entityType", "location", "projectRef", "resourceID"),
+    krm_only=("connectionRef", "entityType", "location", "projectRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

@@ -38,13 +38,11 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="connectors.projects.locations.connections.entityTypes.entities.patch (PATCH) sends the whole resource",
     identity="projects/{project}/locations/{location}/connections/{connection}/entityTypes/{entityType}/entities/{entity}",
     spec=(
-        ("connection", STRING, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("connectionRef", OBJECT, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("entityType", STRING, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("executionConfig.headers", STRING, (IMMUTABLE, INPUT_ONLY), False, False),
         ("fields", MAP_OF_ANY, (), True, True),
-        ("location", STRING, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("metadata", MAP_OF_MAP_OF_ANY, (), True, True),
-        ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),
     ),
 )

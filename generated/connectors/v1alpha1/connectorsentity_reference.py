@@ -25,9 +25,9 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "projectRef", "Project"),
-        ("location", "location", ""),
-        ("connection", "connection", ""),
+        ("project", "connectionRef", "ConnectorsConnection"),
+        ("location", "connectionRef", "ConnectorsConnection"),
+        ("connection", "connectionRef", "ConnectorsConnection"),
         ("entityType", "entityType", ""),
         ("entity", "resourceID", ""),
     ),
@@ -37,9 +37,9 @@ IDENTITY = IdentityTemplate(
 #: Reference fields of ConnectorsEntity objects (path under spec -> target Kind).
 REFERENCES: tuple[RefField, ...] = (
     RefField(
-        path="projectRef",
-        target="Project",
-        api_path="{project}",
+        path="connectionRef",
+        target="ConnectorsConnection",
+        api_path="{connection}",
         parent=True,
     ),
 )

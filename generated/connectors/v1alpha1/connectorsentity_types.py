@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.connectors.v1alpha1 import connectors_v2_api
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.connectors.v1alpha1.connectorsconnection_reference import (
+    ConnectorsConnectionRef,
+)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -27,8 +29,12 @@ class ConnectorsEntitySpec(KRMModel):
     'Entity row'/ 'Entity' refers to a single row of an entity type.
     """
 
-    connection: Annotated[
-        str, Field(description="Immutable. The connection of the ConnectorsEntity.")
+    connection_ref: Annotated[
+        ConnectorsConnectionRef,
+        Field(
+            alias="connectionRef",
+            description="Immutable. The ConnectorsConnection that this ConnectorsEntity belongs to.",
+        ),
     ]
     entity_type: Annotated[
         str,
@@ -39,16 +45,8 @@ class ConnectorsEntitySpec(KRMModel):
         Field(alias="executionConfig.headers", description="headers to be used for the request."),
     ] = None
     fields: Annotated[dict[str, Any] | None, Field(description="Fields of the entity.")] = None
-    location: Annotated[str, Field(description="Immutable. The location of the ConnectorsEntity.")]
     metadata: Annotated[
         dict[str, dict[str, Any]] | None, Field(description="Metadata like service latency, etc.")
-    ] = None
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this ConnectorsEntity belongs to.",
-        ),
     ] = None
     resource_id: Annotated[
         str | None,

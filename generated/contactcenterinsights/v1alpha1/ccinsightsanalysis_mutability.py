@@ -60,7 +60,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("annotatorSelector.runSilenceAnnotator", BOOLEAN, (), False, True),
         ("annotatorSelector.runSummarizationAnnotator", BOOLEAN, (), False, True),
         ("annotatorSelector.summarizationConfig", OBJECT, (), False, True),
-        ("annotatorSelector.summarizationConfig.conversationProfile", STRING, (), False, True),
+        ("annotatorSelector.summarizationConfig.conversationProfileRef", OBJECT, (), False, True, {"api_path": "annotatorSelector.summarizationConfig.conversationProfile"}),
         ("annotatorSelector.summarizationConfig.generator", STRING, (), False, True),
         ("annotatorSelector.summarizationConfig.summarizationModel", ENUM, (), False, True),
         ("conversationRef", OBJECT, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),

@@ -25,6 +25,9 @@ from kccgen.generated.contactcenterinsights.v1alpha1.contactcenterinsights_v1_ap
     GoogleCloudContactcenterinsightsV1QaAnswerAnswerSourceSourceType,
     GoogleCloudContactcenterinsightsV1QaScorecardResultScoreSourceSourceType,
 )
+from kccgen.generated.dialogflow.v1alpha1.dialogflowconversationprofile_reference import (
+    DialogflowConversationProfileRef,
+)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -299,11 +302,11 @@ class GoogleCloudContactcenterinsightsV1AnnotatorSelectorSummarizationConfig(KRM
     Configuration for summarization.
     """
 
-    conversation_profile: Annotated[
-        str | None,
+    conversation_profile_ref: Annotated[
+        DialogflowConversationProfileRef | None,
         Field(
-            alias="conversationProfile",
-            description="Resource name of the Dialogflow conversation profile.",
+            alias="conversationProfileRef",
+            description="A reference to a DialogflowConversationProfile (API field `conversationProfile`).",
         ),
     ] = None
     generator: Annotated[

@@ -54,7 +54,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("annotatorSelector.runSilenceAnnotator", BOOLEAN, (), True, True),
         ("annotatorSelector.runSummarizationAnnotator", BOOLEAN, (), True, True),
         ("annotatorSelector.summarizationConfig", OBJECT, (), True, True),
-        ("annotatorSelector.summarizationConfig.conversationProfile", STRING, (), True, True),
+        ("annotatorSelector.summarizationConfig.conversationProfileRef", OBJECT, (), True, True, {"api_path": "annotatorSelector.summarizationConfig.conversationProfile"}),
         ("annotatorSelector.summarizationConfig.generator", STRING, (), True, True),
         ("annotatorSelector.summarizationConfig.summarizationModel", ENUM, (), True, True),
         ("conversationFilter", STRING, (), True, True),

@@ -18,6 +18,9 @@ from kccgen.generated.contactcenterinsights.v1alpha1.ccinsightsphrasematcher_ref
 from kccgen.generated.contactcenterinsights.v1alpha1.contactcenterinsights_v1_api import (
     GoogleCloudContactcenterinsightsV1AnnotatorSelectorSummarizationConfigSummarizationModel,
 )
+from kccgen.generated.dialogflow.v1alpha1.dialogflowconversationprofile_reference import (
+    DialogflowConversationProfileRef,
+)
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -226,11 +229,11 @@ class GoogleCloudContactcenterinsightsV1AnnotatorSelectorSummarizationConfig(KRM
     Configuration for summarization.
     """
 
-    conversation_profile: Annotated[
-        str | None,
+    conversation_profile_ref: Annotated[
+        DialogflowConversationProfileRef | None,
         Field(
-            alias="conversationProfile",
-            description="Resource name of the Dialogflow conversation profile.",
+            alias="conversationProfileRef",
+            description="A reference to a DialogflowConversationProfile (API field `conversationProfile`).",
         ),
     ] = None
     generator: Annotated[

@@ -33,7 +33,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("displayName", STRING, (OPTIONAL,), True, True),
         ("location", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("origin", OBJECT, (OPTIONAL,), True, True),
-        ("origin.environmentRef", OBJECT, (), True, True, {"api_path": "origin.name"}),
+        ("origin.name", STRING, (), True, True),
         ("origin.sourceType", ENUM, (), True, True),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.composer.v1alpha1.composerenvironment_reference import ComposerEnvironmentRef
 from kccgen.generated.datalineage.v1alpha1 import datalineage_v1_api
 from kccgen.generated.datalineage.v1alpha1.datalineage_v1_api import (
     GoogleCloudDatacatalogLineageV1OriginSourceType,
@@ -69,11 +68,10 @@ class GoogleCloudDatacatalogLineageV1Origin(KRMModel):
     Origin of a process.
     """
 
-    environment_ref: Annotated[
-        ComposerEnvironmentRef | None,
+    name: Annotated[
+        str | None,
         Field(
-            alias="environmentRef",
-            description="A reference to a ComposerEnvironment (API field `name`).",
+            description="If the source_type isn't CUSTOM, the value of this field should be a Google Cloud resource name of the system, which reports lineage."
         ),
     ] = None
     source_type: Annotated[

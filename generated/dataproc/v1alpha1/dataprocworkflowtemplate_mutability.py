@@ -285,7 +285,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("placement.managedCluster.config.gkeClusterConfig.nodePoolTarget[].nodePoolConfig.config.machineType", STRING, (INPUT_ONLY_2, OPTIONAL), True, False),
         ("placement.managedCluster.config.gkeClusterConfig.nodePoolTarget[].nodePoolConfig.config.minCpuPlatform", STRING, (INPUT_ONLY_2, OPTIONAL), True, False),
         ("placement.managedCluster.config.gkeClusterConfig.nodePoolTarget[].nodePoolConfig.config.preemptible", BOOLEAN, (INPUT_ONLY_2, OPTIONAL), True, False),
-        ("placement.managedCluster.config.gkeClusterConfig.nodePoolTarget[].nodePoolConfig.config.serviceAccount", STRING, (INPUT_ONLY_2, OPTIONAL), True, False),
+        ("placement.managedCluster.config.gkeClusterConfig.nodePoolTarget[].nodePoolConfig.config.serviceAccountRef", OBJECT, (INPUT_ONLY_2, OPTIONAL), True, False, {"api_path": "placement.managedCluster.config.gkeClusterConfig.nodePoolTarget[].nodePoolConfig.config.serviceAccount"}),
         ("placement.managedCluster.config.gkeClusterConfig.nodePoolTarget[].nodePoolConfig.config.spot", BOOLEAN, (INPUT_ONLY_2, OPTIONAL), True, False),
         ("placement.managedCluster.config.gkeClusterConfig.nodePoolTarget[].nodePoolConfig.locations", ARRAY_OF_STRING, (INPUT_ONLY_2, OPTIONAL), True, False),
         ("placement.managedCluster.config.gkeClusterConfig.nodePoolTarget[].roles", ARRAY_OF_ENUM, (REQUIRED,), True, True),

@@ -17,9 +17,6 @@ from kccgen.generated.discoveryengine.v1alpha1.discoveryengine_v1_api import (
 from kccgen.generated.discoveryengine.v1alpha1.discoveryengineengine_reference import (
     DiscoveryEngineEngineRef,
 )
-from kccgen.generated.parametermanager.v1alpha1.parametermanagertemplate_reference import (
-    ParameterManagerTemplateRef,
-)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -160,18 +157,18 @@ class GoogleCloudDiscoveryengineV1AssistantCustomerPolicyModelArmorConfig(KRMMod
             description="Optional. Defines the failure mode for Model Armor sanitization.",
         ),
     ] = None
-    response_template_ref: Annotated[
-        ParameterManagerTemplateRef | None,
+    response_template: Annotated[
+        str | None,
         Field(
-            alias="responseTemplateRef",
-            description="A reference to a ParameterManagerTemplate (API field `responseTemplate`).",
+            alias="responseTemplate",
+            description="Optional. The resource name of the Model Armor template for sanitizing assistant responses.",
         ),
     ] = None
-    user_prompt_template_ref: Annotated[
-        ParameterManagerTemplateRef | None,
+    user_prompt_template: Annotated[
+        str | None,
         Field(
-            alias="userPromptTemplateRef",
-            description="A reference to a ParameterManagerTemplate (API field `userPromptTemplate`).",
+            alias="userPromptTemplate",
+            description="Optional. The resource name of the Model Armor template for sanitizing user prompts.",
         ),
     ] = None
 

@@ -60,7 +60,7 @@ ADAPTER = Adapter(
             lro=Lro.GOOGLE_LONGRUNNING,
         )
     ),
-    krm_only=("location", "membership", "projectRef", "resourceID"),
+    krm_only=("location", "membershipRef", "projectRef", "resourceID"),
     int64_paths=(
         "spec.configmanagement.configSync.git.syncWaitSecs",
         "spec.configmanagement.configSync.oci.syncWaitSecs",

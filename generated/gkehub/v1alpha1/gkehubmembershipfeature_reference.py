@@ -25,9 +25,9 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "projectRef", "Project"),
-        ("location", "location", ""),
-        ("membership", "membership", ""),
+        ("project", "membershipRef", "GKEHubMembership"),
+        ("location", "membershipRef", "GKEHubMembership"),
+        ("membership", "membershipRef", "GKEHubMembership"),
         ("feature", "resourceID", ""),
     ),
     id_generation="user",
@@ -36,9 +36,9 @@ IDENTITY = IdentityTemplate(
 #: Reference fields of GKEHubMembershipFeature objects (path under spec -> target Kind).
 REFERENCES: tuple[RefField, ...] = (
     RefField(
-        path="projectRef",
-        target="Project",
-        api_path="{project}",
+        path="membershipRef",
+        target="GKEHubMembership",
+        api_path="{membership}",
         parent=True,
     ),
 )

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.gkehub.v1alpha1 import gkehub_v2_api
 from kccgen.generated.gkehub.v1alpha1.gkehub_v2_api import (
     AppDevExperienceStatusCode,
@@ -62,6 +61,7 @@ from kccgen.generated.gkehub.v1alpha1.gkehub_v2_api import (
     WorkloadCertificateSpecCertificateManagement,
     WorkloadIdentityIdentityProviderStateDetailCode,
 )
+from kccgen.generated.gkehub.v1alpha1.gkehubmembership_reference import GKEHubMembershipRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -1564,19 +1564,13 @@ class GKEHubMembershipFeatureSpec(KRMModel):
     labels: Annotated[
         dict[str, str] | None, Field(description="Google Cloud labels for this MembershipFeature.")
     ] = None
-    location: Annotated[
-        str, Field(description="Immutable. The location of the GKEHubMembershipFeature.")
-    ]
-    membership: Annotated[
-        str, Field(description="Immutable. The membership of the GKEHubMembershipFeature.")
-    ]
-    project_ref: Annotated[
-        ProjectRef | None,
+    membership_ref: Annotated[
+        GKEHubMembershipRef,
         Field(
-            alias="projectRef",
-            description="Immutable. The Project that this GKEHubMembershipFeature belongs to.",
+            alias="membershipRef",
+            description="Immutable. The GKEHubMembership that this GKEHubMembershipFeature belongs to.",
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(

@@ -54,10 +54,9 @@ REFERENCES: tuple[RefField, ...] = (
         parent=True,
     ),
     RefField(
-        path="orchestrationScope.selectors[].resourceHierarchySelector.includedFolderRefs",
-        target="Folder",
-        api_path="orchestrationScope.selectors[].resourceHierarchySelector.includedFolders",
-        many=True,
+        path="orchestratedResource.osPolicyAssignmentV1Payload.osPolicyAssignmentRef",
+        target="OSConfigOSPolicyAssignment",
+        api_path="orchestratedResource.osPolicyAssignmentV1Payload.name",
     ),
 )
 

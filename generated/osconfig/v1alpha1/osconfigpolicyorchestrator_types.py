@@ -21,6 +21,9 @@ from kccgen.generated.osconfig.v1alpha1.osconfig_v2_api import (
     OSPolicyResourcePackageResourceDesiredState,
     OSPolicyResourceRepositoryResourceAptRepositoryArchiveType,
 )
+from kccgen.generated.osconfig.v1alpha1.osconfigospolicyassignment_reference import (
+    OSConfigOSPolicyAssignmentRef,
+)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -102,12 +105,9 @@ class GoogleCloudOsconfigV2OrchestrationScopeResourceHierarchySelector(KRMModel)
     Selector containing Cloud Resource Manager resource hierarchy nodes.
     """
 
-    included_folder_refs: Annotated[
-        list[FolderRef] | None,
-        Field(
-            alias="includedFolderRefs",
-            description="References to Folders (API field `includedFolders`).",
-        ),
+    included_folders: Annotated[
+        list[str] | None,
+        Field(alias="includedFolders", description="Optional. Names of the folders in scope."),
     ] = None
     included_projects: Annotated[
         list[str] | None,
@@ -358,12 +358,18 @@ class OSPolicyAssignment(KRMModel):
         OSPolicyAssignmentInstanceFilter | None,
         Field(alias="instanceFilter", description="Required. Filter to select VMs."),
     ] = None
-    name: Annotated[str | None, Field(description="Resource name.")] = None
     os_policies: Annotated[
         list[OSPolicy] | None,
         Field(
             alias="osPolicies",
             description="Required. List of OS policies to be applied to the VMs.",
+        ),
+    ] = None
+    os_policy_assignment_ref: Annotated[
+        OSConfigOSPolicyAssignmentRef | None,
+        Field(
+            alias="osPolicyAssignmentRef",
+            description="A reference to a OSConfigOSPolicyAssignment (API field `name`).",
         ),
     ] = None
     rollout: Annotated[

@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.file.v1alpha1.filevolume_reference import FileVolumeRef
+from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
 from kccgen.generated.run.v1alpha1 import run_v2_api
 from kccgen.generated.run.v1alpha1.run_v2_api import (
     GoogleCloudRunV2ConditionExecutionReason,
@@ -82,11 +84,11 @@ class GoogleCloudRunV2BuildConfiguration(KRMModel):
             description="Required. Artifact Registry URI to store the built image.",
         ),
     ] = None
-    service_account: Annotated[
-        str | None,
+    service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
         Field(
-            alias="serviceAccount",
-            description="Optional. The service account to use for the build.",
+            alias="serviceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `serviceAccount`).",
         ),
     ] = None
     tags: Annotated[list[str] | None, Field(description="Optional. Tags to add to the build.")] = (
@@ -515,8 +517,9 @@ class GoogleCloudRunV2FilestoreVolumeSource(KRMModel):
     Represents a volume backed by a Filestore instance.
     """
 
-    volume: Annotated[
-        str | None, Field(description="Required. The resource name of the Filestore volume.")
+    volume_ref: Annotated[
+        FileVolumeRef | None,
+        Field(alias="volumeRef", description="A reference to a FileVolume (API field `volume`)."),
     ] = None
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.file.v1alpha1.filevolume_reference import FileVolumeRef
+from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
 from kccgen.generated.networkservices.v1alpha1.networkservicesmesh_reference import (
     NetworkServicesMeshRef,
 )
@@ -123,11 +125,11 @@ class GoogleCloudRunV2BuildConfig(KRMModel):
             description="Optional. Artifact Registry URI to store the built image.",
         ),
     ] = None
-    service_account: Annotated[
-        str | None,
+    service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
         Field(
-            alias="serviceAccount",
-            description="Optional. Service account to be used for building the container.",
+            alias="serviceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `serviceAccount`).",
         ),
     ] = None
     source_location: Annotated[
@@ -179,11 +181,11 @@ class GoogleCloudRunV2BuildConfiguration(KRMModel):
             description="Required. Artifact Registry URI to store the built image.",
         ),
     ] = None
-    service_account: Annotated[
-        str | None,
+    service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
         Field(
-            alias="serviceAccount",
-            description="Optional. The service account to use for the build.",
+            alias="serviceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `serviceAccount`).",
         ),
     ] = None
     tags: Annotated[list[str] | None, Field(description="Optional. Tags to add to the build.")] = (
@@ -508,8 +510,9 @@ class GoogleCloudRunV2FilestoreVolumeSource(KRMModel):
     Represents a volume backed by a Filestore instance.
     """
 
-    volume: Annotated[
-        str | None, Field(description="Required. The resource name of the Filestore volume.")
+    volume_ref: Annotated[
+        FileVolumeRef | None,
+        Field(alias="volumeRef", description="A reference to a FileVolume (API field `volume`)."),
     ] = None
 
 

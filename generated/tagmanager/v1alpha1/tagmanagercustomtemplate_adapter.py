@@ -66,7 +66,7 @@ ADAPTER = Adapter(
     ),
     name_is_full=False,
     id_field="path",
-    krm_only=("account", "containerRef", "resourceID", "workspace"),
+    krm_only=("account", "containerRef", "resourceID", "workspaceRef"),
 )
 
 register_adapter(ADAPTER)

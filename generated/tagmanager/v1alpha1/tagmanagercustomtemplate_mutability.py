@@ -29,7 +29,6 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     spec=(
         ("accountId", STRING, (), True, True),
         ("containerId", STRING, (), True, True),
-        ("containerRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("galleryReference", OBJECT, (), True, True),
         ("galleryReference.galleryTemplateId", STRING, (), True, True),
         ("galleryReference.host", STRING, (), True, True),
@@ -43,8 +42,8 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("tagManagerUrl", STRING, (), True, True),
         ("templateData", STRING, (), True, True),
         ("templateId", STRING, (), True, True),
-        ("workspace", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("workspaceId", STRING, (), True, True),
+        ("workspaceRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
     ),
 )
 # fmt: on

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.tagmanager.v1alpha1 import tagmanager_v2_api
-from kccgen.generated.tagmanager.v1alpha1.tagmanagercontainer_reference import (
-    TagManagerContainerRef,
+from kccgen.generated.tagmanager.v1alpha1.tagmanagerworkspace_reference import (
+    TagManagerWorkspaceRef,
 )
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -82,13 +82,6 @@ class TagManagerCustomTemplateSpec(KRMModel):
     container_id: Annotated[
         str | None, Field(alias="containerId", description="GTM Container ID.")
     ] = None
-    container_ref: Annotated[
-        TagManagerContainerRef,
-        Field(
-            alias="containerRef",
-            description="Immutable. The TagManagerContainer that this TagManagerCustomTemplate belongs to.",
-        ),
-    ]
     gallery_reference: Annotated[
         GalleryReference | None,
         Field(
@@ -117,12 +110,16 @@ class TagManagerCustomTemplateSpec(KRMModel):
             description="The Custom Template ID uniquely identifies the GTM custom template.",
         ),
     ] = None
-    workspace: Annotated[
-        str, Field(description="Immutable. The workspace of the TagManagerCustomTemplate.")
-    ]
     workspace_id: Annotated[
         str | None, Field(alias="workspaceId", description="GTM Workspace ID.")
     ] = None
+    workspace_ref: Annotated[
+        TagManagerWorkspaceRef,
+        Field(
+            alias="workspaceRef",
+            description="Immutable. The TagManagerWorkspace that this TagManagerCustomTemplate belongs to.",
+        ),
+    ]
 
 
 class TagManagerCustomTemplateStatus(KRMStatus):

@@ -28,13 +28,12 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     spec=(
         ("accountId", STRING, (), True, True),
         ("containerId", STRING, (), True, True),
-        ("containerRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("folderId", STRING, (), True, True),
         ("notes", STRING, (), True, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("tagManagerUrl", STRING, (), True, True),
-        ("workspace", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("workspaceId", STRING, (), True, True),
+        ("workspaceRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
     ),
 )
 # fmt: on

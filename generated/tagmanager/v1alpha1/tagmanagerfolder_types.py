@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.tagmanager.v1alpha1 import tagmanager_v2_api
-from kccgen.generated.tagmanager.v1alpha1.tagmanagercontainer_reference import (
-    TagManagerContainerRef,
+from kccgen.generated.tagmanager.v1alpha1.tagmanagerworkspace_reference import (
+    TagManagerWorkspaceRef,
 )
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -35,13 +35,6 @@ class TagManagerFolderSpec(KRMModel):
     container_id: Annotated[
         str | None, Field(alias="containerId", description="GTM Container ID.")
     ] = None
-    container_ref: Annotated[
-        TagManagerContainerRef,
-        Field(
-            alias="containerRef",
-            description="Immutable. The TagManagerContainer that this TagManagerFolder belongs to.",
-        ),
-    ]
     folder_id: Annotated[
         str | None,
         Field(alias="folderId", description="The Folder ID uniquely identifies the GTM Folder."),
@@ -60,12 +53,16 @@ class TagManagerFolderSpec(KRMModel):
         str | None,
         Field(alias="tagManagerUrl", description="Auto generated link to the tag manager UI"),
     ] = None
-    workspace: Annotated[
-        str, Field(description="Immutable. The workspace of the TagManagerFolder.")
-    ]
     workspace_id: Annotated[
         str | None, Field(alias="workspaceId", description="GTM Workspace ID.")
     ] = None
+    workspace_ref: Annotated[
+        TagManagerWorkspaceRef,
+        Field(
+            alias="workspaceRef",
+            description="Immutable. The TagManagerWorkspace that this TagManagerFolder belongs to.",
+        ),
+    ]
 
 
 class TagManagerFolderStatus(KRMStatus):

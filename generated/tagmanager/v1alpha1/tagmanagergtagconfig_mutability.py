@@ -31,7 +31,6 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     spec=(
         ("accountId", STRING, (), True, True),
         ("containerId", STRING, (), True, True),
-        ("containerRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("gtagConfigId", STRING, (), True, True),
         ("parameter", ARRAY_OF_OBJECT, (), True, True),
         ("parameter[].isWeakReference", BOOLEAN, (), True, True),
@@ -43,8 +42,8 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("tagManagerUrl", STRING, (), True, True),
         ("type", STRING, (), True, True),
-        ("workspace", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("workspaceId", STRING, (), True, True),
+        ("workspaceRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
     ),
 )
 # fmt: on

@@ -10,8 +10,8 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.tagmanager.v1alpha1 import tagmanager_v2_api
 from kccgen.generated.tagmanager.v1alpha1.tagmanager_v2_api import ParameterType
-from kccgen.generated.tagmanager.v1alpha1.tagmanagercontainer_reference import (
-    TagManagerContainerRef,
+from kccgen.generated.tagmanager.v1alpha1.tagmanagerworkspace_reference import (
+    TagManagerWorkspaceRef,
 )
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -65,13 +65,6 @@ class TagManagerGtagConfigSpec(KRMModel):
     container_id: Annotated[
         str | None, Field(alias="containerId", description="Google tag container ID.")
     ] = None
-    container_ref: Annotated[
-        TagManagerContainerRef,
-        Field(
-            alias="containerRef",
-            description="Immutable. The TagManagerContainer that this TagManagerGtagConfig belongs to.",
-        ),
-    ]
     gtag_config_id: Annotated[
         str | None,
         Field(
@@ -93,12 +86,16 @@ class TagManagerGtagConfigSpec(KRMModel):
         Field(alias="tagManagerUrl", description="Auto generated link to the tag manager UI"),
     ] = None
     type: Annotated[str | None, Field(description="Google tag config type.")] = None
-    workspace: Annotated[
-        str, Field(description="Immutable. The workspace of the TagManagerGtagConfig.")
-    ]
     workspace_id: Annotated[
         str | None, Field(alias="workspaceId", description="Google tag workspace ID.")
     ] = None
+    workspace_ref: Annotated[
+        TagManagerWorkspaceRef,
+        Field(
+            alias="workspaceRef",
+            description="Immutable. The TagManagerWorkspace that this TagManagerGtagConfig belongs to.",
+        ),
+    ]
 
 
 Parameter.model_rebuild()

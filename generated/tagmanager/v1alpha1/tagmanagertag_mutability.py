@@ -43,7 +43,6 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("consentSettings.consentType.type", ENUM, (), True, True),
         ("consentSettings.consentType.value", STRING, (), True, True),
         ("containerId", STRING, (), True, True),
-        ("containerRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("firingTriggerId", ARRAY_OF_STRING, (), True, True),
         ("liveOnly", BOOLEAN, (), True, True),
         ("monitoringMetadata", OBJECT, (), True, True),
@@ -84,8 +83,8 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("teardownTag[].stopTeardownOnFailure", BOOLEAN, (), True, True),
         ("teardownTag[].tagRef", OBJECT, (), True, True, {"api_path": "teardownTag[].tagName"}),
         ("type", STRING, (), True, True),
-        ("workspace", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("workspaceId", STRING, (), True, True),
+        ("workspaceRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
     ),
 )
 # fmt: on

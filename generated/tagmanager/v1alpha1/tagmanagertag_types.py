@@ -14,10 +14,10 @@ from kccgen.generated.tagmanager.v1alpha1.tagmanager_v2_api import (
     TagConsentSettingConsentStatus,
     TagTagFiringOption,
 )
-from kccgen.generated.tagmanager.v1alpha1.tagmanagercontainer_reference import (
-    TagManagerContainerRef,
-)
 from kccgen.generated.tagmanager.v1alpha1.tagmanagertag_reference import TagManagerTagRef
+from kccgen.generated.tagmanager.v1alpha1.tagmanagerworkspace_reference import (
+    TagManagerWorkspaceRef,
+)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -113,13 +113,6 @@ class TagManagerTagSpec(KRMModel):
     container_id: Annotated[
         str | None, Field(alias="containerId", description="GTM Container ID.")
     ] = None
-    container_ref: Annotated[
-        TagManagerContainerRef,
-        Field(
-            alias="containerRef",
-            description="Immutable. The TagManagerContainer that this TagManagerTag belongs to.",
-        ),
-    ]
     firing_trigger_id: Annotated[
         list[str] | None, Field(alias="firingTriggerId", description="Firing trigger IDs.")
     ] = None
@@ -200,10 +193,16 @@ class TagManagerTagSpec(KRMModel):
         Field(alias="teardownTag", description="The list of teardown tags."),
     ] = None
     type: Annotated[str | None, Field(description="GTM Tag Type.")] = None
-    workspace: Annotated[str, Field(description="Immutable. The workspace of the TagManagerTag.")]
     workspace_id: Annotated[
         str | None, Field(alias="workspaceId", description="GTM Workspace ID.")
     ] = None
+    workspace_ref: Annotated[
+        TagManagerWorkspaceRef,
+        Field(
+            alias="workspaceRef",
+            description="Immutable. The TagManagerWorkspace that this TagManagerTag belongs to.",
+        ),
+    ]
 
 
 class TeardownTag(KRMModel):

@@ -10,8 +10,8 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.tagmanager.v1alpha1 import tagmanager_v2_api
 from kccgen.generated.tagmanager.v1alpha1.tagmanager_v2_api import ParameterType
-from kccgen.generated.tagmanager.v1alpha1.tagmanagercontainer_reference import (
-    TagManagerContainerRef,
+from kccgen.generated.tagmanager.v1alpha1.tagmanagerworkspace_reference import (
+    TagManagerWorkspaceRef,
 )
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -65,13 +65,6 @@ class TagManagerTransformationSpec(KRMModel):
     container_id: Annotated[
         str | None, Field(alias="containerId", description="GTM Container ID.")
     ] = None
-    container_ref: Annotated[
-        TagManagerContainerRef,
-        Field(
-            alias="containerRef",
-            description="Immutable. The TagManagerContainer that this TagManagerTransformation belongs to.",
-        ),
-    ]
     notes: Annotated[
         str | None,
         Field(description="User notes on how to apply this transformation in the container."),
@@ -101,12 +94,16 @@ class TagManagerTransformationSpec(KRMModel):
         ),
     ] = None
     type: Annotated[str | None, Field(description="Transformation type.")] = None
-    workspace: Annotated[
-        str, Field(description="Immutable. The workspace of the TagManagerTransformation.")
-    ]
     workspace_id: Annotated[
         str | None, Field(alias="workspaceId", description="GTM Workspace ID.")
     ] = None
+    workspace_ref: Annotated[
+        TagManagerWorkspaceRef,
+        Field(
+            alias="workspaceRef",
+            description="Immutable. The TagManagerWorkspace that this TagManagerTransformation belongs to.",
+        ),
+    ]
 
 
 Parameter.model_rebuild()

@@ -47,7 +47,6 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("checkValidation.type", ENUM, (), True, True),
         ("checkValidation.value", STRING, (), True, True),
         ("containerId", STRING, (), True, True),
-        ("containerRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("continuousTimeMinMilliseconds", OBJECT, (), True, True),
         ("continuousTimeMinMilliseconds.isWeakReference", BOOLEAN, (), True, True),
         ("continuousTimeMinMilliseconds.key", STRING, (), True, True),
@@ -191,8 +190,8 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("waitForTagsTimeout.map", ARRAY_OF_OBJECT, (), True, True),
         ("waitForTagsTimeout.type", ENUM, (), True, True),
         ("waitForTagsTimeout.value", STRING, (), True, True),
-        ("workspace", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("workspaceId", STRING, (), True, True),
+        ("workspaceRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
     ),
 )
 # fmt: on

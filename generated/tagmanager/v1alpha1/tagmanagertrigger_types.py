@@ -14,8 +14,8 @@ from kccgen.generated.tagmanager.v1alpha1.tagmanager_v2_api import (
     ParameterType,
     TriggerType,
 )
-from kccgen.generated.tagmanager.v1alpha1.tagmanagercontainer_reference import (
-    TagManagerContainerRef,
+from kccgen.generated.tagmanager.v1alpha1.tagmanagerworkspace_reference import (
+    TagManagerWorkspaceRef,
 )
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -96,13 +96,6 @@ class TagManagerTriggerSpec(KRMModel):
     container_id: Annotated[
         str | None, Field(alias="containerId", description="GTM Container ID.")
     ] = None
-    container_ref: Annotated[
-        TagManagerContainerRef,
-        Field(
-            alias="containerRef",
-            description="Immutable. The TagManagerContainer that this TagManagerTrigger belongs to.",
-        ),
-    ]
     continuous_time_min_milliseconds: Annotated[
         Parameter | None,
         Field(
@@ -238,12 +231,16 @@ class TagManagerTriggerSpec(KRMModel):
             description="How long to wait (in milliseconds) for tags to fire when 'waits_for_tags' above evaluates to true.",
         ),
     ] = None
-    workspace: Annotated[
-        str, Field(description="Immutable. The workspace of the TagManagerTrigger.")
-    ]
     workspace_id: Annotated[
         str | None, Field(alias="workspaceId", description="GTM Workspace ID.")
     ] = None
+    workspace_ref: Annotated[
+        TagManagerWorkspaceRef,
+        Field(
+            alias="workspaceRef",
+            description="Immutable. The TagManagerWorkspace that this TagManagerTrigger belongs to.",
+        ),
+    ]
 
 
 Parameter.model_rebuild()

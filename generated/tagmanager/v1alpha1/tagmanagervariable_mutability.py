@@ -33,7 +33,6 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     spec=(
         ("accountId", STRING, (), True, True),
         ("containerId", STRING, (), True, True),
-        ("containerRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("disablingTriggerId", ARRAY_OF_STRING, (), True, True),
         ("enablingTriggerId", ARRAY_OF_STRING, (), True, True),
         ("formatValue", OBJECT, (), True, True),
@@ -83,8 +82,8 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("tagManagerUrl", STRING, (), True, True),
         ("type", STRING, (), True, True),
         ("variableId", STRING, (), True, True),
-        ("workspace", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("workspaceId", STRING, (), True, True),
+        ("workspaceRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
     ),
 )
 # fmt: on

@@ -14,8 +14,8 @@ from kccgen.generated.tagmanager.v1alpha1.tagmanager_v2_api import (
     VariableFormatValueCaseConversionType,
     VariableFormatValueConvertToNumber,
 )
-from kccgen.generated.tagmanager.v1alpha1.tagmanagercontainer_reference import (
-    TagManagerContainerRef,
+from kccgen.generated.tagmanager.v1alpha1.tagmanagerworkspace_reference import (
+    TagManagerWorkspaceRef,
 )
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -73,13 +73,6 @@ class TagManagerVariableSpec(KRMModel):
     container_id: Annotated[
         str | None, Field(alias="containerId", description="GTM Container ID.")
     ] = None
-    container_ref: Annotated[
-        TagManagerContainerRef,
-        Field(
-            alias="containerRef",
-            description="Immutable. The TagManagerContainer that this TagManagerVariable belongs to.",
-        ),
-    ]
     disabling_trigger_id: Annotated[
         list[str] | None,
         Field(
@@ -141,12 +134,16 @@ class TagManagerVariableSpec(KRMModel):
             alias="variableId", description="The Variable ID uniquely identifies the GTM Variable."
         ),
     ] = None
-    workspace: Annotated[
-        str, Field(description="Immutable. The workspace of the TagManagerVariable.")
-    ]
     workspace_id: Annotated[
         str | None, Field(alias="workspaceId", description="GTM Workspace ID.")
     ] = None
+    workspace_ref: Annotated[
+        TagManagerWorkspaceRef,
+        Field(
+            alias="workspaceRef",
+            description="Immutable. The TagManagerWorkspace that this TagManagerVariable belongs to.",
+        ),
+    ]
 
 
 class VariableFormatValue(KRMModel):

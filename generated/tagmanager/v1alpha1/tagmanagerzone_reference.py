@@ -25,9 +25,9 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("account", "containerRef", "TagManagerContainer"),
-        ("container", "containerRef", "TagManagerContainer"),
-        ("workspace", "workspace", ""),
+        ("account", "workspaceRef", "TagManagerWorkspace"),
+        ("container", "workspaceRef", "TagManagerWorkspace"),
+        ("workspace", "workspaceRef", "TagManagerWorkspace"),
         ("zone", "resourceID", ""),
     ),
     id_generation="user",
@@ -36,9 +36,9 @@ IDENTITY = IdentityTemplate(
 #: Reference fields of TagManagerZone objects (path under spec -> target Kind).
 REFERENCES: tuple[RefField, ...] = (
     RefField(
-        path="containerRef",
-        target="TagManagerContainer",
-        api_path="{container}",
+        path="workspaceRef",
+        target="TagManagerWorkspace",
+        api_path="{workspace}",
         parent=True,
     ),
 )

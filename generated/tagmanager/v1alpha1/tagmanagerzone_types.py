@@ -10,8 +10,8 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.tagmanager.v1alpha1 import tagmanager_v2_api
 from kccgen.generated.tagmanager.v1alpha1.tagmanager_v2_api import ConditionType, ParameterType
-from kccgen.generated.tagmanager.v1alpha1.tagmanagercontainer_reference import (
-    TagManagerContainerRef,
+from kccgen.generated.tagmanager.v1alpha1.tagmanagerworkspace_reference import (
+    TagManagerWorkspaceRef,
 )
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -86,13 +86,6 @@ class TagManagerZoneSpec(KRMModel):
     container_id: Annotated[
         str | None, Field(alias="containerId", description="GTM Container ID.")
     ] = None
-    container_ref: Annotated[
-        TagManagerContainerRef,
-        Field(
-            alias="containerRef",
-            description="Immutable. The TagManagerContainer that this TagManagerZone belongs to.",
-        ),
-    ]
     notes: Annotated[
         str | None, Field(description="User notes on how to apply this zone in the container.")
     ] = None
@@ -111,10 +104,16 @@ class TagManagerZoneSpec(KRMModel):
         ZoneTypeRestriction | None,
         Field(alias="typeRestriction", description="This Zone's type restrictions."),
     ] = None
-    workspace: Annotated[str, Field(description="Immutable. The workspace of the TagManagerZone.")]
     workspace_id: Annotated[
         str | None, Field(alias="workspaceId", description="GTM Workspace ID.")
     ] = None
+    workspace_ref: Annotated[
+        TagManagerWorkspaceRef,
+        Field(
+            alias="workspaceRef",
+            description="Immutable. The TagManagerWorkspace that this TagManagerZone belongs to.",
+        ),
+    ]
     zone_id: Annotated[
         str | None,
         Field(alias="zoneId", description="The Zone ID uniquely identifies the GTM Zone."),

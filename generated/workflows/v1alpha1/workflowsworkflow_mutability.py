@@ -43,7 +43,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("location", STRING, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
-        ("serviceAccount", STRING, (), True, True),
+        ("serviceAccountRef", OBJECT, (), True, True, {"api_path": "serviceAccount"}),
         ("sourceContents", STRING, (), True, True),
         ("tags", MAP_OF_STRING, (IMMUTABLE, INPUT_ONLY, OPTIONAL), False, False),
         ("userEnvVars", MAP_OF_STRING, (OPTIONAL,), True, True),

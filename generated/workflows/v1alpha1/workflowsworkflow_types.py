@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.workflows.v1alpha1 import workflows_v1_api
 from kccgen.generated.workflows.v1alpha1.workflows_v1_api import (
@@ -147,11 +148,11 @@ class WorkflowsWorkflowSpec(KRMModel):
             description="Immutable. Optional. The WorkflowsWorkflow ID used for creation and acquisition.",
         ),
     ] = None
-    service_account: Annotated[
-        str | None,
+    service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
         Field(
-            alias="serviceAccount",
-            description="The service account associated with the latest workflow version.",
+            alias="serviceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `serviceAccount`).",
         ),
     ] = None
     source_contents: Annotated[

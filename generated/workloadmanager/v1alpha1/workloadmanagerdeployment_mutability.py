@@ -93,7 +93,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("sapSystemS4Config.scalingMethod", ENUM, (REQUIRED,), False, True),
         ("sapSystemS4Config.version", ENUM, (REQUIRED,), False, True),
         ("sapSystemS4Config.vmPrefix", STRING, (), False, True),
-        ("serviceAccount", STRING, (), False, True),
+        ("serviceAccountRef", OBJECT, (), False, True, {"api_path": "serviceAccount"}),
         ("sqlServerWorkload", OBJECT, (), False, True),
         ("sqlServerWorkload.activeDirectory", OBJECT, (REQUIRED,), False, True),
         ("sqlServerWorkload.activeDirectory.dnsAddress", STRING, (OPTIONAL,), False, True),
@@ -145,7 +145,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("sqlServerWorkload.vmPrefix", STRING, (REQUIRED,), False, True),
         ("terraformVariables", MAP_OF_OBJECT, (OPTIONAL,), False, True),
         ("terraformVariables.*.inputValue", ANY, (OPTIONAL,), False, True),
-        ("workerPoolRef", OBJECT, (OPTIONAL,), False, True, {"api_path": "workerPool"}),
+        ("workerPool", STRING, (OPTIONAL,), False, True),
         ("workloadType", ENUM, (OPTIONAL,), False, True),
     ),
     observed=(

@@ -41,9 +41,9 @@ REFERENCES: tuple[RefField, ...] = (
         parent=True,
     ),
     RefField(
-        path="workerPoolRef",
-        target="RunWorkerPool",
-        api_path="workerPool",
+        path="serviceAccountRef",
+        target="IAMServiceAccount",
+        api_path="serviceAccount",
     ),
 )
 

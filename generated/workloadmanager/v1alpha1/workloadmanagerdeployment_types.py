@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.run.v1alpha1.runworkerpool_reference import RunWorkerPoolRef
+from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
 from kccgen.generated.workloadmanager.v1alpha1 import workloadmanager_v1_api
 from kccgen.generated.workloadmanager.v1alpha1.workloadmanager_v1_api import (
     ActiveDirectoryType,
@@ -534,11 +534,11 @@ class WorkloadManagerDeploymentSpec(KRMModel):
         SapSystemS4Config | None,
         Field(alias="sapSystemS4Config", description="SAP system workload input."),
     ] = None
-    service_account: Annotated[
-        str | None,
+    service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
         Field(
-            alias="serviceAccount",
-            description="User-specified Service Account (SA) credentials to be used for Cloud Build.",
+            alias="serviceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `serviceAccount`).",
         ),
     ] = None
     sql_server_workload: Annotated[
@@ -552,11 +552,11 @@ class WorkloadManagerDeploymentSpec(KRMModel):
             description="Optional. terraform_variables represents all the Terraform variables for the deployment workload.",
         ),
     ] = None
-    worker_pool_ref: Annotated[
-        RunWorkerPoolRef | None,
+    worker_pool: Annotated[
+        str | None,
         Field(
-            alias="workerPoolRef",
-            description="A reference to a RunWorkerPool (API field `workerPool`).",
+            alias="workerPool",
+            description="Optional. The user-specified Cloud Build worker pool resource in which the Cloud Build job will execute.",
         ),
     ] = None
     workload_type: Annotated[
