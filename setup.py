@@ -23,7 +23,7 @@ setup(
     package_dir=DIRS,
     packages=sorted(packages),
     package_data={
-        "kccgen.specs": ["*.yaml", "*.json", "discovery/*.json", "kinds/*.yaml"],
+        "kccgen.specs": ["*.yaml", "*.json", "discovery/*.json", "kinds/*.yaml", "kcc/*.yaml"],
         "kccgen.templates": ["*.j2"],
         "kccgen.mockgcp": ["*.json", "*.yaml"],
         "kccgen.generator.parity": ["*.yaml"],

@@ -19,7 +19,7 @@ from kccgen.discovery.document import iter_resources
 from kccgen.documents import served_stage
 from kccgen.generator.ir.candidates import method_exclusion
 from kccgen.generator.ir.model import IR, Candidate
-from kccgen.generator.naming import singular
+from kccgen.generator.spec.claims import REASONS
 from kccgen.generator.spec.kinds import KindsFile
 from kccgen.generator.spec.loader import Specs
 
@@ -38,15 +38,20 @@ class Row:
 
 @dataclass(frozen=True)
 class KccMatch:
+    """One of Config Connector's Kinds: served under its Kind, group, plural and
+    versions by one of ours, or not, with a reason from ``REASONS``."""
+
     kcc_kind: str
     group: str
-    ours: str  # our Kind for the same resource ("" if none)
-    resource: str
+    ours: str  # our Kind for the claimed resource ("" if none is generated)
+    resource: str  # the claimed resource ("api.version path"), "" for none
     ours_group: str = ""
-    plural: str = ""  # Config Connector's CRD plural ("" when not compared)
+    plural: str = ""  # Config Connector's CRD plural
     ours_plural: str = ""
     versions: tuple[str, ...] = ()  # the versions Config Connector serves
     ours_versions: tuple[str, ...] = ()  # the versions our CRD serves
+    reason: str = ""  # REASONS key when not served
+    note: str = ""  # what the claim or the resource's coverage row says
 
     @property
     def missing_versions(self) -> tuple[str, ...]:
@@ -55,8 +60,8 @@ class KccMatch:
 
     @property
     def matched(self) -> bool:
-        """Config Connector's Kind, group and plural."""
-        return self.ours == self.kcc_kind and self.ours_group == self.group and self.ours_plural == self.plural
+        """Served: Config Connector's Kind, group and plural."""
+        return bool(self.ours) and self.ours == self.kcc_kind and self.ours_group == self.group and self.ours_plural == self.plural
 
 
 @dataclass(frozen=True)
@@ -66,6 +71,8 @@ class Coverage:
     auto_kinds: int
     kcc: tuple[KccMatch, ...]
     unresolved: tuple[tuple[str, str], ...]  # (Kind, field and candidates)
+    # Kinds a Config Connector Kind table (--kcc kinds.tsv) lists that the evidence file lacks
+    kcc_unknown: tuple[str, ...] = ()
 
     def count(self, tier: str) -> int:
         return sum(r.tier == tier for r in self.rows)
@@ -164,46 +171,54 @@ def coverage(specs: Specs, ir: IR, kcc_tsv: Path | None = None, verified_json: P
     auto_kinds = sum(per_file_kinds.values())
     spent = sum(lines[f] for f in auto_files)
     unresolved = tuple(sorted((k.kind, u) for k in ir.kinds for u in k.unresolved))
-    kcc = _kcc_matches(specs, ir, rows, kcc_tsv) if kcc_tsv is not None and kcc_tsv.exists() else ()
-    return Coverage(tuple(sorted(rows, key=lambda r: (r.api, r.resource))), spent, auto_kinds, kcc, unresolved)
+    kcc = _kcc_matches(specs, ir, rows)
+    unknown: tuple[str, ...] = ()
+    if kcc_tsv is not None and kcc_tsv.is_file():
+        listed = {ln.split("\t", 1)[0] for ln in kcc_tsv.read_text(encoding="utf-8").splitlines() if ln.strip() and not ln.startswith(("#", "kind\t"))}
+        unknown = tuple(sorted(listed - set(specs.evidence.kinds)))
+    return Coverage(tuple(sorted(rows, key=lambda r: (r.api, r.resource))), spent, auto_kinds, kcc, unresolved, unknown)
 
 
-def _kcc_matches(specs: Specs, ir: IR, rows: list[Row], tsv: Path) -> tuple[KccMatch, ...]:
-    """Config Connector Kinds paired with the resource they name: our Kind of
-    the same name (in any group), else, in a group we generate, the resource
-    whose singular name ends the Kind name. A pair matches when the Kind, the
-    group and the plural are all Config Connector's (``KccMatch.matched``)."""
-    group_of_api = {kf.api: kf.group for _, kf in specs.kinds}
-    ours = {(r.api, r.resource): r.kind for r in rows if r.tier in ("curated", "generated", "verified")}
-    group_of = {k.kind: (k.group, k.plural) for k in ir.kinds}
-    served = {k.kind: k.served_versions for k in ir.kinds}
-    by_kind = {kind: key for key, kind in ours.items()}
-    by_group: dict[str, list[tuple[str, str]]] = {}
-    for api, res in ours:
-        g = group_of_api.get(api.split(".")[0])
-        if g:
-            by_group.setdefault(g, []).append((api, res))
+#: What a resource's coverage row says, as the reason its claimed Kind is not served.
+_ROW_REASONS: tuple[tuple[str, str], ...] = (
+    ("not generated", "shape"),
+    ("no get method", "shape"),
+    ("no create method", "read-only"),
+    ("singleton settings object", "settings"),
+    ("IAM policy methods only", "iam"),
+    ("another form of", "split"),
+    ("the folders form of", "split"),
+    ("the organizations form of", "split"),
+    ("the billingAccounts form of", "split"),
+    ("an earlier model of", "other-schema"),
+    ("API not configured", "not-configured"),
+)
+
+
+def _kcc_matches(specs: Specs, ir: IR, rows: list[Row]) -> tuple[KccMatch, ...]:
+    """Every Config Connector Kind of the evidence file: the Kind its claim
+    gives a resource of ours (served when that Kind is generated), else why not."""
+    by_kind = {k.kind: k for k in ir.kinds}
+    row_of = {(r.api.split(".")[0], r.resource): r for r in rows}
     out = []
-    for line in tsv.read_text(encoding="utf-8").splitlines():
-        if line.startswith(("#", "kind\t")) or not line.strip():
+    for kind, ev in sorted(specs.evidence.kinds.items()):
+        versions = tuple(sorted(ev.versions))
+        claim = specs.claims.served.get(kind)
+        if claim is None:
+            none = specs.claims.unserved.get(kind)
+            reason, note = (none.reason, none.note) if none is not None else ("unpaired", "no claim in specs/kcc/claims.yaml")
+            out.append(KccMatch(kind, ev.group, "", "", plural=ev.plural, versions=versions, reason=reason, note=note))
             continue
-        kind, group, plural, versions = [*line.split("\t"), "", "", ""][:4]
-        best = by_kind.get(kind)
-        if best is None:
-            for api, res in sorted(by_group.get(group, [])):
-                if kind.lower().endswith(singular(res.rsplit(".", 1)[-1]).lower()):
-                    best = (api, res)
-                    break
-        if best is not None:
-            ours_kind = ours[best]
-            our_group, our_plural = group_of.get(ours_kind, ("", ""))
-            out.append(
-                KccMatch(
-                    kind, group, ours_kind, f"{best[0]} {best[1]}", our_group, plural, our_plural,
-                    tuple(sorted(v for v in versions.split(",") if v)), tuple(sorted(served.get(ours_kind, ()))),
-                )
-            )
-    return tuple(sorted(out, key=lambda m: m.kcc_kind))
+        ours = by_kind.get(kind)
+        row = row_of.get((claim.api, claim.resource))
+        where = f"{row.api if row else claim.api} {claim.resource}"
+        if ours is not None and ours.resource == claim.resource:
+            out.append(KccMatch(kind, ev.group, kind, where, ours.group, ev.plural, ours.plural, versions, tuple(sorted(ours.served_versions))))
+            continue
+        why = row.reason if row is not None else "the resource is in no coverage row"
+        reason = next((r for prefix, r in _ROW_REASONS if why.startswith(prefix)), "shape")
+        out.append(KccMatch(kind, ev.group, "", where, plural=ev.plural, versions=versions, reason=reason, note=why))
+    return tuple(out)
 
 
 def render_markdown(cov: Coverage) -> str:
@@ -219,8 +234,13 @@ def render_markdown(cov: Coverage) -> str:
         f"- Unresolved reference fields (left plain strings): {len(cov.unresolved)}",
     ]
     if cov.kcc:
-        rate = 100.0 * cov.kcc_matched / len(cov.kcc)
-        out.append(f"- Config Connector Kind names: {cov.kcc_matched} of {len(cov.kcc)} shared resources carry its Kind, group and plural ({rate:.1f} %)")
+        claimed = [m for m in cov.kcc if m.resource]
+        out.append(
+            f"- Config Connector Kinds: **{cov.kcc_matched} of {len(cov.kcc)} served** under its Kind, group and plural; "
+            f"{len(claimed)} are a resource of ours (specs/kcc/claims.yaml), {len(claimed) - cov.kcc_matched} of them not generated"
+        )
+        if cov.kcc_unknown:
+            out.append(f"- Config Connector Kinds missing from the evidence file (refresh it with `python -m tools.kcc_evidence`): {', '.join(cov.kcc_unknown)}")
         vrate = 100.0 * cov.kcc_versions_served / cov.kcc_matched if cov.kcc_matched else 0.0
         out.append(
             f"- Config Connector version names: {cov.kcc_versions_served} of {cov.kcc_matched} Kinds with its name serve every version it serves ({vrate:.1f} %)"
@@ -233,11 +253,29 @@ def render_markdown(cov: Coverage) -> str:
     out += ["", "## Exclusions by reason", "", "| reason | resources |", "| --- | ---: |"]
     out += [f"| {k} | {v} |" for k, v in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))]
     if cov.kcc:
-        out += ["", "## Config Connector names that differ", "", "| Config Connector | ours | resource |", "| --- | --- | --- |"]
-        out += [f"| {m.kcc_kind} ({m.group}) | {m.ours} ({m.ours_group}) | {m.resource} |" for m in cov.kcc if not m.matched]
+        by_reason: dict[str, int] = {}
+        for m in cov.kcc:
+            if not m.matched:
+                by_reason[m.reason] = by_reason.get(m.reason, 0) + 1
+        out += [
+            "",
+            "## Config Connector's Kinds",
+            "",
+            f"Every Kind of Config Connector's (specs/kcc/evidence.yaml, {len(cov.kcc)} Kinds): served under its Kind, group, "
+            "plural and versions, or not served with one reason. A claim is checked against the documents when generating.",
+            "",
+            "| not served because | Kinds |",
+            "| --- | ---: |",
+        ]
+        out += [f"| {REASONS.get(r, r)} (`{r}`) | {n} |" for r, n in sorted(by_reason.items(), key=lambda kv: (-kv[1], kv[0]))]
+        out += ["", "| Config Connector Kind | group | served | resource | reason |", "| --- | --- | --- | --- | --- |"]
+        out += [
+            f"| {m.kcc_kind} | {m.group.split('.')[0]} | {'yes' if m.matched else 'no'} | {m.resource} | {'' if m.matched else f'`{m.reason}`: {m.note}'.replace('|', '/')} |"
+            for m in cov.kcc
+        ]
         missing = [m for m in cov.kcc if m.matched and m.missing_versions]
         if missing:
-            out += ["", "## Config Connector versions not served (add them under `kccVersions:`)", "", "| Kind | missing | served |", "| --- | --- | --- |"]
+            out += ["", "## Config Connector versions not served", "", "| Kind | missing | served |", "| --- | --- | --- |"]
             out += [f"| {m.ours} | {', '.join(m.missing_versions)} | {', '.join(m.ours_versions)} |" for m in missing]
     if cov.unresolved:
         out += ["", "## Unresolved references", "", "| Kind | field: candidates |", "| --- | --- |"]
@@ -269,7 +307,8 @@ def render_json(cov: Coverage) -> str:
             "excluded": cov.count("excluded"),
             "beta": cov.beta_kinds,
             "config_lines_per_auto_kind": round(cov.lines_per_auto_kind, 3),
-            "kcc_shared": len(cov.kcc),
+            "kcc_kinds": len(cov.kcc),
+            "kcc_claimed": sum(1 for m in cov.kcc if m.resource),
             "kcc_matched": cov.kcc_matched,
             "kcc_versions_served": cov.kcc_versions_served,
             "unresolved_references": len(cov.unresolved),

@@ -20,144 +20,27 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from kccgen.discovery.document import DiscoveryDoc, Resource
-from kccgen.discovery.errors import SpecError, from_validation_error, json_path
-from kccgen.generator.spec._errors import read_yaml
-
-EVIDENCE_PATH = Path("specs") / "kcc" / "evidence.yaml"
-CLAIMS_PATH = Path("specs") / "kcc" / "claims.yaml"
-
-#: Why a Config Connector Kind is not served, as ``none:`` in a claim says it.
-REASONS: dict[str, str] = {
-    "no-document": "no Discovery document in the pinned package has the resource",
-    "alpha-only": "only an alpha or preview Discovery document has the resource",
-    "iam": "an IAM policy Kind (issue 29)",
-    "shape": "its methods fit no contract shape yet (issue 30)",
-    "sub-resource": "managed through its parent's methods or fields (issue 30)",
-    "action": "an action on other resources, not a resource of its own (issue 30)",
-    "settings": "a singleton settings object",
-    "read-only": "the API cannot create it",
-    "other-schema": "Config Connector's schema is that of another API version or product",
-    "split": "one resource that Config Connector splits into several Kinds (by parent or by a field's value) and we serve as one Kind",
-    "alias": "Config Connector's second name for a resource it also serves under another Kind, which is the one we serve",
-    "not-configured": "the package ships a Discovery document for it, but no kind file reads that API yet",
-    "kcc-only": "no GCP resource: a Config Connector construct",
-    "deprecated": "the API is shut down or deprecated",
-    "unpaired": "not paired yet: no resource of ours has a name Config Connector uses",
-}
+from kccgen.discovery.errors import SpecError, json_path
+from kccgen.generator.spec.claims import (
+    CLAIMS_PATH,
+    EVIDENCE_PATH,
+    REASONS,
+    Claim,
+    Claims,
+    Evidence,
+    KindEvidence,
+    Unserved,
+    load_claims,
+    load_evidence,
+)
 
 # Spec fields every Kind has that say where, not what: not part of the schema comparison.
 _BOOKKEEPING = frozenset({"resourceID", "projectRef", "folderRef", "organizationRef", "billingAccountRef", "location", "region", "zone", "parent"})
 # Placeholders and collection words that name a location: Config Connector and the
 # APIs write regions/ and locations/ for the same thing (Dataproc's policies).
 _LOCATION_WORDS = frozenset({"locations", "regions"})
-
-
-class _Loose(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
-
-
-class EvidenceName(_Loose):
-    template: str
-    source: str = Field(alias="from")
-    method: str | None = None
-
-
-class KindEvidence(_Loose):
-    group: str
-    plural: str
-    versions: tuple[str, ...]
-    controller: str = ""
-    host: str | None = None
-    names: tuple[EvidenceName, ...] = ()
-    spec: tuple[str, ...] = ()
-    refs: tuple[str, ...] = ()
-    required: tuple[str, ...] = ()
-
-
-class Evidence(_Loose):
-    kcc_commit: str
-    kinds: dict[str, KindEvidence]
-
-
-@dataclass(frozen=True)
-class Claim:
-    """Config Connector's ``kind`` is our ``api`` (optionally one document
-    ``version`` of it) resource ``resource``."""
-
-    kind: str
-    api: str
-    resource: str
-    version: str | None = None
-
-    def __str__(self) -> str:
-        return f"{self.api}{'.' + self.version if self.version else ''} {self.resource}"
-
-
-@dataclass(frozen=True)
-class Unserved:
-    kind: str
-    reason: str
-    note: str = ""
-
-
-@dataclass(frozen=True)
-class Claims:
-    served: dict[str, Claim]  # by Config Connector Kind
-    unserved: dict[str, Unserved]
-    raw: dict[str, Any]
-    file: str = str(CLAIMS_PATH)
-
-    def for_api(self, api: str, version: str | None = None) -> dict[str, Claim]:
-        """The claims on an API's resources, by resource path (those pinned to
-        another document version left out)."""
-        return {c.resource: c for c in self.served.values() if c.api == api and (c.version is None or version is None or c.version == version)}
-
-
-def load_evidence(specs: Path) -> Evidence:
-    path = specs / "kcc" / "evidence.yaml"
-    disp = str(Path(specs.name) / "kcc" / "evidence.yaml")
-    if not path.is_file():
-        return Evidence(kcc_commit="", kinds={})
-    raw = read_yaml(path, disp)
-    try:
-        return Evidence.model_validate(raw)
-    except ValidationError as e:
-        raise from_validation_error(disp, e) from None
-
-
-def load_claims(specs: Path) -> Claims:
-    path = specs / "kcc" / "claims.yaml"
-    disp = str(Path(specs.name) / "kcc" / "claims.yaml")
-    if not path.is_file():
-        return Claims({}, {}, {}, disp)
-    raw = read_yaml(path, disp) or {}
-    if not isinstance(raw, dict) or set(raw) - {"claims"}:
-        raise SpecError(disp, "", "a claims file has one key, claims: {<Config Connector Kind>: '<api> <resource>' | {none: <reason>, note: ...}}")
-    entries = raw.get("claims") or {}
-    served: dict[str, Claim] = {}
-    unserved: dict[str, Unserved] = {}
-    for kind, value in sorted(entries.items()):
-        where = json_path("claims", kind)
-        if isinstance(value, str):
-            parts = value.split()
-            if len(parts) != 2:
-                raise SpecError(disp, where, f"{value!r}: write '<api> <resource path>' (api[.version] projects.topics)")
-            api, _, version = parts[0].partition(".")
-            served[kind] = Claim(kind, api, parts[1], version or None)
-        elif isinstance(value, dict) and set(value) <= {"none", "note"} and "none" in value:
-            reason = str(value["none"])
-            if reason not in REASONS:
-                raise SpecError(disp, json_path("claims", kind, "none"), f"unknown reason {reason!r}; one of {', '.join(REASONS)}")
-            unserved[kind] = Unserved(kind, reason, str(value.get("note") or ""))
-        else:
-            raise SpecError(disp, where, "a claim is '<api> <resource>' or {none: <reason>, note: <text>}")
-    return Claims(served, unserved, dict(entries), disp)
 
 
 # --- name templates --------------------------------------------------------------------------
@@ -170,14 +53,23 @@ def _shape(template: str) -> tuple[str, ...] | None:
     if not t or any(c in t for c in "#? ") or "{" not in t or "/" not in t:
         return None  # a bare {id} names nothing in particular
     t = t.split(":", 1)[0] if not t.startswith("{") else re.sub(r"(?<=\}):[A-Za-z]\w*$", "", t)
+    # scope words are no collection: compute's firewall policies route under
+    # locations/global/ (which their names leave out), Deployment Manager's under
+    # global/, API Gateway's configs fix locations/global where the name varies
+    t = t.removeprefix("locations/global/")
+    t = re.sub(r"^v\d+(?:[a-z]+\d*)*/", "", t)  # an API version left on a REST path
     out: list[str] = []
     for seg in t.split("/"):
-        if "{" in seg or "[" in seg:
+        if "{" in seg or "[" in seg or (seg == "global" and out[-1:] == ["locations"]):
             out.append("{}")
+        elif seg == "global":
+            continue
         elif seg in _LOCATION_WORDS:
             out.append("locations")
         else:
-            out.append(seg)
+            out.append(seg.lower())  # Config Connector lowercases some (backupvaults, nodegroups)
+    if all(x == "{}" for x in out):
+        return None  # a Terraform import ID ({bucket}/{entity}): no collection named
     return tuple(out)
 
 
@@ -205,7 +97,11 @@ def template_matches(kcc: tuple[str, ...], ours: str) -> bool:
     if len(o) > len(kcc) and o[: len(kcc)] == kcc and all(x == "{}" for x in o[len(kcc) :]):
         return True  # ours names more of it (DNS record sets: rrsets/{name}/{type})
     for a, b in ((kcc, o), (o, kcc)):
-        if a[0] == "{}" and len(a) >= 3 and len(b) >= len(a) - 1 and b[len(b) - len(a) + 1 :] == a[1:]:
+        # any parent ({parent}/..., an any-parent REST path {v1}/{v1Id1}/...): the rest names it
+        rest = a
+        while rest and rest[0] == "{}":
+            rest = rest[1:]
+        if rest != a and len(rest) >= 2 and len(b) > len(rest) and b[len(b) - len(rest) :] == rest:
             return True
     return False
 
@@ -224,6 +120,7 @@ SERVICE_ALIASES: dict[str, tuple[str, str]] = {
     "cloudfunctions2": ("cloudfunctions", "Cloud Functions 2nd gen is the cloudfunctions v2 API"),
     "identityplatform": ("identitytoolkit", "Identity Platform is the identitytoolkit API"),
     "dialogflowcx": ("dialogflow", "Dialogflow CX is the dialogflow v3 API"),
+    "devicestreaming": ("testing", "Device Streaming sessions are testing v1 projects.deviceSessions"),
     "bigtable": ("bigtableadmin", "Bigtable's instances, tables and profiles are the bigtableadmin API"),
     "sql": ("sqladmin", "Cloud SQL is the sqladmin API"),
     "mlengine": ("ml", "AI Platform (ML Engine) is the ml API"),
@@ -282,7 +179,7 @@ class Subject:
     host: str
 
 
-def check_claim(claim: Claim, ev: KindEvidence | None, s: Subject) -> str | None:
+def check_claim(claim: Claim, ev: KindEvidence | None, s: Subject, schema: bool = True) -> str | None:
     """Why ``claim`` does not hold for ``s``; None when it does."""
     side = f"Config Connector's {claim.kind} is claimed to be {s.doc_key} {s.resource} ({s.kind}: {s.templates[0]})"
     if ev is None:
@@ -295,7 +192,7 @@ def check_claim(claim: Claim, ev: KindEvidence | None, s: Subject) -> str | None
         theirs = ", ".join(sorted({n.template for n in ev.names if _shape(n.template) in shapes}))
         return f"{side}, whose names are not Config Connector's ({theirs}): another REST collection or parent"
     share, missing = schema_overlap(ev.spec, s.fields)
-    if share < MIN_OVERLAP:
+    if schema and share < MIN_OVERLAP:
         return f"{side}, whose schema lacks {len(missing)} of Config Connector's spec fields ({', '.join(missing[:8])}{', ...' if len(missing) > 8 else ''}): another schema"
     return None
 
@@ -334,13 +231,54 @@ def parent_form_templates(template: str, forms: Iterable[str]) -> list[str]:
     return [f"{f}/{{{word.get(f, f)}}}/{template[head.end():]}" for f in forms]
 
 
-def check_claims(claims: Claims, evidence: Evidence, subjects: Mapping[str, Subject]) -> list[SpecError]:
-    """Every claim on a generated Kind (``subjects`` by Config Connector Kind), checked."""
+def resource_subject(kind: str, doc: DiscoveryDoc, dotted: str, resource: Resource) -> Subject | None:
+    """What a claim on a resource we do not generate is checked against: its
+    name and its fields. The name is what its get method answers at, else its
+    other methods' paths (a list or create names the collection: plus the ID);
+    None when it has no methods at all."""
+    from kccgen.discovery.paths import rest_template
+    from kccgen.generator.ir.identity import rest_of
+
+    get = resource.methods.get("get")
+    templates: list[str] = []
+    schema = ""
+    if get is not None and get.response is not None and get.response.ref is not None:
+        templates.append(rest_of(get)[0])
+        schema = get.response.ref
+    for name, m in sorted(resource.methods.items()):
+        path = rest_template(m.flat_path or m.path).split(":", 1)[0]
+        if name in ("list", "create", "insert"):
+            path += "/{" + dotted.rsplit(".", 1)[-1] + "}"
+        if path and path not in templates:
+            templates.append(path)
+    if not templates:
+        return None
+    fields = (*(api_fields(doc, resource, schema) if schema else ()), *(p for t in templates for p in re.findall(r"\{(\w+)\}", t)))
+    return Subject(kind or "(not generated)", doc.key, dotted, tuple(templates), fields, doc.host)
+
+
+def check_claims(claims: Claims, evidence: Evidence, subjects: Mapping[str, Subject], unbuilt: Mapping[str, Subject | str]) -> list[SpecError]:
+    """Every claim checked: those on a generated Kind (``subjects``) fully; those
+    on a resource we do not generate (``unbuilt``: its Subject, or why it cannot
+    be found) by service and name only (its schema may be why it is not built)."""
     out = []
     for kind, s in sorted(subjects.items()):
         why = check_claim(claims.served[kind], evidence.kinds.get(kind), s)
         if why is not None:
             out.append(SpecError(claims.file, json_path("claims", kind), why))
+    for kind, u in sorted(unbuilt.items()):
+        if isinstance(u, str):
+            out.append(SpecError(claims.file, json_path("claims", kind), u))
+            continue
+        why = check_claim(claims.served[kind], evidence.kinds.get(kind), u, schema=False)
+        if why is not None:
+            out.append(SpecError(claims.file, json_path("claims", kind), why))
+    by_resource: dict[str, list[str]] = {}
+    for kind, c in claims.served.items():
+        by_resource.setdefault(f"{c.api} {c.resource}", []).append(kind)
+    for res, kinds in sorted(by_resource.items()):
+        if len(kinds) > 1:
+            out.append(SpecError(claims.file, json_path("claims", sorted(kinds)[1]), f"{' and '.join(sorted(kinds))} all claim {res}: one resource, one Kind (give the others none: alias or split)"))
     for kind in sorted(set(claims.served) | set(claims.unserved)):
         if kind not in evidence.kinds:
             out.append(SpecError(claims.file, json_path("claims", kind), f"{kind} is not a Config Connector Kind (not in {EVIDENCE_PATH})"))
@@ -350,3 +288,28 @@ def check_claims(claims: Claims, evidence: Evidence, subjects: Mapping[str, Subj
 def service_of(group: str) -> str:
     """``bigtable.cnrm.cloud.google.com`` -> ``bigtable``."""
     return group.split(".", 1)[0]
+
+
+__all__ = [
+    "CLAIMS_PATH",
+    "EVIDENCE_PATH",
+    "MIN_OVERLAP",
+    "REASONS",
+    "Claim",
+    "Claims",
+    "Evidence",
+    "KindEvidence",
+    "Subject",
+    "Unserved",
+    "api_fields",
+    "check_claim",
+    "check_claims",
+    "load_claims",
+    "load_evidence",
+    "name_shapes",
+    "parent_form_templates",
+    "schema_overlap",
+    "service_of",
+    "services_of",
+    "template_matches",
+]

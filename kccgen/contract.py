@@ -513,6 +513,24 @@ class Locations:
         return (self.scope, *(s for s, _ in self.variants))
 
 
+@dataclass(frozen=True)
+class Companion:
+    """A spec field whose value lives in another resource the service pairs with
+    this one (a project's billing account is cloudbilling's
+    ``projects/{project}/billingInfo``): read with that resource's own GET and
+    written with its own call, after a create and whenever it differs. It is
+    not part of the main resource's body, and a spec that leaves it out leaves
+    it alone."""
+
+    field: str  # the spec field: billingAccountRef
+    doc: str  # the other API's document: cloudbilling.v1
+    resource: tuple[str, ...]  # its accessor chain: ("projects",)
+    get: Call  # getBillingInfo(name=projects/{project})
+    update: Call  # updateBillingInfo(name=projects/{project}), the body the resource with ``api_field`` set
+    api_field: str  # where the value is in the other resource: billingAccountName
+    target: str = ""  # the Kind a reference field names ("" for a plain value)
+
+
 # --- the adapter -------------------------------------------------------------------------
 
 
@@ -538,6 +556,7 @@ class Adapter:
     aliases: tuple[Alias, ...] = ()  # Config Connector spellings of spec fields
     canonical: tuple[Canonical, ...] = ()  # values the service spells its own way
     locations: Locations | None = None  # Config Connector's spec.location over several scopes
+    companions: tuple[Companion, ...] = ()  # spec fields kept in a paired resource of another API
 
     def operation(self, key: str) -> OperationGetter:
         for k, getter in self.operations:
@@ -570,6 +589,7 @@ __all__ = [
     "Alias",
     "Behaviour",
     "Call",
+    "Companion",
     "CreateAtPath",
     "CreateInput",
     "CreateServiceAssigned",

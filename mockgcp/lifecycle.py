@@ -19,6 +19,7 @@ from kccgen.mockgcp.catalog import Api, Collection, Route
 from kccgen.mockgcp.errors import already_exists, invalid, not_found, precondition
 from kccgen.mockgcp.operations import Response, now, respond
 from kccgen.mockgcp.shapes import CreateShape, create_shape, lro_style
+from kccgen.mockgcp.singletons import default, is_settings
 from kccgen.mockgcp.state import State
 
 if TYPE_CHECKING:
@@ -72,6 +73,8 @@ def check_metageneration(c: Call, stored: dict[str, Any]) -> None:
 
 def get(eng: MockGCP, c: Call) -> Response:
     res = eng.state.resources.get(c.store_key)
+    if res is None and is_settings(c.coll):
+        res = default(c.api, c.coll.schema, c.key)  # settings exist before anything is written
     if res is None:
         raise not_found(c.key)
     return Response(200, copy.deepcopy(res))
@@ -122,7 +125,9 @@ def _resource_and_key(eng: MockGCP, c: Call, shape: CreateShape, body: dict[str,
         if not isinstance(rid, str) or not rid:
             raise invalid(f"{shape.id_field} must be specified.")
         return f"{rel}/{rid}", resource, inputs
-    if shape.id_from == "service":
+    if shape.id_from == "body-or-service" and shape.id_field and isinstance(body.get(shape.id_field), str) and body[shape.id_field]:
+        return f"{rel}/{body[shape.id_field]}", resource, inputs
+    if shape.id_from in ("service", "body-or-service"):
         return f"{rel}/{eng.state.digits(19)}", resource, inputs
     field = c.coll.id_field
     name = _at(resource, field)

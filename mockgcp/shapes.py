@@ -13,11 +13,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 from kccgen.contract import Lro
+from kccgen.discovery.behaviours import Behaviour, classify
 from kccgen.discovery.document import DiscoveryDoc, JsonSchema, Method
 from kccgen.discovery.operations import method_operation_style
 from kccgen.discovery.paths import collection_param
 from kccgen.mockgcp.catalog import Collection
 
+OUTPUT_ONLY = Behaviour.OUTPUT_ONLY
 LroStyle = Lro  # compares equal to "none", "compute"...: a StrEnum
 
 # Query parameters named like an ID that only control the call.
@@ -30,8 +32,9 @@ class CreateShape:
     """Where a create request carries the new resource's ID and its fields."""
 
     # url: PUT on the resource's own name; query: ?<x>Id=; request: the request
-    # message's <x>Id field; body-name: the body's `name`; service: assigned.
-    id_from: Literal["url", "query", "request", "body-name", "service"]
+    # message's <x>Id field; body-name: the body's `name`; service: assigned;
+    # body-or-service: the resource's own <x>Id when the body has one, else assigned.
+    id_from: Literal["url", "query", "request", "body-name", "service", "body-or-service"]
     id_field: str | None = None  # the query parameter or request field with the ID
     # resource: the body is the resource; wrapper: one request field holds it
     # (spanner CreateInstanceRequest.instance); flat: the body's fields the
@@ -96,11 +99,20 @@ def create_shape(doc: DiscoveryDoc, coll: Collection, method: Method) -> CreateS
         return _with(shape, "query", q)
     if req_id is not None:
         return _with(shape, "request", req_id)
+    if coll.service_assigned and body == "resource":
+        # The service writes `name`, the caller chooses `<x>Id` in the body:
+        # cloudresourcemanager's projects.create takes projectId (its name is
+        # projects/NUMBER, and GET answers at projects/PROJECT_ID too).
+        segment = (method.flat_path or method.path).rstrip("/").split("/")[-1]
+        own = f"{collection_param(segment)}Id"
+        prop = doc.schemas[coll.schema].properties.get(own)
+        if prop is not None and prop.type == "string" and not (prop.read_only or any(f.behaviour is OUTPUT_ONLY for f in classify(prop.description))):
+            return _with(shape, "body-or-service", own)  # sent: the ID; else the service's
     # monitoring says "do not include the name field": a name sent is ignored.
     return _with(shape, "service" if coll.service_assigned else "body-name")
 
 
-def _with(shape: CreateShape, id_from: Literal["url", "query", "request", "body-name", "service"], id_field: str | None = None) -> CreateShape:
+def _with(shape: CreateShape, id_from: Literal["url", "query", "request", "body-name", "service", "body-or-service"], id_field: str | None = None) -> CreateShape:
     return CreateShape(id_from, id_field, shape.body, shape.resource_field, shape.inputs)
 
 

@@ -22,6 +22,7 @@ from kccgen.mockgcp.errors import invalid, not_found, precondition
 from kccgen.mockgcp.lifecycle import Call, check_metageneration, project_of
 from kccgen.mockgcp.operations import Response, respond
 from kccgen.mockgcp.shapes import lro_style, update_shape
+from kccgen.mockgcp.singletons import default, is_settings
 
 if TYPE_CHECKING:
     from kccgen.mockgcp.engine import MockGCP
@@ -91,6 +92,8 @@ def _mask(c: Call, body: dict[str, Any], mask_in: str, mask_name: str | None) ->
 
 def update(eng: MockGCP, c: Call) -> Response:
     current = eng.state.resources.get(c.store_key)
+    if current is None and is_settings(c.coll):
+        current = default(c.api, c.coll.schema, c.key)  # the first write of a settings object
     if current is None:
         raise not_found(c.key)
     if not isinstance(c.body, dict):

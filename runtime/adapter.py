@@ -101,7 +101,7 @@ def spec_to_api(spec: dict[str, Any], adapter: Adapter, resolved: dict[str, Any]
     # merge patch (storage, compute, dns) reads as "delete this field".
     out: dict[str, Any] = _drop_nulls(copy.deepcopy({k: v for k, v in spec.items() if k not in adapter.krm_only}))
     for ref in references_of(adapter.kind):
-        if ref.parent or ref.union:
+        if ref.parent or ref.union or ref.path in adapter.krm_only:
             continue
         for where, _ in list(iter_field(spec, ref.path)):
             ext = resolved.get(f"spec.{where}")
@@ -125,6 +125,18 @@ def _set_choices(spec: Mapping[str, Any], out: dict[str, Any], refs: tuple[RefFi
     may be renamed (``ipAddress`` for ``IPAddress``): the API key takes its place."""
     container = refs[0].choice[0]
     api_key = refs[0].api_path.rsplit(".", 1)[-1].removesuffix("[]")
+    if not container:
+        # flattened: the keys are spec fields themselves (Project's folderRef, organizationRef)
+        for ref in refs:
+            out.pop(ref.choice[1], None)
+            ext = resolved.get(f"spec.{ref.choice[1]}")
+            if ext is not None:
+                out[api_key] = ref_value_to_api(ref, str(ext))
+        for key in refs[0].literals:
+            out.pop(key, None)
+            if isinstance(spec.get(key), str):
+                out[api_key] = spec[key]
+        return
     for where, choice in list(iter_field(spec, container)):
         if not isinstance(choice, Mapping):
             continue

@@ -135,11 +135,13 @@ class Examples:
             else:  # an ID of the field's own type (AdExchangeBuyerCreative's integer accountId)
                 spec[fld] = scalar_value(rules[f"spec.{fld}"], schema_node(spec_schema, defs, fld), fld)
         # A required oneOf field takes its first key's reference.
-        choices = {path.replace("[]", ""): keys[0] for path, keys in choices_of(kind).items()}
+        choices = {path.replace("[]", ""): keys[0] for path, keys in choices_of(kind).items() if path}
+        # a flattened oneOf (Project's folderRef or organizationRef): only its first key
+        others = {r.path for path, keys in choices_of(kind).items() if not path for r in keys[1:]}
         wanted = self._required_paths(rules)
         for path in wanted:
             rel = path.removeprefix("spec.")
-            if rel.split(".")[0] in spec and "." not in rel:
+            if (rel.split(".")[0] in spec and "." not in rel) or rel in others:
                 continue
             rule = rules[path]
             ref = refs.get(rel.replace("[]", ""))
@@ -174,7 +176,8 @@ class Examples:
         out = []
         for p in sorted(req, key=lambda x: (x.count("."), x)):
             parts = p.split(".")
-            if all(".".join(parts[:i]).removesuffix("[]") in req for i in range(2, len(parts))):
+            # a map's values (``nodeTypeConfigs.*.nodeCount``) stand under the map's one example key
+            if all(parts[i - 1] == "*" or ".".join(parts[:i]).removesuffix("[]") in req for i in range(2, len(parts))):
                 out.append(p)
         return out
 
@@ -212,6 +215,12 @@ def _put(spec: dict[str, Any], rel: str, value: Any, rule: FieldRule) -> None:
     parts = rel.split(".")
     for part in parts[:-1]:
         key = part.removesuffix("[]")
+        if part == "*":  # a map's values: its one example entry
+            entry = node.get("example")
+            if not isinstance(entry, dict):
+                entry = node["example"] = {}
+            node = entry
+            continue
         if part.endswith("[]"):
             items = node.setdefault(key, [{}])
             if not items or not isinstance(items[0], dict):

@@ -75,7 +75,11 @@ def export_manifest(kind: str, external: str, resource: dict[str, Any], name: st
         krm = row.path.removeprefix("spec.").split(".", 1)[0].removesuffix("[]")
         ref = top_refs.get(key)
         if key in unions:
-            spec[krm] = _choice(unions[key], value)
+            chosen = _choice(unions[key], value)
+            if unions[key][0].choice[0]:
+                spec[krm] = chosen
+            elif isinstance(chosen, dict):
+                spec.update(chosen)  # flattened: its key is a spec field (Project's folderRef)
             continue
         spec[krm] = _external(ref, value) if ref is not None else copy.deepcopy(value)
     for ref in refs:

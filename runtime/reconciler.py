@@ -35,6 +35,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kccgen.contract import Adapter, CreateServiceAssigned, Lro
+from kccgen.runtime import companions
 from kccgen.runtime.adapter import adapter_for, spec_to_api
 from kccgen.runtime.aliases import AliasConflict, canonical_spec
 from kccgen.runtime.diff import diff
@@ -438,9 +439,15 @@ class Reconciler:
         if actual is None or ext is None:
             what = ext or f"{a.kind} without a resourceID"
             return self._finish(obj, False, "ResourceNotFound", f"force-acquire: {what} does not exist in GCP; it is never created in verify-only mode", events)
-        desired = spec_to_api(spec, a, resolved, self._values(obj, a, ext))
+        values = self._values(obj, a, ext)
+        desired = spec_to_api(spec, a, resolved, values)
         diffs = diff(desired, actual, a, check_mutability=False)
         self._observe(obj, a, actual, ext)
+        if a.companions:
+            try:
+                diffs += [(f"spec.{p.companion.field}", p.desired, p.actual) for p in companions.pending(self.gcp, a, values, spec, resolved)]
+            except GcpError as e:
+                return self._finish(obj, False, "UpdateFailed", f"force-acquire: reading a paired resource of {ext} failed: {e}", events)
         if diffs:
             lines = "; ".join(f"{_spec_path(a, p)}: desired {json.dumps(d, sort_keys=True)}, actual {json.dumps(x, sort_keys=True)}" for p, d, x in diffs)
             return self._finish(obj, False, "DriftDetected", f"force-acquire: {ext} differs from spec in {len(diffs)} field(s): {lines}", events)
@@ -542,6 +549,9 @@ class Reconciler:
             note_merged(obj, spec)
         self._observe(obj, a, result, new_ext)
         events.append(Event("Normal", "Created", f"created {new_ext}"))
+        failed = self._sync_companions(a, self._values(obj, a, new_ext), spec, resolved, events)
+        if failed:
+            return self._finish(obj, False, "UpdateFailed", f"created {new_ext}, but {failed}", events)
         return self._finish(obj, True, "UpToDate", f"created {new_ext}", events)
 
     # --- a create whose outcome is unknown -----------------------------------------------
@@ -643,6 +653,17 @@ class Reconciler:
             self._streak(obj, [])
             if acquired:
                 events.append(Event("Normal", "Acquired", f"acquired {ext}"))
+            if a.companions:
+                try:
+                    todo = companions.pending(self.gcp, a, values, enforce, resolved)
+                except GcpError as e:
+                    return self._finish(obj, False, "UpdateFailed", f"reading a paired resource of {ext} failed: {e}", events)
+                if todo and self.dry_run:
+                    changes = [(f"spec.{p.companion.field}", p.desired, p.actual) for p in todo]
+                    return self._finish(obj, False, "WouldUpdate", f"would update {', '.join(c[0] for c in changes)} of {ext}", events, changes=changes)
+                failed = self._write_companions(a, values, todo, events)
+                if failed:
+                    return self._finish(obj, False, "UpdateFailed", f"{ext}: {failed}", events)
             return self._finish(obj, True, "UpToDate", f"{ext} is up to date", events)
         table = by_api_path(a.kind)
         frozen = [(p, table[p]) for p, _, _ in diffs if p in table and not table[p].updatable]
@@ -674,7 +695,32 @@ class Reconciler:
             return self._finish(obj, False, "UpdateFailed", f"update of {ext} failed: {why}", events)
         self._observe(obj, a, result if isinstance(result, dict) and result else {**actual, **desired}, ext)
         events.append(Event("Normal", "Updated", f"updated {', '.join(_spec_path(a, p) for p, _, _ in diffs)} of {ext}"))
+        failed = self._sync_companions(a, values, enforce, resolved, events)
+        if failed:
+            return self._finish(obj, False, "UpdateFailed", f"updated {ext}, but {failed}", events)
         return self._finish(obj, True, "UpToDate", f"updated {ext}", events)
+
+    # --- fields kept in a paired resource (Adapter.companions) ------------------------
+
+    def _sync_companions(self, a: Adapter, values: dict[str, str], spec: dict[str, Any], resolved: dict[str, Any], events: list[Event]) -> str:
+        """Read and, where they differ, write the companions the spec sets; "" when done, else why not."""
+        if not a.companions:
+            return ""
+        try:
+            todo = companions.pending(self.gcp, a, values, spec, resolved)
+        except GcpError as e:
+            return f"reading a paired resource failed: {e}"
+        return self._write_companions(a, values, todo, events)
+
+    def _write_companions(self, a: Adapter, values: dict[str, str], todo: list[companions.Pending], events: list[Event]) -> str:
+        for p in todo:
+            try:
+                companions.write(self.gcp, a, p, values)
+            except (OperationFailed, GcpError) as e:
+                why = e.message if isinstance(e, OperationFailed) else str(e)
+                return f"setting spec.{p.companion.field} ({p.companion.doc} {p.companion.update.method}) failed: {why}"
+            events.append(Event("Normal", "Updated", f"set spec.{p.companion.field} through {p.companion.doc} {p.companion.update.method}"))
+        return ""
 
     def _streak(self, obj: dict[str, Any], diffs: list[tuple[str, Any, Any]]) -> int:
         """How many consecutive reconciles had to write this same change (paths

@@ -53,6 +53,13 @@ PROJECT = "demo-project"
 # in the create request body and the value it must carry)
 CASES: list[tuple[str, dict[str, Any], dict[str, Any], str, Any]] = [
     (
+        "Project",
+        {"name": "My project", "organizationRef": {"external": "organizations/1234567"}},
+        {"displayName": "My project", "organizationRef": {"external": "organizations/1234567"}},
+        "displayName",
+        "My project",
+    ),
+    (
         "ComputeNetwork",
         {"autoCreateSubnetworks": False, "routingMode": "GLOBAL"},
         {"autoCreateSubnetworks": False, "routingConfig": {"routingMode": "GLOBAL"}},

@@ -40,7 +40,7 @@ PROJECT = "demo-project"
     [
         ({"reason": "r"}, "exactly one of target and oneOf"),
         ({"target": "ComputeHealthCheck", "oneOf": {"a": "ComputeHealthCheck"}, "reason": "r"}, "exactly one of target and oneOf"),
-        ({"target": "ComputeHealthCheck", "literals": ["ip"], "reason": "r"}, "literals and apiFormats go with oneOf"),
+        ({"target": "ComputeHealthCheck", "literals": ["ip"], "reason": "r"}, "literals, apiFormats and flatten go with oneOf"),
         ({"oneOf": {"ip": "ComputeAddress"}, "literals": ["ip"], "reason": "r"}, "both a oneOf key and a literal"),
     ],
 )

@@ -199,6 +199,13 @@ def check_source(
         assert ov["reason"] == reason, where
         assert behaviour in ov["behaviours"], where
         return
+    if source.startswith("companion:"):
+        # a spec field kept in a paired resource of another API (kind config companions:)
+        m = re.fullmatch(r"companion:(specs/kinds/[^:]+\.yaml): (\S+)", source)
+        assert m and api_path is None, where
+        config_file, field = m.groups()
+        assert any(c["field"] == field for c in _kind_config(config_file, kind).get("companions", [])), where
+        return
     if source == CONCURRENCY_SOURCE:
         # kccgen's own rule (generator/ir/krm.py): top-level etag/fingerprint strings.
         assert behaviour == "output-only" and api_path in CONCURRENCY_TOKENS, where
@@ -237,7 +244,7 @@ def check_source(
 
 def request_root(table: dict[str, dict[str, Any]], row: dict[str, Any], schema: str) -> str:
     """The schema a row's api_path starts from: the create request's for a field only the
-    create request has (BigtableAdminInstance ``clusters`` is CreateInstanceRequest's), else the resource's."""
+    create request has (BigtableInstance ``clusters`` is CreateInstanceRequest's), else the resource's."""
     if not row["api_path"] or "." not in row["api_path"].replace(".*", ""):
         return schema  # the request field itself is checked against both schemas (check_source)
     top = row["api_path"].split(".")[0].replace("[]", "")

@@ -179,11 +179,14 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 def test_reference_tables_are_registered() -> None:
     """The generated tables the object-level tests below rely on."""
     by_path = {f.path: f for f in references_of("PubSubSubscription")}
-    # BigQueryTable is generated now: a name reference is allowed; BigtableTable is not
+    # BigQueryTable and BigtableTable are generated now: name references are allowed
     assert not by_path["bigqueryConfig.tableRef"].external_only
     assert by_path["bigqueryConfig.tableRef"].target == TABLE
-    assert by_path["bigtableConfig.tableRef"].external_only
+    assert not by_path["bigtableConfig.tableRef"].external_only
     assert by_path["bigtableConfig.tableRef"].target == "BigtableTable"
+    # KMSEKMConnection is not generated: external only
+    backend = {f.path: f for f in references_of("KMSCryptoKey")}["cryptoKeyBackendRef"]
+    assert backend.external_only and backend.target == "KMSEKMConnection"
     assert by_path["deadLetterPolicy.deadLetterTopicRef"].target == TOPIC
     assert {f.path: f.target for f in references_of("SecretManagerSecret")}[
         "topics[].topicRef"
@@ -904,6 +907,10 @@ def subscription(**spec: Any) -> dict[str, Any]:
     return obj("PubSubSubscription", "sub", spec={"topicRef": {"name": "t"}, **spec})
 
 
+def crypto_key(**spec: Any) -> dict[str, Any]:
+    return obj("KMSCryptoKey", "k", spec={"keyRingRef": {"external": "projects/p/locations/l/keyRings/r"}, **spec})
+
+
 @pytest.mark.parametrize(
     "o",
     [
@@ -990,10 +997,10 @@ def test_check_object_ok(o: dict[str, Any]) -> None:
             id="policy-strategy-dup",
         ),
         pytest.param(
-            subscription(bigtableConfig={"tableRef": {"name": "x"}}),
+            crypto_key(cryptoKeyBackendRef={"name": "x"}),
             Reason.EXTERNAL_REQUIRED,
-            "spec.bigtableConfig.tableRef",
-            id="subscription-bigtable-name",
+            "spec.cryptoKeyBackendRef",
+            id="crypto-key-backend-name",
         ),
         pytest.param(
             subscription(
@@ -1013,13 +1020,13 @@ def test_check_object_errors(o: dict[str, Any], reason: Reason, path: str) -> No
 def test_check_object_reports_every_broken_field() -> None:
     o = subscription(
         topicRef={},
-        bigtableConfig={"tableRef": {"name": "x"}},
+        bigtableConfig={"tableRef": {"external": "bad"}},
         deadLetterPolicy={"deadLetterTopicRef": {"external": "bad"}},
     )
     got = {(e.path, e.reason) for e in check_object(o)}
     assert got == {
         ("spec.topicRef", Reason.EMPTY),
-        ("spec.bigtableConfig.tableRef", Reason.EXTERNAL_REQUIRED),
+        ("spec.bigtableConfig.tableRef", Reason.INVALID_EXTERNAL),
         ("spec.deadLetterPolicy.deadLetterTopicRef", Reason.INVALID_EXTERNAL),
     }
 
@@ -1078,10 +1085,10 @@ def test_resolve_object_subscription(store: InMemoryStore, no_network: None) -> 
             id="policy-channel-missing",
         ),
         pytest.param(
-            subscription(bigtableConfig={"tableRef": {"name": "x"}}),
+            crypto_key(cryptoKeyBackendRef={"name": "x"}),
             Reason.EXTERNAL_REQUIRED,
-            "spec.bigtableConfig.tableRef",
-            id="subscription-bigtable-name",
+            "spec.cryptoKeyBackendRef",
+            id="crypto-key-backend-name",
         ),
     ],
 )

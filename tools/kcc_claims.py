@@ -15,27 +15,21 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
-from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import yaml
 
-from kccgen.discovery.document import DiscoveryDoc, iter_resources
-from kccgen.discovery.errors import SpecError
-from kccgen.documents import preferred
+from kccgen.discovery.document import iter_resources
 from kccgen.generator.ir.candidates import method_exclusion
 from kccgen.generator.ir.identity import rest_of
 from kccgen.generator.kcc import (
     CLAIMS_PATH,
-    MIN_OVERLAP,
-    api_fields,
     load_claims,
     load_evidence,
     name_shapes,
-    schema_overlap,
     services_of,
     template_matches,
 )
@@ -95,57 +89,24 @@ def propose(specs_dir: Path) -> tuple[dict[str, str], dict[str, list[str]]]:
 
 
 def review(specs_dir: Path) -> list[str]:
-    """One line per claim with what would make the generator refuse it: DUP (two
-    Kinds claim one resource), SERVICE (an API of another service), NAME (no name
-    template of Config Connector's has the resource's shape), SCHEMA (less than
-    half of its spec fields), and the coverage row of a resource we do not generate."""
+    """What the generator says of the claims file: its own check, run on the
+    selected Kinds and their identities (kccgen.generator.ir.build._check_claims),
+    one line per refused claim, then one line per claim with where it stands."""
+    from kccgen.generator.diagnostics import Reporter
+    from kccgen.generator.ir import build
+
     specs = load_specs(specs_dir)
-    claims, evidence = load_claims(specs_dir), load_evidence(specs_dir)
-    current = _current(specs_dir.parent / "docs" / "coverage.json")
-    counts = Counter(str(c).split(" ", 1)[0].split(".")[0] + " " + c.resource for c in claims.served.values())
-    docs: dict[str, list[str]] = {}
-    for key in specs.discovery:
-        docs.setdefault(key.split(".")[0], []).append(key)
-    out = []
-    for kind, c in sorted(claims.served.items()):
-        key = f"{c.api} {c.resource}"
-        ours, tier, serving = current.get(key, ("", "?", ""))
-        flags = []
-        if counts[key] > 1:
-            flags.append("DUP")
-        ev = evidence.kinds.get(kind)
-        if ev is None:
-            out.append(f"{kind}\t{key}\tNOT-A-KCC-KIND")
-            continue
-        if c.api not in services_of(ev):
-            flags.append("SERVICE")
-        order = [serving] if serving in specs.discovery else []
-        found = [(k, specs.discovery[k]) for k in order + preferred(docs.get(c.api, [])) if _has(specs.discovery[k], c.resource)]
-        if not found:
-            out.append(f"{kind}\t{key}\tNO-SUCH-RESOURCE")
-            continue
-        doc_key, doc = found[0]
-        res = doc.resource(c.resource)
-        get = res.methods.get("get")
-        if get is not None and get.response is not None:
-            template, _ = rest_of(get)
-            shapes = name_shapes(ev)
-            if shapes and not any(template_matches(sh, template) for sh in shapes):
-                flags.append("NAME")
-            fields = (*api_fields(doc, res, get.response.ref or ""), *re.findall(r"\{(\w+)\}", template))
-            share, _ = schema_overlap(ev.spec, fields)
-            if share < MIN_OVERLAP and tier != "excluded":
-                flags.append(f"SCHEMA({share:.2f})")
-        out.append(f"{kind}\t{doc_key} {c.resource}\t{ours or '-'}\t{tier}\t{' '.join(flags)}")
+    rep = Reporter()
+    selected = build.select_kinds(specs, True, rep)
+    shaped, _skipped = build.resolve_shapes(selected)
+    failed: list[Any] = []
+    identities = build.resolve_identities(specs, shaped, rep, failed)
+    errors = build._check_claims(specs, selected, [sh for sh in shaped if sh.sel.cfg.kind in identities], identities)
+    out = [f"REFUSED\t{e}" for e in errors]
+    built = {sh.sel.cfg.kind for sh in shaped if sh.sel.cfg.kind in identities}
+    for kind, c in sorted(specs.claims.served.items()):
+        out.append(f"{kind}\t{c}\t{'a Kind' if kind in built else 'not generated'}")
     return out
-
-
-def _has(doc: DiscoveryDoc, dotted: str) -> bool:
-    try:
-        doc.resource(dotted)
-    except SpecError:
-        return False
-    return True
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -157,7 +118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.review:
         lines = review(args.specs)
         print("\n".join(lines))
-        print(f"{sum(1 for ln in lines if ln.split(chr(9))[-1].strip())} of {len(lines)} claims flagged", file=sys.stderr)
+        print(f"{sum(ln.startswith('REFUSED') for ln in lines)} claims refused", file=sys.stderr)
         return 0
     paired, open_ = propose(args.specs)
     for kind, res in sorted(paired.items()):

@@ -176,6 +176,16 @@ def kcc_kinds(kcc: Path) -> frozenset[str] | None:
     return frozenset(r[0] for r in rows[1:])
 
 
+def claim_reasons(specs: Path) -> dict[str, str]:
+    """Config Connector Kind -> why we do not serve it, from specs/kcc/claims.yaml."""
+    from kccgen.generator.spec.claims import REASONS, load_claims
+
+    claims = load_claims(specs)
+    out = {k: f"{u.reason}: {u.note or REASONS[u.reason]}" for k, u in claims.unserved.items()}
+    out.update({k: f"{c}: not generated (see docs/coverage.md)" for k, c in claims.served.items()})
+    return out
+
+
 # --- the report -------------------------------------------------------------------------------
 
 
@@ -193,7 +203,79 @@ def totals(rows: Sequence[Checked], kinds: frozenset[str]) -> tuple[int, int]:
     return sum(r.valid for r in mine), len(mine)
 
 
-def render_markdown(rows: Sequence[Checked], curated: frozenset[str], shared: frozenset[str], source: str) -> str:
+def cnrm_objects(texts: Iterable[tuple[str, str]]) -> list[Sample]:
+    """Every Config Connector object (``*.cnrm.cloud.google.com`` group) in the sample files."""
+    out: list[Sample] = []
+    for path, text in sorted(texts):
+        try:
+            docs = [d for d in yaml.safe_load_all(text) if d]
+        except yaml.YAMLError:
+            continue
+        for i, d in enumerate(docs, start=1):
+            if isinstance(d, dict) and str(d.get("apiVersion", "")).split("/")[0].endswith(".cnrm.cloud.google.com"):
+                out.append(Sample(path if len(docs) == 1 else f"{path}#{i}", d))
+    return out
+
+
+@dataclass(frozen=True)
+class Figures:
+    """The three figures over all Config Connector objects of the samples."""
+
+    total: int
+    served: int  # name a Kind we serve under its group and Kind
+    valid: int  # and validate against our CRD
+    unserved: tuple[tuple[str, int, str], ...]  # (group/Kind, objects, why not served)
+    invalid: tuple[tuple[str, int, str], ...]  # (Kind, invalid objects, the most common first error)
+
+
+def figures(objects: Sequence[Sample], rows: Sequence[Checked], groups: Mapping[str, set[str]], reasons: Mapping[str, str]) -> Figures:
+    """``groups``: our Kind -> the groups its CRD serves; ``reasons``: Config Connector
+    Kind -> why it is not served (from the claims file)."""
+    served = [o for o in objects if str(o.obj.get("apiVersion", "")).split("/")[0] in groups.get(o.kind, set())]
+    by_source = {(r.sample.source, r.sample.kind): r for r in rows}
+    checked = [by_source[(o.source, o.kind)] for o in served if (o.source, o.kind) in by_source]
+    missing: dict[str, int] = {}
+    for o in objects:
+        if o not in served:
+            key = f"{str(o.obj.get('apiVersion', '')).split('/')[0].split('.')[0]}/{o.kind}"
+            missing[key] = missing.get(key, 0) + 1
+    bad: dict[str, list[str]] = {}
+    for r in checked:
+        if not r.valid:
+            bad.setdefault(r.sample.kind, []).append(r.errors[0])
+    invalid = [(k, len(errs), max(set(errs), key=errs.count)) for k, errs in bad.items()]
+    return Figures(
+        len(objects),
+        len(served),
+        sum(r.valid for r in checked),
+        tuple(sorted(((k, n, reasons.get(k.split("/", 1)[1], "not a Config Connector Kind we know")) for k, n in missing.items()), key=lambda x: (-x[1], x[0]))),
+        tuple(sorted(invalid, key=lambda x: (-x[1], x[0]))),
+    )
+
+
+def render_figures(f: Figures) -> list[str]:
+    def pct(n: int) -> str:
+        return f"{100 * n / f.total:.1f} %" if f.total else "—"
+
+    out = [
+        "## All Config Connector objects",
+        "",
+        "| objects | name a Kind we serve (group and Kind) | validate against our CRDs |",
+        "|---:|---:|---:|",
+        f"| {f.total} | {f.served} ({pct(f.served)}) | {f.valid} ({pct(f.valid)}) |",
+        "",
+        "Kinds the samples use that we do not serve, by objects:",
+        "",
+        "| group/Kind | objects | why |",
+        "|---|---:|---|",
+    ]
+    out += [f"| {k} | {n} | {_cell(why)} |" for k, n, why in f.unserved]
+    out += ["", "Served Kinds whose samples do not all validate, by invalid objects (the most common first error):", "", "| Kind | invalid | first error |", "|---|---:|---|"]
+    out += [f"| {k} | {n} | {_cell(e)} |" for k, n, e in f.invalid]
+    return [*out, ""]
+
+
+def render_markdown(rows: Sequence[Checked], curated: frozenset[str], shared: frozenset[str], source: str, figs: Figures | None = None) -> str:
     rows = sorted(rows, key=lambda r: (r.sample.kind, r.sample.source))
     cv, ct = totals(rows, curated)
     sv, st = totals(rows, shared)
@@ -219,6 +301,7 @@ def render_markdown(rows: Sequence[Checked], curated: frozenset[str], shared: fr
         f"Our pydantic `<Kind>` models (what `kccctl` loads) give a different verdict on "
         f"{sum(not r.model_agrees for r in rows)} of these objects.",
         "",
+        *(render_figures(figs) if figs is not None else []),
         "## Per Kind",
         "",
         "| Kind | curated | objects | valid |",
@@ -244,20 +327,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--ref", default="HEAD", help="the commit to read (default HEAD)")
     ap.add_argument("--kcc", type=Path, default=DEFAULT_KCC, help="KCC compat dir (kinds.tsv names the shared Kinds)")
     ap.add_argument("--check", action="store_true", help=f"exit 1 if {DOC_PATH} is stale")
+    ap.add_argument("--crds", type=Path, default=REPO / "generated" / "crds", help="the CRDs to validate against (default generated/crds)")
     args = ap.parse_args(argv)
-    v = Validator(REPO / "generated" / "crds", kind_models())
+    v = Validator(args.crds, kind_models() if args.crds == REPO / "generated" / "crds" else {})
     commit = _git(args.mirror, "rev-parse", args.ref).strip()
-    rows = v.check(samples_from_texts(mirror_texts(args.mirror, args.ref), v.kinds))
+    texts = list(mirror_texts(args.mirror, args.ref))
+    rows = v.check(samples_from_texts(texts, v.kinds))
     curated = curated_kinds(REPO / "specs") & v.kinds
     kcc = kcc_kinds(args.kcc)
     shared = v.kinds if kcc is None else v.kinds & kcc
-    text = render_markdown(rows, curated, shared, f"GoogleCloudPlatform/k8s-config-connector@{commit[:10]}")
+    groups = {kind: {av.split("/")[0] for av in avs} for kind, avs in v.api_versions.items()}
+    figs = figures(cnrm_objects(texts), rows, groups, claim_reasons(REPO / "specs"))
+    text = render_markdown(rows, curated, shared, f"GoogleCloudPlatform/k8s-config-connector@{commit[:10]}", figs)
     code = write_or_check(REPO / DOC_PATH, text, args.check, "python -m tools.kcc_samples MIRROR")
     if args.check:
         return code
     cv, ct = totals(rows, curated)
     sv, st = totals(rows, shared)
     print(f"wrote {DOC_PATH}: curated {cv}/{ct} ({_pct(cv, ct)}), shared {sv}/{st} ({_pct(sv, st)})")
+    print(f"all Config Connector objects: {figs.total}; served {figs.served} ({_pct(figs.served, figs.total)}); valid {figs.valid} ({_pct(figs.valid, figs.total)})")
     return 0
 
 

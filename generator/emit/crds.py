@@ -276,9 +276,17 @@ class SchemaBuilder:
         req = sorted(f.name for f in o.fields if f.required)
         if req:
             s["required"] = req
+        rules = []
         if o.exactly_one:
             count = " + ".join(f"(has(self.{cel_field(k)}) ? 1 : 0)" for k in o.exactly_one)
-            s["x-kubernetes-validations"] = [{"rule": f"{count} == 1", "message": f"set exactly one of {', '.join(o.exactly_one)}"}]
+            rules.append({"rule": f"{count} == 1", "message": f"set exactly one of {', '.join(o.exactly_one)}"})
+        for group in o.at_most_one:
+            count = " + ".join(f"(has(self.{cel_field(k)}) ? 1 : 0)" for k in group)
+            rules.append({"rule": f"{count} <= 1", "message": f"set at most one of {', '.join(group)}"})
+        for group in o.one_required:
+            rules.append({"rule": " || ".join(f"has(self.{cel_field(k)})" for k in group), "message": f"{' or '.join(group)} is required"})
+        if rules:
+            s["x-kubernetes-validations"] = rules
         return s
 
     def field_schema(self, f: FieldIR, stack: tuple[str, ...]) -> dict[str, Any]:
@@ -304,7 +312,7 @@ class SchemaBuilder:
         rules += [alias_rule(a) for a in self.k.aliases]
         rules += location_rules(self.k.locations)
         rules += parent_rules(self.k.identity.parent_fields)
-        s["x-kubernetes-validations"] = rules
+        s["x-kubernetes-validations"] = [*s.get("x-kubernetes-validations", []), *rules]
         return s
 
     def status_schema(self) -> dict[str, Any]:
@@ -489,4 +497,13 @@ def crd_source(ir: IR, k: KindIR) -> str:
     # always the same one, so the bytes do not depend on what is installed.
     # Long strings stay on one line: folded at 100 columns, each continuation
     # line repeated the deep schema indentation (4 of 50 MB at 1,045 Kinds).
-    return yaml.dump(crd(ir, k), Dumper=yaml.CSafeDumper, sort_keys=True, allow_unicode=True, width=1 << 20)
+    return yaml.dump(crd(ir, k), Dumper=_CrdDumper, sort_keys=True, allow_unicode=True, width=1 << 20)
+
+
+class _CrdDumper(yaml.CSafeDumper):
+    """PyYAML's safe dumper, quoting the YAML 1.1 booleans PyYAML does not know:
+    the API server's YAML reads a plain ``y`` or ``n`` as a boolean, so Merchant
+    API's ``x``/``y`` coordinates made a ``required`` list of a string and a bool."""
+
+
+_CrdDumper.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:y|Y|n|N)$"), list("yYnN"))

@@ -170,7 +170,15 @@ def build_aliases(kind: str, file: str, base: tuple[str | int, ...], configs: tu
             raise b.error(i, "field", f"alias {a.field!r} is listed twice")
         aliases.append(a)
         extra.append(f)
-    new_spec = replace(spec, fields=(*spec.fields, *extra))
+    # A required API field is satisfied by its alias too: at least one of them.
+    required = {f.name for f in spec.fields if f.required}
+    groups: dict[str, list[str]] = {}
+    for a in aliases:
+        top = a.target.split(".", 1)[0]
+        if top in required:
+            groups.setdefault(top, [top]).append(a.field)
+    fields = tuple(replace(f, required=False) if f.name in groups else f for f in spec.fields)
+    new_spec = replace(spec, fields=(*fields, *extra), one_required=(*spec.one_required, *(tuple(g) for g in groups.values())))
     b.objects[spec.name] = new_spec
     # The model's own order first, the alias classes after it: only the aliased
     # Kinds' modules change.

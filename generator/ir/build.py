@@ -8,12 +8,14 @@ Each stage only reads what earlier stages produced; the result is frozen.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Protocol
 
 from kccgen.contract import (
+    Companion,
     CreateAtPath,
     CreateServiceAssigned,
     Where,
@@ -25,13 +27,14 @@ from kccgen.discovery.behaviours import Behaviour as B
 from kccgen.discovery.behaviours import Fact
 from kccgen.discovery.document import DiscoveryDoc, Resource
 from kccgen.discovery.errors import SpecError, did_you_mean, json_path
-from kccgen.documents import LOCK_NAME
+from kccgen.documents import LOCK_NAME, preferred, split_key
 from kccgen.generator.cache import digest
 from kccgen.generator.diagnostics import Diagnostic, Reporter
 from kccgen.generator.ir.aliases import build_aliases
 from kccgen.generator.ir.api_models import build_api_models
 from kccgen.generator.ir.candidates import derive
 from kccgen.generator.ir.canonical import build_canonical
+from kccgen.generator.ir.companions import resolve_companion
 from kccgen.generator.ir.identity import (
     asset_rows,
     choose_asset_format,
@@ -57,12 +60,22 @@ from kccgen.generator.ir.model import (
     ReferenceIR,
     SkippedKind,
     TargetKind,
+    TypeIR,
     unit_names,
 )
 from kccgen.generator.ir.mutability import build_mutability
 from kccgen.generator.ir.params import align_params
 from kccgen.generator.ir.references import TargetIndex, infer_references
+from kccgen.generator.kcc import (
+    Subject,
+    api_fields,
+    check_claims,
+    parent_form_templates,
+    resource_subject,
+    service_of,
+)
 from kccgen.generator.naming import api_module, pascal, plural_kind, snake
+from kccgen.generator.spec.claims import KindEvidence
 from kccgen.generator.spec.kinds import KindConfig, KindsFile
 from kccgen.generator.spec.loader import Documents, Specs
 
@@ -77,10 +90,21 @@ class Selected:
     cfg: KindConfig
     doc: DiscoveryDoc
     resource: Resource
+    # Config Connector's Kind this is (a claim in specs/kcc/claims.yaml): its
+    # group, plural and versions are the Kind's.
+    kcc: KindEvidence | None = None
+
+    @property
+    def service(self) -> str:
+        return service_of(self.kcc.group) if self.kcc is not None else self.kfile.service_name
+
+    @property
+    def group(self) -> str:
+        return self.kcc.group if self.kcc is not None else self.kfile.group
 
     @property
     def package(self) -> str:
-        return f"{snake(self.kfile.service_name)}/{self.cfg.krm_version}"
+        return f"{snake(self.service)}/{self.cfg.krm_version}"
 
     @property
     def auto(self) -> bool:
@@ -196,9 +220,15 @@ def select_kinds(specs: Specs, strict: bool = True, reporter: Reporter | None = 
             continue
         doc = specs.discovery[key]
         configs = list(kf.kinds)
+        keys = [key, *(k for k in doc_keys(specs, file, kf) if k != key)] if kf.version is not None else doc_keys(specs, file, kf)
+        claimed = {c.resource: c for c in specs.claims.served.values() if c.api == kf.api and (c.version is None or f"{c.api}.{c.version}" in keys)}
+        for n, cfg in enumerate(kf.kinds):
+            c = claimed.get(cfg.resource)
+            if c is not None and c.kind != cfg.kind:
+                raise SpecError(file, json_path("kinds", n, "kind"), f"{cfg.kind}: {specs.claims.file} names {kf.api} {cfg.resource} {c.kind}, Config Connector's Kind")
         if kf.auto:
-            keys = [key, *(k for k in doc_keys(specs, file, kf) if k != key)] if kf.version is not None else doc_keys(specs, file, kf)
-            derived, derived_rows = derive(file, kf, [specs.discovery[k] for k in keys], curated)
+            versions = {r: c.version for r, c in claimed.items() if c.version is not None}
+            derived, derived_rows = derive(file, kf, [specs.discovery[k] for k in keys], curated, {r: c.kind for r, c in claimed.items()}, versions)
             configs += derived
             if rows is not None:
                 rows.extend(derived_rows)
@@ -231,7 +261,8 @@ def select_kinds(specs: Specs, strict: bool = True, reporter: Reporter | None = 
                 if reporter is not None:
                     reporter.warn(file, "lenient", str(e))
                 continue
-            out.append(Selected(file, i, kf, cfg, kdoc, res))
+            c = claimed.get(cfg.resource)
+            out.append(Selected(file, i, kf, cfg, kdoc, res, specs.evidence.kinds.get(c.kind) if c is not None and c.kind == cfg.kind else None))
     return sorted(out, key=lambda s: s.cfg.kind)
 
 
@@ -300,6 +331,7 @@ def resolve_identities(specs: Specs, shaped: list[Shaped], reporter: Reporter, f
     for sh in shaped:
         by_host.setdefault(sh.sel.doc.host, {})[sh.sel.cfg.kind] = prelim[sh.sel.cfg.kind]
     identities = {}
+    external = {ek.kind: ek for ek in specs.external_kinds.kinds}
     for sh in shaped:
         s = sh.sel
         raw_get = s.resource.methods[sh.methods.get.name]
@@ -310,6 +342,11 @@ def resolve_identities(specs: Specs, shaped: list[Shaped], reporter: Reporter, f
                 raise
             failed.append(_failure(sh, e))
             continue
+        ext = external.get(s.cfg.kind)
+        if ext is not None and ext.external_forms:
+            # An external entry for a Kind generated now (Project, Folder) stays the
+            # fallback, and the spellings it accepts (a bare project ID) stay accepted.
+            identity = replace(identity, extra_forms=tuple(dict.fromkeys((*identity.extra_forms, *ext.external_forms))))
         if isinstance(sh.methods.create_shape, CreateServiceAssigned) and identity.id_generation != "service":
             # The create carries no ID (aiplatform's output-only name, calendar's
             # id): the ID exists only once the service answers.
@@ -366,6 +403,7 @@ def build_kind(
     by_kind: dict[str, TargetKind],
     external_kinds_file: str,
     problem: Problem,
+    companions: tuple[Companion, ...] = (),
 ) -> KindIR:
     """Stages 5-7 for one Kind: references, KRM projection, mutability."""
     s, m = sh.sel, align_params(sh.methods, identity.template)
@@ -405,12 +443,13 @@ def build_kind(
         ))
 
     # Stage 6: KRM projection.
-    proj = KrmProjector(s.cfg.kind, models, res_class, overrides, inf.decisions)
+    proj = KrmProjector(s.cfg.kind, models, res_class, overrides, inf.decisions, frozenset({id_field(m.create_shape).split(".")[0]}))
     spec_name = proj.project(res_class, "spec", "", drop)
     obs_name = proj.project(res_class, "observed", "", drop)
     assert spec_name is not None
     spec_obj = proj.objects[spec_name]
-    spec_obj = ObjectIR(spec_obj.name, spec_obj.description, (*id_fields, *spec_obj.fields), spec_obj.source, open=False)
+    paired, paired_refs = companion_fields(s.cfg.kind, companions, by_kind, external_kinds_file, s.file)
+    spec_obj = replace(spec_obj, fields=(*id_fields, *spec_obj.fields, *paired), open=False)
     if obs_name is None:
         obs_obj = ObjectIR(f"{s.cfg.kind}ObservedState", f"The observed state of the {s.cfg.kind}.", (), api_res.source)
     else:
@@ -423,9 +462,9 @@ def build_kind(
                 f"{s.cfg.kind}: parent {r.krm_path} refers to {r.target}, which is neither a generated Kind nor declared in {external_kinds_file}",
             )
     references: list[ReferenceIR] = [
-        replace(r, external_only=not (by_kind[r.target].ours or by_kind[r.target].by_name)) for r in parent_refs
+        replace(r, external_only=not (by_kind[r.target].ours or by_kind[r.target].by_name)) for r in (*parent_refs, *paired_refs)
     ] + _one_per_path(inf.references)
-    ref_classes = sorted(proj.ref_classes | {f"{r.target}Ref" for r in parent_refs})
+    ref_classes = sorted(proj.ref_classes | {f"{r.target}Ref" for r in (*parent_refs, *paired_refs)})
     objs = {o.name: o for o in proj.objects.values()}
     objs[spec_obj.name] = spec_obj
     objs[obs_obj.name] = obs_obj
@@ -437,6 +476,11 @@ def build_kind(
     # A oneOf field's row is the API field: its keys are KRM-only choices, like a ref's.
     opaque = frozenset(ref_classes) | proj.choice_classes
     mutability = build_mutability(s.cfg.kind, f"{s.doc.key} {s.cfg.resource}", krm_models, spec_obj, obs_obj, m, identity, opaque)
+    for c in companions:  # written by its own call, read by its own GET (runtime/companions.py)
+        how = f"{c.doc} {'.'.join(c.resource)}.{c.update.method} sets {c.api_field}"
+        mutability = tuple(
+            replace(r, updatable=True, updatable_source=how) if r.path == f"spec.{c.field}" or r.path.startswith(f"spec.{c.field}.") else r for r in mutability
+        )
     # Stage 8: Config Connector's older field names, after the mutability
     # table (which describes API fields only).
     base: tuple[str | int, ...] = ("overrides", s.cfg.resource) if s.auto else ("kinds", s.index)
@@ -449,9 +493,9 @@ def build_kind(
     short = s.cfg.short_names or (f"gcp{s.cfg.kind.lower()}", f"gcp{plural_kind(s.cfg.kind)}")
     return KindIR(
         kind=s.cfg.kind,
-        group=s.kfile.group,
+        group=s.group,
         version=s.cfg.krm_version,
-        plural=plural_kind(s.cfg.kind),
+        plural=s.kcc.plural if s.kcc is not None else plural_kind(s.cfg.kind),
         short_names=tuple(short),
         package=s.package,
         api=mod,
@@ -473,9 +517,40 @@ def build_kind(
         canonical=build_canonical(
             api_fields, identity.template, frozenset(r.api_path for r in references), s.cfg.canonical, s.file, ("kinds", s.index)
         ),
-        kcc_versions=tuple(sorted(v for v, names in s.kfile.kcc_versions.items() if s.cfg.kind in names)),
+        kcc_versions=_kcc_versions(s),
         locations=located.locations,
+        companions=companions,
     )
+
+
+def companion_fields(
+    kind: str, companions: tuple[Companion, ...], by_kind: dict[str, TargetKind], external_kinds_file: str, file: str
+) -> tuple[list[FieldIR], list[ReferenceIR]]:
+    """The spec fields of a Kind's companions: KRM-only (not sent in its body),
+    a reference where the value names a Kind (Project's billingAccountRef)."""
+    fields: list[FieldIR] = []
+    refs: list[ReferenceIR] = []
+    for c in companions:
+        where = f"{c.doc} {'.'.join(c.resource)}.{c.api_field}"
+        desc = f"Kept in {where}, not in the {kind}: read with {c.get.method} and set with {c.update.method}; left alone when unset."
+        source = f"companion:{file}: {c.field}"
+        if c.target:
+            if c.target not in by_kind:
+                raise SpecError(file, "", f"{kind}: companion {c.field} names {c.target}, which is neither a generated Kind nor declared in {external_kinds_file}")
+            fields.append(FieldIR(c.field, TypeIR("object", ref=f"{c.target}Ref"), f"A reference to a {c.target}. {desc}", (Fact(B.OPTIONAL, source),), source))
+            refs.append(ReferenceIR(api_path=c.field, krm_path=c.field, target=c.target, many=False, external_only=False, source=source))
+        else:
+            fields.append(FieldIR(c.field, TypeIR("string"), desc, (Fact(B.OPTIONAL, source),), source))
+    return fields, refs
+
+
+def _kcc_versions(s: Selected) -> tuple[str, ...]:
+    """The version names the Kind's CRD serves beside its own: Config Connector's
+    (its claim's evidence) and a kind file's ``kccVersions`` entry."""
+    named = {v for v, names in s.kfile.kcc_versions.items() if s.cfg.kind in names}
+    if s.kcc is not None:
+        named |= set(s.kcc.versions)
+    return tuple(sorted(named - {s.cfg.krm_version}))
 
 
 class UnitMemo(Protocol):
@@ -521,7 +596,15 @@ def build_ir(specs: Specs, reporter: Reporter | None = None, strict: bool = True
             gone = {f.kind for f in failed}
             shaped = [sh for sh in shaped if sh.sel.cfg.kind not in gone]
             continue
+        for err in _check_claims(specs, selected, shaped, identities):
+            problem(err)
         targets = _targets(specs, shaped, identities, rep)
+        paired = _companions(specs, shaped, identities, failed)
+        if failed:
+            skipped += failed
+            gone = {f.kind for f in failed}
+            shaped = [sh for sh in shaped if sh.sel.cfg.kind not in gone]
+            continue
         index = TargetIndex(targets, specs.asset_names)
         by_kind = {t.kind: t for t in targets}
         groups: dict[tuple[str, str], list[Shaped]] = {}
@@ -546,7 +629,9 @@ def build_ir(specs: Specs, reporter: Reporter | None = None, strict: bool = True
             modules[gkey] = module
             fails: list[SkippedKind] = []
             for sh in members:
-                build = partial(build_kind, sh, module, class_of, identities[sh.sel.cfg.kind], index, by_kind, specs.external_kinds_file, problem)
+                build = partial(
+                    build_kind, sh, module, class_of, identities[sh.sel.cfg.kind], index, by_kind, specs.external_kinds_file, problem, paired.get(sh.sel.cfg.kind, ())
+                )
                 if not sh.sel.auto:
                     kinds.append(build())
                     continue
@@ -573,6 +658,72 @@ def build_ir(specs: Specs, reporter: Reporter | None = None, strict: bool = True
         skipped=tuple(sorted(skipped, key=lambda s: s.kind)),
         candidates=tuple(rows),
     )
+
+
+def _companions(specs: Specs, shaped: list[Shaped], identities: dict[str, Identity], failed: list[SkippedKind]) -> dict[str, tuple[Companion, ...]]:
+    """Each Kind's ``companions:``, checked against the other API's document; a
+    derived Kind whose entry does not hold is skipped with the reason."""
+    out: dict[str, tuple[Companion, ...]] = {}
+    for sh in shaped:
+        s = sh.sel
+        if not s.cfg.companions:
+            continue
+        base: tuple[str | int, ...] = ("overrides", s.cfg.resource) if s.auto else ("kinds", s.index)
+        try:
+            out[s.cfg.kind] = tuple(
+                resolve_companion(specs, c, identities[s.cfg.kind].template, s.file, (*base, "companions", i)) for i, c in enumerate(s.cfg.companions)
+            )
+        except SpecError as e:
+            if not s.auto:
+                raise
+            failed.append(_failure(sh, e))
+    return out
+
+
+def _check_claims(specs: Specs, selected: list[Selected], shaped: list[Shaped], identities: dict[str, Identity]) -> list[SpecError]:
+    """Every claim of specs/kcc/claims.yaml against what it names: a generated
+    Kind in all its forms, else the resource in the API's documents."""
+    if not specs.claims.served:
+        return []
+    # the Kind built from a claimed resource, whatever it is named (a claim checked before it names anything)
+    by_resource = {(sh.sel.kfile.api, sh.sel.cfg.resource, sh.sel.doc.version): sh for sh in shaped if sh.sel.cfg.kind in identities}
+    subjects: dict[str, Subject] = {}
+    for kind, c in specs.claims.served.items():
+        sh = next((x for (api, res, version), x in sorted(by_resource.items()) if api == c.api and res == c.resource and (c.version is None or version == c.version)), None)
+        if sh is None:
+            continue
+        s = sh.sel
+        i = identities[s.cfg.kind]
+        forms = [i.template, *([i.rest_template] if i.rest_template else []), *i.extra_forms]
+        forms += parent_form_templates(i.template, s.cfg.parent_forms)
+        if s.kfile.locations is not None:
+            forms += [identities[v].template for v in s.kfile.locations.kinds.get(kind, {}).values() if v in identities]
+        fields = [*api_fields(s.doc, s.resource, sh.schema), *(p for f in forms for p in re.findall(r"\{(\w+)\}", f))]
+        fields += [a.field for a in s.cfg.aliases] + [r.field for r in s.cfg.references.values() if r.field] + [k for r in s.cfg.references.values() for k in r.one_of]
+        fields += [c.field for c in s.cfg.companions]
+        subjects[kind] = Subject(s.cfg.kind, s.doc.key, s.cfg.resource, tuple(forms), tuple(fields), s.doc.host)
+    unbuilt: dict[str, Subject | str] = {}
+    apis = {kf.api for _, kf in specs.kinds}
+    for kind, c in sorted(specs.claims.served.items()):
+        if kind in subjects:
+            continue
+        if c.api not in apis:
+            unbuilt[kind] = f"claims {c}, but no kind file reads the {c.api} API"
+            continue
+        found = None
+        for key in preferred(k for k in specs.discovery if split_key(k)[0] == c.api and (c.version is None or k == f"{c.api}.{c.version}")):
+            try:
+                found = (specs.discovery[key], specs.discovery[key].resource(c.resource))
+                break
+            except SpecError:
+                continue
+        if found is None:
+            unbuilt[kind] = f"claims {c}, a resource no pinned document of {c.api} has"
+            continue
+        sub = resource_subject(kind, found[0], c.resource, found[1])
+        if sub is not None:
+            unbuilt[kind] = sub
+    return check_claims(specs.claims, specs.evidence, subjects, unbuilt)
 
 
 def _one_per_path(refs: tuple[ReferenceIR, ...] | list[ReferenceIR]) -> list[ReferenceIR]:

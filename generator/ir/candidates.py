@@ -9,7 +9,7 @@ methods fit no contract shape (``build.resolve_shapes``), again with a reason.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kccgen.discovery.document import DiscoveryDoc, Resource, iter_resources
@@ -110,7 +110,9 @@ def _path_parts(dotted: str) -> list[str]:
     return [p for i, p in enumerate(parts) if i == len(parts) - 1 or (p not in _LOCATIONS and p not in _PARENTS)]
 
 
-def _disambiguate(names: dict[str, str], resources: list[str], prefix: str, rank: dict[str, int] | None = None) -> dict[str, str]:
+def _disambiguate(
+    names: dict[str, str], resources: list[str], prefix: str, rank: dict[str, int] | None = None, fixed: frozenset[str] = frozenset()
+) -> dict[str, str]:
     """Kind names for resources whose singular names collide: the one with the
     shortest path (if one is shortest) keeps the name, as Config Connector names
     the top-level resource (``DiscoveryEngineControl`` for ``dataStores.controls``
@@ -118,7 +120,9 @@ def _disambiguate(names: dict[str, str], resources: list[str], prefix: str, rank
     their parent collections too (``ApigeeDeveloperApp``, ``ApigeeAppgroupApp``),
     until the names differ or the paths run out. Across documents, the path
     read from the most preferred one (``rank``: the newest GA first) keeps the
-    name before any shorter one, so another document never renames a Kind."""
+    name before any shorter one, so another document never renames a Kind.
+    A name in ``fixed`` (a claim's or an override's) is taken: no derived
+    resource keeps it."""
     order = rank or {}
     depth = dict.fromkeys(resources, 1)
     out = dict(names)
@@ -126,14 +130,16 @@ def _disambiguate(names: dict[str, str], resources: list[str], prefix: str, rank
         clash: dict[str, list[str]] = {}
         for r in resources:
             clash.setdefault(out[r], []).append(r)
-        bad = [rs for rs in clash.values() if len(rs) > 1]
+        bad = [rs for name, rs in clash.items() if len(rs) > 1 or name in fixed]
         if not bad:
             break
         for rs in bad:
             size = {r: (order.get(r, 0), len(_path_parts(r))) for r in rs}
             shortest = [r for r in rs if size[r] == min(size.values())]
             for r in rs:
-                if len(shortest) == 1 and r == shortest[0]:
+                if len(shortest) == 1 and r == shortest[0] and out[r] not in fixed:
+                    continue
+                if depth[r] >= len(_path_parts(r)):
                     continue
                 depth[r] += 1
                 out[r] = prefix + "".join(kind_name("", singular(p)) for p in _path_parts(r)[-depth[r] :])
@@ -170,7 +176,12 @@ def merged_resources(docs: Sequence[DiscoveryDoc]) -> tuple[dict[str, tuple[Disc
 
 
 def derive(
-    file: str, kf: KindsFile, docs: DiscoveryDoc | Sequence[DiscoveryDoc], curated: dict[tuple[str, str], tuple[str, str]]
+    file: str,
+    kf: KindsFile,
+    docs: DiscoveryDoc | Sequence[DiscoveryDoc],
+    curated: dict[tuple[str, str], tuple[str, str]],
+    claimed: Mapping[str, str] | None = None,
+    pinned_versions: Mapping[str, str] | None = None,
 ) -> tuple[list[KindConfig], list[Candidate]]:
     """The derived Kind configs of an auto file, and a row for every resource.
 
@@ -179,11 +190,22 @@ def derive(
     has it (``merged_resources``), and its config names that document's version.
     ``curated`` maps (API name, resource path) to (Kind, kind file) for every
     resource a ``kinds:`` entry makes a curated Kind of (in any version).
+    ``claimed`` maps a resource path to the Config Connector Kind that a claim
+    (specs/kcc/claims.yaml) says it is: that resource is a Kind of that name,
+    whichever form of the resource it is; ``pinned_versions`` (resource path ->
+    document version) reads a claimed resource from the document whose schema
+    is Config Connector's rather than the newest.
     """
     docs = [docs] if isinstance(docs, DiscoveryDoc) else list(docs)
+    claimed = dict(claimed or {})
     primary = docs[0]
     prefix = kf.kind_prefix or service_prefix(kf.service_name, primary.canonical_name, primary.title)
     resources_of, having = merged_resources(docs)
+    for dotted, pin in sorted((pinned_versions or {}).items()):
+        doc = next((d for d in docs if d.version == pin), None)
+        if doc is None or dotted not in {p for p, _ in iter_resources(doc)}:
+            raise SpecError(file, "", f"specs/kcc/claims.yaml pins {primary.name}.{pin} {dotted}, which no document of this file has")
+        resources_of[dotted] = (doc, doc.resource(dotted))
     for section, keys in (("exclude", kf.exclude), ("overrides", kf.overrides)):
         for r in sorted(keys):
             if r not in resources_of:
@@ -198,10 +220,16 @@ def derive(
         return Candidate(key, dotted, kind, file, tier, reason, tuple(k for k in having[dotted] if k != key))
 
     usable: list[str] = []
+    for dotted in sorted(claimed):
+        ov = kf.overrides.get(dotted)
+        if ov is not None and ov.kind and ov.kind != claimed[dotted]:
+            raise SpecError(file, json_path("overrides", dotted, "kind"), f"{ov.kind}: specs/kcc/claims.yaml names {dotted} {claimed[dotted]}, Config Connector's Kind; drop the kind here")
+    pinned_paths = set(kf.overrides) | set(claimed)
     for dotted, res in resources.items():
         ov = kf.overrides.get(dotted)
-        name = ov.kind if ov is not None and ov.kind else kind_name(prefix, dotted.rsplit(".", 1)[-1], _schema(res))
-        why = None if ov is not None and ov.methods.get is not None else method_exclusion(res, dotted)
+        name = claimed.get(dotted) or (ov.kind if ov is not None and ov.kind else kind_name(prefix, dotted.rsplit(".", 1)[-1], _schema(res)))
+        # a kind config naming the get or the create method (iam's createPolicy) makes it a Kind
+        why = None if ov is not None and (ov.methods.get is not None or ov.methods.create is not None) else method_exclusion(res, dotted)
         if (primary.name, dotted) in curated:
             kind, cfile = curated[(primary.name, dotted)]
             if cfile == file and not why:
@@ -220,7 +248,7 @@ def derive(
     forms: dict[tuple[str, ...], list[str]] = {}
     for dotted in usable:
         fk = form_key(dotted)
-        if fk in curated_forms and dotted not in kf.overrides:
+        if fk in curated_forms and dotted not in pinned_paths:
             name = kind_name(prefix, dotted.rsplit(".", 1)[-1], _schema(resources[dotted]))
             rows.append(row(dotted, name, "excluded", f"another form of the curated {curated_forms[fk]}"))
             continue
@@ -229,14 +257,14 @@ def derive(
     chosen: list[str] = []
     parent_forms: dict[str, list[str]] = {}
     for group in forms.values():
-        pinned = [d for d in group if d in kf.overrides]
+        pinned = sorted(d for d in group if d in pinned_paths)
         # the most preferred document first, then where the form lives
         best = pinned[0] if pinned else min(group, key=lambda d: (rank[doc_of[d].key], _form_rank(d)))
         chosen.append(best)
         for other in group:
             if other == best:
                 continue
-            if other in kf.overrides:
+            if other in pinned_paths:
                 chosen.append(other)
                 continue
             name = kind_name(prefix, other.rsplit(".", 1)[-1], _schema(resources[other]))
@@ -248,12 +276,23 @@ def derive(
             rows.append(row(other, name, "excluded", f"another form of {best} (one Kind per resource; its locations are a field)"))
     named: dict[str, str] = {}
     for d in chosen:
-        given = kf.overrides[d].kind if d in kf.overrides else None
+        given = claimed.get(d) or (kf.overrides[d].kind if d in kf.overrides else None)
         if given:
             named[d] = given
     auto_named = [d for d in chosen if d not in named]
     by_rank = {d: rank[doc_of[d].key] for d in auto_named}
-    names = {**_refine(_disambiguate({d: kind_name(prefix, d.rsplit(".", 1)[-1]) for d in auto_named}, auto_named, prefix, by_rank), resources, prefix, named), **named}
+    # A derived name that a claim or an override gives another resource (Config
+    # Connector's ApigeeRegistryArtifact is the project-level artifacts) goes
+    # one parent deeper, as a collision among derived names does.
+    fixed = frozenset(named.values())
+    plain = {d: kind_name(prefix, d.rsplit(".", 1)[-1]) for d in auto_named}
+    names = {**_refine(_disambiguate(plain, auto_named, prefix, by_rank, fixed), resources, prefix, named), **named}
+    owner = {n: d for d, n in named.items()}
+    for d in [d for d in auto_named if names[d] in fixed]:
+        # its path ran out before its name differed: a path to the claimed resource
+        # (Discovery Engine's default-collection dataStores), unless a kind file names it
+        rows.append(row(d, names[d], "excluded", f"another form of {owner[names[d]]} ({names[d]}): one Kind per resource; name it under overrides if it is another"))
+        chosen.remove(d)
     # Names still shared once the paths ran out, across documents: the older
     # document's resource is an earlier model of the preferred one (Talent's v3
     # projects.companies, v4's projects.tenants.companies), not a second Kind.
@@ -299,4 +338,5 @@ def _config(kind: str, resource: str, ov: DerivedOverride | None, parent_forms: 
         references=ov.references,
         methods=ov.methods,
         aliases=ov.aliases,
+        companions=ov.companions,
     )

@@ -66,7 +66,7 @@ def plain_template(template: str) -> bool:
     return len(segs) % 2 == 0 and all(s.startswith("{") == (i % 2 == 1) for i, s in enumerate(segs))
 
 
-_DOCUMENTED = re.compile(r"(?<![\w/])((?:[a-z][A-Za-z]*/\[[A-Z0-9_]+\]/?)+)")
+_DOCUMENTED = re.compile(r"(?<![\w/])((?:[a-z][A-Za-z]*/\[[A-Z0-9_]+\]/?)+|(?:[a-z][A-Za-z]*/\{[A-Za-z0-9_]+\}/?)+)")
 
 
 def described_template(get: Method, rest: str) -> str | None:
@@ -81,7 +81,7 @@ def described_template(get: Method, rest: str) -> str | None:
             continue
         for m in _DOCUMENTED.finditer(param.description or ""):
             parts = m.group(1).rstrip("/").split("/")
-            out = ["{" + collection_param(parts[i - 1]) + "}" if p.startswith("[") else p for i, p in enumerate(parts)]
+            out = ["{" + collection_param(parts[i - 1]) + "}" if p.startswith(("[", "{")) else p for i, p in enumerate(parts)]
             tail = segs[len(segs) - len(out) :] if len(out) <= len(segs) else []
             if tail and all(t.startswith("{") or t == o for t, o in zip(tail, out, strict=True)):
                 found.add("/".join(out))

@@ -63,8 +63,12 @@ class KrmProjector:
         resource_class: str,
         overrides: dict[str, tuple[Fact, ...]],
         refs: dict[tuple[str, str], Decision | None] | None = None,
+        filled: frozenset[str] = frozenset(),
     ) -> None:
         self.kind = kind
+        # top-level fields the runtime fills (the create's ID field: BigQuery's
+        # tableReference): never required of the user, whatever the API says
+        self.filled = filled
         self.refs = refs or {}
         self.ref_classes: set[str] = set()
         self.choice_classes: frozenset[str] = frozenset()  # oneOf objects (_choice_field)
@@ -128,6 +132,8 @@ class KrmProjector:
         self._memo[key] = name  # provisional: recursive references resolve to it
         src = self.api.object(cls)
         fields: list[FieldIR] = []
+        one_required: list[tuple[str, ...]] = []
+        at_most_one: list[tuple[str, ...]] = []
         removed = 0
         for f in src.fields:
             fpath = f"{path}.{f.name}" if path else f.name
@@ -142,9 +148,24 @@ class KrmProjector:
             if mode == "spec" and out_only:
                 removed += 1
                 continue
+            # Required means required: a field the API must have at create (its
+            # prose, the create method's annotations or a kind config says so)
+            # is required in spec, at its own level of the tree.
+            # (a dotted create query parameter, Spanner's encryptionConfig.encryptionType,
+            # is required only with the object it belongs to: not required here)
+            required = mode == "spec" and B.REQUIRED in beh and B.OPTIONAL not in beh and not (not path and (f.name in self.filled or "." in f.name))
             decision = self.refs.get((cls, f.name)) if mode == "spec" else None
+            if decision is not None and decision.flatten:
+                keys = self._choice_keys(f, decision)
+                fields += keys
+                names = tuple(k.name for k in keys)
+                at_most_one.append(names)
+                if required:
+                    one_required.append(names)
+                continue
             if decision is not None:
-                fields.append(self._choice_field(f, facts, decision, cls) if decision.choices else self._ref_field(f, facts, decision))
+                made = self._choice_field(f, facts, decision, cls) if decision.choices else self._ref_field(f, facts, decision)
+                fields.append(replace(made, required=required))
                 continue
             sub_mode: Mode = "all" if (mode == "all" or out_only) else mode
             t = self._type(f.type, sub_mode, fpath, _PRESENCE.search(f.description or "") is not None)
@@ -152,15 +173,27 @@ class KrmProjector:
                 removed += 1
                 continue
             desc = f"{API_NAMED_REF} {f.description}".strip() if is_ref_name(f.name) else f.description
-            fields.append(replace(f, type=t, facts=facts, description=desc))
+            fields.append(replace(f, type=t, facts=facts, description=desc, required=required))
         # Empty after projection: drop. Empty by design (a presence message such
         # as dns reverseLookupConfig) stays in spec, never in observedState.
         if not fields and (removed or mode != "spec") and not (mode == "spec" and (cls == self.resource_class or presence)):
             self._memo[key] = None
             self.objects.pop(name, None)
             return None
-        self.objects[name] = ObjectIR(name, src.description, tuple(fields), src.source, open=False)
+        self.objects[name] = ObjectIR(name, src.description, tuple(fields), src.source, open=False, one_required=tuple(one_required), at_most_one=tuple(at_most_one))
         return name
+
+    def _choice_keys(self, f: FieldIR, d: Decision) -> list[FieldIR]:
+        """A flattened oneOf field: one reference field per key, beside the others
+        (Project's ``folderRef`` and ``organizationRef`` for the API's ``parent``)."""
+        out: list[FieldIR] = []
+        for key, tgt in d.choices:
+            self.ref_classes.add(f"{tgt.kind}Ref")
+            desc = f"A reference to a {tgt.kind} (API field `{f.name}`; at most one of {', '.join(k for k, _ in d.choices)})."
+            out.append(FieldIR(key, TypeIR("object", ref=f"{tgt.kind}Ref"), f"{desc} {f.description}".strip(), f.facts, f.source, f.deprecated, api_name=f.name))
+        for key in d.literals:
+            out.append(FieldIR(key, TypeIR("string"), f"The value of the API field `{f.name}` itself, sent as is.", f.facts, f.source, api_name=f.name))
+        return sorted(out, key=lambda x: x.name)
 
     def _choice_field(self, f: FieldIR, facts: tuple[Fact, ...], d: Decision, owner: str) -> FieldIR:
         """A field naming one of several Kinds: an object with one ``<key>`` reference per

@@ -224,7 +224,9 @@ def infer_create(ctx: _Ctx, create: MethodIR | None, raw: Method | None) -> Crea
     resource_props = ctx.doc.schemas[ctx.schema].properties
     if create.request is not None and create.request != ctx.schema:
         resource_field, id_field, others = _request_split(ctx, create.request)
-        body_inputs = tuple(CreateInput(f, Where.BODY) for f in others if f not in resource_props)
+        # a request field that repeats a path parameter (Bigtable's CreateInstanceRequest.parent)
+        # is the identity, bound by the URL: no input of its own
+        body_inputs = tuple(CreateInput(f, Where.BODY) for f in others if f not in resource_props and f not in create.path_params)
         if resource_field is not None:
             if id_field is None or create.http_method != "POST":
                 raise UnsupportedShape(create.location, f"{create.request} wraps {ctx.schema} but carries no *Id field for a POST")
@@ -294,9 +296,10 @@ def configured_create(ctx: _Ctx, create: MethodIR | None, raw: Method | None, c:
         body = tuple(CreateInput(f, Where.BODY) for f in sorted(request_props) if f not in (c.id_field, c.resource_field))
         return CreateWrapped(call, c.id_field, c.resource_field, body + _query_inputs(ctx, create, raw, set()))
     if c.shape == "name-in-body":
-        if "name" not in resource_props:
-            raise ctx.error("create", f"{ctx.schema} has no name field", "shape")
-        return CreateWithNameInBody(call, "name", _query_inputs(ctx, create, raw, set()))
+        field = c.id_field or "name"
+        if field not in resource_props:
+            raise ctx.error("create", f"{ctx.schema} has no {field} field", "idField" if c.id_field else "shape")
+        return CreateWithNameInBody(call, field, _query_inputs(ctx, create, raw, set()))
     return CreateServiceAssigned(call, _query_inputs(ctx, create, raw, set()))
 
 

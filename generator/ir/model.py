@@ -14,6 +14,7 @@ from typing import Literal
 from kccgen.contract import (
     Call,
     Canonical,
+    Companion,
     CreateShape,
     DeleteShape,
     FieldType,
@@ -81,6 +82,10 @@ class ObjectIR:
     source: str
     open: bool = False  # accept unknown keys (API payloads stay forward-compatible)
     exactly_one: tuple[str, ...] = ()  # keys of which exactly one is set (a oneOf reference)
+    # groups of keys of which at least one is set: a required API field and
+    # Config Connector's alias for it (Project's displayName, or name)
+    one_required: tuple[tuple[str, ...], ...] = ()
+    at_most_one: tuple[tuple[str, ...], ...] = ()  # groups of keys of which at most one is set (a flattened oneOf)
 
 
 @dataclass(frozen=True)
@@ -309,6 +314,7 @@ class KindIR:
     aliases: tuple[AliasIR, ...] = ()  # Config Connector's older field names (spec properties too)
     canonical: tuple[Canonical, ...] = ()  # values the service spells its own way (generator/ir/canonical.py)
     kcc_versions: tuple[str, ...] = ()  # Config Connector's version names served beside ``version``
+    companions: tuple[Companion, ...] = ()  # spec fields kept in a paired resource of another API
     locations: Locations | None = None  # Config Connector's spec.location over several scopes
 
     @property

@@ -78,6 +78,7 @@ class Decision:
     choices: tuple[tuple[str, TargetKind], ...] = ()
     literals: tuple[str, ...] = ()
     choice_formats: tuple[tuple[str, str], ...] = ()  # oneOf key -> API spelling
+    flatten: bool = False  # the keys are fields of the object holding the API field
 
 
 #: The service of the resource hierarchy (projects, folders, organizations).
@@ -161,8 +162,20 @@ def infer_references(
                 if missing:
                     return None
                 choices = tuple((key, by_name[k]) for key, k in sorted(conf.one_of.items()))
+                if conf.flatten and many:
+                    bad_targets.append(f"{api_path}: flatten needs a single value, not a list")
+                    return None
                 return Decision(
-                    choices[0][1], conf.field or f.name, many, f"config: {conf.reason}", None, False, choices, tuple(sorted(conf.literals)), tuple(sorted(conf.api_formats.items()))
+                    choices[0][1],
+                    conf.field or f.name,
+                    many,
+                    f"config: {conf.reason}",
+                    None,
+                    False,
+                    choices,
+                    tuple(sorted(conf.literals)),
+                    tuple(sorted(conf.api_formats.items())),
+                    conf.flatten,
                 )
             if conf.target == "none":
                 return None
@@ -174,6 +187,13 @@ def infer_references(
             return Decision(tgt, conf.field or ref_field_name(f.name, _id(tgt), many), many, f"config: {conf.reason}", conf.api_format, conf.order_matters)
         paths = description_paths(f.description)
         hits = sorted({t.kind for p in paths for t in index.by_path(p)})
+        # A project, folder or organization path in a description is evidence of
+        # a reference only where the field is named for it (includedProjects,
+        # gcpProject): filters, CEL conditions and queries quote such names too.
+        unnamed = [h for h in hits if by_name[h].domain == HIERARCHY_DOMAIN and not _names_hierarchy(f.name, by_name[h])]
+        if unnamed and len(unnamed) == len(hits):
+            unclassified.append(f"{api_path}: its description names a {'/'.join(unnamed)} path, but the field is not named for one")
+            return None
         if len(hits) == 1:
             tgt = by_name[hits[0]]
             shown = next(p for p in paths if index.by_path(p))
@@ -186,7 +206,7 @@ def infer_references(
         # The resource hierarchy (organizations/, folders/, projects/ named by another
         # service) is Resource Manager's: Access Context Manager's `organizations/{o}`
         # is an Organization, never Apigee's organization, which only Apigee names.
-        hierarchy = [h for h in hits if by_name[h].domain == HIERARCHY_DOMAIN]
+        hierarchy = [h for h in hits if by_name[h].domain == HIERARCHY_DOMAIN and _names_hierarchy(f.name, by_name[h])]
         if len(hits) > 1 and not same and len(hierarchy) == 1:
             tgt = by_name[hierarchy[0]]
             shown = next(p for p in paths if tgt in index.by_path(p))
@@ -242,11 +262,13 @@ def infer_references(
                 if d is not None and d.choices:
                     step = "[]" if many else ""
                     kp = f"{krm_path}.{d.krm_name}{step}" if krm_path else f"{d.krm_name}{step}"
+                    if d.flatten:
+                        kp = krm_path  # the keys sit beside the field they replace
                     for choice, tgt in d.choices:
                         refs.append(
                             ReferenceIR(
                                 api_path=api_path + step,
-                                krm_path=f"{kp}.{choice}",
+                                krm_path=f"{kp}.{choice}" if kp else choice,
                                 target=tgt.kind,
                                 many=False,
                                 external_only=not (tgt.ours or tgt.by_name),
@@ -283,6 +305,19 @@ def infer_references(
     walk(resource_class, "", "", ())
     unused = sorted(set(cfg.references) - used_config)
     return Inference(decisions, refs, unclassified, unused, bad_targets)
+
+
+def _names_hierarchy(field: str, t: TargetKind) -> bool:
+    """A field named for a project, folder or organization (``includedProjects``,
+    ``gcpProject``), or a ``parent``: where a hierarchy path in its description
+    is evidence of a reference to it."""
+    name = field.lower()
+    nouns = {_id(t).lower(), *_SHORT.get(_id(t), ())}
+    return any(n in name for n in nouns) or name.removesuffix("s") == "parent"
+
+
+# Short forms fields use for a hierarchy Kind (Access Context Manager's `orgs`).
+_SHORT = {"organization": ("org",)}
 
 
 def _id(t: TargetKind) -> str:

@@ -60,13 +60,19 @@ class ReferenceConfig(_Strict):
     reason: str = Field(min_length=1)
     api_format: str | None = Field(default=None, alias="apiFormat")  # e.g. "{project}.{dataset}.{table}"
     order_matters: bool = Field(default=False, alias="orderMatters")
+    # oneOf keys as fields of the object that holds the API field, not of an
+    # object of their own: Config Connector's Project has spec.folderRef and
+    # spec.organizationRef for the API's parent
+    flatten: bool = False
 
     @model_validator(mode="after")
     def _one_shape(self) -> ReferenceConfig:
         if (self.target is None) == (not self.one_of):
             raise ValueError("set exactly one of target and oneOf")
-        if not self.one_of and (self.literals or self.api_formats):
-            raise ValueError("literals and apiFormats go with oneOf")
+        if not self.one_of and (self.literals or self.api_formats or self.flatten):
+            raise ValueError("literals, apiFormats and flatten go with oneOf")
+        if self.flatten and self.field is not None:
+            raise ValueError("a flattened oneOf has no field of its own to rename")
         stray = set(self.api_formats) - set(self.one_of)
         if stray:
             raise ValueError(f"apiFormats key(s) {', '.join(sorted(stray))} are not oneOf keys")
@@ -96,7 +102,7 @@ class CreateMethod(_Strict):
     method: str | None = None  # Discovery method name; None only with shape "none"
     shape: Literal["at-path", "id-param", "name-in-body", "wrapped", "service-assigned", "none"]
     id_param: str | None = Field(default=None, alias="idParam")  # id-param: the query parameter
-    id_field: str | None = Field(default=None, alias="idField")  # wrapped: the request's ID field
+    id_field: str | None = Field(default=None, alias="idField")  # wrapped: the request's ID field; name-in-body: the body's (default name)
     resource_field: str | None = Field(default=None, alias="resourceField")  # wrapped: the field holding the resource
     reason: str = Field(min_length=1)
 
@@ -167,6 +173,21 @@ class CanonicalConfig(_Strict):
     reason: str = Field(min_length=1)
 
 
+class CompanionConfig(_Strict):
+    """A spec field kept in a paired resource of another API (kccgen.contract.Companion):
+    Config Connector's Project has billingAccountRef, which is cloudbilling's
+    projects.billingInfo, not a field of the project."""
+
+    field: str  # the spec field: billingAccountRef
+    api: str  # the other API's Discovery name (its newest GA document): cloudbilling
+    resource: str  # the paired resource's dotted path there: projects
+    get: str  # its method reading the value: getBillingInfo
+    update: str  # its method writing it: updateBillingInfo
+    api_field: str = Field(alias="apiField")  # where the value is: billingAccountName
+    target: str | None = None  # a Kind: the field is a reference to it
+    reason: str = Field(min_length=1)
+
+
 class KindConfig(_Strict):
     kind: str
     resource: str  # dotted Discovery resource path, e.g. projects.topics
@@ -188,6 +209,7 @@ class KindConfig(_Strict):
     # The same resource under these top-level parents beside projects (same
     # methods and parameters): the Kind gets folderRef/organizationRef/...
     parent_forms: tuple[Literal["folders", "organizations", "billingAccounts"], ...] = Field(default=(), alias="parentForms")
+    companions: tuple[CompanionConfig, ...] = ()  # spec fields kept in a paired resource of another API
 
 
 class LocationsConfig(_Strict):
@@ -218,6 +240,7 @@ class DerivedOverride(_Strict):
     references: dict[str, ReferenceConfig] = Field(default_factory=dict)
     methods: MethodsConfig = Field(default_factory=MethodsConfig)
     aliases: tuple[AliasConfig, ...] = ()  # Config Connector's names for the Kind's fields
+    companions: tuple[CompanionConfig, ...] = ()  # spec fields kept in a paired resource of another API
 
 
 class KindsFile(_Strict):

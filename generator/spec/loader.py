@@ -11,6 +11,7 @@ from kccgen.discovery.document import DiscoveryDoc, load_discovery, parse_discov
 from kccgen.discovery.errors import SpecError
 from kccgen.documents import LOCK_NAME, DocumentError, document_paths, read_document
 from kccgen.generator.spec.asset_names import AssetNameTable, load_asset_names
+from kccgen.generator.spec.claims import Claims, Evidence, load_claims, load_evidence
 from kccgen.generator.spec.kinds import (
     ExternalKindsFile,
     KindsFile,
@@ -78,6 +79,10 @@ class Specs:
     external_kinds_file: str
     retired_kinds: RetiredKindsFile = field(default_factory=RetiredKindsFile)
     retired_kinds_file: str = "specs/retired-kinds.yaml"
+    # Config Connector's Kinds: what serves each (specs/kcc/claims.yaml) and the
+    # evidence the claims are checked against (specs/kcc/evidence.yaml).
+    claims: Claims = field(default_factory=lambda: Claims({}, {}, {}))
+    evidence: Evidence = field(default_factory=lambda: Evidence(kcc_commit="", kinds={}))
 
 
 def _display(root: Path, path: Path) -> str:
@@ -115,7 +120,7 @@ def load_specs(root: Path, fallback: Path | None = None) -> Specs:
     ret_path = root / RETIRED_NAME
     ret_disp = _display(root, ret_path)
     retired = load_retired_kinds(ret_path, ret_disp) if ret_path.exists() else RetiredKindsFile()
-    return Specs(root, docs, files, assets, tuple(kinds), external, ext_disp, retired, ret_disp)
+    return Specs(root, docs, files, assets, tuple(kinds), external, ext_disp, retired, ret_disp, load_claims(root), load_evidence(root))
 
 
 def _load_with_fallback(root: Path, fallback: Path) -> Specs:
@@ -133,4 +138,6 @@ def _load_with_fallback(root: Path, fallback: Path) -> Specs:
     assets = base.asset_names
     if (root / "asset-names.yaml").exists():
         assets = load_asset_names(root / "asset-names.yaml", _display(root, root / "asset-names.yaml"))
-    return Specs(root, docs, files, assets, base.kinds, base.external_kinds, base.external_kinds_file)
+    return Specs(
+        root, docs, files, assets, base.kinds, base.external_kinds, base.external_kinds_file, base.retired_kinds, base.retired_kinds_file, base.claims, base.evidence
+    )

@@ -27,15 +27,37 @@ def curated_specs(dest: Path, derived: bool = False) -> Path:
     shutil.copytree(REPO / "specs", specs, ignore=shutil.ignore_patterns("__pycache__"))
     # retired Kinds name derived Kinds (renamedTo) the slice does not generate
     (specs / "retired-kinds.yaml").unlink(missing_ok=True)
+    kept: set[str] = set()
     for f in sorted((specs / "kinds").glob("*.yaml")):
         text = f.read_text(encoding="utf-8")
         if "\nkinds:" not in text:
             f.unlink()
-        elif not derived:
+            continue
+        kept.add(str(yaml.safe_load(text)["api"]))
+        if not derived:
             # no derived Kinds: no auto line, and kccVersions keep only the curated Kinds
             text = re.sub(r"(?m)^auto: true\n", "", text)
             f.write_text(_curated_versions(text), encoding="utf-8")
+    keep_claims(specs, kept, derived)
     return specs
+
+
+def keep_claims(specs: Path, apis: set[str], derived: bool) -> None:
+    """The claims file cut to the APIs a slice keeps (and, without derived Kinds, to
+    the curated Kinds' resources): a claim on an API no kind file reads is an error."""
+    path = specs / "kcc" / "claims.yaml"
+    if not path.is_file():
+        return
+    curated = {(str(d["api"]), k["resource"]) for f in (specs / "kinds").glob("*.yaml") for d in [yaml.safe_load(f.read_text(encoding="utf-8"))] for k in d.get("kinds") or []}
+    claims = yaml.safe_load(path.read_text(encoding="utf-8"))["claims"]
+    kept = {}
+    for kind, value in claims.items():
+        if isinstance(value, str):
+            api, res = value.split()[0].split(".")[0], value.split()[1]
+            if api not in apis or (not derived and (api, res) not in curated):
+                continue
+        kept[kind] = value
+    path.write_text(yaml.safe_dump({"claims": kept}, sort_keys=True, width=200), encoding="utf-8")
 
 
 def _curated_versions(text: str) -> str:
@@ -62,4 +84,15 @@ def _curated_names(f: KindsFile) -> dict[str, tuple[str, ...]]:
 def curated_only(specs: Specs) -> Specs:
     """Loaded specs cut the same way: the kind files that list curated Kinds, not auto."""
     kinds = tuple((p, f.model_copy(update={"auto": False, "kcc_versions": _curated_names(f)})) for p, f in specs.kinds if f.kinds)
-    return dataclasses.replace(specs, kinds=kinds)
+    curated = {(f.api, k.resource) for _, f in kinds for k in f.kinds}
+    served = {k: c for k, c in specs.claims.served.items() if (c.api, c.resource) in curated}
+    return dataclasses.replace(specs, kinds=kinds, claims=dataclasses.replace(specs.claims, served=served))
+
+
+def only_files(specs: Specs, files: dict[str, KindsFile]) -> Specs:
+    """Loaded specs with only these kind files (by display path, each maybe edited),
+    and only the claims on their APIs."""
+    kinds = tuple((p, files[p]) for p, _ in specs.kinds if p in files)
+    apis = {f.api for f in files.values()}
+    served = {k: c for k, c in specs.claims.served.items() if c.api in apis}
+    return dataclasses.replace(specs, kinds=kinds, claims=dataclasses.replace(specs.claims, served=served))

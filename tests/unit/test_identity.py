@@ -150,7 +150,7 @@ def test_identity_for_unknown_kind_suggests_close_kinds() -> None:
 #: Derived Kinds whose identity is known wrong today (the asset-inventory row and the REST
 #: path disagree and neither is usable as it stands); kccgen generate warns about each.
 IDENTITY_DEFECTS = {
-    "CloudAssetFeed": "the REST path v1/{v1}/{v1Id1}/feeds/{feed} has a multi-parent prefix the identity does not model",
+    "AssetFeed": "the REST path v1/{v1}/{v1Id1}/feeds/{feed} has a multi-parent prefix the identity does not model",
     "DataflowJob": "the REST prefix v1b3 is not matched once another API version is written in the URL",
 }
 

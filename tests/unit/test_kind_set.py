@@ -13,6 +13,7 @@ import pytest
 from kccgen.generator.kindset import kind_set_problems, previous_kinds
 from kccgen.generator.spec.kinds import RetiredKind, RetiredKindsFile
 from tests.conftest import REPO
+from tests.support.specs import keep_claims
 
 FILE = "specs/retired-kinds.yaml"
 
@@ -77,6 +78,7 @@ def test_generate_refuses_to_drop_a_kind_and_writes_nothing(tmp_path: Path) -> N
         "api: pubsub\nversion: v1\nkinds:\n  - kind: PubSubSchema\n    resource: projects.schemas\n",
         encoding="utf-8",
     )
+    keep_claims(specs, {"pubsub"}, derived=False)
     root = tmp_path / "repo"
     (root / "generated").mkdir(parents=True)
     (root / "generated" / "kinds.json").write_text('{"PubSubGoneKind": {}}', encoding="utf-8")

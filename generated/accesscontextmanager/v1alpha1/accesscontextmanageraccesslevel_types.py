@@ -76,9 +76,9 @@ class BasicLevel(KRMModel):
         ),
     ] = None
     conditions: Annotated[
-        list[Condition] | None,
+        list[Condition],
         Field(description="Required. A list of requirements for the `AccessLevel` to be granted."),
-    ] = None
+    ]
 
 
 class Condition(KRMModel):
@@ -127,8 +127,8 @@ class CustomLevel(KRMModel):
     """
 
     expr: Annotated[
-        Expr | None, Field(description="Required. A Cloud CEL expression evaluating to a boolean.")
-    ] = None
+        Expr, Field(description="Required. A Cloud CEL expression evaluating to a boolean.")
+    ]
 
 
 class DevicePolicy(KRMModel):
@@ -206,9 +206,8 @@ class OsConstraint(KRMModel):
         str | None, Field(alias="minimumVersion", description="The minimum allowed OS version.")
     ] = None
     os_type: Annotated[
-        OsConstraintOsType | None,
-        Field(alias="osType", description="Required. The allowed OS type."),
-    ] = None
+        OsConstraintOsType, Field(alias="osType", description="Required. The allowed OS type.")
+    ]
     require_verified_chrome_os: Annotated[
         bool | None,
         Field(
@@ -235,11 +234,11 @@ class VpcSubNetwork(KRMModel):
     """
 
     network_ref: Annotated[
-        ComputeNetworkRef | None,
+        ComputeNetworkRef,
         Field(
             alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
         ),
-    ] = None
+    ]
     vpc_ip_subnetworks: Annotated[
         list[str] | None,
         Field(alias="vpcIpSubnetworks", description="CIDR block IP subnetwork specification."),

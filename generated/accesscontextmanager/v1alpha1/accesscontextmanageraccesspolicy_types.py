@@ -35,9 +35,9 @@ class AccessContextManagerAccessPolicySpec(KRMModel):
     """
 
     parent_ref: Annotated[
-        OrganizationRef | None,
+        OrganizationRef,
         Field(alias="parentRef", description="A reference to a Organization (API field `parent`)."),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(
@@ -46,7 +46,7 @@ class AccessContextManagerAccessPolicySpec(KRMModel):
         ),
     ] = None
     scopes: Annotated[list[str] | None, Field(description="The scopes of the AccessPolicy.")] = None
-    title: Annotated[str | None, Field(description="Required. Human-readable title.")] = None
+    title: Annotated[str, Field(description="Required. Human-readable title.")]
 
 
 class AccessContextManagerAccessPolicyStatus(KRMStatus):
@@ -75,7 +75,5 @@ class AccessContextManagerAccessPolicy(KRMObject):
         Field(alias="apiVersion"),
     ] = "accesscontextmanager.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["AccessContextManagerAccessPolicy"] = "AccessContextManagerAccessPolicy"
-    spec: AccessContextManagerAccessPolicySpec = Field(
-        default_factory=AccessContextManagerAccessPolicySpec
-    )
+    spec: AccessContextManagerAccessPolicySpec
     status: AccessContextManagerAccessPolicyStatus | None = None

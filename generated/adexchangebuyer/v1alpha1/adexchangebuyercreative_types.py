@@ -46,12 +46,12 @@ class AdExchangeBuyerCreativeSpec(KRMModel):
         Field(alias="advertiserId", description="Detected advertiser id, if any."),
     ] = None
     advertiser_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="advertiserName",
             description="The name of the company being advertised in the creative.",
         ),
-    ] = None
+    ]
     agency_id: Annotated[
         int | Int64String | None,
         Field(alias="agencyId", description="The agency id for this creative."),
@@ -71,9 +71,9 @@ class AdExchangeBuyerCreativeSpec(KRMModel):
         ),
     ] = None
     click_through_url: Annotated[
-        list[str] | None,
+        list[str],
         Field(alias="clickThroughUrl", description="The set of destination urls for the snippet."),
-    ] = None
+    ]
     corrections: Annotated[
         list[CreativeCorrections] | None,
         Field(description="Shows any corrections that were applied to this creative."),
@@ -96,7 +96,7 @@ class AdExchangeBuyerCreativeSpec(KRMModel):
         CreativeFilteringReasons | None,
         Field(alias="filteringReasons", description="The filtering reasons for the creative."),
     ] = None
-    height: Annotated[int | None, Field(description="Ad height.")] = None
+    height: Annotated[int, Field(description="Ad height.")]
     impression_tracking_url: Annotated[
         list[str] | None,
         Field(
@@ -162,7 +162,7 @@ class AdExchangeBuyerCreativeSpec(KRMModel):
         str | None,
         Field(alias="videoVastXML", description="The contents of a VAST document for a video ad."),
     ] = None
-    width: Annotated[int | None, Field(description="Ad width.")] = None
+    width: Annotated[int, Field(description="Ad width.")]
 
 
 class CreativeAdTechnologyProviders(KRMModel):

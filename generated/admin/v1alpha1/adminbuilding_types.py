@@ -102,12 +102,12 @@ class BuildingAddress(KRMModel):
         str | None, Field(alias="postalCode", description="Optional. Postal code of the address.")
     ] = None
     region_code: Annotated[
-        str | None,
+        str,
         Field(
             alias="regionCode",
             description="Required. CLDR region code of the country/region of the address.",
         ),
-    ] = None
+    ]
     sublocality: Annotated[
         str | None, Field(description="Optional. Sublocality of the address.")
     ] = None

@@ -30,12 +30,12 @@ class AdminDomainAliasSpec(KRMModel):
     customer: Annotated[str, Field(description="Immutable. The customer of the AdminDomainAlias.")]
     kind: Annotated[str | None, Field(description="Kind of resource this is.")] = None
     parent_domain_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="parentDomainName",
             description="The parent domain name that the domain alias is associated with.",
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(

@@ -43,7 +43,7 @@ class AdminGroupSpec(KRMModel):
             description="The number of users that are direct members of the group.",
         ),
     ] = None
-    email: Annotated[str | None, Field(description="The group's email address.")] = None
+    email: Annotated[str, Field(description="The group's email address.")]
     external_ids: Annotated[
         list[ExternalId] | None,
         Field(
@@ -105,5 +105,5 @@ class AdminGroup(KRMObject):
         Literal["admin.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "admin.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["AdminGroup"] = "AdminGroup"
-    spec: AdminGroupSpec = Field(default_factory=AdminGroupSpec)
+    spec: AdminGroupSpec
     status: AdminGroupStatus | None = None

@@ -47,16 +47,14 @@ class AdminRoleSpec(KRMModel):
     role_description: Annotated[
         str | None, Field(alias="roleDescription", description="A short description of the role.")
     ] = None
-    role_name: Annotated[str | None, Field(alias="roleName", description="Name of the role.")] = (
-        None
-    )
+    role_name: Annotated[str, Field(alias="roleName", description="Name of the role.")]
     role_privileges: Annotated[
-        list[RoleRolePrivileges] | None,
+        list[RoleRolePrivileges],
         Field(
             alias="rolePrivileges",
             description="The set of privileges that are granted to this role.",
         ),
-    ] = None
+    ]
 
 
 class RoleRolePrivileges(KRMModel):

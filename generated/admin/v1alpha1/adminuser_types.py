@@ -218,7 +218,7 @@ class AdminUserSpec(KRMModel):
     organizations: Annotated[
         Any | None, Field(description="The list of organizations the user belongs to.")
     ] = None
-    password: Annotated[str | None, Field(description="User's password")] = None
+    password: Annotated[str, Field(description="User's password")]
     phones: Annotated[Any | None, Field(description="The list of the user's phone numbers.")] = None
     posix_accounts: Annotated[
         Any | None,
@@ -228,8 +228,8 @@ class AdminUserSpec(KRMModel):
         ),
     ] = None
     primary_email: Annotated[
-        str | None, Field(alias="primaryEmail", description="The user's primary email address.")
-    ] = None
+        str, Field(alias="primaryEmail", description="The user's primary email address.")
+    ]
     recovery_email: Annotated[
         str | None, Field(alias="recoveryEmail", description="Recovery email of the user.")
     ] = None
@@ -299,5 +299,5 @@ class AdminUser(KRMObject):
         Literal["admin.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "admin.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["AdminUser"] = "AdminUser"
-    spec: AdminUserSpec = Field(default_factory=AdminUserSpec)
+    spec: AdminUserSpec
     status: AdminUserStatus | None = None

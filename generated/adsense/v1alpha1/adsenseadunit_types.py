@@ -38,19 +38,19 @@ class AdSenseAdUnitSpec(KRMModel):
     account: Annotated[str, Field(description="Immutable. The account of the AdSenseAdUnit.")]
     adclient: Annotated[str, Field(description="Immutable. The adclient of the AdSenseAdUnit.")]
     content_ads_settings: Annotated[
-        ContentAdsSettings | None,
+        ContentAdsSettings,
         Field(
             alias="contentAdsSettings",
             description="Required. Settings specific to content ads (AFC).",
         ),
-    ] = None
+    ]
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName",
             description="Required. Display name of the ad unit, as provided when the ad unit was created.",
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(
@@ -58,9 +58,7 @@ class AdSenseAdUnitSpec(KRMModel):
             description="Optional. The service-generated ID of an existing AdSenseAdUnit to acquire.",
         ),
     ] = None
-    state: Annotated[AdUnitState | None, Field(description="Required. State of the ad unit.")] = (
-        None
-    )
+    state: Annotated[AdUnitState, Field(description="Required. State of the ad unit.")]
 
 
 class ContentAdsSettings(KRMModel):
@@ -68,10 +66,8 @@ class ContentAdsSettings(KRMModel):
     Settings specific to content ads (AFC).
     """
 
-    size: Annotated[str | None, Field(description="Required. Size of the ad unit.")] = None
-    type: Annotated[
-        ContentAdsSettingsType | None, Field(description="Required. Type of the ad unit.")
-    ] = None
+    size: Annotated[str, Field(description="Required. Size of the ad unit.")]
+    type: Annotated[ContentAdsSettingsType, Field(description="Required. Type of the ad unit.")]
 
 
 class AdSenseAdUnitStatus(KRMStatus):

@@ -44,9 +44,8 @@ class AdSenseCustomChannelSpec(KRMModel):
         str, Field(description="Immutable. The adclient of the AdSenseCustomChannel.")
     ]
     display_name: Annotated[
-        str | None,
-        Field(alias="displayName", description="Required. Display name of the custom channel."),
-    ] = None
+        str, Field(alias="displayName", description="Required. Display name of the custom channel.")
+    ]
     resource_id: Annotated[
         str | None,
         Field(

@@ -40,12 +40,12 @@ class AdSensePlatformAccountSpec(KRMModel):
     """
 
     creation_request_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="creationRequestId",
             description="Required. An opaque token that uniquely identifies the account among all the platform's accounts.",
         ),
-    ] = None
+    ]
     display_name: Annotated[
         str | None, Field(alias="displayName", description="Display name of this account.")
     ] = None
@@ -53,12 +53,12 @@ class AdSensePlatformAccountSpec(KRMModel):
         str, Field(description="Immutable. The platform of the AdSensePlatformAccount.")
     ]
     region_code: Annotated[
-        str | None,
+        str,
         Field(
             alias="regionCode",
             description="Required. Input only. CLDR region code of the country/region of the address.",
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(
@@ -67,9 +67,9 @@ class AdSensePlatformAccountSpec(KRMModel):
         ),
     ] = None
     time_zone: Annotated[
-        TimeZone | None,
+        TimeZone,
         Field(alias="timeZone", description="Required. The IANA TZ timezone code of this account."),
-    ] = None
+    ]
 
 
 class TimeZone(KRMModel):

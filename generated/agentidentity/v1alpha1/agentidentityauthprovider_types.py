@@ -16,7 +16,7 @@ from kccgen.generated.agentidentity.v1alpha1.agentidentityauthprovider_reference
 from kccgen.generated.aiplatform.v1alpha1.aiplatformreasoningengine_reference import (
     AIPlatformReasoningEngineRef,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -81,12 +81,12 @@ class AgentIdentityAuthProviderSpec(KRMModel):
         ),
     ] = None
     auth_provider_type_params: Annotated[
-        AuthProviderTypeParams | None,
+        AuthProviderTypeParams,
         Field(
             alias="authProviderTypeParams",
             description="Required. Parameters specific to the auth provider type.",
         ),
-    ] = None
+    ]
     blocked_scopes: Annotated[
         list[str] | None,
         Field(
@@ -209,8 +209,8 @@ class ClientAssertionJwtAuth(KRMModel):
     """
 
     client_id: Annotated[
-        str | None, Field(alias="clientId", description="Required. The client identifier.")
-    ] = None
+        str, Field(alias="clientId", description="Required. The client identifier.")
+    ]
 
 
 class ClientSecretAuth(KRMModel):
@@ -219,12 +219,11 @@ class ClientSecretAuth(KRMModel):
     """
 
     client_id: Annotated[
-        str | None, Field(alias="clientId", description="Required. The client identifier.")
-    ] = None
+        str, Field(alias="clientId", description="Required. The client identifier.")
+    ]
     client_secret: Annotated[
-        str | None,
-        Field(alias="clientSecret", description="Required. Input only. The client secret."),
-    ] = None
+        str, Field(alias="clientSecret", description="Required. Input only. The client secret.")
+    ]
 
 
 class ConnectorReferenceAuthProvider(KRMModel):
@@ -239,9 +238,7 @@ class ConnectorReferenceAuthProvider(KRMModel):
             description="Optional. Rich Authorization Requests (RFC 9396) detailing targeted OAuth resources/scopes, formatted as a JSON array of JSON objects.",
         ),
     ] = None
-    connector: Annotated[
-        str | None, Field(description="Required. The name of the referenced connector.")
-    ] = None
+    connector: Annotated[str, Field(description="Required. The name of the referenced connector.")]
 
 
 class CrossAppAccessAuthProvider(KRMModel):
@@ -313,12 +310,12 @@ class CustomIssuer(KRMModel):
         Field(description="Optional. The issuer identifier of the target Authorization Server."),
     ] = None
     token_url: Annotated[
-        str | None,
+        str,
         Field(
             alias="tokenUrl",
             description="Required. The token endpoint of the target OAuth authorization server to retrieve resource tokens.",
         ),
-    ] = None
+    ]
 
 
 class DirectIdJagInput(KRMModel):

@@ -12,7 +12,7 @@ from kccgen.generated.agentidentity.v1alpha1.agentidentityauthprovider_reference
     AgentIdentityAuthProviderRef,
 )
 from kccgen.generated.agentregistry.v1alpha1 import agentregistry_v1_api
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -81,9 +81,8 @@ class AgentRegistryBindingSpec(KRMModel):
         Source | None, Field(description="Optional. The source Agent of the Binding.")
     ] = None
     target: Annotated[
-        Target | None,
-        Field(description="Required. The target Agent Registry Resource of the Binding."),
-    ] = None
+        Target, Field(description="Required. The target Agent Registry Resource of the Binding.")
+    ]
 
 
 class AuthProviderBinding(KRMModel):
@@ -92,12 +91,12 @@ class AuthProviderBinding(KRMModel):
     """
 
     auth_provider_ref: Annotated[
-        AgentIdentityAuthProviderRef | None,
+        AgentIdentityAuthProviderRef,
         Field(
             alias="authProviderRef",
             description="A reference to a AgentIdentityAuthProvider (API field `authProvider`).",
         ),
-    ] = None
+    ]
     continue_uri: Annotated[
         str | None,
         Field(alias="continueUri", description="Optional. The continue URI of the AuthProvider."),

@@ -15,7 +15,7 @@ from kccgen.generated.agentregistry.v1alpha1.agentregistry_v1_api import (
     InterfaceProtocolBinding,
     McpServerSpecType,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -110,9 +110,8 @@ class AgentSpec(KRMModel):
         Field(description="Optional. The content of the Agent spec in the JSON format."),
     ] = None
     type: Annotated[
-        AgentSpecType | None,
-        Field(description="Required. Immutable. The type of the agent spec content."),
-    ] = None
+        AgentSpecType, Field(description="Required. Immutable. The type of the agent spec content.")
+    ]
 
 
 class EndpointSpec(KRMModel):
@@ -124,9 +123,9 @@ class EndpointSpec(KRMModel):
         dict[str, Any] | None, Field(description="Optional. The content of the endpoint spec.")
     ] = None
     type: Annotated[
-        EndpointSpecType | None,
+        EndpointSpecType,
         Field(description="Required. Immutable. The type of the endpoint spec content."),
-    ] = None
+    ]
 
 
 class Interface(KRMModel):
@@ -135,12 +134,12 @@ class Interface(KRMModel):
     """
 
     protocol_binding: Annotated[
-        InterfaceProtocolBinding | None,
+        InterfaceProtocolBinding,
         Field(
             alias="protocolBinding", description="Required. The protocol binding of the interface."
         ),
-    ] = None
-    url: Annotated[str | None, Field(description="Required. The destination URL.")] = None
+    ]
+    url: Annotated[str, Field(description="Required. The destination URL.")]
 
 
 class McpServerSpec(KRMModel):
@@ -152,9 +151,9 @@ class McpServerSpec(KRMModel):
         dict[str, Any] | None, Field(description="Optional. The content of the MCP Server spec.")
     ] = None
     type: Annotated[
-        McpServerSpecType | None,
+        McpServerSpecType,
         Field(description="Required. Immutable. The type of the MCP Server spec content."),
-    ] = None
+    ]
 
 
 class AgentRegistryServiceStatus(KRMStatus):

@@ -20,7 +20,7 @@ from kccgen.generated.agentregistry.v1alpha1.agentregistry_v1_api import (
 from kccgen.generated.agentregistry.v1alpha1.agentregistryskillrevision_reference import (
     AgentRegistrySkillRevisionRef,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -137,15 +137,15 @@ class AgentRegistrySkillSpec(KRMModel):
         ),
     ] = None
     target_state: Annotated[
-        SkillTargetState | None,
+        SkillTargetState,
         Field(alias="targetState", description="Required. User-managed target state of the skill."),
-    ] = None
+    ]
     type: Annotated[
-        SkillType | None,
+        SkillType,
         Field(
             description="Required. Structural deployment type (SIMPLE leaf vs COMPOSITE bundle)."
         ),
-    ] = None
+    ]
 
 
 class ArchiveUploadSource(KRMModel):
@@ -154,13 +154,13 @@ class ArchiveUploadSource(KRMModel):
     """
 
     archive_content: Annotated[
-        str | None,
+        str,
         Field(
             alias="archiveContent",
             description="Required. Input only. Write-only raw ZIP/TAR archive payload bytes containing the skill package.",
             pattern="^[A-Za-z0-9+/_-]*={0,2}$",
         ),
-    ] = None
+    ]
 
 
 class FrontmatterObserved(KRMModel):
@@ -192,7 +192,7 @@ class GcsSource(KRMModel):
     generation: Annotated[
         int | Int64String | None, Field(description="Optional. Cloud Storage object generation ID.")
     ] = None
-    uri: Annotated[str | None, Field(description="Required. Cloud Storage object URI.")] = None
+    uri: Annotated[str, Field(description="Required. Cloud Storage object URI.")]
 
 
 class Int64String(RootModel[str]):

@@ -117,13 +117,13 @@ class ArchiveUploadSource(KRMModel):
     """
 
     archive_content: Annotated[
-        str | None,
+        str,
         Field(
             alias="archiveContent",
             description="Required. Input only. Write-only raw ZIP/TAR archive payload bytes containing the skill package.",
             pattern="^[A-Za-z0-9+/_-]*={0,2}$",
         ),
-    ] = None
+    ]
 
 
 class FrontmatterObserved(KRMModel):
@@ -155,7 +155,7 @@ class GcsSource(KRMModel):
     generation: Annotated[
         int | Int64String | None, Field(description="Optional. Cloud Storage object generation ID.")
     ] = None
-    uri: Annotated[str | None, Field(description="Required. Cloud Storage object URI.")] = None
+    uri: Annotated[str, Field(description="Required. Cloud Storage object URI.")]
 
 
 class Int64String(RootModel[str]):

@@ -13,7 +13,7 @@ from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1beta1_api import (
     GoogleCloudAiplatformV1beta1A2ATaskRecordMessageRole,
     GoogleCloudAiplatformV1beta1A2ATaskRecordStatusState,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -258,17 +258,16 @@ class GoogleCloudAiplatformV1beta1A2ATaskRecordMessage(KRMModel):
         Field(description="Optional. A2A protocol extensions associated with the message."),
     ] = None
     message_id: Annotated[
-        str | None,
-        Field(alias="messageId", description="Required. The unique identifier of the message."),
-    ] = None
+        str, Field(alias="messageId", description="Required. The unique identifier of the message.")
+    ]
     metadata: Annotated[
         dict[str, Any] | None,
         Field(description="Optional. Additional context or parameters related to the message."),
     ] = None
     parts: Annotated[
-        list[GoogleCloudAiplatformV1beta1A2APart] | None,
+        list[GoogleCloudAiplatformV1beta1A2APart],
         Field(description="Required. The content parts that make up the message."),
-    ] = None
+    ]
     reference_task_ids: Annotated[
         list[str] | None,
         Field(
@@ -277,9 +276,9 @@ class GoogleCloudAiplatformV1beta1A2ATaskRecordMessage(KRMModel):
         ),
     ] = None
     role: Annotated[
-        GoogleCloudAiplatformV1beta1A2ATaskRecordMessageRole | None,
+        GoogleCloudAiplatformV1beta1A2ATaskRecordMessageRole,
         Field(description="Required. The role of the sender of the message."),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1beta1A2ATaskRecordMessageObserved(KRMModel):

@@ -16,8 +16,8 @@ from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1_api import (
     GoogleCloudAiplatformV1TeammateExpansionMode,
     GoogleCloudAiplatformV1TenantType,
 )
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -93,8 +93,8 @@ class AIPlatformAgentSpec(KRMModel):
         ),
     ] = None
     base_agent: Annotated[
-        str | None, Field(description="Required. Immutable. The base agent for the agent.")
-    ] = None
+        str, Field(description="Required. Immutable. The base agent for the agent.")
+    ]
     base_environment: Annotated[
         Any | None, Field(description="Optional. The base environment configuration for the agent.")
     ] = None
@@ -284,7 +284,7 @@ class GoogleCloudAiplatformV1AgentTool(KRMModel):
             description="Optional. The tool's Google Cloud resource name, used to resolve the tool."
         ),
     ] = None
-    type: Annotated[str | None, Field(description="Required. The type of the tool.")] = None
+    type: Annotated[str, Field(description="Required. The type of the tool.")]
     url: Annotated[
         str | None,
         Field(
@@ -310,11 +310,11 @@ class GoogleCloudAiplatformV1EncryptionSpec(KRMModel):
     """
 
     kms_key_ref: Annotated[
-        KMSCryptoKeyRef | None,
+        KMSCryptoKeyRef,
         Field(
             alias="kmsKeyRef", description="A reference to a KMSCryptoKey (API field `kmsKeyName`)."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1ObservabilityConfig(KRMModel):
@@ -344,9 +344,8 @@ class GoogleCloudAiplatformV1Persona(KRMModel):
         str | None, Field(alias="avatarUrl", description="Optional. The URL of the agent's avatar.")
     ] = None
     display_name: Annotated[
-        str | None,
-        Field(alias="displayName", description="Required. The display name of the agent."),
-    ] = None
+        str, Field(alias="displayName", description="Required. The display name of the agent.")
+    ]
     personality: Annotated[
         str | None,
         Field(description="Optional. The personality style or behavioral trait of the agent."),

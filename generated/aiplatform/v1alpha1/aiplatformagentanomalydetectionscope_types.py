@@ -12,8 +12,8 @@ from kccgen.generated.aiplatform.v1alpha1 import aiplatform_v1beta1_api
 from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1beta1_api import (
     GoogleCloudAiplatformV1beta1AgentAnomalyDetectionScopeState,
 )
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -64,19 +64,19 @@ class AIPlatformAgentAnomalyDetectionScopeSpec(KRMModel):
         Field(description="Immutable. The location of the AIPlatformAgentAnomalyDetectionScope."),
     ]
     log_buckets: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="logBuckets",
             description="Required. Customer-owned Cloud Logging bucket resource names attached to this scope.",
         ),
-    ] = None
+    ]
     observability_buckets: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="observabilityBuckets",
             description="Required. Customer-owned Cloud Observability bucket resource names attached to this scope.",
         ),
-    ] = None
+    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(
@@ -99,11 +99,11 @@ class GoogleCloudAiplatformV1beta1EncryptionSpec(KRMModel):
     """
 
     kms_key_ref: Annotated[
-        KMSCryptoKeyRef | None,
+        KMSCryptoKeyRef,
         Field(
             alias="kmsKeyRef", description="A reference to a KMSCryptoKey (API field `kmsKeyName`)."
         ),
-    ] = None
+    ]
 
 
 class AIPlatformAgentAnomalyDetectionScopeStatus(KRMStatus):

@@ -12,8 +12,8 @@ from kccgen.generated.aiplatform.v1alpha1 import aiplatform_v1_api
 from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1_api import (
     GoogleCloudAiplatformV1ArtifactState,
 )
-from kccgen.generated.aiplatform.v1alpha1.aiplatformmetadatastore_reference import (
-    AIPlatformMetadataStoreRef,
+from kccgen.generated.vertexai.v1alpha1.vertexaimetadatastore_reference import (
+    VertexAIMetadataStoreRef,
 )
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -66,10 +66,10 @@ class AIPlatformArtifactSpec(KRMModel):
         None
     )
     metadata_store_ref: Annotated[
-        AIPlatformMetadataStoreRef,
+        VertexAIMetadataStoreRef,
         Field(
             alias="metadataStoreRef",
-            description="Immutable. The AIPlatformMetadataStore that this AIPlatformArtifact belongs to.",
+            description="Immutable. The VertexAIMetadataStore that this AIPlatformArtifact belongs to.",
         ),
     ]
     resource_id: Annotated[

@@ -47,7 +47,7 @@ REFERENCES: tuple[RefField, ...] = (
     ),
     RefField(
         path="inputConfig.vertexMultimodalDatasetSource.datasetRef",
-        target="AIPlatformDataset",
+        target="VertexAIDataset",
         api_path="inputConfig.vertexMultimodalDatasetSource.datasetName",
     ),
     RefField(

@@ -23,10 +23,10 @@ from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1_api import (
     GoogleCloudAiplatformV1ReservationAffinityReservationAffinityType,
 )
 from kccgen.generated.aiplatform.v1alpha1.aiplatformartifact_reference import AIPlatformArtifactRef
-from kccgen.generated.aiplatform.v1alpha1.aiplatformdataset_reference import AIPlatformDatasetRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.translate.v1alpha1.translatemodel_reference import TranslateModelRef
+from kccgen.generated.vertexai.v1alpha1.vertexaidataset_reference import VertexAIDatasetRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -142,12 +142,12 @@ class AIPlatformBatchPredictionJobSpec(KRMModel):
         ),
     ] = None
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName",
             description="Required. The user-defined name of this BatchPredictionJob.",
         ),
-    ] = None
+    ]
     encryption_spec: Annotated[
         GoogleCloudAiplatformV1EncryptionSpec | None,
         Field(
@@ -170,12 +170,12 @@ class AIPlatformBatchPredictionJobSpec(KRMModel):
         ),
     ] = None
     input_config: Annotated[
-        GoogleCloudAiplatformV1BatchPredictionJobInputConfig | None,
+        GoogleCloudAiplatformV1BatchPredictionJobInputConfig,
         Field(
             alias="inputConfig",
             description="Required. Input configuration of the instances on which predictions are performed.",
         ),
-    ] = None
+    ]
     instance_config: Annotated[
         GoogleCloudAiplatformV1BatchPredictionJobInstanceConfig | None,
         Field(
@@ -206,12 +206,12 @@ class AIPlatformBatchPredictionJobSpec(KRMModel):
         Field(alias="modelRef", description="A reference to a TranslateModel (API field `model`)."),
     ] = None
     output_config: Annotated[
-        GoogleCloudAiplatformV1BatchPredictionJobOutputConfig | None,
+        GoogleCloudAiplatformV1BatchPredictionJobOutputConfig,
         Field(
             alias="outputConfig",
             description="Required. The Configuration specifying where output predictions should be written.",
         ),
-    ] = None
+    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(
@@ -248,12 +248,12 @@ class GoogleCloudAiplatformV1BatchDedicatedResources(KRMModel):
     """
 
     machine_spec: Annotated[
-        GoogleCloudAiplatformV1MachineSpec | None,
+        GoogleCloudAiplatformV1MachineSpec,
         Field(
             alias="machineSpec",
             description="Required. Immutable. The specification of a single machine.",
         ),
-    ] = None
+    ]
     max_replica_count: Annotated[
         int | None,
         Field(
@@ -284,12 +284,12 @@ class GoogleCloudAiplatformV1BatchPredictionJobInputConfig(KRMModel):
         Field(alias="gcsSource", description="The Cloud Storage location for the input instances."),
     ] = None
     instances_format: Annotated[
-        str | None,
+        str,
         Field(
             alias="instancesFormat",
             description="Required. The format in which instances are given, must be one of the Model's supported_input_storage_formats.",
         ),
-    ] = None
+    ]
     vertex_multimodal_dataset_source: Annotated[
         GoogleCloudAiplatformV1VertexMultimodalDatasetSource | None,
         Field(alias="vertexMultimodalDatasetSource", description="A Vertex Managed Dataset."),
@@ -347,12 +347,12 @@ class GoogleCloudAiplatformV1BatchPredictionJobOutputConfig(KRMModel):
         ),
     ] = None
     predictions_format: Annotated[
-        str | None,
+        str,
         Field(
             alias="predictionsFormat",
             description="Required. The format in which Vertex AI gives the predictions, must be one of the Model's supported_output_storage_formats.",
         ),
-    ] = None
+    ]
     vertex_multimodal_dataset_destination: Annotated[
         GoogleCloudAiplatformV1VertexMultimodalDatasetDestination | None,
         Field(
@@ -403,12 +403,12 @@ class GoogleCloudAiplatformV1BigQueryDestination(KRMModel):
     """
 
     output_uri: Annotated[
-        str | None,
+        str,
         Field(
             alias="outputUri",
             description="Required. BigQuery URI to a project or table, up to 2000 characters long.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1BigQuerySource(KRMModel):
@@ -417,12 +417,12 @@ class GoogleCloudAiplatformV1BigQuerySource(KRMModel):
     """
 
     input_uri: Annotated[
-        str | None,
+        str,
         Field(
             alias="inputUri",
             description="Required. BigQuery URI to a table, up to 2000 characters long.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1BlurBaselineConfig(KRMModel):
@@ -480,11 +480,11 @@ class GoogleCloudAiplatformV1EncryptionSpec(KRMModel):
     """
 
     kms_key_ref: Annotated[
-        KMSCryptoKeyRef | None,
+        KMSCryptoKeyRef,
         Field(
             alias="kmsKeyRef", description="A reference to a KMSCryptoKey (API field `kmsKeyName`)."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1EnvVar(KRMModel):
@@ -492,15 +492,13 @@ class GoogleCloudAiplatformV1EnvVar(KRMModel):
     Represents an environment variable present in a Container or Python Module.
     """
 
-    name: Annotated[
-        str | None, Field(description="Required. Name of the environment variable.")
-    ] = None
+    name: Annotated[str, Field(description="Required. Name of the environment variable.")]
     value: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Variables that reference a $(VAR_NAME) are expanded using the previous defined environment variables in the container and any service environment variables."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1Examples(KRMModel):
@@ -565,9 +563,9 @@ class GoogleCloudAiplatformV1ExplanationMetadata(KRMModel):
         ),
     ] = None
     inputs: Annotated[
-        dict[str, GoogleCloudAiplatformV1ExplanationMetadataInputMetadata] | None,
+        dict[str, GoogleCloudAiplatformV1ExplanationMetadataInputMetadata],
         Field(description="Required. Map from feature names to feature input metadata."),
-    ] = None
+    ]
     latent_space_source: Annotated[
         str | None,
         Field(
@@ -576,9 +574,9 @@ class GoogleCloudAiplatformV1ExplanationMetadata(KRMModel):
         ),
     ] = None
     outputs: Annotated[
-        dict[str, GoogleCloudAiplatformV1ExplanationMetadataOutputMetadata] | None,
+        dict[str, GoogleCloudAiplatformV1ExplanationMetadataOutputMetadata],
         Field(description="Required. Map from output names to output metadata."),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1ExplanationMetadataInputMetadata(KRMModel):
@@ -802,11 +800,11 @@ class GoogleCloudAiplatformV1ExplanationSpec(KRMModel):
         ),
     ] = None
     parameters: Annotated[
-        GoogleCloudAiplatformV1ExplanationParameters | None,
+        GoogleCloudAiplatformV1ExplanationParameters,
         Field(
             description="Required. Parameters that configure explaining of the Model's predictions."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1FeatureNoiseSigma(KRMModel):
@@ -843,12 +841,12 @@ class GoogleCloudAiplatformV1GcsDestination(KRMModel):
     """
 
     output_uri_prefix: Annotated[
-        str | None,
+        str,
         Field(
             alias="outputUriPrefix",
             description="Required. Google Cloud Storage URI to output directory.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1GcsSource(KRMModel):
@@ -857,9 +855,8 @@ class GoogleCloudAiplatformV1GcsSource(KRMModel):
     """
 
     uris: Annotated[
-        list[str] | None,
-        Field(description="Required. Google Cloud Storage URI(-s) to the input file(s)."),
-    ] = None
+        list[str], Field(description="Required. Google Cloud Storage URI(-s) to the input file(s).")
+    ]
 
 
 class GoogleCloudAiplatformV1IntegratedGradientsAttribution(KRMModel):
@@ -879,12 +876,12 @@ class GoogleCloudAiplatformV1IntegratedGradientsAttribution(KRMModel):
         ),
     ] = None
     step_count: Annotated[
-        int | None,
+        int,
         Field(
             alias="stepCount",
             description="Required. The number of steps for approximating the path integral.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1MachineSpec(KRMModel):
@@ -990,12 +987,12 @@ class GoogleCloudAiplatformV1ModelContainerSpec(KRMModel):
         ),
     ] = None
     image_uri: Annotated[
-        str | None,
+        str,
         Field(
             alias="imageUri",
             description="Required. Immutable. URI of the Docker image to be used as the custom container for serving predictions.",
         ),
-    ] = None
+    ]
     invoke_route_prefix: Annotated[
         str | None,
         Field(
@@ -1242,12 +1239,12 @@ class GoogleCloudAiplatformV1ReservationAffinity(KRMModel):
         Field(description="Optional. Corresponds to the label key of a reservation resource."),
     ] = None
     reservation_affinity_type: Annotated[
-        GoogleCloudAiplatformV1ReservationAffinityReservationAffinityType | None,
+        GoogleCloudAiplatformV1ReservationAffinityReservationAffinityType,
         Field(
             alias="reservationAffinityType",
             description="Required. Specifies the reservation affinity type.",
         ),
-    ] = None
+    ]
     values: Annotated[
         list[str] | None,
         Field(description="Optional. Corresponds to the label values of a reservation resource."),
@@ -1271,12 +1268,12 @@ class GoogleCloudAiplatformV1SampledShapleyAttribution(KRMModel):
     """
 
     path_count: Annotated[
-        int | None,
+        int,
         Field(
             alias="pathCount",
             description="Required. The number of feature permutations to consider when approximating the Shapley values.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1SmoothGradConfig(KRMModel):
@@ -1359,12 +1356,12 @@ class GoogleCloudAiplatformV1VertexMultimodalDatasetSource(KRMModel):
     """
 
     dataset_ref: Annotated[
-        AIPlatformDatasetRef | None,
+        VertexAIDatasetRef,
         Field(
             alias="datasetRef",
-            description="A reference to a AIPlatformDataset (API field `datasetName`).",
+            description="A reference to a VertexAIDataset (API field `datasetName`).",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1XraiAttribution(KRMModel):
@@ -1384,12 +1381,12 @@ class GoogleCloudAiplatformV1XraiAttribution(KRMModel):
         ),
     ] = None
     step_count: Annotated[
-        int | None,
+        int,
         Field(
             alias="stepCount",
             description="Required. The number of steps for approximating the path integral.",
         ),
-    ] = None
+    ]
 
 
 class GoogleRpcStatusObserved(KRMModel):

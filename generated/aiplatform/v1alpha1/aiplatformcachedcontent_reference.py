@@ -65,22 +65,22 @@ REFERENCES: tuple[RefField, ...] = (
     ),
     RefField(
         path="tools[].retrieval.externalApi.elasticSearchParams.indexRef",
-        target="AIPlatformIndex",
+        target="VertexAIIndex",
         api_path="tools[].retrieval.externalApi.elasticSearchParams.index",
     ),
     RefField(
         path="tools[].retrieval.externalApi.endpointRef",
-        target="AIPlatformEndpoint",
+        target="VertexAIEndpoint",
         api_path="tools[].retrieval.externalApi.endpoint",
     ),
     RefField(
         path="tools[].retrieval.vertexAiSearch.dataStoreSpecs[].dataStoreRef",
-        target="DiscoveryEngineCollectionDataStore",
+        target="DiscoveryEngineDataStore",
         api_path="tools[].retrieval.vertexAiSearch.dataStoreSpecs[].dataStore",
     ),
     RefField(
         path="tools[].retrieval.vertexAiSearch.datastoreRef",
-        target="DiscoveryEngineCollectionDataStore",
+        target="DiscoveryEngineDataStore",
         api_path="tools[].retrieval.vertexAiSearch.datastore",
     ),
     RefField(

@@ -27,22 +27,22 @@ from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1_api import (
     GoogleCloudAiplatformV1ToolComputerUseEnvironment,
     GoogleCloudAiplatformV1ToolGoogleSearchBlockingConfidence,
 )
-from kccgen.generated.aiplatform.v1alpha1.aiplatformendpoint_reference import AIPlatformEndpointRef
-from kccgen.generated.aiplatform.v1alpha1.aiplatformindex_reference import AIPlatformIndexRef
 from kccgen.generated.aiplatform.v1alpha1.aiplatformragcorpus_reference import (
     AIPlatformRagCorpusRef,
 )
-from kccgen.generated.discoveryengine.v1alpha1.discoveryenginecollectiondatastore_reference import (
-    DiscoveryEngineCollectionDataStoreRef,
+from kccgen.generated.discoveryengine.v1alpha1.discoveryenginedatastore_reference import (
+    DiscoveryEngineDataStoreRef,
 )
 from kccgen.generated.discoveryengine.v1alpha1.discoveryengineengine_reference import (
     DiscoveryEngineEngineRef,
 )
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.external.secretmanagersecretversion_reference import (
     SecretManagerSecretVersionRef,
 )
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
+from kccgen.generated.vertexai.v1alpha1.vertexaiendpoint_reference import VertexAIEndpointRef
+from kccgen.generated.vertexai.v1alpha1.vertexaiindex_reference import VertexAIIndexRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -174,12 +174,12 @@ class GoogleCloudAiplatformV1ApiAuthApiKeyConfig(KRMModel):
     """
 
     api_key_secret_version_ref: Annotated[
-        SecretManagerSecretVersionRef | None,
+        SecretManagerSecretVersionRef,
         Field(
             alias="apiKeySecretVersionRef",
             description="A reference to a SecretManagerSecretVersion (API field `apiKeySecretVersion`).",
         ),
-    ] = None
+    ]
     api_key_string: Annotated[
         str | None, Field(alias="apiKeyString", description="The API key string.")
     ] = None
@@ -198,8 +198,8 @@ class GoogleCloudAiplatformV1AudioTranscription(KRMModel):
         ),
     ] = None
     text: Annotated[
-        str | None, Field(description="Required. The transcription text of this audio segment.")
-    ] = None
+        str, Field(description="Required. The transcription text of this audio segment.")
+    ]
     words: Annotated[
         list[GoogleCloudAiplatformV1AudioTranscriptionWordInfo] | None,
         Field(description="Optional. Detailed word-level transcriptions and timing details."),
@@ -227,7 +227,7 @@ class GoogleCloudAiplatformV1AudioTranscriptionWordInfo(KRMModel):
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
     ] = None
-    word: Annotated[str | None, Field(description="Required. Transcript of the word.")] = None
+    word: Annotated[str, Field(description="Required. Transcript of the word.")]
 
 
 class GoogleCloudAiplatformV1AuthConfig(KRMModel):
@@ -312,12 +312,12 @@ class GoogleCloudAiplatformV1AuthConfigHttpBasicAuthConfig(KRMModel):
     """
 
     credential_secret_ref: Annotated[
-        SecretManagerSecretVersionRef | None,
+        SecretManagerSecretVersionRef,
         Field(
             alias="credentialSecretRef",
             description="A reference to a SecretManagerSecretVersion (API field `credentialSecret`).",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1AuthConfigOauthConfig(KRMModel):
@@ -363,22 +363,22 @@ class GoogleCloudAiplatformV1Blob(KRMModel):
     """
 
     data: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The raw bytes of the data.", pattern="^[A-Za-z0-9+/_-]*={0,2}$"
         ),
-    ] = None
+    ]
     display_name: Annotated[
         str | None,
         Field(alias="displayName", description="Optional. The display name of the blob."),
     ] = None
     mime_type: Annotated[
-        str | None,
+        str,
         Field(
             alias="mimeType",
             description="Required. The IANA standard MIME type of the source data.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1CachedContentUsageMetadataObserved(KRMModel):
@@ -419,9 +419,9 @@ class GoogleCloudAiplatformV1CodeExecutionResult(KRMModel):
         ),
     ] = None
     outcome: Annotated[
-        GoogleCloudAiplatformV1CodeExecutionResultOutcome | None,
+        GoogleCloudAiplatformV1CodeExecutionResultOutcome,
         Field(description="Required. Outcome of the code execution."),
-    ] = None
+    ]
     output: Annotated[
         str | None,
         Field(
@@ -436,9 +436,9 @@ class GoogleCloudAiplatformV1Content(KRMModel):
     """
 
     parts: Annotated[
-        list[GoogleCloudAiplatformV1Part] | None,
+        list[GoogleCloudAiplatformV1Part],
         Field(description="Required. A list of Part objects that make up a single message."),
-    ] = None
+    ]
     role: Annotated[str | None, Field(description="Optional. The producer of the content.")] = None
 
 
@@ -466,11 +466,11 @@ class GoogleCloudAiplatformV1EncryptionSpec(KRMModel):
     """
 
     kms_key_ref: Annotated[
-        KMSCryptoKeyRef | None,
+        KMSCryptoKeyRef,
         Field(
             alias="kmsKeyRef", description="A reference to a KMSCryptoKey (API field `kmsKeyName`)."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1EnterpriseWebSearch(KRMModel):
@@ -499,14 +499,14 @@ class GoogleCloudAiplatformV1ExecutableCode(KRMModel):
     Code generated by the model that is meant to be executed, and the result returned to the model. Generated when using the `CodeExecution` tool, in which the code will be automatically executed, and a corresponding CodeExecutionResult will also be generated.
     """
 
-    code: Annotated[str | None, Field(description="Required. The code to be executed.")] = None
+    code: Annotated[str, Field(description="Required. The code to be executed.")]
     id: Annotated[
         str | None, Field(description="Optional. Unique identifier of the `ExecutableCode` part.")
     ] = None
     language: Annotated[
-        GoogleCloudAiplatformV1ExecutableCodeLanguage | None,
+        GoogleCloudAiplatformV1ExecutableCodeLanguage,
         Field(description="Required. Programming language of the `code`."),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1ExternalApi(KRMModel):
@@ -531,10 +531,10 @@ class GoogleCloudAiplatformV1ExternalApi(KRMModel):
         Field(alias="elasticSearchParams", description="Parameters for the elastic search API."),
     ] = None
     endpoint_ref: Annotated[
-        AIPlatformEndpointRef | None,
+        VertexAIEndpointRef | None,
         Field(
             alias="endpointRef",
-            description="A reference to a AIPlatformEndpoint (API field `endpoint`).",
+            description="A reference to a VertexAIEndpoint (API field `endpoint`).",
         ),
     ] = None
     simple_search_params: Annotated[
@@ -549,10 +549,8 @@ class GoogleCloudAiplatformV1ExternalApiElasticSearchParams(KRMModel):
     """
 
     index_ref: Annotated[
-        AIPlatformIndexRef | None,
-        Field(
-            alias="indexRef", description="A reference to a AIPlatformIndex (API field `index`)."
-        ),
+        VertexAIIndexRef | None,
+        Field(alias="indexRef", description="A reference to a VertexAIIndex (API field `index`)."),
     ] = None
     num_hits: Annotated[
         int | None,
@@ -580,18 +578,18 @@ class GoogleCloudAiplatformV1FileData(KRMModel):
         Field(alias="displayName", description="Optional. The display name of the file."),
     ] = None
     file_uri: Annotated[
-        str | None,
+        str,
         Field(
             alias="fileUri", description="Required. The URI of the file in Google Cloud Storage."
         ),
-    ] = None
+    ]
     mime_type: Annotated[
-        str | None,
+        str,
         Field(
             alias="mimeType",
             description="Required. The IANA standard MIME type of the source data.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1FunctionCall(KRMModel):
@@ -659,9 +657,7 @@ class GoogleCloudAiplatformV1FunctionDeclaration(KRMModel):
     description: Annotated[
         str | None, Field(description="Optional. Description and purpose of the function.")
     ] = None
-    name: Annotated[
-        str | None, Field(description="Required. The name of the function to call.")
-    ] = None
+    name: Annotated[str, Field(description="Required. The name of the function to call.")]
     parameters: Annotated[
         GoogleCloudAiplatformV1Schema | None,
         Field(
@@ -698,17 +694,14 @@ class GoogleCloudAiplatformV1FunctionResponse(KRMModel):
     id: Annotated[
         str | None, Field(description="Optional. The id of the function call this response is for.")
     ] = None
-    name: Annotated[
-        str | None, Field(description="Required. The name of the function to call.")
-    ] = None
+    name: Annotated[str, Field(description="Required. The name of the function to call.")]
     parts: Annotated[
         list[GoogleCloudAiplatformV1FunctionResponsePart] | None,
         Field(description="Optional. Ordered `Parts` that constitute a function response."),
     ] = None
     response: Annotated[
-        dict[str, Any] | None,
-        Field(description="Required. The function response in JSON object format."),
-    ] = None
+        dict[str, Any], Field(description="Required. The function response in JSON object format.")
+    ]
     scheduling: Annotated[
         GoogleCloudAiplatformV1FunctionResponseScheduling | None,
         Field(
@@ -723,18 +716,18 @@ class GoogleCloudAiplatformV1FunctionResponseBlob(KRMModel):
     """
 
     data: Annotated[
-        str | None, Field(description="Required. Raw bytes.", pattern="^[A-Za-z0-9+/_-]*={0,2}$")
-    ] = None
+        str, Field(description="Required. Raw bytes.", pattern="^[A-Za-z0-9+/_-]*={0,2}$")
+    ]
     display_name: Annotated[
         str | None, Field(alias="displayName", description="Optional. Display name of the blob.")
     ] = None
     mime_type: Annotated[
-        str | None,
+        str,
         Field(
             alias="mimeType",
             description="Required. The IANA standard MIME type of the source data.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1FunctionResponseFileData(KRMModel):
@@ -746,14 +739,14 @@ class GoogleCloudAiplatformV1FunctionResponseFileData(KRMModel):
         str | None,
         Field(alias="displayName", description="Optional. Display name of the file data."),
     ] = None
-    file_uri: Annotated[str | None, Field(alias="fileUri", description="Required. URI.")] = None
+    file_uri: Annotated[str, Field(alias="fileUri", description="Required. URI.")]
     mime_type: Annotated[
-        str | None,
+        str,
         Field(
             alias="mimeType",
             description="Required. The IANA standard MIME type of the source data.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1FunctionResponsePart(KRMModel):
@@ -932,12 +925,12 @@ class GoogleCloudAiplatformV1PartialArg(KRMModel):
         bool | None, Field(alias="boolValue", description="Optional. Represents a boolean value.")
     ] = None
     json_path: Annotated[
-        str | None,
+        str,
         Field(
             alias="jsonPath",
             description="Required. A JSON Path (RFC 9535) to the argument being streamed.",
         ),
-    ] = None
+    ]
     null_value: Annotated[
         GoogleCloudAiplatformV1PartialArgNullValue | None,
         Field(alias="nullValue", description="Optional. Represents a null value."),
@@ -1331,9 +1324,9 @@ class GoogleCloudAiplatformV1ToolComputerUse(KRMModel):
         ),
     ] = None
     environment: Annotated[
-        GoogleCloudAiplatformV1ToolComputerUseEnvironment | None,
+        GoogleCloudAiplatformV1ToolComputerUseEnvironment,
         Field(description="Required. The target environment where the computer use tool operates."),
-    ] = None
+    ]
     excluded_predefined_functions: Annotated[
         list[str] | None,
         Field(
@@ -1364,8 +1357,8 @@ class GoogleCloudAiplatformV1ToolExaAiSearch(KRMModel):
     """
 
     api_key: Annotated[
-        str | None, Field(alias="apiKey", description="Required. The API key for ExaAiSearch.")
-    ] = None
+        str, Field(alias="apiKey", description="Required. The API key for ExaAiSearch.")
+    ]
     custom_configs: Annotated[
         dict[str, Any] | None,
         Field(
@@ -1476,10 +1469,10 @@ class GoogleCloudAiplatformV1VertexAISearch(KRMModel):
         ),
     ] = None
     datastore_ref: Annotated[
-        DiscoveryEngineCollectionDataStoreRef | None,
+        DiscoveryEngineDataStoreRef | None,
         Field(
             alias="datastoreRef",
-            description="A reference to a DiscoveryEngineCollectionDataStore (API field `datastore`).",
+            description="A reference to a DiscoveryEngineDataStore (API field `datastore`).",
         ),
     ] = None
     engine_ref: Annotated[
@@ -1507,10 +1500,10 @@ class GoogleCloudAiplatformV1VertexAISearchDataStoreSpec(KRMModel):
     """
 
     data_store_ref: Annotated[
-        DiscoveryEngineCollectionDataStoreRef | None,
+        DiscoveryEngineDataStoreRef | None,
         Field(
             alias="dataStoreRef",
-            description="A reference to a DiscoveryEngineCollectionDataStore (API field `dataStore`).",
+            description="A reference to a DiscoveryEngineDataStore (API field `dataStore`).",
         ),
     ] = None
     filter: Annotated[

@@ -12,7 +12,7 @@ from kccgen.generated.aiplatform.v1alpha1 import aiplatform_v1beta1_api
 from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1beta1_api import (
     GoogleCloudAiplatformV1beta1TrustedParticipantParticipantType,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -50,9 +50,9 @@ class AIPlatformCollaborativeProjectSpec(KRMModel):
     """
 
     display_name: Annotated[
-        str | None,
+        str,
         Field(alias="displayName", description="Required. The user-visible name of the project."),
-    ] = None
+    ]
     emoji: Annotated[
         str | None, Field(description="Optional. The emoji shown as the project's icon.")
     ] = None
@@ -90,13 +90,11 @@ class GoogleCloudAiplatformV1beta1TrustedParticipant(KRMModel):
     A participant granted access to a CollaborativeProject.
     """
 
-    identifier: Annotated[
-        str | None, Field(description="Required. The participant's identity.")
-    ] = None
+    identifier: Annotated[str, Field(description="Required. The participant's identity.")]
     participant_type: Annotated[
-        GoogleCloudAiplatformV1beta1TrustedParticipantParticipantType | None,
+        GoogleCloudAiplatformV1beta1TrustedParticipantParticipantType,
         Field(alias="participantType", description="Required. The type of the participant."),
-    ] = None
+    ]
 
 
 class AIPlatformCollaborativeProjectStatus(KRMStatus):

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.aiplatform.v1alpha1 import aiplatform_v1_api
-from kccgen.generated.aiplatform.v1alpha1.aiplatformmetadatastore_reference import (
-    AIPlatformMetadataStoreRef,
+from kccgen.generated.vertexai.v1alpha1.vertexaimetadatastore_reference import (
+    VertexAIMetadataStoreRef,
 )
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -70,10 +70,10 @@ class AIPlatformContextSpec(KRMModel):
         None
     )
     metadata_store_ref: Annotated[
-        AIPlatformMetadataStoreRef,
+        VertexAIMetadataStoreRef,
         Field(
             alias="metadataStoreRef",
-            description="Immutable. The AIPlatformMetadataStore that this AIPlatformContext belongs to.",
+            description="Immutable. The VertexAIMetadataStore that this AIPlatformContext belongs to.",
         ),
     ]
     resource_id: Annotated[

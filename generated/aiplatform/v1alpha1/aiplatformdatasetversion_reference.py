@@ -25,9 +25,9 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "datasetRef", "AIPlatformDataset"),
-        ("location", "datasetRef", "AIPlatformDataset"),
-        ("dataset", "datasetRef", "AIPlatformDataset"),
+        ("project", "datasetRef", "VertexAIDataset"),
+        ("location", "datasetRef", "VertexAIDataset"),
+        ("dataset", "datasetRef", "VertexAIDataset"),
         ("datasetVersion", "resourceID", ""),
     ),
     id_generation="service",
@@ -37,7 +37,7 @@ IDENTITY = IdentityTemplate(
 REFERENCES: tuple[RefField, ...] = (
     RefField(
         path="datasetRef",
-        target="AIPlatformDataset",
+        target="VertexAIDataset",
         api_path="{dataset}",
         parent=True,
     ),

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.aiplatform.v1alpha1 import aiplatform_v1_api
-from kccgen.generated.aiplatform.v1alpha1.aiplatformdataset_reference import AIPlatformDatasetRef
+from kccgen.generated.vertexai.v1alpha1.vertexaidataset_reference import VertexAIDatasetRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -76,10 +76,10 @@ class AIPlatformDatasetVersionSpec(KRMModel):
     """
 
     dataset_ref: Annotated[
-        AIPlatformDatasetRef,
+        VertexAIDatasetRef,
         Field(
             alias="datasetRef",
-            description="Immutable. The AIPlatformDataset that this AIPlatformDatasetVersion belongs to.",
+            description="Immutable. The VertexAIDataset that this AIPlatformDatasetVersion belongs to.",
         ),
     ]
     display_name: Annotated[

@@ -15,7 +15,7 @@ from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1beta1_api import (
     GoogleCloudAiplatformV1beta1CustomDetectorConfigFilterOperationType,
     GoogleCloudAiplatformV1beta1DetectorState,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -126,11 +126,11 @@ class GoogleCloudAiplatformV1beta1CustomDetectorConfigAnomalyAnalysis(KRMModel):
     """
 
     prompt: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. What the detector should flag, written as a description of the anomaly rather than as instructions to the model."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1beta1CustomDetectorConfigFilter(KRMModel):
@@ -143,17 +143,17 @@ class GoogleCloudAiplatformV1beta1CustomDetectorConfigFilter(KRMModel):
         Field(alias="dataType", description="Optional. How to interpret the field and value."),
     ] = None
     field: Annotated[
-        GoogleCloudAiplatformV1beta1CustomDetectorConfigFilterField | None,
+        GoogleCloudAiplatformV1beta1CustomDetectorConfigFilterField,
         Field(description="Required. What the filter observes."),
-    ] = None
+    ]
     operation: Annotated[
-        GoogleCloudAiplatformV1beta1CustomDetectorConfigFilterOperation | None,
+        GoogleCloudAiplatformV1beta1CustomDetectorConfigFilterOperation,
         Field(description="Required. How `field` is compared against `value`."),
-    ] = None
+    ]
     value: Annotated[
-        GoogleCloudAiplatformV1beta1CustomDetectorConfigFilterValue | None,
+        GoogleCloudAiplatformV1beta1CustomDetectorConfigFilterValue,
         Field(description="Required. The literal compared against `field`."),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1beta1CustomDetectorConfigFilterField(KRMModel):
@@ -166,9 +166,9 @@ class GoogleCloudAiplatformV1beta1CustomDetectorConfigFilterField(KRMModel):
         Field(description="Optional. Additional context for `type`."),
     ] = None
     type: Annotated[
-        GoogleCloudAiplatformV1beta1CustomDetectorConfigFilterFieldType | None,
+        GoogleCloudAiplatformV1beta1CustomDetectorConfigFilterFieldType,
         Field(description="Required. The observable property."),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1beta1CustomDetectorConfigFilterFieldQualifiers(KRMModel):
@@ -194,9 +194,9 @@ class GoogleCloudAiplatformV1beta1CustomDetectorConfigFilterOperation(KRMModel):
     """
 
     type: Annotated[
-        GoogleCloudAiplatformV1beta1CustomDetectorConfigFilterOperationType | None,
+        GoogleCloudAiplatformV1beta1CustomDetectorConfigFilterOperationType,
         Field(description="Required. The comparison to apply."),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1beta1CustomDetectorConfigFilterValue(KRMModel):
@@ -204,9 +204,7 @@ class GoogleCloudAiplatformV1beta1CustomDetectorConfigFilterValue(KRMModel):
     The literal compared against the field.
     """
 
-    literal: Annotated[
-        str | None, Field(description="Required. The literal, always carried as a string.")
-    ] = None
+    literal: Annotated[str, Field(description="Required. The literal, always carried as a string.")]
 
 
 class AIPlatformDetectorStatus(KRMStatus):

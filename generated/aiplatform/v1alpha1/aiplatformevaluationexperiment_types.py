@@ -12,7 +12,7 @@ from kccgen.generated.aiplatform.v1alpha1 import aiplatform_v1beta1_api
 from kccgen.generated.aiplatform.v1alpha1.aiplatformevaluationrun_reference import (
     AIPlatformEvaluationRunRef,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -50,19 +50,19 @@ class AIPlatformEvaluationExperimentSpec(KRMModel):
     """
 
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName",
             description="Required. The display name of the evaluation experiment.",
         ),
-    ] = None
+    ]
     evaluation_run_refs: Annotated[
-        list[AIPlatformEvaluationRunRef] | None,
+        list[AIPlatformEvaluationRunRef],
         Field(
             alias="evaluationRunRefs",
             description="References to AIPlatformEvaluationRuns (API field `evaluationRuns`).",
         ),
-    ] = None
+    ]
     labels: Annotated[
         dict[str, str] | None, Field(description="Optional. Labels for the evaluation experiment.")
     ] = None

@@ -60,22 +60,22 @@ REFERENCES: tuple[RefField, ...] = (
     ),
     RefField(
         path="evaluationRequest.candidateResponses[].agentData.agents.tools[].retrieval.externalApi.elasticSearchParams.indexRef",
-        target="AIPlatformIndex",
+        target="VertexAIIndex",
         api_path="evaluationRequest.candidateResponses[].agentData.agents.tools[].retrieval.externalApi.elasticSearchParams.index",
     ),
     RefField(
         path="evaluationRequest.candidateResponses[].agentData.agents.tools[].retrieval.externalApi.endpointRef",
-        target="AIPlatformEndpoint",
+        target="VertexAIEndpoint",
         api_path="evaluationRequest.candidateResponses[].agentData.agents.tools[].retrieval.externalApi.endpoint",
     ),
     RefField(
         path="evaluationRequest.candidateResponses[].agentData.agents.tools[].retrieval.vertexAiSearch.dataStoreSpecs[].dataStoreRef",
-        target="DiscoveryEngineCollectionDataStore",
+        target="DiscoveryEngineDataStore",
         api_path="evaluationRequest.candidateResponses[].agentData.agents.tools[].retrieval.vertexAiSearch.dataStoreSpecs[].dataStore",
     ),
     RefField(
         path="evaluationRequest.candidateResponses[].agentData.agents.tools[].retrieval.vertexAiSearch.datastoreRef",
-        target="DiscoveryEngineCollectionDataStore",
+        target="DiscoveryEngineDataStore",
         api_path="evaluationRequest.candidateResponses[].agentData.agents.tools[].retrieval.vertexAiSearch.datastore",
     ),
     RefField(
@@ -108,22 +108,22 @@ REFERENCES: tuple[RefField, ...] = (
     ),
     RefField(
         path="evaluationRequest.candidateResponses[].agentData.turns[].events[].activeTools[].retrieval.externalApi.elasticSearchParams.indexRef",
-        target="AIPlatformIndex",
+        target="VertexAIIndex",
         api_path="evaluationRequest.candidateResponses[].agentData.turns[].events[].activeTools[].retrieval.externalApi.elasticSearchParams.index",
     ),
     RefField(
         path="evaluationRequest.candidateResponses[].agentData.turns[].events[].activeTools[].retrieval.externalApi.endpointRef",
-        target="AIPlatformEndpoint",
+        target="VertexAIEndpoint",
         api_path="evaluationRequest.candidateResponses[].agentData.turns[].events[].activeTools[].retrieval.externalApi.endpoint",
     ),
     RefField(
         path="evaluationRequest.candidateResponses[].agentData.turns[].events[].activeTools[].retrieval.vertexAiSearch.dataStoreSpecs[].dataStoreRef",
-        target="DiscoveryEngineCollectionDataStore",
+        target="DiscoveryEngineDataStore",
         api_path="evaluationRequest.candidateResponses[].agentData.turns[].events[].activeTools[].retrieval.vertexAiSearch.dataStoreSpecs[].dataStore",
     ),
     RefField(
         path="evaluationRequest.candidateResponses[].agentData.turns[].events[].activeTools[].retrieval.vertexAiSearch.datastoreRef",
-        target="DiscoveryEngineCollectionDataStore",
+        target="DiscoveryEngineDataStore",
         api_path="evaluationRequest.candidateResponses[].agentData.turns[].events[].activeTools[].retrieval.vertexAiSearch.datastore",
     ),
     RefField(
@@ -156,22 +156,22 @@ REFERENCES: tuple[RefField, ...] = (
     ),
     RefField(
         path="evaluationRequest.goldenResponse.agentData.agents.tools[].retrieval.externalApi.elasticSearchParams.indexRef",
-        target="AIPlatformIndex",
+        target="VertexAIIndex",
         api_path="evaluationRequest.goldenResponse.agentData.agents.tools[].retrieval.externalApi.elasticSearchParams.index",
     ),
     RefField(
         path="evaluationRequest.goldenResponse.agentData.agents.tools[].retrieval.externalApi.endpointRef",
-        target="AIPlatformEndpoint",
+        target="VertexAIEndpoint",
         api_path="evaluationRequest.goldenResponse.agentData.agents.tools[].retrieval.externalApi.endpoint",
     ),
     RefField(
         path="evaluationRequest.goldenResponse.agentData.agents.tools[].retrieval.vertexAiSearch.dataStoreSpecs[].dataStoreRef",
-        target="DiscoveryEngineCollectionDataStore",
+        target="DiscoveryEngineDataStore",
         api_path="evaluationRequest.goldenResponse.agentData.agents.tools[].retrieval.vertexAiSearch.dataStoreSpecs[].dataStore",
     ),
     RefField(
         path="evaluationRequest.goldenResponse.agentData.agents.tools[].retrieval.vertexAiSearch.datastoreRef",
-        target="DiscoveryEngineCollectionDataStore",
+        target="DiscoveryEngineDataStore",
         api_path="evaluationRequest.goldenResponse.agentData.agents.tools[].retrieval.vertexAiSearch.datastore",
     ),
     RefField(
@@ -204,22 +204,22 @@ REFERENCES: tuple[RefField, ...] = (
     ),
     RefField(
         path="evaluationRequest.goldenResponse.agentData.turns[].events[].activeTools[].retrieval.externalApi.elasticSearchParams.indexRef",
-        target="AIPlatformIndex",
+        target="VertexAIIndex",
         api_path="evaluationRequest.goldenResponse.agentData.turns[].events[].activeTools[].retrieval.externalApi.elasticSearchParams.index",
     ),
     RefField(
         path="evaluationRequest.goldenResponse.agentData.turns[].events[].activeTools[].retrieval.externalApi.endpointRef",
-        target="AIPlatformEndpoint",
+        target="VertexAIEndpoint",
         api_path="evaluationRequest.goldenResponse.agentData.turns[].events[].activeTools[].retrieval.externalApi.endpoint",
     ),
     RefField(
         path="evaluationRequest.goldenResponse.agentData.turns[].events[].activeTools[].retrieval.vertexAiSearch.dataStoreSpecs[].dataStoreRef",
-        target="DiscoveryEngineCollectionDataStore",
+        target="DiscoveryEngineDataStore",
         api_path="evaluationRequest.goldenResponse.agentData.turns[].events[].activeTools[].retrieval.vertexAiSearch.dataStoreSpecs[].dataStore",
     ),
     RefField(
         path="evaluationRequest.goldenResponse.agentData.turns[].events[].activeTools[].retrieval.vertexAiSearch.datastoreRef",
-        target="DiscoveryEngineCollectionDataStore",
+        target="DiscoveryEngineDataStore",
         api_path="evaluationRequest.goldenResponse.agentData.turns[].events[].activeTools[].retrieval.vertexAiSearch.datastore",
     ),
     RefField(
@@ -252,22 +252,22 @@ REFERENCES: tuple[RefField, ...] = (
     ),
     RefField(
         path="evaluationRequest.prompt.agentData.agents.tools[].retrieval.externalApi.elasticSearchParams.indexRef",
-        target="AIPlatformIndex",
+        target="VertexAIIndex",
         api_path="evaluationRequest.prompt.agentData.agents.tools[].retrieval.externalApi.elasticSearchParams.index",
     ),
     RefField(
         path="evaluationRequest.prompt.agentData.agents.tools[].retrieval.externalApi.endpointRef",
-        target="AIPlatformEndpoint",
+        target="VertexAIEndpoint",
         api_path="evaluationRequest.prompt.agentData.agents.tools[].retrieval.externalApi.endpoint",
     ),
     RefField(
         path="evaluationRequest.prompt.agentData.agents.tools[].retrieval.vertexAiSearch.dataStoreSpecs[].dataStoreRef",
-        target="DiscoveryEngineCollectionDataStore",
+        target="DiscoveryEngineDataStore",
         api_path="evaluationRequest.prompt.agentData.agents.tools[].retrieval.vertexAiSearch.dataStoreSpecs[].dataStore",
     ),
     RefField(
         path="evaluationRequest.prompt.agentData.agents.tools[].retrieval.vertexAiSearch.datastoreRef",
-        target="DiscoveryEngineCollectionDataStore",
+        target="DiscoveryEngineDataStore",
         api_path="evaluationRequest.prompt.agentData.agents.tools[].retrieval.vertexAiSearch.datastore",
     ),
     RefField(
@@ -300,22 +300,22 @@ REFERENCES: tuple[RefField, ...] = (
     ),
     RefField(
         path="evaluationRequest.prompt.agentData.turns[].events[].activeTools[].retrieval.externalApi.elasticSearchParams.indexRef",
-        target="AIPlatformIndex",
+        target="VertexAIIndex",
         api_path="evaluationRequest.prompt.agentData.turns[].events[].activeTools[].retrieval.externalApi.elasticSearchParams.index",
     ),
     RefField(
         path="evaluationRequest.prompt.agentData.turns[].events[].activeTools[].retrieval.externalApi.endpointRef",
-        target="AIPlatformEndpoint",
+        target="VertexAIEndpoint",
         api_path="evaluationRequest.prompt.agentData.turns[].events[].activeTools[].retrieval.externalApi.endpoint",
     ),
     RefField(
         path="evaluationRequest.prompt.agentData.turns[].events[].activeTools[].retrieval.vertexAiSearch.dataStoreSpecs[].dataStoreRef",
-        target="DiscoveryEngineCollectionDataStore",
+        target="DiscoveryEngineDataStore",
         api_path="evaluationRequest.prompt.agentData.turns[].events[].activeTools[].retrieval.vertexAiSearch.dataStoreSpecs[].dataStore",
     ),
     RefField(
         path="evaluationRequest.prompt.agentData.turns[].events[].activeTools[].retrieval.vertexAiSearch.datastoreRef",
-        target="DiscoveryEngineCollectionDataStore",
+        target="DiscoveryEngineDataStore",
         api_path="evaluationRequest.prompt.agentData.turns[].events[].activeTools[].retrieval.vertexAiSearch.datastore",
     ),
     RefField(

@@ -31,8 +31,9 @@ from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1_api import (
     GoogleCloudAiplatformV1VideoResponseFormatAspectRatio,
     GoogleCloudAiplatformV1VideoResponseFormatDelivery,
 )
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
+from kccgen.generated.vertexai.v1alpha1.vertexaiendpoint_reference import VertexAIEndpointRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -71,12 +72,12 @@ class AIPlatformEvaluationMetricSpec(KRMModel):
         str | None, Field(description="Optional. A description of the EvaluationMetric.")
     ] = None
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName",
             description="Required. The user-friendly display name for the EvaluationMetric.",
         ),
-    ] = None
+    ]
     encryption_spec: Annotated[
         GoogleCloudAiplatformV1EncryptionSpec | None,
         Field(
@@ -218,12 +219,12 @@ class GoogleCloudAiplatformV1AudioTranscriptionConfigLanguageHints(KRMModel):
     """
 
     language_codes: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="languageCodes",
             description="Required. Deprecated: Use top-level `language_codes` instead.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1AutoraterConfig(KRMModel):
@@ -231,11 +232,11 @@ class GoogleCloudAiplatformV1AutoraterConfig(KRMModel):
     The configs for autorater. This is applicable to both EvaluateInstances and EvaluateDataset.
     """
 
-    autorater_model: Annotated[
-        str | None,
+    autorater_model_ref: Annotated[
+        VertexAIEndpointRef | None,
         Field(
-            alias="autoraterModel",
-            description="Optional. The fully qualified name of the publisher model or tuned autorater endpoint to use.",
+            alias="autoraterModelRef",
+            description="A reference to a VertexAIEndpoint (API field `autoraterModel`).",
         ),
     ] = None
     flip_enabled: Annotated[
@@ -283,9 +284,9 @@ class GoogleCloudAiplatformV1ComputationBasedMetricSpec(KRMModel):
         ),
     ] = None
     type: Annotated[
-        GoogleCloudAiplatformV1ComputationBasedMetricSpecType | None,
+        GoogleCloudAiplatformV1ComputationBasedMetricSpecType,
         Field(description="Required. The type of the computation based metric."),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1CustomCodeExecutionSpec(KRMModel):
@@ -294,8 +295,8 @@ class GoogleCloudAiplatformV1CustomCodeExecutionSpec(KRMModel):
     """
 
     evaluation_function: Annotated[
-        str | None, Field(alias="evaluationFunction", description="Required. Python function.")
-    ] = None
+        str, Field(alias="evaluationFunction", description="Required. Python function.")
+    ]
 
 
 class GoogleCloudAiplatformV1CustomOutputFormatConfig(KRMModel):
@@ -315,11 +316,11 @@ class GoogleCloudAiplatformV1EncryptionSpec(KRMModel):
     """
 
     kms_key_ref: Annotated[
-        KMSCryptoKeyRef | None,
+        KMSCryptoKeyRef,
         Field(
             alias="kmsKeyRef", description="A reference to a KMSCryptoKey (API field `kmsKeyName`)."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1EvaluationParserConfig(KRMModel):
@@ -342,11 +343,11 @@ class GoogleCloudAiplatformV1EvaluationParserConfigCustomCodeParserConfig(KRMMod
     """
 
     parsing_function: Annotated[
-        str | None,
+        str,
         Field(
             alias="parsingFunction", description="Required. Python function for parsing results."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1ExactMatchSpec(KRMModel):
@@ -675,12 +676,12 @@ class GoogleCloudAiplatformV1LLMBasedMetricSpec(KRMModel):
         ),
     ] = None
     metric_prompt_template: Annotated[
-        str | None,
+        str,
         Field(
             alias="metricPromptTemplate",
             description="Required. Template for the prompt sent to the judge model.",
         ),
-    ] = None
+    ]
     predefined_rubric_generation_spec: Annotated[
         GoogleCloudAiplatformV1PredefinedMetricSpec | None,
         Field(
@@ -811,13 +812,11 @@ class GoogleCloudAiplatformV1MetricMetadataScoreRange(KRMModel):
         ),
     ] = None
     max: Annotated[
-        float | None,
-        Field(description="Required. The maximum value of the score range (inclusive)."),
-    ] = None
+        float, Field(description="Required. The maximum value of the score range (inclusive).")
+    ]
     min: Annotated[
-        float | None,
-        Field(description="Required. The minimum value of the score range (inclusive)."),
-    ] = None
+        float, Field(description="Required. The minimum value of the score range (inclusive).")
+    ]
     step: Annotated[
         float | None,
         Field(description="Optional. The distance between discrete steps in the range."),
@@ -830,12 +829,12 @@ class GoogleCloudAiplatformV1MultiSpeakerVoiceConfig(KRMModel):
     """
 
     speaker_voice_configs: Annotated[
-        list[GoogleCloudAiplatformV1SpeakerVoiceConfig] | None,
+        list[GoogleCloudAiplatformV1SpeakerVoiceConfig],
         Field(
             alias="speakerVoiceConfigs",
             description="Required. A list of configurations for the voices of the speakers.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1PairwiseMetricSpec(KRMModel):
@@ -865,12 +864,12 @@ class GoogleCloudAiplatformV1PairwiseMetricSpec(KRMModel):
         ),
     ] = None
     metric_prompt_template: Annotated[
-        str | None,
+        str,
         Field(
             alias="metricPromptTemplate",
             description="Required. Metric prompt template for pairwise metric.",
         ),
-    ] = None
+    ]
     system_instruction: Annotated[
         str | None,
         Field(
@@ -893,12 +892,12 @@ class GoogleCloudAiplatformV1PointwiseMetricSpec(KRMModel):
         ),
     ] = None
     metric_prompt_template: Annotated[
-        str | None,
+        str,
         Field(
             alias="metricPromptTemplate",
             description="Required. Metric prompt template for pointwise metric.",
         ),
-    ] = None
+    ]
     system_instruction: Annotated[
         str | None,
         Field(
@@ -924,12 +923,12 @@ class GoogleCloudAiplatformV1PredefinedMetricSpec(KRMModel):
     """
 
     metric_spec_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="metricSpecName",
             description='Required. The name of a pre-defined metric, such as "instruction_following_v1" or "text_quality_v1".',
         ),
-    ] = None
+    ]
     metric_spec_parameters: Annotated[
         dict[str, Any] | None,
         Field(
@@ -1180,14 +1179,14 @@ class GoogleCloudAiplatformV1SpeakerVoiceConfig(KRMModel):
     Configuration for a single speaker in a multi-speaker setup.
     """
 
-    speaker: Annotated[str | None, Field(description="Required. The name of the speaker.")] = None
+    speaker: Annotated[str, Field(description="Required. The name of the speaker.")]
     voice_config: Annotated[
-        GoogleCloudAiplatformV1VoiceConfig | None,
+        GoogleCloudAiplatformV1VoiceConfig,
         Field(
             alias="voiceConfig",
             description="Required. The configuration for the voice of this speaker.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1SpeechConfig(KRMModel):
@@ -1248,11 +1247,11 @@ class GoogleCloudAiplatformV1TranslationConfig(KRMModel):
         ),
     ] = None
     target_language_code: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetLanguageCode", description="Required. The target language for translation."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1VideoResponseFormat(KRMModel):

@@ -46,28 +46,28 @@ from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1_api import (
     GoogleCloudAiplatformV1VideoResponseFormatDelivery,
 )
 from kccgen.generated.aiplatform.v1alpha1.aiplatformagent_reference import AIPlatformAgentRef
-from kccgen.generated.aiplatform.v1alpha1.aiplatformendpoint_reference import AIPlatformEndpointRef
 from kccgen.generated.aiplatform.v1alpha1.aiplatformevaluationset_reference import (
     AIPlatformEvaluationSetRef,
 )
-from kccgen.generated.aiplatform.v1alpha1.aiplatformindex_reference import AIPlatformIndexRef
 from kccgen.generated.aiplatform.v1alpha1.aiplatformragcorpus_reference import (
     AIPlatformRagCorpusRef,
 )
 from kccgen.generated.aiplatform.v1alpha1.aiplatformreasoningengine_reference import (
     AIPlatformReasoningEngineRef,
 )
-from kccgen.generated.discoveryengine.v1alpha1.discoveryenginecollectiondatastore_reference import (
-    DiscoveryEngineCollectionDataStoreRef,
+from kccgen.generated.discoveryengine.v1alpha1.discoveryenginedatastore_reference import (
+    DiscoveryEngineDataStoreRef,
 )
 from kccgen.generated.discoveryengine.v1alpha1.discoveryengineengine_reference import (
     DiscoveryEngineEngineRef,
 )
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.external.secretmanagersecretversion_reference import (
     SecretManagerSecretVersionRef,
 )
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
+from kccgen.generated.vertexai.v1alpha1.vertexaiendpoint_reference import VertexAIEndpointRef
+from kccgen.generated.vertexai.v1alpha1.vertexaiindex_reference import VertexAIIndexRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -126,13 +126,13 @@ class AIPlatformEvaluationRunSpec(KRMModel):
     """
 
     data_source: Annotated[
-        GoogleCloudAiplatformV1EvaluationRunDataSource | None,
+        GoogleCloudAiplatformV1EvaluationRunDataSource,
         Field(alias="dataSource", description="Required. The data source for the evaluation run."),
-    ] = None
+    ]
     display_name: Annotated[
-        str | None,
+        str,
         Field(alias="displayName", description="Required. The display name of the Evaluation Run."),
-    ] = None
+    ]
     encryption_spec: Annotated[
         GoogleCloudAiplatformV1EncryptionSpec | None,
         Field(
@@ -195,8 +195,8 @@ class GoogleCloudAiplatformV1AgentConfig(KRMModel):
     """
 
     agent_id: Annotated[
-        str | None, Field(alias="agentId", description="Required. Unique identifier of the agent.")
-    ] = None
+        str, Field(alias="agentId", description="Required. Unique identifier of the agent.")
+    ]
     agent_type: Annotated[
         str | None,
         Field(
@@ -246,12 +246,12 @@ class GoogleCloudAiplatformV1ApiAuthApiKeyConfig(KRMModel):
     """
 
     api_key_secret_version_ref: Annotated[
-        SecretManagerSecretVersionRef | None,
+        SecretManagerSecretVersionRef,
         Field(
             alias="apiKeySecretVersionRef",
             description="A reference to a SecretManagerSecretVersion (API field `apiKeySecretVersion`).",
         ),
-    ] = None
+    ]
     api_key_string: Annotated[
         str | None, Field(alias="apiKeyString", description="The API key string.")
     ] = None
@@ -358,12 +358,12 @@ class GoogleCloudAiplatformV1AudioTranscriptionConfigLanguageHints(KRMModel):
     """
 
     language_codes: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="languageCodes",
             description="Required. Deprecated: Use top-level `language_codes` instead.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1AuthConfig(KRMModel):
@@ -448,12 +448,12 @@ class GoogleCloudAiplatformV1AuthConfigHttpBasicAuthConfig(KRMModel):
     """
 
     credential_secret_ref: Annotated[
-        SecretManagerSecretVersionRef | None,
+        SecretManagerSecretVersionRef,
         Field(
             alias="credentialSecretRef",
             description="A reference to a SecretManagerSecretVersion (API field `credentialSecret`).",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1AuthConfigOauthConfig(KRMModel):
@@ -498,11 +498,11 @@ class GoogleCloudAiplatformV1AutoraterConfig(KRMModel):
     The configs for autorater. This is applicable to both EvaluateInstances and EvaluateDataset.
     """
 
-    autorater_model: Annotated[
-        str | None,
+    autorater_model_ref: Annotated[
+        VertexAIEndpointRef | None,
         Field(
-            alias="autoraterModel",
-            description="Optional. The fully qualified name of the publisher model or tuned autorater endpoint to use.",
+            alias="autoraterModelRef",
+            description="A reference to a VertexAIEndpoint (API field `autoraterModel`).",
         ),
     ] = None
     flip_enabled: Annotated[
@@ -530,12 +530,12 @@ class GoogleCloudAiplatformV1BigQueryDestination(KRMModel):
     """
 
     output_uri: Annotated[
-        str | None,
+        str,
         Field(
             alias="outputUri",
             description="Required. BigQuery URI to a project or table, up to 2000 characters long.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1BigQueryRequestSet(KRMModel):
@@ -571,7 +571,7 @@ class GoogleCloudAiplatformV1BigQueryRequestSet(KRMModel):
             description="Optional. The sampling config for the bigquery resource.",
         ),
     ] = None
-    uri: Annotated[str | None, Field(description="Required. The URI of a BigQuery table.")] = None
+    uri: Annotated[str, Field(description="Required. The URI of a BigQuery table.")]
 
 
 class GoogleCloudAiplatformV1BigQueryRequestSetSamplingConfig(KRMModel):
@@ -680,9 +680,9 @@ class GoogleCloudAiplatformV1ComputationBasedMetricSpec(KRMModel):
         ),
     ] = None
     type: Annotated[
-        GoogleCloudAiplatformV1ComputationBasedMetricSpecType | None,
+        GoogleCloudAiplatformV1ComputationBasedMetricSpecType,
         Field(description="Required. The type of the computation based metric."),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1CustomCodeExecutionSpec(KRMModel):
@@ -691,8 +691,8 @@ class GoogleCloudAiplatformV1CustomCodeExecutionSpec(KRMModel):
     """
 
     evaluation_function: Annotated[
-        str | None, Field(alias="evaluationFunction", description="Required. Python function.")
-    ] = None
+        str, Field(alias="evaluationFunction", description="Required. Python function.")
+    ]
 
 
 class GoogleCloudAiplatformV1CustomOutputFormatConfig(KRMModel):
@@ -712,12 +712,12 @@ class GoogleCloudAiplatformV1DataAgentConfig(KRMModel):
     """
 
     data_agent: Annotated[
-        str | None,
+        str,
         Field(
             alias="dataAgent",
             description="Required. The resource name of the Gemini Data Analytics data agent.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1DatasetCustomMetric(KRMModel):
@@ -726,12 +726,12 @@ class GoogleCloudAiplatformV1DatasetCustomMetric(KRMModel):
     """
 
     aggregation_function: Annotated[
-        str | None,
+        str,
         Field(
             alias="aggregationFunction",
             description="Required. The Python code string containing the aggregation function.",
         ),
-    ] = None
+    ]
     display_name: Annotated[
         str | None,
         Field(
@@ -765,11 +765,11 @@ class GoogleCloudAiplatformV1EncryptionSpec(KRMModel):
     """
 
     kms_key_ref: Annotated[
-        KMSCryptoKeyRef | None,
+        KMSCryptoKeyRef,
         Field(
             alias="kmsKeyRef", description="A reference to a KMSCryptoKey (API field `kmsKeyName`)."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1EnterpriseWebSearch(KRMModel):
@@ -813,11 +813,11 @@ class GoogleCloudAiplatformV1EvaluationParserConfigCustomCodeParserConfig(KRMMod
     """
 
     parsing_function: Annotated[
-        str | None,
+        str,
         Field(
             alias="parsingFunction", description="Required. Python function for parsing results."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1EvaluationResultsObserved(KRMModel):
@@ -861,12 +861,12 @@ class GoogleCloudAiplatformV1EvaluationRubricConfig(KRMModel):
         ),
     ] = None
     rubric_group_key: Annotated[
-        str | None,
+        str,
         Field(
             alias="rubricGroupKey",
             description="Required. The key used to save the generated rubrics.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1EvaluationRunDataSource(KRMModel):
@@ -954,11 +954,11 @@ class GoogleCloudAiplatformV1EvaluationRunEvaluationConfigAutoraterConfig(KRMMod
     The autorater config used for the evaluation run.
     """
 
-    autorater_model: Annotated[
-        str | None,
+    autorater_model_ref: Annotated[
+        VertexAIEndpointRef | None,
         Field(
-            alias="autoraterModel",
-            description="Optional. The fully qualified name of the publisher model or tuned autorater endpoint to use.",
+            alias="autoraterModelRef",
+            description="A reference to a VertexAIEndpoint (API field `autoraterModel`).",
         ),
     ] = None
     generation_config: Annotated[
@@ -1028,10 +1028,10 @@ class GoogleCloudAiplatformV1EvaluationRunInferenceConfig(KRMModel):
         GoogleCloudAiplatformV1GenerationConfig | None,
         Field(alias="generationConfig", description="Optional. Generation config."),
     ] = None
-    model: Annotated[
-        str | None,
+    model_ref: Annotated[
+        VertexAIEndpointRef | None,
         Field(
-            description="Optional. The fully qualified name of the publisher model or endpoint to use."
+            alias="modelRef", description="A reference to a VertexAIEndpoint (API field `model`)."
         ),
     ] = None
     parallelism: Annotated[
@@ -1156,7 +1156,7 @@ class GoogleCloudAiplatformV1EvaluationRunMetric(KRMModel):
         GoogleCloudAiplatformV1EvaluationRunMetricLLMBasedMetricSpec | None,
         Field(alias="llmBasedMetricSpec", description="Spec for an LLM based metric."),
     ] = None
-    metric: Annotated[str | None, Field(description="Required. The name of the metric.")] = None
+    metric: Annotated[str, Field(description="Required. The name of the metric.")]
     metric_config: Annotated[
         GoogleCloudAiplatformV1Metric | None,
         Field(alias="metricConfig", description="The metric config."),
@@ -1190,9 +1190,9 @@ class GoogleCloudAiplatformV1EvaluationRunMetricComputationBasedMetricSpec(KRMMo
         ),
     ] = None
     type: Annotated[
-        GoogleCloudAiplatformV1EvaluationRunMetricComputationBasedMetricSpecType | None,
+        GoogleCloudAiplatformV1EvaluationRunMetricComputationBasedMetricSpecType,
         Field(description="Required. The type of the computation based metric."),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1EvaluationRunMetricLLMBasedMetricSpec(KRMModel):
@@ -1215,12 +1215,12 @@ class GoogleCloudAiplatformV1EvaluationRunMetricLLMBasedMetricSpec(KRMModel):
         ),
     ] = None
     metric_prompt_template: Annotated[
-        str | None,
+        str,
         Field(
             alias="metricPromptTemplate",
             description="Required. Template for the prompt sent to the judge model.",
         ),
-    ] = None
+    ]
     predefined_rubric_generation_spec: Annotated[
         GoogleCloudAiplatformV1EvaluationRunMetricPredefinedMetricSpec | None,
         Field(
@@ -1257,12 +1257,12 @@ class GoogleCloudAiplatformV1EvaluationRunMetricPredefinedMetricSpec(KRMModel):
     """
 
     metric_spec_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="metricSpecName",
             description='Required. The name of a pre-defined metric, such as "instruction_following_v1" or "text_quality_v1".',
         ),
-    ] = None
+    ]
     parameters: Annotated[
         dict[str, Any] | None,
         Field(description="Optional. The parameters needed to run the pre-defined metric."),
@@ -1388,10 +1388,10 @@ class GoogleCloudAiplatformV1ExternalApi(KRMModel):
         Field(alias="elasticSearchParams", description="Parameters for the elastic search API."),
     ] = None
     endpoint_ref: Annotated[
-        AIPlatformEndpointRef | None,
+        VertexAIEndpointRef | None,
         Field(
             alias="endpointRef",
-            description="A reference to a AIPlatformEndpoint (API field `endpoint`).",
+            description="A reference to a VertexAIEndpoint (API field `endpoint`).",
         ),
     ] = None
     simple_search_params: Annotated[
@@ -1406,10 +1406,8 @@ class GoogleCloudAiplatformV1ExternalApiElasticSearchParams(KRMModel):
     """
 
     index_ref: Annotated[
-        AIPlatformIndexRef | None,
-        Field(
-            alias="indexRef", description="A reference to a AIPlatformIndex (API field `index`)."
-        ),
+        VertexAIIndexRef | None,
+        Field(alias="indexRef", description="A reference to a VertexAIIndex (API field `index`)."),
     ] = None
     num_hits: Annotated[
         int | None,
@@ -1439,9 +1437,7 @@ class GoogleCloudAiplatformV1FunctionDeclaration(KRMModel):
     description: Annotated[
         str | None, Field(description="Optional. Description and purpose of the function.")
     ] = None
-    name: Annotated[
-        str | None, Field(description="Required. The name of the function to call.")
-    ] = None
+    name: Annotated[str, Field(description="Required. The name of the function to call.")]
     parameters: Annotated[
         GoogleCloudAiplatformV1Schema | None,
         Field(
@@ -1476,12 +1472,12 @@ class GoogleCloudAiplatformV1GcsDestination(KRMModel):
     """
 
     output_uri_prefix: Annotated[
-        str | None,
+        str,
         Field(
             alias="outputUriPrefix",
             description="Required. Google Cloud Storage URI to output directory.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1GeminiAgentConfig(KRMModel):
@@ -1490,12 +1486,12 @@ class GoogleCloudAiplatformV1GeminiAgentConfig(KRMModel):
     """
 
     gemini_agent_ref: Annotated[
-        AIPlatformAgentRef | None,
+        AIPlatformAgentRef,
         Field(
             alias="geminiAgentRef",
             description="A reference to a AIPlatformAgent (API field `geminiAgent`).",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1GenerationConfig(KRMModel):
@@ -1882,12 +1878,12 @@ class GoogleCloudAiplatformV1LLMBasedMetricSpec(KRMModel):
         ),
     ] = None
     metric_prompt_template: Annotated[
-        str | None,
+        str,
         Field(
             alias="metricPromptTemplate",
             description="Required. Template for the prompt sent to the judge model.",
         ),
-    ] = None
+    ]
     predefined_rubric_generation_spec: Annotated[
         GoogleCloudAiplatformV1PredefinedMetricSpec | None,
         Field(
@@ -1931,14 +1927,14 @@ class GoogleCloudAiplatformV1LossAnalysisConfig(KRMModel):
     """
 
     candidate: Annotated[
-        str | None,
+        str,
         Field(
             description='Required. The candidate model/agent to analyze (e.g., "gemini-3.0-pro").'
         ),
-    ] = None
+    ]
     metric: Annotated[
-        str | None, Field(description='Required. The metric to analyze (e.g., "tool_use_quality").')
-    ] = None
+        str, Field(description='Required. The metric to analyze (e.g., "tool_use_quality").')
+    ]
 
 
 class GoogleCloudAiplatformV1Metric(KRMModel):
@@ -2034,13 +2030,11 @@ class GoogleCloudAiplatformV1MetricMetadataScoreRange(KRMModel):
         ),
     ] = None
     max: Annotated[
-        float | None,
-        Field(description="Required. The maximum value of the score range (inclusive)."),
-    ] = None
+        float, Field(description="Required. The maximum value of the score range (inclusive).")
+    ]
     min: Annotated[
-        float | None,
-        Field(description="Required. The minimum value of the score range (inclusive)."),
-    ] = None
+        float, Field(description="Required. The minimum value of the score range (inclusive).")
+    ]
     step: Annotated[
         float | None,
         Field(description="Optional. The distance between discrete steps in the range."),
@@ -2053,12 +2047,12 @@ class GoogleCloudAiplatformV1MultiSpeakerVoiceConfig(KRMModel):
     """
 
     speaker_voice_configs: Annotated[
-        list[GoogleCloudAiplatformV1SpeakerVoiceConfig] | None,
+        list[GoogleCloudAiplatformV1SpeakerVoiceConfig],
         Field(
             alias="speakerVoiceConfigs",
             description="Required. A list of configurations for the voices of the speakers.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1PairwiseMetricSpec(KRMModel):
@@ -2088,12 +2082,12 @@ class GoogleCloudAiplatformV1PairwiseMetricSpec(KRMModel):
         ),
     ] = None
     metric_prompt_template: Annotated[
-        str | None,
+        str,
         Field(
             alias="metricPromptTemplate",
             description="Required. Metric prompt template for pairwise metric.",
         ),
-    ] = None
+    ]
     system_instruction: Annotated[
         str | None,
         Field(
@@ -2116,12 +2110,12 @@ class GoogleCloudAiplatformV1PointwiseMetricSpec(KRMModel):
         ),
     ] = None
     metric_prompt_template: Annotated[
-        str | None,
+        str,
         Field(
             alias="metricPromptTemplate",
             description="Required. Metric prompt template for pointwise metric.",
         ),
-    ] = None
+    ]
     system_instruction: Annotated[
         str | None,
         Field(
@@ -2147,12 +2141,12 @@ class GoogleCloudAiplatformV1PredefinedMetricSpec(KRMModel):
     """
 
     metric_spec_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="metricSpecName",
             description='Required. The name of a pre-defined metric, such as "instruction_following_v1" or "text_quality_v1".',
         ),
-    ] = None
+    ]
     metric_spec_parameters: Annotated[
         dict[str, Any] | None,
         Field(
@@ -2349,9 +2343,9 @@ class GoogleCloudAiplatformV1Rubric(KRMModel):
     """
 
     content: Annotated[
-        GoogleCloudAiplatformV1RubricContent | None,
+        GoogleCloudAiplatformV1RubricContent,
         Field(description="Required. The actual testable criteria for the rubric."),
-    ] = None
+    ]
     importance: Annotated[
         GoogleCloudAiplatformV1RubricImportance | None,
         Field(description="Optional. The relative importance of this rubric."),
@@ -2563,14 +2557,14 @@ class GoogleCloudAiplatformV1SpeakerVoiceConfig(KRMModel):
     Configuration for a single speaker in a multi-speaker setup.
     """
 
-    speaker: Annotated[str | None, Field(description="Required. The name of the speaker.")] = None
+    speaker: Annotated[str, Field(description="Required. The name of the speaker.")]
     voice_config: Annotated[
-        GoogleCloudAiplatformV1VoiceConfig | None,
+        GoogleCloudAiplatformV1VoiceConfig,
         Field(
             alias="voiceConfig",
             description="Required. The configuration for the voice of this speaker.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1SpeechConfig(KRMModel):
@@ -2733,9 +2727,9 @@ class GoogleCloudAiplatformV1ToolComputerUse(KRMModel):
         ),
     ] = None
     environment: Annotated[
-        GoogleCloudAiplatformV1ToolComputerUseEnvironment | None,
+        GoogleCloudAiplatformV1ToolComputerUseEnvironment,
         Field(description="Required. The target environment where the computer use tool operates."),
-    ] = None
+    ]
     excluded_predefined_functions: Annotated[
         list[str] | None,
         Field(
@@ -2751,8 +2745,8 @@ class GoogleCloudAiplatformV1ToolExaAiSearch(KRMModel):
     """
 
     api_key: Annotated[
-        str | None, Field(alias="apiKey", description="Required. The API key for ExaAiSearch.")
-    ] = None
+        str, Field(alias="apiKey", description="Required. The API key for ExaAiSearch.")
+    ]
     custom_configs: Annotated[
         dict[str, Any] | None,
         Field(
@@ -2857,11 +2851,11 @@ class GoogleCloudAiplatformV1TranslationConfig(KRMModel):
         ),
     ] = None
     target_language_code: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetLanguageCode", description="Required. The target language for translation."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1UrlContext(KRMModel):
@@ -2883,10 +2877,10 @@ class GoogleCloudAiplatformV1VertexAISearch(KRMModel):
         ),
     ] = None
     datastore_ref: Annotated[
-        DiscoveryEngineCollectionDataStoreRef | None,
+        DiscoveryEngineDataStoreRef | None,
         Field(
             alias="datastoreRef",
-            description="A reference to a DiscoveryEngineCollectionDataStore (API field `datastore`).",
+            description="A reference to a DiscoveryEngineDataStore (API field `datastore`).",
         ),
     ] = None
     engine_ref: Annotated[
@@ -2914,10 +2908,10 @@ class GoogleCloudAiplatformV1VertexAISearchDataStoreSpec(KRMModel):
     """
 
     data_store_ref: Annotated[
-        DiscoveryEngineCollectionDataStoreRef | None,
+        DiscoveryEngineDataStoreRef | None,
         Field(
             alias="dataStoreRef",
-            description="A reference to a DiscoveryEngineCollectionDataStore (API field `dataStore`).",
+            description="A reference to a DiscoveryEngineDataStore (API field `dataStore`).",
         ),
     ] = None
     filter: Annotated[

@@ -60,22 +60,22 @@ REFERENCES: tuple[RefField, ...] = (
     ),
     RefField(
         path="agentConfigs.tools[].retrieval.externalApi.elasticSearchParams.indexRef",
-        target="AIPlatformIndex",
+        target="VertexAIIndex",
         api_path="agentConfigs.tools[].retrieval.externalApi.elasticSearchParams.index",
     ),
     RefField(
         path="agentConfigs.tools[].retrieval.externalApi.endpointRef",
-        target="AIPlatformEndpoint",
+        target="VertexAIEndpoint",
         api_path="agentConfigs.tools[].retrieval.externalApi.endpoint",
     ),
     RefField(
         path="agentConfigs.tools[].retrieval.vertexAiSearch.dataStoreSpecs[].dataStoreRef",
-        target="DiscoveryEngineCollectionDataStore",
+        target="DiscoveryEngineDataStore",
         api_path="agentConfigs.tools[].retrieval.vertexAiSearch.dataStoreSpecs[].dataStore",
     ),
     RefField(
         path="agentConfigs.tools[].retrieval.vertexAiSearch.datastoreRef",
-        target="DiscoveryEngineCollectionDataStore",
+        target="DiscoveryEngineDataStore",
         api_path="agentConfigs.tools[].retrieval.vertexAiSearch.datastore",
     ),
     RefField(

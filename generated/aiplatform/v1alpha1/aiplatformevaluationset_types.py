@@ -21,25 +21,25 @@ from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1_api import (
     GoogleCloudAiplatformV1ToolComputerUseEnvironment,
     GoogleCloudAiplatformV1ToolGoogleSearchBlockingConfidence,
 )
-from kccgen.generated.aiplatform.v1alpha1.aiplatformendpoint_reference import AIPlatformEndpointRef
 from kccgen.generated.aiplatform.v1alpha1.aiplatformevaluationitem_reference import (
     AIPlatformEvaluationItemRef,
 )
-from kccgen.generated.aiplatform.v1alpha1.aiplatformindex_reference import AIPlatformIndexRef
 from kccgen.generated.aiplatform.v1alpha1.aiplatformragcorpus_reference import (
     AIPlatformRagCorpusRef,
 )
-from kccgen.generated.discoveryengine.v1alpha1.discoveryenginecollectiondatastore_reference import (
-    DiscoveryEngineCollectionDataStoreRef,
+from kccgen.generated.discoveryengine.v1alpha1.discoveryenginedatastore_reference import (
+    DiscoveryEngineDataStoreRef,
 )
 from kccgen.generated.discoveryengine.v1alpha1.discoveryengineengine_reference import (
     DiscoveryEngineEngineRef,
 )
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.external.secretmanagersecretversion_reference import (
     SecretManagerSecretVersionRef,
 )
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
+from kccgen.generated.vertexai.v1alpha1.vertexaiendpoint_reference import VertexAIEndpointRef
+from kccgen.generated.vertexai.v1alpha1.vertexaiindex_reference import VertexAIIndexRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -82,9 +82,9 @@ class AIPlatformEvaluationSetSpec(KRMModel):
         ),
     ] = None
     display_name: Annotated[
-        str | None,
+        str,
         Field(alias="displayName", description="Required. The display name of the EvaluationSet."),
-    ] = None
+    ]
     encryption_spec: Annotated[
         GoogleCloudAiplatformV1EncryptionSpec | None,
         Field(
@@ -93,12 +93,12 @@ class AIPlatformEvaluationSetSpec(KRMModel):
         ),
     ] = None
     evaluation_item_refs: Annotated[
-        list[AIPlatformEvaluationItemRef] | None,
+        list[AIPlatformEvaluationItemRef],
         Field(
             alias="evaluationItemRefs",
             description="References to AIPlatformEvaluationItems (API field `evaluationItems`).",
         ),
-    ] = None
+    ]
     location: Annotated[
         str, Field(description="Immutable. The location of the AIPlatformEvaluationSet.")
     ]
@@ -127,8 +127,8 @@ class GoogleCloudAiplatformV1AgentConfig(KRMModel):
     """
 
     agent_id: Annotated[
-        str | None, Field(alias="agentId", description="Required. Unique identifier of the agent.")
-    ] = None
+        str, Field(alias="agentId", description="Required. Unique identifier of the agent.")
+    ]
     agent_type: Annotated[
         str | None,
         Field(
@@ -178,12 +178,12 @@ class GoogleCloudAiplatformV1ApiAuthApiKeyConfig(KRMModel):
     """
 
     api_key_secret_version_ref: Annotated[
-        SecretManagerSecretVersionRef | None,
+        SecretManagerSecretVersionRef,
         Field(
             alias="apiKeySecretVersionRef",
             description="A reference to a SecretManagerSecretVersion (API field `apiKeySecretVersion`).",
         ),
-    ] = None
+    ]
     api_key_string: Annotated[
         str | None, Field(alias="apiKeyString", description="The API key string.")
     ] = None
@@ -271,12 +271,12 @@ class GoogleCloudAiplatformV1AuthConfigHttpBasicAuthConfig(KRMModel):
     """
 
     credential_secret_ref: Annotated[
-        SecretManagerSecretVersionRef | None,
+        SecretManagerSecretVersionRef,
         Field(
             alias="credentialSecretRef",
             description="A reference to a SecretManagerSecretVersion (API field `credentialSecret`).",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1AuthConfigOauthConfig(KRMModel):
@@ -340,11 +340,11 @@ class GoogleCloudAiplatformV1EncryptionSpec(KRMModel):
     """
 
     kms_key_ref: Annotated[
-        KMSCryptoKeyRef | None,
+        KMSCryptoKeyRef,
         Field(
             alias="kmsKeyRef", description="A reference to a KMSCryptoKey (API field `kmsKeyName`)."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1EnterpriseWebSearch(KRMModel):
@@ -390,10 +390,10 @@ class GoogleCloudAiplatformV1ExternalApi(KRMModel):
         Field(alias="elasticSearchParams", description="Parameters for the elastic search API."),
     ] = None
     endpoint_ref: Annotated[
-        AIPlatformEndpointRef | None,
+        VertexAIEndpointRef | None,
         Field(
             alias="endpointRef",
-            description="A reference to a AIPlatformEndpoint (API field `endpoint`).",
+            description="A reference to a VertexAIEndpoint (API field `endpoint`).",
         ),
     ] = None
     simple_search_params: Annotated[
@@ -408,10 +408,8 @@ class GoogleCloudAiplatformV1ExternalApiElasticSearchParams(KRMModel):
     """
 
     index_ref: Annotated[
-        AIPlatformIndexRef | None,
-        Field(
-            alias="indexRef", description="A reference to a AIPlatformIndex (API field `index`)."
-        ),
+        VertexAIIndexRef | None,
+        Field(alias="indexRef", description="A reference to a VertexAIIndex (API field `index`)."),
     ] = None
     num_hits: Annotated[
         int | None,
@@ -441,9 +439,7 @@ class GoogleCloudAiplatformV1FunctionDeclaration(KRMModel):
     description: Annotated[
         str | None, Field(description="Optional. Description and purpose of the function.")
     ] = None
-    name: Annotated[
-        str | None, Field(description="Required. The name of the function to call.")
-    ] = None
+    name: Annotated[str, Field(description="Required. The name of the function to call.")]
     parameters: Annotated[
         GoogleCloudAiplatformV1Schema | None,
         Field(
@@ -881,9 +877,9 @@ class GoogleCloudAiplatformV1ToolComputerUse(KRMModel):
         ),
     ] = None
     environment: Annotated[
-        GoogleCloudAiplatformV1ToolComputerUseEnvironment | None,
+        GoogleCloudAiplatformV1ToolComputerUseEnvironment,
         Field(description="Required. The target environment where the computer use tool operates."),
-    ] = None
+    ]
     excluded_predefined_functions: Annotated[
         list[str] | None,
         Field(
@@ -899,8 +895,8 @@ class GoogleCloudAiplatformV1ToolExaAiSearch(KRMModel):
     """
 
     api_key: Annotated[
-        str | None, Field(alias="apiKey", description="Required. The API key for ExaAiSearch.")
-    ] = None
+        str, Field(alias="apiKey", description="Required. The API key for ExaAiSearch.")
+    ]
     custom_configs: Annotated[
         dict[str, Any] | None,
         Field(
@@ -1011,10 +1007,10 @@ class GoogleCloudAiplatformV1VertexAISearch(KRMModel):
         ),
     ] = None
     datastore_ref: Annotated[
-        DiscoveryEngineCollectionDataStoreRef | None,
+        DiscoveryEngineDataStoreRef | None,
         Field(
             alias="datastoreRef",
-            description="A reference to a DiscoveryEngineCollectionDataStore (API field `datastore`).",
+            description="A reference to a DiscoveryEngineDataStore (API field `datastore`).",
         ),
     ] = None
     engine_ref: Annotated[
@@ -1042,10 +1038,10 @@ class GoogleCloudAiplatformV1VertexAISearchDataStoreSpec(KRMModel):
     """
 
     data_store_ref: Annotated[
-        DiscoveryEngineCollectionDataStoreRef | None,
+        DiscoveryEngineDataStoreRef | None,
         Field(
             alias="dataStoreRef",
-            description="A reference to a DiscoveryEngineCollectionDataStore (API field `dataStore`).",
+            description="A reference to a DiscoveryEngineDataStore (API field `dataStore`).",
         ),
     ] = None
     filter: Annotated[

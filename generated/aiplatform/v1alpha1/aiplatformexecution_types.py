@@ -12,8 +12,8 @@ from kccgen.generated.aiplatform.v1alpha1 import aiplatform_v1_api
 from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1_api import (
     GoogleCloudAiplatformV1ExecutionState,
 )
-from kccgen.generated.aiplatform.v1alpha1.aiplatformmetadatastore_reference import (
-    AIPlatformMetadataStoreRef,
+from kccgen.generated.vertexai.v1alpha1.vertexaimetadatastore_reference import (
+    VertexAIMetadataStoreRef,
 )
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -66,10 +66,10 @@ class AIPlatformExecutionSpec(KRMModel):
         dict[str, Any] | None, Field(description="Properties of the Execution.")
     ] = None
     metadata_store_ref: Annotated[
-        AIPlatformMetadataStoreRef,
+        VertexAIMetadataStoreRef,
         Field(
             alias="metadataStoreRef",
-            description="Immutable. The AIPlatformMetadataStore that this AIPlatformExecution belongs to.",
+            description="Immutable. The VertexAIMetadataStore that this AIPlatformExecution belongs to.",
         ),
     ]
     resource_id: Annotated[

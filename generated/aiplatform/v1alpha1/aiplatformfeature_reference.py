@@ -25,9 +25,9 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "featureGroupRef", "AIPlatformFeatureGroup"),
-        ("location", "featureGroupRef", "AIPlatformFeatureGroup"),
-        ("featureGroup", "featureGroupRef", "AIPlatformFeatureGroup"),
+        ("project", "featureGroupRef", "VertexAIFeatureGroup"),
+        ("location", "featureGroupRef", "VertexAIFeatureGroup"),
+        ("featureGroup", "featureGroupRef", "VertexAIFeatureGroup"),
         ("feature", "resourceID", ""),
     ),
     id_generation="user",
@@ -37,7 +37,7 @@ IDENTITY = IdentityTemplate(
 REFERENCES: tuple[RefField, ...] = (
     RefField(
         path="featureGroupRef",
-        target="AIPlatformFeatureGroup",
+        target="VertexAIFeatureGroup",
         api_path="{featureGroup}",
         parent=True,
     ),

@@ -13,8 +13,8 @@ from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1_api import (
     GoogleCloudAiplatformV1FeatureMonitoringStatsAnomalyObjective,
     GoogleCloudAiplatformV1FeatureValueType,
 )
-from kccgen.generated.aiplatform.v1alpha1.aiplatformfeaturegroup_reference import (
-    AIPlatformFeatureGroupRef,
+from kccgen.generated.vertexai.v1alpha1.vertexaifeaturegroup_reference import (
+    VertexAIFeatureGroupRef,
 )
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -69,10 +69,10 @@ class AIPlatformFeatureSpec(KRMModel):
         ),
     ] = None
     feature_group_ref: Annotated[
-        AIPlatformFeatureGroupRef,
+        VertexAIFeatureGroupRef,
         Field(
             alias="featureGroupRef",
-            description="Immutable. The AIPlatformFeatureGroup that this AIPlatformFeature belongs to.",
+            description="Immutable. The VertexAIFeatureGroup that this AIPlatformFeature belongs to.",
         ),
     ]
     labels: Annotated[

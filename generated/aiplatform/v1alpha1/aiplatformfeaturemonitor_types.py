@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.aiplatform.v1alpha1 import aiplatform_v1beta1_api
-from kccgen.generated.aiplatform.v1alpha1.aiplatformfeaturegroup_reference import (
-    AIPlatformFeatureGroupRef,
+from kccgen.generated.vertexai.v1alpha1.vertexaifeaturegroup_reference import (
+    VertexAIFeatureGroupRef,
 )
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -54,19 +54,19 @@ class AIPlatformFeatureMonitorSpec(KRMModel):
         str | None, Field(description="Optional. Description of the FeatureMonitor.")
     ] = None
     feature_group_ref: Annotated[
-        AIPlatformFeatureGroupRef,
+        VertexAIFeatureGroupRef,
         Field(
             alias="featureGroupRef",
-            description="Immutable. The AIPlatformFeatureGroup that this AIPlatformFeatureMonitor belongs to.",
+            description="Immutable. The VertexAIFeatureGroup that this AIPlatformFeatureMonitor belongs to.",
         ),
     ]
     feature_selection_config: Annotated[
-        GoogleCloudAiplatformV1beta1FeatureSelectionConfig | None,
+        GoogleCloudAiplatformV1beta1FeatureSelectionConfig,
         Field(
             alias="featureSelectionConfig",
             description="Required. Feature selection config for the FeatureMonitor.",
         ),
-    ] = None
+    ]
     labels: Annotated[
         dict[str, str] | None,
         Field(
@@ -81,11 +81,11 @@ class AIPlatformFeatureMonitorSpec(KRMModel):
         ),
     ] = None
     schedule_config: Annotated[
-        GoogleCloudAiplatformV1beta1ScheduleConfig | None,
+        GoogleCloudAiplatformV1beta1ScheduleConfig,
         Field(
             alias="scheduleConfig", description="Required. Schedule config for the FeatureMonitor."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1beta1FeatureSelectionConfig(KRMModel):
@@ -111,9 +111,8 @@ class GoogleCloudAiplatformV1beta1FeatureSelectionConfigFeatureConfig(KRMModel):
         float | None, Field(alias="driftThreshold", description="Optional. Drift threshold.")
     ] = None
     feature_id: Annotated[
-        str | None,
-        Field(alias="featureId", description="Required. The ID of the feature resource."),
-    ] = None
+        str, Field(alias="featureId", description="Required. The ID of the feature resource.")
+    ]
 
 
 class GoogleCloudAiplatformV1beta1ScheduleConfig(KRMModel):

@@ -25,9 +25,9 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "featureOnlineStoreRef", "AIPlatformFeatureOnlineStore"),
-        ("location", "featureOnlineStoreRef", "AIPlatformFeatureOnlineStore"),
-        ("featureOnlineStore", "featureOnlineStoreRef", "AIPlatformFeatureOnlineStore"),
+        ("project", "featureOnlineStoreRef", "VertexAIFeatureOnlineStore"),
+        ("location", "featureOnlineStoreRef", "VertexAIFeatureOnlineStore"),
+        ("featureOnlineStore", "featureOnlineStoreRef", "VertexAIFeatureOnlineStore"),
         ("featureView", "resourceID", ""),
     ),
     id_generation="user",
@@ -37,7 +37,7 @@ IDENTITY = IdentityTemplate(
 REFERENCES: tuple[RefField, ...] = (
     RefField(
         path="featureOnlineStoreRef",
-        target="AIPlatformFeatureOnlineStore",
+        target="VertexAIFeatureOnlineStore",
         api_path="{featureOnlineStore}",
         parent=True,
     ),

@@ -13,8 +13,8 @@ from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1_api import (
     GoogleCloudAiplatformV1FeatureViewIndexConfigDistanceMeasureType,
     GoogleCloudAiplatformV1FeatureViewServiceAgentType,
 )
-from kccgen.generated.aiplatform.v1alpha1.aiplatformfeatureonlinestore_reference import (
-    AIPlatformFeatureOnlineStoreRef,
+from kccgen.generated.aiplatform.v1alpha1.vertexaifeatureonlinestore_reference import (
+    VertexAIFeatureOnlineStoreRef,
 )
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -84,10 +84,10 @@ class AIPlatformFeatureViewSpec(KRMModel):
         ),
     ] = None
     feature_online_store_ref: Annotated[
-        AIPlatformFeatureOnlineStoreRef,
+        VertexAIFeatureOnlineStoreRef,
         Field(
             alias="featureOnlineStoreRef",
-            description="Immutable. The AIPlatformFeatureOnlineStore that this AIPlatformFeatureView belongs to.",
+            description="Immutable. The VertexAIFeatureOnlineStore that this AIPlatformFeatureView belongs to.",
         ),
     ]
     feature_registry_source: Annotated[
@@ -177,18 +177,18 @@ class GoogleCloudAiplatformV1AutomaticResources(KRMModel):
 
 class GoogleCloudAiplatformV1FeatureViewBigQuerySource(KRMModel):
     entity_id_columns: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="entityIdColumns",
             description="Required. Columns to construct entity_id / row keys.",
         ),
-    ] = None
+    ]
     uri: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The BigQuery view URI that will be materialized on each sync trigger based on FeatureView.SyncConfig."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1FeatureViewBigtableMetadataObserved(KRMModel):
@@ -211,12 +211,12 @@ class GoogleCloudAiplatformV1FeatureViewFeatureRegistrySource(KRMModel):
     """
 
     feature_groups: Annotated[
-        list[GoogleCloudAiplatformV1FeatureViewFeatureRegistrySourceFeatureGroup] | None,
+        list[GoogleCloudAiplatformV1FeatureViewFeatureRegistrySourceFeatureGroup],
         Field(
             alias="featureGroups",
             description="Required. List of features that need to be synced to Online Store.",
         ),
-    ] = None
+    ]
     project_number: Annotated[
         int | Int64String | None,
         Field(
@@ -232,16 +232,15 @@ class GoogleCloudAiplatformV1FeatureViewFeatureRegistrySourceFeatureGroup(KRMMod
     """
 
     feature_group_id: Annotated[
-        str | None,
-        Field(alias="featureGroupId", description="Required. Identifier of the feature group."),
-    ] = None
+        str, Field(alias="featureGroupId", description="Required. Identifier of the feature group.")
+    ]
     feature_ids: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="featureIds",
             description="Required. Identifiers of features under the feature group.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1FeatureViewIndexConfig(KRMModel):
@@ -358,11 +357,11 @@ class GoogleCloudAiplatformV1FeatureViewVertexRagSource(KRMModel):
         ),
     ] = None
     uri: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The BigQuery view/table URI that will be materialized on each manual sync trigger."
         ),
-    ] = None
+    ]
 
 
 class Int64String(RootModel[str]):

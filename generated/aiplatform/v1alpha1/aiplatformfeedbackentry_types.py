@@ -57,12 +57,12 @@ class AIPlatformFeedbackEntrySpec(KRMModel):
         ),
     ] = None
     event_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="eventId",
             description="Required. The ID of the event within the session that the feedback relates to.",
         ),
-    ] = None
+    ]
     feedback_labels: Annotated[list[str] | None, Field(alias="feedbackLabels")] = None
     feedback_text: Annotated[
         str | None,
@@ -72,12 +72,12 @@ class AIPlatformFeedbackEntrySpec(KRMModel):
         ),
     ] = None
     feedback_type: Annotated[
-        GoogleCloudAiplatformV1beta1FeedbackEntryFeedbackType | None,
+        GoogleCloudAiplatformV1beta1FeedbackEntryFeedbackType,
         Field(
             alias="feedbackType",
             description="Required. The coarse-grained type of feedback provided by the user.",
         ),
-    ] = None
+    ]
     reasoning_engine_ref: Annotated[
         AIPlatformReasoningEngineRef,
         Field(
@@ -93,12 +93,12 @@ class AIPlatformFeedbackEntrySpec(KRMModel):
         ),
     ] = None
     session_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="sessionId",
             description="Required. The ID of the session that the feedback relates to.",
         ),
-    ] = None
+    ]
     source: Annotated[
         str | None, Field(description="Optional. The surface that the feedback originated from.")
     ] = None

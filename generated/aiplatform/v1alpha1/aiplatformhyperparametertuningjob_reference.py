@@ -68,7 +68,7 @@ REFERENCES: tuple[RefField, ...] = (
     ),
     RefField(
         path="trialJobSpec.tensorboardRef",
-        target="AIPlatformTensorboard",
+        target="VertexAITensorboard",
         api_path="trialJobSpec.tensorboard",
     ),
 )

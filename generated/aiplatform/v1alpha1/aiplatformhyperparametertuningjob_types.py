@@ -22,13 +22,11 @@ from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1_api import (
     GoogleCloudAiplatformV1TrialState,
 )
 from kccgen.generated.aiplatform.v1alpha1.aiplatformcontext_reference import AIPlatformContextRef
-from kccgen.generated.aiplatform.v1alpha1.aiplatformtensorboard_reference import (
-    AIPlatformTensorboardRef,
-)
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.translate.v1alpha1.translatemodel_reference import TranslateModelRef
+from kccgen.generated.vertexai.v1alpha1.vertexaitensorboard_reference import VertexAITensorboardRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -104,12 +102,12 @@ class AIPlatformHyperparameterTuningJobSpec(KRMModel):
     """
 
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName",
             description="Required. The display name of the HyperparameterTuningJob.",
         ),
-    ] = None
+    ]
     encryption_spec: Annotated[
         GoogleCloudAiplatformV1EncryptionSpec | None,
         Field(
@@ -134,16 +132,16 @@ class AIPlatformHyperparameterTuningJobSpec(KRMModel):
         ),
     ] = None
     max_trial_count: Annotated[
-        int | None,
+        int,
         Field(alias="maxTrialCount", description="Required. The desired total number of Trials."),
-    ] = None
+    ]
     parallel_trial_count: Annotated[
-        int | None,
+        int,
         Field(
             alias="parallelTrialCount",
             description="Required. The desired number of Trials to run in parallel.",
         ),
-    ] = None
+    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(
@@ -159,16 +157,16 @@ class AIPlatformHyperparameterTuningJobSpec(KRMModel):
         ),
     ] = None
     study_spec: Annotated[
-        GoogleCloudAiplatformV1StudySpec | None,
+        GoogleCloudAiplatformV1StudySpec,
         Field(
             alias="studySpec",
             description="Required. Study configuration of the HyperparameterTuningJob.",
         ),
-    ] = None
+    ]
     trial_job_spec: Annotated[
-        GoogleCloudAiplatformV1CustomJobSpec | None,
+        GoogleCloudAiplatformV1CustomJobSpec,
         Field(alias="trialJobSpec", description="Required. The spec of a trial job."),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1ContainerSpec(KRMModel):
@@ -189,12 +187,12 @@ class GoogleCloudAiplatformV1ContainerSpec(KRMModel):
         Field(description="Environment variables to be passed to the container."),
     ] = None
     image_uri: Annotated[
-        str | None,
+        str,
         Field(
             alias="imageUri",
             description="Required. The URI of a container image in the Container Registry that is to be run on each worker replica.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1CustomJobSpec(KRMModel):
@@ -287,19 +285,19 @@ class GoogleCloudAiplatformV1CustomJobSpec(KRMModel):
         ),
     ] = None
     tensorboard_ref: Annotated[
-        AIPlatformTensorboardRef | None,
+        VertexAITensorboardRef | None,
         Field(
             alias="tensorboardRef",
-            description="A reference to a AIPlatformTensorboard (API field `tensorboard`).",
+            description="A reference to a VertexAITensorboard (API field `tensorboard`).",
         ),
     ] = None
     worker_pool_specs: Annotated[
-        list[GoogleCloudAiplatformV1WorkerPoolSpec] | None,
+        list[GoogleCloudAiplatformV1WorkerPoolSpec],
         Field(
             alias="workerPoolSpecs",
             description="Required. The spec of the worker pools including machine type and Docker image.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1DiskSpec(KRMModel):
@@ -324,25 +322,25 @@ class GoogleCloudAiplatformV1DnsPeeringConfig(KRMModel):
     """
 
     domain: Annotated[
-        str | None,
+        str,
         Field(
             description='Required. The DNS name suffix of the zone being peered to, e.g., "my-internal-domain.corp.".'
         ),
-    ] = None
+    ]
     target_network: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetNetwork",
             description="Required. The VPC network name in the target_project where the DNS zone specified by 'domain' is visible.",
         ),
-    ] = None
+    ]
     target_project: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetProject",
             description="Required. The project ID hosting the Cloud DNS managed zone that contains the 'domain'.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1EncryptionSpec(KRMModel):
@@ -351,11 +349,11 @@ class GoogleCloudAiplatformV1EncryptionSpec(KRMModel):
     """
 
     kms_key_ref: Annotated[
-        KMSCryptoKeyRef | None,
+        KMSCryptoKeyRef,
         Field(
             alias="kmsKeyRef", description="A reference to a KMSCryptoKey (API field `kmsKeyName`)."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1EnvVar(KRMModel):
@@ -363,15 +361,13 @@ class GoogleCloudAiplatformV1EnvVar(KRMModel):
     Represents an environment variable present in a Container or Python Module.
     """
 
-    name: Annotated[
-        str | None, Field(description="Required. Name of the environment variable.")
-    ] = None
+    name: Annotated[str, Field(description="Required. Name of the environment variable.")]
     value: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Variables that reference a $(VAR_NAME) are expanded using the previous defined environment variables in the container and any service environment variables."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1GcsDestination(KRMModel):
@@ -380,12 +376,12 @@ class GoogleCloudAiplatformV1GcsDestination(KRMModel):
     """
 
     output_uri_prefix: Annotated[
-        str | None,
+        str,
         Field(
             alias="outputUriPrefix",
             description="Required. Google Cloud Storage URI to output directory.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1LustreMount(KRMModel):
@@ -393,23 +389,20 @@ class GoogleCloudAiplatformV1LustreMount(KRMModel):
     Represents a mount configuration for Lustre file system.
     """
 
-    filesystem: Annotated[
-        str | None, Field(description="Required. The name of the Lustre filesystem.")
-    ] = None
+    filesystem: Annotated[str, Field(description="Required. The name of the Lustre filesystem.")]
     instance_ip: Annotated[
-        str | None,
-        Field(alias="instanceIp", description="Required. IP address of the Lustre instance."),
-    ] = None
+        str, Field(alias="instanceIp", description="Required. IP address of the Lustre instance.")
+    ]
     mount_point: Annotated[
-        str | None, Field(alias="mountPoint", description="Required. Destination mount path.")
-    ] = None
+        str, Field(alias="mountPoint", description="Required. Destination mount path.")
+    ]
     volume_handle: Annotated[
-        str | None,
+        str,
         Field(
             alias="volumeHandle",
             description="Required. The unique identifier of the Lustre volume.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1MachineSpec(KRMModel):
@@ -500,14 +493,10 @@ class GoogleCloudAiplatformV1NfsMount(KRMModel):
     """
 
     mount_point: Annotated[
-        str | None, Field(alias="mountPoint", description="Required. Destination mount path.")
-    ] = None
-    path: Annotated[
-        str | None, Field(description="Required. Source path exported from NFS server.")
-    ] = None
-    server: Annotated[str | None, Field(description="Required. IP address of the NFS server.")] = (
-        None
-    )
+        str, Field(alias="mountPoint", description="Required. Destination mount path.")
+    ]
+    path: Annotated[str, Field(description="Required. Source path exported from NFS server.")]
+    server: Annotated[str, Field(description="Required. IP address of the NFS server.")]
 
 
 class GoogleCloudAiplatformV1PscInterfaceConfig(KRMModel):
@@ -542,26 +531,26 @@ class GoogleCloudAiplatformV1PythonPackageSpec(KRMModel):
         Field(description="Environment variables to be passed to the python module."),
     ] = None
     executor_image_uri: Annotated[
-        str | None,
+        str,
         Field(
             alias="executorImageUri",
             description="Required. The URI of a container image in Artifact Registry that will run the provided Python package.",
         ),
-    ] = None
+    ]
     package_uris: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="packageUris",
             description="Required. The Google Cloud Storage location of the Python package files which are the training program and its dependent packages.",
         ),
-    ] = None
+    ]
     python_module: Annotated[
-        str | None,
+        str,
         Field(
             alias="pythonModule",
             description="Required. The Python module name to run after installing the packages.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1ReservationAffinity(KRMModel):
@@ -574,12 +563,12 @@ class GoogleCloudAiplatformV1ReservationAffinity(KRMModel):
         Field(description="Optional. Corresponds to the label key of a reservation resource."),
     ] = None
     reservation_affinity_type: Annotated[
-        GoogleCloudAiplatformV1ReservationAffinityReservationAffinityType | None,
+        GoogleCloudAiplatformV1ReservationAffinityReservationAffinityType,
         Field(
             alias="reservationAffinityType",
             description="Required. Specifies the reservation affinity type.",
         ),
-    ] = None
+    ]
     values: Annotated[
         list[str] | None,
         Field(description="Optional. Corresponds to the label values of a reservation resource."),
@@ -664,17 +653,17 @@ class GoogleCloudAiplatformV1StudySpec(KRMModel):
         ),
     ] = None
     metrics: Annotated[
-        list[GoogleCloudAiplatformV1StudySpecMetricSpec] | None,
+        list[GoogleCloudAiplatformV1StudySpecMetricSpec],
         Field(description="Required. Metric specs for the Study."),
-    ] = None
+    ]
     observation_noise: Annotated[
         GoogleCloudAiplatformV1StudySpecObservationNoise | None,
         Field(alias="observationNoise", description="The observation noise level of the study."),
     ] = None
     parameters: Annotated[
-        list[GoogleCloudAiplatformV1StudySpecParameterSpec] | None,
+        list[GoogleCloudAiplatformV1StudySpecParameterSpec],
         Field(description="Required. The set of parameters to tune."),
-    ] = None
+    ]
     study_stopping_config: Annotated[
         GoogleCloudAiplatformV1StudySpecStudyStoppingConfig | None,
         Field(
@@ -763,12 +752,12 @@ class GoogleCloudAiplatformV1StudySpecMetricSpec(KRMModel):
     """
 
     goal: Annotated[
-        GoogleCloudAiplatformV1StudySpecMetricSpecGoal | None,
+        GoogleCloudAiplatformV1StudySpecMetricSpecGoal,
         Field(description="Required. The optimization goal of the metric."),
-    ] = None
+    ]
     metric_id: Annotated[
-        str | None, Field(alias="metricId", description="Required. The ID of the metric.")
-    ] = None
+        str, Field(alias="metricId", description="Required. The ID of the metric.")
+    ]
     safety_config: Annotated[
         GoogleCloudAiplatformV1StudySpecMetricSpecSafetyMetricConfig | None,
         Field(alias="safetyConfig", description="Used for safe search."),
@@ -828,8 +817,8 @@ class GoogleCloudAiplatformV1StudySpecParameterSpec(KRMModel):
         Field(alias="integerValueSpec", description="The value spec for an 'INTEGER' parameter."),
     ] = None
     parameter_id: Annotated[
-        str | None, Field(alias="parameterId", description="Required. The ID of the parameter.")
-    ] = None
+        str, Field(alias="parameterId", description="Required. The ID of the parameter.")
+    ]
     scale_type: Annotated[
         GoogleCloudAiplatformV1StudySpecParameterSpecScaleType | None,
         Field(alias="scaleType", description="How the parameter should be scaled."),
@@ -848,9 +837,7 @@ class GoogleCloudAiplatformV1StudySpecParameterSpecCategoricalValueSpec(KRMModel
             description="A default value for a `CATEGORICAL` parameter that is assumed to be a relatively good starting point.",
         ),
     ] = None
-    values: Annotated[
-        list[str] | None, Field(description="Required. The list of possible categories.")
-    ] = None
+    values: Annotated[list[str], Field(description="Required. The list of possible categories.")]
 
 
 class GoogleCloudAiplatformV1StudySpecParameterSpecConditionalParameterSpec(KRMModel):
@@ -859,9 +846,9 @@ class GoogleCloudAiplatformV1StudySpecParameterSpecConditionalParameterSpec(KRMM
     """
 
     parameter_spec: Annotated[
-        GoogleCloudAiplatformV1StudySpecParameterSpec | None,
+        GoogleCloudAiplatformV1StudySpecParameterSpec,
         Field(alias="parameterSpec", description="Required. The spec for a conditional parameter."),
-    ] = None
+    ]
     parent_categorical_values: Annotated[
         GoogleCloudAiplatformV1StudySpecParameterSpecConditionalParameterSpecCategoricalValueCondition
         | None,
@@ -896,11 +883,11 @@ class GoogleCloudAiplatformV1StudySpecParameterSpecConditionalParameterSpecCateg
     """
 
     values: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             description="Required. Matches values of the parent parameter of 'CATEGORICAL' type."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1StudySpecParameterSpecConditionalParameterSpecDiscreteValueCondition(
@@ -911,9 +898,9 @@ class GoogleCloudAiplatformV1StudySpecParameterSpecConditionalParameterSpecDiscr
     """
 
     values: Annotated[
-        list[float] | None,
+        list[float],
         Field(description="Required. Matches values of the parent parameter of 'DISCRETE' type."),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1StudySpecParameterSpecConditionalParameterSpecIntValueCondition(
@@ -924,9 +911,9 @@ class GoogleCloudAiplatformV1StudySpecParameterSpecConditionalParameterSpecIntVa
     """
 
     values: Annotated[
-        list[int | Int64String] | None,
+        list[int | Int64String],
         Field(description="Required. Matches values of the parent parameter of 'INTEGER' type."),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1StudySpecParameterSpecDiscreteValueSpec(KRMModel):
@@ -941,9 +928,7 @@ class GoogleCloudAiplatformV1StudySpecParameterSpecDiscreteValueSpec(KRMModel):
             description="A default value for a `DISCRETE` parameter that is assumed to be a relatively good starting point.",
         ),
     ] = None
-    values: Annotated[
-        list[float] | None, Field(description="Required. A list of possible values.")
-    ] = None
+    values: Annotated[list[float], Field(description="Required. A list of possible values.")]
 
 
 class GoogleCloudAiplatformV1StudySpecParameterSpecDoubleValueSpec(KRMModel):
@@ -959,13 +944,13 @@ class GoogleCloudAiplatformV1StudySpecParameterSpecDoubleValueSpec(KRMModel):
         ),
     ] = None
     max_value: Annotated[
-        float | None,
+        float,
         Field(alias="maxValue", description="Required. Inclusive maximum value of the parameter."),
-    ] = None
+    ]
     min_value: Annotated[
-        float | None,
+        float,
         Field(alias="minValue", description="Required. Inclusive minimum value of the parameter."),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1StudySpecParameterSpecIntegerValueSpec(KRMModel):
@@ -981,13 +966,13 @@ class GoogleCloudAiplatformV1StudySpecParameterSpecIntegerValueSpec(KRMModel):
         ),
     ] = None
     max_value: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(alias="maxValue", description="Required. Inclusive maximum value of the parameter."),
-    ] = None
+    ]
     min_value: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(alias="minValue", description="Required. Inclusive minimum value of the parameter."),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1StudySpecStudyStoppingConfig(KRMModel):

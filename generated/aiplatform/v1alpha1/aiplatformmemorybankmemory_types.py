@@ -13,7 +13,7 @@ from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1_api import (
     GoogleCloudAiplatformV1MemoryTopicIdManagedMemoryTopic,
 )
 from kccgen.generated.aiplatform.v1alpha1.aiplatformcontext_reference import AIPlatformContextRef
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -137,9 +137,9 @@ class AIPlatformMemoryBankMemorySpec(KRMModel):
         ),
     ] = None
     scope: Annotated[
-        dict[str, str] | None,
+        dict[str, str],
         Field(description="Required. Immutable. Represents the scope of the Memory."),
-    ] = None
+    ]
     topics: Annotated[
         list[GoogleCloudAiplatformV1MemoryTopicId] | None,
         Field(description="Optional. Represents the Topics of the Memory."),

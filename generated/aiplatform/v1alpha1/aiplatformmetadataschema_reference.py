@@ -25,9 +25,9 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "metadataStoreRef", "AIPlatformMetadataStore"),
-        ("location", "metadataStoreRef", "AIPlatformMetadataStore"),
-        ("metadataStore", "metadataStoreRef", "AIPlatformMetadataStore"),
+        ("project", "metadataStoreRef", "VertexAIMetadataStore"),
+        ("location", "metadataStoreRef", "VertexAIMetadataStore"),
+        ("metadataStore", "metadataStoreRef", "VertexAIMetadataStore"),
         ("metadataSchema", "resourceID", ""),
     ),
     id_generation="user",
@@ -37,7 +37,7 @@ IDENTITY = IdentityTemplate(
 REFERENCES: tuple[RefField, ...] = (
     RefField(
         path="metadataStoreRef",
-        target="AIPlatformMetadataStore",
+        target="VertexAIMetadataStore",
         api_path="{metadataStore}",
         parent=True,
     ),

@@ -12,8 +12,8 @@ from kccgen.generated.aiplatform.v1alpha1 import aiplatform_v1_api
 from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1_api import (
     GoogleCloudAiplatformV1MetadataSchemaSchemaType,
 )
-from kccgen.generated.aiplatform.v1alpha1.aiplatformmetadatastore_reference import (
-    AIPlatformMetadataStoreRef,
+from kccgen.generated.vertexai.v1alpha1.vertexaimetadatastore_reference import (
+    VertexAIMetadataStoreRef,
 )
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -45,10 +45,10 @@ class AIPlatformMetadataSchemaSpec(KRMModel):
         None
     )
     metadata_store_ref: Annotated[
-        AIPlatformMetadataStoreRef,
+        VertexAIMetadataStoreRef,
         Field(
             alias="metadataStoreRef",
-            description="Immutable. The AIPlatformMetadataStore that this AIPlatformMetadataSchema belongs to.",
+            description="Immutable. The VertexAIMetadataStore that this AIPlatformMetadataSchema belongs to.",
         ),
     ]
     resource_id: Annotated[
@@ -59,12 +59,12 @@ class AIPlatformMetadataSchemaSpec(KRMModel):
         ),
     ] = None
     schema_: Annotated[
-        str | None,
+        str,
         Field(
             alias="schema",
             description="Required. The raw YAML string representation of the MetadataSchema.",
         ),
-    ] = None
+    ]
     schema_type: Annotated[
         GoogleCloudAiplatformV1MetadataSchemaSchemaType | None,
         Field(alias="schemaType", description="The type of the MetadataSchema."),

@@ -48,7 +48,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("enableMonitoringPipelineLogs", BOOLEAN, (), True, True),
         ("encryptionSpec", OBJECT, (), True, True),
         ("encryptionSpec.kmsKeyRef", OBJECT, (REQUIRED,), True, True, {"api_path": "encryptionSpec.kmsKeyName"}),
-        ("endpoint", STRING, (REQUIRED,), True, True),
+        ("endpointRef", OBJECT, (REQUIRED,), True, True, {"api_path": "endpoint"}),
         ("labels", MAP_OF_STRING, (), True, True),
         ("location", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("logTtl", STRING_GOOGLE_DURATION, (), True, True),

@@ -16,9 +16,10 @@ from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1_api import (
     GoogleCloudAiplatformV1ModelDeploymentMonitoringJobState,
     GoogleCloudAiplatformV1ModelMonitoringObjectiveConfigExplanationConfigExplanationBaselinePredictionFormat,
 )
-from kccgen.generated.aiplatform.v1alpha1.aiplatformdataset_reference import AIPlatformDatasetRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
+from kccgen.generated.vertexai.v1alpha1.vertexaidataset_reference import VertexAIDatasetRef
+from kccgen.generated.vertexai.v1alpha1.vertexaiendpoint_reference import VertexAIEndpointRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -111,12 +112,12 @@ class AIPlatformModelDeploymentMonitoringJobSpec(KRMModel):
         ),
     ] = None
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName",
             description="Required. The user-defined name of the ModelDeploymentMonitoringJob.",
         ),
-    ] = None
+    ]
     enable_monitoring_pipeline_logs: Annotated[
         bool | None,
         Field(
@@ -131,7 +132,13 @@ class AIPlatformModelDeploymentMonitoringJobSpec(KRMModel):
             description="Customer-managed encryption key spec for a ModelDeploymentMonitoringJob.",
         ),
     ] = None
-    endpoint: Annotated[str | None, Field(description="Required. Endpoint resource name.")] = None
+    endpoint_ref: Annotated[
+        VertexAIEndpointRef,
+        Field(
+            alias="endpointRef",
+            description="A reference to a VertexAIEndpoint (API field `endpoint`).",
+        ),
+    ]
     labels: Annotated[
         dict[str, str] | None,
         Field(
@@ -151,25 +158,25 @@ class AIPlatformModelDeploymentMonitoringJobSpec(KRMModel):
         ),
     ] = None
     logging_sampling_strategy: Annotated[
-        GoogleCloudAiplatformV1SamplingStrategy | None,
+        GoogleCloudAiplatformV1SamplingStrategy,
         Field(
             alias="loggingSamplingStrategy", description="Required. Sample Strategy for logging."
         ),
-    ] = None
+    ]
     model_deployment_monitoring_objective_configs: Annotated[
-        list[GoogleCloudAiplatformV1ModelDeploymentMonitoringObjectiveConfig] | None,
+        list[GoogleCloudAiplatformV1ModelDeploymentMonitoringObjectiveConfig],
         Field(
             alias="modelDeploymentMonitoringObjectiveConfigs",
             description="Required. The config for monitoring objectives.",
         ),
-    ] = None
+    ]
     model_deployment_monitoring_schedule_config: Annotated[
-        GoogleCloudAiplatformV1ModelDeploymentMonitoringScheduleConfig | None,
+        GoogleCloudAiplatformV1ModelDeploymentMonitoringScheduleConfig,
         Field(
             alias="modelDeploymentMonitoringScheduleConfig",
             description="Required. Schedule config for running the monitoring job.",
         ),
-    ] = None
+    ]
     model_monitoring_alert_config: Annotated[
         GoogleCloudAiplatformV1ModelMonitoringAlertConfig | None,
         Field(alias="modelMonitoringAlertConfig", description="Alert config for model monitoring."),
@@ -214,12 +221,12 @@ class GoogleCloudAiplatformV1BigQueryDestination(KRMModel):
     """
 
     output_uri: Annotated[
-        str | None,
+        str,
         Field(
             alias="outputUri",
             description="Required. BigQuery URI to a project or table, up to 2000 characters long.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1BigQuerySource(KRMModel):
@@ -228,12 +235,12 @@ class GoogleCloudAiplatformV1BigQuerySource(KRMModel):
     """
 
     input_uri: Annotated[
-        str | None,
+        str,
         Field(
             alias="inputUri",
             description="Required. BigQuery URI to a table, up to 2000 characters long.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1EncryptionSpec(KRMModel):
@@ -242,11 +249,11 @@ class GoogleCloudAiplatformV1EncryptionSpec(KRMModel):
     """
 
     kms_key_ref: Annotated[
-        KMSCryptoKeyRef | None,
+        KMSCryptoKeyRef,
         Field(
             alias="kmsKeyRef", description="A reference to a KMSCryptoKey (API field `kmsKeyName`)."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1GcsDestination(KRMModel):
@@ -255,12 +262,12 @@ class GoogleCloudAiplatformV1GcsDestination(KRMModel):
     """
 
     output_uri_prefix: Annotated[
-        str | None,
+        str,
         Field(
             alias="outputUriPrefix",
             description="Required. Google Cloud Storage URI to output directory.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1GcsSource(KRMModel):
@@ -269,9 +276,8 @@ class GoogleCloudAiplatformV1GcsSource(KRMModel):
     """
 
     uris: Annotated[
-        list[str] | None,
-        Field(description="Required. Google Cloud Storage URI(-s) to the input file(s)."),
-    ] = None
+        list[str], Field(description="Required. Google Cloud Storage URI(-s) to the input file(s).")
+    ]
 
 
 class GoogleCloudAiplatformV1ModelDeploymentMonitoringBigQueryTableObserved(KRMModel):
@@ -345,13 +351,13 @@ class GoogleCloudAiplatformV1ModelDeploymentMonitoringScheduleConfig(KRMModel):
     """
 
     monitor_interval: Annotated[
-        str | None,
+        str,
         Field(
             alias="monitorInterval",
             description="Required. The model monitoring job scheduling interval.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
-    ] = None
+    ]
     monitor_window: Annotated[
         str | None,
         Field(
@@ -523,10 +529,10 @@ class GoogleCloudAiplatformV1ModelMonitoringObjectiveConfigTrainingDataset(KRMMo
         ),
     ] = None
     dataset_ref: Annotated[
-        AIPlatformDatasetRef | None,
+        VertexAIDatasetRef | None,
         Field(
             alias="datasetRef",
-            description="A reference to a AIPlatformDataset (API field `dataset`).",
+            description="A reference to a VertexAIDataset (API field `dataset`).",
         ),
     ] = None
     gcs_source: Annotated[

@@ -57,7 +57,7 @@ REFERENCES: tuple[RefField, ...] = (
     ),
     RefField(
         path="trainingDataset.vertexEndpointLogs.endpointRefs",
-        target="AIPlatformEndpoint",
+        target="VertexAIEndpoint",
         api_path="trainingDataset.vertexEndpointLogs.endpoints",
         many=True,
     ),

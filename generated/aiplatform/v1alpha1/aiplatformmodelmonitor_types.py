@@ -25,10 +25,10 @@ from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1beta1_api import (
 from kccgen.generated.aiplatform.v1alpha1.aiplatformbatchpredictionjob_reference import (
     AIPlatformBatchPredictionJobRef,
 )
-from kccgen.generated.aiplatform.v1alpha1.aiplatformendpoint_reference import AIPlatformEndpointRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.translate.v1alpha1.translatemodel_reference import TranslateModelRef
+from kccgen.generated.vertexai.v1alpha1.vertexaiendpoint_reference import VertexAIEndpointRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -156,12 +156,12 @@ class GoogleCloudAiplatformV1beta1BatchDedicatedResources(KRMModel):
         ),
     ] = None
     machine_spec: Annotated[
-        GoogleCloudAiplatformV1beta1MachineSpec | None,
+        GoogleCloudAiplatformV1beta1MachineSpec,
         Field(
             alias="machineSpec",
             description="Required. Immutable. The specification of a single machine.",
         ),
-    ] = None
+    ]
     max_replica_count: Annotated[
         int | None,
         Field(
@@ -204,11 +204,11 @@ class GoogleCloudAiplatformV1beta1EncryptionSpec(KRMModel):
     """
 
     kms_key_ref: Annotated[
-        KMSCryptoKeyRef | None,
+        KMSCryptoKeyRef,
         Field(
             alias="kmsKeyRef", description="A reference to a KMSCryptoKey (API field `kmsKeyName`)."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1beta1Examples(KRMModel):
@@ -280,9 +280,9 @@ class GoogleCloudAiplatformV1beta1ExplanationMetadata(KRMModel):
         ),
     ] = None
     inputs: Annotated[
-        dict[str, GoogleCloudAiplatformV1beta1ExplanationMetadataInputMetadata] | None,
+        dict[str, GoogleCloudAiplatformV1beta1ExplanationMetadataInputMetadata],
         Field(description="Required. Map from feature names to feature input metadata."),
-    ] = None
+    ]
     latent_space_source: Annotated[
         str | None,
         Field(
@@ -291,9 +291,9 @@ class GoogleCloudAiplatformV1beta1ExplanationMetadata(KRMModel):
         ),
     ] = None
     outputs: Annotated[
-        dict[str, GoogleCloudAiplatformV1beta1ExplanationMetadataOutputMetadata] | None,
+        dict[str, GoogleCloudAiplatformV1beta1ExplanationMetadataOutputMetadata],
         Field(description="Required. Map from output names to output metadata."),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1beta1ExplanationMetadataInputMetadata(KRMModel):
@@ -517,11 +517,11 @@ class GoogleCloudAiplatformV1beta1ExplanationSpec(KRMModel):
         ),
     ] = None
     parameters: Annotated[
-        GoogleCloudAiplatformV1beta1ExplanationParameters | None,
+        GoogleCloudAiplatformV1beta1ExplanationParameters,
         Field(
             description="Required. Parameters that configure explaining of the Model's predictions."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1beta1FeatureNoiseSigma(KRMModel):
@@ -573,12 +573,12 @@ class GoogleCloudAiplatformV1beta1GcsDestination(KRMModel):
     """
 
     output_uri_prefix: Annotated[
-        str | None,
+        str,
         Field(
             alias="outputUriPrefix",
             description="Required. Google Cloud Storage URI to output directory.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1beta1GcsSource(KRMModel):
@@ -587,9 +587,8 @@ class GoogleCloudAiplatformV1beta1GcsSource(KRMModel):
     """
 
     uris: Annotated[
-        list[str] | None,
-        Field(description="Required. Google Cloud Storage URI(-s) to the input file(s)."),
-    ] = None
+        list[str], Field(description="Required. Google Cloud Storage URI(-s) to the input file(s).")
+    ]
 
 
 class GoogleCloudAiplatformV1beta1IntegratedGradientsAttribution(KRMModel):
@@ -609,12 +608,12 @@ class GoogleCloudAiplatformV1beta1IntegratedGradientsAttribution(KRMModel):
         ),
     ] = None
     step_count: Annotated[
-        int | None,
+        int,
         Field(
             alias="stepCount",
             description="Required. The number of steps for approximating the path integral.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1beta1MachineSpec(KRMModel):
@@ -834,10 +833,10 @@ class GoogleCloudAiplatformV1beta1ModelMonitoringInputVertexEndpointLogs(KRMMode
     """
 
     endpoint_refs: Annotated[
-        list[AIPlatformEndpointRef] | None,
+        list[VertexAIEndpointRef] | None,
         Field(
             alias="endpointRefs",
-            description="References to AIPlatformEndpoints (API field `endpoints`).",
+            description="References to VertexAIEndpoints (API field `endpoints`).",
         ),
     ] = None
 
@@ -1071,12 +1070,12 @@ class GoogleCloudAiplatformV1beta1ReservationAffinity(KRMModel):
         Field(description="Optional. Corresponds to the label key of a reservation resource."),
     ] = None
     reservation_affinity_type: Annotated[
-        GoogleCloudAiplatformV1beta1ReservationAffinityReservationAffinityType | None,
+        GoogleCloudAiplatformV1beta1ReservationAffinityReservationAffinityType,
         Field(
             alias="reservationAffinityType",
             description="Required. Specifies the reservation affinity type.",
         ),
-    ] = None
+    ]
     values: Annotated[
         list[str] | None,
         Field(description="Optional. Corresponds to the label values of a reservation resource."),
@@ -1089,12 +1088,12 @@ class GoogleCloudAiplatformV1beta1SampledShapleyAttribution(KRMModel):
     """
 
     path_count: Annotated[
-        int | None,
+        int,
         Field(
             alias="pathCount",
             description="Required. The number of feature permutations to consider when approximating the Shapley values.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1beta1SmoothGradConfig(KRMModel):
@@ -1142,12 +1141,12 @@ class GoogleCloudAiplatformV1beta1XraiAttribution(KRMModel):
         ),
     ] = None
     step_count: Annotated[
-        int | None,
+        int,
         Field(
             alias="stepCount",
             description="Required. The number of steps for approximating the path integral.",
         ),
-    ] = None
+    ]
 
 
 class GoogleTypeInterval(KRMModel):

@@ -48,7 +48,7 @@ REFERENCES: tuple[RefField, ...] = (
     ),
     RefField(
         path="modelMonitoringSpec.objectiveSpec.baselineDataset.vertexEndpointLogs.endpointRefs",
-        target="AIPlatformEndpoint",
+        target="VertexAIEndpoint",
         api_path="modelMonitoringSpec.objectiveSpec.baselineDataset.vertexEndpointLogs.endpoints",
         many=True,
     ),
@@ -59,7 +59,7 @@ REFERENCES: tuple[RefField, ...] = (
     ),
     RefField(
         path="modelMonitoringSpec.objectiveSpec.targetDataset.vertexEndpointLogs.endpointRefs",
-        target="AIPlatformEndpoint",
+        target="VertexAIEndpoint",
         api_path="modelMonitoringSpec.objectiveSpec.targetDataset.vertexEndpointLogs.endpoints",
         many=True,
     ),

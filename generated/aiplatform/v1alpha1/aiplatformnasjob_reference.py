@@ -68,7 +68,7 @@ REFERENCES: tuple[RefField, ...] = (
     ),
     RefField(
         path="nasJobSpec.multiTrialAlgorithmSpec.searchTrialSpec.searchTrialJobSpec.tensorboardRef",
-        target="AIPlatformTensorboard",
+        target="VertexAITensorboard",
         api_path="nasJobSpec.multiTrialAlgorithmSpec.searchTrialSpec.searchTrialJobSpec.tensorboard",
     ),
     RefField(
@@ -94,7 +94,7 @@ REFERENCES: tuple[RefField, ...] = (
     ),
     RefField(
         path="nasJobSpec.multiTrialAlgorithmSpec.trainTrialSpec.trainTrialJobSpec.tensorboardRef",
-        target="AIPlatformTensorboard",
+        target="VertexAITensorboard",
         api_path="nasJobSpec.multiTrialAlgorithmSpec.trainTrialSpec.trainTrialJobSpec.tensorboard",
     ),
 )

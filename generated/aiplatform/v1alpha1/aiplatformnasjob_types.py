@@ -19,13 +19,11 @@ from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1_api import (
     GoogleCloudAiplatformV1SchedulingStrategy,
 )
 from kccgen.generated.aiplatform.v1alpha1.aiplatformcontext_reference import AIPlatformContextRef
-from kccgen.generated.aiplatform.v1alpha1.aiplatformtensorboard_reference import (
-    AIPlatformTensorboardRef,
-)
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.translate.v1alpha1.translatemodel_reference import TranslateModelRef
+from kccgen.generated.vertexai.v1alpha1.vertexaitensorboard_reference import VertexAITensorboardRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -99,9 +97,8 @@ class AIPlatformNasJobSpec(KRMModel):
     """
 
     display_name: Annotated[
-        str | None,
-        Field(alias="displayName", description="Required. The display name of the NasJob."),
-    ] = None
+        str, Field(alias="displayName", description="Required. The display name of the NasJob.")
+    ]
     enable_restricted_image_training: Annotated[
         bool | None,
         Field(
@@ -122,9 +119,9 @@ class AIPlatformNasJobSpec(KRMModel):
     ] = None
     location: Annotated[str, Field(description="Immutable. The location of the AIPlatformNasJob.")]
     nas_job_spec: Annotated[
-        GoogleCloudAiplatformV1NasJobSpec | None,
+        GoogleCloudAiplatformV1NasJobSpec,
         Field(alias="nasJobSpec", description="Required. The specification of a NasJob."),
-    ] = None
+    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(
@@ -159,12 +156,12 @@ class GoogleCloudAiplatformV1ContainerSpec(KRMModel):
         Field(description="Environment variables to be passed to the container."),
     ] = None
     image_uri: Annotated[
-        str | None,
+        str,
         Field(
             alias="imageUri",
             description="Required. The URI of a container image in the Container Registry that is to be run on each worker replica.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1CustomJobSpec(KRMModel):
@@ -257,19 +254,19 @@ class GoogleCloudAiplatformV1CustomJobSpec(KRMModel):
         ),
     ] = None
     tensorboard_ref: Annotated[
-        AIPlatformTensorboardRef | None,
+        VertexAITensorboardRef | None,
         Field(
             alias="tensorboardRef",
-            description="A reference to a AIPlatformTensorboard (API field `tensorboard`).",
+            description="A reference to a VertexAITensorboard (API field `tensorboard`).",
         ),
     ] = None
     worker_pool_specs: Annotated[
-        list[GoogleCloudAiplatformV1WorkerPoolSpec] | None,
+        list[GoogleCloudAiplatformV1WorkerPoolSpec],
         Field(
             alias="workerPoolSpecs",
             description="Required. The spec of the worker pools including machine type and Docker image.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1DiskSpec(KRMModel):
@@ -294,25 +291,25 @@ class GoogleCloudAiplatformV1DnsPeeringConfig(KRMModel):
     """
 
     domain: Annotated[
-        str | None,
+        str,
         Field(
             description='Required. The DNS name suffix of the zone being peered to, e.g., "my-internal-domain.corp.".'
         ),
-    ] = None
+    ]
     target_network: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetNetwork",
             description="Required. The VPC network name in the target_project where the DNS zone specified by 'domain' is visible.",
         ),
-    ] = None
+    ]
     target_project: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetProject",
             description="Required. The project ID hosting the Cloud DNS managed zone that contains the 'domain'.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1EncryptionSpec(KRMModel):
@@ -321,11 +318,11 @@ class GoogleCloudAiplatformV1EncryptionSpec(KRMModel):
     """
 
     kms_key_ref: Annotated[
-        KMSCryptoKeyRef | None,
+        KMSCryptoKeyRef,
         Field(
             alias="kmsKeyRef", description="A reference to a KMSCryptoKey (API field `kmsKeyName`)."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1EnvVar(KRMModel):
@@ -333,15 +330,13 @@ class GoogleCloudAiplatformV1EnvVar(KRMModel):
     Represents an environment variable present in a Container or Python Module.
     """
 
-    name: Annotated[
-        str | None, Field(description="Required. Name of the environment variable.")
-    ] = None
+    name: Annotated[str, Field(description="Required. Name of the environment variable.")]
     value: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Variables that reference a $(VAR_NAME) are expanded using the previous defined environment variables in the container and any service environment variables."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1GcsDestination(KRMModel):
@@ -350,12 +345,12 @@ class GoogleCloudAiplatformV1GcsDestination(KRMModel):
     """
 
     output_uri_prefix: Annotated[
-        str | None,
+        str,
         Field(
             alias="outputUriPrefix",
             description="Required. Google Cloud Storage URI to output directory.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1LustreMount(KRMModel):
@@ -363,23 +358,20 @@ class GoogleCloudAiplatformV1LustreMount(KRMModel):
     Represents a mount configuration for Lustre file system.
     """
 
-    filesystem: Annotated[
-        str | None, Field(description="Required. The name of the Lustre filesystem.")
-    ] = None
+    filesystem: Annotated[str, Field(description="Required. The name of the Lustre filesystem.")]
     instance_ip: Annotated[
-        str | None,
-        Field(alias="instanceIp", description="Required. IP address of the Lustre instance."),
-    ] = None
+        str, Field(alias="instanceIp", description="Required. IP address of the Lustre instance.")
+    ]
     mount_point: Annotated[
-        str | None, Field(alias="mountPoint", description="Required. Destination mount path.")
-    ] = None
+        str, Field(alias="mountPoint", description="Required. Destination mount path.")
+    ]
     volume_handle: Annotated[
-        str | None,
+        str,
         Field(
             alias="volumeHandle",
             description="Required. The unique identifier of the Lustre volume.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1MachineSpec(KRMModel):
@@ -541,9 +533,9 @@ class GoogleCloudAiplatformV1NasJobSpecMultiTrialAlgorithmSpec(KRMModel):
         ),
     ] = None
     search_trial_spec: Annotated[
-        GoogleCloudAiplatformV1NasJobSpecMultiTrialAlgorithmSpecSearchTrialSpec | None,
+        GoogleCloudAiplatformV1NasJobSpecMultiTrialAlgorithmSpecSearchTrialSpec,
         Field(alias="searchTrialSpec", description="Required. Spec for search trials."),
-    ] = None
+    ]
     train_trial_spec: Annotated[
         GoogleCloudAiplatformV1NasJobSpecMultiTrialAlgorithmSpecTrainTrialSpec | None,
         Field(alias="trainTrialSpec", description="Spec for train trials."),
@@ -556,12 +548,12 @@ class GoogleCloudAiplatformV1NasJobSpecMultiTrialAlgorithmSpecMetricSpec(KRMMode
     """
 
     goal: Annotated[
-        GoogleCloudAiplatformV1NasJobSpecMultiTrialAlgorithmSpecMetricSpecGoal | None,
+        GoogleCloudAiplatformV1NasJobSpecMultiTrialAlgorithmSpecMetricSpecGoal,
         Field(description="Required. The optimization goal of the metric."),
-    ] = None
+    ]
     metric_id: Annotated[
-        str | None, Field(alias="metricId", description="Required. The ID of the metric.")
-    ] = None
+        str, Field(alias="metricId", description="Required. The ID of the metric.")
+    ]
 
 
 class GoogleCloudAiplatformV1NasJobSpecMultiTrialAlgorithmSpecSearchTrialSpec(KRMModel):
@@ -577,23 +569,23 @@ class GoogleCloudAiplatformV1NasJobSpecMultiTrialAlgorithmSpecSearchTrialSpec(KR
         ),
     ] = None
     max_parallel_trial_count: Annotated[
-        int | None,
+        int,
         Field(
             alias="maxParallelTrialCount",
             description="Required. The maximum number of trials to run in parallel.",
         ),
-    ] = None
+    ]
     max_trial_count: Annotated[
-        int | None,
+        int,
         Field(
             alias="maxTrialCount",
             description="Required. The maximum number of Neural Architecture Search (NAS) trials to run.",
         ),
-    ] = None
+    ]
     search_trial_job_spec: Annotated[
-        GoogleCloudAiplatformV1CustomJobSpec | None,
+        GoogleCloudAiplatformV1CustomJobSpec,
         Field(alias="searchTrialJobSpec", description="Required. The spec of a search trial job."),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1NasJobSpecMultiTrialAlgorithmSpecTrainTrialSpec(KRMModel):
@@ -602,19 +594,19 @@ class GoogleCloudAiplatformV1NasJobSpecMultiTrialAlgorithmSpecTrainTrialSpec(KRM
     """
 
     frequency: Annotated[
-        int | None, Field(description="Required. Frequency of search trials to start train stage.")
-    ] = None
+        int, Field(description="Required. Frequency of search trials to start train stage.")
+    ]
     max_parallel_trial_count: Annotated[
-        int | None,
+        int,
         Field(
             alias="maxParallelTrialCount",
             description="Required. The maximum number of trials to run in parallel.",
         ),
-    ] = None
+    ]
     train_trial_job_spec: Annotated[
-        GoogleCloudAiplatformV1CustomJobSpec | None,
+        GoogleCloudAiplatformV1CustomJobSpec,
         Field(alias="trainTrialJobSpec", description="Required. The spec of a train trial job."),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1NasTrialObserved(KRMModel):
@@ -661,14 +653,10 @@ class GoogleCloudAiplatformV1NfsMount(KRMModel):
     """
 
     mount_point: Annotated[
-        str | None, Field(alias="mountPoint", description="Required. Destination mount path.")
-    ] = None
-    path: Annotated[
-        str | None, Field(description="Required. Source path exported from NFS server.")
-    ] = None
-    server: Annotated[str | None, Field(description="Required. IP address of the NFS server.")] = (
-        None
-    )
+        str, Field(alias="mountPoint", description="Required. Destination mount path.")
+    ]
+    path: Annotated[str, Field(description="Required. Source path exported from NFS server.")]
+    server: Annotated[str, Field(description="Required. IP address of the NFS server.")]
 
 
 class GoogleCloudAiplatformV1PscInterfaceConfig(KRMModel):
@@ -703,26 +691,26 @@ class GoogleCloudAiplatformV1PythonPackageSpec(KRMModel):
         Field(description="Environment variables to be passed to the python module."),
     ] = None
     executor_image_uri: Annotated[
-        str | None,
+        str,
         Field(
             alias="executorImageUri",
             description="Required. The URI of a container image in Artifact Registry that will run the provided Python package.",
         ),
-    ] = None
+    ]
     package_uris: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="packageUris",
             description="Required. The Google Cloud Storage location of the Python package files which are the training program and its dependent packages.",
         ),
-    ] = None
+    ]
     python_module: Annotated[
-        str | None,
+        str,
         Field(
             alias="pythonModule",
             description="Required. The Python module name to run after installing the packages.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1ReservationAffinity(KRMModel):
@@ -735,12 +723,12 @@ class GoogleCloudAiplatformV1ReservationAffinity(KRMModel):
         Field(description="Optional. Corresponds to the label key of a reservation resource."),
     ] = None
     reservation_affinity_type: Annotated[
-        GoogleCloudAiplatformV1ReservationAffinityReservationAffinityType | None,
+        GoogleCloudAiplatformV1ReservationAffinityReservationAffinityType,
         Field(
             alias="reservationAffinityType",
             description="Required. Specifies the reservation affinity type.",
         ),
-    ] = None
+    ]
     values: Annotated[
         list[str] | None,
         Field(description="Optional. Corresponds to the label values of a reservation resource."),

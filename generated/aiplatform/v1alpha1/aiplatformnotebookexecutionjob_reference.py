@@ -52,7 +52,7 @@ REFERENCES: tuple[RefField, ...] = (
     ),
     RefField(
         path="scheduleResourceRef",
-        target="AIPlatformSchedule",
+        target="VertexAISchedule",
         api_path="scheduleResourceName",
     ),
 )

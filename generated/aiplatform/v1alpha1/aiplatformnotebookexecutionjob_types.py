@@ -14,10 +14,10 @@ from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1_api import (
     GoogleCloudAiplatformV1NotebookExecutionJobJobState,
     GoogleCloudAiplatformV1ReservationAffinityReservationAffinityType,
 )
-from kccgen.generated.aiplatform.v1alpha1.aiplatformschedule_reference import AIPlatformScheduleRef
+from kccgen.generated.aiplatform.v1alpha1.vertexaischedule_reference import VertexAIScheduleRef
 from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -152,10 +152,10 @@ class AIPlatformNotebookExecutionJobSpec(KRMModel):
         ),
     ] = None
     schedule_resource_ref: Annotated[
-        AIPlatformScheduleRef | None,
+        VertexAIScheduleRef | None,
         Field(
             alias="scheduleResourceRef",
-            description="A reference to a AIPlatformSchedule (API field `scheduleResourceName`).",
+            description="A reference to a VertexAISchedule (API field `scheduleResourceName`).",
         ),
     ] = None
     service_account: Annotated[
@@ -177,11 +177,11 @@ class GoogleCloudAiplatformV1EncryptionSpec(KRMModel):
     """
 
     kms_key_ref: Annotated[
-        KMSCryptoKeyRef | None,
+        KMSCryptoKeyRef,
         Field(
             alias="kmsKeyRef", description="A reference to a KMSCryptoKey (API field `kmsKeyName`)."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1MachineSpec(KRMModel):
@@ -384,8 +384,8 @@ class GoogleCloudAiplatformV1NotebookExecutionJobWorkbenchRuntimeContainerImage(
     """
 
     repository: Annotated[
-        str | None, Field(description="Required. The path to the container image repository.")
-    ] = None
+        str, Field(description="Required. The path to the container image repository.")
+    ]
     tag: Annotated[str | None, Field(description="Optional. The tag of the container image.")] = (
         None
     )
@@ -406,11 +406,11 @@ class GoogleCloudAiplatformV1NotebookExecutionJobWorkbenchRuntimeVmImage(KRMMode
         None
     )
     project: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The name of the Google Cloud project that this VM image belongs to."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1PersistentDiskSpec(KRMModel):
@@ -438,12 +438,12 @@ class GoogleCloudAiplatformV1ReservationAffinity(KRMModel):
         Field(description="Optional. Corresponds to the label key of a reservation resource."),
     ] = None
     reservation_affinity_type: Annotated[
-        GoogleCloudAiplatformV1ReservationAffinityReservationAffinityType | None,
+        GoogleCloudAiplatformV1ReservationAffinityReservationAffinityType,
         Field(
             alias="reservationAffinityType",
             description="Required. Specifies the reservation affinity type.",
         ),
-    ] = None
+    ]
     values: Annotated[
         list[str] | None,
         Field(description="Optional. Corresponds to the label values of a reservation resource."),

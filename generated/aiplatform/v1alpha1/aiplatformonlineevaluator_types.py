@@ -33,7 +33,8 @@ from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1_api import (
     GoogleCloudAiplatformV1VideoResponseFormatAspectRatio,
     GoogleCloudAiplatformV1VideoResponseFormatDelivery,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
+from kccgen.generated.vertexai.v1alpha1.vertexaiendpoint_reference import VertexAIEndpointRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -80,12 +81,12 @@ class AIPlatformOnlineEvaluatorSpec(KRMModel):
     """
 
     agent_resource: Annotated[
-        str | None,
+        str,
         Field(
             alias="agentResource",
             description="Required. Immutable. The name of the agent that the OnlineEvaluator evaluates periodically.",
         ),
-    ] = None
+    ]
     cloud_observability: Annotated[
         GoogleCloudAiplatformV1OnlineEvaluatorCloudObservability | None,
         Field(
@@ -94,9 +95,9 @@ class AIPlatformOnlineEvaluatorSpec(KRMModel):
         ),
     ] = None
     config: Annotated[
-        GoogleCloudAiplatformV1OnlineEvaluatorConfig | None,
+        GoogleCloudAiplatformV1OnlineEvaluatorConfig,
         Field(description="Required. Configuration for the OnlineEvaluator."),
-    ] = None
+    ]
     display_name: Annotated[
         str | None,
         Field(
@@ -108,12 +109,12 @@ class AIPlatformOnlineEvaluatorSpec(KRMModel):
         str, Field(description="Immutable. The location of the AIPlatformOnlineEvaluator.")
     ]
     metric_sources: Annotated[
-        list[GoogleCloudAiplatformV1MetricSource] | None,
+        list[GoogleCloudAiplatformV1MetricSource],
         Field(
             alias="metricSources",
             description="Required. A list of metric sources to be used for evaluating samples.",
         ),
-    ] = None
+    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(
@@ -231,12 +232,12 @@ class GoogleCloudAiplatformV1AudioTranscriptionConfigLanguageHints(KRMModel):
     """
 
     language_codes: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="languageCodes",
             description="Required. Deprecated: Use top-level `language_codes` instead.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1AutoraterConfig(KRMModel):
@@ -244,11 +245,11 @@ class GoogleCloudAiplatformV1AutoraterConfig(KRMModel):
     The configs for autorater. This is applicable to both EvaluateInstances and EvaluateDataset.
     """
 
-    autorater_model: Annotated[
-        str | None,
+    autorater_model_ref: Annotated[
+        VertexAIEndpointRef | None,
         Field(
-            alias="autoraterModel",
-            description="Optional. The fully qualified name of the publisher model or tuned autorater endpoint to use.",
+            alias="autoraterModelRef",
+            description="A reference to a VertexAIEndpoint (API field `autoraterModel`).",
         ),
     ] = None
     flip_enabled: Annotated[
@@ -296,9 +297,9 @@ class GoogleCloudAiplatformV1ComputationBasedMetricSpec(KRMModel):
         ),
     ] = None
     type: Annotated[
-        GoogleCloudAiplatformV1ComputationBasedMetricSpecType | None,
+        GoogleCloudAiplatformV1ComputationBasedMetricSpecType,
         Field(description="Required. The type of the computation based metric."),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1CustomCodeExecutionSpec(KRMModel):
@@ -307,8 +308,8 @@ class GoogleCloudAiplatformV1CustomCodeExecutionSpec(KRMModel):
     """
 
     evaluation_function: Annotated[
-        str | None, Field(alias="evaluationFunction", description="Required. Python function.")
-    ] = None
+        str, Field(alias="evaluationFunction", description="Required. Python function.")
+    ]
 
 
 class GoogleCloudAiplatformV1CustomOutputFormatConfig(KRMModel):
@@ -342,11 +343,11 @@ class GoogleCloudAiplatformV1EvaluationParserConfigCustomCodeParserConfig(KRMMod
     """
 
     parsing_function: Annotated[
-        str | None,
+        str,
         Field(
             alias="parsingFunction", description="Required. Python function for parsing results."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1ExactMatchSpec(KRMModel):
@@ -675,12 +676,12 @@ class GoogleCloudAiplatformV1LLMBasedMetricSpec(KRMModel):
         ),
     ] = None
     metric_prompt_template: Annotated[
-        str | None,
+        str,
         Field(
             alias="metricPromptTemplate",
             description="Required. Template for the prompt sent to the judge model.",
         ),
-    ] = None
+    ]
     predefined_rubric_generation_spec: Annotated[
         GoogleCloudAiplatformV1PredefinedMetricSpec | None,
         Field(
@@ -811,13 +812,11 @@ class GoogleCloudAiplatformV1MetricMetadataScoreRange(KRMModel):
         ),
     ] = None
     max: Annotated[
-        float | None,
-        Field(description="Required. The maximum value of the score range (inclusive)."),
-    ] = None
+        float, Field(description="Required. The maximum value of the score range (inclusive).")
+    ]
     min: Annotated[
-        float | None,
-        Field(description="Required. The minimum value of the score range (inclusive)."),
-    ] = None
+        float, Field(description="Required. The minimum value of the score range (inclusive).")
+    ]
     step: Annotated[
         float | None,
         Field(description="Optional. The distance between discrete steps in the range."),
@@ -846,12 +845,12 @@ class GoogleCloudAiplatformV1MultiSpeakerVoiceConfig(KRMModel):
     """
 
     speaker_voice_configs: Annotated[
-        list[GoogleCloudAiplatformV1SpeakerVoiceConfig] | None,
+        list[GoogleCloudAiplatformV1SpeakerVoiceConfig],
         Field(
             alias="speakerVoiceConfigs",
             description="Required. A list of configurations for the voices of the speakers.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1OnlineEvaluatorCloudObservability(KRMModel):
@@ -896,15 +895,12 @@ class GoogleCloudAiplatformV1OnlineEvaluatorCloudObservabilityNumericPredicate(K
     """
 
     comparison_operator: Annotated[
-        GoogleCloudAiplatformV1OnlineEvaluatorCloudObservabilityNumericPredicateComparisonOperator
-        | None,
+        GoogleCloudAiplatformV1OnlineEvaluatorCloudObservabilityNumericPredicateComparisonOperator,
         Field(
             alias="comparisonOperator", description="Required. The comparison operator to apply."
         ),
-    ] = None
-    value: Annotated[float | None, Field(description="Required. The value to compare against.")] = (
-        None
-    )
+    ]
+    value: Annotated[float, Field(description="Required. The value to compare against.")]
 
 
 class GoogleCloudAiplatformV1OnlineEvaluatorCloudObservabilityOpenTelemetry(KRMModel):
@@ -913,12 +909,12 @@ class GoogleCloudAiplatformV1OnlineEvaluatorCloudObservabilityOpenTelemetry(KRMM
     """
 
     semconv_version: Annotated[
-        str | None,
+        str,
         Field(
             alias="semconvVersion",
             description="Required. Defines which version OTel Semantic Convention the data follows.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1OnlineEvaluatorCloudObservabilitySessionScope(KRMModel):
@@ -948,12 +944,12 @@ class GoogleCloudAiplatformV1OnlineEvaluatorCloudObservabilitySessionScopeInacti
     """
 
     threshold: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The amount of time that must pass with no new traces before a session is considered ready for evaluation.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1OnlineEvaluatorCloudObservabilitySessionScopePredicate(KRMModel):
@@ -1020,9 +1016,8 @@ class GoogleCloudAiplatformV1OnlineEvaluatorCloudObservabilityStringPredicate(KR
     """
 
     values: Annotated[
-        list[str] | None,
-        Field(description="Required. The values to match exactly (case-sensitive)."),
-    ] = None
+        list[str], Field(description="Required. The values to match exactly (case-sensitive).")
+    ]
 
 
 class GoogleCloudAiplatformV1OnlineEvaluatorCloudObservabilityTraceScope(KRMModel):
@@ -1084,9 +1079,8 @@ class GoogleCloudAiplatformV1OnlineEvaluatorConfigRandomSampling(KRMModel):
     """
 
     percentage: Annotated[
-        int | None,
-        Field(description="Required. The percentage of traces to sample for evaluation."),
-    ] = None
+        int, Field(description="Required. The percentage of traces to sample for evaluation.")
+    ]
 
 
 class GoogleCloudAiplatformV1OnlineEvaluatorStateDetailsObserved(KRMModel):
@@ -1129,12 +1123,12 @@ class GoogleCloudAiplatformV1PairwiseMetricSpec(KRMModel):
         ),
     ] = None
     metric_prompt_template: Annotated[
-        str | None,
+        str,
         Field(
             alias="metricPromptTemplate",
             description="Required. Metric prompt template for pairwise metric.",
         ),
-    ] = None
+    ]
     system_instruction: Annotated[
         str | None,
         Field(
@@ -1157,12 +1151,12 @@ class GoogleCloudAiplatformV1PointwiseMetricSpec(KRMModel):
         ),
     ] = None
     metric_prompt_template: Annotated[
-        str | None,
+        str,
         Field(
             alias="metricPromptTemplate",
             description="Required. Metric prompt template for pointwise metric.",
         ),
-    ] = None
+    ]
     system_instruction: Annotated[
         str | None,
         Field(
@@ -1188,12 +1182,12 @@ class GoogleCloudAiplatformV1PredefinedMetricSpec(KRMModel):
     """
 
     metric_spec_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="metricSpecName",
             description='Required. The name of a pre-defined metric, such as "instruction_following_v1" or "text_quality_v1".',
         ),
-    ] = None
+    ]
     metric_spec_parameters: Annotated[
         dict[str, Any] | None,
         Field(
@@ -1444,14 +1438,14 @@ class GoogleCloudAiplatformV1SpeakerVoiceConfig(KRMModel):
     Configuration for a single speaker in a multi-speaker setup.
     """
 
-    speaker: Annotated[str | None, Field(description="Required. The name of the speaker.")] = None
+    speaker: Annotated[str, Field(description="Required. The name of the speaker.")]
     voice_config: Annotated[
-        GoogleCloudAiplatformV1VoiceConfig | None,
+        GoogleCloudAiplatformV1VoiceConfig,
         Field(
             alias="voiceConfig",
             description="Required. The configuration for the voice of this speaker.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1SpeechConfig(KRMModel):
@@ -1512,11 +1506,11 @@ class GoogleCloudAiplatformV1TranslationConfig(KRMModel):
         ),
     ] = None
     target_language_code: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetLanguageCode", description="Required. The target language for translation."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1VideoResponseFormat(KRMModel):

@@ -15,8 +15,8 @@ from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1_api import (
     GoogleCloudAiplatformV1ReservationAffinityReservationAffinityType,
 )
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -148,12 +148,12 @@ class AIPlatformPersistentResourceSpec(KRMModel):
         ),
     ] = None
     resource_pools: Annotated[
-        list[GoogleCloudAiplatformV1ResourcePool] | None,
+        list[GoogleCloudAiplatformV1ResourcePool],
         Field(
             alias="resourcePools",
             description="Required. The spec of the pools of different resources.",
         ),
-    ] = None
+    ]
     resource_runtime_spec: Annotated[
         GoogleCloudAiplatformV1ResourceRuntimeSpec | None,
         Field(
@@ -184,25 +184,25 @@ class GoogleCloudAiplatformV1DnsPeeringConfig(KRMModel):
     """
 
     domain: Annotated[
-        str | None,
+        str,
         Field(
             description='Required. The DNS name suffix of the zone being peered to, e.g., "my-internal-domain.corp.".'
         ),
-    ] = None
+    ]
     target_network: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetNetwork",
             description="Required. The VPC network name in the target_project where the DNS zone specified by 'domain' is visible.",
         ),
-    ] = None
+    ]
     target_project: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetProject",
             description="Required. The project ID hosting the Cloud DNS managed zone that contains the 'domain'.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1EncryptionSpec(KRMModel):
@@ -211,11 +211,11 @@ class GoogleCloudAiplatformV1EncryptionSpec(KRMModel):
     """
 
     kms_key_ref: Annotated[
-        KMSCryptoKeyRef | None,
+        KMSCryptoKeyRef,
         Field(
             alias="kmsKeyRef", description="A reference to a KMSCryptoKey (API field `kmsKeyName`)."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1MachineSpec(KRMModel):
@@ -376,12 +376,12 @@ class GoogleCloudAiplatformV1ReservationAffinity(KRMModel):
         Field(description="Optional. Corresponds to the label key of a reservation resource."),
     ] = None
     reservation_affinity_type: Annotated[
-        GoogleCloudAiplatformV1ReservationAffinityReservationAffinityType | None,
+        GoogleCloudAiplatformV1ReservationAffinityReservationAffinityType,
         Field(
             alias="reservationAffinityType",
             description="Required. Specifies the reservation affinity type.",
         ),
-    ] = None
+    ]
     values: Annotated[
         list[str] | None,
         Field(description="Optional. Corresponds to the label values of a reservation resource."),
@@ -413,12 +413,12 @@ class GoogleCloudAiplatformV1ResourcePool(KRMModel):
         ),
     ] = None
     machine_spec: Annotated[
-        GoogleCloudAiplatformV1MachineSpec | None,
+        GoogleCloudAiplatformV1MachineSpec,
         Field(
             alias="machineSpec",
             description="Required. Immutable. The specification of a single machine.",
         ),
-    ] = None
+    ]
     replica_count: Annotated[
         int | Int64String | None,
         Field(
@@ -500,12 +500,12 @@ class GoogleCloudAiplatformV1ServiceAccountSpec(KRMModel):
     """
 
     enable_custom_service_account: Annotated[
-        bool | None,
+        bool,
         Field(
             alias="enableCustomServiceAccount",
             description="Required. If true, custom user-managed service account is enforced to run any workloads (for example, Vertex Jobs) on the resource.",
         ),
-    ] = None
+    ]
     service_account: Annotated[
         str | None,
         Field(

@@ -75,7 +75,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("vectorDbConfig.pinecone.indexRef", OBJECT, (IMMUTABLE_4,), False, True, {"api_path": "vectorDbConfig.pinecone.indexName"}),
         ("vectorDbConfig.ragEmbeddingModelConfig", OBJECT, (IMMUTABLE, IMMUTABLE_4, OPTIONAL), False, True),
         ("vectorDbConfig.ragEmbeddingModelConfig.vertexPredictionEndpoint", OBJECT, (IMMUTABLE_4, IMMUTABLE_5), False, True),
-        ("vectorDbConfig.ragEmbeddingModelConfig.vertexPredictionEndpoint.endpoint", STRING, (IMMUTABLE_4, IMMUTABLE_5, REQUIRED), False, True),
+        ("vectorDbConfig.ragEmbeddingModelConfig.vertexPredictionEndpoint.endpointRef", OBJECT, (IMMUTABLE_4, IMMUTABLE_5, REQUIRED), False, True, {"api_path": "vectorDbConfig.ragEmbeddingModelConfig.vertexPredictionEndpoint.endpoint"}),
         ("vectorDbConfig.ragManagedDb", OBJECT, (IMMUTABLE_4,), False, True),
         ("vectorDbConfig.ragManagedDb.ann", OBJECT, (IMMUTABLE_4,), False, True),
         ("vectorDbConfig.ragManagedDb.ann.leafCount", INTEGER_INT32, (IMMUTABLE_4,), False, True),

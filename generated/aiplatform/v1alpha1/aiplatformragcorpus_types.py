@@ -12,15 +12,16 @@ from kccgen.generated.aiplatform.v1alpha1 import aiplatform_v1_api
 from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1_api import (
     GoogleCloudAiplatformV1CorpusStatusState,
 )
-from kccgen.generated.aiplatform.v1alpha1.aiplatformindex_reference import AIPlatformIndexRef
-from kccgen.generated.aiplatform.v1alpha1.aiplatformindexendpoint_reference import (
-    AIPlatformIndexEndpointRef,
-)
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.external.secretmanagersecretversion_reference import (
     SecretManagerSecretVersionRef,
 )
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
+from kccgen.generated.vertexai.v1alpha1.vertexaiendpoint_reference import VertexAIEndpointRef
+from kccgen.generated.vertexai.v1alpha1.vertexaiindex_reference import VertexAIIndexRef
+from kccgen.generated.vertexai.v1alpha1.vertexaiindexendpoint_reference import (
+    VertexAIIndexEndpointRef,
+)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -78,9 +79,8 @@ class AIPlatformRagCorpusSpec(KRMModel):
         str | None, Field(description="Optional. The description of the RagCorpus.")
     ] = None
     display_name: Annotated[
-        str | None,
-        Field(alias="displayName", description="Required. The display name of the RagCorpus."),
-    ] = None
+        str, Field(alias="displayName", description="Required. The display name of the RagCorpus.")
+    ]
     encryption_spec: Annotated[
         GoogleCloudAiplatformV1EncryptionSpec | None,
         Field(
@@ -138,12 +138,12 @@ class GoogleCloudAiplatformV1ApiAuthApiKeyConfig(KRMModel):
     """
 
     api_key_secret_version_ref: Annotated[
-        SecretManagerSecretVersionRef | None,
+        SecretManagerSecretVersionRef,
         Field(
             alias="apiKeySecretVersionRef",
             description="A reference to a SecretManagerSecretVersion (API field `apiKeySecretVersion`).",
         ),
-    ] = None
+    ]
     api_key_string: Annotated[
         str | None, Field(alias="apiKeyString", description="The API key string.")
     ] = None
@@ -172,11 +172,11 @@ class GoogleCloudAiplatformV1EncryptionSpec(KRMModel):
     """
 
     kms_key_ref: Annotated[
-        KMSCryptoKeyRef | None,
+        KMSCryptoKeyRef,
         Field(
             alias="kmsKeyRef", description="A reference to a KMSCryptoKey (API field `kmsKeyName`)."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1RagEmbeddingModelConfig(KRMModel):
@@ -212,9 +212,13 @@ class GoogleCloudAiplatformV1RagEmbeddingModelConfigVertexPredictionEndpoint(KRM
     Config representing a model hosted on Vertex Prediction Endpoint.
     """
 
-    endpoint: Annotated[str | None, Field(description="Required. The endpoint resource name.")] = (
-        None
-    )
+    endpoint_ref: Annotated[
+        VertexAIEndpointRef,
+        Field(
+            alias="endpointRef",
+            description="A reference to a VertexAIEndpoint (API field `endpoint`).",
+        ),
+    ]
 
 
 class GoogleCloudAiplatformV1RagEmbeddingModelConfigVertexPredictionEndpointObservedState(KRMModel):
@@ -287,10 +291,9 @@ class GoogleCloudAiplatformV1RagVectorDbConfigPinecone(KRMModel):
     """
 
     index_ref: Annotated[
-        AIPlatformIndexRef | None,
+        VertexAIIndexRef | None,
         Field(
-            alias="indexRef",
-            description="A reference to a AIPlatformIndex (API field `indexName`).",
+            alias="indexRef", description="A reference to a VertexAIIndex (API field `indexName`)."
         ),
     ] = None
 
@@ -336,17 +339,15 @@ class GoogleCloudAiplatformV1RagVectorDbConfigVertexVectorSearch(KRMModel):
     """
 
     index_endpoint_ref: Annotated[
-        AIPlatformIndexEndpointRef | None,
+        VertexAIIndexEndpointRef | None,
         Field(
             alias="indexEndpointRef",
-            description="A reference to a AIPlatformIndexEndpoint (API field `indexEndpoint`).",
+            description="A reference to a VertexAIIndexEndpoint (API field `indexEndpoint`).",
         ),
     ] = None
     index_ref: Annotated[
-        AIPlatformIndexRef | None,
-        Field(
-            alias="indexRef", description="A reference to a AIPlatformIndex (API field `index`)."
-        ),
+        VertexAIIndexRef | None,
+        Field(alias="indexRef", description="A reference to a VertexAIIndex (API field `index`)."),
     ] = None
 
 

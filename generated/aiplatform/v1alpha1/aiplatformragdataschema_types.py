@@ -34,7 +34,7 @@ class AIPlatformRagDataSchemaSpec(KRMModel):
     The schema of the user specified metadata.
     """
 
-    key: Annotated[str | None, Field(description="Required. The key of this data schema.")] = None
+    key: Annotated[str, Field(description="Required. The key of this data schema.")]
     rag_corpora_ref: Annotated[
         AIPlatformRagCorpusRef,
         Field(

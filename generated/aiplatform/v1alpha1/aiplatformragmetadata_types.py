@@ -95,7 +95,7 @@ class GoogleCloudAiplatformV1beta1UserSpecifiedMetadata(KRMModel):
     Metadata provided by users.
     """
 
-    key: Annotated[str | None, Field(description="Required. Key of the metadata.")] = None
+    key: Annotated[str, Field(description="Required. Key of the metadata.")]
     value: Annotated[
         GoogleCloudAiplatformV1beta1MetadataValue | None,
         Field(description="Value of the metadata."),

@@ -20,12 +20,12 @@ from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1_api import (
     GoogleCloudAiplatformV1ReasoningEngineSpecIdentityType,
 )
 from kccgen.generated.aiplatform.v1alpha1.aiplatformrevision_reference import AIPlatformRevisionRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.networkservices.v1alpha1.networkservicesagentgateway_reference import (
     NetworkServicesAgentGatewayRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -79,11 +79,11 @@ class AIPlatformReasoningEngineSpec(KRMModel):
         str | None, Field(description="Optional. The description of the ReasoningEngine.")
     ] = None
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName", description="Required. The display name of the ReasoningEngine."
         ),
-    ] = None
+    ]
     encryption_spec: Annotated[
         GoogleCloudAiplatformV1EncryptionSpec | None,
         Field(
@@ -130,8 +130,8 @@ class GoogleCloudAiplatformV1AudioTranscription(KRMModel):
         ),
     ] = None
     text: Annotated[
-        str | None, Field(description="Required. The transcription text of this audio segment.")
-    ] = None
+        str, Field(description="Required. The transcription text of this audio segment.")
+    ]
     words: Annotated[
         list[GoogleCloudAiplatformV1AudioTranscriptionWordInfo] | None,
         Field(description="Optional. Detailed word-level transcriptions and timing details."),
@@ -159,7 +159,7 @@ class GoogleCloudAiplatformV1AudioTranscriptionWordInfo(KRMModel):
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
     ] = None
-    word: Annotated[str | None, Field(description="Required. Transcript of the word.")] = None
+    word: Annotated[str, Field(description="Required. Transcript of the word.")]
 
 
 class GoogleCloudAiplatformV1Blob(KRMModel):
@@ -168,22 +168,22 @@ class GoogleCloudAiplatformV1Blob(KRMModel):
     """
 
     data: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The raw bytes of the data.", pattern="^[A-Za-z0-9+/_-]*={0,2}$"
         ),
-    ] = None
+    ]
     display_name: Annotated[
         str | None,
         Field(alias="displayName", description="Optional. The display name of the blob."),
     ] = None
     mime_type: Annotated[
-        str | None,
+        str,
         Field(
             alias="mimeType",
             description="Required. The IANA standard MIME type of the source data.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1CodeExecutionResult(KRMModel):
@@ -198,9 +198,9 @@ class GoogleCloudAiplatformV1CodeExecutionResult(KRMModel):
         ),
     ] = None
     outcome: Annotated[
-        GoogleCloudAiplatformV1CodeExecutionResultOutcome | None,
+        GoogleCloudAiplatformV1CodeExecutionResultOutcome,
         Field(description="Required. Outcome of the code execution."),
-    ] = None
+    ]
     output: Annotated[
         str | None,
         Field(
@@ -215,9 +215,9 @@ class GoogleCloudAiplatformV1Content(KRMModel):
     """
 
     parts: Annotated[
-        list[GoogleCloudAiplatformV1Part] | None,
+        list[GoogleCloudAiplatformV1Part],
         Field(description="Required. A list of Part objects that make up a single message."),
-    ] = None
+    ]
     role: Annotated[str | None, Field(description="Optional. The producer of the content.")] = None
 
 
@@ -227,25 +227,25 @@ class GoogleCloudAiplatformV1DnsPeeringConfig(KRMModel):
     """
 
     domain: Annotated[
-        str | None,
+        str,
         Field(
             description='Required. The DNS name suffix of the zone being peered to, e.g., "my-internal-domain.corp.".'
         ),
-    ] = None
+    ]
     target_network: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetNetwork",
             description="Required. The VPC network name in the target_project where the DNS zone specified by 'domain' is visible.",
         ),
-    ] = None
+    ]
     target_project: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetProject",
             description="Required. The project ID hosting the Cloud DNS managed zone that contains the 'domain'.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1EncryptionSpec(KRMModel):
@@ -254,11 +254,11 @@ class GoogleCloudAiplatformV1EncryptionSpec(KRMModel):
     """
 
     kms_key_ref: Annotated[
-        KMSCryptoKeyRef | None,
+        KMSCryptoKeyRef,
         Field(
             alias="kmsKeyRef", description="A reference to a KMSCryptoKey (API field `kmsKeyName`)."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1EnvVar(KRMModel):
@@ -266,15 +266,13 @@ class GoogleCloudAiplatformV1EnvVar(KRMModel):
     Represents an environment variable present in a Container or Python Module.
     """
 
-    name: Annotated[
-        str | None, Field(description="Required. Name of the environment variable.")
-    ] = None
+    name: Annotated[str, Field(description="Required. Name of the environment variable.")]
     value: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Variables that reference a $(VAR_NAME) are expanded using the previous defined environment variables in the container and any service environment variables."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1ExecutableCode(KRMModel):
@@ -282,14 +280,14 @@ class GoogleCloudAiplatformV1ExecutableCode(KRMModel):
     Code generated by the model that is meant to be executed, and the result returned to the model. Generated when using the `CodeExecution` tool, in which the code will be automatically executed, and a corresponding CodeExecutionResult will also be generated.
     """
 
-    code: Annotated[str | None, Field(description="Required. The code to be executed.")] = None
+    code: Annotated[str, Field(description="Required. The code to be executed.")]
     id: Annotated[
         str | None, Field(description="Optional. Unique identifier of the `ExecutableCode` part.")
     ] = None
     language: Annotated[
-        GoogleCloudAiplatformV1ExecutableCodeLanguage | None,
+        GoogleCloudAiplatformV1ExecutableCodeLanguage,
         Field(description="Required. Programming language of the `code`."),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1FileData(KRMModel):
@@ -302,18 +300,18 @@ class GoogleCloudAiplatformV1FileData(KRMModel):
         Field(alias="displayName", description="Optional. The display name of the file."),
     ] = None
     file_uri: Annotated[
-        str | None,
+        str,
         Field(
             alias="fileUri", description="Required. The URI of the file in Google Cloud Storage."
         ),
-    ] = None
+    ]
     mime_type: Annotated[
-        str | None,
+        str,
         Field(
             alias="mimeType",
             description="Required. The IANA standard MIME type of the source data.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1FunctionCall(KRMModel):
@@ -355,17 +353,14 @@ class GoogleCloudAiplatformV1FunctionResponse(KRMModel):
     id: Annotated[
         str | None, Field(description="Optional. The id of the function call this response is for.")
     ] = None
-    name: Annotated[
-        str | None, Field(description="Required. The name of the function to call.")
-    ] = None
+    name: Annotated[str, Field(description="Required. The name of the function to call.")]
     parts: Annotated[
         list[GoogleCloudAiplatformV1FunctionResponsePart] | None,
         Field(description="Optional. Ordered `Parts` that constitute a function response."),
     ] = None
     response: Annotated[
-        dict[str, Any] | None,
-        Field(description="Required. The function response in JSON object format."),
-    ] = None
+        dict[str, Any], Field(description="Required. The function response in JSON object format.")
+    ]
     scheduling: Annotated[
         GoogleCloudAiplatformV1FunctionResponseScheduling | None,
         Field(
@@ -380,18 +375,18 @@ class GoogleCloudAiplatformV1FunctionResponseBlob(KRMModel):
     """
 
     data: Annotated[
-        str | None, Field(description="Required. Raw bytes.", pattern="^[A-Za-z0-9+/_-]*={0,2}$")
-    ] = None
+        str, Field(description="Required. Raw bytes.", pattern="^[A-Za-z0-9+/_-]*={0,2}$")
+    ]
     display_name: Annotated[
         str | None, Field(alias="displayName", description="Optional. Display name of the blob.")
     ] = None
     mime_type: Annotated[
-        str | None,
+        str,
         Field(
             alias="mimeType",
             description="Required. The IANA standard MIME type of the source data.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1FunctionResponseFileData(KRMModel):
@@ -403,14 +398,14 @@ class GoogleCloudAiplatformV1FunctionResponseFileData(KRMModel):
         str | None,
         Field(alias="displayName", description="Optional. Display name of the file data."),
     ] = None
-    file_uri: Annotated[str | None, Field(alias="fileUri", description="Required. URI.")] = None
+    file_uri: Annotated[str, Field(alias="fileUri", description="Required. URI.")]
     mime_type: Annotated[
-        str | None,
+        str,
         Field(
             alias="mimeType",
             description="Required. The IANA standard MIME type of the source data.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1FunctionResponsePart(KRMModel):
@@ -455,11 +450,11 @@ class GoogleCloudAiplatformV1KeepAliveProbeHttpGet(KRMModel):
     """
 
     path: Annotated[
-        str | None,
+        str,
         Field(
             description='Required. Specifies the path of the HTTP GET request (e.g., `"/is_busy"`).'
         ),
-    ] = None
+    ]
     port: Annotated[
         int | None,
         Field(
@@ -577,9 +572,9 @@ class GoogleCloudAiplatformV1MemoryBankCustomizationConfigGenerateMemoriesExampl
     """
 
     content: Annotated[
-        GoogleCloudAiplatformV1Content | None,
+        GoogleCloudAiplatformV1Content,
         Field(description="Required. Represents the content of the event."),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1MemoryBankCustomizationConfigGenerateMemoriesExampleGeneratedMemory(
@@ -590,8 +585,8 @@ class GoogleCloudAiplatformV1MemoryBankCustomizationConfigGenerateMemoriesExampl
     """
 
     fact: Annotated[
-        str | None, Field(description="Required. Represents the fact to generate a memory from.")
-    ] = None
+        str, Field(description="Required. Represents the fact to generate a memory from.")
+    ]
     topics: Annotated[
         list[GoogleCloudAiplatformV1MemoryTopicId] | None,
         Field(
@@ -625,11 +620,9 @@ class GoogleCloudAiplatformV1MemoryBankCustomizationConfigMemoryTopicCustomMemor
     """
 
     description: Annotated[
-        str | None, Field(description="Required. Represents the description of the memory topic.")
-    ] = None
-    label: Annotated[
-        str | None, Field(description="Required. Represents the label of the topic.")
-    ] = None
+        str, Field(description="Required. Represents the description of the memory topic.")
+    ]
+    label: Annotated[str, Field(description="Required. Represents the label of the topic.")]
 
 
 class GoogleCloudAiplatformV1MemoryBankCustomizationConfigMemoryTopicManagedMemoryTopic(KRMModel):
@@ -638,10 +631,9 @@ class GoogleCloudAiplatformV1MemoryBankCustomizationConfigMemoryTopicManagedMemo
     """
 
     managed_topic_enum: Annotated[
-        GoogleCloudAiplatformV1MemoryBankCustomizationConfigMemoryTopicManagedMemoryTopicManagedTopicEnum
-        | None,
+        GoogleCloudAiplatformV1MemoryBankCustomizationConfigMemoryTopicManagedMemoryTopicManagedTopicEnum,
         Field(alias="managedTopicEnum", description="Required. Represents the managed topic."),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1MemoryGenerationTriggerConfig(KRMModel):
@@ -812,12 +804,12 @@ class GoogleCloudAiplatformV1PartialArg(KRMModel):
         bool | None, Field(alias="boolValue", description="Optional. Represents a boolean value.")
     ] = None
     json_path: Annotated[
-        str | None,
+        str,
         Field(
             alias="jsonPath",
             description="Required. A JSON Path (RFC 9535) to the argument being streamed.",
         ),
-    ] = None
+    ]
     null_value: Annotated[
         GoogleCloudAiplatformV1PartialArgNullValue | None,
         Field(alias="nullValue", description="Optional. Represents a null value."),
@@ -937,12 +929,12 @@ class GoogleCloudAiplatformV1ReasoningEngineContextSpecMemoryBankConfigSimilarit
     """
 
     embedding_model: Annotated[
-        str | None,
+        str,
         Field(
             alias="embeddingModel",
             description="Required. The model used to generate embeddings to lookup similar memories.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1ReasoningEngineContextSpecMemoryBankConfigTtlConfig(KRMModel):
@@ -1105,12 +1097,12 @@ class GoogleCloudAiplatformV1ReasoningEngineSpecContainerSpec(KRMModel):
     """
 
     image_uri: Annotated[
-        str | None,
+        str,
         Field(
             alias="imageUri",
             description="Required. The Artifact Registry Docker image URI (e.g., us-central1-docker.pkg.dev/my-project/my-repo/my-image:tag) of the container image that is to be run on each worker replica.",
         ),
-    ] = None
+    ]
     port: Annotated[
         int | None, Field(description="Optional. The port the container listens on.")
     ] = None
@@ -1210,12 +1202,12 @@ class GoogleCloudAiplatformV1ReasoningEngineSpecDeploymentSpecAgentGatewayConfig
     """
 
     agent_gateway_ref: Annotated[
-        NetworkServicesAgentGatewayRef | None,
+        NetworkServicesAgentGatewayRef,
         Field(
             alias="agentGatewayRef",
             description="A reference to a NetworkServicesAgentGateway (API field `agentGateway`).",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1ReasoningEngineSpecDeploymentSpecAgentGatewayConfigClientToAgentConfig(
@@ -1226,12 +1218,12 @@ class GoogleCloudAiplatformV1ReasoningEngineSpecDeploymentSpecAgentGatewayConfig
     """
 
     agent_gateway_ref: Annotated[
-        NetworkServicesAgentGatewayRef | None,
+        NetworkServicesAgentGatewayRef,
         Field(
             alias="agentGatewayRef",
             description="A reference to a NetworkServicesAgentGateway (API field `agentGateway`).",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1ReasoningEngineSpecObservedState(KRMModel):
@@ -1324,9 +1316,9 @@ class GoogleCloudAiplatformV1ReasoningEngineSpecSourceCodeSpecAgentConfigSource(
     """
 
     adk_config: Annotated[
-        GoogleCloudAiplatformV1ReasoningEngineSpecSourceCodeSpecAgentConfigSourceAdkConfig | None,
+        GoogleCloudAiplatformV1ReasoningEngineSpecSourceCodeSpecAgentConfigSourceAdkConfig,
         Field(alias="adkConfig", description="Required. The ADK configuration."),
-    ] = None
+    ]
     inline_source: Annotated[
         GoogleCloudAiplatformV1ReasoningEngineSpecSourceCodeSpecInlineSource | None,
         Field(
@@ -1342,11 +1334,11 @@ class GoogleCloudAiplatformV1ReasoningEngineSpecSourceCodeSpecAgentConfigSourceA
     """
 
     json_config: Annotated[
-        dict[str, Any] | None,
+        dict[str, Any],
         Field(
             alias="jsonConfig", description="Required. The value of the ADK config in JSON format."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1ReasoningEngineSpecSourceCodeSpecDeveloperConnectConfig(KRMModel):
@@ -1355,25 +1347,25 @@ class GoogleCloudAiplatformV1ReasoningEngineSpecSourceCodeSpecDeveloperConnectCo
     """
 
     dir: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Directory, relative to the source root, in which to run the build."
         ),
-    ] = None
+    ]
     git_repository_link: Annotated[
-        str | None,
+        str,
         Field(
             alias="gitRepositoryLink",
             description="Required. The Developer Connect Git repository link, formatted as `projects/*/locations/*/connections/*/gitRepositoryLink/*`.",
         ),
-    ] = None
+    ]
     revision_ref: Annotated[
-        AIPlatformRevisionRef | None,
+        AIPlatformRevisionRef,
         Field(
             alias="revisionRef",
             description="A reference to a AIPlatformRevision (API field `revision`).",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1ReasoningEngineSpecSourceCodeSpecDeveloperConnectSource(KRMModel):
@@ -1382,11 +1374,11 @@ class GoogleCloudAiplatformV1ReasoningEngineSpecSourceCodeSpecDeveloperConnectSo
     """
 
     config: Annotated[
-        GoogleCloudAiplatformV1ReasoningEngineSpecSourceCodeSpecDeveloperConnectConfig | None,
+        GoogleCloudAiplatformV1ReasoningEngineSpecSourceCodeSpecDeveloperConnectConfig,
         Field(
             description="Required. The Developer Connect configuration that defines the specific repository, revision, and directory to use as the source code root."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1ReasoningEngineSpecSourceCodeSpecGitSource(KRMModel):
@@ -1401,16 +1393,15 @@ class GoogleCloudAiplatformV1ReasoningEngineSpecSourceCodeSpecGitSource(KRMModel
         ),
     ] = None
     revision_ref: Annotated[
-        AIPlatformRevisionRef | None,
+        AIPlatformRevisionRef,
         Field(
             alias="revisionRef",
             description="A reference to a AIPlatformRevision (API field `revision`).",
         ),
-    ] = None
+    ]
     url: Annotated[
-        str | None,
-        Field(description="Required. The HTTPS URL of the public Git repository to clone."),
-    ] = None
+        str, Field(description="Required. The HTTPS URL of the public Git repository to clone.")
+    ]
 
 
 class GoogleCloudAiplatformV1ReasoningEngineSpecSourceCodeSpecImageSpec(KRMModel):
@@ -1430,13 +1421,13 @@ class GoogleCloudAiplatformV1ReasoningEngineSpecSourceCodeSpecInlineSource(KRMMo
     """
 
     source_archive: Annotated[
-        str | None,
+        str,
         Field(
             alias="sourceArchive",
             description="Required. Input only. The application source code archive.",
             pattern="^[A-Za-z0-9+/_-]*={0,2}$",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1ReasoningEngineSpecSourceCodeSpecPythonSpec(KRMModel):
@@ -1475,16 +1466,14 @@ class GoogleCloudAiplatformV1SecretEnvVar(KRMModel):
     Represents an environment variable where the value is a secret in Cloud Secret Manager.
     """
 
-    name: Annotated[
-        str | None, Field(description="Required. Name of the secret environment variable.")
-    ] = None
+    name: Annotated[str, Field(description="Required. Name of the secret environment variable.")]
     secret_ref: Annotated[
-        GoogleCloudAiplatformV1SecretRef | None,
+        GoogleCloudAiplatformV1SecretRef,
         Field(
             alias="secretRef",
             description="Not a Config Connector reference: the API's own field name.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1SecretRef(KRMModel):
@@ -1493,8 +1482,8 @@ class GoogleCloudAiplatformV1SecretRef(KRMModel):
     """
 
     secret: Annotated[
-        str | None, Field(description="Required. The name of the secret in Cloud Secret Manager.")
-    ] = None
+        str, Field(description="Required. The name of the secret in Cloud Secret Manager.")
+    ]
     version: Annotated[
         str | None, Field(description="The Cloud Secret Manager secret version.")
     ] = None

@@ -129,9 +129,9 @@ class AIPlatformReasoningEngineMemorySpec(KRMModel):
         ),
     ] = None
     scope: Annotated[
-        dict[str, str] | None,
+        dict[str, str],
         Field(description="Required. Immutable. Represents the scope of the Memory."),
-    ] = None
+    ]
     topics: Annotated[
         list[GoogleCloudAiplatformV1MemoryTopicId] | None,
         Field(description="Optional. Represents the Topics of the Memory."),

@@ -73,11 +73,11 @@ class AIPlatformSandboxEnvironmentSpec(KRMModel):
     """
 
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName", description="Required. The display name of the SandboxEnvironment."
         ),
-    ] = None
+    ]
     expire_time: Annotated[
         str | None,
         Field(

@@ -81,12 +81,12 @@ class AIPlatformSandboxEnvironmentTemplateSpec(KRMModel):
         ),
     ] = None
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName",
             description="Required. The display name of the SandboxEnvironmentTemplate.",
         ),
-    ] = None
+    ]
     egress_control_config: Annotated[
         GoogleCloudAiplatformV1SandboxEnvironmentTemplateEgressControlConfig | None,
         Field(
@@ -123,17 +123,17 @@ class GoogleCloudAiplatformV1PSCAutomationConfig(KRMModel):
     """
 
     network_ref: Annotated[
-        ComputeNetworkRef | None,
+        ComputeNetworkRef,
         Field(
             alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
         ),
-    ] = None
+    ]
     project_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="projectId", description="Required. Project id used to create forwarding rule."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1PSCAutomationConfigObservedState(KRMModel):
@@ -174,12 +174,12 @@ class GoogleCloudAiplatformV1PrivateServiceConnectConfig(KRMModel):
     """
 
     enable_private_service_connect: Annotated[
-        bool | None,
+        bool,
         Field(
             alias="enablePrivateServiceConnect",
             description="Required. If true, expose the IndexEndpoint via private service connect.",
         ),
-    ] = None
+    ]
     project_allowlist: Annotated[
         list[str] | None,
         Field(
@@ -245,12 +245,12 @@ class GoogleCloudAiplatformV1SandboxEnvironmentTemplateCustomContainerSpec(KRMMo
     """
 
     image_uri: Annotated[
-        str | None,
+        str,
         Field(
             alias="imageUri",
             description="Required. The Artifact Registry Docker image URI (e.g., us-central1-docker.pkg.dev/my-project/my-repo/my-image:tag) of the container image that is to be run on each worker replica.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1SandboxEnvironmentTemplateDefaultContainerEnvironment(KRMModel):
@@ -259,13 +259,12 @@ class GoogleCloudAiplatformV1SandboxEnvironmentTemplateDefaultContainerEnvironme
     """
 
     default_container_category: Annotated[
-        GoogleCloudAiplatformV1SandboxEnvironmentTemplateDefaultContainerEnvironmentDefaultContainerCategory
-        | None,
+        GoogleCloudAiplatformV1SandboxEnvironmentTemplateDefaultContainerEnvironmentDefaultContainerCategory,
         Field(
             alias="defaultContainerCategory",
             description="Required. The category of the default container image.",
         ),
-    ] = None
+    ]
     resources: Annotated[
         GoogleCloudAiplatformV1SandboxEnvironmentTemplateResourceRequirements | None,
         Field(description="Optional. Resource requests and limits for the default container."),
@@ -306,25 +305,25 @@ class GoogleCloudAiplatformV1SandboxEnvironmentTemplateEgressControlConfigDnsPee
     """
 
     domain: Annotated[
-        str | None,
+        str,
         Field(
             description='Required. The DNS name suffix of the zone being peered to, e.g., "my-internal-domain.corp.".'
         ),
-    ] = None
+    ]
     target_network: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetNetwork",
             description="Required. The VPC network name in the target_project where the DNS zone specified by `domain` is visible.",
         ),
-    ] = None
+    ]
     target_project: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetProject",
             description="Required. The project ID hosting the Cloud DNS managed zone that contains the `domain`.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1SandboxEnvironmentTemplateNetworkPort(KRMModel):

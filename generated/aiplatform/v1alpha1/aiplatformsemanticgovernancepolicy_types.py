@@ -10,7 +10,7 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.aiplatform.v1alpha1 import aiplatform_v1_api
 from kccgen.generated.aiplatform.v1alpha1.aiplatformagent_reference import AIPlatformAgentRef
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -59,11 +59,11 @@ class AIPlatformSemanticGovernancePolicySpec(KRMModel):
     """
 
     agent_ref: Annotated[
-        AIPlatformAgentRef | None,
+        AIPlatformAgentRef,
         Field(
             alias="agentRef", description="A reference to a AIPlatformAgent (API field `agent`)."
         ),
-    ] = None
+    ]
     agent_response_customization: Annotated[
         GoogleCloudAiplatformV1AgentResponseCustomization | None,
         Field(
@@ -98,12 +98,12 @@ class AIPlatformSemanticGovernancePolicySpec(KRMModel):
         ),
     ] = None
     natural_language_constraint: Annotated[
-        str | None,
+        str,
         Field(
             alias="naturalLanguageConstraint",
             description="Required. The natural language constraint of the SemanticGovernancePolicy.",
         ),
-    ] = None
+    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(
@@ -140,18 +140,18 @@ class GoogleCloudAiplatformV1SemanticGovernancePolicyMcpTool(KRMModel):
     """
 
     mcp_server: Annotated[
-        str | None,
+        str,
         Field(
             alias="mcpServer",
             description="Required. The resource name of the McpServer in Agent Registry that is affected by this policy.",
         ),
-    ] = None
+    ]
     tools: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             description="Required. The resource names of the tools used by the Agent that is affected by this policy."
         ),
-    ] = None
+    ]
 
 
 class AIPlatformSemanticGovernancePolicyStatus(KRMStatus):

@@ -12,8 +12,8 @@ from kccgen.generated.aiplatform.v1alpha1 import aiplatform_v1_api
 from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1_api import (
     GoogleCloudAiplatformV1ServingProfileScope,
 )
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -56,9 +56,9 @@ class AIPlatformServingProfileSpec(KRMModel):
         str | None, Field(description="Optional. The description of the ServingProfile.")
     ] = None
     display_name: Annotated[
-        str | None,
+        str,
         Field(alias="displayName", description="Required. The display name of the ServingProfile."),
-    ] = None
+    ]
     location: Annotated[
         str, Field(description="Immutable. The location of the AIPlatformServingProfile.")
     ]
@@ -77,9 +77,9 @@ class AIPlatformServingProfileSpec(KRMModel):
         ),
     ] = None
     scope: Annotated[
-        GoogleCloudAiplatformV1ServingProfileScope | None,
+        GoogleCloudAiplatformV1ServingProfileScope,
         Field(description="Required. The specific API this ServingProfile applies to."),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1EncryptionSpec(KRMModel):
@@ -88,11 +88,11 @@ class GoogleCloudAiplatformV1EncryptionSpec(KRMModel):
     """
 
     kms_key_ref: Annotated[
-        KMSCryptoKeyRef | None,
+        KMSCryptoKeyRef,
         Field(
             alias="kmsKeyRef", description="A reference to a KMSCryptoKey (API field `kmsKeyName`)."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1ServingProfileCmekConfig(KRMModel):
@@ -101,12 +101,12 @@ class GoogleCloudAiplatformV1ServingProfileCmekConfig(KRMModel):
     """
 
     encryption_spec: Annotated[
-        GoogleCloudAiplatformV1EncryptionSpec | None,
+        GoogleCloudAiplatformV1EncryptionSpec,
         Field(
             alias="encryptionSpec",
             description="Required. The customer-managed encryption key spec for the Serving Profile.",
         ),
-    ] = None
+    ]
 
 
 class AIPlatformServingProfileStatus(KRMStatus):

@@ -91,9 +91,9 @@ class AIPlatformSessionSpec(KRMModel):
         ),
     ] = None
     user_id: Annotated[
-        str | None,
+        str,
         Field(alias="userId", description="Required. Immutable. String id provided by the user"),
-    ] = None
+    ]
 
 
 class AIPlatformSessionStatus(KRMStatus):

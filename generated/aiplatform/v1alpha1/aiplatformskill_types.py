@@ -13,7 +13,7 @@ from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1beta1_api import (
     GoogleCloudAiplatformV1beta1SkillSkillSource,
     GoogleCloudAiplatformV1beta1SkillState,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -62,11 +62,11 @@ class AIPlatformSkillSpec(KRMModel):
     compatibility: Annotated[
         str | None, Field(description="Optional. Specifies the compatibility of the Skill.")
     ] = None
-    description: Annotated[str | None, Field(description="Required. Describes the Skill.")] = None
+    description: Annotated[str, Field(description="Required. Describes the Skill.")]
     display_name: Annotated[
-        str | None,
+        str,
         Field(alias="displayName", description="Required. Provides the display name of the Skill."),
-    ] = None
+    ]
     labels: Annotated[
         dict[str, str] | None,
         Field(description="The labels with user-defined metadata to organize Skills."),
@@ -90,13 +90,13 @@ class AIPlatformSkillSpec(KRMModel):
         ),
     ] = None
     zipped_filesystem: Annotated[
-        str | None,
+        str,
         Field(
             alias="zippedFilesystem",
             description="Required. Provides the zipped filesystem of the Skill.",
             pattern="^[A-Za-z0-9+/_-]*={0,2}$",
         ),
-    ] = None
+    ]
 
 
 class AIPlatformSkillStatus(KRMStatus):

@@ -50,6 +50,7 @@ from kccgen.generated.aiplatform.v1alpha1.aiplatformcollaborativeproject_referen
 from kccgen.generated.discoveryengine.v1alpha1.discoveryengineengine_reference import (
     DiscoveryEngineEngineRef,
 )
+from kccgen.generated.vertexai.v1alpha1.vertexaiendpoint_reference import VertexAIEndpointRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -190,11 +191,11 @@ class AIPlatformTaskSpec(KRMModel):
         ),
     ] = None
     spec: Annotated[
-        GoogleCloudAiplatformV1beta1TaskSpec | None,
+        GoogleCloudAiplatformV1beta1TaskSpec,
         Field(
             description="Required. The full specification of what to do, how to run it, and how to know it is done."
         ),
-    ] = None
+    ]
     title: Annotated[
         str | None,
         Field(description="Optional. Optional human-readable title for listing surfaces."),
@@ -278,9 +279,9 @@ class GenaiCodeExecutionCallStep(KRMModel):
     """
 
     arguments: Annotated[
-        GenaiCodeExecutionCallStepCodeExecutionCallStepArguments | None,
+        GenaiCodeExecutionCallStepCodeExecutionCallStepArguments,
         Field(description="Required. The arguments to pass to the code execution."),
-    ] = None
+    ]
 
 
 class GenaiCodeExecutionCallStepCodeExecutionCallStepArguments(KRMModel):
@@ -304,9 +305,7 @@ class GenaiCodeExecutionResultStep(KRMModel):
         bool | None,
         Field(alias="isError", description="Whether the code execution resulted in an error."),
     ] = None
-    result: Annotated[
-        str | None, Field(description="Required. The output of the code execution.")
-    ] = None
+    result: Annotated[str, Field(description="Required. The output of the code execution.")]
 
 
 class GenaiContent(KRMModel):
@@ -442,12 +441,12 @@ class GenaiEnvironmentConfigMemoryMount(KRMModel):
         Field(alias="dirName", description="Optional. Directory name under `/memory//`."),
     ] = None
     memory_store: Annotated[
-        str | None,
+        str,
         Field(
             alias="memoryStore",
             description="Required. Resource name or ID of the MemoryStore (e.g. `memoryStores/my-store` or `my-store`).",
         ),
-    ] = None
+    ]
     mode: Annotated[
         GenaiEnvironmentConfigMemoryMountMode | None,
         Field(description="Optional. Access mode granted to the environment for this store."),
@@ -530,9 +529,9 @@ class GenaiFunctionCallStep(KRMModel):
     """
 
     arguments: Annotated[
-        GenaiStruct | None, Field(description="Required. The arguments to pass to the function.")
-    ] = None
-    name: Annotated[str | None, Field(description="Required. The name of the tool to call.")] = None
+        GenaiStruct, Field(description="Required. The arguments to pass to the function.")
+    ]
+    name: Annotated[str, Field(description="Required. The name of the tool to call.")]
 
 
 class GenaiFunctionResultStep(KRMModel):
@@ -545,9 +544,7 @@ class GenaiFunctionResultStep(KRMModel):
         Field(alias="isError", description="Whether the tool call resulted in an error."),
     ] = None
     name: Annotated[str | None, Field(description="The name of the tool that was called.")] = None
-    result: Annotated[
-        GenaiValue | None, Field(description="Required. The result of the tool call.")
-    ] = None
+    result: Annotated[GenaiValue, Field(description="Required. The result of the tool call.")]
 
 
 class GenaiGoogleMapsCallStep(KRMModel):
@@ -601,9 +598,9 @@ class GenaiGoogleSearchCallStep(KRMModel):
     """
 
     arguments: Annotated[
-        GenaiGoogleSearchCallStepGoogleSearchCallStepArguments | None,
+        GenaiGoogleSearchCallStepGoogleSearchCallStepArguments,
         Field(description="Required. The arguments to pass to Google Search."),
-    ] = None
+    ]
     search_type: Annotated[
         GenaiGoogleSearchCallStepSearchType | None,
         Field(alias="searchType", description="The type of search grounding enabled."),
@@ -630,9 +627,9 @@ class GenaiGoogleSearchResultStep(KRMModel):
         Field(alias="isError", description="Whether the Google Search resulted in an error."),
     ] = None
     result: Annotated[
-        list[GenaiGoogleSearchResultStepGoogleSearchResultItem] | None,
+        list[GenaiGoogleSearchResultStepGoogleSearchResultItem],
         Field(description="Required. The results of the Google Search."),
-    ] = None
+    ]
 
 
 class GenaiGoogleSearchResultStepGoogleSearchResultItem(KRMModel):
@@ -715,16 +712,12 @@ class GenaiMcpServerToolCallStep(KRMModel):
     """
 
     arguments: Annotated[
-        GenaiStruct | None,
-        Field(description="Required. The JSON object of arguments for the function."),
-    ] = None
-    name: Annotated[
-        str | None, Field(description="Required. The name of the tool which was called.")
-    ] = None
+        GenaiStruct, Field(description="Required. The JSON object of arguments for the function.")
+    ]
+    name: Annotated[str, Field(description="Required. The name of the tool which was called.")]
     server_name: Annotated[
-        str | None,
-        Field(alias="serverName", description="Required. The name of the used MCP server."),
-    ] = None
+        str, Field(alias="serverName", description="Required. The name of the used MCP server.")
+    ]
 
 
 class GenaiMcpServerToolResultStep(KRMModel):
@@ -737,8 +730,8 @@ class GenaiMcpServerToolResultStep(KRMModel):
         Field(description="Name of the tool which is called for this specific tool call."),
     ] = None
     result: Annotated[
-        GenaiValue | None, Field(description="Required. The output from the MCP server call.")
-    ] = None
+        GenaiValue, Field(description="Required. The output from the MCP server call.")
+    ]
     server_name: Annotated[
         str | None, Field(alias="serverName", description="The name of the used MCP server.")
     ] = None
@@ -807,9 +800,9 @@ class GenaiRetrievalCallStep(KRMModel):
     """
 
     arguments: Annotated[
-        GenaiRetrievalCallStepRetrievalStepArguments | None,
+        GenaiRetrievalCallStepRetrievalStepArguments,
         Field(description="Required. The arguments to pass to the retrieval tool."),
-    ] = None
+    ]
     retrieval_type: Annotated[
         GenaiRetrievalCallStepRetrievalType | None,
         Field(alias="retrievalType", description="The type of retrieval tools."),
@@ -898,7 +891,7 @@ class GenaiTextContent(KRMModel):
         list[GenaiTextContentAnnotation] | None,
         Field(description="Citation information for model-generated content."),
     ] = None
-    text: Annotated[str | None, Field(description="Required. The text content.")] = None
+    text: Annotated[str, Field(description="Required. The text content.")]
 
 
 class GenaiTextContentAnnotation(KRMModel):
@@ -993,9 +986,7 @@ class GenaiToolCallStep(KRMModel):
     google_search_call: Annotated[
         GenaiGoogleSearchCallStep | None, Field(alias="googleSearchCall")
     ] = None
-    id: Annotated[
-        str | None, Field(description="Required. A unique ID for this specific tool call.")
-    ] = None
+    id: Annotated[str, Field(description="Required. A unique ID for this specific tool call.")]
     mcp_server_tool_call: Annotated[
         GenaiMcpServerToolCallStep | None, Field(alias="mcpServerToolCall")
     ] = None
@@ -1019,11 +1010,11 @@ class GenaiToolResultStep(KRMModel):
     """
 
     call_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="callId", description="Required. ID to match the ID from the function call block."
         ),
-    ] = None
+    ]
     code_execution_result: Annotated[
         GenaiCodeExecutionResultStep | None, Field(alias="codeExecutionResult")
     ] = None
@@ -1073,9 +1064,9 @@ class GenaiUrlContextCallStep(KRMModel):
     """
 
     arguments: Annotated[
-        GenaiUrlContextCallStepUrlContextCallStepArguments | None,
+        GenaiUrlContextCallStepUrlContextCallStepArguments,
         Field(description="Required. The arguments to pass to the URL context."),
-    ] = None
+    ]
 
 
 class GenaiUrlContextCallStepUrlContextCallStepArguments(KRMModel):
@@ -1096,9 +1087,9 @@ class GenaiUrlContextResultStep(KRMModel):
         Field(alias="isError", description="Whether the URL context resulted in an error."),
     ] = None
     result: Annotated[
-        list[GenaiUrlContextResultStepUrlContextResultItem] | None,
+        list[GenaiUrlContextResultStepUrlContextResultItem],
         Field(description="Required. The results of the URL context."),
-    ] = None
+    ]
 
 
 class GenaiUrlContextResultStepUrlContextResultItem(KRMModel):
@@ -1458,8 +1449,8 @@ class GoogleCloudAiplatformV1beta1CronSchedule(KRMModel):
     """
 
     expression: Annotated[
-        str | None, Field(description='Required. The cron expression, e.g. "0 8 * * MON-FRI".')
-    ] = None
+        str, Field(description='Required. The cron expression, e.g. "0 8 * * MON-FRI".')
+    ]
     time_zone: Annotated[
         str | None,
         Field(
@@ -1496,12 +1487,12 @@ class GoogleCloudAiplatformV1beta1EventSchedule(KRMModel):
     """
 
     event_source: Annotated[
-        str | None,
+        str,
         Field(
             alias="eventSource",
             description="Required. Identifier of a registered event source / webhook subscription whose events fire the task.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1beta1ExternalBrowser(KRMModel):
@@ -1686,9 +1677,8 @@ class GoogleCloudAiplatformV1beta1ResourceRef(KRMModel):
         ),
     ] = None
     resource_type: Annotated[
-        str | None,
-        Field(alias="resourceType", description="Required. The type of resource being scoped."),
-    ] = None
+        str, Field(alias="resourceType", description="Required. The type of resource being scoped.")
+    ]
     self_created: Annotated[
         bool | None,
         Field(
@@ -1927,8 +1917,11 @@ class GoogleCloudAiplatformV1beta1ToolRefs(KRMModel):
             description="Optional. Optional resource identifiers that the task is restricted to interact with."
         ),
     ] = None
-    tool_names: Annotated[
-        list[str] | None, Field(alias="toolNames", description="Optional. Tool GCP resource names.")
+    tool_refs: Annotated[
+        list[VertexAIEndpointRef] | None,
+        Field(
+            alias="toolRefs", description="References to VertexAIEndpoints (API field `toolNames`)."
+        ),
     ] = None
 
 

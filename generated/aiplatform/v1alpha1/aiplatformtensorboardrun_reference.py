@@ -25,10 +25,10 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "experimentRef", "AIPlatformTensorboardExperiment"),
-        ("location", "experimentRef", "AIPlatformTensorboardExperiment"),
-        ("tensorboard", "experimentRef", "AIPlatformTensorboardExperiment"),
-        ("experiment", "experimentRef", "AIPlatformTensorboardExperiment"),
+        ("project", "experimentRef", "VertexAITensorboardExperiment"),
+        ("location", "experimentRef", "VertexAITensorboardExperiment"),
+        ("tensorboard", "experimentRef", "VertexAITensorboardExperiment"),
+        ("experiment", "experimentRef", "VertexAITensorboardExperiment"),
         ("run", "resourceID", ""),
     ),
     id_generation="service",
@@ -38,7 +38,7 @@ IDENTITY = IdentityTemplate(
 REFERENCES: tuple[RefField, ...] = (
     RefField(
         path="experimentRef",
-        target="AIPlatformTensorboardExperiment",
+        target="VertexAITensorboardExperiment",
         api_path="{experiment}",
         parent=True,
     ),

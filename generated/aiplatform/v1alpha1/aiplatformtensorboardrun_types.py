@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.aiplatform.v1alpha1 import aiplatform_v1_api
-from kccgen.generated.aiplatform.v1alpha1.aiplatformtensorboardexperiment_reference import (
-    AIPlatformTensorboardExperimentRef,
+from kccgen.generated.vertexai.v1alpha1.vertexaitensorboardexperiment_reference import (
+    VertexAITensorboardExperimentRef,
 )
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -53,16 +53,16 @@ class AIPlatformTensorboardRunSpec(KRMModel):
         None
     )
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName", description="Required. User provided name of this TensorboardRun."
         ),
-    ] = None
+    ]
     experiment_ref: Annotated[
-        AIPlatformTensorboardExperimentRef,
+        VertexAITensorboardExperimentRef,
         Field(
             alias="experimentRef",
-            description="Immutable. The AIPlatformTensorboardExperiment that this AIPlatformTensorboardRun belongs to.",
+            description="Immutable. The VertexAITensorboardExperiment that this AIPlatformTensorboardRun belongs to.",
         ),
     ]
     labels: Annotated[
@@ -79,12 +79,12 @@ class AIPlatformTensorboardRunSpec(KRMModel):
         ),
     ] = None
     tensorboard_run_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="tensorboardRunId",
             description="Required. The ID to use for the Tensorboard run, which becomes the final component of the Tensorboard run's resource name.",
         ),
-    ] = None
+    ]
 
 
 class AIPlatformTensorboardRunStatus(KRMStatus):

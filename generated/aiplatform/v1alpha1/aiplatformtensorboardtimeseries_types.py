@@ -62,12 +62,12 @@ class AIPlatformTensorboardTimeSeriesSpec(KRMModel):
         str | None, Field(description="Description of this TensorboardTimeSeries.")
     ] = None
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName",
             description="Required. User provided name of this TensorboardTimeSeries.",
         ),
-    ] = None
+    ]
     plugin_data: Annotated[
         str | None,
         Field(
@@ -105,12 +105,12 @@ class AIPlatformTensorboardTimeSeriesSpec(KRMModel):
         ),
     ] = None
     value_type: Annotated[
-        GoogleCloudAiplatformV1TensorboardTimeSeriesValueType | None,
+        GoogleCloudAiplatformV1TensorboardTimeSeriesValueType,
         Field(
             alias="valueType",
             description="Required. Immutable. Type of TensorboardTimeSeries value.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAiplatformV1TensorboardTimeSeriesMetadataObserved(KRMModel):

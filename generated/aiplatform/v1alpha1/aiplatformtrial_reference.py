@@ -25,9 +25,9 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "studyRef", "AIPlatformStudy"),
-        ("location", "studyRef", "AIPlatformStudy"),
-        ("study", "studyRef", "AIPlatformStudy"),
+        ("project", "studyRef", "VertexAIStudy"),
+        ("location", "studyRef", "VertexAIStudy"),
+        ("study", "studyRef", "VertexAIStudy"),
         ("trial", "resourceID", ""),
     ),
     id_generation="service",
@@ -37,7 +37,7 @@ IDENTITY = IdentityTemplate(
 REFERENCES: tuple[RefField, ...] = (
     RefField(
         path="studyRef",
-        target="AIPlatformStudy",
+        target="VertexAIStudy",
         api_path="{study}",
         parent=True,
     ),

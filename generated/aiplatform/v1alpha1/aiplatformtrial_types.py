@@ -10,7 +10,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.aiplatform.v1alpha1 import aiplatform_v1_api
 from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1_api import GoogleCloudAiplatformV1TrialState
-from kccgen.generated.aiplatform.v1alpha1.aiplatformstudy_reference import AIPlatformStudyRef
+from kccgen.generated.aiplatform.v1alpha1.vertexaistudy_reference import VertexAIStudyRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -105,10 +105,10 @@ class AIPlatformTrialSpec(KRMModel):
         ),
     ] = None
     study_ref: Annotated[
-        AIPlatformStudyRef,
+        VertexAIStudyRef,
         Field(
             alias="studyRef",
-            description="Immutable. The AIPlatformStudy that this AIPlatformTrial belongs to.",
+            description="Immutable. The VertexAIStudy that this AIPlatformTrial belongs to.",
         ),
     ]
 

@@ -16,8 +16,8 @@ from kccgen.generated.alloydb.v1alpha1.alloydb_v1_api import (
     EncryptionInfoEncryptionType,
 )
 from kccgen.generated.alloydb.v1alpha1.alloydbcluster_reference import AlloyDBClusterRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -135,12 +135,12 @@ class AlloyDBBackupSpec(KRMModel):
         ),
     ] = None
     cluster_ref: Annotated[
-        AlloyDBClusterRef | None,
+        AlloyDBClusterRef,
         Field(
             alias="clusterRef",
             description="A reference to a AlloyDBCluster (API field `clusterName`).",
         ),
-    ] = None
+    ]
     description: Annotated[
         str | None, Field(description="User-provided description of the backup.")
     ] = None

@@ -26,8 +26,8 @@ from kccgen.generated.alloydb.v1alpha1.alloydb_v1_api import (
 from kccgen.generated.alloydb.v1alpha1.alloydbcluster_reference import AlloyDBClusterRef
 from kccgen.generated.alloydb.v1alpha1.alloydbuser_reference import AlloyDBUserRef
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -208,12 +208,12 @@ class AlloyDBClusterSpec(KRMModel):
         ),
     ] = None
     initial_user: Annotated[
-        UserPassword | None,
+        UserPassword,
         Field(
             alias="initialUser",
             description="Input only. Initial user to setup during cluster creation.",
         ),
-    ] = None
+    ]
     labels: Annotated[dict[str, str] | None, Field(description="Labels as key value pairs")] = None
     location: Annotated[str, Field(description="Immutable. The location of the AlloyDBCluster.")]
     maintenance_update_policy: Annotated[
@@ -234,11 +234,11 @@ class AlloyDBClusterSpec(KRMModel):
         NetworkConfig | None, Field(alias="networkConfig", description="Optional.")
     ] = None
     network_ref: Annotated[
-        ComputeNetworkRef | None,
+        ComputeNetworkRef,
         Field(
             alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
         ),
-    ] = None
+    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(

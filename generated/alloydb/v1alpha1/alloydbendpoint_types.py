@@ -11,7 +11,7 @@ from pydantic import Field
 from kccgen.generated.alloydb.v1alpha1 import alloydb_v1beta_api
 from kccgen.generated.alloydb.v1alpha1.alloydb_v1beta_api import EndpointEndpointType, EndpointState
 from kccgen.generated.alloydb.v1alpha1.alloydbinstance_reference import AlloyDBInstanceRef
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.

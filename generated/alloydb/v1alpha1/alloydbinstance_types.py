@@ -233,9 +233,9 @@ class AlloyDBInstanceSpec(KRMModel):
         ),
     ] = None
     instance_type: Annotated[
-        InstanceInstanceType | None,
+        InstanceInstanceType,
         Field(alias="instanceType", description="Required. The type of the instance."),
-    ] = None
+    ]
     labels: Annotated[dict[str, str] | None, Field(description="Labels as key value pairs")] = None
     machine_config: Annotated[
         MachineConfig | None,

@@ -136,7 +136,7 @@ class AnalyticsExperimentSpec(KRMModel):
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
-    status: Annotated[str | None, Field(description="Experiment status.")] = None
+    status: Annotated[str, Field(description="Experiment status.")]
     traffic_coverage: Annotated[
         float | None,
         Field(alias="trafficCoverage", description="A floating-point number in (0, 1]."),
@@ -183,7 +183,7 @@ class ExperimentParentLink(KRMModel):
 
 
 class ExperimentVariations(KRMModel):
-    name: Annotated[str | None, Field(description="The name of the variation.")] = None
+    name: Annotated[str, Field(description="The name of the variation.")]
     status: Annotated[str | None, Field(description="Status of the variation.")] = None
     url: Annotated[str | None, Field(description="The URL of the variation.")] = None
     weight: Annotated[

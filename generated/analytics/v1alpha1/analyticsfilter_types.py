@@ -83,7 +83,7 @@ class AnalyticsFilterSpec(KRMModel):
             description="Details for the filter of the type SEARCH_AND_REPLACE.",
         ),
     ] = None
-    type: Annotated[str | None, Field(description="Type of this filter.")] = None
+    type: Annotated[str, Field(description="Type of this filter.")]
     uppercase_details: Annotated[
         FilterUppercaseDetails | None,
         Field(alias="uppercaseDetails", description="Details for the filter of the type UPPER."),

@@ -81,7 +81,7 @@ class FilterRef(KRMModel):
     """
 
     href: Annotated[str | None, Field(description="Link for this filter.")] = None
-    id: Annotated[str | None, Field(description="Filter ID.")] = None
+    id: Annotated[str, Field(description="Filter ID.")]
     kind: Annotated[str | None, Field(description="Kind value for filter reference.")] = None
 
 

@@ -78,14 +78,12 @@ class AnalyticsUnsampledReportSpec(KRMModel):
         str | None, Field(description="The dimensions for the unsampled report.")
     ] = None
     end_date: Annotated[
-        str | None, Field(alias="end-date", description="The end date for the unsampled report.")
-    ] = None
+        str, Field(alias="end-date", description="The end date for the unsampled report.")
+    ]
     filters: Annotated[str | None, Field(description="The filters for the unsampled report.")] = (
         None
     )
-    metrics: Annotated[str | None, Field(description="The metrics for the unsampled report.")] = (
-        None
-    )
+    metrics: Annotated[str, Field(description="The metrics for the unsampled report.")]
     profile_id_ref: Annotated[
         AnalyticsProfileRef,
         Field(
@@ -104,10 +102,9 @@ class AnalyticsUnsampledReportSpec(KRMModel):
         None
     )
     start_date: Annotated[
-        str | None,
-        Field(alias="start-date", description="The start date for the unsampled report."),
-    ] = None
-    title: Annotated[str | None, Field(description="Title of the unsampled report.")] = None
+        str, Field(alias="start-date", description="The start date for the unsampled report.")
+    ]
+    title: Annotated[str, Field(description="Title of the unsampled report.")]
     web_property_id: Annotated[
         str | None,
         Field(

@@ -30,7 +30,7 @@ class AdWordsAccount(KRMModel):
             description="True if auto-tagging is enabled on the Google Ads account.",
         ),
     ] = None
-    customer_id: Annotated[str | None, Field(alias="customerId", description="Customer ID.")] = None
+    customer_id: Annotated[str, Field(alias="customerId", description="Customer ID.")]
     kind: Annotated[str | None, Field(description="Resource type for Google Ads account.")] = None
 
 
@@ -46,9 +46,9 @@ class AnalyticsWebPropertyAdWordsLinkSpec(KRMModel):
     """
 
     ad_words_accounts: Annotated[
-        list[AdWordsAccount] | None,
+        list[AdWordsAccount],
         Field(alias="adWordsAccounts", description="A list of Google Ads client accounts."),
-    ] = None
+    ]
     entity: Annotated[
         EntityAdWordsLinkEntity | None, Field(description="Web property being linked.")
     ] = None

@@ -25,9 +25,9 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "dataExchangeRef", "AnalyticsHubDataExchange"),
-        ("location", "dataExchangeRef", "AnalyticsHubDataExchange"),
-        ("dataExchange", "dataExchangeRef", "AnalyticsHubDataExchange"),
+        ("project", "dataExchangeRef", "BigQueryAnalyticsHubDataExchange"),
+        ("location", "dataExchangeRef", "BigQueryAnalyticsHubDataExchange"),
+        ("dataExchange", "dataExchangeRef", "BigQueryAnalyticsHubDataExchange"),
         ("queryTemplate", "resourceID", ""),
     ),
     id_generation="user",
@@ -37,7 +37,7 @@ IDENTITY = IdentityTemplate(
 REFERENCES: tuple[RefField, ...] = (
     RefField(
         path="dataExchangeRef",
-        target="AnalyticsHubDataExchange",
+        target="BigQueryAnalyticsHubDataExchange",
         api_path="{dataExchange}",
         parent=True,
     ),

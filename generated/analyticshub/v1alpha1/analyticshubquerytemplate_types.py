@@ -13,8 +13,8 @@ from kccgen.generated.analyticshub.v1alpha1.analyticshub_v1_api import (
     QueryTemplateState,
     RoutineRoutineType,
 )
-from kccgen.generated.analyticshub.v1alpha1.analyticshubdataexchange_reference import (
-    AnalyticsHubDataExchangeRef,
+from kccgen.generated.bigqueryanalyticshub.v1alpha1.bigqueryanalyticshubdataexchange_reference import (
+    BigQueryAnalyticsHubDataExchangeRef,
 )
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
@@ -56,22 +56,22 @@ class AnalyticsHubQueryTemplateSpec(KRMModel):
     """
 
     data_exchange_ref: Annotated[
-        AnalyticsHubDataExchangeRef,
+        BigQueryAnalyticsHubDataExchangeRef,
         Field(
             alias="dataExchangeRef",
-            description="Immutable. The AnalyticsHubDataExchange that this AnalyticsHubQueryTemplate belongs to.",
+            description="Immutable. The BigQueryAnalyticsHubDataExchange that this AnalyticsHubQueryTemplate belongs to.",
         ),
     ]
     description: Annotated[
         str | None, Field(description="Optional. Short description of the QueryTemplate.")
     ] = None
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName",
             description="Required. Human-readable display name of the QueryTemplate.",
         ),
-    ] = None
+    ]
     documentation: Annotated[
         str | None, Field(description="Optional. Documentation describing the QueryTemplate.")
     ] = None
@@ -128,9 +128,8 @@ class Routine(KRMModel):
         Field(alias="definitionBody", description="Optional. The definition body of the routine."),
     ] = None
     routine_type: Annotated[
-        RoutineRoutineType | None,
-        Field(alias="routineType", description="Required. The type of routine."),
-    ] = None
+        RoutineRoutineType, Field(alias="routineType", description="Required. The type of routine.")
+    ]
 
 
 class AnalyticsHubQueryTemplateStatus(KRMStatus):

@@ -35,30 +35,29 @@ class AndroidDeviceProvisioningConfigurationSpec(KRMModel):
     """
 
     company_name: Annotated[
-        str | None,
-        Field(alias="companyName", description="Required. The name of the organization."),
-    ] = None
+        str, Field(alias="companyName", description="Required. The name of the organization.")
+    ]
     configuration_ref: Annotated[
-        AndroidDeviceProvisioningConfigurationRef | None,
+        AndroidDeviceProvisioningConfigurationRef,
         Field(
             alias="configurationRef",
             description="A reference to a AndroidDeviceProvisioningConfiguration (API field `configurationName`).",
         ),
-    ] = None
+    ]
     contact_email: Annotated[
-        str | None,
+        str,
         Field(
             alias="contactEmail",
             description="Required. The email address that device users can contact to get help.",
         ),
-    ] = None
+    ]
     contact_phone: Annotated[
-        str | None,
+        str,
         Field(
             alias="contactPhone",
             description="Required. The telephone number that device users can call, using another device, to get help.",
         ),
-    ] = None
+    ]
     custom_message: Annotated[
         str | None,
         Field(
@@ -78,12 +77,12 @@ class AndroidDeviceProvisioningConfigurationSpec(KRMModel):
         ),
     ] = None
     dpc_resource_path: Annotated[
-        str | None,
+        str,
         Field(
             alias="dpcResourcePath",
             description="Required. The resource name of the selected DPC (device policy controller) in the format `customers/[CUSTOMER_ID]/dpcs/*`.",
         ),
-    ] = None
+    ]
     forced_reset_time: Annotated[
         str | None,
         Field(
@@ -93,12 +92,12 @@ class AndroidDeviceProvisioningConfigurationSpec(KRMModel):
         ),
     ] = None
     is_default: Annotated[
-        bool | None,
+        bool,
         Field(
             alias="isDefault",
             description="Required. Whether this is the default configuration that zero-touch enrollment applies to any new devices the organization purchases in the future.",
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(

@@ -31,16 +31,16 @@ class AndroidEnterpriseUserSpec(KRMModel):
     """
 
     account_identifier: Annotated[
-        str | None,
+        str,
         Field(
             alias="accountIdentifier",
             description='A unique identifier you create for this user, such as "user342" or "asset#44418".',
         ),
-    ] = None
+    ]
     account_type: Annotated[
-        UserAccountType | None,
+        UserAccountType,
         Field(alias="accountType", description="The type of account that this user represents."),
-    ] = None
+    ]
     display_name: Annotated[
         str | None,
         Field(alias="displayName", description="The name that will appear in user interfaces."),

@@ -57,12 +57,12 @@ class AndroidManagementMigrationTokenSpec(KRMModel):
         ),
     ] = None
     device_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="deviceId",
             description="Required. Immutable. The id of the device, as in the Play EMM API.",
         ),
-    ] = None
+    ]
     enterprise_ref: Annotated[
         AndroidManagementEnterpriseRef,
         Field(
@@ -79,18 +79,18 @@ class AndroidManagementMigrationTokenSpec(KRMModel):
         ),
     ] = None
     management_mode: Annotated[
-        MigrationTokenManagementMode | None,
+        MigrationTokenManagementMode,
         Field(
             alias="managementMode",
             description="Required. Immutable. The management mode of the device or profile being migrated.",
         ),
-    ] = None
+    ]
     policy: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Immutable. The name of the policy initially applied to the enrolled device, in the form enterprises/{enterprise}/policies/{policy}."
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(
@@ -106,12 +106,12 @@ class AndroidManagementMigrationTokenSpec(KRMModel):
         ),
     ] = None
     user_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="userId",
             description="Required. Immutable. The user id of the Managed Google Play account on the device, as in the Play EMM API.",
         ),
-    ] = None
+    ]
 
 
 class AndroidManagementMigrationTokenStatus(KRMStatus):

@@ -182,10 +182,8 @@ class SystemOnChip(KRMModel):
     Representation of a System-on-Chip (SoC) of an Android device. Can be used to target S+ devices.
     """
 
-    manufacturer: Annotated[
-        str | None, Field(description="Required. The designer of the SoC, eg.")
-    ] = None
-    model: Annotated[str | None, Field(description="Required. The model of the SoC, eg.")] = None
+    manufacturer: Annotated[str, Field(description="Required. The designer of the SoC, eg.")]
+    model: Annotated[str, Field(description="Required. The model of the SoC, eg.")]
 
 
 class UserCountrySet(KRMModel):

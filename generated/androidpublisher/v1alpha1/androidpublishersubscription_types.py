@@ -53,9 +53,9 @@ class AndroidPublisherSubscriptionSpec(KRMModel):
         Field(alias="basePlans", description="The set of base plans for this subscription."),
     ] = None
     listings: Annotated[
-        list[SubscriptionListing] | None,
+        list[SubscriptionListing],
         Field(description="Required. List of localized listings for this subscription."),
-    ] = None
+    ]
     package_name: Annotated[
         str, Field(alias="packageName", description="Immutable. Package name of the parent app.")
     ]
@@ -102,12 +102,12 @@ class AutoRenewingBasePlanType(KRMModel):
         ),
     ] = None
     billing_period_duration: Annotated[
-        str | None,
+        str,
         Field(
             alias="billingPeriodDuration",
             description="Required. Immutable. Subscription period, specified in ISO 8601 format.",
         ),
-    ] = None
+    ]
     grace_period_duration: Annotated[
         str | None,
         Field(
@@ -158,12 +158,12 @@ class BasePlan(KRMModel):
         ),
     ] = None
     base_plan_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="basePlanId",
             description="Required. Immutable. The unique identifier of this base plan.",
         ),
-    ] = None
+    ]
     installments_base_plan_type: Annotated[
         InstallmentsBasePlanType | None,
         Field(
@@ -224,19 +224,19 @@ class InstallmentsBasePlanType(KRMModel):
         ),
     ] = None
     billing_period_duration: Annotated[
-        str | None,
+        str,
         Field(
             alias="billingPeriodDuration",
             description="Required. Immutable. Subscription period, specified in ISO 8601 format.",
         ),
-    ] = None
+    ]
     committed_payments_count: Annotated[
-        int | None,
+        int,
         Field(
             alias="committedPaymentsCount",
             description="Required. Immutable. The number of payments the user is committed to.",
         ),
-    ] = None
+    ]
     grace_period_duration: Annotated[
         str | None,
         Field(
@@ -252,12 +252,12 @@ class InstallmentsBasePlanType(KRMModel):
         ),
     ] = None
     renewal_type: Annotated[
-        InstallmentsBasePlanTypeRenewalType | None,
+        InstallmentsBasePlanTypeRenewalType,
         Field(
             alias="renewalType",
             description="Required. Immutable. Installments base plan renewal type.",
         ),
-    ] = None
+    ]
     resubscribe_state: Annotated[
         InstallmentsBasePlanTypeResubscribeState | None,
         Field(
@@ -304,12 +304,12 @@ class OtherRegionsBasePlanConfig(KRMModel):
     """
 
     eur_price: Annotated[
-        Money | None,
+        Money,
         Field(
             alias="eurPrice",
             description="Required. Price in EUR to use for any new locations Play may launch in.",
         ),
-    ] = None
+    ]
     new_subscriber_availability: Annotated[
         bool | None,
         Field(
@@ -318,12 +318,12 @@ class OtherRegionsBasePlanConfig(KRMModel):
         ),
     ] = None
     usd_price: Annotated[
-        Money | None,
+        Money,
         Field(
             alias="usdPrice",
             description="Required. Price in USD to use for any new locations Play may launch in.",
         ),
-    ] = None
+    ]
 
 
 class PrepaidBasePlanType(KRMModel):
@@ -332,12 +332,12 @@ class PrepaidBasePlanType(KRMModel):
     """
 
     billing_period_duration: Annotated[
-        str | None,
+        str,
         Field(
             alias="billingPeriodDuration",
             description="Required. Immutable. Subscription period, specified in ISO 8601 format.",
         ),
-    ] = None
+    ]
     time_extension: Annotated[
         PrepaidBasePlanTypeTimeExtension | None,
         Field(
@@ -363,12 +363,12 @@ class RegionalBasePlanConfig(KRMModel):
         Money | None, Field(description="The price of the base plan in the specified region.")
     ] = None
     region_code: Annotated[
-        str | None,
+        str,
         Field(
             alias="regionCode",
             description='Required. Region code this configuration applies to, as defined by ISO 3166-2, e.g. "US".',
         ),
-    ] = None
+    ]
 
 
 class RegionalProductAgeRatingInfo(KRMModel):
@@ -423,12 +423,12 @@ class RestrictedPaymentCountries(KRMModel):
     """
 
     region_codes: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="regionCodes",
             description='Required. Region codes to impose payment restrictions on, as defined by ISO 3166-2, e.g. "US".',
         ),
-    ] = None
+    ]
 
 
 class SubscriptionListing(KRMModel):
@@ -447,18 +447,18 @@ class SubscriptionListing(KRMModel):
         Field(description="The description of this subscription in the language of this listing."),
     ] = None
     language_code: Annotated[
-        str | None,
+        str,
         Field(
             alias="languageCode",
             description='Required. The language of this listing, as defined by BCP-47, e.g. "en-US".',
         ),
-    ] = None
+    ]
     title: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The title of this subscription in the language of this listing."
         ),
-    ] = None
+    ]
 
 
 class SubscriptionTaxAndComplianceSettings(KRMModel):

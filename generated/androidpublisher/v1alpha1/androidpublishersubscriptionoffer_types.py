@@ -27,9 +27,9 @@ class AcquisitionTargetingRule(KRMModel):
     """
 
     scope: Annotated[
-        TargetingRuleScope | None,
+        TargetingRuleScope,
         Field(description="Required. The scope of subscriptions this rule considers."),
-    ] = None
+    ]
 
 
 class AndroidPublisherSubscriptionOfferObservedState(KRMModel):
@@ -56,12 +56,12 @@ class AndroidPublisherSubscriptionOfferSpec(KRMModel):
         ),
     ]
     offer_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="offerId",
             description="Required. Immutable. Unique ID of this subscription offer.",
         ),
-    ] = None
+    ]
     offer_tags: Annotated[
         list[OfferTag] | None,
         Field(
@@ -77,16 +77,16 @@ class AndroidPublisherSubscriptionOfferSpec(KRMModel):
         ),
     ] = None
     package_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="packageName",
             description="Required. Immutable. The package name of the app the parent subscription belongs to.",
         ),
-    ] = None
+    ]
     phases: Annotated[
-        list[SubscriptionOfferPhase] | None,
+        list[SubscriptionOfferPhase],
         Field(description="Required. The phases of this subscription offer."),
-    ] = None
+    ]
     product_id_ref: Annotated[
         AndroidPublisherSubscriptionRef,
         Field(
@@ -95,12 +95,12 @@ class AndroidPublisherSubscriptionOfferSpec(KRMModel):
         ),
     ]
     regional_configs: Annotated[
-        list[RegionalSubscriptionOfferConfig] | None,
+        list[RegionalSubscriptionOfferConfig],
         Field(
             alias="regionalConfigs",
             description="Required. The region-specific configuration of this offer.",
         ),
-    ] = None
+    ]
     regions_version_version: Annotated[
         str | None,
         Field(
@@ -212,19 +212,19 @@ class OtherRegionsSubscriptionOfferPhasePrices(KRMModel):
     """
 
     eur_price: Annotated[
-        Money | None,
+        Money,
         Field(
             alias="eurPrice",
             description="Required. Price in EUR to use for any new locations Play may launch in.",
         ),
-    ] = None
+    ]
     usd_price: Annotated[
-        Money | None,
+        Money,
         Field(
             alias="usdPrice",
             description="Required. Price in USD to use for any new locations Play may launch in.",
         ),
-    ] = None
+    ]
 
 
 class RegionalSubscriptionOfferConfig(KRMModel):
@@ -240,12 +240,12 @@ class RegionalSubscriptionOfferConfig(KRMModel):
         ),
     ] = None
     region_code: Annotated[
-        str | None,
+        str,
         Field(
             alias="regionCode",
             description='Required. Immutable. Region code this configuration applies to, as defined by ISO 3166-2, e.g. "US".',
         ),
-    ] = None
+    ]
 
 
 class RegionalSubscriptionOfferPhaseConfig(KRMModel):
@@ -268,12 +268,12 @@ class RegionalSubscriptionOfferPhaseConfig(KRMModel):
         Money | None, Field(description="The absolute price the user pays for this offer phase.")
     ] = None
     region_code: Annotated[
-        str | None,
+        str,
         Field(
             alias="regionCode",
             description="Required. Immutable. The region to which this config applies.",
         ),
-    ] = None
+    ]
     relative_discount: Annotated[
         float | None,
         Field(
@@ -295,9 +295,8 @@ class SubscriptionOfferPhase(KRMModel):
     """
 
     duration: Annotated[
-        str | None,
-        Field(description="Required. The duration of a single recurrence of this phase."),
-    ] = None
+        str, Field(description="Required. The duration of a single recurrence of this phase.")
+    ]
     other_regions_config: Annotated[
         OtherRegionsSubscriptionOfferPhaseConfig | None,
         Field(
@@ -306,18 +305,18 @@ class SubscriptionOfferPhase(KRMModel):
         ),
     ] = None
     recurrence_count: Annotated[
-        int | None,
+        int,
         Field(
             alias="recurrenceCount", description="Required. The number of times this phase repeats."
         ),
-    ] = None
+    ]
     regional_configs: Annotated[
-        list[RegionalSubscriptionOfferPhaseConfig] | None,
+        list[RegionalSubscriptionOfferPhaseConfig],
         Field(
             alias="regionalConfigs",
             description="Required. The region-specific configuration of this offer phase.",
         ),
-    ] = None
+    ]
 
 
 class SubscriptionOfferTargeting(KRMModel):
@@ -397,9 +396,9 @@ class UpgradeTargetingRule(KRMModel):
         Field(alias="oncePerUser", description="Limit this offer to only once per user."),
     ] = None
     scope: Annotated[
-        TargetingRuleScope | None,
+        TargetingRuleScope,
         Field(description="Required. The scope of subscriptions this rule considers."),
-    ] = None
+    ]
 
 
 class AndroidPublisherSubscriptionOfferStatus(KRMStatus):

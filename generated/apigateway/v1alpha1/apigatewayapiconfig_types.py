@@ -56,9 +56,9 @@ class APIGatewayAPIConfigSpec(KRMModel):
     """
 
     api_config_id: Annotated[
-        str | None,
+        str,
         Field(alias="apiConfigId", description="Required. Identifier to assign to the API Config."),
-    ] = None
+    ]
     api_ref: Annotated[
         APIGatewayAPIRef,
         Field(

@@ -17,7 +17,7 @@ from kccgen.generated.apigateway.v1alpha1.apigateway_v1_api import (
 from kccgen.generated.apigateway.v1alpha1.apigatewayapiconfig_reference import (
     APIGatewayAPIConfigRef,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -71,12 +71,12 @@ class APIGatewayGatewaySpec(KRMModel):
     """
 
     api_config_ref: Annotated[
-        APIGatewayAPIConfigRef | None,
+        APIGatewayAPIConfigRef,
         Field(
             alias="apiConfigRef",
             description="A reference to a APIGatewayAPIConfig (API field `apiConfig`).",
         ),
-    ] = None
+    ]
     display_name: Annotated[
         str | None, Field(alias="displayName", description="Optional. Display name.")
     ] = None

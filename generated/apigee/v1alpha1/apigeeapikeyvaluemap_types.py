@@ -29,9 +29,9 @@ class ApigeeAPIKeyvaluemapSpec(KRMModel):
 
     api: Annotated[str, Field(description="Immutable. The api of the ApigeeAPIKeyvaluemap.")]
     encrypted: Annotated[
-        bool | None,
+        bool,
         Field(description="Required. Flag that specifies whether entry values will be encrypted."),
-    ] = None
+    ]
     masked_values: Annotated[
         bool | None,
         Field(

@@ -58,36 +58,36 @@ class ApigeeApimServiceExtensionSpec(KRMModel):
     """
 
     extension_processor: Annotated[
-        str | None,
+        str,
         Field(
             alias="extensionProcessor",
             description="Required. Name of the proxy deployed in the Apigee X instance.",
         ),
-    ] = None
+    ]
     extensions: Annotated[
         list[GoogleCloudApigeeV1ApimServiceExtensionExtension] | None,
         Field(description="Optional. List of extensions that are part of the service extension."),
     ] = None
     lb_forwarding_rule_ref: Annotated[
-        ComputeForwardingRuleRef | None,
+        ComputeForwardingRuleRef,
         Field(
             alias="lbForwardingRuleRef",
             description="A reference to a ComputeForwardingRule (API field `lbForwardingRule`).",
         ),
-    ] = None
+    ]
     network_configs: Annotated[
-        list[GoogleCloudApigeeV1ApimServiceExtensionNetworkConfig] | None,
+        list[GoogleCloudApigeeV1ApimServiceExtensionNetworkConfig],
         Field(
             alias="networkConfigs",
             description="Required. List of network configurations for the APIM service extension.",
         ),
-    ] = None
+    ]
     network_ref: Annotated[
-        ComputeNetworkRef | None,
+        ComputeNetworkRef,
         Field(
             alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
         ),
-    ] = None
+    ]
     organization_ref: Annotated[
         ApigeeOrganizationRef,
         Field(
@@ -114,18 +114,16 @@ class GoogleCloudApigeeV1ApimServiceExtensionExtension(KRMModel):
         Field(alias="failOpen", description="Optional. Whether this request should fail open."),
     ] = None
     hostname: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. One of the hostnames of Apigee EnvGroup where the proxy is deployed."
         ),
-    ] = None
+    ]
     match_condition: Annotated[
         str | None,
         Field(alias="matchCondition", description="Optional. Match Condition for CEL expression."),
     ] = None
-    name: Annotated[
-        str | None, Field(description="Required. Name of the `LbTrafficExtension` resource.")
-    ] = None
+    name: Annotated[str, Field(description="Required. Name of the `LbTrafficExtension` resource.")]
     supported_events: Annotated[
         list[GoogleCloudApigeeV1ApimServiceExtensionExtensionSupportedEvents] | None,
         Field(
@@ -140,14 +138,14 @@ class GoogleCloudApigeeV1ApimServiceExtensionNetworkConfig(KRMModel):
     Network configuration for the APIM service extension.
     """
 
-    region: Annotated[str | None, Field(description="Required. The region for the PSC NEG.")] = None
+    region: Annotated[str, Field(description="Required. The region for the PSC NEG.")]
     subnet_ref: Annotated[
-        ComputeSubnetworkRef | None,
+        ComputeSubnetworkRef,
         Field(
             alias="subnetRef",
             description="A reference to a ComputeSubnetwork (API field `subnet`).",
         ),
-    ] = None
+    ]
 
 
 class ApigeeApimServiceExtensionStatus(KRMStatus):

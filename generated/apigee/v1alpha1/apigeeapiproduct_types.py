@@ -195,9 +195,8 @@ class GoogleCloudApigeeV1GraphQLOperation(KRMModel):
 
     operation: Annotated[str | None, Field(description="GraphQL operation name.")] = None
     operation_types: Annotated[
-        list[str] | None,
-        Field(alias="operationTypes", description="Required. GraphQL operation types."),
-    ] = None
+        list[str], Field(alias="operationTypes", description="Required. GraphQL operation types.")
+    ]
 
 
 class GoogleCloudApigeeV1GraphQLOperationConfig(KRMModel):
@@ -206,22 +205,22 @@ class GoogleCloudApigeeV1GraphQLOperationConfig(KRMModel):
     """
 
     api_source: Annotated[
-        str | None,
+        str,
         Field(
             alias="apiSource",
             description="Required. Name of the API proxy endpoint or remote service with which the GraphQL operation and quota are associated.",
         ),
-    ] = None
+    ]
     attributes: Annotated[
         list[GoogleCloudApigeeV1Attribute] | None,
         Field(description="Custom attributes associated with the operation."),
     ] = None
     operations: Annotated[
-        list[GoogleCloudApigeeV1GraphQLOperation] | None,
+        list[GoogleCloudApigeeV1GraphQLOperation],
         Field(
             description="Required. List of GraphQL name/operation type pairs for the proxy or remote service to which quota will be applied."
         ),
-    ] = None
+    ]
     quota: Annotated[
         GoogleCloudApigeeV1Quota | None,
         Field(
@@ -243,12 +242,12 @@ class GoogleCloudApigeeV1GraphQLOperationGroup(KRMModel):
         ),
     ] = None
     operation_configs: Annotated[
-        list[GoogleCloudApigeeV1GraphQLOperationConfig] | None,
+        list[GoogleCloudApigeeV1GraphQLOperationConfig],
         Field(
             alias="operationConfigs",
             description="Required. List of operation configurations for either Apigee API proxies or other remote services that are associated with this API product.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudApigeeV1GrpcOperationConfig(KRMModel):
@@ -257,12 +256,12 @@ class GoogleCloudApigeeV1GrpcOperationConfig(KRMModel):
     """
 
     api_source: Annotated[
-        str | None,
+        str,
         Field(
             alias="apiSource",
             description="Required. Name of the API proxy with which the gRPC operation and quota are associated.",
         ),
-    ] = None
+    ]
     attributes: Annotated[
         list[GoogleCloudApigeeV1Attribute] | None,
         Field(description="Custom attributes associated with the operation."),
@@ -280,11 +279,11 @@ class GoogleCloudApigeeV1GrpcOperationConfig(KRMModel):
         ),
     ] = None
     service: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. gRPC Service name associated to be associated with the API proxy, on which quota rules can be applied upon."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudApigeeV1GrpcOperationGroup(KRMModel):
@@ -293,12 +292,12 @@ class GoogleCloudApigeeV1GrpcOperationGroup(KRMModel):
     """
 
     operation_configs: Annotated[
-        list[GoogleCloudApigeeV1GrpcOperationConfig] | None,
+        list[GoogleCloudApigeeV1GrpcOperationConfig],
         Field(
             alias="operationConfigs",
             description="Required. List of operation configurations for either Apigee API proxies that are associated with this API product.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudApigeeV1LlmOperation(KRMModel):
@@ -313,14 +312,14 @@ class GoogleCloudApigeeV1LlmOperation(KRMModel):
         ),
     ] = None
     model: Annotated[
-        str | None, Field(description="Required. LLM model name associated with the API proxy")
-    ] = None
+        str, Field(description="Required. LLM model name associated with the API proxy")
+    ]
     resource: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. REST resource path associated with the API proxy or remote service."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudApigeeV1LlmOperationConfig(KRMModel):
@@ -329,30 +328,30 @@ class GoogleCloudApigeeV1LlmOperationConfig(KRMModel):
     """
 
     api_source: Annotated[
-        str | None,
+        str,
         Field(
             alias="apiSource",
             description="Required. Name of the API proxy or remote service with which the resources, methods, and quota are associated.",
         ),
-    ] = None
+    ]
     attributes: Annotated[
         list[GoogleCloudApigeeV1Attribute] | None,
         Field(description="Optional. Custom attributes associated with the operation."),
     ] = None
     llm_operations: Annotated[
-        list[GoogleCloudApigeeV1LlmOperation] | None,
+        list[GoogleCloudApigeeV1LlmOperation],
         Field(
             alias="llmOperations",
             description="Required. List of resource/method/model for the API proxy to which quota will applied.",
         ),
-    ] = None
+    ]
     llm_token_quota: Annotated[
-        GoogleCloudApigeeV1LlmTokenQuota | None,
+        GoogleCloudApigeeV1LlmTokenQuota,
         Field(
             alias="llmTokenQuota",
             description="Required. LLM token Quota parameters to be enforced for the resources, methods, and API source & LLM model combination.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudApigeeV1LlmOperationGroup(KRMModel):
@@ -361,12 +360,12 @@ class GoogleCloudApigeeV1LlmOperationGroup(KRMModel):
     """
 
     operation_configs: Annotated[
-        list[GoogleCloudApigeeV1LlmOperationConfig] | None,
+        list[GoogleCloudApigeeV1LlmOperationConfig],
         Field(
             alias="operationConfigs",
             description="Required. List of LLM operation configurations for either Apigee API proxies that are associated with this API product.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudApigeeV1LlmTokenQuota(KRMModel):
@@ -375,17 +374,17 @@ class GoogleCloudApigeeV1LlmTokenQuota(KRMModel):
     """
 
     interval: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Time interval over which the number of request messages is calculated."
         ),
-    ] = None
+    ]
     limit: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Upper limit of LLM tokens allowed for the time interval and time unit specified."
         ),
-    ] = None
+    ]
     time_unit: Annotated[
         str | None,
         Field(alias="timeUnit", description="Optional. Time unit defined for the `interval`."),
@@ -404,11 +403,11 @@ class GoogleCloudApigeeV1Operation(KRMModel):
         ),
     ] = None
     resource: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. REST resource path associated with the API proxy or remote service."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudApigeeV1OperationConfig(KRMModel):
@@ -417,12 +416,12 @@ class GoogleCloudApigeeV1OperationConfig(KRMModel):
     """
 
     api_source: Annotated[
-        str | None,
+        str,
         Field(
             alias="apiSource",
             description="Required. Name of the API proxy or remote service with which the resources, methods, and quota are associated.",
         ),
-    ] = None
+    ]
     attributes: Annotated[
         list[GoogleCloudApigeeV1Attribute] | None,
         Field(description="Custom attributes associated with the operation."),
@@ -454,12 +453,12 @@ class GoogleCloudApigeeV1OperationGroup(KRMModel):
         ),
     ] = None
     operation_configs: Annotated[
-        list[GoogleCloudApigeeV1OperationConfig] | None,
+        list[GoogleCloudApigeeV1OperationConfig],
         Field(
             alias="operationConfigs",
             description="Required. List of operation configurations for either Apigee API proxies or other remote services that are associated with this API product.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudApigeeV1PayloadOperation(KRMModel):
@@ -468,11 +467,11 @@ class GoogleCloudApigeeV1PayloadOperation(KRMModel):
     """
 
     operation: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The operation name extracted from the request payload at runtime by the ParsePayload policy."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudApigeeV1PayloadOperationConfig(KRMModel):
@@ -481,22 +480,22 @@ class GoogleCloudApigeeV1PayloadOperationConfig(KRMModel):
     """
 
     api_source: Annotated[
-        str | None,
+        str,
         Field(
             alias="apiSource",
             description="Required. Name of the API proxy with which the payload operations and quota are associated.",
         ),
-    ] = None
+    ]
     attributes: Annotated[
         list[GoogleCloudApigeeV1Attribute] | None,
         Field(description="Optional. Custom attributes associated with the operation."),
     ] = None
     operations: Annotated[
-        list[GoogleCloudApigeeV1PayloadOperation] | None,
+        list[GoogleCloudApigeeV1PayloadOperation],
         Field(
             description="Required. List of payload operations for the API proxy to which quota will be applied."
         ),
-    ] = None
+    ]
     quota: Annotated[
         GoogleCloudApigeeV1Quota | None,
         Field(
@@ -511,12 +510,12 @@ class GoogleCloudApigeeV1PayloadOperationGroup(KRMModel):
     """
 
     operation_configs: Annotated[
-        list[GoogleCloudApigeeV1PayloadOperationConfig] | None,
+        list[GoogleCloudApigeeV1PayloadOperationConfig],
         Field(
             alias="operationConfigs",
             description="Required. List of payload operation configurations for Apigee API proxies that are associated with this API product.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudApigeeV1Quota(KRMModel):
@@ -525,17 +524,17 @@ class GoogleCloudApigeeV1Quota(KRMModel):
     """
 
     interval: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Time interval over which the number of request messages is calculated."
         ),
-    ] = None
+    ]
     limit: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Upper limit allowed for the time interval and time unit specified."
         ),
-    ] = None
+    ]
     time_unit: Annotated[
         str | None, Field(alias="timeUnit", description="Time unit defined for the `interval`.")
     ] = None

@@ -58,12 +58,12 @@ class ApigeeAppgroupSubscriptionSpec(KRMModel):
     """
 
     apiproduct_ref: Annotated[
-        ApigeeAPIProductRef | None,
+        ApigeeAPIProductRef,
         Field(
             alias="apiproductRef",
             description="A reference to a ApigeeAPIProduct (API field `apiproduct`).",
         ),
-    ] = None
+    ]
     appgroup_ref: Annotated[
         ApigeeAppGroupRef,
         Field(

@@ -51,16 +51,16 @@ class ApigeeCanaryEvaluationSpec(KRMModel):
     """
 
     control: Annotated[
-        str | None, Field(description="Required. The stable version that is serving requests.")
-    ] = None
+        str, Field(description="Required. The stable version that is serving requests.")
+    ]
     end_time: Annotated[
-        str | None,
+        str,
         Field(
             alias="endTime",
             description="Required. End time for the evaluation's analysis.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
-    ] = None
+    ]
     instance_ref: Annotated[
         ApigeeInstanceRef,
         Field(
@@ -69,12 +69,12 @@ class ApigeeCanaryEvaluationSpec(KRMModel):
         ),
     ]
     metric_labels: Annotated[
-        GoogleCloudApigeeV1CanaryEvaluationMetricLabels | None,
+        GoogleCloudApigeeV1CanaryEvaluationMetricLabels,
         Field(
             alias="metricLabels",
             description="Required. Labels used to filter the metrics used for a canary evaluation.",
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(
@@ -83,16 +83,16 @@ class ApigeeCanaryEvaluationSpec(KRMModel):
         ),
     ] = None
     start_time: Annotated[
-        str | None,
+        str,
         Field(
             alias="startTime",
             description="Required. Start time for the canary evaluation's analysis.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
-    ] = None
+    ]
     treatment: Annotated[
-        str | None, Field(description="Required. The newer version that is serving requests.")
-    ] = None
+        str, Field(description="Required. The newer version that is serving requests.")
+    ]
 
 
 class GoogleCloudApigeeV1CanaryEvaluationMetricLabels(KRMModel):
@@ -104,11 +104,11 @@ class GoogleCloudApigeeV1CanaryEvaluationMetricLabels(KRMModel):
         str | None, Field(description="The environment ID associated with the metrics.")
     ] = None
     instance_id: Annotated[
-        str | None, Field(description="Required. The instance ID associated with the metrics.")
-    ] = None
+        str, Field(description="Required. The instance ID associated with the metrics.")
+    ]
     location: Annotated[
-        str | None, Field(description="Required. The location associated with the metrics.")
-    ] = None
+        str, Field(description="Required. The location associated with the metrics.")
+    ]
 
 
 class ApigeeCanaryEvaluationStatus(KRMStatus):

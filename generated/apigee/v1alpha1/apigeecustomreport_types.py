@@ -67,9 +67,9 @@ class ApigeeCustomReportSpec(KRMModel):
         ),
     ] = None
     metrics: Annotated[
-        list[GoogleCloudApigeeV1CustomReportMetric] | None,
+        list[GoogleCloudApigeeV1CustomReportMetric],
         Field(description="Required. This contains the list of metrics"),
-    ] = None
+    ]
     offset: Annotated[str | None, Field(description="Legacy field: not used.")] = None
     organization_ref: Annotated[
         ApigeeOrganizationRef,

@@ -49,15 +49,13 @@ class ApigeeDNSZoneSpec(KRMModel):
     A DNS zone is a resource under an Apigee organization that is used to create a DNS peering with Apigee's network. DNS peering will let Apigee instances resolve the hostnames created in a peered network.
     """
 
-    description: Annotated[
-        str | None, Field(description="Required. Description of the resource.")
-    ] = None
+    description: Annotated[str, Field(description="Required. Description of the resource.")]
     domain: Annotated[
-        str | None,
+        str,
         Field(
             description='Required. The domain name for hosts in this private zone, for instance "example.com.".'
         ),
-    ] = None
+    ]
     organization_ref: Annotated[
         ApigeeOrganizationRef,
         Field(
@@ -84,19 +82,19 @@ class GoogleCloudApigeeV1DnsZonePeeringConfig(KRMModel):
     """
 
     target_network_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetNetworkId",
             description="Required. The VPC network where the records for that private DNS zone's namespace are available.",
         ),
-    ] = None
+    ]
     target_project_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetProjectId",
             description="Required. The ID of the project that contains the producer VPC network.",
         ),
-    ] = None
+    ]
 
 
 class ApigeeDNSZoneStatus(KRMStatus):

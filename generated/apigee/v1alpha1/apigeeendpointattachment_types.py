@@ -52,9 +52,7 @@ class ApigeeEndpointAttachmentSpec(KRMModel):
     Apigee endpoint attachment. For more information, see [Southbound networking patterns] (https://cloud.google.com/apigee/docs/api-platform/architecture/southbound-networking-patterns-endpoints).
     """
 
-    location: Annotated[
-        str | None, Field(description="Required. Location of the endpoint attachment.")
-    ] = None
+    location: Annotated[str, Field(description="Required. Location of the endpoint attachment.")]
     organization_ref: Annotated[
         ApigeeOrganizationRef,
         Field(

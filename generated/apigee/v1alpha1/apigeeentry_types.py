@@ -42,11 +42,11 @@ class ApigeeEntrySpec(KRMModel):
         ),
     ] = None
     value: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Data or payload that is being retrieved and associated with the unique key."
         ),
-    ] = None
+    ]
 
 
 class ApigeeEntryStatus(KRMStatus):

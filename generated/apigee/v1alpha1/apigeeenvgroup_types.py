@@ -48,8 +48,8 @@ class ApigeeEnvgroupSpec(KRMModel):
     """
 
     hostnames: Annotated[
-        list[str] | None, Field(description="Required. Host names for this environment group.")
-    ] = None
+        list[str], Field(description="Required. Host names for this environment group.")
+    ]
     organization_ref: Annotated[
         ApigeeOrganizationRef,
         Field(

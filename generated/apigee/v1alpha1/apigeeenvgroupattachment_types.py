@@ -48,12 +48,12 @@ class ApigeeEnvgroupAttachmentSpec(KRMModel):
         ),
     ]
     environment_ref: Annotated[
-        ApigeeEnvironmentRef | None,
+        ApigeeEnvironmentRef,
         Field(
             alias="environmentRef",
             description="A reference to a ApigeeEnvironment (API field `environment`).",
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(

@@ -133,16 +133,16 @@ class GoogleCloudApigeeV1EnvironmentClientIPResolutionConfigHeaderIndexAlgorithm
     """
 
     ip_header_index: Annotated[
-        int | None,
+        int,
         Field(alias="ipHeaderIndex", description="Required. The index of the ip in the header."),
-    ] = None
+    ]
     ip_header_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="ipHeaderName",
             description="Required. The name of the header to extract the client ip from.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudApigeeV1NodeConfig(KRMModel):

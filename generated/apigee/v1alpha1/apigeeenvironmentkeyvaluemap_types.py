@@ -28,9 +28,9 @@ class ApigeeEnvironmentKeyvaluemapSpec(KRMModel):
     """
 
     encrypted: Annotated[
-        bool | None,
+        bool,
         Field(description="Required. Flag that specifies whether entry values will be encrypted."),
-    ] = None
+    ]
     environment_ref: Annotated[
         ApigeeEnvironmentRef,
         Field(

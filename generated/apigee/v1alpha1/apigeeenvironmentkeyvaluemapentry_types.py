@@ -44,11 +44,11 @@ class ApigeeEnvironmentKeyvaluemapEntrySpec(KRMModel):
         ),
     ] = None
     value: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Data or payload that is being retrieved and associated with the unique key."
         ),
-    ] = None
+    ]
 
 
 class ApigeeEnvironmentKeyvaluemapEntryStatus(KRMStatus):

@@ -125,9 +125,8 @@ class ApigeeInstanceSpec(KRMModel):
         ),
     ] = None
     location: Annotated[
-        str | None,
-        Field(description="Required. Compute Engine location where the instance resides."),
-    ] = None
+        str, Field(description="Required. Compute Engine location where the instance resides.")
+    ]
     maintenance_update_policy: Annotated[
         GoogleCloudApigeeV1MaintenanceUpdatePolicy | None,
         Field(
@@ -204,18 +203,18 @@ class GoogleCloudApigeeV1MaintenanceUpdatePolicyMaintenanceWindow(KRMModel):
     """
 
     day: Annotated[
-        GoogleCloudApigeeV1MaintenanceUpdatePolicyMaintenanceWindowDay | None,
+        GoogleCloudApigeeV1MaintenanceUpdatePolicyMaintenanceWindowDay,
         Field(
             description="Required. Preferred day of the week for maintenance, e.g. MONDAY, TUESDAY, etc."
         ),
-    ] = None
+    ]
     start_time: Annotated[
-        GoogleTypeTimeOfDay | None,
+        GoogleTypeTimeOfDay,
         Field(
             alias="startTime",
             description="Required. The start time (UTC) of the maintenance window.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudApigeeV1ScheduledMaintenanceObserved(KRMModel):

@@ -28,9 +28,9 @@ class ApigeeKeyValueMapSpec(KRMModel):
     """
 
     encrypted: Annotated[
-        bool | None,
+        bool,
         Field(description="Required. Flag that specifies whether entry values will be encrypted."),
-    ] = None
+    ]
     masked_values: Annotated[
         bool | None,
         Field(

@@ -116,12 +116,12 @@ class ApigeeOrganizationSpec(KRMModel):
         ),
     ] = None
     analytics_region: Annotated[
-        str | None,
+        str,
         Field(
             alias="analyticsRegion",
             description="Required. DEPRECATED: This field will eventually be deprecated and replaced with a differently-named field.",
         ),
-    ] = None
+    ]
     api_consumer_data_encryption_key_ref: Annotated[
         KMSCryptoKeyRef | None,
         Field(
@@ -184,11 +184,11 @@ class ApigeeOrganizationSpec(KRMModel):
         ),
     ] = None
     parent: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Name of the Google Cloud project in which to associate the Apigee organization."
         ),
-    ] = None
+    ]
     portal_disabled: Annotated[
         bool | None,
         Field(
@@ -214,12 +214,12 @@ class ApigeeOrganizationSpec(KRMModel):
         ),
     ] = None
     runtime_type: Annotated[
-        GoogleCloudApigeeV1OrganizationRuntimeType | None,
+        GoogleCloudApigeeV1OrganizationRuntimeType,
         Field(
             alias="runtimeType",
             description="Required. Runtime type of the Apigee organization based on the Apigee subscription purchased.",
         ),
-    ] = None
+    ]
     type: Annotated[
         GoogleCloudApigeeV1OrganizationType | None, Field(description="Not used by Apigee.")
     ] = None
@@ -454,5 +454,5 @@ class ApigeeOrganization(KRMObject):
         Field(alias="apiVersion"),
     ] = "apigee.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ApigeeOrganization"] = "ApigeeOrganization"
-    spec: ApigeeOrganizationSpec = Field(default_factory=ApigeeOrganizationSpec)
+    spec: ApigeeOrganizationSpec
     status: ApigeeOrganizationStatus | None = None

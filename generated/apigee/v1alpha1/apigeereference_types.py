@@ -38,9 +38,8 @@ class ApigeeReferenceSpec(KRMModel):
         ),
     ]
     refers: Annotated[
-        str | None,
-        Field(description="Required. The id of the resource to which this reference refers."),
-    ] = None
+        str, Field(description="Required. The id of the resource to which this reference refers.")
+    ]
     resource_id: Annotated[
         str | None,
         Field(

@@ -57,12 +57,12 @@ class ApigeeSecurityActionSpec(KRMModel):
         ),
     ] = None
     condition_config: Annotated[
-        GoogleCloudApigeeV1SecurityActionConditionConfig | None,
+        GoogleCloudApigeeV1SecurityActionConditionConfig,
         Field(
             alias="conditionConfig",
             description="Required. A valid SecurityAction must contain at least one condition.",
         ),
-    ] = None
+    ]
     deny: Annotated[
         GoogleCloudApigeeV1SecurityActionDeny | None,
         Field(description="Deny a request through if it matches this SecurityAction."),
@@ -98,9 +98,9 @@ class ApigeeSecurityActionSpec(KRMModel):
         ),
     ] = None
     state: Annotated[
-        GoogleCloudApigeeV1SecurityActionState | None,
+        GoogleCloudApigeeV1SecurityActionState,
         Field(description="Required. Only an ENABLED SecurityAction is enforced."),
-    ] = None
+    ]
     ttl: Annotated[
         str | None,
         Field(

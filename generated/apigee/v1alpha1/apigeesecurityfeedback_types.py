@@ -60,16 +60,16 @@ class ApigeeSecurityFeedbackSpec(KRMModel):
         Field(alias="displayName", description="Optional. The display name of the feedback."),
     ] = None
     feedback_contexts: Annotated[
-        list[GoogleCloudApigeeV1SecurityFeedbackFeedbackContext] | None,
+        list[GoogleCloudApigeeV1SecurityFeedbackFeedbackContext],
         Field(
             alias="feedbackContexts",
             description="Required. One or more attribute/value pairs for constraining the feedback.",
         ),
-    ] = None
+    ]
     feedback_type: Annotated[
-        GoogleCloudApigeeV1SecurityFeedbackFeedbackType | None,
+        GoogleCloudApigeeV1SecurityFeedbackFeedbackType,
         Field(alias="feedbackType", description="Required. The type of feedback being submitted."),
-    ] = None
+    ]
     organization_ref: Annotated[
         ApigeeOrganizationRef,
         Field(
@@ -96,15 +96,15 @@ class GoogleCloudApigeeV1SecurityFeedbackFeedbackContext(KRMModel):
     """
 
     attribute: Annotated[
-        GoogleCloudApigeeV1SecurityFeedbackFeedbackContextAttribute | None,
+        GoogleCloudApigeeV1SecurityFeedbackFeedbackContextAttribute,
         Field(description="Required. The attribute the user is providing feedback about."),
-    ] = None
+    ]
     values: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             description="Required. The values of the attribute the user is providing feedback about."
         ),
-    ] = None
+    ]
 
 
 class ApigeeSecurityFeedbackStatus(KRMStatus):

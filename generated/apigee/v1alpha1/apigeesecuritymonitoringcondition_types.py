@@ -86,9 +86,9 @@ class ApigeeSecurityMonitoringConditionSpec(KRMModel):
         ),
     ]
     profile: Annotated[
-        str | None,
+        str,
         Field(description="Required. ID of security profile of the security monitoring condition."),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(
@@ -120,10 +120,9 @@ class GoogleCloudApigeeV1BatchComputeSecurityAssessmentResultsRequestResourceArr
     """
 
     resources: Annotated[
-        list[GoogleCloudApigeeV1BatchComputeSecurityAssessmentResultsRequestResourceArrayResource]
-        | None,
+        list[GoogleCloudApigeeV1BatchComputeSecurityAssessmentResultsRequestResourceArrayResource],
         Field(description="Required. The array of resources."),
-    ] = None
+    ]
 
 
 class GoogleCloudApigeeV1BatchComputeSecurityAssessmentResultsRequestResourceArrayResource(
@@ -133,12 +132,11 @@ class GoogleCloudApigeeV1BatchComputeSecurityAssessmentResultsRequestResourceArr
     Resource for which we are computing security assessment.
     """
 
-    name: Annotated[str | None, Field(description="Required. Name of this resource.")] = None
+    name: Annotated[str, Field(description="Required. Name of this resource.")]
     type: Annotated[
-        GoogleCloudApigeeV1BatchComputeSecurityAssessmentResultsRequestResourceArrayResourceType
-        | None,
+        GoogleCloudApigeeV1BatchComputeSecurityAssessmentResultsRequestResourceArrayResourceType,
         Field(description="Required. Type of this resource."),
-    ] = None
+    ]
 
 
 class ApigeeSecurityMonitoringConditionStatus(KRMStatus):

@@ -92,12 +92,12 @@ class ApigeeSecurityProfileSpec(KRMModel):
         ),
     ]
     profile_config: Annotated[
-        GoogleCloudApigeeV1ProfileConfig | None,
+        GoogleCloudApigeeV1ProfileConfig,
         Field(
             alias="profileConfig",
             description="Required. Customized profile configuration that computes the security score.",
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(

@@ -67,12 +67,12 @@ class ApigeeSecurityProfilesV2Spec(KRMModel):
         ),
     ]
     profile_assessment_configs: Annotated[
-        dict[str, GoogleCloudApigeeV1SecurityProfileV2ProfileAssessmentConfig] | None,
+        dict[str, GoogleCloudApigeeV1SecurityProfileV2ProfileAssessmentConfig],
         Field(
             alias="profileAssessmentConfigs",
             description="Required. The configuration for each assessment in this profile.",
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(
@@ -88,9 +88,8 @@ class ApigeeSecurityProfilesV2Spec(KRMModel):
         ),
     ] = None
     security_profile_v2_id: Annotated[
-        str | None,
-        Field(alias="securityProfileV2Id", description="Required. The security profile id."),
-    ] = None
+        str, Field(alias="securityProfileV2Id", description="Required. The security profile id.")
+    ]
 
 
 class GoogleCloudApigeeV1SecurityProfileV2ProfileAssessmentConfig(KRMModel):
@@ -116,10 +115,9 @@ class GoogleCloudApigeeV1SecurityProfileV2ProfileAssessmentConfigApiHubGatewayTy
     gateway_types: Annotated[
         list[
             GoogleCloudApigeeV1SecurityProfileV2ProfileAssessmentConfigApiHubGatewayTypeArrayGatewayTypes
-        ]
-        | None,
+        ],
         Field(alias="gatewayTypes", description="Required. The array of API Hub Gateway Types."),
-    ] = None
+    ]
 
 
 class ApigeeSecurityProfilesV2Status(KRMStatus):

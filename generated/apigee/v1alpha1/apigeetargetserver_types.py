@@ -39,9 +39,7 @@ class ApigeeTargetServerSpec(KRMModel):
             description="Immutable. The ApigeeEnvironment that this ApigeeTargetServer belongs to.",
         ),
     ]
-    host: Annotated[
-        str | None, Field(description="Required. The host name this target connects to.")
-    ] = None
+    host: Annotated[str, Field(description="Required. The host name this target connects to.")]
     is_enabled: Annotated[
         bool | None,
         Field(
@@ -50,9 +48,9 @@ class ApigeeTargetServerSpec(KRMModel):
         ),
     ] = None
     port: Annotated[
-        int | None,
+        int,
         Field(description="Required. The port number this target connects to on the given host."),
-    ] = None
+    ]
     protocol: Annotated[
         GoogleCloudApigeeV1TargetServerProtocol | None,
         Field(description="Immutable. The protocol used by this TargetServer."),
@@ -88,7 +86,7 @@ class GoogleCloudApigeeV1TlsInfo(KRMModel):
         GoogleCloudApigeeV1TlsInfoCommonName | None,
         Field(alias="commonName", description="The TLS Common Name of the certificate."),
     ] = None
-    enabled: Annotated[bool | None, Field(description="Required. Enables TLS.")] = None
+    enabled: Annotated[bool, Field(description="Required. Enables TLS.")]
     enforce: Annotated[bool | None, Field(description="TLS is strictly enforced.")] = None
     ignore_validation_errors: Annotated[
         bool | None,

@@ -15,7 +15,7 @@ from kccgen.generated.apigeeregistry.v1alpha1.apigeeregistryapideployment_refere
 from kccgen.generated.apigeeregistry.v1alpha1.apigeeregistryapiversion_reference import (
     ApigeeRegistryAPIVersionRef,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.

@@ -76,12 +76,12 @@ class ApigeeRegistryAPIDeploymentSpec(KRMModel):
         Field(description="Annotations attach non-identifying metadata to resources."),
     ] = None
     api_deployment_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="apiDeploymentId",
             description="Required. The ID to use for the deployment, which will become the final component of the deployment's resource name.",
         ),
-    ] = None
+    ]
     api_ref: Annotated[
         ApigeeRegistryAPIRef,
         Field(

@@ -72,12 +72,12 @@ class ApigeeRegistryAPISpecSpec(KRMModel):
         Field(description="Annotations attach non-identifying metadata to resources."),
     ] = None
     api_spec_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="apiSpecId",
             description="Required. The ID to use for the spec, which will become the final component of the spec's resource name.",
         ),
-    ] = None
+    ]
     contents: Annotated[
         str | None,
         Field(

@@ -61,12 +61,12 @@ class ApigeeRegistryAPIVersionSpec(KRMModel):
         ),
     ]
     api_version_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="apiVersionId",
             description="Required. The ID to use for the version, which will become the final component of the version's resource name.",
         ),
-    ] = None
+    ]
     description: Annotated[str | None, Field(description="A detailed description.")] = None
     display_name: Annotated[
         str | None, Field(alias="displayName", description="Human-meaningful name.")

@@ -10,7 +10,7 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.apigeeregistry.v1alpha1 import apigeeregistry_v1_api
 from kccgen.generated.apigeeregistry.v1alpha1.apigeeregistry_v1_api import InstanceState
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -62,7 +62,7 @@ class ApigeeRegistryInstanceSpec(KRMModel):
     An Instance represents the instance resources of the Registry. Currently, only one instance is allowed for each project.
     """
 
-    config: Annotated[Config | None, Field(description="Required. Config of the Instance.")] = None
+    config: Annotated[Config, Field(description="Required. Config of the Instance.")]
     location: Annotated[
         str, Field(description="Immutable. The location of the ApigeeRegistryInstance.")
     ]
@@ -116,12 +116,12 @@ class Config(KRMModel):
     """
 
     cmek_key_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="cmekKeyName",
             description="Required. The Customer Managed Encryption Key (CMEK) used for data encryption.",
         ),
-    ] = None
+    ]
 
 
 class ConfigObservedState(KRMModel):

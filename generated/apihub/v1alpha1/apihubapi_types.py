@@ -13,7 +13,7 @@ from kccgen.generated.apihub.v1alpha1.apihub_v1_api import (
     GoogleCloudApihubV1SourceMetadataSourceType,
 )
 from kccgen.generated.apihub.v1alpha1.apihubversion_reference import APIHubVersionRef
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -152,9 +152,9 @@ class APIHubAPISpec(KRMModel):
         str | None, Field(description="Optional. The description of the API resource.")
     ] = None
     display_name: Annotated[
-        str | None,
+        str,
         Field(alias="displayName", description="Required. The display name of the API resource."),
-    ] = None
+    ]
     documentation: Annotated[
         GoogleCloudApihubV1Documentation | None,
         Field(description="Optional. The documentation for the API resource."),
@@ -211,10 +211,10 @@ class GoogleCloudApihubV1AllowedValue(KRMModel):
         str | None, Field(description="Optional. The detailed description of the allowed value.")
     ] = None
     display_name: Annotated[
-        str | None,
+        str,
         Field(alias="displayName", description="Required. The display name of the allowed value."),
-    ] = None
-    id: Annotated[str | None, Field(description="Required. The ID of the allowed value.")] = None
+    ]
+    id: Annotated[str, Field(description="Required. The ID of the allowed value.")]
     immutable: Annotated[
         bool | None,
         Field(
@@ -288,9 +288,9 @@ class GoogleCloudApihubV1EnumAttributeValues(KRMModel):
     """
 
     values: Annotated[
-        list[GoogleCloudApihubV1AllowedValue] | None,
+        list[GoogleCloudApihubV1AllowedValue],
         Field(description="Required. The attribute values in case attribute data type is enum."),
-    ] = None
+    ]
 
 
 class GoogleCloudApihubV1Owner(KRMModel):
@@ -301,7 +301,7 @@ class GoogleCloudApihubV1Owner(KRMModel):
     display_name: Annotated[
         str | None, Field(alias="displayName", description="Optional. The name of the owner.")
     ] = None
-    email: Annotated[str | None, Field(description="Required. The email of the owner.")] = None
+    email: Annotated[str, Field(description="Required. The email of the owner.")]
 
 
 class GoogleCloudApihubV1PluginInstanceActionSourceObserved(KRMModel):
@@ -369,11 +369,11 @@ class GoogleCloudApihubV1StringAttributeValues(KRMModel):
     """
 
     values: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             description="Required. The attribute values in case attribute data type is string or JSON."
         ),
-    ] = None
+    ]
 
 
 class APIHubAPIStatus(KRMStatus):

@@ -14,7 +14,7 @@ from kccgen.generated.apihub.v1alpha1.apihub_v1_api import (
     GoogleCloudApihubV1AttributeDefinitionType,
     GoogleCloudApihubV1AttributeScope,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -75,16 +75,15 @@ class APIHubAttributeSpec(KRMModel):
         ),
     ] = None
     data_type: Annotated[
-        GoogleCloudApihubV1AttributeDataType | None,
+        GoogleCloudApihubV1AttributeDataType,
         Field(alias="dataType", description="Required. The type of the data of the attribute."),
-    ] = None
+    ]
     description: Annotated[
         str | None, Field(description="Optional. The description of the attribute.")
     ] = None
     display_name: Annotated[
-        str | None,
-        Field(alias="displayName", description="Required. The display name of the attribute."),
-    ] = None
+        str, Field(alias="displayName", description="Required. The display name of the attribute.")
+    ]
     location: Annotated[str, Field(description="Immutable. The location of the APIHubAttribute.")]
     project_ref: Annotated[
         ProjectRef | None,
@@ -101,9 +100,9 @@ class APIHubAttributeSpec(KRMModel):
         ),
     ] = None
     scope: Annotated[
-        GoogleCloudApihubV1AttributeScope | None,
+        GoogleCloudApihubV1AttributeScope,
         Field(description="Required. The scope of the attribute."),
-    ] = None
+    ]
 
 
 class GoogleCloudApihubV1AllowedValue(KRMModel):
@@ -115,10 +114,10 @@ class GoogleCloudApihubV1AllowedValue(KRMModel):
         str | None, Field(description="Optional. The detailed description of the allowed value.")
     ] = None
     display_name: Annotated[
-        str | None,
+        str,
         Field(alias="displayName", description="Required. The display name of the allowed value."),
-    ] = None
-    id: Annotated[str | None, Field(description="Required. The ID of the allowed value.")] = None
+    ]
+    id: Annotated[str, Field(description="Required. The ID of the allowed value.")]
     immutable: Annotated[
         bool | None,
         Field(

@@ -13,7 +13,7 @@ from kccgen.generated.apihub.v1alpha1.apihub_v1_api import (
     GoogleCloudApihubV1CurationLastExecutionErrorCode,
     GoogleCloudApihubV1CurationLastExecutionState,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -80,13 +80,12 @@ class APIHubCurationSpec(KRMModel):
         str | None, Field(description="Optional. The description of the curation.")
     ] = None
     display_name: Annotated[
-        str | None,
-        Field(alias="displayName", description="Required. The display name of the curation."),
-    ] = None
+        str, Field(alias="displayName", description="Required. The display name of the curation.")
+    ]
     endpoint: Annotated[
-        GoogleCloudApihubV1Endpoint | None,
+        GoogleCloudApihubV1Endpoint,
         Field(description="Required. The endpoint to be triggered for curation."),
-    ] = None
+    ]
     location: Annotated[str, Field(description="Immutable. The location of the APIHubCuration.")]
     project_ref: Annotated[
         ProjectRef | None,
@@ -110,18 +109,18 @@ class GoogleCloudApihubV1ApplicationIntegrationEndpointDetails(KRMModel):
     """
 
     trigger_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="triggerId",
             description="Required. The API trigger ID of the Application Integration workflow.",
         ),
-    ] = None
+    ]
     uri: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The endpoint URI should be a valid REST URI for triggering an Application Integration."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudApihubV1Endpoint(KRMModel):
@@ -130,12 +129,12 @@ class GoogleCloudApihubV1Endpoint(KRMModel):
     """
 
     application_integration_endpoint_details: Annotated[
-        GoogleCloudApihubV1ApplicationIntegrationEndpointDetails | None,
+        GoogleCloudApihubV1ApplicationIntegrationEndpointDetails,
         Field(
             alias="applicationIntegrationEndpointDetails",
             description="Required. The details of the Application Integration endpoint to be triggered for curation.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudApihubV1PluginInstanceActionIDObserved(KRMModel):

@@ -15,7 +15,7 @@ from kccgen.generated.apihub.v1alpha1.apihub_v1_api import (
     GoogleCloudApihubV1DependencyState,
 )
 from kccgen.generated.apihub.v1alpha1.apihubexternalapi_reference import APIHubExternalAPIRef
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -90,11 +90,11 @@ class APIHubDependencySpec(KRMModel):
         ),
     ] = None
     consumer: Annotated[
-        GoogleCloudApihubV1DependencyEntityReference | None,
+        GoogleCloudApihubV1DependencyEntityReference,
         Field(
             description="Required. Immutable. The entity acting as the consumer in the dependency."
         ),
-    ] = None
+    ]
     description: Annotated[
         str | None,
         Field(description="Optional. Human readable description corresponding of the dependency."),
@@ -115,11 +115,11 @@ class APIHubDependencySpec(KRMModel):
         ),
     ] = None
     supplier: Annotated[
-        GoogleCloudApihubV1DependencyEntityReference | None,
+        GoogleCloudApihubV1DependencyEntityReference,
         Field(
             description="Required. Immutable. The entity acting as the supplier in the dependency."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudApihubV1AllowedValue(KRMModel):
@@ -131,10 +131,10 @@ class GoogleCloudApihubV1AllowedValue(KRMModel):
         str | None, Field(description="Optional. The detailed description of the allowed value.")
     ] = None
     display_name: Annotated[
-        str | None,
+        str,
         Field(alias="displayName", description="Required. The display name of the allowed value."),
-    ] = None
-    id: Annotated[str | None, Field(description="Required. The ID of the allowed value.")] = None
+    ]
+    id: Annotated[str, Field(description="Required. The ID of the allowed value.")]
     immutable: Annotated[
         bool | None,
         Field(
@@ -245,9 +245,9 @@ class GoogleCloudApihubV1EnumAttributeValues(KRMModel):
     """
 
     values: Annotated[
-        list[GoogleCloudApihubV1AllowedValue] | None,
+        list[GoogleCloudApihubV1AllowedValue],
         Field(description="Required. The attribute values in case attribute data type is enum."),
-    ] = None
+    ]
 
 
 class GoogleCloudApihubV1StringAttributeValues(KRMModel):
@@ -256,11 +256,11 @@ class GoogleCloudApihubV1StringAttributeValues(KRMModel):
     """
 
     values: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             description="Required. The attribute values in case attribute data type is string or JSON."
         ),
-    ] = None
+    ]
 
 
 class APIHubDependencyStatus(KRMStatus):

@@ -12,7 +12,7 @@ from kccgen.generated.apihub.v1alpha1 import apihub_v1_api
 from kccgen.generated.apihub.v1alpha1.apihub_v1_api import (
     GoogleCloudApihubV1SourceMetadataSourceType,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -111,26 +111,25 @@ class APIHubDeploymentSpec(KRMModel):
         ),
     ] = None
     deployment_type: Annotated[
-        GoogleCloudApihubV1AttributeValues | None,
+        GoogleCloudApihubV1AttributeValues,
         Field(alias="deploymentType", description="Required. The type of deployment."),
-    ] = None
+    ]
     description: Annotated[
         str | None, Field(description="Optional. The description of the deployment.")
     ] = None
     display_name: Annotated[
-        str | None,
-        Field(alias="displayName", description="Required. The display name of the deployment."),
-    ] = None
+        str, Field(alias="displayName", description="Required. The display name of the deployment.")
+    ]
     documentation: Annotated[
         GoogleCloudApihubV1Documentation | None,
         Field(description="Optional. The documentation of the deployment."),
     ] = None
     endpoints: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             description="Required. The endpoints at which this deployment resource is listening for API requests."
         ),
-    ] = None
+    ]
     environment: Annotated[
         GoogleCloudApihubV1AttributeValues | None,
         Field(description="Optional. The environment mapping to this deployment."),
@@ -158,12 +157,12 @@ class APIHubDeploymentSpec(KRMModel):
         ),
     ] = None
     resource_uri: Annotated[
-        str | None,
+        str,
         Field(
             alias="resourceUri",
             description="Required. The resource URI identifies the deployment within its gateway.",
         ),
-    ] = None
+    ]
     slo: Annotated[
         GoogleCloudApihubV1AttributeValues | None,
         Field(description="Optional. The SLO for this deployment."),
@@ -207,10 +206,10 @@ class GoogleCloudApihubV1AllowedValue(KRMModel):
         str | None, Field(description="Optional. The detailed description of the allowed value.")
     ] = None
     display_name: Annotated[
-        str | None,
+        str,
         Field(alias="displayName", description="Required. The display name of the allowed value."),
-    ] = None
-    id: Annotated[str | None, Field(description="Required. The ID of the allowed value.")] = None
+    ]
+    id: Annotated[str, Field(description="Required. The ID of the allowed value.")]
     immutable: Annotated[
         bool | None,
         Field(
@@ -284,9 +283,9 @@ class GoogleCloudApihubV1EnumAttributeValues(KRMModel):
     """
 
     values: Annotated[
-        list[GoogleCloudApihubV1AllowedValue] | None,
+        list[GoogleCloudApihubV1AllowedValue],
         Field(description="Required. The attribute values in case attribute data type is enum."),
-    ] = None
+    ]
 
 
 class GoogleCloudApihubV1PluginInstanceActionSourceObserved(KRMModel):
@@ -354,11 +353,11 @@ class GoogleCloudApihubV1StringAttributeValues(KRMModel):
     """
 
     values: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             description="Required. The attribute values in case attribute data type is string or JSON."
         ),
-    ] = None
+    ]
 
 
 class APIHubDeploymentStatus(KRMStatus):

@@ -31,7 +31,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update=None,
     identity="projects/{project}/locations/{location}/hostProjectRegistrations/{hostProjectRegistration}",
     spec=(
-        ("gcpProject", STRING, (IMMUTABLE, REQUIRED), False, True, {"updatable_source": "no update method for apihub.v1 projects.locations.hostProjectRegistrations"}),
+        ("gcpProjectRef", OBJECT, (IMMUTABLE, REQUIRED), False, True, {"api_path": "gcpProject", "updatable_source": "no update method for apihub.v1 projects.locations.hostProjectRegistrations"}),
         ("location", STRING, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.apihub.v1alpha1 import apihub_v1_api
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -36,13 +36,12 @@ class APIHubHostProjectRegistrationSpec(KRMModel):
     Host project registration refers to the registration of a Google cloud project with Api Hub as a host project. This is the project where Api Hub is provisioned. It acts as the consumer project for the Api Hub instance provisioned. Multiple runtime projects can be attached to the host project and these attachments define the scope of Api Hub.
     """
 
-    gcp_project: Annotated[
-        str | None,
+    gcp_project_ref: Annotated[
+        ProjectRef,
         Field(
-            alias="gcpProject",
-            description='Required. Immutable. Google cloud project name in the format: "projects/abc" or "projects/123".',
+            alias="gcpProjectRef", description="A reference to a Project (API field `gcpProject`)."
         ),
-    ] = None
+    ]
     location: Annotated[
         str, Field(description="Immutable. The location of the APIHubHostProjectRegistration.")
     ]

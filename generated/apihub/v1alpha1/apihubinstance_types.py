@@ -13,7 +13,7 @@ from kccgen.generated.apihub.v1alpha1.apihub_v1_api import (
     GoogleCloudApihubV1ApiHubInstanceState,
     GoogleCloudApihubV1ConfigEncryptionType,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -60,9 +60,8 @@ class APIHubInstanceSpec(KRMModel):
     """
 
     config: Annotated[
-        GoogleCloudApihubV1Config | None,
-        Field(description="Required. Config of the ApiHub instance."),
-    ] = None
+        GoogleCloudApihubV1Config, Field(description="Required. Config of the ApiHub instance.")
+    ]
     description: Annotated[
         str | None, Field(description="Optional. Description of the ApiHub instance.")
     ] = None

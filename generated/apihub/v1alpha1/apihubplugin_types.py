@@ -18,7 +18,7 @@ from kccgen.generated.apihub.v1alpha1.apihub_v1_api import (
     GoogleCloudApihubV1PluginPluginCategory,
     GoogleCloudApihubV1PluginState,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -86,9 +86,8 @@ class APIHubPluginSpec(KRMModel):
         None
     )
     display_name: Annotated[
-        str | None,
-        Field(alias="displayName", description="Required. The display name of the plugin."),
-    ] = None
+        str, Field(alias="displayName", description="Required. The display name of the plugin.")
+    ]
     documentation: Annotated[
         GoogleCloudApihubV1Documentation | None,
         Field(
@@ -140,10 +139,10 @@ class GoogleCloudApihubV1AllowedValue(KRMModel):
         str | None, Field(description="Optional. The detailed description of the allowed value.")
     ] = None
     display_name: Annotated[
-        str | None,
+        str,
         Field(alias="displayName", description="Required. The display name of the allowed value."),
-    ] = None
-    id: Annotated[str | None, Field(description="Required. The ID of the allowed value.")] = None
+    ]
+    id: Annotated[str, Field(description="Required. The ID of the allowed value.")]
     immutable: Annotated[
         bool | None,
         Field(
@@ -210,12 +209,12 @@ class GoogleCloudApihubV1AuthConfigTemplate(KRMModel):
         ),
     ] = None
     supported_auth_types: Annotated[
-        list[GoogleCloudApihubV1AuthConfigTemplateSupportedAuthTypes] | None,
+        list[GoogleCloudApihubV1AuthConfigTemplateSupportedAuthTypes],
         Field(
             alias="supportedAuthTypes",
             description="Required. The list of authentication types supported by the plugin.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudApihubV1ConfigTemplate(KRMModel):
@@ -248,9 +247,9 @@ class GoogleCloudApihubV1ConfigValueOption(KRMModel):
         str | None, Field(description="Optional. Description of the option.")
     ] = None
     display_name: Annotated[
-        str | None, Field(alias="displayName", description="Required. Display name of the option.")
-    ] = None
-    id: Annotated[str | None, Field(description="Required. Id of the option.")] = None
+        str, Field(alias="displayName", description="Required. Display name of the option.")
+    ]
+    id: Annotated[str, Field(description="Required. Id of the option.")]
 
 
 class GoogleCloudApihubV1ConfigVariableTemplate(KRMModel):
@@ -263,7 +262,7 @@ class GoogleCloudApihubV1ConfigVariableTemplate(KRMModel):
         list[GoogleCloudApihubV1ConfigValueOption] | None,
         Field(alias="enumOptions", description="Optional. Enum options."),
     ] = None
-    id: Annotated[str | None, Field(description="Required. ID of the config variable.")] = None
+    id: Annotated[str, Field(description="Required. ID of the config variable.")]
     multi_select_options: Annotated[
         list[GoogleCloudApihubV1ConfigValueOption] | None,
         Field(alias="multiSelectOptions", description="Optional. Multi select options."),
@@ -282,11 +281,11 @@ class GoogleCloudApihubV1ConfigVariableTemplate(KRMModel):
         ),
     ] = None
     value_type: Annotated[
-        GoogleCloudApihubV1ConfigVariableTemplateValueType | None,
+        GoogleCloudApihubV1ConfigVariableTemplateValueType,
         Field(
             alias="valueType", description="Required. Type of the parameter: string, int, bool etc."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudApihubV1Documentation(KRMModel):
@@ -309,9 +308,9 @@ class GoogleCloudApihubV1EnumAttributeValues(KRMModel):
     """
 
     values: Annotated[
-        list[GoogleCloudApihubV1AllowedValue] | None,
+        list[GoogleCloudApihubV1AllowedValue],
         Field(description="Required. The attribute values in case attribute data type is enum."),
-    ] = None
+    ]
 
 
 class GoogleCloudApihubV1GoogleServiceAccountConfig(KRMModel):
@@ -320,12 +319,12 @@ class GoogleCloudApihubV1GoogleServiceAccountConfig(KRMModel):
     """
 
     service_account: Annotated[
-        str | None,
+        str,
         Field(
             alias="serviceAccount",
             description="Required. The service account to be used for authenticating request.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudApihubV1HostingService(KRMModel):
@@ -348,20 +347,19 @@ class GoogleCloudApihubV1PluginActionConfig(KRMModel):
     """
 
     description: Annotated[
-        str | None,
+        str,
         Field(description="Required. The description of the operation performed by the action."),
-    ] = None
+    ]
     display_name: Annotated[
-        str | None,
-        Field(alias="displayName", description="Required. The display name of the action."),
-    ] = None
-    id: Annotated[str | None, Field(description="Required. The id of the action.")] = None
+        str, Field(alias="displayName", description="Required. The display name of the action.")
+    ]
+    id: Annotated[str, Field(description="Required. The id of the action.")]
     trigger_mode: Annotated[
-        GoogleCloudApihubV1PluginActionConfigTriggerMode | None,
+        GoogleCloudApihubV1PluginActionConfigTriggerMode,
         Field(
             alias="triggerMode", description="Required. The trigger mode supported by the action."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudApihubV1StringAttributeValues(KRMModel):
@@ -370,11 +368,11 @@ class GoogleCloudApihubV1StringAttributeValues(KRMModel):
     """
 
     values: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             description="Required. The attribute values in case attribute data type is string or JSON."
         ),
-    ] = None
+    ]
 
 
 class APIHubPluginStatus(KRMStatus):

@@ -83,9 +83,9 @@ class APIHubPluginInstanceSpec(KRMModel):
     """
 
     actions: Annotated[
-        list[GoogleCloudApihubV1PluginInstanceAction] | None,
+        list[GoogleCloudApihubV1PluginInstanceAction],
         Field(description="Required. The action status for the plugin instance."),
-    ] = None
+    ]
     additional_config: Annotated[
         dict[str, GoogleCloudApihubV1ConfigVariable] | None,
         Field(
@@ -101,11 +101,11 @@ class APIHubPluginInstanceSpec(KRMModel):
         ),
     ] = None
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName", description="Required. The display name for this plugin instance."
         ),
-    ] = None
+    ]
     plugin_instance_id: Annotated[
         str | None,
         Field(
@@ -149,19 +149,17 @@ class GoogleCloudApihubV1ApiKeyConfig(KRMModel):
     """
 
     api_key: Annotated[
-        GoogleCloudApihubV1Secret | None,
+        GoogleCloudApihubV1Secret,
         Field(
             alias="apiKey",
             description="Required. The name of the SecretManager secret version resource storing the API key.",
         ),
-    ] = None
+    ]
     http_element_location: Annotated[
-        GoogleCloudApihubV1ApiKeyConfigHttpElementLocation | None,
+        GoogleCloudApihubV1ApiKeyConfigHttpElementLocation,
         Field(alias="httpElementLocation", description="Required. The location of the API key."),
-    ] = None
-    name: Annotated[
-        str | None, Field(description="Required. The parameter name of the API key.")
-    ] = None
+    ]
+    name: Annotated[str, Field(description="Required. The parameter name of the API key.")]
 
 
 class GoogleCloudApihubV1AuthConfig(KRMModel):
@@ -174,9 +172,9 @@ class GoogleCloudApihubV1AuthConfig(KRMModel):
         Field(alias="apiKeyConfig", description="Api Key Config."),
     ] = None
     auth_type: Annotated[
-        GoogleCloudApihubV1AuthConfigAuthType | None,
+        GoogleCloudApihubV1AuthConfigAuthType,
         Field(alias="authType", description="Required. The authentication type."),
-    ] = None
+    ]
     google_service_account_config: Annotated[
         GoogleCloudApihubV1GoogleServiceAccountConfig | None,
         Field(alias="googleServiceAccountConfig", description="Google Service Account."),
@@ -200,9 +198,9 @@ class GoogleCloudApihubV1ConfigValueOption(KRMModel):
         str | None, Field(description="Optional. Description of the option.")
     ] = None
     display_name: Annotated[
-        str | None, Field(alias="displayName", description="Required. Display name of the option.")
-    ] = None
-    id: Annotated[str | None, Field(description="Required. Id of the option.")] = None
+        str, Field(alias="displayName", description="Required. Display name of the option.")
+    ]
+    id: Annotated[str, Field(description="Required. Id of the option.")]
 
 
 class GoogleCloudApihubV1ConfigVariable(KRMModel):
@@ -287,12 +285,12 @@ class GoogleCloudApihubV1CurationConfig(KRMModel):
     """
 
     curation_type: Annotated[
-        GoogleCloudApihubV1CurationConfigCurationType | None,
+        GoogleCloudApihubV1CurationConfigCurationType,
         Field(
             alias="curationType",
             description="Required. The curation type for this plugin instance.",
         ),
-    ] = None
+    ]
     custom_curation: Annotated[
         GoogleCloudApihubV1CustomCuration | None,
         Field(
@@ -308,12 +306,12 @@ class GoogleCloudApihubV1CustomCuration(KRMModel):
     """
 
     curation_ref: Annotated[
-        APIHubCurationRef | None,
+        APIHubCurationRef,
         Field(
             alias="curationRef",
             description="A reference to a APIHubCuration (API field `curation`).",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudApihubV1ExecutionStatusObservedState(KRMModel):
@@ -343,12 +341,12 @@ class GoogleCloudApihubV1GoogleServiceAccountConfig(KRMModel):
     """
 
     service_account: Annotated[
-        str | None,
+        str,
         Field(
             alias="serviceAccount",
             description="Required. The service account to be used for authenticating request.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudApihubV1LastExecutionObserved(KRMModel):
@@ -431,15 +429,15 @@ class GoogleCloudApihubV1Oauth2ClientCredentialsConfig(KRMModel):
     """
 
     client_id: Annotated[
-        str | None, Field(alias="clientId", description="Required. The client identifier.")
-    ] = None
+        str, Field(alias="clientId", description="Required. The client identifier.")
+    ]
     client_secret: Annotated[
-        GoogleCloudApihubV1Secret | None,
+        GoogleCloudApihubV1Secret,
         Field(
             alias="clientSecret",
             description="Required. Secret version reference containing the client secret.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudApihubV1PluginInstanceAction(KRMModel):
@@ -448,12 +446,12 @@ class GoogleCloudApihubV1PluginInstanceAction(KRMModel):
     """
 
     action_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="actionId",
             description="Required. This should map to one of the action id specified in actions_config in the plugin.",
         ),
-    ] = None
+    ]
     curation_config: Annotated[
         GoogleCloudApihubV1CurationConfig | None,
         Field(
@@ -534,12 +532,12 @@ class GoogleCloudApihubV1Secret(KRMModel):
     """
 
     secret_version_ref: Annotated[
-        SecretManagerSecretVersionRef | None,
+        SecretManagerSecretVersionRef,
         Field(
             alias="secretVersionRef",
             description="A reference to a SecretManagerSecretVersion (API field `secretVersion`).",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudApihubV1SourceEnvironment(KRMModel):
@@ -556,12 +554,12 @@ class GoogleCloudApihubV1SourceEnvironment(KRMModel):
         ),
     ] = None
     source_environment: Annotated[
-        str | None,
+        str,
         Field(
             alias="sourceEnvironment",
             description="Required. The name of the environment at the source.",
         ),
-    ] = None
+    ]
     source_environment_uri: Annotated[
         str | None,
         Field(
@@ -585,10 +583,10 @@ class GoogleCloudApihubV1UserPasswordConfig(KRMModel):
     """
 
     password: Annotated[
-        GoogleCloudApihubV1Secret | None,
+        GoogleCloudApihubV1Secret,
         Field(description="Required. Secret version reference containing the password."),
-    ] = None
-    username: Annotated[str | None, Field(description="Required. Username.")] = None
+    ]
+    username: Annotated[str, Field(description="Required. Username.")]
 
 
 class Int64String(RootModel[str]):

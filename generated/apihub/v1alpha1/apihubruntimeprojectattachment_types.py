@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.apihub.v1alpha1 import apihub_v1_api
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -53,13 +53,13 @@ class APIHubRuntimeProjectAttachmentSpec(KRMModel):
             description="Immutable. Optional. The APIHubRuntimeProjectAttachment ID used for creation and acquisition.",
         ),
     ] = None
-    runtime_project: Annotated[
-        str | None,
+    runtime_project_ref: Annotated[
+        ProjectRef,
         Field(
-            alias="runtimeProject",
-            description='Required. Immutable. Google cloud project name in the format: "projects/abc" or "projects/123".',
+            alias="runtimeProjectRef",
+            description="A reference to a Project (API field `runtimeProject`).",
         ),
-    ] = None
+    ]
 
 
 class APIHubRuntimeProjectAttachmentStatus(KRMStatus):

@@ -101,9 +101,8 @@ class APIHubSpecSpec(KRMModel):
         ),
     ] = None
     display_name: Annotated[
-        str | None,
-        Field(alias="displayName", description="Required. The display name of the spec."),
-    ] = None
+        str, Field(alias="displayName", description="Required. The display name of the spec.")
+    ]
     documentation: Annotated[
         GoogleCloudApihubV1Documentation | None,
         Field(description="Optional. The documentation of the spec."),
@@ -134,9 +133,9 @@ class APIHubSpecSpec(KRMModel):
         ),
     ] = None
     spec_type: Annotated[
-        GoogleCloudApihubV1AttributeValues | None,
+        GoogleCloudApihubV1AttributeValues,
         Field(alias="specType", description="Required. The type of spec."),
-    ] = None
+    ]
     version_ref: Annotated[
         APIHubVersionRef,
         Field(
@@ -190,10 +189,10 @@ class GoogleCloudApihubV1AllowedValue(KRMModel):
         str | None, Field(description="Optional. The detailed description of the allowed value.")
     ] = None
     display_name: Annotated[
-        str | None,
+        str,
         Field(alias="displayName", description="Required. The display name of the allowed value."),
-    ] = None
-    id: Annotated[str | None, Field(description="Required. The ID of the allowed value.")] = None
+    ]
+    id: Annotated[str, Field(description="Required. The ID of the allowed value.")]
     immutable: Annotated[
         bool | None,
         Field(
@@ -267,9 +266,9 @@ class GoogleCloudApihubV1EnumAttributeValues(KRMModel):
     """
 
     values: Annotated[
-        list[GoogleCloudApihubV1AllowedValue] | None,
+        list[GoogleCloudApihubV1AllowedValue],
         Field(description="Required. The attribute values in case attribute data type is enum."),
-    ] = None
+    ]
 
 
 class GoogleCloudApihubV1Issue(KRMModel):
@@ -278,28 +277,28 @@ class GoogleCloudApihubV1Issue(KRMModel):
     """
 
     code: Annotated[
-        str | None, Field(description="Required. Rule code unique to each rule defined in linter.")
-    ] = None
+        str, Field(description="Required. Rule code unique to each rule defined in linter.")
+    ]
     message: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Human-readable message describing the issue found by the linter."
         ),
-    ] = None
+    ]
     path: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             description="Required. An array of strings indicating the location in the analyzed document where the rule was triggered."
         ),
-    ] = None
+    ]
     range: Annotated[
-        GoogleCloudApihubV1Range | None,
+        GoogleCloudApihubV1Range,
         Field(description="Required. Object describing where in the file the issue was found."),
-    ] = None
+    ]
     severity: Annotated[
-        GoogleCloudApihubV1IssueSeverity | None,
+        GoogleCloudApihubV1IssueSeverity,
         Field(description="Required. Severity level of the rule violation."),
-    ] = None
+    ]
 
 
 class GoogleCloudApihubV1LintResponse(KRMModel):
@@ -308,28 +307,26 @@ class GoogleCloudApihubV1LintResponse(KRMModel):
     """
 
     create_time: Annotated[
-        str | None,
+        str,
         Field(
             alias="createTime",
             description="Required. Timestamp when the linting response was generated.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
-    ] = None
+    ]
     issues: Annotated[
         list[GoogleCloudApihubV1Issue] | None,
         Field(description="Optional. Array of issues found in the analyzed document."),
     ] = None
     linter: Annotated[
-        GoogleCloudApihubV1LintResponseLinter | None,
+        GoogleCloudApihubV1LintResponseLinter,
         Field(description="Required. Name of the linter used."),
-    ] = None
-    source: Annotated[
-        str | None, Field(description="Required. Name of the linting application.")
-    ] = None
+    ]
+    source: Annotated[str, Field(description="Required. Name of the linting application.")]
     state: Annotated[
-        GoogleCloudApihubV1LintResponseState | None,
+        GoogleCloudApihubV1LintResponseState,
         Field(description="Required. Lint state represents success or failure for linting."),
-    ] = None
+    ]
     summary: Annotated[
         list[GoogleCloudApihubV1SummaryEntry] | None,
         Field(
@@ -391,10 +388,9 @@ class GoogleCloudApihubV1Point(KRMModel):
     """
 
     character: Annotated[
-        int | None,
-        Field(description="Required. Character position within the line (zero-indexed)."),
-    ] = None
-    line: Annotated[int | None, Field(description="Required. Line number (zero-indexed).")] = None
+        int, Field(description="Required. Character position within the line (zero-indexed).")
+    ]
+    line: Annotated[int, Field(description="Required. Line number (zero-indexed).")]
 
 
 class GoogleCloudApihubV1Range(KRMModel):
@@ -402,12 +398,8 @@ class GoogleCloudApihubV1Range(KRMModel):
     Object describing where in the file the issue was found.
     """
 
-    end: Annotated[
-        GoogleCloudApihubV1Point | None, Field(description="Required. End of the issue.")
-    ] = None
-    start: Annotated[
-        GoogleCloudApihubV1Point | None, Field(description="Required. Start of the issue.")
-    ] = None
+    end: Annotated[GoogleCloudApihubV1Point, Field(description="Required. End of the issue.")]
+    start: Annotated[GoogleCloudApihubV1Point, Field(description="Required. Start of the issue.")]
 
 
 class GoogleCloudApihubV1SourceMetadataObserved(KRMModel):
@@ -457,18 +449,18 @@ class GoogleCloudApihubV1SpecContents(KRMModel):
     """
 
     contents: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The contents of the spec.", pattern="^[A-Za-z0-9+/_-]*={0,2}$"
         ),
-    ] = None
+    ]
     mime_type: Annotated[
-        str | None,
+        str,
         Field(
             alias="mimeType",
             description="Required. The mime type of the content for example application/json, application/yaml, application/wsdl etc.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudApihubV1SpecContentsObserved(KRMModel):
@@ -514,11 +506,11 @@ class GoogleCloudApihubV1StringAttributeValues(KRMModel):
     """
 
     values: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             description="Required. The attribute values in case attribute data type is string or JSON."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudApihubV1SummaryEntry(KRMModel):
@@ -526,13 +518,11 @@ class GoogleCloudApihubV1SummaryEntry(KRMModel):
     Count of issues with a given severity.
     """
 
-    count: Annotated[
-        int | None, Field(description="Required. Count of issues with the given severity.")
-    ] = None
+    count: Annotated[int, Field(description="Required. Count of issues with the given severity.")]
     severity: Annotated[
-        GoogleCloudApihubV1SummaryEntrySeverity | None,
+        GoogleCloudApihubV1SummaryEntrySeverity,
         Field(description="Required. Severity of the issue."),
-    ] = None
+    ]
 
 
 class APIHubSpecStatus(KRMStatus):

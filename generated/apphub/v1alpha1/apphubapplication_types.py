@@ -16,7 +16,7 @@ from kccgen.generated.apphub.v1alpha1.apphub_v1_api import (
     EnvironmentType,
     ScopeType,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -97,11 +97,11 @@ class AppHubApplicationSpec(KRMModel):
         ),
     ] = None
     scope: Annotated[
-        Scope | None,
+        Scope,
         Field(
             description="Required. Immutable. Defines what data can be included into this Application."
         ),
-    ] = None
+    ]
 
 
 class ApplicationPropertiesObserved(KRMModel):
@@ -170,9 +170,7 @@ class ContactInfo(KRMModel):
     display_name: Annotated[
         str | None, Field(alias="displayName", description="Optional. Contact's name.")
     ] = None
-    email: Annotated[str | None, Field(description="Required. Email address of the contacts.")] = (
-        None
-    )
+    email: Annotated[str, Field(description="Required. Email address of the contacts.")]
 
 
 class Criticality(KRMModel):
@@ -180,7 +178,7 @@ class Criticality(KRMModel):
     Criticality of the Application, Service, or Workload
     """
 
-    type: Annotated[CriticalityType | None, Field(description="Required. Criticality Type.")] = None
+    type: Annotated[CriticalityType, Field(description="Required. Criticality Type.")]
 
 
 class Environment(KRMModel):
@@ -188,7 +186,7 @@ class Environment(KRMModel):
     Environment of the Application, Service, or Workload
     """
 
-    type: Annotated[EnvironmentType | None, Field(description="Required. Environment Type.")] = None
+    type: Annotated[EnvironmentType, Field(description="Required. Environment Type.")]
 
 
 class ExtendedMetadataObserved(KRMModel):
@@ -207,7 +205,7 @@ class Scope(KRMModel):
     Scope of an application.
     """
 
-    type: Annotated[ScopeType | None, Field(description="Required. Scope Type.")] = None
+    type: Annotated[ScopeType, Field(description="Required. Scope Type.")]
 
 
 class AppHubApplicationStatus(KRMStatus):

@@ -86,12 +86,12 @@ class AppHubServiceSpec(KRMModel):
         str | None, Field(description="Optional. User-defined description of a Service.")
     ] = None
     discovered_service: Annotated[
-        str | None,
+        str,
         Field(
             alias="discoveredService",
             description="Required. Immutable. The resource name of the original discovered service.",
         ),
-    ] = None
+    ]
     display_name: Annotated[
         str | None,
         Field(alias="displayName", description="Optional. User-defined name for the Service."),
@@ -147,9 +147,7 @@ class ContactInfo(KRMModel):
     display_name: Annotated[
         str | None, Field(alias="displayName", description="Optional. Contact's name.")
     ] = None
-    email: Annotated[str | None, Field(description="Required. Email address of the contacts.")] = (
-        None
-    )
+    email: Annotated[str, Field(description="Required. Email address of the contacts.")]
 
 
 class Criticality(KRMModel):
@@ -157,7 +155,7 @@ class Criticality(KRMModel):
     Criticality of the Application, Service, or Workload
     """
 
-    type: Annotated[CriticalityType | None, Field(description="Required. Criticality Type.")] = None
+    type: Annotated[CriticalityType, Field(description="Required. Criticality Type.")]
 
 
 class Environment(KRMModel):
@@ -165,7 +163,7 @@ class Environment(KRMModel):
     Environment of the Application, Service, or Workload
     """
 
-    type: Annotated[EnvironmentType | None, Field(description="Required. Environment Type.")] = None
+    type: Annotated[EnvironmentType, Field(description="Required. Environment Type.")]
 
 
 class ExtendedMetadataObserved(KRMModel):

@@ -35,7 +35,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("location", STRING, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),
-        ("serviceProject", STRING, (IMMUTABLE, REQUIRED), False, True, {"updatable_source": "no update method for apphub.v1 projects.locations.serviceProjectAttachments"}),
+        ("serviceProjectRef", OBJECT, (IMMUTABLE, REQUIRED), False, True, {"api_path": "serviceProject", "updatable_source": "no update method for apphub.v1 projects.locations.serviceProjectAttachments"}),
     ),
     observed=(
         ("createTime", STRING_GOOGLE_DATETIME, (OUTPUT_ONLY, OUTPUT_ONLY_2), False, True),

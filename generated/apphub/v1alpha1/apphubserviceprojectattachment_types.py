@@ -10,7 +10,7 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.apphub.v1alpha1 import apphub_v1_api
 from kccgen.generated.apphub.v1alpha1.apphub_v1_api import ServiceProjectAttachmentState
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -64,13 +64,13 @@ class AppHubServiceProjectAttachmentSpec(KRMModel):
             description="Immutable. Optional. The AppHubServiceProjectAttachment ID used for creation and acquisition.",
         ),
     ] = None
-    service_project: Annotated[
-        str | None,
+    service_project_ref: Annotated[
+        ProjectRef,
         Field(
-            alias="serviceProject",
-            description='Required. Immutable. Service project name in the format: `"projects/abc"` or `"projects/123"`.',
+            alias="serviceProjectRef",
+            description="A reference to a Project (API field `serviceProject`).",
         ),
-    ] = None
+    ]
 
 
 class AppHubServiceProjectAttachmentStatus(KRMStatus):

@@ -61,8 +61,8 @@ class ArtifactRegistryAttachmentSpec(KRMModel):
         Field(alias="attachmentNamespace", description="The namespace this attachment belongs to."),
     ] = None
     files: Annotated[
-        list[str] | None, Field(description="Required. The files that belong to this attachment.")
-    ] = None
+        list[str], Field(description="Required. The files that belong to this attachment.")
+    ]
     repository_ref: Annotated[
         ArtifactRegistryRepositoryRef,
         Field(
@@ -78,11 +78,11 @@ class ArtifactRegistryAttachmentSpec(KRMModel):
         ),
     ] = None
     target: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The target the attachment is for, can be a Version, Package or Repository."
         ),
-    ] = None
+    ]
     type: Annotated[str | None, Field(description="Type of attachment.")] = None
 
 

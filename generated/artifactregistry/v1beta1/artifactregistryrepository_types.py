@@ -29,11 +29,11 @@ from kccgen.generated.artifactregistry.v1beta1.artifactregistry_v1_api import (
 from kccgen.generated.artifactregistry.v1beta1.artifactregistryrepository_reference import (
     ArtifactRegistryRepositoryRef,
 )
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.external.secretmanagersecretversion_reference import (
     SecretManagerSecretVersionRef,
 )
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -300,9 +300,8 @@ class CommonRemoteRepository(KRMModel):
     """
 
     uri: Annotated[
-        str | None,
-        Field(description="Required. A common public repository base for remote repository."),
-    ] = None
+        str, Field(description="Required. A common public repository base for remote repository.")
+    ]
 
 
 class DockerRepository(KRMModel):

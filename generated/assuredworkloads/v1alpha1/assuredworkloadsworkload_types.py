@@ -108,19 +108,19 @@ class AssuredWorkloadsWorkloadSpec(KRMModel):
         ),
     ] = None
     compliance_regime: Annotated[
-        GoogleCloudAssuredworkloadsV1WorkloadComplianceRegime | None,
+        GoogleCloudAssuredworkloadsV1WorkloadComplianceRegime,
         Field(
             alias="complianceRegime",
             description="Required. Immutable. Compliance Regime associated with this workload.",
         ),
-    ] = None
+    ]
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName",
             description="Required. The user-assigned display name of the Workload.",
         ),
-    ] = None
+    ]
     enable_sovereign_controls: Annotated[
         bool | None,
         Field(
@@ -277,21 +277,21 @@ class GoogleCloudAssuredworkloadsV1WorkloadKMSSettings(KRMModel):
     """
 
     next_rotation_time: Annotated[
-        str | None,
+        str,
         Field(
             alias="nextRotationTime",
             description="Required. Input only. Immutable. The time at which the Key Management Service will automatically create a new version of the crypto key and mark it as the primary.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
-    ] = None
+    ]
     rotation_period: Annotated[
-        str | None,
+        str,
         Field(
             alias="rotationPeriod",
             description="Required. Input only. Immutable. [next_rotation_time] will be advanced by this period when the Key Management Service automatically rotates a key.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudAssuredworkloadsV1WorkloadPartnerPermissions(KRMModel):

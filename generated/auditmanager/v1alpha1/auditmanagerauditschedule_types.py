@@ -14,9 +14,9 @@ from kccgen.generated.auditmanager.v1alpha1.auditmanager_v1_api import (
     AuditScheduleState,
     ScheduleConfigFrequency,
 )
-from kccgen.generated.external.folder_reference import FolderRef
 from kccgen.generated.external.organization_reference import OrganizationRef
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.folder_reference import FolderRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -75,12 +75,12 @@ class AuditManagerAuditScheduleSpec(KRMModel):
     """
 
     compliance_framework: Annotated[
-        str | None,
+        str,
         Field(
             alias="complianceFramework",
             description="Required. Framework (set of controls) that the audit scope report is generated against.",
         ),
-    ] = None
+    ]
     display_name: Annotated[
         str | None,
         Field(alias="displayName", description="Optional. Display name for the audit schedule."),
@@ -93,12 +93,12 @@ class AuditManagerAuditScheduleSpec(KRMModel):
         ),
     ] = None
     gcs_uri: Annotated[
-        str | None,
+        str,
         Field(
             alias="gcsUri",
             description="Required. Cloud Storage bucket where Audit Manager can upload the audit report and evidence.",
         ),
-    ] = None
+    ]
     location: Annotated[
         str, Field(description="Immutable. The location of the AuditManagerAuditSchedule.")
     ]
@@ -124,9 +124,9 @@ class AuditManagerAuditScheduleSpec(KRMModel):
         ),
     ] = None
     report_format: Annotated[
-        AuditScheduleReportFormat | None,
+        AuditScheduleReportFormat,
         Field(alias="reportFormat", description="Required. Format for the audit report."),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(
@@ -135,12 +135,12 @@ class AuditManagerAuditScheduleSpec(KRMModel):
         ),
     ] = None
     schedule_config: Annotated[
-        ScheduleConfig | None,
+        ScheduleConfig,
         Field(
             alias="scheduleConfig",
             description="Required. Configuration that defines when and how often audit runs are automatically triggered for this schedule.",
         ),
-    ] = None
+    ]
     state: Annotated[
         AuditScheduleState | None, Field(description="Optional. State of the audit schedule.")
     ] = None
@@ -174,13 +174,11 @@ class Parameter(KRMModel):
     Parameters are key-value pairs that let you provide your custom location requirements, environment requirements, or other settings that are relevant to the cloud control.
     """
 
-    name: Annotated[
-        str | None, Field(description="Required. The name or key of the parameter.")
-    ] = None
+    name: Annotated[str, Field(description="Required. The name or key of the parameter.")]
     parameter_value: Annotated[
-        ParamValue | None,
+        ParamValue,
         Field(alias="parameterValue", description="Required. The value of the parameter."),
-    ] = None
+    ]
 
 
 class ParameterOverrides(KRMModel):
@@ -207,16 +205,16 @@ class ScheduleConfig(KRMModel):
         ),
     ] = None
     frequency: Annotated[
-        ScheduleConfigFrequency | None, Field(description="Required. Frequency of audit runs.")
-    ] = None
+        ScheduleConfigFrequency, Field(description="Required. Frequency of audit runs.")
+    ]
     start_time: Annotated[
-        str | None,
+        str,
         Field(
             alias="startTime",
             description="Required. Date and time when the first audit run is triggered.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
-    ] = None
+    ]
     time_zone: Annotated[
         str | None,
         Field(
@@ -231,9 +229,7 @@ class StringList(KRMModel):
     A list of strings for the parameter value.
     """
 
-    values: Annotated[list[str] | None, Field(description="Required. The strings in the list.")] = (
-        None
-    )
+    values: Annotated[list[str], Field(description="Required. The strings in the list.")]
 
 
 AuditManagerAuditScheduleSpec.model_rebuild()

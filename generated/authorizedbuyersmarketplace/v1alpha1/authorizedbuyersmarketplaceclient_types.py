@@ -38,9 +38,8 @@ class AuthorizedBuyersMarketplaceClientSpec(KRMModel):
         str, Field(description="Immutable. The buyer of the AuthorizedBuyersMarketplaceClient.")
     ]
     display_name: Annotated[
-        str | None,
-        Field(alias="displayName", description="Required. Display name shown to publishers."),
-    ] = None
+        str, Field(alias="displayName", description="Required. Display name shown to publishers.")
+    ]
     partner_client_id: Annotated[
         str | None,
         Field(
@@ -55,9 +54,7 @@ class AuthorizedBuyersMarketplaceClientSpec(KRMModel):
             description="Optional. The service-generated ID of an existing AuthorizedBuyersMarketplaceClient to acquire.",
         ),
     ] = None
-    role: Annotated[
-        ClientRole | None, Field(description="Required. The role assigned to the client.")
-    ] = None
+    role: Annotated[ClientRole, Field(description="Required. The role assigned to the client.")]
     seller_visible: Annotated[
         bool | None,
         Field(alias="sellerVisible", description="Whether the client will be visible to sellers."),

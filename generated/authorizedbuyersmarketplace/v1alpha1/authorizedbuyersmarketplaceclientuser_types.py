@@ -44,11 +44,11 @@ class AuthorizedBuyersMarketplaceClientUserSpec(KRMModel):
         ),
     ]
     email: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The client user's email address that has to be unique across all users for the same client."
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(

@@ -80,26 +80,26 @@ class BackupDRAssociationSpec(KRMModel):
         ),
     ] = None
     resource_type: Annotated[
-        str | None,
+        str,
         Field(
             alias="resourceType",
             description="Required. Immutable. The type of the Google Cloud resource (e.g., `compute.googleapis.com/Instance`, `sqladmin.googleapis.com/Instance`).",
         ),
-    ] = None
+    ]
     restore_template_ref: Annotated[
-        BackupDRRestoreTemplateRef | None,
+        BackupDRRestoreTemplateRef,
         Field(
             alias="restoreTemplateRef",
             description="A reference to a BackupDRRestoreTemplate (API field `restoreTemplate`).",
         ),
-    ] = None
+    ]
     restore_verification_plan_association_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="restoreVerificationPlanAssociationId",
             description="Required. The ID to use for the association, which will become the final component of the association's resource name.",
         ),
-    ] = None
+    ]
     restore_verification_plan_ref: Annotated[
         BackupDRRestoreVerificationPlanRef,
         Field(

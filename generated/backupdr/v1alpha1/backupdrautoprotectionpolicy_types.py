@@ -11,7 +11,7 @@ from pydantic import Field, RootModel
 from kccgen.generated.backupdr.v1alpha1 import backupdr_v1_api
 from kccgen.generated.backupdr.v1alpha1.backupdr_v1_api import AutoProtectionPolicyState
 from kccgen.generated.backupdr.v1alpha1.backupdrbackupplan_reference import BackupDRBackupPlanRef
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -66,15 +66,15 @@ class BackupDRAutoProtectionPolicySpec(KRMModel):
     """
 
     backup_plan_details: Annotated[
-        list[BackupPlanDetail] | None,
+        list[BackupPlanDetail],
         Field(
             alias="backupPlanDetails",
             description="Required. The backup plan details for matching resources.",
         ),
-    ] = None
+    ]
     criteria: Annotated[
-        Criteria | None, Field(description="Required. The criteria for matching resources.")
-    ] = None
+        Criteria, Field(description="Required. The criteria for matching resources.")
+    ]
     description: Annotated[
         str | None, Field(description="Optional. A description of the policy.")
     ] = None
@@ -103,19 +103,19 @@ class BackupPlanDetail(KRMModel):
     """
 
     backup_plan_ref: Annotated[
-        BackupDRBackupPlanRef | None,
+        BackupDRBackupPlanRef,
         Field(
             alias="backupPlanRef",
             description="A reference to a BackupDRBackupPlan (API field `backupPlan`).",
         ),
-    ] = None
+    ]
     resource_type: Annotated[
-        str | None,
+        str,
         Field(
             alias="resourceType",
             description="Required. The type of resource that this policy will automatically protect.",
         ),
-    ] = None
+    ]
 
 
 class BindingSummaryObserved(KRMModel):
@@ -138,12 +138,12 @@ class Criteria(KRMModel):
     """
 
     matching_conditions: Annotated[
-        list[MatchingCondition] | None,
+        list[MatchingCondition],
         Field(
             alias="matchingConditions",
             description="Required. A list of matching conditions that a resource must meet to be protected by the policy.",
         ),
-    ] = None
+    ]
 
 
 class Int64String(RootModel[str]):
@@ -155,10 +155,8 @@ class KeyValuePair(KRMModel):
     KeyValuePair defines a key-value pair for matching resource labels.
     """
 
-    key: Annotated[str | None, Field(description="Required. The key of the label to match.")] = None
-    values: Annotated[
-        list[str] | None, Field(description="Required. The values of the label to match.")
-    ] = None
+    key: Annotated[str, Field(description="Required. The key of the label to match.")]
+    values: Annotated[list[str], Field(description="Required. The values of the label to match.")]
 
 
 class MatchingCondition(KRMModel):

@@ -18,7 +18,7 @@ from kccgen.generated.backupdr.v1alpha1.backupdr_v1_api import (
     WeekDayOfMonthWeekOfMonth,
 )
 from kccgen.generated.backupdr.v1alpha1.backupdrbackupvault_reference import BackupDRBackupVaultRef
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -93,12 +93,12 @@ class BackupDRBackupPlanSpec(KRMModel):
         Field(alias="backupRules", description="Optional. The backup rules for this `BackupPlan`."),
     ] = None
     backup_vault_ref: Annotated[
-        BackupDRBackupVaultRef | None,
+        BackupDRBackupVaultRef,
         Field(
             alias="backupVaultRef",
             description="A reference to a BackupDRBackupVault (API field `backupVault`).",
         ),
-    ] = None
+    ]
     compute_instance_backup_plan_properties: Annotated[
         ComputeInstanceBackupPlanProperties | None,
         Field(
@@ -154,12 +154,12 @@ class BackupDRBackupPlanSpec(KRMModel):
         ),
     ] = None
     resource_type: Annotated[
-        str | None,
+        str,
         Field(
             alias="resourceType",
             description="Required. The resource type to which the `BackupPlan` will be applied.",
         ),
-    ] = None
+    ]
 
 
 class BackupRule(KRMModel):
@@ -168,18 +168,18 @@ class BackupRule(KRMModel):
     """
 
     backup_retention_days: Annotated[
-        int | None,
+        int,
         Field(
             alias="backupRetentionDays",
             description="Required. Configures the duration for which backup data will be kept.",
         ),
-    ] = None
+    ]
     rule_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="ruleId", description="Required. Immutable. The unique id of this `BackupRule`."
         ),
-    ] = None
+    ]
     standard_schedule: Annotated[
         StandardSchedule | None,
         Field(
@@ -195,19 +195,19 @@ class BackupWindow(KRMModel):
     """
 
     end_hour_of_day: Annotated[
-        int | None,
+        int,
         Field(
             alias="endHourOfDay",
             description="Required. The hour of day (1-24) when the window end for example if value of end hour of day is 10 that mean backup window end time is 10:00.",
         ),
-    ] = None
+    ]
     start_hour_of_day: Annotated[
-        int | None,
+        int,
         Field(
             alias="startHourOfDay",
             description="Required. The hour of day (0-23) when the window starts for example if value of start hour of day is 6 that mean backup window start at 6:00.",
         ),
-    ] = None
+    ]
 
 
 class ComputeInstanceBackupPlanProperties(KRMModel):
@@ -282,12 +282,12 @@ class StandardSchedule(KRMModel):
     """
 
     backup_window: Annotated[
-        BackupWindow | None,
+        BackupWindow,
         Field(
             alias="backupWindow",
             description="Required. A BackupWindow defines the window of day during which backup jobs will run.",
         ),
-    ] = None
+    ]
     days_of_month: Annotated[
         list[int] | None,
         Field(
@@ -315,19 +315,19 @@ class StandardSchedule(KRMModel):
         ),
     ] = None
     recurrence_type: Annotated[
-        StandardScheduleRecurrenceType | None,
+        StandardScheduleRecurrenceType,
         Field(
             alias="recurrenceType",
             description="Required. Specifies the `RecurrenceType` for the schedule.",
         ),
-    ] = None
+    ]
     time_zone: Annotated[
-        str | None,
+        str,
         Field(
             alias="timeZone",
             description="Required. The time zone to be used when interpreting the schedule.",
         ),
-    ] = None
+    ]
     week_day_of_month: Annotated[
         WeekDayOfMonth | None,
         Field(
@@ -343,13 +343,13 @@ class WeekDayOfMonth(KRMModel):
     """
 
     day_of_week: Annotated[
-        WeekDayOfMonthDayOfWeek | None,
+        WeekDayOfMonthDayOfWeek,
         Field(alias="dayOfWeek", description="Required. Specifies the day of the week."),
-    ] = None
+    ]
     week_of_month: Annotated[
-        WeekDayOfMonthWeekOfMonth | None,
+        WeekDayOfMonthWeekOfMonth,
         Field(alias="weekOfMonth", description="Required. Specifies the week of the month."),
-    ] = None
+    ]
 
 
 class BackupDRBackupPlanStatus(KRMStatus):

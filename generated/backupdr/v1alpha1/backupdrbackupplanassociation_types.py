@@ -15,7 +15,7 @@ from kccgen.generated.backupdr.v1alpha1.backupdr_v1_api import (
 )
 from kccgen.generated.backupdr.v1alpha1.backupdrbackupplan_reference import BackupDRBackupPlanRef
 from kccgen.generated.compute.v1alpha1.computeinstance_reference import ComputeInstanceRef
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -131,19 +131,19 @@ class BackupDRBackupPlanAssociationSpec(KRMModel):
     """
 
     backup_plan_ref: Annotated[
-        BackupDRBackupPlanRef | None,
+        BackupDRBackupPlanRef,
         Field(
             alias="backupPlanRef",
             description="A reference to a BackupDRBackupPlan (API field `backupPlan`).",
         ),
-    ] = None
+    ]
     instance_ref: Annotated[
-        ComputeInstanceRef | None,
+        ComputeInstanceRef,
         Field(
             alias="instanceRef",
             description="A reference to a ComputeInstance (API field `resource`).",
         ),
-    ] = None
+    ]
     location: Annotated[
         str, Field(description="Immutable. The location of the BackupDRBackupPlanAssociation.")
     ]
@@ -162,12 +162,12 @@ class BackupDRBackupPlanAssociationSpec(KRMModel):
         ),
     ] = None
     resource_type: Annotated[
-        str | None,
+        str,
         Field(
             alias="resourceType",
             description="Required. Immutable. Resource type of workload on which backupplan is applied",
         ),
-    ] = None
+    ]
 
 
 class CloudSqlInstanceBackupPlanAssociationPropertiesObserved(KRMModel):

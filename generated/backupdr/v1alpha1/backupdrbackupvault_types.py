@@ -14,8 +14,8 @@ from kccgen.generated.backupdr.v1alpha1.backupdr_v1_api import (
     BackupVaultBackupRetentionInheritance,
     BackupVaultState,
 )
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -104,13 +104,13 @@ class BackupDRBackupVaultSpec(KRMModel):
         dict[str, str] | None, Field(description="Optional. User annotations.")
     ] = None
     backup_minimum_enforced_retention_duration: Annotated[
-        str | None,
+        str,
         Field(
             alias="backupMinimumEnforcedRetentionDuration",
             description="Required. The default and minimum enforced retention for each backup within the backup vault.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
-    ] = None
+    ]
     backup_retention_inheritance: Annotated[
         BackupVaultBackupRetentionInheritance | None,
         Field(

@@ -62,12 +62,12 @@ class BackupDRBindingSpec(KRMModel):
     """
 
     auto_protection_policy_binding_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="autoProtectionPolicyBindingId",
             description="Required. The ID to use for the binding.",
         ),
-    ] = None
+    ]
     auto_protection_policy_ref: Annotated[
         BackupDRAutoProtectionPolicyRef,
         Field(
@@ -86,11 +86,11 @@ class BackupDRBindingSpec(KRMModel):
         ),
     ] = None
     scope: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Immutable. Resource Id of target container on which policy will be applied."
         ),
-    ] = None
+    ]
 
 
 class BindingEvaluationSummaryObserved(KRMModel):

@@ -13,7 +13,7 @@ from kccgen.generated.backupdr.v1alpha1.backupdr_v1_api import (
     ExecutionSummaryLastExecutionState,
     RestoreTemplateState,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -58,11 +58,11 @@ class BackupDRRestoreTemplateSpec(KRMModel):
     """
 
     backup_selection_config: Annotated[
-        BackupSelectionConfig | None,
+        BackupSelectionConfig,
         Field(
             alias="backupSelectionConfig", description="Required. Backup selection configuration."
         ),
-    ] = None
+    ]
     description: Annotated[
         str | None,
         Field(description="Optional. User-provided description of the restore template."),
@@ -96,19 +96,19 @@ class BackupDRRestoreTemplateSpec(KRMModel):
         ),
     ] = None
     resource_type: Annotated[
-        str | None,
+        str,
         Field(
             alias="resourceType",
             description="Required. Immutable. The specific type of the workload being restored.",
         ),
-    ] = None
+    ]
     restore_properties: Annotated[
-        dict[str, Any] | None,
+        dict[str, Any],
         Field(
             alias="restoreProperties",
             description="Required. Defines target environments where the resource will be restored.",
         ),
-    ] = None
+    ]
     verification_config: Annotated[
         VerificationConfig | None,
         Field(alias="verificationConfig", description="Optional. Verification configuration."),
@@ -121,12 +121,12 @@ class BackupSelectionConfig(KRMModel):
     """
 
     data_source: Annotated[
-        str | None,
+        str,
         Field(
             alias="dataSource",
             description="Required. Immutable. The fully qualified URI of the backupdr data source.",
         ),
-    ] = None
+    ]
 
 
 class ExecutionSummaryObserved(KRMModel):

@@ -10,7 +10,7 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.backupdr.v1alpha1 import backupdr_v1_api
 from kccgen.generated.backupdr.v1alpha1.backupdr_v1_api import RestoreVerificationPlanState
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -81,11 +81,11 @@ class BackupDRRestoreVerificationPlanSpec(KRMModel):
         ),
     ] = None
     schedule: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Describes the schedule on which the restore verification will be executed."
         ),
-    ] = None
+    ]
     success_cleanup_rule: Annotated[
         RestoreVerificationCleanupRule | None,
         Field(

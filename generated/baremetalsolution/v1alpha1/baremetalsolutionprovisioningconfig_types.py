@@ -21,7 +21,7 @@ from kccgen.generated.baremetalsolution.v1alpha1.baremetalsolution_v2_api import
     VolumeConfigProtocol,
     VolumeConfigType,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.

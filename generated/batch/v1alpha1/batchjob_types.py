@@ -26,11 +26,11 @@ from kccgen.generated.batch.v1alpha1.batchjob_reference import BatchJobRef
 from kccgen.generated.compute.v1alpha1.computeimage_reference import ComputeImageRef
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.external.secretmanagersecretversion_reference import (
     SecretManagerSecretVersionRef,
 )
 from kccgen.generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -212,9 +212,8 @@ class BatchJobSpec(KRMModel):
         ),
     ] = None
     task_groups: Annotated[
-        list[TaskGroup] | None,
-        Field(alias="taskGroups", description="Required. TaskGroups in the Job."),
-    ] = None
+        list[TaskGroup], Field(alias="taskGroups", description="Required. TaskGroups in the Job.")
+    ]
 
 
 class CloudLoggingOption(KRMModel):
@@ -274,9 +273,9 @@ class Container(KRMModel):
         None
     )
     image_uri: Annotated[
-        str | None,
+        str,
         Field(alias="imageUri", description="Required. The URI to pull the container image from."),
-    ] = None
+    ]
     options: Annotated[str | None, Field(description="Required for some container images.")] = None
     password_ref: Annotated[
         SecretManagerSecretVersionRef | None,
@@ -397,12 +396,12 @@ class InstanceFlexibilityPolicy(KRMModel):
     """
 
     instance_selections: Annotated[
-        dict[str, InstanceSelection] | None,
+        dict[str, InstanceSelection],
         Field(
             alias="instanceSelections",
             description="Required. Named instance selections configuring properties that the group will use when creating new VMs.",
         ),
-    ] = None
+    ]
 
 
 class InstancePolicy(KRMModel):
@@ -484,9 +483,9 @@ class InstanceSelection(KRMModel):
     """
 
     machine_types: Annotated[
-        list[str] | None,
+        list[str],
         Field(alias="machineTypes", description="Required. The Compute Engine machine type IDs."),
-    ] = None
+    ]
     rank: Annotated[
         int | None,
         Field(description="Optional. Indicates the preference of this instance selection."),
@@ -881,11 +880,11 @@ class TaskGroup(KRMModel):
         ),
     ] = None
     task_spec: Annotated[
-        TaskSpec | None,
+        TaskSpec,
         Field(
             alias="taskSpec", description="Required. Tasks in the group share the same task spec."
         ),
-    ] = None
+    ]
 
 
 class TaskGroupObservedState(KRMModel):
@@ -948,11 +947,11 @@ class TaskSpec(KRMModel):
         ),
     ] = None
     runnables: Annotated[
-        list[Runnable] | None,
+        list[Runnable],
         Field(
             description="Required. The sequence of one or more runnables (executable scripts, executable containers, and/or barriers) for each task in this task group to run."
         ),
-    ] = None
+    ]
     volumes: Annotated[
         list[Volume] | None,
         Field(description="Volumes to mount before running Tasks using this TaskSpec."),

@@ -126,9 +126,9 @@ class GoogleCloudBeyondcorpSecuritygatewaysV1ApplicationUpstreamExternal(KRMMode
     """
 
     endpoints: Annotated[
-        list[GoogleCloudBeyondcorpSecuritygatewaysV1Endpoint] | None,
+        list[GoogleCloudBeyondcorpSecuritygatewaysV1Endpoint],
         Field(description="Required. List of the endpoints to forward traffic to."),
-    ] = None
+    ]
 
 
 class GoogleCloudBeyondcorpSecuritygatewaysV1ApplicationUpstreamNetwork(KRMModel):
@@ -137,11 +137,11 @@ class GoogleCloudBeyondcorpSecuritygatewaysV1ApplicationUpstreamNetwork(KRMModel
     """
 
     network_ref: Annotated[
-        ComputeNetworkRef | None,
+        ComputeNetworkRef,
         Field(
             alias="networkRef", description="A reference to a ComputeNetwork (API field `name`)."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudBeyondcorpSecuritygatewaysV1ContextualHeaders(KRMModel):
@@ -236,9 +236,9 @@ class GoogleCloudBeyondcorpSecuritygatewaysV1EgressPolicy(KRMModel):
     """
 
     regions: Annotated[
-        list[str] | None,
+        list[str],
         Field(description="Required. List of the regions where the application sends traffic."),
-    ] = None
+    ]
 
 
 class GoogleCloudBeyondcorpSecuritygatewaysV1Endpoint(KRMModel):
@@ -246,8 +246,8 @@ class GoogleCloudBeyondcorpSecuritygatewaysV1Endpoint(KRMModel):
     Internet Gateway endpoint to forward traffic to.
     """
 
-    hostname: Annotated[str | None, Field(description="Required. Hostname of the endpoint.")] = None
-    port: Annotated[int | None, Field(description="Required. Port of the endpoint.")] = None
+    hostname: Annotated[str, Field(description="Required. Hostname of the endpoint.")]
+    port: Annotated[int, Field(description="Required. Port of the endpoint.")]
 
 
 class GoogleCloudBeyondcorpSecuritygatewaysV1EndpointMatcher(KRMModel):
@@ -255,12 +255,8 @@ class GoogleCloudBeyondcorpSecuritygatewaysV1EndpointMatcher(KRMModel):
     EndpointMatcher contains the information of the endpoint that will match the application.
     """
 
-    hostname: Annotated[str | None, Field(description="Required. Hostname of the application.")] = (
-        None
-    )
-    ports: Annotated[
-        list[int] | None, Field(description="Required. The ports of the application.")
-    ] = None
+    hostname: Annotated[str, Field(description="Required. Hostname of the application.")]
+    ports: Annotated[list[int], Field(description="Required. The ports of the application.")]
 
 
 class GoogleCloudBeyondcorpSecuritygatewaysV1ProxyProtocolConfig(KRMModel):

@@ -16,7 +16,7 @@ from kccgen.generated.bigquery.v1alpha1.bigquery_v2_api import (
     LinkedDatasetMetadataLinkState,
     RestrictionConfigType,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -309,12 +309,12 @@ class DatasetReference(KRMModel):
     """
 
     dataset_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="datasetId",
             description="Required. A unique ID for this dataset, without the project name.",
         ),
-    ] = None
+    ]
     project_id: Annotated[
         str | None,
         Field(
@@ -413,17 +413,17 @@ class ExternalDatasetReference(KRMModel):
     """
 
     connection: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The connection id that is used to access the external_source."
         ),
-    ] = None
+    ]
     external_source: Annotated[
-        str | None,
+        str,
         Field(
             alias="externalSource", description="Required. External source that backs this dataset."
         ),
-    ] = None
+    ]
 
 
 class Int64String(RootModel[str]):
@@ -471,40 +471,38 @@ class RoutineReference(KRMModel):
     """
 
     dataset_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="datasetId",
             description="Required. The ID of the dataset containing this routine.",
         ),
-    ] = None
+    ]
     project_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="projectId",
             description="Required. The ID of the project containing this routine.",
         ),
-    ] = None
+    ]
     routine_id: Annotated[
-        str | None, Field(alias="routineId", description="Required. The ID of the routine.")
-    ] = None
+        str, Field(alias="routineId", description="Required. The ID of the routine.")
+    ]
 
 
 class TableReference(KRMModel):
     dataset_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="datasetId", description="Required. The ID of the dataset containing this table."
         ),
-    ] = None
+    ]
     project_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="projectId", description="Required. The ID of the project containing this table."
         ),
-    ] = None
-    table_id: Annotated[
-        str | None, Field(alias="tableId", description="Required. The ID of the table.")
-    ] = None
+    ]
+    table_id: Annotated[str, Field(alias="tableId", description="Required. The ID of the table.")]
 
 
 class BigQueryDatasetStatus(KRMStatus):

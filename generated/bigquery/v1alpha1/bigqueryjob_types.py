@@ -80,7 +80,7 @@ from kccgen.generated.bigtableadmin.v1alpha1.bigtableadminschemabundle_reference
 from kccgen.generated.datacatalog.v1alpha1.datacatalogpolicytag_reference import (
     DataCatalogPolicyTagRef,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -451,8 +451,8 @@ class BigQueryJobObservedState(KRMModel):
 
 class BigQueryJobSpec(KRMModel):
     configuration: Annotated[
-        JobConfiguration | None, Field(description="Required. Describes the job configuration.")
-    ] = None
+        JobConfiguration, Field(description="Required. Describes the job configuration.")
+    ]
     job_reference: Annotated[
         JobReference | None,
         Field(
@@ -516,13 +516,13 @@ class BigtableColumn(KRMModel):
         ),
     ] = None
     qualifier_encoded: Annotated[
-        str | None,
+        str,
         Field(
             alias="qualifierEncoded",
             description="[Required] Qualifier of the column.",
             pattern="^[A-Za-z0-9+/_-]*={0,2}$",
         ),
-    ] = None
+    ]
     qualifier_string: Annotated[
         str | None, Field(alias="qualifierString", description="Qualifier string.")
     ] = None
@@ -970,12 +970,12 @@ class DatasetReference(KRMModel):
     """
 
     dataset_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="datasetId",
             description="Required. A unique ID for this dataset, without the project name.",
         ),
-    ] = None
+    ]
     project_id: Annotated[
         str | None,
         Field(
@@ -1519,15 +1519,15 @@ class ExternalDataConfiguration(KRMModel):
         TableSchema | None, Field(alias="schema", description="Optional. The schema for the data.")
     ] = None
     source_format: Annotated[
-        str | None, Field(alias="sourceFormat", description="[Required] The data format.")
-    ] = None
+        str, Field(alias="sourceFormat", description="[Required] The data format.")
+    ]
     source_uris: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="sourceUris",
             description="[Required] The fully-qualified URIs that point to your data in Google Cloud.",
         ),
-    ] = None
+    ]
     time_format: Annotated[
         str | None,
         Field(alias="timeFormat", description="Optional. Format used to parse TIME values."),
@@ -1629,12 +1629,12 @@ class ForeignTypeInfo(KRMModel):
     """
 
     type_system: Annotated[
-        ForeignTypeInfoTypeSystem | None,
+        ForeignTypeInfoTypeSystem,
         Field(
             alias="typeSystem",
             description="Required. Specifies the system which defines the foreign data type.",
         ),
-    ] = None
+    ]
 
 
 class ForeignTypeInfoObserved(KRMModel):
@@ -2374,12 +2374,12 @@ class JobConfigurationLoad(KRMModel):
         ),
     ] = None
     destination_table: Annotated[
-        TableReference | None,
+        TableReference,
         Field(
             alias="destinationTable",
             description="[Required] The destination table to load the data into.",
         ),
-    ] = None
+    ]
     destination_table_properties: Annotated[
         DestinationTableProperties | None,
         Field(
@@ -2525,12 +2525,12 @@ class JobConfigurationLoad(KRMModel):
         Field(alias="sourceFormat", description="Optional. The format of the data files."),
     ] = None
     source_uris: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="sourceUris",
             description="[Required] The fully-qualified URIs that point to your data in Google Cloud.",
         ),
-    ] = None
+    ]
     time_format: Annotated[
         str | None,
         Field(
@@ -2700,7 +2700,7 @@ class JobConfigurationQuery(KRMModel):
     priority: Annotated[
         str | None, Field(description="Optional. Specifies a priority for the query.")
     ] = None
-    query: Annotated[str | None, Field(description="[Required] SQL query text to execute.")] = None
+    query: Annotated[str, Field(description="[Required] SQL query text to execute.")]
     query_parameters: Annotated[
         list[QueryParameter] | None,
         Field(alias="queryParameters", description="Query parameters for GoogleSQL queries."),
@@ -2830,9 +2830,9 @@ class JobConfigurationTableCopy(KRMModel):
         ),
     ] = None
     destination_table: Annotated[
-        TableReference | None,
+        TableReference,
         Field(alias="destinationTable", description="[Required] The destination table."),
-    ] = None
+    ]
     operation_type: Annotated[
         JobConfigurationTableCopyOperationType | None,
         Field(
@@ -2873,18 +2873,16 @@ class JobReference(KRMModel):
     A job reference is a fully qualified identifier for referring to a job.
     """
 
-    job_id: Annotated[
-        str | None, Field(alias="jobId", description="Required. The ID of the job.")
-    ] = None
+    job_id: Annotated[str, Field(alias="jobId", description="Required. The ID of the job.")]
     location: Annotated[
         str | None, Field(description="Optional. The geographic location of the job.")
     ] = None
     project_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="projectId", description="Required. The ID of the project containing this job."
         ),
-    ] = None
+    ]
 
 
 class JobReferenceObserved(KRMModel):
@@ -3695,20 +3693,18 @@ class ModelReference(KRMModel):
     """
 
     dataset_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="datasetId", description="Required. The ID of the dataset containing this model."
         ),
-    ] = None
-    model_id: Annotated[
-        str | None, Field(alias="modelId", description="Required. The ID of the model.")
-    ] = None
+    ]
+    model_id: Annotated[str, Field(alias="modelId", description="Required. The ID of the model.")]
     project_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="projectId", description="Required. The ID of the project containing this model."
         ),
-    ] = None
+    ]
 
 
 class MultiClassClassificationMetricsObserved(KRMModel):
@@ -3938,13 +3934,13 @@ class QueryParameter(KRMModel):
         str | None, Field(description="Optional. If unset, this is a positional parameter.")
     ] = None
     parameter_type: Annotated[
-        QueryParameterType | None,
+        QueryParameterType,
         Field(alias="parameterType", description="Required. The type of this parameter."),
-    ] = None
+    ]
     parameter_value: Annotated[
-        QueryParameterValue | None,
+        QueryParameterValue,
         Field(alias="parameterValue", description="Required. The value of this parameter."),
-    ] = None
+    ]
 
 
 class QueryParameterObserved(KRMModel):
@@ -3998,9 +3994,7 @@ class QueryParameterType(KRMModel):
             description="Optional. Precision (maximum number of total digits in base 10) for seconds of TIMESTAMP type.",
         ),
     ] = None
-    type: Annotated[
-        str | None, Field(description="Required. The top level type of this field.")
-    ] = None
+    type: Annotated[str, Field(description="Required. The top level type of this field.")]
 
 
 class QueryParameterTypeObserved(KRMModel):
@@ -4050,9 +4044,7 @@ class QueryParameterTypeStructTypes(KRMModel):
         str | None, Field(description="Optional. Human-oriented description of the field.")
     ] = None
     name: Annotated[str | None, Field(description="Optional. The name of this field.")] = None
-    type: Annotated[
-        QueryParameterType | None, Field(description="Required. The type of this field.")
-    ] = None
+    type: Annotated[QueryParameterType, Field(description="Required. The type of this field.")]
 
 
 class QueryParameterTypeStructTypesObserved(KRMModel):
@@ -4170,8 +4162,8 @@ class QueryTimelineSampleObserved(KRMModel):
 
 class RangePartitioning(KRMModel):
     field: Annotated[
-        str | None, Field(description="Required. The name of the column to partition the table on.")
-    ] = None
+        str, Field(description="Required. The name of the column to partition the table on.")
+    ]
     range: Annotated[
         RangePartitioningRange | None,
         Field(description="[Experimental] Defines the ranges for range partitioning."),
@@ -4857,7 +4849,7 @@ class TableFieldSchema(KRMModel):
         ),
     ] = None
     mode: Annotated[str | None, Field(description="Optional. The field mode.")] = None
-    name: Annotated[str | None, Field(description="Required. The field name.")] = None
+    name: Annotated[str, Field(description="Required. The field name.")]
     policy_tags: Annotated[
         TableFieldSchemaPolicyTags | None,
         Field(
@@ -4892,7 +4884,7 @@ class TableFieldSchema(KRMModel):
             description="Optional. Precision (maximum number of total digits in base 10) for seconds of TIMESTAMP type.",
         ),
     ] = None
-    type: Annotated[str | None, Field(description="Required. The field data type.")] = None
+    type: Annotated[str, Field(description="Required. The field data type.")]
 
 
 class TableFieldSchemaCategories(KRMModel):
@@ -5076,7 +5068,7 @@ class TableFieldSchemaRangeElementType(KRMModel):
     Represents the type of a field element.
     """
 
-    type: Annotated[str | None, Field(description="Required. The type of a field element.")] = None
+    type: Annotated[str, Field(description="Required. The type of a field element.")]
 
 
 class TableFieldSchemaRangeElementTypeObserved(KRMModel):
@@ -5133,20 +5125,18 @@ class TableMetadataCacheUsageObserved(KRMModel):
 
 class TableReference(KRMModel):
     dataset_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="datasetId", description="Required. The ID of the dataset containing this table."
         ),
-    ] = None
+    ]
     project_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="projectId", description="Required. The ID of the project containing this table."
         ),
-    ] = None
-    table_id: Annotated[
-        str | None, Field(alias="tableId", description="Required. The ID of the table.")
-    ] = None
+    ]
+    table_id: Annotated[str, Field(alias="tableId", description="Required. The ID of the table.")]
 
 
 class TableReferenceObserved(KRMModel):
@@ -5223,11 +5213,11 @@ class TimePartitioning(KRMModel):
         ),
     ] = None
     type: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The supported types are DAY, HOUR, MONTH, and YEAR, which will generate one partition per day, hour, month, and year, respectively."
         ),
-    ] = None
+    ]
 
 
 class TrainingOptionsObserved(KRMModel):
@@ -5935,5 +5925,5 @@ class BigQueryJob(KRMObject):
         Field(alias="apiVersion"),
     ] = "bigquery.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["BigQueryJob"] = "BigQueryJob"
-    spec: BigQueryJobSpec = Field(default_factory=BigQueryJobSpec)
+    spec: BigQueryJobSpec
     status: BigQueryJobStatus | None = None

@@ -105,8 +105,8 @@ class BigQueryRoutineSpec(KRMModel):
         ),
     ]
     definition_body: Annotated[
-        str | None, Field(alias="definitionBody", description="Required. The body of the routine.")
-    ] = None
+        str, Field(alias="definitionBody", description="Required. The body of the routine.")
+    ]
     description: Annotated[
         str | None, Field(description="Optional. The description of the routine, if defined.")
     ] = None
@@ -173,9 +173,8 @@ class BigQueryRoutineSpec(KRMModel):
         ),
     ] = None
     routine_type: Annotated[
-        RoutineRoutineType | None,
-        Field(alias="routineType", description="Required. The type of routine."),
-    ] = None
+        RoutineRoutineType, Field(alias="routineType", description="Required. The type of routine.")
+    ]
     security_mode: Annotated[
         RoutineSecurityMode | None,
         Field(
@@ -297,12 +296,12 @@ class PythonOptions(KRMModel):
     """
 
     entry_point: Annotated[
-        str | None,
+        str,
         Field(
             alias="entryPoint",
             description="Required. The name of the function defined in Python code as the entry point when the Python UDF is invoked.",
         ),
-    ] = None
+    ]
     packages: Annotated[
         list[str] | None,
         Field(
@@ -390,22 +389,22 @@ class RoutineReference(KRMModel):
     """
 
     dataset_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="datasetId",
             description="Required. The ID of the dataset containing this routine.",
         ),
-    ] = None
+    ]
     project_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="projectId",
             description="Required. The ID of the project containing this routine.",
         ),
-    ] = None
+    ]
     routine_id: Annotated[
-        str | None, Field(alias="routineId", description="Required. The ID of the routine.")
-    ] = None
+        str, Field(alias="routineId", description="Required. The ID of the routine.")
+    ]
 
 
 class SparkOptions(KRMModel):
@@ -498,9 +497,9 @@ class StandardSqlDataType(KRMModel):
         ),
     ] = None
     type_kind: Annotated[
-        StandardSqlDataTypeTypeKind | None,
+        StandardSqlDataTypeTypeKind,
         Field(alias="typeKind", description="Required. The top level type of this field."),
-    ] = None
+    ]
 
 
 class StandardSqlField(KRMModel):

@@ -46,12 +46,12 @@ class BigQueryRowAccessPolicySpec(KRMModel):
     """
 
     filter_predicate: Annotated[
-        str | None,
+        str,
         Field(
             alias="filterPredicate",
             description="Required. A SQL boolean expression that represents the rows defined by this row access policy, similar to the boolean expression in a WHERE clause of a SELECT query on a table.",
         ),
-    ] = None
+    ]
     grantees: Annotated[
         list[str] | None,
         Field(
@@ -87,30 +87,29 @@ class RowAccessPolicyReference(KRMModel):
     """
 
     dataset_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="datasetId",
             description="Required. The ID of the dataset containing this row access policy.",
         ),
-    ] = None
+    ]
     policy_id: Annotated[
-        str | None,
-        Field(alias="policyId", description="Required. The ID of the row access policy."),
-    ] = None
+        str, Field(alias="policyId", description="Required. The ID of the row access policy.")
+    ]
     project_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="projectId",
             description="Required. The ID of the project containing this row access policy.",
         ),
-    ] = None
+    ]
     table_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="tableId",
             description="Required. The ID of the table containing this row access policy.",
         ),
-    ] = None
+    ]
 
 
 class BigQueryRowAccessPolicyStatus(KRMStatus):

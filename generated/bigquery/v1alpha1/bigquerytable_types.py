@@ -481,13 +481,13 @@ class BigtableColumn(KRMModel):
         ),
     ] = None
     qualifier_encoded: Annotated[
-        str | None,
+        str,
         Field(
             alias="qualifierEncoded",
             description="[Required] Qualifier of the column.",
             pattern="^[A-Za-z0-9+/_-]*={0,2}$",
         ),
-    ] = None
+    ]
     qualifier_string: Annotated[
         str | None, Field(alias="qualifierString", description="Qualifier string.")
     ] = None
@@ -1026,15 +1026,15 @@ class ExternalDataConfiguration(KRMModel):
         TableSchema | None, Field(alias="schema", description="Optional. The schema for the data.")
     ] = None
     source_format: Annotated[
-        str | None, Field(alias="sourceFormat", description="[Required] The data format.")
-    ] = None
+        str, Field(alias="sourceFormat", description="[Required] The data format.")
+    ]
     source_uris: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="sourceUris",
             description="[Required] The fully-qualified URIs that point to your data in Google Cloud.",
         ),
-    ] = None
+    ]
     time_format: Annotated[
         str | None,
         Field(alias="timeFormat", description="Optional. Format used to parse TIME values."),
@@ -1077,12 +1077,12 @@ class ForeignTypeInfo(KRMModel):
     """
 
     type_system: Annotated[
-        ForeignTypeInfoTypeSystem | None,
+        ForeignTypeInfoTypeSystem,
         Field(
             alias="typeSystem",
             description="Required. Specifies the system which defines the foreign data type.",
         ),
-    ] = None
+    ]
 
 
 class ForeignViewDefinition(KRMModel):
@@ -1093,9 +1093,7 @@ class ForeignViewDefinition(KRMModel):
     dialect: Annotated[
         str | None, Field(description="Optional. Represents the dialect of the query.")
     ] = None
-    query: Annotated[
-        str | None, Field(description="Required. The query that defines the view.")
-    ] = None
+    query: Annotated[str, Field(description="Required. The query that defines the view.")]
 
 
 class GeneratedColumn(KRMModel):
@@ -1260,9 +1258,7 @@ class MaterializedViewDefinition(KRMModel):
             pattern="^[A-Za-z0-9+/_-]*={0,2}$",
         ),
     ] = None
-    query: Annotated[
-        str | None, Field(description="Required. A query whose results are persisted.")
-    ] = None
+    query: Annotated[str, Field(description="Required. A query whose results are persisted.")]
     refresh_interval_ms: Annotated[
         int | Int64String | None,
         Field(
@@ -1360,9 +1356,7 @@ class PartitionedColumn(KRMModel):
     The partitioning column information.
     """
 
-    field: Annotated[
-        str | None, Field(description="Required. The name of the partition column.")
-    ] = None
+    field: Annotated[str, Field(description="Required. The name of the partition column.")]
 
 
 class PartitioningDefinition(KRMModel):
@@ -1423,8 +1417,8 @@ class PrivacyPolicyObservedState(KRMModel):
 
 class RangePartitioning(KRMModel):
     field: Annotated[
-        str | None, Field(description="Required. The name of the column to partition the table on.")
-    ] = None
+        str, Field(description="Required. The name of the column to partition the table on.")
+    ]
     range: Annotated[
         RangePartitioningRange | None,
         Field(description="[Experimental] Defines the ranges for range partitioning."),
@@ -1469,12 +1463,12 @@ class SerDeInfo(KRMModel):
         ),
     ] = None
     serialization_library: Annotated[
-        str | None,
+        str,
         Field(
             alias="serializationLibrary",
             description="Required. Specifies a fully-qualified class name of the serialization library that is responsible for the translation of data between table representation and the underlying low-level input and output format structures.",
         ),
-    ] = None
+    ]
 
 
 class SnapshotDefinitionObserved(KRMModel):
@@ -1582,12 +1576,12 @@ class TableConstraintsForeignKeys(KRMModel):
     """
 
     column_references: Annotated[
-        list[TableConstraintsForeignKeysColumnReferences] | None,
+        list[TableConstraintsForeignKeysColumnReferences],
         Field(
             alias="columnReferences",
             description="Required. The columns that compose the foreign key.",
         ),
-    ] = None
+    ]
     name: Annotated[
         str | None, Field(description="Optional. Set only if the foreign key constraint is named.")
     ] = None
@@ -1602,19 +1596,19 @@ class TableConstraintsForeignKeysColumnReferences(KRMModel):
     """
 
     referenced_column: Annotated[
-        str | None,
+        str,
         Field(
             alias="referencedColumn",
             description="Required. The column in the primary key that are referenced by the referencing_column.",
         ),
-    ] = None
+    ]
     referencing_column: Annotated[
-        str | None,
+        str,
         Field(
             alias="referencingColumn",
             description="Required. The column that composes the foreign key.",
         ),
-    ] = None
+    ]
 
 
 class TableConstraintsForeignKeysReferencedTable(KRMModel):
@@ -1629,9 +1623,9 @@ class TableConstraintsPrimaryKey(KRMModel):
     """
 
     columns: Annotated[
-        list[str] | None,
+        list[str],
         Field(description="Required. The columns that are composed of the primary key constraint."),
-    ] = None
+    ]
 
 
 class TableFieldSchema(KRMModel):
@@ -1705,7 +1699,7 @@ class TableFieldSchema(KRMModel):
         ),
     ] = None
     mode: Annotated[str | None, Field(description="Optional. The field mode.")] = None
-    name: Annotated[str | None, Field(description="Required. The field name.")] = None
+    name: Annotated[str, Field(description="Required. The field name.")]
     policy_tags: Annotated[
         TableFieldSchemaPolicyTags | None,
         Field(
@@ -1740,7 +1734,7 @@ class TableFieldSchema(KRMModel):
             description="Optional. Precision (maximum number of total digits in base 10) for seconds of TIMESTAMP type.",
         ),
     ] = None
-    type: Annotated[str | None, Field(description="Required. The field data type.")] = None
+    type: Annotated[str, Field(description="Required. The field data type.")]
 
 
 class TableFieldSchemaCategories(KRMModel):
@@ -1783,25 +1777,23 @@ class TableFieldSchemaRangeElementType(KRMModel):
     Represents the type of a field element.
     """
 
-    type: Annotated[str | None, Field(description="Required. The type of a field element.")] = None
+    type: Annotated[str, Field(description="Required. The type of a field element.")]
 
 
 class TableReference(KRMModel):
     dataset_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="datasetId", description="Required. The ID of the dataset containing this table."
         ),
-    ] = None
+    ]
     project_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="projectId", description="Required. The ID of the project containing this table."
         ),
-    ] = None
-    table_id: Annotated[
-        str | None, Field(alias="tableId", description="Required. The ID of the table.")
-    ] = None
+    ]
+    table_id: Annotated[str, Field(alias="tableId", description="Required. The ID of the table.")]
 
 
 class TableReferenceObserved(KRMModel):
@@ -1835,11 +1827,11 @@ class TableReplicationInfo(KRMModel):
         ),
     ] = None
     source_table: Annotated[
-        TableReference | None,
+        TableReference,
         Field(
             alias="sourceTable", description="Required. Source table reference that is replicated."
         ),
-    ] = None
+    ]
 
 
 class TableReplicationInfoObservedState(KRMModel):
@@ -1909,11 +1901,11 @@ class TimePartitioning(KRMModel):
         ),
     ] = None
     type: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The supported types are DAY, HOUR, MONTH, and YEAR, which will generate one partition per day, hour, month, and year, respectively."
         ),
-    ] = None
+    ]
 
 
 class UInt64String(RootModel[str]):
@@ -1958,9 +1950,9 @@ class ViewDefinition(KRMModel):
         ),
     ] = None
     query: Annotated[
-        str | None,
+        str,
         Field(description="Required. A query that BigQuery executes when the view is referenced."),
-    ] = None
+    ]
     use_explicit_column_names: Annotated[
         bool | None,
         Field(

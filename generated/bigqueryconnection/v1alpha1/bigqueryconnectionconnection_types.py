@@ -18,8 +18,8 @@ from kccgen.generated.compute.v1alpha1.computenetworkattachment_reference import
     ComputeNetworkAttachmentRef,
 )
 from kccgen.generated.dataproc.v1alpha1.dataproccluster_reference import DataprocClusterRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -354,12 +354,12 @@ class ConnectorConfiguration(KRMModel):
         ConnectorConfigurationAuthentication | None, Field(description="Client authentication.")
     ] = None
     connector_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="connectorId",
             description="Required. Immutable. The ID of the Connector these parameters are configured for.",
         ),
-    ] = None
+    ]
     endpoint: Annotated[
         ConnectorConfigurationEndpoint | None,
         Field(
@@ -513,12 +513,12 @@ class ConnectorConfigurationPrivateServiceConnect(KRMModel):
     """
 
     network_attachment_ref: Annotated[
-        ComputeNetworkAttachmentRef | None,
+        ComputeNetworkAttachmentRef,
         Field(
             alias="networkAttachmentRef",
             description="A reference to a ComputeNetworkAttachment (API field `networkAttachment`).",
         ),
-    ] = None
+    ]
 
 
 class ConnectorConfigurationSecret(KRMModel):
@@ -584,10 +584,8 @@ class ConnectorConfigurationUsernamePassword(KRMModel):
     Username and Password authentication.
     """
 
-    password: Annotated[
-        ConnectorConfigurationSecret | None, Field(description="Required. Password.")
-    ] = None
-    username: Annotated[str | None, Field(description="Required. Username.")] = None
+    password: Annotated[ConnectorConfigurationSecret, Field(description="Required. Password.")]
+    username: Annotated[str, Field(description="Required. Username.")]
 
 
 class ConnectorConfigurationUsernamePasswordObservedState(KRMModel):

@@ -15,7 +15,7 @@ from kccgen.generated.bigquerydatapolicy.v1alpha1.bigquerydatapolicy_v2_api impo
     DataPolicyDataPolicyType,
     DataPolicyVersion,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -68,9 +68,9 @@ class BigQueryDataPolicyDataPolicySpec(KRMModel):
         ),
     ] = None
     data_policy_type: Annotated[
-        DataPolicyDataPolicyType | None,
+        DataPolicyDataPolicyType,
         Field(alias="dataPolicyType", description="Required. Type of data policy."),
-    ] = None
+    ]
     grantees: Annotated[
         list[str] | None,
         Field(

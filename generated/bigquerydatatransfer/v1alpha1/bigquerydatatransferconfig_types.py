@@ -14,9 +14,9 @@ from kccgen.generated.bigquerydatatransfer.v1alpha1.bigquerydatatransfer_v1_api 
     TransferConfigState,
 )
 from kccgen.generated.dataplex.v1alpha1.dataplexentrygroup_reference import DataplexEntryGroupRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.pubsub.v1beta1.pubsubsubscription_reference import PubSubSubscriptionRef
 from kccgen.generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -191,12 +191,12 @@ class DataplexConfiguration(KRMModel):
     """
 
     entry_group_ref: Annotated[
-        DataplexEntryGroupRef | None,
+        DataplexEntryGroupRef,
         Field(
             alias="entryGroupRef",
             description="A reference to a DataplexEntryGroup (API field `entryGroup`).",
         ),
-    ] = None
+    ]
 
 
 class EmailPreferences(KRMModel):

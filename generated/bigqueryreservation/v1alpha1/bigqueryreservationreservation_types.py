@@ -16,7 +16,7 @@ from kccgen.generated.bigqueryreservation.v1alpha1.bigqueryreservation_v1_api im
 from kccgen.generated.bigqueryreservation.v1alpha1.bigqueryreservationreservationgroup_reference import (
     BigQueryReservationReservationGroupRef,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.

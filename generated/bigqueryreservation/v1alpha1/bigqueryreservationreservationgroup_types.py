@@ -12,7 +12,7 @@ from kccgen.generated.bigqueryreservation.v1alpha1 import bigqueryreservation_v1
 from kccgen.generated.bigqueryreservation.v1alpha1.bigqueryreservationreservationgroup_reference import (
     BigQueryReservationReservationGroupRef,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.

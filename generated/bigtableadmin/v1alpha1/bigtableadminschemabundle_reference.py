@@ -25,9 +25,9 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "tableRef", "BigtableAdminTable"),
-        ("instance", "tableRef", "BigtableAdminTable"),
-        ("table", "tableRef", "BigtableAdminTable"),
+        ("project", "tableRef", "BigtableTable"),
+        ("instance", "tableRef", "BigtableTable"),
+        ("table", "tableRef", "BigtableTable"),
         ("schemaBundle", "resourceID", ""),
     ),
     id_generation="user",
@@ -37,7 +37,7 @@ IDENTITY = IdentityTemplate(
 REFERENCES: tuple[RefField, ...] = (
     RefField(
         path="tableRef",
-        target="BigtableAdminTable",
+        target="BigtableTable",
         api_path="{table}",
         parent=True,
     ),

@@ -8,10 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
+from kccgen.generated.bigtable.v1alpha1.bigtabletable_reference import BigtableTableRef
 from kccgen.generated.bigtableadmin.v1alpha1 import bigtableadmin_v2_api
-from kccgen.generated.bigtableadmin.v1alpha1.bigtableadmintable_reference import (
-    BigtableAdminTableRef,
-)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -24,9 +22,9 @@ class AvroSchema(KRMModel):
     """
 
     json_schemas: Annotated[
-        list[str] | None,
+        list[str],
         Field(alias="jsonSchemas", description="Required. The Avro schemas in JSON format."),
-    ] = None
+    ]
 
 
 class BigtableAdminSchemaBundleObservedState(KRMModel):
@@ -54,10 +52,10 @@ class BigtableAdminSchemaBundleSpec(KRMModel):
         ),
     ] = None
     table_ref: Annotated[
-        BigtableAdminTableRef,
+        BigtableTableRef,
         Field(
             alias="tableRef",
-            description="Immutable. The BigtableAdminTable that this BigtableAdminSchemaBundle belongs to.",
+            description="Immutable. The BigtableTable that this BigtableAdminSchemaBundle belongs to.",
         ),
     ]
 
@@ -68,13 +66,13 @@ class ProtoSchema(KRMModel):
     """
 
     proto_descriptors: Annotated[
-        str | None,
+        str,
         Field(
             alias="protoDescriptors",
             description="Required. Contains a protobuf-serialized [google.protobuf.FileDescriptorSet](https://github.com/protocolbuffers/protobuf/blob/main/src/google/protobuf/descriptor.proto), which could include multiple proto files.",
             pattern="^[A-Za-z0-9+/_-]*={0,2}$",
         ),
-    ] = None
+    ]
 
 
 class BigtableAdminSchemaBundleStatus(KRMStatus):

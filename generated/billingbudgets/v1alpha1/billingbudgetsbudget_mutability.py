@@ -65,7 +65,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("budgetFilter.customPeriod.startDate.month", INTEGER_INT32, (), True, True),
         ("budgetFilter.customPeriod.startDate.year", INTEGER_INT32, (), True, True),
         ("budgetFilter.labels", MAP_OF_ARRAY_OF_ANY, (OPTIONAL,), True, True),
-        ("budgetFilter.projects", ARRAY_OF_STRING, (OPTIONAL,), True, True),
+        ("budgetFilter.projectRefs", ARRAY_OF_OBJECT, (OPTIONAL,), True, True, {"api_path": "budgetFilter.projects"}),
         ("budgetFilter.resourceAncestors", ARRAY_OF_STRING, (OPTIONAL,), True, True),
         ("budgetFilter.services", ARRAY_OF_STRING, (OPTIONAL,), True, True),
         ("budgetFilter.subaccounts", ARRAY_OF_STRING, (OPTIONAL,), True, True),

@@ -21,6 +21,7 @@ from kccgen.generated.monitoring.v1beta1.monitoringnotificationchannel_reference
     MonitoringNotificationChannelRef,
 )
 from kccgen.generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -50,9 +51,8 @@ class BillingBudgetsBudgetSpec(KRMModel):
     """
 
     amount: Annotated[
-        GoogleCloudBillingBudgetsV1BudgetAmount | None,
-        Field(description="Required. Budgeted amount."),
-    ] = None
+        GoogleCloudBillingBudgetsV1BudgetAmount, Field(description="Required. Budgeted amount.")
+    ]
     billing_account: Annotated[
         str,
         Field(
@@ -132,11 +132,11 @@ class GoogleCloudBillingBudgetsV1CustomPeriod(KRMModel):
         Field(alias="endDate", description="Optional. The end date of the time period."),
     ] = None
     start_date: Annotated[
-        GoogleTypeDate | None,
+        GoogleTypeDate,
         Field(
             alias="startDate", description="Required. The start date must be after January 1, 2017."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudBillingBudgetsV1Filter(KRMModel):
@@ -178,11 +178,9 @@ class GoogleCloudBillingBudgetsV1Filter(KRMModel):
             description="Optional. A single label and value pair specifying that usage from only this set of labeled resources should be included in the budget."
         ),
     ] = None
-    projects: Annotated[
-        list[str] | None,
-        Field(
-            description="Optional. A set of projects of the form `projects/{project}`, specifying that usage from only this set of projects should be included in the budget."
-        ),
+    project_refs: Annotated[
+        list[ProjectRef] | None,
+        Field(alias="projectRefs", description="References to Projects (API field `projects`)."),
     ] = None
     resource_ancestors: Annotated[
         list[str] | None,
@@ -259,9 +257,9 @@ class GoogleCloudBillingBudgetsV1SpendCap(KRMModel):
     """
 
     input_state: Annotated[
-        GoogleCloudBillingBudgetsV1SpendCapInputState | None,
+        GoogleCloudBillingBudgetsV1SpendCapInputState,
         Field(alias="inputState", description="Required. The desired state specified by the user."),
-    ] = None
+    ]
 
 
 class GoogleCloudBillingBudgetsV1SpendCapObservedState(KRMModel):
@@ -297,12 +295,12 @@ class GoogleCloudBillingBudgetsV1ThresholdRule(KRMModel):
         ),
     ] = None
     threshold_percent: Annotated[
-        float | None,
+        float,
         Field(
             alias="thresholdPercent",
             description="Required. Send an alert when this threshold is exceeded.",
         ),
-    ] = None
+    ]
 
 
 class GoogleTypeDate(KRMModel):

@@ -15,7 +15,7 @@ from kccgen.generated.binaryauthorization.v1alpha1.binaryauthorization_v1_api im
 from kccgen.generated.containeranalysis.v1alpha1.containeranalysisnote_reference import (
     ContainerAnalysisNoteRef,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -138,12 +138,12 @@ class UserOwnedGrafeasNote(KRMModel):
     """
 
     note_ref: Annotated[
-        ContainerAnalysisNoteRef | None,
+        ContainerAnalysisNoteRef,
         Field(
             alias="noteRef",
             description="A reference to a ContainerAnalysisNote (API field `noteReference`).",
         ),
-    ] = None
+    ]
     public_keys: Annotated[
         list[AttestorPublicKey] | None,
         Field(

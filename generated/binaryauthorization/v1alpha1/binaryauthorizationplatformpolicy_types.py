@@ -18,7 +18,7 @@ from kccgen.generated.binaryauthorization.v1alpha1.binaryauthorization_v1_api im
 from kccgen.generated.containeranalysis.v1alpha1.containeranalysisnote_reference import (
     ContainerAnalysisNoteRef,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -51,11 +51,11 @@ class AttestationSource(KRMModel):
     Specifies the locations for fetching the provenance attestations.
     """
 
-    container_analysis_attestation_projects: Annotated[
-        list[str] | None,
+    container_analysis_attestation_project_refs: Annotated[
+        list[ProjectRef] | None,
         Field(
-            alias="containerAnalysisAttestationProjects",
-            description="The IDs of the Google Cloud projects that store the SLSA attestations as Container Analysis Occurrences, in the format `projects/[PROJECT_ID]`.",
+            alias="containerAnalysisAttestationProjectRefs",
+            description="References to Projects (API field `containerAnalysisAttestationProjects`).",
         ),
     ] = None
 
@@ -222,11 +222,11 @@ class ImageAllowlist(KRMModel):
     """
 
     allow_pattern: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="allowPattern", description="Required. A disjunction of image patterns to allow."
         ),
-    ] = None
+    ]
 
 
 class ImageFreshnessCheck(KRMModel):
@@ -235,12 +235,12 @@ class ImageFreshnessCheck(KRMModel):
     """
 
     max_upload_age_days: Annotated[
-        int | None,
+        int,
         Field(
             alias="maxUploadAgeDays",
             description="Required. The max number of days that is allowed since the image was uploaded.",
         ),
-    ] = None
+    ]
 
 
 class PkixPublicKey(KRMModel):
@@ -273,12 +273,12 @@ class PkixPublicKeySet(KRMModel):
     """
 
     pkix_public_keys: Annotated[
-        list[PkixPublicKey] | None,
+        list[PkixPublicKey],
         Field(
             alias="pkixPublicKeys",
             description="Required. `pkix_public_keys` must have at least one entry.",
         ),
-    ] = None
+    ]
 
 
 class Scope(KRMModel):
@@ -315,9 +315,9 @@ class SigstoreAuthority(KRMModel):
         ),
     ] = None
     public_key_set: Annotated[
-        SigstorePublicKeySet | None,
+        SigstorePublicKeySet,
         Field(alias="publicKeySet", description="Required. A simple set of public keys."),
-    ] = None
+    ]
 
 
 class SigstorePublicKey(KRMModel):
@@ -337,11 +337,11 @@ class SigstorePublicKeySet(KRMModel):
     """
 
     public_keys: Annotated[
-        list[SigstorePublicKey] | None,
+        list[SigstorePublicKey],
         Field(
             alias="publicKeys", description="Required. `public_keys` must have at least one entry."
         ),
-    ] = None
+    ]
 
 
 class SigstoreSignatureCheck(KRMModel):
@@ -350,12 +350,12 @@ class SigstoreSignatureCheck(KRMModel):
     """
 
     sigstore_authorities: Annotated[
-        list[SigstoreAuthority] | None,
+        list[SigstoreAuthority],
         Field(
             alias="sigstoreAuthorities",
             description="Required. The authorities required by this check to verify the signature.",
         ),
-    ] = None
+    ]
 
 
 class SimpleSigningAttestationCheck(KRMModel):
@@ -364,17 +364,17 @@ class SimpleSigningAttestationCheck(KRMModel):
     """
 
     attestation_authenticators: Annotated[
-        list[AttestationAuthenticator] | None,
+        list[AttestationAuthenticator],
         Field(
             alias="attestationAuthenticators",
             description="Required. The authenticators required by this check to verify an attestation.",
         ),
-    ] = None
-    container_analysis_attestation_projects: Annotated[
-        list[str] | None,
+    ]
+    container_analysis_attestation_project_refs: Annotated[
+        list[ProjectRef] | None,
         Field(
-            alias="containerAnalysisAttestationProjects",
-            description="Optional. The projects where attestations are stored as Container Analysis Occurrences, in the format `projects/[PROJECT_ID]`.",
+            alias="containerAnalysisAttestationProjectRefs",
+            description="References to Projects (API field `containerAnalysisAttestationProjects`).",
         ),
     ] = None
 
@@ -396,11 +396,11 @@ class TrustedDirectoryCheck(KRMModel):
     """
 
     trusted_dir_patterns: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="trustedDirPatterns", description="Required. List of trusted directory patterns."
         ),
-    ] = None
+    ]
 
 
 class VerificationRule(KRMModel):
@@ -464,27 +464,27 @@ class VulnerabilityCheck(KRMModel):
             description="References to ContainerAnalysisNotes (API field `blockedCves`).",
         ),
     ] = None
-    container_analysis_vulnerability_projects: Annotated[
-        list[str] | None,
+    container_analysis_vulnerability_project_refs: Annotated[
+        list[ProjectRef] | None,
         Field(
-            alias="containerAnalysisVulnerabilityProjects",
-            description="Optional. The projects where vulnerabilities are stored as Container Analysis Occurrences.",
+            alias="containerAnalysisVulnerabilityProjectRefs",
+            description="References to Projects (API field `containerAnalysisVulnerabilityProjects`).",
         ),
     ] = None
     maximum_fixable_severity: Annotated[
-        VulnerabilityCheckMaximumFixableSeverity | None,
+        VulnerabilityCheckMaximumFixableSeverity,
         Field(
             alias="maximumFixableSeverity",
             description="Required. The threshold for severity for which a fix is currently available.",
         ),
-    ] = None
+    ]
     maximum_unfixable_severity: Annotated[
-        VulnerabilityCheckMaximumUnfixableSeverity | None,
+        VulnerabilityCheckMaximumUnfixableSeverity,
         Field(
             alias="maximumUnfixableSeverity",
             description="Required. The threshold for severity for which a fix isn't currently available.",
         ),
-    ] = None
+    ]
 
 
 class BinaryAuthorizationPlatformPolicyStatus(KRMStatus):

@@ -18,7 +18,7 @@ from kccgen.generated.blockchainnodeengine.v1alpha1.blockchainnodeengine_v1_api 
     EthereumDetailsNodeType,
     GethDetailsGarbageCollectionMode,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.

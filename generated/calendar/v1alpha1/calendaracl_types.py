@@ -21,7 +21,7 @@ class AclRuleScope(KRMModel):
     The extent to which calendar access is granted by this ACL rule.
     """
 
-    type: Annotated[str | None, Field(description="The type of the scope.")] = None
+    type: Annotated[str, Field(description="The type of the scope.")]
     value: Annotated[
         str | None,
         Field(
@@ -54,11 +54,11 @@ class CalendarAclSpec(KRMModel):
             description="Optional. The service-generated ID of an existing CalendarAcl to acquire.",
         ),
     ] = None
-    role: Annotated[str | None, Field(description="The role assigned to the scope.")] = None
+    role: Annotated[str, Field(description="The role assigned to the scope.")]
     scope: Annotated[
-        AclRuleScope | None,
+        AclRuleScope,
         Field(description="The extent to which calendar access is granted by this ACL rule."),
-    ] = None
+    ]
     send_notifications: Annotated[
         bool | None,
         Field(

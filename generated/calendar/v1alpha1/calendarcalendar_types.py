@@ -60,7 +60,7 @@ class CalendarCalendarSpec(KRMModel):
             description="Optional. The service-generated ID of an existing CalendarCalendar to acquire.",
         ),
     ] = None
-    summary: Annotated[str | None, Field(description="Title of the calendar.")] = None
+    summary: Annotated[str, Field(description="Title of the calendar.")]
     time_zone: Annotated[
         str | None, Field(alias="timeZone", description="The time zone of the calendar.")
     ] = None
@@ -92,23 +92,21 @@ class CalendarWorkingHours(KRMModel):
 
 
 class CalendarWorkingHoursAvailableTimes(KRMModel):
-    day_of_week: Annotated[str | None, Field(alias="dayOfWeek", description="Day of the week.")] = (
-        None
-    )
+    day_of_week: Annotated[str, Field(alias="dayOfWeek", description="Day of the week.")]
     period_end: Annotated[
-        int | None,
+        int,
         Field(
             alias="periodEnd",
             description="Period end, in minutes from the start of the day, exclusive.",
         ),
-    ] = None
+    ]
     period_start: Annotated[
-        int | None,
+        int,
         Field(
             alias="periodStart",
             description="Period start, in minutes from the start of the day, inclusive.",
         ),
-    ] = None
+    ]
 
 
 class ConferenceProperties(KRMModel):
@@ -123,12 +121,12 @@ class ConferenceProperties(KRMModel):
 
 class EventLabel(KRMModel):
     background_color: Annotated[
-        str | None,
+        str,
         Field(
             alias="backgroundColor",
             description='Background color of the label in hexadecimal format, such as "#039be5".',
         ),
-    ] = None
+    ]
     id_ref: Annotated[
         SiteVerificationWebResourceRef | None,
         Field(
@@ -168,5 +166,5 @@ class CalendarCalendar(KRMObject):
         Literal["calendar.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "calendar.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["CalendarCalendar"] = "CalendarCalendar"
-    spec: CalendarCalendarSpec = Field(default_factory=CalendarCalendarSpec)
+    spec: CalendarCalendarSpec
     status: CalendarCalendarStatus | None = None

@@ -84,9 +84,7 @@ class CalendarEventSpec(KRMModel):
     ] = None
     creator: Annotated[EventCreator | None, Field(description="The creator of the event.")] = None
     description: Annotated[str | None, Field(description="Description of the event.")] = None
-    end: Annotated[
-        EventDateTime | None, Field(description="The (exclusive) end time of the event.")
-    ] = None
+    end: Annotated[EventDateTime, Field(description="The (exclusive) end time of the event.")]
     end_time_unspecified: Annotated[
         bool | None,
         Field(
@@ -233,9 +231,7 @@ class CalendarEventSpec(KRMModel):
     source: Annotated[
         EventSource | None, Field(description="Source from which the event was created.")
     ] = None
-    start: Annotated[
-        EventDateTime | None, Field(description="The (inclusive) start time of the event.")
-    ] = None
+    start: Annotated[EventDateTime, Field(description="The (inclusive) start time of the event.")]
     status: Annotated[str | None, Field(description="Status of the event.")] = None
     summary: Annotated[str | None, Field(description="Title of the event.")] = None
     supports_attachments: Annotated[

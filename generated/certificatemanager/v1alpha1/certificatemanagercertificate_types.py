@@ -24,7 +24,7 @@ from kccgen.generated.certificatemanager.v1alpha1.certificatemanagercertificatei
 from kccgen.generated.certificatemanager.v1alpha1.certificatemanagerdnsauthorization_reference import (
     CertificateManagerDNSAuthorizationRef,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -299,11 +299,11 @@ class ManagedIdentityCertificate(KRMModel):
     """
 
     identity: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Immutable. SPIFFE ID of the Managed Identity used for this certificate."
         ),
-    ] = None
+    ]
 
 
 class ManagedIdentityCertificateObservedState(KRMModel):

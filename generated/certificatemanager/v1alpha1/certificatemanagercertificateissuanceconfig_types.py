@@ -12,8 +12,8 @@ from kccgen.generated.certificatemanager.v1alpha1 import certificatemanager_v1_a
 from kccgen.generated.certificatemanager.v1alpha1.certificatemanager_v1_api import (
     CertificateIssuanceConfigKeyAlgorithm,
 )
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.privateca.v1alpha1.privatecacapool_reference import PrivateCACAPoolRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -40,11 +40,11 @@ class CertificateAuthorityServiceConfig(KRMModel):
     """
 
     ca_pool_ref: Annotated[
-        PrivateCACAPoolRef | None,
+        PrivateCACAPoolRef,
         Field(
             alias="caPoolRef", description="A reference to a PrivateCACAPool (API field `caPool`)."
         ),
-    ] = None
+    ]
 
 
 class CertificateManagerCertificateIssuanceConfigObservedState(KRMModel):
@@ -76,12 +76,12 @@ class CertificateManagerCertificateIssuanceConfigSpec(KRMModel):
     """
 
     certificate_authority_config: Annotated[
-        CertificateAuthorityConfig | None,
+        CertificateAuthorityConfig,
         Field(
             alias="certificateAuthorityConfig",
             description="Required. The CA that issues the workload certificate.",
         ),
-    ] = None
+    ]
     description: Annotated[
         str | None,
         Field(
@@ -89,23 +89,23 @@ class CertificateManagerCertificateIssuanceConfigSpec(KRMModel):
         ),
     ] = None
     key_algorithm: Annotated[
-        CertificateIssuanceConfigKeyAlgorithm | None,
+        CertificateIssuanceConfigKeyAlgorithm,
         Field(
             alias="keyAlgorithm",
             description="Required. The key algorithm to use when generating the private key.",
         ),
-    ] = None
+    ]
     labels: Annotated[
         dict[str, str] | None,
         Field(description="Optional. Set of labels associated with a CertificateIssuanceConfig."),
     ] = None
     lifetime: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Workload certificate lifetime requested.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
-    ] = None
+    ]
     location: Annotated[
         str,
         Field(
@@ -127,12 +127,12 @@ class CertificateManagerCertificateIssuanceConfigSpec(KRMModel):
         ),
     ] = None
     rotation_window_percentage: Annotated[
-        int | None,
+        int,
         Field(
             alias="rotationWindowPercentage",
             description="Required. Specifies the percentage of elapsed time of the certificate lifetime to wait before renewing the certificate.",
         ),
-    ] = None
+    ]
     tags: Annotated[
         dict[str, str] | None,
         Field(

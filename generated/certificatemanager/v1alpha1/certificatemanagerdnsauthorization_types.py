@@ -12,7 +12,7 @@ from kccgen.generated.certificatemanager.v1alpha1 import certificatemanager_v1_a
 from kccgen.generated.certificatemanager.v1alpha1.certificatemanager_v1_api import (
     DnsAuthorizationType,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -61,8 +61,8 @@ class CertificateManagerDNSAuthorizationSpec(KRMModel):
         ),
     ] = None
     domain: Annotated[
-        str | None, Field(description="Required. Immutable. A domain that is being authorized.")
-    ] = None
+        str, Field(description="Required. Immutable. A domain that is being authorized.")
+    ]
     labels: Annotated[
         dict[str, str] | None,
         Field(description="Optional. Set of labels associated with a DnsAuthorization."),

@@ -41,9 +41,9 @@ class AgentAgentToolset(KRMModel):
         Field(alias="toolIds", description="Optional. The tools IDs to filter the toolset."),
     ] = None
     toolset_ref: Annotated[
-        CESToolsetRef | None,
+        CESToolsetRef,
         Field(alias="toolsetRef", description="A reference to a CESToolset (API field `toolset`)."),
-    ] = None
+    ]
 
 
 class AgentCard(KRMModel):
@@ -52,31 +52,29 @@ class AgentCard(KRMModel):
     """
 
     description: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. A description of the agent's domain of action/solution space."
         ),
-    ] = None
-    name: Annotated[
-        str | None, Field(description="Required. A human-readable name for the agent.")
-    ] = None
+    ]
+    name: Annotated[str, Field(description="Required. A human-readable name for the agent.")]
     skills: Annotated[
-        list[AgentSkill] | None,
+        list[AgentSkill],
         Field(description="Required. Skills represent a unit of ability an agent can perform."),
-    ] = None
+    ]
     supported_interfaces: Annotated[
-        list[AgentInterface] | None,
+        list[AgentInterface],
         Field(
             alias="supportedInterfaces",
             description="Required. Ordered list of supported interfaces.",
         ),
-    ] = None
+    ]
     version_ref: Annotated[
-        CESAppVersionRef | None,
+        CESAppVersionRef,
         Field(
             alias="versionRef", description="A reference to a CESAppVersion (API field `version`)."
         ),
-    ] = None
+    ]
 
 
 class AgentInterface(KRMModel):
@@ -85,25 +83,23 @@ class AgentInterface(KRMModel):
     """
 
     protocol_binding: Annotated[
-        str | None,
+        str,
         Field(
             alias="protocolBinding",
             description="Required. The protocol binding supported at this URL.",
         ),
-    ] = None
+    ]
     protocol_version: Annotated[
-        str | None,
+        str,
         Field(
             alias="protocolVersion",
             description="Required. The version of the A2A protocol this interface exposes.",
         ),
-    ] = None
+    ]
     tenant: Annotated[
         str | None, Field(description="Tenant ID to be used in the request when calling the agent.")
     ] = None
-    url: Annotated[
-        str | None, Field(description="Required. The URL where this interface is available.")
-    ] = None
+    url: Annotated[str, Field(description="Required. The URL where this interface is available.")]
 
 
 class AgentLlmAgent(KRMModel):
@@ -118,9 +114,9 @@ class AgentRemoteA2aAgent(KRMModel):
     """
 
     a2a_config: Annotated[
-        RemoteA2aConfig | None,
+        RemoteA2aConfig,
         Field(alias="a2aConfig", description="Required. The A2A connection configuration."),
-    ] = None
+    ]
 
 
 class AgentRemoteDialogflowAgent(KRMModel):
@@ -129,11 +125,11 @@ class AgentRemoteDialogflowAgent(KRMModel):
     """
 
     agent: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The [Dialogflow](https://docs.cloud.google.com/dialogflow/cx/docs/concept/agent) agent resource name."
         ),
-    ] = None
+    ]
     environment_id: Annotated[
         str | None,
         Field(
@@ -182,16 +178,12 @@ class AgentSkill(KRMModel):
     Represents a distinct capability or function that an agent can perform.
     """
 
-    description: Annotated[
-        str | None, Field(description="Required. A detailed description of the skill.")
-    ] = None
+    description: Annotated[str, Field(description="Required. A detailed description of the skill.")]
     example_refs: Annotated[
         list[CESExampleRef] | None,
         Field(alias="exampleRefs", description="References to CESExamples (API field `examples`)."),
     ] = None
-    id: Annotated[
-        str | None, Field(description="Required. A unique identifier for the agent's skill.")
-    ] = None
+    id: Annotated[str, Field(description="Required. A unique identifier for the agent's skill.")]
     input_modes: Annotated[
         list[str] | None,
         Field(
@@ -199,9 +191,7 @@ class AgentSkill(KRMModel):
             description="The set of supported input media types for this skill, overriding the agent's defaults.",
         ),
     ] = None
-    name: Annotated[
-        str | None, Field(description="Required. A human-readable name for the skill.")
-    ] = None
+    name: Annotated[str, Field(description="Required. A human-readable name for the skill.")]
     output_modes: Annotated[
         list[str] | None,
         Field(
@@ -210,9 +200,9 @@ class AgentSkill(KRMModel):
         ),
     ] = None
     tags: Annotated[
-        list[str] | None,
+        list[str],
         Field(description="Required. A set of keywords describing the skill's capabilities."),
-    ] = None
+    ]
 
 
 class ApiAuthentication(KRMModel):
@@ -253,23 +243,23 @@ class ApiKeyConfig(KRMModel):
     """
 
     api_key_secret_version_ref: Annotated[
-        SecretManagerSecretVersionRef | None,
+        SecretManagerSecretVersionRef,
         Field(
             alias="apiKeySecretVersionRef",
             description="A reference to a SecretManagerSecretVersion (API field `apiKeySecretVersion`).",
         ),
-    ] = None
+    ]
     key_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="keyName",
             description="Required. The parameter name or the header name of the API key.",
         ),
-    ] = None
+    ]
     request_location: Annotated[
-        ApiKeyConfigRequestLocation | None,
+        ApiKeyConfigRequestLocation,
         Field(alias="requestLocation", description="Required. Key location in the request."),
-    ] = None
+    ]
 
 
 class BearerTokenConfig(KRMModel):
@@ -277,7 +267,7 @@ class BearerTokenConfig(KRMModel):
     Configurations for authentication with a bearer token.
     """
 
-    token: Annotated[str | None, Field(description="Required. The bearer token.")] = None
+    token: Annotated[str, Field(description="Required. The bearer token.")]
 
 
 class CESAgentObservedState(KRMModel):
@@ -384,8 +374,8 @@ class CESAgentSpec(KRMModel):
         str | None, Field(description="Optional. Human-readable description of the agent.")
     ] = None
     display_name: Annotated[
-        str | None, Field(alias="displayName", description="Required. Display name of the agent.")
-    ] = None
+        str, Field(alias="displayName", description="Required. Display name of the agent.")
+    ]
     guardrail_refs: Annotated[
         list[CESGuardrailRef] | None,
         Field(
@@ -461,11 +451,11 @@ class Callback(KRMModel):
         ),
     ] = None
     python_code: Annotated[
-        str | None,
+        str,
         Field(
             alias="pythonCode", description="Required. The python code to execute for the callback."
         ),
-    ] = None
+    ]
 
 
 class ExpressionCondition(KRMModel):
@@ -474,9 +464,9 @@ class ExpressionCondition(KRMModel):
     """
 
     expression: Annotated[
-        str | None,
+        str,
         Field(description="Required. The string representation of cloud.api.Expression condition."),
-    ] = None
+    ]
 
 
 class ModelSettings(KRMModel):
@@ -503,30 +493,29 @@ class OAuthConfig(KRMModel):
     """
 
     client_id: Annotated[
-        str | None,
-        Field(alias="clientId", description="Required. The client ID from the OAuth provider."),
-    ] = None
+        str, Field(alias="clientId", description="Required. The client ID from the OAuth provider.")
+    ]
     client_secret_version_ref: Annotated[
-        SecretManagerSecretVersionRef | None,
+        SecretManagerSecretVersionRef,
         Field(
             alias="clientSecretVersionRef",
             description="A reference to a SecretManagerSecretVersion (API field `clientSecretVersion`).",
         ),
-    ] = None
+    ]
     oauth_grant_type: Annotated[
-        OAuthConfigOauthGrantType | None,
+        OAuthConfigOauthGrantType,
         Field(alias="oauthGrantType", description="Required. OAuth grant types."),
-    ] = None
+    ]
     scopes: Annotated[
         list[str] | None, Field(description="Optional. The OAuth scopes to grant.")
     ] = None
     token_endpoint: Annotated[
-        str | None,
+        str,
         Field(
             alias="tokenEndpoint",
             description="Required. The token endpoint in the OAuth provider to exchange for an access token.",
         ),
-    ] = None
+    ]
 
 
 class PythonCodeCondition(KRMModel):
@@ -535,8 +524,8 @@ class PythonCodeCondition(KRMModel):
     """
 
     python_code: Annotated[
-        str | None, Field(alias="pythonCode", description="Required. The python code to execute.")
-    ] = None
+        str, Field(alias="pythonCode", description="Required. The python code to execute.")
+    ]
 
 
 class RemoteA2aConfig(KRMModel):
@@ -601,12 +590,12 @@ class ServiceAccountAuthConfig(KRMModel):
         list[str] | None, Field(description="Optional. The OAuth scopes to grant.")
     ] = None
     service_account: Annotated[
-        str | None,
+        str,
         Field(
             alias="serviceAccount",
             description="Required. The email address of the service account used for authentication.",
         ),
-    ] = None
+    ]
 
 
 class ServiceAgentIdTokenAuthConfig(KRMModel):
@@ -621,11 +610,11 @@ class TransferRule(KRMModel):
     """
 
     child_agent_ref: Annotated[
-        CESAgentRef | None,
+        CESAgentRef,
         Field(
             alias="childAgentRef", description="A reference to a CESAgent (API field `childAgent`)."
         ),
-    ] = None
+    ]
     deterministic_transfer: Annotated[
         TransferRuleDeterministicTransfer | None,
         Field(
@@ -634,8 +623,8 @@ class TransferRule(KRMModel):
         ),
     ] = None
     direction: Annotated[
-        TransferRuleDirection | None, Field(description="Required. The direction of the transfer.")
-    ] = None
+        TransferRuleDirection, Field(description="Required. The direction of the transfer.")
+    ]
     disable_planner_transfer: Annotated[
         TransferRuleDisablePlannerTransfer | None,
         Field(
@@ -672,12 +661,12 @@ class TransferRuleDisablePlannerTransfer(KRMModel):
     """
 
     expression_condition: Annotated[
-        ExpressionCondition | None,
+        ExpressionCondition,
         Field(
             alias="expressionCondition",
             description="Required. If the condition evaluates to true, planner will not be allowed to transfer to the target agent.",
         ),
-    ] = None
+    ]
 
 
 class CESAgentStatus(KRMStatus):

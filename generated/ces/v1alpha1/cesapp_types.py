@@ -35,10 +35,10 @@ from kccgen.generated.contactcenterinsights.v1alpha1.ccinsightsdashboard_referen
 )
 from kccgen.generated.dlp.v1alpha1.dlpdeidentifytemplate_reference import DLPDeidentifyTemplateRef
 from kccgen.generated.dlp.v1alpha1.dlpinspecttemplate_reference import DLPInspectTemplateRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.external.secretmanagersecretversion_reference import (
     SecretManagerSecretVersionRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -85,13 +85,11 @@ class AppVariableDeclaration(KRMModel):
     Defines the structure and metadata for a variable.
     """
 
-    description: Annotated[
-        str | None, Field(description="Required. The description of the variable.")
-    ] = None
-    name: Annotated[str | None, Field(description="Required. The name of the variable.")] = None
+    description: Annotated[str, Field(description="Required. The description of the variable.")]
+    name: Annotated[str, Field(description="Required. The name of the variable.")]
     schema_: Annotated[
-        Schema | None, Field(alias="schema", description="Required. The schema of the variable.")
-    ] = None
+        Schema, Field(alias="schema", description="Required. The schema of the variable.")
+    ]
 
 
 class AppVariableDeclarationObserved(KRMModel):
@@ -335,8 +333,8 @@ class CESAppSpec(KRMModel):
         str | None, Field(description="Optional. Human-readable description of the app.")
     ] = None
     display_name: Annotated[
-        str | None, Field(alias="displayName", description="Required. Display name of the app.")
-    ] = None
+        str, Field(alias="displayName", description="Required. Display name of the app.")
+    ]
     error_handling_settings: Annotated[
         ErrorHandlingSettings | None,
         Field(
@@ -502,9 +500,8 @@ class ChannelProfileInstagramConfig(KRMModel):
     """
 
     instagram_account_id: Annotated[
-        str | None,
-        Field(alias="instagramAccountId", description="Required. The Instagram Account ID."),
-    ] = None
+        str, Field(alias="instagramAccountId", description="Required. The Instagram Account ID.")
+    ]
 
 
 class ChannelProfileInstagramConfigObservedState(KRMModel):
@@ -632,11 +629,11 @@ class ChannelProfileWhatsAppConfig(KRMModel):
         Field(alias="phoneNumber", description="Optional. The phone number in E.164 format."),
     ] = None
     phone_number_id: Annotated[
-        str | None, Field(alias="phoneNumberId", description="Required. The Meta phone number ID.")
-    ] = None
+        str, Field(alias="phoneNumberId", description="Required. The Meta phone number ID.")
+    ]
     waba_id: Annotated[
-        str | None, Field(alias="wabaId", description="Required. The WhatsApp Business Account ID.")
-    ] = None
+        str, Field(alias="wabaId", description="Required. The WhatsApp Business Account ID.")
+    ]
 
 
 class ChannelProfileWhatsAppConfigObservedState(KRMModel):
@@ -674,19 +671,19 @@ class ClientCertificateSettings(KRMModel):
         ),
     ] = None
     private_key_ref: Annotated[
-        SecretManagerSecretVersionRef | None,
+        SecretManagerSecretVersionRef,
         Field(
             alias="privateKeyRef",
             description="A reference to a SecretManagerSecretVersion (API field `privateKey`).",
         ),
-    ] = None
+    ]
     tls_certificate: Annotated[
-        str | None,
+        str,
         Field(
             alias="tlsCertificate",
             description="Required. The TLS certificate encoded in PEM format.",
         ),
-    ] = None
+    ]
 
 
 class CloudLoggingSettings(KRMModel):
@@ -1275,7 +1272,7 @@ class Schema(KRMModel):
         list[str] | None, Field(description="Optional. Required properties of Type.OBJECT.")
     ] = None
     title: Annotated[str | None, Field(description="Optional. The title of the schema.")] = None
-    type: Annotated[SchemaType | None, Field(description="Required. The type of the data.")] = None
+    type: Annotated[SchemaType, Field(description="Required. The type of the data.")]
     unique_items: Annotated[
         bool | None,
         Field(

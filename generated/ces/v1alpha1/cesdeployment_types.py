@@ -102,16 +102,15 @@ class CESDeploymentSpec(KRMModel):
         ),
     ] = None
     channel_profile: Annotated[
-        ChannelProfile | None,
+        ChannelProfile,
         Field(
             alias="channelProfile",
             description="Required. The channel profile used in the deployment.",
         ),
-    ] = None
+    ]
     display_name: Annotated[
-        str | None,
-        Field(alias="displayName", description="Required. Display name of the deployment."),
-    ] = None
+        str, Field(alias="displayName", description="Required. Display name of the deployment.")
+    ]
     experiment_config: Annotated[
         ExperimentConfig | None,
         Field(
@@ -220,9 +219,8 @@ class ChannelProfileInstagramConfig(KRMModel):
     """
 
     instagram_account_id: Annotated[
-        str | None,
-        Field(alias="instagramAccountId", description="Required. The Instagram Account ID."),
-    ] = None
+        str, Field(alias="instagramAccountId", description="Required. The Instagram Account ID.")
+    ]
 
 
 class ChannelProfileInstagramConfigObservedState(KRMModel):
@@ -350,11 +348,11 @@ class ChannelProfileWhatsAppConfig(KRMModel):
         Field(alias="phoneNumber", description="Optional. The phone number in E.164 format."),
     ] = None
     phone_number_id: Annotated[
-        str | None, Field(alias="phoneNumberId", description="Required. The Meta phone number ID.")
-    ] = None
+        str, Field(alias="phoneNumberId", description="Required. The Meta phone number ID.")
+    ]
     waba_id: Annotated[
-        str | None, Field(alias="wabaId", description="Required. The WhatsApp Business Account ID.")
-    ] = None
+        str, Field(alias="wabaId", description="Required. The WhatsApp Business Account ID.")
+    ]
 
 
 class ChannelProfileWhatsAppConfigObservedState(KRMModel):
@@ -436,12 +434,12 @@ class InstagramCredentials(KRMModel):
     """
 
     auth_code: Annotated[
-        str | None,
+        str,
         Field(
             alias="authCode",
             description="Required. The Meta auth code provided by the embedded signup flow.",
         ),
-    ] = None
+    ]
     conversation_profile_id: Annotated[
         str | None,
         Field(
@@ -475,19 +473,19 @@ class WhatsAppCredentials(KRMModel):
     """
 
     auth_code: Annotated[
-        str | None,
+        str,
         Field(
             alias="authCode",
             description="Required. The Meta auth code provided by the embedded signup flow.",
         ),
-    ] = None
+    ]
     business_account_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="businessAccountId",
             description="Required. The Business Account ID to use for the phone number.",
         ),
-    ] = None
+    ]
     conversation_profile_id: Annotated[
         str | None,
         Field(
@@ -496,20 +494,20 @@ class WhatsAppCredentials(KRMModel):
         ),
     ] = None
     phone_number: Annotated[
-        str | None,
+        str,
         Field(
             alias="phoneNumber", description="Required. The phone number to register with WhatsApp."
         ),
-    ] = None
+    ]
     pin: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The 6-digit PIN created by the user for two-step verification."
         ),
-    ] = None
+    ]
     waba_id: Annotated[
-        str | None, Field(alias="wabaId", description="Required. The WhatsApp Business Account ID.")
-    ] = None
+        str, Field(alias="wabaId", description="Required. The WhatsApp Business Account ID.")
+    ]
 
 
 class CESDeploymentStatus(KRMStatus):

@@ -58,12 +58,12 @@ class AgentTransfer(KRMModel):
     """
 
     target_agent_ref: Annotated[
-        CESAgentRef | None,
+        CESAgentRef,
         Field(
             alias="targetAgentRef",
             description="A reference to a CESAgent (API field `targetAgent`).",
         ),
-    ] = None
+    ]
 
 
 class AgentTransferObserved(KRMModel):
@@ -290,16 +290,16 @@ class Blob(KRMModel):
     """
 
     data: Annotated[
-        str | None,
+        str,
         Field(description="Required. Raw bytes of the blob.", pattern="^[A-Za-z0-9+/_-]*={0,2}$"),
-    ] = None
+    ]
     mime_type: Annotated[
-        str | None,
+        str,
         Field(
             alias="mimeType",
             description="Required. The IANA standard MIME type of the source data.",
         ),
-    ] = None
+    ]
 
 
 class BlobObserved(KRMModel):
@@ -421,12 +421,12 @@ class CESEvaluationSpec(KRMModel):
         str | None, Field(description="Optional. User-defined description of the evaluation.")
     ] = None
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName",
             description="Required. User-defined display name of the evaluation.",
         ),
-    ] = None
+    ]
     evaluation_metrics_config_override: Annotated[
         EvaluationMetricsConfig | None,
         Field(
@@ -635,9 +635,9 @@ class EvaluationGolden(KRMModel):
         ),
     ] = None
     turns: Annotated[
-        list[EvaluationGoldenTurn] | None,
+        list[EvaluationGoldenTurn],
         Field(description="Required. The golden turns required to replay a golden conversation."),
-    ] = None
+    ]
 
 
 class EvaluationGoldenExpectation(KRMModel):
@@ -902,9 +902,9 @@ class EvaluationGoldenTurn(KRMModel):
         ),
     ] = None
     steps: Annotated[
-        list[EvaluationStep] | None,
+        list[EvaluationStep],
         Field(description="Required. The steps required to replay a golden conversation."),
-    ] = None
+    ]
     turn_level_metrics_thresholds_override: Annotated[
         EvaluationMetricsThresholdsGoldenEvaluationMetricsThresholdsTurnLevelMetricsThresholds
         | None,
@@ -2077,8 +2077,8 @@ class EvaluationScenario(KRMModel):
         Field(alias="maxTurns", description="Optional. The maximum number of turns to simulate."),
     ] = None
     rubrics: Annotated[
-        list[str] | None, Field(description="Required. The rubrics to score the scenario against.")
-    ] = None
+        list[str], Field(description="Required. The rubrics to score the scenario against.")
+    ]
     scenario_execution_mode: Annotated[
         EvaluationScenarioScenarioExecutionMode | None,
         Field(
@@ -2087,15 +2087,13 @@ class EvaluationScenario(KRMModel):
         ),
     ] = None
     scenario_expectations: Annotated[
-        list[EvaluationScenarioExpectation] | None,
+        list[EvaluationScenarioExpectation],
         Field(
             alias="scenarioExpectations",
             description="Required. The ScenarioExpectations to evaluate the conversation produced by the user simulation.",
         ),
-    ] = None
-    task: Annotated[
-        str | None, Field(description="Required. The task to be targeted by the scenario.")
-    ] = None
+    ]
+    task: Annotated[str, Field(description="Required. The task to be targeted by the scenario.")]
     task_completion_behavior: Annotated[
         EvaluationScenarioTaskCompletionBehavior | None,
         Field(
@@ -2185,19 +2183,19 @@ class EvaluationScenarioExpectationToolExpectation(KRMModel):
     """
 
     expected_tool_call: Annotated[
-        ToolCall | None,
+        ToolCall,
         Field(
             alias="expectedToolCall",
             description="Required. The expected tool call, with the parameters of interest specified.",
         ),
-    ] = None
+    ]
     mock_tool_response: Annotated[
-        ToolResponse | None,
+        ToolResponse,
         Field(
             alias="mockToolResponse",
             description="Required. The tool response to mock, with the parameters of interest specified.",
         ),
-    ] = None
+    ]
 
 
 class EvaluationScenarioExpectationToolExpectationObserved(KRMModel):
@@ -2261,8 +2259,8 @@ class EvaluationScenarioUserFact(KRMModel):
     Facts about the user as a key value pair.
     """
 
-    name: Annotated[str | None, Field(description="Required. The name of the user fact.")] = None
-    value: Annotated[str | None, Field(description="Required. The value of the user fact.")] = None
+    name: Annotated[str, Field(description="Required. The name of the user fact.")]
+    value: Annotated[str, Field(description="Required. The value of the user fact.")]
 
 
 class EvaluationScenarioUserFactObserved(KRMModel):
@@ -2323,7 +2321,7 @@ class Event(KRMModel):
     Event input.
     """
 
-    event: Annotated[str | None, Field(description="Required. The name of the event.")] = None
+    event: Annotated[str, Field(description="Required. The name of the event.")]
     variables: Annotated[
         dict[str, Any] | None,
         Field(description="Optional. Additional variables associated with the event."),
@@ -2340,16 +2338,16 @@ class Image(KRMModel):
         Field(alias="altText", description="Optional. The alternative text for the image."),
     ] = None
     data: Annotated[
-        str | None,
+        str,
         Field(description="Required. Raw bytes of the image.", pattern="^[A-Za-z0-9+/_-]*={0,2}$"),
-    ] = None
+    ]
     mime_type: Annotated[
-        str | None,
+        str,
         Field(
             alias="mimeType",
             description="Required. The IANA standard MIME type of the source data.",
         ),
-    ] = None
+    ]
 
 
 class ImageObserved(KRMModel):
@@ -2739,9 +2737,9 @@ class ToolResponse(KRMModel):
         Field(description="Optional. The matching ID of the tool call the response is for."),
     ] = None
     response: Annotated[
-        dict[str, Any] | None,
+        dict[str, Any],
         Field(description="Required. The tool execution result in JSON object format."),
-    ] = None
+    ]
     tool_ref: Annotated[
         CESToolRef | None,
         Field(alias="toolRef", description="A reference to a CESTool (API field `tool`)."),
@@ -2850,9 +2848,9 @@ class ToolsetTool(KRMModel):
         ),
     ] = None
     toolset_ref: Annotated[
-        CESToolsetRef | None,
+        CESToolsetRef,
         Field(alias="toolsetRef", description="A reference to a CESToolset (API field `toolset`)."),
-    ] = None
+    ]
 
 
 class ToolsetToolObserved(KRMModel):

@@ -269,12 +269,12 @@ class CESEvaluationDatasetSpec(KRMModel):
         ),
     ]
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName",
             description="Required. User-defined display name of the evaluation dataset.",
         ),
-    ] = None
+    ]
     evaluation_refs: Annotated[
         list[CESEvaluationRef] | None,
         Field(

@@ -58,8 +58,8 @@ class CESEvaluationExpectationSpec(KRMModel):
         ),
     ]
     display_name: Annotated[
-        str | None, Field(alias="displayName", description="Required. User-defined display name.")
-    ] = None
+        str, Field(alias="displayName", description="Required. User-defined display name.")
+    ]
     llm_criteria: Annotated[
         EvaluationExpectationLlmCriteria | None,
         Field(
@@ -84,9 +84,8 @@ class EvaluationExpectationLlmCriteria(KRMModel):
     """
 
     prompt: Annotated[
-        str | None,
-        Field(description="Required. The prompt/instructions provided to the LLM judge."),
-    ] = None
+        str, Field(description="Required. The prompt/instructions provided to the LLM judge.")
+    ]
 
 
 class CESEvaluationExpectationStatus(KRMStatus):

@@ -25,12 +25,12 @@ class AgentTransfer(KRMModel):
     """
 
     target_agent_ref: Annotated[
-        CESAgentRef | None,
+        CESAgentRef,
         Field(
             alias="targetAgentRef",
             description="A reference to a CESAgent (API field `targetAgent`).",
         ),
-    ] = None
+    ]
 
 
 class AgentTransferObservedState(KRMModel):
@@ -50,16 +50,16 @@ class Blob(KRMModel):
     """
 
     data: Annotated[
-        str | None,
+        str,
         Field(description="Required. Raw bytes of the blob.", pattern="^[A-Za-z0-9+/_-]*={0,2}$"),
-    ] = None
+    ]
     mime_type: Annotated[
-        str | None,
+        str,
         Field(
             alias="mimeType",
             description="Required. The IANA standard MIME type of the source data.",
         ),
-    ] = None
+    ]
 
 
 class CESExampleObservedState(KRMModel):
@@ -114,8 +114,8 @@ class CESExampleSpec(KRMModel):
         str | None, Field(description="Optional. Human-readable description of the example.")
     ] = None
     display_name: Annotated[
-        str | None, Field(alias="displayName", description="Required. Display name of the example.")
-    ] = None
+        str, Field(alias="displayName", description="Required. Display name of the example.")
+    ]
     entry_agent_ref: Annotated[
         CESAgentRef | None,
         Field(
@@ -205,16 +205,16 @@ class Image(KRMModel):
         Field(alias="altText", description="Optional. The alternative text for the image."),
     ] = None
     data: Annotated[
-        str | None,
+        str,
         Field(description="Required. Raw bytes of the image.", pattern="^[A-Za-z0-9+/_-]*={0,2}$"),
-    ] = None
+    ]
     mime_type: Annotated[
-        str | None,
+        str,
         Field(
             alias="mimeType",
             description="Required. The IANA standard MIME type of the source data.",
         ),
-    ] = None
+    ]
 
 
 class Message(KRMModel):
@@ -309,9 +309,9 @@ class ToolResponse(KRMModel):
         Field(description="Optional. The matching ID of the tool call the response is for."),
     ] = None
     response: Annotated[
-        dict[str, Any] | None,
+        dict[str, Any],
         Field(description="Required. The tool execution result in JSON object format."),
-    ] = None
+    ]
     tool_ref: Annotated[
         CESToolRef | None,
         Field(alias="toolRef", description="A reference to a CESTool (API field `tool`)."),
@@ -359,9 +359,9 @@ class ToolsetTool(KRMModel):
         ),
     ] = None
     toolset_ref: Annotated[
-        CESToolsetRef | None,
+        CESToolsetRef,
         Field(alias="toolsetRef", description="A reference to a CESToolset (API field `toolset`)."),
-    ] = None
+    ]
 
 
 class CESExampleStatus(KRMStatus):

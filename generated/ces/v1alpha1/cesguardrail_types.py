@@ -95,9 +95,8 @@ class CESGuardrailSpec(KRMModel):
         str | None, Field(description="Optional. Description of the guardrail.")
     ] = None
     display_name: Annotated[
-        str | None,
-        Field(alias="displayName", description="Required. Display name of the guardrail."),
-    ] = None
+        str, Field(alias="displayName", description="Required. Display name of the guardrail.")
+    ]
     enabled: Annotated[
         bool | None, Field(description="Optional. Whether the guardrail is enabled.")
     ] = None
@@ -154,11 +153,11 @@ class Callback(KRMModel):
         ),
     ] = None
     python_code: Annotated[
-        str | None,
+        str,
         Field(
             alias="pythonCode", description="Required. The python code to execute for the callback."
         ),
-    ] = None
+    ]
 
 
 class GuardrailCodeCallback(KRMModel):
@@ -223,9 +222,9 @@ class GuardrailContentFilter(KRMModel):
         ),
     ] = None
     match_type: Annotated[
-        GuardrailContentFilterMatchType | None,
+        GuardrailContentFilterMatchType,
         Field(alias="matchType", description="Required. Match type for the content filter."),
-    ] = None
+    ]
     sensitive_words_exemptions: Annotated[
         list[str] | None,
         Field(
@@ -265,13 +264,13 @@ class GuardrailLlmPolicy(KRMModel):
         ModelSettings | None, Field(alias="modelSettings", description="Optional. Model settings.")
     ] = None
     policy_scope: Annotated[
-        GuardrailLlmPolicyPolicyScope | None,
+        GuardrailLlmPolicyPolicyScope,
         Field(
             alias="policyScope",
             description="Required. Defines when to apply the policy check during the conversation.",
         ),
-    ] = None
-    prompt: Annotated[str | None, Field(description="Required. Policy prompt.")] = None
+    ]
+    prompt: Annotated[str, Field(description="Required. Policy prompt.")]
 
 
 class GuardrailLlmPromptSecurity(KRMModel):
@@ -329,9 +328,9 @@ class GuardrailModelSafety(KRMModel):
     """
 
     safety_settings: Annotated[
-        list[GuardrailModelSafetySafetySetting] | None,
+        list[GuardrailModelSafetySafetySetting],
         Field(alias="safetySettings", description="Required. List of safety settings."),
-    ] = None
+    ]
 
 
 class GuardrailModelSafetySafetySetting(KRMModel):
@@ -340,13 +339,12 @@ class GuardrailModelSafetySafetySetting(KRMModel):
     """
 
     category: Annotated[
-        GuardrailModelSafetySafetySettingCategory | None,
-        Field(description="Required. The harm category."),
-    ] = None
+        GuardrailModelSafetySafetySettingCategory, Field(description="Required. The harm category.")
+    ]
     threshold: Annotated[
-        GuardrailModelSafetySafetySettingThreshold | None,
+        GuardrailModelSafetySafetySettingThreshold,
         Field(description="Required. The harm block threshold."),
-    ] = None
+    ]
 
 
 class GuardrailSupervisor(KRMModel):
@@ -412,8 +410,8 @@ class TriggerActionGenerativeAnswer(KRMModel):
     """
 
     prompt: Annotated[
-        str | None, Field(description="Required. The prompt to use for the generative answer.")
-    ] = None
+        str, Field(description="Required. The prompt to use for the generative answer.")
+    ]
 
 
 class TriggerActionRespondImmediately(KRMModel):
@@ -422,9 +420,9 @@ class TriggerActionRespondImmediately(KRMModel):
     """
 
     responses: Annotated[
-        list[TriggerActionResponse] | None,
+        list[TriggerActionResponse],
         Field(description="Required. The canned responses for the agent to choose from."),
-    ] = None
+    ]
 
 
 class TriggerActionResponse(KRMModel):
@@ -435,9 +433,7 @@ class TriggerActionResponse(KRMModel):
     disabled: Annotated[
         bool | None, Field(description="Optional. Whether the response is disabled.")
     ] = None
-    text: Annotated[
-        str | None, Field(description="Required. Text for the agent to respond with.")
-    ] = None
+    text: Annotated[str, Field(description="Required. Text for the agent to respond with.")]
 
 
 class TriggerActionTransferAgent(KRMModel):
@@ -446,9 +442,9 @@ class TriggerActionTransferAgent(KRMModel):
     """
 
     agent_ref: Annotated[
-        CESAgentRef | None,
+        CESAgentRef,
         Field(alias="agentRef", description="A reference to a CESAgent (API field `agent`)."),
-    ] = None
+    ]
 
 
 class CESGuardrailStatus(KRMStatus):

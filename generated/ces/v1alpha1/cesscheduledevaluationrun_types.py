@@ -121,16 +121,15 @@ class CESScheduledEvaluationRunSpec(KRMModel):
         Field(description="Optional. User-defined description of the scheduled evaluation run."),
     ] = None
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName",
             description="Required. User-defined display name of the scheduled evaluation run config.",
         ),
-    ] = None
+    ]
     request: Annotated[
-        RunEvaluationRequest | None,
-        Field(description="Required. The RunEvaluationRequest to schedule"),
-    ] = None
+        RunEvaluationRequest, Field(description="Required. The RunEvaluationRequest to schedule")
+    ]
     resource_id: Annotated[
         str | None,
         Field(
@@ -139,12 +138,12 @@ class CESScheduledEvaluationRunSpec(KRMModel):
         ),
     ] = None
     scheduling_config: Annotated[
-        ScheduledEvaluationRunSchedulingConfig | None,
+        ScheduledEvaluationRunSchedulingConfig,
         Field(
             alias="schedulingConfig",
             description="Required. Configuration for the timing and frequency with which to execute the evaluations.",
         ),
-    ] = None
+    ]
 
 
 class EvaluationConfig(KRMModel):
@@ -199,9 +198,9 @@ class InputAudioConfig(KRMModel):
     """
 
     audio_encoding: Annotated[
-        InputAudioConfigAudioEncoding | None,
+        InputAudioConfigAudioEncoding,
         Field(alias="audioEncoding", description="Required. The encoding of the input audio data."),
-    ] = None
+    ]
     noise_suppression_level: Annotated[
         str | None,
         Field(
@@ -210,12 +209,12 @@ class InputAudioConfig(KRMModel):
         ),
     ] = None
     sample_rate_hertz: Annotated[
-        int | None,
+        int,
         Field(
             alias="sampleRateHertz",
             description="Required. The sample rate (in Hertz) of the input audio data.",
         ),
-    ] = None
+    ]
 
 
 class OptimizationConfig(KRMModel):
@@ -277,18 +276,18 @@ class OutputAudioConfig(KRMModel):
     """
 
     audio_encoding: Annotated[
-        OutputAudioConfigAudioEncoding | None,
+        OutputAudioConfigAudioEncoding,
         Field(
             alias="audioEncoding", description="Required. The encoding of the output audio data."
         ),
-    ] = None
+    ]
     sample_rate_hertz: Annotated[
-        int | None,
+        int,
         Field(
             alias="sampleRateHertz",
             description="Required. The sample rate (in Hertz) of the output audio data.",
         ),
-    ] = None
+    ]
 
 
 class PersonaRunConfig(KRMModel):
@@ -313,9 +312,8 @@ class RunEvaluationRequest(KRMModel):
     """
 
     app_ref: Annotated[
-        CESAppRef | None,
-        Field(alias="appRef", description="A reference to a CESApp (API field `app`)."),
-    ] = None
+        CESAppRef, Field(alias="appRef", description="A reference to a CESApp (API field `app`).")
+    ]
     app_version_ref: Annotated[
         CESAppVersionRef | None,
         Field(
@@ -417,17 +415,17 @@ class ScheduledEvaluationRunSchedulingConfig(KRMModel):
         Field(alias="daysOfWeek", description="Optional. The days of the week to run the eval."),
     ] = None
     frequency: Annotated[
-        ScheduledEvaluationRunSchedulingConfigFrequency | None,
+        ScheduledEvaluationRunSchedulingConfigFrequency,
         Field(description="Required. The frequency with which to run the eval"),
-    ] = None
+    ]
     start_time: Annotated[
-        str | None,
+        str,
         Field(
             alias="startTime",
             description="Required. Timestamp when the eval should start.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
-    ] = None
+    ]
 
 
 class CESScheduledEvaluationRunStatus(KRMStatus):

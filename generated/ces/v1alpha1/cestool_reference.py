@@ -43,18 +43,18 @@ REFERENCES: tuple[RefField, ...] = (
     ),
     RefField(
         path="dataStoreTool.boostSpecs[].dataStoreRefs",
-        target="DiscoveryEngineCollectionDataStore",
+        target="DiscoveryEngineDataStore",
         api_path="dataStoreTool.boostSpecs[].dataStores",
         many=True,
     ),
     RefField(
         path="dataStoreTool.dataStoreSource.dataStore.dataStoreRef",
-        target="DiscoveryEngineCollectionDataStore",
+        target="DiscoveryEngineDataStore",
         api_path="dataStoreTool.dataStoreSource.dataStore.name",
     ),
     RefField(
         path="dataStoreTool.engineSource.dataStoreSources[].dataStore.dataStoreRef",
-        target="DiscoveryEngineCollectionDataStore",
+        target="DiscoveryEngineDataStore",
         api_path="dataStoreTool.engineSource.dataStoreSources[].dataStore.name",
     ),
     RefField(

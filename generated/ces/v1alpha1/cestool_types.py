@@ -35,8 +35,8 @@ from kccgen.generated.ces.v1alpha1.cesapp_reference import CESAppRef
 from kccgen.generated.ces.v1alpha1.cesappversion_reference import CESAppVersionRef
 from kccgen.generated.ces.v1alpha1.cesexample_reference import CESExampleRef
 from kccgen.generated.dialogflowcx.v1alpha1.dialogflowcxtool_reference import DialogflowCXToolRef
-from kccgen.generated.discoveryengine.v1alpha1.discoveryenginecollectiondatastore_reference import (
-    DiscoveryEngineCollectionDataStoreRef,
+from kccgen.generated.discoveryengine.v1alpha1.discoveryenginedatastore_reference import (
+    DiscoveryEngineDataStoreRef,
 )
 from kccgen.generated.discoveryengine.v1alpha1.discoveryengineengine_reference import (
     DiscoveryEngineEngineRef,
@@ -92,13 +92,11 @@ class ActionEntityOperation(KRMModel):
     Entity CRUD operation specification.
     """
 
-    entity_id: Annotated[
-        str | None, Field(alias="entityId", description="Required. ID of the entity.")
-    ] = None
+    entity_id: Annotated[str, Field(alias="entityId", description="Required. ID of the entity.")]
     operation: Annotated[
-        ActionEntityOperationOperation | None,
+        ActionEntityOperationOperation,
         Field(description="Required. Operation to perform on the entity."),
-    ] = None
+    ]
 
 
 class AgentCard(KRMModel):
@@ -107,31 +105,29 @@ class AgentCard(KRMModel):
     """
 
     description: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. A description of the agent's domain of action/solution space."
         ),
-    ] = None
-    name: Annotated[
-        str | None, Field(description="Required. A human-readable name for the agent.")
-    ] = None
+    ]
+    name: Annotated[str, Field(description="Required. A human-readable name for the agent.")]
     skills: Annotated[
-        list[AgentSkill] | None,
+        list[AgentSkill],
         Field(description="Required. Skills represent a unit of ability an agent can perform."),
-    ] = None
+    ]
     supported_interfaces: Annotated[
-        list[AgentInterface] | None,
+        list[AgentInterface],
         Field(
             alias="supportedInterfaces",
             description="Required. Ordered list of supported interfaces.",
         ),
-    ] = None
+    ]
     version_ref: Annotated[
-        CESAppVersionRef | None,
+        CESAppVersionRef,
         Field(
             alias="versionRef", description="A reference to a CESAppVersion (API field `version`)."
         ),
-    ] = None
+    ]
 
 
 class AgentInterface(KRMModel):
@@ -140,25 +136,23 @@ class AgentInterface(KRMModel):
     """
 
     protocol_binding: Annotated[
-        str | None,
+        str,
         Field(
             alias="protocolBinding",
             description="Required. The protocol binding supported at this URL.",
         ),
-    ] = None
+    ]
     protocol_version: Annotated[
-        str | None,
+        str,
         Field(
             alias="protocolVersion",
             description="Required. The version of the A2A protocol this interface exposes.",
         ),
-    ] = None
+    ]
     tenant: Annotated[
         str | None, Field(description="Tenant ID to be used in the request when calling the agent.")
     ] = None
-    url: Annotated[
-        str | None, Field(description="Required. The URL where this interface is available.")
-    ] = None
+    url: Annotated[str, Field(description="Required. The URL where this interface is available.")]
 
 
 class AgentSkill(KRMModel):
@@ -166,16 +160,12 @@ class AgentSkill(KRMModel):
     Represents a distinct capability or function that an agent can perform.
     """
 
-    description: Annotated[
-        str | None, Field(description="Required. A detailed description of the skill.")
-    ] = None
+    description: Annotated[str, Field(description="Required. A detailed description of the skill.")]
     example_refs: Annotated[
         list[CESExampleRef] | None,
         Field(alias="exampleRefs", description="References to CESExamples (API field `examples`)."),
     ] = None
-    id: Annotated[
-        str | None, Field(description="Required. A unique identifier for the agent's skill.")
-    ] = None
+    id: Annotated[str, Field(description="Required. A unique identifier for the agent's skill.")]
     input_modes: Annotated[
         list[str] | None,
         Field(
@@ -183,9 +173,7 @@ class AgentSkill(KRMModel):
             description="The set of supported input media types for this skill, overriding the agent's defaults.",
         ),
     ] = None
-    name: Annotated[
-        str | None, Field(description="Required. A human-readable name for the skill.")
-    ] = None
+    name: Annotated[str, Field(description="Required. A human-readable name for the skill.")]
     output_modes: Annotated[
         list[str] | None,
         Field(
@@ -194,9 +182,9 @@ class AgentSkill(KRMModel):
         ),
     ] = None
     tags: Annotated[
-        list[str] | None,
+        list[str],
         Field(description="Required. A set of keywords describing the skill's capabilities."),
-    ] = None
+    ]
 
 
 class AgentTool(KRMModel):
@@ -213,7 +201,7 @@ class AgentTool(KRMModel):
     description: Annotated[
         str | None, Field(description="Optional. Description of the tool's purpose.")
     ] = None
-    name: Annotated[str | None, Field(description="Required. The name of the agent tool.")] = None
+    name: Annotated[str, Field(description="Required. The name of the agent tool.")]
 
 
 class ApiAuthentication(KRMModel):
@@ -254,23 +242,23 @@ class ApiKeyConfig(KRMModel):
     """
 
     api_key_secret_version_ref: Annotated[
-        SecretManagerSecretVersionRef | None,
+        SecretManagerSecretVersionRef,
         Field(
             alias="apiKeySecretVersionRef",
             description="A reference to a SecretManagerSecretVersion (API field `apiKeySecretVersion`).",
         ),
-    ] = None
+    ]
     key_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="keyName",
             description="Required. The parameter name or the header name of the API key.",
         ),
-    ] = None
+    ]
     request_location: Annotated[
-        ApiKeyConfigRequestLocation | None,
+        ApiKeyConfigRequestLocation,
         Field(alias="requestLocation", description="Required. Key location in the request."),
-    ] = None
+    ]
 
 
 class BearerTokenConfig(KRMModel):
@@ -278,7 +266,7 @@ class BearerTokenConfig(KRMModel):
     Configurations for authentication with a bearer token.
     """
 
-    token: Annotated[str | None, Field(description="Required. The bearer token.")] = None
+    token: Annotated[str, Field(description="Required. The bearer token.")]
 
 
 class CESToolObservedState(KRMModel):
@@ -436,7 +424,7 @@ class ClientFunction(KRMModel):
     description: Annotated[str | None, Field(description="Optional. The function description.")] = (
         None
     )
-    name: Annotated[str | None, Field(description="Required. The function name.")] = None
+    name: Annotated[str, Field(description="Required. The function name.")]
     parameters: Annotated[
         Schema | None, Field(description="Optional. The schema of the function parameters.")
     ] = None
@@ -451,12 +439,12 @@ class CodeBlock(KRMModel):
     """
 
     python_code: Annotated[
-        str | None,
+        str,
         Field(
             alias="pythonCode",
             description="Required. Python code which will be invoked in tool fake mode.",
         ),
-    ] = None
+    ]
 
 
 class ConnectorTool(KRMModel):
@@ -464,9 +452,7 @@ class ConnectorTool(KRMModel):
     A ConnectorTool allows connections to different integrations. See: https://cloud.google.com/integration-connectors/docs/overview.
     """
 
-    action: Annotated[Action | None, Field(description="Required. Action for the tool to use.")] = (
-        None
-    )
+    action: Annotated[Action, Field(description="Required. Action for the tool to use.")]
     auth_config: Annotated[
         EndUserAuthConfig | None,
         Field(
@@ -475,11 +461,11 @@ class ConnectorTool(KRMModel):
         ),
     ] = None
     connection: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The full resource name of the referenced Integration Connectors Connection."
         ),
-    ] = None
+    ]
     description: Annotated[
         str | None,
         Field(
@@ -500,12 +486,12 @@ class DataStore(KRMModel):
     """
 
     data_store_ref: Annotated[
-        DiscoveryEngineCollectionDataStoreRef | None,
+        DiscoveryEngineDataStoreRef,
         Field(
             alias="dataStoreRef",
-            description="A reference to a DiscoveryEngineCollectionDataStore (API field `name`).",
+            description="A reference to a DiscoveryEngineDataStore (API field `name`).",
         ),
-    ] = None
+    ]
 
 
 class DataStoreConnectorConfigObserved(KRMModel):
@@ -604,7 +590,7 @@ class DataStoreTool(KRMModel):
             description="Optional. The modality configs for the data store.",
         ),
     ] = None
-    name: Annotated[str | None, Field(description="Required. The data store tool name.")] = None
+    name: Annotated[str, Field(description="Required. The data store tool name.")]
 
 
 class DataStoreToolBoostSpec(KRMModel):
@@ -613,11 +599,11 @@ class DataStoreToolBoostSpec(KRMModel):
     """
 
     condition_boost_specs: Annotated[
-        list[DataStoreToolBoostSpecConditionBoostSpec] | None,
+        list[DataStoreToolBoostSpecConditionBoostSpec],
         Field(
             alias="conditionBoostSpecs", description="Required. A list of boosting specifications."
         ),
-    ] = None
+    ]
 
 
 class DataStoreToolBoostSpecConditionBoostSpec(KRMModel):
@@ -637,8 +623,8 @@ class DataStoreToolBoostSpecConditionBoostSpec(KRMModel):
         ),
     ] = None
     condition: Annotated[
-        str | None, Field(description="Required. An expression which specifies a boost condition.")
-    ] = None
+        str, Field(description="Required. An expression which specifies a boost condition.")
+    ]
 
 
 class DataStoreToolBoostSpecConditionBoostSpecBoostControlSpec(KRMModel):
@@ -699,16 +685,16 @@ class DataStoreToolBoostSpecs(KRMModel):
     """
 
     data_store_refs: Annotated[
-        list[DiscoveryEngineCollectionDataStoreRef] | None,
+        list[DiscoveryEngineDataStoreRef],
         Field(
             alias="dataStoreRefs",
-            description="References to DiscoveryEngineCollectionDataStores (API field `dataStores`).",
+            description="References to DiscoveryEngineDataStores (API field `dataStores`).",
         ),
-    ] = None
+    ]
     spec: Annotated[
-        list[DataStoreToolBoostSpec] | None,
+        list[DataStoreToolBoostSpec],
         Field(description="Required. A list of boosting specifications."),
-    ] = None
+    ]
 
 
 class DataStoreToolDataStoreSource(KRMModel):
@@ -748,12 +734,12 @@ class DataStoreToolEngineSource(KRMModel):
         ),
     ] = None
     engine_ref: Annotated[
-        DiscoveryEngineEngineRef | None,
+        DiscoveryEngineEngineRef,
         Field(
             alias="engineRef",
             description="A reference to a DiscoveryEngineEngine (API field `engine`).",
         ),
-    ] = None
+    ]
     filter: Annotated[
         str | None, Field(description="Optional. A filter applied to the search across the Engine.")
     ] = None
@@ -800,9 +786,9 @@ class DataStoreToolModalityConfig(KRMModel):
         Field(alias="groundingConfig", description="Optional. The grounding configuration."),
     ] = None
     modality_type: Annotated[
-        DataStoreToolModalityConfigModalityType | None,
+        DataStoreToolModalityConfigModalityType,
         Field(alias="modalityType", description="Required. The modality type."),
-    ] = None
+    ]
     rewriter_config: Annotated[
         DataStoreToolRewriterConfig | None,
         Field(alias="rewriterConfig", description="Optional. The rewriter config."),
@@ -847,9 +833,9 @@ class DataStoreToolRewriterConfig(KRMModel):
         bool | None, Field(description="Optional. Whether the rewriter is disabled.")
     ] = None
     model_settings: Annotated[
-        ModelSettings | None,
+        ModelSettings,
         Field(alias="modelSettings", description="Required. Configurations for the LLM model."),
-    ] = None
+    ]
     prompt: Annotated[str | None, Field(description="Optional. The prompt definition.")] = None
 
 
@@ -909,11 +895,11 @@ class EndUserAuthConfigOauth2AuthCodeConfig(KRMModel):
     """
 
     oauth_token: Annotated[
-        str | None,
+        str,
         Field(
             alias="oauthToken", description="Required. Oauth token parameter name to pass through."
         ),
-    ] = None
+    ]
 
 
 class EndUserAuthConfigOauth2JwtBearerConfig(KRMModel):
@@ -922,15 +908,11 @@ class EndUserAuthConfigOauth2JwtBearerConfig(KRMModel):
     """
 
     client_key: Annotated[
-        str | None,
+        str,
         Field(alias="clientKey", description="Required. Client parameter name to pass through."),
-    ] = None
-    issuer: Annotated[
-        str | None, Field(description="Required. Issuer parameter name to pass through.")
-    ] = None
-    subject: Annotated[
-        str | None, Field(description="Required. Subject parameter name to pass through.")
-    ] = None
+    ]
+    issuer: Annotated[str, Field(description="Required. Issuer parameter name to pass through.")]
+    subject: Annotated[str, Field(description="Required. Subject parameter name to pass through.")]
 
 
 class FileSearchTool(KRMModel):
@@ -950,7 +932,7 @@ class FileSearchTool(KRMModel):
             description="A reference to a AIPlatformRagCorpus (API field `fileCorpus`).",
         ),
     ] = None
-    name: Annotated[str | None, Field(description="Required. The tool name.")] = None
+    name: Annotated[str, Field(description="Required. The tool name.")]
 
 
 class GoogleSearchTool(KRMModel):
@@ -975,7 +957,7 @@ class GoogleSearchTool(KRMModel):
             description="Optional. List of domains to be excluded from the search results.",
         ),
     ] = None
-    name: Annotated[str | None, Field(description="Required. The name of the tool.")] = None
+    name: Annotated[str, Field(description="Required. The name of the tool.")]
     preferred_domains: Annotated[
         list[str] | None,
         Field(
@@ -1046,7 +1028,7 @@ class McpTool(KRMModel):
             description="Optional. The schema of the input arguments of the MCP tool.",
         ),
     ] = None
-    name: Annotated[str | None, Field(description="Required. The name of the MCP tool.")] = None
+    name: Annotated[str, Field(description="Required. The name of the MCP tool.")]
     name_override: Annotated[
         str | None,
         Field(alias="nameOverride", description="Optional. The name override of the MCP tool."),
@@ -1059,12 +1041,12 @@ class McpTool(KRMModel):
         ),
     ] = None
     server_address: Annotated[
-        str | None,
+        str,
         Field(
             alias="serverAddress",
             description='Required. The server address of the MCP server, e.g., "https://example.com/mcp/".',
         ),
-    ] = None
+    ]
     service_directory_config: Annotated[
         ServiceDirectoryConfig | None,
         Field(
@@ -1114,30 +1096,29 @@ class OAuthConfig(KRMModel):
     """
 
     client_id: Annotated[
-        str | None,
-        Field(alias="clientId", description="Required. The client ID from the OAuth provider."),
-    ] = None
+        str, Field(alias="clientId", description="Required. The client ID from the OAuth provider.")
+    ]
     client_secret_version_ref: Annotated[
-        SecretManagerSecretVersionRef | None,
+        SecretManagerSecretVersionRef,
         Field(
             alias="clientSecretVersionRef",
             description="A reference to a SecretManagerSecretVersion (API field `clientSecretVersion`).",
         ),
-    ] = None
+    ]
     oauth_grant_type: Annotated[
-        OAuthConfigOauthGrantType | None,
+        OAuthConfigOauthGrantType,
         Field(alias="oauthGrantType", description="Required. OAuth grant types."),
-    ] = None
+    ]
     scopes: Annotated[
         list[str] | None, Field(description="Optional. The OAuth scopes to grant.")
     ] = None
     token_endpoint: Annotated[
-        str | None,
+        str,
         Field(
             alias="tokenEndpoint",
             description="Required. The token endpoint in the OAuth provider to exchange for an access token.",
         ),
-    ] = None
+    ]
 
 
 class OpenApiTool(KRMModel):
@@ -1164,12 +1145,12 @@ class OpenApiTool(KRMModel):
     ] = None
     name: Annotated[str | None, Field(description="Optional. The name of the tool.")] = None
     open_api_schema: Annotated[
-        str | None,
+        str,
         Field(
             alias="openApiSchema",
             description="Required. The OpenAPI schema in JSON or YAML format.",
         ),
-    ] = None
+    ]
     service_directory_config: Annotated[
         ServiceDirectoryConfig | None,
         Field(
@@ -1224,12 +1205,12 @@ class RemoteAgentTool(KRMModel):
     """
 
     agent_card: Annotated[
-        AgentCard | None,
+        AgentCard,
         Field(
             alias="agentCard",
             description="Required. The agent card of the remote agent that this tool invokes.",
         ),
-    ] = None
+    ]
     api_authentication: Annotated[
         ApiAuthentication | None,
         Field(
@@ -1237,9 +1218,7 @@ class RemoteAgentTool(KRMModel):
             description="Optional. Authentication configuration for calling the remote agent.",
         ),
     ] = None
-    description: Annotated[
-        str | None, Field(description="Required. The description of the tool.")
-    ] = None
+    description: Annotated[str, Field(description="Required. The description of the tool.")]
     input_variable_mapping: Annotated[
         dict[str, str] | None,
         Field(
@@ -1247,7 +1226,7 @@ class RemoteAgentTool(KRMModel):
             description="Optional. Mapping of input variable names of remote agent to GECX variable names.",
         ),
     ] = None
-    name: Annotated[str | None, Field(description="Required. The name of the tool.")] = None
+    name: Annotated[str, Field(description="Required. The name of the tool.")]
     output_variable_mapping: Annotated[
         dict[str, str] | None,
         Field(
@@ -1337,7 +1316,7 @@ class Schema(KRMModel):
         list[str] | None, Field(description="Optional. Required properties of Type.OBJECT.")
     ] = None
     title: Annotated[str | None, Field(description="Optional. The title of the schema.")] = None
-    type: Annotated[SchemaType | None, Field(description="Required. The type of the data.")] = None
+    type: Annotated[SchemaType, Field(description="Required. The type of the data.")]
     unique_items: Annotated[
         bool | None,
         Field(
@@ -1356,12 +1335,12 @@ class ServiceAccountAuthConfig(KRMModel):
         list[str] | None, Field(description="Optional. The OAuth scopes to grant.")
     ] = None
     service_account: Annotated[
-        str | None,
+        str,
         Field(
             alias="serviceAccount",
             description="Required. The email address of the service account used for authentication.",
         ),
-    ] = None
+    ]
 
 
 class ServiceAgentIdTokenAuthConfig(KRMModel):
@@ -1376,12 +1355,12 @@ class ServiceDirectoryConfig(KRMModel):
     """
 
     service_ref: Annotated[
-        ServiceDirectoryServiceRef | None,
+        ServiceDirectoryServiceRef,
         Field(
             alias="serviceRef",
             description="A reference to a ServiceDirectoryService (API field `service`).",
         ),
-    ] = None
+    ]
 
 
 class SystemTool(KRMModel):
@@ -1389,7 +1368,7 @@ class SystemTool(KRMModel):
     Pre-defined system tool.
     """
 
-    name: Annotated[str | None, Field(description="Required. The name of the system tool.")] = None
+    name: Annotated[str, Field(description="Required. The name of the system tool.")]
 
 
 class SystemToolObservedState(KRMModel):
@@ -1408,12 +1387,12 @@ class TlsConfig(KRMModel):
     """
 
     ca_certs: Annotated[
-        list[TlsConfigCaCert] | None,
+        list[TlsConfigCaCert],
         Field(
             alias="caCerts",
             description="Required. Specifies a list of allowed custom CA certificates for HTTPS verification.",
         ),
-    ] = None
+    ]
 
 
 class TlsConfigCaCert(KRMModel):
@@ -1422,19 +1401,19 @@ class TlsConfigCaCert(KRMModel):
     """
 
     cert: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The allowed custom CA certificates (in DER format) for HTTPS verification.",
             pattern="^[A-Za-z0-9+/_-]*={0,2}$",
         ),
-    ] = None
+    ]
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName",
             description="Required. The name of the allowed custom CA certificates.",
         ),
-    ] = None
+    ]
 
 
 class ToolFakeConfig(KRMModel):
@@ -1470,9 +1449,7 @@ class WidgetTool(KRMModel):
     description: Annotated[
         str | None, Field(description="Optional. The description of the widget tool.")
     ] = None
-    name: Annotated[
-        str | None, Field(description="Required. The display name of the widget tool.")
-    ] = None
+    name: Annotated[str, Field(description="Required. The display name of the widget tool.")]
     parameters: Annotated[
         Schema | None, Field(description="Optional. The input parameters of the widget tool.")
     ] = None

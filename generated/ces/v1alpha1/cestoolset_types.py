@@ -69,13 +69,11 @@ class ActionEntityOperation(KRMModel):
     Entity CRUD operation specification.
     """
 
-    entity_id: Annotated[
-        str | None, Field(alias="entityId", description="Required. ID of the entity.")
-    ] = None
+    entity_id: Annotated[str, Field(alias="entityId", description="Required. ID of the entity.")]
     operation: Annotated[
-        ActionEntityOperationOperation | None,
+        ActionEntityOperationOperation,
         Field(description="Required. Operation to perform on the entity."),
-    ] = None
+    ]
 
 
 class ApiAuthentication(KRMModel):
@@ -116,23 +114,23 @@ class ApiKeyConfig(KRMModel):
     """
 
     api_key_secret_version_ref: Annotated[
-        SecretManagerSecretVersionRef | None,
+        SecretManagerSecretVersionRef,
         Field(
             alias="apiKeySecretVersionRef",
             description="A reference to a SecretManagerSecretVersion (API field `apiKeySecretVersion`).",
         ),
-    ] = None
+    ]
     key_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="keyName",
             description="Required. The parameter name or the header name of the API key.",
         ),
-    ] = None
+    ]
     request_location: Annotated[
-        ApiKeyConfigRequestLocation | None,
+        ApiKeyConfigRequestLocation,
         Field(alias="requestLocation", description="Required. Key location in the request."),
-    ] = None
+    ]
 
 
 class BearerTokenConfig(KRMModel):
@@ -140,7 +138,7 @@ class BearerTokenConfig(KRMModel):
     Configurations for authentication with a bearer token.
     """
 
-    token: Annotated[str | None, Field(description="Required. The bearer token.")] = None
+    token: Annotated[str, Field(description="Required. The bearer token.")]
 
 
 class CESToolsetObservedState(KRMModel):
@@ -252,12 +250,12 @@ class CodeBlock(KRMModel):
     """
 
     python_code: Annotated[
-        str | None,
+        str,
         Field(
             alias="pythonCode",
             description="Required. Python code which will be invoked in tool fake mode.",
         ),
-    ] = None
+    ]
 
 
 class ConnectorToolset(KRMModel):
@@ -273,18 +271,18 @@ class ConnectorToolset(KRMModel):
         ),
     ] = None
     connection: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The full resource name of the referenced Integration Connectors Connection."
         ),
-    ] = None
+    ]
     connector_actions: Annotated[
-        list[Action] | None,
+        list[Action],
         Field(
             alias="connectorActions",
             description="Required. The list of connector actions/entity operations to generate tools for.",
         ),
-    ] = None
+    ]
 
 
 class EndUserAuthConfig(KRMModel):
@@ -313,11 +311,11 @@ class EndUserAuthConfigOauth2AuthCodeConfig(KRMModel):
     """
 
     oauth_token: Annotated[
-        str | None,
+        str,
         Field(
             alias="oauthToken", description="Required. Oauth token parameter name to pass through."
         ),
-    ] = None
+    ]
 
 
 class EndUserAuthConfigOauth2JwtBearerConfig(KRMModel):
@@ -326,15 +324,11 @@ class EndUserAuthConfigOauth2JwtBearerConfig(KRMModel):
     """
 
     client_key: Annotated[
-        str | None,
+        str,
         Field(alias="clientKey", description="Required. Client parameter name to pass through."),
-    ] = None
-    issuer: Annotated[
-        str | None, Field(description="Required. Issuer parameter name to pass through.")
-    ] = None
-    subject: Annotated[
-        str | None, Field(description="Required. Subject parameter name to pass through.")
-    ] = None
+    ]
+    issuer: Annotated[str, Field(description="Required. Issuer parameter name to pass through.")]
+    subject: Annotated[str, Field(description="Required. Subject parameter name to pass through.")]
 
 
 class Int64String(RootModel[str]):
@@ -385,9 +379,9 @@ class McpToolOverride(KRMModel):
         ),
     ] = None
     tool_ref: Annotated[
-        CESToolRef | None,
+        CESToolRef,
         Field(alias="toolRef", description="A reference to a CESTool (API field `tool`)."),
-    ] = None
+    ]
 
 
 class McpToolOverrideObservedState(KRMModel):
@@ -423,12 +417,12 @@ class McpToolset(KRMModel):
         ),
     ] = None
     server_address: Annotated[
-        str | None,
+        str,
         Field(
             alias="serverAddress",
             description='Required. The address of the MCP server, for example, "https://example.com/mcp/".',
         ),
-    ] = None
+    ]
     service_directory_config: Annotated[
         ServiceDirectoryConfig | None,
         Field(
@@ -468,30 +462,29 @@ class OAuthConfig(KRMModel):
     """
 
     client_id: Annotated[
-        str | None,
-        Field(alias="clientId", description="Required. The client ID from the OAuth provider."),
-    ] = None
+        str, Field(alias="clientId", description="Required. The client ID from the OAuth provider.")
+    ]
     client_secret_version_ref: Annotated[
-        SecretManagerSecretVersionRef | None,
+        SecretManagerSecretVersionRef,
         Field(
             alias="clientSecretVersionRef",
             description="A reference to a SecretManagerSecretVersion (API field `clientSecretVersion`).",
         ),
-    ] = None
+    ]
     oauth_grant_type: Annotated[
-        OAuthConfigOauthGrantType | None,
+        OAuthConfigOauthGrantType,
         Field(alias="oauthGrantType", description="Required. OAuth grant types."),
-    ] = None
+    ]
     scopes: Annotated[
         list[str] | None, Field(description="Optional. The OAuth scopes to grant.")
     ] = None
     token_endpoint: Annotated[
-        str | None,
+        str,
         Field(
             alias="tokenEndpoint",
             description="Required. The token endpoint in the OAuth provider to exchange for an access token.",
         ),
-    ] = None
+    ]
 
 
 class OpenApiToolset(KRMModel):
@@ -514,9 +507,9 @@ class OpenApiToolset(KRMModel):
         ),
     ] = None
     open_api_schema: Annotated[
-        str | None,
+        str,
         Field(alias="openApiSchema", description="Required. The OpenAPI schema of the toolset."),
-    ] = None
+    ]
     service_directory_config: Annotated[
         ServiceDirectoryConfig | None,
         Field(
@@ -623,12 +616,12 @@ class ServiceAccountAuthConfig(KRMModel):
         list[str] | None, Field(description="Optional. The OAuth scopes to grant.")
     ] = None
     service_account: Annotated[
-        str | None,
+        str,
         Field(
             alias="serviceAccount",
             description="Required. The email address of the service account used for authentication.",
         ),
-    ] = None
+    ]
 
 
 class ServiceAgentIdTokenAuthConfig(KRMModel):
@@ -643,12 +636,12 @@ class ServiceDirectoryConfig(KRMModel):
     """
 
     service_ref: Annotated[
-        ServiceDirectoryServiceRef | None,
+        ServiceDirectoryServiceRef,
         Field(
             alias="serviceRef",
             description="A reference to a ServiceDirectoryService (API field `service`).",
         ),
-    ] = None
+    ]
 
 
 class TlsConfig(KRMModel):
@@ -657,12 +650,12 @@ class TlsConfig(KRMModel):
     """
 
     ca_certs: Annotated[
-        list[TlsConfigCaCert] | None,
+        list[TlsConfigCaCert],
         Field(
             alias="caCerts",
             description="Required. Specifies a list of allowed custom CA certificates for HTTPS verification.",
         ),
-    ] = None
+    ]
 
 
 class TlsConfigCaCert(KRMModel):
@@ -671,19 +664,19 @@ class TlsConfigCaCert(KRMModel):
     """
 
     cert: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The allowed custom CA certificates (in DER format) for HTTPS verification.",
             pattern="^[A-Za-z0-9+/_-]*={0,2}$",
         ),
-    ] = None
+    ]
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName",
             description="Required. The name of the allowed custom CA certificates.",
         ),
-    ] = None
+    ]
 
 
 class ToolFakeConfig(KRMModel):

@@ -62,16 +62,14 @@ class CustomEmojiPayload(KRMModel):
     """
 
     file_content: Annotated[
-        str | None,
+        str,
         Field(
             alias="fileContent",
             description="Required. Input only. The image used for the custom emoji.",
             pattern="^[A-Za-z0-9+/_-]*={0,2}$",
         ),
-    ] = None
-    filename: Annotated[
-        str | None, Field(description="Required. Input only. The image file name.")
-    ] = None
+    ]
+    filename: Annotated[str, Field(description="Required. Input only. The image file name.")]
 
 
 class ChatCustomEmojiStatus(KRMStatus):

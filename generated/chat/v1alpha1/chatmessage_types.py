@@ -717,7 +717,7 @@ class Citation(KRMModel):
             description="Optional. A list of sources that are relevant to the citation.",
         ),
     ] = None
-    id: Annotated[str | None, Field(description="Required. The ID of the citation.")] = None
+    id: Annotated[str, Field(description="Required. The ID of the citation.")]
 
 
 class CitedSource(KRMModel):
@@ -735,15 +735,13 @@ class CitedSource(KRMModel):
         Snippet | None,
         Field(description="Optional. Snippet containing information directly from the source."),
     ] = None
-    title: Annotated[
-        str | None, Field(description="Required. The plaintext title of the `CitedSource`.")
-    ] = None
+    title: Annotated[str, Field(description="Required. The plaintext title of the `CitedSource`.")]
     uri: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The URI pointing to the resource referenced by this `CitedSource`."
         ),
-    ] = None
+    ]
 
 
 class Color(KRMModel):
@@ -926,8 +924,8 @@ class ElementsImage(KRMModel):
     """
 
     image_uri: Annotated[
-        str | None, Field(alias="imageUri", description="Required. The URI of the image.")
-    ] = None
+        str, Field(alias="imageUri", description="Required. The URI of the image.")
+    ]
 
 
 class EmojiObserved(KRMModel):
@@ -1106,12 +1104,12 @@ class GoogleAppsCardV1Button(KRMModel):
         GoogleAppsCardV1Icon | None, Field(description="An icon displayed inside the button.")
     ] = None
     on_click: Annotated[
-        GoogleAppsCardV1OnClick | None,
+        GoogleAppsCardV1OnClick,
         Field(
             alias="onClick",
             description="Required. The action to perform when a user clicks the button, such as opening a hyperlink or running a custom function.",
         ),
-    ] = None
+    ]
     text: Annotated[str | None, Field(description="The text displayed inside the button.")] = None
     type: Annotated[
         GoogleAppsCardV1ButtonType | None, Field(description="Optional. The type of a button.")
@@ -1228,9 +1226,7 @@ class GoogleAppsCardV1CardHeader(KRMModel):
         Field(alias="imageUrl", description="The HTTPS URL of the image in the card header."),
     ] = None
     subtitle: Annotated[str | None, Field(description="The subtitle of the card header.")] = None
-    title: Annotated[str | None, Field(description="Required. The title of the card header.")] = (
-        None
-    )
+    title: Annotated[str, Field(description="Required. The title of the card header.")]
 
 
 class GoogleAppsCardV1Carousel(KRMModel):
@@ -1533,7 +1529,7 @@ class GoogleAppsCardV1DecoratedText(KRMModel):
             description="A switch widget that a user can click to change its state and trigger an action.",
         ),
     ] = None
-    text: Annotated[str | None, Field(description="Required. The primary text.")] = None
+    text: Annotated[str, Field(description="Required. The primary text.")]
     top_label: Annotated[
         str | None, Field(alias="topLabel", description="The text that appears above `text`.")
     ] = None
@@ -1848,9 +1844,9 @@ class GoogleAppsCardV1OverflowMenu(KRMModel):
     """
 
     items: Annotated[
-        list[GoogleAppsCardV1OverflowMenuItem] | None,
+        list[GoogleAppsCardV1OverflowMenuItem],
         Field(description="Required. The list of menu options."),
-    ] = None
+    ]
 
 
 class GoogleAppsCardV1OverflowMenuItem(KRMModel):
@@ -1862,20 +1858,19 @@ class GoogleAppsCardV1OverflowMenuItem(KRMModel):
         None
     )
     on_click: Annotated[
-        GoogleAppsCardV1OnClick | None,
+        GoogleAppsCardV1OnClick,
         Field(
             alias="onClick",
             description="Required. The action invoked when a menu option is selected.",
         ),
-    ] = None
+    ]
     start_icon: Annotated[
         GoogleAppsCardV1Icon | None,
         Field(alias="startIcon", description="The icon displayed in front of the text."),
     ] = None
     text: Annotated[
-        str | None,
-        Field(description="Required. The text that identifies or describes the item to users."),
-    ] = None
+        str, Field(description="Required. The text that identifies or describes the item to users.")
+    ]
 
 
 class GoogleAppsCardV1PlatformDataSource(KRMModel):
@@ -1986,11 +1981,11 @@ class GoogleAppsCardV1SelectionInput(KRMModel):
         ),
     ] = None
     name: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The name that identifies the selection input in a form input event."
         ),
-    ] = None
+    ]
     on_change_action: Annotated[
         GoogleAppsCardV1Action | None,
         Field(
@@ -2488,16 +2483,16 @@ class QuotedMessageMetadata(KRMModel):
     """
 
     last_update_time: Annotated[
-        str | None,
+        str,
         Field(
             alias="lastUpdateTime",
             description="Required. The timestamp when the quoted message was created or when the quoted message was last updated.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
-    ] = None
+    ]
     name: Annotated[
-        str | None, Field(description="Required. Resource name of the message that is quoted.")
-    ] = None
+        str, Field(description="Required. Resource name of the message that is quoted.")
+    ]
     quote_type: Annotated[
         QuotedMessageMetadataQuoteType | None,
         Field(alias="quoteType", description="Optional. Specifies the quote type."),

@@ -58,14 +58,14 @@ class ChromeManagementCommandSpec(KRMModel):
     """
 
     command_type: Annotated[
-        str | None, Field(alias="commandType", description="Required. Type of the remote command.")
-    ] = None
+        str, Field(alias="commandType", description="Required. Type of the remote command.")
+    ]
     customer: Annotated[
         str, Field(description="Immutable. The customer of the ChromeManagementCommand.")
     ]
     payload: Annotated[
-        dict[str, Any] | None, Field(description="Required. Payload of the remote command.")
-    ] = None
+        dict[str, Any], Field(description="Required. Payload of the remote command.")
+    ]
     profile: Annotated[
         str, Field(description="Immutable. The profile of the ChromeManagementCommand.")
     ]

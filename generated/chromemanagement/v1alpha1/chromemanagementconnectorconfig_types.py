@@ -47,13 +47,12 @@ class ChromeManagementConnectorConfigSpec(KRMModel):
         str, Field(description="Immutable. The customer of the ChromeManagementConnectorConfig.")
     ]
     details: Annotated[
-        GoogleChromeManagementVersionsV1ConnectorConfigDetails | None,
+        GoogleChromeManagementVersionsV1ConnectorConfigDetails,
         Field(description="Required. The details of the connector config."),
-    ] = None
+    ]
     display_name: Annotated[
-        str | None,
-        Field(alias="displayName", description="Required. The display name of the config."),
-    ] = None
+        str, Field(alias="displayName", description="Required. The display name of the config.")
+    ]
     resource_id: Annotated[
         str | None,
         Field(
@@ -62,9 +61,9 @@ class ChromeManagementConnectorConfigSpec(KRMModel):
         ),
     ] = None
     type: Annotated[
-        GoogleChromeManagementVersionsV1ConnectorConfigType | None,
+        GoogleChromeManagementVersionsV1ConnectorConfigType,
         Field(description="Required. The type of the connector."),
-    ] = None
+    ]
 
 
 class GoogleChromeManagementVersionsV1ConnectorConfigDetails(KRMModel):
@@ -154,24 +153,24 @@ class GoogleChromeManagementVersionsV1CrowdStrikeConfig(KRMModel):
     """
 
     api_key: Annotated[
-        str | None,
+        str,
         Field(
             alias="apiKey", description="Required. Input only. API key to use on the ingestion API."
         ),
-    ] = None
+    ]
     host: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Host to identify the customer specific server to receive the events."
         ),
-    ] = None
+    ]
     reporting_settings: Annotated[
-        GoogleChromeManagementVersionsV1ReportingSettings | None,
+        GoogleChromeManagementVersionsV1ReportingSettings,
         Field(
             alias="reportingSettings",
             description="Required. The reporting settings for the CrowdStrike config.",
         ),
-    ] = None
+    ]
 
 
 class GoogleChromeManagementVersionsV1CrowdStrikeFalconNextGenConfig(KRMModel):
@@ -180,24 +179,24 @@ class GoogleChromeManagementVersionsV1CrowdStrikeFalconNextGenConfig(KRMModel):
     """
 
     api_key: Annotated[
-        str | None,
+        str,
         Field(
             alias="apiKey", description="Required. Input only. API key to use on the ingestion API."
         ),
-    ] = None
+    ]
     host: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Host to identify the customer specific server to receive the events."
         ),
-    ] = None
+    ]
     reporting_settings: Annotated[
-        GoogleChromeManagementVersionsV1ReportingSettings | None,
+        GoogleChromeManagementVersionsV1ReportingSettings,
         Field(
             alias="reportingSettings",
             description="Required. The reporting settings for the CrowdStrike Falcon Next Gen config.",
         ),
-    ] = None
+    ]
 
 
 class GoogleChromeManagementVersionsV1CrowdStrikeXdrConfig(KRMModel):
@@ -206,24 +205,24 @@ class GoogleChromeManagementVersionsV1CrowdStrikeXdrConfig(KRMModel):
     """
 
     api_key: Annotated[
-        str | None,
+        str,
         Field(
             alias="apiKey", description="Required. Input only. API key to use on the ingestion API."
         ),
-    ] = None
+    ]
     host: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Host to identify the customer specific server to receive the events."
         ),
-    ] = None
+    ]
     xdr_settings: Annotated[
-        GoogleChromeManagementVersionsV1XdrSettings | None,
+        GoogleChromeManagementVersionsV1XdrSettings,
         Field(
             alias="xdrSettings",
             description="Required. The XDR settings for the CrowdStrike XDR config.",
         ),
-    ] = None
+    ]
 
 
 class GoogleChromeManagementVersionsV1DeviceTrustConfig(KRMModel):
@@ -232,16 +231,16 @@ class GoogleChromeManagementVersionsV1DeviceTrustConfig(KRMModel):
     """
 
     scope: Annotated[
-        GoogleChromeManagementVersionsV1DeviceTrustConfigScope | None,
+        GoogleChromeManagementVersionsV1DeviceTrustConfigScope,
         Field(description="Required. The scope at which this configuration will be applied."),
-    ] = None
+    ]
     service_accounts: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="serviceAccounts",
             description="Required. A list of email addresses of the service accounts which are allowed to call the Verified Access API with full access.",
         ),
-    ] = None
+    ]
     service_provider: Annotated[
         GoogleChromeManagementVersionsV1DeviceTrustConfigServiceProvider | None,
         Field(
@@ -250,12 +249,12 @@ class GoogleChromeManagementVersionsV1DeviceTrustConfig(KRMModel):
         ),
     ] = None
     url_matchers: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="urlMatchers",
             description="Required. List of URLs allowed to be part of the attestation flow to get the set of signals from the machine.",
         ),
-    ] = None
+    ]
 
 
 class GoogleChromeManagementVersionsV1GoogleSecOpsConfig(KRMModel):
@@ -264,21 +263,19 @@ class GoogleChromeManagementVersionsV1GoogleSecOpsConfig(KRMModel):
     """
 
     api_key: Annotated[
-        str | None,
+        str,
         Field(
             alias="apiKey", description="Required. Input only. API key to use on the ingestion API."
         ),
-    ] = None
-    host: Annotated[str | None, Field(description="Required. Host of ingestion API endpoint.")] = (
-        None
-    )
+    ]
+    host: Annotated[str, Field(description="Required. Host of ingestion API endpoint.")]
     reporting_settings: Annotated[
-        GoogleChromeManagementVersionsV1ReportingSettings | None,
+        GoogleChromeManagementVersionsV1ReportingSettings,
         Field(
             alias="reportingSettings",
             description="Required. The reporting settings for the Google SecOps config.",
         ),
-    ] = None
+    ]
 
 
 class GoogleChromeManagementVersionsV1MipLabelConfig(KRMModel):
@@ -293,8 +290,8 @@ class GoogleChromeManagementVersionsV1MipLabelConfig(KRMModel):
         ),
     ] = None
     microsoft_tenant_id: Annotated[
-        str | None, Field(alias="microsoftTenantId", description="Required. Microsoft tenant ID.")
-    ] = None
+        str, Field(alias="microsoftTenantId", description="Required. Microsoft tenant ID.")
+    ]
 
 
 class GoogleChromeManagementVersionsV1PaloAltoNetworksConfig(KRMModel):
@@ -303,24 +300,24 @@ class GoogleChromeManagementVersionsV1PaloAltoNetworksConfig(KRMModel):
     """
 
     api_key: Annotated[
-        str | None,
+        str,
         Field(
             alias="apiKey", description="Required. Input only. API key to use on the ingestion API."
         ),
-    ] = None
+    ]
     host: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Host to identify the customer specific server to receive the events."
         ),
-    ] = None
+    ]
     reporting_settings: Annotated[
-        GoogleChromeManagementVersionsV1ReportingSettings | None,
+        GoogleChromeManagementVersionsV1ReportingSettings,
         Field(
             alias="reportingSettings",
             description="Required. The reporting settings for the Palo Alto Networks config.",
         ),
-    ] = None
+    ]
 
 
 class GoogleChromeManagementVersionsV1PubSubConfig(KRMModel):
@@ -329,19 +326,19 @@ class GoogleChromeManagementVersionsV1PubSubConfig(KRMModel):
     """
 
     reporting_settings: Annotated[
-        GoogleChromeManagementVersionsV1ReportingSettings | None,
+        GoogleChromeManagementVersionsV1ReportingSettings,
         Field(
             alias="reportingSettings",
             description="Required. The reporting settings for the Pub/Sub config.",
         ),
-    ] = None
+    ]
     topic_full_path: Annotated[
-        str | None,
+        str,
         Field(
             alias="topicFullPath",
             description="Required. The full path to the topic to send the event to.",
         ),
-    ] = None
+    ]
 
 
 class GoogleChromeManagementVersionsV1PubSubXdrConfig(KRMModel):
@@ -350,19 +347,19 @@ class GoogleChromeManagementVersionsV1PubSubXdrConfig(KRMModel):
     """
 
     topic_full_path: Annotated[
-        str | None,
+        str,
         Field(
             alias="topicFullPath",
             description="Required. The full path to the topic to send the event to.",
         ),
-    ] = None
+    ]
     xdr_settings: Annotated[
-        GoogleChromeManagementVersionsV1XdrSettings | None,
+        GoogleChromeManagementVersionsV1XdrSettings,
         Field(
             alias="xdrSettings",
             description="Required. The XDR settings for the Pub/Sub XDR config.",
         ),
-    ] = None
+    ]
 
 
 class GoogleChromeManagementVersionsV1ReportingSettings(KRMModel):
@@ -406,12 +403,12 @@ class GoogleChromeManagementVersionsV1SecureGatewayConfig(KRMModel):
         ),
     ] = None
     resource_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="resourceId",
             description="Required. The resource ID of the secure gateway connector config.",
         ),
-    ] = None
+    ]
 
 
 class GoogleChromeManagementVersionsV1SplunkConfig(KRMModel):
@@ -420,28 +417,28 @@ class GoogleChromeManagementVersionsV1SplunkConfig(KRMModel):
     """
 
     hec_token: Annotated[
-        str | None,
+        str,
         Field(
             alias="hecToken",
             description="Required. Input only. The data input's HTTP Event Collector token to use as an Authorization header.",
         ),
-    ] = None
+    ]
     host: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Host to identify the customer specific server to receive the events."
         ),
-    ] = None
+    ]
     port_number: Annotated[
         int | None, Field(alias="portNumber", description="Optional. The port number to use.")
     ] = None
     reporting_settings: Annotated[
-        GoogleChromeManagementVersionsV1ReportingSettings | None,
+        GoogleChromeManagementVersionsV1ReportingSettings,
         Field(
             alias="reportingSettings",
             description="Required. The reporting settings for the Splunk config.",
         ),
-    ] = None
+    ]
     source: Annotated[
         str | None,
         Field(
@@ -462,11 +459,11 @@ class GoogleChromeManagementVersionsV1XdrSettings(KRMModel):
     """
 
     enable_all_xdr_events: Annotated[
-        bool | None,
+        bool,
         Field(
             alias="enableAllXdrEvents", description="Required. Whether to enable all XDR events."
         ),
-    ] = None
+    ]
 
 
 class ChromeManagementConnectorConfigStatus(KRMStatus):

@@ -80,12 +80,12 @@ class ClassroomCourseWorkMaterialAddOnAttachmentSpec(KRMModel):
         ),
     ] = None
     student_view_uri: Annotated[
-        EmbedUri | None,
+        EmbedUri,
         Field(
             alias="studentViewUri",
             description="Required. URI to show the student view of the attachment.",
         ),
-    ] = None
+    ]
     student_work_review_uri: Annotated[
         EmbedUri | None,
         Field(
@@ -94,13 +94,13 @@ class ClassroomCourseWorkMaterialAddOnAttachmentSpec(KRMModel):
         ),
     ] = None
     teacher_view_uri: Annotated[
-        EmbedUri | None,
+        EmbedUri,
         Field(
             alias="teacherViewUri",
             description="Required. URI to show the teacher view of the attachment.",
         ),
-    ] = None
-    title: Annotated[str | None, Field(description="Required. Title of this attachment.")] = None
+    ]
+    title: Annotated[str, Field(description="Required. Title of this attachment.")]
 
 
 class CopyHistoryObserved(KRMModel):
@@ -144,11 +144,11 @@ class EmbedUri(KRMModel):
     """
 
     uri: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. URI to be iframed after being populated with query parameters."
         ),
-    ] = None
+    ]
 
 
 class TimeOfDay(KRMModel):

@@ -134,9 +134,7 @@ class IamPolicyAnalysisQuery(KRMModel):
         ResourceSelector | None,
         Field(alias="resourceSelector", description="Optional. Specifies a resource for analysis."),
     ] = None
-    scope: Annotated[
-        str | None, Field(description="Required. The relative name of the root asset.")
-    ] = None
+    scope: Annotated[str, Field(description="Required. The relative name of the root asset.")]
 
 
 class IdentitySelector(KRMModel):
@@ -145,11 +143,11 @@ class IdentitySelector(KRMModel):
     """
 
     identity: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The identity appear in the form of principals in [IAM policy binding](https://cloud.google.com/iam/reference/rest/v1/Binding)."
         ),
-    ] = None
+    ]
 
 
 class Options(KRMModel):
@@ -221,12 +219,12 @@ class ResourceSelector(KRMModel):
     """
 
     full_resource_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="fullResourceName",
             description="Required. The [full resource name] (https://cloud.google.com/asset-inventory/docs/resource-name-format) of a resource of [supported resource types](https://cloud.google.com/asset-inventory/docs/supported-asset-types#analyzable_asset_types).",
         ),
-    ] = None
+    ]
 
 
 class CloudAssetSavedQueryStatus(KRMStatus):

@@ -35,8 +35,8 @@ class CloudBillingTaskPushNotificationConfigObservedState(KRMModel):
 
 class CloudBillingTaskPushNotificationConfigSpec(KRMModel):
     config_id: Annotated[
-        str | None, Field(alias="configId", description="Required. The ID for the new config.")
-    ] = None
+        str, Field(alias="configId", description="Required. The ID for the new config.")
+    ]
     push_notification_config: Annotated[
         PushNotificationConfig | None,
         Field(

@@ -10,7 +10,7 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.cloudbuild.v1alpha1 import cloudbuild_v1_api
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -47,26 +47,26 @@ class BitbucketServerSecrets(KRMModel):
     """
 
     admin_access_token_version_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="adminAccessTokenVersionName",
             description="Required. The resource name for the admin access token's secret version.",
         ),
-    ] = None
+    ]
     read_access_token_version_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="readAccessTokenVersionName",
             description="Required. The resource name for the read access token's secret version.",
         ),
-    ] = None
+    ]
     webhook_secret_version_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="webhookSecretVersionName",
             description="Required. Immutable. The resource name for the webhook secret's secret version.",
         ),
-    ] = None
+    ]
 
 
 class CloudBuildBitbucketServerConfigObservedState(KRMModel):
@@ -93,12 +93,12 @@ class CloudBuildBitbucketServerConfigSpec(KRMModel):
     """
 
     api_key: Annotated[
-        str | None,
+        str,
         Field(
             alias="apiKey",
             description="Required. Immutable. API Key that will be attached to webhook.",
         ),
-    ] = None
+    ]
     create_time: Annotated[
         str | None,
         Field(
@@ -108,12 +108,12 @@ class CloudBuildBitbucketServerConfigSpec(KRMModel):
         ),
     ] = None
     host_uri: Annotated[
-        str | None,
+        str,
         Field(
             alias="hostUri",
             description="Required. Immutable. The URI of the Bitbucket Server host.",
         ),
-    ] = None
+    ]
     location: Annotated[
         str, Field(description="Immutable. The location of the CloudBuildBitbucketServerConfig.")
     ]
@@ -146,9 +146,9 @@ class CloudBuildBitbucketServerConfigSpec(KRMModel):
         ),
     ] = None
     secrets: Annotated[
-        BitbucketServerSecrets | None,
+        BitbucketServerSecrets,
         Field(description="Required. Secret Manager secrets needed by the config."),
-    ] = None
+    ]
     ssl_ca: Annotated[
         str | None,
         Field(

@@ -35,12 +35,12 @@ from kccgen.generated.cloudbuild.v1alpha1.cloudbuildrepository_reference import 
 from kccgen.generated.cloudbuild.v1alpha1.cloudbuildworkerpool_reference import (
     CloudBuildWorkerPoolRef,
 )
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.external.secretmanagersecretversion_reference import (
     SecretManagerSecretVersionRef,
 )
 from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -457,11 +457,11 @@ class BuildStep(KRMModel):
         ),
     ] = None
     name: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The name of the container image that will run this particular build step."
         ),
-    ] = None
+    ]
     results: Annotated[
         list[StepResult] | None, Field(description="Declaration of results for this build step.")
     ] = None
@@ -711,9 +711,7 @@ class CloudBuildBuildSpec(KRMModel):
     options: Annotated[
         BuildOptions | None, Field(description="Special options for this build.")
     ] = None
-    project_id: Annotated[
-        str | None, Field(alias="projectId", description="Required. ID of the project.")
-    ] = None
+    project_id: Annotated[str, Field(alias="projectId", description="Required. ID of the project.")]
     project_ref: Annotated[
         ProjectRef | None,
         Field(
@@ -751,9 +749,9 @@ class CloudBuildBuildSpec(KRMModel):
         Source | None, Field(description="Optional. The location of the source files to build.")
     ] = None
     steps: Annotated[
-        list[BuildStep] | None,
+        list[BuildStep],
         Field(description="Required. The operations to be performed on the workspace."),
-    ] = None
+    ]
     substitutions: Annotated[
         dict[str, str] | None, Field(description="Substitutions data for `Build` resource.")
     ] = None
@@ -779,18 +777,18 @@ class ConnectedRepository(KRMModel):
         ),
     ] = None
     repository_ref: Annotated[
-        CloudBuildRepositoryRef | None,
+        CloudBuildRepositoryRef,
         Field(
             alias="repositoryRef",
             description="A reference to a CloudBuildRepository (API field `repository`).",
         ),
-    ] = None
+    ]
     revision: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The revision to fetch from the Git repository such as a branch, a tag, a commit SHA, or any Git ref."
         ),
-    ] = None
+    ]
 
 
 class ConnectedRepositoryObserved(KRMModel):
@@ -848,24 +846,24 @@ class DeveloperConnectConfig(KRMModel):
     """
 
     dir: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Directory, relative to the source root, in which to run the build."
         ),
-    ] = None
+    ]
     git_repository_link: Annotated[
-        str | None,
+        str,
         Field(
             alias="gitRepositoryLink",
             description="Required. The Developer Connect Git repository link, formatted as `projects/*/locations/*/connections/*/gitRepositoryLink/*`.",
         ),
-    ] = None
+    ]
     revision: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The revision to fetch from the Git repository such as a branch, a tag, a commit SHA, or any Git ref."
         ),
-    ] = None
+    ]
 
 
 EnvMapAdditionalProperty = TypeAliasType(
@@ -901,18 +899,18 @@ class GenericArtifact(KRMModel):
     """
 
     folder: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Path to the generic artifact in the build's workspace to be uploaded to Artifact Registry."
         ),
-    ] = None
+    ]
     registry_path: Annotated[
-        str | None,
+        str,
         Field(
             alias="registryPath",
             description="Required. Registry path to upload the generic artifact to, in the form projects/$PROJECT/locations/$LOCATION/repositories/$REPO/packages/$PACKAGE/versions/$VERSION",
         ),
-    ] = None
+    ]
 
 
 class GenericArtifactDependency(KRMModel):
@@ -928,8 +926,8 @@ class GenericArtifactDependency(KRMModel):
         ),
     ] = None
     resource: Annotated[
-        str | None, Field(description="Required. The location to download the artifact files from.")
-    ] = None
+        str, Field(description="Required. The location to download the artifact files from.")
+    ]
 
 
 class GitConfig(KRMModel):
@@ -959,9 +957,7 @@ class GitSource(KRMModel):
             description="Optional. The revision to fetch from the Git repository such as a branch, a tag, a commit SHA, or any Git ref."
         ),
     ] = None
-    url: Annotated[
-        str | None, Field(description="Required. Location of the Git repo to build.")
-    ] = None
+    url: Annotated[str, Field(description="Required. Location of the Git repo to build.")]
 
 
 class GitSourceDependency(KRMModel):
@@ -976,12 +972,12 @@ class GitSourceDependency(KRMModel):
         ),
     ] = None
     dest_path: Annotated[
-        str | None,
+        str,
         Field(
             alias="destPath",
             description="Required. Where should the files be placed on the worker.",
         ),
-    ] = None
+    ]
     fetch_tags: Annotated[
         bool | None,
         Field(
@@ -997,12 +993,11 @@ class GitSourceDependency(KRMModel):
         ),
     ] = None
     repository: Annotated[
-        GitSourceRepository | None,
-        Field(description="Required. The kind of repo (url or dev connect)."),
-    ] = None
+        GitSourceRepository, Field(description="Required. The kind of repo (url or dev connect).")
+    ]
     revision: Annotated[
-        str | None, Field(description="Required. The revision that we will fetch the repo at.")
-    ] = None
+        str, Field(description="Required. The revision that we will fetch the repo at.")
+    ]
 
 
 class GitSourceObserved(KRMModel):
@@ -1208,17 +1203,17 @@ class Oci(KRMModel):
     """
 
     file: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Path on the local file system where to find the container to upload."
         ),
-    ] = None
+    ]
     registry_path: Annotated[
-        str | None,
+        str,
         Field(
             alias="registryPath", description="Required. Registry path to upload the container to."
         ),
-    ] = None
+    ]
     tags: Annotated[
         list[str] | None, Field(description="Optional. Tags to apply to the uploaded image.")
     ] = None
@@ -1301,9 +1296,8 @@ class RepoSource(KRMModel):
         ),
     ] = None
     repo_name: Annotated[
-        str | None,
-        Field(alias="repoName", description="Required. Name of the Cloud Source Repository."),
-    ] = None
+        str, Field(alias="repoName", description="Required. Name of the Cloud Source Repository.")
+    ]
     substitutions: Annotated[
         dict[str, str] | None,
         Field(description="Optional. Substitutions to use in a triggered build."),
@@ -1622,7 +1616,7 @@ class StepResult(KRMModel):
             description="Optional. The type of attestation to be generated.",
         ),
     ] = None
-    name: Annotated[str | None, Field(description="Required. The name of the result.")] = None
+    name: Annotated[str, Field(description="Required. The name of the result.")]
 
 
 class StorageSource(KRMModel):
@@ -1641,8 +1635,8 @@ class StorageSource(KRMModel):
         Field(description="Optional. Cloud Storage generation for the object."),
     ] = None
     object: Annotated[
-        str | None, Field(description="Required. Cloud Storage object containing the source.")
-    ] = None
+        str, Field(description="Required. Cloud Storage object containing the source.")
+    ]
     source_fetcher: Annotated[
         StorageSourceSourceFetcher | None,
         Field(
@@ -1658,18 +1652,17 @@ class StorageSourceManifest(KRMModel):
     """
 
     bucket: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Cloud Storage bucket containing the source manifest (see [Bucket Name Requirements](https://cloud.google.com/storage/docs/bucket-naming#requirements))."
         ),
-    ] = None
+    ]
     generation: Annotated[
         int | Int64String | None, Field(description="Cloud Storage generation for the object.")
     ] = None
     object: Annotated[
-        str | None,
-        Field(description="Required. Cloud Storage object containing the source manifest."),
-    ] = None
+        str, Field(description="Required. Cloud Storage object containing the source manifest.")
+    ]
 
 
 class StorageSourceManifestObserved(KRMModel):

@@ -10,10 +10,10 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.cloudbuild.v1alpha1 import cloudbuild_v2_api
 from kccgen.generated.cloudbuild.v1alpha1.cloudbuild_v2_api import InstallationStateStage
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.external.secretmanagersecretversion_reference import (
     SecretManagerSecretVersionRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.servicedirectory.v1alpha1.servicedirectoryservice_reference import (
     ServiceDirectoryServiceRef,
 )
@@ -29,32 +29,32 @@ class BitbucketCloudConfig(KRMModel):
     """
 
     authorizer_credential: Annotated[
-        UserCredential | None,
+        UserCredential,
         Field(
             alias="authorizerCredential",
             description="Required. An access token with the `webhook`, `repository`, `repository:admin` and `pullrequest` scope access.",
         ),
-    ] = None
+    ]
     read_authorizer_credential: Annotated[
-        UserCredential | None,
+        UserCredential,
         Field(
             alias="readAuthorizerCredential",
             description="Required. An access token with the `repository` access.",
         ),
-    ] = None
+    ]
     webhook_secret_secret_version_ref: Annotated[
-        SecretManagerSecretVersionRef | None,
+        SecretManagerSecretVersionRef,
         Field(
             alias="webhookSecretSecretVersionRef",
             description="A reference to a SecretManagerSecretVersion (API field `webhookSecretSecretVersion`).",
         ),
-    ] = None
+    ]
     workspace: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The Bitbucket Cloud Workspace ID to be connected to Google Cloud Platform."
         ),
-    ] = None
+    ]
 
 
 class BitbucketCloudConfigObservedState(KRMModel):
@@ -84,26 +84,26 @@ class BitbucketDataCenterConfig(KRMModel):
     """
 
     authorizer_credential: Annotated[
-        UserCredential | None,
+        UserCredential,
         Field(
             alias="authorizerCredential",
             description="Required. A http access token with the `REPO_ADMIN` scope access.",
         ),
-    ] = None
+    ]
     host_uri: Annotated[
-        str | None,
+        str,
         Field(
             alias="hostUri",
             description="Required. The URI of the Bitbucket Data Center instance or cluster this connection is for.",
         ),
-    ] = None
+    ]
     read_authorizer_credential: Annotated[
-        UserCredential | None,
+        UserCredential,
         Field(
             alias="readAuthorizerCredential",
             description="Required. A http access token with the `REPO_READ` access.",
         ),
-    ] = None
+    ]
     service_directory_config: Annotated[
         GoogleDevtoolsCloudbuildV2ServiceDirectoryConfig | None,
         Field(
@@ -119,12 +119,12 @@ class BitbucketDataCenterConfig(KRMModel):
         ),
     ] = None
     webhook_secret_secret_version_ref: Annotated[
-        SecretManagerSecretVersionRef | None,
+        SecretManagerSecretVersionRef,
         Field(
             alias="webhookSecretSecretVersionRef",
             description="A reference to a SecretManagerSecretVersion (API field `webhookSecretSecretVersion`).",
         ),
-    ] = None
+    ]
 
 
 class BitbucketDataCenterConfigObservedState(KRMModel):
@@ -333,12 +333,12 @@ class GoogleDevtoolsCloudbuildV2GitHubEnterpriseConfig(KRMModel):
     """
 
     api_key: Annotated[
-        str | None,
+        str,
         Field(
             alias="apiKey",
             description="Required. API Key used for authentication of webhook events.",
         ),
-    ] = None
+    ]
     app_id: Annotated[
         int | Int64String | None,
         Field(
@@ -357,12 +357,12 @@ class GoogleDevtoolsCloudbuildV2GitHubEnterpriseConfig(KRMModel):
         Field(alias="appSlug", description="Optional. The URL-friendly name of the GitHub App."),
     ] = None
     host_uri: Annotated[
-        str | None,
+        str,
         Field(
             alias="hostUri",
             description="Required. The URI of the GitHub Enterprise host this connection is for.",
         ),
-    ] = None
+    ]
     private_key_secret_version_ref: Annotated[
         SecretManagerSecretVersionRef | None,
         Field(
@@ -413,12 +413,12 @@ class GoogleDevtoolsCloudbuildV2GitLabConfig(KRMModel):
     """
 
     authorizer_credential: Annotated[
-        UserCredential | None,
+        UserCredential,
         Field(
             alias="authorizerCredential",
             description="Required. A GitLab personal access token with the `api` scope access.",
         ),
-    ] = None
+    ]
     host_uri: Annotated[
         str | None,
         Field(
@@ -427,12 +427,12 @@ class GoogleDevtoolsCloudbuildV2GitLabConfig(KRMModel):
         ),
     ] = None
     read_authorizer_credential: Annotated[
-        UserCredential | None,
+        UserCredential,
         Field(
             alias="readAuthorizerCredential",
             description="Required. A GitLab personal access token with the minimum `read_api` scope access.",
         ),
-    ] = None
+    ]
     service_directory_config: Annotated[
         GoogleDevtoolsCloudbuildV2ServiceDirectoryConfig | None,
         Field(
@@ -448,12 +448,12 @@ class GoogleDevtoolsCloudbuildV2GitLabConfig(KRMModel):
         ),
     ] = None
     webhook_secret_secret_version_ref: Annotated[
-        SecretManagerSecretVersionRef | None,
+        SecretManagerSecretVersionRef,
         Field(
             alias="webhookSecretSecretVersionRef",
             description="A reference to a SecretManagerSecretVersion (API field `webhookSecretSecretVersion`).",
         ),
-    ] = None
+    ]
 
 
 class GoogleDevtoolsCloudbuildV2GitLabConfigObservedState(KRMModel):
@@ -490,12 +490,12 @@ class GoogleDevtoolsCloudbuildV2ServiceDirectoryConfig(KRMModel):
     """
 
     service_ref: Annotated[
-        ServiceDirectoryServiceRef | None,
+        ServiceDirectoryServiceRef,
         Field(
             alias="serviceRef",
             description="A reference to a ServiceDirectoryService (API field `service`).",
         ),
-    ] = None
+    ]
 
 
 class InstallationStateObserved(KRMModel):
@@ -553,12 +553,12 @@ class UserCredential(KRMModel):
     """
 
     user_token_secret_version_ref: Annotated[
-        SecretManagerSecretVersionRef | None,
+        SecretManagerSecretVersionRef,
         Field(
             alias="userTokenSecretVersionRef",
             description="A reference to a SecretManagerSecretVersion (API field `userTokenSecretVersion`).",
         ),
-    ] = None
+    ]
 
 
 class UserCredentialObservedState(KRMModel):

@@ -10,7 +10,7 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.cloudbuild.v1alpha1 import cloudbuild_v1_api
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -38,12 +38,12 @@ class CloudBuildGitHubEnterpriseConfigSpec(KRMModel):
     """
 
     app_id: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="appId",
             description="Required. The GitHub app id of the Cloud Build app on the GitHub Enterprise server.",
         ),
-    ] = None
+    ]
     display_name: Annotated[
         str | None,
         Field(alias="displayName", description="Optional. Name to display for this config."),

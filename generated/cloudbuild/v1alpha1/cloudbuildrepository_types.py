@@ -71,8 +71,8 @@ class CloudBuildRepositorySpec(KRMModel):
         ),
     ]
     remote_uri: Annotated[
-        str | None, Field(alias="remoteUri", description="Required. Git Clone HTTPS URI.")
-    ] = None
+        str, Field(alias="remoteUri", description="Required. Git Clone HTTPS URI.")
+    ]
     resource_id: Annotated[
         str | None,
         Field(

@@ -18,7 +18,7 @@ from kccgen.generated.compute.v1alpha1.computenetworkattachment_reference import
     ComputeNetworkAttachmentRef,
 )
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -126,12 +126,12 @@ class NetworkConfig(KRMModel):
         ),
     ] = None
     peered_network_ref: Annotated[
-        ComputeNetworkRef | None,
+        ComputeNetworkRef,
         Field(
             alias="peeredNetworkRef",
             description="A reference to a ComputeNetwork (API field `peeredNetwork`).",
         ),
-    ] = None
+    ]
 
 
 class PrivatePoolV1Config(KRMModel):
@@ -164,19 +164,19 @@ class PrivateServiceConnect(KRMModel):
     """
 
     network_attachment_ref: Annotated[
-        ComputeNetworkAttachmentRef | None,
+        ComputeNetworkAttachmentRef,
         Field(
             alias="networkAttachmentRef",
             description="A reference to a ComputeNetworkAttachment (API field `networkAttachment`).",
         ),
-    ] = None
+    ]
     public_ip_address_disabled: Annotated[
-        bool | None,
+        bool,
         Field(
             alias="publicIpAddressDisabled",
             description="Required. Immutable. Disable public IP on the primary network interface.",
         ),
-    ] = None
+    ]
     route_all_traffic: Annotated[
         bool | None,
         Field(
@@ -244,7 +244,10 @@ class CloudBuildWorkerPool(KRMObject):
     KIND: ClassVar[str] = "CloudBuildWorkerPool"
 
     api_version: Annotated[
-        Literal["cloudbuild.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "cloudbuild.cnrm.cloud.google.com/v1alpha1", "cloudbuild.cnrm.cloud.google.com/v1beta1"
+        ],
+        Field(alias="apiVersion"),
     ] = "cloudbuild.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["CloudBuildWorkerPool"] = "CloudBuildWorkerPool"
     spec: CloudBuildWorkerPoolSpec

@@ -74,16 +74,16 @@ class CloudChannelChannelPartnerLinkSpec(KRMModel):
         str, Field(description="Immutable. The account of the CloudChannelChannelPartnerLink.")
     ]
     link_state: Annotated[
-        GoogleCloudChannelV1ChannelPartnerLinkLinkState | None,
+        GoogleCloudChannelV1ChannelPartnerLinkLinkState,
         Field(alias="linkState", description="Required. State of the channel partner link."),
-    ] = None
+    ]
     reseller_cloud_identity_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="resellerCloudIdentityId",
             description="Required. Cloud Identity ID of the linked reseller.",
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(

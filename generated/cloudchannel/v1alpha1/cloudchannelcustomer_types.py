@@ -91,9 +91,7 @@ class CloudChannelCustomerSpec(KRMModel):
             description="Optional. Indicate if a customer is attesting about the correctness of provided information.",
         ),
     ] = None
-    domain: Annotated[str | None, Field(description="Required. The customer's primary domain.")] = (
-        None
-    )
+    domain: Annotated[str, Field(description="Required. The customer's primary domain.")]
     language_code: Annotated[
         str | None,
         Field(
@@ -102,19 +100,19 @@ class CloudChannelCustomerSpec(KRMModel):
         ),
     ] = None
     org_display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="orgDisplayName",
             description="Required. Name of the organization that the customer entity represents.",
         ),
-    ] = None
+    ]
     org_postal_address: Annotated[
-        GoogleTypePostalAddress | None,
+        GoogleTypePostalAddress,
         Field(
             alias="orgPostalAddress",
             description="Required. The organization address for the customer.",
         ),
-    ] = None
+    ]
     primary_contact_info: Annotated[
         GoogleCloudChannelV1ContactInfo | None,
         Field(alias="primaryContactInfo", description="Primary contact info."),
@@ -264,12 +262,12 @@ class GoogleTypePostalAddress(KRMModel):
         list[str] | None, Field(description="Optional. The recipient at the address.")
     ] = None
     region_code: Annotated[
-        str | None,
+        str,
         Field(
             alias="regionCode",
             description="Required. CLDR region code of the country/region of the address.",
         ),
-    ] = None
+    ]
     revision: Annotated[
         int | None, Field(description="The schema revision of the `PostalAddress`.")
     ] = None

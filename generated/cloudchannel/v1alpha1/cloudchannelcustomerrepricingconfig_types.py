@@ -55,12 +55,12 @@ class CloudChannelCustomerRepricingConfigSpec(KRMModel):
         ),
     ]
     repricing_config: Annotated[
-        GoogleCloudChannelV1RepricingConfig | None,
+        GoogleCloudChannelV1RepricingConfig,
         Field(
             alias="repricingConfig",
             description="Required. The configuration for bill modifications made by a reseller before sending it to customers.",
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(
@@ -76,23 +76,23 @@ class GoogleCloudChannelV1ConditionalOverride(KRMModel):
     """
 
     adjustment: Annotated[
-        GoogleCloudChannelV1RepricingAdjustment | None,
+        GoogleCloudChannelV1RepricingAdjustment,
         Field(description="Required. Information about the applied override's adjustment."),
-    ] = None
+    ]
     rebilling_basis: Annotated[
-        GoogleCloudChannelV1ConditionalOverrideRebillingBasis | None,
+        GoogleCloudChannelV1ConditionalOverrideRebillingBasis,
         Field(
             alias="rebillingBasis",
             description="Required. The RebillingBasis to use for the applied override.",
         ),
-    ] = None
+    ]
     repricing_condition: Annotated[
-        GoogleCloudChannelV1RepricingCondition | None,
+        GoogleCloudChannelV1RepricingCondition,
         Field(
             alias="repricingCondition",
             description="Required. Specifies the condition which, if met, will apply the override.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudChannelV1PercentageAdjustment(KRMModel):
@@ -135,9 +135,9 @@ class GoogleCloudChannelV1RepricingConfig(KRMModel):
     """
 
     adjustment: Annotated[
-        GoogleCloudChannelV1RepricingAdjustment | None,
+        GoogleCloudChannelV1RepricingAdjustment,
         Field(description="Required. Information about the adjustment."),
-    ] = None
+    ]
     channel_partner_granularity: Annotated[
         GoogleCloudChannelV1RepricingConfigChannelPartnerGranularity | None,
         Field(
@@ -153,25 +153,25 @@ class GoogleCloudChannelV1RepricingConfig(KRMModel):
         ),
     ] = None
     effective_invoice_month: Annotated[
-        GoogleTypeDate | None,
+        GoogleTypeDate,
         Field(
             alias="effectiveInvoiceMonth",
             description="Required. The YearMonth when these adjustments activate.",
         ),
-    ] = None
+    ]
     entitlement_granularity: Annotated[
-        GoogleCloudChannelV1RepricingConfigEntitlementGranularity | None,
+        GoogleCloudChannelV1RepricingConfigEntitlementGranularity,
         Field(
             alias="entitlementGranularity",
             description="Required. Applies the repricing configuration at the entitlement level.",
         ),
-    ] = None
+    ]
     rebilling_basis: Annotated[
-        GoogleCloudChannelV1RepricingConfigRebillingBasis | None,
+        GoogleCloudChannelV1RepricingConfigRebillingBasis,
         Field(
             alias="rebillingBasis", description="Required. The RebillingBasis to use for this bill."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudChannelV1RepricingConfigChannelPartnerGranularity(KRMModel):

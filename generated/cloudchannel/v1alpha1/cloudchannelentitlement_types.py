@@ -116,11 +116,11 @@ class CloudChannelEntitlementSpec(KRMModel):
         ),
     ]
     offer: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The offer resource name for which the entitlement is to be created."
         ),
-    ] = None
+    ]
     parameters: Annotated[
         list[GoogleCloudChannelV1Parameter] | None,
         Field(description="Extended entitlement parameters."),

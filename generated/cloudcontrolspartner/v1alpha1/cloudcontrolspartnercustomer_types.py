@@ -53,9 +53,8 @@ class CloudControlsPartnerCustomerSpec(KRMModel):
     """
 
     display_name: Annotated[
-        str | None,
-        Field(alias="displayName", description="Required. Display name for the customer"),
-    ] = None
+        str, Field(alias="displayName", description="Required. Display name for the customer")
+    ]
     location: Annotated[
         str, Field(description="Immutable. The location of the CloudControlsPartnerCustomer.")
     ]

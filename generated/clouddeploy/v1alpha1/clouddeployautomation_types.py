@@ -24,7 +24,7 @@ class AdvanceRolloutRule(KRMModel):
     The `AdvanceRollout` automation rule will automatically advance a successful Rollout to the next phase.
     """
 
-    id: Annotated[str | None, Field(description="Required. ID of the rule.")] = None
+    id: Annotated[str, Field(description="Required. ID of the rule.")]
     source_phases: Annotated[
         list[str] | None,
         Field(
@@ -221,22 +221,22 @@ class CloudDeployAutomationSpec(KRMModel):
         ),
     ] = None
     rules: Annotated[
-        list[AutomationRule] | None,
+        list[AutomationRule],
         Field(
             description="Required. List of Automation rules associated with the Automation resource."
         ),
-    ] = None
+    ]
     selector: Annotated[
-        AutomationResourceSelector | None,
+        AutomationResourceSelector,
         Field(description="Required. Selected resources to which the automation will be applied."),
-    ] = None
+    ]
     service_account: Annotated[
-        str | None,
+        str,
         Field(
             alias="serviceAccount",
             description="Required. Email address of the user-managed IAM service account that creates Cloud Deploy release and rollout resources.",
         ),
-    ] = None
+    ]
     suspended: Annotated[
         bool | None,
         Field(description="Optional. When Suspended, automation is deactivated from execution."),
@@ -266,7 +266,7 @@ class PromoteReleaseRule(KRMModel):
             description="Optional. The ID of the stage in the pipeline to which this `Release` is deploying.",
         ),
     ] = None
-    id: Annotated[str | None, Field(description="Required. ID of the rule.")] = None
+    id: Annotated[str, Field(description="Required. ID of the rule.")]
     wait: Annotated[
         str | None,
         Field(
@@ -303,7 +303,7 @@ class RepairRolloutRule(KRMModel):
     The `RepairRolloutRule` automation rule will automatically repair a failed `Rollout`.
     """
 
-    id: Annotated[str | None, Field(description="Required. ID of the rule.")] = None
+    id: Annotated[str, Field(description="Required. ID of the rule.")]
     jobs: Annotated[list[str] | None, Field(description="Optional. Jobs to repair.")] = None
     phases: Annotated[
         list[str] | None,
@@ -312,12 +312,12 @@ class RepairRolloutRule(KRMModel):
         ),
     ] = None
     repair_phases: Annotated[
-        list[RepairPhaseConfig] | None,
+        list[RepairPhaseConfig],
         Field(
             alias="repairPhases",
             description="Required. Defines the types of automatic repair phases for failed jobs.",
         ),
-    ] = None
+    ]
 
 
 class RepairRolloutRuleObservedState(KRMModel):
@@ -336,9 +336,7 @@ class Retry(KRMModel):
     Retries the failed job.
     """
 
-    attempts: Annotated[
-        int | Int64String | None, Field(description="Required. Total number of retries.")
-    ] = None
+    attempts: Annotated[int | Int64String, Field(description="Required. Total number of retries.")]
     backoff_mode: Annotated[
         RetryBackoffMode | None,
         Field(
@@ -462,17 +460,15 @@ class TimedPromoteReleaseRule(KRMModel):
             description="Optional. The ID of the stage in the pipeline to which this `Release` is deploying.",
         ),
     ] = None
-    id: Annotated[str | None, Field(description="Required. ID of the rule.")] = None
-    schedule: Annotated[str | None, Field(description="Required. Schedule in crontab format.")] = (
-        None
-    )
+    id: Annotated[str, Field(description="Required. ID of the rule.")]
+    schedule: Annotated[str, Field(description="Required. Schedule in crontab format.")]
     time_zone: Annotated[
-        str | None,
+        str,
         Field(
             alias="timeZone",
             description="Required. The time zone in IANA format [IANA Time Zone Database](https://www.iana.org/time-zones) (e.g. America/New_York).",
         ),
-    ] = None
+    ]
 
 
 class TimedPromoteReleaseRuleObservedState(KRMModel):

@@ -12,7 +12,7 @@ from kccgen.generated.cloudbuild.v1alpha1.cloudbuildrepository_reference import 
     CloudBuildRepositoryRef,
 )
 from kccgen.generated.clouddeploy.v1alpha1 import clouddeploy_v1_api
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -122,9 +122,7 @@ class ContainerTask(KRMModel):
         dict[str, str] | None,
         Field(description="Optional. Environment variables that are set in the container."),
     ] = None
-    image: Annotated[
-        str | None, Field(description="Required. Image is the container image to use.")
-    ] = None
+    image: Annotated[str, Field(description="Required. Image is the container image to use.")]
 
 
 class CustomTargetSkaffoldActions(KRMModel):
@@ -133,12 +131,12 @@ class CustomTargetSkaffoldActions(KRMModel):
     """
 
     deploy_action: Annotated[
-        str | None,
+        str,
         Field(
             alias="deployAction",
             description="Required. The Skaffold custom action responsible for deploy operations.",
         ),
-    ] = None
+    ]
     include_skaffold_modules: Annotated[
         list[SkaffoldModules] | None,
         Field(
@@ -161,8 +159,8 @@ class CustomTargetTasks(KRMModel):
     """
 
     deploy: Annotated[
-        Task | None, Field(description="Required. The task responsible for deploy operations.")
-    ] = None
+        Task, Field(description="Required. The task responsible for deploy operations.")
+    ]
     render: Annotated[
         Task | None, Field(description="Optional. The task responsible for render operations.")
     ] = None
@@ -183,12 +181,12 @@ class SkaffoldGCBRepoSource(KRMModel):
         str | None, Field(description="Optional. Branch or tag to use when cloning the repository.")
     ] = None
     repository_ref: Annotated[
-        CloudBuildRepositoryRef | None,
+        CloudBuildRepositoryRef,
         Field(
             alias="repositoryRef",
             description="A reference to a CloudBuildRepository (API field `repository`).",
         ),
-    ] = None
+    ]
 
 
 class SkaffoldGCSSource(KRMModel):
@@ -201,8 +199,8 @@ class SkaffoldGCSSource(KRMModel):
         Field(description="Optional. Relative path from the source to the Skaffold file."),
     ] = None
     source: Annotated[
-        str | None, Field(description="Required. Cloud Storage source paths to copy recursively.")
-    ] = None
+        str, Field(description="Required. Cloud Storage source paths to copy recursively.")
+    ]
 
 
 class SkaffoldGitSource(KRMModel):
@@ -219,8 +217,8 @@ class SkaffoldGitSource(KRMModel):
         Field(description="Optional. Git branch or tag to use when cloning the repository."),
     ] = None
     repo: Annotated[
-        str | None, Field(description="Required. Git repository the package should be cloned from.")
-    ] = None
+        str, Field(description="Required. Git repository the package should be cloned from.")
+    ]
 
 
 class SkaffoldModules(KRMModel):

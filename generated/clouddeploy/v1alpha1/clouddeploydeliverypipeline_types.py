@@ -10,10 +10,10 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.clouddeploy.v1alpha1 import clouddeploy_v1_api
 from kccgen.generated.clouddeploy.v1alpha1.clouddeploytarget_reference import CloudDeployTargetRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.monitoring.v1beta1.monitoringalertpolicy_reference import (
     MonitoringAlertPolicyRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -26,13 +26,13 @@ class AlertPolicyCheck(KRMModel):
     """
 
     alert_policy_refs: Annotated[
-        list[MonitoringAlertPolicyRef] | None,
+        list[MonitoringAlertPolicyRef],
         Field(
             alias="alertPolicyRefs",
             description="References to MonitoringAlertPolicys (API field `alertPolicies`).",
         ),
-    ] = None
-    id: Annotated[str | None, Field(description="Required. The ID of the analysis check.")] = None
+    ]
+    id: Annotated[str, Field(description="Required. The ID of the analysis check.")]
     labels: Annotated[
         dict[str, str] | None,
         Field(description="Optional. A set of labels to filter active alerts."),
@@ -52,12 +52,12 @@ class Analysis(KRMModel):
         ),
     ] = None
     duration: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The amount of time in minutes the analysis on the target will last.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
-    ] = None
+    ]
     google_cloud: Annotated[
         GoogleCloudAnalysis | None,
         Field(alias="googleCloud", description="Optional. Google Cloud - based analysis checks."),
@@ -101,11 +101,11 @@ class CanaryDeployment(KRMModel):
         Analysis | None, Field(description="Optional. Configuration for the analysis job.")
     ] = None
     percentages: Annotated[
-        list[int] | None,
+        list[int],
         Field(
             description="Required. The percentage based deployments that will occur as a part of a `Rollout`."
         ),
-    ] = None
+    ]
     postdeploy: Annotated[
         Postdeploy | None,
         Field(description="Optional. Configuration for the postdeploy job of the last phase."),
@@ -261,9 +261,7 @@ class ContainerTask(KRMModel):
         dict[str, str] | None,
         Field(description="Optional. Environment variables that are set in the container."),
     ] = None
-    image: Annotated[
-        str | None, Field(description="Required. Image is the container image to use.")
-    ] = None
+    image: Annotated[str, Field(description="Required. Image is the container image to use.")]
 
 
 class CustomCanaryDeployment(KRMModel):
@@ -272,12 +270,12 @@ class CustomCanaryDeployment(KRMModel):
     """
 
     phase_configs: Annotated[
-        list[PhaseConfig] | None,
+        list[PhaseConfig],
         Field(
             alias="phaseConfigs",
             description="Required. Configuration for each phase in the canary deployment in the order executed.",
         ),
-    ] = None
+    ]
 
 
 class CustomCheck(KRMModel):
@@ -292,12 +290,8 @@ class CustomCheck(KRMModel):
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
     ] = None
-    id: Annotated[
-        str | None, Field(description="Required. The ID of the custom Analysis check.")
-    ] = None
-    task: Annotated[
-        Task | None, Field(description="Required. The Task to be run for this custom check.")
-    ] = None
+    id: Annotated[str, Field(description="Required. The ID of the custom Analysis check.")]
+    task: Annotated[Task, Field(description="Required. The Task to be run for this custom check.")]
 
 
 class DeployParameters(KRMModel):
@@ -313,9 +307,9 @@ class DeployParameters(KRMModel):
         ),
     ] = None
     values: Annotated[
-        dict[str, str] | None,
+        dict[str, str],
         Field(description="Required. Values are deploy parameters in key-value pairs."),
-    ] = None
+    ]
 
 
 class GatewayServiceMesh(KRMModel):
@@ -324,15 +318,14 @@ class GatewayServiceMesh(KRMModel):
     """
 
     deployment: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Name of the Kubernetes Deployment whose traffic is managed by the specified HTTPRoute and Service."
         ),
-    ] = None
+    ]
     http_route: Annotated[
-        str | None,
-        Field(alias="httpRoute", description="Required. Name of the Gateway API HTTPRoute."),
-    ] = None
+        str, Field(alias="httpRoute", description="Required. Name of the Gateway API HTTPRoute.")
+    ]
     pod_selector_label: Annotated[
         str | None,
         Field(
@@ -355,9 +348,7 @@ class GatewayServiceMesh(KRMModel):
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
     ] = None
-    service: Annotated[
-        str | None, Field(description="Required. Name of the Kubernetes Service.")
-    ] = None
+    service: Annotated[str, Field(description="Required. Name of the Kubernetes Service.")]
     stable_cutback_duration: Annotated[
         str | None,
         Field(
@@ -412,13 +403,11 @@ class PhaseConfig(KRMModel):
         Analysis | None,
         Field(description="Optional. Configuration for the analysis job of this phase."),
     ] = None
-    percentage: Annotated[
-        int | None, Field(description="Required. Percentage deployment for the phase.")
-    ] = None
+    percentage: Annotated[int, Field(description="Required. Percentage deployment for the phase.")]
     phase_id: Annotated[
-        str | None,
+        str,
         Field(alias="phaseId", description="Required. The ID to assign to the `Rollout` phase."),
-    ] = None
+    ]
     postdeploy: Annotated[
         Postdeploy | None,
         Field(description="Optional. Configuration for the postdeploy job of this phase."),
@@ -531,12 +520,12 @@ class RouteDestinations(KRMModel):
     """
 
     destination_ids: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="destinationIds",
             description="Required. The clusters where the Gateway API HTTPRoute resource will be deployed to.",
         ),
-    ] = None
+    ]
     propagate_service: Annotated[
         bool | None,
         Field(
@@ -577,11 +566,11 @@ class ServiceNetworking(KRMModel):
     """
 
     deployment: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Name of the Kubernetes Deployment whose traffic is managed by the specified Service."
         ),
-    ] = None
+    ]
     disable_pod_overprovisioning: Annotated[
         bool | None,
         Field(
@@ -596,9 +585,7 @@ class ServiceNetworking(KRMModel):
             description="Optional. The label to use when selecting Pods for the Deployment resource.",
         ),
     ] = None
-    service: Annotated[
-        str | None, Field(description="Required. Name of the Kubernetes Service.")
-    ] = None
+    service: Annotated[str, Field(description="Required. Name of the Kubernetes Service.")]
 
 
 class Stage(KRMModel):

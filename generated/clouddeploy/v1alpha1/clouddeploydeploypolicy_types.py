@@ -14,7 +14,7 @@ from kccgen.generated.clouddeploy.v1alpha1.clouddeploy_v1_api import (
     RolloutRestrictionInvokers,
     WeeklyWindowDaysOfWeek,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -84,11 +84,11 @@ class CloudDeployDeployPolicySpec(KRMModel):
             description="Immutable. Optional. The CloudDeployDeployPolicy ID used for creation and acquisition.",
         ),
     ] = None
-    rules: Annotated[list[PolicyRule] | None, Field(description="Required. Rules to apply.")] = None
+    rules: Annotated[list[PolicyRule], Field(description="Required. Rules to apply.")]
     selectors: Annotated[
-        list[DeployPolicyResourceSelector] | None,
+        list[DeployPolicyResourceSelector],
         Field(description="Required. Selected resources to which the policy will be applied."),
-    ] = None
+    ]
     suspended: Annotated[
         bool | None,
         Field(
@@ -138,18 +138,14 @@ class OneTimeWindow(KRMModel):
     One-time window within which actions are restricted. For example, blocking actions over New Year's Eve from December 31st at 5pm to January 1st at 9am.
     """
 
-    end_date: Annotated[Date | None, Field(alias="endDate", description="Required. End date.")] = (
-        None
-    )
+    end_date: Annotated[Date, Field(alias="endDate", description="Required. End date.")]
     end_time: Annotated[
-        TimeOfDay | None, Field(alias="endTime", description="Required. End time (exclusive).")
-    ] = None
-    start_date: Annotated[
-        Date | None, Field(alias="startDate", description="Required. Start date.")
-    ] = None
+        TimeOfDay, Field(alias="endTime", description="Required. End time (exclusive).")
+    ]
+    start_date: Annotated[Date, Field(alias="startDate", description="Required. Start date.")]
     start_time: Annotated[
-        TimeOfDay | None, Field(alias="startTime", description="Required. Start time (inclusive).")
-    ] = None
+        TimeOfDay, Field(alias="startTime", description="Required. Start time (inclusive).")
+    ]
 
 
 class PolicyRule(KRMModel):
@@ -172,18 +168,18 @@ class RolloutRestriction(KRMModel):
         list[RolloutRestrictionActions] | None,
         Field(description="Optional. Rollout actions to be restricted as part of the policy."),
     ] = None
-    id: Annotated[str | None, Field(description="Required. Restriction rule ID.")] = None
+    id: Annotated[str, Field(description="Required. Restriction rule ID.")]
     invokers: Annotated[
         list[RolloutRestrictionInvokers] | None,
         Field(description="Optional. What invoked the action."),
     ] = None
     time_windows: Annotated[
-        TimeWindows | None,
+        TimeWindows,
         Field(
             alias="timeWindows",
             description="Required. Time window within which actions are restricted.",
         ),
-    ] = None
+    ]
 
 
 class TargetAttribute(KRMModel):
@@ -219,12 +215,12 @@ class TimeWindows(KRMModel):
         ),
     ] = None
     time_zone: Annotated[
-        str | None,
+        str,
         Field(
             alias="timeZone",
             description="Required. The time zone in IANA format [IANA Time Zone Database](https://www.iana.org/time-zones) (e.g. America/New_York).",
         ),
-    ] = None
+    ]
     weekly_windows: Annotated[
         list[WeeklyWindow] | None,
         Field(

@@ -275,12 +275,12 @@ class CloudDeployRolloutSpec(KRMModel):
         ),
     ] = None
     target_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetId",
             description="Required. The ID of Target to which this `Rollout` is deploying.",
         ),
-    ] = None
+    ]
 
 
 class CloudRunMetadataObserved(KRMModel):

@@ -13,8 +13,8 @@ from kccgen.generated.clouddeploy.v1alpha1.clouddeploy_v1_api import ExecutionCo
 from kccgen.generated.clouddeploy.v1alpha1.clouddeploycustomtargettype_reference import (
     CloudDeployCustomTargetTypeRef,
 )
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.gkehub.v1alpha1.gkehubmembership_reference import GKEHubMembershipRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -181,9 +181,7 @@ class CloudRunLocation(KRMModel):
     Information specifying where to deploy a Cloud Run Service.
     """
 
-    location: Annotated[
-        str | None, Field(description="Required. The location for the Cloud Run Service.")
-    ] = None
+    location: Annotated[str, Field(description="Required. The location for the Cloud Run Service.")]
 
 
 class CustomTarget(KRMModel):
@@ -192,12 +190,12 @@ class CustomTarget(KRMModel):
     """
 
     custom_target_type_ref: Annotated[
-        CloudDeployCustomTargetTypeRef | None,
+        CloudDeployCustomTargetTypeRef,
         Field(
             alias="customTargetTypeRef",
             description="A reference to a CloudDeployCustomTargetType (API field `customTargetType`).",
         ),
-    ] = None
+    ]
 
 
 class DefaultPool(KRMModel):
@@ -257,9 +255,9 @@ class ExecutionConfig(KRMModel):
         ),
     ] = None
     usages: Annotated[
-        list[ExecutionConfigUsages] | None,
+        list[ExecutionConfigUsages],
         Field(description="Required. Usages when this configuration should be applied."),
-    ] = None
+    ]
     verbose: Annotated[
         bool | None,
         Field(
@@ -312,9 +310,9 @@ class MultiTarget(KRMModel):
     """
 
     target_ids: Annotated[
-        list[str] | None,
+        list[str],
         Field(alias="targetIds", description="Required. The target_ids of this multiTarget."),
-    ] = None
+    ]
 
 
 class PrivatePool(KRMModel):
@@ -337,12 +335,12 @@ class PrivatePool(KRMModel):
         ),
     ] = None
     worker_pool: Annotated[
-        str | None,
+        str,
         Field(
             alias="workerPool",
             description="Required. Resource name of the Cloud Build worker pool to use.",
         ),
-    ] = None
+    ]
 
 
 class CloudDeployTargetStatus(KRMStatus):

@@ -27,9 +27,8 @@ class CloudIdentityAllowlistedDomainSpec(KRMModel):
     """
 
     domain: Annotated[
-        str | None,
-        Field(description="Required. Immutable. Name of the domain that is in the allowlist."),
-    ] = None
+        str, Field(description="Required. Immutable. Name of the domain that is in the allowlist.")
+    ]
     resource_id: Annotated[
         str | None,
         Field(
@@ -61,7 +60,5 @@ class CloudIdentityAllowlistedDomain(KRMObject):
         Literal["cloudidentity.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "cloudidentity.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["CloudIdentityAllowlistedDomain"] = "CloudIdentityAllowlistedDomain"
-    spec: CloudIdentityAllowlistedDomainSpec = Field(
-        default_factory=CloudIdentityAllowlistedDomainSpec
-    )
+    spec: CloudIdentityAllowlistedDomainSpec
     status: CloudIdentityAllowlistedDomainStatus | None = None

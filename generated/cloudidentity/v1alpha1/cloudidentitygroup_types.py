@@ -86,9 +86,8 @@ class CloudIdentityGroupSpec(KRMModel):
         ),
     ] = None
     group_key: Annotated[
-        EntityKey | None,
-        Field(alias="groupKey", description="Required. The `EntityKey` of the `Group`."),
-    ] = None
+        EntityKey, Field(alias="groupKey", description="Required. The `EntityKey` of the `Group`.")
+    ]
     initial_group_config: Annotated[
         GroupCreateParametersInitialGroupConfig | None,
         Field(
@@ -97,15 +96,15 @@ class CloudIdentityGroupSpec(KRMModel):
         ),
     ] = None
     labels: Annotated[
-        dict[str, str] | None,
+        dict[str, str],
         Field(description="Required. One or more label entries that apply to the Group."),
-    ] = None
+    ]
     parent: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Immutable. The resource name of the entity under which this `Group` resides in the Cloud Identity resource hierarchy."
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(
@@ -197,14 +196,14 @@ class ExternalId(KRMModel):
     """
 
     id: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The unique identifier assigned by the external identity provider."
         ),
-    ] = None
+    ]
     namespace: Annotated[
-        str | None, Field(description="Required. The namespace in which the entity exists.")
-    ] = None
+        str, Field(description="Required. The namespace in which the entity exists.")
+    ]
 
 
 class CloudIdentityGroupStatus(KRMStatus):
@@ -233,5 +232,5 @@ class CloudIdentityGroup(KRMObject):
         Field(alias="apiVersion"),
     ] = "cloudidentity.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["CloudIdentityGroup"] = "CloudIdentityGroup"
-    spec: CloudIdentityGroupSpec = Field(default_factory=CloudIdentityGroupSpec)
+    spec: CloudIdentityGroupSpec
     status: CloudIdentityGroupStatus | None = None

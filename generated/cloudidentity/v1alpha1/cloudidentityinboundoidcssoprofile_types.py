@@ -72,9 +72,8 @@ class OidcIdpConfig(KRMModel):
         ),
     ] = None
     issuer_uri: Annotated[
-        str | None,
-        Field(alias="issuerUri", description="Required. The Issuer identifier for the IdP."),
-    ] = None
+        str, Field(alias="issuerUri", description="Required. The Issuer identifier for the IdP.")
+    ]
 
 
 class OidcRpConfig(KRMModel):

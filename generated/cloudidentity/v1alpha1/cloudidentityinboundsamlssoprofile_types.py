@@ -65,12 +65,12 @@ class SamlIdpConfig(KRMModel):
         ),
     ] = None
     entity_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="entityId",
             description="Required. The SAML **Entity ID** of the identity provider.",
         ),
-    ] = None
+    ]
     logout_redirect_uri: Annotated[
         str | None,
         Field(
@@ -79,12 +79,12 @@ class SamlIdpConfig(KRMModel):
         ),
     ] = None
     single_sign_on_service_uri: Annotated[
-        str | None,
+        str,
         Field(
             alias="singleSignOnServiceUri",
             description="Required. The `SingleSignOnService` endpoint location (sign-in page URL) of the identity provider.",
         ),
-    ] = None
+    ]
 
 
 class SamlSpConfigObservedState(KRMModel):

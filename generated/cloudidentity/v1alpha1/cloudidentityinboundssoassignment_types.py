@@ -86,12 +86,12 @@ class OidcSsoInfo(KRMModel):
     """
 
     inbound_oidc_sso_profile_ref: Annotated[
-        CloudIdentityInboundOidcSsoProfileRef | None,
+        CloudIdentityInboundOidcSsoProfileRef,
         Field(
             alias="inboundOidcSsoProfileRef",
             description="A reference to a CloudIdentityInboundOidcSsoProfile (API field `inboundOidcSsoProfile`).",
         ),
-    ] = None
+    ]
 
 
 class SamlSsoInfo(KRMModel):
@@ -100,12 +100,12 @@ class SamlSsoInfo(KRMModel):
     """
 
     inbound_saml_sso_profile_ref: Annotated[
-        CloudIdentityInboundSamlSsoProfileRef | None,
+        CloudIdentityInboundSamlSsoProfileRef,
         Field(
             alias="inboundSamlSsoProfileRef",
             description="A reference to a CloudIdentityInboundSamlSsoProfile (API field `inboundSamlSsoProfile`).",
         ),
-    ] = None
+    ]
 
 
 class SignInBehavior(KRMModel):

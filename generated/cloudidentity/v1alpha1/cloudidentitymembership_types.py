@@ -73,12 +73,12 @@ class CloudIdentityMembershipSpec(KRMModel):
         ),
     ]
     preferred_member_key: Annotated[
-        EntityKey | None,
+        EntityKey,
         Field(
             alias="preferredMemberKey",
             description="Required. Immutable. The `EntityKey` of the member.",
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(

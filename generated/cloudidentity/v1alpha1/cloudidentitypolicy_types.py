@@ -42,9 +42,9 @@ class CloudIdentityPolicySpec(KRMModel):
         str | None, Field(description="Immutable. Customer that the Policy belongs to.")
     ] = None
     policy_query: Annotated[
-        PolicyQuery | None,
+        PolicyQuery,
         Field(alias="policyQuery", description="Required. The PolicyQuery the Setting applies to."),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(
@@ -53,8 +53,8 @@ class CloudIdentityPolicySpec(KRMModel):
         ),
     ] = None
     setting: Annotated[
-        Setting | None, Field(description="Required. The Setting configured by this Policy.")
-    ] = None
+        Setting, Field(description="Required. The Setting configured by this Policy.")
+    ]
 
 
 class PolicyQuery(KRMModel):
@@ -69,8 +69,8 @@ class PolicyQuery(KRMModel):
         ),
     ] = None
     org_unit: Annotated[
-        str | None, Field(alias="orgUnit", description="Required. Immutable. Non-empty default.")
-    ] = None
+        str, Field(alias="orgUnit", description="Required. Immutable. Non-empty default.")
+    ]
     query: Annotated[
         str | None,
         Field(
@@ -98,12 +98,8 @@ class Setting(KRMModel):
     Setting
     """
 
-    type: Annotated[
-        str | None, Field(description="Required. Immutable. The type of the Setting.")
-    ] = None
-    value: Annotated[
-        dict[str, Any] | None, Field(description="Required. The value of the Setting.")
-    ] = None
+    type: Annotated[str, Field(description="Required. Immutable. The type of the Setting.")]
+    value: Annotated[dict[str, Any], Field(description="Required. The value of the Setting.")]
 
 
 class CloudIdentityPolicyStatus(KRMStatus):
@@ -128,5 +124,5 @@ class CloudIdentityPolicy(KRMObject):
         Literal["cloudidentity.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "cloudidentity.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["CloudIdentityPolicy"] = "CloudIdentityPolicy"
-    spec: CloudIdentityPolicySpec = Field(default_factory=CloudIdentityPolicySpec)
+    spec: CloudIdentityPolicySpec
     status: CloudIdentityPolicyStatus | None = None

@@ -15,8 +15,8 @@ from kccgen.generated.cloudiot.v1alpha1.cloudiot_v1_api import (
     MqttConfigMqttEnabledState,
     PublicKeyCertificateFormat,
 )
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.

@@ -24,10 +24,7 @@ IDENTITY = IdentityTemplate(
     rest_prefix="v3/",
     rest_template="",
     extra_forms=(),
-    spec_fields=(
-        ("folder", "folderRef", "CloudResourceManagerFolder"),
-        ("boundary", "resourceID", ""),
-    ),
+    spec_fields=(("folder", "folderRef", "Folder"), ("boundary", "resourceID", "")),
     id_generation="user",
 )
 
@@ -35,18 +32,18 @@ IDENTITY = IdentityTemplate(
 REFERENCES: tuple[RefField, ...] = (
     RefField(
         path="folderRef",
-        target="CloudResourceManagerFolder",
+        target="Folder",
         api_path="{folder}",
         parent=True,
     ),
     RefField(
         path="resourceFilter.tagFilter.tagKeyRef",
-        target="CloudResourceManagerTagKey",
+        target="TagsTagKey",
         api_path="resourceFilter.tagFilter.tagKey",
     ),
     RefField(
         path="resourceFilter.tagFilter.tagValueRef",
-        target="CloudResourceManagerTagValue",
+        target="TagsTagValue",
         api_path="resourceFilter.tagFilter.tagValue",
     ),
 )

@@ -10,15 +10,9 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.cloudresourcemanager.v1alpha1 import cloudresourcemanager_v3_api
 from kccgen.generated.cloudresourcemanager.v1alpha1.cloudresourcemanager_v3_api import BoundaryState
-from kccgen.generated.cloudresourcemanager.v1alpha1.cloudresourcemanagerfolder_reference import (
-    CloudResourceManagerFolderRef,
-)
-from kccgen.generated.cloudresourcemanager.v1alpha1.cloudresourcemanagertagkey_reference import (
-    CloudResourceManagerTagKeyRef,
-)
-from kccgen.generated.cloudresourcemanager.v1alpha1.cloudresourcemanagertagvalue_reference import (
-    CloudResourceManagerTagValueRef,
-)
+from kccgen.generated.resourcemanager.v1alpha1.folder_reference import FolderRef
+from kccgen.generated.tags.v1alpha1.tagstagkey_reference import TagsTagKeyRef
+from kccgen.generated.tags.v1alpha1.tagstagvalue_reference import TagsTagValueRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -77,10 +71,10 @@ class CloudResourceManagerBoundarySpec(KRMModel):
         ),
     ] = None
     folder_ref: Annotated[
-        CloudResourceManagerFolderRef,
+        FolderRef,
         Field(
             alias="folderRef",
-            description="Immutable. The CloudResourceManagerFolder that this CloudResourceManagerBoundary belongs to.",
+            description="Immutable. The Folder that this CloudResourceManagerBoundary belongs to.",
         ),
     ]
     resource_filter: Annotated[
@@ -115,19 +109,15 @@ class TagFilter(KRMModel):
     """
 
     tag_key_ref: Annotated[
-        CloudResourceManagerTagKeyRef | None,
-        Field(
-            alias="tagKeyRef",
-            description="A reference to a CloudResourceManagerTagKey (API field `tagKey`).",
-        ),
-    ] = None
+        TagsTagKeyRef,
+        Field(alias="tagKeyRef", description="A reference to a TagsTagKey (API field `tagKey`)."),
+    ]
     tag_value_ref: Annotated[
-        CloudResourceManagerTagValueRef | None,
+        TagsTagValueRef,
         Field(
-            alias="tagValueRef",
-            description="A reference to a CloudResourceManagerTagValue (API field `tagValue`).",
+            alias="tagValueRef", description="A reference to a TagsTagValue (API field `tagValue`)."
         ),
-    ] = None
+    ]
 
 
 class CloudResourceManagerBoundaryStatus(KRMStatus):

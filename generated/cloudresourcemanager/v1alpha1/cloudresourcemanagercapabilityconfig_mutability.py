@@ -26,7 +26,7 @@ OUTPUT_ONLY_2 = Fact(
 OUTPUT_ONLY_3 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="readOnly")
 REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="description:'Required.'")
 ARRAY_OF_ENUM = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.ENUM))
-ARRAY_OF_OBJECT = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.OBJECT))
+ARRAY_OF_STRING = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.STRING))
 ENUM = FieldType(kind=TypeKind.ENUM)
 OBJECT = FieldType(kind=TypeKind.OBJECT)
 STRING = FieldType(kind=TypeKind.STRING)
@@ -38,10 +38,10 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="cloudresourcemanager.projects.capabilityConfigs.patch (PATCH) with updateMask={api_path}",
     identity="projects/{project}/capabilityConfigs/{capabilityConfig}",
     spec=(
-        ("boundaryRefs", ARRAY_OF_OBJECT, (OPTIONAL,), True, True, {"api_path": "boundaries"}),
+        ("boundaries", ARRAY_OF_STRING, (OPTIONAL,), True, True),
         ("displayName", STRING, (OPTIONAL,), True, True),
         ("folderRef", OBJECT, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
-        ("managementProject", STRING, (IMMUTABLE, OPTIONAL), False, True),
+        ("managementProjectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, True, {"api_path": "managementProject"}),
         ("organizationRef", OBJECT, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),

@@ -54,10 +54,9 @@ REFERENCES: tuple[RefField, ...] = (
         parent=True,
     ),
     RefField(
-        path="boundaryRefs",
-        target="CloudResourceManagerBoundary",
-        api_path="boundaries",
-        many=True,
+        path="managementProjectRef",
+        target="Project",
+        api_path="managementProject",
     ),
 )
 

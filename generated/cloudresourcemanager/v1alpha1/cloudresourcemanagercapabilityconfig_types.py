@@ -13,12 +13,9 @@ from kccgen.generated.cloudresourcemanager.v1alpha1.cloudresourcemanager_v3_api 
     CapabilityConfigState,
     CapabilityConfigTypes,
 )
-from kccgen.generated.cloudresourcemanager.v1alpha1.cloudresourcemanagerboundary_reference import (
-    CloudResourceManagerBoundaryRef,
-)
-from kccgen.generated.external.folder_reference import FolderRef
 from kccgen.generated.external.organization_reference import OrganizationRef
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.folder_reference import FolderRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -63,11 +60,10 @@ class CloudResourceManagerCapabilityConfigSpec(KRMModel):
     A CapabilityConfig allows managing experiences like applications and agents on a logical administrative perimeter of Projects (Boundary).
     """
 
-    boundary_refs: Annotated[
-        list[CloudResourceManagerBoundaryRef] | None,
+    boundaries: Annotated[
+        list[str] | None,
         Field(
-            alias="boundaryRefs",
-            description="References to CloudResourceManagerBoundarys (API field `boundaries`).",
+            description="Optional. The list of Boundaries associated with this CapabilityConfig."
         ),
     ] = None
     display_name: Annotated[
@@ -84,11 +80,11 @@ class CloudResourceManagerCapabilityConfigSpec(KRMModel):
             description="Immutable. The Folder that this CloudResourceManagerCapabilityConfig belongs to, for one at folder level (`folders/{folder}/capabilityConfigs/{capabilityConfig}`).",
         ),
     ] = None
-    management_project: Annotated[
-        str | None,
+    management_project_ref: Annotated[
+        ProjectRef | None,
         Field(
-            alias="managementProject",
-            description="Optional. Immutable. The Management Project associated with this CapabilityConfig.",
+            alias="managementProjectRef",
+            description="A reference to a Project (API field `managementProject`).",
         ),
     ] = None
     organization_ref: Annotated[
@@ -113,9 +109,8 @@ class CloudResourceManagerCapabilityConfigSpec(KRMModel):
         ),
     ] = None
     types: Annotated[
-        list[CapabilityConfigTypes] | None,
-        Field(description="Required. The CapabilityConfig types."),
-    ] = None
+        list[CapabilityConfigTypes], Field(description="Required. The CapabilityConfig types.")
+    ]
 
 
 class CloudResourceManagerCapabilityConfigStatus(KRMStatus):
@@ -140,7 +135,5 @@ class CloudResourceManagerCapabilityConfig(KRMObject):
         Literal["cloudresourcemanager.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "cloudresourcemanager.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["CloudResourceManagerCapabilityConfig"] = "CloudResourceManagerCapabilityConfig"
-    spec: CloudResourceManagerCapabilityConfigSpec = Field(
-        default_factory=CloudResourceManagerCapabilityConfigSpec
-    )
+    spec: CloudResourceManagerCapabilityConfigSpec
     status: CloudResourceManagerCapabilityConfigStatus | None = None

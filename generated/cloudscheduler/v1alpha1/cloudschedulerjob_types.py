@@ -14,8 +14,8 @@ from kccgen.generated.cloudscheduler.v1alpha1.cloudscheduler_v1_api import (
     HttpTargetHttpMethod,
     JobState,
 )
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -169,9 +169,7 @@ class CloudSchedulerJobSpec(KRMModel):
         RetryConfig | None,
         Field(alias="retryConfig", description="Settings that determine the retry behavior."),
     ] = None
-    schedule: Annotated[
-        str | None, Field(description="Required, except when used with UpdateJob.")
-    ] = None
+    schedule: Annotated[str, Field(description="Required, except when used with UpdateJob.")]
     time_zone: Annotated[
         str | None,
         Field(
@@ -209,9 +207,8 @@ class HttpTarget(KRMModel):
         ),
     ] = None
     uri: Annotated[
-        str | None,
-        Field(description="Required. The full URI path that the request will be sent to."),
-    ] = None
+        str, Field(description="Required. The full URI path that the request will be sent to.")
+    ]
 
 
 class OAuthToken(KRMModel):
@@ -263,11 +260,11 @@ class PubsubTarget(KRMModel):
         ),
     ] = None
     topic_ref: Annotated[
-        PubSubTopicRef | None,
+        PubSubTopicRef,
         Field(
             alias="topicRef", description="A reference to a PubSubTopic (API field `topicName`)."
         ),
-    ] = None
+    ]
 
 
 class RetryConfig(KRMModel):

@@ -38,12 +38,12 @@ class CloudSearchDataSourceSpec(KRMModel):
         Field(alias="disableServing", description="Disable serving any search or assist results."),
     ] = None
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName",
             description="Required. Display name of the datasource The maximum length is 300 characters.",
         ),
-    ] = None
+    ]
     indexing_service_accounts: Annotated[
         list[str] | None,
         Field(
@@ -130,5 +130,5 @@ class CloudSearchDataSource(KRMObject):
         Literal["cloudsearch.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "cloudsearch.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["CloudSearchDataSource"] = "CloudSearchDataSource"
-    spec: CloudSearchDataSourceSpec = Field(default_factory=CloudSearchDataSourceSpec)
+    spec: CloudSearchDataSourceSpec
     status: CloudSearchDataSourceStatus | None = None

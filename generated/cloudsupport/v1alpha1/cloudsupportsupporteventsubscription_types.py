@@ -81,12 +81,12 @@ class CloudSupportSupportEventSubscriptionSpec(KRMModel):
         ),
     ]
     pub_sub_topic_ref: Annotated[
-        PubSubTopicRef | None,
+        PubSubTopicRef,
         Field(
             alias="pubSubTopicRef",
             description="A reference to a PubSubTopic (API field `pubSubTopic`).",
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(

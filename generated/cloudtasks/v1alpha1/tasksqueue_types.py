@@ -15,7 +15,7 @@ from kccgen.generated.cloudtasks.v1alpha1.cloudtasks_v2_api import (
     UriOverrideScheme,
     UriOverrideUriOverrideEnforceMode,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.

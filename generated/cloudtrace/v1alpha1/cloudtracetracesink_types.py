@@ -10,7 +10,7 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.bigquery.v1alpha1.bigquerydataset_reference import BigQueryDatasetRef
 from kccgen.generated.cloudtrace.v1alpha1 import cloudtrace_v2beta1_api
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -37,9 +37,8 @@ class CloudTraceTraceSinkSpec(KRMModel):
     """
 
     output_config: Annotated[
-        OutputConfig | None,
-        Field(alias="outputConfig", description="Required. The export destination."),
-    ] = None
+        OutputConfig, Field(alias="outputConfig", description="Required. The export destination.")
+    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(
@@ -62,12 +61,12 @@ class OutputConfig(KRMModel):
     """
 
     destination_ref: Annotated[
-        BigQueryDatasetRef | None,
+        BigQueryDatasetRef,
         Field(
             alias="destinationRef",
             description="A reference to a BigQueryDataset (API field `destination`).",
         ),
-    ] = None
+    ]
 
 
 class CloudTraceTraceSinkStatus(KRMStatus):
@@ -92,5 +91,5 @@ class CloudTraceTraceSink(KRMObject):
         Literal["cloudtrace.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "cloudtrace.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["CloudTraceTraceSink"] = "CloudTraceTraceSink"
-    spec: CloudTraceTraceSinkSpec = Field(default_factory=CloudTraceTraceSinkSpec)
+    spec: CloudTraceTraceSinkSpec
     status: CloudTraceTraceSinkStatus | None = None

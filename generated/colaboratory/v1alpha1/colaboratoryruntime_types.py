@@ -43,9 +43,8 @@ class ColaboratoryRuntimeSpec(KRMModel):
         ),
     ] = None
     runtime_spec: Annotated[
-        Key | None,
-        Field(alias="runtimeSpec", description="Required. The specification of the runtime."),
-    ] = None
+        Key, Field(alias="runtimeSpec", description="Required. The specification of the runtime.")
+    ]
     version: Annotated[
         str | None, Field(description="Optional. The version of the runtime image.")
     ] = None
@@ -81,11 +80,11 @@ class Key(KRMModel):
     """
 
     accelerator: Annotated[
-        str | None,
+        str,
         Field(description='Required. Runtime accelerator model name (e.g., "T4", "L4", "A100").'),
-    ] = None
-    shape: Annotated[KeyShape | None, Field(description="Required. Runtime shape.")] = None
-    variant: Annotated[KeyVariant | None, Field(description="Required. Runtime variant.")] = None
+    ]
+    shape: Annotated[KeyShape, Field(description="Required. Runtime shape.")]
+    variant: Annotated[KeyVariant, Field(description="Required. Runtime variant.")]
 
 
 class ColaboratoryRuntimeStatus(KRMStatus):
@@ -110,5 +109,5 @@ class ColaboratoryRuntime(KRMObject):
         Literal["colaboratory.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "colaboratory.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ColaboratoryRuntime"] = "ColaboratoryRuntime"
-    spec: ColaboratoryRuntimeSpec = Field(default_factory=ColaboratoryRuntimeSpec)
+    spec: ColaboratoryRuntimeSpec
     status: ColaboratoryRuntimeStatus | None = None

@@ -26,7 +26,7 @@ from kccgen.generated.compute.v1alpha1.computenetworkattachment_reference import
 )
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -501,24 +501,22 @@ class MaintenanceWindow(KRMModel):
     """
 
     end_time: Annotated[
-        str | None,
+        str,
         Field(
             alias="endTime",
             description="Required. Maintenance window end time.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
-    ] = None
-    recurrence: Annotated[
-        str | None, Field(description="Required. Maintenance window recurrence.")
-    ] = None
+    ]
+    recurrence: Annotated[str, Field(description="Required. Maintenance window recurrence.")]
     start_time: Annotated[
-        str | None,
+        str,
         Field(
             alias="startTime",
             description="Required. Start time of the first recurrence of the maintenance window.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
-    ] = None
+    ]
 
 
 class MasterAuthorizedNetworksConfig(KRMModel):

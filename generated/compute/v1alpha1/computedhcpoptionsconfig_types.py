@@ -11,7 +11,7 @@ from pydantic import Field, RootModel
 from kccgen.generated.compute.v1alpha1 import compute_beta_api
 from kccgen.generated.compute.v1alpha1.compute_beta_api import DhcpOptionsConfigAssociationState
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -173,11 +173,11 @@ class DhcpOptionsConfigAssociation(KRMModel):
     """
 
     network_ref: Annotated[
-        ComputeNetworkRef | None,
+        ComputeNetworkRef,
         Field(
             alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
         ),
-    ] = None
+    ]
 
 
 class DhcpOptionsConfigAssociationObservedState(KRMModel):

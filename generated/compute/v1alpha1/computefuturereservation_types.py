@@ -29,7 +29,7 @@ from kccgen.generated.compute.v1alpha1.computeregioncommitment_reference import 
     ComputeRegionCommitmentRef,
 )
 from kccgen.generated.compute.v1alpha1.computereservation_reference import ComputeReservationRef
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.

@@ -22,7 +22,7 @@ from kccgen.generated.compute.v1alpha1.computedisk_reference import ComputeDiskR
 from kccgen.generated.compute.v1alpha1.computeimage_reference import ComputeImageRef
 from kccgen.generated.compute.v1alpha1.computelicense_reference import ComputeLicenseRef
 from kccgen.generated.compute.v1alpha1.computesnapshot_reference import ComputeSnapshotRef
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.

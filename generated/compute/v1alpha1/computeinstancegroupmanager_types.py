@@ -44,7 +44,7 @@ from kccgen.generated.compute.v1alpha1.computeresourcepolicy_reference import (
 )
 from kccgen.generated.compute.v1alpha1.computestoragepool_reference import ComputeStoragePoolRef
 from kccgen.generated.compute.v1alpha1.computetargetpool_reference import ComputeTargetPoolRef
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -556,12 +556,12 @@ class ComputeInstanceGroupManagerSpec(KRMModel):
         ),
     ] = None
     target_size: Annotated[
-        int | None,
+        int,
         Field(
             alias="targetSize",
             description="The target number of running instances for this managed instance group.",
         ),
-    ] = None
+    ]
     target_size_policy: Annotated[
         InstanceGroupManagerTargetSizePolicy | None,
         Field(
@@ -647,7 +647,7 @@ class DistributionPolicy(KRMModel):
 
 
 class DistributionPolicyZoneConfiguration(KRMModel):
-    zone: Annotated[str | None, Field(description="The URL of thezone.")] = None
+    zone: Annotated[str, Field(description="The URL of thezone.")]
 
 
 class ErrorInfoObserved(KRMModel):

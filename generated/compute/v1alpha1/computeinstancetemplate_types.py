@@ -57,7 +57,7 @@ from kccgen.generated.compute.v1alpha1.computeresourcepolicy_reference import (
 from kccgen.generated.compute.v1alpha1.computestoragepool_reference import ComputeStoragePoolRef
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -849,12 +849,12 @@ class InstanceProperties(KRMModel):
         ),
     ] = None
     machine_type: Annotated[
-        str | None,
+        str,
         Field(
             alias="machineType",
             description="The machine type to use for instances that are created from these properties.",
         ),
-    ] = None
+    ]
     metadata: Annotated[
         Metadata | None,
         Field(
@@ -985,8 +985,8 @@ class MetadataItems(KRMModel):
     Metadata
     """
 
-    key: Annotated[str | None, Field(description="Key for the metadata entry.")] = None
-    value: Annotated[str | None, Field(description="Value for the metadata entry.")] = None
+    key: Annotated[str, Field(description="Key for the metadata entry.")]
+    value: Annotated[str, Field(description="Value for the metadata entry.")]
 
 
 class MetadataObservedState(KRMModel):

@@ -22,7 +22,7 @@ from kccgen.generated.compute.v1alpha1.compute_v1_api import (
     InterconnectState,
     InterconnectSubzone,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -397,12 +397,12 @@ class InterconnectMacsec(KRMModel):
         ),
     ] = None
     pre_shared_keys: Annotated[
-        list[InterconnectMacsecPreSharedKey] | None,
+        list[InterconnectMacsecPreSharedKey],
         Field(
             alias="preSharedKeys",
             description="Required. A keychain placeholder describing a set of named key objects along with their start times.",
         ),
-    ] = None
+    ]
 
 
 class InterconnectMacsecPreSharedKey(KRMModel):
@@ -411,9 +411,7 @@ class InterconnectMacsecPreSharedKey(KRMModel):
     association key (CAK) mode.
     """
 
-    name: Annotated[str | None, Field(description="Required. A name for this pre-shared key.")] = (
-        None
-    )
+    name: Annotated[str, Field(description="Required. A name for this pre-shared key.")]
     start_time: Annotated[
         str | None,
         Field(

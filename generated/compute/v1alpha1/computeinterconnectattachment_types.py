@@ -22,7 +22,7 @@ from kccgen.generated.compute.v1alpha1.compute_v1_api import (
 from kccgen.generated.compute.v1alpha1.computeinterconnect_reference import ComputeInterconnectRef
 from kccgen.generated.compute.v1alpha1.computerouter_reference import ComputeRouterRef
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -399,17 +399,17 @@ class InterconnectAttachmentL2Forwarding(KRMModel):
         ),
     ] = None
     network_ref: Annotated[
-        ComputeNetworkRef | None,
+        ComputeNetworkRef,
         Field(
             alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
         ),
-    ] = None
+    ]
     tunnel_endpoint_ip_address: Annotated[
-        str | None,
+        str,
         Field(
             alias="tunnelEndpointIpAddress", description="Required. A single IPv4 or IPv6 address."
         ),
-    ] = None
+    ]
 
 
 class InterconnectAttachmentL2ForwardingApplianceMapping(KRMModel):

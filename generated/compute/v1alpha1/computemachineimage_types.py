@@ -52,7 +52,7 @@ from kccgen.generated.compute.v1alpha1.compute_v1_api import (
 )
 from kccgen.generated.compute.v1alpha1.computedisk_reference import ComputeDiskRef
 from kccgen.generated.compute.v1alpha1.computeinstance_reference import ComputeInstanceRef
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -582,12 +582,12 @@ class ComputeMachineImageSpec(KRMModel):
         ),
     ] = None
     source_instance_ref: Annotated[
-        ComputeInstanceRef | None,
+        ComputeInstanceRef,
         Field(
             alias="sourceInstanceRef",
             description="A reference to a ComputeInstance (API field `sourceInstance`).",
         ),
-    ] = None
+    ]
     storage_locations: Annotated[
         list[str] | None,
         Field(
@@ -1662,5 +1662,5 @@ class ComputeMachineImage(KRMObject):
         Literal["compute.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "compute.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ComputeMachineImage"] = "ComputeMachineImage"
-    spec: ComputeMachineImageSpec = Field(default_factory=ComputeMachineImageSpec)
+    spec: ComputeMachineImageSpec
     status: ComputeMachineImageStatus | None = None

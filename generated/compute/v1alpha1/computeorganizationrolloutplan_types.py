@@ -15,6 +15,8 @@ from kccgen.generated.compute.v1alpha1.compute_beta_api import (
     RolloutPlanWaveOrchestrationOptionsDelayType,
 )
 from kccgen.generated.external.organization_reference import OrganizationRef
+from kccgen.generated.resourcemanager.v1alpha1.folder_reference import FolderRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -93,9 +95,9 @@ class ComputeOrganizationRolloutPlanSpec(KRMModel):
         ),
     ] = None
     waves: Annotated[
-        list[RolloutPlanWave] | None,
+        list[RolloutPlanWave],
         Field(description="Required. The waves included in this rollout plan."),
-    ] = None
+    ]
 
 
 class Int64String(RootModel[str]):
@@ -122,13 +124,12 @@ class RolloutPlanWave(KRMModel):
         ),
     ] = None
     selectors: Annotated[
-        list[RolloutPlanWaveSelector] | None,
-        Field(description="Required. The selectors for this wave."),
-    ] = None
+        list[RolloutPlanWaveSelector], Field(description="Required. The selectors for this wave.")
+    ]
     validation: Annotated[
-        RolloutPlanWaveValidation | None,
+        RolloutPlanWaveValidation,
         Field(description="Required. The validation to be performed at the end of this wave."),
-    ] = None
+    ]
 
 
 class RolloutPlanWaveObservedState(KRMModel):
@@ -232,9 +233,12 @@ class RolloutPlanWaveSelectorResourceHierarchySelector(KRMModel):
     nodes such as projects, folders, orgs.
     """
 
-    included_folders: Annotated[
-        list[str] | None,
-        Field(alias="includedFolders", description='Optional. Format: "folders/{folder_id}"'),
+    included_folder_refs: Annotated[
+        list[FolderRef] | None,
+        Field(
+            alias="includedFolderRefs",
+            description="References to Folders (API field `includedFolders`).",
+        ),
     ] = None
     included_organization_refs: Annotated[
         list[OrganizationRef] | None,
@@ -243,9 +247,12 @@ class RolloutPlanWaveSelectorResourceHierarchySelector(KRMModel):
             description="References to Organizations (API field `includedOrganizations`).",
         ),
     ] = None
-    included_projects: Annotated[
-        list[str] | None,
-        Field(alias="includedProjects", description='Optional. Format: "projects/{project_id}"'),
+    included_project_refs: Annotated[
+        list[ProjectRef] | None,
+        Field(
+            alias="includedProjectRefs",
+            description="References to Projects (API field `includedProjects`).",
+        ),
     ] = None
 
 
@@ -261,7 +268,7 @@ class RolloutPlanWaveValidation(KRMModel):
             description='Optional. Metadata required if type = "time".',
         ),
     ] = None
-    type: Annotated[str | None, Field(description="Required. The type of the validation.")] = None
+    type: Annotated[str, Field(description="Required. The type of the validation.")]
 
 
 class RolloutPlanWaveValidationTimeBasedValidationMetadata(KRMModel):

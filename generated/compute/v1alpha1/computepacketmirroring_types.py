@@ -13,7 +13,7 @@ from kccgen.generated.compute.v1alpha1.compute_v1_api import (
     PacketMirroringEnable,
     PacketMirroringFilterDirection,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -112,8 +112,8 @@ class ComputePacketMirroringSpec(KRMModel):
         Field(alias="mirroredResources", description="PacketMirroring mirroredResourceInfos."),
     ] = None
     network: Annotated[
-        PacketMirroringNetworkInfo | None, Field(description="Specifies the mirrored VPC network.")
-    ] = None
+        PacketMirroringNetworkInfo, Field(description="Specifies the mirrored VPC network.")
+    ]
     priority: Annotated[
         int | None, Field(description="The priority of applying this configuration.")
     ] = None

@@ -37,7 +37,7 @@ from kccgen.generated.compute.v1alpha1.computeinstancetemplate_reference import 
     ComputeInstanceTemplateRef,
 )
 from kccgen.generated.compute.v1alpha1.computelicense_reference import ComputeLicenseRef
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -704,11 +704,11 @@ class Reservation(KRMModel):
         ),
     ] = None
     name: Annotated[
-        str | None,
+        str,
         Field(
             description="The name of the resource, provided by the client when initially creating the resource."
         ),
-    ] = None
+    ]
     params: Annotated[
         ReservationParams | None,
         Field(

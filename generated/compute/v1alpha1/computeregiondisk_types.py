@@ -28,7 +28,7 @@ from kccgen.generated.compute.v1alpha1.computeresourcepolicy_reference import (
 )
 from kccgen.generated.compute.v1alpha1.computesnapshot_reference import ComputeSnapshotRef
 from kccgen.generated.compute.v1alpha1.computestoragepool_reference import ComputeStoragePoolRef
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.

@@ -17,7 +17,7 @@ from kccgen.generated.compute.v1alpha1.compute_v1_api import (
     TargetHttpsProxyTlsEarlyData,
 )
 from kccgen.generated.compute.v1alpha1.computeurlmap_reference import ComputeURLMapRef
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.

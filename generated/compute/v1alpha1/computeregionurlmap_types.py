@@ -20,7 +20,7 @@ from kccgen.generated.compute.v1alpha1.computebackendbucket_reference import Com
 from kccgen.generated.compute.v1alpha1.computebackendservice_reference import (
     ComputeBackendServiceRef,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -1169,19 +1169,19 @@ class RegexRewrite(KRMModel):
     """
 
     path_pattern: Annotated[
-        str | None,
+        str,
         Field(
             alias="pathPattern",
             description="Required. The regular expression used to match against the URL path.",
         ),
-    ] = None
+    ]
     path_substitution: Annotated[
-        str | None,
+        str,
         Field(
             alias="pathSubstitution",
             description="Required. Required when path pattern is specified.",
         ),
-    ] = None
+    ]
 
 
 class RequestMirrorPolicy(KRMModel):

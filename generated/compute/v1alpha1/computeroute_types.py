@@ -20,7 +20,7 @@ from kccgen.generated.compute.v1alpha1.computeforwardingrule_reference import (
     ComputeForwardingRuleRef,
 )
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -135,18 +135,18 @@ class ComputeRouteSpec(KRMModel):
         str | None, Field(description="An optional description of this resource.")
     ] = None
     dest_range: Annotated[
-        str | None,
+        str,
         Field(
             alias="destRange",
             description="The destination range of outgoing packets that this route applies to.",
         ),
-    ] = None
+    ]
     network_ref: Annotated[
-        ComputeNetworkRef | None,
+        ComputeNetworkRef,
         Field(
             alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
         ),
-    ] = None
+    ]
     next_hop_gateway: Annotated[
         str | None,
         Field(
@@ -195,7 +195,7 @@ class ComputeRouteSpec(KRMModel):
             description="Input only. [Input Only] Additional params passed with the request, but not persisted as part of resource payload."
         ),
     ] = None
-    priority: Annotated[int | None, Field(description="The priority of this route.")] = None
+    priority: Annotated[int, Field(description="The priority of this route.")]
     project_ref: Annotated[
         ProjectRef | None,
         Field(
@@ -297,5 +297,5 @@ class ComputeRoute(KRMObject):
         Field(alias="apiVersion"),
     ] = "compute.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ComputeRoute"] = "ComputeRoute"
-    spec: ComputeRouteSpec = Field(default_factory=ComputeRouteSpec)
+    spec: ComputeRouteSpec
     status: ComputeRouteStatus | None = None

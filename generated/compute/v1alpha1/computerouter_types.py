@@ -30,10 +30,10 @@ from kccgen.generated.compute.v1alpha1.compute_v1_api import (
 )
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networkconnectivity.v1alpha1.networkconnectivityhub_reference import (
     NetworkConnectivityHubRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -131,11 +131,11 @@ class ComputeRouterSpec(KRMModel):
         ),
     ] = None
     network_ref: Annotated[
-        ComputeNetworkRef | None,
+        ComputeNetworkRef,
         Field(
             alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
         ),
-    ] = None
+    ]
     params: Annotated[
         RouterParams | None,
         Field(
@@ -315,10 +315,10 @@ class RouterBgpPeer(KRMModel):
             description="Present if MD5 authentication is enabled for the peering.",
         ),
     ] = None
-    name: Annotated[str | None, Field(description="Name of this BGP peer.")] = None
+    name: Annotated[str, Field(description="Name of this BGP peer.")]
     peer_asn: Annotated[
-        int | None, Field(alias="peerAsn", description="Peer BGP Autonomous System Number (ASN).")
-    ] = None
+        int, Field(alias="peerAsn", description="Peer BGP Autonomous System Number (ASN).")
+    ]
     peer_ip_address: Annotated[
         str | None,
         Field(
@@ -417,7 +417,7 @@ class RouterInterface(KRMModel):
             description="URI of the linked VPN tunnel, which must be in the same region as the router.",
         ),
     ] = None
-    name: Annotated[str | None, Field(description="Name of this interface entry.")] = None
+    name: Annotated[str, Field(description="Name of this interface entry.")]
     private_ip_address: Annotated[
         str | None,
         Field(
@@ -452,8 +452,8 @@ class RouterInterfaceObservedState(KRMModel):
 
 
 class RouterMd5AuthenticationKey(KRMModel):
-    key: Annotated[str | None, Field(description="[Input only] Value of the key.")] = None
-    name: Annotated[str | None, Field(description="Name used to identify the key.")] = None
+    key: Annotated[str, Field(description="[Input only] Value of the key.")]
+    name: Annotated[str, Field(description="Name used to identify the key.")]
 
 
 class RouterNat(KRMModel):

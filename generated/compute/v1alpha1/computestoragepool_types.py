@@ -14,7 +14,7 @@ from kccgen.generated.compute.v1alpha1.compute_v1_api import (
     StoragePoolPerformanceProvisioningType,
     StoragePoolState,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -126,9 +126,9 @@ class ComputeStoragePoolSpec(KRMModel):
         ),
     ] = None
     pool_provisioned_capacity_gb: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(alias="poolProvisionedCapacityGb", description="Size of the storage pool in GiB."),
-    ] = None
+    ]
     pool_provisioned_iops: Annotated[
         int | Int64String | None,
         Field(alias="poolProvisionedIops", description="Provisioned IOPS of the storage pool."),

@@ -17,7 +17,7 @@ from kccgen.generated.compute.v1alpha1.computeinterconnectattachment_reference i
     ComputeInterconnectAttachmentRef,
 )
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -102,11 +102,11 @@ class ComputeVPNGatewaySpec(KRMModel):
     ] = None
     labels: Annotated[dict[str, str] | None, Field(description="Labels for this resource.")] = None
     network_ref: Annotated[
-        ComputeNetworkRef | None,
+        ComputeNetworkRef,
         Field(
             alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
         ),
-    ] = None
+    ]
     params: Annotated[
         VpnGatewayParams | None,
         Field(

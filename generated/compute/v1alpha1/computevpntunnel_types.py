@@ -15,7 +15,7 @@ from kccgen.generated.compute.v1alpha1.computetargetvpngateway_reference import 
     ComputeTargetVPNGatewayRef,
 )
 from kccgen.generated.compute.v1alpha1.computevpngateway_reference import ComputeVPNGatewayRef
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.

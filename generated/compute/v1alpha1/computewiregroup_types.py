@@ -143,19 +143,19 @@ class WireGroupEndpointInterconnect(KRMModel):
     """
 
     interconnect_ref: Annotated[
-        ComputeInterconnectRef | None,
+        ComputeInterconnectRef,
         Field(
             alias="interconnectRef",
             description="A reference to a ComputeInterconnect (API field `interconnect`).",
         ),
-    ] = None
+    ]
     vlan_tags: Annotated[
-        list[int] | None,
+        list[int],
         Field(
             alias="vlanTags",
             description="Required. To configure the wire group for VLAN mode, enter a VLAN tag, which is a number from `2` to `4093`.",
         ),
-    ] = None
+    ]
 
 
 class WireGroupTopologyEndpointObserved(KRMModel):

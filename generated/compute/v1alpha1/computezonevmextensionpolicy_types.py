@@ -10,7 +10,7 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.compute.v1alpha1 import compute_v1_api
 from kccgen.generated.compute.v1alpha1.compute_v1_api import VmExtensionPolicyState
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -88,12 +88,12 @@ class ComputeZoneVMExtensionPolicySpec(KRMModel):
         str | None, Field(description="An optional description of this resource.")
     ] = None
     extension_policies: Annotated[
-        dict[str, VmExtensionPolicyExtensionPolicy] | None,
+        dict[str, VmExtensionPolicyExtensionPolicy],
         Field(
             alias="extensionPolicies",
             description='Required. A map of extension names (for example, "ops-agent") to their corresponding policy configurations.',
         ),
-    ] = None
+    ]
     instance_selectors: Annotated[
         list[VmExtensionPolicyInstanceSelector] | None,
         Field(

@@ -23,7 +23,7 @@ from kccgen.generated.compute.v1beta1.compute_v1_api import (
     NetworkRoutingConfigEffectiveBgpInterRegionCost,
     NetworkRoutingConfigRoutingMode,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.

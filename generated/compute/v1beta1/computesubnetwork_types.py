@@ -26,10 +26,10 @@ from kccgen.generated.compute.v1beta1.compute_v1_api import (
     SubnetworkState,
 )
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networkconnectivity.v1alpha1.networkconnectivityinternalrange_reference import (
     NetworkConnectivityInternalRangeRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.

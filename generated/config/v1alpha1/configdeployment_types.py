@@ -17,8 +17,8 @@ from kccgen.generated.config.v1alpha1.config_v1_api import (
     ProviderConfigSourceType,
 )
 from kccgen.generated.config.v1alpha1.configdeployment_reference import ConfigDeploymentRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -197,12 +197,12 @@ class ConfigDeploymentSpec(KRMModel):
         ),
     ] = None
     service_account_ref: Annotated[
-        IAMServiceAccountRef | None,
+        IAMServiceAccountRef,
         Field(
             alias="serviceAccountRef",
             description="A reference to a IAMServiceAccount (API field `serviceAccount`).",
         ),
-    ] = None
+    ]
     terraform_blueprint: Annotated[
         TerraformBlueprint | None,
         Field(
@@ -232,19 +232,19 @@ class DeploymentSource(KRMModel):
     """
 
     deployment_ref: Annotated[
-        ConfigDeploymentRef | None,
+        ConfigDeploymentRef,
         Field(
             alias="deploymentRef",
             description="A reference to a ConfigDeployment (API field `deployment`).",
         ),
-    ] = None
+    ]
     output_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="outputName",
             description="Required. The name of the output variable in the source deployment's latest successfully applied revision.",
         ),
-    ] = None
+    ]
 
 
 class ExternalValueSource(KRMModel):

@@ -31,11 +31,11 @@ from kccgen.generated.connectors.v1alpha1.connectors_v1_api import (
     SslConfigTrustModel,
     SslConfigType,
 )
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.external.secretmanagersecretversion_reference import (
     SecretManagerSecretVersionRef,
 )
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -48,16 +48,16 @@ class AdminFilters(KRMModel):
     """
 
     filter_key: Annotated[
-        str | None,
+        str,
         Field(
             alias="filterKey",
             description='Required. Unique name for the filter, e.g., "SharePointSiteURL", "DocumentType", "ChatSpaceName".',
         ),
-    ] = None
+    ]
     filter_type: Annotated[
-        AdminFiltersFilterType | None,
+        AdminFiltersFilterType,
         Field(alias="filterType", description="Required. Type of the filter."),
-    ] = None
+    ]
     int_value: Annotated[
         int | Int64String | None,
         Field(alias="intValue", description="Optional. A single integer value."),
@@ -406,12 +406,12 @@ class ConnectorsConnectionSpec(KRMModel):
         ),
     ] = None
     connector_version: Annotated[
-        str | None,
+        str,
         Field(
             alias="connectorVersion",
             description="Required. Connector version on which the connection is created.",
         ),
-    ] = None
+    ]
     description: Annotated[
         str | None, Field(description="Optional. Description of the resource.")
     ] = None
@@ -900,11 +900,11 @@ class Oauth2AuthCodeFlowGoogleManaged(KRMModel):
         ),
     ] = None
     scopes: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             description="Required. Scopes the connection will request when the user performs the auth code flow."
         ),
-    ] = None
+    ]
 
 
 class Oauth2ClientCredentials(KRMModel):
@@ -1071,9 +1071,8 @@ class StringListValues(KRMModel):
     """
 
     list_values: Annotated[
-        list[str] | None,
-        Field(alias="listValues", description="Required. The list of string values."),
-    ] = None
+        list[str], Field(alias="listValues", description="Required. The list of string values.")
+    ]
 
 
 class TrafficShapingConfig(KRMModel):
@@ -1082,16 +1081,16 @@ class TrafficShapingConfig(KRMModel):
     """
 
     duration: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Specifies the duration over which the API call quota limits are calculated.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
-    ] = None
+    ]
     quota_limit: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(alias="quotaLimit", description="Required. Maximum number of api calls allowed."),
-    ] = None
+    ]
 
 
 class UserPassword(KRMModel):

@@ -12,7 +12,7 @@ from kccgen.generated.connectors.v1alpha1 import connectors_v1_api
 from kccgen.generated.connectors.v1alpha1.connectors_v1_api import (
     CustomConnectorCustomConnectorType,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -69,9 +69,9 @@ class ConnectorsCustomConnectorSpec(KRMModel):
     """
 
     custom_connector_type: Annotated[
-        CustomConnectorCustomConnectorType | None,
+        CustomConnectorCustomConnectorType,
         Field(alias="customConnectorType", description="Required. Type of the custom connector."),
-    ] = None
+    ]
     description: Annotated[
         str | None, Field(description="Optional. Description of the resource.")
     ] = None
@@ -121,5 +121,5 @@ class ConnectorsCustomConnector(KRMObject):
         Literal["connectors.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "connectors.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ConnectorsCustomConnector"] = "ConnectorsCustomConnector"
-    spec: ConnectorsCustomConnectorSpec = Field(default_factory=ConnectorsCustomConnectorSpec)
+    spec: ConnectorsCustomConnectorSpec
     status: ConnectorsCustomConnectorStatus | None = None

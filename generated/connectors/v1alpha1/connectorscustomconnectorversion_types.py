@@ -572,12 +572,12 @@ class MultipleSelectConfig(KRMModel):
         bool | None, Field(alias="allowCustomValues", description="Optional. Allow custom values.")
     ] = None
     multiple_select_options: Annotated[
-        list[MultipleSelectOption] | None,
+        list[MultipleSelectOption],
         Field(alias="multipleSelectOptions", description="Required. Multiple select options."),
-    ] = None
+    ]
     value_separator: Annotated[
-        str | None, Field(alias="valueSeparator", description="Required. Value separator.")
-    ] = None
+        str, Field(alias="valueSeparator", description="Required. Value separator.")
+    ]
 
 
 class MultipleSelectOption(KRMModel):
@@ -587,9 +587,9 @@ class MultipleSelectOption(KRMModel):
 
     description: Annotated[str | None, Field(description="Optional. Value of the option.")] = None
     display_name: Annotated[
-        str | None, Field(alias="displayName", description="Required. Display name of the option.")
-    ] = None
-    key: Annotated[str | None, Field(description="Required. Key of the option.")] = None
+        str, Field(alias="displayName", description="Required. Display name of the option.")
+    ]
+    key: Annotated[str, Field(description="Required. Key of the option.")]
     preselected: Annotated[
         bool | None, Field(description="Optional. Indicates if the option is preselected.")
     ] = None
@@ -670,11 +670,11 @@ class Oauth2AuthCodeFlowGoogleManaged(KRMModel):
         ),
     ] = None
     scopes: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             description="Required. Scopes the connection will request when the user performs the auth code flow."
         ),
-    ] = None
+    ]
 
 
 class Oauth2ClientCredentials(KRMModel):
@@ -721,12 +721,12 @@ class PartnerMetadata(KRMModel):
     """
 
     accept_gcp_tos: Annotated[
-        bool | None,
+        bool,
         Field(
             alias="acceptGcpTos",
             description="Required. Whether the user has accepted the Google Cloud Platform Terms of Service (https://cloud.google.com/terms/) and the Google Cloud Marketplace Terms of Service (https://cloud.google.com/terms/marketplace/launcher?hl=en).",
         ),
-    ] = None
+    ]
     additional_comments: Annotated[
         str | None,
         Field(
@@ -735,30 +735,29 @@ class PartnerMetadata(KRMModel):
         ),
     ] = None
     confirm_partner_requirements: Annotated[
-        bool | None,
+        bool,
         Field(
             alias="confirmPartnerRequirements",
             description="Required. Confirmation that connector meets all applicable requirements mentioned in the Partner Connector Publishing requirements list and Partner onboardiong requirements list (https://cloud.google.com/marketplace/docs/partners/get-started#requirements).",
         ),
-    ] = None
+    ]
     demo_uri: Annotated[
-        str | None, Field(alias="demoUri", description="Required. Public URL for the demo video.")
-    ] = None
+        str, Field(alias="demoUri", description="Required. Public URL for the demo video.")
+    ]
     integration_templates: Annotated[
-        str | None,
+        str,
         Field(
             alias="integrationTemplates",
             description="Required. Integration example templates for the custom connector.",
         ),
-    ] = None
+    ]
     marketplace_product: Annotated[
         str | None,
         Field(alias="marketplaceProduct", description="Optional. Marketplace product name."),
     ] = None
     marketplace_product_id: Annotated[
-        str | None,
-        Field(alias="marketplaceProductId", description="Required. Marketplace product ID."),
-    ] = None
+        str, Field(alias="marketplaceProductId", description="Required. Marketplace product ID.")
+    ]
     marketplace_product_project_id: Annotated[
         str | None,
         Field(
@@ -770,32 +769,32 @@ class PartnerMetadata(KRMModel):
         str | None,
         Field(alias="marketplaceProductUri", description="Optional. Marketplace product URL."),
     ] = None
-    partner: Annotated[str | None, Field(description="Required. Partner name.")] = None
+    partner: Annotated[str, Field(description="Required. Partner name.")]
     partner_connector_display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="partnerConnectorDisplayName",
             description="Required. Partner connector display name.",
         ),
-    ] = None
+    ]
     target_application: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetApplication",
             description="Required. Target application for which partner connector is built.",
         ),
-    ] = None
+    ]
     target_customer_segment: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetCustomerSegment",
             description="Required. Target customer segment for the partner connector.",
         ),
-    ] = None
+    ]
     use_cases: Annotated[
-        str | None,
+        str,
         Field(alias="useCases", description="Required. Details about partner connector use cases."),
-    ] = None
+    ]
 
 
 class PartnerMetadataObservedState(KRMModel):

@@ -10,7 +10,7 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.connectors.v1alpha1 import connectors_v1_api
 from kccgen.generated.connectors.v1alpha1.connectors_v1_api import EndpointAttachmentState
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -88,11 +88,11 @@ class ConnectorsEndpointAttachmentSpec(KRMModel):
         ),
     ] = None
     service_attachment: Annotated[
-        str | None,
+        str,
         Field(
             alias="serviceAttachment", description="Required. The path of the service attachment"
         ),
-    ] = None
+    ]
 
 
 class ConnectorsEndpointAttachmentStatus(KRMStatus):

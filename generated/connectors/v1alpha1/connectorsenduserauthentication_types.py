@@ -295,11 +295,11 @@ class EndUserAuthenticationConfigOauth2AuthCodeFlowGoogleManaged(KRMModel):
         ),
     ] = None
     scopes: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             description="Required. Scopes the connection will request when the user performs the auth code flow."
         ),
-    ] = None
+    ]
 
 
 class EndUserAuthenticationConfigOauth2ClientCredentials(KRMModel):
@@ -311,12 +311,12 @@ class EndUserAuthenticationConfigOauth2ClientCredentials(KRMModel):
         str | None, Field(alias="clientId", description="The client identifier.")
     ] = None
     client_secret: Annotated[
-        EUASecret | None,
+        EUASecret,
         Field(
             alias="clientSecret",
             description="Required. string value or secret version containing the client secret.",
         ),
-    ] = None
+    ]
 
 
 class EndUserAuthenticationConfigOauth2JwtBearer(KRMModel):
@@ -325,12 +325,12 @@ class EndUserAuthenticationConfigOauth2JwtBearer(KRMModel):
     """
 
     client_key: Annotated[
-        EUASecret | None,
+        EUASecret,
         Field(
             alias="clientKey",
             description="Required. secret version/value reference containing a PKCS#8 PEM-encoded private key associated with the Client Certificate.",
         ),
-    ] = None
+    ]
     jwt_claims: Annotated[
         EndUserAuthenticationConfigOauth2JwtBearerJwtClaims | None,
         Field(alias="jwtClaims", description="JwtClaims providers fields to generate the token."),
@@ -356,15 +356,15 @@ class EndUserAuthenticationConfigSshPublicKey(KRMModel):
         str | None, Field(alias="certType", description="Format of SSH Client cert.")
     ] = None
     ssh_client_cert: Annotated[
-        EUASecret | None, Field(alias="sshClientCert", description="Required. SSH Client Cert.")
-    ] = None
+        EUASecret, Field(alias="sshClientCert", description="Required. SSH Client Cert.")
+    ]
     ssh_client_cert_pass: Annotated[
-        EUASecret | None,
+        EUASecret,
         Field(
             alias="sshClientCertPass",
             description="Required. Password (passphrase) for ssh client certificate if it has one.",
         ),
-    ] = None
+    ]
     username: Annotated[str | None, Field(description="The user account used to authenticate.")] = (
         None
     )
@@ -376,11 +376,11 @@ class EndUserAuthenticationConfigUserPassword(KRMModel):
     """
 
     password: Annotated[
-        EUASecret | None,
+        EUASecret,
         Field(
             description="Required. string value or secret version reference containing the password."
         ),
-    ] = None
+    ]
     username: Annotated[str | None, Field(description="Username.")] = None
 
 
@@ -395,7 +395,7 @@ class EndUserAuthenticationConfigVariable(KRMModel):
     int_value: Annotated[
         int | Int64String | None, Field(alias="intValue", description="Value is an integer")
     ] = None
-    key: Annotated[str | None, Field(description="Required. Key of the config variable.")] = None
+    key: Annotated[str, Field(description="Required. Key of the config variable.")]
     secret_value: Annotated[
         EUASecret | None, Field(alias="secretValue", description="Value is a secret")
     ] = None
@@ -428,16 +428,16 @@ class EndUserAuthenticationNotifyEndpointDestination(KRMModel):
         Field(description="Optional. OPTION 1: Hit an endpoint when the refresh token is expired."),
     ] = None
     service_account: Annotated[
-        str | None,
+        str,
         Field(
             alias="serviceAccount",
             description="Required. Service account needed for runtime plane to notify the backend.",
         ),
-    ] = None
+    ]
     type: Annotated[
-        EndUserAuthenticationNotifyEndpointDestinationType | None,
+        EndUserAuthenticationNotifyEndpointDestinationType,
         Field(description="Required. type of the destination"),
-    ] = None
+    ]
 
 
 class EndUserAuthenticationNotifyEndpointDestinationEndPoint(KRMModel):
@@ -446,8 +446,8 @@ class EndUserAuthenticationNotifyEndpointDestinationEndPoint(KRMModel):
     """
 
     endpoint_uri: Annotated[
-        str | None, Field(alias="endpointUri", description="Required. The URI of the Endpoint.")
-    ] = None
+        str, Field(alias="endpointUri", description="Required. The URI of the Endpoint.")
+    ]
     headers: Annotated[
         list[EndUserAuthenticationNotifyEndpointDestinationEndPointHeader] | None,
         Field(description="Optional. List of Header to be added to the Endpoint."),
@@ -459,8 +459,8 @@ class EndUserAuthenticationNotifyEndpointDestinationEndPointHeader(KRMModel):
     Header details for a given header to be added to Endpoint.
     """
 
-    key: Annotated[str | None, Field(description="Required. Key of Header.")] = None
-    value: Annotated[str | None, Field(description="Required. Value of Header.")] = None
+    key: Annotated[str, Field(description="Required. Key of Header.")]
+    value: Annotated[str, Field(description="Required. Value of Header.")]
 
 
 class Int64String(RootModel[str]):

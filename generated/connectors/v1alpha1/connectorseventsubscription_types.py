@@ -248,15 +248,14 @@ class PubSub(KRMModel):
         ),
     ] = None
     project_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="projectId", description="Required. The project id which has the Pub/Sub topic."
         ),
-    ] = None
+    ]
     topic_id: Annotated[
-        str | None,
-        Field(alias="topicId", description="Required. The topic id of the Pub/Sub topic."),
-    ] = None
+        str, Field(alias="topicId", description="Required. The topic id of the Pub/Sub topic.")
+    ]
 
 
 class Secret(KRMModel):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.connectors.v1alpha1 import connectors_v1_api
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -47,7 +47,7 @@ class ConnectorsManagedZoneSpec(KRMModel):
     description: Annotated[
         str | None, Field(description="Optional. Description of the resource.")
     ] = None
-    dns: Annotated[str | None, Field(description="Required. DNS Name of the resource")] = None
+    dns: Annotated[str, Field(description="Required. DNS Name of the resource")]
     labels: Annotated[
         dict[str, str] | None,
         Field(description="Optional. Resource labels to represent user-provided metadata."),
@@ -67,15 +67,14 @@ class ConnectorsManagedZoneSpec(KRMModel):
         ),
     ] = None
     target_project: Annotated[
-        str | None,
-        Field(alias="targetProject", description="Required. The name of the Target Project"),
-    ] = None
+        str, Field(alias="targetProject", description="Required. The name of the Target Project")
+    ]
     target_vpc: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetVpc", description="Required. The name of the Target Project VPC Network"
         ),
-    ] = None
+    ]
 
 
 class ConnectorsManagedZoneStatus(KRMStatus):
@@ -100,5 +99,5 @@ class ConnectorsManagedZone(KRMObject):
         Literal["connectors.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "connectors.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ConnectorsManagedZone"] = "ConnectorsManagedZone"
-    spec: ConnectorsManagedZoneSpec = Field(default_factory=ConnectorsManagedZoneSpec)
+    spec: ConnectorsManagedZoneSpec
     status: ConnectorsManagedZoneStatus | None = None

@@ -12,7 +12,7 @@ from kccgen.generated.contactcenterinsights.v1alpha1 import contactcenterinsight
 from kccgen.generated.contactcenterinsights.v1alpha1.contactcenterinsights_v1_api import (
     GoogleCloudContactcenterinsightsV1AutoLabelingRuleLabelKeyType,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.

@@ -26,7 +26,7 @@ from kccgen.generated.contactcenterinsights.v1alpha1.contactcenterinsights_v1_ap
     GoogleCloudContactcenterinsightsV1QaScorecardResultScoreSourceSourceType,
     GoogleCloudContactcenterinsightsV1RuntimeAnnotationUserInputQuerySource,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.

@@ -15,7 +15,7 @@ from kccgen.generated.contactcenterinsights.v1alpha1.contactcenterinsights_v1_ap
     GoogleCloudContactcenterinsightsV1DateRangeConfigRelativeDateRangeUnit,
     GoogleCloudContactcenterinsightsV1GenerativeInsightsChartConversationMessageSystemMessageTextOutputType,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -278,12 +278,12 @@ class GoogleCloudContactcenterinsightsV1DateRangeConfigRelativeDateRange(KRMMode
     """
 
     quantity: Annotated[
-        int | Int64String | None, Field(description="Required. The quantity of units in the past.")
-    ] = None
+        int | Int64String, Field(description="Required. The quantity of units in the past.")
+    ]
     unit: Annotated[
-        GoogleCloudContactcenterinsightsV1DateRangeConfigRelativeDateRangeUnit | None,
+        GoogleCloudContactcenterinsightsV1DateRangeConfigRelativeDateRangeUnit,
         Field(description="Required. The unit of time."),
-    ] = None
+    ]
 
 
 class GoogleCloudContactcenterinsightsV1GenerativeInsights(KRMModel):
@@ -464,21 +464,21 @@ class GoogleCloudContactcenterinsightsV1QueryInterval(KRMModel):
     """
 
     end_time: Annotated[
-        str | None,
+        str,
         Field(
             alias="endTime",
             description="Required. The end time of the time window.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
-    ] = None
+    ]
     start_time: Annotated[
-        str | None,
+        str,
         Field(
             alias="startTime",
             description="Required. The start time of the time window.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudContactcenterinsightsV1QueryMetrics(KRMModel):

@@ -14,7 +14,7 @@ from kccgen.generated.contactcenterinsights.v1alpha1.contactcenterinsights_v1_ap
     GoogleCloudContactcenterinsightsV1PhraseMatcherRoleMatch,
     GoogleCloudContactcenterinsightsV1PhraseMatcherType,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -105,9 +105,9 @@ class CCInsightsPhraseMatcherSpec(KRMModel):
         ),
     ] = None
     type: Annotated[
-        GoogleCloudContactcenterinsightsV1PhraseMatcherType | None,
+        GoogleCloudContactcenterinsightsV1PhraseMatcherType,
         Field(description="Required. The type of this phrase matcher."),
-    ] = None
+    ]
     version_tag: Annotated[
         str | None,
         Field(
@@ -148,7 +148,7 @@ class GoogleCloudContactcenterinsightsV1PhraseMatchRule(KRMModel):
             description="Specifies whether the phrase must be missing from the transcript segment or present in the transcript segment."
         ),
     ] = None
-    query: Annotated[str | None, Field(description="Required. The phrase to be matched.")] = None
+    query: Annotated[str, Field(description="Required. The phrase to be matched.")]
 
 
 class GoogleCloudContactcenterinsightsV1PhraseMatchRuleConfig(KRMModel):
@@ -179,9 +179,9 @@ class GoogleCloudContactcenterinsightsV1PhraseMatchRuleGroup(KRMModel):
         ),
     ] = None
     type: Annotated[
-        GoogleCloudContactcenterinsightsV1PhraseMatchRuleGroupType | None,
+        GoogleCloudContactcenterinsightsV1PhraseMatchRuleGroupType,
         Field(description="Required. The type of this phrase match rule group."),
-    ] = None
+    ]
 
 
 class GoogleCloudContactcenterinsightsV1RegexMatchConfig(KRMModel):

@@ -47,7 +47,7 @@ from kccgen.generated.containeranalysis.v1alpha1.containeranalysis_v1_api import
     VulnerabilityNoteCvssVersion,
     VulnerabilityNoteSeverity,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -132,12 +132,12 @@ class BuildNote(KRMModel):
     """
 
     builder_version: Annotated[
-        str | None,
+        str,
         Field(
             alias="builderVersion",
             description="Required. Immutable. Version of the builder which produced this build.",
         ),
-    ] = None
+    ]
 
 
 class CVSS(KRMModel):
@@ -479,12 +479,12 @@ class DSSEHint(KRMModel):
     """
 
     human_readable_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="humanReadableName",
             description='Required. The human readable name of this attestation authority, for example "cloudbuild-prod".',
         ),
-    ] = None
+    ]
 
 
 class DeploymentNote(KRMModel):
@@ -493,12 +493,12 @@ class DeploymentNote(KRMModel):
     """
 
     resource_uri: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="resourceUri",
             description="Required. Resource URI for the artifact being deployed.",
         ),
-    ] = None
+    ]
 
 
 class Detail(KRMModel):
@@ -507,18 +507,18 @@ class Detail(KRMModel):
     """
 
     affected_cpe_uri: Annotated[
-        str | None,
+        str,
         Field(
             alias="affectedCpeUri",
             description="Required. The [CPE URI](https://cpe.mitre.org/specification/) this vulnerability affects.",
         ),
-    ] = None
+    ]
     affected_package: Annotated[
-        str | None,
+        str,
         Field(
             alias="affectedPackage", description="Required. The package this vulnerability affects."
         ),
-    ] = None
+    ]
     affected_version_end: Annotated[
         Version | None,
         Field(
@@ -612,12 +612,12 @@ class DiscoveryNote(KRMModel):
     """
 
     analysis_kind: Annotated[
-        DiscoveryNoteAnalysisKind | None,
+        DiscoveryNoteAnalysisKind,
         Field(
             alias="analysisKind",
             description="Required. Immutable. The kind of analysis that is handled by this discovery.",
         ),
-    ] = None
+    ]
 
 
 class Distribution(KRMModel):
@@ -632,12 +632,12 @@ class Distribution(KRMModel):
         ),
     ] = None
     cpe_uri: Annotated[
-        str | None,
+        str,
         Field(
             alias="cpeUri",
             description="Required. The cpe_uri in [CPE format](https://cpe.mitre.org/specification/) denoting the package manager version distributing a package.",
         ),
-    ] = None
+    ]
     description: Annotated[
         str | None,
         Field(description="The distribution channel-specific description of this package."),
@@ -664,19 +664,19 @@ class Fingerprint(KRMModel):
     """
 
     v1_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="v1Name",
             description="Required. The layer ID of the final layer in the Docker image's v1 representation.",
         ),
-    ] = None
+    ]
     v2_blob: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="v2Blob",
             description="Required. The ordered list of v2 blobs that represent a given image.",
         ),
-    ] = None
+    ]
 
 
 class FingerprintObservedState(KRMModel):
@@ -699,12 +699,12 @@ class Hint(KRMModel):
     """
 
     human_readable_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="humanReadableName",
             description='Required. The human readable name of this attestation authority, for example "qa".',
         ),
-    ] = None
+    ]
 
 
 class Identity(KRMModel):
@@ -725,16 +725,15 @@ class ImageNote(KRMModel):
     """
 
     fingerprint: Annotated[
-        Fingerprint | None,
-        Field(description="Required. Immutable. The fingerprint of the base image."),
-    ] = None
+        Fingerprint, Field(description="Required. Immutable. The fingerprint of the base image.")
+    ]
     resource_url: Annotated[
-        str | None,
+        str,
         Field(
             alias="resourceUrl",
             description="Required. Immutable. The resource_url for the resource representing the basis of associated occurrence images.",
         ),
-    ] = None
+    ]
 
 
 class ImageNoteObservedState(KRMModel):
@@ -825,9 +824,7 @@ class PackageNote(KRMModel):
     maintainer: Annotated[
         str | None, Field(description="A freeform text denoting the maintainer of this package.")
     ] = None
-    name: Annotated[
-        str | None, Field(description="Required. Immutable. The name of the package.")
-    ] = None
+    name: Annotated[str, Field(description="Required. Immutable. The name of the package.")]
     package_type: Annotated[
         str | None,
         Field(
@@ -980,11 +977,11 @@ class Version(KRMModel):
         Field(description="Whether this version is specifying part of an inclusive range."),
     ] = None
     kind: Annotated[
-        VersionKind | None,
+        VersionKind,
         Field(
             description="Required. Distinguishes between sentinel MIN/MAX versions and normal versions."
         ),
-    ] = None
+    ]
     name: Annotated[str | None, Field(description="Required only when version kind is NORMAL.")] = (
         None
     )
@@ -1098,25 +1095,23 @@ class VulnerabilityNote(KRMModel):
 
 class WindowsDetail(KRMModel):
     cpe_uri: Annotated[
-        str | None,
+        str,
         Field(
             alias="cpeUri",
             description="Required. The [CPE URI](https://cpe.mitre.org/specification/) this vulnerability affects.",
         ),
-    ] = None
+    ]
     description: Annotated[
         str | None, Field(description="The description of this vulnerability.")
     ] = None
     fixing_kbs: Annotated[
-        list[KnowledgeBase] | None,
+        list[KnowledgeBase],
         Field(
             alias="fixingKbs",
             description="Required. The names of the KBs which have hotfixes to mitigate this vulnerability.",
         ),
-    ] = None
-    name: Annotated[str | None, Field(description="Required. The name of this vulnerability.")] = (
-        None
-    )
+    ]
+    name: Annotated[str, Field(description="Required. The name of this vulnerability.")]
 
 
 class WindowsUpdate(KRMModel):

@@ -108,12 +108,12 @@ class AccountBusinessIdentity(KRMModel):
         ),
     ] = None
     include_for_promotions: Annotated[
-        bool | None,
+        bool,
         Field(
             alias="includeForPromotions",
             description="Required. By setting this field, your business may be included in promotions for all the selected attributes.",
         ),
-    ] = None
+    ]
     latino_owned: Annotated[
         AccountIdentityType | None,
         Field(
@@ -496,9 +496,9 @@ class ContentAccountSpec(KRMModel):
         ),
     ] = None
     id_ref: Annotated[
-        ContentPromotionRef | None,
+        ContentPromotionRef,
         Field(alias="idRef", description="A reference to a ContentPromotion (API field `id`)."),
-    ] = None
+    ]
     kind: Annotated[str | None, Field(description="Identifies what kind of resource this is.")] = (
         None
     )

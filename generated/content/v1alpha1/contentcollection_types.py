@@ -25,13 +25,13 @@ class CollectionFeaturedProduct(KRMModel):
         Field(alias="offerId", description="The unique identifier for the product item."),
     ] = None
     x: Annotated[
-        float | None,
+        float,
         Field(description="Required. X-coordinate of the product callout on the Shoppable Image."),
-    ] = None
+    ]
     y: Annotated[
-        float | None,
+        float,
         Field(description="Required. Y-coordinate of the product callout on the Shoppable Image."),
-    ] = None
+    ]
 
 
 class ContentCollectionObservedState(KRMModel):

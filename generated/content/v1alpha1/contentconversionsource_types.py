@@ -25,12 +25,12 @@ class AttributionSettings(KRMModel):
     """
 
     attribution_lookback_window_in_days: Annotated[
-        int | None,
+        int,
         Field(
             alias="attributionLookbackWindowInDays",
             description="Required. Lookback windows (in days) used for attribution in this source.",
         ),
-    ] = None
+    ]
     attribution_model: Annotated[
         AttributionSettingsAttributionModel | None, Field(alias="attributionModel")
     ] = None
@@ -182,12 +182,12 @@ class GoogleAnalyticsLink(KRMModel):
     """
 
     property_id: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="propertyId",
             description="Required. Immutable. ID of the Google Analytics property the merchant is linked to.",
         ),
-    ] = None
+    ]
 
 
 class GoogleAnalyticsLinkObservedState(KRMModel):
@@ -221,23 +221,23 @@ class MerchantCenterDestination(KRMModel):
     """
 
     attribution_settings: Annotated[
-        AttributionSettings | None,
+        AttributionSettings,
         Field(
             alias="attributionSettings",
             description="Required. Attribution settings being used for the Merchant Center Destination.",
         ),
-    ] = None
+    ]
     currency_code: Annotated[
-        str | None,
+        str,
         Field(alias="currencyCode", description="Required. Three-letter currency code (ISO 4217)."),
-    ] = None
+    ]
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName",
             description="Required. Merchant-specified display name for the destination.",
         ),
-    ] = None
+    ]
 
 
 class MerchantCenterDestinationObservedState(KRMModel):

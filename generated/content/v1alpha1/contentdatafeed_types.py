@@ -35,15 +35,15 @@ class ContentDatafeedSpec(KRMModel):
         ),
     ] = None
     content_type: Annotated[
-        str | None, Field(alias="contentType", description="Required. The type of data feed.")
-    ] = None
+        str, Field(alias="contentType", description="Required. The type of data feed.")
+    ]
     fetch_schedule: Annotated[
         DatafeedFetchSchedule | None,
         Field(alias="fetchSchedule", description="Fetch schedule for the feed file."),
     ] = None
     file_name: Annotated[
-        str | None, Field(alias="fileName", description="Required. The filename of the feed.")
-    ] = None
+        str, Field(alias="fileName", description="Required. The filename of the feed.")
+    ]
     format: Annotated[DatafeedFormat | None, Field(description="Format of the feed file.")] = None
     id_ref: Annotated[
         ContentPromotionRef | None,

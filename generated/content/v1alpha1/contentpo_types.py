@@ -64,9 +64,8 @@ class ContentPoSpec(KRMModel):
         ),
     ] = None
     store_address: Annotated[
-        str | None,
-        Field(alias="storeAddress", description="Required. The street address of the store."),
-    ] = None
+        str, Field(alias="storeAddress", description="Required. The street address of the store.")
+    ]
     store_name: Annotated[
         str | None, Field(alias="storeName", description="The merchant or store name.")
     ] = None

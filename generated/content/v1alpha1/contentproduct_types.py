@@ -129,9 +129,7 @@ class ContentProductSpec(KRMModel):
             description="Product [certification](https://support.google.com/merchants/answer/13528839), introduced for EU energy efficiency labeling compliance using the [EU EPREL](https://eprel.ec.europa.eu/screen/home) database."
         ),
     ] = None
-    channel: Annotated[
-        str | None, Field(description="Required. The item's channel (online or local).")
-    ] = None
+    channel: Annotated[str, Field(description="Required. The item's channel (online or local).")]
     cloud_export_additional_properties: Annotated[
         list[CloudExportAdditionalProperties] | None,
         Field(
@@ -142,12 +140,12 @@ class ContentProductSpec(KRMModel):
     color: Annotated[str | None, Field(description="Color of the item.")] = None
     condition: Annotated[str | None, Field(description="Condition or state of the item.")] = None
     content_language: Annotated[
-        str | None,
+        str,
         Field(
             alias="contentLanguage",
             description="Required. The two-letter ISO 639-1 language code for the item.",
         ),
-    ] = None
+    ]
     cost_of_goods_sold: Annotated[
         Price | None, Field(alias="costOfGoodsSold", description="Cost of goods sold.")
     ] = None
@@ -405,9 +403,8 @@ class ContentProductSpec(KRMModel):
         Field(description="The number of identical products in a merchant-defined multipack."),
     ] = None
     offer_id: Annotated[
-        str | None,
-        Field(alias="offerId", description="Required. A unique identifier for the item."),
-    ] = None
+        str, Field(alias="offerId", description="Required. A unique identifier for the item.")
+    ]
     pattern: Annotated[
         str | None, Field(description="The item's pattern (for example, polka dots).")
     ] = None
@@ -558,12 +555,12 @@ class ContentProductSpec(KRMModel):
         ),
     ] = None
     target_country: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetCountry",
             description="Required. The CLDR territory code for the item's country of sale.",
         ),
-    ] = None
+    ]
     tax_category: Annotated[
         str | None,
         Field(
@@ -619,18 +616,18 @@ class FreeShippingThreshold(KRMModel):
     """
 
     country: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The [CLDR territory code](http://www.unicode.org/repos/cldr/tags/latest/common/main/en.xml) of the country to which an item will ship."
         ),
-    ] = None
+    ]
     price_threshold: Annotated[
-        Price | None,
+        Price,
         Field(
             alias="priceThreshold",
             description="Required. The minimum product price for the shipping cost to become free.",
         ),
-    ] = None
+    ]
 
 
 class Installment(KRMModel):
@@ -691,9 +688,8 @@ class LoyaltyProgram(KRMModel):
         ),
     ] = None
     program_label: Annotated[
-        str | None,
-        Field(alias="programLabel", description="Required. The label of the loyalty program."),
-    ] = None
+        str, Field(alias="programLabel", description="Required. The label of the loyalty program.")
+    ]
     shipping_label: Annotated[
         str | None,
         Field(
@@ -702,12 +698,12 @@ class LoyaltyProgram(KRMModel):
         ),
     ] = None
     tier_label: Annotated[
-        str | None,
+        str,
         Field(
             alias="tierLabel",
             description="Required. The label of the tier within the loyalty program.",
         ),
-    ] = None
+    ]
 
 
 class Price(KRMModel):
@@ -750,10 +746,10 @@ class ProductCertification(KRMModel):
 
 
 class ProductDimension(KRMModel):
-    unit: Annotated[str | None, Field(description="Required. The length units.")] = None
+    unit: Annotated[str, Field(description="Required. The length units.")]
     value: Annotated[
-        float | None, Field(description="Required. The length value represented as a number.")
-    ] = None
+        float, Field(description="Required. The length value represented as a number.")
+    ]
 
 
 class ProductProductDetail(KRMModel):
@@ -863,7 +859,7 @@ class ProductStructuredDescription(KRMModel):
     Structured description, for algorithmically (AI)-generated descriptions. See [description](https://support.google.com/merchants/answer/6324468#When_to_use) for more information.
     """
 
-    content: Annotated[str | None, Field(description="Required. The description text.")] = None
+    content: Annotated[str, Field(description="Required. The description text.")]
     digital_source_type: Annotated[
         str | None,
         Field(alias="digitalSourceType", description="Optional. The digital source type."),
@@ -875,7 +871,7 @@ class ProductStructuredTitle(KRMModel):
     Structured title, for algorithmically (AI)-generated titles. See [title](https://support.google.com/merchants/answer/6324415#Whentouse) for more information.
     """
 
-    content: Annotated[str | None, Field(description="Required. The title text.")] = None
+    content: Annotated[str, Field(description="Required. The title text.")]
     digital_source_type: Annotated[
         str | None,
         Field(alias="digitalSourceType", description="Optional. The digital source type."),
@@ -911,9 +907,9 @@ class ProductSustainabilityIncentive(KRMModel):
         ),
     ] = None
     type: Annotated[
-        ProductSustainabilityIncentiveType | None,
+        ProductSustainabilityIncentiveType,
         Field(description="Required. Sustainability incentive program."),
-    ] = None
+    ]
 
 
 class ProductTax(KRMModel):
@@ -963,10 +959,8 @@ class ProductUnitPricingMeasure(KRMModel):
 
 
 class ProductWeight(KRMModel):
-    unit: Annotated[str | None, Field(description="Required. The weight unit.")] = None
-    value: Annotated[
-        float | None, Field(description="Required. The weight represented as a number.")
-    ] = None
+    unit: Annotated[str, Field(description="Required. The weight unit.")]
+    value: Annotated[float, Field(description="Required. The weight represented as a number.")]
 
 
 class UInt64String(RootModel[str]):

@@ -54,18 +54,18 @@ class ContentPromotionSpec(KRMModel):
         ),
     ] = None
     content_language: Annotated[
-        str | None,
+        str,
         Field(
             alias="contentLanguage",
             description="Required. The content language used as part of the unique identifier.",
         ),
-    ] = None
+    ]
     coupon_value_type: Annotated[
-        PromotionCouponValueType | None,
+        PromotionCouponValueType,
         Field(
             alias="couponValueType", description="Required. Coupon value type for the promotion."
         ),
-    ] = None
+    ]
     custom_redemption_restriction: Annotated[
         str | None,
         Field(
@@ -131,8 +131,8 @@ class ContentPromotionSpec(KRMModel):
         Field(alias="limitValue", description="Maximum purchase value for the promotion."),
     ] = None
     long_title: Annotated[
-        str | None, Field(alias="longTitle", description="Required. Long title for the promotion.")
-    ] = None
+        str, Field(alias="longTitle", description="Required. Long title for the promotion.")
+    ]
     max_discount_amount: Annotated[
         PriceAmount | None,
         Field(
@@ -165,9 +165,8 @@ class ContentPromotionSpec(KRMModel):
         Field(alias="moneyOffAmount", description="The money off amount offered in the promotion."),
     ] = None
     offer_type: Annotated[
-        PromotionOfferType | None,
-        Field(alias="offerType", description="Required. Type of the promotion."),
-    ] = None
+        PromotionOfferType, Field(alias="offerType", description="Required. Type of the promotion.")
+    ]
     order_limit: Annotated[
         int | None, Field(alias="orderLimit", description="Order limit for the promotion.")
     ] = None
@@ -176,12 +175,12 @@ class ContentPromotionSpec(KRMModel):
         Field(alias="percentOff", description="The percentage discount offered in the promotion."),
     ] = None
     product_applicability: Annotated[
-        PromotionProductApplicability | None,
+        PromotionProductApplicability,
         Field(
             alias="productApplicability",
             description="Required. Applicability of the promotion to either all products or only specific products.",
         ),
-    ] = None
+    ]
     product_type: Annotated[
         list[str] | None,
         Field(alias="productType", description="Product filter by product type for the promotion."),
@@ -219,19 +218,19 @@ class ContentPromotionSpec(KRMModel):
         ),
     ] = None
     promotion_effective_time_period: Annotated[
-        TimePeriod | None,
+        TimePeriod,
         Field(
             alias="promotionEffectiveTimePeriod",
             description="Required. `TimePeriod` representation of the promotion's effective dates.",
         ),
-    ] = None
+    ]
     promotion_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="promotionId",
             description="Required. The user provided promotion ID to uniquely identify the promotion.",
         ),
-    ] = None
+    ]
     promotion_url: Annotated[
         str | None,
         Field(
@@ -240,11 +239,11 @@ class ContentPromotionSpec(KRMModel):
         ),
     ] = None
     redemption_channel: Annotated[
-        list[PromotionRedemptionChannel] | None,
+        list[PromotionRedemptionChannel],
         Field(
             alias="redemptionChannel", description="Required. Redemption channel for the promotion."
         ),
-    ] = None
+    ]
     redemption_restriction: Annotated[
         PromotionRedemptionRestriction | None,
         Field(
@@ -283,12 +282,12 @@ class ContentPromotionSpec(KRMModel):
         ),
     ] = None
     target_country: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetCountry",
             description="Required. The target country used as part of the unique identifier.",
         ),
-    ] = None
+    ]
 
 
 class PriceAmount(KRMModel):

@@ -93,12 +93,12 @@ class RegionGeoTargetArea(KRMModel):
     """
 
     geotarget_criteria_ids: Annotated[
-        list[int | Int64String] | None,
+        list[int | Int64String],
         Field(
             alias="geotargetCriteriaIds",
             description="Required. A non-empty list of [location IDs](https://developers.google.com/adwords/api/docs/appendix/geotargeting).",
         ),
-    ] = None
+    ]
 
 
 class RegionPostalCodeArea(KRMModel):
@@ -107,16 +107,16 @@ class RegionPostalCodeArea(KRMModel):
     """
 
     postal_codes: Annotated[
-        list[RegionPostalCodeAreaPostalCodeRange] | None,
+        list[RegionPostalCodeAreaPostalCodeRange],
         Field(alias="postalCodes", description="Required. A range of postal codes."),
-    ] = None
+    ]
     region_code: Annotated[
-        str | None,
+        str,
         Field(
             alias="regionCode",
             description="Required. CLDR territory code or the country the postal code group applies to.",
         ),
-    ] = None
+    ]
 
 
 class RegionPostalCodeAreaPostalCodeRange(KRMModel):
@@ -125,11 +125,11 @@ class RegionPostalCodeAreaPostalCodeRange(KRMModel):
     """
 
     begin: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. A postal code or a pattern of the form prefix* denoting the inclusive lower bound of the range defining the area."
         ),
-    ] = None
+    ]
     end: Annotated[
         str | None,
         Field(

@@ -43,12 +43,12 @@ class AccessControlSettings(KRMModel):
     """
 
     allowlisted_media_planners: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="allowlistedMediaPlanners",
             description="Required. Immutable. The list of media planners that are explicitly granted access to the curated package.",
         ),
-    ] = None
+    ]
 
 
 class AdSize(KRMModel):
@@ -113,12 +113,12 @@ class CurationPartnersCuratedPackageSpec(KRMModel):
     """
 
     access_settings: Annotated[
-        AccessControlSettings | None,
+        AccessControlSettings,
         Field(
             alias="accessSettings",
             description="Required. Settings for controlling access to the curated package.",
         ),
-    ] = None
+    ]
     curation_fee_visibility: Annotated[
         CuratedPackageCurationFeeVisibility | None,
         Field(
@@ -136,12 +136,12 @@ class CurationPartnersCuratedPackageSpec(KRMModel):
         ),
     ] = None
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName",
             description="Required. The display name assigned to the curated package by the curator.",
         ),
-    ] = None
+    ]
     fee_cpm: Annotated[
         Money | None,
         Field(
@@ -446,13 +446,13 @@ class StringTargetingDimension(KRMModel):
     """
 
     selection_type: Annotated[
-        StringTargetingDimensionSelectionType | None,
+        StringTargetingDimensionSelectionType,
         Field(
             alias="selectionType",
             description="Required. How the items in this list should be targeted.",
         ),
-    ] = None
-    values: Annotated[list[str] | None, Field(description="Required. The values specified.")] = None
+    ]
+    values: Annotated[list[str], Field(description="Required. The values specified.")]
 
 
 class TaxonomyTargeting(KRMModel):
@@ -482,19 +482,19 @@ class VideoPlayerSizeTargeting(KRMModel):
     """
 
     minimum_height: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="minimumHeight",
             description="Required. The minimum height of the video player in pixels.",
         ),
-    ] = None
+    ]
     minimum_width: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="minimumWidth",
             description="Required. The minimum width of the video player in pixels.",
         ),
-    ] = None
+    ]
 
 
 class VideoPlcmtTargeting(KRMModel):
@@ -503,19 +503,19 @@ class VideoPlcmtTargeting(KRMModel):
     """
 
     selection_type: Annotated[
-        VideoPlcmtTargetingSelectionType | None,
+        VideoPlcmtTargetingSelectionType,
         Field(
             alias="selectionType",
             description="Required. The selection type for the list of video plcmts.",
         ),
-    ] = None
+    ]
     video_plcmt_types: Annotated[
-        list[VideoPlcmtTargetingVideoPlcmtTypes] | None,
+        list[VideoPlcmtTargetingVideoPlcmtTypes],
         Field(
             alias="videoPlcmtTypes",
             description="Required. The list of targeted video plcmts types.",
         ),
-    ] = None
+    ]
 
 
 class CurationPartnersCuratedPackageStatus(KRMStatus):

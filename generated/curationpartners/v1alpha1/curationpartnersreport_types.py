@@ -65,11 +65,11 @@ class CurationPartnersReportSpec(KRMModel):
         str | None, Field(alias="displayName", description="Optional. Display name for the report.")
     ] = None
     report_definition: Annotated[
-        ReportDefinition | None,
+        ReportDefinition,
         Field(
             alias="reportDefinition", description="Required. The report definition of the report."
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(
@@ -113,15 +113,11 @@ class FieldFilter(KRMModel):
     A filter on a specific field.
     """
 
-    field: Annotated[FieldModel | None, Field(description="Required. The field to filter on.")] = (
-        None
-    )
+    field: Annotated[FieldModel, Field(description="Required. The field to filter on.")]
     operation: Annotated[
-        FieldFilterOperation | None, Field(description="Required. The operation of this filter.")
-    ] = None
-    values: Annotated[
-        list[ReportValue] | None, Field(description="Required. Values to filter to.")
-    ] = None
+        FieldFilterOperation, Field(description="Required. The operation of this filter.")
+    ]
+    values: Annotated[list[ReportValue], Field(description="Required. Values to filter to.")]
 
 
 class FieldModel(KRMModel):
@@ -163,9 +159,7 @@ class FilterList(KRMModel):
     A list of filters.
     """
 
-    filters: Annotated[list[Filter] | None, Field(description="Required. A list of filters.")] = (
-        None
-    )
+    filters: Annotated[list[Filter], Field(description="Required. A list of filters.")]
 
 
 class FixedDateRange(KRMModel):
@@ -174,15 +168,14 @@ class FixedDateRange(KRMModel):
     """
 
     end_date: Annotated[
-        Date | None,
+        Date,
         Field(
             alias="endDate", description="Required. The end date (inclusive) of this date range."
         ),
-    ] = None
+    ]
     start_date: Annotated[
-        Date | None,
-        Field(alias="startDate", description="Required. The start date of this date range."),
-    ] = None
+        Date, Field(alias="startDate", description="Required. The start date of this date range.")
+    ]
 
 
 class Int64String(RootModel[str]):
@@ -210,20 +203,20 @@ class ReportDefinition(KRMModel):
         ),
     ] = None
     date_range: Annotated[
-        DateRange | None,
+        DateRange,
         Field(alias="dateRange", description="Required. The primary date range of this report."),
-    ] = None
+    ]
     dimensions: Annotated[
-        list[ReportDefinitionDimensions] | None,
+        list[ReportDefinitionDimensions],
         Field(description="Required. The list of dimensions to report on."),
-    ] = None
+    ]
     filters: Annotated[
         list[Filter] | None, Field(description="Optional. The filters for this report.")
     ] = None
     metrics: Annotated[
-        list[ReportDefinitionMetrics] | None,
+        list[ReportDefinitionMetrics],
         Field(description="Required. The list of metrics to report on."),
-    ] = None
+    ]
     sorts: Annotated[
         list[Sort] | None, Field(description="Optional. Default sorts to apply to this report.")
     ] = None
@@ -284,8 +277,8 @@ class Sort(KRMModel):
 
     descending: Annotated[bool | None, Field(description="Optional. The sort order.")] = None
     field: Annotated[
-        FieldModel | None, Field(description="Required. A field (dimension or metric) to sort by.")
-    ] = None
+        FieldModel, Field(description="Required. A field (dimension or metric) to sort by.")
+    ]
 
 
 class StringList(KRMModel):

@@ -39,9 +39,9 @@ class DataCatalogPolicyTagSpec(KRMModel):
 
     description: Annotated[str | None, Field(description="Description of this policy tag.")] = None
     display_name: Annotated[
-        str | None,
+        str,
         Field(alias="displayName", description="Required. User-defined name of this policy tag."),
-    ] = None
+    ]
     parent_policy_tag: Annotated[
         str | None,
         Field(

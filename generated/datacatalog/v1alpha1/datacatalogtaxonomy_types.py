@@ -13,7 +13,7 @@ from kccgen.generated.datacatalog.v1alpha1.datacatalog_v1_api import (
     GoogleCloudDatacatalogV1TaxonomyActivatedPolicyTypes,
     GoogleCloudDatacatalogV1TaxonomyServiceName,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -61,9 +61,8 @@ class DataCatalogTaxonomySpec(KRMModel):
         str | None, Field(description="Optional. Description of this taxonomy.")
     ] = None
     display_name: Annotated[
-        str | None,
-        Field(alias="displayName", description="Required. User-defined name of this taxonomy."),
-    ] = None
+        str, Field(alias="displayName", description="Required. User-defined name of this taxonomy.")
+    ]
     location: Annotated[
         str, Field(description="Immutable. The location of the DataCatalogTaxonomy.")
     ]

@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.dataflow.v1alpha1 import dataflow_v1b3_api
-from kccgen.generated.external.folder_reference import FolderRef
 from kccgen.generated.external.organization_reference import OrganizationRef
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.folder_reference import FolderRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -74,9 +74,8 @@ class DataflowConfigStoreSettingsSpec(KRMModel):
         ),
     ] = None
     value: Annotated[
-        ConfigStoreSettingValue | None,
-        Field(description="Required. The dynamic value of the setting."),
-    ] = None
+        ConfigStoreSettingValue, Field(description="Required. The dynamic value of the setting.")
+    ]
 
 
 class DataflowConfigStoreSettingsStatus(KRMStatus):

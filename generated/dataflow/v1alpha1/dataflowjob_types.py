@@ -28,8 +28,8 @@ from kccgen.generated.dataflow.v1alpha1.dataflow_v1b3_api import (
     WorkerPoolIpConfiguration,
     WorkerPoolTeardownPolicy,
 )
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -1364,12 +1364,12 @@ class WorkerPool(KRMModel):
         ),
     ] = None
     worker_harness_container_image: Annotated[
-        str | None,
+        str,
         Field(
             alias="workerHarnessContainerImage",
             description="Required. Docker container image that executes the Cloud Dataflow worker harness, residing in Google Container Registry.",
         ),
-    ] = None
+    ]
     zone: Annotated[str | None, Field(description="Zone to run the worker pools in.")] = None
 
 
@@ -1435,10 +1435,7 @@ class DataflowJob(KRMObject):
     KIND: ClassVar[str] = "DataflowJob"
 
     api_version: Annotated[
-        Literal[
-            "dataflow.cnrm.cloud.google.com/v1alpha1", "dataflow.cnrm.cloud.google.com/v1beta1"
-        ],
-        Field(alias="apiVersion"),
+        Literal["dataflow.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "dataflow.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["DataflowJob"] = "DataflowJob"
     spec: DataflowJobSpec

@@ -332,15 +332,15 @@ class PipelineConfig(KRMModel):
     """
 
     path: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The relative path within the Git repository where the pipeline is defined."
         ),
-    ] = None
+    ]
     pipeline_type: Annotated[
-        PipelineConfigPipelineType | None,
+        PipelineConfigPipelineType,
         Field(alias="pipelineType", description="Required. The type of the pipeline."),
-    ] = None
+    ]
 
 
 class PrivateResourceMetadataObserved(KRMModel):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.dataform.v1alpha1 import dataform_v1_api
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -72,9 +72,8 @@ class DataformFolderSpec(KRMModel):
         ),
     ] = None
     display_name: Annotated[
-        str | None,
-        Field(alias="displayName", description="Required. The Folder's user-friendly name."),
-    ] = None
+        str, Field(alias="displayName", description="Required. The Folder's user-friendly name.")
+    ]
     location: Annotated[str, Field(description="Immutable. The location of the DataformFolder.")]
     project_ref: Annotated[
         ProjectRef | None,

@@ -146,12 +146,12 @@ class DataformReleaseConfigSpec(KRMModel):
         Field(description="Optional. Disables automatic creation of compilation results."),
     ] = None
     git_commitish: Annotated[
-        str | None,
+        str,
         Field(
             alias="gitCommitish",
             description="Required. Git commit/tag/branch name at which the repository should be compiled.",
         ),
-    ] = None
+    ]
     release_compilation_result_ref: Annotated[
         DataformCompilationResultRef | None,
         Field(
@@ -230,15 +230,15 @@ class PipelineConfig(KRMModel):
     """
 
     path: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The relative path within the Git repository where the pipeline is defined."
         ),
-    ] = None
+    ]
     pipeline_type: Annotated[
-        PipelineConfigPipelineType | None,
+        PipelineConfigPipelineType,
         Field(alias="pipelineType", description="Required. The type of the pipeline."),
-    ] = None
+    ]
 
 
 class ScheduledReleaseRecordObserved(KRMModel):

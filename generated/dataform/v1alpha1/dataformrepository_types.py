@@ -13,11 +13,11 @@ from kccgen.generated.dataform.v1alpha1.dataform_v1_api import GitRemoteSettings
 from kccgen.generated.developerconnect.v1alpha1.devconnectgitrepositorylink_reference import (
     DevConnectGitRepositoryLinkRef,
 )
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.external.secretmanagersecretversion_reference import (
     SecretManagerSecretVersionRef,
 )
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -211,7 +211,7 @@ class GitRemoteSettings(KRMModel):
             description="Optional. Authentication fields for remote uris using SSH protocol.",
         ),
     ] = None
-    url: Annotated[str | None, Field(description="Required. The Git remote's URL.")] = None
+    url: Annotated[str, Field(description="Required. The Git remote's URL.")]
 
 
 class GitRemoteSettingsObservedState(KRMModel):
@@ -255,19 +255,19 @@ class SshAuthenticationConfig(KRMModel):
     """
 
     host_public_key: Annotated[
-        str | None,
+        str,
         Field(
             alias="hostPublicKey",
             description="Required. Content of a public SSH key to verify an identity of a remote Git host.",
         ),
-    ] = None
+    ]
     user_private_key_secret_version_ref: Annotated[
-        SecretManagerSecretVersionRef | None,
+        SecretManagerSecretVersionRef,
         Field(
             alias="userPrivateKeySecretVersionRef",
             description="A reference to a SecretManagerSecretVersion (API field `userPrivateKeySecretVersion`).",
         ),
-    ] = None
+    ]
 
 
 class WorkspaceCompilationOverrides(KRMModel):

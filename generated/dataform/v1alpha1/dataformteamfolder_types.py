@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.dataform.v1alpha1 import dataform_v1_api
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -59,9 +59,9 @@ class DataformTeamFolderSpec(KRMModel):
     """
 
     display_name: Annotated[
-        str | None,
+        str,
         Field(alias="displayName", description="Required. The TeamFolder's user-friendly name."),
-    ] = None
+    ]
     location: Annotated[
         str, Field(description="Immutable. The location of the DataformTeamFolder.")
     ]

@@ -91,12 +91,12 @@ class DataformWorkflowConfigSpec(KRMModel):
         ),
     ] = None
     release_config_ref: Annotated[
-        DataformReleaseConfigRef | None,
+        DataformReleaseConfigRef,
         Field(
             alias="releaseConfigRef",
             description="A reference to a DataformReleaseConfig (API field `releaseConfig`).",
         ),
-    ] = None
+    ]
     repository_ref: Annotated[
         DataformRepositoryRef,
         Field(

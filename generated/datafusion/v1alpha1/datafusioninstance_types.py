@@ -23,9 +23,9 @@ from kccgen.generated.datafusion.v1alpha1.datafusion_v1_api import (
     NetworkConfigConnectionType,
     VersionType,
 )
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -318,7 +318,7 @@ class DataFusionInstanceSpec(KRMModel):
             description="Optional. Input only. Immutable. Tag keys/values directly bound to this resource."
         ),
     ] = None
-    type: Annotated[InstanceType | None, Field(description="Required. Instance type.")] = None
+    type: Annotated[InstanceType, Field(description="Required. Instance type.")]
     version: Annotated[
         str | None, Field(description="Optional. Current version of the Data Fusion.")
     ] = None
@@ -335,13 +335,11 @@ class EventPublishConfig(KRMModel):
     Confirguration of PubSubEventWriter.
     """
 
-    enabled: Annotated[
-        bool | None, Field(description="Required. Option to enable Event Publishing.")
-    ] = None
+    enabled: Annotated[bool, Field(description="Required. Option to enable Event Publishing.")]
     topic_ref: Annotated[
-        PubSubTopicRef | None,
+        PubSubTopicRef,
         Field(alias="topicRef", description="A reference to a PubSubTopic (API field `topic`)."),
-    ] = None
+    ]
 
 
 class LoggingConfig(KRMModel):
@@ -419,12 +417,12 @@ class MaintenanceWindow(KRMModel):
     """
 
     recurring_time_window: Annotated[
-        RecurringTimeWindow | None,
+        RecurringTimeWindow,
         Field(
             alias="recurringTimeWindow",
             description="Required. The recurring time window of the maintenance window.",
         ),
-    ] = None
+    ]
 
 
 class MonitoringConfig(KRMModel):
@@ -495,12 +493,12 @@ class PrivateServiceConnectConfig(KRMModel):
     """
 
     network_attachment_ref: Annotated[
-        ComputeNetworkAttachmentRef | None,
+        ComputeNetworkAttachmentRef,
         Field(
             alias="networkAttachmentRef",
             description="A reference to a ComputeNetworkAttachment (API field `networkAttachment`).",
         ),
-    ] = None
+    ]
     unreachable_cidr_block: Annotated[
         str | None,
         Field(
@@ -530,17 +528,17 @@ class RecurringTimeWindow(KRMModel):
     """
 
     recurrence: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. An RRULE with format [RFC-5545](https://tools.ietf.org/html/rfc5545#section-3.8.5.3) for how this window reccurs."
         ),
-    ] = None
+    ]
     window: Annotated[
-        TimeWindow | None,
+        TimeWindow,
         Field(
             description="Required. The window representing the start and end time of recurrences."
         ),
-    ] = None
+    ]
 
 
 class TimeWindow(KRMModel):
@@ -549,21 +547,21 @@ class TimeWindow(KRMModel):
     """
 
     end_time: Annotated[
-        str | None,
+        str,
         Field(
             alias="endTime",
             description="Required. The end time of the time window provided in [RFC 3339](https://www.ietf.org/rfc/rfc3339.txt) format.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
-    ] = None
+    ]
     start_time: Annotated[
-        str | None,
+        str,
         Field(
             alias="startTime",
             description="Required. The start time of the time window provided in [RFC 3339](https://www.ietf.org/rfc/rfc3339.txt) format.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
-    ] = None
+    ]
 
 
 class VersionObserved(KRMModel):

@@ -57,13 +57,13 @@ class DataLineageLineageEventSpec(KRMModel):
         ),
     ]
     start_time: Annotated[
-        str | None,
+        str,
         Field(
             alias="startTime",
             description="Required. The beginning of the transformation which resulted in this lineage event.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudDatacatalogLineageV1DependencyInfo(KRMModel):
@@ -72,9 +72,9 @@ class GoogleCloudDatacatalogLineageV1DependencyInfo(KRMModel):
     """
 
     dependency_type: Annotated[
-        GoogleCloudDatacatalogLineageV1DependencyInfoDependencyType | None,
+        GoogleCloudDatacatalogLineageV1DependencyInfoDependencyType,
         Field(alias="dependencyType", description="Required. Type of dependency."),
-    ] = None
+    ]
 
 
 class GoogleCloudDatacatalogLineageV1EntityReference(KRMModel):
@@ -86,12 +86,12 @@ class GoogleCloudDatacatalogLineageV1EntityReference(KRMModel):
         list[str] | None, Field(description="Optional. Field path within the entity.")
     ] = None
     fully_qualified_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="fullyQualifiedName",
             description="Required. [Fully Qualified Name (FQN)](https://cloud.google.com/dataplex/docs/fully-qualified-names) of the entity.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudDatacatalogLineageV1EventLink(KRMModel):
@@ -107,13 +107,13 @@ class GoogleCloudDatacatalogLineageV1EventLink(KRMModel):
         ),
     ] = None
     source: Annotated[
-        GoogleCloudDatacatalogLineageV1EntityReference | None,
+        GoogleCloudDatacatalogLineageV1EntityReference,
         Field(description="Required. Reference to the source entity"),
-    ] = None
+    ]
     target: Annotated[
-        GoogleCloudDatacatalogLineageV1EntityReference | None,
+        GoogleCloudDatacatalogLineageV1EntityReference,
         Field(description="Required. Reference to the target entity"),
-    ] = None
+    ]
 
 
 class DataLineageLineageEventStatus(KRMStatus):

@@ -12,7 +12,7 @@ from kccgen.generated.datalineage.v1alpha1 import datalineage_v1_api
 from kccgen.generated.datalineage.v1alpha1.datalineage_v1_api import (
     GoogleCloudDatacatalogLineageV1OriginSourceType,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.

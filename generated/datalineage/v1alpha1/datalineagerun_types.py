@@ -63,17 +63,17 @@ class DataLineageRunSpec(KRMModel):
         ),
     ] = None
     start_time: Annotated[
-        str | None,
+        str,
         Field(
             alias="startTime",
             description="Required. The timestamp of the start of the run.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
-    ] = None
+    ]
     state: Annotated[
-        GoogleCloudDatacatalogLineageV1RunState | None,
+        GoogleCloudDatacatalogLineageV1RunState,
         Field(description="Required. The state of the run."),
-    ] = None
+    ]
 
 
 class DataLineageRunStatus(KRMStatus):

@@ -32,8 +32,8 @@ from kccgen.generated.datamigration.v1alpha1.datamigration_v1_api import (
     PostgreSqlConnectionProfileNetworkArchitecture,
     SslConfigType,
 )
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -46,12 +46,12 @@ class AlloyDbConnectionProfile(KRMModel):
     """
 
     cluster_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="clusterId",
             description="Required. The AlloyDB cluster ID that this connection profile is associated with.",
         ),
-    ] = None
+    ]
     settings: Annotated[
         AlloyDbSettings | None,
         Field(description="Immutable. Metadata used to create the destination AlloyDB cluster."),
@@ -86,12 +86,12 @@ class AlloyDbSettings(KRMModel):
         ),
     ] = None
     initial_user: Annotated[
-        UserPassword | None,
+        UserPassword,
         Field(
             alias="initialUser",
             description="Required. Input only. Initial user to setup during cluster creation.",
         ),
-    ] = None
+    ]
     labels: Annotated[
         dict[str, str] | None, Field(description="Labels for the AlloyDB cluster created by DMS.")
     ] = None
@@ -103,12 +103,12 @@ class AlloyDbSettings(KRMModel):
         ),
     ] = None
     vpc_network_ref: Annotated[
-        ComputeNetworkRef | None,
+        ComputeNetworkRef,
         Field(
             alias="vpcNetworkRef",
             description="A reference to a ComputeNetwork (API field `vpcNetwork`).",
         ),
-    ] = None
+    ]
 
 
 class AlloyDbSettingsObservedState(KRMModel):
@@ -507,9 +507,7 @@ class ForwardSshTunnelConnectivity(KRMModel):
     Forward SSH Tunnel connectivity.
     """
 
-    hostname: Annotated[str | None, Field(description="Required. Hostname for the SSH tunnel.")] = (
-        None
-    )
+    hostname: Annotated[str, Field(description="Required. Hostname for the SSH tunnel.")]
     password: Annotated[str | None, Field(description="Input only. SSH password.")] = None
     port: Annotated[
         int | None, Field(description="Port for the SSH tunnel, default value is 22.")
@@ -517,9 +515,7 @@ class ForwardSshTunnelConnectivity(KRMModel):
     private_key: Annotated[
         str | None, Field(alias="privateKey", description="Input only. SSH private key.")
     ] = None
-    username: Annotated[str | None, Field(description="Required. Username for the SSH tunnel.")] = (
-        None
-    )
+    username: Annotated[str, Field(description="Required. Username for the SSH tunnel.")]
 
 
 class InstanceNetworkConfig(KRMModel):
@@ -578,17 +574,17 @@ class MySqlConnectionProfile(KRMModel):
         ),
     ] = None
     host: Annotated[
-        str | None, Field(description="Required. The IP or hostname of the source MySQL database.")
-    ] = None
+        str, Field(description="Required. The IP or hostname of the source MySQL database.")
+    ]
     password: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Input only. The password for the user that Database Migration Service will be using to connect to the database."
         ),
-    ] = None
+    ]
     port: Annotated[
-        int | None, Field(description="Required. The network port of the source MySQL database.")
-    ] = None
+        int, Field(description="Required. The network port of the source MySQL database.")
+    ]
     private_connectivity: Annotated[
         PrivateConnectivity | None,
         Field(alias="privateConnectivity", description="Private connectivity."),
@@ -611,11 +607,11 @@ class MySqlConnectionProfile(KRMModel):
         Field(alias="staticServiceIpConnectivity", description="Static Service IP connectivity."),
     ] = None
     username: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The username that Database Migration Service will use to connect to the database."
         ),
-    ] = None
+    ]
 
 
 class MySqlConnectionProfileObservedState(KRMModel):
@@ -638,29 +634,22 @@ class OracleAsmConfig(KRMModel):
     """
 
     asm_service: Annotated[
-        str | None,
+        str,
         Field(
             alias="asmService",
             description="Required. ASM service name for the Oracle ASM connection.",
         ),
-    ] = None
-    hostname: Annotated[
-        str | None, Field(description="Required. Hostname for the Oracle ASM connection.")
-    ] = None
+    ]
+    hostname: Annotated[str, Field(description="Required. Hostname for the Oracle ASM connection.")]
     password: Annotated[
-        str | None,
-        Field(description="Required. Input only. Password for the Oracle ASM connection."),
-    ] = None
-    port: Annotated[
-        int | None, Field(description="Required. Port for the Oracle ASM connection.")
-    ] = None
+        str, Field(description="Required. Input only. Password for the Oracle ASM connection.")
+    ]
+    port: Annotated[int, Field(description="Required. Port for the Oracle ASM connection.")]
     ssl: Annotated[
         SslConfig | None,
         Field(description="Optional. SSL configuration for the Oracle connection."),
     ] = None
-    username: Annotated[
-        str | None, Field(description="Required. Username for the Oracle ASM connection.")
-    ] = None
+    username: Annotated[str, Field(description="Required. Username for the Oracle ASM connection.")]
 
 
 class OracleAsmConfigObservedState(KRMModel):
@@ -683,19 +672,19 @@ class OracleConnectionProfile(KRMModel):
     """
 
     database_service: Annotated[
-        str | None,
+        str,
         Field(
             alias="databaseService",
             description="Required. Database service for the Oracle connection.",
         ),
-    ] = None
+    ]
     forward_ssh_connectivity: Annotated[
         ForwardSshTunnelConnectivity | None,
         Field(alias="forwardSshConnectivity", description="Forward SSH tunnel connectivity."),
     ] = None
     host: Annotated[
-        str | None, Field(description="Required. The IP or hostname of the source Oracle database.")
-    ] = None
+        str, Field(description="Required. The IP or hostname of the source Oracle database.")
+    ]
     oracle_asm_config: Annotated[
         OracleAsmConfig | None,
         Field(
@@ -704,14 +693,14 @@ class OracleConnectionProfile(KRMModel):
         ),
     ] = None
     password: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Input only. The password for the user that Database Migration Service will be using to connect to the database."
         ),
-    ] = None
+    ]
     port: Annotated[
-        int | None, Field(description="Required. The network port of the source Oracle database.")
-    ] = None
+        int, Field(description="Required. The network port of the source Oracle database.")
+    ]
     private_connectivity: Annotated[
         PrivateConnectivity | None,
         Field(alias="privateConnectivity", description="Private connectivity."),
@@ -725,11 +714,11 @@ class OracleConnectionProfile(KRMModel):
         Field(alias="staticServiceIpConnectivity", description="Static Service IP connectivity."),
     ] = None
     username: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The username that Database Migration Service will use to connect to the database."
         ),
-    ] = None
+    ]
 
 
 class OracleConnectionProfileObservedState(KRMModel):
@@ -788,19 +777,17 @@ class PostgreSqlConnectionProfile(KRMModel):
         Field(alias="forwardSshConnectivity", description="Forward SSH tunnel connectivity."),
     ] = None
     host: Annotated[
-        str | None,
-        Field(description="Required. The IP or hostname of the source PostgreSQL database."),
-    ] = None
+        str, Field(description="Required. The IP or hostname of the source PostgreSQL database.")
+    ]
     password: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Input only. The password for the user that Database Migration Service will be using to connect to the database."
         ),
-    ] = None
+    ]
     port: Annotated[
-        int | None,
-        Field(description="Required. The network port of the source PostgreSQL database."),
-    ] = None
+        int, Field(description="Required. The network port of the source PostgreSQL database.")
+    ]
     private_connectivity: Annotated[
         PrivateConnectivity | None,
         Field(alias="privateConnectivity", description="Private connectivity."),
@@ -826,11 +813,11 @@ class PostgreSqlConnectionProfile(KRMModel):
         ),
     ] = None
     username: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The username that Database Migration Service will use to connect to the database."
         ),
-    ] = None
+    ]
 
 
 class PostgreSqlConnectionProfileObservedState(KRMModel):
@@ -866,9 +853,7 @@ class PrimaryInstanceSettings(KRMModel):
             description="Database flags to pass to AlloyDB when DMS is creating the AlloyDB cluster and instances.",
         ),
     ] = None
-    id: Annotated[
-        str | None, Field(description="Required. The ID of the AlloyDB primary instance.")
-    ] = None
+    id: Annotated[str, Field(description="Required. The ID of the AlloyDB primary instance.")]
     instance_network_config: Annotated[
         InstanceNetworkConfig | None,
         Field(
@@ -915,12 +900,12 @@ class PrivateConnectivity(KRMModel):
     """
 
     private_connection_ref: Annotated[
-        DatabaseMigrationPrivateConnectionRef | None,
+        DatabaseMigrationPrivateConnectionRef,
         Field(
             alias="privateConnectionRef",
             description="A reference to a DatabaseMigrationPrivateConnection (API field `privateConnection`).",
         ),
-    ] = None
+    ]
 
 
 class PrivateServiceConnectConnectivity(KRMModel):
@@ -929,12 +914,12 @@ class PrivateServiceConnectConnectivity(KRMModel):
     """
 
     service_attachment_ref: Annotated[
-        ComputeServiceAttachmentRef | None,
+        ComputeServiceAttachmentRef,
         Field(
             alias="serviceAttachmentRef",
             description="A reference to a ComputeServiceAttachment (API field `serviceAttachment`).",
         ),
-    ] = None
+    ]
 
 
 class SqlAclEntry(KRMModel):
@@ -1011,12 +996,12 @@ class SqlServerBackups(KRMModel):
     """
 
     gcs_bucket: Annotated[
-        str | None,
+        str,
         Field(
             alias="gcsBucket",
             description="Required. The Cloud Storage bucket that stores backups for all replicated databases.",
         ),
-    ] = None
+    ]
     gcs_prefix: Annotated[
         str | None,
         Field(
@@ -1052,9 +1037,8 @@ class SqlServerConnectionProfile(KRMModel):
         ),
     ] = None
     database: Annotated[
-        str | None,
-        Field(description="Required. The name of the specific database within the host."),
-    ] = None
+        str, Field(description="Required. The name of the specific database within the host.")
+    ]
     dbm_port: Annotated[
         int | None,
         Field(
@@ -1067,19 +1051,17 @@ class SqlServerConnectionProfile(KRMModel):
         Field(alias="forwardSshConnectivity", description="Forward SSH tunnel connectivity."),
     ] = None
     host: Annotated[
-        str | None,
-        Field(description="Required. The IP or hostname of the source SQL Server database."),
-    ] = None
+        str, Field(description="Required. The IP or hostname of the source SQL Server database.")
+    ]
     password: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Input only. The password for the user that Database Migration Service will be using to connect to the database."
         ),
-    ] = None
+    ]
     port: Annotated[
-        int | None,
-        Field(description="Required. The network port of the source SQL Server database."),
-    ] = None
+        int, Field(description="Required. The network port of the source SQL Server database.")
+    ]
     private_connectivity: Annotated[
         PrivateConnectivity | None,
         Field(alias="privateConnectivity", description="Private connectivity."),
@@ -1105,11 +1087,11 @@ class SqlServerConnectionProfile(KRMModel):
         ),
     ] = None
     username: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The username that Database Migration Service will use to connect to the database."
         ),
-    ] = None
+    ]
 
 
 class SqlServerConnectionProfileObservedState(KRMModel):
@@ -1132,12 +1114,12 @@ class SslConfig(KRMModel):
     """
 
     ca_certificate: Annotated[
-        str | None,
+        str,
         Field(
             alias="caCertificate",
             description="Required. Input only. The x509 PEM-encoded certificate of the CA that signed the source database server's certificate.",
         ),
-    ] = None
+    ]
     client_certificate: Annotated[
         str | None,
         Field(

@@ -14,7 +14,7 @@ from kccgen.generated.datamigration.v1alpha1.datamigration_v1_api import (
     ConversionWorkspaceSourceProvider,
     DatabaseEngineInfoEngine,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -26,12 +26,8 @@ class DatabaseEngineInfo(KRMModel):
     The type and version of a source or destination database.
     """
 
-    engine: Annotated[
-        DatabaseEngineInfoEngine | None, Field(description="Required. Engine type.")
-    ] = None
-    version: Annotated[
-        str | None, Field(description='Required. Engine version, for example "12.c.1".')
-    ] = None
+    engine: Annotated[DatabaseEngineInfoEngine, Field(description="Required. Engine type.")]
+    version: Annotated[str, Field(description='Required. Engine version, for example "12.c.1".')]
 
 
 class DatabaseMigrationConversionWorkspaceObservedState(KRMModel):
@@ -97,8 +93,8 @@ class DatabaseMigrationConversionWorkspaceSpec(KRMModel):
     """
 
     destination: Annotated[
-        DatabaseEngineInfo | None, Field(description="Required. The destination engine details.")
-    ] = None
+        DatabaseEngineInfo, Field(description="Required. The destination engine details.")
+    ]
     destination_provider: Annotated[
         ConversionWorkspaceDestinationProvider | None,
         Field(
@@ -135,9 +131,7 @@ class DatabaseMigrationConversionWorkspaceSpec(KRMModel):
             description="Immutable. Optional. The DatabaseMigrationConversionWorkspace ID used for creation and acquisition.",
         ),
     ] = None
-    source: Annotated[
-        DatabaseEngineInfo | None, Field(description="Required. The source engine details.")
-    ] = None
+    source: Annotated[DatabaseEngineInfo, Field(description="Required. The source engine details.")]
     source_provider: Annotated[
         ConversionWorkspaceSourceProvider | None,
         Field(

@@ -45,9 +45,7 @@ class AssignSpecificValue(KRMModel):
     Set to a specific value (value is converted to fit the target data type)
     """
 
-    value: Annotated[str | None, Field(description="Required. Specific value to be assigned")] = (
-        None
-    )
+    value: Annotated[str, Field(description="Required. Specific value to be assigned")]
 
 
 class ConditionalColumnSetValue(KRMModel):
@@ -74,12 +72,12 @@ class ConditionalColumnSetValue(KRMModel):
         ),
     ] = None
     value_transformation: Annotated[
-        ValueTransformation | None,
+        ValueTransformation,
         Field(
             alias="valueTransformation",
             description="Required. Description of data transformation during migration.",
         ),
-    ] = None
+    ]
 
 
 class ConvertRowIdToColumn(KRMModel):
@@ -88,12 +86,12 @@ class ConvertRowIdToColumn(KRMModel):
     """
 
     only_if_no_primary_key: Annotated[
-        bool | None,
+        bool,
         Field(
             alias="onlyIfNoPrimaryKey",
             description="Required. Only work on tables without primary key defined",
         ),
-    ] = None
+    ]
 
 
 class DatabaseMigrationMappingRuleObservedState(KRMModel):
@@ -151,9 +149,7 @@ class DatabaseMigrationMappingRuleSpec(KRMModel):
             description="Optional. Rule to specify how multiple entities should be relocated into a different schema.",
         ),
     ] = None
-    filter: Annotated[MappingRuleFilter | None, Field(description="Required. The rule filter")] = (
-        None
-    )
+    filter: Annotated[MappingRuleFilter, Field(description="Required. The rule filter")]
     filter_table_columns: Annotated[
         FilterTableColumns | None,
         Field(
@@ -183,13 +179,12 @@ class DatabaseMigrationMappingRuleSpec(KRMModel):
         ),
     ] = None
     rule_order: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(alias="ruleOrder", description="Required. The order in which the rule is applied."),
-    ] = None
+    ]
     rule_scope: Annotated[
-        MappingRuleRuleScope | None,
-        Field(alias="ruleScope", description="Required. The rule scope"),
-    ] = None
+        MappingRuleRuleScope, Field(alias="ruleScope", description="Required. The rule scope")
+    ]
     set_table_primary_key: Annotated[
         SetTablePrimaryKey | None,
         Field(
@@ -235,16 +230,14 @@ class DoubleComparisonFilter(KRMModel):
     Filter based on relation between source value and compare value of type double in ConditionalColumnSetValue
     """
 
-    value: Annotated[
-        float | None, Field(description="Required. Double compare value to be used")
-    ] = None
+    value: Annotated[float, Field(description="Required. Double compare value to be used")]
     value_comparison: Annotated[
-        DoubleComparisonFilterValueComparison | None,
+        DoubleComparisonFilterValueComparison,
         Field(
             alias="valueComparison",
             description="Required. Relation between source value and compare value",
         ),
-    ] = None
+    ]
 
 
 class Empty(KRMModel):
@@ -258,9 +251,7 @@ class EntityMove(KRMModel):
     Options to configure rule type EntityMove. The rule is used to move an entity to a new schema. The rule filter field can refer to one or more entities. The rule scope can be one of: Table, Column, Constraint, Index, View, Function, Stored Procedure, Materialized View, Sequence, UDT
     """
 
-    new_schema: Annotated[
-        str | None, Field(alias="newSchema", description="Required. The new schema")
-    ] = None
+    new_schema: Annotated[str, Field(alias="newSchema", description="Required. The new schema")]
 
 
 class FilterTableColumns(KRMModel):
@@ -294,15 +285,15 @@ class IntComparisonFilter(KRMModel):
     """
 
     value: Annotated[
-        int | Int64String | None, Field(description="Required. Integer compare value to be used")
-    ] = None
+        int | Int64String, Field(description="Required. Integer compare value to be used")
+    ]
     value_comparison: Annotated[
-        IntComparisonFilterValueComparison | None,
+        IntComparisonFilterValueComparison,
         Field(
             alias="valueComparison",
             description="Required. Relation between source value and compare value",
         ),
-    ] = None
+    ]
 
 
 class MappingRuleFilter(KRMModel):
@@ -356,8 +347,8 @@ class MultiColumnDatatypeChange(KRMModel):
         Field(alias="customFeatures", description="Optional. Custom engine specific features."),
     ] = None
     new_data_type: Annotated[
-        str | None, Field(alias="newDataType", description="Required. New data type.")
-    ] = None
+        str, Field(alias="newDataType", description="Required. New data type.")
+    ]
     override_fractional_seconds_precision: Annotated[
         int | None,
         Field(
@@ -387,9 +378,9 @@ class MultiColumnDatatypeChange(KRMModel):
         ),
     ] = None
     source_data_type_filter: Annotated[
-        str | None,
+        str,
         Field(alias="sourceDataTypeFilter", description="Required. Filter on source data type."),
-    ] = None
+    ]
     source_numeric_filter: Annotated[
         SourceNumericFilter | None,
         Field(
@@ -432,7 +423,7 @@ class RoundToScale(KRMModel):
     This allows the data to change scale, for example if the source is 2 digits after the decimal point, specify round to scale value = 2. If for example the value needs to be converted to an integer, use round to scale value = 0.
     """
 
-    scale: Annotated[int | None, Field(description="Required. Scale value to be used")] = None
+    scale: Annotated[int, Field(description="Required. Scale value to be used")]
 
 
 class SetTablePrimaryKey(KRMModel):
@@ -444,12 +435,12 @@ class SetTablePrimaryKey(KRMModel):
         str | None, Field(alias="primaryKey", description="Optional. Name for the primary key")
     ] = None
     primary_key_columns: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="primaryKeyColumns",
             description="Required. List of column names for the primary key",
         ),
-    ] = None
+    ]
 
 
 class SingleColumnChange(KRMModel):
@@ -531,9 +522,8 @@ class SingleEntityRename(KRMModel):
     """
 
     new_name: Annotated[
-        str | None,
-        Field(alias="newName", description="Required. The new name of the destination entity"),
-    ] = None
+        str, Field(alias="newName", description="Required. The new name of the destination entity")
+    ]
 
 
 class SinglePackageChange(KRMModel):
@@ -556,12 +546,12 @@ class SourceNumericFilter(KRMModel):
     """
 
     numeric_filter_option: Annotated[
-        SourceNumericFilterNumericFilterOption | None,
+        SourceNumericFilterNumericFilterOption,
         Field(
             alias="numericFilterOption",
             description="Required. Enum to set the option defining the datatypes numeric filter has to be applied to",
         ),
-    ] = None
+    ]
     source_max_precision_filter: Annotated[
         int | None,
         Field(
@@ -598,12 +588,12 @@ class SourceSqlChange(KRMModel):
     """
 
     sql_code: Annotated[
-        str | None,
+        str,
         Field(
             alias="sqlCode",
             description="Required. Sql code for source (stored procedure, function, trigger or view)",
         ),
-    ] = None
+    ]
 
 
 class SourceTextFilter(KRMModel):
@@ -633,22 +623,20 @@ class ValueListFilter(KRMModel):
     """
 
     ignore_case: Annotated[
-        bool | None,
+        bool,
         Field(
             alias="ignoreCase",
             description="Required. Whether to ignore case when filtering by values.",
         ),
-    ] = None
+    ]
     value_present_list: Annotated[
-        ValueListFilterValuePresentList | None,
+        ValueListFilterValuePresentList,
         Field(
             alias="valuePresentList",
             description="Required. Indicates whether the filter matches rows with values that are present in the list or those with values not present in it.",
         ),
-    ] = None
-    values: Annotated[
-        list[str] | None, Field(description="Required. The list to be used to filter by")
-    ] = None
+    ]
+    values: Annotated[list[str], Field(description="Required. The list to be used to filter by")]
 
 
 class ValueTransformation(KRMModel):

@@ -22,8 +22,8 @@ from kccgen.generated.datamigration.v1alpha1.datamigration_v1_api import (
     SourceObjectIdentifierType,
     SourceObjectsConfigObjectsSelectionType,
 )
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -135,11 +135,11 @@ class DatabaseMigrationMigrationJobSpec(KRMModel):
         ),
     ] = None
     destination: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The resource name (URI) of the destination connection profile."
         ),
-    ] = None
+    ]
     destination_database: Annotated[
         DatabaseType | None,
         Field(
@@ -247,9 +247,9 @@ class DatabaseMigrationMigrationJobSpec(KRMModel):
         ),
     ] = None
     source: Annotated[
-        str | None,
+        str,
         Field(description="Required. The resource name (URI) of the source connection profile."),
-    ] = None
+    ]
     source_database: Annotated[
         DatabaseType | None,
         Field(
@@ -281,9 +281,7 @@ class DatabaseMigrationMigrationJobSpec(KRMModel):
             description="static ip connectivity data (default, no additional details needed).",
         ),
     ] = None
-    type: Annotated[
-        MigrationJobType | None, Field(description="Required. The migration job type.")
-    ] = None
+    type: Annotated[MigrationJobType, Field(description="Required. The migration job type.")]
     vpc_peering_connectivity: Annotated[
         VpcPeeringConnectivity | None,
         Field(
@@ -334,18 +332,18 @@ class LogFileDirectories(KRMModel):
     """
 
     archived_log_directory: Annotated[
-        str | None,
+        str,
         Field(
             alias="archivedLogDirectory",
             description="Required. Oracle directory for archived logs.",
         ),
-    ] = None
+    ]
     online_log_directory: Annotated[
-        str | None,
+        str,
         Field(
             alias="onlineLogDirectory", description="Required. Oracle directory for online logs."
         ),
-    ] = None
+    ]
 
 
 class LogMiner(KRMModel):
@@ -484,12 +482,12 @@ class PostgresHomogeneousConfig(KRMModel):
     """
 
     is_native_logical: Annotated[
-        bool | None,
+        bool,
         Field(
             alias="isNativeLogical",
             description="Required. Whether the migration is native logical.",
         ),
-    ] = None
+    ]
     max_additional_subscriptions: Annotated[
         int | None,
         Field(
@@ -543,19 +541,19 @@ class ReverseSshConnectivity(KRMModel):
         ),
     ] = None
     vm_ip: Annotated[
-        str | None,
+        str,
         Field(
             alias="vmIp",
             description="Required. The IP of the virtual machine (Compute Engine) used as the bastion server for the SSH tunnel.",
         ),
-    ] = None
+    ]
     vm_port: Annotated[
-        int | None,
+        int,
         Field(
             alias="vmPort",
             description="Required. The forwarding port of the virtual machine (Compute Engine) used as the bastion server for the SSH tunnel.",
         ),
-    ] = None
+    ]
     vpc: Annotated[
         str | None,
         Field(description="The name of the VPC to peer with the Cloud SQL private network."),
@@ -584,9 +582,9 @@ class SourceObjectIdentifier(KRMModel):
     ] = None
     table: Annotated[str | None, Field(description="Optional. The table name.")] = None
     type: Annotated[
-        SourceObjectIdentifierType | None,
+        SourceObjectIdentifierType,
         Field(description="Required. The type of the migration job object."),
-    ] = None
+    ]
 
 
 class SourceObjectsConfig(KRMModel):
@@ -623,16 +621,16 @@ class SqlServerDagConfig(KRMModel):
     """
 
     linked_server: Annotated[
-        str | None,
+        str,
         Field(
             alias="linkedServer",
             description="Required. The name of the linked server that points to the source SQL Server instance.",
         ),
-    ] = None
+    ]
     source_ag: Annotated[
-        str | None,
+        str,
         Field(alias="sourceAg", description="Required. The name of the source availability group."),
-    ] = None
+    ]
 
 
 class SqlServerDatabaseBackup(KRMModel):
@@ -641,11 +639,11 @@ class SqlServerDatabaseBackup(KRMModel):
     """
 
     database: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Name of a SQL Server database for which to define backup configuration."
         ),
-    ] = None
+    ]
     encryption_options: Annotated[
         SqlServerEncryptionOptions | None,
         Field(
@@ -682,26 +680,26 @@ class SqlServerEncryptionOptions(KRMModel):
     """
 
     cert_path: Annotated[
-        str | None,
+        str,
         Field(
             alias="certPath",
             description="Required. Path to the Certificate (.cer) in Cloud Storage, in the form `gs://bucketName/fileName`.",
         ),
-    ] = None
+    ]
     pvk_password: Annotated[
-        str | None,
+        str,
         Field(
             alias="pvkPassword",
             description="Required. Input only. Password that encrypts the private key.",
         ),
-    ] = None
+    ]
     pvk_path: Annotated[
-        str | None,
+        str,
         Field(
             alias="pvkPath",
             description="Required. Path to the Certificate Private Key (.pvk) in Cloud Storage, in the form `gs://bucketName/fileName`.",
         ),
-    ] = None
+    ]
 
 
 class SqlServerHomogeneousMigrationJobConfig(KRMModel):
@@ -710,12 +708,12 @@ class SqlServerHomogeneousMigrationJobConfig(KRMModel):
     """
 
     backup_file_pattern: Annotated[
-        str | None,
+        str,
         Field(
             alias="backupFilePattern",
             description="Required. Pattern that describes the default backup naming strategy.",
         ),
-    ] = None
+    ]
     dag_config: Annotated[
         SqlServerDagConfig | None,
         Field(
@@ -724,12 +722,12 @@ class SqlServerHomogeneousMigrationJobConfig(KRMModel):
         ),
     ] = None
     database_backups: Annotated[
-        list[SqlServerDatabaseBackup] | None,
+        list[SqlServerDatabaseBackup],
         Field(
             alias="databaseBackups",
             description="Required. Backup details per database in Cloud Storage.",
         ),
-    ] = None
+    ]
     promote_when_ready: Annotated[
         bool | None,
         Field(alias="promoteWhenReady", description="Optional. Promote databases when ready."),

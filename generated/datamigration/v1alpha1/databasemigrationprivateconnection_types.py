@@ -13,7 +13,7 @@ from kccgen.generated.compute.v1alpha1.computenetworkattachment_reference import
 )
 from kccgen.generated.datamigration.v1alpha1 import datamigration_v1_api
 from kccgen.generated.datamigration.v1alpha1.datamigration_v1_api import PrivateConnectionState
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -120,12 +120,12 @@ class PscInterfaceConfig(KRMModel):
     """
 
     network_attachment_ref: Annotated[
-        ComputeNetworkAttachmentRef | None,
+        ComputeNetworkAttachmentRef,
         Field(
             alias="networkAttachmentRef",
             description="A reference to a ComputeNetworkAttachment (API field `networkAttachment`).",
         ),
-    ] = None
+    ]
 
 
 class ReservedPublicIpConfig(KRMModel):
@@ -177,14 +177,14 @@ class VpcPeeringConfig(KRMModel):
     The VPC peering configuration is used to create VPC peering with the consumer's VPC.
     """
 
-    subnet: Annotated[str | None, Field(description="Required. A free subnet for peering.")] = None
+    subnet: Annotated[str, Field(description="Required. A free subnet for peering.")]
     vpc_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="vpcName",
             description="Required. Fully qualified name of the VPC that Database Migration Service will peer to.",
         ),
-    ] = None
+    ]
 
 
 class DatabaseMigrationPrivateConnectionStatus(KRMStatus):

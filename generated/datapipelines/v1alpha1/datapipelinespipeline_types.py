@@ -17,7 +17,7 @@ from kccgen.generated.datapipelines.v1alpha1.datapipelines_v1_api import (
     GoogleCloudDatapipelinesV1PipelineType,
     GoogleCloudDatapipelinesV1RuntimeEnvironmentIpConfiguration,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -60,9 +60,8 @@ class DataPipelinesPipelineSpec(KRMModel):
     """
 
     display_name: Annotated[
-        str | None,
-        Field(alias="displayName", description="Required. The display name of the pipeline."),
-    ] = None
+        str, Field(alias="displayName", description="Required. The display name of the pipeline.")
+    ]
     location: Annotated[
         str, Field(description="Immutable. The location of the DataPipelinesPipeline.")
     ]
@@ -99,13 +98,13 @@ class DataPipelinesPipelineSpec(KRMModel):
         ),
     ] = None
     state: Annotated[
-        GoogleCloudDatapipelinesV1PipelineState | None,
+        GoogleCloudDatapipelinesV1PipelineState,
         Field(description="Required. The state of the pipeline."),
-    ] = None
+    ]
     type: Annotated[
-        GoogleCloudDatapipelinesV1PipelineType | None,
+        GoogleCloudDatapipelinesV1PipelineType,
         Field(description="Required. The type of the pipeline."),
-    ] = None
+    ]
     workload: Annotated[
         GoogleCloudDatapipelinesV1Workload | None,
         Field(description="Workload information for creating new jobs."),
@@ -227,9 +226,9 @@ class GoogleCloudDatapipelinesV1LaunchFlexTemplateParameter(KRMModel):
         Field(description="The runtime environment for the Flex Template job."),
     ] = None
     job_name: Annotated[
-        str | None,
+        str,
         Field(alias="jobName", description="Required. The job name to use for the created job."),
-    ] = None
+    ]
     launch_options: Annotated[
         dict[str, str] | None,
         Field(alias="launchOptions", description="Launch options for this Flex Template job."),
@@ -258,25 +257,25 @@ class GoogleCloudDatapipelinesV1LaunchFlexTemplateRequest(KRMModel):
     """
 
     launch_parameter: Annotated[
-        GoogleCloudDatapipelinesV1LaunchFlexTemplateParameter | None,
+        GoogleCloudDatapipelinesV1LaunchFlexTemplateParameter,
         Field(
             alias="launchParameter",
             description="Required. Parameter to launch a job from a Flex Template.",
         ),
-    ] = None
+    ]
     location: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The [regional endpoint] (https://cloud.google.com/dataflow/docs/concepts/regional-endpoints) to which to direct the request."
         ),
-    ] = None
+    ]
     project_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="projectId",
             description="Required. The ID of the Cloud Platform project that the job belongs to.",
         ),
-    ] = None
+    ]
     validate_only: Annotated[
         bool | None,
         Field(
@@ -296,9 +295,9 @@ class GoogleCloudDatapipelinesV1LaunchTemplateParameters(KRMModel):
         Field(description="The runtime environment for the job."),
     ] = None
     job_name: Annotated[
-        str | None,
+        str,
         Field(alias="jobName", description="Required. The job name to use for the created job."),
-    ] = None
+    ]
     parameters: Annotated[
         dict[str, str] | None, Field(description="The runtime parameters to pass to the job.")
     ] = None
@@ -340,12 +339,12 @@ class GoogleCloudDatapipelinesV1LaunchTemplateRequest(KRMModel):
         ),
     ] = None
     project_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="projectId",
             description="Required. The ID of the Cloud Platform project that the job belongs to.",
         ),
-    ] = None
+    ]
     validate_only: Annotated[
         bool | None,
         Field(

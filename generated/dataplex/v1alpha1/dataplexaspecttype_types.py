@@ -13,7 +13,7 @@ from kccgen.generated.dataplex.v1alpha1.dataplex_v1_api import (
     GoogleCloudDataplexV1AspectTypeDataClassification,
     GoogleCloudDataplexV1AspectTypeTransferStatus,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -85,9 +85,9 @@ class DataplexAspectTypeSpec(KRMModel):
         str, Field(description="Immutable. The location of the DataplexAspectType.")
     ]
     metadata_template: Annotated[
-        GoogleCloudDataplexV1AspectTypeMetadataTemplate | None,
+        GoogleCloudDataplexV1AspectTypeMetadataTemplate,
         Field(alias="metadataTemplate", description="Required. MetadataTemplate of the aspect."),
-    ] = None
+    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(
@@ -146,12 +146,12 @@ class GoogleCloudDataplexV1AspectTypeMetadataTemplate(KRMModel):
         GoogleCloudDataplexV1AspectTypeMetadataTemplate | None,
         Field(alias="mapItems", description="Optional. If the type is map, set map_items."),
     ] = None
-    name: Annotated[str | None, Field(description="Required. The name of the field.")] = None
+    name: Annotated[str, Field(description="Required. The name of the field.")]
     record_fields: Annotated[
         list[GoogleCloudDataplexV1AspectTypeMetadataTemplate] | None,
         Field(alias="recordFields", description="Optional. Field definition."),
     ] = None
-    type: Annotated[str | None, Field(description="Required. The datatype of this field.")] = None
+    type: Annotated[str, Field(description="Required. The datatype of this field.")]
     type_id: Annotated[
         str | None,
         Field(
@@ -219,8 +219,8 @@ class GoogleCloudDataplexV1AspectTypeMetadataTemplateEnumValue(KRMModel):
             description="Optional. You can set this message if you need to deprecate an enum value."
         ),
     ] = None
-    index: Annotated[int | None, Field(description="Required. Index for the enum value.")] = None
-    name: Annotated[str | None, Field(description="Required. Name of the enumvalue.")] = None
+    index: Annotated[int, Field(description="Required. Index for the enum value.")]
+    name: Annotated[str, Field(description="Required. Name of the enumvalue.")]
 
 
 GoogleCloudDataplexV1AspectTypeMetadataTemplate.model_rebuild()

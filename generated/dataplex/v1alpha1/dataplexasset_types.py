@@ -113,12 +113,12 @@ class DataplexAssetSpec(KRMModel):
         ),
     ] = None
     resource_spec: Annotated[
-        GoogleCloudDataplexV1AssetResourceSpec | None,
+        GoogleCloudDataplexV1AssetResourceSpec,
         Field(
             alias="resourceSpec",
             description="Required. Specification of the resource that is referenced by this asset.",
         ),
-    ] = None
+    ]
     zone: Annotated[str, Field(description="Immutable. The zone of the DataplexAsset.")]
 
 
@@ -293,9 +293,9 @@ class GoogleCloudDataplexV1AssetResourceSpec(KRMModel):
         ),
     ] = None
     type: Annotated[
-        GoogleCloudDataplexV1AssetResourceSpecType | None,
+        GoogleCloudDataplexV1AssetResourceSpecType,
         Field(description="Required. Immutable. Type of resource."),
-    ] = None
+    ]
 
 
 class GoogleCloudDataplexV1AssetResourceStatusObserved(KRMModel):

@@ -50,12 +50,12 @@ class DataplexBindingSpec(KRMModel):
         ),
     ]
     data_product_ref: Annotated[
-        DataplexDataProductRef | None,
+        DataplexDataProductRef,
         Field(
             alias="dataProductRef",
             description="A reference to a DataplexDataProduct (API field `resource`).",
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(

@@ -93,11 +93,11 @@ class DataplexDataAssetSpec(KRMModel):
         ),
     ] = None
     table_ref: Annotated[
-        BigQueryTableRef | None,
+        BigQueryTableRef,
         Field(
             alias="tableRef", description="A reference to a BigQueryTable (API field `resource`)."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudDataplexV1DataAssetAccessGroupConfig(KRMModel):

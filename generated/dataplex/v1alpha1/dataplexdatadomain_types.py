@@ -10,7 +10,7 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.dataplex.v1alpha1 import dataplex_v1_api
 from kccgen.generated.dataplex.v1alpha1.dataplexdatadomain_reference import DataplexDataDomainRef
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -57,15 +57,15 @@ class DataplexDataDomainSpec(KRMModel):
     """
 
     contacts: Annotated[
-        GoogleCloudDataplexV1Contacts | None,
+        GoogleCloudDataplexV1Contacts,
         Field(description="Required. Contact info for the Data Domains."),
-    ] = None
+    ]
     description: Annotated[
         str | None, Field(description="Optional. User-provided description of the DataDomain.")
     ] = None
     display_name: Annotated[
-        str | None, Field(alias="displayName", description="Required. User-friendly display name.")
-    ] = None
+        str, Field(alias="displayName", description="Required. User-friendly display name.")
+    ]
     labels: Annotated[
         dict[str, str] | None,
         Field(description="Optional. User-defined labels for the DataDomain."),
@@ -109,19 +109,19 @@ class GoogleCloudDataplexV1ContactIdentity(KRMModel):
         ),
     ] = None
     contact_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="contactName",
             description="Required. Name of the contact person for the Data Domain; unvalidated freeform text.",
         ),
-    ] = None
+    ]
     contact_role: Annotated[
-        str | None,
+        str,
         Field(
             alias="contactRole",
             description="Required. Designation of the person i.e. Data Steward or Data Analyst.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudDataplexV1Contacts(KRMModel):
@@ -130,9 +130,9 @@ class GoogleCloudDataplexV1Contacts(KRMModel):
     """
 
     identities: Annotated[
-        list[GoogleCloudDataplexV1ContactIdentity] | None,
+        list[GoogleCloudDataplexV1ContactIdentity],
         Field(description="Required. Identities of the business contacts."),
-    ] = None
+    ]
 
 
 class GoogleIamV1ResourcePolicyMemberObserved(KRMModel):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.dataplex.v1alpha1 import dataplex_v1_api
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -79,12 +79,12 @@ class DataplexDataProductSpec(KRMModel):
         str | None, Field(description="Optional. Description of the data product.")
     ] = None
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName",
             description="Required. User-friendly display name of the data product.",
         ),
-    ] = None
+    ]
     icon: Annotated[
         str | None,
         Field(
@@ -102,9 +102,9 @@ class DataplexDataProductSpec(KRMModel):
         str, Field(description="Immutable. The location of the DataplexDataProduct.")
     ]
     owner_emails: Annotated[
-        list[str] | None,
+        list[str],
         Field(alias="ownerEmails", description="Required. Emails of the data product owners."),
-    ] = None
+    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(
@@ -151,22 +151,22 @@ class GoogleCloudDataplexV1DataProductAccessGroup(KRMModel):
         str | None, Field(description="Optional. Description of the access group.")
     ] = None
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName",
             description="Required. User friendly display name of the access group.",
         ),
-    ] = None
+    ]
     id: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Unique identifier of the access group within the data product."
         ),
-    ] = None
+    ]
     principal: Annotated[
-        GoogleCloudDataplexV1DataProductPrincipal | None,
+        GoogleCloudDataplexV1DataProductPrincipal,
         Field(description="Required. The principal entity associated with this access group."),
-    ] = None
+    ]
 
 
 class GoogleCloudDataplexV1DataProductAccessGroupDefaultIamRoleConfig(KRMModel):

@@ -61,7 +61,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("dataDiscoverySpec.bigqueryPublishingConfig", OBJECT, (OPTIONAL,), True, True),
         ("dataDiscoverySpec.bigqueryPublishingConfig.connection", STRING, (OPTIONAL,), True, True),
         ("dataDiscoverySpec.bigqueryPublishingConfig.location", STRING, (OPTIONAL,), True, True),
-        ("dataDiscoverySpec.bigqueryPublishingConfig.project", STRING, (OPTIONAL,), True, True),
+        ("dataDiscoverySpec.bigqueryPublishingConfig.projectRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "dataDiscoverySpec.bigqueryPublishingConfig.project"}),
         ("dataDiscoverySpec.bigqueryPublishingConfig.tableType", ENUM, (OPTIONAL,), True, True),
         ("dataDiscoverySpec.storageConfig", OBJECT, (), True, True),
         ("dataDiscoverySpec.storageConfig.csvOptions", OBJECT, (OPTIONAL,), True, True),

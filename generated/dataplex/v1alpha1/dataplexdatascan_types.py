@@ -26,7 +26,7 @@ from kccgen.generated.dataplex.v1alpha1.dataplex_v1_api import (
     GoogleCloudDataplexV1DataScanType,
 )
 from kccgen.generated.dataplex.v1alpha1.dataplexentity_reference import DataplexEntityRef
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -110,9 +110,9 @@ class DataplexDataScanSpec(KRMModel):
     """
 
     data: Annotated[
-        GoogleCloudDataplexV1DataSource | None,
+        GoogleCloudDataplexV1DataSource,
         Field(description="Required. The data source for DataScan."),
-    ] = None
+    ]
     data_discovery_spec: Annotated[
         GoogleCloudDataplexV1DataDiscoverySpec | None,
         Field(alias="dataDiscoverySpec", description="Settings for a data discovery scan."),
@@ -275,11 +275,9 @@ class GoogleCloudDataplexV1DataDiscoverySpecBigQueryPublishingConfig(KRMModel):
             description="Optional. The location of the BigQuery dataset to publish BigLake external or non-BigLake external tables to."
         ),
     ] = None
-    project: Annotated[
-        str | None,
-        Field(
-            description="Optional. The project of the BigQuery dataset to publish BigLake external or non-BigLake external tables to."
-        ),
+    project_ref: Annotated[
+        ProjectRef | None,
+        Field(alias="projectRef", description="A reference to a Project (API field `project`)."),
     ] = None
     table_type: Annotated[
         GoogleCloudDataplexV1DataDiscoverySpecBigQueryPublishingConfigTableType | None,
@@ -1251,12 +1249,12 @@ class GoogleCloudDataplexV1DataQualityRuleDebugQuery(KRMModel):
         str | None, Field(description="Optional. Specifies the description of the debug query.")
     ] = None
     sql_statement: Annotated[
-        str | None,
+        str,
         Field(
             alias="sqlStatement",
             description="Required. Specifies the SQL statement to be executed.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudDataplexV1DataQualityRuleDebugQueryObserved(KRMModel):
@@ -1883,7 +1881,7 @@ class GoogleCloudDataplexV1DataQualityRuleTemplateReference(KRMModel):
     A rule that constructs a SQL statement to evaluate using a rule template and parameter values. If the constructed statement returns any rows, this rule fails
     """
 
-    name: Annotated[str | None, Field(description="Required. The template entry name.")] = None
+    name: Annotated[str, Field(description="Required. The template entry name.")]
     values: Annotated[
         dict[str, GoogleCloudDataplexV1DataQualityRuleTemplateReferenceParameterValue] | None,
         Field(description="Optional. Provides the map of parameter name and value."),
@@ -1944,8 +1942,8 @@ class GoogleCloudDataplexV1DataQualityRuleTemplateReferenceParameterValue(KRMMod
     """
 
     value: Annotated[
-        str | None, Field(description="Required. Represents the string value of the parameter.")
-    ] = None
+        str, Field(description="Required. Represents the string value of the parameter.")
+    ]
 
 
 class GoogleCloudDataplexV1DataQualityRuleTemplateReferenceParameterValueObserved(KRMModel):
@@ -2010,9 +2008,9 @@ class GoogleCloudDataplexV1DataQualitySpec(KRMModel):
         ),
     ] = None
     rules: Annotated[
-        list[GoogleCloudDataplexV1DataQualityRule] | None,
+        list[GoogleCloudDataplexV1DataQualityRule],
         Field(description="Required. The list of rules to evaluate against a data source."),
-    ] = None
+    ]
     sampling_percent: Annotated[
         float | None,
         Field(
@@ -2100,9 +2098,9 @@ class GoogleCloudDataplexV1DataQualitySpecPostScanActionsNotificationReport(KRMM
         ),
     ] = None
     recipients: Annotated[
-        GoogleCloudDataplexV1DataQualitySpecPostScanActionsRecipients | None,
+        GoogleCloudDataplexV1DataQualitySpecPostScanActionsRecipients,
         Field(description="Required. The recipients who will receive the notification report."),
-    ] = None
+    ]
     score_threshold_trigger: Annotated[
         GoogleCloudDataplexV1DataQualitySpecPostScanActionsScoreThresholdTrigger | None,
         Field(
@@ -2249,7 +2247,7 @@ class GoogleCloudDataplexV1ExecutionIdentityServiceAccount(KRMModel):
     The service account
     """
 
-    email: Annotated[str | None, Field(description="Required. Service account email.")] = None
+    email: Annotated[str, Field(description="Required. Service account email.")]
 
 
 class GoogleCloudDataplexV1ExecutionIdentityUserCredential(KRMModel):
@@ -2340,11 +2338,11 @@ class GoogleCloudDataplexV1TriggerSchedule(KRMModel):
     """
 
     cron: Annotated[
-        str | None,
+        str,
         Field(
             description='Required. Cron (https://en.wikipedia.org/wiki/Cron) schedule for running scans periodically.To explicitly set a timezone in the cron tab, apply a prefix in the cron tab: "CRON_TZ=${IANA_TIME_ZONE}" or "TZ=${IANA_TIME_ZONE}".'
         ),
-    ] = None
+    ]
 
 
 class Int64String(RootModel[str]):

@@ -86,9 +86,9 @@ class DataplexEntitySpec(KRMModel):
     """
 
     asset_ref: Annotated[
-        DataplexAssetRef | None,
+        DataplexAssetRef,
         Field(alias="assetRef", description="A reference to a DataplexAsset (API field `asset`)."),
-    ] = None
+    ]
     data_path_pattern: Annotated[
         str | None,
         Field(
@@ -97,12 +97,12 @@ class DataplexEntitySpec(KRMModel):
         ),
     ] = None
     data_path_ref: Annotated[
-        BigQueryTableRef | None,
+        BigQueryTableRef,
         Field(
             alias="dataPathRef",
             description="A reference to a BigQueryTable (API field `dataPath`).",
         ),
-    ] = None
+    ]
     description: Annotated[
         str | None, Field(description="Optional. User friendly longer description text.")
     ] = None
@@ -114,10 +114,10 @@ class DataplexEntitySpec(KRMModel):
         ),
     ] = None
     format: Annotated[
-        GoogleCloudDataplexV1StorageFormat | None,
+        GoogleCloudDataplexV1StorageFormat,
         Field(description="Required. Identifies the storage format of the entity data."),
-    ] = None
-    id: Annotated[str | None, Field(description="Required. A user-provided entity ID.")] = None
+    ]
+    id: Annotated[str, Field(description="Required. A user-provided entity ID.")]
     lake_ref: Annotated[
         DataplexLakeRef,
         Field(
@@ -133,20 +133,20 @@ class DataplexEntitySpec(KRMModel):
         ),
     ] = None
     schema_: Annotated[
-        GoogleCloudDataplexV1Schema | None,
+        GoogleCloudDataplexV1Schema,
         Field(
             alias="schema",
             description="Required. The description of the data structure and layout.",
         ),
-    ] = None
+    ]
     system: Annotated[
-        GoogleCloudDataplexV1EntitySystem | None,
+        GoogleCloudDataplexV1EntitySystem,
         Field(description="Required. Immutable. Identifies the storage system of the entity data."),
-    ] = None
+    ]
     type: Annotated[
-        GoogleCloudDataplexV1EntityType | None,
+        GoogleCloudDataplexV1EntityType,
         Field(description="Required. Immutable. The type of entity."),
-    ] = None
+    ]
     zone: Annotated[str, Field(description="Immutable. The zone of the DataplexEntity.")]
 
 
@@ -211,12 +211,12 @@ class GoogleCloudDataplexV1Schema(KRMModel):
         ),
     ] = None
     user_managed: Annotated[
-        bool | None,
+        bool,
         Field(
             alias="userManaged",
             description="Required. Set to true if user-managed or false if managed by Dataplex Universal Catalog.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudDataplexV1SchemaPartitionField(KRMModel):
@@ -225,15 +225,15 @@ class GoogleCloudDataplexV1SchemaPartitionField(KRMModel):
     """
 
     name: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Partition field name must consist of letters, numbers, and underscores only, with a maximum of length of 256 characters, and must begin with a letter or underscore.."
         ),
-    ] = None
+    ]
     type: Annotated[
-        GoogleCloudDataplexV1SchemaPartitionFieldType | None,
+        GoogleCloudDataplexV1SchemaPartitionFieldType,
         Field(description="Required. Immutable. The type of field."),
-    ] = None
+    ]
 
 
 class GoogleCloudDataplexV1SchemaSchemaField(KRMModel):
@@ -249,14 +249,14 @@ class GoogleCloudDataplexV1SchemaSchemaField(KRMModel):
         Field(description="Optional. Any nested field for complex types."),
     ] = None
     mode: Annotated[
-        GoogleCloudDataplexV1SchemaSchemaFieldMode | None,
+        GoogleCloudDataplexV1SchemaSchemaFieldMode,
         Field(description="Required. Additional field semantics."),
-    ] = None
-    name: Annotated[str | None, Field(description="Required. The name of the field.")] = None
+    ]
+    name: Annotated[str, Field(description="Required. The name of the field.")]
     type: Annotated[
-        GoogleCloudDataplexV1SchemaSchemaFieldType | None,
+        GoogleCloudDataplexV1SchemaSchemaFieldType,
         Field(description="Required. The type of field."),
-    ] = None
+    ]
 
 
 class GoogleCloudDataplexV1StorageAccessObserved(KRMModel):
@@ -297,9 +297,8 @@ class GoogleCloudDataplexV1StorageFormat(KRMModel):
         ),
     ] = None
     mime_type: Annotated[
-        str | None,
-        Field(alias="mimeType", description="Required. The mime type descriptor for the data."),
-    ] = None
+        str, Field(alias="mimeType", description="Required. The mime type descriptor for the data.")
+    ]
 
 
 class GoogleCloudDataplexV1StorageFormatCsvOptions(KRMModel):

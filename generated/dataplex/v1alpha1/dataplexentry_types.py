@@ -83,12 +83,12 @@ class DataplexEntrySpec(KRMModel):
         ),
     ] = None
     entry_type_ref: Annotated[
-        DataplexEntryTypeRef | None,
+        DataplexEntryTypeRef,
         Field(
             alias="entryTypeRef",
             description="A reference to a DataplexEntryType (API field `entryType`).",
         ),
-    ] = None
+    ]
     fully_qualified_name: Annotated[
         str | None,
         Field(
@@ -125,11 +125,11 @@ class GoogleCloudDataplexV1Aspect(KRMModel):
         ),
     ] = None
     data: Annotated[
-        dict[str, Any] | None,
+        dict[str, Any],
         Field(
             description="Required. The content of the aspect, according to its aspect type schema."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudDataplexV1AspectObservedState(KRMModel):

@@ -64,19 +64,19 @@ class DataplexEntryLinkSpec(KRMModel):
         ),
     ]
     entry_link_type: Annotated[
-        str | None,
+        str,
         Field(
             alias="entryLinkType",
             description="Required. Immutable. Relative resource name of the Entry Link Type used to create this Entry Link.",
         ),
-    ] = None
+    ]
     entry_references: Annotated[
-        list[GoogleCloudDataplexV1EntryLinkEntryReference] | None,
+        list[GoogleCloudDataplexV1EntryLinkEntryReference],
         Field(
             alias="entryReferences",
             description="Required. Immutable. Specifies the Entries referenced in the Entry Link.",
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(
@@ -99,11 +99,11 @@ class GoogleCloudDataplexV1Aspect(KRMModel):
         ),
     ] = None
     data: Annotated[
-        dict[str, Any] | None,
+        dict[str, Any],
         Field(
             description="Required. The content of the aspect, according to its aspect type schema."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudDataplexV1AspectObservedState(KRMModel):
@@ -176,17 +176,17 @@ class GoogleCloudDataplexV1EntryLinkEntryReference(KRMModel):
     """
 
     entry_ref: Annotated[
-        DataplexEntryRef | None,
+        DataplexEntryRef,
         Field(alias="entryRef", description="A reference to a DataplexEntry (API field `name`)."),
-    ] = None
+    ]
     path: Annotated[
         str | None,
         Field(description="Immutable. The path in the Entry that is referenced in the Entry Link."),
     ] = None
     type: Annotated[
-        GoogleCloudDataplexV1EntryLinkEntryReferenceType | None,
+        GoogleCloudDataplexV1EntryLinkEntryReferenceType,
         Field(description="Required. Immutable. The reference type of the Entry."),
-    ] = None
+    ]
 
 
 class DataplexEntryLinkStatus(KRMStatus):

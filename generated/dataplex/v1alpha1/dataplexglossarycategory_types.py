@@ -71,11 +71,11 @@ class DataplexGlossaryCategorySpec(KRMModel):
         Field(description="Optional. User-defined labels for the GlossaryCategory."),
     ] = None
     parent: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The immediate parent of the GlossaryCategory in the resource-hierarchy."
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(

@@ -70,11 +70,11 @@ class DataplexGlossaryTermSpec(KRMModel):
         Field(description="Optional. User-defined labels for the GlossaryTerm."),
     ] = None
     parent: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The immediate parent of the GlossaryTerm in the resource-hierarchy."
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(

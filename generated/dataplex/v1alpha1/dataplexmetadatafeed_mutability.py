@@ -23,7 +23,6 @@ REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="description:'Required.'")
 REQUIRED_2 = Fact(behaviour=Behaviour.REQUIRED, source="identity")
 ARRAY_OF_ENUM = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.ENUM))
 ARRAY_OF_OBJECT = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.OBJECT))
-ARRAY_OF_STRING = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.STRING))
 BOOLEAN = FieldType(kind=TypeKind.BOOLEAN)
 MAP_OF_STRING = FieldType(kind=TypeKind.MAP, item=FieldType(kind=TypeKind.STRING))
 OBJECT = FieldType(kind=TypeKind.OBJECT)
@@ -48,7 +47,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("scope", OBJECT, (REQUIRED,), True, True),
         ("scope.entryGroupRefs", ARRAY_OF_OBJECT, (OPTIONAL,), True, True, {"api_path": "scope.entryGroups"}),
         ("scope.organizationLevel", BOOLEAN, (OPTIONAL,), True, True),
-        ("scope.projects", ARRAY_OF_STRING, (OPTIONAL,), True, True),
+        ("scope.projectRefs", ARRAY_OF_OBJECT, (OPTIONAL,), True, True, {"api_path": "scope.projects"}),
     ),
     observed=(
         ("createTime", STRING_GOOGLE_DATETIME, (OUTPUT_ONLY, OUTPUT_ONLY_2), False, True),

@@ -15,7 +15,7 @@ from kccgen.generated.dataplex.v1alpha1.dataplex_v1_api import (
 from kccgen.generated.dataplex.v1alpha1.dataplexaspecttype_reference import DataplexAspectTypeRef
 from kccgen.generated.dataplex.v1alpha1.dataplexentrygroup_reference import DataplexEntryGroupRef
 from kccgen.generated.dataplex.v1alpha1.dataplexentrytype_reference import DataplexEntryTypeRef
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -88,9 +88,9 @@ class DataplexMetadataFeedSpec(KRMModel):
         ),
     ] = None
     scope: Annotated[
-        GoogleCloudDataplexV1MetadataFeedScope | None,
+        GoogleCloudDataplexV1MetadataFeedScope,
         Field(description="Required. The scope of the metadata feed."),
-    ] = None
+    ]
 
 
 class GoogleCloudDataplexV1MetadataFeedFilters(KRMModel):
@@ -140,9 +140,9 @@ class GoogleCloudDataplexV1MetadataFeedScope(KRMModel):
             description="Optional. Whether the metadata feed is at the organization-level.",
         ),
     ] = None
-    projects: Annotated[
-        list[str] | None,
-        Field(description="Optional. The projects whose entries you want to listen to."),
+    project_refs: Annotated[
+        list[ProjectRef] | None,
+        Field(alias="projectRefs", description="References to Projects (API field `projects`)."),
     ] = None
 
 

@@ -46,7 +46,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("exportSpec.scope.entryGroupRefs", ARRAY_OF_OBJECT, (), False, True, {"api_path": "exportSpec.scope.entryGroups"}),
         ("exportSpec.scope.entryTypeRefs", ARRAY_OF_OBJECT, (), False, True, {"api_path": "exportSpec.scope.entryTypes"}),
         ("exportSpec.scope.organizationLevel", BOOLEAN, (), False, True),
-        ("exportSpec.scope.projects", ARRAY_OF_STRING, (), False, True),
+        ("exportSpec.scope.projectRefs", ARRAY_OF_OBJECT, (), False, True, {"api_path": "exportSpec.scope.projects"}),
         ("importSpec", OBJECT, (), False, True),
         ("importSpec.aspectSyncMode", ENUM, (REQUIRED,), False, True),
         ("importSpec.entrySyncMode", ENUM, (REQUIRED,), False, True),

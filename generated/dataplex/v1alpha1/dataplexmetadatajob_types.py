@@ -20,7 +20,7 @@ from kccgen.generated.dataplex.v1alpha1.dataplexaspecttype_reference import Data
 from kccgen.generated.dataplex.v1alpha1.dataplexentrygroup_reference import DataplexEntryGroupRef
 from kccgen.generated.dataplex.v1alpha1.dataplexentrytype_reference import DataplexEntryTypeRef
 from kccgen.generated.dataplex.v1alpha1.dataplexglossary_reference import DataplexGlossaryRef
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -102,9 +102,8 @@ class DataplexMetadataJobSpec(KRMModel):
         ),
     ] = None
     type: Annotated[
-        GoogleCloudDataplexV1MetadataJobType | None,
-        Field(description="Required. Metadata job type."),
-    ] = None
+        GoogleCloudDataplexV1MetadataJobType, Field(description="Required. Metadata job type.")
+    ]
 
 
 class GoogleCloudDataplexV1MetadataJobExportJobResultObserved(KRMModel):
@@ -134,16 +133,16 @@ class GoogleCloudDataplexV1MetadataJobExportJobSpec(KRMModel):
     """
 
     output_path: Annotated[
-        str | None,
+        str,
         Field(
             alias="outputPath",
             description="Required. The root path of the Cloud Storage bucket to export the metadata to, in the format gs://{bucket}/.",
         ),
-    ] = None
+    ]
     scope: Annotated[
-        GoogleCloudDataplexV1MetadataJobExportJobSpecExportJobScope | None,
+        GoogleCloudDataplexV1MetadataJobExportJobSpecExportJobScope,
         Field(description="Required. The scope of the export job."),
-    ] = None
+    ]
 
 
 class GoogleCloudDataplexV1MetadataJobExportJobSpecExportJobScope(KRMModel):
@@ -179,11 +178,9 @@ class GoogleCloudDataplexV1MetadataJobExportJobSpecExportJobScope(KRMModel):
             description="Whether the metadata export job is an organization-level export job.",
         ),
     ] = None
-    projects: Annotated[
-        list[str] | None,
-        Field(
-            description="The projects whose metadata you want to export, in the format projects/{project_id_or_number}."
-        ),
+    project_refs: Annotated[
+        list[ProjectRef] | None,
+        Field(alias="projectRefs", description="References to Projects (API field `projects`)."),
     ] = None
 
 
@@ -264,13 +261,13 @@ class GoogleCloudDataplexV1MetadataJobImportJobSpec(KRMModel):
     """
 
     aspect_sync_mode: Annotated[
-        GoogleCloudDataplexV1MetadataJobImportJobSpecAspectSyncMode | None,
+        GoogleCloudDataplexV1MetadataJobImportJobSpecAspectSyncMode,
         Field(alias="aspectSyncMode", description="Required. The sync mode for aspects."),
-    ] = None
+    ]
     entry_sync_mode: Annotated[
-        GoogleCloudDataplexV1MetadataJobImportJobSpecEntrySyncMode | None,
+        GoogleCloudDataplexV1MetadataJobImportJobSpecEntrySyncMode,
         Field(alias="entrySyncMode", description="Required. The sync mode for entries."),
-    ] = None
+    ]
     log_level: Annotated[
         GoogleCloudDataplexV1MetadataJobImportJobSpecLogLevel | None,
         Field(
@@ -279,11 +276,11 @@ class GoogleCloudDataplexV1MetadataJobImportJobSpec(KRMModel):
         ),
     ] = None
     scope: Annotated[
-        GoogleCloudDataplexV1MetadataJobImportJobSpecImportJobScope | None,
+        GoogleCloudDataplexV1MetadataJobImportJobSpecImportJobScope,
         Field(
             description="Required. A boundary on the scope of impact that the metadata import job can have."
         ),
-    ] = None
+    ]
     source_create_time: Annotated[
         str | None,
         Field(
@@ -314,12 +311,12 @@ class GoogleCloudDataplexV1MetadataJobImportJobSpecImportJobScope(KRMModel):
         ),
     ] = None
     entry_group_refs: Annotated[
-        list[DataplexEntryGroupRef] | None,
+        list[DataplexEntryGroupRef],
         Field(
             alias="entryGroupRefs",
             description="References to DataplexEntryGroups (API field `entryGroups`).",
         ),
-    ] = None
+    ]
     entry_link_types: Annotated[
         list[str] | None,
         Field(
@@ -328,12 +325,12 @@ class GoogleCloudDataplexV1MetadataJobImportJobSpecImportJobScope(KRMModel):
         ),
     ] = None
     entry_type_refs: Annotated[
-        list[DataplexEntryTypeRef] | None,
+        list[DataplexEntryTypeRef],
         Field(
             alias="entryTypeRefs",
             description="References to DataplexEntryTypes (API field `entryTypes`).",
         ),
-    ] = None
+    ]
     glossary_refs: Annotated[
         list[DataplexGlossaryRef] | None,
         Field(

@@ -37,11 +37,11 @@ class DataplexPartitionSpec(KRMModel):
         ),
     ]
     location: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Immutable. The location of the entity data within the partition, for example, gs://bucket/path/to/entity/key1=value1/key2=value2."
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(
@@ -50,11 +50,11 @@ class DataplexPartitionSpec(KRMModel):
         ),
     ] = None
     values: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             description="Required. Immutable. The set of values representing the partition, which correspond to the partition schema defined in the parent entity."
         ),
-    ] = None
+    ]
 
 
 class DataplexPartitionStatus(KRMStatus):

@@ -74,11 +74,11 @@ class DataplexTaskSpec(KRMModel):
         str | None, Field(alias="displayName", description="Optional. User friendly display name.")
     ] = None
     execution_spec: Annotated[
-        GoogleCloudDataplexV1TaskExecutionSpec | None,
+        GoogleCloudDataplexV1TaskExecutionSpec,
         Field(
             alias="executionSpec", description="Required. Spec related to how a task is executed."
         ),
-    ] = None
+    ]
     labels: Annotated[
         dict[str, str] | None, Field(description="Optional. User-defined labels for the task.")
     ] = None
@@ -105,12 +105,12 @@ class DataplexTaskSpec(KRMModel):
         Field(description="Config related to running custom Spark tasks."),
     ] = None
     trigger_spec: Annotated[
-        GoogleCloudDataplexV1TaskTriggerSpec | None,
+        GoogleCloudDataplexV1TaskTriggerSpec,
         Field(
             alias="triggerSpec",
             description="Required. Spec related to how often and when a task should be triggered.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudDataplexV1JobObserved(KRMModel):
@@ -210,12 +210,12 @@ class GoogleCloudDataplexV1TaskExecutionSpec(KRMModel):
         str | None, Field(description="Optional. The project in which jobs are run.")
     ] = None
     service_account: Annotated[
-        str | None,
+        str,
         Field(
             alias="serviceAccount",
             description="Required. Service account to use to execute a task.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudDataplexV1TaskExecutionSpecObserved(KRMModel):
@@ -382,7 +382,7 @@ class GoogleCloudDataplexV1TaskNotebookTaskConfig(KRMModel):
             description="Optional. Infrastructure specification for the execution.",
         ),
     ] = None
-    notebook: Annotated[str | None, Field(description="Required. Path to input notebook.")] = None
+    notebook: Annotated[str, Field(description="Required. Path to input notebook.")]
 
 
 class GoogleCloudDataplexV1TaskSparkTaskConfig(KRMModel):
@@ -465,9 +465,9 @@ class GoogleCloudDataplexV1TaskTriggerSpec(KRMModel):
         ),
     ] = None
     type: Annotated[
-        GoogleCloudDataplexV1TaskTriggerSpecType | None,
+        GoogleCloudDataplexV1TaskTriggerSpecType,
         Field(description="Required. Immutable. Trigger type of the user-specified Task."),
-    ] = None
+    ]
 
 
 class DataplexTaskStatus(KRMStatus):

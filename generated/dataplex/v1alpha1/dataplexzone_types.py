@@ -95,16 +95,16 @@ class DataplexZoneSpec(KRMModel):
         ),
     ] = None
     resource_spec: Annotated[
-        GoogleCloudDataplexV1ZoneResourceSpec | None,
+        GoogleCloudDataplexV1ZoneResourceSpec,
         Field(
             alias="resourceSpec",
             description="Required. Specification of the resources that are referenced by the assets within this zone.",
         ),
-    ] = None
+    ]
     type: Annotated[
-        GoogleCloudDataplexV1ZoneType | None,
+        GoogleCloudDataplexV1ZoneType,
         Field(description="Required. Immutable. The type of the zone."),
-    ] = None
+    ]
 
 
 class GoogleCloudDataplexV1AssetStatusObserved(KRMModel):
@@ -141,9 +141,7 @@ class GoogleCloudDataplexV1ZoneDiscoverySpec(KRMModel):
         GoogleCloudDataplexV1ZoneDiscoverySpecCsvOptions | None,
         Field(alias="csvOptions", description="Optional. Configuration for CSV data."),
     ] = None
-    enabled: Annotated[
-        bool | None, Field(description="Required. Whether discovery is enabled.")
-    ] = None
+    enabled: Annotated[bool, Field(description="Required. Whether discovery is enabled.")]
     exclude_patterns: Annotated[
         list[str] | None,
         Field(
@@ -220,12 +218,12 @@ class GoogleCloudDataplexV1ZoneResourceSpec(KRMModel):
     """
 
     location_type: Annotated[
-        GoogleCloudDataplexV1ZoneResourceSpecLocationType | None,
+        GoogleCloudDataplexV1ZoneResourceSpecLocationType,
         Field(
             alias="locationType",
             description="Required. Immutable. The location type of the resources that are allowed to be attached to the assets within this zone.",
         ),
-    ] = None
+    ]
 
 
 class DataplexZoneStatus(KRMStatus):

@@ -10,7 +10,7 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.dataproc.v1alpha1 import dataproc_v1_api
 from kccgen.generated.dataproc.v1alpha1.dataproc_v1_api import AutoscalingPolicyClusterType
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -49,20 +49,20 @@ class BasicYarnAutoscalingConfig(KRMModel):
     """
 
     graceful_decommission_timeout: Annotated[
-        str | None,
+        str,
         Field(
             alias="gracefulDecommissionTimeout",
             description="Required. Timeout for YARN graceful decommissioning of Node Managers.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
-    ] = None
+    ]
     scale_down_factor: Annotated[
-        float | None,
+        float,
         Field(
             alias="scaleDownFactor",
             description="Required. Fraction of average YARN pending memory in the last cooldown period for which to remove workers.",
         ),
-    ] = None
+    ]
     scale_down_min_worker_fraction: Annotated[
         float | None,
         Field(
@@ -71,12 +71,12 @@ class BasicYarnAutoscalingConfig(KRMModel):
         ),
     ] = None
     scale_up_factor: Annotated[
-        float | None,
+        float,
         Field(
             alias="scaleUpFactor",
             description="Required. Fraction of average YARN pending memory in the last cooldown period for which to add workers.",
         ),
-    ] = None
+    ]
     scale_up_min_worker_fraction: Annotated[
         float | None,
         Field(
@@ -108,11 +108,11 @@ class DataprocAutoscalingPolicySpec(KRMModel):
         ),
     ] = None
     id: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The policy id.The id must contain only letters (a-z, A-Z), numbers (0-9), underscores (_), and hyphens (-)."
         ),
-    ] = None
+    ]
     labels: Annotated[
         dict[str, str] | None,
         Field(description="Optional. The labels to associate with this autoscaling policy."),
@@ -142,12 +142,12 @@ class DataprocAutoscalingPolicySpec(KRMModel):
         ),
     ] = None
     worker_config: Annotated[
-        InstanceGroupAutoscalingPolicyConfig | None,
+        InstanceGroupAutoscalingPolicyConfig,
         Field(
             alias="workerConfig",
             description="Required. Describes how the autoscaler will operate for primary workers.",
         ),
-    ] = None
+    ]
 
 
 class InstanceGroupAutoscalingPolicyConfig(KRMModel):
@@ -156,12 +156,12 @@ class InstanceGroupAutoscalingPolicyConfig(KRMModel):
     """
 
     max_instances: Annotated[
-        int | None,
+        int,
         Field(
             alias="maxInstances",
             description="Required. Maximum number of instances for this group.",
         ),
-    ] = None
+    ]
     min_instances: Annotated[
         int | None,
         Field(
@@ -183,13 +183,13 @@ class SparkStandaloneAutoscalingConfig(KRMModel):
     """
 
     graceful_decommission_timeout: Annotated[
-        str | None,
+        str,
         Field(
             alias="gracefulDecommissionTimeout",
             description="Required. Timeout for Spark graceful decommissioning of spark workers.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
-    ] = None
+    ]
     remove_only_idle_workers: Annotated[
         bool | None,
         Field(
@@ -198,12 +198,12 @@ class SparkStandaloneAutoscalingConfig(KRMModel):
         ),
     ] = None
     scale_down_factor: Annotated[
-        float | None,
+        float,
         Field(
             alias="scaleDownFactor",
             description="Required. Fraction of required executors to remove from Spark Serverless clusters.",
         ),
-    ] = None
+    ]
     scale_down_min_worker_fraction: Annotated[
         float | None,
         Field(
@@ -212,12 +212,12 @@ class SparkStandaloneAutoscalingConfig(KRMModel):
         ),
     ] = None
     scale_up_factor: Annotated[
-        float | None,
+        float,
         Field(
             alias="scaleUpFactor",
             description="Required. Fraction of required workers to add to Spark Standalone clusters.",
         ),
-    ] = None
+    ]
     scale_up_min_worker_fraction: Annotated[
         float | None,
         Field(

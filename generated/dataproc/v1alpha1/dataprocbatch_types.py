@@ -17,7 +17,7 @@ from kccgen.generated.dataproc.v1alpha1.dataproc_v1_api import (
     StateHistoryState,
 )
 from kccgen.generated.dataproc.v1alpha1.dataproccluster_reference import DataprocClusterRef
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -350,12 +350,12 @@ class PySparkBatch(KRMModel):
         ),
     ] = None
     main_python_file_uri: Annotated[
-        str | None,
+        str,
         Field(
             alias="mainPythonFileUri",
             description="Required. The HCFS URI of the main Python file to use as the Spark driver.",
         ),
-    ] = None
+    ]
     python_file_uris: Annotated[
         list[str] | None,
         Field(
@@ -392,12 +392,12 @@ class PySparkNotebookBatch(KRMModel):
         ),
     ] = None
     notebook_file_uri: Annotated[
-        str | None,
+        str,
         Field(
             alias="notebookFileUri",
             description="Required. The HCFS URI of the notebook file to execute.",
         ),
-    ] = None
+    ]
     params: Annotated[
         dict[str, str] | None,
         Field(description="Optional. The parameters to pass to the notebook."),
@@ -595,12 +595,12 @@ class SparkRBatch(KRMModel):
         ),
     ] = None
     main_r_file_uri: Annotated[
-        str | None,
+        str,
         Field(
             alias="mainRFileUri",
             description="Required. The HCFS URI of the main R file to use as the driver.",
         ),
-    ] = None
+    ]
 
 
 class SparkSqlBatch(KRMModel):
@@ -616,12 +616,12 @@ class SparkSqlBatch(KRMModel):
         ),
     ] = None
     query_file_uri: Annotated[
-        str | None,
+        str,
         Field(
             alias="queryFileUri",
             description="Required. The HCFS URI of the script that contains Spark SQL queries to execute.",
         ),
-    ] = None
+    ]
     query_variables: Annotated[
         dict[str, str] | None,
         Field(

@@ -36,9 +36,9 @@ from kccgen.generated.dataproc.v1alpha1.dataprocautoscalingpolicy_reference impo
     DataprocAutoscalingPolicyRef,
 )
 from kccgen.generated.dataproc.v1alpha1.dataproccluster_reference import DataprocClusterRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -115,9 +115,8 @@ class AuxiliaryNodeGroup(KRMModel):
     """
 
     node_group: Annotated[
-        NodeGroup | None,
-        Field(alias="nodeGroup", description="Required. Node group configuration."),
-    ] = None
+        NodeGroup, Field(alias="nodeGroup", description="Required. Node group configuration.")
+    ]
     node_group_id: Annotated[
         str | None, Field(alias="nodeGroupId", description="Optional. A node group ID.")
     ] = None
@@ -466,12 +465,12 @@ class DataprocClusterSpec(KRMModel):
         Field(description="Optional. The labels to associate with this cluster."),
     ] = None
     project_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="projectId",
             description="Required. The Google Cloud Platform project ID that the cluster belongs to.",
         ),
-    ] = None
+    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(
@@ -501,9 +500,7 @@ class DataprocMetricConfig(KRMModel):
     Metric config.
     """
 
-    metrics: Annotated[
-        list[Metric] | None, Field(description="Required. Metrics sources to enable.")
-    ] = None
+    metrics: Annotated[list[Metric], Field(description="Required. Metrics sources to enable.")]
 
 
 class DiskConfig(KRMModel):
@@ -901,8 +898,8 @@ class GkeNodePoolTarget(KRMModel):
     """
 
     node_pool: Annotated[
-        str | None, Field(alias="nodePool", description="Required. The target GKE node pool.")
-    ] = None
+        str, Field(alias="nodePool", description="Required. The target GKE node pool.")
+    ]
     node_pool_config: Annotated[
         GkeNodePoolConfig | None,
         Field(
@@ -911,9 +908,9 @@ class GkeNodePoolTarget(KRMModel):
         ),
     ] = None
     roles: Annotated[
-        list[GkeNodePoolTargetRoles] | None,
+        list[GkeNodePoolTargetRoles],
         Field(description="Required. The roles associated with the GKE node pool."),
-    ] = None
+    ]
 
 
 class IdentityConfig(KRMModel):
@@ -928,12 +925,12 @@ class IdentityConfig(KRMModel):
         ),
     ] = None
     user_service_account_mapping: Annotated[
-        dict[str, str] | None,
+        dict[str, str],
         Field(
             alias="userServiceAccountMapping",
             description="Required. Map of user to service account.",
         ),
-    ] = None
+    ]
 
 
 class InstanceFlexibilityPolicy(KRMModel):
@@ -1288,12 +1285,12 @@ class KubernetesClusterConfig(KRMModel):
     """
 
     gke_cluster_config: Annotated[
-        GkeClusterConfig | None,
+        GkeClusterConfig,
         Field(
             alias="gkeClusterConfig",
             description="Required. The configuration for running the Dataproc cluster on GKE.",
         ),
-    ] = None
+    ]
     kubernetes_namespace: Annotated[
         str | None,
         Field(
@@ -1434,12 +1431,12 @@ class MetastoreConfig(KRMModel):
     """
 
     dataproc_metastore_service: Annotated[
-        str | None,
+        str,
         Field(
             alias="dataprocMetastoreService",
             description="Required. Resource name of an existing Metastore service.Example: projects/[project_id]/locations/[dataproc_region]/services/[service-name]",
         ),
-    ] = None
+    ]
 
 
 class Metric(KRMModel):
@@ -1455,12 +1452,12 @@ class Metric(KRMModel):
         ),
     ] = None
     metric_source: Annotated[
-        MetricMetricSource | None,
+        MetricMetricSource,
         Field(
             alias="metricSource",
             description="Required. A standard set of metrics is collected unless metricOverrides are specified for the metric source (see Custom metrics (https://cloud.google.com/dataproc/docs/guides/dataproc-metrics#custom_metrics) for more information).",
         ),
-    ] = None
+    ]
 
 
 class MultiZoneConfig(KRMModel):
@@ -1515,9 +1512,7 @@ class NodeGroup(KRMModel):
             description="Optional. The node group instance group configuration.",
         ),
     ] = None
-    roles: Annotated[
-        list[NodeGroupRoles] | None, Field(description="Required. Node group roles.")
-    ] = None
+    roles: Annotated[list[NodeGroupRoles], Field(description="Required. Node group roles.")]
 
 
 class NodeGroupAffinity(KRMModel):
@@ -1526,12 +1521,12 @@ class NodeGroupAffinity(KRMModel):
     """
 
     node_group_ref: Annotated[
-        ComputeNodeGroupRef | None,
+        ComputeNodeGroupRef,
         Field(
             alias="nodeGroupRef",
             description="A reference to a ComputeNodeGroup (API field `nodeGroupUri`).",
         ),
-    ] = None
+    ]
 
 
 class NodeGroupObservedState(KRMModel):
@@ -1554,11 +1549,11 @@ class NodeInitializationAction(KRMModel):
     """
 
     executable_file: Annotated[
-        str | None,
+        str,
         Field(
             alias="executableFile", description="Required. Cloud Storage URI of executable file."
         ),
-    ] = None
+    ]
     execution_timeout: Annotated[
         str | None,
         Field(
@@ -1748,12 +1743,12 @@ class VirtualClusterConfig(KRMModel):
         ),
     ] = None
     kubernetes_cluster_config: Annotated[
-        KubernetesClusterConfig | None,
+        KubernetesClusterConfig,
         Field(
             alias="kubernetesClusterConfig",
             description="Required. The configuration for running the cluster on Kubernetes.",
         ),
-    ] = None
+    ]
     staging_bucket: Annotated[
         str | None,
         Field(

@@ -122,9 +122,7 @@ class DataprocNodeGroupSpec(KRMModel):
             description="Immutable. Optional. The DataprocNodeGroup ID used for creation and acquisition.",
         ),
     ] = None
-    roles: Annotated[
-        list[NodeGroupRoles] | None, Field(description="Required. Node group roles.")
-    ] = None
+    roles: Annotated[list[NodeGroupRoles], Field(description="Required. Node group roles.")]
 
 
 class DiskConfig(KRMModel):

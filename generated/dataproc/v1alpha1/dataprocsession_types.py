@@ -21,7 +21,7 @@ from kccgen.generated.dataproc.v1alpha1.dataproccluster_reference import Datapro
 from kccgen.generated.dataproc.v1alpha1.dataprocsessiontemplate_reference import (
     DataprocSessionTemplateRef,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.

@@ -15,7 +15,7 @@ from kccgen.generated.dataproc.v1alpha1.dataproc_v1_api import (
     JupyterConfigKernel,
 )
 from kccgen.generated.dataproc.v1alpha1.dataproccluster_reference import DataprocClusterRef
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.

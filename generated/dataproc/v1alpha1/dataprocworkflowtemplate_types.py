@@ -34,9 +34,9 @@ from kccgen.generated.dataproc.v1alpha1.dataprocautoscalingpolicy_reference impo
     DataprocAutoscalingPolicyRef,
 )
 from kccgen.generated.dataproc.v1alpha1.dataproccluster_reference import DataprocClusterRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -113,9 +113,8 @@ class AuxiliaryNodeGroup(KRMModel):
     """
 
     node_group: Annotated[
-        NodeGroup | None,
-        Field(alias="nodeGroup", description="Required. Node group configuration."),
-    ] = None
+        NodeGroup, Field(alias="nodeGroup", description="Required. Node group configuration.")
+    ]
     node_group_id: Annotated[
         str | None, Field(alias="nodeGroupId", description="Optional. A node group ID.")
     ] = None
@@ -333,9 +332,8 @@ class ClusterSelector(KRMModel):
     """
 
     cluster_labels: Annotated[
-        dict[str, str] | None,
-        Field(alias="clusterLabels", description="Required. The cluster labels."),
-    ] = None
+        dict[str, str], Field(alias="clusterLabels", description="Required. The cluster labels.")
+    ]
     zone: Annotated[
         str | None, Field(description="Optional. The zone where workflow process executes.")
     ] = None
@@ -367,9 +365,7 @@ class DataprocMetricConfig(KRMModel):
     Metric config.
     """
 
-    metrics: Annotated[
-        list[Metric] | None, Field(description="Required. Metrics sources to enable.")
-    ] = None
+    metrics: Annotated[list[Metric], Field(description="Required. Metrics sources to enable.")]
 
 
 class DataprocWorkflowTemplateObservedState(KRMModel):
@@ -421,9 +417,9 @@ class DataprocWorkflowTemplateSpec(KRMModel):
     ] = None
     id: str | None = None
     jobs: Annotated[
-        list[OrderedJob] | None,
+        list[OrderedJob],
         Field(description="Required. The Directed Acyclic Graph of Jobs to submit."),
-    ] = None
+    ]
     labels: Annotated[
         dict[str, str] | None,
         Field(description="Optional. The labels to associate with this template."),
@@ -438,9 +434,9 @@ class DataprocWorkflowTemplateSpec(KRMModel):
         ),
     ] = None
     placement: Annotated[
-        WorkflowTemplatePlacement | None,
+        WorkflowTemplatePlacement,
         Field(description="Required. WorkflowTemplate scheduling information."),
-    ] = None
+    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(
@@ -904,8 +900,8 @@ class GkeNodePoolTarget(KRMModel):
     """
 
     node_pool: Annotated[
-        str | None, Field(alias="nodePool", description="Required. The target GKE node pool.")
-    ] = None
+        str, Field(alias="nodePool", description="Required. The target GKE node pool.")
+    ]
     node_pool_config: Annotated[
         GkeNodePoolConfig | None,
         Field(
@@ -914,9 +910,9 @@ class GkeNodePoolTarget(KRMModel):
         ),
     ] = None
     roles: Annotated[
-        list[GkeNodePoolTargetRoles] | None,
+        list[GkeNodePoolTargetRoles],
         Field(description="Required. The roles associated with the GKE node pool."),
-    ] = None
+    ]
 
 
 class GoogleCloudDataprocV1WorkflowTemplateEncryptionConfig(KRMModel):
@@ -1042,12 +1038,12 @@ class IdentityConfig(KRMModel):
         ),
     ] = None
     user_service_account_mapping: Annotated[
-        dict[str, str] | None,
+        dict[str, str],
         Field(
             alias="userServiceAccountMapping",
             description="Required. Map of user to service account.",
         ),
-    ] = None
+    ]
 
 
 class InstanceFlexibilityPolicy(KRMModel):
@@ -1504,15 +1500,13 @@ class ManagedCluster(KRMModel):
     """
 
     cluster_ref: Annotated[
-        DataprocClusterRef | None,
+        DataprocClusterRef,
         Field(
             alias="clusterRef",
             description="A reference to a DataprocCluster (API field `clusterName`).",
         ),
-    ] = None
-    config: Annotated[
-        ClusterConfig | None, Field(description="Required. The cluster configuration.")
-    ] = None
+    ]
+    config: Annotated[ClusterConfig, Field(description="Required. The cluster configuration.")]
     labels: Annotated[
         dict[str, str] | None,
         Field(
@@ -1565,12 +1559,12 @@ class MetastoreConfig(KRMModel):
     """
 
     dataproc_metastore_service: Annotated[
-        str | None,
+        str,
         Field(
             alias="dataprocMetastoreService",
             description="Required. Resource name of an existing Metastore service.Example: projects/[project_id]/locations/[dataproc_region]/services/[service-name]",
         ),
-    ] = None
+    ]
 
 
 class Metric(KRMModel):
@@ -1586,12 +1580,12 @@ class Metric(KRMModel):
         ),
     ] = None
     metric_source: Annotated[
-        MetricMetricSource | None,
+        MetricMetricSource,
         Field(
             alias="metricSource",
             description="Required. A standard set of metrics is collected unless metricOverrides are specified for the metric source (see Custom metrics (https://cloud.google.com/dataproc/docs/guides/dataproc-metrics#custom_metrics) for more information).",
         ),
-    ] = None
+    ]
 
 
 class MultiZoneConfig(KRMModel):
@@ -1646,9 +1640,7 @@ class NodeGroup(KRMModel):
             description="Optional. The node group instance group configuration.",
         ),
     ] = None
-    roles: Annotated[
-        list[NodeGroupRoles] | None, Field(description="Required. Node group roles.")
-    ] = None
+    roles: Annotated[list[NodeGroupRoles], Field(description="Required. Node group roles.")]
 
 
 class NodeGroupAffinity(KRMModel):
@@ -1657,12 +1649,12 @@ class NodeGroupAffinity(KRMModel):
     """
 
     node_group_ref: Annotated[
-        ComputeNodeGroupRef | None,
+        ComputeNodeGroupRef,
         Field(
             alias="nodeGroupRef",
             description="A reference to a ComputeNodeGroup (API field `nodeGroupUri`).",
         ),
-    ] = None
+    ]
 
 
 class NodeGroupObservedState(KRMModel):
@@ -1685,11 +1677,11 @@ class NodeInitializationAction(KRMModel):
     """
 
     executable_file: Annotated[
-        str | None,
+        str,
         Field(
             alias="executableFile", description="Required. Cloud Storage URI of executable file."
         ),
-    ] = None
+    ]
     execution_timeout: Annotated[
         str | None,
         Field(
@@ -1749,9 +1741,7 @@ class OrderedJob(KRMModel):
         SparkSqlJob | None,
         Field(alias="sparkSqlJob", description="Optional. Job is a SparkSql job."),
     ] = None
-    step_id: Annotated[str | None, Field(alias="stepId", description="Required. The step id.")] = (
-        None
-    )
+    step_id: Annotated[str, Field(alias="stepId", description="Required. The step id.")]
     trino_job: Annotated[
         TrinoJob | None, Field(alias="trinoJob", description="Optional. Job is a Trino job.")
     ] = None
@@ -1923,12 +1913,12 @@ class PySparkJob(KRMModel):
         ),
     ] = None
     main_python_file_uri: Annotated[
-        str | None,
+        str,
         Field(
             alias="mainPythonFileUri",
             description="Required. The HCFS URI of the main Python file to use as the driver.",
         ),
-    ] = None
+    ]
     properties: Annotated[
         dict[str, str] | None,
         Field(
@@ -1949,9 +1939,7 @@ class QueryList(KRMModel):
     A list of queries to run on a cluster.
     """
 
-    queries: Annotated[list[str] | None, Field(description="Required. The queries to execute.")] = (
-        None
-    )
+    queries: Annotated[list[str], Field(description="Required. The queries to execute.")]
 
 
 class RegexValidation(KRMModel):
@@ -1960,11 +1948,11 @@ class RegexValidation(KRMModel):
     """
 
     regexes: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             description="Required. RE2 regular expressions used to validate the parameter's value."
         ),
-    ] = None
+    ]
 
 
 class ReservationAffinity(KRMModel):
@@ -2166,12 +2154,12 @@ class SparkRJob(KRMModel):
         ),
     ] = None
     main_r_file_uri: Annotated[
-        str | None,
+        str,
         Field(
             alias="mainRFileUri",
             description="Required. The HCFS URI of the main R file to use as the driver.",
         ),
-    ] = None
+    ]
     properties: Annotated[
         dict[str, str] | None,
         Field(
@@ -2246,10 +2234,9 @@ class TemplateParameter(KRMModel):
         str | None, Field(description="Optional. Brief description of the parameter.")
     ] = None
     fields: Annotated[
-        list[str] | None,
-        Field(description="Required. Paths to all fields that the parameter replaces."),
-    ] = None
-    name: Annotated[str | None, Field(description="Required. Parameter name.")] = None
+        list[str], Field(description="Required. Paths to all fields that the parameter replaces.")
+    ]
+    name: Annotated[str, Field(description="Required. Parameter name.")]
     validation: Annotated[
         ParameterValidation | None,
         Field(description="Optional. Validation rules to be applied to this parameter's value."),
@@ -2308,8 +2295,8 @@ class ValueValidation(KRMModel):
     """
 
     values: Annotated[
-        list[str] | None, Field(description="Required. List of allowed values for the parameter.")
-    ] = None
+        list[str], Field(description="Required. List of allowed values for the parameter.")
+    ]
 
 
 class WorkflowTemplatePlacement(KRMModel):

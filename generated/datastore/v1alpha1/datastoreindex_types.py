@@ -40,21 +40,21 @@ class DatastoreIndexSpec(KRMModel):
     """
 
     ancestor: Annotated[
-        GoogleDatastoreAdminV1IndexAncestor | None,
+        GoogleDatastoreAdminV1IndexAncestor,
         Field(description="Required. The index's ancestor mode."),
-    ] = None
+    ]
     kind: Annotated[
-        str | None, Field(description="Required. The entity kind to which this index applies.")
-    ] = None
+        str, Field(description="Required. The entity kind to which this index applies.")
+    ]
     project_id: Annotated[
         str, Field(alias="projectId", description="Immutable. The projectId of the DatastoreIndex.")
     ]
     properties: Annotated[
-        list[GoogleDatastoreAdminV1IndexedProperty] | None,
+        list[GoogleDatastoreAdminV1IndexedProperty],
         Field(
             description="Required. An ordered sequence of property names and their index attributes."
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(
@@ -70,10 +70,10 @@ class GoogleDatastoreAdminV1IndexedProperty(KRMModel):
     """
 
     direction: Annotated[
-        GoogleDatastoreAdminV1IndexedPropertyDirection | None,
+        GoogleDatastoreAdminV1IndexedPropertyDirection,
         Field(description="Required. The indexed property's direction."),
-    ] = None
-    name: Annotated[str | None, Field(description="Required. The property name to index.")] = None
+    ]
+    name: Annotated[str, Field(description="Required. The property name to index.")]
 
 
 class DatastoreIndexStatus(KRMStatus):

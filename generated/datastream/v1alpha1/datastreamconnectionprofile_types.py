@@ -12,10 +12,10 @@ from kccgen.generated.datastream.v1alpha1 import datastream_v1_api
 from kccgen.generated.datastream.v1alpha1.datastreamprivateconnection_reference import (
     DatastreamPrivateConnectionRef,
 )
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.external.secretmanagersecretversion_reference import (
     SecretManagerSecretVersionRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.sql.v1alpha1.sqldatabase_reference import SQLDatabaseRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -95,9 +95,7 @@ class DatastreamConnectionProfileSpec(KRMModel):
             alias="dataverseProfile", description="Profile for connecting to a Dataverse source."
         ),
     ] = None
-    display_name: Annotated[
-        str | None, Field(alias="displayName", description="Required. Display name.")
-    ] = None
+    display_name: Annotated[str, Field(alias="displayName", description="Required. Display name.")]
     force: Annotated[
         bool | None,
         Field(description="Optional. Create the connection profile without validating it."),
@@ -200,25 +198,25 @@ class DataverseProfile(KRMModel):
     """
 
     environment_url: Annotated[
-        str | None,
+        str,
         Field(
             alias="environmentUrl",
             description="Required. Environment URL of the Microsoft Dataverse instance.",
         ),
-    ] = None
+    ]
     oauth_client_credentials: Annotated[
-        OauthClientCredentials | None,
+        OauthClientCredentials,
         Field(
             alias="oauthClientCredentials",
             description="Required. Credentials for authenticating with the Dataverse API.",
         ),
-    ] = None
+    ]
     tenant_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="tenantId", description="Required. Tenant id of the Microsoft Dataverse instance."
         ),
-    ] = None
+    ]
 
 
 class EncryptionAndServerValidation(KRMModel):
@@ -253,9 +251,7 @@ class ForwardSshTunnelConnectivity(KRMModel):
     Forward SSH Tunnel connectivity.
     """
 
-    hostname: Annotated[str | None, Field(description="Required. Hostname for the SSH tunnel.")] = (
-        None
-    )
+    hostname: Annotated[str, Field(description="Required. Hostname for the SSH tunnel.")]
     password: Annotated[str | None, Field(description="Input only. SSH password.")] = None
     port: Annotated[
         int | None, Field(description="Port for the SSH tunnel, default value is 22.")
@@ -263,9 +259,7 @@ class ForwardSshTunnelConnectivity(KRMModel):
     private_key: Annotated[
         str | None, Field(alias="privateKey", description="Input only. SSH private key.")
     ] = None
-    username: Annotated[str | None, Field(description="Required. Username for the SSH tunnel.")] = (
-        None
-    )
+    username: Annotated[str, Field(description="Required. Username for the SSH tunnel.")]
 
 
 class GcsProfile(KRMModel):
@@ -273,9 +267,7 @@ class GcsProfile(KRMModel):
     Profile for connecting to a Cloud Storage destination.
     """
 
-    bucket: Annotated[str | None, Field(description="Required. The Cloud Storage bucket name.")] = (
-        None
-    )
+    bucket: Annotated[str, Field(description="Required. The Cloud Storage bucket name.")]
     root_path: Annotated[
         str | None,
         Field(
@@ -289,9 +281,7 @@ class HostAddress(KRMModel):
     A HostAddress represents a transport end point, which is the combination of an IP address or hostname and a port number.
     """
 
-    hostname: Annotated[str | None, Field(description="Required. Hostname for the connection.")] = (
-        None
-    )
+    hostname: Annotated[str, Field(description="Required. Hostname for the connection.")]
     port: Annotated[int | None, Field(description="Optional. Port for the connection.")] = None
 
 
@@ -308,12 +298,12 @@ class MongodbProfile(KRMModel):
         ),
     ] = None
     host_addresses: Annotated[
-        list[HostAddress] | None,
+        list[HostAddress],
         Field(
             alias="hostAddresses",
             description="Required. List of host addresses for a MongoDB cluster.",
         ),
-    ] = None
+    ]
     password: Annotated[
         str | None, Field(description="Optional. Password for the MongoDB connection.")
     ] = None
@@ -341,9 +331,7 @@ class MongodbProfile(KRMModel):
         StandardConnectionFormat | None,
         Field(alias="standardConnectionFormat", description="Standard connection format."),
     ] = None
-    username: Annotated[
-        str | None, Field(description="Required. Username for the MongoDB connection.")
-    ] = None
+    username: Annotated[str, Field(description="Required. Username for the MongoDB connection.")]
 
 
 class MongodbProfileObservedState(KRMModel):
@@ -427,9 +415,7 @@ class MysqlProfile(KRMModel):
     Profile for connecting to a MySQL source.
     """
 
-    hostname: Annotated[
-        str | None, Field(description="Required. Hostname for the MySQL connection.")
-    ] = None
+    hostname: Annotated[str, Field(description="Required. Hostname for the MySQL connection.")]
     password: Annotated[
         str | None, Field(description="Optional. Input only. Password for the MySQL connection.")
     ] = None
@@ -447,9 +433,7 @@ class MysqlProfile(KRMModel):
         MysqlSslConfig | None,
         Field(alias="sslConfig", description="SSL configuration for the MySQL connection."),
     ] = None
-    username: Annotated[
-        str | None, Field(description="Required. Username for the MySQL connection.")
-    ] = None
+    username: Annotated[str, Field(description="Required. Username for the MySQL connection.")]
 
 
 class MysqlProfileObservedState(KRMModel):
@@ -525,12 +509,12 @@ class Oauth2ClientCredentials(KRMModel):
     """
 
     client_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="clientId",
             description="Required. Client ID for Salesforce OAuth2 Client Credentials.",
         ),
-    ] = None
+    ]
     client_secret: Annotated[
         str | None,
         Field(
@@ -553,16 +537,16 @@ class OauthClientCredentials(KRMModel):
     """
 
     client_id: Annotated[
-        str | None,
+        str,
         Field(alias="clientId", description="Required. Client ID for OAuth Client Credentials."),
-    ] = None
+    ]
     client_secret: Annotated[
-        Secret | None,
+        Secret,
         Field(
             alias="clientSecret",
             description="Required. Client secret for OAuth Client Credentials.",
         ),
-    ] = None
+    ]
 
 
 class OauthRefreshTokenCredentials(KRMModel):
@@ -571,16 +555,16 @@ class OauthRefreshTokenCredentials(KRMModel):
     """
 
     oauth_client_credentials: Annotated[
-        OauthClientCredentials | None,
+        OauthClientCredentials,
         Field(
             alias="oauthClientCredentials",
             description="Required. Specifies the OAuth Client Credentials.",
         ),
-    ] = None
+    ]
     refresh_token: Annotated[
-        Secret | None,
+        Secret,
         Field(alias="refreshToken", description="Required. Specifies the OAuth Refresh Token."),
-    ] = None
+    ]
 
 
 class OracleAsmConfig(KRMModel):
@@ -589,19 +573,17 @@ class OracleAsmConfig(KRMModel):
     """
 
     asm_service: Annotated[
-        str | None,
+        str,
         Field(
             alias="asmService",
             description="Required. ASM service name for the Oracle ASM connection.",
         ),
-    ] = None
+    ]
     connection_attributes: Annotated[
         dict[str, str] | None,
         Field(alias="connectionAttributes", description="Optional. Connection string attributes"),
     ] = None
-    hostname: Annotated[
-        str | None, Field(description="Required. Hostname for the Oracle ASM connection.")
-    ] = None
+    hostname: Annotated[str, Field(description="Required. Hostname for the Oracle ASM connection.")]
     oracle_ssl_config: Annotated[
         OracleSslConfig | None,
         Field(
@@ -612,9 +594,7 @@ class OracleAsmConfig(KRMModel):
     password: Annotated[
         str | None, Field(description="Optional. Password for the Oracle ASM connection.")
     ] = None
-    port: Annotated[
-        int | None, Field(description="Required. Port for the Oracle ASM connection.")
-    ] = None
+    port: Annotated[int, Field(description="Required. Port for the Oracle ASM connection.")]
     secret_manager_stored_password: Annotated[
         str | None,
         Field(
@@ -622,9 +602,7 @@ class OracleAsmConfig(KRMModel):
             description="Optional. A reference to a Secret Manager resource name storing the Oracle ASM connection password.",
         ),
     ] = None
-    username: Annotated[
-        str | None, Field(description="Required. Username for the Oracle ASM connection.")
-    ] = None
+    username: Annotated[str, Field(description="Required. Username for the Oracle ASM connection.")]
 
 
 class OracleAsmConfigObservedState(KRMModel):
@@ -651,12 +629,10 @@ class OracleProfile(KRMModel):
         Field(alias="connectionAttributes", description="Connection string attributes"),
     ] = None
     database_service: Annotated[
-        str | None,
+        str,
         Field(alias="databaseService", description="Required. Database for the Oracle connection."),
-    ] = None
-    hostname: Annotated[
-        str | None, Field(description="Required. Hostname for the Oracle connection.")
-    ] = None
+    ]
+    hostname: Annotated[str, Field(description="Required. Hostname for the Oracle connection.")]
     oracle_asm_config: Annotated[
         OracleAsmConfig | None,
         Field(
@@ -684,9 +660,7 @@ class OracleProfile(KRMModel):
             description="Optional. A reference to a Secret Manager resource name storing the Oracle connection password.",
         ),
     ] = None
-    username: Annotated[
-        str | None, Field(description="Required. Username for the Oracle connection.")
-    ] = None
+    username: Annotated[str, Field(description="Required. Username for the Oracle connection.")]
 
 
 class OracleProfileObservedState(KRMModel):
@@ -750,12 +724,8 @@ class PostgresqlProfile(KRMModel):
     Profile for connecting to a PostgreSQL source.
     """
 
-    database: Annotated[
-        str | None, Field(description="Required. Database for the PostgreSQL connection.")
-    ] = None
-    hostname: Annotated[
-        str | None, Field(description="Required. Hostname for the PostgreSQL connection.")
-    ] = None
+    database: Annotated[str, Field(description="Required. Database for the PostgreSQL connection.")]
+    hostname: Annotated[str, Field(description="Required. Hostname for the PostgreSQL connection.")]
     password: Annotated[
         str | None, Field(description="Optional. Password for the PostgreSQL connection.")
     ] = None
@@ -776,9 +746,7 @@ class PostgresqlProfile(KRMModel):
             description="Optional. SSL configuration for the PostgreSQL connection.",
         ),
     ] = None
-    username: Annotated[
-        str | None, Field(description="Required. Username for the PostgreSQL connection.")
-    ] = None
+    username: Annotated[str, Field(description="Required. Username for the PostgreSQL connection.")]
 
 
 class PostgresqlSslConfig(KRMModel):
@@ -808,12 +776,12 @@ class PrivateConnectivity(KRMModel):
     """
 
     private_connection_ref: Annotated[
-        DatastreamPrivateConnectionRef | None,
+        DatastreamPrivateConnectionRef,
         Field(
             alias="privateConnectionRef",
             description="A reference to a DatastreamPrivateConnection (API field `privateConnection`).",
         ),
-    ] = None
+    ]
 
 
 class SalesforceMarketingCloudProfile(KRMModel):
@@ -822,16 +790,15 @@ class SalesforceMarketingCloudProfile(KRMModel):
     """
 
     oauth_client_credentials: Annotated[
-        OauthClientCredentials | None,
+        OauthClientCredentials,
         Field(
             alias="oauthClientCredentials",
             description="Required. Input only. Credentials for authenticating with the Salesforce Marketing Cloud API.",
         ),
-    ] = None
+    ]
     subdomain: Annotated[
-        str | None,
-        Field(description="Required. Subdomain for the Salesforce Marketing Cloud connection."),
-    ] = None
+        str, Field(description="Required. Subdomain for the Salesforce Marketing Cloud connection.")
+    ]
 
 
 class SalesforceProfile(KRMModel):
@@ -840,8 +807,8 @@ class SalesforceProfile(KRMModel):
     """
 
     domain: Annotated[
-        str | None, Field(description="Required. Domain endpoint for the Salesforce connection.")
-    ] = None
+        str, Field(description="Required. Domain endpoint for the Salesforce connection.")
+    ]
     oauth2_client_credentials: Annotated[
         Oauth2ClientCredentials | None,
         Field(alias="oauth2ClientCredentials", description="Connected app authentication."),
@@ -882,19 +849,19 @@ class ServerAndClientVerification(KRMModel):
     """
 
     ca_certificate: Annotated[
-        str | None,
+        str,
         Field(
             alias="caCertificate",
             description="Required. Input only. PEM-encoded server root CA certificate.",
         ),
-    ] = None
+    ]
     client_certificate: Annotated[
-        str | None,
+        str,
         Field(
             alias="clientCertificate",
             description="Required. Input only. PEM-encoded certificate used by the source database to authenticate the client identity (i.e., the Datastream's identity).",
         ),
-    ] = None
+    ]
     client_key: Annotated[
         str | None,
         Field(
@@ -917,12 +884,12 @@ class ServerVerification(KRMModel):
     """
 
     ca_certificate: Annotated[
-        str | None,
+        str,
         Field(
             alias="caCertificate",
             description="Required. Input only. PEM-encoded server root CA certificate.",
         ),
-    ] = None
+    ]
     server_certificate_hostname: Annotated[
         str | None,
         Field(
@@ -937,9 +904,7 @@ class ServiceNowProfile(KRMModel):
     Profile for connecting to a ServiceNow source.
     """
 
-    instance: Annotated[
-        str | None, Field(description="Required. The instance of the ServiceNow account.")
-    ] = None
+    instance: Annotated[str, Field(description="Required. The instance of the ServiceNow account.")]
     oauth_client_credentials: Annotated[
         OauthClientCredentials | None,
         Field(
@@ -959,11 +924,11 @@ class SpannerProfile(KRMModel):
     """
 
     database_ref: Annotated[
-        SQLDatabaseRef | None,
+        SQLDatabaseRef,
         Field(
             alias="databaseRef", description="A reference to a SQLDatabase (API field `database`)."
         ),
-    ] = None
+    ]
     host: Annotated[
         str | None, Field(description="Optional. The Spanner endpoint to connect to.")
     ] = None
@@ -974,12 +939,8 @@ class SqlServerProfile(KRMModel):
     Profile for connecting to a SQLServer source.
     """
 
-    database: Annotated[
-        str | None, Field(description="Required. Database for the SQLServer connection.")
-    ] = None
-    hostname: Annotated[
-        str | None, Field(description="Required. Hostname for the SQLServer connection.")
-    ] = None
+    database: Annotated[str, Field(description="Required. Database for the SQLServer connection.")]
+    hostname: Annotated[str, Field(description="Required. Hostname for the SQLServer connection.")]
     password: Annotated[
         str | None, Field(description="Optional. Password for the SQLServer connection.")
     ] = None
@@ -1000,9 +961,7 @@ class SqlServerProfile(KRMModel):
             description="Optional. SSL configuration for the SQLServer connection.",
         ),
     ] = None
-    username: Annotated[
-        str | None, Field(description="Required. Username for the SQLServer connection.")
-    ] = None
+    username: Annotated[str, Field(description="Required. Username for the SQLServer connection.")]
 
 
 class SqlServerSslConfig(KRMModel):
@@ -1088,9 +1047,7 @@ class UserCredentials(KRMModel):
             description="Optional. Security token for the Salesforce connection.",
         ),
     ] = None
-    username: Annotated[
-        str | None, Field(description="Required. Username for the Salesforce connection.")
-    ] = None
+    username: Annotated[str, Field(description="Required. Username for the Salesforce connection.")]
 
 
 class UserPasswordCredentials(KRMModel):
@@ -1098,12 +1055,8 @@ class UserPasswordCredentials(KRMModel):
     User-password credentials.
     """
 
-    password: Annotated[
-        Secret | None, Field(description="Required. Password for the connection.")
-    ] = None
-    username: Annotated[str | None, Field(description="Required. Username for the connection.")] = (
-        None
-    )
+    password: Annotated[Secret, Field(description="Required. Password for the connection.")]
+    username: Annotated[str, Field(description="Required. Username for the connection.")]
 
 
 class WorkdayProfile(KRMModel):
@@ -1111,20 +1064,17 @@ class WorkdayProfile(KRMModel):
     Profile for connecting to a Workday source.
     """
 
-    host: Annotated[str | None, Field(description="Required. Host for the Workday connection.")] = (
-        None
-    )
+    host: Annotated[str, Field(description="Required. Host for the Workday connection.")]
     oauth_refresh_token_credentials: Annotated[
-        OauthRefreshTokenCredentials | None,
+        OauthRefreshTokenCredentials,
         Field(
             alias="oauthRefreshTokenCredentials",
             description="Required. Credentials for authenticating with the Workday API.",
         ),
-    ] = None
+    ]
     tenant: Annotated[
-        str | None,
-        Field(description="Required. Tenant for the Workday connection (e.g., `google12`)."),
-    ] = None
+        str, Field(description="Required. Tenant for the Workday connection (e.g., `google12`).")
+    ]
 
 
 class DatastreamConnectionProfileStatus(KRMStatus):

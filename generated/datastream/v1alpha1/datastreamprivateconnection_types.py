@@ -13,7 +13,7 @@ from kccgen.generated.compute.v1alpha1.computenetworkattachment_reference import
 )
 from kccgen.generated.datastream.v1alpha1 import datastream_v1_api
 from kccgen.generated.datastream.v1alpha1.datastream_v1_api import PrivateConnectionState
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -66,9 +66,7 @@ class DatastreamPrivateConnectionSpec(KRMModel):
     The PrivateConnection resource is used to establish private connectivity between Datastream and a customer's network.
     """
 
-    display_name: Annotated[
-        str | None, Field(alias="displayName", description="Required. Display name.")
-    ] = None
+    display_name: Annotated[str, Field(alias="displayName", description="Required. Display name.")]
     force: Annotated[
         bool | None, Field(description="Optional. If set to true, will skip validations.")
     ] = None
@@ -137,12 +135,12 @@ class PscInterfaceConfig(KRMModel):
     """
 
     network_attachment_ref: Annotated[
-        ComputeNetworkAttachmentRef | None,
+        ComputeNetworkAttachmentRef,
         Field(
             alias="networkAttachmentRef",
             description="A reference to a ComputeNetworkAttachment (API field `networkAttachment`).",
         ),
-    ] = None
+    ]
 
 
 class VpcPeeringConfig(KRMModel):
@@ -150,13 +148,13 @@ class VpcPeeringConfig(KRMModel):
     The VPC Peering configuration is used to create VPC peering between Datastream and the consumer's VPC.
     """
 
-    subnet: Annotated[str | None, Field(description="Required. A free subnet for peering.")] = None
+    subnet: Annotated[str, Field(description="Required. A free subnet for peering.")]
     vpc: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Fully qualified name of the VPC that Datastream will peer to."
         ),
-    ] = None
+    ]
 
 
 class DatastreamPrivateConnectionStatus(KRMStatus):

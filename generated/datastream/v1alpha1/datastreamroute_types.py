@@ -47,17 +47,15 @@ class DatastreamRouteSpec(KRMModel):
     """
 
     destination_address: Annotated[
-        str | None,
+        str,
         Field(
             alias="destinationAddress", description="Required. Destination address for connection"
         ),
-    ] = None
+    ]
     destination_port: Annotated[
         int | None, Field(alias="destinationPort", description="Destination port for connection")
     ] = None
-    display_name: Annotated[
-        str | None, Field(alias="displayName", description="Required. Display name.")
-    ] = None
+    display_name: Annotated[str, Field(alias="displayName", description="Required. Display name.")]
     labels: Annotated[dict[str, str] | None, Field(description="Labels.")] = None
     private_connection_ref: Annotated[
         DatastreamPrivateConnectionRef,

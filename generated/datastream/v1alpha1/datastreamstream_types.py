@@ -23,8 +23,8 @@ from kccgen.generated.datastream.v1alpha1.datastream_v1_api import (
 from kccgen.generated.datastream.v1alpha1.datastreamconnectionprofile_reference import (
     DatastreamConnectionProfileRef,
 )
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -118,8 +118,8 @@ class BigQueryClustering(KRMModel):
     """
 
     columns: Annotated[
-        list[str] | None, Field(description="Required. Column names to set as clustering columns.")
-    ] = None
+        list[str], Field(description="Required. Column names to set as clustering columns.")
+    ]
 
 
 class BigQueryDestinationConfig(KRMModel):
@@ -208,24 +208,20 @@ class BlmtConfig(KRMModel):
     The configuration for BLMT.
     """
 
-    bucket: Annotated[str | None, Field(description="Required. The Cloud Storage bucket name.")] = (
-        None
-    )
+    bucket: Annotated[str, Field(description="Required. The Cloud Storage bucket name.")]
     connection_name: Annotated[
-        str | None, Field(alias="connectionName", description="Required. The bigquery connection.")
-    ] = None
+        str, Field(alias="connectionName", description="Required. The bigquery connection.")
+    ]
     file_format: Annotated[
-        BlmtConfigFileFormat | None,
-        Field(alias="fileFormat", description="Required. The file format."),
-    ] = None
+        BlmtConfigFileFormat, Field(alias="fileFormat", description="Required. The file format.")
+    ]
     root_path: Annotated[
         str | None,
         Field(alias="rootPath", description="The root path inside the Cloud Storage bucket."),
     ] = None
     table_format: Annotated[
-        BlmtConfigTableFormat | None,
-        Field(alias="tableFormat", description="Required. The table format."),
-    ] = None
+        BlmtConfigTableFormat, Field(alias="tableFormat", description="Required. The table format.")
+    ]
 
 
 class CustomizationRule(KRMModel):
@@ -262,9 +258,8 @@ class DatasetTemplate(KRMModel):
         ),
     ] = None
     location: Annotated[
-        str | None,
-        Field(description="Required. The geographic location where the dataset should reside."),
-    ] = None
+        str, Field(description="Required. The geographic location where the dataset should reside.")
+    ]
 
 
 class DatastreamStreamObservedState(KRMModel):
@@ -333,15 +328,13 @@ class DatastreamStreamSpec(KRMModel):
         ),
     ] = None
     destination_config: Annotated[
-        DestinationConfig | None,
+        DestinationConfig,
         Field(
             alias="destinationConfig",
             description="Required. Destination connection profile configuration.",
         ),
-    ] = None
-    display_name: Annotated[
-        str | None, Field(alias="displayName", description="Required. Display name.")
-    ] = None
+    ]
+    display_name: Annotated[str, Field(alias="displayName", description="Required. Display name.")]
     force: Annotated[
         bool | None, Field(description="Optional. Create the stream without validating it.")
     ] = None
@@ -366,11 +359,11 @@ class DatastreamStreamSpec(KRMModel):
         Field(alias="ruleSets", description="Optional. Rule sets to apply to the stream."),
     ] = None
     source_config: Annotated[
-        SourceConfig | None,
+        SourceConfig,
         Field(
             alias="sourceConfig", description="Required. Source connection profile configuration."
         ),
-    ] = None
+    ]
     state: Annotated[StreamState | None, Field(description="The state of the stream.")] = None
 
 
@@ -392,13 +385,13 @@ class DataverseSourceConfig(KRMModel):
         ),
     ] = None
     polling_interval: Annotated[
-        str | None,
+        str,
         Field(
             alias="pollingInterval",
             description="Required. Incremental sync polling interval for all objects.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
-    ] = None
+    ]
 
 
 class DestinationConfig(KRMModel):
@@ -411,12 +404,12 @@ class DestinationConfig(KRMModel):
         Field(alias="bigqueryDestinationConfig", description="BigQuery destination configuration."),
     ] = None
     destination_connection_profile_ref: Annotated[
-        DatastreamConnectionProfileRef | None,
+        DatastreamConnectionProfileRef,
         Field(
             alias="destinationConnectionProfileRef",
             description="A reference to a DatastreamConnectionProfile (API field `destinationConnectionProfile`).",
         ),
-    ] = None
+    ]
     gcs_destination_config: Annotated[
         GcsDestinationConfig | None,
         Field(
@@ -522,19 +515,19 @@ class IntegerRangePartition(KRMModel):
     Integer range partitioning. see https://cloud.google.com/bigquery/docs/partitioned-tables#integer_range
     """
 
-    column: Annotated[str | None, Field(description="Required. The partitioning column.")] = None
+    column: Annotated[str, Field(description="Required. The partitioning column.")]
     end: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(description="Required. The ending value for range partitioning (exclusive)."),
-    ] = None
+    ]
     interval: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(description="Required. The interval of each range within the partition."),
-    ] = None
+    ]
     start: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(description="Required. The starting value for range partitioning (inclusive)."),
-    ] = None
+    ]
 
 
 class JsonFileFormat(KRMModel):
@@ -559,18 +552,18 @@ class LogFileDirectories(KRMModel):
     """
 
     archived_log_directory: Annotated[
-        str | None,
+        str,
         Field(
             alias="archivedLogDirectory",
             description="Required. Oracle directory for archived logs.",
         ),
-    ] = None
+    ]
     online_log_directory: Annotated[
-        str | None,
+        str,
         Field(
             alias="onlineLogDirectory", description="Required. Oracle directory for online logs."
         ),
-    ] = None
+    ]
 
 
 class LogMiner(KRMModel):
@@ -630,8 +623,8 @@ class MongodbObjectIdentifier(KRMModel):
     MongoDB data source object identifier.
     """
 
-    collection: Annotated[str | None, Field(description="Required. The collection name.")] = None
-    database: Annotated[str | None, Field(description="Required. The database name.")] = None
+    collection: Annotated[str, Field(description="Required. The collection name.")]
+    database: Annotated[str, Field(description="Required. The database name.")]
 
 
 class MongodbSourceConfig(KRMModel):
@@ -711,8 +704,8 @@ class MysqlObjectIdentifier(KRMModel):
     Mysql data source object identifier.
     """
 
-    database: Annotated[str | None, Field(description="Required. The database name.")] = None
-    table: Annotated[str | None, Field(description="Required. The table name.")] = None
+    database: Annotated[str, Field(description="Required. The database name.")]
+    table: Annotated[str, Field(description="Required. The table name.")]
 
 
 class MysqlRdbms(KRMModel):
@@ -821,10 +814,8 @@ class OracleObjectIdentifier(KRMModel):
     Oracle data source object identifier.
     """
 
-    schema_: Annotated[
-        str | None, Field(alias="schema", description="Required. The schema name.")
-    ] = None
-    table: Annotated[str | None, Field(description="Required. The table name.")] = None
+    schema_: Annotated[str, Field(alias="schema", description="Required. The schema name.")]
+    table: Annotated[str, Field(description="Required. The table name.")]
 
 
 class OracleRdbms(KRMModel):
@@ -937,10 +928,8 @@ class PostgresqlObjectIdentifier(KRMModel):
     PostgreSQL data source object identifier.
     """
 
-    schema_: Annotated[
-        str | None, Field(alias="schema", description="Required. The schema name.")
-    ] = None
-    table: Annotated[str | None, Field(description="Required. The table name.")] = None
+    schema_: Annotated[str, Field(alias="schema", description="Required. The schema name.")]
+    table: Annotated[str, Field(description="Required. The table name.")]
 
 
 class PostgresqlRdbms(KRMModel):
@@ -991,18 +980,18 @@ class PostgresqlSourceConfig(KRMModel):
         ),
     ] = None
     publication: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The name of the publication that includes the set of all tables that are defined in the stream's include_objects."
         ),
-    ] = None
+    ]
     replication_slot: Annotated[
-        str | None,
+        str,
         Field(
             alias="replicationSlot",
             description="Required. Immutable. The name of the logical replication slot that's configured with the pgoutput plugin.",
         ),
-    ] = None
+    ]
 
 
 class PostgresqlTable(KRMModel):
@@ -1023,19 +1012,19 @@ class RuleSet(KRMModel):
     """
 
     customization_rules: Annotated[
-        list[CustomizationRule] | None,
+        list[CustomizationRule],
         Field(
             alias="customizationRules",
             description="Required. List of customization rules to apply.",
         ),
-    ] = None
+    ]
     object_filter: Annotated[
-        ObjectFilter | None,
+        ObjectFilter,
         Field(
             alias="objectFilter",
             description="Required. Object filter to apply the customization rules to.",
         ),
-    ] = None
+    ]
 
 
 class SalesforceField(KRMModel):
@@ -1062,13 +1051,13 @@ class SalesforceMarketingCloudSourceConfig(KRMModel):
         ),
     ] = None
     full_refresh_polling_interval: Annotated[
-        str | None,
+        str,
         Field(
             alias="fullRefreshPollingInterval",
             description="Required. Specifies the polling interval for a full refresh of objects that do not support incremental sync.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
-    ] = None
+    ]
     include_objects: Annotated[
         SourceCatalog | None,
         Field(
@@ -1076,13 +1065,13 @@ class SalesforceMarketingCloudSourceConfig(KRMModel):
         ),
     ] = None
     polling_interval: Annotated[
-        str | None,
+        str,
         Field(
             alias="pollingInterval",
             description="Required. Incremental sync polling interval for all objects.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
-    ] = None
+    ]
 
 
 class SalesforceObject(KRMModel):
@@ -1101,9 +1090,7 @@ class SalesforceObjectIdentifier(KRMModel):
     Salesforce data source object identifier.
     """
 
-    object_name: Annotated[
-        str | None, Field(alias="objectName", description="Required. The object name.")
-    ] = None
+    object_name: Annotated[str, Field(alias="objectName", description="Required. The object name.")]
 
 
 class SalesforceOrg(KRMModel):
@@ -1136,13 +1123,13 @@ class SalesforceSourceConfig(KRMModel):
         ),
     ] = None
     polling_interval: Annotated[
-        str | None,
+        str,
         Field(
             alias="pollingInterval",
             description="Required. Salesforce objects polling interval.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
-    ] = None
+    ]
 
 
 class ServiceNowSourceConfig(KRMModel):
@@ -1163,13 +1150,13 @@ class ServiceNowSourceConfig(KRMModel):
         ),
     ] = None
     polling_interval: Annotated[
-        str | None,
+        str,
         Field(
             alias="pollingInterval",
             description="Required. Incremental sync polling interval for all objects.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
-    ] = None
+    ]
 
 
 class SingleTargetDataset(KRMModel):
@@ -1233,12 +1220,12 @@ class SourceConfig(KRMModel):
         Field(alias="serviceNowSourceConfig", description="ServiceNow data source configuration."),
     ] = None
     source_connection_profile_ref: Annotated[
-        DatastreamConnectionProfileRef | None,
+        DatastreamConnectionProfileRef,
         Field(
             alias="sourceConnectionProfileRef",
             description="A reference to a DatastreamConnectionProfile (API field `sourceConnectionProfile`).",
         ),
-    ] = None
+    ]
     spanner_source_config: Annotated[
         SpannerSourceConfig | None,
         Field(alias="spannerSourceConfig", description="Spanner data source configuration."),
@@ -1278,9 +1265,7 @@ class SourceObject(KRMModel):
     Source object.
     """
 
-    object_name: Annotated[
-        str | None, Field(alias="objectName", description="Required. The object name.")
-    ] = None
+    object_name: Annotated[str, Field(alias="objectName", description="Required. The object name.")]
     properties: Annotated[
         list[SourceProperty] | None, Field(description="Optional. Source properties.")
     ] = None
@@ -1341,8 +1326,8 @@ class SourceProperty(KRMModel):
         list[SourceProperty] | None, Field(description="Optional. Source properties.")
     ] = None
     property_name: Annotated[
-        str | None, Field(alias="propertyName", description="Required. The property name.")
-    ] = None
+        str, Field(alias="propertyName", description="Required. The property name.")
+    ]
 
 
 class SpannerColumn(KRMModel):
@@ -1350,7 +1335,7 @@ class SpannerColumn(KRMModel):
     Spanner column.
     """
 
-    column: Annotated[str | None, Field(description="Required. The column name.")] = None
+    column: Annotated[str, Field(description="Required. The column name.")]
     data_type: Annotated[
         str | None, Field(alias="dataType", description="Optional. Spanner data type.")
     ] = None
@@ -1388,7 +1373,7 @@ class SpannerObjectIdentifier(KRMModel):
     schema_: Annotated[
         str | None, Field(alias="schema", description="Optional. The schema name.")
     ] = None
-    table: Annotated[str | None, Field(description="Required. The table name.")] = None
+    table: Annotated[str, Field(description="Required. The table name.")]
 
 
 class SpannerSchema(KRMModel):
@@ -1396,9 +1381,7 @@ class SpannerSchema(KRMModel):
     Spanner schema.
     """
 
-    schema_: Annotated[
-        str | None, Field(alias="schema", description="Required. The schema name.")
-    ] = None
+    schema_: Annotated[str, Field(alias="schema", description="Required. The schema name.")]
     tables: Annotated[
         list[SpannerTable] | None, Field(description="Optional. Spanner tables in the schema.")
     ] = None
@@ -1417,12 +1400,12 @@ class SpannerSourceConfig(KRMModel):
         ),
     ] = None
     change_stream_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="changeStreamName",
             description="Required. Immutable. The change stream name to use for the stream.",
         ),
-    ] = None
+    ]
     exclude_objects: Annotated[
         SpannerDatabase | None,
         Field(
@@ -1471,7 +1454,7 @@ class SpannerTable(KRMModel):
     columns: Annotated[
         list[SpannerColumn] | None, Field(description="Optional. Spanner columns in the table.")
     ] = None
-    table: Annotated[str | None, Field(description="Required. The table name.")] = None
+    table: Annotated[str, Field(description="Required. The table name.")]
 
 
 class SqlServerChangeTables(KRMModel):
@@ -1540,10 +1523,8 @@ class SqlServerObjectIdentifier(KRMModel):
     SQLServer data source object identifier.
     """
 
-    schema_: Annotated[
-        str | None, Field(alias="schema", description="Required. The schema name.")
-    ] = None
-    table: Annotated[str | None, Field(description="Required. The table name.")] = None
+    schema_: Annotated[str, Field(alias="schema", description="Required. The schema name.")]
+    table: Annotated[str, Field(description="Required. The table name.")]
 
 
 class SqlServerRdbms(KRMModel):
@@ -1629,7 +1610,7 @@ class TimeUnitPartition(KRMModel):
     Time unit column partitioning. see https://cloud.google.com/bigquery/docs/partitioned-tables#date_timestamp_partitioned_tables
     """
 
-    column: Annotated[str | None, Field(description="Required. The partitioning column.")] = None
+    column: Annotated[str, Field(description="Required. The partitioning column.")]
     partitioning_time_granularity: Annotated[
         TimeUnitPartitionPartitioningTimeGranularity | None,
         Field(alias="partitioningTimeGranularity", description="Optional. Partition granularity."),
@@ -1654,13 +1635,13 @@ class WorkdaySourceConfig(KRMModel):
         ),
     ] = None
     polling_interval: Annotated[
-        str | None,
+        str,
         Field(
             alias="pollingInterval",
             description="Required. Incremental sync polling interval for all objects.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
-    ] = None
+    ]
 
 
 SourceProperty.model_rebuild()

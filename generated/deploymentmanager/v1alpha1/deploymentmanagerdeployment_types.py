@@ -21,7 +21,7 @@ from kccgen.generated.deploymentmanager.v1alpha1.deploymentmanager_v2_api import
     QuotaExceededInfoRolloutStatus,
     SetCommonInstanceMetadataOperationMetadataPerLocationOperationInfoState,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.

@@ -13,7 +13,7 @@ from kccgen.generated.developerconnect.v1alpha1.developerconnect_v1_api import (
     CustomOAuthConfigScmProvider,
     ProviderOAuthConfigSystemProviderId,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.servicedirectory.v1alpha1.servicedirectoryservice_reference import (
     ServiceDirectoryServiceRef,
 )
@@ -29,37 +29,36 @@ class CustomOAuthConfig(KRMModel):
     """
 
     auth_uri: Annotated[
-        str | None,
+        str,
         Field(
             alias="authUri", description="Required. Immutable. The OAuth2 authorization server URL."
         ),
-    ] = None
+    ]
     client_id: Annotated[
-        str | None,
+        str,
         Field(alias="clientId", description="Required. The client ID of the OAuth application."),
-    ] = None
+    ]
     client_secret: Annotated[
-        str | None,
+        str,
         Field(
             alias="clientSecret",
             description="Required. Input only. The client secret of the OAuth application.",
         ),
-    ] = None
+    ]
     host_uri: Annotated[
-        str | None,
-        Field(alias="hostUri", description="Required. The host URI of the OAuth application."),
-    ] = None
+        str, Field(alias="hostUri", description="Required. The host URI of the OAuth application.")
+    ]
     pkce_disabled: Annotated[
         bool | None,
         Field(alias="pkceDisabled", description="Optional. Disable PKCE for this OAuth config."),
     ] = None
     scm_provider: Annotated[
-        CustomOAuthConfigScmProvider | None,
+        CustomOAuthConfigScmProvider,
         Field(alias="scmProvider", description="Required. The type of the SCM provider."),
-    ] = None
+    ]
     scopes: Annotated[
-        list[str] | None, Field(description="Required. The scopes to be requested during OAuth.")
-    ] = None
+        list[str], Field(description="Required. The scopes to be requested during OAuth.")
+    ]
     service_directory_config: Annotated[
         ServiceDirectoryConfig | None,
         Field(
@@ -75,9 +74,9 @@ class CustomOAuthConfig(KRMModel):
         ),
     ] = None
     token_uri: Annotated[
-        str | None,
+        str,
         Field(alias="tokenUri", description="Required. Immutable. The OAuth2 token request URL."),
-    ] = None
+    ]
 
 
 class CustomOAuthConfigObservedState(KRMModel):
@@ -199,11 +198,11 @@ class ProviderOAuthConfig(KRMModel):
     """
 
     scopes: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             description="Required. User selected scopes to apply to the Oauth config In the event of changing scopes, user records under AccountConnector will be deleted and users will re-auth again."
         ),
-    ] = None
+    ]
     system_provider_id: Annotated[
         ProviderOAuthConfigSystemProviderId | None,
         Field(
@@ -246,12 +245,12 @@ class ServiceDirectoryConfig(KRMModel):
     """
 
     service_ref: Annotated[
-        ServiceDirectoryServiceRef | None,
+        ServiceDirectoryServiceRef,
         Field(
             alias="serviceRef",
             description="A reference to a ServiceDirectoryService (API field `service`).",
         ),
-    ] = None
+    ]
 
 
 class DevConnectAccountConnectorStatus(KRMStatus):

@@ -13,11 +13,11 @@ from kccgen.generated.developerconnect.v1alpha1.developerconnect_v1_api import (
     GitHubConfigGithubApp,
     InstallationStateStage,
 )
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.external.secretmanagersecretversion_reference import (
     SecretManagerSecretVersionRef,
 )
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.servicedirectory.v1alpha1.servicedirectoryservice_reference import (
     ServiceDirectoryServiceRef,
 )
@@ -39,9 +39,7 @@ class BasicAuthentication(KRMModel):
             description="The password SecretManager secret version to authenticate as.",
         ),
     ] = None
-    username: Annotated[
-        str | None, Field(description="Required. The username to authenticate as.")
-    ] = None
+    username: Annotated[str, Field(description="Required. The username to authenticate as.")]
 
 
 class BearerTokenAuthentication(KRMModel):
@@ -64,32 +62,32 @@ class BitbucketCloudConfig(KRMModel):
     """
 
     authorizer_credential: Annotated[
-        UserCredential | None,
+        UserCredential,
         Field(
             alias="authorizerCredential",
             description="Required. An access token with the minimum `repository`, `pullrequest` and `webhook` scope access.",
         ),
-    ] = None
+    ]
     read_authorizer_credential: Annotated[
-        UserCredential | None,
+        UserCredential,
         Field(
             alias="readAuthorizerCredential",
             description="Required. An access token with the minimum `repository` access.",
         ),
-    ] = None
+    ]
     webhook_secret_secret_version_ref: Annotated[
-        SecretManagerSecretVersionRef | None,
+        SecretManagerSecretVersionRef,
         Field(
             alias="webhookSecretSecretVersionRef",
             description="A reference to a SecretManagerSecretVersion (API field `webhookSecretSecretVersion`).",
         ),
-    ] = None
+    ]
     workspace: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The Bitbucket Cloud Workspace ID to be connected to Google Cloud Platform."
         ),
-    ] = None
+    ]
 
 
 class BitbucketCloudConfigObservedState(KRMModel):
@@ -119,26 +117,26 @@ class BitbucketDataCenterConfig(KRMModel):
     """
 
     authorizer_credential: Annotated[
-        UserCredential | None,
+        UserCredential,
         Field(
             alias="authorizerCredential",
             description="Required. An http access token with the minimum `Repository admin` scope access.",
         ),
-    ] = None
+    ]
     host_uri: Annotated[
-        str | None,
+        str,
         Field(
             alias="hostUri",
             description="Required. The URI of the Bitbucket Data Center host this connection is for.",
         ),
-    ] = None
+    ]
     read_authorizer_credential: Annotated[
-        UserCredential | None,
+        UserCredential,
         Field(
             alias="readAuthorizerCredential",
             description="Required. An http access token with the minimum `Repository read` access.",
         ),
-    ] = None
+    ]
     service_directory_config: Annotated[
         ServiceDirectoryConfig | None,
         Field(
@@ -154,12 +152,12 @@ class BitbucketDataCenterConfig(KRMModel):
         ),
     ] = None
     webhook_secret_secret_version_ref: Annotated[
-        SecretManagerSecretVersionRef | None,
+        SecretManagerSecretVersionRef,
         Field(
             alias="webhookSecretSecretVersionRef",
             description="A reference to a SecretManagerSecretVersion (API field `webhookSecretSecretVersion`).",
         ),
-    ] = None
+    ]
 
 
 class BitbucketDataCenterConfigObservedState(KRMModel):
@@ -196,11 +194,11 @@ class CryptoKeyConfig(KRMModel):
     """
 
     key_ref: Annotated[
-        KMSCryptoKeyRef | None,
+        KMSCryptoKeyRef,
         Field(
             alias="keyRef", description="A reference to a KMSCryptoKey (API field `keyReference`)."
         ),
-    ] = None
+    ]
 
 
 class DevConnectConnectionObservedState(KRMModel):
@@ -416,12 +414,12 @@ class GenericHTTPEndpointConfig(KRMModel):
         ),
     ] = None
     host_uri: Annotated[
-        str | None,
+        str,
         Field(
             alias="hostUri",
             description="Required. Immutable. The service provider's https endpoint.",
         ),
-    ] = None
+    ]
     service_directory_config: Annotated[
         ServiceDirectoryConfig | None,
         Field(
@@ -455,12 +453,12 @@ class GitHubConfig(KRMModel):
         ),
     ] = None
     github_app: Annotated[
-        GitHubConfigGithubApp | None,
+        GitHubConfigGithubApp,
         Field(
             alias="githubApp",
             description="Required. Immutable. The GitHub Application that was installed to the GitHub user or organization.",
         ),
-    ] = None
+    ]
 
 
 class GitHubConfigObservedState(KRMModel):
@@ -503,12 +501,12 @@ class GitHubEnterpriseConfig(KRMModel):
         ),
     ] = None
     host_uri: Annotated[
-        str | None,
+        str,
         Field(
             alias="hostUri",
             description="Required. The URI of the GitHub Enterprise host this connection is for.",
         ),
-    ] = None
+    ]
     organization: Annotated[
         str | None,
         Field(
@@ -576,26 +574,26 @@ class GitLabConfig(KRMModel):
     """
 
     authorizer_credential: Annotated[
-        UserCredential | None,
+        UserCredential,
         Field(
             alias="authorizerCredential",
             description="Required. A GitLab personal access token with the minimum `api` scope access and a minimum role of `maintainer`.",
         ),
-    ] = None
+    ]
     read_authorizer_credential: Annotated[
-        UserCredential | None,
+        UserCredential,
         Field(
             alias="readAuthorizerCredential",
             description="Required. A GitLab personal access token with the minimum `read_api` scope access and a minimum role of `reporter`.",
         ),
-    ] = None
+    ]
     webhook_secret_secret_version_ref: Annotated[
-        SecretManagerSecretVersionRef | None,
+        SecretManagerSecretVersionRef,
         Field(
             alias="webhookSecretSecretVersionRef",
             description="A reference to a SecretManagerSecretVersion (API field `webhookSecretSecretVersion`).",
         ),
-    ] = None
+    ]
 
 
 class GitLabConfigObservedState(KRMModel):
@@ -625,26 +623,26 @@ class GitLabEnterpriseConfig(KRMModel):
     """
 
     authorizer_credential: Annotated[
-        UserCredential | None,
+        UserCredential,
         Field(
             alias="authorizerCredential",
             description="Required. A GitLab personal access token with the minimum `api` scope access and a minimum role of `maintainer`.",
         ),
-    ] = None
+    ]
     host_uri: Annotated[
-        str | None,
+        str,
         Field(
             alias="hostUri",
             description="Required. The URI of the GitLab Enterprise host this connection is for.",
         ),
-    ] = None
+    ]
     read_authorizer_credential: Annotated[
-        UserCredential | None,
+        UserCredential,
         Field(
             alias="readAuthorizerCredential",
             description="Required. A GitLab personal access token with the minimum `read_api` scope access and a minimum role of `reporter`.",
         ),
-    ] = None
+    ]
     service_directory_config: Annotated[
         ServiceDirectoryConfig | None,
         Field(
@@ -660,12 +658,12 @@ class GitLabEnterpriseConfig(KRMModel):
         ),
     ] = None
     webhook_secret_secret_version_ref: Annotated[
-        SecretManagerSecretVersionRef | None,
+        SecretManagerSecretVersionRef,
         Field(
             alias="webhookSecretSecretVersionRef",
             description="A reference to a SecretManagerSecretVersion (API field `webhookSecretSecretVersion`).",
         ),
-    ] = None
+    ]
 
 
 class GitLabEnterpriseConfigObservedState(KRMModel):
@@ -754,12 +752,12 @@ class OAuthCredential(KRMModel):
     """
 
     oauth_token_secret_version_ref: Annotated[
-        SecretManagerSecretVersionRef | None,
+        SecretManagerSecretVersionRef,
         Field(
             alias="oauthTokenSecretVersionRef",
             description="A reference to a SecretManagerSecretVersion (API field `oauthTokenSecretVersion`).",
         ),
-    ] = None
+    ]
 
 
 class OAuthCredentialObservedState(KRMModel):
@@ -778,11 +776,11 @@ class SecureSourceManagerInstanceConfig(KRMModel):
     """
 
     instance: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Immutable. Secure Source Manager instance resource, formatted as `projects/*/locations/*/instances/*`"
         ),
-    ] = None
+    ]
 
 
 class ServiceDirectoryConfig(KRMModel):
@@ -791,12 +789,12 @@ class ServiceDirectoryConfig(KRMModel):
     """
 
     service_ref: Annotated[
-        ServiceDirectoryServiceRef | None,
+        ServiceDirectoryServiceRef,
         Field(
             alias="serviceRef",
             description="A reference to a ServiceDirectoryService (API field `service`).",
         ),
-    ] = None
+    ]
 
 
 class UserCredential(KRMModel):
@@ -805,12 +803,12 @@ class UserCredential(KRMModel):
     """
 
     user_token_secret_version_ref: Annotated[
-        SecretManagerSecretVersionRef | None,
+        SecretManagerSecretVersionRef,
         Field(
             alias="userTokenSecretVersionRef",
             description="A reference to a SecretManagerSecretVersion (API field `userTokenSecretVersion`).",
         ),
-    ] = None
+    ]
 
 
 class UserCredentialObservedState(KRMModel):

@@ -90,9 +90,7 @@ class DevConnectGitRepositoryLinkSpec(KRMModel):
         dict[str, str] | None,
         Field(description="Optional. Allows clients to store small amounts of arbitrary data."),
     ] = None
-    clone_uri: Annotated[
-        str | None, Field(alias="cloneUri", description="Required. Git Clone URI.")
-    ] = None
+    clone_uri: Annotated[str, Field(alias="cloneUri", description="Required. Git Clone URI.")]
     connection_ref: Annotated[
         DevConnectConnectionRef,
         Field(

@@ -14,7 +14,7 @@ from kccgen.generated.developerconnect.v1alpha1.developerconnect_v1_api import (
     InsightsConfigState,
     RuntimeConfigState,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -78,9 +78,8 @@ class ArtifactConfig(KRMModel):
         ),
     ] = None
     uri: Annotated[
-        str | None,
-        Field(description="Required. Immutable. The URI of the artifact that is deployed."),
-    ] = None
+        str, Field(description="Required. Immutable. The URI of the artifact that is deployed.")
+    ]
 
 
 class DevConnectInsightsConfigObservedState(KRMModel):
@@ -195,12 +194,12 @@ class GoogleArtifactAnalysis(KRMModel):
     """
 
     project_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="projectId",
             description="Required. The project id of the project where the provenance is stored.",
         ),
-    ] = None
+    ]
 
 
 class GoogleArtifactRegistry(KRMModel):
@@ -209,16 +208,16 @@ class GoogleArtifactRegistry(KRMModel):
     """
 
     artifact_registry_package: Annotated[
-        str | None,
+        str,
         Field(
             alias="artifactRegistryPackage",
             description="Required. Immutable. The name of the artifact registry package.",
         ),
-    ] = None
+    ]
     project_id: Annotated[
-        str | None,
+        str,
         Field(alias="projectId", description="Required. The host project of Artifact Registry."),
-    ] = None
+    ]
 
 
 class GoogleCloudRunObserved(KRMModel):

@@ -462,9 +462,9 @@ class DfareportingCreativeSpec(KRMModel):
         ),
     ] = None
     advertiser_id: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(alias="advertiserId", description="Required. Advertiser ID of this creative."),
-    ] = None
+    ]
     allow_script_access: Annotated[
         bool | None,
         Field(
@@ -764,9 +764,7 @@ class DfareportingCreativeSpec(KRMModel):
         int | Int64String | None,
         Field(alias="totalFileSize", description="Combined size of all creative assets."),
     ] = None
-    type: Annotated[CreativeType | None, Field(description="Required. Type of this creative.")] = (
-        None
-    )
+    type: Annotated[CreativeType, Field(description="Required. Type of this creative.")]
     universal_ad_id: Annotated[
         UniversalAdId | None,
         Field(alias="universalAdId", description="A Universal Ad ID as per the VAST 4.0 spec."),

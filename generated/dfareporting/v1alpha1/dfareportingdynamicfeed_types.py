@@ -35,18 +35,18 @@ class ContentSource(KRMModel):
         Field(alias="contentSourceName", description="Optional. The name of the content source."),
     ] = None
     resource_link: Annotated[
-        str | None,
+        str,
         Field(
             alias="resourceLink",
             description="Required. The link to the file of the content source.",
         ),
-    ] = None
+    ]
     resource_type: Annotated[
-        ContentSourceResourceType | None,
+        ContentSourceResourceType,
         Field(
             alias="resourceType", description="Required. The resource type of the content source."
         ),
-    ] = None
+    ]
 
 
 class ContentSourceMetaDataObserved(KRMModel):
@@ -160,11 +160,11 @@ class DfareportingDynamicFeedSpec(KRMModel):
     """
 
     content_source: Annotated[
-        ContentSource | None,
+        ContentSource,
         Field(
             alias="contentSource", description="Required. The content source of the dynamic feed."
         ),
-    ] = None
+    ]
     dynamic_feed_ref: Annotated[
         DfareportingDynamicFeedRef | None,
         Field(
@@ -173,11 +173,11 @@ class DfareportingDynamicFeedSpec(KRMModel):
         ),
     ] = None
     element: Annotated[
-        Element | None,
+        Element,
         Field(
             description="Required. The element of the dynamic feed that is to specify the schema of the feed."
         ),
-    ] = None
+    ]
     feed_schedule: Annotated[
         FeedSchedule | None,
         Field(alias="feedSchedule", description="Optional. The schedule of the dynamic feed."),
@@ -190,11 +190,11 @@ class DfareportingDynamicFeedSpec(KRMModel):
         ),
     ] = None
     studio_advertiser_id: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="studioAdvertiserId", description="Required. Advertiser ID of this dynamic feed."
         ),
-    ] = None
+    ]
 
 
 class Element(KRMModel):
@@ -227,16 +227,16 @@ class Element(KRMModel):
         ),
     ] = None
     external_id_field_id: Annotated[
-        int | None,
+        int,
         Field(
             alias="externalIdFieldId",
             description="Required. The field ID to specify the field used for uniquely identifying the feed row.",
         ),
-    ] = None
+    ]
     feed_fields: Annotated[
-        list[FeedField] | None,
+        list[FeedField],
         Field(alias="feedFields", description="Required. The list of fields of the element."),
-    ] = None
+    ]
     is_local_timestamp: Annotated[
         bool | None,
         Field(
@@ -252,12 +252,12 @@ class Element(KRMModel):
         ),
     ] = None
     reporting_label_field_id: Annotated[
-        int | None,
+        int,
         Field(
             alias="reportingLabelFieldId",
             description="Required. The field ID to specify the field used for dynamic reporting in Campaign Manager 360.",
         ),
-    ] = None
+    ]
     start_timestamp_field_id: Annotated[
         int | None,
         Field(
@@ -299,8 +299,8 @@ class FeedField(KRMModel):
     filterable: Annotated[
         bool | None, Field(description="Optional. Whether the field is filterable.")
     ] = None
-    id: Annotated[int | None, Field(description="Required. The ID of the field.")] = None
-    name: Annotated[str | None, Field(description="Required. The name of the field.")] = None
+    id: Annotated[int, Field(description="Required. The ID of the field.")]
+    name: Annotated[str, Field(description="Required. The name of the field.")]
     renderable: Annotated[
         bool | None, Field(description="Optional. Whether the field is able to display.")
     ] = None
@@ -310,9 +310,7 @@ class FeedField(KRMModel):
             description="Optional. Whether the field is required and should not be empty in the feed."
         ),
     ] = None
-    type: Annotated[FeedFieldType | None, Field(description="Required. The type of the field.")] = (
-        None
-    )
+    type: Annotated[FeedFieldType, Field(description="Required. The type of the field.")]
 
 
 class FeedIngestionStatusObserved(KRMModel):
@@ -494,5 +492,5 @@ class DfareportingDynamicFeed(KRMObject):
         Literal["dfareporting.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "dfareporting.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["DfareportingDynamicFeed"] = "DfareportingDynamicFeed"
-    spec: DfareportingDynamicFeedSpec = Field(default_factory=DfareportingDynamicFeedSpec)
+    spec: DfareportingDynamicFeedSpec
     status: DfareportingDynamicFeedStatus | None = None

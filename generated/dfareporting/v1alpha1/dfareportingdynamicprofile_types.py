@@ -149,12 +149,12 @@ class DfareportingDynamicProfileSpec(KRMModel):
         DynamicProfileStatus | None, Field(description="Optional. Status of this dynamic profile.")
     ] = None
     studio_advertiser_id: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="studioAdvertiserId",
             description="Required. Advertiser ID of this dynamic profile.",
         ),
-    ] = None
+    ]
 
 
 class DynamicProfileFeedSettings(KRMModel):
@@ -439,5 +439,5 @@ class DfareportingDynamicProfile(KRMObject):
         Literal["dfareporting.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "dfareporting.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["DfareportingDynamicProfile"] = "DfareportingDynamicProfile"
-    spec: DfareportingDynamicProfileSpec = Field(default_factory=DfareportingDynamicProfileSpec)
+    spec: DfareportingDynamicProfileSpec
     status: DfareportingDynamicProfileStatus | None = None

@@ -70,12 +70,12 @@ class DfareportingFloodlightActivitySpec(KRMModel):
         ),
     ] = None
     conversion_category: Annotated[
-        FloodlightActivityConversionCategory | None,
+        FloodlightActivityConversionCategory,
         Field(
             alias="conversionCategory",
             description="Required. The conversion category of the activity.",
         ),
-    ] = None
+    ]
     counting_method: Annotated[
         FloodlightActivityCountingMethod | None,
         Field(

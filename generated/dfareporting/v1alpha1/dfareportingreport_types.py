@@ -277,29 +277,29 @@ class ReportCrossMediaReachCriteria(KRMModel):
     """
 
     date_range: Annotated[
-        DateRange | None,
+        DateRange,
         Field(
             alias="dateRange", description="Required. The date range this report should be run for."
         ),
-    ] = None
+    ]
     dimension_filters: Annotated[
-        list[DimensionValue] | None,
+        list[DimensionValue],
         Field(
             alias="dimensionFilters",
             description="Required. The list of filters on which dimensions are filtered.",
         ),
-    ] = None
+    ]
     dimensions: Annotated[
-        list[SortedDimension] | None,
+        list[SortedDimension],
         Field(description="Required. The list of dimensions the report should include."),
-    ] = None
+    ]
     metric_names: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="metricNames",
             description="Required. The list of names of metrics the report should include.",
         ),
-    ] = None
+    ]
 
 
 class ReportDelivery(KRMModel):

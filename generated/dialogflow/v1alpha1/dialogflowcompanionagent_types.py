@@ -15,7 +15,7 @@ from kccgen.generated.dialogflow.v1alpha1.dialogflow_v2_api import (
     GoogleCloudDialogflowV2GuidanceInstructionTriggerEvent,
     GoogleCloudDialogflowV2ToolsetToolConfirmationRequirement,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.

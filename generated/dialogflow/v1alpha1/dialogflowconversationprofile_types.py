@@ -27,7 +27,7 @@ from kccgen.generated.dialogflow.v1alpha1.dialogflowcompanionagent_reference imp
     DialogflowCompanionAgentRef,
 )
 from kccgen.generated.dialogflowcx.v1alpha1.dialogflowcxagent_reference import DialogflowCXAgentRef
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.

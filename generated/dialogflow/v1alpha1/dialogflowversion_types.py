@@ -12,7 +12,7 @@ from kccgen.generated.dialogflow.v1alpha1 import dialogflow_v2_api
 from kccgen.generated.dialogflow.v1alpha1.dialogflow_v2_api import (
     GoogleCloudDialogflowV2VersionStatus,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.

@@ -66,8 +66,8 @@ class DiscoveryEngineAssistantSpec(KRMModel):
         str | None, Field(description="Optional. Description for additional information.")
     ] = None
     display_name: Annotated[
-        str | None, Field(alias="displayName", description="Required. The assistant display name.")
-    ] = None
+        str, Field(alias="displayName", description="Required. The assistant display name.")
+    ]
     enabled_tools: Annotated[
         dict[str, GoogleCloudDiscoveryengineV1AssistantToolList] | None,
         Field(alias="enabledTools", description="Optional. The enabled tools on this assistant."),
@@ -140,9 +140,7 @@ class GoogleCloudDiscoveryengineV1AssistantCustomerPolicyBannedPhrase(KRMModel):
         GoogleCloudDiscoveryengineV1AssistantCustomerPolicyBannedPhraseMatchType | None,
         Field(alias="matchType", description="Optional. Match type for the banned phrase."),
     ] = None
-    phrase: Annotated[
-        str | None, Field(description="Required. The raw string content to be banned.")
-    ] = None
+    phrase: Annotated[str, Field(description="Required. The raw string content to be banned.")]
 
 
 class GoogleCloudDiscoveryengineV1AssistantCustomerPolicyModelArmorConfig(KRMModel):

@@ -54,7 +54,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("dataStoreRef", "location", "projectRef", "resourceID"),
+    krm_only=("dataStore", "location", "projectRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

@@ -25,10 +25,10 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "dataStoreRef", "DiscoveryEngineCollectionDataStore"),
-        ("location", "dataStoreRef", "DiscoveryEngineCollectionDataStore"),
-        ("collection", "dataStoreRef", "DiscoveryEngineCollectionDataStore"),
-        ("dataStore", "dataStoreRef", "DiscoveryEngineCollectionDataStore"),
+        ("project", "dataStoreRef", "DiscoveryEngineDataStore"),
+        ("location", "dataStoreRef", "DiscoveryEngineDataStore"),
+        ("collection", "dataStoreRef", "DiscoveryEngineDataStore"),
+        ("dataStore", "dataStoreRef", "DiscoveryEngineDataStore"),
         ("schema", "resourceID", ""),
     ),
     id_generation="user",
@@ -38,7 +38,7 @@ IDENTITY = IdentityTemplate(
 REFERENCES: tuple[RefField, ...] = (
     RefField(
         path="dataStoreRef",
-        target="DiscoveryEngineCollectionDataStore",
+        target="DiscoveryEngineDataStore",
         api_path="{dataStore}",
         parent=True,
     ),

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.discoveryengine.v1alpha1 import discoveryengine_v1_api
-from kccgen.generated.discoveryengine.v1alpha1.discoveryenginecollectiondatastore_reference import (
-    DiscoveryEngineCollectionDataStoreRef,
+from kccgen.generated.discoveryengine.v1alpha1.discoveryenginedatastore_reference import (
+    DiscoveryEngineDataStoreRef,
 )
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -30,10 +30,10 @@ class DiscoveryEngineDataStoreSchemaSpec(KRMModel):
     """
 
     data_store_ref: Annotated[
-        DiscoveryEngineCollectionDataStoreRef,
+        DiscoveryEngineDataStoreRef,
         Field(
             alias="dataStoreRef",
-            description="Immutable. The DiscoveryEngineCollectionDataStore that this DiscoveryEngineDataStoreSchema belongs to.",
+            description="Immutable. The DiscoveryEngineDataStore that this DiscoveryEngineDataStoreSchema belongs to.",
         ),
     ]
     json_schema: Annotated[

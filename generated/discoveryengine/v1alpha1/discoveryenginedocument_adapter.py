@@ -59,7 +59,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("branch", "dataStoreRef", "location", "projectRef", "resourceID"),
+    krm_only=("branch", "dataStore", "location", "projectRef", "resourceID"),
 )
 
 register_adapter(ADAPTER)

@@ -9,9 +9,7 @@ from __future__ import annotations
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.discoveryengine.v1alpha1 import discoveryengine_v1_api
-from kccgen.generated.discoveryengine.v1alpha1.discoveryenginedatastore_reference import (
-    DiscoveryEngineDataStoreRef,
-)
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -57,11 +55,11 @@ class DiscoveryEngineDocumentSpec(KRMModel):
         GoogleCloudDiscoveryengineV1DocumentContent | None,
         Field(description="The unstructured data linked to this document."),
     ] = None
-    data_store_ref: Annotated[
-        DiscoveryEngineDataStoreRef,
+    data_store: Annotated[
+        str,
         Field(
-            alias="dataStoreRef",
-            description="Immutable. The DiscoveryEngineDataStore that this DiscoveryEngineDocument belongs to.",
+            alias="dataStore",
+            description="Immutable. The dataStore of the DiscoveryEngineDocument.",
         ),
     ]
     id: Annotated[str | None, Field(description="Immutable. The identifier of the document.")] = (
@@ -71,9 +69,19 @@ class DiscoveryEngineDocumentSpec(KRMModel):
         str | None,
         Field(alias="jsonData", description="The JSON string representation of the document."),
     ] = None
+    location: Annotated[
+        str, Field(description="Immutable. The location of the DiscoveryEngineDocument.")
+    ]
     parent_document_id: Annotated[
         str | None,
         Field(alias="parentDocumentId", description="The identifier of the parent document."),
+    ] = None
+    project_ref: Annotated[
+        ProjectRef | None,
+        Field(
+            alias="projectRef",
+            description="Immutable. The Project that this DiscoveryEngineDocument belongs to.",
+        ),
     ] = None
     resource_id: Annotated[
         str | None,

@@ -30,10 +30,10 @@ from kccgen.generated.discoveryengine.v1alpha1.discoveryengine_v1_api import (
     GoogleCloudDiscoveryengineV1EngineSolutionType,
     GoogleCloudDiscoveryengineV1SessionConfigSessionManagementPolicy,
 )
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networkservices.v1alpha1.networkservicesagentgateway_reference import (
     NetworkServicesAgentGatewayRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -166,9 +166,8 @@ class DiscoveryEngineEngineSpec(KRMModel):
         ),
     ] = None
     display_name: Annotated[
-        str | None,
-        Field(alias="displayName", description="Required. The display name of the engine."),
-    ] = None
+        str, Field(alias="displayName", description="Required. The display name of the engine.")
+    ]
     feature_policies: Annotated[
         dict[str, GoogleCloudDiscoveryengineV1EngineFeaturePolicy] | None,
         Field(
@@ -264,9 +263,9 @@ class DiscoveryEngineEngineSpec(KRMModel):
         Field(alias="sessionConfig", description="Optional. Non-empty default."),
     ] = None
     solution_type: Annotated[
-        GoogleCloudDiscoveryengineV1EngineSolutionType | None,
+        GoogleCloudDiscoveryengineV1EngineSolutionType,
         Field(alias="solutionType", description="Required. The solutions of the engine."),
-    ] = None
+    ]
 
 
 class GoogleCloudDiscoveryengineV1AgentGatewaySetting(KRMModel):
@@ -289,12 +288,12 @@ class GoogleCloudDiscoveryengineV1AgentGatewaySettingAgentGatewayReference(KRMMo
     """
 
     agent_gateway_ref: Annotated[
-        NetworkServicesAgentGatewayRef | None,
+        NetworkServicesAgentGatewayRef,
         Field(
             alias="agentGatewayRef",
             description="A reference to a NetworkServicesAgentGateway (API field `name`).",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudDiscoveryengineV1CmekConfigObserved(KRMModel):
@@ -395,23 +394,23 @@ class GoogleCloudDiscoveryengineV1EngineChatEngineConfigAgentCreationConfig(KRMM
         ),
     ] = None
     default_language_code: Annotated[
-        str | None,
+        str,
         Field(
             alias="defaultLanguageCode",
             description="Required. The default language of the agent as a language tag.",
         ),
-    ] = None
+    ]
     location: Annotated[
         str | None,
         Field(description="Agent location for Agent creation, supported values: global/us/eu."),
     ] = None
     time_zone: Annotated[
-        str | None,
+        str,
         Field(
             alias="timeZone",
             description="Required. The time zone of the agent from the [time zone database](https://www.iana.org/time-zones), e.g., America/New_York, Europe/Paris.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudDiscoveryengineV1EngineChatEngineMetadataObserved(KRMModel):
@@ -471,13 +470,11 @@ class GoogleCloudDiscoveryengineV1EngineFeaturePolicyMember(KRMModel):
     display_name: Annotated[
         str | None, Field(alias="displayName", description="Optional. Label shown in the console.")
     ] = None
-    id: Annotated[
-        str | None, Field(description="Required. Identifier evaluated at serving time.")
-    ] = None
+    id: Annotated[str, Field(description="Required. Identifier evaluated at serving time.")]
     type: Annotated[
-        GoogleCloudDiscoveryengineV1EngineFeaturePolicyMemberType | None,
+        GoogleCloudDiscoveryengineV1EngineFeaturePolicyMemberType,
         Field(description="Required. Kind of member."),
-    ] = None
+    ]
 
 
 class GoogleCloudDiscoveryengineV1EngineFeaturePolicyMemberObservedState(KRMModel):
@@ -608,7 +605,7 @@ class GoogleCloudDiscoveryengineV1EngineMediaRecommendationEngineConfig(KRMModel
             description="The training state that the engine is in (e.g. `TRAINING` or `PAUSED`).",
         ),
     ] = None
-    type: Annotated[str | None, Field(description="Required. The type of engine.")] = None
+    type: Annotated[str, Field(description="Required. The type of engine.")]
 
 
 class GoogleCloudDiscoveryengineV1EngineMediaRecommendationEngineConfigEngineFeaturesConfig(
@@ -657,16 +654,15 @@ class GoogleCloudDiscoveryengineV1EngineMediaRecommendationEngineConfigOptimizat
     """
 
     target_field: Annotated[
-        str | None,
-        Field(alias="targetField", description="Required. The name of the field to target."),
-    ] = None
+        str, Field(alias="targetField", description="Required. The name of the field to target.")
+    ]
     target_field_value_float: Annotated[
-        float | None,
+        float,
         Field(
             alias="targetFieldValueFloat",
             description="Required. The threshold to be applied to the target (e.g., 0.5).",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudDiscoveryengineV1EngineMediaRecommendationEngineConfigRecommendedForYouFeatureConfig(

@@ -64,7 +64,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("filterAction.dataStoreRef", OBJECT, (REQUIRED,), True, True, {"api_path": "filterAction.dataStore"}),
         ("filterAction.filter", STRING, (REQUIRED,), True, True),
         ("promoteAction", OBJECT, (), True, True),
-        ("promoteAction.dataStore", STRING, (REQUIRED,), True, True),
+        ("promoteAction.dataStoreRef", OBJECT, (REQUIRED,), True, True, {"api_path": "promoteAction.dataStore"}),
         ("promoteAction.searchLinkPromotion", OBJECT, (REQUIRED,), True, True),
         ("promoteAction.searchLinkPromotion.description", STRING, (OPTIONAL,), True, True),
         ("promoteAction.searchLinkPromotion.document", STRING, (OPTIONAL,), True, True),

@@ -15,8 +15,8 @@ from kccgen.generated.discoveryengine.v1alpha1.discoveryengine_v1_api import (
     GoogleCloudDiscoveryengineV1ControlSolutionType,
     GoogleCloudDiscoveryengineV1ControlUseCases,
 )
-from kccgen.generated.discoveryengine.v1alpha1.discoveryenginecollectiondatastore_reference import (
-    DiscoveryEngineCollectionDataStoreRef,
+from kccgen.generated.discoveryengine.v1alpha1.discoveryenginedatastore_reference import (
+    DiscoveryEngineDataStoreRef,
 )
 from kccgen.generated.discoveryengine.v1alpha1.discoveryengineengine_reference import (
     DiscoveryEngineEngineRef,
@@ -55,8 +55,8 @@ class DiscoveryEngineEngineControlSpec(KRMModel):
         Field(description="Determines when the associated action will trigger."),
     ] = None
     display_name: Annotated[
-        str | None, Field(alias="displayName", description="Required. Human readable name.")
-    ] = None
+        str, Field(alias="displayName", description="Required. Human readable name.")
+    ]
     engine_ref: Annotated[
         DiscoveryEngineEngineRef,
         Field(
@@ -90,12 +90,12 @@ class DiscoveryEngineEngineControlSpec(KRMModel):
         ),
     ] = None
     solution_type: Annotated[
-        GoogleCloudDiscoveryengineV1ControlSolutionType | None,
+        GoogleCloudDiscoveryengineV1ControlSolutionType,
         Field(
             alias="solutionType",
             description="Required. Immutable. What solution the control belongs to.",
         ),
-    ] = None
+    ]
     synonyms_action: Annotated[
         GoogleCloudDiscoveryengineV1ControlSynonymsAction | None,
         Field(
@@ -185,15 +185,15 @@ class GoogleCloudDiscoveryengineV1ControlBoostAction(KRMModel):
         float | None, Field(description="Strength of the boost, which should be in [-1, 1].")
     ] = None
     data_store_ref: Annotated[
-        DiscoveryEngineCollectionDataStoreRef | None,
+        DiscoveryEngineDataStoreRef,
         Field(
             alias="dataStoreRef",
-            description="A reference to a DiscoveryEngineCollectionDataStore (API field `dataStore`).",
+            description="A reference to a DiscoveryEngineDataStore (API field `dataStore`).",
         ),
-    ] = None
+    ]
     filter: Annotated[
-        str | None, Field(description="Required. Specifies which products to apply the boost to.")
-    ] = None
+        str, Field(description="Required. Specifies which products to apply the boost to.")
+    ]
     fixed_boost: Annotated[
         float | None,
         Field(
@@ -270,16 +270,15 @@ class GoogleCloudDiscoveryengineV1ControlFilterAction(KRMModel):
     """
 
     data_store_ref: Annotated[
-        DiscoveryEngineCollectionDataStoreRef | None,
+        DiscoveryEngineDataStoreRef,
         Field(
             alias="dataStoreRef",
-            description="A reference to a DiscoveryEngineCollectionDataStore (API field `dataStore`).",
+            description="A reference to a DiscoveryEngineDataStore (API field `dataStore`).",
         ),
-    ] = None
+    ]
     filter: Annotated[
-        str | None,
-        Field(description="Required. A filter to apply on the matching condition results."),
-    ] = None
+        str, Field(description="Required. A filter to apply on the matching condition results.")
+    ]
 
 
 class GoogleCloudDiscoveryengineV1ControlPromoteAction(KRMModel):
@@ -287,19 +286,19 @@ class GoogleCloudDiscoveryengineV1ControlPromoteAction(KRMModel):
     Promote certain links based on some trigger queries. Example: Promote shoe store link when searching for `shoe` keyword. The link can be outside of associated data store.
     """
 
-    data_store: Annotated[
-        str | None,
+    data_store_ref: Annotated[
+        DiscoveryEngineDataStoreRef,
         Field(
-            alias="dataStore",
-            description="Required. Data store with which this promotion is attached to.",
+            alias="dataStoreRef",
+            description="A reference to a DiscoveryEngineDataStore (API field `dataStore`).",
         ),
-    ] = None
+    ]
     search_link_promotion: Annotated[
-        GoogleCloudDiscoveryengineV1SearchLinkPromotion | None,
+        GoogleCloudDiscoveryengineV1SearchLinkPromotion,
         Field(
             alias="searchLinkPromotion", description="Required. Promotion attached to this action."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudDiscoveryengineV1ControlRedirectAction(KRMModel):
@@ -308,12 +307,12 @@ class GoogleCloudDiscoveryengineV1ControlRedirectAction(KRMModel):
     """
 
     redirect_uri: Annotated[
-        str | None,
+        str,
         Field(
             alias="redirectUri",
             description="Required. The URI to which the shopper will be redirected.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudDiscoveryengineV1ControlSynonymsAction(KRMModel):
@@ -345,7 +344,7 @@ class GoogleCloudDiscoveryengineV1SearchLinkPromotion(KRMModel):
         str | None,
         Field(alias="imageUri", description="Optional. The promotion thumbnail image url."),
     ] = None
-    title: Annotated[str | None, Field(description="Required. The title of the promotion.")] = None
+    title: Annotated[str, Field(description="Required. The title of the promotion.")]
     uri: Annotated[
         str | None, Field(description="Optional. The URL for the page the user wants to promote.")
     ] = None

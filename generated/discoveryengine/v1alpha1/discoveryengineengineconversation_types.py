@@ -230,12 +230,12 @@ class GoogleCloudDiscoveryengineV1SearchResponseSummaryReference(KRMModel):
         ),
     ] = None
     document_ref: Annotated[
-        DiscoveryEngineBranchDocumentRef | None,
+        DiscoveryEngineBranchDocumentRef,
         Field(
             alias="documentRef",
             description="A reference to a DiscoveryEngineBranchDocument (API field `document`).",
         ),
-    ] = None
+    ]
     title: Annotated[str | None, Field(description="Title of the document.")] = None
     uri: Annotated[str | None, Field(description="Cloud Storage or HTTP uri for the document.")] = (
         None

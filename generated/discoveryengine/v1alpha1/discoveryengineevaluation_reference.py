@@ -47,7 +47,7 @@ REFERENCES: tuple[RefField, ...] = (
     ),
     RefField(
         path="evaluationSpec.searchRequest.dataStoreSpecs[].dataStoreRef",
-        target="DiscoveryEngineCollectionDataStore",
+        target="DiscoveryEngineDataStore",
         api_path="evaluationSpec.searchRequest.dataStoreSpecs[].dataStore",
     ),
 )

@@ -27,13 +27,13 @@ from kccgen.generated.discoveryengine.v1alpha1.discoveryengine_v1beta_api import
     GoogleCloudDiscoveryengineV1betaSearchRequestSearchAsYouTypeSpecCondition,
     GoogleCloudDiscoveryengineV1betaSearchRequestSpellCorrectionSpecMode,
 )
-from kccgen.generated.discoveryengine.v1alpha1.discoveryenginecollectiondatastore_reference import (
-    DiscoveryEngineCollectionDataStoreRef,
+from kccgen.generated.discoveryengine.v1alpha1.discoveryenginedatastore_reference import (
+    DiscoveryEngineDataStoreRef,
 )
 from kccgen.generated.discoveryengine.v1alpha1.discoveryenginesamplequeryset_reference import (
     DiscoveryEngineSampleQuerySetRef,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -91,9 +91,9 @@ class DiscoveryEngineEvaluationSpec(KRMModel):
     """
 
     evaluation_spec: Annotated[
-        GoogleCloudDiscoveryengineV1betaEvaluationEvaluationSpec | None,
+        GoogleCloudDiscoveryengineV1betaEvaluationEvaluationSpec,
         Field(alias="evaluationSpec", description="Required. The specification of the evaluation."),
-    ] = None
+    ]
     location: Annotated[
         str, Field(description="Immutable. The location of the DiscoveryEngineEvaluation.")
     ]
@@ -123,12 +123,12 @@ class GoogleCloudDiscoveryengineV1betaEvaluationEvaluationSpec(KRMModel):
         Field(alias="querySetSpec", description="Optional. The specification of the query set."),
     ] = None
     search_request: Annotated[
-        GoogleCloudDiscoveryengineV1betaSearchRequest | None,
+        GoogleCloudDiscoveryengineV1betaSearchRequest,
         Field(
             alias="searchRequest",
             description="Required. The search request that is used to perform the evaluation.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudDiscoveryengineV1betaEvaluationEvaluationSpecQuerySetSpec(KRMModel):
@@ -419,12 +419,12 @@ class GoogleCloudDiscoveryengineV1betaSearchRequest(KRMModel):
         Field(alias="searchAsYouTypeSpec", description="Search as you type configuration."),
     ] = None
     serving_config: Annotated[
-        str | None,
+        str,
         Field(
             alias="servingConfig",
             description="Required. The resource name of the Search serving config, such as `projects/*/locations/global/collections/default_collection/engines/*/servingConfigs/default_serving_config`, or `projects/*/locations/global/collections/default_collection/dataStores/default_data_store/servingConfigs/default_serving_config`.",
         ),
-    ] = None
+    ]
     session: Annotated[str | None, Field(description="The session resource name.")] = None
     session_spec: Annotated[
         GoogleCloudDiscoveryengineV1betaSearchRequestSessionSpec | None,
@@ -839,12 +839,12 @@ class GoogleCloudDiscoveryengineV1betaSearchRequestDataStoreSpec(KRMModel):
         ),
     ] = None
     data_store_ref: Annotated[
-        DiscoveryEngineCollectionDataStoreRef | None,
+        DiscoveryEngineDataStoreRef,
         Field(
             alias="dataStoreRef",
-            description="A reference to a DiscoveryEngineCollectionDataStore (API field `dataStore`).",
+            description="A reference to a DiscoveryEngineDataStore (API field `dataStore`).",
         ),
-    ] = None
+    ]
     filter: Annotated[
         str | None,
         Field(
@@ -912,9 +912,9 @@ class GoogleCloudDiscoveryengineV1betaSearchRequestFacetSpec(KRMModel):
         Field(alias="excludedFilterKeys", description="List of keys to exclude when faceting."),
     ] = None
     facet_key: Annotated[
-        GoogleCloudDiscoveryengineV1betaSearchRequestFacetSpecFacetKey | None,
+        GoogleCloudDiscoveryengineV1betaSearchRequestFacetSpecFacetKey,
         Field(alias="facetKey", description="Required. The facet key specification."),
-    ] = None
+    ]
     limit: Annotated[
         int | None, Field(description="Maximum facet values that are returned for this facet.")
     ] = None
@@ -940,11 +940,11 @@ class GoogleCloudDiscoveryengineV1betaSearchRequestFacetSpecFacetKey(KRMModel):
         Field(description="Set only if values should be bucketed into intervals."),
     ] = None
     key: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Supported textual and numerical facet keys in Document object, over which the facet values are computed."
         ),
-    ] = None
+    ]
     order_by: Annotated[
         str | None, Field(alias="orderBy", description="The order in which documents are returned.")
     ] = None
@@ -1152,9 +1152,9 @@ class GoogleCloudDiscoveryengineV1betaSearchRequestSearchAsYouTypeSpecField(KRMM
     """
 
     key: Annotated[
-        str | None,
+        str,
         Field(description="Required. A field key that has been indexed for Search As You Type."),
-    ] = None
+    ]
     weight: Annotated[
         float | None, Field(description="Optional. Weight for scores from this field.")
     ] = None

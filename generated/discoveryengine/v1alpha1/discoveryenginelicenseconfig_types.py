@@ -14,7 +14,7 @@ from kccgen.generated.discoveryengine.v1alpha1.discoveryengine_v1_api import (
     GoogleCloudDiscoveryengineV1LicenseConfigSubscriptionTerm,
     GoogleCloudDiscoveryengineV1LicenseConfigSubscriptionTier,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -83,9 +83,9 @@ class DiscoveryEngineLicenseConfigSpec(KRMModel):
         ),
     ] = None
     license_count: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(alias="licenseCount", description="Required. Number of licenses purchased."),
-    ] = None
+    ]
     location: Annotated[
         str, Field(description="Immutable. The location of the DiscoveryEngineLicenseConfig.")
     ]
@@ -104,19 +104,19 @@ class DiscoveryEngineLicenseConfigSpec(KRMModel):
         ),
     ] = None
     start_date: Annotated[
-        GoogleTypeDate | None, Field(alias="startDate", description="Required. The start date.")
-    ] = None
+        GoogleTypeDate, Field(alias="startDate", description="Required. The start date.")
+    ]
     subscription_term: Annotated[
-        GoogleCloudDiscoveryengineV1LicenseConfigSubscriptionTerm | None,
+        GoogleCloudDiscoveryengineV1LicenseConfigSubscriptionTerm,
         Field(alias="subscriptionTerm", description="Required. Subscription term."),
-    ] = None
+    ]
     subscription_tier: Annotated[
-        GoogleCloudDiscoveryengineV1LicenseConfigSubscriptionTier | None,
+        GoogleCloudDiscoveryengineV1LicenseConfigSubscriptionTier,
         Field(
             alias="subscriptionTier",
             description="Required. Subscription tier information for the license config.",
         ),
-    ] = None
+    ]
 
 
 class GoogleTypeDate(KRMModel):

@@ -33,7 +33,7 @@ ADAPTER = Adapter(
         "tasks",
         "pushNotificationConfigs",
     ),
-    template="projects/{project}/locations/{location}/collections/{collection}/engines/{engine}/assistants/{assistant}/agents/{agent}/a2a/v1/tasks/{task}/pushNotificationConfigs/{pushNotificationConfig}",
+    template="tasks/{task}/pushNotificationConfigs/{pushNotificationConfig}",
     id_param="pushNotificationConfig",
     get=Call(
         method="get",
@@ -72,16 +72,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=(
-        "agent",
-        "assistantRef",
-        "collection",
-        "engineRef",
-        "location",
-        "projectRef",
-        "resourceID",
-        "task",
-    ),
+    krm_only=("resourceID", "task"),
 )
 
 register_adapter(ADAPTER)

@@ -34,11 +34,9 @@ STRING = FieldType(kind=TypeKind.STRING)
 FIELDS: tuple[FieldRule, ...] = field_rules(
     get="discoveryengine.projects.locations.collections.engines.assistants.agents.a2a.v1.tasks.pushNotificationConfigs.get",
     update=None,
-    identity="projects/{project}/locations/{location}/collections/{collection}/engines/{engine}/assistants/{assistant}/agents/{agent}/a2a/v1/tasks/{task}/pushNotificationConfigs/{pushNotificationConfig}",
+    identity="tasks/{task}/pushNotificationConfigs/{pushNotificationConfig}",
     fixed="no update method for discoveryengine.v1 projects.locations.collections.engines.assistants.agents.a2a.v1.tasks.pushNotificationConfigs",
     spec=(
-        ("agent", STRING, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
-        ("assistantRef", OBJECT, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("configId", STRING, (IMMUTABLE, INPUT_ONLY, REQUIRED), False, False),
         ("pushNotificationConfig", OBJECT, (), False, True),
         ("pushNotificationConfig.authentication", OBJECT, (), False, True),

@@ -9,9 +9,6 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.discoveryengine.v1alpha1 import discoveryengine_v1_api
-from kccgen.generated.discoveryengine.v1alpha1.discoveryengineassistant_reference import (
-    DiscoveryEngineAssistantRef,
-)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -53,19 +50,9 @@ class DiscoveryEnginePushNotificationConfigObservedState(KRMModel):
 
 
 class DiscoveryEnginePushNotificationConfigSpec(KRMModel):
-    agent: Annotated[
-        str, Field(description="Immutable. The agent of the DiscoveryEnginePushNotificationConfig.")
-    ]
-    assistant_ref: Annotated[
-        DiscoveryEngineAssistantRef,
-        Field(
-            alias="assistantRef",
-            description="Immutable. The DiscoveryEngineAssistant that this DiscoveryEnginePushNotificationConfig belongs to.",
-        ),
-    ]
     config_id: Annotated[
-        str | None, Field(alias="configId", description="Required. The ID for the new config.")
-    ] = None
+        str, Field(alias="configId", description="Required. The ID for the new config.")
+    ]
     push_notification_config: Annotated[
         A2aV1PushNotificationConfig | None,
         Field(

@@ -65,7 +65,7 @@ class GoogleCloudDiscoveryengineV1betaSampleQueryQueryEntry(KRMModel):
     Query Entry captures metadata to be used for search evaluation.
     """
 
-    query: Annotated[str | None, Field(description="Required. The query.")] = None
+    query: Annotated[str, Field(description="Required. The query.")]
     targets: Annotated[
         list[GoogleCloudDiscoveryengineV1betaSampleQueryQueryEntryTarget] | None,
         Field(description="List of targets for the query."),

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.discoveryengine.v1alpha1 import discoveryengine_v1beta_api
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -42,9 +42,8 @@ class DiscoveryEngineSampleQuerySetSpec(KRMModel):
         str | None, Field(description="The description of the SampleQuerySet.")
     ] = None
     display_name: Annotated[
-        str | None,
-        Field(alias="displayName", description="Required. The sample query set display name."),
-    ] = None
+        str, Field(alias="displayName", description="Required. The sample query set display name.")
+    ]
     location: Annotated[
         str, Field(description="Immutable. The location of the DiscoveryEngineSampleQuerySet.")
     ]

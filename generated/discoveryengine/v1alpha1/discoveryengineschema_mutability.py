@@ -27,8 +27,10 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="discoveryengine.projects.locations.dataStores.schemas.patch (PATCH) sends the whole resource",
     identity="projects/{project}/locations/{location}/dataStores/{dataStore}/schemas/{schema}",
     spec=(
-        ("dataStoreRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("dataStore", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("jsonSchema", STRING, (), True, True),
+        ("location", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("structSchema", MAP_OF_ANY, (), True, True),
     ),

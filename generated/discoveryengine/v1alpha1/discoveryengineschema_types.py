@@ -9,9 +9,7 @@ from __future__ import annotations
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.discoveryengine.v1alpha1 import discoveryengine_v1_api
-from kccgen.generated.discoveryengine.v1alpha1.discoveryenginedatastore_reference import (
-    DiscoveryEngineDataStoreRef,
-)
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -29,15 +27,24 @@ class DiscoveryEngineSchemaSpec(KRMModel):
     Defines the structure and layout of a type of document data.
     """
 
-    data_store_ref: Annotated[
-        DiscoveryEngineDataStoreRef,
+    data_store: Annotated[
+        str,
         Field(
-            alias="dataStoreRef",
-            description="Immutable. The DiscoveryEngineDataStore that this DiscoveryEngineSchema belongs to.",
+            alias="dataStore", description="Immutable. The dataStore of the DiscoveryEngineSchema."
         ),
     ]
     json_schema: Annotated[
         str | None, Field(alias="jsonSchema", description="The JSON representation of the schema.")
+    ] = None
+    location: Annotated[
+        str, Field(description="Immutable. The location of the DiscoveryEngineSchema.")
+    ]
+    project_ref: Annotated[
+        ProjectRef | None,
+        Field(
+            alias="projectRef",
+            description="Immutable. The Project that this DiscoveryEngineSchema belongs to.",
+        ),
     ] = None
     resource_id: Annotated[
         str | None,

@@ -72,7 +72,7 @@ ADAPTER = Adapter(
             lro=Lro.GOOGLE_LONGRUNNING,
         )
     ),
-    krm_only=("dataStoreRef", "location", "projectRef", "resourceID"),
+    krm_only=("dataStore", "location", "projectRef", "resourceID"),
     operations=(
         (
             "projects.locations.collections.dataConnector.operations",

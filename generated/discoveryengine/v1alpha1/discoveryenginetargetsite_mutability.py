@@ -35,8 +35,10 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="discoveryengine.projects.locations.dataStores.siteSearchEngine.targetSites.patch (PATCH) sends the whole resource",
     identity="projects/{project}/locations/{location}/dataStores/{dataStore}/siteSearchEngine/targetSites/{targetSite}",
     spec=(
-        ("dataStoreRef", OBJECT, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("dataStore", STRING, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("exactMatch", BOOLEAN, (IMMUTABLE,), False, True),
+        ("location", STRING, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("providedUriPattern", STRING, (INPUT_ONLY, REQUIRED), True, False),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("type", ENUM, (), True, True),

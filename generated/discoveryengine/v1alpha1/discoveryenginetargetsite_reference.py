@@ -25,9 +25,9 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "dataStoreRef", "DiscoveryEngineDataStore"),
-        ("location", "dataStoreRef", "DiscoveryEngineDataStore"),
-        ("dataStore", "dataStoreRef", "DiscoveryEngineDataStore"),
+        ("project", "projectRef", "Project"),
+        ("location", "location", ""),
+        ("dataStore", "dataStore", ""),
         ("targetSite", "resourceID", ""),
     ),
     id_generation="service",
@@ -36,9 +36,9 @@ IDENTITY = IdentityTemplate(
 #: Reference fields of DiscoveryEngineTargetSite objects (path under spec -> target Kind).
 REFERENCES: tuple[RefField, ...] = (
     RefField(
-        path="dataStoreRef",
-        target="DiscoveryEngineDataStore",
-        api_path="{dataStore}",
+        path="projectRef",
+        target="Project",
+        api_path="{project}",
         parent=True,
     ),
 )

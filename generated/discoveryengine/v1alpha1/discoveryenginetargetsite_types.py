@@ -14,9 +14,7 @@ from kccgen.generated.discoveryengine.v1alpha1.discoveryengine_v1_api import (
     GoogleCloudDiscoveryengineV1TargetSiteIndexingStatus,
     GoogleCloudDiscoveryengineV1TargetSiteType,
 )
-from kccgen.generated.discoveryengine.v1alpha1.discoveryenginedatastore_reference import (
-    DiscoveryEngineDataStoreRef,
-)
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -72,11 +70,11 @@ class DiscoveryEngineTargetSiteSpec(KRMModel):
     A target site for the SiteSearchEngine.
     """
 
-    data_store_ref: Annotated[
-        DiscoveryEngineDataStoreRef,
+    data_store: Annotated[
+        str,
         Field(
-            alias="dataStoreRef",
-            description="Immutable. The DiscoveryEngineDataStore that this DiscoveryEngineTargetSite belongs to.",
+            alias="dataStore",
+            description="Immutable. The dataStore of the DiscoveryEngineTargetSite.",
         ),
     ]
     exact_match: Annotated[
@@ -86,13 +84,23 @@ class DiscoveryEngineTargetSiteSpec(KRMModel):
             description="Immutable. If set to false, a uri_pattern is generated to include all pages whose address contains the provided_uri_pattern.",
         ),
     ] = None
+    location: Annotated[
+        str, Field(description="Immutable. The location of the DiscoveryEngineTargetSite.")
+    ]
+    project_ref: Annotated[
+        ProjectRef | None,
+        Field(
+            alias="projectRef",
+            description="Immutable. The Project that this DiscoveryEngineTargetSite belongs to.",
+        ),
+    ] = None
     provided_uri_pattern: Annotated[
-        str | None,
+        str,
         Field(
             alias="providedUriPattern",
             description="Required. Input only. The user provided URI pattern from which the `generated_uri_pattern` is generated.",
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(

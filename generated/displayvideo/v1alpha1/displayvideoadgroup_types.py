@@ -179,12 +179,12 @@ class DisplayVideoAdGroupSpec(KRMModel):
     """
 
     ad_group_format: Annotated[
-        AdGroupAdGroupFormat | None,
+        AdGroupAdGroupFormat,
         Field(
             alias="adGroupFormat",
             description="Required. Immutable. The format of the ads in the ad group.",
         ),
-    ] = None
+    ]
     ad_group_inventory_control: Annotated[
         AdGroupInventoryControl | None,
         Field(
@@ -206,23 +206,22 @@ class DisplayVideoAdGroupSpec(KRMModel):
         ),
     ] = None
     display_name: Annotated[
-        str | None,
-        Field(alias="displayName", description="Required. The display name of the ad group."),
-    ] = None
+        str, Field(alias="displayName", description="Required. The display name of the ad group.")
+    ]
     entity_status: Annotated[
-        AdGroupEntityStatus | None,
+        AdGroupEntityStatus,
         Field(
             alias="entityStatus",
             description="Required. Controls whether or not the ad group can spend its budget and bid on inventory.",
         ),
-    ] = None
+    ]
     line_item_id: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="lineItemId",
             description="Required. Immutable. The unique ID of the line item that the ad group belongs to.",
         ),
-    ] = None
+    ]
     product_feed_data: Annotated[
         ProductFeedData | None,
         Field(
@@ -284,12 +283,12 @@ class MaximizeSpendBidStrategy(KRMModel):
         ),
     ] = None
     performance_goal_type: Annotated[
-        MaximizeSpendBidStrategyPerformanceGoalType | None,
+        MaximizeSpendBidStrategyPerformanceGoalType,
         Field(
             alias="performanceGoalType",
             description="Required. The type of the performance goal that the bidding strategy tries to minimize while spending the full budget.",
         ),
-    ] = None
+    ]
     raise_bid_for_deals: Annotated[
         bool | None,
         Field(
@@ -319,19 +318,19 @@ class PerformanceGoalBidStrategy(KRMModel):
         ),
     ] = None
     performance_goal_amount_micros: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="performanceGoalAmountMicros",
             description="Required. The performance goal the bidding strategy will attempt to meet or beat, in micros of the advertiser's currency or in micro of the ROAS (Return On Advertising Spend) value which is also based on advertiser's currency.",
         ),
-    ] = None
+    ]
     performance_goal_type: Annotated[
-        PerformanceGoalBidStrategyPerformanceGoalType | None,
+        PerformanceGoalBidStrategyPerformanceGoalType,
         Field(
             alias="performanceGoalType",
             description="Required. The type of the performance goal that the bidding strategy will try to meet or beat.",
         ),
-    ] = None
+    ]
 
 
 class ProductFeedData(KRMModel):
@@ -436,12 +435,12 @@ class TargetingExpansionConfig(KRMModel):
     """
 
     enable_optimized_targeting: Annotated[
-        bool | None,
+        bool,
         Field(
             alias="enableOptimizedTargeting",
             description="Required. Whether to enable Optimized Targeting for the line item.",
         ),
-    ] = None
+    ]
     exclude_demographic_expansion: Annotated[
         bool | None,
         Field(

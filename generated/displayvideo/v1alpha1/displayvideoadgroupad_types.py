@@ -498,9 +498,9 @@ class BumperAd(KRMModel):
     """
 
     common_in_stream_attribute: Annotated[
-        CommonInStreamAttribute | None,
+        CommonInStreamAttribute,
         Field(alias="commonInStreamAttribute", description="Required. Common ad attributes."),
-    ] = None
+    ]
 
 
 class BumperAdObservedState(KRMModel):
@@ -520,12 +520,12 @@ class CarouselCard(KRMModel):
     """
 
     call_to_action: Annotated[
-        str | None,
+        str,
         Field(
             alias="callToAction",
             description="Required. The text on the call-to-action button shown on the card.",
         ),
-    ] = None
+    ]
     final_mobile_url: Annotated[
         str | None,
         Field(
@@ -534,13 +534,13 @@ class CarouselCard(KRMModel):
         ),
     ] = None
     final_url: Annotated[
-        str | None,
+        str,
         Field(
             alias="finalUrl",
             description="Required. The URL address of the webpage that people reach after they click the card.",
         ),
-    ] = None
-    headline: Annotated[str | None, Field(description="Required. The headline of the card.")] = None
+    ]
+    headline: Annotated[str, Field(description="Required. The headline of the card.")]
     marketing_image: Annotated[
         ImageAsset | None,
         Field(
@@ -617,23 +617,22 @@ class CommonInStreamAttribute(KRMModel):
         ),
     ] = None
     display_url: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayUrl",
             description="Required. The webpage address that appears with the ad.",
         ),
-    ] = None
+    ]
     final_url: Annotated[
-        str | None,
+        str,
         Field(
             alias="finalUrl",
             description="Required. The URL address of the webpage that people reach after they click the ad.",
         ),
-    ] = None
+    ]
     video: Annotated[
-        YoutubeVideoDetails | None,
-        Field(description="Required. Immutable. The YouTube video of the ad."),
-    ] = None
+        YoutubeVideoDetails, Field(description="Required. Immutable. The YouTube video of the ad.")
+    ]
 
 
 class CommonInStreamAttributeObservedState(KRMModel):
@@ -667,17 +666,15 @@ class DcmTrackingInfo(KRMModel):
     """
 
     creative_id: Annotated[
-        int | Int64String | None,
-        Field(alias="creativeId", description="Required. The DCM creative id."),
-    ] = None
+        int | Int64String, Field(alias="creativeId", description="Required. The DCM creative id.")
+    ]
     placement_id: Annotated[
-        int | Int64String | None,
-        Field(alias="placementId", description="Required. The DCM placement id."),
-    ] = None
+        int | Int64String, Field(alias="placementId", description="Required. The DCM placement id.")
+    ]
     tracking_ad_id: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(alias="trackingAdId", description="Required. The DCM tracking ad id."),
-    ] = None
+    ]
 
 
 class DemandGenCarouselAd(KRMModel):
@@ -690,8 +687,8 @@ class DemandGenCarouselAd(KRMModel):
         Field(alias="businessName", description="Optional. The business name shown on the ad."),
     ] = None
     cards: Annotated[
-        list[CarouselCard] | None, Field(description="Required. The list of cards shown on the ad.")
-    ] = None
+        list[CarouselCard], Field(description="Required. The list of cards shown on the ad.")
+    ]
     custom_parameters: Annotated[
         dict[str, str] | None,
         Field(
@@ -699,16 +696,14 @@ class DemandGenCarouselAd(KRMModel):
             description="Optional. The custom parameters and accompanying values to add to the tracking URL.",
         ),
     ] = None
-    description: Annotated[
-        str | None, Field(description="Required. The description of the ad.")
-    ] = None
+    description: Annotated[str, Field(description="Required. The description of the ad.")]
     final_url: Annotated[
-        str | None,
+        str,
         Field(
             alias="finalUrl",
             description="Required. The URL address of the webpage that people reach after they click the ad.",
         ),
-    ] = None
+    ]
     final_url_suffix: Annotated[
         str | None,
         Field(
@@ -716,7 +711,7 @@ class DemandGenCarouselAd(KRMModel):
             description="Optional. The suffix to append to landing page URLs.",
         ),
     ] = None
-    headline: Annotated[str | None, Field(description="Required. The headline of the ad.")] = None
+    headline: Annotated[str, Field(description="Required. The headline of the ad.")]
     logo: Annotated[
         ImageAsset | None, Field(description="Optional. The logo image used by this ad.")
     ] = None
@@ -761,11 +756,11 @@ class DemandGenImageAd(KRMModel):
         Field(alias="businessName", description="Optional. The business name shown on the ad."),
     ] = None
     call_to_action: Annotated[
-        str | None,
+        str,
         Field(
             alias="callToAction", description="Required. The call-to-action button shown on the ad."
         ),
-    ] = None
+    ]
     custom_parameters: Annotated[
         dict[str, str] | None,
         Field(
@@ -774,8 +769,8 @@ class DemandGenImageAd(KRMModel):
         ),
     ] = None
     descriptions: Annotated[
-        list[str] | None, Field(description="Required. The list of descriptions shown on the ad.")
-    ] = None
+        list[str], Field(description="Required. The list of descriptions shown on the ad.")
+    ]
     final_mobile_url: Annotated[
         str | None,
         Field(
@@ -784,12 +779,12 @@ class DemandGenImageAd(KRMModel):
         ),
     ] = None
     final_url: Annotated[
-        str | None,
+        str,
         Field(
             alias="finalUrl",
             description="Required. The URL address of the webpage that people reach after they click the ad.",
         ),
-    ] = None
+    ]
     final_url_suffix: Annotated[
         str | None,
         Field(
@@ -798,8 +793,8 @@ class DemandGenImageAd(KRMModel):
         ),
     ] = None
     headlines: Annotated[
-        list[str] | None, Field(description="Required. The list of headlines shown on the ad.")
-    ] = None
+        list[str], Field(description="Required. The list of headlines shown on the ad.")
+    ]
     logo_images: Annotated[
         list[ImageAsset] | None,
         Field(alias="logoImages", description="The list of logo images shown on the ad."),
@@ -877,11 +872,11 @@ class DemandGenProductAd(KRMModel):
         Field(alias="businessName", description="Optional. The business name shown on the ad."),
     ] = None
     call_to_action: Annotated[
-        DemandGenProductAdCallToAction | None,
+        DemandGenProductAdCallToAction,
         Field(
             alias="callToAction", description="Required. The call-to-action button shown on the ad."
         ),
-    ] = None
+    ]
     custom_parameters: Annotated[
         dict[str, str] | None,
         Field(
@@ -889,9 +884,7 @@ class DemandGenProductAd(KRMModel):
             description="Optional. The custom parameters and accompanying values to add to the tracking URL.",
         ),
     ] = None
-    description: Annotated[
-        str | None, Field(description="Required. The description of the ad.")
-    ] = None
+    description: Annotated[str, Field(description="Required. The description of the ad.")]
     display_url_breadcrumb1: Annotated[
         str | None,
         Field(
@@ -907,12 +900,12 @@ class DemandGenProductAd(KRMModel):
         ),
     ] = None
     final_url: Annotated[
-        str | None,
+        str,
         Field(
             alias="finalUrl",
             description="Required. The URL address of the webpage that people reach after they click the ad.",
         ),
-    ] = None
+    ]
     final_url_suffix: Annotated[
         str | None,
         Field(
@@ -920,7 +913,7 @@ class DemandGenProductAd(KRMModel):
             description="Optional. The suffix to append to landing page URLs.",
         ),
     ] = None
-    headline: Annotated[str | None, Field(description="Required. The headline of the ad.")] = None
+    headline: Annotated[str, Field(description="Required. The headline of the ad.")]
     logo: Annotated[
         ImageAsset | None, Field(description="Optional. The logo image used by this ad.")
     ] = None
@@ -961,11 +954,11 @@ class DemandGenVideoAd(KRMModel):
         Field(alias="businessName", description="Optional. The business name shown on the ad."),
     ] = None
     call_to_action: Annotated[
-        DemandGenVideoAdCallToAction | None,
+        DemandGenVideoAdCallToAction,
         Field(
             alias="callToAction", description="Required. The call-to-action button shown on the ad."
         ),
-    ] = None
+    ]
     companion_banner: Annotated[
         ImageAsset | None,
         Field(
@@ -980,8 +973,8 @@ class DemandGenVideoAd(KRMModel):
         ),
     ] = None
     descriptions: Annotated[
-        list[str] | None, Field(description="Required. The list of descriptions shown on the ad.")
-    ] = None
+        list[str], Field(description="Required. The list of descriptions shown on the ad.")
+    ]
     display_url_breadcrumb1: Annotated[
         str | None,
         Field(
@@ -1004,12 +997,12 @@ class DemandGenVideoAd(KRMModel):
         ),
     ] = None
     final_url: Annotated[
-        str | None,
+        str,
         Field(
             alias="finalUrl",
             description="Required. The URL address of the webpage that people reach after they click the ad.",
         ),
-    ] = None
+    ]
     final_url_suffix: Annotated[
         str | None,
         Field(
@@ -1018,18 +1011,18 @@ class DemandGenVideoAd(KRMModel):
         ),
     ] = None
     headlines: Annotated[
-        list[str] | None, Field(description="Required. The list of headlines shown on the ad.")
-    ] = None
+        list[str], Field(description="Required. The list of headlines shown on the ad.")
+    ]
     logo: Annotated[
         ImageAsset | None, Field(description="Optional. The logo image used by this ad.")
     ] = None
     long_headlines: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="longHeadlines",
             description="Required. The list of long headlines shown on the ad.",
         ),
-    ] = None
+    ]
     user_specified_tracking_url: Annotated[
         str | None,
         Field(
@@ -1038,9 +1031,9 @@ class DemandGenVideoAd(KRMModel):
         ),
     ] = None
     videos: Annotated[
-        list[YoutubeVideoDetails] | None,
+        list[YoutubeVideoDetails],
         Field(description="Required. The list of YouTube video assets used by this ad."),
-    ] = None
+    ]
 
 
 class DemandGenVideoAdObservedState(KRMModel):
@@ -1196,12 +1189,12 @@ class DisplayVideoAdGroupAdSpec(KRMModel):
     """
 
     ad_group_id: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="adGroupId",
             description="Required. Immutable. The unique ID of the ad group that the ad belongs to.",
         ),
-    ] = None
+    ]
     advertiser_ref: Annotated[
         DisplayVideoAdvertiserRef,
         Field(
@@ -1249,12 +1242,12 @@ class DisplayVideoAdGroupAdSpec(KRMModel):
         ),
     ] = None
     display_name: Annotated[
-        str | None, Field(alias="displayName", description="Required. The display name of the ad.")
-    ] = None
+        str, Field(alias="displayName", description="Required. The display name of the ad.")
+    ]
     entity_status: Annotated[
-        AdGroupAdEntityStatus | None,
+        AdGroupAdEntityStatus,
         Field(alias="entityStatus", description="Required. The entity status of the ad."),
-    ] = None
+    ]
     in_stream_ad: Annotated[
         InStreamAd | None,
         Field(
@@ -1302,9 +1295,9 @@ class ImageAsset(KRMModel):
     """
 
     asset_id: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(alias="assetId", description="Required. The unique ID of the asset."),
-    ] = None
+    ]
 
 
 class ImageAssetObservedState(KRMModel):
@@ -1335,9 +1328,9 @@ class InStreamAd(KRMModel):
     """
 
     common_in_stream_attribute: Annotated[
-        CommonInStreamAttribute | None,
+        CommonInStreamAttribute,
         Field(alias="commonInStreamAttribute", description="Required. Common ad attributes."),
-    ] = None
+    ]
     custom_parameters: Annotated[
         dict[str, str] | None,
         Field(
@@ -1436,9 +1429,9 @@ class NonSkippableAd(KRMModel):
     """
 
     common_in_stream_attribute: Annotated[
-        CommonInStreamAttribute | None,
+        CommonInStreamAttribute,
         Field(alias="commonInStreamAttribute", description="Required. Common ad attributes."),
-    ] = None
+    ]
     custom_parameters: Annotated[
         dict[str, str] | None,
         Field(
@@ -1524,12 +1517,12 @@ class VideoPerformanceAd(KRMModel):
         ),
     ] = None
     final_url: Annotated[
-        str | None,
+        str,
         Field(
             alias="finalUrl",
             description="Required. The URL address of the webpage that people reach after they click the ad.",
         ),
-    ] = None
+    ]
     headlines: Annotated[
         list[str] | None,
         Field(description="Optional. The list of headlines shown on the call-to-action banner."),
@@ -1545,9 +1538,9 @@ class VideoPerformanceAd(KRMModel):
         ),
     ] = None
     videos: Annotated[
-        list[YoutubeVideoDetails] | None,
+        list[YoutubeVideoDetails],
         Field(description="Required. The list of YouTube video assets used by this ad."),
-    ] = None
+    ]
 
 
 class VideoPerformanceAdObservedState(KRMModel):
@@ -1588,9 +1581,9 @@ class YoutubeVideoDetails(KRMModel):
     """
 
     video_asset_id: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(alias="videoAssetId", description="Required. The YouTube video asset id."),
-    ] = None
+    ]
 
 
 class YoutubeVideoDetailsObserved(KRMModel):

@@ -61,12 +61,12 @@ class AdvertiserBillingConfig(KRMModel):
     """
 
     billing_profile_id: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="billingProfileId",
             description="Required. The ID of a billing profile assigned to the advertiser.",
         ),
-    ] = None
+    ]
 
 
 class AdvertiserCreativeConfig(KRMModel):
@@ -124,19 +124,19 @@ class AdvertiserGeneralConfig(KRMModel):
     """
 
     currency_code: Annotated[
-        str | None,
+        str,
         Field(
             alias="currencyCode",
             description="Required. Immutable. Advertiser's currency in ISO 4217 format.",
         ),
-    ] = None
+    ]
     domain_url: Annotated[
-        str | None,
+        str,
         Field(
             alias="domainUrl",
             description="Required. The domain URL of the advertiser's primary website.",
         ),
-    ] = None
+    ]
 
 
 class AdvertiserGeneralConfigObservedState(KRMModel):
@@ -191,26 +191,26 @@ class CmHybridConfig(KRMModel):
     """
 
     cm_account_id: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="cmAccountId",
             description="Required. Immutable. Account ID of the CM360 Floodlight configuration linked with the DV360 advertiser.",
         ),
-    ] = None
+    ]
     cm_floodlight_config_id: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="cmFloodlightConfigId",
             description="Required. Immutable. ID of the CM360 Floodlight configuration linked with the DV360 advertiser.",
         ),
-    ] = None
+    ]
     cm_floodlight_linking_authorized: Annotated[
-        bool | None,
+        bool,
         Field(
             alias="cmFloodlightLinkingAuthorized",
             description="Required. Immutable. By setting this field to `true`, you, on behalf of your company, authorize the sharing of information from the given Floodlight configuration to this Display & Video 360 advertiser.",
         ),
-    ] = None
+    ]
     cm_syncable_site_ids: Annotated[
         list[int | Int64String] | None,
         Field(
@@ -280,19 +280,19 @@ class DisplayVideoAdvertiserSpec(KRMModel):
     """
 
     ad_server_config: Annotated[
-        AdvertiserAdServerConfig | None,
+        AdvertiserAdServerConfig,
         Field(
             alias="adServerConfig",
             description="Required. Immutable. Ad server related settings of the advertiser.",
         ),
-    ] = None
+    ]
     billing_config: Annotated[
-        AdvertiserBillingConfig | None,
+        AdvertiserBillingConfig,
         Field(
             alias="billingConfig",
             description="Required. Billing related settings of the advertiser.",
         ),
-    ] = None
+    ]
     contains_eu_political_ads: Annotated[
         AdvertiserContainsEuPoliticalAds | None,
         Field(
@@ -301,12 +301,12 @@ class DisplayVideoAdvertiserSpec(KRMModel):
         ),
     ] = None
     creative_config: Annotated[
-        AdvertiserCreativeConfig | None,
+        AdvertiserCreativeConfig,
         Field(
             alias="creativeConfig",
             description="Required. Creative related settings of the advertiser.",
         ),
-    ] = None
+    ]
     data_access_config: Annotated[
         AdvertiserDataAccessConfig | None,
         Field(
@@ -329,31 +329,30 @@ class DisplayVideoAdvertiserSpec(KRMModel):
         ),
     ] = None
     display_name: Annotated[
-        str | None,
-        Field(alias="displayName", description="Required. The display name of the advertiser."),
-    ] = None
+        str, Field(alias="displayName", description="Required. The display name of the advertiser.")
+    ]
     entity_status: Annotated[
-        AdvertiserEntityStatus | None,
+        AdvertiserEntityStatus,
         Field(
             alias="entityStatus",
             description="Required. Controls whether or not insertion orders and line items of the advertiser can spend their budgets and bid on inventory.",
         ),
-    ] = None
+    ]
     general_config: Annotated[
-        AdvertiserGeneralConfig | None,
+        AdvertiserGeneralConfig,
         Field(alias="generalConfig", description="Required. General settings of the advertiser."),
-    ] = None
+    ]
     integration_details: Annotated[
         IntegrationDetails | None,
         Field(alias="integrationDetails", description="Integration details of the advertiser."),
     ] = None
     partner_id: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="partnerId",
             description="Required. Immutable. The unique ID of the partner that the advertiser belongs to.",
         ),
-    ] = None
+    ]
     prisma_enabled: Annotated[
         bool | None,
         Field(
@@ -411,8 +410,8 @@ class SdfConfig(KRMModel):
         ),
     ] = None
     version: Annotated[
-        SdfConfigVersion | None, Field(description="Required. The version of SDF being used.")
-    ] = None
+        SdfConfigVersion, Field(description="Required. The version of SDF being used.")
+    ]
 
 
 class ThirdPartyOnlyConfig(KRMModel):
@@ -451,5 +450,5 @@ class DisplayVideoAdvertiser(KRMObject):
         Literal["displayvideo.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "displayvideo.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["DisplayVideoAdvertiser"] = "DisplayVideoAdvertiser"
-    spec: DisplayVideoAdvertiserSpec = Field(default_factory=DisplayVideoAdvertiserSpec)
+    spec: DisplayVideoAdvertiserSpec
     status: DisplayVideoAdvertiserStatus | None = None

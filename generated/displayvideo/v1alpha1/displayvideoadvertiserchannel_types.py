@@ -56,9 +56,8 @@ class DisplayVideoAdvertiserChannelSpec(KRMModel):
         ),
     ]
     display_name: Annotated[
-        str | None,
-        Field(alias="displayName", description="Required. The display name of the channel."),
-    ] = None
+        str, Field(alias="displayName", description="Required. The display name of the channel.")
+    ]
     partner_id: Annotated[
         int | Int64String | None,
         Field(

@@ -219,9 +219,9 @@ class AgeRangeAssignedTargetingOptionDetails(KRMModel):
     """
 
     age_range: Annotated[
-        AgeRangeAssignedTargetingOptionDetailsAgeRange | None,
+        AgeRangeAssignedTargetingOptionDetailsAgeRange,
         Field(alias="ageRange", description="Required. The age range of an audience."),
-    ] = None
+    ]
 
 
 class AppAssignedTargetingOptionDetails(KRMModel):
@@ -229,9 +229,7 @@ class AppAssignedTargetingOptionDetails(KRMModel):
     Details for assigned app targeting option. This will be populated in the details field of an AssignedTargetingOption when targeting_type is `TARGETING_TYPE_APP`.
     """
 
-    app_id: Annotated[
-        str | None, Field(alias="appId", description="Required. The ID of the app.")
-    ] = None
+    app_id: Annotated[str, Field(alias="appId", description="Required. The ID of the app.")]
     app_platform: Annotated[
         AppAssignedTargetingOptionDetailsAppPlatform | None,
         Field(alias="appPlatform", description="Indicates the platform of the targeted app."),
@@ -261,12 +259,12 @@ class AppCategoryAssignedTargetingOptionDetails(KRMModel):
         bool | None, Field(description="Indicates if this option is being negatively targeted.")
     ] = None
     targeting_option_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetingOptionId",
             description="Required. The targeting_option_id field when targeting_type is `TARGETING_TYPE_APP_CATEGORY`.",
         ),
-    ] = None
+    ]
 
 
 class AppCategoryAssignedTargetingOptionDetailsObservedState(KRMModel):
@@ -337,9 +335,9 @@ class AudioContentTypeAssignedTargetingOptionDetails(KRMModel):
     """
 
     audio_content_type: Annotated[
-        AudioContentTypeAssignedTargetingOptionDetailsAudioContentType | None,
+        AudioContentTypeAssignedTargetingOptionDetailsAudioContentType,
         Field(alias="audioContentType", description="Required. The audio content type."),
-    ] = None
+    ]
 
 
 class AuthorizedSellerStatusAssignedTargetingOptionDetails(KRMModel):
@@ -348,12 +346,12 @@ class AuthorizedSellerStatusAssignedTargetingOptionDetails(KRMModel):
     """
 
     targeting_option_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetingOptionId",
             description="Required. The targeting_option_id of a TargetingOption of type `TARGETING_TYPE_AUTHORIZED_SELLER_STATUS`.",
         ),
-    ] = None
+    ]
 
 
 class AuthorizedSellerStatusAssignedTargetingOptionDetailsObservedState(KRMModel):
@@ -379,12 +377,12 @@ class BrowserAssignedTargetingOptionDetails(KRMModel):
         bool | None, Field(description="Indicates if this option is being negatively targeted.")
     ] = None
     targeting_option_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetingOptionId",
             description="Required. The targeting_option_id of a TargetingOption of type `TARGETING_TYPE_BROWSER`.",
         ),
-    ] = None
+    ]
 
 
 class BrowserAssignedTargetingOptionDetailsObservedState(KRMModel):
@@ -404,26 +402,26 @@ class BusinessChainAssignedTargetingOptionDetails(KRMModel):
     """
 
     proximity_radius_amount: Annotated[
-        float | None,
+        float,
         Field(
             alias="proximityRadiusAmount",
             description="Required. The radius of the area around the business chain that will be targeted.",
         ),
-    ] = None
+    ]
     proximity_radius_unit: Annotated[
-        BusinessChainAssignedTargetingOptionDetailsProximityRadiusUnit | None,
+        BusinessChainAssignedTargetingOptionDetailsProximityRadiusUnit,
         Field(
             alias="proximityRadiusUnit",
             description="Required. The unit of distance by which the targeting radius is measured.",
         ),
-    ] = None
+    ]
     targeting_option_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetingOptionId",
             description="Required. The targeting_option_id of a TargetingOption of type `TARGETING_TYPE_BUSINESS_CHAIN`.",
         ),
-    ] = None
+    ]
 
 
 class BusinessChainAssignedTargetingOptionDetailsObservedState(KRMModel):
@@ -449,12 +447,12 @@ class CarrierAndIspAssignedTargetingOptionDetails(KRMModel):
         bool | None, Field(description="Indicates if this option is being negatively targeted.")
     ] = None
     targeting_option_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetingOptionId",
             description="Required. The targeting_option_id of a TargetingOption of type `TARGETING_TYPE_CARRIER_AND_ISP`.",
         ),
-    ] = None
+    ]
 
 
 class CarrierAndIspAssignedTargetingOptionDetailsObservedState(KRMModel):
@@ -479,12 +477,12 @@ class CategoryAssignedTargetingOptionDetails(KRMModel):
         bool | None, Field(description="Indicates if this option is being negatively targeted.")
     ] = None
     targeting_option_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetingOptionId",
             description="Required. The targeting_option_id field when targeting_type is `TARGETING_TYPE_CATEGORY`.",
         ),
-    ] = None
+    ]
 
 
 class CategoryAssignedTargetingOptionDetailsObservedState(KRMModel):
@@ -504,9 +502,8 @@ class ChannelAssignedTargetingOptionDetails(KRMModel):
     """
 
     channel_id: Annotated[
-        int | Int64String | None,
-        Field(alias="channelId", description="Required. ID of the channel."),
-    ] = None
+        int | Int64String, Field(alias="channelId", description="Required. ID of the channel.")
+    ]
     negative: Annotated[
         bool | None, Field(description="Indicates if this option is being negatively targeted.")
     ] = None
@@ -518,11 +515,11 @@ class CombinedAudienceGroup(KRMModel):
     """
 
     settings: Annotated[
-        list[CombinedAudienceTargetingSetting] | None,
+        list[CombinedAudienceTargetingSetting],
         Field(
             description="Required. All combined audience targeting settings in combined audience group."
         ),
-    ] = None
+    ]
 
 
 class CombinedAudienceTargetingSetting(KRMModel):
@@ -531,12 +528,12 @@ class CombinedAudienceTargetingSetting(KRMModel):
     """
 
     combined_audience_id: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="combinedAudienceId",
             description="Required. Combined audience id of combined audience targeting setting.",
         ),
-    ] = None
+    ]
 
 
 class ContentDurationAssignedTargetingOptionDetails(KRMModel):
@@ -545,12 +542,12 @@ class ContentDurationAssignedTargetingOptionDetails(KRMModel):
     """
 
     targeting_option_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetingOptionId",
             description="Required. The targeting_option_id field when targeting_type is `TARGETING_TYPE_CONTENT_DURATION`.",
         ),
-    ] = None
+    ]
 
 
 class ContentDurationAssignedTargetingOptionDetailsObservedState(KRMModel):
@@ -573,12 +570,12 @@ class ContentGenreAssignedTargetingOptionDetails(KRMModel):
         bool | None, Field(description="Indicates if this option is being negatively targeted.")
     ] = None
     targeting_option_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetingOptionId",
             description="Required. The targeting_option_id field when targeting_type is `TARGETING_TYPE_CONTENT_GENRE`.",
         ),
-    ] = None
+    ]
 
 
 class ContentGenreAssignedTargetingOptionDetailsObservedState(KRMModel):
@@ -600,12 +597,12 @@ class ContentInstreamPositionAssignedTargetingOptionDetails(KRMModel):
     """
 
     content_instream_position: Annotated[
-        ContentInstreamPositionAssignedTargetingOptionDetailsContentInstreamPosition | None,
+        ContentInstreamPositionAssignedTargetingOptionDetailsContentInstreamPosition,
         Field(
             alias="contentInstreamPosition",
             description="Required. The content instream position for video or audio ads.",
         ),
-    ] = None
+    ]
 
 
 class ContentInstreamPositionAssignedTargetingOptionDetailsObservedState(KRMModel):
@@ -625,12 +622,12 @@ class ContentOutstreamPositionAssignedTargetingOptionDetails(KRMModel):
     """
 
     content_outstream_position: Annotated[
-        ContentOutstreamPositionAssignedTargetingOptionDetailsContentOutstreamPosition | None,
+        ContentOutstreamPositionAssignedTargetingOptionDetailsContentOutstreamPosition,
         Field(
             alias="contentOutstreamPosition",
             description="Required. The content outstream position.",
         ),
-    ] = None
+    ]
 
 
 class ContentOutstreamPositionAssignedTargetingOptionDetailsObservedState(KRMModel):
@@ -650,12 +647,12 @@ class ContentStreamTypeAssignedTargetingOptionDetails(KRMModel):
     """
 
     targeting_option_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetingOptionId",
             description="Required. The targeting_option_id field when targeting_type is `TARGETING_TYPE_CONTENT_STREAM_TYPE`.",
         ),
-    ] = None
+    ]
 
 
 class ContentStreamTypeAssignedTargetingOptionDetailsObservedState(KRMModel):
@@ -675,19 +672,19 @@ class ContentThemeAssignedTargetingOptionDetails(KRMModel):
     """
 
     excluded_content_theme: Annotated[
-        ContentThemeAssignedTargetingOptionDetailsExcludedContentTheme | None,
+        ContentThemeAssignedTargetingOptionDetailsExcludedContentTheme,
         Field(
             alias="excludedContentTheme",
             description="Required. An enum for the DV360 content theme classified to be EXCLUDED.",
         ),
-    ] = None
+    ]
     excluded_targeting_option_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="excludedTargetingOptionId",
             description="Required. ID of the content theme to be EXCLUDED.",
         ),
-    ] = None
+    ]
 
 
 class ContentThemeAssignedTargetingOptionDetailsObservedState(KRMModel):
@@ -710,9 +707,9 @@ class CustomListGroup(KRMModel):
     """
 
     settings: Annotated[
-        list[CustomListTargetingSetting] | None,
+        list[CustomListTargetingSetting],
         Field(description="Required. All custom list targeting settings in custom list group."),
-    ] = None
+    ]
 
 
 class CustomListTargetingSetting(KRMModel):
@@ -721,12 +718,12 @@ class CustomListTargetingSetting(KRMModel):
     """
 
     custom_list_id: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="customListId",
             description="Required. Custom id of custom list targeting setting.",
         ),
-    ] = None
+    ]
 
 
 class DayAndTimeAssignedTargetingOptionDetails(KRMModel):
@@ -735,29 +732,29 @@ class DayAndTimeAssignedTargetingOptionDetails(KRMModel):
     """
 
     day_of_week: Annotated[
-        DayAndTimeAssignedTargetingOptionDetailsDayOfWeek | None,
+        DayAndTimeAssignedTargetingOptionDetailsDayOfWeek,
         Field(
             alias="dayOfWeek",
             description="Required. The day of the week for this day and time targeting setting.",
         ),
-    ] = None
+    ]
     end_hour: Annotated[
-        int | None,
+        int,
         Field(alias="endHour", description="Required. The end hour for day and time targeting."),
-    ] = None
+    ]
     start_hour: Annotated[
-        int | None,
+        int,
         Field(
             alias="startHour", description="Required. The start hour for day and time targeting."
         ),
-    ] = None
+    ]
     time_zone_resolution: Annotated[
-        DayAndTimeAssignedTargetingOptionDetailsTimeZoneResolution | None,
+        DayAndTimeAssignedTargetingOptionDetailsTimeZoneResolution,
         Field(
             alias="timeZoneResolution",
             description="Required. The mechanism used to determine which timezone to use for this day and time targeting setting.",
         ),
-    ] = None
+    ]
 
 
 class DeviceMakeModelAssignedTargetingOptionDetails(KRMModel):
@@ -769,12 +766,12 @@ class DeviceMakeModelAssignedTargetingOptionDetails(KRMModel):
         bool | None, Field(description="Indicates if this option is being negatively targeted.")
     ] = None
     targeting_option_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetingOptionId",
             description="Required. The targeting_option_id field when targeting_type is `TARGETING_TYPE_DEVICE_MAKE_MODEL`.",
         ),
-    ] = None
+    ]
 
 
 class DeviceMakeModelAssignedTargetingOptionDetailsObservedState(KRMModel):
@@ -797,9 +794,9 @@ class DeviceTypeAssignedTargetingOptionDetails(KRMModel):
     """
 
     device_type: Annotated[
-        DeviceTypeAssignedTargetingOptionDetailsDeviceType | None,
+        DeviceTypeAssignedTargetingOptionDetailsDeviceType,
         Field(alias="deviceType", description="Required. The display name of the device type."),
-    ] = None
+    ]
 
 
 class DeviceTypeAssignedTargetingOptionDetailsObservedState(KRMModel):
@@ -822,12 +819,12 @@ class DigitalContentLabelAssignedTargetingOptionDetails(KRMModel):
     """
 
     excluded_content_rating_tier: Annotated[
-        DigitalContentLabelAssignedTargetingOptionDetailsExcludedContentRatingTier | None,
+        DigitalContentLabelAssignedTargetingOptionDetailsExcludedContentRatingTier,
         Field(
             alias="excludedContentRatingTier",
             description="Required. The display name of the digital content label rating tier to be EXCLUDED.",
         ),
-    ] = None
+    ]
 
 
 class DisplayVideoAdvertiserTargetingTypeAssignedTargetingOptionObservedState(KRMModel):
@@ -1345,9 +1342,9 @@ class EnvironmentAssignedTargetingOptionDetails(KRMModel):
     """
 
     environment: Annotated[
-        EnvironmentAssignedTargetingOptionDetailsEnvironment | None,
+        EnvironmentAssignedTargetingOptionDetailsEnvironment,
         Field(description="Required. The serving environment."),
-    ] = None
+    ]
 
 
 class ExchangeAssignedTargetingOptionDetails(KRMModel):
@@ -1356,9 +1353,9 @@ class ExchangeAssignedTargetingOptionDetails(KRMModel):
     """
 
     exchange: Annotated[
-        ExchangeAssignedTargetingOptionDetailsExchange | None,
+        ExchangeAssignedTargetingOptionDetailsExchange,
         Field(description="Required. The enum value for the exchange."),
-    ] = None
+    ]
 
 
 class FirstPartyAndPartnerAudienceGroup(KRMModel):
@@ -1367,11 +1364,11 @@ class FirstPartyAndPartnerAudienceGroup(KRMModel):
     """
 
     settings: Annotated[
-        list[FirstPartyAndPartnerAudienceTargetingSetting] | None,
+        list[FirstPartyAndPartnerAudienceTargetingSetting],
         Field(
             description="Required. All first party and partner audience targeting settings in first party and partner audience group."
         ),
-    ] = None
+    ]
 
 
 class FirstPartyAndPartnerAudienceTargetingSetting(KRMModel):
@@ -1380,18 +1377,18 @@ class FirstPartyAndPartnerAudienceTargetingSetting(KRMModel):
     """
 
     first_party_and_partner_audience_id: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="firstPartyAndPartnerAudienceId",
             description="Required. First party and partner audience id of the first party and partner audience targeting setting.",
         ),
-    ] = None
+    ]
     recency: Annotated[
-        FirstPartyAndPartnerAudienceTargetingSettingRecency | None,
+        FirstPartyAndPartnerAudienceTargetingSettingRecency,
         Field(
             description="Required. The recency of the first party and partner audience targeting setting."
         ),
-    ] = None
+    ]
 
 
 class GenderAssignedTargetingOptionDetails(KRMModel):
@@ -1400,9 +1397,9 @@ class GenderAssignedTargetingOptionDetails(KRMModel):
     """
 
     gender: Annotated[
-        GenderAssignedTargetingOptionDetailsGender | None,
+        GenderAssignedTargetingOptionDetailsGender,
         Field(description="Required. The gender of the audience."),
-    ] = None
+    ]
 
 
 class GeoRegionAssignedTargetingOptionDetails(KRMModel):
@@ -1414,12 +1411,12 @@ class GeoRegionAssignedTargetingOptionDetails(KRMModel):
         bool | None, Field(description="Indicates if this option is being negatively targeted.")
     ] = None
     targeting_option_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetingOptionId",
             description="Required. The targeting_option_id of a TargetingOption of type `TARGETING_TYPE_GEO_REGION`.",
         ),
-    ] = None
+    ]
 
 
 class GeoRegionAssignedTargetingOptionDetailsObservedState(KRMModel):
@@ -1449,11 +1446,11 @@ class GoogleAudienceGroup(KRMModel):
     """
 
     settings: Annotated[
-        list[GoogleAudienceTargetingSetting] | None,
+        list[GoogleAudienceTargetingSetting],
         Field(
             description="Required. All Google audience targeting settings in Google audience group."
         ),
-    ] = None
+    ]
 
 
 class GoogleAudienceTargetingSetting(KRMModel):
@@ -1462,12 +1459,12 @@ class GoogleAudienceTargetingSetting(KRMModel):
     """
 
     google_audience_id: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="googleAudienceId",
             description="Required. Google audience id of the Google audience targeting setting.",
         ),
-    ] = None
+    ]
 
 
 class HouseholdIncomeAssignedTargetingOptionDetails(KRMModel):
@@ -1476,11 +1473,11 @@ class HouseholdIncomeAssignedTargetingOptionDetails(KRMModel):
     """
 
     household_income: Annotated[
-        HouseholdIncomeAssignedTargetingOptionDetailsHouseholdIncome | None,
+        HouseholdIncomeAssignedTargetingOptionDetailsHouseholdIncome,
         Field(
             alias="householdIncome", description="Required. The household income of the audience."
         ),
-    ] = None
+    ]
 
 
 class Int64String(RootModel[str]):
@@ -1580,9 +1577,9 @@ class InventorySourceAssignedTargetingOptionDetails(KRMModel):
     """
 
     inventory_source_id: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(alias="inventorySourceId", description="Required. ID of the inventory source."),
-    ] = None
+    ]
 
 
 class InventorySourceGroupAssignedTargetingOptionDetails(KRMModel):
@@ -1591,12 +1588,12 @@ class InventorySourceGroupAssignedTargetingOptionDetails(KRMModel):
     """
 
     inventory_source_group_id: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="inventorySourceGroupId",
             description="Required. ID of the inventory source group.",
         ),
-    ] = None
+    ]
 
 
 class KeywordAssignedTargetingOptionDetails(KRMModel):
@@ -1612,8 +1609,8 @@ class KeywordAssignedTargetingOptionDetails(KRMModel):
         ),
     ] = None
     keyword: Annotated[
-        str | None, Field(description="Required. The keyword, for example `car insurance`.")
-    ] = None
+        str, Field(description="Required. The keyword, for example `car insurance`.")
+    ]
     negative: Annotated[
         bool | None, Field(description="Indicates if this option is being negatively targeted.")
     ] = None
@@ -1628,12 +1625,12 @@ class LanguageAssignedTargetingOptionDetails(KRMModel):
         bool | None, Field(description="Indicates if this option is being negatively targeted.")
     ] = None
     targeting_option_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetingOptionId",
             description="Required. The targeting_option_id of a TargetingOption of type `TARGETING_TYPE_LANGUAGE`.",
         ),
-    ] = None
+    ]
 
 
 class LanguageAssignedTargetingOptionDetailsObservedState(KRMModel):
@@ -1656,9 +1653,9 @@ class NativeContentPositionAssignedTargetingOptionDetails(KRMModel):
     """
 
     content_position: Annotated[
-        NativeContentPositionAssignedTargetingOptionDetailsContentPosition | None,
+        NativeContentPositionAssignedTargetingOptionDetailsContentPosition,
         Field(alias="contentPosition", description="Required. The content position."),
-    ] = None
+    ]
 
 
 class NegativeKeywordListAssignedTargetingOptionDetails(KRMModel):
@@ -1667,11 +1664,11 @@ class NegativeKeywordListAssignedTargetingOptionDetails(KRMModel):
     """
 
     negative_keyword_list_id: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="negativeKeywordListId", description="Required. ID of the negative keyword list."
         ),
-    ] = None
+    ]
 
 
 class OmidAssignedTargetingOptionDetails(KRMModel):
@@ -1680,9 +1677,9 @@ class OmidAssignedTargetingOptionDetails(KRMModel):
     """
 
     omid: Annotated[
-        OmidAssignedTargetingOptionDetailsOmid | None,
+        OmidAssignedTargetingOptionDetailsOmid,
         Field(description="Required. The type of Open Measurement enabled inventory."),
-    ] = None
+    ]
 
 
 class OnScreenPositionAssignedTargetingOptionDetails(KRMModel):
@@ -1691,12 +1688,12 @@ class OnScreenPositionAssignedTargetingOptionDetails(KRMModel):
     """
 
     targeting_option_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetingOptionId",
             description="Required. The targeting_option_id field when targeting_type is `TARGETING_TYPE_ON_SCREEN_POSITION`.",
         ),
-    ] = None
+    ]
 
 
 class OnScreenPositionAssignedTargetingOptionDetailsObservedState(KRMModel):
@@ -1723,12 +1720,12 @@ class OperatingSystemAssignedTargetingOptionDetails(KRMModel):
         bool | None, Field(description="Indicates if this option is being negatively targeted.")
     ] = None
     targeting_option_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetingOptionId",
             description="Required. The targeting option ID populated in targeting_option_id field when targeting_type is `TARGETING_TYPE_OPERATING_SYSTEM`.",
         ),
-    ] = None
+    ]
 
 
 class OperatingSystemAssignedTargetingOptionDetailsObservedState(KRMModel):
@@ -1751,9 +1748,9 @@ class ParentalStatusAssignedTargetingOptionDetails(KRMModel):
     """
 
     parental_status: Annotated[
-        ParentalStatusAssignedTargetingOptionDetailsParentalStatus | None,
+        ParentalStatusAssignedTargetingOptionDetailsParentalStatus,
         Field(alias="parentalStatus", description="Required. The parental status of the audience."),
-    ] = None
+    ]
 
 
 class PoiAssignedTargetingOptionDetails(KRMModel):
@@ -1762,26 +1759,26 @@ class PoiAssignedTargetingOptionDetails(KRMModel):
     """
 
     proximity_radius_amount: Annotated[
-        float | None,
+        float,
         Field(
             alias="proximityRadiusAmount",
             description="Required. The radius of the area around the POI that will be targeted.",
         ),
-    ] = None
+    ]
     proximity_radius_unit: Annotated[
-        PoiAssignedTargetingOptionDetailsProximityRadiusUnit | None,
+        PoiAssignedTargetingOptionDetailsProximityRadiusUnit,
         Field(
             alias="proximityRadiusUnit",
             description="Required. The unit of distance by which the targeting radius is measured.",
         ),
-    ] = None
+    ]
     targeting_option_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetingOptionId",
             description="Required. The targeting_option_id of a TargetingOption of type `TARGETING_TYPE_POI`.",
         ),
-    ] = None
+    ]
 
 
 class PoiAssignedTargetingOptionDetailsObservedState(KRMModel):
@@ -1812,23 +1809,23 @@ class ProximityLocationListAssignedTargetingOptionDetails(KRMModel):
     """
 
     proximity_location_list_id: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="proximityLocationListId",
             description="Required. ID of the proximity location list.",
         ),
-    ] = None
+    ]
     proximity_radius: Annotated[
-        float | None,
+        float,
         Field(
             alias="proximityRadius",
             description="Required. Radius expressed in the distance units set in proximity_radius_unit.",
         ),
-    ] = None
+    ]
     proximity_radius_unit: Annotated[
-        ProximityLocationListAssignedTargetingOptionDetailsProximityRadiusUnit | None,
+        ProximityLocationListAssignedTargetingOptionDetailsProximityRadiusUnit,
         Field(alias="proximityRadiusUnit", description="Required. Radius distance units."),
-    ] = None
+    ]
 
 
 class RegionalLocationListAssignedTargetingOptionDetails(KRMModel):
@@ -1840,12 +1837,12 @@ class RegionalLocationListAssignedTargetingOptionDetails(KRMModel):
         bool | None, Field(description="Indicates if this option is being negatively targeted.")
     ] = None
     regional_location_list_id: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="regionalLocationListId",
             description="Required. ID of the regional location list.",
         ),
-    ] = None
+    ]
 
 
 class SensitiveCategoryAssignedTargetingOptionDetails(KRMModel):
@@ -1854,12 +1851,12 @@ class SensitiveCategoryAssignedTargetingOptionDetails(KRMModel):
     """
 
     excluded_sensitive_category: Annotated[
-        SensitiveCategoryAssignedTargetingOptionDetailsExcludedSensitiveCategory | None,
+        SensitiveCategoryAssignedTargetingOptionDetailsExcludedSensitiveCategory,
         Field(
             alias="excludedSensitiveCategory",
             description="Required. An enum for the Display & Video 360 Sensitive category content classified to be EXCLUDED.",
         ),
-    ] = None
+    ]
 
 
 class SessionPositionAssignedTargetingOptionDetails(KRMModel):
@@ -1881,12 +1878,12 @@ class SubExchangeAssignedTargetingOptionDetails(KRMModel):
     """
 
     targeting_option_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetingOptionId",
             description="Required. The targeting_option_id of a TargetingOption of type `TARGETING_TYPE_SUB_EXCHANGE`.",
         ),
-    ] = None
+    ]
 
 
 class ThirdPartyVerifierAssignedTargetingOptionDetails(KRMModel):
@@ -1919,9 +1916,7 @@ class UrlAssignedTargetingOptionDetails(KRMModel):
     negative: Annotated[
         bool | None, Field(description="Indicates if this option is being negatively targeted.")
     ] = None
-    url: Annotated[
-        str | None, Field(description="Required. The URL, for example `example.com`.")
-    ] = None
+    url: Annotated[str, Field(description="Required. The URL, for example `example.com`.")]
 
 
 class UserRewardedContentAssignedTargetingOptionDetails(KRMModel):
@@ -1930,12 +1925,12 @@ class UserRewardedContentAssignedTargetingOptionDetails(KRMModel):
     """
 
     targeting_option_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetingOptionId",
             description="Required. The targeting_option_id field when targeting_type is `TARGETING_TYPE_USER_REWARDED_CONTENT`.",
         ),
-    ] = None
+    ]
 
 
 class UserRewardedContentAssignedTargetingOptionDetailsObservedState(KRMModel):
@@ -1958,9 +1953,9 @@ class VideoPlayerSizeAssignedTargetingOptionDetails(KRMModel):
     """
 
     video_player_size: Annotated[
-        VideoPlayerSizeAssignedTargetingOptionDetailsVideoPlayerSize | None,
+        VideoPlayerSizeAssignedTargetingOptionDetailsVideoPlayerSize,
         Field(alias="videoPlayerSize", description="Required. The video player size."),
-    ] = None
+    ]
 
 
 class ViewabilityAssignedTargetingOptionDetails(KRMModel):
@@ -1969,9 +1964,9 @@ class ViewabilityAssignedTargetingOptionDetails(KRMModel):
     """
 
     viewability: Annotated[
-        ViewabilityAssignedTargetingOptionDetailsViewability | None,
+        ViewabilityAssignedTargetingOptionDetailsViewability,
         Field(description="Required. The predicted viewability percentage."),
-    ] = None
+    ]
 
 
 class YoutubeChannelAssignedTargetingOptionDetails(KRMModel):
@@ -1997,9 +1992,9 @@ class YoutubeChannelPackAssignedTargetingOptionDetails(KRMModel):
     """
 
     channel_pack_id: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(alias="channelPackId", description="Required. The ID of the YouTube channel pack."),
-    ] = None
+    ]
     negative: Annotated[
         bool | None,
         Field(description="Optional. Indicates if this option is being negatively targeted."),

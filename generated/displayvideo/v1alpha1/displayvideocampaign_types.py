@@ -33,31 +33,30 @@ class CampaignBudget(KRMModel):
     """
 
     budget_amount_micros: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="budgetAmountMicros",
             description="Required. The total amount the linked insertion order segments can budget.",
         ),
-    ] = None
+    ]
     budget_id: Annotated[
         int | Int64String | None,
         Field(alias="budgetId", description="The unique ID of the campaign budget."),
     ] = None
     budget_unit: Annotated[
-        CampaignBudgetBudgetUnit | None,
+        CampaignBudgetBudgetUnit,
         Field(
             alias="budgetUnit",
             description="Required. Immutable. Specifies whether the budget is measured in currency or impressions.",
         ),
-    ] = None
+    ]
     date_range: Annotated[
-        DateRange | None,
+        DateRange,
         Field(alias="dateRange", description="Required. The date range for the campaign budget."),
-    ] = None
+    ]
     display_name: Annotated[
-        str | None,
-        Field(alias="displayName", description="Required. The display name of the budget."),
-    ] = None
+        str, Field(alias="displayName", description="Required. The display name of the budget.")
+    ]
     external_budget_id: Annotated[
         str | None,
         Field(
@@ -66,11 +65,11 @@ class CampaignBudget(KRMModel):
         ),
     ] = None
     external_budget_source: Annotated[
-        CampaignBudgetExternalBudgetSource | None,
+        CampaignBudgetExternalBudgetSource,
         Field(
             alias="externalBudgetSource", description="Required. The external source of the budget."
         ),
-    ] = None
+    ]
     invoice_grouping_id: Annotated[
         str | None,
         Field(
@@ -93,12 +92,12 @@ class CampaignFlight(KRMModel):
     """
 
     planned_dates: Annotated[
-        DateRange | None,
+        DateRange,
         Field(
             alias="plannedDates",
             description="Required. The dates that the campaign is expected to run.",
         ),
-    ] = None
+    ]
     planned_spend_amount_micros: Annotated[
         int | Int64String | None,
         Field(
@@ -114,15 +113,15 @@ class CampaignGoal(KRMModel):
     """
 
     campaign_goal_type: Annotated[
-        CampaignGoalCampaignGoalType | None,
+        CampaignGoalCampaignGoalType,
         Field(alias="campaignGoalType", description="Required. The type of the campaign goal."),
-    ] = None
+    ]
     performance_goal: Annotated[
-        PerformanceGoal | None,
+        PerformanceGoal,
         Field(
             alias="performanceGoal", description="Required. The performance goal of the campaign."
         ),
-    ] = None
+    ]
 
 
 class Date(KRMModel):
@@ -191,33 +190,31 @@ class DisplayVideoCampaignSpec(KRMModel):
         ),
     ] = None
     campaign_flight: Annotated[
-        CampaignFlight | None,
+        CampaignFlight,
         Field(
             alias="campaignFlight",
             description="Required. The planned spend and duration of the campaign.",
         ),
-    ] = None
+    ]
     campaign_goal: Annotated[
-        CampaignGoal | None,
-        Field(alias="campaignGoal", description="Required. The goal of the campaign."),
-    ] = None
+        CampaignGoal, Field(alias="campaignGoal", description="Required. The goal of the campaign.")
+    ]
     display_name: Annotated[
-        str | None,
-        Field(alias="displayName", description="Required. The display name of the campaign."),
-    ] = None
+        str, Field(alias="displayName", description="Required. The display name of the campaign.")
+    ]
     entity_status: Annotated[
-        CampaignEntityStatus | None,
+        CampaignEntityStatus,
         Field(
             alias="entityStatus",
             description="Required. Controls whether or not the insertion orders under this campaign can spend their budgets and bid on inventory.",
         ),
-    ] = None
+    ]
     frequency_cap: Annotated[
-        FrequencyCap | None,
+        FrequencyCap,
         Field(
             alias="frequencyCap", description="Required. The frequency cap setting of the campaign."
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(
@@ -296,11 +293,11 @@ class PerformanceGoal(KRMModel):
         ),
     ] = None
     performance_goal_type: Annotated[
-        PerformanceGoalPerformanceGoalType | None,
+        PerformanceGoalPerformanceGoalType,
         Field(
             alias="performanceGoalType", description="Required. The type of the performance goal."
         ),
-    ] = None
+    ]
 
 
 class PrismaConfig(KRMModel):
@@ -309,20 +306,18 @@ class PrismaConfig(KRMModel):
     """
 
     prisma_cpe_code: Annotated[
-        PrismaCpeCode | None,
+        PrismaCpeCode,
         Field(
             alias="prismaCpeCode",
             description="Required. Relevant client, product, and estimate codes from the Mediaocean Prisma tool.",
         ),
-    ] = None
+    ]
     prisma_type: Annotated[
-        PrismaConfigPrismaType | None,
-        Field(alias="prismaType", description="Required. The Prisma type."),
-    ] = None
+        PrismaConfigPrismaType, Field(alias="prismaType", description="Required. The Prisma type.")
+    ]
     supplier: Annotated[
-        str | None,
-        Field(description="Required. The entity allocated this budget (DSP, site, etc.)."),
-    ] = None
+        str, Field(description="Required. The entity allocated this budget (DSP, site, etc.).")
+    ]
 
 
 class PrismaCpeCode(KRMModel):

@@ -108,16 +108,14 @@ class CounterEvent(KRMModel):
     Counter event of the creative.
     """
 
-    name: Annotated[str | None, Field(description="Required. The name of the counter event.")] = (
-        None
-    )
+    name: Annotated[str, Field(description="Required. The name of the counter event.")]
     reporting_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="reportingName",
             description="Required. The name used to identify this counter event in reports.",
         ),
-    ] = None
+    ]
 
 
 class Dimensions(KRMModel):
@@ -269,9 +267,8 @@ class DisplayVideoCreativeSpec(KRMModel):
         ),
     ] = None
     assets: Annotated[
-        list[AssetAssociation] | None,
-        Field(description="Required. Assets associated to this creative."),
-    ] = None
+        list[AssetAssociation], Field(description="Required. Assets associated to this creative.")
+    ]
     cm_tracking_ad: Annotated[
         CmTrackingAd | None,
         Field(
@@ -293,27 +290,26 @@ class DisplayVideoCreativeSpec(KRMModel):
         ),
     ] = None
     creative_type: Annotated[
-        CreativeCreativeType | None,
+        CreativeCreativeType,
         Field(alias="creativeType", description="Required. Immutable. The type of the creative."),
-    ] = None
+    ]
     dimensions: Annotated[
-        Dimensions | None, Field(description="Required. Primary dimensions of the creative.")
-    ] = None
+        Dimensions, Field(description="Required. Primary dimensions of the creative.")
+    ]
     display_name: Annotated[
-        str | None,
-        Field(alias="displayName", description="Required. The display name of the creative."),
-    ] = None
+        str, Field(alias="displayName", description="Required. The display name of the creative.")
+    ]
     entity_status: Annotated[
-        CreativeEntityStatus | None,
+        CreativeEntityStatus,
         Field(
             alias="entityStatus",
             description="Required. Controls whether or not the creative can serve.",
         ),
-    ] = None
+    ]
     exit_events: Annotated[
-        list[ExitEvent] | None,
+        list[ExitEvent],
         Field(alias="exitEvents", description="Required. Exit events for this creative."),
-    ] = None
+    ]
     expand_on_hover: Annotated[
         bool | None,
         Field(
@@ -329,11 +325,11 @@ class DisplayVideoCreativeSpec(KRMModel):
         ),
     ] = None
     hosting_source: Annotated[
-        CreativeHostingSource | None,
+        CreativeHostingSource,
         Field(
             alias="hostingSource", description="Required. Indicates where the creative is hosted."
         ),
-    ] = None
+    ]
     ias_campaign_monitoring: Annotated[
         bool | None,
         Field(
@@ -490,12 +486,8 @@ class ExitEvent(KRMModel):
             description="Optional. The name used to identify this event in reports.",
         ),
     ] = None
-    type: Annotated[
-        ExitEventType | None, Field(description="Required. The type of the exit event.")
-    ] = None
-    url: Annotated[
-        str | None, Field(description="Required. The click through URL of the exit event.")
-    ] = None
+    type: Annotated[ExitEventType, Field(description="Required. The type of the exit event.")]
+    url: Annotated[str, Field(description="Required. The click through URL of the exit event.")]
 
 
 class Int64String(RootModel[str]):
@@ -508,21 +500,21 @@ class ObaIcon(KRMModel):
     """
 
     click_tracking_url: Annotated[
-        str | None,
+        str,
         Field(
             alias="clickTrackingUrl",
             description="Required. The click tracking URL of the OBA icon.",
         ),
-    ] = None
+    ]
     dimensions: Annotated[
         Dimensions | None, Field(description="Optional. The dimensions of the OBA icon.")
     ] = None
     landing_page_url: Annotated[
-        str | None,
+        str,
         Field(
             alias="landingPageUrl", description="Required. The landing page URL of the OBA icon."
         ),
-    ] = None
+    ]
     position: Annotated[
         ObaIconPosition | None,
         Field(description="Optional. The position of the OBA icon on the creative."),
@@ -542,11 +534,11 @@ class ObaIcon(KRMModel):
         Field(alias="resourceUrl", description="Optional. The URL of the OBA icon resource."),
     ] = None
     view_tracking_url: Annotated[
-        str | None,
+        str,
         Field(
             alias="viewTrackingUrl", description="Required. The view tracking URL of the OBA icon."
         ),
-    ] = None
+    ]
 
 
 class ReviewStatusInfoObserved(KRMModel):
@@ -604,14 +596,14 @@ class TimerEvent(KRMModel):
     Timer event of the creative.
     """
 
-    name: Annotated[str | None, Field(description="Required. The name of the timer event.")] = None
+    name: Annotated[str, Field(description="Required. The name of the timer event.")]
     reporting_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="reportingName",
             description="Required. The name used to identify this timer event in reports.",
         ),
-    ] = None
+    ]
 
 
 class TranscodeObserved(KRMModel):

@@ -71,19 +71,19 @@ class DisplayVideoCustomBiddingAlgorithmSpec(KRMModel):
         ),
     ] = None
     custom_bidding_algorithm_type: Annotated[
-        CustomBiddingAlgorithmCustomBiddingAlgorithmType | None,
+        CustomBiddingAlgorithmCustomBiddingAlgorithmType,
         Field(
             alias="customBiddingAlgorithmType",
             description="Required. Immutable. The type of custom bidding algorithm.",
         ),
-    ] = None
+    ]
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName",
             description="Required. The display name of the custom bidding algorithm.",
         ),
-    ] = None
+    ]
     entity_status: Annotated[
         CustomBiddingAlgorithmEntityStatus | None,
         Field(
@@ -147,7 +147,5 @@ class DisplayVideoCustomBiddingAlgorithm(KRMObject):
         Literal["displayvideo.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "displayvideo.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["DisplayVideoCustomBiddingAlgorithm"] = "DisplayVideoCustomBiddingAlgorithm"
-    spec: DisplayVideoCustomBiddingAlgorithmSpec = Field(
-        default_factory=DisplayVideoCustomBiddingAlgorithmSpec
-    )
+    spec: DisplayVideoCustomBiddingAlgorithmSpec
     status: DisplayVideoCustomBiddingAlgorithmStatus | None = None

@@ -153,12 +153,12 @@ class DisplayVideoFirstAndThirdPartyAudienceSpec(KRMModel):
     """
 
     advertiser_id: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="advertiserId",
             description="Required. The ID of the advertiser under whom the FirstAndThirdPartyAudience will be created.",
         ),
-    ] = None
+    ]
     app_id: Annotated[
         str | None,
         Field(
@@ -263,7 +263,5 @@ class DisplayVideoFirstAndThirdPartyAudience(KRMObject):
     kind: Literal["DisplayVideoFirstAndThirdPartyAudience"] = (
         "DisplayVideoFirstAndThirdPartyAudience"
     )
-    spec: DisplayVideoFirstAndThirdPartyAudienceSpec = Field(
-        default_factory=DisplayVideoFirstAndThirdPartyAudienceSpec
-    )
+    spec: DisplayVideoFirstAndThirdPartyAudienceSpec
     status: DisplayVideoFirstAndThirdPartyAudienceStatus | None = None

@@ -168,12 +168,12 @@ class DisplayVideoFirstPartyAndPartnerAudienceSpec(KRMModel):
     """
 
     advertiser_id: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="advertiserId",
             description="Required. The ID of the advertiser under whom the FirstPartyAndPartnerAudience will be created.",
         ),
-    ] = None
+    ]
     app_id: Annotated[
         str | None,
         Field(
@@ -271,7 +271,5 @@ class DisplayVideoFirstPartyAndPartnerAudience(KRMObject):
     kind: Literal["DisplayVideoFirstPartyAndPartnerAudience"] = (
         "DisplayVideoFirstPartyAndPartnerAudience"
     )
-    spec: DisplayVideoFirstPartyAndPartnerAudienceSpec = Field(
-        default_factory=DisplayVideoFirstPartyAndPartnerAudienceSpec
-    )
+    spec: DisplayVideoFirstPartyAndPartnerAudienceSpec
     status: DisplayVideoFirstPartyAndPartnerAudienceStatus | None = None

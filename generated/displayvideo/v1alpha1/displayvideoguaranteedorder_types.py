@@ -73,17 +73,17 @@ class DisplayVideoGuaranteedOrderSpec(KRMModel):
         ),
     ] = None
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName", description="Required. The display name of the guaranteed order."
         ),
-    ] = None
+    ]
     exchange: Annotated[
-        GuaranteedOrderExchange | None,
+        GuaranteedOrderExchange,
         Field(
             description="Required. Immutable. The exchange where the guaranteed order originated."
         ),
-    ] = None
+    ]
     partner_id: Annotated[
         int | Int64String | None,
         Field(
@@ -92,12 +92,12 @@ class DisplayVideoGuaranteedOrderSpec(KRMModel):
         ),
     ] = None
     publisher_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="publisherName",
             description="Required. The publisher name of the guaranteed order.",
         ),
-    ] = None
+    ]
     read_access_inherited: Annotated[
         bool | None,
         Field(
@@ -197,5 +197,5 @@ class DisplayVideoGuaranteedOrder(KRMObject):
         Literal["displayvideo.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "displayvideo.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["DisplayVideoGuaranteedOrder"] = "DisplayVideoGuaranteedOrder"
-    spec: DisplayVideoGuaranteedOrderSpec = Field(default_factory=DisplayVideoGuaranteedOrderSpec)
+    spec: DisplayVideoGuaranteedOrderSpec
     status: DisplayVideoGuaranteedOrderStatus | None = None

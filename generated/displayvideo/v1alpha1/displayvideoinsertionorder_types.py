@@ -210,36 +210,36 @@ class DisplayVideoInsertionOrderSpec(KRMModel):
         ),
     ] = None
     budget: Annotated[
-        InsertionOrderBudget | None,
+        InsertionOrderBudget,
         Field(description="Required. The budget allocation settings of the insertion order."),
-    ] = None
+    ]
     campaign_id: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="campaignId",
             description="Required. Immutable. The unique ID of the campaign that the insertion order belongs to.",
         ),
-    ] = None
+    ]
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName", description="Required. The display name of the insertion order."
         ),
-    ] = None
+    ]
     entity_status: Annotated[
-        InsertionOrderEntityStatus | None,
+        InsertionOrderEntityStatus,
         Field(
             alias="entityStatus",
             description="Required. Controls whether or not the insertion order can spend its budget and bid on inventory.",
         ),
-    ] = None
+    ]
     frequency_cap: Annotated[
-        FrequencyCap | None,
+        FrequencyCap,
         Field(
             alias="frequencyCap",
             description="Required. The frequency capping setting of the insertion order.",
         ),
-    ] = None
+    ]
     insertion_order_type: Annotated[
         InsertionOrderInsertionOrderType | None,
         Field(alias="insertionOrderType", description="Optional. The type of insertion order."),
@@ -252,20 +252,20 @@ class DisplayVideoInsertionOrderSpec(KRMModel):
         ),
     ] = None
     kpi: Annotated[
-        Kpi | None,
+        Kpi,
         Field(description="Required. The key performance indicator (KPI) of the insertion order."),
-    ] = None
+    ]
     optimization_objective: Annotated[
-        InsertionOrderOptimizationObjective | None,
+        InsertionOrderOptimizationObjective,
         Field(
             alias="optimizationObjective",
             description="Required. The optimization objective of the insertion order.",
         ),
-    ] = None
+    ]
     pacing: Annotated[
-        Pacing | None,
+        Pacing,
         Field(description="Required. The budget spending speed setting of the insertion order."),
-    ] = None
+    ]
     partner_costs: Annotated[
         list[PartnerCost] | None,
         Field(
@@ -347,16 +347,16 @@ class InsertionOrderBudget(KRMModel):
         ),
     ] = None
     budget_segments: Annotated[
-        list[InsertionOrderBudgetSegment] | None,
+        list[InsertionOrderBudgetSegment],
         Field(alias="budgetSegments", description="Required. The list of budget segments."),
-    ] = None
+    ]
     budget_unit: Annotated[
-        InsertionOrderBudgetBudgetUnit | None,
+        InsertionOrderBudgetBudgetUnit,
         Field(
             alias="budgetUnit",
             description="Required. Immutable. The budget unit specifies whether the budget is currency based or impression based.",
         ),
-    ] = None
+    ]
 
 
 class InsertionOrderBudgetSegment(KRMModel):
@@ -365,12 +365,12 @@ class InsertionOrderBudgetSegment(KRMModel):
     """
 
     budget_amount_micros: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="budgetAmountMicros",
             description="Required. The budget amount the insertion order will spend for the given date_range.",
         ),
-    ] = None
+    ]
     campaign_budget_id: Annotated[
         int | Int64String | None,
         Field(
@@ -379,12 +379,12 @@ class InsertionOrderBudgetSegment(KRMModel):
         ),
     ] = None
     date_range: Annotated[
-        DateRange | None,
+        DateRange,
         Field(
             alias="dateRange",
             description="Required. The start and end date settings of the budget segment.",
         ),
-    ] = None
+    ]
     description: Annotated[
         str | None, Field(description="Optional. The budget segment description.")
     ] = None
@@ -441,8 +441,8 @@ class Kpi(KRMModel):
         str | None, Field(alias="kpiString", description="A KPI string, which can be empty.")
     ] = None
     kpi_type: Annotated[
-        KpiKpiType | None, Field(alias="kpiType", description="Required. The type of KPI.")
-    ] = None
+        KpiKpiType, Field(alias="kpiType", description="Required. The type of KPI.")
+    ]
 
 
 class MaximizeSpendBidStrategy(KRMModel):
@@ -465,12 +465,12 @@ class MaximizeSpendBidStrategy(KRMModel):
         ),
     ] = None
     performance_goal_type: Annotated[
-        MaximizeSpendBidStrategyPerformanceGoalType | None,
+        MaximizeSpendBidStrategyPerformanceGoalType,
         Field(
             alias="performanceGoalType",
             description="Required. The type of the performance goal that the bidding strategy tries to minimize while spending the full budget.",
         ),
-    ] = None
+    ]
     raise_bid_for_deals: Annotated[
         bool | None,
         Field(
@@ -500,19 +500,19 @@ class Pacing(KRMModel):
         ),
     ] = None
     pacing_period: Annotated[
-        PacingPacingPeriod | None,
+        PacingPacingPeriod,
         Field(
             alias="pacingPeriod",
             description="Required. The time period in which the pacing budget will be spent.",
         ),
-    ] = None
+    ]
     pacing_type: Annotated[
-        PacingPacingType | None,
+        PacingPacingType,
         Field(
             alias="pacingType",
             description="Required. The type of pacing that defines how the budget amount will be spent across the pacing_period.",
         ),
-    ] = None
+    ]
 
 
 class PartnerCost(KRMModel):
@@ -521,9 +521,9 @@ class PartnerCost(KRMModel):
     """
 
     cost_type: Annotated[
-        PartnerCostCostType | None,
+        PartnerCostCostType,
         Field(alias="costType", description="Required. The type of the partner cost."),
-    ] = None
+    ]
     fee_amount: Annotated[
         int | Int64String | None,
         Field(
@@ -538,9 +538,9 @@ class PartnerCost(KRMModel):
         ),
     ] = None
     fee_type: Annotated[
-        PartnerCostFeeType | None,
+        PartnerCostFeeType,
         Field(alias="feeType", description="Required. The fee type for this partner cost."),
-    ] = None
+    ]
     invoice_type: Annotated[
         PartnerCostInvoiceType | None,
         Field(alias="invoiceType", description="The invoice type for this partner cost."),
@@ -567,19 +567,19 @@ class PerformanceGoalBidStrategy(KRMModel):
         ),
     ] = None
     performance_goal_amount_micros: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="performanceGoalAmountMicros",
             description="Required. The performance goal the bidding strategy will attempt to meet or beat, in micros of the advertiser's currency or in micro of the ROAS (Return On Advertising Spend) value which is also based on advertiser's currency.",
         ),
-    ] = None
+    ]
     performance_goal_type: Annotated[
-        PerformanceGoalBidStrategyPerformanceGoalType | None,
+        PerformanceGoalBidStrategyPerformanceGoalType,
         Field(
             alias="performanceGoalType",
             description="Required. The type of the performance goal that the bidding strategy will try to meet or beat.",
         ),
-    ] = None
+    ]
 
 
 class YoutubeAndPartnersBiddingStrategy(KRMModel):

@@ -179,11 +179,11 @@ class DisplayVideoInventorySourceSpec(KRMModel):
         ),
     ] = None
     rate_details: Annotated[
-        RateDetails | None,
+        RateDetails,
         Field(
             alias="rateDetails", description="Required. The rate details of the inventory source."
         ),
-    ] = None
+    ]
     read_write_accessors: Annotated[
         InventorySourceAccessors | None,
         Field(
@@ -399,21 +399,21 @@ class TimeRange(KRMModel):
     """
 
     end_time: Annotated[
-        str | None,
+        str,
         Field(
             alias="endTime",
             description="Required. The upper bound of a time range, inclusive.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
-    ] = None
+    ]
     start_time: Annotated[
-        str | None,
+        str,
         Field(
             alias="startTime",
             description="Required. The lower bound of a time range, inclusive.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
-    ] = None
+    ]
 
 
 class DisplayVideoInventorySourceStatus(KRMStatus):
@@ -438,5 +438,5 @@ class DisplayVideoInventorySource(KRMObject):
         Literal["displayvideo.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "displayvideo.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["DisplayVideoInventorySource"] = "DisplayVideoInventorySource"
-    spec: DisplayVideoInventorySourceSpec = Field(default_factory=DisplayVideoInventorySourceSpec)
+    spec: DisplayVideoInventorySourceSpec
     status: DisplayVideoInventorySourceStatus | None = None

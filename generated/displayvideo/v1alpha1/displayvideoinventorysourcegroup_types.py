@@ -34,12 +34,12 @@ class DisplayVideoInventorySourceGroupSpec(KRMModel):
         ),
     ] = None
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName",
             description="Required. The display name of the inventory source group.",
         ),
-    ] = None
+    ]
     partner_id: Annotated[
         int | Int64String | None,
         Field(
@@ -82,7 +82,5 @@ class DisplayVideoInventorySourceGroup(KRMObject):
         Literal["displayvideo.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "displayvideo.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["DisplayVideoInventorySourceGroup"] = "DisplayVideoInventorySourceGroup"
-    spec: DisplayVideoInventorySourceGroupSpec = Field(
-        default_factory=DisplayVideoInventorySourceGroupSpec
-    )
+    spec: DisplayVideoInventorySourceGroupSpec
     status: DisplayVideoInventorySourceGroupStatus | None = None

@@ -302,13 +302,13 @@ class DisplayVideoLineItemSpec(KRMModel):
         ),
     ]
     bid_strategy: Annotated[
-        BiddingStrategy | None,
+        BiddingStrategy,
         Field(alias="bidStrategy", description="Required. The bidding strategy of the line item."),
-    ] = None
+    ]
     budget: Annotated[
-        LineItemBudget | None,
+        LineItemBudget,
         Field(description="Required. The budget allocation setting of the line item."),
-    ] = None
+    ]
     contains_eu_political_ads: Annotated[
         LineItemContainsEuPoliticalAds | None,
         Field(
@@ -338,16 +338,15 @@ class DisplayVideoLineItemSpec(KRMModel):
         ),
     ] = None
     display_name: Annotated[
-        str | None,
-        Field(alias="displayName", description="Required. The display name of the line item."),
-    ] = None
+        str, Field(alias="displayName", description="Required. The display name of the line item.")
+    ]
     entity_status: Annotated[
-        LineItemEntityStatus | None,
+        LineItemEntityStatus,
         Field(
             alias="entityStatus",
             description="Required. Controls whether or not the line item can spend its budget and bid on inventory.",
         ),
-    ] = None
+    ]
     exclude_new_exchanges: Annotated[
         bool | None,
         Field(
@@ -356,9 +355,9 @@ class DisplayVideoLineItemSpec(KRMModel):
         ),
     ] = None
     flight: Annotated[
-        LineItemFlight | None,
+        LineItemFlight,
         Field(description="Required. The start and end time of the line item's flight."),
-    ] = None
+    ]
     frequency_cap: Annotated[
         FrequencyCap | None,
         Field(
@@ -367,20 +366,20 @@ class DisplayVideoLineItemSpec(KRMModel):
         ),
     ] = None
     insertion_order_id: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="insertionOrderId",
             description="Required. Immutable. The unique ID of the insertion order that the line item belongs to.",
         ),
-    ] = None
+    ]
     integration_details: Annotated[
         IntegrationDetails | None,
         Field(alias="integrationDetails", description="Integration details of the line item."),
     ] = None
     line_item_type: Annotated[
-        LineItemLineItemType | None,
+        LineItemLineItemType,
         Field(alias="lineItemType", description="Required. Immutable. The type of the line item."),
-    ] = None
+    ]
     mobile_app: Annotated[
         MobileApp | None,
         Field(alias="mobileApp", description="The mobile app promoted by the line item."),
@@ -393,20 +392,19 @@ class DisplayVideoLineItemSpec(KRMModel):
         ),
     ] = None
     pacing: Annotated[
-        Pacing | None,
-        Field(description="Required. The budget spending speed setting of the line item."),
-    ] = None
+        Pacing, Field(description="Required. The budget spending speed setting of the line item.")
+    ]
     partner_costs: Annotated[
         list[PartnerCost] | None,
         Field(alias="partnerCosts", description="The partner costs associated with the line item."),
     ] = None
     partner_revenue_model: Annotated[
-        PartnerRevenueModel | None,
+        PartnerRevenueModel,
         Field(
             alias="partnerRevenueModel",
             description="Required. The partner revenue model setting of the line item.",
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(
@@ -509,11 +507,11 @@ class LineItemBudget(KRMModel):
     """
 
     budget_allocation_type: Annotated[
-        LineItemBudgetBudgetAllocationType | None,
+        LineItemBudgetBudgetAllocationType,
         Field(
             alias="budgetAllocationType", description="Required. The type of the budget allocation."
         ),
-    ] = None
+    ]
     max_amount: Annotated[
         int | Int64String | None,
         Field(alias="maxAmount", description="The maximum budget amount the line item will spend."),
@@ -544,12 +542,12 @@ class LineItemFlight(KRMModel):
         Field(alias="dateRange", description="The flight start and end dates of the line item."),
     ] = None
     flight_date_type: Annotated[
-        LineItemFlightFlightDateType | None,
+        LineItemFlightFlightDateType,
         Field(
             alias="flightDateType",
             description="Required. The type of the line item's flight dates.",
         ),
-    ] = None
+    ]
 
 
 class MaximizeSpendBidStrategy(KRMModel):
@@ -572,12 +570,12 @@ class MaximizeSpendBidStrategy(KRMModel):
         ),
     ] = None
     performance_goal_type: Annotated[
-        MaximizeSpendBidStrategyPerformanceGoalType | None,
+        MaximizeSpendBidStrategyPerformanceGoalType,
         Field(
             alias="performanceGoalType",
             description="Required. The type of the performance goal that the bidding strategy tries to minimize while spending the full budget.",
         ),
-    ] = None
+    ]
     raise_bid_for_deals: Annotated[
         bool | None,
         Field(
@@ -593,11 +591,11 @@ class MobileApp(KRMModel):
     """
 
     app_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="appId", description="Required. The ID of the app provided by the platform store."
         ),
-    ] = None
+    ]
 
 
 class MobileAppObservedState(KRMModel):
@@ -634,19 +632,19 @@ class Pacing(KRMModel):
         ),
     ] = None
     pacing_period: Annotated[
-        PacingPacingPeriod | None,
+        PacingPacingPeriod,
         Field(
             alias="pacingPeriod",
             description="Required. The time period in which the pacing budget will be spent.",
         ),
-    ] = None
+    ]
     pacing_type: Annotated[
-        PacingPacingType | None,
+        PacingPacingType,
         Field(
             alias="pacingType",
             description="Required. The type of pacing that defines how the budget amount will be spent across the pacing_period.",
         ),
-    ] = None
+    ]
 
 
 class PartnerCost(KRMModel):
@@ -655,9 +653,9 @@ class PartnerCost(KRMModel):
     """
 
     cost_type: Annotated[
-        PartnerCostCostType | None,
+        PartnerCostCostType,
         Field(alias="costType", description="Required. The type of the partner cost."),
-    ] = None
+    ]
     fee_amount: Annotated[
         int | Int64String | None,
         Field(
@@ -672,9 +670,9 @@ class PartnerCost(KRMModel):
         ),
     ] = None
     fee_type: Annotated[
-        PartnerCostFeeType | None,
+        PartnerCostFeeType,
         Field(alias="feeType", description="Required. The fee type for this partner cost."),
-    ] = None
+    ]
     invoice_type: Annotated[
         PartnerCostInvoiceType | None,
         Field(alias="invoiceType", description="The invoice type for this partner cost."),
@@ -687,19 +685,19 @@ class PartnerRevenueModel(KRMModel):
     """
 
     markup_amount: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="markupAmount",
             description="Required. The markup amount of the partner revenue model.",
         ),
-    ] = None
+    ]
     markup_type: Annotated[
-        PartnerRevenueModelMarkupType | None,
+        PartnerRevenueModelMarkupType,
         Field(
             alias="markupType",
             description="Required. The markup type of the partner revenue model.",
         ),
-    ] = None
+    ]
 
 
 class PerformanceGoalBidStrategy(KRMModel):
@@ -722,19 +720,19 @@ class PerformanceGoalBidStrategy(KRMModel):
         ),
     ] = None
     performance_goal_amount_micros: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="performanceGoalAmountMicros",
             description="Required. The performance goal the bidding strategy will attempt to meet or beat, in micros of the advertiser's currency or in micro of the ROAS (Return On Advertising Spend) value which is also based on advertiser's currency.",
         ),
-    ] = None
+    ]
     performance_goal_type: Annotated[
-        PerformanceGoalBidStrategyPerformanceGoalType | None,
+        PerformanceGoalBidStrategyPerformanceGoalType,
         Field(
             alias="performanceGoalType",
             description="Required. The type of the performance goal that the bidding strategy will try to meet or beat.",
         ),
-    ] = None
+    ]
 
 
 class TargetFrequency(KRMModel):
@@ -771,12 +769,12 @@ class TargetingExpansionConfig(KRMModel):
     """
 
     enable_optimized_targeting: Annotated[
-        bool | None,
+        bool,
         Field(
             alias="enableOptimizedTargeting",
             description="Required. Whether to enable Optimized Targeting for the line item.",
         ),
-    ] = None
+    ]
     exclude_demographic_expansion: Annotated[
         bool | None,
         Field(
@@ -866,25 +864,25 @@ class TrackingFloodlightActivityConfig(KRMModel):
     """
 
     floodlight_activity_id: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="floodlightActivityId", description="Required. The ID of the Floodlight activity."
         ),
-    ] = None
+    ]
     post_click_lookback_window_days: Annotated[
-        int | None,
+        int,
         Field(
             alias="postClickLookbackWindowDays",
             description="Required. The number of days after an ad has been clicked in which a conversion may be counted.",
         ),
-    ] = None
+    ]
     post_view_lookback_window_days: Annotated[
-        int | None,
+        int,
         Field(
             alias="postViewLookbackWindowDays",
             description="Required. The number of days after an ad has been viewed in which a conversion may be counted.",
         ),
-    ] = None
+    ]
 
 
 class VideoAdInventoryControl(KRMModel):

@@ -31,12 +31,12 @@ class DisplayVideoLocationListSpec(KRMModel):
     """
 
     advertiser_id: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="advertiserId",
             description="Required. Immutable. The unique ID of the advertiser the location list belongs to.",
         ),
-    ] = None
+    ]
     advertiser_ref: Annotated[
         DisplayVideoAdvertiserRef,
         Field(
@@ -45,13 +45,13 @@ class DisplayVideoLocationListSpec(KRMModel):
         ),
     ]
     display_name: Annotated[
-        str | None,
+        str,
         Field(alias="displayName", description="Required. The display name of the location list."),
-    ] = None
+    ]
     location_type: Annotated[
-        LocationListLocationType | None,
+        LocationListLocationType,
         Field(alias="locationType", description="Required. Immutable. The type of location."),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(

@@ -44,19 +44,19 @@ class DisplayVideoManualTriggerSpec(KRMModel):
     """
 
     activation_duration_minutes: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="activationDurationMinutes",
             description="Required. The maximum duration of each activation in minutes.",
         ),
-    ] = None
+    ]
     advertiser_id: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="advertiserId",
             description="Required. Immutable. The unique ID of the advertiser that the manual trigger belongs to.",
         ),
-    ] = None
+    ]
     advertiser_ref: Annotated[
         DisplayVideoAdvertiserRef,
         Field(
@@ -65,9 +65,9 @@ class DisplayVideoManualTriggerSpec(KRMModel):
         ),
     ]
     display_name: Annotated[
-        str | None,
+        str,
         Field(alias="displayName", description="Required. The display name of the manual trigger."),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(

@@ -52,12 +52,12 @@ class DisplayVideoNegativeKeywordListSpec(KRMModel):
         ),
     ]
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName",
             description="Required. The display name of the negative keyword list.",
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(

@@ -49,9 +49,8 @@ class DisplayVideoPartnerChannelSpec(KRMModel):
         ),
     ] = None
     display_name: Annotated[
-        str | None,
-        Field(alias="displayName", description="Required. The display name of the channel."),
-    ] = None
+        str, Field(alias="displayName", description="Required. The display name of the channel.")
+    ]
     partner: Annotated[
         str, Field(description="Immutable. The partner of the DisplayVideoPartnerChannel.")
     ]

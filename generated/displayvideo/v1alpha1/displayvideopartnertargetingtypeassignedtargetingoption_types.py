@@ -216,9 +216,9 @@ class AgeRangeAssignedTargetingOptionDetails(KRMModel):
     """
 
     age_range: Annotated[
-        AgeRangeAssignedTargetingOptionDetailsAgeRange | None,
+        AgeRangeAssignedTargetingOptionDetailsAgeRange,
         Field(alias="ageRange", description="Required. The age range of an audience."),
-    ] = None
+    ]
 
 
 class AppAssignedTargetingOptionDetails(KRMModel):
@@ -226,9 +226,7 @@ class AppAssignedTargetingOptionDetails(KRMModel):
     Details for assigned app targeting option. This will be populated in the details field of an AssignedTargetingOption when targeting_type is `TARGETING_TYPE_APP`.
     """
 
-    app_id: Annotated[
-        str | None, Field(alias="appId", description="Required. The ID of the app.")
-    ] = None
+    app_id: Annotated[str, Field(alias="appId", description="Required. The ID of the app.")]
     app_platform: Annotated[
         AppAssignedTargetingOptionDetailsAppPlatform | None,
         Field(alias="appPlatform", description="Indicates the platform of the targeted app."),
@@ -258,12 +256,12 @@ class AppCategoryAssignedTargetingOptionDetails(KRMModel):
         bool | None, Field(description="Indicates if this option is being negatively targeted.")
     ] = None
     targeting_option_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetingOptionId",
             description="Required. The targeting_option_id field when targeting_type is `TARGETING_TYPE_APP_CATEGORY`.",
         ),
-    ] = None
+    ]
 
 
 class AppCategoryAssignedTargetingOptionDetailsObservedState(KRMModel):
@@ -334,9 +332,9 @@ class AudioContentTypeAssignedTargetingOptionDetails(KRMModel):
     """
 
     audio_content_type: Annotated[
-        AudioContentTypeAssignedTargetingOptionDetailsAudioContentType | None,
+        AudioContentTypeAssignedTargetingOptionDetailsAudioContentType,
         Field(alias="audioContentType", description="Required. The audio content type."),
-    ] = None
+    ]
 
 
 class AuthorizedSellerStatusAssignedTargetingOptionDetails(KRMModel):
@@ -345,12 +343,12 @@ class AuthorizedSellerStatusAssignedTargetingOptionDetails(KRMModel):
     """
 
     targeting_option_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetingOptionId",
             description="Required. The targeting_option_id of a TargetingOption of type `TARGETING_TYPE_AUTHORIZED_SELLER_STATUS`.",
         ),
-    ] = None
+    ]
 
 
 class AuthorizedSellerStatusAssignedTargetingOptionDetailsObservedState(KRMModel):
@@ -376,12 +374,12 @@ class BrowserAssignedTargetingOptionDetails(KRMModel):
         bool | None, Field(description="Indicates if this option is being negatively targeted.")
     ] = None
     targeting_option_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetingOptionId",
             description="Required. The targeting_option_id of a TargetingOption of type `TARGETING_TYPE_BROWSER`.",
         ),
-    ] = None
+    ]
 
 
 class BrowserAssignedTargetingOptionDetailsObservedState(KRMModel):
@@ -401,26 +399,26 @@ class BusinessChainAssignedTargetingOptionDetails(KRMModel):
     """
 
     proximity_radius_amount: Annotated[
-        float | None,
+        float,
         Field(
             alias="proximityRadiusAmount",
             description="Required. The radius of the area around the business chain that will be targeted.",
         ),
-    ] = None
+    ]
     proximity_radius_unit: Annotated[
-        BusinessChainAssignedTargetingOptionDetailsProximityRadiusUnit | None,
+        BusinessChainAssignedTargetingOptionDetailsProximityRadiusUnit,
         Field(
             alias="proximityRadiusUnit",
             description="Required. The unit of distance by which the targeting radius is measured.",
         ),
-    ] = None
+    ]
     targeting_option_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetingOptionId",
             description="Required. The targeting_option_id of a TargetingOption of type `TARGETING_TYPE_BUSINESS_CHAIN`.",
         ),
-    ] = None
+    ]
 
 
 class BusinessChainAssignedTargetingOptionDetailsObservedState(KRMModel):
@@ -446,12 +444,12 @@ class CarrierAndIspAssignedTargetingOptionDetails(KRMModel):
         bool | None, Field(description="Indicates if this option is being negatively targeted.")
     ] = None
     targeting_option_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetingOptionId",
             description="Required. The targeting_option_id of a TargetingOption of type `TARGETING_TYPE_CARRIER_AND_ISP`.",
         ),
-    ] = None
+    ]
 
 
 class CarrierAndIspAssignedTargetingOptionDetailsObservedState(KRMModel):
@@ -476,12 +474,12 @@ class CategoryAssignedTargetingOptionDetails(KRMModel):
         bool | None, Field(description="Indicates if this option is being negatively targeted.")
     ] = None
     targeting_option_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetingOptionId",
             description="Required. The targeting_option_id field when targeting_type is `TARGETING_TYPE_CATEGORY`.",
         ),
-    ] = None
+    ]
 
 
 class CategoryAssignedTargetingOptionDetailsObservedState(KRMModel):
@@ -501,9 +499,8 @@ class ChannelAssignedTargetingOptionDetails(KRMModel):
     """
 
     channel_id: Annotated[
-        int | Int64String | None,
-        Field(alias="channelId", description="Required. ID of the channel."),
-    ] = None
+        int | Int64String, Field(alias="channelId", description="Required. ID of the channel.")
+    ]
     negative: Annotated[
         bool | None, Field(description="Indicates if this option is being negatively targeted.")
     ] = None
@@ -515,11 +512,11 @@ class CombinedAudienceGroup(KRMModel):
     """
 
     settings: Annotated[
-        list[CombinedAudienceTargetingSetting] | None,
+        list[CombinedAudienceTargetingSetting],
         Field(
             description="Required. All combined audience targeting settings in combined audience group."
         ),
-    ] = None
+    ]
 
 
 class CombinedAudienceTargetingSetting(KRMModel):
@@ -528,12 +525,12 @@ class CombinedAudienceTargetingSetting(KRMModel):
     """
 
     combined_audience_id: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="combinedAudienceId",
             description="Required. Combined audience id of combined audience targeting setting.",
         ),
-    ] = None
+    ]
 
 
 class ContentDurationAssignedTargetingOptionDetails(KRMModel):
@@ -542,12 +539,12 @@ class ContentDurationAssignedTargetingOptionDetails(KRMModel):
     """
 
     targeting_option_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetingOptionId",
             description="Required. The targeting_option_id field when targeting_type is `TARGETING_TYPE_CONTENT_DURATION`.",
         ),
-    ] = None
+    ]
 
 
 class ContentDurationAssignedTargetingOptionDetailsObservedState(KRMModel):
@@ -570,12 +567,12 @@ class ContentGenreAssignedTargetingOptionDetails(KRMModel):
         bool | None, Field(description="Indicates if this option is being negatively targeted.")
     ] = None
     targeting_option_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetingOptionId",
             description="Required. The targeting_option_id field when targeting_type is `TARGETING_TYPE_CONTENT_GENRE`.",
         ),
-    ] = None
+    ]
 
 
 class ContentGenreAssignedTargetingOptionDetailsObservedState(KRMModel):
@@ -597,12 +594,12 @@ class ContentInstreamPositionAssignedTargetingOptionDetails(KRMModel):
     """
 
     content_instream_position: Annotated[
-        ContentInstreamPositionAssignedTargetingOptionDetailsContentInstreamPosition | None,
+        ContentInstreamPositionAssignedTargetingOptionDetailsContentInstreamPosition,
         Field(
             alias="contentInstreamPosition",
             description="Required. The content instream position for video or audio ads.",
         ),
-    ] = None
+    ]
 
 
 class ContentInstreamPositionAssignedTargetingOptionDetailsObservedState(KRMModel):
@@ -622,12 +619,12 @@ class ContentOutstreamPositionAssignedTargetingOptionDetails(KRMModel):
     """
 
     content_outstream_position: Annotated[
-        ContentOutstreamPositionAssignedTargetingOptionDetailsContentOutstreamPosition | None,
+        ContentOutstreamPositionAssignedTargetingOptionDetailsContentOutstreamPosition,
         Field(
             alias="contentOutstreamPosition",
             description="Required. The content outstream position.",
         ),
-    ] = None
+    ]
 
 
 class ContentOutstreamPositionAssignedTargetingOptionDetailsObservedState(KRMModel):
@@ -647,12 +644,12 @@ class ContentStreamTypeAssignedTargetingOptionDetails(KRMModel):
     """
 
     targeting_option_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetingOptionId",
             description="Required. The targeting_option_id field when targeting_type is `TARGETING_TYPE_CONTENT_STREAM_TYPE`.",
         ),
-    ] = None
+    ]
 
 
 class ContentStreamTypeAssignedTargetingOptionDetailsObservedState(KRMModel):
@@ -672,19 +669,19 @@ class ContentThemeAssignedTargetingOptionDetails(KRMModel):
     """
 
     excluded_content_theme: Annotated[
-        ContentThemeAssignedTargetingOptionDetailsExcludedContentTheme | None,
+        ContentThemeAssignedTargetingOptionDetailsExcludedContentTheme,
         Field(
             alias="excludedContentTheme",
             description="Required. An enum for the DV360 content theme classified to be EXCLUDED.",
         ),
-    ] = None
+    ]
     excluded_targeting_option_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="excludedTargetingOptionId",
             description="Required. ID of the content theme to be EXCLUDED.",
         ),
-    ] = None
+    ]
 
 
 class ContentThemeAssignedTargetingOptionDetailsObservedState(KRMModel):
@@ -707,9 +704,9 @@ class CustomListGroup(KRMModel):
     """
 
     settings: Annotated[
-        list[CustomListTargetingSetting] | None,
+        list[CustomListTargetingSetting],
         Field(description="Required. All custom list targeting settings in custom list group."),
-    ] = None
+    ]
 
 
 class CustomListTargetingSetting(KRMModel):
@@ -718,12 +715,12 @@ class CustomListTargetingSetting(KRMModel):
     """
 
     custom_list_id: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="customListId",
             description="Required. Custom id of custom list targeting setting.",
         ),
-    ] = None
+    ]
 
 
 class DayAndTimeAssignedTargetingOptionDetails(KRMModel):
@@ -732,29 +729,29 @@ class DayAndTimeAssignedTargetingOptionDetails(KRMModel):
     """
 
     day_of_week: Annotated[
-        DayAndTimeAssignedTargetingOptionDetailsDayOfWeek | None,
+        DayAndTimeAssignedTargetingOptionDetailsDayOfWeek,
         Field(
             alias="dayOfWeek",
             description="Required. The day of the week for this day and time targeting setting.",
         ),
-    ] = None
+    ]
     end_hour: Annotated[
-        int | None,
+        int,
         Field(alias="endHour", description="Required. The end hour for day and time targeting."),
-    ] = None
+    ]
     start_hour: Annotated[
-        int | None,
+        int,
         Field(
             alias="startHour", description="Required. The start hour for day and time targeting."
         ),
-    ] = None
+    ]
     time_zone_resolution: Annotated[
-        DayAndTimeAssignedTargetingOptionDetailsTimeZoneResolution | None,
+        DayAndTimeAssignedTargetingOptionDetailsTimeZoneResolution,
         Field(
             alias="timeZoneResolution",
             description="Required. The mechanism used to determine which timezone to use for this day and time targeting setting.",
         ),
-    ] = None
+    ]
 
 
 class DeviceMakeModelAssignedTargetingOptionDetails(KRMModel):
@@ -766,12 +763,12 @@ class DeviceMakeModelAssignedTargetingOptionDetails(KRMModel):
         bool | None, Field(description="Indicates if this option is being negatively targeted.")
     ] = None
     targeting_option_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetingOptionId",
             description="Required. The targeting_option_id field when targeting_type is `TARGETING_TYPE_DEVICE_MAKE_MODEL`.",
         ),
-    ] = None
+    ]
 
 
 class DeviceMakeModelAssignedTargetingOptionDetailsObservedState(KRMModel):
@@ -794,9 +791,9 @@ class DeviceTypeAssignedTargetingOptionDetails(KRMModel):
     """
 
     device_type: Annotated[
-        DeviceTypeAssignedTargetingOptionDetailsDeviceType | None,
+        DeviceTypeAssignedTargetingOptionDetailsDeviceType,
         Field(alias="deviceType", description="Required. The display name of the device type."),
-    ] = None
+    ]
 
 
 class DeviceTypeAssignedTargetingOptionDetailsObservedState(KRMModel):
@@ -819,12 +816,12 @@ class DigitalContentLabelAssignedTargetingOptionDetails(KRMModel):
     """
 
     excluded_content_rating_tier: Annotated[
-        DigitalContentLabelAssignedTargetingOptionDetailsExcludedContentRatingTier | None,
+        DigitalContentLabelAssignedTargetingOptionDetailsExcludedContentRatingTier,
         Field(
             alias="excludedContentRatingTier",
             description="Required. The display name of the digital content label rating tier to be EXCLUDED.",
         ),
-    ] = None
+    ]
 
 
 class DisplayVideoPartnerTargetingTypeAssignedTargetingOptionObservedState(KRMModel):
@@ -1341,9 +1338,9 @@ class EnvironmentAssignedTargetingOptionDetails(KRMModel):
     """
 
     environment: Annotated[
-        EnvironmentAssignedTargetingOptionDetailsEnvironment | None,
+        EnvironmentAssignedTargetingOptionDetailsEnvironment,
         Field(description="Required. The serving environment."),
-    ] = None
+    ]
 
 
 class ExchangeAssignedTargetingOptionDetails(KRMModel):
@@ -1352,9 +1349,9 @@ class ExchangeAssignedTargetingOptionDetails(KRMModel):
     """
 
     exchange: Annotated[
-        ExchangeAssignedTargetingOptionDetailsExchange | None,
+        ExchangeAssignedTargetingOptionDetailsExchange,
         Field(description="Required. The enum value for the exchange."),
-    ] = None
+    ]
 
 
 class FirstPartyAndPartnerAudienceGroup(KRMModel):
@@ -1363,11 +1360,11 @@ class FirstPartyAndPartnerAudienceGroup(KRMModel):
     """
 
     settings: Annotated[
-        list[FirstPartyAndPartnerAudienceTargetingSetting] | None,
+        list[FirstPartyAndPartnerAudienceTargetingSetting],
         Field(
             description="Required. All first party and partner audience targeting settings in first party and partner audience group."
         ),
-    ] = None
+    ]
 
 
 class FirstPartyAndPartnerAudienceTargetingSetting(KRMModel):
@@ -1376,18 +1373,18 @@ class FirstPartyAndPartnerAudienceTargetingSetting(KRMModel):
     """
 
     first_party_and_partner_audience_id: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="firstPartyAndPartnerAudienceId",
             description="Required. First party and partner audience id of the first party and partner audience targeting setting.",
         ),
-    ] = None
+    ]
     recency: Annotated[
-        FirstPartyAndPartnerAudienceTargetingSettingRecency | None,
+        FirstPartyAndPartnerAudienceTargetingSettingRecency,
         Field(
             description="Required. The recency of the first party and partner audience targeting setting."
         ),
-    ] = None
+    ]
 
 
 class GenderAssignedTargetingOptionDetails(KRMModel):
@@ -1396,9 +1393,9 @@ class GenderAssignedTargetingOptionDetails(KRMModel):
     """
 
     gender: Annotated[
-        GenderAssignedTargetingOptionDetailsGender | None,
+        GenderAssignedTargetingOptionDetailsGender,
         Field(description="Required. The gender of the audience."),
-    ] = None
+    ]
 
 
 class GeoRegionAssignedTargetingOptionDetails(KRMModel):
@@ -1410,12 +1407,12 @@ class GeoRegionAssignedTargetingOptionDetails(KRMModel):
         bool | None, Field(description="Indicates if this option is being negatively targeted.")
     ] = None
     targeting_option_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetingOptionId",
             description="Required. The targeting_option_id of a TargetingOption of type `TARGETING_TYPE_GEO_REGION`.",
         ),
-    ] = None
+    ]
 
 
 class GeoRegionAssignedTargetingOptionDetailsObservedState(KRMModel):
@@ -1445,11 +1442,11 @@ class GoogleAudienceGroup(KRMModel):
     """
 
     settings: Annotated[
-        list[GoogleAudienceTargetingSetting] | None,
+        list[GoogleAudienceTargetingSetting],
         Field(
             description="Required. All Google audience targeting settings in Google audience group."
         ),
-    ] = None
+    ]
 
 
 class GoogleAudienceTargetingSetting(KRMModel):
@@ -1458,12 +1455,12 @@ class GoogleAudienceTargetingSetting(KRMModel):
     """
 
     google_audience_id: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="googleAudienceId",
             description="Required. Google audience id of the Google audience targeting setting.",
         ),
-    ] = None
+    ]
 
 
 class HouseholdIncomeAssignedTargetingOptionDetails(KRMModel):
@@ -1472,11 +1469,11 @@ class HouseholdIncomeAssignedTargetingOptionDetails(KRMModel):
     """
 
     household_income: Annotated[
-        HouseholdIncomeAssignedTargetingOptionDetailsHouseholdIncome | None,
+        HouseholdIncomeAssignedTargetingOptionDetailsHouseholdIncome,
         Field(
             alias="householdIncome", description="Required. The household income of the audience."
         ),
-    ] = None
+    ]
 
 
 class Int64String(RootModel[str]):
@@ -1576,9 +1573,9 @@ class InventorySourceAssignedTargetingOptionDetails(KRMModel):
     """
 
     inventory_source_id: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(alias="inventorySourceId", description="Required. ID of the inventory source."),
-    ] = None
+    ]
 
 
 class InventorySourceGroupAssignedTargetingOptionDetails(KRMModel):
@@ -1587,12 +1584,12 @@ class InventorySourceGroupAssignedTargetingOptionDetails(KRMModel):
     """
 
     inventory_source_group_id: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="inventorySourceGroupId",
             description="Required. ID of the inventory source group.",
         ),
-    ] = None
+    ]
 
 
 class KeywordAssignedTargetingOptionDetails(KRMModel):
@@ -1608,8 +1605,8 @@ class KeywordAssignedTargetingOptionDetails(KRMModel):
         ),
     ] = None
     keyword: Annotated[
-        str | None, Field(description="Required. The keyword, for example `car insurance`.")
-    ] = None
+        str, Field(description="Required. The keyword, for example `car insurance`.")
+    ]
     negative: Annotated[
         bool | None, Field(description="Indicates if this option is being negatively targeted.")
     ] = None
@@ -1624,12 +1621,12 @@ class LanguageAssignedTargetingOptionDetails(KRMModel):
         bool | None, Field(description="Indicates if this option is being negatively targeted.")
     ] = None
     targeting_option_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetingOptionId",
             description="Required. The targeting_option_id of a TargetingOption of type `TARGETING_TYPE_LANGUAGE`.",
         ),
-    ] = None
+    ]
 
 
 class LanguageAssignedTargetingOptionDetailsObservedState(KRMModel):
@@ -1652,9 +1649,9 @@ class NativeContentPositionAssignedTargetingOptionDetails(KRMModel):
     """
 
     content_position: Annotated[
-        NativeContentPositionAssignedTargetingOptionDetailsContentPosition | None,
+        NativeContentPositionAssignedTargetingOptionDetailsContentPosition,
         Field(alias="contentPosition", description="Required. The content position."),
-    ] = None
+    ]
 
 
 class NegativeKeywordListAssignedTargetingOptionDetails(KRMModel):
@@ -1663,11 +1660,11 @@ class NegativeKeywordListAssignedTargetingOptionDetails(KRMModel):
     """
 
     negative_keyword_list_id: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="negativeKeywordListId", description="Required. ID of the negative keyword list."
         ),
-    ] = None
+    ]
 
 
 class OmidAssignedTargetingOptionDetails(KRMModel):
@@ -1676,9 +1673,9 @@ class OmidAssignedTargetingOptionDetails(KRMModel):
     """
 
     omid: Annotated[
-        OmidAssignedTargetingOptionDetailsOmid | None,
+        OmidAssignedTargetingOptionDetailsOmid,
         Field(description="Required. The type of Open Measurement enabled inventory."),
-    ] = None
+    ]
 
 
 class OnScreenPositionAssignedTargetingOptionDetails(KRMModel):
@@ -1687,12 +1684,12 @@ class OnScreenPositionAssignedTargetingOptionDetails(KRMModel):
     """
 
     targeting_option_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetingOptionId",
             description="Required. The targeting_option_id field when targeting_type is `TARGETING_TYPE_ON_SCREEN_POSITION`.",
         ),
-    ] = None
+    ]
 
 
 class OnScreenPositionAssignedTargetingOptionDetailsObservedState(KRMModel):
@@ -1719,12 +1716,12 @@ class OperatingSystemAssignedTargetingOptionDetails(KRMModel):
         bool | None, Field(description="Indicates if this option is being negatively targeted.")
     ] = None
     targeting_option_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetingOptionId",
             description="Required. The targeting option ID populated in targeting_option_id field when targeting_type is `TARGETING_TYPE_OPERATING_SYSTEM`.",
         ),
-    ] = None
+    ]
 
 
 class OperatingSystemAssignedTargetingOptionDetailsObservedState(KRMModel):
@@ -1747,9 +1744,9 @@ class ParentalStatusAssignedTargetingOptionDetails(KRMModel):
     """
 
     parental_status: Annotated[
-        ParentalStatusAssignedTargetingOptionDetailsParentalStatus | None,
+        ParentalStatusAssignedTargetingOptionDetailsParentalStatus,
         Field(alias="parentalStatus", description="Required. The parental status of the audience."),
-    ] = None
+    ]
 
 
 class PoiAssignedTargetingOptionDetails(KRMModel):
@@ -1758,26 +1755,26 @@ class PoiAssignedTargetingOptionDetails(KRMModel):
     """
 
     proximity_radius_amount: Annotated[
-        float | None,
+        float,
         Field(
             alias="proximityRadiusAmount",
             description="Required. The radius of the area around the POI that will be targeted.",
         ),
-    ] = None
+    ]
     proximity_radius_unit: Annotated[
-        PoiAssignedTargetingOptionDetailsProximityRadiusUnit | None,
+        PoiAssignedTargetingOptionDetailsProximityRadiusUnit,
         Field(
             alias="proximityRadiusUnit",
             description="Required. The unit of distance by which the targeting radius is measured.",
         ),
-    ] = None
+    ]
     targeting_option_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetingOptionId",
             description="Required. The targeting_option_id of a TargetingOption of type `TARGETING_TYPE_POI`.",
         ),
-    ] = None
+    ]
 
 
 class PoiAssignedTargetingOptionDetailsObservedState(KRMModel):
@@ -1808,23 +1805,23 @@ class ProximityLocationListAssignedTargetingOptionDetails(KRMModel):
     """
 
     proximity_location_list_id: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="proximityLocationListId",
             description="Required. ID of the proximity location list.",
         ),
-    ] = None
+    ]
     proximity_radius: Annotated[
-        float | None,
+        float,
         Field(
             alias="proximityRadius",
             description="Required. Radius expressed in the distance units set in proximity_radius_unit.",
         ),
-    ] = None
+    ]
     proximity_radius_unit: Annotated[
-        ProximityLocationListAssignedTargetingOptionDetailsProximityRadiusUnit | None,
+        ProximityLocationListAssignedTargetingOptionDetailsProximityRadiusUnit,
         Field(alias="proximityRadiusUnit", description="Required. Radius distance units."),
-    ] = None
+    ]
 
 
 class RegionalLocationListAssignedTargetingOptionDetails(KRMModel):
@@ -1836,12 +1833,12 @@ class RegionalLocationListAssignedTargetingOptionDetails(KRMModel):
         bool | None, Field(description="Indicates if this option is being negatively targeted.")
     ] = None
     regional_location_list_id: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="regionalLocationListId",
             description="Required. ID of the regional location list.",
         ),
-    ] = None
+    ]
 
 
 class SensitiveCategoryAssignedTargetingOptionDetails(KRMModel):
@@ -1850,12 +1847,12 @@ class SensitiveCategoryAssignedTargetingOptionDetails(KRMModel):
     """
 
     excluded_sensitive_category: Annotated[
-        SensitiveCategoryAssignedTargetingOptionDetailsExcludedSensitiveCategory | None,
+        SensitiveCategoryAssignedTargetingOptionDetailsExcludedSensitiveCategory,
         Field(
             alias="excludedSensitiveCategory",
             description="Required. An enum for the Display & Video 360 Sensitive category content classified to be EXCLUDED.",
         ),
-    ] = None
+    ]
 
 
 class SessionPositionAssignedTargetingOptionDetails(KRMModel):
@@ -1877,12 +1874,12 @@ class SubExchangeAssignedTargetingOptionDetails(KRMModel):
     """
 
     targeting_option_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetingOptionId",
             description="Required. The targeting_option_id of a TargetingOption of type `TARGETING_TYPE_SUB_EXCHANGE`.",
         ),
-    ] = None
+    ]
 
 
 class ThirdPartyVerifierAssignedTargetingOptionDetails(KRMModel):
@@ -1915,9 +1912,7 @@ class UrlAssignedTargetingOptionDetails(KRMModel):
     negative: Annotated[
         bool | None, Field(description="Indicates if this option is being negatively targeted.")
     ] = None
-    url: Annotated[
-        str | None, Field(description="Required. The URL, for example `example.com`.")
-    ] = None
+    url: Annotated[str, Field(description="Required. The URL, for example `example.com`.")]
 
 
 class UserRewardedContentAssignedTargetingOptionDetails(KRMModel):
@@ -1926,12 +1921,12 @@ class UserRewardedContentAssignedTargetingOptionDetails(KRMModel):
     """
 
     targeting_option_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetingOptionId",
             description="Required. The targeting_option_id field when targeting_type is `TARGETING_TYPE_USER_REWARDED_CONTENT`.",
         ),
-    ] = None
+    ]
 
 
 class UserRewardedContentAssignedTargetingOptionDetailsObservedState(KRMModel):
@@ -1954,9 +1949,9 @@ class VideoPlayerSizeAssignedTargetingOptionDetails(KRMModel):
     """
 
     video_player_size: Annotated[
-        VideoPlayerSizeAssignedTargetingOptionDetailsVideoPlayerSize | None,
+        VideoPlayerSizeAssignedTargetingOptionDetailsVideoPlayerSize,
         Field(alias="videoPlayerSize", description="Required. The video player size."),
-    ] = None
+    ]
 
 
 class ViewabilityAssignedTargetingOptionDetails(KRMModel):
@@ -1965,9 +1960,9 @@ class ViewabilityAssignedTargetingOptionDetails(KRMModel):
     """
 
     viewability: Annotated[
-        ViewabilityAssignedTargetingOptionDetailsViewability | None,
+        ViewabilityAssignedTargetingOptionDetailsViewability,
         Field(description="Required. The predicted viewability percentage."),
-    ] = None
+    ]
 
 
 class YoutubeChannelAssignedTargetingOptionDetails(KRMModel):
@@ -1993,9 +1988,9 @@ class YoutubeChannelPackAssignedTargetingOptionDetails(KRMModel):
     """
 
     channel_pack_id: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(alias="channelPackId", description="Required. The ID of the YouTube channel pack."),
-    ] = None
+    ]
     negative: Annotated[
         bool | None,
         Field(description="Optional. Indicates if this option is being negatively targeted."),

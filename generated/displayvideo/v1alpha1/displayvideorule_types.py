@@ -117,11 +117,11 @@ class DisplayVideoRuleSpec(KRMModel):
         ),
     ] = None
     rules: Annotated[
-        CustomBiddingAlgorithmRulesRef | None,
+        CustomBiddingAlgorithmRulesRef,
         Field(
             description="Required. Immutable. The reference to the uploaded AlgorithmRules file."
         ),
-    ] = None
+    ]
 
 
 class Int64String(RootModel[str]):

@@ -36,12 +36,12 @@ class AssignedUserRole(KRMModel):
         ),
     ] = None
     user_role: Annotated[
-        AssignedUserRoleUserRole | None,
+        AssignedUserRoleUserRole,
         Field(
             alias="userRole",
             description="Required. The user role to assign to a user for the entity.",
         ),
-    ] = None
+    ]
 
 
 class AssignedUserRoleObservedState(KRMModel):
@@ -86,13 +86,11 @@ class DisplayVideoUserSpec(KRMModel):
         Field(alias="assignedUserRoles", description="The assigned user roles."),
     ] = None
     display_name: Annotated[
-        str | None,
-        Field(alias="displayName", description="Required. The display name of the user."),
-    ] = None
+        str, Field(alias="displayName", description="Required. The display name of the user.")
+    ]
     email: Annotated[
-        str | None,
-        Field(description="Required. Immutable. The email address used to identify the user."),
-    ] = None
+        str, Field(description="Required. Immutable. The email address used to identify the user.")
+    ]
     resource_id: Annotated[
         str | None,
         Field(
@@ -128,5 +126,5 @@ class DisplayVideoUser(KRMObject):
         Literal["displayvideo.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "displayvideo.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["DisplayVideoUser"] = "DisplayVideoUser"
-    spec: DisplayVideoUserSpec = Field(default_factory=DisplayVideoUserSpec)
+    spec: DisplayVideoUserSpec
     status: DisplayVideoUserStatus | None = None

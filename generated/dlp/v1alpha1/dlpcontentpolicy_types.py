@@ -24,7 +24,7 @@ from kccgen.generated.dlp.v1alpha1.dlp_v2_api import (
     GooglePrivacyDlpV2PolicyActionReturnVerdict,
     GooglePrivacyDlpV2SensitivityScoreScore,
 )
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -118,11 +118,11 @@ class DLPContentPolicySpec(KRMModel):
         ),
     ] = None
     rules: Annotated[
-        list[GooglePrivacyDlpV2PolicyRule] | None,
+        list[GooglePrivacyDlpV2PolicyRule],
         Field(
             description="Required. Policies to apply, based on the findings returned by inspection."
         ),
-    ] = None
+    ]
     unsupported_file_type: Annotated[
         GooglePrivacyDlpV2PolicyAction | None,
         Field(
@@ -152,12 +152,12 @@ class GooglePrivacyDlpV2AdjustByImageFindings(KRMModel):
         ),
     ] = None
     min_likelihood: Annotated[
-        GooglePrivacyDlpV2AdjustByImageFindingsMinLikelihood | None,
+        GooglePrivacyDlpV2AdjustByImageFindingsMinLikelihood,
         Field(
             alias="minLikelihood",
             description="Required. Minimum likelihood of the `adjust_by_image_findings.info_types` finding.",
         ),
-    ] = None
+    ]
 
 
 class GooglePrivacyDlpV2AdjustByMatchingInfoTypes(KRMModel):
@@ -177,12 +177,12 @@ class GooglePrivacyDlpV2AdjustByMatchingInfoTypes(KRMModel):
         Field(alias="matchingType", description="How the adjustment rule is applied."),
     ] = None
     min_likelihood: Annotated[
-        GooglePrivacyDlpV2AdjustByMatchingInfoTypesMinLikelihood | None,
+        GooglePrivacyDlpV2AdjustByMatchingInfoTypesMinLikelihood,
         Field(
             alias="minLikelihood",
             description="Required. Minimum likelihood of the `adjust_by_matching_info_types.info_types` finding.",
         ),
-    ] = None
+    ]
 
 
 class GooglePrivacyDlpV2AdjustmentRule(KRMModel):
@@ -637,9 +637,9 @@ class GooglePrivacyDlpV2InfoTypes(KRMModel):
     """
 
     info_type_names: Annotated[
-        list[str] | None,
+        list[str],
         Field(alias="infoTypeNames", description="Required. A list of info types to match."),
-    ] = None
+    ]
 
 
 class GooglePrivacyDlpV2InspectConfig(KRMModel):
@@ -766,23 +766,23 @@ class GooglePrivacyDlpV2LogToBigQuery(KRMModel):
     """
 
     dataset_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="datasetId",
             description="Required. The ID of the dataset containing the BigQuery table to write to.",
         ),
-    ] = None
+    ]
     project_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="projectId",
             description="Required. The ID of the project containing the BigQuery table to write to.",
         ),
-    ] = None
+    ]
     table_id: Annotated[
-        str | None,
+        str,
         Field(alias="tableId", description="Required. The ID of the BigQuery table to write to."),
-    ] = None
+    ]
 
 
 class GooglePrivacyDlpV2LoggingConfig(KRMModel):
@@ -849,9 +849,9 @@ class GooglePrivacyDlpV2PolicyRule(KRMModel):
     """
 
     action: Annotated[
-        GooglePrivacyDlpV2PolicyAction | None,
+        GooglePrivacyDlpV2PolicyAction,
         Field(description="Required. Action to take if this rule applies."),
-    ] = None
+    ]
     conditions: Annotated[
         list[GooglePrivacyDlpV2PolicyCondition] | None,
         Field(description="Optional. Conditions that must match for this rule to apply."),

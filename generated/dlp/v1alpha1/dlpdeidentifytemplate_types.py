@@ -19,7 +19,7 @@ from kccgen.generated.dlp.v1alpha1.dlp_v2_api import (
     GooglePrivacyDlpV2ValueDayOfWeekValue,
 )
 from kccgen.generated.external.organization_reference import OrganizationRef
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -122,9 +122,9 @@ class GooglePrivacyDlpV2Bucket(KRMModel):
         GooglePrivacyDlpV2Value | None, Field(description="Lower bound of the range, inclusive.")
     ] = None
     replacement_value: Annotated[
-        GooglePrivacyDlpV2Value | None,
+        GooglePrivacyDlpV2Value,
         Field(alias="replacementValue", description="Required. Replacement value for this bucket."),
-    ] = None
+    ]
 
 
 class GooglePrivacyDlpV2BucketingConfig(KRMModel):
@@ -207,13 +207,13 @@ class GooglePrivacyDlpV2Condition(KRMModel):
     """
 
     field: Annotated[
-        GooglePrivacyDlpV2FieldId | None,
+        GooglePrivacyDlpV2FieldId,
         Field(description="Required. Field within the record this condition is evaluated against."),
-    ] = None
+    ]
     operator: Annotated[
-        GooglePrivacyDlpV2ConditionOperator | None,
+        GooglePrivacyDlpV2ConditionOperator,
         Field(description="Required. Operator used to compare the field or infoType to the value."),
-    ] = None
+    ]
     value: Annotated[
         GooglePrivacyDlpV2Value | None, Field(description="Value to compare against.")
     ] = None
@@ -297,9 +297,9 @@ class GooglePrivacyDlpV2CryptoReplaceFfxFpeConfig(KRMModel):
         ),
     ] = None
     crypto_key: Annotated[
-        GooglePrivacyDlpV2CryptoKey | None,
+        GooglePrivacyDlpV2CryptoKey,
         Field(alias="cryptoKey", description="Required. The key used by the encryption algorithm."),
-    ] = None
+    ]
     custom_alphabet: Annotated[
         str | None,
         Field(
@@ -336,15 +336,15 @@ class GooglePrivacyDlpV2DateShiftConfig(KRMModel):
         ),
     ] = None
     lower_bound_days: Annotated[
-        int | None,
+        int,
         Field(
             alias="lowerBoundDays",
             description="Required. For example, -5 means shift date to at most 5 days back in the past.",
         ),
-    ] = None
+    ]
     upper_bound_days: Annotated[
-        int | None, Field(alias="upperBoundDays", description="Required. Range of shift in days.")
-    ] = None
+        int, Field(alias="upperBoundDays", description="Required. Range of shift in days.")
+    ]
 
 
 class GooglePrivacyDlpV2DeidentifyConfig(KRMModel):
@@ -416,9 +416,9 @@ class GooglePrivacyDlpV2FieldTransformation(KRMModel):
         ),
     ] = None
     fields: Annotated[
-        list[GooglePrivacyDlpV2FieldId] | None,
+        list[GooglePrivacyDlpV2FieldId],
         Field(description="Required. Input field(s) to apply the transformation to."),
-    ] = None
+    ]
     info_type_transformations: Annotated[
         GooglePrivacyDlpV2InfoTypeTransformations | None,
         Field(
@@ -441,20 +441,20 @@ class GooglePrivacyDlpV2FixedSizeBucketingConfig(KRMModel):
     """
 
     bucket_size: Annotated[
-        float | None,
+        float,
         Field(
             alias="bucketSize",
             description="Required. Size of each bucket (except for minimum and maximum buckets).",
         ),
-    ] = None
+    ]
     lower_bound: Annotated[
-        GooglePrivacyDlpV2Value | None,
+        GooglePrivacyDlpV2Value,
         Field(alias="lowerBound", description="Required. Lower bound value of buckets."),
-    ] = None
+    ]
     upper_bound: Annotated[
-        GooglePrivacyDlpV2Value | None,
+        GooglePrivacyDlpV2Value,
         Field(alias="upperBound", description="Required. Upper bound value of buckets."),
-    ] = None
+    ]
 
 
 class GooglePrivacyDlpV2ImageTransformation(KRMModel):
@@ -530,12 +530,12 @@ class GooglePrivacyDlpV2InfoTypeTransformation(KRMModel):
         Field(alias="infoTypes", description="InfoTypes to apply the transformation to."),
     ] = None
     primitive_transformation: Annotated[
-        GooglePrivacyDlpV2PrimitiveTransformation | None,
+        GooglePrivacyDlpV2PrimitiveTransformation,
         Field(
             alias="primitiveTransformation",
             description="Required. Primitive transformation to apply to the infoType.",
         ),
-    ] = None
+    ]
 
 
 class GooglePrivacyDlpV2InfoTypeTransformations(KRMModel):
@@ -544,9 +544,9 @@ class GooglePrivacyDlpV2InfoTypeTransformations(KRMModel):
     """
 
     transformations: Annotated[
-        list[GooglePrivacyDlpV2InfoTypeTransformation] | None,
+        list[GooglePrivacyDlpV2InfoTypeTransformation],
         Field(description="Required. Transformation for each infoType."),
-    ] = None
+    ]
 
 
 class GooglePrivacyDlpV2KmsWrappedCryptoKey(KRMModel):
@@ -555,20 +555,20 @@ class GooglePrivacyDlpV2KmsWrappedCryptoKey(KRMModel):
     """
 
     crypto_key_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="cryptoKeyName",
             description="Required. The resource name of the KMS CryptoKey to use for unwrapping.",
         ),
-    ] = None
+    ]
     wrapped_key: Annotated[
-        str | None,
+        str,
         Field(
             alias="wrappedKey",
             description="Required. The wrapped data crypto key.",
             pattern="^[A-Za-z0-9+/_-]*={0,2}$",
         ),
-    ] = None
+    ]
 
 
 class GooglePrivacyDlpV2LeaveUntransformed(KRMModel):
@@ -720,9 +720,9 @@ class GooglePrivacyDlpV2SelectedInfoTypes(KRMModel):
     """
 
     info_types: Annotated[
-        list[GooglePrivacyDlpV2InfoType] | None,
+        list[GooglePrivacyDlpV2InfoType],
         Field(alias="infoTypes", description="Required. InfoTypes to apply the transformation to."),
-    ] = None
+    ]
 
 
 class GooglePrivacyDlpV2SensitivityScore(KRMModel):
@@ -772,7 +772,7 @@ class GooglePrivacyDlpV2TransientCryptoKey(KRMModel):
     Use this to have a random data crypto key generated. It will be discarded after the request finishes.
     """
 
-    name: Annotated[str | None, Field(description="Required. Name of the key.")] = None
+    name: Annotated[str, Field(description="Required. Name of the key.")]
 
 
 class GooglePrivacyDlpV2UnwrappedCryptoKey(KRMModel):
@@ -781,9 +781,9 @@ class GooglePrivacyDlpV2UnwrappedCryptoKey(KRMModel):
     """
 
     key: Annotated[
-        str | None,
+        str,
         Field(description="Required. A 128/192/256 bit key.", pattern="^[A-Za-z0-9+/_-]*={0,2}$"),
-    ] = None
+    ]
 
 
 class GooglePrivacyDlpV2Value(KRMModel):

@@ -42,8 +42,8 @@ from kccgen.generated.dlp.v1alpha1.dlp_v2_api import (
 )
 from kccgen.generated.dlp.v1alpha1.dlpinspecttemplate_reference import DLPInspectTemplateRef
 from kccgen.generated.external.organization_reference import OrganizationRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -148,9 +148,9 @@ class DLPDiscoveryConfigSpec(KRMModel):
         ),
     ] = None
     status: Annotated[
-        GooglePrivacyDlpV2DiscoveryConfigStatus | None,
+        GooglePrivacyDlpV2DiscoveryConfigStatus,
         Field(description="Required. A status for this configuration."),
-    ] = None
+    ]
     targets: Annotated[
         list[GooglePrivacyDlpV2DiscoveryTarget] | None,
         Field(
@@ -186,9 +186,7 @@ class GooglePrivacyDlpV2AmazonS3Bucket(KRMModel):
         GooglePrivacyDlpV2AwsAccount | None,
         Field(alias="awsAccount", description="The AWS account."),
     ] = None
-    bucket_name: Annotated[
-        str | None, Field(alias="bucketName", description="Required. The bucket name.")
-    ] = None
+    bucket_name: Annotated[str, Field(alias="bucketName", description="Required. The bucket name.")]
 
 
 class GooglePrivacyDlpV2AmazonS3BucketConditions(KRMModel):
@@ -231,9 +229,7 @@ class GooglePrivacyDlpV2AwsAccount(KRMModel):
     AWS account.
     """
 
-    account_id: Annotated[
-        str | None, Field(alias="accountId", description="Required. AWS account ID.")
-    ] = None
+    account_id: Annotated[str, Field(alias="accountId", description="Required. AWS account ID.")]
 
 
 class GooglePrivacyDlpV2AwsAccountRegex(KRMModel):
@@ -291,9 +287,9 @@ class GooglePrivacyDlpV2BigQueryDiscoveryTarget(KRMModel):
         Field(description="Tables that match this filter will not have profiles created."),
     ] = None
     filter: Annotated[
-        GooglePrivacyDlpV2DiscoveryBigQueryFilter | None,
+        GooglePrivacyDlpV2DiscoveryBigQueryFilter,
         Field(description="Required. The tables the discovery cadence applies to."),
-    ] = None
+    ]
 
 
 class GooglePrivacyDlpV2BigQueryRegex(KRMModel):
@@ -390,9 +386,9 @@ class GooglePrivacyDlpV2CloudSqlDiscoveryTarget(KRMModel):
         Field(description="Disable profiling for database resources that match this filter."),
     ] = None
     filter: Annotated[
-        GooglePrivacyDlpV2DiscoveryCloudSqlFilter | None,
+        GooglePrivacyDlpV2DiscoveryCloudSqlFilter,
         Field(description="Required. The tables the discovery cadence applies to."),
-    ] = None
+    ]
     generation_cadence: Annotated[
         GooglePrivacyDlpV2DiscoveryCloudSqlGenerationCadence | None,
         Field(alias="generationCadence", description="How often and when to update profiles."),
@@ -415,9 +411,9 @@ class GooglePrivacyDlpV2CloudStorageDiscoveryTarget(KRMModel):
         Field(description="Optional. Disable profiling for buckets that match this filter."),
     ] = None
     filter: Annotated[
-        GooglePrivacyDlpV2DiscoveryCloudStorageFilter | None,
+        GooglePrivacyDlpV2DiscoveryCloudStorageFilter,
         Field(description="Required. The buckets the generation_cadence applies to."),
-    ] = None
+    ]
     generation_cadence: Annotated[
         GooglePrivacyDlpV2DiscoveryCloudStorageGenerationCadence | None,
         Field(
@@ -453,15 +449,15 @@ class GooglePrivacyDlpV2CloudStorageResourceReference(KRMModel):
     """
 
     bucket_name: Annotated[
-        str | None, Field(alias="bucketName", description="Required. The bucket to scan.")
-    ] = None
+        str, Field(alias="bucketName", description="Required. The bucket to scan.")
+    ]
     project_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="projectId",
             description="Required. If within a project-level config, then this must match the config's project id.",
         ),
-    ] = None
+    ]
 
 
 class GooglePrivacyDlpV2DataProfileAction(KRMModel):
@@ -550,26 +546,24 @@ class GooglePrivacyDlpV2DatabaseResourceReference(KRMModel):
     Identifies a single database resource, like a table within a database.
     """
 
-    database: Annotated[
-        str | None, Field(description="Required. Name of a database within the instance.")
-    ] = None
+    database: Annotated[str, Field(description="Required. Name of a database within the instance.")]
     database_resource: Annotated[
-        str | None,
+        str,
         Field(
             alias="databaseResource",
             description="Required. Name of a database resource, for example, a table within the database.",
         ),
-    ] = None
+    ]
     instance: Annotated[
-        str | None, Field(description="Required. The instance where this resource is located.")
-    ] = None
+        str, Field(description="Required. The instance where this resource is located.")
+    ]
     project_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="projectId",
             description="Required. If within a project-level config, then this must match the config's project ID.",
         ),
-    ] = None
+    ]
 
 
 class GooglePrivacyDlpV2DatabaseResourceRegex(KRMModel):
@@ -743,19 +737,19 @@ class GooglePrivacyDlpV2DiscoveryCloudStorageConditions(KRMModel):
     """
 
     included_bucket_attributes: Annotated[
-        list[GooglePrivacyDlpV2DiscoveryCloudStorageConditionsIncludedBucketAttributes] | None,
+        list[GooglePrivacyDlpV2DiscoveryCloudStorageConditionsIncludedBucketAttributes],
         Field(
             alias="includedBucketAttributes",
             description="Required. Only objects with the specified attributes will be scanned.",
         ),
-    ] = None
+    ]
     included_object_attributes: Annotated[
-        list[GooglePrivacyDlpV2DiscoveryCloudStorageConditionsIncludedObjectAttributes] | None,
+        list[GooglePrivacyDlpV2DiscoveryCloudStorageConditionsIncludedObjectAttributes],
         Field(
             alias="includedObjectAttributes",
             description="Required. Only objects with the specified attributes will be scanned.",
         ),
-    ] = None
+    ]
 
 
 class GooglePrivacyDlpV2DiscoveryCloudStorageFilter(KRMModel):
@@ -1169,11 +1163,11 @@ class GooglePrivacyDlpV2FileStoreRegexes(KRMModel):
     """
 
     patterns: Annotated[
-        list[GooglePrivacyDlpV2FileStoreRegex] | None,
+        list[GooglePrivacyDlpV2FileStoreRegex],
         Field(
             description="Required. The group of regular expression patterns to match against one or more file stores."
         ),
-    ] = None
+    ]
 
 
 class GooglePrivacyDlpV2GlobalProcessing(KRMModel):
@@ -1265,20 +1259,20 @@ class GooglePrivacyDlpV2OtherCloudDiscoveryTarget(KRMModel):
         ),
     ] = None
     data_source_type: Annotated[
-        GooglePrivacyDlpV2DataSourceType | None,
+        GooglePrivacyDlpV2DataSourceType,
         Field(
             alias="dataSourceType",
             description="Required. The type of data profiles generated by this discovery target.",
         ),
-    ] = None
+    ]
     disabled: Annotated[
         GooglePrivacyDlpV2Disabled | None,
         Field(description="Disable profiling for resources that match this filter."),
     ] = None
     filter: Annotated[
-        GooglePrivacyDlpV2DiscoveryOtherCloudFilter | None,
+        GooglePrivacyDlpV2DiscoveryOtherCloudFilter,
         Field(description="Required. The resources that the discovery cadence applies to."),
-    ] = None
+    ]
     generation_cadence: Annotated[
         GooglePrivacyDlpV2DiscoveryOtherCloudGenerationCadence | None,
         Field(alias="generationCadence", description="How often and when to update data profiles."),
@@ -1537,12 +1531,12 @@ class GooglePrivacyDlpV2TagFilters(KRMModel):
     """
 
     tag_filters: Annotated[
-        list[GooglePrivacyDlpV2TagFilter] | None,
+        list[GooglePrivacyDlpV2TagFilter],
         Field(
             alias="tagFilters",
             description="Required. A resource must match ALL of the specified tag filters to be included in the collection.",
         ),
-    ] = None
+    ]
 
 
 class GooglePrivacyDlpV2TagResources(KRMModel):
@@ -1615,9 +1609,9 @@ class GooglePrivacyDlpV2VertexDatasetDiscoveryTarget(KRMModel):
         Field(description="Disable profiling for datasets that match this filter."),
     ] = None
     filter: Annotated[
-        GooglePrivacyDlpV2DiscoveryVertexDatasetFilter | None,
+        GooglePrivacyDlpV2DiscoveryVertexDatasetFilter,
         Field(description="Required. The datasets the discovery cadence applies to."),
-    ] = None
+    ]
     generation_cadence: Annotated[
         GooglePrivacyDlpV2DiscoveryVertexDatasetGenerationCadence | None,
         Field(alias="generationCadence", description="How often and when to update profiles."),
@@ -1644,11 +1638,11 @@ class GooglePrivacyDlpV2VertexDatasetRegexes(KRMModel):
     """
 
     patterns: Annotated[
-        list[GooglePrivacyDlpV2VertexDatasetRegex] | None,
+        list[GooglePrivacyDlpV2VertexDatasetRegex],
         Field(
             description="Required. The group of regular expression patterns to match against one or more datasets."
         ),
-    ] = None
+    ]
 
 
 class GooglePrivacyDlpV2VertexDatasetResourceReference(KRMModel):
@@ -1657,11 +1651,11 @@ class GooglePrivacyDlpV2VertexDatasetResourceReference(KRMModel):
     """
 
     dataset_resource_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="datasetResourceName", description="Required. The name of the Vertex AI resource."
         ),
-    ] = None
+    ]
 
 
 class GoogleRpcStatusObserved(KRMModel):

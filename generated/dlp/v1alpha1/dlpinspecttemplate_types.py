@@ -23,7 +23,7 @@ from kccgen.generated.dlp.v1alpha1.dlp_v2_api import (
     GooglePrivacyDlpV2SensitivityScoreScore,
 )
 from kccgen.generated.external.organization_reference import OrganizationRef
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -128,12 +128,12 @@ class GooglePrivacyDlpV2AdjustByImageFindings(KRMModel):
         ),
     ] = None
     min_likelihood: Annotated[
-        GooglePrivacyDlpV2AdjustByImageFindingsMinLikelihood | None,
+        GooglePrivacyDlpV2AdjustByImageFindingsMinLikelihood,
         Field(
             alias="minLikelihood",
             description="Required. Minimum likelihood of the `adjust_by_image_findings.info_types` finding.",
         ),
-    ] = None
+    ]
 
 
 class GooglePrivacyDlpV2AdjustByMatchingInfoTypes(KRMModel):
@@ -153,12 +153,12 @@ class GooglePrivacyDlpV2AdjustByMatchingInfoTypes(KRMModel):
         Field(alias="matchingType", description="How the adjustment rule is applied."),
     ] = None
     min_likelihood: Annotated[
-        GooglePrivacyDlpV2AdjustByMatchingInfoTypesMinLikelihood | None,
+        GooglePrivacyDlpV2AdjustByMatchingInfoTypesMinLikelihood,
         Field(
             alias="minLikelihood",
             description="Required. Minimum likelihood of the `adjust_by_matching_info_types.info_types` finding.",
         ),
-    ] = None
+    ]
 
 
 class GooglePrivacyDlpV2AdjustmentRule(KRMModel):

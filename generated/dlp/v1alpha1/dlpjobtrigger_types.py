@@ -32,8 +32,8 @@ from kccgen.generated.dlp.v1alpha1.dlp_v2_api import (
 from kccgen.generated.dlp.v1alpha1.dlpdeidentifytemplate_reference import DLPDeidentifyTemplateRef
 from kccgen.generated.dlp.v1alpha1.dlpinspecttemplate_reference import DLPInspectTemplateRef
 from kccgen.generated.external.organization_reference import OrganizationRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -115,9 +115,9 @@ class DLPJobTriggerSpec(KRMModel):
         ),
     ] = None
     status: Annotated[
-        GooglePrivacyDlpV2JobTriggerStatus | None,
+        GooglePrivacyDlpV2JobTriggerStatus,
         Field(description="Required. A status for this trigger."),
-    ] = None
+    ]
     trigger_id: Annotated[
         str | None,
         Field(
@@ -202,12 +202,12 @@ class GooglePrivacyDlpV2AdjustByImageFindings(KRMModel):
         ),
     ] = None
     min_likelihood: Annotated[
-        GooglePrivacyDlpV2AdjustByImageFindingsMinLikelihood | None,
+        GooglePrivacyDlpV2AdjustByImageFindingsMinLikelihood,
         Field(
             alias="minLikelihood",
             description="Required. Minimum likelihood of the `adjust_by_image_findings.info_types` finding.",
         ),
-    ] = None
+    ]
 
 
 class GooglePrivacyDlpV2AdjustByMatchingInfoTypes(KRMModel):
@@ -227,12 +227,12 @@ class GooglePrivacyDlpV2AdjustByMatchingInfoTypes(KRMModel):
         Field(alias="matchingType", description="How the adjustment rule is applied."),
     ] = None
     min_likelihood: Annotated[
-        GooglePrivacyDlpV2AdjustByMatchingInfoTypesMinLikelihood | None,
+        GooglePrivacyDlpV2AdjustByMatchingInfoTypesMinLikelihood,
         Field(
             alias="minLikelihood",
             description="Required. Minimum likelihood of the `adjust_by_matching_info_types.info_types` finding.",
         ),
-    ] = None
+    ]
 
 
 class GooglePrivacyDlpV2AdjustmentRule(KRMModel):
@@ -372,8 +372,8 @@ class GooglePrivacyDlpV2CloudStorageRegexFileSet(KRMModel):
     """
 
     bucket_name: Annotated[
-        str | None, Field(alias="bucketName", description="The name of a Cloud Storage bucket.")
-    ] = None
+        str, Field(alias="bucketName", description="The name of a Cloud Storage bucket.")
+    ]
     exclude_regex: Annotated[
         list[str] | None,
         Field(
@@ -476,12 +476,12 @@ class GooglePrivacyDlpV2Deidentify(KRMModel):
     """
 
     cloud_storage_output: Annotated[
-        str | None,
+        str,
         Field(
             alias="cloudStorageOutput",
             description="Required. User settable Cloud Storage bucket and folders to store de-identified files.",
         ),
-    ] = None
+    ]
     file_types_to_transform: Annotated[
         list[GooglePrivacyDlpV2DeidentifyFileTypesToTransform] | None,
         Field(

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.dns.v1alpha1 import dns_v1_api
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -64,11 +64,11 @@ class DNSOutboundEndpointSpec(KRMModel):
         str, Field(description="Immutable. The location of the DNSOutboundEndpoint.")
     ]
     network: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Immutable. The VPC network containing the outbound endpoint, specified as full path."
         ),
-    ] = None
+    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(
@@ -84,11 +84,11 @@ class DNSOutboundEndpointSpec(KRMModel):
         ),
     ] = None
     subnetwork: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Immutable. The subnetwork holding the endpoint_ip, specified as full path."
         ),
-    ] = None
+    ]
     tags: Annotated[
         dict[str, str] | None, Field(description="Optional. Tag bindings as key value pairs")
     ] = None

@@ -14,7 +14,7 @@ from kccgen.generated.dns.v1alpha1.dns_v1_api import (
     PolicyAlternativeNameServerConfigTargetNameServerForwardingPath,
 )
 from kccgen.generated.dns.v1alpha1.dnsoutboundendpoint_reference import DNSOutboundEndpointRef
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.

@@ -19,7 +19,7 @@ from kccgen.generated.dns.v1beta1.dns_v1_api import (
     ManagedZoneVisibility,
 )
 from kccgen.generated.external.containercluster_reference import ContainerClusterRef
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.servicedirectory.v1alpha1.servicedirectorynamespace_reference import (
     ServiceDirectoryNamespaceRef,
 )

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.documentai.v1alpha1 import documentai_v1_api
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -45,9 +45,9 @@ class DocumentAINextSchemaSpec(KRMModel):
     """
 
     display_name: Annotated[
-        str | None,
+        str,
         Field(alias="displayName", description="Required. The user-defined name of the Schema."),
-    ] = None
+    ]
     labels: Annotated[
         dict[str, str] | None,
         Field(description="Optional. The {{gcp_name_short}} labels for the Schema."),

@@ -39,11 +39,11 @@ class DocumentAISchemaVersionSpec(KRMModel):
     """
 
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName", description="Required. The user-defined name of the SchemaVersion."
         ),
-    ] = None
+    ]
     labels: Annotated[
         dict[str, str] | None,
         Field(description="Optional. The {{gcp_name_short}} labels for the SchemaVersion."),

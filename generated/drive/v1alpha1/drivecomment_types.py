@@ -84,9 +84,7 @@ class DriveCommentSpec(KRMModel):
     anchor: Annotated[
         str | None, Field(description="A region of the document represented as a JSON string.")
     ] = None
-    content: Annotated[str | None, Field(description="The plain text content of the comment.")] = (
-        None
-    )
+    content: Annotated[str, Field(description="The plain text content of the comment.")]
     created_time: Annotated[
         str | None,
         Field(

@@ -145,7 +145,7 @@ class DrivePermissionSpec(KRMModel):
             description="Optional. The service-generated ID of an existing DrivePermission to acquire.",
         ),
     ] = None
-    role: Annotated[str | None, Field(description="The role granted by this permission.")] = None
+    role: Annotated[str, Field(description="The role granted by this permission.")]
     send_notification_email: Annotated[
         bool | None,
         Field(
@@ -173,7 +173,7 @@ class DrivePermissionSpec(KRMModel):
             description="Whether to transfer ownership to the specified user and downgrade the current owner to a writer.",
         ),
     ] = None
-    type: Annotated[str | None, Field(description="The type of the grantee.")] = None
+    type: Annotated[str, Field(description="The type of the grantee.")]
     use_domain_admin_access: Annotated[
         bool | None,
         Field(

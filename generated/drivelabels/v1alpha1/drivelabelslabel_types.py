@@ -148,9 +148,9 @@ class DriveLabelsLabelSpec(KRMModel):
         Field(description="List of fields in descending priority order."),
     ] = None
     label_type: Annotated[
-        GoogleAppsDriveLabelsV2LabelLabelType | None,
+        GoogleAppsDriveLabelsV2LabelLabelType,
         Field(alias="labelType", description="Required. The type of label."),
-    ] = None
+    ]
     language_code: Annotated[
         str | None,
         Field(
@@ -166,9 +166,9 @@ class DriveLabelsLabelSpec(KRMModel):
         ),
     ] = None
     properties: Annotated[
-        GoogleAppsDriveLabelsV2LabelProperties | None,
+        GoogleAppsDriveLabelsV2LabelProperties,
         Field(description="Required. The basic properties of the label."),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(
@@ -471,12 +471,12 @@ class GoogleAppsDriveLabelsV2FieldProperties(KRMModel):
     """
 
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName",
             description="Required. The display text to show in the UI identifying this field.",
         ),
-    ] = None
+    ]
     insert_before_field: Annotated[
         str | None,
         Field(
@@ -694,12 +694,12 @@ class GoogleAppsDriveLabelsV2FieldSelectionOptionsChoiceProperties(KRMModel):
     ] = None
     description: Annotated[str | None, Field(description="The description of this label.")] = None
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName",
             description="Required. The display text to show in the UI identifying this field.",
         ),
-    ] = None
+    ]
     insert_before_choice: Annotated[
         str | None,
         Field(
@@ -872,7 +872,7 @@ class GoogleAppsDriveLabelsV2LabelProperties(KRMModel):
     """
 
     description: Annotated[str | None, Field(description="The description of the label.")] = None
-    title: Annotated[str | None, Field(description="Required. Title of the label.")] = None
+    title: Annotated[str, Field(description="Required. Title of the label.")]
 
 
 class GoogleAppsDriveLabelsV2LabelSchemaCapabilitiesObserved(KRMModel):
@@ -1049,5 +1049,5 @@ class DriveLabelsLabel(KRMObject):
         Literal["drivelabels.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "drivelabels.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["DriveLabelsLabel"] = "DriveLabelsLabel"
-    spec: DriveLabelsLabelSpec = Field(default_factory=DriveLabelsLabelSpec)
+    spec: DriveLabelsLabelSpec
     status: DriveLabelsLabelStatus | None = None

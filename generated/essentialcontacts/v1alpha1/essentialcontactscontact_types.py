@@ -13,9 +13,9 @@ from kccgen.generated.essentialcontacts.v1alpha1.essentialcontacts_v1_api import
     GoogleCloudEssentialcontactsV1ContactNotificationCategorySubscriptions,
     GoogleCloudEssentialcontactsV1ContactValidationState,
 )
-from kccgen.generated.external.folder_reference import FolderRef
 from kccgen.generated.external.organization_reference import OrganizationRef
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.folder_reference import FolderRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -47,8 +47,8 @@ class EssentialContactsContactSpec(KRMModel):
     """
 
     email: Annotated[
-        str | None, Field(description="Required. The email address to send notifications to.")
-    ] = None
+        str, Field(description="Required. The email address to send notifications to.")
+    ]
     folder_ref: Annotated[
         FolderRef | None,
         Field(
@@ -57,19 +57,19 @@ class EssentialContactsContactSpec(KRMModel):
         ),
     ] = None
     language_tag: Annotated[
-        str | None,
+        str,
         Field(
             alias="languageTag",
             description="Required. The preferred language for notifications, as a ISO 639-1 language code.",
         ),
-    ] = None
+    ]
     notification_category_subscriptions: Annotated[
-        list[GoogleCloudEssentialcontactsV1ContactNotificationCategorySubscriptions] | None,
+        list[GoogleCloudEssentialcontactsV1ContactNotificationCategorySubscriptions],
         Field(
             alias="notificationCategorySubscriptions",
             description="Required. The categories of notifications that the contact will receive communications for.",
         ),
-    ] = None
+    ]
     organization_ref: Annotated[
         OrganizationRef | None,
         Field(
@@ -119,5 +119,5 @@ class EssentialContactsContact(KRMObject):
         Field(alias="apiVersion"),
     ] = "essentialcontacts.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["EssentialContactsContact"] = "EssentialContactsContact"
-    spec: EssentialContactsContactSpec = Field(default_factory=EssentialContactsContactSpec)
+    spec: EssentialContactsContactSpec
     status: EssentialContactsContactStatus | None = None

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.eventarc.v1alpha1 import eventarc_v1_api
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -52,8 +52,8 @@ class EventarcChannelConnectionSpec(KRMModel):
         Field(alias="activationToken", description="Input only. Activation token for the channel."),
     ] = None
     channel: Annotated[
-        str | None, Field(description="Required. The name of the connected subscriber Channel.")
-    ] = None
+        str, Field(description="Required. The name of the connected subscriber Channel.")
+    ]
     labels: Annotated[dict[str, str] | None, Field(description="Optional. Resource labels.")] = None
     location: Annotated[
         str, Field(description="Immutable. The location of the EventarcChannelConnection.")

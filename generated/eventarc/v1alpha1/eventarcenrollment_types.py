@@ -11,7 +11,7 @@ from pydantic import Field
 from kccgen.generated.eventarc.v1alpha1 import eventarc_v1_api
 from kccgen.generated.eventarc.v1alpha1.eventarcmessagebus_reference import EventarcMessageBusRef
 from kccgen.generated.eventarc.v1alpha1.eventarcpipeline_reference import EventarcPipelineRef
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -60,19 +60,19 @@ class EventarcEnrollmentSpec(KRMModel):
         dict[str, str] | None, Field(description="Optional. Resource annotations.")
     ] = None
     cel_match: Annotated[
-        str | None,
+        str,
         Field(
             alias="celMatch",
             description="Required. A CEL expression identifying which messages this enrollment applies to.",
         ),
-    ] = None
+    ]
     destination_ref: Annotated[
-        EventarcPipelineRef | None,
+        EventarcPipelineRef,
         Field(
             alias="destinationRef",
             description="A reference to a EventarcPipeline (API field `destination`).",
         ),
-    ] = None
+    ]
     display_name: Annotated[
         str | None, Field(alias="displayName", description="Optional. Resource display name.")
     ] = None
@@ -81,12 +81,12 @@ class EventarcEnrollmentSpec(KRMModel):
         str, Field(description="Immutable. The location of the EventarcEnrollment.")
     ]
     message_bus_ref: Annotated[
-        EventarcMessageBusRef | None,
+        EventarcMessageBusRef,
         Field(
             alias="messageBusRef",
             description="A reference to a EventarcMessageBus (API field `messageBus`).",
         ),
-    ] = None
+    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(

@@ -10,8 +10,8 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.eventarc.v1alpha1 import eventarc_v1_api
 from kccgen.generated.eventarc.v1alpha1.eventarc_v1_api import LoggingConfigLogSeverity
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -67,11 +67,11 @@ class EventarcGoogleAPISourceSpec(KRMModel):
         ),
     ] = None
     destination: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Destination is the message bus that the GoogleApiSource is delivering to."
         ),
-    ] = None
+    ]
     display_name: Annotated[
         str | None, Field(alias="displayName", description="Optional. Resource display name.")
     ] = None
@@ -135,9 +135,7 @@ class OrganizationSubscription(KRMModel):
     Config to enabled subscribing to events from other projects in the org.
     """
 
-    enabled: Annotated[
-        bool | None, Field(description="Required. Enable org level subscription.")
-    ] = None
+    enabled: Annotated[bool, Field(description="Required. Enable org level subscription.")]
 
 
 class ProjectSubscriptions(KRMModel):
@@ -146,9 +144,9 @@ class ProjectSubscriptions(KRMModel):
     """
 
     list_: Annotated[
-        list[str] | None,
+        list[str],
         Field(alias="list", description="Required. A list of projects to receive events from."),
-    ] = None
+    ]
 
 
 class EventarcGoogleAPISourceStatus(KRMStatus):

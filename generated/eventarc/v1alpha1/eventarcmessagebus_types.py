@@ -10,8 +10,8 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.eventarc.v1alpha1 import eventarc_v1_api
 from kccgen.generated.eventarc.v1alpha1.eventarc_v1_api import LoggingConfigLogSeverity
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.

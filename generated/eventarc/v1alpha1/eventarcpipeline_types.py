@@ -14,9 +14,9 @@ from kccgen.generated.compute.v1alpha1.computenetworkattachment_reference import
 from kccgen.generated.eventarc.v1alpha1 import eventarc_v1_api
 from kccgen.generated.eventarc.v1alpha1.eventarc_v1_api import LoggingConfigLogSeverity
 from kccgen.generated.eventarc.v1alpha1.eventarcmessagebus_reference import EventarcMessageBusRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.pubsublite.v1alpha1.pubsublitetopic_reference import PubSubLiteTopicRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.workflows.v1alpha1.workflowsworkflow_reference import WorkflowsWorkflowRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -80,9 +80,9 @@ class EventarcPipelineSpec(KRMModel):
         ),
     ] = None
     destinations: Annotated[
-        list[GoogleCloudEventarcV1PipelineDestination] | None,
+        list[GoogleCloudEventarcV1PipelineDestination],
         Field(description="Required. List of destinations to which messages will be forwarded."),
-    ] = None
+    ]
     display_name: Annotated[
         str | None, Field(alias="displayName", description="Optional. Display name of resource.")
     ] = None
@@ -219,12 +219,12 @@ class GoogleCloudEventarcV1PipelineDestinationAuthenticationConfigOAuthToken(KRM
         Field(description="Optional. OAuth scope to be used for generating OAuth access token."),
     ] = None
     service_account: Annotated[
-        str | None,
+        str,
         Field(
             alias="serviceAccount",
             description="Required. Service account email used to generate the [OAuth token](https://developers.google.com/identity/protocols/OAuth2).",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudEventarcV1PipelineDestinationAuthenticationConfigOidcToken(KRMModel):
@@ -236,12 +236,12 @@ class GoogleCloudEventarcV1PipelineDestinationAuthenticationConfigOidcToken(KRMM
         str | None, Field(description="Optional. Audience to be used to generate the OIDC Token.")
     ] = None
     service_account: Annotated[
-        str | None,
+        str,
         Field(
             alias="serviceAccount",
             description="Required. Service account email used to generate the OIDC Token.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudEventarcV1PipelineDestinationHttpEndpoint(KRMModel):
@@ -256,7 +256,7 @@ class GoogleCloudEventarcV1PipelineDestinationHttpEndpoint(KRMModel):
             description="Optional. The CEL expression used to modify how the destination-bound HTTP request is constructed.",
         ),
     ] = None
-    uri: Annotated[str | None, Field(description="Required. The URI of the HTTP endpoint.")] = None
+    uri: Annotated[str, Field(description="Required. The URI of the HTTP endpoint.")]
 
 
 class GoogleCloudEventarcV1PipelineDestinationNetworkConfig(KRMModel):
@@ -265,12 +265,12 @@ class GoogleCloudEventarcV1PipelineDestinationNetworkConfig(KRMModel):
     """
 
     network_attachment_ref: Annotated[
-        ComputeNetworkAttachmentRef | None,
+        ComputeNetworkAttachmentRef,
         Field(
             alias="networkAttachmentRef",
             description="A reference to a ComputeNetworkAttachment (API field `networkAttachment`).",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudEventarcV1PipelineMediation(KRMModel):

@@ -47,7 +47,7 @@ REFERENCES: tuple[RefField, ...] = (
     ),
     RefField(
         path="destination.cloudFunctionRef",
-        target="CloudFunctionsFunction",
+        target="CloudFunctions2Function",
         api_path="destination.cloudFunction",
     ),
     RefField(

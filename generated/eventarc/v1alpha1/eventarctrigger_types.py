@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.cloudfunctions.v1alpha1.cloudfunctionsfunction_reference import (
-    CloudFunctionsFunctionRef,
+from kccgen.generated.cloudfunctions2.v1alpha1.cloudfunctions2function_reference import (
+    CloudFunctions2FunctionRef,
 )
 from kccgen.generated.compute.v1alpha1.computenetworkattachment_reference import (
     ComputeNetworkAttachmentRef,
@@ -17,8 +17,8 @@ from kccgen.generated.compute.v1alpha1.computenetworkattachment_reference import
 from kccgen.generated.eventarc.v1alpha1 import eventarc_v1_api
 from kccgen.generated.eventarc.v1alpha1.eventarc_v1_api import StateConditionCode
 from kccgen.generated.eventarc.v1alpha1.eventarcchannel_reference import EventarcChannelRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.workflows.v1alpha1.workflowsworkflow_reference import WorkflowsWorkflowRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -38,12 +38,11 @@ class CloudRun(KRMModel):
         ),
     ] = None
     region: Annotated[
-        str | None, Field(description="Required. The region the Cloud Run service is deployed in.")
-    ] = None
+        str, Field(description="Required. The region the Cloud Run service is deployed in.")
+    ]
     service: Annotated[
-        str | None,
-        Field(description="Required. The name of the Cloud Run service being addressed."),
-    ] = None
+        str, Field(description="Required. The name of the Cloud Run service being addressed.")
+    ]
 
 
 class Destination(KRMModel):
@@ -52,10 +51,10 @@ class Destination(KRMModel):
     """
 
     cloud_function_ref: Annotated[
-        CloudFunctionsFunctionRef | None,
+        CloudFunctions2FunctionRef | None,
         Field(
             alias="cloudFunctionRef",
-            description="A reference to a CloudFunctionsFunction (API field `cloudFunction`).",
+            description="A reference to a CloudFunctions2Function (API field `cloudFunction`).",
         ),
     ] = None
     cloud_run: Annotated[
@@ -95,16 +94,14 @@ class EventFilter(KRMModel):
     Filters events based on exact matches on the CloudEvents attributes.
     """
 
-    attribute: Annotated[
-        str | None, Field(description="Required. The name of a CloudEvents attribute.")
-    ] = None
+    attribute: Annotated[str, Field(description="Required. The name of a CloudEvents attribute.")]
     operator: Annotated[
         str | None,
         Field(
             description="Optional. The operator used for matching the events with the value of the filter."
         ),
     ] = None
-    value: Annotated[str | None, Field(description="Required. The value for the attribute.")] = None
+    value: Annotated[str, Field(description="Required. The value for the attribute.")]
 
 
 class EventarcTriggerObservedState(KRMModel):
@@ -170,9 +167,9 @@ class EventarcTriggerSpec(KRMModel):
         ),
     ] = None
     destination: Annotated[
-        Destination | None,
+        Destination,
         Field(description="Required. Destination specifies where the events should be sent to."),
-    ] = None
+    ]
     event_data_content_type: Annotated[
         str | None,
         Field(
@@ -230,25 +227,24 @@ class GKE(KRMModel):
     """
 
     cluster: Annotated[
-        str | None,
-        Field(description="Required. The name of the cluster the GKE service is running in."),
-    ] = None
+        str, Field(description="Required. The name of the cluster the GKE service is running in.")
+    ]
     location: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The name of the Google Compute Engine in which the cluster resides, which can either be compute zone (for example, us-central1-a) for the zonal clusters or region (for example, us-central1) for regional clusters."
         ),
-    ] = None
+    ]
     namespace: Annotated[
-        str | None, Field(description="Required. The namespace the GKE service is running in.")
-    ] = None
+        str, Field(description="Required. The namespace the GKE service is running in.")
+    ]
     path: Annotated[
         str | None,
         Field(
             description="Optional. The relative path on the GKE service the events should be sent to."
         ),
     ] = None
-    service: Annotated[str | None, Field(description="Required. Name of the GKE service.")] = None
+    service: Annotated[str, Field(description="Required. Name of the GKE service.")]
 
 
 class HttpEndpoint(KRMModel):
@@ -256,7 +252,7 @@ class HttpEndpoint(KRMModel):
     Represents a HTTP endpoint destination.
     """
 
-    uri: Annotated[str | None, Field(description="Required. The URI of the HTTP endpoint.")] = None
+    uri: Annotated[str, Field(description="Required. The URI of the HTTP endpoint.")]
 
 
 class NetworkConfig(KRMModel):
@@ -265,12 +261,12 @@ class NetworkConfig(KRMModel):
     """
 
     network_attachment_ref: Annotated[
-        ComputeNetworkAttachmentRef | None,
+        ComputeNetworkAttachmentRef,
         Field(
             alias="networkAttachmentRef",
             description="A reference to a ComputeNetworkAttachment (API field `networkAttachment`).",
         ),
-    ] = None
+    ]
 
 
 class Pubsub(KRMModel):

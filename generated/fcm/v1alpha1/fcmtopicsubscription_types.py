@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.fcm.v1alpha1 import fcm_v1_api
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -61,12 +61,12 @@ class FCMTopicSubscriptionSpec(KRMModel):
         ),
     ] = None
     topic_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="topicName",
             description="Required. The ID to use for the subscription, which is the topic name.",
         ),
-    ] = None
+    ]
 
 
 class FCMTopicSubscriptionStatus(KRMStatus):

@@ -25,9 +25,9 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "instanceRef", "FileInstance"),
-        ("location", "instanceRef", "FileInstance"),
-        ("instance", "instanceRef", "FileInstance"),
+        ("project", "instanceRef", "FilestoreInstance"),
+        ("location", "instanceRef", "FilestoreInstance"),
+        ("instance", "instanceRef", "FilestoreInstance"),
         ("share", "resourceID", ""),
     ),
     id_generation="user",
@@ -37,13 +37,13 @@ IDENTITY = IdentityTemplate(
 REFERENCES: tuple[RefField, ...] = (
     RefField(
         path="instanceRef",
-        target="FileInstance",
+        target="FilestoreInstance",
         api_path="{instance}",
         parent=True,
     ),
     RefField(
         path="backupRef",
-        target="FileBackup",
+        target="FilestoreBackup",
         api_path="backup",
     ),
 )

@@ -15,8 +15,8 @@ from kccgen.generated.file.v1alpha1.file_v1beta1_api import (
     NfsExportOptionsSquashMode,
     ShareState,
 )
-from kccgen.generated.file.v1alpha1.filebackup_reference import FileBackupRef
-from kccgen.generated.file.v1alpha1.fileinstance_reference import FileInstanceRef
+from kccgen.generated.filestore.v1alpha1.filestorebackup_reference import FilestoreBackupRef
+from kccgen.generated.filestore.v1alpha1.filestoreinstance_reference import FilestoreInstanceRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -45,8 +45,10 @@ class FileShareSpec(KRMModel):
     """
 
     backup_ref: Annotated[
-        FileBackupRef | None,
-        Field(alias="backupRef", description="A reference to a FileBackup (API field `backup`)."),
+        FilestoreBackupRef | None,
+        Field(
+            alias="backupRef", description="A reference to a FilestoreBackup (API field `backup`)."
+        ),
     ] = None
     capacity_gb: Annotated[
         int | Int64String | None,
@@ -60,10 +62,10 @@ class FileShareSpec(KRMModel):
         str | None, Field(description="A description of the share with 2048 characters or less.")
     ] = None
     instance_ref: Annotated[
-        FileInstanceRef,
+        FilestoreInstanceRef,
         Field(
             alias="instanceRef",
-            description="Immutable. The FileInstance that this FileShare belongs to.",
+            description="Immutable. The FilestoreInstance that this FileShare belongs to.",
         ),
     ]
     labels: Annotated[

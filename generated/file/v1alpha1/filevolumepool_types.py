@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.file.v1alpha1 import file_v1beta1_api
 from kccgen.generated.file.v1alpha1.file_v1beta1_api import VolumePoolState
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -82,9 +82,9 @@ class FileVolumePoolSpec(KRMModel):
     ] = None
     location: Annotated[str, Field(description="Immutable. The location of the FileVolumePool.")]
     network: Annotated[
-        str | None,
+        str,
         Field(description="Required. The VPC network to which the VolumePool should be attached."),
-    ] = None
+    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(

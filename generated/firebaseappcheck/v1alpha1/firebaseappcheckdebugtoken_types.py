@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.firebaseappcheck.v1alpha1 import firebaseappcheck_v1_api
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -44,12 +44,12 @@ class FirebaseAppCheckDebugTokenSpec(KRMModel):
 
     app: Annotated[str, Field(description="Immutable. The app of the FirebaseAppCheckDebugToken.")]
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName",
             description="Required. A human readable display name used to identify this debug token.",
         ),
-    ] = None
+    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(
@@ -65,8 +65,8 @@ class FirebaseAppCheckDebugTokenSpec(KRMModel):
         ),
     ] = None
     token: Annotated[
-        str | None, Field(description="Required. Input only. Immutable. The secret token itself.")
-    ] = None
+        str, Field(description="Required. Input only. Immutable. The secret token itself.")
+    ]
 
 
 class FirebaseAppCheckDebugTokenStatus(KRMStatus):

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.firebaseappcheck.v1alpha1 import firebaseappcheck_v1_api
 from kccgen.generated.firebaseappcheck.v1alpha1.firebaseappcheck_v1_api import (
     GoogleFirebaseAppcheckV1ResourcePolicyEnforcementMode,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -46,12 +46,12 @@ class FirebaseAppCheckResourcePolicySpec(KRMModel):
     """
 
     enforcement_mode: Annotated[
-        GoogleFirebaseAppcheckV1ResourcePolicyEnforcementMode | None,
+        GoogleFirebaseAppcheckV1ResourcePolicyEnforcementMode,
         Field(
             alias="enforcementMode",
             description="Required. The baseline protection EnforcementMode for this resource.",
         ),
-    ] = None
+    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(
@@ -70,12 +70,12 @@ class FirebaseAppCheckResourcePolicySpec(KRMModel):
         str, Field(description="Immutable. The service of the FirebaseAppCheckResourcePolicy.")
     ]
     target_resource: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetResource",
             description="Required. Service specific name of the resource object to which this policy applies, in the format: * **iOS OAuth clients** (Google Identity for iOS): `//oauth2.googleapis.com/projects/{project_number}/oauthClients/{oauth_client_id}` Note that the resource must belong to the service specified in the `name` and be from the same project as this policy, but the resource is allowed to be missing at the time of creation of this policy; in that case, we make a best-effort attempt at respecting this policy, but it may not have any effect until the resource is fully created.",
         ),
-    ] = None
+    ]
 
 
 class FirebaseAppCheckResourcePolicyStatus(KRMStatus):

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.firebaseappdistribution.v1alpha1 import firebaseappdistribution_v1_api
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -50,9 +50,8 @@ class FirebaseAppDistributionGroupSpec(KRMModel):
     """
 
     display_name: Annotated[
-        str | None,
-        Field(alias="displayName", description="Required. The display name of the group."),
-    ] = None
+        str, Field(alias="displayName", description="Required. The display name of the group.")
+    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(
@@ -91,5 +90,5 @@ class FirebaseAppDistributionGroup(KRMObject):
         Literal["firebaseappdistribution.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "firebaseappdistribution.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["FirebaseAppDistributionGroup"] = "FirebaseAppDistributionGroup"
-    spec: FirebaseAppDistributionGroupSpec = Field(default_factory=FirebaseAppDistributionGroupSpec)
+    spec: FirebaseAppDistributionGroupSpec
     status: FirebaseAppDistributionGroupStatus | None = None

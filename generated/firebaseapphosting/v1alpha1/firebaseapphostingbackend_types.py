@@ -11,11 +11,11 @@ from pydantic import Field
 from kccgen.generated.developerconnect.v1alpha1.devconnectgitrepositorylink_reference import (
     DevConnectGitRepositoryLinkRef,
 )
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.firebaseapphosting.v1alpha1 import firebaseapphosting_v1_api
 from kccgen.generated.firebaseapphosting.v1alpha1.firebaseapphosting_v1_api import (
     BackendServingLocality,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -28,12 +28,12 @@ class Codebase(KRMModel):
     """
 
     repository_ref: Annotated[
-        DevConnectGitRepositoryLinkRef | None,
+        DevConnectGitRepositoryLinkRef,
         Field(
             alias="repositoryRef",
             description="A reference to a DevConnectGitRepositoryLink (API field `repository`).",
         ),
-    ] = None
+    ]
     root_directory: Annotated[
         str | None,
         Field(
@@ -167,19 +167,19 @@ class FirebaseAppHostingBackendSpec(KRMModel):
         ),
     ] = None
     service_account: Annotated[
-        str | None,
+        str,
         Field(
             alias="serviceAccount",
             description="Required. The name of the service account used for Cloud Build and Cloud Run.",
         ),
-    ] = None
+    ]
     serving_locality: Annotated[
-        BackendServingLocality | None,
+        BackendServingLocality,
         Field(
             alias="servingLocality",
             description="Required. Immutable. Specifies how App Hosting will serve the content for this backend.",
         ),
-    ] = None
+    ]
 
 
 class ManagedResourceObserved(KRMModel):

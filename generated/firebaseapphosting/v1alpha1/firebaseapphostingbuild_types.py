@@ -192,9 +192,8 @@ class ContainerSource(KRMModel):
     """
 
     image: Annotated[
-        str | None,
-        Field(description="Required. A URI representing a container for the backend to use."),
-    ] = None
+        str, Field(description="Required. A URI representing a container for the backend to use.")
+    ]
 
 
 class EnvironmentVariable(KRMModel):
@@ -208,9 +207,7 @@ class EnvironmentVariable(KRMModel):
     ] = None
     secret: Annotated[str | None, Field(description="A fully qualified secret version.")] = None
     value: Annotated[str | None, Field(description="A plaintext value.")] = None
-    variable: Annotated[
-        str | None, Field(description="Required. The name of the environment variable.")
-    ] = None
+    variable: Annotated[str, Field(description="Required. The name of the environment variable.")]
 
 
 class EnvironmentVariableObserved(KRMModel):
@@ -399,8 +396,8 @@ class FirebaseAppHostingBuildSpec(KRMModel):
         ),
     ] = None
     source: Annotated[
-        BuildSource | None, Field(description="Required. Immutable. The source for the build.")
-    ] = None
+        BuildSource, Field(description="Required. Immutable. The source for the build.")
+    ]
 
 
 class RunConfig(KRMModel):

@@ -268,8 +268,8 @@ class Redirect(KRMModel):
         Field(description="Optional. The status code to use in a redirect response."),
     ] = None
     uri: Annotated[
-        str | None, Field(description="Required. The URI of the redirect's intended destination.")
-    ] = None
+        str, Field(description="Required. The URI of the redirect's intended destination.")
+    ]
 
 
 class ServingBehavior(KRMModel):

@@ -96,12 +96,12 @@ class FirebaseAppHostingRolloutSpec(KRMModel):
         ),
     ]
     build_ref: Annotated[
-        FirebaseAppHostingBuildRef | None,
+        FirebaseAppHostingBuildRef,
         Field(
             alias="buildRef",
             description="A reference to a FirebaseAppHostingBuild (API field `build`).",
         ),
-    ] = None
+    ]
     display_name: Annotated[
         str | None, Field(alias="displayName", description="Optional. Human-readable name.")
     ] = None

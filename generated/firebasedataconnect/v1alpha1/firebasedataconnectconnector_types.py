@@ -44,13 +44,10 @@ class File(KRMModel):
     Individual files.
     """
 
-    content: Annotated[str | None, Field(description="Required. The file's textual content.")] = (
-        None
-    )
+    content: Annotated[str, Field(description="Required. The file's textual content.")]
     path: Annotated[
-        str | None,
-        Field(description="Required. The file name including folder path, if applicable."),
-    ] = None
+        str, Field(description="Required. The file name including folder path, if applicable.")
+    ]
 
 
 class FirebaseDataConnectConnectorObservedState(KRMModel):
@@ -127,8 +124,8 @@ class FirebaseDataConnectConnectorSpec(KRMModel):
         ),
     ]
     source: Annotated[
-        Source | None, Field(description="Required. The source files that comprise the connector.")
-    ] = None
+        Source, Field(description="Required. The source files that comprise the connector.")
+    ]
 
 
 class Source(KRMModel):
@@ -137,8 +134,8 @@ class Source(KRMModel):
     """
 
     files: Annotated[
-        list[File] | None, Field(description="Required. The files that comprise the source set.")
-    ] = None
+        list[File], Field(description="Required. The files that comprise the source set.")
+    ]
 
 
 class FirebaseDataConnectConnectorStatus(KRMStatus):

@@ -32,11 +32,11 @@ class CloudSqlInstance(KRMModel):
     """
 
     instance: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Name of the CloudSQL instance, in the format: ``` projects/{project}/locations/{location}/instances/{instance} ```"
         ),
-    ] = None
+    ]
 
 
 class CloudSqlInstanceObservedState(KRMModel):
@@ -77,13 +77,10 @@ class File(KRMModel):
     Individual files.
     """
 
-    content: Annotated[str | None, Field(description="Required. The file's textual content.")] = (
-        None
-    )
+    content: Annotated[str, Field(description="Required. The file's textual content.")]
     path: Annotated[
-        str | None,
-        Field(description="Required. The file name including folder path, if applicable."),
-    ] = None
+        str, Field(description="Required. The file name including folder path, if applicable.")
+    ]
 
 
 class FirebaseDataConnectSchemaObservedState(KRMModel):
@@ -138,9 +135,8 @@ class FirebaseDataConnectSchemaSpec(KRMModel):
         Field(description="Optional. Stores small amounts of arbitrary data."),
     ] = None
     datasources: Annotated[
-        list[Datasource] | None,
-        Field(description="Required. The data sources linked in the schema."),
-    ] = None
+        list[Datasource], Field(description="Required. The data sources linked in the schema.")
+    ]
     display_name: Annotated[
         str | None, Field(alias="displayName", description="Optional. Mutable human-readable name.")
     ] = None
@@ -162,9 +158,9 @@ class FirebaseDataConnectSchemaSpec(KRMModel):
         ),
     ]
     source: Annotated[
-        Source | None,
+        Source,
         Field(description="Required. The source files that comprise the application schema."),
-    ] = None
+    ]
 
 
 class HttpGraphql(KRMModel):
@@ -179,9 +175,7 @@ class HttpGraphql(KRMModel):
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
     ] = None
-    uri: Annotated[
-        str | None, Field(description="Required. The endpoint of the HTTP GraphQL server.")
-    ] = None
+    uri: Annotated[str, Field(description="Required. The endpoint of the HTTP GraphQL server.")]
 
 
 class PostgreSql(KRMModel):
@@ -192,9 +186,7 @@ class PostgreSql(KRMModel):
     cloud_sql: Annotated[
         CloudSqlInstance | None, Field(alias="cloudSql", description="Cloud SQL configurations.")
     ] = None
-    database: Annotated[
-        str | None, Field(description="Required. Name of the PostgreSQL database.")
-    ] = None
+    database: Annotated[str, Field(description="Required. Name of the PostgreSQL database.")]
     schema_migration: Annotated[
         PostgreSqlSchemaMigration | None,
         Field(
@@ -242,8 +234,8 @@ class Source(KRMModel):
     """
 
     files: Annotated[
-        list[File] | None, Field(description="Required. The files that comprise the source set.")
-    ] = None
+        list[File], Field(description="Required. The files that comprise the source set.")
+    ]
 
 
 class FirebaseDataConnectSchemaStatus(KRMStatus):

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.firebasedataconnect.v1alpha1 import firebasedataconnect_v1_api
 from kccgen.generated.firebasedataconnect.v1alpha1.firebasedataconnect_v1_api import (
     CloudSqlInstanceEdition,
@@ -18,6 +17,7 @@ from kccgen.generated.firebasedataconnect.v1alpha1.firebasedataconnect_v1_api im
 from kccgen.generated.firebasedataconnect.v1alpha1.firebasedataconnectschema_reference import (
     FirebaseDataConnectSchemaRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -51,11 +51,11 @@ class CloudSqlInstance(KRMModel):
     """
 
     instance: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Name of the CloudSQL instance, in the format: ``` projects/{project}/locations/{location}/instances/{instance} ```"
         ),
-    ] = None
+    ]
 
 
 class CloudSqlInstanceObservedState(KRMModel):
@@ -160,13 +160,10 @@ class File(KRMModel):
     Individual files.
     """
 
-    content: Annotated[str | None, Field(description="Required. The file's textual content.")] = (
-        None
-    )
+    content: Annotated[str, Field(description="Required. The file's textual content.")]
     path: Annotated[
-        str | None,
-        Field(description="Required. The file name including folder path, if applicable."),
-    ] = None
+        str, Field(description="Required. The file name including folder path, if applicable.")
+    ]
 
 
 class FileObserved(KRMModel):
@@ -298,9 +295,7 @@ class HttpGraphql(KRMModel):
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
     ] = None
-    uri: Annotated[
-        str | None, Field(description="Required. The endpoint of the HTTP GraphQL server.")
-    ] = None
+    uri: Annotated[str, Field(description="Required. The endpoint of the HTTP GraphQL server.")]
 
 
 class PostgreSql(KRMModel):
@@ -311,9 +306,7 @@ class PostgreSql(KRMModel):
     cloud_sql: Annotated[
         CloudSqlInstance | None, Field(alias="cloudSql", description="Cloud SQL configurations.")
     ] = None
-    database: Annotated[
-        str | None, Field(description="Required. Name of the PostgreSQL database.")
-    ] = None
+    database: Annotated[str, Field(description="Required. Name of the PostgreSQL database.")]
     schema_migration: Annotated[
         PostgreSqlSchemaMigration | None,
         Field(
@@ -365,9 +358,8 @@ class Schema(KRMModel):
         Field(description="Optional. Stores small amounts of arbitrary data."),
     ] = None
     datasources: Annotated[
-        list[Datasource] | None,
-        Field(description="Required. The data sources linked in the schema."),
-    ] = None
+        list[Datasource], Field(description="Required. The data sources linked in the schema.")
+    ]
     display_name: Annotated[
         str | None, Field(alias="displayName", description="Optional. Mutable human-readable name.")
     ] = None
@@ -382,9 +374,9 @@ class Schema(KRMModel):
         ),
     ] = None
     source: Annotated[
-        Source | None,
+        Source,
         Field(description="Required. The source files that comprise the application schema."),
-    ] = None
+    ]
 
 
 class SchemaObservedState(KRMModel):
@@ -435,8 +427,8 @@ class Source(KRMModel):
     """
 
     files: Annotated[
-        list[File] | None, Field(description="Required. The files that comprise the source set.")
-    ] = None
+        list[File], Field(description="Required. The files that comprise the source set.")
+    ]
 
 
 class SourceObserved(KRMModel):

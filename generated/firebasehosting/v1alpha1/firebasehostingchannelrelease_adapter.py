@@ -42,7 +42,7 @@ ADAPTER = Adapter(
     ),
     update=NoUpdate(),
     delete=NoDelete(),
-    krm_only=("channelRef", "projectRef", "resourceID", "siteRef"),
+    krm_only=("channel", "projectRef", "resourceID", "siteRef"),
 )
 
 register_adapter(ADAPTER)

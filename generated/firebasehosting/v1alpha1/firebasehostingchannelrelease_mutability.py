@@ -45,9 +45,10 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     identity="projects/{project}/sites/{site}/channels/{channel}/releases/{release}",
     fixed="no update method for firebasehosting.v1beta1 projects.sites.channels.releases",
     spec=(
-        ("channelRef", OBJECT, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("channel", STRING, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("message", STRING, (), False, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
+        ("siteRef", OBJECT, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("type", ENUM, (), False, True),
         ("versionRef", OBJECT, (IMMUTABLE, INPUT_ONLY), False, False, {"api_path": "versionName"}),
     ),

@@ -25,9 +25,9 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "channelRef", "FirebaseHostingChannel"),
-        ("site", "channelRef", "FirebaseHostingChannel"),
-        ("channel", "channelRef", "FirebaseHostingChannel"),
+        ("project", "siteRef", "FirebaseHostingSite"),
+        ("site", "siteRef", "FirebaseHostingSite"),
+        ("channel", "channel", ""),
         ("release", "resourceID", ""),
     ),
     id_generation="service",
@@ -36,9 +36,9 @@ IDENTITY = IdentityTemplate(
 #: Reference fields of FirebaseHostingChannelRelease objects (path under spec -> target Kind).
 REFERENCES: tuple[RefField, ...] = (
     RefField(
-        path="channelRef",
-        target="FirebaseHostingChannel",
-        api_path="{channel}",
+        path="siteRef",
+        target="FirebaseHostingSite",
+        api_path="{site}",
         parent=True,
     ),
     RefField(

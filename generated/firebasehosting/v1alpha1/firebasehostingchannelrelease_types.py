@@ -15,8 +15,8 @@ from kccgen.generated.firebasehosting.v1alpha1.firebasehosting_v1beta1_api impor
     ServingConfigTrailingSlashBehavior,
     VersionStatus,
 )
-from kccgen.generated.firebasehosting.v1alpha1.firebasehostingchannel_reference import (
-    FirebaseHostingChannelRef,
+from kccgen.generated.firebasehosting.v1alpha1.firebasehostingsite_reference import (
+    FirebaseHostingSiteRef,
 )
 from kccgen.generated.firebasehosting.v1alpha1.firebasehostingversion_reference import (
     FirebaseHostingVersionRef,
@@ -91,12 +91,8 @@ class FirebaseHostingChannelReleaseSpec(KRMModel):
     A `Release` is a particular [collection of configurations and files](sites.versions) that is set to be public at a particular time.
     """
 
-    channel_ref: Annotated[
-        FirebaseHostingChannelRef,
-        Field(
-            alias="channelRef",
-            description="Immutable. The FirebaseHostingChannel that this FirebaseHostingChannelRelease belongs to.",
-        ),
+    channel: Annotated[
+        str, Field(description="Immutable. The channel of the FirebaseHostingChannelRelease.")
     ]
     message: Annotated[
         str | None, Field(description="The deploy description when the release was created.")
@@ -108,6 +104,13 @@ class FirebaseHostingChannelReleaseSpec(KRMModel):
             description="Optional. The service-generated ID of an existing FirebaseHostingChannelRelease to acquire.",
         ),
     ] = None
+    site_ref: Annotated[
+        FirebaseHostingSiteRef,
+        Field(
+            alias="siteRef",
+            description="Immutable. The FirebaseHostingSite that this FirebaseHostingChannelRelease belongs to.",
+        ),
+    ]
     type: Annotated[
         ReleaseType | None, Field(description="Explains the reason for the release.")
     ] = None

@@ -47,9 +47,9 @@ class CloudRunRewrite(KRMModel):
         Field(description="Optional. User-provided region where the Cloud Run service is hosted."),
     ] = None
     service_id: Annotated[
-        str | None,
+        str,
         Field(alias="serviceId", description="Required. User-defined ID of the Cloud Run service."),
-    ] = None
+    ]
     tag: Annotated[
         str | None,
         Field(description="Optional. User-provided TrafficConfig tag to send traffic to."),
@@ -169,9 +169,9 @@ class Header(KRMModel):
         ),
     ] = None
     headers: Annotated[
-        dict[str, str] | None,
+        dict[str, str],
         Field(description="Required. The additional headers to add to the response."),
-    ] = None
+    ]
     regex: Annotated[
         str | None,
         Field(
@@ -186,11 +186,11 @@ class I18nConfig(KRMModel):
     """
 
     root: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The user-supplied path where country and language specific content will be looked for within the public directory."
         ),
-    ] = None
+    ]
 
 
 class Int64String(RootModel[str]):
@@ -209,11 +209,11 @@ class Redirect(KRMModel):
         ),
     ] = None
     location: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The value to put in the HTTP location header of the response."
         ),
-    ] = None
+    ]
     regex: Annotated[
         str | None,
         Field(
@@ -221,12 +221,12 @@ class Redirect(KRMModel):
         ),
     ] = None
     status_code: Annotated[
-        int | None,
+        int,
         Field(
             alias="statusCode",
             description="Required. The status HTTP code to return in the response.",
         ),
-    ] = None
+    ]
 
 
 class Rewrite(KRMModel):

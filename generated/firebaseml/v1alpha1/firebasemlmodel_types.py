@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.firebaseml.v1alpha1 import firebaseml_v1beta2_api
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -71,9 +71,8 @@ class FirebaseMLModelSpec(KRMModel):
     """
 
     display_name: Annotated[
-        str | None,
-        Field(alias="displayName", description="Required. The name of the model to create."),
-    ] = None
+        str, Field(alias="displayName", description="Required. The name of the model to create.")
+    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(
@@ -224,5 +223,5 @@ class FirebaseMLModel(KRMObject):
         Literal["firebaseml.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "firebaseml.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["FirebaseMLModel"] = "FirebaseMLModel"
-    spec: FirebaseMLModelSpec = Field(default_factory=FirebaseMLModelSpec)
+    spec: FirebaseMLModelSpec
     status: FirebaseMLModelStatus | None = None

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.firebaserules.v1alpha1 import firebaserules_v1_api
 from kccgen.generated.firebaserules.v1alpha1.firebaserulesruleset_reference import (
     FirebaseRulesRulesetRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -62,12 +62,12 @@ class FirebaseRulesReleaseSpec(KRMModel):
         ),
     ] = None
     ruleset_ref: Annotated[
-        FirebaseRulesRulesetRef | None,
+        FirebaseRulesRulesetRef,
         Field(
             alias="rulesetRef",
             description="A reference to a FirebaseRulesRuleset (API field `rulesetName`).",
         ),
-    ] = None
+    ]
 
 
 class FirebaseRulesReleaseStatus(KRMStatus):
@@ -92,5 +92,5 @@ class FirebaseRulesRelease(KRMObject):
         Literal["firebaserules.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "firebaserules.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["FirebaseRulesRelease"] = "FirebaseRulesRelease"
-    spec: FirebaseRulesReleaseSpec = Field(default_factory=FirebaseRulesReleaseSpec)
+    spec: FirebaseRulesReleaseSpec
     status: FirebaseRulesReleaseStatus | None = None

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.firebaserules.v1alpha1 import firebaserules_v1_api
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -21,7 +21,7 @@ class File(KRMModel):
     `File` containing source content.
     """
 
-    content: Annotated[str | None, Field(description="Required. Textual Content.")] = None
+    content: Annotated[str, Field(description="Required. Textual Content.")]
     fingerprint: Annotated[
         str | None,
         Field(
@@ -29,7 +29,7 @@ class File(KRMModel):
             pattern="^[A-Za-z0-9+/_-]*={0,2}$",
         ),
     ] = None
-    name: Annotated[str | None, Field(description="Required. File name.")] = None
+    name: Annotated[str, Field(description="Required. File name.")]
 
 
 class FirebaseRulesRulesetObservedState(KRMModel):
@@ -76,9 +76,7 @@ class FirebaseRulesRulesetSpec(KRMModel):
             description="Optional. The service-generated ID of an existing FirebaseRulesRuleset to acquire.",
         ),
     ] = None
-    source: Annotated[Source | None, Field(description="Required. `Source` for the `Ruleset`.")] = (
-        None
-    )
+    source: Annotated[Source, Field(description="Required. `Source` for the `Ruleset`.")]
 
 
 class MetadataObserved(KRMModel):
@@ -100,9 +98,8 @@ class Source(KRMModel):
     """
 
     files: Annotated[
-        list[File] | None,
-        Field(description="Required. `File` set constituting the `Source` bundle."),
-    ] = None
+        list[File], Field(description="Required. `File` set constituting the `Source` bundle.")
+    ]
 
 
 class FirebaseRulesRulesetStatus(KRMStatus):
@@ -127,5 +124,5 @@ class FirebaseRulesRuleset(KRMObject):
         Literal["firebaserules.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "firebaserules.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["FirebaseRulesRuleset"] = "FirebaseRulesRuleset"
-    spec: FirebaseRulesRulesetSpec = Field(default_factory=FirebaseRulesRulesetSpec)
+    spec: FirebaseRulesRulesetSpec
     status: FirebaseRulesRulesetStatus | None = None

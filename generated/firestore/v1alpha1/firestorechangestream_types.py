@@ -87,13 +87,13 @@ class FirestoreChangeStreamSpec(KRMModel):
         ),
     ] = None
     retention_period: Annotated[
-        str | None,
+        str,
         Field(
             alias="retentionPeriod",
             description="Required. The retention period of the change stream.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
-    ] = None
+    ]
 
 
 class GoogleFirestoreAdminV1CollectionGroupScope(KRMModel):
@@ -102,9 +102,8 @@ class GoogleFirestoreAdminV1CollectionGroupScope(KRMModel):
     """
 
     collection_group_id: Annotated[
-        str | None,
-        Field(alias="collectionGroupId", description="Required. The collection group name."),
-    ] = None
+        str, Field(alias="collectionGroupId", description="Required. The collection group name.")
+    ]
 
 
 class GoogleFirestoreAdminV1DatabaseScope(KRMModel):

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.firestore.v1alpha1 import firestore_v1_api
 from kccgen.generated.firestore.v1alpha1.firestore_v1_api import (
     GoogleFirestoreAdminV1DatabaseAppEngineIntegrationMode,
@@ -22,6 +21,7 @@ from kccgen.generated.firestore.v1alpha1.firestore_v1_api import (
     GoogleFirestoreAdminV1DatabaseType,
 )
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -161,8 +161,8 @@ class FirestoreDatabaseSpec(KRMModel):
         ),
     ] = None
     location_id: Annotated[
-        str | None, Field(alias="locationId", description="Required. The location of the database.")
-    ] = None
+        str, Field(alias="locationId", description="Required. The location of the database.")
+    ]
     mongodb_compatible_data_access_mode: Annotated[
         GoogleFirestoreAdminV1DatabaseMongodbCompatibleDataAccessMode | None,
         Field(
@@ -205,9 +205,8 @@ class FirestoreDatabaseSpec(KRMModel):
         ),
     ] = None
     type: Annotated[
-        GoogleFirestoreAdminV1DatabaseType | None,
-        Field(description="Required. The type of the database."),
-    ] = None
+        GoogleFirestoreAdminV1DatabaseType, Field(description="Required. The type of the database.")
+    ]
 
 
 class GoogleFirestoreAdminV1BackupSourceObserved(KRMModel):
@@ -229,11 +228,11 @@ class GoogleFirestoreAdminV1CmekConfig(KRMModel):
     """
 
     kms_key_ref: Annotated[
-        KMSCryptoKeyRef | None,
+        KMSCryptoKeyRef,
         Field(
             alias="kmsKeyRef", description="A reference to a KMSCryptoKey (API field `kmsKeyName`)."
         ),
-    ] = None
+    ]
 
 
 class GoogleFirestoreAdminV1CmekConfigObservedState(KRMModel):
@@ -291,5 +290,5 @@ class FirestoreDatabase(KRMObject):
         Field(alias="apiVersion"),
     ] = "firestore.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["FirestoreDatabase"] = "FirestoreDatabase"
-    spec: FirestoreDatabaseSpec = Field(default_factory=FirestoreDatabaseSpec)
+    spec: FirestoreDatabaseSpec
     status: FirestoreDatabaseStatus | None = None

@@ -36,9 +36,9 @@ class FirestoreDatabaseIndexSpec(KRMModel):
     """
 
     collection_id: Annotated[
-        str | None,
+        str,
         Field(alias="collectionId", description="The collection ID to which this index applies."),
-    ] = None
+    ]
     database_ref: Annotated[
         FirestoreDatabaseRef,
         Field(

@@ -208,13 +208,13 @@ class GoogleFirestoreAdminV1SearchTextIndexSpec(KRMModel):
     """
 
     index_type: Annotated[
-        GoogleFirestoreAdminV1SearchTextIndexSpecIndexType | None,
+        GoogleFirestoreAdminV1SearchTextIndexSpecIndexType,
         Field(alias="indexType", description="Required. How to index the text field value."),
-    ] = None
+    ]
     match_type: Annotated[
-        GoogleFirestoreAdminV1SearchTextIndexSpecMatchType | None,
+        GoogleFirestoreAdminV1SearchTextIndexSpecMatchType,
         Field(alias="matchType", description="Required. How to match the text field value."),
-    ] = None
+    ]
 
 
 class GoogleFirestoreAdminV1SearchTextSpec(KRMModel):
@@ -223,12 +223,12 @@ class GoogleFirestoreAdminV1SearchTextSpec(KRMModel):
     """
 
     index_specs: Annotated[
-        list[GoogleFirestoreAdminV1SearchTextIndexSpec] | None,
+        list[GoogleFirestoreAdminV1SearchTextIndexSpec],
         Field(
             alias="indexSpecs",
             description="Required. Specifications for how the field should be indexed.",
         ),
-    ] = None
+    ]
 
 
 class GoogleFirestoreAdminV1VectorConfig(KRMModel):
@@ -237,9 +237,8 @@ class GoogleFirestoreAdminV1VectorConfig(KRMModel):
     """
 
     dimension: Annotated[
-        int | None,
-        Field(description="Required. The vector dimension this configuration applies to."),
-    ] = None
+        int, Field(description="Required. The vector dimension this configuration applies to.")
+    ]
     flat: Annotated[
         GoogleFirestoreAdminV1FlatIndex | None,
         Field(description="Indicates the vector index is a flat index."),

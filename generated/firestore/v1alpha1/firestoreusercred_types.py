@@ -77,12 +77,12 @@ class FirestoreUserCredSpec(KRMModel):
         ),
     ] = None
     user_creds_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="userCredsId",
             description="Required. The ID to use for the user creds, which will become the final component of the user creds's resource name.",
         ),
-    ] = None
+    ]
 
 
 class GoogleFirestoreAdminV1ResourceIdentityObservedState(KRMModel):

@@ -29,7 +29,7 @@ class Application(KRMModel):
             description="An optional URI that can be used to link back to the application.",
         ),
     ] = None
-    name: Annotated[str | None, Field(description="The name of this application.")] = None
+    name: Annotated[str, Field(description="The name of this application.")]
     package_name: Annotated[
         str | None, Field(alias="packageName", description="Package name for this application.")
     ] = None
@@ -38,12 +38,9 @@ class Application(KRMModel):
 
 class DataType(KRMModel):
     field: Annotated[
-        list[DataTypeField] | None,
-        Field(description="A field represents one dimension of a data type."),
-    ] = None
-    name: Annotated[
-        str | None, Field(description="Each data type has a unique, namespaced, name.")
-    ] = None
+        list[DataTypeField], Field(description="A field represents one dimension of a data type.")
+    ]
+    name: Annotated[str, Field(description="Each data type has a unique, namespaced, name.")]
 
 
 class DataTypeField(KRMModel):
@@ -52,10 +49,10 @@ class DataTypeField(KRMModel):
     """
 
     format: Annotated[
-        DataTypeFieldFormat | None,
+        DataTypeFieldFormat,
         Field(description="The different supported formats for each field in a data type."),
-    ] = None
-    name: Annotated[str | None, Field(description="Defines the name and format of data.")] = None
+    ]
+    name: Annotated[str, Field(description="Defines the name and format of data.")]
     optional: bool | None = None
 
 
@@ -64,21 +61,13 @@ class Device(KRMModel):
     Representation of an integrated device (such as a phone or a wearable) that can hold sensors. Each sensor is exposed as a data source. The main purpose of the device information contained in this class is to identify the hardware of a particular data source. This can be useful in different ways, including: - Distinguishing two similar sensors on different devices (the step counter on two nexus 5 phones, for instance) - Display the source of data to the user (by using the device make / model) - Treat data differently depending on sensor type (accelerometers on a watch may give different patterns than those on a phone) - Build different analysis models for each device/version.
     """
 
-    manufacturer: Annotated[
-        str | None, Field(description="Manufacturer of the product/hardware.")
-    ] = None
-    model: Annotated[
-        str | None, Field(description="End-user visible model name for the device.")
-    ] = None
+    manufacturer: Annotated[str, Field(description="Manufacturer of the product/hardware.")]
+    model: Annotated[str, Field(description="End-user visible model name for the device.")]
     type: Annotated[
-        DeviceType | None, Field(description="A constant representing the type of the device.")
-    ] = None
-    uid: Annotated[
-        str | None, Field(description="The serial number or other unique ID for the hardware.")
-    ] = None
-    version: Annotated[
-        str | None, Field(description="Version string for the device hardware/software.")
-    ] = None
+        DeviceType, Field(description="A constant representing the type of the device.")
+    ]
+    uid: Annotated[str, Field(description="The serial number or other unique ID for the hardware.")]
+    version: Annotated[str, Field(description="Version string for the device hardware/software.")]
 
 
 class FitnessDataSourceObservedState(KRMModel):
@@ -93,11 +82,11 @@ class FitnessDataSourceSpec(KRMModel):
     """
 
     application: Annotated[
-        Application | None,
+        Application,
         Field(
             description="Information about an application which feeds sensor data into the platform."
         ),
-    ] = None
+    ]
     data_quality_standard: Annotated[
         list[DataSourceDataQualityStandard] | None,
         Field(alias="dataQualityStandard", description="DO NOT POPULATE THIS FIELD."),
@@ -117,18 +106,18 @@ class FitnessDataSourceSpec(KRMModel):
         ),
     ] = None
     data_type: Annotated[
-        DataType | None,
+        DataType,
         Field(
             alias="dataType",
             description="The data type defines the schema for a stream of data being collected by, inserted into, or queried from the Fitness API.",
         ),
-    ] = None
+    ]
     device: Annotated[
-        Device | None,
+        Device,
         Field(
             description="Representation of an integrated device (such as a phone or a wearable) that can hold sensors."
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(
@@ -137,9 +126,8 @@ class FitnessDataSourceSpec(KRMModel):
         ),
     ] = None
     type: Annotated[
-        DataSourceType | None,
-        Field(description="A constant describing the type of this data source."),
-    ] = None
+        DataSourceType, Field(description="A constant describing the type of this data source.")
+    ]
     user_id: Annotated[
         str, Field(alias="userId", description="Immutable. The userId of the FitnessDataSource.")
     ]

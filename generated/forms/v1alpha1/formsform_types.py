@@ -29,18 +29,16 @@ class ChoiceQuestion(KRMModel):
     """
 
     options: Annotated[
-        list[Option] | None,
+        list[Option],
         Field(description="Required. List of options that a respondent must choose from."),
-    ] = None
+    ]
     shuffle: Annotated[
         bool | None,
         Field(
             description="Whether the options should be displayed in random order for different instances of the quiz."
         ),
     ] = None
-    type: Annotated[
-        ChoiceQuestionType | None, Field(description="Required. The type of choice question.")
-    ] = None
+    type: Annotated[ChoiceQuestionType, Field(description="Required. The type of choice question.")]
 
 
 class ChoiceQuestionObservedState(KRMModel):
@@ -59,7 +57,7 @@ class CorrectAnswer(KRMModel):
     A single correct answer for a question. For multiple-valued (`CHECKBOX`) questions, several `CorrectAnswer`s may be needed to represent a single correct response option.
     """
 
-    value: Annotated[str | None, Field(description="Required. The correct answer value.")] = None
+    value: Annotated[str, Field(description="Required. The correct answer value.")]
 
 
 class CorrectAnswers(KRMModel):
@@ -111,9 +109,7 @@ class Feedback(KRMModel):
             description="Additional information provided as part of the feedback, often used to point the respondent to more reading and resources."
         ),
     ] = None
-    text: Annotated[str | None, Field(description="Required. The main text of the feedback.")] = (
-        None
-    )
+    text: Annotated[str, Field(description="Required. The main text of the feedback.")]
 
 
 class FileUploadQuestion(KRMModel):
@@ -122,12 +118,12 @@ class FileUploadQuestion(KRMModel):
     """
 
     folder_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="folderId",
             description="Required. The ID of the Drive folder where uploaded files are stored.",
         ),
-    ] = None
+    ]
     max_file_size: Annotated[
         int | Int64String | None,
         Field(
@@ -211,15 +207,13 @@ class FormsFormSpec(KRMModel):
     A Google Forms document. A form is created in Drive, and deleting a form or changing its access protections is done via the [Drive API](https://developers.google.com/drive/api/v3/about-sdk).
     """
 
-    info: Annotated[
-        Info | None, Field(description="Required. The title and description of the form.")
-    ] = None
+    info: Annotated[Info, Field(description="Required. The title and description of the form.")]
     items: Annotated[
-        list[Item] | None,
+        list[Item],
         Field(
             description="Required. A list of the form's items, which can include section headers, questions, embedded media, etc."
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(
@@ -239,20 +233,20 @@ class Grading(KRMModel):
     """
 
     correct_answers: Annotated[
-        CorrectAnswers | None,
+        CorrectAnswers,
         Field(alias="correctAnswers", description="Required. The answer key for the question."),
-    ] = None
+    ]
     general_feedback: Annotated[
         Feedback | None,
         Field(alias="generalFeedback", description="The feedback displayed for all answers."),
     ] = None
     point_value: Annotated[
-        int | None,
+        int,
         Field(
             alias="pointValue",
             description="Required. The maximum number of points a respondent can automatically get for a correct answer.",
         ),
-    ] = None
+    ]
     when_right: Annotated[
         Feedback | None,
         Field(alias="whenRight", description="The feedback displayed for correct responses."),
@@ -269,9 +263,9 @@ class Grid(KRMModel):
     """
 
     columns: Annotated[
-        ChoiceQuestion | None,
+        ChoiceQuestion,
         Field(description="Required. The choices shared by each question in the grid."),
-    ] = None
+    ]
     shuffle_questions: Annotated[
         bool | None,
         Field(
@@ -320,9 +314,7 @@ class ImageItem(KRMModel):
     An item containing an image.
     """
 
-    image: Annotated[
-        Image | None, Field(description="Required. The image displayed in the item.")
-    ] = None
+    image: Annotated[Image, Field(description="Required. The image displayed in the item.")]
 
 
 class ImageItemObservedState(KRMModel):
@@ -356,9 +348,8 @@ class Info(KRMModel):
 
     description: Annotated[str | None, Field(description="The description of the form.")] = None
     title: Annotated[
-        str | None,
-        Field(description="Required. The title of the form which is visible to responders."),
-    ] = None
+        str, Field(description="Required. The title of the form which is visible to responders.")
+    ]
 
 
 class InfoObservedState(KRMModel):
@@ -462,9 +453,7 @@ class Option(KRMModel):
     is_other: Annotated[
         bool | None, Field(alias="isOther", description='Whether the option is "other".')
     ] = None
-    value: Annotated[
-        str | None, Field(description="Required. The choice as presented to the user.")
-    ] = None
+    value: Annotated[str, Field(description="Required. The choice as presented to the user.")]
 
 
 class OptionObservedState(KRMModel):
@@ -585,9 +574,9 @@ class QuestionGroupItem(KRMModel):
         ),
     ] = None
     questions: Annotated[
-        list[Question] | None,
+        list[Question],
         Field(description="Required. A list of questions that belong in this question group."),
-    ] = None
+    ]
 
 
 class QuestionGroupItemObservedState(KRMModel):
@@ -621,9 +610,7 @@ class QuestionItem(KRMModel):
     image: Annotated[
         Image | None, Field(description="The image displayed within the question.")
     ] = None
-    question: Annotated[Question | None, Field(description="Required. The displayed question.")] = (
-        None
-    )
+    question: Annotated[Question, Field(description="Required. The displayed question.")]
 
 
 class QuestionItemObservedState(KRMModel):
@@ -669,16 +656,16 @@ class RatingQuestion(KRMModel):
     """
 
     icon_type: Annotated[
-        RatingQuestionIconType | None,
+        RatingQuestionIconType,
         Field(alias="iconType", description="Required. The icon type to use for the rating."),
-    ] = None
+    ]
     rating_scale_level: Annotated[
-        int | None,
+        int,
         Field(
             alias="ratingScaleLevel",
             description="Required. The rating scale level of the rating question.",
         ),
-    ] = None
+    ]
 
 
 class RowQuestion(KRMModel):
@@ -687,9 +674,8 @@ class RowQuestion(KRMModel):
     """
 
     title: Annotated[
-        str | None,
-        Field(description="Required. The title for the single row in the QuestionGroupItem."),
-    ] = None
+        str, Field(description="Required. The title for the single row in the QuestionGroupItem.")
+    ]
 
 
 class ScaleQuestion(KRMModel):
@@ -697,9 +683,7 @@ class ScaleQuestion(KRMModel):
     A scale question. The user has a range of numeric values to choose from.
     """
 
-    high: Annotated[
-        int | None, Field(description="Required. The highest possible value for the scale.")
-    ] = None
+    high: Annotated[int, Field(description="Required. The highest possible value for the scale.")]
     high_label: Annotated[
         str | None,
         Field(
@@ -707,9 +691,7 @@ class ScaleQuestion(KRMModel):
             description="The label to display describing the highest point on the scale.",
         ),
     ] = None
-    low: Annotated[
-        int | None, Field(description="Required. The lowest possible value for the scale.")
-    ] = None
+    low: Annotated[int, Field(description="Required. The lowest possible value for the scale.")]
     low_label: Annotated[
         str | None,
         Field(
@@ -731,9 +713,9 @@ class TextLink(KRMModel):
     """
 
     display_text: Annotated[
-        str | None, Field(alias="displayText", description="Required. Display text for the URI.")
-    ] = None
-    uri: Annotated[str | None, Field(description="Required. The URI.")] = None
+        str, Field(alias="displayText", description="Required. Display text for the URI.")
+    ]
+    uri: Annotated[str, Field(description="Required. The URI.")]
 
 
 class TextQuestion(KRMModel):
@@ -764,9 +746,7 @@ class Video(KRMModel):
     properties: Annotated[MediaProperties | None, Field(description="Properties of a video.")] = (
         None
     )
-    youtube_uri: Annotated[
-        str | None, Field(alias="youtubeUri", description="Required. A YouTube URI.")
-    ] = None
+    youtube_uri: Annotated[str, Field(alias="youtubeUri", description="Required. A YouTube URI.")]
 
 
 class VideoItem(KRMModel):
@@ -775,9 +755,7 @@ class VideoItem(KRMModel):
     """
 
     caption: Annotated[str | None, Field(description="The text displayed below the video.")] = None
-    video: Annotated[
-        Video | None, Field(description="Required. The video displayed in the item.")
-    ] = None
+    video: Annotated[Video, Field(description="Required. The video displayed in the item.")]
 
 
 class VideoLink(KRMModel):
@@ -786,9 +764,8 @@ class VideoLink(KRMModel):
     """
 
     display_text: Annotated[
-        str | None,
-        Field(alias="displayText", description="Required. The display text for the link."),
-    ] = None
+        str, Field(alias="displayText", description="Required. The display text for the link.")
+    ]
     youtube_uri: Annotated[
         str | None, Field(alias="youtubeUri", description="The URI of a YouTube video.")
     ] = None
@@ -816,5 +793,5 @@ class FormsForm(KRMObject):
         Literal["forms.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "forms.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["FormsForm"] = "FormsForm"
-    spec: FormsFormSpec = Field(default_factory=FormsFormSpec)
+    spec: FormsFormSpec
     status: FormsFormStatus | None = None

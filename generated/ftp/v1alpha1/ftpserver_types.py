@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.ftp.v1alpha1 import ftp_v1_api
 from kccgen.generated.ftp.v1alpha1.ftp_v1_api import (
     LoggingConfigVerbosity,
     ServerAccessType,
     ServerState,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -27,13 +27,14 @@ class AllowedConsumer(KRMModel):
     """
 
     connection_limit: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="connectionLimit", description="Required. The connection limit for the consumer."
         ),
-    ] = None
-    project: Annotated[
-        str | None, Field(description="The project ID or number of the consumer project.")
+    ]
+    project_ref: Annotated[
+        ProjectRef | None,
+        Field(alias="projectRef", description="A reference to a Project (API field `project`)."),
     ] = None
 
 
@@ -42,8 +43,9 @@ class DeniedConsumer(KRMModel):
     A consumer project or network that is denied to connect to the server via PSC.
     """
 
-    project: Annotated[
-        str | None, Field(description="The project ID or number of the consumer project.")
+    project_ref: Annotated[
+        ProjectRef | None,
+        Field(alias="projectRef", description="A reference to a Project (API field `project`)."),
     ] = None
 
 
@@ -137,9 +139,9 @@ class FTPServerSpec(KRMModel):
     """
 
     access_type: Annotated[
-        ServerAccessType | None,
+        ServerAccessType,
         Field(alias="accessType", description="Required. The access type of the Server."),
-    ] = None
+    ]
     display_name: Annotated[
         str | None, Field(alias="displayName", description="Optional. Display name of the Server")
     ] = None
@@ -187,12 +189,12 @@ class InternalServerConfig(KRMModel):
     """
 
     consumer_accept_list: Annotated[
-        list[AllowedConsumer] | None,
+        list[AllowedConsumer],
         Field(
             alias="consumerAcceptList",
             description="Required. A list of projects that are permitted to connect.",
         ),
-    ] = None
+    ]
     consumer_reject_list: Annotated[
         list[DeniedConsumer] | None,
         Field(

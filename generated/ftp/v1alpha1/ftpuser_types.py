@@ -56,12 +56,12 @@ class FTPUserSpec(KRMModel):
     """
 
     customer_service_account: Annotated[
-        str | None,
+        str,
         Field(
             alias="customerServiceAccount",
             description="Required. Service account in customer project attached to this SFTP User.",
         ),
-    ] = None
+    ]
     labels: Annotated[
         dict[str, str] | None, Field(description="Optional. Labels as key value pairs")
     ] = None
@@ -79,16 +79,16 @@ class FTPUserSpec(KRMModel):
         ),
     ]
     storage_directory_mappings: Annotated[
-        list[StorageDirectoryMapping] | None,
+        list[StorageDirectoryMapping],
         Field(
             alias="storageDirectoryMappings",
             description="Required. Mapping of Cloud Storage buckets to directories where the user will land in the SFTP server.",
         ),
-    ] = None
+    ]
     user_credentials: Annotated[
-        list[UserCredential] | None,
+        list[UserCredential],
         Field(alias="userCredentials", description="Required. User credential for the user."),
-    ] = None
+    ]
 
 
 class StorageDirectoryMapping(KRMModel):
@@ -96,18 +96,16 @@ class StorageDirectoryMapping(KRMModel):
     Mapping of backing Cloud Storage path to the directory where the user lands in the SFTP server. If directory is not specified, it'll default to '/'. Eg 1 - (bucket_name: bucket, bucket_prefix: path1/path2, directory: /abc/def/username) The user will land at /abcd/def/username, and the view there will match that of /bucket/path1/path2. The user will not be aware of Cloud Storage prefix '/bucket/path1' and there will be no such directory in the view. Eg 2 - (bucket_name: bucket, bucket_prefix: path1/path2, directory: '') The user will land at '/', and the view there will match that of /bucket/path1/path2. The user will not be aware of Cloud Storage prefix '/bucket/path1/path2' and there will be no such directory in the view.
     """
 
-    bucket: Annotated[str | None, Field(description="Required. Name of the bucket.")] = None
+    bucket: Annotated[str, Field(description="Required. Name of the bucket.")]
     bucket_prefix: Annotated[
         str | None, Field(alias="bucketPrefix", description="Optional. Prefix inside the bucket.")
     ] = None
     directory: Annotated[
-        str | None,
-        Field(description="Required. Directory where the user lands in the SFTP server."),
-    ] = None
+        str, Field(description="Required. Directory where the user lands in the SFTP server.")
+    ]
     permission: Annotated[
-        StorageDirectoryMappingPermission | None,
-        Field(description="Required. Permission to the bucket."),
-    ] = None
+        StorageDirectoryMappingPermission, Field(description="Required. Permission to the bucket.")
+    ]
 
 
 class UserCredential(KRMModel):
@@ -116,13 +114,12 @@ class UserCredential(KRMModel):
     """
 
     credential_name: Annotated[
-        str | None,
-        Field(alias="credentialName", description="Required. Name of the user credential."),
-    ] = None
+        str, Field(alias="credentialName", description="Required. Name of the user credential.")
+    ]
     credential_type: Annotated[
-        UserCredentialCredentialType | None,
+        UserCredentialCredentialType,
         Field(alias="credentialType", description="Required. Type of credential."),
-    ] = None
+    ]
     ssh_public_key_body: Annotated[
         str | None,
         Field(

@@ -38,7 +38,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     identity="projects/{project}/locations/{location}/backupChannels/{backupChannel}",
     spec=(
         ("description", STRING, (OPTIONAL,), True, True),
-        ("destinationProject", STRING, (IMMUTABLE, REQUIRED), False, True),
+        ("destinationProjectRef", OBJECT, (IMMUTABLE, REQUIRED), False, True, {"api_path": "destinationProject"}),
         ("labels", MAP_OF_STRING, (OPTIONAL,), True, True),
         ("location", STRING, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),

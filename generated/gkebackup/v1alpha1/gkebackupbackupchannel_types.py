@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.gkebackup.v1alpha1 import gkebackup_v1_api
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -67,13 +67,13 @@ class GKEBackupBackupChannelSpec(KRMModel):
         str | None,
         Field(description="Optional. User specified descriptive string for this BackupChannel."),
     ] = None
-    destination_project: Annotated[
-        str | None,
+    destination_project_ref: Annotated[
+        ProjectRef,
         Field(
-            alias="destinationProject",
-            description="Required. Immutable. The project where Backups are allowed to be stored.",
+            alias="destinationProjectRef",
+            description="A reference to a Project (API field `destinationProject`).",
         ),
-    ] = None
+    ]
     labels: Annotated[
         dict[str, str] | None,
         Field(description="Optional. A set of custom labels supplied by user."),

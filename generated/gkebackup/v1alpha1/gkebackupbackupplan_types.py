@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.gkebackup.v1alpha1 import gkebackup_v1_api
 from kccgen.generated.gkebackup.v1alpha1.gkebackup_v1_api import (
     BackupPlanState,
     DayOfWeekListDaysOfWeek,
 )
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -132,12 +132,12 @@ class ExclusionWindow(KRMModel):
         ),
     ] = None
     duration: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Specifies duration of the window.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
-    ] = None
+    ]
     single_occurrence_date: Annotated[
         Date | None, Field(alias="singleOccurrenceDate", description="No recurrence.")
     ] = None
@@ -265,11 +265,11 @@ class GKEBackupBackupPlanSpec(KRMModel):
         ),
     ] = None
     cluster: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Immutable. The source cluster from which Backups will be created via this BackupPlan."
         ),
-    ] = None
+    ]
     deactivated: Annotated[
         bool | None,
         Field(
@@ -409,12 +409,12 @@ class RpoConfig(KRMModel):
         ),
     ] = None
     target_rpo_minutes: Annotated[
-        int | None,
+        int,
         Field(
             alias="targetRpoMinutes",
             description="Required. Defines the target RPO for the BackupPlan in minutes, which means the target maximum data loss in time that is acceptable for this BackupPlan.",
         ),
-    ] = None
+    ]
 
 
 class Schedule(KRMModel):

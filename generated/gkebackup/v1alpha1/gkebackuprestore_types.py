@@ -185,11 +185,11 @@ class GKEBackupRestoreSpec(KRMModel):
     """
 
     backup_ref: Annotated[
-        GKEBackupBackupRef | None,
+        GKEBackupBackupRef,
         Field(
             alias="backupRef", description="A reference to a GKEBackupBackup (API field `backup`)."
         ),
-    ] = None
+    ]
     description: Annotated[
         str | None,
         Field(description="Optional. User specified descriptive string for this Restore."),
@@ -659,11 +659,11 @@ class VolumeDataRestorePolicyOverride(KRMModel):
     """
 
     policy: Annotated[
-        VolumeDataRestorePolicyOverridePolicy | None,
+        VolumeDataRestorePolicyOverridePolicy,
         Field(
             description="Required. The VolumeDataRestorePolicy to apply when restoring volumes in scope."
         ),
-    ] = None
+    ]
     selected_pvcs: Annotated[
         NamespacedNames | None,
         Field(alias="selectedPvcs", description="A list of PVCs to apply the policy override to."),

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.gkebackup.v1alpha1 import gkebackup_v1_api
 from kccgen.generated.gkebackup.v1alpha1.gkebackup_v1_api import (
     RestoreConfigClusterResourceConflictPolicy,
@@ -20,6 +19,7 @@ from kccgen.generated.gkebackup.v1alpha1.gkebackup_v1_api import (
     VolumeDataRestorePolicyBindingVolumeType,
 )
 from kccgen.generated.gkebackup.v1alpha1.gkebackupbackupplan_reference import GKEBackupBackupPlanRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -119,18 +119,18 @@ class GKEBackupRestorePlanSpec(KRMModel):
     """
 
     backup_plan_ref: Annotated[
-        GKEBackupBackupPlanRef | None,
+        GKEBackupBackupPlanRef,
         Field(
             alias="backupPlanRef",
             description="A reference to a GKEBackupBackupPlan (API field `backupPlan`).",
         ),
-    ] = None
+    ]
     cluster: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Immutable. The target cluster into which Restores created via this RestorePlan will restore data."
         ),
-    ] = None
+    ]
     description: Annotated[
         str | None,
         Field(description="Optional. User specified descriptive string for this RestorePlan."),
@@ -157,12 +157,12 @@ class GKEBackupRestorePlanSpec(KRMModel):
         ),
     ] = None
     restore_config: Annotated[
-        RestoreConfig | None,
+        RestoreConfig,
         Field(
             alias="restoreConfig",
             description="Required. Configuration of Restores created via this RestorePlan.",
         ),
-    ] = None
+    ]
 
 
 class GroupKind(KRMModel):
@@ -192,17 +192,17 @@ class GroupKindDependency(KRMModel):
     """
 
     requiring: Annotated[
-        GroupKind | None,
+        GroupKind,
         Field(
             description="Required. The requiring group kind requires that the other group kind be restored first."
         ),
-    ] = None
+    ]
     satisfying: Annotated[
-        GroupKind | None,
+        GroupKind,
         Field(
             description="Required. The satisfying group kind must be restored first in order to satisfy the dependency."
         ),
-    ] = None
+    ]
 
 
 class NamespacedName(KRMModel):
@@ -408,12 +408,12 @@ class SubstitutionRule(KRMModel):
         ),
     ] = None
     target_json_path: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetJsonPath",
             description="Required. This is a [JSONPath] (https://kubernetes.io/docs/reference/kubectl/jsonpath/) expression that matches specific fields of candidate resources and it operates as both a filtering parameter (resources that are not matched with this expression will not be candidates for substitution) as well as a field identifier (identifies exactly which fields out of the candidate resources will be modified).",
         ),
-    ] = None
+    ]
     target_namespaces: Annotated[
         list[str] | None,
         Field(
@@ -435,12 +435,12 @@ class TransformationRule(KRMModel):
         ),
     ] = None
     field_actions: Annotated[
-        list[TransformationRuleAction] | None,
+        list[TransformationRuleAction],
         Field(
             alias="fieldActions",
             description="Required. A list of transformation rule actions to take against candidate resources.",
         ),
-    ] = None
+    ]
     resource_filter: Annotated[
         ResourceFilter | None,
         Field(
@@ -463,9 +463,9 @@ class TransformationRuleAction(KRMModel):
         ),
     ] = None
     op: Annotated[
-        TransformationRuleActionOp | None,
+        TransformationRuleActionOp,
         Field(description="Required. op specifies the operation to perform."),
-    ] = None
+    ]
     path: Annotated[
         str | None,
         Field(
@@ -486,11 +486,11 @@ class VolumeDataRestorePolicyBinding(KRMModel):
     """
 
     policy: Annotated[
-        VolumeDataRestorePolicyBindingPolicy | None,
+        VolumeDataRestorePolicyBindingPolicy,
         Field(
             description="Required. The VolumeDataRestorePolicy to apply when restoring volumes in scope."
         ),
-    ] = None
+    ]
     volume_type: Annotated[
         VolumeDataRestorePolicyBindingVolumeType | None,
         Field(

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.gkehub.v1alpha1 import gkehub_v1_api
 from kccgen.generated.gkehub.v1alpha1.gkehub_v1_api import (
     ClusterUpgradeUpgradeStatusCode,
@@ -66,6 +65,7 @@ from kccgen.generated.gkehub.v1alpha1.gkehub_v1_api import (
     WorkloadIdentityWorkloadIdentityPoolStateDetailCode,
 )
 from kccgen.generated.gkehub.v1alpha1.gkehubmembership_reference import GKEHubMembershipRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -105,12 +105,12 @@ class ClusterUpgradeFleetSpec(KRMModel):
         ),
     ] = None
     post_conditions: Annotated[
-        ClusterUpgradePostConditions | None,
+        ClusterUpgradePostConditions,
         Field(
             alias="postConditions",
             description="Required. Post conditions to evaluate to mark an upgrade COMPLETE.",
         ),
-    ] = None
+    ]
     upstream_fleets: Annotated[
         list[str] | None,
         Field(
@@ -213,15 +213,15 @@ class ClusterUpgradeGKEUpgradeOverride(KRMModel):
     """
 
     post_conditions: Annotated[
-        ClusterUpgradePostConditions | None,
+        ClusterUpgradePostConditions,
         Field(
             alias="postConditions",
             description="Required. Post conditions to override for the specified upgrade (name + version).",
         ),
-    ] = None
+    ]
     upgrade: Annotated[
-        ClusterUpgradeGKEUpgrade | None, Field(description="Required. Which upgrade to override.")
-    ] = None
+        ClusterUpgradeGKEUpgrade, Field(description="Required. Which upgrade to override.")
+    ]
 
 
 class ClusterUpgradeGKEUpgradeStateObserved(KRMModel):
@@ -293,12 +293,12 @@ class ClusterUpgradePostConditions(KRMModel):
     """
 
     soaking: Annotated[
-        str | None,
+        str,
         Field(
             description='Required. Amount of time to "soak" after a rollout has been finished before marking it COMPLETE.',
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
-    ] = None
+    ]
 
 
 class ClusterUpgradeUpgradeStatusObserved(KRMModel):
@@ -691,8 +691,8 @@ class ConfigManagementContainerOverride(KRMModel):
     """
 
     container_name: Annotated[
-        str | None, Field(alias="containerName", description="Required. The name of the container.")
-    ] = None
+        str, Field(alias="containerName", description="Required. The name of the container.")
+    ]
     cpu_limit: Annotated[
         str | None, Field(alias="cpuLimit", description="Optional. The cpu limit of the container.")
     ] = None
@@ -745,19 +745,19 @@ class ConfigManagementDeploymentOverride(KRMModel):
         Field(description="Optional. The containers of the deployment resource to be overridden."),
     ] = None
     deployment_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="deploymentName",
             description="Required. The name of the deployment resource to be overridden.",
         ),
-    ] = None
+    ]
     deployment_namespace: Annotated[
-        str | None,
+        str,
         Field(
             alias="deploymentNamespace",
             description="Required. The namespace of the deployment resource to be overridden.",
         ),
-    ] = None
+    ]
 
 
 class ConfigManagementDeploymentOverrideObserved(KRMModel):
@@ -869,12 +869,12 @@ class ConfigManagementGitConfig(KRMModel):
         ),
     ] = None
     secret_type: Annotated[
-        str | None,
+        str,
         Field(
             alias="secretType",
             description="Required. Type of secret configured for access to the Git repo.",
         ),
-    ] = None
+    ]
     sync_branch: Annotated[
         str | None,
         Field(
@@ -882,12 +882,12 @@ class ConfigManagementGitConfig(KRMModel):
         ),
     ] = None
     sync_repo: Annotated[
-        str | None,
+        str,
         Field(
             alias="syncRepo",
             description="Required. The URL of the Git repository to use as the source of truth.",
         ),
-    ] = None
+    ]
     sync_rev: Annotated[
         str | None,
         Field(
@@ -1247,19 +1247,19 @@ class ConfigManagementOciConfig(KRMModel):
         ),
     ] = None
     secret_type: Annotated[
-        str | None,
+        str,
         Field(
             alias="secretType",
             description="Required. Type of secret configured for access to the OCI repo.",
         ),
-    ] = None
+    ]
     sync_repo: Annotated[
-        str | None,
+        str,
         Field(
             alias="syncRepo",
             description="Required. The OCI image repository URL for the package to sync from.",
         ),
-    ] = None
+    ]
     sync_wait_secs: Annotated[
         int | Int64String | None,
         Field(
@@ -2134,12 +2134,12 @@ class IdentityServiceGroupConfig(KRMModel):
     """
 
     base_dn: Annotated[
-        str | None,
+        str,
         Field(
             alias="baseDn",
             description="Required. The location of the subtree in the LDAP directory to search for group entries.",
         ),
-    ] = None
+    ]
     filter: Annotated[
         str | None,
         Field(
@@ -2238,20 +2238,20 @@ class IdentityServiceLdapConfig(KRMModel):
         ),
     ] = None
     server: Annotated[
-        IdentityServiceServerConfig | None,
+        IdentityServiceServerConfig,
         Field(description="Required. Server settings for the external LDAP server."),
-    ] = None
+    ]
     service_account: Annotated[
-        IdentityServiceServiceAccountConfig | None,
+        IdentityServiceServiceAccountConfig,
         Field(
             alias="serviceAccount",
             description="Required. Contains the credentials of the service account which is authorized to perform the LDAP search in the directory.",
         ),
-    ] = None
+    ]
     user: Annotated[
-        IdentityServiceUserConfig | None,
+        IdentityServiceUserConfig,
         Field(description="Required. Defines where users exist in the LDAP directory."),
-    ] = None
+    ]
 
 
 class IdentityServiceLdapConfigObserved(KRMModel):
@@ -2534,23 +2534,23 @@ class IdentityServiceSamlConfig(KRMModel):
         ),
     ] = None
     identity_provider_certificates: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="identityProviderCertificates",
             description="Required. The list of IdP certificates to validate the SAML response against.",
         ),
-    ] = None
+    ]
     identity_provider_id: Annotated[
-        str | None,
+        str,
         Field(alias="identityProviderId", description="Required. The entity ID of the SAML IdP."),
-    ] = None
+    ]
     identity_provider_sso_uri: Annotated[
-        str | None,
+        str,
         Field(
             alias="identityProviderSsoUri",
             description="Required. The URI where the SAML IdP exposes the SSO service.",
         ),
-    ] = None
+    ]
     user_attribute: Annotated[
         str | None,
         Field(
@@ -2636,8 +2636,8 @@ class IdentityServiceServerConfig(KRMModel):
         ),
     ] = None
     host: Annotated[
-        str | None, Field(description="Required. Defines the hostname or IP of the LDAP server.")
-    ] = None
+        str, Field(description="Required. Defines the hostname or IP of the LDAP server.")
+    ]
 
 
 class IdentityServiceServerConfigObserved(KRMModel):
@@ -2704,15 +2704,15 @@ class IdentityServiceSimpleBindCredentials(KRMModel):
     """
 
     dn: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The distinguished name(DN) of the service account object/user."
         ),
-    ] = None
+    ]
     password: Annotated[
-        str | None,
+        str,
         Field(description="Required. Input only. The password of the service account object/user."),
-    ] = None
+    ]
 
 
 class IdentityServiceSimpleBindCredentialsObserved(KRMModel):
@@ -2761,12 +2761,12 @@ class IdentityServiceUserConfig(KRMModel):
     """
 
     base_dn: Annotated[
-        str | None,
+        str,
         Field(
             alias="baseDn",
             description="Required. The location of the subtree in the LDAP directory to search for user entries.",
         ),
-    ] = None
+    ]
     filter: Annotated[
         str | None, Field(description="Optional. Filter to apply when searching for the user.")
     ] = None
@@ -3559,7 +3559,8 @@ class GKEHubFeature(KRMObject):
     KIND: ClassVar[str] = "GKEHubFeature"
 
     api_version: Annotated[
-        Literal["gkehub.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["gkehub.cnrm.cloud.google.com/v1alpha1", "gkehub.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "gkehub.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["GKEHubFeature"] = "GKEHubFeature"
     spec: GKEHubFeatureSpec

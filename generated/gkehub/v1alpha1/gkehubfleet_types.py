@@ -11,7 +11,6 @@ from pydantic import Field
 from kccgen.generated.binaryauthorization.v1alpha1.binaryauthorizationplatformpolicy_reference import (
     BinaryAuthorizationPlatformPolicyRef,
 )
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.gkehub.v1alpha1 import gkehub_v1_api
 from kccgen.generated.gkehub.v1alpha1.gkehub_v1_api import (
     BinaryAuthorizationConfigEvaluationMode,
@@ -20,6 +19,7 @@ from kccgen.generated.gkehub.v1alpha1.gkehub_v1_api import (
     SecurityPostureConfigMode,
     SecurityPostureConfigVulnerabilityMode,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.gkehub.v1alpha1 import gkehub_v1_api
 from kccgen.generated.gkehub.v1alpha1.gkehub_v1_api import (
     MembershipClusterTier,
@@ -16,6 +15,7 @@ from kccgen.generated.gkehub.v1alpha1.gkehub_v1_api import (
     MembershipStateCode,
     OnPremClusterClusterType,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -614,7 +614,8 @@ class GKEHubMembership(KRMObject):
     KIND: ClassVar[str] = "GKEHubMembership"
 
     api_version: Annotated[
-        Literal["gkehub.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["gkehub.cnrm.cloud.google.com/v1alpha1", "gkehub.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "gkehub.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["GKEHubMembership"] = "GKEHubMembership"
     spec: GKEHubMembershipSpec

@@ -65,12 +65,12 @@ class GKEHubMembershipBindingSpec(KRMModel):
         dict[str, str] | None, Field(description="Optional. Labels for this MembershipBinding.")
     ] = None
     membership_binding_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="membershipBindingId",
             description="Required. The ID to use for the MembershipBinding.",
         ),
-    ] = None
+    ]
     membership_ref: Annotated[
         GKEHubMembershipRef,
         Field(

@@ -512,8 +512,8 @@ class ConfigManagementContainerOverride(KRMModel):
     """
 
     container_name: Annotated[
-        str | None, Field(alias="containerName", description="Required. The name of the container.")
-    ] = None
+        str, Field(alias="containerName", description="Required. The name of the container.")
+    ]
     cpu_limit: Annotated[
         str | None, Field(alias="cpuLimit", description="Optional. The cpu limit of the container.")
     ] = None
@@ -566,19 +566,19 @@ class ConfigManagementDeploymentOverride(KRMModel):
         Field(description="Optional. The containers of the deployment resource to be overridden."),
     ] = None
     deployment_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="deploymentName",
             description="Required. The name of the deployment resource to be overridden.",
         ),
-    ] = None
+    ]
     deployment_namespace: Annotated[
-        str | None,
+        str,
         Field(
             alias="deploymentNamespace",
             description="Required. The namespace of the deployment resource to be overridden.",
         ),
-    ] = None
+    ]
 
 
 class ConfigManagementDeploymentOverrideObserved(KRMModel):
@@ -690,12 +690,12 @@ class ConfigManagementGitConfig(KRMModel):
         ),
     ] = None
     secret_type: Annotated[
-        str | None,
+        str,
         Field(
             alias="secretType",
             description="Required. Type of secret configured for access to the Git repo.",
         ),
-    ] = None
+    ]
     sync_branch: Annotated[
         str | None,
         Field(
@@ -703,12 +703,12 @@ class ConfigManagementGitConfig(KRMModel):
         ),
     ] = None
     sync_repo: Annotated[
-        str | None,
+        str,
         Field(
             alias="syncRepo",
             description="Required. The URL of the Git repository to use as the source of truth.",
         ),
-    ] = None
+    ]
     sync_rev: Annotated[
         str | None,
         Field(
@@ -921,19 +921,19 @@ class ConfigManagementOciConfig(KRMModel):
         ),
     ] = None
     secret_type: Annotated[
-        str | None,
+        str,
         Field(
             alias="secretType",
             description="Required. Type of secret configured for access to the OCI repo.",
         ),
-    ] = None
+    ]
     sync_repo: Annotated[
-        str | None,
+        str,
         Field(
             alias="syncRepo",
             description="Required. The OCI image repository URL for the package to sync from.",
         ),
-    ] = None
+    ]
     sync_wait_secs: Annotated[
         int | Int64String | None,
         Field(
@@ -1845,12 +1845,12 @@ class IdentityServiceGroupConfig(KRMModel):
     """
 
     base_dn: Annotated[
-        str | None,
+        str,
         Field(
             alias="baseDn",
             description="Required. The location of the subtree in the LDAP directory to search for group entries.",
         ),
-    ] = None
+    ]
     filter: Annotated[
         str | None,
         Field(
@@ -1949,20 +1949,20 @@ class IdentityServiceLdapConfig(KRMModel):
         ),
     ] = None
     server: Annotated[
-        IdentityServiceServerConfig | None,
+        IdentityServiceServerConfig,
         Field(description="Required. Server settings for the external LDAP server."),
-    ] = None
+    ]
     service_account: Annotated[
-        IdentityServiceServiceAccountConfig | None,
+        IdentityServiceServiceAccountConfig,
         Field(
             alias="serviceAccount",
             description="Required. Contains the credentials of the service account which is authorized to perform the LDAP search in the directory.",
         ),
-    ] = None
+    ]
     user: Annotated[
-        IdentityServiceUserConfig | None,
+        IdentityServiceUserConfig,
         Field(description="Required. Defines where users exist in the LDAP directory."),
-    ] = None
+    ]
 
 
 class IdentityServiceLdapConfigObserved(KRMModel):
@@ -2177,23 +2177,23 @@ class IdentityServiceSamlConfig(KRMModel):
         ),
     ] = None
     identity_provider_certificates: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="identityProviderCertificates",
             description="Required. The list of IdP certificates to validate the SAML response against.",
         ),
-    ] = None
+    ]
     identity_provider_id: Annotated[
-        str | None,
+        str,
         Field(alias="identityProviderId", description="Required. The entity ID of the SAML IdP."),
-    ] = None
+    ]
     identity_provider_sso_uri: Annotated[
-        str | None,
+        str,
         Field(
             alias="identityProviderSsoUri",
             description="Required. The URI where the SAML IdP exposes the SSO service.",
         ),
-    ] = None
+    ]
     user_attribute: Annotated[
         str | None,
         Field(
@@ -2279,8 +2279,8 @@ class IdentityServiceServerConfig(KRMModel):
         ),
     ] = None
     host: Annotated[
-        str | None, Field(description="Required. Defines the hostname or IP of the LDAP server.")
-    ] = None
+        str, Field(description="Required. Defines the hostname or IP of the LDAP server.")
+    ]
 
 
 class IdentityServiceServerConfigObserved(KRMModel):
@@ -2347,15 +2347,15 @@ class IdentityServiceSimpleBindCredentials(KRMModel):
     """
 
     dn: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The distinguished name(DN) of the service account object/user."
         ),
-    ] = None
+    ]
     password: Annotated[
-        str | None,
+        str,
         Field(description="Required. Input only. The password of the service account object/user."),
-    ] = None
+    ]
 
 
 class IdentityServiceSimpleBindCredentialsObserved(KRMModel):
@@ -2471,12 +2471,12 @@ class IdentityServiceUserConfig(KRMModel):
     """
 
     base_dn: Annotated[
-        str | None,
+        str,
         Field(
             alias="baseDn",
             description="Required. The location of the subtree in the LDAP directory to search for user entries.",
         ),
-    ] = None
+    ]
     filter: Annotated[
         str | None, Field(description="Optional. Filter to apply when searching for the user.")
     ] = None

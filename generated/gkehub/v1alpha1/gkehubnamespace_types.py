@@ -78,11 +78,11 @@ class GKEHubNamespaceSpec(KRMModel):
         ),
     ] = None
     scope_namespace_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="scopeNamespaceId", description="Required. Client chosen ID for the Namespace."
         ),
-    ] = None
+    ]
     scope_ref: Annotated[
         GKEHubScopeRef,
         Field(

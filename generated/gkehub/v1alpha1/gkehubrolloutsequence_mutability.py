@@ -27,7 +27,6 @@ REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="description:'Required.'")
 REQUIRED_2 = Fact(behaviour=Behaviour.REQUIRED, source="identity")
 ARRAY_OF_ENUM = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.ENUM))
 ARRAY_OF_OBJECT = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.OBJECT))
-ARRAY_OF_STRING = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.STRING))
 ENUM = FieldType(kind=TypeKind.ENUM)
 MAP_OF_STRING = FieldType(kind=TypeKind.MAP, item=FieldType(kind=TypeKind.STRING))
 OBJECT = FieldType(kind=TypeKind.OBJECT)
@@ -54,7 +53,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("stages", ARRAY_OF_OBJECT, (REQUIRED,), True, True),
         ("stages[].clusterSelector", OBJECT, (OPTIONAL,), True, True),
         ("stages[].clusterSelector.labelSelector", STRING, (REQUIRED,), True, True),
-        ("stages[].fleetProjects", ARRAY_OF_STRING, (REQUIRED,), True, True),
+        ("stages[].fleetProjectRefs", ARRAY_OF_OBJECT, (REQUIRED,), True, True, {"api_path": "stages[].fleetProjects"}),
         ("stages[].soakDuration", STRING_GOOGLE_DURATION, (OPTIONAL,), True, True),
     ),
     observed=(

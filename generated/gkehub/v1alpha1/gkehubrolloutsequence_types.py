@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.gkehub.v1alpha1 import gkehub_v1_api
 from kccgen.generated.gkehub.v1alpha1.gkehub_v1_api import (
     OperationalStateReasons,
@@ -16,6 +15,7 @@ from kccgen.generated.gkehub.v1alpha1.gkehub_v1_api import (
     RolloutCreationScopeUpgradeTypes,
     RolloutSequenceComputedReleaseChannel,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -77,12 +77,12 @@ class ClusterSelector(KRMModel):
     """
 
     label_selector: Annotated[
-        str | None,
+        str,
         Field(
             alias="labelSelector",
             description="Required. A valid CEL (Common Expression Language) expression which evaluates `resource.labels`.",
         ),
-    ] = None
+    ]
 
 
 class GKEHubRolloutSequenceObservedState(KRMModel):
@@ -223,9 +223,9 @@ class GKEHubRolloutSequenceSpec(KRMModel):
         ),
     ] = None
     stages: Annotated[
-        list[Stage] | None,
+        list[Stage],
         Field(description="Required. Ordered list of stages that constitutes this Rollout."),
-    ] = None
+    ]
 
 
 class OperationalStateObserved(KRMModel):
@@ -285,13 +285,13 @@ class Stage(KRMModel):
             description="Optional. Filter members of fleets (above) to a subset of clusters.",
         ),
     ] = None
-    fleet_projects: Annotated[
-        list[str] | None,
+    fleet_project_refs: Annotated[
+        list[ProjectRef],
         Field(
-            alias="fleetProjects",
-            description="Required. List of Fleet projects to select the clusters from.",
+            alias="fleetProjectRefs",
+            description="References to Projects (API field `fleetProjects`).",
         ),
-    ] = None
+    ]
     soak_duration: Annotated[
         str | None,
         Field(

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.gkeonprem.v1alpha1 import gkeonprem_v1_api
 from kccgen.generated.gkeonprem.v1alpha1.gkeonprem_v1_api import (
     BareMetalAdminClusterState,
@@ -20,6 +19,7 @@ from kccgen.generated.gkeonprem.v1alpha1.gkeonprem_v1_api import (
     ValidationCheckResultState,
     ValidationCheckScenario,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -46,17 +46,17 @@ class BareMetalAdminApiServerArgument(KRMModel):
     """
 
     argument: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The argument name as it appears on the API Server command line please make sure to remove the leading dashes."
         ),
-    ] = None
+    ]
     value: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The value of the arg as it will be passed to the API Server command line."
         ),
-    ] = None
+    ]
 
 
 class BareMetalAdminBgpLbConfig(KRMModel):
@@ -65,23 +65,23 @@ class BareMetalAdminBgpLbConfig(KRMModel):
     """
 
     address_pools: Annotated[
-        list[BareMetalAdminLoadBalancerAddressPool] | None,
+        list[BareMetalAdminLoadBalancerAddressPool],
         Field(
             alias="addressPools",
             description="Required. AddressPools is a list of non-overlapping IP pools used by load balancer typed services.",
         ),
-    ] = None
+    ]
     asn: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(description="Required. BGP autonomous system number (ASN) of the cluster."),
-    ] = None
+    ]
     bgp_peer_configs: Annotated[
-        list[BareMetalAdminBgpPeerConfig] | None,
+        list[BareMetalAdminBgpPeerConfig],
         Field(
             alias="bgpPeerConfigs",
             description="Required. The list of BGP peers that the cluster will connect to.",
         ),
-    ] = None
+    ]
     load_balancer_node_pool_config: Annotated[
         BareMetalAdminLoadBalancerNodePoolConfig | None,
         Field(
@@ -97,11 +97,11 @@ class BareMetalAdminBgpPeerConfig(KRMModel):
     """
 
     asn: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             description="Required. BGP autonomous system number (ASN) for the network that contains the external peer device."
         ),
-    ] = None
+    ]
     control_plane_nodes: Annotated[
         list[str] | None,
         Field(
@@ -110,11 +110,11 @@ class BareMetalAdminBgpPeerConfig(KRMModel):
         ),
     ] = None
     ip_address: Annotated[
-        str | None,
+        str,
         Field(
             alias="ipAddress", description="Required. The IP address of the external peer device."
         ),
-    ] = None
+    ]
 
 
 class BareMetalAdminClusterOperationsConfig(KRMModel):
@@ -141,12 +141,12 @@ class BareMetalAdminControlPlaneConfig(KRMModel):
         Field(alias="apiServerArgs", description="Customizes the default API server args."),
     ] = None
     control_plane_node_pool_config: Annotated[
-        BareMetalAdminControlPlaneNodePoolConfig | None,
+        BareMetalAdminControlPlaneNodePoolConfig,
         Field(
             alias="controlPlaneNodePoolConfig",
             description="Required. Configures the node pool running the control plane.",
         ),
-    ] = None
+    ]
 
 
 class BareMetalAdminControlPlaneNodePoolConfig(KRMModel):
@@ -155,12 +155,12 @@ class BareMetalAdminControlPlaneNodePoolConfig(KRMModel):
     """
 
     node_pool_config: Annotated[
-        BareMetalNodePoolConfig | None,
+        BareMetalNodePoolConfig,
         Field(
             alias="nodePoolConfig",
             description="Required. The generic configuration for a node pool running the control plane.",
         ),
-    ] = None
+    ]
 
 
 class BareMetalAdminDrainedMachineObserved(KRMModel):
@@ -192,19 +192,19 @@ class BareMetalAdminIslandModeCidrConfig(KRMModel):
     """
 
     pod_address_cidr_blocks: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="podAddressCidrBlocks",
             description="Required. All pods in the cluster are assigned an RFC1918 IPv4 address from these ranges.",
         ),
-    ] = None
+    ]
     service_address_cidr_blocks: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="serviceAddressCidrBlocks",
             description="Required. All services in the cluster are assigned an RFC1918 IPv4 address from these ranges.",
         ),
-    ] = None
+    ]
 
 
 class BareMetalAdminLoadBalancerAddressPool(KRMModel):
@@ -213,8 +213,8 @@ class BareMetalAdminLoadBalancerAddressPool(KRMModel):
     """
 
     addresses: Annotated[
-        list[str] | None, Field(description="Required. The addresses that are part of this pool.")
-    ] = None
+        list[str], Field(description="Required. The addresses that are part of this pool.")
+    ]
     avoid_buggy_ips: Annotated[
         bool | None,
         Field(alias="avoidBuggyIps", description="If true, avoid using IPs ending in .0 or .255."),
@@ -226,7 +226,7 @@ class BareMetalAdminLoadBalancerAddressPool(KRMModel):
             description="If true, prevent IP addresses from being automatically assigned.",
         ),
     ] = None
-    pool: Annotated[str | None, Field(description="Required. The name of the address pool.")] = None
+    pool: Annotated[str, Field(description="Required. The name of the address pool.")]
 
 
 class BareMetalAdminLoadBalancerConfig(KRMModel):
@@ -290,12 +290,12 @@ class BareMetalAdminMaintenanceConfig(KRMModel):
     """
 
     maintenance_address_cidr_blocks: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="maintenanceAddressCidrBlocks",
             description="Required. All IPv4 address from these ranges will be placed into maintenance mode.",
         ),
-    ] = None
+    ]
 
 
 class BareMetalAdminMaintenanceStatusObserved(KRMModel):
@@ -364,12 +364,12 @@ class BareMetalAdminNodeAccessConfig(KRMModel):
     """
 
     login_user: Annotated[
-        str | None,
+        str,
         Field(
             alias="loginUser",
             description="Required. LoginUser is the user name used to access node machines.",
         ),
-    ] = None
+    ]
 
 
 class BareMetalAdminOsEnvironmentConfig(KRMModel):
@@ -412,9 +412,7 @@ class BareMetalAdminProxyConfig(KRMModel):
             description="A list of IPs, hostnames, and domains that should skip the proxy.",
         ),
     ] = None
-    uri: Annotated[
-        str | None, Field(description="Required. Specifies the address of your proxy server.")
-    ] = None
+    uri: Annotated[str, Field(description="Required. Specifies the address of your proxy server.")]
 
 
 class BareMetalAdminSecurityConfig(KRMModel):
@@ -433,19 +431,19 @@ class BareMetalAdminStorageConfig(KRMModel):
     """
 
     lvp_node_mounts_config: Annotated[
-        BareMetalLvpConfig | None,
+        BareMetalLvpConfig,
         Field(
             alias="lvpNodeMountsConfig",
             description="Required. Specifies the config for local PersistentVolumes backed by mounted node disks.",
         ),
-    ] = None
+    ]
     lvp_share_config: Annotated[
-        BareMetalLvpShareConfig | None,
+        BareMetalLvpShareConfig,
         Field(
             alias="lvpShareConfig",
             description="Required. Specifies the config for local PersistentVolumes backed by subdirectories in a shared filesystem.",
         ),
-    ] = None
+    ]
 
 
 class BareMetalAdminVipConfig(KRMModel):
@@ -503,14 +501,14 @@ class BareMetalLvpConfig(KRMModel):
     Specifies the configs for local persistent volumes (PVs).
     """
 
-    path: Annotated[str | None, Field(description="Required. The host machine path.")] = None
+    path: Annotated[str, Field(description="Required. The host machine path.")]
     storage_class: Annotated[
-        str | None,
+        str,
         Field(
             alias="storageClass",
             description="Required. The StorageClass name that PVs will be created with.",
         ),
-    ] = None
+    ]
 
 
 class BareMetalLvpShareConfig(KRMModel):
@@ -519,12 +517,12 @@ class BareMetalLvpShareConfig(KRMModel):
     """
 
     lvp_config: Annotated[
-        BareMetalLvpConfig | None,
+        BareMetalLvpConfig,
         Field(
             alias="lvpConfig",
             description="Required. Defines the machine path and storage class for the LVP Share.",
         ),
-    ] = None
+    ]
     shared_path_pv_count: Annotated[
         int | None,
         Field(
@@ -567,12 +565,12 @@ class BareMetalNodePoolConfig(KRMModel):
         dict[str, str] | None, Field(description="The labels assigned to nodes of this node pool.")
     ] = None
     node_configs: Annotated[
-        list[BareMetalNodeConfig] | None,
+        list[BareMetalNodeConfig],
         Field(
             alias="nodeConfigs",
             description="Required. The list of machine addresses in the bare metal node pool.",
         ),
-    ] = None
+    ]
     operating_system: Annotated[
         BareMetalNodePoolConfigOperatingSystem | None,
         Field(
@@ -605,8 +603,8 @@ class ClusterUser(KRMModel):
     """
 
     username: Annotated[
-        str | None, Field(description="Required. The name of the user, e.g. `my-gcp-id@gmail.com`.")
-    ] = None
+        str, Field(description="Required. The name of the user, e.g. `my-gcp-id@gmail.com`.")
+    ]
 
 
 class FleetObserved(KRMModel):

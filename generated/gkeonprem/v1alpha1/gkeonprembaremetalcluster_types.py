@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.gkeonprem.v1alpha1 import gkeonprem_v1_api
 from kccgen.generated.gkeonprem.v1alpha1.gkeonprem_v1_api import (
     BareMetalClusterState,
@@ -22,6 +21,7 @@ from kccgen.generated.gkeonprem.v1alpha1.gkeonprem_v1_api import (
     ValidationCheckResultState,
     ValidationCheckScenario,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -48,17 +48,17 @@ class BareMetalApiServerArgument(KRMModel):
     """
 
     argument: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The argument name as it appears on the API Server command line, make sure to remove the leading dashes."
         ),
-    ] = None
+    ]
     value: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The value of the arg as it will be passed to the API Server command line."
         ),
-    ] = None
+    ]
 
 
 class BareMetalBgpLbConfig(KRMModel):
@@ -67,23 +67,23 @@ class BareMetalBgpLbConfig(KRMModel):
     """
 
     address_pools: Annotated[
-        list[BareMetalLoadBalancerAddressPool] | None,
+        list[BareMetalLoadBalancerAddressPool],
         Field(
             alias="addressPools",
             description="Required. AddressPools is a list of non-overlapping IP pools used by load balancer typed services.",
         ),
-    ] = None
+    ]
     asn: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(description="Required. BGP autonomous system number (ASN) of the cluster."),
-    ] = None
+    ]
     bgp_peer_configs: Annotated[
-        list[BareMetalBgpPeerConfig] | None,
+        list[BareMetalBgpPeerConfig],
         Field(
             alias="bgpPeerConfigs",
             description="Required. The list of BGP peers that the cluster will connect to.",
         ),
-    ] = None
+    ]
     load_balancer_node_pool_config: Annotated[
         BareMetalLoadBalancerNodePoolConfig | None,
         Field(
@@ -99,11 +99,11 @@ class BareMetalBgpPeerConfig(KRMModel):
     """
 
     asn: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             description="Required. BGP autonomous system number (ASN) for the network that contains the external peer device."
         ),
-    ] = None
+    ]
     control_plane_nodes: Annotated[
         list[str] | None,
         Field(
@@ -112,11 +112,11 @@ class BareMetalBgpPeerConfig(KRMModel):
         ),
     ] = None
     ip_address: Annotated[
-        str | None,
+        str,
         Field(
             alias="ipAddress", description="Required. The IP address of the external peer device."
         ),
-    ] = None
+    ]
 
 
 class BareMetalClusterOperationsConfig(KRMModel):
@@ -165,12 +165,12 @@ class BareMetalControlPlaneConfig(KRMModel):
         Field(alias="apiServerArgs", description="Customizes the default API server args."),
     ] = None
     control_plane_node_pool_config: Annotated[
-        BareMetalControlPlaneNodePoolConfig | None,
+        BareMetalControlPlaneNodePoolConfig,
         Field(
             alias="controlPlaneNodePoolConfig",
             description="Required. Configures the node pool running the control plane.",
         ),
-    ] = None
+    ]
 
 
 class BareMetalControlPlaneNodePoolConfig(KRMModel):
@@ -179,12 +179,12 @@ class BareMetalControlPlaneNodePoolConfig(KRMModel):
     """
 
     node_pool_config: Annotated[
-        BareMetalNodePoolConfig | None,
+        BareMetalNodePoolConfig,
         Field(
             alias="nodePoolConfig",
             description="Required. The generic configuration for a node pool running the control plane.",
         ),
-    ] = None
+    ]
 
 
 class BareMetalDrainedMachineObserved(KRMModel):
@@ -216,19 +216,19 @@ class BareMetalIslandModeCidrConfig(KRMModel):
     """
 
     pod_address_cidr_blocks: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="podAddressCidrBlocks",
             description="Required. All pods in the cluster are assigned an RFC1918 IPv4 address from these ranges.",
         ),
-    ] = None
+    ]
     service_address_cidr_blocks: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="serviceAddressCidrBlocks",
             description="Required. All services in the cluster are assigned an RFC1918 IPv4 address from these ranges.",
         ),
-    ] = None
+    ]
 
 
 class BareMetalKubeletConfig(KRMModel):
@@ -262,8 +262,8 @@ class BareMetalLoadBalancerAddressPool(KRMModel):
     """
 
     addresses: Annotated[
-        list[str] | None, Field(description="Required. The addresses that are part of this pool.")
-    ] = None
+        list[str], Field(description="Required. The addresses that are part of this pool.")
+    ]
     avoid_buggy_ips: Annotated[
         bool | None,
         Field(alias="avoidBuggyIps", description="If true, avoid using IPs ending in .0 or .255."),
@@ -275,7 +275,7 @@ class BareMetalLoadBalancerAddressPool(KRMModel):
             description="If true, prevent IP addresses from being automatically assigned.",
         ),
     ] = None
-    pool: Annotated[str | None, Field(description="Required. The name of the address pool.")] = None
+    pool: Annotated[str, Field(description="Required. The name of the address pool.")]
 
 
 class BareMetalLoadBalancerConfig(KRMModel):
@@ -327,14 +327,14 @@ class BareMetalLvpConfig(KRMModel):
     Specifies the configs for local persistent volumes (PVs).
     """
 
-    path: Annotated[str | None, Field(description="Required. The host machine path.")] = None
+    path: Annotated[str, Field(description="Required. The host machine path.")]
     storage_class: Annotated[
-        str | None,
+        str,
         Field(
             alias="storageClass",
             description="Required. The StorageClass name that PVs will be created with.",
         ),
-    ] = None
+    ]
 
 
 class BareMetalLvpShareConfig(KRMModel):
@@ -343,12 +343,12 @@ class BareMetalLvpShareConfig(KRMModel):
     """
 
     lvp_config: Annotated[
-        BareMetalLvpConfig | None,
+        BareMetalLvpConfig,
         Field(
             alias="lvpConfig",
             description="Required. Defines the machine path and storage class for the LVP Share.",
         ),
-    ] = None
+    ]
     shared_path_pv_count: Annotated[
         int | None,
         Field(
@@ -379,12 +379,12 @@ class BareMetalMaintenanceConfig(KRMModel):
     """
 
     maintenance_address_cidr_blocks: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="maintenanceAddressCidrBlocks",
             description="Required. All IPv4 address from these ranges will be placed into maintenance mode.",
         ),
-    ] = None
+    ]
 
 
 class BareMetalMaintenanceStatusObserved(KRMModel):
@@ -414,12 +414,12 @@ class BareMetalMetalLbConfig(KRMModel):
     """
 
     address_pools: Annotated[
-        list[BareMetalLoadBalancerAddressPool] | None,
+        list[BareMetalLoadBalancerAddressPool],
         Field(
             alias="addressPools",
             description="Required. AddressPools is a list of non-overlapping IP pools used by load balancer typed services.",
         ),
-    ] = None
+    ]
     load_balancer_node_pool_config: Annotated[
         BareMetalLoadBalancerNodePoolConfig | None,
         Field(
@@ -516,12 +516,12 @@ class BareMetalNodePoolConfig(KRMModel):
         dict[str, str] | None, Field(description="The labels assigned to nodes of this node pool.")
     ] = None
     node_configs: Annotated[
-        list[BareMetalNodeConfig] | None,
+        list[BareMetalNodeConfig],
         Field(
             alias="nodeConfigs",
             description="Required. The list of machine addresses in the bare metal node pool.",
         ),
-    ] = None
+    ]
     operating_system: Annotated[
         BareMetalNodePoolConfigOperatingSystem | None,
         Field(
@@ -575,9 +575,7 @@ class BareMetalProxyConfig(KRMModel):
             description="A list of IPs, hostnames, and domains that should skip the proxy.",
         ),
     ] = None
-    uri: Annotated[
-        str | None, Field(description="Required. Specifies the address of your proxy server.")
-    ] = None
+    uri: Annotated[str, Field(description="Required. Specifies the address of your proxy server.")]
 
 
 class BareMetalSecurityConfig(KRMModel):
@@ -606,19 +604,19 @@ class BareMetalStorageConfig(KRMModel):
     """
 
     lvp_node_mounts_config: Annotated[
-        BareMetalLvpConfig | None,
+        BareMetalLvpConfig,
         Field(
             alias="lvpNodeMountsConfig",
             description="Required. Specifies the config for local PersistentVolumes backed by mounted node disks.",
         ),
-    ] = None
+    ]
     lvp_share_config: Annotated[
-        BareMetalLvpShareConfig | None,
+        BareMetalLvpShareConfig,
         Field(
             alias="lvpShareConfig",
             description="Required. Specifies the config for local PersistentVolumes backed by subdirectories in a shared filesystem.",
         ),
-    ] = None
+    ]
 
 
 class BareMetalVipConfig(KRMModel):
@@ -678,8 +676,8 @@ class ClusterUser(KRMModel):
     """
 
     username: Annotated[
-        str | None, Field(description="Required. The name of the user, e.g. `my-gcp-id@gmail.com`.")
-    ] = None
+        str, Field(description="Required. The name of the user, e.g. `my-gcp-id@gmail.com`.")
+    ]
 
 
 class FleetObserved(KRMModel):
@@ -799,12 +797,12 @@ class GKEOnPremBareMetalClusterSpec(KRMModel):
     """
 
     admin_cluster_membership: Annotated[
-        str | None,
+        str,
         Field(
             alias="adminClusterMembership",
             description="Required. The admin cluster this bare metal user cluster belongs to.",
         ),
-    ] = None
+    ]
     allow_preflight_failure: Annotated[
         bool | None,
         Field(
@@ -816,12 +814,12 @@ class GKEOnPremBareMetalClusterSpec(KRMModel):
         dict[str, str] | None, Field(description="Annotations on the bare metal user cluster.")
     ] = None
     bare_metal_version: Annotated[
-        str | None,
+        str,
         Field(
             alias="bareMetalVersion",
             description="Required. The Anthos clusters on bare metal version for your user cluster.",
         ),
-    ] = None
+    ]
     binary_authorization: Annotated[
         BinaryAuthorization | None,
         Field(
@@ -833,17 +831,17 @@ class GKEOnPremBareMetalClusterSpec(KRMModel):
         Field(alias="clusterOperations", description="Cluster operations configuration."),
     ] = None
     control_plane: Annotated[
-        BareMetalControlPlaneConfig | None,
+        BareMetalControlPlaneConfig,
         Field(alias="controlPlane", description="Required. Control plane configuration."),
-    ] = None
+    ]
     description: Annotated[
         str | None,
         Field(description="A human readable description of this bare metal user cluster."),
     ] = None
     load_balancer: Annotated[
-        BareMetalLoadBalancerConfig | None,
+        BareMetalLoadBalancerConfig,
         Field(alias="loadBalancer", description="Required. Load balancer configuration."),
-    ] = None
+    ]
     location: Annotated[
         str, Field(description="Immutable. The location of the GKEOnPremBareMetalCluster.")
     ]
@@ -852,9 +850,9 @@ class GKEOnPremBareMetalClusterSpec(KRMModel):
         Field(alias="maintenanceConfig", description="Maintenance configuration."),
     ] = None
     network_config: Annotated[
-        BareMetalNetworkConfig | None,
+        BareMetalNetworkConfig,
         Field(alias="networkConfig", description="Required. Network configuration."),
-    ] = None
+    ]
     node_access_config: Annotated[
         BareMetalNodeAccessConfig | None,
         Field(alias="nodeAccessConfig", description="Node access related configurations."),
@@ -887,8 +885,8 @@ class GKEOnPremBareMetalClusterSpec(KRMModel):
         Field(alias="securityConfig", description="Security related setting configuration."),
     ] = None
     storage: Annotated[
-        BareMetalStorageConfig | None, Field(description="Required. Storage configuration.")
-    ] = None
+        BareMetalStorageConfig, Field(description="Required. Storage configuration.")
+    ]
     upgrade_policy: Annotated[
         BareMetalClusterUpgradePolicy | None,
         Field(alias="upgradePolicy", description="The cluster upgrade policy."),

@@ -82,12 +82,12 @@ class BareMetalNodePoolConfig(KRMModel):
         dict[str, str] | None, Field(description="The labels assigned to nodes of this node pool.")
     ] = None
     node_configs: Annotated[
-        list[BareMetalNodeConfig] | None,
+        list[BareMetalNodeConfig],
         Field(
             alias="nodeConfigs",
             description="Required. The list of machine addresses in the bare metal node pool.",
         ),
-    ] = None
+    ]
     operating_system: Annotated[
         BareMetalNodePoolConfigOperatingSystem | None,
         Field(
@@ -213,9 +213,9 @@ class GKEOnPremBareMetalNodePoolSpec(KRMModel):
         Field(alias="displayName", description="The display name for the bare metal node pool."),
     ] = None
     node_pool_config: Annotated[
-        BareMetalNodePoolConfig | None,
+        BareMetalNodePoolConfig,
         Field(alias="nodePoolConfig", description="Required. Node pool configuration."),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.gkeonprem.v1alpha1 import gkeonprem_v1_api
 from kccgen.generated.gkeonprem.v1alpha1.gkeonprem_v1_api import (
     ResourceConditionState,
@@ -17,6 +16,7 @@ from kccgen.generated.gkeonprem.v1alpha1.gkeonprem_v1_api import (
     ValidationCheckScenario,
     VmwareAdminClusterState,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -29,8 +29,8 @@ class ClusterUser(KRMModel):
     """
 
     username: Annotated[
-        str | None, Field(description="Required. The name of the user, e.g. `my-gcp-id@gmail.com`.")
-    ] = None
+        str, Field(description="Required. The name of the user, e.g. `my-gcp-id@gmail.com`.")
+    ]
 
 
 class FleetObserved(KRMModel):
@@ -567,19 +567,19 @@ class VmwareAdminNetworkConfig(KRMModel):
         ),
     ] = None
     pod_address_cidr_blocks: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="podAddressCidrBlocks",
             description="Required. All pods in the cluster are assigned an RFC1918 IPv4 address from these ranges.",
         ),
-    ] = None
+    ]
     service_address_cidr_blocks: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="serviceAddressCidrBlocks",
             description="Required. All services in the cluster are assigned an RFC1918 IPv4 address from these ranges.",
         ),
-    ] = None
+    ]
     static_ip_config: Annotated[
         VmwareStaticIpConfig | None,
         Field(

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.gkeonprem.v1alpha1 import gkeonprem_v1_api
 from kccgen.generated.gkeonprem.v1alpha1.gkeonprem_v1_api import (
     BinaryAuthorizationEvaluationMode,
@@ -18,6 +17,7 @@ from kccgen.generated.gkeonprem.v1alpha1.gkeonprem_v1_api import (
     ValidationCheckScenario,
     VmwareClusterState,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -57,8 +57,8 @@ class ClusterUser(KRMModel):
     """
 
     username: Annotated[
-        str | None, Field(description="Required. The name of the user, e.g. `my-gcp-id@gmail.com`.")
-    ] = None
+        str, Field(description="Required. The name of the user, e.g. `my-gcp-id@gmail.com`.")
+    ]
 
 
 class FleetObserved(KRMModel):
@@ -171,12 +171,12 @@ class GKEOnPremVmwareClusterSpec(KRMModel):
     """
 
     admin_cluster_membership: Annotated[
-        str | None,
+        str,
         Field(
             alias="adminClusterMembership",
             description="Required. The admin cluster this VMware user cluster belongs to.",
         ),
-    ] = None
+    ]
     allow_preflight_failure: Annotated[
         bool | None,
         Field(
@@ -248,12 +248,12 @@ class GKEOnPremVmwareClusterSpec(KRMModel):
         Field(alias="networkConfig", description="The VMware user cluster network configuration."),
     ] = None
     on_prem_version: Annotated[
-        str | None,
+        str,
         Field(
             alias="onPremVersion",
             description="Required. The Anthos clusters on the VMware version for your user cluster.",
         ),
-    ] = None
+    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(
@@ -440,8 +440,8 @@ class VmwareAddressPool(KRMModel):
     """
 
     addresses: Annotated[
-        list[str] | None, Field(description="Required. The addresses that are part of this pool.")
-    ] = None
+        list[str], Field(description="Required. The addresses that are part of this pool.")
+    ]
     avoid_buggy_ips: Annotated[
         bool | None,
         Field(alias="avoidBuggyIps", description="If true, avoid using IPs ending in .0 or .255."),
@@ -453,7 +453,7 @@ class VmwareAddressPool(KRMModel):
             description="If true, prevent IP addresses from being automatically assigned.",
         ),
     ] = None
-    pool: Annotated[str | None, Field(description="Required. The name of the address pool.")] = None
+    pool: Annotated[str, Field(description="Required. The name of the address pool.")]
 
 
 class VmwareAutoRepairConfig(KRMModel):
@@ -749,12 +749,12 @@ class VmwareMetalLbConfig(KRMModel):
     """
 
     address_pools: Annotated[
-        list[VmwareAddressPool] | None,
+        list[VmwareAddressPool],
         Field(
             alias="addressPools",
             description="Required. AddressPools is a list of non-overlapping IP pools used by load balancer typed services.",
         ),
-    ] = None
+    ]
 
 
 class VmwareNetworkConfig(KRMModel):
@@ -780,19 +780,19 @@ class VmwareNetworkConfig(KRMModel):
         ),
     ] = None
     pod_address_cidr_blocks: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="podAddressCidrBlocks",
             description="Required. All pods in the cluster are assigned an RFC1918 IPv4 address from these ranges.",
         ),
-    ] = None
+    ]
     service_address_cidr_blocks: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="serviceAddressCidrBlocks",
             description="Required. All services in the cluster are assigned an RFC1918 IPv4 address from these ranges.",
         ),
-    ] = None
+    ]
     static_ip_config: Annotated[
         VmwareStaticIpConfig | None,
         Field(

@@ -95,9 +95,8 @@ class GKEOnPremVmwareNodePoolSpec(KRMModel):
         dict[str, str] | None, Field(description="Annotations on the node pool.")
     ] = None
     config: Annotated[
-        VmwareNodeConfig | None,
-        Field(description="Required. The node configuration of the node pool."),
-    ] = None
+        VmwareNodeConfig, Field(description="Required. The node configuration of the node pool.")
+    ]
     display_name: Annotated[
         str | None, Field(alias="displayName", description="The display name for the node pool.")
     ] = None
@@ -307,12 +306,12 @@ class VmwareNodeConfig(KRMModel):
         Field(description="The OS image name in vCenter, only valid when using Windows."),
     ] = None
     image_type: Annotated[
-        str | None,
+        str,
         Field(
             alias="imageType",
             description="Required. The OS image to be used for each node in a node pool.",
         ),
-    ] = None
+    ]
     labels: Annotated[
         dict[str, str] | None,
         Field(

@@ -21,12 +21,12 @@ class ClassificationLabelFieldValue(KRMModel):
     """
 
     field_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="fieldId",
             description="Required. The field ID for the Classification Label Value.",
         ),
-    ] = None
+    ]
     selection: Annotated[
         str | None, Field(description="Selection choice ID for the selection option.")
     ] = None
@@ -42,12 +42,12 @@ class ClassificationLabelValue(KRMModel):
         Field(description="Field values for the given classification label ID."),
     ] = None
     label_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="labelId",
             description="Required. The canonical or raw alphanumeric classification label ID.",
         ),
-    ] = None
+    ]
 
 
 class GmailDraftObservedState(KRMModel):
@@ -115,12 +115,12 @@ class Message(KRMModel):
         MessagePart | None, Field(description="The parsed email structure in the message parts.")
     ] = None
     raw: Annotated[
-        str | None,
+        str,
         Field(
             description="The entire email message in an RFC 2822 formatted and base64url encoded string.",
             pattern="^[A-Za-z0-9+/_-]*={0,2}$",
         ),
-    ] = None
+    ]
     size_estimate: Annotated[
         int | None,
         Field(alias="sizeEstimate", description="Estimated size in bytes of the message."),

@@ -35,19 +35,19 @@ class GmailLabelSpec(KRMModel):
         None
     )
     label_list_visibility: Annotated[
-        LabelLabelListVisibility | None,
+        LabelLabelListVisibility,
         Field(
             alias="labelListVisibility",
             description="The visibility of the label in the label list in the Gmail web interface.",
         ),
-    ] = None
+    ]
     message_list_visibility: Annotated[
-        LabelMessageListVisibility | None,
+        LabelMessageListVisibility,
         Field(
             alias="messageListVisibility",
             description="The visibility of messages with this label in the message list in the Gmail web interface.",
         ),
-    ] = None
+    ]
     messages_total: Annotated[
         int | None,
         Field(alias="messagesTotal", description="The total number of messages with the label."),

@@ -102,21 +102,21 @@ class SmtpMsa(KRMModel):
     Configuration for communication with an SMTP service.
     """
 
-    host: Annotated[str | None, Field(description="The hostname of the SMTP service.")] = None
+    host: Annotated[str, Field(description="The hostname of the SMTP service.")]
     password: Annotated[
         str | None,
         Field(
             description="The password that will be used for authentication with the SMTP service."
         ),
     ] = None
-    port: Annotated[int | None, Field(description="The port of the SMTP service.")] = None
+    port: Annotated[int, Field(description="The port of the SMTP service.")]
     security_mode: Annotated[
-        SmtpMsaSecurityMode | None,
+        SmtpMsaSecurityMode,
         Field(
             alias="securityMode",
             description="The protocol that will be used to secure communication with the SMTP service.",
         ),
-    ] = None
+    ]
     username: Annotated[
         str | None,
         Field(

@@ -60,13 +60,11 @@ class ActiveEnergyBurned(KRMModel):
     Energy burned as part of an activity, excluding the basal energy burn.
     """
 
-    interval: Annotated[
-        ObservationTimeInterval | None, Field(description="Required. Observed interval")
-    ] = None
+    interval: Annotated[ObservationTimeInterval, Field(description="Required. Observed interval")]
     kcal: Annotated[
-        float | None,
+        float,
         Field(description="Required. Energy burned during an activity, measured in kilocalories."),
-    ] = None
+    ]
 
 
 class ActiveEnergyBurnedObservedState(KRMModel):
@@ -86,15 +84,13 @@ class ActiveMinutes(KRMModel):
     """
 
     active_minutes_by_activity_level: Annotated[
-        list[ActiveMinutesByActivityLevel] | None,
+        list[ActiveMinutesByActivityLevel],
         Field(
             alias="activeMinutesByActivityLevel",
             description="Required. Active minutes by activity level.",
         ),
-    ] = None
-    interval: Annotated[
-        ObservationTimeInterval | None, Field(description="Required. Observed interval.")
-    ] = None
+    ]
+    interval: Annotated[ObservationTimeInterval, Field(description="Required. Observed interval.")]
 
 
 class ActiveMinutesByActivityLevel(KRMModel):
@@ -103,16 +99,16 @@ class ActiveMinutesByActivityLevel(KRMModel):
     """
 
     active_minutes: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="activeMinutes",
             description="Required. Number of whole minutes spent in activity.",
         ),
-    ] = None
+    ]
     activity_level: Annotated[
-        ActiveMinutesByActivityLevelActivityLevel | None,
+        ActiveMinutesByActivityLevelActivityLevel,
         Field(alias="activityLevel", description="Required. The level of activity."),
-    ] = None
+    ]
 
 
 class ActiveMinutesObservedState(KRMModel):
@@ -132,22 +128,20 @@ class ActiveZoneMinutes(KRMModel):
     """
 
     active_zone_minutes: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="activeZoneMinutes",
             description="Required. Number of Active Zone Minutes earned in the given time interval.",
         ),
-    ] = None
+    ]
     heart_rate_zone: Annotated[
-        ActiveZoneMinutesHeartRateZone | None,
+        ActiveZoneMinutesHeartRateZone,
         Field(
             alias="heartRateZone",
             description="Required. Heart rate zone in which the active zone minutes have been earned, in the given time interval.",
         ),
-    ] = None
-    interval: Annotated[
-        ObservationTimeInterval | None, Field(description="Required. Observed interval.")
-    ] = None
+    ]
+    interval: Annotated[ObservationTimeInterval, Field(description="Required. Observed interval.")]
 
 
 class ActiveZoneMinutesObservedState(KRMModel):
@@ -167,15 +161,13 @@ class ActivityLevel(KRMModel):
     """
 
     activity_level_type: Annotated[
-        ActivityLevelActivityLevelType | None,
+        ActivityLevelActivityLevelType,
         Field(
             alias="activityLevelType",
             description="Required. Activity level type in the given time interval.",
         ),
-    ] = None
-    interval: Annotated[
-        ObservationTimeInterval | None, Field(description="Required. Observed interval.")
-    ] = None
+    ]
+    interval: Annotated[ObservationTimeInterval, Field(description="Required. Observed interval.")]
 
 
 class ActivityLevelObservedState(KRMModel):
@@ -195,21 +187,21 @@ class AlertWindow(KRMModel):
     """
 
     end_time: Annotated[
-        str | None,
+        str,
         Field(
             alias="endTime",
             description="Required. The end time of the analysis window.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
-    ] = None
+    ]
     end_utc_offset: Annotated[
-        str | None,
+        str,
         Field(
             alias="endUtcOffset",
             description="Required. The UTC offset of the user's timezone when the analysis window ended.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
-    ] = None
+    ]
     heart_beats: Annotated[
         list[HeartBeat] | None,
         Field(
@@ -224,21 +216,21 @@ class AlertWindow(KRMModel):
         ),
     ] = None
     start_time: Annotated[
-        str | None,
+        str,
         Field(
             alias="startTime",
             description="Required. Observed interval.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
-    ] = None
+    ]
     start_utc_offset: Annotated[
-        str | None,
+        str,
         Field(
             alias="startUtcOffset",
             description="Required. The UTC offset of the user's timezone when the analysis window started.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
-    ] = None
+    ]
 
 
 class AlertWindowObservedState(KRMModel):
@@ -275,15 +267,13 @@ class Altitude(KRMModel):
     """
 
     gain_millimeters: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="gainMillimeters",
             description="Required. Altitude gain in millimeters over the observed interval.",
         ),
-    ] = None
-    interval: Annotated[
-        ObservationTimeInterval | None, Field(description="Required. Observed interval.")
-    ] = None
+    ]
+    interval: Annotated[ObservationTimeInterval, Field(description="Required. Observed interval.")]
 
 
 class AltitudeObservedState(KRMModel):
@@ -330,15 +320,13 @@ class BasalEnergyBurned(KRMModel):
     Number of calories burned due to basal metabolic rate (BMR) over a period of time.
     """
 
-    interval: Annotated[
-        ObservationTimeInterval | None, Field(description="Required. Observed interval.")
-    ] = None
+    interval: Annotated[ObservationTimeInterval, Field(description="Required. Observed interval.")]
     kcal: Annotated[
-        float | None,
+        float,
         Field(
             description="Required. Number of calories burned due to basal metabolic rate in kilocalories over the observed interval."
         ),
-    ] = None
+    ]
 
 
 class BasalEnergyBurnedObservedState(KRMModel):
@@ -358,12 +346,12 @@ class BloodGlucose(KRMModel):
     """
 
     blood_glucose_milligrams_per_deciliter: Annotated[
-        float | None,
+        float,
         Field(
             alias="bloodGlucoseMilligramsPerDeciliter",
             description="Required. Blood glucose level concentration in mg/dL.",
         ),
-    ] = None
+    ]
     meal_type: Annotated[
         BloodGlucoseMealType | None,
         Field(alias="mealType", description="Optional. Meal type of the measurement."),
@@ -381,12 +369,12 @@ class BloodGlucose(KRMModel):
         Field(description="Optional. Standard free-form notes captured at manual logging."),
     ] = None
     sample_time: Annotated[
-        ObservationSampleTime | None,
+        ObservationSampleTime,
         Field(
             alias="sampleTime",
             description="Required. The time at which blood glucose was measured.",
         ),
-    ] = None
+    ]
     specimen: Annotated[
         BloodGlucoseSpecimen | None,
         Field(description="Optional. Type of body fluid used to measure the blood glucose."),
@@ -412,11 +400,11 @@ class BodyFat(KRMModel):
     Body fat measurement.
     """
 
-    percentage: Annotated[float | None, Field(description="Required. Body fat percentage.")] = None
+    percentage: Annotated[float, Field(description="Required. Body fat percentage.")]
     sample_time: Annotated[
-        ObservationSampleTime | None,
+        ObservationSampleTime,
         Field(alias="sampleTime", description="Required. The time at which body fat was measured."),
-    ] = None
+    ]
 
 
 class BodyFatObservedState(KRMModel):
@@ -458,19 +446,19 @@ class CoreBodyTemperature(KRMModel):
         ),
     ] = None
     sample_time: Annotated[
-        ObservationSampleTime | None,
+        ObservationSampleTime,
         Field(
             alias="sampleTime",
             description="Required. The time at which core body temperature was measured.",
         ),
-    ] = None
+    ]
     temperature_celsius: Annotated[
-        float | None,
+        float,
         Field(
             alias="temperatureCelsius",
             description="Required. The core body temperature in Celsius.",
         ),
-    ] = None
+    ]
 
 
 class CoreBodyTemperatureObservedState(KRMModel):
@@ -500,11 +488,11 @@ class DailyHeartRateVariability(KRMModel):
         ),
     ] = None
     date: Annotated[
-        Date | None,
+        Date,
         Field(
             description="Required. Date (in the user's timezone) of heart rate variability measurement."
         ),
-    ] = None
+    ]
     deep_sleep_root_mean_square_of_successive_differences_milliseconds: Annotated[
         float | None,
         Field(
@@ -527,13 +515,13 @@ class DailyHeartRateZones(KRMModel):
     """
 
     date: Annotated[
-        Date | None,
+        Date,
         Field(description="Required. Date (in user's timezone) of the heart rate zones record."),
-    ] = None
+    ]
     heart_rate_zones: Annotated[
-        list[HeartRateZone] | None,
+        list[HeartRateZone],
         Field(alias="heartRateZones", description="Required. The heart rate zones."),
-    ] = None
+    ]
 
 
 class DailyOxygenSaturation(KRMModel):
@@ -542,25 +530,25 @@ class DailyOxygenSaturation(KRMModel):
     """
 
     average_percentage: Annotated[
-        float | None,
+        float,
         Field(
             alias="averagePercentage",
             description="Required. The average value of the oxygen saturation samples during the sleep.",
         ),
-    ] = None
+    ]
     date: Annotated[
-        Date | None,
+        Date,
         Field(
             description="Required. Date (in user's timezone) of the daily oxygen saturation record."
         ),
-    ] = None
+    ]
     lower_bound_percentage: Annotated[
-        float | None,
+        float,
         Field(
             alias="lowerBoundPercentage",
             description="Required. The lower bound of the confidence interval of oxygen saturation samples during sleep.",
         ),
-    ] = None
+    ]
     standard_deviation_percentage: Annotated[
         float | None,
         Field(
@@ -569,12 +557,12 @@ class DailyOxygenSaturation(KRMModel):
         ),
     ] = None
     upper_bound_percentage: Annotated[
-        float | None,
+        float,
         Field(
             alias="upperBoundPercentage",
             description="Required. The upper bound of the confidence interval of oxygen saturation samples during sleep.",
         ),
-    ] = None
+    ]
 
 
 class DailyRespiratoryRate(KRMModel):
@@ -583,16 +571,15 @@ class DailyRespiratoryRate(KRMModel):
     """
 
     breaths_per_minute: Annotated[
-        float | None,
+        float,
         Field(
             alias="breathsPerMinute",
             description="Required. The average number of breaths taken per minute.",
         ),
-    ] = None
+    ]
     date: Annotated[
-        Date | None,
-        Field(description="Required. The date on which the respiratory rate was measured."),
-    ] = None
+        Date, Field(description="Required. The date on which the respiratory rate was measured.")
+    ]
 
 
 class DailyRestingHeartRate(KRMModel):
@@ -601,12 +588,12 @@ class DailyRestingHeartRate(KRMModel):
     """
 
     beats_per_minute: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="beatsPerMinute",
             description="Required. The resting heart rate value in beats per minute.",
         ),
-    ] = None
+    ]
     daily_resting_heart_rate_metadata: Annotated[
         DailyRestingHeartRateMetadata | None,
         Field(
@@ -615,11 +602,11 @@ class DailyRestingHeartRate(KRMModel):
         ),
     ] = None
     date: Annotated[
-        Date | None,
+        Date,
         Field(
             description="Required. Date (in the user's timezone) of the resting heart rate measurement."
         ),
-    ] = None
+    ]
 
 
 class DailyRestingHeartRateMetadata(KRMModel):
@@ -628,12 +615,12 @@ class DailyRestingHeartRateMetadata(KRMModel):
     """
 
     calculation_method: Annotated[
-        DailyRestingHeartRateMetadataCalculationMethod | None,
+        DailyRestingHeartRateMetadataCalculationMethod,
         Field(
             alias="calculationMethod",
             description="Required. The method used to calculate the resting heart rate.",
         ),
-    ] = None
+    ]
 
 
 class DailySleepTemperatureDerivations(KRMModel):
@@ -649,18 +636,18 @@ class DailySleepTemperatureDerivations(KRMModel):
         ),
     ] = None
     date: Annotated[
-        Date | None,
+        Date,
         Field(
             description="Required. Date for which the sleep temperature derivations are calculated."
         ),
-    ] = None
+    ]
     nightly_temperature_celsius: Annotated[
-        float | None,
+        float,
         Field(
             alias="nightlyTemperatureCelsius",
             description="Required. The user's nightly skin temperature.",
         ),
-    ] = None
+    ]
     relative_nightly_stddev30d_celsius: Annotated[
         float | None,
         Field(
@@ -683,9 +670,8 @@ class DailyVO2Max(KRMModel):
         ),
     ] = None
     date: Annotated[
-        Date | None,
-        Field(description="Required. The date for which the Daily VO2 max was measured."),
-    ] = None
+        Date, Field(description="Required. The date for which the Daily VO2 max was measured.")
+    ]
     estimated: Annotated[
         bool | None,
         Field(
@@ -693,12 +679,12 @@ class DailyVO2Max(KRMModel):
         ),
     ] = None
     vo2_max: Annotated[
-        float | None,
+        float,
         Field(
             alias="vo2Max",
             description="Required. Daily VO2 max value measured as in ml consumed oxygen / kg of body weight / min.",
         ),
-    ] = None
+    ]
     vo2_max_covariance: Annotated[
         float | None,
         Field(
@@ -784,13 +770,11 @@ class Distance(KRMModel):
     Distance traveled over an interval of time.
     """
 
-    interval: Annotated[
-        ObservationTimeInterval | None, Field(description="Required. Observed interval.")
-    ] = None
+    interval: Annotated[ObservationTimeInterval, Field(description="Required. Observed interval.")]
     millimeters: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(description="Required. Distance in millimeters over the observed interval."),
-    ] = None
+    ]
 
 
 class DistanceObservedState(KRMModel):
@@ -816,9 +800,7 @@ class Electrocardiogram(KRMModel):
             description="Optional. Average heart rate recorded during ECG reading in beats per minute.",
         ),
     ] = None
-    interval: Annotated[
-        SessionTimeInterval | None, Field(description="Required. Observed interval.")
-    ] = None
+    interval: Annotated[SessionTimeInterval, Field(description="Required. Observed interval.")]
     lead_number: Annotated[
         int | None,
         Field(
@@ -877,9 +859,7 @@ class EnergyQuantity(KRMModel):
     Represents the energy quantity.
     """
 
-    kcal: Annotated[
-        float | None, Field(description="Required. The energy value in kilocalories.")
-    ] = None
+    kcal: Annotated[float, Field(description="Required. The energy value in kilocalories.")]
     user_provided_unit: Annotated[
         EnergyQuantityUserProvidedUnit | None,
         Field(
@@ -903,12 +883,12 @@ class Exercise(KRMModel):
         ),
     ] = None
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName",
             description="Required. The localized, human-readable name of the exercise.",
         ),
-    ] = None
+    ]
     exercise_events: Annotated[
         list[ExerciseEvent] | None,
         Field(
@@ -921,21 +901,21 @@ class Exercise(KRMModel):
         Field(alias="exerciseMetadata", description="Optional. Additional exercise metadata."),
     ] = None
     exercise_type: Annotated[
-        ExerciseExerciseType | None,
+        ExerciseExerciseType,
         Field(
             alias="exerciseType",
             description="Required. The type of activity performed during an exercise.",
         ),
-    ] = None
+    ]
     interval: Annotated[
-        SessionTimeInterval | None, Field(description="Required. Observed exercise interval")
-    ] = None
+        SessionTimeInterval, Field(description="Required. Observed exercise interval")
+    ]
     metrics_summary: Annotated[
-        MetricsSummary | None,
+        MetricsSummary,
         Field(
             alias="metricsSummary", description="Required. Summary metrics for this exercise ( )"
         ),
-    ] = None
+    ]
     notes: Annotated[
         str | None,
         Field(description="Optional. Standard free-form notes captured at manual logging."),
@@ -959,28 +939,28 @@ class ExerciseEvent(KRMModel):
     """
 
     event_time: Annotated[
-        str | None,
+        str,
         Field(
             alias="eventTime",
             description="Required. Exercise event time",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
-    ] = None
+    ]
     event_utc_offset: Annotated[
-        str | None,
+        str,
         Field(
             alias="eventUtcOffset",
             description="Required. Exercise event time offset from UTC",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
-    ] = None
+    ]
     exercise_event_type: Annotated[
-        ExerciseEventExerciseEventType | None,
+        ExerciseEventExerciseEventType,
         Field(
             alias="exerciseEventType",
             description="Required. The type of the event, such as start, stop, pause, resume.",
         ),
-    ] = None
+    ]
 
 
 class ExerciseMetadata(KRMModel):
@@ -1042,12 +1022,9 @@ class Floors(KRMModel):
     """
 
     count: Annotated[
-        int | Int64String | None,
-        Field(description="Required. Number of floors in the recorded interval."),
-    ] = None
-    interval: Annotated[
-        ObservationTimeInterval | None, Field(description="Required. Observed interval")
-    ] = None
+        int | Int64String, Field(description="Required. Number of floors in the recorded interval.")
+    ]
+    interval: Annotated[ObservationTimeInterval, Field(description="Required. Observed interval")]
 
 
 class FloorsObservedState(KRMModel):
@@ -1067,24 +1044,23 @@ class Food(KRMModel):
     """
 
     access_level: Annotated[
-        FoodAccessLevel | None,
+        FoodAccessLevel,
         Field(alias="accessLevel", description="Required. The access level of the food."),
-    ] = None
+    ]
     brand: Annotated[str | None, Field(description="Optional. The brand of the food.")] = None
     default_serving: Annotated[
-        FoodServing | None,
+        FoodServing,
         Field(
             alias="defaultServing",
             description="Required. Value representing the default serving of the food.",
         ),
-    ] = None
+    ]
     description: Annotated[
         str | None, Field(description="Optional. The description of the food.")
     ] = None
     display_name: Annotated[
-        str | None,
-        Field(alias="displayName", description="Required. The display name of the food."),
-    ] = None
+        str, Field(alias="displayName", description="Required. The display name of the food.")
+    ]
     energy_avg: Annotated[
         EnergyQuantity | None,
         Field(
@@ -1155,12 +1131,12 @@ class FoodMeasurementUnit(KRMModel):
     """
 
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName",
             description='Required. The display name of the food measurement unit (e.g., "gram", "piece").',
         ),
-    ] = None
+    ]
     plural_display_name: Annotated[
         str | None,
         Field(
@@ -1198,9 +1174,8 @@ class FoodServing(KRMModel):
         Field(description="Optional. Amount of food consumed, fractional values are supported."),
     ] = None
     food_measurement_unit: Annotated[
-        str | None,
-        Field(alias="foodMeasurementUnit", description="Required. Food measurement unit"),
-    ] = None
+        str, Field(alias="foodMeasurementUnit", description="Required. Food measurement unit")
+    ]
     multiplier: Annotated[
         float | None,
         Field(
@@ -1752,28 +1727,28 @@ class HeartBeat(KRMModel):
     """
 
     beats_per_minute: Annotated[
-        int | None,
+        int,
         Field(
             alias="beatsPerMinute",
             description="Required. The beats-per-minute value extrapolated from the time before the following heart beat.",
         ),
-    ] = None
+    ]
     physical_time: Annotated[
-        str | None,
+        str,
         Field(
             alias="physicalTime",
             description="Required. The time of the heart beat measurement.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
-    ] = None
+    ]
     utc_offset: Annotated[
-        str | None,
+        str,
         Field(
             alias="utcOffset",
             description="Required. The UTC offset of the user's timezone when the heart beat measurement occurred.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
-    ] = None
+    ]
 
 
 class HeartBeatObservedState(KRMModel):
@@ -1796,20 +1771,19 @@ class HeartRate(KRMModel):
     """
 
     beats_per_minute: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="beatsPerMinute",
             description="Required. The heart rate value in beats per minute.",
         ),
-    ] = None
+    ]
     metadata: Annotated[
         HeartRateMetadata | None,
         Field(description="Optional. Metadata about the heart rate sample."),
     ] = None
     sample_time: Annotated[
-        ObservationSampleTime | None,
-        Field(alias="sampleTime", description="Required. Observation time"),
-    ] = None
+        ObservationSampleTime, Field(alias="sampleTime", description="Required. Observation time")
+    ]
 
 
 class HeartRateMetadata(KRMModel):
@@ -1863,12 +1837,12 @@ class HeartRateVariability(KRMModel):
         ),
     ] = None
     sample_time: Annotated[
-        ObservationSampleTime | None,
+        ObservationSampleTime,
         Field(
             alias="sampleTime",
             description="Required. The time of the heart rate variability measurement.",
         ),
-    ] = None
+    ]
     standard_deviation_milliseconds: Annotated[
         float | None,
         Field(
@@ -1919,23 +1893,23 @@ class HeartRateZone(KRMModel):
     """
 
     heart_rate_zone_type: Annotated[
-        HeartRateZoneHeartRateZoneType | None,
+        HeartRateZoneHeartRateZoneType,
         Field(alias="heartRateZoneType", description="Required. The heart rate zone type."),
-    ] = None
+    ]
     max_beats_per_minute: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="maxBeatsPerMinute",
             description="Required. Maximum heart rate for this zone in beats per minute.",
         ),
-    ] = None
+    ]
     min_beats_per_minute: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="minBeatsPerMinute",
             description="Required. Minimum heart rate for this zone in beats per minute.",
         ),
-    ] = None
+    ]
 
 
 class Height(KRMModel):
@@ -1944,17 +1918,17 @@ class Height(KRMModel):
     """
 
     height_millimeters: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="heightMillimeters", description="Required. Height of the user in millimeters."
         ),
-    ] = None
+    ]
     sample_time: Annotated[
-        ObservationSampleTime | None,
+        ObservationSampleTime,
         Field(
             alias="sampleTime", description="Required. The time at which the height was recorded."
         ),
-    ] = None
+    ]
 
 
 class HeightObservedState(KRMModel):
@@ -1976,12 +1950,9 @@ class HydrationLog(KRMModel):
     """
 
     amount_consumed: Annotated[
-        VolumeQuantity | None,
-        Field(alias="amountConsumed", description="Required. Amount of liquid (ex."),
-    ] = None
-    interval: Annotated[
-        SessionTimeInterval | None, Field(description="Required. Observed interval.")
-    ] = None
+        VolumeQuantity, Field(alias="amountConsumed", description="Required. Amount of liquid (ex.")
+    ]
+    interval: Annotated[SessionTimeInterval, Field(description="Required. Observed interval.")]
 
 
 class HydrationLogObservedState(KRMModel):
@@ -2010,9 +1981,7 @@ class IrregularRhythmNotification(KRMModel):
             description="Optional. The overlapping analysis windows that were used to evaluate rhythm for potential AFib, containing specific information about the user's heart rhythm.",
         ),
     ] = None
-    interval: Annotated[
-        SessionTimeInterval | None, Field(description="Required. Observed interval.")
-    ] = None
+    interval: Annotated[SessionTimeInterval, Field(description="Required. Observed interval.")]
 
 
 class IrregularRhythmNotificationObservedState(KRMModel):
@@ -2086,9 +2055,7 @@ class MenstrualPeriod(KRMModel):
     Menstrual period record.
     """
 
-    interval: Annotated[
-        ObservationTimeInterval | None, Field(description="Required. Observed interval.")
-    ] = None
+    interval: Annotated[ObservationTimeInterval, Field(description="Required. Observed interval.")]
     notes: Annotated[
         str | None,
         Field(description="Optional. Standard free-form notes captured at manual logging."),
@@ -2236,13 +2203,11 @@ class Moods(KRMModel):
     Moods record.
     """
 
-    moods: Annotated[list[MoodsMoods] | None, Field(description="Required. The moods logged.")] = (
-        None
-    )
+    moods: Annotated[list[MoodsMoods], Field(description="Required. The moods logged.")]
     sample_time: Annotated[
-        ObservationSampleTime | None,
+        ObservationSampleTime,
         Field(alias="sampleTime", description="Required. The time at which moods were measured."),
-    ] = None
+    ]
     valences: Annotated[
         list[MoodsValences] | None, Field(description="Optional. The valences.")
     ] = None
@@ -2264,13 +2229,11 @@ class NutrientQuantity(KRMModel):
     Represents the quantity of a nutrient.
     """
 
-    nutrient: Annotated[
-        NutrientQuantityNutrient | None, Field(description="Required. The nutrient type.")
-    ] = None
+    nutrient: Annotated[NutrientQuantityNutrient, Field(description="Required. The nutrient type.")]
     quantity: Annotated[
-        WeightQuantity | None,
+        WeightQuantity,
         Field(description="Required. The quantity of the nutrient, measured in grams."),
-    ] = None
+    ]
 
 
 class NutritionLog(KRMModel):
@@ -2298,9 +2261,9 @@ class NutritionLog(KRMModel):
         str | None, Field(alias="foodDisplayName", description="The display name of the food.")
     ] = None
     interval: Annotated[
-        SessionTimeInterval | None,
+        SessionTimeInterval,
         Field(description="Required. The time window when the food was logged."),
-    ] = None
+    ]
     meal_type: Annotated[
         NutritionLogMealType | None,
         Field(alias="mealType", description="Optional. The meal category."),
@@ -2348,21 +2311,21 @@ class ObservationSampleTime(KRMModel):
     """
 
     physical_time: Annotated[
-        str | None,
+        str,
         Field(
             alias="physicalTime",
             description="Required. The time of the observation.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
-    ] = None
+    ]
     utc_offset: Annotated[
-        str | None,
+        str,
         Field(
             alias="utcOffset",
             description="Required. The offset of the user's local time during the observation relative to the Coordinated Universal Time (UTC).",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
-    ] = None
+    ]
 
 
 class ObservationSampleTimeObservedState(KRMModel):
@@ -2385,37 +2348,37 @@ class ObservationTimeInterval(KRMModel):
     """
 
     end_time: Annotated[
-        str | None,
+        str,
         Field(
             alias="endTime",
             description="Required. Observed interval end time.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
-    ] = None
+    ]
     end_utc_offset: Annotated[
-        str | None,
+        str,
         Field(
             alias="endUtcOffset",
             description="Required. The offset of the user's local time at the end of the observation relative to the Coordinated Universal Time (UTC).",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
-    ] = None
+    ]
     start_time: Annotated[
-        str | None,
+        str,
         Field(
             alias="startTime",
             description="Required. Observed interval start time.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
-    ] = None
+    ]
     start_utc_offset: Annotated[
-        str | None,
+        str,
         Field(
             alias="startUtcOffset",
             description="Required. The offset of the user's local time at the start of the observation relative to the Coordinated Universal Time (UTC).",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
-    ] = None
+    ]
 
 
 class ObservationTimeIntervalObservedState(KRMModel):
@@ -2445,37 +2408,37 @@ class OutOfBedSegment(KRMModel):
     """
 
     end_time: Annotated[
-        str | None,
+        str,
         Field(
             alias="endTime",
             description="Required. Segment end time.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
-    ] = None
+    ]
     end_utc_offset: Annotated[
-        str | None,
+        str,
         Field(
             alias="endUtcOffset",
             description="Required. The offset of the user's local time at the end of the segment relative to the Coordinated Universal Time (UTC).",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
-    ] = None
+    ]
     start_time: Annotated[
-        str | None,
+        str,
         Field(
             alias="startTime",
             description="Required. Segment tart time.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
-    ] = None
+    ]
     start_utc_offset: Annotated[
-        str | None,
+        str,
         Field(
             alias="startUtcOffset",
             description="Required. The offset of the user's local time at the start of the segment relative to the Coordinated Universal Time (UTC).",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
-    ] = None
+    ]
 
 
 class OvulationTest(KRMModel):
@@ -2484,15 +2447,15 @@ class OvulationTest(KRMModel):
     """
 
     result: Annotated[
-        OvulationTestResult | None, Field(description="Required. The result of the ovulation test.")
-    ] = None
+        OvulationTestResult, Field(description="Required. The result of the ovulation test.")
+    ]
     sample_time: Annotated[
-        ObservationSampleTime | None,
+        ObservationSampleTime,
         Field(
             alias="sampleTime",
             description="Required. The time at which ovulation test was measured.",
         ),
-    ] = None
+    ]
 
 
 class OvulationTestObservedState(KRMModel):
@@ -2514,16 +2477,14 @@ class OxygenSaturation(KRMModel):
     Captures the user's instantaneous oxygen saturation percentage (SpO2).
     """
 
-    percentage: Annotated[
-        float | None, Field(description="Required. The oxygen saturation percentage.")
-    ] = None
+    percentage: Annotated[float, Field(description="Required. The oxygen saturation percentage.")]
     sample_time: Annotated[
-        ObservationSampleTime | None,
+        ObservationSampleTime,
         Field(
             alias="sampleTime",
             description="Required. The time at which oxygen saturation was measured.",
         ),
-    ] = None
+    ]
 
 
 class OxygenSaturationObservedState(KRMModel):
@@ -2553,9 +2514,9 @@ class RespiratoryRateSleepSummary(KRMModel):
         ),
     ] = None
     full_sleep_stats: Annotated[
-        RespiratoryRateSleepSummaryStatistics | None,
+        RespiratoryRateSleepSummaryStatistics,
         Field(alias="fullSleepStats", description="Required. Full respiratory rate statistics."),
-    ] = None
+    ]
     light_sleep_stats: Annotated[
         RespiratoryRateSleepSummaryStatistics | None,
         Field(
@@ -2571,12 +2532,12 @@ class RespiratoryRateSleepSummary(KRMModel):
         ),
     ] = None
     sample_time: Annotated[
-        ObservationSampleTime | None,
+        ObservationSampleTime,
         Field(
             alias="sampleTime",
             description="Required. The time at which respiratory rate was measured.",
         ),
-    ] = None
+    ]
 
 
 class RespiratoryRateSleepSummaryObservedState(KRMModel):
@@ -2599,9 +2560,8 @@ class RespiratoryRateSleepSummaryStatistics(KRMModel):
     """
 
     breaths_per_minute: Annotated[
-        float | None,
-        Field(alias="breathsPerMinute", description="Required. Average breaths per minute."),
-    ] = None
+        float, Field(alias="breathsPerMinute", description="Required. Average breaths per minute.")
+    ]
     signal_to_noise: Annotated[
         float | None,
         Field(
@@ -2624,15 +2584,14 @@ class RunVO2Max(KRMModel):
     """
 
     run_vo2_max: Annotated[
-        float | None,
-        Field(alias="runVo2Max", description="Required. Run VO2 max value in ml/kg/min."),
-    ] = None
+        float, Field(alias="runVo2Max", description="Required. Run VO2 max value in ml/kg/min.")
+    ]
     sample_time: Annotated[
-        ObservationSampleTime | None,
+        ObservationSampleTime,
         Field(
             alias="sampleTime", description="Required. The time at which the metric was measured."
         ),
-    ] = None
+    ]
 
 
 class RunVO2MaxObservedState(KRMModel):
@@ -2653,9 +2612,7 @@ class SedentaryPeriod(KRMModel):
     SedentaryPeriod SedentaryPeriod data represents the periods of time that the user was sedentary (i.e. not moving while wearing the device).
     """
 
-    interval: Annotated[
-        ObservationTimeInterval | None, Field(description="Required. Observed interval.")
-    ] = None
+    interval: Annotated[ObservationTimeInterval, Field(description="Required. Observed interval.")]
 
 
 class SedentaryPeriodObservedState(KRMModel):
@@ -2676,9 +2633,8 @@ class Serving(KRMModel):
 
     amount: Annotated[float | None, Field(description="Optional. The number of servings.")] = None
     food_measurement_unit: Annotated[
-        str | None,
-        Field(alias="foodMeasurementUnit", description="Required. Food measurement unit"),
-    ] = None
+        str, Field(alias="foodMeasurementUnit", description="Required. Food measurement unit")
+    ]
 
 
 class ServingObservedState(KRMModel):
@@ -2701,37 +2657,37 @@ class SessionTimeInterval(KRMModel):
     """
 
     end_time: Annotated[
-        str | None,
+        str,
         Field(
             alias="endTime",
             description="Required. The end time of the observed session.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
-    ] = None
+    ]
     end_utc_offset: Annotated[
-        str | None,
+        str,
         Field(
             alias="endUtcOffset",
             description="Required. The offset of the user's local time at the end of the session relative to the Coordinated Universal Time (UTC).",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
-    ] = None
+    ]
     start_time: Annotated[
-        str | None,
+        str,
         Field(
             alias="startTime",
             description="Required. The start time of the observed session.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
-    ] = None
+    ]
     start_utc_offset: Annotated[
-        str | None,
+        str,
         Field(
             alias="startUtcOffset",
             description="Required. The offset of the user's local time at the start of the session relative to the Coordinated Universal Time (UTC).",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
-    ] = None
+    ]
 
 
 class SessionTimeIntervalObservedState(KRMModel):
@@ -2761,8 +2717,8 @@ class Sleep(KRMModel):
     """
 
     interval: Annotated[
-        SessionTimeInterval | None, Field(description="Required. Observed sleep interval.")
-    ] = None
+        SessionTimeInterval, Field(description="Required. Observed sleep interval.")
+    ]
     metadata: Annotated[
         SleepMetadata | None,
         Field(
@@ -2895,41 +2851,41 @@ class SleepStage(KRMModel):
     """
 
     end_time: Annotated[
-        str | None,
+        str,
         Field(
             alias="endTime",
             description="Required. Sleep stage end time.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
-    ] = None
+    ]
     end_utc_offset: Annotated[
-        str | None,
+        str,
         Field(
             alias="endUtcOffset",
             description="Required. The offset of the user's local time at the end of the sleep stage relative to the Coordinated Universal Time (UTC).",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
-    ] = None
+    ]
     start_time: Annotated[
-        str | None,
+        str,
         Field(
             alias="startTime",
             description="Required. Sleep stage start time.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
-    ] = None
+    ]
     start_utc_offset: Annotated[
-        str | None,
+        str,
         Field(
             alias="startUtcOffset",
             description="Required. The offset of the user's local time at the start of the sleep stage relative to the Coordinated Universal Time (UTC).",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
-    ] = None
+    ]
     type: Annotated[
-        SleepStageType | None,
+        SleepStageType,
         Field(description="Required. Sleep stage type: AWAKE, DEEP, REM, LIGHT etc."),
-    ] = None
+    ]
 
 
 class SleepStageObserved(KRMModel):
@@ -3063,45 +3019,45 @@ class SplitSummary(KRMModel):
     """
 
     end_time: Annotated[
-        str | None,
+        str,
         Field(
             alias="endTime",
             description="Required. Lap end time",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
-    ] = None
+    ]
     end_utc_offset: Annotated[
-        str | None,
+        str,
         Field(
             alias="endUtcOffset",
             description="Required. Lap end time offset from UTC",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
-    ] = None
+    ]
     metrics_summary: Annotated[
-        MetricsSummary | None,
+        MetricsSummary,
         Field(alias="metricsSummary", description="Required. Summary metrics for this split."),
-    ] = None
+    ]
     split_type: Annotated[
-        SplitSummarySplitType | None,
+        SplitSummarySplitType,
         Field(alias="splitType", description="Required. Method used to split the exercise laps."),
-    ] = None
+    ]
     start_time: Annotated[
-        str | None,
+        str,
         Field(
             alias="startTime",
             description="Required. Lap start time",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
-    ] = None
+    ]
     start_utc_offset: Annotated[
-        str | None,
+        str,
         Field(
             alias="startUtcOffset",
             description="Required. Lap start time offset from UTC",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
-    ] = None
+    ]
 
 
 class SplitSummaryObservedState(KRMModel):
@@ -3143,12 +3099,9 @@ class Steps(KRMModel):
     """
 
     count: Annotated[
-        int | Int64String | None,
-        Field(description="Required. Number of steps in the recorded interval."),
-    ] = None
-    interval: Annotated[
-        ObservationTimeInterval | None, Field(description="Required. Observed interval.")
-    ] = None
+        int | Int64String, Field(description="Required. Number of steps in the recorded interval.")
+    ]
+    interval: Annotated[ObservationTimeInterval, Field(description="Required. Observed interval.")]
 
 
 class StepsObservedState(KRMModel):
@@ -3167,17 +3120,15 @@ class SwimLengthsData(KRMModel):
     Swim lengths data over the time interval.
     """
 
-    interval: Annotated[
-        ObservationTimeInterval | None, Field(description="Required. Observed interval.")
-    ] = None
+    interval: Annotated[ObservationTimeInterval, Field(description="Required. Observed interval.")]
     stroke_count: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(alias="strokeCount", description="Required. Number of strokes in the lap."),
-    ] = None
+    ]
     swim_stroke_type: Annotated[
-        SwimLengthsDataSwimStrokeType | None,
+        SwimLengthsDataSwimStrokeType,
         Field(alias="swimStrokeType", description="Required. Swim stroke type."),
-    ] = None
+    ]
 
 
 class SwimLengthsDataObservedState(KRMModel):
@@ -3197,12 +3148,12 @@ class Symptoms(KRMModel):
     """
 
     sample_time: Annotated[
-        ObservationSampleTime | None,
+        ObservationSampleTime,
         Field(alias="sampleTime", description="Required. Time when the symptoms were logged."),
-    ] = None
+    ]
     symptoms: Annotated[
-        list[SymptomsSymptoms] | None, Field(description="Required. List of symptoms experienced.")
-    ] = None
+        list[SymptomsSymptoms], Field(description="Required. List of symptoms experienced.")
+    ]
 
 
 class SymptomsObservedState(KRMModel):
@@ -3222,12 +3173,10 @@ class TimeInHeartRateZone(KRMModel):
     """
 
     heart_rate_zone_type: Annotated[
-        TimeInHeartRateZoneHeartRateZoneType | None,
+        TimeInHeartRateZoneHeartRateZoneType,
         Field(alias="heartRateZoneType", description="Required. Heart rate zone type."),
-    ] = None
-    interval: Annotated[
-        ObservationTimeInterval | None, Field(description="Required. Observed interval.")
-    ] = None
+    ]
+    interval: Annotated[ObservationTimeInterval, Field(description="Required. Observed interval.")]
 
 
 class TimeInHeartRateZoneObservedState(KRMModel):
@@ -3304,16 +3253,16 @@ class VO2Max(KRMModel):
         ),
     ] = None
     sample_time: Annotated[
-        ObservationSampleTime | None,
+        ObservationSampleTime,
         Field(alias="sampleTime", description="Required. The time at which VO2 max was measured."),
-    ] = None
+    ]
     vo2_max: Annotated[
-        float | None,
+        float,
         Field(
             alias="vo2Max",
             description="Required. VO2 max value measured as in ml consumed oxygen / kg of body weight / min.",
         ),
-    ] = None
+    ]
 
 
 class VO2MaxObservedState(KRMModel):
@@ -3333,8 +3282,8 @@ class VolumeQuantity(KRMModel):
     """
 
     milliliters: Annotated[
-        float | None, Field(description="Required. Value representing the volume in milliliters.")
-    ] = None
+        float, Field(description="Required. Value representing the volume in milliliters.")
+    ]
     user_provided_unit: Annotated[
         VolumeQuantityUserProvidedUnit | None,
         Field(
@@ -3354,14 +3303,14 @@ class Weight(KRMModel):
         Field(description="Optional. Standard free-form notes captured at manual logging."),
     ] = None
     sample_time: Annotated[
-        ObservationSampleTime | None,
+        ObservationSampleTime,
         Field(
             alias="sampleTime", description="Required. The time at which the weight was measured"
         ),
-    ] = None
+    ]
     weight_grams: Annotated[
-        float | None, Field(alias="weightGrams", description="Required. Weight of a user in grams.")
-    ] = None
+        float, Field(alias="weightGrams", description="Required. Weight of a user in grams.")
+    ]
 
 
 class WeightObservedState(KRMModel):
@@ -3382,7 +3331,7 @@ class WeightQuantity(KRMModel):
     Represents the weight quantity.
     """
 
-    grams: Annotated[float | None, Field(description="Required. The weight value in grams.")] = None
+    grams: Annotated[float, Field(description="Required. The weight value in grams.")]
     user_provided_unit: Annotated[
         WeightQuantityUserProvidedUnit | None,
         Field(

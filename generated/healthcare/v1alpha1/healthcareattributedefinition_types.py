@@ -31,13 +31,12 @@ class HealthcareAttributeDefinitionSpec(KRMModel):
     """
 
     allowed_values: Annotated[
-        list[str] | None,
+        list[str],
         Field(alias="allowedValues", description="Required. Possible values for the attribute."),
-    ] = None
+    ]
     category: Annotated[
-        AttributeDefinitionCategory | None,
-        Field(description="Required. The category of the attribute."),
-    ] = None
+        AttributeDefinitionCategory, Field(description="Required. The category of the attribute.")
+    ]
     consent_default_values: Annotated[
         list[str] | None,
         Field(

@@ -34,9 +34,7 @@ class Attribute(KRMModel):
             description="Indicates the name of an attribute defined in the consent store.",
         ),
     ] = None
-    values: Annotated[
-        list[str] | None, Field(description="Required. The value of the attribute.")
-    ] = None
+    values: Annotated[list[str], Field(description="Required. The value of the attribute.")]
 
 
 class Expr(KRMModel):
@@ -73,12 +71,12 @@ class GoogleCloudHealthcareV1ConsentPolicy(KRMModel):
     """
 
     authorization_rule: Annotated[
-        Expr | None,
+        Expr,
         Field(
             alias="authorizationRule",
             description="Required. The request conditions to meet to grant access.",
         ),
-    ] = None
+    ]
     resource_attributes: Annotated[
         list[Attribute] | None,
         Field(alias="resourceAttributes", description="The resources that this policy applies to."),
@@ -110,12 +108,12 @@ class HealthcareConsentSpec(KRMModel):
     """
 
     consent_artifact_ref: Annotated[
-        HealthcareConsentArtifactRef | None,
+        HealthcareConsentArtifactRef,
         Field(
             alias="consentArtifactRef",
             description="A reference to a HealthcareConsentArtifact (API field `consentArtifact`).",
         ),
-    ] = None
+    ]
     consent_store_ref: Annotated[
         HealthcareConsentStoreRef,
         Field(
@@ -151,9 +149,8 @@ class HealthcareConsentSpec(KRMModel):
         ),
     ] = None
     state: Annotated[
-        ConsentState | None,
-        Field(description="Required. Indicates the current state of this Consent."),
-    ] = None
+        ConsentState, Field(description="Required. Indicates the current state of this Consent.")
+    ]
     ttl: Annotated[
         str | None,
         Field(
@@ -162,9 +159,8 @@ class HealthcareConsentSpec(KRMModel):
         ),
     ] = None
     user_id: Annotated[
-        str | None,
-        Field(alias="userId", description="Required. User's UUID provided by the client."),
-    ] = None
+        str, Field(alias="userId", description="Required. User's UUID provided by the client.")
+    ]
 
 
 class HealthcareConsentStatus(KRMStatus):

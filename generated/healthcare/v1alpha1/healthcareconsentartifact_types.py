@@ -66,9 +66,8 @@ class HealthcareConsentArtifactSpec(KRMModel):
         ),
     ] = None
     user_id: Annotated[
-        str | None,
-        Field(alias="userId", description="Required. User's UUID provided by the client."),
-    ] = None
+        str, Field(alias="userId", description="Required. User's UUID provided by the client.")
+    ]
     user_signature: Annotated[
         Signature | None, Field(alias="userSignature", description="Optional. User's signature.")
     ] = None
@@ -121,9 +120,8 @@ class Signature(KRMModel):
         ),
     ] = None
     user_id: Annotated[
-        str | None,
-        Field(alias="userId", description="Required. User's UUID provided by the client."),
-    ] = None
+        str, Field(alias="userId", description="Required. User's UUID provided by the client.")
+    ]
 
 
 class HealthcareConsentArtifactStatus(KRMStatus):

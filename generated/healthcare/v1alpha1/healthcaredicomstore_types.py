@@ -28,12 +28,12 @@ class DicomNotificationConfig(KRMModel):
     """
 
     pubsub_topic_ref: Annotated[
-        HealthcareDICOMStoreRef | None,
+        HealthcareDICOMStoreRef,
         Field(
             alias="pubsubTopicRef",
             description="A reference to a HealthcareDICOMStore (API field `pubsubTopic`).",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudHealthcareV1DicomBigQueryDestination(KRMModel):

@@ -99,11 +99,11 @@ class ConsentConfig(KRMModel):
         ),
     ] = None
     version: Annotated[
-        ConsentConfigVersion | None,
+        ConsentConfigVersion,
         Field(
             description="Required. Specifies which consent enforcement version is being used for this FHIR store."
         ),
-    ] = None
+    ]
 
 
 class ConsentConfigObservedState(KRMModel):
@@ -471,11 +471,11 @@ class HealthcareFHIRStoreSpec(KRMModel):
         ),
     ] = None
     version: Annotated[
-        FhirStoreVersion | None,
+        FhirStoreVersion,
         Field(
             description="Required. Immutable. The FHIR specification version that this FHIR store supports natively."
         ),
-    ] = None
+    ]
 
 
 class ImageConfig(KRMModel):
@@ -540,20 +540,20 @@ class KmsWrappedCryptoKey(KRMModel):
     """
 
     crypto_key_ref: Annotated[
-        KMSCryptoKeyRef | None,
+        KMSCryptoKeyRef,
         Field(
             alias="cryptoKeyRef",
             description="A reference to a KMSCryptoKey (API field `cryptoKey`).",
         ),
-    ] = None
+    ]
     wrapped_key: Annotated[
-        str | None,
+        str,
         Field(
             alias="wrappedKey",
             description="Required. The wrapped data crypto key.",
             pattern="^[A-Za-z0-9+/_-]*={0,2}$",
         ),
-    ] = None
+    ]
 
 
 class NotificationConfig(KRMModel):

@@ -30,9 +30,7 @@ class Attribute(KRMModel):
             description="Indicates the name of an attribute defined in the consent store.",
         ),
     ] = None
-    values: Annotated[
-        list[str] | None, Field(description="Required. The value of the attribute.")
-    ] = None
+    values: Annotated[list[str], Field(description="Required. The value of the attribute.")]
 
 
 class HealthcareUserDataMappingObservedState(KRMModel):
@@ -66,9 +64,9 @@ class HealthcareUserDataMappingSpec(KRMModel):
         ),
     ]
     data_id: Annotated[
-        str | None,
+        str,
         Field(alias="dataId", description="Required. A unique identifier for the mapped resource."),
-    ] = None
+    ]
     resource_attributes: Annotated[
         list[Attribute] | None,
         Field(alias="resourceAttributes", description="Attributes of the resource."),
@@ -81,9 +79,8 @@ class HealthcareUserDataMappingSpec(KRMModel):
         ),
     ] = None
     user_id: Annotated[
-        str | None,
-        Field(alias="userId", description="Required. User's UUID provided by the client."),
-    ] = None
+        str, Field(alias="userId", description="Required. User's UUID provided by the client.")
+    ]
 
 
 class HealthcareUserDataMappingStatus(KRMStatus):

@@ -11,7 +11,6 @@ from pydantic import Field, RootModel
 from kccgen.generated.compute.v1alpha1.computereservation_reference import ComputeReservationRef
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.hypercomputecluster.v1alpha1 import hypercomputecluster_v1_api
 from kccgen.generated.hypercomputecluster.v1alpha1.hypercomputecluster_v1_api import (
     GcsAutoclassConfigTerminalStorageClass,
@@ -20,6 +19,7 @@ from kccgen.generated.hypercomputecluster.v1alpha1.hypercomputecluster_v1_api im
     NewFilestoreConfigTier,
     NewSpotInstancesConfigTerminationAction,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -97,11 +97,11 @@ class ComputeResource(KRMModel):
     """
 
     config: Annotated[
-        ComputeResourceConfig | None,
+        ComputeResourceConfig,
         Field(
             description="Required. Immutable. Configuration for this compute resource, which describes how it should be created at runtime."
         ),
-    ] = None
+    ]
 
 
 class ComputeResourceConfig(KRMModel):
@@ -145,9 +145,8 @@ class ExistingBucketConfig(KRMModel):
     """
 
     bucket: Annotated[
-        str | None,
-        Field(description="Required. Immutable. Name of the Cloud Storage bucket to import."),
-    ] = None
+        str, Field(description="Required. Immutable. Name of the Cloud Storage bucket to import.")
+    ]
 
 
 class ExistingFilestoreConfig(KRMModel):
@@ -156,11 +155,11 @@ class ExistingFilestoreConfig(KRMModel):
     """
 
     filestore: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Immutable. Name of the Filestore instance to import, in the format `projects/{project}/locations/{location}/instances/{instance}`"
         ),
-    ] = None
+    ]
 
 
 class ExistingLustreConfig(KRMModel):
@@ -169,11 +168,11 @@ class ExistingLustreConfig(KRMModel):
     """
 
     lustre: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Immutable. Name of the Managed Lustre instance to import, in the format `projects/{project}/locations/{location}/instances/{instance}`"
         ),
-    ] = None
+    ]
 
 
 class ExistingNetworkConfig(KRMModel):
@@ -182,18 +181,18 @@ class ExistingNetworkConfig(KRMModel):
     """
 
     network_ref: Annotated[
-        ComputeNetworkRef | None,
+        ComputeNetworkRef,
         Field(
             alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
         ),
-    ] = None
+    ]
     subnetwork_ref: Annotated[
-        ComputeSubnetworkRef | None,
+        ComputeSubnetworkRef,
         Field(
             alias="subnetworkRef",
             description="A reference to a ComputeSubnetwork (API field `subnetwork`).",
         ),
-    ] = None
+    ]
 
 
 class FileShareConfig(KRMModel):
@@ -202,12 +201,12 @@ class FileShareConfig(KRMModel):
     """
 
     capacity_gb: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(alias="capacityGb", description="Required. Size of the filestore in GB."),
-    ] = None
+    ]
     file_share: Annotated[
-        str | None, Field(alias="fileShare", description="Required. Filestore share location")
-    ] = None
+        str, Field(alias="fileShare", description="Required. Filestore share location")
+    ]
 
 
 class FilestoreReferenceObserved(KRMModel):
@@ -228,9 +227,7 @@ class GcsAutoclassConfig(KRMModel):
     Message describing Google Cloud Storage autoclass configuration
     """
 
-    enabled: Annotated[bool | None, Field(description="Required. Enables Auto-class feature.")] = (
-        None
-    )
+    enabled: Annotated[bool, Field(description="Required. Enables Auto-class feature.")]
     terminal_storage_class: Annotated[
         GcsAutoclassConfigTerminalStorageClass | None,
         Field(
@@ -246,9 +243,8 @@ class GcsHierarchicalNamespaceConfig(KRMModel):
     """
 
     enabled: Annotated[
-        bool | None,
-        Field(description="Required. Enables hierarchical namespace setup for the bucket."),
-    ] = None
+        bool, Field(description="Required. Enables hierarchical namespace setup for the bucket.")
+    ]
 
 
 class HypercomputeClusterClusterObservedState(KRMModel):
@@ -457,9 +453,8 @@ class NewBucketConfig(KRMModel):
         ),
     ] = None
     bucket: Annotated[
-        str | None,
-        Field(description="Required. Immutable. Name of the Cloud Storage bucket to create."),
-    ] = None
+        str, Field(description="Required. Immutable. Name of the Cloud Storage bucket to create.")
+    ]
     hierarchical_namespace: Annotated[
         GcsHierarchicalNamespaceConfig | None,
         Field(
@@ -485,18 +480,18 @@ class NewFilestoreConfig(KRMModel):
         str | None, Field(description="Optional. Immutable. Description of the instance.")
     ] = None
     file_shares: Annotated[
-        list[FileShareConfig] | None,
+        list[FileShareConfig],
         Field(
             alias="fileShares",
             description="Required. Immutable. File system shares on the instance.",
         ),
-    ] = None
+    ]
     filestore: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Immutable. Name of the Filestore instance to create, in the format `projects/{project}/locations/{location}/instances/{instance}`."
         ),
-    ] = None
+    ]
     protocol: Annotated[
         NewFilestoreConfigProtocol | None,
         Field(
@@ -504,9 +499,9 @@ class NewFilestoreConfig(KRMModel):
         ),
     ] = None
     tier: Annotated[
-        NewFilestoreConfigTier | None,
+        NewFilestoreConfigTier,
         Field(description="Required. Immutable. Service tier to use for the instance."),
-    ] = None
+    ]
 
 
 class NewFlexStartInstancesConfig(KRMModel):
@@ -515,26 +510,26 @@ class NewFlexStartInstancesConfig(KRMModel):
     """
 
     machine_type: Annotated[
-        str | None,
+        str,
         Field(
             alias="machineType",
             description="Required. Immutable. Name of the Compute Engine [machine type](https://cloud.google.com/compute/docs/machine-resource) to use, e.g. `n2-standard-2`.",
         ),
-    ] = None
+    ]
     max_duration: Annotated[
-        str | None,
+        str,
         Field(
             alias="maxDuration",
             description="Required. Immutable. Specifies the time limit for created instances.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
-    ] = None
+    ]
     zone: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Immutable. Name of the zone in which VM instances should run, e.g., `us-central1-a`."
         ),
-    ] = None
+    ]
 
 
 class NewLustreConfig(KRMModel):
@@ -543,25 +538,25 @@ class NewLustreConfig(KRMModel):
     """
 
     capacity_gb: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="capacityGb",
             description="Required. Immutable. Storage capacity of the instance in gibibytes (GiB).",
         ),
-    ] = None
+    ]
     description: Annotated[
         str | None,
         Field(description="Optional. Immutable. Description of the Managed Lustre instance."),
     ] = None
     filesystem: Annotated[
-        str | None, Field(description="Required. Immutable. Filesystem name for this instance.")
-    ] = None
+        str, Field(description="Required. Immutable. Filesystem name for this instance.")
+    ]
     lustre: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Immutable. Name of the Managed Lustre instance to create, in the format `projects/{project}/locations/{location}/instances/{instance}`"
         ),
-    ] = None
+    ]
     per_unit_storage_throughput: Annotated[
         int | Int64String | None,
         Field(
@@ -580,11 +575,11 @@ class NewNetworkConfig(KRMModel):
         str | None, Field(description="Optional. Immutable. Description of the network.")
     ] = None
     network_ref: Annotated[
-        ComputeNetworkRef | None,
+        ComputeNetworkRef,
         Field(
             alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
         ),
-    ] = None
+    ]
 
 
 class NewOnDemandInstancesConfig(KRMModel):
@@ -593,18 +588,18 @@ class NewOnDemandInstancesConfig(KRMModel):
     """
 
     machine_type: Annotated[
-        str | None,
+        str,
         Field(
             alias="machineType",
             description="Required. Immutable. Name of the Compute Engine [machine type](https://cloud.google.com/compute/docs/machine-resource) to use, e.g. `n2-standard-2`.",
         ),
-    ] = None
+    ]
     zone: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Immutable. Name of the zone in which VM instances should run, e.g., `us-central1-a`."
         ),
-    ] = None
+    ]
 
 
 class NewReservedInstancesConfig(KRMModel):
@@ -627,12 +622,12 @@ class NewSpotInstancesConfig(KRMModel):
     """
 
     machine_type: Annotated[
-        str | None,
+        str,
         Field(
             alias="machineType",
             description="Required. Immutable. Name of the Compute Engine [machine type](https://cloud.google.com/compute/docs/machine-resource) to use, e.g. `n2-standard-2`.",
         ),
-    ] = None
+    ]
     termination_action: Annotated[
         NewSpotInstancesConfigTerminationAction | None,
         Field(
@@ -640,11 +635,11 @@ class NewSpotInstancesConfig(KRMModel):
         ),
     ] = None
     zone: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Immutable. Name of the zone in which VM instances should run, e.g., `us-central1-a`."
         ),
-    ] = None
+    ]
 
 
 class Orchestrator(KRMModel):
@@ -683,9 +678,8 @@ class SlurmLoginNodes(KRMModel):
         Field(alias="bootDisk", description="Optional. Boot disk for the login node."),
     ] = None
     count: Annotated[
-        int | Int64String | None,
-        Field(description="Required. Number of login node instances to create."),
-    ] = None
+        int | Int64String, Field(description="Required. Number of login node instances to create.")
+    ]
     enable_os_login: Annotated[
         bool | None,
         Field(
@@ -707,12 +701,12 @@ class SlurmLoginNodes(KRMModel):
         ),
     ] = None
     machine_type: Annotated[
-        str | None,
+        str,
         Field(
             alias="machineType",
             description="Required. Name of the Compute Engine [machine type](https://cloud.google.com/compute/docs/machine-resource) to use for login nodes, e.g. `n2-standard-2`.",
         ),
-    ] = None
+    ]
     startup_script: Annotated[
         str | None,
         Field(
@@ -728,11 +722,11 @@ class SlurmLoginNodes(KRMModel):
         ),
     ] = None
     zone: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Name of the zone in which login nodes should run, e.g., `us-central1-a`."
         ),
-    ] = None
+    ]
 
 
 class SlurmLoginNodesObservedState(KRMModel):
@@ -754,12 +748,12 @@ class SlurmNodeSet(KRMModel):
     """
 
     compute_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="computeId",
             description="Required. The ID of the compute resource on which this nodeset runs.",
         ),
-    ] = None
+    ]
     compute_instance: Annotated[
         ComputeInstanceSlurmNodeSet | None,
         Field(
@@ -768,11 +762,11 @@ class SlurmNodeSet(KRMModel):
         ),
     ] = None
     id: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The ID for the nodeset, which allows it to be referenced by cluster partitions."
         ),
-    ] = None
+    ]
     max_dynamic_node_count: Annotated[
         int | Int64String | None,
         Field(
@@ -816,12 +810,12 @@ class SlurmOrchestrator(KRMModel):
         ),
     ] = None
     login_nodes: Annotated[
-        SlurmLoginNodes | None,
+        SlurmLoginNodes,
         Field(
             alias="loginNodes",
             description="Required. Configuration for login nodes, which allow users to access the cluster over SSH.",
         ),
-    ] = None
+    ]
     node_sets: Annotated[
         list[SlurmNodeSet] | None,
         Field(
@@ -862,16 +856,16 @@ class SlurmPartition(KRMModel):
     """
 
     id: Annotated[
-        str | None,
+        str,
         Field(description="Required. ID of the partition, which is how users will identify it."),
-    ] = None
+    ]
     node_set_ids: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="nodeSetIds",
             description="Required. IDs of the nodesets that make up this partition.",
         ),
-    ] = None
+    ]
 
 
 class StorageConfig(KRMModel):
@@ -880,18 +874,18 @@ class StorageConfig(KRMModel):
     """
 
     id: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. ID of the storage resource to mount, which must match a key in the cluster's storage_resources."
         ),
-    ] = None
+    ]
     local_mount: Annotated[
-        str | None,
+        str,
         Field(
             alias="localMount",
             description="Required. A directory inside the VM instance's file system where the storage resource should be mounted (e.g., `/mnt/share`).",
         ),
-    ] = None
+    ]
 
 
 class StorageResource(KRMModel):
@@ -900,11 +894,11 @@ class StorageResource(KRMModel):
     """
 
     config: Annotated[
-        StorageResourceConfig | None,
+        StorageResourceConfig,
         Field(
             description="Required. Immutable. Configuration for this storage resource, which describes how it should be created or imported."
         ),
-    ] = None
+    ]
 
 
 class StorageResourceConfig(KRMModel):

@@ -46,12 +46,12 @@ class IAMCredentialSpec(KRMModel):
         ),
     ] = None
     oauth_client_credential_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="oauthClientCredentialId",
             description="Required. The ID to use for the OauthClientCredential, which becomes the final component of the resource name.",
         ),
-    ] = None
+    ]
     oauth_client_ref: Annotated[
         IAMOauthClientRef,
         Field(

@@ -62,12 +62,12 @@ class IAMManagedIdentitySpec(KRMModel):
         ),
     ] = None
     workload_identity_pool_managed_identity_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="workloadIdentityPoolManagedIdentityId",
             description="Required. The ID to use for the managed identity.",
         ),
-    ] = None
+    ]
 
 
 class IAMManagedIdentityStatus(KRMStatus):

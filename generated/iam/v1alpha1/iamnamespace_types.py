@@ -64,12 +64,12 @@ class IAMNamespaceSpec(KRMModel):
         ),
     ] = None
     workload_identity_pool_namespace_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="workloadIdentityPoolNamespaceId",
             description="Required. The ID to use for the namespace.",
         ),
-    ] = None
+    ]
     workload_identity_pool_ref: Annotated[
         IAMWorkloadIdentityPoolRef,
         Field(

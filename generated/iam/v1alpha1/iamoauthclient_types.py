@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.iam.v1alpha1 import iam_v1_api
 from kccgen.generated.iam.v1alpha1.iam_v1_api import (
     OauthClientAllowedGrantTypes,
     OauthClientClientType,
     OauthClientState,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -56,19 +56,19 @@ class IAMOauthClientSpec(KRMModel):
         ),
     ] = None
     allowed_redirect_uris: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="allowedRedirectUris",
             description="Required. The list of redirect uris that is allowed to redirect back when authorization process is completed.",
         ),
-    ] = None
+    ]
     allowed_scopes: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="allowedScopes",
             description="Required. The list of scopes that the OauthClient is allowed to request during OAuth flows.",
         ),
-    ] = None
+    ]
     client_type: Annotated[
         OauthClientClientType | None,
         Field(alias="clientType", description="Immutable. The type of OauthClient."),

@@ -54,9 +54,9 @@ class IAMScimTenantSpec(KRMModel):
     """
 
     claim_mapping: Annotated[
-        dict[str, str] | None,
+        dict[str, str],
         Field(alias="claimMapping", description="Required. Immutable. Gemini Enterprise only."),
-    ] = None
+    ]
     description: Annotated[str | None, Field(description="Optional. Gemini Enterprise only.")] = (
         None
     )
@@ -78,12 +78,12 @@ class IAMScimTenantSpec(KRMModel):
         ),
     ] = None
     workforce_pool_provider_scim_tenant_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="workforcePoolProviderScimTenantId",
             description="Required. Gemini Enterprise only.",
         ),
-    ] = None
+    ]
 
 
 class IAMScimTenantStatus(KRMStatus):

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.iam.v1alpha1 import iam_v1_api
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -106,7 +106,8 @@ class IAMServiceAccount(KRMObject):
     KIND: ClassVar[str] = "IAMServiceAccount"
 
     api_version: Annotated[
-        Literal["iam.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["iam.cnrm.cloud.google.com/v1alpha1", "iam.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "iam.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["IAMServiceAccount"] = "IAMServiceAccount"
     spec: IAMServiceAccountSpec = Field(default_factory=IAMServiceAccountSpec)

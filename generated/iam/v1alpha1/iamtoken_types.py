@@ -54,12 +54,12 @@ class IAMTokenSpec(KRMModel):
         ),
     ]
     workforce_pool_provider_scim_token_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="workforcePoolProviderScimTokenId",
             description="Required. Gemini Enterprise only.",
         ),
-    ] = None
+    ]
 
 
 class IAMTokenStatus(KRMStatus):

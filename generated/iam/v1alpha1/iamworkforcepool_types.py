@@ -126,7 +126,8 @@ class IAMWorkforcePool(KRMObject):
     KIND: ClassVar[str] = "IAMWorkforcePool"
 
     api_version: Annotated[
-        Literal["iam.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["iam.cnrm.cloud.google.com/v1alpha1", "iam.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "iam.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["IAMWorkforcePool"] = "IAMWorkforcePool"
     spec: IAMWorkforcePoolSpec

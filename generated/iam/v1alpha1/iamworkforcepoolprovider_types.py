@@ -30,30 +30,30 @@ class GoogleIamAdminV1WorkforcePoolProviderExtraAttributesOAuth2Client(KRMModel)
     """
 
     attributes_type: Annotated[
-        GoogleIamAdminV1WorkforcePoolProviderExtraAttributesOAuth2ClientAttributesType | None,
+        GoogleIamAdminV1WorkforcePoolProviderExtraAttributesOAuth2ClientAttributesType,
         Field(
             alias="attributesType",
             description="Required. Represents the IdP and type of claims that should be fetched.",
         ),
-    ] = None
+    ]
     client_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="clientId",
             description="Required. The OAuth 2.0 client ID for retrieving extra attributes from the identity provider.",
         ),
-    ] = None
+    ]
     client_secret: Annotated[
-        GoogleIamAdminV1WorkforcePoolProviderOidcClientSecret | None,
+        GoogleIamAdminV1WorkforcePoolProviderOidcClientSecret,
         Field(
             alias="clientSecret",
             description="Required. The OAuth 2.0 client secret for retrieving extra attributes from the identity provider.",
         ),
-    ] = None
+    ]
     issuer_uri: Annotated[
-        str | None,
+        str,
         Field(alias="issuerUri", description="Required. The OIDC identity provider's issuer URI."),
-    ] = None
+    ]
     query_parameters: Annotated[
         GoogleIamAdminV1WorkforcePoolProviderExtraAttributesOAuth2ClientQueryParameters | None,
         Field(
@@ -93,27 +93,25 @@ class GoogleIamAdminV1WorkforcePoolProviderOidc(KRMModel):
     Represents an OpenID Connect 1.0 identity provider.
     """
 
-    client_id: Annotated[
-        str | None, Field(alias="clientId", description="Required. The client ID.")
-    ] = None
+    client_id: Annotated[str, Field(alias="clientId", description="Required. The client ID.")]
     client_secret: Annotated[
         GoogleIamAdminV1WorkforcePoolProviderOidcClientSecret | None,
         Field(alias="clientSecret", description="Optional. The optional client secret."),
     ] = None
     issuer_uri: Annotated[
-        str | None, Field(alias="issuerUri", description="Required. The OIDC issuer URI.")
-    ] = None
+        str, Field(alias="issuerUri", description="Required. The OIDC issuer URI.")
+    ]
     jwks_json: Annotated[
         str | None,
         Field(alias="jwksJson", description="Optional. OIDC JWKs in JSON String format."),
     ] = None
     web_sso_config: Annotated[
-        GoogleIamAdminV1WorkforcePoolProviderOidcWebSsoConfig | None,
+        GoogleIamAdminV1WorkforcePoolProviderOidcWebSsoConfig,
         Field(
             alias="webSsoConfig",
             description="Required. Configuration for web single sign-on for the OIDC provider.",
         ),
-    ] = None
+    ]
 
 
 class GoogleIamAdminV1WorkforcePoolProviderOidcClientSecret(KRMModel):
@@ -189,19 +187,19 @@ class GoogleIamAdminV1WorkforcePoolProviderOidcWebSsoConfig(KRMModel):
         ),
     ] = None
     assertion_claims_behavior: Annotated[
-        GoogleIamAdminV1WorkforcePoolProviderOidcWebSsoConfigAssertionClaimsBehavior | None,
+        GoogleIamAdminV1WorkforcePoolProviderOidcWebSsoConfigAssertionClaimsBehavior,
         Field(
             alias="assertionClaimsBehavior",
             description="Required. The behavior for how OIDC Claims are included in the `assertion` object used for attribute mapping and attribute condition.",
         ),
-    ] = None
+    ]
     response_type: Annotated[
-        GoogleIamAdminV1WorkforcePoolProviderOidcWebSsoConfigResponseType | None,
+        GoogleIamAdminV1WorkforcePoolProviderOidcWebSsoConfigResponseType,
         Field(
             alias="responseType",
             description="Required. The Response Type to request for in the OIDC Authorization Request for web sign-in.",
         ),
-    ] = None
+    ]
 
 
 class GoogleIamAdminV1WorkforcePoolProviderSaml(KRMModel):
@@ -210,12 +208,12 @@ class GoogleIamAdminV1WorkforcePoolProviderSaml(KRMModel):
     """
 
     idp_metadata_xml: Annotated[
-        str | None,
+        str,
         Field(
             alias="idpMetadataXml",
             description="Required. SAML Identity provider configuration metadata xml doc.",
         ),
-    ] = None
+    ]
 
 
 class IAMWorkforcePoolProviderObservedState(KRMModel):
@@ -268,12 +266,12 @@ class IAMWorkforcePoolProviderSpec(KRMModel):
         ),
     ] = None
     attribute_mapping: Annotated[
-        dict[str, str] | None,
+        dict[str, str],
         Field(
             alias="attributeMapping",
             description="Required. Maps attributes from the authentication credentials issued by an external identity provider to Google Cloud attributes, such as `subject` and `segment`.",
         ),
-    ] = None
+    ]
     description: Annotated[
         str | None, Field(description="Optional. A description of the provider.")
     ] = None
@@ -332,12 +330,12 @@ class IAMWorkforcePoolProviderSpec(KRMModel):
         ),
     ] = None
     workforce_pool_provider_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="workforcePoolProviderId",
             description="Required. The ID for the provider, which becomes the final component of the resource name.",
         ),
-    ] = None
+    ]
     workforce_pool_ref: Annotated[
         IAMWorkforcePoolRef,
         Field(
@@ -366,7 +364,8 @@ class IAMWorkforcePoolProvider(KRMObject):
     KIND: ClassVar[str] = "IAMWorkforcePoolProvider"
 
     api_version: Annotated[
-        Literal["iam.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["iam.cnrm.cloud.google.com/v1alpha1", "iam.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "iam.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["IAMWorkforcePoolProvider"] = "IAMWorkforcePoolProvider"
     spec: IAMWorkforcePoolProviderSpec

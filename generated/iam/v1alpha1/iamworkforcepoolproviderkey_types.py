@@ -71,15 +71,15 @@ class IAMWorkforcePoolProviderKeySpec(KRMModel):
         ),
     ] = None
     use: Annotated[
-        WorkforcePoolProviderKeyUse | None, Field(description="Required. The purpose of the key.")
-    ] = None
+        WorkforcePoolProviderKeyUse, Field(description="Required. The purpose of the key.")
+    ]
     workforce_pool_provider_key_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="workforcePoolProviderKeyId",
             description="Required. The ID to use for the key, which becomes the final component of the resource name.",
         ),
-    ] = None
+    ]
 
 
 class KeyData(KRMModel):
@@ -88,9 +88,9 @@ class KeyData(KRMModel):
     """
 
     key_spec: Annotated[
-        KeyDataKeySpec | None,
+        KeyDataKeySpec,
         Field(alias="keySpec", description="Required. The specifications for the key."),
-    ] = None
+    ]
 
 
 class KeyDataObservedState(KRMModel):

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.iam.v1alpha1 import iam_v1_api
 from kccgen.generated.iam.v1alpha1.iam_v1_api import (
     InlineCertificateIssuanceConfigKeyAlgorithm,
     WorkloadIdentityPoolMode,
     WorkloadIdentityPoolState,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -185,12 +185,12 @@ class TrustStore(KRMModel):
         ),
     ] = None
     trust_anchors: Annotated[
-        list[TrustAnchor] | None,
+        list[TrustAnchor],
         Field(
             alias="trustAnchors",
             description="Required. List of trust anchors to be used while performing validation against a given TrustStore.",
         ),
-    ] = None
+    ]
     trust_default_shared_ca: Annotated[
         bool | None,
         Field(
@@ -219,7 +219,8 @@ class IAMWorkloadIdentityPool(KRMObject):
     KIND: ClassVar[str] = "IAMWorkloadIdentityPool"
 
     api_version: Annotated[
-        Literal["iam.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["iam.cnrm.cloud.google.com/v1alpha1", "iam.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "iam.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["IAMWorkloadIdentityPool"] = "IAMWorkloadIdentityPool"
     spec: IAMWorkloadIdentityPoolSpec

@@ -25,8 +25,8 @@ class Aws(KRMModel):
     """
 
     account_id: Annotated[
-        str | None, Field(alias="accountId", description="Required. The AWS account ID.")
-    ] = None
+        str, Field(alias="accountId", description="Required. The AWS account ID.")
+    ]
 
 
 class IAMWorkloadIdentityPoolProviderObservedState(KRMModel):
@@ -99,12 +99,12 @@ class IAMWorkloadIdentityPoolProviderSpec(KRMModel):
     ] = None
     saml: Annotated[Saml | None, Field(description="An SAML 2.0 identity provider.")] = None
     workload_identity_pool_provider_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="workloadIdentityPoolProviderId",
             description="Required. The ID for the provider, which becomes the final component of the resource name.",
         ),
-    ] = None
+    ]
     workload_identity_pool_ref: Annotated[
         IAMWorkloadIdentityPoolRef,
         Field(
@@ -148,8 +148,8 @@ class Oidc(KRMModel):
         ),
     ] = None
     issuer_uri: Annotated[
-        str | None, Field(alias="issuerUri", description="Required. The OIDC `issuer_uri`.")
-    ] = None
+        str, Field(alias="issuerUri", description="Required. The OIDC `issuer_uri`.")
+    ]
     jwks_json: Annotated[
         str | None,
         Field(alias="jwksJson", description="Optional. OIDC JWKs in JSON String format."),
@@ -162,12 +162,12 @@ class Saml(KRMModel):
     """
 
     idp_metadata_xml: Annotated[
-        str | None,
+        str,
         Field(
             alias="idpMetadataXml",
             description="Required. SAML identity provider (IdP) configuration metadata XML doc.",
         ),
-    ] = None
+    ]
 
 
 class TrustAnchor(KRMModel):
@@ -196,12 +196,12 @@ class TrustStore(KRMModel):
         ),
     ] = None
     trust_anchors: Annotated[
-        list[TrustAnchor] | None,
+        list[TrustAnchor],
         Field(
             alias="trustAnchors",
             description="Required. List of trust anchors to be used while performing validation against a given TrustStore.",
         ),
-    ] = None
+    ]
     trust_default_shared_ca: Annotated[
         bool | None,
         Field(
@@ -217,8 +217,8 @@ class X509(KRMModel):
     """
 
     trust_store: Annotated[
-        TrustStore | None, Field(alias="trustStore", description="Required. A TrustStore.")
-    ] = None
+        TrustStore, Field(alias="trustStore", description="Required. A TrustStore.")
+    ]
 
 
 class IAMWorkloadIdentityPoolProviderStatus(KRMStatus):
@@ -240,7 +240,8 @@ class IAMWorkloadIdentityPoolProvider(KRMObject):
     KIND: ClassVar[str] = "IAMWorkloadIdentityPoolProvider"
 
     api_version: Annotated[
-        Literal["iam.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal["iam.cnrm.cloud.google.com/v1alpha1", "iam.cnrm.cloud.google.com/v1beta1"],
+        Field(alias="apiVersion"),
     ] = "iam.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["IAMWorkloadIdentityPoolProvider"] = "IAMWorkloadIdentityPoolProvider"
     spec: IAMWorkloadIdentityPoolProviderSpec

@@ -71,16 +71,15 @@ class IAMWorkloadIdentityPoolProviderKeySpec(KRMModel):
         ),
     ] = None
     use: Annotated[
-        WorkloadIdentityPoolProviderKeyUse | None,
-        Field(description="Required. The purpose of the key."),
-    ] = None
+        WorkloadIdentityPoolProviderKeyUse, Field(description="Required. The purpose of the key.")
+    ]
     workload_identity_pool_provider_key_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="workloadIdentityPoolProviderKeyId",
             description="Required. The ID to use for the key, which becomes the final component of the resource name.",
         ),
-    ] = None
+    ]
 
 
 class KeyData(KRMModel):
@@ -89,9 +88,9 @@ class KeyData(KRMModel):
     """
 
     key_spec: Annotated[
-        KeyDataKeySpec | None,
+        KeyDataKeySpec,
         Field(alias="keySpec", description="Required. The specifications for the key."),
-    ] = None
+    ]
 
 
 class KeyDataObservedState(KRMModel):

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.iap.v1alpha1 import iap_v1_api
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -47,12 +47,12 @@ class IAPTunnelDestGroupSpec(KRMModel):
         ),
     ] = None
     tunnel_dest_group_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="tunnelDestGroupId",
             description="Required. The ID to use for the TunnelDestGroup, which becomes the final component of the resource name.",
         ),
-    ] = None
+    ]
 
 
 class IAPTunnelDestGroupStatus(KRMStatus):

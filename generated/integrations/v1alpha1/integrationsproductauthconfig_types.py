@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.integrations.v1alpha1 import integrations_v1_api
 from kccgen.generated.integrations.v1alpha1.integrations_v1_api import (
     GoogleCloudIntegrationsV1alphaAuthConfigCredentialType,
@@ -21,6 +20,7 @@ from kccgen.generated.integrations.v1alpha1.integrations_v1_api import (
     GoogleCloudIntegrationsV1alphaParameterMapKeyType,
     GoogleCloudIntegrationsV1alphaParameterMapValueType,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -44,13 +44,13 @@ class GoogleCloudIntegrationsV1alphaAccessToken(KRMModel):
         ),
     ] = None
     access_token_expire_time: Annotated[
-        str | None,
+        str,
         Field(
             alias="accessTokenExpireTime",
             description="Required. The approximate time until the access token retrieved is valid.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
-    ] = None
+    ]
     refresh_token: Annotated[
         str | None,
         Field(
@@ -556,12 +556,12 @@ class IntegrationsProductAuthConfigSpec(KRMModel):
         str | None, Field(alias="creatorEmail", description="The creator's email address.")
     ] = None
     credential_type: Annotated[
-        GoogleCloudIntegrationsV1alphaAuthConfigCredentialType | None,
+        GoogleCloudIntegrationsV1alphaAuthConfigCredentialType,
         Field(
             alias="credentialType",
             description="Required. Credential type of the encrypted credential.",
         ),
-    ] = None
+    ]
     decrypted_credential: Annotated[
         GoogleCloudIntegrationsV1alphaCredential | None,
         Field(alias="decryptedCredential", description="Raw auth credentials."),
@@ -570,8 +570,8 @@ class IntegrationsProductAuthConfigSpec(KRMModel):
         str | None, Field(description="Optional. A description of the auth config.")
     ] = None
     display_name: Annotated[
-        str | None, Field(alias="displayName", description="Required. The name of the auth config.")
-    ] = None
+        str, Field(alias="displayName", description="Required. The name of the auth config.")
+    ]
     encrypted_credential: Annotated[
         str | None,
         Field(

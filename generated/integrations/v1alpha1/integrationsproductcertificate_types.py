@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.integrations.v1alpha1 import integrations_v1_api
 from kccgen.generated.integrations.v1alpha1.integrations_v1_api import (
     GoogleCloudIntegrationsV1alphaCertificateCertificateStatus,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -81,8 +81,8 @@ class IntegrationsProductCertificateSpec(KRMModel):
     ] = None
     description: Annotated[str | None, Field(description="Description of the certificate")] = None
     display_name: Annotated[
-        str | None, Field(alias="displayName", description="Required. Name of the certificate")
-    ] = None
+        str, Field(alias="displayName", description="Required. Name of the certificate")
+    ]
     location: Annotated[
         str, Field(description="Immutable. The location of the IntegrationsProductCertificate.")
     ]

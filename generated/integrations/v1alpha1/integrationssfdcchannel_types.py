@@ -69,12 +69,12 @@ class IntegrationsSfdcChannelSpec(KRMModel):
     """
 
     channel_topic: Annotated[
-        str | None,
+        str,
         Field(
             alias="channelTopic",
             description="Required. The Channel topic defined by salesforce once an channel is opened",
         ),
-    ] = None
+    ]
     description: Annotated[
         str | None, Field(description="Optional. The description for this channel")
     ] = None

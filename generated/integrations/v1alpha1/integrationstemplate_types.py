@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.integrations.v1alpha1 import integrations_v1_api
 from kccgen.generated.integrations.v1alpha1.integrations_v1_api import (
     EnterpriseCrmEventbusProtoAttributesDataType,
@@ -68,6 +67,7 @@ from kccgen.generated.integrations.v1alpha1.integrations_v1_api import (
     GoogleCloudIntegrationsV1alphaTriggerConfigNextTasksExecutionPolicy,
     GoogleCloudIntegrationsV1alphaTriggerConfigTriggerType,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -155,9 +155,9 @@ class EnterpriseCrmEventbusProtoCloudSchedulerConfig(KRMModel):
     """
 
     cron_tab: Annotated[
-        str | None,
+        str,
         Field(alias="cronTab", description="Required. The cron tab of cloud scheduler trigger."),
-    ] = None
+    ]
     error_message: Annotated[
         str | None,
         Field(
@@ -166,18 +166,18 @@ class EnterpriseCrmEventbusProtoCloudSchedulerConfig(KRMModel):
         ),
     ] = None
     location: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The location where associated cloud scheduler job will be created"
         ),
-    ] = None
+    ]
     service_account_email: Annotated[
-        str | None,
+        str,
         Field(
             alias="serviceAccountEmail",
             description="Required. Service account used by Cloud Scheduler to trigger the integration at scheduled time",
         ),
-    ] = None
+    ]
 
 
 class EnterpriseCrmEventbusProtoCombinedCondition(KRMModel):
@@ -369,9 +369,7 @@ class EnterpriseCrmEventbusProtoNextTeardownTask(KRMModel):
     The teardown task that is next in line to be executed. We support only sequential execution of teardown tasks (i.e. no branching).
     """
 
-    name: Annotated[str | None, Field(description="Required. Name of the next teardown task.")] = (
-        None
-    )
+    name: Annotated[str, Field(description="Required. Name of the next teardown task.")]
 
 
 class EnterpriseCrmEventbusProtoNodeIdentifier(KRMModel):
@@ -822,9 +820,9 @@ class EnterpriseCrmEventbusProtoTaskUiModuleConfig(KRMModel):
 
 class EnterpriseCrmEventbusProtoTeardown(KRMModel):
     teardown_task_configs: Annotated[
-        list[EnterpriseCrmEventbusProtoTeardownTaskConfig] | None,
+        list[EnterpriseCrmEventbusProtoTeardownTaskConfig],
         Field(alias="teardownTaskConfigs", description="Required."),
-    ] = None
+    ]
 
 
 class EnterpriseCrmEventbusProtoTeardownTaskConfig(KRMModel):
@@ -832,9 +830,9 @@ class EnterpriseCrmEventbusProtoTeardownTaskConfig(KRMModel):
         str | None, Field(alias="creatorEmail", description="The creator's email address.")
     ] = None
     name: Annotated[
-        str | None,
+        str,
         Field(description="Required. Unique identifier of the teardown task within this Config."),
-    ] = None
+    ]
     next_teardown_task: Annotated[
         EnterpriseCrmEventbusProtoNextTeardownTask | None, Field(alias="nextTeardownTask")
     ] = None
@@ -844,21 +842,21 @@ class EnterpriseCrmEventbusProtoTeardownTaskConfig(KRMModel):
     ] = None
     properties: EnterpriseCrmEventbusProtoEventBusProperties | None = None
     teardown_task_implementation_class_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="teardownTaskImplementationClassName",
             description="Required. Implementation class name.",
         ),
-    ] = None
+    ]
 
 
 class EnterpriseCrmEventbusProtoTriggerCriteria(KRMModel):
     condition: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Standard filter expression, when true the workflow will be executed."
         ),
-    ] = None
+    ]
     parameters: Annotated[
         EnterpriseCrmEventbusProtoEventParameters | None,
         Field(description="Optional. To be used in TaskConfig for the implementation class."),
@@ -1174,19 +1172,19 @@ class EnterpriseCrmFrontendsEventbusProtoRollbackStrategy(KRMModel):
         Field(description="Optional. The customized parameters the user can pass to this task."),
     ] = None
     rollback_task_implementation_class_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="rollbackTaskImplementationClassName",
             description="Required. This is the name of the task that needs to be executed upon rollback of this task.",
         ),
-    ] = None
+    ]
     task_numbers_to_rollback: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="taskNumbersToRollback",
             description="Required. These are the tasks numbers of the tasks whose `rollback_strategy.rollback_task_implementation_class_name` needs to be executed upon failure of this task.",
         ),
-    ] = None
+    ]
 
 
 class EnterpriseCrmFrontendsEventbusProtoSerializedObjectParameter(KRMModel):
@@ -1360,12 +1358,12 @@ class EnterpriseCrmFrontendsEventbusProtoTaskConfig(KRMModel):
         str | None, Field(alias="taskName", description="The name for the task.")
     ] = None
     task_number: Annotated[
-        str | None,
+        str,
         Field(
             alias="taskNumber",
             description="REQUIRED: the identifier of this task within its parent event config, specified by the client.",
         ),
-    ] = None
+    ]
     task_spec: Annotated[
         str | None,
         Field(
@@ -1442,12 +1440,12 @@ class EnterpriseCrmFrontendsEventbusProtoTriggerConfig(KRMModel):
         ),
     ] = None
     enabled_clients: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="enabledClients",
             description="Required. The list of client ids which are enabled to execute the workflow using this trigger.",
         ),
-    ] = None
+    ]
     error_catcher_id: Annotated[
         str | None,
         Field(
@@ -1523,12 +1521,12 @@ class EnterpriseCrmFrontendsEventbusProtoTriggerConfig(KRMModel):
         ),
     ] = None
     trigger_number: Annotated[
-        str | None,
+        str,
         Field(
             alias="triggerNumber",
             description="Required. A number to uniquely identify each trigger config within the workflow on UI.",
         ),
-    ] = None
+    ]
     trigger_type: Annotated[
         EnterpriseCrmFrontendsEventbusProtoTriggerConfigTriggerType | None,
         Field(alias="triggerType"),
@@ -1671,9 +1669,9 @@ class GoogleCloudIntegrationsV1alphaCloudSchedulerConfig(KRMModel):
     """
 
     cron_tab: Annotated[
-        str | None,
+        str,
         Field(alias="cronTab", description="Required. The cron tab of cloud scheduler trigger."),
-    ] = None
+    ]
     error_message: Annotated[
         str | None,
         Field(
@@ -1682,18 +1680,18 @@ class GoogleCloudIntegrationsV1alphaCloudSchedulerConfig(KRMModel):
         ),
     ] = None
     location: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The location where associated cloud scheduler job will be created"
         ),
-    ] = None
+    ]
     service_account_email: Annotated[
-        str | None,
+        str,
         Field(
             alias="serviceAccountEmail",
             description="Required. Service account used by Cloud Scheduler to trigger the integration at scheduled time",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudIntegrationsV1alphaConditionalFailurePolicies(KRMModel):
@@ -1722,8 +1720,8 @@ class GoogleCloudIntegrationsV1alphaCoordinate(KRMModel):
     Configuration detail of coordinate, it used for UI
     """
 
-    x: Annotated[int | None, Field(description="Required. X axis of the coordinate")] = None
-    y: Annotated[int | None, Field(description="Required. Y axis of the coordinate")] = None
+    x: Annotated[int, Field(description="Required. X axis of the coordinate")]
+    y: Annotated[int, Field(description="Required. Y axis of the coordinate")]
 
 
 class GoogleCloudIntegrationsV1alphaDoubleParameterArray(KRMModel):
@@ -1748,19 +1746,19 @@ class GoogleCloudIntegrationsV1alphaErrorCatcherConfig(KRMModel):
         ),
     ] = None
     error_catcher_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="errorCatcherId",
             description="Required. An error catcher id is string representation for the error catcher config.",
         ),
-    ] = None
+    ]
     error_catcher_number: Annotated[
-        str | None,
+        str,
         Field(
             alias="errorCatcherNumber",
             description="Required. A number to uniquely identify each error catcher config within the workflow on UI.",
         ),
-    ] = None
+    ]
     label: Annotated[
         str | None,
         Field(description="Optional. The user created label for a particular error catcher."),
@@ -1772,12 +1770,12 @@ class GoogleCloudIntegrationsV1alphaErrorCatcherConfig(KRMModel):
         ),
     ] = None
     start_error_tasks: Annotated[
-        list[GoogleCloudIntegrationsV1alphaNextTask] | None,
+        list[GoogleCloudIntegrationsV1alphaNextTask],
         Field(
             alias="startErrorTasks",
             description="Required. The set of start tasks that are to be executed for the error catch flow",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudIntegrationsV1alphaEventParameter(KRMModel):
@@ -2184,14 +2182,12 @@ class GoogleCloudIntegrationsV1alphaIntegrationVersionTemplate(KRMModel):
     """
 
     integration_version: Annotated[
-        GoogleCloudIntegrationsV1alphaIntegrationVersion | None,
+        GoogleCloudIntegrationsV1alphaIntegrationVersion,
         Field(
             alias="integrationVersion", description="Required. Templatized version of integration."
         ),
-    ] = None
-    key: Annotated[
-        str | None, Field(description="Required. Unique Key of the IntegrationVersion.")
-    ] = None
+    ]
+    key: Annotated[str, Field(description="Required. Unique Key of the IntegrationVersion.")]
 
 
 class GoogleCloudIntegrationsV1alphaIntegrationVersionTemplateObservedState(KRMModel):
@@ -2360,12 +2356,12 @@ class GoogleCloudIntegrationsV1alphaTaskConfig(KRMModel):
         ),
     ] = None
     task_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="taskId",
             description="Required. The identifier of this task within its parent event config, specified by the client.",
         ),
-    ] = None
+    ]
     task_template: Annotated[
         str | None,
         Field(
@@ -2381,12 +2377,12 @@ class GoogleCloudIntegrationsV1alphaTemplateBundle(KRMModel):
     """
 
     integration_version_template: Annotated[
-        GoogleCloudIntegrationsV1alphaIntegrationVersionTemplate | None,
+        GoogleCloudIntegrationsV1alphaIntegrationVersionTemplate,
         Field(
             alias="integrationVersionTemplate",
             description="Required. Main integration templates of the template bundle.",
         ),
-    ] = None
+    ]
     sub_integration_version_templates: Annotated[
         list[GoogleCloudIntegrationsV1alphaIntegrationVersionTemplate] | None,
         Field(
@@ -2509,12 +2505,12 @@ class GoogleCloudIntegrationsV1alphaTriggerConfig(KRMModel):
         str | None, Field(alias="triggerId", description="Optional. Auto-generated trigger ID.")
     ] = None
     trigger_number: Annotated[
-        str | None,
+        str,
         Field(
             alias="triggerNumber",
             description="Required. A number to uniquely identify each trigger config within the integration on UI.",
         ),
-    ] = None
+    ]
     trigger_type: Annotated[
         GoogleCloudIntegrationsV1alphaTriggerConfigTriggerType | None,
         Field(alias="triggerType", description="Optional. Type of trigger"),
@@ -2605,9 +2601,9 @@ class IntegrationsTemplateSpec(KRMModel):
 
     author: Annotated[str | None, Field(description="Optional. Creator of the template.")] = None
     categories: Annotated[
-        list[GoogleCloudIntegrationsV1alphaTemplateCategories] | None,
+        list[GoogleCloudIntegrationsV1alphaTemplateCategories],
         Field(description="Required. Categories associated with the Template."),
-    ] = None
+    ]
     components: Annotated[
         list[GoogleCloudIntegrationsV1alphaTemplateComponent] | None,
         Field(description="Optional. Components being used in the template."),
@@ -2616,8 +2612,8 @@ class IntegrationsTemplateSpec(KRMModel):
         str | None, Field(description="Optional. Description of the template.")
     ] = None
     display_name: Annotated[
-        str | None, Field(alias="displayName", description="Required. The name of the template")
-    ] = None
+        str, Field(alias="displayName", description="Required. The name of the template")
+    ]
     doc_link: Annotated[
         str | None, Field(alias="docLink", description="Optional. Link to template documentation.")
     ] = None
@@ -2647,21 +2643,21 @@ class IntegrationsTemplateSpec(KRMModel):
         ),
     ] = None
     shared_with: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="sharedWith",
             description="Required. Resource names with which the template is shared for example ProjectNumber/Ord id",
         ),
-    ] = None
+    ]
     tags: Annotated[
-        list[str] | None, Field(description="Required. Tags which are used to identify templates.")
-    ] = None
+        list[str], Field(description="Required. Tags which are used to identify templates.")
+    ]
     template_bundle: Annotated[
-        GoogleCloudIntegrationsV1alphaTemplateBundle | None,
+        GoogleCloudIntegrationsV1alphaTemplateBundle,
         Field(
             alias="templateBundle", description="Required. Bundle which is part of the templates."
         ),
-    ] = None
+    ]
     usage_count: Annotated[
         int | Int64String | None,
         Field(alias="usageCount", description="Optional. Number of template usages."),
@@ -2671,9 +2667,9 @@ class IntegrationsTemplateSpec(KRMModel):
         Field(alias="usageInfo", description="Optional. Information on how to use the template."),
     ] = None
     visibility: Annotated[
-        GoogleCloudIntegrationsV1alphaTemplateVisibility | None,
+        GoogleCloudIntegrationsV1alphaTemplateVisibility,
         Field(description="Required. Visibility of the template."),
-    ] = None
+    ]
 
 
 EnterpriseCrmFrontendsEventbusProtoWorkflowParameterEntry.model_rebuild()

@@ -79,9 +79,9 @@ class GoogleCloudIntegrationsV1alphaCloudSchedulerConfig(KRMModel):
     """
 
     cron_tab: Annotated[
-        str | None,
+        str,
         Field(alias="cronTab", description="Required. The cron tab of cloud scheduler trigger."),
-    ] = None
+    ]
     error_message: Annotated[
         str | None,
         Field(
@@ -90,18 +90,18 @@ class GoogleCloudIntegrationsV1alphaCloudSchedulerConfig(KRMModel):
         ),
     ] = None
     location: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The location where associated cloud scheduler job will be created"
         ),
-    ] = None
+    ]
     service_account_email: Annotated[
-        str | None,
+        str,
         Field(
             alias="serviceAccountEmail",
             description="Required. Service account used by Cloud Scheduler to trigger the integration at scheduled time",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudIntegrationsV1alphaConditionalFailurePolicies(KRMModel):
@@ -130,8 +130,8 @@ class GoogleCloudIntegrationsV1alphaCoordinate(KRMModel):
     Configuration detail of coordinate, it used for UI
     """
 
-    x: Annotated[int | None, Field(description="Required. X axis of the coordinate")] = None
-    y: Annotated[int | None, Field(description="Required. Y axis of the coordinate")] = None
+    x: Annotated[int, Field(description="Required. X axis of the coordinate")]
+    y: Annotated[int, Field(description="Required. Y axis of the coordinate")]
 
 
 class GoogleCloudIntegrationsV1alphaDoubleParameterArray(KRMModel):
@@ -517,12 +517,12 @@ class GoogleCloudIntegrationsV1alphaTaskConfig(KRMModel):
         ),
     ] = None
     task_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="taskId",
             description="Required. The identifier of this task within its parent event config, specified by the client.",
         ),
-    ] = None
+    ]
     task_template: Annotated[
         str | None,
         Field(
@@ -551,22 +551,22 @@ class GoogleCloudIntegrationsV1alphaTestTaskConfig(KRMModel):
         ),
     ] = None
     task: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. This defines in the test case, the task name in integration which will be mocked by this test task config"
         ),
-    ] = None
+    ]
     task_config: Annotated[
         GoogleCloudIntegrationsV1alphaTaskConfig | None,
         Field(alias="taskConfig", description="Optional. Auto-generated."),
     ] = None
     task_number: Annotated[
-        str | None,
+        str,
         Field(
             alias="taskNumber",
             description="Required. This defines in the test case, the task in integration which will be mocked by this test task config",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudIntegrationsV1alphaTriggerConfig(KRMModel):
@@ -649,12 +649,12 @@ class GoogleCloudIntegrationsV1alphaTriggerConfig(KRMModel):
         str | None, Field(alias="triggerId", description="Optional. Auto-generated trigger ID.")
     ] = None
     trigger_number: Annotated[
-        str | None,
+        str,
         Field(
             alias="triggerNumber",
             description="Required. A number to uniquely identify each trigger config within the integration on UI.",
         ),
-    ] = None
+    ]
     trigger_type: Annotated[
         GoogleCloudIntegrationsV1alphaTriggerConfigTriggerType | None,
         Field(alias="triggerType", description="Optional. Type of trigger"),
@@ -743,9 +743,8 @@ class IntegrationsTestCaseSpec(KRMModel):
         str | None, Field(description="Optional. Description of the test case.")
     ] = None
     display_name: Annotated[
-        str | None,
-        Field(alias="displayName", description="Required. The display name of test case."),
-    ] = None
+        str, Field(alias="displayName", description="Required. The display name of test case.")
+    ]
     last_modifier_email: Annotated[
         str | None,
         Field(alias="lastModifierEmail", description="The last modifier's email address."),
@@ -782,12 +781,12 @@ class IntegrationsTestCaseSpec(KRMModel):
         Field(alias="triggerConfig", description="Optional. Auto-generated."),
     ] = None
     trigger_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="triggerId",
             description="Required. This defines the trigger ID in workflow which is considered to be executed as starting point of the test case",
         ),
-    ] = None
+    ]
     update_time: Annotated[
         str | None,
         Field(

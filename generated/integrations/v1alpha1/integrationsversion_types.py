@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.integrations.v1alpha1 import integrations_v1_api
 from kccgen.generated.integrations.v1alpha1.integrations_v1_api import (
     EnterpriseCrmEventbusProtoAttributesDataType,
@@ -65,6 +64,7 @@ from kccgen.generated.integrations.v1alpha1.integrations_v1_api import (
     GoogleCloudIntegrationsV1alphaTriggerConfigNextTasksExecutionPolicy,
     GoogleCloudIntegrationsV1alphaTriggerConfigTriggerType,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -152,9 +152,9 @@ class EnterpriseCrmEventbusProtoCloudSchedulerConfig(KRMModel):
     """
 
     cron_tab: Annotated[
-        str | None,
+        str,
         Field(alias="cronTab", description="Required. The cron tab of cloud scheduler trigger."),
-    ] = None
+    ]
     error_message: Annotated[
         str | None,
         Field(
@@ -163,18 +163,18 @@ class EnterpriseCrmEventbusProtoCloudSchedulerConfig(KRMModel):
         ),
     ] = None
     location: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The location where associated cloud scheduler job will be created"
         ),
-    ] = None
+    ]
     service_account_email: Annotated[
-        str | None,
+        str,
         Field(
             alias="serviceAccountEmail",
             description="Required. Service account used by Cloud Scheduler to trigger the integration at scheduled time",
         ),
-    ] = None
+    ]
 
 
 class EnterpriseCrmEventbusProtoCombinedCondition(KRMModel):
@@ -366,9 +366,7 @@ class EnterpriseCrmEventbusProtoNextTeardownTask(KRMModel):
     The teardown task that is next in line to be executed. We support only sequential execution of teardown tasks (i.e. no branching).
     """
 
-    name: Annotated[str | None, Field(description="Required. Name of the next teardown task.")] = (
-        None
-    )
+    name: Annotated[str, Field(description="Required. Name of the next teardown task.")]
 
 
 class EnterpriseCrmEventbusProtoNodeIdentifier(KRMModel):
@@ -819,9 +817,9 @@ class EnterpriseCrmEventbusProtoTaskUiModuleConfig(KRMModel):
 
 class EnterpriseCrmEventbusProtoTeardown(KRMModel):
     teardown_task_configs: Annotated[
-        list[EnterpriseCrmEventbusProtoTeardownTaskConfig] | None,
+        list[EnterpriseCrmEventbusProtoTeardownTaskConfig],
         Field(alias="teardownTaskConfigs", description="Required."),
-    ] = None
+    ]
 
 
 class EnterpriseCrmEventbusProtoTeardownTaskConfig(KRMModel):
@@ -829,9 +827,9 @@ class EnterpriseCrmEventbusProtoTeardownTaskConfig(KRMModel):
         str | None, Field(alias="creatorEmail", description="The creator's email address.")
     ] = None
     name: Annotated[
-        str | None,
+        str,
         Field(description="Required. Unique identifier of the teardown task within this Config."),
-    ] = None
+    ]
     next_teardown_task: Annotated[
         EnterpriseCrmEventbusProtoNextTeardownTask | None, Field(alias="nextTeardownTask")
     ] = None
@@ -841,21 +839,21 @@ class EnterpriseCrmEventbusProtoTeardownTaskConfig(KRMModel):
     ] = None
     properties: EnterpriseCrmEventbusProtoEventBusProperties | None = None
     teardown_task_implementation_class_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="teardownTaskImplementationClassName",
             description="Required. Implementation class name.",
         ),
-    ] = None
+    ]
 
 
 class EnterpriseCrmEventbusProtoTriggerCriteria(KRMModel):
     condition: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Standard filter expression, when true the workflow will be executed."
         ),
-    ] = None
+    ]
     parameters: Annotated[
         EnterpriseCrmEventbusProtoEventParameters | None,
         Field(description="Optional. To be used in TaskConfig for the implementation class."),
@@ -1171,19 +1169,19 @@ class EnterpriseCrmFrontendsEventbusProtoRollbackStrategy(KRMModel):
         Field(description="Optional. The customized parameters the user can pass to this task."),
     ] = None
     rollback_task_implementation_class_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="rollbackTaskImplementationClassName",
             description="Required. This is the name of the task that needs to be executed upon rollback of this task.",
         ),
-    ] = None
+    ]
     task_numbers_to_rollback: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="taskNumbersToRollback",
             description="Required. These are the tasks numbers of the tasks whose `rollback_strategy.rollback_task_implementation_class_name` needs to be executed upon failure of this task.",
         ),
-    ] = None
+    ]
 
 
 class EnterpriseCrmFrontendsEventbusProtoSerializedObjectParameter(KRMModel):
@@ -1357,12 +1355,12 @@ class EnterpriseCrmFrontendsEventbusProtoTaskConfig(KRMModel):
         str | None, Field(alias="taskName", description="The name for the task.")
     ] = None
     task_number: Annotated[
-        str | None,
+        str,
         Field(
             alias="taskNumber",
             description="REQUIRED: the identifier of this task within its parent event config, specified by the client.",
         ),
-    ] = None
+    ]
     task_spec: Annotated[
         str | None,
         Field(
@@ -1439,12 +1437,12 @@ class EnterpriseCrmFrontendsEventbusProtoTriggerConfig(KRMModel):
         ),
     ] = None
     enabled_clients: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="enabledClients",
             description="Required. The list of client ids which are enabled to execute the workflow using this trigger.",
         ),
-    ] = None
+    ]
     error_catcher_id: Annotated[
         str | None,
         Field(
@@ -1520,12 +1518,12 @@ class EnterpriseCrmFrontendsEventbusProtoTriggerConfig(KRMModel):
         ),
     ] = None
     trigger_number: Annotated[
-        str | None,
+        str,
         Field(
             alias="triggerNumber",
             description="Required. A number to uniquely identify each trigger config within the workflow on UI.",
         ),
-    ] = None
+    ]
     trigger_type: Annotated[
         EnterpriseCrmFrontendsEventbusProtoTriggerConfigTriggerType | None,
         Field(alias="triggerType"),
@@ -1668,9 +1666,9 @@ class GoogleCloudIntegrationsV1alphaCloudSchedulerConfig(KRMModel):
     """
 
     cron_tab: Annotated[
-        str | None,
+        str,
         Field(alias="cronTab", description="Required. The cron tab of cloud scheduler trigger."),
-    ] = None
+    ]
     error_message: Annotated[
         str | None,
         Field(
@@ -1679,18 +1677,18 @@ class GoogleCloudIntegrationsV1alphaCloudSchedulerConfig(KRMModel):
         ),
     ] = None
     location: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The location where associated cloud scheduler job will be created"
         ),
-    ] = None
+    ]
     service_account_email: Annotated[
-        str | None,
+        str,
         Field(
             alias="serviceAccountEmail",
             description="Required. Service account used by Cloud Scheduler to trigger the integration at scheduled time",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudIntegrationsV1alphaConditionalFailurePolicies(KRMModel):
@@ -1719,8 +1717,8 @@ class GoogleCloudIntegrationsV1alphaCoordinate(KRMModel):
     Configuration detail of coordinate, it used for UI
     """
 
-    x: Annotated[int | None, Field(description="Required. X axis of the coordinate")] = None
-    y: Annotated[int | None, Field(description="Required. Y axis of the coordinate")] = None
+    x: Annotated[int, Field(description="Required. X axis of the coordinate")]
+    y: Annotated[int, Field(description="Required. Y axis of the coordinate")]
 
 
 class GoogleCloudIntegrationsV1alphaDoubleParameterArray(KRMModel):
@@ -1745,19 +1743,19 @@ class GoogleCloudIntegrationsV1alphaErrorCatcherConfig(KRMModel):
         ),
     ] = None
     error_catcher_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="errorCatcherId",
             description="Required. An error catcher id is string representation for the error catcher config.",
         ),
-    ] = None
+    ]
     error_catcher_number: Annotated[
-        str | None,
+        str,
         Field(
             alias="errorCatcherNumber",
             description="Required. A number to uniquely identify each error catcher config within the workflow on UI.",
         ),
-    ] = None
+    ]
     label: Annotated[
         str | None,
         Field(description="Optional. The user created label for a particular error catcher."),
@@ -1769,12 +1767,12 @@ class GoogleCloudIntegrationsV1alphaErrorCatcherConfig(KRMModel):
         ),
     ] = None
     start_error_tasks: Annotated[
-        list[GoogleCloudIntegrationsV1alphaNextTask] | None,
+        list[GoogleCloudIntegrationsV1alphaNextTask],
         Field(
             alias="startErrorTasks",
             description="Required. The set of start tasks that are to be executed for the error catch flow",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudIntegrationsV1alphaEventParameter(KRMModel):
@@ -2142,12 +2140,12 @@ class GoogleCloudIntegrationsV1alphaTaskConfig(KRMModel):
         ),
     ] = None
     task_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="taskId",
             description="Required. The identifier of this task within its parent event config, specified by the client.",
         ),
-    ] = None
+    ]
     task_template: Annotated[
         str | None,
         Field(
@@ -2237,12 +2235,12 @@ class GoogleCloudIntegrationsV1alphaTriggerConfig(KRMModel):
         str | None, Field(alias="triggerId", description="Optional. Auto-generated trigger ID.")
     ] = None
     trigger_number: Annotated[
-        str | None,
+        str,
         Field(
             alias="triggerNumber",
             description="Required. A number to uniquely identify each trigger config within the integration on UI.",
         ),
-    ] = None
+    ]
     trigger_type: Annotated[
         GoogleCloudIntegrationsV1alphaTriggerConfigTriggerType | None,
         Field(alias="triggerType", description="Optional. Type of trigger"),

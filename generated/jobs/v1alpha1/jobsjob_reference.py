@@ -42,7 +42,7 @@ REFERENCES: tuple[RefField, ...] = (
     ),
     RefField(
         path="companyRef",
-        target="JobsCompany",
+        target="CloudTalentSolutionCompany",
         api_path="company",
     ),
 )

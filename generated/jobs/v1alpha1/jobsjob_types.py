@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
+from kccgen.generated.cloudtalentsolution.v1alpha1.cloudtalentsolutioncompany_reference import (
+    CloudTalentSolutionCompanyRef,
+)
 from kccgen.generated.jobs.v1alpha1 import jobs_v4_api
 from kccgen.generated.jobs.v1alpha1.jobs_v4_api import (
     CompensationEntryType,
@@ -22,7 +25,6 @@ from kccgen.generated.jobs.v1alpha1.jobs_v4_api import (
     LocationLocationType,
     ProcessingOptionsHtmlSanitization,
 )
-from kccgen.generated.jobs.v1alpha1.jobscompany_reference import JobsCompanyRef
 from kccgen.generated.jobs.v1alpha1.jobstenant_reference import JobsTenantRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -243,11 +245,12 @@ class JobsJobSpec(KRMModel):
         Field(alias="applicationInfo", description="Job application information."),
     ] = None
     company_ref: Annotated[
-        JobsCompanyRef | None,
+        CloudTalentSolutionCompanyRef,
         Field(
-            alias="companyRef", description="A reference to a JobsCompany (API field `company`)."
+            alias="companyRef",
+            description="A reference to a CloudTalentSolutionCompany (API field `company`).",
         ),
-    ] = None
+    ]
     compensation_info: Annotated[
         CompensationInfo | None,
         Field(alias="compensationInfo", description="Job compensation information (a.k.a."),
@@ -273,11 +276,11 @@ class JobsJobSpec(KRMModel):
         ),
     ] = None
     description: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The description of the job, which typically includes a multi-paragraph description of the company and related information."
         ),
-    ] = None
+    ]
     employment_types: Annotated[
         list[JobEmploymentTypes] | None,
         Field(
@@ -360,12 +363,12 @@ class JobsJobSpec(KRMModel):
         Field(description="A description of the qualifications required to perform the job."),
     ] = None
     requisition_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="requisitionId",
             description="Required. The requisition ID, also referred to as the posting ID, is assigned by the client to identify a job.",
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(
@@ -383,11 +386,11 @@ class JobsJobSpec(KRMModel):
         ),
     ]
     title: Annotated[
-        str | None,
+        str,
         Field(
             description='Required. The title of the job, such as "Software Engineer" The maximum number of allowed characters is 500.'
         ),
-    ] = None
+    ]
     visibility: Annotated[
         JobVisibility | None, Field(description="Deprecated. The job is only visible to the owner.")
     ] = None

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.jobs.v1alpha1 import jobs_v4_api
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -28,12 +28,12 @@ class JobsTenantSpec(KRMModel):
     """
 
     external_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="externalId",
             description="Required. Client side tenant identifier, used to uniquely identify the tenant.",
         ),
-    ] = None
+    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(
@@ -72,5 +72,5 @@ class JobsTenant(KRMObject):
         Literal["jobs.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "jobs.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["JobsTenant"] = "JobsTenant"
-    spec: JobsTenantSpec = Field(default_factory=JobsTenantSpec)
+    spec: JobsTenantSpec
     status: JobsTenantStatus | None = None

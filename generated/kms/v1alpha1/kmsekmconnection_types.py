@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1alpha1 import cloudkms_v1_api
 from kccgen.generated.kms.v1alpha1.cloudkms_v1_api import EkmConnectionKeyManagementMode
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.servicedirectory.v1alpha1.servicedirectoryservice_reference import (
     ServiceDirectoryServiceRef,
 )
@@ -26,13 +26,13 @@ class Certificate(KRMModel):
     """
 
     raw_der: Annotated[
-        str | None,
+        str,
         Field(
             alias="rawDer",
             description="Required. The raw certificate bytes in DER format.",
             pattern="^[A-Za-z0-9+/_-]*={0,2}$",
         ),
-    ] = None
+    ]
 
 
 class CertificateObservedState(KRMModel):
@@ -172,23 +172,23 @@ class ServiceResolver(KRMModel):
         ),
     ] = None
     hostname: Annotated[
-        str | None,
+        str,
         Field(description="Required. The hostname of the EKM replica used at TLS and HTTP layers."),
-    ] = None
+    ]
     server_certificates: Annotated[
-        list[Certificate] | None,
+        list[Certificate],
         Field(
             alias="serverCertificates",
             description="Required. A list of leaf server certificates used to authenticate HTTPS connections to the EKM replica.",
         ),
-    ] = None
+    ]
     service_directory_service_ref: Annotated[
-        ServiceDirectoryServiceRef | None,
+        ServiceDirectoryServiceRef,
         Field(
             alias="serviceDirectoryServiceRef",
             description="A reference to a ServiceDirectoryService (API field `serviceDirectoryService`).",
         ),
-    ] = None
+    ]
 
 
 class ServiceResolverObservedState(KRMModel):

@@ -132,12 +132,12 @@ class KMSImportJobSpec(KRMModel):
         ),
     ] = None
     import_method: Annotated[
-        ImportJobImportMethod | None,
+        ImportJobImportMethod,
         Field(
             alias="importMethod",
             description="Required. Immutable. The wrapping method to be used for incoming key material.",
         ),
-    ] = None
+    ]
     key_ring_ref: Annotated[
         KMSKeyRingRef,
         Field(
@@ -146,12 +146,12 @@ class KMSImportJobSpec(KRMModel):
         ),
     ]
     protection_level: Annotated[
-        ImportJobProtectionLevel | None,
+        ImportJobProtectionLevel,
         Field(
             alias="protectionLevel",
             description="Required. Immutable. The protection level of the ImportJob.",
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1alpha1 import cloudkms_v1_api
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -51,12 +51,12 @@ class KMSKeyHandleSpec(KRMModel):
         ),
     ] = None
     resource_type_selector: Annotated[
-        str | None,
+        str,
         Field(
             alias="resourceTypeSelector",
             description="Required. Indicates the resource type that the resulting CryptoKey is meant to protect, e.g. `{SERVICE}.googleapis.com/{TYPE}`.",
         ),
-    ] = None
+    ]
 
 
 class KMSKeyHandleStatus(KRMStatus):

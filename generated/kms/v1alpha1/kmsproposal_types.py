@@ -25,12 +25,12 @@ class AddQuorumMember(KRMModel):
     """
 
     two_factor_public_key_pem: Annotated[
-        str | None,
+        str,
         Field(
             alias="twoFactorPublicKeyPem",
             description="Required. The public key associated with the 2FA key for the new quorum member to add.",
         ),
-    ] = None
+    ]
 
 
 class ChallengeObserved(KRMModel):
@@ -262,19 +262,19 @@ class RegisterTwoFactorAuthKeys(KRMModel):
     """
 
     required_approver_count: Annotated[
-        int | None,
+        int,
         Field(
             alias="requiredApproverCount",
             description="Required. The required numbers of approvers to set for the SingleTenantHsmInstance.",
         ),
-    ] = None
+    ]
     two_factor_public_key_pems: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="twoFactorPublicKeyPems",
             description="Required. The public keys associated with the 2FA keys for M of N quorum auth.",
         ),
-    ] = None
+    ]
 
 
 class RemoveQuorumMember(KRMModel):
@@ -283,12 +283,12 @@ class RemoveQuorumMember(KRMModel):
     """
 
     two_factor_public_key_pem: Annotated[
-        str | None,
+        str,
         Field(
             alias="twoFactorPublicKeyPem",
             description="Required. The public key associated with the 2FA key for the quorum member to remove.",
         ),
-    ] = None
+    ]
 
 
 class RequiredActionQuorumParametersObserved(KRMModel):
@@ -332,15 +332,15 @@ class UpgradeKeyTrust(KRMModel):
     """
 
     name: Annotated[
-        str | None, Field(description="Required. The name of the CryptoKeyVersion to promote.")
-    ] = None
+        str, Field(description="Required. The name of the CryptoKeyVersion to promote.")
+    ]
     two_factor_public_key_pem: Annotated[
-        str | None,
+        str,
         Field(
             alias="twoFactorPublicKeyPem",
             description="Required. The public key associated with the 2FA key that will sign the login nonce for this operation.",
         ),
-    ] = None
+    ]
 
 
 class KMSProposalStatus(KRMStatus):

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1alpha1 import cloudkms_v1_api
 from kccgen.generated.kms.v1alpha1.cloudkms_v1_api import SingleTenantHsmInstanceState
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -90,12 +90,12 @@ class KMSSingleTenantHsmInstanceSpec(KRMModel):
         ),
     ] = None
     quorum_auth: Annotated[
-        QuorumAuth | None,
+        QuorumAuth,
         Field(
             alias="quorumAuth",
             description="Required. The quorum auth configuration for the SingleTenantHsmInstance.",
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(
@@ -111,9 +111,9 @@ class QuorumAuth(KRMModel):
     """
 
     total_approver_count: Annotated[
-        int | None,
+        int,
         Field(alias="totalApproverCount", description="Required. The total number of approvers."),
-    ] = None
+    ]
 
 
 class QuorumAuthObservedState(KRMModel):

@@ -193,11 +193,11 @@ class CryptoKeyVersionTemplate(KRMModel):
     """
 
     algorithm: Annotated[
-        CryptoKeyVersionTemplateAlgorithm | None,
+        CryptoKeyVersionTemplateAlgorithm,
         Field(
             description="Required. Algorithm to use when creating a CryptoKeyVersion based on this template."
         ),
-    ] = None
+    ]
     protection_level: Annotated[
         CryptoKeyVersionTemplateProtectionLevel | None,
         Field(

@@ -8,16 +8,16 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.billingaccount_reference import BillingAccountRef
-from kccgen.generated.external.folder_reference import FolderRef
+from kccgen.generated.billing.v1alpha1.billingaccount_reference import BillingAccountRef
 from kccgen.generated.external.organization_reference import OrganizationRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.logging.v1alpha1 import logging_v2_api
 from kccgen.generated.logging.v1alpha1.logging_v2_api import (
     IndexConfigType,
     LogBucketLifecycleState,
 )
+from kccgen.generated.resourcemanager.v1alpha1.folder_reference import FolderRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -67,15 +67,13 @@ class IndexConfig(KRMModel):
     """
 
     field_path: Annotated[
-        str | None,
+        str,
         Field(
             alias="fieldPath",
             description="Required. The LogEntry field path to index.Note that some paths are automatically indexed, and other paths are not eligible for indexing.",
         ),
-    ] = None
-    type: Annotated[
-        IndexConfigType | None, Field(description="Required. The type of data in this index.")
-    ] = None
+    ]
+    type: Annotated[IndexConfigType, Field(description="Required. The type of data in this index.")]
 
 
 class IndexConfigObservedState(KRMModel):

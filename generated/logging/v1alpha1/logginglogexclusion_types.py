@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.billingaccount_reference import BillingAccountRef
-from kccgen.generated.external.folder_reference import FolderRef
+from kccgen.generated.billing.v1alpha1.billingaccount_reference import BillingAccountRef
 from kccgen.generated.external.organization_reference import OrganizationRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.logging.v1alpha1 import logging_v2_api
+from kccgen.generated.resourcemanager.v1alpha1.folder_reference import FolderRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -64,11 +64,11 @@ class LoggingLogExclusionSpec(KRMModel):
         ),
     ] = None
     filter: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. An advanced logs filter (https://docs.cloud.google.com/logging/docs/view/building-queries#queries-by-expression) that matches the log entries to be excluded."
         ),
-    ] = None
+    ]
     folder_ref: Annotated[
         FolderRef | None,
         Field(
@@ -122,5 +122,5 @@ class LoggingLogExclusion(KRMObject):
         Field(alias="apiVersion"),
     ] = "logging.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["LoggingLogExclusion"] = "LoggingLogExclusion"
-    spec: LoggingLogExclusionSpec = Field(default_factory=LoggingLogExclusionSpec)
+    spec: LoggingLogExclusionSpec
     status: LoggingLogExclusionStatus | None = None

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.logging.v1alpha1 import logging_v2_api
 from kccgen.generated.logging.v1alpha1.logging_v2_api import (
     LabelDescriptorValueType,
@@ -20,6 +19,7 @@ from kccgen.generated.logging.v1alpha1.logging_v2_api import (
     MetricDescriptorValueType,
 )
 from kccgen.generated.logging.v1alpha1.logginglogbucket_reference import LoggingLogBucketRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -156,11 +156,11 @@ class LoggingLogMetricSpec(KRMModel):
         ),
     ] = None
     filter: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. An advanced logs filter (https://cloud.google.com/logging/docs/view/advanced_filters) which is used to match log entries."
         ),
-    ] = None
+    ]
     label_extractors: Annotated[
         dict[str, str] | None,
         Field(
@@ -324,5 +324,5 @@ class LoggingLogMetric(KRMObject):
         Field(alias="apiVersion"),
     ] = "logging.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["LoggingLogMetric"] = "LoggingLogMetric"
-    spec: LoggingLogMetricSpec = Field(default_factory=LoggingLogMetricSpec)
+    spec: LoggingLogMetricSpec
     status: LoggingLogMetricStatus | None = None

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.folder_reference import FolderRef
 from kccgen.generated.external.organization_reference import OrganizationRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.logging.v1alpha1 import logging_v2_api
 from kccgen.generated.logging.v1alpha1.logginglogview_reference import LoggingLogViewRef
+from kccgen.generated.resourcemanager.v1alpha1.folder_reference import FolderRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -83,12 +83,12 @@ class LoggingLogScopeSpec(KRMModel):
         ),
     ] = None
     view_refs: Annotated[
-        list[LoggingLogViewRef] | None,
+        list[LoggingLogViewRef],
         Field(
             alias="viewRefs",
             description="References to LoggingLogViews (API field `resourceNames`).",
         ),
-    ] = None
+    ]
 
 
 class LoggingLogScopeStatus(KRMStatus):

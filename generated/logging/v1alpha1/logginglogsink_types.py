@@ -9,14 +9,14 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.bigquery.v1alpha1.bigquerydataset_reference import BigQueryDatasetRef
-from kccgen.generated.external.billingaccount_reference import BillingAccountRef
-from kccgen.generated.external.folder_reference import FolderRef
+from kccgen.generated.billing.v1alpha1.billingaccount_reference import BillingAccountRef
 from kccgen.generated.external.organization_reference import OrganizationRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.logging.v1alpha1 import logging_v2_api
 from kccgen.generated.logging.v1alpha1.logging_v2_api import LogSinkOutputVersionFormat
 from kccgen.generated.logging.v1alpha1.logginglogbucket_reference import LoggingLogBucketRef
 from kccgen.generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
+from kccgen.generated.resourcemanager.v1alpha1.folder_reference import FolderRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.storage.v1beta1.storagebucket_reference import StorageBucketRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -67,11 +67,11 @@ class LogExclusion(KRMModel):
         ),
     ] = None
     filter: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. An advanced logs filter (https://docs.cloud.google.com/logging/docs/view/building-queries#queries-by-expression) that matches the log entries to be excluded."
         ),
-    ] = None
+    ]
     name: Annotated[
         str | None,
         Field(
@@ -206,11 +206,11 @@ class LoggingLogSinkSpec(KRMModel):
         ),
     ] = None
     destination: Annotated[
-        LogSinkDestinationChoice | None,
+        LogSinkDestinationChoice,
         Field(
             description="Names one of BigQueryDataset, LoggingLogBucket, PubSubTopic, StorageBucket (API field `destination`): set exactly one key."
         ),
-    ] = None
+    ]
     disabled: Annotated[
         bool | None,
         Field(
@@ -307,5 +307,5 @@ class LoggingLogSink(KRMObject):
         Field(alias="apiVersion"),
     ] = "logging.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["LoggingLogSink"] = "LoggingLogSink"
-    spec: LoggingLogSinkSpec = Field(default_factory=LoggingLogSinkSpec)
+    spec: LoggingLogSinkSpec
     status: LoggingLogSinkStatus | None = None

@@ -49,7 +49,6 @@ REFERENCES: tuple[RefField, ...] = (
         path="billingAccountRef",
         target="BillingAccount",
         api_path="{billingAccount}",
-        external_only=True,
         parent=True,
     ),
     RefField(

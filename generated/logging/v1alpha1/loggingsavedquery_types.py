@@ -8,10 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.external.billingaccount_reference import BillingAccountRef
-from kccgen.generated.external.folder_reference import FolderRef
+from kccgen.generated.billing.v1alpha1.billingaccount_reference import BillingAccountRef
 from kccgen.generated.external.organization_reference import OrganizationRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.logging.v1alpha1 import logging_v2_api
 from kccgen.generated.logging.v1alpha1.logging_v2_api import (
     FilterExpressionComparator,
@@ -22,6 +20,8 @@ from kccgen.generated.logging.v1alpha1.logging_v2_api import (
     VirtualFieldVirtualFieldType,
 )
 from kccgen.generated.logging.v1alpha1.logginglogview_reference import LoggingLogViewRef
+from kccgen.generated.resourcemanager.v1alpha1.folder_reference import FolderRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -135,9 +135,7 @@ class FunctionApplication(KRMModel):
         list[Any] | None,
         Field(description="Optional. Parameters to be applied to the aggregation."),
     ] = None
-    type: Annotated[
-        str | None, Field(description="Required. Specifies the aggregation function.")
-    ] = None
+    type: Annotated[str, Field(description="Required. Specifies the aggregation function.")]
 
 
 class Int64String(RootModel[str]):
@@ -150,11 +148,11 @@ class LoggingQuery(KRMModel):
     """
 
     filter: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. An advanced query using the Logging Query Language (https://docs.cloud.google.com/logging/docs/view/logging-query-language)."
         ),
-    ] = None
+    ]
     summary_field_end: Annotated[
         int | None,
         Field(
@@ -217,12 +215,12 @@ class LoggingSavedQuerySpec(KRMModel):
         str | None, Field(description="Optional. A human readable description of the saved query.")
     ] = None
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName",
             description="Required. The user specified title for the SavedQuery.",
         ),
-    ] = None
+    ]
     folder_ref: Annotated[
         FolderRef | None,
         Field(
@@ -267,11 +265,11 @@ class LoggingSavedQuerySpec(KRMModel):
         ),
     ] = None
     visibility: Annotated[
-        SavedQueryVisibility | None,
+        SavedQueryVisibility,
         Field(
             description="Required. The visibility status of this query, which determines its ownership."
         ),
-    ] = None
+    ]
 
 
 class OpsAnalyticsQuery(KRMModel):
@@ -359,12 +357,12 @@ class QueryBuilderConfig(KRMModel):
         Field(alias="searchTerm", description="The plain text search to use for the query."),
     ] = None
     view_refs: Annotated[
-        list[LoggingLogViewRef] | None,
+        list[LoggingLogViewRef],
         Field(
             alias="viewRefs",
             description="References to LoggingLogViews (API field `resourceNames`).",
         ),
-    ] = None
+    ]
 
 
 class SortOrderParameter(KRMModel):
@@ -407,9 +405,9 @@ class VirtualField(KRMModel):
         ),
     ] = None
     virtual_field_type: Annotated[
-        VirtualFieldVirtualFieldType | None,
+        VirtualFieldVirtualFieldType,
         Field(alias="virtualFieldType", description="Required. The type of the virtual field."),
-    ] = None
+    ]
 
 
 FieldSource.model_rebuild()

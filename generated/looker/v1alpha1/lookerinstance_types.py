@@ -12,7 +12,6 @@ from kccgen.generated.compute.v1alpha1.computeserviceattachment_reference import
     ComputeServiceAttachmentRef,
 )
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.looker.v1alpha1 import looker_v1_api
 from kccgen.generated.looker.v1alpha1.looker_v1_api import (
@@ -26,6 +25,7 @@ from kccgen.generated.looker.v1alpha1.looker_v1_api import (
     MaintenanceWindowDayOfWeek,
     ServiceAttachmentConnectionStatus,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -143,19 +143,18 @@ class DenyMaintenancePeriod(KRMModel):
     """
 
     end_date: Annotated[
-        Date | None,
+        Date,
         Field(alias="endDate", description="Required. End date of the deny maintenance period."),
-    ] = None
+    ]
     start_date: Annotated[
-        Date | None,
+        Date,
         Field(
             alias="startDate", description="Required. Start date of the deny maintenance period."
         ),
-    ] = None
+    ]
     time: Annotated[
-        TimeOfDay | None,
-        Field(description="Required. Time in UTC when the period starts and ends."),
-    ] = None
+        TimeOfDay, Field(description="Required. Time in UTC when the period starts and ends.")
+    ]
 
 
 class DenyMaintenancePeriodObserved(KRMModel):
@@ -570,16 +569,16 @@ class MaintenanceWindow(KRMModel):
     """
 
     day_of_week: Annotated[
-        MaintenanceWindowDayOfWeek | None,
+        MaintenanceWindowDayOfWeek,
         Field(
             alias="dayOfWeek",
             description="Required. Day of the week for this MaintenanceWindow (in UTC).",
         ),
-    ] = None
+    ]
     start_time: Annotated[
-        TimeOfDay | None,
+        TimeOfDay,
         Field(alias="startTime", description="Required. Time in UTC when the period starts."),
-    ] = None
+    ]
 
 
 class OAuthConfig(KRMModel):
@@ -616,21 +615,21 @@ class PeriodicExportConfig(KRMModel):
     """
 
     gcs_uri: Annotated[
-        str | None,
+        str,
         Field(
             alias="gcsUri", description="Required. Cloud Storage bucket URI for periodic export."
         ),
-    ] = None
+    ]
     kms_key_ref: Annotated[
-        KMSCryptoKeyRef | None,
+        KMSCryptoKeyRef,
         Field(alias="kmsKeyRef", description="A reference to a KMSCryptoKey (API field `kmsKey`)."),
-    ] = None
+    ]
     start_time: Annotated[
-        TimeOfDay | None,
+        TimeOfDay,
         Field(
             alias="startTime", description="Required. Time in UTC to start the periodic export job."
         ),
-    ] = None
+    ]
 
 
 class PscConfig(KRMModel):
@@ -695,12 +694,12 @@ class ServiceAttachment(KRMModel):
         ),
     ] = None
     target_service_attachment_ref: Annotated[
-        ComputeServiceAttachmentRef | None,
+        ComputeServiceAttachmentRef,
         Field(
             alias="targetServiceAttachmentRef",
             description="A reference to a ComputeServiceAttachment (API field `targetServiceAttachmentUri`).",
         ),
-    ] = None
+    ]
 
 
 class ServiceAttachmentObservedState(KRMModel):

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.managedidentities.v1alpha1 import managedidentities_v1_api
 from kccgen.generated.managedidentities.v1alpha1.managedidentities_v1_api import (
     DomainState,
@@ -19,6 +18,7 @@ from kccgen.generated.managedidentities.v1alpha1.managedidentities_v1_api import
 from kccgen.generated.managedidentities.v1alpha1.managedidentitiesdomain_reference import (
     ManagedidentitiesDomainRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -91,20 +91,19 @@ class ManagedidentitiesDomainSpec(KRMModel):
         ),
     ] = None
     domain_ref: Annotated[
-        ManagedidentitiesDomainRef | None,
+        ManagedidentitiesDomainRef,
         Field(
             alias="domainRef",
             description="A reference to a ManagedidentitiesDomain (API field `domainName`).",
         ),
-    ] = None
+    ]
     labels: Annotated[
         dict[str, str] | None,
         Field(description="Optional. Resource labels that can contain user-provided metadata."),
     ] = None
     locations: Annotated[
-        list[str] | None,
-        Field(description="Required. Locations where domain needs to be provisioned."),
-    ] = None
+        list[str], Field(description="Required. Locations where domain needs to be provisioned.")
+    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(
@@ -113,12 +112,12 @@ class ManagedidentitiesDomainSpec(KRMModel):
         ),
     ] = None
     reserved_ip_range: Annotated[
-        str | None,
+        str,
         Field(
             alias="reservedIpRange",
             description="Required. The CIDR range of internal addresses that are reserved for this domain.",
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(
@@ -233,5 +232,5 @@ class ManagedidentitiesDomain(KRMObject):
         Literal["managedidentities.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "managedidentities.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ManagedidentitiesDomain"] = "ManagedidentitiesDomain"
-    spec: ManagedidentitiesDomainSpec = Field(default_factory=ManagedidentitiesDomainSpec)
+    spec: ManagedidentitiesDomainSpec
     status: ManagedidentitiesDomainStatus | None = None

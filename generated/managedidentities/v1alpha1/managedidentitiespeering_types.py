@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.managedidentities.v1alpha1 import managedidentities_v1_api
 from kccgen.generated.managedidentities.v1alpha1.managedidentities_v1_api import PeeringState
 from kccgen.generated.managedidentities.v1alpha1.managedidentitiesdomain_reference import (
     ManagedidentitiesDomainRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -59,19 +59,19 @@ class ManagedidentitiesPeeringSpec(KRMModel):
     """
 
     authorized_network: Annotated[
-        str | None,
+        str,
         Field(
             alias="authorizedNetwork",
             description="Required. The full names of the Google Compute Engine [networks](/compute/docs/networks-and-firewalls#networks) to which the instance is connected.",
         ),
-    ] = None
+    ]
     domain_resource_ref: Annotated[
-        ManagedidentitiesDomainRef | None,
+        ManagedidentitiesDomainRef,
         Field(
             alias="domainResourceRef",
             description="A reference to a ManagedidentitiesDomain (API field `domainResource`).",
         ),
-    ] = None
+    ]
     labels: Annotated[
         dict[str, str] | None,
         Field(description="Optional. Resource labels to represent user-provided metadata."),
@@ -114,5 +114,5 @@ class ManagedidentitiesPeering(KRMObject):
         Literal["managedidentities.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "managedidentities.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ManagedidentitiesPeering"] = "ManagedidentitiesPeering"
-    spec: ManagedidentitiesPeeringSpec = Field(default_factory=ManagedidentitiesPeeringSpec)
+    spec: ManagedidentitiesPeeringSpec
     status: ManagedidentitiesPeeringStatus | None = None

@@ -23,12 +23,12 @@ class AclEntry(KRMModel):
     Represents the access granted for a given Resource Pattern in an ACL.
     """
 
-    host: Annotated[str | None, Field(description="Required. The host.")] = None
-    operation: Annotated[str | None, Field(description="Required. The operation type.")] = None
+    host: Annotated[str, Field(description="Required. The host.")]
+    operation: Annotated[str, Field(description="Required. The operation type.")]
     permission_type: Annotated[
-        str | None, Field(alias="permissionType", description="Required. The permission type.")
-    ] = None
-    principal: Annotated[str | None, Field(description="Required. The principal.")] = None
+        str, Field(alias="permissionType", description="Required. The permission type.")
+    ]
+    principal: Annotated[str, Field(description="Required. The principal.")]
 
 
 class ManagedKafkaAclObservedState(KRMModel):
@@ -68,12 +68,12 @@ class ManagedKafkaAclSpec(KRMModel):
     """
 
     acl_entries: Annotated[
-        list[AclEntry] | None,
+        list[AclEntry],
         Field(
             alias="aclEntries",
             description="Required. The ACL entries that apply to the resource pattern.",
         ),
-    ] = None
+    ]
     cluster_ref: Annotated[
         ManagedKafkaClusterRef,
         Field(

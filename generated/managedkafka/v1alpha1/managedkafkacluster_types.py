@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.managedkafka.v1alpha1 import managedkafka_v1_api
 from kccgen.generated.managedkafka.v1alpha1.managedkafka_v1_api import (
@@ -17,6 +16,7 @@ from kccgen.generated.managedkafka.v1alpha1.managedkafka_v1_api import (
     RebalanceConfigMode,
 )
 from kccgen.generated.privateca.v1alpha1.privatecacapool_reference import PrivateCACAPoolRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -29,12 +29,12 @@ class AccessConfig(KRMModel):
     """
 
     network_configs: Annotated[
-        list[NetworkConfig] | None,
+        list[NetworkConfig],
         Field(
             alias="networkConfigs",
             description="Required. Virtual Private Cloud (VPC) networks that must be granted direct access to the Kafka cluster.",
         ),
-    ] = None
+    ]
     public_cluster_config: Annotated[
         PublicClusterConfig | None,
         Field(
@@ -80,19 +80,19 @@ class CapacityConfig(KRMModel):
     """
 
     memory_bytes: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="memoryBytes",
             description="Required. The memory to provision for the cluster in bytes.",
         ),
-    ] = None
+    ]
     vcpu_count: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="vcpuCount",
             description="Required. The number of vCPUs to provision for the cluster.",
         ),
-    ] = None
+    ]
 
 
 class CertificateAuthorityServiceConfig(KRMModel):
@@ -101,11 +101,11 @@ class CertificateAuthorityServiceConfig(KRMModel):
     """
 
     ca_pool_ref: Annotated[
-        PrivateCACAPoolRef | None,
+        PrivateCACAPoolRef,
         Field(
             alias="caPoolRef", description="A reference to a PrivateCACAPool (API field `caPool`)."
         ),
-    ] = None
+    ]
 
 
 class EffectiveCapacityConfigObserved(KRMModel):
@@ -134,12 +134,12 @@ class GcpConfig(KRMModel):
     """
 
     access_config: Annotated[
-        AccessConfig | None,
+        AccessConfig,
         Field(
             alias="accessConfig",
             description="Required. Access configuration for the Kafka cluster.",
         ),
-    ] = None
+    ]
     kms_key_ref: Annotated[
         KMSCryptoKeyRef | None,
         Field(alias="kmsKeyRef", description="A reference to a KMSCryptoKey (API field `kmsKey`)."),
@@ -225,19 +225,19 @@ class ManagedKafkaClusterSpec(KRMModel):
         ),
     ] = None
     capacity_config: Annotated[
-        CapacityConfig | None,
+        CapacityConfig,
         Field(
             alias="capacityConfig",
             description="Required. Capacity configuration for the Kafka cluster.",
         ),
-    ] = None
+    ]
     gcp_config: Annotated[
-        GcpConfig | None,
+        GcpConfig,
         Field(
             alias="gcpConfig",
             description="Required. Configuration properties for a Kafka cluster deployed to Google Cloud Platform.",
         ),
-    ] = None
+    ]
     kafka_version: Annotated[
         str | None,
         Field(
@@ -290,12 +290,12 @@ class NetworkConfig(KRMModel):
     """
 
     subnetwork_ref: Annotated[
-        ComputeSubnetworkRef | None,
+        ComputeSubnetworkRef,
         Field(
             alias="subnetworkRef",
             description="A reference to a ComputeSubnetwork (API field `subnet`).",
         ),
-    ] = None
+    ]
 
 
 class PublicClusterConfig(KRMModel):
@@ -304,12 +304,12 @@ class PublicClusterConfig(KRMModel):
     """
 
     allowed_source_ip_ranges: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="allowedSourceIpRanges",
             description="Required. The list of IPv4 ranges in CIDR notation that are allowed to connect to the public Kafka broker endpoints.",
         ),
-    ] = None
+    ]
 
 
 class PublicClusterDetailsObserved(KRMModel):

@@ -9,12 +9,12 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.managedkafka.v1alpha1 import managedkafka_v1_api
 from kccgen.generated.managedkafka.v1alpha1.managedkafka_v1_api import ConnectClusterState
 from kccgen.generated.managedkafka.v1alpha1.managedkafkacluster_reference import (
     ManagedKafkaClusterRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -27,19 +27,19 @@ class CapacityConfig(KRMModel):
     """
 
     memory_bytes: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="memoryBytes",
             description="Required. The memory to provision for the cluster in bytes.",
         ),
-    ] = None
+    ]
     vcpu_count: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="vcpuCount",
             description="Required. The number of vCPUs to provision for the cluster.",
         ),
-    ] = None
+    ]
 
 
 class ConnectAccessConfig(KRMModel):
@@ -48,12 +48,12 @@ class ConnectAccessConfig(KRMModel):
     """
 
     network_configs: Annotated[
-        list[ConnectNetworkConfig] | None,
+        list[ConnectNetworkConfig],
         Field(
             alias="networkConfigs",
             description="Required. Virtual Private Cloud (VPC) networks that must be granted direct access to the Kafka Connect cluster.",
         ),
-    ] = None
+    ]
 
 
 class ConnectGcpConfig(KRMModel):
@@ -62,12 +62,12 @@ class ConnectGcpConfig(KRMModel):
     """
 
     access_config: Annotated[
-        ConnectAccessConfig | None,
+        ConnectAccessConfig,
         Field(
             alias="accessConfig",
             description="Required. Access configuration for the Kafka Connect cluster.",
         ),
-    ] = None
+    ]
     secret_paths: Annotated[
         list[str] | None,
         Field(alias="secretPaths", description="Optional. Secrets to load into workers."),
@@ -94,12 +94,12 @@ class ConnectNetworkConfig(KRMModel):
         ),
     ] = None
     primary_subnet_ref: Annotated[
-        ComputeSubnetworkRef | None,
+        ComputeSubnetworkRef,
         Field(
             alias="primarySubnetRef",
             description="A reference to a ComputeSubnetwork (API field `primarySubnet`).",
         ),
-    ] = None
+    ]
 
 
 class Int64String(RootModel[str]):
@@ -147,29 +147,29 @@ class ManagedKafkaConnectClusterSpec(KRMModel):
     """
 
     capacity_config: Annotated[
-        CapacityConfig | None,
+        CapacityConfig,
         Field(
             alias="capacityConfig",
             description="Required. Capacity configuration for the Kafka Connect cluster.",
         ),
-    ] = None
+    ]
     config: Annotated[
         dict[str, str] | None, Field(description="Optional. Reserved for future use.")
     ] = None
     gcp_config: Annotated[
-        ConnectGcpConfig | None,
+        ConnectGcpConfig,
         Field(
             alias="gcpConfig",
             description="Required. Configuration properties for a Kafka Connect cluster deployed to Google Cloud Platform.",
         ),
-    ] = None
+    ]
     kafka_cluster_ref: Annotated[
-        ManagedKafkaClusterRef | None,
+        ManagedKafkaClusterRef,
         Field(
             alias="kafkaClusterRef",
             description="A reference to a ManagedKafkaCluster (API field `kafkaCluster`).",
         ),
-    ] = None
+    ]
     labels: Annotated[
         dict[str, str] | None, Field(description="Optional. Labels as key value pairs.")
     ] = None

@@ -43,18 +43,18 @@ class ManagedKafkaTopicSpec(KRMModel):
         ),
     ] = None
     partition_count: Annotated[
-        int | None,
+        int,
         Field(
             alias="partitionCount", description="Required. The number of partitions this topic has."
         ),
-    ] = None
+    ]
     replication_factor: Annotated[
-        int | None,
+        int,
         Field(
             alias="replicationFactor",
             description="Required. Immutable. The number of replicas of each partition.",
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.memcache.v1alpha1 import memcache_v1_api
 from kccgen.generated.memcache.v1alpha1.memcache_v1_api import (
     InstanceMemcacheVersion,
@@ -18,6 +17,7 @@ from kccgen.generated.memcache.v1alpha1.memcache_v1_api import (
     NodeState,
     WeeklyMaintenanceWindowDay,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -33,12 +33,12 @@ class GoogleCloudMemcacheV1MaintenancePolicy(KRMModel):
         str | None, Field(description="Description of what this policy is for.")
     ] = None
     weekly_maintenance_window: Annotated[
-        list[WeeklyMaintenanceWindow] | None,
+        list[WeeklyMaintenanceWindow],
         Field(
             alias="weeklyMaintenanceWindow",
             description="Required. Maintenance window that is applied to resources covered by this policy.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudMemcacheV1MaintenancePolicyObservedState(KRMModel):
@@ -235,15 +235,15 @@ class MemcacheInstanceSpec(KRMModel):
         Field(alias="memcacheVersion", description="The major version of Memcached software."),
     ] = None
     node_config: Annotated[
-        NodeConfig | None,
+        NodeConfig,
         Field(alias="nodeConfig", description="Required. Configuration for Memcached nodes."),
-    ] = None
+    ]
     node_count: Annotated[
-        int | None,
+        int,
         Field(
             alias="nodeCount", description="Required. Number of nodes in the Memcached instance."
         ),
-    ] = None
+    ]
     parameters: Annotated[
         MemcacheParameters | None,
         Field(
@@ -307,16 +307,15 @@ class NodeConfig(KRMModel):
     """
 
     cpu_count: Annotated[
-        int | None,
-        Field(alias="cpuCount", description="Required. Number of cpus per Memcached node."),
-    ] = None
+        int, Field(alias="cpuCount", description="Required. Number of cpus per Memcached node.")
+    ]
     memory_size_mb: Annotated[
-        int | None,
+        int,
         Field(
             alias="memorySizeMb",
             description="Required. Memory size in MiB for each Memcached node.",
         ),
-    ] = None
+    ]
 
 
 class NodeObserved(KRMModel):
@@ -377,22 +376,22 @@ class WeeklyMaintenanceWindow(KRMModel):
     """
 
     day: Annotated[
-        WeeklyMaintenanceWindowDay | None,
+        WeeklyMaintenanceWindowDay,
         Field(
             description="Required. Allows to define schedule that runs specified day of the week."
         ),
-    ] = None
+    ]
     duration: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Duration of the time window.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
-    ] = None
+    ]
     start_time: Annotated[
-        TimeOfDay | None,
+        TimeOfDay,
         Field(alias="startTime", description="Required. Start time of the window in UTC."),
-    ] = None
+    ]
 
 
 class MemcacheInstanceStatus(KRMStatus):

@@ -26,16 +26,16 @@ class AttributionSettings(KRMModel):
     """
 
     attribution_lookback_window_days: Annotated[
-        int | None,
+        int,
         Field(
             alias="attributionLookbackWindowDays",
             description="Required. Lookback window (in days) used for attribution in this source.",
         ),
-    ] = None
+    ]
     attribution_model: Annotated[
-        AttributionSettingsAttributionModel | None,
+        AttributionSettingsAttributionModel,
         Field(alias="attributionModel", description="Required. Attribution model."),
-    ] = None
+    ]
 
 
 class AttributionSettingsObserved(KRMModel):
@@ -115,12 +115,12 @@ class GoogleAnalyticsLink(KRMModel):
     """
 
     property_id: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="propertyId",
             description="Required. Immutable. ID of the Google Analytics property the merchant is linked to.",
         ),
-    ] = None
+    ]
 
 
 class GoogleAnalyticsLinkObservedState(KRMModel):
@@ -221,23 +221,23 @@ class MerchantCenterDestination(KRMModel):
     """
 
     attribution_settings: Annotated[
-        AttributionSettings | None,
+        AttributionSettings,
         Field(
             alias="attributionSettings",
             description="Required. Attribution settings used for the Merchant Center Destination.",
         ),
-    ] = None
+    ]
     currency_code: Annotated[
-        str | None,
+        str,
         Field(alias="currencyCode", description="Required. Three-letter currency code (ISO 4217)."),
-    ] = None
+    ]
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName",
             description="Required. Merchant-specified display name for the destination.",
         ),
-    ] = None
+    ]
 
 
 class MerchantCenterDestinationObservedState(KRMModel):

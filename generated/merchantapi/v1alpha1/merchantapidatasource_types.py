@@ -80,12 +80,12 @@ class DefaultRule(KRMModel):
     """
 
     take_from_data_sources: Annotated[
-        list[DataSourceReference] | None,
+        list[DataSourceReference],
         Field(
             alias="takeFromDataSources",
             description="Required. The list of data sources linked in the [default rule](https://support.google.com/merchants/answer/7450276).",
         ),
-    ] = None
+    ]
 
 
 class Destination(KRMModel):
@@ -134,9 +134,9 @@ class FetchSettings(KRMModel):
         ),
     ] = None
     frequency: Annotated[
-        FetchSettingsFrequency | None,
+        FetchSettingsFrequency,
         Field(description="Required. The frequency describing fetch schedule."),
-    ] = None
+    ]
     password: Annotated[
         str | None, Field(description="Optional. An optional password for fetch_uri.")
     ] = None
@@ -197,19 +197,19 @@ class LocalInventoryDataSource(KRMModel):
     """
 
     content_language: Annotated[
-        str | None,
+        str,
         Field(
             alias="contentLanguage",
             description="Required. Immutable. The two-letter ISO 639-1 language of the items to which the local inventory is provided.",
         ),
-    ] = None
+    ]
     feed_label: Annotated[
-        str | None,
+        str,
         Field(
             alias="feedLabel",
             description="Required. Immutable. The feed label of the offers to which the local inventory is provided.",
         ),
-    ] = None
+    ]
 
 
 class MerchantAPIDataSourceObservedState(KRMModel):
@@ -250,12 +250,12 @@ class MerchantAPIDataSourceSpec(KRMModel):
         str, Field(description="Immutable. The account of the MerchantAPIDataSource.")
     ]
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName",
             description="Required. The displayed data source name in the Merchant Center UI.",
         ),
-    ] = None
+    ]
     file_input: Annotated[
         FileInput | None,
         Field(
@@ -387,36 +387,36 @@ class PromotionDataSource(KRMModel):
     """
 
     content_language: Annotated[
-        str | None,
+        str,
         Field(
             alias="contentLanguage",
             description="Required. Immutable. The two-letter ISO 639-1 language of the items in the data source.",
         ),
-    ] = None
+    ]
     target_country: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetCountry",
             description="Required. Immutable. The target country used as part of the unique identifier.",
         ),
-    ] = None
+    ]
 
 
 class RegionalInventoryDataSource(KRMModel):
     content_language: Annotated[
-        str | None,
+        str,
         Field(
             alias="contentLanguage",
             description="Required. Immutable. The two-letter ISO 639-1 language of the items to which the regional inventory is provided.",
         ),
-    ] = None
+    ]
     feed_label: Annotated[
-        str | None,
+        str,
         Field(
             alias="feedLabel",
             description="Required. Immutable. The feed label of the offers to which the regional inventory is provided.",
         ),
-    ] = None
+    ]
 
 
 class SupplementalProductDataSource(KRMModel):

@@ -76,26 +76,25 @@ class MerchantAPILfpStoreSpec(KRMModel):
         ),
     ] = None
     store_address: Annotated[
-        str | None,
-        Field(alias="storeAddress", description="Required. The street address of the store."),
-    ] = None
+        str, Field(alias="storeAddress", description="Required. The street address of the store.")
+    ]
     store_code: Annotated[
-        str | None,
+        str,
         Field(
             alias="storeCode",
             description="Required. Immutable. A store identifier that is unique for the target merchant.",
         ),
-    ] = None
+    ]
     store_name: Annotated[
         str | None, Field(alias="storeName", description="Optional. The merchant or store name.")
     ] = None
     target_account: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="targetAccount",
             description="Required. The Merchant Center id of the merchant to submit the store for.",
         ),
-    ] = None
+    ]
     website_uri: Annotated[
         str | None,
         Field(

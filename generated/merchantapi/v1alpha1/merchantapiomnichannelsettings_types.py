@@ -30,7 +30,7 @@ class About(KRMModel):
     Collection of information related to the about page ([impressum](https://support.google.com/merchants/answer/14675634?ref_topic=15145634&sjid=6892280366904591178-NC)).
     """
 
-    uri: Annotated[str | None, Field(description="Required. The about page URI.")] = None
+    uri: Annotated[str, Field(description="Required. The about page URI.")]
 
 
 class AboutObservedState(KRMModel):
@@ -67,18 +67,18 @@ class InventoryVerification(KRMModel):
     """
 
     contact: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The name of the contact for the inventory verification process."
         ),
-    ] = None
+    ]
     contact_email: Annotated[
-        str | None,
+        str,
         Field(
             alias="contactEmail",
             description="Required. The email address of the contact for the inventory verification process.",
         ),
-    ] = None
+    ]
 
 
 class InventoryVerificationObservedState(KRMModel):
@@ -178,11 +178,11 @@ class MerchantAPIOmnichannelSettingsSpec(KRMModel):
         ),
     ] = None
     lsf_type: Annotated[
-        OmnichannelSettingLsfType | None,
+        OmnichannelSettingLsfType,
         Field(
             alias="lsfType", description="Required. The Local Store Front type for this country."
         ),
-    ] = None
+    ]
     odo: Annotated[
         OnDisplayToOrder | None,
         Field(
@@ -193,12 +193,12 @@ class MerchantAPIOmnichannelSettingsSpec(KRMModel):
         Pickup | None, Field(description="Optional. The Pickup URI and state for this country.")
     ] = None
     region_code: Annotated[
-        str | None,
+        str,
         Field(
             alias="regionCode",
             description="Required. Immutable. Region code defined by [CLDR](https://cldr.unicode.org/).",
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(
@@ -213,9 +213,7 @@ class OnDisplayToOrder(KRMModel):
     Collection of information related to the on display to order ([ODO](https://support.google.com/merchants/answer/14615056?ref_topic=15145747&sjid=6892280366904591178-NC)).
     """
 
-    uri: Annotated[
-        str | None, Field(description="Required. The on display to order (ODO) policy URI.")
-    ] = None
+    uri: Annotated[str, Field(description="Required. The on display to order (ODO) policy URI.")]
 
 
 class OnDisplayToOrderObservedState(KRMModel):
@@ -233,7 +231,7 @@ class Pickup(KRMModel):
     Collection of information related to Pickup.
     """
 
-    uri: Annotated[str | None, Field(description="Required. Pickup product page URI.")] = None
+    uri: Annotated[str, Field(description="Required. Pickup product page URI.")]
 
 
 class PickupObservedState(KRMModel):

@@ -72,11 +72,11 @@ class MerchantAPIOnlineReturnPolicySpec(KRMModel):
         str, Field(description="Immutable. The account of the MerchantAPIOnlineReturnPolicy.")
     ]
     countries: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             description="Required. Immutable. The countries of sale where the return policy applies."
         ),
-    ] = None
+    ]
     item_conditions: Annotated[
         list[OnlineReturnPolicyItemConditions] | None,
         Field(
@@ -127,8 +127,8 @@ class MerchantAPIOnlineReturnPolicySpec(KRMModel):
         ),
     ] = None
     return_policy_uri: Annotated[
-        str | None, Field(alias="returnPolicyUri", description="Required. The return policy uri.")
-    ] = None
+        str, Field(alias="returnPolicyUri", description="Required. The return policy uri.")
+    ]
     return_shipping_fee: Annotated[
         ReturnShippingFee | None,
         Field(alias="returnShippingFee", description="Optional. The return shipping fee."),
@@ -199,19 +199,19 @@ class ReturnShippingFee(KRMModel):
         Price | None, Field(alias="fixedFee", description="Fixed return shipping fee amount.")
     ] = None
     type: Annotated[
-        ReturnShippingFeeType | None, Field(description="Required. Type of return shipping fee.")
-    ] = None
+        ReturnShippingFeeType, Field(description="Required. Type of return shipping fee.")
+    ]
 
 
 class SeasonalOverride(KRMModel):
     end_date: Annotated[
-        Date | None,
+        Date,
         Field(alias="endDate", description="Required. seasonal override end date (inclusive)."),
-    ] = None
+    ]
     label: Annotated[
-        str | None,
+        str,
         Field(description="Required. Display name of this seasonal override in Merchant Center."),
-    ] = None
+    ]
     return_days: Annotated[
         int | None,
         Field(
@@ -227,12 +227,12 @@ class SeasonalOverride(KRMModel):
         ),
     ] = None
     start_date: Annotated[
-        Date | None,
+        Date,
         Field(
             alias="startDate",
             description="Required. Defines the date range when this seasonal override applies.",
         ),
-    ] = None
+    ]
 
 
 class MerchantAPIOnlineReturnPolicyStatus(KRMStatus):

@@ -22,12 +22,12 @@ class GeoTargetArea(KRMModel):
     """
 
     geotarget_criteria_ids: Annotated[
-        list[int | Int64String] | None,
+        list[int | Int64String],
         Field(
             alias="geotargetCriteriaIds",
             description="Required. A non-empty list of [location IDs](https://developers.google.com/adwords/api/docs/appendix/geotargeting).",
         ),
-    ] = None
+    ]
 
 
 class Int64String(RootModel[str]):
@@ -109,16 +109,16 @@ class PostalCodeArea(KRMModel):
     """
 
     postal_codes: Annotated[
-        list[PostalCodeRange] | None,
+        list[PostalCodeRange],
         Field(alias="postalCodes", description="Required. A range of postal codes."),
-    ] = None
+    ]
     region_code: Annotated[
-        str | None,
+        str,
         Field(
             alias="regionCode",
             description="Required. [CLDR territory code](http://www.unicode.org/repos/cldr/tags/latest/common/main/en.xml) or the country the postal code group applies to.",
         ),
-    ] = None
+    ]
 
 
 class PostalCodeRange(KRMModel):
@@ -127,11 +127,11 @@ class PostalCodeRange(KRMModel):
     """
 
     begin: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. A postal code or a pattern of the form prefix* denoting the inclusive lower bound of the range defining the area."
         ),
-    ] = None
+    ]
     end: Annotated[
         str | None,
         Field(
@@ -146,22 +146,20 @@ class RadiusArea(KRMModel):
     """
 
     lat_lng: Annotated[
-        LatLng | None, Field(alias="latLng", description="Required. The center of the radius area.")
-    ] = None
-    radius: Annotated[
-        float | None, Field(description="Required. The radius distance of the area.")
-    ] = None
+        LatLng, Field(alias="latLng", description="Required. The center of the radius area.")
+    ]
+    radius: Annotated[float, Field(description="Required. The radius distance of the area.")]
     radius_units: Annotated[
         RadiusAreaRadiusUnits | None,
         Field(alias="radiusUnits", description="Optional. The unit of the radius."),
     ] = None
     region_code: Annotated[
-        str | None,
+        str,
         Field(
             alias="regionCode",
             description="Required. [CLDR territory code](http://www.unicode.org/repos/cldr/tags/latest/common/main/en.xml) or the country the radius area applies to.",
         ),
-    ] = None
+    ]
 
 
 class MerchantAPIRegionStatus(KRMStatus):

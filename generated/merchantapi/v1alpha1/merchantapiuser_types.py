@@ -35,12 +35,12 @@ class MerchantAPIUserSpec(KRMModel):
     """
 
     access_rights: Annotated[
-        list[UserAccessRights] | None,
+        list[UserAccessRights],
         Field(
             alias="accessRights",
             description="Required. The [access rights](https://support.google.com/merchants/answer/12160472?sjid=6789834943175119429-EU#accesstypes) the user has.",
         ),
-    ] = None
+    ]
     account: Annotated[str, Field(description="Immutable. The account of the MerchantAPIUser.")]
     resource_id: Annotated[
         str | None,

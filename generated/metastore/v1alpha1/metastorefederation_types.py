@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.metastore.v1alpha1 import metastore_v1_api
 from kccgen.generated.metastore.v1alpha1.metastore_v1_api import (
     BackendMetastoreMetastoreType,
     FederationState,
 )
 from kccgen.generated.metastore.v1alpha1.metastoreservice_reference import MetastoreServiceRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.migrationcenter.v1alpha1 import migrationcenter_v1_api
 from kccgen.generated.migrationcenter.v1alpha1.migrationcenter_v1_api import (
     SignedUriDestinationFileFormat,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -272,9 +272,9 @@ class SignedUriDestination(KRMModel):
     """
 
     file_format: Annotated[
-        SignedUriDestinationFileFormat | None,
+        SignedUriDestinationFileFormat,
         Field(alias="fileFormat", description="Required. The file format to export."),
-    ] = None
+    ]
 
 
 class SignedUriObserved(KRMModel):

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.migrationcenter.v1alpha1 import migrationcenter_v1_api
 from kccgen.generated.migrationcenter.v1alpha1.migrationcenter_v1_api import DiscoveryClientState
 from kccgen.generated.migrationcenter.v1alpha1.migrationcentersource_reference import (
     MigrationCenterSourceRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -108,19 +108,19 @@ class MigrationCenterDiscoveryClientSpec(KRMModel):
         ),
     ] = None
     service_account: Annotated[
-        str | None,
+        str,
         Field(
             alias="serviceAccount",
             description="Required. Service account used by the discovery client for various operation.",
         ),
-    ] = None
+    ]
     source_ref: Annotated[
-        MigrationCenterSourceRef | None,
+        MigrationCenterSourceRef,
         Field(
             alias="sourceRef",
             description="A reference to a MigrationCenterSource (API field `source`).",
         ),
-    ] = None
+    ]
     ttl: Annotated[
         str | None,
         Field(

@@ -56,9 +56,7 @@ class MigrationCenterImportDataFileSpec(KRMModel):
     display_name: Annotated[
         str | None, Field(alias="displayName", description="Optional. User-friendly display name.")
     ] = None
-    format: Annotated[
-        ImportDataFileFormat | None, Field(description="Required. The payload format.")
-    ] = None
+    format: Annotated[ImportDataFileFormat, Field(description="Required. The payload format.")]
     import_job_ref: Annotated[
         MigrationCenterImportJobRef,
         Field(

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.migrationcenter.v1alpha1 import migrationcenter_v1_api
 from kccgen.generated.migrationcenter.v1alpha1.migrationcenter_v1_api import (
     ImportErrorSeverity,
     ImportJobState,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -219,8 +219,8 @@ class MigrationCenterImportJobSpec(KRMModel):
     """
 
     asset_source: Annotated[
-        str | None, Field(alias="assetSource", description="Required. Reference to a source.")
-    ] = None
+        str, Field(alias="assetSource", description="Required. Reference to a source.")
+    ]
     display_name: Annotated[
         str | None, Field(alias="displayName", description="Optional. User-friendly display name.")
     ] = None

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.migrationcenter.v1alpha1 import migrationcenter_v1_api
 from kccgen.generated.migrationcenter.v1alpha1.migrationcentergroup_reference import (
     MigrationCenterGroupRef,
@@ -16,6 +15,7 @@ from kccgen.generated.migrationcenter.v1alpha1.migrationcentergroup_reference im
 from kccgen.generated.migrationcenter.v1alpha1.migrationcenterpreferenceset_reference import (
     MigrationCenterPreferenceSetRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -55,12 +55,12 @@ class MigrationCenterReportConfigSpec(KRMModel):
         str | None, Field(alias="displayName", description="User-friendly display name.")
     ] = None
     group_preferenceset_assignments: Annotated[
-        list[ReportConfigGroupPreferenceSetAssignment] | None,
+        list[ReportConfigGroupPreferenceSetAssignment],
         Field(
             alias="groupPreferencesetAssignments",
             description="Required. Collection of combinations of groups and preference sets.",
         ),
-    ] = None
+    ]
     location: Annotated[
         str, Field(description="Immutable. The location of the MigrationCenterReportConfig.")
     ]
@@ -86,19 +86,19 @@ class ReportConfigGroupPreferenceSetAssignment(KRMModel):
     """
 
     group_ref: Annotated[
-        MigrationCenterGroupRef | None,
+        MigrationCenterGroupRef,
         Field(
             alias="groupRef",
             description="A reference to a MigrationCenterGroup (API field `group`).",
         ),
-    ] = None
+    ]
     preference_set_ref: Annotated[
-        MigrationCenterPreferenceSetRef | None,
+        MigrationCenterPreferenceSetRef,
         Field(
             alias="preferenceSetRef",
             description="A reference to a MigrationCenterPreferenceSet (API field `preferenceSet`).",
         ),
-    ] = None
+    ]
 
 
 class MigrationCenterReportConfigStatus(KRMStatus):

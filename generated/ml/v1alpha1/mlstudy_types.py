@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.ml.v1alpha1 import ml_v1_api
 from kccgen.generated.ml.v1alpha1.ml_v1_api import (
     GoogleCloudMlV1StudyConfigAlgorithm,
@@ -17,6 +16,7 @@ from kccgen.generated.ml.v1alpha1.ml_v1_api import (
     GoogleCloudMlV1StudyConfigParameterSpecType,
     GoogleCloudMlV1StudyState,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -83,9 +83,9 @@ class GoogleCloudMlV1StudyConfig(KRMModel):
         Field(description="Metric specs for the study."),
     ] = None
     parameters: Annotated[
-        list[GoogleCloudMlV1StudyConfigParameterSpec] | None,
+        list[GoogleCloudMlV1StudyConfigParameterSpec],
         Field(description="Required. The set of parameters to tune."),
-    ] = None
+    ]
 
 
 class GoogleCloudMlV1StudyConfigMetricSpec(KRMModel):
@@ -94,10 +94,10 @@ class GoogleCloudMlV1StudyConfigMetricSpec(KRMModel):
     """
 
     goal: Annotated[
-        GoogleCloudMlV1StudyConfigMetricSpecGoal | None,
+        GoogleCloudMlV1StudyConfigMetricSpecGoal,
         Field(description="Required. The optimization goal of the metric."),
-    ] = None
-    metric: Annotated[str | None, Field(description="Required. The name of the metric.")] = None
+    ]
+    metric: Annotated[str, Field(description="Required. The name of the metric.")]
 
 
 class GoogleCloudMlV1StudyConfigParameterSpec(KRMModel):
@@ -132,11 +132,11 @@ class GoogleCloudMlV1StudyConfigParameterSpec(KRMModel):
         Field(alias="integerValueSpec", description="The value spec for an 'INTEGER' parameter."),
     ] = None
     parameter: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The parameter name must be unique amongst all ParameterSpecs."
         ),
-    ] = None
+    ]
     parent_categorical_values: Annotated[
         GoogleCloudMlV1StudyConfigParameterSpecMatchingParentCategoricalValueSpec | None,
         Field(alias="parentCategoricalValues"),
@@ -154,9 +154,9 @@ class GoogleCloudMlV1StudyConfigParameterSpec(KRMModel):
         Field(alias="scaleType", description="How the parameter should be scaled."),
     ] = None
     type: Annotated[
-        GoogleCloudMlV1StudyConfigParameterSpecType | None,
+        GoogleCloudMlV1StudyConfigParameterSpecType,
         Field(description="Required. The type of the parameter."),
-    ] = None
+    ]
 
 
 class GoogleCloudMlV1StudyConfigParameterSpecCategoricalValueSpec(KRMModel):
@@ -274,9 +274,9 @@ class MLStudySpec(KRMModel):
         ),
     ] = None
     study_config: Annotated[
-        GoogleCloudMlV1StudyConfig | None,
+        GoogleCloudMlV1StudyConfig,
         Field(alias="studyConfig", description="Required. Configuration of the study."),
-    ] = None
+    ]
 
 
 GoogleCloudMlV1StudyConfigParameterSpec.model_rebuild()

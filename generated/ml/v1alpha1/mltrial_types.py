@@ -42,8 +42,8 @@ class GoogleCloudMlV1MeasurementMetric(KRMModel):
     A message representing a metric in the measurement.
     """
 
-    metric: Annotated[str | None, Field(description="Required. Metric name.")] = None
-    value: Annotated[float | None, Field(description="Required. The value for this metric.")] = None
+    metric: Annotated[str, Field(description="Required. Metric name.")]
+    value: Annotated[float, Field(description="Required. The value for this metric.")]
 
 
 class GoogleCloudMlV1MeasurementObservedState(KRMModel):

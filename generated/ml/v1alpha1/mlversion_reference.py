@@ -25,8 +25,8 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "modelRef", "MLModel"),
-        ("model", "modelRef", "MLModel"),
+        ("project", "modelRef", "MLEngineModel"),
+        ("model", "modelRef", "MLEngineModel"),
         ("version", "resourceID", ""),
     ),
     id_generation="user",
@@ -36,7 +36,7 @@ IDENTITY = IdentityTemplate(
 REFERENCES: tuple[RefField, ...] = (
     RefField(
         path="modelRef",
-        target="MLModel",
+        target="MLEngineModel",
         api_path="{model}",
         parent=True,
     ),

@@ -15,7 +15,7 @@ from kccgen.generated.ml.v1alpha1.ml_v1_api import (
     GoogleCloudMlV1VersionFramework,
     GoogleCloudMlV1VersionState,
 )
-from kccgen.generated.ml.v1alpha1.mlmodel_reference import MLModelRef
+from kccgen.generated.mlengine.v1alpha1.mlenginemodel_reference import MLEngineModelRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -187,12 +187,12 @@ class GoogleCloudMlV1RequestLoggingConfig(KRMModel):
     """
 
     bigquery_table_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="bigqueryTableName",
             description='Required. Fully qualified BigQuery table name in the following format: " project_id.dataset_name.table_name" The specified table must already exist, and the "Cloud ML Service Agent" for your project must have permission to write to it.',
         ),
-    ] = None
+    ]
     sampling_percentage: Annotated[
         float | None,
         Field(
@@ -380,9 +380,10 @@ class MLVersionSpec(KRMModel):
         ),
     ] = None
     model_ref: Annotated[
-        MLModelRef,
+        MLEngineModelRef,
         Field(
-            alias="modelRef", description="Immutable. The MLModel that this MLVersion belongs to."
+            alias="modelRef",
+            description="Immutable. The MLEngineModel that this MLVersion belongs to.",
         ),
     ]
     package_uris: Annotated[
@@ -400,11 +401,11 @@ class MLVersionSpec(KRMModel):
         ),
     ] = None
     python_version: Annotated[
-        str | None,
+        str,
         Field(
             alias="pythonVersion", description="Required. The version of Python used in prediction."
         ),
-    ] = None
+    ]
     request_logging_config: Annotated[
         GoogleCloudMlV1RequestLoggingConfig | None,
         Field(
@@ -426,12 +427,12 @@ class MLVersionSpec(KRMModel):
         ),
     ] = None
     runtime_version: Annotated[
-        str | None,
+        str,
         Field(
             alias="runtimeVersion",
             description="Required. The AI Platform runtime version to use for this deployment.",
         ),
-    ] = None
+    ]
     service_account: Annotated[
         str | None,
         Field(

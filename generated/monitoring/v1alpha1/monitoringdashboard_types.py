@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.monitoring.v1alpha1 import monitoring_v1_api
 from kccgen.generated.monitoring.v1alpha1.monitoring_v1_api import (
     AggregationCrossSeriesReducer,
@@ -47,6 +46,7 @@ from kccgen.generated.monitoring.v1alpha1.monitoringservice_reference import Mon
 from kccgen.generated.monitoring.v1beta1.monitoringalertpolicy_reference import (
     MonitoringAlertPolicyRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -99,11 +99,11 @@ class AggregationFunction(KRMModel):
         Field(description="Optional. Parameters applied to the aggregation function."),
     ] = None
     type: Annotated[
-        str | None,
+        str,
         Field(
             description='Required. The type of aggregation function, must be one of the following: "none" - no function.'
         ),
-    ] = None
+    ]
 
 
 class AlertChart(KRMModel):
@@ -112,12 +112,12 @@ class AlertChart(KRMModel):
     """
 
     alert_policy_ref: Annotated[
-        MonitoringAlertPolicyRef | None,
+        MonitoringAlertPolicyRef,
         Field(
             alias="alertPolicyRef",
             description="A reference to a MonitoringAlertPolicy (API field `name`).",
         ),
-    ] = None
+    ]
 
 
 class Axis(KRMModel):
@@ -135,28 +135,26 @@ class Breakdown(KRMModel):
     """
 
     aggregation_function: Annotated[
-        AggregationFunction | None,
+        AggregationFunction,
         Field(
             alias="aggregationFunction",
             description="Required. The Aggregation function is applied across all data in each breakdown created.",
         ),
-    ] = None
+    ]
     column: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The name of the column in the dataset containing the breakdown values."
         ),
-    ] = None
-    limit: Annotated[
-        int | None, Field(description="Required. A limit to the number of breakdowns.")
-    ] = None
+    ]
+    limit: Annotated[int, Field(description="Required. A limit to the number of breakdowns.")]
     sort_order: Annotated[
-        BreakdownSortOrder | None,
+        BreakdownSortOrder,
         Field(
             alias="sortOrder",
             description="Required. The sort order is applied to the values of the breakdown column.",
         ),
-    ] = None
+    ]
 
 
 class ChartOptions(KRMModel):
@@ -217,7 +215,7 @@ class ColumnSettings(KRMModel):
         ColumnSettingsAlignment | None,
         Field(description="Optional. Whether the column should be left / middle / right aligned"),
     ] = None
-    column: Annotated[str | None, Field(description="Required. The id of the column.")] = None
+    column: Annotated[str, Field(description="Required. The id of the column.")]
     display_name: Annotated[
         str | None, Field(alias="displayName", description="Optional. Display name of the column")
     ] = None
@@ -228,9 +226,8 @@ class ColumnSettings(KRMModel):
         ),
     ] = None
     visible: Annotated[
-        bool | None,
-        Field(description="Required. Whether the column should be visible on page load."),
-    ] = None
+        bool, Field(description="Required. Whether the column should be visible on page load.")
+    ]
 
 
 class ColumnSortingOptions(KRMModel):
@@ -359,12 +356,12 @@ class DataSet(KRMModel):
         ),
     ] = None
     time_series_query: Annotated[
-        TimeSeriesQuery | None,
+        TimeSeriesQuery,
         Field(
             alias="timeSeriesQuery",
             description="Required. Fields for querying time series data from the Stackdriver metrics API.",
         ),
-    ] = None
+    ]
 
 
 class Dimension(KRMModel):
@@ -373,11 +370,11 @@ class Dimension(KRMModel):
     """
 
     column: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. For widgets that use SQL queries, set the value to the name of the column in the results table whose data is charted."
         ),
-    ] = None
+    ]
     column_type: Annotated[
         str | None,
         Field(alias="columnType", description="Optional. The type of the dimension column."),
@@ -437,11 +434,10 @@ class ErrorReportingPanel(KRMModel):
     A widget that displays a list of error groups.
     """
 
-    project_names: Annotated[
-        list[str] | None,
+    project_refs: Annotated[
+        list[ProjectRef] | None,
         Field(
-            alias="projectNames",
-            description="The resource name of the Google Cloud Platform project.",
+            alias="projectRefs", description="References to Projects (API field `projectNames`)."
         ),
     ] = None
     service_refs: Annotated[
@@ -601,16 +597,16 @@ class Measure(KRMModel):
     """
 
     aggregation_function: Annotated[
-        AggregationFunction | None,
+        AggregationFunction,
         Field(
             alias="aggregationFunction",
             description="Required. The aggregation function applied to the input column.",
         ),
-    ] = None
+    ]
     column: Annotated[
-        str | None,
+        str,
         Field(description="Required. The column name within in the dataset used for the measure."),
-    ] = None
+    ]
 
 
 class MonitoredResource(KRMModel):
@@ -619,12 +615,12 @@ class MonitoredResource(KRMModel):
     """
 
     labels: Annotated[
-        dict[str, str] | None,
+        dict[str, str],
         Field(
             description="Required. Values for all of the labels listed in the associated monitored resource descriptor."
         ),
-    ] = None
-    type: Annotated[str | None, Field(description="Required. The monitored resource type.")] = None
+    ]
+    type: Annotated[str, Field(description="Required. The monitored resource type.")]
 
 
 class MonitoringDashboardObservedState(KRMModel):
@@ -657,9 +653,8 @@ class MonitoringDashboardSpec(KRMModel):
         ),
     ] = None
     display_name: Annotated[
-        str | None,
-        Field(alias="displayName", description="Required. The mutable, human-readable name."),
-    ] = None
+        str, Field(alias="displayName", description="Required. The mutable, human-readable name.")
+    ]
     grid_layout: Annotated[
         GridLayout | None,
         Field(
@@ -774,16 +769,16 @@ class PieChart(KRMModel):
     """
 
     chart_type: Annotated[
-        PieChartChartType | None,
+        PieChartChartType,
         Field(
             alias="chartType",
             description="Required. Indicates the visualization type for the PieChart.",
         ),
-    ] = None
+    ]
     data_sets: Annotated[
-        list[PieChartDataSet] | None,
+        list[PieChartDataSet],
         Field(alias="dataSets", description="Required. The queries for the chart's data."),
-    ] = None
+    ]
     show_labels: Annotated[
         bool | None,
         Field(
@@ -823,9 +818,9 @@ class PieChartDataSet(KRMModel):
         ),
     ] = None
     time_series_query: Annotated[
-        TimeSeriesQuery | None,
+        TimeSeriesQuery,
         Field(alias="timeSeriesQuery", description="Required. The query for the PieChart."),
-    ] = None
+    ]
 
 
 class RatioPart(KRMModel):
@@ -837,11 +832,11 @@ class RatioPart(KRMModel):
         Aggregation | None, Field(description="By default, the raw time series data is returned.")
     ] = None
     filter: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The monitoring filter (https://cloud.google.com/monitoring/api/v3/filters) that identifies the metric types, resources, and projects to query."
         ),
-    ] = None
+    ]
 
 
 class Row(KRMModel):
@@ -909,12 +904,12 @@ class Scorecard(KRMModel):
         ),
     ] = None
     time_series_query: Annotated[
-        TimeSeriesQuery | None,
+        TimeSeriesQuery,
         Field(
             alias="timeSeriesQuery",
             description="Required. Fields for querying time series data from the Stackdriver metrics API.",
         ),
-    ] = None
+    ]
 
 
 class SectionHeader(KRMModel):
@@ -1049,12 +1044,12 @@ class SparkChartView(KRMModel):
         ),
     ] = None
     spark_chart_type: Annotated[
-        SparkChartViewSparkChartType | None,
+        SparkChartViewSparkChartType,
         Field(
             alias="sparkChartType",
             description="Required. The type of sparkchart to show in this chartView.",
         ),
-    ] = None
+    ]
 
 
 class StatisticalTimeSeriesFilter(KRMModel):
@@ -1110,12 +1105,12 @@ class TableDataSet(KRMModel):
         ),
     ] = None
     time_series_query: Annotated[
-        TimeSeriesQuery | None,
+        TimeSeriesQuery,
         Field(
             alias="timeSeriesQuery",
             description="Required. Fields for querying time series data from the Stackdriver metrics API.",
         ),
-    ] = None
+    ]
 
 
 class TableDisplayOptions(KRMModel):
@@ -1292,11 +1287,11 @@ class TimeSeriesFilter(KRMModel):
         Aggregation | None, Field(description="By default, the raw time series data is returned.")
     ] = None
     filter: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The monitoring filter (https://cloud.google.com/monitoring/api/v3/filters) that identifies the metric types, resources, and projects to query."
         ),
-    ] = None
+    ]
     pick_time_series_filter: Annotated[
         PickTimeSeriesFilter | None,
         Field(alias="pickTimeSeriesFilter", description="Ranking based time series filter."),
@@ -1412,9 +1407,9 @@ class TimeSeriesTable(KRMModel):
         ),
     ] = None
     data_sets: Annotated[
-        list[TableDataSet] | None,
+        list[TableDataSet],
         Field(alias="dataSets", description="Required. The data displayed in this table."),
-    ] = None
+    ]
     metric_visualization: Annotated[
         TimeSeriesTableMetricVisualization | None,
         Field(alias="metricVisualization", description="Optional. Store rendering strategy"),
@@ -1434,18 +1429,18 @@ class TraceQuery(KRMModel):
         ),
     ] = None
     span_data_value: Annotated[
-        TraceQuerySpanDataValue | None,
+        TraceQuerySpanDataValue,
         Field(
             alias="spanDataValue",
             description="The type of span data value to be displayed on the chart.",
         ),
-    ] = None
+    ]
     span_filters: Annotated[
-        SpanFilters | None,
+        SpanFilters,
         Field(
             alias="spanFilters", description="First version of span filtering that we will support."
         ),
-    ] = None
+    ]
 
 
 class Treemap(KRMModel):
@@ -1454,19 +1449,19 @@ class Treemap(KRMModel):
     """
 
     data_sets: Annotated[
-        list[TreemapDataSet] | None,
+        list[TreemapDataSet],
         Field(
             alias="dataSets",
             description="Required. The collection of datasets used to construct and populate the treemap.",
         ),
-    ] = None
+    ]
     treemap_hierarchy: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="treemapHierarchy",
             description="Required. Ordered labels representing the hierarchical treemap structure.",
         ),
-    ] = None
+    ]
 
 
 class TreemapDataSet(KRMModel):
@@ -1482,12 +1477,12 @@ class TreemapDataSet(KRMModel):
         list[Measure] | None, Field(description="Optional. A collection of measures.")
     ] = None
     time_series_query: Annotated[
-        TimeSeriesQuery | None,
+        TimeSeriesQuery,
         Field(
             alias="timeSeriesQuery",
             description="Required. The query that fetches the relevant data.",
         ),
-    ] = None
+    ]
 
 
 class VisibilityCondition(KRMModel):
@@ -1603,9 +1598,9 @@ class XyChart(KRMModel):
         Field(alias="chartOptions", description="Display options for the chart."),
     ] = None
     data_sets: Annotated[
-        list[DataSet] | None,
+        list[DataSet],
         Field(alias="dataSets", description="Required. The data displayed in this chart."),
-    ] = None
+    ]
     thresholds: Annotated[
         list[Threshold] | None,
         Field(description="Threshold lines drawn horizontally across the chart."),
@@ -1648,8 +1643,11 @@ class MonitoringDashboard(KRMObject):
     KIND: ClassVar[str] = "MonitoringDashboard"
 
     api_version: Annotated[
-        Literal["monitoring.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "monitoring.cnrm.cloud.google.com/v1alpha1", "monitoring.cnrm.cloud.google.com/v1beta1"
+        ],
+        Field(alias="apiVersion"),
     ] = "monitoring.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["MonitoringDashboard"] = "MonitoringDashboard"
-    spec: MonitoringDashboardSpec = Field(default_factory=MonitoringDashboardSpec)
+    spec: MonitoringDashboardSpec
     status: MonitoringDashboardStatus | None = None

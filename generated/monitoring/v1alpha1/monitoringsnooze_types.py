@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.monitoring.v1alpha1 import monitoring_v3_api
 from kccgen.generated.monitoring.v1beta1.monitoringalertpolicy_reference import (
     MonitoringAlertPolicyRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -51,19 +51,17 @@ class MonitoringSnoozeSpec(KRMModel):
     """
 
     criteria: Annotated[
-        Criteria | None,
-        Field(description="Required. This defines the criteria for applying the Snooze."),
-    ] = None
+        Criteria, Field(description="Required. This defines the criteria for applying the Snooze.")
+    ]
     display_name: Annotated[
-        str | None,
-        Field(alias="displayName", description="Required. A display name for the Snooze."),
-    ] = None
+        str, Field(alias="displayName", description="Required. A display name for the Snooze.")
+    ]
     interval: Annotated[
-        TimeInterval | None,
+        TimeInterval,
         Field(
             description="Required. The Snooze will be active from interval.start_time through interval.end_time."
         ),
-    ] = None
+    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(
@@ -86,13 +84,13 @@ class TimeInterval(KRMModel):
     """
 
     end_time: Annotated[
-        str | None,
+        str,
         Field(
             alias="endTime",
             description="Required. The end of the time interval.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
-    ] = None
+    ]
     start_time: Annotated[
         str | None,
         Field(
@@ -125,5 +123,5 @@ class MonitoringSnooze(KRMObject):
         Literal["monitoring.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "monitoring.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["MonitoringSnooze"] = "MonitoringSnooze"
-    spec: MonitoringSnoozeSpec = Field(default_factory=MonitoringSnoozeSpec)
+    spec: MonitoringSnoozeSpec
     status: MonitoringSnoozeStatus | None = None

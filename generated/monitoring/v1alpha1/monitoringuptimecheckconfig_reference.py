@@ -43,7 +43,7 @@ REFERENCES: tuple[RefField, ...] = (
     ),
     RefField(
         path="syntheticMonitor.cloudFunctionV2.functionRef",
-        target="CloudFunctionsFunction",
+        target="CloudFunctions2Function",
         api_path="syntheticMonitor.cloudFunctionV2.name",
     ),
 )

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.cloudfunctions.v1alpha1.cloudfunctionsfunction_reference import (
-    CloudFunctionsFunctionRef,
+from kccgen.generated.cloudfunctions2.v1alpha1.cloudfunctions2function_reference import (
+    CloudFunctions2FunctionRef,
 )
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.monitoring.v1alpha1 import monitoring_v3_api
 from kccgen.generated.monitoring.v1alpha1.monitoring_v3_api import (
     ContentMatcherMatcher,
@@ -26,6 +25,7 @@ from kccgen.generated.monitoring.v1alpha1.monitoring_v3_api import (
     UptimeCheckConfigSelectedRegions,
 )
 from kccgen.generated.monitoring.v1alpha1.monitoringgroup_reference import MonitoringGroupRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -53,12 +53,12 @@ class CloudFunctionV2Target(KRMModel):
     """
 
     function_ref: Annotated[
-        CloudFunctionsFunctionRef | None,
+        CloudFunctions2FunctionRef,
         Field(
             alias="functionRef",
-            description="A reference to a CloudFunctionsFunction (API field `name`).",
+            description="A reference to a CloudFunctions2Function (API field `name`).",
         ),
-    ] = None
+    ]
 
 
 class CloudFunctionV2TargetObservedState(KRMModel):
@@ -242,12 +242,12 @@ class MonitoredResource(KRMModel):
     """
 
     labels: Annotated[
-        dict[str, str] | None,
+        dict[str, str],
         Field(
             description="Required. Values for all of the labels listed in the associated monitored resource descriptor."
         ),
-    ] = None
-    type: Annotated[str | None, Field(description="Required. The monitored resource type.")] = None
+    ]
+    type: Annotated[str, Field(description="Required. The monitored resource type.")]
 
 
 class MonitoredResourceObserved(KRMModel):
@@ -298,12 +298,12 @@ class MonitoringUptimeCheckConfigSpec(KRMModel):
         None
     )
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName",
             description="A human-friendly name for the Uptime check configuration.",
         ),
-    ] = None
+    ]
     http_check: Annotated[
         HttpCheck | None,
         Field(
@@ -383,12 +383,12 @@ class MonitoringUptimeCheckConfigSpec(KRMModel):
         Field(alias="tcpCheck", description="Contains information needed to make a TCP check."),
     ] = None
     timeout: Annotated[
-        str | None,
+        str,
         Field(
             description="The maximum amount of time to wait for the request to complete (must be between 1 and 60 seconds).",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
-    ] = None
+    ]
     user_labels: Annotated[
         dict[str, str] | None,
         Field(
@@ -484,8 +484,8 @@ class TcpCheck(KRMModel):
         ),
     ] = None
     port: Annotated[
-        int | None, Field(description="The TCP port on the server against which to run the check.")
-    ] = None
+        int, Field(description="The TCP port on the server against which to run the check.")
+    ]
 
 
 class MonitoringUptimeCheckConfigStatus(KRMStatus):
@@ -513,5 +513,5 @@ class MonitoringUptimeCheckConfig(KRMObject):
         Field(alias="apiVersion"),
     ] = "monitoring.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["MonitoringUptimeCheckConfig"] = "MonitoringUptimeCheckConfig"
-    spec: MonitoringUptimeCheckConfigSpec = Field(default_factory=MonitoringUptimeCheckConfigSpec)
+    spec: MonitoringUptimeCheckConfigSpec
     status: MonitoringUptimeCheckConfigStatus | None = None

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.monitoring.v1beta1 import monitoring_v3_api
 from kccgen.generated.monitoring.v1beta1.monitoring_v3_api import (
     AggregationCrossSeriesReducer,
@@ -24,6 +23,7 @@ from kccgen.generated.monitoring.v1beta1.monitoring_v3_api import (
 from kccgen.generated.monitoring.v1beta1.monitoringnotificationchannel_reference import (
     MonitoringNotificationChannelRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -108,9 +108,8 @@ class BooleanTest(KRMModel):
     """
 
     column: Annotated[
-        str | None,
-        Field(description="Required. The name of the column containing the boolean value."),
-    ] = None
+        str, Field(description="Required. The name of the column containing the boolean value.")
+    ]
 
 
 class Condition(KRMModel):
@@ -182,9 +181,7 @@ class Daily(KRMModel):
             description="Optional. The time of day (in UTC) at which the query should run.",
         ),
     ] = None
-    periodicity: Annotated[
-        int | None, Field(description="Required. The number of days between runs.")
-    ] = None
+    periodicity: Annotated[int, Field(description="Required. The number of days between runs.")]
 
 
 class Documentation(KRMModel):
@@ -216,13 +213,13 @@ class ForecastOptions(KRMModel):
     """
 
     forecast_horizon: Annotated[
-        str | None,
+        str,
         Field(
             alias="forecastHorizon",
             description="Required. The length of time into the future to forecast whether a time series will violate the threshold.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
-    ] = None
+    ]
 
 
 class Hourly(KRMModel):
@@ -237,9 +234,7 @@ class Hourly(KRMModel):
             description="Optional. The number of minutes after the hour (in UTC) to run the query.",
         ),
     ] = None
-    periodicity: Annotated[
-        int | None, Field(description="Required. The number of hours between runs.")
-    ] = None
+    periodicity: Annotated[int, Field(description="Required. The number of hours between runs.")]
 
 
 class Int64String(RootModel[str]):
@@ -262,7 +257,7 @@ class LogMatch(KRMModel):
     A condition type that checks whether a log message in the scoping project (https://cloud.google.com/monitoring/api/v3#project_name) satisfies the given filter. Logs from other projects in the metrics scope are not evaluated.
     """
 
-    filter: Annotated[str | None, Field(description="Required. A logs-based filter.")] = None
+    filter: Annotated[str, Field(description="Required. A logs-based filter.")]
     label_extractors: Annotated[
         dict[str, str] | None,
         Field(
@@ -284,18 +279,18 @@ class MetricAbsence(KRMModel):
         ),
     ] = None
     duration: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The amount of time that a time series must fail to report new data to be considered failing.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
-    ] = None
+    ]
     filter: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. A filter (https://cloud.google.com/monitoring/api/v3/filters) that identifies which time series should be compared with the threshold.The filter is similar to the one that is specified in the ListTimeSeries request (https://cloud.google.com/monitoring/api/ref_v3/rest/v3/projects.timeSeries/list) (that call is useful to verify the time series that will be retrieved / processed)."
         ),
-    ] = None
+    ]
     trigger: Annotated[
         Trigger | None,
         Field(
@@ -336,12 +331,12 @@ class MetricThreshold(KRMModel):
         ),
     ] = None
     duration: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The amount of time that a time series must violate the threshold to be considered failing.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
-    ] = None
+    ]
     evaluation_missing_data: Annotated[
         MetricThresholdEvaluationMissingData | None,
         Field(
@@ -350,11 +345,11 @@ class MetricThreshold(KRMModel):
         ),
     ] = None
     filter: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. A filter (https://cloud.google.com/monitoring/api/v3/filters) that identifies which time series should be compared with the threshold.The filter is similar to the one that is specified in the ListTimeSeries request (https://cloud.google.com/monitoring/api/ref_v3/rest/v3/projects.timeSeries/list) (that call is useful to verify the time series that will be retrieved / processed)."
         ),
-    ] = None
+    ]
     forecast_options: Annotated[
         ForecastOptions | None,
         Field(
@@ -381,9 +376,7 @@ class Minutes(KRMModel):
     Used to schedule the query to run every so many minutes.
     """
 
-    periodicity: Annotated[
-        int | None, Field(description="Required. Number of minutes between runs.")
-    ] = None
+    periodicity: Annotated[int, Field(description="Required. Number of minutes between runs.")]
 
 
 class MonitoringAlertPolicyObservedState(KRMModel):
@@ -617,9 +610,7 @@ class PrometheusQueryLanguageCondition(KRMModel):
         dict[str, str] | None,
         Field(description="Optional. Labels to add to or overwrite in the PromQL query result."),
     ] = None
-    query: Annotated[
-        str | None, Field(description="Required. The PromQL expression to evaluate.")
-    ] = None
+    query: Annotated[str, Field(description="Required. The PromQL expression to evaluate.")]
     rule_group: Annotated[
         str | None,
         Field(
@@ -635,15 +626,15 @@ class RowCountTest(KRMModel):
     """
 
     comparison: Annotated[
-        RowCountTestComparison | None,
+        RowCountTestComparison,
         Field(
             description="Required. The comparison to apply between the number of rows returned by the query and the threshold."
         ),
-    ] = None
+    ]
     threshold: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(description="Required. The value against which to compare the row count."),
-    ] = None
+    ]
 
 
 class SqlCondition(KRMModel):
@@ -665,8 +656,8 @@ class SqlCondition(KRMModel):
         Minutes | None, Field(description="Schedule the query to execute every so many minutes.")
     ] = None
     query: Annotated[
-        str | None, Field(description="Required. The Log Analytics SQL query to run, as a string.")
-    ] = None
+        str, Field(description="Required. The Log Analytics SQL query to run, as a string.")
+    ]
     row_count_test: Annotated[
         RowCountTest | None,
         Field(alias="rowCountTest", description="Test the row count against a threshold."),

@@ -77,19 +77,19 @@ class MyBusinessAccountManagementAccountSpec(KRMModel):
     """
 
     account_ref: Annotated[
-        MyBusinessAccountManagementAccountRef | None,
+        MyBusinessAccountManagementAccountRef,
         Field(
             alias="accountRef",
             description="A reference to a MyBusinessAccountManagementAccount (API field `accountName`).",
         ),
-    ] = None
+    ]
     primary_owner: Annotated[
-        str | None,
+        str,
         Field(
             alias="primaryOwner",
             description="Required. Input only. The resource name of the account which will be the primary owner of the account being created.",
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(
@@ -97,9 +97,7 @@ class MyBusinessAccountManagementAccountSpec(KRMModel):
             description="Immutable. Optional. The MyBusinessAccountManagementAccount ID used for creation and acquisition.",
         ),
     ] = None
-    type: Annotated[
-        AccountType | None, Field(description="Required. Contains the type of account.")
-    ] = None
+    type: Annotated[AccountType, Field(description="Required. Contains the type of account.")]
 
 
 class OrganizationInfoObserved(KRMModel):
@@ -209,7 +207,5 @@ class MyBusinessAccountManagementAccount(KRMObject):
         Field(alias="apiVersion"),
     ] = "mybusinessaccountmanagement.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["MyBusinessAccountManagementAccount"] = "MyBusinessAccountManagementAccount"
-    spec: MyBusinessAccountManagementAccountSpec = Field(
-        default_factory=MyBusinessAccountManagementAccountSpec
-    )
+    spec: MyBusinessAccountManagementAccountSpec
     status: MyBusinessAccountManagementAccountStatus | None = None

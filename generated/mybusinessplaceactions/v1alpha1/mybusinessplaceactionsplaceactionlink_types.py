@@ -70,12 +70,12 @@ class MyBusinessPlaceActionsPlaceActionLinkSpec(KRMModel):
         Field(description="Immutable. The location of the MyBusinessPlaceActionsPlaceActionLink."),
     ]
     place_action_type: Annotated[
-        PlaceActionLinkPlaceActionType | None,
+        PlaceActionLinkPlaceActionType,
         Field(
             alias="placeActionType",
             description="Required. The type of place action that can be performed using this link.",
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(
@@ -83,7 +83,7 @@ class MyBusinessPlaceActionsPlaceActionLinkSpec(KRMModel):
             description="Immutable. Optional. The MyBusinessPlaceActionsPlaceActionLink ID used for creation and acquisition.",
         ),
     ] = None
-    uri: Annotated[str | None, Field(description="Required. The link uri.")] = None
+    uri: Annotated[str, Field(description="Required. The link uri.")]
 
 
 class MyBusinessPlaceActionsPlaceActionLinkStatus(KRMStatus):

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.netapp.v1alpha1 import netapp_v1_api
 from kccgen.generated.netapp.v1alpha1.netapp_v1_api import ActiveDirectoryState
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -69,14 +69,12 @@ class NetAppActiveDirectorySpec(KRMModel):
         str | None, Field(description="Description of the active directory.")
     ] = None
     dns: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Comma separated list of DNS server IP addresses for the Active Directory domain."
         ),
-    ] = None
-    domain: Annotated[
-        str | None, Field(description="Required. Name of the Active Directory domain")
-    ] = None
+    ]
+    domain: Annotated[str, Field(description="Required. Name of the Active Directory domain")]
     encrypt_dc_connections: Annotated[
         bool | None,
         Field(
@@ -105,12 +103,12 @@ class NetAppActiveDirectorySpec(KRMModel):
         str, Field(description="Immutable. The location of the NetAppActiveDirectory.")
     ]
     net_bios_prefix: Annotated[
-        str | None,
+        str,
         Field(
             alias="netBiosPrefix",
             description="Required. NetBIOSPrefix is used as a prefix for SMB server name.",
         ),
-    ] = None
+    ]
     nfs_users_with_ldap: Annotated[
         bool | None,
         Field(
@@ -126,9 +124,8 @@ class NetAppActiveDirectorySpec(KRMModel):
         ),
     ] = None
     password: Annotated[
-        str | None,
-        Field(description="Required. Password of the Active Directory domain administrator."),
-    ] = None
+        str, Field(description="Required. Password of the Active Directory domain administrator.")
+    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(
@@ -157,9 +154,8 @@ class NetAppActiveDirectorySpec(KRMModel):
         ),
     ] = None
     username: Annotated[
-        str | None,
-        Field(description="Required. Username of the Active Directory domain administrator."),
-    ] = None
+        str, Field(description="Required. Username of the Active Directory domain administrator.")
+    ]
 
 
 class NetAppActiveDirectoryStatus(KRMStatus):

@@ -145,16 +145,15 @@ class OntapSource(KRMModel):
         Field(alias="snapshotUuid", description="Optional. The UUID of the ONTAP source snapshot."),
     ] = None
     storage_pool_ref: Annotated[
-        NetAppStoragePoolRef | None,
+        NetAppStoragePoolRef,
         Field(
             alias="storagePoolRef",
             description="A reference to a NetAppStoragePool (API field `storagePool`).",
         ),
-    ] = None
+    ]
     volume_uuid: Annotated[
-        str | None,
-        Field(alias="volumeUuid", description="Required. The UUID of the ONTAP source volume."),
-    ] = None
+        str, Field(alias="volumeUuid", description="Required. The UUID of the ONTAP source volume.")
+    ]
 
 
 class NetAppBackupStatus(KRMStatus):

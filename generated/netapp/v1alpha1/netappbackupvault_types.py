@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.netapp.v1alpha1 import netapp_v1_api
 from kccgen.generated.netapp.v1alpha1.netapp_v1_api import (
     BackupVaultBackupVaultType,
@@ -16,6 +15,7 @@ from kccgen.generated.netapp.v1alpha1.netapp_v1_api import (
     BackupVaultState,
 )
 from kccgen.generated.netapp.v1alpha1.netappkmsconfig_reference import NetAppKMSConfigRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -28,12 +28,12 @@ class BackupRetentionPolicy(KRMModel):
     """
 
     backup_minimum_enforced_retention_days: Annotated[
-        int | None,
+        int,
         Field(
             alias="backupMinimumEnforcedRetentionDays",
             description="Required. Minimum retention duration in days for backups in the backup vault.",
         ),
-    ] = None
+    ]
     daily_backup_immutable: Annotated[
         bool | None,
         Field(

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.netapp.v1alpha1 import netapp_v1_api
 from kccgen.generated.netapp.v1alpha1.netapp_v1_api import (
     HostGroupOsType,
     HostGroupState,
     HostGroupType,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -48,17 +48,16 @@ class NetAppHostGroupSpec(KRMModel):
         str | None, Field(description="Optional. Description of the host group.")
     ] = None
     hosts: Annotated[
-        list[str] | None,
-        Field(description="Required. The list of hosts associated with the host group."),
-    ] = None
+        list[str], Field(description="Required. The list of hosts associated with the host group.")
+    ]
     labels: Annotated[
         dict[str, str] | None, Field(description="Optional. Labels of the host group.")
     ] = None
     location: Annotated[str, Field(description="Immutable. The location of the NetAppHostGroup.")]
     os_type: Annotated[
-        HostGroupOsType | None,
+        HostGroupOsType,
         Field(alias="osType", description="Required. The OS type of the host group."),
-    ] = None
+    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(
@@ -73,9 +72,7 @@ class NetAppHostGroupSpec(KRMModel):
             description="Immutable. Optional. The NetAppHostGroup ID used for creation and acquisition.",
         ),
     ] = None
-    type: Annotated[
-        HostGroupType | None, Field(description="Required. Type of the host group.")
-    ] = None
+    type: Annotated[HostGroupType, Field(description="Required. Type of the host group.")]
 
 
 class NetAppHostGroupStatus(KRMStatus):

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.netapp.v1alpha1 import netapp_v1_api
 from kccgen.generated.netapp.v1alpha1.netapp_v1_api import KmsConfigState
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -59,12 +59,12 @@ class NetAppKMSConfigSpec(KRMModel):
     """
 
     crypto_key_ref: Annotated[
-        KMSCryptoKeyRef | None,
+        KMSCryptoKeyRef,
         Field(
             alias="cryptoKeyRef",
             description="A reference to a KMSCryptoKey (API field `cryptoKeyName`).",
         ),
-    ] = None
+    ]
     description: Annotated[str | None, Field(description="Description of the KmsConfig.")] = None
     labels: Annotated[dict[str, str] | None, Field(description="Labels as key value pairs")] = None
     location: Annotated[str, Field(description="Immutable. The location of the NetAppKMSConfig.")]

@@ -48,9 +48,9 @@ class NetAppQuotaRuleSpec(KRMModel):
         str | None, Field(description="Optional. Description of the quota rule")
     ] = None
     disk_limit_mib: Annotated[
-        int | None,
+        int,
         Field(alias="diskLimitMib", description="Required. The maximum allowed disk space in MiB."),
-    ] = None
+    ]
     labels: Annotated[
         dict[str, str] | None, Field(description="Optional. Labels of the quota rule")
     ] = None
@@ -67,9 +67,7 @@ class NetAppQuotaRuleSpec(KRMModel):
             description="Optional. The quota rule applies to the specified user or group, identified by a Unix UID/GID, Windows SID, or null for default."
         ),
     ] = None
-    type: Annotated[
-        QuotaRuleType | None, Field(description="Required. The type of quota rule.")
-    ] = None
+    type: Annotated[QuotaRuleType, Field(description="Required. The type of quota rule.")]
     volume_ref: Annotated[
         NetAppVolumeRef,
         Field(

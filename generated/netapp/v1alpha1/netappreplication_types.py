@@ -37,12 +37,12 @@ class DestinationVolumeParameters(KRMModel):
         str | None, Field(alias="shareName", description="Destination volume's share name.")
     ] = None
     storage_pool_ref: Annotated[
-        NetAppStoragePoolRef | None,
+        NetAppStoragePoolRef,
         Field(
             alias="storagePoolRef",
             description="A reference to a NetAppStoragePool (API field `storagePool`).",
         ),
-    ] = None
+    ]
     tiering_policy: Annotated[
         TieringPolicy | None,
         Field(alias="tieringPolicy", description="Optional. Tiering policy for the volume."),
@@ -188,23 +188,23 @@ class NetAppReplicationSpec(KRMModel):
         str | None, Field(description="A description about this replication relationship.")
     ] = None
     destination_volume_parameters: Annotated[
-        DestinationVolumeParameters | None,
+        DestinationVolumeParameters,
         Field(
             alias="destinationVolumeParameters",
             description="Required. Input only. Destination volume parameters",
         ),
-    ] = None
+    ]
     labels: Annotated[
         dict[str, str] | None,
         Field(description="Resource labels to represent user provided metadata."),
     ] = None
     replication_schedule: Annotated[
-        ReplicationReplicationSchedule | None,
+        ReplicationReplicationSchedule,
         Field(
             alias="replicationSchedule",
             description="Required. Indicates the schedule for replication.",
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(

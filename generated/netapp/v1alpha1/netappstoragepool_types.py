@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.netapp.v1alpha1 import netapp_v1_api
 from kccgen.generated.netapp.v1alpha1.netapp_v1_api import (
     StoragePoolEncryptionType,
@@ -24,6 +23,7 @@ from kccgen.generated.netapp.v1alpha1.netappactivedirectory_reference import (
     NetAppActiveDirectoryRef,
 )
 from kccgen.generated.netapp.v1alpha1.netappkmsconfig_reference import NetAppKMSConfigRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -121,9 +121,9 @@ class NetAppStoragePoolSpec(KRMModel):
         ),
     ] = None
     capacity_gib: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(alias="capacityGib", description="Required. Capacity in GIB of the pool"),
-    ] = None
+    ]
     custom_performance_enabled: Annotated[
         bool | None,
         Field(
@@ -177,11 +177,11 @@ class NetAppStoragePoolSpec(KRMModel):
         StoragePoolMode | None, Field(description="Optional. Mode of the storage pool.")
     ] = None
     network_ref: Annotated[
-        ComputeNetworkRef | None,
+        ComputeNetworkRef,
         Field(
             alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
         ),
-    ] = None
+    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(
@@ -218,9 +218,9 @@ class NetAppStoragePoolSpec(KRMModel):
         Field(alias="scaleType", description="Optional. The scale type of the storage pool."),
     ] = None
     service_level: Annotated[
-        StoragePoolServiceLevel | None,
+        StoragePoolServiceLevel,
         Field(alias="serviceLevel", description="Required. Service level of the storage pool"),
-    ] = None
+    ]
     total_iops: Annotated[
         int | Int64String | None,
         Field(

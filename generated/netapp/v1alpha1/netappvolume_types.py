@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.netapp.v1alpha1 import netapp_v1_api
 from kccgen.generated.netapp.v1alpha1.netapp_v1_api import (
     BlockDeviceOsType,
@@ -36,6 +35,7 @@ from kccgen.generated.netapp.v1alpha1.netapphostgroup_reference import NetAppHos
 from kccgen.generated.netapp.v1alpha1.netappreplication_reference import NetAppReplicationRef
 from kccgen.generated.netapp.v1alpha1.netappsnapshot_reference import NetAppSnapshotRef
 from kccgen.generated.netapp.v1alpha1.netappstoragepool_reference import NetAppStoragePoolRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -103,9 +103,9 @@ class BlockDevice(KRMModel):
         ),
     ] = None
     os_type: Annotated[
-        BlockDeviceOsType | None,
+        BlockDeviceOsType,
         Field(alias="osType", description="Required. Immutable. The OS type of the volume."),
-    ] = None
+    ]
     size_gib: Annotated[
         int | Int64String | None,
         Field(alias="sizeGib", description="Optional. The size of the block device in GiB."),
@@ -181,30 +181,29 @@ class CacheParameters(KRMModel):
         ),
     ] = None
     peer_cluster_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="peerClusterName",
             description="Required. Name of the origin volume's ONTAP cluster.",
         ),
-    ] = None
+    ]
     peer_ip_addresses: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="peerIpAddresses",
             description="Required. List of IC LIF addresses of the origin volume's ONTAP cluster.",
         ),
-    ] = None
+    ]
     peer_svm_name: Annotated[
-        str | None,
-        Field(alias="peerSvmName", description="Required. Name of the origin volume's SVM."),
-    ] = None
+        str, Field(alias="peerSvmName", description="Required. Name of the origin volume's SVM.")
+    ]
     peer_volume_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="peerVolumeName",
             description="Required. Name of the origin volume for the cache volume.",
         ),
-    ] = None
+    ]
     peering_command_expiry_time: Annotated[
         str | None,
         Field(
@@ -341,9 +340,8 @@ class ExportPolicy(KRMModel):
     """
 
     rules: Annotated[
-        list[SimpleExportPolicyRule] | None,
-        Field(description="Required. List of export policy rules"),
-    ] = None
+        list[SimpleExportPolicyRule], Field(description="Required. List of export policy rules")
+    ]
 
 
 class HourlySchedule(KRMModel):
@@ -401,40 +399,40 @@ class HybridReplicationParameters(KRMModel):
         ),
     ] = None
     peer_cluster_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="peerClusterName",
             description="Required. Name of the user's local source cluster to be peered with the destination cluster.",
         ),
-    ] = None
+    ]
     peer_ip_addresses: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="peerIpAddresses",
             description="Required. List of node ip addresses to be peered with.",
         ),
-    ] = None
+    ]
     peer_svm_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="peerSvmName",
             description="Required. Name of the user's local source vserver svm to be peered with the destination vserver svm.",
         ),
-    ] = None
+    ]
     peer_volume_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="peerVolumeName",
             description="Required. Name of the user's local source volume to be peered with the destination volume.",
         ),
-    ] = None
+    ]
     replication_ref: Annotated[
-        NetAppReplicationRef | None,
+        NetAppReplicationRef,
         Field(
             alias="replicationRef",
             description="A reference to a NetAppReplication (API field `replication`).",
         ),
-    ] = None
+    ]
     replication_schedule: Annotated[
         HybridReplicationParametersReplicationSchedule | None,
         Field(
@@ -645,9 +643,9 @@ class NetAppVolumeSpec(KRMModel):
         Field(alias="cacheParameters", description="Optional. Cache parameters for the volume."),
     ] = None
     capacity_gib: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(alias="capacityGib", description="Required. Capacity in GIB of the volume"),
-    ] = None
+    ]
     description: Annotated[str | None, Field(description="Optional. Description of the volume")] = (
         None
     )
@@ -702,9 +700,8 @@ class NetAppVolumeSpec(KRMModel):
         ),
     ] = None
     protocols: Annotated[
-        list[VolumeProtocols] | None,
-        Field(description="Required. Protocols required for the volume"),
-    ] = None
+        list[VolumeProtocols], Field(description="Required. Protocols required for the volume")
+    ]
     resource_id: Annotated[
         str | None,
         Field(
@@ -731,8 +728,8 @@ class NetAppVolumeSpec(KRMModel):
         Field(alias="securityStyle", description="Optional. Security Style of the Volume"),
     ] = None
     share_name: Annotated[
-        str | None, Field(alias="shareName", description="Required. Share name of the volume")
-    ] = None
+        str, Field(alias="shareName", description="Required. Share name of the volume")
+    ]
     smb_settings: Annotated[
         list[VolumeSmbSettings] | None,
         Field(alias="smbSettings", description="Optional. SMB share settings for the volume."),
@@ -756,12 +753,12 @@ class NetAppVolumeSpec(KRMModel):
         Field(alias="snapshotPolicy", description="Optional. SnapshotPolicy for a volume."),
     ] = None
     storage_pool_ref: Annotated[
-        NetAppStoragePoolRef | None,
+        NetAppStoragePoolRef,
         Field(
             alias="storagePoolRef",
             description="A reference to a NetAppStoragePool (API field `storagePool`).",
         ),
-    ] = None
+    ]
     throughput_mibps: Annotated[
         float | None,
         Field(alias="throughputMibps", description="Optional. Throughput of the volume (in MiB/s)"),

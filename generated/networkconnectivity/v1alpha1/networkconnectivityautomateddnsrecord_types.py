@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networkconnectivity.v1alpha1 import networkconnectivity_v1_api
 from kccgen.generated.networkconnectivity.v1alpha1.networkconnectivity_v1_api import (
     AutomatedDnsRecordCreateParametersInsertMode,
@@ -17,6 +16,7 @@ from kccgen.generated.networkconnectivity.v1alpha1.networkconnectivity_v1_api im
     AutomatedDnsRecordRecordType,
     AutomatedDnsRecordState,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -29,15 +29,15 @@ class Config(KRMModel):
     """
 
     rrdatas: Annotated[
-        list[str] | None, Field(description="Required. The list of resource record data strings.")
-    ] = None
+        list[str], Field(description="Required. The list of resource record data strings.")
+    ]
     ttl: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Number of seconds that this DNS record can be cached by resolvers.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
-    ] = None
+    ]
 
 
 class ConfigObserved(KRMModel):
@@ -125,32 +125,32 @@ class NetworkConnectivityAutomatedDNSRecordSpec(KRMModel):
     """
 
     consumer_network_ref: Annotated[
-        ComputeNetworkRef | None,
+        ComputeNetworkRef,
         Field(
             alias="consumerNetworkRef",
             description="A reference to a ComputeNetwork (API field `consumerNetwork`).",
         ),
-    ] = None
+    ]
     creation_mode: Annotated[
-        AutomatedDnsRecordCreationMode | None,
+        AutomatedDnsRecordCreationMode,
         Field(
             alias="creationMode",
             description="Required. Immutable. The creation mode of the AutomatedDnsRecord.",
         ),
-    ] = None
+    ]
     description: Annotated[
         str | None, Field(description="A human-readable description of the record.")
     ] = None
     dns_suffix: Annotated[
-        str | None,
+        str,
         Field(
             alias="dnsSuffix",
             description="Required. Immutable. The dns suffix for this record to use in longest-suffix matching.",
         ),
-    ] = None
+    ]
     hostname: Annotated[
-        str | None, Field(description="Required. Immutable. The hostname for the DNS record.")
-    ] = None
+        str, Field(description="Required. Immutable. The hostname for the DNS record.")
+    ]
     insert_mode: Annotated[
         AutomatedDnsRecordCreateParametersInsertMode | None,
         Field(
@@ -166,12 +166,12 @@ class NetworkConnectivityAutomatedDNSRecordSpec(KRMModel):
         Field(description="Immutable. The location of the NetworkConnectivityAutomatedDNSRecord."),
     ]
     original_config: Annotated[
-        Config | None,
+        Config,
         Field(
             alias="originalConfig",
             description="Required. Immutable. The configuration settings used to create this DNS record.",
         ),
-    ] = None
+    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(
@@ -180,12 +180,12 @@ class NetworkConnectivityAutomatedDNSRecordSpec(KRMModel):
         ),
     ] = None
     record_type: Annotated[
-        AutomatedDnsRecordRecordType | None,
+        AutomatedDnsRecordRecordType,
         Field(
             alias="recordType",
             description="Required. Immutable. The identifier of a supported record type.",
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(
@@ -194,12 +194,12 @@ class NetworkConnectivityAutomatedDNSRecordSpec(KRMModel):
         ),
     ] = None
     service_class: Annotated[
-        str | None,
+        str,
         Field(
             alias="serviceClass",
             description="Required. Immutable. The service class identifier which authorizes this AutomatedDnsRecord.",
         ),
-    ] = None
+    ]
 
 
 class NetworkConnectivityAutomatedDNSRecordStatus(KRMStatus):

@@ -28,11 +28,9 @@ class DestinationEndpoint(KRMModel):
     """
 
     asn: Annotated[
-        int | Int64String | None, Field(description="Required. The ASN of the remote IP prefix.")
-    ] = None
-    csp: Annotated[str | None, Field(description="Required. The CSP of the remote IP prefix.")] = (
-        None
-    )
+        int | Int64String, Field(description="Required. The ASN of the remote IP prefix.")
+    ]
+    csp: Annotated[str, Field(description="Required. The CSP of the remote IP prefix.")]
 
 
 class DestinationEndpointObservedState(KRMModel):
@@ -112,16 +110,14 @@ class NetworkConnectivityDestinationSpec(KRMModel):
     description: Annotated[
         str | None, Field(description="Optional. A description of this resource.")
     ] = None
-    endpoints: Annotated[
-        list[DestinationEndpoint] | None, Field(description="Required. Unordered list.")
-    ] = None
+    endpoints: Annotated[list[DestinationEndpoint], Field(description="Required. Unordered list.")]
     ip_prefix: Annotated[
-        str | None,
+        str,
         Field(
             alias="ipPrefix",
             description="Required. Immutable. The IP prefix that represents your workload on another CSP.",
         ),
-    ] = None
+    ]
     labels: Annotated[
         dict[str, str] | None, Field(description="Optional. User-defined labels.")
     ] = None

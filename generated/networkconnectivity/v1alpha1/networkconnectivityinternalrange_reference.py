@@ -23,7 +23,9 @@ IDENTITY = IdentityTemplate(
     rest_host="networkconnectivity.googleapis.com",
     rest_prefix="v1/",
     rest_template="",
-    extra_forms=(),
+    extra_forms=(
+        "networkconnectivity.googleapis.com/projects/{project}/locations/{location}/internalRanges/{internalRange}",
+    ),
     spec_fields=(
         ("project", "projectRef", "Project"),
         ("location", "location", ""),

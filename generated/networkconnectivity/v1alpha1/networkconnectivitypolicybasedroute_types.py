@@ -9,13 +9,13 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networkconnectivity.v1alpha1 import networkconnectivity_v1_api
 from kccgen.generated.networkconnectivity.v1alpha1.networkconnectivity_v1_api import (
     FilterProtocolVersion,
     PolicyBasedRouteNextHopOtherRoutes,
     WarningsCode,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -42,12 +42,12 @@ class Filter(KRMModel):
         ),
     ] = None
     protocol_version: Annotated[
-        FilterProtocolVersion | None,
+        FilterProtocolVersion,
         Field(
             alias="protocolVersion",
             description="Required. Internet protocol versions this policy-based route applies to.",
         ),
-    ] = None
+    ]
     src_range: Annotated[
         str | None,
         Field(
@@ -115,9 +115,7 @@ class NetworkConnectivityPolicyBasedRouteSpec(KRMModel):
     description: Annotated[
         str | None, Field(description="Optional. An optional description of this resource.")
     ] = None
-    filter: Annotated[
-        Filter | None, Field(description="Required. The filter to match L4 traffic.")
-    ] = None
+    filter: Annotated[Filter, Field(description="Required. The filter to match L4 traffic.")]
     interconnect_attachment: Annotated[
         InterconnectAttachment | None,
         Field(
@@ -127,11 +125,11 @@ class NetworkConnectivityPolicyBasedRouteSpec(KRMModel):
     ] = None
     labels: Annotated[dict[str, str] | None, Field(description="User-defined labels.")] = None
     network_ref: Annotated[
-        ComputeNetworkRef | None,
+        ComputeNetworkRef,
         Field(
             alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
         ),
-    ] = None
+    ]
     next_hop_ilb_ip: Annotated[
         str | None,
         Field(
@@ -228,7 +226,5 @@ class NetworkConnectivityPolicyBasedRoute(KRMObject):
         Literal["networkconnectivity.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "networkconnectivity.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["NetworkConnectivityPolicyBasedRoute"] = "NetworkConnectivityPolicyBasedRoute"
-    spec: NetworkConnectivityPolicyBasedRouteSpec = Field(
-        default_factory=NetworkConnectivityPolicyBasedRouteSpec
-    )
+    spec: NetworkConnectivityPolicyBasedRouteSpec
     status: NetworkConnectivityPolicyBasedRouteStatus | None = None

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networkconnectivity.v1alpha1 import networkconnectivity_v1_api
 from kccgen.generated.networkconnectivity.v1alpha1.networkconnectivity_v1_api import (
     PscAuthorizationPolicyAuthorizationMode,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -55,16 +55,16 @@ class NetworkConnectivityPscAuthorizationPolicySpec(KRMModel):
     """
 
     authorization_mode: Annotated[
-        PscAuthorizationPolicyAuthorizationMode | None,
+        PscAuthorizationPolicyAuthorizationMode,
         Field(alias="authorizationMode", description="Required. The authorization mode."),
-    ] = None
+    ]
     authorized_client_resources: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="authorizedClientResources",
             description="Required. List of authorized consumer resources allowed to connect.",
         ),
-    ] = None
+    ]
     description: Annotated[
         str | None, Field(description="Optional. A description of this resource.")
     ] = None
@@ -92,12 +92,12 @@ class NetworkConnectivityPscAuthorizationPolicySpec(KRMModel):
         ),
     ] = None
     target_resource_uri: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetResourceUri",
             description="Required. The full absolute URI of the targeted resource governed by this policy.",
         ),
-    ] = None
+    ]
 
 
 class NetworkConnectivityPscAuthorizationPolicyStatus(KRMStatus):

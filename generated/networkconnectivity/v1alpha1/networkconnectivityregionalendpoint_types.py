@@ -11,11 +11,11 @@ from pydantic import Field
 from kccgen.generated.compute.v1alpha1.computeaddress_reference import ComputeAddressRef
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networkconnectivity.v1alpha1 import networkconnectivity_v1_api
 from kccgen.generated.networkconnectivity.v1alpha1.networkconnectivity_v1_api import (
     RegionalEndpointAccessType,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -65,11 +65,11 @@ class NetworkConnectivityRegionalEndpointSpec(KRMModel):
     """
 
     access_type: Annotated[
-        RegionalEndpointAccessType | None,
+        RegionalEndpointAccessType,
         Field(
             alias="accessType", description="Required. The access type of this regional endpoint."
         ),
-    ] = None
+    ]
     address_ref: Annotated[
         ComputeAddressRef | None,
         Field(
@@ -112,12 +112,12 @@ class NetworkConnectivityRegionalEndpointSpec(KRMModel):
         ),
     ] = None
     target_google_api: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetGoogleApi",
             description="Required. The service endpoint this private regional endpoint connects to.",
         ),
-    ] = None
+    ]
 
 
 class NetworkConnectivityRegionalEndpointStatus(KRMStatus):

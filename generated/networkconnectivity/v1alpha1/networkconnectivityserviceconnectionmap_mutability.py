@@ -46,7 +46,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     identity="projects/{project}/locations/{location}/serviceConnectionMaps/{serviceConnectionMap}",
     spec=(
         ("consumerPscConfigs", ARRAY_OF_OBJECT, (), True, True),
-        ("consumerPscConfigs[].consumerInstanceProject", STRING, (REQUIRED,), True, True),
+        ("consumerPscConfigs[].consumerInstanceProjectRef", OBJECT, (REQUIRED,), True, True, {"api_path": "consumerPscConfigs[].consumerInstanceProject"}),
         ("consumerPscConfigs[].disableGlobalAccess", BOOLEAN, (), True, True),
         ("consumerPscConfigs[].ipVersion", ENUM, (), True, True),
         ("consumerPscConfigs[].networkRef", OBJECT, (), True, True, {"api_path": "consumerPscConfigs[].network"}),

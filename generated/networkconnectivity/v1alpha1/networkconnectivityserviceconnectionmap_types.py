@@ -12,7 +12,6 @@ from kccgen.generated.compute.v1alpha1.computeserviceattachment_reference import
     ComputeServiceAttachmentRef,
 )
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networkconnectivity.v1alpha1 import networkconnectivity_v1_api
 from kccgen.generated.networkconnectivity.v1alpha1.networkconnectivity_v1_api import (
     ConsumerPscConfigIpVersion,
@@ -23,6 +22,7 @@ from kccgen.generated.networkconnectivity.v1alpha1.networkconnectivity_v1_api im
     DnsAutomationStatusState,
     ServiceConnectionMapInfrastructure,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -35,15 +35,15 @@ class AutomatedDnsCreationSpec(KRMModel):
     """
 
     dns_suffix: Annotated[
-        str | None,
+        str,
         Field(alias="dnsSuffix", description="Required. The DNS suffix to use for the DNS record."),
-    ] = None
+    ]
     hostname: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The hostname (the first label of the FQDN) to use for the DNS record."
         ),
-    ] = None
+    ]
     ttl: Annotated[
         str | None,
         Field(
@@ -58,13 +58,13 @@ class ConsumerPscConfig(KRMModel):
     Allow the producer to specify which consumers can connect to it.
     """
 
-    consumer_instance_project: Annotated[
-        str | None,
+    consumer_instance_project_ref: Annotated[
+        ProjectRef,
         Field(
-            alias="consumerInstanceProject",
-            description="Required. The project ID or project number of the consumer project.",
+            alias="consumerInstanceProjectRef",
+            description="A reference to a Project (API field `consumerInstanceProject`).",
         ),
-    ] = None
+    ]
     disable_global_access: Annotated[
         bool | None,
         Field(

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networkconnectivity.v1alpha1 import networkconnectivity_v1_api
 from kccgen.generated.networkconnectivity.v1alpha1.networkconnectivity_v1_api import (
     GatewayCapacity,
@@ -19,6 +18,7 @@ from kccgen.generated.networkconnectivity.v1alpha1.networkconnectivity_v1_api im
 from kccgen.generated.networkconnectivity.v1alpha1.networkconnectivityhub_reference import (
     NetworkConnectivityHubRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -70,12 +70,12 @@ class IpRangeReservation(KRMModel):
     """
 
     ip_range: Annotated[
-        str | None,
+        str,
         Field(
             alias="ipRange",
             description="Required. A block of IP addresses used to allocate supporting infrastructure for this gateway.",
         ),
-    ] = None
+    ]
 
 
 class LinkedInterconnectAttachments(KRMModel):
@@ -329,9 +329,7 @@ class LinkedVpcNetwork(KRMModel):
             description="Optional. IP ranges allowed to be included from peering.",
         ),
     ] = None
-    uri: Annotated[
-        str | None, Field(description="Required. The URI of the VPC network resource.")
-    ] = None
+    uri: Annotated[str, Field(description="Required. The URI of the VPC network resource.")]
 
 
 class LinkedVpcNetworkObservedState(KRMModel):

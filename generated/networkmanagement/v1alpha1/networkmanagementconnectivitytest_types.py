@@ -11,7 +11,6 @@ from pydantic import Field, RootModel
 from kccgen.generated.compute.v1alpha1.computeforwardingrule_reference import (
     ComputeForwardingRuleRef,
 )
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networkmanagement.v1alpha1 import networkmanagement_v1_api
 from kccgen.generated.networkmanagement.v1alpha1.networkmanagement_v1_api import (
     AbortInfoCause,
@@ -47,6 +46,7 @@ from kccgen.generated.networkmanagement.v1alpha1.networkmanagement_v1_api import
     ViewerPermissionMissingInfoResourceTypes,
     VpnTunnelInfoRoutingType,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -1262,9 +1262,8 @@ class NetworkManagementConnectivityTestSpec(KRMModel):
         str | None, Field(description="The user-supplied description of the Connectivity Test.")
     ] = None
     destination: Annotated[
-        Endpoint | None,
-        Field(description="Required. Destination specification of the Connectivity Test."),
-    ] = None
+        Endpoint, Field(description="Required. Destination specification of the Connectivity Test.")
+    ]
     labels: Annotated[
         dict[str, str] | None,
         Field(description="Resource labels to represent user-provided metadata."),
@@ -1299,16 +1298,15 @@ class NetworkManagementConnectivityTestSpec(KRMModel):
         ),
     ] = None
     source: Annotated[
-        Endpoint | None,
-        Field(description="Required. Source specification of the Connectivity Test."),
-    ] = None
+        Endpoint, Field(description="Required. Source specification of the Connectivity Test.")
+    ]
     test_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="testId",
             description="Required. The logical name of the Connectivity Test in your project with the following restrictions: * Must contain only lowercase letters, numbers, and hyphens.",
         ),
-    ] = None
+    ]
 
 
 class NgfwPacketInspectionInfoObserved(KRMModel):
@@ -2158,7 +2156,5 @@ class NetworkManagementConnectivityTest(KRMObject):
         Literal["networkmanagement.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "networkmanagement.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["NetworkManagementConnectivityTest"] = "NetworkManagementConnectivityTest"
-    spec: NetworkManagementConnectivityTestSpec = Field(
-        default_factory=NetworkManagementConnectivityTestSpec
-    )
+    spec: NetworkManagementConnectivityTestSpec
     status: NetworkManagementConnectivityTestStatus | None = None

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networkmanagement.v1alpha1 import networkmanagement_v1_api
 from kccgen.generated.networkmanagement.v1alpha1.networkmanagement_v1_api import (
     NetworkMonitoringProviderProviderType,
     NetworkMonitoringProviderState,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -76,9 +76,9 @@ class NetworkManagementNetworkMonitoringProviderSpec(KRMModel):
         ),
     ] = None
     provider_type: Annotated[
-        NetworkMonitoringProviderProviderType | None,
+        NetworkMonitoringProviderProviderType,
         Field(alias="providerType", description="Required. Type of the NetworkMonitoringProvider."),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(

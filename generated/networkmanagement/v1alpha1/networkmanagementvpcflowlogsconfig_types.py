@@ -15,7 +15,6 @@ from kccgen.generated.compute.v1alpha1.computevpntunnel_reference import Compute
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
 from kccgen.generated.external.organization_reference import OrganizationRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networkmanagement.v1alpha1 import networkmanagement_v1_api
 from kccgen.generated.networkmanagement.v1alpha1.networkmanagement_v1_api import (
     VpcFlowLogsConfigAggregationInterval,
@@ -25,6 +24,7 @@ from kccgen.generated.networkmanagement.v1alpha1.networkmanagement_v1_api import
     VpcFlowLogsConfigState,
     VpcFlowLogsConfigTargetResourceState,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.

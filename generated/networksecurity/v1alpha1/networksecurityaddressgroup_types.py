@@ -9,12 +9,12 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.external.organization_reference import OrganizationRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networksecurity.v1alpha1 import networksecurity_v1_api
 from kccgen.generated.networksecurity.v1alpha1.networksecurity_v1_api import (
     AddressGroupPurpose,
     AddressGroupType,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -56,9 +56,7 @@ class NetworkSecurityAddressGroupSpec(KRMModel):
     AddressGroup is a resource that specifies how a collection of IP/DNS used in Firewall Policy.
     """
 
-    capacity: Annotated[
-        int | None, Field(description="Required. Capacity of the Address Group")
-    ] = None
+    capacity: Annotated[int, Field(description="Required. Capacity of the Address Group")]
     description: Annotated[
         str | None, Field(description="Optional. Free-text description of the resource.")
     ] = None
@@ -95,9 +93,7 @@ class NetworkSecurityAddressGroupSpec(KRMModel):
             description="Immutable. Optional. The NetworkSecurityAddressGroup ID used for creation and acquisition.",
         ),
     ] = None
-    type: Annotated[
-        AddressGroupType | None, Field(description="Required. The type of the Address Group.")
-    ] = None
+    type: Annotated[AddressGroupType, Field(description="Required. The type of the Address Group.")]
 
 
 class NetworkSecurityAddressGroupStatus(KRMStatus):

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networksecurity.v1alpha1 import networksecurity_v1_api
 from kccgen.generated.networksecurity.v1alpha1.networksecurity_v1_api import (
     AuthorizationPolicyAction,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -24,9 +24,7 @@ class Destination(KRMModel):
     Specification of traffic destination attributes.
     """
 
-    hosts: Annotated[
-        list[str] | None, Field(description="Required. List of host names to match.")
-    ] = None
+    hosts: Annotated[list[str], Field(description="Required. List of host names to match.")]
     http_header_match: Annotated[
         HttpHeaderMatch | None,
         Field(
@@ -37,9 +35,7 @@ class Destination(KRMModel):
     methods: Annotated[
         list[str] | None, Field(description="Optional. A list of HTTP methods to match.")
     ] = None
-    ports: Annotated[
-        list[int] | None, Field(description="Required. List of destination ports to match.")
-    ] = None
+    ports: Annotated[list[int], Field(description="Required. List of destination ports to match.")]
 
 
 class HttpHeaderMatch(KRMModel):
@@ -48,16 +44,16 @@ class HttpHeaderMatch(KRMModel):
     """
 
     header_name: Annotated[
-        str | None,
+        str,
         Field(alias="headerName", description="Required. The name of the HTTP header to match."),
-    ] = None
+    ]
     regex_match: Annotated[
-        str | None,
+        str,
         Field(
             alias="regexMatch",
             description="Required. The value of the header must match the regular expression specified in regexMatch.",
         ),
-    ] = None
+    ]
 
 
 class NetworkSecurityAuthorizationPolicyObservedState(KRMModel):
@@ -89,9 +85,9 @@ class NetworkSecurityAuthorizationPolicySpec(KRMModel):
     """
 
     action: Annotated[
-        AuthorizationPolicyAction | None,
+        AuthorizationPolicyAction,
         Field(description="Required. The action to take when a rule match is found."),
-    ] = None
+    ]
     description: Annotated[
         str | None, Field(description="Optional. Free-text description of the resource.")
     ] = None

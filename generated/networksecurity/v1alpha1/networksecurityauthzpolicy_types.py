@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networksecurity.v1alpha1 import networksecurity_v1_api
 from kccgen.generated.networksecurity.v1alpha1.networksecurity_v1_api import (
     AuthzPolicyAction,
@@ -17,6 +16,7 @@ from kccgen.generated.networksecurity.v1alpha1.networksecurity_v1_api import (
     AuthzPolicyPolicyProfile,
     AuthzPolicyTargetLoadBalancingScheme,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -105,10 +105,8 @@ class AuthzPolicyAuthzRuleIpBlock(KRMModel):
     Represents a range of IP Addresses.
     """
 
-    length: Annotated[
-        int | None, Field(description="Required. The length of the address range.")
-    ] = None
-    prefix: Annotated[str | None, Field(description="Required. The address prefix.")] = None
+    length: Annotated[int, Field(description="Required. The length of the address range.")]
+    prefix: Annotated[str, Field(description="Required. The address prefix.")]
 
 
 class AuthzPolicyAuthzRulePrincipal(KRMModel):
@@ -117,11 +115,11 @@ class AuthzPolicyAuthzRulePrincipal(KRMModel):
     """
 
     principal: Annotated[
-        AuthzPolicyAuthzRuleStringMatch | None,
+        AuthzPolicyAuthzRuleStringMatch,
         Field(
             description="Required. A non-empty string whose value is matched against the principal value based on the principal_selector."
         ),
-    ] = None
+    ]
     principal_selector: Annotated[
         AuthzPolicyAuthzRulePrincipalPrincipalSelector | None,
         Field(
@@ -158,11 +156,11 @@ class AuthzPolicyAuthzRuleRequestResourceTagValueIdSet(KRMModel):
     """
 
     ids: Annotated[
-        list[int | Int64String] | None,
+        list[int | Int64String],
         Field(
             description="Required. A list of resource tag value permanent IDs to match against the resource manager tags value associated with the source VM of a request."
         ),
-    ] = None
+    ]
 
 
 class AuthzPolicyAuthzRuleStringMatch(KRMModel):
@@ -249,9 +247,9 @@ class AuthzPolicyAuthzRuleToRequestOperationHeaderSet(KRMModel):
     """
 
     headers: Annotated[
-        list[AuthzPolicyAuthzRuleHeaderMatch] | None,
+        list[AuthzPolicyAuthzRuleHeaderMatch],
         Field(description="Required. A list of headers to match against in http header."),
-    ] = None
+    ]
 
 
 class AuthzPolicyAuthzRuleToRequestOperationMCP(KRMModel):
@@ -277,9 +275,7 @@ class AuthzPolicyAuthzRuleToRequestOperationMCPMethod(KRMModel):
     Describes a set of MCP methods to match against.
     """
 
-    name: Annotated[str | None, Field(description="Required. The MCP method to match against.")] = (
-        None
-    )
+    name: Annotated[str, Field(description="Required. The MCP method to match against.")]
     params: Annotated[
         list[AuthzPolicyAuthzRuleStringMatch] | None,
         Field(description="Optional. A list of MCP method parameters to match against."),
@@ -313,11 +309,11 @@ class AuthzPolicyCustomProviderAuthzExtension(KRMModel):
     """
 
     resources: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             description="Required. A list of references to authorization extensions that will be invoked for requests matching this policy."
         ),
-    ] = None
+    ]
 
 
 class AuthzPolicyCustomProviderCloudIap(KRMModel):
@@ -339,11 +335,11 @@ class AuthzPolicyTarget(KRMModel):
         ),
     ] = None
     resources: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             description="Required. A list of references to the Forwarding Rules, Secure Web Proxy Gateways, or Agent Gateways on which this policy will be applied."
         ),
-    ] = None
+    ]
 
 
 class Int64String(RootModel[str]):
@@ -379,9 +375,9 @@ class NetworkSecurityAuthzPolicySpec(KRMModel):
     """
 
     action: Annotated[
-        AuthzPolicyAction | None,
+        AuthzPolicyAction,
         Field(description="Required. Can be one of `ALLOW`, `DENY`, `CUSTOM`, `DENY_BY_DEFAULT`."),
-    ] = None
+    ]
     custom_provider: Annotated[
         AuthzPolicyCustomProvider | None,
         Field(alias="customProvider", description="Optional. Required if the action is `CUSTOM`."),
@@ -432,11 +428,11 @@ class NetworkSecurityAuthzPolicySpec(KRMModel):
         ),
     ] = None
     target: Annotated[
-        AuthzPolicyTarget | None,
+        AuthzPolicyTarget,
         Field(
             description="Required. Specifies the set of resources to which this policy should be applied to."
         ),
-    ] = None
+    ]
 
 
 class NetworkSecurityAuthzPolicyStatus(KRMStatus):

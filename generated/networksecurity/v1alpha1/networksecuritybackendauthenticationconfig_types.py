@@ -11,11 +11,11 @@ from pydantic import Field
 from kccgen.generated.certificatemanager.v1alpha1.certificatemanagertrustconfig_reference import (
     CertificateManagerTrustConfigRef,
 )
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networksecurity.v1alpha1 import networksecurity_v1_api
 from kccgen.generated.networksecurity.v1alpha1.networksecurity_v1_api import (
     BackendAuthenticationConfigWellKnownRoots,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.

@@ -9,11 +9,11 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networksecurity.v1alpha1 import networksecurity_v1_api
 from kccgen.generated.networksecurity.v1alpha1.networksecurity_v1_api import (
     DnsThreatDetectorProvider,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -72,9 +72,9 @@ class NetworkSecurityDNSThreatDetectorSpec(KRMModel):
         ),
     ] = None
     provider: Annotated[
-        DnsThreatDetectorProvider | None,
+        DnsThreatDetectorProvider,
         Field(description="Required. The provider used for DNS threat analysis."),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networksecurity.v1alpha1 import networksecurity_v1_api
 from kccgen.generated.networksecurity.v1alpha1.networksecurity_v1_api import (
     FirewallEndpointAssociationState,
@@ -19,6 +18,7 @@ from kccgen.generated.networksecurity.v1alpha1.networksecurityfirewallendpoint_r
 from kccgen.generated.networksecurity.v1alpha1.networksecuritytlsinspectionpolicy_reference import (
     NetworkSecurityTLSInspectionPolicyRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -64,12 +64,12 @@ class NetworkSecurityFirewallEndpointAssociationSpec(KRMModel):
         bool | None, Field(description="Optional. Whether the association is disabled.")
     ] = None
     firewall_endpoint_ref: Annotated[
-        NetworkSecurityFirewallEndpointRef | None,
+        NetworkSecurityFirewallEndpointRef,
         Field(
             alias="firewallEndpointRef",
             description="A reference to a NetworkSecurityFirewallEndpoint (API field `firewallEndpoint`).",
         ),
-    ] = None
+    ]
     labels: Annotated[
         dict[str, str] | None, Field(description="Optional. Labels as key-value pairs.")
     ] = None
@@ -80,8 +80,8 @@ class NetworkSecurityFirewallEndpointAssociationSpec(KRMModel):
         ),
     ]
     network: Annotated[
-        str | None, Field(description="Required. The URL of the network that is being associated.")
-    ] = None
+        str, Field(description="Required. The URL of the network that is being associated.")
+    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(

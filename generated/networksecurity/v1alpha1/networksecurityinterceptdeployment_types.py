@@ -11,7 +11,6 @@ from pydantic import Field
 from kccgen.generated.compute.v1alpha1.computeforwardingrule_reference import (
     ComputeForwardingRuleRef,
 )
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networksecurity.v1alpha1 import networksecurity_v1_api
 from kccgen.generated.networksecurity.v1alpha1.networksecurity_v1_api import (
     InterceptDeploymentState,
@@ -19,6 +18,7 @@ from kccgen.generated.networksecurity.v1alpha1.networksecurity_v1_api import (
 from kccgen.generated.networksecurity.v1alpha1.networksecurityinterceptdeploymentgroup_reference import (
     NetworkSecurityInterceptDeploymentGroupRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -67,19 +67,19 @@ class NetworkSecurityInterceptDeploymentSpec(KRMModel):
         str | None, Field(description="Optional. User-provided description of the deployment.")
     ] = None
     forwarding_rule_ref: Annotated[
-        ComputeForwardingRuleRef | None,
+        ComputeForwardingRuleRef,
         Field(
             alias="forwardingRuleRef",
             description="A reference to a ComputeForwardingRule (API field `forwardingRule`).",
         ),
-    ] = None
+    ]
     intercept_deployment_group_ref: Annotated[
-        NetworkSecurityInterceptDeploymentGroupRef | None,
+        NetworkSecurityInterceptDeploymentGroupRef,
         Field(
             alias="interceptDeploymentGroupRef",
             description="A reference to a NetworkSecurityInterceptDeploymentGroup (API field `interceptDeploymentGroup`).",
         ),
-    ] = None
+    ]
     labels: Annotated[
         dict[str, str] | None,
         Field(

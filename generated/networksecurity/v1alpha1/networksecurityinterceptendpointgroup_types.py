@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networksecurity.v1alpha1 import networksecurity_v1_api
 from kccgen.generated.networksecurity.v1alpha1.networksecurity_v1_api import (
     InterceptEndpointGroupAssociationDetailsState,
@@ -18,6 +17,7 @@ from kccgen.generated.networksecurity.v1alpha1.networksecurity_v1_api import (
 from kccgen.generated.networksecurity.v1alpha1.networksecurityinterceptdeploymentgroup_reference import (
     NetworkSecurityInterceptDeploymentGroupRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -136,12 +136,12 @@ class NetworkSecurityInterceptEndpointGroupSpec(KRMModel):
         str | None, Field(description="Optional. User-provided description of the endpoint group.")
     ] = None
     intercept_deployment_group_ref: Annotated[
-        NetworkSecurityInterceptDeploymentGroupRef | None,
+        NetworkSecurityInterceptDeploymentGroupRef,
         Field(
             alias="interceptDeploymentGroupRef",
             description="A reference to a NetworkSecurityInterceptDeploymentGroup (API field `interceptDeploymentGroup`).",
         ),
-    ] = None
+    ]
     labels: Annotated[
         dict[str, str] | None,
         Field(

@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networksecurity.v1alpha1 import networksecurity_v1_api
 from kccgen.generated.networksecurity.v1alpha1.networksecurity_v1_api import (
     InterceptEndpointGroupAssociationLocationDetailsState,
@@ -19,6 +18,7 @@ from kccgen.generated.networksecurity.v1alpha1.networksecurity_v1_api import (
 from kccgen.generated.networksecurity.v1alpha1.networksecurityinterceptendpointgroup_reference import (
     NetworkSecurityInterceptEndpointGroupRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -117,12 +117,12 @@ class NetworkSecurityInterceptEndpointGroupAssociationSpec(KRMModel):
     """
 
     intercept_endpoint_group_ref: Annotated[
-        NetworkSecurityInterceptEndpointGroupRef | None,
+        NetworkSecurityInterceptEndpointGroupRef,
         Field(
             alias="interceptEndpointGroupRef",
             description="A reference to a NetworkSecurityInterceptEndpointGroup (API field `interceptEndpointGroup`).",
         ),
-    ] = None
+    ]
     labels: Annotated[
         dict[str, str] | None,
         Field(
@@ -136,11 +136,11 @@ class NetworkSecurityInterceptEndpointGroupAssociationSpec(KRMModel):
         ),
     ]
     network_ref: Annotated[
-        ComputeNetworkRef | None,
+        ComputeNetworkRef,
         Field(
             alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
         ),
-    ] = None
+    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(

@@ -11,7 +11,6 @@ from pydantic import Field
 from kccgen.generated.compute.v1alpha1.computeforwardingrule_reference import (
     ComputeForwardingRuleRef,
 )
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networksecurity.v1alpha1 import networksecurity_v1_api
 from kccgen.generated.networksecurity.v1alpha1.networksecurity_v1_api import (
     MirroringDeploymentState,
@@ -19,6 +18,7 @@ from kccgen.generated.networksecurity.v1alpha1.networksecurity_v1_api import (
 from kccgen.generated.networksecurity.v1alpha1.networksecuritymirroringdeploymentgroup_reference import (
     NetworkSecurityMirroringDeploymentGroupRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -67,12 +67,12 @@ class NetworkSecurityMirroringDeploymentSpec(KRMModel):
         str | None, Field(description="Optional. User-provided description of the deployment.")
     ] = None
     forwarding_rule_ref: Annotated[
-        ComputeForwardingRuleRef | None,
+        ComputeForwardingRuleRef,
         Field(
             alias="forwardingRuleRef",
             description="A reference to a ComputeForwardingRule (API field `forwardingRule`).",
         ),
-    ] = None
+    ]
     labels: Annotated[
         dict[str, str] | None,
         Field(
@@ -83,12 +83,12 @@ class NetworkSecurityMirroringDeploymentSpec(KRMModel):
         str, Field(description="Immutable. The location of the NetworkSecurityMirroringDeployment.")
     ]
     mirroring_deployment_group_ref: Annotated[
-        NetworkSecurityMirroringDeploymentGroupRef | None,
+        NetworkSecurityMirroringDeploymentGroupRef,
         Field(
             alias="mirroringDeploymentGroupRef",
             description="A reference to a NetworkSecurityMirroringDeploymentGroup (API field `mirroringDeploymentGroup`).",
         ),
-    ] = None
+    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networksecurity.v1alpha1 import networksecurity_v1beta1_api
 from kccgen.generated.networksecurity.v1alpha1.networksecurity_v1beta1_api import (
     RateLimitPolicyRateLimitBucketCountLimitIntervalUnit,
@@ -18,6 +17,7 @@ from kccgen.generated.networksecurity.v1alpha1.networksecurity_v1beta1_api impor
     RateLimitPolicyRateLimitRulePrincipalPrincipalSelector,
     RateLimitPolicyRateLimitRuleToDestinationMCPBaseProtocolMethodsOption,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -95,9 +95,9 @@ class NetworkSecurityRateLimitPolicySpec(KRMModel):
         ),
     ] = None
     targets: Annotated[
-        list[RateLimitPolicyTarget] | None,
+        list[RateLimitPolicyTarget],
         Field(description="Required. Specifies a list of targets to which this policy applies."),
-    ] = None
+    ]
 
 
 class RateLimitPolicyRateLimitBucket(KRMModel):
@@ -106,12 +106,12 @@ class RateLimitPolicyRateLimitBucket(KRMModel):
     """
 
     default_limit: Annotated[
-        RateLimitPolicyRateLimitBucketLimit | None,
+        RateLimitPolicyRateLimitBucketLimit,
         Field(
             alias="defaultLimit",
             description="Required. Specifies the default limit to apply for this rate limit bucket.",
         ),
-    ] = None
+    ]
     dry_run: Annotated[
         bool | None,
         Field(
@@ -120,12 +120,12 @@ class RateLimitPolicyRateLimitBucket(KRMModel):
         ),
     ] = None
     keys: Annotated[
-        list[RateLimitPolicyRateLimitBucketKey] | None,
+        list[RateLimitPolicyRateLimitBucketKey],
         Field(description="Required. Specifies the keys to use for rate limiting."),
-    ] = None
+    ]
     name: Annotated[
-        str | None, Field(description="Required. Specifies the name of the rate limit bucket.")
-    ] = None
+        str, Field(description="Required. Specifies the name of the rate limit bucket.")
+    ]
     user_overrides: Annotated[
         list[RateLimitPolicyRateLimitBucketUserOverride] | None,
         Field(
@@ -141,21 +141,21 @@ class RateLimitPolicyRateLimitBucketCountLimit(KRMModel):
     """
 
     count: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             description="Required. Specifies the maximum number of costs allowed in the specified interval."
         ),
-    ] = None
+    ]
     interval: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             description="Required. Specifies the interval in units for which the count limit is enforced."
         ),
-    ] = None
+    ]
     interval_unit: Annotated[
-        RateLimitPolicyRateLimitBucketCountLimitIntervalUnit | None,
+        RateLimitPolicyRateLimitBucketCountLimitIntervalUnit,
         Field(alias="intervalUnit", description="Required. Specifies the unit of the interval."),
-    ] = None
+    ]
 
 
 class RateLimitPolicyRateLimitBucketKey(KRMModel):
@@ -168,12 +168,12 @@ class RateLimitPolicyRateLimitBucketKey(KRMModel):
         Field(description="Optional. Specifies the header name if key_type is HTTP_HEADER."),
     ] = None
     key_type: Annotated[
-        RateLimitPolicyRateLimitBucketKeyKeyType | None,
+        RateLimitPolicyRateLimitBucketKeyKeyType,
         Field(
             alias="keyType",
             description="Required. Specifies the type of key to use for rate limiting.",
         ),
-    ] = None
+    ]
     principal_type: Annotated[
         RateLimitPolicyRateLimitBucketKeyPrincipalType | None,
         Field(
@@ -189,9 +189,9 @@ class RateLimitPolicyRateLimitBucketLimit(KRMModel):
     """
 
     count_limit: Annotated[
-        RateLimitPolicyRateLimitBucketCountLimit | None,
+        RateLimitPolicyRateLimitBucketCountLimit,
         Field(alias="countLimit", description="Required. Defines the count limit to enforce."),
-    ] = None
+    ]
 
 
 class RateLimitPolicyRateLimitBucketUserOverride(KRMModel):
@@ -200,13 +200,13 @@ class RateLimitPolicyRateLimitBucketUserOverride(KRMModel):
     """
 
     limit: Annotated[
-        RateLimitPolicyRateLimitBucketLimit | None,
+        RateLimitPolicyRateLimitBucketLimit,
         Field(description="Required. Specifies the limit to apply for this specific key."),
-    ] = None
+    ]
     override_key: Annotated[
-        RateLimitPolicyRateLimitBucketUserOverrideOverrideKey | None,
+        RateLimitPolicyRateLimitBucketUserOverrideOverrideKey,
         Field(alias="overrideKey", description="Required. Specifies the key to override."),
-    ] = None
+    ]
 
 
 class RateLimitPolicyRateLimitBucketUserOverrideOverrideKey(KRMModel):
@@ -255,12 +255,8 @@ class RateLimitPolicyRateLimitBucketUserOverrideOverrideKeyHttpHeader(KRMModel):
     Specifies the key in the type HTTP header to override.
     """
 
-    header: Annotated[
-        str | None, Field(description="Required. Specifies the header name of the key.")
-    ] = None
-    value: Annotated[
-        str | None, Field(description="Required. Specifies the header value of the key.")
-    ] = None
+    header: Annotated[str, Field(description="Required. Specifies the header name of the key.")]
+    value: Annotated[str, Field(description="Required. Specifies the header value of the key.")]
 
 
 class RateLimitPolicyRateLimitBucketUserOverrideOverrideKeyPrincipal(KRMModel):
@@ -269,14 +265,14 @@ class RateLimitPolicyRateLimitBucketUserOverrideOverrideKeyPrincipal(KRMModel):
     """
 
     principal: Annotated[
-        str | None, Field(description="Required. Specifies the principal value of the key.")
-    ] = None
+        str, Field(description="Required. Specifies the principal value of the key.")
+    ]
     principal_type: Annotated[
-        RateLimitPolicyRateLimitBucketUserOverrideOverrideKeyPrincipalPrincipalType | None,
+        RateLimitPolicyRateLimitBucketUserOverrideOverrideKeyPrincipalPrincipalType,
         Field(
             alias="principalType", description="Required. Specifies the principal type of the key."
         ),
-    ] = None
+    ]
 
 
 class RateLimitPolicyRateLimitRule(KRMModel):
@@ -325,11 +321,11 @@ class RateLimitPolicyRateLimitRuleFromSource(KRMModel):
     """
 
     principals: Annotated[
-        list[RateLimitPolicyRateLimitRulePrincipal] | None,
+        list[RateLimitPolicyRateLimitRulePrincipal],
         Field(
             description="Required. Contains a list of identities derived from the client's certificate."
         ),
-    ] = None
+    ]
 
 
 class RateLimitPolicyRateLimitRuleHeaderMatch(KRMModel):
@@ -352,11 +348,11 @@ class RateLimitPolicyRateLimitRulePrincipal(KRMModel):
     """
 
     principal: Annotated[
-        RateLimitPolicyRateLimitRuleStringMatch | None,
+        RateLimitPolicyRateLimitRuleStringMatch,
         Field(
             description="Required. Matches a non-empty string against the principal value based on the principal_selector."
         ),
-    ] = None
+    ]
     principal_selector: Annotated[
         RateLimitPolicyRateLimitRulePrincipalPrincipalSelector | None,
         Field(
@@ -372,12 +368,12 @@ class RateLimitPolicyRateLimitRuleRateLimitAction(KRMModel):
     """
 
     rate_limit_bucket: Annotated[
-        str | None,
+        str,
         Field(
             alias="rateLimitBucket",
             description="Required. Specifies the name of the rate limit bucket to apply when this rule is matched.",
         ),
-    ] = None
+    ]
 
 
 class RateLimitPolicyRateLimitRuleStringMatch(KRMModel):
@@ -462,9 +458,9 @@ class RateLimitPolicyRateLimitRuleToDestinationHeaderSet(KRMModel):
     """
 
     headers: Annotated[
-        list[RateLimitPolicyRateLimitRuleHeaderMatch] | None,
+        list[RateLimitPolicyRateLimitRuleHeaderMatch],
         Field(description="Required. Contains a list of headers to match against in http header."),
-    ] = None
+    ]
 
 
 class RateLimitPolicyRateLimitRuleToDestinationMCP(KRMModel):
@@ -492,9 +488,7 @@ class RateLimitPolicyRateLimitRuleToDestinationMCPMethod(KRMModel):
     Describes a set of MCP methods to match against. This field is only valid if the targeted Gateway or Forwarding Rule has an Agent Gateway attached to it.
     """
 
-    name: Annotated[
-        str | None, Field(description="Required. Specifies the MCP method to match against.")
-    ] = None
+    name: Annotated[str, Field(description="Required. Specifies the MCP method to match against.")]
     params: Annotated[
         list[RateLimitPolicyRateLimitRuleStringMatch] | None,
         Field(
@@ -509,11 +503,11 @@ class RateLimitPolicyTarget(KRMModel):
     """
 
     resource: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Reference to a Gateway or Forwarding Rule resource on which this policy will be applied."
         ),
-    ] = None
+    ]
 
 
 class NetworkSecurityRateLimitPolicyStatus(KRMStatus):

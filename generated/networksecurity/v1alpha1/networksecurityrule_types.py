@@ -57,18 +57,16 @@ class NetworkSecurityRuleSpec(KRMModel):
         ),
     ] = None
     basic_profile: Annotated[
-        GatewaySecurityPolicyRuleBasicProfile | None,
+        GatewaySecurityPolicyRuleBasicProfile,
         Field(
             alias="basicProfile",
             description="Required. Profile which tells what the primitive action should be.",
         ),
-    ] = None
+    ]
     description: Annotated[
         str | None, Field(description="Optional. Free-text description of the resource.")
     ] = None
-    enabled: Annotated[
-        bool | None, Field(description="Required. Whether the rule is enforced.")
-    ] = None
+    enabled: Annotated[bool, Field(description="Required. Whether the rule is enforced.")]
     gateway_security_policy_ref: Annotated[
         NetworkSecurityGatewaySecurityPolicyRef,
         Field(
@@ -83,7 +81,7 @@ class NetworkSecurityRuleSpec(KRMModel):
             description="The ID to use for the rule, which will become the final component of the rule's resource name.",
         ),
     ] = None
-    priority: Annotated[int | None, Field(description="Required. Priority of the rule.")] = None
+    priority: Annotated[int, Field(description="Required. Priority of the rule.")]
     resource_id: Annotated[
         str | None,
         Field(
@@ -92,12 +90,12 @@ class NetworkSecurityRuleSpec(KRMModel):
         ),
     ] = None
     session_matcher: Annotated[
-        str | None,
+        str,
         Field(
             alias="sessionMatcher",
             description="Required. CEL expression for matching on session criteria.",
         ),
-    ] = None
+    ]
     tls_inspection_enabled: Annotated[
         bool | None,
         Field(

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networkconnectivity.v1alpha1.networkconnectivityspoke_reference import (
     NetworkConnectivitySpokeRef,
 )
@@ -17,6 +16,7 @@ from kccgen.generated.networksecurity.v1alpha1.networksecurity_v1_api import SAC
 from kccgen.generated.networksecurity.v1alpha1.networksecuritysacrealm_reference import (
     NetworkSecuritySACRealmRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -62,12 +62,12 @@ class NetworkSecuritySACAttachmentSpec(KRMModel):
         str, Field(description="Immutable. The location of the NetworkSecuritySACAttachment.")
     ]
     ncc_gateway_ref: Annotated[
-        NetworkConnectivitySpokeRef | None,
+        NetworkConnectivitySpokeRef,
         Field(
             alias="nccGatewayRef",
             description="A reference to a NetworkConnectivitySpoke (API field `nccGateway`).",
         ),
-    ] = None
+    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(
@@ -83,12 +83,12 @@ class NetworkSecuritySACAttachmentSpec(KRMModel):
         ),
     ] = None
     sac_realm_ref: Annotated[
-        NetworkSecuritySACRealmRef | None,
+        NetworkSecuritySACRealmRef,
         Field(
             alias="sacRealmRef",
             description="A reference to a NetworkSecuritySACRealm (API field `sacRealm`).",
         ),
-    ] = None
+    ]
 
 
 class NetworkSecuritySACAttachmentStatus(KRMStatus):

@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.external.organization_reference import OrganizationRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networksecurity.v1alpha1 import networksecurity_v1_api
 from kccgen.generated.networksecurity.v1alpha1.networksecurity_v1_api import (
     AntivirusOverrideAction,
@@ -41,6 +40,7 @@ from kccgen.generated.networksecurity.v1alpha1.networksecurityinterceptendpointg
 from kccgen.generated.networksecurity.v1alpha1.networksecuritymirroringendpointgroup_reference import (
     NetworkSecurityMirroringEndpointGroupRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -53,11 +53,11 @@ class AntivirusOverride(KRMModel):
     """
 
     action: Annotated[
-        AntivirusOverrideAction | None, Field(description="Required. Threat action override.")
-    ] = None
+        AntivirusOverrideAction, Field(description="Required. Threat action override.")
+    ]
     protocol: Annotated[
-        AntivirusOverrideProtocol | None, Field(description="Required. Protocol to match.")
-    ] = None
+        AntivirusOverrideProtocol, Field(description="Required. Protocol to match.")
+    ]
 
 
 class CustomInterceptProfile(KRMModel):
@@ -66,12 +66,12 @@ class CustomInterceptProfile(KRMModel):
     """
 
     intercept_endpoint_group_ref: Annotated[
-        NetworkSecurityInterceptEndpointGroupRef | None,
+        NetworkSecurityInterceptEndpointGroupRef,
         Field(
             alias="interceptEndpointGroupRef",
             description="A reference to a NetworkSecurityInterceptEndpointGroup (API field `interceptEndpointGroup`).",
         ),
-    ] = None
+    ]
 
 
 class CustomMirroringProfile(KRMModel):
@@ -80,12 +80,12 @@ class CustomMirroringProfile(KRMModel):
     """
 
     mirroring_endpoint_group_ref: Annotated[
-        NetworkSecurityMirroringEndpointGroupRef | None,
+        NetworkSecurityMirroringEndpointGroupRef,
         Field(
             alias="mirroringEndpointGroupRef",
             description="A reference to a NetworkSecurityMirroringEndpointGroup (API field `mirroringEndpointGroup`).",
         ),
-    ] = None
+    ]
 
 
 class NetworkSecuritySecurityProfileObservedState(KRMModel):
@@ -208,11 +208,11 @@ class SeverityOverride(KRMModel):
     """
 
     action: Annotated[
-        SeverityOverrideAction | None, Field(description="Required. Threat action override.")
-    ] = None
+        SeverityOverrideAction, Field(description="Required. Threat action override.")
+    ]
     severity: Annotated[
-        SeverityOverrideSeverity | None, Field(description="Required. Severity level to match.")
-    ] = None
+        SeverityOverrideSeverity, Field(description="Required. Severity level to match.")
+    ]
 
 
 class ThreatOverride(KRMModel):
@@ -220,15 +220,13 @@ class ThreatOverride(KRMModel):
     Defines what action to take for a specific threat_id match.
     """
 
-    action: Annotated[
-        ThreatOverrideAction | None, Field(description="Required. Threat action override.")
-    ] = None
+    action: Annotated[ThreatOverrideAction, Field(description="Required. Threat action override.")]
     threat_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="threatId", description="Required. Vendor-specific ID of a threat to override."
         ),
-    ] = None
+    ]
 
 
 class ThreatOverrideObservedState(KRMModel):
@@ -289,24 +287,24 @@ class UrlFilter(KRMModel):
     """
 
     filtering_action: Annotated[
-        UrlFilterFilteringAction | None,
+        UrlFilterFilteringAction,
         Field(
             alias="filteringAction",
             description="Required. The action taken when this filter is applied.",
         ),
-    ] = None
+    ]
     priority: Annotated[
-        int | None,
+        int,
         Field(
             description="Required. The priority of this filter within the URL Filtering Profile."
         ),
-    ] = None
+    ]
     urls: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             description="Required. The list of strings that a URL must match with for this filter to be applied."
         ),
-    ] = None
+    ]
 
 
 class UrlFilteringProfile(KRMModel):
@@ -392,11 +390,11 @@ class WildfireInlineCloudAnalysisRule(KRMModel):
     """
 
     action: Annotated[
-        WildfireInlineCloudAnalysisRuleAction | None,
+        WildfireInlineCloudAnalysisRuleAction,
         Field(
             description="Required. Action to take when a threat is detected using Advanced malware sandbox inline cloud analysis."
         ),
-    ] = None
+    ]
     custom_file_types: Annotated[
         WildfireInlineCloudAnalysisRuleCustomFileTypes | None,
         Field(
@@ -405,18 +403,18 @@ class WildfireInlineCloudAnalysisRule(KRMModel):
         ),
     ] = None
     direction: Annotated[
-        WildfireInlineCloudAnalysisRuleDirection | None,
+        WildfireInlineCloudAnalysisRuleDirection,
         Field(
             description="Required. Direction for the files to be analyzed by Advanced malware sandbox inline cloud analysis."
         ),
-    ] = None
+    ]
     file_selection_mode: Annotated[
-        WildfireInlineCloudAnalysisRuleFileSelectionMode | None,
+        WildfireInlineCloudAnalysisRuleFileSelectionMode,
         Field(
             alias="fileSelectionMode",
             description="Required. File selection mode for Advanced malware sandbox inline cloud analysis.",
         ),
-    ] = None
+    ]
 
 
 class WildfireInlineCloudAnalysisRuleCustomFileTypes(KRMModel):
@@ -425,12 +423,12 @@ class WildfireInlineCloudAnalysisRuleCustomFileTypes(KRMModel):
     """
 
     file_types: Annotated[
-        list[WildfireInlineCloudAnalysisRuleCustomFileTypesFileTypes] | None,
+        list[WildfireInlineCloudAnalysisRuleCustomFileTypesFileTypes],
         Field(
             alias="fileTypes",
             description="Required. File types to be submitted for Advanced malware sandbox inline cloud analysis.",
         ),
-    ] = None
+    ]
 
 
 class WildfireInlineMlFileException(KRMModel):
@@ -445,12 +443,12 @@ class WildfireInlineMlFileException(KRMModel):
         ),
     ] = None
     partial_hash: Annotated[
-        str | None,
+        str,
         Field(
             alias="partialHash",
             description="Required. Machine learning partial hash of the file to exclude from Advanced malware sandbox inline ML analysis.",
         ),
-    ] = None
+    ]
 
 
 class WildfireInlineMlOverride(KRMModel):
@@ -459,17 +457,17 @@ class WildfireInlineMlOverride(KRMModel):
     """
 
     action: Annotated[
-        WildfireInlineMlOverrideAction | None,
+        WildfireInlineMlOverrideAction,
         Field(
             description="Required. The action to take for Advanced malware sandbox inline ML override."
         ),
-    ] = None
+    ]
     protocol: Annotated[
-        WildfireInlineMlOverrideProtocol | None,
+        WildfireInlineMlOverrideProtocol,
         Field(
             description="Required. Protocol to match for Advanced malware sandbox inline ML override."
         ),
-    ] = None
+    ]
 
 
 class WildfireInlineMlSettings(KRMModel):
@@ -499,13 +497,13 @@ class WildfireInlineMlSettingsInlineMlConfig(KRMModel):
     """
 
     action: Annotated[
-        WildfireInlineMlSettingsInlineMlConfigAction | None,
+        WildfireInlineMlSettingsInlineMlConfigAction,
         Field(description="Required. Action to take when a threat is detected using inline ML."),
-    ] = None
+    ]
     file_type: Annotated[
-        WildfireInlineMlSettingsInlineMlConfigFileType | None,
+        WildfireInlineMlSettingsInlineMlConfigFileType,
         Field(alias="fileType", description="Required. File type to configure inline ML for."),
-    ] = None
+    ]
 
 
 class WildfireOverride(KRMModel):
@@ -514,11 +512,9 @@ class WildfireOverride(KRMModel):
     """
 
     action: Annotated[
-        WildfireOverrideAction | None, Field(description="Required. Threat action override.")
-    ] = None
-    protocol: Annotated[
-        WildfireOverrideProtocol | None, Field(description="Required. Protocol to match.")
-    ] = None
+        WildfireOverrideAction, Field(description="Required. Threat action override.")
+    ]
+    protocol: Annotated[WildfireOverrideProtocol, Field(description="Required. Protocol to match.")]
 
 
 class WildfireSubmissionRule(KRMModel):
@@ -534,18 +530,18 @@ class WildfireSubmissionRule(KRMModel):
         ),
     ] = None
     direction: Annotated[
-        WildfireSubmissionRuleDirection | None,
+        WildfireSubmissionRuleDirection,
         Field(
             description="Required. Direction for the files to be analyzed by Advanced malware sandbox."
         ),
-    ] = None
+    ]
     file_selection_mode: Annotated[
-        WildfireSubmissionRuleFileSelectionMode | None,
+        WildfireSubmissionRuleFileSelectionMode,
         Field(
             alias="fileSelectionMode",
             description="Required. File selection mode for Advanced malware sandbox analysis.",
         ),
-    ] = None
+    ]
 
 
 class WildfireSubmissionRuleCustomFileTypes(KRMModel):
@@ -554,12 +550,12 @@ class WildfireSubmissionRuleCustomFileTypes(KRMModel):
     """
 
     file_types: Annotated[
-        list[WildfireSubmissionRuleCustomFileTypesFileTypes] | None,
+        list[WildfireSubmissionRuleCustomFileTypesFileTypes],
         Field(
             alias="fileTypes",
             description="Required. File types to be submitted for Advanced malware sandbox analysis.",
         ),
-    ] = None
+    ]
 
 
 class WildfireThreatOverride(KRMModel):
@@ -568,11 +564,9 @@ class WildfireThreatOverride(KRMModel):
     """
 
     action: Annotated[
-        WildfireThreatOverrideAction | None, Field(description="Required. Threat action override.")
-    ] = None
-    threat_id: Annotated[
-        str | None, Field(alias="threatId", description="Required. Threat ID to match.")
-    ] = None
+        WildfireThreatOverrideAction, Field(description="Required. Threat action override.")
+    ]
+    threat_id: Annotated[str, Field(alias="threatId", description="Required. Threat ID to match.")]
 
 
 class NetworkSecuritySecurityProfileStatus(KRMStatus):

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networksecurity.v1alpha1 import networksecurity_v1_api
 from kccgen.generated.networksecurity.v1alpha1.networksecurity_v1_api import (
     MTLSPolicyClientValidationMode,
     MTLSPolicyClientValidationRelaxations,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -26,12 +26,12 @@ class CertificateProviderInstance(KRMModel):
     """
 
     plugin_instance: Annotated[
-        str | None,
+        str,
         Field(
             alias="pluginInstance",
             description="Required. Plugin instance name, used to locate and load CertificateProvider instance configuration.",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudNetworksecurityV1CertificateProvider(KRMModel):
@@ -61,9 +61,8 @@ class GoogleCloudNetworksecurityV1GrpcEndpoint(KRMModel):
     """
 
     target_uri: Annotated[
-        str | None,
-        Field(alias="targetUri", description="Required. The target URI of the gRPC endpoint."),
-    ] = None
+        str, Field(alias="targetUri", description="Required. The target URI of the gRPC endpoint.")
+    ]
 
 
 class MTLSPolicy(KRMModel):

@@ -11,7 +11,6 @@ from pydantic import Field
 from kccgen.generated.certificatemanager.v1alpha1.certificatemanagertrustconfig_reference import (
     CertificateManagerTrustConfigRef,
 )
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networksecurity.v1alpha1 import networksecurity_v1_api
 from kccgen.generated.networksecurity.v1alpha1.networksecurity_v1_api import (
     TlsInspectionPolicyCertificateIssuanceMode,
@@ -19,6 +18,7 @@ from kccgen.generated.networksecurity.v1alpha1.networksecurity_v1_api import (
     TlsInspectionPolicyTlsFeatureProfile,
 )
 from kccgen.generated.privateca.v1alpha1.privatecacapool_reference import PrivateCACAPoolRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -54,11 +54,11 @@ class NetworkSecurityTLSInspectionPolicySpec(KRMModel):
     """
 
     ca_pool_ref: Annotated[
-        PrivateCACAPoolRef | None,
+        PrivateCACAPoolRef,
         Field(
             alias="caPoolRef", description="A reference to a PrivateCACAPool (API field `caPool`)."
         ),
-    ] = None
+    ]
     certificate_issuance_mode: Annotated[
         TlsInspectionPolicyCertificateIssuanceMode | None,
         Field(

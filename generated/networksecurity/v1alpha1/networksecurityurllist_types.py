@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networksecurity.v1alpha1 import networksecurity_v1_api
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -64,7 +64,7 @@ class NetworkSecurityURLListSpec(KRMModel):
             description="Immutable. Optional. The NetworkSecurityURLList ID used for creation and acquisition.",
         ),
     ] = None
-    values: Annotated[list[str] | None, Field(description="Required. FQDNs and URLs.")] = None
+    values: Annotated[list[str], Field(description="Required. FQDNs and URLs.")]
 
 
 class NetworkSecurityURLListStatus(KRMStatus):

@@ -101,8 +101,8 @@ class NetworkSecurityWildfireVerdictChangeRequestSpec(KRMModel):
     """
 
     comment: Annotated[
-        str | None, Field(description="Required. The justification for the verdict change request.")
-    ] = None
+        str, Field(description="Required. The justification for the verdict change request.")
+    ]
     firewall_endpoint_ref: Annotated[
         NetworkSecurityFirewallEndpointRef,
         Field(
@@ -111,12 +111,12 @@ class NetworkSecurityWildfireVerdictChangeRequestSpec(KRMModel):
         ),
     ]
     new_verdict: Annotated[
-        WildfireVerdictChangeRequestNewVerdict | None,
+        WildfireVerdictChangeRequestNewVerdict,
         Field(
             alias="newVerdict",
             description="Required. The suggested verdict to apply to the malware sample.",
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(
@@ -125,11 +125,11 @@ class NetworkSecurityWildfireVerdictChangeRequestSpec(KRMModel):
         ),
     ] = None
     sha256: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The SHA256 hash ([FIPS 180-4](https://csrc.nist.gov/publications/detail/fips/180/4/final)) of the malware sample that requires a verdict change."
         ),
-    ] = None
+    ]
 
 
 class NetworkSecurityWildfireVerdictChangeRequestStatus(KRMStatus):

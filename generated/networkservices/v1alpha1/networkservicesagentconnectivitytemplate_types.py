@@ -15,7 +15,6 @@ from kccgen.generated.compute.v1alpha1.computenetworkattachment_reference import
     ComputeNetworkAttachmentRef,
 )
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networkservices.v1alpha1 import networkservices_v1_api
 from kccgen.generated.networkservices.v1alpha1.networkservices_v1_api import (
     AgentConnectivityTemplateAccessPath,
@@ -25,6 +24,7 @@ from kccgen.generated.networkservices.v1alpha1.networkservices_v1_api import (
     EgressNetworkConfigTlsConfigAdditionalRoots,
     EgressNetworkConfigVpcEgress,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.

@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networkservices.v1alpha1 import networkservices_v1_api
 from kccgen.generated.networkservices.v1alpha1.networkservices_v1_api import (
     AgentGatewayGoogleManagedGovernedAccessPath,
@@ -18,6 +17,7 @@ from kccgen.generated.networkservices.v1alpha1.networkservices_v1_api import (
 from kccgen.generated.networkservices.v1alpha1.networkservicesagentconnectivitytemplate_reference import (
     NetworkServicesAgentConnectivityTemplateRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -89,25 +89,25 @@ class AgentGatewayNetworkConfigDnsPeeringConfig(KRMModel):
     """
 
     domains: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             description="Required. Domain names for which DNS queries should be forwarded to the target network."
         ),
-    ] = None
+    ]
     target_network_ref: Annotated[
-        ComputeNetworkRef | None,
+        ComputeNetworkRef,
         Field(
             alias="targetNetworkRef",
             description="A reference to a ComputeNetwork (API field `targetNetwork`).",
         ),
-    ] = None
+    ]
     target_project: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetProject",
             description="Required. Target project ID to which DNS queries should be forwarded to.",
         ),
-    ] = None
+    ]
 
 
 class AgentGatewayNetworkConfigEgress(KRMModel):

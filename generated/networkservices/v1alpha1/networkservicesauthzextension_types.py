@@ -11,12 +11,12 @@ from pydantic import Field
 from kccgen.generated.compute.v1alpha1.computebackendservice_reference import (
     ComputeBackendServiceRef,
 )
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networkservices.v1alpha1 import networkservices_v1_api
 from kccgen.generated.networkservices.v1alpha1.networkservices_v1_api import (
     AuthzExtensionLoadBalancingScheme,
     AuthzExtensionWireFormat,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -116,19 +116,19 @@ class NetworkServicesAuthzExtensionSpec(KRMModel):
         ),
     ] = None
     service_ref: Annotated[
-        ComputeBackendServiceRef | None,
+        ComputeBackendServiceRef,
         Field(
             alias="serviceRef",
             description="A reference to a ComputeBackendService (API field `service`).",
         ),
-    ] = None
+    ]
     timeout: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Specifies the timeout for each individual message on the stream.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
-    ] = None
+    ]
     wire_format: Annotated[
         AuthzExtensionWireFormat | None,
         Field(

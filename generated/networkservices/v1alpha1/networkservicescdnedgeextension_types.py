@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networkservices.v1alpha1 import networkservices_v1beta1_api
 from kccgen.generated.networkservices.v1alpha1.networkservices_v1beta1_api import (
     ExtensionChainExtensionRequestBodySendMode,
@@ -18,6 +17,7 @@ from kccgen.generated.networkservices.v1alpha1.networkservices_v1beta1_api impor
 from kccgen.generated.networkservices.v1alpha1.networkserviceswasmplugin_reference import (
     NetworkServicesWasmPluginRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -30,11 +30,11 @@ class CdnEdgeExtensionTarget(KRMModel):
     """
 
     resources: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             description="Required. A list of references to the resources that are targeted by `CdnEdgeExtension`."
         ),
-    ] = None
+    ]
 
 
 class ExtensionChain(KRMModel):
@@ -43,19 +43,17 @@ class ExtensionChain(KRMModel):
     """
 
     extensions: Annotated[
-        list[ExtensionChainExtension] | None,
+        list[ExtensionChainExtension],
         Field(description="Required. A set of extensions to execute for the matching request."),
-    ] = None
+    ]
     match_condition: Annotated[
-        ExtensionChainMatchCondition | None,
+        ExtensionChainMatchCondition,
         Field(
             alias="matchCondition",
             description="Required. Conditions under which this chain is invoked for a request.",
         ),
-    ] = None
-    name: Annotated[
-        str | None, Field(description="Required. The name for this extension chain.")
-    ] = None
+    ]
+    name: Annotated[str, Field(description="Required. The name for this extension chain.")]
 
 
 class ExtensionChainExtension(KRMModel):
@@ -126,12 +124,12 @@ class ExtensionChainExtension(KRMModel):
         ),
     ] = None
     service_ref: Annotated[
-        NetworkServicesWasmPluginRef | None,
+        NetworkServicesWasmPluginRef,
         Field(
             alias="serviceRef",
             description="A reference to a NetworkServicesWasmPlugin (API field `service`).",
         ),
-    ] = None
+    ]
     supported_events: Annotated[
         list[ExtensionChainExtensionSupportedEvents] | None,
         Field(
@@ -154,12 +152,12 @@ class ExtensionChainMatchCondition(KRMModel):
     """
 
     cel_expression: Annotated[
-        str | None,
+        str,
         Field(
             alias="celExpression",
             description="Required. A Common Expression Language (CEL) expression that is used to match requests for which the extension chain is executed.",
         ),
-    ] = None
+    ]
 
 
 class NetworkServicesCDNEdgeExtensionObservedState(KRMModel):
@@ -194,12 +192,12 @@ class NetworkServicesCDNEdgeExtensionSpec(KRMModel):
         str | None, Field(description="Optional. A human-readable description of the resource.")
     ] = None
     extension_chains: Annotated[
-        list[ExtensionChain] | None,
+        list[ExtensionChain],
         Field(
             alias="extensionChains",
             description="Required. A set of ordered extension chains that contain the match conditions and extensions to execute.",
         ),
-    ] = None
+    ]
     labels: Annotated[
         dict[str, str] | None,
         Field(
@@ -224,11 +222,11 @@ class NetworkServicesCDNEdgeExtensionSpec(KRMModel):
         ),
     ] = None
     target: Annotated[
-        CdnEdgeExtensionTarget | None,
+        CdnEdgeExtensionTarget,
         Field(
             description="Required. Specifies the set of resources to which this extension should be applied to."
         ),
-    ] = None
+    ]
 
 
 class NetworkServicesCDNEdgeExtensionStatus(KRMStatus):

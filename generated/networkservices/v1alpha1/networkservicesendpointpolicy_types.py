@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networkservices.v1alpha1 import networkservices_v1_api
 from kccgen.generated.networkservices.v1alpha1.networkservices_v1_api import (
     EndpointMatcherMetadataLabelMatcherMetadataLabelMatchCriteria,
     EndpointPolicyType,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -60,19 +60,19 @@ class EndpointMatcherMetadataLabelMatcherMetadataLabels(KRMModel):
     """
 
     label_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="labelName",
             description="Required. Label name presented as key in xDS Node Metadata.",
         ),
-    ] = None
+    ]
     label_value: Annotated[
-        str | None,
+        str,
         Field(
             alias="labelValue",
             description="Required. Label value presented as value corresponding to the above key, in xDS Node Metadata.",
         ),
-    ] = None
+    ]
 
 
 class NetworkServicesEndpointPolicyObservedState(KRMModel):
@@ -121,12 +121,12 @@ class NetworkServicesEndpointPolicySpec(KRMModel):
         str | None, Field(description="Optional. A free-text description of the resource.")
     ] = None
     endpoint_matcher: Annotated[
-        EndpointMatcher | None,
+        EndpointMatcher,
         Field(
             alias="endpointMatcher",
             description="Required. A matcher that selects endpoints to which the policies should be applied.",
         ),
-    ] = None
+    ]
     labels: Annotated[
         dict[str, str] | None,
         Field(
@@ -164,9 +164,7 @@ class NetworkServicesEndpointPolicySpec(KRMModel):
             description="Optional. Port selector for the (matched) endpoints.",
         ),
     ] = None
-    type: Annotated[
-        EndpointPolicyType | None, Field(description="Required. The type of endpoint policy.")
-    ] = None
+    type: Annotated[EndpointPolicyType, Field(description="Required. The type of endpoint policy.")]
 
 
 class TrafficPortSelector(KRMModel):

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networkservices.v1alpha1 import networkservices_v1beta1_api
 from kccgen.generated.networkservices.v1alpha1.networkservices_v1beta1_api import (
     ExpressLinkAuthenticationMethodCredentialType,
@@ -18,6 +17,7 @@ from kccgen.generated.networkservices.v1alpha1.networkservices_v1beta1_api impor
     ExpressLinkConnectionStatusError,
     ExpressLinkConnectionStatusRouteType,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.

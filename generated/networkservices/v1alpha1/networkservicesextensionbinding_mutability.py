@@ -110,7 +110,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("target", OBJECT, (REQUIRED,), True, True),
         ("target.resourceRefs", ARRAY_OF_OBJECT, (OPTIONAL,), True, True, {"api_path": "target.resources"}),
         ("target.scope", OBJECT, (OPTIONAL,), True, True),
-        ("target.scope.parent", STRING, (REQUIRED,), True, True),
+        ("target.scope.parentRef", OBJECT, (REQUIRED,), True, True, {"api_path": "target.scope.parent"}),
         ("target.scope.resourceTypes", ARRAY_OF_ENUM, (REQUIRED,), True, True),
     ),
     observed=(

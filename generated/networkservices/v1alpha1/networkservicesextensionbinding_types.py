@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.apphub.v1alpha1.apphubapplication_reference import AppHubApplicationRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networkservices.v1alpha1 import networkservices_v1_api
 from kccgen.generated.networkservices.v1alpha1.networkservices_v1_api import (
     ExtensionBindingTargetScopeResourceTypes,
@@ -17,6 +16,7 @@ from kccgen.generated.networkservices.v1alpha1.networkservices_v1_api import (
 from kccgen.generated.networkservices.v1alpha1.networkservicesproducerextension_reference import (
     NetworkServicesProducerExtensionRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -40,8 +40,8 @@ class ExtensionBindingMatchConditionHeaderMatch(KRMModel):
     """
 
     name: Annotated[
-        str | None, Field(description="Required. Specifies the name of the header in the request.")
-    ] = None
+        str, Field(description="Required. Specifies the name of the header in the request.")
+    ]
     value: Annotated[
         ExtensionBindingMatchConditionStringMatch | None,
         Field(description="Optional. Specifies how the header match will be performed."),
@@ -129,9 +129,9 @@ class ExtensionBindingMatchConditionToDestinationHeaderSet(KRMModel):
     """
 
     headers: Annotated[
-        list[ExtensionBindingMatchConditionHeaderMatch] | None,
+        list[ExtensionBindingMatchConditionHeaderMatch],
         Field(description="Required. A list of HTTP headers to match against."),
-    ] = None
+    ]
 
 
 class ExtensionBindingTarget(KRMModel):
@@ -159,19 +159,17 @@ class ExtensionBindingTargetScope(KRMModel):
     Specifies the scope of resources to which this binding should attach.
     """
 
-    parent: Annotated[
-        str | None,
-        Field(
-            description="Required. The parent resource that defines the scope, in the format `projects/{project_number}`."
-        ),
-    ] = None
+    parent_ref: Annotated[
+        ProjectRef,
+        Field(alias="parentRef", description="A reference to a Project (API field `parent`)."),
+    ]
     resource_types: Annotated[
-        list[ExtensionBindingTargetScopeResourceTypes] | None,
+        list[ExtensionBindingTargetScopeResourceTypes],
         Field(
             alias="resourceTypes",
             description="Required. The types of resources to which the binding should attach.",
         ),
-    ] = None
+    ]
 
 
 class NetworkServicesExtensionBindingObservedState(KRMModel):
@@ -233,12 +231,12 @@ class NetworkServicesExtensionBindingSpec(KRMModel):
         None
     )
     producer_extension_ref: Annotated[
-        NetworkServicesProducerExtensionRef | None,
+        NetworkServicesProducerExtensionRef,
         Field(
             alias="producerExtensionRef",
             description="A reference to a NetworkServicesProducerExtension (API field `producerExtension`).",
         ),
-    ] = None
+    ]
     producer_metadata: Annotated[
         dict[str, str] | None,
         Field(
@@ -261,11 +259,11 @@ class NetworkServicesExtensionBindingSpec(KRMModel):
         ),
     ] = None
     target: Annotated[
-        ExtensionBindingTarget | None,
+        ExtensionBindingTarget,
         Field(
             description="Required. Specifies a target to which this `ExtensionBinding` should be attached."
         ),
-    ] = None
+    ]
 
 
 class NetworkServicesExtensionBindingStatus(KRMStatus):

@@ -10,7 +10,6 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networksecurity.v1alpha1.networksecuritygatewaysecuritypolicy_reference import (
     NetworkSecurityGatewaySecurityPolicyRef,
 )
@@ -21,6 +20,7 @@ from kccgen.generated.networkservices.v1alpha1.networkservices_v1_api import (
     GatewayRoutingMode,
     GatewayType,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -123,11 +123,11 @@ class NetworkServicesGatewaySpec(KRMModel):
         ),
     ] = None
     ports: Annotated[
-        list[int] | None,
+        list[int],
         Field(
             description="Required. One or more port numbers (1-65535), on which the Gateway will receive traffic."
         ),
-    ] = None
+    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networkservices.v1alpha1 import networkservices_v1_api
 from kccgen.generated.networkservices.v1alpha1.networkservices_v1_api import (
     ExtensionChainExtensionRequestBodySendMode,
@@ -19,6 +18,7 @@ from kccgen.generated.networkservices.v1alpha1.networkservices_v1_api import (
 from kccgen.generated.networkservices.v1alpha1.networkserviceswasmplugin_reference import (
     NetworkServicesWasmPluginRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -31,19 +31,17 @@ class ExtensionChain(KRMModel):
     """
 
     extensions: Annotated[
-        list[ExtensionChainExtension] | None,
+        list[ExtensionChainExtension],
         Field(description="Required. A set of extensions to execute for the matching request."),
-    ] = None
+    ]
     match_condition: Annotated[
-        ExtensionChainMatchCondition | None,
+        ExtensionChainMatchCondition,
         Field(
             alias="matchCondition",
             description="Required. Conditions under which this chain is invoked for a request.",
         ),
-    ] = None
-    name: Annotated[
-        str | None, Field(description="Required. The name for this extension chain.")
-    ] = None
+    ]
+    name: Annotated[str, Field(description="Required. The name for this extension chain.")]
 
 
 class ExtensionChainExtension(KRMModel):
@@ -107,12 +105,12 @@ class ExtensionChainExtension(KRMModel):
         ),
     ] = None
     service_ref: Annotated[
-        NetworkServicesWasmPluginRef | None,
+        NetworkServicesWasmPluginRef,
         Field(
             alias="serviceRef",
             description="A reference to a NetworkServicesWasmPlugin (API field `service`).",
         ),
-    ] = None
+    ]
     supported_events: Annotated[
         list[ExtensionChainExtensionSupportedEvents] | None,
         Field(
@@ -135,12 +133,12 @@ class ExtensionChainMatchCondition(KRMModel):
     """
 
     cel_expression: Annotated[
-        str | None,
+        str,
         Field(
             alias="celExpression",
             description="Required. A Common Expression Language (CEL) expression that is used to match requests for which the extension chain is executed.",
         ),
-    ] = None
+    ]
 
 
 class NetworkServicesLBTrafficExtensionObservedState(KRMModel):
@@ -175,12 +173,12 @@ class NetworkServicesLBTrafficExtensionSpec(KRMModel):
         str | None, Field(description="Optional. A human-readable description of the resource.")
     ] = None
     extension_chains: Annotated[
-        list[ExtensionChain] | None,
+        list[ExtensionChain],
         Field(
             alias="extensionChains",
             description="Required. A set of ordered extension chains that contain the match conditions and extensions to execute.",
         ),
-    ] = None
+    ]
     forwarding_rules: Annotated[
         list[str] | None,
         Field(
@@ -195,12 +193,12 @@ class NetworkServicesLBTrafficExtensionSpec(KRMModel):
         ),
     ] = None
     load_balancing_scheme: Annotated[
-        LbTrafficExtensionLoadBalancingScheme | None,
+        LbTrafficExtensionLoadBalancingScheme,
         Field(
             alias="loadBalancingScheme",
             description="Required. All backend services and forwarding rules referenced by this extension must share the same load balancing scheme.",
         ),
-    ] = None
+    ]
     location: Annotated[
         str, Field(description="Immutable. The location of the NetworkServicesLBTrafficExtension.")
     ]

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networkservices.v1alpha1 import networkservices_v1_api
 from kccgen.generated.networkservices.v1alpha1.networkservices_v1_api import (
     MulticastConsumerAssociationResourceState,
     MulticastResourceStateState,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -107,9 +107,8 @@ class NetworkServicesMulticastConsumerAssociationSpec(KRMModel):
         ),
     ] = None
     network: Annotated[
-        str | None,
-        Field(description="Required. The resource name of the multicast consumer VPC network."),
-    ] = None
+        str, Field(description="Required. The resource name of the multicast consumer VPC network.")
+    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networkservices.v1alpha1 import networkservices_v1_api
 from kccgen.generated.networkservices.v1alpha1.networkservices_v1_api import (
     MulticastGroupConsumerActivationResourceState,
@@ -17,6 +16,7 @@ from kccgen.generated.networkservices.v1alpha1.networkservices_v1_api import (
 from kccgen.generated.networkservices.v1alpha1.networkservicesmulticastconsumerassociation_reference import (
     NetworkServicesMulticastConsumerAssociationRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -115,12 +115,12 @@ class NetworkServicesMulticastGroupConsumerActivationSpec(KRMModel):
         ),
     ] = None
     multicast_consumer_association_ref: Annotated[
-        NetworkServicesMulticastConsumerAssociationRef | None,
+        NetworkServicesMulticastConsumerAssociationRef,
         Field(
             alias="multicastConsumerAssociationRef",
             description="A reference to a NetworkServicesMulticastConsumerAssociation (API field `multicastConsumerAssociation`).",
         ),
-    ] = None
+    ]
     multicast_group: Annotated[
         str | None,
         Field(
@@ -129,12 +129,12 @@ class NetworkServicesMulticastGroupConsumerActivationSpec(KRMModel):
         ),
     ] = None
     multicast_group_range_activation: Annotated[
-        str | None,
+        str,
         Field(
             alias="multicastGroupRangeActivation",
             description="Required. The resource name of the multicast group range activation created by the admin in the same zone as this multicast group consumer activation.",
         ),
-    ] = None
+    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networkservices.v1alpha1 import networkservices_v1_api
 from kccgen.generated.networkservices.v1alpha1.networkservices_v1_api import (
     ProducerExtensionExtensionSettingsSupportedEvents,
     ProducerExtensionPhase,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -53,12 +53,12 @@ class NetworkServicesProducerExtensionSpec(KRMModel):
         str | None, Field(description="Optional. A human-readable description of the resource.")
     ] = None
     extension_settings: Annotated[
-        ProducerExtensionExtensionSettings | None,
+        ProducerExtensionExtensionSettings,
         Field(
             alias="extensionSettings",
             description="Required. The configuration for the service that this `ProducerExtension` offers.",
         ),
-    ] = None
+    ]
     labels: Annotated[
         dict[str, str] | None,
         Field(
@@ -69,9 +69,9 @@ class NetworkServicesProducerExtensionSpec(KRMModel):
         str, Field(description="Immutable. The location of the NetworkServicesProducerExtension.")
     ]
     phase: Annotated[
-        ProducerExtensionPhase | None,
+        ProducerExtensionPhase,
         Field(description="Required. The phase in which this `ProducerExtension` should execute."),
-    ] = None
+    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(
@@ -103,14 +103,14 @@ class ProducerExtensionExtensionSettings(KRMModel):
         bool | None,
         Field(alias="observabilityMode", description="Optional. This field is not supported."),
     ] = None
-    service: Annotated[str | None, Field(description="Required. URI of the PSC attachment.")] = None
+    service: Annotated[str, Field(description="Required. URI of the PSC attachment.")]
     supported_events: Annotated[
-        list[ProducerExtensionExtensionSettingsSupportedEvents] | None,
+        list[ProducerExtensionExtensionSettingsSupportedEvents],
         Field(
             alias="supportedEvents",
             description="Required. The event types supported by the extension.",
         ),
-    ] = None
+    ]
 
 
 class NetworkServicesProducerExtensionStatus(KRMStatus):

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networkservices.v1alpha1 import networkservices_v1_api
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -85,9 +85,9 @@ class NetworkServicesTCPRouteSpec(KRMModel):
         ),
     ] = None
     rules: Annotated[
-        list[TcpRouteRouteRule] | None,
+        list[TcpRouteRouteRule],
         Field(description="Required. Rules that define how traffic is routed and handled."),
-    ] = None
+    ]
 
 
 class TcpRouteRouteAction(KRMModel):
@@ -124,12 +124,12 @@ class TcpRouteRouteDestination(KRMModel):
     """
 
     service_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="serviceName",
             description="Required. The URL of a BackendService to route traffic to.",
         ),
-    ] = None
+    ]
     weight: Annotated[
         int | None,
         Field(
@@ -144,11 +144,11 @@ class TcpRouteRouteMatch(KRMModel):
     """
 
     address: Annotated[
-        str | None, Field(description="Required. Must be specified in the CIDR range format.")
-    ] = None
+        str, Field(description="Required. Must be specified in the CIDR range format.")
+    ]
     port: Annotated[
-        str | None, Field(description="Required. Specifies the destination port to match against.")
-    ] = None
+        str, Field(description="Required. Specifies the destination port to match against.")
+    ]
 
 
 class TcpRouteRouteRule(KRMModel):
@@ -157,9 +157,9 @@ class TcpRouteRouteRule(KRMModel):
     """
 
     action: Annotated[
-        TcpRouteRouteAction | None,
+        TcpRouteRouteAction,
         Field(description="Required. The detailed rule defining how to route matched traffic."),
-    ] = None
+    ]
     matches: Annotated[
         list[TcpRouteRouteMatch] | None,
         Field(

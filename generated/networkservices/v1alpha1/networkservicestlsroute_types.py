@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.networkservices.v1alpha1 import networkservices_v1_api
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -85,9 +85,9 @@ class NetworkServicesTLSRouteSpec(KRMModel):
         ),
     ] = None
     rules: Annotated[
-        list[TlsRouteRouteRule] | None,
+        list[TlsRouteRouteRule],
         Field(description="Required. Rules that define how traffic is routed and handled."),
-    ] = None
+    ]
     target_proxies: Annotated[
         list[str] | None,
         Field(
@@ -103,11 +103,11 @@ class TlsRouteRouteAction(KRMModel):
     """
 
     destinations: Annotated[
-        list[TlsRouteRouteDestination] | None,
+        list[TlsRouteRouteDestination],
         Field(
             description="Required. The destination services to which traffic should be forwarded."
         ),
-    ] = None
+    ]
     idle_timeout: Annotated[
         str | None,
         Field(
@@ -124,12 +124,12 @@ class TlsRouteRouteDestination(KRMModel):
     """
 
     service_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="serviceName",
             description="Required. The URL of a BackendService to route traffic to.",
         ),
-    ] = None
+    ]
     weight: Annotated[
         int | None,
         Field(
@@ -163,15 +163,15 @@ class TlsRouteRouteRule(KRMModel):
     """
 
     action: Annotated[
-        TlsRouteRouteAction | None,
+        TlsRouteRouteAction,
         Field(description="Required. The detailed rule defining how to route matched traffic."),
-    ] = None
+    ]
     matches: Annotated[
-        list[TlsRouteRouteMatch] | None,
+        list[TlsRouteRouteMatch],
         Field(
             description="Required. RouteMatch defines the predicate used to match requests to a given action."
         ),
-    ] = None
+    ]
 
 
 class NetworkServicesTLSRouteStatus(KRMStatus):

@@ -106,12 +106,12 @@ class NetworkServicesVersionSpec(KRMModel):
         ),
     ]
     wasm_plugin_version_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="wasmPluginVersionId",
             description="Required. User-provided ID of the `WasmPluginVersion` resource to be created.",
         ),
-    ] = None
+    ]
 
 
 class NetworkServicesVersionStatus(KRMStatus):

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.notebooks.v1alpha1 import notebooks_v1_api
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -22,8 +22,8 @@ class ContainerImage(KRMModel):
     """
 
     repository: Annotated[
-        str | None, Field(description="Required. The path to the container image repository.")
-    ] = None
+        str, Field(description="Required. The path to the container image repository.")
+    ]
     tag: Annotated[str | None, Field(description="The tag of the container image.")] = None
 
 
@@ -110,11 +110,11 @@ class VmImage(KRMModel):
         str | None, Field(alias="imageName", description="Use VM image name to find the image.")
     ] = None
     project: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The name of the Google Cloud project that this VM image belongs to."
         ),
-    ] = None
+    ]
 
 
 class NotebooksEnvironmentStatus(KRMStatus):

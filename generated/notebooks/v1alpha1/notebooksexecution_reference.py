@@ -47,7 +47,7 @@ REFERENCES: tuple[RefField, ...] = (
     ),
     RefField(
         path="executionTemplate.tensorboardRef",
-        target="AIPlatformTensorboard",
+        target="VertexAITensorboard",
         api_path="executionTemplate.tensorboard",
     ),
     RefField(

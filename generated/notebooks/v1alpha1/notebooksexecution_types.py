@@ -8,12 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.aiplatform.v1alpha1.aiplatformtensorboard_reference import (
-    AIPlatformTensorboardRef,
-)
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.dataproc.v1alpha1.dataproccluster_reference import DataprocClusterRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.notebooks.v1alpha1 import notebooks_v1_api
 from kccgen.generated.notebooks.v1alpha1.notebooks_v1_api import (
     ExecutionState,
@@ -21,6 +17,8 @@ from kccgen.generated.notebooks.v1alpha1.notebooks_v1_api import (
     ExecutionTemplateScaleTier,
     SchedulerAcceleratorConfigType,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
+from kccgen.generated.vertexai.v1alpha1.vertexaitensorboard_reference import VertexAITensorboardRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -101,12 +99,12 @@ class ExecutionTemplate(KRMModel):
         ),
     ] = None
     scale_tier: Annotated[
-        ExecutionTemplateScaleTier | None,
+        ExecutionTemplateScaleTier,
         Field(
             alias="scaleTier",
             description="Required. Scale tier of the hardware used for notebook execution.",
         ),
-    ] = None
+    ]
     service_account: Annotated[
         str | None,
         Field(
@@ -115,10 +113,10 @@ class ExecutionTemplate(KRMModel):
         ),
     ] = None
     tensorboard_ref: Annotated[
-        AIPlatformTensorboardRef | None,
+        VertexAITensorboardRef | None,
         Field(
             alias="tensorboardRef",
-            description="A reference to a AIPlatformTensorboard (API field `tensorboard`).",
+            description="A reference to a VertexAITensorboard (API field `tensorboard`).",
         ),
     ] = None
     vertex_ai_parameters: Annotated[

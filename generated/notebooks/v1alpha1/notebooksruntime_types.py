@@ -10,7 +10,6 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.notebooks.v1alpha1 import notebooks_v1_api
 from kccgen.generated.notebooks.v1alpha1.notebooks_v1_api import (
@@ -24,6 +23,7 @@ from kccgen.generated.notebooks.v1alpha1.notebooks_v1_api import (
     RuntimeState,
     VirtualMachineConfigNicType,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -42,8 +42,8 @@ class ContainerImage(KRMModel):
     """
 
     repository: Annotated[
-        str | None, Field(description="Required. The path to the container image repository.")
-    ] = None
+        str, Field(description="Required. The path to the container image repository.")
+    ]
     tag: Annotated[str | None, Field(description="The tag of the container image.")] = None
 
 
@@ -521,9 +521,9 @@ class VirtualMachineConfig(KRMModel):
         ),
     ] = None
     data_disk: Annotated[
-        LocalDisk | None,
+        LocalDisk,
         Field(alias="dataDisk", description="Required. Data disk option configuration settings."),
-    ] = None
+    ]
     encryption_config: Annotated[
         EncryptionConfig | None,
         Field(
@@ -543,12 +543,12 @@ class VirtualMachineConfig(KRMModel):
         Field(description="Optional. The labels to associate with this runtime."),
     ] = None
     machine_type: Annotated[
-        str | None,
+        str,
         Field(
             alias="machineType",
             description="Required. The Compute Engine machine type used for runtimes.",
         ),
-    ] = None
+    ]
     metadata: Annotated[
         dict[str, str] | None,
         Field(

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.observability.v1alpha1 import observability_v1_api
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -65,12 +65,12 @@ class ObservabilityTraceScopeSpec(KRMModel):
         ),
     ] = None
     resource_names: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="resourceNames",
             description="Required. Names of the projects that are included in this trace scope.",
         ),
-    ] = None
+    ]
 
 
 class ObservabilityTraceScopeStatus(KRMStatus):

@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.external.secretmanagersecretversion_reference import (
     SecretManagerSecretVersionRef,
 )
@@ -52,6 +51,7 @@ from kccgen.generated.oracledatabase.v1alpha1.oracledatabaseodbnetwork_reference
 from kccgen.generated.oracledatabase.v1alpha1.oracledatabaseodbsubnet_reference import (
     OracleDatabaseOdbSubnetRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -284,12 +284,12 @@ class AutonomousDatabaseProperties(KRMModel):
         ),
     ] = None
     db_workload: Annotated[
-        AutonomousDatabasePropertiesDbWorkload | None,
+        AutonomousDatabasePropertiesDbWorkload,
         Field(
             alias="dbWorkload",
             description="Required. Immutable. The workload type of the Autonomous Database.",
         ),
-    ] = None
+    ]
     encryption_key: Annotated[
         EncryptionKey | None,
         Field(
@@ -312,12 +312,12 @@ class AutonomousDatabaseProperties(KRMModel):
         ),
     ] = None
     license_type: Annotated[
-        AutonomousDatabasePropertiesLicenseType | None,
+        AutonomousDatabasePropertiesLicenseType,
         Field(
             alias="licenseType",
             description="Required. Immutable. The license type used for the Autonomous Database.",
         ),
-    ] = None
+    ]
     local_adg_auto_failover_max_data_loss_limit_duration: Annotated[
         int | None,
         Field(
@@ -725,11 +725,11 @@ class CustomerContact(KRMModel):
     """
 
     email: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The email address used by Oracle to send notifications regarding databases and infrastructure."
         ),
-    ] = None
+    ]
 
 
 class DatabaseConnectionStringProfileObserved(KRMModel):

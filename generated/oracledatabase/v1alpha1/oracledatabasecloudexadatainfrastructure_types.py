@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.oracledatabase.v1alpha1 import oracledatabase_v1_api
 from kccgen.generated.oracledatabase.v1alpha1.oracledatabase_v1_api import (
     CloudExadataInfrastructurePropertiesComputeModel,
@@ -18,6 +17,7 @@ from kccgen.generated.oracledatabase.v1alpha1.oracledatabase_v1_api import (
     MaintenanceWindowPatchingMode,
     MaintenanceWindowPreference,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -51,9 +51,7 @@ class CloudExadataInfrastructureProperties(KRMModel):
         MaintenanceWindow | None,
         Field(alias="maintenanceWindow", description="Optional. Maintenance window for repair."),
     ] = None
-    shape: Annotated[
-        str | None, Field(description="Required. The shape of the Exadata Infrastructure.")
-    ] = None
+    shape: Annotated[str, Field(description="Required. The shape of the Exadata Infrastructure.")]
     storage_count: Annotated[
         int | None,
         Field(
@@ -236,11 +234,11 @@ class CustomerContact(KRMModel):
     """
 
     email: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The email address used by Oracle to send notifications regarding databases and infrastructure."
         ),
-    ] = None
+    ]
 
 
 class ExascaleConfigObserved(KRMModel):

@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.oracledatabase.v1alpha1 import oracledatabase_v1_api
 from kccgen.generated.oracledatabase.v1alpha1.oracledatabase_v1_api import (
     CloudVmClusterPropertiesComputeModel,
@@ -33,6 +32,7 @@ from kccgen.generated.oracledatabase.v1alpha1.oracledatabaseodbnetwork_reference
 from kccgen.generated.oracledatabase.v1alpha1.oracledatabaseodbsubnet_reference import (
     OracleDatabaseOdbSubnetRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -48,9 +48,8 @@ class CloudVmClusterProperties(KRMModel):
         str | None, Field(alias="clusterName", description="Optional. OCI Cluster name.")
     ] = None
     cpu_core_count: Annotated[
-        int | None,
-        Field(alias="cpuCoreCount", description="Required. Number of enabled CPU cores."),
-    ] = None
+        int, Field(alias="cpuCoreCount", description="Required. Number of enabled CPU cores.")
+    ]
     data_storage_size_tb: Annotated[
         float | None,
         Field(
@@ -85,9 +84,9 @@ class CloudVmClusterProperties(KRMModel):
         Field(alias="hostnamePrefix", description="Optional. Prefix for VM cluster host names."),
     ] = None
     license_type: Annotated[
-        CloudVmClusterPropertiesLicenseType | None,
+        CloudVmClusterPropertiesLicenseType,
         Field(alias="licenseType", description="Required. License type of VM Cluster."),
-    ] = None
+    ]
     local_backup_enabled: Annotated[
         bool | None, Field(alias="localBackupEnabled", description="Optional. Use local backup.")
     ] = None
@@ -346,12 +345,12 @@ class OracleDatabaseCloudVMClusterSpec(KRMModel):
         ),
     ] = None
     exadata_infrastructure: Annotated[
-        str | None,
+        str,
         Field(
             alias="exadataInfrastructure",
             description="Required. Immutable. The name of the Exadata Infrastructure resource on which VM cluster resource is created, in the following format: projects/{project}/locations/{region}/cloudExadataInfrastuctures/{cloud_extradata_infrastructure}",
         ),
-    ] = None
+    ]
     exascale_db_storage_vault_ref: Annotated[
         OracleDatabaseExascaleDbStorageVaultRef | None,
         Field(

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.external.secretmanagersecretversion_reference import (
     SecretManagerSecretVersionRef,
 )
@@ -17,6 +16,7 @@ from kccgen.generated.oracledatabase.v1alpha1.oracledatabase_v1_api import Datab
 from kccgen.generated.oracledatabase.v1alpha1.oracledatabaseodbnetwork_reference import (
     OracleDatabaseOdbNetworkRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -63,12 +63,12 @@ class OracleDatabaseDatabaseConnectionSpec(KRMModel):
     """
 
     connection_string: Annotated[
-        str | None,
+        str,
         Field(
             alias="connectionString",
             description="Required. Immutable. Oracle Easy Connect or TNS connection string.",
         ),
-    ] = None
+    ]
     display_name: Annotated[
         str | None,
         Field(

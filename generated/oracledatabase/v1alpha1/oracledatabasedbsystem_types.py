@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.external.secretmanagersecretversion_reference import (
     SecretManagerSecretVersionRef,
 )
@@ -35,6 +34,7 @@ from kccgen.generated.oracledatabase.v1alpha1.oracledatabaseodbnetwork_reference
 from kccgen.generated.oracledatabase.v1alpha1.oracledatabaseodbsubnet_reference import (
     OracleDatabaseOdbSubnetRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -231,8 +231,8 @@ class DatabaseProperties(KRMModel):
         Field(alias="dbBackupConfig", description="Optional. Backup options for the Database."),
     ] = None
     db_version: Annotated[
-        str | None, Field(alias="dbVersion", description="Required. The Oracle Database version.")
-    ] = None
+        str, Field(alias="dbVersion", description="Required. The Oracle Database version.")
+    ]
 
 
 class DatabasePropertiesObservedState(KRMModel):
@@ -313,13 +313,10 @@ class DbHome(KRMModel):
     Details of the Database Home resource.
     """
 
-    database: Annotated[Database | None, Field(description="Required. The Database resource.")] = (
-        None
-    )
+    database: Annotated[Database, Field(description="Required. The Database resource.")]
     db_version: Annotated[
-        str | None,
-        Field(alias="dbVersion", description="Required. A valid Oracle Database version."),
-    ] = None
+        str, Field(alias="dbVersion", description="Required. A valid Oracle Database version.")
+    ]
     display_name: Annotated[
         str | None,
         Field(alias="displayName", description="Optional. The display name for the Database Home."),
@@ -362,12 +359,12 @@ class DbSystemProperties(KRMModel):
     """
 
     compute_count: Annotated[
-        int | None,
+        int,
         Field(
             alias="computeCount",
             description="Required. The number of CPU cores to enable for the DbSystem.",
         ),
-    ] = None
+    ]
     compute_model: Annotated[
         DbSystemPropertiesComputeModel | None,
         Field(alias="computeModel", description="Optional. The compute model of the DbSystem."),
@@ -387,11 +384,11 @@ class DbSystemProperties(KRMModel):
         ),
     ] = None
     database_edition: Annotated[
-        DbSystemPropertiesDatabaseEdition | None,
+        DbSystemPropertiesDatabaseEdition,
         Field(
             alias="databaseEdition", description="Required. The database edition of the DbSystem."
         ),
-    ] = None
+    ]
     db_home: Annotated[
         DbHome | None,
         Field(alias="dbHome", description="Optional. Details for creating a Database Home."),
@@ -408,16 +405,16 @@ class DbSystemProperties(KRMModel):
         Field(alias="hostnamePrefix", description="Optional. Prefix for DB System host names."),
     ] = None
     initial_data_storage_size_gb: Annotated[
-        int | None,
+        int,
         Field(
             alias="initialDataStorageSizeGb",
             description="Required. The initial data storage size in GB.",
         ),
-    ] = None
+    ]
     license_model: Annotated[
-        DbSystemPropertiesLicenseModel | None,
+        DbSystemPropertiesLicenseModel,
         Field(alias="licenseModel", description="Required. The license model of the DbSystem."),
-    ] = None
+    ]
     memory_size_gb: Annotated[
         int | None, Field(alias="memorySizeGb", description="Optional. The memory size in GB.")
     ] = None
@@ -436,14 +433,14 @@ class DbSystemProperties(KRMModel):
         int | None,
         Field(alias="recoStorageSizeGb", description="Optional. The reco/redo storage size in GB."),
     ] = None
-    shape: Annotated[str | None, Field(description="Required. Shape of DB System.")] = None
+    shape: Annotated[str, Field(description="Required. Shape of DB System.")]
     ssh_public_keys: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="sshPublicKeys",
             description="Required. SSH public keys to be stored with the DbSystem.",
         ),
-    ] = None
+    ]
     time_zone: Annotated[
         TimeZone | None, Field(alias="timeZone", description="Optional. Time zone of the DbSystem.")
     ] = None
@@ -507,12 +504,12 @@ class OracleDatabaseDbSystemSpec(KRMModel):
     """
 
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName",
             description="Required. Immutable. The display name for the System db.",
         ),
-    ] = None
+    ]
     gcp_oracle_zone: Annotated[
         str | None,
         Field(
@@ -535,12 +532,12 @@ class OracleDatabaseDbSystemSpec(KRMModel):
         ),
     ] = None
     odb_subnet_ref: Annotated[
-        OracleDatabaseOdbSubnetRef | None,
+        OracleDatabaseOdbSubnetRef,
         Field(
             alias="odbSubnetRef",
             description="A reference to a OracleDatabaseOdbSubnet (API field `odbSubnet`).",
         ),
-    ] = None
+    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(

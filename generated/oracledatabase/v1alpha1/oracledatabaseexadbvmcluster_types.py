@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.oracledatabase.v1alpha1 import oracledatabase_v1_api
 from kccgen.generated.oracledatabase.v1alpha1.oracledatabase_v1_api import (
     ExadbVmClusterPropertiesLicenseModel,
@@ -25,6 +24,7 @@ from kccgen.generated.oracledatabase.v1alpha1.oracledatabaseodbnetwork_reference
 from kccgen.generated.oracledatabase.v1alpha1.oracledatabaseodbsubnet_reference import (
     OracleDatabaseOdbSubnetRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -86,30 +86,30 @@ class ExadbVmClusterProperties(KRMModel):
         ),
     ] = None
     enabled_ecpu_count_per_node: Annotated[
-        int | None,
+        int,
         Field(
             alias="enabledEcpuCountPerNode",
             description="Required. Immutable. The number of ECPUs enabled per node for an exadata vm cluster on exascale infrastructure.",
         ),
-    ] = None
+    ]
     exascale_db_storage_vault_ref: Annotated[
-        OracleDatabaseExascaleDbStorageVaultRef | None,
+        OracleDatabaseExascaleDbStorageVaultRef,
         Field(
             alias="exascaleDbStorageVaultRef",
             description="A reference to a OracleDatabaseExascaleDbStorageVault (API field `exascaleDbStorageVault`).",
         ),
-    ] = None
+    ]
     grid_image_id: Annotated[
-        str | None,
+        str,
         Field(alias="gridImageId", description="Required. Immutable. Grid Infrastructure Version."),
-    ] = None
+    ]
     hostname_prefix: Annotated[
-        str | None,
+        str,
         Field(
             alias="hostnamePrefix",
             description="Required. Immutable. Prefix for VM cluster host names.",
         ),
-    ] = None
+    ]
     license_model: Annotated[
         ExadbVmClusterPropertiesLicenseModel | None,
         Field(
@@ -118,12 +118,12 @@ class ExadbVmClusterProperties(KRMModel):
         ),
     ] = None
     node_count: Annotated[
-        int | None,
+        int,
         Field(
             alias="nodeCount",
             description="Required. The number of nodes/VMs in the ExadbVmCluster.",
         ),
-    ] = None
+    ]
     scan_listener_port_tcp: Annotated[
         int | None,
         Field(
@@ -131,19 +131,19 @@ class ExadbVmClusterProperties(KRMModel):
         ),
     ] = None
     shape_attribute: Annotated[
-        ExadbVmClusterPropertiesShapeAttribute | None,
+        ExadbVmClusterPropertiesShapeAttribute,
         Field(
             alias="shapeAttribute",
             description="Required. Immutable. The shape attribute of the VM cluster.",
         ),
-    ] = None
+    ]
     ssh_public_keys: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="sshPublicKeys",
             description="Required. Immutable. The SSH public keys for the ExadbVmCluster.",
         ),
-    ] = None
+    ]
     time_zone: Annotated[
         TimeZone | None,
         Field(
@@ -152,12 +152,12 @@ class ExadbVmClusterProperties(KRMModel):
         ),
     ] = None
     vm_file_system_storage: Annotated[
-        ExadbVmClusterStorageDetails | None,
+        ExadbVmClusterStorageDetails,
         Field(
             alias="vmFileSystemStorage",
             description="Required. Immutable. Total storage details for the ExadbVmCluster.",
         ),
-    ] = None
+    ]
 
 
 class ExadbVmClusterPropertiesObservedState(KRMModel):
@@ -201,12 +201,12 @@ class ExadbVmClusterStorageDetails(KRMModel):
     """
 
     size_in_gbs_per_node: Annotated[
-        int | None,
+        int,
         Field(
             alias="sizeInGbsPerNode",
             description="Required. The storage allocation for the exadbvmcluster per node, in gigabytes (GB).",
         ),
-    ] = None
+    ]
 
 
 class IdentityConnectorObserved(KRMModel):
@@ -297,19 +297,19 @@ class OracleDatabaseExadbVMClusterSpec(KRMModel):
     """
 
     backup_odb_subnet_ref: Annotated[
-        OracleDatabaseOdbSubnetRef | None,
+        OracleDatabaseOdbSubnetRef,
         Field(
             alias="backupOdbSubnetRef",
             description="A reference to a OracleDatabaseOdbSubnet (API field `backupOdbSubnet`).",
         ),
-    ] = None
+    ]
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName",
             description="Required. Immutable. The display name for the ExadbVmCluster.",
         ),
-    ] = None
+    ]
     identity_connector_disabled: Annotated[
         bool | None,
         Field(
@@ -332,12 +332,12 @@ class OracleDatabaseExadbVMClusterSpec(KRMModel):
         ),
     ] = None
     odb_subnet_ref: Annotated[
-        OracleDatabaseOdbSubnetRef | None,
+        OracleDatabaseOdbSubnetRef,
         Field(
             alias="odbSubnetRef",
             description="A reference to a OracleDatabaseOdbSubnet (API field `odbSubnet`).",
         ),
-    ] = None
+    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(
@@ -346,9 +346,9 @@ class OracleDatabaseExadbVMClusterSpec(KRMModel):
         ),
     ] = None
     properties: Annotated[
-        ExadbVmClusterProperties | None,
+        ExadbVmClusterProperties,
         Field(description="Required. The properties of the ExadbVmCluster."),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(

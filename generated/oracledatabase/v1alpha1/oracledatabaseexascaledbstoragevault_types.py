@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.oracledatabase.v1alpha1 import oracledatabase_v1_api
 from kccgen.generated.oracledatabase.v1alpha1.oracledatabase_v1_api import (
     ExascaleDbStorageVaultPropertiesAttachedShapeAttributes,
     ExascaleDbStorageVaultPropertiesAvailableShapeAttributes,
     ExascaleDbStorageVaultPropertiesState,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -27,12 +27,12 @@ class ExascaleDbStorageDetails(KRMModel):
     """
 
     total_size_gbs: Annotated[
-        int | None,
+        int,
         Field(
             alias="totalSizeGbs",
             description="Required. The total storage allocation for the ExascaleDbStorageVault, in gigabytes (GB).",
         ),
-    ] = None
+    ]
 
 
 class ExascaleDbStorageDetailsObservedState(KRMModel):
@@ -65,12 +65,12 @@ class ExascaleDbStorageVaultProperties(KRMModel):
         str | None, Field(description="Optional. The description of the ExascaleDbStorageVault.")
     ] = None
     exascale_db_storage_details: Annotated[
-        ExascaleDbStorageDetails | None,
+        ExascaleDbStorageDetails,
         Field(
             alias="exascaleDbStorageDetails",
             description="Required. The storage details of the ExascaleDbStorageVault.",
         ),
-    ] = None
+    ]
 
 
 class ExascaleDbStorageVaultPropertiesObservedState(KRMModel):
@@ -168,12 +168,12 @@ class OracleDatabaseExascaleDbStorageVaultSpec(KRMModel):
     """
 
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName",
             description="Required. Immutable. The display name for the ExascaleDbStorageVault.",
         ),
-    ] = None
+    ]
     exadata_infrastructure: Annotated[
         str | None,
         Field(
@@ -206,9 +206,9 @@ class OracleDatabaseExascaleDbStorageVaultSpec(KRMModel):
         ),
     ] = None
     properties: Annotated[
-        ExascaleDbStorageVaultProperties | None,
+        ExascaleDbStorageVaultProperties,
         Field(description="Required. Immutable. The properties of the ExascaleDbStorageVault."),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.external.secretmanagersecretversion_reference import (
     SecretManagerSecretVersionRef,
 )
@@ -53,6 +52,7 @@ from kccgen.generated.oracledatabase.v1alpha1.oracledatabaseodbnetwork_reference
 from kccgen.generated.oracledatabase.v1alpha1.oracledatabaseodbsubnet_reference import (
     OracleDatabaseOdbSubnetRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -65,18 +65,17 @@ class AmazonS3IcebergStorage(KRMModel):
     """
 
     access_key_id: Annotated[
-        str | None,
-        Field(alias="accessKeyId", description="Required. The access key ID of Amazon S3."),
-    ] = None
-    bucket: Annotated[str | None, Field(description="Required. The bucket of Amazon S3.")] = None
+        str, Field(alias="accessKeyId", description="Required. The access key ID of Amazon S3.")
+    ]
+    bucket: Annotated[str, Field(description="Required. The bucket of Amazon S3.")]
     endpoint: Annotated[str | None, Field(description="Optional. The endpoint of Amazon S3.")] = (
         None
     )
-    region: Annotated[str | None, Field(description="Required. The region of Amazon S3.")] = None
+    region: Annotated[str, Field(description="Required. The region of Amazon S3.")]
     scheme_type: Annotated[
-        AmazonS3IcebergStorageSchemeType | None,
+        AmazonS3IcebergStorageSchemeType,
         Field(alias="schemeType", description="Required. The scheme type of Amazon S3."),
-    ] = None
+    ]
     secret_access_key_secret: Annotated[
         str | None,
         Field(
@@ -99,14 +98,14 @@ class AzureDataLakeStorageIcebergStorage(KRMModel):
         ),
     ] = None
     azure_account: Annotated[
-        str | None,
+        str,
         Field(
             alias="azureAccount", description="Required. The account of Azure Data Lake Storage."
         ),
-    ] = None
+    ]
     container: Annotated[
-        str | None, Field(description="Required. The container of Azure Data Lake Storage.")
-    ] = None
+        str, Field(description="Required. The container of Azure Data Lake Storage.")
+    ]
     endpoint: Annotated[
         str | None, Field(description="Optional. The endpoint of Azure Data Lake Storage.")
     ] = None
@@ -117,9 +116,7 @@ class GlueIcebergCatalog(KRMModel):
     The Glue Iceberg catalog.
     """
 
-    glue_id: Annotated[
-        str | None, Field(alias="glueId", description="Required. The catalog ID of Glue.")
-    ] = None
+    glue_id: Annotated[str, Field(alias="glueId", description="Required. The catalog ID of Glue.")]
 
 
 class GoldengateAmazonKinesisConnectionProperties(KRMModel):
@@ -363,9 +360,9 @@ class GoldengateConnectionProperties(KRMModel):
         ),
     ] = None
     connection_type: Annotated[
-        GoldengateConnectionPropertiesConnectionType | None,
+        GoldengateConnectionPropertiesConnectionType,
         Field(alias="connectionType", description="Required. The connection type."),
-    ] = None
+    ]
     databricks_connection_properties: Annotated[
         GoldengateDatabricksConnectionProperties | None,
         Field(
@@ -381,8 +378,8 @@ class GoldengateConnectionProperties(KRMModel):
         str | None, Field(description="Optional. Metadata about this specific object.")
     ] = None
     display_name: Annotated[
-        str | None, Field(alias="displayName", description="Required. An object's Display Name.")
-    ] = None
+        str, Field(alias="displayName", description="Required. An object's Display Name.")
+    ]
     elasticsearch_connection_properties: Annotated[
         GoldengateElasticsearchConnectionProperties | None,
         Field(
@@ -887,19 +884,15 @@ class GoldengateIcebergConnectionProperties(KRMModel):
     The properties of GoldengateIcebergConnection.
     """
 
-    catalog: Annotated[
-        IcebergCatalog | None, Field(description="Required. The Iceberg catalog.")
-    ] = None
-    storage: Annotated[
-        IcebergStorage | None, Field(description="Required. The Iceberg storage.")
-    ] = None
+    catalog: Annotated[IcebergCatalog, Field(description="Required. The Iceberg catalog.")]
+    storage: Annotated[IcebergStorage, Field(description="Required. The Iceberg storage.")]
     technology_type: Annotated[
-        str | None,
+        str,
         Field(
             alias="technologyType",
             description="Required. The technology type of Iceberg connection.",
         ),
-    ] = None
+    ]
 
 
 class GoldengateJavaMessageServiceConnectionProperties(KRMModel):
@@ -2020,13 +2013,11 @@ class GoogleCloudStorageIcebergStorage(KRMModel):
     The Google Cloud Storage Iceberg storage.
     """
 
-    bucket: Annotated[
-        str | None, Field(description="Required. The bucket of Google Cloud Storage.")
-    ] = None
+    bucket: Annotated[str, Field(description="Required. The bucket of Google Cloud Storage.")]
     project_id: Annotated[
-        str | None,
+        str,
         Field(alias="projectId", description="Required. The project ID of Google Cloud Storage."),
-    ] = None
+    ]
     service_account_key_file: Annotated[
         str | None,
         Field(
@@ -2042,9 +2033,9 @@ class IcebergCatalog(KRMModel):
     """
 
     catalog_type: Annotated[
-        IcebergCatalogCatalogType | None,
+        IcebergCatalogCatalogType,
         Field(alias="catalogType", description="Required. The type of Iceberg catalog."),
-    ] = None
+    ]
     glue_iceberg_catalog: Annotated[
         GlueIcebergCatalog | None,
         Field(alias="glueIcebergCatalog", description="The Glue Iceberg catalog."),
@@ -2087,9 +2078,9 @@ class IcebergStorage(KRMModel):
         ),
     ] = None
     storage_type: Annotated[
-        IcebergStorageStorageType | None,
+        IcebergStorageStorageType,
         Field(alias="storageType", description="Required. The type of Iceberg storage."),
-    ] = None
+    ]
 
 
 class KafkaBootstrapServer(KRMModel):
@@ -2097,9 +2088,7 @@ class KafkaBootstrapServer(KRMModel):
     Represents a Kafka bootstrap server with host name, optional port defaults to 9092, and an optional private ip.
     """
 
-    host: Annotated[str | None, Field(description="Required. The name or address of a host.")] = (
-        None
-    )
+    host: Annotated[str, Field(description="Required. The name or address of a host.")]
     port: Annotated[
         int | None,
         Field(description="Optional. The port of an endpoint usually specified for a connection."),
@@ -2118,12 +2107,8 @@ class NameValuePair(KRMModel):
     A name-value pair representing an attribute entry usable in a list of attributes.
     """
 
-    key: Annotated[str | None, Field(description="Required. The name of the property entry.")] = (
-        None
-    )
-    value: Annotated[
-        str | None, Field(description="Required. The value of the property entry.")
-    ] = None
+    key: Annotated[str, Field(description="Required. The name of the property entry.")]
+    value: Annotated[str, Field(description="Required. The value of the property entry.")]
 
 
 class NessieIcebergCatalog(KRMModel):
@@ -2131,8 +2116,8 @@ class NessieIcebergCatalog(KRMModel):
     The Nessie Iceberg catalog.
     """
 
-    branch: Annotated[str | None, Field(description="Required. The Nessie branch.")] = None
-    uri: Annotated[str | None, Field(description="Required. The Nessie uri.")] = None
+    branch: Annotated[str, Field(description="Required. The Nessie branch.")]
+    uri: Annotated[str, Field(description="Required. The Nessie uri.")]
 
 
 class OracleDatabaseGoldengateConnectionObservedState(KRMModel):
@@ -2209,9 +2194,9 @@ class OracleDatabaseGoldengateConnectionSpec(KRMModel):
         ),
     ] = None
     properties: Annotated[
-        GoldengateConnectionProperties | None,
+        GoldengateConnectionProperties,
         Field(description="Required. Immutable. The properties of the GoldengateConnection."),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(
@@ -2227,20 +2212,18 @@ class PolarisIcebergCatalog(KRMModel):
     """
 
     client_id: Annotated[
-        str | None, Field(alias="clientId", description="Required. The Polaris client ID.")
-    ] = None
+        str, Field(alias="clientId", description="Required. The Polaris client ID.")
+    ]
     client_secret: Annotated[
         str | None, Field(alias="clientSecret", description="Optional. The Polaris client secret.")
     ] = None
     polaris_catalog: Annotated[
-        str | None,
-        Field(alias="polarisCatalog", description="Required. The catalog name within Polaris."),
-    ] = None
+        str, Field(alias="polarisCatalog", description="Required. The catalog name within Polaris.")
+    ]
     principal_role: Annotated[
-        str | None,
-        Field(alias="principalRole", description="Required. The Polaris principal role."),
-    ] = None
-    uri: Annotated[str | None, Field(description="Required. The Polaris uri.")] = None
+        str, Field(alias="principalRole", description="Required. The Polaris principal role.")
+    ]
+    uri: Annotated[str, Field(description="Required. The Polaris uri.")]
 
 
 class RestIcebergCatalog(KRMModel):
@@ -2254,7 +2237,7 @@ class RestIcebergCatalog(KRMModel):
             description="Optional. The base64 encoded content of the configuration file containing additional properties for the REST catalog."
         ),
     ] = None
-    uri: Annotated[str | None, Field(description="Required. The REST uri.")] = None
+    uri: Annotated[str, Field(description="Required. The REST uri.")]
 
 
 class OracleDatabaseGoldengateConnectionStatus(KRMStatus):

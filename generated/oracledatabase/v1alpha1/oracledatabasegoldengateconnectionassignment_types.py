@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.oracledatabase.v1alpha1 import oracledatabase_v1_api
 from kccgen.generated.oracledatabase.v1alpha1.oracledatabase_v1_api import (
     GoldengateConnectionAssignmentPropertiesState,
@@ -19,6 +18,7 @@ from kccgen.generated.oracledatabase.v1alpha1.oracledatabasegoldengateconnection
 from kccgen.generated.oracledatabase.v1alpha1.oracledatabasegoldengatedeployment_reference import (
     OracleDatabaseGoldengateDeploymentRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -33,19 +33,19 @@ class GoldengateConnectionAssignmentProperties(KRMModel):
     """
 
     goldengate_connection_ref: Annotated[
-        OracleDatabaseGoldengateConnectionRef | None,
+        OracleDatabaseGoldengateConnectionRef,
         Field(
             alias="goldengateConnectionRef",
             description="A reference to a OracleDatabaseGoldengateConnection (API field `goldengateConnection`).",
         ),
-    ] = None
+    ]
     goldengate_deployment_ref: Annotated[
-        OracleDatabaseGoldengateDeploymentRef | None,
+        OracleDatabaseGoldengateDeploymentRef,
         Field(
             alias="goldengateDeploymentRef",
             description="A reference to a OracleDatabaseGoldengateDeployment (API field `goldengateDeployment`).",
         ),
-    ] = None
+    ]
 
 
 class GoldengateConnectionAssignmentPropertiesObservedState(KRMModel):
@@ -126,11 +126,11 @@ class OracleDatabaseGoldengateConnectionAssignmentSpec(KRMModel):
         ),
     ] = None
     properties: Annotated[
-        GoldengateConnectionAssignmentProperties | None,
+        GoldengateConnectionAssignmentProperties,
         Field(
             description="Required. Immutable. The properties of the GoldengateConnectionAssignment."
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.oracledatabase.v1alpha1 import oracledatabase_v1_api
 from kccgen.generated.oracledatabase.v1alpha1.oracledatabase_v1_api import (
     DeploymentDiagnosticDataDiagnosticState,
@@ -29,6 +28,7 @@ from kccgen.generated.oracledatabase.v1alpha1.oracledatabaseodbnetwork_reference
 from kccgen.generated.oracledatabase.v1alpha1.oracledatabaseodbsubnet_reference import (
     OracleDatabaseOdbSubnetRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -134,9 +134,9 @@ class GoldengateDeploymentProperties(KRMModel):
         ),
     ] = None
     deployment_type: Annotated[
-        str | None,
+        str,
         Field(alias="deploymentType", description="Required. A valid Goldengate Deployment type."),
-    ] = None
+    ]
     description: Annotated[
         str | None, Field(description="Optional. The description of the GoldengateDeployment.")
     ] = None
@@ -176,9 +176,9 @@ class GoldengateDeploymentProperties(KRMModel):
         ),
     ] = None
     ogg_data: Annotated[
-        GoldengateOggDeployment | None,
+        GoldengateOggDeployment,
         Field(alias="oggData", description="Required. The ogg data of the GoldengateDeployment."),
-    ] = None
+    ]
 
 
 class GoldengateDeploymentPropertiesObservedState(KRMModel):
@@ -476,13 +476,10 @@ class GoldengateMaintenanceWindow(KRMModel):
     The maintenance window of the GoldengateDeployment.
     """
 
-    day: Annotated[
-        GoldengateMaintenanceWindowDay | None, Field(description="Required. Days of the week.")
-    ] = None
+    day: Annotated[GoldengateMaintenanceWindowDay, Field(description="Required. Days of the week.")]
     start_hour: Annotated[
-        int | None,
-        Field(alias="startHour", description="Required. Start hour for maintenance period."),
-    ] = None
+        int, Field(alias="startHour", description="Required. Start hour for maintenance period.")
+    ]
 
 
 class GoldengateOggDeployment(KRMModel):
@@ -505,16 +502,15 @@ class GoldengateOggDeployment(KRMModel):
         ),
     ] = None
     admin_username: Annotated[
-        str | None,
+        str,
         Field(
             alias="adminUsername",
             description="Required. The Goldengate deployment console username.",
         ),
-    ] = None
+    ]
     deployment: Annotated[
-        str | None,
-        Field(description="Required. The name given to the Goldengate service deployment."),
-    ] = None
+        str, Field(description="Required. The name given to the Goldengate service deployment.")
+    ]
     ogg_version: Annotated[
         str | None, Field(alias="oggVersion", description="Optional. Version of OGG")
     ] = None
@@ -625,12 +621,12 @@ class OracleDatabaseGoldengateDeploymentSpec(KRMModel):
     """
 
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName",
             description="Required. Immutable. The display name for the GoldengateDeployment.",
         ),
-    ] = None
+    ]
     gcp_oracle_zone: Annotated[
         str | None,
         Field(
@@ -653,12 +649,12 @@ class OracleDatabaseGoldengateDeploymentSpec(KRMModel):
         ),
     ] = None
     odb_subnet_ref: Annotated[
-        OracleDatabaseOdbSubnetRef | None,
+        OracleDatabaseOdbSubnetRef,
         Field(
             alias="odbSubnetRef",
             description="A reference to a OracleDatabaseOdbSubnet (API field `odbSubnet`).",
         ),
-    ] = None
+    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(
@@ -667,9 +663,9 @@ class OracleDatabaseGoldengateDeploymentSpec(KRMModel):
         ),
     ] = None
     properties: Annotated[
-        GoldengateDeploymentProperties | None,
+        GoldengateDeploymentProperties,
         Field(description="Required. Immutable. The properties of the GoldengateDeployment."),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(

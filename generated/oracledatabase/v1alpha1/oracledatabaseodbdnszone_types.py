@@ -42,9 +42,7 @@ class OracleDatabaseOdbDNSZoneSpec(KRMModel):
     Represents OdbDnsZone resource.
     """
 
-    domain: Annotated[
-        str | None, Field(description="Required. Immutable. The DNS suffix for the zone.")
-    ] = None
+    domain: Annotated[str, Field(description="Required. Immutable. The DNS suffix for the zone.")]
     labels: Annotated[
         dict[str, str] | None,
         Field(description="Optional. Labels or tags associated with the resource."),

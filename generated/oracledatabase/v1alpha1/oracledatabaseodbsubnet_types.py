@@ -46,9 +46,9 @@ class OracleDatabaseOdbSubnetSpec(KRMModel):
     """
 
     cidr_range: Annotated[
-        str | None,
+        str,
         Field(alias="cidrRange", description="Required. Immutable. The CIDR range of the subnet."),
-    ] = None
+    ]
     labels: Annotated[
         dict[str, str] | None,
         Field(description="Optional. Labels or tags associated with the resource."),
@@ -61,8 +61,8 @@ class OracleDatabaseOdbSubnetSpec(KRMModel):
         ),
     ]
     purpose: Annotated[
-        OdbSubnetPurpose | None, Field(description="Required. Immutable. Purpose of the subnet.")
-    ] = None
+        OdbSubnetPurpose, Field(description="Required. Immutable. Purpose of the subnet.")
+    ]
     resource_id: Annotated[
         str | None,
         Field(

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.osconfig.v1alpha1 import osconfig_v1beta_api
 from kccgen.generated.osconfig.v1alpha1.osconfig_v1beta_api import (
     AptRepositoryArchiveType,
@@ -18,6 +17,7 @@ from kccgen.generated.osconfig.v1alpha1.osconfig_v1beta_api import (
     SoftwareRecipeStepExtractArchiveType,
     SoftwareRecipeStepRunScriptInterpreter,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -34,15 +34,13 @@ class AptRepository(KRMModel):
         Field(alias="archiveType", description="Type of archive files in this repository."),
     ] = None
     components: Annotated[
-        list[str] | None, Field(description="Required. List of components for this repository.")
-    ] = None
-    distribution: Annotated[
-        str | None, Field(description="Required. Distribution of this repository.")
-    ] = None
+        list[str], Field(description="Required. List of components for this repository.")
+    ]
+    distribution: Annotated[str, Field(description="Required. Distribution of this repository.")]
     gpg_key: Annotated[
         str | None, Field(alias="gpgKey", description="URI of the key file for this repository.")
     ] = None
-    uri: Annotated[str | None, Field(description="Required. URI for this repository.")] = None
+    uri: Annotated[str, Field(description="Required. URI for this repository.")]
 
 
 class Assignment(KRMModel):
@@ -125,8 +123,8 @@ class GooRepository(KRMModel):
     Represents a Goo package repository. These is added to a repo file that is stored at C:/ProgramData/GooGet/repos/google_osconfig.repo.
     """
 
-    name: Annotated[str | None, Field(description="Required. The name of the repository.")] = None
-    url: Annotated[str | None, Field(description="Required. The url of the repository.")] = None
+    name: Annotated[str, Field(description="Required. The name of the repository.")]
+    url: Annotated[str, Field(description="Required. The url of the repository.")]
 
 
 class Int64String(RootModel[str]):
@@ -163,9 +161,9 @@ class OSConfigGuestPolicySpec(KRMModel):
     """
 
     assignment: Annotated[
-        Assignment | None,
+        Assignment,
         Field(description="Required. Specifies the VM instances that are assigned to this policy."),
-    ] = None
+    ]
     description: Annotated[str | None, Field(description="Description of the guest policy.")] = None
     package_repositories: Annotated[
         list[PackageRepository] | None,
@@ -214,7 +212,7 @@ class Package(KRMModel):
         PackageManager | None,
         Field(description="Type of package manager that can be used to install this package."),
     ] = None
-    name: Annotated[str | None, Field(description="Required. The name of the package.")] = None
+    name: Annotated[str, Field(description="Required. The name of the package.")]
 
 
 class PackageRepository(KRMModel):
@@ -245,9 +243,7 @@ class SoftwareRecipe(KRMModel):
         list[SoftwareRecipeStep] | None,
         Field(alias="installSteps", description="Actions to be taken for installing this recipe."),
     ] = None
-    name: Annotated[
-        str | None, Field(description="Required. Unique identifier for the recipe.")
-    ] = None
+    name: Annotated[str, Field(description="Required. Unique identifier for the recipe.")]
     update_steps: Annotated[
         list[SoftwareRecipeStep] | None,
         Field(alias="updateSteps", description="Actions to be taken for updating this recipe."),
@@ -267,11 +263,11 @@ class SoftwareRecipeArtifact(KRMModel):
         SoftwareRecipeArtifactGcs | None, Field(description="A Google Cloud Storage artifact.")
     ] = None
     id: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Id of the artifact, which the installation and update steps of this recipe can reference."
         ),
-    ] = None
+    ]
     remote: Annotated[
         SoftwareRecipeArtifactRemote | None, Field(description="A generic remote artifact.")
     ] = None
@@ -348,16 +344,15 @@ class SoftwareRecipeStepCopyFile(KRMModel):
     """
 
     artifact_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="artifactId",
             description="Required. The id of the relevant artifact in the recipe.",
         ),
-    ] = None
+    ]
     destination: Annotated[
-        str | None,
-        Field(description="Required. The absolute path on the instance to put the file."),
-    ] = None
+        str, Field(description="Required. The absolute path on the instance to put the file.")
+    ]
     overwrite: Annotated[
         bool | None, Field(description="Whether to allow this step to overwrite existing files.")
     ] = None
@@ -398,17 +393,17 @@ class SoftwareRecipeStepExtractArchive(KRMModel):
     """
 
     artifact_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="artifactId",
             description="Required. The id of the relevant artifact in the recipe.",
         ),
-    ] = None
+    ]
     destination: Annotated[str | None, Field(description="Directory to extract archive to.")] = None
     type: Annotated[
-        SoftwareRecipeStepExtractArchiveType | None,
+        SoftwareRecipeStepExtractArchiveType,
         Field(description="Required. The type of the archive to extract."),
-    ] = None
+    ]
 
 
 class SoftwareRecipeStepInstallDpkg(KRMModel):
@@ -417,12 +412,12 @@ class SoftwareRecipeStepInstallDpkg(KRMModel):
     """
 
     artifact_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="artifactId",
             description="Required. The id of the relevant artifact in the recipe.",
         ),
-    ] = None
+    ]
 
 
 class SoftwareRecipeStepInstallMsi(KRMModel):
@@ -438,12 +433,12 @@ class SoftwareRecipeStepInstallMsi(KRMModel):
         ),
     ] = None
     artifact_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="artifactId",
             description="Required. The id of the relevant artifact in the recipe.",
         ),
-    ] = None
+    ]
     flags: Annotated[
         list[str] | None,
         Field(
@@ -458,12 +453,12 @@ class SoftwareRecipeStepInstallRpm(KRMModel):
     """
 
     artifact_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="artifactId",
             description="Required. The id of the relevant artifact in the recipe.",
         ),
-    ] = None
+    ]
 
 
 class SoftwareRecipeStepRunScript(KRMModel):
@@ -482,9 +477,7 @@ class SoftwareRecipeStepRunScript(KRMModel):
         SoftwareRecipeStepRunScriptInterpreter | None,
         Field(description="The script interpreter to use to run the script."),
     ] = None
-    script: Annotated[
-        str | None, Field(description="Required. The shell script to be executed.")
-    ] = None
+    script: Annotated[str, Field(description="Required. The shell script to be executed.")]
 
 
 class YumRepository(KRMModel):
@@ -493,18 +486,16 @@ class YumRepository(KRMModel):
     """
 
     base_url: Annotated[
-        str | None,
+        str,
         Field(alias="baseUrl", description="Required. The location of the repository directory."),
-    ] = None
+    ]
     display_name: Annotated[
         str | None, Field(alias="displayName", description="The display name of the repository.")
     ] = None
     gpg_keys: Annotated[
         list[str] | None, Field(alias="gpgKeys", description="URIs of GPG keys.")
     ] = None
-    id: Annotated[
-        str | None, Field(description="Required. A one word, unique name for this repository.")
-    ] = None
+    id: Annotated[str, Field(description="Required. A one word, unique name for this repository.")]
 
 
 class ZypperRepository(KRMModel):
@@ -513,18 +504,16 @@ class ZypperRepository(KRMModel):
     """
 
     base_url: Annotated[
-        str | None,
+        str,
         Field(alias="baseUrl", description="Required. The location of the repository directory."),
-    ] = None
+    ]
     display_name: Annotated[
         str | None, Field(alias="displayName", description="The display name of the repository.")
     ] = None
     gpg_keys: Annotated[
         list[str] | None, Field(alias="gpgKeys", description="URIs of GPG keys.")
     ] = None
-    id: Annotated[
-        str | None, Field(description="Required. A one word, unique name for this repository.")
-    ] = None
+    id: Annotated[str, Field(description="Required. A one word, unique name for this repository.")]
 
 
 class OSConfigGuestPolicyStatus(KRMStatus):
@@ -546,8 +535,11 @@ class OSConfigGuestPolicy(KRMObject):
     KIND: ClassVar[str] = "OSConfigGuestPolicy"
 
     api_version: Annotated[
-        Literal["osconfig.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "osconfig.cnrm.cloud.google.com/v1alpha1", "osconfig.cnrm.cloud.google.com/v1beta1"
+        ],
+        Field(alias="apiVersion"),
     ] = "osconfig.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["OSConfigGuestPolicy"] = "OSConfigGuestPolicy"
-    spec: OSConfigGuestPolicySpec = Field(default_factory=OSConfigGuestPolicySpec)
+    spec: OSConfigGuestPolicySpec
     status: OSConfigGuestPolicyStatus | None = None

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.osconfig.v1alpha1 import osconfig_v1_api
 from kccgen.generated.osconfig.v1alpha1.osconfig_v1_api import (
     OSPolicyAssignmentRolloutState,
@@ -18,6 +17,7 @@ from kccgen.generated.osconfig.v1alpha1.osconfig_v1_api import (
     OSPolicyResourcePackageResourceDesiredState,
     OSPolicyResourceRepositoryResourceAptRepositoryArchiveType,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -102,19 +102,19 @@ class OSConfigOSPolicyAssignmentSpec(KRMModel):
         None
     )
     instance_filter: Annotated[
-        OSPolicyAssignmentInstanceFilter | None,
+        OSPolicyAssignmentInstanceFilter,
         Field(alias="instanceFilter", description="Required. Filter to select VMs."),
-    ] = None
+    ]
     location: Annotated[
         str, Field(description="Immutable. The location of the OSConfigOSPolicyAssignment.")
     ]
     os_policies: Annotated[
-        list[OSPolicy] | None,
+        list[OSPolicy],
         Field(
             alias="osPolicies",
             description="Required. List of OS policies to be applied to the VMs.",
         ),
-    ] = None
+    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(
@@ -130,9 +130,9 @@ class OSConfigOSPolicyAssignmentSpec(KRMModel):
         ),
     ] = None
     rollout: Annotated[
-        OSPolicyAssignmentRollout | None,
+        OSPolicyAssignmentRollout,
         Field(description="Required. Rollout to deploy the OS policy assignment."),
-    ] = None
+    ]
 
 
 class OSPolicy(KRMModel):
@@ -149,18 +149,18 @@ class OSPolicy(KRMModel):
     ] = None
     description: Annotated[str | None, Field(description="Policy description.")] = None
     id: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The id of the OS policy with the following restrictions: * Must contain only lowercase letters, numbers, and hyphens."
         ),
-    ] = None
-    mode: Annotated[OSPolicyMode | None, Field(description="Required. Policy mode")] = None
+    ]
+    mode: Annotated[OSPolicyMode, Field(description="Required. Policy mode")]
     resource_groups: Annotated[
-        list[OSPolicyResourceGroup] | None,
+        list[OSPolicyResourceGroup],
         Field(
             alias="resourceGroups", description="Required. List of resource groups for the policy."
         ),
-    ] = None
+    ]
 
 
 class OSPolicyAssignmentInstanceFilter(KRMModel):
@@ -189,8 +189,8 @@ class OSPolicyAssignmentInstanceFilterInventory(KRMModel):
     """
 
     os_short_name: Annotated[
-        str | None, Field(alias="osShortName", description="Required. The OS short name")
-    ] = None
+        str, Field(alias="osShortName", description="Required. The OS short name")
+    ]
     os_version: Annotated[
         str | None,
         Field(
@@ -217,20 +217,20 @@ class OSPolicyAssignmentRollout(KRMModel):
     """
 
     disruption_budget: Annotated[
-        FixedOrPercent | None,
+        FixedOrPercent,
         Field(
             alias="disruptionBudget",
             description="Required. The maximum number (or percentage) of VMs per zone to disrupt at any given moment.",
         ),
-    ] = None
+    ]
     min_wait_duration: Annotated[
-        str | None,
+        str,
         Field(
             alias="minWaitDuration",
             description="Required. This determines the minimum duration of time to wait after the configuration changes are applied through the current rollout.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
-    ] = None
+    ]
 
 
 class OSPolicyInventoryFilter(KRMModel):
@@ -239,8 +239,8 @@ class OSPolicyInventoryFilter(KRMModel):
     """
 
     os_short_name: Annotated[
-        str | None, Field(alias="osShortName", description="Required. The OS short name")
-    ] = None
+        str, Field(alias="osShortName", description="Required. The OS short name")
+    ]
     os_version: Annotated[
         str | None,
         Field(
@@ -258,11 +258,11 @@ class OSPolicyResource(KRMModel):
     exec: Annotated[OSPolicyResourceExecResource | None, Field(description="Exec resource")] = None
     file: Annotated[OSPolicyResourceFileResource | None, Field(description="File resource")] = None
     id: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The id of the resource with the following restrictions: * Must contain only lowercase letters, numbers, and hyphens."
         ),
-    ] = None
+    ]
     pkg: Annotated[
         OSPolicyResourcePackageResource | None, Field(description="Package resource")
     ] = None
@@ -281,12 +281,12 @@ class OSPolicyResourceExecResource(KRMModel):
         Field(description="What to run to bring this resource into the desired state."),
     ] = None
     validate_: Annotated[
-        OSPolicyResourceExecResourceExec | None,
+        OSPolicyResourceExecResourceExec,
         Field(
             alias="validate",
             description="Required. What to run to validate this resource is in the desired state.",
         ),
-    ] = None
+    ]
 
 
 class OSPolicyResourceExecResourceExec(KRMModel):
@@ -302,9 +302,9 @@ class OSPolicyResourceExecResourceExec(KRMModel):
         None
     )
     interpreter: Annotated[
-        OSPolicyResourceExecResourceExecInterpreter | None,
+        OSPolicyResourceExecResourceExecInterpreter,
         Field(description="Required. The script interpreter to use."),
-    ] = None
+    ]
     output_file_path: Annotated[
         str | None, Field(alias="outputFilePath", description="Only recorded for enforce Exec.")
     ] = None
@@ -335,16 +335,12 @@ class OSPolicyResourceFileGcs(KRMModel):
     Specifies a file available as a Cloud Storage Object.
     """
 
-    bucket: Annotated[
-        str | None, Field(description="Required. Bucket of the Cloud Storage object.")
-    ] = None
+    bucket: Annotated[str, Field(description="Required. Bucket of the Cloud Storage object.")]
     generation: Annotated[
         int | Int64String | None,
         Field(description="Generation number of the Cloud Storage object."),
     ] = None
-    object: Annotated[
-        str | None, Field(description="Required. Name of the Cloud Storage object.")
-    ] = None
+    object: Annotated[str, Field(description="Required. Name of the Cloud Storage object.")]
 
 
 class OSPolicyResourceFileRemote(KRMModel):
@@ -355,9 +351,7 @@ class OSPolicyResourceFileRemote(KRMModel):
     sha256_checksum: Annotated[
         str | None, Field(alias="sha256Checksum", description="SHA256 checksum of the remote file.")
     ] = None
-    uri: Annotated[
-        str | None, Field(description="Required. URI from which to fetch the object.")
-    ] = None
+    uri: Annotated[str, Field(description="Required. URI from which to fetch the object.")]
 
 
 class OSPolicyResourceFileResource(KRMModel):
@@ -370,8 +364,8 @@ class OSPolicyResourceFileResource(KRMModel):
         None
     )
     path: Annotated[
-        str | None, Field(description="Required. The absolute path of the file within the VM.")
-    ] = None
+        str, Field(description="Required. The absolute path of the file within the VM.")
+    ]
     permissions: Annotated[
         str | None,
         Field(
@@ -379,9 +373,8 @@ class OSPolicyResourceFileResource(KRMModel):
         ),
     ] = None
     state: Annotated[
-        OSPolicyResourceFileResourceState | None,
-        Field(description="Required. Desired state of the file."),
-    ] = None
+        OSPolicyResourceFileResourceState, Field(description="Required. Desired state of the file.")
+    ]
 
 
 class OSPolicyResourceGroup(KRMModel):
@@ -397,9 +390,9 @@ class OSPolicyResourceGroup(KRMModel):
         ),
     ] = None
     resources: Annotated[
-        list[OSPolicyResource] | None,
+        list[OSPolicyResource],
         Field(description="Required. List of resources configured for this resource group."),
-    ] = None
+    ]
 
 
 class OSPolicyResourcePackageResource(KRMModel):
@@ -414,12 +407,12 @@ class OSPolicyResourcePackageResource(KRMModel):
         OSPolicyResourcePackageResourceDeb | None, Field(description="A deb package file.")
     ] = None
     desired_state: Annotated[
-        OSPolicyResourcePackageResourceDesiredState | None,
+        OSPolicyResourcePackageResourceDesiredState,
         Field(
             alias="desiredState",
             description="Required. The desired state the agent should maintain for this package.",
         ),
-    ] = None
+    ]
     googet: Annotated[
         OSPolicyResourcePackageResourceGooGet | None,
         Field(description="A package managed by GooGet."),
@@ -444,7 +437,7 @@ class OSPolicyResourcePackageResourceAPT(KRMModel):
     A package managed by APT. - install: `apt-get update && apt-get -y install [name]` - remove: `apt-get -y remove [name]`
     """
 
-    name: Annotated[str | None, Field(description="Required. Package name.")] = None
+    name: Annotated[str, Field(description="Required. Package name.")]
 
 
 class OSPolicyResourcePackageResourceDeb(KRMModel):
@@ -456,9 +449,7 @@ class OSPolicyResourcePackageResourceDeb(KRMModel):
         bool | None,
         Field(alias="pullDeps", description="Whether dependencies should also be installed."),
     ] = None
-    source: Annotated[
-        OSPolicyResourceFile | None, Field(description="Required. A deb package.")
-    ] = None
+    source: Annotated[OSPolicyResourceFile, Field(description="Required. A deb package.")]
 
 
 class OSPolicyResourcePackageResourceGooGet(KRMModel):
@@ -466,7 +457,7 @@ class OSPolicyResourcePackageResourceGooGet(KRMModel):
     A package managed by GooGet. - install: `googet -noconfirm install package` - remove: `googet -noconfirm remove package`
     """
 
-    name: Annotated[str | None, Field(description="Required. Package name.")] = None
+    name: Annotated[str, Field(description="Required. Package name.")]
 
 
 class OSPolicyResourcePackageResourceMSI(KRMModel):
@@ -477,9 +468,7 @@ class OSPolicyResourcePackageResourceMSI(KRMModel):
     properties: Annotated[
         list[str] | None, Field(description="Additional properties to use during installation.")
     ] = None
-    source: Annotated[
-        OSPolicyResourceFile | None, Field(description="Required. The MSI package.")
-    ] = None
+    source: Annotated[OSPolicyResourceFile, Field(description="Required. The MSI package.")]
 
 
 class OSPolicyResourcePackageResourceRPM(KRMModel):
@@ -491,9 +480,7 @@ class OSPolicyResourcePackageResourceRPM(KRMModel):
         bool | None,
         Field(alias="pullDeps", description="Whether dependencies should also be installed."),
     ] = None
-    source: Annotated[
-        OSPolicyResourceFile | None, Field(description="Required. An rpm package.")
-    ] = None
+    source: Annotated[OSPolicyResourceFile, Field(description="Required. An rpm package.")]
 
 
 class OSPolicyResourcePackageResourceYUM(KRMModel):
@@ -501,7 +488,7 @@ class OSPolicyResourcePackageResourceYUM(KRMModel):
     A package managed by YUM. - install: `yum -y install package` - remove: `yum -y remove package`
     """
 
-    name: Annotated[str | None, Field(description="Required. Package name.")] = None
+    name: Annotated[str, Field(description="Required. Package name.")]
 
 
 class OSPolicyResourcePackageResourceZypper(KRMModel):
@@ -509,7 +496,7 @@ class OSPolicyResourcePackageResourceZypper(KRMModel):
     A package managed by Zypper. - install: `zypper -y install package` - remove: `zypper -y rm package`
     """
 
-    name: Annotated[str | None, Field(description="Required. Package name.")] = None
+    name: Annotated[str, Field(description="Required. Package name.")]
 
 
 class OSPolicyResourceRepositoryResource(KRMModel):
@@ -541,21 +528,19 @@ class OSPolicyResourceRepositoryResourceAptRepository(KRMModel):
     """
 
     archive_type: Annotated[
-        OSPolicyResourceRepositoryResourceAptRepositoryArchiveType | None,
+        OSPolicyResourceRepositoryResourceAptRepositoryArchiveType,
         Field(
             alias="archiveType", description="Required. Type of archive files in this repository."
         ),
-    ] = None
+    ]
     components: Annotated[
-        list[str] | None, Field(description="Required. List of components for this repository.")
-    ] = None
-    distribution: Annotated[
-        str | None, Field(description="Required. Distribution of this repository.")
-    ] = None
+        list[str], Field(description="Required. List of components for this repository.")
+    ]
+    distribution: Annotated[str, Field(description="Required. Distribution of this repository.")]
     gpg_key: Annotated[
         str | None, Field(alias="gpgKey", description="URI of the key file for this repository.")
     ] = None
-    uri: Annotated[str | None, Field(description="Required. URI for this repository.")] = None
+    uri: Annotated[str, Field(description="Required. URI for this repository.")]
 
 
 class OSPolicyResourceRepositoryResourceGooRepository(KRMModel):
@@ -563,8 +548,8 @@ class OSPolicyResourceRepositoryResourceGooRepository(KRMModel):
     Represents a Goo package repository. These are added to a repo file that is managed at `C:/ProgramData/GooGet/repos/google_osconfig.repo`.
     """
 
-    name: Annotated[str | None, Field(description="Required. The name of the repository.")] = None
-    url: Annotated[str | None, Field(description="Required. The url of the repository.")] = None
+    name: Annotated[str, Field(description="Required. The name of the repository.")]
+    url: Annotated[str, Field(description="Required. The url of the repository.")]
 
 
 class OSPolicyResourceRepositoryResourceYumRepository(KRMModel):
@@ -573,18 +558,16 @@ class OSPolicyResourceRepositoryResourceYumRepository(KRMModel):
     """
 
     base_url: Annotated[
-        str | None,
+        str,
         Field(alias="baseUrl", description="Required. The location of the repository directory."),
-    ] = None
+    ]
     display_name: Annotated[
         str | None, Field(alias="displayName", description="The display name of the repository.")
     ] = None
     gpg_keys: Annotated[
         list[str] | None, Field(alias="gpgKeys", description="URIs of GPG keys.")
     ] = None
-    id: Annotated[
-        str | None, Field(description="Required. A one word, unique name for this repository.")
-    ] = None
+    id: Annotated[str, Field(description="Required. A one word, unique name for this repository.")]
 
 
 class OSPolicyResourceRepositoryResourceZypperRepository(KRMModel):
@@ -593,18 +576,16 @@ class OSPolicyResourceRepositoryResourceZypperRepository(KRMModel):
     """
 
     base_url: Annotated[
-        str | None,
+        str,
         Field(alias="baseUrl", description="Required. The location of the repository directory."),
-    ] = None
+    ]
     display_name: Annotated[
         str | None, Field(alias="displayName", description="The display name of the repository.")
     ] = None
     gpg_keys: Annotated[
         list[str] | None, Field(alias="gpgKeys", description="URIs of GPG keys.")
     ] = None
-    id: Annotated[
-        str | None, Field(description="Required. A one word, unique name for this repository.")
-    ] = None
+    id: Annotated[str, Field(description="Required. A one word, unique name for this repository.")]
 
 
 class OSConfigOSPolicyAssignmentStatus(KRMStatus):
@@ -626,7 +607,10 @@ class OSConfigOSPolicyAssignment(KRMObject):
     KIND: ClassVar[str] = "OSConfigOSPolicyAssignment"
 
     api_version: Annotated[
-        Literal["osconfig.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
+        Literal[
+            "osconfig.cnrm.cloud.google.com/v1alpha1", "osconfig.cnrm.cloud.google.com/v1beta1"
+        ],
+        Field(alias="apiVersion"),
     ] = "osconfig.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["OSConfigOSPolicyAssignment"] = "OSConfigOSPolicyAssignment"
     spec: OSConfigOSPolicyAssignmentSpec

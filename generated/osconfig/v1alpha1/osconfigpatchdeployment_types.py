@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.compute.v1alpha1.computeinstance_reference import ComputeInstanceRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.osconfig.v1alpha1 import osconfig_v1_api
 from kccgen.generated.osconfig.v1alpha1.osconfig_v1_api import (
     AptSettingsType,
@@ -22,6 +21,7 @@ from kccgen.generated.osconfig.v1alpha1.osconfig_v1_api import (
     WeeklyScheduleDayOfWeek,
     WindowsUpdateSettingsClassifications,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -112,19 +112,15 @@ class GcsObject(KRMModel):
     Cloud Storage object representation.
     """
 
-    bucket: Annotated[
-        str | None, Field(description="Required. Bucket of the Cloud Storage object.")
-    ] = None
+    bucket: Annotated[str, Field(description="Required. Bucket of the Cloud Storage object.")]
     generation_number: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="generationNumber",
             description="Required. Generation number of the Cloud Storage object.",
         ),
-    ] = None
-    object: Annotated[
-        str | None, Field(description="Required. Name of the Cloud Storage object.")
-    ] = None
+    ]
+    object: Annotated[str, Field(description="Required. Name of the Cloud Storage object.")]
 
 
 class GooSettings(KRMModel):
@@ -143,12 +139,11 @@ class MonthlySchedule(KRMModel):
     """
 
     month_day: Annotated[
-        int | None, Field(alias="monthDay", description="Required. One day of the month.")
-    ] = None
+        int, Field(alias="monthDay", description="Required. One day of the month.")
+    ]
     week_day_of_month: Annotated[
-        WeekDayOfMonth | None,
-        Field(alias="weekDayOfMonth", description="Required. Week day in a month."),
-    ] = None
+        WeekDayOfMonth, Field(alias="weekDayOfMonth", description="Required. Week day in a month.")
+    ]
 
 
 class OSConfigPatchDeploymentObservedState(KRMModel):
@@ -205,13 +200,13 @@ class OSConfigPatchDeploymentSpec(KRMModel):
         ),
     ] = None
     instance_filter: Annotated[
-        PatchInstanceFilter | None,
+        PatchInstanceFilter,
         Field(alias="instanceFilter", description="Required. VM instances to patch."),
-    ] = None
+    ]
     one_time_schedule: Annotated[
-        OneTimeSchedule | None,
+        OneTimeSchedule,
         Field(alias="oneTimeSchedule", description="Required. Schedule a one-time execution."),
-    ] = None
+    ]
     patch_config: Annotated[
         PatchConfig | None,
         Field(alias="patchConfig", description="Optional. Patch configuration that is applied."),
@@ -224,9 +219,9 @@ class OSConfigPatchDeploymentSpec(KRMModel):
         ),
     ] = None
     recurring_schedule: Annotated[
-        RecurringSchedule | None,
+        RecurringSchedule,
         Field(alias="recurringSchedule", description="Required. Schedule recurring executions."),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(
@@ -245,13 +240,13 @@ class OneTimeSchedule(KRMModel):
     """
 
     execute_time: Annotated[
-        str | None,
+        str,
         Field(
             alias="executeTime",
             description="Required. The desired patch job execution time.",
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
-    ] = None
+    ]
 
 
 class PatchConfig(KRMModel):
@@ -369,12 +364,12 @@ class RecurringSchedule(KRMModel):
         ),
     ] = None
     frequency: Annotated[
-        RecurringScheduleFrequency | None,
+        RecurringScheduleFrequency,
         Field(description="Required. The frequency unit of this recurring schedule."),
-    ] = None
+    ]
     monthly: Annotated[
-        MonthlySchedule | None, Field(description="Required. Schedule with monthly executions.")
-    ] = None
+        MonthlySchedule, Field(description="Required. Schedule with monthly executions.")
+    ]
     start_time: Annotated[
         str | None,
         Field(
@@ -384,22 +379,22 @@ class RecurringSchedule(KRMModel):
         ),
     ] = None
     time_of_day: Annotated[
-        TimeOfDay | None,
+        TimeOfDay,
         Field(
             alias="timeOfDay",
             description="Required. Time of the day to run a recurring deployment.",
         ),
-    ] = None
+    ]
     time_zone: Annotated[
-        TimeZone | None,
+        TimeZone,
         Field(
             alias="timeZone",
             description="Required. Defines the time zone that `time_of_day` is relative to.",
         ),
-    ] = None
+    ]
     weekly: Annotated[
-        WeeklySchedule | None, Field(description="Required. Schedule with weekly executions.")
-    ] = None
+        WeeklySchedule, Field(description="Required. Schedule with weekly executions.")
+    ]
 
 
 class RecurringScheduleObservedState(KRMModel):
@@ -453,9 +448,9 @@ class WeekDayOfMonth(KRMModel):
     """
 
     day_of_week: Annotated[
-        WeekDayOfMonthDayOfWeek | None,
+        WeekDayOfMonthDayOfWeek,
         Field(alias="dayOfWeek", description="Required. A day of the week."),
-    ] = None
+    ]
     day_offset: Annotated[
         int | None,
         Field(
@@ -464,8 +459,8 @@ class WeekDayOfMonth(KRMModel):
         ),
     ] = None
     week_ordinal: Annotated[
-        int | None, Field(alias="weekOrdinal", description="Required. Week number in a month.")
-    ] = None
+        int, Field(alias="weekOrdinal", description="Required. Week number in a month.")
+    ]
 
 
 class WeeklySchedule(KRMModel):
@@ -474,9 +469,8 @@ class WeeklySchedule(KRMModel):
     """
 
     day_of_week: Annotated[
-        WeeklyScheduleDayOfWeek | None,
-        Field(alias="dayOfWeek", description="Required. Day of the week."),
-    ] = None
+        WeeklyScheduleDayOfWeek, Field(alias="dayOfWeek", description="Required. Day of the week.")
+    ]
 
 
 class WindowsUpdateSettings(KRMModel):
@@ -571,5 +565,5 @@ class OSConfigPatchDeployment(KRMObject):
         Literal["osconfig.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "osconfig.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["OSConfigPatchDeployment"] = "OSConfigPatchDeployment"
-    spec: OSConfigPatchDeploymentSpec = Field(default_factory=OSConfigPatchDeploymentSpec)
+    spec: OSConfigPatchDeploymentSpec
     status: OSConfigPatchDeploymentStatus | None = None

@@ -42,11 +42,11 @@ class OSLoginSSHPublicKeySpec(KRMModel):
         ),
     ] = None
     key: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Public key text in SSH format, defined by [RFC4253](https://www.ietf.org/rfc/rfc4253.txt) section 6.6."
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.parallelstore.v1alpha1 import parallelstore_v1_api
 from kccgen.generated.parallelstore.v1alpha1.parallelstore_v1_api import (
     InstanceDeploymentType,
@@ -16,6 +15,7 @@ from kccgen.generated.parallelstore.v1alpha1.parallelstore_v1_api import (
     InstanceFileStripeLevel,
     InstanceState,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -79,12 +79,12 @@ class ParallelstoreInstanceSpec(KRMModel):
     """
 
     capacity_gib: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="capacityGib",
             description="Required. Immutable. The instance's storage capacity in Gibibytes (GiB).",
         ),
-    ] = None
+    ]
     deployment_type: Annotated[
         InstanceDeploymentType | None,
         Field(

@@ -80,15 +80,15 @@ class ParameterManagerParameterVersionSpec(KRMModel):
         ),
     ]
     parameter_version_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="parameterVersionId", description="Required. Id of the ParameterVersion resource"
         ),
-    ] = None
+    ]
     payload: Annotated[
-        ParameterVersionPayload | None,
+        ParameterVersionPayload,
         Field(description="Required. Immutable. Payload content of a ParameterVersion resource."),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(
@@ -104,12 +104,12 @@ class ParameterVersionPayload(KRMModel):
     """
 
     data: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. bytes data for storing payload.",
             pattern="^[A-Za-z0-9+/_-]*={0,2}$",
         ),
-    ] = None
+    ]
     data_crc32c: Annotated[
         int | Int64String | None,
         Field(alias="dataCrc32c", description="Optional. The integrity checksum of the payload."),

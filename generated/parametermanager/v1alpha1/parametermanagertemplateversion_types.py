@@ -53,9 +53,9 @@ class ParameterManagerTemplateVersionSpec(KRMModel):
         ),
     ] = None
     payload: Annotated[
-        TemplateVersionPayload | None,
+        TemplateVersionPayload,
         Field(description="Required. Immutable. Payload content of a TemplateVersion resource."),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(
@@ -71,11 +71,11 @@ class ParameterManagerTemplateVersionSpec(KRMModel):
         ),
     ]
     template_version_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="templateVersionId", description="Required. Id of the TemplateVersion resource"
         ),
-    ] = None
+    ]
 
 
 class TemplateVersionPayload(KRMModel):
@@ -84,12 +84,12 @@ class TemplateVersionPayload(KRMModel):
     """
 
     data: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. bytes data for storing payload.",
             pattern="^[A-Za-z0-9+/_-]*={0,2}$",
         ),
-    ] = None
+    ]
 
 
 class ParameterManagerTemplateVersionStatus(KRMStatus):

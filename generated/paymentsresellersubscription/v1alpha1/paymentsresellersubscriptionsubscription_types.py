@@ -260,9 +260,9 @@ class PaymentsResellerSubscriptionSubscriptionSpec(KRMModel):
     """
 
     line_items: Annotated[
-        list[SubscriptionLineItem] | None,
+        list[SubscriptionLineItem],
         Field(alias="lineItems", description="Required. The line items of the subscription."),
-    ] = None
+    ]
     partner: Annotated[
         str,
         Field(
@@ -270,12 +270,12 @@ class PaymentsResellerSubscriptionSubscriptionSpec(KRMModel):
         ),
     ]
     partner_user_token: Annotated[
-        str | None,
+        str,
         Field(
             alias="partnerUserToken",
             description="Required. Identifier of the end-user in partner’s system.",
         ),
-    ] = None
+    ]
     products: Annotated[
         list[str] | None,
         Field(description="Optional. Deprecated: consider using `line_items` as the input."),
@@ -306,12 +306,12 @@ class PaymentsResellerSubscriptionSubscriptionSpec(KRMModel):
         ),
     ] = None
     service_location: Annotated[
-        Location | None,
+        Location,
         Field(
             alias="serviceLocation",
             description="Required. The location that the service is provided as indicated by the partner.",
         ),
-    ] = None
+    ]
     upgrade_downgrade_details: Annotated[
         SubscriptionUpgradeDowngradeDetails | None,
         Field(
@@ -458,11 +458,11 @@ class SubscriptionLineItem(KRMModel):
         str | None, Field(description="Identifier. Resource name of the line item.")
     ] = None
     product: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Product resource name that identifies the product associated with this line item."
         ),
-    ] = None
+    ]
     product_payload: Annotated[
         ProductPayload | None,
         Field(
@@ -619,9 +619,8 @@ class SubscriptionPromotionSpec(KRMModel):
     """
 
     promotion: Annotated[
-        str | None,
-        Field(description="Required. Promotion resource name that identifies a promotion."),
-    ] = None
+        str, Field(description="Required. Promotion resource name that identifies a promotion.")
+    ]
 
 
 class SubscriptionPromotionSpecObservedState(KRMModel):
@@ -655,19 +654,19 @@ class SubscriptionUpgradeDowngradeDetails(KRMModel):
     """
 
     billing_cycle_spec: Annotated[
-        SubscriptionUpgradeDowngradeDetailsBillingCycleSpec | None,
+        SubscriptionUpgradeDowngradeDetailsBillingCycleSpec,
         Field(
             alias="billingCycleSpec",
             description="Required. Specifies the billing cycle spec for the new upgraded/downgraded subscription.",
         ),
-    ] = None
+    ]
     previous_subscription_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="previousSubscriptionId",
             description="Required. The previous subscription id to be replaced.",
         ),
-    ] = None
+    ]
 
 
 class YoutubePayload(KRMModel):

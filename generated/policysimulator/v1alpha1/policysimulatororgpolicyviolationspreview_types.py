@@ -472,9 +472,9 @@ class PolicySimulatorOrgPolicyViolationsPreviewSpec(KRMModel):
         ),
     ]
     overlay: Annotated[
-        GoogleCloudPolicysimulatorV1OrgPolicyOverlay | None,
+        GoogleCloudPolicysimulatorV1OrgPolicyOverlay,
         Field(description="Required. The proposed changes we are previewing violations for."),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.folder_reference import FolderRef
 from kccgen.generated.external.organization_reference import OrganizationRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.policysimulator.v1alpha1 import policysimulator_v1_api
 from kccgen.generated.policysimulator.v1alpha1.policysimulator_v1_api import (
     GoogleCloudPolicysimulatorV1ReplayConfigLogSource,
     GoogleCloudPolicysimulatorV1ReplayState,
     GoogleIamV1AuditLogConfigLogType,
 )
+from kccgen.generated.resourcemanager.v1alpha1.folder_reference import FolderRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -223,9 +223,9 @@ class PolicySimulatorReplaySpec(KRMModel):
     """
 
     config: Annotated[
-        GoogleCloudPolicysimulatorV1ReplayConfig | None,
+        GoogleCloudPolicysimulatorV1ReplayConfig,
         Field(description="Required. The configuration used for the `Replay`."),
-    ] = None
+    ]
     folder_ref: Annotated[
         FolderRef | None,
         Field(

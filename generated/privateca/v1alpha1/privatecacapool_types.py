@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.privateca.v1alpha1 import privateca_v1_api
 from kccgen.generated.privateca.v1alpha1.privateca_v1_api import (
@@ -17,6 +16,7 @@ from kccgen.generated.privateca.v1alpha1.privateca_v1_api import (
     EcKeyTypeSignatureAlgorithm,
     PublishingOptionsEncodingFormat,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -82,19 +82,19 @@ class CertificateIdentityConstraints(KRMModel):
     """
 
     allow_subject_alt_names_passthrough: Annotated[
-        bool | None,
+        bool,
         Field(
             alias="allowSubjectAltNamesPassthrough",
             description="Required. If this is true, the SubjectAltNames extension may be copied from a certificate request into the signed certificate.",
         ),
-    ] = None
+    ]
     allow_subject_passthrough: Annotated[
-        bool | None,
+        bool,
         Field(
             alias="allowSubjectPassthrough",
             description="Required. If this is true, the Subject field may be copied from a certificate request into the signed certificate.",
         ),
-    ] = None
+    ]
     cel_expression: Annotated[
         Expr | None,
         Field(
@@ -409,9 +409,8 @@ class ObjectId(KRMModel):
     """
 
     object_id_path: Annotated[
-        list[int] | None,
-        Field(alias="objectIdPath", description="Required. The parts of an OID path."),
-    ] = None
+        list[int], Field(alias="objectIdPath", description="Required. The parts of an OID path.")
+    ]
 
 
 class PrivateCACAPoolObservedState(KRMModel):
@@ -464,9 +463,7 @@ class PrivateCACAPoolSpec(KRMModel):
             description="Immutable. Optional. The PrivateCACAPool ID used for creation and acquisition.",
         ),
     ] = None
-    tier: Annotated[
-        CaPoolTier | None, Field(description="Required. Immutable. The Tier of this CaPool.")
-    ] = None
+    tier: Annotated[CaPoolTier, Field(description="Required. Immutable. The Tier of this CaPool.")]
 
 
 class PublishingOptions(KRMModel):
@@ -530,16 +527,15 @@ class X509Extension(KRMModel):
         ),
     ] = None
     object_id: Annotated[
-        ObjectId | None,
-        Field(alias="objectId", description="Required. The OID for this X.509 extension."),
-    ] = None
+        ObjectId, Field(alias="objectId", description="Required. The OID for this X.509 extension.")
+    ]
     value: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The value of this X.509 extension.",
             pattern="^[A-Za-z0-9+/_-]*={0,2}$",
         ),
-    ] = None
+    ]
 
 
 class X509Parameters(KRMModel):

@@ -118,12 +118,12 @@ class CertificateConfig(KRMModel):
         ),
     ] = None
     subject_config: Annotated[
-        SubjectConfig | None,
+        SubjectConfig,
         Field(
             alias="subjectConfig",
             description="Required. Specifies some of the values in a certificate that are related to the subject.",
         ),
-    ] = None
+    ]
     subject_key_id: Annotated[
         CertificateConfigKeyId | None,
         Field(
@@ -132,12 +132,12 @@ class CertificateConfig(KRMModel):
         ),
     ] = None
     x509_config: Annotated[
-        X509Parameters | None,
+        X509Parameters,
         Field(
             alias="x509Config",
             description="Required. Describes how some of the technical X.509 fields in a certificate should be populated.",
         ),
-    ] = None
+    ]
 
 
 class CertificateConfigKeyId(KRMModel):
@@ -146,12 +146,12 @@ class CertificateConfigKeyId(KRMModel):
     """
 
     key_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="keyId",
             description="Required. The value of this KeyId encoded in lowercase hexadecimal.",
         ),
-    ] = None
+    ]
 
 
 class CertificateDescriptionObserved(KRMModel):
@@ -561,9 +561,8 @@ class ObjectId(KRMModel):
     """
 
     object_id_path: Annotated[
-        list[int] | None,
-        Field(alias="objectIdPath", description="Required. The parts of an OID path."),
-    ] = None
+        list[int], Field(alias="objectIdPath", description="Required. The parts of an OID path.")
+    ]
 
 
 class ObjectIdObserved(KRMModel):
@@ -671,12 +670,12 @@ class PrivateCACertificateSpec(KRMModel):
         dict[str, str] | None, Field(description="Optional. Labels with user-defined metadata.")
     ] = None
     lifetime: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Immutable. The desired lifetime of a certificate.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
-    ] = None
+    ]
     pem_csr: Annotated[
         str | None,
         Field(
@@ -713,12 +712,10 @@ class PublicKey(KRMModel):
     A PublicKey describes a public key.
     """
 
-    format: Annotated[
-        PublicKeyFormat | None, Field(description="Required. The format of the public key.")
-    ] = None
+    format: Annotated[PublicKeyFormat, Field(description="Required. The format of the public key.")]
     key: Annotated[
-        str | None, Field(description="Required. A public key.", pattern="^[A-Za-z0-9+/_-]*={0,2}$")
-    ] = None
+        str, Field(description="Required. A public key.", pattern="^[A-Za-z0-9+/_-]*={0,2}$")
+    ]
 
 
 class PublicKeyObserved(KRMModel):
@@ -991,16 +988,15 @@ class X509Extension(KRMModel):
         ),
     ] = None
     object_id: Annotated[
-        ObjectId | None,
-        Field(alias="objectId", description="Required. The OID for this X.509 extension."),
-    ] = None
+        ObjectId, Field(alias="objectId", description="Required. The OID for this X.509 extension.")
+    ]
     value: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The value of this X.509 extension.",
             pattern="^[A-Za-z0-9+/_-]*={0,2}$",
         ),
-    ] = None
+    ]
 
 
 class X509ExtensionObserved(KRMModel):

@@ -142,12 +142,12 @@ class CertificateConfig(KRMModel):
         ),
     ] = None
     subject_config: Annotated[
-        SubjectConfig | None,
+        SubjectConfig,
         Field(
             alias="subjectConfig",
             description="Required. Specifies some of the values in a certificate that are related to the subject.",
         ),
-    ] = None
+    ]
     subject_key_id: Annotated[
         CertificateConfigKeyId | None,
         Field(
@@ -156,12 +156,12 @@ class CertificateConfig(KRMModel):
         ),
     ] = None
     x509_config: Annotated[
-        X509Parameters | None,
+        X509Parameters,
         Field(
             alias="x509Config",
             description="Required. Describes how some of the technical X.509 fields in a certificate should be populated.",
         ),
-    ] = None
+    ]
 
 
 class CertificateConfigKeyId(KRMModel):
@@ -170,12 +170,12 @@ class CertificateConfigKeyId(KRMModel):
     """
 
     key_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="keyId",
             description="Required. The value of this KeyId encoded in lowercase hexadecimal.",
         ),
-    ] = None
+    ]
 
 
 class CertificateDescriptionObserved(KRMModel):
@@ -605,9 +605,8 @@ class ObjectId(KRMModel):
     """
 
     object_id_path: Annotated[
-        list[int] | None,
-        Field(alias="objectIdPath", description="Required. The parts of an OID path."),
-    ] = None
+        list[int], Field(alias="objectIdPath", description="Required. The parts of an OID path.")
+    ]
 
 
 class ObjectIdObserved(KRMModel):
@@ -712,11 +711,11 @@ class PrivateCACertificateAuthoritySpec(KRMModel):
         ),
     ]
     config: Annotated[
-        CertificateConfig | None,
+        CertificateConfig,
         Field(
             description="Required. Immutable. The config used to create a self-signed X.509 certificate or CSR."
         ),
-    ] = None
+    ]
     gcs_bucket: Annotated[
         str | None,
         Field(
@@ -725,22 +724,22 @@ class PrivateCACertificateAuthoritySpec(KRMModel):
         ),
     ] = None
     key_spec: Annotated[
-        KeyVersionSpec | None,
+        KeyVersionSpec,
         Field(
             alias="keySpec",
             description="Required. Immutable. Used when issuing certificates for this CertificateAuthority.",
         ),
-    ] = None
+    ]
     labels: Annotated[
         dict[str, str] | None, Field(description="Optional. Labels with user-defined metadata.")
     ] = None
     lifetime: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Immutable. The desired lifetime of the CA certificate.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(
@@ -756,9 +755,9 @@ class PrivateCACertificateAuthoritySpec(KRMModel):
         ),
     ] = None
     type: Annotated[
-        CertificateAuthorityType | None,
+        CertificateAuthorityType,
         Field(description="Required. Immutable. The Type of this CertificateAuthority."),
-    ] = None
+    ]
     user_defined_access_urls: Annotated[
         UserDefinedAccessUrls | None,
         Field(
@@ -773,12 +772,10 @@ class PublicKey(KRMModel):
     A PublicKey describes a public key.
     """
 
-    format: Annotated[
-        PublicKeyFormat | None, Field(description="Required. The format of the public key.")
-    ] = None
+    format: Annotated[PublicKeyFormat, Field(description="Required. The format of the public key.")]
     key: Annotated[
-        str | None, Field(description="Required. A public key.", pattern="^[A-Za-z0-9+/_-]*={0,2}$")
-    ] = None
+        str, Field(description="Required. A public key.", pattern="^[A-Za-z0-9+/_-]*={0,2}$")
+    ]
 
 
 class PublicKeyObserved(KRMModel):
@@ -1026,19 +1023,19 @@ class SubordinateConfig(KRMModel):
     """
 
     certificate_authority_ref: Annotated[
-        PrivateCACertificateAuthorityRef | None,
+        PrivateCACertificateAuthorityRef,
         Field(
             alias="certificateAuthorityRef",
             description="A reference to a PrivateCACertificateAuthority (API field `certificateAuthority`).",
         ),
-    ] = None
+    ]
     pem_issuer_chain: Annotated[
-        SubordinateConfigChain | None,
+        SubordinateConfigChain,
         Field(
             alias="pemIssuerChain",
             description="Required. Contains the PEM certificate chain for the issuers of this CertificateAuthority, but not pem certificate for this CA itself.",
         ),
-    ] = None
+    ]
 
 
 class SubordinateConfigChain(KRMModel):
@@ -1047,12 +1044,12 @@ class SubordinateConfigChain(KRMModel):
     """
 
     pem_certificates: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="pemCertificates",
             description="Required. Expected to be in leaf-to-root order according to RFC 5246.",
         ),
-    ] = None
+    ]
 
 
 class UserDefinedAccessUrls(KRMModel):
@@ -1088,16 +1085,15 @@ class X509Extension(KRMModel):
         ),
     ] = None
     object_id: Annotated[
-        ObjectId | None,
-        Field(alias="objectId", description="Required. The OID for this X.509 extension."),
-    ] = None
+        ObjectId, Field(alias="objectId", description="Required. The OID for this X.509 extension.")
+    ]
     value: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The value of this X.509 extension.",
             pattern="^[A-Za-z0-9+/_-]*={0,2}$",
         ),
-    ] = None
+    ]
 
 
 class X509ExtensionObserved(KRMModel):

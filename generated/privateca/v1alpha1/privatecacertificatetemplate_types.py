@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.privateca.v1alpha1 import privateca_v1_api
 from kccgen.generated.privateca.v1alpha1.privateca_v1_api import (
     CertificateExtensionConstraintsKnownExtensions,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -64,19 +64,19 @@ class CertificateIdentityConstraints(KRMModel):
     """
 
     allow_subject_alt_names_passthrough: Annotated[
-        bool | None,
+        bool,
         Field(
             alias="allowSubjectAltNamesPassthrough",
             description="Required. If this is true, the SubjectAltNames extension may be copied from a certificate request into the signed certificate.",
         ),
-    ] = None
+    ]
     allow_subject_passthrough: Annotated[
-        bool | None,
+        bool,
         Field(
             alias="allowSubjectPassthrough",
             description="Required. If this is true, the Subject field may be copied from a certificate request into the signed certificate.",
         ),
-    ] = None
+    ]
     cel_expression: Annotated[
         Expr | None,
         Field(
@@ -273,9 +273,8 @@ class ObjectId(KRMModel):
     """
 
     object_id_path: Annotated[
-        list[int] | None,
-        Field(alias="objectIdPath", description="Required. The parts of an OID path."),
-    ] = None
+        list[int], Field(alias="objectIdPath", description="Required. The parts of an OID path.")
+    ]
 
 
 class PrivateCACertificateTemplateObservedState(KRMModel):
@@ -375,16 +374,15 @@ class X509Extension(KRMModel):
         ),
     ] = None
     object_id: Annotated[
-        ObjectId | None,
-        Field(alias="objectId", description="Required. The OID for this X.509 extension."),
-    ] = None
+        ObjectId, Field(alias="objectId", description="Required. The OID for this X.509 extension.")
+    ]
     value: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The value of this X.509 extension.",
             pattern="^[A-Za-z0-9+/_-]*={0,2}$",
         ),
-    ] = None
+    ]
 
 
 class X509Parameters(KRMModel):

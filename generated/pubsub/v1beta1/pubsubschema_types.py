@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.pubsub.v1beta1 import pubsub_v1_api
 from kccgen.generated.pubsub.v1beta1.pubsub_v1_api import SchemaType
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -23,20 +23,20 @@ class CompiledProtoSchema(KRMModel):
     """
 
     compiled_bytes: Annotated[
-        str | None,
+        str,
         Field(
             alias="compiledBytes",
             description="Required. The compiled FileDescriptorSet binary.",
             pattern="^[A-Za-z0-9+/_-]*={0,2}$",
         ),
-    ] = None
+    ]
     root_message: Annotated[
-        str | None,
+        str,
         Field(
             alias="rootMessage",
             description="Required. The name of the root message type in the schema.",
         ),
-    ] = None
+    ]
 
 
 class PubSubSchemaObservedState(KRMModel):

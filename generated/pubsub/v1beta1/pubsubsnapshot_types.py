@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.pubsub.v1beta1 import pubsub_v1_api
 from kccgen.generated.pubsub.v1beta1.pubsubsubscription_reference import PubSubSubscriptionRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -64,12 +64,12 @@ class PubSubSnapshotSpec(KRMModel):
         ),
     ] = None
     subscription_ref: Annotated[
-        PubSubSubscriptionRef | None,
+        PubSubSubscriptionRef,
         Field(
             alias="subscriptionRef",
             description="A reference to a PubSubSubscription (API field `subscription`).",
         ),
-    ] = None
+    ]
     tags: Annotated[
         dict[str, str] | None,
         Field(
@@ -101,5 +101,5 @@ class PubSubSnapshot(KRMObject):
         Field(alias="apiVersion"),
     ] = "pubsub.cnrm.cloud.google.com/v1beta1"
     kind: Literal["PubSubSnapshot"] = "PubSubSnapshot"
-    spec: PubSubSnapshotSpec = Field(default_factory=PubSubSnapshotSpec)
+    spec: PubSubSnapshotSpec
     status: PubSubSnapshotStatus | None = None

@@ -45,7 +45,6 @@ REFERENCES: tuple[RefField, ...] = (
         path="bigtableConfig.tableRef",
         target="BigtableTable",
         api_path="bigtableConfig.table",
-        external_only=True,
     ),
     RefField(
         path="cloudStorageConfig.bucketRef",
@@ -61,7 +60,6 @@ REFERENCES: tuple[RefField, ...] = (
         path="messageTransforms[].aiInference.endpointRef",
         target="VertexAIEndpoint",
         api_path="messageTransforms[].aiInference.endpoint",
-        external_only=True,
     ),
     RefField(
         path="topicRef",

@@ -9,9 +9,7 @@ from __future__ import annotations
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.bigquery.v1alpha1.bigquerytable_reference import BigQueryTableRef
-from kccgen.generated.external.bigtabletable_reference import BigtableTableRef
-from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.external.vertexaiendpoint_reference import VertexAIEndpointRef
+from kccgen.generated.bigtable.v1alpha1.bigtabletable_reference import BigtableTableRef
 from kccgen.generated.pubsub.v1beta1 import pubsub_v1_api
 from kccgen.generated.pubsub.v1beta1.pubsub_v1_api import (
     BigQueryConfigState,
@@ -22,7 +20,9 @@ from kccgen.generated.pubsub.v1beta1.pubsub_v1_api import (
     SubscriptionState,
 )
 from kccgen.generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.storage.v1beta1.storagebucket_reference import StorageBucketRef
+from kccgen.generated.vertexai.v1alpha1.vertexaiendpoint_reference import VertexAIEndpointRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -35,12 +35,12 @@ class AIInference(KRMModel):
     """
 
     endpoint_ref: Annotated[
-        VertexAIEndpointRef | None,
+        VertexAIEndpointRef,
         Field(
             alias="endpointRef",
             description="A reference to a VertexAIEndpoint (API field `endpoint`).",
         ),
-    ] = None
+    ]
     service_account_email: Annotated[
         str | None,
         Field(
@@ -219,11 +219,11 @@ class CloudStorageConfig(KRMModel):
         ),
     ] = None
     bucket_ref: Annotated[
-        StorageBucketRef | None,
+        StorageBucketRef,
         Field(
             alias="bucketRef", description="A reference to a StorageBucket (API field `bucket`)."
         ),
-    ] = None
+    ]
     filename_datetime_format: Annotated[
         str | None,
         Field(
@@ -323,19 +323,19 @@ class Compression(KRMModel):
     """
 
     compression_algorithm: Annotated[
-        CompressionCompressionAlgorithm | None,
+        CompressionCompressionAlgorithm,
         Field(
             alias="compressionAlgorithm",
             description="Required. Specifies the compression algorithm to use.",
         ),
-    ] = None
+    ]
     compression_mode: Annotated[
-        CompressionCompressionMode | None,
+        CompressionCompressionMode,
         Field(
             alias="compressionMode",
             description="Required. Specifies whether to compress or decompress the message.",
         ),
-    ] = None
+    ]
 
 
 class DeadLetterPolicy(KRMModel):
@@ -372,11 +372,11 @@ class DelimitedKey(KRMModel):
         ),
     ] = None
     key_fields: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="keyFields", description="Required. The key fields to construct from the row key."
         ),
-    ] = None
+    ]
 
 
 class ExpirationPolicy(KRMModel):
@@ -403,18 +403,18 @@ class JavaScriptUDF(KRMModel):
     """
 
     code: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. JavaScript code that contains a function `function_name` with the below signature: ``` /** * Transforms a Pub/Sub message."
         ),
-    ] = None
+    ]
     function_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="functionName",
             description="Required. Name of the JavasScript function that should applied to Pub/Sub messages.",
         ),
-    ] = None
+    ]
 
 
 class MessageTransform(KRMModel):
@@ -662,9 +662,9 @@ class PubSubSubscriptionSpec(KRMModel):
         ),
     ] = None
     topic_ref: Annotated[
-        PubSubTopicRef | None,
+        PubSubTopicRef,
         Field(alias="topicRef", description="A reference to a PubSubTopic (API field `topic`)."),
-    ] = None
+    ]
 
 
 class PubsubWrapper(KRMModel):
@@ -784,5 +784,5 @@ class PubSubSubscription(KRMObject):
         Literal["pubsub.cnrm.cloud.google.com/v1beta1"], Field(alias="apiVersion")
     ] = "pubsub.cnrm.cloud.google.com/v1beta1"
     kind: Literal["PubSubSubscription"] = "PubSubSubscription"
-    spec: PubSubSubscriptionSpec = Field(default_factory=PubSubSubscriptionSpec)
+    spec: PubSubSubscriptionSpec
     status: PubSubSubscriptionStatus | None = None

@@ -50,7 +50,6 @@ REFERENCES: tuple[RefField, ...] = (
         path="messageTransforms[].aiInference.endpointRef",
         target="VertexAIEndpoint",
         api_path="messageTransforms[].aiInference.endpoint",
-        external_only=True,
     ),
     RefField(
         path="schemaSettings.schemaRef",

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
-from kccgen.generated.external.vertexaiendpoint_reference import VertexAIEndpointRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.pubsub.v1beta1 import pubsub_v1_api
 from kccgen.generated.pubsub.v1beta1.pubsub_v1_api import (
@@ -25,7 +23,9 @@ from kccgen.generated.pubsub.v1beta1.pubsub_v1_api import (
     TopicState,
 )
 from kccgen.generated.pubsub.v1beta1.pubsubschema_reference import PubSubSchemaRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.storage.v1beta1.storagebucket_reference import StorageBucketRef
+from kccgen.generated.vertexai.v1alpha1.vertexaiendpoint_reference import VertexAIEndpointRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -38,12 +38,12 @@ class AIInference(KRMModel):
     """
 
     endpoint_ref: Annotated[
-        VertexAIEndpointRef | None,
+        VertexAIEndpointRef,
         Field(
             alias="endpointRef",
             description="A reference to a VertexAIEndpoint (API field `endpoint`).",
         ),
-    ] = None
+    ]
     service_account_email: Annotated[
         str | None,
         Field(
@@ -72,32 +72,32 @@ class AwsKinesis(KRMModel):
     """
 
     aws_role_arn: Annotated[
-        str | None,
+        str,
         Field(
             alias="awsRoleArn",
             description="Required. AWS role ARN to be used for Federated Identity authentication with Kinesis.",
         ),
-    ] = None
+    ]
     consumer_arn: Annotated[
-        str | None,
+        str,
         Field(
             alias="consumerArn",
             description="Required. The Kinesis consumer ARN to used for ingestion in Enhanced Fan-Out mode.",
         ),
-    ] = None
+    ]
     gcp_service_account: Annotated[
-        str | None,
+        str,
         Field(
             alias="gcpServiceAccount",
             description="Required. The GCP service account to be used for Federated Identity authentication with Kinesis (via a `AssumeRoleWithWebIdentity` call for the provided role).",
         ),
-    ] = None
+    ]
     stream_arn: Annotated[
-        str | None,
+        str,
         Field(
             alias="streamArn", description="Required. The Kinesis stream ARN to ingest data from."
         ),
-    ] = None
+    ]
 
 
 class AwsKinesisObservedState(KRMModel):
@@ -119,32 +119,32 @@ class AwsMsk(KRMModel):
     """
 
     aws_role_arn: Annotated[
-        str | None,
+        str,
         Field(
             alias="awsRoleArn",
             description="Required. AWS role ARN to be used for Federated Identity authentication with Amazon MSK.",
         ),
-    ] = None
+    ]
     cluster_arn: Annotated[
-        str | None,
+        str,
         Field(
             alias="clusterArn",
             description="Required. The Amazon Resource Name (ARN) that uniquely identifies the cluster.",
         ),
-    ] = None
+    ]
     gcp_service_account: Annotated[
-        str | None,
+        str,
         Field(
             alias="gcpServiceAccount",
             description="Required. The GCP service account to be used for Federated Identity authentication with Amazon MSK (via a `AssumeRoleWithWebIdentity` call for the provided role).",
         ),
-    ] = None
+    ]
     topic: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The name of the topic in the Amazon MSK cluster that Pub/Sub will import from."
         ),
-    ] = None
+    ]
 
 
 class AwsMskObservedState(KRMModel):
@@ -286,19 +286,19 @@ class Compression(KRMModel):
     """
 
     compression_algorithm: Annotated[
-        CompressionCompressionAlgorithm | None,
+        CompressionCompressionAlgorithm,
         Field(
             alias="compressionAlgorithm",
             description="Required. Specifies the compression algorithm to use.",
         ),
-    ] = None
+    ]
     compression_mode: Annotated[
-        CompressionCompressionMode | None,
+        CompressionCompressionMode,
         Field(
             alias="compressionMode",
             description="Required. Specifies whether to compress or decompress the message.",
         ),
-    ] = None
+    ]
 
 
 class ConfluentCloud(KRMModel):
@@ -307,34 +307,34 @@ class ConfluentCloud(KRMModel):
     """
 
     bootstrap_server: Annotated[
-        str | None,
+        str,
         Field(
             alias="bootstrapServer", description="Required. The address of the bootstrap server."
         ),
-    ] = None
+    ]
     cluster_id: Annotated[
-        str | None, Field(alias="clusterId", description="Required. The id of the cluster.")
-    ] = None
+        str, Field(alias="clusterId", description="Required. The id of the cluster.")
+    ]
     gcp_service_account: Annotated[
-        str | None,
+        str,
         Field(
             alias="gcpServiceAccount",
             description="Required. The GCP service account to be used for Federated Identity authentication with `identity_pool_id`.",
         ),
-    ] = None
+    ]
     identity_pool_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="identityPoolId",
             description="Required. The id of the identity pool to be used for Federated Identity authentication with Confluent Cloud.",
         ),
-    ] = None
+    ]
     topic: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The name of the topic in the Confluent Cloud cluster that Pub/Sub will import from."
         ),
-    ] = None
+    ]
 
 
 class ConfluentCloudObservedState(KRMModel):
@@ -411,18 +411,18 @@ class JavaScriptUDF(KRMModel):
     """
 
     code: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. JavaScript code that contains a function `function_name` with the below signature: ``` /** * Transforms a Pub/Sub message."
         ),
-    ] = None
+    ]
     function_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="functionName",
             description="Required. Name of the JavasScript function that should applied to Pub/Sub messages.",
         ),
-    ] = None
+    ]
 
 
 class MessageStoragePolicy(KRMModel):
@@ -614,9 +614,9 @@ class SchemaSettings(KRMModel):
         ),
     ] = None
     schema_ref: Annotated[
-        PubSubSchemaRef | None,
+        PubSubSchemaRef,
         Field(alias="schemaRef", description="A reference to a PubSubSchema (API field `schema`)."),
-    ] = None
+    ]
 
 
 class TextFormat(KRMModel):

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
 from kccgen.generated.pubsublite.v1alpha1 import pubsublite_v1_api
 from kccgen.generated.pubsublite.v1alpha1.pubsublite_v1_api import (
@@ -17,6 +16,7 @@ from kccgen.generated.pubsublite.v1alpha1.pubsublite_v1_api import (
     ExportConfigDesiredState,
 )
 from kccgen.generated.pubsublite.v1alpha1.pubsublitetopic_reference import PubSubLiteTopicRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.

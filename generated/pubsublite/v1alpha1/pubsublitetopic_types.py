@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.pubsublite.v1alpha1 import pubsublite_v1_api
 from kccgen.generated.pubsublite.v1alpha1.pubsublitereservation_reference import (
     PubSubLiteReservationRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.rapidmigrationassessment.v1alpha1 import rapidmigrationassessment_v1_api
 from kccgen.generated.rapidmigrationassessment.v1alpha1.rapidmigrationassessment_v1_api import (
     AnnotationType,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.

@@ -53,16 +53,15 @@ class RealTimeBiddingUserListSpec(KRMModel):
         None
     )
     display_name: Annotated[
-        str | None,
-        Field(alias="displayName", description="Required. Display name of the user list."),
-    ] = None
+        str, Field(alias="displayName", description="Required. Display name of the user list.")
+    ]
     membership_duration_days: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="membershipDurationDays",
             description="Required. The number of days a user's cookie stays on the user list.",
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(
@@ -71,12 +70,12 @@ class RealTimeBiddingUserListSpec(KRMModel):
         ),
     ] = None
     url_restriction: Annotated[
-        UrlRestriction | None,
+        UrlRestriction,
         Field(
             alias="urlRestriction",
             description="Required. Deprecated. This will be removed in October 2023.",
         ),
-    ] = None
+    ]
 
 
 class UrlRestriction(KRMModel):
@@ -97,11 +96,11 @@ class UrlRestriction(KRMModel):
         Field(alias="startDate", description="Start date (if specified) of the URL restriction."),
     ] = None
     url: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The URL to use for applying the restriction on the user list."
         ),
-    ] = None
+    ]
 
 
 class RealTimeBiddingUserListStatus(KRMStatus):

@@ -38,7 +38,7 @@ REFERENCES: tuple[RefField, ...] = (
     ),
     RefField(
         path="actions[].setHeader.keyRef",
-        target="ReCAPTCHAEnterpriseKey",
+        target="RecaptchaEnterpriseKey",
         api_path="actions[].setHeader.key",
     ),
 )

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.recaptchaenterprise.v1alpha1 import recaptchaenterprise_v1_api
 from kccgen.generated.recaptchaenterprise.v1alpha1.recaptchaenterprisekey_reference import (
-    ReCAPTCHAEnterpriseKeyRef,
+    RecaptchaEnterpriseKeyRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -94,9 +94,9 @@ class GoogleCloudRecaptchaenterpriseV1FirewallActionSetHeaderAction(KRMModel):
     """
 
     key_ref: Annotated[
-        ReCAPTCHAEnterpriseKeyRef | None,
+        RecaptchaEnterpriseKeyRef | None,
         Field(
-            alias="keyRef", description="A reference to a ReCAPTCHAEnterpriseKey (API field `key`)."
+            alias="keyRef", description="A reference to a RecaptchaEnterpriseKey (API field `key`)."
         ),
     ] = None
     value: Annotated[

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.redis.v1alpha1 import redis_v1_api
 from kccgen.generated.redis.v1alpha1.redis_v1_api import (
     AclPolicyRevisionStatusState,
     AclPolicyState,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -57,15 +57,13 @@ class AclRule(KRMModel):
     A single ACL rule which defines the policy for a user.
     """
 
-    rule: Annotated[
-        str | None, Field(description="Required. The rule to be applied to the username.")
-    ] = None
+    rule: Annotated[str, Field(description="Required. The rule to be applied to the username.")]
     username: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Specifies the IAM user or service account to be added to the ACL policy."
         ),
-    ] = None
+    ]
 
 
 class ClusterAclPolicyAttachmentObserved(KRMModel):
@@ -148,8 +146,8 @@ class RedisAclPolicySpec(KRMModel):
         ),
     ] = None
     rules: Annotated[
-        list[AclRule] | None, Field(description="Required. The ACL rules within the ACL policy.")
-    ] = None
+        list[AclRule], Field(description="Required. The ACL rules within the ACL policy.")
+    ]
 
 
 class RedisAclPolicyStatus(KRMStatus):

@@ -15,7 +15,6 @@ from kccgen.generated.compute.v1alpha1.computeserviceattachment_reference import
     ComputeServiceAttachmentRef,
 )
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.privateca.v1alpha1.privatecacapool_reference import PrivateCACAPoolRef
 from kccgen.generated.redis.v1alpha1 import redis_v1_api
 from kccgen.generated.redis.v1alpha1.redis_v1_api import (
@@ -42,6 +41,7 @@ from kccgen.generated.redis.v1alpha1.redis_v1_api import (
     ZoneDistributionConfigMode,
 )
 from kccgen.generated.redis.v1alpha1.redisaclpolicy_reference import RedisAclPolicyRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -157,8 +157,8 @@ class ClusterEndpoint(KRMModel):
     """
 
     connections: Annotated[
-        list[ConnectionDetail] | None, Field(description="Required. A group of PSC connections.")
-    ] = None
+        list[ConnectionDetail], Field(description="Required. A group of PSC connections.")
+    ]
 
 
 class ClusterEndpointObservedState(KRMModel):
@@ -412,12 +412,12 @@ class FixedFrequencySchedule(KRMModel):
     """
 
     start_time: Annotated[
-        TimeOfDay | None,
+        TimeOfDay,
         Field(
             alias="startTime",
             description="Required. The start time of every automated backup in UTC.",
         ),
-    ] = None
+    ]
 
 
 class GcsBackupSource(KRMModel):
@@ -475,18 +475,18 @@ class PscAutoConnection(KRMModel):
     """
 
     network_ref: Annotated[
-        ComputeNetworkRef | None,
+        ComputeNetworkRef,
         Field(
             alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
         ),
-    ] = None
+    ]
     project_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="projectId",
             description="Required. The consumer project_id where the forwarding rule is created from.",
         ),
-    ] = None
+    ]
 
 
 class PscAutoConnectionObservedState(KRMModel):
@@ -536,11 +536,11 @@ class PscAutoConnectionObservedState(KRMModel):
 
 class PscConfig(KRMModel):
     network_ref: Annotated[
-        ComputeNetworkRef | None,
+        ComputeNetworkRef,
         Field(
             alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
         ),
-    ] = None
+    ]
 
 
 class PscConfigObserved(KRMModel):
@@ -558,24 +558,24 @@ class PscConnection(KRMModel):
     """
 
     address: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The IP allocated on the consumer network for the PSC forwarding rule."
         ),
-    ] = None
+    ]
     forwarding_rule_ref: Annotated[
-        ComputeForwardingRuleRef | None,
+        ComputeForwardingRuleRef,
         Field(
             alias="forwardingRuleRef",
             description="A reference to a ComputeForwardingRule (API field `forwardingRule`).",
         ),
-    ] = None
+    ]
     network_ref: Annotated[
-        ComputeNetworkRef | None,
+        ComputeNetworkRef,
         Field(
             alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
         ),
-    ] = None
+    ]
     project_id: Annotated[
         str | None,
         Field(
@@ -584,19 +584,19 @@ class PscConnection(KRMModel):
         ),
     ] = None
     psc_connection_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="pscConnectionId",
             description="Required. The PSC connection id of the forwarding rule connected to the service attachment.",
         ),
-    ] = None
+    ]
     service_attachment_ref: Annotated[
-        ComputeServiceAttachmentRef | None,
+        ComputeServiceAttachmentRef,
         Field(
             alias="serviceAttachmentRef",
             description="A reference to a ComputeServiceAttachment (API field `serviceAttachment`).",
         ),
-    ] = None
+    ]
 
 
 class PscConnectionObserved(KRMModel):

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.redis.v1alpha1 import redis_v1_api
 from kccgen.generated.redis.v1alpha1.redis_v1_api import (
     InstanceConnectMode,
@@ -21,6 +20,7 @@ from kccgen.generated.redis.v1alpha1.redis_v1_api import (
     PersistenceConfigRdbSnapshotPeriod,
     WeeklyMaintenanceWindowDay,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -343,8 +343,8 @@ class RedisInstanceSpec(KRMModel):
         ),
     ] = None
     memory_size_gb: Annotated[
-        int | None, Field(alias="memorySizeGb", description="Required. Redis memory size in GiB.")
-    ] = None
+        int, Field(alias="memorySizeGb", description="Required. Redis memory size in GiB.")
+    ]
     persistence_config: Annotated[
         PersistenceConfig | None,
         Field(
@@ -413,9 +413,7 @@ class RedisInstanceSpec(KRMModel):
             description="Optional. Input only. Immutable. Tag keys/values directly bound to this resource."
         ),
     ] = None
-    tier: Annotated[
-        InstanceTier | None, Field(description="Required. The service tier of the instance.")
-    ] = None
+    tier: Annotated[InstanceTier, Field(description="Required. The service tier of the instance.")]
     transit_encryption_mode: Annotated[
         InstanceTransitEncryptionMode | None,
         Field(
@@ -476,13 +474,13 @@ class WeeklyMaintenanceWindow(KRMModel):
     """
 
     day: Annotated[
-        WeeklyMaintenanceWindowDay | None,
+        WeeklyMaintenanceWindowDay,
         Field(description="Required. The day of week that maintenance updates occur."),
-    ] = None
+    ]
     start_time: Annotated[
-        TimeOfDay | None,
+        TimeOfDay,
         Field(alias="startTime", description="Required. Start time of the window in UTC time."),
-    ] = None
+    ]
 
 
 class WeeklyMaintenanceWindowObservedState(KRMModel):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.retail.v1alpha1 import retail_v2_api
 from kccgen.generated.retail.v1alpha1.retail_v2_api import (
     GoogleCloudRetailV2ControlSearchSolutionUseCase,
@@ -92,9 +92,9 @@ class GoogleCloudRetailV2Rule(KRMModel):
         Field(alias="boostAction", description="A boost action."),
     ] = None
     condition: Annotated[
-        GoogleCloudRetailV2Condition | None,
+        GoogleCloudRetailV2Condition,
         Field(description="Required. The condition that triggers the rule."),
-    ] = None
+    ]
     do_not_associate_action: Annotated[
         GoogleCloudRetailV2RuleDoNotAssociateAction | None,
         Field(
@@ -261,9 +261,9 @@ class GoogleCloudRetailV2RulePinAction(KRMModel):
     """
 
     pin_map: Annotated[
-        dict[str, str] | None,
+        dict[str, str],
         Field(alias="pinMap", description="Required. A map of positions to product_ids."),
-    ] = None
+    ]
 
 
 class GoogleCloudRetailV2RuleRedirectAction(KRMModel):
@@ -340,11 +340,11 @@ class RetailControlSpec(KRMModel):
 
     catalog: Annotated[str, Field(description="Immutable. The catalog of the RetailControl.")]
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName", description="Required. The human readable control display name."
         ),
-    ] = None
+    ]
     location: Annotated[str, Field(description="Immutable. The location of the RetailControl.")]
     project_ref: Annotated[
         ProjectRef | None,
@@ -369,12 +369,12 @@ class RetailControlSpec(KRMModel):
         Field(alias="searchSolutionUseCase", description="Specifies the use case for the control."),
     ] = None
     solution_types: Annotated[
-        list[GoogleCloudRetailV2ControlSolutionTypes] | None,
+        list[GoogleCloudRetailV2ControlSolutionTypes],
         Field(
             alias="solutionTypes",
             description="Required. Immutable. The solution types that the control is used for.",
         ),
-    ] = None
+    ]
 
 
 class RetailControlStatus(KRMStatus):

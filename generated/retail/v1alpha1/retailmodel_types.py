@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.retail.v1alpha1 import retail_v2_api
 from kccgen.generated.retail.v1alpha1.retail_v2_api import (
     GoogleCloudRetailV2ModelDataState,
@@ -132,9 +132,8 @@ class RetailModelSpec(KRMModel):
 
     catalog: Annotated[str, Field(description="Immutable. The catalog of the RetailModel.")]
     display_name: Annotated[
-        str | None,
-        Field(alias="displayName", description="Required. The display name of the model."),
-    ] = None
+        str, Field(alias="displayName", description="Required. The display name of the model.")
+    ]
     dry_run: Annotated[
         bool | None,
         Field(
@@ -188,9 +187,7 @@ class RetailModelSpec(KRMModel):
             description="Optional. The training state that the model is in (e.g. `TRAINING` or `PAUSED`).",
         ),
     ] = None
-    type: Annotated[
-        str | None, Field(description="Required. The type of model e.g. `home-page`.")
-    ] = None
+    type: Annotated[str, Field(description="Required. The type of model e.g. `home-page`.")]
 
 
 class RetailModelStatus(KRMStatus):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.retail.v1alpha1 import retail_v2_api
 from kccgen.generated.retail.v1alpha1.retail_v2_api import (
     GoogleCloudRetailV2ProductAvailability,
@@ -173,7 +173,7 @@ class GoogleCloudRetailV2Image(KRMModel):
     height: Annotated[int | None, Field(description="Height of the image in number of pixels.")] = (
         None
     )
-    uri: Annotated[str | None, Field(description="Required. URI of the image.")] = None
+    uri: Annotated[str, Field(description="Required. URI of the image.")]
     width: Annotated[int | None, Field(description="Width of the image in number of pixels.")] = (
         None
     )
@@ -739,7 +739,7 @@ class RetailProductSpec(KRMModel):
     tags: Annotated[
         list[str] | None, Field(description="Custom tags associated with the product.")
     ] = None
-    title: Annotated[str | None, Field(description="Required. Product title.")] = None
+    title: Annotated[str, Field(description="Required. Product title.")]
     ttl: Annotated[
         str | None,
         Field(

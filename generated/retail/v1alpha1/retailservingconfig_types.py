@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.retail.v1alpha1 import retail_v2_api
 from kccgen.generated.retail.v1alpha1.retail_v2_api import (
     GoogleCloudRetailV2SearchRequestDynamicFacetSpecMode,
@@ -61,12 +61,12 @@ class RetailServingConfigSpec(KRMModel):
     ] = None
     catalog: Annotated[str, Field(description="Immutable. The catalog of the RetailServingConfig.")]
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName",
             description="Required. The human readable serving config display name.",
         ),
-    ] = None
+    ]
     diversity_level: Annotated[
         str | None,
         Field(
@@ -174,12 +174,12 @@ class RetailServingConfigSpec(KRMModel):
         ),
     ] = None
     solution_types: Annotated[
-        list[GoogleCloudRetailV2ServingConfigSolutionTypes] | None,
+        list[GoogleCloudRetailV2ServingConfigSolutionTypes],
         Field(
             alias="solutionTypes",
             description="Required. Immutable. Specifies the solution types that a serving config can be associated with.",
         ),
-    ] = None
+    ]
     twoway_synonyms_control_ids: Annotated[
         list[str] | None,
         Field(alias="twowaySynonymsControlIds", description="Condition synonyms specifications."),

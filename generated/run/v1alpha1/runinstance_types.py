@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.file.v1alpha1.filevolume_reference import FileVolumeRef
 from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.run.v1alpha1 import run_v2_api
 from kccgen.generated.run.v1alpha1.run_v2_api import (
     GoogleCloudRunV2ConditionExecutionReason,
@@ -77,12 +77,12 @@ class GoogleCloudRunV2BuildConfiguration(KRMModel):
         Field(alias="dockerBuild", description="Optional. Builds the source using Docker."),
     ] = None
     image_repository_uri: Annotated[
-        str | None,
+        str,
         Field(
             alias="imageRepositoryUri",
             description="Required. Artifact Registry URI to store the built image.",
         ),
-    ] = None
+    ]
     service_account_ref: Annotated[
         IAMServiceAccountRef | None,
         Field(
@@ -201,16 +201,12 @@ class GoogleCloudRunV2CloudStorageSource(KRMModel):
     Cloud Storage source.
     """
 
-    bucket: Annotated[str | None, Field(description="Required. The Cloud Storage bucket name.")] = (
-        None
-    )
+    bucket: Annotated[str, Field(description="Required. The Cloud Storage bucket name.")]
     generation: Annotated[
         int | Int64String | None,
         Field(description="Optional. The Cloud Storage object generation."),
     ] = None
-    object: Annotated[str | None, Field(description="Required. The Cloud Storage object name.")] = (
-        None
-    )
+    object: Annotated[str, Field(description="Required. The Cloud Storage object name.")]
 
 
 class GoogleCloudRunV2ConditionObserved(KRMModel):
@@ -297,11 +293,11 @@ class GoogleCloudRunV2Container(KRMModel):
         Field(description="List of environment variables to set in the container."),
     ] = None
     image: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Name of the container image in Dockerhub, Google Artifact Registry, or Google Container Registry."
         ),
-    ] = None
+    ]
     liveness_probe: Annotated[
         GoogleCloudRunV2Probe | None,
         Field(alias="livenessProbe", description="Periodic probe of container liveness."),
@@ -417,9 +413,7 @@ class GoogleCloudRunV2EnvVar(KRMModel):
     EnvVar represents an environment variable present in a Container.
     """
 
-    name: Annotated[
-        str | None, Field(description="Required. Name of the environment variable.")
-    ] = None
+    name: Annotated[str, Field(description="Required. Name of the environment variable.")]
     value: Annotated[
         str | None, Field(description="Literal value of the environment variable.")
     ] = None
@@ -449,9 +443,9 @@ class GoogleCloudRunV2FilestoreVolumeSource(KRMModel):
     """
 
     volume_ref: Annotated[
-        FileVolumeRef | None,
+        FileVolumeRef,
         Field(alias="volumeRef", description="A reference to a FileVolume (API field `volume`)."),
-    ] = None
+    ]
 
 
 class GoogleCloudRunV2GCSVolumeSource(KRMModel):
@@ -512,7 +506,7 @@ class GoogleCloudRunV2HTTPHeader(KRMModel):
     HTTPHeader describes a custom header to be used in HTTP probes
     """
 
-    name: Annotated[str | None, Field(description="Required. The header field name")] = None
+    name: Annotated[str, Field(description="Required. The header field name")]
     value: Annotated[str | None, Field(description="Optional. The header field value")] = None
 
 
@@ -522,9 +516,9 @@ class GoogleCloudRunV2InlinedSource(KRMModel):
     """
 
     sources: Annotated[
-        list[GoogleCloudRunV2SourceFile] | None,
+        list[GoogleCloudRunV2SourceFile],
         Field(description="Required. Input only. The source code."),
-    ] = None
+    ]
 
 
 class GoogleCloudRunV2NFSVolumeSource(KRMModel):
@@ -576,8 +570,8 @@ class GoogleCloudRunV2NodeSelector(KRMModel):
     """
 
     accelerator: Annotated[
-        str | None, Field(description="Required. GPU accelerator type to attach to an instance.")
-    ] = None
+        str, Field(description="Required. GPU accelerator type to attach to an instance.")
+    ]
 
 
 class GoogleCloudRunV2Probe(KRMModel):
@@ -665,11 +659,11 @@ class GoogleCloudRunV2SandboxConfiguration(KRMModel):
     """
 
     templates: Annotated[
-        list[GoogleCloudRunV2SandboxTemplate] | None,
+        list[GoogleCloudRunV2SandboxTemplate],
         Field(
             description="Required. Sandbox templates that can be launched through the `sandbox` CLI."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudRunV2SandboxTemplate(KRMModel):
@@ -686,15 +680,14 @@ class GoogleCloudRunV2SandboxTemplate(KRMModel):
         Field(description="Optional. List of environment variables to set in the sandbox."),
     ] = None
     image: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Name of the container image in Dockerhub or Artifact Registry."
         ),
-    ] = None
+    ]
     name: Annotated[
-        str | None,
-        Field(description="Required. Name of the sandbox specified as a DNS_LABEL (RFC 1123)."),
-    ] = None
+        str, Field(description="Required. Name of the sandbox specified as a DNS_LABEL (RFC 1123).")
+    ]
     volume_mounts: Annotated[
         list[GoogleCloudRunV2VolumeMount] | None,
         Field(
@@ -714,12 +707,12 @@ class GoogleCloudRunV2SecretKeySelector(KRMModel):
     """
 
     secret_ref: Annotated[
-        SecretManagerSecretRef | None,
+        SecretManagerSecretRef,
         Field(
             alias="secretRef",
             description="A reference to a SecretManagerSecret (API field `secret`).",
         ),
-    ] = None
+    ]
     version: Annotated[
         str | None, Field(description="The Cloud Secret Manager secret version.")
     ] = None
@@ -744,12 +737,12 @@ class GoogleCloudRunV2SecretVolumeSource(KRMModel):
         ),
     ] = None
     secret_ref: Annotated[
-        SecretManagerSecretRef | None,
+        SecretManagerSecretRef,
         Field(
             alias="secretRef",
             description="A reference to a SecretManagerSecret (API field `secret`).",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudRunV2SourceCode(KRMModel):
@@ -776,14 +769,14 @@ class GoogleCloudRunV2SourceFile(KRMModel):
     """
 
     content: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Input only. Represents the exact, literal, and complete source code of the file."
         ),
-    ] = None
+    ]
     filename: Annotated[
-        str | None, Field(description="Required. Input only. The file name for the source code.")
-    ] = None
+        str, Field(description="Required. Input only. The file name for the source code.")
+    ]
 
 
 class GoogleCloudRunV2TCPSocketAction(KRMModel):
@@ -808,8 +801,8 @@ class GoogleCloudRunV2VersionToPath(KRMModel):
         ),
     ] = None
     path: Annotated[
-        str | None, Field(description="Required. The relative path of the secret in the container.")
-    ] = None
+        str, Field(description="Required. The relative path of the secret in the container.")
+    ]
     version: Annotated[
         str | None, Field(description="The Cloud Secret Manager secret version.")
     ] = None
@@ -839,7 +832,7 @@ class GoogleCloudRunV2Volume(KRMModel):
         GoogleCloudRunV2GCSVolumeSource | None,
         Field(description="Persistent storage backed by a Google Cloud Storage bucket."),
     ] = None
-    name: Annotated[str | None, Field(description="Required. Volume's name.")] = None
+    name: Annotated[str, Field(description="Required. Volume's name.")]
     nfs: Annotated[
         GoogleCloudRunV2NFSVolumeSource | None,
         Field(description="For NFS Voumes, contains the path to the nfs Volume"),
@@ -856,15 +849,13 @@ class GoogleCloudRunV2VolumeMount(KRMModel):
     """
 
     mount_path: Annotated[
-        str | None,
+        str,
         Field(
             alias="mountPath",
             description="Required. Path within the container at which the volume should be mounted.",
         ),
-    ] = None
-    name: Annotated[
-        str | None, Field(description="Required. This must match the Name of a Volume.")
-    ] = None
+    ]
+    name: Annotated[str, Field(description="Required. This must match the Name of a Volume.")]
     sub_path: Annotated[
         str | None,
         Field(
@@ -1054,11 +1045,11 @@ class RunInstanceSpec(KRMModel):
         ),
     ] = None
     containers: Annotated[
-        list[GoogleCloudRunV2Container] | None,
+        list[GoogleCloudRunV2Container],
         Field(
             description="Required. Holds the single container that defines the unit of execution for this Instance."
         ),
-    ] = None
+    ]
     default_uri_disabled: Annotated[
         bool | None,
         Field(

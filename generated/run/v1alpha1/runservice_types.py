@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.file.v1alpha1.filevolume_reference import FileVolumeRef
 from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
 from kccgen.generated.networkservices.v1alpha1.networkservicesmesh_reference import (
     NetworkServicesMeshRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.run.v1alpha1 import run_v2_api
 from kccgen.generated.run.v1alpha1.run_v2_api import (
     GoogleCloudRunV2AmbientNetworkingAmbientScope,
@@ -175,12 +175,12 @@ class GoogleCloudRunV2BuildConfiguration(KRMModel):
         Field(alias="dockerBuild", description="Optional. Builds the source using Docker."),
     ] = None
     image_repository_uri: Annotated[
-        str | None,
+        str,
         Field(
             alias="imageRepositoryUri",
             description="Required. Artifact Registry URI to store the built image.",
         ),
-    ] = None
+    ]
     service_account_ref: Annotated[
         IAMServiceAccountRef | None,
         Field(
@@ -286,16 +286,12 @@ class GoogleCloudRunV2CloudStorageSource(KRMModel):
     Cloud Storage source.
     """
 
-    bucket: Annotated[str | None, Field(description="Required. The Cloud Storage bucket name.")] = (
-        None
-    )
+    bucket: Annotated[str, Field(description="Required. The Cloud Storage bucket name.")]
     generation: Annotated[
         int | Int64String | None,
         Field(description="Optional. The Cloud Storage object generation."),
     ] = None
-    object: Annotated[str | None, Field(description="Required. The Cloud Storage object name.")] = (
-        None
-    )
+    object: Annotated[str, Field(description="Required. The Cloud Storage object name.")]
 
 
 class GoogleCloudRunV2ConditionObserved(KRMModel):
@@ -382,11 +378,11 @@ class GoogleCloudRunV2Container(KRMModel):
         Field(description="List of environment variables to set in the container."),
     ] = None
     image: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Name of the container image in Dockerhub, Google Artifact Registry, or Google Container Registry."
         ),
-    ] = None
+    ]
     liveness_probe: Annotated[
         GoogleCloudRunV2Probe | None,
         Field(alias="livenessProbe", description="Periodic probe of container liveness."),
@@ -479,9 +475,7 @@ class GoogleCloudRunV2EnvVar(KRMModel):
     EnvVar represents an environment variable present in a Container.
     """
 
-    name: Annotated[
-        str | None, Field(description="Required. Name of the environment variable.")
-    ] = None
+    name: Annotated[str, Field(description="Required. Name of the environment variable.")]
     value: Annotated[
         str | None, Field(description="Literal value of the environment variable.")
     ] = None
@@ -511,9 +505,9 @@ class GoogleCloudRunV2FilestoreVolumeSource(KRMModel):
     """
 
     volume_ref: Annotated[
-        FileVolumeRef | None,
+        FileVolumeRef,
         Field(alias="volumeRef", description="A reference to a FileVolume (API field `volume`)."),
-    ] = None
+    ]
 
 
 class GoogleCloudRunV2GCSVolumeSource(KRMModel):
@@ -574,7 +568,7 @@ class GoogleCloudRunV2HTTPHeader(KRMModel):
     HTTPHeader describes a custom header to be used in HTTP probes
     """
 
-    name: Annotated[str | None, Field(description="Required. The header field name")] = None
+    name: Annotated[str, Field(description="Required. The header field name")]
     value: Annotated[str | None, Field(description="Optional. The header field value")] = None
 
 
@@ -584,9 +578,9 @@ class GoogleCloudRunV2InlinedSource(KRMModel):
     """
 
     sources: Annotated[
-        list[GoogleCloudRunV2SourceFile] | None,
+        list[GoogleCloudRunV2SourceFile],
         Field(description="Required. Input only. The source code."),
-    ] = None
+    ]
 
 
 class GoogleCloudRunV2MultiRegionSettings(KRMModel):
@@ -602,9 +596,9 @@ class GoogleCloudRunV2MultiRegionSettings(KRMModel):
         ),
     ] = None
     regions: Annotated[
-        list[str] | None,
+        list[str],
         Field(description="Required. List of regions to deploy to, including primary region."),
-    ] = None
+    ]
 
 
 class GoogleCloudRunV2NFSVolumeSource(KRMModel):
@@ -656,8 +650,8 @@ class GoogleCloudRunV2NodeSelector(KRMModel):
     """
 
     accelerator: Annotated[
-        str | None, Field(description="Required. GPU accelerator type to attach to an instance.")
-    ] = None
+        str, Field(description="Required. GPU accelerator type to attach to an instance.")
+    ]
 
 
 class GoogleCloudRunV2Probe(KRMModel):
@@ -939,11 +933,11 @@ class GoogleCloudRunV2SandboxConfiguration(KRMModel):
     """
 
     templates: Annotated[
-        list[GoogleCloudRunV2SandboxTemplate] | None,
+        list[GoogleCloudRunV2SandboxTemplate],
         Field(
             description="Required. Sandbox templates that can be launched through the `sandbox` CLI."
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudRunV2SandboxTemplate(KRMModel):
@@ -960,15 +954,14 @@ class GoogleCloudRunV2SandboxTemplate(KRMModel):
         Field(description="Optional. List of environment variables to set in the sandbox."),
     ] = None
     image: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Name of the container image in Dockerhub or Artifact Registry."
         ),
-    ] = None
+    ]
     name: Annotated[
-        str | None,
-        Field(description="Required. Name of the sandbox specified as a DNS_LABEL (RFC 1123)."),
-    ] = None
+        str, Field(description="Required. Name of the sandbox specified as a DNS_LABEL (RFC 1123).")
+    ]
     volume_mounts: Annotated[
         list[GoogleCloudRunV2VolumeMount] | None,
         Field(
@@ -988,12 +981,12 @@ class GoogleCloudRunV2SecretKeySelector(KRMModel):
     """
 
     secret_ref: Annotated[
-        SecretManagerSecretRef | None,
+        SecretManagerSecretRef,
         Field(
             alias="secretRef",
             description="A reference to a SecretManagerSecret (API field `secret`).",
         ),
-    ] = None
+    ]
     version: Annotated[
         str | None, Field(description="The Cloud Secret Manager secret version.")
     ] = None
@@ -1018,12 +1011,12 @@ class GoogleCloudRunV2SecretVolumeSource(KRMModel):
         ),
     ] = None
     secret_ref: Annotated[
-        SecretManagerSecretRef | None,
+        SecretManagerSecretRef,
         Field(
             alias="secretRef",
             description="A reference to a SecretManagerSecret (API field `secret`).",
         ),
-    ] = None
+    ]
 
 
 class GoogleCloudRunV2ServiceMesh(KRMModel):
@@ -1093,14 +1086,14 @@ class GoogleCloudRunV2SourceFile(KRMModel):
     """
 
     content: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Input only. Represents the exact, literal, and complete source code of the file."
         ),
-    ] = None
+    ]
     filename: Annotated[
-        str | None, Field(description="Required. Input only. The file name for the source code.")
-    ] = None
+        str, Field(description="Required. Input only. The file name for the source code.")
+    ]
 
 
 class GoogleCloudRunV2TCPSocketAction(KRMModel):
@@ -1175,8 +1168,8 @@ class GoogleCloudRunV2VersionToPath(KRMModel):
         ),
     ] = None
     path: Annotated[
-        str | None, Field(description="Required. The relative path of the secret in the container.")
-    ] = None
+        str, Field(description="Required. The relative path of the secret in the container.")
+    ]
     version: Annotated[
         str | None, Field(description="The Cloud Secret Manager secret version.")
     ] = None
@@ -1206,7 +1199,7 @@ class GoogleCloudRunV2Volume(KRMModel):
         GoogleCloudRunV2GCSVolumeSource | None,
         Field(description="Persistent storage backed by a Google Cloud Storage bucket."),
     ] = None
-    name: Annotated[str | None, Field(description="Required. Volume's name.")] = None
+    name: Annotated[str, Field(description="Required. Volume's name.")]
     nfs: Annotated[
         GoogleCloudRunV2NFSVolumeSource | None,
         Field(description="For NFS Voumes, contains the path to the nfs Volume"),
@@ -1223,15 +1216,13 @@ class GoogleCloudRunV2VolumeMount(KRMModel):
     """
 
     mount_path: Annotated[
-        str | None,
+        str,
         Field(
             alias="mountPath",
             description="Required. Path within the container at which the volume should be mounted.",
         ),
-    ] = None
-    name: Annotated[
-        str | None, Field(description="Required. This must match the Name of a Volume.")
-    ] = None
+    ]
+    name: Annotated[str, Field(description="Required. This must match the Name of a Volume.")]
     sub_path: Annotated[
         str | None,
         Field(
@@ -1555,9 +1546,9 @@ class RunServiceSpec(KRMModel):
         Field(alias="sshEnabled", description="Optional. Enables SSH access to the Service."),
     ] = None
     template: Annotated[
-        GoogleCloudRunV2RevisionTemplate | None,
+        GoogleCloudRunV2RevisionTemplate,
         Field(description="Required. The template used to create revisions for this Service."),
-    ] = None
+    ]
     traffic: Annotated[
         list[GoogleCloudRunV2TrafficTarget] | None,
         Field(

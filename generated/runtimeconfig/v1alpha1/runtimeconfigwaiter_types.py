@@ -93,16 +93,14 @@ class RuntimeConfigWaiterSpec(KRMModel):
             description="Immutable. Optional. The RuntimeConfigWaiter ID used for creation and acquisition.",
         ),
     ] = None
-    success: Annotated[
-        EndCondition | None, Field(description="[Required] The success condition.")
-    ] = None
+    success: Annotated[EndCondition, Field(description="[Required] The success condition.")]
     timeout: Annotated[
-        str | None,
+        str,
         Field(
             description="[Required] Specifies the timeout of the waiter in seconds, beginning from the instant that `waiters().create` method is called.",
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
-    ] = None
+    ]
 
 
 class StatusObserved(KRMModel):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.saasservicemgmt.v1alpha1 import saasservicemgmt_v1beta1_api
 from kccgen.generated.saasservicemgmt.v1alpha1.saasservicemgmt_v1beta1_api import (
     FlagFlagValueType,
@@ -32,18 +32,18 @@ class Allocation(KRMModel):
     description: Annotated[
         str | None, Field(description="Optional. Description of the allocation.")
     ] = None
-    id: Annotated[str | None, Field(description="Required. Allocation ID.")] = None
+    id: Annotated[str, Field(description="Required. Allocation ID.")]
     randomized_on: Annotated[
-        str | None,
+        str,
         Field(
             alias="randomizedOn",
             description="Required. Key of the context attribute that is used for traffic splitting.",
         ),
-    ] = None
+    ]
     slots: Annotated[
-        list[AllocationSlot] | None,
+        list[AllocationSlot],
         Field(description="Required. Slots defines the weighted distribution of variants."),
-    ] = None
+    ]
 
 
 class AllocationSlot(KRMModel):
@@ -51,15 +51,13 @@ class AllocationSlot(KRMModel):
     AllocationSlot specifies a variant and the proportion of traffic allocated to it.
     """
 
-    variant: Annotated[
-        str | None, Field(description="Required. Variant of the allocation slot.")
-    ] = None
+    variant: Annotated[str, Field(description="Required. Variant of the allocation slot.")]
     weight: Annotated[
-        int | None,
+        int,
         Field(
             description="Required. Weight defines the proportion of traffic to allocate to the variant, relative to other slots in the same allocation."
         ),
-    ] = None
+    ]
 
 
 class EvaluationRule(KRMModel):
@@ -72,12 +70,12 @@ class EvaluationRule(KRMModel):
         Field(alias="allocationId", description="Optional. The ID of an allocation to target."),
     ] = None
     condition: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. A Common Expression Language (CEL) expression that evaluates to a boolean."
         ),
-    ] = None
-    id: Annotated[str | None, Field(description="Required. Evaluation rule ID.")] = None
+    ]
+    id: Annotated[str, Field(description="Required. Evaluation rule ID.")]
     target: Annotated[
         str | None, Field(description="Optional. Deprecated: Use `rule_target` instead.")
     ] = None
@@ -149,7 +147,7 @@ class FlagVariant(KRMModel):
     double_value: Annotated[
         float | None, Field(alias="doubleValue", description="Optional. Double variant value.")
     ] = None
-    id: Annotated[str | None, Field(description="Required. Variant ID.")] = None
+    id: Annotated[str, Field(description="Required. Variant ID.")]
     integer_value: Annotated[
         int | Int64String | None,
         Field(alias="integerValue", description="Optional. Integer variant value."),
@@ -241,11 +239,11 @@ class SaasServiceMgmtFlagSpec(KRMModel):
         Field(alias="flagValueType", description="Optional. Immutable. Flag value type."),
     ] = None
     key: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Immutable. Flag key used in runtime evaluation APIs (OpenFeature)."
         ),
-    ] = None
+    ]
     labels: Annotated[
         dict[str, str] | None,
         Field(
@@ -273,12 +271,12 @@ class SaasServiceMgmtFlagSpec(KRMModel):
         FlagState | None, Field(description="Optional. Current state of the flag.")
     ] = None
     unit_kind_ref: Annotated[
-        SaasServiceMgmtUnitKindRef | None,
+        SaasServiceMgmtUnitKindRef,
         Field(
             alias="unitKindRef",
             description="A reference to a SaasServiceMgmtUnitKind (API field `unitKind`).",
         ),
-    ] = None
+    ]
     value_type: Annotated[
         FlagValueType | None,
         Field(
@@ -306,7 +304,7 @@ class Variant(KRMModel):
         int | Int64String | None,
         Field(alias="intValue", description="Optional. Integer flag value."),
     ] = None
-    name: Annotated[str | None, Field(description="Required. Name of the variant.")] = None
+    name: Annotated[str, Field(description="Required. Name of the variant.")]
     string_value: Annotated[
         str | None, Field(alias="stringValue", description="Optional. String flag value.")
     ] = None

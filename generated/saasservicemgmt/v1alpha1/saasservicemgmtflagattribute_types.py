@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.saasservicemgmt.v1alpha1 import saasservicemgmt_v1beta1_api
 from kccgen.generated.saasservicemgmt.v1alpha1.saasservicemgmt_v1beta1_api import (
     FlagAttributeAttributeValueType,
@@ -70,11 +70,11 @@ class SaasServiceMgmtFlagAttributeSpec(KRMModel):
         ),
     ] = None
     key: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Immutable. The identifier for the attribute, used as the key in the evaluation context."
         ),
-    ] = None
+    ]
     labels: Annotated[
         dict[str, str] | None,
         Field(

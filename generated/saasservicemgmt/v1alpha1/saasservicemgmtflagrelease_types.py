@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.saasservicemgmt.v1alpha1 import saasservicemgmt_v1beta1_api
 from kccgen.generated.saasservicemgmt.v1alpha1.saasservicemgmtflag_reference import (
     SaasServiceMgmtFlagRef,
@@ -31,11 +31,11 @@ class FlagNameList(KRMModel):
     """
 
     flag_refs: Annotated[
-        list[SaasServiceMgmtFlagRef] | None,
+        list[SaasServiceMgmtFlagRef],
         Field(
             alias="flagRefs", description="References to SaasServiceMgmtFlags (API field `flags`)."
         ),
-    ] = None
+    ]
 
 
 class FlagRevisionList(KRMModel):
@@ -43,9 +43,7 @@ class FlagRevisionList(KRMModel):
     Wrapper for a list of flag revisions.
     """
 
-    revisions: Annotated[
-        list[str] | None, Field(description="Required. FlagRevisions to be rolled out.")
-    ] = None
+    revisions: Annotated[list[str], Field(description="Required. FlagRevisions to be rolled out.")]
 
 
 class FlagSetList(KRMModel):
@@ -53,9 +51,7 @@ class FlagSetList(KRMModel):
     Wrapper for a list of flag sets.
     """
 
-    sets: Annotated[
-        list[str] | None, Field(description="Required. Flag sets to be rolled out.")
-    ] = None
+    sets: Annotated[list[str], Field(description="Required. Flag sets to be rolled out.")]
 
 
 class SaasServiceMgmtFlagReleaseObservedState(KRMModel):
@@ -188,12 +184,12 @@ class SaasServiceMgmtFlagReleaseSpec(KRMModel):
         ),
     ] = None
     unit_kind_ref: Annotated[
-        SaasServiceMgmtUnitKindRef | None,
+        SaasServiceMgmtUnitKindRef,
         Field(
             alias="unitKindRef",
             description="A reference to a SaasServiceMgmtUnitKind (API field `unitKind`).",
         ),
-    ] = None
+    ]
 
 
 class SaasServiceMgmtFlagReleaseStatus(KRMStatus):

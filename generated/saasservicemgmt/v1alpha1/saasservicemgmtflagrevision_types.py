@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.saasservicemgmt.v1alpha1 import saasservicemgmt_v1beta1_api
 from kccgen.generated.saasservicemgmt.v1alpha1.saasservicemgmt_v1beta1_api import (
     FlagFlagValueType,
@@ -317,11 +317,11 @@ class SaasServiceMgmtFlagRevisionSpec(KRMModel):
         ),
     ] = None
     flag_ref: Annotated[
-        SaasServiceMgmtFlagRef | None,
+        SaasServiceMgmtFlagRef,
         Field(
             alias="flagRef", description="A reference to a SaasServiceMgmtFlag (API field `flag`)."
         ),
-    ] = None
+    ]
     labels: Annotated[
         dict[str, str] | None,
         Field(

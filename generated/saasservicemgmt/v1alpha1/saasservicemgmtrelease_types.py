@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.saasservicemgmt.v1alpha1 import saasservicemgmt_v1_api
 from kccgen.generated.saasservicemgmt.v1alpha1.saasservicemgmt_v1_api import UnitVariableType
 from kccgen.generated.saasservicemgmt.v1alpha1.saasservicemgmtunitkind_reference import (
@@ -219,12 +219,12 @@ class SaasServiceMgmtReleaseSpec(KRMModel):
         ),
     ] = None
     unit_kind_ref: Annotated[
-        SaasServiceMgmtUnitKindRef | None,
+        SaasServiceMgmtUnitKindRef,
         Field(
             alias="unitKindRef",
             description="A reference to a SaasServiceMgmtUnitKind (API field `unitKind`).",
         ),
-    ] = None
+    ]
 
 
 class UnitVariable(KRMModel):
@@ -240,9 +240,8 @@ class UnitVariable(KRMModel):
         str | None, Field(description="Optional. String encoded value for the variable.")
     ] = None
     variable: Annotated[
-        str | None,
-        Field(description="Required. Immutable. Name of the variable from actuation configs."),
-    ] = None
+        str, Field(description="Required. Immutable. Name of the variable from actuation configs.")
+    ]
 
 
 class UnitVariableObserved(KRMModel):

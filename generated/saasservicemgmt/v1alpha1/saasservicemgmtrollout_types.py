@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.saasservicemgmt.v1alpha1 import saasservicemgmt_v1_api
 from kccgen.generated.saasservicemgmt.v1alpha1.saasservicemgmt_v1_api import (
     RolloutControlAction,
@@ -47,9 +47,8 @@ class RolloutControl(KRMModel):
     """
 
     action: Annotated[
-        RolloutControlAction | None,
-        Field(description="Required. Action to be performed on the Rollout."),
-    ] = None
+        RolloutControlAction, Field(description="Required. Action to be performed on the Rollout.")
+    ]
     run_params: Annotated[
         RunRolloutActionParams | None,
         Field(alias="runParams", description="Optional. Parameters for the RUN action."),
@@ -80,12 +79,12 @@ class RunRolloutActionParams(KRMModel):
     """
 
     retry_failed_operations: Annotated[
-        bool | None,
+        bool,
         Field(
             alias="retryFailedOperations",
             description="Required. If true, the rollout will retry failed operations when resumed.",
         ),
-    ] = None
+    ]
 
 
 class SaasServiceMgmtRolloutObservedState(KRMModel):
@@ -233,12 +232,12 @@ class SaasServiceMgmtRolloutSpec(KRMModel):
         ),
     ] = None
     rollout_kind_ref: Annotated[
-        SaasServiceMgmtRolloutKindRef | None,
+        SaasServiceMgmtRolloutKindRef,
         Field(
             alias="rolloutKindRef",
             description="A reference to a SaasServiceMgmtRolloutKind (API field `rolloutKind`).",
         ),
-    ] = None
+    ]
     rollout_orchestration_strategy: Annotated[
         str | None,
         Field(

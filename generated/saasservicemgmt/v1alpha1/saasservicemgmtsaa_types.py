@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.saasservicemgmt.v1alpha1 import saasservicemgmt_v1_api
 from kccgen.generated.saasservicemgmt.v1alpha1.saasservicemgmt_v1_api import (
     SaasConditionStatus,
@@ -27,12 +27,12 @@ class CompositeRef(KRMModel):
     """
 
     application_template: Annotated[
-        str | None,
+        str,
         Field(
             alias="applicationTemplate",
             description="Required. Reference to the ApplicationTemplate resource.",
         ),
-    ] = None
+    ]
     revision: Annotated[
         str | None, Field(description="Optional. Revision of the ApplicationTemplate to use.")
     ] = None
@@ -195,8 +195,8 @@ class SaasServiceMgmtSaaSpec(KRMModel):
         ),
     ] = None
     saas_id: Annotated[
-        str | None, Field(alias="saasId", description="Required. The ID value for the new saas.")
-    ] = None
+        str, Field(alias="saasId", description="Required. The ID value for the new saas.")
+    ]
 
 
 class StatusObserved(KRMModel):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.saasservicemgmt.v1alpha1 import saasservicemgmt_v1_api
 from kccgen.generated.saasservicemgmt.v1alpha1.saasservicemgmt_v1_api import (
     ScopeType,
@@ -85,12 +85,12 @@ class CompositeRef(KRMModel):
     """
 
     application_template: Annotated[
-        str | None,
+        str,
         Field(
             alias="applicationTemplate",
             description="Required. Reference to the ApplicationTemplate resource.",
         ),
-    ] = None
+    ]
     revision: Annotated[
         str | None, Field(description="Optional. Revision of the ApplicationTemplate to use.")
     ] = None
@@ -115,14 +115,14 @@ class Dependency(KRMModel):
     Dependency represent a single dependency with another unit kind by alias.
     """
 
-    alias: Annotated[str | None, Field(description="Required. An alias for the dependency.")] = None
+    alias: Annotated[str, Field(description="Required. An alias for the dependency.")]
     unit_kind_ref: Annotated[
-        SaasServiceMgmtUnitKindRef | None,
+        SaasServiceMgmtUnitKindRef,
         Field(
             alias="unitKindRef",
             description="A reference to a SaasServiceMgmtUnitKind (API field `unitKind`).",
         ),
-    ] = None
+    ]
 
 
 class DurationLimits(KRMModel):
@@ -146,18 +146,18 @@ class FromMapping(KRMModel):
     """
 
     dependency: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Alias of the dependency that the outputVariable will pass its value to"
         ),
-    ] = None
+    ]
     output_variable: Annotated[
-        str | None,
+        str,
         Field(
             alias="outputVariable",
             description="Required. Name of the outputVariable on the dependency",
         ),
-    ] = None
+    ]
 
 
 class SaasServiceMgmtUnitKindObservedState(KRMModel):
@@ -297,11 +297,11 @@ class SaasServiceMgmtUnitKindSpec(KRMModel):
         ),
     ] = None
     saas_ref: Annotated[
-        SaasServiceMgmtSaaRef | None,
+        SaasServiceMgmtSaaRef,
         Field(
             alias="saasRef", description="A reference to a SaasServiceMgmtSaa (API field `saas`)."
         ),
-    ] = None
+    ]
 
 
 class Scope(KRMModel):
@@ -309,7 +309,7 @@ class Scope(KRMModel):
     Scope of an application.
     """
 
-    type: Annotated[ScopeType | None, Field(description="Required. Scope Type.")] = None
+    type: Annotated[ScopeType, Field(description="Required. Scope Type.")]
 
 
 class ToMapping(KRMModel):
@@ -318,11 +318,11 @@ class ToMapping(KRMModel):
     """
 
     dependency: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Alias of the dependency that the inputVariable will pass its value to"
         ),
-    ] = None
+    ]
     ignore_for_lookup: Annotated[
         bool | None,
         Field(
@@ -331,12 +331,12 @@ class ToMapping(KRMModel):
         ),
     ] = None
     input_variable: Annotated[
-        str | None,
+        str,
         Field(
             alias="inputVariable",
             description="Required. Name of the inputVariable on the dependency",
         ),
-    ] = None
+    ]
 
 
 class VariableMapping(KRMModel):
@@ -357,7 +357,7 @@ class VariableMapping(KRMModel):
             description="Optional. Input variables whose values will be passed on to dependencies."
         ),
     ] = None
-    variable: Annotated[str | None, Field(description="Required. name of the variable")] = None
+    variable: Annotated[str, Field(description="Required. name of the variable")]
 
 
 class SaasServiceMgmtUnitKindStatus(KRMStatus):

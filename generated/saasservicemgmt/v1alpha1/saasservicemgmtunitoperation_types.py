@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.saasservicemgmt.v1alpha1 import saasservicemgmt_v1_api
 from kccgen.generated.saasservicemgmt.v1alpha1.saasservicemgmt_v1_api import (
     UnitOperationConditionStatus,
@@ -205,11 +205,11 @@ class SaasServiceMgmtUnitOperationSpec(KRMModel):
         Schedule | None, Field(description="Optional. When to schedule this operation.")
     ] = None
     unit_ref: Annotated[
-        SaasServiceMgmtUnitRef | None,
+        SaasServiceMgmtUnitRef,
         Field(
             alias="unitRef", description="A reference to a SaasServiceMgmtUnit (API field `unit`)."
         ),
-    ] = None
+    ]
     upgrade: Annotated[Upgrade | None, Field(description="Optional. Upgrade operation.")] = None
 
 
@@ -271,9 +271,8 @@ class UnitVariable(KRMModel):
         str | None, Field(description="Optional. String encoded value for the variable.")
     ] = None
     variable: Annotated[
-        str | None,
-        Field(description="Required. Immutable. Name of the variable from actuation configs."),
-    ] = None
+        str, Field(description="Required. Immutable. Name of the variable from actuation configs.")
+    ]
 
 
 class Upgrade(KRMModel):

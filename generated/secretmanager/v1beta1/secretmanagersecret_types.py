@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.secretmanager.v1beta1 import secretmanager_v1_api
 from kccgen.generated.secretmanager.v1beta1.secretmanager_v1_api import (
     ManagedRotationStatusState,
@@ -42,11 +42,11 @@ class CustomerManagedEncryption(KRMModel):
     """
 
     kms_key_ref: Annotated[
-        KMSCryptoKeyRef | None,
+        KMSCryptoKeyRef,
         Field(
             alias="kmsKeyRef", description="A reference to a KMSCryptoKey (API field `kmsKeyName`)."
         ),
-    ] = None
+    ]
 
 
 class Int64String(RootModel[str]):
@@ -319,8 +319,8 @@ class UserManaged(KRMModel):
     """
 
     replicas: Annotated[
-        list[Replica] | None, Field(description="Required. The list of Replicas for this Secret.")
-    ] = None
+        list[Replica], Field(description="Required. The list of Replicas for this Secret.")
+    ]
 
 
 class SecretManagerSecretStatus(KRMStatus):

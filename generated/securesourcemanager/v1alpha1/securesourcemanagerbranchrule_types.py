@@ -23,7 +23,7 @@ class Check(KRMModel):
     Check is a type for status check.
     """
 
-    context: Annotated[str | None, Field(description="Required. The context of the check.")] = None
+    context: Annotated[str, Field(description="Required. The context of the check.")]
 
 
 class SecureSourceManagerBranchRuleObservedState(KRMModel):

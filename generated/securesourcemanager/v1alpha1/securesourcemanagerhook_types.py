@@ -91,12 +91,12 @@ class SecureSourceManagerHookSpec(KRMModel):
         ),
     ] = None
     target_uri: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetUri",
             description="Required. The target URI to which the payloads will be delivered.",
         ),
-    ] = None
+    ]
 
 
 class SecureSourceManagerHookStatus(KRMStatus):

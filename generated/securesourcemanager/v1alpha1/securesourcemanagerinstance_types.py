@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.privateca.v1alpha1.privatecacapool_reference import PrivateCACAPoolRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.securesourcemanager.v1alpha1 import securesourcemanager_v1_api
 from kccgen.generated.securesourcemanager.v1alpha1.securesourcemanager_v1_api import (
     InstanceState,
@@ -49,11 +49,11 @@ class PrivateConfig(KRMModel):
         ),
     ] = None
     is_private: Annotated[
-        bool | None,
+        bool,
         Field(
             alias="isPrivate", description="Required. Immutable. Indicate if it's private instance."
         ),
-    ] = None
+    ]
     psc_allowed_projects: Annotated[
         list[str] | None,
         Field(

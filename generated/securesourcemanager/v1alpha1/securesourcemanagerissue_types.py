@@ -79,7 +79,7 @@ class SecureSourceManagerIssueSpec(KRMModel):
             description="Optional. The service-generated ID of an existing SecureSourceManagerIssue to acquire.",
         ),
     ] = None
-    title: Annotated[str | None, Field(description="Required. Issue title.")] = None
+    title: Annotated[str, Field(description="Required. Issue title.")]
 
 
 class SecureSourceManagerIssueStatus(KRMStatus):

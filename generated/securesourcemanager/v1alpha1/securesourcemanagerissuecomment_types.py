@@ -46,7 +46,7 @@ class SecureSourceManagerIssueCommentSpec(KRMModel):
     IssueComment represents a comment on an issue.
     """
 
-    body: Annotated[str | None, Field(description="Required. The comment body.")] = None
+    body: Annotated[str, Field(description="Required. The comment body.")]
     issue_ref: Annotated[
         SecureSourceManagerIssueRef,
         Field(

@@ -26,7 +26,7 @@ class Branch(KRMModel):
     Branch represents a branch involved in a pull request.
     """
 
-    ref: Annotated[str | None, Field(description="Required. Name of the branch.")] = None
+    ref: Annotated[str, Field(description="Required. Name of the branch.")]
 
 
 class BranchObservedState(KRMModel):
@@ -86,9 +86,7 @@ class SecureSourceManagerPullRequestSpec(KRMModel):
     Metadata of a PullRequest. PullRequest is the request from a user to merge a branch (head) into another branch (base).
     """
 
-    base: Annotated[
-        Branch | None, Field(description="Required. The branch to merge changes in.")
-    ] = None
+    base: Annotated[Branch, Field(description="Required. The branch to merge changes in.")]
     body: Annotated[str | None, Field(description="Optional. The pull request body.")] = None
     head: Annotated[
         Branch | None,
@@ -108,7 +106,7 @@ class SecureSourceManagerPullRequestSpec(KRMModel):
             description="Optional. The service-generated ID of an existing SecureSourceManagerPullRequest to acquire.",
         ),
     ] = None
-    title: Annotated[str | None, Field(description="Required. The pull request title.")] = None
+    title: Annotated[str, Field(description="Required. The pull request title.")]
 
 
 class SecureSourceManagerPullRequestStatus(KRMStatus):

@@ -26,7 +26,7 @@ class Code(KRMModel):
     The comment on a code line.
     """
 
-    body: Annotated[str | None, Field(description="Required. The comment body.")] = None
+    body: Annotated[str, Field(description="Required. The comment body.")]
     position: Annotated[
         Position | None, Field(description="Optional. The position of the comment.")
     ] = None
@@ -67,7 +67,7 @@ class Comment(KRMModel):
     The general pull request comment.
     """
 
-    body: Annotated[str | None, Field(description="Required. The comment body.")] = None
+    body: Annotated[str, Field(description="Required. The comment body.")]
 
 
 class Int64String(RootModel[str]):
@@ -80,9 +80,9 @@ class Position(KRMModel):
     """
 
     line: Annotated[
-        int | Int64String | None, Field(description="Required. The line number of the comment.")
-    ] = None
-    path: Annotated[str | None, Field(description="Required. The path of the file.")] = None
+        int | Int64String, Field(description="Required. The line number of the comment.")
+    ]
+    path: Annotated[str, Field(description="Required. The path of the file.")]
 
 
 class Review(KRMModel):
@@ -91,9 +91,8 @@ class Review(KRMModel):
     """
 
     action_type: Annotated[
-        ReviewActionType | None,
-        Field(alias="actionType", description="Required. The review action type."),
-    ] = None
+        ReviewActionType, Field(alias="actionType", description="Required. The review action type.")
+    ]
     body: Annotated[str | None, Field(description="Optional. The comment body.")] = None
 
 

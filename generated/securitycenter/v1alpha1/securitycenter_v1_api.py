@@ -208,7 +208,7 @@ class NotificationConfig(APIModel):
 
 class NotificationConfigCreateParameters(APIModel):
     """
-    Query parameters of securitycenter.projects.notificationConfigs.create that set up the new resource.
+    Query parameters of securitycenter.organizations.notificationConfigs.create that set up the new resource.
     """
 
     config_id: Annotated[str | None, Field(alias="configId")] = None

@@ -108,19 +108,19 @@ class SecurityPosturePostureDeploymentSpec(KRMModel):
         Field(description="Immutable. The organization of the SecurityPosturePostureDeployment."),
     ]
     posture_ref: Annotated[
-        SecurityPosturePostureRef | None,
+        SecurityPosturePostureRef,
         Field(
             alias="postureRef",
             description="A reference to a SecurityPosturePosture (API field `postureId`).",
         ),
-    ] = None
+    ]
     posture_revision_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="postureRevisionId",
             description="Required. The revision ID of the posture used in the deployment.",
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(
@@ -129,12 +129,12 @@ class SecurityPosturePostureDeploymentSpec(KRMModel):
         ),
     ] = None
     target_resource: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetResource",
             description="Required. The organization, folder, or project where the posture is deployed.",
         ),
-    ] = None
+    ]
 
 
 class SecurityPosturePostureDeploymentStatus(KRMStatus):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.servicedirectory.v1alpha1 import servicedirectory_v1_api
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 

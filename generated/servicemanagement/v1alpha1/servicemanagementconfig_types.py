@@ -94,13 +94,10 @@ class AspectRule(KRMModel):
     Rule-based configuration for an aspect.
     """
 
-    config: Annotated[
-        dict[str, Any] | None, Field(description="Required. Rules of the configuration.")
-    ] = None
+    config: Annotated[dict[str, Any], Field(description="Required. Rules of the configuration.")]
     selector: Annotated[
-        str | None,
-        Field(description="Required. Selects the RPC methods to which this rule applies."),
-    ] = None
+        str, Field(description="Required. Selects the RPC methods to which this rule applies.")
+    ]
 
 
 class AuthProvider(KRMModel):
@@ -1339,11 +1336,11 @@ class MonitoredResourceDescriptor(KRMModel):
         ),
     ] = None
     labels: Annotated[
-        list[LabelDescriptor] | None,
+        list[LabelDescriptor],
         Field(
             description="Required. A set of labels used to describe instances of this monitored resource type."
         ),
-    ] = None
+    ]
     launch_stage: Annotated[
         MonitoredResourceDescriptorLaunchStage | None,
         Field(
@@ -1357,7 +1354,7 @@ class MonitoredResourceDescriptor(KRMModel):
             description='Optional. The resource name of the monitored resource descriptor: `"projects/{project_id}/monitoredResourceDescriptors/{type}"` where {type} is the value of the `type` field in this object and {project_id} is a project ID that provides API-specific context for accessing the type.'
         ),
     ] = None
-    type: Annotated[str | None, Field(description="Required. The monitored resource type.")] = None
+    type: Annotated[str, Field(description="Required. The monitored resource type.")]
 
 
 class Monitoring(KRMModel):

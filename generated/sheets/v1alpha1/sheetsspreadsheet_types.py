@@ -1054,12 +1054,12 @@ class ChipRun(KRMModel):
 
     chip: Annotated[Chip | None, Field(description="Optional. The chip of this run.")] = None
     start_index: Annotated[
-        int | None,
+        int,
         Field(
             alias="startIndex",
             description="Required. The zero-based character index where this run starts, in UTF-16 code units.",
         ),
-    ] = None
+    ]
 
 
 class ChipRunObservedState(KRMModel):
@@ -2474,9 +2474,7 @@ class PersonProperties(KRMModel):
             alias="displayFormat", description="Optional. The display format of the person chip."
         ),
     ] = None
-    email: Annotated[
-        str | None, Field(description="Required. The email address linked to this person.")
-    ] = None
+    email: Annotated[str, Field(description="Required. The email address linked to this person.")]
 
 
 class PieChartSpec(KRMModel):
@@ -2931,7 +2929,7 @@ class RichLinkProperties(KRMModel):
     Properties of a link to a Google resource (such as a file in Drive, a YouTube video, a Maps address, or a Calendar event). Only Drive files can be written as chips. All other rich link types are read only. URIs cannot exceed 2000 bytes when writing. NOTE: Writing Drive file chips requires at least one of the `drive.file`, `drive.readonly`, or `drive` OAuth scopes.
     """
 
-    uri: Annotated[str | None, Field(description="Required. The URI to the link.")] = None
+    uri: Annotated[str, Field(description="Required. The URI to the link.")]
 
 
 class RichLinkPropertiesObservedState(KRMModel):

@@ -48,9 +48,9 @@ class CreateBackupEncryptionConfig(KRMModel):
     """
 
     encryption_type: Annotated[
-        CreateBackupEncryptionConfigEncryptionType | None,
+        CreateBackupEncryptionConfigEncryptionType,
         Field(alias="encryptionType", description="Required. The encryption type of the backup."),
-    ] = None
+    ]
     kms_key_ref: Annotated[
         KMSCryptoKeyRef | None,
         Field(
@@ -70,9 +70,7 @@ class CrontabSpec(KRMModel):
     CrontabSpec can be used to specify the version time and frequency at which the backup is created.
     """
 
-    text: Annotated[
-        str | None, Field(description="Required. Textual representation of the crontab.")
-    ] = None
+    text: Annotated[str, Field(description="Required. Textual representation of the crontab.")]
 
 
 class CrontabSpecObservedState(KRMModel):

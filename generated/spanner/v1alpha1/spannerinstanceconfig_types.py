@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.spanner.v1alpha1 import spanner_v1_api
 from kccgen.generated.spanner.v1alpha1.spanner_v1_api import (
     InstanceConfigConfigType,

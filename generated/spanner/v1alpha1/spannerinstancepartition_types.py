@@ -29,12 +29,12 @@ class AsymmetricAutoscalingOption(KRMModel):
         ),
     ] = None
     replica_selection: Annotated[
-        InstanceReplicaSelection | None,
+        InstanceReplicaSelection,
         Field(
             alias="replicaSelection",
             description="Required. Selects the replicas to which this AsymmetricAutoscalingOption applies.",
         ),
-    ] = None
+    ]
 
 
 class AutoscalingConfig(KRMModel):
@@ -50,18 +50,18 @@ class AutoscalingConfig(KRMModel):
         ),
     ] = None
     autoscaling_limits: Annotated[
-        AutoscalingLimits | None,
+        AutoscalingLimits,
         Field(
             alias="autoscalingLimits", description="Required. Autoscaling limits for an instance."
         ),
-    ] = None
+    ]
     autoscaling_targets: Annotated[
-        AutoscalingTargets | None,
+        AutoscalingTargets,
         Field(
             alias="autoscalingTargets",
             description="Required. The autoscaling targets for an instance.",
         ),
-    ] = None
+    ]
 
 
 class AutoscalingConfigOverrides(KRMModel):
@@ -148,12 +148,12 @@ class AutoscalingTargets(KRMModel):
         ),
     ] = None
     storage_utilization_percent: Annotated[
-        int | None,
+        int,
         Field(
             alias="storageUtilizationPercent",
             description="Required. The target storage utilization percentage that the autoscaler should be trying to achieve for the instance.",
         ),
-    ] = None
+    ]
     total_cpu_utilization_percent: Annotated[
         int | None,
         Field(
@@ -169,11 +169,11 @@ class InstanceReplicaSelection(KRMModel):
     """
 
     location: Annotated[
-        str | None,
+        str,
         Field(
             description='Required. Name of the location of the replicas (for example, "us-central1").'
         ),
-    ] = None
+    ]
 
 
 class SpannerInstancePartitionObservedState(KRMModel):
@@ -233,16 +233,15 @@ class SpannerInstancePartitionSpec(KRMModel):
         Field(alias="autoscalingConfig", description="Optional. The autoscaling configuration."),
     ] = None
     config: Annotated[
-        str | None,
-        Field(description="Required. The name of the instance partition's configuration."),
-    ] = None
+        str, Field(description="Required. The name of the instance partition's configuration.")
+    ]
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName",
             description="Required. The descriptive name for this instance partition as it appears in UIs.",
         ),
-    ] = None
+    ]
     instance_ref: Annotated[
         SpannerInstanceRef,
         Field(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.spanner.v1beta1 import spanner_v1_api
 from kccgen.generated.spanner.v1beta1.spanner_v1_api import (
     FreeInstanceMetadataExpireBehavior,
@@ -35,12 +35,12 @@ class AsymmetricAutoscalingOption(KRMModel):
         ),
     ] = None
     replica_selection: Annotated[
-        InstanceReplicaSelection | None,
+        InstanceReplicaSelection,
         Field(
             alias="replicaSelection",
             description="Required. Selects the replicas to which this AsymmetricAutoscalingOption applies.",
         ),
-    ] = None
+    ]
 
 
 class AutoscalingConfig(KRMModel):
@@ -56,18 +56,18 @@ class AutoscalingConfig(KRMModel):
         ),
     ] = None
     autoscaling_limits: Annotated[
-        AutoscalingLimits | None,
+        AutoscalingLimits,
         Field(
             alias="autoscalingLimits", description="Required. Autoscaling limits for an instance."
         ),
-    ] = None
+    ]
     autoscaling_targets: Annotated[
-        AutoscalingTargets | None,
+        AutoscalingTargets,
         Field(
             alias="autoscalingTargets",
             description="Required. The autoscaling targets for an instance.",
         ),
-    ] = None
+    ]
 
 
 class AutoscalingConfigOverrides(KRMModel):
@@ -154,12 +154,12 @@ class AutoscalingTargets(KRMModel):
         ),
     ] = None
     storage_utilization_percent: Annotated[
-        int | None,
+        int,
         Field(
             alias="storageUtilizationPercent",
             description="Required. The target storage utilization percentage that the autoscaler should be trying to achieve for the instance.",
         ),
-    ] = None
+    ]
     total_cpu_utilization_percent: Annotated[
         int | None,
         Field(
@@ -212,11 +212,11 @@ class InstanceReplicaSelection(KRMModel):
     """
 
     location: Annotated[
-        str | None,
+        str,
         Field(
             description='Required. Name of the location of the replicas (for example, "us-central1").'
         ),
-    ] = None
+    ]
 
 
 class InstanceReplicaSelectionObserved(KRMModel):
@@ -303,9 +303,7 @@ class SpannerInstanceSpec(KRMModel):
         AutoscalingConfig | None,
         Field(alias="autoscalingConfig", description="Optional. The autoscaling configuration."),
     ] = None
-    config: Annotated[
-        str | None, Field(description="Required. The name of the instance's configuration.")
-    ] = None
+    config: Annotated[str, Field(description="Required. The name of the instance's configuration.")]
     default_backup_schedule_type: Annotated[
         InstanceDefaultBackupScheduleType | None,
         Field(
@@ -314,12 +312,12 @@ class SpannerInstanceSpec(KRMModel):
         ),
     ] = None
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName",
             description="Required. The descriptive name for this instance as it appears in UIs.",
         ),
-    ] = None
+    ]
     edition: Annotated[
         InstanceEdition | None,
         Field(description="Optional. The `Edition` of the current instance."),
@@ -402,5 +400,5 @@ class SpannerInstance(KRMObject):
         Literal["spanner.cnrm.cloud.google.com/v1beta1"], Field(alias="apiVersion")
     ] = "spanner.cnrm.cloud.google.com/v1beta1"
     kind: Literal["SpannerInstance"] = "SpannerInstance"
-    spec: SpannerInstanceSpec = Field(default_factory=SpannerInstanceSpec)
+    spec: SpannerInstanceSpec
     status: SpannerInstanceStatus | None = None

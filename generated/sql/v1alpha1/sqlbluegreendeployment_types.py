@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.sql.v1alpha1 import sqladmin_v1_api
 from kccgen.generated.sql.v1alpha1.sqladmin_v1_api import (
     BlueGreenDeploymentState,
@@ -229,12 +229,12 @@ class SQLBlueGreenDeploymentSpec(KRMModel):
         ),
     ] = None
     source_instance: Annotated[
-        str | None,
+        str,
         Field(
             alias="sourceInstance",
             description="Required. Immutable. Required on create, and immutable.",
         ),
-    ] = None
+    ]
 
 
 class SourceTargetPairedNodeObserved(KRMModel):

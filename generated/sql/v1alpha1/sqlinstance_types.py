@@ -12,8 +12,8 @@ from kccgen.generated.compute.v1alpha1.computenetworkattachment_reference import
     ComputeNetworkAttachmentRef,
 )
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.privateca.v1alpha1.privatecacapool_reference import PrivateCACAPoolRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.secretmanager.v1beta1.secretmanagersecret_reference import (
     SecretManagerSecretRef,
 )
@@ -258,8 +258,8 @@ class ConnectionPoolFlags(KRMModel):
     Connection pool flags for Cloud SQL instances managed connection pool configuration.
     """
 
-    name: Annotated[str | None, Field(description="Required. The name of the flag.")] = None
-    value: Annotated[str | None, Field(description="Required. The value of the flag.")] = None
+    name: Annotated[str, Field(description="Required. The name of the flag.")]
+    value: Annotated[str, Field(description="Required. The value of the flag.")]
 
 
 class DataCacheConfig(KRMModel):
@@ -1719,9 +1719,7 @@ class SelectedObjects(KRMModel):
     A list of objects that the user selects for replication from an external source instance.
     """
 
-    database: Annotated[
-        str | None, Field(description="Required. The name of the database to migrate.")
-    ] = None
+    database: Annotated[str, Field(description="Required. The name of the database to migrate.")]
 
 
 class Settings(KRMModel):

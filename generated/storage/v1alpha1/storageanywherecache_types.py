@@ -119,8 +119,7 @@ class StorageAnywhereCache(KRMObject):
     KIND: ClassVar[str] = "StorageAnywhereCache"
 
     api_version: Annotated[
-        Literal["storage.cnrm.cloud.google.com/v1alpha1", "storage.cnrm.cloud.google.com/v1beta1"],
-        Field(alias="apiVersion"),
+        Literal["storage.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "storage.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["StorageAnywhereCache"] = "StorageAnywhereCache"
     spec: StorageAnywhereCacheSpec

@@ -86,7 +86,7 @@ class StorageDefaultObjectAccessControlSpec(KRMModel):
             description="Immutable. Optional. The StorageDefaultObjectAccessControl ID used for creation and acquisition.",
         ),
     ] = None
-    role: Annotated[str | None, Field(description="The access permission for the entity.")] = None
+    role: Annotated[str, Field(description="The access permission for the entity.")]
     self_link: Annotated[
         str | None, Field(alias="selfLink", description="The link to this access-control entry.")
     ] = None

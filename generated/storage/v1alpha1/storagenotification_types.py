@@ -45,9 +45,7 @@ class StorageNotificationSpec(KRMModel):
             description="If present, only apply this notification configuration to object names that begin with this prefix."
         ),
     ] = None
-    payload_format: Annotated[
-        str | None, Field(description="The desired content of the Payload.")
-    ] = None
+    payload_format: Annotated[str, Field(description="The desired content of the Payload.")]
     resource_id: Annotated[
         str | None,
         Field(
@@ -59,9 +57,9 @@ class StorageNotificationSpec(KRMModel):
         str | None, Field(alias="selfLink", description="The canonical URL of this notification.")
     ] = None
     topic_ref: Annotated[
-        PubSubTopicRef | None,
+        PubSubTopicRef,
         Field(alias="topicRef", description="A reference to a PubSubTopic (API field `topic`)."),
-    ] = None
+    ]
 
 
 class StorageNotificationStatus(KRMStatus):

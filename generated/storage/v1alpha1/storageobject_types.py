@@ -40,11 +40,11 @@ class ObjectAccessControl(KRMModel):
         str | None, Field(description="The email address associated with the entity, if any.")
     ] = None
     entity: Annotated[
-        str | None,
+        str,
         Field(
             description="The entity holding the permission, in one of the following forms: - user-userId - user-email - group-groupId - group-email - domain-domain - project-team-projectId - allUsers - allAuthenticatedUsers Examples: - The user liz@example.com would be user-liz@example.com."
         ),
-    ] = None
+    ]
     entity_id: Annotated[
         str | None, Field(alias="entityId", description="The ID for the entity, if any.")
     ] = None
@@ -69,7 +69,7 @@ class ObjectAccessControl(KRMModel):
             alias="projectTeam", description="The project team associated with the entity, if any."
         ),
     ] = None
-    role: Annotated[str | None, Field(description="The access permission for the entity.")] = None
+    role: Annotated[str, Field(description="The access permission for the entity.")]
     self_link: Annotated[
         str | None, Field(alias="selfLink", description="The link to this access-control entry.")
     ] = None

@@ -10,8 +10,8 @@ from enum import StrEnum
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.storage.v1beta1 import storage_v1_api
 from kccgen.generated.storage.v1beta1.storage_v1_api import (
     BucketEncryptionCustomerManagedEncryptionEnforcementConfigRestrictionMode,

@@ -71,7 +71,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("projectSource.objectFilters.expression", STRING, (), False, True),
         ("projectSource.objectFilters.location", STRING, (OPTIONAL_2,), False, True),
         ("projectSource.objectFilters.title", STRING, (OPTIONAL_2,), False, True),
-        ("projectSource.project", STRING, (REQUIRED_2,), False, True),
+        ("projectSource.projectRef", OBJECT, (REQUIRED_2,), False, True, {"api_path": "projectSource.project"}),
         ("projectSource.targetLocations", OBJECT, (OPTIONAL_2,), False, True),
         ("projectSource.targetLocations.locations", ARRAY_OF_STRING, (REQUIRED, REQUIRED_2), False, True),
         ("projectSource.targetLocations.snapshotTime", STRING_GOOGLE_DATETIME, (OPTIONAL, OPTIONAL_2), False, True),

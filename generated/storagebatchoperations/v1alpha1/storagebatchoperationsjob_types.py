@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.storagebatchoperations.v1alpha1 import storagebatchoperations_v1_api
 from kccgen.generated.storagebatchoperations.v1alpha1.storagebatchoperations_v1_api import (
     ErrorSummaryErrorCode,
@@ -53,8 +53,8 @@ class Bucket(KRMModel):
     """
 
     bucket: Annotated[
-        str | None, Field(description="Required. Bucket name for the objects to be transformed.")
-    ] = None
+        str, Field(description="Required. Bucket name for the objects to be transformed.")
+    ]
     manifest: Annotated[
         Manifest | None, Field(description="Specifies objects in a manifest file.")
     ] = None
@@ -70,9 +70,9 @@ class BucketList(KRMModel):
     """
 
     buckets: Annotated[
-        list[Bucket] | None,
+        list[Bucket],
         Field(description="Required. List of buckets and their objects to be transformed."),
-    ] = None
+    ]
 
 
 class CountersObserved(KRMModel):
@@ -154,12 +154,12 @@ class DeleteObject(KRMModel):
     """
 
     permanent_object_deletion_enabled: Annotated[
-        bool | None,
+        bool,
         Field(
             alias="permanentObjectDeletionEnabled",
             description="Required. Controls deletion behavior when versioning is enabled for the object's bucket.",
         ),
-    ] = None
+    ]
 
 
 class ErrorLogEntryObserved(KRMModel):
@@ -239,16 +239,16 @@ class LoggingConfig(KRMModel):
     """
 
     log_action_states: Annotated[
-        list[LoggingConfigLogActionStates] | None,
+        list[LoggingConfigLogActionStates],
         Field(
             alias="logActionStates",
             description="Required. States in which Action are logged.If empty, no logs are generated.",
         ),
-    ] = None
+    ]
     log_actions: Annotated[
-        list[LoggingConfigLogActions] | None,
+        list[LoggingConfigLogActions],
         Field(alias="logActions", description="Required. Specifies the actions to be logged."),
-    ] = None
+    ]
 
 
 class Manifest(KRMModel):
@@ -257,11 +257,11 @@ class Manifest(KRMModel):
     """
 
     manifest_location: Annotated[
-        str | None,
+        str,
         Field(
             alias="manifestLocation", description="Required. Specify the manifest file location."
         ),
-    ] = None
+    ]
 
 
 class ObjectAccessControl(KRMModel):
@@ -270,12 +270,12 @@ class ObjectAccessControl(KRMModel):
     """
 
     entity: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The entity holding the permission, in one of the following forms: * `allUsers` * `allAuthenticatedUsers`"
         ),
-    ] = None
-    role: Annotated[str | None, Field(description="Required. The role to grant.")] = None
+    ]
+    role: Annotated[str, Field(description="Required. The role to grant.")]
 
 
 class ObjectCustomContextPayload(KRMModel):
@@ -294,16 +294,16 @@ class ObjectRetention(KRMModel):
     """
 
     retain_until_time: Annotated[
-        str | None,
+        str,
         Field(
             alias="retainUntilTime",
             description="Required. The object's retention expiration time, during which, the object is protected from being deleted or overwritten.",
         ),
-    ] = None
+    ]
     retention_mode: Annotated[
-        ObjectRetentionRetentionMode | None,
+        ObjectRetentionRetentionMode,
         Field(alias="retentionMode", description="Required. The retention mode."),
-    ] = None
+    ]
 
 
 class PrefixList(KRMModel):
@@ -340,12 +340,12 @@ class ProjectSource(KRMModel):
         ),
     ] = None
     insights_dataset_config: Annotated[
-        str | None,
+        str,
         Field(
             alias="insightsDatasetConfig",
             description="Required. The resource identifier of the Storage Insights dataset configuration.",
         ),
-    ] = None
+    ]
     object_filters: Annotated[
         Expr | None,
         Field(
@@ -353,9 +353,10 @@ class ProjectSource(KRMModel):
             description="Optional. Filters expressed in Common Expression Language (CEL) to apply to objects to identify objects to be transformed.",
         ),
     ] = None
-    project: Annotated[
-        str | None, Field(description="Required. Project name of the objects to be transformed.")
-    ] = None
+    project_ref: Annotated[
+        ProjectRef,
+        Field(alias="projectRef", description="A reference to a Project (API field `project`)."),
+    ]
     target_locations: Annotated[
         TargetLocations | None,
         Field(
@@ -448,15 +449,15 @@ class PutObjectHold(KRMModel):
     """
 
     event_based_hold: Annotated[
-        PutObjectHoldEventBasedHold | None,
+        PutObjectHoldEventBasedHold,
         Field(
             alias="eventBasedHold", description="Required. Updates object event based holds state."
         ),
-    ] = None
+    ]
     temporary_hold: Annotated[
-        PutObjectHoldTemporaryHold | None,
+        PutObjectHoldTemporaryHold,
         Field(alias="temporaryHold", description="Required. Updates object temporary holds state."),
-    ] = None
+    ]
 
 
 class RewriteObject(KRMModel):
@@ -483,12 +484,12 @@ class SetObjectAcls(KRMModel):
     """
 
     access_controls_updates: Annotated[
-        AccessControlsUpdates | None,
+        AccessControlsUpdates,
         Field(
             alias="accessControlsUpdates",
             description="Required. Add, update, or remove grants from the object's existing ACLs.",
         ),
-    ] = None
+    ]
 
 
 class StorageBatchOperationsJobObservedState(KRMModel):
@@ -629,7 +630,7 @@ class TargetLocations(KRMModel):
     Describes the Cloud Storage locations to include in a ProjectSource job.
     """
 
-    locations: Annotated[list[str] | None, Field(description="Required. REQUIRED.")] = None
+    locations: Annotated[list[str], Field(description="Required. REQUIRED.")]
     snapshot_time: Annotated[
         str | None,
         Field(

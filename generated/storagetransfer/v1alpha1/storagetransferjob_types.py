@@ -50,11 +50,11 @@ class AwsAccessKey(KRMModel):
     """
 
     access_key_id: Annotated[
-        str | None, Field(alias="accessKeyId", description="Required. AWS access key ID.")
-    ] = None
+        str, Field(alias="accessKeyId", description="Required. AWS access key ID.")
+    ]
     secret_access_key: Annotated[
-        str | None, Field(alias="secretAccessKey", description="Required. AWS secret access key.")
-    ] = None
+        str, Field(alias="secretAccessKey", description="Required. AWS secret access key.")
+    ]
 
 
 class AwsS3CompatibleData(KRMModel):
@@ -63,12 +63,11 @@ class AwsS3CompatibleData(KRMModel):
     """
 
     bucket_name: Annotated[
-        str | None,
-        Field(alias="bucketName", description="Required. Specifies the name of the bucket."),
-    ] = None
+        str, Field(alias="bucketName", description="Required. Specifies the name of the bucket.")
+    ]
     endpoint: Annotated[
-        str | None, Field(description="Required. Specifies the endpoint of the storage service.")
-    ] = None
+        str, Field(description="Required. Specifies the endpoint of the storage service.")
+    ]
     path: Annotated[
         str | None, Field(description="Specifies the root path to transfer objects.")
     ] = None
@@ -94,12 +93,12 @@ class AwsS3Data(KRMModel):
         ),
     ] = None
     bucket_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="bucketName",
             description="Required. S3 Bucket name (see [Creating a bucket](https://docs.aws.amazon.com/AmazonS3/latest/dev/create-bucket-get-location-example.html)).",
         ),
-    ] = None
+    ]
     cloudfront_domain: Annotated[
         str | None,
         Field(
@@ -144,16 +143,16 @@ class AzureBlobStorageData(KRMModel):
     """
 
     azure_credentials: Annotated[
-        AzureCredentials | None,
+        AzureCredentials,
         Field(
             alias="azureCredentials",
             description="Required. Input only. Credentials used to authenticate API requests to Azure.",
         ),
-    ] = None
+    ]
     container: Annotated[
-        str | None,
+        str,
         Field(description="Required. The container to transfer from the Azure Storage account."),
-    ] = None
+    ]
     credentials_secret_ref: Annotated[
         SecretManagerSecretRef | None,
         Field(
@@ -177,11 +176,11 @@ class AzureBlobStorageData(KRMModel):
         ),
     ] = None
     storage_account: Annotated[
-        str | None,
+        str,
         Field(
             alias="storageAccount", description="Required. The name of the Azure Storage account."
         ),
-    ] = None
+    ]
 
 
 class AzureCredentials(KRMModel):
@@ -190,9 +189,8 @@ class AzureCredentials(KRMModel):
     """
 
     sas_token: Annotated[
-        str | None,
-        Field(alias="sasToken", description="Required. Azure shared access signature (SAS)."),
-    ] = None
+        str, Field(alias="sasToken", description="Required. Azure shared access signature (SAS).")
+    ]
 
 
 class Date(KRMModel):
@@ -227,12 +225,12 @@ class EventStream(KRMModel):
         ),
     ] = None
     subscription_ref: Annotated[
-        PubSubSubscriptionRef | None,
+        PubSubSubscriptionRef,
         Field(
             alias="subscriptionRef",
             description="A reference to a PubSubSubscription (API field `name`).",
         ),
-    ] = None
+    ]
 
 
 class FederatedIdentityConfig(KRMModel):
@@ -241,19 +239,19 @@ class FederatedIdentityConfig(KRMModel):
     """
 
     client_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="clientId",
             description="Required. The client (application) ID of the application with federated credentials.",
         ),
-    ] = None
+    ]
     tenant_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="tenantId",
             description="Required. The tenant (directory) ID of the application with federated credentials.",
         ),
-    ] = None
+    ]
 
 
 class GcsData(KRMModel):
@@ -262,8 +260,8 @@ class GcsData(KRMModel):
     """
 
     bucket_name: Annotated[
-        str | None, Field(alias="bucketName", description="Required. Cloud Storage bucket name.")
-    ] = None
+        str, Field(alias="bucketName", description="Required. Cloud Storage bucket name.")
+    ]
     managed_folder_transfer_enabled: Annotated[
         bool | None, Field(alias="managedFolderTransferEnabled", description="Preview.")
     ] = None
@@ -284,12 +282,12 @@ class HttpData(KRMModel):
     """
 
     list_url: Annotated[
-        str | None,
+        str,
         Field(
             alias="listUrl",
             description="Required. The URL that points to the file that stores the object list entries.",
         ),
-    ] = None
+    ]
 
 
 class LoggingConfig(KRMModel):
@@ -387,19 +385,19 @@ class NotificationConfig(KRMModel):
         Field(alias="eventTypes", description="Event types for which a notification is desired."),
     ] = None
     payload_format: Annotated[
-        NotificationConfigPayloadFormat | None,
+        NotificationConfigPayloadFormat,
         Field(
             alias="payloadFormat",
             description="Required. The desired format of the notification message payloads.",
         ),
-    ] = None
+    ]
     pubsub_topic_ref: Annotated[
-        PubSubTopicRef | None,
+        PubSubTopicRef,
         Field(
             alias="pubsubTopicRef",
             description="A reference to a PubSubTopic (API field `pubsubTopic`).",
         ),
-    ] = None
+    ]
 
 
 class ObjectConditions(KRMModel):
@@ -568,9 +566,9 @@ class Schedule(KRMModel):
         Date | None, Field(alias="scheduleEndDate", description="The last day a transfer runs.")
     ] = None
     schedule_start_date: Annotated[
-        Date | None,
+        Date,
         Field(alias="scheduleStartDate", description="Required. The start date of a transfer."),
-    ] = None
+    ]
     start_time_of_day: Annotated[
         TimeOfDay | None,
         Field(

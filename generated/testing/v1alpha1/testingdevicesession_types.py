@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.testing.v1alpha1 import testing_v1_api
 from kccgen.generated.testing.v1alpha1.testing_v1_api import (
     DeviceSessionState,
@@ -26,24 +26,24 @@ class AndroidDevice(KRMModel):
     """
 
     android_model_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="androidModelId", description="Required. The id of the Android device to be used."
         ),
-    ] = None
+    ]
     android_version_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="androidVersionId",
             description="Required. The id of the Android OS version to be used.",
         ),
-    ] = None
+    ]
     locale: Annotated[
-        str | None, Field(description="Required. The locale the test device used for testing.")
-    ] = None
+        str, Field(description="Required. The locale the test device used for testing.")
+    ]
     orientation: Annotated[
-        str | None, Field(description="Required. How the device is oriented during the test.")
-    ] = None
+        str, Field(description="Required. How the device is oriented during the test.")
+    ]
 
 
 class SessionStateEventObserved(KRMModel):
@@ -129,9 +129,8 @@ class TestingDeviceSessionSpec(KRMModel):
     """
 
     android_device: Annotated[
-        AndroidDevice | None,
-        Field(alias="androidDevice", description="Required. The requested device."),
-    ] = None
+        AndroidDevice, Field(alias="androidDevice", description="Required. The requested device.")
+    ]
     expire_time: Annotated[
         str | None,
         Field(
@@ -185,5 +184,5 @@ class TestingDeviceSession(KRMObject):
         Literal["testing.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "testing.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["TestingDeviceSession"] = "TestingDeviceSession"
-    spec: TestingDeviceSessionSpec = Field(default_factory=TestingDeviceSessionSpec)
+    spec: TestingDeviceSessionSpec
     status: TestingDeviceSessionStatus | None = None

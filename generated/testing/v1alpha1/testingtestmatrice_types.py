@@ -41,24 +41,24 @@ class AndroidDevice(KRMModel):
     """
 
     android_model_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="androidModelId", description="Required. The id of the Android device to be used."
         ),
-    ] = None
+    ]
     android_version_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="androidVersionId",
             description="Required. The id of the Android OS version to be used.",
         ),
-    ] = None
+    ]
     locale: Annotated[
-        str | None, Field(description="Required. The locale the test device used for testing.")
-    ] = None
+        str, Field(description="Required. The locale the test device used for testing.")
+    ]
     orientation: Annotated[
-        str | None, Field(description="Required. How the device is oriented during the test.")
-    ] = None
+        str, Field(description="Required. How the device is oriented during the test.")
+    ]
 
 
 class AndroidDeviceList(KRMModel):
@@ -67,9 +67,9 @@ class AndroidDeviceList(KRMModel):
     """
 
     android_devices: Annotated[
-        list[AndroidDevice] | None,
+        list[AndroidDevice],
         Field(alias="androidDevices", description="Required. A list of Android devices."),
-    ] = None
+    ]
 
 
 class AndroidDeviceObserved(KRMModel):
@@ -132,12 +132,12 @@ class AndroidInstrumentationTest(KRMModel):
         ),
     ] = None
     test_apk: Annotated[
-        FileReference | None,
+        FileReference,
         Field(
             alias="testApk",
             description="Required. The APK containing the test code to be executed.",
         ),
-    ] = None
+    ]
     test_package_id: Annotated[
         str | None,
         Field(alias="testPackageId", description="The java package for the test to be executed."),
@@ -218,26 +218,26 @@ class AndroidMatrix(KRMModel):
     """
 
     android_model_ids: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="androidModelIds",
             description="Required. The ids of the set of Android device to be used.",
         ),
-    ] = None
+    ]
     android_version_ids: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="androidVersionIds",
             description="Required. The ids of the set of Android OS version to be used.",
         ),
-    ] = None
+    ]
     locales: Annotated[
-        list[str] | None,
+        list[str],
         Field(description="Required. The set of locales the test device will enable for testing."),
-    ] = None
+    ]
     orientations: Annotated[
-        list[str] | None, Field(description="Required. The set of orientations to test with.")
-    ] = None
+        list[str], Field(description="Required. The set of orientations to test with.")
+    ]
 
 
 class AndroidRoboTest(KRMModel):
@@ -533,7 +533,7 @@ class ClientInfo(KRMModel):
             alias="clientInfoDetails", description="The list of detailed information about client."
         ),
     ] = None
-    name: Annotated[str | None, Field(description="Required. Client name, such as gcloud.")] = None
+    name: Annotated[str, Field(description="Required. Client name, such as gcloud.")]
 
 
 class ClientInfoDetail(KRMModel):
@@ -541,12 +541,8 @@ class ClientInfoDetail(KRMModel):
     Key-value pair of detailed information about the client which invoked the test. Examples: {'Version', '1.0'}, {'Release Track', 'BETA'}.
     """
 
-    key: Annotated[
-        str | None, Field(description="Required. The key of detailed client information.")
-    ] = None
-    value: Annotated[
-        str | None, Field(description="Required. The value of detailed client information.")
-    ] = None
+    key: Annotated[str, Field(description="Required. The key of detailed client information.")]
+    value: Annotated[str, Field(description="Required. The value of detailed client information.")]
 
 
 class DeviceFile(KRMModel):
@@ -667,12 +663,12 @@ class GoogleCloudStorage(KRMModel):
     """
 
     gcs_path: Annotated[
-        str | None,
+        str,
         Field(
             alias="gcsPath",
             description="Required. The path to a directory in GCS that will eventually contain the results for this test.",
         ),
-    ] = None
+    ]
 
 
 class IosDevice(KRMModel):
@@ -681,22 +677,21 @@ class IosDevice(KRMModel):
     """
 
     ios_model_id: Annotated[
-        str | None,
-        Field(alias="iosModelId", description="Required. The id of the iOS device to be used."),
-    ] = None
+        str, Field(alias="iosModelId", description="Required. The id of the iOS device to be used.")
+    ]
     ios_version_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="iosVersionId",
             description="Required. The id of the iOS major software version to be used.",
         ),
-    ] = None
+    ]
     locale: Annotated[
-        str | None, Field(description="Required. The locale the test device used for testing.")
-    ] = None
+        str, Field(description="Required. The locale the test device used for testing.")
+    ]
     orientation: Annotated[
-        str | None, Field(description="Required. How the device is oriented during the test.")
-    ] = None
+        str, Field(description="Required. How the device is oriented during the test.")
+    ]
 
 
 class IosDeviceFile(KRMModel):
@@ -743,9 +738,8 @@ class IosDeviceList(KRMModel):
     """
 
     ios_devices: Annotated[
-        list[IosDevice] | None,
-        Field(alias="iosDevices", description="Required. A list of iOS devices."),
-    ] = None
+        list[IosDevice], Field(alias="iosDevices", description="Required. A list of iOS devices.")
+    ]
 
 
 class IosDeviceObserved(KRMModel):
@@ -781,12 +775,12 @@ class IosRoboTest(KRMModel):
         str | None, Field(alias="appBundleId", description="The bundle ID for the app-under-test.")
     ] = None
     app_ipa: Annotated[
-        FileReference | None,
+        FileReference,
         Field(
             alias="appIpa",
             description="Required. The ipa stored at this file should be used to run the test.",
         ),
-    ] = None
+    ]
     robo_script: Annotated[
         FileReference | None,
         Field(alias="roboScript", description="An optional Roboscript to customize the crawl."),
@@ -820,9 +814,9 @@ class IosTestLoop(KRMModel):
     """
 
     app_ipa: Annotated[
-        FileReference | None,
+        FileReference,
         Field(alias="appIpa", description="Required. The .ipa of the application to test."),
-    ] = None
+    ]
     scenarios: Annotated[
         list[int] | None,
         Field(description="The list of scenarios that should be run during the test."),
@@ -948,12 +942,12 @@ class IosXcTest(KRMModel):
         ),
     ] = None
     tests_zip: Annotated[
-        FileReference | None,
+        FileReference,
         Field(
             alias="testsZip",
             description="Required. The .zip containing the .xctestrun file and the contents of the DerivedData/Build/Products directory.",
         ),
-    ] = None
+    ]
     xcode_version: Annotated[
         str | None,
         Field(
@@ -1034,12 +1028,12 @@ class ManualSharding(KRMModel):
     """
 
     test_targets_for_shard: Annotated[
-        list[TestTargetsForShard] | None,
+        list[TestTargetsForShard],
         Field(
             alias="testTargetsForShard",
             description="Required. Group of packages, classes, and/or test methods to be run for each manually-created shard.",
         ),
-    ] = None
+    ]
 
 
 class ManualShardingObserved(KRMModel):
@@ -1084,16 +1078,16 @@ class ObbFile(KRMModel):
     """
 
     obb: Annotated[
-        FileReference | None,
+        FileReference,
         Field(description="Required. Opaque Binary Blob (OBB) file(s) to install on the device."),
-    ] = None
+    ]
     obb_file_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="obbFileName",
             description="Required. OBB file name which must conform to the format as specified by Android e.g. [main|patch].0300110.com.example.android.obb which will be installed into \\/Android/obb/\\/ on the device.",
         ),
-    ] = None
+    ]
 
 
 class ObbFileObserved(KRMModel):
@@ -1119,11 +1113,11 @@ class RegularFile(KRMModel):
     A file or directory to install on the device before the test starts.
     """
 
-    content: Annotated[FileReference | None, Field(description="Required. The source file.")] = None
+    content: Annotated[FileReference, Field(description="Required. The source file.")]
     device_path: Annotated[
-        str | None,
+        str,
         Field(alias="devicePath", description="Required. Where to put the content on the device."),
-    ] = None
+    ]
 
 
 class RegularFileObserved(KRMModel):
@@ -1146,8 +1140,8 @@ class ResultStorage(KRMModel):
     """
 
     google_cloud_storage: Annotated[
-        GoogleCloudStorage | None, Field(alias="googleCloudStorage", description="Required.")
-    ] = None
+        GoogleCloudStorage, Field(alias="googleCloudStorage", description="Required.")
+    ]
     tool_results_history: Annotated[
         ToolResultsHistory | None,
         Field(
@@ -1184,22 +1178,22 @@ class RoboDirective(KRMModel):
     """
 
     action_type: Annotated[
-        RoboDirectiveActionType | None,
+        RoboDirectiveActionType,
         Field(
             alias="actionType",
             description="Required. The type of action that Robo should perform on the specified element.",
         ),
-    ] = None
+    ]
     input_text: Annotated[
         str | None, Field(alias="inputText", description="The text that Robo is directed to set.")
     ] = None
     resource_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="resourceName",
             description="Required. The android resource name of the target UI element.",
         ),
-    ] = None
+    ]
 
 
 class RoboDirectiveObserved(KRMModel):
@@ -1855,12 +1849,12 @@ class TestingTestMatriceSpec(KRMModel):
         ),
     ] = None
     environment_matrix: Annotated[
-        EnvironmentMatrix | None,
+        EnvironmentMatrix,
         Field(
             alias="environmentMatrix",
             description="Required. The devices the tests are being executed on.",
         ),
-    ] = None
+    ]
     fail_fast: Annotated[
         bool | None,
         Field(
@@ -1886,16 +1880,16 @@ class TestingTestMatriceSpec(KRMModel):
         ),
     ] = None
     result_storage: Annotated[
-        ResultStorage | None,
+        ResultStorage,
         Field(
             alias="resultStorage",
             description="Required. Where the results for the matrix are written.",
         ),
-    ] = None
+    ]
     test_specification: Annotated[
-        TestSpecification | None,
+        TestSpecification,
         Field(alias="testSpecification", description="Required. How to run the test."),
-    ] = None
+    ]
 
 
 class ToolResultsExecutionObserved(KRMModel):
@@ -1925,15 +1919,15 @@ class ToolResultsHistory(KRMModel):
     """
 
     history_id: Annotated[
-        str | None, Field(alias="historyId", description="Required. A tool results history ID.")
-    ] = None
+        str, Field(alias="historyId", description="Required. A tool results history ID.")
+    ]
     project_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="projectId",
             description="Required. The cloud project that owns the tool results history.",
         ),
-    ] = None
+    ]
 
 
 class ToolResultsStepObserved(KRMModel):
@@ -1966,9 +1960,8 @@ class UniformSharding(KRMModel):
     """
 
     num_shards: Annotated[
-        int | None,
-        Field(alias="numShards", description="Required. The total number of shards to create."),
-    ] = None
+        int, Field(alias="numShards", description="Required. The total number of shards to create.")
+    ]
 
 
 class UniformShardingObserved(KRMModel):

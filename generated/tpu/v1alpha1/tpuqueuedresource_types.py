@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.compute.v1alpha1.computedisk_reference import ComputeDiskRef
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.tpu.v1alpha1 import tpu_v2_api
 from kccgen.generated.tpu.v1alpha1.tpu_v2_api import (
     AcceleratorConfigType,
@@ -35,10 +35,8 @@ class AcceleratorConfig(KRMModel):
     A TPU accelerator configuration.
     """
 
-    topology: Annotated[str | None, Field(description="Required. Topology of TPU in chips.")] = None
-    type: Annotated[AcceleratorConfigType | None, Field(description="Required. Type of TPU.")] = (
-        None
-    )
+    topology: Annotated[str, Field(description="Required. Topology of TPU in chips.")]
+    type: Annotated[AcceleratorConfigType, Field(description="Required. Type of TPU.")]
 
 
 class AccessConfigObserved(KRMModel):
@@ -161,9 +159,8 @@ class MultisliceParams(KRMModel):
     """
 
     node_count: Annotated[
-        int | None,
-        Field(alias="nodeCount", description="Required. Number of nodes with this spec."),
-    ] = None
+        int, Field(alias="nodeCount", description="Required. Number of nodes with this spec.")
+    ]
     node_id_prefix: Annotated[
         str | None,
         Field(
@@ -279,11 +276,11 @@ class Node(KRMModel):
         ),
     ] = None
     runtime_version: Annotated[
-        str | None,
+        str,
         Field(
             alias="runtimeVersion", description="Required. The runtime version running in the Node."
         ),
-    ] = None
+    ]
     scheduling_config: Annotated[
         SchedulingConfig | None,
         Field(alias="schedulingConfig", description="The scheduling options for this node."),
@@ -391,11 +388,11 @@ class NodeSpec(KRMModel):
             description="Optional. Fields to specify in case of multislice request.",
         ),
     ] = None
-    node: Annotated[Node | None, Field(description="Required. The node.")] = None
+    node: Annotated[Node, Field(description="Required. The node.")]
     node_id: Annotated[
         str | None, Field(alias="nodeId", description="Optional. The unqualified resource name.")
     ] = None
-    parent: Annotated[str | None, Field(description="Required. The parent resource name.")] = None
+    parent: Annotated[str, Field(description="Required. The parent resource name.")]
 
 
 class NodeSpecObservedState(KRMModel):

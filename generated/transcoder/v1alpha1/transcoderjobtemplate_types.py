@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.external.secretmanagersecretversion_reference import (
     SecretManagerSecretVersionRef,
 )
 from kccgen.generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.transcoder.v1alpha1 import transcoder_v1_api
 from kccgen.generated.transcoder.v1alpha1.transcoder_v1_api import (
     AnimationFadeFadeType,
@@ -96,12 +96,12 @@ class AnimationFade(KRMModel):
         ),
     ] = None
     fade_type: Annotated[
-        AnimationFadeFadeType | None,
+        AnimationFadeFadeType,
         Field(
             alias="fadeType",
             description="Required. Type of fade animation: `FADE_IN` or `FADE_OUT`.",
         ),
-    ] = None
+    ]
     start_time_offset: Annotated[
         str | None,
         Field(
@@ -162,42 +162,42 @@ class AudioMapping(KRMModel):
     """
 
     atom_key: Annotated[
-        str | None,
+        str,
         Field(
             alias="atomKey",
             description="Required. The EditAtom.key that references the atom with audio inputs in the JobConfig.edit_list.",
         ),
-    ] = None
+    ]
     gain_db: Annotated[
         float | None, Field(alias="gainDb", description="Audio volume control in dB.")
     ] = None
     input_channel: Annotated[
-        int | None,
+        int,
         Field(
             alias="inputChannel",
             description="Required. The zero-based index of the channel in the input audio stream.",
         ),
-    ] = None
+    ]
     input_key: Annotated[
-        str | None,
+        str,
         Field(
             alias="inputKey", description="Required. The Input.key that identifies the input file."
         ),
-    ] = None
+    ]
     input_track: Annotated[
-        int | None,
+        int,
         Field(
             alias="inputTrack",
             description="Required. The zero-based index of the track in the input file.",
         ),
-    ] = None
+    ]
     output_channel: Annotated[
-        int | None,
+        int,
         Field(
             alias="outputChannel",
             description="Required. The zero-based index of the channel in the output audio stream.",
         ),
-    ] = None
+    ]
 
 
 class AudioStream(KRMModel):
@@ -206,9 +206,8 @@ class AudioStream(KRMModel):
     """
 
     bitrate_bps: Annotated[
-        int | None,
-        Field(alias="bitrateBps", description="Required. Audio bitrate in bits per second."),
-    ] = None
+        int, Field(alias="bitrateBps", description="Required. Audio bitrate in bits per second.")
+    ]
     channel_count: Annotated[
         int | None, Field(alias="channelCount", description="Number of audio channels.")
     ] = None
@@ -425,15 +424,15 @@ class Encryption(KRMModel):
         Aes128Encryption | None, Field(description="Configuration for AES-128 encryption.")
     ] = None
     drm_systems: Annotated[
-        DrmSystems | None,
+        DrmSystems,
         Field(
             alias="drmSystems",
             description="Required. DRM system(s) to use; at least one must be specified.",
         ),
-    ] = None
+    ]
     id: Annotated[
-        str | None, Field(description="Required. Identifier for this set of encryption options.")
-    ] = None
+        str, Field(description="Required. Identifier for this set of encryption options.")
+    ]
     mpeg_cenc: Annotated[
         MpegCommonEncryption | None,
         Field(
@@ -498,9 +497,9 @@ class H264CodecSettings(KRMModel):
         Field(alias="bPyramid", description="Allow B-pyramid for reference frame selection."),
     ] = None
     bitrate_bps: Annotated[
-        int | None,
+        int,
         Field(alias="bitrateBps", description="Required. The video bitrate in bits per second."),
-    ] = None
+    ]
     crf_level: Annotated[int | None, Field(alias="crfLevel", description="Target CRF level.")] = (
         None
     )
@@ -515,12 +514,12 @@ class H264CodecSettings(KRMModel):
         str | None, Field(alias="entropyCoder", description="The entropy coder to use.")
     ] = None
     frame_rate: Annotated[
-        float | None,
+        float,
         Field(
             alias="frameRate",
             description="Required. The target video frame rate in frames per second (FPS).",
         ),
-    ] = None
+    ]
     frame_rate_conversion_strategy: Annotated[
         H264CodecSettingsFrameRateConversionStrategy | None,
         Field(
@@ -620,9 +619,9 @@ class H265CodecSettings(KRMModel):
         Field(alias="bPyramid", description="Allow B-pyramid for reference frame selection."),
     ] = None
     bitrate_bps: Annotated[
-        int | None,
+        int,
         Field(alias="bitrateBps", description="Required. The video bitrate in bits per second."),
-    ] = None
+    ]
     crf_level: Annotated[int | None, Field(alias="crfLevel", description="Target CRF level.")] = (
         None
     )
@@ -634,12 +633,12 @@ class H265CodecSettings(KRMModel):
         ),
     ] = None
     frame_rate: Annotated[
-        float | None,
+        float,
         Field(
             alias="frameRate",
             description="Required. The target video frame rate in frames per second (FPS).",
         ),
-    ] = None
+    ]
     frame_rate_conversion_strategy: Annotated[
         H265CodecSettingsFrameRateConversionStrategy | None,
         Field(
@@ -733,9 +732,7 @@ class Image(KRMModel):
         NormalizedCoordinate | None,
         Field(description="Normalized image resolution, based on output video resolution."),
     ] = None
-    uri: Annotated[
-        str | None, Field(description="Required. URI of the image in Cloud Storage.")
-    ] = None
+    uri: Annotated[str, Field(description="Required. URI of the image in Cloud Storage.")]
 
 
 class Input(KRMModel):
@@ -857,15 +854,13 @@ class Manifest(KRMModel):
         str | None, Field(alias="fileName", description="The name of the generated file.")
     ] = None
     mux_streams: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="muxStreams",
             description="Required. List of user supplied MuxStream.key values that should appear in this manifest.",
         ),
-    ] = None
-    type: Annotated[ManifestType | None, Field(description="Required. Type of the manifest.")] = (
-        None
-    )
+    ]
+    type: Annotated[ManifestType, Field(description="Required. Type of the manifest.")]
 
 
 class MpegCommonEncryption(KRMModel):
@@ -873,9 +868,7 @@ class MpegCommonEncryption(KRMModel):
     Configuration for MPEG Common Encryption (MPEG-CENC).
     """
 
-    scheme: Annotated[str | None, Field(description="Required. Specify the encryption scheme.")] = (
-        None
-    )
+    scheme: Annotated[str, Field(description="Required. Specify the encryption scheme.")]
 
 
 class MuxStream(KRMModel):
@@ -1013,12 +1006,12 @@ class SecretManagerSource(KRMModel):
     """
 
     secret_version_ref: Annotated[
-        SecretManagerSecretVersionRef | None,
+        SecretManagerSecretVersionRef,
         Field(
             alias="secretVersionRef",
             description="A reference to a SecretManagerSecretVersion (API field `secretVersion`).",
         ),
-    ] = None
+    ]
 
 
 class SegmentSettings(KRMModel):
@@ -1027,11 +1020,11 @@ class SegmentSettings(KRMModel):
     """
 
     individual_segments: Annotated[
-        bool | None,
+        bool,
         Field(
             alias="individualSegments", description="Required. Create an individual segment file."
         ),
-    ] = None
+    ]
     segment_duration: Annotated[
         str | None,
         Field(
@@ -1063,12 +1056,12 @@ class SpriteSheet(KRMModel):
         ),
     ] = None
     file_prefix: Annotated[
-        str | None,
+        str,
         Field(
             alias="filePrefix",
             description="Required. File name prefix for the generated sprite sheets.",
         ),
-    ] = None
+    ]
     format: Annotated[str | None, Field(description="Format type.")] = None
     interval: Annotated[
         str | None,
@@ -1085,13 +1078,13 @@ class SpriteSheet(KRMModel):
         Field(alias="rowCount", description="The maximum number of rows per sprite sheet."),
     ] = None
     sprite_height_pixels: Annotated[
-        int | None,
+        int,
         Field(alias="spriteHeightPixels", description="Required. The height of sprite in pixels."),
-    ] = None
+    ]
     sprite_width_pixels: Annotated[
-        int | None,
+        int,
         Field(alias="spriteWidthPixels", description="Required. The width of sprite in pixels."),
-    ] = None
+    ]
     start_time_offset: Annotated[
         str | None,
         Field(
@@ -1111,25 +1104,25 @@ class TextMapping(KRMModel):
     """
 
     atom_key: Annotated[
-        str | None,
+        str,
         Field(
             alias="atomKey",
             description="Required. The EditAtom.key that references atom with text inputs in the JobConfig.edit_list.",
         ),
-    ] = None
+    ]
     input_key: Annotated[
-        str | None,
+        str,
         Field(
             alias="inputKey", description="Required. The Input.key that identifies the input file."
         ),
-    ] = None
+    ]
     input_track: Annotated[
-        int | None,
+        int,
         Field(
             alias="inputTrack",
             description="Required. The zero-based index of the track in the input file.",
         ),
-    ] = None
+    ]
 
 
 class TextStream(KRMModel):
@@ -1253,19 +1246,19 @@ class Vp9CodecSettings(KRMModel):
     """
 
     bitrate_bps: Annotated[
-        int | None,
+        int,
         Field(alias="bitrateBps", description="Required. The video bitrate in bits per second."),
-    ] = None
+    ]
     crf_level: Annotated[int | None, Field(alias="crfLevel", description="Target CRF level.")] = (
         None
     )
     frame_rate: Annotated[
-        float | None,
+        float,
         Field(
             alias="frameRate",
             description="Required. The target video frame rate in frames per second (FPS).",
         ),
-    ] = None
+    ]
     frame_rate_conversion_strategy: Annotated[
         Vp9CodecSettingsFrameRateConversionStrategy | None,
         Field(

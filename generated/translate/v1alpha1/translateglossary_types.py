@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.translate.v1alpha1 import translate_v3_api
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -21,9 +21,7 @@ class GcsSource(KRMModel):
     The Google Cloud Storage location for the input content.
     """
 
-    input_uri: Annotated[
-        str | None, Field(alias="inputUri", description="Required. Source data URI.")
-    ] = None
+    input_uri: Annotated[str, Field(alias="inputUri", description="Required. Source data URI.")]
 
 
 class GlossaryInputConfig(KRMModel):
@@ -32,12 +30,12 @@ class GlossaryInputConfig(KRMModel):
     """
 
     gcs_source: Annotated[
-        GcsSource | None,
+        GcsSource,
         Field(
             alias="gcsSource",
             description="Required. Google Cloud Storage location of glossary data.",
         ),
-    ] = None
+    ]
 
 
 class LanguageCodePair(KRMModel):
@@ -46,19 +44,19 @@ class LanguageCodePair(KRMModel):
     """
 
     source_language_code: Annotated[
-        str | None,
+        str,
         Field(
             alias="sourceLanguageCode",
             description='Required. The ISO-639 language code of the input text, for example, "en-US".',
         ),
-    ] = None
+    ]
     target_language_code: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetLanguageCode",
             description='Required. The ISO-639 language code for translation output, for example, "zh-CN".',
         ),
-    ] = None
+    ]
 
 
 class LanguageCodesSet(KRMModel):
@@ -115,12 +113,12 @@ class TranslateGlossarySpec(KRMModel):
         Field(alias="displayName", description="Optional. The display name of the glossary."),
     ] = None
     input_config: Annotated[
-        GlossaryInputConfig | None,
+        GlossaryInputConfig,
         Field(
             alias="inputConfig",
             description="Required. Provides examples to build the glossary from.",
         ),
-    ] = None
+    ]
     language_codes_set: Annotated[
         LanguageCodesSet | None,
         Field(alias="languageCodesSet", description="Used with equivalent term set glossaries."),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.translate.v1alpha1 import translate_v3_api
 from kccgen.generated.translate.v1alpha1.translatedataset_reference import TranslateDatasetRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
@@ -81,12 +81,12 @@ class TranslateModelSpec(KRMModel):
     """
 
     dataset_ref: Annotated[
-        TranslateDatasetRef | None,
+        TranslateDatasetRef,
         Field(
             alias="datasetRef",
             description="A reference to a TranslateDataset (API field `dataset`).",
         ),
-    ] = None
+    ]
     display_name: Annotated[
         str | None,
         Field(alias="displayName", description="The name of the model to show in the interface."),

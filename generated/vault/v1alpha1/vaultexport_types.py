@@ -139,9 +139,7 @@ class DriveDocumentIds(KRMModel):
     Specify Drive documents by document ID.
     """
 
-    ids: Annotated[
-        list[str] | None, Field(description="Required. A list of Drive document IDs.")
-    ] = None
+    ids: Annotated[list[str], Field(description="Required. A list of Drive document IDs.")]
 
 
 class DriveDocumentInfo(KRMModel):

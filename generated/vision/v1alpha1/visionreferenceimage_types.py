@@ -81,9 +81,8 @@ class VisionReferenceImageSpec(KRMModel):
         ),
     ] = None
     uri: Annotated[
-        str | None,
-        Field(description="Required. The Google Cloud Storage URI of the reference image."),
-    ] = None
+        str, Field(description="Required. The Google Cloud Storage URI of the reference image.")
+    ]
 
 
 class VisionReferenceImageStatus(KRMStatus):

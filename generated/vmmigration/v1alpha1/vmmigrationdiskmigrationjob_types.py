@@ -30,9 +30,7 @@ class AwsSourceDiskDetails(KRMModel):
     Represents the source AWS Disk details.
     """
 
-    volume_id: Annotated[
-        str | None, Field(alias="volumeId", description="Required. AWS volume ID.")
-    ] = None
+    volume_id: Annotated[str, Field(alias="volumeId", description="Required. AWS volume ID.")]
 
 
 class AwsSourceDiskDetailsObservedState(KRMModel):
@@ -62,9 +60,9 @@ class ComputeEngineDisk(KRMModel):
         Field(alias="diskRef", description="A reference to a ComputeDisk (API field `diskId`)."),
     ] = None
     disk_type: Annotated[
-        ComputeEngineDiskDiskType | None,
+        ComputeEngineDiskDiskType,
         Field(alias="diskType", description="Required. The disk type to use."),
-    ] = None
+    ]
     replica_zones: Annotated[
         list[str] | None,
         Field(
@@ -72,9 +70,8 @@ class ComputeEngineDisk(KRMModel):
         ),
     ] = None
     zone: Annotated[
-        str | None,
-        Field(description="Required. The Compute Engine zone in which to create the disk."),
-    ] = None
+        str, Field(description="Required. The Compute Engine zone in which to create the disk.")
+    ]
 
 
 class DiskMigrationJobTargetDetails(KRMModel):
@@ -90,16 +87,15 @@ class DiskMigrationJobTargetDetails(KRMModel):
         Field(description="Optional. A map of labels to associate with the disk."),
     ] = None
     target_disk: Annotated[
-        ComputeEngineDisk | None,
-        Field(alias="targetDisk", description="Required. The target disk."),
-    ] = None
+        ComputeEngineDisk, Field(alias="targetDisk", description="Required. The target disk.")
+    ]
     target_project_ref: Annotated[
-        VMMigrationTargetProjectRef | None,
+        VMMigrationTargetProjectRef,
         Field(
             alias="targetProjectRef",
             description="A reference to a VMMigrationTargetProject (API field `targetProject`).",
         ),
-    ] = None
+    ]
 
 
 class DiskMigrationStepObserved(KRMModel):
@@ -131,12 +127,12 @@ class Encryption(KRMModel):
     """
 
     kms_key: Annotated[
-        str | None,
+        str,
         Field(
             alias="kmsKey",
             description="Required. The name of the encryption key that is stored in Google Cloud KMS.",
         ),
-    ] = None
+    ]
 
 
 class Int64String(RootModel[str]):
@@ -231,12 +227,12 @@ class VMMigrationDiskMigrationJobSpec(KRMModel):
         ),
     ]
     target_details: Annotated[
-        DiskMigrationJobTargetDetails | None,
+        DiskMigrationJobTargetDetails,
         Field(
             alias="targetDetails",
             description="Required. Details of the target Disk in Compute Engine.",
         ),
-    ] = None
+    ]
 
 
 class VMMigrationDiskMigrationJobStatus(KRMStatus):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.compute.v1alpha1.computelicense_reference import ComputeLicenseRef
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.vmmigration.v1alpha1 import vmmigration_v1_api
 from kccgen.generated.vmmigration.v1alpha1.vmmigration_v1_api import (
     ImageImportJobState,
@@ -106,9 +106,8 @@ class DiskImageTargetDetails(KRMModel):
         ),
     ] = None
     image_name: Annotated[
-        str | None,
-        Field(alias="imageName", description="Required. The name of the image to be created."),
-    ] = None
+        str, Field(alias="imageName", description="Required. The name of the image to be created.")
+    ]
     labels: Annotated[
         dict[str, str] | None,
         Field(description="Optional. A map of labels to associate with the image."),
@@ -128,12 +127,12 @@ class DiskImageTargetDetails(KRMModel):
         ),
     ] = None
     target_project_ref: Annotated[
-        VMMigrationTargetProjectRef | None,
+        VMMigrationTargetProjectRef,
         Field(
             alias="targetProjectRef",
             description="A reference to a VMMigrationTargetProject (API field `targetProject`).",
         ),
-    ] = None
+    ]
 
 
 class DiskImageTargetDetailsObserved(KRMModel):
@@ -205,12 +204,12 @@ class Encryption(KRMModel):
     """
 
     kms_key: Annotated[
-        str | None,
+        str,
         Field(
             alias="kmsKey",
             description="Required. The name of the encryption key that is stored in Google Cloud KMS.",
         ),
-    ] = None
+    ]
 
 
 class EncryptionObserved(KRMModel):
@@ -464,12 +463,12 @@ class MachineImageTargetDetails(KRMModel):
         ),
     ] = None
     machine_image_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="machineImageName",
             description="Required. The name of the machine image to be created.",
         ),
-    ] = None
+    ]
     machine_image_parameters_overrides: Annotated[
         MachineImageParametersOverrides | None,
         Field(
@@ -522,12 +521,12 @@ class MachineImageTargetDetails(KRMModel):
         ),
     ] = None
     target_project_ref: Annotated[
-        VMMigrationTargetProjectRef | None,
+        VMMigrationTargetProjectRef,
         Field(
             alias="targetProjectRef",
             description="A reference to a VMMigrationTargetProject (API field `targetProject`).",
         ),
-    ] = None
+    ]
 
 
 class MachineImageTargetDetailsObserved(KRMModel):
@@ -712,9 +711,7 @@ class ServiceAccount(KRMModel):
     Service account to assign to the instance created by the machine image.
     """
 
-    email: Annotated[
-        str | None, Field(description="Required. The email address of the service account.")
-    ] = None
+    email: Annotated[str, Field(description="Required. The email address of the service account.")]
     scopes: Annotated[
         list[str] | None,
         Field(

@@ -840,12 +840,12 @@ class DiskImageDefaults(KRMModel):
     """
 
     source_image: Annotated[
-        str | None,
+        str,
         Field(
             alias="sourceImage",
             description="Required. The Image resource used when creating the disk.",
         ),
-    ] = None
+    ]
 
 
 class DisksMigrationDisksTargetDefaults(KRMModel):
@@ -904,9 +904,9 @@ class DisksMigrationVmTargetDefaults(KRMModel):
         Field(description="Optional. A map of labels to associate with the VM."),
     ] = None
     machine_type: Annotated[
-        str | None,
+        str,
         Field(alias="machineType", description="Required. The machine type to create the VM with."),
-    ] = None
+    ]
     machine_type_series: Annotated[
         str | None,
         Field(
@@ -944,8 +944,8 @@ class DisksMigrationVmTargetDefaults(KRMModel):
         ),
     ] = None
     vm_name: Annotated[
-        str | None, Field(alias="vmName", description="Required. The name of the VM to create.")
-    ] = None
+        str, Field(alias="vmName", description="Required. The name of the VM to create.")
+    ]
 
 
 class DisksMigrationVmTargetDetailsObserved(KRMModel):
@@ -965,12 +965,12 @@ class Encryption(KRMModel):
     """
 
     kms_key: Annotated[
-        str | None,
+        str,
         Field(
             alias="kmsKey",
             description="Required. The name of the encryption key that is stored in Google Cloud KMS.",
         ),
-    ] = None
+    ]
 
 
 class EncryptionObserved(KRMModel):
@@ -1155,12 +1155,12 @@ class PersistentDiskDefaults(KRMModel):
         Encryption | None, Field(description="Optional. The encryption to apply to the disk.")
     ] = None
     source_disk_number: Annotated[
-        int | None,
+        int,
         Field(
             alias="sourceDiskNumber",
             description="Required. The ordinal number of the source VM disk.",
         ),
-    ] = None
+    ]
     vm_attachment_details: Annotated[
         VmAttachmentDetails | None,
         Field(

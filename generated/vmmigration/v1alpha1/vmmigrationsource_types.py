@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.vmmigration.v1alpha1 import vmmigration_v1_api
 from kccgen.generated.vmmigration.v1alpha1.vmmigration_v1_api import (
     AwsSourceDetailsState,
@@ -170,12 +170,12 @@ class Encryption(KRMModel):
     """
 
     kms_key: Annotated[
-        str | None,
+        str,
         Field(
             alias="kmsKey",
             description="Required. The name of the encryption key that is stored in Google Cloud KMS.",
         ),
-    ] = None
+    ]
 
 
 class StatusObserved(KRMModel):
@@ -202,8 +202,8 @@ class Tag(KRMModel):
     Tag is an AWS tag representation.
     """
 
-    key: Annotated[str | None, Field(description="Required. Key of tag.")] = None
-    value: Annotated[str | None, Field(description="Required. Value of tag.")] = None
+    key: Annotated[str, Field(description="Required. Key of tag.")]
+    value: Annotated[str, Field(description="Required. Value of tag.")]
 
 
 class VMMigrationSourceObservedState(KRMModel):

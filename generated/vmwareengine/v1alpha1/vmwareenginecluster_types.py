@@ -50,19 +50,19 @@ class AutoscalingPolicy(KRMModel):
         ),
     ] = None
     node_type_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="nodeTypeId",
             description="Required. The canonical identifier of the node type to add or remove.",
         ),
-    ] = None
+    ]
     scale_out_size: Annotated[
-        int | None,
+        int,
         Field(
             alias="scaleOutSize",
             description="Required. Number of nodes to add to a cluster during a scale-out operation.",
         ),
-    ] = None
+    ]
     storage_thresholds: Annotated[
         Thresholds | None,
         Field(
@@ -78,12 +78,12 @@ class AutoscalingSettings(KRMModel):
     """
 
     autoscaling_policies: Annotated[
-        dict[str, AutoscalingPolicy] | None,
+        dict[str, AutoscalingPolicy],
         Field(
             alias="autoscalingPolicies",
             description="Required. The map with autoscaling policies applied to the cluster.",
         ),
-    ] = None
+    ]
     cool_down_period: Annotated[
         str | None,
         Field(
@@ -188,12 +188,12 @@ class NodeTypeConfig(KRMModel):
         ),
     ] = None
     node_count: Annotated[
-        int | None,
+        int,
         Field(
             alias="nodeCount",
             description="Required. The number of nodes of this type in the cluster",
         ),
-    ] = None
+    ]
 
 
 class StretchedClusterConfig(KRMModel):
@@ -202,12 +202,12 @@ class StretchedClusterConfig(KRMModel):
     """
 
     preferred_location: Annotated[
-        str | None,
+        str,
         Field(
             alias="preferredLocation",
             description="Required. Zone that will remain operational when connection between the two zones is lost.",
         ),
-    ] = None
+    ]
     preferred_location_placement_group: Annotated[
         str | None,
         Field(
@@ -216,12 +216,12 @@ class StretchedClusterConfig(KRMModel):
         ),
     ] = None
     secondary_location: Annotated[
-        str | None,
+        str,
         Field(
             alias="secondaryLocation",
             description="Required. Additional zone for a higher level of availability and load balancing.",
         ),
-    ] = None
+    ]
     secondary_location_placement_group: Annotated[
         str | None,
         Field(
@@ -237,19 +237,19 @@ class Thresholds(KRMModel):
     """
 
     scale_in: Annotated[
-        int | None,
+        int,
         Field(
             alias="scaleIn",
             description="Required. The utilization triggering the scale-in operation in percent.",
         ),
-    ] = None
+    ]
     scale_out: Annotated[
-        int | None,
+        int,
         Field(
             alias="scaleOut",
             description="Required. The utilization triggering the scale-out operation in percent.",
         ),
-    ] = None
+    ]
 
 
 class VMwareEngineClusterObservedState(KRMModel):
@@ -308,12 +308,12 @@ class VMwareEngineClusterSpec(KRMModel):
         ),
     ] = None
     node_type_configs: Annotated[
-        dict[str, NodeTypeConfig] | None,
+        dict[str, NodeTypeConfig],
         Field(
             alias="nodeTypeConfigs",
             description="Required. The map of cluster node types in this cluster, where the key is canonical identifier of the node type (corresponds to the `NodeType`).",
         ),
-    ] = None
+    ]
     placement_group: Annotated[
         str | None,
         Field(

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.netapp.v1alpha1.netappvolume_reference import NetAppVolumeRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.vmwareengine.v1alpha1 import vmwareengine_v1_api
 from kccgen.generated.vmwareengine.v1alpha1.vmwareengine_v1_api import DatastoreState
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
@@ -71,18 +71,17 @@ class ThirdPartyFileService(KRMModel):
     """
 
     file_share: Annotated[
-        str | None, Field(alias="fileShare", description="Required. Required Mount Folder name")
-    ] = None
+        str, Field(alias="fileShare", description="Required. Required Mount Folder name")
+    ]
     network_ref: Annotated[
-        ComputeNetworkRef | None,
+        ComputeNetworkRef,
         Field(
             alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
         ),
-    ] = None
+    ]
     servers: Annotated[
-        list[str] | None,
-        Field(description="Required. Server IP addresses of the NFS file service."),
-    ] = None
+        list[str], Field(description="Required. Server IP addresses of the NFS file service.")
+    ]
 
 
 class VMwareEngineDatastoreObservedState(KRMModel):
@@ -137,9 +136,9 @@ class VMwareEngineDatastoreSpec(KRMModel):
         str, Field(description="Immutable. The location of the VMwareEngineDatastore.")
     ]
     nfs_datastore: Annotated[
-        NfsDatastore | None,
+        NfsDatastore,
         Field(alias="nfsDatastore", description="Required. Settings for the NFS datastore."),
-    ] = None
+    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(

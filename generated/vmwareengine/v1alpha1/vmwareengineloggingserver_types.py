@@ -55,15 +55,14 @@ class VMwareEngineLoggingServerSpec(KRMModel):
     """
 
     hostname: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. Fully-qualified domain name (FQDN) or IP Address of the logging server."
         ),
-    ] = None
+    ]
     port: Annotated[
-        int | None,
-        Field(description="Required. Port number at which the logging server receives logs."),
-    ] = None
+        int, Field(description="Required. Port number at which the logging server receives logs.")
+    ]
     private_cloud_ref: Annotated[
         VMwareEnginePrivateCloudRef,
         Field(
@@ -72,9 +71,9 @@ class VMwareEngineLoggingServerSpec(KRMModel):
         ),
     ]
     protocol: Annotated[
-        LoggingServerProtocol | None,
+        LoggingServerProtocol,
         Field(description="Required. Protocol used by vCenter to send logs to a logging server."),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(
@@ -83,12 +82,12 @@ class VMwareEngineLoggingServerSpec(KRMModel):
         ),
     ] = None
     source_type: Annotated[
-        LoggingServerSourceType | None,
+        LoggingServerSourceType,
         Field(
             alias="sourceType",
             description="Required. The type of component that produces logs that will be forwarded to this logging server.",
         ),
-    ] = None
+    ]
 
 
 class VMwareEngineLoggingServerStatus(KRMStatus):

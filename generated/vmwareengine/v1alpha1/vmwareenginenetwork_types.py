@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.vmwareengine.v1alpha1 import vmwareengine_v1_api
 from kccgen.generated.vmwareengine.v1alpha1.vmwareengine_v1_api import (
     VmwareEngineNetworkState,
@@ -91,8 +91,8 @@ class VMwareEngineNetworkSpec(KRMModel):
         ),
     ] = None
     type: Annotated[
-        VmwareEngineNetworkType | None, Field(description="Required. VMware Engine network type.")
-    ] = None
+        VmwareEngineNetworkType, Field(description="Required. VMware Engine network type.")
+    ]
 
 
 class VpcNetworkObserved(KRMModel):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.vmwareengine.v1alpha1 import vmwareengine_v1_api
 from kccgen.generated.vmwareengine.v1alpha1.vmwareengine_v1_api import (
     NetworkPeeringPeerNetworkType,
@@ -108,19 +108,19 @@ class VMwareEngineNetworkPeeringSpec(KRMModel):
         Field(alias="peerMtu", description="Optional. Maximum transmission unit (MTU) in bytes."),
     ] = None
     peer_network_ref: Annotated[
-        VMwareEngineNetworkRef | None,
+        VMwareEngineNetworkRef,
         Field(
             alias="peerNetworkRef",
             description="A reference to a VMwareEngineNetwork (API field `peerNetwork`).",
         ),
-    ] = None
+    ]
     peer_network_type: Annotated[
-        NetworkPeeringPeerNetworkType | None,
+        NetworkPeeringPeerNetworkType,
         Field(
             alias="peerNetworkType",
             description="Required. The type of the network to peer with the VMware Engine network.",
         ),
-    ] = None
+    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(
@@ -136,12 +136,12 @@ class VMwareEngineNetworkPeeringSpec(KRMModel):
         ),
     ] = None
     vmware_engine_network_ref: Annotated[
-        VMwareEngineNetworkRef | None,
+        VMwareEngineNetworkRef,
         Field(
             alias="vmwareEngineNetworkRef",
             description="A reference to a VMwareEngineNetwork (API field `vmwareEngineNetwork`).",
         ),
-    ] = None
+    ]
 
 
 class VMwareEngineNetworkPeeringStatus(KRMStatus):

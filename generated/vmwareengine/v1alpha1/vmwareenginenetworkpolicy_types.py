@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.vmwareengine.v1alpha1 import vmwareengine_v1_api
 from kccgen.generated.vmwareengine.v1alpha1.vmwareengine_v1_api import NetworkServiceState
 from kccgen.generated.vmwareengine.v1alpha1.vmwareenginenetwork_reference import (
@@ -98,12 +98,12 @@ class VMwareEngineNetworkPolicySpec(KRMModel):
         Field(description="Optional. User-provided description for this network policy."),
     ] = None
     edge_services_cidr: Annotated[
-        str | None,
+        str,
         Field(
             alias="edgeServicesCidr",
             description="Required. IP address range in CIDR notation used to create internet access and external IP access.",
         ),
-    ] = None
+    ]
     external_ip: Annotated[
         NetworkService | None,
         Field(

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.vmwareengine.v1alpha1 import vmwareengine_v1_api
 from kccgen.generated.vmwareengine.v1alpha1.vmwareengine_v1_api import (
     EncryptionConfigType,
@@ -41,9 +41,9 @@ class EncryptionConfig(KRMModel):
         ),
     ] = None
     type: Annotated[
-        EncryptionConfigType | None,
+        EncryptionConfigType,
         Field(description="Required. The encryption type of the private cloud."),
-    ] = None
+    ]
 
 
 class HcxObserved(KRMModel):
@@ -69,19 +69,19 @@ class ManagementCluster(KRMModel):
     """
 
     cluster_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="clusterId",
             description="Required. The user-provided identifier of the new `Cluster`.",
         ),
-    ] = None
+    ]
     node_type_configs: Annotated[
-        dict[str, NodeTypeConfig] | None,
+        dict[str, NodeTypeConfig],
         Field(
             alias="nodeTypeConfigs",
             description="Required. The map of cluster node types in this cluster, where the key is canonical identifier of the node type (corresponds to the `NodeType`).",
         ),
-    ] = None
+    ]
     placement_group: Annotated[
         str | None,
         Field(
@@ -104,12 +104,12 @@ class NetworkConfig(KRMModel):
     """
 
     management_cidr: Annotated[
-        str | None,
+        str,
         Field(
             alias="managementCidr",
             description="Required. Management CIDR used by VMware management appliances.",
         ),
-    ] = None
+    ]
     vmware_engine_network_ref: Annotated[
         VMwareEngineNetworkRef | None,
         Field(
@@ -157,12 +157,12 @@ class NodeTypeConfig(KRMModel):
         ),
     ] = None
     node_count: Annotated[
-        int | None,
+        int,
         Field(
             alias="nodeCount",
             description="Required. The number of nodes of this type in the cluster",
         ),
-    ] = None
+    ]
 
 
 class NsxObserved(KRMModel):
@@ -188,12 +188,12 @@ class StretchedClusterConfig(KRMModel):
     """
 
     preferred_location: Annotated[
-        str | None,
+        str,
         Field(
             alias="preferredLocation",
             description="Required. Zone that will remain operational when connection between the two zones is lost.",
         ),
-    ] = None
+    ]
     preferred_location_placement_group: Annotated[
         str | None,
         Field(
@@ -202,12 +202,12 @@ class StretchedClusterConfig(KRMModel):
         ),
     ] = None
     secondary_location: Annotated[
-        str | None,
+        str,
         Field(
             alias="secondaryLocation",
             description="Required. Additional zone for a higher level of availability and load balancing.",
         ),
-    ] = None
+    ]
     secondary_location_placement_group: Annotated[
         str | None,
         Field(
@@ -294,19 +294,19 @@ class VMwareEnginePrivateCloudSpec(KRMModel):
         str, Field(description="Immutable. The location of the VMwareEnginePrivateCloud.")
     ]
     management_cluster: Annotated[
-        ManagementCluster | None,
+        ManagementCluster,
         Field(
             alias="managementCluster",
             description="Required. Input only. The management cluster for this private cloud.",
         ),
-    ] = None
+    ]
     network_config: Annotated[
-        NetworkConfig | None,
+        NetworkConfig,
         Field(
             alias="networkConfig",
             description="Required. Network configuration of the private cloud.",
         ),
-    ] = None
+    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(

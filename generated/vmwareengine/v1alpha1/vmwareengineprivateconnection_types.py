@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.vmwareengine.v1alpha1 import vmwareengine_v1_api
 from kccgen.generated.vmwareengine.v1alpha1.vmwareengine_v1_api import (
     PrivateConnectionPeeringState,
@@ -109,22 +109,20 @@ class VMwareEnginePrivateConnectionSpec(KRMModel):
         Field(alias="routingMode", description="Optional. Routing Mode."),
     ] = None
     service_network_ref: Annotated[
-        ComputeNetworkRef | None,
+        ComputeNetworkRef,
         Field(
             alias="serviceNetworkRef",
             description="A reference to a ComputeNetwork (API field `serviceNetwork`).",
         ),
-    ] = None
-    type: Annotated[
-        PrivateConnectionType | None, Field(description="Required. Private connection type.")
-    ] = None
+    ]
+    type: Annotated[PrivateConnectionType, Field(description="Required. Private connection type.")]
     vmware_engine_network_ref: Annotated[
-        VMwareEngineNetworkRef | None,
+        VMwareEngineNetworkRef,
         Field(
             alias="vmwareEngineNetworkRef",
             description="A reference to a VMwareEngineNetwork (API field `vmwareEngineNetwork`).",
         ),
-    ] = None
+    ]
 
 
 class VMwareEnginePrivateConnectionStatus(KRMStatus):

@@ -10,7 +10,7 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.vpcaccess.v1alpha1 import vpcaccess_v1_api
 from kccgen.generated.vpcaccess.v1alpha1.vpcaccess_v1_api import ConnectorState
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus

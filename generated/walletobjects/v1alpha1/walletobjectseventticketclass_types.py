@@ -743,12 +743,12 @@ class WalletobjectsEventTicketClassSpec(KRMModel):
         None
     )
     event_name: Annotated[
-        LocalizedString | None,
+        LocalizedString,
         Field(
             alias="eventName",
             description='Required. The name of the event, such as "LA Dodgers at SF Giants".',
         ),
-    ] = None
+    ]
     fine_print: Annotated[
         LocalizedString | None,
         Field(alias="finePrint", description="The fine print, terms, or conditions of the ticket."),
@@ -783,9 +783,7 @@ class WalletobjectsEventTicketClassSpec(KRMModel):
         InfoModuleData | None,
         Field(alias="infoModuleData", description="Deprecated. Use textModulesData instead."),
     ] = None
-    issuer_name: Annotated[
-        str | None, Field(alias="issuerName", description="Required. The issuer name.")
-    ] = None
+    issuer_name: Annotated[str, Field(alias="issuerName", description="Required. The issuer name.")]
     kind: Annotated[str | None, Field(description="Identifies what kind of resource this is.")] = (
         None
     )
@@ -845,9 +843,9 @@ class WalletobjectsEventTicketClassSpec(KRMModel):
         ),
     ] = None
     review_status: Annotated[
-        EventTicketClassReviewStatus | None,
+        EventTicketClassReviewStatus,
         Field(alias="reviewStatus", description="Required. The status of the class."),
-    ] = None
+    ]
     row_label: Annotated[
         EventTicketClassRowLabel | None,
         Field(
@@ -920,7 +918,5 @@ class WalletobjectsEventTicketClass(KRMObject):
         Literal["walletobjects.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "walletobjects.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["WalletobjectsEventTicketClass"] = "WalletobjectsEventTicketClass"
-    spec: WalletobjectsEventTicketClassSpec = Field(
-        default_factory=WalletobjectsEventTicketClassSpec
-    )
+    spec: WalletobjectsEventTicketClassSpec
     status: WalletobjectsEventTicketClassStatus | None = None

@@ -428,12 +428,12 @@ class EventTicketClass(KRMModel):
         None
     )
     event_name: Annotated[
-        LocalizedString | None,
+        LocalizedString,
         Field(
             alias="eventName",
             description='Required. The name of the event, such as "LA Dodgers at SF Giants".',
         ),
-    ] = None
+    ]
     fine_print: Annotated[
         LocalizedString | None,
         Field(alias="finePrint", description="The fine print, terms, or conditions of the ticket."),
@@ -460,9 +460,7 @@ class EventTicketClass(KRMModel):
         Uri | None,
         Field(alias="homepageUri", description="The URI of your application's home page."),
     ] = None
-    id: Annotated[str | None, Field(description="Required. The unique identifier for a class.")] = (
-        None
-    )
+    id: Annotated[str, Field(description="Required. The unique identifier for a class.")]
     image_modules_data: Annotated[
         list[ImageModuleData] | None,
         Field(alias="imageModulesData", description="Image module data."),
@@ -471,9 +469,7 @@ class EventTicketClass(KRMModel):
         InfoModuleData | None,
         Field(alias="infoModuleData", description="Deprecated. Use textModulesData instead."),
     ] = None
-    issuer_name: Annotated[
-        str | None, Field(alias="issuerName", description="Required. The issuer name.")
-    ] = None
+    issuer_name: Annotated[str, Field(alias="issuerName", description="Required. The issuer name.")]
     kind: Annotated[str | None, Field(description="Identifies what kind of resource this is.")] = (
         None
     )
@@ -526,9 +522,9 @@ class EventTicketClass(KRMModel):
         ),
     ] = None
     review_status: Annotated[
-        EventTicketClassReviewStatus | None,
+        EventTicketClassReviewStatus,
         Field(alias="reviewStatus", description="Required. The status of the class."),
-    ] = None
+    ]
     row_label: Annotated[
         EventTicketClassRowLabel | None,
         Field(
@@ -988,22 +984,22 @@ class RotatingBarcodeValues(KRMModel):
     """
 
     period_millis: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="periodMillis",
             description="Required. The amount of time each barcode is valid for.",
         ),
-    ] = None
+    ]
     start_date_time: Annotated[
-        str | None,
+        str,
         Field(
             alias="startDateTime",
             description="Required. The date/time the first barcode is valid from.",
         ),
-    ] = None
+    ]
     values: Annotated[
-        list[str] | None, Field(description="Required. The values to encode in the barcode.")
-    ] = None
+        list[str], Field(description="Required. The values to encode in the barcode.")
+    ]
 
 
 class SaveRestrictions(KRMModel):
@@ -1139,9 +1135,8 @@ class WalletobjectsEventTicketObjectSpec(KRMModel):
     ] = None
     barcode: Annotated[Barcode | None, Field(description="The barcode type and value.")] = None
     class_id: Annotated[
-        str | None,
-        Field(alias="classId", description="Required. The class associated with this object."),
-    ] = None
+        str, Field(alias="classId", description="Required. The class associated with this object.")
+    ]
     class_reference: Annotated[
         EventTicketClass | None,
         Field(
@@ -1276,8 +1271,8 @@ class WalletobjectsEventTicketObjectSpec(KRMModel):
         ),
     ] = None
     state: Annotated[
-        EventTicketObjectState | None, Field(description="Required. The state of the object.")
-    ] = None
+        EventTicketObjectState, Field(description="Required. The state of the object.")
+    ]
     text_modules_data: Annotated[
         list[TextModuleData] | None, Field(alias="textModulesData", description="Text module data.")
     ] = None
@@ -1334,7 +1329,5 @@ class WalletobjectsEventTicketObject(KRMObject):
         Literal["walletobjects.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "walletobjects.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["WalletobjectsEventTicketObject"] = "WalletobjectsEventTicketObject"
-    spec: WalletobjectsEventTicketObjectSpec = Field(
-        default_factory=WalletobjectsEventTicketObjectSpec
-    )
+    spec: WalletobjectsEventTicketObjectSpec
     status: WalletobjectsEventTicketObjectStatus | None = None

@@ -760,9 +760,7 @@ class WalletobjectsFlightClassSpec(KRMModel):
             description="Country code used to display the card's country (when the user is not in that country), as well as to display localized content when content is not available in the user's locale.",
         ),
     ] = None
-    destination: Annotated[
-        AirportInfo | None, Field(description="Required. Destination airport.")
-    ] = None
+    destination: Annotated[AirportInfo, Field(description="Required. Destination airport.")]
     enable_smart_tap: Annotated[
         bool | None,
         Field(
@@ -770,12 +768,12 @@ class WalletobjectsFlightClassSpec(KRMModel):
         ),
     ] = None
     flight_header: Annotated[
-        FlightHeader | None,
+        FlightHeader,
         Field(
             alias="flightHeader",
             description="Required. Information about the flight carrier and number.",
         ),
-    ] = None
+    ]
     flight_status: Annotated[
         FlightClassFlightStatus | None,
         Field(alias="flightStatus", description="Status of this flight."),
@@ -803,9 +801,7 @@ class WalletobjectsFlightClassSpec(KRMModel):
         InfoModuleData | None,
         Field(alias="infoModuleData", description="Deprecated. Use textModulesData instead."),
     ] = None
-    issuer_name: Annotated[
-        str | None, Field(alias="issuerName", description="Required. The issuer name.")
-    ] = None
+    issuer_name: Annotated[str, Field(alias="issuerName", description="Required. The issuer name.")]
     kind: Annotated[str | None, Field(description="Identifies what kind of resource this is.")] = (
         None
     )
@@ -855,12 +851,12 @@ class WalletobjectsFlightClassSpec(KRMModel):
         ),
     ] = None
     local_scheduled_departure_date_time: Annotated[
-        str | None,
+        str,
         Field(
             alias="localScheduledDepartureDateTime",
             description="Required. The scheduled date and time when the aircraft is expected to depart the gate (not the runway) Note: This field should not change too close to the departure time.",
         ),
-    ] = None
+    ]
     localized_issuer_name: Annotated[
         LocalizedString | None,
         Field(alias="localizedIssuerName", description="Translated strings for the issuer_name."),
@@ -892,7 +888,7 @@ class WalletobjectsFlightClassSpec(KRMModel):
             description="Whether or not field updates to this class should trigger notifications.",
         ),
     ] = None
-    origin: Annotated[AirportInfo | None, Field(description="Required. Origin airport.")] = None
+    origin: Annotated[AirportInfo, Field(description="Required. Origin airport.")]
     redemption_issuers: Annotated[
         list[int | Int64String] | None,
         Field(
@@ -914,9 +910,9 @@ class WalletobjectsFlightClassSpec(KRMModel):
         ),
     ] = None
     review_status: Annotated[
-        FlightClassReviewStatus | None,
+        FlightClassReviewStatus,
         Field(alias="reviewStatus", description="Required. The status of the class."),
-    ] = None
+    ]
     security_animation: Annotated[
         SecurityAnimation | None,
         Field(
@@ -964,5 +960,5 @@ class WalletobjectsFlightClass(KRMObject):
         Literal["walletobjects.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "walletobjects.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["WalletobjectsFlightClass"] = "WalletobjectsFlightClass"
-    spec: WalletobjectsFlightClassSpec = Field(default_factory=WalletobjectsFlightClassSpec)
+    spec: WalletobjectsFlightClassSpec
     status: WalletobjectsFlightClassStatus | None = None

@@ -485,9 +485,7 @@ class FlightClass(KRMModel):
             description="Country code used to display the card's country (when the user is not in that country), as well as to display localized content when content is not available in the user's locale.",
         ),
     ] = None
-    destination: Annotated[
-        AirportInfo | None, Field(description="Required. Destination airport.")
-    ] = None
+    destination: Annotated[AirportInfo, Field(description="Required. Destination airport.")]
     enable_smart_tap: Annotated[
         bool | None,
         Field(
@@ -495,12 +493,12 @@ class FlightClass(KRMModel):
         ),
     ] = None
     flight_header: Annotated[
-        FlightHeader | None,
+        FlightHeader,
         Field(
             alias="flightHeader",
             description="Required. Information about the flight carrier and number.",
         ),
-    ] = None
+    ]
     flight_status: Annotated[
         FlightClassFlightStatus | None,
         Field(alias="flightStatus", description="Status of this flight."),
@@ -520,9 +518,7 @@ class FlightClass(KRMModel):
         Uri | None,
         Field(alias="homepageUri", description="The URI of your application's home page."),
     ] = None
-    id: Annotated[str | None, Field(description="Required. The unique identifier for a class.")] = (
-        None
-    )
+    id: Annotated[str, Field(description="Required. The unique identifier for a class.")]
     image_modules_data: Annotated[
         list[ImageModuleData] | None,
         Field(alias="imageModulesData", description="Image module data."),
@@ -531,9 +527,7 @@ class FlightClass(KRMModel):
         InfoModuleData | None,
         Field(alias="infoModuleData", description="Deprecated. Use textModulesData instead."),
     ] = None
-    issuer_name: Annotated[
-        str | None, Field(alias="issuerName", description="Required. The issuer name.")
-    ] = None
+    issuer_name: Annotated[str, Field(alias="issuerName", description="Required. The issuer name.")]
     kind: Annotated[str | None, Field(description="Identifies what kind of resource this is.")] = (
         None
     )
@@ -583,12 +577,12 @@ class FlightClass(KRMModel):
         ),
     ] = None
     local_scheduled_departure_date_time: Annotated[
-        str | None,
+        str,
         Field(
             alias="localScheduledDepartureDateTime",
             description="Required. The scheduled date and time when the aircraft is expected to depart the gate (not the runway) Note: This field should not change too close to the departure time.",
         ),
-    ] = None
+    ]
     localized_issuer_name: Annotated[
         LocalizedString | None,
         Field(alias="localizedIssuerName", description="Translated strings for the issuer_name."),
@@ -620,7 +614,7 @@ class FlightClass(KRMModel):
             description="Whether or not field updates to this class should trigger notifications.",
         ),
     ] = None
-    origin: Annotated[AirportInfo | None, Field(description="Required. Origin airport.")] = None
+    origin: Annotated[AirportInfo, Field(description="Required. Origin airport.")]
     redemption_issuers: Annotated[
         list[int | Int64String] | None,
         Field(
@@ -635,9 +629,9 @@ class FlightClass(KRMModel):
         ),
     ] = None
     review_status: Annotated[
-        FlightClassReviewStatus | None,
+        FlightClassReviewStatus,
         Field(alias="reviewStatus", description="Required. The status of the class."),
-    ] = None
+    ]
     security_animation: Annotated[
         SecurityAnimation | None,
         Field(
@@ -1062,22 +1056,22 @@ class RotatingBarcodeValues(KRMModel):
     """
 
     period_millis: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="periodMillis",
             description="Required. The amount of time each barcode is valid for.",
         ),
-    ] = None
+    ]
     start_date_time: Annotated[
-        str | None,
+        str,
         Field(
             alias="startDateTime",
             description="Required. The date/time the first barcode is valid from.",
         ),
-    ] = None
+    ]
     values: Annotated[
-        list[str] | None, Field(description="Required. The values to encode in the barcode.")
-    ] = None
+        list[str], Field(description="Required. The values to encode in the barcode.")
+    ]
 
 
 class SaveRestrictions(KRMModel):
@@ -1220,9 +1214,8 @@ class WalletobjectsFlightObjectSpec(KRMModel):
         ),
     ] = None
     class_id: Annotated[
-        str | None,
-        Field(alias="classId", description="Required. The class associated with this object."),
-    ] = None
+        str, Field(alias="classId", description="Required. The class associated with this object.")
+    ]
     class_reference: Annotated[
         FlightClass | None,
         Field(
@@ -1311,18 +1304,18 @@ class WalletobjectsFlightObjectSpec(KRMModel):
         Field(alias="passConstraints", description="Pass constraints for the object."),
     ] = None
     passenger_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="passengerName",
             description="Required. Passenger name as it would appear on the boarding pass.",
         ),
-    ] = None
+    ]
     reservation_info: Annotated[
-        ReservationInfo | None,
+        ReservationInfo,
         Field(
             alias="reservationInfo", description="Required. Information about flight reservation."
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(
@@ -1355,9 +1348,7 @@ class WalletobjectsFlightObjectSpec(KRMModel):
             description="The value that will be transmitted to a Smart Tap certified terminal over NFC for this object.",
         ),
     ] = None
-    state: Annotated[
-        FlightObjectState | None, Field(description="Required. The state of the object.")
-    ] = None
+    state: Annotated[FlightObjectState, Field(description="Required. The state of the object.")]
     text_modules_data: Annotated[
         list[TextModuleData] | None, Field(alias="textModulesData", description="Text module data.")
     ] = None
@@ -1397,5 +1388,5 @@ class WalletobjectsFlightObject(KRMObject):
         Literal["walletobjects.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "walletobjects.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["WalletobjectsFlightObject"] = "WalletobjectsFlightObject"
-    spec: WalletobjectsFlightObjectSpec = Field(default_factory=WalletobjectsFlightObjectSpec)
+    spec: WalletobjectsFlightObjectSpec
     status: WalletobjectsFlightObjectStatus | None = None

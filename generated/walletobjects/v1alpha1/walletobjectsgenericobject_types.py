@@ -409,22 +409,22 @@ class RotatingBarcodeValues(KRMModel):
     """
 
     period_millis: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="periodMillis",
             description="Required. The amount of time each barcode is valid for.",
         ),
-    ] = None
+    ]
     start_date_time: Annotated[
-        str | None,
+        str,
         Field(
             alias="startDateTime",
             description="Required. The date/time the first barcode is valid from.",
         ),
-    ] = None
+    ]
     values: Annotated[
-        list[str] | None, Field(description="Required. The values to encode in the barcode.")
-    ] = None
+        list[str], Field(description="Required. The values to encode in the barcode.")
+    ]
 
 
 class SaveRestrictions(KRMModel):
@@ -556,13 +556,11 @@ class WalletobjectsGenericObjectSpec(KRMModel):
     ] = None
     barcode: Annotated[Barcode | None, Field(description="The barcode type and value.")] = None
     card_title: Annotated[
-        LocalizedString | None,
-        Field(alias="cardTitle", description="Required. The header of the pass."),
-    ] = None
+        LocalizedString, Field(alias="cardTitle", description="Required. The header of the pass.")
+    ]
     class_id: Annotated[
-        str | None,
-        Field(alias="classId", description="Required. The class associated with this object."),
-    ] = None
+        str, Field(alias="classId", description="Required. The class associated with this object.")
+    ]
     generic_type: Annotated[
         GenericObjectGenericType | None,
         Field(alias="genericType", description="Specify which `GenericType` the card belongs to."),
@@ -578,11 +576,11 @@ class WalletobjectsGenericObjectSpec(KRMModel):
         bool | None, Field(alias="hasUsers", description="Indicates if the object has users.")
     ] = None
     header: Annotated[
-        LocalizedString | None,
+        LocalizedString,
         Field(
             description='Required. The title of the pass, such as "50% off coupon" or "Library card" or "Voucher".'
         ),
-    ] = None
+    ]
     hero_image: Annotated[
         Image | None,
         Field(
@@ -699,5 +697,5 @@ class WalletobjectsGenericObject(KRMObject):
         Literal["walletobjects.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "walletobjects.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["WalletobjectsGenericObject"] = "WalletobjectsGenericObject"
-    spec: WalletobjectsGenericObjectSpec = Field(default_factory=WalletobjectsGenericObjectSpec)
+    spec: WalletobjectsGenericObjectSpec
     status: WalletobjectsGenericObjectStatus | None = None

@@ -690,9 +690,7 @@ class WalletobjectsGiftCardClassSpec(KRMModel):
         InfoModuleData | None,
         Field(alias="infoModuleData", description="Deprecated. Use textModulesData instead."),
     ] = None
-    issuer_name: Annotated[
-        str | None, Field(alias="issuerName", description="Required. The issuer name.")
-    ] = None
+    issuer_name: Annotated[str, Field(alias="issuerName", description="Required. The issuer name.")]
     kind: Annotated[str | None, Field(description="Identifies what kind of resource this is.")] = (
         None
     )
@@ -789,9 +787,9 @@ class WalletobjectsGiftCardClassSpec(KRMModel):
         ),
     ] = None
     review_status: Annotated[
-        GiftCardClassReviewStatus | None,
+        GiftCardClassReviewStatus,
         Field(alias="reviewStatus", description="Required. The status of the class."),
-    ] = None
+    ]
     security_animation: Annotated[
         SecurityAnimation | None,
         Field(
@@ -846,5 +844,5 @@ class WalletobjectsGiftCardClass(KRMObject):
         Literal["walletobjects.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "walletobjects.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["WalletobjectsGiftCardClass"] = "WalletobjectsGiftCardClass"
-    spec: WalletobjectsGiftCardClassSpec = Field(default_factory=WalletobjectsGiftCardClassSpec)
+    spec: WalletobjectsGiftCardClassSpec
     status: WalletobjectsGiftCardClassStatus | None = None

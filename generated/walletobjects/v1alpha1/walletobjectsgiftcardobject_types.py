@@ -393,9 +393,7 @@ class GiftCardClass(KRMModel):
         Uri | None,
         Field(alias="homepageUri", description="The URI of your application's home page."),
     ] = None
-    id: Annotated[str | None, Field(description="Required. The unique identifier for a class.")] = (
-        None
-    )
+    id: Annotated[str, Field(description="Required. The unique identifier for a class.")]
     image_modules_data: Annotated[
         list[ImageModuleData] | None,
         Field(alias="imageModulesData", description="Image module data."),
@@ -404,9 +402,7 @@ class GiftCardClass(KRMModel):
         InfoModuleData | None,
         Field(alias="infoModuleData", description="Deprecated. Use textModulesData instead."),
     ] = None
-    issuer_name: Annotated[
-        str | None, Field(alias="issuerName", description="Required. The issuer name.")
-    ] = None
+    issuer_name: Annotated[str, Field(alias="issuerName", description="Required. The issuer name.")]
     kind: Annotated[str | None, Field(description="Identifies what kind of resource this is.")] = (
         None
     )
@@ -496,9 +492,9 @@ class GiftCardClass(KRMModel):
         ),
     ] = None
     review_status: Annotated[
-        GiftCardClassReviewStatus | None,
+        GiftCardClassReviewStatus,
         Field(alias="reviewStatus", description="Required. The status of the class."),
-    ] = None
+    ]
     security_animation: Annotated[
         SecurityAnimation | None,
         Field(
@@ -879,22 +875,22 @@ class RotatingBarcodeValues(KRMModel):
     """
 
     period_millis: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="periodMillis",
             description="Required. The amount of time each barcode is valid for.",
         ),
-    ] = None
+    ]
     start_date_time: Annotated[
-        str | None,
+        str,
         Field(
             alias="startDateTime",
             description="Required. The date/time the first barcode is valid from.",
         ),
-    ] = None
+    ]
     values: Annotated[
-        list[str] | None, Field(description="Required. The values to encode in the barcode.")
-    ] = None
+        list[str], Field(description="Required. The values to encode in the barcode.")
+    ]
 
 
 class SaveRestrictions(KRMModel):
@@ -1038,12 +1034,11 @@ class WalletobjectsGiftCardObjectSpec(KRMModel):
     ] = None
     barcode: Annotated[Barcode | None, Field(description="The barcode type and value.")] = None
     card_number: Annotated[
-        str | None, Field(alias="cardNumber", description="Required. The card's number.")
-    ] = None
+        str, Field(alias="cardNumber", description="Required. The card's number.")
+    ]
     class_id: Annotated[
-        str | None,
-        Field(alias="classId", description="Required. The class associated with this object."),
-    ] = None
+        str, Field(alias="classId", description="Required. The class associated with this object.")
+    ]
     class_reference: Annotated[
         GiftCardClass | None,
         Field(
@@ -1160,9 +1155,7 @@ class WalletobjectsGiftCardObjectSpec(KRMModel):
             description="The value that will be transmitted to a Smart Tap certified terminal over NFC for this object.",
         ),
     ] = None
-    state: Annotated[
-        GiftCardObjectState | None, Field(description="Required. The state of the object.")
-    ] = None
+    state: Annotated[GiftCardObjectState, Field(description="Required. The state of the object.")]
     text_modules_data: Annotated[
         list[TextModuleData] | None, Field(alias="textModulesData", description="Text module data.")
     ] = None
@@ -1202,5 +1195,5 @@ class WalletobjectsGiftCardObject(KRMObject):
         Literal["walletobjects.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "walletobjects.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["WalletobjectsGiftCardObject"] = "WalletobjectsGiftCardObject"
-    spec: WalletobjectsGiftCardObjectSpec = Field(default_factory=WalletobjectsGiftCardObjectSpec)
+    spec: WalletobjectsGiftCardObjectSpec
     status: WalletobjectsGiftCardObjectStatus | None = None

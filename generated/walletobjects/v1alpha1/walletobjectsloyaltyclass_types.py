@@ -752,9 +752,7 @@ class WalletobjectsLoyaltyClassSpec(KRMModel):
         InfoModuleData | None,
         Field(alias="infoModuleData", description="Deprecated. Use textModulesData instead."),
     ] = None
-    issuer_name: Annotated[
-        str | None, Field(alias="issuerName", description="Required. The issuer name.")
-    ] = None
+    issuer_name: Annotated[str, Field(alias="issuerName", description="Required. The issuer name.")]
     kind: Annotated[str | None, Field(description="Identifies what kind of resource this is.")] = (
         None
     )
@@ -836,18 +834,18 @@ class WalletobjectsLoyaltyClassSpec(KRMModel):
         ),
     ] = None
     program_logo: Annotated[
-        Image | None,
+        Image,
         Field(
             alias="programLogo", description="Required. The logo of the loyalty program or company."
         ),
-    ] = None
+    ]
     program_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="programName",
             description='Required. The program name, such as "Adam\'s Apparel".',
         ),
-    ] = None
+    ]
     redemption_issuers: Annotated[
         list[int | Int64String] | None,
         Field(
@@ -869,9 +867,9 @@ class WalletobjectsLoyaltyClassSpec(KRMModel):
         ),
     ] = None
     review_status: Annotated[
-        LoyaltyClassReviewStatus | None,
+        LoyaltyClassReviewStatus,
         Field(alias="reviewStatus", description="Required. The status of the class."),
-    ] = None
+    ]
     rewards_tier: Annotated[
         str | None,
         Field(
@@ -953,5 +951,5 @@ class WalletobjectsLoyaltyClass(KRMObject):
         Literal["walletobjects.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "walletobjects.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["WalletobjectsLoyaltyClass"] = "WalletobjectsLoyaltyClass"
-    spec: WalletobjectsLoyaltyClassSpec = Field(default_factory=WalletobjectsLoyaltyClassSpec)
+    spec: WalletobjectsLoyaltyClassSpec
     status: WalletobjectsLoyaltyClassStatus | None = None

@@ -619,9 +619,7 @@ class LoyaltyClass(KRMModel):
         Uri | None,
         Field(alias="homepageUri", description="The URI of your application's home page."),
     ] = None
-    id: Annotated[str | None, Field(description="Required. The unique identifier for a class.")] = (
-        None
-    )
+    id: Annotated[str, Field(description="Required. The unique identifier for a class.")]
     image_modules_data: Annotated[
         list[ImageModuleData] | None,
         Field(alias="imageModulesData", description="Image module data."),
@@ -630,9 +628,7 @@ class LoyaltyClass(KRMModel):
         InfoModuleData | None,
         Field(alias="infoModuleData", description="Deprecated. Use textModulesData instead."),
     ] = None
-    issuer_name: Annotated[
-        str | None, Field(alias="issuerName", description="Required. The issuer name.")
-    ] = None
+    issuer_name: Annotated[str, Field(alias="issuerName", description="Required. The issuer name.")]
     kind: Annotated[str | None, Field(description="Identifies what kind of resource this is.")] = (
         None
     )
@@ -714,18 +710,18 @@ class LoyaltyClass(KRMModel):
         ),
     ] = None
     program_logo: Annotated[
-        Image | None,
+        Image,
         Field(
             alias="programLogo", description="Required. The logo of the loyalty program or company."
         ),
-    ] = None
+    ]
     program_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="programName",
             description='Required. The program name, such as "Adam\'s Apparel".',
         ),
-    ] = None
+    ]
     redemption_issuers: Annotated[
         list[int | Int64String] | None,
         Field(
@@ -740,9 +736,9 @@ class LoyaltyClass(KRMModel):
         ),
     ] = None
     review_status: Annotated[
-        LoyaltyClassReviewStatus | None,
+        LoyaltyClassReviewStatus,
         Field(alias="reviewStatus", description="Required. The status of the class."),
-    ] = None
+    ]
     rewards_tier: Annotated[
         str | None,
         Field(
@@ -1011,22 +1007,22 @@ class RotatingBarcodeValues(KRMModel):
     """
 
     period_millis: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="periodMillis",
             description="Required. The amount of time each barcode is valid for.",
         ),
-    ] = None
+    ]
     start_date_time: Annotated[
-        str | None,
+        str,
         Field(
             alias="startDateTime",
             description="Required. The date/time the first barcode is valid from.",
         ),
-    ] = None
+    ]
     values: Annotated[
-        list[str] | None, Field(description="Required. The values to encode in the barcode.")
-    ] = None
+        list[str], Field(description="Required. The values to encode in the barcode.")
+    ]
 
 
 class SaveRestrictions(KRMModel):
@@ -1172,9 +1168,8 @@ class WalletobjectsLoyaltyObjectSpec(KRMModel):
     ] = None
     barcode: Annotated[Barcode | None, Field(description="The barcode type and value.")] = None
     class_id: Annotated[
-        str | None,
-        Field(alias="classId", description="Required. The class associated with this object."),
-    ] = None
+        str, Field(alias="classId", description="Required. The class associated with this object.")
+    ]
     class_reference: Annotated[
         LoyaltyClass | None,
         Field(
@@ -1303,9 +1298,7 @@ class WalletobjectsLoyaltyObjectSpec(KRMModel):
             description="The value that will be transmitted to a Smart Tap certified terminal over NFC for this object.",
         ),
     ] = None
-    state: Annotated[
-        LoyaltyObjectState | None, Field(description="Required. The state of the object.")
-    ] = None
+    state: Annotated[LoyaltyObjectState, Field(description="Required. The state of the object.")]
     text_modules_data: Annotated[
         list[TextModuleData] | None, Field(alias="textModulesData", description="Text module data.")
     ] = None
@@ -1345,5 +1338,5 @@ class WalletobjectsLoyaltyObject(KRMObject):
         Literal["walletobjects.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "walletobjects.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["WalletobjectsLoyaltyObject"] = "WalletobjectsLoyaltyObject"
-    spec: WalletobjectsLoyaltyObjectSpec = Field(default_factory=WalletobjectsLoyaltyObjectSpec)
+    spec: WalletobjectsLoyaltyObjectSpec
     status: WalletobjectsLoyaltyObjectStatus | None = None

@@ -685,9 +685,7 @@ class WalletobjectsOfferClassSpec(KRMModel):
         InfoModuleData | None,
         Field(alias="infoModuleData", description="Deprecated. Use textModulesData instead."),
     ] = None
-    issuer_name: Annotated[
-        str | None, Field(alias="issuerName", description="Required. The issuer name.")
-    ] = None
+    issuer_name: Annotated[str, Field(alias="issuerName", description="Required. The issuer name.")]
     kind: Annotated[str | None, Field(description="Identifies what kind of resource this is.")] = (
         None
     )
@@ -746,18 +744,18 @@ class WalletobjectsOfferClassSpec(KRMModel):
         ),
     ] = None
     provider: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The offer provider (either the aggregator name or merchant name)."
         ),
-    ] = None
+    ]
     redemption_channel: Annotated[
-        OfferClassRedemptionChannel | None,
+        OfferClassRedemptionChannel,
         Field(
             alias="redemptionChannel",
             description="Required. The redemption channels applicable to this offer.",
         ),
-    ] = None
+    ]
     redemption_issuers: Annotated[
         list[int | Int64String] | None,
         Field(
@@ -779,9 +777,9 @@ class WalletobjectsOfferClassSpec(KRMModel):
         ),
     ] = None
     review_status: Annotated[
-        OfferClassReviewStatus | None,
+        OfferClassReviewStatus,
         Field(alias="reviewStatus", description="Required. The status of the class."),
-    ] = None
+    ]
     security_animation: Annotated[
         SecurityAnimation | None,
         Field(
@@ -800,11 +798,11 @@ class WalletobjectsOfferClassSpec(KRMModel):
         list[TextModuleData] | None, Field(alias="textModulesData", description="Text module data.")
     ] = None
     title: Annotated[
-        str | None,
+        str,
         Field(
             description='Required. The title of the offer, such as "20% off any t-shirt." Recommended maximum length is 60 characters to ensure full string is displayed on smaller screens.'
         ),
-    ] = None
+    ]
     title_image: Annotated[
         Image | None, Field(alias="titleImage", description="The title image of the offer.")
     ] = None
@@ -849,5 +847,5 @@ class WalletobjectsOfferClass(KRMObject):
         Literal["walletobjects.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "walletobjects.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["WalletobjectsOfferClass"] = "WalletobjectsOfferClass"
-    spec: WalletobjectsOfferClassSpec = Field(default_factory=WalletobjectsOfferClassSpec)
+    spec: WalletobjectsOfferClassSpec
     status: WalletobjectsOfferClassStatus | None = None

@@ -616,9 +616,7 @@ class OfferClass(KRMModel):
         Uri | None,
         Field(alias="homepageUri", description="The URI of your application's home page."),
     ] = None
-    id: Annotated[str | None, Field(description="Required. The unique identifier for a class.")] = (
-        None
-    )
+    id: Annotated[str, Field(description="Required. The unique identifier for a class.")]
     image_modules_data: Annotated[
         list[ImageModuleData] | None,
         Field(alias="imageModulesData", description="Image module data."),
@@ -627,9 +625,7 @@ class OfferClass(KRMModel):
         InfoModuleData | None,
         Field(alias="infoModuleData", description="Deprecated. Use textModulesData instead."),
     ] = None
-    issuer_name: Annotated[
-        str | None, Field(alias="issuerName", description="Required. The issuer name.")
-    ] = None
+    issuer_name: Annotated[str, Field(alias="issuerName", description="Required. The issuer name.")]
     kind: Annotated[str | None, Field(description="Identifies what kind of resource this is.")] = (
         None
     )
@@ -688,18 +684,18 @@ class OfferClass(KRMModel):
         ),
     ] = None
     provider: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The offer provider (either the aggregator name or merchant name)."
         ),
-    ] = None
+    ]
     redemption_channel: Annotated[
-        OfferClassRedemptionChannel | None,
+        OfferClassRedemptionChannel,
         Field(
             alias="redemptionChannel",
             description="Required. The redemption channels applicable to this offer.",
         ),
-    ] = None
+    ]
     redemption_issuers: Annotated[
         list[int | Int64String] | None,
         Field(
@@ -714,9 +710,9 @@ class OfferClass(KRMModel):
         ),
     ] = None
     review_status: Annotated[
-        OfferClassReviewStatus | None,
+        OfferClassReviewStatus,
         Field(alias="reviewStatus", description="Required. The status of the class."),
-    ] = None
+    ]
     security_animation: Annotated[
         SecurityAnimation | None,
         Field(
@@ -735,11 +731,11 @@ class OfferClass(KRMModel):
         list[TextModuleData] | None, Field(alias="textModulesData", description="Text module data.")
     ] = None
     title: Annotated[
-        str | None,
+        str,
         Field(
             description='Required. The title of the offer, such as "20% off any t-shirt." Recommended maximum length is 60 characters to ensure full string is displayed on smaller screens.'
         ),
-    ] = None
+    ]
     title_image: Annotated[
         Image | None, Field(alias="titleImage", description="The title image of the offer.")
     ] = None
@@ -869,22 +865,22 @@ class RotatingBarcodeValues(KRMModel):
     """
 
     period_millis: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="periodMillis",
             description="Required. The amount of time each barcode is valid for.",
         ),
-    ] = None
+    ]
     start_date_time: Annotated[
-        str | None,
+        str,
         Field(
             alias="startDateTime",
             description="Required. The date/time the first barcode is valid from.",
         ),
-    ] = None
+    ]
     values: Annotated[
-        list[str] | None, Field(description="Required. The values to encode in the barcode.")
-    ] = None
+        list[str], Field(description="Required. The values to encode in the barcode.")
+    ]
 
 
 class SaveRestrictions(KRMModel):
@@ -1020,9 +1016,8 @@ class WalletobjectsOfferObjectSpec(KRMModel):
     ] = None
     barcode: Annotated[Barcode | None, Field(description="The barcode type and value.")] = None
     class_id: Annotated[
-        str | None,
-        Field(alias="classId", description="Required. The class associated with this object."),
-    ] = None
+        str, Field(alias="classId", description="Required. The class associated with this object.")
+    ]
     class_reference: Annotated[
         OfferClass | None,
         Field(
@@ -1131,9 +1126,7 @@ class WalletobjectsOfferObjectSpec(KRMModel):
             description="The value that will be transmitted to a Smart Tap certified terminal over NFC for this object.",
         ),
     ] = None
-    state: Annotated[
-        OfferObjectState | None, Field(description="Required. The state of the object.")
-    ] = None
+    state: Annotated[OfferObjectState, Field(description="Required. The state of the object.")]
     text_modules_data: Annotated[
         list[TextModuleData] | None, Field(alias="textModulesData", description="Text module data.")
     ] = None
@@ -1173,5 +1166,5 @@ class WalletobjectsOfferObject(KRMObject):
         Literal["walletobjects.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "walletobjects.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["WalletobjectsOfferObject"] = "WalletobjectsOfferObject"
-    spec: WalletobjectsOfferObjectSpec = Field(default_factory=WalletobjectsOfferObjectSpec)
+    spec: WalletobjectsOfferObjectSpec
     status: WalletobjectsOfferObjectStatus | None = None

@@ -834,9 +834,7 @@ class WalletobjectsTransitClassSpec(KRMModel):
         InfoModuleData | None,
         Field(alias="infoModuleData", description="Deprecated. Use textModulesData instead."),
     ] = None
-    issuer_name: Annotated[
-        str | None, Field(alias="issuerName", description="Required. The issuer name.")
-    ] = None
+    issuer_name: Annotated[str, Field(alias="issuerName", description="Required. The issuer name.")]
     language_override: Annotated[
         str | None,
         Field(
@@ -857,9 +855,7 @@ class WalletobjectsTransitClassSpec(KRMModel):
             description="Note: This field is currently not supported to trigger geo notifications."
         ),
     ] = None
-    logo: Annotated[Image | None, Field(description="Required. The logo image of the ticket.")] = (
-        None
-    )
+    logo: Annotated[Image, Field(description="Required. The logo image of the ticket.")]
     merchant_locations: Annotated[
         list[MerchantLocation] | None,
         Field(alias="merchantLocations", description="Merchant locations."),
@@ -902,9 +898,9 @@ class WalletobjectsTransitClassSpec(KRMModel):
         ),
     ] = None
     review_status: Annotated[
-        TransitClassReviewStatus | None,
+        TransitClassReviewStatus,
         Field(alias="reviewStatus", description="Required. The status of the class."),
-    ] = None
+    ]
     security_animation: Annotated[
         SecurityAnimation | None,
         Field(
@@ -920,12 +916,12 @@ class WalletobjectsTransitClassSpec(KRMModel):
         Field(alias="transitOperatorName", description="The name of the transit operator."),
     ] = None
     transit_type: Annotated[
-        TransitClassTransitType | None,
+        TransitClassTransitType,
         Field(
             alias="transitType",
             description='Required. The type of transit this class represents, such as "bus".',
         ),
-    ] = None
+    ]
     value_added_module_data: Annotated[
         list[ValueAddedModuleData] | None,
         Field(alias="valueAddedModuleData", description="Optional value added module data."),
@@ -969,5 +965,5 @@ class WalletobjectsTransitClass(KRMObject):
         Literal["walletobjects.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "walletobjects.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["WalletobjectsTransitClass"] = "WalletobjectsTransitClass"
-    spec: WalletobjectsTransitClassSpec = Field(default_factory=WalletobjectsTransitClassSpec)
+    spec: WalletobjectsTransitClassSpec
     status: WalletobjectsTransitClassStatus | None = None

@@ -735,22 +735,22 @@ class RotatingBarcodeValues(KRMModel):
     """
 
     period_millis: Annotated[
-        int | Int64String | None,
+        int | Int64String,
         Field(
             alias="periodMillis",
             description="Required. The amount of time each barcode is valid for.",
         ),
-    ] = None
+    ]
     start_date_time: Annotated[
-        str | None,
+        str,
         Field(
             alias="startDateTime",
             description="Required. The date/time the first barcode is valid from.",
         ),
-    ] = None
+    ]
     values: Annotated[
-        list[str] | None, Field(description="Required. The values to encode in the barcode.")
-    ] = None
+        list[str], Field(description="Required. The values to encode in the barcode.")
+    ]
 
 
 class SaveRestrictions(KRMModel):
@@ -1163,9 +1163,7 @@ class TransitClass(KRMModel):
         Uri | None,
         Field(alias="homepageUri", description="The URI of your application's home page."),
     ] = None
-    id: Annotated[str | None, Field(description="Required. The unique identifier for a class.")] = (
-        None
-    )
+    id: Annotated[str, Field(description="Required. The unique identifier for a class.")]
     image_modules_data: Annotated[
         list[ImageModuleData] | None,
         Field(alias="imageModulesData", description="Image module data."),
@@ -1174,9 +1172,7 @@ class TransitClass(KRMModel):
         InfoModuleData | None,
         Field(alias="infoModuleData", description="Deprecated. Use textModulesData instead."),
     ] = None
-    issuer_name: Annotated[
-        str | None, Field(alias="issuerName", description="Required. The issuer name.")
-    ] = None
+    issuer_name: Annotated[str, Field(alias="issuerName", description="Required. The issuer name.")]
     language_override: Annotated[
         str | None,
         Field(
@@ -1197,9 +1193,7 @@ class TransitClass(KRMModel):
             description="Note: This field is currently not supported to trigger geo notifications."
         ),
     ] = None
-    logo: Annotated[Image | None, Field(description="Required. The logo image of the ticket.")] = (
-        None
-    )
+    logo: Annotated[Image, Field(description="Required. The logo image of the ticket.")]
     merchant_locations: Annotated[
         list[MerchantLocation] | None,
         Field(alias="merchantLocations", description="Merchant locations."),
@@ -1235,9 +1229,9 @@ class TransitClass(KRMModel):
         ),
     ] = None
     review_status: Annotated[
-        TransitClassReviewStatus | None,
+        TransitClassReviewStatus,
         Field(alias="reviewStatus", description="Required. The status of the class."),
-    ] = None
+    ]
     security_animation: Annotated[
         SecurityAnimation | None,
         Field(
@@ -1253,12 +1247,12 @@ class TransitClass(KRMModel):
         Field(alias="transitOperatorName", description="The name of the transit operator."),
     ] = None
     transit_type: Annotated[
-        TransitClassTransitType | None,
+        TransitClassTransitType,
         Field(
             alias="transitType",
             description='Required. The type of transit this class represents, such as "bus".',
         ),
-    ] = None
+    ]
     value_added_module_data: Annotated[
         list[ValueAddedModuleData] | None,
         Field(alias="valueAddedModuleData", description="Optional value added module data."),
@@ -1350,9 +1344,8 @@ class WalletobjectsTransitObjectSpec(KRMModel):
     ] = None
     barcode: Annotated[Barcode | None, Field(description="The barcode type and value.")] = None
     class_id: Annotated[
-        str | None,
-        Field(alias="classId", description="Required. The class associated with this object."),
-    ] = None
+        str, Field(alias="classId", description="Required. The class associated with this object.")
+    ]
     class_reference: Annotated[
         TransitClass | None,
         Field(
@@ -1499,9 +1492,7 @@ class WalletobjectsTransitObjectSpec(KRMModel):
             description="The value that will be transmitted to a Smart Tap certified terminal over NFC for this object.",
         ),
     ] = None
-    state: Annotated[
-        TransitObjectState | None, Field(description="Required. The state of the object.")
-    ] = None
+    state: Annotated[TransitObjectState, Field(description="Required. The state of the object.")]
     text_modules_data: Annotated[
         list[TextModuleData] | None, Field(alias="textModulesData", description="Text module data.")
     ] = None
@@ -1538,12 +1529,12 @@ class WalletobjectsTransitObjectSpec(KRMModel):
         ),
     ] = None
     trip_type: Annotated[
-        TransitObjectTripType | None,
+        TransitObjectTripType,
         Field(
             alias="tripType",
             description="Required. The type of trip this transit object represents.",
         ),
-    ] = None
+    ]
     valid_time_interval: Annotated[
         TimeInterval | None,
         Field(
@@ -1580,5 +1571,5 @@ class WalletobjectsTransitObject(KRMObject):
         Literal["walletobjects.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "walletobjects.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["WalletobjectsTransitObject"] = "WalletobjectsTransitObject"
-    spec: WalletobjectsTransitObjectSpec = Field(default_factory=WalletobjectsTransitObjectSpec)
+    spec: WalletobjectsTransitObjectSpec
     status: WalletobjectsTransitObjectStatus | None = None

@@ -28,12 +28,12 @@ class CustomAnswerChoice(KRMModel):
     """
 
     display_text: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayText",
             description="Required. The display text of the answer choice shown to readers.",
         ),
-    ] = None
+    ]
 
 
 class CustomQuestion(KRMModel):
@@ -42,12 +42,12 @@ class CustomQuestion(KRMModel):
     """
 
     answer_choices: Annotated[
-        list[CustomAnswerChoice] | None,
+        list[CustomAnswerChoice],
         Field(
             alias="answerChoices",
             description="Required. Ordered list of answer choices for the custom question (2-5 items).",
         ),
-    ] = None
+    ]
     category_label: Annotated[
         str | None,
         Field(
@@ -110,9 +110,7 @@ class NewsletterConfig(KRMModel):
             description="Optional. Whether checking the opt-in checkbox is required.",
         ),
     ] = None
-    title: Annotated[
-        str | None, Field(description="Required. The title of the newsletter signup prompt.")
-    ] = None
+    title: Annotated[str, Field(description="Required. The title of the newsletter signup prompt.")]
 
 
 class PresetQuestion(KRMModel):
@@ -128,12 +126,12 @@ class PresetQuestion(KRMModel):
         ),
     ] = None
     question_id: Annotated[
-        int | None,
+        int,
         Field(
             alias="questionId",
             description="Required. ID of the question template from `SurveyQuestionCatalog`.",
         ),
-    ] = None
+    ]
 
 
 class SurveyConfig(KRMModel):
@@ -222,11 +220,11 @@ class WebContentPublisherCtaSpec(KRMModel):
     """
 
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName", description="Required. The user-visible display name of the CTA."
         ),
-    ] = None
+    ]
     newsletter_config: Annotated[
         NewsletterConfig | None,
         Field(
@@ -255,7 +253,7 @@ class WebContentPublisherCtaSpec(KRMModel):
         SurveyConfig | None,
         Field(alias="surveyConfig", description="Optional. Configuration specific to survey CTAs."),
     ] = None
-    type: Annotated[CtaType | None, Field(description="Required. The type of this CTA.")] = None
+    type: Annotated[CtaType, Field(description="Required. The type of this CTA.")]
 
 
 class WebContentPublisherCtaStatus(KRMStatus):

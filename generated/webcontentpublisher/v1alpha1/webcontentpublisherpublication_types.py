@@ -44,11 +44,11 @@ class DomainProperty(KRMModel):
     """
 
     url: Annotated[
-        str | None,
+        str,
         Field(
             description='Required. The URL of the domain property (e.g., "https://example.com").'
         ),
-    ] = None
+    ]
 
 
 class DomainPropertyObservedState(KRMModel):
@@ -129,12 +129,12 @@ class TosAcceptance(KRMModel):
         ),
     ] = None
     user_accepted: Annotated[
-        bool | None,
+        bool,
         Field(
             alias="userAccepted",
             description="Required. Whether the user has accepted the Terms of Service.",
         ),
-    ] = None
+    ]
 
 
 class WebContentPublisherPublicationObservedState(KRMModel):
@@ -213,29 +213,29 @@ class WebContentPublisherPublicationSpec(KRMModel):
         ),
     ] = None
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName",
             description="Required. The user-visible display name of the publication.",
         ),
-    ] = None
+    ]
     language_code: Annotated[
-        str | None,
+        str,
         Field(
             alias="languageCode",
             description='Required. The primary language of the publication (BCP-47 code, e.g., "en-US").',
         ),
-    ] = None
+    ]
     organization: Annotated[
         str, Field(description="Immutable. The organization of the WebContentPublisherPublication.")
     ]
     primary_domain: Annotated[
-        DomainProperty | None,
+        DomainProperty,
         Field(
             alias="primaryDomain",
             description="Required. The primary domain property associated with the publication.",
         ),
-    ] = None
+    ]
     publication_privacy_policy_url: Annotated[
         str | None,
         Field(
@@ -258,12 +258,12 @@ class WebContentPublisherPublicationSpec(KRMModel):
         ),
     ] = None
     region_code: Annotated[
-        str | None,
+        str,
         Field(
             alias="regionCode",
             description='Required. The ISO 3166-1 alpha-2 region code where the publication is registered (e.g., "US").',
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
-from kccgen.generated.external.project_reference import ProjectRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.websecurityscanner.v1alpha1 import websecurityscanner_v1_api
 from kccgen.generated.websecurityscanner.v1alpha1.websecurityscanner_v1_api import (
     ScanConfigErrorCode,
@@ -54,15 +54,12 @@ class CustomAccount(KRMModel):
     """
 
     login_url: Annotated[
-        str | None,
-        Field(alias="loginUrl", description="Required. The login form URL of the website."),
-    ] = None
+        str, Field(alias="loginUrl", description="Required. The login form URL of the website.")
+    ]
     password: Annotated[
-        str | None, Field(description="Required. Input only. The password of the custom account.")
-    ] = None
-    username: Annotated[
-        str | None, Field(description="Required. The user name of the custom account.")
-    ] = None
+        str, Field(description="Required. Input only. The password of the custom account.")
+    ]
+    username: Annotated[str, Field(description="Required. The user name of the custom account.")]
 
 
 class GoogleAccount(KRMModel):
@@ -71,11 +68,9 @@ class GoogleAccount(KRMModel):
     """
 
     password: Annotated[
-        str | None, Field(description="Required. Input only. The password of the Google account.")
-    ] = None
-    username: Annotated[
-        str | None, Field(description="Required. The user name of the Google account.")
-    ] = None
+        str, Field(description="Required. Input only. The password of the Google account.")
+    ]
+    username: Annotated[str, Field(description="Required. The user name of the Google account.")]
 
 
 class IapCredential(KRMModel):
@@ -98,12 +93,12 @@ class IapTestServiceAccountInfo(KRMModel):
     """
 
     target_audience_client_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetAudienceClientId",
             description="Required. Describes OAuth2 client id of resources protected by Identity-Aware-Proxy (IAP).",
         ),
-    ] = None
+    ]
 
 
 class Int64String(RootModel[str]):
@@ -248,12 +243,12 @@ class Schedule(KRMModel):
     """
 
     interval_duration_days: Annotated[
-        int | None,
+        int,
         Field(
             alias="intervalDurationDays",
             description="Required. The duration of time between executions in days.",
         ),
-    ] = None
+    ]
     schedule_time: Annotated[
         str | None,
         Field(
@@ -288,12 +283,12 @@ class WebSecurityScannerScanConfigSpec(KRMModel):
         ),
     ] = None
     display_name: Annotated[
-        str | None,
+        str,
         Field(
             alias="displayName",
             description="Required. The user provided display name of the ScanConfig.",
         ),
-    ] = None
+    ]
     export_to_security_command_center: Annotated[
         ScanConfigExportToSecurityCommandCenter | None,
         Field(
@@ -340,12 +335,12 @@ class WebSecurityScannerScanConfigSpec(KRMModel):
         None
     )
     starting_urls: Annotated[
-        list[str] | None,
+        list[str],
         Field(
             alias="startingUrls",
             description="Required. The starting URLs from which the scanner finds site pages.",
         ),
-    ] = None
+    ]
     static_ip_scan: Annotated[
         bool | None,
         Field(
@@ -388,5 +383,5 @@ class WebSecurityScannerScanConfig(KRMObject):
         Literal["websecurityscanner.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "websecurityscanner.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["WebSecurityScannerScanConfig"] = "WebSecurityScannerScanConfig"
-    spec: WebSecurityScannerScanConfigSpec = Field(default_factory=WebSecurityScannerScanConfigSpec)
+    spec: WebSecurityScannerScanConfigSpec
     status: WebSecurityScannerScanConfigStatus | None = None

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.workloadmanager.v1alpha1 import workloadmanager_v1_api
 from kccgen.generated.workloadmanager.v1alpha1.workloadmanager_v1_api import (
     ActiveDirectoryType,
@@ -53,12 +53,9 @@ class ActiveDirectory(KRMModel):
         str | None, Field(alias="domainUsername", description="Optional. Domain username.")
     ] = None
     secret_manager_secret: Annotated[
-        str | None,
-        Field(alias="secretManagerSecret", description="Required. Secret Manager secret."),
-    ] = None
-    type: Annotated[
-        ActiveDirectoryType | None, Field(description="Required. Active Directory type.")
-    ] = None
+        str, Field(alias="secretManagerSecret", description="Required. Secret Manager secret.")
+    ]
+    type: Annotated[ActiveDirectoryType, Field(description="Required. Active Directory type.")]
 
 
 class AppDetails(KRMModel):
@@ -76,14 +73,14 @@ class AppDetails(KRMModel):
         list[str] | None, Field(alias="appVmNames", description="Optional. Customized VM names.")
     ] = None
     ascs_image: Annotated[
-        str | None, Field(alias="ascsImage", description="Required. Image for the ASCS server.")
-    ] = None
+        str, Field(alias="ascsImage", description="Required. Image for the ASCS server.")
+    ]
     ascs_instance_id: Annotated[
         str | None, Field(alias="ascsInstanceId", description="Optional. Instance ID for ASCS.")
     ] = None
     ascs_machine_type: Annotated[
-        str | None, Field(alias="ascsMachineType", description="Required. ASCS machine type.")
-    ] = None
+        str, Field(alias="ascsMachineType", description="Required. ASCS machine type.")
+    ]
     ascs_service_account: Annotated[
         str | None, Field(alias="ascsServiceAccount", description="ASCS service account.")
     ] = None
@@ -94,28 +91,23 @@ class AppDetails(KRMModel):
         str | None, Field(alias="ersInstanceId", description="Optional. Instance ID for ERS.")
     ] = None
     ers_vm: Annotated[str | None, Field(alias="ersVm", description="Optional. ERS VM name.")] = None
-    image: Annotated[
-        str | None, Field(description="Required. Image for the app server and ASCS server.")
-    ] = None
-    machine_type: Annotated[
-        str | None, Field(alias="machineType", description="Required. Machine type.")
-    ] = None
+    image: Annotated[str, Field(description="Required. Image for the app server and ASCS server.")]
+    machine_type: Annotated[str, Field(alias="machineType", description="Required. Machine type.")]
     secret_manager_secret: Annotated[
-        str | None,
-        Field(alias="secretManagerSecret", description="Required. Secret Manager secret."),
-    ] = None
+        str, Field(alias="secretManagerSecret", description="Required. Secret Manager secret.")
+    ]
     shared_storage: Annotated[
         str | None, Field(alias="sharedStorage", description="Optional. Storage location.")
     ] = None
     sid: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The SAP SID is a three-digit server-specific unique identification code."
         ),
-    ] = None
+    ]
     vms_multiplier: Annotated[
-        int | None, Field(alias="vmsMultiplier", description="Required. VMs multiplier.")
-    ] = None
+        int, Field(alias="vmsMultiplier", description="Required. VMs multiplier.")
+    ]
 
 
 class Database(KRMModel):
@@ -123,9 +115,7 @@ class Database(KRMModel):
     Database details.
     """
 
-    disk_type: Annotated[
-        str | None, Field(alias="diskType", description="Required. Disk type.")
-    ] = None
+    disk_type: Annotated[str, Field(alias="diskType", description="Required. Disk type.")]
     floating_ip_address: Annotated[
         str | None,
         Field(
@@ -133,9 +123,7 @@ class Database(KRMModel):
             description="Optional. Only useful for Linux High Availability setup.",
         ),
     ] = None
-    machine_type: Annotated[
-        str | None, Field(alias="machineType", description="Required. Machine type.")
-    ] = None
+    machine_type: Annotated[str, Field(alias="machineType", description="Required. Machine type.")]
     secondary_sole_tenant_node: Annotated[
         str | None,
         Field(
@@ -151,13 +139,11 @@ class Database(KRMModel):
         ),
     ] = None
     secret_manager_secret: Annotated[
-        str | None,
-        Field(alias="secretManagerSecret", description="Required. Secret Manager secret."),
-    ] = None
+        str, Field(alias="secretManagerSecret", description="Required. Secret Manager secret.")
+    ]
     smt: Annotated[
-        bool | None,
-        Field(description="Required. Whether simultaneous multithreading is enabled or not."),
-    ] = None
+        bool, Field(description="Required. Whether simultaneous multithreading is enabled or not.")
+    ]
     sole_tenant_node: Annotated[
         str | None,
         Field(
@@ -173,13 +159,13 @@ class Database(KRMModel):
         ),
     ] = None
     tempdb_on_ssd: Annotated[
-        bool | None,
+        bool,
         Field(alias="tempdbOnSsd", description="Required. Whether to have TempDB on local SSD."),
-    ] = None
+    ]
     tenancy_model: Annotated[
-        DatabaseTenancyModel | None,
+        DatabaseTenancyModel,
         Field(alias="tenancyModel", description="Required. SHARED or SOLE_TENANT."),
-    ] = None
+    ]
 
 
 class DatabaseDetails(KRMModel):
@@ -190,18 +176,12 @@ class DatabaseDetails(KRMModel):
     database_service_account: Annotated[
         str | None, Field(alias="databaseServiceAccount", description="Database service account.")
     ] = None
-    disk_type: Annotated[
-        str | None, Field(alias="diskType", description="Required. Disk type.")
-    ] = None
-    image: Annotated[str | None, Field(description="Required. Image for the database server.")] = (
-        None
-    )
+    disk_type: Annotated[str, Field(alias="diskType", description="Required. Disk type.")]
+    image: Annotated[str, Field(description="Required. Image for the database server.")]
     instance_id: Annotated[
         str | None, Field(alias="instanceId", description="Optional. Instance ID.")
     ] = None
-    machine_type: Annotated[
-        str | None, Field(alias="machineType", description="Required. Machine type.")
-    ] = None
+    machine_type: Annotated[str, Field(alias="machineType", description="Required. Machine type.")]
     primary_db_vm: Annotated[
         str | None, Field(alias="primaryDbVm", description="Optional. Primary DB VM name.")
     ] = None
@@ -209,15 +189,14 @@ class DatabaseDetails(KRMModel):
         str | None, Field(alias="secondaryDbVm", description="Optional. Secondary DB VM name.")
     ] = None
     secret_manager_secret: Annotated[
-        str | None,
-        Field(alias="secretManagerSecret", description="Required. Secret Manager secret."),
-    ] = None
+        str, Field(alias="secretManagerSecret", description="Required. Secret Manager secret.")
+    ]
     sid: Annotated[
-        str | None,
+        str,
         Field(
             description="Required. The SID is a three-digit server-specific unique identification code."
         ),
-    ] = None
+    ]
 
 
 class LocationDetails(KRMModel):
@@ -250,18 +229,10 @@ class LocationDetails(KRMModel):
     network_project: Annotated[
         str | None, Field(alias="networkProject", description="Optional. Network project.")
     ] = None
-    region_name: Annotated[
-        str | None, Field(alias="regionName", description="Required. Region name.")
-    ] = None
-    subnet_name: Annotated[
-        str | None, Field(alias="subnetName", description="Required. Subnet name.")
-    ] = None
-    vpc_name: Annotated[str | None, Field(alias="vpcName", description="Required. VPC name.")] = (
-        None
-    )
-    zone1_name: Annotated[
-        str | None, Field(alias="zone1Name", description="Required. Zone 1 name.")
-    ] = None
+    region_name: Annotated[str, Field(alias="regionName", description="Required. Region name.")]
+    subnet_name: Annotated[str, Field(alias="subnetName", description="Required. Subnet name.")]
+    vpc_name: Annotated[str, Field(alias="vpcName", description="Required. VPC name.")]
+    zone1_name: Annotated[str, Field(alias="zone1Name", description="Required. Zone 1 name.")]
     zone2_name: Annotated[
         str | None, Field(alias="zone2Name", description="Optional. Zone 2 name.")
     ] = None
@@ -273,35 +244,33 @@ class Pacemaker(KRMModel):
     """
 
     bucket_name_node_certificates: Annotated[
-        str | None,
+        str,
         Field(
             alias="bucketNameNodeCertificates",
             description="Required. Bucket location for node certificates.",
         ),
-    ] = None
+    ]
     pacemaker_cluster: Annotated[
-        str | None, Field(alias="pacemakerCluster", description="Required. Pacemaker cluster name.")
-    ] = None
+        str, Field(alias="pacemakerCluster", description="Required. Pacemaker cluster name.")
+    ]
     pacemaker_cluster_secret: Annotated[
-        str | None,
+        str,
         Field(
             alias="pacemakerClusterSecret", description="Required. Pacemaker cluster secret name."
         ),
-    ] = None
+    ]
     pacemaker_cluster_username: Annotated[
-        str | None,
+        str,
         Field(
             alias="pacemakerClusterUsername", description="Required. Pacemaker cluster username."
         ),
-    ] = None
+    ]
     sql_pacemaker_secret: Annotated[
-        str | None,
-        Field(alias="sqlPacemakerSecret", description="Required. SQL Pacemaker secret name."),
-    ] = None
+        str, Field(alias="sqlPacemakerSecret", description="Required. SQL Pacemaker secret name.")
+    ]
     sql_pacemaker_username: Annotated[
-        str | None,
-        Field(alias="sqlPacemakerUsername", description="Required. SQL Pacemaker username."),
-    ] = None
+        str, Field(alias="sqlPacemakerUsername", description="Required. SQL Pacemaker username.")
+    ]
 
 
 class SapSystemS4Config(KRMModel):
@@ -317,31 +286,29 @@ class SapSystemS4Config(KRMModel):
     app: Annotated[AppDetails | None, Field(description="Instance details.")] = None
     database: Annotated[DatabaseDetails | None, Field(description="Database details.")] = None
     deployment_model: Annotated[
-        SapSystemS4ConfigDeploymentModel | None,
+        SapSystemS4ConfigDeploymentModel,
         Field(alias="deploymentModel", description="Required. Supports non-HA and HA models."),
-    ] = None
+    ]
     environment_type: Annotated[
-        SapSystemS4ConfigEnvironmentType | None,
+        SapSystemS4ConfigEnvironmentType,
         Field(alias="environmentType", description="Required. Deployment environment."),
-    ] = None
+    ]
     gcp_project_id: Annotated[
         str | None,
         Field(alias="gcpProjectId", description="The project that infrastructure is deployed in."),
     ] = None
     location: Annotated[LocationDetails | None, Field(description="Database details.")] = None
     media_bucket_name: Annotated[
-        str | None, Field(alias="mediaBucketName", description="Required. Media bucket name.")
-    ] = None
+        str, Field(alias="mediaBucketName", description="Required. Media bucket name.")
+    ]
     sap_boot_disk_image: Annotated[
         str | None, Field(alias="sapBootDiskImage", description="Optional. SAP boot disk image.")
     ] = None
     scaling_method: Annotated[
-        SapSystemS4ConfigScalingMethod | None,
+        SapSystemS4ConfigScalingMethod,
         Field(alias="scalingMethod", description="Required. Supports scale up and scale out."),
-    ] = None
-    version: Annotated[
-        SapSystemS4ConfigVersion | None, Field(description="Required. SAP HANA version.")
-    ] = None
+    ]
+    version: Annotated[SapSystemS4ConfigVersion, Field(description="Required. SAP HANA version.")]
     vm_prefix: Annotated[str | None, Field(alias="vmPrefix", description="VM prefix.")] = None
 
 
@@ -357,21 +324,19 @@ class SqlLocationDetails(KRMModel):
         ),
     ] = None
     gcp_project_id: Annotated[
-        str | None,
+        str,
         Field(
             alias="gcpProjectId",
             description="Required. The project that infrastructure is deployed in.",
         ),
-    ] = None
+    ]
     internet_access: Annotated[
-        SqlLocationDetailsInternetAccess | None,
+        SqlLocationDetailsInternetAccess,
         Field(alias="internetAccess", description="Required. Internet Access."),
-    ] = None
-    network: Annotated[str | None, Field(description="Required. Network name.")] = None
-    primary_zone: Annotated[
-        str | None, Field(alias="primaryZone", description="Required. Primary zone.")
-    ] = None
-    region: Annotated[str | None, Field(description="Required. Region name.")] = None
+    ]
+    network: Annotated[str, Field(description="Required. Network name.")]
+    primary_zone: Annotated[str, Field(alias="primaryZone", description="Required. Primary zone.")]
+    region: Annotated[str, Field(description="Required. Region name.")]
     secondary_zone: Annotated[
         str | None,
         Field(
@@ -379,7 +344,7 @@ class SqlLocationDetails(KRMModel):
             description="Optional. Secondary zone cannot be the same as primary_zone and is only for High Availability deployment mode.",
         ),
     ] = None
-    subnetwork: Annotated[str | None, Field(description="Required. Subnetwork name.")] = None
+    subnetwork: Annotated[str, Field(description="Required. Subnetwork name.")]
     tertiary_zone: Annotated[
         str | None,
         Field(
@@ -395,24 +360,24 @@ class SqlServerWorkload(KRMModel):
     """
 
     active_directory: Annotated[
-        ActiveDirectory | None,
+        ActiveDirectory,
         Field(alias="activeDirectory", description="Required. Active Directory details."),
-    ] = None
+    ]
     compute_engine_service_account: Annotated[
         str | None,
         Field(alias="computeEngineServiceAccount", description="Compute Engine service account."),
     ] = None
-    database: Annotated[Database | None, Field(description="Required. Database details.")] = None
+    database: Annotated[Database, Field(description="Required. Database details.")]
     deployment_model: Annotated[
-        SqlServerWorkloadDeploymentModel | None,
+        SqlServerWorkloadDeploymentModel,
         Field(
             alias="deploymentModel", description="Required. HIGH_AVAILABILITY or SINGLE_INSTANCE."
         ),
-    ] = None
+    ]
     environment_type: Annotated[
-        SqlServerWorkloadEnvironmentType | None,
+        SqlServerWorkloadEnvironmentType,
         Field(alias="environmentType", description="Required. Deployment environment."),
-    ] = None
+    ]
     fci_type: Annotated[
         SqlServerWorkloadFciType | None,
         Field(alias="fciType", description="Optional. SHARED_DISK or S2D."),
@@ -421,29 +386,26 @@ class SqlServerWorkload(KRMModel):
         SqlServerWorkloadHaType | None, Field(alias="haType", description="Optional. AOAG or FCI.")
     ] = None
     is_sql_payg: Annotated[
-        bool | None, Field(alias="isSqlPayg", description="Required. SQL licensing type.")
-    ] = None
-    location: Annotated[
-        SqlLocationDetails | None, Field(description="Required. Location details.")
-    ] = None
+        bool, Field(alias="isSqlPayg", description="Required. SQL licensing type.")
+    ]
+    location: Annotated[SqlLocationDetails, Field(description="Required. Location details.")]
     media_bucket: Annotated[
-        str | None,
+        str,
         Field(
             alias="mediaBucket",
             description="Required. Name of the media storing SQL server installation files.",
         ),
-    ] = None
+    ]
     operating_system_type: Annotated[
-        SqlServerWorkloadOperatingSystemType | None,
+        SqlServerWorkloadOperatingSystemType,
         Field(
             alias="operatingSystemType",
             description="Required. The type of the operating system the SQL server is going to run on top of.",
         ),
-    ] = None
+    ]
     os_image: Annotated[
-        str | None,
-        Field(alias="osImage", description="Required. The image of the operating system."),
-    ] = None
+        str, Field(alias="osImage", description="Required. The image of the operating system.")
+    ]
     os_image_type: Annotated[
         SqlServerWorkloadOsImageType | None,
         Field(alias="osImageType", description="Optional. OS image type."),
@@ -466,9 +428,8 @@ class SqlServerWorkload(KRMModel):
         Field(alias="sqlServerVersion", description="Optional. 2017, 2019, or 2022."),
     ] = None
     vm_prefix: Annotated[
-        str | None,
-        Field(alias="vmPrefix", description="Required. Should be unique in the project."),
-    ] = None
+        str, Field(alias="vmPrefix", description="Required. Should be unique in the project.")
+    ]
 
 
 class TerraformVariable(KRMModel):

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.workloadmanager.v1alpha1 import workloadmanager_v1_api
 from kccgen.generated.workloadmanager.v1alpha1.workloadmanager_v1_api import (
     EvaluationEvaluationType,

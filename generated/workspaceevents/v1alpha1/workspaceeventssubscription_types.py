@@ -149,8 +149,8 @@ class WorkspaceEventsSubscriptionSpec(KRMModel):
         ),
     ] = None
     event_types: Annotated[
-        list[str] | None, Field(alias="eventTypes", description="Required. Unordered list.")
-    ] = None
+        list[str], Field(alias="eventTypes", description="Required. Unordered list.")
+    ]
     expire_time: Annotated[
         str | None,
         Field(
@@ -160,12 +160,12 @@ class WorkspaceEventsSubscriptionSpec(KRMModel):
         ),
     ] = None
     notification_endpoint: Annotated[
-        NotificationEndpoint | None,
+        NotificationEndpoint,
         Field(
             alias="notificationEndpoint",
             description="Required. Immutable. The endpoint where the subscription delivers events, such as a Pub/Sub topic.",
         ),
-    ] = None
+    ]
     payload_options: Annotated[
         PayloadOptions | None,
         Field(
@@ -181,12 +181,12 @@ class WorkspaceEventsSubscriptionSpec(KRMModel):
         ),
     ] = None
     target_resource: Annotated[
-        str | None,
+        str,
         Field(
             alias="targetResource",
             description="Required. Immutable. The Google Workspace resource that's monitored for events, formatted as the [full resource name](https://google.aip.dev/122#full-resource-names).",
         ),
-    ] = None
+    ]
     ttl: Annotated[
         str | None,
         Field(
@@ -218,5 +218,5 @@ class WorkspaceEventsSubscription(KRMObject):
         Literal["workspaceevents.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "workspaceevents.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["WorkspaceEventsSubscription"] = "WorkspaceEventsSubscription"
-    spec: WorkspaceEventsSubscriptionSpec = Field(default_factory=WorkspaceEventsSubscriptionSpec)
+    spec: WorkspaceEventsSubscriptionSpec
     status: WorkspaceEventsSubscriptionStatus | None = None

@@ -67,8 +67,8 @@ class BoostConfig(KRMModel):
         ),
     ] = None
     id: Annotated[
-        str | None, Field(description="Required. The ID to be used for the boost configuration.")
-    ] = None
+        str, Field(description="Required. The ID to be used for the boost configuration.")
+    ]
     machine_type: Annotated[
         str | None,
         Field(
@@ -154,12 +154,12 @@ class EphemeralDirectory(KRMModel):
         ),
     ] = None
     mount_path: Annotated[
-        str | None,
+        str,
         Field(
             alias="mountPath",
             description="Required. Location of this directory in the running workstation.",
         ),
-    ] = None
+    ]
 
 
 class GceConfidentialInstanceConfig(KRMModel):
@@ -514,13 +514,11 @@ class PortRange(KRMModel):
     """
 
     first: Annotated[
-        int | None,
-        Field(description="Required. Starting port number for the current range of ports."),
-    ] = None
+        int, Field(description="Required. Starting port number for the current range of ports.")
+    ]
     last: Annotated[
-        int | None,
-        Field(description="Required. Ending port number for the current range of ports."),
-    ] = None
+        int, Field(description="Required. Ending port number for the current range of ports.")
+    ]
 
 
 class ReadinessCheck(KRMModel):
