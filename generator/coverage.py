@@ -184,7 +184,7 @@ _ROW_REASONS: tuple[tuple[str, str], ...] = (
     ("not generated", "shape"),
     ("no get method", "shape"),
     ("no create method", "read-only"),
-    ("singleton settings object", "settings"),
+    ("no create method: created by the service", "read-only"),
     ("IAM policy methods only", "iam"),
     ("another form of", "split"),
     ("the folders form of", "split"),

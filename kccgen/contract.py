@@ -142,7 +142,22 @@ class NoCreate:
     """The resource cannot be created through the API: it can only be acquired."""
 
 
-CreateShape = CreateAtPath | CreateWithIdParam | CreateWithNameInBody | CreateWrapped | CreateServiceAssigned | NoCreate
+@dataclass(frozen=True)
+class CreateByVerb:
+    """A custom method makes the resource be, on its own name: serviceusage's
+    ``services.enable``, compute's ``projects.enableXpnHost``. ``body``: fixed
+    request fields, (dotted API path, template over the identity's values:
+    ``("xpnResource.id", "{serviceProject}")``, or a literal); ``takes_body``:
+    False for a method with no request message (compute's ``enableXpnHost``),
+    which sends none."""
+
+    call: Call
+    body: tuple[tuple[str, str], ...] = ()
+    inputs: tuple[CreateInput, ...] = ()
+    takes_body: bool = True
+
+
+CreateShape = CreateAtPath | CreateWithIdParam | CreateWithNameInBody | CreateWrapped | CreateServiceAssigned | CreateByVerb | NoCreate
 
 
 # --- update ------------------------------------------------------------------------------
@@ -227,7 +242,36 @@ class NoDelete:
     """The API has no delete method: deleting the object abandons the resource."""
 
 
-DeleteShape = DeleteAtPath | NoDelete
+@dataclass(frozen=True)
+class DeleteByVerb:
+    """A custom method undoes it: ``services.disable``, ``projects.disableXpnHost``.
+    ``switch``: an annotation that, set to "false", makes deleting the object
+    leave the resource as it is (Config Connector's
+    ``cnrm.cloud.google.com/disable-on-destroy``, on by default); ``flags``:
+    (dotted API path, annotation) of booleans the annotation sets in the
+    request (``disableDependentServices`` from ``.../disable-dependent-services``)."""
+
+    call: Call
+    body: tuple[tuple[str, str], ...] = ()
+    switch: str = ""
+    flags: tuple[tuple[str, str], ...] = ()
+    takes_body: bool = True  # see CreateByVerb
+
+
+DeleteShape = DeleteAtPath | DeleteByVerb | NoDelete
+
+
+@dataclass(frozen=True)
+class Present:
+    """The resource's read answers whether or not it is on (a service DISABLED, a
+    project no Shared VPC host): it exists for the reconciler only while ``field``
+    holds one of ``values`` (``{param}`` in a value is the identity's).
+    ``example``: an ID the service always has (``pubsub.googleapis.com``), for
+    examples; empty where the ID is the parent's."""
+
+    field: str
+    values: tuple[str, ...]
+    example: str = ""
 
 
 # --- operations --------------------------------------------------------------------------
@@ -543,7 +587,7 @@ class Adapter:
     doc: str  # Discovery document key: pubsub.v1
     resource: tuple[str, ...]  # client accessor chain: ("projects", "topics")
     template: str  # identity template: projects/{project}/topics/{topic}
-    id_param: str  # the template's last placeholder
+    id_param: str  # the template's last placeholder ("" for a settings object: projects/{project}/policy)
     get: Call
     create: CreateShape
     update: UpdateShape
@@ -557,6 +601,7 @@ class Adapter:
     canonical: tuple[Canonical, ...] = ()  # values the service spells its own way
     locations: Locations | None = None  # Config Connector's spec.location over several scopes
     companions: tuple[Companion, ...] = ()  # spec fields kept in a paired resource of another API
+    present: Present | None = None  # an on/off resource: present only in these states
 
     def operation(self, key: str) -> OperationGetter:
         for k, getter in self.operations:
@@ -575,6 +620,11 @@ def id_field(shape: CreateShape) -> str:
     return "name"
 
 
+def template_value(template: str, values: dict[str, str]) -> str:
+    """A body or state template with the identity's values filled in (``{serviceProject}``)."""
+    return re.sub(r"\{(\w+)\}", lambda m: values.get(m.group(1), m.group(0)), template)
+
+
 def create_inputs(shape: CreateShape) -> tuple[CreateInput, ...]:
     """The create-only inputs of any create variant (NoCreate has none)."""
     return () if isinstance(shape, NoCreate) else shape.inputs
@@ -591,6 +641,7 @@ __all__ = [
     "Call",
     "Companion",
     "CreateAtPath",
+    "CreateByVerb",
     "CreateInput",
     "CreateServiceAssigned",
     "CreateShape",
@@ -598,6 +649,7 @@ __all__ = [
     "CreateWithNameInBody",
     "CreateWrapped",
     "DeleteAtPath",
+    "DeleteByVerb",
     "DeleteShape",
     "Fact",
     "FieldRow",
@@ -613,6 +665,7 @@ __all__ = [
     "NoGuard",
     "NoUpdate",
     "OperationGetter",
+    "Present",
     "RowOverrides",
     "Scalar",
     "TypeKind",
@@ -628,4 +681,5 @@ __all__ = [
     "id_field",
     "location_scope",
     "template_scope",
+    "template_value",
 ]

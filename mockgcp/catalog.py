@@ -198,6 +198,9 @@ def _load_api(key: str, doc: DiscoveryDoc) -> tuple[Api, list[Route]]:
         schema = get.response.ref
         out_only, imm, inp = _facts(doc, schema)
         prefix = doc.service_path + rest_prefix(get.flat_path or get.path)
+        segs = (get.flat_path or get.path).split("/")
+        if len(segs) > 2 and segs[1] in ("{" + segs[0] + "}", "{" + segs[0] + "Id}") and segs[2].startswith("{"):
+            prefix += segs[0] + "/"  # any-parent path v1/{v1}/{v1Id1}/services/..: names start after v1/
         idf = body_id_field(doc, schema, get)
         api.collections[dotted] = Collection(doc.key, dotted, schema, prefix, dict(res.methods), out_only, imm, inp, _service_assigned(doc, schema, idf), idf)
     api.operation_prefixes.sort(key=lambda x: -len(x[1]))

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from kccgen import data_dir
-from kccgen.mockgcp import lifecycle, operations, singletons, update
+from kccgen.mockgcp import lifecycle, operations, singletons, switches, update
 from kccgen.mockgcp.bodies import check_body
 from kccgen.mockgcp.catalog import Api, Catalog, Collection, Route
 from kccgen.mockgcp.errors import ApiError, not_found
@@ -179,6 +179,8 @@ class MockGCP:
             return operations.poll(self, api, path)
         if route.verb in _IAM:
             return self._iam(api, route, path, body)
+        if route.method.id in api.profile.switches:
+            return switches.serve(self, api, route, path, lro_error)
         settings = singletons.custom_role(api, route)
         if settings is not None:
             return singletons.serve(self, api, route, path, body, settings)

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kccgen.contract import Behaviour, FieldRule, TypeKind
+from kccgen.runtime.adapter import adapter_for
 from kccgen.runtime.identity import identity_for
 from kccgen.runtime.mutability import mutability_of
 from kccgen.runtime.refs import RefField, choices_of, references_of
@@ -157,6 +158,9 @@ class Examples:
                 node = schema_node(spec_schema, defs, rel + "[]" if item else rel)
                 value = self._value(rule, node, rel.rsplit(".", 1)[-1].removesuffix("[]"))
             _put(spec, rel, value, rule)
+        present = adapter_for(kind).present
+        if present is not None and present.example:
+            spec["resourceID"] = present.example  # an on/off resource: one the service has
         obj: dict[str, Any] = {
             "apiVersion": str(model.API_VERSION),
             "kind": kind,

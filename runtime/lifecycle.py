@@ -229,7 +229,7 @@ class Lifecycle:
                 raise StepFailed("delete", f"{doc['kind']}/{doc['metadata']['name']}: {result.reason}: {result.message}")
         values = Reconciler(self.gcp, store)._values(obj, a, ext)
         try:
-            self.gcp.call(a, a.get, values)
+            read_live(self.gcp, a, values)  # an on/off resource that is off reads as absent
         except NotFound:
             return changed
         except GcpError as e:

@@ -34,7 +34,14 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from kccgen.contract import Adapter, CreateServiceAssigned, Lro
+from kccgen.contract import (
+    Adapter,
+    CreateByVerb,
+    CreateServiceAssigned,
+    Lro,
+    Present,
+    template_value,
+)
 from kccgen.runtime import companions
 from kccgen.runtime.adapter import adapter_for, spec_to_api
 from kccgen.runtime.aliases import AliasConflict, canonical_spec
@@ -51,7 +58,7 @@ from kccgen.runtime.refs import (
     identity_from_spec,
     resolve_object,
 )
-from kccgen.runtime.requests import at_path, create_request, delete_call, update_request
+from kccgen.runtime.requests import at_path, create_request, delete_request, update_request
 
 __all__ = ["ANN_CREATE_PENDING", "ANN_FORCE_ACQUIRE", "ANN_STREAK", "MAX_STREAK", "Event", "Reconciler", "Result", "diff"]
 
@@ -131,8 +138,20 @@ def without_create_label(a: Adapter, resource: Any) -> Any:
 
 
 def read_live(gcp: Gcp, a: Adapter, values: dict[str, str]) -> Any:
-    """The live resource (one GET), as the user's fields see it: without our create label."""
-    return without_create_label(a, gcp.call(a, a.get, values))
+    """The live resource (one GET), as the user's fields see it: without our create
+    label. A read through an operation (serviceusage's generateServiceIdentity) is
+    waited for; an on/off resource that is off (``Adapter.present``) is absent."""
+    live = gcp.call(a, a.get, values)
+    if a.get.lro is not Lro.NONE:
+        live = gcp.wait(a, a.get, live, values)
+    if a.present is not None and not is_present(a.present, live, values):
+        raise NotFound(404, f"{a.kind}: {a.present.field} is {at_path(live, a.present.field)!r}, not {' or '.join(a.present.values)}")
+    return without_create_label(a, live)
+
+
+def is_present(p: Present, live: Any, values: dict[str, str]) -> bool:
+    """Whether an on/off resource is on: its state field holds one of the values."""
+    return at_path(live, p.field) in {template_value(v, values) for v in p.values}
 
 
 _TIME = "%Y-%m-%dT%H:%M:%SZ"  # the timestamps of conditions and create intents
@@ -322,17 +341,17 @@ class Reconciler:
             events.append(Event("Normal", "ParentGone", f"{e}; deleting {ext} by its status.externalRef"))
         except (IdentityError, ValueError) as e:
             return self._finish(obj, False, "DeleteFailed", f"cannot identify the resource to delete: {e}", events)
-        call = delete_call(a)
         if ext is None:
             return self._finish(obj, True, "Deleted", "nothing to delete", events, deleted=True)
-        if call is None:
-            return self._finish(obj, True, "Abandoned", f"{a.doc} has no delete method for {a.kind}: {ext} was left in place", events, deleted=True)
+        values = self._values(obj, a, ext)
+        req = delete_request(a, _ann(obj), values)
+        if isinstance(req, str):
+            return self._finish(obj, True, "Abandoned", f"{req}: {ext} was left in place", events, deleted=True)
         if self.dry_run:
             return self._finish(obj, False, "WouldDelete", f"would delete {ext}", events)
-        values = self._values(obj, a, ext)
         try:
-            op = self.gcp.call(a, call, values)
-            self.gcp.wait(a, call, op, values)
+            op = self.gcp.call(a, req.call, values, req.body)
+            self.gcp.wait(a, req.call, op, values)
         except NotFound:
             pass
         except GcpError as e:
@@ -475,7 +494,7 @@ class Reconciler:
         values = self._values(obj, a, ext) if ext else self._parent_values(obj, a)
         if "project" not in values and (p := self._project(obj)):
             values["project"] = p
-        req = create_request(a, spec_to_api(spec, a, resolved, values), values.get(a.id_param, ""), ext)
+        req = create_request(a, spec_to_api(spec, a, resolved, values), values.get(a.id_param, ""), ext, values)
         if req is None:
             return self._finish(obj, False, "UpdateFailed", f"{a.kind} has no create method: it can only be acquired", events)
         pending = service_assigned and not status.get("externalRef")
@@ -529,6 +548,8 @@ class Reconciler:
             return self._finish(obj, False, "UpdateFailed", f"create of {ext or a.kind} failed: {e}", events)
         _settled(obj)
         result = without_create_label(a, result)
+        if isinstance(a.create, CreateByVerb):
+            result = None  # the verb answers with its own response: read the resource itself
         new_ext: str | None = ext
         if isinstance(result, dict) and at_path(result, a.id_field):
             new_ext = self._external_from(a, result, values)

@@ -16,11 +16,13 @@ from kccgen.contract import (
     Adapter,
     Call,
     CreateAtPath,
+    CreateByVerb,
     CreateServiceAssigned,
     CreateWithIdParam,
     CreateWithNameInBody,
     CreateWrapped,
     DeleteAtPath,
+    DeleteByVerb,
     FingerprintGuard,
     Guard,
     MetagenerationGuard,
@@ -33,6 +35,7 @@ from kccgen.contract import (
     UpdateMerge,
     UpdateReplace,
     Where,
+    template_value,
 )
 from kccgen.runtime.mutability import by_api_path, is_map
 
@@ -64,12 +67,13 @@ def at_path(body: Any, dotted: str) -> Any:
     return body
 
 
-def create_request(a: Adapter, payload: dict[str, Any], rid: str, full_name: str | None) -> Request | None:
+def create_request(a: Adapter, payload: dict[str, Any], rid: str, full_name: str | None, values: Mapping[str, str] | None = None) -> Request | None:
     """The create for ``payload`` (the spec as an API resource, create-only inputs
     included under their API names); None when the resource cannot be created.
 
     ``rid``: the resource ID (empty for a service-assigned one); ``full_name``: its
-    identity, for a create at the resource's own path.
+    identity, for a create at the resource's own path; ``values``: the
+    identity's values, for a verb's fixed body.
     """
     shape = a.create
     if isinstance(shape, NoCreate):
@@ -91,6 +95,9 @@ def create_request(a: Adapter, payload: dict[str, Any], rid: str, full_name: str
             return Request(call, {id_field: rid, resource_field: payload, **beside}, query)
         case CreateServiceAssigned(call=call):
             return Request(call, {**payload, **beside}, query)
+        case CreateByVerb(call=call, body=fixed, takes_body=takes_body):
+            # the verb makes the resource be: its body is its fixed fields, not the spec
+            return Request(call, verb_body(fixed, values or {}) if takes_body else None, query)
         case _:
             assert_never(shape)
 
@@ -119,14 +126,45 @@ def update_request(a: Adapter, desired: dict[str, Any], actual: dict[str, Any], 
 
 
 def delete_call(a: Adapter) -> Call | None:
+    """The method that deletes the resource; None when deleting the object abandons it."""
     shape = a.delete
     match shape:
         case DeleteAtPath(call=call):
+            return call
+        case DeleteByVerb(call=call):
             return call
         case NoDelete():
             return None
         case _:
             assert_never(shape)
+
+
+def delete_request(a: Adapter, annotations: Mapping[str, str], values: Mapping[str, str]) -> Request | str:
+    """The delete to send, or why none is (the resource is left as it is)."""
+    shape = a.delete
+    match shape:
+        case DeleteAtPath(call=call):
+            return Request(call, None)
+        case DeleteByVerb(call=call, body=fixed, switch=switch, flags=flags, takes_body=takes_body):
+            if switch and annotations.get(switch, "true").strip().lower() == "false":
+                return f"{switch}: false: {a.kind} left as it is"
+            body = verb_body(fixed, values)
+            for path, annotation in flags:
+                if annotations.get(annotation, "").strip().lower() == "true":
+                    body = with_path(body, path, True)
+            return Request(call, body if takes_body else None)
+        case NoDelete():
+            return f"{a.doc} has no delete method for {a.kind}"
+        case _:
+            assert_never(shape)
+
+
+def verb_body(fixed: tuple[tuple[str, str], ...], values: Mapping[str, str]) -> dict[str, Any]:
+    """A custom method's fixed request fields, the identity's values filled in."""
+    body: dict[str, Any] = {}
+    for path, template in fixed:
+        body = with_path(body, path, template_value(template, dict(values)))
+    return body
 
 
 def _guarded(call: Call, guard: Guard, body: dict[str, Any], actual: Mapping[str, Any]) -> Request:

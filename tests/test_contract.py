@@ -23,6 +23,7 @@ from kccgen.contract import (
     Adapter,
     Call,
     CreateAtPath,
+    CreateByVerb,
     CreateInput,
     CreateServiceAssigned,
     CreateShape,
@@ -30,6 +31,7 @@ from kccgen.contract import (
     CreateWithNameInBody,
     CreateWrapped,
     DeleteAtPath,
+    DeleteByVerb,
     DeleteShape,
     FieldRule,
     FieldType,
@@ -50,7 +52,13 @@ from kccgen.contract import (
     Where,
 )
 from kccgen.generator.render import py_source
-from kccgen.runtime.requests import create_request, delete_call, update_request
+from kccgen.runtime.requests import (
+    Request,
+    create_request,
+    delete_call,
+    delete_request,
+    update_request,
+)
 from tests.support.cli import REPO
 
 C = Call("m", (("name", "projects/{project}/things/{thing}"),), Lro.GOOGLE_LONGRUNNING)
@@ -86,8 +94,15 @@ CREATES: dict[type, tuple[CreateShape, dict[str, Any] | None, dict[str, Any]]] =
         {"labels": {"a": "1"}, "source": "projects/p/sources/s"},
         {"skipSetup": True},
     ),
+    # a verb makes the resource be: its body is its fixed fields, never the spec
+    CreateByVerb: (
+        CreateByVerb(C, (("xpnResource.id", "{thing}"), ("xpnResource.type", "PROJECT")), (Q,)),
+        {"xpnResource": {"id": "t", "type": "PROJECT"}},
+        {"skipSetup": True},
+    ),
     NoCreate: (NoCreate(), None, {}),
 }
+VALUES = {"project": "p", "thing": "t"}
 
 DESIRED = {"labels": {"a": "2"}, "size": "10"}
 ACTUAL = {"labels": {"a": "1", "b": "x"}, "size": "5", "fingerprint": "fp", "metageneration": "7", "etag": "e"}
@@ -105,7 +120,11 @@ UPDATES: dict[type, tuple[UpdateShape, dict[str, Any] | None, dict[str, Any]]] =
     NoUpdate: (NoUpdate(), None, {}),
 }
 GUARDS: dict[type, Guard] = {NoGuard: NoGuard(), FingerprintGuard: FingerprintGuard(), MetagenerationGuard: MetagenerationGuard()}
-DELETES: dict[type, DeleteShape] = {DeleteAtPath: DeleteAtPath(C), NoDelete: NoDelete()}
+DELETES: dict[type, DeleteShape] = {
+    DeleteAtPath: DeleteAtPath(C),
+    DeleteByVerb: DeleteByVerb(C, (("xpnResource.id", "{thing}"),), "cnrm.cloud.google.com/disable-on-destroy", (("force", "x.io/force"),)),
+    NoDelete: NoDelete(),
+}
 
 
 NO_CREATE, NO_UPDATE, NO_DELETE = NoCreate(), NoUpdate(), NoDelete()
@@ -132,7 +151,7 @@ def test_every_lro_style_is_a_member() -> None:
 @pytest.mark.parametrize("variant", list(CREATES), ids=lambda t: t.__name__)
 def test_create_request(variant: type) -> None:
     shape, body, params = CREATES[variant]
-    req = create_request(adapter(create=shape), dict(PAYLOAD), "t", "projects/p/things/t")
+    req = create_request(adapter(create=shape), dict(PAYLOAD), "t", "projects/p/things/t", VALUES)
     if body is None:
         assert req is None
         return
@@ -155,7 +174,28 @@ def test_update_request(variant: type, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_delete_call() -> None:
     assert delete_call(adapter(delete=DeleteAtPath(C))) == C
+    assert delete_call(adapter(delete=DELETES[DeleteByVerb])) == C
     assert delete_call(adapter(delete=NoDelete())) is None
+
+
+def test_delete_request_by_verb_honours_its_switch_and_flags() -> None:
+    a = adapter(delete=DELETES[DeleteByVerb])
+    req = delete_request(a, {}, VALUES)
+    assert isinstance(req, Request) and req.body == {"xpnResource": {"id": "t"}}
+    req = delete_request(a, {"x.io/force": "true"}, VALUES)
+    assert isinstance(req, Request) and req.body == {"xpnResource": {"id": "t"}, "force": True}
+    left = delete_request(a, {"cnrm.cloud.google.com/disable-on-destroy": "false"}, VALUES)
+    assert isinstance(left, str) and "left as it is" in left
+    assert delete_request(adapter(delete=DeleteAtPath(C)), {}, VALUES) == Request(C, None)
+    assert isinstance(delete_request(adapter(delete=NoDelete()), {}, VALUES), str)
+
+
+def test_a_verb_without_a_request_message_sends_no_body() -> None:
+    """compute's enableXpnHost takes no body: the client rejects one."""
+    req = create_request(adapter(create=CreateByVerb(C, takes_body=False)), {}, "", None, VALUES)
+    assert req is not None and req.body is None
+    gone = delete_request(adapter(delete=DeleteByVerb(C, takes_body=False)), {}, VALUES)
+    assert isinstance(gone, Request) and gone.body is None
 
 
 @pytest.mark.parametrize(

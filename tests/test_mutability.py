@@ -199,6 +199,13 @@ def check_source(
         assert ov["reason"] == reason, where
         assert behaviour in ov["behaviours"], where
         return
+    if source.startswith("specFields:"):
+        # a Kind managing one aspect of a larger resource (kind config specFields:)
+        m = re.fullmatch(r"specFields:(specs/kinds/[^:]+\.yaml): not one of .*", source)
+        assert m and behaviour == "output-only", where
+        fields = _kind_config(m.group(1), kind).get("specFields")
+        assert fields is not None and (api_path or "").split(".")[0] not in fields, where
+        return
     if source.startswith("companion:"):
         # a spec field kept in a paired resource of another API (kind config companions:)
         m = re.fullmatch(r"companion:(specs/kinds/[^:]+\.yaml): (\S+)", source)

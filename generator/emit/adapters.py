@@ -33,7 +33,7 @@ def adapter_of(k: KindIR) -> Adapter:
         doc=k.api.doc_key,
         resource=tuple(k.resource.split(".")),
         template=ident.template,
-        id_param=ident.id_param.name,
+        id_param=ident.id_param.name if ident.id_param is not None else "",
         get=m.get.call(),
         create=m.create_shape,
         update=m.update_shape,
@@ -48,6 +48,7 @@ def adapter_of(k: KindIR) -> Adapter:
         canonical=k.canonical,
         locations=k.locations,
         companions=k.companions,
+        present=k.present,
     )
 
 

@@ -18,6 +18,7 @@ from kccgen.contract import (
     Companion,
     CreateAtPath,
     CreateServiceAssigned,
+    Present,
     Where,
     create_inputs,
     id_field,
@@ -38,9 +39,9 @@ from kccgen.generator.ir.companions import resolve_companion
 from kccgen.generator.ir.identity import (
     asset_rows,
     choose_asset_format,
+    identity_rest,
     plain_template,
     resolve_identity,
-    rest_of,
 )
 from kccgen.generator.ir.krm import KrmProjector, identity_fields, override_facts, ref_placeholder
 from kccgen.generator.ir.locations import build_locations
@@ -321,7 +322,7 @@ def resolve_identities(specs: Specs, shaped: list[Shaped], reporter: Reporter, f
     A derived Kind whose identity cannot be resolved goes to ``failed``."""
     prelim: dict[str, str] = {}
     for sh in shaped:
-        rest, _ = rest_of(sh.sel.resource.methods[sh.methods.get.name])
+        rest, _ = identity_rest(specs.asset_names, sh.sel.cfg, sh.sel.doc, sh.sel.resource.methods[sh.methods.get.name], sh.schema)
         row, mismatch = choose_asset_format(asset_rows(specs.asset_names, sh.sel.cfg, sh.sel.doc, sh.schema, rest)[1], rest)
         prelim[sh.sel.cfg.kind] = rest if row is None or (mismatch and sh.sel.auto and plain_template(rest)) else row.template
     # A parent is a resource of the same service (AIP-122: a relative name is
@@ -411,6 +412,10 @@ def build_kind(
     res_class = api_res.name
     overrides = override_facts(s.cfg, s.file)
     known = {f.name for f in api_res.fields}
+    if s.cfg.spec_fields is not None:
+        # a Kind managing one aspect of a larger resource: its other fields are status only
+        for name in sorted(known - set(s.cfg.spec_fields) - set(overrides)):
+            overrides[name] = (Fact(B.OUTPUT_ONLY, f"specFields:{s.file}: not one of {', '.join(s.cfg.spec_fields) or 'no field'}"),)
     for path in sorted(overrides):
         if path.split(".")[0] not in known:
             problem(SpecError(s.file, json_path("kinds", s.index, "fields", path), f"{s.cfg.kind}: {sh.schema} has no field {path.split('.')[0]!r}"))
@@ -520,7 +525,20 @@ def build_kind(
         kcc_versions=_kcc_versions(s),
         locations=located.locations,
         companions=companions,
+        present=_present(s, api_res),
     )
+
+
+def _present(s: Selected, resource: ObjectIR) -> Present | None:
+    """An on/off resource's state field (kind config ``present:``), checked against its schema."""
+    p = s.cfg.present
+    if p is None:
+        return None
+    top = p.field.split(".", 1)[0]
+    if not any(f.name == top for f in resource.fields):
+        base: tuple[str | int, ...] = ("overrides", s.cfg.resource) if s.auto else ("kinds", s.index)
+        raise SpecError(s.file, json_path(*base, "present", "field"), f"{s.cfg.kind}: {resource.name} has no field {top!r}")
+    return Present(p.field, p.values, p.example)
 
 
 def companion_fields(

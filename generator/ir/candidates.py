@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kccgen.discovery.document import DiscoveryDoc, Resource, iter_resources
+from kccgen.discovery.document import DiscoveryDoc, Method, Resource, iter_resources
 from kccgen.discovery.errors import SpecError, json_path
+from kccgen.discovery.paths import pattern_template
 from kccgen.generator.ir.model import Candidate
 from kccgen.generator.naming import PARENT_FIELDS, kind_name, service_prefix, singular
 from kccgen.generator.spec.kinds import DerivedOverride, KindConfig, KindsFile
@@ -41,10 +42,24 @@ def method_exclusion(res: Resource, dotted: str) -> str | None:
     if m["get"].response is None:
         return "get returns no schema"
     if "create" not in m and "insert" not in m:
+        if ("patch" in m or "update" in m) and is_settings_path(m["get"]):
+            return None  # a settings object: a Kind that reads and updates it, never creates it
         if "patch" in m or "update" in m:
-            return "singleton settings object: get and update, no create"
+            return "no create method: created by the service (or by a custom verb), then updatable"
         return "no create method: read-only or created by the service"
     return None
+
+
+def is_settings_path(get: Method) -> bool:
+    """Whether the get method's name ends in a literal (``projects/{p}/policy``,
+    ``.../settings``): one object per parent, with no ID of its own."""
+    path = get.flat_path or get.path
+    for name, p in sorted(get.parameters.items()):
+        if p.location == "path" and "{+" + name + "}" in get.path and p.pattern and get.path.rstrip("/").endswith("{+" + name + "}"):
+            template = pattern_template(p.pattern)
+            if template is not None:
+                return not template.rsplit("/", 1)[-1].startswith("{")
+    return not path.split(":", 1)[0].rstrip("/").rsplit("/", 1)[-1].startswith("{")
 
 
 _LOCATIONS = frozenset({"locations", "regions", "zones"})
@@ -339,4 +354,6 @@ def _config(kind: str, resource: str, ov: DerivedOverride | None, parent_forms: 
         methods=ov.methods,
         aliases=ov.aliases,
         companions=ov.companions,
+        present=ov.present,
+        spec_fields=ov.spec_fields,
     )

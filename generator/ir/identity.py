@@ -88,17 +88,41 @@ def described_template(get: Method, rest: str) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
-def rest_of(get: Method) -> tuple[str, str]:
+def fits_tail(template: str, rest: str) -> bool:
+    """``template`` (projects/{project}/services/{service}) is the tail of the
+    any-parent REST path ``rest`` (v1/{v1}/{v1Id1}/services/{service})."""
+    segs, out = rest.split("/"), template.split("/")
+    tail = segs[len(segs) - len(out) :] if len(out) <= len(segs) else []
+    return bool(tail) and all(t.startswith("{") or t == o for t, o in zip(tail, out, strict=True))
+
+
+def rest_of(get: Method, formats: tuple[str, ...] = ()) -> tuple[str, str]:
     """(template, routing prefix) of the path the get method answers at. An
     any-parent path (monitoring's ``v3/{v3}/{v3Id1}/services/{service}``) whose name
-    parameter documents one format takes that format (``projects/{project}/...``)."""
+    parameter documents one format takes that format (``projects/{project}/...``);
+    failing that, the one asset-inventory format of ``formats`` that fits it
+    (serviceusage's ``projects/{project}/services/{service}``)."""
     path = get.flat_path or get.path
     rest, prefix = rest_template(path), rest_prefix(path)
     described = None if plain_template(rest) else described_template(get, rest)
+    if described is None and not plain_template(rest):
+        fitting = {f for f in formats if plain_template(f) and fits_tail(f, rest)}
+        described = fitting.pop() if len(fitting) == 1 else None
     if described is None:
         return rest, prefix
     segs = rest.split("/")
     return described, prefix + "".join(s + "/" for s in segs[: len(segs) - len(described.split("/"))])
+
+
+def identity_rest(assets: AssetNameTable, cfg: KindConfig, doc: DiscoveryDoc, get: Method, schema_id: str) -> tuple[str, str]:
+    """``rest_of`` the get method, offered the asset-inventory formats of the
+    Kind's asset type (configured, by schema, else by resource name)."""
+    rest, prefix = rest_of(get)
+    if plain_template(rest):
+        return rest, prefix
+    by_name = f"{doc.host}/{pascal(singular(cfg.resource.rsplit('.', 1)[-1]))}"
+    rows = assets.for_type(cfg.asset_type or f"{doc.host}/{schema_id}") or assets.for_type(by_name)
+    return rest_of(get, tuple(r.template for r in rows))
 
 
 #: Literal scope words between a parent and a collection (compute's
@@ -123,7 +147,7 @@ def resolve_identity(
     is an error for a curated Kind, so a person names it; a derived Kind keeps
     it as a plain string field instead, failing closed rather than guessing.
     """
-    rest, path_prefix = rest_of(get)
+    rest, path_prefix = identity_rest(assets, cfg, doc, get, schema_id)
     asset_type, rows = asset_rows(assets, cfg, doc, schema_id, rest)
     row, mismatch = choose_asset_format(rows, rest)
     disagreements: list[str] = []
@@ -152,8 +176,13 @@ def resolve_identity(
     if not placeholders:
         raise SpecError(file, json_path("kinds", index, "resource"), f"identity template {template!r} has no placeholders")
     params: list[IdentityParam] = []
+    # A name that ends in a literal (projects/{project}/policy, .../settings) is a
+    # settings object: one per parent, with no ID of its own.
+    singleton = not template.rstrip("/").split("/")[-1].startswith("{")
     for i, ph in enumerate(placeholders):
-        if i == len(placeholders) - 1:
+        # a kind config naming the last placeholder a parent (compute projects/{project}
+        # as the project a Shared VPC host Kind manages) makes the Kind its parent's one object
+        if i == len(placeholders) - 1 and not singleton and ph not in cfg.parents:
             params.append(IdentityParam(ph, "id", "resourceID"))
             continue
         pc = cfg.parents.get(ph)

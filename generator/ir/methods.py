@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from kccgen.contract import (
     Call,
     CreateAtPath,
+    CreateByVerb,
     CreateInput,
     CreateServiceAssigned,
     CreateShape,
@@ -23,6 +24,7 @@ from kccgen.contract import (
     CreateWithNameInBody,
     CreateWrapped,
     DeleteAtPath,
+    DeleteByVerb,
     DeleteShape,
     FingerprintGuard,
     Guard,
@@ -46,7 +48,7 @@ from kccgen.discovery.errors import SpecError, json_path
 from kccgen.discovery.operations import operation_style
 from kccgen.discovery.paths import collection_param, param_templates
 from kccgen.generator.ir.model import MethodIR, Methods
-from kccgen.generator.spec.kinds import CreateMethod, KindConfig, UpdateMethod
+from kccgen.generator.spec.kinds import CreateMethod, DeleteMethod, KindConfig, UpdateMethod
 
 # compute networks.patch, in its two phrasings over the years:
 # "Only routingConfig can be modified." (2026) and
@@ -159,12 +161,17 @@ def _pick(ctx: _Ctx, res: Resource, role: str, named: str | None) -> MethodIR | 
 
 
 def _query_inputs(ctx: _Ctx, create: MethodIR, raw: Method, exclude: set[str]) -> tuple[CreateInput, ...]:
-    """Optional query parameters that set something on the new resource (?skipInitialVersionCreation=)."""
+    """Optional query parameters that set something on the new resource (?skipInitialVersionCreation=).
+
+    A few creates carry the whole resource as dotted query parameters
+    (aiplatform ``exampleStore.createTime``); those marked "Output only" set nothing.
+    """
     templated = {p for p, _ in create.param_templates}
     return tuple(
         CreateInput(name, Where.QUERY)
         for name, p in sorted(raw.parameters.items())
         if p.location == "query" and name not in templated and name not in exclude and name not in CONTROL_PARAMS
+        and not (p.description or "").lstrip().lower().startswith("output only")
     )
 
 
@@ -295,6 +302,8 @@ def configured_create(ctx: _Ctx, create: MethodIR | None, raw: Method | None, c:
         assert c.id_field is not None and c.resource_field is not None
         body = tuple(CreateInput(f, Where.BODY) for f in sorted(request_props) if f not in (c.id_field, c.resource_field))
         return CreateWrapped(call, c.id_field, c.resource_field, body + _query_inputs(ctx, create, raw, set()))
+    if c.shape == "verb":
+        return CreateByVerb(call, _verb_body(ctx, "create", create, c.body), _query_inputs(ctx, create, raw, set()), create.request is not None)
     if c.shape == "name-in-body":
         field = c.id_field or "name"
         if field not in resource_props:
@@ -390,6 +399,32 @@ def configured_update(ctx: _Ctx, update: MethodIR | None, raw: Method | None, u:
     return UpdateMerge(call, guard) if u.shape == "merge" else UpdateReplace(call, guard)
 
 
+def _verb_body(ctx: _Ctx, role: str, m: MethodIR, body: dict[str, str]) -> tuple[tuple[str, str], ...]:
+    """A custom method's fixed request fields, checked against its request schema."""
+    schema = ctx.doc.schemas.get(m.request) if m.request else None
+    for path in sorted(body):
+        node = schema
+        for part in path.split("."):
+            prop = node.properties.get(part) if node is not None else None
+            if prop is None:
+                raise ctx.error(role, f"{m.id} takes {m.request or 'no body'}, which has no field {path!r}", "body")
+            node = ctx.doc.schemas.get(prop.ref) if prop.ref else None
+    return tuple(sorted(body.items()))
+
+
+def configured_delete(ctx: _Ctx, delete: MethodIR | None, d: DeleteMethod) -> DeleteShape:
+    """The delete shape a kind config names, checked against the document."""
+    if d.shape == "none":
+        return NoDelete()
+    if delete is None:
+        raise ctx.error("delete", f"shape {d.shape!r} needs a method", "method")
+    if d.shape == "at-path":
+        return infer_delete(ctx, delete)
+    flags = tuple(sorted(d.flags.items()))
+    _verb_body(ctx, "delete", delete, dict.fromkeys(d.flags, ""))
+    return DeleteByVerb(delete.call(), _verb_body(ctx, "delete", delete, d.body), d.switch or "", flags, delete.request is not None)
+
+
 def infer_delete(ctx: _Ctx, delete: MethodIR | None) -> DeleteShape:
     if delete is None:
         return NoDelete()
@@ -419,6 +454,11 @@ def resolve_methods(file: str, index: int, cfg: KindConfig, doc: DiscoveryDoc, r
     pre = _Ctx(file, index, cfg, doc, cfg.resource, "")
     mc = cfg.methods
     get = _pick(pre, res, "get", mc.get.method if mc.get else None)
+    if get is not None and mc.get is not None and mc.get.resource_schema is not None:
+        # the read answers with an operation that resolves to the resource
+        if mc.get.resource_schema not in doc.schemas:
+            raise SpecError(file, json_path("kinds", index, "methods", "get", "schema"), f"{cfg.kind}: {doc.key} has no schema {mc.get.resource_schema!r}")
+        get = replace(get, response=mc.get.resource_schema)
     if get is None or get.response is None:
         raise SpecError(file, json_path("kinds", index, "resource"), f"{cfg.kind}: {doc.key} resource {cfg.resource!r} has no get method returning a schema")
     segs = get.path.split(":", 1)[0].split("/")
@@ -435,10 +475,7 @@ def resolve_methods(file: str, index: int, cfg: KindConfig, doc: DiscoveryDoc, r
     if isinstance(create_shape, CreateServiceAssigned):
         create_shape = with_finder(ctx, res, create_shape)
     update_shape = configured_update(ctx, update, raw_update, mc.update) if mc.update else infer_update(ctx, update, raw_update)
-    if mc.delete is not None and mc.delete.shape == "none":
-        delete_shape: DeleteShape = NoDelete()
-    else:
-        delete_shape = infer_delete(ctx, delete)
+    delete_shape = configured_delete(ctx, delete, mc.delete) if mc.delete is not None else infer_delete(ctx, delete)
     if isinstance(create_shape, NoCreate):
         create = None
     if isinstance(update_shape, NoUpdate):

@@ -21,6 +21,7 @@ from kccgen.contract import (
     Locations,
     Lro,
     OperationGetter,
+    Present,
     UpdateShape,
 )
 from kccgen.discovery.behaviours import Behaviour, Fact
@@ -164,8 +165,10 @@ class Identity:
         return (own, *(f.krm_field for f in self.parent_forms)) if self.parent_forms and own else ()
 
     @property
-    def id_param(self) -> IdentityParam:
-        return next(p for p in self.params if p.role == "id")
+    def id_param(self) -> IdentityParam | None:
+        """The placeholder holding the resource's own ID; None for a settings object
+        (``projects/{project}/policy``), which has none."""
+        return next((p for p in self.params if p.role == "id"), None)
 
 
 @dataclass(frozen=True)
@@ -315,6 +318,7 @@ class KindIR:
     canonical: tuple[Canonical, ...] = ()  # values the service spells its own way (generator/ir/canonical.py)
     kcc_versions: tuple[str, ...] = ()  # Config Connector's version names served beside ``version``
     companions: tuple[Companion, ...] = ()  # spec fields kept in a paired resource of another API
+    present: Present | None = None  # an on/off resource: present only in these states
     locations: Locations | None = None  # Config Connector's spec.location over several scopes
 
     @property

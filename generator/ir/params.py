@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from kccgen.contract import Call, CreateAtPath, NoCreate, NoDelete, NoUpdate
+from kccgen.contract import Call, CreateAtPath, CreateByVerb, NoCreate, NoDelete, NoUpdate
 from kccgen.generator.ir.model import MethodIR, Methods
 
 _PH = re.compile(r"^\{(\+?)([A-Za-z][A-Za-z0-9_]*)\}$")
@@ -93,6 +93,9 @@ def align_params(methods: Methods, template: str) -> Methods:
     assert get is not None
     update, delete = _renamed(methods.update, full), _renamed(methods.delete, full)
     at_path = isinstance(methods.create_shape, CreateAtPath)
+    if isinstance(methods.create_shape, CreateByVerb) and methods.create is not None:
+        # a verb acts on the resource itself (services/S:enable), else on its parent
+        at_path = aligned_templates(methods.create.path, methods.create.param_templates, full) is not None
     create = _renamed(methods.create, full if at_path else full[:-1])
     cs, us, ds = methods.create_shape, methods.update_shape, methods.delete_shape
 

@@ -93,6 +93,9 @@ class GetMethod(_Strict):
     """Which Discovery method reads the resource, where the resource has no ``get``."""
 
     method: str
+    # the resource's schema, where the method answers with an operation that
+    # resolves to it (serviceusage's generateServiceIdentity: ServiceIdentity)
+    resource_schema: str | None = Field(default=None, alias="schema")
     reason: str = Field(min_length=1)
 
 
@@ -100,10 +103,11 @@ class CreateMethod(_Strict):
     """How the resource is created, where inference is ambiguous (kccgen.contract create shapes)."""
 
     method: str | None = None  # Discovery method name; None only with shape "none"
-    shape: Literal["at-path", "id-param", "name-in-body", "wrapped", "service-assigned", "none"]
+    shape: Literal["at-path", "id-param", "name-in-body", "wrapped", "service-assigned", "verb", "none"]
     id_param: str | None = Field(default=None, alias="idParam")  # id-param: the query parameter
     id_field: str | None = Field(default=None, alias="idField")  # wrapped: the request's ID field; name-in-body: the body's (default name)
     resource_field: str | None = Field(default=None, alias="resourceField")  # wrapped: the field holding the resource
+    body: dict[str, str] = Field(default_factory=dict)  # verb: fixed request fields, dotted path -> template ({param})
     reason: str = Field(min_length=1)
 
 
@@ -120,7 +124,19 @@ class UpdateMethod(_Strict):
 
 class DeleteMethod(_Strict):
     method: str | None = None
-    shape: Literal["at-path", "none"]
+    shape: Literal["at-path", "verb", "none"]
+    body: dict[str, str] = Field(default_factory=dict)  # verb: fixed request fields, dotted path -> template ({param})
+    switch: str | None = None  # verb: an annotation whose "false" leaves the resource (disable-on-destroy)
+    flags: dict[str, str] = Field(default_factory=dict)  # verb: dotted path -> annotation setting it true
+    reason: str = Field(min_length=1)
+
+
+class PresentConfig(_Strict):
+    """An on/off resource: present only while ``field`` holds one of ``values``."""
+
+    field: str
+    values: tuple[str, ...]
+    example: str = ""  # an ID the service always has, for `kccctl example`
     reason: str = Field(min_length=1)
 
 
@@ -210,6 +226,10 @@ class KindConfig(_Strict):
     # methods and parameters): the Kind gets folderRef/organizationRef/...
     parent_forms: tuple[Literal["folders", "organizations", "billingAccounts"], ...] = Field(default=(), alias="parentForms")
     companions: tuple[CompanionConfig, ...] = ()  # spec fields kept in a paired resource of another API
+    present: PresentConfig | None = None  # an on/off resource (a service is enabled or not)
+    # The top-level API fields the user sets; every other one is output-only here
+    # (a Kind that manages one aspect of a larger resource: a project's Shared VPC host status).
+    spec_fields: tuple[str, ...] | None = Field(default=None, alias="specFields")
 
 
 class LocationsConfig(_Strict):
@@ -241,6 +261,8 @@ class DerivedOverride(_Strict):
     methods: MethodsConfig = Field(default_factory=MethodsConfig)
     aliases: tuple[AliasConfig, ...] = ()  # Config Connector's names for the Kind's fields
     companions: tuple[CompanionConfig, ...] = ()  # spec fields kept in a paired resource of another API
+    present: PresentConfig | None = None  # an on/off resource (a service is enabled or not)
+    spec_fields: tuple[str, ...] | None = Field(default=None, alias="specFields")  # see KindConfig
 
 
 class KindsFile(_Strict):

@@ -16,7 +16,8 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from types import MappingProxyType
+from typing import Any, ClassVar
 
 from kccgen.discovery.document import DiscoveryDoc, JsonSchema
 
@@ -117,6 +118,19 @@ class Profile:
 
     def on_create(self, c: CreateInputs) -> None:
         """Use a flat create request's own inputs; raise an ApiError to refuse."""
+
+    #: Custom methods that turn a resource the service always has on or off
+    #: (``serviceusage.services.enable``): method id -> (field, value it sets).
+    switches: ClassVar[Mapping[str, tuple[str, Any]]] = MappingProxyType({})
+
+    def standing(self, schema: str, key: str) -> dict[str, Any] | None:
+        """What a get answers for a resource the service always has, before
+        anything was written (a project's service, not enabled); None: NOT_FOUND."""
+        return None
+
+    def switched(self, method_id: str, resource: dict[str, Any]) -> dict[str, Any]:
+        """What a switch's operation resolves to (the resource, unless wrapped)."""
+        return resource
 
 
 _GENERIC = Profile()

@@ -4,8 +4,10 @@ its own time format, and the proto request field ``<resource>_resource``."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import ipaddress
 from datetime import datetime, timedelta, timezone
+from types import MappingProxyType
 from typing import Any
 
 from kccgen.mockgcp.apis import Fill, Profile, snake
@@ -70,6 +72,17 @@ class Compute(Profile):
             subnetwork_gateway(res)
         if "fingerprint" in f.props:
             res["fingerprint"] = f.token(8)
+
+    #: A Shared VPC host project: ``enableXpnHost`` / ``disableXpnHost`` set the
+    #: project's ``xpnProjectStatus`` (HOST, else the field is left out).
+    switches = MappingProxyType({"compute.projects.enableXpnHost": ("xpnProjectStatus", "HOST"), "compute.projects.disableXpnHost": ("xpnProjectStatus", None)})
+
+    def standing(self, schema: str, key: str) -> dict[str, Any] | None:
+        """Every project answers ``projects.get`` (compute's view of it) once the API is on."""
+        parts = key.split("/")
+        if schema != "Project" or len(parts) != 2 or parts[0] != "projects":
+            return None
+        return {"kind": "compute#project", "name": parts[1], "id": str(int(hashlib.sha256(parts[1].encode()).hexdigest()[:15], 16)), "selfLink": BASE + key}
 
 
 PROFILE = Compute()

@@ -45,7 +45,7 @@ REFERENCES: tuple[RefField, ...] = (
     ),
     RefField(
         path="waves[].selectors[].resourceHierarchySelector.includedProjectRefs",
-        target="Project",
+        target="ComputeSharedVPCHostProject",
         api_path="waves[].selectors[].resourceHierarchySelector.includedProjects",
         many=True,
     ),

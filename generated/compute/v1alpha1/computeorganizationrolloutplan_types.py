@@ -14,9 +14,11 @@ from kccgen.generated.compute.v1alpha1.compute_beta_api import (
     RolloutPlanWaveOrchestrationOptionsDelayDelimiter,
     RolloutPlanWaveOrchestrationOptionsDelayType,
 )
+from kccgen.generated.compute.v1alpha1.computesharedvpchostproject_reference import (
+    ComputeSharedVPCHostProjectRef,
+)
 from kccgen.generated.external.organization_reference import OrganizationRef
 from kccgen.generated.resourcemanager.v1alpha1.folder_reference import FolderRef
-from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -248,10 +250,10 @@ class RolloutPlanWaveSelectorResourceHierarchySelector(KRMModel):
         ),
     ] = None
     included_project_refs: Annotated[
-        list[ProjectRef] | None,
+        list[ComputeSharedVPCHostProjectRef] | None,
         Field(
             alias="includedProjectRefs",
-            description="References to Projects (API field `includedProjects`).",
+            description="References to ComputeSharedVPCHostProjects (API field `includedProjects`).",
         ),
     ] = None
 

@@ -14,6 +14,9 @@ from kccgen.generated.compute.v1alpha1.compute_v1_api import (
     RolloutPlanWaveOrchestrationOptionsDelayDelimiter,
     RolloutPlanWaveOrchestrationOptionsDelayType,
 )
+from kccgen.generated.compute.v1alpha1.computesharedvpchostproject_reference import (
+    ComputeSharedVPCHostProjectRef,
+)
 from kccgen.generated.external.organization_reference import OrganizationRef
 from kccgen.generated.resourcemanager.v1alpha1.folder_reference import FolderRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
@@ -252,10 +255,10 @@ class RolloutPlanWaveSelectorResourceHierarchySelector(KRMModel):
         ),
     ] = None
     included_project_refs: Annotated[
-        list[ProjectRef] | None,
+        list[ComputeSharedVPCHostProjectRef] | None,
         Field(
             alias="includedProjectRefs",
-            description="References to Projects (API field `includedProjects`).",
+            description="References to ComputeSharedVPCHostProjects (API field `includedProjects`).",
         ),
     ] = None
 

@@ -51,13 +51,6 @@ class GoogleCloudAiplatformV1beta1ExampleStoreCreateParameters(APIModel):
     Query parameters of aiplatform.projects.locations.exampleStores.create that set up the new resource.
     """
 
-    example_store_create_time: Annotated[
-        str | None,
-        Field(
-            alias="exampleStore.createTime",
-            pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
-        ),
-    ] = None
     example_store_description: Annotated[str | None, Field(alias="exampleStore.description")] = None
     example_store_display_name: Annotated[str | None, Field(alias="exampleStore.displayName")] = (
         None
@@ -66,13 +59,6 @@ class GoogleCloudAiplatformV1beta1ExampleStoreCreateParameters(APIModel):
         str | None, Field(alias="exampleStore.exampleStoreConfig.vertexEmbeddingModel")
     ] = None
     example_store_name: Annotated[str | None, Field(alias="exampleStore.name")] = None
-    example_store_update_time: Annotated[
-        str | None,
-        Field(
-            alias="exampleStore.updateTime",
-            pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
-        ),
-    ] = None
 
 
 class GoogleLongrunningOperation(APIModel):

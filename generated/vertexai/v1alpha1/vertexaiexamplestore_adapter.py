@@ -37,14 +37,12 @@ ADAPTER = Adapter(
             lro=Lro.GOOGLE_LONGRUNNING,
         ),
         inputs=(
-            CreateInput(field="exampleStore.createTime", where=Where.QUERY),
             CreateInput(field="exampleStore.description", where=Where.QUERY),
             CreateInput(field="exampleStore.displayName", where=Where.QUERY),
             CreateInput(
                 field="exampleStore.exampleStoreConfig.vertexEmbeddingModel", where=Where.QUERY
             ),
             CreateInput(field="exampleStore.name", where=Where.QUERY),
-            CreateInput(field="exampleStore.updateTime", where=Where.QUERY),
         ),
         full_name=True,
     ),

@@ -16,45 +16,29 @@ KIND = "VertexAIExampleStore"
 IDENTIFIER = Fact(behaviour=Behaviour.IDENTIFIER, source="identity")
 IMMUTABLE = Fact(
     behaviour=Behaviour.IMMUTABLE,
-    source="create-only: aiplatform.projects.locations.exampleStores.create query parameter exampleStore.createTime",
+    source="create-only: aiplatform.projects.locations.exampleStores.create query parameter exampleStore.description",
 )
 IMMUTABLE_2 = Fact(
     behaviour=Behaviour.IMMUTABLE,
-    source="create-only: aiplatform.projects.locations.exampleStores.create query parameter exampleStore.description",
+    source="create-only: aiplatform.projects.locations.exampleStores.create query parameter exampleStore.displayName",
 )
 IMMUTABLE_3 = Fact(
     behaviour=Behaviour.IMMUTABLE,
-    source="create-only: aiplatform.projects.locations.exampleStores.create query parameter exampleStore.displayName",
-)
-IMMUTABLE_4 = Fact(
-    behaviour=Behaviour.IMMUTABLE,
     source="create-only: aiplatform.projects.locations.exampleStores.create query parameter exampleStore.exampleStoreConfig.vertexEmbeddingModel",
 )
-IMMUTABLE_5 = Fact(
-    behaviour=Behaviour.IMMUTABLE,
-    source="create-only: aiplatform.projects.locations.exampleStores.create query parameter exampleStore.updateTime",
-)
-IMMUTABLE_6 = Fact(behaviour=Behaviour.IMMUTABLE, source="description:'Immutable'")
-IMMUTABLE_7 = Fact(behaviour=Behaviour.IMMUTABLE, source="identity")
+IMMUTABLE_4 = Fact(behaviour=Behaviour.IMMUTABLE, source="description:'Immutable'")
+IMMUTABLE_5 = Fact(behaviour=Behaviour.IMMUTABLE, source="identity")
 INPUT_ONLY = Fact(
-    behaviour=Behaviour.INPUT_ONLY,
-    source="create-only: aiplatform.projects.locations.exampleStores.create query parameter exampleStore.createTime",
-)
-INPUT_ONLY_2 = Fact(
     behaviour=Behaviour.INPUT_ONLY,
     source="create-only: aiplatform.projects.locations.exampleStores.create query parameter exampleStore.description",
 )
-INPUT_ONLY_3 = Fact(
+INPUT_ONLY_2 = Fact(
     behaviour=Behaviour.INPUT_ONLY,
     source="create-only: aiplatform.projects.locations.exampleStores.create query parameter exampleStore.displayName",
 )
-INPUT_ONLY_4 = Fact(
+INPUT_ONLY_3 = Fact(
     behaviour=Behaviour.INPUT_ONLY,
     source="create-only: aiplatform.projects.locations.exampleStores.create query parameter exampleStore.exampleStoreConfig.vertexEmbeddingModel",
-)
-INPUT_ONLY_5 = Fact(
-    behaviour=Behaviour.INPUT_ONLY,
-    source="create-only: aiplatform.projects.locations.exampleStores.create query parameter exampleStore.updateTime",
 )
 OPTIONAL = Fact(behaviour=Behaviour.OPTIONAL, source="description:'Optional.'")
 OPTIONAL_2 = Fact(behaviour=Behaviour.OPTIONAL, source="identity")
@@ -74,16 +58,14 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     spec=(
         ("description", STRING, (OPTIONAL,), True, True),
         ("displayName", STRING, (REQUIRED,), True, True),
-        ("exampleStore.createTime", STRING_GOOGLE_DATETIME, (IMMUTABLE, INPUT_ONLY), False, False),
-        ("exampleStore.description", STRING, (IMMUTABLE_2, INPUT_ONLY_2, OPTIONAL), False, False),
-        ("exampleStore.displayName", STRING, (IMMUTABLE_3, INPUT_ONLY_3, REQUIRED), False, False),
-        ("exampleStore.exampleStoreConfig.vertexEmbeddingModel", STRING, (IMMUTABLE_4, IMMUTABLE_6, INPUT_ONLY_4, REQUIRED), False, False),
-        ("exampleStore.updateTime", STRING_GOOGLE_DATETIME, (IMMUTABLE_5, INPUT_ONLY_5), False, False),
+        ("exampleStore.description", STRING, (IMMUTABLE, INPUT_ONLY, OPTIONAL), False, False),
+        ("exampleStore.displayName", STRING, (IMMUTABLE_2, INPUT_ONLY_2, REQUIRED), False, False),
+        ("exampleStore.exampleStoreConfig.vertexEmbeddingModel", STRING, (IMMUTABLE_3, IMMUTABLE_4, INPUT_ONLY_3, REQUIRED), False, False),
         ("exampleStoreConfig", OBJECT, (REQUIRED,), True, True),
-        ("exampleStoreConfig.vertexEmbeddingModel", STRING, (IMMUTABLE_6, REQUIRED), False, True),
-        ("location", STRING, (IMMUTABLE_7, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
-        ("projectRef", OBJECT, (IMMUTABLE_7, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
-        ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_7, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
+        ("exampleStoreConfig.vertexEmbeddingModel", STRING, (IMMUTABLE_4, REQUIRED), False, True),
+        ("location", STRING, (IMMUTABLE_5, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("projectRef", OBJECT, (IMMUTABLE_5, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
+        ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_5, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(
         ("createTime", STRING_GOOGLE_DATETIME, (OUTPUT_ONLY, OUTPUT_ONLY_2), False, True),

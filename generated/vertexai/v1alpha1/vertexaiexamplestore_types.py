@@ -64,14 +64,6 @@ class VertexAIExampleStoreSpec(KRMModel):
     display_name: Annotated[
         str, Field(alias="displayName", description="Required. Display name of the ExampleStore.")
     ]
-    example_store_create_time: Annotated[
-        str | None,
-        Field(
-            alias="exampleStore.createTime",
-            description="Output only. Timestamp when this ExampleStore was created.",
-            pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
-        ),
-    ] = None
     example_store_description: Annotated[
         str | None,
         Field(
@@ -91,14 +83,6 @@ class VertexAIExampleStoreSpec(KRMModel):
         Field(
             alias="exampleStore.exampleStoreConfig.vertexEmbeddingModel",
             description="Required. The embedding model to be used for vector embedding.",
-        ),
-    ] = None
-    example_store_update_time: Annotated[
-        str | None,
-        Field(
-            alias="exampleStore.updateTime",
-            description="Output only. Timestamp when this ExampleStore was most recently updated.",
-            pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
     example_store_config: Annotated[
