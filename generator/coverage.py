@@ -152,8 +152,10 @@ def coverage(specs: Specs, ir: IR, kcc_tsv: Path | None = None, verified_json: P
         else:
             tier = "verified" if c.tier == "generated" and c.kind in verified else c.tier
             rows.append(Row(c.doc_key, c.resource, c.kind, tier, c.reason, lines_of(c) if c.tier == "generated" else 0.0, c.also, stage))
+    as_kinds = {r.kind for r in rows if r.tier != "excluded"}
     for k in ir.kinds:
-        if (k.api.doc_key, k.resource) in covered:
+        # a second Kind on a resource (ServiceIdentity reads Service's services) has a row of its own
+        if (k.api.doc_key, k.resource) in covered and k.kind in as_kinds:
             continue
         covered.add((k.api.doc_key, k.resource))
         rows.append(Row(k.api.doc_key, k.resource, k.kind, "curated", "", 0.0, (), served_stage(k.api.doc_key)))
@@ -211,7 +213,9 @@ def _kcc_matches(specs: Specs, ir: IR, rows: list[Row]) -> tuple[KccMatch, ...]:
             continue
         ours = by_kind.get(kind)
         row = row_of.get((claim.api, claim.resource))
-        where = f"{row.api if row else claim.api} {claim.resource}"
+        where = f"{claim.api}.{claim.version} {claim.resource}" if claim.version else f"{row.api if row else claim.api} {claim.resource}"
+        if claim.via:
+            where += f" (via {claim.via})"
         if ours is not None and ours.resource == claim.resource:
             out.append(KccMatch(kind, ev.group, kind, where, ours.group, ev.plural, ours.plural, versions, tuple(sorted(ours.served_versions))))
             continue

@@ -275,7 +275,8 @@ def check_claims(claims: Claims, evidence: Evidence, subjects: Mapping[str, Subj
             out.append(SpecError(claims.file, json_path("claims", kind), why))
     by_resource: dict[str, list[str]] = {}
     for kind, c in claims.served.items():
-        by_resource.setdefault(f"{c.api} {c.resource}", []).append(kind)
+        if c.via is None:  # a Kind that reads the resource through a custom method shares it
+            by_resource.setdefault(f"{c.api} {c.resource}", []).append(kind)
     for res, kinds in sorted(by_resource.items()):
         if len(kinds) > 1:
             out.append(SpecError(claims.file, json_path("claims", sorted(kinds)[1]), f"{' and '.join(sorted(kinds))} all claim {res}: one resource, one Kind (give the others none: alias or split)"))

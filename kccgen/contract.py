@@ -265,13 +265,10 @@ DeleteShape = DeleteAtPath | DeleteByVerb | NoDelete
 class Present:
     """The resource's read answers whether or not it is on (a service DISABLED, a
     project no Shared VPC host): it exists for the reconciler only while ``field``
-    holds one of ``values`` (``{param}`` in a value is the identity's).
-    ``example``: an ID the service always has (``pubsub.googleapis.com``), for
-    examples; empty where the ID is the parent's."""
+    holds one of ``values`` (``{param}`` in a value is the identity's)."""
 
     field: str
     values: tuple[str, ...]
-    example: str = ""
 
 
 # --- operations --------------------------------------------------------------------------
@@ -602,6 +599,9 @@ class Adapter:
     locations: Locations | None = None  # Config Connector's spec.location over several scopes
     companions: tuple[Companion, ...] = ()  # spec fields kept in a paired resource of another API
     present: Present | None = None  # an on/off resource: present only in these states
+    # an ID the service has for any project (a service's pubsub.googleapis.com),
+    # where an invented one would not exist: examples use it
+    example_id: str = ""
 
     def operation(self, key: str) -> OperationGetter:
         for k, getter in self.operations:

@@ -129,6 +129,21 @@ def _operation_prefixes(get: Method) -> list[tuple[re.Pattern[str], str]]:
     return out
 
 
+def trailing_id_fields(doc: DiscoveryDoc, schema: str, get: Method) -> tuple[str, ...]:
+    """The resource's fields that name it together, when its get path ends in
+    more than one placeholder, each a string field of the resource (dns's
+    ``rrsets/{name}/{type}``); empty otherwise."""
+    props = doc.schemas[schema].properties
+    segs = (get.flat_path or get.path).split(":", 1)[0].split("/")
+    out: list[str] = []
+    for seg in reversed(segs):
+        m = _PLACEHOLDER.match(seg)
+        if not m or m.group(1) not in props or props[m.group(1)].type != "string":
+            break
+        out.insert(0, m.group(1))
+    return tuple(out) if len(out) > 1 else ()
+
+
 def body_id_field(doc: DiscoveryDoc, schema: str, get: Method) -> str:
     """The field of the resource that names it when a create carries no ID in
     its URL or query: the one named after the get path's last parameter

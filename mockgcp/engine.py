@@ -181,6 +181,8 @@ class MockGCP:
             return self._iam(api, route, path, body)
         if route.method.id in api.profile.switches:
             return switches.serve(self, api, route, path, lro_error)
+        if route.role is None and (answer := switches.computed(self, api, route, path, lro_error)) is not None:
+            return answer
         settings = singletons.custom_role(api, route)
         if settings is not None:
             return singletons.serve(self, api, route, path, body, settings)

@@ -30,6 +30,19 @@ def target(route: Route, path: str) -> str:
     return base.removesuffix("/" + route.verb)
 
 
+def computed(eng: MockGCP, api: Api, route: Route, path: str, lro_error: str | None) -> Response | None:
+    """A custom method whose answer the profile computes (``Profile.computed``),
+    as the method answers: the value, or an operation that resolves to it."""
+    coll = api.collections.get(route.resource)
+    if coll is None:
+        return None
+    key = coll.key(target(route, path))
+    out = api.profile.computed(route.method.id, key)
+    if out is None:
+        return None
+    return respond(eng, api, coll, route.verb, key, out, lro_error, lro_style(api.doc, route.method))
+
+
 def serve(eng: MockGCP, api: Api, route: Route, path: str, lro_error: str | None) -> Response:
     """Set the switch's field on the stored (or standing) resource and answer as
     the method does: the resource, or an operation that resolves to it."""

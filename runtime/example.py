@@ -158,9 +158,9 @@ class Examples:
                 node = schema_node(spec_schema, defs, rel + "[]" if item else rel)
                 value = self._value(rule, node, rel.rsplit(".", 1)[-1].removesuffix("[]"))
             _put(spec, rel, value, rule)
-        present = adapter_for(kind).present
-        if present is not None and present.example:
-            spec["resourceID"] = present.example  # an on/off resource: one the service has
+        example_id = adapter_for(kind).example_id
+        if example_id:
+            spec["resourceID"] = example_id  # an invented ID would not exist (a service's name)
         obj: dict[str, Any] = {
             "apiVersion": str(model.API_VERSION),
             "kind": kind,

@@ -90,6 +90,8 @@ def create_request(a: Adapter, payload: dict[str, Any], rid: str, full_name: str
         case CreateWithIdParam(call=call, id_param=id_param):
             return Request(call, {**payload, **beside}, {id_param: rid, **query})
         case CreateWithNameInBody(call=call, name_field=name_field, full_name=full):
+            if not rid and not full:  # no ID of its own: the body's fields are the identity (rrsets/{name}/{type})
+                return Request(call, {**payload, **beside}, query)
             return Request(call, {**with_path(payload, name_field, full_name if full else rid), **beside}, query)
         case CreateWrapped(call=call, id_field=id_field, resource_field=resource_field):
             return Request(call, {id_field: rid, resource_field: payload, **beside}, query)

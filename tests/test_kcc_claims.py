@@ -116,3 +116,20 @@ def test_name_shapes_match_as_config_connector_writes_them() -> None:
     assert template_matches(("projects", "{}", "managedzones", "{}", "rrsets", "{}"), "projects/{project}/managedZones/{mz}/rrsets/{name}/{type}")
     assert template_matches(("{}", "storedinfotypes", "{}"), "projects/{project}/locations/{location}/storedInfoTypes/{s}")
     assert not template_matches(("projects", "{}", "locations", "{}", "discoveredservices", "{}"), "projects/{p}/locations/{l}/applications/{a}/services/{s}")
+
+
+def test_a_claim_via_a_custom_method_shares_the_resource_and_owns_nothing(tmp_path: Path) -> None:
+    """ServiceIdentity reads serviceusage services through generateServiceIdentity,
+    beside Service, which owns them: no duplicate, and no claim on the resource."""
+    (tmp_path / "kcc").mkdir()
+    (tmp_path / "kcc" / "claims.yaml").write_text(
+        "claims:\n  Service: serviceusage services\n"
+        "  ServiceIdentity: {claim: serviceusage.v1beta1 services, via: generateServiceIdentity, note: x}\n",
+        encoding="utf-8",
+    )
+    claims = load_claims(tmp_path)
+    assert claims.served["ServiceIdentity"] == Claim("ServiceIdentity", "serviceusage", "services", "v1beta1", "generateServiceIdentity")
+    assert claims.for_api("serviceusage") == {"services": claims.served["Service"]}
+    (tmp_path / "kcc" / "claims.yaml").write_text("claims:\n  Foo: {claim: pubsub, via: x}\n", encoding="utf-8")
+    with pytest.raises(SpecError, match=r"#/claims/Foo/claim: 'pubsub': write '<api> <resource path>'"):
+        load_claims(tmp_path)

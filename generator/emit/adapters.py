@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kccgen.contract import Adapter, Alias, CreateWithNameInBody, OperationGetter, id_field
-from kccgen.generator.ir.model import AliasIR, KindIR
+from kccgen.generator.ir.model import AliasIR, IdentityParam, KindIR
 from kccgen.generator.render import py_source, render
 
 
@@ -41,7 +41,7 @@ def adapter_of(k: KindIR) -> Adapter:
         # compute, storage and dns keep the short ID in `name`
         name_is_full=not isinstance(m.create_shape, CreateWithNameInBody) or m.create_shape.full_name,
         id_field=id_field(m.create_shape),
-        krm_only=tuple(sorted({p.krm_field for p in ident.params} | set(ident.parent_fields) | {c.field for c in k.companions})),
+        krm_only=tuple(sorted({p.krm_field for p in ident.params if not _in_body(k, p)} | set(ident.parent_fields) | {c.field for c in k.companions})),
         int64_paths=_int64_paths(k),
         operations=m.operations,
         aliases=tuple(alias_of(a) for a in k.aliases),
@@ -49,7 +49,17 @@ def adapter_of(k: KindIR) -> Adapter:
         locations=k.locations,
         companions=k.companions,
         present=k.present,
+        example_id=k.example_id,
     )
+
+
+def _in_body(k: KindIR, p: IdentityParam) -> bool:
+    """An identity value that is also a field of the resource travels in its body
+    (a DNS record set's ``name`` and ``type``: rrsets/{name}/{type}), where the
+    identity has no ID of its own for the create to set."""
+    if k.identity.id_param is not None or p.role != "location" or p.ref_kind is not None or p.krm_field != p.name:
+        return False
+    return p.name not in ("location", "region", "zone") and any(f.name == p.name for f in k.api_fields)
 
 
 def operations_home(kinds: tuple[KindIR, ...]) -> tuple[str, str]:

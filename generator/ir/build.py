@@ -40,8 +40,8 @@ from kccgen.generator.ir.identity import (
     asset_rows,
     choose_asset_format,
     identity_rest,
-    plain_template,
     resolve_identity,
+    rest_is_identity,
 )
 from kccgen.generator.ir.krm import KrmProjector, identity_fields, override_facts, ref_placeholder
 from kccgen.generator.ir.locations import build_locations
@@ -172,7 +172,13 @@ def doc_key(specs: Specs, file: str, kf: KindsFile) -> str:
 
 
 def _curated(specs: Specs) -> dict[tuple[str, str], tuple[str, str]]:
-    return {(kf.api, c.resource): (c.kind, file) for file, kf in specs.kinds for c in kf.kinds}
+    # a Kind that reads a resource through a custom method (a claim's via) does not own it
+    return {(kf.api, c.resource): (c.kind, file) for file, kf in specs.kinds for c in kf.kinds if not _via(specs, c.kind)}
+
+
+def _via(specs: Specs, kind: str) -> str | None:
+    claim = specs.claims.served.get(kind)
+    return claim.via if claim is not None else None
 
 
 def _kcc_version_problems(file: str, kf: KindsFile, configs: list[KindConfig]) -> list[SpecError]:
@@ -222,9 +228,9 @@ def select_kinds(specs: Specs, strict: bool = True, reporter: Reporter | None = 
         doc = specs.discovery[key]
         configs = list(kf.kinds)
         keys = [key, *(k for k in doc_keys(specs, file, kf) if k != key)] if kf.version is not None else doc_keys(specs, file, kf)
-        claimed = {c.resource: c for c in specs.claims.served.values() if c.api == kf.api and (c.version is None or f"{c.api}.{c.version}" in keys)}
+        claimed = {c.resource: c for c in specs.claims.served.values() if c.api == kf.api and c.via is None and (c.version is None or f"{c.api}.{c.version}" in keys)}
         for n, cfg in enumerate(kf.kinds):
-            c = claimed.get(cfg.resource)
+            c = claimed.get(cfg.resource) if not _via(specs, cfg.kind) else None
             if c is not None and c.kind != cfg.kind:
                 raise SpecError(file, json_path("kinds", n, "kind"), f"{cfg.kind}: {specs.claims.file} names {kf.api} {cfg.resource} {c.kind}, Config Connector's Kind")
         if kf.auto:
@@ -263,6 +269,8 @@ def select_kinds(specs: Specs, strict: bool = True, reporter: Reporter | None = 
                     reporter.warn(file, "lenient", str(e))
                 continue
             c = claimed.get(cfg.resource)
+            if c is None and _via(specs, cfg.kind):  # a Kind reading the resource through a custom method
+                c = specs.claims.served[cfg.kind]
             out.append(Selected(file, i, kf, cfg, kdoc, res, specs.evidence.kinds.get(c.kind) if c is not None and c.kind == cfg.kind else None))
     return sorted(out, key=lambda s: s.cfg.kind)
 
@@ -324,7 +332,7 @@ def resolve_identities(specs: Specs, shaped: list[Shaped], reporter: Reporter, f
     for sh in shaped:
         rest, _ = identity_rest(specs.asset_names, sh.sel.cfg, sh.sel.doc, sh.sel.resource.methods[sh.methods.get.name], sh.schema)
         row, mismatch = choose_asset_format(asset_rows(specs.asset_names, sh.sel.cfg, sh.sel.doc, sh.schema, rest)[1], rest)
-        prelim[sh.sel.cfg.kind] = rest if row is None or (mismatch and sh.sel.auto and plain_template(rest)) else row.template
+        prelim[sh.sel.cfg.kind] = rest if row is None or rest_is_identity(row, mismatch, sh.sel.auto, rest) else row.template
     # A parent is a resource of the same service (AIP-122: a relative name is
     # relative to its own service): firebaseappcheck's services/{service} is no
     # MonitoringService, though both are projects/{project}/services/{service}.
@@ -526,6 +534,7 @@ def build_kind(
         locations=located.locations,
         companions=companions,
         present=_present(s, api_res),
+        example_id=s.cfg.example_id or "",
     )
 
 
@@ -538,7 +547,7 @@ def _present(s: Selected, resource: ObjectIR) -> Present | None:
     if not any(f.name == top for f in resource.fields):
         base: tuple[str | int, ...] = ("overrides", s.cfg.resource) if s.auto else ("kinds", s.index)
         raise SpecError(s.file, json_path(*base, "present", "field"), f"{s.cfg.kind}: {resource.name} has no field {top!r}")
-    return Present(p.field, p.values, p.example)
+    return Present(p.field, p.values)
 
 
 def companion_fields(

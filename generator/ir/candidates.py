@@ -355,5 +355,6 @@ def _config(kind: str, resource: str, ov: DerivedOverride | None, parent_forms: 
         aliases=ov.aliases,
         companions=ov.companions,
         present=ov.present,
+        example_id=ov.example_id,
         spec_fields=ov.spec_fields,
     )

@@ -7,6 +7,7 @@ path and its ``name`` pattern, and every disagreement is reported.
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from kccgen.discovery.document import DiscoveryDoc, Method
@@ -55,6 +56,24 @@ def asset_rows(assets: AssetNameTable, cfg: KindConfig, doc: DiscoveryDoc, schem
         (only,) = same_shape
         return only, assets.for_type(only)
     return by_schema, ()
+
+
+def _collections(template: str) -> set[str]:
+    """The collection words of a template: literals followed by a placeholder."""
+    segs = template.split("/")
+    return {a for a, b in itertools.pairwise(segs) if not a.startswith("{") and b.startswith("{")}
+
+
+def rest_is_identity(row: AssetName | None, mismatch: bool, derived: bool, rest: str) -> bool:
+    """The path the API answers at is a derived Kind's identity: the table has
+    no row for it; or a row of another shape, where the path is plain (compute's
+    regional disks, certificatemanager's any-location maps) or the row has every
+    collection of the path and more (dns rrsets under ``locations/``, which the
+    API has not)."""
+    if row is None:
+        return True
+    mine, theirs = _collections(rest), _collections(row.template)
+    return mismatch and derived and (plain_template(rest) or (mine < theirs))
 
 
 def plain_template(template: str) -> bool:
@@ -154,10 +173,7 @@ def resolve_identity(
     if row is None:
         template, source = rest, "rest"
         disagreements.append(f"{asset_type} is not in the asset-inventory table; using the REST path {rest!r}")
-    elif mismatch and derived and plain_template(rest):
-        # The table has the asset type but not this resource's shape (compute's
-        # regional disks, certificatemanager's any-location maps): the path the
-        # API answers at is the identity.
+    elif rest_is_identity(row, mismatch, derived, rest):
         template, source = rest, "rest"
         disagreements.append(f"asset-inventory {row.format!r} does not match the REST get path {rest!r}; using the REST path")
     else:

@@ -319,6 +319,7 @@ class KindIR:
     kcc_versions: tuple[str, ...] = ()  # Config Connector's version names served beside ``version``
     companions: tuple[Companion, ...] = ()  # spec fields kept in a paired resource of another API
     present: Present | None = None  # an on/off resource: present only in these states
+    example_id: str = ""  # an ID the service has in any project (kind config exampleID)
     locations: Locations | None = None  # Config Connector's spec.location over several scopes
 
     @property

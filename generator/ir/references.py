@@ -93,7 +93,10 @@ class TargetIndex:
         self.assets = assets
         self._ids: dict[str, list[TargetKind]] = {}
         for t in targets:
-            self._ids.setdefault(t.template.rsplit("/", 1)[-1], []).append(t)
+            segs = t.template.split("/")
+            # an ID names one of a collection (networks/{network}); rrsets/{name}/{type} ends in no such ID
+            if len(segs) == 1 or not segs[-2].startswith("{"):
+                self._ids.setdefault(segs[-1], []).append(t)
         self._asset_rx = sorted({(r.asset_type, r.template) for r in assets.rows})
 
     def by_path(self, path: str) -> list[TargetKind]:

@@ -75,6 +75,10 @@ class Claim:
     api: str
     resource: str
     version: str | None = None
+    # a Kind that reads the resource through this custom method and does not
+    # own it (ServiceIdentity: serviceusage services.generateServiceIdentity,
+    # beside Service, which owns services)
+    via: str | None = None
 
     def __str__(self) -> str:
         return f"{self.api}{'.' + self.version if self.version else ''} {self.resource}"
@@ -97,7 +101,7 @@ class Claims:
     def for_api(self, api: str, version: str | None = None) -> dict[str, Claim]:
         """The claims on an API's resources, by resource path (those pinned to
         another document version left out)."""
-        return {c.resource: c for c in self.served.values() if c.api == api and (c.version is None or version is None or c.version == version)}
+        return {c.resource: c for c in self.served.values() if c.api == api and c.via is None and (c.version is None or version is None or c.version == version)}
 
 
 def load_evidence(specs: Path) -> Evidence:
@@ -131,11 +135,17 @@ def load_claims(specs: Path) -> Claims:
                 raise SpecError(disp, where, f"{value!r}: write '<api> <resource path>' (api[.version] projects.topics)")
             api, _, version = parts[0].partition(".")
             served[kind] = Claim(kind, api, parts[1], version or None)
+        elif isinstance(value, dict) and set(value) <= {"claim", "via", "note"} and {"claim", "via"} <= set(value):
+            parts = str(value["claim"]).split()
+            if len(parts) != 2:
+                raise SpecError(disp, json_path("claims", kind, "claim"), f"{value['claim']!r}: write '<api> <resource path>'")
+            api, _, version = parts[0].partition(".")
+            served[kind] = Claim(kind, api, parts[1], version or None, str(value["via"]))
         elif isinstance(value, dict) and set(value) <= {"none", "note"} and "none" in value:
             reason = str(value["none"])
             if reason not in REASONS:
                 raise SpecError(disp, json_path("claims", kind, "none"), f"unknown reason {reason!r}; one of {', '.join(REASONS)}")
             unserved[kind] = Unserved(kind, reason, str(value.get("note") or ""))
         else:
-            raise SpecError(disp, where, "a claim is '<api> <resource>' or {none: <reason>, note: <text>}")
+            raise SpecError(disp, where, "a claim is '<api> <resource>', {claim: '<api> <resource>', via: <custom method>, note: <text>} or {none: <reason>, note: <text>}")
     return Claims(served, unserved, dict(entries), disp)

@@ -136,7 +136,6 @@ class PresentConfig(_Strict):
 
     field: str
     values: tuple[str, ...]
-    example: str = ""  # an ID the service always has, for `kccctl example`
     reason: str = Field(min_length=1)
 
 
@@ -227,6 +226,7 @@ class KindConfig(_Strict):
     parent_forms: tuple[Literal["folders", "organizations", "billingAccounts"], ...] = Field(default=(), alias="parentForms")
     companions: tuple[CompanionConfig, ...] = ()  # spec fields kept in a paired resource of another API
     present: PresentConfig | None = None  # an on/off resource (a service is enabled or not)
+    example_id: str | None = Field(default=None, alias="exampleID")  # an ID the service has in any project, for examples
     # The top-level API fields the user sets; every other one is output-only here
     # (a Kind that manages one aspect of a larger resource: a project's Shared VPC host status).
     spec_fields: tuple[str, ...] | None = Field(default=None, alias="specFields")
@@ -262,6 +262,7 @@ class DerivedOverride(_Strict):
     aliases: tuple[AliasConfig, ...] = ()  # Config Connector's names for the Kind's fields
     companions: tuple[CompanionConfig, ...] = ()  # spec fields kept in a paired resource of another API
     present: PresentConfig | None = None  # an on/off resource (a service is enabled or not)
+    example_id: str | None = Field(default=None, alias="exampleID")  # an ID the service has in any project, for examples
     spec_fields: tuple[str, ...] | None = Field(default=None, alias="specFields")  # see KindConfig
 
 

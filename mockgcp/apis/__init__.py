@@ -128,6 +128,12 @@ class Profile:
         anything was written (a project's service, not enabled); None: NOT_FOUND."""
         return None
 
+    def computed(self, method_id: str, key: str) -> dict[str, Any] | None:
+        """What a custom method that computes something for the resource at
+        ``key`` answers (serviceusage's ``generateServiceIdentity``: the service
+        agent); None for any other method."""
+        return None
+
     def switched(self, method_id: str, resource: dict[str, Any]) -> dict[str, Any]:
         """What a switch's operation resolves to (the resource, unless wrapped)."""
         return resource

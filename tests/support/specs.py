@@ -52,8 +52,9 @@ def keep_claims(specs: Path, apis: set[str], derived: bool) -> None:
     claims = yaml.safe_load(path.read_text(encoding="utf-8"))["claims"]
     kept = {}
     for kind, value in claims.items():
-        if isinstance(value, str):
-            api, res = value.split()[0].split(".")[0], value.split()[1]
+        claim = value if isinstance(value, str) else value.get("claim") if isinstance(value, dict) else None
+        if isinstance(claim, str):  # '<api> <resource>', or {claim: ..., via: ...}
+            api, res = claim.split()[0].split(".")[0], claim.split()[1]
             if api not in apis or (not derived and (api, res) not in curated):
                 continue
         kept[kind] = value

@@ -14,8 +14,8 @@ ADAPTER = Adapter(
     api_version="dns.cnrm.cloud.google.com/v1alpha1",
     doc="dns.v1",
     resource=("resourceRecordSets",),
-    template="projects/{project}/locations/{location}/managedZones/{managedZone}/rrsets/{rrset}",
-    id_param="rrset",
+    template="projects/{project}/managedZones/{managedZone}/rrsets/{name}/{type}",
+    id_param="",
     get=Call(
         method="get",
         params=(
@@ -28,8 +28,7 @@ ADAPTER = Adapter(
     create=CreateWithNameInBody(
         call=Call(
             method="create", params=(("managedZone", "{managedZone}"), ("project", "{project}"))
-        ),
-        name_field="type",
+        )
     ),
     update=UpdateMerge(
         call=Call(
@@ -54,8 +53,7 @@ ADAPTER = Adapter(
         )
     ),
     name_is_full=False,
-    id_field="type",
-    krm_only=("location", "managedZone", "projectRef", "resourceID"),
+    krm_only=("managedZoneRef", "projectRef"),
 )
 
 register_adapter(ADAPTER)

@@ -13,9 +13,7 @@ from kccgen.runtime.mutability import register_mutability
 
 KIND = "DNSRecordSet"
 
-IDENTIFIER = Fact(behaviour=Behaviour.IDENTIFIER, source="identity")
 IMMUTABLE = Fact(behaviour=Behaviour.IMMUTABLE, source="identity")
-OPTIONAL = Fact(behaviour=Behaviour.OPTIONAL, source="identity")
 OUTPUT_ONLY = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="readOnly")
 REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="identity")
 ARRAY_OF_OBJECT = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.OBJECT))
@@ -31,12 +29,10 @@ STRING = FieldType(kind=TypeKind.STRING)
 FIELDS: tuple[FieldRule, ...] = field_rules(
     get="dns.resourceRecordSets.get",
     update="dns.resourceRecordSets.patch (PATCH) sends the whole resource",
-    identity="projects/{project}/locations/{location}/managedZones/{managedZone}/rrsets/{rrset}",
+    identity="projects/{project}/managedZones/{managedZone}/rrsets/{name}/{type}",
     spec=(
-        ("location", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
-        ("managedZone", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
-        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
-        ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
+        ("managedZoneRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("name", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("routingPolicy", OBJECT, (), True, True),
         ("routingPolicy.geo", OBJECT, (), True, True),
         ("routingPolicy.geo.enableFencing", BOOLEAN, (), True, True),
@@ -101,6 +97,8 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("rrdatas", ARRAY_OF_STRING, (), True, True),
         ("signatureRrdatas", ARRAY_OF_STRING, (), True, True),
         ("ttl", INTEGER_INT32, (), True, True),
+        ("type", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("type", STRING, (), False, True, {"identity": True}),
     ),
     observed=(
         ("kind", STRING, (OUTPUT_ONLY,), False, True),

@@ -15,7 +15,7 @@ from kccgen.generated.dns.v1alpha1.dns_v1_api import (
     RRSetRoutingPolicyLoadBalancerTargetIpProtocol,
     RRSetRoutingPolicyLoadBalancerTargetLoadBalancerType,
 )
-from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
+from kccgen.generated.dns.v1beta1.dnsmanagedzone_reference import DNSManagedZoneRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -42,25 +42,14 @@ class DNSRecordSetSpec(KRMModel):
     A unit of data that is returned by the DNS servers.
     """
 
-    location: Annotated[str, Field(description="Immutable. The location of the DNSRecordSet.")]
-    managed_zone: Annotated[
-        str,
-        Field(alias="managedZone", description="Immutable. The managedZone of the DNSRecordSet."),
+    managed_zone_ref: Annotated[
+        DNSManagedZoneRef,
+        Field(
+            alias="managedZoneRef",
+            description="Immutable. The DNSManagedZone that this DNSRecordSet belongs to.",
+        ),
     ]
-    project_ref: Annotated[
-        ProjectRef | None,
-        Field(
-            alias="projectRef",
-            description="Immutable. The Project that this DNSRecordSet belongs to.",
-        ),
-    ] = None
-    resource_id: Annotated[
-        str | None,
-        Field(
-            alias="resourceID",
-            description="Immutable. Optional. The DNSRecordSet ID used for creation and acquisition.",
-        ),
-    ] = None
+    name: Annotated[str, Field(description="Immutable. The name of the DNSRecordSet.")]
     routing_policy: Annotated[
         RRSetRoutingPolicy | None,
         Field(
@@ -81,6 +70,7 @@ class DNSRecordSetSpec(KRMModel):
             description="Number of seconds that this `ResourceRecordSet` can be cached by resolvers."
         ),
     ] = None
+    type: Annotated[str, Field(description="The identifier of a supported record type.")]
 
 
 class RRSetRoutingPolicy(KRMModel):

@@ -37,7 +37,8 @@ ADAPTER = Adapter(
     ),
     krm_only=("projectRef", "resourceID"),
     operations=(("operations", OPERATIONS["operations"]),),
-    present=Present(field="state", values=("ENABLED",), example="pubsub.googleapis.com"),
+    present=Present(field="state", values=("ENABLED",)),
+    example_id="pubsub.googleapis.com",
 )
 
 register_adapter(ADAPTER)
