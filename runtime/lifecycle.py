@@ -159,17 +159,8 @@ class Lifecycle:
         self._run = 0
 
     def run(self, kind: str) -> Outcome:
-        start = time.perf_counter()
-        self._run += 1
-        out = Outcome(kind, True)
-        try:
-            out.update_field = self._lifecycle(kind, out)
-        except StepFailed as e:
-            out.passed, out.step, out.message = False, e.step, e.message
-        except Exception as e:  # a crash is a failed step with its message, not an aborted run
-            out.passed, out.step, out.message = False, out.step or "example", f"{type(e).__name__}: {e}"
-        out.seconds = time.perf_counter() - start
-        return out
+        """The suite over the Kind's example and the examples it refers to."""
+        return self.run_objects(kind, None, -1)
 
     def _reconcile(self, store: InMemoryStore, obj: dict[str, Any], step: str) -> dict[str, Any]:
         result = Reconciler(self.gcp, store).reconcile(obj)
@@ -178,10 +169,11 @@ class Lifecycle:
             raise StepFailed(step, f"{obj['kind']}/{obj['metadata']['name']}: {result.reason}: {result.message}")
         return result.obj
 
-    def run_objects(self, kind: str, objects: Callable[[str], list[dict[str, Any]]], main: int) -> Outcome:
+    def run_objects(self, kind: str, objects: Callable[[str], list[dict[str, Any]]] | None, main: int) -> Outcome:
         """The suite over given objects (Config Connector's sample folder) rather
         than the Kind's example: ``objects(project)`` builds them for the run's
-        project; ``objects[main]``, of ``kind``, is the one re-applied and changed."""
+        project; ``objects[main]``, of ``kind``, is the one re-applied and changed.
+        ``objects`` None: the Kind's example, last of its examples."""
         start = time.perf_counter()
         self._run += 1
         out = Outcome(kind, True)

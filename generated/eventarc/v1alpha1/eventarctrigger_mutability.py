@@ -43,7 +43,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     spec=(
         ("channelRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "channel"}),
         ("destination", OBJECT, (REQUIRED,), True, True),
-        ("destination.cloudFunctionRef", OBJECT, (), True, True, {"api_path": "destination.cloudFunction"}),
+        ("destination.cloudFunction", STRING, (), True, True),
         ("destination.cloudRun", OBJECT, (), True, True),
         ("destination.cloudRun.path", STRING, (OPTIONAL,), True, True),
         ("destination.cloudRun.region", STRING, (REQUIRED,), True, True),

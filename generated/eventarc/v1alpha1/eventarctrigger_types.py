@@ -8,9 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.cloudfunctions2.v1alpha1.cloudfunctions2function_reference import (
-    CloudFunctions2FunctionRef,
-)
 from kccgen.generated.compute.v1alpha1.computenetworkattachment_reference import (
     ComputeNetworkAttachmentRef,
 )
@@ -50,12 +47,8 @@ class Destination(KRMModel):
     Represents a target of an invocation over HTTP.
     """
 
-    cloud_function_ref: Annotated[
-        CloudFunctions2FunctionRef | None,
-        Field(
-            alias="cloudFunctionRef",
-            description="A reference to a CloudFunctions2Function (API field `cloudFunction`).",
-        ),
+    cloud_function: Annotated[
+        str | None, Field(alias="cloudFunction", description="The Cloud Function resource name.")
     ] = None
     cloud_run: Annotated[
         CloudRun | None,

@@ -88,7 +88,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("selectedRegions", ARRAY_OF_ENUM, (), True, True),
         ("syntheticMonitor", OBJECT, (), True, True),
         ("syntheticMonitor.cloudFunctionV2", OBJECT, (), True, True),
-        ("syntheticMonitor.cloudFunctionV2.functionRef", OBJECT, (REQUIRED_2,), True, True, {"api_path": "syntheticMonitor.cloudFunctionV2.name"}),
+        ("syntheticMonitor.cloudFunctionV2.name", STRING, (REQUIRED_2,), True, True),
         ("tcpCheck", OBJECT, (), True, True),
         ("tcpCheck.pingConfig", OBJECT, (), True, True),
         ("tcpCheck.pingConfig.pingsCount", INTEGER_INT32, (), True, True),

@@ -8,9 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.cloudfunctions2.v1alpha1.cloudfunctions2function_reference import (
-    CloudFunctions2FunctionRef,
-)
 from kccgen.generated.monitoring.v1alpha1 import monitoring_v3_api
 from kccgen.generated.monitoring.v1alpha1.monitoring_v3_api import (
     ContentMatcherMatcher,
@@ -52,11 +49,10 @@ class CloudFunctionV2Target(KRMModel):
     A Synthetic Monitor deployed to a Cloud Functions V2 instance.
     """
 
-    function_ref: Annotated[
-        CloudFunctions2FunctionRef,
+    name: Annotated[
+        str,
         Field(
-            alias="functionRef",
-            description="A reference to a CloudFunctions2Function (API field `name`).",
+            description="Required. Fully qualified GCFv2 resource name i.e. projects/{project}/locations/{location}/functions/{function} Required."
         ),
     ]
 
