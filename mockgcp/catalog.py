@@ -62,6 +62,7 @@ class Collection:
     id_field: str = "name"
     requires: tuple[tuple[str, str], ...] = ()  # field -> collection its value must name (overrides.yaml)
     required: frozenset[str] = frozenset()  # top-level fields a create must carry (overrides.yaml)
+    id_fields: tuple[str, ...] = ()  # fields that name it together (dns rrsets: name, type); see trailing_id_fields
 
     @property
     def get(self) -> Method:
@@ -192,7 +193,8 @@ def _apply(coll: Collection, overrides: list[Override]) -> Collection:
         if o.service_assigned_id:
             sa = sa or f"{o.where}: {o.reason}"
     return Collection(
-        coll.api, coll.resource, coll.schema, coll.prefix, coll.methods, frozenset(out), frozenset(imm), coll.input_only, sa, coll.id_field, tuple(sorted(req.items())), frozenset(must)
+        coll.api, coll.resource, coll.schema, coll.prefix, coll.methods, frozenset(out), frozenset(imm), coll.input_only, sa, coll.id_field, tuple(sorted(req.items())), frozenset(must),
+        coll.id_fields,
     )
 
 
@@ -217,7 +219,10 @@ def _load_api(key: str, doc: DiscoveryDoc) -> tuple[Api, list[Route]]:
         if len(segs) > 2 and segs[1] in ("{" + segs[0] + "}", "{" + segs[0] + "Id}") and segs[2].startswith("{"):
             prefix += segs[0] + "/"  # any-parent path v1/{v1}/{v1Id1}/services/..: names start after v1/
         idf = body_id_field(doc, schema, get)
-        api.collections[dotted] = Collection(doc.key, dotted, schema, prefix, dict(res.methods), out_only, imm, inp, _service_assigned(doc, schema, idf), idf)
+        api.collections[dotted] = Collection(
+            doc.key, dotted, schema, prefix, dict(res.methods), out_only, imm, inp, _service_assigned(doc, schema, idf), idf,
+            id_fields=trailing_id_fields(doc, schema, get),
+        )
     api.operation_prefixes.sort(key=lambda x: -len(x[1]))
     return api, routes
 

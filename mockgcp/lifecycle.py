@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from kccgen.discovery.document import Method
 from kccgen.mockgcp.apis import CreateInputs
-from kccgen.mockgcp.catalog import Api, Collection, Route, trailing_id_fields
+from kccgen.mockgcp.catalog import Api, Collection, Route
 from kccgen.mockgcp.errors import already_exists, invalid, not_found, precondition
 from kccgen.mockgcp.operations import Response, now, respond
 from kccgen.mockgcp.shapes import CreateShape, create_shape, lro_style
@@ -131,8 +131,7 @@ def _resource_and_key(eng: MockGCP, c: Call, shape: CreateShape, body: dict[str,
         return f"{rel}/{body[shape.id_field]}", resource, inputs
     if shape.id_from in ("service", "body-or-service"):
         return f"{rel}/{eng.state.digits(19)}", resource, inputs
-    get = c.coll.method("get")
-    several = trailing_id_fields(c.api.doc, c.coll.schema, get) if get is not None else ()
+    several = c.coll.id_fields
     if several:  # rrsets/{name}/{type}: the body's fields name it together
         missing = [f for f in several if not isinstance(resource.get(f), str) or not resource[f]]
         if missing:

@@ -12,8 +12,8 @@ from collections.abc import Iterator
 import pytest
 
 from kccgen.mockgcp.server import MockServer
-from kccgen.runtime.lifecycle import Lifecycle, RecordingGcp
-from tests.support.scenarios import running_mock
+from kccgen.runtime.lifecycle import Lifecycle
+from tests.support.scenarios import lifecycle_on, running_mock
 from tools.kcc_lifecycle import (
     Folder,
     candidates,
@@ -77,7 +77,7 @@ def server() -> Iterator[MockServer]:
 
 @pytest.fixture(scope="module")
 def lifecycle(server: MockServer) -> Lifecycle:
-    return Lifecycle(RecordingGcp(server.base_url, lro_interval=0, retries=0, sleep=lambda s: None, host_paths=True), "kcc-sample")
+    return lifecycle_on(server, "kcc-sample")
 
 
 def test_placeholders_are_filled_for_the_run_project() -> None:

@@ -24,7 +24,7 @@ from kccgen.runtime.refs import iter_field, references_of
 from kccgen.runtime.registry import kind_index
 from tests.conftest import REPO
 from tests.support.kinds import representatives
-from tests.support.scenarios import running_mock
+from tests.support.scenarios import lifecycle_on, running_mock
 
 VERIFIED = REPO / "docs" / "verified.json"
 KINDS = list(kind_index())
@@ -50,7 +50,7 @@ def server() -> Iterator[MockServer]:
 
 @pytest.fixture(scope="module")
 def lifecycle(server: MockServer) -> Lifecycle:
-    return Lifecycle(RecordingGcp(server.base_url, lro_interval=0, retries=0, sleep=lambda s: None, host_paths=True))
+    return lifecycle_on(server)
 
 
 @pytest.mark.parametrize("kind", PASSING)

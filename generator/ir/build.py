@@ -176,6 +176,12 @@ def _curated(specs: Specs) -> dict[tuple[str, str], tuple[str, str]]:
     return {(kf.api, c.resource): (c.kind, file) for file, kf in specs.kinds for c in kf.kinds if not _via(specs, c.kind)}
 
 
+def _without(shaped: list[Shaped], failed: list[SkippedKind]) -> list[Shaped]:
+    """``shaped`` less the Kinds that failed a stage (built again without them)."""
+    gone = {f.kind for f in failed}
+    return [sh for sh in shaped if sh.sel.cfg.kind not in gone]
+
+
 def _via(specs: Specs, kind: str) -> str | None:
     claim = specs.claims.served.get(kind)
     return claim.via if claim is not None else None
@@ -619,18 +625,14 @@ def build_ir(specs: Specs, reporter: Reporter | None = None, strict: bool = True
         failed: list[SkippedKind] = []
         identities = resolve_identities(specs, shaped, rep, failed)
         if failed:
-            skipped += failed
-            gone = {f.kind for f in failed}
-            shaped = [sh for sh in shaped if sh.sel.cfg.kind not in gone]
+            skipped, shaped = skipped + failed, _without(shaped, failed)
             continue
         for err in _check_claims(specs, selected, shaped, identities):
             problem(err)
         targets = _targets(specs, shaped, identities, rep)
         paired = _companions(specs, shaped, identities, failed)
         if failed:
-            skipped += failed
-            gone = {f.kind for f in failed}
-            shaped = [sh for sh in shaped if sh.sel.cfg.kind not in gone]
+            skipped, shaped = skipped + failed, _without(shaped, failed)
             continue
         index = TargetIndex(targets, specs.asset_names)
         by_kind = {t.kind: t for t in targets}

@@ -27,6 +27,7 @@ from kccgen.mockgcp.httplog import HttpLogEntry
 from kccgen.mockgcp.normalize import call_sequence
 from kccgen.mockgcp.server import MockServer
 from kccgen.runtime.gcp import Gcp
+from kccgen.runtime.lifecycle import Lifecycle, RecordingGcp
 from kccgen.runtime.reconciler import Reconciler, Result
 from kccgen.runtime.refs import PROJECT_ID_ANNOTATION, InMemoryStore
 from tests.support.kinds import api_version, facts, parents
@@ -154,6 +155,12 @@ class Harness:
 
     def writes(self, since: int = 0) -> list[HttpLogEntry]:
         return [e for e in self.entries(since) if e.method in WRITE_METHODS]
+
+
+def lifecycle_on(server: MockServer, project: str = "lifecycle-project") -> Lifecycle:
+    """The generated lifecycle suite against ``server``, as ``kccctl verify`` runs it:
+    no operation wait, no retries, no sleeps."""
+    return Lifecycle(RecordingGcp(server.base_url, lro_interval=0, retries=0, sleep=lambda s: None, host_paths=True), project)
 
 
 @contextmanager
