@@ -37,7 +37,8 @@ from kccgen.generator.spec.claims import (
 )
 
 # Spec fields every Kind has that say where, not what: not part of the schema comparison.
-_BOOKKEEPING = frozenset({"resourceID", "projectRef", "folderRef", "organizationRef", "billingAccountRef", "location", "region", "zone", "parent"})
+# deletionPolicy: what deleting the object does (Config Connector's ABANDON), no field of the resource
+_BOOKKEEPING = frozenset({"resourceID", "projectRef", "folderRef", "organizationRef", "billingAccountRef", "location", "region", "zone", "parent", "deletionPolicy"})
 # Placeholders and collection words that name a location: Config Connector and the
 # APIs write regions/ and locations/ for the same thing (Dataproc's policies).
 _LOCATION_WORDS = frozenset({"locations", "regions"})

@@ -14,7 +14,7 @@ any runtime that executes them.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TypedDict
@@ -269,6 +269,25 @@ class Present:
 
     field: str
     values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ReadByList:
+    """The API has no get: the resource is the one item of the list answer
+    (``Adapter.get`` is the list call) whose fields hold the identity's values.
+    servicenetworking's connections are listed by consumer network and named
+    by nothing else; compute's ``getXpnResources`` lists a host's service
+    projects. ``match``: (dotted item field, template over the identity's
+    values: ``projects/{projectNumber}/global/networks/{network}``)."""
+
+    items_field: str
+    match: tuple[tuple[str, str], ...]
+
+
+#: The identity value a template may name beyond the identity's own: the
+#: project's number, which some APIs take in place of its ID (servicenetworking's
+#: consumer networks). The runtime looks it up once per project.
+PROJECT_NUMBER = "projectNumber"
 
 
 # --- operations --------------------------------------------------------------------------
@@ -602,6 +621,11 @@ class Adapter:
     # an ID the service has for any project (a service's pubsub.googleapis.com),
     # where an invented one would not exist: examples use it
     example_id: str = ""
+    read_list: ReadByList | None = None  # no get: ``get`` lists, this picks the item
+    # API fields the identity fills, sent in every create and update body:
+    # (dotted API path, template over the identity's values), servicenetworking's
+    # ``network`` from networkRef
+    fixed: tuple[tuple[str, str], ...] = ()
 
     def operation(self, key: str) -> OperationGetter:
         for k, getter in self.operations:
@@ -625,6 +649,27 @@ def template_value(template: str, values: dict[str, str]) -> str:
     return re.sub(r"\{(\w+)\}", lambda m: values.get(m.group(1), m.group(0)), template)
 
 
+def templates_of(a: Adapter) -> Iterator[str]:
+    """Every template the adapter fills from identity values: method parameters,
+    verb bodies, fixed fields, the list match and presence values."""
+    calls = [a.get, *(s.call for s in (a.create, a.update, a.delete) if not isinstance(s, (NoCreate, NoUpdate, NoDelete)))]
+    for c in calls:
+        yield from (t for _, t in c.params)
+    for s in (a.create, a.delete):
+        if isinstance(s, (CreateByVerb, DeleteByVerb)):
+            yield from (t for _, t in s.body)
+    yield from (t for _, t in a.fixed)
+    if a.read_list is not None:
+        yield from (t for _, t in a.read_list.match)
+    if a.present is not None:
+        yield from a.present.values
+
+
+def uses_project_number(a: Adapter) -> bool:
+    """Whether the adapter's templates need the project's number."""
+    return any("{" + PROJECT_NUMBER + "}" in t for t in templates_of(a))
+
+
 def create_inputs(shape: CreateShape) -> tuple[CreateInput, ...]:
     """The create-only inputs of any create variant (NoCreate has none)."""
     return () if isinstance(shape, NoCreate) else shape.inputs
@@ -633,6 +678,7 @@ def create_inputs(shape: CreateShape) -> tuple[CreateInput, ...]:
 __all__ = [
     "API_PATH",
     "KRM_ONLY_SOURCE",
+    "PROJECT_NUMBER",
     "SCOPES",
     "STATUS_SOURCE",
     "Adapter",
@@ -666,6 +712,7 @@ __all__ = [
     "NoUpdate",
     "OperationGetter",
     "Present",
+    "ReadByList",
     "RowOverrides",
     "Scalar",
     "TypeKind",
@@ -682,4 +729,6 @@ __all__ = [
     "location_scope",
     "template_scope",
     "template_value",
+    "templates_of",
+    "uses_project_number",
 ]

@@ -16,7 +16,7 @@ import functools
 import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from kccgen import data_dir
 from kccgen.mockgcp import lifecycle, operations, singletons, switches, update
@@ -179,6 +179,8 @@ class MockGCP:
             return operations.poll(self, api, path)
         if route.verb in _IAM:
             return self._iam(api, route, path, body)
+        if (own := api.profile.serve(self, api, route, path, query, body, lro_error)) is not None:
+            return cast(Response, own)
         if route.method.id in api.profile.switches:
             return switches.serve(self, api, route, path, lro_error)
         if route.role is None and (answer := switches.computed(self, api, route, path, lro_error)) is not None:

@@ -76,7 +76,7 @@ def get(eng: MockGCP, c: Call) -> Response:
     if res is None and is_settings(c.coll):
         res = default(c.api, c.coll.schema, c.key)  # settings exist before anything is written
     if res is None:
-        res = c.api.profile.standing(c.coll.schema, c.key)
+        res = c.api.profile.standing(c.coll.schema, c.key, c.api.key)
     if res is None:
         raise not_found(c.key)
     return Response(200, copy.deepcopy(res))

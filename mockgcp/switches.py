@@ -52,7 +52,7 @@ def serve(eng: MockGCP, api: Api, route: Route, path: str, lro_error: str | None
     field, value = api.profile.switches[route.method.id]
     key = coll.key(target(route, path))
     sk = State.store_key(api.key, key)
-    current = eng.state.resources.get(sk) or api.profile.standing(coll.schema, key)
+    current = eng.state.resources.get(sk) or api.profile.standing(coll.schema, key, api.key)
     if current is None:
         raise not_found(key)
     new = {k: v for k, v in copy.deepcopy(current).items() if k != field}

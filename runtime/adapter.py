@@ -14,9 +14,10 @@ import copy
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from kccgen.contract import Adapter, Canonical
+from kccgen.contract import Adapter, Canonical, template_value
 from kccgen.runtime.identity import identity_for
 from kccgen.runtime.refs import RefField, choices_of, iter_field, references_of
+from kccgen.runtime.requests import with_path
 
 _ADAPTERS: dict[str, Adapter] = {}
 
@@ -116,6 +117,10 @@ def spec_to_api(spec: dict[str, Any], adapter: Adapter, resolved: dict[str, Any]
     for c in adapter.canonical:
         if c.field in out:
             out[c.field] = canonical_value(c, out[c.field], values)
+    if adapter.fixed and values is not None:
+        # fields the identity fills (servicenetworking's network): what the API takes, from the identity
+        for path, template in adapter.fixed:
+            out = with_path(out, path, template_value(template, dict(values)))
     return out
 
 

@@ -9,8 +9,10 @@ Output-only fields stay out (they are ``status.observedState``).
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from kccgen.runtime.adapter import adapter_for, map_leaf, rename_at
@@ -21,14 +23,38 @@ from kccgen.runtime.refs import RefField, choices_of, references_of
 _DNS_1123 = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")
 
 
-def _external(ref: RefField, value: Any) -> Any:
+def _external(ref: RefField, value: Any, values: Mapping[str, str] | None = None) -> Any:
     def one(v: Any) -> dict[str, Any]:
         try:
             return {"external": identity_for(ref.target).normalize(str(v))}
         except (IdentityError, KeyError):
-            return {"external": v}
+            return {"external": from_api_format(ref, str(v), values or {}) or v}
 
     return [one(v) for v in value] if isinstance(value, list) else one(value)
+
+
+def from_api_format(ref: RefField, value: str, values: Mapping[str, str]) -> str | None:
+    """The externalRef behind a value the API spells short (``apiFormat: "{address}"``:
+    servicenetworking's reserved ranges), its other parts from the exporting object's
+    identity (the project): the first of the target's forms they fill (a global
+    address, where no region is known). None when none does."""
+    if not ref.api_format or "{}" in ref.api_format:
+        return None
+    m = re.fullmatch(template_regex(ref.api_format), value)
+    if m is None:
+        return None
+    given = {**values, **m.groupdict()}
+    target = identity_for(ref.target)
+    for form in (target, *(identity_for(v) for v in target.variants), *target.parent_forms()):
+        if set(form.params) <= set(given):
+            with contextlib.suppress(IdentityError):
+                return form.format(**{k: given[k] for k in form.params})
+    return None
+
+
+def template_regex(template: str) -> str:
+    """``{address}`` -> a named group matching one path segment; literals escaped."""
+    return "".join(f"(?P<{p[1:-1]}>[^/]+)" if p.startswith("{") else re.escape(p) for p in re.split(r"(\{\w+\})", template))
 
 
 def _choice(refs: tuple[RefField, ...], value: Any) -> Any:
@@ -81,10 +107,10 @@ def export_manifest(kind: str, external: str, resource: dict[str, Any], name: st
             elif isinstance(chosen, dict):
                 spec.update(chosen)  # flattened: its key is a spec field (Project's folderRef)
             continue
-        spec[krm] = _external(ref, value) if ref is not None else copy.deepcopy(value)
+        spec[krm] = _external(ref, value, values) if ref is not None else copy.deepcopy(value)
     for ref in refs:
         if "." in ref.api_path:
-            rename_at(spec, ref.api_path, ref.path, lambda v, r=ref: _external(r, v))
+            rename_at(spec, ref.api_path, ref.path, lambda v, r=ref: _external(r, v, values))
     for p in a.int64_paths:
         map_leaf(spec, p.split("."), _to_int)
     for param, fld, target in ident.spec_fields:
@@ -93,7 +119,11 @@ def export_manifest(kind: str, external: str, resource: dict[str, Any], name: st
                 spec["resourceID"] = rid
         elif target:
             parent = identity_for(target)
-            spec[fld] = {"external": parent.format(**{k: v for k, v in values.items() if k in parent.params})}
+            given = {k: v for k, v in values.items() if k in parent.params}
+            if param not in parent.params and len(parent.params) == 1:
+                # the parent's one value under another name ({serviceProject} is a Project's {project})
+                given = {parent.params[0]: values[param]}
+            spec[fld] = {"external": parent.format(**given)}
         else:
             spec[fld] = values[param]
     return {

@@ -20,7 +20,7 @@ from functools import reduce
 from typing import Any, assert_never
 
 from kccgen import data_dir
-from kccgen.contract import Adapter, Call, Lro
+from kccgen.contract import PROJECT_NUMBER, Adapter, Call, Lro, uses_project_number
 from kccgen.documents import read_document
 from kccgen.runtime.identity import loaded_identity, rehome
 
@@ -131,6 +131,18 @@ class SendOnce:
         return httplib2.Response(info), content
 
 
+#: Where a project's number is read (Config Connector's recorded traffic: v1 projects.get).
+PROJECT_NUMBER_DOC = "cloudresourcemanager.v1"
+
+
+def with_project_number(gcp: Any, a: Adapter, values: dict[str, str]) -> dict[str, str]:
+    """``values`` with the project's number added where the adapter's templates
+    name it (``Adapter`` templates with ``{projectNumber}``); unchanged otherwise."""
+    if PROJECT_NUMBER in values or not values.get("project") or not uses_project_number(a):
+        return values
+    return {**values, PROJECT_NUMBER: gcp.project_number(values["project"])}
+
+
 class Gcp:
     """Calls Discovery methods described by adapter descriptors."""
 
@@ -179,6 +191,7 @@ class Gcp:
         self._local = threading.local()  # each thread's HTTP connection
         self._next_slot: dict[str, float] = {}  # API (and project) -> earliest time of its next request
         self._resources: dict[tuple[str, tuple[str, ...]], Any] = {}
+        self._numbers: dict[str, str] = {}  # project ID -> number: it never changes
 
     def client(self, doc: str) -> Any:
         with self._lock:
@@ -294,6 +307,23 @@ class Gcp:
         method = getattr(self._resource(a.doc, resource), c.method)
         request = method(**params, body=body) if body is not None else method(**params)
         return self.execute(f"{a.doc} {'.'.join(resource)}.{c.method}", request, idempotent, values.get("project", ""))
+
+    def project_number(self, project: str) -> str:
+        """The project's number (Resource Manager ``projects.get``, as Config
+        Connector reads it), for APIs that name a project by it; looked up once."""
+        if project.isdigit():
+            return project
+        with self._lock:
+            known = self._numbers.get(project)
+        if known is None:
+            request = self._resource(PROJECT_NUMBER_DOC, ("projects",)).get(projectId=project)
+            answer = self.execute(f"{PROJECT_NUMBER_DOC} projects.get", request, True, project) or {}
+            known = str(answer.get("projectNumber") or "")
+            if not known.isdigit():
+                raise GcpError(0, f"{PROJECT_NUMBER_DOC} projects.get {project}: no projectNumber in the answer")
+            with self._lock:
+                self._numbers[project] = known
+        return known
 
     def list_all(self, a: Adapter, c: Call, values: dict[str, str], items_field: str, max_pages: int = 100) -> list[dict[str, Any]]:
         """Every resource of a collection, page by page (``nextPageToken``)."""

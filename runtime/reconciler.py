@@ -46,7 +46,15 @@ from kccgen.runtime import companions
 from kccgen.runtime.adapter import adapter_for, spec_to_api
 from kccgen.runtime.aliases import AliasConflict, canonical_spec
 from kccgen.runtime.diff import diff
-from kccgen.runtime.gcp import AlreadyExists, Gcp, GcpError, NotFound, OperationFailed, Transient
+from kccgen.runtime.gcp import (
+    AlreadyExists,
+    Gcp,
+    GcpError,
+    NotFound,
+    OperationFailed,
+    Transient,
+    with_project_number,
+)
 from kccgen.runtime.identity import IdentityError, identity_for
 from kccgen.runtime.locations import LocationError, located, restored
 from kccgen.runtime.managed import ANN_STATE_INTO_SPEC, managed_spec, merge_into_spec, note_merged
@@ -141,12 +149,30 @@ def read_live(gcp: Gcp, a: Adapter, values: dict[str, str]) -> Any:
     """The live resource (one GET), as the user's fields see it: without our create
     label. A read through an operation (serviceusage's generateServiceIdentity) is
     waited for; an on/off resource that is off (``Adapter.present``) is absent."""
+    values = with_project_number(gcp, a, values)
+    if a.read_list is not None:
+        return without_create_label(a, read_listed(gcp, a, values))
     live = gcp.call(a, a.get, values)
     if a.get.lro is not Lro.NONE:
         live = gcp.wait(a, a.get, live, values)
     if a.present is not None and not is_present(a.present, live, values):
         raise NotFound(404, f"{a.kind}: {a.present.field} is {at_path(live, a.present.field)!r}, not {' or '.join(a.present.values)}")
     return without_create_label(a, live)
+
+
+def read_listed(gcp: Gcp, a: Adapter, values: dict[str, str]) -> dict[str, Any]:
+    """The one listed item whose fields hold the identity's values (``Adapter.read_list``):
+    none is an absent resource; two are a doubt the reconciler must not settle."""
+    rl = a.read_list
+    assert rl is not None
+    want = [(f, template_value(t, values)) for f, t in rl.match]
+    hits = [i for i in gcp.list_all(a, a.get, values, rl.items_field) if all(at_path(i, f) == v for f, v in want)]
+    where = ", ".join(f"{f}={v}" for f, v in want)
+    if not hits:
+        raise NotFound(404, f"{a.kind}: {a.doc} {'.'.join(a.resource)}.{a.get.method} lists none with {where}")
+    if len(hits) > 1:
+        raise GcpError(409, f"{a.kind}: {a.doc} {'.'.join(a.resource)}.{a.get.method} lists {len(hits)} with {where}: cannot tell which is this object's")
+    return hits[0]
 
 
 def is_present(p: Present, live: Any, values: dict[str, str]) -> bool:
@@ -343,7 +369,10 @@ class Reconciler:
             return self._finish(obj, False, "DeleteFailed", f"cannot identify the resource to delete: {e}", events)
         if ext is None:
             return self._finish(obj, True, "Deleted", "nothing to delete", events, deleted=True)
-        values = self._values(obj, a, ext)
+        try:
+            values = self._values(obj, a, ext)
+        except GcpError as e:  # a project number to look up (servicenetworking)
+            return self._finish(obj, False, "DeleteFailed", f"cannot delete {ext}: {e}", events)
         req = delete_request(a, _ann(obj), values)
         if isinstance(req, str):
             return self._finish(obj, True, "Abandoned", f"{req}: {ext} was left in place", events, deleted=True)
@@ -385,7 +414,7 @@ class Reconciler:
             project = self._project(obj)
             if project:
                 values["project"] = project
-        return values
+        return with_project_number(self.gcp, a, values)
 
     def _project(self, obj: dict[str, Any]) -> str | None:
         ref = (obj.get("spec") or {}).get("projectRef")
@@ -420,7 +449,7 @@ class Reconciler:
                 values[param] = parsed.get(param, "")
             elif spec.get(fld):
                 values[param] = str(spec[fld])
-        return values
+        return with_project_number(self.gcp, a, values)
 
     # --- observed state -------------------------------------------------------------
 
@@ -478,7 +507,8 @@ class Reconciler:
         self, obj: dict[str, Any], a: Adapter, ext: str | None, spec: dict[str, Any], resolved: dict[str, Any], events: list[Event]
     ) -> Result:
         status = obj.get("status") or {}
-        service_assigned = isinstance(a.create, CreateServiceAssigned)
+        # the service picks the ID (a connection named by its network has none to pick)
+        service_assigned = isinstance(a.create, CreateServiceAssigned) and bool(a.id_param)
         if service_assigned and spec.get("resourceID"):
             # Absent, whether never there or deleted since it was acquired: a
             # create would make another resource under another ID, which the

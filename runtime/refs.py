@@ -407,6 +407,10 @@ def _identity_from_spec(obj: Mapping[str, Any], store: ObjectStore, ident: Ident
                 if form is not ident:  # the covering parent lives under a folder (a folder bucket's view)
                     return _identity_from_spec(obj, store, form)
             value = parsed[field].get(param)
+            if value is None and len(parsed[field]) == 1:
+                # the parent's one value under another name: a Shared VPC service project's
+                # {serviceProject} from projectRef's {project}
+                (value,) = parsed[field].values()
         else:
             value = spec.get(field)
         if not value:

@@ -109,6 +109,10 @@ def update_request(a: Adapter, desired: dict[str, Any], actual: dict[str, Any], 
     shape = a.update
     changed = _pick(desired, paths)
     mask = ",".join(paths)
+    for path, _ in a.fixed:  # the identity's fields name what a PATCH to ``connections/-`` changes
+        value = _get(desired, path)
+        if value is not None:
+            changed = with_path(changed, path, value)
     match shape:
         case UpdateMaskInQuery(call=call, mask_param=mask_param):
             return Request(call, changed, {mask_param: mask})

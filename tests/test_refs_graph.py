@@ -21,6 +21,7 @@ The negative tests copy specs/ into a temporary root, change one
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -97,8 +98,9 @@ def test_crypto_key_has_no_project_ref(graph: list[dict[str, str]]) -> None:
 def test_project_refs_come_from_the_identity_template(graph: list[dict[str, str]]) -> None:
     for row in graph:
         if row["path"] == "spec.projectRef":
-            assert row["api_path"] == "{project}", row
-            assert row["source"].startswith("identity parameter {project} of "), row
+            # {project}, or the identity's other project (a Shared VPC service project's {serviceProject})
+            assert row["target"] == "Project" and re.fullmatch(r"\{\w*[pP]roject\}", row["api_path"]), row
+            assert row["source"].startswith(f"identity parameter {row['api_path']} of "), row
 
 
 def test_graph_is_the_table_the_runtime_enforces(graph: list[dict[str, str]]) -> None:

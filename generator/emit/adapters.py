@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kccgen.contract import Adapter, Alias, CreateWithNameInBody, OperationGetter, id_field
+from kccgen.discovery.behaviours import Behaviour
 from kccgen.generator.ir.model import AliasIR, IdentityParam, KindIR
 from kccgen.generator.render import py_source, render
 
@@ -50,6 +51,8 @@ def adapter_of(k: KindIR) -> Adapter:
         companions=k.companions,
         present=k.present,
         example_id=k.example_id,
+        read_list=m.read_list,
+        fixed=k.fixed,
     )
 
 
@@ -59,7 +62,10 @@ def _in_body(k: KindIR, p: IdentityParam) -> bool:
     identity has no ID of its own for the create to set."""
     if k.identity.id_param is not None or p.role != "location" or p.ref_kind is not None or p.krm_field != p.name:
         return False
-    return p.name not in ("location", "region", "zone") and any(f.name == p.name for f in k.api_fields)
+    # an output-only field of that name (servicenetworking's ``service``) is the service's answer, not the identity
+    return p.name not in ("location", "region", "zone") and any(
+        f.name == p.name and Behaviour.OUTPUT_ONLY not in {x.behaviour for x in f.facts} for f in k.api_fields
+    )
 
 
 def operations_home(kinds: tuple[KindIR, ...]) -> tuple[str, str]:

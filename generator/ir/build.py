@@ -275,7 +275,7 @@ def select_kinds(specs: Specs, strict: bool = True, reporter: Reporter | None = 
                     reporter.warn(file, "lenient", str(e))
                 continue
             c = claimed.get(cfg.resource)
-            if c is None and _via(specs, cfg.kind):  # a Kind reading the resource through a custom method
+            if (c is None or c.kind != cfg.kind) and _via(specs, cfg.kind):  # a Kind reading the resource through a custom method
                 c = specs.claims.served[cfg.kind]
             out.append(Selected(file, i, kf, cfg, kdoc, res, specs.evidence.kinds.get(c.kind) if c is not None and c.kind == cfg.kind else None))
     return sorted(out, key=lambda s: s.cfg.kind)
@@ -338,7 +338,7 @@ def resolve_identities(specs: Specs, shaped: list[Shaped], reporter: Reporter, f
     for sh in shaped:
         rest, _ = identity_rest(specs.asset_names, sh.sel.cfg, sh.sel.doc, sh.sel.resource.methods[sh.methods.get.name], sh.schema)
         row, mismatch = choose_asset_format(asset_rows(specs.asset_names, sh.sel.cfg, sh.sel.doc, sh.schema, rest)[1], rest)
-        prelim[sh.sel.cfg.kind] = rest if row is None or rest_is_identity(row, mismatch, sh.sel.auto, rest) else row.template
+        prelim[sh.sel.cfg.kind] = rest if sh.sel.cfg.identity or row is None or rest_is_identity(row, mismatch, sh.sel.auto, rest) else row.template
     # A parent is a resource of the same service (AIP-122: a relative name is
     # relative to its own service): firebaseappcheck's services/{service} is no
     # MonitoringService, though both are projects/{project}/services/{service}.
@@ -351,7 +351,9 @@ def resolve_identities(specs: Specs, shaped: list[Shaped], reporter: Reporter, f
         s = sh.sel
         raw_get = s.resource.methods[sh.methods.get.name]
         try:
-            identity = resolve_identity(s.file, s.index, s.cfg, s.doc, raw_get, sh.schema, specs.asset_names, by_host[s.doc.host], derived=s.auto)
+            identity = resolve_identity(
+                s.file, s.index, s.cfg, s.doc, raw_get, sh.schema, specs.asset_names, by_host[s.doc.host], derived=s.auto, all_templates=prelim
+            )
         except Exception as e:
             if not s.auto:
                 raise
@@ -541,6 +543,7 @@ def build_kind(
         companions=companions,
         present=_present(s, api_res),
         example_id=s.cfg.example_id or "",
+        fixed=tuple(sorted(s.cfg.fixed.items())),
     )
 
 
@@ -715,16 +718,26 @@ def _check_claims(specs: Specs, selected: list[Selected], shaped: list[Shaped], 
     if not specs.claims.served:
         return []
     # the Kind built from a claimed resource, whatever it is named (a claim checked before it names anything)
-    by_resource = {(sh.sel.kfile.api, sh.sel.cfg.resource, sh.sel.doc.version): sh for sh in shaped if sh.sel.cfg.kind in identities}
+    def via(kind: str) -> bool:
+        c = specs.claims.served.get(kind)
+        return c is not None and c.via is not None
+
+    # a Kind claimed `via` a method reads a resource another Kind owns: found by its name
+    by_resource = {(sh.sel.kfile.api, sh.sel.cfg.resource, sh.sel.doc.version): sh for sh in shaped if sh.sel.cfg.kind in identities and not via(sh.sel.cfg.kind)}
+    by_kind = {sh.sel.cfg.kind: sh for sh in shaped if sh.sel.cfg.kind in identities and via(sh.sel.cfg.kind)}
     subjects: dict[str, Subject] = {}
     for kind, c in specs.claims.served.items():
-        sh = next((x for (api, res, version), x in sorted(by_resource.items()) if api == c.api and res == c.resource and (c.version is None or version == c.version)), None)
+        sh = by_kind.get(kind) if c.via else next(
+            (x for (api, res, version), x in sorted(by_resource.items()) if api == c.api and res == c.resource and (c.version is None or version == c.version)), None
+        )
         if sh is None:
             continue
         s = sh.sel
         i = identities[s.cfg.kind]
         forms = [i.template, *([i.rest_template] if i.rest_template else []), *i.extra_forms]
         forms += parent_form_templates(i.template, s.cfg.parent_forms)
+        if s.cfg.identity and (rest := resource_subject(kind, s.doc, s.cfg.resource, s.resource)) is not None:
+            forms += [t for t in rest.templates if t not in forms]  # a list read: the collection's own paths
         if s.kfile.locations is not None:
             forms += [identities[v].template for v in s.kfile.locations.kinds.get(kind, {}).values() if v in identities]
         fields = [*api_fields(s.doc, s.resource, sh.schema), *(p for f in forms for p in re.findall(r"\{(\w+)\}", f))]

@@ -221,6 +221,14 @@ def derive(
         if doc is None or dotted not in {p for p, _ in iter_resources(doc)}:
             raise SpecError(file, "", f"specs/kcc/claims.yaml pins {primary.name}.{pin} {dotted}, which no document of this file has")
         resources_of[dotted] = (doc, doc.resource(dotted))
+    if kf.only:
+        # a file for more Kinds of resources another file serves names its Kinds itself
+        # (overrides.<resource>.kind, claimed `via` a method); the rest is the other file's
+        claimed = {}
+        for i, r in enumerate(kf.only):
+            if r not in resources_of:
+                raise SpecError(file, json_path("only", i), f"{primary.key} has no resource {r!r}")
+        resources_of = {d: v for d, v in resources_of.items() if d in kf.only}
     for section, keys in (("exclude", kf.exclude), ("overrides", kf.overrides)):
         for r in sorted(keys):
             if r not in resources_of:
@@ -357,4 +365,6 @@ def _config(kind: str, resource: str, ov: DerivedOverride | None, parent_forms: 
         present=ov.present,
         example_id=ov.example_id,
         spec_fields=ov.spec_fields,
+        identity=ov.identity,
+        fixed=ov.fixed,
     )

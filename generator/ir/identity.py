@@ -137,6 +137,8 @@ def identity_rest(assets: AssetNameTable, cfg: KindConfig, doc: DiscoveryDoc, ge
     """``rest_of`` the get method, offered the asset-inventory formats of the
     Kind's asset type (configured, by schema, else by resource name)."""
     rest, prefix = rest_of(get)
+    if cfg.identity:  # a list read: no get path names the resource; the kind config does
+        return cfg.identity, rest_prefix(get.flat_path or get.path)
     if plain_template(rest):
         return rest, prefix
     by_name = f"{doc.host}/{pascal(singular(cfg.resource.rsplit('.', 1)[-1]))}"
@@ -159,6 +161,7 @@ def resolve_identity(
     assets: AssetNameTable,
     templates_by_kind: dict[str, str],
     derived: bool = False,
+    all_templates: dict[str, str] | None = None,
 ) -> Identity:
     """The Kind's identity template and how each placeholder appears in the spec.
 
@@ -170,7 +173,12 @@ def resolve_identity(
     asset_type, rows = asset_rows(assets, cfg, doc, schema_id, rest)
     row, mismatch = choose_asset_format(rows, rest)
     disagreements: list[str] = []
-    if row is None:
+    if cfg.identity:
+        template, source = cfg.identity, "rest"
+        if row is not None and row.template != template:
+            disagreements.append(f"asset-inventory {row.format!r} leaves out what the kind config's identity {template!r} names")
+            row = None
+    elif row is None:
         template, source = rest, "rest"
         disagreements.append(f"{asset_type} is not in the asset-inventory table; using the REST path {rest!r}")
     elif rest_is_identity(row, mismatch, derived, rest):
@@ -182,8 +190,9 @@ def resolve_identity(
             disagreements.append(f"asset-inventory {row.format!r} does not match the REST get path {rest!r}")
         elif row.template != rest:
             disagreements.append(f"asset-inventory {row.format!r} names placeholders differently from the REST get path {rest!r}")
-    # Cross-check with the get method's reserved-expansion name pattern.
-    for pname, param in sorted(get.parameters.items()):
+    # Cross-check with the get method's reserved-expansion name pattern (a list
+    # read's parameters name the parent, not the resource).
+    for pname, param in sorted(get.parameters.items()) if not cfg.identity else ():
         if param.location == "path" and param.pattern and "{+" + pname + "}" in get.path:
             pt = pattern_template(param.pattern)
             if pt is not None and shape(pt) != shape(template):
@@ -236,12 +245,20 @@ def resolve_identity(
     # param before it (keyRingRef -> projects/p/locations/l/keyRings/k), so
     # those params get no spec field of their own, as in Config Connector.
     segs = template.split("/")
+    known = {**(all_templates or {}), **templates_by_kind}
     for i, p in enumerate(params):
-        if p.role == "parent" and p.ref_kind is not None and p.ref_kind in templates_by_kind:
-            prefix = "/".join(segs[: segs.index("{" + p.name + "}") + 1])
-            if templates_by_kind[p.ref_kind] == prefix:
+        if p.role == "parent" and p.ref_kind is not None and p.ref_kind in known:
+            end = segs.index("{" + p.name + "}") + 1
+            parent = known[p.ref_kind]
+            # its template ends the run of ours up to its placeholder: a prefix
+            # (keyRings under projects/locations), or a tail of one
+            # (services/{service}/projects/{project}/global/networks/{network})
+            start = end - len(parent.split("/"))
+            if start >= 0 and "/".join(segs[start:end]) == parent:
+                inside = {x.strip("{}") for x in segs[start:end] if x.startswith("{")}
                 params[:i] = [
-                    IdentityParam(q.name, q.role, q.krm_field, q.ref_kind, q.in_template, covered_by=p.krm_field) for q in params[:i]
+                    IdentityParam(q.name, q.role, q.krm_field, q.ref_kind, q.in_template, covered_by=p.krm_field) if q.name in inside else q
+                    for q in params[:i]
                 ]
     for ph, pc in sorted(cfg.parents.items()):
         if ph not in placeholders:

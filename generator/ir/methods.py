@@ -35,6 +35,7 @@ from kccgen.contract import (
     NoGuard,
     NoUpdate,
     OperationGetter,
+    ReadByList,
     UpdateMaskInBody,
     UpdateMaskInQuery,
     UpdateMerge,
@@ -48,7 +49,13 @@ from kccgen.discovery.errors import SpecError, json_path
 from kccgen.discovery.operations import operation_style
 from kccgen.discovery.paths import collection_param, param_templates
 from kccgen.generator.ir.model import MethodIR, Methods
-from kccgen.generator.spec.kinds import CreateMethod, DeleteMethod, KindConfig, UpdateMethod
+from kccgen.generator.spec.kinds import (
+    CreateMethod,
+    DeleteMethod,
+    GetMethod,
+    KindConfig,
+    UpdateMethod,
+)
 
 # compute networks.patch, in its two phrasings over the years:
 # "Only routingConfig can be modified." (2026) and
@@ -445,6 +452,31 @@ def _allowlist(doc: DiscoveryDoc, schema: str, update: MethodIR | None, raw: Met
     return (allow, f"{update.id}: {' '.join(m.group(0).split())!r}") if allow else (None, None)
 
 
+def _with_params(m: MethodIR | None, conf: GetMethod | CreateMethod | UpdateMethod | DeleteMethod | None) -> MethodIR | None:
+    """The method with the kind config's parameter templates beside (or over) the path's:
+    servicenetworking's ``connections/-`` and ``force``, a list's ``network`` filter."""
+    if m is None or conf is None or not conf.params:
+        return m
+    merged = {**dict(m.param_templates), **conf.params}
+    return replace(m, param_templates=tuple(sorted(merged.items())))
+
+
+def _read_list(ctx: _Ctx, res: Resource, get: MethodIR | None, items: str, match: dict[str, str]) -> ReadByList:
+    """A list read (kind config ``get: {items, match}``), checked against the document:
+    the list answer must have ``items`` as a list of the resource's schema."""
+    where = json_path("overrides", ctx.cfg.resource, "methods", "get", "items")
+    if get is None:
+        raise SpecError(ctx.file, where, f"{ctx.cfg.kind}: a list read needs methods.get naming the list method")
+    answer = res.methods[get.name].response
+    raw = ctx.doc.schemas.get(answer.ref) if answer is not None and answer.ref else None
+    field = raw.properties.get(items) if raw is not None else None
+    if field is None or field.type != "array" or field.items is None or field.items.ref != get.response:
+        raise SpecError(ctx.file, where, f"{ctx.cfg.kind}: {get.id} answers no list {items!r} of {get.response}")
+    if not match:
+        raise SpecError(ctx.file, where, f"{ctx.cfg.kind}: a list read needs match: the item fields that hold the identity's values")
+    return ReadByList(items, tuple(sorted(match.items())))
+
+
 def resolve_methods(file: str, index: int, cfg: KindConfig, doc: DiscoveryDoc, res: Resource) -> tuple[Methods, str]:
     """Return the Kind's methods with their shapes, and its resource schema id (the get response).
 
@@ -453,7 +485,7 @@ def resolve_methods(file: str, index: int, cfg: KindConfig, doc: DiscoveryDoc, r
     """
     pre = _Ctx(file, index, cfg, doc, cfg.resource, "")
     mc = cfg.methods
-    get = _pick(pre, res, "get", mc.get.method if mc.get else None)
+    get = _with_params(_pick(pre, res, "get", mc.get.method if mc.get else None), mc.get)
     if get is not None and mc.get is not None and mc.get.resource_schema is not None:
         # the read answers with an operation that resolves to the resource
         if mc.get.resource_schema not in doc.schemas:
@@ -466,9 +498,12 @@ def resolve_methods(file: str, index: int, cfg: KindConfig, doc: DiscoveryDoc, r
     placeholder = segs[at].strip("{}+") if at is not None else ""
     collection = segs[at - 1] if at else ""
     ctx = _Ctx(file, index, cfg, doc, cfg.resource, get.response, placeholder, "" if collection.startswith("{") else collection)
-    create = _pick(ctx, res, "create", mc.create.method if mc.create else None)
-    update = _pick(ctx, res, "update", mc.update.method if mc.update else None)
-    delete = _pick(ctx, res, "delete", mc.delete.method if mc.delete else None)
+    create = _with_params(_pick(ctx, res, "create", mc.create.method if mc.create else None), mc.create)
+    update = _with_params(_pick(ctx, res, "update", mc.update.method if mc.update else None), mc.update)
+    delete = _with_params(_pick(ctx, res, "delete", mc.delete.method if mc.delete else None), mc.delete)
+    read_list = None
+    if mc.get is not None and mc.get.items:
+        read_list = _read_list(pre, res, get, mc.get.items, mc.get.match)
     raw_create = res.methods[create.name] if create else None
     raw_update = res.methods[update.name] if update else None
     create_shape = configured_create(ctx, create, raw_create, mc.create) if mc.create else infer_create(ctx, create, raw_create)
@@ -497,6 +532,7 @@ def resolve_methods(file: str, index: int, cfg: KindConfig, doc: DiscoveryDoc, r
             update_allowlist_source=allow_src,
             custom_methods=tuple(sorted(set(res.methods) - {x.name for x in found})),
             operations=_operations(doc) if any(x.lro is not Lro.NONE for x in found) else (),
+            read_list=read_list,
         ),
         ctx.schema,
     )

@@ -22,6 +22,7 @@ from kccgen.contract import (
     Lro,
     OperationGetter,
     Present,
+    ReadByList,
     UpdateShape,
 )
 from kccgen.discovery.behaviours import Behaviour, Fact
@@ -254,6 +255,7 @@ class Methods:
     custom_methods: tuple[str, ...] = ()  # other methods of the resource (setPrivateIpGoogleAccess...)
     # How to poll this API's operations, by accessor path (or compute scope).
     operations: tuple[tuple[str, OperationGetter], ...] = ()
+    read_list: ReadByList | None = None  # no get: ``get`` is the list, this picks the item
 
 
 @dataclass(frozen=True)
@@ -320,6 +322,7 @@ class KindIR:
     companions: tuple[Companion, ...] = ()  # spec fields kept in a paired resource of another API
     present: Present | None = None  # an on/off resource: present only in these states
     example_id: str = ""  # an ID the service has in any project (kind config exampleID)
+    fixed: tuple[tuple[str, str], ...] = ()  # API fields the identity fills (kind config fixed)
     locations: Locations | None = None  # Config Connector's spec.location over several scopes
 
     @property

@@ -96,6 +96,11 @@ class GetMethod(_Strict):
     # the resource's schema, where the method answers with an operation that
     # resolves to it (serviceusage's generateServiceIdentity: ServiceIdentity)
     resource_schema: str | None = Field(default=None, alias="schema")
+    # a list read (the resource has no get): the answer's field holding the items,
+    # and the item fields that must hold the identity's values (dotted path -> template)
+    items: str | None = None
+    match: dict[str, str] = Field(default_factory=dict)
+    params: dict[str, str] = Field(default_factory=dict)  # parameter -> template ({param}), beside or over the path's
     reason: str = Field(min_length=1)
 
 
@@ -108,6 +113,7 @@ class CreateMethod(_Strict):
     id_field: str | None = Field(default=None, alias="idField")  # wrapped: the request's ID field; name-in-body: the body's (default name)
     resource_field: str | None = Field(default=None, alias="resourceField")  # wrapped: the field holding the resource
     body: dict[str, str] = Field(default_factory=dict)  # verb: fixed request fields, dotted path -> template ({param})
+    params: dict[str, str] = Field(default_factory=dict)  # parameter -> template ({param}), beside or over the path's
     reason: str = Field(min_length=1)
 
 
@@ -119,6 +125,7 @@ class UpdateMethod(_Strict):
     mask: str | None = None  # mask-in-query: the parameter; mask-in-body: the request field
     resource_field: str | None = Field(default=None, alias="resourceField")  # mask-in-body
     guard: Literal["fingerprint", "metageneration"] | None = None  # merge / replace
+    params: dict[str, str] = Field(default_factory=dict)  # parameter -> template ({param}), beside or over the path's
     reason: str = Field(min_length=1)
 
 
@@ -128,6 +135,7 @@ class DeleteMethod(_Strict):
     body: dict[str, str] = Field(default_factory=dict)  # verb: fixed request fields, dotted path -> template ({param})
     switch: str | None = None  # verb: an annotation whose "false" leaves the resource (disable-on-destroy)
     flags: dict[str, str] = Field(default_factory=dict)  # verb: dotted path -> annotation setting it true
+    params: dict[str, str] = Field(default_factory=dict)  # parameter -> template ({param}), beside or over the path's
     reason: str = Field(min_length=1)
 
 
@@ -230,6 +238,11 @@ class KindConfig(_Strict):
     # The top-level API fields the user sets; every other one is output-only here
     # (a Kind that manages one aspect of a larger resource: a project's Shared VPC host status).
     spec_fields: tuple[str, ...] | None = Field(default=None, alias="specFields")
+    # The resource's name where no get path gives one (a list read): a template
+    # over the identity's parameters, services/{service}/projects/{project}/...
+    identity: str | None = None
+    # API fields the identity fills in every create and update (dotted path -> template)
+    fixed: dict[str, str] = Field(default_factory=dict)
 
 
 class LocationsConfig(_Strict):
@@ -264,6 +277,8 @@ class DerivedOverride(_Strict):
     present: PresentConfig | None = None  # an on/off resource (a service is enabled or not)
     example_id: str | None = Field(default=None, alias="exampleID")  # an ID the service has in any project, for examples
     spec_fields: tuple[str, ...] | None = Field(default=None, alias="specFields")  # see KindConfig
+    identity: str | None = None  # see KindConfig
+    fixed: dict[str, str] = Field(default_factory=dict)  # see KindConfig
 
 
 class KindsFile(_Strict):
@@ -287,6 +302,9 @@ class KindsFile(_Strict):
     auto: bool = False
     exclude: dict[str, str] = Field(default_factory=dict)  # auto: resource path -> reason
     overrides: dict[str, DerivedOverride] = Field(default_factory=dict)  # auto: resource path -> settings
+    # auto: only these resources (a second file on a document, for one more Kind of a
+    # resource another file serves: compute's projects as a Shared VPC service project)
+    only: tuple[str, ...] = ()
     kinds: tuple[KindConfig, ...] = ()
     # Config Connector's version name -> Kinds of this file it serves under that name: their
     # CRD serves it too, with the same schema, so its manifests apply unchanged (one line per API).

@@ -123,9 +123,15 @@ class Profile:
     #: (``serviceusage.services.enable``): method id -> (field, value it sets).
     switches: ClassVar[Mapping[str, tuple[str, Any]]] = MappingProxyType({})
 
-    def standing(self, schema: str, key: str) -> dict[str, Any] | None:
+    def standing(self, schema: str, key: str, doc: str = "") -> dict[str, Any] | None:
         """What a get answers for a resource the service always has, before
-        anything was written (a project's service, not enabled); None: NOT_FOUND."""
+        anything was written (a project's service, not enabled); None: NOT_FOUND.
+        ``doc``: the document key asked (``cloudresourcemanager.v1``)."""
+        return None
+
+    def serve(self, eng: Any, api: Any, route: Any, path: str, query: Mapping[str, list[str]], body: Any, lro_error: str | None) -> Any:
+        """The answer to a method of a collection the generic semantics cannot serve
+        (no get: servicenetworking's connections), as a ``Response``; None: not one."""
         return None
 
     def computed(self, method_id: str, key: str) -> dict[str, Any] | None:

@@ -6,11 +6,13 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import ipaddress
+from collections.abc import Mapping
 from datetime import datetime, timedelta, timezone
 from types import MappingProxyType
 from typing import Any
 
 from kccgen.mockgcp.apis import Fill, Profile, snake
+from kccgen.mockgcp.errors import ApiError
 
 BASE = "https://www.googleapis.com/compute/v1/"
 
@@ -47,6 +49,9 @@ def subnetwork_gateway(resource: dict[str, Any]) -> None:
             resource["gatewayAddress"] = str(next(ipaddress.ip_network(cidr, strict=False).hosts()))
 
 
+_XPN = frozenset({"compute.projects.enableXpnResource", "compute.projects.disableXpnResource", "compute.projects.getXpnResources"})
+
+
 class Compute(Profile):
     legacy_errors = True
     self_link_base = BASE
@@ -77,7 +82,35 @@ class Compute(Profile):
     #: project's ``xpnProjectStatus`` (HOST, else the field is left out).
     switches = MappingProxyType({"compute.projects.enableXpnHost": ("xpnProjectStatus", "HOST"), "compute.projects.disableXpnHost": ("xpnProjectStatus", None)})
 
-    def standing(self, schema: str, key: str) -> dict[str, Any] | None:
+    def serve(self, eng: Any, api: Any, route: Any, path: str, query: Mapping[str, list[str]], body: Any, lro_error: str | None) -> Any:
+        """A Shared VPC host's service projects: ``enableXpnResource`` attaches one,
+        ``disableXpnResource`` detaches it, ``getXpnResources`` lists them
+        (``{id, type: PROJECT}``). Only a host takes them (``enableXpnHost`` first)."""
+        if route.method.id not in _XPN:
+            return None
+        from kccgen.mockgcp.operations import Response, respond
+        from kccgen.mockgcp.shapes import lro_style
+
+        coll = api.collections["projects"]
+        host = coll.key(path).removesuffix("/" + route.verb)
+        prefix = f"{api.key}|{host}/xpnResources/"
+        if route.verb == "getXpnResources":
+            items = [dict(v) for k, v in sorted(eng.state.resources.items()) if k.startswith(prefix)]
+            return Response(200, {"kind": "compute#projectsGetXpnResources", **({"resources": items} if items else {})})
+        status = (eng.state.resources.get(f"{api.key}|{host}") or {}).get("xpnProjectStatus")
+        if status != "HOST":
+            raise ApiError(400, f"Invalid resource usage: '{host}' is not a shared VPC host project.")
+        res = (body or {}).get("xpnResource") if isinstance(body, dict) else None
+        if not isinstance(res, dict) or not res.get("id") or res.get("type") != "PROJECT":
+            raise ApiError(400, "Invalid value for field 'xpnResource': want {id: <project>, type: PROJECT}.")
+        key = prefix + str(res["id"])
+        if route.verb == "enableXpnResource":
+            eng.state.resources[key] = {"id": str(res["id"]), "type": "PROJECT"}
+        elif eng.state.resources.pop(key, None) is None:
+            raise ApiError(400, f"Invalid resource usage: '{res['id']}' is not a service project of '{host}'.")
+        return respond(eng, api, coll, route.verb, host, eng.state.resources.get(f"{api.key}|{host}") or {}, lro_error, lro_style(api.doc, route.method))
+
+    def standing(self, schema: str, key: str, doc: str = "") -> dict[str, Any] | None:
         """Every project answers ``projects.get`` (compute's view of it) once the API is on."""
         parts = key.split("/")
         if schema != "Project" or len(parts) != 2 or parts[0] != "projects":

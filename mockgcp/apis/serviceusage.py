@@ -22,7 +22,7 @@ class ServiceUsage(Profile):
     proto_package_name = "google.api.serviceusage"
     switches = MappingProxyType({"serviceusage.services.enable": ("state", "ENABLED"), "serviceusage.services.disable": ("state", "DISABLED")})
 
-    def standing(self, schema: str, key: str) -> dict[str, Any] | None:
+    def standing(self, schema: str, key: str, doc: str = "") -> dict[str, Any] | None:
         """``projects/P/services/S``: there, not enabled, for any ``*.googleapis.com`` S."""
         parts = key.split("/")
         if len(parts) != 4 or parts[2] != "services" or not parts[3].endswith(".googleapis.com"):
