@@ -622,6 +622,9 @@ class Adapter:
     # where an invented one would not exist: examples use it
     example_id: str = ""
     read_list: ReadByList | None = None  # no get: ``get`` lists, this picks the item
+    # the part of the read resource the spec describes, where the API keeps the
+    # user's settings inside it (dlp's storedInfoTypes: currentVersion.config)
+    view: str = ""
     # API fields the identity fills, sent in every create and update body:
     # (dotted API path, template over the identity's values), servicenetworking's
     # ``network`` from networkRef

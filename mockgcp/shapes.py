@@ -84,7 +84,8 @@ def create_shape(doc: DiscoveryDoc, coll: Collection, method: Method) -> CreateS
     if req is not None and req != coll.schema:
         props = doc.schemas[req].properties
         wrapper = next((n for n, p in sorted(props.items()) if p.ref == coll.schema), None)
-        req_id = next((n for n, p in sorted(props.items()) if n.endswith("Id") and p.type == "string"), None)
+        # not a field that "has no effect" (dlp's deprecated locationId beside storedInfoTypeId)
+        req_id = next((n for n, p in sorted(props.items()) if n.endswith("Id") and p.type == "string" and "has no effect" not in (p.description or "")), None)
         if wrapper is not None:
             body = "wrapper"
         else:

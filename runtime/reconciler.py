@@ -157,7 +157,15 @@ def read_live(gcp: Gcp, a: Adapter, values: dict[str, str]) -> Any:
         live = gcp.wait(a, a.get, live, values)
     if a.present is not None and not is_present(a.present, live, values):
         raise NotFound(404, f"{a.kind}: {a.present.field} is {at_path(live, a.present.field)!r}, not {' or '.join(a.present.values)}")
-    return without_create_label(a, live)
+    return without_create_label(a, viewed(a, live))
+
+
+def viewed(a: Adapter, resource: Any) -> Any:
+    """The part of an answer the spec describes (``Adapter.view``); the answer itself without one."""
+    if not a.view or not isinstance(resource, dict):
+        return resource
+    part = at_path(resource, a.view)
+    return part if isinstance(part, dict) else {}
 
 
 def read_listed(gcp: Gcp, a: Adapter, values: dict[str, str]) -> dict[str, Any]:
@@ -593,6 +601,7 @@ class Reconciler:
                 events.append(Event("Normal", "Created", f"created {new_ext}"))
                 return self._finish(obj, False, "UpdateFailed", f"created {new_ext}, but reading it back failed: {e}", events)
         assert new_ext is not None
+        result = viewed(a, result)
         if _ann(obj).get(ANN_STATE_INTO_SPEC, "absent").lower() == "merge" and isinstance(result, dict):
             # merge: the first reconcile writes the service's values of unset
             # readable fields into spec; later reconciles enforce them.
@@ -744,6 +753,7 @@ class Reconciler:
             _set_annotation(obj, ANN_STREAK, before)
             why = e.message if isinstance(e, OperationFailed) else str(e)
             return self._finish(obj, False, "UpdateFailed", f"update of {ext} failed: {why}", events)
+        result = viewed(a, result)
         self._observe(obj, a, result if isinstance(result, dict) and result else {**actual, **desired}, ext)
         events.append(Event("Normal", "Updated", f"updated {', '.join(_spec_path(a, p) for p, _, _ in diffs)} of {ext}"))
         failed = self._sync_companions(a, values, enforce, resolved, events)

@@ -52,6 +52,7 @@ def adapter_of(k: KindIR) -> Adapter:
         present=k.present,
         example_id=k.example_id,
         read_list=m.read_list,
+        view=m.view,
         fixed=k.fixed,
     )
 

@@ -182,11 +182,16 @@ def _query_inputs(ctx: _Ctx, create: MethodIR, raw: Method, exclude: set[str]) -
     )
 
 
+_NO_EFFECT = re.compile(r"\bhas no effect\b", re.IGNORECASE)
+
+
 def _request_split(ctx: _Ctx, request: str) -> tuple[str | None, str | None, list[str]]:
     """(field holding the resource, ID field, other fields) of a create request schema."""
     resource_field = id_field = None
     others = []
     for pname, prop in sorted(ctx.doc.schemas[request].properties.items()):
+        if _NO_EFFECT.search(prop.description or ""):
+            continue  # "Deprecated. This field has no effect." (dlp's locationId): no input
         if prop.ref == ctx.schema:
             resource_field = pname
         elif pname.endswith("Id") and prop.type == "string" and id_field is None:
@@ -477,6 +482,20 @@ def _read_list(ctx: _Ctx, res: Resource, get: MethodIR | None, items: str, match
     return ReadByList(items, tuple(sorted(match.items())))
 
 
+def _view(ctx: _Ctx, res: Resource, get: MethodIR | None, view: str) -> str:
+    """The dotted path of the get answer that holds the resource's schema (kind config
+    ``get: {schema, view}``), checked against the document."""
+    where = json_path("overrides", ctx.cfg.resource, "methods", "get", "view")
+    answer = res.methods[get.name].response if get is not None else None
+    node = ctx.doc.schemas.get(answer.ref) if answer is not None and answer.ref else None
+    for step in view.split("."):
+        prop = node.properties.get(step) if node is not None else None
+        node = ctx.doc.schemas.get(prop.ref) if prop is not None and prop.ref else None
+    if get is None or node is None or node.id != get.response:
+        raise SpecError(ctx.file, where, f"{ctx.cfg.kind}: the get answer has no {get.response if get else 'schema'} at {view!r}")
+    return view
+
+
 def resolve_methods(file: str, index: int, cfg: KindConfig, doc: DiscoveryDoc, res: Resource) -> tuple[Methods, str]:
     """Return the Kind's methods with their shapes, and its resource schema id (the get response).
 
@@ -504,6 +523,7 @@ def resolve_methods(file: str, index: int, cfg: KindConfig, doc: DiscoveryDoc, r
     read_list = None
     if mc.get is not None and mc.get.items:
         read_list = _read_list(pre, res, get, mc.get.items, mc.get.match)
+    view = _view(pre, res, get, mc.get.view) if mc.get is not None and mc.get.view else ""
     raw_create = res.methods[create.name] if create else None
     raw_update = res.methods[update.name] if update else None
     create_shape = configured_create(ctx, create, raw_create, mc.create) if mc.create else infer_create(ctx, create, raw_create)
@@ -533,6 +553,7 @@ def resolve_methods(file: str, index: int, cfg: KindConfig, doc: DiscoveryDoc, r
             custom_methods=tuple(sorted(set(res.methods) - {x.name for x in found})),
             operations=_operations(doc) if any(x.lro is not Lro.NONE for x in found) else (),
             read_list=read_list,
+            view=view,
         ),
         ctx.schema,
     )

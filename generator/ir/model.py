@@ -256,6 +256,7 @@ class Methods:
     # How to poll this API's operations, by accessor path (or compute scope).
     operations: tuple[tuple[str, OperationGetter], ...] = ()
     read_list: ReadByList | None = None  # no get: ``get`` is the list, this picks the item
+    view: str = ""  # the part of the get answer that is the resource's schema
 
 
 @dataclass(frozen=True)

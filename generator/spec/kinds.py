@@ -100,6 +100,8 @@ class GetMethod(_Strict):
     # and the item fields that must hold the identity's values (dotted path -> template)
     items: str | None = None
     match: dict[str, str] = Field(default_factory=dict)
+    # the part of the answer that is the resource's schema (dlp: currentVersion.config)
+    view: str | None = None
     params: dict[str, str] = Field(default_factory=dict)  # parameter -> template ({param}), beside or over the path's
     reason: str = Field(min_length=1)
 

@@ -14,15 +14,7 @@ from kccgen.runtime.mutability import register_mutability
 KIND = "DLPDeidentifyTemplate"
 
 IDENTIFIER = Fact(behaviour=Behaviour.IDENTIFIER, source="identity")
-IMMUTABLE = Fact(
-    behaviour=Behaviour.IMMUTABLE,
-    source="create-only: GooglePrivacyDlpV2CreateDeidentifyTemplateRequest.templateId (dlp.projects.locations.deidentifyTemplates.create)",
-)
-IMMUTABLE_2 = Fact(behaviour=Behaviour.IMMUTABLE, source="identity")
-INPUT_ONLY = Fact(
-    behaviour=Behaviour.INPUT_ONLY,
-    source="create-only: GooglePrivacyDlpV2CreateDeidentifyTemplateRequest.templateId (dlp.projects.locations.deidentifyTemplates.create)",
-)
+IMMUTABLE = Fact(behaviour=Behaviour.IMMUTABLE, source="identity")
 OPTIONAL = Fact(behaviour=Behaviour.OPTIONAL, source="identity")
 OUTPUT_ONLY = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'Output only.'")
 OUTPUT_ONLY_2 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="readOnly")
@@ -653,11 +645,10 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("deidentifyConfig.transformationErrorHandling.throwError", OBJECT, (), True, True),
         ("description", STRING, (), True, True),
         ("displayName", STRING, (), True, True),
-        ("location", STRING, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
-        ("organizationRef", OBJECT, (IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),
-        ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),
-        ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),
-        ("templateId", STRING, (IMMUTABLE, INPUT_ONLY), False, False),
+        ("location", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("organizationRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
+        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
+        ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(
         ("createTime", STRING_GOOGLE_DATETIME, (OUTPUT_ONLY, OUTPUT_ONLY_2), False, True),

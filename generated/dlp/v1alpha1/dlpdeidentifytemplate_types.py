@@ -88,13 +88,6 @@ class DLPDeidentifyTemplateSpec(KRMModel):
             description="Immutable. Optional. The DLPDeidentifyTemplate ID used for creation and acquisition.",
         ),
     ] = None
-    template_id: Annotated[
-        str | None,
-        Field(
-            alias="templateId",
-            description="The template id can contain uppercase and lowercase letters, numbers, and hyphens; that is, it must match the regular expression: `[a-zA-Z\\d-_]+`.",
-        ),
-    ] = None
 
 
 class GooglePrivacyDlpV2AllInfoTypes(KRMModel):

@@ -14,15 +14,7 @@ from kccgen.runtime.mutability import register_mutability
 KIND = "DLPInspectTemplate"
 
 IDENTIFIER = Fact(behaviour=Behaviour.IDENTIFIER, source="identity")
-IMMUTABLE = Fact(
-    behaviour=Behaviour.IMMUTABLE,
-    source="create-only: GooglePrivacyDlpV2CreateInspectTemplateRequest.templateId (dlp.projects.locations.inspectTemplates.create)",
-)
-IMMUTABLE_2 = Fact(behaviour=Behaviour.IMMUTABLE, source="identity")
-INPUT_ONLY = Fact(
-    behaviour=Behaviour.INPUT_ONLY,
-    source="create-only: GooglePrivacyDlpV2CreateInspectTemplateRequest.templateId (dlp.projects.locations.inspectTemplates.create)",
-)
+IMMUTABLE = Fact(behaviour=Behaviour.IMMUTABLE, source="identity")
 OPTIONAL = Fact(behaviour=Behaviour.OPTIONAL, source="description:'Optional.'")
 OPTIONAL_2 = Fact(behaviour=Behaviour.OPTIONAL, source="identity")
 OUTPUT_ONLY = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'Output only.'")
@@ -195,11 +187,10 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("inspectConfig.ruleSet[].rules[].hotwordRule.proximity", OBJECT, (), True, True),
         ("inspectConfig.ruleSet[].rules[].hotwordRule.proximity.windowAfter", INTEGER_INT32, (), True, True),
         ("inspectConfig.ruleSet[].rules[].hotwordRule.proximity.windowBefore", INTEGER_INT32, (), True, True),
-        ("location", STRING, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
-        ("organizationRef", OBJECT, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
-        ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
-        ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
-        ("templateId", STRING, (IMMUTABLE, INPUT_ONLY), False, False),
+        ("location", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("organizationRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
+        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
+        ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(
         ("createTime", STRING_GOOGLE_DATETIME, (OUTPUT_ONLY, OUTPUT_ONLY_2), False, True),

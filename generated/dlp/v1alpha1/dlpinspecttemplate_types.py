@@ -99,13 +99,6 @@ class DLPInspectTemplateSpec(KRMModel):
             description="Immutable. Optional. The DLPInspectTemplate ID used for creation and acquisition.",
         ),
     ] = None
-    template_id: Annotated[
-        str | None,
-        Field(
-            alias="templateId",
-            description="The template id can contain uppercase and lowercase letters, numbers, and hyphens; that is, it must match the regular expression: `[a-zA-Z\\d-_]+`.",
-        ),
-    ] = None
 
 
 class GooglePrivacyDlpV2AdjustByImageFindings(KRMModel):

@@ -6,15 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import (
-    Adapter,
-    Call,
-    CreateInput,
-    CreateWrapped,
-    DeleteAtPath,
-    UpdateMaskInBody,
-    Where,
-)
+from kccgen.contract import Adapter, Call, CreateWrapped, DeleteAtPath, UpdateMaskInBody
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -30,9 +22,8 @@ ADAPTER = Adapter(
     ),
     create=CreateWrapped(
         call=Call(method="create", params=(("parent", "projects/{project}/locations/{location}"),)),
-        id_field="locationId",
+        id_field="triggerId",
         resource_field="jobTrigger",
-        inputs=(CreateInput(field="triggerId", where=Where.BODY),),
     ),
     update=UpdateMaskInBody(
         call=Call(

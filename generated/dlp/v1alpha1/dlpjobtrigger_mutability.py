@@ -14,15 +14,7 @@ from kccgen.runtime.mutability import register_mutability
 KIND = "DLPJobTrigger"
 
 IDENTIFIER = Fact(behaviour=Behaviour.IDENTIFIER, source="identity")
-IMMUTABLE = Fact(
-    behaviour=Behaviour.IMMUTABLE,
-    source="create-only: GooglePrivacyDlpV2CreateJobTriggerRequest.triggerId (dlp.projects.locations.jobTriggers.create)",
-)
-IMMUTABLE_2 = Fact(behaviour=Behaviour.IMMUTABLE, source="identity")
-INPUT_ONLY = Fact(
-    behaviour=Behaviour.INPUT_ONLY,
-    source="create-only: GooglePrivacyDlpV2CreateJobTriggerRequest.triggerId (dlp.projects.locations.jobTriggers.create)",
-)
+IMMUTABLE = Fact(behaviour=Behaviour.IMMUTABLE, source="identity")
 OPTIONAL = Fact(behaviour=Behaviour.OPTIONAL, source="identity")
 OUTPUT_ONLY = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'Output only.'")
 OUTPUT_ONLY_2 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="readOnly")
@@ -280,12 +272,11 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("inspectJob.storageConfig.timespanConfig.startTime", STRING_GOOGLE_DATETIME, (), True, True),
         ("inspectJob.storageConfig.timespanConfig.timestampField", OBJECT, (), True, True),
         ("inspectJob.storageConfig.timespanConfig.timestampField.name", STRING, (), True, True),
-        ("location", STRING, (IMMUTABLE_2, REQUIRED_3), False, False, {"api_path": None, "identity": True}),
-        ("organizationRef", OBJECT, (IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),
-        ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),
-        ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),
+        ("location", STRING, (IMMUTABLE, REQUIRED_3), False, False, {"api_path": None, "identity": True}),
+        ("organizationRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
+        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
+        ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("status", ENUM, (REQUIRED_2,), True, True),
-        ("triggerId", STRING, (IMMUTABLE, INPUT_ONLY), False, False),
         ("triggers", ARRAY_OF_OBJECT, (), True, True),
         ("triggers[].manual", OBJECT, (), True, True),
         ("triggers[].schedule", OBJECT, (), True, True),

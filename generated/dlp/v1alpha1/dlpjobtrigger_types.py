@@ -118,13 +118,6 @@ class DLPJobTriggerSpec(KRMModel):
         GooglePrivacyDlpV2JobTriggerStatus,
         Field(description="Required. A status for this trigger."),
     ]
-    trigger_id: Annotated[
-        str | None,
-        Field(
-            alias="triggerId",
-            description="The trigger id can contain uppercase and lowercase letters, numbers, and hyphens; that is, it must match the regular expression: `[a-zA-Z\\d-_]+`.",
-        ),
-    ] = None
     triggers: Annotated[
         list[GooglePrivacyDlpV2Trigger] | None,
         Field(description="A list of triggers which will be OR'ed together."),
