@@ -25,8 +25,10 @@ from typing import Any, Protocol
 import yaml
 from pydantic import Field
 
+from kccgen.contract import Behaviour
 from kccgen.runtime.identity import IdentityError, IdentityTemplate, identity_for
 from kccgen.runtime.krm import KRMModel
+from kccgen.runtime.mutability import by_api_path
 
 
 class ResourceRef(KRMModel):
@@ -349,7 +351,49 @@ def resolve_object(obj: Mapping[str, Any], store: ObjectStore) -> dict[str, str 
                 out[p] = resolve_refs(value, f.target, namespace, store, p, f.external_only)
             else:
                 out[p] = resolve_ref(value, f.target, namespace, store, p, f.external_only)
+    out.update(hierarchy_parent(obj, store, namespace))
     return out
+
+
+#: Config Connector's annotations naming a resource's folder or organization
+#: (the object's, else its namespace's), where spec names neither.
+HIERARCHY_ANNOTATIONS = (("Folder", "cnrm.cloud.google.com/folder-id", "folders"), ("Organization", "cnrm.cloud.google.com/organization-id", "organizations"))
+
+
+def hierarchy_parent(obj: Mapping[str, Any], store: ObjectStore, namespace: str) -> dict[str, str]:
+    """A flattened folder/organization parent choice (Folder's, Project's folderRef or
+    organizationRef) that spec leaves unset, from the annotations: ``spec.<key>`` -> its
+    name. A required one that nothing names is refused here, before any GCP call."""
+    kind = str(obj.get("kind"))
+    spec = obj.get("spec") or {}
+    out: dict[str, str] = {}
+    for group in choices_of(kind).values():
+        if group[0].choice[0] or not {r.target for r in group} <= {t for t, _, _ in HIERARCHY_ANNOTATIONS}:
+            continue
+        if any(spec.get(r.choice[1]) for r in group):
+            continue
+        by_target = {r.target: r.choice[1] for r in group}
+        ns_obj = store.get("Namespace", "", namespace)
+        for target, annotation, collection in HIERARCHY_ANNOTATIONS:
+            value = _annotation(obj, ns_obj, annotation)
+            if target in by_target and value:
+                out[f"spec.{by_target[target]}"] = f"{collection}/{value.removeprefix(collection + '/')}"
+                break
+        else:
+            row = by_api_path(kind).get(group[0].api_path.removesuffix("[]"))
+            if row is not None and any(f.behaviour is Behaviour.REQUIRED for f in row.facts):
+                keys = " or ".join(f"spec.{r.choice[1]}" for r in group)
+                names = " or ".join(a for t, a, _ in HIERARCHY_ANNOTATIONS if t in by_target)
+                raise RefError(Reason.EMPTY, f"spec.{group[0].choice[1]}", f"{kind} needs {keys}, or the {names} annotation on it or its namespace")
+    return out
+
+
+def _annotation(obj: Mapping[str, Any], ns_obj: Mapping[str, Any] | None, key: str) -> str:
+    for source in (obj, ns_obj or {}):
+        value = ((source.get("metadata") or {}).get("annotations") or {}).get(key)
+        if value:
+            return str(value)
+    return ""
 
 
 # --- identity from spec (reconcile step 2 when status.externalRef is unset) ------

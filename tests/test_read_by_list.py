@@ -216,3 +216,4 @@ def test_export_rebuilds_a_short_reference_from_the_objects_identity() -> None:
     assert spec["reservedPeeringRanges"] == [{"external": f"projects/{PROJECT}/global/addresses/range-a"}]
     assert spec["networkRef"] == {"external": f"projects/{PROJECT}/global/networks/net"}
     assert spec["service"] == SERVICE
+

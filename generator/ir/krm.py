@@ -160,7 +160,9 @@ class KrmProjector:
                 fields += keys
                 names = tuple(k.name for k in keys)
                 at_most_one.append(names)
-                if required:
+                # a folder or organization parent may instead come from Config Connector's
+                # folder-id / organization-id annotation, which the runtime reads
+                if required and not {t.kind for _, t in decision.choices} <= HIERARCHY_PARENTS:
                     one_required.append(names)
                 continue
             if decision is not None:
@@ -253,6 +255,10 @@ class KrmProjector:
 
     def model_set(self) -> ModelSet:
         return ModelSet(tuple(self.objects[k] for k in sorted(self.objects)), tuple(self.enums[k] for k in sorted(self.enums)))
+
+
+#: Kinds a flattened parent choice may name through Config Connector's annotations.
+HIERARCHY_PARENTS = frozenset({"Folder", "Organization"})
 
 
 def ref_placeholder(target_kind: str) -> ObjectIR:
