@@ -66,7 +66,12 @@ from kccgen.generator.ir.model import (
 )
 from kccgen.generator.ir.mutability import build_mutability
 from kccgen.generator.ir.params import align_params
-from kccgen.generator.ir.references import TargetIndex, infer_references
+from kccgen.generator.ir.references import (
+    TargetIndex,
+    infer_references,
+    kcc_ref_index,
+    kcc_ref_name,
+)
 from kccgen.generator.kcc import (
     Subject,
     api_fields,
@@ -442,9 +447,14 @@ def build_kind(
     id_fields, parent_refs = identity_fields(s.cfg.kind, identity)
     parents = {r.krm_path for r in parent_refs}
     drop |= {f.name for f in api_res.fields if f"{f.name}Ref" in parents}
+    # So does one Config Connector names as the parent's field (Dataproc's body
+    # ``projectId``, KCC's projectRef): the identity's reference says it.
+    kcc_top = kcc_ref_index(s.kcc)
+    top_names = frozenset(f.name for f in api_res.fields)
+    drop |= {f.name for f in api_res.fields if (theirs := kcc_ref_name(kcc_top, "", f.name, False, top_names)) is not None and theirs[0] in parents}
 
     # Stage 5: references.
-    inf = infer_references(s.cfg.kind, models, res_class, s.cfg, index, overrides, drop, identity.domain)
+    inf = infer_references(s.cfg.kind, models, res_class, s.cfg, index, overrides, drop, identity.domain, s.kcc, frozenset(p.krm_field for p in identity.params))
     for msg in inf.bad_targets:
         problem(SpecError(s.file, json_path("kinds", s.index, "references", msg.split(":")[0], "target"), f"{s.cfg.kind}: {msg}"))
     for p in inf.unused_config:

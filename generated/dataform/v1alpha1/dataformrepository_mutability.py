@@ -55,7 +55,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("npmrcEnvironmentVariablesSecretVersionRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "npmrcEnvironmentVariablesSecretVersion"}),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
-        ("serviceAccount", STRING, (OPTIONAL,), True, True),
+        ("serviceAccountRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "serviceAccount"}),
         ("setAuthenticatedUserAdmin", BOOLEAN, (INPUT_ONLY, OPTIONAL), True, False),
         ("workspaceCompilationOverrides", OBJECT, (OPTIONAL,), True, True),
         ("workspaceCompilationOverrides.defaultDatabase", STRING, (OPTIONAL,), True, True),

@@ -34,6 +34,7 @@ from kccgen.generated.dlp.v1alpha1.dlpinspecttemplate_reference import DLPInspec
 from kccgen.generated.external.organization_reference import OrganizationRef
 from kccgen.generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
+from kccgen.generated.storage.v1beta1.storagebucket_reference import StorageBucketRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -371,8 +372,12 @@ class GooglePrivacyDlpV2CloudStorageRegexFileSet(KRMModel):
     Message representing a set of files in a Cloud Storage bucket. Regular expressions are used to allow fine-grained control over which files in the bucket to include. Included files are those that match at least one item in `include_regex` and do not match any items in `exclude_regex`. Note that a file that matches items from both lists will _not_ be included. For a match to occur, the entire file path (i.e., everything in the url after the bucket name) must match the regular expression. For example, given the input `{bucket_name: "mybucket", include_regex: ["directory1/.*"], exclude_regex: ["directory1/excluded.*"]}`: * `gs://mybucket/directory1/myfile` will be included * `gs://mybucket/directory1/directory2/myfile` will be included (`.*` matches across `/`) * `gs://mybucket/directory0/directory1/myfile` will _not_ be included (the full path doesn't match any items in `include_regex`) * `gs://mybucket/directory1/excludedfile` will _not_ be included (the path matches an item in `exclude_regex`) If `include_regex` is left empty, it will match all files by default (this is equivalent to setting `include_regex: [".*"]`). Some other common use cases: * `{bucket_name: "mybucket", exclude_regex: [".*\\.pdf"]}` will include all files in `mybucket` except for .pdf files * `{bucket_name: "mybucket", include_regex: ["directory/[^/]+"]}` will include all files directly under `gs://mybucket/directory/`, without matching across `/`
     """
 
-    bucket_name: Annotated[
-        str, Field(alias="bucketName", description="The name of a Cloud Storage bucket.")
+    bucket_ref: Annotated[
+        StorageBucketRef,
+        Field(
+            alias="bucketRef",
+            description="A reference to a StorageBucket (API field `bucketName`).",
+        ),
     ]
     exclude_regex: Annotated[
         list[str] | None,
@@ -1097,9 +1102,9 @@ class GooglePrivacyDlpV2PartitionId(KRMModel):
             description="If not empty, the ID of the namespace to which the entities belong.",
         ),
     ] = None
-    project_id: Annotated[
-        str | None,
-        Field(alias="projectId", description="The ID of the project to which the entities belong."),
+    project_ref: Annotated[
+        ProjectRef | None,
+        Field(alias="projectRef", description="A reference to a Project (API field `projectId`)."),
     ] = None
 
 

@@ -43,10 +43,10 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     spec=(
         ("alternativeLocationId", STRING, (OPTIONAL,), True, True),
         ("authEnabled", BOOLEAN, (OPTIONAL,), True, True),
-        ("authorizedNetwork", STRING, (OPTIONAL,), True, True),
+        ("authorizedNetworkRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "authorizedNetwork"}),
         ("availableMaintenanceVersions", ARRAY_OF_STRING, (OPTIONAL,), True, True),
         ("connectMode", ENUM, (OPTIONAL,), True, True),
-        ("customerManagedKey", STRING, (OPTIONAL,), True, True),
+        ("customerManagedKeyRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "customerManagedKey"}),
         ("displayName", STRING, (), True, True),
         ("labels", MAP_OF_STRING, (), True, True),
         ("location", STRING, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),

@@ -44,7 +44,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("description", STRING, (), True, True),
         ("displayName", STRING, (REQUIRED,), True, True),
         ("encryptionSpec", OBJECT, (), True, True),
-        ("encryptionSpec.kmsKeyRef", OBJECT, (REQUIRED,), True, True, {"api_path": "encryptionSpec.kmsKeyName"}),
+        ("encryptionSpec.kmsKeyNameRef", OBJECT, (REQUIRED,), True, True, {"api_path": "encryptionSpec.kmsKeyName"}),
         ("labels", MAP_OF_STRING, (), True, True),
         ("location", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("metadata", ANY, (REQUIRED,), True, True),

@@ -25,10 +25,11 @@ class GoogleCloudAiplatformV1EncryptionSpec(KRMModel):
     Represents a customer-managed encryption key specification that can be applied to a Vertex AI resource.
     """
 
-    kms_key_ref: Annotated[
+    kms_key_name_ref: Annotated[
         KMSCryptoKeyRef,
         Field(
-            alias="kmsKeyRef", description="A reference to a KMSCryptoKey (API field `kmsKeyName`)."
+            alias="kmsKeyNameRef",
+            description="A reference to a KMSCryptoKey (API field `kmsKeyName`).",
         ),
     ]
 

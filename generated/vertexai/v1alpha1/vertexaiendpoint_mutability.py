@@ -70,7 +70,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("displayName", STRING, (REQUIRED,), True, True),
         ("enablePrivateServiceConnect", BOOLEAN, (), True, True),
         ("encryptionSpec", OBJECT, (), True, True),
-        ("encryptionSpec.kmsKeyRef", OBJECT, (REQUIRED,), True, True, {"api_path": "encryptionSpec.kmsKeyName"}),
+        ("encryptionSpec.kmsKeyNameRef", OBJECT, (REQUIRED,), True, True, {"api_path": "encryptionSpec.kmsKeyName"}),
         ("gdcConfig", OBJECT, (), True, True),
         ("gdcConfig.zone", STRING, (), True, True),
         ("genAiAdvancedFeaturesConfig", OBJECT, (OPTIONAL,), True, True),

@@ -41,7 +41,7 @@ REFERENCES: tuple[RefField, ...] = (
         parent=True,
     ),
     RefField(
-        path="encryptionSpec.kmsKeyRef",
+        path="encryptionSpec.kmsKeyNameRef",
         target="KMSCryptoKey",
         api_path="encryptionSpec.kmsKeyName",
     ),
