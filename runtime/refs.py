@@ -408,7 +408,7 @@ def _identity_from_spec(obj: Mapping[str, Any], store: ObjectStore, ident: Ident
                     return _identity_from_spec(obj, store, form)
             value = parsed[field].get(param)
         else:
-            value = spec.get(field)
+            value = ident.spec_value(spec, field)
         if not value:
             raise RefError(Reason.EMPTY, f"spec.{field}", f"{kind} needs spec.{field} to be identified")
         values[param] = str(value)

@@ -40,6 +40,7 @@ from kccgen.generator.ir.identity import (
     asset_rows,
     choose_asset_format,
     identity_rest,
+    kcc_location,
     resolve_identity,
     rest_is_identity,
 )
@@ -362,6 +363,8 @@ def resolve_identities(specs: Specs, shaped: list[Shaped], reporter: Reporter, f
                 raise
             failed.append(_failure(sh, e))
             continue
+        # Config Connector's name for the location field, and its default
+        identity = kcc_location(identity, s.kcc)
         ext = external.get(s.cfg.kind)
         if ext is not None and ext.external_forms:
             # An external entry for a Kind generated now (Project, Folder) stays the
@@ -881,6 +884,7 @@ def _targets(specs: Specs, shaped: list[Shaped], identities: dict[str, Identity]
                 rest_template=i.rest_template if i.rest_template != i.template else "",
                 extra_forms=i.extra_forms,
                 spec_fields=_spec_fields(i),
+                spec_defaults=tuple((p.krm_field, p.default) for p in i.params if p.default is not None and p.covered_by is None),
                 id_generation=i.id_generation,
                 variants=variants,
             )

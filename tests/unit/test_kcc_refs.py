@@ -1,4 +1,5 @@
-"""Config Connector's evidence in the IR: its reference fields, nested too.
+"""Config Connector's evidence in the IR: its reference fields (nested too) and its
+name and default for the location field.
 
 Hand-made models, targets and evidence; nothing generated is read.
 """
@@ -7,8 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kccgen.generator.ir.identity import kcc_location
 from kccgen.generator.ir.model import (
     FieldIR,
+    Identity,
+    IdentityParam,
     ModelSet,
     ObjectIR,
     TargetKind,
@@ -196,3 +200,76 @@ def test_a_name_is_found_once_and_a_sibling_keeps_its_own() -> None:
     )
     # "name" is too generic to be found inside another field's name
     assert kcc_ref_name(index, "", "name", False, frozenset({"name"})) is None
+
+
+def _identity(template: str, *params: IdentityParam) -> Identity:
+    return Identity(
+        "x/Thing", None, template, "rest", template, "v1/{+name}", params, "user", False
+    )
+
+
+LOCATED = _identity(
+    "projects/{project}/locations/{location}/things/{thing}",
+    IdentityParam("project", "parent", "projectRef", "Project"),
+    IdentityParam("location", "location", "location"),
+    IdentityParam("thing", "id", "resourceID"),
+)
+
+
+def _evidence(
+    spec: tuple[str, ...], templates: tuple[str, ...], required: tuple[str, ...] = ("spec",)
+) -> KindEvidence:
+    return KindEvidence.model_validate(
+        {
+            "group": "g",
+            "plural": "p",
+            "versions": ["v1"],
+            "spec": spec,
+            "required": required,
+            "names": [{"template": t, "from": "servicemapping"} for t in templates],
+        }
+    )
+
+
+def test_the_location_field_takes_config_connectors_region() -> None:
+    ev = _evidence(
+        ("projectRef", "region", "resourceID"),
+        ("projects/{project}/locations/{region}/things/{thing}",),
+        ("spec", "spec.region"),
+    )
+    got = {p.name: (p.krm_field, p.default) for p in kcc_location(LOCATED, ev).params}
+    assert got["location"] == ("region", None)
+    # KCC has location too: ours stays
+    ev = _evidence(
+        ("location", "projectRef", "region"),
+        ("projects/{project}/locations/{location}/things/{thing}",),
+    )
+    assert {p.name: p.krm_field for p in kcc_location(LOCATED, ev).params}["location"] == "location"
+
+
+def test_a_location_config_connector_fixes_at_global_defaults_to_it() -> None:
+    ev = _evidence(
+        ("displayName", "projectRef", "resourceID"),
+        (
+            "projects/{project}/locations/global/things/{thing}",
+            "projects/{}/locations/{}/things/{}",
+        ),
+    )
+    got = {p.name: (p.krm_field, p.default) for p in kcc_location(LOCATED, ev).params}
+    assert got["location"] == ("location", "global")
+    # required by KCC, or another literal location: no default
+    ev = _evidence(
+        ("location",),
+        ("projects/{project}/locations/global/things/{thing}",),
+        ("spec", "spec.location"),
+    )
+    assert {p.name: p.default for p in kcc_location(LOCATED, ev).params}["location"] is None
+    ev = _evidence(
+        ("location",),
+        (
+            "projects/{project}/locations/global/things/{thing}",
+            "projects/{project}/locations/us-east1/things/{thing}",
+        ),
+    )
+    assert {p.name: p.default for p in kcc_location(LOCATED, ev).params}["location"] is None
+    assert kcc_location(LOCATED, None) is LOCATED

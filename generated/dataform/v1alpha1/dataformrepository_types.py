@@ -121,9 +121,6 @@ class DataformRepositorySpec(KRMModel):
     labels: Annotated[
         dict[str, str] | None, Field(description="Optional. Repository user labels.")
     ] = None
-    location: Annotated[
-        str, Field(description="Immutable. The location of the DataformRepository.")
-    ]
     npmrc_environment_variables_secret_version_ref: Annotated[
         SecretManagerSecretVersionRef | None,
         Field(
@@ -138,6 +135,7 @@ class DataformRepositorySpec(KRMModel):
             description="Immutable. The Project that this DataformRepository belongs to.",
         ),
     ] = None
+    region: Annotated[str, Field(description="Immutable. The location of the DataformRepository.")]
     resource_id: Annotated[
         str | None,
         Field(

@@ -322,7 +322,6 @@ class RedisInstanceSpec(KRMModel):
         dict[str, str] | None,
         Field(description="Resource labels to represent user provided metadata"),
     ] = None
-    location: Annotated[str, Field(description="Immutable. The location of the RedisInstance.")]
     location_id: Annotated[
         str | None,
         Field(
@@ -377,6 +376,7 @@ class RedisInstanceSpec(KRMModel):
         str | None,
         Field(alias="redisVersion", description="Optional. The version of Redis software."),
     ] = None
+    region: Annotated[str, Field(description="Immutable. The location of the RedisInstance.")]
     replica_count: Annotated[
         int | None,
         Field(alias="replicaCount", description="Optional. The number of replica nodes."),

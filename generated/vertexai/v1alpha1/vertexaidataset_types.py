@@ -183,7 +183,6 @@ class VertexAIDatasetSpec(KRMModel):
         dict[str, str] | None,
         Field(description="The labels with user-defined metadata to organize your Datasets."),
     ] = None
-    location: Annotated[str, Field(description="Immutable. The location of the VertexAIDataset.")]
     metadata: Annotated[
         Any, Field(description="Required. Additional information about the Dataset.")
     ]
@@ -208,6 +207,7 @@ class VertexAIDatasetSpec(KRMModel):
             description="Immutable. The Project that this VertexAIDataset belongs to.",
         ),
     ] = None
+    region: Annotated[str, Field(description="Immutable. The location of the VertexAIDataset.")]
     resource_id: Annotated[
         str | None,
         Field(

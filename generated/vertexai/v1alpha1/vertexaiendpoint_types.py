@@ -1206,7 +1206,6 @@ class VertexAIEndpointSpec(KRMModel):
         dict[str, str] | None,
         Field(description="The labels with user-defined metadata to organize your Endpoints."),
     ] = None
-    location: Annotated[str, Field(description="Immutable. The location of the VertexAIEndpoint.")]
     network_ref: Annotated[
         ComputeNetworkRef | None,
         Field(
@@ -1234,6 +1233,7 @@ class VertexAIEndpointSpec(KRMModel):
             description="Immutable. The Project that this VertexAIEndpoint belongs to.",
         ),
     ] = None
+    region: Annotated[str, Field(description="Immutable. The location of the VertexAIEndpoint.")]
     resource_id: Annotated[
         str | None,
         Field(
