@@ -218,7 +218,14 @@ def infer_references(
         # an identity field keeps the identity's name
         siblings = frozenset(x.name for x in api.object(cls).fields)
         mine = api_path in aliased or (not krm_path and f.name in identity_names)
-        theirs = None if mine else kcc_ref_name(kcc_refs, krm_path, f.name, many, siblings)
+        # A class has one KRM shape wherever it is reached (DLP's BigQueryTable at three
+        # paths): Config Connector's reference at any of those paths names the field,
+        # when all that have one agree.
+        found = {} if mine else {kp: kcc_ref_name(kcc_refs, kp, f.name, many, siblings) for kp in reached.get(cls, (krm_path,))}
+        hits = {h for h in found.values() if h is not None}
+        theirs = hits.pop() if len(hits) == 1 else None
+        if theirs is not None:
+            krm_path = next(kp for kp, h in found.items() if h == theirs)
         d = by_evidence(f, api_path, krm_path, many, theirs)
         if d is not None and theirs is not None and d.krm_name != theirs[0]:
             # found by another signal where Config Connector has a reference: its KRM name
@@ -324,6 +331,26 @@ def infer_references(
             unclassified.append(f"{api_path}: named like a reference and described as one ({_REF_WORDS.search(f.description or '').group(0)!r})")  # type: ignore[union-attr]
         return None
 
+    reached: dict[str, list[str]] = {}  # class -> the KRM paths of the objects it is reached as
+
+    def reach(cls: str, path: str, krm_path: str, stack: tuple[str, ...]) -> None:
+        """As walk goes, noting where each class is reached."""
+        if cls in stack:
+            return
+        reached.setdefault(cls, []).append(krm_path)
+        for f in api.object(cls).fields:
+            api_path = f"{path}.{f.name}" if path else f.name
+            facts = top_facts.get(api_path, f.facts) if not path else f.facts
+            if B.OUTPUT_ONLY in {x.behaviour for x in facts} or (not path and f.name in drop):
+                continue
+            t, step = f.type, f.name
+            while t.kind in ("array", "map") and t.item is not None:
+                if t.kind == "array":
+                    step += "[]"
+                t = t.item
+            if t.kind == "object" and t.ref is not None:
+                reach(t.ref, f"{path}.{step}" if path else step, f"{krm_path}.{step}" if krm_path else step, (*stack, cls))
+
     def walk(cls: str, path: str, krm_path: str, stack: tuple[str, ...]) -> None:
         if cls in stack:
             return
@@ -383,6 +410,8 @@ def infer_references(
             if t.kind == "object" and t.ref is not None:
                 walk(t.ref, f"{path}.{step}" if path else step, f"{krm_path}.{step}" if krm_path else step, (*stack, cls))
 
+    if kcc_refs:
+        reach(resource_class, "", "", ())
     walk(resource_class, "", "", ())
     unused = sorted(set(cfg.references) - used_config)
     return Inference(decisions, refs, unclassified, unused, bad_targets)

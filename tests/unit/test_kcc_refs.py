@@ -273,3 +273,33 @@ def test_a_location_config_connector_fixes_at_global_defaults_to_it() -> None:
     )
     assert {p.name: p.default for p in kcc_location(LOCATED, ev).params}["location"] is None
     assert kcc_location(LOCATED, None) is LOCATED
+
+
+def test_a_class_reached_at_several_paths_takes_config_connectors_name_from_any() -> None:
+    s = TypeIR("string")
+    table = ObjectIR("T", "", (_f("tableId", s),), "x.v1#/schemas/T")
+    root = ObjectIR(
+        "R",
+        "",
+        (_f("a", TypeIR("object", ref="T")), _f("b", TypeIR("object", ref="T"))),
+        "x.v1#/schemas/R",
+    )
+    ev = KindEvidence(
+        group="g", plural="p", versions=("v1",), ref_paths={"spec.b.tableRef": "BigQueryTable"}
+    )  # type: ignore[arg-type]
+    index = TargetIndex(TARGETS, AssetNameTable(()))
+    inf = infer_references(
+        "XThing",
+        ModelSet((root, table), ()),
+        "R",
+        KindConfig(kind="XThing", resource="x"),
+        index,
+        {},
+        frozenset(),
+        "x.googleapis.com",
+        ev,
+    )
+    assert {(r.krm_path, r.target, r.api_format) for r in inf.references} == {
+        ("a.tableRef", "BigQueryTable", "{table}"),
+        ("b.tableRef", "BigQueryTable", "{table}"),
+    }
