@@ -127,7 +127,7 @@ class Examples:
         refs = {r.path.replace("[]", ""): r for r in references_of(kind)}
         spec: dict[str, Any] = {}
         for param, fld, target in identity_for(kind).spec_fields:
-            if fld == "resourceID" or fld in spec:
+            if fld == "resourceID" or fld in spec or fld in dict(identity_for(kind).defaults):
                 continue
             if target:
                 spec[fld] = self._ref(target, refs.get(fld))

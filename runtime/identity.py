@@ -88,6 +88,8 @@ class IdentityTemplate:
     # (collection, placeholder, spec field or "" when a parent ref covers the
     # project, Kind): a LoggingLogBucket may be folders/{folder}/locations/...
     parents: tuple[tuple[str, str, str, str], ...] = ()
+    # (spec field, value when it is unset): a location that can only be global
+    defaults: tuple[tuple[str, str], ...] = ()
     _compiled: dict[str, tuple[re.Pattern[str], tuple[str, ...]]] = field(default_factory=dict, compare=False, repr=False)
 
     def _rx(self, template: str) -> tuple[re.Pattern[str], tuple[str, ...]]:
@@ -124,6 +126,11 @@ class IdentityTemplate:
         )
         _AT_PARENT[key] = found
         return found
+
+    def spec_value(self, spec: Mapping[str, Any], field: str) -> Any:
+        """A plain identity field of ``spec``, or its default when unset."""
+        value = spec.get(field)
+        return value if value is not None else dict(self.defaults).get(field)
 
     def parent_forms(self) -> tuple[IdentityTemplate, ...]:
         return tuple(self.at_parent(p[0]) for p in self.parents)

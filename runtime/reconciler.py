@@ -455,8 +455,8 @@ class Reconciler:
                     continue
                 parsed = identity_for(target).parse(resolve_ref(ref, target, ns, self.store, f"spec.{fld}"))
                 values[param] = parsed.get(param, "")
-            elif spec.get(fld):
-                values[param] = str(spec[fld])
+            elif ident.spec_value(spec, fld):
+                values[param] = str(ident.spec_value(spec, fld))
         return with_project_number(self.gcp, a, values)
 
     # --- observed state -------------------------------------------------------------

@@ -456,7 +456,7 @@ def _identity_from_spec(obj: Mapping[str, Any], store: ObjectStore, ident: Ident
                 # {serviceProject} from projectRef's {project}
                 (value,) = parsed[field].values()
         else:
-            value = spec.get(field)
+            value = ident.spec_value(spec, field)
         if not value:
             raise RefError(Reason.EMPTY, f"spec.{field}", f"{kind} needs spec.{field} to be identified")
         values[param] = str(value)

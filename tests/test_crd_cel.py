@@ -37,6 +37,7 @@ import pytest
 
 from kccgen.generator.emit.crds import RUNTIME_CHECKED
 from kccgen.generator.naming import API_NAMED_REF, CEL_RESERVED, cel_field
+from kccgen.generator.spec.claims import load_evidence
 from kccgen.generator.spec.loader import load_specs
 from tests.conftest import REPO
 from tests.support.crds import load_crd
@@ -634,9 +635,12 @@ def test_ref_nodes_match_ref_field_names() -> None:
     # A kind file may name a reference field as Config Connector does (references.<f>.field:
     # ComputeServiceAttachment's natSubnets, a list of subnetwork references).
     named = {str(ref["field"]) for _, kf in load_specs(REPO / "specs").kinds for ref in _config_refs(kf) if ref.get("field")}
+    # So may Config Connector's own CRD (specs/kcc/evidence.yaml ref_paths): its
+    # ComputeInstanceGroupManager's targetPools, a list of target pool references.
+    kcc_named = {(kind, path.rsplit(".", 1)[-1]) for kind, ev in load_evidence(REPO / "specs").kinds.items() for path, _ in ev.ref_paths}
     for n in REF_NODES:
         parent_key = n.key or by_path[(n.file, n.version, n.path.removesuffix("[*]"))].key or ""
-        if (n.file, parent_key) in aliases or parent_key in named:
+        if (n.file, parent_key) in aliases or parent_key in named or (FILE_KIND[n.file], parent_key) in kcc_named:
             continue
         assert parent_key.endswith(("Ref", "Refs")), f"{n.where}: a reference object under a field not named *Ref/*Refs"
 

@@ -118,6 +118,13 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], str, Any]] = [
         2,
     ),
     (
+        "PubSubSnapshot",
+        {"pubSubSubscriptionRef": {"external": f"projects/{PROJECT}/subscriptions/sub"}},
+        {"subscriptionRef": {"external": f"projects/{PROJECT}/subscriptions/sub"}},
+        "subscription",
+        f"projects/{PROJECT}/subscriptions/sub",
+    ),
+    (
         "MonitoringAlertPolicy",
         {
             "displayName": "p",
@@ -368,7 +375,12 @@ def _at(obj: Any, path: str) -> Any:
     return obj
 
 
-@pytest.mark.parametrize(("kind", "alias_spec", "api_spec", "path", "value"), CASES, ids=[c[0] for c in CASES])
+# A snapshot's subscription must exist before its create: one object on a fresh mockgcp
+# cannot show it (the CRD, model, CEL and canonical-spec tests above cover its alias).
+KCCCTL_CASES = [c for c in CASES if c[0] != "PubSubSnapshot"]
+
+
+@pytest.mark.parametrize(("kind", "alias_spec", "api_spec", "path", "value"), KCCCTL_CASES, ids=[c[0] for c in KCCCTL_CASES])
 def test_kccctl_sends_the_same_requests_for_an_alias(
     kind: str, alias_spec: dict[str, Any], api_spec: dict[str, Any], path: str, value: Any, tmp_path: Path
 ) -> None:

@@ -273,6 +273,9 @@ class Entry:
     refs: list[str]
     required: list[str]
     controller: str = "none"
+    # every reference field under spec, nested too -> the Kind its descriptions name ("" when none or several)
+    ref_paths: dict[str, str] = field(default_factory=dict)
+    ref_texts: dict[str, str] = field(default_factory=dict)  # path -> its descriptions, for ref_paths (not written)
     also: list[str] = field(default_factory=list)  # other controllers KCC supports for it
     host: str = ""
     names: list[Name] = field(default_factory=list)
@@ -299,6 +302,7 @@ class Entry:
             "controller": self.controller,
             "spec": self.spec,
             "refs": self.refs,
+            "ref_paths": self.ref_paths,
             "required": self.required,
             "names": [n.as_dict() for n in self.names],
         }
@@ -339,6 +343,47 @@ def required_paths(schema: Mapping[str, Any], path: str) -> Iterator[str]:
             yield from required_paths(props[k], f"{path}.{k}")
 
 
+def reference_paths(schema: Mapping[str, Any], path: str) -> Iterator[tuple[str, str]]:
+    """(path, descriptions) of every reference field under ``schema``, nested too: dotted,
+    ``[]`` for array items, ``*`` for map values; the descriptions are the reference's own
+    and its properties' (where KCC says which Kind it names). A reference is not entered."""
+    if schema.get("type") == "array" and isinstance(schema.get("items"), Mapping):
+        yield from reference_paths(schema["items"], path + "[]")
+        return
+    extra = schema.get("additionalProperties")
+    if isinstance(extra, Mapping) and extra.get("properties"):
+        yield from reference_paths(extra, path + ".*")
+    props = schema.get("properties") or {}
+    for k in sorted(props):
+        v = props[k]
+        if not isinstance(v, Mapping):
+            continue
+        if is_ref(v):
+            obj = v["items"] if v.get("type") == "array" and isinstance(v.get("items"), Mapping) else v
+            texts = [str(v.get("description") or ""), str(obj.get("description") or "")]
+            texts += [str(p.get("description") or "") for _, p in sorted((obj.get("properties") or {}).items()) if isinstance(p, Mapping)]
+            yield f"{path}.{k}", "\n".join(t for t in texts if t)
+        else:
+            yield from reference_paths(v, f"{path}.{k}")
+
+
+_KIND_MENTIONS = (
+    re.compile(r"`([A-Z][A-Za-z0-9]+)`"),  # The `selfLink` field of a `ComputeHealthCheck` resource
+    re.compile(r"\bof an? '([A-Z][A-Za-z0-9]+)' resource\b"),  # The 'name' field of a 'Folder' resource
+    re.compile(r"\bexternally managed ([A-Z][A-Za-z0-9]+)"),  # A reference to an externally managed KMSCryptoKey
+    re.compile(r"\b[Aa]n? ([A-Z][A-Za-z0-9]+) resource\b"),  # The `name` of a KMSCryptoKey resource
+    re.compile(r"\b[Rr]eference to an? ([A-Z][A-Za-z0-9]+)\b"),
+)
+
+
+def ref_target(text: str, kinds: Iterable[str]) -> str:
+    """The one Kind a reference's descriptions name (in backquotes, "externally managed X",
+    "a X resource", "reference to a X"), or "" when they name none or several."""
+    known = set(kinds)
+    named = {m.group(1) for rx in _KIND_MENTIONS for m in rx.finditer(text)} & known
+    return named.pop() if len(named) == 1 else ""
+
+
 def entry_from_crd(crd: Mapping[str, Any]) -> Entry:
     """Group, plural, served versions, spec fields, refs and required paths of a CRD,
     read from its storage version (the newest served one when none is marked)."""
@@ -358,6 +403,7 @@ def entry_from_crd(crd: Mapping[str, Any]) -> Entry:
         spec=sorted(props),
         refs=sorted(k for k, v in props.items() if isinstance(v, Mapping) and is_ref(v)),
         required=required,
+        ref_texts=dict(reference_paths(spec_schema, "spec")),
     )
 
 
@@ -1110,6 +1156,8 @@ def extract(mirror: Mirror) -> tuple[dict[str, Entry], Stats]:
             if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition":
                 e = entry_from_crd(doc)
                 entries[e.kind] = e
+    for e in entries.values():
+        e.ref_paths = {p: ref_target(t, entries) for p, t in e.ref_texts.items()}
 
     static = mirror.read([STATIC_CONFIG]).get(STATIC_CONFIG, "")
     for (group, kind), (default, also) in controllers(static).items():
@@ -1157,8 +1205,9 @@ HEADER = """\
 # Config Connector's Kinds: the evidence kccgen checks "KCC Kind X is our resource R" against.
 # Written by `python -m tools.kcc_evidence MIRROR` from GoogleCloudPlatform/k8s-config-connector@{commit}; do not edit.
 # Per Kind, from config/crds/resources: group, plural, served versions, the storage version's top-level
-# spec fields, the reference fields (objects with external/name/namespace, or lists of them) and every
-# required path under spec. controller: KCC's default (pkg/controller/resourceconfig/static_config.go:
+# spec fields, the reference fields (objects with external/name/namespace, or lists of them), every
+# reference field under spec, nested too (ref_paths: path -> the one Kind its descriptions name, "" when
+# none or several; [] marks list items, * map values) and every required path under spec. controller: KCC's default (pkg/controller/resourceconfig/static_config.go:
 # tf, dcl, direct; iam for its own IAM controllers; none when the Kind has no entry there), also: the
 # other controllers it supports. host: servicemapping serviceHostName, else the gcpurls host of the
 # identity file, else the host of the recorded requests.

@@ -46,6 +46,8 @@ def reference_source(ir: IR, t: TargetKind) -> str:
         ("spec_fields", repr(t.spec_fields)),
         ("id_generation", repr(t.id_generation)),
     ]
+    if t.spec_defaults:  # (spec field, value when unset)
+        identity.append(("defaults", repr(t.spec_defaults)))
     if t.variants:  # the Kinds whose names a reference to this one accepts too
         identity.append(("variants", repr(tuple(k for _, k in t.variants))))
     ident = ir.kind(t.kind).identity if t.ours else None

@@ -40,6 +40,7 @@ from kccgen.generator.ir.identity import (
     asset_rows,
     choose_asset_format,
     identity_rest,
+    kcc_location,
     resolve_identity,
     rest_is_identity,
 )
@@ -66,7 +67,12 @@ from kccgen.generator.ir.model import (
 )
 from kccgen.generator.ir.mutability import build_mutability
 from kccgen.generator.ir.params import align_params
-from kccgen.generator.ir.references import TargetIndex, infer_references
+from kccgen.generator.ir.references import (
+    TargetIndex,
+    infer_references,
+    kcc_ref_index,
+    kcc_ref_name,
+)
 from kccgen.generator.kcc import (
     Subject,
     api_fields,
@@ -359,6 +365,8 @@ def resolve_identities(specs: Specs, shaped: list[Shaped], reporter: Reporter, f
                 raise
             failed.append(_failure(sh, e))
             continue
+        # Config Connector's name for the location field, and its default
+        identity = kcc_location(identity, s.kcc)
         ext = external.get(s.cfg.kind)
         if ext is not None and ext.external_forms:
             # An external entry for a Kind generated now (Project, Folder) stays the
@@ -444,9 +452,14 @@ def build_kind(
     id_fields, parent_refs = identity_fields(s.cfg.kind, identity)
     parents = {r.krm_path for r in parent_refs}
     drop |= {f.name for f in api_res.fields if f"{f.name}Ref" in parents}
+    # So does one Config Connector names as the parent's field (Dataproc's body
+    # ``projectId``, KCC's projectRef): the identity's reference says it.
+    kcc_top = kcc_ref_index(s.kcc)
+    top_names = frozenset(f.name for f in api_res.fields)
+    drop |= {f.name for f in api_res.fields if (theirs := kcc_ref_name(kcc_top, "", f.name, False, top_names)) is not None and theirs[0] in parents}
 
     # Stage 5: references.
-    inf = infer_references(s.cfg.kind, models, res_class, s.cfg, index, overrides, drop, identity.domain)
+    inf = infer_references(s.cfg.kind, models, res_class, s.cfg, index, overrides, drop, identity.domain, s.kcc, frozenset(p.krm_field for p in identity.params))
     for msg in inf.bad_targets:
         problem(SpecError(s.file, json_path("kinds", s.index, "references", msg.split(":")[0], "target"), f"{s.cfg.kind}: {msg}"))
     for p in inf.unused_config:
@@ -884,6 +897,7 @@ def _targets(specs: Specs, shaped: list[Shaped], identities: dict[str, Identity]
                 rest_template=i.rest_template if i.rest_template != i.template else "",
                 extra_forms=i.extra_forms,
                 spec_fields=_spec_fields(i),
+                spec_defaults=tuple((p.krm_field, p.default) for p in i.params if p.default is not None and p.covered_by is None),
                 id_generation=i.id_generation,
                 variants=variants,
             )

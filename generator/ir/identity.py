@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from dataclasses import replace
 
 from kccgen.discovery.document import DiscoveryDoc, Method
 from kccgen.discovery.errors import SpecError, json_path
@@ -22,9 +23,35 @@ from kccgen.discovery.paths import (
 from kccgen.generator.ir.model import Identity, IdentityParam, ParentForm
 from kccgen.generator.naming import PARENT_FORMS, pascal, singular
 from kccgen.generator.spec.asset_names import AssetName, AssetNameTable
+from kccgen.generator.spec.claims import KindEvidence
 from kccgen.generator.spec.kinds import KindConfig
 
 LOCATION_PARAMS = ("location", "region", "zone")
+
+
+def kcc_location(identity: Identity, kcc: KindEvidence | None) -> Identity:
+    """The ``{location}`` parameter as Config Connector has it, for a Kind that carries
+    its name: its KRM field is KCC's ``region`` (or ``zone``) where KCC's spec has that
+    and no ``location`` (RedisInstance, CloudFunctionsFunction); and where KCC does not
+    require ``spec.location`` and every name template of its evidence with a location
+    with a literal location names ``locations/global`` (APIGatewayAPI, APIKeysKey), the field is optional and
+    ``global`` when unset."""
+    if kcc is None:
+        return identity
+    spec = set(kcc.spec)
+    # the literal locations KCC's templates name ({} and {location} name none)
+    literal = {m.group(1) for n in kcc.names for m in re.finditer(r"(?:^|/)locations/([^/{}]+)", n.template)}
+    only_global = literal == {"global"} and "spec.location" not in kcc.required
+    params = []
+    for p in identity.params:
+        if p.name == "location" and p.role == "location" and p.ref_kind is None and p.covered_by is None and p.in_template and p.krm_field == "location":
+            theirs = [n for n in ("region", "zone") if n in spec]
+            if "location" not in spec and len(theirs) == 1:
+                p = replace(p, krm_field=theirs[0])
+            elif only_global:
+                p = replace(p, default="global")
+        params.append(p)
+    return replace(identity, params=tuple(params))
 
 
 def choose_asset_format(rows: tuple[AssetName, ...], rest: str) -> tuple[AssetName | None, bool]:

@@ -125,6 +125,7 @@ class IdentityParam:
     ref_kind: str | None = None  # Project, KMSKeyRing for *Ref parents
     in_template: bool = True  # False: a create-time parent only (bucket project)
     covered_by: str | None = None  # a parent ref that already names this param (keyRingRef covers project)
+    default: str | None = None  # the value when the spec field is unset (a location that can only be global)
 
 
 @dataclass(frozen=True)
@@ -211,6 +212,8 @@ class TargetKind:
     id_generation: str = "user"
     # (scope, Kind): the generated Kinds serving this Kind's other scopes (kind file ``locations:``)
     variants: tuple[tuple[str, str], ...] = ()
+    # (spec field, value used when it is unset): a location that can only be global
+    spec_defaults: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,9 @@
 """IR stage: infer which API fields name other resources.
 
-Signals, strongest first: a kind-config decision (with its reason); a
-resource path in the field's description (``projects/{project}/topics/{topic}``,
+Signals, strongest first: a kind-config decision (with its reason); Config
+Connector's reference field at the field's KRM path (the evidence's
+``ref_paths``, for a Kind that carries Config Connector's name: its target and
+its KRM name); a resource path in the field's description (``projects/{project}/topics/{topic}``,
 ``projects/*/locations/*/keyRings/*/cryptoKeys/*``, compute URLs) matched
 against the identity templates of our Kinds and of specs/external-kinds.yaml;
 the field's name matching a Kind's ID placeholder (``network``, ``bucket``).
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kccgen.discovery.behaviours import Behaviour as B
 from kccgen.discovery.behaviours import Fact
@@ -22,7 +24,8 @@ from kccgen.discovery.errors import did_you_mean
 from kccgen.discovery.paths import collection_param
 from kccgen.generator.ir.model import FieldIR, ModelSet, ReferenceIR, TargetKind, TypeIR
 from kccgen.generator.spec.asset_names import AssetNameTable
-from kccgen.generator.spec.kinds import KindConfig
+from kccgen.generator.spec.claims import KindEvidence
+from kccgen.generator.spec.kinds import KindConfig, ReferenceConfig
 
 _PATH_RX = re.compile(
     r"(?:https?://[A-Za-z0-9.-]+/(?:[a-z]+/)?(?:v\d[a-z0-9]*|beta|alpha)/)?"
@@ -53,6 +56,51 @@ def base_name(field: str) -> str:
         if field.endswith(s) and len(field) > len(s):
             return field[: -len(s)]
     return field
+
+
+def kcc_ref_index(kcc: KindEvidence | None) -> dict[str, dict[str, str]]:
+    """Config Connector's reference fields by the KRM path of the object holding them
+    (``spec.`` and map steps ``.*`` left out, as infer_references' walk spells it):
+    ``{"autoHealingPolicies[]": {"healthCheckRef": "ComputeHealthCheck"}}``."""
+    out: dict[str, dict[str, str]] = {}
+    for path, kind in (kcc.ref_paths if kcc is not None else ()):
+        segs = [s for s in path.split(".")[1:] if s != "*"]
+        if segs:
+            out.setdefault(".".join(segs[:-1]), {})[segs[-1]] = kind
+    return out
+
+
+def _stems(api_field: str, many: bool) -> set[str]:
+    base = base_name(api_field)
+    return {api_field, base, *([collection_param(base)] if many else [])}
+
+
+def _ref_stem(krm_name: str) -> str:
+    return krm_name.removesuffix("Refs").removesuffix("Ref")
+
+
+# too generic to find inside a longer name (``name`` in ``kmsKeyNameRef``)
+_GENERIC_STEMS = frozenset({"name", "names", "id", "ids", "uri", "url", "link", "resource", "resources", "value", "type", "key", "parent", "target", "source"})
+
+
+def kcc_ref_name(
+    index: dict[str, dict[str, str]], krm_path: str, api_field: str, many: bool, siblings: frozenset[str] = frozenset()
+) -> tuple[str, str] | None:
+    """(KRM name, Kind or "") of Config Connector's reference field standing for ``api_field``
+    in the object at ``krm_path``: its name, minus ``Ref``/``Refs``, is the API field's name
+    (``kmsKeyNameRef``, ``targetPools``), its base (``healthCheck`` -> ``healthCheckRef``,
+    ``tableId`` -> ``tableRef``) or, for a list, its base's singular (``notificationChannelRefs``).
+    Else one whose name ends in the field's (``service`` -> ``backendServiceRef``, KCC naming
+    the target), unless a sibling field of the object (``siblings``) is named for it."""
+    refs = index.get(krm_path, {})
+    stems = _stems(api_field, many)
+    exact = [n for n in sorted(refs) if _ref_stem(n) in stems]
+    if exact:
+        return (exact[0], refs[exact[0]]) if len(exact) == 1 else None
+    claimed = {st for sib in siblings - {api_field} for st in _stems(sib, False) | _stems(sib, True)}
+    tails = {st[0].upper() + st[1:] for st in stems if len(st) > 3 and st not in _GENERIC_STEMS}
+    ends = [n for n in sorted(refs) if _ref_stem(n) not in claimed and any(_ref_stem(n).endswith(t) for t in tails)]
+    return (ends[0], refs[ends[0]]) if len(ends) == 1 else None
 
 
 def ref_field_name(api_field: str, target_id: str, many: bool) -> str:
@@ -137,11 +185,19 @@ def infer_references(
     top_facts: dict[str, tuple[Fact, ...]],
     drop: frozenset[str],
     domain: str = "",
+    kcc: KindEvidence | None = None,
+    identity_names: frozenset[str] = frozenset(),
 ) -> Inference:
     """Classify every string field reachable from spec. ``domain`` is the
     referencing Kind's service: where evidence names several Kinds and exactly
     one is of the same service, that one is meant (AIP-122: a relative resource
-    name is relative to its own service; other services' names are full names)."""
+    name is relative to its own service; other services' names are full names).
+    ``kcc``: Config Connector's evidence of this Kind (it carries KCC's name):
+    its reference fields decide below a kind-config entry and name the KRM field
+    of any reference found where KCC has one; not for a top-level field that is
+    also an identity field (``identity_names``: StorageHMACKey's ``projectId``)."""
+    kcc_refs = kcc_ref_index(kcc)
+    aliased = {a.api_field for a in cfg.aliases}
     by_name = {t.kind: t for t in index.targets}
     # A Kind over several location scopes (kind file ``locations:``) names the
     # resources of its variant Kinds too: ComputeDisk accepts a regional disk. Only
@@ -154,42 +210,71 @@ def infer_references(
     bad_targets: list[str] = []
     used_config: set[str] = set()
 
-    def decide(cls: str, f: FieldIR, api_path: str, many: bool) -> Decision | None:
+    def decide(cls: str, f: FieldIR, api_path: str, krm_path: str, many: bool) -> Decision | None:
         conf = cfg.references.get(api_path)
         if conf is not None:
-            used_config.add(api_path)
-            if conf.one_of:
-                missing = [k for k in conf.one_of.values() if k not in by_name]
-                for k in missing:
-                    bad_targets.append(f"{api_path}: oneOf target {k!r} is neither a generated Kind nor in specs/external-kinds.yaml{did_you_mean(k, by_name)}")
-                if missing:
-                    return None
-                choices = tuple((key, by_name[k]) for key, k in sorted(conf.one_of.items()))
-                if conf.flatten and many:
-                    bad_targets.append(f"{api_path}: flatten needs a single value, not a list")
-                    return None
-                return Decision(
-                    choices[0][1],
-                    conf.field or f.name,
-                    many,
-                    f"config: {conf.reason}",
-                    None,
-                    False,
-                    choices,
-                    tuple(sorted(conf.literals)),
-                    tuple(sorted(conf.api_formats.items())),
-                    conf.flatten,
-                )
-            if conf.target == "none":
+            return by_config(f, api_path, many, conf)
+        # an alias in the kind config already gives Config Connector's name beside ours;
+        # an identity field keeps the identity's name
+        siblings = frozenset(x.name for x in api.object(cls).fields)
+        mine = api_path in aliased or (not krm_path and f.name in identity_names)
+        # A class has one KRM shape wherever it is reached (DLP's BigQueryTable at three
+        # paths): Config Connector's reference at any of those paths names the field,
+        # when all that have one agree.
+        found = {} if mine else {kp: kcc_ref_name(kcc_refs, kp, f.name, many, siblings) for kp in reached.get(cls, (krm_path,))}
+        hits = {h for h in found.values() if h is not None}
+        theirs = hits.pop() if len(hits) == 1 else None
+        if theirs is not None:
+            krm_path = next(kp for kp, h in found.items() if h == theirs)
+        d = by_evidence(f, api_path, krm_path, many, theirs)
+        if d is not None and theirs is not None and d.krm_name != theirs[0]:
+            # found by another signal where Config Connector has a reference: its KRM name
+            d = replace(d, krm_name=theirs[0], source=f"{d.source}; named as Config Connector's {_kcc_path(krm_path, theirs[0])}")
+        return d
+
+    def by_config(f: FieldIR, api_path: str, many: bool, conf: ReferenceConfig) -> Decision | None:
+        used_config.add(api_path)
+        if conf.one_of:
+            missing = [k for k in conf.one_of.values() if k not in by_name]
+            for k in missing:
+                bad_targets.append(f"{api_path}: oneOf target {k!r} is neither a generated Kind nor in specs/external-kinds.yaml{did_you_mean(k, by_name)}")
+            if missing:
                 return None
-            assert conf.target is not None
-            tgt = by_name.get(conf.target)
-            if tgt is None:
-                bad_targets.append(f"{api_path}: target {conf.target!r} is neither a generated Kind nor in specs/external-kinds.yaml{did_you_mean(conf.target, by_name)}")
+            choices = tuple((key, by_name[k]) for key, k in sorted(conf.one_of.items()))
+            if conf.flatten and many:
+                bad_targets.append(f"{api_path}: flatten needs a single value, not a list")
                 return None
-            return Decision(tgt, conf.field or ref_field_name(f.name, _id(tgt), many), many, f"config: {conf.reason}", conf.api_format, conf.order_matters)
+            return Decision(
+                choices[0][1],
+                conf.field or f.name,
+                many,
+                f"config: {conf.reason}",
+                None,
+                False,
+                choices,
+                tuple(sorted(conf.literals)),
+                tuple(sorted(conf.api_formats.items())),
+                conf.flatten,
+            )
+        if conf.target == "none":
+            return None
+        assert conf.target is not None
+        tgt = by_name.get(conf.target)
+        if tgt is None:
+            bad_targets.append(f"{api_path}: target {conf.target!r} is neither a generated Kind nor in specs/external-kinds.yaml{did_you_mean(conf.target, by_name)}")
+            return None
+        return Decision(tgt, conf.field or ref_field_name(f.name, _id(tgt), many), many, f"config: {conf.reason}", conf.api_format, conf.order_matters)
+
+    def by_evidence(f: FieldIR, api_path: str, krm_path: str, many: bool, theirs: tuple[str, str] | None) -> Decision | None:
         paths = description_paths(f.description)
         hits = sorted({t.kind for p in paths for t in index.by_path(p)})
+        # Config Connector's reference at this KRM path, to a Kind we can reference:
+        # its target, unless the description's paths name only other Kinds.
+        if theirs is not None and theirs[1] in by_name and (not hits or theirs[1] in hits or theirs[1] in {scope_owner.get(h, h) for h in hits}):
+            tgt = by_name[theirs[1]]
+            # a bare ID (tableId, datasetId): the API takes the last value of the name
+            api_format = "{" + _id(tgt) + "}" if f.name.endswith(("Id", "Ids")) else None
+            return Decision(tgt, theirs[0], many, f"Config Connector's {_kcc_path(krm_path, theirs[0])}", api_format, False)
         # A project, folder or organization path in a description is evidence of
         # a reference only where the field is named for it (includedProjects,
         # gcpProject): filters, CEL conditions and queries quote such names too.
@@ -246,6 +331,26 @@ def infer_references(
             unclassified.append(f"{api_path}: named like a reference and described as one ({_REF_WORDS.search(f.description or '').group(0)!r})")  # type: ignore[union-attr]
         return None
 
+    reached: dict[str, list[str]] = {}  # class -> the KRM paths of the objects it is reached as
+
+    def reach(cls: str, path: str, krm_path: str, stack: tuple[str, ...]) -> None:
+        """As walk goes, noting where each class is reached."""
+        if cls in stack:
+            return
+        reached.setdefault(cls, []).append(krm_path)
+        for f in api.object(cls).fields:
+            api_path = f"{path}.{f.name}" if path else f.name
+            facts = top_facts.get(api_path, f.facts) if not path else f.facts
+            if B.OUTPUT_ONLY in {x.behaviour for x in facts} or (not path and f.name in drop):
+                continue
+            t, step = f.type, f.name
+            while t.kind in ("array", "map") and t.item is not None:
+                if t.kind == "array":
+                    step += "[]"
+                t = t.item
+            if t.kind == "object" and t.ref is not None:
+                reach(t.ref, f"{path}.{step}" if path else step, f"{krm_path}.{step}" if krm_path else step, (*stack, cls))
+
     def walk(cls: str, path: str, krm_path: str, stack: tuple[str, ...]) -> None:
         if cls in stack:
             return
@@ -258,7 +363,7 @@ def infer_references(
             if is_str:
                 key = (cls, f.name)
                 if key not in decisions:
-                    decisions[key] = decide(cls, f, api_path, many)
+                    decisions[key] = decide(cls, f, api_path, krm_path, many)
                 elif api_path in cfg.references:
                     used_config.add(api_path)
                 d = decisions[key]
@@ -305,6 +410,8 @@ def infer_references(
             if t.kind == "object" and t.ref is not None:
                 walk(t.ref, f"{path}.{step}" if path else step, f"{krm_path}.{step}" if krm_path else step, (*stack, cls))
 
+    if kcc_refs:
+        reach(resource_class, "", "", ())
     walk(resource_class, "", "", ())
     unused = sorted(set(cfg.references) - used_config)
     return Inference(decisions, refs, unclassified, unused, bad_targets)
@@ -321,6 +428,10 @@ def _names_hierarchy(field: str, t: TargetKind) -> bool:
 
 # Short forms fields use for a hierarchy Kind (Access Context Manager's `orgs`).
 _SHORT = {"organization": ("org",)}
+
+
+def _kcc_path(krm_path: str, name: str) -> str:
+    return f"spec.{krm_path}.{name}" if krm_path else f"spec.{name}"
 
 
 def _id(t: TargetKind) -> str:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from kccgen.discovery.errors import SpecError, from_validation_error, json_path
 from kccgen.generator.spec._errors import read_yaml
@@ -58,7 +58,17 @@ class KindEvidence(_Loose):
     names: tuple[EvidenceName, ...] = ()
     spec: tuple[str, ...] = ()
     refs: tuple[str, ...] = ()
+    # every reference field under spec, nested too ("spec.a[].bRef", "*" a map value) -> the
+    # Config Connector Kind it names, "" when its descriptions name none or several; (path, Kind)
+    # pairs in the model, so that the evidence stays hashable
+    ref_paths: tuple[tuple[str, str], ...] = ()
     required: tuple[str, ...] = ()
+
+
+    @field_validator("ref_paths", mode="before")
+    @classmethod
+    def _pairs(cls, v: Any) -> Any:
+        return tuple(sorted(v.items())) if isinstance(v, dict) else v
 
 
 class Evidence(_Loose):

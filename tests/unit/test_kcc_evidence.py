@@ -60,6 +60,21 @@ spec:
                   properties:
                     clusterId: {type: string}
                     zone: {type: string}
+                    gadgetRef:
+                      type: object
+                      properties:
+                        external: {type: string, description: "Allowed value: The `name` field of a `FooGadget` resource."}
+                        name: {type: string}
+                        namespace: {type: string}
+                    labels:
+                      type: object
+                      additionalProperties:
+                        type: object
+                        properties:
+                          thingRef:
+                            type: object
+                            description: A reference to an externally managed FooThing.
+                            properties: {external: {type: string}, name: {type: string}, namespace: {type: string}}
                     autoscaling:
                       type: object
                       required: [maxNodes]
@@ -466,6 +481,31 @@ def test_crd_fields_refs_and_required_paths(extracted: tuple[dict[str, ev.Entry]
         "spec.cluster[].zone",
         "spec.projectRef",
     ]
+    # every reference under spec, nested too, with the one Kind its descriptions name
+    assert w.ref_paths == {
+        "spec.cluster[].gadgetRef": "FooGadget",
+        "spec.cluster[].labels.*.thingRef": "FooThing",
+        "spec.networkRefs": "",
+        "spec.projectRef": "",
+    }
+    assert "ref_paths" in w.as_dict() and "ref_texts" not in w.as_dict()
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("Allowed value: The `selfLink` field of a `ComputeHealthCheck` resource.", "ComputeHealthCheck"),
+        ("The 'name' field of a 'Folder' resource.", "Folder"),
+        ("A reference to an externally managed KMSCryptoKey.", "KMSCryptoKey"),
+        ("The name of a KMSCryptoKey resource.", "KMSCryptoKey"),
+        ("Either a `ComputeHealthCheck` or a `ComputeHTTPHealthCheck`.", ""),  # several: unknown
+        ("The URL of a `NotAKind` resource.", ""),
+        ("The project that this resource belongs to.", ""),
+    ],
+)
+def test_reference_target_from_descriptions(text: str, kind: str) -> None:
+    kinds = {"ComputeHealthCheck", "ComputeHTTPHealthCheck", "Folder", "KMSCryptoKey", "Project"}
+    assert ev.ref_target(text, kinds) == kind
 
 
 def test_controllers_from_the_static_table(extracted: tuple[dict[str, ev.Entry], ev.Stats]) -> None:

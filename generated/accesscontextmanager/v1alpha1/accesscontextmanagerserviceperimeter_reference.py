@@ -40,7 +40,7 @@ REFERENCES: tuple[RefField, ...] = (
         parent=True,
     ),
     RefField(
-        path="spec.accessLevelRefs",
+        path="spec.accessLevels",
         target="AccessContextManagerAccessLevel",
         api_path="spec.accessLevels",
         many=True,
@@ -66,7 +66,7 @@ REFERENCES: tuple[RefField, ...] = (
         api_path="spec.ingressPolicies[].ingressFrom.sources[].pscEndpoint.forwardingRule",
     ),
     RefField(
-        path="status.accessLevelRefs",
+        path="status.accessLevels",
         target="AccessContextManagerAccessLevel",
         api_path="status.accessLevels",
         many=True,

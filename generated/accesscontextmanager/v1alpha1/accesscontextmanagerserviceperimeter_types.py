@@ -374,10 +374,10 @@ class ServicePerimeterConfig(KRMModel):
     `ServicePerimeterConfig` specifies a set of Google Cloud resources that describe specific Service Perimeter configuration.
     """
 
-    access_level_refs: Annotated[
+    access_levels: Annotated[
         list[AccessContextManagerAccessLevelRef] | None,
         Field(
-            alias="accessLevelRefs",
+            alias="accessLevels",
             description="References to AccessContextManagerAccessLevels (API field `accessLevels`).",
         ),
     ] = None

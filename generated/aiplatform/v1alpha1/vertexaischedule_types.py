@@ -23,8 +23,12 @@ from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1_api import (
 )
 from kccgen.generated.aiplatform.v1alpha1.aiplatformartifact_reference import AIPlatformArtifactRef
 from kccgen.generated.aiplatform.v1alpha1.vertexaischedule_reference import VertexAIScheduleRef
+from kccgen.generated.compute.v1alpha1.computenetworkattachment_reference import (
+    ComputeNetworkAttachmentRef,
+)
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
+from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
@@ -238,11 +242,11 @@ class GoogleCloudAiplatformV1DnsPeeringConfig(KRMModel):
             description='Required. The DNS name suffix of the zone being peered to, e.g., "my-internal-domain.corp.".'
         ),
     ]
-    target_network: Annotated[
-        str,
+    target_network_ref: Annotated[
+        ComputeNetworkRef,
         Field(
-            alias="targetNetwork",
-            description="Required. The VPC network name in the target_project where the DNS zone specified by 'domain' is visible.",
+            alias="targetNetworkRef",
+            description="A reference to a ComputeNetwork (API field `targetNetwork`).",
         ),
     ]
     target_project: Annotated[
@@ -375,10 +379,10 @@ class GoogleCloudAiplatformV1NetworkSpec(KRMModel):
             alias="enableInternetAccess", description="Whether to enable public internet access."
         ),
     ] = None
-    network: Annotated[
-        str | None,
+    network_ref: Annotated[
+        ComputeNetworkRef | None,
         Field(
-            description="The full name of the Google Compute Engine [network](https://cloud.google.com//compute/docs/networks-and-firewalls#networks)"
+            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
         ),
     ] = None
     subnetwork_ref: Annotated[
@@ -476,9 +480,12 @@ class GoogleCloudAiplatformV1NotebookExecutionJob(KRMModel):
             description="A reference to a VertexAISchedule (API field `scheduleResourceName`).",
         ),
     ] = None
-    service_account: Annotated[
-        str | None,
-        Field(alias="serviceAccount", description="The service account to run the execution as."),
+    service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
+        Field(
+            alias="serviceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `serviceAccount`).",
+        ),
     ] = None
     workbench_runtime: Annotated[
         GoogleCloudAiplatformV1NotebookExecutionJobWorkbenchRuntime | None,
@@ -758,11 +765,11 @@ class GoogleCloudAiplatformV1PipelineJob(KRMModel):
         GoogleCloudAiplatformV1PipelineJobRuntimeConfig | None,
         Field(alias="runtimeConfig", description="Runtime config of the pipeline."),
     ] = None
-    service_account: Annotated[
-        str | None,
+    service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
         Field(
-            alias="serviceAccount",
-            description="The service account that the pipeline workload runs as.",
+            alias="serviceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `serviceAccount`).",
         ),
     ] = None
     template_uri: Annotated[
@@ -1110,11 +1117,11 @@ class GoogleCloudAiplatformV1PscInterfaceConfig(KRMModel):
         list[GoogleCloudAiplatformV1DnsPeeringConfig] | None,
         Field(alias="dnsPeeringConfigs", description="Optional. DNS peering configurations."),
     ] = None
-    network_attachment: Annotated[
-        str | None,
+    network_attachment_ref: Annotated[
+        ComputeNetworkAttachmentRef | None,
         Field(
-            alias="networkAttachment",
-            description="Optional. The name of the Compute Engine [network attachment](https://cloud.google.com/vpc/docs/about-network-attachments) to attach to the resource within the region and user project.",
+            alias="networkAttachmentRef",
+            description="A reference to a ComputeNetworkAttachment (API field `networkAttachment`).",
         ),
     ] = None
 

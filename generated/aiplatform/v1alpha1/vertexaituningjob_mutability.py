@@ -73,7 +73,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("preferenceOptimizationSpec.validationDatasetUri", STRING, (OPTIONAL,), False, True),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
-        ("serviceAccount", STRING, (), False, True),
+        ("serviceAccountRef", OBJECT, (), False, True, {"api_path": "serviceAccount"}),
         ("supervisedTuningSpec", OBJECT, (), False, True),
         ("supervisedTuningSpec.evaluationConfig", OBJECT, (OPTIONAL,), False, True),
         ("supervisedTuningSpec.evaluationConfig.autoraterConfig", OBJECT, (OPTIONAL,), False, True),

@@ -41,6 +41,7 @@ from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1_api import (
     GoogleCloudAiplatformV1VideoResponseFormatAspectRatio,
     GoogleCloudAiplatformV1VideoResponseFormatDelivery,
 )
+from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.translate.v1alpha1.translatemodel_reference import TranslateModelRef
@@ -2662,11 +2663,11 @@ class VertexAITuningJobSpec(KRMModel):
             description="Optional. The service-generated ID of an existing VertexAITuningJob to acquire.",
         ),
     ] = None
-    service_account: Annotated[
-        str | None,
+    service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
         Field(
-            alias="serviceAccount",
-            description="The service account that the tuningJob workload runs as.",
+            alias="serviceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `serviceAccount`).",
         ),
     ] = None
     supervised_tuning_spec: Annotated[

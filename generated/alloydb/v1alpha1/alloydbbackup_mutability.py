@@ -44,7 +44,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     identity="projects/{project}/locations/{location}/backups/{backup}",
     spec=(
         ("annotations", MAP_OF_STRING, (), True, True),
-        ("clusterRef", OBJECT, (REQUIRED,), True, True, {"api_path": "clusterName"}),
+        ("clusterNameRef", OBJECT, (REQUIRED,), True, True, {"api_path": "clusterName"}),
         ("description", STRING, (), True, True),
         ("displayName", STRING, (), True, True),
         ("encryptionConfig", OBJECT, (OPTIONAL,), True, True),

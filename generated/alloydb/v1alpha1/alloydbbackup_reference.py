@@ -41,7 +41,7 @@ REFERENCES: tuple[RefField, ...] = (
         parent=True,
     ),
     RefField(
-        path="clusterRef",
+        path="clusterNameRef",
         target="AlloyDBCluster",
         api_path="clusterName",
     ),

@@ -134,10 +134,10 @@ class AlloyDBBackupSpec(KRMModel):
             description="Annotations to allow client tools to store small amount of arbitrary data."
         ),
     ] = None
-    cluster_ref: Annotated[
+    cluster_name_ref: Annotated[
         AlloyDBClusterRef,
         Field(
-            alias="clusterRef",
+            alias="clusterNameRef",
             description="A reference to a AlloyDBCluster (API field `clusterName`).",
         ),
     ]

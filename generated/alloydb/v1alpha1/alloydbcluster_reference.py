@@ -41,17 +41,17 @@ REFERENCES: tuple[RefField, ...] = (
         parent=True,
     ),
     RefField(
-        path="automatedBackupPolicy.encryptionConfig.kmsKeyRef",
+        path="automatedBackupPolicy.encryptionConfig.kmsKeyNameRef",
         target="KMSCryptoKey",
         api_path="automatedBackupPolicy.encryptionConfig.kmsKeyName",
     ),
     RefField(
-        path="continuousBackupConfig.encryptionConfig.kmsKeyRef",
+        path="continuousBackupConfig.encryptionConfig.kmsKeyNameRef",
         target="KMSCryptoKey",
         api_path="continuousBackupConfig.encryptionConfig.kmsKeyName",
     ),
     RefField(
-        path="encryptionConfig.kmsKeyRef",
+        path="encryptionConfig.kmsKeyNameRef",
         target="KMSCryptoKey",
         api_path="encryptionConfig.kmsKeyName",
     ),
@@ -71,7 +71,7 @@ REFERENCES: tuple[RefField, ...] = (
         api_path="network",
     ),
     RefField(
-        path="secondaryConfig.primaryClusterRef",
+        path="secondaryConfig.primaryClusterNameRef",
         target="AlloyDBCluster",
         api_path="secondaryConfig.primaryClusterName",
     ),

@@ -571,10 +571,11 @@ class EncryptionConfig(KRMModel):
     EncryptionConfig describes the encryption config of a cluster or a backup that is encrypted with a CMEK (customer-managed encryption key).
     """
 
-    kms_key_ref: Annotated[
+    kms_key_name_ref: Annotated[
         KMSCryptoKeyRef | None,
         Field(
-            alias="kmsKeyRef", description="A reference to a KMSCryptoKey (API field `kmsKeyName`)."
+            alias="kmsKeyNameRef",
+            description="A reference to a KMSCryptoKey (API field `kmsKeyName`).",
         ),
     ] = None
 
@@ -770,10 +771,10 @@ class SecondaryConfig(KRMModel):
     Configuration information for the secondary cluster. This should be set if and only if the cluster is of type SECONDARY.
     """
 
-    primary_cluster_ref: Annotated[
+    primary_cluster_name_ref: Annotated[
         AlloyDBClusterRef | None,
         Field(
-            alias="primaryClusterRef",
+            alias="primaryClusterNameRef",
             description="A reference to a AlloyDBCluster (API field `primaryClusterName`).",
         ),
     ] = None

@@ -30,6 +30,7 @@ IDENTITY = IdentityTemplate(
         ("api", "resourceID", ""),
     ),
     id_generation="user",
+    defaults=(("location", "global"),),
 )
 
 #: Reference fields of APIGatewayAPI objects (path under spec -> target Kind).

@@ -55,7 +55,9 @@ class APIGatewayAPISpec(KRMModel):
         dict[str, str] | None,
         Field(description="Optional. Resource labels to represent user-provided metadata."),
     ] = None
-    location: Annotated[str, Field(description="Immutable. The location of the APIGatewayAPI.")]
+    location: Annotated[
+        str | None, Field(description="Immutable. The location of the APIGatewayAPI.")
+    ] = None
     managed_service: Annotated[
         str | None,
         Field(
@@ -104,5 +106,5 @@ class APIGatewayAPI(KRMObject):
         Field(alias="apiVersion"),
     ] = "apigateway.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["APIGatewayAPI"] = "APIGatewayAPI"
-    spec: APIGatewayAPISpec
+    spec: APIGatewayAPISpec = Field(default_factory=APIGatewayAPISpec)
     status: APIGatewayAPIStatus | None = None

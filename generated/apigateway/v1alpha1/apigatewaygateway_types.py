@@ -84,7 +84,6 @@ class APIGatewayGatewaySpec(KRMModel):
         dict[str, str] | None,
         Field(description="Optional. Resource labels to represent user-provided metadata."),
     ] = None
-    location: Annotated[str, Field(description="Immutable. The location of the APIGatewayGateway.")]
     project_ref: Annotated[
         ProjectRef | None,
         Field(
@@ -92,6 +91,7 @@ class APIGatewayGatewaySpec(KRMModel):
             description="Immutable. The Project that this APIGatewayGateway belongs to.",
         ),
     ] = None
+    region: Annotated[str, Field(description="Immutable. The location of the APIGatewayGateway.")]
     resource_id: Annotated[
         str | None,
         Field(

@@ -64,7 +64,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("apiConsumerDataEncryptionKeyRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "apiConsumerDataEncryptionKeyName"}),
         ("apiConsumerDataLocation", STRING, (OPTIONAL,), True, True),
         ("attributes", ARRAY_OF_STRING, (), True, True),
-        ("authorizedNetwork", STRING, (OPTIONAL,), True, True),
+        ("authorizedNetworkRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "authorizedNetwork"}),
         ("billingType", ENUM, (OPTIONAL,), True, True),
         ("controlPlaneEncryptionKeyRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "controlPlaneEncryptionKeyName"}),
         ("customerName", STRING, (), True, True),

@@ -18,6 +18,7 @@ from kccgen.generated.apigee.v1alpha1.apigee_v1_api import (
     GoogleCloudApigeeV1OrganizationSubscriptionType,
     GoogleCloudApigeeV1OrganizationType,
 )
+from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -137,11 +138,11 @@ class ApigeeOrganizationSpec(KRMModel):
         ),
     ] = None
     attributes: Annotated[list[str] | None, Field(description="Not used by Apigee.")] = None
-    authorized_network: Annotated[
-        str | None,
+    authorized_network_ref: Annotated[
+        ComputeNetworkRef | None,
         Field(
-            alias="authorizedNetwork",
-            description="Optional. Compute Engine network used for Service Networking to be peered with Apigee runtime instances.",
+            alias="authorizedNetworkRef",
+            description="A reference to a ComputeNetwork (API field `authorizedNetwork`).",
         ),
     ] = None
     billing_type: Annotated[

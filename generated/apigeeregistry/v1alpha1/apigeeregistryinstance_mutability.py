@@ -33,7 +33,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     fixed="no update method for apigeeregistry.v1 projects.locations.instances",
     spec=(
         ("config", OBJECT, (REQUIRED,), False, True),
-        ("config.cmekKeyName", STRING, (REQUIRED,), False, True),
+        ("config.cmekKeyNameRef", OBJECT, (REQUIRED,), False, True, {"api_path": "config.cmekKeyName"}),
         ("location", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),

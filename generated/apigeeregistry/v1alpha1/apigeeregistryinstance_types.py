@@ -10,6 +10,7 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.apigeeregistry.v1alpha1 import apigeeregistry_v1_api
 from kccgen.generated.apigeeregistry.v1alpha1.apigeeregistry_v1_api import InstanceState
+from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -115,11 +116,11 @@ class Config(KRMModel):
     Available configurations to provision an Instance.
     """
 
-    cmek_key_name: Annotated[
-        str,
+    cmek_key_name_ref: Annotated[
+        KMSCryptoKeyRef,
         Field(
-            alias="cmekKeyName",
-            description="Required. The Customer Managed Encryption Key (CMEK) used for data encryption.",
+            alias="cmekKeyNameRef",
+            description="A reference to a KMSCryptoKey (API field `cmekKeyName`).",
         ),
     ]
 

@@ -37,7 +37,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("config", OBJECT, (REQUIRED,), True, True),
         ("config.agentRegistrySyncConfig", OBJECT, (OPTIONAL,), True, True),
         ("config.agentRegistrySyncConfig.disabled", BOOLEAN, (OPTIONAL,), True, True),
-        ("config.cmekKeyName", STRING, (OPTIONAL,), True, True),
+        ("config.cmekKeyRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "config.cmekKeyName"}),
         ("config.disableSearch", BOOLEAN, (OPTIONAL,), True, True),
         ("config.encryptionType", ENUM, (OPTIONAL,), True, True),
         ("config.vertexLocation", STRING, (OPTIONAL,), True, True),

@@ -13,6 +13,7 @@ from kccgen.generated.apihub.v1alpha1.apihub_v1_api import (
     GoogleCloudApihubV1ApiHubInstanceState,
     GoogleCloudApihubV1ConfigEncryptionType,
 )
+from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -111,11 +112,11 @@ class GoogleCloudApihubV1Config(KRMModel):
             description="Optional. The configuration for syncing MCP data in the API Hub instance to the Agent Registry.",
         ),
     ] = None
-    cmek_key_name: Annotated[
-        str | None,
+    cmek_key_ref: Annotated[
+        KMSCryptoKeyRef | None,
         Field(
-            alias="cmekKeyName",
-            description="Optional. The Customer Managed Encryption Key (CMEK) used for data encryption.",
+            alias="cmekKeyRef",
+            description="A reference to a KMSCryptoKey (API field `cmekKeyName`).",
         ),
     ] = None
     disable_search: Annotated[

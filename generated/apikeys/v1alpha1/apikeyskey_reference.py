@@ -30,6 +30,7 @@ IDENTITY = IdentityTemplate(
         ("key", "resourceID", ""),
     ),
     id_generation="user",
+    defaults=(("location", "global"),),
 )
 
 #: Reference fields of APIKeysKey objects (path under spec -> target Kind).

@@ -79,7 +79,9 @@ class APIKeysKeySpec(KRMModel):
             description="Human-readable display name of this key that you can modify.",
         ),
     ] = None
-    location: Annotated[str, Field(description="Immutable. The location of the APIKeysKey.")]
+    location: Annotated[
+        str | None, Field(description="Immutable. The location of the APIKeysKey.")
+    ] = None
     project_ref: Annotated[
         ProjectRef | None,
         Field(
@@ -249,5 +251,5 @@ class APIKeysKey(KRMObject):
         Literal["apikeys.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "apikeys.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["APIKeysKey"] = "APIKeysKey"
-    spec: APIKeysKeySpec
+    spec: APIKeysKeySpec = Field(default_factory=APIKeysKeySpec)
     status: APIKeysKeyStatus | None = None

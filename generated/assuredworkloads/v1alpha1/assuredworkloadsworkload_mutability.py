@@ -62,7 +62,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="assuredworkloads.organizations.locations.workloads.patch (PATCH) with updateMask={api_path}",
     identity="organizations/{organization}/locations/{location}/workloads/{workload}",
     spec=(
-        ("billingAccount", STRING, (OPTIONAL,), True, True),
+        ("billingAccountRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "billingAccount"}),
         ("complianceRegime", ENUM, (IMMUTABLE_2, REQUIRED), False, True),
         ("displayName", STRING, (REQUIRED,), True, True),
         ("enableSovereignControls", BOOLEAN, (OPTIONAL,), True, True),

@@ -22,6 +22,7 @@ from kccgen.generated.assuredworkloads.v1alpha1.assuredworkloads_v1_api import (
     GoogleCloudAssuredworkloadsV1WorkloadSaaEnrollmentResponseSetupStatus,
     GoogleCloudAssuredworkloadsV1WorkloadWorkloadOptionsKajEnrollmentType,
 )
+from kccgen.generated.billing.v1alpha1.billingaccount_reference import BillingAccountRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -100,11 +101,11 @@ class AssuredWorkloadsWorkloadSpec(KRMModel):
     A Workload object for managing highly regulated workloads of cloud customers.
     """
 
-    billing_account: Annotated[
-        str | None,
+    billing_account_ref: Annotated[
+        BillingAccountRef | None,
         Field(
-            alias="billingAccount",
-            description="Optional. The billing account used for the resources which are direct children of workload.",
+            alias="billingAccountRef",
+            description="A reference to a BillingAccount (API field `billingAccount`).",
         ),
     ] = None
     compliance_regime: Annotated[

@@ -44,7 +44,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("labels", MAP_OF_STRING, (OPTIONAL,), False, True),
         ("location", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("networks", ARRAY_OF_OBJECT, (OPTIONAL,), False, True),
-        ("networks[].network", STRING, (OPTIONAL,), False, True),
+        ("networks[].networkRef", OBJECT, (OPTIONAL,), False, True, {"api_path": "networks[].network"}),
         ("networks[].peeringMode", ENUM, (OPTIONAL,), False, True),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),

@@ -14,6 +14,7 @@ from kccgen.generated.backupdr.v1alpha1.backupdr_v1_api import (
     ManagementServerType,
     NetworkConfigPeeringMode,
 )
+from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -159,10 +160,10 @@ class NetworkConfig(KRMModel):
     Network configuration for ManagementServer instance.
     """
 
-    network: Annotated[
-        str | None,
+    network_ref: Annotated[
+        ComputeNetworkRef | None,
         Field(
-            description="Optional. The resource name of the Google Compute Engine VPC network to which the ManagementServer instance is connected."
+            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
         ),
     ] = None
     peering_mode: Annotated[

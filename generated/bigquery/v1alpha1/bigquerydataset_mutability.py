@@ -79,7 +79,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("datasetReference.projectId", STRING, (OPTIONAL,), True, True),
         ("defaultCollation", STRING, (OPTIONAL,), True, True),
         ("defaultEncryptionConfiguration", OBJECT, (), True, True),
-        ("defaultEncryptionConfiguration.kmsKeyName", STRING, (OPTIONAL,), True, True),
+        ("defaultEncryptionConfiguration.kmsKeyRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "defaultEncryptionConfiguration.kmsKeyName"}),
         ("defaultPartitionExpirationMs", STRING_INT64, (), True, True),
         ("defaultRoundingMode", ENUM, (OPTIONAL,), True, True),
         ("defaultTableExpirationMs", STRING_INT64, (OPTIONAL,), True, True),

@@ -16,6 +16,7 @@ from kccgen.generated.bigquery.v1alpha1.bigquery_v2_api import (
     LinkedDatasetMetadataLinkState,
     RestrictionConfigType,
 )
+from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -350,11 +351,10 @@ class EncryptionConfiguration(KRMModel):
     Configuration for Cloud KMS encryption settings.
     """
 
-    kms_key_name: Annotated[
-        str | None,
+    kms_key_ref: Annotated[
+        KMSCryptoKeyRef | None,
         Field(
-            alias="kmsKeyName",
-            description="Optional. Describes the Cloud KMS encryption key that will be used to protect destination BigQuery table.",
+            alias="kmsKeyRef", description="A reference to a KMSCryptoKey (API field `kmsKeyName`)."
         ),
     ] = None
 

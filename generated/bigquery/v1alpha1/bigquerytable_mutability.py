@@ -64,7 +64,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("defaultRoundingMode", ENUM, (OPTIONAL,), True, True),
         ("description", STRING, (OPTIONAL,), True, True),
         ("encryptionConfiguration", OBJECT, (), True, True),
-        ("encryptionConfiguration.kmsKeyName", STRING, (OPTIONAL,), True, True),
+        ("encryptionConfiguration.kmsKeyRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "encryptionConfiguration.kmsKeyName"}),
         ("expirationTime", STRING_INT64, (OPTIONAL,), True, True),
         ("externalCatalogTableOptions", OBJECT, (OPTIONAL,), True, True),
         ("externalCatalogTableOptions.connectionId", STRING, (OPTIONAL,), True, True),

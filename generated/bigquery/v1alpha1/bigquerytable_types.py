@@ -37,6 +37,7 @@ from kccgen.generated.bigtableadmin.v1alpha1.bigtableadminschemabundle_reference
 from kccgen.generated.datacatalog.v1alpha1.datacatalogpolicytag_reference import (
     DataCatalogPolicyTagRef,
 )
+from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -839,11 +840,10 @@ class EncryptionConfiguration(KRMModel):
     Configuration for Cloud KMS encryption settings.
     """
 
-    kms_key_name: Annotated[
-        str | None,
+    kms_key_ref: Annotated[
+        KMSCryptoKeyRef | None,
         Field(
-            alias="kmsKeyName",
-            description="Optional. Describes the Cloud KMS encryption key that will be used to protect destination BigQuery table.",
+            alias="kmsKeyRef", description="A reference to a KMSCryptoKey (API field `kmsKeyName`)."
         ),
     ] = None
 

@@ -14,6 +14,8 @@ from kccgen.generated.bigquerydatatransfer.v1alpha1.bigquerydatatransfer_v1_api 
     TransferConfigState,
 )
 from kccgen.generated.dataplex.v1alpha1.dataplexentrygroup_reference import DataplexEntryGroupRef
+from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
+from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.pubsub.v1beta1.pubsubsubscription_reference import PubSubSubscriptionRef
 from kccgen.generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
@@ -170,8 +172,12 @@ class BigQueryDataTransferConfigSpec(KRMModel):
             description="Options customizing different types of data transfer schedule.",
         ),
     ] = None
-    service_account_name: Annotated[
-        str | None, Field(alias="serviceAccountName", description="Optional service account email.")
+    service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
+        Field(
+            alias="serviceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `serviceAccountName`).",
+        ),
     ] = None
     user_id: Annotated[
         int | Int64String | None,
@@ -218,11 +224,10 @@ class EncryptionConfiguration(KRMModel):
     Represents the encryption configuration for a transfer.
     """
 
-    kms_key_name: Annotated[
-        str | None,
+    kms_key_ref: Annotated[
+        KMSCryptoKeyRef | None,
         Field(
-            alias="kmsKeyName",
-            description="The name of the KMS key used for encrypting BigQuery data.",
+            alias="kmsKeyRef", description="A reference to a KMSCryptoKey (API field `kmsKeyName`)."
         ),
     ] = None
 

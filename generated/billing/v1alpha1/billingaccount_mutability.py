@@ -28,6 +28,7 @@ OPTIONAL_2 = Fact(behaviour=Behaviour.OPTIONAL, source="identity")
 OUTPUT_ONLY = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'Output only.'")
 OUTPUT_ONLY_2 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="readOnly")
 BOOLEAN = FieldType(kind=TypeKind.BOOLEAN)
+OBJECT = FieldType(kind=TypeKind.OBJECT)
 STRING = FieldType(kind=TypeKind.STRING)
 
 # fmt: off
@@ -39,7 +40,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("currencyCode", STRING, (OPTIONAL,), True, True),
         ("displayName", STRING, (), True, True),
         ("masterBillingAccount", STRING, (), True, True),
-        ("parent", STRING, (IMMUTABLE, INPUT_ONLY, OPTIONAL), False, False),
+        ("parentRef", OBJECT, (IMMUTABLE, INPUT_ONLY, OPTIONAL), False, False, {"api_path": "parent"}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(

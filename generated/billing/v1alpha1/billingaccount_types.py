@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.billing.v1alpha1 import cloudbilling_v1_api
+from kccgen.generated.billing.v1alpha1.billingaccount_reference import BillingAccountRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -58,8 +59,11 @@ class BillingAccountSpec(KRMModel):
             description="If this account is a [subaccount](https://cloud.google.com/billing/docs/concepts), then this will be the resource name of the parent billing account that it is being resold through.",
         ),
     ] = None
-    parent: Annotated[
-        str | None, Field(description="Optional. The parent to create a billing account from.")
+    parent_ref: Annotated[
+        BillingAccountRef | None,
+        Field(
+            alias="parentRef", description="A reference to a BillingAccount (API field `parent`)."
+        ),
     ] = None
     resource_id: Annotated[
         str | None,

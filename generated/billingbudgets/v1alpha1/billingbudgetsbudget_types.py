@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, RootModel
+from kccgen.generated.billing.v1alpha1.billingaccount_reference import BillingAccountRef
 from kccgen.generated.billingbudgets.v1alpha1 import billingbudgets_v1_api
 from kccgen.generated.billingbudgets.v1alpha1.billingbudgets_v1_api import (
     GoogleCloudBillingBudgetsV1BudgetOwnershipScope,
@@ -178,9 +179,8 @@ class GoogleCloudBillingBudgetsV1Filter(KRMModel):
             description="Optional. A single label and value pair specifying that usage from only this set of labeled resources should be included in the budget."
         ),
     ] = None
-    project_refs: Annotated[
-        list[ProjectRef] | None,
-        Field(alias="projectRefs", description="References to Projects (API field `projects`)."),
+    projects: Annotated[
+        list[ProjectRef] | None, Field(description="References to Projects (API field `projects`).")
     ] = None
     resource_ancestors: Annotated[
         list[str] | None,
@@ -196,10 +196,8 @@ class GoogleCloudBillingBudgetsV1Filter(KRMModel):
         ),
     ] = None
     subaccounts: Annotated[
-        list[str] | None,
-        Field(
-            description="Optional. A set of subaccounts of the form `billingAccounts/{account_id}`, specifying that usage from only this set of subaccounts should be included in the budget."
-        ),
+        list[BillingAccountRef] | None,
+        Field(description="References to BillingAccounts (API field `subaccounts`)."),
     ] = None
 
 

@@ -43,10 +43,10 @@ class AdmissionRule(KRMModel):
             description="Required. How this admission rule will be evaluated.",
         ),
     ]
-    require_attestations_by_refs: Annotated[
+    require_attestations_by: Annotated[
         list[BinaryAuthorizationAttestorRef] | None,
         Field(
-            alias="requireAttestationsByRefs",
+            alias="requireAttestationsBy",
             description="References to BinaryAuthorizationAttestors (API field `requireAttestationsBy`).",
         ),
     ] = None

@@ -42,7 +42,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("labels", MAP_OF_STRING, (OPTIONAL,), True, True),
         ("location", STRING, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("managed", OBJECT, (), True, True),
-        ("managed.dnsAuthorizationRefs", ARRAY_OF_OBJECT, (IMMUTABLE, OPTIONAL), False, True, {"api_path": "managed.dnsAuthorizations"}),
+        ("managed.dnsAuthorizationsRefs", ARRAY_OF_OBJECT, (IMMUTABLE, OPTIONAL), False, True, {"api_path": "managed.dnsAuthorizations"}),
         ("managed.domains", ARRAY_OF_STRING, (IMMUTABLE, OPTIONAL), False, True),
         ("managed.issuanceConfigRef", OBJECT, (IMMUTABLE, OPTIONAL), False, True, {"api_path": "managed.issuanceConfig"}),
         ("managedIdentity", OBJECT, (), True, True),

@@ -41,7 +41,7 @@ REFERENCES: tuple[RefField, ...] = (
         parent=True,
     ),
     RefField(
-        path="managed.dnsAuthorizationRefs",
+        path="managed.dnsAuthorizationsRefs",
         target="CertificateManagerDNSAuthorization",
         api_path="managed.dnsAuthorizations",
         many=True,

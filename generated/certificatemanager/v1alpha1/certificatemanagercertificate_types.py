@@ -246,10 +246,10 @@ class ManagedCertificate(KRMModel):
     Configuration and state of a Managed Certificate. Certificate Manager provisions and renews Managed Certificates automatically, for as long as it's authorized to do so.
     """
 
-    dns_authorization_refs: Annotated[
+    dns_authorizations_refs: Annotated[
         list[CertificateManagerDNSAuthorizationRef] | None,
         Field(
-            alias="dnsAuthorizationRefs",
+            alias="dnsAuthorizationsRefs",
             description="References to CertificateManagerDNSAuthorizations (API field `dnsAuthorizations`).",
         ),
     ] = None

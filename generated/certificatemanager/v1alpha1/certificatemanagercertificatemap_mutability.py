@@ -21,7 +21,6 @@ OPTIONAL = Fact(behaviour=Behaviour.OPTIONAL, source="description:'Optional.'")
 OPTIONAL_2 = Fact(behaviour=Behaviour.OPTIONAL, source="identity")
 OUTPUT_ONLY = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'Output only.'")
 OUTPUT_ONLY_2 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="readOnly")
-REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="identity")
 ARRAY_OF_INTEGER_UINT32 = FieldType(
     kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.INTEGER, format="uint32")
 )
@@ -39,7 +38,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     spec=(
         ("description", STRING, (OPTIONAL,), True, True),
         ("labels", MAP_OF_STRING, (OPTIONAL,), True, True),
-        ("location", STRING, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("location", STRING, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("tags", MAP_OF_STRING, (IMMUTABLE, INPUT_ONLY, OPTIONAL), False, False),

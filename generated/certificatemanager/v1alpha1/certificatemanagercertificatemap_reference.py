@@ -30,6 +30,7 @@ IDENTITY = IdentityTemplate(
         ("certificateMap", "resourceID", ""),
     ),
     id_generation="user",
+    defaults=(("location", "global"),),
 )
 
 #: Reference fields of CertificateManagerCertificateMap objects (path under spec -> target Kind).

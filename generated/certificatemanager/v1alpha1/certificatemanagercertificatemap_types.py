@@ -62,8 +62,9 @@ class CertificateManagerCertificateMapSpec(KRMModel):
         Field(description="Optional. Set of labels associated with a Certificate Map."),
     ] = None
     location: Annotated[
-        str, Field(description="Immutable. The location of the CertificateManagerCertificateMap.")
-    ]
+        str | None,
+        Field(description="Immutable. The location of the CertificateManagerCertificateMap."),
+    ] = None
     project_ref: Annotated[
         ProjectRef | None,
         Field(
@@ -151,5 +152,7 @@ class CertificateManagerCertificateMap(KRMObject):
         Field(alias="apiVersion"),
     ] = "certificatemanager.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["CertificateManagerCertificateMap"] = "CertificateManagerCertificateMap"
-    spec: CertificateManagerCertificateMapSpec
+    spec: CertificateManagerCertificateMapSpec = Field(
+        default_factory=CertificateManagerCertificateMapSpec
+    )
     status: CertificateManagerCertificateMapStatus | None = None

@@ -34,7 +34,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     identity="projects/{project}/locations/{location}/certificateMaps/{certificateMap}/certificateMapEntries/{certificateMapEntry}",
     spec=(
         ("certificateMapRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
-        ("certificateRefs", ARRAY_OF_OBJECT, (OPTIONAL,), True, True, {"api_path": "certificates"}),
+        ("certificatesRefs", ARRAY_OF_OBJECT, (OPTIONAL,), True, True, {"api_path": "certificates"}),
         ("description", STRING, (OPTIONAL,), True, True),
         ("hostname", STRING, (), True, True),
         ("labels", MAP_OF_STRING, (OPTIONAL,), True, True),

@@ -42,7 +42,7 @@ REFERENCES: tuple[RefField, ...] = (
         parent=True,
     ),
     RefField(
-        path="certificateRefs",
+        path="certificatesRefs",
         target="CertificateManagerCertificate",
         api_path="certificates",
         many=True,

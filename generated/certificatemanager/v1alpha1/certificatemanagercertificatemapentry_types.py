@@ -64,10 +64,10 @@ class CertificateManagerCertificateMapEntrySpec(KRMModel):
             description="Immutable. The CertificateManagerCertificateMap that this CertificateManagerCertificateMapEntry belongs to.",
         ),
     ]
-    certificate_refs: Annotated[
+    certificates_refs: Annotated[
         list[CertificateManagerCertificateRef] | None,
         Field(
-            alias="certificateRefs",
+            alias="certificatesRefs",
             description="References to CertificateManagerCertificates (API field `certificates`).",
         ),
     ] = None

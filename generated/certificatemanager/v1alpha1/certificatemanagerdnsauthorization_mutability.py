@@ -22,7 +22,6 @@ OPTIONAL_2 = Fact(behaviour=Behaviour.OPTIONAL, source="identity")
 OUTPUT_ONLY = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'Output only.'")
 OUTPUT_ONLY_2 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="readOnly")
 REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="description:'Required.'")
-REQUIRED_2 = Fact(behaviour=Behaviour.REQUIRED, source="identity")
 ENUM = FieldType(kind=TypeKind.ENUM)
 MAP_OF_STRING = FieldType(kind=TypeKind.MAP, item=FieldType(kind=TypeKind.STRING))
 OBJECT = FieldType(kind=TypeKind.OBJECT)
@@ -38,7 +37,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("description", STRING, (OPTIONAL,), True, True),
         ("domain", STRING, (IMMUTABLE, REQUIRED), False, True),
         ("labels", MAP_OF_STRING, (OPTIONAL,), True, True),
-        ("location", STRING, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("location", STRING, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("tags", MAP_OF_STRING, (IMMUTABLE, INPUT_ONLY, OPTIONAL), False, False),

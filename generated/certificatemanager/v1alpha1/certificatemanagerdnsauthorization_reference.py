@@ -30,6 +30,7 @@ IDENTITY = IdentityTemplate(
         ("dnsAuthorization", "resourceID", ""),
     ),
     id_generation="user",
+    defaults=(("location", "global"),),
 )
 
 #: Reference fields of CertificateManagerDNSAuthorization objects (path under spec -> target Kind).

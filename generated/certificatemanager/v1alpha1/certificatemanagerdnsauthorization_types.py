@@ -68,8 +68,9 @@ class CertificateManagerDNSAuthorizationSpec(KRMModel):
         Field(description="Optional. Set of labels associated with a DnsAuthorization."),
     ] = None
     location: Annotated[
-        str, Field(description="Immutable. The location of the CertificateManagerDNSAuthorization.")
-    ]
+        str | None,
+        Field(description="Immutable. The location of the CertificateManagerDNSAuthorization."),
+    ] = None
     project_ref: Annotated[
         ProjectRef | None,
         Field(

@@ -61,6 +61,7 @@ from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectR
 from kccgen.generated.sourcerepo.v1alpha1.sourcereporepository_reference import (
     SourceRepoRepositoryRef,
 )
+from kccgen.generated.storage.v1beta1.storagebucket_reference import StorageBucketRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -430,11 +431,11 @@ class Build(KRMModel):
             description="A list of images to be pushed upon the successful completion of all build steps."
         ),
     ] = None
-    logs_bucket: Annotated[
-        str | None,
+    logs_bucket_ref: Annotated[
+        StorageBucketRef | None,
         Field(
-            alias="logsBucket",
-            description="Cloud Storage bucket where logs should be written (see [Bucket Name Requirements](https://cloud.google.com/storage/docs/bucket-naming#requirements)).",
+            alias="logsBucketRef",
+            description="A reference to a StorageBucket (API field `logsBucket`).",
         ),
     ] = None
     options: Annotated[
@@ -1428,10 +1429,10 @@ class GitHubEventsConfig(KRMModel):
     GitHubEventsConfig describes the configuration of a trigger that creates a build whenever a GitHub event is received.
     """
 
-    enterprise_config_resource_ref: Annotated[
+    enterprise_config_resource_name_ref: Annotated[
         CloudBuildGitHubEnterpriseConfigRef | None,
         Field(
-            alias="enterpriseConfigResourceRef",
+            alias="enterpriseConfigResourceNameRef",
             description="A reference to a CloudBuildGitHubEnterpriseConfig (API field `enterpriseConfigResourceName`).",
         ),
     ] = None
@@ -1915,8 +1916,12 @@ class RepoSource(KRMModel):
             description="Optional. ID of the project that owns the Cloud Source Repository.",
         ),
     ] = None
-    repo_name: Annotated[
-        str, Field(alias="repoName", description="Required. Name of the Cloud Source Repository.")
+    repo_ref: Annotated[
+        SourceRepoRepositoryRef,
+        Field(
+            alias="repoRef",
+            description="A reference to a SourceRepoRepository (API field `repoName`).",
+        ),
     ]
     substitutions: Annotated[
         dict[str, str] | None,
@@ -2279,10 +2284,10 @@ class StorageSource(KRMModel):
     Location of the source in an archive file in Cloud Storage.
     """
 
-    bucket: Annotated[
-        str | None,
+    bucket_ref: Annotated[
+        StorageBucketRef | None,
         Field(
-            description="Cloud Storage bucket containing the source (see [Bucket Name Requirements](https://cloud.google.com/storage/docs/bucket-naming#requirements))."
+            alias="bucketRef", description="A reference to a StorageBucket (API field `bucket`)."
         ),
     ] = None
     generation: Annotated[
@@ -2556,9 +2561,12 @@ class WebhookConfig(KRMModel):
     WebhookConfig describes the configuration of a trigger that creates a build whenever a webhook is sent to a trigger's webhook URL.
     """
 
-    secret: Annotated[
-        str,
-        Field(description="Required. Resource name for the secret required as a URL parameter."),
+    secret_ref: Annotated[
+        SecretManagerSecretVersionRef,
+        Field(
+            alias="secretRef",
+            description="A reference to a SecretManagerSecretVersion (API field `secret`).",
+        ),
     ]
     state: Annotated[
         WebhookConfigState | None,

@@ -13,6 +13,8 @@ from kccgen.generated.clouddeploy.v1alpha1.clouddeploy_v1_api import RetryBackof
 from kccgen.generated.clouddeploy.v1alpha1.clouddeploydeliverypipeline_reference import (
     CloudDeployDeliveryPipelineRef,
 )
+from kccgen.generated.clouddeploy.v1alpha1.clouddeploytarget_reference import CloudDeployTargetRef
+from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -230,11 +232,11 @@ class CloudDeployAutomationSpec(KRMModel):
         AutomationResourceSelector,
         Field(description="Required. Selected resources to which the automation will be applied."),
     ]
-    service_account: Annotated[
-        str,
+    service_account_ref: Annotated[
+        IAMServiceAccountRef,
         Field(
-            alias="serviceAccount",
-            description="Required. Email address of the user-managed IAM service account that creates Cloud Deploy release and rollout resources.",
+            alias="serviceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `serviceAccount`).",
         ),
     ]
     suspended: Annotated[
@@ -259,11 +261,11 @@ class PromoteReleaseRule(KRMModel):
             description="Optional. The starting phase of the rollout created by this operation.",
         ),
     ] = None
-    destination_target_id: Annotated[
-        str | None,
+    destination_target_ref: Annotated[
+        CloudDeployTargetRef | None,
         Field(
-            alias="destinationTargetId",
-            description="Optional. The ID of the stage in the pipeline to which this `Release` is deploying.",
+            alias="destinationTargetRef",
+            description="A reference to a CloudDeployTarget (API field `destinationTargetId`).",
         ),
     ] = None
     id: Annotated[str, Field(description="Required. ID of the rule.")]
@@ -453,11 +455,11 @@ class TimedPromoteReleaseRule(KRMModel):
             description="Optional. The starting phase of the rollout created by this rule.",
         ),
     ] = None
-    destination_target_id: Annotated[
-        str | None,
+    destination_target_ref: Annotated[
+        CloudDeployTargetRef | None,
         Field(
-            alias="destinationTargetId",
-            description="Optional. The ID of the stage in the pipeline to which this `Release` is deploying.",
+            alias="destinationTargetRef",
+            description="A reference to a CloudDeployTarget (API field `destinationTargetId`).",
         ),
     ] = None
     id: Annotated[str, Field(description="Required. ID of the rule.")]

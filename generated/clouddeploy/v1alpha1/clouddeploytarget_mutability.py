@@ -27,7 +27,6 @@ REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="description:'Required.'")
 REQUIRED_2 = Fact(behaviour=Behaviour.REQUIRED, source="identity")
 ARRAY_OF_ENUM = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.ENUM))
 ARRAY_OF_OBJECT = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.OBJECT))
-ARRAY_OF_STRING = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.STRING))
 BOOLEAN = FieldType(kind=TypeKind.BOOLEAN)
 MAP_OF_OBJECT = FieldType(kind=TypeKind.MAP, item=FieldType(kind=TypeKind.OBJECT))
 MAP_OF_STRING = FieldType(kind=TypeKind.MAP, item=FieldType(kind=TypeKind.STRING))
@@ -61,16 +60,16 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("executionConfigs[].artifactStorage", STRING, (OPTIONAL,), True, True),
         ("executionConfigs[].defaultPool", OBJECT, (OPTIONAL,), True, True),
         ("executionConfigs[].defaultPool.artifactStorage", STRING, (OPTIONAL,), True, True),
-        ("executionConfigs[].defaultPool.serviceAccount", STRING, (OPTIONAL,), True, True),
+        ("executionConfigs[].defaultPool.serviceAccountRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "executionConfigs[].defaultPool.serviceAccount"}),
         ("executionConfigs[].executionTimeout", STRING_GOOGLE_DURATION, (OPTIONAL,), True, True),
         ("executionConfigs[].privatePool", OBJECT, (OPTIONAL,), True, True),
         ("executionConfigs[].privatePool.artifactStorage", STRING, (OPTIONAL,), True, True),
-        ("executionConfigs[].privatePool.serviceAccount", STRING, (OPTIONAL,), True, True),
-        ("executionConfigs[].privatePool.workerPool", STRING, (REQUIRED,), True, True),
-        ("executionConfigs[].serviceAccount", STRING, (OPTIONAL,), True, True),
+        ("executionConfigs[].privatePool.serviceAccountRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "executionConfigs[].privatePool.serviceAccount"}),
+        ("executionConfigs[].privatePool.workerPoolRef", OBJECT, (REQUIRED,), True, True, {"api_path": "executionConfigs[].privatePool.workerPool"}),
+        ("executionConfigs[].serviceAccountRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "executionConfigs[].serviceAccount"}),
         ("executionConfigs[].usages", ARRAY_OF_ENUM, (REQUIRED,), True, True),
         ("executionConfigs[].verbose", BOOLEAN, (OPTIONAL,), True, True),
-        ("executionConfigs[].workerPool", STRING, (OPTIONAL,), True, True),
+        ("executionConfigs[].workerPoolRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "executionConfigs[].workerPool"}),
         ("gke", OBJECT, (OPTIONAL,), True, True),
         ("gke.cluster", STRING, (OPTIONAL,), True, True),
         ("gke.dnsEndpoint", BOOLEAN, (OPTIONAL,), True, True),
@@ -79,7 +78,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("labels", MAP_OF_STRING, (OPTIONAL,), True, True),
         ("location", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("multiTarget", OBJECT, (OPTIONAL,), True, True),
-        ("multiTarget.targetIds", ARRAY_OF_STRING, (REQUIRED,), True, True),
+        ("multiTarget.targetRefs", ARRAY_OF_OBJECT, (REQUIRED,), True, True, {"api_path": "multiTarget.targetIds"}),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("requireApproval", BOOLEAN, (OPTIONAL,), True, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),

@@ -8,12 +8,17 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
+from kccgen.generated.cloudbuild.v1alpha1.cloudbuildworkerpool_reference import (
+    CloudBuildWorkerPoolRef,
+)
 from kccgen.generated.clouddeploy.v1alpha1 import clouddeploy_v1_api
 from kccgen.generated.clouddeploy.v1alpha1.clouddeploy_v1_api import ExecutionConfigUsages
 from kccgen.generated.clouddeploy.v1alpha1.clouddeploycustomtargettype_reference import (
     CloudDeployCustomTargetTypeRef,
 )
+from kccgen.generated.clouddeploy.v1alpha1.clouddeploytarget_reference import CloudDeployTargetRef
 from kccgen.generated.gkehub.v1alpha1.gkehubmembership_reference import GKEHubMembershipRef
+from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -210,11 +215,11 @@ class DefaultPool(KRMModel):
             description="Optional. Cloud Storage location where execution outputs should be stored.",
         ),
     ] = None
-    service_account: Annotated[
-        str | None,
+    service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
         Field(
-            alias="serviceAccount",
-            description="Optional. Google service account to use for execution.",
+            alias="serviceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `serviceAccount`).",
         ),
     ] = None
 
@@ -247,11 +252,11 @@ class ExecutionConfig(KRMModel):
         PrivatePool | None,
         Field(alias="privatePool", description="Optional. Use private Cloud Build pool."),
     ] = None
-    service_account: Annotated[
-        str | None,
+    service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
         Field(
-            alias="serviceAccount",
-            description="Optional. Google service account to use for execution.",
+            alias="serviceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `serviceAccount`).",
         ),
     ] = None
     usages: Annotated[
@@ -264,11 +269,11 @@ class ExecutionConfig(KRMModel):
             description="Optional. If true, additional logging will be enabled when running builds in this execution environment."
         ),
     ] = None
-    worker_pool: Annotated[
-        str | None,
+    worker_pool_ref: Annotated[
+        CloudBuildWorkerPoolRef | None,
         Field(
-            alias="workerPool",
-            description="Optional. The resource name of the `WorkerPool`, with the format `projects/{project}/locations/{location}/workerPools/{worker_pool}`.",
+            alias="workerPoolRef",
+            description="A reference to a CloudBuildWorkerPool (API field `workerPool`).",
         ),
     ] = None
 
@@ -309,9 +314,12 @@ class MultiTarget(KRMModel):
     Information specifying a multiTarget.
     """
 
-    target_ids: Annotated[
-        list[str],
-        Field(alias="targetIds", description="Required. The target_ids of this multiTarget."),
+    target_refs: Annotated[
+        list[CloudDeployTargetRef],
+        Field(
+            alias="targetRefs",
+            description="References to CloudDeployTargets (API field `targetIds`).",
+        ),
     ]
 
 
@@ -327,18 +335,18 @@ class PrivatePool(KRMModel):
             description="Optional. Cloud Storage location where execution outputs should be stored.",
         ),
     ] = None
-    service_account: Annotated[
-        str | None,
+    service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
         Field(
-            alias="serviceAccount",
-            description="Optional. Google service account to use for execution.",
+            alias="serviceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `serviceAccount`).",
         ),
     ] = None
-    worker_pool: Annotated[
-        str,
+    worker_pool_ref: Annotated[
+        CloudBuildWorkerPoolRef,
         Field(
-            alias="workerPool",
-            description="Required. Resource name of the Cloud Build worker pool to use.",
+            alias="workerPoolRef",
+            description="A reference to a CloudBuildWorkerPool (API field `workerPool`).",
         ),
     ]
 

@@ -50,7 +50,7 @@ ADAPTER = Adapter(
             lro=Lro.GOOGLE_LONGRUNNING,
         )
     ),
-    krm_only=("location", "projectRef", "resourceID"),
+    krm_only=("projectRef", "region", "resourceID"),
     operations=(("operations", OPERATIONS["operations"]),),
 )
 

@@ -189,9 +189,6 @@ class CloudFunctionsFunctionSpec(KRMModel):
     labels: Annotated[
         dict[str, str] | None, Field(description="Labels associated with this Cloud Function.")
     ] = None
-    location: Annotated[
-        str, Field(description="Immutable. The location of the CloudFunctionsFunction.")
-    ]
     max_instances: Annotated[
         int | None,
         Field(
@@ -214,6 +211,9 @@ class CloudFunctionsFunctionSpec(KRMModel):
             description="Immutable. The Project that this CloudFunctionsFunction belongs to.",
         ),
     ] = None
+    region: Annotated[
+        str, Field(description="Immutable. The location of the CloudFunctionsFunction.")
+    ]
     resource_id: Annotated[
         str | None,
         Field(

@@ -38,7 +38,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("description", STRING, (), True, True),
         ("labels", MAP_OF_STRING, (), True, True),
         ("location", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
-        ("network", STRING, (REQUIRED,), True, True),
+        ("networkRef", OBJECT, (REQUIRED,), True, True, {"api_path": "network"}),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("severity", ENUM, (REQUIRED,), True, True),

@@ -10,6 +10,7 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.cloudids.v1alpha1 import ids_v1_api
 from kccgen.generated.cloudids.v1alpha1.ids_v1_api import EndpointSeverity, EndpointState
+from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -80,10 +81,10 @@ class CloudIDSEndpointSpec(KRMModel):
         None
     )
     location: Annotated[str, Field(description="Immutable. The location of the CloudIDSEndpoint.")]
-    network: Annotated[
-        str,
+    network_ref: Annotated[
+        ComputeNetworkRef,
         Field(
-            description="Required. The fully qualified URL of the network to which the IDS Endpoint is attached."
+            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
         ),
     ]
     project_ref: Annotated[

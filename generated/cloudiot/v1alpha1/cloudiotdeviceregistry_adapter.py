@@ -36,7 +36,7 @@ ADAPTER = Adapter(
             params=(("name", "projects/{project}/locations/{location}/registries/{registry}"),),
         )
     ),
-    krm_only=("location", "projectRef", "resourceID"),
+    krm_only=("projectRef", "region", "resourceID"),
 )
 
 register_adapter(ADAPTER)

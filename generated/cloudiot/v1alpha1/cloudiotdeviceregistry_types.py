@@ -58,9 +58,6 @@ class CloudIOTDeviceRegistrySpec(KRMModel):
         ),
     ] = None
     id: Annotated[str | None, Field(description="The identifier of this device registry.")] = None
-    location: Annotated[
-        str, Field(description="Immutable. The location of the CloudIOTDeviceRegistry.")
-    ]
     log_level: Annotated[
         DeviceRegistryLogLevel | None,
         Field(
@@ -79,6 +76,9 @@ class CloudIOTDeviceRegistrySpec(KRMModel):
             description="Immutable. The Project that this CloudIOTDeviceRegistry belongs to.",
         ),
     ] = None
+    region: Annotated[
+        str, Field(description="Immutable. The location of the CloudIOTDeviceRegistry.")
+    ]
     resource_id: Annotated[
         str | None,
         Field(

@@ -16,7 +16,9 @@ from kccgen.generated.colab.v1alpha1.aiplatform_v1_api import (
     GoogleCloudAiplatformV1PostStartupScriptConfigPostStartupScriptBehavior,
     GoogleCloudAiplatformV1ReservationAffinityReservationAffinityType,
 )
+from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
+from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
@@ -163,11 +165,11 @@ class ColabRuntimeTemplateSpec(KRMModel):
             description="Immutable. Optional. The ColabRuntimeTemplate ID used for creation and acquisition.",
         ),
     ] = None
-    service_account: Annotated[
-        str | None,
+    service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
         Field(
-            alias="serviceAccount",
-            description='Deprecated: This field is ignored and the "Vertex AI Notebook Service Account" (service-PROJECT_NUMBER@gcp-sa-aiplatform-vm.iam.gserviceaccount.com) is used for the runtime workload identity.',
+            alias="serviceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `serviceAccount`).",
         ),
     ] = None
     shielded_vm_config: Annotated[
@@ -291,10 +293,10 @@ class GoogleCloudAiplatformV1NetworkSpec(KRMModel):
             alias="enableInternetAccess", description="Whether to enable public internet access."
         ),
     ] = None
-    network: Annotated[
-        str | None,
+    network_ref: Annotated[
+        ComputeNetworkRef | None,
         Field(
-            description="The full name of the Google Compute Engine [network](https://cloud.google.com//compute/docs/networks-and-firewalls#networks)"
+            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
         ),
     ] = None
     subnetwork_ref: Annotated[

@@ -26,7 +26,10 @@ from kccgen.generated.compute.v1alpha1.computenetworkattachment_reference import
 )
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
+from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
+from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
+from kccgen.generated.storage.v1beta1.storagebucket_reference import StorageBucketRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -261,11 +264,10 @@ class EncryptionConfig(KRMModel):
     The encryption options for the Cloud Composer environment and its dependencies.Supported for Cloud Composer environments in versions composer-1.*.*-airflow-*.*.*.
     """
 
-    kms_key_name: Annotated[
-        str | None,
+    kms_key_ref: Annotated[
+        KMSCryptoKeyRef | None,
         Field(
-            alias="kmsKeyName",
-            description="Optional. Customer-managed Encryption Key available through Google's Key Management Service.",
+            alias="kmsKeyRef", description="A reference to a KMSCryptoKey (API field `kmsKeyName`)."
         ),
     ] = None
 
@@ -616,11 +618,11 @@ class NodeConfig(KRMModel):
             description="Optional. The set of Google API scopes to be made available on all node VMs.",
         ),
     ] = None
-    service_account: Annotated[
-        str | None,
+    service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
         Field(
-            alias="serviceAccount",
-            description="Optional. The Google Cloud Platform Service Account to be used by the node VMs.",
+            alias="serviceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `serviceAccount`).",
         ),
     ] = None
     subnetwork_ref: Annotated[
@@ -676,11 +678,11 @@ class PrivateEnvironmentConfig(KRMModel):
     The configuration information for configuring a Private IP Cloud Composer environment.
     """
 
-    cloud_composer_connection_subnetwork: Annotated[
-        str | None,
+    cloud_composer_connection_subnetwork_ref: Annotated[
+        ComputeSubnetworkRef | None,
         Field(
-            alias="cloudComposerConnectionSubnetwork",
-            description="Optional. When specified, the environment will use Private Service Connect instead of VPC peerings to connect to Cloud SQL in the Tenant Project, and the PSC endpoint in the Customer Project will use an IP address from this subnetwork.",
+            alias="cloudComposerConnectionSubnetworkRef",
+            description="A reference to a ComputeSubnetwork (API field `cloudComposerConnectionSubnetwork`).",
         ),
     ] = None
     cloud_composer_network_ipv4_cidr_block: Annotated[
@@ -937,10 +939,10 @@ class StorageConfig(KRMModel):
     The configuration for data storage in the environment.
     """
 
-    bucket: Annotated[
-        str | None,
+    bucket_ref: Annotated[
+        StorageBucketRef | None,
         Field(
-            description="Optional. The name of the Cloud Storage bucket used by the environment."
+            alias="bucketRef", description="A reference to a StorageBucket (API field `bucket`)."
         ),
     ] = None
 

@@ -17,6 +17,9 @@ from kccgen.generated.compute.v1alpha1.compute_v1_api import (
     AutoscalingPolicyMode,
     ScalingScheduleStatusState,
 )
+from kccgen.generated.compute.v1alpha1.computeinstancegroupmanager_reference import (
+    ComputeInstanceGroupManagerRef,
+)
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -388,9 +391,12 @@ class ComputeAutoscalerSpec(KRMModel):
             description="Immutable. Optional. The ComputeAutoscaler ID used for creation and acquisition.",
         ),
     ] = None
-    target: Annotated[
-        str | None,
-        Field(description="URL of the managed instance group that this autoscaler will scale."),
+    target_ref: Annotated[
+        ComputeInstanceGroupManagerRef | None,
+        Field(
+            alias="targetRef",
+            description="A reference to a ComputeInstanceGroupManager (API field `target`).",
+        ),
     ] = None
     zone: Annotated[str, Field(description="Immutable. The zone of the ComputeAutoscaler.")]
 

@@ -28,6 +28,8 @@ from kccgen.generated.compute.v1alpha1.computeresourcepolicy_reference import (
 )
 from kccgen.generated.compute.v1alpha1.computesnapshot_reference import ComputeSnapshotRef
 from kccgen.generated.compute.v1alpha1.computestoragepool_reference import ComputeStoragePoolRef
+from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
+from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -370,10 +372,10 @@ class ComputeDiskSpec(KRMModel):
             description="Immutable. Optional. The ComputeDisk ID used for creation and acquisition.",
         ),
     ] = None
-    resource_policy_refs: Annotated[
+    resource_policies: Annotated[
         list[ComputeResourcePolicyRef] | None,
         Field(
-            alias="resourcePolicyRefs",
+            alias="resourcePolicies",
             description="References to ComputeResourcePolicys (API field `resourcePolicies`).",
         ),
     ] = None
@@ -479,18 +481,17 @@ class ComputeDiskSpec(KRMModel):
 
 
 class CustomerEncryptionKey(KRMModel):
-    kms_key_name: Annotated[
-        str | None,
+    kms_key_ref: Annotated[
+        KMSCryptoKeyRef | None,
         Field(
-            alias="kmsKeyName",
-            description="The name of the encryption key that is stored in Google Cloud KMS.",
+            alias="kmsKeyRef", description="A reference to a KMSCryptoKey (API field `kmsKeyName`)."
         ),
     ] = None
-    kms_key_service_account: Annotated[
-        str | None,
+    kms_key_service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
         Field(
-            alias="kmsKeyServiceAccount",
-            description="The service account being used for the encryption request for the given KMS key.",
+            alias="kmsKeyServiceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `kmsKeyServiceAccount`).",
         ),
     ] = None
     raw_key: Annotated[

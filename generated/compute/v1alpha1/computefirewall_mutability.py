@@ -63,9 +63,9 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("sourceRanges", ARRAY_OF_STRING, (), True, True),
-        ("sourceServiceAccounts", ARRAY_OF_STRING, (), True, True),
+        ("sourceServiceAccounts", ARRAY_OF_OBJECT, (), True, True),
         ("sourceTags", ARRAY_OF_STRING, (), True, True),
-        ("targetServiceAccounts", ARRAY_OF_STRING, (), True, True),
+        ("targetServiceAccounts", ARRAY_OF_OBJECT, (), True, True),
         ("targetTags", ARRAY_OF_STRING, (), True, True),
     ),
     observed=(

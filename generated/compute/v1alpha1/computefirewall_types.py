@@ -14,6 +14,7 @@ from kccgen.generated.compute.v1alpha1.compute_v1_api import (
     FirewallLogConfigMetadata,
 )
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
+from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -126,10 +127,10 @@ class ComputeFirewallSpec(KRMModel):
         ),
     ] = None
     source_service_accounts: Annotated[
-        list[str] | None,
+        list[IAMServiceAccountRef] | None,
         Field(
             alias="sourceServiceAccounts",
-            description="If source service accounts are specified, the firewall rules apply only to traffic originating from an instance with a service account in this list.",
+            description="References to IAMServiceAccounts (API field `sourceServiceAccounts`).",
         ),
     ] = None
     source_tags: Annotated[
@@ -140,10 +141,10 @@ class ComputeFirewallSpec(KRMModel):
         ),
     ] = None
     target_service_accounts: Annotated[
-        list[str] | None,
+        list[IAMServiceAccountRef] | None,
         Field(
             alias="targetServiceAccounts",
-            description="A list of service accounts indicating sets of instances located in the network that may make network connections as specified inallowed[].targetServiceAccounts cannot be used at the same time astargetTags or sourceTags.",
+            description="References to IAMServiceAccounts (API field `targetServiceAccounts`).",
         ),
     ] = None
     target_tags: Annotated[

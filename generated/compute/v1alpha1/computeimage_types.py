@@ -22,6 +22,7 @@ from kccgen.generated.compute.v1alpha1.computedisk_reference import ComputeDiskR
 from kccgen.generated.compute.v1alpha1.computeimage_reference import ComputeImageRef
 from kccgen.generated.compute.v1alpha1.computelicense_reference import ComputeLicenseRef
 from kccgen.generated.compute.v1alpha1.computesnapshot_reference import ComputeSnapshotRef
+from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -306,11 +307,11 @@ class CustomerEncryptionKey(KRMModel):
             description="The name of the encryption key that is stored in Google Cloud KMS.",
         ),
     ] = None
-    kms_key_service_account: Annotated[
-        str | None,
+    kms_key_service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
         Field(
-            alias="kmsKeyServiceAccount",
-            description="The service account being used for the encryption request for the given KMS key.",
+            alias="kmsKeyServiceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `kmsKeyServiceAccount`).",
         ),
     ] = None
     raw_key: Annotated[

@@ -221,7 +221,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("reservationAffinity.key", STRING, (), True, True),
         ("reservationAffinity.values", ARRAY_OF_STRING, (), True, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_3, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
-        ("resourcePolicyRefs", ARRAY_OF_OBJECT, (), True, True, {"api_path": "resourcePolicies"}),
+        ("resourcePolicies", ARRAY_OF_OBJECT, (), True, True),
         ("scheduling", OBJECT, (), True, True),
         ("scheduling.automaticRestart", BOOLEAN, (), True, True),
         ("scheduling.availabilityDomain", INTEGER_INT32, (), True, True),

@@ -88,7 +88,7 @@ REFERENCES: tuple[RefField, ...] = (
         api_path="networkInterfaces[].subnetwork",
     ),
     RefField(
-        path="resourcePolicyRefs",
+        path="resourcePolicies",
         target="ComputeResourcePolicy",
         api_path="resourcePolicies",
         many=True,

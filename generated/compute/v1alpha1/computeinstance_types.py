@@ -795,10 +795,10 @@ class ComputeInstanceSpec(KRMModel):
             description="Immutable. Optional. The ComputeInstance ID used for creation and acquisition.",
         ),
     ] = None
-    resource_policy_refs: Annotated[
+    resource_policies: Annotated[
         list[ComputeResourcePolicyRef] | None,
         Field(
-            alias="resourcePolicyRefs",
+            alias="resourcePolicies",
             description="References to ComputeResourcePolicys (API field `resourcePolicies`).",
         ),
     ] = None

@@ -37,7 +37,11 @@ from kccgen.generated.compute.v1alpha1.compute_v1_api import (
     StatefulPolicyPreservedStateDiskDeviceAutoDelete,
     StatefulPolicyPreservedStateNetworkIpAutoDelete,
 )
+from kccgen.generated.compute.v1alpha1.computehealthcheck_reference import ComputeHealthCheckRef
 from kccgen.generated.compute.v1alpha1.computeimage_reference import ComputeImageRef
+from kccgen.generated.compute.v1alpha1.computeinstancetemplate_reference import (
+    ComputeInstanceTemplateRef,
+)
 from kccgen.generated.compute.v1alpha1.computelicense_reference import ComputeLicenseRef
 from kccgen.generated.compute.v1alpha1.computeresourcepolicy_reference import (
     ComputeResourcePolicyRef,
@@ -494,11 +498,11 @@ class ComputeInstanceGroupManagerSpec(KRMModel):
             description="The repair policy for this managed instance group.",
         ),
     ] = None
-    instance_template: Annotated[
-        str | None,
+    instance_template_ref: Annotated[
+        ComputeInstanceTemplateRef | None,
         Field(
-            alias="instanceTemplate",
-            description="The URL of the instance template that is specified for this managed instance group.",
+            alias="instanceTemplateRef",
+            description="A reference to a ComputeInstanceTemplate (API field `instanceTemplate`).",
         ),
     ] = None
     list_managed_instances_results: Annotated[
@@ -548,10 +552,10 @@ class ComputeInstanceGroupManagerSpec(KRMModel):
             description="Stateful configuration for this Instanced Group Manager",
         ),
     ] = None
-    target_pool_refs: Annotated[
+    target_pools: Annotated[
         list[ComputeTargetPoolRef] | None,
         Field(
-            alias="targetPoolRefs",
+            alias="targetPools",
             description="References to ComputeTargetPools (API field `targetPools`).",
         ),
     ] = None
@@ -875,11 +879,11 @@ class InstanceGroupManagerAllInstancesConfig(KRMModel):
 
 
 class InstanceGroupManagerAutoHealingPolicy(KRMModel):
-    health_check: Annotated[
-        str | None,
+    health_check_ref: Annotated[
+        ComputeHealthCheckRef | None,
         Field(
-            alias="healthCheck",
-            description="The URL for the health check that signals autohealing.",
+            alias="healthCheckRef",
+            description="A reference to a ComputeHealthCheck (API field `healthCheck`).",
         ),
     ] = None
     initial_delay_sec: Annotated[
@@ -1519,11 +1523,11 @@ class InstanceGroupManagerUpdatePolicyObservedState(KRMModel):
 
 
 class InstanceGroupManagerVersion(KRMModel):
-    instance_template: Annotated[
-        str | None,
+    instance_template_ref: Annotated[
+        ComputeInstanceTemplateRef | None,
         Field(
-            alias="instanceTemplate",
-            description="The URL of the instance template that is specified for this managed instance group.",
+            alias="instanceTemplateRef",
+            description="A reference to a ComputeInstanceTemplate (API field `instanceTemplate`).",
         ),
     ] = None
     name: Annotated[str | None, Field(description="Name of the version.")] = None

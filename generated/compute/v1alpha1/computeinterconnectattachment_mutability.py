@@ -67,7 +67,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("edgeAvailabilityDomain", ENUM, (INPUT_ONLY,), True, False),
         ("encryption", ENUM, (), True, True),
         ("interconnectRef", OBJECT, (), True, True, {"api_path": "interconnect"}),
-        ("ipsecInternalAddresses", ARRAY_OF_STRING, (), True, True),
+        ("ipsecInternalAddresses", ARRAY_OF_OBJECT, (), True, True),
         ("l2Forwarding", OBJECT, (), True, True),
         ("l2Forwarding.applianceMappings", MAP_OF_OBJECT, (OPTIONAL,), True, True),
         ("l2Forwarding.applianceMappings.*.applianceIpAddress", STRING, (OPTIONAL,), True, True),

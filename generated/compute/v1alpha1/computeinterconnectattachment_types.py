@@ -19,6 +19,7 @@ from kccgen.generated.compute.v1alpha1.compute_v1_api import (
     InterconnectAttachmentState,
     InterconnectAttachmentType,
 )
+from kccgen.generated.compute.v1alpha1.computeaddress_reference import ComputeAddressRef
 from kccgen.generated.compute.v1alpha1.computeinterconnect_reference import ComputeInterconnectRef
 from kccgen.generated.compute.v1alpha1.computerouter_reference import ComputeRouterRef
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
@@ -249,10 +250,10 @@ class ComputeInterconnectAttachmentSpec(KRMModel):
         ),
     ] = None
     ipsec_internal_addresses: Annotated[
-        list[str] | None,
+        list[ComputeAddressRef] | None,
         Field(
             alias="ipsecInternalAddresses",
-            description="A list of URLs of addresses that have been reserved for the VLAN attachment.",
+            description="References to ComputeAddresss (API field `ipsecInternalAddresses`).",
         ),
     ] = None
     l2_forwarding: Annotated[

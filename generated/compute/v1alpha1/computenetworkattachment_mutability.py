@@ -40,8 +40,8 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     spec=(
         ("connectionPreference", ENUM, (), True, True),
         ("description", STRING, (), True, True),
-        ("producerAcceptLists", ARRAY_OF_STRING, (), True, True),
-        ("producerRejectLists", ARRAY_OF_STRING, (), True, True),
+        ("producerAcceptLists", ARRAY_OF_OBJECT, (), True, True),
+        ("producerRejectLists", ARRAY_OF_OBJECT, (), True, True),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("region", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),

@@ -95,17 +95,17 @@ class ComputeNetworkAttachmentSpec(KRMModel):
         str | None, Field(description="An optional description of this resource.")
     ] = None
     producer_accept_lists: Annotated[
-        list[str] | None,
+        list[ProjectRef] | None,
         Field(
             alias="producerAcceptLists",
-            description="Projects or service class ids that are allowed to connect to this network attachment.",
+            description="References to Projects (API field `producerAcceptLists`).",
         ),
     ] = None
     producer_reject_lists: Annotated[
-        list[str] | None,
+        list[ProjectRef] | None,
         Field(
             alias="producerRejectLists",
-            description="Projects or service class ids that are not allowed to connect to this network attachment.",
+            description="References to Projects (API field `producerRejectLists`).",
         ),
     ] = None
     project_ref: Annotated[

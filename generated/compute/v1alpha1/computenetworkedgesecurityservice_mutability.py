@@ -40,7 +40,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("region", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
-        ("securityPolicy", STRING, (), True, True),
+        ("securityPolicyRef", OBJECT, (), True, True, {"api_path": "securityPolicy"}),
     ),
     observed=(
         ("creationTimestamp", STRING, (OUTPUT_ONLY, OUTPUT_ONLY_2, OUTPUT_ONLY_5), False, True),

@@ -9,6 +9,9 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.compute.v1alpha1 import compute_v1_api
+from kccgen.generated.compute.v1alpha1.computesecuritypolicy_reference import (
+    ComputeSecurityPolicyRef,
+)
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -86,11 +89,11 @@ class ComputeNetworkEdgeSecurityServiceSpec(KRMModel):
             description="Immutable. Optional. The ComputeNetworkEdgeSecurityService ID used for creation and acquisition.",
         ),
     ] = None
-    security_policy: Annotated[
-        str | None,
+    security_policy_ref: Annotated[
+        ComputeSecurityPolicyRef | None,
         Field(
-            alias="securityPolicy",
-            description="The resource URL for the network edge security service associated with this network edge security service.",
+            alias="securityPolicyRef",
+            description="A reference to a ComputeSecurityPolicy (API field `securityPolicy`).",
         ),
     ] = None
 

@@ -13,6 +13,12 @@ from kccgen.generated.compute.v1alpha1.compute_v1_api import (
     PacketMirroringEnable,
     PacketMirroringFilterDirection,
 )
+from kccgen.generated.compute.v1alpha1.computeforwardingrule_reference import (
+    ComputeForwardingRuleRef,
+)
+from kccgen.generated.compute.v1alpha1.computeinstance_reference import ComputeInstanceRef
+from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
+from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -157,10 +163,10 @@ class PacketMirroringFilter(KRMModel):
 
 
 class PacketMirroringForwardingRuleInfo(KRMModel):
-    url: Annotated[
-        str | None,
+    url_ref: Annotated[
+        ComputeForwardingRuleRef | None,
         Field(
-            description="Resource URL to the forwarding rule representing the ILB configured as destination of the mirrored traffic."
+            alias="urlRef", description="A reference to a ComputeForwardingRule (API field `url`)."
         ),
     ] = None
 
@@ -190,9 +196,9 @@ class PacketMirroringMirroredResourceInfo(KRMModel):
 
 
 class PacketMirroringMirroredResourceInfoInstanceInfo(KRMModel):
-    url: Annotated[
-        str | None,
-        Field(description="Resource URL to the virtual machine instance which is being mirrored."),
+    url_ref: Annotated[
+        ComputeInstanceRef | None,
+        Field(alias="urlRef", description="A reference to a ComputeInstance (API field `url`)."),
     ] = None
 
 
@@ -220,11 +226,9 @@ class PacketMirroringMirroredResourceInfoObservedState(KRMModel):
 
 
 class PacketMirroringMirroredResourceInfoSubnetInfo(KRMModel):
-    url: Annotated[
-        str | None,
-        Field(
-            description="Resource URL to the subnetwork for which traffic from/to all VM instances will be mirrored."
-        ),
+    url_ref: Annotated[
+        ComputeSubnetworkRef | None,
+        Field(alias="urlRef", description="A reference to a ComputeSubnetwork (API field `url`)."),
     ] = None
 
 
@@ -239,7 +243,10 @@ class PacketMirroringMirroredResourceInfoSubnetInfoObservedState(KRMModel):
 
 
 class PacketMirroringNetworkInfo(KRMModel):
-    url: Annotated[str | None, Field(description="URL of the network resource.")] = None
+    url_ref: Annotated[
+        ComputeNetworkRef | None,
+        Field(alias="urlRef", description="A reference to a ComputeNetwork (API field `url`)."),
+    ] = None
 
 
 class PacketMirroringNetworkInfoObservedState(KRMModel):

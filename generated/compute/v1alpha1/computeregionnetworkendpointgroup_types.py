@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
+from kccgen.generated.cloudfunctions.v1alpha1.cloudfunctionsfunction_reference import (
+    CloudFunctionsFunctionRef,
+)
 from kccgen.generated.compute.v1alpha1 import compute_v1_api
 from kccgen.generated.compute.v1alpha1.compute_v1_api import (
     NetworkEndpointGroupNetworkEndpointType,
@@ -16,6 +19,7 @@ from kccgen.generated.compute.v1alpha1.compute_v1_api import (
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
+from kccgen.generated.run.v1alpha1.runservice_reference import RunServiceRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -237,8 +241,12 @@ class NetworkEndpointGroupCloudFunction(KRMModel):
     region as the Serverless NEG.
     """
 
-    function: Annotated[
-        str | None, Field(description="A user-defined name of the Cloud Function.")
+    function_ref: Annotated[
+        CloudFunctionsFunctionRef | None,
+        Field(
+            alias="functionRef",
+            description="A reference to a CloudFunctionsFunction (API field `function`).",
+        ),
     ] = None
     url_mask: Annotated[
         str | None,
@@ -260,8 +268,9 @@ class NetworkEndpointGroupCloudRun(KRMModel):
     region as the Serverless NEG.
     """
 
-    service: Annotated[
-        str | None, Field(description="Cloud Run service is the main resource of Cloud Run.")
+    service_ref: Annotated[
+        RunServiceRef | None,
+        Field(alias="serviceRef", description="A reference to a RunService (API field `service`)."),
     ] = None
     tag: Annotated[
         str | None,

@@ -53,7 +53,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("networkRef", OBJECT, (REQUIRED,), False, True, {"api_path": "network"}),
         ("nextHopGateway", STRING, (), False, True),
         ("nextHopIlbRef", OBJECT, (), False, True, {"api_path": "nextHopIlb"}),
-        ("nextHopInstance", STRING, (), False, True),
+        ("nextHopInstanceRef", OBJECT, (), False, True, {"api_path": "nextHopInstance"}),
         ("nextHopIp", STRING, (), False, True),
         ("nextHopNetwork", STRING, (), False, True),
         ("nextHopVpnTunnel", STRING, (), False, True),

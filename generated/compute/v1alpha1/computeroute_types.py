@@ -19,6 +19,7 @@ from kccgen.generated.compute.v1alpha1.compute_v1_api import (
 from kccgen.generated.compute.v1alpha1.computeforwardingrule_reference import (
     ComputeForwardingRuleRef,
 )
+from kccgen.generated.compute.v1alpha1.computeinstance_reference import ComputeInstanceRef
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
@@ -161,11 +162,11 @@ class ComputeRouteSpec(KRMModel):
             description="A reference to a ComputeForwardingRule (API field `nextHopIlb`).",
         ),
     ] = None
-    next_hop_instance: Annotated[
-        str | None,
+    next_hop_instance_ref: Annotated[
+        ComputeInstanceRef | None,
         Field(
-            alias="nextHopInstance",
-            description="The URL to an instance that should handle matching packets.",
+            alias="nextHopInstanceRef",
+            description="A reference to a ComputeInstance (API field `nextHopInstance`).",
         ),
     ] = None
     next_hop_ip: Annotated[

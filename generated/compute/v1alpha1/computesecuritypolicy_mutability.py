@@ -88,7 +88,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("labels", MAP_OF_STRING, (), True, True),
         ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL_3), False, False, {"api_path": None, "identity": True}),
         ("recaptchaOptionsConfig", OBJECT, (), True, True),
-        ("recaptchaOptionsConfig.redirectSiteKey", STRING, (), True, True),
+        ("recaptchaOptionsConfig.redirectSiteKeyRef", OBJECT, (), True, True, {"api_path": "recaptchaOptionsConfig.redirectSiteKey"}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_3), False, False, {"api_path": None, "identity": True}),
         ("rules", ARRAY_OF_OBJECT, (), True, True),
         ("rules[].action", STRING, (), True, True),

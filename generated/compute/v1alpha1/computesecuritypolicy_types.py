@@ -24,6 +24,9 @@ from kccgen.generated.compute.v1alpha1.compute_v1_api import (
     SecurityPolicyType,
     SecurityPolicyUserDefinedFieldBase,
 )
+from kccgen.generated.recaptchaenterprise.v1alpha1.recaptchaenterprisekey_reference import (
+    RecaptchaEnterpriseKeyRef,
+)
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -424,11 +427,11 @@ class SecurityPolicyDdosProtectionConfig(KRMModel):
 
 
 class SecurityPolicyRecaptchaOptionsConfig(KRMModel):
-    redirect_site_key: Annotated[
-        str | None,
+    redirect_site_key_ref: Annotated[
+        RecaptchaEnterpriseKeyRef | None,
         Field(
-            alias="redirectSiteKey",
-            description="An optional field to supply a reCAPTCHA site key to be used for all the rules using the redirect action with the type of GOOGLE_RECAPTCHA under the security policy.",
+            alias="redirectSiteKeyRef",
+            description="A reference to a RecaptchaEnterpriseKey (API field `redirectSiteKey`).",
         ),
     ] = None
 

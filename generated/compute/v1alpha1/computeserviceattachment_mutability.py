@@ -46,7 +46,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("consumerAcceptLists[].endpointUrl", STRING, (), True, True),
         ("consumerAcceptLists[].networkRef", OBJECT, (), True, True, {"api_path": "consumerAcceptLists[].networkUrl"}),
         ("consumerAcceptLists[].projectIdOrNum", STRING, (), True, True),
-        ("consumerRejectLists", ARRAY_OF_STRING, (), True, True),
+        ("consumerRejectLists", ARRAY_OF_OBJECT, (), True, True),
         ("description", STRING, (), True, True),
         ("domainNames", ARRAY_OF_STRING, (), True, True),
         ("enableProxyProtocol", BOOLEAN, (), True, True),

@@ -109,10 +109,10 @@ class ComputeServiceAttachmentSpec(KRMModel):
         ),
     ] = None
     consumer_reject_lists: Annotated[
-        list[str] | None,
+        list[ProjectRef] | None,
         Field(
             alias="consumerRejectLists",
-            description="Specifies a list of projects or networks that are not allowed to connect to this service attachment.",
+            description="References to Projects (API field `consumerRejectLists`).",
         ),
     ] = None
     description: Annotated[

@@ -16,9 +16,12 @@ from kccgen.generated.compute.v1alpha1.compute_v1_api import (
     SnapshotStatus,
     SnapshotStorageBytesStatus,
 )
+from kccgen.generated.compute.v1alpha1.computedisk_reference import ComputeDiskRef
 from kccgen.generated.compute.v1alpha1.computeinstantsnapshot_reference import (
     ComputeInstantSnapshotRef,
 )
+from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
+from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -289,10 +292,6 @@ class ComputeSnapshotSpec(KRMModel):
         SnapshotSnapshotType | None,
         Field(alias="snapshotType", description="Indicates the type of the snapshot."),
     ] = None
-    source_disk: Annotated[
-        str | None,
-        Field(alias="sourceDisk", description="The source disk used to create this snapshot."),
-    ] = None
     source_disk_encryption_key: Annotated[
         CustomerEncryptionKey | None,
         Field(
@@ -305,6 +304,13 @@ class ComputeSnapshotSpec(KRMModel):
         Field(
             alias="sourceDiskForRecoveryCheckpoint",
             description="The source disk whose recovery checkpoint will be used to create this snapshot.",
+        ),
+    ] = None
+    source_disk_ref: Annotated[
+        ComputeDiskRef | None,
+        Field(
+            alias="sourceDiskRef",
+            description="A reference to a ComputeDisk (API field `sourceDisk`).",
         ),
     ] = None
     source_instant_snapshot_encryption_key: Annotated[
@@ -331,18 +337,17 @@ class ComputeSnapshotSpec(KRMModel):
 
 
 class CustomerEncryptionKey(KRMModel):
-    kms_key_name: Annotated[
-        str | None,
+    kms_key_ref: Annotated[
+        KMSCryptoKeyRef | None,
         Field(
-            alias="kmsKeyName",
-            description="The name of the encryption key that is stored in Google Cloud KMS.",
+            alias="kmsKeyRef", description="A reference to a KMSCryptoKey (API field `kmsKeyName`)."
         ),
     ] = None
-    kms_key_service_account: Annotated[
-        str | None,
+    kms_key_service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
         Field(
-            alias="kmsKeyServiceAccount",
-            description="The service account being used for the encryption request for the given KMS key.",
+            alias="kmsKeyServiceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `kmsKeyServiceAccount`).",
         ),
     ] = None
     raw_key: Annotated[

@@ -16,7 +16,11 @@ from kccgen.generated.compute.v1alpha1.compute_v1_api import (
     TargetHttpsProxyQuicOverride,
     TargetHttpsProxyTlsEarlyData,
 )
+from kccgen.generated.compute.v1alpha1.computesslpolicy_reference import ComputeSSLPolicyRef
 from kccgen.generated.compute.v1alpha1.computeurlmap_reference import ComputeURLMapRef
+from kccgen.generated.networksecurity.v1alpha1.networksecurityservertlspolicy_reference import (
+    NetworkSecurityServerTLSPolicyRef,
+)
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -158,11 +162,11 @@ class ComputeTargetHTTPSProxySpec(KRMModel):
             description="Immutable. Optional. The ComputeTargetHTTPSProxy ID used for creation and acquisition.",
         ),
     ] = None
-    server_tls_policy: Annotated[
-        str | None,
+    server_tls_policy_ref: Annotated[
+        NetworkSecurityServerTLSPolicyRef | None,
         Field(
-            alias="serverTlsPolicy",
-            description="Optional. A URL referring to a networksecurity.ServerTlsPolicy resource that describes how the proxy should authenticate inbound traffic.",
+            alias="serverTlsPolicyRef",
+            description="A reference to a NetworkSecurityServerTLSPolicy (API field `serverTlsPolicy`).",
         ),
     ] = None
     ssl_certificates: Annotated[
@@ -172,11 +176,11 @@ class ComputeTargetHTTPSProxySpec(KRMModel):
             description="URLs to SslCertificate resources that are used to authenticate connections between users and the load balancer.",
         ),
     ] = None
-    ssl_policy: Annotated[
-        str | None,
+    ssl_policy_ref: Annotated[
+        ComputeSSLPolicyRef | None,
         Field(
-            alias="sslPolicy",
-            description="URL of SslPolicy resource that will be associated with the TargetHttpsProxy resource.",
+            alias="sslPolicyRef",
+            description="A reference to a ComputeSSLPolicy (API field `sslPolicy`).",
         ),
     ] = None
     tls_early_data: Annotated[

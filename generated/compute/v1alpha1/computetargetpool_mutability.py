@@ -39,7 +39,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("description", STRING, (), False, True),
         ("failoverRatio", NUMBER_FLOAT, (), False, True),
         ("healthChecks", ARRAY_OF_STRING, (), False, True),
-        ("instanceRefs", ARRAY_OF_OBJECT, (), False, True, {"api_path": "instances"}),
+        ("instances", ARRAY_OF_OBJECT, (), False, True),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("region", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),

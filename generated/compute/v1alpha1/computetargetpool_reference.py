@@ -41,7 +41,7 @@ REFERENCES: tuple[RefField, ...] = (
         parent=True,
     ),
     RefField(
-        path="instanceRefs",
+        path="instances",
         target="ComputeInstance",
         api_path="instances",
         many=True,

@@ -89,12 +89,9 @@ class ComputeTargetPoolSpec(KRMModel):
         list[str] | None,
         Field(alias="healthChecks", description="The URL of the HttpHealthCheck resource."),
     ] = None
-    instance_refs: Annotated[
+    instances: Annotated[
         list[ComputeInstanceRef] | None,
-        Field(
-            alias="instanceRefs",
-            description="References to ComputeInstances (API field `instances`).",
-        ),
+        Field(description="References to ComputeInstances (API field `instances`)."),
     ] = None
     project_ref: Annotated[
         ProjectRef | None,

@@ -19,7 +19,7 @@ OPTIONAL = Fact(behaviour=Behaviour.OPTIONAL, source="identity")
 OUTPUT_ONLY = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'Output only.'")
 OUTPUT_ONLY_2 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'[Output Only]'")
 OUTPUT_ONLY_3 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="readOnly")
-ARRAY_OF_STRING = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.STRING))
+ARRAY_OF_OBJECT = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.OBJECT))
 ENUM = FieldType(kind=TypeKind.ENUM)
 OBJECT = FieldType(kind=TypeKind.OBJECT)
 STRING = FieldType(kind=TypeKind.STRING)
@@ -32,14 +32,14 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     identity="projects/{project}/global/targetSslProxies/{targetSslProxy}",
     fixed="no update method for compute.v1 targetSslProxies",
     spec=(
+        ("backendServiceRef", OBJECT, (), False, True, {"api_path": "service"}),
         ("certificateMapRef", OBJECT, (), False, True, {"api_path": "certificateMap"}),
         ("description", STRING, (), False, True),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("proxyHeader", ENUM, (), False, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
-        ("service", STRING, (), False, True),
-        ("sslCertificates", ARRAY_OF_STRING, (), False, True),
-        ("sslPolicy", STRING, (), False, True),
+        ("sslCertificates", ARRAY_OF_OBJECT, (), False, True),
+        ("sslPolicyRef", OBJECT, (), False, True, {"api_path": "sslPolicy"}),
     ),
     observed=(
         ("creationTimestamp", STRING, (OUTPUT_ONLY, OUTPUT_ONLY_2, OUTPUT_ONLY_3), False, True),

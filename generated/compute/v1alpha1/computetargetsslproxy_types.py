@@ -13,6 +13,13 @@ from kccgen.generated.certificatemanager.v1alpha1.certificatemanagercertificatem
 )
 from kccgen.generated.compute.v1alpha1 import compute_v1_api
 from kccgen.generated.compute.v1alpha1.compute_v1_api import TargetSslProxyProxyHeader
+from kccgen.generated.compute.v1alpha1.computebackendservice_reference import (
+    ComputeBackendServiceRef,
+)
+from kccgen.generated.compute.v1alpha1.computesslcertificate_reference import (
+    ComputeSSLCertificateRef,
+)
+from kccgen.generated.compute.v1alpha1.computesslpolicy_reference import ComputeSSLPolicyRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -60,6 +67,13 @@ class ComputeTargetSSLProxySpec(KRMModel):
     Load Balancer overview.
     """
 
+    backend_service_ref: Annotated[
+        ComputeBackendServiceRef | None,
+        Field(
+            alias="backendServiceRef",
+            description="A reference to a ComputeBackendService (API field `service`).",
+        ),
+    ] = None
     certificate_map_ref: Annotated[
         CertificateManagerCertificateMapRef | None,
         Field(
@@ -91,19 +105,18 @@ class ComputeTargetSSLProxySpec(KRMModel):
             description="Immutable. Optional. The ComputeTargetSSLProxy ID used for creation and acquisition.",
         ),
     ] = None
-    service: Annotated[str | None, Field(description="URL to the BackendService resource.")] = None
     ssl_certificates: Annotated[
-        list[str] | None,
+        list[ComputeSSLCertificateRef] | None,
         Field(
             alias="sslCertificates",
-            description="URLs to SslCertificate resources that are used to authenticate connections to Backends.",
+            description="References to ComputeSSLCertificates (API field `sslCertificates`).",
         ),
     ] = None
-    ssl_policy: Annotated[
-        str | None,
+    ssl_policy_ref: Annotated[
+        ComputeSSLPolicyRef | None,
         Field(
-            alias="sslPolicy",
-            description="URL of SslPolicy resource that will be associated with the TargetSslProxy resource.",
+            alias="sslPolicyRef",
+            description="A reference to a ComputeSSLPolicy (API field `sslPolicy`).",
         ),
     ] = None
 

@@ -10,6 +10,9 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.compute.v1alpha1 import compute_v1_api
 from kccgen.generated.compute.v1alpha1.compute_v1_api import VpnTunnelStatus
+from kccgen.generated.compute.v1alpha1.computeexternalvpngateway_reference import (
+    ComputeExternalVPNGatewayRef,
+)
 from kccgen.generated.compute.v1alpha1.computerouter_reference import ComputeRouterRef
 from kccgen.generated.compute.v1alpha1.computetargetvpngateway_reference import (
     ComputeTargetVPNGatewayRef,
@@ -114,18 +117,18 @@ class ComputeVPNTunnelSpec(KRMModel):
             description="Input only. [Input Only] Additional params passed with the request, but not persisted as part of resource payload."
         ),
     ] = None
-    peer_external_gateway: Annotated[
-        str | None,
-        Field(
-            alias="peerExternalGateway",
-            description="URL of the peer side external VPN gateway to which this VPN tunnel is connected.",
-        ),
-    ] = None
     peer_external_gateway_interface: Annotated[
         int | None,
         Field(
             alias="peerExternalGatewayInterface",
             description="The interface ID of the external VPN gateway to which this VPN tunnel is connected.",
+        ),
+    ] = None
+    peer_external_gateway_ref: Annotated[
+        ComputeExternalVPNGatewayRef | None,
+        Field(
+            alias="peerExternalGatewayRef",
+            description="A reference to a ComputeExternalVPNGateway (API field `peerExternalGateway`).",
         ),
     ] = None
     peer_gcp_gateway: Annotated[

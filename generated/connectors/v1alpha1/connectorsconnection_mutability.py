@@ -334,7 +334,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("nodeConfig.minNodeCount", INTEGER_INT32, (OPTIONAL,), True, True),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
-        ("serviceAccount", STRING, (OPTIONAL,), True, True),
+        ("serviceAccountRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "serviceAccount"}),
         ("sslConfig", OBJECT, (OPTIONAL,), True, True),
         ("sslConfig.additionalVariables", ARRAY_OF_OBJECT, (OPTIONAL,), True, True),
         ("sslConfig.additionalVariables[].boolValue", BOOLEAN, (OPTIONAL,), True, True),

@@ -34,6 +34,7 @@ from kccgen.generated.connectors.v1alpha1.connectors_v1_api import (
 from kccgen.generated.external.secretmanagersecretversion_reference import (
     SecretManagerSecretVersionRef,
 )
+from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
@@ -480,11 +481,11 @@ class ConnectorsConnectionSpec(KRMModel):
             description="Immutable. Optional. The ConnectorsConnection ID used for creation and acquisition.",
         ),
     ] = None
-    service_account: Annotated[
-        str | None,
+    service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
         Field(
-            alias="serviceAccount",
-            description="Optional. Service account needed for runtime plane to access Google Cloud resources.",
+            alias="serviceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `serviceAccount`).",
         ),
     ] = None
     ssl_config: Annotated[

@@ -113,7 +113,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("package.version.name", STRING, (), True, True),
         ("package.version.revision", STRING, (), True, True),
         ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),
-        ("relatedNoteNames", ARRAY_OF_STRING, (), True, True),
+        ("relatedNoteNames", ARRAY_OF_OBJECT, (), True, True),
         ("relatedUrl", ARRAY_OF_OBJECT, (), True, True),
         ("relatedUrl[].label", STRING, (), True, True),
         ("relatedUrl[].url", STRING, (), True, True),

@@ -47,6 +47,9 @@ from kccgen.generated.containeranalysis.v1alpha1.containeranalysis_v1_api import
     VulnerabilityNoteCvssVersion,
     VulnerabilityNoteSeverity,
 )
+from kccgen.generated.containeranalysis.v1alpha1.containeranalysisnote_reference import (
+    ContainerAnalysisNoteRef,
+)
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -428,8 +431,11 @@ class ContainerAnalysisNoteSpec(KRMModel):
         ),
     ] = None
     related_note_names: Annotated[
-        list[str] | None,
-        Field(alias="relatedNoteNames", description="Other notes related to this note."),
+        list[ContainerAnalysisNoteRef] | None,
+        Field(
+            alias="relatedNoteNames",
+            description="References to ContainerAnalysisNotes (API field `relatedNoteNames`).",
+        ),
     ] = None
     related_url: Annotated[
         list[RelatedUrl] | None,

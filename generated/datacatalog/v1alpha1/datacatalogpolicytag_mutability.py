@@ -32,7 +32,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     spec=(
         ("description", STRING, (), True, True),
         ("displayName", STRING, (REQUIRED,), True, True),
-        ("parentPolicyTag", STRING, (), True, True),
+        ("parentPolicyTagRef", OBJECT, (), True, True, {"api_path": "parentPolicyTag"}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("taxonomyRef", OBJECT, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
     ),

@@ -9,6 +9,9 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.datacatalog.v1alpha1 import datacatalog_v1_api
+from kccgen.generated.datacatalog.v1alpha1.datacatalogpolicytag_reference import (
+    DataCatalogPolicyTagRef,
+)
 from kccgen.generated.datacatalog.v1alpha1.datacatalogtaxonomy_reference import (
     DataCatalogTaxonomyRef,
 )
@@ -42,11 +45,11 @@ class DataCatalogPolicyTagSpec(KRMModel):
         str,
         Field(alias="displayName", description="Required. User-defined name of this policy tag."),
     ]
-    parent_policy_tag: Annotated[
-        str | None,
+    parent_policy_tag_ref: Annotated[
+        DataCatalogPolicyTagRef | None,
         Field(
-            alias="parentPolicyTag",
-            description="Resource name of this policy tag's parent policy tag.",
+            alias="parentPolicyTagRef",
+            description="A reference to a DataCatalogPolicyTag (API field `parentPolicyTag`).",
         ),
     ] = None
     resource_id: Annotated[

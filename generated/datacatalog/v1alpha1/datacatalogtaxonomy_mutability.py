@@ -37,8 +37,8 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("activatedPolicyTypes", ARRAY_OF_ENUM, (OPTIONAL,), True, True),
         ("description", STRING, (OPTIONAL,), True, True),
         ("displayName", STRING, (REQUIRED,), True, True),
-        ("location", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
+        ("region", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(

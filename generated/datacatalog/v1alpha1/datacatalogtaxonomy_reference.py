@@ -26,7 +26,7 @@ IDENTITY = IdentityTemplate(
     extra_forms=(),
     spec_fields=(
         ("project", "projectRef", "Project"),
-        ("location", "location", ""),
+        ("location", "region", ""),
         ("taxonomy", "resourceID", ""),
     ),
     id_generation="user",

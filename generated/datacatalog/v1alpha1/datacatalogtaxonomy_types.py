@@ -63,9 +63,6 @@ class DataCatalogTaxonomySpec(KRMModel):
     display_name: Annotated[
         str, Field(alias="displayName", description="Required. User-defined name of this taxonomy.")
     ]
-    location: Annotated[
-        str, Field(description="Immutable. The location of the DataCatalogTaxonomy.")
-    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(
@@ -73,6 +70,7 @@ class DataCatalogTaxonomySpec(KRMModel):
             description="Immutable. The Project that this DataCatalogTaxonomy belongs to.",
         ),
     ] = None
+    region: Annotated[str, Field(description="Immutable. The location of the DataCatalogTaxonomy.")]
     resource_id: Annotated[
         str | None,
         Field(

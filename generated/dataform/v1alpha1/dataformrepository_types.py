@@ -16,6 +16,7 @@ from kccgen.generated.developerconnect.v1alpha1.devconnectgitrepositorylink_refe
 from kccgen.generated.external.secretmanagersecretversion_reference import (
     SecretManagerSecretVersionRef,
 )
+from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
@@ -120,9 +121,6 @@ class DataformRepositorySpec(KRMModel):
     labels: Annotated[
         dict[str, str] | None, Field(description="Optional. Repository user labels.")
     ] = None
-    location: Annotated[
-        str, Field(description="Immutable. The location of the DataformRepository.")
-    ]
     npmrc_environment_variables_secret_version_ref: Annotated[
         SecretManagerSecretVersionRef | None,
         Field(
@@ -137,6 +135,7 @@ class DataformRepositorySpec(KRMModel):
             description="Immutable. The Project that this DataformRepository belongs to.",
         ),
     ] = None
+    region: Annotated[str, Field(description="Immutable. The location of the DataformRepository.")]
     resource_id: Annotated[
         str | None,
         Field(
@@ -144,11 +143,11 @@ class DataformRepositorySpec(KRMModel):
             description="Immutable. Optional. The DataformRepository ID used for creation and acquisition.",
         ),
     ] = None
-    service_account: Annotated[
-        str | None,
+    service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
         Field(
-            alias="serviceAccount",
-            description="Optional. The service account to run workflow invocations under.",
+            alias="serviceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `serviceAccount`).",
         ),
     ] = None
     set_authenticated_user_admin: Annotated[

@@ -42,7 +42,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("cryptoKeyConfig", OBJECT, (OPTIONAL,), True, True),
         ("cryptoKeyConfig.keyRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "cryptoKeyConfig.keyReference"}),
         ("dataplexDataLineageIntegrationEnabled", BOOLEAN, (OPTIONAL,), True, True),
-        ("dataprocServiceAccount", STRING, (OPTIONAL,), True, True),
+        ("dataprocServiceAccountRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "dataprocServiceAccount"}),
         ("description", STRING, (OPTIONAL,), True, True),
         ("displayName", STRING, (OPTIONAL,), True, True),
         ("enableRbac", BOOLEAN, (OPTIONAL,), True, True),

@@ -23,6 +23,7 @@ from kccgen.generated.datafusion.v1alpha1.datafusion_v1_api import (
     NetworkConfigConnectionType,
     VersionType,
 )
+from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
@@ -202,11 +203,11 @@ class DataFusionInstanceSpec(KRMModel):
             description="Optional. Option to enable the Dataplex Lineage Integration feature.",
         ),
     ] = None
-    dataproc_service_account: Annotated[
-        str | None,
+    dataproc_service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
         Field(
-            alias="dataprocServiceAccount",
-            description="Optional. User-managed service account to set on Dataproc when Cloud Data Fusion creates Dataproc to run data processing pipelines.",
+            alias="dataprocServiceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `dataprocServiceAccount`).",
         ),
     ] = None
     description: Annotated[

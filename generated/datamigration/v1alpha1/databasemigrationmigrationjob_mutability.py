@@ -42,7 +42,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="datamigration.projects.locations.migrationJobs.patch (PATCH) with updateMask={api_path}",
     identity="projects/{project}/locations/{location}/migrationJobs/{migrationJob}",
     spec=(
-        ("cmekKeyRef", OBJECT, (), True, True, {"api_path": "cmekKeyName"}),
+        ("cmekKeyNameRef", OBJECT, (), True, True, {"api_path": "cmekKeyName"}),
         ("conversionWorkspace", OBJECT, (), True, True),
         ("conversionWorkspace.commitId", STRING, (), True, True),
         ("conversionWorkspace.name", STRING, (), True, True),
@@ -142,7 +142,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("staticIpConnectivity", OBJECT, (), True, True),
         ("type", ENUM, (REQUIRED,), True, True),
         ("vpcPeeringConnectivity", OBJECT, (), True, True),
-        ("vpcPeeringConnectivity.vpc", STRING, (), True, True),
+        ("vpcPeeringConnectivity.vpcRef", OBJECT, (), True, True, {"api_path": "vpcPeeringConnectivity.vpc"}),
     ),
     observed=(
         ("createTime", STRING_GOOGLE_DATETIME, (OUTPUT_ONLY, OUTPUT_ONLY_2), False, True),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, RootModel
+from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.datamigration.v1alpha1 import datamigration_v1_api
 from kccgen.generated.datamigration.v1alpha1.datamigration_v1_api import (
     DatabaseTypeEngine,
@@ -120,10 +121,10 @@ class DatabaseMigrationMigrationJobSpec(KRMModel):
     Represents a Database Migration Service migration job object.
     """
 
-    cmek_key_ref: Annotated[
+    cmek_key_name_ref: Annotated[
         KMSCryptoKeyRef | None,
         Field(
-            alias="cmekKeyRef",
+            alias="cmekKeyNameRef",
             description="A reference to a KMSCryptoKey (API field `cmekKeyName`).",
         ),
     ] = None
@@ -821,11 +822,9 @@ class VpcPeeringConnectivity(KRMModel):
     The details of the VPC where the source database is located in Google Cloud. We will use this information to set up the VPC peering connection between Cloud SQL and this VPC.
     """
 
-    vpc: Annotated[
-        str | None,
-        Field(
-            description="The name of the VPC network to peer with the Cloud SQL private network."
-        ),
+    vpc_ref: Annotated[
+        ComputeNetworkRef | None,
+        Field(alias="vpcRef", description="A reference to a ComputeNetwork (API field `vpc`)."),
     ] = None
 
 

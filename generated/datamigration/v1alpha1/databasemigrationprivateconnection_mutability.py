@@ -60,7 +60,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("skipValidation", BOOLEAN, (IMMUTABLE, INPUT_ONLY, OPTIONAL), False, False),
         ("vpcPeeringConfig", OBJECT, (), False, True),
         ("vpcPeeringConfig.subnet", STRING, (REQUIRED,), False, True),
-        ("vpcPeeringConfig.vpcName", STRING, (REQUIRED,), False, True),
+        ("vpcPeeringConfig.vpcNameRef", OBJECT, (REQUIRED,), False, True, {"api_path": "vpcPeeringConfig.vpcName"}),
     ),
     observed=(
         ("createTime", STRING_GOOGLE_DATETIME, (OUTPUT_ONLY, OUTPUT_ONLY_2), False, True),

@@ -11,6 +11,7 @@ from pydantic import Field
 from kccgen.generated.compute.v1alpha1.computenetworkattachment_reference import (
     ComputeNetworkAttachmentRef,
 )
+from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.datamigration.v1alpha1 import datamigration_v1_api
 from kccgen.generated.datamigration.v1alpha1.datamigration_v1_api import PrivateConnectionState
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
@@ -178,11 +179,10 @@ class VpcPeeringConfig(KRMModel):
     """
 
     subnet: Annotated[str, Field(description="Required. A free subnet for peering.")]
-    vpc_name: Annotated[
-        str,
+    vpc_name_ref: Annotated[
+        ComputeNetworkRef,
         Field(
-            alias="vpcName",
-            description="Required. Fully qualified name of the VPC that Database Migration Service will peer to.",
+            alias="vpcNameRef", description="A reference to a ComputeNetwork (API field `vpcName`)."
         ),
     ]
 

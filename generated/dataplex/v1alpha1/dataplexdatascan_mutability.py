@@ -59,7 +59,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("data.resource", STRING, (IMMUTABLE,), False, True),
         ("dataDiscoverySpec", OBJECT, (), True, True),
         ("dataDiscoverySpec.bigqueryPublishingConfig", OBJECT, (OPTIONAL,), True, True),
-        ("dataDiscoverySpec.bigqueryPublishingConfig.connection", STRING, (OPTIONAL,), True, True),
+        ("dataDiscoverySpec.bigqueryPublishingConfig.connectionRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "dataDiscoverySpec.bigqueryPublishingConfig.connection"}),
         ("dataDiscoverySpec.bigqueryPublishingConfig.location", STRING, (OPTIONAL,), True, True),
         ("dataDiscoverySpec.bigqueryPublishingConfig.projectRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "dataDiscoverySpec.bigqueryPublishingConfig.project"}),
         ("dataDiscoverySpec.bigqueryPublishingConfig.tableType", ENUM, (OPTIONAL,), True, True),

@@ -9,6 +9,9 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.bigquery.v1alpha1.bigquerytable_reference import BigQueryTableRef
+from kccgen.generated.bigqueryconnection.v1alpha1.bigqueryconnectionconnection_reference import (
+    BigQueryConnectionConnectionRef,
+)
 from kccgen.generated.dataplex.v1alpha1 import dataplex_v1_api
 from kccgen.generated.dataplex.v1alpha1.dataplex_v1_api import (
     GoogleCloudDataplexV1DataDiscoverySpecBigQueryPublishingConfigTableType,
@@ -265,9 +268,12 @@ class GoogleCloudDataplexV1DataDiscoverySpecBigQueryPublishingConfig(KRMModel):
     Describes BigQuery publishing configurations.
     """
 
-    connection: Annotated[
-        str | None,
-        Field(description="Optional. The BigQuery connection used to create BigLake tables."),
+    connection_ref: Annotated[
+        BigQueryConnectionConnectionRef | None,
+        Field(
+            alias="connectionRef",
+            description="A reference to a BigQueryConnectionConnection (API field `connection`).",
+        ),
     ] = None
     location: Annotated[
         str | None,

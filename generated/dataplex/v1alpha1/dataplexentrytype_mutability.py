@@ -51,7 +51,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("platform", STRING, (OPTIONAL,), True, True),
         ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("requiredAspects", ARRAY_OF_OBJECT, (), True, True),
-        ("requiredAspects[].type", STRING, (), True, True),
+        ("requiredAspects[].typeRef", OBJECT, (), True, True, {"api_path": "requiredAspects[].type"}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("system", STRING, (OPTIONAL,), True, True),
         ("typeAliases", ARRAY_OF_STRING, (OPTIONAL,), True, True),

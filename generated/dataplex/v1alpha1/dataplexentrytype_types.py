@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.dataplex.v1alpha1 import dataplex_v1_api
+from kccgen.generated.dataplex.v1alpha1.dataplexaspecttype_reference import DataplexAspectTypeRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -103,9 +104,12 @@ class DataplexEntryTypeSpec(KRMModel):
 
 
 class GoogleCloudDataplexV1EntryTypeAspectInfo(KRMModel):
-    type: Annotated[str | None, Field(description="Required aspect type for the entry type.")] = (
-        None
-    )
+    type_ref: Annotated[
+        DataplexAspectTypeRef | None,
+        Field(
+            alias="typeRef", description="A reference to a DataplexAspectType (API field `type`)."
+        ),
+    ] = None
 
 
 class GoogleCloudDataplexV1EntryTypeAuthorization(KRMModel):

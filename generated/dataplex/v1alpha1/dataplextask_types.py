@@ -17,7 +17,9 @@ from kccgen.generated.dataplex.v1alpha1.dataplex_v1_api import (
     GoogleCloudDataplexV1TaskTriggerSpecType,
 )
 from kccgen.generated.dataplex.v1alpha1.dataplexlake_reference import DataplexLakeRef
+from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -206,14 +208,15 @@ class GoogleCloudDataplexV1TaskExecutionSpec(KRMModel):
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
     ] = None
-    project: Annotated[
-        str | None, Field(description="Optional. The project in which jobs are run.")
+    project_ref: Annotated[
+        ProjectRef | None,
+        Field(alias="projectRef", description="A reference to a Project (API field `project`)."),
     ] = None
-    service_account: Annotated[
-        str,
+    service_account_ref: Annotated[
+        IAMServiceAccountRef,
         Field(
-            alias="serviceAccount",
-            description="Required. Service account to use to execute a task.",
+            alias="serviceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `serviceAccount`).",
         ),
     ]
 

@@ -39,6 +39,7 @@ from kccgen.generated.dataproc.v1alpha1.dataproccluster_reference import Datapro
 from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
+from kccgen.generated.storage.v1beta1.storagebucket_reference import StorageBucketRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -283,11 +284,11 @@ class ClusterConfig(KRMModel):
             description="Optional. The config settings for cluster software.",
         ),
     ] = None
-    temp_bucket: Annotated[
-        str | None,
+    temp_bucket_ref: Annotated[
+        StorageBucketRef | None,
         Field(
-            alias="tempBucket",
-            description="Optional. A Cloud Storage bucket used to store ephemeral cluster and jobs data, such as Spark and MapReduce history files.",
+            alias="tempBucketRef",
+            description="A reference to a StorageBucket (API field `tempBucket`).",
         ),
     ] = None
     worker_config: Annotated[
@@ -464,13 +465,6 @@ class DataprocClusterSpec(KRMModel):
         dict[str, str] | None,
         Field(description="Optional. The labels to associate with this cluster."),
     ] = None
-    project_id: Annotated[
-        str,
-        Field(
-            alias="projectId",
-            description="Required. The Google Cloud Platform project ID that the cluster belongs to.",
-        ),
-    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(
@@ -564,11 +558,11 @@ class EncryptionConfig(KRMModel):
     Encryption settings for the cluster.
     """
 
-    gce_pd_kms_key_name: Annotated[
-        str | None,
+    gce_pd_kms_key_ref: Annotated[
+        KMSCryptoKeyRef | None,
         Field(
-            alias="gcePdKmsKeyName",
-            description="Optional. The Cloud KMS key resource name to use for persistent disk encryption for all instances in the cluster.",
+            alias="gcePdKmsKeyRef",
+            description="A reference to a KMSCryptoKey (API field `gcePdKmsKeyName`).",
         ),
     ] = None
     kms_key: Annotated[
@@ -704,11 +698,11 @@ class GceClusterConfig(KRMModel):
             description="Optional. Resource manager tags (https://cloud.google.com/resource-manager/docs/tags/tags-creating-and-managing) to add to all instances (see Use secure tags (https://cloud.google.com/dataproc/docs/guides/use-secure-tags)).",
         ),
     ] = None
-    service_account: Annotated[
-        str | None,
+    service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
         Field(
-            alias="serviceAccount",
-            description="Optional. The VM service account (https://cloud.google.com/dataproc/docs/concepts/configuring-clusters/service-accounts#service_accounts_in_dataproc) (also see VM Data Plane identity (https://cloud.google.com/dataproc/docs/concepts/iam/dataproc-principals#vm_service_account_data_plane_identity)) used by cluster VM instances to access Google Cloud Platform services.If not specified, the Compute Engine default service account (https://cloud.google.com/compute/docs/access/service-accounts#default_service_account) is used.",
+            alias="serviceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `serviceAccount`).",
         ),
     ] = None
     service_account_scopes: Annotated[
@@ -1239,11 +1233,10 @@ class KerberosConfig(KRMModel):
             description="Optional. The Cloud Storage URI of the keystore file used for SSL encryption.",
         ),
     ] = None
-    kms_key_uri: Annotated[
-        str | None,
+    kms_key_ref: Annotated[
+        KMSCryptoKeyRef | None,
         Field(
-            alias="kmsKeyUri",
-            description="Optional. The URI of the KMS key used to encrypt sensitive files.",
+            alias="kmsKeyRef", description="A reference to a KMSCryptoKey (API field `kmsKeyUri`)."
         ),
     ] = None
     realm: Annotated[
@@ -1749,11 +1742,11 @@ class VirtualClusterConfig(KRMModel):
             description="Required. The configuration for running the cluster on Kubernetes.",
         ),
     ]
-    staging_bucket: Annotated[
-        str | None,
+    staging_bucket_ref: Annotated[
+        StorageBucketRef | None,
         Field(
-            alias="stagingBucket",
-            description="Optional. A Cloud Storage bucket used to stage job dependencies, config files, and job driver console output.",
+            alias="stagingBucketRef",
+            description="A reference to a StorageBucket (API field `stagingBucket`).",
         ),
     ] = None
 

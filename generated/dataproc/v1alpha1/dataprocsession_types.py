@@ -21,7 +21,10 @@ from kccgen.generated.dataproc.v1alpha1.dataproccluster_reference import Datapro
 from kccgen.generated.dataproc.v1alpha1.dataprocsessiontemplate_reference import (
     DataprocSessionTemplateRef,
 )
+from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
+from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
+from kccgen.generated.storage.v1beta1.storagebucket_reference import StorageBucketRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -221,9 +224,9 @@ class ExecutionConfig(KRMModel):
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
     ] = None
-    kms_key: Annotated[
-        str | None,
-        Field(alias="kmsKey", description="Optional. The Cloud KMS key to use for encryption."),
+    kms_key_ref: Annotated[
+        KMSCryptoKeyRef | None,
+        Field(alias="kmsKeyRef", description="A reference to a KMSCryptoKey (API field `kmsKey`)."),
     ] = None
     network_tags: Annotated[
         list[str] | None,
@@ -240,18 +243,18 @@ class ExecutionConfig(KRMModel):
             description="Optional. Associates Resource Manager tags with the workload nodes.",
         ),
     ] = None
-    service_account: Annotated[
-        str | None,
+    service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
         Field(
-            alias="serviceAccount",
-            description="Optional. Service account that used to execute workload.",
+            alias="serviceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `serviceAccount`).",
         ),
     ] = None
-    staging_bucket: Annotated[
-        str | None,
+    staging_bucket_ref: Annotated[
+        StorageBucketRef | None,
         Field(
-            alias="stagingBucket",
-            description="Optional. A Cloud Storage bucket used to stage workload dependencies, config files, and store workload output and other ephemeral data, such as Spark history files.",
+            alias="stagingBucketRef",
+            description="A reference to a StorageBucket (API field `stagingBucket`).",
         ),
     ] = None
     subnetwork_uri: Annotated[

@@ -37,6 +37,7 @@ from kccgen.generated.dataproc.v1alpha1.dataproccluster_reference import Datapro
 from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
+from kccgen.generated.storage.v1beta1.storagebucket_reference import StorageBucketRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -260,11 +261,11 @@ class ClusterConfig(KRMModel):
             description="Optional. The config settings for cluster software.",
         ),
     ] = None
-    temp_bucket: Annotated[
-        str | None,
+    temp_bucket_ref: Annotated[
+        StorageBucketRef | None,
         Field(
-            alias="tempBucket",
-            description="Optional. A Cloud Storage bucket used to store ephemeral cluster and jobs data, such as Spark and MapReduce history files.",
+            alias="tempBucketRef",
+            description="A reference to a StorageBucket (API field `tempBucket`).",
         ),
     ] = None
     worker_config: Annotated[
@@ -520,11 +521,11 @@ class EncryptionConfig(KRMModel):
     Encryption settings for the cluster.
     """
 
-    gce_pd_kms_key_name: Annotated[
-        str | None,
+    gce_pd_kms_key_ref: Annotated[
+        KMSCryptoKeyRef | None,
         Field(
-            alias="gcePdKmsKeyName",
-            description="Optional. The Cloud KMS key resource name to use for persistent disk encryption for all instances in the cluster.",
+            alias="gcePdKmsKeyRef",
+            description="A reference to a KMSCryptoKey (API field `gcePdKmsKeyName`).",
         ),
     ] = None
     kms_key: Annotated[
@@ -706,11 +707,11 @@ class GceClusterConfig(KRMModel):
             description="Optional. Resource manager tags (https://cloud.google.com/resource-manager/docs/tags/tags-creating-and-managing) to add to all instances (see Use secure tags (https://cloud.google.com/dataproc/docs/guides/use-secure-tags)).",
         ),
     ] = None
-    service_account: Annotated[
-        str | None,
+    service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
         Field(
-            alias="serviceAccount",
-            description="Optional. The VM service account (https://cloud.google.com/dataproc/docs/concepts/configuring-clusters/service-accounts#service_accounts_in_dataproc) (also see VM Data Plane identity (https://cloud.google.com/dataproc/docs/concepts/iam/dataproc-principals#vm_service_account_data_plane_identity)) used by cluster VM instances to access Google Cloud Platform services.If not specified, the Compute Engine default service account (https://cloud.google.com/compute/docs/access/service-accounts#default_service_account) is used.",
+            alias="serviceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `serviceAccount`).",
         ),
     ] = None
     service_account_scopes: Annotated[
@@ -1373,11 +1374,10 @@ class KerberosConfig(KRMModel):
             description="Optional. The Cloud Storage URI of the keystore file used for SSL encryption.",
         ),
     ] = None
-    kms_key_uri: Annotated[
-        str | None,
+    kms_key_ref: Annotated[
+        KMSCryptoKeyRef | None,
         Field(
-            alias="kmsKeyUri",
-            description="Optional. The URI of the KMS key used to encrypt sensitive files.",
+            alias="kmsKeyRef", description="A reference to a KMSCryptoKey (API field `kmsKeyUri`)."
         ),
     ] = None
     realm: Annotated[

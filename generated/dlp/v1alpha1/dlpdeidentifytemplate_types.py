@@ -19,6 +19,7 @@ from kccgen.generated.dlp.v1alpha1.dlp_v2_api import (
     GooglePrivacyDlpV2ValueDayOfWeekValue,
 )
 from kccgen.generated.external.organization_reference import OrganizationRef
+from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -547,11 +548,11 @@ class GooglePrivacyDlpV2KmsWrappedCryptoKey(KRMModel):
     Include to use an existing data crypto key wrapped by KMS. The wrapped key must be a 128-, 192-, or 256-bit key. Authorization requires the following IAM permissions when sending a request to perform a crypto transformation using a KMS-wrapped crypto key: dlp.kms.encrypt For more information, see [Creating a wrapped key] (https://docs.cloud.google.com/sensitive-data-protection/docs/create-wrapped-key). Note: When you use Cloud KMS for cryptographic operations, [charges apply](https://cloud.google.com/kms/pricing).
     """
 
-    crypto_key_name: Annotated[
-        str,
+    crypto_key_ref: Annotated[
+        KMSCryptoKeyRef,
         Field(
-            alias="cryptoKeyName",
-            description="Required. The resource name of the KMS CryptoKey to use for unwrapping.",
+            alias="cryptoKeyRef",
+            description="A reference to a KMSCryptoKey (API field `cryptoKeyName`).",
         ),
     ]
     wrapped_key: Annotated[

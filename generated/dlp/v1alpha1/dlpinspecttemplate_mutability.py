@@ -87,7 +87,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("inspectConfig.customInfoTypes[].sensitivityScore.score", ENUM, (), True, True),
         ("inspectConfig.customInfoTypes[].storedType", OBJECT, (), True, True),
         ("inspectConfig.customInfoTypes[].storedType.createTime", STRING_GOOGLE_DATETIME, (), True, True),
-        ("inspectConfig.customInfoTypes[].storedType.name", STRING, (), True, True),
+        ("inspectConfig.customInfoTypes[].storedType.nameRef", OBJECT, (), True, True, {"api_path": "inspectConfig.customInfoTypes[].storedType.name"}),
         ("inspectConfig.customInfoTypes[].surrogateType", OBJECT, (), True, True),
         ("inspectConfig.excludeInfoTypes", BOOLEAN, (), True, True),
         ("inspectConfig.includeQuote", BOOLEAN, (), True, True),

@@ -22,6 +22,7 @@ from kccgen.generated.dlp.v1alpha1.dlp_v2_api import (
     GooglePrivacyDlpV2LikelihoodAdjustmentFixedLikelihood,
     GooglePrivacyDlpV2SensitivityScoreScore,
 )
+from kccgen.generated.dlp.v1alpha1.dlpstoredinfotype_reference import DLPStoredInfoTypeRef
 from kccgen.generated.external.organization_reference import OrganizationRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
@@ -766,10 +767,10 @@ class GooglePrivacyDlpV2StoredType(KRMModel):
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
-    name: Annotated[
-        str | None,
+    name_ref: Annotated[
+        DLPStoredInfoTypeRef | None,
         Field(
-            description="Resource name of the requested `StoredInfoType`, for example `organizations/433245324/storedInfoTypes/432452342` or `projects/project-id/storedInfoTypes/432452342`."
+            alias="nameRef", description="A reference to a DLPStoredInfoType (API field `name`)."
         ),
     ] = None
 

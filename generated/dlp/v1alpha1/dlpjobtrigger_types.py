@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, RootModel
+from kccgen.generated.bigquery.v1alpha1.bigquerydataset_reference import BigQueryDatasetRef
+from kccgen.generated.bigquery.v1alpha1.bigquerytable_reference import BigQueryTableRef
 from kccgen.generated.dlp.v1alpha1 import dlp_v2_api
 from kccgen.generated.dlp.v1alpha1.dlp_v2_api import (
     GooglePrivacyDlpV2AdjustByImageFindingsMinLikelihood,
@@ -31,9 +33,11 @@ from kccgen.generated.dlp.v1alpha1.dlp_v2_api import (
 )
 from kccgen.generated.dlp.v1alpha1.dlpdeidentifytemplate_reference import DLPDeidentifyTemplateRef
 from kccgen.generated.dlp.v1alpha1.dlpinspecttemplate_reference import DLPInspectTemplateRef
+from kccgen.generated.dlp.v1alpha1.dlpstoredinfotype_reference import DLPStoredInfoTypeRef
 from kccgen.generated.external.organization_reference import OrganizationRef
 from kccgen.generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
+from kccgen.generated.storage.v1beta1.storagebucket_reference import StorageBucketRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -298,17 +302,23 @@ class GooglePrivacyDlpV2BigQueryTable(KRMModel):
     Message defining the location of a BigQuery table. A table is uniquely identified by its project_id, dataset_id, and table_name. Within a query a table is often referenced with a string in the format of: `:.` or `..`.
     """
 
-    dataset_id: Annotated[
-        str | None, Field(alias="datasetId", description="Dataset ID of the table.")
-    ] = None
-    project_id: Annotated[
-        str | None,
+    dataset_ref: Annotated[
+        BigQueryDatasetRef | None,
         Field(
-            alias="projectId",
-            description="The Google Cloud project ID of the project containing the table.",
+            alias="datasetRef",
+            description="A reference to a BigQueryDataset (API field `datasetId`).",
         ),
     ] = None
-    table_id: Annotated[str | None, Field(alias="tableId", description="Name of the table.")] = None
+    project_ref: Annotated[
+        ProjectRef | None,
+        Field(alias="projectRef", description="A reference to a Project (API field `projectId`)."),
+    ] = None
+    table_ref: Annotated[
+        BigQueryTableRef | None,
+        Field(
+            alias="tableRef", description="A reference to a BigQueryTable (API field `tableId`)."
+        ),
+    ] = None
 
 
 class GooglePrivacyDlpV2CloudStorageOptions(KRMModel):
@@ -364,8 +374,12 @@ class GooglePrivacyDlpV2CloudStorageRegexFileSet(KRMModel):
     Message representing a set of files in a Cloud Storage bucket. Regular expressions are used to allow fine-grained control over which files in the bucket to include. Included files are those that match at least one item in `include_regex` and do not match any items in `exclude_regex`. Note that a file that matches items from both lists will _not_ be included. For a match to occur, the entire file path (i.e., everything in the url after the bucket name) must match the regular expression. For example, given the input `{bucket_name: "mybucket", include_regex: ["directory1/.*"], exclude_regex: ["directory1/excluded.*"]}`: * `gs://mybucket/directory1/myfile` will be included * `gs://mybucket/directory1/directory2/myfile` will be included (`.*` matches across `/`) * `gs://mybucket/directory0/directory1/myfile` will _not_ be included (the full path doesn't match any items in `include_regex`) * `gs://mybucket/directory1/excludedfile` will _not_ be included (the path matches an item in `exclude_regex`) If `include_regex` is left empty, it will match all files by default (this is equivalent to setting `include_regex: [".*"]`). Some other common use cases: * `{bucket_name: "mybucket", exclude_regex: [".*\\.pdf"]}` will include all files in `mybucket` except for .pdf files * `{bucket_name: "mybucket", include_regex: ["directory/[^/]+"]}` will include all files directly under `gs://mybucket/directory/`, without matching across `/`
     """
 
-    bucket_name: Annotated[
-        str, Field(alias="bucketName", description="The name of a Cloud Storage bucket.")
+    bucket_ref: Annotated[
+        StorageBucketRef,
+        Field(
+            alias="bucketRef",
+            description="A reference to a StorageBucket (API field `bucketName`).",
+        ),
     ]
     exclude_regex: Annotated[
         list[str] | None,
@@ -1090,9 +1104,9 @@ class GooglePrivacyDlpV2PartitionId(KRMModel):
             description="If not empty, the ID of the namespace to which the entities belong.",
         ),
     ] = None
-    project_id: Annotated[
-        str | None,
-        Field(alias="projectId", description="The ID of the project to which the entities belong."),
+    project_ref: Annotated[
+        ProjectRef | None,
+        Field(alias="projectRef", description="A reference to a Project (API field `projectId`)."),
     ] = None
 
 
@@ -1254,10 +1268,10 @@ class GooglePrivacyDlpV2StoredType(KRMModel):
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
-    name: Annotated[
-        str | None,
+    name_ref: Annotated[
+        DLPStoredInfoTypeRef | None,
         Field(
-            description="Resource name of the requested `StoredInfoType`, for example `organizations/433245324/storedInfoTypes/432452342` or `projects/project-id/storedInfoTypes/432452342`."
+            alias="nameRef", description="A reference to a DLPStoredInfoType (API field `name`)."
         ),
     ] = None
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
+from kccgen.generated.bigquery.v1alpha1.bigquerydataset_reference import BigQueryDatasetRef
+from kccgen.generated.bigquery.v1alpha1.bigquerytable_reference import BigQueryTableRef
 from kccgen.generated.dlp.v1alpha1 import dlp_v2_api
 from kccgen.generated.external.organization_reference import OrganizationRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
@@ -96,17 +98,23 @@ class GooglePrivacyDlpV2BigQueryTable(KRMModel):
     Message defining the location of a BigQuery table. A table is uniquely identified by its project_id, dataset_id, and table_name. Within a query a table is often referenced with a string in the format of: `:.` or `..`.
     """
 
-    dataset_id: Annotated[
-        str | None, Field(alias="datasetId", description="Dataset ID of the table.")
-    ] = None
-    project_id: Annotated[
-        str | None,
+    dataset_ref: Annotated[
+        BigQueryDatasetRef | None,
         Field(
-            alias="projectId",
-            description="The Google Cloud project ID of the project containing the table.",
+            alias="datasetRef",
+            description="A reference to a BigQueryDataset (API field `datasetId`).",
         ),
     ] = None
-    table_id: Annotated[str | None, Field(alias="tableId", description="Name of the table.")] = None
+    project_ref: Annotated[
+        ProjectRef | None,
+        Field(alias="projectRef", description="A reference to a Project (API field `projectId`)."),
+    ] = None
+    table_ref: Annotated[
+        BigQueryTableRef | None,
+        Field(
+            alias="tableRef", description="A reference to a BigQueryTable (API field `tableId`)."
+        ),
+    ] = None
 
 
 class GooglePrivacyDlpV2CloudStorageFileSet(KRMModel):

@@ -38,7 +38,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("activeSchemaVersionRef", OBJECT, (OPTIONAL,), False, True, {"api_path": "activeSchemaVersion"}),
         ("defaultProcessorVersion", STRING, (), False, True),
         ("displayName", STRING, (), False, True),
-        ("kmsKeyName", STRING, (), False, True),
+        ("kmsKeyRef", OBJECT, (), False, True, {"api_path": "kmsKeyName"}),
         ("location", STRING, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),

@@ -15,6 +15,7 @@ from kccgen.generated.documentai.v1alpha1.documentai_v1_api import (
 from kccgen.generated.documentai.v1alpha1.documentaischemaversion_reference import (
     DocumentAISchemaVersionRef,
 )
+from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -82,11 +83,10 @@ class DocumentAIProcessorSpec(KRMModel):
     display_name: Annotated[
         str | None, Field(alias="displayName", description="The display name of the processor.")
     ] = None
-    kms_key_name: Annotated[
-        str | None,
+    kms_key_ref: Annotated[
+        KMSCryptoKeyRef | None,
         Field(
-            alias="kmsKeyName",
-            description="The [KMS key](https://cloud.google.com/security-key-management) used for encryption and decryption in CMEK scenarios.",
+            alias="kmsKeyRef", description="A reference to a KMSCryptoKey (API field `kmsKeyName`)."
         ),
     ] = None
     location: Annotated[

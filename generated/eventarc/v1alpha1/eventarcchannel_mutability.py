@@ -37,7 +37,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("labels", MAP_OF_STRING, (OPTIONAL,), True, True),
         ("location", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
-        ("provider", STRING, (), True, True),
+        ("providerRef", OBJECT, (), True, True, {"api_path": "provider"}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(

@@ -10,6 +10,7 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.eventarc.v1alpha1 import eventarc_v1_api
 from kccgen.generated.eventarc.v1alpha1.eventarc_v1_api import ChannelState
+from kccgen.generated.eventarc.v1alpha1.eventarcchannel_reference import EventarcChannelRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
@@ -90,10 +91,11 @@ class EventarcChannelSpec(KRMModel):
             description="Immutable. The Project that this EventarcChannel belongs to.",
         ),
     ] = None
-    provider: Annotated[
-        str | None,
+    provider_ref: Annotated[
+        EventarcChannelRef | None,
         Field(
-            description="The name of the event provider (e.g. Eventarc SaaS partner) associated with the channel."
+            alias="providerRef",
+            description="A reference to a EventarcChannel (API field `provider`).",
         ),
     ] = None
     resource_id: Annotated[

@@ -35,7 +35,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     fixed="no update method for eventarc.v1 projects.locations.channelConnections",
     spec=(
         ("activationToken", STRING, (INPUT_ONLY,), False, False),
-        ("channel", STRING, (REQUIRED,), False, True),
+        ("channelRef", OBJECT, (REQUIRED,), False, True, {"api_path": "channel"}),
         ("labels", MAP_OF_STRING, (OPTIONAL,), False, True),
         ("location", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.eventarc.v1alpha1 import eventarc_v1_api
+from kccgen.generated.eventarc.v1alpha1.eventarcchannel_reference import EventarcChannelRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -51,8 +52,12 @@ class EventarcChannelConnectionSpec(KRMModel):
         str | None,
         Field(alias="activationToken", description="Input only. Activation token for the channel."),
     ] = None
-    channel: Annotated[
-        str, Field(description="Required. The name of the connected subscriber Channel.")
+    channel_ref: Annotated[
+        EventarcChannelRef,
+        Field(
+            alias="channelRef",
+            description="A reference to a EventarcChannel (API field `channel`).",
+        ),
     ]
     labels: Annotated[dict[str, str] | None, Field(description="Optional. Resource labels.")] = None
     location: Annotated[

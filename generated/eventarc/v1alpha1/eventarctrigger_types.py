@@ -8,12 +8,17 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
+from kccgen.generated.cloudfunctions.v1alpha1.cloudfunctionsfunction_reference import (
+    CloudFunctionsFunctionRef,
+)
 from kccgen.generated.compute.v1alpha1.computenetworkattachment_reference import (
     ComputeNetworkAttachmentRef,
 )
 from kccgen.generated.eventarc.v1alpha1 import eventarc_v1_api
 from kccgen.generated.eventarc.v1alpha1.eventarc_v1_api import StateConditionCode
 from kccgen.generated.eventarc.v1alpha1.eventarcchannel_reference import EventarcChannelRef
+from kccgen.generated.external.containercluster_reference import ContainerClusterRef
+from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
 from kccgen.generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.workflows.v1alpha1.workflowsworkflow_reference import WorkflowsWorkflowRef
@@ -47,8 +52,12 @@ class Destination(KRMModel):
     Represents a target of an invocation over HTTP.
     """
 
-    cloud_function: Annotated[
-        str | None, Field(alias="cloudFunction", description="The Cloud Function resource name.")
+    cloud_function_ref: Annotated[
+        CloudFunctionsFunctionRef | None,
+        Field(
+            alias="cloudFunctionRef",
+            description="A reference to a CloudFunctionsFunction (API field `cloudFunction`).",
+        ),
     ] = None
     cloud_run: Annotated[
         CloudRun | None,
@@ -199,11 +208,11 @@ class EventarcTriggerSpec(KRMModel):
         RetryPolicy | None,
         Field(alias="retryPolicy", description="Optional. The retry policy to use in the Trigger."),
     ] = None
-    service_account: Annotated[
-        str | None,
+    service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
         Field(
-            alias="serviceAccount",
-            description="Optional. The IAM service account email associated with the trigger.",
+            alias="serviceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `serviceAccount`).",
         ),
     ] = None
     transport: Annotated[
@@ -219,8 +228,12 @@ class GKE(KRMModel):
     Represents a GKE destination.
     """
 
-    cluster: Annotated[
-        str, Field(description="Required. The name of the cluster the GKE service is running in.")
+    cluster_ref: Annotated[
+        ContainerClusterRef,
+        Field(
+            alias="clusterRef",
+            description="A reference to a ContainerCluster (API field `cluster`).",
+        ),
     ]
     location: Annotated[
         str,

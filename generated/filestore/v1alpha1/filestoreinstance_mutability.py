@@ -74,7 +74,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("networks", ARRAY_OF_OBJECT, (), True, True),
         ("networks[].connectMode", ENUM, (), True, True),
         ("networks[].modes", ARRAY_OF_ENUM, (), True, True),
-        ("networks[].network", STRING, (), True, True),
+        ("networks[].networkRef", OBJECT, (), True, True, {"api_path": "networks[].network"}),
         ("networks[].pscConfig", OBJECT, (OPTIONAL_2,), True, True),
         ("networks[].pscConfig.endpointProject", STRING, (OPTIONAL_2,), True, True),
         ("networks[].pscConfig.requestedIpAddress", STRING, (IMMUTABLE_2, OPTIONAL_2, OPTIONAL_3), False, True),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
+from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.filestore.v1alpha1 import file_v1_api
 from kccgen.generated.filestore.v1alpha1.file_v1_api import (
     InstanceProtocol,
@@ -311,10 +312,10 @@ class NetworkConfig(KRMModel):
             description="Internet protocol versions for which the instance has IP addresses assigned."
         ),
     ] = None
-    network: Annotated[
-        str | None,
+    network_ref: Annotated[
+        ComputeNetworkRef | None,
         Field(
-            description="The name of the Google Compute Engine [VPC network](https://cloud.google.com/vpc/docs/vpc) to which the instance is connected."
+            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
         ),
     ] = None
     psc_config: Annotated[

@@ -47,7 +47,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("endpoint.edgeCluster", OBJECT, (OPTIONAL,), True, True),
         ("endpoint.edgeCluster.resourceLink", STRING, (IMMUTABLE,), False, True),
         ("endpoint.gkeCluster", OBJECT, (OPTIONAL,), True, True),
-        ("endpoint.gkeCluster.resourceLink", STRING, (IMMUTABLE,), False, True),
+        ("endpoint.gkeCluster.resourceRef", OBJECT, (IMMUTABLE,), False, True, {"api_path": "endpoint.gkeCluster.resourceLink"}),
         ("endpoint.kubernetesResource", OBJECT, (OPTIONAL,), True, True),
         ("endpoint.kubernetesResource.membershipCrManifest", STRING, (INPUT_ONLY,), True, False),
         ("endpoint.kubernetesResource.resourceOptions", OBJECT, (OPTIONAL,), True, True),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
+from kccgen.generated.external.containercluster_reference import ContainerClusterRef
 from kccgen.generated.gkehub.v1alpha1 import gkehub_v1_api
 from kccgen.generated.gkehub.v1alpha1.gkehub_v1_api import (
     MembershipClusterTier,
@@ -224,11 +225,11 @@ class GkeCluster(KRMModel):
     GkeCluster contains information specific to GKE clusters.
     """
 
-    resource_link: Annotated[
-        str | None,
+    resource_ref: Annotated[
+        ContainerClusterRef | None,
         Field(
-            alias="resourceLink",
-            description="Immutable. Self-link of the Google Cloud resource for the GKE cluster.",
+            alias="resourceRef",
+            description="A reference to a ContainerCluster (API field `resourceLink`).",
         ),
     ] = None
 

@@ -11,6 +11,7 @@ from pydantic import Field, RootModel
 from kccgen.generated.compute.v1alpha1.computereservation_reference import ComputeReservationRef
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
+from kccgen.generated.filestore.v1alpha1.filestoreinstance_reference import FilestoreInstanceRef
 from kccgen.generated.hypercomputecluster.v1alpha1 import hypercomputecluster_v1_api
 from kccgen.generated.hypercomputecluster.v1alpha1.hypercomputecluster_v1_api import (
     GcsAutoclassConfigTerminalStorageClass,
@@ -20,6 +21,7 @@ from kccgen.generated.hypercomputecluster.v1alpha1.hypercomputecluster_v1_api im
     NewSpotInstancesConfigTerminationAction,
 )
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
+from kccgen.generated.storage.v1beta1.storagebucket_reference import StorageBucketRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -144,8 +146,11 @@ class ExistingBucketConfig(KRMModel):
     When set in a StorageResourceConfig, indicates that an existing [Google Cloud Storage](https://cloud.google.com/storage) bucket should be imported.
     """
 
-    bucket: Annotated[
-        str, Field(description="Required. Immutable. Name of the Cloud Storage bucket to import.")
+    bucket_ref: Annotated[
+        StorageBucketRef,
+        Field(
+            alias="bucketRef", description="A reference to a StorageBucket (API field `bucket`)."
+        ),
     ]
 
 
@@ -154,10 +159,11 @@ class ExistingFilestoreConfig(KRMModel):
     When set in a StorageResourceConfig, indicates that an existing [Filestore](https://cloud.google.com/filestore) instance should be imported.
     """
 
-    filestore: Annotated[
-        str,
+    filestore_ref: Annotated[
+        FilestoreInstanceRef,
         Field(
-            description="Required. Immutable. Name of the Filestore instance to import, in the format `projects/{project}/locations/{location}/instances/{instance}`"
+            alias="filestoreRef",
+            description="A reference to a FilestoreInstance (API field `filestore`).",
         ),
     ]
 
@@ -452,8 +458,11 @@ class NewBucketConfig(KRMModel):
             description="Optional. Immutable. If set, indicates that the bucket should use [Autoclass](https://cloud.google.com/storage/docs/autoclass)."
         ),
     ] = None
-    bucket: Annotated[
-        str, Field(description="Required. Immutable. Name of the Cloud Storage bucket to create.")
+    bucket_ref: Annotated[
+        StorageBucketRef,
+        Field(
+            alias="bucketRef", description="A reference to a StorageBucket (API field `bucket`)."
+        ),
     ]
     hierarchical_namespace: Annotated[
         GcsHierarchicalNamespaceConfig | None,
@@ -486,10 +495,11 @@ class NewFilestoreConfig(KRMModel):
             description="Required. Immutable. File system shares on the instance.",
         ),
     ]
-    filestore: Annotated[
-        str,
+    filestore_ref: Annotated[
+        FilestoreInstanceRef,
         Field(
-            description="Required. Immutable. Name of the Filestore instance to create, in the format `projects/{project}/locations/{location}/instances/{instance}`."
+            alias="filestoreRef",
+            description="A reference to a FilestoreInstance (API field `filestore`).",
         ),
     ]
     protocol: Annotated[

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
+from kccgen.generated.cloudfunctions.v1alpha1.cloudfunctionsfunction_reference import (
+    CloudFunctionsFunctionRef,
+)
 from kccgen.generated.identityplatform.v1alpha1 import identitytoolkit_v2_api
 from kccgen.generated.identityplatform.v1alpha1.identitytoolkit_v2_api import (
     GoogleCloudIdentitytoolkitAdminV2ConfigSubtype,
@@ -30,6 +33,7 @@ from kccgen.generated.identityplatform.v1alpha1.identitytoolkit_v2_api import (
 from kccgen.generated.recaptchaenterprise.v1alpha1.recaptchaenterprisekey_reference import (
     RecaptchaEnterpriseKeyRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.folder_reference import FolderRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -384,11 +388,11 @@ class GoogleCloudIdentitytoolkitAdminV2MultiTenantConfig(KRMModel):
         bool | None,
         Field(alias="allowTenants", description="Whether this project can have tenants or not."),
     ] = None
-    default_tenant_location: Annotated[
-        str | None,
+    default_tenant_location_ref: Annotated[
+        FolderRef | None,
         Field(
-            alias="defaultTenantLocation",
-            description="The default cloud parent org or folder that the tenant project should be created under.",
+            alias="defaultTenantLocationRef",
+            description="A reference to a Folder (API field `defaultTenantLocation`).",
         ),
     ] = None
 
@@ -939,9 +943,12 @@ class GoogleCloudIdentitytoolkitAdminV2Trigger(KRMModel):
     Synchronous Cloud Function with HTTP Trigger
     """
 
-    function_uri: Annotated[
-        str | None,
-        Field(alias="functionUri", description="HTTP URI trigger for the Cloud Function."),
+    function_uri_ref: Annotated[
+        CloudFunctionsFunctionRef | None,
+        Field(
+            alias="functionUriRef",
+            description="A reference to a CloudFunctionsFunction (API field `functionUri`).",
+        ),
     ] = None
     update_time: Annotated[
         str | None,

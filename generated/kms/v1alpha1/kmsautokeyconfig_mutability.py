@@ -33,7 +33,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     identity="folders/{folder}/autokeyConfig",
     spec=(
         ("folder", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
-        ("keyProjectRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "keyProject"}),
+        ("keyProject", OBJECT, (OPTIONAL,), True, True),
         ("keyProjectResolutionMode", ENUM, (OPTIONAL,), True, True),
     ),
     observed=(

@@ -31,7 +31,7 @@ IDENTITY = IdentityTemplate(
 #: Reference fields of KMSAutokeyConfig objects (path under spec -> target Kind).
 REFERENCES: tuple[RefField, ...] = (
     RefField(
-        path="keyProjectRef",
+        path="keyProject",
         target="Project",
         api_path="keyProject",
     ),

@@ -43,11 +43,9 @@ class KMSAutokeyConfigSpec(KRMModel):
     """
 
     folder: Annotated[str, Field(description="Immutable. The folder of the KMSAutokeyConfig.")]
-    key_project_ref: Annotated[
+    key_project: Annotated[
         ProjectRef | None,
-        Field(
-            alias="keyProjectRef", description="A reference to a Project (API field `keyProject`)."
-        ),
+        Field(alias="keyProject", description="A reference to a Project (API field `keyProject`)."),
     ] = None
     key_project_resolution_mode: Annotated[
         AutokeyConfigKeyProjectResolutionMode | None,

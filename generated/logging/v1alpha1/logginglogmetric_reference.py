@@ -37,7 +37,7 @@ REFERENCES: tuple[RefField, ...] = (
         parent=True,
     ),
     RefField(
-        path="bucketRef",
+        path="loggingLogBucketRef",
         target="LoggingLogBucket",
         api_path="bucketName",
     ),

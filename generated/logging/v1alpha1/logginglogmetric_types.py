@@ -136,13 +136,6 @@ class LoggingLogMetricSpec(KRMModel):
             description="Optional. The bucket_options are required when the logs-based metric is using a DISTRIBUTION value type and it describes the bucket boundaries used to create a histogram of the extracted values.",
         ),
     ] = None
-    bucket_ref: Annotated[
-        LoggingLogBucketRef | None,
-        Field(
-            alias="bucketRef",
-            description="A reference to a LoggingLogBucket (API field `bucketName`).",
-        ),
-    ] = None
     description: Annotated[
         str | None,
         Field(
@@ -166,6 +159,13 @@ class LoggingLogMetricSpec(KRMModel):
         Field(
             alias="labelExtractors",
             description="Optional. A map from a label key string to an extractor expression which is used to extract data from a log entry field and assign as the label value.",
+        ),
+    ] = None
+    logging_log_bucket_ref: Annotated[
+        LoggingLogBucketRef | None,
+        Field(
+            alias="loggingLogBucketRef",
+            description="A reference to a LoggingLogBucket (API field `bucketName`).",
         ),
     ] = None
     metric_descriptor: Annotated[

@@ -9,6 +9,9 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
+from kccgen.generated.external.secretmanagersecretversion_reference import (
+    SecretManagerSecretVersionRef,
+)
 from kccgen.generated.managedkafka.v1alpha1 import managedkafka_v1_api
 from kccgen.generated.managedkafka.v1alpha1.managedkafka_v1_api import ConnectClusterState
 from kccgen.generated.managedkafka.v1alpha1.managedkafkacluster_reference import (
@@ -69,8 +72,11 @@ class ConnectGcpConfig(KRMModel):
         ),
     ]
     secret_paths: Annotated[
-        list[str] | None,
-        Field(alias="secretPaths", description="Optional. Secrets to load into workers."),
+        list[SecretManagerSecretVersionRef] | None,
+        Field(
+            alias="secretPaths",
+            description="References to SecretManagerSecretVersions (API field `secretPaths`).",
+        ),
     ] = None
 
 
@@ -79,11 +85,11 @@ class ConnectNetworkConfig(KRMModel):
     The configuration of a Virtual Private Cloud (VPC) network that can access the Kafka Connect cluster.
     """
 
-    additional_subnets: Annotated[
-        list[str] | None,
+    additional_subnet_refs: Annotated[
+        list[ComputeSubnetworkRef] | None,
         Field(
-            alias="additionalSubnets",
-            description="Optional. Deprecated: Managed Kafka Connect clusters can now reach any endpoint accessible from the primary subnet without the need to define additional subnets.",
+            alias="additionalSubnetRefs",
+            description="References to ComputeSubnetworks (API field `additionalSubnets`).",
         ),
     ] = None
     dns_domain_names: Annotated[

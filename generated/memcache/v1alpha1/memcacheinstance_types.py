@@ -218,7 +218,6 @@ class MemcacheInstanceSpec(KRMModel):
         dict[str, str] | None,
         Field(description="Resource labels to represent user-provided metadata."),
     ] = None
-    location: Annotated[str, Field(description="Immutable. The location of the MemcacheInstance.")]
     maintenance_policy: Annotated[
         GoogleCloudMemcacheV1MaintenancePolicy | None,
         Field(alias="maintenancePolicy", description="The maintenance policy for the instance."),
@@ -257,6 +256,7 @@ class MemcacheInstanceSpec(KRMModel):
             description="Immutable. The Project that this MemcacheInstance belongs to.",
         ),
     ] = None
+    region: Annotated[str, Field(description="Immutable. The location of the MemcacheInstance.")]
     reserved_ip_range_id: Annotated[
         list[str] | None,
         Field(

@@ -539,11 +539,11 @@ class IncidentList(KRMModel):
             description="Optional. The monitored resource for which incidents are listed.",
         ),
     ] = None
-    policy_names: Annotated[
-        list[str] | None,
+    policy_refs: Annotated[
+        list[MonitoringAlertPolicyRef] | None,
         Field(
-            alias="policyNames",
-            description="Optional. A list of alert policy names to filter the incident list by.",
+            alias="policyRefs",
+            description="References to MonitoringAlertPolicys (API field `policyNames`).",
         ),
     ] = None
 

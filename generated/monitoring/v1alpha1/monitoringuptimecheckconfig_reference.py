@@ -40,6 +40,7 @@ REFERENCES: tuple[RefField, ...] = (
         path="resourceGroup.groupRef",
         target="MonitoringGroup",
         api_path="resourceGroup.groupId",
+        api_format="{group}",
     ),
 )
 

@@ -49,7 +49,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("migration", OBJECT, (OPTIONAL,), True, True),
         ("migration.sourceRef", OBJECT, (IMMUTABLE,), False, True, {"api_path": "migration.source"}),
         ("migration.targetRef", OBJECT, (IMMUTABLE,), False, True, {"api_path": "migration.target"}),
-        ("network", STRING, (IMMUTABLE,), False, True),
+        ("networkRef", OBJECT, (IMMUTABLE,), False, True, {"api_path": "network"}),
         ("overlaps", ARRAY_OF_ENUM, (OPTIONAL,), True, True),
         ("peering", ENUM, (OPTIONAL,), True, True),
         ("prefixLength", INTEGER_INT32, (OPTIONAL,), True, True),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
+from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
 from kccgen.generated.networkconnectivity.v1alpha1 import networkconnectivity_v1_api
 from kccgen.generated.networkconnectivity.v1alpha1.networkconnectivity_v1_api import (
@@ -138,10 +139,10 @@ class NetworkConnectivityInternalRangeSpec(KRMModel):
         Migration | None,
         Field(description="Optional. Must be present if usage is set to FOR_MIGRATION."),
     ] = None
-    network: Annotated[
-        str | None,
+    network_ref: Annotated[
+        ComputeNetworkRef | None,
         Field(
-            description="Immutable. The URL or resource ID of the network in which to reserve the internal range."
+            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
         ),
     ] = None
     overlaps: Annotated[

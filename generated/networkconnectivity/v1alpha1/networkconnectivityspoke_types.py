@@ -8,6 +8,11 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
+from kccgen.generated.compute.v1alpha1.computeinstance_reference import ComputeInstanceRef
+from kccgen.generated.compute.v1alpha1.computeinterconnectattachment_reference import (
+    ComputeInterconnectAttachmentRef,
+)
+from kccgen.generated.compute.v1alpha1.computevpntunnel_reference import ComputeVPNTunnelRef
 from kccgen.generated.networkconnectivity.v1alpha1 import networkconnectivity_v1_api
 from kccgen.generated.networkconnectivity.v1alpha1.networkconnectivity_v1_api import (
     GatewayCapacity,
@@ -119,7 +124,8 @@ class LinkedInterconnectAttachments(KRMModel):
         ),
     ] = None
     uris: Annotated[
-        list[str] | None, Field(description="The URIs of linked interconnect attachment resources")
+        list[ComputeInterconnectAttachmentRef] | None,
+        Field(description="References to ComputeInterconnectAttachments (API field `uris`)."),
     ] = None
 
 
@@ -401,7 +407,8 @@ class LinkedVpnTunnels(KRMModel):
         ),
     ] = None
     uris: Annotated[
-        list[str] | None, Field(description="The URIs of linked VPN tunnel resources.")
+        list[ComputeVPNTunnelRef] | None,
+        Field(description="References to ComputeVPNTunnels (API field `uris`)."),
     ] = None
 
 
@@ -635,8 +642,12 @@ class RouterApplianceInstance(KRMModel):
         str | None,
         Field(alias="ipAddress", description="The IP address on the VM to use for peering."),
     ] = None
-    virtual_machine: Annotated[
-        str | None, Field(alias="virtualMachine", description="The URI of the VM.")
+    virtual_machine_ref: Annotated[
+        ComputeInstanceRef | None,
+        Field(
+            alias="virtualMachineRef",
+            description="A reference to a ComputeInstance (API field `virtualMachine`).",
+        ),
     ] = None
 
 

@@ -11,6 +11,7 @@ from pydantic import Field, RootModel
 from kccgen.generated.compute.v1alpha1.computeforwardingrule_reference import (
     ComputeForwardingRuleRef,
 )
+from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.networkmanagement.v1alpha1 import networkmanagement_v1_api
 from kccgen.generated.networkmanagement.v1alpha1.networkmanagement_v1_api import (
     AbortInfoCause,
@@ -403,6 +404,13 @@ class Endpoint(KRMModel):
             description="A [Cloud SQL](https://cloud.google.com/sql) instance URI.",
         ),
     ] = None
+    compute_network_ref: Annotated[
+        ComputeNetworkRef | None,
+        Field(
+            alias="computeNetworkRef",
+            description="A reference to a ComputeNetwork (API field `network`).",
+        ),
+    ] = None
     datastream_private_connection: Annotated[
         str | None,
         Field(
@@ -452,7 +460,6 @@ class Endpoint(KRMModel):
             description="The IP address of the endpoint, which can be an external or internal IP.",
         ),
     ] = None
-    network: Annotated[str | None, Field(description="A VPC network URI.")] = None
     network_type: Annotated[
         EndpointNetworkType | None,
         Field(
@@ -461,9 +468,9 @@ class Endpoint(KRMModel):
         ),
     ] = None
     port: Annotated[int | None, Field(description="The IP protocol port of the endpoint.")] = None
-    project_id: Annotated[
-        str | None,
-        Field(alias="projectId", description="For source endpoints, endpoint project ID."),
+    project_ref: Annotated[
+        ProjectRef | None,
+        Field(alias="projectRef", description="A reference to a Project (API field `projectId`)."),
     ] = None
     redis_cluster: Annotated[
         str | None,
@@ -1277,10 +1284,10 @@ class NetworkManagementConnectivityTestSpec(KRMModel):
     ] = None
     protocol: Annotated[str | None, Field(description="IP Protocol of the test.")] = None
     related_projects: Annotated[
-        list[str] | None,
+        list[ProjectRef] | None,
         Field(
             alias="relatedProjects",
-            description="Other projects that may be relevant for reachability analysis.",
+            description="References to Projects (API field `relatedProjects`).",
         ),
     ] = None
     resource_id: Annotated[

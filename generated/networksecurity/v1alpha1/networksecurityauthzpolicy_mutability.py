@@ -302,7 +302,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("target", OBJECT, (REQUIRED,), True, True),
         ("target.loadBalancingScheme", ENUM, (OPTIONAL,), True, True),
-        ("target.resources", ARRAY_OF_STRING, (REQUIRED,), True, True),
+        ("target.resources", ARRAY_OF_OBJECT, (REQUIRED,), True, True),
     ),
     observed=(
         ("createTime", STRING_GOOGLE_DATETIME, (OUTPUT_ONLY, OUTPUT_ONLY_2), False, True),

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
+from kccgen.generated.compute.v1alpha1.computeforwardingrule_reference import (
+    ComputeForwardingRuleRef,
+)
 from kccgen.generated.networksecurity.v1alpha1 import networksecurity_v1_api
 from kccgen.generated.networksecurity.v1alpha1.networksecurity_v1_api import (
     AuthzPolicyAction,
@@ -335,10 +338,8 @@ class AuthzPolicyTarget(KRMModel):
         ),
     ] = None
     resources: Annotated[
-        list[str],
-        Field(
-            description="Required. A list of references to the Forwarding Rules, Secure Web Proxy Gateways, or Agent Gateways on which this policy will be applied."
-        ),
+        list[ComputeForwardingRuleRef],
+        Field(description="References to ComputeForwardingRules (API field `resources`)."),
     ]
 
 

@@ -36,7 +36,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="networksecurity.projects.locations.backendAuthenticationConfigs.patch (PATCH) with updateMask={api_path}",
     identity="projects/{project}/locations/{location}/backendAuthenticationConfigs/{backendAuthenticationConfig}",
     spec=(
-        ("clientCertificate", STRING, (OPTIONAL,), True, True),
+        ("clientCertificateRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "clientCertificate"}),
         ("description", STRING, (OPTIONAL,), True, True),
         ("labels", MAP_OF_STRING, (), True, True),
         ("location", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),

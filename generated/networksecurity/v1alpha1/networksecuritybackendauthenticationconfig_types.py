@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
+from kccgen.generated.certificatemanager.v1alpha1.certificatemanagercertificate_reference import (
+    CertificateManagerCertificateRef,
+)
 from kccgen.generated.certificatemanager.v1alpha1.certificatemanagertrustconfig_reference import (
     CertificateManagerTrustConfigRef,
 )
@@ -51,11 +54,11 @@ class NetworkSecurityBackendAuthenticationConfigSpec(KRMModel):
     BackendAuthenticationConfig message groups the TrustConfig together with other settings that control how the load balancer authenticates, and expresses its identity to, the backend: * `trustConfig` is the attached TrustConfig. * `wellKnownRoots` indicates whether the load balance should trust backend server certificates that are issued by public certificate authorities, in addition to certificates trusted by the TrustConfig. * `clientCertificate` is a client certificate that the load balancer uses to express its identity to the backend, if the connection to the backend uses mTLS. You can attach the BackendAuthenticationConfig to the load balancer's BackendService directly determining how that BackendService negotiates TLS.
     """
 
-    client_certificate: Annotated[
-        str | None,
+    client_certificate_ref: Annotated[
+        CertificateManagerCertificateRef | None,
         Field(
-            alias="clientCertificate",
-            description="Optional. A reference to a certificatemanager.googleapis.com.Certificate resource.",
+            alias="clientCertificateRef",
+            description="A reference to a CertificateManagerCertificate (API field `clientCertificate`).",
         ),
     ] = None
     description: Annotated[

@@ -38,7 +38,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("firewallEndpointRef", OBJECT, (REQUIRED,), True, True, {"api_path": "firewallEndpoint"}),
         ("labels", MAP_OF_STRING, (OPTIONAL,), True, True),
         ("location", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
-        ("network", STRING, (REQUIRED,), True, True),
+        ("networkRef", OBJECT, (REQUIRED,), True, True, {"api_path": "network"}),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("tlsInspectionPolicyRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "tlsInspectionPolicy"}),

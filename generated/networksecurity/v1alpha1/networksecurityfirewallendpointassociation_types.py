@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
+from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.networksecurity.v1alpha1 import networksecurity_v1_api
 from kccgen.generated.networksecurity.v1alpha1.networksecurity_v1_api import (
     FirewallEndpointAssociationState,
@@ -79,8 +80,11 @@ class NetworkSecurityFirewallEndpointAssociationSpec(KRMModel):
             description="Immutable. The location of the NetworkSecurityFirewallEndpointAssociation."
         ),
     ]
-    network: Annotated[
-        str, Field(description="Required. The URL of the network that is being associated.")
+    network_ref: Annotated[
+        ComputeNetworkRef,
+        Field(
+            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
+        ),
     ]
     project_ref: Annotated[
         ProjectRef | None,

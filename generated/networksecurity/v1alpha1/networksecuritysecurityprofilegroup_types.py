@@ -10,6 +10,9 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.external.organization_reference import OrganizationRef
 from kccgen.generated.networksecurity.v1alpha1 import networksecurity_v1_api
+from kccgen.generated.networksecurity.v1alpha1.networksecuritysecurityprofile_reference import (
+    NetworkSecuritySecurityProfileRef,
+)
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -55,18 +58,18 @@ class NetworkSecuritySecurityProfileGroupSpec(KRMModel):
     A resource that defines the behavior for various `ProfileType` values.
     """
 
-    custom_intercept_profile: Annotated[
-        str | None,
+    custom_intercept_profile_ref: Annotated[
+        NetworkSecuritySecurityProfileRef | None,
         Field(
-            alias="customInterceptProfile",
-            description="Optional. Reference to a `SecurityProfile` with the custom intercept configuration.",
+            alias="customInterceptProfileRef",
+            description="A reference to a NetworkSecuritySecurityProfile (API field `customInterceptProfile`).",
         ),
     ] = None
-    custom_mirroring_profile: Annotated[
-        str | None,
+    custom_mirroring_profile_ref: Annotated[
+        NetworkSecuritySecurityProfileRef | None,
         Field(
-            alias="customMirroringProfile",
-            description="Optional. Reference to a `SecurityProfile` with the custom mirroring configuration.",
+            alias="customMirroringProfileRef",
+            description="A reference to a NetworkSecuritySecurityProfile (API field `customMirroringProfile`).",
         ),
     ] = None
     description: Annotated[
@@ -100,18 +103,18 @@ class NetworkSecuritySecurityProfileGroupSpec(KRMModel):
             description="Immutable. Optional. The NetworkSecuritySecurityProfileGroup ID used for creation and acquisition.",
         ),
     ] = None
-    threat_prevention_profile: Annotated[
-        str | None,
+    threat_prevention_profile_ref: Annotated[
+        NetworkSecuritySecurityProfileRef | None,
         Field(
-            alias="threatPreventionProfile",
-            description="Optional. Reference to a `SecurityProfile` with the threat prevention configuration.",
+            alias="threatPreventionProfileRef",
+            description="A reference to a NetworkSecuritySecurityProfile (API field `threatPreventionProfile`).",
         ),
     ] = None
-    url_filtering_profile: Annotated[
-        str | None,
+    url_filtering_profile_ref: Annotated[
+        NetworkSecuritySecurityProfileRef | None,
         Field(
-            alias="urlFilteringProfile",
-            description="Optional. Reference to a `SecurityProfile` with the URL filtering configuration.",
+            alias="urlFilteringProfileRef",
+            description="A reference to a NetworkSecuritySecurityProfile (API field `urlFilteringProfile`).",
         ),
     ] = None
     wildfire_analysis_profile: Annotated[

@@ -38,6 +38,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     identity="projects/{project}/locations/{location}/authzExtensions/{authzExtension}",
     spec=(
         ("authority", STRING, (OPTIONAL,), True, True),
+        ("backendServiceRef", OBJECT, (REQUIRED,), True, True, {"api_path": "service"}),
         ("description", STRING, (OPTIONAL,), True, True),
         ("failOpen", BOOLEAN, (OPTIONAL,), True, True),
         ("forwardAttributes", ARRAY_OF_STRING, (OPTIONAL,), True, True),
@@ -48,7 +49,6 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("metadata", MAP_OF_ANY, (OPTIONAL,), True, True),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
-        ("serviceRef", OBJECT, (REQUIRED,), True, True, {"api_path": "service"}),
         ("timeout", STRING_GOOGLE_DURATION, (REQUIRED,), True, True),
         ("wireFormat", ENUM, (OPTIONAL,), True, True),
     ),

@@ -41,7 +41,7 @@ REFERENCES: tuple[RefField, ...] = (
         parent=True,
     ),
     RefField(
-        path="serviceRef",
+        path="backendServiceRef",
         target="ComputeBackendService",
         api_path="service",
     ),

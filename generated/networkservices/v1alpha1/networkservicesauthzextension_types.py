@@ -57,6 +57,13 @@ class NetworkServicesAuthzExtensionSpec(KRMModel):
             description="Optional. The `:authority` header in the gRPC request sent from Envoy to the extension service."
         ),
     ] = None
+    backend_service_ref: Annotated[
+        ComputeBackendServiceRef,
+        Field(
+            alias="backendServiceRef",
+            description="A reference to a ComputeBackendService (API field `service`).",
+        ),
+    ]
     description: Annotated[
         str | None, Field(description="Optional. A human-readable description of the resource.")
     ] = None
@@ -115,13 +122,6 @@ class NetworkServicesAuthzExtensionSpec(KRMModel):
             description="Immutable. Optional. The NetworkServicesAuthzExtension ID used for creation and acquisition.",
         ),
     ] = None
-    service_ref: Annotated[
-        ComputeBackendServiceRef,
-        Field(
-            alias="serviceRef",
-            description="A reference to a ComputeBackendService (API field `service`).",
-        ),
-    ]
     timeout: Annotated[
         str,
         Field(

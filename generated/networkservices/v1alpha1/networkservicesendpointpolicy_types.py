@@ -8,6 +8,15 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
+from kccgen.generated.networksecurity.v1alpha1.networksecurityauthorizationpolicy_reference import (
+    NetworkSecurityAuthorizationPolicyRef,
+)
+from kccgen.generated.networksecurity.v1alpha1.networksecurityclienttlspolicy_reference import (
+    NetworkSecurityClientTLSPolicyRef,
+)
+from kccgen.generated.networksecurity.v1alpha1.networksecurityservertlspolicy_reference import (
+    NetworkSecurityServerTLSPolicyRef,
+)
 from kccgen.generated.networkservices.v1alpha1 import networkservices_v1_api
 from kccgen.generated.networkservices.v1alpha1.networkservices_v1_api import (
     EndpointMatcherMetadataLabelMatcherMetadataLabelMatchCriteria,
@@ -103,18 +112,18 @@ class NetworkServicesEndpointPolicySpec(KRMModel):
     EndpointPolicy is a resource that helps apply desired configuration on the endpoints that match specific criteria. For example, this resource can be used to apply "authentication config" an all endpoints that serve on port 8080.
     """
 
-    authorization_policy: Annotated[
-        str | None,
+    authorization_policy_ref: Annotated[
+        NetworkSecurityAuthorizationPolicyRef | None,
         Field(
-            alias="authorizationPolicy",
-            description="Optional. This field specifies the URL of AuthorizationPolicy resource that applies authorization policies to the inbound traffic at the matched endpoints.",
+            alias="authorizationPolicyRef",
+            description="A reference to a NetworkSecurityAuthorizationPolicy (API field `authorizationPolicy`).",
         ),
     ] = None
-    client_tls_policy: Annotated[
-        str | None,
+    client_tls_policy_ref: Annotated[
+        NetworkSecurityClientTLSPolicyRef | None,
         Field(
-            alias="clientTlsPolicy",
-            description="Optional. Deprecated: This field is not used and is a no-op.",
+            alias="clientTlsPolicyRef",
+            description="A reference to a NetworkSecurityClientTLSPolicy (API field `clientTlsPolicy`).",
         ),
     ] = None
     description: Annotated[
@@ -150,11 +159,11 @@ class NetworkServicesEndpointPolicySpec(KRMModel):
             description="Immutable. Optional. The NetworkServicesEndpointPolicy ID used for creation and acquisition.",
         ),
     ] = None
-    server_tls_policy: Annotated[
-        str | None,
+    server_tls_policy_ref: Annotated[
+        NetworkSecurityServerTLSPolicyRef | None,
         Field(
-            alias="serverTlsPolicy",
-            description="Optional. A URL referring to ServerTlsPolicy resource.",
+            alias="serverTlsPolicyRef",
+            description="A reference to a NetworkSecurityServerTLSPolicy (API field `serverTlsPolicy`).",
         ),
     ] = None
     traffic_port_selector: Annotated[

@@ -55,7 +55,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("routingMode", ENUM, (OPTIONAL,), True, True),
         ("scope", STRING, (OPTIONAL,), True, True),
-        ("serverTlsPolicy", STRING, (OPTIONAL,), True, True),
+        ("serverTlsPolicyRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "serverTlsPolicy"}),
         ("subnetworkRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "subnetwork"}),
         ("type", ENUM, (IMMUTABLE,), False, True),
     ),

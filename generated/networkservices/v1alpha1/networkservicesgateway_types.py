@@ -13,6 +13,9 @@ from kccgen.generated.compute.v1beta1.computesubnetwork_reference import Compute
 from kccgen.generated.networksecurity.v1alpha1.networksecuritygatewaysecuritypolicy_reference import (
     NetworkSecurityGatewaySecurityPolicyRef,
 )
+from kccgen.generated.networksecurity.v1alpha1.networksecurityservertlspolicy_reference import (
+    NetworkSecurityServerTLSPolicyRef,
+)
 from kccgen.generated.networkservices.v1alpha1 import networkservices_v1_api
 from kccgen.generated.networkservices.v1alpha1.networkservices_v1_api import (
     GatewayEnvoyHeaders,
@@ -152,11 +155,11 @@ class NetworkServicesGatewaySpec(KRMModel):
             description="Optional. Scope determines how configuration across multiple Gateway instances are merged."
         ),
     ] = None
-    server_tls_policy: Annotated[
-        str | None,
+    server_tls_policy_ref: Annotated[
+        NetworkSecurityServerTLSPolicyRef | None,
         Field(
-            alias="serverTlsPolicy",
-            description="Optional. A fully-qualified ServerTLSPolicy URL reference.",
+            alias="serverTlsPolicyRef",
+            description="A reference to a NetworkSecurityServerTLSPolicy (API field `serverTlsPolicy`).",
         ),
     ] = None
     subnetwork_ref: Annotated[

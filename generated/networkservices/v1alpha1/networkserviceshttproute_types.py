@@ -8,9 +8,18 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
+from kccgen.generated.compute.v1alpha1.computebackendservice_reference import (
+    ComputeBackendServiceRef,
+)
 from kccgen.generated.networkservices.v1alpha1 import networkservices_v1_api
 from kccgen.generated.networkservices.v1alpha1.networkservices_v1_api import (
     HttpRouteRedirectResponseCode,
+)
+from kccgen.generated.networkservices.v1alpha1.networkservicesgateway_reference import (
+    NetworkServicesGatewayRef,
+)
+from kccgen.generated.networkservices.v1alpha1.networkservicesmesh_reference import (
+    NetworkServicesMeshRef,
 )
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
@@ -97,9 +106,12 @@ class HttpRouteDestination(KRMModel):
             description="Optional. The specification for modifying the headers of a response prior to sending the response back to the client.",
         ),
     ] = None
-    service_name: Annotated[
-        str | None,
-        Field(alias="serviceName", description="The URL of a BackendService to route traffic to."),
+    service_ref: Annotated[
+        ComputeBackendServiceRef | None,
+        Field(
+            alias="serviceRef",
+            description="A reference to a ComputeBackendService (API field `serviceName`).",
+        ),
     ] = None
     weight: Annotated[
         int | None,
@@ -622,10 +634,8 @@ class NetworkServicesHTTPRouteSpec(KRMModel):
         str | None, Field(description="Optional. A free-text description of the resource.")
     ] = None
     gateways: Annotated[
-        list[str] | None,
-        Field(
-            description="Optional. Gateways defines a list of gateways this HttpRoute is attached to, as one of the routing rules to route the requests served by the gateway."
-        ),
+        list[NetworkServicesGatewayRef] | None,
+        Field(description="References to NetworkServicesGateways (API field `gateways`)."),
     ] = None
     hostnames: Annotated[
         list[str],
@@ -641,10 +651,8 @@ class NetworkServicesHTTPRouteSpec(KRMModel):
         str, Field(description="Immutable. The location of the NetworkServicesHTTPRoute.")
     ]
     meshes: Annotated[
-        list[str] | None,
-        Field(
-            description="Optional. Meshes defines a list of meshes this HttpRoute is attached to, as one of the routing rules to route the requests served by the mesh."
-        ),
+        list[NetworkServicesMeshRef] | None,
+        Field(description="References to NetworkServicesMeshs (API field `meshes`)."),
     ] = None
     project_ref: Annotated[
         ProjectRef | None,

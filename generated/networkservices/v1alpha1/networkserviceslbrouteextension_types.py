@@ -8,15 +8,18 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field
+from kccgen.generated.compute.v1alpha1.computebackendservice_reference import (
+    ComputeBackendServiceRef,
+)
+from kccgen.generated.compute.v1alpha1.computeforwardingrule_reference import (
+    ComputeForwardingRuleRef,
+)
 from kccgen.generated.networkservices.v1alpha1 import networkservices_v1_api
 from kccgen.generated.networkservices.v1alpha1.networkservices_v1_api import (
     ExtensionChainExtensionRequestBodySendMode,
     ExtensionChainExtensionResponseBodySendMode,
     ExtensionChainExtensionSupportedEvents,
     LbRouteExtensionLoadBalancingScheme,
-)
-from kccgen.generated.networkservices.v1alpha1.networkserviceswasmplugin_reference import (
-    NetworkServicesWasmPluginRef,
 )
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
@@ -55,6 +58,13 @@ class ExtensionChainExtension(KRMModel):
             description="Optional. The `:authority` header in the gRPC request sent from Envoy to the extension service."
         ),
     ] = None
+    backend_service_ref: Annotated[
+        ComputeBackendServiceRef,
+        Field(
+            alias="backendServiceRef",
+            description="A reference to a ComputeBackendService (API field `service`).",
+        ),
+    ]
     fail_open: Annotated[
         bool | None,
         Field(
@@ -104,13 +114,6 @@ class ExtensionChainExtension(KRMModel):
             description="Optional. Configures the send mode for response processing.",
         ),
     ] = None
-    service_ref: Annotated[
-        NetworkServicesWasmPluginRef,
-        Field(
-            alias="serviceRef",
-            description="A reference to a NetworkServicesWasmPlugin (API field `service`).",
-        ),
-    ]
     supported_events: Annotated[
         list[ExtensionChainExtensionSupportedEvents] | None,
         Field(
@@ -179,11 +182,11 @@ class NetworkServicesLBRouteExtensionSpec(KRMModel):
             description="Required. A set of ordered extension chains that contain the match conditions and extensions to execute.",
         ),
     ]
-    forwarding_rules: Annotated[
-        list[str],
+    forwarding_rule_refs: Annotated[
+        list[ComputeForwardingRuleRef],
         Field(
-            alias="forwardingRules",
-            description="Required. A list of references to the forwarding rules to which this service extension is attached.",
+            alias="forwardingRuleRefs",
+            description="References to ComputeForwardingRules (API field `forwardingRules`).",
         ),
     ]
     labels: Annotated[

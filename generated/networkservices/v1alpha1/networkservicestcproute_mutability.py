@@ -22,7 +22,6 @@ OUTPUT_ONLY_2 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="readOnly")
 REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="description:'Required.'")
 REQUIRED_2 = Fact(behaviour=Behaviour.REQUIRED, source="identity")
 ARRAY_OF_OBJECT = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.OBJECT))
-ARRAY_OF_STRING = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.STRING))
 BOOLEAN = FieldType(kind=TypeKind.BOOLEAN)
 INTEGER_INT32 = FieldType(kind=TypeKind.INTEGER, format="int32")
 MAP_OF_STRING = FieldType(kind=TypeKind.MAP, item=FieldType(kind=TypeKind.STRING))
@@ -38,16 +37,16 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     identity="projects/{project}/locations/{location}/tcpRoutes/{tcpRoute}",
     spec=(
         ("description", STRING, (OPTIONAL,), True, True),
-        ("gateways", ARRAY_OF_STRING, (OPTIONAL,), True, True),
+        ("gateways", ARRAY_OF_OBJECT, (OPTIONAL,), True, True),
         ("labels", MAP_OF_STRING, (OPTIONAL,), True, True),
         ("location", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
-        ("meshes", ARRAY_OF_STRING, (OPTIONAL,), True, True),
+        ("meshes", ARRAY_OF_OBJECT, (OPTIONAL,), True, True),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("rules", ARRAY_OF_OBJECT, (REQUIRED,), True, True),
         ("rules[].action", OBJECT, (REQUIRED,), True, True),
         ("rules[].action.destinations", ARRAY_OF_OBJECT, (OPTIONAL,), True, True),
-        ("rules[].action.destinations[].serviceName", STRING, (REQUIRED,), True, True),
+        ("rules[].action.destinations[].serviceRef", OBJECT, (REQUIRED,), True, True, {"api_path": "rules[].action.destinations[].serviceName"}),
         ("rules[].action.destinations[].weight", INTEGER_INT32, (OPTIONAL,), True, True),
         ("rules[].action.idleTimeout", STRING_GOOGLE_DURATION, (OPTIONAL,), True, True),
         ("rules[].action.originalDestination", BOOLEAN, (OPTIONAL,), True, True),

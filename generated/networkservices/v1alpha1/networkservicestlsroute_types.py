@@ -8,7 +8,16 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
+from kccgen.generated.compute.v1alpha1.computebackendservice_reference import (
+    ComputeBackendServiceRef,
+)
 from kccgen.generated.networkservices.v1alpha1 import networkservices_v1_api
+from kccgen.generated.networkservices.v1alpha1.networkservicesgateway_reference import (
+    NetworkServicesGatewayRef,
+)
+from kccgen.generated.networkservices.v1alpha1.networkservicesmesh_reference import (
+    NetworkServicesMeshRef,
+)
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -52,10 +61,8 @@ class NetworkServicesTLSRouteSpec(KRMModel):
         str | None, Field(description="Optional. A free-text description of the resource.")
     ] = None
     gateways: Annotated[
-        list[str] | None,
-        Field(
-            description="Optional. Gateways defines a list of gateways this TlsRoute is attached to, as one of the routing rules to route the requests served by the gateway."
-        ),
+        list[NetworkServicesGatewayRef] | None,
+        Field(description="References to NetworkServicesGateways (API field `gateways`)."),
     ] = None
     labels: Annotated[
         dict[str, str] | None,
@@ -65,10 +72,8 @@ class NetworkServicesTLSRouteSpec(KRMModel):
         str, Field(description="Immutable. The location of the NetworkServicesTLSRoute.")
     ]
     meshes: Annotated[
-        list[str] | None,
-        Field(
-            description="Optional. Meshes defines a list of meshes this TlsRoute is attached to, as one of the routing rules to route the requests served by the mesh."
-        ),
+        list[NetworkServicesMeshRef] | None,
+        Field(description="References to NetworkServicesMeshs (API field `meshes`)."),
     ] = None
     project_ref: Annotated[
         ProjectRef | None,
@@ -123,11 +128,11 @@ class TlsRouteRouteDestination(KRMModel):
     Describe the destination for traffic to be routed to.
     """
 
-    service_name: Annotated[
-        str,
+    service_ref: Annotated[
+        ComputeBackendServiceRef,
         Field(
-            alias="serviceName",
-            description="Required. The URL of a BackendService to route traffic to.",
+            alias="serviceRef",
+            description="A reference to a ComputeBackendService (API field `serviceName`).",
         ),
     ]
     weight: Annotated[

@@ -51,7 +51,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("executionTemplate.parameters", STRING, (), False, True),
         ("executionTemplate.paramsYamlFile", STRING, (), False, True),
         ("executionTemplate.scaleTier", ENUM, (REQUIRED,), False, True),
-        ("executionTemplate.serviceAccount", STRING, (), False, True),
+        ("executionTemplate.serviceAccountRef", OBJECT, (), False, True, {"api_path": "executionTemplate.serviceAccount"}),
         ("executionTemplate.tensorboardRef", OBJECT, (), False, True, {"api_path": "executionTemplate.tensorboard"}),
         ("executionTemplate.vertexAiParameters", OBJECT, (), False, True),
         ("executionTemplate.vertexAiParameters.env", MAP_OF_STRING, (), False, True),

@@ -10,6 +10,7 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.dataproc.v1alpha1.dataproccluster_reference import DataprocClusterRef
+from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
 from kccgen.generated.notebooks.v1alpha1 import notebooks_v1_api
 from kccgen.generated.notebooks.v1alpha1.notebooks_v1_api import (
     ExecutionState,
@@ -174,11 +175,11 @@ class ExecutionTemplate(KRMModel):
             description="Required. Scale tier of the hardware used for notebook execution.",
         ),
     ]
-    service_account: Annotated[
-        str | None,
+    service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
         Field(
-            alias="serviceAccount",
-            description="The email address of a service account to use when running the execution.",
+            alias="serviceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `serviceAccount`).",
         ),
     ] = None
     tensorboard_ref: Annotated[

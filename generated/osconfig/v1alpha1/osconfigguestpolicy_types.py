@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
+from kccgen.generated.compute.v1alpha1.computeinstance_reference import ComputeInstanceRef
 from kccgen.generated.osconfig.v1alpha1 import osconfig_v1beta_api
 from kccgen.generated.osconfig.v1alpha1.osconfig_v1beta_api import (
     AptRepositoryArchiveType,
@@ -18,6 +19,7 @@ from kccgen.generated.osconfig.v1alpha1.osconfig_v1beta_api import (
     SoftwareRecipeStepRunScriptInterpreter,
 )
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
+from kccgen.generated.storage.v1beta1.storagebucket_reference import StorageBucketRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -63,7 +65,8 @@ class Assignment(KRMModel):
         ),
     ] = None
     instances: Annotated[
-        list[str] | None, Field(description="Targets any of the instances specified.")
+        list[ComputeInstanceRef] | None,
+        Field(description="References to ComputeInstances (API field `instances`)."),
     ] = None
     os_types: Annotated[
         list[AssignmentOsType] | None,
@@ -278,8 +281,11 @@ class SoftwareRecipeArtifactGcs(KRMModel):
     Specifies an artifact available as a Google Cloud Storage object.
     """
 
-    bucket: Annotated[
-        str | None, Field(description="Bucket of the Google Cloud Storage object.")
+    bucket_ref: Annotated[
+        StorageBucketRef | None,
+        Field(
+            alias="bucketRef", description="A reference to a StorageBucket (API field `bucket`)."
+        ),
     ] = None
     generation: Annotated[
         int | Int64String | None, Field(description="Must be provided if allow_insecure is false.")

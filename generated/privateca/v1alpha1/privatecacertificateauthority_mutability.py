@@ -124,7 +124,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("config.x509Config.nameConstraints.permittedUris", ARRAY_OF_STRING, (IMMUTABLE_3,), False, True),
         ("config.x509Config.policyIds", ARRAY_OF_OBJECT, (IMMUTABLE_3, OPTIONAL), False, True),
         ("config.x509Config.policyIds[].objectIdPath", ARRAY_OF_INTEGER_INT32, (IMMUTABLE_3, REQUIRED), False, True),
-        ("gcsBucket", STRING, (IMMUTABLE,), False, True),
+        ("gcsBucketRef", OBJECT, (IMMUTABLE,), False, True, {"api_path": "gcsBucket"}),
         ("keySpec", OBJECT, (IMMUTABLE, REQUIRED), False, True),
         ("keySpec.algorithm", ENUM, (IMMUTABLE_4,), False, True),
         ("keySpec.cloudKmsKeyVersionRef", OBJECT, (IMMUTABLE_4,), False, True, {"api_path": "keySpec.cloudKmsKeyVersion"}),

@@ -22,6 +22,7 @@ from kccgen.generated.privateca.v1alpha1.privatecacapool_reference import Privat
 from kccgen.generated.privateca.v1alpha1.privatecacertificateauthority_reference import (
     PrivateCACertificateAuthorityRef,
 )
+from kccgen.generated.storage.v1beta1.storagebucket_reference import StorageBucketRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -716,11 +717,11 @@ class PrivateCACertificateAuthoritySpec(KRMModel):
             description="Required. Immutable. The config used to create a self-signed X.509 certificate or CSR."
         ),
     ]
-    gcs_bucket: Annotated[
-        str | None,
+    gcs_bucket_ref: Annotated[
+        StorageBucketRef | None,
         Field(
-            alias="gcsBucket",
-            description="Immutable. The name of a Cloud Storage bucket where this CertificateAuthority will publish content, such as the CA certificate and CRLs.",
+            alias="gcsBucketRef",
+            description="A reference to a StorageBucket (API field `gcsBucket`).",
         ),
     ] = None
     key_spec: Annotated[

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateAtPath,
     CreateInput,
@@ -45,6 +46,7 @@ ADAPTER = Adapter(
         )
     ),
     krm_only=("projectRef", "resourceID"),
+    aliases=(Alias(field="pubSubSubscriptionRef", target="subscriptionRef"),),
 )
 
 register_adapter(ADAPTER)

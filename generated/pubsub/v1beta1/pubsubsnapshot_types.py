@@ -56,6 +56,13 @@ class PubSubSnapshotSpec(KRMModel):
             description="Immutable. The Project that this PubSubSnapshot belongs to.",
         ),
     ] = None
+    pub_sub_subscription_ref: Annotated[
+        PubSubSubscriptionRef | None,
+        Field(
+            alias="pubSubSubscriptionRef",
+            description="Config Connector's name for subscription (spec.subscriptionRef); set one of the two.",
+        ),
+    ] = None
     resource_id: Annotated[
         str | None,
         Field(
@@ -64,12 +71,12 @@ class PubSubSnapshotSpec(KRMModel):
         ),
     ] = None
     subscription_ref: Annotated[
-        PubSubSubscriptionRef,
+        PubSubSubscriptionRef | None,
         Field(
             alias="subscriptionRef",
             description="A reference to a PubSubSubscription (API field `subscription`).",
         ),
-    ]
+    ] = None
     tags: Annotated[
         dict[str, str] | None,
         Field(
@@ -101,5 +108,5 @@ class PubSubSnapshot(KRMObject):
         Field(alias="apiVersion"),
     ] = "pubsub.cnrm.cloud.google.com/v1beta1"
     kind: Literal["PubSubSnapshot"] = "PubSubSnapshot"
-    spec: PubSubSnapshotSpec
+    spec: PubSubSnapshotSpec = Field(default_factory=PubSubSnapshotSpec)
     status: PubSubSnapshotStatus | None = None

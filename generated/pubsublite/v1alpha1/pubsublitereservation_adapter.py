@@ -40,7 +40,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("location", "projectRef", "resourceID"),
+    krm_only=("projectRef", "region", "resourceID"),
     int64_paths=("throughputCapacity",),
 )
 

@@ -27,8 +27,8 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="pubsublite.admin.projects.locations.reservations.patch (PATCH) with updateMask={api_path}",
     identity="projects/{project}/locations/{location}/reservations/{reservation}",
     spec=(
-        ("location", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
+        ("region", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("throughputCapacity", STRING_INT64, (), True, True),
     ),

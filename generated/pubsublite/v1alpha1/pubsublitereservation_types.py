@@ -31,9 +31,6 @@ class PubSubLiteReservationSpec(KRMModel):
     Metadata about a reservation resource.
     """
 
-    location: Annotated[
-        str, Field(description="Immutable. The location of the PubSubLiteReservation.")
-    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(
@@ -41,6 +38,9 @@ class PubSubLiteReservationSpec(KRMModel):
             description="Immutable. The Project that this PubSubLiteReservation belongs to.",
         ),
     ] = None
+    region: Annotated[
+        str, Field(description="Immutable. The location of the PubSubLiteReservation.")
+    ]
     resource_id: Annotated[
         str | None,
         Field(

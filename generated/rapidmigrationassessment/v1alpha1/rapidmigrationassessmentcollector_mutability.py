@@ -42,7 +42,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("location", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
-        ("serviceAccount", STRING, (), True, True),
+        ("serviceAccountRef", OBJECT, (), True, True, {"api_path": "serviceAccount"}),
     ),
     observed=(
         ("bucket", STRING, (OUTPUT_ONLY, OUTPUT_ONLY_2), False, True),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
+from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
 from kccgen.generated.rapidmigrationassessment.v1alpha1 import rapidmigrationassessment_v1_api
 from kccgen.generated.rapidmigrationassessment.v1alpha1.rapidmigrationassessment_v1_api import (
     CollectorState,
@@ -124,11 +125,11 @@ class RapidMigrationAssessmentCollectorSpec(KRMModel):
             description="Immutable. Optional. The RapidMigrationAssessmentCollector ID used for creation and acquisition.",
         ),
     ] = None
-    service_account: Annotated[
-        str | None,
+    service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
         Field(
-            alias="serviceAccount",
-            description="Service Account email used to ingest data to this Collector.",
+            alias="serviceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `serviceAccount`).",
         ),
     ] = None
 

@@ -70,7 +70,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("deletionProtectionEnabled", BOOLEAN, (OPTIONAL,), True, True),
         ("gcsSource", OBJECT, (OPTIONAL,), True, True),
         ("gcsSource.uris", ARRAY_OF_STRING, (OPTIONAL,), True, True),
-        ("kmsKey", STRING, (OPTIONAL,), True, True),
+        ("kmsKeyRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "kmsKey"}),
         ("labels", MAP_OF_STRING, (OPTIONAL,), True, True),
         ("location", STRING, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("maintenancePolicy", OBJECT, (OPTIONAL,), True, True),

@@ -15,6 +15,7 @@ from kccgen.generated.compute.v1alpha1.computeserviceattachment_reference import
     ComputeServiceAttachmentRef,
 )
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
+from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.privateca.v1alpha1.privatecacapool_reference import PrivateCACAPoolRef
 from kccgen.generated.redis.v1alpha1 import redis_v1_api
 from kccgen.generated.redis.v1alpha1.redis_v1_api import (
@@ -925,12 +926,9 @@ class RedisClusterSpec(KRMModel):
         GcsBackupSource | None,
         Field(alias="gcsSource", description="Optional. Backups stored in Cloud Storage buckets."),
     ] = None
-    kms_key: Annotated[
-        str | None,
-        Field(
-            alias="kmsKey",
-            description="Optional. The KMS key used to encrypt the at-rest data of the cluster.",
-        ),
+    kms_key_ref: Annotated[
+        KMSCryptoKeyRef | None,
+        Field(alias="kmsKeyRef", description="A reference to a KMSCryptoKey (API field `kmsKey`)."),
     ] = None
     labels: Annotated[
         dict[str, str] | None,

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
+from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
+from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.redis.v1alpha1 import redis_v1_api
 from kccgen.generated.redis.v1alpha1.redis_v1_api import (
     InstanceConnectMode,
@@ -281,11 +283,11 @@ class RedisInstanceSpec(KRMModel):
             description="Optional. Indicates whether OSS Redis AUTH is enabled for the instance.",
         ),
     ] = None
-    authorized_network: Annotated[
-        str | None,
+    authorized_network_ref: Annotated[
+        ComputeNetworkRef | None,
         Field(
-            alias="authorizedNetwork",
-            description="Optional. The full name of the Google Compute Engine [network](https://cloud.google.com/vpc/docs/vpc) to which the instance is connected.",
+            alias="authorizedNetworkRef",
+            description="A reference to a ComputeNetwork (API field `authorizedNetwork`).",
         ),
     ] = None
     available_maintenance_versions: Annotated[
@@ -302,11 +304,11 @@ class RedisInstanceSpec(KRMModel):
             description="Optional. The network connect mode of the Redis instance.",
         ),
     ] = None
-    customer_managed_key: Annotated[
-        str | None,
+    customer_managed_key_ref: Annotated[
+        KMSCryptoKeyRef | None,
         Field(
-            alias="customerManagedKey",
-            description="Optional. The KMS key reference that the customer provides when trying to create the instance.",
+            alias="customerManagedKeyRef",
+            description="A reference to a KMSCryptoKey (API field `customerManagedKey`).",
         ),
     ] = None
     display_name: Annotated[
@@ -320,7 +322,6 @@ class RedisInstanceSpec(KRMModel):
         dict[str, str] | None,
         Field(description="Resource labels to represent user provided metadata"),
     ] = None
-    location: Annotated[str, Field(description="Immutable. The location of the RedisInstance.")]
     location_id: Annotated[
         str | None,
         Field(
@@ -375,6 +376,7 @@ class RedisInstanceSpec(KRMModel):
         str | None,
         Field(alias="redisVersion", description="Optional. The version of Redis software."),
     ] = None
+    region: Annotated[str, Field(description="Immutable. The location of the RedisInstance.")]
     replica_count: Annotated[
         int | None,
         Field(alias="replicaCount", description="Optional. The number of replica nodes."),

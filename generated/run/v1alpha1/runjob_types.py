@@ -8,8 +8,14 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
+from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
+from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
+from kccgen.generated.external.secretmanagersecretversion_reference import (
+    SecretManagerSecretVersionRef,
+)
 from kccgen.generated.file.v1alpha1.filevolume_reference import FileVolumeRef
 from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
+from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.run.v1alpha1 import run_v2_api
 from kccgen.generated.run.v1alpha1.run_v2_api import (
@@ -27,12 +33,13 @@ from kccgen.generated.run.v1alpha1.run_v2_api import (
     GoogleCloudRunV2VpcAccessEgress,
     GoogleCloudRunV2WorkloadIdentityConfigIdentityType,
 )
-from kccgen.generated.run.v1alpha1.runinstance_reference import RunInstanceRef
 from kccgen.generated.run.v1alpha1.runservice_reference import RunServiceRef
 from kccgen.generated.run.v1alpha1.runworkerpool_reference import RunWorkerPoolRef
 from kccgen.generated.secretmanager.v1beta1.secretmanagersecret_reference import (
     SecretManagerSecretRef,
 )
+from kccgen.generated.sql.v1alpha1.sqlinstance_reference import SQLInstanceRef
+from kccgen.generated.storage.v1beta1.storagebucket_reference import StorageBucketRef
 from kccgen.generated.vpcaccess.v1alpha1.vpcaccessconnector_reference import VPCAccessConnectorRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -177,9 +184,9 @@ class GoogleCloudRunV2CloudSqlInstance(KRMModel):
     """
 
     instance_refs: Annotated[
-        list[RunInstanceRef] | None,
+        list[SQLInstanceRef] | None,
         Field(
-            alias="instanceRefs", description="References to RunInstances (API field `instances`)."
+            alias="instanceRefs", description="References to SQLInstances (API field `instances`)."
         ),
     ] = None
 
@@ -522,7 +529,12 @@ class GoogleCloudRunV2GCSVolumeSource(KRMModel):
     Represents a volume backed by a Cloud Storage bucket (mounted via Cloud Storage FUSE or as a block device disk).
     """
 
-    bucket: Annotated[str | None, Field(description="Cloud Storage Bucket name.")] = None
+    bucket_ref: Annotated[
+        StorageBucketRef | None,
+        Field(
+            alias="bucketRef", description="A reference to a StorageBucket (API field `bucket`)."
+        ),
+    ] = None
     mount_options: Annotated[
         list[str] | None,
         Field(
@@ -615,16 +627,17 @@ class GoogleCloudRunV2NetworkInterface(KRMModel):
     Direct VPC egress settings.
     """
 
-    network: Annotated[
-        str | None,
+    network_ref: Annotated[
+        ComputeNetworkRef | None,
         Field(
-            description="Optional. The VPC network that the Cloud Run resource will be able to send traffic to."
+            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
         ),
     ] = None
-    subnetwork: Annotated[
-        str | None,
+    subnetwork_ref: Annotated[
+        ComputeSubnetworkRef | None,
         Field(
-            description="Optional. The VPC subnetwork that the Cloud Run resource will get IPs from."
+            alias="subnetworkRef",
+            description="A reference to a ComputeSubnetwork (API field `subnetwork`).",
         ),
     ] = None
     tags: Annotated[
@@ -782,8 +795,12 @@ class GoogleCloudRunV2SecretKeySelector(KRMModel):
             description="A reference to a SecretManagerSecret (API field `secret`).",
         ),
     ]
-    version: Annotated[
-        str | None, Field(description="The Cloud Secret Manager secret version.")
+    version_ref: Annotated[
+        SecretManagerSecretVersionRef | None,
+        Field(
+            alias="versionRef",
+            description="A reference to a SecretManagerSecretVersion (API field `version`).",
+        ),
     ] = None
 
 
@@ -869,11 +886,11 @@ class GoogleCloudRunV2TaskTemplate(KRMModel):
             description="Holds the single container that defines the unit of execution for this task."
         ),
     ] = None
-    encryption_key: Annotated[
-        str | None,
+    encryption_key_ref: Annotated[
+        KMSCryptoKeyRef | None,
         Field(
-            alias="encryptionKey",
-            description="A reference to a customer managed encryption key (CMEK) to use to encrypt this container image.",
+            alias="encryptionKeyRef",
+            description="A reference to a KMSCryptoKey (API field `encryptionKey`).",
         ),
     ] = None
     execution_environment: Annotated[
@@ -907,11 +924,11 @@ class GoogleCloudRunV2TaskTemplate(KRMModel):
         GoogleCloudRunV2SandboxConfiguration | None,
         Field(description="Optional. Configuration for sandboxes."),
     ] = None
-    service_account: Annotated[
-        str | None,
+    service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
         Field(
-            alias="serviceAccount",
-            description="Optional. Email address of the IAM service account associated with the Task of a Job.",
+            alias="serviceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `serviceAccount`).",
         ),
     ] = None
     timeout: Annotated[
@@ -968,8 +985,12 @@ class GoogleCloudRunV2VersionToPath(KRMModel):
     path: Annotated[
         str, Field(description="Required. The relative path of the secret in the container.")
     ]
-    version: Annotated[
-        str | None, Field(description="The Cloud Secret Manager secret version.")
+    version_ref: Annotated[
+        SecretManagerSecretVersionRef | None,
+        Field(
+            alias="versionRef",
+            description="A reference to a SecretManagerSecretVersion (API field `version`).",
+        ),
     ] = None
 
 

@@ -8,8 +8,14 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
+from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
+from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
+from kccgen.generated.external.secretmanagersecretversion_reference import (
+    SecretManagerSecretVersionRef,
+)
 from kccgen.generated.file.v1alpha1.filevolume_reference import FileVolumeRef
 from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
+from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.networkservices.v1alpha1.networkservicesmesh_reference import (
     NetworkServicesMeshRef,
 )
@@ -35,12 +41,12 @@ from kccgen.generated.run.v1alpha1.run_v2_api import (
     GoogleCloudRunV2VpcAccessEgress,
     GoogleCloudRunV2WorkloadIdentityConfigIdentityType,
 )
-from kccgen.generated.run.v1alpha1.runinstance_reference import RunInstanceRef
 from kccgen.generated.run.v1alpha1.runservice_reference import RunServiceRef
 from kccgen.generated.run.v1alpha1.runworkerpool_reference import RunWorkerPoolRef
 from kccgen.generated.secretmanager.v1beta1.secretmanagersecret_reference import (
     SecretManagerSecretRef,
 )
+from kccgen.generated.sql.v1alpha1.sqlinstance_reference import SQLInstanceRef
 from kccgen.generated.vpcaccess.v1alpha1.vpcaccessconnector_reference import VPCAccessConnectorRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -273,11 +279,9 @@ class GoogleCloudRunV2CloudSqlInstance(KRMModel):
     Represents a set of Cloud SQL instances. Each one will be available under /cloudsql/[instance]. Visit https://cloud.google.com/sql/docs/mysql/connect-run for more information on how to connect Cloud SQL and Cloud Run.
     """
 
-    instance_refs: Annotated[
-        list[RunInstanceRef] | None,
-        Field(
-            alias="instanceRefs", description="References to RunInstances (API field `instances`)."
-        ),
+    instances: Annotated[
+        list[SQLInstanceRef] | None,
+        Field(description="References to SQLInstances (API field `instances`)."),
     ] = None
 
 
@@ -626,16 +630,17 @@ class GoogleCloudRunV2NetworkInterface(KRMModel):
     Direct VPC egress settings.
     """
 
-    network: Annotated[
-        str | None,
+    network_ref: Annotated[
+        ComputeNetworkRef | None,
         Field(
-            description="Optional. The VPC network that the Cloud Run resource will be able to send traffic to."
+            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
         ),
     ] = None
-    subnetwork: Annotated[
-        str | None,
+    subnetwork_ref: Annotated[
+        ComputeSubnetworkRef | None,
         Field(
-            description="Optional. The VPC subnetwork that the Cloud Run resource will get IPs from."
+            alias="subnetworkRef",
+            description="A reference to a ComputeSubnetwork (API field `subnetwork`).",
         ),
     ] = None
     tags: Annotated[
@@ -800,11 +805,11 @@ class GoogleCloudRunV2RevisionTemplate(KRMModel):
         list[GoogleCloudRunV2Container] | None,
         Field(description="Holds the list which define the units of execution for this Revision."),
     ] = None
-    encryption_key: Annotated[
-        str | None,
+    encryption_key_ref: Annotated[
+        KMSCryptoKeyRef | None,
         Field(
-            alias="encryptionKey",
-            description="A reference to a customer managed encryption key (CMEK) to use to encrypt this container image.",
+            alias="encryptionKeyRef",
+            description="A reference to a KMSCryptoKey (API field `encryptionKey`).",
         ),
     ] = None
     encryption_key_revocation_action: Annotated[
@@ -874,11 +879,11 @@ class GoogleCloudRunV2RevisionTemplate(KRMModel):
         GoogleCloudRunV2RevisionScaling | None,
         Field(description="Optional. Scaling settings for this Revision."),
     ] = None
-    service_account: Annotated[
-        str | None,
+    service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
         Field(
-            alias="serviceAccount",
-            description="Optional. Email address of the IAM service account associated with the revision of the service.",
+            alias="serviceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `serviceAccount`).",
         ),
     ] = None
     service_mesh: Annotated[
@@ -987,8 +992,12 @@ class GoogleCloudRunV2SecretKeySelector(KRMModel):
             description="A reference to a SecretManagerSecret (API field `secret`).",
         ),
     ]
-    version: Annotated[
-        str | None, Field(description="The Cloud Secret Manager secret version.")
+    version_ref: Annotated[
+        SecretManagerSecretVersionRef | None,
+        Field(
+            alias="versionRef",
+            description="A reference to a SecretManagerSecretVersion (API field `version`).",
+        ),
     ] = None
 
 
@@ -1170,8 +1179,12 @@ class GoogleCloudRunV2VersionToPath(KRMModel):
     path: Annotated[
         str, Field(description="Required. The relative path of the secret in the container.")
     ]
-    version: Annotated[
-        str | None, Field(description="The Cloud Secret Manager secret version.")
+    version_ref: Annotated[
+        SecretManagerSecretVersionRef | None,
+        Field(
+            alias="versionRef",
+            description="A reference to a SecretManagerSecretVersion (API field `version`).",
+        ),
     ] = None
 
 

@@ -8,8 +8,14 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
+from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
+from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
+from kccgen.generated.external.secretmanagersecretversion_reference import (
+    SecretManagerSecretVersionRef,
+)
 from kccgen.generated.file.v1alpha1.filevolume_reference import FileVolumeRef
 from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
+from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.networkservices.v1alpha1.networkservicesmesh_reference import (
     NetworkServicesMeshRef,
 )
@@ -35,6 +41,7 @@ from kccgen.generated.run.v1alpha1.runworkerpool_reference import RunWorkerPoolR
 from kccgen.generated.secretmanager.v1beta1.secretmanagersecret_reference import (
     SecretManagerSecretRef,
 )
+from kccgen.generated.storage.v1beta1.storagebucket_reference import StorageBucketRef
 from kccgen.generated.vpcaccess.v1alpha1.vpcaccessconnector_reference import VPCAccessConnectorRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -420,7 +427,12 @@ class GoogleCloudRunV2GCSVolumeSource(KRMModel):
     Represents a volume backed by a Cloud Storage bucket (mounted via Cloud Storage FUSE or as a block device disk).
     """
 
-    bucket: Annotated[str | None, Field(description="Cloud Storage Bucket name.")] = None
+    bucket_ref: Annotated[
+        StorageBucketRef | None,
+        Field(
+            alias="bucketRef", description="A reference to a StorageBucket (API field `bucket`)."
+        ),
+    ] = None
     mount_options: Annotated[
         list[str] | None,
         Field(
@@ -550,16 +562,17 @@ class GoogleCloudRunV2NetworkInterface(KRMModel):
     Direct VPC egress settings.
     """
 
-    network: Annotated[
-        str | None,
+    network_ref: Annotated[
+        ComputeNetworkRef | None,
         Field(
-            description="Optional. The VPC network that the Cloud Run resource will be able to send traffic to."
+            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
         ),
     ] = None
-    subnetwork: Annotated[
-        str | None,
+    subnetwork_ref: Annotated[
+        ComputeSubnetworkRef | None,
         Field(
-            description="Optional. The VPC subnetwork that the Cloud Run resource will get IPs from."
+            alias="subnetworkRef",
+            description="A reference to a ComputeSubnetwork (API field `subnetwork`).",
         ),
     ] = None
     tags: Annotated[
@@ -717,8 +730,12 @@ class GoogleCloudRunV2SecretKeySelector(KRMModel):
             description="A reference to a SecretManagerSecret (API field `secret`).",
         ),
     ]
-    version: Annotated[
-        str | None, Field(description="The Cloud Secret Manager secret version.")
+    version_ref: Annotated[
+        SecretManagerSecretVersionRef | None,
+        Field(
+            alias="versionRef",
+            description="A reference to a SecretManagerSecretVersion (API field `version`).",
+        ),
     ] = None
 
 
@@ -820,8 +837,12 @@ class GoogleCloudRunV2VersionToPath(KRMModel):
     path: Annotated[
         str, Field(description="Required. The relative path of the secret in the container.")
     ]
-    version: Annotated[
-        str | None, Field(description="The Cloud Secret Manager secret version.")
+    version_ref: Annotated[
+        SecretManagerSecretVersionRef | None,
+        Field(
+            alias="versionRef",
+            description="A reference to a SecretManagerSecretVersion (API field `version`).",
+        ),
     ] = None
 
 
@@ -945,11 +966,11 @@ class GoogleCloudRunV2WorkerPoolRevisionTemplate(KRMModel):
             description="Holds list of the containers that defines the unit of execution for this Revision."
         ),
     ] = None
-    encryption_key: Annotated[
-        str | None,
+    encryption_key_ref: Annotated[
+        KMSCryptoKeyRef | None,
         Field(
-            alias="encryptionKey",
-            description="A reference to a customer managed encryption key (CMEK) to use to encrypt this container image.",
+            alias="encryptionKeyRef",
+            description="A reference to a KMSCryptoKey (API field `encryptionKey`).",
         ),
     ] = None
     encryption_key_revocation_action: Annotated[
@@ -994,11 +1015,11 @@ class GoogleCloudRunV2WorkerPoolRevisionTemplate(KRMModel):
         GoogleCloudRunV2SandboxConfiguration | None,
         Field(description="Optional. Configuration for sandboxes."),
     ] = None
-    service_account: Annotated[
-        str | None,
+    service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
         Field(
-            alias="serviceAccount",
-            description="Optional. Email address of the IAM service account associated with the revision of the service.",
+            alias="serviceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `serviceAccount`).",
         ),
     ] = None
     service_mesh: Annotated[

@@ -32,9 +32,9 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="servicedirectory.projects.locations.namespaces.services.endpoints.patch (PATCH) with updateMask={api_path}",
     identity="projects/{project}/locations/{location}/namespaces/{namespace}/services/{service}/endpoints/{endpoint}",
     spec=(
-        ("address", STRING, (OPTIONAL,), True, True),
+        ("addressRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "address"}),
         ("annotations", MAP_OF_STRING, (OPTIONAL,), True, True),
-        ("network", STRING, (IMMUTABLE,), False, True),
+        ("networkRef", OBJECT, (IMMUTABLE,), False, True, {"api_path": "network"}),
         ("port", INTEGER_INT32, (OPTIONAL,), True, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("serviceRef", OBJECT, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
+from kccgen.generated.compute.v1alpha1.computeaddress_reference import ComputeAddressRef
+from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.servicedirectory.v1alpha1 import servicedirectory_v1_api
 from kccgen.generated.servicedirectory.v1alpha1.servicedirectoryservice_reference import (
     ServiceDirectoryServiceRef,
@@ -36,14 +38,19 @@ class ServiceDirectoryEndpointSpec(KRMModel):
     An individual endpoint that provides a service. The service must already exist to create an endpoint.
     """
 
-    address: Annotated[str | None, Field(description="Optional. An IPv4 or IPv6 address.")] = None
+    address_ref: Annotated[
+        ComputeAddressRef | None,
+        Field(
+            alias="addressRef", description="A reference to a ComputeAddress (API field `address`)."
+        ),
+    ] = None
     annotations: Annotated[
         dict[str, str] | None, Field(description="Optional. Annotations for the endpoint.")
     ] = None
-    network: Annotated[
-        str | None,
+    network_ref: Annotated[
+        ComputeNetworkRef | None,
         Field(
-            description="Immutable. The Google Compute Engine network (VPC) of the endpoint in the format `projects//locations/global/networks/*`."
+            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
         ),
     ] = None
     port: Annotated[

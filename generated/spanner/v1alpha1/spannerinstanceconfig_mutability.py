@@ -45,7 +45,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="spanner.projects.instanceConfigs.patch (PATCH) body UpdateInstanceConfigRequest.instanceConfig with updateMask={api_path}",
     identity="projects/{project}/instanceConfigs/{instanceConfig}",
     spec=(
-        ("baseConfig", STRING, (), True, True),
+        ("baseConfigRef", OBJECT, (), True, True, {"api_path": "baseConfig"}),
         ("displayName", STRING, (), True, True),
         ("labels", MAP_OF_STRING, (), True, True),
         ("leaderOptions", ARRAY_OF_STRING, (), True, True),

@@ -17,6 +17,9 @@ from kccgen.generated.spanner.v1alpha1.spanner_v1_api import (
     InstanceConfigState,
     ReplicaInfoType,
 )
+from kccgen.generated.spanner.v1alpha1.spannerinstanceconfig_reference import (
+    SpannerInstanceConfigRef,
+)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -118,11 +121,11 @@ class SpannerInstanceConfigSpec(KRMModel):
     A possible configuration for a Cloud Spanner instance. Configurations define the geographic placement of nodes and their replication.
     """
 
-    base_config: Annotated[
-        str | None,
+    base_config_ref: Annotated[
+        SpannerInstanceConfigRef | None,
         Field(
-            alias="baseConfig",
-            description="Base configuration name, e.g. projects//instanceConfigs/nam3, based on which this configuration is created.",
+            alias="baseConfigRef",
+            description="A reference to a SpannerInstanceConfig (API field `baseConfig`).",
         ),
     ] = None
     display_name: Annotated[

@@ -56,6 +56,7 @@ from kccgen.generated.sql.v1alpha1.sqladmin_v1_api import (
     SqlOutOfDiskReportSqlOutOfDiskState,
 )
 from kccgen.generated.sql.v1alpha1.sqlinstance_reference import SQLInstanceRef
+from kccgen.generated.storage.v1beta1.storagebucket_reference import StorageBucketRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -1342,11 +1343,11 @@ class ReplicationCluster(KRMModel):
     A primary instance and disaster recovery (DR) replica pair. A DR replica is a cross-region replica that you designate for failover in the event that the primary instance experiences regional failure. Applicable to MySQL and PostgreSQL.
     """
 
-    failover_dr_replica_name: Annotated[
-        str | None,
+    failover_dr_replica_ref: Annotated[
+        SQLInstanceRef | None,
         Field(
-            alias="failoverDrReplicaName",
-            description="Optional. If the instance is a primary instance, then this field identifies the disaster recovery (DR) replica.",
+            alias="failoverDrReplicaRef",
+            description="A reference to a SQLInstance (API field `failoverDrReplicaName`).",
         ),
     ] = None
 
@@ -1577,11 +1578,11 @@ class SQLInstanceSpec(KRMModel):
             alias="maintenanceVersion", description="The current software version on the instance."
         ),
     ] = None
-    master_instance_name: Annotated[
-        str | None,
+    master_instance_ref: Annotated[
+        SQLInstanceRef | None,
         Field(
-            alias="masterInstanceName",
-            description="The name of the instance which will act as primary in the replication setup.",
+            alias="masterInstanceRef",
+            description="A reference to a SQLInstance (API field `masterInstanceName`).",
         ),
     ] = None
     max_disk_size: Annotated[
@@ -2144,8 +2145,11 @@ class SqlServerAuditConfig(KRMModel):
     SQL Server specific audit configuration.
     """
 
-    bucket: Annotated[
-        str | None, Field(description="The name of the destination bucket (e.g., gs://mybucket).")
+    bucket_ref: Annotated[
+        StorageBucketRef | None,
+        Field(
+            alias="bucketRef", description="A reference to a StorageBucket (API field `bucket`)."
+        ),
     ] = None
     kind: Annotated[str | None, Field(description="This is always sql#sqlServerAuditConfig")] = None
     retention_interval: Annotated[

@@ -16,6 +16,7 @@ from kccgen.generated.secretmanager.v1beta1.secretmanagersecret_reference import
 from kccgen.generated.servicedirectory.v1alpha1.servicedirectoryservice_reference import (
     ServiceDirectoryServiceRef,
 )
+from kccgen.generated.storage.v1beta1.storagebucket_reference import StorageBucketRef
 from kccgen.generated.storagetransfer.v1alpha1 import storagetransfer_v1_api
 from kccgen.generated.storagetransfer.v1alpha1.storagetransfer_v1_api import (
     LoggingConfigLogActionStates,
@@ -259,8 +260,12 @@ class GcsData(KRMModel):
     In a GcsData resource, an object's name is the Cloud Storage object's name and its "last modification time" refers to the object's `updated` property of Cloud Storage objects, which changes when the content or the metadata of the object is updated.
     """
 
-    bucket_name: Annotated[
-        str, Field(alias="bucketName", description="Required. Cloud Storage bucket name.")
+    bucket_ref: Annotated[
+        StorageBucketRef,
+        Field(
+            alias="bucketRef",
+            description="A reference to a StorageBucket (API field `bucketName`).",
+        ),
     ]
     managed_folder_transfer_enabled: Annotated[
         bool | None, Field(alias="managedFolderTransferEnabled", description="Preview.")

@@ -9,7 +9,6 @@ from __future__ import annotations
 from kccgen.contract import (
     Adapter,
     Call,
-    Canonical,
     CreateWithNameInBody,
     DeleteAtPath,
     Lro,
@@ -40,7 +39,6 @@ ADAPTER = Adapter(
     name_is_full=False,
     krm_only=("resourceID",),
     operations=(("operations", OPERATIONS["operations"]),),
-    canonical=(Canonical(field="parent", expand="tagKeys/{}"),),
 )
 
 register_adapter(ADAPTER)

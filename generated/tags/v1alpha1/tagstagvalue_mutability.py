@@ -25,6 +25,7 @@ OUTPUT_ONLY_2 = Fact(
 )
 OUTPUT_ONLY_3 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="readOnly")
 REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="description:'Required.'")
+OBJECT = FieldType(kind=TypeKind.OBJECT)
 STRING = FieldType(kind=TypeKind.STRING)
 STRING_GOOGLE_DATETIME = FieldType(kind=TypeKind.STRING, format="google-datetime")
 
@@ -35,7 +36,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     identity="tagValues/{tagValue}",
     spec=(
         ("description", STRING, (OPTIONAL,), True, True),
-        ("parent", STRING, (IMMUTABLE,), False, True),
+        ("parentRef", OBJECT, (IMMUTABLE,), False, True, {"api_path": "parent"}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("shortName", STRING, (IMMUTABLE, REQUIRED), False, True),
     ),

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.tags.v1alpha1 import cloudresourcemanager_v3_api
+from kccgen.generated.tags.v1alpha1.tagstagkey_reference import TagsTagKeyRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -56,9 +57,9 @@ class TagsTagValueSpec(KRMModel):
     description: Annotated[
         str | None, Field(description="Optional. User-assigned description of the TagValue.")
     ] = None
-    parent: Annotated[
-        str | None,
-        Field(description="Immutable. The resource name of the new TagValue's parent TagKey."),
+    parent_ref: Annotated[
+        TagsTagKeyRef | None,
+        Field(alias="parentRef", description="A reference to a TagsTagKey (API field `parent`)."),
     ] = None
     resource_id: Annotated[
         str | None,

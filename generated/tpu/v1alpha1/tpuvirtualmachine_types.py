@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.compute.v1alpha1.computedisk_reference import ComputeDiskRef
+from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
+from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.tpu.v1alpha1 import tpu_v2_api
 from kccgen.generated.tpu.v1alpha1.tpu_v2_api import (
@@ -119,8 +121,11 @@ class NetworkConfig(KRMModel):
             description="Indicates that external IP addresses would be associated with the TPU workers.",
         ),
     ] = None
-    network: Annotated[
-        str | None, Field(description="The name of the network for the TPU node.")
+    network_ref: Annotated[
+        ComputeNetworkRef | None,
+        Field(
+            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
+        ),
     ] = None
     queue_count: Annotated[
         int | None,
@@ -129,8 +134,12 @@ class NetworkConfig(KRMModel):
             description="Optional. Specifies networking queue count for TPU VM instance's network interface.",
         ),
     ] = None
-    subnetwork: Annotated[
-        str | None, Field(description="The name of the subnetwork for the TPU node.")
+    subnetwork_ref: Annotated[
+        ComputeSubnetworkRef | None,
+        Field(
+            alias="subnetworkRef",
+            description="A reference to a ComputeSubnetwork (API field `subnetwork`).",
+        ),
     ] = None
 
 

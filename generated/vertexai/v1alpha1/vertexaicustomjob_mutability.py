@@ -79,7 +79,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("jobSpec.scheduling.restartJobOnWorkerRestart", BOOLEAN, (OPTIONAL,), False, True),
         ("jobSpec.scheduling.strategy", ENUM, (OPTIONAL,), False, True),
         ("jobSpec.scheduling.timeout", STRING_GOOGLE_DURATION, (OPTIONAL,), False, True),
-        ("jobSpec.serviceAccount", STRING, (), False, True),
+        ("jobSpec.serviceAccountRef", OBJECT, (), False, True, {"api_path": "jobSpec.serviceAccount"}),
         ("jobSpec.tensorboardRef", OBJECT, (OPTIONAL,), False, True, {"api_path": "jobSpec.tensorboard"}),
         ("jobSpec.workerPoolSpecs", ARRAY_OF_OBJECT, (REQUIRED,), False, True),
         ("jobSpec.workerPoolSpecs[].containerSpec", OBJECT, (), False, True),

@@ -10,6 +10,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.aiplatform.v1alpha1.aiplatformcontext_reference import AIPlatformContextRef
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
+from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.translate.v1alpha1.translatemodel_reference import TranslateModelRef
@@ -135,11 +136,11 @@ class GoogleCloudAiplatformV1CustomJobSpec(KRMModel):
         GoogleCloudAiplatformV1Scheduling | None,
         Field(description="Scheduling options for a CustomJob."),
     ] = None
-    service_account: Annotated[
-        str | None,
+    service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
         Field(
-            alias="serviceAccount",
-            description="Specifies the service account for workload run-as account.",
+            alias="serviceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `serviceAccount`).",
         ),
     ] = None
     tensorboard_ref: Annotated[

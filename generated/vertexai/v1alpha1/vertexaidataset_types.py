@@ -25,10 +25,11 @@ class GoogleCloudAiplatformV1EncryptionSpec(KRMModel):
     Represents a customer-managed encryption key specification that can be applied to a Vertex AI resource.
     """
 
-    kms_key_ref: Annotated[
+    kms_key_name_ref: Annotated[
         KMSCryptoKeyRef,
         Field(
-            alias="kmsKeyRef", description="A reference to a KMSCryptoKey (API field `kmsKeyName`)."
+            alias="kmsKeyNameRef",
+            description="A reference to a KMSCryptoKey (API field `kmsKeyName`).",
         ),
     ]
 
@@ -182,7 +183,6 @@ class VertexAIDatasetSpec(KRMModel):
         dict[str, str] | None,
         Field(description="The labels with user-defined metadata to organize your Datasets."),
     ] = None
-    location: Annotated[str, Field(description="Immutable. The location of the VertexAIDataset.")]
     metadata: Annotated[
         Any, Field(description="Required. Additional information about the Dataset.")
     ]
@@ -207,6 +207,7 @@ class VertexAIDatasetSpec(KRMModel):
             description="Immutable. The Project that this VertexAIDataset belongs to.",
         ),
     ] = None
+    region: Annotated[str, Field(description="Immutable. The location of the VertexAIDataset.")]
     resource_id: Annotated[
         str | None,
         Field(

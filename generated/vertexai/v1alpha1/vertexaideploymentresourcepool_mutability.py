@@ -73,7 +73,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("location", STRING, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
-        ("serviceAccount", STRING, (), True, True),
+        ("serviceAccountRef", OBJECT, (), True, True, {"api_path": "serviceAccount"}),
     ),
     observed=(
         ("createTime", STRING_GOOGLE_DATETIME, (OUTPUT_ONLY, OUTPUT_ONLY_2), False, True),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
+from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.vertexai.v1alpha1 import aiplatform_v1_api
@@ -227,11 +228,11 @@ class VertexAIDeploymentResourcePoolSpec(KRMModel):
             description="Immutable. Optional. The VertexAIDeploymentResourcePool ID used for creation and acquisition.",
         ),
     ] = None
-    service_account: Annotated[
-        str | None,
+    service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
         Field(
-            alias="serviceAccount",
-            description="The service account that the DeploymentResourcePool's container(s) run as.",
+            alias="serviceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `serviceAccount`).",
         ),
     ] = None
 

@@ -26,7 +26,7 @@ IDENTITY = IdentityTemplate(
     extra_forms=(),
     spec_fields=(
         ("project", "projectRef", "Project"),
-        ("location", "location", ""),
+        ("location", "region", ""),
         ("endpoint", "resourceID", ""),
     ),
     id_generation="user",
@@ -41,7 +41,7 @@ REFERENCES: tuple[RefField, ...] = (
         parent=True,
     ),
     RefField(
-        path="encryptionSpec.kmsKeyRef",
+        path="encryptionSpec.kmsKeyNameRef",
         target="KMSCryptoKey",
         api_path="encryptionSpec.kmsKeyName",
     ),

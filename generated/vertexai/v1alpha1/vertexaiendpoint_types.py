@@ -312,10 +312,11 @@ class GoogleCloudAiplatformV1EncryptionSpec(KRMModel):
     Represents a customer-managed encryption key specification that can be applied to a Vertex AI resource.
     """
 
-    kms_key_ref: Annotated[
+    kms_key_name_ref: Annotated[
         KMSCryptoKeyRef,
         Field(
-            alias="kmsKeyRef", description="A reference to a KMSCryptoKey (API field `kmsKeyName`)."
+            alias="kmsKeyNameRef",
+            description="A reference to a KMSCryptoKey (API field `kmsKeyName`).",
         ),
     ]
 
@@ -1205,7 +1206,6 @@ class VertexAIEndpointSpec(KRMModel):
         dict[str, str] | None,
         Field(description="The labels with user-defined metadata to organize your Endpoints."),
     ] = None
-    location: Annotated[str, Field(description="Immutable. The location of the VertexAIEndpoint.")]
     network_ref: Annotated[
         ComputeNetworkRef | None,
         Field(
@@ -1233,6 +1233,7 @@ class VertexAIEndpointSpec(KRMModel):
             description="Immutable. The Project that this VertexAIEndpoint belongs to.",
         ),
     ] = None
+    region: Annotated[str, Field(description="Immutable. The location of the VertexAIEndpoint.")]
     resource_id: Annotated[
         str | None,
         Field(

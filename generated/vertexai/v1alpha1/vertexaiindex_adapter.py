@@ -51,7 +51,7 @@ ADAPTER = Adapter(
             lro=Lro.GOOGLE_LONGRUNNING,
         )
     ),
-    krm_only=("location", "projectRef", "resourceID"),
+    krm_only=("projectRef", "region", "resourceID"),
     operations=(
         ("customJobs.operations", OPERATIONS["customJobs.operations"]),
         ("dataLabelingJobs.operations", OPERATIONS["dataLabelingJobs.operations"]),

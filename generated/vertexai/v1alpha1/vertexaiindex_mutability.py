@@ -52,10 +52,10 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("encryptionSpec.kmsKeyRef", OBJECT, (IMMUTABLE_3, REQUIRED), False, True, {"api_path": "encryptionSpec.kmsKeyName"}),
         ("indexUpdateMethod", ENUM, (IMMUTABLE,), False, True),
         ("labels", MAP_OF_STRING, (), True, True),
-        ("location", STRING, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("metadata", ANY, (), True, True),
         ("metadataSchemaRef", OBJECT, (IMMUTABLE,), False, True, {"api_path": "metadataSchemaUri"}),
         ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),
+        ("region", STRING, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(

@@ -163,7 +163,6 @@ class VertexAIIndexSpec(KRMModel):
         dict[str, str] | None,
         Field(description="The labels with user-defined metadata to organize your Indexes."),
     ] = None
-    location: Annotated[str, Field(description="Immutable. The location of the VertexAIIndex.")]
     metadata: Annotated[
         Any | None,
         Field(
@@ -184,6 +183,7 @@ class VertexAIIndexSpec(KRMModel):
             description="Immutable. The Project that this VertexAIIndex belongs to.",
         ),
     ] = None
+    region: Annotated[str, Field(description="Immutable. The location of the VertexAIIndex.")]
     resource_id: Annotated[
         str | None,
         Field(

@@ -64,7 +64,6 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("encryptionSpec", OBJECT, (IMMUTABLE,), False, True),
         ("encryptionSpec.kmsKeyRef", OBJECT, (IMMUTABLE_3, REQUIRED), False, True, {"api_path": "encryptionSpec.kmsKeyName"}),
         ("labels", MAP_OF_STRING, (), True, True),
-        ("location", STRING, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("networkRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "network"}),
         ("privateServiceConnectConfig", OBJECT, (OPTIONAL,), True, True),
         ("privateServiceConnectConfig.enablePrivateServiceConnect", BOOLEAN, (REQUIRED,), True, True),
@@ -74,6 +73,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("privateServiceConnectConfig.pscAutomationConfigs[].projectId", STRING, (REQUIRED,), True, True),
         ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("publicEndpointEnabled", BOOLEAN, (OPTIONAL,), True, True),
+        ("region", STRING, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(

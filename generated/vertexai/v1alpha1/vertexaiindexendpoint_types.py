@@ -595,9 +595,6 @@ class VertexAIIndexEndpointSpec(KRMModel):
         dict[str, str] | None,
         Field(description="The labels with user-defined metadata to organize your IndexEndpoints."),
     ] = None
-    location: Annotated[
-        str, Field(description="Immutable. The location of the VertexAIIndexEndpoint.")
-    ]
     network_ref: Annotated[
         ComputeNetworkRef | None,
         Field(
@@ -625,6 +622,9 @@ class VertexAIIndexEndpointSpec(KRMModel):
             description="Optional. If true, the deployed index will be accessible through public endpoint.",
         ),
     ] = None
+    region: Annotated[
+        str, Field(description="Immutable. The location of the VertexAIIndexEndpoint.")
+    ]
     resource_id: Annotated[
         str | None,
         Field(

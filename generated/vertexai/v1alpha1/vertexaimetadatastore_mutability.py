@@ -39,8 +39,8 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("description", STRING, (), False, True),
         ("encryptionSpec", OBJECT, (), False, True),
         ("encryptionSpec.kmsKeyRef", OBJECT, (REQUIRED,), False, True, {"api_path": "encryptionSpec.kmsKeyName"}),
-        ("location", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
+        ("region", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(

@@ -108,9 +108,6 @@ class VertexAIMetadataStoreSpec(KRMModel):
             description="Customer-managed encryption key spec for a Metadata Store.",
         ),
     ] = None
-    location: Annotated[
-        str, Field(description="Immutable. The location of the VertexAIMetadataStore.")
-    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(
@@ -118,6 +115,9 @@ class VertexAIMetadataStoreSpec(KRMModel):
             description="Immutable. The Project that this VertexAIMetadataStore belongs to.",
         ),
     ] = None
+    region: Annotated[
+        str, Field(description="Immutable. The location of the VertexAIMetadataStore.")
+    ]
     resource_id: Annotated[
         str | None,
         Field(

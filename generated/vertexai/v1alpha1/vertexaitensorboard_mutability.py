@@ -43,8 +43,8 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("encryptionSpec.kmsKeyRef", OBJECT, (REQUIRED,), True, True, {"api_path": "encryptionSpec.kmsKeyName"}),
         ("isDefault", BOOLEAN, (), True, True),
         ("labels", MAP_OF_STRING, (), True, True),
-        ("location", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
+        ("region", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(

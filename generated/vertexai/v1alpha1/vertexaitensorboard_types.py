@@ -106,9 +106,6 @@ class VertexAITensorboardSpec(KRMModel):
         dict[str, str] | None,
         Field(description="The labels with user-defined metadata to organize your Tensorboards."),
     ] = None
-    location: Annotated[
-        str, Field(description="Immutable. The location of the VertexAITensorboard.")
-    ]
     project_ref: Annotated[
         ProjectRef | None,
         Field(
@@ -116,6 +113,7 @@ class VertexAITensorboardSpec(KRMModel):
             description="Immutable. The Project that this VertexAITensorboard belongs to.",
         ),
     ] = None
+    region: Annotated[str, Field(description="Immutable. The location of the VertexAITensorboard.")]
     resource_id: Annotated[
         str | None,
         Field(

@@ -43,8 +43,8 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("subnet", OBJECT, (OPTIONAL,), True, True),
-        ("subnet.projectId", STRING, (OPTIONAL,), True, True),
-        ("subnet.subnetworkRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "subnet.name"}),
+        ("subnet.nameRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "subnet.name"}),
+        ("subnet.projectRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "subnet.projectId"}),
     ),
     observed=(
         ("connectedProjects", ARRAY_OF_STRING, (OUTPUT_ONLY, OUTPUT_ONLY_2), False, True),

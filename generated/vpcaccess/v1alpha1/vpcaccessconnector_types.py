@@ -24,16 +24,15 @@ class Subnet(KRMModel):
     The subnet in which to house the connector
     """
 
-    project_id: Annotated[
-        str | None,
-        Field(alias="projectId", description="Optional. Project in which the subnet exists."),
-    ] = None
-    subnetwork_ref: Annotated[
+    name_ref: Annotated[
         ComputeSubnetworkRef | None,
         Field(
-            alias="subnetworkRef",
-            description="A reference to a ComputeSubnetwork (API field `name`).",
+            alias="nameRef", description="A reference to a ComputeSubnetwork (API field `name`)."
         ),
+    ] = None
+    project_ref: Annotated[
+        ProjectRef | None,
+        Field(alias="projectRef", description="A reference to a Project (API field `projectId`)."),
     ] = None
 
 

@@ -36,9 +36,9 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     identity="projects/{project}/locations/{location}/workflows/{workflow}",
     spec=(
         ("callLogLevel", ENUM, (OPTIONAL,), True, True),
-        ("cryptoKeyRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "cryptoKeyName"}),
         ("description", STRING, (), True, True),
         ("executionHistoryLevel", ENUM, (OPTIONAL,), True, True),
+        ("kmsCryptoKeyRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "cryptoKeyName"}),
         ("labels", MAP_OF_STRING, (), True, True),
         ("location", STRING, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),

@@ -41,7 +41,7 @@ REFERENCES: tuple[RefField, ...] = (
         parent=True,
     ),
     RefField(
-        path="cryptoKeyRef",
+        path="kmsCryptoKeyRef",
         target="KMSCryptoKey",
         api_path="cryptoKeyName",
     ),

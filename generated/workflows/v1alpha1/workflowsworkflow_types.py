@@ -113,13 +113,6 @@ class WorkflowsWorkflowSpec(KRMModel):
             description="Optional. Describes the level of platform logging to apply to calls and call responses during executions of this workflow.",
         ),
     ] = None
-    crypto_key_ref: Annotated[
-        KMSCryptoKeyRef | None,
-        Field(
-            alias="cryptoKeyRef",
-            description="A reference to a KMSCryptoKey (API field `cryptoKeyName`).",
-        ),
-    ] = None
     description: Annotated[
         str | None, Field(description="Description of the workflow provided by the user.")
     ] = None
@@ -128,6 +121,13 @@ class WorkflowsWorkflowSpec(KRMModel):
         Field(
             alias="executionHistoryLevel",
             description="Optional. Describes the execution history level to apply to this workflow.",
+        ),
+    ] = None
+    kms_crypto_key_ref: Annotated[
+        KMSCryptoKeyRef | None,
+        Field(
+            alias="kmsCryptoKeyRef",
+            description="A reference to a KMSCryptoKey (API field `cryptoKeyName`).",
         ),
     ] = None
     labels: Annotated[

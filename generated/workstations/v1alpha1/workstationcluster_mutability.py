@@ -30,7 +30,6 @@ ARRAY_OF_MAP_OF_ANY = FieldType(
     kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.MAP, item=FieldType(kind=TypeKind.ANY))
 )
 ARRAY_OF_OBJECT = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.OBJECT))
-ARRAY_OF_STRING = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.STRING))
 BOOLEAN = FieldType(kind=TypeKind.BOOLEAN)
 INTEGER_INT32 = FieldType(kind=TypeKind.INTEGER, format="int32")
 MAP_OF_STRING = FieldType(kind=TypeKind.MAP, item=FieldType(kind=TypeKind.STRING))
@@ -54,7 +53,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("location", STRING, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("networkRef", OBJECT, (IMMUTABLE,), False, True, {"api_path": "network"}),
         ("privateClusterConfig", OBJECT, (OPTIONAL,), True, True),
-        ("privateClusterConfig.allowedProjects", ARRAY_OF_STRING, (OPTIONAL,), True, True),
+        ("privateClusterConfig.allowedProjects", ARRAY_OF_OBJECT, (OPTIONAL,), True, True),
         ("privateClusterConfig.enablePrivateEndpoint", BOOLEAN, (IMMUTABLE,), False, True),
         ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),

@@ -48,10 +48,10 @@ class PrivateClusterConfig(KRMModel):
     """
 
     allowed_projects: Annotated[
-        list[str] | None,
+        list[ProjectRef] | None,
         Field(
             alias="allowedProjects",
-            description="Optional. Additional projects that are allowed to attach to the workstation cluster's service attachment.",
+            description="References to Projects (API field `allowedProjects`).",
         ),
     ] = None
     enable_private_endpoint: Annotated[

@@ -98,7 +98,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("host.gceInstance.instanceMetadata", MAP_OF_STRING, (OPTIONAL,), True, True),
         ("host.gceInstance.machineType", STRING, (OPTIONAL,), True, True),
         ("host.gceInstance.poolSize", INTEGER_INT32, (OPTIONAL,), True, True),
-        ("host.gceInstance.serviceAccount", STRING, (OPTIONAL,), True, True),
+        ("host.gceInstance.serviceAccountRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "host.gceInstance.serviceAccount"}),
         ("host.gceInstance.serviceAccountScopes", ARRAY_OF_STRING, (OPTIONAL,), True, True),
         ("host.gceInstance.shieldedInstanceConfig", OBJECT, (OPTIONAL,), True, True),
         ("host.gceInstance.shieldedInstanceConfig.enableIntegrityMonitoring", BOOLEAN, (OPTIONAL,), True, True),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field
+from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.workstations.v1alpha1 import workstations_v1_api
 from kccgen.generated.workstations.v1alpha1.workstationcluster_reference import (
@@ -290,11 +291,11 @@ class GceInstance(KRMModel):
             description="Optional. The number of VMs that the system should keep idle so that new workstations can be started quickly for new users.",
         ),
     ] = None
-    service_account: Annotated[
-        str | None,
+    service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
         Field(
-            alias="serviceAccount",
-            description="Optional. The email address of the service account for Cloud Workstations VMs created with this configuration.",
+            alias="serviceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `serviceAccount`).",
         ),
     ] = None
     service_account_scopes: Annotated[
