@@ -94,7 +94,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("routingPolicy.wrr.items[].rrdatas", ARRAY_OF_STRING, (), True, True),
         ("routingPolicy.wrr.items[].signatureRrdatas", ARRAY_OF_STRING, (), True, True),
         ("routingPolicy.wrr.items[].weight", NUMBER_DOUBLE, (), True, True),
-        ("rrdatasRefs", ARRAY_OF_OBJECT, (), True, True, {"api_path": "rrdatas"}),
+        ("rrdatas", ARRAY_OF_STRING, (), True, True),
         ("signatureRrdatas", ARRAY_OF_STRING, (), True, True),
         ("ttl", INTEGER_INT32, (), True, True),
         ("type", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.compute.v1alpha1.computeaddress_reference import ComputeAddressRef
 from kccgen.generated.compute.v1alpha1.computehealthcheck_reference import ComputeHealthCheckRef
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.dns.v1alpha1 import dns_v1_api
@@ -58,10 +57,10 @@ class DNSRecordSetSpec(KRMModel):
             description="Configures dynamic query responses based on either the geo location of the querying user or a weighted round robin based routing policy.",
         ),
     ] = None
-    rrdatas_refs: Annotated[
-        list[ComputeAddressRef] | None,
+    rrdatas: Annotated[
+        list[str] | None,
         Field(
-            alias="rrdatasRefs", description="References to ComputeAddresss (API field `rrdatas`)."
+            description="As defined in RFC 1035 (section 5) and RFC 1034 (section 3.6.1) -- see examples."
         ),
     ] = None
     signature_rrdatas: Annotated[list[str] | None, Field(alias="signatureRrdatas")] = None
