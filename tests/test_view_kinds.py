@@ -62,3 +62,12 @@ def test_dlp_creates_name_the_resource_by_its_own_id_field(kind: str, id_field: 
     shape = adapter_for(kind).create
     assert isinstance(shape, CreateWrapped) and shape.id_field == id_field
     assert all(i.field != "locationId" for i in shape.inputs)
+
+
+def test_a_dlp_stored_info_type_without_a_location_is_global(h: Harness) -> None:
+    """Config Connector's samples leave DLP's location out: global (kind config default)."""
+    obj = _stored(regex={"pattern": "x+"})
+    del obj["spec"]["location"]
+    r = h.reconcile(obj)
+    assert r.ready, r.message
+    assert r.obj["status"]["externalRef"] == f"projects/{PROJECT}/locations/global/storedInfoTypes/regex-type"

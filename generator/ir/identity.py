@@ -240,7 +240,7 @@ def resolve_identity(
         pc = cfg.parents.get(ph)
         if pc is not None:
             if pc.kind is None:
-                params.append(IdentityParam(ph, "location", pc.field))
+                params.append(IdentityParam(ph, "location", pc.field, default=pc.default))
             else:
                 params.append(IdentityParam(ph, "parent", pc.field, pc.kind))
         elif ph == "project":

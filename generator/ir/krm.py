@@ -319,7 +319,7 @@ def identity_fields(kind: str, identity: Identity) -> tuple[list[FieldIR], list[
                 )
                 refs.append(ReferenceIR("{" + form.param + "}", form.krm_field, form.ref_kind, False, False, f"identity parameter {{{form.param}}} of {where}", parent=True))
         elif p.default is not None:
-            desc = f"Immutable. The {p.name} of the {kind}. When unset, `{p.default}`, the only one Config Connector names it at."
+            desc = f"Immutable. The {p.name} of the {kind}. When unset, `{p.default}`, as in Config Connector."
             fields.append(FieldIR(p.krm_field, TypeIR("string"), desc, (Fact(B.OPTIONAL, "identity"), imm), f"identity:{identity.template}"))
         else:
             fields.append(

@@ -87,6 +87,9 @@ class ParentConfig(_Strict):
 
     field: str  # e.g. projectRef, keyRingRef, location, region
     kind: str | None = None  # referenced Kind for *Ref fields
+    # a plain field's value when the spec leaves it unset (DLP's location: global,
+    # as Config Connector defaults it); the field is then optional
+    default: str | None = None
 
 
 class GetMethod(_Strict):

@@ -30,6 +30,7 @@ IDENTITY = IdentityTemplate(
         ("deidentifyTemplate", "resourceID", ""),
     ),
     id_generation="user",
+    defaults=(("location", "global"),),
     parents=(("organizations", "organization", "organizationRef", "Organization"),),
 )
 

@@ -66,8 +66,8 @@ class DLPDeidentifyTemplateSpec(KRMModel):
         str | None, Field(alias="displayName", description="Display name (max 256 chars).")
     ] = None
     location: Annotated[
-        str, Field(description="Immutable. The location of the DLPDeidentifyTemplate.")
-    ]
+        str | None, Field(description="Immutable. The location of the DLPDeidentifyTemplate.")
+    ] = None
     organization_ref: Annotated[
         OrganizationRef | None,
         Field(
@@ -869,5 +869,5 @@ class DLPDeidentifyTemplate(KRMObject):
         Field(alias="apiVersion"),
     ] = "dlp.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["DLPDeidentifyTemplate"] = "DLPDeidentifyTemplate"
-    spec: DLPDeidentifyTemplateSpec
+    spec: DLPDeidentifyTemplateSpec = Field(default_factory=DLPDeidentifyTemplateSpec)
     status: DLPDeidentifyTemplateStatus | None = None

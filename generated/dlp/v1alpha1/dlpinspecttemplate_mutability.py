@@ -20,7 +20,6 @@ OPTIONAL_2 = Fact(behaviour=Behaviour.OPTIONAL, source="identity")
 OUTPUT_ONLY = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'Output only.'")
 OUTPUT_ONLY_2 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="readOnly")
 REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="description:'Required.'")
-REQUIRED_2 = Fact(behaviour=Behaviour.REQUIRED, source="identity")
 ARRAY_OF_ENUM = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.ENUM))
 ARRAY_OF_INTEGER_INT32 = FieldType(
     kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.INTEGER, format="int32")
@@ -187,7 +186,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("inspectConfig.ruleSet[].rules[].hotwordRule.proximity", OBJECT, (), True, True),
         ("inspectConfig.ruleSet[].rules[].hotwordRule.proximity.windowAfter", INTEGER_INT32, (), True, True),
         ("inspectConfig.ruleSet[].rules[].hotwordRule.proximity.windowBefore", INTEGER_INT32, (), True, True),
-        ("location", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("location", STRING, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("organizationRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),

@@ -30,6 +30,7 @@ IDENTITY = IdentityTemplate(
         ("inspectTemplate", "resourceID", ""),
     ),
     id_generation="user",
+    defaults=(("location", "global"),),
     parents=(("organizations", "organization", "organizationRef", "Organization"),),
 )
 

@@ -77,8 +77,8 @@ class DLPInspectTemplateSpec(KRMModel):
         Field(alias="inspectConfig", description="The core content of the template."),
     ] = None
     location: Annotated[
-        str, Field(description="Immutable. The location of the DLPInspectTemplate.")
-    ]
+        str | None, Field(description="Immutable. The location of the DLPInspectTemplate.")
+    ] = None
     organization_ref: Annotated[
         OrganizationRef | None,
         Field(
@@ -814,5 +814,5 @@ class DLPInspectTemplate(KRMObject):
         Field(alias="apiVersion"),
     ] = "dlp.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["DLPInspectTemplate"] = "DLPInspectTemplate"
-    spec: DLPInspectTemplateSpec
+    spec: DLPInspectTemplateSpec = Field(default_factory=DLPInspectTemplateSpec)
     status: DLPInspectTemplateStatus | None = None

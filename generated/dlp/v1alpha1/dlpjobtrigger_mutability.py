@@ -20,7 +20,6 @@ OUTPUT_ONLY = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'Output 
 OUTPUT_ONLY_2 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="readOnly")
 REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="description:'Required'")
 REQUIRED_2 = Fact(behaviour=Behaviour.REQUIRED, source="description:'Required.'")
-REQUIRED_3 = Fact(behaviour=Behaviour.REQUIRED, source="identity")
 ARRAY_OF_ENUM = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.ENUM))
 ARRAY_OF_INTEGER_INT32 = FieldType(
     kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.INTEGER, format="int32")
@@ -272,7 +271,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("inspectJob.storageConfig.timespanConfig.startTime", STRING_GOOGLE_DATETIME, (), True, True),
         ("inspectJob.storageConfig.timespanConfig.timestampField", OBJECT, (), True, True),
         ("inspectJob.storageConfig.timespanConfig.timestampField.name", STRING, (), True, True),
-        ("location", STRING, (IMMUTABLE, REQUIRED_3), False, False, {"api_path": None, "identity": True}),
+        ("location", STRING, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("organizationRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),

@@ -96,7 +96,9 @@ class DLPJobTriggerSpec(KRMModel):
         GooglePrivacyDlpV2InspectJobConfig | None,
         Field(alias="inspectJob", description="For inspect jobs, a snapshot of the configuration."),
     ] = None
-    location: Annotated[str, Field(description="Immutable. The location of the DLPJobTrigger.")]
+    location: Annotated[
+        str | None, Field(description="Immutable. The location of the DLPJobTrigger.")
+    ] = None
     organization_ref: Annotated[
         OrganizationRef | None,
         Field(

@@ -16,7 +16,6 @@ KIND = "DLPStoredInfoType"
 IDENTIFIER = Fact(behaviour=Behaviour.IDENTIFIER, source="identity")
 IMMUTABLE = Fact(behaviour=Behaviour.IMMUTABLE, source="identity")
 OPTIONAL = Fact(behaviour=Behaviour.OPTIONAL, source="identity")
-REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="identity")
 ARRAY_OF_INTEGER_INT32 = FieldType(
     kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.INTEGER, format="int32")
 )
@@ -49,7 +48,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("largeCustomDictionary.cloudStorageFileSet.url", STRING, (), True, True),
         ("largeCustomDictionary.outputPath", OBJECT, (), True, True),
         ("largeCustomDictionary.outputPath.path", STRING, (), True, True),
-        ("location", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("location", STRING, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("organizationRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("regex", OBJECT, (), True, True),

@@ -51,7 +51,9 @@ class DLPStoredInfoTypeSpec(KRMModel):
             description="StoredInfoType where findings are defined by a dictionary of phrases.",
         ),
     ] = None
-    location: Annotated[str, Field(description="Immutable. The location of the DLPStoredInfoType.")]
+    location: Annotated[
+        str | None, Field(description="Immutable. The location of the DLPStoredInfoType.")
+    ] = None
     organization_ref: Annotated[
         OrganizationRef | None,
         Field(
@@ -239,5 +241,5 @@ class DLPStoredInfoType(KRMObject):
         Field(alias="apiVersion"),
     ] = "dlp.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["DLPStoredInfoType"] = "DLPStoredInfoType"
-    spec: DLPStoredInfoTypeSpec
+    spec: DLPStoredInfoTypeSpec = Field(default_factory=DLPStoredInfoTypeSpec)
     status: DLPStoredInfoTypeStatus | None = None
