@@ -44,7 +44,8 @@ if str(REPO) not in sys.path:  # run as a script: mockgcp and bench are not inst
 from bench.calls import CASES, Case, harness, mock_server, set_path  # noqa: E402
 from kccgen.contract import Adapter  # noqa: E402
 from kccgen.runtime.adapter import adapter_for, spec_to_api  # noqa: E402
-from kccgen.runtime.reconciler import diff  # noqa: E402
+from kccgen.runtime.identity import identity_for  # noqa: E402
+from kccgen.runtime.reconciler import diff, without_create_label  # noqa: E402
 from kccgen.runtime.refs import resolve_object  # noqa: E402
 
 OUT = REPO / "bench" / "results.json"
@@ -62,11 +63,12 @@ class Item:
     resolved: dict[str, Any]
     actual: dict[str, Any]
     drifted: bool
+    values: dict[str, str]  # the identity's values (short names expand with them: SpannerInstance config)
 
 
-def live_payloads() -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
-    """Kind -> (resolved references, the payload mockgcp's GET answers), fetched once."""
-    out: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
+def live_payloads() -> dict[str, tuple[dict[str, Any], dict[str, Any], dict[str, str]]]:
+    """Kind -> (resolved references, the payload mockgcp's GET answers, the identity's values), fetched once."""
+    out: dict[str, tuple[dict[str, Any], dict[str, Any], dict[str, str]]] = {}
     with mock_server() as server:
         for case in CASES:
             with harness(server) as h:
@@ -77,7 +79,10 @@ def live_payloads() -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
                 assert r.reason == "UpToDate" and len(calls) == 1, (case.kind, calls)
                 body = server.log[-1].response_json
                 assert isinstance(body, dict)
-                out[case.kind] = (resolve_object(obj, h.store), body)
+                # as the reconciler sees it: without the label a service-named create carries
+                body = without_create_label(adapter_for(case.kind), body)
+                values = identity_for(case.kind).parse(str(r.obj["status"]["externalRef"]))
+                out[case.kind] = (resolve_object(obj, h.store), body, values)
     return out
 
 
@@ -87,7 +92,7 @@ def build_items(n: int = OBJECTS) -> list[Item]:
     items: list[Item] = []
     for i in range(n):
         case = cases[i % len(cases)]
-        resolved, payload = live[case.kind]
+        resolved, payload, values = live[case.kind]
         spec, actual = copy.deepcopy(case.spec), copy.deepcopy(payload)
         for f in LABEL_FIELDS:  # every object its own labels, live and desired alike
             if isinstance(spec.get(f), dict):
@@ -96,10 +101,10 @@ def build_items(n: int = OBJECTS) -> list[Item]:
         if drifted:
             assert case.drift is not None
             set_path(spec, *case.drift)
-        items.append(Item(case.kind, adapter_for(case.kind), spec, resolved, actual, drifted))
+        items.append(Item(case.kind, adapter_for(case.kind), spec, resolved, actual, drifted, values))
     for it in items:  # the workload is what it claims: drift found exactly where made
         found = diff(
-            spec_to_api(it.spec, it.adapter, it.resolved),
+            spec_to_api(it.spec, it.adapter, it.resolved, it.values),
             it.actual,
             it.adapter,
             check_mutability=True,
@@ -110,7 +115,7 @@ def build_items(n: int = OBJECTS) -> list[Item]:
 
 def ours(it: Item) -> object:
     return diff(
-        spec_to_api(it.spec, it.adapter, it.resolved), it.actual, it.adapter, check_mutability=True
+        spec_to_api(it.spec, it.adapter, it.resolved, it.values), it.actual, it.adapter, check_mutability=True
     )
 
 
