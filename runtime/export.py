@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kccgen.runtime.adapter import adapter_for, map_leaf, rename_at
-from kccgen.runtime.identity import IdentityError, identity_for
+from kccgen.runtime.identity import IdentityError, identity_for, template_pattern
 from kccgen.runtime.mutability import by_api_path
 from kccgen.runtime.refs import RefField, choices_of, references_of
 
@@ -40,7 +40,7 @@ def from_api_format(ref: RefField, value: str, values: Mapping[str, str]) -> str
     address, where no region is known). None when none does."""
     if not ref.api_format or "{}" in ref.api_format:
         return None
-    m = re.fullmatch(template_regex(ref.api_format), value)
+    m = template_pattern(ref.api_format).match(value)
     if m is None:
         return None
     given = {**values, **m.groupdict()}
@@ -51,10 +51,6 @@ def from_api_format(ref: RefField, value: str, values: Mapping[str, str]) -> str
                 return form.format(**{k: given[k] for k in form.params})
     return None
 
-
-def template_regex(template: str) -> str:
-    """``{address}`` -> a named group matching one path segment; literals escaped."""
-    return "".join(f"(?P<{p[1:-1]}>[^/]+)" if p.startswith("{") else re.escape(p) for p in re.split(r"(\{\w+\})", template))
 
 
 def _choice(refs: tuple[RefField, ...], value: Any) -> Any:

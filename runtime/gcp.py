@@ -135,10 +135,21 @@ class SendOnce:
 PROJECT_NUMBER_DOC = "cloudresourcemanager.v1"
 
 
+_NEEDS_NUMBER: dict[str, bool] = {}
+
+
+def _needs_number(a: Adapter) -> bool:
+    """``uses_project_number``, once per Kind: every reconcile step asks."""
+    found = _NEEDS_NUMBER.get(a.kind)
+    if found is None:
+        found = _NEEDS_NUMBER[a.kind] = uses_project_number(a)
+    return found
+
+
 def with_project_number(gcp: Any, a: Adapter, values: dict[str, str]) -> dict[str, str]:
     """``values`` with the project's number added where the adapter's templates
     name it (``Adapter`` templates with ``{projectNumber}``); unchanged otherwise."""
-    if PROJECT_NUMBER in values or not values.get("project") or not uses_project_number(a):
+    if PROJECT_NUMBER in values or not values.get("project") or not _needs_number(a):
         return values
     return {**values, PROJECT_NUMBER: gcp.project_number(values["project"])}
 

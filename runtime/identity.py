@@ -51,6 +51,11 @@ def _compile(template: str) -> tuple[re.Pattern[str], tuple[str, ...]]:
     return re.compile("^" + "".join(out) + "$"), tuple(names)
 
 
+def template_pattern(template: str) -> re.Pattern[str]:
+    """A whole-string regex of a name template, one named group per placeholder."""
+    return _compile(template)[0]
+
+
 def _prefix_rx(prefix: str) -> str:
     """A REST path prefix with its version segment generalised (compute/v1/ ~ compute/beta/)."""
     parts = [p for p in prefix.split("/") if p]

@@ -373,9 +373,8 @@ def hierarchy_parent(obj: Mapping[str, Any], store: ObjectStore, namespace: str)
         if any(spec.get(r.choice[1]) for r in group):
             continue
         by_target = {r.target: r.choice[1] for r in group}
-        ns_obj = store.get("Namespace", "", namespace)
         for target, annotation, collection in HIERARCHY_ANNOTATIONS:
-            value = _annotation(obj, ns_obj, annotation)
+            value = annotation_of(obj, store, namespace, annotation) if target in by_target else ""
             if target in by_target and value:
                 out[f"spec.{by_target[target]}"] = f"{collection}/{value.removeprefix(collection + '/')}"
                 break
@@ -388,12 +387,13 @@ def hierarchy_parent(obj: Mapping[str, Any], store: ObjectStore, namespace: str)
     return out
 
 
-def _annotation(obj: Mapping[str, Any], ns_obj: Mapping[str, Any] | None, key: str) -> str:
-    for source in (obj, ns_obj or {}):
-        value = ((source.get("metadata") or {}).get("annotations") or {}).get(key)
-        if value:
-            return str(value)
-    return ""
+def annotation_of(obj: Mapping[str, Any], store: ObjectStore, namespace: str, key: str) -> str:
+    """Config Connector's fallback for its annotations: the object's, else its namespace's ("" when neither)."""
+    value = ((obj.get("metadata") or {}).get("annotations") or {}).get(key)
+    if not value:
+        ns_obj = store.get("Namespace", "", namespace) or {}
+        value = ((ns_obj.get("metadata") or {}).get("annotations") or {}).get(key)
+    return str(value) if value else ""
 
 
 # --- identity from spec (reconcile step 2 when status.externalRef is unset) ------
@@ -403,12 +403,7 @@ PROJECT_ID_ANNOTATION = "cnrm.cloud.google.com/project-id"
 
 def _project_from_annotations(obj: Mapping[str, Any], store: ObjectStore, namespace: str) -> str | None:
     """Config Connector's fallback: the object's, then its namespace's, project-id annotation."""
-    ann = (obj.get("metadata") or {}).get("annotations") or {}
-    if ann.get(PROJECT_ID_ANNOTATION):
-        return str(ann[PROJECT_ID_ANNOTATION])
-    ns_obj = store.get("Namespace", "", namespace)
-    ns_ann = ((ns_obj or {}).get("metadata") or {}).get("annotations") or {}
-    return str(ns_ann[PROJECT_ID_ANNOTATION]) if ns_ann.get(PROJECT_ID_ANNOTATION) else None
+    return annotation_of(obj, store, namespace, PROJECT_ID_ANNOTATION) or None
 
 
 def identity_from_spec(obj: Mapping[str, Any], store: ObjectStore) -> str | None:

@@ -9,27 +9,18 @@ from typing import Any
 
 import pytest
 
-from kccgen.runtime.adapter import adapter_for
-from kccgen.runtime.gcp import Gcp
-from tests.support.scenarios import NAMESPACE, Harness, harness
+from tests.support.scenarios import Harness, harness, kcc_object
 
 
 @pytest.fixture
 def h() -> Iterator[Harness]:
-    with harness() as hh:
-        hh.gcp = Gcp(hh.server.base_url, lro_interval=0, sleep=lambda s: None, host_paths=True)
+    with harness(host_paths=True) as hh:
         yield hh
 
 
-def _obj(kind: str, name: str, spec: dict[str, Any], annotations: dict[str, str] | None = None) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": name, "namespace": NAMESPACE}
-    if annotations:
-        meta["annotations"] = annotations
-    return {"apiVersion": adapter_for(kind).api_version, "kind": kind, "metadata": meta, "spec": spec}
-
 
 def _folder(annotations: dict[str, str] | None = None) -> dict[str, Any]:
-    return _obj("Folder", "team", {"displayName": "Team"}, annotations)
+    return kcc_object("Folder", "team", {"displayName": "Team"}, annotations)
 
 
 def test_a_folder_takes_its_organization_from_config_connectors_annotation(h: Harness) -> None:

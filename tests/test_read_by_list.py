@@ -27,13 +27,13 @@ from kccgen.contract import (
 )
 from kccgen.mockgcp.apis.storage import project_number
 from kccgen.runtime.adapter import adapter_for
-from kccgen.runtime.gcp import Gcp, GcpError, NotFound
+from kccgen.runtime.gcp import GcpError, NotFound
 from kccgen.runtime.reconciler import read_listed
 from tests.support.scenarios import (
-    NAMESPACE,
     PROJECT,
     Harness,
     harness,
+    kcc_object,
     manifest,
     path_of,
     query_of,
@@ -45,17 +45,9 @@ NUMBER = project_number(PROJECT)
 
 @pytest.fixture
 def h() -> Iterator[Harness]:
-    with harness() as hh:
-        # by host: Resource Manager's v1/projects/{p} is a path other APIs have too
-        hh.gcp = Gcp(hh.server.base_url, lro_interval=0, sleep=lambda s: None, host_paths=True)
+    with harness(host_paths=True) as hh:
         yield hh
 
-
-def _obj(kind: str, name: str, spec: dict[str, Any], annotations: dict[str, str] | None = None) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": name, "namespace": NAMESPACE, "generation": 1}
-    if annotations:
-        meta["annotations"] = annotations
-    return {"apiVersion": adapter_for(kind).api_version, "kind": kind, "metadata": meta, "spec": spec}
 
 
 def _ready(h: Harness, obj: dict[str, Any]) -> dict[str, Any]:
@@ -67,11 +59,11 @@ def _ready(h: Harness, obj: dict[str, Any]) -> dict[str, Any]:
 def _network_and_ranges(h: Harness) -> None:
     _ready(h, manifest("ComputeNetwork", name="net"))
     for name in ("range-a", "range-b"):
-        _ready(h, _obj("ComputeAddress", name, {"location": "global", "addressType": "INTERNAL", "purpose": "VPC_PEERING", "prefixLength": 16, "networkRef": {"name": "net"}}))
+        _ready(h, kcc_object("ComputeAddress", name, {"location": "global", "addressType": "INTERNAL", "purpose": "VPC_PEERING", "prefixLength": 16, "networkRef": {"name": "net"}}))
 
 
 def _connection(*ranges: str) -> dict[str, Any]:
-    return _obj("ServiceNetworkingConnection", "conn", {"networkRef": {"name": "net"}, "service": SERVICE, "reservedPeeringRanges": [{"name": r} for r in ranges]})
+    return kcc_object("ServiceNetworkingConnection", "conn", {"networkRef": {"name": "net"}, "service": SERVICE, "reservedPeeringRanges": [{"name": r} for r in ranges]})
 
 
 def test_connection_lifecycle_sends_config_connectors_requests(h: Harness) -> None:
@@ -140,9 +132,9 @@ def test_mockgcp_refuses_a_patch_of_a_connection_that_is_not_there(h: Harness) -
 
 def test_service_project_attaches_reads_and_detaches(h: Harness) -> None:
     host = {"cnrm.cloud.google.com/project-id": "host-project"}
-    _ready(h, _obj("ComputeSharedVPCHostProject", "host", {}, host))
+    _ready(h, kcc_object("ComputeSharedVPCHostProject", "host", {}, host))
     since = h.mark()
-    obj = _ready(h, _obj("ComputeSharedVPCServiceProject", "svc", {"projectRef": {"external": "projects/service-project"}}, host))
+    obj = _ready(h, kcc_object("ComputeSharedVPCServiceProject", "svc", {"projectRef": {"external": "projects/service-project"}}, host))
     assert obj["status"]["externalRef"] == "projects/host-project/xpnResources/service-project"
     (enable,) = h.writes(since)
     assert path_of(enable).endswith("projects/host-project/enableXpnResource")
@@ -157,7 +149,7 @@ def test_service_project_attaches_reads_and_detaches(h: Harness) -> None:
 
 
 def test_a_service_project_needs_a_host(h: Harness) -> None:
-    r = h.reconcile(_obj("ComputeSharedVPCServiceProject", "svc", {"projectRef": {"external": "projects/service-project"}}, {"cnrm.cloud.google.com/project-id": "not-a-host"}))
+    r = h.reconcile(kcc_object("ComputeSharedVPCServiceProject", "svc", {"projectRef": {"external": "projects/service-project"}}, {"cnrm.cloud.google.com/project-id": "not-a-host"}))
     assert not r.ready and "not a shared VPC host" in r.message
 
 

@@ -15,22 +15,20 @@ import pytest
 
 from kccgen.contract import CreateWrapped
 from kccgen.runtime.adapter import adapter_for
-from kccgen.runtime.gcp import Gcp
-from tests.support.scenarios import NAMESPACE, PROJECT, Harness, harness, query_of
+from tests.support.scenarios import PROJECT, Harness, harness, kcc_object, query_of
 
 LOCATION = "us-west2"
 
 
 @pytest.fixture
 def h() -> Iterator[Harness]:
-    with harness() as hh:
-        hh.gcp = Gcp(hh.server.base_url, lro_interval=0, sleep=lambda s: None, host_paths=True)
+    with harness(host_paths=True) as hh:
         yield hh
 
 
 def _stored(**spec: Any) -> dict[str, Any]:
     body = {"projectRef": {"external": f"projects/{PROJECT}"}, "location": LOCATION, "displayName": "sample-type", **spec}
-    return {"apiVersion": adapter_for("DLPStoredInfoType").api_version, "kind": "DLPStoredInfoType", "metadata": {"name": "regex-type", "namespace": NAMESPACE}, "spec": body}
+    return kcc_object("DLPStoredInfoType", "regex-type", body)
 
 
 def test_stored_info_type_round_trip_reads_the_current_versions_config(h: Harness) -> None:

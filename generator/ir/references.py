@@ -167,6 +167,17 @@ class Inference:
     bad_targets: list[str]
 
 
+def object_step(f: FieldIR) -> tuple[str, str | None]:
+    """The path step of a field (``items[]`` through lists) and the object class it
+    leads to, through lists and maps; None when it holds no object."""
+    t, step = f.type, f.name
+    while t.kind in ("array", "map") and t.item is not None:
+        if t.kind == "array":
+            step += "[]"
+        t = t.item
+    return step, (t.ref if t.kind == "object" else None)
+
+
 def _string_leaf(t: TypeIR) -> tuple[bool, bool]:
     """(is a string or list of strings, is a list)."""
     if t.kind == "string":
@@ -343,13 +354,9 @@ def infer_references(
             facts = top_facts.get(api_path, f.facts) if not path else f.facts
             if B.OUTPUT_ONLY in {x.behaviour for x in facts} or (not path and f.name in drop):
                 continue
-            t, step = f.type, f.name
-            while t.kind in ("array", "map") and t.item is not None:
-                if t.kind == "array":
-                    step += "[]"
-                t = t.item
-            if t.kind == "object" and t.ref is not None:
-                reach(t.ref, f"{path}.{step}" if path else step, f"{krm_path}.{step}" if krm_path else step, (*stack, cls))
+            step, ref = object_step(f)
+            if ref is not None:
+                reach(ref, f"{path}.{step}" if path else step, f"{krm_path}.{step}" if krm_path else step, (*stack, cls))
 
     def walk(cls: str, path: str, krm_path: str, stack: tuple[str, ...]) -> None:
         if cls in stack:
@@ -401,14 +408,9 @@ def infer_references(
                         )
                     )
                 continue
-            t = f.type
-            step = f.name
-            while t.kind in ("array", "map") and t.item is not None:
-                if t.kind == "array":
-                    step += "[]"
-                t = t.item
-            if t.kind == "object" and t.ref is not None:
-                walk(t.ref, f"{path}.{step}" if path else step, f"{krm_path}.{step}" if krm_path else step, (*stack, cls))
+            step, ref = object_step(f)
+            if ref is not None:
+                walk(ref, f"{path}.{step}" if path else step, f"{krm_path}.{step}" if krm_path else step, (*stack, cls))
 
     if kcc_refs:
         reach(resource_class, "", "", ())

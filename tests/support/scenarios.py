@@ -63,6 +63,14 @@ def manifest(kind: str, name: str | None = None, annotations: dict[str, str] | N
     return {"apiVersion": api_version(kind), "kind": kind, "metadata": meta, "spec": body}
 
 
+def kcc_object(kind: str, name: str, spec: dict[str, Any], annotations: dict[str, str] | None = None) -> dict[str, Any]:
+    """An object of ``kind`` with exactly this spec (no fixture defaults), in the test namespace."""
+    meta: dict[str, Any] = {"name": name, "namespace": NAMESPACE, "generation": 1}
+    if annotations:
+        meta["annotations"] = dict(annotations)
+    return {"apiVersion": api_version(kind), "kind": kind, "metadata": meta, "spec": spec}
+
+
 def with_spec(obj: dict[str, Any], **changes: Any) -> dict[str, Any]:
     """A copy of ``obj`` (status kept) with top-level spec fields replaced, generation bumped."""
     out = copy.deepcopy(obj)
@@ -95,9 +103,11 @@ def query_of(entry: HttpLogEntry) -> dict[str, list[str]]:
 class Harness:
     """mockgcp + the reconciler, with the request log as the thing to assert on."""
 
-    def __init__(self, server: MockServer) -> None:
+    def __init__(self, server: MockServer, host_paths: bool = False) -> None:
+        """``host_paths``: requests carry the API's host (Resource Manager's
+        v1/projects/{p} is a path other APIs have too)."""
         self.server = server
-        self.gcp = Gcp(server.base_url, lro_interval=0, sleep=lambda s: None)
+        self.gcp = Gcp(server.base_url, lro_interval=0, sleep=lambda s: None, host_paths=host_paths)
         self.store = InMemoryStore([namespace_object()], default_namespace=NAMESPACE)
         self._clients: dict[str, Any] = {}
 
@@ -180,6 +190,6 @@ def running_mock(lro_polls: int = 1) -> Iterator[MockServer]:
 
 
 @contextmanager
-def harness(lro_polls: int = 1) -> Iterator[Harness]:
+def harness(lro_polls: int = 1, host_paths: bool = False) -> Iterator[Harness]:
     with running_mock(lro_polls) as s:
-        yield Harness(s)
+        yield Harness(s, host_paths)
