@@ -85,6 +85,10 @@ class IdentityTemplate:
     # (template param, spec field supplying it, Kind that field references or ""):
     # lets the runtime compute an object's identity from its spec.
     spec_fields: tuple[tuple[str, str, str], ...] = ()
+    # (param, Config Connector's spec field beside the ref covering it, Kind or ""): an
+    # SLO's projectRef beside serviceRef; it must agree with the ref, and completes a
+    # ref given as a bare ID (serviceRef: {external: my-service})
+    beside: tuple[tuple[str, str, str], ...] = ()
     id_generation: str = "user"  # "service": the ID exists only after create
     # Kinds serving this Kind's other location scopes (kccgen.contract.Locations):
     # an object of this Kind may be named by theirs (a global ComputeAddress).

@@ -440,9 +440,8 @@ class Reconciler:
         spec = obj.get("spec") or {}
         ident = identity_for(a.kind).form_for_spec(spec)
         values: dict[str, str] = {}
-        from kccgen.runtime.refs import resolve_ref
+        from kccgen.runtime.refs import covering_ref
 
-        ns = str((obj.get("metadata") or {}).get("namespace") or getattr(self.store, "default_namespace", "default"))
         for param, fld, target in ident.spec_fields:
             if fld == "resourceID":
                 continue
@@ -453,7 +452,7 @@ class Reconciler:
                     if project:
                         values[param] = project
                     continue
-                parsed = identity_for(target).parse(resolve_ref(ref, target, ns, self.store, f"spec.{fld}"))
+                parsed = covering_ref(obj, self.store, ident, fld, target, ref)
                 values[param] = parsed.get(param, "")
             elif ident.spec_value(spec, fld):
                 values[param] = str(ident.spec_value(spec, fld))

@@ -26,7 +26,7 @@ import yaml
 from pydantic import Field
 
 from kccgen.contract import Behaviour
-from kccgen.runtime.identity import IdentityError, IdentityTemplate, identity_for
+from kccgen.runtime.identity import IdentityError, IdentityTemplate, identity_for, loaded_identity
 from kccgen.runtime.krm import KRMModel
 from kccgen.runtime.mutability import by_api_path
 
@@ -57,6 +57,7 @@ class Reason(StrEnum):
     DUPLICATE_RESOLVED = "RefsDuplicateResolved"
     NOT_FOUND = "DependencyNotFound"
     NOT_READY = "DependencyNotReady"
+    DISAGREE = "RefParentMismatch"  # a field beside a covering parent ref names another parent
 
 
 class RefError(ValueError):
@@ -344,10 +345,15 @@ def resolve_object(obj: Mapping[str, Any], store: ObjectStore) -> dict[str, str 
     spec = obj.get("spec") or {}
     namespace = str((obj.get("metadata") or {}).get("namespace") or getattr(store, "default_namespace", "default"))
     out: dict[str, str | list[str]] = {}
+    ident = loaded_identity(str(obj.get("kind")))
+    covering = {fld for _p, fld, t in ident.spec_fields if t} if ident is not None and ident.beside else set()
     for f in references_of(str(obj.get("kind"))):
         for where, value in iter_field(spec, f.path):
             p = f"spec.{where}"
-            if f.many:
+            if f.parent and where in covering and ident is not None:
+                # a bare ID completed by Config Connector's fields beside it
+                out[p] = resolve_covering(obj, store, ident, where, f.target, value)[0]
+            elif f.many:
                 out[p] = resolve_refs(value, f.target, namespace, store, p, f.external_only)
             else:
                 out[p] = resolve_ref(value, f.target, namespace, store, p, f.external_only)
@@ -406,6 +412,61 @@ def _project_from_annotations(obj: Mapping[str, Any], store: ObjectStore, namesp
     return annotation_of(obj, store, namespace, PROJECT_ID_ANNOTATION) or None
 
 
+def _beside_values(obj: Mapping[str, Any], store: ObjectStore, ident: IdentityTemplate, field: str) -> dict[str, tuple[str, str]]:
+    """param -> (Config Connector's spec field beside ``field``, its value), for the
+    params ``field`` covers; a projectRef falls back to the project-id annotation."""
+    spec = obj.get("spec") or {}
+    namespace = str((obj.get("metadata") or {}).get("namespace") or getattr(store, "default_namespace", "default"))
+    covered = {p for p, f, _t in ident.spec_fields if f == field}
+    out: dict[str, tuple[str, str]] = {}
+    for param, beside, target in ident.beside:
+        if param not in covered:
+            continue
+        value: str | None
+        if target:
+            ref = spec.get(beside)
+            if ref is None:
+                value = _project_from_annotations(obj, store, namespace) if target == "Project" else None
+            else:
+                value = identity_for(target).parse(resolve_ref(ref, target, namespace, store, f"spec.{beside}")).get(param)
+        else:
+            value = ident.spec_value(spec, beside)
+        if value:
+            out[param] = (beside, str(value))
+    return out
+
+
+def covering_ref(obj: Mapping[str, Any], store: ObjectStore, ident: IdentityTemplate, field: str, target: str, ref: object) -> dict[str, str]:
+    """The values a parent ref covering several params names (see resolve_covering)."""
+    return resolve_covering(obj, store, ident, field, target, ref)[1]
+
+
+def resolve_covering(
+    obj: Mapping[str, Any], store: ObjectStore, ident: IdentityTemplate, field: str, target: str, ref: object
+) -> tuple[str, dict[str, str]]:
+    """The externalRef a parent ref covering several params names, and its values.
+    Config Connector's fields beside it (an SLO's projectRef beside serviceRef)
+    complete a bare ID (``serviceRef: {external: my-service}``) and must agree
+    with what it names."""
+    namespace = str((obj.get("metadata") or {}).get("namespace") or getattr(store, "default_namespace", "default"))
+    beside = _beside_values(obj, store, ident, field) if ident.beside else {}
+    theirs = identity_for(target)
+    if beside and isinstance(ref, Mapping) and isinstance(ref.get("external"), str) and "/" not in ref["external"] and theirs.params:
+        known = {p: v for p, (_f, v) in beside.items() if p in theirs.params}
+        if set(theirs.params[:-1]) <= set(known):
+            ref = {**ref, "external": theirs.format(**known, **{theirs.params[-1]: ref["external"]})}
+    ext = resolve_ref(ref, target, namespace, store, f"spec.{field}")
+    values = theirs.parse(ext)
+    for param, (f, v) in sorted(beside.items()):
+        if param in values and values[param] != v:
+            raise RefError(
+                Reason.DISAGREE,
+                f"spec.{f}",
+                f"spec.{f} names {param} {v!r} but spec.{field} is in {param} {values[param]!r}: the two must agree",
+            )
+    return ext, values
+
+
 def identity_from_spec(obj: Mapping[str, Any], store: ObjectStore) -> str | None:
     """The externalRef an object's spec names; None for a service-generated ID not yet known.
 
@@ -440,8 +501,7 @@ def _identity_from_spec(obj: Mapping[str, Any], store: ObjectStore, ident: Ident
                     ref = {"external": project} if project else None
                 if ref is None:
                     raise RefError(Reason.EMPTY, f"spec.{field}", f"{kind} needs spec.{field} to be identified")
-                ext = resolve_ref(ref, target, namespace, store, f"spec.{field}")
-                parsed[field] = identity_for(target).parse(ext)
+                parsed[field] = covering_ref(obj, store, ident, field, target, ref)
                 form = ident.form_for(parsed[field]) if param == "project" else ident
                 if form is not ident:  # the covering parent lives under a folder (a folder bucket's view)
                     return _identity_from_spec(obj, store, form)

@@ -60,6 +60,21 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], str, Any]] = [
         "My project",
     ),
     (
+        "BillingBudgetsBudget",
+        {
+            "billingAccountRef": {"external": "billingAccounts/000000-AAAAAA-BBBBBB"},
+            "amount": {"specifiedAmount": {"currencyCode": "USD", "units": "100"}},
+            "allUpdatesRule": {"schemaVersion": "1.0", "disableDefaultIamRecipients": True},
+        },
+        {
+            "billingAccountRef": {"external": "billingAccounts/000000-AAAAAA-BBBBBB"},
+            "amount": {"specifiedAmount": {"currencyCode": "USD", "units": "100"}},
+            "notificationsRule": {"schemaVersion": "1.0", "disableDefaultIamRecipients": True},
+        },
+        "notificationsRule.schemaVersion",
+        "1.0",
+    ),
+    (
         "ComputeNetwork",
         {"autoCreateSubnetworks": False, "routingMode": "GLOBAL"},
         {"autoCreateSubnetworks": False, "routingConfig": {"routingMode": "GLOBAL"}},

@@ -226,10 +226,13 @@ def test_kccctl_creates_each_object_under_its_parent(tmp_path: Path) -> None:
 def test_a_hierarchy_path_named_by_another_service_is_resource_managers() -> None:
     """``organizations/{organization}`` in Access Context Manager is an Organization;
     Apigee's organization matches the same shape, and only Apigee names it."""
-    refs = {r.path: r.target for r in references_of("AccessContextManagerAccessPolicy")}
-    assert refs["parentRef"] == "Organization"
+    refs = {r.api_path: r.target for r in references_of("AccessContextManagerAccessPolicy")}
+    assert refs["parent"] == "Organization"  # spec.organizationRef (kind config: Config Connector's annotation)
     assert "Organization" in {r.target for r in references_of("AccessContextManagerAuthorizedOrgsDesc")}
-    # a folder or an organization: two hierarchy Kinds, so the field stays a plain string
+    # a folder or an organization: several hierarchy Kinds, so without a kind-config
+    # decision the field stays a plain string ...
     unresolved = {(u["kind"], u["field"].split(":")[0]) for u in COVERAGE["unresolved"]}
-    assert ("ComputeFirewallPolicy", "parentId") in unresolved
-    assert "parentId" not in {r.api_path for r in references_of("ComputeFirewallPolicy")}
+    assert ("ComputeOrganizationSecurityPolicy", "parentId") in unresolved
+    assert "parentId" not in {r.api_path for r in references_of("ComputeOrganizationSecurityPolicy")}
+    # ... and with one it is Config Connector's folderRef or organizationRef
+    assert {r.target for r in references_of("ComputeFirewallPolicy") if r.api_path == "parentId"} == {"Folder", "Organization"}

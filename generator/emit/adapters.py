@@ -42,7 +42,9 @@ def adapter_of(k: KindIR) -> Adapter:
         # compute, storage and dns keep the short ID in `name`
         name_is_full=not isinstance(m.create_shape, CreateWithNameInBody) or m.create_shape.full_name,
         id_field=id_field(m.create_shape),
-        krm_only=tuple(sorted({p.krm_field for p in ident.params if not _in_body(k, p)} | set(ident.parent_fields) | {c.field for c in k.companions})),
+        krm_only=tuple(
+            sorted({p.krm_field for p in ident.params if not _in_body(k, p)} | {p.beside for p in ident.params if p.beside} | set(ident.parent_fields) | {c.field for c in k.companions})
+        ),
         int64_paths=_int64_paths(k),
         operations=m.operations,
         aliases=tuple(alias_of(a) for a in k.aliases),

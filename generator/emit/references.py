@@ -46,6 +46,8 @@ def reference_source(ir: IR, t: TargetKind) -> str:
         ("spec_fields", repr(t.spec_fields)),
         ("id_generation", repr(t.id_generation)),
     ]
+    if t.beside:  # (param, KCC's spec field beside the ref covering it, Kind or "")
+        identity.append(("beside", repr(t.beside)))
     if t.spec_defaults:  # (spec field, value when unset)
         identity.append(("defaults", repr(t.spec_defaults)))
     if t.variants:  # the Kinds whose names a reference to this one accepts too

@@ -366,7 +366,7 @@ def resolve_identities(specs: Specs, shaped: list[Shaped], reporter: Reporter, f
             failed.append(_failure(sh, e))
             continue
         # Config Connector's name for the location field, and its default
-        identity = kcc_location(identity, s.kcc)
+        identity = kcc_location(identity, s.kcc, frozenset(s.doc.schemas[sh.schema].properties if sh.schema in s.doc.schemas else ()))
         ext = external.get(s.cfg.kind)
         if ext is not None and ext.external_forms:
             # An external entry for a Kind generated now (Project, Folder) stays the
@@ -897,6 +897,7 @@ def _targets(specs: Specs, shaped: list[Shaped], identities: dict[str, Identity]
                 rest_template=i.rest_template if i.rest_template != i.template else "",
                 extra_forms=i.extra_forms,
                 spec_fields=_spec_fields(i),
+                beside=tuple((p.name, p.beside, "Project" if p.beside == "projectRef" else "") for p in i.params if p.beside),
                 spec_defaults=tuple((p.krm_field, p.default) for p in i.params if p.default is not None and p.covered_by is None),
                 id_generation=i.id_generation,
                 variants=variants,

@@ -29,7 +29,7 @@ from kccgen.generator.spec.kinds import KindConfig
 LOCATION_PARAMS = ("location", "region", "zone")
 
 
-def kcc_location(identity: Identity, kcc: KindEvidence | None) -> Identity:
+def kcc_location(identity: Identity, kcc: KindEvidence | None, api_fields: frozenset[str] = frozenset()) -> Identity:
     """The ``{location}`` parameter as Config Connector has it, for a Kind that carries
     its name: its KRM field is KCC's ``region`` (or ``zone``) where KCC's spec has that
     and no ``location`` (RedisInstance, CloudFunctionsFunction); and where KCC does not
@@ -43,7 +43,16 @@ def kcc_location(identity: Identity, kcc: KindEvidence | None) -> Identity:
     literal = {m.group(1) for n in kcc.names for m in re.finditer(r"(?:^|/)locations/([^/{}]+)", n.template)}
     only_global = literal == {"global"} and "spec.location" not in kcc.required
     params = []
+    own = {p.krm_field for p in identity.params if p.covered_by is None}
     for p in identity.params:
+        if p.covered_by is not None and p.in_template:
+            # KCC's projectRef or location beside the parent ref that covers it
+            # (PrivateCACertificateAuthority's location beside caPoolRef); not where
+            # the field is the Kind's own or an API field of the same name
+            theirs = "projectRef" if p.name == "project" else next((n for n in (p.name, "location") if p.name in LOCATION_PARAMS and n in spec), None)
+            if theirs is not None and theirs in spec and theirs not in own and theirs not in api_fields:
+                p = replace(p, beside=theirs)
+                own.add(theirs)
         if p.name == "location" and p.role == "location" and p.ref_kind is None and p.covered_by is None and p.in_template and p.krm_field == "location":
             theirs = [n for n in ("region", "zone") if n in spec]
             if "location" not in spec and len(theirs) == 1:

@@ -18,6 +18,7 @@ from kccgen.generator.ir.model import (
     EnumIR,
     FieldIR,
     Identity,
+    IdentityParam,
     ModelSet,
     ObjectIR,
     ReferenceIR,
@@ -274,6 +275,22 @@ def ref_placeholder(target_kind: str) -> ObjectIR:
     )
 
 
+def beside_field(kind: str, identity: Identity, p: IdentityParam, fields: list[FieldIR], refs: list[ReferenceIR]) -> None:
+    """Config Connector's field for a param that a parent ref covers: optional, as the
+    ref names it too; it must agree with the ref, and completes a bare-ID ``external``."""
+    assert p.beside is not None and p.covered_by is not None
+    facts = (Fact(B.OPTIONAL, "identity"), Fact(B.IMMUTABLE, "identity"))
+    why = (
+        f"Immutable. Optional. The {p.name} of the {kind}, which `{p.covered_by}` names too: the two must agree. "
+        f"Where `{p.covered_by}` is a bare ID (`external: my-id`), this field completes its name."
+    )
+    if p.beside == "projectRef":
+        fields.append(FieldIR(p.beside, TypeIR("object", ref="ProjectRef"), why + " When unset, the `cnrm.cloud.google.com/project-id` annotation is used.", facts, f"identity:{identity.template}"))
+        refs.append(ReferenceIR("{" + p.name + "}", p.beside, "Project", False, False, f"identity parameter {{{p.name}}} of {identity.template}, beside {p.covered_by}", parent=True))
+    else:
+        fields.append(FieldIR(p.beside, TypeIR("string"), why, facts, f"identity:{identity.template}"))
+
+
 def identity_fields(kind: str, identity: Identity) -> tuple[list[FieldIR], list[ReferenceIR]]:
     """Spec fields for resourceID and parents, and the parent references."""
     fields: list[FieldIR] = []
@@ -281,6 +298,8 @@ def identity_fields(kind: str, identity: Identity) -> tuple[list[FieldIR], list[
     imm = Fact(B.IMMUTABLE, "identity")
     for p in identity.params:
         if p.covered_by is not None:
+            if p.beside is not None:
+                beside_field(kind, identity, p, fields, refs)
             continue
         if p.role == "id":
             if identity.id_generation == "service":

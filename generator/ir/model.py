@@ -126,6 +126,10 @@ class IdentityParam:
     in_template: bool = True  # False: a create-time parent only (bucket project)
     covered_by: str | None = None  # a parent ref that already names this param (keyRingRef covers project)
     default: str | None = None  # the value when the spec field is unset (a location that can only be global)
+    # Config Connector's own field for a covered param (an SLO's projectRef beside the
+    # serviceRef that covers its project): optional, checked against the covering ref,
+    # and what completes that ref when it is a bare ID (``serviceRef: {external: svc}``)
+    beside: str | None = None
 
 
 @dataclass(frozen=True)
@@ -214,6 +218,8 @@ class TargetKind:
     variants: tuple[tuple[str, str], ...] = ()
     # (spec field, value used when it is unset): a location that can only be global
     spec_defaults: tuple[tuple[str, str], ...] = ()
+    # (param, Config Connector's spec field beside the covering ref, Kind it references or "")
+    beside: tuple[tuple[str, str, str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -121,7 +121,7 @@ def build_mutability(
     ref_classes: frozenset[str],
 ) -> tuple[MutabilityIR, ...]:
     rows: list[MutabilityIR] = []
-    id_fields = {p.krm_field for p in identity.params if p.covered_by is None} | set(identity.parent_fields)
+    id_fields = {p.krm_field for p in identity.params if p.covered_by is None} | {p.beside for p in identity.params if p.beside} | set(identity.parent_fields)
 
     def row(
         f: FieldIR, path: str, api_path: str | None, in_status: bool, inherited: tuple[Fact, ...], identity_field: bool

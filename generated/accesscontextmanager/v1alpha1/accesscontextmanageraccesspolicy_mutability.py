@@ -33,7 +33,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="accesscontextmanager.accessPolicies.patch (PATCH) with updateMask={api_path}",
     identity="accessPolicies/{accessPolicy}",
     spec=(
-        ("parentRef", OBJECT, (REQUIRED,), True, True, {"api_path": "parent"}),
+        ("organizationRef", OBJECT, (REQUIRED,), True, True, {"api_path": "parent"}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("scopes", ARRAY_OF_STRING, (), True, True),
         ("title", STRING, (REQUIRED,), True, True),

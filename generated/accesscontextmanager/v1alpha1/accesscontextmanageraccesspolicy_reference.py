@@ -31,10 +31,11 @@ IDENTITY = IdentityTemplate(
 #: Reference fields of AccessContextManagerAccessPolicy objects (path under spec -> target Kind).
 REFERENCES: tuple[RefField, ...] = (
     RefField(
-        path="parentRef",
+        path="organizationRef",
         target="Organization",
         api_path="parent",
         external_only=True,
+        union=True,
     ),
 )
 

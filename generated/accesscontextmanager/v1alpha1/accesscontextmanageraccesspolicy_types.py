@@ -34,10 +34,13 @@ class AccessContextManagerAccessPolicySpec(KRMModel):
     `AccessPolicy` is a container for `AccessLevels` (which define the necessary attributes to use Google Cloud services) and `ServicePerimeters` (which define regions of services able to freely pass data within a perimeter). An access policy is globally visible within an organization, and the restrictions it specifies apply to all projects within an organization.
     """
 
-    parent_ref: Annotated[
-        OrganizationRef,
-        Field(alias="parentRef", description="A reference to a Organization (API field `parent`)."),
-    ]
+    organization_ref: Annotated[
+        OrganizationRef | None,
+        Field(
+            alias="organizationRef",
+            description="A reference to a Organization (API field `parent`; at most one of organizationRef).",
+        ),
+    ] = None
     resource_id: Annotated[
         str | None,
         Field(

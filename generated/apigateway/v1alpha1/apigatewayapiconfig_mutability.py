@@ -68,6 +68,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("openapiDocuments[].document", OBJECT, (), True, True),
         ("openapiDocuments[].document.contents", STRING_BYTE, (), True, True),
         ("openapiDocuments[].document.path", STRING, (), True, True),
+        ("projectRef", OBJECT, (IMMUTABLE_3, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_3, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(

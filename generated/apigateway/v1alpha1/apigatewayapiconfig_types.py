@@ -11,6 +11,7 @@ from pydantic import Field
 from kccgen.generated.apigateway.v1alpha1 import apigateway_v1_api
 from kccgen.generated.apigateway.v1alpha1.apigateway_v1_api import ApigatewayApiConfigState
 from kccgen.generated.apigateway.v1alpha1.apigatewayapi_reference import APIGatewayAPIRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -91,6 +92,13 @@ class APIGatewayAPIConfigSpec(KRMModel):
     openapi_documents: Annotated[
         list[ApigatewayApiConfigOpenApiDocument] | None,
         Field(alias="openapiDocuments", description="Optional. OpenAPI specification documents."),
+    ] = None
+    project_ref: Annotated[
+        ProjectRef | None,
+        Field(
+            alias="projectRef",
+            description="Immutable. Optional. The project of the APIGatewayAPIConfig, which `apiRef` names too: the two must agree.",
+        ),
     ] = None
     resource_id: Annotated[
         str | None,

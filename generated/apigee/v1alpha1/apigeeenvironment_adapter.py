@@ -51,7 +51,7 @@ ADAPTER = Adapter(
             lro=Lro.GOOGLE_LONGRUNNING,
         )
     ),
-    krm_only=("organizationRef", "resourceID"),
+    krm_only=("apigeeOrganizationRef", "resourceID"),
     int64_paths=("nodeConfig.maxNodeCount", "nodeConfig.minNodeCount"),
     operations=(("organizations.operations", OPERATIONS["organizations.operations"]),),
 )

@@ -36,6 +36,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     identity="organizations/{organization}/environments/{environment}",
     spec=(
         ("apiProxyType", ENUM, (OPTIONAL,), True, True),
+        ("apigeeOrganizationRef", OBJECT, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("clientIpResolutionConfig", OBJECT, (OPTIONAL,), True, True),
         ("clientIpResolutionConfig.headerIndexAlgorithm", OBJECT, (), True, True),
         ("clientIpResolutionConfig.headerIndexAlgorithm.ipHeaderIndex", INTEGER_INT32, (REQUIRED,), True, True),
@@ -48,7 +49,6 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("nodeConfig", OBJECT, (OPTIONAL,), True, True),
         ("nodeConfig.maxNodeCount", STRING_INT64, (OPTIONAL,), True, True),
         ("nodeConfig.minNodeCount", STRING_INT64, (OPTIONAL,), True, True),
-        ("organizationRef", OBJECT, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("properties", OBJECT, (OPTIONAL,), True, True),
         ("properties.property", ARRAY_OF_OBJECT, (), True, True),
         ("properties.property[].name", STRING, (), True, True),

@@ -25,7 +25,7 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("organization", "organizationRef", "ApigeeOrganization"),
+        ("organization", "apigeeOrganizationRef", "ApigeeOrganization"),
         ("environment", "resourceID", ""),
     ),
     id_generation="user",
@@ -34,7 +34,7 @@ IDENTITY = IdentityTemplate(
 #: Reference fields of ApigeeEnvironment objects (path under spec -> target Kind).
 REFERENCES: tuple[RefField, ...] = (
     RefField(
-        path="organizationRef",
+        path="apigeeOrganizationRef",
         target="ApigeeOrganization",
         api_path="{organization}",
         parent=True,

@@ -55,6 +55,13 @@ class ApigeeEnvironmentSpec(KRMModel):
             description="Optional. API Proxy type supported by the environment.",
         ),
     ] = None
+    apigee_organization_ref: Annotated[
+        ApigeeOrganizationRef,
+        Field(
+            alias="apigeeOrganizationRef",
+            description="Immutable. The ApigeeOrganization that this ApigeeEnvironment belongs to.",
+        ),
+    ]
     client_ip_resolution_config: Annotated[
         GoogleCloudApigeeV1EnvironmentClientIPResolutionConfig | None,
         Field(
@@ -87,13 +94,6 @@ class ApigeeEnvironmentSpec(KRMModel):
         GoogleCloudApigeeV1NodeConfig | None,
         Field(alias="nodeConfig", description="Optional. NodeConfig of the environment."),
     ] = None
-    organization_ref: Annotated[
-        ApigeeOrganizationRef,
-        Field(
-            alias="organizationRef",
-            description="Immutable. The ApigeeOrganization that this ApigeeEnvironment belongs to.",
-        ),
-    ]
     properties: Annotated[
         GoogleCloudApigeeV1Properties | None,
         Field(

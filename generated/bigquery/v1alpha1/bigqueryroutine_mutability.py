@@ -82,6 +82,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("externalRuntimeOptions.volumeMounts[].sourcePath", STRING, (OPTIONAL,), True, True),
         ("importedLibraries", ARRAY_OF_STRING, (OPTIONAL,), True, True),
         ("language", ENUM, (OPTIONAL,), True, True),
+        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("pythonOptions", OBJECT, (OPTIONAL,), True, True),
         ("pythonOptions.entryPoint", STRING, (REQUIRED,), True, True),
         ("pythonOptions.packages", ARRAY_OF_STRING, (OPTIONAL,), True, True),

@@ -21,6 +21,7 @@ from kccgen.generated.bigquery.v1alpha1.bigquery_v2_api import (
     StandardSqlDataTypeTypeKind,
 )
 from kccgen.generated.bigquery.v1alpha1.bigquerydataset_reference import BigQueryDatasetRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -135,6 +136,13 @@ class BigQueryRoutineSpec(KRMModel):
         RoutineLanguage | None,
         Field(
             description='Optional. Defaults to "SQL" if remote_function_options field is absent, not set otherwise.'
+        ),
+    ] = None
+    project_ref: Annotated[
+        ProjectRef | None,
+        Field(
+            alias="projectRef",
+            description="Immutable. Optional. The project of the BigQueryRoutine, which `datasetRef` names too: the two must agree.",
         ),
     ] = None
     python_options: Annotated[

@@ -26,6 +26,7 @@ from kccgen.generated.bigqueryanalyticshub.v1alpha1.bigqueryanalyticshubdataexch
     BigQueryAnalyticsHubDataExchangeRef,
 )
 from kccgen.generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -130,6 +131,12 @@ class BigQueryAnalyticsHubListingSpec(KRMModel):
             pattern="^[A-Za-z0-9+/_-]*={0,2}$",
         ),
     ] = None
+    location: Annotated[
+        str | None,
+        Field(
+            description="Immutable. Optional. The location of the BigQueryAnalyticsHubListing, which `dataExchangeRef` names too: the two must agree."
+        ),
+    ] = None
     log_linked_dataset_query_user_email: Annotated[
         bool | None,
         Field(alias="logLinkedDatasetQueryUserEmail", description="Optional. By default, false."),
@@ -139,6 +146,13 @@ class BigQueryAnalyticsHubListingSpec(KRMModel):
         Field(
             alias="primaryContact",
             description="Optional. Email or URL of the primary point of contact of the listing.",
+        ),
+    ] = None
+    project_ref: Annotated[
+        ProjectRef | None,
+        Field(
+            alias="projectRef",
+            description="Immutable. Optional. The project of the BigQueryAnalyticsHubListing, which `dataExchangeRef` names too: the two must agree.",
         ),
     ] = None
     publisher: Annotated[

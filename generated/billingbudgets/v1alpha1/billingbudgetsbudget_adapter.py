@@ -6,7 +6,14 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateServiceAssigned, DeleteAtPath, UpdateMaskInQuery
+from kccgen.contract import (
+    Adapter,
+    Alias,
+    Call,
+    CreateServiceAssigned,
+    DeleteAtPath,
+    UpdateMaskInQuery,
+)
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -32,8 +39,9 @@ ADAPTER = Adapter(
             method="delete", params=(("name", "billingAccounts/{billingAccount}/budgets/{budget}"),)
         )
     ),
-    krm_only=("billingAccount", "resourceID"),
+    krm_only=("billingAccountRef", "resourceID"),
     int64_paths=("amount.specifiedAmount.units",),
+    aliases=(Alias(field="allUpdatesRule", target="notificationsRule"),),
 )
 
 register_adapter(ADAPTER)

@@ -51,14 +51,21 @@ class BillingBudgetsBudgetSpec(KRMModel):
     A budget is a plan that describes what you expect to spend on Cloud projects, plus the rules to execute as spend is tracked against that plan, (for example, send an alert when 90% of the target spend is met, or pause usage of the specified service when a spend cap budget is enforced). For alerts-only budgets, the budget time period is configurable, with options such as month (default), quarter, year, or custom time period. For spend cap budgets, the budget time period is limited to month.
     """
 
+    all_updates_rule: Annotated[
+        GoogleCloudBillingBudgetsV1NotificationsRule | None,
+        Field(
+            alias="allUpdatesRule",
+            description="Config Connector's name for notificationsRule (spec.notificationsRule); set one of the two.",
+        ),
+    ] = None
     amount: Annotated[
         GoogleCloudBillingBudgetsV1BudgetAmount, Field(description="Required. Budgeted amount.")
     ]
-    billing_account: Annotated[
-        str,
+    billing_account_ref: Annotated[
+        BillingAccountRef,
         Field(
-            alias="billingAccount",
-            description="Immutable. The billingAccount of the BillingBudgetsBudget.",
+            alias="billingAccountRef",
+            description="Immutable. The BillingAccount that this BillingBudgetsBudget belongs to.",
         ),
     ]
     budget_filter: Annotated[
@@ -226,10 +233,10 @@ class GoogleCloudBillingBudgetsV1NotificationsRule(KRMModel):
             description="Optional. When set to true, and when the budget has a single project configured, notifications will be sent to project level recipients of that project.",
         ),
     ] = None
-    monitoring_notification_channel_refs: Annotated[
+    monitoring_notification_channels: Annotated[
         list[MonitoringNotificationChannelRef] | None,
         Field(
-            alias="monitoringNotificationChannelRefs",
+            alias="monitoringNotificationChannels",
             description="References to MonitoringNotificationChannels (API field `monitoringNotificationChannels`).",
         ),
     ] = None

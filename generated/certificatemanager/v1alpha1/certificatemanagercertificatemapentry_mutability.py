@@ -39,6 +39,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("hostname", STRING, (), True, True),
         ("labels", MAP_OF_STRING, (OPTIONAL,), True, True),
         ("matcher", ENUM, (), True, True),
+        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(

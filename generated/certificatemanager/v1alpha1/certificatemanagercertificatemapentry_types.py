@@ -19,6 +19,7 @@ from kccgen.generated.certificatemanager.v1alpha1.certificatemanagercertificate_
 from kccgen.generated.certificatemanager.v1alpha1.certificatemanagercertificatemap_reference import (
     CertificateManagerCertificateMapRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -90,6 +91,13 @@ class CertificateManagerCertificateMapEntrySpec(KRMModel):
     matcher: Annotated[
         CertificateMapEntryMatcher | None,
         Field(description="A predefined matcher for particular cases, other than SNI selection."),
+    ] = None
+    project_ref: Annotated[
+        ProjectRef | None,
+        Field(
+            alias="projectRef",
+            description="Immutable. Optional. The project of the CertificateManagerCertificateMapEntry, which `certificateMapRef` names too: the two must agree.",
+        ),
     ] = None
     resource_id: Annotated[
         str | None,

@@ -46,6 +46,8 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("deliveryPipelineRef", OBJECT, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("description", STRING, (OPTIONAL,), True, True),
         ("labels", MAP_OF_STRING, (OPTIONAL,), True, True),
+        ("location", STRING, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
+        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("rules", ARRAY_OF_OBJECT, (REQUIRED,), True, True),
         ("rules[].advanceRolloutRule", OBJECT, (OPTIONAL,), True, True),

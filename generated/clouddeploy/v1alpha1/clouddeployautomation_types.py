@@ -15,6 +15,7 @@ from kccgen.generated.clouddeploy.v1alpha1.clouddeploydeliverypipeline_reference
 )
 from kccgen.generated.clouddeploy.v1alpha1.clouddeploytarget_reference import CloudDeployTargetRef
 from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -213,6 +214,19 @@ class CloudDeployAutomationSpec(KRMModel):
         dict[str, str] | None,
         Field(
             description="Optional. Labels are attributes that can be set and used by both the user and by Cloud Deploy."
+        ),
+    ] = None
+    location: Annotated[
+        str | None,
+        Field(
+            description="Immutable. Optional. The location of the CloudDeployAutomation, which `deliveryPipelineRef` names too: the two must agree."
+        ),
+    ] = None
+    project_ref: Annotated[
+        ProjectRef | None,
+        Field(
+            alias="projectRef",
+            description="Immutable. Optional. The project of the CloudDeployAutomation, which `deliveryPipelineRef` names too: the two must agree.",
         ),
     ] = None
     resource_id: Annotated[

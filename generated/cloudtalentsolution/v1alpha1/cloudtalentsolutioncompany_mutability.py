@@ -43,6 +43,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("hiringAgency", BOOLEAN, (), True, True),
         ("imageUri", STRING, (), True, True),
         ("keywordSearchableJobCustomAttributes", ARRAY_OF_STRING, (), True, True),
+        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("size", ENUM, (), True, True),
         ("tenantRef", OBJECT, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),

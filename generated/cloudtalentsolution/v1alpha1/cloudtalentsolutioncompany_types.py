@@ -14,6 +14,7 @@ from kccgen.generated.cloudtalentsolution.v1alpha1.jobs_v4_api import (
     LocationLocationType,
 )
 from kccgen.generated.jobs.v1alpha1.jobstenant_reference import JobsTenantRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -92,6 +93,13 @@ class CloudTalentSolutionCompanySpec(KRMModel):
         list[str] | None,
         Field(
             alias="keywordSearchableJobCustomAttributes", description="This field is deprecated."
+        ),
+    ] = None
+    project_ref: Annotated[
+        ProjectRef | None,
+        Field(
+            alias="projectRef",
+            description="Immutable. Optional. The project of the CloudTalentSolutionCompany, which `tenantRef` names too: the two must agree.",
         ),
     ] = None
     resource_id: Annotated[

@@ -23,9 +23,11 @@ from kccgen.generated.compute.v1alpha1.compute_v1_api import (
 from kccgen.generated.compute.v1alpha1.computeforwardingrule_reference import (
     ComputeForwardingRuleRef,
 )
+from kccgen.generated.external.organization_reference import OrganizationRef
 from kccgen.generated.networksecurity.v1alpha1.networksecuritysecurityprofilegroup_reference import (
     NetworkSecuritySecurityProfileGroupRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.folder_reference import FolderRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -119,15 +121,26 @@ class ComputeFirewallPolicySpec(KRMModel):
         str | None,
         Field(alias="displayName", description="Deprecated, please use short name instead."),
     ] = None
+    folder_ref: Annotated[
+        FolderRef | None,
+        Field(
+            alias="folderRef",
+            description="A reference to a Folder (API field `parentId`; at most one of folderRef, organizationRef).",
+        ),
+    ] = None
+    organization_ref: Annotated[
+        OrganizationRef | None,
+        Field(
+            alias="organizationRef",
+            description="A reference to a Organization (API field `parentId`; at most one of folderRef, organizationRef).",
+        ),
+    ] = None
     packet_mirroring_rules: Annotated[
         list[FirewallPolicyRule] | None,
         Field(
             alias="packetMirroringRules",
             description="A list of packet mirroring rules that belong to this policy.",
         ),
-    ] = None
-    parent_id: Annotated[
-        str | None, Field(alias="parentId", description="Parent ID for this request.")
     ] = None
     policy_source: Annotated[
         FirewallPolicyPolicySource | None,

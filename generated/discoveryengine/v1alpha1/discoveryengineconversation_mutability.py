@@ -39,6 +39,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     identity="projects/{project}/locations/{location}/collections/{collection}/dataStores/{dataStore}/conversations/{conversation}",
     spec=(
         ("dataStoreRef", OBJECT, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("location", STRING, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("messages", ARRAY_OF_OBJECT, (), True, True),
         ("messages[].reply", OBJECT, (), True, True),
         ("messages[].reply.summary", OBJECT, (), True, True),
@@ -67,6 +68,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("messages[].userInput.context.activeDocument", STRING, (), True, True),
         ("messages[].userInput.context.contextDocuments", ARRAY_OF_STRING, (), True, True),
         ("messages[].userInput.input", STRING, (), True, True),
+        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("state", ENUM, (), True, True),
         ("userPseudoId", STRING, (), True, True),

@@ -19,6 +19,7 @@ from kccgen.generated.discoveryengine.v1alpha1.discoveryenginebranchdocument_ref
 from kccgen.generated.discoveryengine.v1alpha1.discoveryenginedatastore_reference import (
     DiscoveryEngineDataStoreRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -64,9 +65,22 @@ class DiscoveryEngineConversationSpec(KRMModel):
             description="Immutable. The DiscoveryEngineDataStore that this DiscoveryEngineConversation belongs to.",
         ),
     ]
+    location: Annotated[
+        str | None,
+        Field(
+            description="Immutable. Optional. The location of the DiscoveryEngineConversation, which `dataStoreRef` names too: the two must agree."
+        ),
+    ] = None
     messages: Annotated[
         list[GoogleCloudDiscoveryengineV1ConversationMessage] | None,
         Field(description="Conversation messages."),
+    ] = None
+    project_ref: Annotated[
+        ProjectRef | None,
+        Field(
+            alias="projectRef",
+            description="Immutable. Optional. The project of the DiscoveryEngineConversation, which `dataStoreRef` names too: the two must agree.",
+        ),
     ] = None
     resource_id: Annotated[
         str | None,

@@ -35,6 +35,8 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="discoveryengine.projects.locations.sampleQuerySets.sampleQueries.patch (PATCH) with updateMask={api_path}",
     identity="projects/{project}/locations/{location}/sampleQuerySets/{sampleQuerySet}/sampleQueries/{sampleQuery}",
     spec=(
+        ("location", STRING, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
+        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("queryEntry", OBJECT, (), True, True),
         ("queryEntry.query", STRING, (REQUIRED,), True, True),
         ("queryEntry.targets", ARRAY_OF_OBJECT, (), True, True),

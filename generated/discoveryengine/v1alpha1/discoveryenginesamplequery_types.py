@@ -12,6 +12,7 @@ from kccgen.generated.discoveryengine.v1alpha1 import discoveryengine_v1beta_api
 from kccgen.generated.discoveryengine.v1alpha1.discoveryenginesamplequeryset_reference import (
     DiscoveryEngineSampleQuerySetRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -40,6 +41,19 @@ class DiscoveryEngineSampleQuerySpec(KRMModel):
     Sample Query captures metadata to be used for evaluation.
     """
 
+    location: Annotated[
+        str | None,
+        Field(
+            description="Immutable. Optional. The location of the DiscoveryEngineSampleQuery, which `sampleQuerySetRef` names too: the two must agree."
+        ),
+    ] = None
+    project_ref: Annotated[
+        ProjectRef | None,
+        Field(
+            alias="projectRef",
+            description="Immutable. Optional. The project of the DiscoveryEngineSampleQuery, which `sampleQuerySetRef` names too: the two must agree.",
+        ),
+    ] = None
     query_entry: Annotated[
         GoogleCloudDiscoveryengineV1betaSampleQueryQueryEntry | None,
         Field(alias="queryEntry", description="The query entry."),

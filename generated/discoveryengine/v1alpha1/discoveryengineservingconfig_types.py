@@ -16,6 +16,7 @@ from kccgen.generated.discoveryengine.v1alpha1.discoveryengine_v1_api import (
 from kccgen.generated.discoveryengine.v1alpha1.discoveryengineengine_reference import (
     DiscoveryEngineEngineRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -100,6 +101,12 @@ class DiscoveryEngineServingConfigSpec(KRMModel):
         list[str] | None,
         Field(alias="ignoreControlIds", description="Condition ignore specifications."),
     ] = None
+    location: Annotated[
+        str | None,
+        Field(
+            description="Immutable. Optional. The location of the DiscoveryEngineServingConfig, which `engineRef` names too: the two must agree."
+        ),
+    ] = None
     media_config: Annotated[
         GoogleCloudDiscoveryengineV1ServingConfigMediaConfig | None,
         Field(alias="mediaConfig", description="The MediaConfig of the serving configuration."),
@@ -113,6 +120,13 @@ class DiscoveryEngineServingConfigSpec(KRMModel):
         Field(
             alias="onewaySynonymsControlIds",
             description="Condition oneway synonyms specifications.",
+        ),
+    ] = None
+    project_ref: Annotated[
+        ProjectRef | None,
+        Field(
+            alias="projectRef",
+            description="Immutable. Optional. The project of the DiscoveryEngineServingConfig, which `engineRef` names too: the two must agree.",
         ),
     ] = None
     promote_control_ids: Annotated[

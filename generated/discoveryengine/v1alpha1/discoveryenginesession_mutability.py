@@ -55,6 +55,8 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("displayName", STRING, (OPTIONAL,), True, True),
         ("isPinned", BOOLEAN, (OPTIONAL,), True, True),
         ("labels", ARRAY_OF_STRING, (OPTIONAL,), True, True),
+        ("location", STRING, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
+        ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER_2, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("state", ENUM, (), True, True),
         ("turns", ARRAY_OF_OBJECT, (), True, True),

@@ -28,6 +28,7 @@ from kccgen.generated.discoveryengine.v1alpha1.discoveryengine_v1_api import (
 from kccgen.generated.discoveryengine.v1alpha1.discoveryenginedatastore_reference import (
     DiscoveryEngineDataStoreRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -93,6 +94,19 @@ class DiscoveryEngineSessionSpec(KRMModel):
     ] = None
     labels: Annotated[
         list[str] | None, Field(description="Optional. The labels for the session.")
+    ] = None
+    location: Annotated[
+        str | None,
+        Field(
+            description="Immutable. Optional. The location of the DiscoveryEngineSession, which `dataStoreRef` names too: the two must agree."
+        ),
+    ] = None
+    project_ref: Annotated[
+        ProjectRef | None,
+        Field(
+            alias="projectRef",
+            description="Immutable. Optional. The project of the DiscoveryEngineSession, which `dataStoreRef` names too: the two must agree.",
+        ),
     ] = None
     resource_id: Annotated[
         str | None,

@@ -38,6 +38,8 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("description", STRING, (), True, True),
         ("instanceRef", OBJECT, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("labels", MAP_OF_STRING, (), True, True),
+        ("location", STRING, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
+        ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("tags", MAP_OF_STRING, (IMMUTABLE, INPUT_ONLY, OPTIONAL), False, False),
     ),

@@ -11,6 +11,7 @@ from pydantic import Field, RootModel
 from kccgen.generated.filestore.v1alpha1 import file_v1_api
 from kccgen.generated.filestore.v1alpha1.file_v1_api import SnapshotState
 from kccgen.generated.filestore.v1alpha1.filestoreinstance_reference import FilestoreInstanceRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -60,6 +61,19 @@ class FilestoreSnapshotSpec(KRMModel):
     labels: Annotated[
         dict[str, str] | None,
         Field(description="Resource labels to represent user provided metadata."),
+    ] = None
+    location: Annotated[
+        str | None,
+        Field(
+            description="Immutable. Optional. The location of the FilestoreSnapshot, which `instanceRef` names too: the two must agree."
+        ),
+    ] = None
+    project_ref: Annotated[
+        ProjectRef | None,
+        Field(
+            alias="projectRef",
+            description="Immutable. Optional. The project of the FilestoreSnapshot, which `instanceRef` names too: the two must agree.",
+        ),
     ] = None
     resource_id: Annotated[
         str | None,

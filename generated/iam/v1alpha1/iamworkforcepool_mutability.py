@@ -47,7 +47,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("disabled", BOOLEAN, (OPTIONAL,), True, True),
         ("displayName", STRING, (OPTIONAL,), True, True),
         ("location", STRING, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
-        ("parentRef", OBJECT, (IMMUTABLE,), False, True, {"api_path": "parent"}),
+        ("organizationRef", OBJECT, (IMMUTABLE,), False, True, {"api_path": "parent"}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("sessionDuration", STRING_GOOGLE_DURATION, (OPTIONAL,), True, True),
     ),

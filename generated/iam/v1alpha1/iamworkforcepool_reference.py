@@ -31,7 +31,7 @@ IDENTITY = IdentityTemplate(
 #: Reference fields of IAMWorkforcePool objects (path under spec -> target Kind).
 REFERENCES: tuple[RefField, ...] = (
     RefField(
-        path="parentRef",
+        path="organizationRef",
         target="Organization",
         api_path="parent",
         external_only=True,

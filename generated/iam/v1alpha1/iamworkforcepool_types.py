@@ -78,9 +78,12 @@ class IAMWorkforcePoolSpec(KRMModel):
         str | None, Field(alias="displayName", description="Optional. A display name for the pool.")
     ] = None
     location: Annotated[str, Field(description="Immutable. The location of the IAMWorkforcePool.")]
-    parent_ref: Annotated[
+    organization_ref: Annotated[
         OrganizationRef | None,
-        Field(alias="parentRef", description="A reference to a Organization (API field `parent`)."),
+        Field(
+            alias="organizationRef",
+            description="A reference to a Organization (API field `parent`).",
+        ),
     ] = None
     resource_id: Annotated[
         str | None,

@@ -68,6 +68,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("extraAttributesOauth2Client.issuerUri", STRING, (REQUIRED,), True, True),
         ("extraAttributesOauth2Client.queryParameters", OBJECT, (OPTIONAL,), True, True),
         ("extraAttributesOauth2Client.queryParameters.filter", STRING, (OPTIONAL,), True, True),
+        ("location", STRING, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("oidc", OBJECT, (), True, True),
         ("oidc.clientId", STRING, (REQUIRED,), True, True),
         ("oidc.clientSecret", OBJECT, (OPTIONAL,), True, True),

@@ -30,6 +30,7 @@ IDENTITY = IdentityTemplate(
         ("provider", "resourceID", ""),
     ),
     id_generation="user",
+    beside=(("location", "location", ""),),
 )
 
 #: Reference fields of IAMWorkforcePoolProvider objects (path under spec -> target Kind).

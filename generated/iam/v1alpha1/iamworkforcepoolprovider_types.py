@@ -303,6 +303,12 @@ class IAMWorkforcePoolProviderSpec(KRMModel):
             description="Optional. Defines the configuration for the OAuth 2.0 client that is used to get the additional user attributes in a separate backchannel call to the identity provider.",
         ),
     ] = None
+    location: Annotated[
+        str | None,
+        Field(
+            description="Immutable. Optional. The location of the IAMWorkforcePoolProvider, which `workforcePoolRef` names too: the two must agree."
+        ),
+    ] = None
     oidc: Annotated[
         GoogleIamAdminV1WorkforcePoolProviderOidc | None,
         Field(description="An OpenID Connect 1.0 identity provider configuration."),

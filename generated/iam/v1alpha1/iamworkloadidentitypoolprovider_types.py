@@ -13,6 +13,7 @@ from kccgen.generated.iam.v1alpha1.iam_v1_api import WorkloadIdentityPoolProvide
 from kccgen.generated.iam.v1alpha1.iamworkloadidentitypool_reference import (
     IAMWorkloadIdentityPoolRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -87,9 +88,22 @@ class IAMWorkloadIdentityPoolProviderSpec(KRMModel):
         str | None,
         Field(alias="displayName", description="Optional. A display name for the provider."),
     ] = None
+    location: Annotated[
+        str | None,
+        Field(
+            description="Immutable. Optional. The location of the IAMWorkloadIdentityPoolProvider, which `workloadIdentityPoolRef` names too: the two must agree."
+        ),
+    ] = None
     oidc: Annotated[Oidc | None, Field(description="An OpenId Connect 1.0 identity provider.")] = (
         None
     )
+    project_ref: Annotated[
+        ProjectRef | None,
+        Field(
+            alias="projectRef",
+            description="Immutable. Optional. The project of the IAMWorkloadIdentityPoolProvider, which `workloadIdentityPoolRef` names too: the two must agree.",
+        ),
+    ] = None
     resource_id: Annotated[
         str | None,
         Field(

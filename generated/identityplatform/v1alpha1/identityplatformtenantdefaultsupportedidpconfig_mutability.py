@@ -46,6 +46,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("clientSecret", STRING, (), True, True),
         ("enabled", BOOLEAN, (), True, True),
         ("idpId", STRING, (IMMUTABLE, INPUT_ONLY), False, False),
+        ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("tenantRef", OBJECT, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
     ),

@@ -12,6 +12,7 @@ from kccgen.generated.identityplatform.v1alpha1 import identitytoolkit_v2_api
 from kccgen.generated.identityplatform.v1alpha1.identityplatformtenant_reference import (
     IdentityPlatformTenantRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -78,6 +79,13 @@ class IdentityPlatformTenantDefaultSupportedIDPConfigSpec(KRMModel):
     ] = None
     idp_id: Annotated[
         str | None, Field(alias="idpId", description="The id of the Idp to create a config for.")
+    ] = None
+    project_ref: Annotated[
+        ProjectRef | None,
+        Field(
+            alias="projectRef",
+            description="Immutable. Optional. The project of the IdentityPlatformTenantDefaultSupportedIDPConfig, which `tenantRef` names too: the two must agree.",
+        ),
     ] = None
     resource_id: Annotated[
         str | None,

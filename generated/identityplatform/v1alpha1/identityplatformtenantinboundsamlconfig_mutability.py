@@ -39,6 +39,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("idpConfig.idpEntityId", STRING, (), True, True),
         ("idpConfig.signRequest", BOOLEAN, (), True, True),
         ("idpConfig.ssoUrl", STRING, (), True, True),
+        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("spConfig", OBJECT, (), True, True),
         ("spConfig.callbackUri", STRING, (), True, True),

@@ -12,6 +12,7 @@ from kccgen.generated.identityplatform.v1alpha1 import identitytoolkit_v2_api
 from kccgen.generated.identityplatform.v1alpha1.identityplatformtenant_reference import (
     IdentityPlatformTenantRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -138,6 +139,13 @@ class IdentityPlatformTenantInboundSAMLConfigSpec(KRMModel):
         Field(
             alias="idpConfig",
             description="The SAML IdP (Identity Provider) configuration when the project acts as the relying party.",
+        ),
+    ] = None
+    project_ref: Annotated[
+        ProjectRef | None,
+        Field(
+            alias="projectRef",
+            description="Immutable. Optional. The project of the IdentityPlatformTenantInboundSAMLConfig, which `tenantRef` names too: the two must agree.",
         ),
     ] = None
     resource_id: Annotated[

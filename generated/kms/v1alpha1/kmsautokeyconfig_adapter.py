@@ -24,7 +24,7 @@ ADAPTER = Adapter(
         )
     ),
     delete=NoDelete(),
-    krm_only=("folder",),
+    krm_only=("folderRef",),
 )
 
 register_adapter(ADAPTER)

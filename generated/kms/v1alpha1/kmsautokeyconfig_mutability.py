@@ -32,7 +32,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="cloudkms.folders.updateAutokeyConfig (PATCH) with updateMask={api_path}",
     identity="folders/{folder}/autokeyConfig",
     spec=(
-        ("folder", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("folderRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("keyProject", OBJECT, (OPTIONAL,), True, True),
         ("keyProjectResolutionMode", ENUM, (OPTIONAL,), True, True),
     ),

@@ -13,6 +13,7 @@ from kccgen.generated.kms.v1alpha1.cloudkms_v1_api import (
     AutokeyConfigKeyProjectResolutionMode,
     AutokeyConfigState,
 )
+from kccgen.generated.resourcemanager.v1alpha1.folder_reference import FolderRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -42,7 +43,13 @@ class KMSAutokeyConfigSpec(KRMModel):
     Cloud KMS Autokey configuration for a project or folder.
     """
 
-    folder: Annotated[str, Field(description="Immutable. The folder of the KMSAutokeyConfig.")]
+    folder_ref: Annotated[
+        FolderRef,
+        Field(
+            alias="folderRef",
+            description="Immutable. The Folder that this KMSAutokeyConfig belongs to.",
+        ),
+    ]
     key_project: Annotated[
         ProjectRef | None,
         Field(alias="keyProject", description="A reference to a Project (API field `keyProject`)."),

@@ -33,6 +33,8 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("bucketRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("description", STRING, (OPTIONAL,), True, True),
         ("filter", STRING, (OPTIONAL,), True, True),
+        ("location", STRING, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
+        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(

@@ -10,6 +10,7 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.logging.v1alpha1 import logging_v2_api
 from kccgen.generated.logging.v1alpha1.logginglogbucket_reference import LoggingLogBucketRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -56,6 +57,19 @@ class LoggingLogViewSpec(KRMModel):
         str | None,
         Field(
             description="Optional. Filter that restricts which log entries in a bucket are visible in this view.Filters must be logical conjunctions that use the AND operator, and they can use any of the following qualifiers: SOURCE(), which specifies a project, folder, organization, or billing account of origin."
+        ),
+    ] = None
+    location: Annotated[
+        str | None,
+        Field(
+            description="Immutable. Optional. The location of the LoggingLogView, which `bucketRef` names too: the two must agree."
+        ),
+    ] = None
+    project_ref: Annotated[
+        ProjectRef | None,
+        Field(
+            alias="projectRef",
+            description="Immutable. Optional. The project of the LoggingLogView, which `bucketRef` names too: the two must agree.",
         ),
     ] = None
     resource_id: Annotated[

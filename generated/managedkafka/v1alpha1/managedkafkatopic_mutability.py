@@ -33,7 +33,9 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     spec=(
         ("clusterRef", OBJECT, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("configs", MAP_OF_STRING, (OPTIONAL,), True, True),
+        ("location", STRING, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("partitionCount", INTEGER_INT32, (REQUIRED,), True, True),
+        ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("replicationFactor", INTEGER_INT32, (IMMUTABLE, REQUIRED), False, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
     ),

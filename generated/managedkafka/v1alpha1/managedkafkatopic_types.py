@@ -12,6 +12,7 @@ from kccgen.generated.managedkafka.v1alpha1 import managedkafka_v1_api
 from kccgen.generated.managedkafka.v1alpha1.managedkafkacluster_reference import (
     ManagedKafkaClusterRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -42,12 +43,25 @@ class ManagedKafkaTopicSpec(KRMModel):
             description="Optional. Configurations for the topic that are overridden from the cluster defaults."
         ),
     ] = None
+    location: Annotated[
+        str | None,
+        Field(
+            description="Immutable. Optional. The location of the ManagedKafkaTopic, which `clusterRef` names too: the two must agree."
+        ),
+    ] = None
     partition_count: Annotated[
         int,
         Field(
             alias="partitionCount", description="Required. The number of partitions this topic has."
         ),
     ]
+    project_ref: Annotated[
+        ProjectRef | None,
+        Field(
+            alias="projectRef",
+            description="Immutable. Optional. The project of the ManagedKafkaTopic, which `clusterRef` names too: the two must agree.",
+        ),
+    ] = None
     replication_factor: Annotated[
         int,
         Field(

@@ -35,6 +35,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("calendarPeriod", ENUM, (), True, True),
         ("displayName", STRING, (), True, True),
         ("goal", NUMBER_DOUBLE, (), True, True),
+        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("rollingPeriod", STRING_GOOGLE_DURATION, (), True, True),
         ("serviceLevelIndicator", OBJECT, (), True, True),

@@ -13,6 +13,7 @@ from kccgen.generated.monitoring.v1alpha1.monitoring_v3_api import (
     ServiceLevelObjectiveCalendarPeriod,
 )
 from kccgen.generated.monitoring.v1alpha1.monitoringservice_reference import MonitoringServiceRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -145,6 +146,13 @@ class MonitoringServiceLevelObjectiveSpec(KRMModel):
         float | None,
         Field(
             description="The fraction of service that must be good in order for this objective to be met."
+        ),
+    ] = None
+    project_ref: Annotated[
+        ProjectRef | None,
+        Field(
+            alias="projectRef",
+            description="Immutable. Optional. The project of the MonitoringServiceLevelObjective, which `serviceRef` names too: the two must agree.",
         ),
     ] = None
     resource_id: Annotated[

@@ -19,6 +19,7 @@ from kccgen.generated.privateca.v1alpha1.privatecacapool_reference import Privat
 from kccgen.generated.privateca.v1alpha1.privatecacertificatetemplate_reference import (
     PrivateCACertificateTemplateRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -676,11 +677,24 @@ class PrivateCACertificateSpec(KRMModel):
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
     ]
+    location: Annotated[
+        str | None,
+        Field(
+            description="Immutable. Optional. The location of the PrivateCACertificate, which `caPoolRef` names too: the two must agree."
+        ),
+    ] = None
     pem_csr: Annotated[
         str | None,
         Field(
             alias="pemCsr",
             description="Immutable. A pem-encoded X.509 certificate signing request (CSR).",
+        ),
+    ] = None
+    project_ref: Annotated[
+        ProjectRef | None,
+        Field(
+            alias="projectRef",
+            description="Immutable. Optional. The project of the PrivateCACertificate, which `caPoolRef` names too: the two must agree.",
         ),
     ] = None
     requested_not_before_time: Annotated[

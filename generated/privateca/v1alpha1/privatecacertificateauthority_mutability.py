@@ -130,6 +130,8 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("keySpec.cloudKmsKeyVersionRef", OBJECT, (IMMUTABLE_4,), False, True, {"api_path": "keySpec.cloudKmsKeyVersion"}),
         ("labels", MAP_OF_STRING, (OPTIONAL,), True, True),
         ("lifetime", STRING_GOOGLE_DURATION, (IMMUTABLE, REQUIRED), False, True),
+        ("location", STRING, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
+        ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("subordinateConfig", OBJECT, (OPTIONAL,), True, True),
         ("subordinateConfig.certificateAuthorityRef", OBJECT, (REQUIRED,), True, True, {"api_path": "subordinateConfig.certificateAuthority"}),

@@ -22,6 +22,7 @@ from kccgen.generated.privateca.v1alpha1.privatecacapool_reference import Privat
 from kccgen.generated.privateca.v1alpha1.privatecacertificateauthority_reference import (
     PrivateCACertificateAuthorityRef,
 )
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.storage.v1beta1.storagebucket_reference import StorageBucketRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -741,6 +742,19 @@ class PrivateCACertificateAuthoritySpec(KRMModel):
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
     ]
+    location: Annotated[
+        str | None,
+        Field(
+            description="Immutable. Optional. The location of the PrivateCACertificateAuthority, which `caPoolRef` names too: the two must agree."
+        ),
+    ] = None
+    project_ref: Annotated[
+        ProjectRef | None,
+        Field(
+            alias="projectRef",
+            description="Immutable. Optional. The project of the PrivateCACertificateAuthority, which `caPoolRef` names too: the two must agree.",
+        ),
+    ] = None
     resource_id: Annotated[
         str | None,
         Field(

@@ -47,6 +47,8 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("description", STRING, (), True, True),
         ("displayName", STRING, (), True, True),
         ("labels", MAP_OF_STRING, (), True, True),
+        ("location", STRING, (IMMUTABLE_3, OPTIONAL), False, False, {"api_path": None, "identity": True}),
+        ("projectRef", OBJECT, (IMMUTABLE_3, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_3, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("source", STRING, (IMMUTABLE_2,), False, True),
         ("tensorboardExperimentId", STRING, (IMMUTABLE, INPUT_ONLY, REQUIRED), False, False),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.vertexai.v1alpha1 import aiplatform_v1_api
 from kccgen.generated.vertexai.v1alpha1.vertexaitensorboard_reference import VertexAITensorboardRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
@@ -58,6 +59,19 @@ class VertexAITensorboardExperimentSpec(KRMModel):
         dict[str, str] | None,
         Field(
             description="The labels with user-defined metadata to organize your TensorboardExperiment."
+        ),
+    ] = None
+    location: Annotated[
+        str | None,
+        Field(
+            description="Immutable. Optional. The location of the VertexAITensorboardExperiment, which `tensorboardRef` names too: the two must agree."
+        ),
+    ] = None
+    project_ref: Annotated[
+        ProjectRef | None,
+        Field(
+            alias="projectRef",
+            description="Immutable. Optional. The project of the VertexAITensorboardExperiment, which `tensorboardRef` names too: the two must agree.",
         ),
     ] = None
     resource_id: Annotated[
