@@ -63,6 +63,7 @@ class Collection:
     requires: tuple[tuple[str, str], ...] = ()  # field -> collection its value must name (overrides.yaml)
     required: frozenset[str] = frozenset()  # top-level fields a create must carry (overrides.yaml)
     id_fields: tuple[str, ...] = ()  # fields that name it together (dns rrsets: name, type); see trailing_id_fields
+    defaults: tuple[tuple[str, str], ...] = ()  # field -> JSON value the service sets on create (overrides.yaml)
 
     @property
     def get(self) -> Method:
@@ -185,8 +186,10 @@ def _service_assigned(doc: DiscoveryDoc, schema: str, id_field: str) -> str:
 
 def _apply(coll: Collection, overrides: list[Override]) -> Collection:
     imm, out, sa, req, must = set(coll.immutable), set(coll.output_only), coll.service_assigned, dict(coll.requires), set(coll.required)
+    dflt = dict(coll.defaults)
     for o in overrides:
         must |= o.required
+        dflt.update(o.defaults)
         imm |= o.immutable
         out |= o.output_only
         req.update(o.requires)
@@ -195,6 +198,7 @@ def _apply(coll: Collection, overrides: list[Override]) -> Collection:
     return Collection(
         coll.api, coll.resource, coll.schema, coll.prefix, coll.methods, frozenset(out), frozenset(imm), coll.input_only, sa, coll.id_field, tuple(sorted(req.items())), frozenset(must),
         coll.id_fields,
+        tuple(sorted(dflt.items())),
     )
 
 
@@ -323,6 +327,6 @@ def load_apis(specs: Path, overrides_file: Path = OVERRIDES_FILE) -> tuple[dict[
     apis = {k: cat.api(k) for k in cat.vendored}
     for o in cat.overrides:
         if o.api not in apis:
-            check_override(o, {k: a.collections for k, a in apis.items()}, {})
+            cat.api(o.api)  # a pinned document beyond the vendored ones: its overrides checked as it loads
     routes = sorted((r for k in apis for r in cat.routes[k]), key=lambda r: (-r.specificity, r.api, r.resource, r.verb))
     return apis, routes

@@ -10,6 +10,7 @@ fields of a flat create request the resource schema has.
 from __future__ import annotations
 
 import copy
+import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -185,6 +186,8 @@ def create(eng: MockGCP, c: Call) -> Response:
     if shape.body == "flat":
         c.api.profile.on_create(CreateInputs(c.api.doc, c.coll.schema, key, resource, inputs, t, lambda k: eng.state.find(c.api.key, k)))
     eng.apply_defaults(c.api, c.coll, resource)
+    for f, value in c.coll.defaults:  # overrides.yaml: what the service sets when the create has none
+        resource.setdefault(f, json.loads(value))
     eng._populate(c.api, c.coll, key, resource, project, True)
     for f in c.coll.input_only:
         resource.pop(f, None)  # taken on write (ttl -> expireTime), never returned by GET

@@ -8,6 +8,7 @@ because a mistyped key silently ignored would make the oracle quietly wrong.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,8 +20,8 @@ from kccgen.discovery.errors import SpecError, did_you_mean, json_path
 
 OVERRIDES_FILE = Path(__file__).resolve().parent / "overrides.yaml"
 
-_KEYS = ("api", "resource", "reason", "immutable", "outputOnly", "serviceAssignedId", "requires", "required")
-_FACTS = ("immutable", "outputOnly", "serviceAssignedId", "requires", "required")
+_KEYS = ("api", "resource", "reason", "immutable", "outputOnly", "serviceAssignedId", "requires", "required", "defaults")
+_FACTS = ("immutable", "outputOnly", "serviceAssignedId", "requires", "required", "defaults")
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,9 @@ class Override:
     # name on create: a subscription's topic must exist (404 otherwise).
     requires: tuple[tuple[str, str], ...] = ()
     required: frozenset[str] = frozenset()  # top-level fields a create must carry (400 otherwise)
+    # top-level field -> the value the service sets on create when the request has none
+    # (an AlloyDB cluster's output-only clusterType is PRIMARY), as JSON text
+    defaults: tuple[tuple[str, str], ...] = ()
     where: str = ""  # file#/overrides/<i>, for errors found later
 
 
@@ -58,6 +62,9 @@ def _entry(file: str, i: int, raw: Any) -> Override:
     req = raw.get("requires", {})
     if not isinstance(req, dict) or not all(isinstance(k, str) and isinstance(v, str) and k and v for k, v in req.items()):
         raise SpecError(file, json_path("overrides", i, "requires"), "expected a mapping of top-level field name to resource path (topic: projects.topics)")
+    dflt = raw.get("defaults", {})
+    if not isinstance(dflt, dict) or not all(isinstance(k, str) and k for k in dflt):
+        raise SpecError(file, json_path("overrides", i, "defaults"), "expected a mapping of top-level field name to the value the service sets")
     sa = raw.get("serviceAssignedId", False)
     if not isinstance(sa, bool):
         raise SpecError(file, json_path("overrides", i, "serviceAssignedId"), "expected true or false")
@@ -70,6 +77,7 @@ def _entry(file: str, i: int, raw: Any) -> Override:
         service_assigned_id=sa,
         requires=tuple(sorted(req.items())),
         required=_fields(file, i, "required", raw["required"]) if "required" in raw else frozenset(),
+        defaults=tuple(sorted((k, json.dumps(v, sort_keys=True)) for k, v in dflt.items())),
         where=f"{file}#{json_path('overrides', i)}",
     )
 
@@ -106,7 +114,7 @@ def check_override(o: Override, collections: Mapping[str, Mapping[str, Any]], sc
         hint = did_you_mean(o.resource, collections[o.api])
         raise SpecError(file, ptr + "/resource", f"{o.api} has no collection {o.resource!r} (a resource whose get returns a schema){hint}")
     have = schema_fields[(o.api, o.resource)]
-    for key, names in (("immutable", o.immutable), ("outputOnly", o.output_only), ("required", o.required)):
+    for key, names in (("immutable", o.immutable), ("outputOnly", o.output_only), ("required", o.required), ("defaults", frozenset(k for k, _ in o.defaults))):
         for name in sorted(names - have):
             raise SpecError(file, f"{ptr}/{key}", f"{o.api} {o.resource} has no top-level field {name!r}{did_you_mean(name, have)}")
     for name, target in o.requires:

@@ -71,6 +71,8 @@ def rename_at(obj: Any, path: str, to_path: str, convert: Any) -> None:
 
 def ref_value_to_api(ref: RefField, external: str) -> str:
     """How the API spells a reference: the canonical externalRef unless the field says otherwise."""
+    if ref.value_of is not None:  # a value, not a name (RefField.value_of)
+        return external
     if ref.api_format and "{}" in ref.api_format:  # the name behind a prefix: pubsub.googleapis.com/{}
         return ref.api_format.replace("{}", external)
     if ref.api_format:

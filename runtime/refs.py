@@ -88,6 +88,9 @@ class RefField:
     # field's keys whose string is sent as is.
     union: bool = False
     literals: tuple[str, ...] = ()
+    # The API value is this field of the referenced object (dotted from its root:
+    # status.observedState.clusterType), not its name; ``external`` is the value itself
+    value_of: str | None = None
 
     @property
     def choice(self) -> tuple[str, str]:
@@ -154,8 +157,9 @@ def _as_mapping(ref: object, path: str) -> Mapping[str, Any]:
     return ref
 
 
-def check_ref(ref: object, target: str, path: str, external_only: bool = False) -> None:
-    """The single-ref rules; raises RefError with the rule's reason."""
+def check_ref(ref: object, target: str, path: str, external_only: bool = False, literal: bool = False) -> None:
+    """The single-ref rules; raises RefError with the rule's reason. ``literal``:
+    ``external`` is a value, not a name (RefField.value_of)."""
     r = _as_mapping(ref, path)
     external, name, namespace = r.get("external"), r.get("name"), r.get("namespace")
     if external and name:
@@ -166,7 +170,7 @@ def check_ref(ref: object, target: str, path: str, external_only: bool = False) 
         raise RefError(Reason.EXTERNAL_REQUIRED, path, f"{target} is not a Kind this operator reconciles: set external, not name")
     if namespace and not name:
         raise RefError(Reason.NAMESPACE_WITHOUT_NAME, path, "namespace is only meaningful with name")
-    if external:
+    if external and not literal:
         try:
             identity_for(target).normalize(external)
         except IdentityError as e:
@@ -284,6 +288,27 @@ def resolve_ref(
         raise RefError(Reason.INVALID_EXTERNAL, path, f"referenced {target} {ns}/{name} has an unusable status.externalRef: {e}") from None
 
 
+def resolve_value(ref: object, f: RefField, namespace: str, store: ObjectStore, path: str) -> str:
+    """The API value of a reference that takes a field of its object (RefField.value_of):
+    ``external`` as given; for ``name``, that field of the named object, which must
+    have it (a cluster's type is known once the cluster is observed)."""
+    assert f.value_of is not None
+    r = _as_mapping(ref, path)
+    check_ref(r, f.target, path, f.external_only, literal=True)
+    if r.get("external"):
+        return str(r["external"])
+    ns = str(r.get("namespace") or namespace)
+    obj = store.get(f.target, ns, str(r["name"]))
+    if obj is None:
+        raise RefError(Reason.NOT_FOUND, path, f"referenced {f.target} {ns}/{r['name']} not found")
+    value: Any = obj
+    for part in f.value_of.split("."):
+        value = value.get(part) if isinstance(value, Mapping) else None
+    if value is None or isinstance(value, Mapping | list):
+        raise RefError(Reason.NOT_READY, path, f"referenced {f.target} {ns}/{r['name']} has no {f.value_of} yet")
+    return str(value)
+
+
 def resolve_refs(
     refs: object, target: str, namespace: str, store: ObjectStore, path: str, external_only: bool = False
 ) -> list[str]:
@@ -334,7 +359,7 @@ def check_object(obj: Mapping[str, Any]) -> list[RefError]:
                 if f.many:
                     check_refs(value, f.target, f"spec.{where}", f.external_only)
                 else:
-                    check_ref(value, f.target, f"spec.{where}", f.external_only)
+                    check_ref(value, f.target, f"spec.{where}", f.external_only, literal=f.value_of is not None)
             except RefError as e:
                 errors.append(e)
     return errors
@@ -350,7 +375,9 @@ def resolve_object(obj: Mapping[str, Any], store: ObjectStore) -> dict[str, str 
     for f in references_of(str(obj.get("kind"))):
         for where, value in iter_field(spec, f.path):
             p = f"spec.{where}"
-            if f.parent and where in covering and ident is not None:
+            if f.value_of is not None and not f.many:
+                out[p] = resolve_value(value, f, namespace, store, p)
+            elif f.parent and where in covering and ident is not None:
                 # a bare ID completed by Config Connector's fields beside it
                 out[p] = resolve_covering(obj, store, ident, where, f.target, value)[0]
             elif f.many:

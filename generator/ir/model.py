@@ -194,6 +194,7 @@ class ReferenceIR:
     # (defaultService.backendServiceRef), api_path is the field (defaultService).
     union: bool = False
     literals: tuple[str, ...] = ()  # the field's keys whose string is the API value
+    value_of: str | None = None  # the API value is this field of the referenced object; external is the value
 
 
 @dataclass(frozen=True)

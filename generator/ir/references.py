@@ -127,6 +127,7 @@ class Decision:
     literals: tuple[str, ...] = ()
     choice_formats: tuple[tuple[str, str], ...] = ()  # oneOf key -> API spelling
     flatten: bool = False  # the keys are fields of the object holding the API field
+    value_of: str | None = None  # the API value is this field of the referenced object
 
 
 #: The service of the resource hierarchy (projects, folders, organizations).
@@ -274,7 +275,9 @@ def infer_references(
         if tgt is None:
             bad_targets.append(f"{api_path}: target {conf.target!r} is neither a generated Kind nor in specs/external-kinds.yaml{did_you_mean(conf.target, by_name)}")
             return None
-        return Decision(tgt, conf.field or ref_field_name(f.name, _id(tgt), many), many, f"config: {conf.reason}", conf.api_format, conf.order_matters)
+        return Decision(
+            tgt, conf.field or ref_field_name(f.name, _id(tgt), many), many, f"config: {conf.reason}", conf.api_format, conf.order_matters, value_of=conf.value_of
+        )
 
     def by_evidence(f: FieldIR, api_path: str, krm_path: str, many: bool, theirs: tuple[str, str] | None) -> Decision | None:
         paths = description_paths(f.description)
@@ -367,6 +370,9 @@ def infer_references(
             if B.OUTPUT_ONLY in {x.behaviour for x in facts} or (not path and f.name in drop):
                 continue
             is_str, many = _string_leaf(f.type)
+            conf = cfg.references.get(api_path)
+            if f.type.kind == "enum" and conf is not None and conf.value_of is not None:
+                is_str = True  # a reference taking a field of its object may stand for an enum
             if is_str:
                 key = (cls, f.name)
                 if key not in decisions:
@@ -405,6 +411,7 @@ def infer_references(
                             source=d.source,
                             order_matters=d.order_matters,
                             api_format=d.api_format,
+                            value_of=d.value_of,
                         )
                     )
                 continue

@@ -64,11 +64,18 @@ class ReferenceConfig(_Strict):
     # object of their own: Config Connector's Project has spec.folderRef and
     # spec.organizationRef for the API's parent
     flatten: bool = False
+    # The API value is a field of the referenced object (dotted, from the object's
+    # root), not its name; ``external`` is the value itself. Config Connector's
+    # AlloyDBInstance instanceTypeRef: {name: cluster} takes the cluster's type,
+    # {external: READ_POOL} says it
+    value_of: str | None = Field(default=None, alias="valueOf")
 
     @model_validator(mode="after")
     def _one_shape(self) -> ReferenceConfig:
         if (self.target is None) == (not self.one_of):
             raise ValueError("set exactly one of target and oneOf")
+        if self.value_of is not None and (self.target is None or self.api_format is not None):
+            raise ValueError("valueOf goes with target, and without apiFormat")
         if not self.one_of and (self.literals or self.api_formats or self.flatten):
             raise ValueError("literals, apiFormats and flatten go with oneOf")
         if self.flatten and self.field is not None:

@@ -19,19 +19,30 @@ IMMUTABLE_2 = Fact(behaviour=Behaviour.IMMUTABLE, source="identity")
 INPUT_ONLY = Fact(behaviour=Behaviour.INPUT_ONLY, source="description:'Input only.'")
 INPUT_ONLY_2 = Fact(
     behaviour=Behaviour.INPUT_ONLY,
-    source="inherited from spec.initialUser (description:'Input only.')",
+    source="inherited from spec.initialUser (override:specs/kinds/alloydb.yaml: the prose says Required, but real GCP creates a cluster without it (Config Connector's recorded alloydbclusterdefaultvalues and restorebackupalloydbcluster creates, 200 OK); Config Connector's CRD does not require it)",
+)
+INPUT_ONLY_3 = Fact(
+    behaviour=Behaviour.INPUT_ONLY,
+    source="override:specs/kinds/alloydb.yaml: the prose says Required, but real GCP creates a cluster without it (Config Connector's recorded alloydbclusterdefaultvalues and restorebackupalloydbcluster creates, 200 OK); Config Connector's CRD does not require it",
 )
 OPTIONAL = Fact(behaviour=Behaviour.OPTIONAL, source="description:'Optional.'")
 OPTIONAL_2 = Fact(behaviour=Behaviour.OPTIONAL, source="identity")
+OPTIONAL_3 = Fact(
+    behaviour=Behaviour.OPTIONAL,
+    source="override:specs/kinds/alloydb.yaml: deprecated for networkConfig.network, which Config Connector's samples and recorded creates use; its CRD does not require networkRef",
+)
+OPTIONAL_4 = Fact(
+    behaviour=Behaviour.OPTIONAL,
+    source="override:specs/kinds/alloydb.yaml: the prose says Required, but real GCP creates a cluster without it (Config Connector's recorded alloydbclusterdefaultvalues and restorebackupalloydbcluster creates, 200 OK); Config Connector's CRD does not require it",
+)
 OUTPUT_ONLY = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'Output only.'")
 OUTPUT_ONLY_2 = Fact(
     behaviour=Behaviour.OUTPUT_ONLY,
     source="kccgen: concurrency token, read from GET and sent back on update",
 )
 OUTPUT_ONLY_3 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="readOnly")
-REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="description:'Required'")
-REQUIRED_2 = Fact(behaviour=Behaviour.REQUIRED, source="description:'Required.'")
-REQUIRED_3 = Fact(behaviour=Behaviour.REQUIRED, source="identity")
+REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="description:'Required.'")
+REQUIRED_2 = Fact(behaviour=Behaviour.REQUIRED, source="identity")
 ARRAY_OF_ENUM = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.ENUM))
 ARRAY_OF_OBJECT = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.OBJECT))
 ARRAY_OF_STRING = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.STRING))
@@ -81,11 +92,11 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("displayName", STRING, (), True, True),
         ("encryptionConfig", OBJECT, (OPTIONAL,), True, True),
         ("encryptionConfig.kmsKeyNameRef", OBJECT, (), True, True, {"api_path": "encryptionConfig.kmsKeyName"}),
-        ("initialUser", OBJECT, (INPUT_ONLY, REQUIRED), True, False),
+        ("initialUser", OBJECT, (INPUT_ONLY_3, OPTIONAL_4), True, False),
         ("initialUser.password", STRING, (INPUT_ONLY_2,), True, False),
         ("initialUser.userRef", OBJECT, (INPUT_ONLY_2,), True, False, {"api_path": "initialUser.user"}),
         ("labels", MAP_OF_STRING, (), True, True),
-        ("location", STRING, (IMMUTABLE_2, REQUIRED_3), False, False, {"api_path": None, "identity": True}),
+        ("location", STRING, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("maintenanceUpdatePolicy", OBJECT, (OPTIONAL,), True, True),
         ("maintenanceUpdatePolicy.denyMaintenancePeriods", ARRAY_OF_OBJECT, (), True, True),
         ("maintenanceUpdatePolicy.denyMaintenancePeriods[].endDate", OBJECT, (), True, True),
@@ -112,7 +123,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("networkConfig", OBJECT, (OPTIONAL,), True, True),
         ("networkConfig.allocatedIpRange", STRING, (OPTIONAL,), True, True),
         ("networkConfig.networkRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "networkConfig.network"}),
-        ("networkRef", OBJECT, (REQUIRED_2,), True, True, {"api_path": "network"}),
+        ("networkRef", OBJECT, (OPTIONAL_3,), True, True, {"api_path": "network"}),
         ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("pscConfig", OBJECT, (OPTIONAL,), True, True),
         ("pscConfig.pscEnabled", BOOLEAN, (OPTIONAL,), True, True),
@@ -127,10 +138,10 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     ),
     observed=(
         ("backupSource", OBJECT, (OUTPUT_ONLY, OUTPUT_ONLY_3), False, True),
-        ("backupSource.backupName", STRING, (REQUIRED_2,), False, True),
+        ("backupSource.backupName", STRING, (REQUIRED,), False, True),
         ("backupSource.backupUid", STRING, (OUTPUT_ONLY, OUTPUT_ONLY_3), False, True),
         ("backupdrBackupSource", OBJECT, (OUTPUT_ONLY, OUTPUT_ONLY_3), False, True),
-        ("backupdrBackupSource.backup", STRING, (REQUIRED_2,), False, True),
+        ("backupdrBackupSource.backup", STRING, (REQUIRED,), False, True),
         ("backupdrInfo", OBJECT, (OUTPUT_ONLY, OUTPUT_ONLY_3), False, True),
         ("backupdrInfo.currentWindow", OBJECT, (), False, True),
         ("backupdrInfo.currentWindow.automatedBackupPreviouslyEnabled", BOOLEAN, (), False, True),
@@ -153,8 +164,8 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("backupdrInfo.previousWindows[].enabledTime", STRING_GOOGLE_DATETIME, (), False, True),
         ("backupdrInfo.previousWindows[].logRetentionPeriod", STRING_GOOGLE_DURATION, (), False, True),
         ("cloudsqlBackupRunSource", OBJECT, (OUTPUT_ONLY, OUTPUT_ONLY_3), False, True),
-        ("cloudsqlBackupRunSource.backupRunId", STRING_INT64, (REQUIRED_2,), False, True),
-        ("cloudsqlBackupRunSource.instanceId", STRING, (REQUIRED_2,), False, True),
+        ("cloudsqlBackupRunSource.backupRunId", STRING_INT64, (REQUIRED,), False, True),
+        ("cloudsqlBackupRunSource.instanceId", STRING, (REQUIRED,), False, True),
         ("cloudsqlBackupRunSource.project", STRING, (), False, True),
         ("clusterType", ENUM, (OUTPUT_ONLY, OUTPUT_ONLY_3), False, True),
         ("continuousBackupInfo", OBJECT, (OUTPUT_ONLY, OUTPUT_ONLY_3), False, True),

@@ -208,12 +208,12 @@ class AlloyDBClusterSpec(KRMModel):
         ),
     ] = None
     initial_user: Annotated[
-        UserPassword,
+        UserPassword | None,
         Field(
             alias="initialUser",
-            description="Input only. Initial user to setup during cluster creation.",
+            description="Input only. Optional. Initial user to setup during cluster creation.",
         ),
-    ]
+    ] = None
     labels: Annotated[dict[str, str] | None, Field(description="Labels as key value pairs")] = None
     location: Annotated[str, Field(description="Immutable. The location of the AlloyDBCluster.")]
     maintenance_update_policy: Annotated[
@@ -234,11 +234,11 @@ class AlloyDBClusterSpec(KRMModel):
         NetworkConfig | None, Field(alias="networkConfig", description="Optional.")
     ] = None
     network_ref: Annotated[
-        ComputeNetworkRef,
+        ComputeNetworkRef | None,
         Field(
             alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
         ),
-    ]
+    ] = None
     project_ref: Annotated[
         ProjectRef | None,
         Field(

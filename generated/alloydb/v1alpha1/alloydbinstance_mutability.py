@@ -62,7 +62,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("databaseFlags", MAP_OF_STRING, (), True, True),
         ("displayName", STRING, (), True, True),
         ("gceZone", STRING, (), True, True),
-        ("instanceType", ENUM, (REQUIRED,), True, True),
+        ("instanceTypeRef", OBJECT, (REQUIRED,), True, True, {"api_path": "instanceType"}),
         ("labels", MAP_OF_STRING, (), True, True),
         ("machineConfig", OBJECT, (), True, True),
         ("machineConfig.cpuCount", INTEGER_INT32, (), True, True),

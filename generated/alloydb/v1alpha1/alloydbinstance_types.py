@@ -16,7 +16,6 @@ from kccgen.generated.alloydb.v1alpha1.alloydb_v1_api import (
     InstanceActivationPolicy,
     InstanceAvailabilityType,
     InstanceDataApiAccess,
-    InstanceInstanceType,
     InstanceState,
     PscInstanceConfigPscAutoConnectionPolicyState,
     PscInstanceConfigPscAutoDnsState,
@@ -232,9 +231,12 @@ class AlloyDBInstanceSpec(KRMModel):
             description="The Compute Engine zone that the instance should serve from, per https://cloud.google.com/compute/docs/regions-zones This can ONLY be specified for ZONAL instances.",
         ),
     ] = None
-    instance_type: Annotated[
-        InstanceInstanceType,
-        Field(alias="instanceType", description="Required. The type of the instance."),
+    instance_type_ref: Annotated[
+        AlloyDBClusterRef,
+        Field(
+            alias="instanceTypeRef",
+            description="A reference to a AlloyDBCluster (API field `instanceType`).",
+        ),
     ]
     labels: Annotated[dict[str, str] | None, Field(description="Labels as key value pairs")] = None
     machine_config: Annotated[

@@ -20,6 +20,7 @@ from kccgen.generated.apigee.v1alpha1.apigee_v1_api import (
 )
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -184,18 +185,16 @@ class ApigeeOrganizationSpec(KRMModel):
             description="Optional. Flag that specifies if internet egress is restricted for VPC Service Controls.",
         ),
     ] = None
-    parent: Annotated[
-        str,
-        Field(
-            description="Required. Name of the Google Cloud project in which to associate the Apigee organization."
-        ),
-    ]
     portal_disabled: Annotated[
         bool | None,
         Field(
             alias="portalDisabled", description="Optional. Configuration for the Portals settings."
         ),
     ] = None
+    project_ref: Annotated[
+        ProjectRef,
+        Field(alias="projectRef", description="A reference to a Project (API field `parent`)."),
+    ]
     properties: Annotated[
         GoogleCloudApigeeV1Properties | None,
         Field(description="Optional. Properties defined in the Apigee organization profile."),

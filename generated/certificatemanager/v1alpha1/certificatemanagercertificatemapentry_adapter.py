@@ -63,7 +63,7 @@ ADAPTER = Adapter(
             lro=Lro.GOOGLE_LONGRUNNING,
         )
     ),
-    krm_only=("certificateMapRef", "location", "projectRef", "resourceID"),
+    krm_only=("location", "mapRef", "projectRef", "resourceID"),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
 )
 

@@ -33,11 +33,11 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="certificatemanager.projects.locations.certificateMaps.certificateMapEntries.patch (PATCH) with updateMask={api_path}",
     identity="projects/{project}/locations/{location}/certificateMaps/{certificateMap}/certificateMapEntries/{certificateMapEntry}",
     spec=(
-        ("certificateMapRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("certificatesRefs", ARRAY_OF_OBJECT, (OPTIONAL,), True, True, {"api_path": "certificates"}),
         ("description", STRING, (OPTIONAL,), True, True),
         ("hostname", STRING, (), True, True),
         ("labels", MAP_OF_STRING, (OPTIONAL,), True, True),
+        ("mapRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("matcher", ENUM, (), True, True),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),

@@ -25,9 +25,9 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "certificateMapRef", "CertificateManagerCertificateMap"),
-        ("location", "certificateMapRef", "CertificateManagerCertificateMap"),
-        ("certificateMap", "certificateMapRef", "CertificateManagerCertificateMap"),
+        ("project", "mapRef", "CertificateManagerCertificateMap"),
+        ("location", "mapRef", "CertificateManagerCertificateMap"),
+        ("certificateMap", "mapRef", "CertificateManagerCertificateMap"),
         ("certificateMapEntry", "resourceID", ""),
     ),
     id_generation="user",
@@ -43,7 +43,7 @@ REFERENCES: tuple[RefField, ...] = (
         parent=True,
     ),
     RefField(
-        path="certificateMapRef",
+        path="mapRef",
         target="CertificateManagerCertificateMap",
         api_path="{certificateMap}",
         parent=True,

@@ -58,13 +58,6 @@ class CertificateManagerCertificateMapEntrySpec(KRMModel):
     Defines a certificate map entry.
     """
 
-    certificate_map_ref: Annotated[
-        CertificateManagerCertificateMapRef,
-        Field(
-            alias="certificateMapRef",
-            description="Immutable. The CertificateManagerCertificateMap that this CertificateManagerCertificateMapEntry belongs to.",
-        ),
-    ]
     certificates_refs: Annotated[
         list[CertificateManagerCertificateRef] | None,
         Field(
@@ -88,6 +81,13 @@ class CertificateManagerCertificateMapEntrySpec(KRMModel):
         dict[str, str] | None,
         Field(description="Optional. Set of labels associated with a Certificate Map Entry."),
     ] = None
+    map_ref: Annotated[
+        CertificateManagerCertificateMapRef,
+        Field(
+            alias="mapRef",
+            description="Immutable. The CertificateManagerCertificateMap that this CertificateManagerCertificateMapEntry belongs to.",
+        ),
+    ]
     matcher: Annotated[
         CertificateMapEntryMatcher | None,
         Field(description="A predefined matcher for particular cases, other than SNI selection."),
@@ -96,7 +96,7 @@ class CertificateManagerCertificateMapEntrySpec(KRMModel):
         ProjectRef | None,
         Field(
             alias="projectRef",
-            description="Immutable. Optional. The project of the CertificateManagerCertificateMapEntry, which `certificateMapRef` names too: the two must agree.",
+            description="Immutable. Optional. The project of the CertificateManagerCertificateMapEntry, which `mapRef` names too: the two must agree.",
         ),
     ] = None
     resource_id: Annotated[

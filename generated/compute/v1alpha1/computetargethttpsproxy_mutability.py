@@ -24,7 +24,7 @@ OUTPUT_ONLY_3 = Fact(
     source="kccgen: concurrency token, read from GET and sent back on update",
 )
 OUTPUT_ONLY_4 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="readOnly")
-ARRAY_OF_STRING = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.STRING))
+ARRAY_OF_OBJECT = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.OBJECT))
 BOOLEAN = FieldType(kind=TypeKind.BOOLEAN)
 ENUM = FieldType(kind=TypeKind.ENUM)
 INTEGER_INT32 = FieldType(kind=TypeKind.INTEGER, format="int32")
@@ -49,7 +49,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("quicOverride", ENUM, (), True, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("serverTlsPolicyRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "serverTlsPolicy"}),
-        ("sslCertificates", ARRAY_OF_STRING, (), True, True),
+        ("sslCertificates", ARRAY_OF_OBJECT, (), True, True),
         ("sslPolicyRef", OBJECT, (), True, True, {"api_path": "sslPolicy"}),
         ("tlsEarlyData", ENUM, (), True, True),
         ("urlMapRef", OBJECT, (), True, True, {"api_path": "urlMap"}),

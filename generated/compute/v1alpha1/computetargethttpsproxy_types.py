@@ -16,6 +16,9 @@ from kccgen.generated.compute.v1alpha1.compute_v1_api import (
     TargetHttpsProxyQuicOverride,
     TargetHttpsProxyTlsEarlyData,
 )
+from kccgen.generated.compute.v1alpha1.computesslcertificate_reference import (
+    ComputeSSLCertificateRef,
+)
 from kccgen.generated.compute.v1alpha1.computesslpolicy_reference import ComputeSSLPolicyRef
 from kccgen.generated.compute.v1alpha1.computeurlmap_reference import ComputeURLMapRef
 from kccgen.generated.networksecurity.v1alpha1.networksecurityservertlspolicy_reference import (
@@ -170,10 +173,10 @@ class ComputeTargetHTTPSProxySpec(KRMModel):
         ),
     ] = None
     ssl_certificates: Annotated[
-        list[str] | None,
+        list[ComputeSSLCertificateRef] | None,
         Field(
             alias="sslCertificates",
-            description="URLs to SslCertificate resources that are used to authenticate connections between users and the load balancer.",
+            description="References to ComputeSSLCertificates (API field `sslCertificates`).",
         ),
     ] = None
     ssl_policy_ref: Annotated[

@@ -55,6 +55,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     identity="projects/{project}/locations/{location}/caPools/{caPool}/certificates/{certificate}",
     spec=(
         ("caPoolRef", OBJECT, (IMMUTABLE_3, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("certificateAuthorityRef", OBJECT, (IMMUTABLE, INPUT_ONLY, OPTIONAL), False, False, {"api_path": "issuingCertificateAuthorityId"}),
         ("certificateTemplateRef", OBJECT, (IMMUTABLE_2,), False, True, {"api_path": "certificateTemplate"}),
         ("config", OBJECT, (IMMUTABLE_2,), False, True),
         ("config.publicKey", OBJECT, (IMMUTABLE_4, OPTIONAL), False, True),
@@ -130,7 +131,6 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("config.x509Config.nameConstraints.permittedUris", ARRAY_OF_STRING, (IMMUTABLE_4,), False, True),
         ("config.x509Config.policyIds", ARRAY_OF_OBJECT, (IMMUTABLE_4, OPTIONAL), False, True),
         ("config.x509Config.policyIds[].objectIdPath", ARRAY_OF_INTEGER_INT32, (IMMUTABLE_4, REQUIRED), False, True),
-        ("issuingCertificateAuthorityId", STRING, (IMMUTABLE, INPUT_ONLY, OPTIONAL), False, False),
         ("labels", MAP_OF_STRING, (OPTIONAL,), True, True),
         ("lifetime", STRING_GOOGLE_DURATION, (IMMUTABLE_2, REQUIRED), False, True),
         ("location", STRING, (IMMUTABLE_3, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),

@@ -16,6 +16,9 @@ from kccgen.generated.privateca.v1alpha1.privateca_v1_api import (
     RevocationDetailsRevocationState,
 )
 from kccgen.generated.privateca.v1alpha1.privatecacapool_reference import PrivateCACAPoolRef
+from kccgen.generated.privateca.v1alpha1.privatecacertificateauthority_reference import (
+    PrivateCACertificateAuthorityRef,
+)
 from kccgen.generated.privateca.v1alpha1.privatecacertificatetemplate_reference import (
     PrivateCACertificateTemplateRef,
 )
@@ -647,6 +650,13 @@ class PrivateCACertificateSpec(KRMModel):
             description="Immutable. The PrivateCACAPool that this PrivateCACertificate belongs to.",
         ),
     ]
+    certificate_authority_ref: Annotated[
+        PrivateCACertificateAuthorityRef | None,
+        Field(
+            alias="certificateAuthorityRef",
+            description="A reference to a PrivateCACertificateAuthority (API field `issuingCertificateAuthorityId`).",
+        ),
+    ] = None
     certificate_template_ref: Annotated[
         PrivateCACertificateTemplateRef | None,
         Field(
@@ -658,13 +668,6 @@ class PrivateCACertificateSpec(KRMModel):
         CertificateConfig | None,
         Field(
             description="Immutable. A description of the certificate and key that does not require X.509 or ASN.1."
-        ),
-    ] = None
-    issuing_certificate_authority_id: Annotated[
-        str | None,
-        Field(
-            alias="issuingCertificateAuthorityId",
-            description="Optional. The resource ID of the CertificateAuthority that should issue the certificate.",
         ),
     ] = None
     labels: Annotated[

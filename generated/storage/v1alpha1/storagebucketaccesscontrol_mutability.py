@@ -29,8 +29,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="storage.bucketAccessControls.patch (PATCH) sends the whole resource",
     identity="b/{bucket}/acl/{entity}",
     spec=(
-        ("bucket", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
-        ("bucketRef", OBJECT, (), True, True, {"api_path": "bucket"}),
+        ("bucketRef", OBJECT, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("domain", STRING, (), True, True),
         ("email", STRING, (), True, True),
         ("entityId", STRING, (), True, True),

@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithNameInBody, DeleteAtPath, UpdateMerge
+from kccgen.contract import Adapter, Alias, Call, CreateWithNameInBody, DeleteAtPath, UpdateMerge
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -28,8 +28,9 @@ ADAPTER = Adapter(
     ),
     name_is_full=False,
     id_field="entity",
-    krm_only=("bucket", "resourceID"),
+    krm_only=("bucketRef", "resourceID"),
     int64_paths=("generation",),
+    aliases=(Alias(field="entity", target="resourceID"),),
 )
 
 register_adapter(ADAPTER)

@@ -34,8 +34,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="storage.defaultObjectAccessControls.patch (PATCH) sends the whole resource",
     identity="b/{bucket}/defaultObjectAcl/{entity}",
     spec=(
-        ("bucket", STRING, (IMMUTABLE, REQUIRED_3), False, False, {"api_path": None, "identity": True}),
-        ("bucketRef", OBJECT, (), True, True, {"api_path": "bucket"}),
+        ("bucketRef", OBJECT, (IMMUTABLE, REQUIRED_3), False, False, {"api_path": None, "identity": True}),
         ("domain", STRING, (), True, True),
         ("email", STRING, (), True, True),
         ("entityId", STRING, (), True, True),

@@ -43,20 +43,24 @@ class StorageDefaultObjectAccessControlSpec(KRMModel):
     An access-control entry.
     """
 
-    bucket: Annotated[
-        str, Field(description="Immutable. The bucket of the StorageDefaultObjectAccessControl.")
-    ]
     bucket_ref: Annotated[
-        StorageBucketRef | None,
+        StorageBucketRef,
         Field(
-            alias="bucketRef", description="A reference to a StorageBucket (API field `bucket`)."
+            alias="bucketRef",
+            description="Immutable. The StorageBucket that this StorageDefaultObjectAccessControl belongs to.",
         ),
-    ] = None
+    ]
     domain: Annotated[
         str | None, Field(description="The domain associated with the entity, if any.")
     ] = None
     email: Annotated[
         str | None, Field(description="The email address associated with the entity, if any.")
+    ] = None
+    entity: Annotated[
+        str | None,
+        Field(
+            description="Config Connector's name for resourceID (spec.resourceID); set one of the two."
+        ),
     ] = None
     entity_id: Annotated[
         str | None, Field(alias="entityId", description="The ID for the entity, if any.")

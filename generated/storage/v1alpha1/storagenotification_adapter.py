@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateServiceAssigned, DeleteAtPath, NoUpdate
+from kccgen.contract import Adapter, Alias, Call, CreateServiceAssigned, DeleteAtPath, NoUpdate
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -30,7 +30,13 @@ ADAPTER = Adapter(
         )
     ),
     id_field="id",
-    krm_only=("bucket", "resourceID"),
+    krm_only=("bucketRef", "resourceID"),
+    aliases=(
+        Alias(field="customAttributes", target="custom_attributes"),
+        Alias(field="eventTypes", target="event_types"),
+        Alias(field="objectNamePrefix", target="object_name_prefix"),
+        Alias(field="payloadFormat", target="payload_format"),
+    ),
 )
 
 register_adapter(ADAPTER)

@@ -32,7 +32,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     identity="b/{bucket}/notificationConfigs/{notification}",
     fixed="no update method for storage.v1 notifications",
     spec=(
-        ("bucket", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("bucketRef", OBJECT, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("custom_attributes", MAP_OF_STRING, (), False, True),
         ("event_types", ARRAY_OF_STRING, (), False, True),
         ("kind", STRING, (), False, True),

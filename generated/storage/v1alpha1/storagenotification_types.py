@@ -10,6 +10,7 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
 from kccgen.generated.storage.v1alpha1 import storage_v1_api
+from kccgen.generated.storage.v1beta1.storagebucket_reference import StorageBucketRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -27,25 +28,66 @@ class StorageNotificationSpec(KRMModel):
     A subscription to receive Google PubSub notifications.
     """
 
-    bucket: Annotated[str, Field(description="Immutable. The bucket of the StorageNotification.")]
+    bucket_ref: Annotated[
+        StorageBucketRef,
+        Field(
+            alias="bucketRef",
+            description="Immutable. The StorageBucket that this StorageNotification belongs to.",
+        ),
+    ]
     custom_attributes: Annotated[
         dict[str, str] | None,
         Field(
-            description="An optional list of additional attributes to attach to each Cloud PubSub message published for this notification subscription."
+            alias="customAttributes",
+            description="Config Connector's name for custom_attributes (spec.custom_attributes); set one of the two.",
+        ),
+    ] = None
+    custom_attributes_1: Annotated[
+        dict[str, str] | None,
+        Field(
+            alias="custom_attributes",
+            description="An optional list of additional attributes to attach to each Cloud PubSub message published for this notification subscription.",
         ),
     ] = None
     event_types: Annotated[
         list[str] | None,
-        Field(description="If present, only send notifications about listed event types."),
+        Field(
+            alias="eventTypes",
+            description="Config Connector's name for event_types (spec.event_types); set one of the two.",
+        ),
+    ] = None
+    event_types_1: Annotated[
+        list[str] | None,
+        Field(
+            alias="event_types",
+            description="If present, only send notifications about listed event types.",
+        ),
     ] = None
     kind: Annotated[str | None, Field(description="The kind of item this is.")] = None
     object_name_prefix: Annotated[
         str | None,
         Field(
-            description="If present, only apply this notification configuration to object names that begin with this prefix."
+            alias="objectNamePrefix",
+            description="Config Connector's name for object_name_prefix (spec.object_name_prefix); set one of the two.",
         ),
     ] = None
-    payload_format: Annotated[str, Field(description="The desired content of the Payload.")]
+    object_name_prefix_1: Annotated[
+        str | None,
+        Field(
+            alias="object_name_prefix",
+            description="If present, only apply this notification configuration to object names that begin with this prefix.",
+        ),
+    ] = None
+    payload_format: Annotated[
+        str | None,
+        Field(
+            alias="payloadFormat",
+            description="Config Connector's name for payload_format (spec.payload_format); set one of the two.",
+        ),
+    ] = None
+    payload_format_1: Annotated[
+        str | None, Field(alias="payload_format", description="The desired content of the Payload.")
+    ] = None
     resource_id: Annotated[
         str | None,
         Field(
