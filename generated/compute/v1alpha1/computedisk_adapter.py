@@ -74,6 +74,16 @@ ADAPTER = Adapter(
     locations=Locations(
         field="location", scope="zone", param="zone", variants=(("region", "ComputeRegionDisk"),)
     ),
+    secrets=(
+        "diskEncryptionKey.rawKey",
+        "diskEncryptionKey.rsaEncryptedKey",
+        "sourceImageEncryptionKey.rawKey",
+        "sourceImageEncryptionKey.rsaEncryptedKey",
+        "sourceMachineImageEncryptionKey.rawKey",
+        "sourceMachineImageEncryptionKey.rsaEncryptedKey",
+        "sourceSnapshotEncryptionKey.rawKey",
+        "sourceSnapshotEncryptionKey.rsaEncryptedKey",
+    ),
 )
 
 register_adapter(ADAPTER)

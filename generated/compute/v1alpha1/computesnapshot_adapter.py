@@ -37,6 +37,11 @@ ADAPTER = Adapter(
         ("regionOperations", OPERATIONS["regionOperations"]),
         ("zoneOperations", OPERATIONS["zoneOperations"]),
     ),
+    secrets=(
+        "snapshotEncryptionKey.rawKey",
+        "sourceDiskEncryptionKey.rawKey",
+        "sourceInstantSnapshotEncryptionKey.rawKey",
+    ),
 )
 
 register_adapter(ADAPTER)

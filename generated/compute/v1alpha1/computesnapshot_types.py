@@ -23,7 +23,7 @@ from kccgen.generated.compute.v1alpha1.computeinstantsnapshot_reference import (
 from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
-from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
+from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus, SensitiveValue
 
 #: The API payload model the adapter sends and receives.
 ComputeSnapshotAPI = compute_v1_api.Snapshot
@@ -351,7 +351,8 @@ class CustomerEncryptionKey(KRMModel):
         ),
     ] = None
     raw_key: Annotated[
-        str | None, Field(alias="rawKey", description="[DEPRECATED] CSEK is no longer supported.")
+        SensitiveValue | None,
+        Field(alias="rawKey", description="[DEPRECATED] CSEK is no longer supported."),
     ] = None
     rsa_encrypted_key: Annotated[
         str | None,

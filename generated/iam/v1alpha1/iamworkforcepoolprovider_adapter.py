@@ -109,6 +109,11 @@ ADAPTER = Adapter(
             OPERATIONS["projects.locations.workloadIdentityPools.providers.operations"],
         ),
     ),
+    secrets=(
+        "extendedAttributesOauth2Client.clientSecret.value.plainText",
+        "extraAttributesOauth2Client.clientSecret.value.plainText",
+        "oidc.clientSecret.value.plainText",
+    ),
 )
 
 register_adapter(ADAPTER)

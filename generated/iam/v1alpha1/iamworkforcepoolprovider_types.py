@@ -18,7 +18,7 @@ from kccgen.generated.iam.v1alpha1.iam_v1_api import (
     WorkforcePoolProviderVendorType,
 )
 from kccgen.generated.iam.v1alpha1.iamworkforcepool_reference import IAMWorkforcePoolRef
-from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
+from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus, SensitiveValue
 
 #: The API payload model the adapter sends and receives.
 IAMWorkforcePoolProviderAPI = iam_v1_api.WorkforcePoolProvider
@@ -142,7 +142,7 @@ class GoogleIamAdminV1WorkforcePoolProviderOidcClientSecretValue(KRMModel):
     """
 
     plain_text: Annotated[
-        str | None,
+        SensitiveValue | None,
         Field(
             alias="plainText",
             description="Optional. Input only. The plain text of the client secret value.",
