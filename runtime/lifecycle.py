@@ -126,6 +126,8 @@ def mutable_field(kind: str) -> tuple[FieldRule, Any] | None:
             continue
         if not row.updatable or not row.readable or row.immutable or row.identity or _is_ref_path(kind, row.api_path):
             continue
+        if path.removeprefix("spec.") in a.secrets:
+            continue  # a {value | valueFrom} object, never read back to compare
         if row.behaviours & {Behaviour.OUTPUT_ONLY, Behaviour.INPUT_ONLY, Behaviour.IDENTIFIER}:
             continue
         parents = [".".join(path.split(".")[:i]) for i in range(2, path.count(".") + 1)]
