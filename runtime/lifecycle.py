@@ -198,6 +198,10 @@ class Lifecycle:
         wanted = docs[main]
         store = InMemoryStore(default_namespace="default")
         store.add({"kind": "Namespace", "metadata": {"name": "default", "annotations": {PROJECT_ID_ANNOTATION: project}}})
+        for d in docs:  # a sample folder's Secret: read by sensitive fields, never reconciled
+            if d.get("kind") == "Secret":
+                store.add(d)
+        docs = [d for d in docs if d.get("kind") != "Secret"]
         live: list[dict[str, Any]] = []
         out.step = "create"
         at = -1

@@ -350,3 +350,20 @@ def test_a_nested_secret_stays_out_of_observed_state() -> None:
         assert KEY not in _shown(h, r)
         again = h.reconcile(r.obj)
         assert again.ready and KEY not in _shown(h, again)
+
+
+def test_the_lifecycle_reads_a_sample_folders_secret() -> None:
+    """tools/kcc_lifecycle runs Config Connector's sample folders: their secret.yaml
+    is read by the sensitive field, not reconciled."""
+    from tests.support.scenarios import lifecycle_on, running_mock
+
+    def objects(project: str) -> list[dict[str, Any]]:
+        cert = _cert("sample-cert")
+        cert["metadata"] = {"name": "sample-cert", "namespace": "default"}
+        secret = _secret(**{"tls.key": KEY})
+        secret["metadata"]["namespace"] = "default"
+        return [secret, cert]
+
+    with running_mock() as server:
+        out = lifecycle_on(server).run_objects(KIND, objects, 1)
+    assert out.passed, f"{out.step}: {out.message}"
