@@ -127,10 +127,14 @@ def test_a_field_that_is_no_string_is_left_as_it_is() -> None:
     inner = ObjectIR("Key", "", (FieldIR("rawKey", s, "", (), "t"), FieldIR("size", TypeIR("integer"), "", (), "t")), "t")
     spec = ObjectIR("XSpec", "", (FieldIR("key", TypeIR("object", ref="Key"), "", (), "t"), FieldIR("other", TypeIR("object", ref="Key"), "", (), "t")), "t")
     out = apply_secrets(spec, ModelSet((inner, spec), ()), {"key.rawKey": "t", "key.size": "t", "nope": "t"})
-    assert out.paths == ("key.rawKey", "other.rawKey")  # the class is shared: both paths hold the object
     assert [p for p, _ in out.skipped] == ["key.size", "nope"]
-    assert next(f for f in out.models.object("Key").fields if f.name == "rawKey").type == TypeIR("object", ref=SECRET_VALUE)
-    assert next(f for f in out.models.object("Key").fields if f.name == "size").type.kind == "integer"
+    # Key is shared with `other`, which Config Connector keeps plain: key gets a copy
+    assert out.paths == ("key.rawKey",)
+    assert next(f for f in out.spec.fields if f.name == "key").type == TypeIR("object", ref="KeySensitive")
+    assert next(f for f in out.models.object("KeySensitive").fields if f.name == "rawKey").type == TypeIR("object", ref=SECRET_VALUE)
+    assert next(f for f in out.models.object("Key").fields if f.name == "rawKey").type == s
+    both = apply_secrets(spec, ModelSet((inner, spec), ()), {"key.rawKey": "t", "other.rawKey": "t"})
+    assert both.paths == ("key.rawKey", "other.rawKey") and "KeySensitive" not in {o.name for o in both.models.objects}
 
 
 # --- runtime on mockgcp ----------------------------------------------------------------------

@@ -12,6 +12,7 @@ the object to that string before the request), only the KRM type changes.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from itertools import pairwise
 
 from kccgen.generator.ir.model import FieldIR, ModelSet, ObjectIR, TypeIR
 from kccgen.generator.spec.claims import KindEvidence
@@ -61,16 +62,18 @@ def requested(cfg: KindConfig, kcc: KindEvidence | None) -> dict[str, str]:
     return out
 
 
-def _locate(spec: ObjectIR, objs: dict[str, ObjectIR], path: str) -> tuple[str, str, TypeIR] | str:
-    """(class, field, type) a KRM path ends at (``x[]`` steps into a list's items,
-    ``*`` into a map's values), or why it reaches no field."""
+def _locate(spec: ObjectIR, objs: dict[str, ObjectIR], path: str) -> tuple[list[tuple[str, str]], TypeIR] | str:
+    """The (class, field) steps a KRM path takes (``x[]`` steps into a list's items,
+    ``*`` into a map's values) and the type it ends at, or why it reaches no field."""
     cls, parts, i = spec.name, path.split("."), 0
+    steps: list[tuple[str, str]] = []
     while True:
         part = parts[i]
         o = objs.get(cls)
         f = next((x for x in o.fields if x.name == part.removesuffix("[]")), None) if o is not None else None
         if f is None:
             return f"no field {part!r} there"
+        steps.append((cls, f.name))
         t: TypeIR | None = f.type
         if part.endswith("[]"):
             t = f.type.item if f.type.kind == "array" else None
@@ -80,10 +83,15 @@ def _locate(spec: ObjectIR, objs: dict[str, ObjectIR], path: str) -> tuple[str, 
         if t is None:
             return f"{part} is no list or map"
         if i == len(parts):
-            return cls, f.name, t
+            return steps, t
         if t.kind != "object" or t.ref is None:
             return f"{part} holds no object"
         cls = t.ref
+
+
+def _retarget(t: TypeIR, ref: str) -> TypeIR:
+    """``t`` (an object, or a list or map of them) naming class ``ref`` instead."""
+    return replace(t, item=_retarget(t.item, ref)) if t.item is not None else replace(t, ref=ref)
 
 
 @dataclass(frozen=True)
@@ -97,40 +105,77 @@ class Secrets:
 def apply_secrets(spec: ObjectIR, models: ModelSet, wanted: dict[str, str]) -> Secrets:
     """Each wanted string field becomes a SensitiveValue; one that is no string field
     of the spec (Config Connector's own names, a list, an object) is left as it is,
-    in ``skipped``. A class is changed where it is defined, so every path through
-    it holds the object (the runtime resolves them all)."""
+    in ``skipped``. Only the wanted paths change: a class other paths share is
+    copied for them."""
     objs = {o.name: o for o in models.objects}
     objs[spec.name] = spec
-    marked: dict[str, dict[str, str]] = {}  # class -> field -> why
+    chains: dict[str, tuple[list[tuple[str, str]], str]] = {}  # path -> its steps, why
     skipped: list[tuple[str, str]] = []
     for path, why in sorted(wanted.items()):
         at = _locate(spec, objs, path)
         if isinstance(at, str):
             skipped.append((path, f"sensitive field spec.{path} ({why}): {at}; left as it is"))
-        elif at[2].kind != "string":
-            skipped.append((path, f"sensitive field spec.{path} ({why}) is a {at[2].kind}, not a string; left as it is"))
+        elif at[1].kind != "string":
+            skipped.append((path, f"sensitive field spec.{path} ({why}) is a {at[1].kind}, not a string; left as it is"))
         else:
-            marked.setdefault(at[0], {})[at[1]] = why
+            chains[path] = (at[0], why)
     clash = [c for c in SECRET_CLASSES if c in objs]
     if clash:
         why = f"the Kind already has a class {', '.join(clash)}; left as a string"
-        skipped += [(p, f"sensitive field spec.{p}: {why}") for p in wanted if p not in {q for q, _ in skipped}]
-        marked = {}
-    if not marked:
+        skipped += [(p, f"sensitive field spec.{p}: {why}") for p in chains]
+        chains = {}
+    if not chains:
         return Secrets(spec, models, (), tuple(skipped))
-    for cls, names in marked.items():
-        o = objs[cls]
-        fields = tuple(
-            replace(f, type=TypeIR("object", ref=SECRET_VALUE), description=f"{f.description} {SENSITIVE_NOTE}".strip(), source=f"{f.source} (sensitive: {names[f.name]})")
-            if f.name in names
-            else f
-            for f in o.fields
+    # Only the wanted paths: a class shared with paths Config Connector keeps plain
+    # (ComputeSnapshot's sourceInstantSnapshotEncryptionKey beside its
+    # snapshotEncryptionKey) is copied as <Class>Sensitive for the wanted ones.
+    uses = _uses(spec, objs)
+    for steps, why in chains.values():
+        leaf_cls, leaf = steps[-1]
+        if {f"{u}.{leaf}" if u else leaf for u in uses.get(leaf_cls, {""})} <= set(chains):
+            current = leaf_cls  # every path through the class is wanted: change it in place
+        else:
+            current = steps[0][0]
+            for (_, fname), (nxt, _) in pairwise(steps):
+                if len(uses.get(nxt, ())) > 1:
+                    clone = f"{nxt}Sensitive"
+                    objs.setdefault(clone, replace(objs[nxt], name=clone))
+                    o = objs[current]
+                    objs[current] = replace(o, fields=tuple(replace(f, type=_retarget(f.type, clone)) if f.name == fname else f for f in o.fields))
+                    nxt = clone
+                current = nxt
+        o = objs[current]
+        objs[current] = replace(
+            o,
+            fields=tuple(
+                replace(f, type=TypeIR("object", ref=SECRET_VALUE), description=f"{f.description} {SENSITIVE_NOTE}".strip(), source=f"{f.source} (sensitive: {why})")
+                if f.name == leaf and f.type.kind == "string"
+                else f
+                for f in o.fields
+            ),
         )
-        objs[cls] = replace(o, fields=fields)
     for o in secret_objects():
         objs[o.name] = o
     new_spec = objs[spec.name]
     return Secrets(new_spec, ModelSet(tuple(objs[k] for k in sorted(objs)), models.enums), tuple(sorted(_paths(new_spec, objs))), tuple(skipped))
+
+
+def _uses(spec: ObjectIR, objs: dict[str, ObjectIR]) -> dict[str, set[str]]:
+    """Class -> the KRM paths (from spec) of the fields holding it."""
+    out: dict[str, set[str]] = {}
+
+    def walk(o: ObjectIR, prefix: str, stack: tuple[str, ...]) -> None:
+        for f in o.fields:
+            path, t = f"{prefix}{f.name}", f.type
+            while t.kind in ("array", "map") and t.item is not None:
+                path += "[]" if t.kind == "array" else ".*"
+                t = t.item
+            if t.kind == "object" and t.ref in objs and t.ref not in stack:
+                out.setdefault(t.ref, set()).add(path)
+                walk(objs[t.ref], f"{path}.", (*stack, t.ref))
+
+    walk(spec, "", (spec.name,))
+    return out
 
 
 def _paths(spec: ObjectIR, objs: dict[str, ObjectIR]) -> set[str]:

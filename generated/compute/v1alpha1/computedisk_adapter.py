@@ -74,16 +74,7 @@ ADAPTER = Adapter(
     locations=Locations(
         field="location", scope="zone", param="zone", variants=(("region", "ComputeRegionDisk"),)
     ),
-    secrets=(
-        "diskEncryptionKey.rawKey",
-        "diskEncryptionKey.rsaEncryptedKey",
-        "sourceImageEncryptionKey.rawKey",
-        "sourceImageEncryptionKey.rsaEncryptedKey",
-        "sourceMachineImageEncryptionKey.rawKey",
-        "sourceMachineImageEncryptionKey.rsaEncryptedKey",
-        "sourceSnapshotEncryptionKey.rawKey",
-        "sourceSnapshotEncryptionKey.rsaEncryptedKey",
-    ),
+    secrets=("diskEncryptionKey.rawKey", "diskEncryptionKey.rsaEncryptedKey"),
 )
 
 register_adapter(ADAPTER)

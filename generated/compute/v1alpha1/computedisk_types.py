@@ -259,7 +259,7 @@ class ComputeDiskSpec(KRMModel):
         str | None, Field(description="An optional description of this resource.")
     ] = None
     disk_encryption_key: Annotated[
-        CustomerEncryptionKey | None,
+        CustomerEncryptionKeySensitive | None,
         Field(
             alias="diskEncryptionKey",
             description="Encrypts the disk using a customer-supplied encryption key or a customer-managed encryption key.",
@@ -495,11 +495,10 @@ class CustomerEncryptionKey(KRMModel):
         ),
     ] = None
     raw_key: Annotated[
-        SensitiveValue | None,
-        Field(alias="rawKey", description="[DEPRECATED] CSEK is no longer supported."),
+        str | None, Field(alias="rawKey", description="[DEPRECATED] CSEK is no longer supported.")
     ] = None
     rsa_encrypted_key: Annotated[
-        SensitiveValue | None,
+        str | None,
         Field(alias="rsaEncryptedKey", description="[DEPRECATED] CSEK is no longer supported."),
     ] = None
 
@@ -507,6 +506,30 @@ class CustomerEncryptionKey(KRMModel):
 class CustomerEncryptionKeyObservedState(KRMModel):
     sha256: Annotated[
         str | None, Field(description="[DEPRECATED] CSEK is no longer supported.")
+    ] = None
+
+
+class CustomerEncryptionKeySensitive(KRMModel):
+    kms_key_ref: Annotated[
+        KMSCryptoKeyRef | None,
+        Field(
+            alias="kmsKeyRef", description="A reference to a KMSCryptoKey (API field `kmsKeyName`)."
+        ),
+    ] = None
+    kms_key_service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
+        Field(
+            alias="kmsKeyServiceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `kmsKeyServiceAccount`).",
+        ),
+    ] = None
+    raw_key: Annotated[
+        SensitiveValue | None,
+        Field(alias="rawKey", description="[DEPRECATED] CSEK is no longer supported."),
+    ] = None
+    rsa_encrypted_key: Annotated[
+        SensitiveValue | None,
+        Field(alias="rsaEncryptedKey", description="[DEPRECATED] CSEK is no longer supported."),
     ] = None
 
 

@@ -282,7 +282,7 @@ class ComputeSnapshotSpec(KRMModel):
         ),
     ] = None
     snapshot_encryption_key: Annotated[
-        CustomerEncryptionKey | None,
+        CustomerEncryptionKeySensitive | None,
         Field(
             alias="snapshotEncryptionKey",
             description="Encrypts the snapshot using acustomer-supplied encryption key.",
@@ -293,7 +293,7 @@ class ComputeSnapshotSpec(KRMModel):
         Field(alias="snapshotType", description="Indicates the type of the snapshot."),
     ] = None
     source_disk_encryption_key: Annotated[
-        CustomerEncryptionKey | None,
+        CustomerEncryptionKeySensitive | None,
         Field(
             alias="sourceDiskEncryptionKey",
             description="The customer-supplied encryption key of the source disk.",
@@ -351,8 +351,7 @@ class CustomerEncryptionKey(KRMModel):
         ),
     ] = None
     raw_key: Annotated[
-        SensitiveValue | None,
-        Field(alias="rawKey", description="[DEPRECATED] CSEK is no longer supported."),
+        str | None, Field(alias="rawKey", description="[DEPRECATED] CSEK is no longer supported.")
     ] = None
     rsa_encrypted_key: Annotated[
         str | None,
@@ -363,6 +362,30 @@ class CustomerEncryptionKey(KRMModel):
 class CustomerEncryptionKeyObservedState(KRMModel):
     sha256: Annotated[
         str | None, Field(description="[DEPRECATED] CSEK is no longer supported.")
+    ] = None
+
+
+class CustomerEncryptionKeySensitive(KRMModel):
+    kms_key_ref: Annotated[
+        KMSCryptoKeyRef | None,
+        Field(
+            alias="kmsKeyRef", description="A reference to a KMSCryptoKey (API field `kmsKeyName`)."
+        ),
+    ] = None
+    kms_key_service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
+        Field(
+            alias="kmsKeyServiceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `kmsKeyServiceAccount`).",
+        ),
+    ] = None
+    raw_key: Annotated[
+        SensitiveValue | None,
+        Field(alias="rawKey", description="[DEPRECATED] CSEK is no longer supported."),
+    ] = None
+    rsa_encrypted_key: Annotated[
+        str | None,
+        Field(alias="rsaEncryptedKey", description="[DEPRECATED] CSEK is no longer supported."),
     ] = None
 
 

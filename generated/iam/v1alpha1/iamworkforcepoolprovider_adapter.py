@@ -109,11 +109,7 @@ ADAPTER = Adapter(
             OPERATIONS["projects.locations.workloadIdentityPools.providers.operations"],
         ),
     ),
-    secrets=(
-        "extendedAttributesOauth2Client.clientSecret.value.plainText",
-        "extraAttributesOauth2Client.clientSecret.value.plainText",
-        "oidc.clientSecret.value.plainText",
-    ),
+    secrets=("oidc.clientSecret.value.plainText",),
 )
 
 register_adapter(ADAPTER)
