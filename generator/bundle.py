@@ -10,7 +10,7 @@ operator never watches a Kind it has no permission or CRD for.
 
 RBAC is least privilege: the selected resources by name (their ``status`` and
 ``finalizers`` subresources), what the operator reads about the cluster (CRDs,
-namespaces), its events, its own webhook configuration (by name, to write the
+namespaces), its events, ``get`` of the Secrets sensitive fields name, its own webhook configuration (by name, to write the
 caBundle). No leases: one replica, no leader election. No
 wildcard anywhere and no create/delete on the managed Kinds: users create and
 delete those objects; the operator only reconciles them.
@@ -150,8 +150,13 @@ def _by_group(kinds: Iterable[KindEntry]) -> dict[str, list[KindEntry]]:
     return {g: sorted(ks, key=lambda k: k.plural) for g, ks in sorted(groups.items())}
 
 
-def cluster_rules(kinds: Iterable[KindEntry]) -> list[dict[str, Any]]:
-    """The ClusterRole's rules: fixed cluster reads first, then three per group."""
+#: ``get`` of Secrets, for a bundle whose Kinds have sensitive fields (no list or watch).
+SECRETS_RULE: dict[str, Any] = {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}
+
+
+def cluster_rules(kinds: Iterable[KindEntry], reads_secrets: bool = False) -> list[dict[str, Any]]:
+    """The ClusterRole's rules: fixed cluster reads first, then three per group.
+    ``reads_secrets``: a selected Kind has a sensitive field (valueFrom.secretKeyRef)."""
     rules: list[dict[str, Any]] = [
         # kopf and the operator discover which selected CRDs are installed.
         {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": ["get", "list", "watch"]},
@@ -166,6 +171,8 @@ def cluster_rules(kinds: Iterable[KindEntry]) -> list[dict[str, Any]]:
             "verbs": ["get", "patch"],
         },
     ]
+    if reads_secrets:  # only the Secrets a sensitive field names, read when it reconciles
+        rules.append(SECRETS_RULE)
     for group, ks in _by_group(kinds).items():
         plurals = [k.plural for k in ks]
         rules.append({"apiGroups": [group], "resources": plurals, "verbs": list(RESOURCE_VERBS)})
@@ -225,11 +232,11 @@ def _service_account(opts: Options) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta}
 
 
-def _rbac(kinds: list[KindEntry], opts: Options) -> list[dict[str, Any]]:
+def _rbac(kinds: list[KindEntry], opts: Options, reads_secrets: bool = False) -> list[dict[str, Any]]:
     subject = [{"kind": "ServiceAccount", "name": OPERATOR, "namespace": opts.namespace}]
     rbac = "rbac.authorization.k8s.io"
     return [
-        {"apiVersion": f"{rbac}/v1", "kind": "ClusterRole", "metadata": _meta(OPERATOR, "rbac"), "rules": cluster_rules(kinds)},
+        {"apiVersion": f"{rbac}/v1", "kind": "ClusterRole", "metadata": _meta(OPERATOR, "rbac"), "rules": cluster_rules(kinds, reads_secrets)},
         {
             "apiVersion": f"{rbac}/v1",
             "kind": "ClusterRoleBinding",
@@ -321,12 +328,12 @@ def _dump(objs: list[dict[str, Any]]) -> str:
     return yaml.safe_dump_all(objs, sort_keys=True, default_flow_style=False)
 
 
-def objects(kinds: list[KindEntry], opts: Options) -> dict[str, list[dict[str, Any]]]:
+def objects(kinds: list[KindEntry], opts: Options, reads_secrets: bool = False) -> dict[str, list[dict[str, Any]]]:
     """The bundle's own objects by file name (CRDs and the kustomization aside)."""
     return {
         "namespace.yaml": [_namespace(opts)],
         "serviceaccount.yaml": [_service_account(opts)],
-        "rbac.yaml": _rbac(kinds, opts),
+        "rbac.yaml": _rbac(kinds, opts, reads_secrets),
         "deployment.yaml": [_deployment(opts)],
         "service.yaml": [_service(opts)],
         "webhook.yaml": [_webhook(kinds, opts)],
@@ -344,7 +351,8 @@ def build(generated: Path, opts: Options) -> dict[str, str]:
             files[k.crd] = path.read_bytes().decode("utf-8")
         except (OSError, UnicodeDecodeError) as e:
             raise BundleError(f"{path}: cannot read the CRD of {k.kind} ({e}); run `kccgen generate`") from e
-    for name, objs in objects(kinds, opts).items():
+    reads_secrets = any("secretKeyRef:" in files[k.crd] for k in kinds)  # a sensitive field's CRD shape
+    for name, objs in objects(kinds, opts, reads_secrets).items():
         files[name] = _dump(objs)
     kustomization = {
         "apiVersion": "kustomize.config.k8s.io/v1beta1",

@@ -132,6 +132,8 @@ def conventions(crd: dict[str, Any]) -> Iterator[tuple[str, str]]:
             for name, child in (node.get("properties") or {}).items():
                 if str(child.get("description", "")).startswith(API_NAMED_REF):
                     continue  # the API's own *Ref name on a plain value (generator/naming.py)
+                if name == "secretKeyRef" and set(child.get("properties") or {}) == {"name", "key"}:
+                    continue  # a sensitive field's Secret key (generator/ir/secrets.py), no resource
                 if name.endswith("Ref"):
                     yield from _check_ref(child, f"{path}/properties/{name}")
                 if name.endswith("Refs"):

@@ -629,6 +629,9 @@ class Adapter:
     # (dotted API path, template over the identity's values), servicenetworking's
     # ``network`` from networkRef
     fixed: tuple[tuple[str, str], ...] = ()
+    # spec paths ([] for list items) of sensitive fields, {value | valueFrom.secretKeyRef}
+    # in KRM: the runtime resolves each to its string for the request and nowhere else
+    secrets: tuple[str, ...] = ()
 
     def operation(self, key: str) -> OperationGetter:
         for k, getter in self.operations:

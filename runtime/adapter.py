@@ -97,7 +97,8 @@ def canonical_value(c: Canonical, value: Any, values: Mapping[str, str] | None) 
 
 
 def spec_to_api(spec: dict[str, Any], adapter: Adapter, resolved: dict[str, Any], values: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """The API payload a spec asks for. ``resolved``: concrete spec path -> externalRef(s);
+    """The API payload a spec asks for. ``resolved``: concrete spec path -> externalRef(s),
+    or a sensitive field's string (kccgen.runtime.secrets);
     ``values``: the identity's values, to expand short names (Adapter.canonical)."""
     # FIX: a null in the spec (``labels:`` with nothing after it) is an unset
     # field, as the Kubernetes API server prunes it; it was sent as null, which a
@@ -114,6 +115,18 @@ def spec_to_api(spec: dict[str, Any], adapter: Adapter, resolved: dict[str, Any]
             _set_concrete(out, where, ref.api_path.rsplit(".", 1)[-1].removesuffix("[]"), api_value)
     for group in choices_of(adapter.kind).values():
         _set_choices(spec, out, group, resolved)
+    for path in adapter.secrets:
+        # the string a {value | valueFrom} object stands for; unresolved (a caller that
+        # read no Secret: the webhook's live check) it is left out, never sent as the object
+        last = path.rsplit(".", 1)[-1].removesuffix("[]")
+        for where, _ in list(iter_field(spec, path)):
+            with contextlib.suppress(KeyError, IndexError, TypeError):
+                if f"spec.{where}" in resolved:
+                    _replace_concrete(out, where, last, resolved[f"spec.{where}"])
+                else:
+                    node, key, pos = _concrete(out, where)
+                    if pos is None:
+                        node.pop(key, None)
     for p in adapter.int64_paths:
         map_leaf(out, _split(p), _to_str)
     for c in adapter.canonical:

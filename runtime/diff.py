@@ -87,13 +87,15 @@ def diff(desired: Any, actual: Any, a: Adapter, check_mutability: bool) -> list[
     maps (labels: a removed key is a change) and scalars compare whole;
     references compare canonically (compute answers full URLs), in list items
     too; a reorder of a Refs list is not a change; input-only fields, which GET
-    never returns, are never compared. An absent live value equals a desired
+    never returns, are never compared, nor secrets (``Adapter.secrets``) it leaves out. An absent live value equals a desired
     zero value: proto3 JSON (and compute's JSON) leave out fields holding their
     default (recorded traffic: KMS omits ``importOnly: false``, compute
     ``enableUlaInternalIpv6: false``). Durations and timestamps compare as values.
     """
     refs = _ref_targets(a.kind)
     rows = by_api_path(a.kind)
+    # a secret GET does not return (a password) is no change: it cannot be compared
+    secret = frozenset(p.replace("[]", "") for p in a.secrets)
     out: list[tuple[str, Any, Any]] = []
 
     def canon(targets: tuple[str, ...], v: Any) -> Any:
@@ -136,7 +138,7 @@ def diff(desired: Any, actual: Any, a: Adapter, check_mutability: bool) -> list[
 
     def walk(d: Any, x: Any, path: str) -> None:
         row = rows.get(path)
-        if row is not None and not row.readable:
+        if (row is not None and not row.readable) or (path in secret and x is None):
             return
         if isinstance(d, dict) and path not in refs and not is_map(row) and isinstance(x, dict):
             for k, v in d.items():

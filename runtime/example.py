@@ -140,6 +140,7 @@ class Examples:
         # a flattened oneOf (Project's folderRef or organizationRef): only its first key
         others = {r.path for path, keys in choices_of(kind).items() if not path for r in keys[1:]}
         wanted = self._required_paths(rules)
+        secrets = adapter_for(kind).secrets
         for path in wanted:
             rel = path.removeprefix("spec.")
             if (rel.split(".")[0] in spec and "." not in rel) or rel in others:
@@ -157,6 +158,8 @@ class Examples:
                 item = rule.type.kind is TypeKind.ARRAY and not rel.endswith("[]")
                 node = schema_node(spec_schema, defs, rel + "[]" if item else rel)
                 value = self._value(rule, node, rel.rsplit(".", 1)[-1].removesuffix("[]"))
+                if rel in secrets:
+                    value = {"value": value}  # a sensitive field, given literally
             _put(spec, rel, value, rule)
         example_id = adapter_for(kind).example_id
         if example_id:

@@ -19,6 +19,7 @@ from kccgen.runtime.adapter import adapter_for, map_leaf, rename_at
 from kccgen.runtime.identity import IdentityError, identity_for, template_pattern
 from kccgen.runtime.mutability import by_api_path
 from kccgen.runtime.refs import RefField, choices_of, references_of
+from kccgen.runtime.secrets import without_secrets
 
 _DNS_1123 = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")
 
@@ -126,5 +127,5 @@ def export_manifest(kind: str, external: str, resource: dict[str, Any], name: st
         "apiVersion": a.api_version,
         "kind": kind,
         "metadata": {"name": obj_name, "namespace": namespace},
-        "spec": spec,
+        "spec": without_secrets(a, spec),  # a secret GCP returns is never exported
     }

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class KRMModel(BaseModel):
@@ -73,3 +73,30 @@ class KRMObject(KRMModel):
     api_version: str = Field(alias="apiVersion")
     kind: str
     metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+
+
+class SecretKeyRef(KRMModel):
+    """A key of a Kubernetes Secret in the object's namespace."""
+
+    name: str
+    key: str
+
+
+class SensitiveValueFrom(KRMModel):
+    """Where a sensitive value comes from."""
+
+    secret_key_ref: SecretKeyRef = Field(alias="secretKeyRef")
+
+
+class SensitiveValue(KRMModel):
+    """Config Connector's sensitive string: ``value``, or ``valueFrom.secretKeyRef``;
+    exactly one, as the CRD's rule says (kccgen.runtime.secrets resolves it)."""
+
+    value: str | None = None
+    value_from: SensitiveValueFrom | None = Field(default=None, alias="valueFrom")
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> SensitiveValue:
+        if (self.value is None) == (self.value_from is None):
+            raise ValueError("set exactly one of value and valueFrom")
+        return self

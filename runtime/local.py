@@ -46,6 +46,7 @@ from kccgen.runtime.refs import (
     references_of,
 )
 from kccgen.runtime.registry import types_modules, unknown_kind
+from kccgen.runtime.secrets import secret_problem
 
 
 class ManifestError(ValueError):
@@ -150,6 +151,12 @@ def load_manifests(paths: Iterable[Path], default_ns: str = "default", *, recurs
             kind = str(doc["kind"])
             if kind == "Namespace":
                 out.append(_namespace_manifest(doc, where))
+                continue
+            if kind == "Secret":  # read by sensitive fields (kccgen.runtime.secrets), never stored
+                if (problem := secret_problem(doc)) is not None:
+                    raise ManifestError(f"{where}: Secret {doc['metadata']['name']!r}: {problem}")
+                doc["metadata"].setdefault("namespace", default_ns)
+                out.append(doc)
                 continue
             if kind not in models:
                 raise ManifestError(f"{where}: {unknown_kind(kind, sorted(models))}")
@@ -535,6 +542,7 @@ def apply(
     dependency level reconciled at once; ``on_done`` hears of each as it ends.
     The result is in dependency order, whatever the order of completion."""
     store = _store(state, project, default_ns)
+    objs, read = split_secrets(objs, store)
 
     def one(obj: dict[str, Any]) -> tuple[Row, Result]:
         refused = _unreadable(state, obj, default_ns)
@@ -570,7 +578,7 @@ def apply(
     deps = _dependencies(objs, default_ns)  # once, for the order and the levels
     ordered = dependency_order(objs, default_ns, deps)
     if workers <= 1:
-        return [done(o) for o in ordered]
+        return read + [done(o) for o in ordered]
     results: dict[tuple[str, str, str], tuple[Row, Result]] = {}
     with ThreadPoolExecutor(max_workers=workers) as pool:
         for level in _levels(ordered, deps, default_ns):
@@ -580,7 +588,7 @@ def apply(
             rest = _interleaved([o for o in level if not _serial(o)])
             for obj, out in zip(rest, pool.map(done, rest), strict=True):
                 results[_key(obj, default_ns)] = out
-    return [results[_key(o, default_ns)] for o in ordered]
+    return read + [results[_key(o, default_ns)] for o in ordered]
 
 
 def delete(
@@ -589,7 +597,7 @@ def delete(
     """Delete ``objs``, dependents first. Hold ``state.lock()`` around it.
     ``dry_run`` (client or server): say what would be deleted, delete nothing."""
     store = _store(state, project, default_ns)
-    out = []
+    objs, out = split_secrets(objs, store)
     for obj in reversed(dependency_order(objs, default_ns)):
         refused = _unreadable(state, obj, default_ns)
         if refused is not None:
@@ -613,6 +621,21 @@ def delete(
         kind, _, name = _key(obj, default_ns)
         out.append((Row(kind, name, result.deleted, result.reason, str((obj.get("status") or {}).get("externalRef") or ""), result.message), result))
     return out
+
+
+def split_secrets(objs: list[dict[str, Any]], store: InMemoryStore) -> tuple[list[dict[str, Any]], list[tuple[Row, Result]]]:
+    """The objects but Secrets, and a row per Secret: each is put in this run's store
+    for the sensitive fields that read it, and never written to the state directory."""
+    rest, rows = [], []
+    for o in objs:
+        if o.get("kind") != "Secret":
+            rest.append(o)
+            continue
+        store.add(o)
+        meta = {k: v for k, v in o["metadata"].items() if k in ("name", "namespace")}
+        msg = "read by this run's sensitive fields; not written to the state"
+        rows.append((Row("Secret", str(meta["name"]), True, "Read", "", msg), Result({"apiVersion": "v1", "kind": "Secret", "metadata": meta}, True, "Read", msg)))
+    return rest, rows
 
 
 def columns(head: tuple[str, ...], data: list[tuple[str, ...]], gap: str = "  ") -> list[str]:

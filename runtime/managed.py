@@ -16,6 +16,7 @@ from typing import Any
 from kccgen.contract import Adapter, Behaviour
 from kccgen.runtime.mutability import mutability_of
 from kccgen.runtime.refs import references_of
+from kccgen.runtime.secrets import without_secrets
 
 ANN_STATE_INTO_SPEC = "cnrm.cloud.google.com/state-into-spec"
 # The spec fields ``merge`` took from GCP: a later manifest that leaves them out
@@ -61,8 +62,8 @@ def managed_spec(obj: Mapping[str, Any], a: Adapter, spec: dict[str, Any], actua
         writeback = dict(spec)
         for k in ours:
             row = readable_top.get(k)
-            if row is not None and row.api_path in actual:
-                writeback[k] = copy.deepcopy(actual[row.api_path])
+            if row is not None and row.api_path in actual and k not in a.secrets:
+                writeback[k] = without_secrets(a, {k: actual[row.api_path]})[k]
         if mode == "merge":
             # Server-side apply and merge: fields nobody set are populated from
             # GCP, owned by us, and kept equal to GCP from then on (the seed's
@@ -92,7 +93,8 @@ def merge_into_spec(a: Adapter, spec: dict[str, Any], actual: Mapping[str, Any])
         api = row.api_path or ""
         if k not in merged and api in actual and api not in ref_api and Behaviour.OUTPUT_ONLY not in row.behaviours:
             merged[k] = copy.deepcopy(actual[api])
-    return merged
+    # never a secret's value from GCP into spec (nor a string where the object goes)
+    return {**spec, **without_secrets(a, {k: v for k, v in merged.items() if k not in spec})}
 
 
 def ssa_owners(managed_fields: list[Mapping[str, Any]]) -> dict[str, set[str]]:

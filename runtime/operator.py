@@ -262,6 +262,8 @@ class Cluster:
                 if not self.has_namespaces:
                     return None
                 return dict(self.api.api_client.sanitize_for_serialization(self.core.read_namespace(name)))
+            if kind == "Secret":  # a sensitive field's value (kccgen.runtime.secrets); never cached
+                return dict(self.api.api_client.sanitize_for_serialization(self.core.read_namespaced_secret(name, namespace)))
             info = self.kinds.get(kind)
             if info is None:
                 if kind not in kind_index():
@@ -414,6 +416,11 @@ class Cache:
     def get(self, kind: str, namespace: str, name: str) -> Mapping[str, Any] | None:
         if kind == "Namespace":
             return self._namespace(name)
+        if kind == "Secret":  # read when a reconcile needs it: no Secret is watched or kept
+            try:
+                return self.cluster.get(kind, namespace, name) if self.cluster is not None else None
+            except Exception as e:  # RBAC, or a server without the core API
+                raise RefError(Reason.NOT_FOUND, kind, f"Secret {namespace}/{name} cannot be read ({str(e).splitlines()[0][:120]})") from e
         key = (kind, "" if kind in CLUSTER_SCOPED else namespace, name)
         with self._lock:
             found = self._objects.get(key)

@@ -67,6 +67,7 @@ from kccgen.runtime.refs import (
     resolve_object,
 )
 from kccgen.runtime.requests import at_path, create_request, delete_request, update_request
+from kccgen.runtime.secrets import masked, redacted, resolve_secrets, without_secrets
 
 __all__ = ["ANN_CREATE_PENDING", "ANN_FORCE_ACQUIRE", "ANN_STREAK", "MAX_STREAK", "Event", "Reconciler", "Result", "diff"]
 
@@ -317,6 +318,7 @@ class Reconciler:
             return self._finish(obj, False, "UpdateFailed", str(e), events)
         try:
             resolved = resolve_object(obj, self.store)
+            resolved.update(resolve_secrets(obj, a, self.store))
         except RefError as e:
             reason = e.reason.value if e.reason in (Reason.NOT_FOUND, Reason.NOT_READY) else "UpdateFailed"
             return self._finish(obj, False, reason, str(e), events)
@@ -468,7 +470,7 @@ class Reconciler:
         table = mutability_of(a.kind)
         top = {p.split(".")[2] for p in table if p.startswith("status.observedState.")}
         observed = {k: copy.deepcopy(v) for k, v in resource.items() if k in top}
-        status["observedState"] = observed
+        status["observedState"] = without_secrets(a, observed)  # diskEncryptionKey's sha256, not its rawKey
 
     def _external_from(self, a: Adapter, resource: Mapping[str, Any], values: dict[str, str]) -> str:
         ident = identity_for(a.kind).form_for(values)
@@ -496,7 +498,7 @@ class Reconciler:
             return self._finish(obj, False, "ResourceNotFound", f"force-acquire: {what} does not exist in GCP; it is never created in verify-only mode", events)
         values = self._values(obj, a, ext)
         desired = spec_to_api(spec, a, resolved, values)
-        diffs = diff(desired, actual, a, check_mutability=False)
+        diffs = redacted(a, diff(desired, actual, a, check_mutability=False))
         self._observe(obj, a, actual, ext)
         if a.companions:
             try:
@@ -538,7 +540,7 @@ class Reconciler:
         if self.dry_run:
             what = ext or f"a {a.kind} (the service picks its ID)"
             first = "look for the resource of an earlier create whose outcome is unknown, else " if pending and _ann(obj).get(ANN_CREATE_PENDING) else ""
-            changes = [(f"spec.{k}", v, None) for k, v in sorted(spec.items())]
+            changes = [(f"spec.{k}", v, None) for k, v in sorted(masked(a, spec).items())]
             return self._finish(obj, False, "WouldCreate", f"would {first}create {what}", events, changes=changes)
         if pending:
             assert isinstance(a.create, CreateServiceAssigned)
@@ -705,7 +707,7 @@ class Reconciler:
             note_merged(obj, spec)
         values = self._values(obj, a, ext)  # once: the mapping expands short names with it, the update is sent with it
         desired = spec_to_api(enforce, a, resolved, values)
-        diffs = diff(desired, actual, a, check_mutability=True)
+        diffs = redacted(a, diff(desired, actual, a, check_mutability=True))
         acquired = not (obj.get("status") or {}).get("externalRef")
         if not diffs:
             self._observe(obj, a, actual, ext)

@@ -179,6 +179,14 @@ def test_rbac_has_no_wildcard_and_no_foreign_binding(which: str, request: pytest
         assert b["subjects"] == [{"kind": "ServiceAccount", "name": "kccgen-operator", "namespace": ns}]
 
 
+def test_secrets_are_readable_only_where_a_kind_has_a_sensitive_field(two: Path, full: Path) -> None:
+    """Pub/Sub and Storage name no Secret; the full bundle has Kinds that do (SQLUser's password)."""
+    rules = {which: by_kind(d, "rbac.yaml")["ClusterRole"]["rules"] for which, d in (("two", two), ("full", full))}
+    secrets = {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}
+    assert secrets not in rules["two"]
+    assert rules["full"][len(FIXED_RULES)] == secrets
+
+
 def test_full_bundle_grants_every_kind(full: Path) -> None:
     role = by_kind(full, "rbac.yaml")["ClusterRole"]
     granted = {(g, r) for rule in role["rules"][len(FIXED_RULES):] for g in rule["apiGroups"] for r in rule["resources"]}

@@ -64,7 +64,9 @@ spec = t.MiniWidgetSpec.model_validate({"projectRef": {"external": "projects/p"}
     "parts": {"x": {"count": 1}}, "payload": {"any": [1, "x"]}, "config": {"mode": "FAST", "weight": 0.5}})
 assert spec.tree.children[0].value == "b"
 assert not hasattr(t, "PartObservedState") or "uid" in t.PartObservedState.model_fields
-for bad in ({"state": "READY"}, {"createTime": "2020-01-01T00:00:00Z"}, {"sizeBytes": "twelve"}, {"config": {"etag": "x"}}):
+assert t.MiniWidgetSpec.model_validate({"projectRef": {"external": "projects/p"}, "blob": {"value": "AAE="}}).blob.value == "AAE="
+for bad in ({"state": "READY"}, {"createTime": "2020-01-01T00:00:00Z"}, {"sizeBytes": "twelve"}, {"config": {"etag": "x"}},
+            {"blob": "AAE="}, {"blob": {}}):  # blob: a kind config's sensitive field, {value | valueFrom}
     try:
         t.MiniWidgetSpec.model_validate({"projectRef": {"external": "projects/p"}, **bad})
     except Exception:

@@ -6,7 +6,9 @@ directory (a bare mirror is enough: files are read with ``git ls-tree`` and one
 specs/kcc/evidence.yaml: for every Kind of ``config/crds/resources`` its group,
 plural, served versions, how KCC implements it, the service host and the
 resource-name templates found for it, each with its source, and, from the CRD,
-the top-level spec fields, the reference fields and the required paths.
+the top-level spec fields, the reference fields, the required paths and
+(``sensitive``) the spec paths whose schema is KCC's sensitive-field object,
+``{value | valueFrom: {secretKeyRef: {name, key}}}``.
 
 Why: the generator checks claims such as "KCC Kind X is our resource R" without
 network access; the extract is the evidence those checks read, small enough to
@@ -276,6 +278,7 @@ class Entry:
     # every reference field under spec, nested too -> the Kind its descriptions name ("" when none or several)
     ref_paths: dict[str, str] = field(default_factory=dict)
     ref_texts: dict[str, str] = field(default_factory=dict)  # path -> its descriptions, for ref_paths (not written)
+    sensitive: list[str] = field(default_factory=list)  # spec paths of {value | valueFrom.secretKeyRef} fields
     also: list[str] = field(default_factory=list)  # other controllers KCC supports for it
     host: str = ""
     names: list[Name] = field(default_factory=list)
@@ -310,6 +313,8 @@ class Entry:
             d["also"] = self.also
         if self.host:
             d["host"] = self.host
+        if self.sensitive:
+            d["sensitive"] = self.sensitive
         return d
 
 
@@ -367,6 +372,29 @@ def reference_paths(schema: Mapping[str, Any], path: str) -> Iterator[tuple[str,
             yield from reference_paths(v, f"{path}.{k}")
 
 
+def is_sensitive(schema: Mapping[str, Any]) -> bool:
+    """KCC's sensitive string: an object of ``value`` or ``valueFrom.secretKeyRef``."""
+    props = schema.get("properties") or {}
+    source = (props.get("valueFrom") or {}).get("properties") or {} if isinstance(props.get("valueFrom"), Mapping) else {}
+    return set(props) == {"value", "valueFrom"} and "secretKeyRef" in source
+
+
+def sensitive_paths(schema: Mapping[str, Any], path: str) -> Iterator[str]:
+    """Every sensitive field under ``schema`` (dotted, ``[]`` for array items, ``*``
+    for map values); a sensitive field is not entered."""
+    if schema.get("type") == "array" and isinstance(schema.get("items"), Mapping):
+        yield from sensitive_paths(schema["items"], path + "[]")
+        return
+    extra = schema.get("additionalProperties")
+    if isinstance(extra, Mapping) and extra.get("properties"):
+        yield from sensitive_paths(extra, path + ".*")
+    props = schema.get("properties") or {}
+    for k in sorted(props):
+        v = props[k]
+        if isinstance(v, Mapping):
+            yield from ([f"{path}.{k}"] if is_sensitive(v) else sensitive_paths(v, f"{path}.{k}"))
+
+
 _KIND_MENTIONS = (
     re.compile(r"`([A-Z][A-Za-z0-9]+)`"),  # The `selfLink` field of a `ComputeHealthCheck` resource
     re.compile(r"\bof an? '([A-Z][A-Za-z0-9]+)' resource\b"),  # The 'name' field of a 'Folder' resource
@@ -404,6 +432,7 @@ def entry_from_crd(crd: Mapping[str, Any]) -> Entry:
         refs=sorted(k for k, v in props.items() if isinstance(v, Mapping) and is_ref(v)),
         required=required,
         ref_texts=dict(reference_paths(spec_schema, "spec")),
+        sensitive=list(sensitive_paths(spec_schema, "spec")),
     )
 
 

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from kccgen.runtime.lifecycle import Lifecycle, Outcome, RecordingGcp
 from kccgen.runtime.registry import types_modules
 from tools.kcc_samples import REPO, _git, claim_reasons, cnrm_objects, mirror_texts
@@ -69,12 +71,22 @@ class Folder:
     files: tuple[tuple[str, str], ...]
 
     def objects_for(self, project: str) -> list[dict[str, Any]]:
-        """Its Config Connector objects in file order, placeholders filled for ``project``."""
-        return [s.obj for s in cnrm_objects((p, fill(t, project)) for p, t in self.files)]
+        """Its Config Connector objects in file order, placeholders filled for ``project``,
+        after its v1 Secrets (what sensitive fields read)."""
+        filled = [(p, fill(t, project)) for p, t in self.files]
+        secrets = [d for _, t in filled for d in _documents(t) if d.get("apiVersion") == "v1" and d.get("kind") == "Secret"]
+        return secrets + [s.obj for s in cnrm_objects(filled)]
 
     @property
     def objects(self) -> list[dict[str, Any]]:
         return self.objects_for("project")
+
+
+def _documents(text: str) -> list[dict[str, Any]]:
+    try:
+        return [d for d in yaml.safe_load_all(text) if isinstance(d, dict)]
+    except yaml.YAMLError:
+        return []
 
 
 @dataclass(frozen=True)
@@ -111,7 +123,7 @@ def candidates(kind: str, all_folders: Sequence[Folder], served: Mapping[str, st
     have = [f for f in all_folders if any(o.get("kind") == kind for o in f.objects)]
 
     def unserved(f: Folder) -> int:
-        return sum(1 for o in f.objects if served.get(str(o.get("kind"))) != str(o.get("apiVersion", "")).split("/")[0])
+        return sum(1 for o in f.objects if o.get("kind") != "Secret" and served.get(str(o.get("kind"))) != str(o.get("apiVersion", "")).split("/")[0])
 
     return sorted(have, key=lambda f: (unserved(f) > 0, f.path.split("/")[0] != kind.lower(), len(f.objects), f.path))
 

@@ -56,6 +56,7 @@ def adapter_of(k: KindIR) -> Adapter:
         read_list=m.read_list,
         view=m.view,
         fixed=k.fixed,
+        secrets=k.secrets,
     )
 
 

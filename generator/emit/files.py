@@ -18,6 +18,7 @@ from kccgen.generator.emit.mutability import mutability_source
 from kccgen.generator.emit.references import reference_module_path, reference_source
 from kccgen.generator.emit.types import api_module_source, docstring_safe, kind_module_source
 from kccgen.generator.ir.model import IR, ApiModule, KindIR, TargetKind, unit_names
+from kccgen.generator.ir.secrets import SECRET_CLASSES, SECRET_MODULE, SECRET_VALUE
 from kccgen.generator.naming import kind_types_module
 from kccgen.generator.render import drop_classes, render, render_text, split_imports, used_imports
 
@@ -53,10 +54,12 @@ def shared_enums(k: KindIR) -> tuple[str, ...]:
 def _kind_file(k: KindIR) -> str:
     imports, body = split_imports(kind_module_source(k))
     shared = shared_enums(k)
-    body = drop_classes(body, {cls for _, cls in k.ref_imports} | set(shared))
+    secret = SECRET_CLASSES if k.secrets else ()
+    body = drop_classes(body, {cls for _, cls in k.ref_imports} | set(shared) | set(secret))
     pkg = "kccgen.generated." + k.package.replace("/", ".")
     extra = {
         *(f"from {mod} import {cls}" for mod, cls in k.ref_imports),
+        *(f"from {SECRET_MODULE} import {SECRET_VALUE}" for _ in secret[:1]),
         *(f"from {pkg}.{k.api.module} import {', '.join(shared)}" for _ in shared[:1]),
         "from typing import Annotated, ClassVar, Literal",
         "from pydantic import Field",

@@ -73,6 +73,7 @@ from kccgen.generator.ir.references import (
     kcc_ref_index,
     kcc_ref_name,
 )
+from kccgen.generator.ir.secrets import apply_secrets, requested
 from kccgen.generator.kcc import (
     Subject,
     api_fields,
@@ -429,8 +430,10 @@ def build_kind(
     external_kinds_file: str,
     problem: Problem,
     companions: tuple[Companion, ...] = (),
+    reporter: Reporter | None = None,
 ) -> KindIR:
-    """Stages 5-7 for one Kind: references, KRM projection, mutability."""
+    """Stages 5-10 for one Kind: references, KRM projection, mutability, aliases,
+    locations, secrets."""
     s, m = sh.sel, align_params(sh.methods, identity.template)
     models, api_res = create_view(sh, mod, classes)
     res_class = api_res.name
@@ -523,6 +526,14 @@ def build_kind(
     # Stage 9: Config Connector's spec.location over several scopes.
     located = build_locations(s.cfg.kind, s.file, s.kfile.locations, identity, by_kind[s.cfg.kind].variants, spec_obj, krm_models, mutability)
     spec_obj, krm_models, mutability = located.spec, located.models, located.mutability
+    # Stage 10: secrets as Config Connector spells them; the mutability rows keep the API's string.
+    sec = apply_secrets(spec_obj, krm_models, requested(s.cfg, s.kcc))
+    spec_obj, krm_models = sec.spec, sec.models
+    for path, msg in sec.skipped:
+        if s.cfg.sensitive is not None and path in s.cfg.sensitive.fields:
+            problem(SpecError(s.file, json_path(*base, "sensitive", "fields"), f"{s.cfg.kind}: {msg}"))
+        elif reporter is not None:
+            reporter.warn(s.where, "sensitive", f"{s.cfg.kind}: {msg}")
     api_fields = tuple(FieldIR(f.name, f.type, f.description, proj.facts(f, f.name), f.source, f.deprecated) for f in api_res.fields)
     short = s.cfg.short_names or (f"gcp{s.cfg.kind.lower()}", f"gcp{plural_kind(s.cfg.kind)}")
     return KindIR(
@@ -557,6 +568,7 @@ def build_kind(
         present=_present(s, api_res),
         example_id=s.cfg.example_id or "",
         fixed=tuple(sorted(s.cfg.fixed.items())),
+        secrets=sec.paths,
     )
 
 
@@ -675,7 +687,7 @@ def build_ir(specs: Specs, reporter: Reporter | None = None, strict: bool = True
             fails: list[SkippedKind] = []
             for sh in members:
                 build = partial(
-                    build_kind, sh, module, class_of, identities[sh.sel.cfg.kind], index, by_kind, specs.external_kinds_file, problem, paired.get(sh.sel.cfg.kind, ())
+                    build_kind, sh, module, class_of, identities[sh.sel.cfg.kind], index, by_kind, specs.external_kinds_file, problem, paired.get(sh.sel.cfg.kind, ()), sub
                 )
                 if not sh.sel.auto:
                     kinds.append(build())

@@ -367,4 +367,5 @@ def _config(kind: str, resource: str, ov: DerivedOverride | None, parent_forms: 
         spec_fields=ov.spec_fields,
         identity=ov.identity,
         fixed=ov.fixed,
+        sensitive=ov.sensitive,
     )

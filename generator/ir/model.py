@@ -335,6 +335,7 @@ class KindIR:
     example_id: str = ""  # an ID the service has in any project (kind config exampleID)
     fixed: tuple[tuple[str, str], ...] = ()  # API fields the identity fills (kind config fixed)
     locations: Locations | None = None  # Config Connector's spec.location over several scopes
+    secrets: tuple[str, ...] = ()  # KRM spec paths of sensitive fields (generator/ir/secrets.py)
 
     @property
     def served_versions(self) -> tuple[str, ...]:

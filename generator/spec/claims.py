@@ -63,6 +63,7 @@ class KindEvidence(_Loose):
     # pairs in the model, so that the evidence stays hashable
     ref_paths: tuple[tuple[str, str], ...] = ()
     required: tuple[str, ...] = ()
+    sensitive: tuple[str, ...] = ()  # spec paths of {value | valueFrom.secretKeyRef} fields
 
 
     @field_validator("ref_paths", mode="before")

@@ -223,6 +223,16 @@ class CompanionConfig(_Strict):
     reason: str = Field(min_length=1)
 
 
+class SensitiveConfig(_Strict):
+    """Spec fields that are secrets, where Config Connector's CRD does not say so
+    (``specs/kcc/evidence.yaml`` does for its Kinds): each becomes
+    ``{value | valueFrom: {secretKeyRef: {name, key}}}`` and its value never
+    leaves the request (generator/ir/secrets.py)."""
+
+    fields: tuple[str, ...] = Field(min_length=1)  # dotted KRM spec paths, [] for list items
+    reason: str = Field(min_length=1)
+
+
 class KindConfig(_Strict):
     kind: str
     resource: str  # dotted Discovery resource path, e.g. projects.topics
@@ -255,6 +265,7 @@ class KindConfig(_Strict):
     identity: str | None = None
     # API fields the identity fills in every create and update (dotted path -> template)
     fixed: dict[str, str] = Field(default_factory=dict)
+    sensitive: SensitiveConfig | None = None  # secret spec fields beside Config Connector's evidence
 
 
 class LocationsConfig(_Strict):
@@ -291,6 +302,7 @@ class DerivedOverride(_Strict):
     spec_fields: tuple[str, ...] | None = Field(default=None, alias="specFields")  # see KindConfig
     identity: str | None = None  # see KindConfig
     fixed: dict[str, str] = Field(default_factory=dict)  # see KindConfig
+    sensitive: SensitiveConfig | None = None  # see KindConfig
 
 
 class KindsFile(_Strict):

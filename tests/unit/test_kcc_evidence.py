@@ -609,3 +609,57 @@ def test_ref_reads_an_older_commit(mirror: Path) -> None:
     entries, stats = ev.extract(ev.Mirror(mirror, "HEAD~1"))
     assert stats.cases == 0
     assert [n.source for n in entries["FooWidget"].names] == ["servicemapping", "servicemapping"]
+
+
+CRD_SECRET = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: foousers.foo.cnrm.cloud.google.com}
+spec:
+  group: foo.cnrm.cloud.google.com
+  names: {kind: FooUser, plural: foousers}
+  versions:
+  - name: v1beta1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        properties:
+          spec:
+            properties:
+              password:
+                oneOf: [{required: [value]}, {required: [valueFrom]}]
+                properties:
+                  value: {type: string}
+                  valueFrom:
+                    properties:
+                      secretKeyRef:
+                        properties: {key: {type: string}, name: {type: string}}
+                        required: [name, key]
+                        type: object
+                    type: object
+                type: object
+              keys:
+                type: array
+                items:
+                  properties:
+                    raw:
+                      properties:
+                        value: {type: string}
+                        valueFrom: {properties: {secretKeyRef: {type: object}}, type: object}
+                      type: object
+                    value: {type: string}
+                  type: object
+              plain:
+                properties: {value: {type: string}}
+                type: object
+"""
+
+
+def test_sensitive_fields_are_the_value_or_secret_objects() -> None:
+    """KCC's {value | valueFrom.secretKeyRef} objects, nested and in list items;
+    an object with only ``value`` (or a ``value`` beside other keys) is none."""
+    e = ev.entry_from_crd(yaml.safe_load(CRD_SECRET))
+    assert e.sensitive == ["spec.keys[].raw", "spec.password"]
+    assert e.as_dict()["sensitive"] == ["spec.keys[].raw", "spec.password"]
+    assert "sensitive" not in ev.entry_from_crd(yaml.safe_load(CRD_WIDGET)).as_dict()

@@ -45,6 +45,7 @@ ADAPTER = Adapter(
     ),
     krm_only=("location", "projectRef", "resourceID"),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
+    secrets=("initialUser.password",),
 )
 
 register_adapter(ADAPTER)

@@ -28,7 +28,7 @@ from kccgen.generated.alloydb.v1alpha1.alloydbuser_reference import AlloyDBUserR
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
-from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
+from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus, SensitiveValue
 
 #: The API payload model the adapter sends and receives.
 AlloyDBClusterAPI = alloydb_v1_api.Cluster
@@ -853,7 +853,9 @@ class UserPassword(KRMModel):
     The username/password for a database user. Used for specifying initial users at cluster creation time.
     """
 
-    password: Annotated[str | None, Field(description="The initial password for the user.")] = None
+    password: Annotated[
+        SensitiveValue | None, Field(description="The initial password for the user.")
+    ] = None
     user_ref: Annotated[
         AlloyDBUserRef | None,
         Field(alias="userRef", description="A reference to a AlloyDBUser (API field `user`)."),

@@ -46,6 +46,7 @@ ADAPTER = Adapter(
         )
     ),
     krm_only=("clusterRef", "location", "projectRef", "resourceID"),
+    secrets=("password",),
 )
 
 register_adapter(ADAPTER)

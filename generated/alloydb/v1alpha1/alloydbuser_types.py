@@ -11,7 +11,7 @@ from pydantic import Field
 from kccgen.generated.alloydb.v1alpha1 import alloydb_v1_api
 from kccgen.generated.alloydb.v1alpha1.alloydb_v1_api import UserUserType
 from kccgen.generated.alloydb.v1alpha1.alloydbcluster_reference import AlloyDBClusterRef
-from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
+from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus, SensitiveValue
 
 #: The API payload model the adapter sends and receives.
 AlloyDBUserAPI = alloydb_v1_api.User
@@ -46,7 +46,9 @@ class AlloyDBUserSpec(KRMModel):
             description="Input only. If the user already exists and it has additional roles, keep them granted.",
         ),
     ] = None
-    password: Annotated[str | None, Field(description="Input only. Password for the user.")] = None
+    password: Annotated[
+        SensitiveValue | None, Field(description="Input only. Password for the user.")
+    ] = None
     resource_id: Annotated[
         str | None,
         Field(

@@ -49,6 +49,7 @@ ADAPTER = Adapter(
     ),
     krm_only=("location", "projectRef", "resourceID"),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
+    secrets=("selfManaged.pemPrivateKey",),
 )
 
 register_adapter(ADAPTER)

@@ -25,7 +25,7 @@ from kccgen.generated.certificatemanager.v1alpha1.certificatemanagerdnsauthoriza
     CertificateManagerDNSAuthorizationRef,
 )
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
-from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
+from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus, SensitiveValue
 
 #: The API payload model the adapter sends and receives.
 CertificateManagerCertificateAPI = certificatemanager_v1_api.Certificate
@@ -351,7 +351,7 @@ class SelfManagedCertificate(KRMModel):
         ),
     ] = None
     pem_private_key: Annotated[
-        str | None,
+        SensitiveValue | None,
         Field(
             alias="pemPrivateKey",
             description="Optional. Input only. The PEM-encoded private key of the leaf certificate.",

@@ -75,6 +75,7 @@ ADAPTER = Adapter(
         param="",
         variants=(("region", "ComputeRegionBackendService"),),
     ),
+    secrets=("iap.oauth2ClientSecret",),
 )
 
 register_adapter(ADAPTER)

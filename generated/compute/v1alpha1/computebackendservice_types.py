@@ -44,7 +44,7 @@ from kccgen.generated.compute.v1alpha1.computenetworkendpointgroup_reference imp
 )
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
-from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
+from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus, SensitiveValue
 
 #: The API payload model the adapter sends and receives.
 ComputeBackendServiceAPI = compute_v1_api.BackendService
@@ -611,7 +611,7 @@ class BackendServiceIAP(KRMModel):
         ),
     ] = None
     oauth2_client_secret: Annotated[
-        str | None,
+        SensitiveValue | None,
         Field(
             alias="oauth2ClientSecret",
             description="OAuth2 client secret to use for the authentication flow.",

@@ -74,6 +74,7 @@ ADAPTER = Adapter(
     locations=Locations(
         field="location", scope="zone", param="zone", variants=(("region", "ComputeRegionDisk"),)
     ),
+    secrets=("diskEncryptionKey.rawKey", "diskEncryptionKey.rsaEncryptedKey"),
 )
 
 register_adapter(ADAPTER)

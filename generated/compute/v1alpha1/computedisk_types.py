@@ -31,7 +31,7 @@ from kccgen.generated.compute.v1alpha1.computestoragepool_reference import Compu
 from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
-from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
+from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus, SensitiveValue
 
 #: The API payload model the adapter sends and receives.
 ComputeDiskAPI = compute_v1_api.Disk
@@ -259,7 +259,7 @@ class ComputeDiskSpec(KRMModel):
         str | None, Field(description="An optional description of this resource.")
     ] = None
     disk_encryption_key: Annotated[
-        CustomerEncryptionKey | None,
+        CustomerEncryptionKeySensitive | None,
         Field(
             alias="diskEncryptionKey",
             description="Encrypts the disk using a customer-supplied encryption key or a customer-managed encryption key.",
@@ -506,6 +506,30 @@ class CustomerEncryptionKey(KRMModel):
 class CustomerEncryptionKeyObservedState(KRMModel):
     sha256: Annotated[
         str | None, Field(description="[DEPRECATED] CSEK is no longer supported.")
+    ] = None
+
+
+class CustomerEncryptionKeySensitive(KRMModel):
+    kms_key_ref: Annotated[
+        KMSCryptoKeyRef | None,
+        Field(
+            alias="kmsKeyRef", description="A reference to a KMSCryptoKey (API field `kmsKeyName`)."
+        ),
+    ] = None
+    kms_key_service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
+        Field(
+            alias="kmsKeyServiceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `kmsKeyServiceAccount`).",
+        ),
+    ] = None
+    raw_key: Annotated[
+        SensitiveValue | None,
+        Field(alias="rawKey", description="[DEPRECATED] CSEK is no longer supported."),
+    ] = None
+    rsa_encrypted_key: Annotated[
+        SensitiveValue | None,
+        Field(alias="rsaEncryptedKey", description="[DEPRECATED] CSEK is no longer supported."),
     ] = None
 
 

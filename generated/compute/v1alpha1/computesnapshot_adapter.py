@@ -37,6 +37,7 @@ ADAPTER = Adapter(
         ("regionOperations", OPERATIONS["regionOperations"]),
         ("zoneOperations", OPERATIONS["zoneOperations"]),
     ),
+    secrets=("snapshotEncryptionKey.rawKey", "sourceDiskEncryptionKey.rawKey"),
 )
 
 register_adapter(ADAPTER)

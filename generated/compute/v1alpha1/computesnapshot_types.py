@@ -23,7 +23,7 @@ from kccgen.generated.compute.v1alpha1.computeinstantsnapshot_reference import (
 from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
-from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
+from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus, SensitiveValue
 
 #: The API payload model the adapter sends and receives.
 ComputeSnapshotAPI = compute_v1_api.Snapshot
@@ -282,7 +282,7 @@ class ComputeSnapshotSpec(KRMModel):
         ),
     ] = None
     snapshot_encryption_key: Annotated[
-        CustomerEncryptionKey | None,
+        CustomerEncryptionKeySensitive | None,
         Field(
             alias="snapshotEncryptionKey",
             description="Encrypts the snapshot using acustomer-supplied encryption key.",
@@ -293,7 +293,7 @@ class ComputeSnapshotSpec(KRMModel):
         Field(alias="snapshotType", description="Indicates the type of the snapshot."),
     ] = None
     source_disk_encryption_key: Annotated[
-        CustomerEncryptionKey | None,
+        CustomerEncryptionKeySensitive | None,
         Field(
             alias="sourceDiskEncryptionKey",
             description="The customer-supplied encryption key of the source disk.",
@@ -362,6 +362,30 @@ class CustomerEncryptionKey(KRMModel):
 class CustomerEncryptionKeyObservedState(KRMModel):
     sha256: Annotated[
         str | None, Field(description="[DEPRECATED] CSEK is no longer supported.")
+    ] = None
+
+
+class CustomerEncryptionKeySensitive(KRMModel):
+    kms_key_ref: Annotated[
+        KMSCryptoKeyRef | None,
+        Field(
+            alias="kmsKeyRef", description="A reference to a KMSCryptoKey (API field `kmsKeyName`)."
+        ),
+    ] = None
+    kms_key_service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
+        Field(
+            alias="kmsKeyServiceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `kmsKeyServiceAccount`).",
+        ),
+    ] = None
+    raw_key: Annotated[
+        SensitiveValue | None,
+        Field(alias="rawKey", description="[DEPRECATED] CSEK is no longer supported."),
+    ] = None
+    rsa_encrypted_key: Annotated[
+        str | None,
+        Field(alias="rsaEncryptedKey", description="[DEPRECATED] CSEK is no longer supported."),
     ] = None
 
 

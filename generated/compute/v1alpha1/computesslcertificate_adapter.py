@@ -53,6 +53,7 @@ ADAPTER = Adapter(
         param="",
         variants=(("region", "ComputeRegionSSLCertificate"),),
     ),
+    secrets=("certificate", "privateKey"),
 )
 
 register_adapter(ADAPTER)

@@ -15,7 +15,7 @@ from kccgen.generated.compute.v1alpha1.compute_v1_api import (
     SslCertificateType,
 )
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
-from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
+from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus, SensitiveValue
 
 #: The API payload model the adapter sends and receives.
 ComputeSSLCertificateAPI = compute_v1_api.SslCertificate
@@ -140,7 +140,8 @@ class ComputeSSLCertificateSpec(KRMModel):
     """
 
     certificate: Annotated[
-        str | None, Field(description="A value read into memory from a certificate file.")
+        SensitiveValue | None,
+        Field(description="A value read into memory from a certificate file."),
     ] = None
     description: Annotated[
         str | None, Field(description="An optional description of this resource.")
@@ -156,7 +157,7 @@ class ComputeSSLCertificateSpec(KRMModel):
         Field(description="Configuration and status of a managed SSL certificate."),
     ] = None
     private_key: Annotated[
-        str | None,
+        SensitiveValue | None,
         Field(
             alias="privateKey",
             description="A value read into memory from a write-only private key file.",

@@ -44,6 +44,7 @@ ADAPTER = Adapter(
         ("regionOperations", OPERATIONS["regionOperations"]),
         ("zoneOperations", OPERATIONS["zoneOperations"]),
     ),
+    secrets=("sharedSecret",),
 )
 
 register_adapter(ADAPTER)

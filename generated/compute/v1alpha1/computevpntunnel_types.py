@@ -19,7 +19,7 @@ from kccgen.generated.compute.v1alpha1.computetargetvpngateway_reference import 
 )
 from kccgen.generated.compute.v1alpha1.computevpngateway_reference import ComputeVPNGatewayRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
-from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
+from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus, SensitiveValue
 
 #: The API payload model the adapter sends and receives.
 ComputeVPNTunnelAPI = compute_v1_api.VpnTunnel
@@ -170,7 +170,7 @@ class ComputeVPNTunnelSpec(KRMModel):
         ),
     ] = None
     shared_secret: Annotated[
-        str | None,
+        SensitiveValue | None,
         Field(
             alias="sharedSecret",
             description="Shared secret used to set the secure session between the Cloud VPN gateway and the peer VPN gateway.",

@@ -109,6 +109,7 @@ ADAPTER = Adapter(
             OPERATIONS["projects.locations.workloadIdentityPools.providers.operations"],
         ),
     ),
+    secrets=("oidc.clientSecret.value.plainText",),
 )
 
 register_adapter(ADAPTER)

@@ -18,7 +18,7 @@ from kccgen.generated.iam.v1alpha1.iam_v1_api import (
     WorkforcePoolProviderVendorType,
 )
 from kccgen.generated.iam.v1alpha1.iamworkforcepool_reference import IAMWorkforcePoolRef
-from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
+from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus, SensitiveValue
 
 #: The API payload model the adapter sends and receives.
 IAMWorkforcePoolProviderAPI = iam_v1_api.WorkforcePoolProvider
@@ -95,7 +95,7 @@ class GoogleIamAdminV1WorkforcePoolProviderOidc(KRMModel):
 
     client_id: Annotated[str, Field(alias="clientId", description="Required. The client ID.")]
     client_secret: Annotated[
-        GoogleIamAdminV1WorkforcePoolProviderOidcClientSecret | None,
+        GoogleIamAdminV1WorkforcePoolProviderOidcClientSecretSensitive | None,
         Field(alias="clientSecret", description="Optional. The optional client secret."),
     ] = None
     issuer_uri: Annotated[
@@ -136,6 +136,17 @@ class GoogleIamAdminV1WorkforcePoolProviderOidcClientSecretObservedState(KRMMode
     ] = None
 
 
+class GoogleIamAdminV1WorkforcePoolProviderOidcClientSecretSensitive(KRMModel):
+    """
+    Representation of a client secret configured for the OIDC provider.
+    """
+
+    value: Annotated[
+        GoogleIamAdminV1WorkforcePoolProviderOidcClientSecretValueSensitive | None,
+        Field(description="The value of the client secret."),
+    ] = None
+
+
 class GoogleIamAdminV1WorkforcePoolProviderOidcClientSecretValue(KRMModel):
     """
     Representation of the value of the client secret.
@@ -159,6 +170,20 @@ class GoogleIamAdminV1WorkforcePoolProviderOidcClientSecretValueObservedState(KR
         str | None,
         Field(
             description="Output only. A thumbprint to represent the current client secret value."
+        ),
+    ] = None
+
+
+class GoogleIamAdminV1WorkforcePoolProviderOidcClientSecretValueSensitive(KRMModel):
+    """
+    Representation of the value of the client secret.
+    """
+
+    plain_text: Annotated[
+        SensitiveValue | None,
+        Field(
+            alias="plainText",
+            description="Optional. Input only. The plain text of the client secret value.",
         ),
     ] = None
 

@@ -24,6 +24,7 @@ ADAPTER = Adapter(
     delete=NoDelete(),
     krm_only=("projectRef",),
     int64_paths=("quota.signUpQuotaConfig.quota",),
+    secrets=("notification.sendEmail.smtp.password",),
 )
 
 register_adapter(ADAPTER)

@@ -35,7 +35,7 @@ from kccgen.generated.recaptchaenterprise.v1alpha1.recaptchaenterprisekey_refere
 )
 from kccgen.generated.resourcemanager.v1alpha1.folder_reference import FolderRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
-from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
+from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus, SensitiveValue
 
 #: The API payload model the adapter sends and receives.
 IdentityPlatformConfigAPI = identitytoolkit_v2_api.GoogleCloudIdentitytoolkitAdminV2Config
@@ -885,7 +885,12 @@ class GoogleCloudIdentitytoolkitAdminV2Smtp(KRMModel):
     """
 
     host: Annotated[str | None, Field(description="SMTP relay host")] = None
-    password: Annotated[str | None, Field(description="SMTP relay password")] = None
+    password: Annotated[
+        SensitiveValue | None,
+        Field(
+            description="SMTP relay password Sensitive: give `value`, or `valueFrom.secretKeyRef` (a key of a Secret in the object's namespace)."
+        ),
+    ] = None
     port: Annotated[int | None, Field(description="SMTP relay port")] = None
     security_mode: Annotated[
         GoogleCloudIdentitytoolkitAdminV2SmtpSecurityMode | None,

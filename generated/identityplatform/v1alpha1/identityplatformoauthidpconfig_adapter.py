@@ -36,6 +36,7 @@ ADAPTER = Adapter(
         )
     ),
     krm_only=("projectRef", "resourceID"),
+    secrets=("clientSecret",),
 )
 
 register_adapter(ADAPTER)

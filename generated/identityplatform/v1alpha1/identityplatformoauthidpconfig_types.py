@@ -10,7 +10,7 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.identityplatform.v1alpha1 import identitytoolkit_v2_api
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
-from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
+from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus, SensitiveValue
 
 #: The API payload model the adapter sends and receives.
 IdentityPlatformOAuthIDPConfigAPI = (
@@ -54,7 +54,7 @@ class IdentityPlatformOAuthIDPConfigSpec(KRMModel):
         str | None, Field(alias="clientId", description="The client id of an OAuth client.")
     ] = None
     client_secret: Annotated[
-        str | None,
+        SensitiveValue | None,
         Field(
             alias="clientSecret",
             description="The client secret of the OAuth client, to enable OIDC code flow.",

@@ -41,6 +41,7 @@ ADAPTER = Adapter(
         )
     ),
     krm_only=("projectRef", "resourceID", "tenantRef"),
+    secrets=("clientSecret",),
 )
 
 register_adapter(ADAPTER)

@@ -12,7 +12,7 @@ from kccgen.generated.identityplatform.v1alpha1 import identitytoolkit_v2_api
 from kccgen.generated.identityplatform.v1alpha1.identityplatformtenant_reference import (
     IdentityPlatformTenantRef,
 )
-from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
+from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus, SensitiveValue
 
 #: The API payload model the adapter sends and receives.
 IdentityPlatformTenantOAuthIDPConfigAPI = (
@@ -56,7 +56,7 @@ class IdentityPlatformTenantOAuthIDPConfigSpec(KRMModel):
         str | None, Field(alias="clientId", description="The client id of an OAuth client.")
     ] = None
     client_secret: Annotated[
-        str | None,
+        SensitiveValue | None,
         Field(
             alias="clientSecret",
             description="The client secret of the OAuth client, to enable OIDC code flow.",

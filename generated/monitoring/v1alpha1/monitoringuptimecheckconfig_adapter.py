@@ -39,6 +39,7 @@ ADAPTER = Adapter(
         )
     ),
     krm_only=("projectRef", "resourceID"),
+    secrets=("httpCheck.authInfo.password",),
 )
 
 register_adapter(ADAPTER)

@@ -23,7 +23,7 @@ from kccgen.generated.monitoring.v1alpha1.monitoring_v3_api import (
 )
 from kccgen.generated.monitoring.v1alpha1.monitoringgroup_reference import MonitoringGroupRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
-from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
+from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus, SensitiveValue
 
 #: The API payload model the adapter sends and receives.
 MonitoringUptimeCheckConfigAPI = monitoring_v3_api.UptimeCheckConfig
@@ -35,7 +35,7 @@ class BasicAuthentication(KRMModel):
     """
 
     password: Annotated[
-        str | None,
+        SensitiveValue | None,
         Field(description="The password to use when authenticating with the HTTP server."),
     ] = None
     username: Annotated[

@@ -47,6 +47,7 @@ ADAPTER = Adapter(
         "settings.settingsVersion",
         "settings.storageAutoResizeLimit",
     ),
+    secrets=("rootPassword",),
 )
 
 register_adapter(ADAPTER)

@@ -57,7 +57,7 @@ from kccgen.generated.sql.v1alpha1.sqladmin_v1_api import (
 )
 from kccgen.generated.sql.v1alpha1.sqlinstance_reference import SQLInstanceRef
 from kccgen.generated.storage.v1beta1.storagebucket_reference import StorageBucketRef
-from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
+from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus, SensitiveValue
 
 #: The API payload model the adapter sends and receives.
 SQLInstanceAPI = sqladmin_v1_api.DatabaseInstance
@@ -1642,7 +1642,7 @@ class SQLInstanceSpec(KRMModel):
         ),
     ] = None
     root_password: Annotated[
-        str | None, Field(alias="rootPassword", description="Initial root password.")
+        SensitiveValue | None, Field(alias="rootPassword", description="Initial root password.")
     ] = None
     satisfies_pzs: Annotated[
         bool | None,

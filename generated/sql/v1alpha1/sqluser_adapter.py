@@ -40,6 +40,7 @@ ADAPTER = Adapter(
     ),
     name_is_full=False,
     krm_only=("instanceRef", "projectRef", "resourceID"),
+    secrets=("password",),
 )
 
 register_adapter(ADAPTER)

@@ -15,7 +15,7 @@ from kccgen.generated.sql.v1alpha1.sqladmin_v1_api import (
     UserType,
 )
 from kccgen.generated.sql.v1alpha1.sqlinstance_reference import SQLInstanceRef
-from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
+from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus, SensitiveValue
 
 #: The API payload model the adapter sends and receives.
 SQLUserAPI = sqladmin_v1_api.User
@@ -93,7 +93,9 @@ class SQLUserSpec(KRMModel):
     location: Annotated[
         str | None, Field(description="Optional. Region of the Cloud SQL instance.")
     ] = None
-    password: Annotated[str | None, Field(description="The password for the user.")] = None
+    password: Annotated[SensitiveValue | None, Field(description="The password for the user.")] = (
+        None
+    )
     password_policy: Annotated[
         UserPasswordValidationPolicy | None,
         Field(alias="passwordPolicy", description="User level password validation policy."),

@@ -34,6 +34,11 @@ ADAPTER = Adapter(
     ),
     name_is_full=False,
     krm_only=("resourceID",),
+    secrets=(
+        "transferSpec.awsS3DataSource.awsAccessKey.accessKeyId",
+        "transferSpec.awsS3DataSource.awsAccessKey.secretAccessKey",
+        "transferSpec.azureBlobStorageDataSource.azureCredentials.sasToken",
+    ),
 )
 
 register_adapter(ADAPTER)

@@ -39,7 +39,7 @@ from kccgen.generated.storagetransfer.v1alpha1.storagetransfer_v1_api import (
     TransferJobStatus,
     TransferOptionsOverwriteWhen,
 )
-from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
+from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus, SensitiveValue
 
 #: The API payload model the adapter sends and receives.
 StorageTransferJobAPI = storagetransfer_v1_api.TransferJob
@@ -51,10 +51,11 @@ class AwsAccessKey(KRMModel):
     """
 
     access_key_id: Annotated[
-        str, Field(alias="accessKeyId", description="Required. AWS access key ID.")
+        SensitiveValue, Field(alias="accessKeyId", description="Required. AWS access key ID.")
     ]
     secret_access_key: Annotated[
-        str, Field(alias="secretAccessKey", description="Required. AWS secret access key.")
+        SensitiveValue,
+        Field(alias="secretAccessKey", description="Required. AWS secret access key."),
     ]
 
 
@@ -190,7 +191,8 @@ class AzureCredentials(KRMModel):
     """
 
     sas_token: Annotated[
-        str, Field(alias="sasToken", description="Required. Azure shared access signature (SAS).")
+        SensitiveValue,
+        Field(alias="sasToken", description="Required. Azure shared access signature (SAS)."),
     ]
 
 

@@ -28,6 +28,7 @@ ADAPTER = Adapter(
     ),
     krm_only=("projectRef", "resourceID"),
     int64_paths=("sizeBytes",),
+    secrets=("blob",),
 )
 
 register_adapter(ADAPTER)

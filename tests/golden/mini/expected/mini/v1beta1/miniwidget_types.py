@@ -11,7 +11,7 @@ from pydantic import Field, RootModel
 from kccgen.generated.external.project_reference import ProjectRef
 from kccgen.generated.mini.v1beta1 import mini_v1_api
 from kccgen.generated.mini.v1beta1.mini_v1_api import WidgetConfigMode, WidgetState
-from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
+from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus, SensitiveValue
 
 #: The API payload model the adapter sends and receives.
 MiniWidgetAPI = mini_v1_api.Widget
@@ -46,9 +46,7 @@ class MiniWidgetSpec(KRMModel):
     A widget.
     """
 
-    blob: Annotated[str | None, Field(description="Bytes.", pattern="^[A-Za-z0-9+/_-]*={0,2}$")] = (
-        None
-    )
+    blob: Annotated[SensitiveValue | None, Field(description="Bytes.")] = None
     config: Annotated[WidgetConfig | None, Field(description="Inline config.")] = None
     labels: Annotated[dict[str, str] | None, Field(description="Labels.")] = None
     parts: Annotated[dict[str, Part] | None, Field(description="Parts by name.")] = None

@@ -1,0 +1,129 @@
+"""Sensitive fields: ``{value | valueFrom: {secretKeyRef: {name, key}}}`` to their strings.
+
+Config Connector spells a secret (a password, a private key) as an object whose
+value is given literally or read from a key of a Kubernetes Secret in the
+object's namespace. The generated adapter lists those spec paths
+(``Adapter.secrets``). Why a module of its own: a secret travels from the Secret
+to the request body and nowhere else (DESIGN §0), so every place that could
+show a value (status, events, diffs, dry-run changes, exports, merged spec)
+goes through the helpers here rather than each growing its own rule.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import copy
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from kccgen.contract import Adapter
+from kccgen.runtime.refs import ObjectStore, Reason, RefError, iter_field
+
+REDACTED = "(sensitive: not shown)"
+
+
+def _namespace(obj: Mapping[str, Any], store: ObjectStore) -> str:
+    return str((obj.get("metadata") or {}).get("namespace") or getattr(store, "default_namespace", "default"))
+
+
+def secret_data(secret: Mapping[str, Any], key: str) -> str | None:
+    """A Secret's value of ``key``: ``stringData`` as written (a manifest not yet
+    stored), else ``data`` base64-decoded, as the API server keeps it."""
+    string_data = secret.get("stringData") or {}
+    if isinstance(string_data, Mapping) and isinstance(string_data.get(key), str):
+        return str(string_data[key])
+    data = secret.get("data") or {}
+    raw = data.get(key) if isinstance(data, Mapping) else None
+    if not isinstance(raw, str):
+        return None
+    try:
+        return base64.b64decode(raw, validate=True).decode()
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+
+
+def secret_problem(doc: Mapping[str, Any]) -> str | None:
+    """What is wrong with a ``v1`` Secret manifest (kccctl reads them), or None."""
+    if doc.get("apiVersion") != "v1":
+        return f"apiVersion must be v1, not {doc.get('apiVersion')!r}"
+    for part in ("data", "stringData"):
+        values = doc.get(part) or {}
+        if not isinstance(values, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in values.items()):
+            return f"{part} must map keys to strings"
+    for k, v in (doc.get("data") or {}).items():
+        try:
+            base64.b64decode(v, validate=True)
+        except binascii.Error:
+            return f"data.{k} is not base64"
+    return None
+
+
+def resolve_secrets(obj: Mapping[str, Any], a: Adapter, store: ObjectStore) -> dict[str, str]:
+    """Concrete spec path (``spec.password``, ``spec.a[0].b``) -> the string it stands for.
+
+    Raises RefError: DependencyNotFound naming the object, the field and the Secret
+    when the Secret or its key is missing (no GCP call is made then), RefMalformed
+    for a value that is not the object (a plain string the CRD would refuse)."""
+    if not a.secrets:
+        return {}
+    spec = obj.get("spec") or {}
+    meta = obj.get("metadata") or {}
+    who = f"{a.kind} {_namespace(obj, store)}/{meta.get('name')}"
+    out: dict[str, str] = {}
+    for path in a.secrets:
+        for where, v in iter_field(spec, path):
+            field = f"spec.{where}"
+            if not isinstance(v, Mapping) or ("value" in v) == ("valueFrom" in v):
+                raise RefError(Reason.MALFORMED, field, f"{who}: set exactly one of value and valueFrom.secretKeyRef")
+            if "value" in v:
+                out[field] = str(v["value"])
+                continue
+            ref = (v.get("valueFrom") or {}).get("secretKeyRef") or {}
+            name, key = ref.get("name"), ref.get("key")
+            if not name or not key:
+                raise RefError(Reason.MALFORMED, field, f"{who}: valueFrom.secretKeyRef needs name and key")
+            ns = _namespace(obj, store)
+            secret = store.get("Secret", ns, str(name))
+            if secret is None:
+                raise RefError(Reason.NOT_FOUND, field, f"{who} reads it from Secret {ns}/{name}, which does not exist")
+            value = secret_data(secret, str(key))
+            if value is None:
+                raise RefError(Reason.NOT_FOUND, field, f"{who} reads it from key {key!r} of Secret {ns}/{name}, which has no such key")
+            out[field] = value
+    return out
+
+
+def api_paths(a: Adapter) -> frozenset[str]:
+    """The secret paths as the diff names them (API paths without list steps)."""
+    return frozenset(p.replace("[]", "") for p in a.secrets)
+
+
+def redacted(a: Adapter, diffs: Iterable[tuple[str, Any, Any]]) -> list[tuple[str, Any, Any]]:
+    """Diffs as they may be shown or stored: a secret's values replaced by a marker."""
+    hidden = api_paths(a)
+    return [(p, REDACTED, REDACTED) if p in hidden else (p, d, x) for p, d, x in diffs]
+
+
+def masked(a: Adapter, spec: Mapping[str, Any]) -> dict[str, Any]:
+    """``spec`` as it may be shown (a dry run's changes): each secret's object a marker."""
+    out = copy.deepcopy(dict(spec))
+    for path in a.secrets:
+        parent, _, last = path.rpartition(".")
+        for _, node in iter_field(out, parent) if parent else [("", out)]:
+            key = last.removesuffix("[]")
+            if isinstance(node, dict) and key in node:
+                node[key] = REDACTED
+    return out
+
+
+def without_secrets(a: Adapter, spec: Mapping[str, Any]) -> dict[str, Any]:
+    """``spec`` (KRM or taken from a live resource) without the secret fields: what an
+    export or a merge from GCP may write, since neither may hold a secret's value."""
+    out = copy.deepcopy(dict(spec))
+    for path in a.secrets:
+        parent, _, last = path.rpartition(".")
+        for _, node in iter_field(out, parent) if parent else [("", out)]:
+            if isinstance(node, dict):
+                node.pop(last.removesuffix("[]"), None)
+    return out
