@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TypedDict
+from typing import Any, TypedDict
 
 
 class Lro(StrEnum):
@@ -515,10 +515,13 @@ class Alias:
     with paths relative to the element.
     """
 
-    field: str  # the alias: a top-level spec field, or a dotted path inside an element
-    target: str  # the spec path (dotted) it stands for
-    values: tuple[tuple[Scalar, Scalar], ...] = ()
+    field: str  # the alias: a spec field or a dotted path ([] steps into list elements)
+    target: str  # the spec path (dotted, the same [] steps) it stands for
+    # alias value -> target value; an object target as (key, value) pairs, hashable
+    # as contract values are (true -> (): the empty message {})
+    values: tuple[tuple[Scalar, tuple[tuple[str, Any], ...] | Scalar], ...] = ()
     items: tuple[Alias, ...] = ()
+    keyed_by: str = ""  # a list alias of a map: each element is the entry keyed by this field of it
 
 
 #: The location scopes of a compute-style template: ``global/``, ``regions/{region}``, ``zones/{zone}``.

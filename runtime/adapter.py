@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -132,11 +133,27 @@ def spec_to_api(spec: dict[str, Any], adapter: Adapter, resolved: dict[str, Any]
     for c in adapter.canonical:
         if c.field in out:
             out[c.field] = canonical_value(c, out[c.field], values)
+        elif "." in c.field:  # below a top-level field: {} steps into a map's values, [] into a list's
+            _map_path(out, c.field.split("."), functools.partial(canonical_value, c, values=values))
     if adapter.fixed and values is not None:
         # fields the identity fills (servicenetworking's network): what the API takes, from the identity
         for path, template in adapter.fixed:
             out = with_path(out, path, template_value(template, dict(values)))
     return out
+
+
+def _map_path(node: Any, parts: list[str], fn: Callable[[Any], Any]) -> None:
+    head = parts[0]
+    key = head.removesuffix("[]").removesuffix("{}")
+    if not isinstance(node, dict) or key not in node:
+        return
+    if len(parts) == 1:
+        node[key] = fn(node[key])
+        return
+    child = node[key]
+    kids = child if head.endswith("[]") and isinstance(child, list) else child.values() if head.endswith("{}") and isinstance(child, dict) else [child]
+    for kid in kids:
+        _map_path(kid, parts[1:], fn)
 
 
 def _set_choices(spec: Mapping[str, Any], out: dict[str, Any], refs: tuple[RefField, ...], resolved: Mapping[str, Any]) -> None:

@@ -10,6 +10,7 @@ references, identity, diff or requests read it, so a manifest written with
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -31,6 +32,15 @@ def canonical_spec(a: Adapter, spec: Mapping[str, Any] | None) -> dict[str, Any]
 
 
 def _move(node: dict[str, Any], alias: Alias, where: str) -> None:
+    if "[]." in alias.field:  # into each element of a list: the target shares the path up to it
+        head, _, rest = alias.field.partition("[].")
+        elems = _walk(node, head.split(".")[:-1])
+        items = elems.get(head.rsplit(".", 1)[-1]) if elems is not None else None
+        for i, elem in enumerate(items if isinstance(items, list) else []):
+            if isinstance(elem, dict):
+                sub = dataclasses.replace(alias, field=rest, target=alias.target.removeprefix(f"{head}[]."))
+                _move(elem, sub, f"{where}{head}[{i}].")
+        return
     parts = alias.field.split(".")
     parent = _walk(node, parts[:-1])
     if parent is None or parts[-1] not in parent:
@@ -65,14 +75,34 @@ def _convert(alias: Alias, value: Any, where: str) -> Any:
     if alias.values:
         for have, want in alias.values:
             if value == have and type(value) is type(have):
-                return _DROP if want is None else want
+                return _DROP if want is None else _thawed(want)
         return value  # not in the map: the CRD's enum refuses it before we get here
-    if alias.items and isinstance(value, list):
-        out = []
+    if alias.items and isinstance(value, dict):  # an object item: moves inside it
+        for item in alias.items:
+            _move(value, item, f"{where}{alias.field}.")
+    if isinstance(value, list) and (alias.items or alias.keyed_by):
         for i, elem in enumerate(value):
             if isinstance(elem, dict):
                 for item in alias.items:
                     _move(elem, item, f"{where}{alias.field}[{i}].")
-            out.append(elem)
-        return out
+        if alias.keyed_by:
+            return _keyed(alias, value, where)
     return value
+
+
+def _keyed(alias: Alias, value: list[Any], where: str) -> dict[str, Any]:
+    """A list alias's elements as the map entries they stand for, keyed by their ``keyed_by`` field."""
+    out: dict[str, Any] = {}
+    for i, elem in enumerate(value):
+        key = elem.pop(alias.keyed_by, None) if isinstance(elem, dict) else None
+        if not isinstance(key, str) or not key:
+            raise AliasConflict(f"{where}{alias.field}[{i}].{alias.keyed_by}: required, it keys the entry of {where}{alias.target}")
+        if key in out:
+            raise AliasConflict(f"{where}{alias.field}[{i}].{alias.keyed_by}: {key!r} is set twice")
+        out[key] = elem
+    return out
+
+
+def _thawed(v: Any) -> Any:
+    """An object target value, kept as (key, value) pairs in the adapter, as a dict."""
+    return {k: _thawed(x) for k, x in v} if isinstance(v, tuple) else v

@@ -21,7 +21,7 @@ def _int64_paths(k: KindIR) -> tuple[str, ...]:
 
 
 def alias_of(a: AliasIR) -> Alias:
-    return Alias(field=a.field, target=a.target, values=a.values, items=tuple(alias_of(i) for i in a.items))
+    return Alias(field=a.field, target=a.target, values=a.values, items=tuple(alias_of(i) for i in a.items), keyed_by=a.keyed_by)
 
 
 def adapter_of(k: KindIR) -> Adapter:

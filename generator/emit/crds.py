@@ -137,15 +137,35 @@ def create_only_rule(field: str, is_ref: bool) -> dict[str, str]:
     return {"rule": rule, "message": f"{field} is immutable: it is sent only when the resource is created, and GCP never reports it back"}
 
 
-def alias_rule(a: AliasIR) -> dict[str, str]:
+def alias_rule(a: AliasIR) -> dict[str, str] | None:
     """A Config Connector alias and the field it stands for may not both be set:
-    the runtime would have to pick one, and a silent pick hides a mistake."""
-    parts = [cel_field(p) for p in a.target.split(".")]
-    target = " && ".join(f"has(self.{'.'.join(parts[:n])})" for n in range(1, len(parts) + 1))
-    return {
-        "rule": f"!has(self.{cel_field(a.field)}) || !({target})",
-        "message": f"{a.field} is Config Connector's name for {a.target}: set one of the two, not both",
-    }
+    the runtime would have to pick one, and a silent pick hides a mistake. A
+    nested alias is checked in each object on its path (``[]``: every element);
+    one named as its own field (another type for it) needs no rule."""
+    if a.field == a.target:
+        return None
+    message = f"{a.field} is Config Connector's name for {a.target}: set one of the two, not both"
+    if "." not in a.field:
+        parts = [cel_field(p) for p in a.target.split(".")]
+        target = " && ".join(f"has(self.{'.'.join(parts[:n])})" for n in range(1, len(parts) + 1))
+        return {"rule": f"!has(self.{cel_field(a.field)}) || !({target})", "message": message}
+    return {"rule": _both_unset(a.field.split("."), a.target.split("."), "self", 0), "message": message}
+
+
+def _chain(var: str, parts: list[str]) -> str:
+    return " && ".join(f"has({var}.{'.'.join(cel_field(p) for p in parts[:n])})" for n in range(1, len(parts) + 1))
+
+
+def _both_unset(field: list[str], target: list[str], var: str, depth: int) -> str:
+    """CEL: not both paths set below ``var``; they share their steps up to the last list."""
+    lists = [k for k, p in enumerate(field) if p.endswith("[]")]
+    if not lists:
+        return f"!({_chain(var, field)}) || !({_chain(var, target)})"
+    k = lists[0]
+    head = [p.removesuffix("[]") for p in field[: k + 1]]
+    x = f"x{depth}"
+    inner = _both_unset(field[k + 1 :], target[k + 1 :], x, depth + 1)
+    return f"!({_chain(var, head)}) || {var}.{'.'.join(cel_field(p) for p in head)}.all({x}, {inner})"
 
 
 def location_rules(loc: Locations | None) -> list[dict[str, str]]:
@@ -309,7 +329,7 @@ class SchemaBuilder:
             for f in self.k.spec.fields
             if {Behaviour.IMMUTABLE, Behaviour.INPUT_ONLY} <= f.behaviours and f.name not in id_fields and f.name.isidentifier()
         ]
-        rules += [alias_rule(a) for a in self.k.aliases]
+        rules += [r for r in map(alias_rule, self.k.aliases) if r is not None]
         rules += location_rules(self.k.locations)
         rules += parent_rules(self.k.identity.parent_fields)
         s["x-kubernetes-validations"] = [*s.get("x-kubernetes-validations", []), *rules]

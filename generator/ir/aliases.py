@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
+from typing import Any
 
 from kccgen.discovery.errors import SpecError, json_path
 from kccgen.generator.ir.model import (
@@ -26,7 +27,7 @@ from kccgen.generator.ir.model import (
     TypeIR,
 )
 from kccgen.generator.naming import pascal
-from kccgen.generator.spec.kinds import AliasConfig, AliasItem, AliasScalar
+from kccgen.generator.spec.kinds import AliasConfig, AliasItem, AliasScalar, AliasValue
 
 
 @dataclass(frozen=True)
@@ -49,35 +50,91 @@ class _Builder:
         self.base = base  # ("kinds", 3) or, for a derived Kind, ("overrides", "instances")
         self.objects = {o.name: o for o in models.objects}
         self.enums = {e.name: e for e in models.enums}
+        self.spec_name = ""
+        self.clones: set[str] = set()  # classes copied by place()
 
     def error(self, i: int, key: str, msg: str) -> SpecError:
         return SpecError(self.file, json_path(*self.base, "aliases", i, key), f"{self.kind}: {msg}")
 
     def walk(self, obj: ObjectIR, api_path: str, i: int, key: str) -> tuple[str, FieldIR]:
-        """(KRM path, field) of a dotted API path through nested objects."""
+        """(KRM path, field) of a dotted API path through nested objects; a ``[]``
+        step goes into a list's elements and stays in the KRM path."""
         krm: list[str] = []
         node: ObjectIR | None = obj
         found: FieldIR | None = None
         for part in api_path.split("."):
+            name, step = part.removesuffix("[]"), part.endswith("[]")
             if node is None:
                 raise self.error(i, key, f"{api_path!r}: {'.'.join(krm)} is not an object")
-            found = _field(node, part)
+            found = _field(node, name)
             if found is None:
-                raise self.error(i, key, f"{api_path!r}: {node.name} has no API field {part!r}")
-            krm.append(found.name)
-            node = self.objects.get(found.type.ref or "") if found.type.kind == "object" else None
+                raise self.error(i, key, f"{api_path!r}: {node.name} has no API field {name!r}")
+            t = found.type
+            if step:
+                if t.kind != "array" or t.item is None:
+                    raise self.error(i, key, f"{api_path!r}: {found.name} is not a list")
+                t = t.item
+            krm.append(found.name + ("[]" if step else ""))
+            node = self.objects.get(t.ref or "") if t.kind == "object" else None
         assert found is not None
         return ".".join(krm), found
+
+    def place(self, obj: ObjectIR, parts: list[str], nf: FieldIR, i: int, group: str | None) -> ObjectIR:
+        """``obj`` with ``nf`` added at the KRM path ``parts`` (``[]``: a list's
+        elements): the objects on the way are copies of their own (suffix ``Kcc``),
+        so other fields of the same class do not get the alias. ``nf`` takes the
+        place of a field of its name only where it is the alias of that field
+        (``group`` names the field whose requirement the alias shares)."""
+        if not parts:
+            fields = list(obj.fields)
+            old = next((k for k, f in enumerate(fields) if f.name == nf.name), None)
+            one_required = obj.one_required
+            if group is not None and any(f.name == group and f.required for f in fields) and group != nf.name:
+                fields = [replace(f, required=False) if f.name == group else f for f in fields]
+                one_required = (*one_required, (group, nf.name))
+            if old is not None:
+                fields[old] = nf
+            else:
+                fields.append(nf)
+            name = obj.name if obj.name in self.clones or obj.name == self.spec_name else f"{obj.name}Kcc"
+            out = replace(obj, name=name, fields=tuple(fields), one_required=one_required)
+            self.put(i, out)
+            return out
+        head, step = parts[0].removesuffix("[]"), parts[0].endswith("[]")
+        f = next((f for f in obj.fields if f.name == head), None)
+        t = f.type if f is not None else None
+        if step and t is not None:
+            t = t.item if t.kind == "array" else None
+        child = self.objects.get(t.ref or "") if t is not None and t.kind == "object" else None
+        if f is None or child is None:
+            raise self.error(i, "field", f"{head!r} is not {'a list of objects' if step else 'an object'} field of {obj.name}")
+        c = self.place(child, parts[1:], nf, i, group)
+        ct = TypeIR("object", ref=c.name)
+        nt = TypeIR("array", item=ct) if step else ct
+        name = obj.name if obj.name in self.clones or obj.name == self.spec_name else f"{obj.name}Kcc"
+        out = replace(obj, name=name, fields=tuple(replace(g, type=nt) if g.name == head else g for g in obj.fields))
+        self.put(i, out)
+        return out
+
+    def put(self, i: int, o: ObjectIR) -> None:
+        """Store a copy made by :meth:`place` (again, when a second alias changes it)."""
+        if o.name not in self.clones and o.name != self.spec_name:
+            if o.name in self.objects or o.name in self.enums:
+                raise self.error(i, "field", f"alias class {o.name} clashes with a generated class")
+            self.clones.add(o.name)
+        self.objects[o.name] = o
 
     def add(self, i: int, o: ObjectIR) -> None:
         if o.name in self.objects or o.name in self.enums:
             raise self.error(i, "items", f"alias class {o.name} clashes with a generated class")
         self.objects[o.name] = o
 
-    def valued_type(self, i: int, key: str, t: TypeIR, values: dict[str, AliasScalar] | None, name: str, leaf: str, source: str) -> TypeIR:
+    def valued_type(self, i: int, key: str, t: TypeIR, values: dict[str, AliasValue] | None, name: str, leaf: str, source: str) -> TypeIR:
         """The alias's type: the API field's, or an enum of the mapped values."""
         if not values:
             return t
+        if set(values) <= {"true", "false"}:  # Config Connector's boolean for an API object or value
+            return TypeIR("boolean")
         enum = EnumIR(f"{name}{pascal(leaf)}", f"Config Connector's {leaf}.", tuple(EnumValue(str(v)) for v in values), source)
         if enum.name in self.enums or enum.name in self.objects:
             raise self.error(i, key, f"alias class {enum.name} clashes with a generated class")
@@ -119,42 +176,98 @@ class _Builder:
         self.add(i, out)
         return out
 
-    def alias(self, i: int, cfg: AliasConfig, spec: ObjectIR) -> tuple[AliasIR, FieldIR]:
-        source = f"{self.file}#{json_path(*self.base, 'aliases', i)}"
-        if any(f.name == cfg.field for f in spec.fields):
-            raise self.error(i, "field", f"alias {cfg.field!r} is already a spec field")
-        target, api = self.walk(spec, cfg.api_field, i, "apiField")
-        if cfg.values and cfg.items:
-            raise self.error(i, "values", "values map a scalar alias and items the elements of a list alias: not both")
-        t = self.valued_type(i, "values", api.type, cfg.values, self.kind, cfg.field, source)
+    def element_items(self, i: int, cfg: AliasConfig | AliasItem, elem: ObjectIR, name: str, source: str) -> tuple[ObjectIR, tuple[AliasIR, ...]]:
+        """The alias's element class (``elem`` with its items renamed or added) and the item moves."""
+        renames: list[tuple[list[str], str, FieldIR]] = []
+        extra: list[FieldIR] = []
         items: list[AliasIR] = []
-        if cfg.items:
-            elem = self.objects.get(t.item.ref or "") if t.kind == "array" and t.item is not None and t.item.kind == "object" else None
-            if elem is None:
-                raise self.error(i, "items", f"items need a list of objects; {cfg.api_field} is not one")
-            name = f"{self.kind}{pascal(cfg.field)}"
-            renames: list[tuple[list[str], str, FieldIR]] = []
-            for j, it in enumerate(cfg.items):
-                parent, _, _ = it.field.rpartition(".")
-                api_parent, _, api_leaf = it.api_field.rpartition(".")
-                if parent != api_parent:
-                    raise self.error(i, "items", f"item {j}: {it.field!r} and {it.api_field!r} must share their parent path")
-                parent_obj = elem if not parent else self.objects.get(self.walk(elem, parent, i, "items")[1].type.ref or "")
-                leaf_api = _field(parent_obj, api_leaf) if parent_obj is not None else None
-                if leaf_api is None:
-                    raise self.error(i, "items", f"item {j}: {elem.name} has no API field {it.api_field!r}")
-                item_source = f"{source}/items/{j}"
+        for j, it in enumerate(cfg.items):
+            parent, _, leaf = it.field.rpartition(".")
+            api_parent, _, api_leaf = it.api_field.rpartition(".")
+            item_source = f"{source}/items/{j}"
+            item_target, leaf_api = self.walk(elem, it.api_field, i, "items")
+            if parent == api_parent:
                 owner = name + "".join(pascal(p) for p in (self.walk(elem, parent, i, "items")[0].split(".") if parent else []))
                 nf = self.item_field(i, it, leaf_api, owner, item_source)
                 renames.append(([*(parent.split(".") if parent else []), api_leaf], it.api_field, nf))
-                item_target = self.walk(elem, it.api_field, i, "items")[0]
-                items.append(AliasIR(it.field, item_target, it.api_field, cfg.reason, item_source, tuple((k, v) for k, v in (it.values or {}).items())))
-            cloned = self.clone(elem, name, renames, i)
+            elif not parent:  # a field of the element of its own, for one deeper in it
+                nf = self.item_field(i, it, leaf_api, name, item_source)
+                extra.append(nf)
+            else:
+                raise self.error(i, "items", f"item {j}: {it.field!r} is neither beside {it.api_field!r} nor a field of the element itself")
+            sub: tuple[AliasIR, ...] = ()
+            if it.items:
+                sub_obj = self.objects.get(leaf_api.type.ref or "") if leaf_api.type.kind == "object" else None
+                if sub_obj is None:
+                    raise self.error(i, "items", f"item {j}: items need an object; {it.api_field} is not one")
+                cls, sub = self.element_items(i, it, sub_obj, f"{name}{pascal(leaf)}", item_source)
+                cls = replace(cls, fields=tuple(f for f in cls.fields if f.name in {s.field for s in sub}))  # only Config Connector's fields
+                self.objects[cls.name] = cls
+                nf = replace(nf, type=TypeIR("object", ref=cls.name))
+                renames = [(p, a, nf if a == it.api_field else g) for p, a, g in renames]
+                extra = [nf if g.name == nf.name else g for g in extra]
+            items.append(AliasIR(it.field, item_target, it.api_field, getattr(cfg, "reason", ""), item_source, _values(it.values), sub))
+        cloned = self.clone(elem, name, renames, i)
+        if extra:
+            clash = [f.name for f in extra if any(g.name == f.name for g in cloned.fields)]
+            if clash:
+                raise self.error(i, "items", f"{', '.join(clash)}: already a field of {elem.name}")
+            cloned = replace(cloned, fields=(*cloned.fields, *extra))
+            self.objects[cloned.name] = cloned
+        return cloned, tuple(items)
+
+    def alias(self, i: int, cfg: AliasConfig, spec: ObjectIR) -> tuple[AliasIR, ObjectIR, FieldIR | None]:
+        """The alias, the spec with a nested alias's property at its path, and a
+        top-level alias's property (for the caller to add)."""
+        source = f"{self.file}#{json_path(*self.base, 'aliases', i)}"
+        holder, _, leaf = cfg.field.rpartition(".")
+        target, api = self.walk(spec, cfg.api_field, i, "apiField")
+        if cfg.values and (cfg.items or cfg.keyed_by):
+            raise self.error(i, "values", "values map a scalar alias and items the elements of a list alias: not both")
+        if cfg.field.rpartition("[]")[0] != target.rpartition("[]")[0]:
+            raise self.error(i, "field", f"{cfg.field!r} and its API field ({target}) must share their path up to the last list")
+        if cfg.field == target and not cfg.values:
+            raise self.error(i, "field", f"alias {cfg.field!r} is already a spec field")
+        t = self.valued_type(i, "values", api.type, cfg.values, self.kind + pascal(holder), leaf, source)
+        items: tuple[AliasIR, ...] = ()
+        if cfg.items or cfg.keyed_by:
+            want = "map" if cfg.keyed_by else "array"
+            elem = self.objects.get(t.item.ref or "") if t.kind == want and t.item is not None and t.item.kind == "object" else None
+            if elem is None:
+                raise self.error(i, "items", f"{'keyedBy needs a map' if cfg.keyed_by else 'items need a list'} of objects; {cfg.api_field} is not one")
+            cloned, items = self.element_items(i, cfg, elem, f"{self.kind}{pascal(cfg.field)}", source)
+            if cfg.keyed_by:
+                if any(f.name == cfg.keyed_by for f in cloned.fields):
+                    raise self.error(i, "keyedBy", f"{cfg.keyed_by!r} is already a field of {elem.name}")
+                key = FieldIR(cfg.keyed_by, TypeIR("string"), f"The key of this entry in {cfg.api_field}.", (), source, required=True)
+                cloned = replace(cloned, fields=(key, *cloned.fields))
+                self.objects[cloned.name] = cloned
             t = TypeIR("array", item=TypeIR("object", ref=cloned.name))
         mapped = "; ".join(f"{k} -> {'nothing' if v is None else json.dumps(v)}" for k, v in (cfg.values or {}).items())
-        desc = f"Config Connector's name for {cfg.api_field} (spec.{target}" + (f"; {mapped}" if mapped else "") + f"); set one of the two. {cfg.reason}"
-        values = tuple((k, v) for k, v in (cfg.values or {}).items())
-        return AliasIR(cfg.field, target, cfg.api_field, cfg.reason, source, values, tuple(items)), FieldIR(cfg.field, t, desc, (), source)
+        keyed = f"; each element is the entry keyed by its {cfg.keyed_by}" if cfg.keyed_by else ""
+        desc = f"Config Connector's name for {cfg.api_field} (spec.{target}" + (f"; {mapped}" if mapped else "") + f"{keyed}); set one of the two. {cfg.reason}"
+        if cfg.field == target:
+            desc = f"Config Connector's spelling of {cfg.api_field} ({mapped}). {cfg.reason}"
+        nf = FieldIR(leaf, t, desc, (), source)
+        a = AliasIR(cfg.field, target, cfg.api_field, cfg.reason, source, _values(cfg.values), items, cfg.keyed_by or "")
+        if not holder:
+            return a, spec, nf
+        t_holder, _, t_leaf = target.rpartition(".")
+        group = t_leaf if t_holder == holder else None
+        return a, self.place(spec, holder.split("."), nf, i, group), None
+
+
+def _values(values: dict[str, AliasValue] | None) -> tuple[tuple[AliasScalar, Any], ...]:
+    """The value map as the runtime compares it: Config Connector's booleans as
+    booleans, an object target as (key, value) pairs (kccgen.contract.Alias)."""
+    if not values:
+        return ()
+    boolean = set(values) <= {"true", "false"}
+    return tuple(((k == "true") if boolean else k, _frozen(v)) for k, v in values.items())
+
+
+def _frozen(v: Any) -> Any:
+    return tuple((k, _frozen(x)) for k, x in sorted(v.items())) if isinstance(v, dict) else v
 
 
 def build_aliases(kind: str, file: str, base: tuple[str | int, ...], configs: tuple[AliasConfig, ...], spec: ObjectIR, models: ModelSet) -> Aliased:
@@ -162,21 +275,25 @@ def build_aliases(kind: str, file: str, base: tuple[str | int, ...], configs: tu
     if not configs:
         return Aliased(spec, models, ())
     b = _Builder(kind, file, base, models)
+    b.spec_name = spec.name
     aliases: list[AliasIR] = []
     extra: list[FieldIR] = []
     for i, cfg in enumerate(configs):
-        a, f = b.alias(i, cfg, spec)
+        if "." not in cfg.field and any(f.name == cfg.field for f in spec.fields):
+            raise b.error(i, "field", f"alias {cfg.field!r} is already a spec field")
+        a, spec, top = b.alias(i, cfg, spec)
         if any(x.field == a.field for x in aliases):
             raise b.error(i, "field", f"alias {a.field!r} is listed twice")
         aliases.append(a)
-        extra.append(f)
+        if top is not None:
+            extra.append(top)
     # A required API field is satisfied by its alias too: at least one of them.
     required = {f.name for f in spec.fields if f.required}
     groups: dict[str, list[str]] = {}
     for a in aliases:
-        top = a.target.split(".", 1)[0]
-        if top in required:
-            groups.setdefault(top, [top]).append(a.field)
+        first = a.target.split(".", 1)[0]
+        if first in required and "." not in a.field:
+            groups.setdefault(first, [first]).append(a.field)
     fields = tuple(replace(f, required=False) if f.name in groups else f for f in spec.fields)
     new_spec = replace(spec, fields=(*fields, *extra), one_required=(*spec.one_required, *(tuple(g) for g in groups.values())))
     b.objects[spec.name] = new_spec

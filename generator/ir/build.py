@@ -766,7 +766,7 @@ def _check_claims(specs: Specs, selected: list[Selected], shaped: list[Shaped], 
         if s.kfile.locations is not None:
             forms += [identities[v].template for v in s.kfile.locations.kinds.get(kind, {}).values() if v in identities]
         fields = [*api_fields(s.doc, s.resource, sh.schema), *(p for f in forms for p in re.findall(r"\{(\w+)\}", f))]
-        fields += [a.field for a in s.cfg.aliases] + [r.field for r in s.cfg.references.values() if r.field] + [k for r in s.cfg.references.values() for k in r.one_of]
+        fields += [a.field for a in s.cfg.aliases if "." not in a.field] + [r.field for r in s.cfg.references.values() if r.field] + [k for r in s.cfg.references.values() for k in r.one_of]
         fields += [c.field for c in s.cfg.companions]
         subjects[kind] = Subject(s.cfg.kind, s.doc.key, s.cfg.resource, tuple(forms), tuple(fields), s.doc.host)
     unbuilt: dict[str, Subject | str] = {}

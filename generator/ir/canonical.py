@@ -64,7 +64,7 @@ def build_canonical(
     have = {f.name for f in fields}
     params = set(re.findall(r"\{(\w+)\}", identity_template))
     for name, c in sorted(configured.items()):
-        if name not in have:
+        if name.split(".", 1)[0].removesuffix("[]").removesuffix("{}") not in have:
             raise SpecError(file, json_path(*where, "canonical", name), f"no top-level API field {name!r}")
         unknown = set(re.findall(r"\{(\w+)\}", c.expand or "")) - params
         if c.expand is not None and ("{}" not in c.expand or unknown):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from kccgen.contract import (
     Call,
@@ -300,8 +300,9 @@ class AliasIR:
     api_field: str
     reason: str
     source: str  # specs/kinds/compute.yaml#/kinds/0/aliases/0
-    values: tuple[tuple[str | int | float | bool | None, str | int | float | bool | None], ...] = ()
+    values: tuple[tuple[str | int | float | bool | None, str | int | float | bool | tuple[tuple[str, Any], ...] | None], ...] = ()  # objects as pairs
     items: tuple[AliasIR, ...] = ()
+    keyed_by: str = ""  # a list alias of a map field: the element field keying its entry
 
 
 @dataclass(frozen=True, repr=False)

@@ -169,19 +169,25 @@ class MethodsConfig(_Strict):
 
 
 AliasScalar = str | int | float | bool | None
+# what an alias value stands for: a scalar, or an object (``true`` -> ``{}``)
+AliasValue = str | int | float | bool | None | dict[str, Any]
 
 
 class AliasItem(_Strict):
     """A sub-field of each element of a list alias that Config Connector spells differently.
 
-    Paths are relative to one element and share their parent path
-    (``condition.withState`` -> ``condition.isLive``).
+    Paths are relative to one element. Where they share their parent path
+    (``condition.withState`` -> ``condition.isLive``) the alias replaces the API
+    field in the element; where they do not (``autoscalingConfig`` ->
+    ``clusterConfig.clusterAutoscalingConfig``) it is an extra field beside it.
+    ``items`` are the same moves inside an object item, relative to its API field.
     """
 
     field: str
     api_field: str = Field(alias="apiField")
     # alias value -> API value (null: send nothing), where the two differ in type
-    values: dict[str, AliasScalar] | None = None
+    values: dict[str, AliasValue] | None = None
+    items: tuple[AliasItem, ...] = ()
 
 
 class AliasConfig(_Strict):
@@ -191,13 +197,22 @@ class AliasConfig(_Strict):
     API spells elsewhere; the alias is an extra CRD property, refused together
     with its API field, and the runtime moves its value to the API field. The
     mapping is data here, so no Kind needs code of its own.
+
+    ``field`` is a spec property, or a dotted path to one inside an object
+    (``circuitBreakers.connectTimeout``; ``[]`` steps into each element of a
+    list, ``networks[].reservedIPRange``; its API field then shares the path up
+    to the last list). An alias named as its own API field (``replication.automatic``
+    with ``values``) takes that field's place: Config Connector's type, not the API's.
+    ``keyedBy`` makes a list alias of a map field: each element is the entry
+    keyed by that field of it (Bigtable's ``cluster[].clusterId`` -> ``clusters``).
     """
 
-    field: str  # the top-level spec property KCC uses
+    field: str  # the spec property KCC uses, or a dotted path inside one
     api_field: str = Field(alias="apiField")  # dotted API path: lifecycle.rule
     reason: str = Field(min_length=1)
-    values: dict[str, AliasScalar] | None = None
+    values: dict[str, AliasValue] | None = None
     items: tuple[AliasItem, ...] = ()
+    keyed_by: str | None = Field(default=None, alias="keyedBy")
 
 
 class CanonicalConfig(_Strict):
@@ -250,7 +265,8 @@ class KindConfig(_Strict):
     methods: MethodsConfig = Field(default_factory=MethodsConfig)
     description: str | None = None
     aliases: tuple[AliasConfig, ...] = ()  # Config Connector's older field names
-    canonical: dict[str, CanonicalConfig] = Field(default_factory=dict)  # by top-level API field
+    # by top-level API field, or a dotted path below one ({} steps into a map's values, [] into a list's)
+    canonical: dict[str, CanonicalConfig] = Field(default_factory=dict)
     # The same resource under these top-level parents beside projects (same
     # methods and parameters): the Kind gets folderRef/organizationRef/...
     parent_forms: tuple[Literal["folders", "organizations", "billingAccounts"], ...] = Field(default=(), alias="parentForms")
@@ -296,6 +312,7 @@ class DerivedOverride(_Strict):
     references: dict[str, ReferenceConfig] = Field(default_factory=dict)
     methods: MethodsConfig = Field(default_factory=MethodsConfig)
     aliases: tuple[AliasConfig, ...] = ()  # Config Connector's names for the Kind's fields
+    canonical: dict[str, CanonicalConfig] = Field(default_factory=dict)  # see KindConfig
     companions: tuple[CompanionConfig, ...] = ()  # spec fields kept in a paired resource of another API
     present: PresentConfig | None = None  # an on/off resource (a service is enabled or not)
     example_id: str | None = Field(default=None, alias="exampleID")  # an ID the service has in any project, for examples

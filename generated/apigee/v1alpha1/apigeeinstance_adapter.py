@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateWithNameInBody,
     DeleteAtPath,
@@ -49,6 +50,7 @@ ADAPTER = Adapter(
     ),
     krm_only=("organizationRef", "resourceID"),
     operations=(("organizations.operations", OPERATIONS["organizations.operations"]),),
+    aliases=(Alias(field="peeringCIDRRange", target="peeringCidrRange"),),
 )
 
 register_adapter(ADAPTER)

@@ -144,6 +144,13 @@ class ApigeeInstanceSpec(KRMModel):
     peering_cidr_range: Annotated[
         GoogleCloudApigeeV1InstancePeeringCidrRange | None,
         Field(
+            alias="peeringCIDRRange",
+            description="Config Connector's name for peeringCidrRange (spec.peeringCidrRange); set one of the two.",
+        ),
+    ] = None
+    peering_cidr_range_1: Annotated[
+        GoogleCloudApigeeV1InstancePeeringCidrRange | None,
+        Field(
             alias="peeringCidrRange",
             description="Optional. Size of the CIDR block range that will be reserved by the instance.",
         ),

@@ -46,6 +46,33 @@ class AwsAccessRole(KRMModel):
     ] = None
 
 
+class AwsAccessRoleKcc(KRMModel):
+    """
+    Authentication method for Amazon Web Services (AWS) that uses Google owned Google service account to assume into customer's AWS IAM Role.
+    """
+
+    iam_role_id: Annotated[
+        str | None,
+        Field(
+            alias="iamRoleID",
+            description="Config Connector's name for aws.accessRole.iamRoleId (spec.aws.accessRole.iamRoleId); set one of the two.",
+        ),
+    ] = None
+    iam_role_id_1: Annotated[
+        str | None,
+        Field(
+            alias="iamRoleId",
+            description="The user’s AWS IAM Role that trusts the Google-owned AWS IAM user Connection.",
+        ),
+    ] = None
+    identity: Annotated[
+        str | None,
+        Field(
+            description="A unique Google-owned and Google-generated identity for the Connection."
+        ),
+    ] = None
+
+
 class AwsProperties(KRMModel):
     """
     Connection properties specific to Amazon Web Services (AWS).
@@ -53,6 +80,27 @@ class AwsProperties(KRMModel):
 
     access_role: Annotated[
         AwsAccessRole | None,
+        Field(
+            alias="accessRole",
+            description="Authentication using Google owned service account to assume into customer's AWS IAM Role.",
+        ),
+    ] = None
+    cross_cloud_cache_options: Annotated[
+        CrossCloudCacheOptions | None,
+        Field(
+            alias="crossCloudCacheOptions",
+            description="Optional. Configuration options for cross-cloud caching of data and metadata files.",
+        ),
+    ] = None
+
+
+class AwsPropertiesKcc(KRMModel):
+    """
+    Connection properties specific to Amazon Web Services (AWS).
+    """
+
+    access_role: Annotated[
+        AwsAccessRoleKcc | None,
         Field(
             alias="accessRole",
             description="Authentication using Google owned service account to assume into customer's AWS IAM Role.",
@@ -87,6 +135,55 @@ class AzureProperties(KRMModel):
         ),
     ] = None
     federated_application_client_id: Annotated[
+        str | None,
+        Field(
+            alias="federatedApplicationClientId",
+            description="The client ID of the user's Azure Active Directory Application used for a federated connection.",
+        ),
+    ] = None
+    redirect_uri: Annotated[
+        str | None,
+        Field(
+            alias="redirectUri",
+            description="The URL user will be redirected to after granting consent during connection setup.",
+        ),
+    ] = None
+
+
+class AzurePropertiesKcc(KRMModel):
+    """
+    Container for connection properties specific to Azure.
+    """
+
+    cross_cloud_cache_options: Annotated[
+        CrossCloudCacheOptions | None,
+        Field(
+            alias="crossCloudCacheOptions",
+            description="Optional. Configuration options for cross-cloud caching of data and metadata files.",
+        ),
+    ] = None
+    customer_tenant_id: Annotated[
+        str | None,
+        Field(
+            alias="customerTenantID",
+            description="Config Connector's name for azure.customerTenantId (spec.azure.customerTenantId); set one of the two.",
+        ),
+    ] = None
+    customer_tenant_id_1: Annotated[
+        str | None,
+        Field(
+            alias="customerTenantId",
+            description="The id of customer's directory that host the data.",
+        ),
+    ] = None
+    federated_application_client_id: Annotated[
+        str | None,
+        Field(
+            alias="federatedApplicationClientID",
+            description="Config Connector's name for azure.federatedApplicationClientId (spec.azure.federatedApplicationClientId); set one of the two.",
+        ),
+    ] = None
+    federated_application_client_id_1: Annotated[
         str | None,
         Field(
             alias="federatedApplicationClientId",
@@ -191,14 +288,21 @@ class BigQueryConnectionConnectionSpec(KRMModel):
     """
 
     aws: Annotated[
-        AwsProperties | None, Field(description="Amazon Web Services (AWS) properties.")
+        AwsPropertiesKcc | None, Field(description="Amazon Web Services (AWS) properties.")
     ] = None
-    azure: Annotated[AzureProperties | None, Field(description="Azure properties.")] = None
+    azure: Annotated[AzurePropertiesKcc | None, Field(description="Azure properties.")] = None
+    cloud_sql: Annotated[
+        CloudSqlProperties | None,
+        Field(
+            alias="cloudSQL",
+            description="Config Connector's name for cloudSql (spec.cloudSql); set one of the two.",
+        ),
+    ] = None
     cloud_spanner: Annotated[
         CloudSpannerProperties | None,
         Field(alias="cloudSpanner", description="Cloud Spanner properties."),
     ] = None
-    cloud_sql: Annotated[
+    cloud_sql_1: Annotated[
         CloudSqlProperties | None, Field(alias="cloudSql", description="Cloud SQL properties.")
     ] = None
     configuration: Annotated[

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
+    Canonical,
     CreateInput,
     CreateWrapped,
     DeleteAtPath,
@@ -43,6 +45,34 @@ ADAPTER = Adapter(
     ),
     krm_only=("projectRef", "resourceID"),
     operations=(("operations", OPERATIONS["operations"]),),
+    aliases=(
+        Alias(field="instanceType", target="type"),
+        Alias(
+            field="cluster",
+            target="clusters",
+            items=(
+                Alias(field="zone", target="location"),
+                Alias(field="numNodes", target="serveNodes"),
+                Alias(field="storageType", target="defaultStorageType"),
+                Alias(field="kmsKeyRef", target="encryptionConfig.kmsKeyRef"),
+                Alias(
+                    field="autoscalingConfig",
+                    target="clusterConfig.clusterAutoscalingConfig",
+                    items=(
+                        Alias(field="cpuTarget", target="autoscalingTargets.cpuUtilizationPercent"),
+                        Alias(
+                            field="storageTarget",
+                            target="autoscalingTargets.storageUtilizationGibPerNode",
+                        ),
+                        Alias(field="maxNodes", target="autoscalingLimits.maxServeNodes"),
+                        Alias(field="minNodes", target="autoscalingLimits.minServeNodes"),
+                    ),
+                ),
+            ),
+            keyed_by="clusterId",
+        ),
+    ),
+    canonical=(Canonical(field="clusters{}.location", expand="projects/{project}/locations/{}"),),
 )
 
 register_adapter(ADAPTER)

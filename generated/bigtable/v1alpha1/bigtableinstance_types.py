@@ -66,6 +66,97 @@ class AutoscalingTargets(KRMModel):
     ] = None
 
 
+class BigtableInstanceCluster(KRMModel):
+    """
+    A resizable group of nodes in a particular cloud location, capable of serving all Tables in the parent Instance.
+    """
+
+    autoscaling_config: Annotated[
+        BigtableInstanceClusterAutoscalingConfig | None,
+        Field(
+            alias="autoscalingConfig",
+            description="Config Connector's name for clusterConfig.clusterAutoscalingConfig.",
+        ),
+    ] = None
+    cluster_config: Annotated[
+        ClusterConfig | None,
+        Field(alias="clusterConfig", description="Configuration for this cluster."),
+    ] = None
+    cluster_id: Annotated[
+        str, Field(alias="clusterId", description="The key of this entry in clusters.")
+    ]
+    cluster_ref: Annotated[
+        BigtableClusterRef | None,
+        Field(
+            alias="clusterRef", description="A reference to a BigtableCluster (API field `name`)."
+        ),
+    ] = None
+    encryption_config: Annotated[
+        EncryptionConfig | None,
+        Field(
+            alias="encryptionConfig",
+            description="Immutable. The encryption configuration for CMEK-protected clusters.",
+        ),
+    ] = None
+    kms_key_ref: Annotated[
+        KMSCryptoKeyRef | None,
+        Field(
+            alias="kmsKeyRef",
+            description="Config Connector's name for encryptionConfig.kmsKeyName.",
+        ),
+    ] = None
+    node_scaling_factor: Annotated[
+        ClusterNodeScalingFactor | None,
+        Field(
+            alias="nodeScalingFactor",
+            description="Immutable. The node scaling factor of this cluster.",
+        ),
+    ] = None
+    num_nodes: Annotated[
+        int | None, Field(alias="numNodes", description="Config Connector's name for serveNodes.")
+    ] = None
+    storage_type: Annotated[
+        ClusterDefaultStorageType | None,
+        Field(alias="storageType", description="Config Connector's name for defaultStorageType."),
+    ] = None
+    zone: Annotated[str | None, Field(description="Config Connector's name for location.")] = None
+
+
+class BigtableInstanceClusterAutoscalingConfig(KRMModel):
+    """
+    Autoscaling config for a cluster.
+    """
+
+    cpu_target: Annotated[
+        int | None,
+        Field(
+            alias="cpuTarget",
+            description="Config Connector's name for autoscalingTargets.cpuUtilizationPercent.",
+        ),
+    ] = None
+    max_nodes: Annotated[
+        int | None,
+        Field(
+            alias="maxNodes",
+            description="Config Connector's name for autoscalingLimits.maxServeNodes.",
+        ),
+    ] = None
+    min_nodes: Annotated[
+        int | None,
+        Field(
+            alias="minNodes",
+            description="Config Connector's name for autoscalingLimits.minServeNodes.",
+        ),
+    ] = None
+    storage_target: Annotated[
+        int | None,
+        Field(
+            alias="storageTarget",
+            description="Config Connector's name for autoscalingTargets.storageUtilizationGibPerNode.",
+        ),
+    ] = None
+
+
 class BigtableInstanceObservedState(KRMModel):
     """
     A collection of Bigtable Tables and the resources that serve them. All tables in an instance are served from all Clusters in the instance.
@@ -110,12 +201,18 @@ class BigtableInstanceSpec(KRMModel):
     A collection of Bigtable Tables and the resources that serve them. All tables in an instance are served from all Clusters in the instance.
     """
 
+    cluster: Annotated[
+        list[BigtableInstanceCluster] | None,
+        Field(
+            description="Config Connector's name for clusters (spec.clusters; each element is the entry keyed by its clusterId); set one of the two."
+        ),
+    ] = None
     clusters: Annotated[
-        dict[str, Cluster],
+        dict[str, Cluster] | None,
         Field(
             description="Required. The clusters to be created within the instance, mapped by desired cluster ID, e.g., just `mycluster` rather than `projects/myproject/instances/myinstance/clusters/mycluster`."
         ),
-    ]
+    ] = None
     display_name: Annotated[
         str,
         Field(
@@ -125,6 +222,13 @@ class BigtableInstanceSpec(KRMModel):
     ]
     edition: Annotated[
         InstanceEdition | None, Field(description="Optional. The edition of the instance.")
+    ] = None
+    instance_type: Annotated[
+        InstanceType | None,
+        Field(
+            alias="instanceType",
+            description="Config Connector's name for type (spec.type); set one of the two.",
+        ),
     ] = None
     labels: Annotated[
         dict[str, str] | None,

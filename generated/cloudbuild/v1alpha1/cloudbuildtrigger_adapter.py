@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateInput,
     CreateWithNameInBody,
@@ -55,6 +56,7 @@ ADAPTER = Adapter(
         "build.source.storageSourceManifest.generation",
         "github.installationId",
     ),
+    aliases=(Alias(field="build.step", target="build.steps"),),
 )
 
 register_adapter(ADAPTER)

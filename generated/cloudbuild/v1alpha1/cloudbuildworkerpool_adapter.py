@@ -6,7 +6,15 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, Lro, UpdateMaskInQuery
+from kccgen.contract import (
+    Adapter,
+    Alias,
+    Call,
+    CreateWithIdParam,
+    DeleteAtPath,
+    Lro,
+    UpdateMaskInQuery,
+)
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.cloudbuild.v1alpha1.cloudbuild_v1_operations import OPERATIONS
 
@@ -48,6 +56,12 @@ ADAPTER = Adapter(
     operations=(
         ("operations", OPERATIONS["operations"]),
         ("projects.locations.operations", OPERATIONS["projects.locations.operations"]),
+    ),
+    aliases=(
+        Alias(
+            field="privatePoolV1Config.networkConfig.peeredNetworkIPRange",
+            target="privatePoolV1Config.networkConfig.peeredNetworkIpRange",
+        ),
     ),
 )
 

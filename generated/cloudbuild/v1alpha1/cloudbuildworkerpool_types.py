@@ -84,7 +84,7 @@ class CloudBuildWorkerPoolSpec(KRMModel):
         str, Field(description="Immutable. The location of the CloudBuildWorkerPool.")
     ]
     private_pool_v1_config: Annotated[
-        PrivatePoolV1Config | None,
+        PrivatePoolV1ConfigKcc | None,
         Field(alias="privatePoolV1Config", description="Private Pool configuration."),
     ] = None
     project_ref: Annotated[
@@ -134,6 +134,40 @@ class NetworkConfig(KRMModel):
     ]
 
 
+class NetworkConfigKcc(KRMModel):
+    """
+    Defines the network configuration for the pool.
+    """
+
+    egress_option: Annotated[
+        NetworkConfigEgressOption | None,
+        Field(
+            alias="egressOption", description="Option to configure network egress for the workers."
+        ),
+    ] = None
+    peered_network_ip_range: Annotated[
+        str | None,
+        Field(
+            alias="peeredNetworkIPRange",
+            description="Config Connector's name for privatePoolV1Config.networkConfig.peeredNetworkIpRange (spec.privatePoolV1Config.networkConfig.peeredNetworkIpRange); set one of the two.",
+        ),
+    ] = None
+    peered_network_ip_range_1: Annotated[
+        str | None,
+        Field(
+            alias="peeredNetworkIpRange",
+            description="Immutable. Subnet IP range within the peered network.",
+        ),
+    ] = None
+    peered_network_ref: Annotated[
+        ComputeNetworkRef,
+        Field(
+            alias="peeredNetworkRef",
+            description="A reference to a ComputeNetwork (API field `peeredNetwork`).",
+        ),
+    ]
+
+
 class PrivatePoolV1Config(KRMModel):
     """
     Configuration for a V1 `PrivatePool`.
@@ -141,6 +175,30 @@ class PrivatePoolV1Config(KRMModel):
 
     network_config: Annotated[
         NetworkConfig | None,
+        Field(alias="networkConfig", description="Network configuration for the pool."),
+    ] = None
+    private_service_connect: Annotated[
+        PrivateServiceConnect | None,
+        Field(
+            alias="privateServiceConnect",
+            description="Immutable. Private Service Connect(PSC) Network configuration for the pool.",
+        ),
+    ] = None
+    worker_config: Annotated[
+        WorkerConfig | None,
+        Field(
+            alias="workerConfig", description="Machine configuration for the workers in the pool."
+        ),
+    ] = None
+
+
+class PrivatePoolV1ConfigKcc(KRMModel):
+    """
+    Configuration for a V1 `PrivatePool`.
+    """
+
+    network_config: Annotated[
+        NetworkConfigKcc | None,
         Field(alias="networkConfig", description="Network configuration for the pool."),
     ] = None
     private_service_connect: Annotated[

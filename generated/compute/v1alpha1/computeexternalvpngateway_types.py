@@ -73,6 +73,12 @@ class ComputeExternalVPNGatewaySpec(KRMModel):
     description: Annotated[
         str | None, Field(description="An optional description of this resource.")
     ] = None
+    interface: Annotated[
+        list[ExternalVpnGatewayInterface] | None,
+        Field(
+            description="Config Connector's name for interfaces (spec.interfaces); set one of the two."
+        ),
+    ] = None
     interfaces: Annotated[
         list[ExternalVpnGatewayInterface] | None,
         Field(description="A list of interfaces for this external VPN gateway."),

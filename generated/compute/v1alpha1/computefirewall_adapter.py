@@ -6,7 +6,15 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithNameInBody, DeleteAtPath, Lro, UpdateMerge
+from kccgen.contract import (
+    Adapter,
+    Alias,
+    Call,
+    CreateWithNameInBody,
+    DeleteAtPath,
+    Lro,
+    UpdateMerge,
+)
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.compute.v1alpha1.compute_v1_operations import OPERATIONS
 
@@ -42,6 +50,12 @@ ADAPTER = Adapter(
         ("globalOrganizationOperations", OPERATIONS["globalOrganizationOperations"]),
         ("regionOperations", OPERATIONS["regionOperations"]),
         ("zoneOperations", OPERATIONS["zoneOperations"]),
+    ),
+    aliases=(
+        Alias(
+            field="allow", target="allowed", items=(Alias(field="protocol", target="IPProtocol"),)
+        ),
+        Alias(field="deny", target="denied", items=(Alias(field="protocol", target="IPProtocol"),)),
     ),
 )
 

@@ -22,6 +22,24 @@ from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 ComputeFirewallAPI = compute_v1_api.Firewall
 
 
+class ComputeFirewallAllow(KRMModel):
+    ports: Annotated[
+        list[str] | None, Field(description="An optional list of ports to which this rule applies.")
+    ] = None
+    protocol: Annotated[
+        str | None, Field(description="Config Connector's name for IPProtocol.")
+    ] = None
+
+
+class ComputeFirewallDeny(KRMModel):
+    ports: Annotated[
+        list[str] | None, Field(description="An optional list of ports to which this rule applies.")
+    ] = None
+    protocol: Annotated[
+        str | None, Field(description="Config Connector's name for IPProtocol.")
+    ] = None
+
+
 class ComputeFirewallObservedState(KRMModel):
     """
     Represents a Firewall Rule resource.
@@ -58,6 +76,12 @@ class ComputeFirewallSpec(KRMModel):
     instances. For more information, readFirewall rules.
     """
 
+    allow: Annotated[
+        list[ComputeFirewallAllow] | None,
+        Field(
+            description="Config Connector's name for allowed (spec.allowed); set one of the two."
+        ),
+    ] = None
     allowed: Annotated[
         list[FirewallAllowed] | None,
         Field(description="The list of ALLOW rules specified by this firewall."),
@@ -65,6 +89,10 @@ class ComputeFirewallSpec(KRMModel):
     denied: Annotated[
         list[FirewallDenied] | None,
         Field(description="The list of DENY rules specified by this firewall."),
+    ] = None
+    deny: Annotated[
+        list[ComputeFirewallDeny] | None,
+        Field(description="Config Connector's name for denied (spec.denied); set one of the two."),
     ] = None
     description: Annotated[
         str | None, Field(description="An optional description of this resource.")

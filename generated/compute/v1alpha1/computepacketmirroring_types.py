@@ -105,7 +105,7 @@ class ComputePacketMirroringSpec(KRMModel):
         Field(description="Indicates whether or not this packet mirroring takes effect."),
     ] = None
     filter: Annotated[
-        PacketMirroringFilter | None, Field(description="Filter for mirrored traffic.")
+        PacketMirroringFilterKcc | None, Field(description="Filter for mirrored traffic.")
     ] = None
     location: Annotated[
         str | None,
@@ -159,6 +159,33 @@ class PacketMirroringFilter(KRMModel):
     direction: Annotated[
         PacketMirroringFilterDirection | None,
         Field(description="Direction of traffic to mirror, either INGRESS, EGRESS, or BOTH."),
+    ] = None
+
+
+class PacketMirroringFilterKcc(KRMModel):
+    ip_protocols: Annotated[
+        list[str] | None,
+        Field(
+            alias="IPProtocols", description="Protocols that apply as filter on mirrored traffic."
+        ),
+    ] = None
+    cidr_ranges: Annotated[
+        list[str] | None,
+        Field(
+            alias="cidrRanges",
+            description="One or more IPv4 or IPv6 CIDR ranges that apply as filters on the source (ingress) or destination (egress) IP in the IP header.",
+        ),
+    ] = None
+    direction: Annotated[
+        PacketMirroringFilterDirection | None,
+        Field(description="Direction of traffic to mirror, either INGRESS, EGRESS, or BOTH."),
+    ] = None
+    ip_protocols_1: Annotated[
+        list[str] | None,
+        Field(
+            alias="ipProtocols",
+            description="Config Connector's name for filter.IPProtocols (spec.filter.IPProtocols); set one of the two.",
+        ),
     ] = None
 
 

@@ -142,6 +142,10 @@ class ComputeSecurityPolicySpec(KRMModel):
             description="Immutable. Optional. The ComputeSecurityPolicy ID used for creation and acquisition.",
         ),
     ] = None
+    rule: Annotated[
+        list[SecurityPolicyRule] | None,
+        Field(description="Config Connector's name for rules (spec.rules); set one of the two."),
+    ] = None
     rules: Annotated[
         list[SecurityPolicyRule] | None,
         Field(description="A list of rules that belong to this policy."),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateWithNameInBody,
     DeleteAtPath,
@@ -92,6 +93,15 @@ ADAPTER = Adapter(
         ("globalOrganizationOperations", OPERATIONS["globalOrganizationOperations"]),
         ("regionOperations", OPERATIONS["regionOperations"]),
         ("zoneOperations", OPERATIONS["zoneOperations"]),
+    ),
+    aliases=(
+        Alias(field="hostRule", target="hostRules"),
+        Alias(
+            field="pathMatcher",
+            target="pathMatchers",
+            items=(Alias(field="pathRule", target="pathRules"),),
+        ),
+        Alias(field="test", target="tests"),
     ),
     locations=Locations(
         field="location", scope="global", param="", variants=(("region", "ComputeRegionURLMap"),)

@@ -240,6 +240,65 @@ class ComputeURLMapObservedState(KRMModel):
     ] = None
 
 
+class ComputeURLMapPathMatcher(KRMModel):
+    """
+    A matcher for the path portion of the URL. The BackendService
+    from the longest-matched rule will serve the URL. If no rule was matched, the
+    default service is used.
+    """
+
+    default_custom_error_response_policy: Annotated[
+        CustomErrorResponsePolicy | None,
+        Field(
+            alias="defaultCustomErrorResponsePolicy",
+            description="defaultCustomErrorResponsePolicy specifies how the Load Balancer returns error responses when BackendServiceorBackendBucket responds with an error.",
+        ),
+    ] = None
+    default_route_action: Annotated[
+        HttpRouteAction | None,
+        Field(
+            alias="defaultRouteAction",
+            description="defaultRouteAction takes effect when none of the pathRules or routeRules match.",
+        ),
+    ] = None
+    default_service: Annotated[
+        PathMatcherDefaultServiceChoice | None,
+        Field(
+            alias="defaultService",
+            description="Names one of ComputeBackendBucket, ComputeBackendService (API field `defaultService`): set exactly one key.",
+        ),
+    ] = None
+    default_url_redirect: Annotated[
+        HttpRedirectAction | None,
+        Field(
+            alias="defaultUrlRedirect",
+            description="When none of the specified pathRules orrouteRules match, the request is redirected to a URL specified by defaultUrlRedirect.",
+        ),
+    ] = None
+    description: Annotated[
+        str | None, Field(description="An optional description of this resource.")
+    ] = None
+    header_action: Annotated[
+        HttpHeaderAction | None,
+        Field(
+            alias="headerAction",
+            description="Specifies changes to request and response headers that need to take effect for the selected backend service.",
+        ),
+    ] = None
+    name: Annotated[
+        str | None,
+        Field(description="The name to which this PathMatcher is referred by theHostRule."),
+    ] = None
+    path_rule: Annotated[
+        list[PathRule] | None,
+        Field(alias="pathRule", description="Config Connector's name for pathRules."),
+    ] = None
+    route_rules: Annotated[
+        list[HttpRouteRule] | None,
+        Field(alias="routeRules", description="The list of HTTP route rules."),
+    ] = None
+
+
 class ComputeURLMapSpec(KRMModel):
     """
     Represents a URL Map resource.
@@ -313,6 +372,13 @@ class ComputeURLMapSpec(KRMModel):
             description="Specifies changes to request and response headers that need to take effect for the selected backendService.",
         ),
     ] = None
+    host_rule: Annotated[
+        list[HostRule] | None,
+        Field(
+            alias="hostRule",
+            description="Config Connector's name for hostRules (spec.hostRules); set one of the two.",
+        ),
+    ] = None
     host_rules: Annotated[
         list[HostRule] | None,
         Field(alias="hostRules", description="The list of host rules to use against the URL."),
@@ -321,6 +387,13 @@ class ComputeURLMapSpec(KRMModel):
         str | None,
         Field(
             description="Config Connector's location of the ComputeURLMap: `global`: this Kind; a region (us-central1): reconciled as a ComputeRegionURLMap."
+        ),
+    ] = None
+    path_matcher: Annotated[
+        list[ComputeURLMapPathMatcher] | None,
+        Field(
+            alias="pathMatcher",
+            description="Config Connector's name for pathMatchers (spec.pathMatchers); set one of the two.",
         ),
     ] = None
     path_matchers: Annotated[
@@ -343,6 +416,10 @@ class ComputeURLMapSpec(KRMModel):
             alias="resourceID",
             description="Immutable. Optional. The ComputeURLMap ID used for creation and acquisition.",
         ),
+    ] = None
+    test: Annotated[
+        list[UrlMapTest] | None,
+        Field(description="Config Connector's name for tests (spec.tests); set one of the two."),
     ] = None
     tests: Annotated[
         list[UrlMapTest] | None, Field(description="The list of expected URL mapping tests.")
@@ -1094,11 +1171,11 @@ class PathMatcher(KRMModel):
             description="defaultRouteAction takes effect when none of the pathRules or routeRules match.",
         ),
     ] = None
-    default_service_ref: Annotated[
-        ComputeBackendServiceRef | None,
+    default_service: Annotated[
+        PathMatcherDefaultServiceChoice | None,
         Field(
-            alias="defaultServiceRef",
-            description="A reference to a ComputeBackendService (API field `defaultService`).",
+            alias="defaultService",
+            description="Names one of ComputeBackendBucket, ComputeBackendService (API field `defaultService`): set exactly one key.",
         ),
     ] = None
     default_url_redirect: Annotated[
@@ -1131,6 +1208,21 @@ class PathMatcher(KRMModel):
     ] = None
 
 
+class PathMatcherDefaultServiceChoice(KRMModel):
+    """
+    One of: backendBucketRef, backendServiceRef.
+    """
+
+    backend_bucket_ref: Annotated[
+        ComputeBackendBucketRef | None,
+        Field(alias="backendBucketRef", description="A reference to a ComputeBackendBucket."),
+    ] = None
+    backend_service_ref: Annotated[
+        ComputeBackendServiceRef | None,
+        Field(alias="backendServiceRef", description="A reference to a ComputeBackendService."),
+    ] = None
+
+
 class PathRule(KRMModel):
     """
     A path-matching rule for a URL. If matched, will use the specifiedBackendService to handle the traffic arriving at this URL.
@@ -1154,9 +1246,9 @@ class PathRule(KRMModel):
         ),
     ] = None
     service: Annotated[
-        str | None,
+        PathRuleServiceChoice | None,
         Field(
-            description="The full or partial URL of the backend service resource to which traffic is directed if this rule is matched."
+            description="Names one of ComputeBackendBucket, ComputeBackendService (API field `service`): set exactly one key."
         ),
     ] = None
     url_redirect: Annotated[
@@ -1165,6 +1257,21 @@ class PathRule(KRMModel):
             alias="urlRedirect",
             description="When a path pattern is matched, the request is redirected to a URL specified by urlRedirect.",
         ),
+    ] = None
+
+
+class PathRuleServiceChoice(KRMModel):
+    """
+    One of: backendBucketRef, backendServiceRef.
+    """
+
+    backend_bucket_ref: Annotated[
+        ComputeBackendBucketRef | None,
+        Field(alias="backendBucketRef", description="A reference to a ComputeBackendBucket."),
+    ] = None
+    backend_service_ref: Annotated[
+        ComputeBackendServiceRef | None,
+        Field(alias="backendServiceRef", description="A reference to a ComputeBackendService."),
     ] = None
 
 
@@ -1289,9 +1396,9 @@ class UrlMapTest(KRMModel):
     host: Annotated[str | None, Field(description="Host portion of the URL.")] = None
     path: Annotated[str | None, Field(description="Path portion of the URL.")] = None
     service: Annotated[
-        str | None,
+        UrlMapTestServiceChoice | None,
         Field(
-            description="Expected BackendService or BackendBucket resource the given URL should be mapped to."
+            description="Names one of ComputeBackendBucket, ComputeBackendService (API field `service`): set exactly one key."
         ),
     ] = None
 
@@ -1303,6 +1410,21 @@ class UrlMapTestHeader(KRMModel):
 
     name: Annotated[str | None, Field(description="Header name.")] = None
     value: Annotated[str | None, Field(description="Header value.")] = None
+
+
+class UrlMapTestServiceChoice(KRMModel):
+    """
+    One of: backendBucketRef, backendServiceRef.
+    """
+
+    backend_bucket_ref: Annotated[
+        ComputeBackendBucketRef | None,
+        Field(alias="backendBucketRef", description="A reference to a ComputeBackendBucket."),
+    ] = None
+    backend_service_ref: Annotated[
+        ComputeBackendServiceRef | None,
+        Field(alias="backendServiceRef", description="A reference to a ComputeBackendService."),
+    ] = None
 
 
 class UrlRewrite(KRMModel):

@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateServiceAssigned, DeleteAtPath, UpdateReplace
+from kccgen.contract import Adapter, Call, CreateWithNameInBody, DeleteAtPath, UpdateReplace
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -25,11 +25,9 @@ ADAPTER = Adapter(
             ),
         ),
     ),
-    create=CreateServiceAssigned(
+    create=CreateWithNameInBody(
         call=Call(method="create", params=(("parent", "projects/{project}/locations/{location}"),)),
-        find=Call(method="list", params=(("parent", "projects/{project}/locations/{location}"),)),
-        items_field="policies",
-        label_field="labels",
+        name_field="id",
     ),
     update=UpdateReplace(
         call=Call(
@@ -53,6 +51,8 @@ ADAPTER = Adapter(
             ),
         )
     ),
+    name_is_full=False,
+    id_field="id",
     krm_only=("location", "projectRef", "resourceID"),
 )
 

@@ -50,7 +50,6 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("basicAlgorithm.yarnConfig.scaleUpFactor", NUMBER_DOUBLE, (REQUIRED,), True, True),
         ("basicAlgorithm.yarnConfig.scaleUpMinWorkerFraction", NUMBER_DOUBLE, (OPTIONAL,), True, True),
         ("clusterType", ENUM, (OPTIONAL,), True, True),
-        ("id", STRING, (REQUIRED,), True, True),
         ("labels", MAP_OF_STRING, (OPTIONAL,), True, True),
         ("location", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),

@@ -29,7 +29,7 @@ IDENTITY = IdentityTemplate(
         ("location", "location", ""),
         ("autoscalingPolicy", "resourceID", ""),
     ),
-    id_generation="service",
+    id_generation="user",
 )
 
 #: Reference fields of DataprocAutoscalingPolicy objects (path under spec -> target Kind).

@@ -107,12 +107,6 @@ class DataprocAutoscalingPolicySpec(KRMModel):
             description="Optional. The type of the clusters for which this autoscaling policy is to be configured.",
         ),
     ] = None
-    id: Annotated[
-        str,
-        Field(
-            description="Required. The policy id.The id must contain only letters (a-z, A-Z), numbers (0-9), underscores (_), and hyphens (-)."
-        ),
-    ]
     labels: Annotated[
         dict[str, str] | None,
         Field(description="Optional. The labels to associate with this autoscaling policy."),
@@ -131,7 +125,7 @@ class DataprocAutoscalingPolicySpec(KRMModel):
         str | None,
         Field(
             alias="resourceID",
-            description="Optional. The service-generated ID of an existing DataprocAutoscalingPolicy to acquire.",
+            description="Immutable. Optional. The DataprocAutoscalingPolicy ID used for creation and acquisition.",
         ),
     ] = None
     secondary_worker_config: Annotated[

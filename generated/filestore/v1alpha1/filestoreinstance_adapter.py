@@ -6,7 +6,15 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, Lro, UpdateMaskInQuery
+from kccgen.contract import (
+    Adapter,
+    Alias,
+    Call,
+    CreateWithIdParam,
+    DeleteAtPath,
+    Lro,
+    UpdateMaskInQuery,
+)
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.filestore.v1alpha1.file_v1_operations import OPERATIONS
 
@@ -52,6 +60,7 @@ ADAPTER = Adapter(
         "performanceConfig.iopsPerTb.maxIopsPerTb",
     ),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
+    aliases=(Alias(field="networks[].reservedIPRange", target="networks[].reservedIpRange"),),
 )
 
 register_adapter(ADAPTER)

@@ -200,7 +200,7 @@ class FilestoreInstanceSpec(KRMModel):
     ] = None
     location: Annotated[str, Field(description="Immutable. The location of the FilestoreInstance.")]
     networks: Annotated[
-        list[NetworkConfig] | None,
+        list[NetworkConfigKcc] | None,
         Field(description="VPC networks to which the instance is connected."),
     ] = None
     performance_config: Annotated[
@@ -323,6 +323,49 @@ class NetworkConfig(KRMModel):
         Field(alias="pscConfig", description="Optional. Private Service Connect configuration."),
     ] = None
     reserved_ip_range: Annotated[
+        str | None,
+        Field(
+            alias="reservedIpRange",
+            description="Optional, reserved_ip_range can have one of the following two types of values.",
+        ),
+    ] = None
+
+
+class NetworkConfigKcc(KRMModel):
+    """
+    Network configuration for the instance.
+    """
+
+    connect_mode: Annotated[
+        NetworkConfigConnectMode | None,
+        Field(
+            alias="connectMode", description="The network connect mode of the Filestore instance."
+        ),
+    ] = None
+    modes: Annotated[
+        list[NetworkConfigModes] | None,
+        Field(
+            description="Internet protocol versions for which the instance has IP addresses assigned."
+        ),
+    ] = None
+    network_ref: Annotated[
+        ComputeNetworkRef | None,
+        Field(
+            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
+        ),
+    ] = None
+    psc_config: Annotated[
+        PscConfig | None,
+        Field(alias="pscConfig", description="Optional. Private Service Connect configuration."),
+    ] = None
+    reserved_ip_range: Annotated[
+        str | None,
+        Field(
+            alias="reservedIPRange",
+            description="Config Connector's name for networks[].reservedIpRange (spec.networks[].reservedIpRange); set one of the two.",
+        ),
+    ] = None
+    reserved_ip_range_1: Annotated[
         str | None,
         Field(
             alias="reservedIpRange",

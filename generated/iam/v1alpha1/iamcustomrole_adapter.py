@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWrapped, DeleteAtPath, UpdateMaskInQuery
+from kccgen.contract import Adapter, Alias, Call, CreateWrapped, DeleteAtPath, UpdateMaskInQuery
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -29,6 +29,7 @@ ADAPTER = Adapter(
         call=Call(method="delete", params=(("name", "projects/{project}/roles/{role}"),))
     ),
     krm_only=("organizationRef", "projectRef", "resourceID"),
+    aliases=(Alias(field="permissions", target="includedPermissions"),),
 )
 
 register_adapter(ADAPTER)

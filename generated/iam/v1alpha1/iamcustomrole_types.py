@@ -49,6 +49,12 @@ class IAMCustomRoleSpec(KRMModel):
             description="Immutable. The Organization that this IAMCustomRole belongs to, for one at organization level (`organizations/{organization}/roles/{role}`).",
         ),
     ] = None
+    permissions: Annotated[
+        list[str] | None,
+        Field(
+            description="Config Connector's name for includedPermissions (spec.includedPermissions); set one of the two."
+        ),
+    ] = None
     project_ref: Annotated[
         ProjectRef | None,
         Field(

@@ -101,14 +101,6 @@ class ParameterVersionChecksumSource(StrEnum):
     USER_SPECIFIED = "USER_SPECIFIED"
 
 
-class ParameterVersionCreateParameters(APIModel):
-    """
-    Query parameters of parametermanager.projects.locations.parameters.versions.create that set up the new resource.
-    """
-
-    parameter_version_id: Annotated[str | None, Field(alias="parameterVersionId")] = None
-
-
 class ParameterVersionPayload(APIModel):
     """
     Message for storing a ParameterVersion resource's payload data

@@ -6,15 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import (
-    Adapter,
-    Call,
-    CreateInput,
-    CreateWithNameInBody,
-    DeleteAtPath,
-    UpdateMaskInQuery,
-    Where,
-)
+from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, UpdateMaskInQuery
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -33,13 +25,12 @@ ADAPTER = Adapter(
             ),
         ),
     ),
-    create=CreateWithNameInBody(
+    create=CreateWithIdParam(
         call=Call(
             method="create",
             params=(("parent", "projects/{project}/locations/{location}/parameters/{parameter}"),),
         ),
-        inputs=(CreateInput(field="parameterVersionId", where=Where.QUERY),),
-        full_name=True,
+        id_param="parameterVersionId",
     ),
     update=UpdateMaskInQuery(
         call=Call(

@@ -14,18 +14,10 @@ from kccgen.runtime.mutability import register_mutability
 KIND = "ParameterManagerParameterVersion"
 
 IDENTIFIER = Fact(behaviour=Behaviour.IDENTIFIER, source="identity")
-IMMUTABLE = Fact(
-    behaviour=Behaviour.IMMUTABLE,
-    source="create-only: parametermanager.projects.locations.parameters.versions.create query parameter parameterVersionId",
-)
-IMMUTABLE_2 = Fact(behaviour=Behaviour.IMMUTABLE, source="description:'Immutable.'")
-IMMUTABLE_3 = Fact(behaviour=Behaviour.IMMUTABLE, source="identity")
-IMMUTABLE_4 = Fact(
+IMMUTABLE = Fact(behaviour=Behaviour.IMMUTABLE, source="description:'Immutable.'")
+IMMUTABLE_2 = Fact(behaviour=Behaviour.IMMUTABLE, source="identity")
+IMMUTABLE_3 = Fact(
     behaviour=Behaviour.IMMUTABLE, source="inherited from spec.payload (description:'Immutable.')"
-)
-INPUT_ONLY = Fact(
-    behaviour=Behaviour.INPUT_ONLY,
-    source="create-only: parametermanager.projects.locations.parameters.versions.create query parameter parameterVersionId",
 )
 OPTIONAL = Fact(behaviour=Behaviour.OPTIONAL, source="description:'Optional.'")
 OPTIONAL_2 = Fact(behaviour=Behaviour.OPTIONAL, source="identity")
@@ -48,12 +40,11 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     identity="projects/{project}/locations/{location}/parameters/{parameter}/versions/{version}",
     spec=(
         ("disabled", BOOLEAN, (OPTIONAL,), True, True),
-        ("parameterRef", OBJECT, (IMMUTABLE_3, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
-        ("parameterVersionId", STRING, (IMMUTABLE, INPUT_ONLY, REQUIRED), False, False),
-        ("payload", OBJECT, (IMMUTABLE_2, REQUIRED), False, True),
-        ("payload.data", STRING_BYTE, (IMMUTABLE_4, REQUIRED), False, True),
-        ("payload.dataCrc32c", STRING_INT64, (IMMUTABLE_4, OPTIONAL), False, True),
-        ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_3, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
+        ("parameterRef", OBJECT, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("payload", OBJECT, (IMMUTABLE, REQUIRED), False, True),
+        ("payload.data", STRING_BYTE, (IMMUTABLE_3, REQUIRED), False, True),
+        ("payload.dataCrc32c", STRING_INT64, (IMMUTABLE_3, OPTIONAL), False, True),
+        ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(
         ("checksumSource", ENUM, (OPTIONAL, OUTPUT_ONLY, OUTPUT_ONLY_2), False, True),

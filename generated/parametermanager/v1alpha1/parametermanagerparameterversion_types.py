@@ -79,12 +79,6 @@ class ParameterManagerParameterVersionSpec(KRMModel):
             description="Immutable. The ParameterManagerParameter that this ParameterManagerParameterVersion belongs to.",
         ),
     ]
-    parameter_version_id: Annotated[
-        str,
-        Field(
-            alias="parameterVersionId", description="Required. Id of the ParameterVersion resource"
-        ),
-    ]
     payload: Annotated[
         ParameterVersionPayload,
         Field(description="Required. Immutable. Payload content of a ParameterVersion resource."),

@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, UpdateMaskInQuery
+from kccgen.contract import Adapter, Alias, Call, CreateWithIdParam, DeleteAtPath, UpdateMaskInQuery
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -28,6 +28,14 @@ ADAPTER = Adapter(
     ),
     krm_only=("projectRef", "resourceID"),
     int64_paths=("versionAliases",),
+    aliases=(
+        Alias(field="replication.auto", target="replication.automatic"),
+        Alias(
+            field="replication.automatic",
+            target="replication.automatic",
+            values=((True, ()), (False, None)),
+        ),
+    ),
 )
 
 register_adapter(ADAPTER)

@@ -105,6 +105,32 @@ class Replication(KRMModel):
     ] = None
 
 
+class ReplicationKcc(KRMModel):
+    """
+    A policy that defines the replication and encryption configuration of data.
+    """
+
+    auto: Annotated[
+        Automatic | None,
+        Field(
+            description="Config Connector's name for replication.automatic (spec.replication.automatic); set one of the two."
+        ),
+    ] = None
+    automatic: Annotated[
+        bool | None,
+        Field(
+            description="Config Connector's spelling of replication.automatic (true -> {}; false -> nothing)."
+        ),
+    ] = None
+    user_managed: Annotated[
+        UserManaged | None,
+        Field(
+            alias="userManaged",
+            description="The Secret will only be replicated into the locations specified.",
+        ),
+    ] = None
+
+
 class ResourcePolicyMemberObserved(KRMModel):
     """
     Output-only policy member strings of a Google Cloud resource's built-in identity.
@@ -226,7 +252,7 @@ class SecretManagerSecretSpec(KRMModel):
         ),
     ] = None
     replication: Annotated[
-        Replication | None,
+        ReplicationKcc | None,
         Field(
             description="Optional. Immutable. The replication policy of the secret data attached to the Secret."
         ),

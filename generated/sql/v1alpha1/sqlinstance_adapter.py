@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateInput,
     CreateWithNameInBody,
@@ -47,7 +48,14 @@ ADAPTER = Adapter(
         "settings.settingsVersion",
         "settings.storageAutoResizeLimit",
     ),
-    secrets=("rootPassword",),
+    aliases=(
+        Alias(
+            field="replicaConfiguration.connectRetryInterval",
+            target="replicaConfiguration.mysqlReplicaConfiguration.connectRetryInterval",
+        ),
+        Alias(field="settings.diskSize", target="settings.dataDiskSizeGb"),
+        Alias(field="settings.diskType", target="settings.dataDiskType"),
+    ),
 )
 
 register_adapter(ADAPTER)

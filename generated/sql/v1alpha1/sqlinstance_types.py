@@ -1338,6 +1338,43 @@ class ReplicaConfiguration(KRMModel):
     ] = None
 
 
+class ReplicaConfigurationKcc(KRMModel):
+    """
+    Read-replica configuration for connecting to the primary instance.
+    """
+
+    cascadable_replica: Annotated[
+        bool | None,
+        Field(
+            alias="cascadableReplica",
+            description="Optional. Specifies if a SQL Server replica is a cascadable replica.",
+        ),
+    ] = None
+    connect_retry_interval: Annotated[
+        int | None,
+        Field(
+            alias="connectRetryInterval",
+            description="Config Connector's name for replicaConfiguration.mysqlReplicaConfiguration.connectRetryInterval (spec.replicaConfiguration.mysqlReplicaConfiguration.connectRetryInterval); set one of the two.",
+        ),
+    ] = None
+    failover_target: Annotated[
+        bool | None,
+        Field(
+            alias="failoverTarget", description="Specifies if the replica is the failover target."
+        ),
+    ] = None
+    kind: Annotated[str | None, Field(description="This is always `sql#replicaConfiguration`.")] = (
+        None
+    )
+    mysql_replica_configuration: Annotated[
+        MySqlReplicaConfiguration | None,
+        Field(
+            alias="mysqlReplicaConfiguration",
+            description="MySQL specific configuration when replicating from a MySQL on-premises primary instance.",
+        ),
+    ] = None
+
+
 class ReplicationCluster(KRMModel):
     """
     A primary instance and disaster recovery (DR) replica pair. A DR replica is a cross-region replica that you designate for failover in the event that the primary instance experiences regional failure. Applicable to MySQL and PostgreSQL.
@@ -1618,7 +1655,7 @@ class SQLInstanceSpec(KRMModel):
         str | None, Field(description="The geographical region of the Cloud SQL instance.")
     ] = None
     replica_configuration: Annotated[
-        ReplicaConfiguration | None,
+        ReplicaConfigurationKcc | None,
         Field(
             alias="replicaConfiguration",
             description="Configuration specific to failover replicas and read replicas.",
@@ -1678,7 +1715,7 @@ class SQLInstanceSpec(KRMModel):
             description="The service account email address assigned to the instance.\\This property is read-only.",
         ),
     ] = None
-    settings: Annotated[Settings | None, Field(description="The user settings.")] = None
+    settings: Annotated[SettingsKcc | None, Field(description="The user settings.")] = None
     skip_precheck: Annotated[
         bool | None,
         Field(
@@ -1865,6 +1902,302 @@ class Settings(KRMModel):
     deny_maintenance_periods: Annotated[
         list[DenyMaintenancePeriod] | None,
         Field(alias="denyMaintenancePeriods", description="Deny maintenance periods"),
+    ] = None
+    edition: Annotated[
+        SettingsEdition | None,
+        Field(description="Optional. The edition type of the Cloud SQL instance."),
+    ] = None
+    enable_dataplex_integration: Annotated[
+        bool | None,
+        Field(
+            alias="enableDataplexIntegration",
+            description="Optional. By default, Cloud SQL instances have schema extraction disabled for Dataplex.",
+        ),
+    ] = None
+    enable_google_ml_integration: Annotated[
+        bool | None,
+        Field(
+            alias="enableGoogleMlIntegration",
+            description="Optional. When this parameter is set to true, Cloud SQL instances can connect to Vertex AI to pass requests for real-time predictions and insights to the AI.",
+        ),
+    ] = None
+    entraid_config: Annotated[
+        SqlServerEntraIdConfig | None,
+        Field(
+            alias="entraidConfig",
+            description="Optional. The Microsoft Entra ID configuration for the SQL Server instance.",
+        ),
+    ] = None
+    final_backup_config: Annotated[
+        FinalBackupConfig | None,
+        Field(
+            alias="finalBackupConfig",
+            description="Optional. The final backup configuration for the instance.",
+        ),
+    ] = None
+    insights_config: Annotated[
+        InsightsConfig | None,
+        Field(
+            alias="insightsConfig",
+            description="Insights configuration, for now relevant only for Postgres.",
+        ),
+    ] = None
+    ip_configuration: Annotated[
+        IpConfiguration | None,
+        Field(alias="ipConfiguration", description="The settings for IP Management."),
+    ] = None
+    kind: Annotated[str | None, Field(description="This is always `sql#settings`.")] = None
+    location_preference: Annotated[
+        LocationPreference | None,
+        Field(alias="locationPreference", description="The location preference settings."),
+    ] = None
+    maintenance_window: Annotated[
+        MaintenanceWindow | None,
+        Field(alias="maintenanceWindow", description="The maintenance window for this instance."),
+    ] = None
+    password_validation_policy: Annotated[
+        PasswordValidationPolicy | None,
+        Field(
+            alias="passwordValidationPolicy",
+            description="The local user password validation policy of the instance for PostgreSQL and MySQL.",
+        ),
+    ] = None
+    performance_capture_config: Annotated[
+        PerformanceCaptureConfig | None,
+        Field(
+            alias="performanceCaptureConfig",
+            description="Optional. Configuration for Performance Capture, provides diagnostic metrics during high load situations.",
+        ),
+    ] = None
+    pricing_plan: Annotated[
+        SettingsPricingPlan | None,
+        Field(alias="pricingPlan", description="The pricing plan for this instance."),
+    ] = None
+    read_pool_auto_scale_config: Annotated[
+        ReadPoolAutoScaleConfig | None,
+        Field(
+            alias="readPoolAutoScaleConfig",
+            description="Optional. The read pool auto-scale configuration for the instance.",
+        ),
+    ] = None
+    replication_lag_max_seconds: Annotated[
+        int | None,
+        Field(
+            alias="replicationLagMaxSeconds",
+            description="Optional. Configuration value for recreation of replica after certain replication lag",
+        ),
+    ] = None
+    replication_type: Annotated[
+        SettingsReplicationType | None,
+        Field(alias="replicationType", description="The type of replication this instance uses."),
+    ] = None
+    retain_backups_on_delete: Annotated[
+        bool | None,
+        Field(
+            alias="retainBackupsOnDelete",
+            description="Optional. When this parameter is set to true, Cloud SQL retains backups of the instance even after the instance is deleted.",
+        ),
+    ] = None
+    settings_version: Annotated[
+        int | Int64String | None,
+        Field(alias="settingsVersion", description="The version of instance settings."),
+    ] = None
+    sql_server_audit_config: Annotated[
+        SqlServerAuditConfig | None,
+        Field(alias="sqlServerAuditConfig", description="SQL Server specific audit configuration."),
+    ] = None
+    storage_auto_resize: Annotated[
+        bool | None,
+        Field(
+            alias="storageAutoResize",
+            description="Configuration to increase storage size automatically.",
+        ),
+    ] = None
+    storage_auto_resize_limit: Annotated[
+        int | Int64String | None,
+        Field(
+            alias="storageAutoResizeLimit",
+            description="The maximum size to which storage capacity can be automatically increased.",
+        ),
+    ] = None
+    tier: Annotated[
+        str | None,
+        Field(
+            description="The tier (or machine type) for this instance, for example `db-custom-1-3840`."
+        ),
+    ] = None
+    time_zone: Annotated[
+        str | None,
+        Field(
+            alias="timeZone",
+            description="Server timezone, relevant only for Cloud SQL for SQL Server.",
+        ),
+    ] = None
+    user_labels: Annotated[
+        dict[str, str] | None,
+        Field(
+            alias="userLabels",
+            description="User-provided labels, represented as a dictionary where each label is a single key value pair.",
+        ),
+    ] = None
+
+
+class SettingsKcc(KRMModel):
+    """
+    Database instance settings.
+    """
+
+    accelerated_replica_mode: Annotated[
+        bool | None,
+        Field(
+            alias="acceleratedReplicaMode",
+            description="Optional. Whether the replica is in accelerated mode.",
+        ),
+    ] = None
+    activation_policy: Annotated[
+        SettingsActivationPolicy | None,
+        Field(
+            alias="activationPolicy",
+            description="The activation policy specifies when the instance is activated; it is applicable only when the instance state is RUNNABLE.",
+        ),
+    ] = None
+    active_directory_config: Annotated[
+        SqlActiveDirectoryConfig | None,
+        Field(
+            alias="activeDirectoryConfig",
+            description="Active Directory configuration, relevant only for Cloud SQL for SQL Server.",
+        ),
+    ] = None
+    advanced_machine_features: Annotated[
+        AdvancedMachineFeatures | None,
+        Field(
+            alias="advancedMachineFeatures",
+            description="Specifies advanced machine configuration for the instances relevant only for SQL Server.",
+        ),
+    ] = None
+    authorized_gae_applications: Annotated[
+        list[str] | None,
+        Field(
+            alias="authorizedGaeApplications",
+            description="The App Engine app IDs that can access this instance.",
+        ),
+    ] = None
+    auto_upgrade_enabled: Annotated[
+        bool | None,
+        Field(
+            alias="autoUpgradeEnabled",
+            description="Optional. Cloud SQL for MySQL auto-upgrade configuration.",
+        ),
+    ] = None
+    availability_type: Annotated[
+        SettingsAvailabilityType | None,
+        Field(alias="availabilityType", description="Availability type."),
+    ] = None
+    backup_configuration: Annotated[
+        BackupConfiguration | None,
+        Field(
+            alias="backupConfiguration",
+            description="The daily backup configuration for the instance.",
+        ),
+    ] = None
+    collation: Annotated[
+        str | None, Field(description="The name of server Instance collation.")
+    ] = None
+    connection_pool_config: Annotated[
+        ConnectionPoolConfig | None,
+        Field(
+            alias="connectionPoolConfig",
+            description="Optional. The managed connection pooling configuration for the instance.",
+        ),
+    ] = None
+    connector_enforcement: Annotated[
+        SettingsConnectorEnforcement | None,
+        Field(
+            alias="connectorEnforcement",
+            description="Specifies if connections must use Cloud SQL connectors.",
+        ),
+    ] = None
+    crash_safe_replication_enabled: Annotated[
+        bool | None,
+        Field(
+            alias="crashSafeReplicationEnabled",
+            description="Configuration specific to read replica instances.",
+        ),
+    ] = None
+    data_api_access: Annotated[
+        SettingsDataApiAccess | None,
+        Field(
+            alias="dataApiAccess",
+            description="This parameter controls whether to allow using ExecuteSql API to connect to the instance.",
+        ),
+    ] = None
+    data_cache_config: Annotated[
+        DataCacheConfig | None,
+        Field(alias="dataCacheConfig", description="Configuration for data cache."),
+    ] = None
+    data_disk_provisioned_iops: Annotated[
+        int | Int64String | None,
+        Field(
+            alias="dataDiskProvisionedIops",
+            description="Optional. Provisioned number of I/O operations per second for the data disk.",
+        ),
+    ] = None
+    data_disk_provisioned_throughput: Annotated[
+        int | Int64String | None,
+        Field(
+            alias="dataDiskProvisionedThroughput",
+            description="Optional. Provisioned throughput measured in MiB per second for the data disk.",
+        ),
+    ] = None
+    data_disk_size_gb: Annotated[
+        int | Int64String | None,
+        Field(alias="dataDiskSizeGb", description="The size of data disk, in GB."),
+    ] = None
+    data_disk_type: Annotated[
+        SettingsDataDiskType | None,
+        Field(
+            alias="dataDiskType",
+            description="The type of data disk: `PD_SSD` (default) or `PD_HDD`.",
+        ),
+    ] = None
+    database_flags: Annotated[
+        list[DatabaseFlags] | None,
+        Field(
+            alias="databaseFlags",
+            description="The database flags passed to the instance at startup.",
+        ),
+    ] = None
+    database_replication_enabled: Annotated[
+        bool | None,
+        Field(
+            alias="databaseReplicationEnabled",
+            description="Configuration specific to read replica instances.",
+        ),
+    ] = None
+    deletion_protection_enabled: Annotated[
+        bool | None,
+        Field(
+            alias="deletionProtectionEnabled",
+            description="Configuration to protect against accidental instance deletion.",
+        ),
+    ] = None
+    deny_maintenance_periods: Annotated[
+        list[DenyMaintenancePeriod] | None,
+        Field(alias="denyMaintenancePeriods", description="Deny maintenance periods"),
+    ] = None
+    disk_size: Annotated[
+        int | Int64String | None,
+        Field(
+            alias="diskSize",
+            description="Config Connector's name for settings.dataDiskSizeGb (spec.settings.dataDiskSizeGb); set one of the two.",
+        ),
+    ] = None
+    disk_type: Annotated[
+        SettingsDataDiskType | None,
+        Field(
+            alias="diskType",
+            description="Config Connector's name for settings.dataDiskType (spec.settings.dataDiskType); set one of the two.",
+        ),
     ] = None
     edition: Annotated[
         SettingsEdition | None,

@@ -334,6 +334,127 @@ class GceInstance(KRMModel):
     ] = None
 
 
+class GceInstanceKcc(KRMModel):
+    """
+    A runtime using a Compute Engine instance.
+    """
+
+    accelerators: Annotated[
+        list[Accelerator] | None,
+        Field(
+            description="Optional. A list of the type and count of accelerator cards attached to the instance."
+        ),
+    ] = None
+    boost_configs: Annotated[
+        list[BoostConfig] | None,
+        Field(
+            alias="boostConfigs",
+            description="Optional. A list of the boost configurations that workstations created using this workstation configuration are allowed to use.",
+        ),
+    ] = None
+    boot_disk_size_gb: Annotated[
+        int | None,
+        Field(
+            alias="bootDiskSizeGB",
+            description="Config Connector's name for host.gceInstance.bootDiskSizeGb (spec.host.gceInstance.bootDiskSizeGb); set one of the two.",
+        ),
+    ] = None
+    boot_disk_size_gb_1: Annotated[
+        int | None,
+        Field(
+            alias="bootDiskSizeGb",
+            description="Optional. The size of the boot disk for the VM in gigabytes (GB).",
+        ),
+    ] = None
+    confidential_instance_config: Annotated[
+        GceConfidentialInstanceConfig | None,
+        Field(
+            alias="confidentialInstanceConfig",
+            description="Optional. A set of Compute Engine Confidential VM instance options.",
+        ),
+    ] = None
+    disable_public_ip_addresses: Annotated[
+        bool | None,
+        Field(
+            alias="disablePublicIpAddresses",
+            description="Optional. When set to true, disables public IP addresses for VMs.",
+        ),
+    ] = None
+    disable_ssh: Annotated[
+        bool | None,
+        Field(alias="disableSsh", description="Optional. Whether to disable SSH access to the VM."),
+    ] = None
+    enable_nested_virtualization: Annotated[
+        bool | None,
+        Field(
+            alias="enableNestedVirtualization",
+            description="Optional. Whether to enable nested virtualization on Cloud Workstations VMs created using this workstation configuration.",
+        ),
+    ] = None
+    instance_metadata: Annotated[
+        dict[str, str] | None,
+        Field(
+            alias="instanceMetadata",
+            description="Optional. Custom metadata to apply to Compute Engine instances.",
+        ),
+    ] = None
+    machine_type: Annotated[
+        str | None,
+        Field(
+            alias="machineType",
+            description='Optional. The type of machine to use for VM instances—for example, `"e2-standard-4"`.',
+        ),
+    ] = None
+    pool_size: Annotated[
+        int | None,
+        Field(
+            alias="poolSize",
+            description="Optional. The number of VMs that the system should keep idle so that new workstations can be started quickly for new users.",
+        ),
+    ] = None
+    service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
+        Field(
+            alias="serviceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `serviceAccount`).",
+        ),
+    ] = None
+    service_account_scopes: Annotated[
+        list[str] | None,
+        Field(
+            alias="serviceAccountScopes",
+            description="Optional. Scopes to grant to the service_account.",
+        ),
+    ] = None
+    shielded_instance_config: Annotated[
+        GceShieldedInstanceConfig | None,
+        Field(
+            alias="shieldedInstanceConfig",
+            description="Optional. A set of Compute Engine Shielded instance options.",
+        ),
+    ] = None
+    startup_script_uri: Annotated[
+        str | None,
+        Field(
+            alias="startupScriptUri",
+            description="Optional. Link to the startup script stored in Cloud Storage.",
+        ),
+    ] = None
+    tags: Annotated[
+        list[str] | None,
+        Field(
+            description="Optional. Network tags to add to the Compute Engine VMs backing the workstations."
+        ),
+    ] = None
+    vm_tags: Annotated[
+        dict[str, str] | None,
+        Field(
+            alias="vmTags",
+            description="Optional. Resource manager tags to be bound to this instance.",
+        ),
+    ] = None
+
+
 class GceInstanceObservedState(KRMModel):
     """
     A runtime using a Compute Engine instance.
@@ -466,6 +587,17 @@ class Host(KRMModel):
 
     gce_instance: Annotated[
         GceInstance | None,
+        Field(alias="gceInstance", description="Specifies a Compute Engine instance as the host."),
+    ] = None
+
+
+class HostKcc(KRMModel):
+    """
+    Runtime host for a workstation.
+    """
+
+    gce_instance: Annotated[
+        GceInstanceKcc | None,
         Field(alias="gceInstance", description="Specifies a Compute Engine instance as the host."),
     ] = None
 
@@ -679,7 +811,7 @@ class WorkstationConfigSpec(KRMModel):
         ),
     ] = None
     host: Annotated[
-        Host | None, Field(description="Optional. Runtime host for the workstation.")
+        HostKcc | None, Field(description="Optional. Runtime host for the workstation.")
     ] = None
     idle_action: Annotated[
         WorkstationConfigIdleAction | None,
