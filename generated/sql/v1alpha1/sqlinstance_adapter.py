@@ -56,6 +56,7 @@ ADAPTER = Adapter(
         Alias(field="settings.diskSize", target="settings.dataDiskSizeGb"),
         Alias(field="settings.diskType", target="settings.dataDiskType"),
     ),
+    secrets=("rootPassword",),
 )
 
 register_adapter(ADAPTER)
