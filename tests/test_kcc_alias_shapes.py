@@ -6,8 +6,8 @@ recorded traffic sends (pkg/test/resourcefixture/testdata/basic/.../_http.log):
 
 * a nested alias (``settings.diskSize``; ``networks[].reservedIPRange`` in each
   element of a list; ``build.step``, whose API field is required);
-* an alias named as its API field with another type (SecretManagerSecret's
-  ``replication.automatic: true`` for the API's empty message);
+* an alias of an object inside an object (SecretManagerSecret's
+  ``replication.auto`` for the API's ``replication.automatic``);
 * a list alias of a map keyed by an element field, with items renamed,
   regrouped and expanded (BigtableInstance's ``cluster[]`` for ``clusters{}``);
 * list aliases with renamed items (ComputeFirewall's ``allow[].protocol``), and
@@ -75,7 +75,6 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], str, Any]] = [
             "cluster-3": {"location": f"projects/{PROJECT}/locations/us-central1-c", "serveNodes": 3, "defaultStorageType": "HDD"},
         },
     ),
-    ("SecretManagerSecret", {"replication": {"automatic": True}}, {"replication": {"automatic": {}}}, "replication", {"automatic": {}}),
     (
         "SecretManagerSecret",
         {"replication": {"auto": {"customerManagedEncryption": {"kmsKeyRef": {"external": "k"}}}}},
@@ -284,10 +283,10 @@ def test_a_keyed_list_needs_its_key_once() -> None:
     assert [e.message for e in validator(SCHEMAS["BigtableInstance"]).iter_errors(_obj("BigtableInstance", {"displayName": "d", "cluster": [{"zone": "z"}]}))]
 
 
-def test_the_boolean_alias_refuses_the_api_object_and_false_sends_nothing() -> None:
-    """Config Connector's type takes the API field's place; ``auto`` is the object."""
-    assert [e.message for e in validator(SCHEMAS["SecretManagerSecret"]).iter_errors(_obj("SecretManagerSecret", {"replication": {"automatic": {}}}))]
-    assert canonical_spec(adapter_for("SecretManagerSecret"), {"replication": {"automatic": False}}) == {"replication": {}}
+def test_our_object_form_of_automatic_replication_stays_valid() -> None:
+    """Config Connector's boolean ``replication.automatic: true`` is not taken: it
+    would refuse the ``replication.automatic: {}`` our users' manifests write."""
+    assert not list(validator(SCHEMAS["SecretManagerSecret"]).iter_errors(_obj("SecretManagerSecret", {"replication": {"automatic": {}}})))
 
 
 KCCCTL = [c for c in CASES if c[3]]

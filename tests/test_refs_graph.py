@@ -95,11 +95,20 @@ def test_crypto_key_has_no_project_ref(graph: list[dict[str, str]]) -> None:
     assert rows[("KMSCryptoKey", "spec.keyRingRef")]["api_path"] == "{keyRing}"
 
 
+# Kinds whose projectRef a kind config names on an API field (not the identity's {project})
+CONFIGURED_PROJECT_REFS = frozenset({"ApigeeOrganization"})
+
+
 def test_project_refs_come_from_the_identity_template(graph: list[dict[str, str]]) -> None:
     for row in graph:
         if row["path"] == "spec.projectRef":
+            assert row["target"] == "Project", row
+            if row["source"].startswith("config: "):
+                # a kind config's: the create's ?parent=projects/P of an ApigeeOrganization
+                assert row["kind"] in CONFIGURED_PROJECT_REFS, row
+                continue
             # {project}, or the identity's other project (a Shared VPC service project's {serviceProject})
-            assert row["target"] == "Project" and re.fullmatch(r"\{\w*[pP]roject\}", row["api_path"]), row
+            assert re.fullmatch(r"\{\w*[pP]roject\}", row["api_path"]), row
             assert row["source"].startswith(f"identity parameter {row['api_path']} of "), row
 
 

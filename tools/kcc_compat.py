@@ -91,10 +91,6 @@ LEGACY: dict[tuple[str, str, ErrorKind], str] = {
         "KCC's Terraform-era replication.automatic: true (a boolean) is the API's "
         "Automatic message (ours: spec.replication.automatic: {})"
     ),
-    ("SecretManagerSecret", "spec.replication.auto", ErrorKind.UNKNOWN_FIELD): (
-        "KCC's replication.auto is the API's replication.automatic "
-        "(ours: spec.replication.automatic)"
-    ),
 }
 
 

@@ -49,10 +49,10 @@ def kcc_location(identity: Identity, kcc: KindEvidence | None, api_fields: froze
             # KCC's projectRef or location beside the parent ref that covers it
             # (PrivateCACertificateAuthority's location beside caPoolRef); not where
             # the field is the Kind's own or an API field of the same name
-            theirs = "projectRef" if p.name == "project" else next((n for n in (p.name, "location") if p.name in LOCATION_PARAMS and n in spec), None)
-            if theirs is not None and theirs in spec and theirs not in own and theirs not in api_fields:
-                p = replace(p, beside=theirs)
-                own.add(theirs)
+            field = "projectRef" if p.name == "project" else next((n for n in (p.name, "location") if p.name in LOCATION_PARAMS and n in spec), None)
+            if field is not None and field in spec and field not in own and field not in api_fields:
+                p = replace(p, beside=field)
+                own.add(field)
         if p.name == "location" and p.role == "location" and p.ref_kind is None and p.covered_by is None and p.in_template and p.krm_field == "location":
             theirs = [n for n in ("region", "zone") if n in spec]
             if "location" not in spec and len(theirs) == 1:

@@ -28,14 +28,7 @@ ADAPTER = Adapter(
     ),
     krm_only=("projectRef", "resourceID"),
     int64_paths=("versionAliases",),
-    aliases=(
-        Alias(field="replication.auto", target="replication.automatic"),
-        Alias(
-            field="replication.automatic",
-            target="replication.automatic",
-            values=((True, ()), (False, None)),
-        ),
-    ),
+    aliases=(Alias(field="replication.auto", target="replication.automatic"),),
 )
 
 register_adapter(ADAPTER)

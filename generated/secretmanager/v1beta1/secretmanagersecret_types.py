@@ -117,10 +117,8 @@ class ReplicationKcc(KRMModel):
         ),
     ] = None
     automatic: Annotated[
-        bool | None,
-        Field(
-            description="Config Connector's spelling of replication.automatic (true -> {}; false -> nothing)."
-        ),
+        Automatic | None,
+        Field(description="The Secret will automatically be replicated without any restrictions."),
     ] = None
     user_managed: Annotated[
         UserManaged | None,
