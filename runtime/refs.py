@@ -368,7 +368,7 @@ def check_object(obj: Mapping[str, Any]) -> list[RefError]:
 def resolve_object(obj: Mapping[str, Any], store: ObjectStore) -> dict[str, str | list[str]]:
     """Resolve every reference of an object: concrete spec path -> externalRef(s)."""
     spec = obj.get("spec") or {}
-    namespace = str((obj.get("metadata") or {}).get("namespace") or getattr(store, "default_namespace", "default"))
+    namespace = namespace_of(obj, store)
     out: dict[str, str | list[str]] = {}
     ident = loaded_identity(str(obj.get("kind")))
     covering = {fld for _p, fld, t in ident.spec_fields if t} if ident is not None and ident.beside else set()
@@ -434,6 +434,11 @@ def annotation_of(obj: Mapping[str, Any], store: ObjectStore, namespace: str, ke
 PROJECT_ID_ANNOTATION = "cnrm.cloud.google.com/project-id"
 
 
+def namespace_of(obj: Mapping[str, Any], store: ObjectStore) -> str:
+    """The object's namespace, else the store's default (kccctl's)."""
+    return str((obj.get("metadata") or {}).get("namespace") or getattr(store, "default_namespace", "default"))
+
+
 def _project_from_annotations(obj: Mapping[str, Any], store: ObjectStore, namespace: str) -> str | None:
     """Config Connector's fallback: the object's, then its namespace's, project-id annotation."""
     return annotation_of(obj, store, namespace, PROJECT_ID_ANNOTATION) or None
@@ -443,7 +448,7 @@ def _beside_values(obj: Mapping[str, Any], store: ObjectStore, ident: IdentityTe
     """param -> (Config Connector's spec field beside ``field``, its value), for the
     params ``field`` covers; a projectRef falls back to the project-id annotation."""
     spec = obj.get("spec") or {}
-    namespace = str((obj.get("metadata") or {}).get("namespace") or getattr(store, "default_namespace", "default"))
+    namespace = namespace_of(obj, store)
     covered = {p for p, f, _t in ident.spec_fields if f == field}
     out: dict[str, tuple[str, str]] = {}
     for param, beside, target in ident.beside:
@@ -475,7 +480,7 @@ def resolve_covering(
     Config Connector's fields beside it (an SLO's projectRef beside serviceRef)
     complete a bare ID (``serviceRef: {external: my-service}``) and must agree
     with what it names."""
-    namespace = str((obj.get("metadata") or {}).get("namespace") or getattr(store, "default_namespace", "default"))
+    namespace = namespace_of(obj, store)
     beside = _beside_values(obj, store, ident, field) if ident.beside else {}
     theirs = identity_for(target)
     if beside and isinstance(ref, Mapping) and isinstance(ref.get("external"), str) and "/" not in ref["external"] and theirs.params:

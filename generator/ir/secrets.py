@@ -11,6 +11,7 @@ the object to that string before the request), only the KRM type changes.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from itertools import pairwise
 
@@ -160,28 +161,10 @@ def apply_secrets(spec: ObjectIR, models: ModelSet, wanted: dict[str, str]) -> S
     return Secrets(new_spec, ModelSet(tuple(objs[k] for k in sorted(objs)), models.enums), tuple(sorted(_paths(new_spec, objs))), tuple(skipped))
 
 
-def _uses(spec: ObjectIR, objs: dict[str, ObjectIR]) -> dict[str, set[str]]:
-    """Class -> the KRM paths (from spec) of the fields holding it."""
-    out: dict[str, set[str]] = {}
+def _object_fields(spec: ObjectIR, objs: dict[str, ObjectIR]) -> Iterator[tuple[str, str]]:
+    """(KRM path from spec, class) of every object-typed field, once per path (no cycles)."""
 
-    def walk(o: ObjectIR, prefix: str, stack: tuple[str, ...]) -> None:
-        for f in o.fields:
-            path, t = f"{prefix}{f.name}", f.type
-            while t.kind in ("array", "map") and t.item is not None:
-                path += "[]" if t.kind == "array" else ".*"
-                t = t.item
-            if t.kind == "object" and t.ref in objs and t.ref not in stack:
-                out.setdefault(t.ref, set()).add(path)
-                walk(objs[t.ref], f"{path}.", (*stack, t.ref))
-
-    walk(spec, "", (spec.name,))
-    return out
-
-
-def _paths(spec: ObjectIR, objs: dict[str, ObjectIR]) -> set[str]:
-    out: set[str] = set()
-
-    def walk(o: ObjectIR, prefix: str, stack: tuple[str, ...]) -> None:
+    def walk(o: ObjectIR, prefix: str, stack: tuple[str, ...]) -> Iterator[tuple[str, str]]:
         for f in o.fields:
             path, t = f"{prefix}{f.name}", f.type
             while t.kind in ("array", "map") and t.item is not None:
@@ -189,10 +172,22 @@ def _paths(spec: ObjectIR, objs: dict[str, ObjectIR]) -> set[str]:
                 t = t.item
             if t.kind != "object" or t.ref is None:
                 continue
-            if t.ref == SECRET_VALUE:
-                out.add(path)
-            elif t.ref in objs and t.ref not in stack:
-                walk(objs[t.ref], f"{path}.", (*stack, t.ref))
+            yield path, t.ref
+            if t.ref in objs and t.ref not in stack:
+                yield from walk(objs[t.ref], f"{path}.", (*stack, t.ref))
 
-    walk(spec, "", (spec.name,))
+    return walk(spec, "", (spec.name,))
+
+
+def _uses(spec: ObjectIR, objs: dict[str, ObjectIR]) -> dict[str, set[str]]:
+    """Class -> the KRM paths (from spec) of the fields holding it."""
+    out: dict[str, set[str]] = {}
+    for path, cls in _object_fields(spec, objs):
+        if cls in objs:
+            out.setdefault(cls, set()).add(path)
     return out
+
+
+def _paths(spec: ObjectIR, objs: dict[str, ObjectIR]) -> set[str]:
+    """The KRM paths of the sensitive fields."""
+    return {path for path, cls in _object_fields(spec, objs) if cls == SECRET_VALUE}
