@@ -516,9 +516,16 @@ class Alias:
     """
 
     field: str  # the alias: a top-level spec field, or a dotted path inside an element
-    target: str  # the spec path (dotted) it stands for
+    target: str  # the spec path (dotted) it stands for; "": accepted, sent nowhere
     values: tuple[tuple[Scalar, Scalar], ...] = ()
     items: tuple[Alias, ...] = ()
+    # KCC's one object (or value, kept at ``into``) is one element of the target list;
+    # ``fixed`` fields are set in each element it adds; ``append``: after the
+    # elements earlier aliases put there (bootDisk, attachedDisk -> disks)
+    element: bool = False
+    into: str = ""
+    fixed: tuple[tuple[str, Scalar], ...] = ()
+    append: bool = False
 
 
 #: The location scopes of a compute-style template: ``global/``, ``regions/{region}``, ``zones/{zone}``.

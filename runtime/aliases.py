@@ -25,19 +25,25 @@ class AliasConflict(ValueError):
 def canonical_spec(a: Adapter, spec: Mapping[str, Any] | None) -> dict[str, Any]:
     """``spec`` with every alias replaced by its target field (a deep copy)."""
     out: dict[str, Any] = copy.deepcopy(dict(spec or {}))
+    made: set[str] = set()  # lists the aliases made, which ``append`` aliases extend
     for alias in a.aliases:
-        _move(out, alias, "spec.")
+        _move(out, alias, "spec.", made)
     return out
 
 
-def _move(node: dict[str, Any], alias: Alias, where: str) -> None:
+def _move(node: dict[str, Any], alias: Alias, where: str, made: set[str] | None = None) -> None:
     parts = alias.field.split(".")
     parent = _walk(node, parts[:-1])
     if parent is None or parts[-1] not in parent:
         return
     value = _convert(alias, parent.pop(parts[-1]), where)
-    if value is _DROP:
+    if value is _DROP or not alias.target:
         return
+    if alias.element:
+        value = [{alias.into: value} if alias.into else value]
+    for elem in value if alias.fixed and isinstance(value, list) else ():
+        if isinstance(elem, dict):
+            elem.update(alias.fixed)
     tparts = alias.target.split(".")
     holder = node
     for p in tparts[:-1]:
@@ -48,8 +54,13 @@ def _move(node: dict[str, Any], alias: Alias, where: str) -> None:
             raise AliasConflict(f"{where}{alias.target}: {p} is not an object, cannot hold {where}{alias.field}")
         holder = nxt
     if tparts[-1] in holder:
+        if alias.append and made is not None and alias.target in made and isinstance(value, list):
+            holder[tparts[-1]].extend(value)
+            return
         raise AliasConflict(f"{where}{alias.field} is Config Connector's name for {where}{alias.target}: set one of the two, not both")
     holder[tparts[-1]] = value
+    if made is not None:
+        made.add(alias.target)
 
 
 def _walk(node: dict[str, Any], parts: list[str]) -> dict[str, Any] | None:
@@ -67,7 +78,10 @@ def _convert(alias: Alias, value: Any, where: str) -> Any:
             if value == have and type(value) is type(have):
                 return _DROP if want is None else want
         return value  # not in the map: the CRD's enum refuses it before we get here
-    if alias.items and isinstance(value, list):
+    if alias.items and alias.element and isinstance(value, dict):
+        for item in alias.items:
+            _move(value, item, f"{where}{alias.field}.")
+    elif alias.items and isinstance(value, list):
         out = []
         for i, elem in enumerate(value):
             if isinstance(elem, dict):

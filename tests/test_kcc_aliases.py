@@ -214,6 +214,73 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], str, Any]] = [
         [{"name": "http", "port": 80}],
     ),
     (
+        "ComputeInstanceTemplate",
+        {
+            "description": "t",
+            "machineType": "n1-standard-1",
+            "canIpForward": False,
+            "instanceDescription": "made from t",
+            "advancedMachineFeatures": {"threadsPerCore": 1},
+            "confidentialInstanceConfig": {"enableConfidentialCompute": False},
+            "minCpuPlatform": "Intel Skylake",
+            "networkPerformanceConfig": {"totalEgressBandwidthTier": "DEFAULT"},
+            "resourcePolicies": [{"external": f"projects/{PROJECT}/regions/us-central1/resourcePolicies/rp1"}],
+            "scheduling": {"automaticRestart": True, "onHostMaintenance": "MIGRATE"},
+            "shieldedInstanceConfig": {"enableVtpm": True},
+            "tags": ["web"],
+            "metadata": [{"key": "foo", "value": "bar"}],
+            "metadataStartupScript": "echo hi",
+            "guestAccelerator": [{"type": "nvidia-tesla-t4", "count": 1}],
+            "serviceAccount": {"serviceAccountRef": {"external": f"projects/{PROJECT}/serviceAccounts/sa1@{PROJECT}.iam.gserviceaccount.com"}, "scopes": ["cloud-platform"]},
+            "disk": [
+                {"sourceDiskRef": {"external": "disk1"}, "boot": True, "autoDelete": False},
+                {"sourceImageRef": {"external": "projects/debian-cloud/global/images/debian-12"}, "diskSizeGb": 10, "diskType": "pd-ssd", "diskName": "data", "labels": {"a": "b"}},
+            ],
+            "networkInterface": [
+                {
+                    "networkRef": {"external": f"projects/{PROJECT}/global/networks/net1"},
+                    "networkIp": "10.0.0.2",
+                    "aliasIpRange": [{"ipCidrRange": "/24"}],
+                    "accessConfig": [{"networkTier": "PREMIUM"}],
+                }
+            ],
+            "region": "us-central1",
+        },
+        {
+            "description": "t",
+            "properties": {
+                "machineType": "n1-standard-1",
+                "canIpForward": False,
+                "description": "made from t",
+                "advancedMachineFeatures": {"threadsPerCore": 1},
+                "confidentialInstanceConfig": {"enableConfidentialCompute": False},
+                "minCpuPlatform": "Intel Skylake",
+                "networkPerformanceConfig": {"totalEgressBandwidthTier": "DEFAULT"},
+                "resourcePolicyRefs": [{"external": f"projects/{PROJECT}/regions/us-central1/resourcePolicies/rp1"}],
+                "scheduling": {"automaticRestart": True, "onHostMaintenance": "MIGRATE"},
+                "shieldedInstanceConfig": {"enableVtpm": True},
+                "tags": {"items": ["web"]},
+                "metadata": {"items": [{"key": "foo", "value": "bar"}, {"key": "startup-script", "value": "echo hi"}]},
+                "guestAccelerators": [{"acceleratorType": "nvidia-tesla-t4", "acceleratorCount": 1}],
+                "serviceAccounts": [{"emailRef": {"external": f"projects/{PROJECT}/serviceAccounts/sa1@{PROJECT}.iam.gserviceaccount.com"}, "scopes": ["cloud-platform"]}],
+                "disks": [
+                    {"sourceRef": {"external": "disk1"}, "boot": True, "autoDelete": False},
+                    {"initializeParams": {"sourceImageRef": {"external": "projects/debian-cloud/global/images/debian-12"}, "diskSizeGb": 10, "diskType": "pd-ssd", "diskName": "data", "labels": {"a": "b"}}},
+                ],
+                "networkInterfaces": [
+                    {
+                        "networkRef": {"external": f"projects/{PROJECT}/global/networks/net1"},
+                        "networkIP": "10.0.0.2",
+                        "aliasIpRanges": [{"ipCidrRange": "/24"}],
+                        "accessConfigs": [{"networkTier": "PREMIUM"}],
+                    }
+                ],
+            },
+        },
+        "properties.disks",  # the disk's bare name (a template's zonal disk), the image's URL
+        [{"source": "disk1", "boot": True, "autoDelete": False}, {"initializeParams": {"sourceImage": "projects/debian-cloud/global/images/debian-12", "diskSizeGb": "10", "diskType": "pd-ssd", "diskName": "data", "labels": {"a": "b"}}}],
+    ),
+    (
         "BinaryAuthorizationAttestor",
         {"userOwnedDrydockNote": {"noteRef": {"external": f"projects/{PROJECT}/notes/n1"}}},
         {"userOwnedGrafeasNote": {"noteRef": {"external": f"projects/{PROJECT}/notes/n1"}}},

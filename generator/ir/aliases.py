@@ -30,6 +30,17 @@ from kccgen.generator.spec.kinds import AliasConfig, AliasItem, AliasScalar
 
 
 @dataclass(frozen=True)
+class _Edit:
+    """One change to an element class: under ``path`` (API names), the field
+    ``leaf`` replaced by ``new``, or (leaf None) ``new`` added beside the others."""
+
+    path: list[str]
+    leaf: str | None
+    new: FieldIR
+    api_field: str
+
+
+@dataclass(frozen=True)
 class Aliased:
     """The spec with its alias properties, the classes they need, and the aliases."""
 
@@ -92,69 +103,102 @@ class _Builder:
         desc = f"Config Connector's name for {it.api_field}" + (f" ({mapped})" if mapped else "") + f". {api.description}".rstrip()
         return FieldIR(leaf, t, desc, (), source)
 
-    def clone(self, obj: ObjectIR, name: str, renames: list[tuple[list[str], str, FieldIR]], i: int) -> ObjectIR:
-        """``obj`` as class ``name``, with each (API parent path + leaf, new field) renamed."""
+    def clone(self, obj: ObjectIR, name: str, edits: list[_Edit], i: int) -> ObjectIR:
+        """``obj`` as class ``name`` with each edit made: a renamed API field
+        replaced, or a flattened field added (over one of the same name)."""
         fields: list[FieldIR] = []
-        used = 0
+        here = [e for e in edits if not e.path]
+        done: set[int] = set()
         for f in obj.fields:
             key = f.api_name or f.name
-            direct = [nf for p, _, nf in renames if p == [key]]
-            deeper = [(p[1:], a, nf) for p, a, nf in renames if len(p) > 1 and p[0] == key]
-            if direct:
-                fields.append(direct[0])
-                used += 1
+            mine = [j for j, e in enumerate(here) if e.leaf == key or (e.leaf is None and e.new.name == f.name)]
+            deeper = [replace(e, path=e.path[1:]) for e in edits if e.path and e.path[0] == key]
+            if mine:
+                fields.append(here[mine[0]].new)
+                done.update(mine)
             elif deeper:
                 child = self.objects.get(f.type.ref or "") if f.type.kind == "object" else None
                 if child is None:
-                    raise self.error(i, "items", f"{deeper[0][1]!r}: {f.name} is not an object")
+                    raise self.error(i, "items", f"{deeper[0].api_field!r}: {f.name} is not an object")
                 c = self.clone(child, name + pascal(f.name), deeper, i)
                 fields.append(replace(f, type=TypeIR("object", ref=c.name)))
-                used += len(deeper)
             else:
                 fields.append(f)
-        if used != len(renames):
-            missing = [a for p, a, _ in renames if not any((g.api_name or g.name) == p[0] for g in obj.fields)]
+        missing = [e.api_field for j, e in enumerate(here) if j not in done and e.leaf is not None]
+        if missing:
             raise self.error(i, "items", f"{', '.join(repr(m) for m in missing)}: {obj.name} has no such API field")
+        fields += [e.new for j, e in enumerate(here) if j not in done]
         out = ObjectIR(name, obj.description, tuple(fields), obj.source)
         self.add(i, out)
         return out
+
+    def item(self, i: int, j: int, it: AliasItem, elem: ObjectIR, name: str, source: str) -> tuple[_Edit, AliasIR]:
+        """One renamed (same parent) or flattened (another parent) sub-field of an element."""
+        parent, _, _ = it.field.rpartition(".")
+        api_parent, _, api_leaf = it.api_field.rpartition(".")
+        parent_obj = elem if not api_parent else self.objects.get(self.walk(elem, api_parent, i, "items")[1].type.ref or "")
+        leaf_api = _field(parent_obj, api_leaf) if parent_obj is not None else None
+        if leaf_api is None:
+            raise self.error(i, "items", f"item {j}: {elem.name} has no API field {it.api_field!r}")
+        if parent and (self.walk(elem, parent, i, "items")[1].type.kind != "object"):
+            raise self.error(i, "items", f"item {j}: {parent!r} is not an object of {elem.name}")
+        item_source = f"{source}/items/{j}"
+        owner = name + "".join(pascal(p) for p in (self.walk(elem, parent, i, "items")[0].split(".") if parent else []))
+        nf = self.item_field(i, it, leaf_api, owner, item_source)
+        edit = _Edit(parent.split(".") if parent else [], api_leaf if parent == api_parent else None, nf, it.api_field)
+        target = self.walk(elem, it.api_field, i, "items")[0]
+        return edit, AliasIR(it.field, target, it.api_field, "", item_source, tuple((k, v) for k, v in (it.values or {}).items()))
+
+    def element_of(self, i: int, cfg: AliasConfig, t: TypeIR) -> ObjectIR | None:
+        """The object each element of the API list is (None: not a list of objects)."""
+        if t.kind != "array" or t.item is None or t.item.kind != "object":
+            return None
+        return self.objects.get(t.item.ref or "")
 
     def alias(self, i: int, cfg: AliasConfig, spec: ObjectIR) -> tuple[AliasIR, FieldIR]:
         source = f"{self.file}#{json_path(*self.base, 'aliases', i)}"
         if any(f.name == cfg.field for f in spec.fields):
             raise self.error(i, "field", f"alias {cfg.field!r} is already a spec field")
+        if cfg.api_field is None:
+            desc = f"Config Connector's {cfg.field}: accepted and sent nowhere. {cfg.reason}"
+            return AliasIR(cfg.field, "", "", cfg.reason, source), FieldIR(cfg.field, TypeIR("string"), desc, (), source)
         target, api = self.walk(spec, cfg.api_field, i, "apiField")
         if cfg.values and cfg.items:
             raise self.error(i, "values", "values map a scalar alias and items the elements of a list alias: not both")
         t = self.valued_type(i, "values", api.type, cfg.values, self.kind, cfg.field, source)
+        elem = self.element_of(i, cfg, t)
+        if (cfg.element or cfg.fixed) and elem is None:
+            raise self.error(i, "element" if cfg.element else "fixed", f"{cfg.api_field} is not a list of objects")
+        for key in cfg.fixed or {}:
+            if elem is not None and _field(elem, key) is None:
+                raise self.error(i, "fixed", f"{elem.name} has no API field {key!r}")
         items: list[AliasIR] = []
         if cfg.items:
-            elem = self.objects.get(t.item.ref or "") if t.kind == "array" and t.item is not None and t.item.kind == "object" else None
             if elem is None:
                 raise self.error(i, "items", f"items need a list of objects; {cfg.api_field} is not one")
             name = f"{self.kind}{pascal(cfg.field)}"
-            renames: list[tuple[list[str], str, FieldIR]] = []
+            edits: list[_Edit] = []
             for j, it in enumerate(cfg.items):
-                parent, _, _ = it.field.rpartition(".")
-                api_parent, _, api_leaf = it.api_field.rpartition(".")
-                if parent != api_parent:
-                    raise self.error(i, "items", f"item {j}: {it.field!r} and {it.api_field!r} must share their parent path")
-                parent_obj = elem if not parent else self.objects.get(self.walk(elem, parent, i, "items")[1].type.ref or "")
-                leaf_api = _field(parent_obj, api_leaf) if parent_obj is not None else None
-                if leaf_api is None:
-                    raise self.error(i, "items", f"item {j}: {elem.name} has no API field {it.api_field!r}")
-                item_source = f"{source}/items/{j}"
-                owner = name + "".join(pascal(p) for p in (self.walk(elem, parent, i, "items")[0].split(".") if parent else []))
-                nf = self.item_field(i, it, leaf_api, owner, item_source)
-                renames.append(([*(parent.split(".") if parent else []), api_leaf], it.api_field, nf))
-                item_target = self.walk(elem, it.api_field, i, "items")[0]
-                items.append(AliasIR(it.field, item_target, it.api_field, cfg.reason, item_source, tuple((k, v) for k, v in (it.values or {}).items())))
-            cloned = self.clone(elem, name, renames, i)
-            t = TypeIR("array", item=TypeIR("object", ref=cloned.name))
+                edit, a = self.item(i, j, it, elem, name, source)
+                edits.append(edit)
+                items.append(replace(a, reason=cfg.reason))
+            elem = self.clone(elem, name, edits, i)
+            t = TypeIR("array", item=TypeIR("object", ref=elem.name))
+        if cfg.element:
+            assert elem is not None
+            t = TypeIR("object", ref=elem.name)
+            if cfg.into:
+                inner = _field(elem, cfg.into)
+                if inner is None:
+                    raise self.error(i, "into", f"{elem.name} has no API field {cfg.into!r}")
+                t = inner.type
         mapped = "; ".join(f"{k} -> {'nothing' if v is None else json.dumps(v)}" for k, v in (cfg.values or {}).items())
-        desc = f"Config Connector's name for {cfg.api_field} (spec.{target}" + (f"; {mapped}" if mapped else "") + f"); set one of the two. {cfg.reason}"
+        shape = " (one element" + (f", its {cfg.into}" if cfg.into else "") + ")" if cfg.element else ""
+        desc = f"Config Connector's name for {cfg.api_field}{shape} (spec.{target}" + (f"; {mapped}" if mapped else "") + f"); set one of the two. {cfg.reason}"
         values = tuple((k, v) for k, v in (cfg.values or {}).items())
-        return AliasIR(cfg.field, target, cfg.api_field, cfg.reason, source, values, tuple(items)), FieldIR(cfg.field, t, desc, (), source)
+        fixed = tuple((k, v) for k, v in (cfg.fixed or {}).items())
+        a = AliasIR(cfg.field, target, cfg.api_field, cfg.reason, source, values, tuple(items), cfg.element, cfg.into or "", fixed, cfg.append)
+        return a, FieldIR(cfg.field, t, desc, (), source)
 
 
 def build_aliases(kind: str, file: str, base: tuple[str | int, ...], configs: tuple[AliasConfig, ...], spec: ObjectIR, models: ModelSet) -> Aliased:

@@ -295,6 +295,10 @@ class AliasIR:
     source: str  # specs/kinds/compute.yaml#/kinds/0/aliases/0
     values: tuple[tuple[str | int | float | bool | None, str | int | float | bool | None], ...] = ()
     items: tuple[AliasIR, ...] = ()
+    element: bool = False  # one element of the target list (kccgen.contract.Alias)
+    into: str = ""
+    fixed: tuple[tuple[str, str | int | float | bool | None], ...] = ()
+    append: bool = False
 
 
 @dataclass(frozen=True, repr=False)

@@ -167,8 +167,10 @@ AliasScalar = str | int | float | bool | None
 class AliasItem(_Strict):
     """A sub-field of each element of a list alias that Config Connector spells differently.
 
-    Paths are relative to one element and share their parent path
-    (``condition.withState`` -> ``condition.isLive``).
+    Paths are relative to one element. Sharing their parent path, the alias
+    replaces the API field (``condition.withState`` -> ``condition.isLive``);
+    otherwise it is a field beside the API's, moved into it (KCC flattens
+    ``disk[].sourceImageRef`` for ``initializeParams.sourceImage``).
     """
 
     field: str
@@ -187,10 +189,27 @@ class AliasConfig(_Strict):
     """
 
     field: str  # the top-level spec property KCC uses
-    api_field: str = Field(alias="apiField")  # dotted API path: lifecycle.rule
+    # dotted API path: lifecycle.rule; none: a string KCC accepts that no API
+    # field stands for (it is sent nowhere; the reason says why that is right)
+    api_field: str | None = Field(default=None, alias="apiField")
     reason: str = Field(min_length=1)
     values: dict[str, AliasScalar] | None = None
     items: tuple[AliasItem, ...] = ()
+    # KCC's one object (or, with ``into``, one value) is one element of the API's list
+    element: bool = False
+    into: str | None = None  # the element's sub-field holding the value: metadata items' ``value``
+    fixed: dict[str, AliasScalar] | None = None  # set in each element it adds: ``{boot: true}``
+    # its elements follow those of the aliases before it on the same list
+    # (bootDisk, attachedDisk -> disks) instead of being refused beside them
+    append: bool = False
+
+    @model_validator(mode="after")
+    def _one_shape(self) -> AliasConfig:
+        if self.api_field is None and (self.values or self.items or self.element or self.into or self.fixed or self.append):
+            raise ValueError("an alias with no apiField is sent nowhere: it takes no values, items, element, into, fixed or append")
+        if self.into and not self.element:
+            raise ValueError("into names a sub-field of the element the alias is: set element too")
+        return self
 
 
 class CanonicalConfig(_Strict):
