@@ -19,8 +19,8 @@ from kccgen.discovery.errors import SpecError, did_you_mean, json_path
 
 OVERRIDES_FILE = Path(__file__).resolve().parent / "overrides.yaml"
 
-_KEYS = ("api", "resource", "reason", "immutable", "outputOnly", "serviceAssignedId", "requires", "required")
-_FACTS = ("immutable", "outputOnly", "serviceAssignedId", "requires", "required")
+_KEYS = ("api", "resource", "reason", "immutable", "outputOnly", "settable", "serviceAssignedId", "requires", "required")
+_FACTS = ("immutable", "outputOnly", "settable", "serviceAssignedId", "requires", "required")
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,7 @@ class Override:
     reason: str
     immutable: frozenset[str] = frozenset()
     output_only: frozenset[str] = frozenset()
+    settable: frozenset[str] = frozenset()  # Discovery says output-only, yet a create takes and keeps them
     service_assigned_id: bool = False
     # field -> the collection (resource path, same API) whose resource it must
     # name on create: a subscription's topic must exist (404 otherwise).
@@ -67,6 +68,7 @@ def _entry(file: str, i: int, raw: Any) -> Override:
         reason=" ".join(raw["reason"].split()),
         immutable=_fields(file, i, "immutable", raw["immutable"]) if "immutable" in raw else frozenset(),
         output_only=_fields(file, i, "outputOnly", raw["outputOnly"]) if "outputOnly" in raw else frozenset(),
+        settable=_fields(file, i, "settable", raw["settable"]) if "settable" in raw else frozenset(),
         service_assigned_id=sa,
         requires=tuple(sorted(req.items())),
         required=_fields(file, i, "required", raw["required"]) if "required" in raw else frozenset(),
@@ -106,7 +108,7 @@ def check_override(o: Override, collections: Mapping[str, Mapping[str, Any]], sc
         hint = did_you_mean(o.resource, collections[o.api])
         raise SpecError(file, ptr + "/resource", f"{o.api} has no collection {o.resource!r} (a resource whose get returns a schema){hint}")
     have = schema_fields[(o.api, o.resource)]
-    for key, names in (("immutable", o.immutable), ("outputOnly", o.output_only), ("required", o.required)):
+    for key, names in (("immutable", o.immutable), ("outputOnly", o.output_only), ("settable", o.settable), ("required", o.required)):
         for name in sorted(names - have):
             raise SpecError(file, f"{ptr}/{key}", f"{o.api} {o.resource} has no top-level field {name!r}{did_you_mean(name, have)}")
     for name, target in o.requires:
