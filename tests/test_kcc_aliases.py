@@ -165,6 +165,36 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], str, Any]] = [
         f"projects/{PROJECT}/global/instanceTemplates/t1",
     ),
     (
+        "ComputeInstance",
+        {
+            "zone": "us-central1-a",
+            "machineType": "zones/us-central1-a/machineTypes/n1-standard-1",
+            "bootDisk": {"autoDelete": False, "initializeParams": {"size": 20, "type": "pd-ssd", "sourceImageRef": {"external": "projects/debian-cloud/global/images/debian-12"}}},
+            "attachedDisk": [{"sourceDiskRef": {"external": f"projects/{PROJECT}/zones/us-central1-a/disks/d2"}, "mode": "READ_ONLY"}],
+            "networkInterface": [{"networkRef": {"external": f"projects/{PROJECT}/global/networks/net1"}, "networkIp": "10.0.0.2", "accessConfig": [{"networkTier": "PREMIUM"}]}],
+            "serviceAccount": {"serviceAccountRef": {"external": f"projects/{PROJECT}/serviceAccounts/sa1@{PROJECT}.iam.gserviceaccount.com"}, "scopes": ["cloud-platform"]},
+            "guestAccelerator": [{"type": "nvidia-tesla-t4", "count": 1}],
+            "metadataStartupScript": "echo hi",
+        },
+        {
+            "zone": "us-central1-a",
+            "machineType": "zones/us-central1-a/machineTypes/n1-standard-1",
+            "disks": [
+                {"autoDelete": False, "boot": True, "initializeParams": {"diskSizeGb": 20, "diskType": "pd-ssd", "sourceImageRef": {"external": "projects/debian-cloud/global/images/debian-12"}}},
+                {"sourceRef": {"external": f"projects/{PROJECT}/zones/us-central1-a/disks/d2"}, "mode": "READ_ONLY"},
+            ],
+            "networkInterfaces": [{"networkRef": {"external": f"projects/{PROJECT}/global/networks/net1"}, "networkIP": "10.0.0.2", "accessConfigs": [{"networkTier": "PREMIUM"}]}],
+            "serviceAccounts": [{"emailRef": {"external": f"projects/{PROJECT}/serviceAccounts/sa1@{PROJECT}.iam.gserviceaccount.com"}, "scopes": ["cloud-platform"]}],
+            "guestAccelerators": [{"acceleratorType": "nvidia-tesla-t4", "acceleratorCount": 1}],
+            "metadata": {"items": [{"key": "startup-script", "value": "echo hi"}]},
+        },
+        "disks",  # the boot disk first, then the attached ones (Terraform's order)
+        [
+            {"autoDelete": False, "boot": True, "initializeParams": {"diskSizeGb": "20", "diskType": "pd-ssd", "sourceImage": "projects/debian-cloud/global/images/debian-12"}},
+            {"source": f"projects/{PROJECT}/zones/us-central1-a/disks/d2", "mode": "READ_ONLY"},
+        ],
+    ),
+    (
         "ComputeDisk",
         {"zone": "us-central1-a", "imageRef": {"external": "projects/debian-cloud/global/images/debian-12"}},
         {"zone": "us-central1-a", "sourceImageRef": {"external": "projects/debian-cloud/global/images/debian-12"}},
