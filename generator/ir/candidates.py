@@ -361,6 +361,7 @@ def _config(kind: str, resource: str, ov: DerivedOverride | None, parent_forms: 
         references=ov.references,
         methods=ov.methods,
         aliases=ov.aliases,
+        canonical=ov.canonical,
         companions=ov.companions,
         present=ov.present,
         example_id=ov.example_id,

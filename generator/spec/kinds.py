@@ -297,6 +297,7 @@ class DerivedOverride(_Strict):
     references: dict[str, ReferenceConfig] = Field(default_factory=dict)
     methods: MethodsConfig = Field(default_factory=MethodsConfig)
     aliases: tuple[AliasConfig, ...] = ()  # Config Connector's names for the Kind's fields
+    canonical: dict[str, CanonicalConfig] = Field(default_factory=dict)  # by top-level API field
     companions: tuple[CompanionConfig, ...] = ()  # spec fields kept in a paired resource of another API
     present: PresentConfig | None = None  # an on/off resource (a service is enabled or not)
     example_id: str | None = Field(default=None, alias="exampleID")  # an ID the service has in any project, for examples

@@ -10,6 +10,7 @@ from kccgen.contract import (
     Adapter,
     Alias,
     Call,
+    Canonical,
     CreateInput,
     CreateWithNameInBody,
     DeleteAtPath,
@@ -132,6 +133,7 @@ ADAPTER = Adapter(
             append=True,
         ),
     ),
+    canonical=(Canonical(field="machineType", expand="zones/{zone}/machineTypes/{}"),),
 )
 
 register_adapter(ADAPTER)
