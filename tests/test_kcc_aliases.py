@@ -493,3 +493,31 @@ def test_kccctl_sends_the_same_requests_for_an_alias(
     assert via_alias[1] == []  # the second apply only reads: nothing differs
     stored = yaml.safe_load(next(state.rglob("*.yaml")).read_text(encoding="utf-8"))
     assert stored["spec"] == alias_spec  # the user's spelling is kept
+
+
+@pytest.mark.parametrize(
+    ("alias", "message"),
+    [
+        ({"field": "region", "reason": "r", "values": {"a": "b"}}, "an alias with no apiField is sent nowhere"),
+        ({"field": "routingMode", "apiField": "routingConfig.routingMode", "into": "value", "reason": "r"}, "into names a sub-field of the element the alias is"),
+    ],
+)
+def test_a_malformed_list_alias_is_refused(alias: dict[str, Any], message: str, tmp_path: Path) -> None:
+    with pytest.raises(SpecError, match=message) as e:
+        load_kinds_file(_kinds_file(tmp_path, alias), "specs/kinds/compute.yaml")
+    assert str(e.value).startswith("specs/kinds/compute.yaml#/kinds/0/aliases/0")
+
+
+def test_an_element_alias_needs_a_list_of_objects(tmp_path: Path) -> None:
+    alias = {"field": "mode", "apiField": "routingConfig.routingMode", "element": True, "reason": "r"}
+    specs = curated_only(load_specs(REPO / "specs"))
+    kf = load_kinds_file(_kinds_file(tmp_path, alias), "specs/kinds/compute.yaml")
+    with pytest.raises(SpecError, match=r"routingConfig\.routingMode is not a list of objects") as e:
+        build_ir(dataclasses.replace(specs, kinds=tuple((p, kf if p == "specs/kinds/compute.yaml" else f) for p, f in specs.kinds)))
+    assert str(e.value).startswith("specs/kinds/compute.yaml#/kinds/0/aliases/0/element: ")
+
+
+def test_an_alias_with_no_api_field_is_accepted_and_sent_nowhere() -> None:
+    a = adapter_for("ComputeInstanceTemplate")
+    assert canonical_spec(a, {"region": "us-central1", "machineType": "n1-standard-1"}) == {"properties": {"machineType": "n1-standard-1"}}
+    assert SCHEMAS["ComputeInstanceTemplate"]["properties"]["spec"]["properties"]["region"]["type"] == "string"
