@@ -516,12 +516,19 @@ class Alias:
     """
 
     field: str  # the alias: a spec field or a dotted path ([] steps into list elements)
-    target: str  # the spec path (dotted, the same [] steps) it stands for
+    target: str  # the spec path (dotted, the same [] steps) it stands for; "": accepted, sent nowhere
     # alias value -> target value; an object target as (key, value) pairs, hashable
     # as contract values are (true -> (): the empty message {})
     values: tuple[tuple[Scalar, tuple[tuple[str, Any], ...] | Scalar], ...] = ()
     items: tuple[Alias, ...] = ()
     keyed_by: str = ""  # a list alias of a map: each element is the entry keyed by this field of it
+    # KCC's one object (or value, kept at ``into``) is one element of the target list;
+    # ``fixed`` fields are set in each element it adds; ``append``: after the
+    # elements earlier aliases put there (bootDisk, attachedDisk -> disks)
+    element: bool = False
+    into: str = ""
+    fixed: tuple[tuple[str, Scalar], ...] = ()
+    append: bool = False
 
 
 #: The location scopes of a compute-style template: ``global/``, ``regions/{region}``, ``zones/{zone}``.

@@ -191,7 +191,8 @@ def _apply(coll: Collection, overrides: list[Override]) -> Collection:
         must |= o.required
         dflt.update(o.defaults)
         imm |= o.immutable
-        out |= o.output_only
+        out = (out | o.output_only) - o.settable
+        imm |= o.settable  # taken on create only: no update carries them
         req.update(o.requires)
         if o.service_assigned_id:
             sa = sa or f"{o.where}: {o.reason}"

@@ -20,8 +20,8 @@ from kccgen.discovery.errors import SpecError, did_you_mean, json_path
 
 OVERRIDES_FILE = Path(__file__).resolve().parent / "overrides.yaml"
 
-_KEYS = ("api", "resource", "reason", "immutable", "outputOnly", "serviceAssignedId", "requires", "required", "defaults")
-_FACTS = ("immutable", "outputOnly", "serviceAssignedId", "requires", "required", "defaults")
+_KEYS = ("api", "resource", "reason", "immutable", "outputOnly", "settable", "serviceAssignedId", "requires", "required", "defaults")
+_FACTS = ("immutable", "outputOnly", "settable", "serviceAssignedId", "requires", "required", "defaults")
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,7 @@ class Override:
     reason: str
     immutable: frozenset[str] = frozenset()
     output_only: frozenset[str] = frozenset()
+    settable: frozenset[str] = frozenset()  # Discovery says output-only, yet a create takes and keeps them
     service_assigned_id: bool = False
     # field -> the collection (resource path, same API) whose resource it must
     # name on create: a subscription's topic must exist (404 otherwise).
@@ -74,6 +75,7 @@ def _entry(file: str, i: int, raw: Any) -> Override:
         reason=" ".join(raw["reason"].split()),
         immutable=_fields(file, i, "immutable", raw["immutable"]) if "immutable" in raw else frozenset(),
         output_only=_fields(file, i, "outputOnly", raw["outputOnly"]) if "outputOnly" in raw else frozenset(),
+        settable=_fields(file, i, "settable", raw["settable"]) if "settable" in raw else frozenset(),
         service_assigned_id=sa,
         requires=tuple(sorted(req.items())),
         required=_fields(file, i, "required", raw["required"]) if "required" in raw else frozenset(),
@@ -114,7 +116,7 @@ def check_override(o: Override, collections: Mapping[str, Mapping[str, Any]], sc
         hint = did_you_mean(o.resource, collections[o.api])
         raise SpecError(file, ptr + "/resource", f"{o.api} has no collection {o.resource!r} (a resource whose get returns a schema){hint}")
     have = schema_fields[(o.api, o.resource)]
-    for key, names in (("immutable", o.immutable), ("outputOnly", o.output_only), ("required", o.required), ("defaults", frozenset(k for k, _ in o.defaults))):
+    for key, names in (("immutable", o.immutable), ("outputOnly", o.output_only), ("settable", o.settable), ("required", o.required), ("defaults", frozenset(k for k, _ in o.defaults))):
         for name in sorted(names - have):
             raise SpecError(file, f"{ptr}/{key}", f"{o.api} {o.resource} has no top-level field {name!r}{did_you_mean(name, have)}")
     for name, target in o.requires:

@@ -17,7 +17,7 @@ from typing import Any
 
 from kccgen.contract import Adapter, Canonical, template_value
 from kccgen.runtime.identity import identity_for
-from kccgen.runtime.refs import RefField, choices_of, iter_field, references_of
+from kccgen.runtime.refs import RefField, bare_external, choices_of, iter_field, references_of
 from kccgen.runtime.requests import with_path
 
 _ADAPTERS: dict[str, Adapter] = {}
@@ -77,6 +77,8 @@ def ref_value_to_api(ref: RefField, external: str) -> str:
     if ref.api_format and "{}" in ref.api_format:  # the name behind a prefix: pubsub.googleapis.com/{}
         return ref.api_format.replace("{}", external)
     if ref.api_format:
+        if "/" not in external and bare_external(ref, {"external": external}):
+            return external  # the short name the API keeps, given so
         params = identity_for(ref.target).parse(external)
         return ref.api_format.format(**params)
     return external

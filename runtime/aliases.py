@@ -26,12 +26,13 @@ class AliasConflict(ValueError):
 def canonical_spec(a: Adapter, spec: Mapping[str, Any] | None) -> dict[str, Any]:
     """``spec`` with every alias replaced by its target field (a deep copy)."""
     out: dict[str, Any] = copy.deepcopy(dict(spec or {}))
+    made: set[str] = set()  # lists the aliases made, which ``append`` aliases extend
     for alias in a.aliases:
-        _move(out, alias, "spec.")
+        _move(out, alias, "spec.", made)
     return out
 
 
-def _move(node: dict[str, Any], alias: Alias, where: str) -> None:
+def _move(node: dict[str, Any], alias: Alias, where: str, made: set[str] | None = None) -> None:
     if "[]." in alias.field:  # into each element of a list: the target shares the path up to it
         head, _, rest = alias.field.partition("[].")
         elems = _walk(node, head.split(".")[:-1])
@@ -46,8 +47,13 @@ def _move(node: dict[str, Any], alias: Alias, where: str) -> None:
     if parent is None or parts[-1] not in parent:
         return
     value = _convert(alias, parent.pop(parts[-1]), where)
-    if value is _DROP:
+    if value is _DROP or not alias.target:  # no target: accepted, sent nowhere
         return
+    if alias.element:  # one element of the target list (its ``into`` field)
+        value = [{alias.into: value} if alias.into else value]
+    for elem in value if alias.fixed and isinstance(value, list) else ():
+        if isinstance(elem, dict):
+            elem.update(alias.fixed)
     tparts = alias.target.split(".")
     holder = node
     for p in tparts[:-1]:
@@ -58,8 +64,13 @@ def _move(node: dict[str, Any], alias: Alias, where: str) -> None:
             raise AliasConflict(f"{where}{alias.target}: {p} is not an object, cannot hold {where}{alias.field}")
         holder = nxt
     if tparts[-1] in holder:
+        if alias.append and made is not None and alias.target in made and isinstance(value, list):
+            holder[tparts[-1]].extend(value)  # after the elements an earlier alias put there
+            return
         raise AliasConflict(f"{where}{alias.field} is Config Connector's name for {where}{alias.target}: set one of the two, not both")
     holder[tparts[-1]] = value
+    if made is not None:
+        made.add(alias.target)
 
 
 def _walk(node: dict[str, Any], parts: list[str]) -> dict[str, Any] | None:

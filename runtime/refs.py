@@ -349,6 +349,20 @@ def iter_field(spec: Mapping[str, Any], path: str) -> Iterator[tuple[str, Any]]:
     yield from walk(spec, path.split("."), "")
 
 
+def bare_external(f: RefField, value: object) -> str | None:
+    """The external of a reference the API spells as the target's short name
+    alone (``apiFormat: "{disk}"``: a global template's zonal disk), given as
+    that name: it is complete, as the API has no scope to add. None otherwise."""
+    if not f.api_format or not isinstance(value, Mapping) or value.get("name"):
+        return None
+    ext = str(value.get("external") or "")
+    try:
+        short = f.api_format == "{" + identity_for(f.target).params[-1] + "}"
+    except KeyError:
+        return None
+    return ext if short and ext and "/" not in ext else None
+
+
 def check_object(obj: Mapping[str, Any]) -> list[RefError]:
     """Every reference rule that needs no store, for one KRM object."""
     spec = obj.get("spec") or {}
@@ -358,7 +372,7 @@ def check_object(obj: Mapping[str, Any]) -> list[RefError]:
             try:
                 if f.many:
                     check_refs(value, f.target, f"spec.{where}", f.external_only)
-                else:
+                elif bare_external(f, value) is None:
                     check_ref(value, f.target, f"spec.{where}", f.external_only, literal=f.value_of is not None)
             except RefError as e:
                 errors.append(e)
@@ -382,6 +396,8 @@ def resolve_object(obj: Mapping[str, Any], store: ObjectStore) -> dict[str, str 
                 out[p] = resolve_covering(obj, store, ident, where, f.target, value)[0]
             elif f.many:
                 out[p] = resolve_refs(value, f.target, namespace, store, p, f.external_only)
+            elif (bare := bare_external(f, value)) is not None:
+                out[p] = bare
             else:
                 out[p] = resolve_ref(value, f.target, namespace, store, p, f.external_only)
     out.update(hierarchy_parent(obj, store, namespace))

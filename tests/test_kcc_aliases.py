@@ -215,6 +215,36 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], str, Any]] = [
         f"projects/{PROJECT}/global/instanceTemplates/t1",
     ),
     (
+        "ComputeInstance",
+        {
+            "zone": "us-central1-a",
+            "machineType": "zones/us-central1-a/machineTypes/n1-standard-1",
+            "bootDisk": {"autoDelete": False, "initializeParams": {"size": 20, "type": "pd-ssd", "sourceImageRef": {"external": "projects/debian-cloud/global/images/debian-12"}}},
+            "attachedDisk": [{"sourceDiskRef": {"external": f"projects/{PROJECT}/zones/us-central1-a/disks/d2"}, "mode": "READ_ONLY"}],
+            "networkInterface": [{"networkRef": {"external": f"projects/{PROJECT}/global/networks/net1"}, "networkIp": "10.0.0.2", "accessConfig": [{"networkTier": "PREMIUM"}]}],
+            "serviceAccount": {"serviceAccountRef": {"external": f"projects/{PROJECT}/serviceAccounts/sa1@{PROJECT}.iam.gserviceaccount.com"}, "scopes": ["cloud-platform"]},
+            "guestAccelerator": [{"type": "nvidia-tesla-t4", "count": 1}],
+            "metadataStartupScript": "echo hi",
+        },
+        {
+            "zone": "us-central1-a",
+            "machineType": "zones/us-central1-a/machineTypes/n1-standard-1",
+            "disks": [
+                {"autoDelete": False, "boot": True, "initializeParams": {"diskSizeGb": 20, "diskType": "pd-ssd", "sourceImageRef": {"external": "projects/debian-cloud/global/images/debian-12"}}},
+                {"sourceRef": {"external": f"projects/{PROJECT}/zones/us-central1-a/disks/d2"}, "mode": "READ_ONLY"},
+            ],
+            "networkInterfaces": [{"networkRef": {"external": f"projects/{PROJECT}/global/networks/net1"}, "networkIP": "10.0.0.2", "accessConfigs": [{"networkTier": "PREMIUM"}]}],
+            "serviceAccounts": [{"emailRef": {"external": f"projects/{PROJECT}/serviceAccounts/sa1@{PROJECT}.iam.gserviceaccount.com"}, "scopes": ["cloud-platform"]}],
+            "guestAccelerators": [{"acceleratorType": "nvidia-tesla-t4", "acceleratorCount": 1}],
+            "metadata": {"items": [{"key": "startup-script", "value": "echo hi"}]},
+        },
+        "disks",  # the boot disk first, then the attached ones (Terraform's order)
+        [
+            {"autoDelete": False, "boot": True, "initializeParams": {"diskSizeGb": "20", "diskType": "pd-ssd", "sourceImage": "projects/debian-cloud/global/images/debian-12"}},
+            {"source": f"projects/{PROJECT}/zones/us-central1-a/disks/d2", "mode": "READ_ONLY"},
+        ],
+    ),
+    (
         "ComputeDisk",
         {"zone": "us-central1-a", "imageRef": {"external": "projects/debian-cloud/global/images/debian-12"}},
         {"zone": "us-central1-a", "sourceImageRef": {"external": "projects/debian-cloud/global/images/debian-12"}},
@@ -262,6 +292,73 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], str, Any]] = [
         {"zone": "us-central1-a", "namedPorts": [{"name": "http", "port": 80}]},
         "namedPorts",
         [{"name": "http", "port": 80}],
+    ),
+    (
+        "ComputeInstanceTemplate",
+        {
+            "description": "t",
+            "machineType": "n1-standard-1",
+            "canIpForward": False,
+            "instanceDescription": "made from t",
+            "advancedMachineFeatures": {"threadsPerCore": 1},
+            "confidentialInstanceConfig": {"enableConfidentialCompute": False},
+            "minCpuPlatform": "Intel Skylake",
+            "networkPerformanceConfig": {"totalEgressBandwidthTier": "DEFAULT"},
+            "resourcePolicies": [{"external": f"projects/{PROJECT}/regions/us-central1/resourcePolicies/rp1"}],
+            "scheduling": {"automaticRestart": True, "onHostMaintenance": "MIGRATE"},
+            "shieldedInstanceConfig": {"enableVtpm": True},
+            "tags": ["web"],
+            "metadata": [{"key": "foo", "value": "bar"}],
+            "metadataStartupScript": "echo hi",
+            "guestAccelerator": [{"type": "nvidia-tesla-t4", "count": 1}],
+            "serviceAccount": {"serviceAccountRef": {"external": f"projects/{PROJECT}/serviceAccounts/sa1@{PROJECT}.iam.gserviceaccount.com"}, "scopes": ["cloud-platform"]},
+            "disk": [
+                {"sourceDiskRef": {"external": "disk1"}, "boot": True, "autoDelete": False},
+                {"sourceImageRef": {"external": "projects/debian-cloud/global/images/debian-12"}, "diskSizeGb": 10, "diskType": "pd-ssd", "diskName": "data", "labels": {"a": "b"}},
+            ],
+            "networkInterface": [
+                {
+                    "networkRef": {"external": f"projects/{PROJECT}/global/networks/net1"},
+                    "networkIp": "10.0.0.2",
+                    "aliasIpRange": [{"ipCidrRange": "/24"}],
+                    "accessConfig": [{"networkTier": "PREMIUM"}],
+                }
+            ],
+            "region": "us-central1",
+        },
+        {
+            "description": "t",
+            "properties": {
+                "machineType": "n1-standard-1",
+                "canIpForward": False,
+                "description": "made from t",
+                "advancedMachineFeatures": {"threadsPerCore": 1},
+                "confidentialInstanceConfig": {"enableConfidentialCompute": False},
+                "minCpuPlatform": "Intel Skylake",
+                "networkPerformanceConfig": {"totalEgressBandwidthTier": "DEFAULT"},
+                "resourcePolicyRefs": [{"external": f"projects/{PROJECT}/regions/us-central1/resourcePolicies/rp1"}],
+                "scheduling": {"automaticRestart": True, "onHostMaintenance": "MIGRATE"},
+                "shieldedInstanceConfig": {"enableVtpm": True},
+                "tags": {"items": ["web"]},
+                "metadata": {"items": [{"key": "foo", "value": "bar"}, {"key": "startup-script", "value": "echo hi"}]},
+                "guestAccelerators": [{"acceleratorType": "nvidia-tesla-t4", "acceleratorCount": 1}],
+                "serviceAccounts": [{"emailRef": {"external": f"projects/{PROJECT}/serviceAccounts/sa1@{PROJECT}.iam.gserviceaccount.com"}, "scopes": ["cloud-platform"]}],
+                "disks": [
+                    {"sourceRef": {"external": "disk1"}, "boot": True, "autoDelete": False},
+                    {"initializeParams": {"sourceImageRef": {"external": "projects/debian-cloud/global/images/debian-12"}, "diskSizeGb": 10, "diskType": "pd-ssd", "diskName": "data", "labels": {"a": "b"}}},
+                ],
+                "networkInterfaces": [
+                    {
+                        "networkRef": {"external": f"projects/{PROJECT}/global/networks/net1"},
+                        "networkIP": "10.0.0.2",
+                        "aliasIpRanges": [{"ipCidrRange": "/24"}],
+                        "accessConfigs": [{"networkTier": "PREMIUM"}],
+                    }
+                ],
+            },
+        },
+        "properties.disks",  # the disk's bare name (a template's zonal disk), the image's URL
+        [{"source": "disk1", "boot": True, "autoDelete": False}, {"initializeParams": {"sourceImage": "projects/debian-cloud/global/images/debian-12", "diskSizeGb": "10", "diskType": "pd-ssd", "diskName": "data", "labels": {"a": "b"}}}],
     ),
     (
         "BinaryAuthorizationAttestor",
@@ -462,3 +559,31 @@ def test_kccctl_sends_the_same_requests_for_an_alias(
     assert via_alias[1] == []  # the second apply only reads: nothing differs
     stored = yaml.safe_load(next(state.rglob("*.yaml")).read_text(encoding="utf-8"))
     assert stored["spec"] == alias_spec  # the user's spelling is kept
+
+
+@pytest.mark.parametrize(
+    ("alias", "message"),
+    [
+        ({"field": "region", "reason": "r", "values": {"a": "b"}}, "an alias with no apiField is sent nowhere"),
+        ({"field": "routingMode", "apiField": "routingConfig.routingMode", "into": "value", "reason": "r"}, "into names a sub-field of the element the alias is"),
+    ],
+)
+def test_a_malformed_list_alias_is_refused(alias: dict[str, Any], message: str, tmp_path: Path) -> None:
+    with pytest.raises(SpecError, match=message) as e:
+        load_kinds_file(_kinds_file(tmp_path, alias), "specs/kinds/compute.yaml")
+    assert str(e.value).startswith("specs/kinds/compute.yaml#/kinds/0/aliases/0")
+
+
+def test_an_element_alias_needs_a_list_of_objects(tmp_path: Path) -> None:
+    alias = {"field": "mode", "apiField": "routingConfig.routingMode", "element": True, "reason": "r"}
+    specs = curated_only(load_specs(REPO / "specs"))
+    kf = load_kinds_file(_kinds_file(tmp_path, alias), "specs/kinds/compute.yaml")
+    with pytest.raises(SpecError, match=r"routingConfig\.routingMode is not a list of objects") as e:
+        build_ir(dataclasses.replace(specs, kinds=tuple((p, kf if p == "specs/kinds/compute.yaml" else f) for p, f in specs.kinds)))
+    assert str(e.value).startswith("specs/kinds/compute.yaml#/kinds/0/aliases/0/element: ")
+
+
+def test_an_alias_with_no_api_field_is_accepted_and_sent_nowhere() -> None:
+    a = adapter_for("ComputeInstanceTemplate")
+    assert canonical_spec(a, {"region": "us-central1", "machineType": "n1-standard-1"}) == {"properties": {"machineType": "n1-standard-1"}}
+    assert SCHEMAS["ComputeInstanceTemplate"]["properties"]["spec"]["properties"]["region"]["type"] == "string"

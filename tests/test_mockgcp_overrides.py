@@ -101,5 +101,21 @@ def test_immutable_subscription_topic_is_refused() -> None:
     assert resp.status == 400 and "topic" in resp.body["error"]["message"]
 
 
+def test_a_settable_field_is_kept_on_create_only(tmp_path: Path) -> None:
+    """An unmanaged instance group's network: Discovery says output-only, the
+    service takes it on insert and returns it (recorded traffic)."""
+    apis, _ = load_apis(SPECS)
+    groups = apis["compute.v1"].collections["instanceGroups"]
+    assert "network" not in groups.output_only and "network" in groups.immutable
+    bare, _ = load_apis(SPECS, _write(tmp_path, "overrides: []\n"))
+    assert "network" in bare["compute.v1"].collections["instanceGroups"].output_only
+    eng = MockGCP()
+    base = "/compute/v1/projects/p/zones/us-central1-a/instanceGroups"
+    _, resp = eng.handle("POST", base, {}, {"name": "g1", "network": "projects/p/global/networks/n1"})
+    assert resp.status == 200, resp.body
+    _, got = eng.handle("GET", f"{base}/g1", {}, None)
+    assert str(got.body.get("network", "")).endswith("projects/p/global/networks/n1")
+
+
 def test_the_file_is_package_data() -> None:
     assert OVERRIDES_FILE.parent.name == "mockgcp" and OVERRIDES_FILE.is_file()

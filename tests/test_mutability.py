@@ -987,9 +987,9 @@ def _table_covers_crd_spec(crd: Path) -> None:
     kind, schema = _crd(crd)
     table = committed(kind)
     # A Config Connector alias is described by its target's rows: the runtime
-    # moves its value there before it reads the table.
+    # moves its value there before it reads the table (one with no target is sent nowhere).
     aliases = {f"spec.{a.field}": f"spec.{a.target}" for a in adapter_for(kind).aliases}
-    assert sorted(t for t in aliases.values() if t not in table) == [], f"{kind}: alias targets without a mutability row"
+    assert sorted(t for t in aliases.values() if t not in table and t != "spec.") == [], f"{kind}: alias targets without a mutability row"
     from_crd = {
         p for p in crd_paths(schema["properties"]["spec"], "spec") if not any(p == a or (p[len(a) : len(a) + 1] in (".", "[") and p.startswith(a)) for a in aliases)
     }

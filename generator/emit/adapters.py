@@ -21,7 +21,17 @@ def _int64_paths(k: KindIR) -> tuple[str, ...]:
 
 
 def alias_of(a: AliasIR) -> Alias:
-    return Alias(field=a.field, target=a.target, values=a.values, items=tuple(alias_of(i) for i in a.items), keyed_by=a.keyed_by)
+    return Alias(
+        field=a.field,
+        target=a.target,
+        values=a.values,
+        items=tuple(alias_of(i) for i in a.items),
+        keyed_by=a.keyed_by,
+        element=a.element,
+        into=a.into,
+        fixed=a.fixed,
+        append=a.append,
+    )
 
 
 def adapter_of(k: KindIR) -> Adapter:

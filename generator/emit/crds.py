@@ -329,7 +329,7 @@ class SchemaBuilder:
             for f in self.k.spec.fields
             if {Behaviour.IMMUTABLE, Behaviour.INPUT_ONLY} <= f.behaviours and f.name not in id_fields and f.name.isidentifier()
         ]
-        rules += [r for r in map(alias_rule, self.k.aliases) if r is not None]
+        rules += [r for r in map(alias_rule, (a for a in self.k.aliases if a.target)) if r is not None]  # target "": sent nowhere
         rules += location_rules(self.k.locations)
         rules += parent_rules(self.k.identity.parent_fields)
         s["x-kubernetes-validations"] = [*s.get("x-kubernetes-validations", []), *rules]

@@ -209,18 +209,45 @@ class _Builder:
             items.append(AliasIR(it.field, item_target, it.api_field, getattr(cfg, "reason", ""), item_source, _values(it.values), sub))
         cloned = self.clone(elem, name, renames, i)
         if extra:
-            clash = [f.name for f in extra if any(g.name == f.name for g in cloned.fields)]
-            if clash:
-                raise self.error(i, "items", f"{', '.join(clash)}: already a field of {elem.name}")
-            cloned = replace(cloned, fields=(*cloned.fields, *extra))
+            # One named as a field of the element stands in its place: KCC's
+            # disk[].diskSizeGb is initializeParams.diskSizeGb, not AttachedDisk's.
+            by_name = {f.name: f for f in extra}
+            kept = tuple(by_name.pop(f.name, f) for f in cloned.fields)
+            cloned = replace(cloned, fields=(*kept, *by_name.values()))
             self.objects[cloned.name] = cloned
         return cloned, tuple(items)
+
+    def element_type(self, i: int, cfg: AliasConfig, t: TypeIR) -> TypeIR:
+        """The alias's type where it is one element of the API's list (``element``;
+        with ``into``, that element's one sub-field), checking ``fixed``."""
+        if not (cfg.element or cfg.fixed):
+            return t
+        key = "element" if cfg.element else "fixed"
+        elem = self.objects.get(t.item.ref or "") if t.kind == "array" and t.item is not None and t.item.kind == "object" else None
+        if elem is None:
+            raise self.error(i, key, f"{cfg.api_field} is not a list of objects")
+        for name in cfg.fixed or {}:
+            if _field(elem, name) is None:
+                raise self.error(i, "fixed", f"{elem.name} has no API field {name!r}")
+        if not cfg.element:
+            return t
+        if not cfg.into:
+            return TypeIR("object", ref=elem.name)
+        inner = _field(elem, cfg.into)
+        if inner is None:
+            raise self.error(i, "into", f"{elem.name} has no API field {cfg.into!r}")
+        return inner.type
 
     def alias(self, i: int, cfg: AliasConfig, spec: ObjectIR) -> tuple[AliasIR, ObjectIR, FieldIR | None]:
         """The alias, the spec with a nested alias's property at its path, and a
         top-level alias's property (for the caller to add)."""
         source = f"{self.file}#{json_path(*self.base, 'aliases', i)}"
         holder, _, leaf = cfg.field.rpartition(".")
+        if cfg.api_field is None:  # accepted and sent nowhere
+            if holder:
+                raise self.error(i, "field", f"{cfg.field!r}: an alias with no apiField is a top-level spec field")
+            desc = f"Config Connector's {cfg.field}: accepted and sent nowhere. {cfg.reason}"
+            return AliasIR(cfg.field, "", "", cfg.reason, source), spec, FieldIR(leaf, TypeIR("string"), desc, (), source)
         target, api = self.walk(spec, cfg.api_field, i, "apiField")
         if cfg.values and (cfg.items or cfg.keyed_by):
             raise self.error(i, "values", "values map a scalar alias and items the elements of a list alias: not both")
@@ -243,13 +270,16 @@ class _Builder:
                 cloned = replace(cloned, fields=(key, *cloned.fields))
                 self.objects[cloned.name] = cloned
             t = TypeIR("array", item=TypeIR("object", ref=cloned.name))
+        t = self.element_type(i, cfg, t)
         mapped = "; ".join(f"{k} -> {'nothing' if v is None else json.dumps(v)}" for k, v in (cfg.values or {}).items())
         keyed = f"; each element is the entry keyed by its {cfg.keyed_by}" if cfg.keyed_by else ""
-        desc = f"Config Connector's name for {cfg.api_field} (spec.{target}" + (f"; {mapped}" if mapped else "") + f"{keyed}); set one of the two. {cfg.reason}"
+        shape = (" (one element" + (f", its {cfg.into}" if cfg.into else "") + ")") if cfg.element else ""
+        desc = f"Config Connector's name for {cfg.api_field}{shape} (spec.{target}" + (f"; {mapped}" if mapped else "") + f"{keyed}); set one of the two. {cfg.reason}"
         if cfg.field == target:
             desc = f"Config Connector's spelling of {cfg.api_field} ({mapped}). {cfg.reason}"
         nf = FieldIR(leaf, t, desc, (), source)
-        a = AliasIR(cfg.field, target, cfg.api_field, cfg.reason, source, _values(cfg.values), items, cfg.keyed_by or "")
+        fixed = tuple(sorted((cfg.fixed or {}).items()))
+        a = AliasIR(cfg.field, target, cfg.api_field, cfg.reason, source, _values(cfg.values), items, cfg.keyed_by or "", cfg.element, cfg.into or "", fixed, cfg.append)
         if not holder:
             return a, spec, nf
         t_holder, _, t_leaf = target.rpartition(".")

@@ -303,6 +303,10 @@ class AliasIR:
     values: tuple[tuple[str | int | float | bool | None, str | int | float | bool | tuple[tuple[str, Any], ...] | None], ...] = ()  # objects as pairs
     items: tuple[AliasIR, ...] = ()
     keyed_by: str = ""  # a list alias of a map field: the element field keying its entry
+    element: bool = False  # one element of the target list (kccgen.contract.Alias)
+    into: str = ""
+    fixed: tuple[tuple[str, str | int | float | bool | None], ...] = ()
+    append: bool = False
 
 
 @dataclass(frozen=True, repr=False)

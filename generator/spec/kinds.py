@@ -179,7 +179,8 @@ class AliasItem(_Strict):
     Paths are relative to one element. Where they share their parent path
     (``condition.withState`` -> ``condition.isLive``) the alias replaces the API
     field in the element; where they do not (``autoscalingConfig`` ->
-    ``clusterConfig.clusterAutoscalingConfig``) it is an extra field beside it.
+    ``clusterConfig.clusterAutoscalingConfig``) it is an extra field beside it (KCC's
+    ``disk[].sourceImageRef`` for ``initializeParams.sourceImage``).
     ``items`` are the same moves inside an object item, relative to its API field.
     """
 
@@ -208,11 +209,30 @@ class AliasConfig(_Strict):
     """
 
     field: str  # the spec property KCC uses, or a dotted path inside one
-    api_field: str = Field(alias="apiField")  # dotted API path: lifecycle.rule
+    # dotted API path: lifecycle.rule; none: a string KCC accepts that no API
+    # field stands for (it is sent nowhere; the reason says why that is right)
+    api_field: str | None = Field(default=None, alias="apiField")
     reason: str = Field(min_length=1)
     values: dict[str, AliasValue] | None = None
     items: tuple[AliasItem, ...] = ()
     keyed_by: str | None = Field(default=None, alias="keyedBy")
+    # KCC's one object (or, with ``into``, one value) is one element of the API's list
+    element: bool = False
+    into: str | None = None  # the element's sub-field holding the value: metadata items' ``value``
+    fixed: dict[str, AliasScalar] | None = None  # set in each element it adds: ``{boot: true}``
+    # its elements follow those of the aliases before it on the same list
+    # (bootDisk, attachedDisk -> disks) instead of being refused beside them
+    append: bool = False
+
+    @model_validator(mode="after")
+    def _one_shape(self) -> AliasConfig:
+        if self.api_field is None and (self.values or self.items or self.keyed_by or self.element or self.into or self.fixed or self.append):
+            raise ValueError("an alias with no apiField is sent nowhere: it takes no values, items, keyedBy, element, into, fixed or append")
+        if self.into and not self.element:
+            raise ValueError("into names a sub-field of the element the alias is: set element too")
+        if self.element and self.keyed_by:
+            raise ValueError("keyedBy makes a map entry of each element and element one list element: not both")
+        return self
 
 
 class CanonicalConfig(_Strict):

@@ -10,6 +10,7 @@ from kccgen.contract import (
     Adapter,
     Alias,
     Call,
+    Canonical,
     CreateInput,
     CreateWithNameInBody,
     DeleteAtPath,
@@ -75,7 +76,65 @@ ADAPTER = Adapter(
         ("regionOperations", OPERATIONS["regionOperations"]),
         ("zoneOperations", OPERATIONS["zoneOperations"]),
     ),
-    aliases=(Alias(field="instanceTemplateRef", target="sourceInstanceTemplateRef"),),
+    aliases=(
+        Alias(field="instanceTemplateRef", target="sourceInstanceTemplateRef"),
+        Alias(
+            field="bootDisk",
+            target="disks",
+            items=(
+                Alias(field="sourceDiskRef", target="sourceRef"),
+                Alias(field="initializeParams.size", target="initializeParams.diskSizeGb"),
+                Alias(field="initializeParams.type", target="initializeParams.diskType"),
+                Alias(field="diskEncryptionKeyRaw", target="diskEncryptionKey.rawKey"),
+            ),
+            element=True,
+            fixed=(("boot", True),),
+            append=True,
+        ),
+        Alias(
+            field="attachedDisk",
+            target="disks",
+            items=(
+                Alias(field="sourceDiskRef", target="sourceRef"),
+                Alias(field="diskEncryptionKeyRaw", target="diskEncryptionKey.rawKey"),
+            ),
+            append=True,
+        ),
+        Alias(
+            field="networkInterface",
+            target="networkInterfaces",
+            items=(
+                Alias(field="networkIp", target="networkIP"),
+                Alias(field="aliasIpRange", target="aliasIpRanges"),
+                Alias(field="accessConfig", target="accessConfigs"),
+                Alias(field="ipv6AccessConfig", target="ipv6AccessConfigs"),
+            ),
+        ),
+        Alias(
+            field="serviceAccount",
+            target="serviceAccounts",
+            items=(Alias(field="serviceAccountRef", target="emailRef"),),
+            element=True,
+        ),
+        Alias(
+            field="guestAccelerator",
+            target="guestAccelerators",
+            items=(
+                Alias(field="type", target="acceleratorType"),
+                Alias(field="count", target="acceleratorCount"),
+            ),
+        ),
+        Alias(
+            field="metadataStartupScript",
+            target="metadata.items",
+            element=True,
+            into="value",
+            fixed=(("key", "startup-script"),),
+            append=True,
+        ),
+    ),
+    canonical=(Canonical(field="machineType", expand="zones/{zone}/machineTypes/{}"),),
+    secrets=("attachedDisk[].diskEncryptionKeyRaw", "bootDisk.diskEncryptionKeyRaw"),
 )
 
 register_adapter(ADAPTER)

@@ -48,6 +48,7 @@ from kccgen.generated.compute.v1alpha1.compute_v1_api import (
     UpcomingMaintenanceType,
     WorkloadIdentityConfigIdentityType,
 )
+from kccgen.generated.compute.v1alpha1.computedisk_reference import ComputeDiskRef
 from kccgen.generated.compute.v1alpha1.computeimage_reference import ComputeImageRef
 from kccgen.generated.compute.v1alpha1.computeinstancetemplate_reference import (
     ComputeInstanceTemplateRef,
@@ -65,8 +66,9 @@ from kccgen.generated.compute.v1alpha1.computeresourcepolicy_reference import (
 from kccgen.generated.compute.v1alpha1.computestoragepool_reference import ComputeStoragePoolRef
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
+from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
-from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
+from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus, SensitiveValue
 
 #: The API payload model the adapter sends and receives.
 ComputeInstanceAPI = compute_v1_api.Instance
@@ -289,11 +291,9 @@ class AttachedDisk(KRMModel):
         AttachedDiskMode | None,
         Field(description="The mode in which to attach this disk, either READ_WRITE orREAD_ONLY."),
     ] = None
-    source: Annotated[
-        str | None,
-        Field(
-            description="Specifies a valid partial or full URL to an existing Persistent Disk resource."
-        ),
+    source_ref: Annotated[
+        ComputeDiskRef | None,
+        Field(alias="sourceRef", description="A reference to a ComputeDisk (API field `source`)."),
     ] = None
     type: Annotated[
         AttachedDiskType | None,
@@ -506,6 +506,419 @@ class AttachedDiskObservedState(KRMModel):
     ] = None
 
 
+class ComputeInstanceAttachedDisk(KRMModel):
+    """
+    An instance-attached disk resource.
+    """
+
+    auto_delete: Annotated[
+        bool | None,
+        Field(
+            alias="autoDelete",
+            description="Specifies whether the disk will be auto-deleted when the instance is deleted (but not when the disk is detached from the instance).",
+        ),
+    ] = None
+    boot: Annotated[bool | None, Field(description="Indicates that this is a boot disk.")] = None
+    device_name: Annotated[
+        str | None,
+        Field(
+            alias="deviceName",
+            description="Specifies a unique device name of your choice that is reflected into the/dev/disk/by-id/google-* tree of a Linux operating system running within the instance.",
+        ),
+    ] = None
+    disk_encryption_key: Annotated[
+        CustomerEncryptionKey | None,
+        Field(
+            alias="diskEncryptionKey",
+            description="Encrypts or decrypts a disk using acustomer-supplied encryption key.",
+        ),
+    ] = None
+    disk_encryption_key_raw: Annotated[
+        SensitiveValue | None,
+        Field(
+            alias="diskEncryptionKeyRaw",
+            description="Config Connector's name for diskEncryptionKey.rawKey.",
+        ),
+    ] = None
+    disk_size_gb: Annotated[
+        int | Int64String | None,
+        Field(alias="diskSizeGb", description="The size of the disk in GB."),
+    ] = None
+    force_attach: Annotated[
+        bool | None,
+        Field(
+            alias="forceAttach",
+            description="[Input Only] Whether to force attach the regional disk even if it's currently attached to another instance.",
+        ),
+    ] = None
+    guest_os_features: Annotated[
+        list[GuestOsFeature] | None,
+        Field(
+            alias="guestOsFeatures",
+            description="A list of features to enable on the guest operating system.",
+        ),
+    ] = None
+    initialize_params: Annotated[
+        AttachedDiskInitializeParams | None,
+        Field(
+            alias="initializeParams",
+            description="[Input Only] Specifies the parameters for a new disk that will be created alongside the new instance.",
+        ),
+    ] = None
+    interface: Annotated[
+        AttachedDiskInterface | None,
+        Field(
+            description="Specifies the disk interface to use for attaching this disk, which is either SCSI or NVME."
+        ),
+    ] = None
+    mode: Annotated[
+        AttachedDiskMode | None,
+        Field(description="The mode in which to attach this disk, either READ_WRITE orREAD_ONLY."),
+    ] = None
+    source_disk_ref: Annotated[
+        ComputeDiskRef | None,
+        Field(alias="sourceDiskRef", description="Config Connector's name for source."),
+    ] = None
+    type: Annotated[
+        AttachedDiskType | None,
+        Field(description="Specifies the type of the disk, either SCRATCH orPERSISTENT."),
+    ] = None
+
+
+class ComputeInstanceBootDisk(KRMModel):
+    """
+    An instance-attached disk resource.
+    """
+
+    auto_delete: Annotated[
+        bool | None,
+        Field(
+            alias="autoDelete",
+            description="Specifies whether the disk will be auto-deleted when the instance is deleted (but not when the disk is detached from the instance).",
+        ),
+    ] = None
+    boot: Annotated[bool | None, Field(description="Indicates that this is a boot disk.")] = None
+    device_name: Annotated[
+        str | None,
+        Field(
+            alias="deviceName",
+            description="Specifies a unique device name of your choice that is reflected into the/dev/disk/by-id/google-* tree of a Linux operating system running within the instance.",
+        ),
+    ] = None
+    disk_encryption_key: Annotated[
+        CustomerEncryptionKey | None,
+        Field(
+            alias="diskEncryptionKey",
+            description="Encrypts or decrypts a disk using acustomer-supplied encryption key.",
+        ),
+    ] = None
+    disk_encryption_key_raw: Annotated[
+        SensitiveValue | None,
+        Field(
+            alias="diskEncryptionKeyRaw",
+            description="Config Connector's name for diskEncryptionKey.rawKey.",
+        ),
+    ] = None
+    disk_size_gb: Annotated[
+        int | Int64String | None,
+        Field(alias="diskSizeGb", description="The size of the disk in GB."),
+    ] = None
+    force_attach: Annotated[
+        bool | None,
+        Field(
+            alias="forceAttach",
+            description="[Input Only] Whether to force attach the regional disk even if it's currently attached to another instance.",
+        ),
+    ] = None
+    guest_os_features: Annotated[
+        list[GuestOsFeature] | None,
+        Field(
+            alias="guestOsFeatures",
+            description="A list of features to enable on the guest operating system.",
+        ),
+    ] = None
+    initialize_params: Annotated[
+        ComputeInstanceBootDiskInitializeParams | None,
+        Field(
+            alias="initializeParams",
+            description="[Input Only] Specifies the parameters for a new disk that will be created alongside the new instance.",
+        ),
+    ] = None
+    interface: Annotated[
+        AttachedDiskInterface | None,
+        Field(
+            description="Specifies the disk interface to use for attaching this disk, which is either SCSI or NVME."
+        ),
+    ] = None
+    mode: Annotated[
+        AttachedDiskMode | None,
+        Field(description="The mode in which to attach this disk, either READ_WRITE orREAD_ONLY."),
+    ] = None
+    source_disk_ref: Annotated[
+        ComputeDiskRef | None,
+        Field(alias="sourceDiskRef", description="Config Connector's name for source."),
+    ] = None
+    type: Annotated[
+        AttachedDiskType | None,
+        Field(description="Specifies the type of the disk, either SCRATCH orPERSISTENT."),
+    ] = None
+
+
+class ComputeInstanceBootDiskInitializeParams(KRMModel):
+    """
+    [Input Only] Specifies the parameters for a new disk that will be created
+    alongside the new instance. Use initialization parameters to create boot
+    disks or local SSDs attached to the new instance.
+
+    This field is persisted and returned for instanceTemplate and not returned
+    in the context of instance.
+
+    This property is mutually exclusive with the source property;
+    you can only define one or the other, but not both.
+    """
+
+    architecture: Annotated[
+        AttachedDiskInitializeParamsArchitecture | None,
+        Field(description="The architecture of the attached disk."),
+    ] = None
+    description: Annotated[str | None, Field(description="An optional description.")] = None
+    disk_name: Annotated[
+        str | None, Field(alias="diskName", description="Specifies the disk name.")
+    ] = None
+    enable_confidential_compute: Annotated[
+        bool | None,
+        Field(
+            alias="enableConfidentialCompute",
+            description="Whether this disk is using confidential compute mode.",
+        ),
+    ] = None
+    labels: Annotated[dict[str, str] | None, Field(description="Labels to apply to this disk.")] = (
+        None
+    )
+    license_refs: Annotated[
+        list[ComputeLicenseRef] | None,
+        Field(
+            alias="licenseRefs", description="References to ComputeLicenses (API field `licenses`)."
+        ),
+    ] = None
+    on_update_action: Annotated[
+        AttachedDiskInitializeParamsOnUpdateAction | None,
+        Field(
+            alias="onUpdateAction",
+            description="Specifies which action to take on instance update with this disk.",
+        ),
+    ] = None
+    provisioned_iops: Annotated[
+        int | Int64String | None,
+        Field(
+            alias="provisionedIops",
+            description="Indicates how many IOPS to provision for the disk.",
+        ),
+    ] = None
+    provisioned_throughput: Annotated[
+        int | Int64String | None,
+        Field(
+            alias="provisionedThroughput",
+            description="Indicates how much throughput to provision for the disk.",
+        ),
+    ] = None
+    replica_zones: Annotated[
+        list[str] | None,
+        Field(
+            alias="replicaZones",
+            description="Required for each regional disk associated with the instance.",
+        ),
+    ] = None
+    resource_manager_tags: Annotated[
+        dict[str, str] | None,
+        Field(
+            alias="resourceManagerTags",
+            description="Input only. Resource manager tags to be bound to the disk.",
+        ),
+    ] = None
+    resource_policy_refs: Annotated[
+        list[ComputeResourcePolicyRef] | None,
+        Field(
+            alias="resourcePolicyRefs",
+            description="References to ComputeResourcePolicys (API field `resourcePolicies`).",
+        ),
+    ] = None
+    size: Annotated[
+        int | Int64String | None,
+        Field(description="Config Connector's name for initializeParams.diskSizeGb."),
+    ] = None
+    source_image_encryption_key: Annotated[
+        CustomerEncryptionKey | None,
+        Field(
+            alias="sourceImageEncryptionKey",
+            description="Thecustomer-supplied encryption key of the source image.",
+        ),
+    ] = None
+    source_image_ref: Annotated[
+        ComputeImageRef | None,
+        Field(
+            alias="sourceImageRef",
+            description="A reference to a ComputeImage (API field `sourceImage`).",
+        ),
+    ] = None
+    source_snapshot: Annotated[
+        str | None,
+        Field(alias="sourceSnapshot", description="The source snapshot to create this disk."),
+    ] = None
+    source_snapshot_encryption_key: Annotated[
+        CustomerEncryptionKey | None,
+        Field(
+            alias="sourceSnapshotEncryptionKey",
+            description="Thecustomer-supplied encryption key of the source snapshot.",
+        ),
+    ] = None
+    storage_pool_ref: Annotated[
+        ComputeStoragePoolRef | None,
+        Field(
+            alias="storagePoolRef",
+            description="A reference to a ComputeStoragePool (API field `storagePool`).",
+        ),
+    ] = None
+    type: Annotated[
+        str | None, Field(description="Config Connector's name for initializeParams.diskType.")
+    ] = None
+
+
+class ComputeInstanceGuestAccelerator(KRMModel):
+    """
+    A specification of the type and number of accelerator cards attached to the
+    instance.
+    """
+
+    count: Annotated[
+        int | None, Field(description="Config Connector's name for acceleratorCount.")
+    ] = None
+    type: Annotated[
+        str | None, Field(description="Config Connector's name for acceleratorType.")
+    ] = None
+
+
+class ComputeInstanceNetworkInterface(KRMModel):
+    """
+    A network interface resource attached to an instance.
+    """
+
+    access_config: Annotated[
+        list[AccessConfig] | None,
+        Field(alias="accessConfig", description="Config Connector's name for accessConfigs."),
+    ] = None
+    alias_ip_range: Annotated[
+        list[AliasIpRange] | None,
+        Field(alias="aliasIpRange", description="Config Connector's name for aliasIpRanges."),
+    ] = None
+    alias_ipv6_ranges: Annotated[
+        list[AliasIpRange] | None,
+        Field(
+            alias="aliasIpv6Ranges",
+            description="An array of alias IPv6 ranges for this network interface.",
+        ),
+    ] = None
+    enable_vpc_scoped_dns: Annotated[
+        bool | None,
+        Field(
+            alias="enableVpcScopedDns",
+            description="Optional. If true, DNS resolution will be enabled over this interface.",
+        ),
+    ] = None
+    fingerprint: Annotated[
+        str | None,
+        Field(
+            description="Fingerprint hash of contents stored in this network interface.",
+            pattern="^[A-Za-z0-9+/_-]*={0,2}$",
+        ),
+    ] = None
+    igmp_query: Annotated[
+        NetworkInterfaceIgmpQuery | None,
+        Field(
+            alias="igmpQuery",
+            description="Indicate whether igmp query is enabled on the network interface or not.",
+        ),
+    ] = None
+    internal_ipv6_prefix_length: Annotated[
+        int | None,
+        Field(
+            alias="internalIpv6PrefixLength",
+            description="The prefix length of the primary internal IPv6 range.",
+        ),
+    ] = None
+    ipv6_access_config: Annotated[
+        list[AccessConfig] | None,
+        Field(
+            alias="ipv6AccessConfig", description="Config Connector's name for ipv6AccessConfigs."
+        ),
+    ] = None
+    ipv6_address: Annotated[
+        str | None,
+        Field(
+            alias="ipv6Address",
+            description="An IPv6 internal network address for this network interface.",
+        ),
+    ] = None
+    network_attachment_ref: Annotated[
+        ComputeNetworkAttachmentRef | None,
+        Field(
+            alias="networkAttachmentRef",
+            description="A reference to a ComputeNetworkAttachment (API field `networkAttachment`).",
+        ),
+    ] = None
+    network_ip: Annotated[
+        str | None, Field(alias="networkIp", description="Config Connector's name for networkIP.")
+    ] = None
+    network_ref: Annotated[
+        ComputeNetworkRef | None,
+        Field(
+            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
+        ),
+    ] = None
+    nic_type: Annotated[
+        NetworkInterfaceNicType | None,
+        Field(alias="nicType", description="The type of vNIC to be used on this interface."),
+    ] = None
+    parent_nic_name: Annotated[
+        str | None,
+        Field(
+            alias="parentNicName",
+            description="Name of the parent network interface of a dynamic network interface.",
+        ),
+    ] = None
+    queue_count: Annotated[
+        int | None,
+        Field(
+            alias="queueCount",
+            description="The networking queue count that's specified by users for the network interface.",
+        ),
+    ] = None
+    service_class_id: Annotated[
+        str | None,
+        Field(
+            alias="serviceClassId",
+            description="Optional. Producer Service's Service class Id for the region of this network interface.",
+        ),
+    ] = None
+    stack_type: Annotated[
+        NetworkInterfaceStackType | None,
+        Field(alias="stackType", description="The stack type for this network interface."),
+    ] = None
+    subnetwork_ref: Annotated[
+        ComputeSubnetworkRef | None,
+        Field(
+            alias="subnetworkRef",
+            description="A reference to a ComputeSubnetwork (API field `subnetwork`).",
+        ),
+    ] = None
+    vlan: Annotated[
+        int | None,
+        Field(
+            description="VLAN tag of a dynamic network interface, must be an integer in the range from 2 to 255 inclusively."
+        ),
+    ] = None
+
+
 class ComputeInstanceObservedState(KRMModel):
     """
     Represents an Instance resource.
@@ -642,6 +1055,21 @@ class ComputeInstanceObservedState(KRMModel):
     ] = None
 
 
+class ComputeInstanceServiceAccount(KRMModel):
+    """
+    A service account.
+    """
+
+    scopes: Annotated[
+        list[str] | None,
+        Field(description="The list of scopes to be made available for this service account."),
+    ] = None
+    service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
+        Field(alias="serviceAccountRef", description="Config Connector's name for email."),
+    ] = None
+
+
 class ComputeInstanceSpec(KRMModel):
     """
     Represents an Instance resource.
@@ -655,6 +1083,20 @@ class ComputeInstanceSpec(KRMModel):
         Field(
             alias="advancedMachineFeatures",
             description="Controls for advanced machine-related behavior features.",
+        ),
+    ] = None
+    attached_disk: Annotated[
+        list[ComputeInstanceAttachedDisk] | None,
+        Field(
+            alias="attachedDisk",
+            description="Config Connector's name for disks (spec.disks); set one of the two.",
+        ),
+    ] = None
+    boot_disk: Annotated[
+        ComputeInstanceBootDisk | None,
+        Field(
+            alias="bootDisk",
+            description="Config Connector's name for disks (one element) (spec.disks); set one of the two.",
         ),
     ] = None
     can_ip_forward: Annotated[
@@ -684,6 +1126,13 @@ class ComputeInstanceSpec(KRMModel):
     display_device: Annotated[
         DisplayDevice | None,
         Field(alias="displayDevice", description="Enables display device for the instance."),
+    ] = None
+    guest_accelerator: Annotated[
+        list[ComputeInstanceGuestAccelerator] | None,
+        Field(
+            alias="guestAccelerator",
+            description="Config Connector's name for guestAccelerators (spec.guestAccelerators); set one of the two.",
+        ),
     ] = None
     guest_accelerators: Annotated[
         list[AcceleratorConfig] | None,
@@ -744,11 +1193,25 @@ class ComputeInstanceSpec(KRMModel):
         Metadata | None,
         Field(description="The metadata key/value pairs assigned to this instance."),
     ] = None
+    metadata_startup_script: Annotated[
+        str | None,
+        Field(
+            alias="metadataStartupScript",
+            description="Config Connector's name for metadata.items (one element, its value) (spec.metadata.items); set one of the two.",
+        ),
+    ] = None
     min_cpu_platform: Annotated[
         str | None,
         Field(
             alias="minCpuPlatform",
             description="Specifies aminimum CPU platform for the VM instance.",
+        ),
+    ] = None
+    network_interface: Annotated[
+        list[ComputeInstanceNetworkInterface] | None,
+        Field(
+            alias="networkInterface",
+            description="Config Connector's name for networkInterfaces (spec.networkInterfaces); set one of the two.",
         ),
     ] = None
     network_interfaces: Annotated[
@@ -804,6 +1267,13 @@ class ComputeInstanceSpec(KRMModel):
     ] = None
     scheduling: Annotated[
         Scheduling | None, Field(description="Sets the scheduling options for this instance.")
+    ] = None
+    service_account: Annotated[
+        ComputeInstanceServiceAccount | None,
+        Field(
+            alias="serviceAccount",
+            description="Config Connector's name for serviceAccounts (one element) (spec.serviceAccounts); set one of the two.",
+        ),
     ] = None
     service_accounts: Annotated[
         list[ServiceAccount] | None,
@@ -1706,7 +2176,12 @@ class ServiceAccount(KRMModel):
     A service account.
     """
 
-    email: Annotated[str | None, Field(description="Email address of the service account.")] = None
+    email_ref: Annotated[
+        IAMServiceAccountRef | None,
+        Field(
+            alias="emailRef", description="A reference to a IAMServiceAccount (API field `email`)."
+        ),
+    ] = None
     scopes: Annotated[
         list[str] | None,
         Field(description="The list of scopes to be made available for this service account."),

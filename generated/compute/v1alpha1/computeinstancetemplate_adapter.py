@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithNameInBody, DeleteAtPath, Lro, NoUpdate
+from kccgen.contract import Adapter, Alias, Call, CreateWithNameInBody, DeleteAtPath, Lro, NoUpdate
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.compute.v1alpha1.compute_v1_operations import OPERATIONS
 
@@ -48,6 +48,75 @@ ADAPTER = Adapter(
         ("globalOrganizationOperations", OPERATIONS["globalOrganizationOperations"]),
         ("regionOperations", OPERATIONS["regionOperations"]),
         ("zoneOperations", OPERATIONS["zoneOperations"]),
+    ),
+    aliases=(
+        Alias(field="machineType", target="properties.machineType"),
+        Alias(field="canIpForward", target="properties.canIpForward"),
+        Alias(field="instanceDescription", target="properties.description"),
+        Alias(field="advancedMachineFeatures", target="properties.advancedMachineFeatures"),
+        Alias(field="confidentialInstanceConfig", target="properties.confidentialInstanceConfig"),
+        Alias(field="minCpuPlatform", target="properties.minCpuPlatform"),
+        Alias(field="networkPerformanceConfig", target="properties.networkPerformanceConfig"),
+        Alias(field="resourcePolicies", target="properties.resourcePolicyRefs"),
+        Alias(field="scheduling", target="properties.scheduling"),
+        Alias(field="shieldedInstanceConfig", target="properties.shieldedInstanceConfig"),
+        Alias(field="tags", target="properties.tags.items"),
+        Alias(field="metadata", target="properties.metadata.items"),
+        Alias(
+            field="metadataStartupScript",
+            target="properties.metadata.items",
+            element=True,
+            into="value",
+            fixed=(("key", "startup-script"),),
+            append=True,
+        ),
+        Alias(
+            field="guestAccelerator",
+            target="properties.guestAccelerators",
+            items=(
+                Alias(field="type", target="acceleratorType"),
+                Alias(field="count", target="acceleratorCount"),
+            ),
+        ),
+        Alias(
+            field="serviceAccount",
+            target="properties.serviceAccounts",
+            items=(Alias(field="serviceAccountRef", target="emailRef"),),
+            element=True,
+        ),
+        Alias(
+            field="disk",
+            target="properties.disks",
+            items=(
+                Alias(field="sourceDiskRef", target="sourceRef"),
+                Alias(field="sourceImageRef", target="initializeParams.sourceImageRef"),
+                Alias(field="diskName", target="initializeParams.diskName"),
+                Alias(field="diskSizeGb", target="initializeParams.diskSizeGb"),
+                Alias(field="diskType", target="initializeParams.diskType"),
+                Alias(field="labels", target="initializeParams.labels"),
+                Alias(field="provisionedIops", target="initializeParams.provisionedIops"),
+                Alias(field="resourcePolicies", target="initializeParams.resourcePolicyRefs"),
+                Alias(
+                    field="sourceImageEncryptionKey",
+                    target="initializeParams.sourceImageEncryptionKey",
+                ),
+                Alias(
+                    field="sourceSnapshotEncryptionKey",
+                    target="initializeParams.sourceSnapshotEncryptionKey",
+                ),
+            ),
+        ),
+        Alias(
+            field="networkInterface",
+            target="properties.networkInterfaces",
+            items=(
+                Alias(field="networkIp", target="networkIP"),
+                Alias(field="aliasIpRange", target="aliasIpRanges"),
+                Alias(field="accessConfig", target="accessConfigs"),
+                Alias(field="ipv6AccessConfig", target="ipv6AccessConfigs"),
+            ),
+        ),
+        Alias(field="region", target=""),
     ),
 )
 

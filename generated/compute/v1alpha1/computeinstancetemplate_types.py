@@ -42,6 +42,7 @@ from kccgen.generated.compute.v1alpha1.compute_v1_api import (
     SchedulingProvisioningModel,
     WorkloadIdentityConfigIdentityType,
 )
+from kccgen.generated.compute.v1alpha1.computedisk_reference import ComputeDiskRef
 from kccgen.generated.compute.v1alpha1.computeimage_reference import ComputeImageRef
 from kccgen.generated.compute.v1alpha1.computeinstance_reference import ComputeInstanceRef
 from kccgen.generated.compute.v1alpha1.computelicense_reference import ComputeLicenseRef
@@ -57,6 +58,7 @@ from kccgen.generated.compute.v1alpha1.computeresourcepolicy_reference import (
 from kccgen.generated.compute.v1alpha1.computestoragepool_reference import ComputeStoragePoolRef
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
+from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -281,11 +283,9 @@ class AttachedDisk(KRMModel):
         AttachedDiskMode | None,
         Field(description="The mode in which to attach this disk, either READ_WRITE orREAD_ONLY."),
     ] = None
-    source: Annotated[
-        str | None,
-        Field(
-            description="Specifies a valid partial or full URL to an existing Persistent Disk resource."
-        ),
+    source_ref: Annotated[
+        ComputeDiskRef | None,
+        Field(alias="sourceRef", description="A reference to a ComputeDisk (API field `source`)."),
     ] = None
     type: Annotated[
         AttachedDiskType | None,
@@ -498,6 +498,267 @@ class AttachedDiskObservedState(KRMModel):
     ] = None
 
 
+class ComputeInstanceTemplateDisk(KRMModel):
+    """
+    An instance-attached disk resource.
+    """
+
+    auto_delete: Annotated[
+        bool | None,
+        Field(
+            alias="autoDelete",
+            description="Specifies whether the disk will be auto-deleted when the instance is deleted (but not when the disk is detached from the instance).",
+        ),
+    ] = None
+    boot: Annotated[bool | None, Field(description="Indicates that this is a boot disk.")] = None
+    device_name: Annotated[
+        str | None,
+        Field(
+            alias="deviceName",
+            description="Specifies a unique device name of your choice that is reflected into the/dev/disk/by-id/google-* tree of a Linux operating system running within the instance.",
+        ),
+    ] = None
+    disk_encryption_key: Annotated[
+        CustomerEncryptionKey | None,
+        Field(
+            alias="diskEncryptionKey",
+            description="Encrypts or decrypts a disk using acustomer-supplied encryption key.",
+        ),
+    ] = None
+    disk_name: Annotated[
+        str | None,
+        Field(
+            alias="diskName", description="Config Connector's name for initializeParams.diskName."
+        ),
+    ] = None
+    disk_size_gb: Annotated[
+        int | Int64String | None,
+        Field(
+            alias="diskSizeGb",
+            description="Config Connector's name for initializeParams.diskSizeGb.",
+        ),
+    ] = None
+    disk_type: Annotated[
+        str | None,
+        Field(
+            alias="diskType", description="Config Connector's name for initializeParams.diskType."
+        ),
+    ] = None
+    force_attach: Annotated[
+        bool | None,
+        Field(
+            alias="forceAttach",
+            description="[Input Only] Whether to force attach the regional disk even if it's currently attached to another instance.",
+        ),
+    ] = None
+    guest_os_features: Annotated[
+        list[GuestOsFeature] | None,
+        Field(
+            alias="guestOsFeatures",
+            description="A list of features to enable on the guest operating system.",
+        ),
+    ] = None
+    initialize_params: Annotated[
+        AttachedDiskInitializeParams | None,
+        Field(
+            alias="initializeParams",
+            description="[Input Only] Specifies the parameters for a new disk that will be created alongside the new instance.",
+        ),
+    ] = None
+    interface: Annotated[
+        AttachedDiskInterface | None,
+        Field(
+            description="Specifies the disk interface to use for attaching this disk, which is either SCSI or NVME."
+        ),
+    ] = None
+    labels: Annotated[
+        dict[str, str] | None,
+        Field(description="Config Connector's name for initializeParams.labels."),
+    ] = None
+    mode: Annotated[
+        AttachedDiskMode | None,
+        Field(description="The mode in which to attach this disk, either READ_WRITE orREAD_ONLY."),
+    ] = None
+    provisioned_iops: Annotated[
+        int | Int64String | None,
+        Field(
+            alias="provisionedIops",
+            description="Config Connector's name for initializeParams.provisionedIops.",
+        ),
+    ] = None
+    resource_policies: Annotated[
+        list[ComputeResourcePolicyRef] | None,
+        Field(
+            alias="resourcePolicies",
+            description="Config Connector's name for initializeParams.resourcePolicies.",
+        ),
+    ] = None
+    source_disk_ref: Annotated[
+        ComputeDiskRef | None,
+        Field(alias="sourceDiskRef", description="Config Connector's name for source."),
+    ] = None
+    source_image_encryption_key: Annotated[
+        CustomerEncryptionKey | None,
+        Field(
+            alias="sourceImageEncryptionKey",
+            description="Config Connector's name for initializeParams.sourceImageEncryptionKey.",
+        ),
+    ] = None
+    source_image_ref: Annotated[
+        ComputeImageRef | None,
+        Field(
+            alias="sourceImageRef",
+            description="Config Connector's name for initializeParams.sourceImage.",
+        ),
+    ] = None
+    source_snapshot_encryption_key: Annotated[
+        CustomerEncryptionKey | None,
+        Field(
+            alias="sourceSnapshotEncryptionKey",
+            description="Config Connector's name for initializeParams.sourceSnapshotEncryptionKey.",
+        ),
+    ] = None
+    type: Annotated[
+        AttachedDiskType | None,
+        Field(description="Specifies the type of the disk, either SCRATCH orPERSISTENT."),
+    ] = None
+
+
+class ComputeInstanceTemplateGuestAccelerator(KRMModel):
+    """
+    A specification of the type and number of accelerator cards attached to the
+    instance.
+    """
+
+    count: Annotated[
+        int | None, Field(description="Config Connector's name for acceleratorCount.")
+    ] = None
+    type: Annotated[
+        str | None, Field(description="Config Connector's name for acceleratorType.")
+    ] = None
+
+
+class ComputeInstanceTemplateNetworkInterface(KRMModel):
+    """
+    A network interface resource attached to an instance.
+    """
+
+    access_config: Annotated[
+        list[AccessConfig] | None,
+        Field(alias="accessConfig", description="Config Connector's name for accessConfigs."),
+    ] = None
+    alias_ip_range: Annotated[
+        list[AliasIpRange] | None,
+        Field(alias="aliasIpRange", description="Config Connector's name for aliasIpRanges."),
+    ] = None
+    alias_ipv6_ranges: Annotated[
+        list[AliasIpRange] | None,
+        Field(
+            alias="aliasIpv6Ranges",
+            description="An array of alias IPv6 ranges for this network interface.",
+        ),
+    ] = None
+    enable_vpc_scoped_dns: Annotated[
+        bool | None,
+        Field(
+            alias="enableVpcScopedDns",
+            description="Optional. If true, DNS resolution will be enabled over this interface.",
+        ),
+    ] = None
+    fingerprint: Annotated[
+        str | None,
+        Field(
+            description="Fingerprint hash of contents stored in this network interface.",
+            pattern="^[A-Za-z0-9+/_-]*={0,2}$",
+        ),
+    ] = None
+    igmp_query: Annotated[
+        NetworkInterfaceIgmpQuery | None,
+        Field(
+            alias="igmpQuery",
+            description="Indicate whether igmp query is enabled on the network interface or not.",
+        ),
+    ] = None
+    internal_ipv6_prefix_length: Annotated[
+        int | None,
+        Field(
+            alias="internalIpv6PrefixLength",
+            description="The prefix length of the primary internal IPv6 range.",
+        ),
+    ] = None
+    ipv6_access_config: Annotated[
+        list[AccessConfig] | None,
+        Field(
+            alias="ipv6AccessConfig", description="Config Connector's name for ipv6AccessConfigs."
+        ),
+    ] = None
+    ipv6_address: Annotated[
+        str | None,
+        Field(
+            alias="ipv6Address",
+            description="An IPv6 internal network address for this network interface.",
+        ),
+    ] = None
+    network_attachment_ref: Annotated[
+        ComputeNetworkAttachmentRef | None,
+        Field(
+            alias="networkAttachmentRef",
+            description="A reference to a ComputeNetworkAttachment (API field `networkAttachment`).",
+        ),
+    ] = None
+    network_ip: Annotated[
+        str | None, Field(alias="networkIp", description="Config Connector's name for networkIP.")
+    ] = None
+    network_ref: Annotated[
+        ComputeNetworkRef | None,
+        Field(
+            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
+        ),
+    ] = None
+    nic_type: Annotated[
+        NetworkInterfaceNicType | None,
+        Field(alias="nicType", description="The type of vNIC to be used on this interface."),
+    ] = None
+    parent_nic_name: Annotated[
+        str | None,
+        Field(
+            alias="parentNicName",
+            description="Name of the parent network interface of a dynamic network interface.",
+        ),
+    ] = None
+    queue_count: Annotated[
+        int | None,
+        Field(
+            alias="queueCount",
+            description="The networking queue count that's specified by users for the network interface.",
+        ),
+    ] = None
+    service_class_id: Annotated[
+        str | None,
+        Field(
+            alias="serviceClassId",
+            description="Optional. Producer Service's Service class Id for the region of this network interface.",
+        ),
+    ] = None
+    stack_type: Annotated[
+        NetworkInterfaceStackType | None,
+        Field(alias="stackType", description="The stack type for this network interface."),
+    ] = None
+    subnetwork_ref: Annotated[
+        ComputeSubnetworkRef | None,
+        Field(
+            alias="subnetworkRef",
+            description="A reference to a ComputeSubnetwork (API field `subnetwork`).",
+        ),
+    ] = None
+    vlan: Annotated[
+        int | None,
+        Field(
+            description="VLAN tag of a dynamic network interface, must be an integer in the range from 2 to 255 inclusively."
+        ),
+    ] = None
+
+
 class ComputeInstanceTemplateObservedState(KRMModel):
     """
     Represents an Instance Template resource.
@@ -556,6 +817,21 @@ class ComputeInstanceTemplateObservedState(KRMModel):
     ] = None
 
 
+class ComputeInstanceTemplateServiceAccount(KRMModel):
+    """
+    A service account.
+    """
+
+    scopes: Annotated[
+        list[str] | None,
+        Field(description="The list of scopes to be made available for this service account."),
+    ] = None
+    service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
+        Field(alias="serviceAccountRef", description="Config Connector's name for email."),
+    ] = None
+
+
 class ComputeInstanceTemplateSpec(KRMModel):
     """
     Represents an Instance Template resource.
@@ -576,8 +852,90 @@ class ComputeInstanceTemplateSpec(KRMModel):
     For more information, readInstance Templates.
     """
 
+    advanced_machine_features: Annotated[
+        AdvancedMachineFeatures | None,
+        Field(
+            alias="advancedMachineFeatures",
+            description="Config Connector's name for properties.advancedMachineFeatures (spec.properties.advancedMachineFeatures); set one of the two.",
+        ),
+    ] = None
+    can_ip_forward: Annotated[
+        bool | None,
+        Field(
+            alias="canIpForward",
+            description="Config Connector's name for properties.canIpForward (spec.properties.canIpForward); set one of the two.",
+        ),
+    ] = None
+    confidential_instance_config: Annotated[
+        ConfidentialInstanceConfig | None,
+        Field(
+            alias="confidentialInstanceConfig",
+            description="Config Connector's name for properties.confidentialInstanceConfig (spec.properties.confidentialInstanceConfig); set one of the two.",
+        ),
+    ] = None
     description: Annotated[
         str | None, Field(description="An optional description of this resource.")
+    ] = None
+    disk: Annotated[
+        list[ComputeInstanceTemplateDisk] | None,
+        Field(
+            description="Config Connector's name for properties.disks (spec.properties.disks); set one of the two."
+        ),
+    ] = None
+    guest_accelerator: Annotated[
+        list[ComputeInstanceTemplateGuestAccelerator] | None,
+        Field(
+            alias="guestAccelerator",
+            description="Config Connector's name for properties.guestAccelerators (spec.properties.guestAccelerators); set one of the two.",
+        ),
+    ] = None
+    instance_description: Annotated[
+        str | None,
+        Field(
+            alias="instanceDescription",
+            description="Config Connector's name for properties.description (spec.properties.description); set one of the two.",
+        ),
+    ] = None
+    machine_type: Annotated[
+        str | None,
+        Field(
+            alias="machineType",
+            description="Config Connector's name for properties.machineType (spec.properties.machineType); set one of the two.",
+        ),
+    ] = None
+    metadata: Annotated[
+        list[MetadataItems] | None,
+        Field(
+            description="Config Connector's name for properties.metadata.items (spec.properties.metadata.items); set one of the two."
+        ),
+    ] = None
+    metadata_startup_script: Annotated[
+        str | None,
+        Field(
+            alias="metadataStartupScript",
+            description="Config Connector's name for properties.metadata.items (one element, its value) (spec.properties.metadata.items); set one of the two.",
+        ),
+    ] = None
+    min_cpu_platform: Annotated[
+        str | None,
+        Field(
+            alias="minCpuPlatform",
+            description="Config Connector's name for properties.minCpuPlatform (spec.properties.minCpuPlatform); set one of the two.",
+        ),
+    ] = None
+    network_interface: Annotated[
+        list[ComputeInstanceTemplateNetworkInterface] | None,
+        Field(
+            alias="networkInterface",
+            description="Config Connector's name for properties.networkInterfaces (spec.properties.networkInterfaces); set one of the two.",
+        ),
+    ] = None
+    network_performance_config: Annotated[
+        NetworkPerformanceConfig | None,
+        Field(
+            alias="networkPerformanceConfig",
+            description="Config Connector's name for properties.networkPerformanceConfig (spec.properties.networkPerformanceConfig); set one of the two.",
+        ),
     ] = None
     project_ref: Annotated[
         ProjectRef | None,
@@ -590,11 +948,41 @@ class ComputeInstanceTemplateSpec(KRMModel):
         InstanceProperties | None,
         Field(description="The instance properties for this instance template."),
     ] = None
+    region: Annotated[
+        str | None, Field(description="Config Connector's region: accepted and sent nowhere.")
+    ] = None
     resource_id: Annotated[
         str | None,
         Field(
             alias="resourceID",
             description="Immutable. Optional. The ComputeInstanceTemplate ID used for creation and acquisition.",
+        ),
+    ] = None
+    resource_policies: Annotated[
+        list[ComputeResourcePolicyRef] | None,
+        Field(
+            alias="resourcePolicies",
+            description="Config Connector's name for properties.resourcePolicies (spec.properties.resourcePolicyRefs); set one of the two.",
+        ),
+    ] = None
+    scheduling: Annotated[
+        Scheduling | None,
+        Field(
+            description="Config Connector's name for properties.scheduling (spec.properties.scheduling); set one of the two."
+        ),
+    ] = None
+    service_account: Annotated[
+        ComputeInstanceTemplateServiceAccount | None,
+        Field(
+            alias="serviceAccount",
+            description="Config Connector's name for properties.serviceAccounts (one element) (spec.properties.serviceAccounts); set one of the two.",
+        ),
+    ] = None
+    shielded_instance_config: Annotated[
+        ShieldedInstanceConfig | None,
+        Field(
+            alias="shieldedInstanceConfig",
+            description="Config Connector's name for properties.shieldedInstanceConfig (spec.properties.shieldedInstanceConfig); set one of the two.",
         ),
     ] = None
     source_instance_params: Annotated[
@@ -609,6 +997,12 @@ class ComputeInstanceTemplateSpec(KRMModel):
         Field(
             alias="sourceInstanceRef",
             description="A reference to a ComputeInstance (API field `sourceInstance`).",
+        ),
+    ] = None
+    tags: Annotated[
+        list[str] | None,
+        Field(
+            description="Config Connector's name for properties.tags.items (spec.properties.tags.items); set one of the two."
         ),
     ] = None
 
@@ -1370,7 +1764,12 @@ class ServiceAccount(KRMModel):
     A service account.
     """
 
-    email: Annotated[str | None, Field(description="Email address of the service account.")] = None
+    email_ref: Annotated[
+        IAMServiceAccountRef | None,
+        Field(
+            alias="emailRef", description="A reference to a IAMServiceAccount (API field `email`)."
+        ),
+    ] = None
     scopes: Annotated[
         list[str] | None,
         Field(description="The list of scopes to be made available for this service account."),
