@@ -59,8 +59,35 @@ class FailedPrecondition(GcpError):
     pass
 
 
+#: Answers that say the request was refused before any processing: 429 (quota)
+#: and 503 (UNAVAILABLE: Google's AIP-194 retries it for every method).
+UNPROCESSED = frozenset({429, 503})
+
+
 class Transient(GcpError):
-    """Still failing after every retry (429/5xx/connection)."""
+    """Still failing after every retry (429/5xx/connection).
+
+    ``processed``: whether the service may have acted on the request (it was
+    sent and the answer was lost, timed out, or was a 500/502/504). A refused
+    connection, a name that does not resolve, 429 and 503 say it did not:
+    a create that met them is simply not made, never of unknown outcome."""
+
+    def __init__(self, code: int, message: str, status: str = "", processed: bool | None = None) -> None:
+        super().__init__(code, message, status)
+        self.processed = code not in UNPROCESSED if processed is None else processed
+
+
+class NotSent(ConnectionError):
+    """No connection was made (refused, unresolvable name): nothing reached the service."""
+
+
+def _connect_error(e: BaseException) -> bool:
+    """Whether ``e`` happened before the request left: refused or no such host."""
+    import socket
+
+    import httplib2
+
+    return isinstance(e, (ConnectionRefusedError, socket.gaierror, NotSent, httplib2.ServerNotFoundError))
 
 
 class OperationFailed(GcpError):
@@ -118,6 +145,13 @@ class SendOnce:
         u = urlsplit(uri)
         conn_cls = http.client.HTTPSConnection if u.scheme == "https" else http.client.HTTPConnection
         conn = conn_cls(u.hostname or "", u.port, timeout=self.timeout)
+        try:
+            conn.connect()
+        except OSError as e:
+            conn.close()
+            if _connect_error(e):
+                raise NotSent(f"{method} {uri}: {type(e).__name__}: {e}") from e
+            raise ConnectionError(f"{method} {uri}: {type(e).__name__}: {e}") from e
         try:
             conn.request(method, u.path + (f"?{u.query}" if u.query else ""), body=body, headers=hdrs)
             r = conn.getresponse()
@@ -293,9 +327,15 @@ class Gcp:
                 return request.execute(http=SendOnce(self._creds), num_retries=0)
             except HttpError as e:
                 err = _from_http_error(e)
+                if isinstance(err, Transient):  # which endpoint is failing, for the user
+                    err = Transient(err.code, f"{err.message} ({request.method} {request.uri})", err.status, err.processed)
             except (httplib2.HttpLib2Error, ConnectionError, OSError) as e:
-                err = Transient(0, f"connection failed: {e}")
-            if not isinstance(err, Transient) or attempt >= self.retries or (not idempotent and err.code != 429):
+                sent = not _connect_error(e)
+                where = "" if str(getattr(request, "uri", "")) in str(e) else f"{request.method} {request.uri}: "
+                err = Transient(0, f"{where}{'connection failed' if sent else 'not sent, no connection'}: {e}", processed=sent)
+            # A create whose ID the service picks is sent again only after an
+            # answer that says the first was not processed.
+            if not isinstance(err, Transient) or attempt >= self.retries or (not idempotent and err.processed):
                 raise err
             delay = self.backoff * (2**attempt) * (0.5 + self.rng.random())
             log.warning("%s: %s; retry %d/%d in %.2fs", what, err, attempt + 1, self.retries, delay)

@@ -77,7 +77,7 @@ ANN_ACTUATION = "cnrm.cloud.google.com/actuation-mode"
 ANN_STREAK = "kccgen.dev/update-streak"  # path=count of consecutive updates of the same change
 # Set (and persisted) before a create whose ID the service picks, removed once its
 # outcome is known: still there on the next reconcile, the earlier create may exist.
-ANN_CREATE_PENDING = "kccgen.dev/create-pending"  # "<sent at> <token>"
+ANN_CREATE_PENDING = "kccgen.dev/create-pending"  # "<sent at> <token>[ <holder>]"
 # The label a service-named create carries (where the resource has a labels
 # map) with the intent's token, to be recognised in a listing. It stays on the
 # resource, as Config Connector's managed-by-cnrm does, and is never diffed.
@@ -85,6 +85,10 @@ CREATE_LABEL = "kccgen-create"
 # A create through an operation may not be listed before the operation ends:
 # absent from the listing this soon after it was sent proves nothing.
 SETTLE_GRACE_S = 600
+# How long an intent written by another live writer (an operator instance that
+# lost the lead mid-create) is left to it: longer than a create request may take
+# (SendOnce's 120 s timeout), so its answer is in before we look for the resource.
+INTENT_GRACE_S = 150
 MANAGER = "kccgen"
 MAX_STREAK = 3  # the same change written this many times in a row: the service keeps reverting it
 
@@ -109,10 +113,13 @@ class Result:
 
 
 def _outcome_unknown(a: Adapter, since: str) -> str:
+    # Never advise deleting and re-applying: after a real lost answer that
+    # leaks the resource, and done twice it makes a duplicate.
     return (
         f"a create of this {a.kind} was sent at {since} and its outcome is unknown (lost answer or interrupted run), "
-        f"so it is not sent again. Settle it: delete this object (without an externalRef nothing is deleted in GCP), "
-        f"then apply it again, with spec.resourceID set to the resource's ID if it exists (acquired), or as it was if it does not (created)"
+        f"so it is not sent again; every reconcile looks for the resource again and adopts it once found. "
+        f"If you know its ID, set spec.resourceID to it (acquired); only if you know it was not made, "
+        f"remove the annotation {ANN_CREATE_PENDING} and the create is sent again"
     )
 
 
@@ -210,6 +217,12 @@ def _now() -> str:
     return datetime.now(UTC).strftime(_TIME)
 
 
+def _intent(value: str) -> tuple[str, str, str]:
+    """(sent at, token, holder) of a create-pending intent; older ones have no holder."""
+    parts = value.split(" ")
+    return parts[0], parts[1] if len(parts) > 1 else "", parts[2] if len(parts) > 2 else ""
+
+
 def _ann(obj: Mapping[str, Any]) -> dict[str, str]:
     return dict((obj.get("metadata") or {}).get("annotations") or {})
 
@@ -224,18 +237,26 @@ class Reconciler:
         manager: str = MANAGER,
         persist: Callable[[dict[str, Any]], object] | None = None,
         dry_run: bool = False,
+        holder: str = "",
+        acting: Callable[[str], bool] | None = None,
     ) -> None:
         """``persist`` durably records an object before a create whose ID the
         service picks (the create-pending intent): after a crash or a lost
         answer, the next reconcile knows a resource may exist and never
         creates a second one. ``dry_run``: GETs only; what would be written
-        is the result (WouldCreate, WouldUpdate, WouldDelete with ``changes``)."""
+        is the result (WouldCreate, WouldUpdate, WouldDelete with ``changes``).
+        ``holder`` names this writer where others may run at once (operator
+        instances); ``acting(other)`` says whether another holder may still be
+        acting on its intent (alive, not elected away): a recent one is theirs
+        to settle."""
         self.gcp = gcp
         self.dry_run = dry_run
         self.store = store
         self.paused = paused
         self.manager = manager
         self.persist = persist
+        self.holder = holder
+        self.acting = acting
 
     # --- outcome helpers --------------------------------------------------------------
 
@@ -545,12 +566,18 @@ class Reconciler:
         if pending:
             assert isinstance(a.create, CreateServiceAssigned)
             intent = _ann(obj).get(ANN_CREATE_PENDING)
+            since, _, other = _intent(intent or "")
+            theirs = bool(intent and other and other != self.holder and self.acting is not None and self.acting(other))
+            if theirs and _age_s(since) < INTENT_GRACE_S:
+                return self._finish(
+                    obj, False, "CreatePending", f"{other} sent the create of this {a.kind} at {since}; its outcome is awaited (looked for from {INTENT_GRACE_S}s after)", events
+                )
             if intent:
                 looked = self._look_for_created(obj, a, spec, resolved, values, intent, "the outcome of an earlier create is unknown", events)
                 if looked is not None:
                     return looked
             token = secrets.token_hex(8)
-            _set_annotation(obj, ANN_CREATE_PENDING, f"{_now()} {token}")
+            _set_annotation(obj, ANN_CREATE_PENDING, " ".join(x for x in (_now(), token, self.holder) if x))
             if a.create.label_field and isinstance(req.body, dict):
                 req.body[a.create.label_field] = {**(req.body.get(a.create.label_field) or {}), CREATE_LABEL: token}
             if self.persist is not None:
@@ -562,7 +589,7 @@ class Reconciler:
             _settled(obj)
             return self._finish(obj, False, "UpdateFailed", f"create of {ext or a.kind} failed: {e.message}", events)
         except Transient as e:
-            if pending and e.code != 429:  # the service may have created it: never send the POST again
+            if pending and e.processed:  # the service may have created it: never send the POST again
                 looked = self._look_for_created(obj, a, spec, resolved, values, _ann(obj)[ANN_CREATE_PENDING], f"create of {a.kind} got no clear answer ({e})", events)
                 if looked is not None:
                     return looked
@@ -623,7 +650,7 @@ class Reconciler:
         """Settle a create-pending intent: the reconcile's result when the resource
         was found (adopted, then updated as any acquired one) or cannot be told
         apart; None when the create surely made nothing (create it now)."""
-        since, _, token = intent.partition(" ")
+        since, token, _ = _intent(intent)
         found, unknown = self._find_created(obj, a, spec_to_api(spec, a, resolved, values), values, since, token)
         if unknown:
             return self._finish(obj, False, "CreateOutcomeUnknown", f"{why}; {unknown}. " + _outcome_unknown(a, since), events)
