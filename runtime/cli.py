@@ -372,10 +372,9 @@ def _operator(args: argparse.Namespace) -> int:
         if namespace_problem(ns):
             print(f"error: --namespace: {namespace_problem(ns)}", file=sys.stderr)
             return 2
-    logging.basicConfig(level=args.log.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    if args.log != "debug":
-        # kopf logs every handler call at INFO: a thousand objects would flood the log.
-        logging.getLogger("kopf.objects").setLevel(logging.WARNING)
+    from kccgen.runtime import logs
+
+    logs.configure(args.log)
     settings = Settings(
         endpoint=args.endpoint,
         project=args.project,
@@ -394,6 +393,9 @@ def _operator(args: argparse.Namespace) -> int:
         webhook_service=args.webhook_service,
         webhook_namespace=args.webhook_namespace,
         webhook_config=args.webhook_config,
+        health_host=args.metrics_bind,
+        leader_elect=args.leader_elect == "true",
+        lease_namespace=args.lease_namespace,
     )
     logging.getLogger("kccgen.operator").info("starting: %s", settings_summary(settings))
     try:
@@ -496,6 +498,12 @@ def main(argv: list[str] | None = None) -> int:
     op.add_argument("--webhook-namespace", help="the webhook Service's namespace")
     op.add_argument("--webhook-config", help="ValidatingWebhookConfiguration whose caBundle the operator sets at start")
     op.add_argument("--host-paths", action="store_true", help="as for apply: each API under its own host on the endpoint (mockgcp)")
+    op.add_argument("--metrics-bind", default="127.0.0.1", metavar="ADDRESS", help="address of /healthz, /readyz and /metrics (default 127.0.0.1; the bundle's pod: 0.0.0.0)")
+    op.add_argument(
+        "--leader-elect", choices=("true", "false"), default="true",
+        help="where the server has coordination.k8s.io Leases, only the instance holding the installation's Lease reconciles (default true)",
+    )
+    op.add_argument("--lease-namespace", help="namespace of the Lease (default: the pod's namespace, else default)")
     op.add_argument("--log", choices=("debug", "info", "warning"), default="info", help="log level (default info)")
     sub.add_parser(
         "mockgcp", help="the local GCP emulator: hands over to the `mockgcp` command (`kccctl mockgcp serve --help`)", add_help=False
