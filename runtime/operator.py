@@ -10,7 +10,7 @@ Kind has code of its own:
   objects waiting on it when it becomes Ready: a dependency that appears is
   noticed at once, not on the next resync;
 * a daemon per object reconciles through :class:`Reconciler` (the rules of
-  DESIGN §5, shared with ``kccctl apply``), writes ``status`` through the status
+  docs/design.md §5, shared with ``kccctl apply``), writes ``status`` through the status
   subresource, then sleeps: the resync interval with jitter (0.5-1.5×) when
   Ready, ``cnrm.cloud.google.com/reconcile-interval-in-seconds`` when set (0:
   only on change), exponential backoff (250 ms to 2 min) after a failure;

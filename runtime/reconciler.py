@@ -1,4 +1,4 @@
-"""One reconcile of a KRM object, in the order DESIGN §5 gives, for every Kind.
+"""One reconcile of a KRM object, in the order docs/design.md §5 gives, for every Kind.
 
 1. actuation paused -> no GCP call;
 2. identity from status.externalRef, checked against the spec;

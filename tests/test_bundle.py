@@ -34,7 +34,7 @@ KINDS: dict[str, dict[str, Any]] = json.loads((GENERATED / "kinds.json").read_te
 TWO = "pubsub;storage"
 TWO_GROUPS = {"pubsub.cnrm.cloud.google.com", "storage.cnrm.cloud.google.com"}
 OWN_FILES = ("deployment.yaml", "namespace.yaml", "rbac.yaml", "service.yaml", "serviceaccount.yaml", "webhook.yaml")
-# Everything the operator may touch besides the selected Kinds (DESIGN: least privilege).
+# Everything the operator may touch besides the selected Kinds (generator/bundle.py: least privilege).
 FIXED_RULES = [
     {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": ["get", "list", "watch"]},
     {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get", "list", "watch"]},
