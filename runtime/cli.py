@@ -25,6 +25,7 @@ def _apply_or_delete(args: argparse.Namespace) -> int:
         ManifestError,
         StateDir,
         StateLocked,
+        StateUnwritable,
         apply,
         delete,
         load_manifests,
@@ -45,9 +46,13 @@ def _apply_or_delete(args: argparse.Namespace) -> int:
     except (ManifestError, KeyError) as e:
         print(f"error: {e.args[0] if isinstance(e, KeyError) else e}", file=sys.stderr)
         return 2
-    if args.endpoint is None and not _have_credentials():
-        return 2
+    if not objs:  # an empty file, or a folder without manifests: kubectl's words and status
+        print(f"error: no objects passed to {args.cmd}", file=sys.stderr)
+        return 1
     dry_run = "server" if args.cmd == "diff" else args.dry_run
+    # A client dry run sends nothing: it needs no credentials (and never looks them up).
+    if args.endpoint is None and dry_run != "client" and not _have_credentials():
+        return 2
     state = StateDir(args.state)
     gcp = Gcp(args.endpoint, host_paths=args.host_paths, qps=args.qps or None)
     try:
@@ -55,12 +60,15 @@ def _apply_or_delete(args: argparse.Namespace) -> int:
             remembered = state.remembered_project()
             project = args.project or remembered
             if args.project and dry_run is None and args.project != remembered:
-                state.remember_project(args.project)
+                try:
+                    state.remember_project(args.project)
+                except OSError as e:
+                    raise StateUnwritable(f"cannot write {state.root / '.settings.json'}: {e.strerror or e}") from None
             if args.cmd == "delete":
                 results = delete(objs, state, gcp, project, args.namespace, dry_run=dry_run)
             else:
                 results = apply(objs, state, gcp, project, args.namespace, dry_run=dry_run, workers=args.workers, on_done=on_done)
-    except (ManifestError, StateLocked) as e:
+    except (ManifestError, StateLocked, StateUnwritable) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     for msg in state.problems:
