@@ -3,7 +3,8 @@ unwritable state directory is one line before any GCP call, and a state write
 that fails after a GCP write names the file and the resource, which the next
 apply finds; no objects is kubectl's "no objects passed to apply"; objects over
 Kubernetes' 3 MiB are refused by name; a client dry run needs no credentials
-and opens no socket."""
+and opens no socket; ``get`` says "No resources found", prints
+``kind.group/name`` and takes the CRDs' category; ``--version``."""
 
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ from kccgen.runtime.manifests import (
     load_manifests,
     serialized_size,
 )
+from kccgen.runtime.registry import kind_index
 from kccgen.runtime.state import StateDir
 from tests.conftest import REPO
 
@@ -305,6 +307,65 @@ def test_client_dry_run_needs_no_credentials_and_opens_no_connection(tmp_path: P
     code, out, err = _main(capsys, "delete", "--dry-run=client", "-f", str(manifest), "--state", str(tmp_path / "st"))
     assert code == 0 and "would delete the resource of PubSubTopic default/t (client dry run: nothing sent)" in out, out + err
     assert tried == []
+
+
+# --- 5-7. get -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("args", "said"), [([], "No resources found in default namespace.\n"), (["-n", "team-a"], "No resources found in team-a namespace.\n"), (["-A"], "No resources found\n")])
+def test_get_without_objects_says_no_resources_found(tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], said: str) -> None:
+    for kind in ("pubsubtopics", "gcp"):
+        assert _main(capsys, "get", kind, "--state", str(tmp_path / "none"), *args) == (0, "", said)
+
+
+@pytest.fixture
+def stored(tmp_path: Path) -> Path:
+    """A state directory with a topic and a channel in default, a topic in team-a."""
+    state = StateDir(tmp_path / "st")
+    for obj, ns in ((_topic("t"), "default"), (_channel("ops"), "default"), (_topic("u"), "team-a")):
+        obj["metadata"]["namespace"] = ns
+        obj["status"] = {"conditions": [{"type": "Ready", "status": "True", "reason": "UpToDate", "message": "ok"}]}
+        state.write(obj)
+    return state.root
+
+
+def test_get_o_name_is_kind_dot_group_slash_name(stored: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _main(capsys, "get", "pubsubtopic", "-o", "name", "--state", str(stored))[1] == "pubsubtopic.pubsub.cnrm.cloud.google.com/t\n"
+    assert _main(capsys, "get", "PubSubTopic/t", "-o", "name", "--state", str(stored))[1] == "pubsubtopic.pubsub.cnrm.cloud.google.com/t\n"
+
+
+def test_get_takes_the_category_the_crds_declare_and_lists_every_kind(stored: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from kccgen.runtime.get import categories
+
+    # The categories are the CRDs' own: read a few whole, as the API server would.
+    for kind in ("PubSubTopic", "MonitoringNotificationChannel", next(iter(kind_index()))):
+        crd = yaml.safe_load((REPO / "generated" / kind_index()[kind]["crd"]).read_text(encoding="utf-8"))
+        for category in crd["spec"]["names"]["categories"]:
+            assert kind in categories()[category]
+    assert set(categories()["gcp"]) == set(kind_index())
+    code, out, _ = _main(capsys, "get", "gcp", "-o", "name", "--state", str(stored))
+    assert (code, out) == (0, "monitoringnotificationchannel.monitoring.cnrm.cloud.google.com/ops\npubsubtopic.pubsub.cnrm.cloud.google.com/t\n")
+    code, out, _ = _main(capsys, "get", "gcp", "-A", "-o", "name", "--state", str(stored))
+    assert out.splitlines()[-1] == "pubsubtopic.pubsub.cnrm.cloud.google.com/u" and len(out.splitlines()) == 3
+    code, out, _ = _main(capsys, "get", "gcp", "--state", str(stored))
+    tables = out.split("\n\n")
+    assert code == 0 and len(tables) == 2 and all(t.startswith("NAME ") for t in tables)
+    assert "monitoringnotificationchannel.monitoring.cnrm.cloud.google.com/ops   True" in tables[0] and "pubsubtopic.pubsub.cnrm.cloud.google.com/t " in tables[1]
+    code, _, err = _main(capsys, "get", "gcpp", "--state", str(stored))
+    assert code == 2 and "unknown Kind 'gcpp'" in err
+
+
+# --- 8. --version ---------------------------------------------------------------------------
+
+
+def test_version_is_one_line_with_the_package_version_and_the_generated_tree() -> None:
+    from importlib import metadata
+
+    r = subprocess.run([sys.executable, "-m", "kccgen.runtime.cli", "--version"], cwd=REPO, capture_output=True, text=True, check=False, timeout=60)
+    stamp = (REPO / "generated" / ".kccgen-stamp").read_text(encoding="utf-8")
+    digest = next(x.split()[1] for x in stamp.splitlines() if x.startswith("outputs "))
+    assert (r.returncode, r.stderr) == (0, ""), r.stderr
+    assert r.stdout == f"kccctl {metadata.version('kccgen')} (generated tree {digest[:12]}, {len(kind_index())} Kinds)\n"
 
 
 def test_unwritable_state_check_leaves_nothing_behind(tmp_path: Path) -> None:
