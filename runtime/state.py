@@ -19,6 +19,7 @@ import json
 import os
 import re
 import tempfile
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,12 @@ import yaml
 from kccgen.runtime.admission import YAML_DUMPER, YAML_LOADER
 from kccgen.runtime.manifests import ManifestError, name_problem, namespace_problem
 from kccgen.runtime.refs import CLUSTER_SCOPED
+
+#: How often a waiting kccctl tries the lock again. It polls rather than block in
+#: flock(2): a Ctrl-C that lands after the "waiting for" line but before a
+#: blocking flock starts is handled by Python only when flock returns, that is
+#: when the other kccctl ends; a poll runs the handler within this many seconds.
+LOCK_POLL_S = 0.1
 
 
 class StateLocked(RuntimeError):
@@ -75,7 +82,8 @@ class StateDir:
     def lock(self, wait: bool = True, notify: Callable[[str], None] | None = None) -> Iterator[None]:
         """Exclusive use of the directory until the block ends (released by the
         kernel if the process dies). Without ``wait``, a held lock raises
-        StateLocked at once; with it, ``notify`` is told whom we wait for."""
+        StateLocked at once; with it, ``notify`` is told whom we wait for, and
+        the wait polls (``LOCK_POLL_S``) so that Ctrl-C ends it at once."""
         path = self.root / ".lock"
         try:
             self.root.mkdir(parents=True, exist_ok=True)
@@ -83,14 +91,18 @@ class StateDir:
         except OSError as e:
             raise StateUnwritable(f"cannot use the state directory {self.root}: {e.strerror or e} ({e.filename or path})") from None
         try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                if not wait:
-                    raise StateLocked(f"{self.root} is in use by another kccctl (pid {self._holder(fd)}); run again when it has finished, or leave out --no-wait to wait") from None
-                if notify is not None:
-                    notify(f"waiting for {self.root}: another kccctl (pid {self._holder(fd)}) is using it")
-                fcntl.flock(fd, fcntl.LOCK_EX)
+            told = False
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if not wait:
+                        raise StateLocked(f"{self.root} is in use by another kccctl (pid {self._holder(fd)}); run again when it has finished, or leave out --no-wait to wait") from None
+                    if not told and notify is not None:
+                        notify(f"waiting for {self.root}: another kccctl (pid {self._holder(fd)}) is using it")
+                    told = True
+                    time.sleep(LOCK_POLL_S)
             os.ftruncate(fd, 0)
             os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
             self._clean_temp_files()
