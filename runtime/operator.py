@@ -64,6 +64,7 @@ from kccgen.runtime.election import (
 from kccgen.runtime.gcp import Gcp
 from kccgen.runtime.local import named_references
 from kccgen.runtime.managed import ssa_owners
+from kccgen.runtime.owners import Claims
 from kccgen.runtime.reconciler import (
     ANN_CREATE_PENDING,
     ANN_STREAK,
@@ -426,6 +427,12 @@ class Cache:
         self.watched = watched
         self._objects: dict[tuple[str, str, str], dict[str, Any]] = {}
         self._lock = threading.Lock()
+        self.claims = Claims()  # resources claimed by objects before their status names them
+
+    def objects(self) -> list[dict[str, Any]]:
+        """Every watched object of a generated Kind (for one owner per resource)."""
+        with self._lock:
+            return [o for k, o in self._objects.items() if k[0] != "Namespace"]
 
     def put(self, obj: Mapping[str, Any]) -> None:
         with self._lock:
@@ -434,6 +441,7 @@ class Cache:
     def drop(self, key: tuple[str, str, str]) -> None:
         with self._lock:
             self._objects.pop(key, None)
+        self.claims.release((key[0], key[1] or self.default_namespace, key[2]))
 
     def peek(self, key: tuple[str, str, str]) -> dict[str, Any] | None:
         with self._lock:

@@ -59,6 +59,7 @@ from kccgen.runtime.identity import IdentityError, identity_for
 from kccgen.runtime.locations import LocationError, located, restored
 from kccgen.runtime.managed import ANN_STATE_INTO_SPEC, managed_spec, merge_into_spec, note_merged
 from kccgen.runtime.mutability import by_api_path, mutability_of
+from kccgen.runtime.owners import Who, describe, owner
 from kccgen.runtime.refs import (
     ObjectStore,
     Reason,
@@ -217,6 +218,13 @@ def _now() -> str:
     return datetime.now(UTC).strftime(_TIME)
 
 
+def _conflict(ext: str, other: Who) -> str:
+    return (
+        f"{ext} is managed by {describe(other)}, which acquired it first: this object is not reconciled "
+        f"and never writes it, and deleting it leaves the resource alone. Delete this object, or give it another resourceID"
+    )
+
+
 def _intent(value: str) -> tuple[str, str, str]:
     """(sent at, token, holder) of a create-pending intent; older ones have no holder."""
     parts = value.split(" ")
@@ -343,6 +351,8 @@ class Reconciler:
         except RefError as e:
             reason = e.reason.value if e.reason in (Reason.NOT_FOUND, Reason.NOT_READY) else "UpdateFailed"
             return self._finish(obj, False, reason, str(e), events)
+        if ext is not None and (other := self._owner(obj, a, ext)) is not None:
+            return self._finish(obj, False, "ManagementConflict", _conflict(ext, other), events)
         actual: dict[str, Any] | None = None
         if ext is not None:
             try:
@@ -400,6 +410,8 @@ class Reconciler:
             return self._finish(obj, False, "DeleteFailed", f"cannot identify the resource to delete: {e}", events)
         if ext is None:
             return self._finish(obj, True, "Deleted", "nothing to delete", events, deleted=True)
+        if (other := self._owner(obj, a, ext)) is not None:
+            return self._finish(obj, True, "Abandoned", f"{ext} is managed by {describe(other)}: left in place for it", events, deleted=True)
         try:
             values = self._values(obj, a, ext)
         except GcpError as e:  # a project number to look up (servicenetworking)
@@ -703,6 +715,24 @@ class Reconciler:
         if shape.call.lro is not Lro.NONE and _age_s(since) < SETTLE_GRACE_S:
             return None, f"it is not listed, but its operation may still be running (looked again after {SETTLE_GRACE_S}s)"
         return None, ""
+
+    def _owner(self, obj: Mapping[str, Any], a: Adapter, ext: str) -> Who | None:
+        """Another object that owns ``ext`` (kccgen.runtime.owners), or None."""
+        objects = getattr(self.store, "objects", None)
+        if objects is None:
+            return None
+        here = (a.doc, a.resource)
+
+        def same(kind: str) -> bool:
+            try:
+                other = adapter_for(kind)
+            except Exception:  # not a generated Kind
+                return False
+            return (other.doc, other.resource) == here
+
+        key = f"{a.doc} {'.'.join(a.resource)} {ext}"
+        default = getattr(self.store, "default_namespace", "default")
+        return owner(objects(), getattr(self.store, "claims", None), obj, ext, key, same, default)
 
     def _claimed(self, obj: Mapping[str, Any], a: Adapter) -> set[str]:
         """externalRefs other objects of the Kind hold (a store that can list them)."""
