@@ -13,7 +13,6 @@ from kccgen.runtime.gcp import Gcp
 from kccgen.runtime.local import StateDir, apply, delete
 from kccgen.runtime.owners import Claims, owner
 
-
 RETENTION = {"a": "600s", "b": "7200s", "first": "600s", "second": "7200s"}
 
 
