@@ -232,6 +232,10 @@ class Gcp:
         self.calls: list[str] = []  # "GET pubsub.projects.topics.get" per request sent (keep_calls)
         self.keep_calls = keep_calls
         self.on_request = on_request
+        # Called (from the request's thread) when an answer comes after requests
+        # failed for want of one: the operator wakes what backed off meanwhile.
+        self.on_recover: Callable[[], None] | None = None
+        self.failing = False  # the last request got no usable answer (transient)
         self._lock = threading.Lock()  # clients and the QPS schedule
         self._local = threading.local()  # each thread's HTTP connection
         self._next_slot: dict[str, float] = {}  # API (and project) -> earliest time of its next request
@@ -323,10 +327,15 @@ class Gcp:
                 self.on_request(what, request.method)
             try:
                 if idempotent:
-                    return request.execute(http=self._http(), num_retries=0)
-                return request.execute(http=SendOnce(self._creds), num_retries=0)
+                    out = request.execute(http=self._http(), num_retries=0)
+                else:
+                    out = request.execute(http=SendOnce(self._creds), num_retries=0)
+                self._answered()
+                return out
             except HttpError as e:
                 err = _from_http_error(e)
+                if not isinstance(err, Transient):
+                    self._answered()
                 if isinstance(err, Transient):  # which endpoint is failing, for the user
                     err = Transient(err.code, f"{err.message} ({request.method} {request.uri})", err.status, err.processed)
             except (httplib2.HttpLib2Error, ConnectionError, OSError) as e:
@@ -335,12 +344,21 @@ class Gcp:
                 err = Transient(0, f"{where}{'connection failed' if sent else 'not sent, no connection'}: {e}", processed=sent)
             # A create whose ID the service picks is sent again only after an
             # answer that says the first was not processed.
+            if isinstance(err, Transient):
+                self.failing = True
             if not isinstance(err, Transient) or attempt >= self.retries or (not idempotent and err.processed):
                 raise err
             delay = self.backoff * (2**attempt) * (0.5 + self.rng.random())
-            log.warning("%s: %s; retry %d/%d in %.2fs", what, err, attempt + 1, self.retries, delay)
+            # The object's failure, if the retries run out, is the line the user sees.
+            log.debug("%s: %s; retry %d/%d in %.2fs", what, err, attempt + 1, self.retries, delay)
             self.sleep(delay)
             attempt += 1
+
+    def _answered(self) -> None:
+        if self.failing:
+            self.failing = False
+            if self.on_recover is not None:
+                self.on_recover()
 
     def call(
         self, a: Adapter, c: Call, values: dict[str, str], body: Any = None, extra: dict[str, Any] | None = None, *, idempotent: bool = True

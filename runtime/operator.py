@@ -92,7 +92,10 @@ WAIT_FALLBACK_S = 10.0
 # the user) rather than retrying soon.
 WAITING = frozenset({"DependencyNotFound", "DependencyNotReady"})
 SETTLED = frozenset({"UpToDate", "Paused", "DriftDetected", "ResourceNotFound"})
-SHUTDOWN_WAIT_S = 30.0  # at a stop, how long the reconciles in flight may take to finish
+SHUTDOWN_WAIT_S = 30.0
+# While GCP answers nothing, failed objects retry at least this often; the first
+# answer after the outage wakes them all (Operator._wake_backed_off).
+OUTAGE_BACKOFF_MAX_S = 4.0  # at a stop, how long the reconciles in flight may take to finish
 # The reconciler's own annotations, and kopf's: a change to them is not the user's.
 OWN_ANNOTATION_PREFIXES = ("kccgen.dev/", "kopf.zalando.org/")
 
@@ -648,6 +651,18 @@ class Operator:
         if released:
             log.warning("the CRD of %s is being deleted: %d object(s) released, their GCP resources left in place", info.kind, released)
 
+    def _wake_backed_off(self) -> None:
+        """GCP answers again: every object backing off from a failure retries now
+        (the reconcile limiter spreads them), instead of after its backoff."""
+        woken = 0
+        for slot in self.slots.values():
+            if slot.failures and not slot.wake.is_set():
+                slot.failures = 0
+                slot.wake.set()
+                woken += 1
+        if woken:
+            log.info("GCP answers again: %d object(s) backing off retry now", woken)
+
     def _wake_waiters(self, key: tuple[str, str, str]) -> None:
         for waiter in self.waiters.pop(key, set()):
             slot = self.slots.get(waiter)
@@ -676,6 +691,8 @@ class Operator:
             return min(BACKOFF_MAX_S, WAIT_FALLBACK_S * 2.0 ** (slot.failures - 1))
         if result is None or (not result.ready and result.reason not in SETTLED):
             slot.failures += 1
+            if self.gcp.failing:  # GCP unreachable: retried often enough to see it back soon
+                return min(backoff_s(slot.failures), OUTAGE_BACKOFF_MAX_S)
             return backoff_s(slot.failures)
         slot.failures = 0
         anns = (result.obj.get("metadata") or {}).get("annotations") or {}
@@ -810,6 +827,12 @@ class Operator:
             stored = self.cluster.patch_annotations(obj, {ANN_CREATE_PENDING: anns.get(ANN_CREATE_PENDING)}, guarded=True)
         except ApiException as e:
             if e.status == 409:
+                # Re-read now: the watch may have put an older version in the
+                # cache after our own last write.
+                meta = obj.get("metadata") or {}
+                fresh = self.cluster.get(str(obj.get("kind")), str(meta.get("namespace")), str(meta.get("name")))
+                if fresh is not None:
+                    self.cache.put(fresh)
                 raise Superseded(f"{_ref(obj)} changed since it was read; the create is not sent, it is read again") from e
             raise
         self.cache.put(stored)
@@ -880,6 +903,7 @@ class Operator:
             where = self.settings.kubeconfig or os.environ.get("KUBECONFIG") or "the in-cluster service account or ~/.kube/config"
             raise OperatorError(f"cannot connect to the cluster with {where}: {str(e).splitlines()[0][:300]}") from e
         self.ready_flag = ready or asyncio.Event()
+        self.gcp.on_recover = lambda: loop.call_soon_threadsafe(self._wake_backed_off)
         runners = []
         if self.settings.health_port is not None:
             runners.append(await self._serve_health())
