@@ -90,6 +90,8 @@ class Api:
     # Whether the document has any operations.get: without one a client cannot
     # poll, so the service's operations are answered done.
     pollable: bool = False
+    # mockgcp.limits.ApiLimits, worked out on the first request that needs them.
+    limits: object = field(default=None, repr=False, compare=False)
 
     @property
     def key(self) -> str:

@@ -19,12 +19,13 @@ from pathlib import Path
 from typing import Any, cast
 
 from kccgen import data_dir
-from kccgen.mockgcp import lifecycle, operations, singletons, switches, update
+from kccgen.mockgcp import lifecycle, limits, operations, singletons, switches, update
 from kccgen.mockgcp.bodies import check_body
 from kccgen.mockgcp.catalog import Api, Catalog, Collection, Route
 from kccgen.mockgcp.errors import ApiError, not_found
 from kccgen.mockgcp.faults import Fault, FaultSet
 from kccgen.mockgcp.lifecycle import Call
+from kccgen.mockgcp.limitdata import limits as limits_table
 from kccgen.mockgcp.operations import Response
 from kccgen.mockgcp.populate import DEFAULTS_FILE, apply_defaults, load_defaults, populate
 from kccgen.mockgcp.state import Operation, State
@@ -69,6 +70,7 @@ class MockGCP:
         self.faults = FaultSet(seed)
         self.lock = threading.RLock()
         self.defaults = load_defaults()
+        limits_table()  # a broken limits.yaml fails here, at start, not on a request
 
     # The stores, as tests and tools read (and poke) them.
     @property
@@ -175,6 +177,7 @@ class MockGCP:
     def _dispatch(self, api: Api, route: Route, path: str, query: dict[str, list[str]], body: Any, lro_error: str | None) -> Response:
         coll = api.collections.get(route.resource)
         body = check_body(api, route.method, coll, body)
+        limits.check_request(api, route, path, body, api.key in self.catalog.vendored)
         if route.resource.split(".")[-1].lower().endswith("operations") and route.verb in ("get", "wait"):
             return operations.poll(self, api, path)
         if route.verb in _IAM:
