@@ -136,9 +136,16 @@ class MockServer:
         self.stop()
 
     def write_log_to(self, path: Path) -> None:
-        """Append every exchange to ``path`` as it happens (kccctl mockgcp serve --log)."""
-        self._log_file = path
-        path.write_text("", encoding="utf-8")
+        """Append every exchange to ``path`` as it happens (kccctl mockgcp serve --log).
+        A file that exists keeps what it holds: the next exchange follows it
+        after the usual separator, so runs on one log read as one log. Opening
+        it here, once, makes an unwritable path an error now (OSError), not on
+        the first request."""
+        with path.open("a", encoding="utf-8"):
+            pass
+        with self._log_lock:
+            self._log_file = path
+            self._logged = 1 if path.stat().st_size else 0
 
     def log_text(self) -> str:
         with self._log_lock:
