@@ -6,8 +6,11 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from kccgen.mockgcp.httplog import format_http_log, parse_http_log
 from kccgen.mockgcp.server import MockServer
@@ -23,6 +26,12 @@ def request(base: str, method: str, path: str, body: Any = None, raw: bytes | No
             return r.status, json.loads(r.read() or b"null")
     except urllib.error.HTTPError as e:
         return e.code, json.loads(e.read() or b"null")
+
+
+@pytest.fixture()
+def server() -> Iterator[MockServer]:
+    with MockServer() as s:
+        yield s
 
 
 # --- --log appends ------------------------------------------------------------------------
@@ -46,3 +55,55 @@ def test_log_file_keeps_what_it_holds_and_appends(tmp_path: Path) -> None:
     entries = parse_http_log(text)
     assert [e.method for e in entries] == ["PUT", "GET", "DELETE"]
     assert format_http_log(entries) == text
+
+
+# --- faults while it runs -------------------------------------------------------------------
+
+
+def test_an_outage_starts_and_ends_without_a_restart(server: MockServer) -> None:
+    base = server.base_url
+    assert request(base, "PUT", TOPIC, {})[0] == 200
+    status, out = request(base, "POST", "_mockgcp/faults", [{"api": "pubsub.*", "status": 503}])
+    assert status == 200 and out["faults"][0]["status"] == 503
+    for _ in range(3):
+        status, out = request(base, "GET", TOPIC)
+        assert status == 503 and out["error"]["status"] == "UNAVAILABLE"
+    assert request(base, "GET", "_mockgcp/faults")[1]["faults"][0]["fired"] == 3
+    assert request(base, "DELETE", "_mockgcp/faults") == (200, {"faults": []})
+    assert request(base, "GET", TOPIC)[0] == 200
+    # 429 for one call, then replaced by a delay: PUT replaces every rule
+    request(base, "POST", "_mockgcp/faults", [{"method": "pubsub.projects.topics.get", "status": 429, "times": 1}])
+    assert request(base, "GET", TOPIC)[0] == 429
+    assert request(base, "GET", TOPIC)[0] == 200
+    status, out = request(base, "PUT", "_mockgcp/faults", [{"method": "*.get", "latency_ms": 1}])
+    assert status == 200 and len(out["faults"]) == 1 and out["faults"][0]["latency_ms"] == 1
+    paths = [e.url for e in server.log]
+    assert not any("_mockgcp" in u for u in paths), "control requests are not GCP traffic: not logged"
+
+
+def test_rules_as_yaml_and_added_after_those_in_force(server: MockServer) -> None:
+    base = server.base_url
+    request(base, "POST", "_mockgcp/faults", [{"method": "*.delete", "status": 500}])
+    status, out = request(base, "POST", "_mockgcp/faults", raw=b"- {method: '*.get', status: 503, probability: 0.5}\n")
+    assert status == 200 and [f["method"] for f in out["faults"]] == ["*.delete", "*.get"]
+
+
+@pytest.mark.parametrize(
+    "body, named",
+    [
+        ([{"method": "*.get", "statuss": 503}], "statuss"),
+        ([{"method": "*.get", "status": "503"}], "#/0/status"),
+        ([{"status": 503}, {"path": "([", "status": 503}], "#/1/path"),
+        ([{"method": "*.get"}], "does nothing"),
+        ({"status": 503}, "a list of fault rules"),
+    ],
+)
+def test_a_bad_rule_is_400_and_changes_nothing(server: MockServer, body: Any, named: str) -> None:
+    request(server.base_url, "POST", "_mockgcp/faults", [{"method": "*.list", "status": 500}])
+    status, out = request(server.base_url, "POST", "_mockgcp/faults", body)
+    assert status == 400 and named in out["error"]["message"], out
+    assert len(request(server.base_url, "GET", "_mockgcp/faults")[1]["faults"]) == 1
+
+
+def test_other_methods_are_refused(server: MockServer) -> None:
+    assert request(server.base_url, "PATCH", "_mockgcp/faults", [])[0] == 405
