@@ -4,6 +4,10 @@ runs (``/_mockgcp/faults``), and a bad flag is one line and exit 2."""
 from __future__ import annotations
 
 import json
+import signal
+import socket
+import subprocess
+import sys
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -12,8 +16,10 @@ from typing import Any
 
 import pytest
 
+from kccgen.mockgcp.cli import main
 from kccgen.mockgcp.httplog import format_http_log, parse_http_log
 from kccgen.mockgcp.server import MockServer
+from tests.support.cli import REPO
 
 TOPIC = "v1/projects/p/topics/t"
 
@@ -107,3 +113,98 @@ def test_a_bad_rule_is_400_and_changes_nothing(server: MockServer, body: Any, na
 
 def test_other_methods_are_refused(server: MockServer) -> None:
     assert request(server.base_url, "PATCH", "_mockgcp/faults", [])[0] == 405
+
+
+# --- bad flags --------------------------------------------------------------------------------
+
+
+@pytest.fixture()
+def busy_port() -> Iterator[int]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        yield int(s.getsockname()[1])
+
+
+def _bad(tmp_path: Path, case: str, busy: int) -> list[str]:
+    faults = tmp_path / "faults.yaml"
+    return {
+        "port-range": ["--port", "99999"],
+        "port-negative": ["--port", "-1"],
+        "port-text": ["--port", "eighty"],
+        "port-in-use": ["--port", str(busy)],
+        "faults-key": ["--port", "0", "--faults", str(faults)],
+        "faults-yaml": ["--port", "0", "--faults", str(faults)],
+        "faults-type": ["--port", "0", "--faults", str(faults)],
+        "faults-missing": ["--port", "0", "--faults", str(tmp_path / "none.yaml")],
+        "log-no-dir": ["--port", "0", "--log", str(tmp_path / "no" / "such" / "dir" / "mock.log")],
+        "log-a-dir": ["--port", "0", "--log", str(tmp_path)],
+        "lro-polls": ["--lro-polls", "-2"],
+    }[case]
+
+
+_FAULTS = {"faults-key": "- {method: '*.get', statuss: 503}\n", "faults-yaml": "- {status: [\n", "faults-type": "- {status: 503, probability: lots}\n"}
+
+
+@pytest.mark.parametrize(
+    "case, said",
+    [
+        ("port-range", "argument --port: 99999 is not a port"),
+        ("port-negative", "argument --port: -1 is not a port"),
+        ("port-text", "argument --port: 'eighty' is not a port number"),
+        ("port-in-use", "cannot listen on 127.0.0.1:"),
+        ("faults-key", "unknown key(s) ['statuss']"),
+        ("faults-yaml", "not valid YAML"),
+        ("faults-type", "#/0/probability"),
+        ("faults-missing", "cannot read"),
+        ("log-no-dir", "argument --log: cannot append to"),
+        ("log-a-dir", "argument --log: cannot append to"),
+        ("lro-polls", "argument --lro-polls: -2 is negative"),
+    ],
+)
+def test_a_bad_flag_is_one_line_and_exit_2(tmp_path: Path, busy_port: int, capsys: pytest.CaptureFixture[str], case: str, said: str) -> None:
+    if case in _FAULTS:
+        (tmp_path / "faults.yaml").write_text(_FAULTS[case])
+    with pytest.raises(SystemExit) as e:
+        main(["serve", *_bad(tmp_path, case, busy_port)])
+    err = capsys.readouterr().err
+    assert e.value.code == 2
+    assert err.count("\n") == 1 and err.startswith("mockgcp serve: error: ") and said in err, err
+
+
+@pytest.mark.parametrize("cmd", [["-m", "kccgen.mockgcp"], ["-m", "kccgen.runtime.cli", "mockgcp"]], ids=["mockgcp", "kccctl-mockgcp"])
+def test_port_99999_is_an_argument_error_not_a_traceback(cmd: list[str]) -> None:
+    r = subprocess.run([sys.executable, *cmd, "serve", "--port", "99999"], cwd=REPO, capture_output=True, text=True, timeout=60, check=False)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr == "mockgcp serve: error: argument --port: 99999 is not a port: 0 to 65535 (0: any free port)\n"
+
+
+# --- the command, end to end ----------------------------------------------------------------
+
+
+def test_serve_appends_to_its_log_and_takes_faults_while_running(tmp_path: Path) -> None:
+    log = tmp_path / "mock.log"
+    with MockServer() as earlier:  # a previous run's log
+        earlier.write_log_to(log)
+        request(earlier.base_url, "PUT", TOPIC, {})
+    before = log.read_text(encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, "-m", "kccgen.mockgcp", "serve", "--port", "0", "--log", str(log)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        assert first.startswith("mockgcp listening on http://127.0.0.1:"), first
+        base = first.split()[-1]
+        assert request(base, "PUT", TOPIC, {})[0] == 200
+        assert request(base, "POST", "_mockgcp/faults", [{"api": "pubsub.v1", "status": 503}])[0] == 200
+        assert request(base, "GET", TOPIC)[0] == 503
+        assert request(base, "DELETE", "_mockgcp/faults")[0] == 200
+        assert request(base, "GET", TOPIC)[0] == 200
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    text = log.read_text(encoding="utf-8")
+    assert text.startswith(before)
+    assert [e.status.split()[0] for e in parse_http_log(text)] == ["200", "200", "503", "200"]
