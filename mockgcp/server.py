@@ -3,7 +3,8 @@
 Clients built by google-api-python-client work unchanged with
 ``client_options={"api_endpoint": server.endpoint(api)}``: the API's host as
 the first path segment, then its service path, so APIs whose URL templates
-are the same never collide. Un-prefixed paths still reach the vendored APIs. Every exchange is appended
+are the same never collide. Un-prefixed paths reach the vendored APIs first, then the one API
+that serves them (mockgcp.owners). Every exchange is appended
 to a request log in the ``_http.log`` format of Config Connector's recordings.
 ``/_mockgcp/faults`` (mockgcp.admin) reads and changes the fault rules while it runs.
 """
