@@ -273,10 +273,9 @@ def test_the_entrypoint_starts_from_the_layer_and_prints_the_operators_help(laye
     # The Kinds come from the layer's package data.
     kinds = layer.run(argv[0], "kinds")
     assert kinds.returncode == 0 and "PubSubTopic\t" in kinds.stdout, kinds.stderr
-    # Not yet: `kccctl --version` (issue 27, point 6) is being added on another
-    # branch and is not on main at the time of writing, so it is not run here.
-    # Once it lands, assert that `kccctl --version` from the layer prints
-    # pyproject.toml's version.
+    version = layer.run(argv[0], "--version")
+    assert version.returncode == 0, version.stderr
+    assert version.stdout.startswith(f"kccctl {PYPROJECT['project']['version']} "), version.stdout
 
 
 def test_the_code_that_runs_is_the_layers_not_the_checkouts(layer: Layer) -> None:
