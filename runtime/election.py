@@ -34,6 +34,7 @@ LEASE_S = 15  # a follower takes an unrenewed Lease after this long
 RENEW_S = 2.0  # the holder renews this often
 DEADLINE_S = 10.0  # the holder stops acting when it could not renew for this long
 RETRY_S = 1.0  # a follower looks this often
+REQUEST_TIMEOUT_S = 4.0  # one Lease request: a hung one must not outlast the deadline
 _SA_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
 
@@ -100,13 +101,13 @@ class Elector:
 
         now = self.clock()
         try:
-            lease = self.api.read_namespaced_lease(self.name, self.namespace)
+            lease = self.api.read_namespaced_lease(self.name, self.namespace, _request_timeout=REQUEST_TIMEOUT_S)
         except ApiException as e:
             if e.status != 404:
                 return self._failed(now, e)
             body = client.V1Lease(metadata=client.V1ObjectMeta(name=self.name, namespace=self.namespace), spec=self._spec(0, None))
             try:
-                self.api.create_namespaced_lease(self.namespace, body)
+                self.api.create_namespaced_lease(self.namespace, body, _request_timeout=REQUEST_TIMEOUT_S)
             except ApiException as ce:
                 return self._failed(now, ce)
             return self._won(now)
@@ -125,7 +126,7 @@ class Elector:
         transitions = int(spec.lease_transitions or 0) + (0 if mine else 1)
         lease.spec = self._spec(transitions, spec.acquire_time if mine else None)
         try:
-            self.api.replace_namespaced_lease(self.name, self.namespace, lease)  # the read resourceVersion: a precondition
+            self.api.replace_namespaced_lease(self.name, self.namespace, lease, _request_timeout=REQUEST_TIMEOUT_S)  # the read resourceVersion: a precondition
         except Exception as e:
             return self._failed(now, e)
         return self._won(now)
@@ -155,12 +156,12 @@ class Elector:
             return
         self.leading = False
         try:
-            lease = self.api.read_namespaced_lease(self.name, self.namespace)
+            lease = self.api.read_namespaced_lease(self.name, self.namespace, _request_timeout=REQUEST_TIMEOUT_S)
             if lease.spec is None or lease.spec.holder_identity != self.holder:
                 return
             lease.spec.holder_identity = None
             lease.spec.lease_duration_seconds = 1
-            self.api.replace_namespaced_lease(self.name, self.namespace, lease)
+            self.api.replace_namespaced_lease(self.name, self.namespace, lease, _request_timeout=REQUEST_TIMEOUT_S)
             log.info("lease %s/%s released", self.namespace, self.name)
         except Exception as e:
             log.info("lease %s/%s not released (%s): a follower takes it after %ds", self.namespace, self.name, str(e).splitlines()[0][:200], LEASE_S)

@@ -317,6 +317,7 @@ class Gcp:
         from googleapiclient.errors import HttpError
 
         attempt = 0
+        outage = self.failing  # the request before this one got no answer either
         doc = what.split(" ", 1)[0]
         slot = f"{doc}/{project}" if project else doc  # each project has its own quota
         while True:
@@ -346,7 +347,8 @@ class Gcp:
             # answer that says the first was not processed.
             if isinstance(err, Transient):
                 self.failing = True
-            if not isinstance(err, Transient) or attempt >= self.retries or (not idempotent and err.processed):
+            # In a known outage the caller's backoff paces the retries, not this loop.
+            if not isinstance(err, Transient) or attempt >= self.retries or (not idempotent and err.processed) or outage:
                 raise err
             delay = self.backoff * (2**attempt) * (0.5 + self.rng.random())
             # The object's failure, if the retries run out, is the line the user sees.

@@ -93,6 +93,9 @@ WAIT_FALLBACK_S = 10.0
 WAITING = frozenset({"DependencyNotFound", "DependencyNotReady"})
 SETTLED = frozenset({"UpToDate", "Paused", "DriftDetected", "ResourceNotFound"})
 SHUTDOWN_WAIT_S = 30.0
+# Every request to the API server ends: without a timeout the client waits for
+# ever on a connection the server (or a network between) dropped silently.
+KUBE_TIMEOUT_S = 30.0
 # While GCP answers nothing, failed objects retry at least this often; the first
 # answer after the outage wakes them all (Operator._wake_backed_off).
 OUTAGE_BACKOFF_MAX_S = 4.0  # at a stop, how long the reconciles in flight may take to finish
@@ -292,15 +295,15 @@ class Cluster:
             if kind == "Namespace":
                 if not self.has_namespaces:
                     return None
-                return dict(self.api.api_client.sanitize_for_serialization(self.core.read_namespace(name)))
+                return dict(self.api.api_client.sanitize_for_serialization(self.core.read_namespace(name, _request_timeout=KUBE_TIMEOUT_S)))
             if kind == "Secret":  # a sensitive field's value (kccgen.runtime.secrets); never cached
-                return dict(self.api.api_client.sanitize_for_serialization(self.core.read_namespaced_secret(name, namespace)))
+                return dict(self.api.api_client.sanitize_for_serialization(self.core.read_namespaced_secret(name, namespace, _request_timeout=KUBE_TIMEOUT_S)))
             info = self.kinds.get(kind)
             if info is None:
                 if kind not in kind_index():
                     return None
                 info = KindInfo(kind, *resource_of(kind))
-            got = self.api.get_namespaced_custom_object(info.group, info.version, namespace, info.plural, name)
+            got = self.api.get_namespaced_custom_object(info.group, info.version, namespace, info.plural, name, _request_timeout=KUBE_TIMEOUT_S)
             return dict(got)
         except ApiException as e:
             if e.status == 404:
@@ -318,7 +321,7 @@ class Cluster:
         self.metrics.writes.labels("annotations").inc()
         return dict(
             self.api.patch_namespaced_custom_object(
-                info.group, info.version, meta["namespace"], info.plural, meta["name"], body, field_manager=MANAGER, _content_type="application/merge-patch+json"
+                info.group, info.version, meta["namespace"], info.plural, meta["name"], body, field_manager=MANAGER, _request_timeout=KUBE_TIMEOUT_S, _content_type="application/merge-patch+json"
             )
         )
 
@@ -332,7 +335,7 @@ class Cluster:
         return dict(
             self.api.patch_namespaced_custom_object_status(
                 info.group, info.version, meta["namespace"], info.plural, meta["name"], body,
-                field_manager=MANAGER, force=True, _content_type="application/apply-patch+yaml",
+                field_manager=MANAGER, force=True, _request_timeout=KUBE_TIMEOUT_S, _content_type="application/apply-patch+yaml",
             )
         )
 
@@ -349,7 +352,7 @@ class Cluster:
             return dict(
                 self.api.patch_namespaced_custom_object(
                     info.group, info.version, meta["namespace"], info.plural, meta["name"], body,
-                    field_manager=MANAGER, _content_type="application/apply-patch+yaml",
+                    field_manager=MANAGER, _request_timeout=KUBE_TIMEOUT_S, _content_type="application/apply-patch+yaml",
                 )
             )
         except ApiException as e:
@@ -365,8 +368,8 @@ class Cluster:
 
         def listing() -> list[dict[str, Any]]:
             if namespaces:
-                return [o for ns in namespaces for o in self.api.list_namespaced_custom_object(info.group, info.version, ns, info.plural).get("items") or []]
-            return list(self.api.list_cluster_custom_object(info.group, info.version, info.plural).get("items") or [])
+                return [o for ns in namespaces for o in self.api.list_namespaced_custom_object(info.group, info.version, ns, info.plural, _request_timeout=KUBE_TIMEOUT_S).get("items") or []]
+            return list(self.api.list_cluster_custom_object(info.group, info.version, info.plural, _request_timeout=KUBE_TIMEOUT_S).get("items") or [])
 
         items = _again(listing)
         released = 0
@@ -378,7 +381,7 @@ class Cluster:
             body = {"metadata": {"finalizers": [f for f in fins if f != finalizer], "resourceVersion": meta.get("resourceVersion")}}
             try:
                 self.api.patch_namespaced_custom_object(
-                    info.group, info.version, meta["namespace"], info.plural, meta["name"], body, field_manager=MANAGER, _content_type="application/merge-patch+json"
+                    info.group, info.version, meta["namespace"], info.plural, meta["name"], body, field_manager=MANAGER, _request_timeout=KUBE_TIMEOUT_S, _content_type="application/merge-patch+json"
                 )
                 self.metrics.writes.labels("finalizer").inc()
                 released += 1
@@ -390,7 +393,7 @@ class Cluster:
         """Whether the Kind's CRD is being deleted (Config Connector being uninstalled)."""
         info = self.kinds[kind]
         try:
-            crd = self.ext.read_custom_resource_definition(f"{info.plural}.{info.group}")
+            crd = self.ext.read_custom_resource_definition(f"{info.plural}.{info.group}", _request_timeout=KUBE_TIMEOUT_S)
         except Exception:
             return False
         return crd.metadata.deletion_timestamp is not None
@@ -413,7 +416,7 @@ class Cluster:
             source=client.V1EventSource(component="kccgen"), reporting_component="kccgen", reporting_instance="kccgen",
         )
         try:
-            self.core.create_namespaced_event(meta["namespace"], body, field_manager=MANAGER)
+            self.core.create_namespaced_event(meta["namespace"], body, field_manager=MANAGER, _request_timeout=KUBE_TIMEOUT_S)
             self.metrics.writes.labels("event").inc()
         except Exception as e:
             log.warning("event on %s not posted: %s", _ref(obj), str(e).splitlines()[0][:200])
@@ -526,6 +529,7 @@ class Operator:
         self.holder = holder_identity()
         self.elector: Elector | None = None
         self.standby = False  # waiting to lead: healthy, not reconciling
+        self._lost = False  # this term's Lease was lost (not a stop)
         # Kept here, not in the object: the version _persist wrote (the write-back
         # compares with it, so the intent goes in the next patch) and each
         # object's update streak (an update costs one status write, no annotation).
@@ -903,48 +907,67 @@ class Operator:
             where = self.settings.kubeconfig or os.environ.get("KUBECONFIG") or "the in-cluster service account or ~/.kube/config"
             raise OperatorError(f"cannot connect to the cluster with {where}: {str(e).splitlines()[0][:300]}") from e
         self.ready_flag = ready or asyncio.Event()
-        self.gcp.on_recover = lambda: loop.call_soon_threadsafe(self._wake_backed_off)
+        def recovered() -> None:  # from a reconcile thread
+            loop.call_soon_threadsafe(self._wake_backed_off)
+
+        self.gcp.on_recover = recovered
         runners = []
         if self.settings.health_port is not None:
             runners.append(await self._serve_health())
         if self.settings.webhook_port is not None:
             runners.append(await self._serve_webhook())
-        stop = asyncio.Event()  # kopf's: the caller's stop flag, or the lease lost
-        watchers = [asyncio.create_task(_chain(stop_flag, stop))] if stop_flag is not None else []
-        if self.settings.leader_elect and await loop.run_in_executor(None, Elector.available, self.api_client):
+        elect = self.settings.leader_elect and await loop.run_in_executor(None, Elector.available, self.api_client)
+        if elect:
             self.elector = Elector(self.api_client, lease_namespace(self.settings.lease_namespace), lease_name(self.settings.crd_pattern, self.settings.namespaces), self.holder)
-            if not await self._await_lead(stop):
-                for r in runners:
-                    await r.cleanup()
-                return
-            watchers.append(asyncio.create_task(self._keep_lead(stop)))
         elif self.settings.leader_elect:
             log.info("the server has no coordination.k8s.io Leases: no leader election (create intents still carry resourceVersion preconditions)")
-        log.info("watching %d Kinds%s", len(self.kinds), f" in namespaces {', '.join(self.settings.namespaces)}" if self.settings.namespaces else "")
         try:
-            await kopf.operator(
-                insights=self._insights(),
-                registry=self.registry(),
-                clusterwide=not self.settings.namespaces,
-                namespaces=list(self.settings.namespaces),
-                standalone=True,
-                stop_flag=stop,
-                ready_flag=self.ready_flag,
-            )
+            # One round per term as leader: a lost Lease (the API server gone
+            # longer than the renew deadline, or another instance took it)
+            # stops reconciling, and the instance stands by to lead again.
+            while True:
+                stop = asyncio.Event()  # kopf's: the caller's stop flag, or the lease lost
+                watchers = [asyncio.create_task(_chain(stop_flag, stop))] if stop_flag is not None else []
+                try:
+                    if self.elector is not None:
+                        if not await self._await_lead(stop):
+                            return
+                        watchers.append(asyncio.create_task(self._keep_lead(stop)))
+                    log.info("watching %d Kinds%s", len(self.kinds), f" in namespaces {', '.join(self.settings.namespaces)}" if self.settings.namespaces else "")
+                    await kopf.operator(
+                        insights=self._insights(),
+                        registry=self.registry(),
+                        clusterwide=not self.settings.namespaces,
+                        namespaces=list(self.settings.namespaces),
+                        standalone=True,
+                        stop_flag=stop,
+                        ready_flag=self.ready_flag,
+                    )
+                finally:
+                    for w in watchers:
+                        w.cancel()
+                    # The reconciles in flight finish (a create's answer is recorded)
+                    # before a follower may lead.
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(loop.run_in_executor(None, functools.partial(self.pool.shutdown, wait=True, cancel_futures=True)), timeout=SHUTDOWN_WAIT_S)
+                    if self.elector is not None:
+                        await loop.run_in_executor(None, self.elector.release)
+                lost = self.elector is not None and self._lost
+                if not lost or (stop_flag is not None and stop_flag.is_set()):
+                    return
+                log.warning("reconciling stopped: the lease was lost; standing by to lead again")
+                self._new_term()
         finally:
-            for w in watchers:
-                w.cancel()
             for r in runners:
                 await r.cleanup()
-            # The reconciles in flight finish (a create's answer is recorded)
-            # before a follower may lead.
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(loop.run_in_executor(None, functools.partial(self.pool.shutdown, wait=True, cancel_futures=True)), timeout=SHUTDOWN_WAIT_S)
-            if self.elector is not None:
-                lost = not self.elector.leading
-                await loop.run_in_executor(None, self.elector.release)
-                if lost and not (stop_flag is not None and stop_flag.is_set()):
-                    raise OperatorError(f"lost the lease {self.elector.namespace}/{self.elector.name}: stopped reconciling (a restart rejoins as a follower)")
+
+    def _new_term(self) -> None:
+        """Fresh per-term state: the next term's kopf lists every object again."""
+        self._lost = False
+        self.pool = ThreadPoolExecutor(max(1, self.settings.workers), thread_name_prefix="reconcile")
+        self.slots.clear()
+        self.waiters.clear()
+        self._persisted.clear()
 
     async def _await_lead(self, stop: asyncio.Event) -> bool:
         """Until this instance holds the Lease (True) or is stopped (False)."""
@@ -974,6 +997,7 @@ class Operator:
             if stop.is_set():
                 return
             if not await loop.run_in_executor(None, self.elector.step):
+                self._lost = True
                 stop.set()
                 return
 

@@ -184,3 +184,45 @@ def test_an_outage_with_creates_in_flight_ends_ready_soon_after_and_makes_no_dup
     assert len(_channels(mock, prefix)) == 10
     logs = op.log.read_text(errors="replace")
     assert "Traceback" not in logs, logs[-3000:]
+
+
+def test_an_api_server_outage_logs_a_line_per_failure_not_a_traceback(server: Kubectl, kube: Kube, mock: MockServer, tmp_path: Path) -> None:
+    """The API server unreachable for 20 s (its port closed through a proxy)
+    while 40 objects are created: each failed write is one line, repeats are
+    held back, no traceback; once it is back, every object is Ready."""
+    import yaml
+
+    cfg = yaml.safe_load(server.kubeconfig.read_text(encoding="utf-8"))
+    url = cfg["clusters"][0]["cluster"]["server"]
+    host, port = url.removeprefix("https://").rstrip("/").split(":")
+    proxy = Proxy((host, int(port)))
+    proxy.up()
+    cfg["clusters"][0]["cluster"]["server"] = f"https://127.0.0.1:{proxy.port}"
+    proxied = tmp_path / "kubeconfig"
+    proxied.write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    op = OperatorProcess(proxied, mock.base_url, tmp_path / "op.log", ARGS).start()
+    mock.engine.faults.add(api="pubsub.*", method="*.topics.create", latency_ms=1500)
+    try:
+        objs = object_set(["PubSubTopic"], 40, NS, PROJECT, prefix="api")
+        for o in objs:
+            kube.apply(o)
+        time.sleep(1.0)  # creates in flight: their write-backs meet the outage
+        mark = len(op.log.read_text(errors="replace").splitlines())
+        proxy.down()
+        time.sleep(20)
+        during = op.log.read_text(errors="replace").splitlines()[mark:]
+        proxy.up()
+        mock.engine.faults.clear()
+        for o in objs:
+            kube.wait_ready(o["kind"], NS, o["metadata"]["name"], timeout=120)
+    finally:
+        mock.engine.faults.clear()
+        if not proxy.listening:
+            proxy.up()
+        code = op.stop()
+    assert code == 0, op.tail()
+    text = "\n".join(during)
+    print(f"API server outage: {len(during)} log lines in 20 s for 40 objects")
+    assert "Traceback" not in text, text[-3000:]
+    # backoff from 0.25 s doubling: at most 8 failures of one object in 20 s
+    assert len(during) <= 40 * 8, text[-3000:]
