@@ -226,3 +226,27 @@ def test_an_api_server_outage_logs_a_line_per_failure_not_a_traceback(server: Ku
     assert "Traceback" not in text, text[-3000:]
     # backoff from 0.25 s doubling: at most 8 failures of one object in 20 s
     assert len(during) <= 40 * 8, text[-3000:]
+
+
+def test_a_second_object_naming_the_same_resource_is_refused_and_its_deletion_leaves_it(
+    server: Kubectl, kube: Kube, mock: MockServer, tmp_path: Path
+) -> None:
+    op = OperatorProcess(server.kubeconfig, mock.base_url, tmp_path / "op.log", ARGS).start()
+    try:
+        first, second = (object_set(["PubSubTopic"], 1, NS, PROJECT, prefix=p)[0] for p in ("dupa", "dupb"))
+        for o in (first, second):
+            o["spec"]["resourceID"] = "shared-topic"
+        kube.apply(first)
+        got = kube.wait_ready("PubSubTopic", NS, first["metadata"]["name"], timeout=60)
+        mark = len(mock.log)
+        kube.apply(second)
+        refused = kube.wait_reason("PubSubTopic", NS, second["metadata"]["name"], "ManagementConflict", timeout=60)
+        assert f"PubSubTopic {NS}/{first['metadata']['name']}" in refused["status"]["conditions"][0]["message"]
+        kube.delete("PubSubTopic", NS, second["metadata"]["name"])
+        kube.wait_gone("PubSubTopic", NS, second["metadata"]["name"], timeout=60)
+        writes = [e for e in list(mock.log)[mark:] if e.method in {"PUT", "PATCH", "POST", "DELETE"} and "shared-topic" in e.url]
+        assert not writes, [f"{e.method} {e.url}" for e in writes]
+        assert any(k.endswith(got["status"]["externalRef"]) for k in mock.engine.resources)
+        assert kube.wait_ready("PubSubTopic", NS, first["metadata"]["name"], timeout=30)
+    finally:
+        assert op.stop() == 0, op.tail()
