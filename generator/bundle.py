@@ -163,6 +163,8 @@ def cluster_rules(kinds: Iterable[KindEntry], reads_secrets: bool = False) -> li
         # Namespace annotations: cnrm.cloud.google.com/project-id, actuation-mode pause.
         {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get", "list", "watch"]},
         {"apiGroups": [""], "resources": ["events"], "verbs": ["create"]},
+        # Leader election: one replica of the installation reconciles (kccgen.runtime.election).
+        {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "create", "update"]},
         # Only its own webhook configuration, to write the caBundle at start.
         {
             "apiGroups": ["admissionregistration.k8s.io"],
@@ -206,6 +208,7 @@ def operator_command(opts: Options) -> list[str]:
         "kccctl", "operator",
         "--crd-pattern", pattern,
         "--health-port", str(HEALTH_PORT),
+        "--metrics-bind", "0.0.0.0",  # the kubelet's probes reach the pod's address
         "--webhook-port", str(WEBHOOK_PORT),
         "--webhook-service", WEBHOOK_SERVICE,
         "--webhook-namespace", opts.namespace,

@@ -22,6 +22,11 @@ def write_tree(root: Path, files: dict[str, str], subdir: str = "generated") -> 
     dest = root / subdir
     root.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{subdir}.tmp-", dir=root))
+    # mkdtemp makes it 0700: the tree would be unreadable to any other user
+    # (an image's non-root user, a CI step) once swapped in.
+    mask = os.umask(0)
+    os.umask(mask)
+    tmp.chmod(0o777 & ~mask)
     try:
         made: set[Path] = set()
         for rel in sorted(files):

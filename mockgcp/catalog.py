@@ -21,6 +21,7 @@ from kccgen.discovery.paths import collection_param, rest_prefix, url_regex
 from kccgen.documents import document_paths, read_document
 from kccgen.mockgcp.apis import Profile, profile_for
 from kccgen.mockgcp.overrides import OVERRIDES_FILE, Override, check_override, load_overrides
+from kccgen.mockgcp.owners import PathOwners
 from kccgen.mockgcp.routing import RouteIndex, segments
 
 #: Discovery method name -> the standard role mockgcp gives it.
@@ -90,6 +91,8 @@ class Api:
     # Whether the document has any operations.get: without one a client cannot
     # poll, so the service's operations are answered done.
     pollable: bool = False
+    # mockgcp.limits.ApiLimits, worked out on the first request that needs them.
+    limits: object = field(default=None, repr=False, compare=False)
 
     @property
     def key(self) -> str:
@@ -260,9 +263,11 @@ class Catalog:
         self._lock = threading.RLock()
         self._indexes: dict[tuple[str, ...], RouteIndex] = {}
         # Un-prefixed URLs (``v1/projects/...``, as before hosts were routed) reach
-        # the vendored APIs only: which others happen to be loaded must not change
-        # where a request goes.
+        # the vendored APIs first; a path none of them serves goes to the one
+        # pinned document that serves it (``owners``). Which APIs happen to be
+        # loaded never changes where a request goes.
         self.shared = self.index(self.vendored)
+        self._owners: PathOwners | None = None
 
     def index(self, keys: tuple[str, ...]) -> RouteIndex:
         """The route index of some APIs (one host's), built once."""
@@ -275,6 +280,15 @@ class Catalog:
 
     def keys(self) -> list[str]:
         return list(self.paths)
+
+    def owners(self, http: str, path: str) -> list[str]:
+        """The pinned documents, other than the vendored ones, that serve an
+        un-prefixed ``path`` best (mockgcp.owners): one to route to, or several
+        that only a host can tell apart."""
+        with self._lock:
+            if self._owners is None:
+                self._owners = PathOwners({k: p for k, p in self.paths.items() if k not in self.vendored})
+        return self._owners.owners(http, path)
 
     def api(self, key: str) -> Api:
         """The API of a document key, parsed (and its overrides applied) on first use."""

@@ -19,12 +19,13 @@ from pathlib import Path
 from typing import Any, cast
 
 from kccgen import data_dir
-from kccgen.mockgcp import lifecycle, operations, singletons, switches, update
+from kccgen.mockgcp import lifecycle, limits, operations, singletons, switches, update
 from kccgen.mockgcp.bodies import check_body
 from kccgen.mockgcp.catalog import Api, Catalog, Collection, Route
 from kccgen.mockgcp.errors import ApiError, not_found
 from kccgen.mockgcp.faults import Fault, FaultSet
 from kccgen.mockgcp.lifecycle import Call
+from kccgen.mockgcp.limitdata import limits as limits_table
 from kccgen.mockgcp.operations import Response
 from kccgen.mockgcp.populate import DEFAULTS_FILE, apply_defaults, load_defaults, populate
 from kccgen.mockgcp.state import Operation, State
@@ -69,6 +70,7 @@ class MockGCP:
         self.faults = FaultSet(seed)
         self.lock = threading.RLock()
         self.defaults = load_defaults()
+        limits_table()  # a broken limits.yaml fails here, at start, not on a request
 
     # The stores, as tests and tools read (and poke) them.
     @property
@@ -122,16 +124,52 @@ class MockGCP:
         several APIs can have the same URL template (artifactregistry and cloudkms
         both serve ``GET v1/projects/*/locations/*/operations/*``), so when equally
         good routes of different APIs match, the API holding that operation or
-        resource wins."""
+        resource wins. An un-prefixed path no vendored API serves goes to the
+        one pinned document that does (``Catalog.owners``), and one that another
+        API holds (a workflows operation at cloudkms's template) goes there."""
         keys, path = self.scope(path, host)
         index = self.catalog.index(keys) if keys else self.catalog.shared
         found = index.match(http, path)
+        if not keys:
+            with self.lock:
+                held = self._holder(path) if not any(self._holds(r.api, path) for r, _ in found) else None
+            if held is not None:
+                found = self.catalog.index((held,)).match(http, path) or found
+            elif not found:
+                owners = self.catalog.owners(http, path)
+                if len(owners) == 1:  # the one API that serves this path; several: see handle()
+                    found = self.catalog.index(tuple(owners)).match(http, path)
         if len(found) > 1:
             with self.lock:
                 for r, params in found:
                     if self._holds(r.api, path):
                         return r, params
         return found[0] if found else None
+
+    def _holder(self, path: str) -> str | None:
+        """The API that has an operation or resource at ``path``, if any does."""
+        rel = path.split(":", 1)[0]
+        for k, o in self.operations.items():
+            if rel.endswith("/" + o.key):
+                return k.split("|", 1)[0]
+        for k in self.resources:
+            api, _, name = k.partition("|")
+            if rel.endswith("/" + name):
+                return api
+        return None
+
+    def _unrouted(self, http: str, path: str, host: str | None) -> str:
+        """Why no method serves a request: none does, or (a path without a host)
+        several APIs do, and the host prefix says which."""
+        owners = self.catalog.owners(http, path) if not self.scope(path, host)[0] else []
+        if len(owners) < 2:
+            return f"mockgcp: no Discovery method for {http} /{path}"
+        hosts = sorted({self.catalog.host_of(k)[0] for k in owners})
+        shown = " or ".join(f"/{h}/{path}" for h in hosts[:6]) + (f" or {len(hosts) - 6} more" if len(hosts) > 6 else "")
+        return (
+            f"mockgcp: several APIs serve {http} /{path} ({', '.join(owners)}): "
+            f"put the API's host first in the path, {shown} (kccctl: --host-paths)"
+        )
 
     def _holds(self, api: str, path: str) -> bool:
         """Whether ``api`` has an operation or resource at (or under) ``path``."""
@@ -156,7 +194,7 @@ class MockGCP:
         found = self.route(http, path.lstrip("/"), host)
         _, path = self.scope(path.lstrip("/"), host)
         if found is None:
-            return None, Response(404, ApiError(404, f"mockgcp: no Discovery method for {http} /{path}").body(False))
+            return None, Response(404, ApiError(404, self._unrouted(http, path, host)).body(False))
         route = found[0]
         api = self.apis[route.api]
         if fault is _PICK:
@@ -175,6 +213,7 @@ class MockGCP:
     def _dispatch(self, api: Api, route: Route, path: str, query: dict[str, list[str]], body: Any, lro_error: str | None) -> Response:
         coll = api.collections.get(route.resource)
         body = check_body(api, route.method, coll, body)
+        limits.check_request(api, route, path, body, api.key in self.catalog.vendored)
         if route.resource.split(".")[-1].lower().endswith("operations") and route.verb in ("get", "wait"):
             return operations.poll(self, api, path)
         if route.verb in _IAM:

@@ -13,7 +13,7 @@ one the scan gave: the most specific match.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -29,13 +29,18 @@ _VAR = "\0"
 
 def segments(service_path: str, m: Method) -> list[str]:
     """``v1/projects/*/topics/*``-style segments of a method's URL template."""
-    full = service_path + m.path
+    return template_segments(service_path + m.path, {n: p.pattern for n, p in m.parameters.items()})
+
+
+def template_segments(full: str, patterns: Mapping[str, str | None]) -> list[str]:
+    """The segments of a URL template (``servicePath + path``) whose reserved
+    parameters (``{+name}``) are expanded through their ``patterns``."""
 
     def expand(pm: re.Match[str]) -> str:
         reserved, name = pm.group(1), pm.group(2)
-        p = m.parameters.get(name)
-        if reserved and p is not None and p.pattern:
-            pat = p.pattern.removeprefix("^").removesuffix("$").replace("[^/]+", _VAR)
+        pattern = patterns.get(name)
+        if reserved and pattern:
+            pat = pattern.removeprefix("^").removesuffix("$").replace("[^/]+", _VAR)
             # Anything but literals and one-segment wildcards may cross a "/".
             return pat if all(_LITERAL.fullmatch(s) or s == _VAR for s in pat.split("/")) else "\1"
         return "\1" if reserved else _VAR

@@ -3,8 +3,10 @@
 Clients built by google-api-python-client work unchanged with
 ``client_options={"api_endpoint": server.endpoint(api)}``: the API's host as
 the first path segment, then its service path, so APIs whose URL templates
-are the same never collide. Un-prefixed paths still reach the vendored APIs. Every exchange is appended
+are the same never collide. Un-prefixed paths reach the vendored APIs first, then the one API
+that serves them (mockgcp.owners). Every exchange is appended
 to a request log in the ``_http.log`` format of Config Connector's recordings.
+``/_mockgcp/faults`` (mockgcp.admin) reads and changes the fault rules while it runs.
 """
 
 from __future__ import annotations
@@ -23,10 +25,11 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from kccgen.documents import preferred, read_document
+from kccgen.mockgcp import admin
 from kccgen.mockgcp.engine import MockGCP
 from kccgen.mockgcp.httplog import HttpLogEntry, format_http_log
 
-_REASONS = {200: "OK", 204: "No Content", 400: "Bad Request", 404: "Not Found", 409: "Conflict", 412: "Precondition Failed", 429: "Too Many Requests", 500: "Internal Server Error", 501: "Not Implemented", 503: "Service Unavailable"}
+_REASONS = {200: "OK", 204: "No Content", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed", 409: "Conflict", 412: "Precondition Failed", 429: "Too Many Requests", 500: "Internal Server Error", 501: "Not Implemented", 503: "Service Unavailable"}
 _JSON = "application/json; charset=UTF-8"
 
 
@@ -136,9 +139,16 @@ class MockServer:
         self.stop()
 
     def write_log_to(self, path: Path) -> None:
-        """Append every exchange to ``path`` as it happens (kccctl mockgcp serve --log)."""
-        self._log_file = path
-        path.write_text("", encoding="utf-8")
+        """Append every exchange to ``path`` as it happens (kccctl mockgcp serve --log).
+        A file that exists keeps what it holds: the next exchange follows it
+        after the usual separator, so runs on one log read as one log. Opening
+        it here, once, makes an unwritable path an error now (OSError), not on
+        the first request."""
+        with path.open("a", encoding="utf-8"):
+            pass
+        with self._log_lock:
+            self._log_file = path
+            self._logged = 1 if path.stat().st_size else 0
 
     def log_text(self) -> str:
         with self._log_lock:
@@ -163,6 +173,10 @@ class MockServer:
                 body = text
         query = parse_qs(url.query)
         host_header = h.headers.get("Host")
+        if admin.is_admin(url.path):
+            status, answer = admin.faults(self.engine.faults, h.command, body)
+            self._answer(h, status, (json.dumps(answer, indent=2, sort_keys=True) + "\n").encode())
+            return
         fault = self.engine.pick_fault(h.command, url.path, host_header)
         if fault is not None:
             if fault.latency_ms:
@@ -185,7 +199,11 @@ class MockServer:
                 h.connection.shutdown(socket.SHUT_RDWR)
             h.close_connection = True
             return
-        h.send_response(resp.status, _REASONS.get(resp.status))
+        self._answer(h, resp.status, out)
+
+    @staticmethod
+    def _answer(h: BaseHTTPRequestHandler, status: int, out: bytes) -> None:
+        h.send_response(status, _REASONS.get(status))
         h.send_header("Content-Type", _JSON)
         h.send_header("Content-Length", str(len(out)))
         h.end_headers()

@@ -25,6 +25,7 @@ def _apply_or_delete(args: argparse.Namespace) -> int:
         ManifestError,
         StateDir,
         StateLocked,
+        StateUnwritable,
         apply,
         delete,
         load_manifests,
@@ -45,9 +46,13 @@ def _apply_or_delete(args: argparse.Namespace) -> int:
     except (ManifestError, KeyError) as e:
         print(f"error: {e.args[0] if isinstance(e, KeyError) else e}", file=sys.stderr)
         return 2
-    if args.endpoint is None and not _have_credentials():
-        return 2
+    if not objs:  # an empty file, or a folder without manifests: kubectl's words and status
+        print(f"error: no objects passed to {args.cmd}", file=sys.stderr)
+        return 1
     dry_run = "server" if args.cmd == "diff" else args.dry_run
+    # A client dry run sends nothing: it needs no credentials (and never looks them up).
+    if args.endpoint is None and dry_run != "client" and not _have_credentials():
+        return 2
     state = StateDir(args.state)
     gcp = Gcp(args.endpoint, host_paths=args.host_paths, qps=args.qps or None)
     try:
@@ -55,12 +60,15 @@ def _apply_or_delete(args: argparse.Namespace) -> int:
             remembered = state.remembered_project()
             project = args.project or remembered
             if args.project and dry_run is None and args.project != remembered:
-                state.remember_project(args.project)
+                try:
+                    state.remember_project(args.project)
+                except OSError as e:
+                    raise StateUnwritable(f"cannot write {state.root / '.settings.json'}: {e.strerror or e}") from None
             if args.cmd == "delete":
                 results = delete(objs, state, gcp, project, args.namespace, dry_run=dry_run)
             else:
                 results = apply(objs, state, gcp, project, args.namespace, dry_run=dry_run, workers=args.workers, on_done=on_done)
-    except (ManifestError, StateLocked) as e:
+    except (ManifestError, StateLocked, StateUnwritable) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     for msg in state.problems:
@@ -176,68 +184,9 @@ def _kind_or_exit(text: str) -> str | None:
 
 
 def _get(args: argparse.Namespace) -> int:
-    import json
+    from kccgen.runtime.get import get
 
-    import yaml
-
-    from kccgen.runtime.local import StateDir
-
-    kind, name = args.kind, args.name
-    if "/" in kind and name is None:  # kubectl's KIND/NAME
-        kind, name = kind.split("/", 1)
-    resolved = _kind_or_exit(kind)
-    if resolved is None:
-        return 2
-    state = StateDir(args.state)
-
-    def wanted(o: dict[str, Any]) -> bool:
-        meta = o.get("metadata") or {}
-        return (
-            o.get("kind") == resolved
-            and (name is None or meta.get("name") == name)
-            and (args.all_namespaces or (meta.get("namespace") or "default") == args.namespace)
-        )
-
-    objs = [o for o in state.load() if wanted(o)]
-    for msg in state.problems:
-        print(f"warning: {msg}", file=sys.stderr)
-    if name and not objs:
-        print(f"error: {resolved} {args.namespace}/{name} not found in {args.state}", file=sys.stderr)
-        return 1
-    if args.output == "yaml":
-        print(yaml.safe_dump_all(objs, sort_keys=True), end="")
-    elif args.output == "json":
-        doc: Any = objs[0] if name else {"apiVersion": "v1", "kind": "List", "items": objs}
-        print(json.dumps(doc, indent=2, sort_keys=True))
-    elif args.output == "name":
-        for o in objs:
-            print(f"{resolved.lower()}/{o['metadata']['name']}")
-    else:
-        print(_object_table(objs, wide=args.output == "wide", namespaces=args.all_namespaces))
-    return 0
-
-
-def _object_table(objs: list[dict[str, Any]], wide: bool, namespaces: bool) -> str:
-    """kubectl get's table: a header, one row per object; wide adds the message."""
-    from kccgen.runtime.local import columns
-
-    head = (*(["NAMESPACE"] if namespaces else []), "NAME", "READY", "STATUS", "EXTERNALREF", *(["MESSAGE"] if wide else []))
-    rows = []
-    for o in objs:
-        st = o.get("status") or {}
-        ready: dict[str, str] = next((c for c in st.get("conditions") or [] if c.get("type") == "Ready"), {})
-        meta = o["metadata"]
-        rows.append(
-            (
-                *([str(meta.get("namespace") or "default")] if namespaces else []),
-                str(meta["name"]),
-                ready.get("status", "Unknown"),
-                ready.get("reason", ""),
-                str(st.get("externalRef", "")),
-                *([ready.get("message", "")] if wide else []),
-            )
-        )
-    return "\n".join(columns(head, rows, "   "))
+    return get(args.kind, args.name, args.state, args.namespace, args.all_namespaces, args.output)
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -372,10 +321,9 @@ def _operator(args: argparse.Namespace) -> int:
         if namespace_problem(ns):
             print(f"error: --namespace: {namespace_problem(ns)}", file=sys.stderr)
             return 2
-    logging.basicConfig(level=args.log.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    if args.log != "debug":
-        # kopf logs every handler call at INFO: a thousand objects would flood the log.
-        logging.getLogger("kopf.objects").setLevel(logging.WARNING)
+    from kccgen.runtime import logs
+
+    logs.configure(args.log)
     settings = Settings(
         endpoint=args.endpoint,
         project=args.project,
@@ -394,6 +342,9 @@ def _operator(args: argparse.Namespace) -> int:
         webhook_service=args.webhook_service,
         webhook_namespace=args.webhook_namespace,
         webhook_config=args.webhook_config,
+        health_host=args.metrics_bind,
+        leader_elect=args.leader_elect == "true",
+        lease_namespace=args.lease_namespace,
     )
     logging.getLogger("kccgen.operator").info("starting: %s", settings_summary(settings))
     try:
@@ -417,8 +368,37 @@ def _mockgcp(argv: list[str]) -> int:
     os.execv(sys.executable, [sys.executable, "-m", "kccgen.mockgcp", *argv])
 
 
+def version_line() -> str:
+    """The package version and which generated tree it carries (the digest of its
+    outputs, from ``generated/.kccgen-stamp``) and how many Kinds."""
+    from importlib import metadata, resources
+
+    try:
+        version = metadata.version("kccgen")
+    except metadata.PackageNotFoundError:
+        version = "(not installed)"
+    try:
+        stamp = resources.files("kccgen.generated").joinpath(".kccgen-stamp").read_text(encoding="utf-8")
+        digest = next((line.split()[1][:12] for line in stamp.splitlines() if line.startswith("outputs ")), "unstamped")
+    except OSError:
+        digest = "unstamped"
+    return f"kccctl {version} (generated tree {digest}, {len(kind_index())} Kinds)"
+
+
+class _Version(argparse.Action):
+    """``--version``: computed when asked, not on every run."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, default: str = argparse.SUPPRESS, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=default, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option_string: str | None = None) -> None:
+        print(version_line())
+        parser.exit()
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="kccctl", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action=_Version, help="print the version and the generated tree's digest and Kind count")
     sub = p.add_subparsers(dest="cmd", required=True)
     sub.add_parser("kinds", help="list the Kinds this installation can reconcile")
     rp = sub.add_parser("ref", help="reference tools")
@@ -462,7 +442,7 @@ def main(argv: list[str] | None = None) -> int:
     vp.add_argument("--endpoint", help="a running mockgcp (default: start one for the run)")
     vp.add_argument("--project", help="project prefix of the objects (default lifecycle-project)")
     vp.add_argument("--write", type=Path, help="write per-Kind pass/fail, failing step and message as JSON (docs/verified.json)")
-    gp = sub.add_parser("get", help="read objects from the state directory (KIND [NAME] or KIND/NAME; Kind names as kubectl takes them)")
+    gp = sub.add_parser("get", help="read objects from the state directory (KIND [NAME] or KIND/NAME; Kind names as kubectl takes them, or a category: gcp)")
     gp.add_argument("kind")
     gp.add_argument("name", nargs="?")
     gp.add_argument("-o", "--output", choices=("table", "wide", "yaml", "json", "name"), default="table")
@@ -496,6 +476,12 @@ def main(argv: list[str] | None = None) -> int:
     op.add_argument("--webhook-namespace", help="the webhook Service's namespace")
     op.add_argument("--webhook-config", help="ValidatingWebhookConfiguration whose caBundle the operator sets at start")
     op.add_argument("--host-paths", action="store_true", help="as for apply: each API under its own host on the endpoint (mockgcp)")
+    op.add_argument("--metrics-bind", default="127.0.0.1", metavar="ADDRESS", help="address of /healthz, /readyz and /metrics (default 127.0.0.1; the bundle's pod: 0.0.0.0)")
+    op.add_argument(
+        "--leader-elect", choices=("true", "false"), default="true",
+        help="where the server has coordination.k8s.io Leases, only the instance holding the installation's Lease reconciles (default true)",
+    )
+    op.add_argument("--lease-namespace", help="namespace of the Lease (default: the pod's namespace, else default)")
     op.add_argument("--log", choices=("debug", "info", "warning"), default="info", help="log level (default info)")
     sub.add_parser(
         "mockgcp", help="the local GCP emulator: hands over to the `mockgcp` command (`kccctl mockgcp serve --help`)", add_help=False

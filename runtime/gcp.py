@@ -59,8 +59,35 @@ class FailedPrecondition(GcpError):
     pass
 
 
+#: Answers that say the request was refused before any processing: 429 (quota)
+#: and 503 (UNAVAILABLE: Google's AIP-194 retries it for every method).
+UNPROCESSED = frozenset({429, 503})
+
+
 class Transient(GcpError):
-    """Still failing after every retry (429/5xx/connection)."""
+    """Still failing after every retry (429/5xx/connection).
+
+    ``processed``: whether the service may have acted on the request (it was
+    sent and the answer was lost, timed out, or was a 500/502/504). A refused
+    connection, a name that does not resolve, 429 and 503 say it did not:
+    a create that met them is simply not made, never of unknown outcome."""
+
+    def __init__(self, code: int, message: str, status: str = "", processed: bool | None = None) -> None:
+        super().__init__(code, message, status)
+        self.processed = code not in UNPROCESSED if processed is None else processed
+
+
+class NotSent(ConnectionError):
+    """No connection was made (refused, unresolvable name): nothing reached the service."""
+
+
+def _connect_error(e: BaseException) -> bool:
+    """Whether ``e`` happened before the request left: refused or no such host."""
+    import socket
+
+    import httplib2
+
+    return isinstance(e, (ConnectionRefusedError, socket.gaierror, NotSent, httplib2.ServerNotFoundError))
 
 
 class OperationFailed(GcpError):
@@ -118,6 +145,13 @@ class SendOnce:
         u = urlsplit(uri)
         conn_cls = http.client.HTTPSConnection if u.scheme == "https" else http.client.HTTPConnection
         conn = conn_cls(u.hostname or "", u.port, timeout=self.timeout)
+        try:
+            conn.connect()
+        except OSError as e:
+            conn.close()
+            if _connect_error(e):
+                raise NotSent(f"{method} {uri}: {type(e).__name__}: {e}") from e
+            raise ConnectionError(f"{method} {uri}: {type(e).__name__}: {e}") from e
         try:
             conn.request(method, u.path + (f"?{u.query}" if u.query else ""), body=body, headers=hdrs)
             r = conn.getresponse()
@@ -198,6 +232,10 @@ class Gcp:
         self.calls: list[str] = []  # "GET pubsub.projects.topics.get" per request sent (keep_calls)
         self.keep_calls = keep_calls
         self.on_request = on_request
+        # Called (from the request's thread) when an answer comes after requests
+        # failed for want of one: the operator wakes what backed off meanwhile.
+        self.on_recover: Callable[[], None] | None = None
+        self.failing = False  # the last request got no usable answer (transient)
         self._lock = threading.Lock()  # clients and the QPS schedule
         self._local = threading.local()  # each thread's HTTP connection
         self._next_slot: dict[str, float] = {}  # API (and project) -> earliest time of its next request
@@ -279,6 +317,7 @@ class Gcp:
         from googleapiclient.errors import HttpError
 
         attempt = 0
+        outage = self.failing  # the request before this one got no answer either
         doc = what.split(" ", 1)[0]
         slot = f"{doc}/{project}" if project else doc  # each project has its own quota
         while True:
@@ -289,18 +328,39 @@ class Gcp:
                 self.on_request(what, request.method)
             try:
                 if idempotent:
-                    return request.execute(http=self._http(), num_retries=0)
-                return request.execute(http=SendOnce(self._creds), num_retries=0)
+                    out = request.execute(http=self._http(), num_retries=0)
+                else:
+                    out = request.execute(http=SendOnce(self._creds), num_retries=0)
+                self._answered()
+                return out
             except HttpError as e:
                 err = _from_http_error(e)
+                if not isinstance(err, Transient):
+                    self._answered()
+                if isinstance(err, Transient):  # which endpoint is failing, for the user
+                    err = Transient(err.code, f"{err.message} ({request.method} {request.uri})", err.status, err.processed)
             except (httplib2.HttpLib2Error, ConnectionError, OSError) as e:
-                err = Transient(0, f"connection failed: {e}")
-            if not isinstance(err, Transient) or attempt >= self.retries or (not idempotent and err.code != 429):
+                sent = not _connect_error(e)
+                where = "" if str(getattr(request, "uri", "")) in str(e) else f"{request.method} {request.uri}: "
+                err = Transient(0, f"{where}{'connection failed' if sent else 'not sent, no connection'}: {e}", processed=sent)
+            # A create whose ID the service picks is sent again only after an
+            # answer that says the first was not processed.
+            if isinstance(err, Transient):
+                self.failing = True
+            # In a known outage the caller's backoff paces the retries, not this loop.
+            if not isinstance(err, Transient) or attempt >= self.retries or (not idempotent and err.processed) or outage:
                 raise err
             delay = self.backoff * (2**attempt) * (0.5 + self.rng.random())
-            log.warning("%s: %s; retry %d/%d in %.2fs", what, err, attempt + 1, self.retries, delay)
+            # The object's failure, if the retries run out, is the line the user sees.
+            log.debug("%s: %s; retry %d/%d in %.2fs", what, err, attempt + 1, self.retries, delay)
             self.sleep(delay)
             attempt += 1
+
+    def _answered(self) -> None:
+        if self.failing:
+            self.failing = False
+            if self.on_recover is not None:
+                self.on_recover()
 
     def call(
         self, a: Adapter, c: Call, values: dict[str, str], body: Any = None, extra: dict[str, Any] | None = None, *, idempotent: bool = True

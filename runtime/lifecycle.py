@@ -4,7 +4,7 @@ For every generated Kind, from its example (kccgen.runtime.example) and its
 tables alone: apply -> Ready with ``status.externalRef``; re-apply -> exactly one
 GET; change one mutable field -> one GET and one write whose update mask (or
 merge/replace body) carries only that field; delete -> the resource is gone
-(GET answers 404). Operation polls are allowed beside the write, as DESIGN §5
+(GET answers 404). Operation polls are allowed beside the write, as docs/design.md §5
 counts them apart. ``kccctl verify`` and tests/test_lifecycle.py run the same
 code, so ``docs/verified.json`` is what this module measured.
 """

@@ -1,42 +1,38 @@
 """The embedded runner: reconcile manifests against GCP (or mockgcp) without a cluster.
 
-State lives in a directory, one YAML file per object
-(``<state>/<namespace>/<kind>/<name>.yaml``), each written atomically (temp
-file, then rename), so a crash never leaves a half-written object. One
-``kccctl`` at a time holds the directory (an exclusive lock on
-``<state>/.lock``): two applies at once would each create the same
-service-named resources and lose each other's updates. Names and namespaces
-are checked as Kubernetes checks them (RFC 1123), so no object's file can land
-outside the directory. An unreadable object file is reported and its object
-left alone; the others proceed.
+Manifests are read by ``runtime/manifests.py``; state lives in a directory
+(``runtime/state.py``), one file per object. An unreadable object file is
+reported and its object left alone; the others proceed. A state file that
+cannot be written after a GCP write is reported with its path and the
+resource, and no further object is reconciled in that run: the next run finds
+the resource again (by its name, or by the create-pending intent recorded
+before a create the service names).
 Objects are reconciled in dependency order: an object referring to another
 by name comes after it; deletion runs in the reverse order.
 """
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import json
-import os
-import re
-import sys
-import tempfile
-from collections.abc import Callable, Iterable, Iterator, Mapping
+import threading
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
-
-import yaml
-from pydantic import ValidationError
+from typing import Any
 
 from kccgen.contract import CreateServiceAssigned
 from kccgen.runtime.adapter import adapter_for
-from kccgen.runtime.admission import YAML_DUMPER, YAML_LOADER, admission_errors
+from kccgen.runtime.admission import admission_errors
 from kccgen.runtime.aliases import AliasConflict, canonical_spec
 from kccgen.runtime.gcp import Gcp, GcpError
+from kccgen.runtime.identity import IdentityError, identity_for
 from kccgen.runtime.managed import keep_merged
+
+# What callers have always imported from here.
+from kccgen.runtime.manifests import ManifestError as ManifestError
+from kccgen.runtime.manifests import load_manifests as load_manifests
+from kccgen.runtime.manifests import name_problem as name_problem
+from kccgen.runtime.manifests import namespace_problem as namespace_problem
 from kccgen.runtime.reconciler import ANN_CREATE_PENDING, Reconciler, Result
 from kccgen.runtime.refs import (
     CLUSTER_SCOPED,
@@ -45,151 +41,10 @@ from kccgen.runtime.refs import (
     iter_field,
     references_of,
 )
-from kccgen.runtime.registry import types_modules, unknown_kind
-from kccgen.runtime.secrets import secret_problem
-
-
-class ManifestError(ValueError):
-    """A manifest that cannot be applied; names the file, document and field."""
-
-
-class StateLocked(RuntimeError):
-    """Another kccctl holds the state directory and the caller would not wait."""
-
-
-# What Kubernetes accepts: a custom resource's name is a DNS-1123 subdomain, a
-# namespace a DNS-1123 label. Neither can hold "/" or start with ".", so a
-# state path made of them stays inside the state directory.
-_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_SUBDOMAIN = re.compile(rf"{_LABEL}(\.{_LABEL})*")
-
-
-def name_problem(name: object) -> str | None:
-    """Why ``name`` is not a valid metadata.name, or None."""
-    if not isinstance(name, str) or not name:
-        return "metadata.name must be a non-empty string"
-    if len(name) > 253 or not _SUBDOMAIN.fullmatch(name):
-        return (
-            f"metadata.name {name!r} is not a valid name: lower case letters, digits, '-' and '.', "
-            "starting and ending with a letter or digit, at most 253 characters (RFC 1123 subdomain)"
-        )
-    return None
-
-
-def namespace_problem(ns: object) -> str | None:
-    """Why ``ns`` is not a valid namespace, or None."""
-    if not isinstance(ns, str) or len(ns) > 63 or not re.fullmatch(_LABEL, ns):
-        return (
-            f"namespace {ns!r} is not a valid namespace: lower case letters, digits and '-', "
-            "starting and ending with a letter or digit, at most 63 characters (RFC 1123 label)"
-        )
-    return None
-
-
-def _key(obj: Mapping[str, Any], default_ns: str) -> tuple[str, str, str]:
-    meta = obj.get("metadata") or {}
-    return str(obj.get("kind")), str(meta.get("namespace") or default_ns), str(meta.get("name"))
-
-
-MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
-
-
-def _manifest_files(paths: Iterable[Path], recursive: bool) -> list[Path]:
-    """Like kubectl apply -f: a directory gives its own manifest files, its
-    subdirectories too with ``-R``; ``-`` is standard input."""
-    files: list[Path] = []
-    for p in paths:
-        if str(p) == "-":
-            files.append(p)
-        elif p.is_dir():
-            found = p.rglob("*") if recursive else p.iterdir()
-            files.extend(sorted(x for x in found if x.is_file() and x.suffix in MANIFEST_SUFFIXES))
-        elif p.exists():
-            files.append(p)
-        else:
-            raise ManifestError(f"{p}: no such file or directory")
-    return files
-
-
-def _documents(f: Path, stdin: IO[str] | None) -> list[Any]:
-    """The documents of one file (YAML stream, or JSON for .json), a ``List`` unpacked."""
-    name = "<stdin>" if str(f) == "-" else str(f)
-    try:
-        text = (stdin or sys.stdin).read() if str(f) == "-" else f.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise ManifestError(f"{name}: cannot read: {e}") from None
-    try:
-        if f.suffix == ".json":
-            docs = [json.loads(text)]
-        else:
-            docs = list(yaml.load_all(text, Loader=YAML_LOADER))
-    except json.JSONDecodeError as e:
-        raise ManifestError(f"{name}: invalid JSON: {e}") from None
-    except yaml.YAMLError as e:
-        raise ManifestError(f"{name}: invalid YAML: {e}".replace("\n", " ")) from None
-    out: list[Any] = []
-    for d in docs:
-        if isinstance(d, dict) and d.get("kind") == "List" and isinstance(d.get("items"), list):
-            out.extend(d["items"])  # kubectl get -o yaml writes a v1 List
-        else:
-            out.append(d)
-    return out
-
-
-def load_manifests(paths: Iterable[Path], default_ns: str = "default", *, recursive: bool = False, stdin: IO[str] | None = None) -> list[dict[str, Any]]:
-    """Every object in the files, directories (``recursive``: with their
-    subdirectories) and ``-`` (stdin), validated by its Kind's model."""
-    models = types_modules()
-    out: list[dict[str, Any]] = []
-    for f in _manifest_files(paths, recursive):
-        for i, doc in enumerate(_documents(f, stdin)):
-            if doc is None:
-                continue
-            where = f"{'<stdin>' if str(f) == '-' else f}#{i}"
-            if not isinstance(doc, dict) or not doc.get("kind") or not (doc.get("metadata") or {}).get("name"):
-                raise ManifestError(f"{where}: a manifest needs kind and metadata.name")
-            kind = str(doc["kind"])
-            if kind == "Namespace":
-                out.append(_namespace_manifest(doc, where))
-                continue
-            if kind == "Secret":  # read by sensitive fields (kccgen.runtime.secrets), never stored
-                if (problem := secret_problem(doc)) is not None:
-                    raise ManifestError(f"{where}: Secret {doc['metadata']['name']!r}: {problem}")
-                doc["metadata"].setdefault("namespace", default_ns)
-                out.append(doc)
-                continue
-            if kind not in models:
-                raise ManifestError(f"{where}: {unknown_kind(kind, sorted(models))}")
-            meta = doc["metadata"]
-            problem = name_problem(meta.get("name")) or namespace_problem(meta.get("namespace") or default_ns)
-            if problem:
-                raise ManifestError(f"{where}: {kind} {meta.get('name')!r}: {problem}")
-            try:
-                getattr(models[kind], kind).model_validate(doc)
-            except ValidationError as e:
-                first = e.errors(include_url=False)[0]
-                loc = ".".join(str(x) for x in first["loc"])
-                raise ManifestError(f"{where}: {kind} {doc['metadata']['name']}: {loc}: {first['msg']}") from None
-            doc.setdefault("metadata", {}).setdefault("namespace", default_ns)
-            out.append(doc)
-    return out
-
-
-def _namespace_manifest(doc: dict[str, Any], where: str) -> dict[str, Any]:
-    """A ``v1`` Namespace: as in Config Connector, its annotations
-    (``cnrm.cloud.google.com/project-id``, ``.../actuation-mode``) are the
-    defaults of the objects in it."""
-    meta = doc["metadata"]
-    if doc.get("apiVersion") != "v1":
-        raise ManifestError(f"{where}: Namespace {meta.get('name')!r}: apiVersion must be v1, not {doc.get('apiVersion')!r}")
-    problem = namespace_problem(meta.get("name"))
-    if problem:
-        raise ManifestError(f"{where}: Namespace {meta.get('name')!r}: {problem.replace('namespace', 'metadata.name', 1)}")
-    anns = meta.get("annotations") or {}
-    if not isinstance(anns, dict) or not all(isinstance(v, str) for v in anns.values()):
-        raise ManifestError(f"{where}: Namespace {meta['name']!r}: metadata.annotations must map names to strings")
-    meta.pop("namespace", None)
-    return doc
+from kccgen.runtime.state import StateDir as StateDir
+from kccgen.runtime.state import StateLocked as StateLocked
+from kccgen.runtime.state import StateUnwritable as StateUnwritable
+from kccgen.runtime.state import object_key as _key
 
 
 def _spec_for_refs(obj: Mapping[str, Any]) -> dict[str, Any]:
@@ -268,136 +123,6 @@ def dependency_order(
         visit(k, [])
     # Namespaces first: their annotations are the defaults of everything else.
     return [o for o in ordered if o.get("kind") == "Namespace"] + [o for o in ordered if o.get("kind") != "Namespace"]
-
-
-@dataclass
-class StateDir:
-    """The local runner's object store. Hold ``lock()`` while reading to write."""
-
-    root: Path
-    problems: list[str] = field(default_factory=list)  # unreadable files, from the last load()
-    unreadable: set[Path] = field(default_factory=set)
-
-    def path(self, obj: Mapping[str, Any], default_ns: str = "default") -> Path:
-        """The object's file; an invalid name or namespace is refused, never joined."""
-        kind, ns, name = _key(obj, default_ns)
-        if kind in CLUSTER_SCOPED:  # "_cluster" is no namespace's name (no "_" in RFC 1123)
-            problem = namespace_problem(name) if kind == "Namespace" else name_problem(name)
-            if problem:
-                raise ManifestError(f"{kind} {name!r}: {problem}")
-            return self.root / "_cluster" / kind / f"{name}.yaml"
-        problem = name_problem(name) or namespace_problem(ns) or (None if re.fullmatch(r"[A-Za-z0-9]+", kind) else f"kind {kind!r} is not a Kind name")
-        if problem:
-            raise ManifestError(f"{kind} {name!r}: {problem}")
-        return self.root / ns / kind / f"{name}.yaml"
-
-    def holds(self, namespace: str) -> list[str]:
-        """The objects the state has in ``namespace`` (Kind/name)."""
-        return sorted(f"{p.parent.name}/{p.stem}" for p in (self.root / namespace).glob("*/*.yaml") if not p.name.startswith("."))
-
-    @contextlib.contextmanager
-    def lock(self, wait: bool = True, notify: Callable[[str], None] | None = None) -> Iterator[None]:
-        """Exclusive use of the directory until the block ends (released by the
-        kernel if the process dies). Without ``wait``, a held lock raises
-        StateLocked at once; with it, ``notify`` is told whom we wait for."""
-        self.root.mkdir(parents=True, exist_ok=True)
-        path = self.root / ".lock"
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "unknown"
-                if not wait:
-                    raise StateLocked(f"{self.root} is in use by another kccctl (pid {holder}); run again when it has finished, or leave out --no-wait to wait") from None
-                if notify is not None:
-                    notify(f"waiting for {self.root}: another kccctl (pid {holder}) is using it")
-                fcntl.flock(fd, fcntl.LOCK_EX)
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-            self._clean_temp_files()
-            yield
-        finally:
-            os.close(fd)  # closing releases the lock
-
-    def _clean_temp_files(self) -> None:
-        """Temp files of an interrupted write (``.<name>.yaml.<random>``): under the lock
-        nobody else is writing, so they are leftovers."""
-        for p in self.root.glob("*/*/.*.yaml.*"):
-            with contextlib.suppress(OSError):
-                p.unlink()
-
-    def load(self) -> list[dict[str, Any]]:
-        """Every readable object. A file that is not YAML, or not an object with a
-        kind and a name, is listed in ``problems`` (with its path) and skipped."""
-        self.problems, self.unreadable = [], set()
-        if not self.root.is_dir():
-            return []
-        out = []
-        for p in sorted(self.root.glob("*/*/*.yaml")):
-            if p.name.startswith("."):
-                continue
-            try:
-                obj = yaml.load(p.read_text(encoding="utf-8"), Loader=YAML_LOADER)
-            except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
-                why = str(e).replace("\n", " ")
-            else:
-                if isinstance(obj, dict) and obj.get("kind") and isinstance(obj.get("metadata"), dict) and obj["metadata"].get("name"):
-                    out.append(obj)
-                    continue
-                why = "not an object with kind and metadata.name"
-            self.problems.append(f"{p}: unreadable state file, skipped: {why}")
-            self.unreadable.add(p)
-        return out
-
-    def write(self, obj: Mapping[str, Any]) -> bool:
-        """Write the object atomically; an unchanged object is not written again
-        (no temp file, no fsync). Returns whether the file changed."""
-        return self._write_atomic(self.path(obj), yaml.dump(dict(obj), Dumper=YAML_DUMPER, sort_keys=True).encode("utf-8"))
-
-    @staticmethod
-    def _write_atomic(target: Path, data: bytes) -> bool:
-        try:
-            if target.read_bytes() == data:
-                return False
-        except OSError:
-            pass
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, target)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-        return True
-
-    @property
-    def _config(self) -> Path:
-        return self.root / ".settings.json"  # beside .lock: never an object file
-
-    def remembered_project(self) -> str | None:
-        """The ``--project`` an earlier run gave, so later commands need not repeat it."""
-        try:
-            data = json.loads(self._config.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError) as e:
-            self.problems.append(f"{self._config}: unreadable ({e}); no remembered --project")
-            return None
-        project = data.get("project") if isinstance(data, dict) else None
-        return str(project) if project else None
-
-    def remember_project(self, project: str) -> None:
-        self._write_atomic(self._config, (json.dumps({"project": project}, indent=2) + "\n").encode())
-
-    def remove(self, obj: Mapping[str, Any]) -> None:
-        p = self.path(obj)
-        if p.exists():
-            p.unlink()
 
 
 @dataclass
@@ -484,7 +209,10 @@ def _apply_namespace(obj: dict[str, Any], state: StateDir, store: InMemoryStore,
     name = str(obj["metadata"]["name"])
     anns = obj["metadata"].get("annotations") or {}
     if write:
-        state.write(obj)
+        try:
+            state.write(obj)
+        except OSError as e:
+            return _refused(obj, "", "StateWriteFailed", f"its state file {state.path(obj)} could not be written ({_why(e)}); nothing was sent to GCP")
     store.add(obj)
     said = [f"{k.rsplit('/', 1)[-1]}={v}" for k, v in sorted(anns.items()) if k.startswith("cnrm.cloud.google.com/")]
     msg = f"namespace {name}" + (f": {', '.join(said)}" if said else "")
@@ -499,7 +227,10 @@ def _delete_namespace(obj: dict[str, Any], state: StateDir) -> tuple[Row, Result
     left = state.holds(name)
     if left:
         return _refused(obj, "", "DeleteFailed", f"namespace {name} still holds {len(left)} object(s) ({', '.join(left[:5])}{', ...' if len(left) > 5 else ''}): delete them first")
-    state.remove(obj)
+    try:
+        state.remove(obj)
+    except OSError as e:
+        return _refused(obj, "", "StateWriteFailed", f"its state file {state.path(obj)} could not be removed ({_why(e)})")
     return Row("Namespace", name, True, "Deleted", "", f"namespace {name} removed from the state"), Result(obj, True, "Deleted", "", deleted=True)
 
 
@@ -523,6 +254,69 @@ def _interleaved(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [q[i] for i in range(max(map(len, queues), default=0)) for q in queues if i < len(q)]
 
 
+class _IntentNotRecorded(Exception):
+    """The create-pending intent could not be written: the create is not sent."""
+
+    def __init__(self, path: Path, error: OSError) -> None:
+        super().__init__(f"its state file {path} could not be written ({_why(error)}) before the create: nothing was sent to GCP")
+
+
+def _why(e: OSError) -> str:
+    return e.strerror or str(e)
+
+
+class _Writes:
+    """The run's state writes. After one fails, no further object is reconciled:
+    its state could not be recorded either (a full disk, a folder made read-only)."""
+
+    def __init__(self, state: StateDir, default_ns: str) -> None:
+        self.state, self.default_ns = state, default_ns
+        self.failed: Path | None = None
+        self._lock = threading.Lock()
+
+    def stopped(self, obj: dict[str, Any]) -> tuple[Row, Result] | None:
+        if self.failed is None:
+            return None
+        return _refused(obj, self.default_ns, "StateWriteFailed", f"not reconciled: the state directory could not be written ({self.failed}); nothing was sent to GCP")
+
+    def note(self, path: Path) -> None:
+        with self._lock:
+            self.failed = self.failed or path
+
+    def persist(self, obj: dict[str, Any]) -> None:
+        """The reconciler's hook before a create whose ID the service picks."""
+        try:
+            self.state.write(obj)
+        except OSError as e:
+            self.note(self.state.path(obj, self.default_ns))
+            raise _IntentNotRecorded(self.state.path(obj, self.default_ns), e) from None
+
+    def unrecorded(self, obj: dict[str, Any], result: Result, e: OSError) -> tuple[Row, Result]:
+        """A reconcile whose outcome (maybe a GCP write) could not be recorded:
+        one line naming the file and the resource to recover."""
+        path = self.state.path(obj, self.default_ns)
+        self.note(path)
+        kind, _, name = _key(obj, self.default_ns)
+        ext = str((result.obj.get("status") or {}).get("externalRef") or "")
+        if ext:
+            msg = f"{ext} is not recorded: its state file {path} could not be written ({_why(e)}); make {self.state.root} writable and apply again, which finds {ext}{_resource_id_hint(kind, ext)}"
+        else:
+            msg = f"{result.reason}: {result.message}; and its state file {path} could not be written ({_why(e)})"
+        return Row(kind, name, False, "StateWriteFailed", ext, msg), Result(result.obj, False, "StateWriteFailed", msg, result.events)
+
+
+def _resource_id_hint(kind: str, ext: str) -> str:
+    """For an ID the service picked: the spec.resourceID that acquires it too."""
+    a = adapter_for(kind)
+    if not isinstance(a.create, CreateServiceAssigned) or not a.id_param:
+        return ""
+    try:
+        rid = identity_for(kind).parse(ext).get(a.id_param)
+    except IdentityError:
+        return ""
+    return f" (or set spec.resourceID: {rid!r} to acquire it)" if rid else ""
+
+
 def apply(
     objs: list[dict[str, Any]],
     state: StateDir,
@@ -538,14 +332,19 @@ def apply(
 
     ``dry_run``: "client" checks the manifests as admission would and sends
     nothing; "server" also reads GCP (GETs only) and reports what would be
-    written. Neither writes the state directory. ``workers``: objects of one
-    dependency level reconciled at once; ``on_done`` hears of each as it ends.
-    The result is in dependency order, whatever the order of completion."""
+    written. Neither writes the state directory; without either, the folders
+    the run writes are checked first (StateUnwritable, before any GCP call).
+    ``workers``: objects of one dependency level reconciled at once;
+    ``on_done`` hears of each as it ends. The result is in dependency order,
+    whatever the order of completion."""
+    if dry_run is None:
+        state.check_writable(objs, default_ns)
     store = _store(state, project, default_ns)
     objs, read = split_secrets(objs, store)
+    writes = _Writes(state, default_ns)
 
     def one(obj: dict[str, Any]) -> tuple[Row, Result]:
-        refused = _unreadable(state, obj, default_ns)
+        refused = _unreadable(state, obj, default_ns) or writes.stopped(obj)
         if refused is not None:
             return refused
         if obj.get("kind") == "Namespace":
@@ -560,13 +359,18 @@ def apply(
             ext = str((obj.get("status") or {}).get("externalRef") or "")
             return Row(kind, name, True, "Valid", ext, "valid (client dry run: nothing sent)"), Result(obj, True, "Valid", "")
         try:
-            reconciler = Reconciler(gcp, store, persist=None if dry_run else state.write, dry_run=dry_run == "server")
+            reconciler = Reconciler(gcp, store, persist=None if dry_run else writes.persist, dry_run=dry_run == "server")
             result = reconciler.reconcile(obj)
         except GcpError as e:  # one object's unexpected GCP failure never stops the others
             return _refused(obj, default_ns, "UpdateFailed", f"reconcile failed: {e}")
-        if dry_run is None:
-            state.write(result.obj)
+        except _IntentNotRecorded as e:
+            return _refused(obj, default_ns, "StateWriteFailed", str(e))
         store.add(result.obj)
+        if dry_run is None:
+            try:
+                state.write(result.obj)
+            except OSError as e:
+                return writes.unrecorded(obj, result, e)
         return Row(kind, name, result.ready, result.reason, str((result.obj.get("status") or {}).get("externalRef") or ""), result.message), result
 
     def done(obj: dict[str, Any]) -> tuple[Row, Result]:
@@ -595,11 +399,15 @@ def delete(
     objs: list[dict[str, Any]], state: StateDir, gcp: Gcp, project: str | None = None, default_ns: str = "default", dry_run: str | None = None
 ) -> list[tuple[Row, Result]]:
     """Delete ``objs``, dependents first. Hold ``state.lock()`` around it.
-    ``dry_run`` (client or server): say what would be deleted, delete nothing."""
+    ``dry_run``: say what would be deleted, delete nothing; "client" makes no
+    GCP call at all. Without it, the state folders are checked first."""
+    if dry_run is None:
+        state.check_writable(objs, default_ns)
     store = _store(state, project, default_ns)
     objs, out = split_secrets(objs, store)
+    writes = _Writes(state, default_ns)
     for obj in reversed(dependency_order(objs, default_ns)):
-        refused = _unreadable(state, obj, default_ns)
+        refused = _unreadable(state, obj, default_ns) or writes.stopped(obj)
         if refused is not None:
             out.append(refused)
             continue
@@ -611,15 +419,27 @@ def delete(
             continue
         previous = store.get(*_key(obj, default_ns))
         obj = _merge_status(dict(obj), previous)
+        kind, ns, name = _key(obj, default_ns)
+        ext = str((obj.get("status") or {}).get("externalRef") or "")
+        if dry_run == "client":
+            msg = f"would delete {ext or f'the resource of {kind} {ns}/{name}'} (client dry run: nothing sent)"
+            out.append((Row(kind, name, False, "WouldDelete", ext, msg), Result(obj, False, "WouldDelete", msg)))
+            continue
         result = Reconciler(gcp, store, dry_run=dry_run is not None).delete(obj)
-        if dry_run is not None:
-            pass
-        elif result.deleted:
-            state.remove(obj)
-        else:
-            state.write(result.obj)
-        kind, _, name = _key(obj, default_ns)
-        out.append((Row(kind, name, result.deleted, result.reason, str((obj.get("status") or {}).get("externalRef") or ""), result.message), result))
+        row = Row(kind, name, result.deleted, result.reason, ext, result.message)
+        if dry_run is None:
+            try:
+                if result.deleted:
+                    state.remove(obj)
+                else:
+                    state.write(result.obj)
+            except OSError as e:
+                path = state.path(obj, default_ns)
+                writes.note(path)
+                done = f"{result.message}, but" if result.deleted else f"{result.reason}: {result.message}; and"
+                msg = f"{done} its state file {path} could not be {'removed' if result.deleted else 'written'} ({_why(e)}); make {state.root} writable and delete again"
+                row = Row(kind, name, False, "StateWriteFailed", ext, msg)
+        out.append((row, result))
     return out
 
 

@@ -10,7 +10,7 @@ Kind has code of its own:
   objects waiting on it when it becomes Ready: a dependency that appears is
   noticed at once, not on the next resync;
 * a daemon per object reconciles through :class:`Reconciler` (the rules of
-  DESIGN §5, shared with ``kccctl apply``), writes ``status`` through the status
+  docs/design.md §5, shared with ``kccctl apply``), writes ``status`` through the status
   subresource, then sleeps: the resync interval with jitter (0.5-1.5×) when
   Ready, ``cnrm.cloud.google.com/reconcile-interval-in-seconds`` when set (0:
   only on change), exponential backoff (250 ms to 2 min) after a failure;
@@ -37,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import functools
 import json
 import logging
 import os
@@ -51,11 +52,22 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kccgen.patterns import selects
+from kccgen.runtime.election import (
+    RENEW_S,
+    RETRY_S,
+    Elector,
+    holder_alive,
+    holder_identity,
+    lease_name,
+    lease_namespace,
+)
 from kccgen.runtime.gcp import Gcp
 from kccgen.runtime.local import named_references
 from kccgen.runtime.managed import ssa_owners
+from kccgen.runtime.owners import Claims
 from kccgen.runtime.reconciler import (
     ANN_CREATE_PENDING,
+    ANN_STREAK,
     MANAGER,
     Event,
     Reconciler,
@@ -80,8 +92,28 @@ WAIT_FALLBACK_S = 10.0
 # the user) rather than retrying soon.
 WAITING = frozenset({"DependencyNotFound", "DependencyNotReady"})
 SETTLED = frozenset({"UpToDate", "Paused", "DriftDetected", "ResourceNotFound"})
+SHUTDOWN_WAIT_S = 30.0
+# Every request to the API server ends: without a timeout the client waits for
+# ever on a connection the server (or a network between) dropped silently.
+KUBE_TIMEOUT_S = 30.0
+# While GCP answers nothing, failed objects retry at least this often; the first
+# answer after the outage wakes them all (Operator._wake_backed_off).
+OUTAGE_BACKOFF_MAX_S = 4.0  # at a stop, how long the reconciles in flight may take to finish
 # The reconciler's own annotations, and kopf's: a change to them is not the user's.
 OWN_ANNOTATION_PREFIXES = ("kccgen.dev/", "kopf.zalando.org/")
+
+
+class Superseded(RuntimeError):
+    """The object changed between the read and a guarded write: read it again."""
+
+
+def _with_streak(obj: dict[str, Any], streak: str | None) -> dict[str, Any]:
+    """``obj`` with the update streak this instance keeps for it (not stored in the cluster)."""
+    meta = dict(obj.get("metadata") or {})
+    anns = {k: v for k, v in (meta.get("annotations") or {}).items() if k != ANN_STREAK}
+    if streak:
+        anns[ANN_STREAK] = streak
+    return {**obj, "metadata": {**meta, "annotations": anns}}
 
 
 class OperatorError(RuntimeError):
@@ -123,13 +155,15 @@ class Settings:
     resync_s: float = 600.0
     paused: bool = False
     health_port: int | None = 8080  # /healthz /readyz /metrics; None: off, 0: any free port
-    health_host: str = "0.0.0.0"
+    health_host: str = "127.0.0.1"  # --metrics-bind; the bundle's pod binds 0.0.0.0 for its probes
     webhook_port: int | None = None
     webhook_host: str = "0.0.0.0"
     webhook_service: str | None = None
     webhook_namespace: str | None = None
     webhook_config: str | None = None
     seed: int | None = None
+    leader_elect: bool = True  # where the server has Leases: one instance of an installation acts
+    lease_namespace: str | None = None  # default: the pod's namespace, else "default"
 
 
 def interval_of(obj: Mapping[str, Any], default: float) -> float | None:
@@ -261,30 +295,33 @@ class Cluster:
             if kind == "Namespace":
                 if not self.has_namespaces:
                     return None
-                return dict(self.api.api_client.sanitize_for_serialization(self.core.read_namespace(name)))
+                return dict(self.api.api_client.sanitize_for_serialization(self.core.read_namespace(name, _request_timeout=KUBE_TIMEOUT_S)))
             if kind == "Secret":  # a sensitive field's value (kccgen.runtime.secrets); never cached
-                return dict(self.api.api_client.sanitize_for_serialization(self.core.read_namespaced_secret(name, namespace)))
+                return dict(self.api.api_client.sanitize_for_serialization(self.core.read_namespaced_secret(name, namespace, _request_timeout=KUBE_TIMEOUT_S)))
             info = self.kinds.get(kind)
             if info is None:
                 if kind not in kind_index():
                     return None
                 info = KindInfo(kind, *resource_of(kind))
-            got = self.api.get_namespaced_custom_object(info.group, info.version, namespace, info.plural, name)
+            got = self.api.get_namespaced_custom_object(info.group, info.version, namespace, info.plural, name, _request_timeout=KUBE_TIMEOUT_S)
             return dict(got)
         except ApiException as e:
             if e.status == 404:
                 return None
             raise
 
-    def patch_annotations(self, obj: Mapping[str, Any], changes: Mapping[str, str | None]) -> dict[str, Any]:
-        """A merge patch of our annotations (None removes one)."""
+    def patch_annotations(self, obj: Mapping[str, Any], changes: Mapping[str, str | None], *, guarded: bool = False) -> dict[str, Any]:
+        """A merge patch of our annotations (None removes one); ``guarded``: only
+        on the version read (``resourceVersion`` precondition, 409 otherwise)."""
         info = self._info(obj)
         meta = obj["metadata"]
-        body = {"metadata": {"annotations": dict(changes)}}
+        body: dict[str, Any] = {"metadata": {"annotations": dict(changes)}}
+        if guarded and meta.get("resourceVersion"):
+            body["metadata"]["resourceVersion"] = meta["resourceVersion"]
         self.metrics.writes.labels("annotations").inc()
         return dict(
             self.api.patch_namespaced_custom_object(
-                info.group, info.version, meta["namespace"], info.plural, meta["name"], body, field_manager=MANAGER, _content_type="application/merge-patch+json"
+                info.group, info.version, meta["namespace"], info.plural, meta["name"], body, field_manager=MANAGER, _request_timeout=KUBE_TIMEOUT_S, _content_type="application/merge-patch+json"
             )
         )
 
@@ -298,7 +335,7 @@ class Cluster:
         return dict(
             self.api.patch_namespaced_custom_object_status(
                 info.group, info.version, meta["namespace"], info.plural, meta["name"], body,
-                field_manager=MANAGER, force=True, _content_type="application/apply-patch+yaml",
+                field_manager=MANAGER, force=True, _request_timeout=KUBE_TIMEOUT_S, _content_type="application/apply-patch+yaml",
             )
         )
 
@@ -315,7 +352,7 @@ class Cluster:
             return dict(
                 self.api.patch_namespaced_custom_object(
                     info.group, info.version, meta["namespace"], info.plural, meta["name"], body,
-                    field_manager=MANAGER, _content_type="application/apply-patch+yaml",
+                    field_manager=MANAGER, _request_timeout=KUBE_TIMEOUT_S, _content_type="application/apply-patch+yaml",
                 )
             )
         except ApiException as e:
@@ -331,8 +368,8 @@ class Cluster:
 
         def listing() -> list[dict[str, Any]]:
             if namespaces:
-                return [o for ns in namespaces for o in self.api.list_namespaced_custom_object(info.group, info.version, ns, info.plural).get("items") or []]
-            return list(self.api.list_cluster_custom_object(info.group, info.version, info.plural).get("items") or [])
+                return [o for ns in namespaces for o in self.api.list_namespaced_custom_object(info.group, info.version, ns, info.plural, _request_timeout=KUBE_TIMEOUT_S).get("items") or []]
+            return list(self.api.list_cluster_custom_object(info.group, info.version, info.plural, _request_timeout=KUBE_TIMEOUT_S).get("items") or [])
 
         items = _again(listing)
         released = 0
@@ -344,7 +381,7 @@ class Cluster:
             body = {"metadata": {"finalizers": [f for f in fins if f != finalizer], "resourceVersion": meta.get("resourceVersion")}}
             try:
                 self.api.patch_namespaced_custom_object(
-                    info.group, info.version, meta["namespace"], info.plural, meta["name"], body, field_manager=MANAGER, _content_type="application/merge-patch+json"
+                    info.group, info.version, meta["namespace"], info.plural, meta["name"], body, field_manager=MANAGER, _request_timeout=KUBE_TIMEOUT_S, _content_type="application/merge-patch+json"
                 )
                 self.metrics.writes.labels("finalizer").inc()
                 released += 1
@@ -356,7 +393,7 @@ class Cluster:
         """Whether the Kind's CRD is being deleted (Config Connector being uninstalled)."""
         info = self.kinds[kind]
         try:
-            crd = self.ext.read_custom_resource_definition(f"{info.plural}.{info.group}")
+            crd = self.ext.read_custom_resource_definition(f"{info.plural}.{info.group}", _request_timeout=KUBE_TIMEOUT_S)
         except Exception:
             return False
         return crd.metadata.deletion_timestamp is not None
@@ -379,7 +416,7 @@ class Cluster:
             source=client.V1EventSource(component="kccgen"), reporting_component="kccgen", reporting_instance="kccgen",
         )
         try:
-            self.core.create_namespaced_event(meta["namespace"], body, field_manager=MANAGER)
+            self.core.create_namespaced_event(meta["namespace"], body, field_manager=MANAGER, _request_timeout=KUBE_TIMEOUT_S)
             self.metrics.writes.labels("event").inc()
         except Exception as e:
             log.warning("event on %s not posted: %s", _ref(obj), str(e).splitlines()[0][:200])
@@ -396,6 +433,12 @@ class Cache:
         self.watched = watched
         self._objects: dict[tuple[str, str, str], dict[str, Any]] = {}
         self._lock = threading.Lock()
+        self.claims = Claims()  # resources claimed by objects before their status names them
+
+    def objects(self) -> list[dict[str, Any]]:
+        """Every watched object of a generated Kind (for one owner per resource)."""
+        with self._lock:
+            return [o for k, o in self._objects.items() if k[0] != "Namespace"]
 
     def put(self, obj: Mapping[str, Any]) -> None:
         with self._lock:
@@ -404,6 +447,7 @@ class Cache:
     def drop(self, key: tuple[str, str, str]) -> None:
         with self._lock:
             self._objects.pop(key, None)
+        self.claims.release((key[0], key[1] or self.default_namespace, key[2]))
 
     def peek(self, key: tuple[str, str, str]) -> dict[str, Any] | None:
         with self._lock:
@@ -482,6 +526,15 @@ class Operator:
         self._per_kind: dict[str, asyncio.Semaphore] = {}
         self._limiter: RateLimiter | None = None
         self._waiting = 0
+        self.holder = holder_identity()
+        self.elector: Elector | None = None
+        self.standby = False  # waiting to lead: healthy, not reconciling
+        self._lost = False  # this term's Lease was lost (not a stop)
+        # Kept here, not in the object: the version _persist wrote (the write-back
+        # compares with it, so the intent goes in the next patch) and each
+        # object's update streak (an update costs one status write, no annotation).
+        self._persisted: dict[tuple[str, str, str], dict[str, Any]] = {}
+        self._streaks: dict[tuple[str, str, str], str] = {}
 
     # --- set-up ----------------------------------------------------------------------
 
@@ -510,7 +563,7 @@ class Operator:
         kopf.on.startup(registry=reg)(self._startup)
         for info in self.kinds.values():
             kopf.on.event(info.group, info.version, info.plural, registry=reg)(self._on_event)
-            kopf.daemon(info.group, info.version, info.plural, registry=reg, cancellation_timeout=1.0, initial_delay=None)(self._daemon)
+            kopf.daemon(info.group, info.version, info.plural, registry=reg, cancellation_timeout=SHUTDOWN_WAIT_S, initial_delay=None)(self._daemon)
             kopf.on.delete(info.group, info.version, info.plural, registry=reg, id="delete")(self._on_delete)
         if self.cluster is not None and self.cluster.has_namespaces:
             kopf.on.event("", "v1", "namespaces", registry=reg)(self._on_namespace)
@@ -602,6 +655,18 @@ class Operator:
         if released:
             log.warning("the CRD of %s is being deleted: %d object(s) released, their GCP resources left in place", info.kind, released)
 
+    def _wake_backed_off(self) -> None:
+        """GCP answers again: every object backing off from a failure retries now
+        (the reconcile limiter spreads them), instead of after its backoff."""
+        woken = 0
+        for slot in self.slots.values():
+            if slot.failures and not slot.wake.is_set():
+                slot.failures = 0
+                slot.wake.set()
+                woken += 1
+        if woken:
+            log.info("GCP answers again: %d object(s) backing off retry now", woken)
+
     def _wake_waiters(self, key: tuple[str, str, str]) -> None:
         for waiter in self.waiters.pop(key, set()):
             slot = self.slots.get(waiter)
@@ -630,6 +695,8 @@ class Operator:
             return min(BACKOFF_MAX_S, WAIT_FALLBACK_S * 2.0 ** (slot.failures - 1))
         if result is None or (not result.ready and result.reason not in SETTLED):
             slot.failures += 1
+            if self.gcp.failing:  # GCP unreachable: retried often enough to see it back soon
+                return min(backoff_s(slot.failures), OUTAGE_BACKOFF_MAX_S)
             return backoff_s(slot.failures)
         slot.failures = 0
         anns = (result.obj.get("metadata") or {}).get("annotations") or {}
@@ -639,14 +706,18 @@ class Operator:
         return interval * (0.5 + self.rng.random())
 
     async def _sleep(self, slot: _Slot, stopped: Any, seconds: float | None) -> None:
-        """Until woken, stopped, or ``seconds`` pass (None: until woken or stopped)."""
-        deadline = None if seconds is None else time.monotonic() + seconds
-        while not stopped and not slot.wake.is_set():
-            left = 1.0 if deadline is None else min(1.0, deadline - time.monotonic())
-            if left <= 0:
-                return
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(slot.wake.wait(), timeout=left)
+        """Until woken, stopped, or ``seconds`` pass (None: until woken or stopped).
+        A stop ends the sleep at once: the daemon returns before kopf would cancel it."""
+        if stopped or slot.wake.is_set():
+            return
+        waits: list[asyncio.Future[Any]] = [asyncio.ensure_future(slot.wake.wait())]
+        if hasattr(stopped, "wait"):
+            waits.append(asyncio.ensure_future(stopped.wait()))
+        try:
+            await asyncio.wait(waits, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for w in waits:
+                w.cancel()
 
     async def _run(self, key: tuple[str, str, str], slot: _Slot, obj: dict[str, Any], *, delete: bool) -> Result | None:
         """One reconcile (or delete) in the pool, within the Kind's and the global limits."""
@@ -700,37 +771,83 @@ class Operator:
     def _reconcile_sync(self, obj: dict[str, Any], delete: bool) -> Result | None:
         """In a pool thread: reconcile, then write what changed back to the cluster."""
         assert self.cluster is not None
-        reconciler = Reconciler(self.gcp, self.cache, paused=self.settings.paused, persist=self._persist)
+        reconciler = Reconciler(self.gcp, self.cache, paused=self.settings.paused, persist=self._persist, holder=self.holder, acting=self._acting)
+        key = _key(obj)
+        self._persisted.pop(key, None)
+        work = _with_streak(obj, self._streaks.get(key))
         try:
             if delete:
                 if self.cluster.crd_deleting(str(obj["kind"])):
                     return Result(obj, True, "Abandoned", "the Kind's CRD is being deleted: the GCP resource is left in place", [], deleted=True)
-                result = reconciler.delete(obj)
+                result = reconciler.delete(work)
             else:
-                result = reconciler.reconcile(obj)
-        except Exception:
-            log.exception("%s: reconcile failed", _ref(obj))
+                result = reconciler.reconcile(work)
+        except Superseded as e:  # most often kopf's finalizer, added since the read
+            log.debug("%s", e)
+            slot = self.slots.get(key)
+            if slot is not None:
+                slot.failures = max(0, slot.failures - 1)  # not a failure: read again soon
             return None
+        except Exception as e:
+            self._failure_log(obj, "reconcile failed", e)
+            return None
+        streak = ((result.obj.get("metadata") or {}).get("annotations") or {}).get(ANN_STREAK)
+        if streak:
+            self._streaks[key] = streak
+        else:
+            self._streaks.pop(key, None)
         try:
             self._write_back(obj, result, delete)
         except Exception as e:
-            log.warning("%s: writing the outcome failed: %s", _ref(obj), str(e).splitlines()[0][:300])
+            self._failure_log(obj, "writing the outcome failed", e)
             return None
         return result
 
+    def _acting(self, other: str) -> bool:
+        """Whether the writer of another create intent may still be sending it: not
+        when this instance leads (the one before stopped before its lease ran
+        out), nor when it was a process of this host that has exited."""
+        if self.elector is not None and self.elector.leading:
+            return False
+        return holder_alive(other)
+
+    def _failure_log(self, obj: Mapping[str, Any], what: str, e: Exception) -> None:
+        """One line naming the object and the error; the traceback at debug only
+        (kccgen.runtime.logs holds back repeats)."""
+        log.warning("%s: %s: %s: %s", _ref(obj), what, type(e).__name__, (str(e).splitlines() or [""])[0][:300])
+        log.debug("%s: %s", _ref(obj), what, exc_info=e)
+
     def _persist(self, obj: dict[str, Any]) -> None:
         """The create-pending intent, written before a create whose ID the service
-        picks: an operator restarted after the POST finds it and never creates twice."""
+        picks: an operator restarted after the POST finds it and never creates twice.
+        Written only on the version the reconcile read: of two instances that both
+        act (no election, or a lost lease), one writes it, the other meets a
+        conflict and re-reads instead of sending the POST too."""
+        from kubernetes.client.exceptions import ApiException
+
         assert self.cluster is not None
         anns = (obj.get("metadata") or {}).get("annotations") or {}
-        stored = self.cluster.patch_annotations(obj, {ANN_CREATE_PENDING: anns.get(ANN_CREATE_PENDING)})
+        try:
+            stored = self.cluster.patch_annotations(obj, {ANN_CREATE_PENDING: anns.get(ANN_CREATE_PENDING)}, guarded=True)
+        except ApiException as e:
+            if e.status == 409:
+                # Re-read now: the watch may have put an older version in the
+                # cache after our own last write.
+                meta = obj.get("metadata") or {}
+                fresh = self.cluster.get(str(obj.get("kind")), str(meta.get("namespace")), str(meta.get("name")))
+                if fresh is not None:
+                    self.cache.put(fresh)
+                raise Superseded(f"{_ref(obj)} changed since it was read; the create is not sent, it is read again") from e
+            raise
         self.cache.put(stored)
+        self._persisted[_key(obj)] = stored
 
     def _write_back(self, obj: Mapping[str, Any], result: Result, delete: bool) -> None:
         assert self.cluster is not None
         new = result.obj
-        old_anns = (obj.get("metadata") or {}).get("annotations") or {}
-        new_anns = (new.get("metadata") or {}).get("annotations") or {}
+        # Compared with what is stored: the intent _persist wrote is removed here.
+        old_anns = ((self._persisted.pop(_key(obj), None) or obj).get("metadata") or {}).get("annotations") or {}
+        new_anns = {k: v for k, v in ((new.get("metadata") or {}).get("annotations") or {}).items() if k != ANN_STREAK}
         changes: dict[str, str | None] = {k: new_anns.get(k) for k in set(old_anns) | set(new_anns) if old_anns.get(k) != new_anns.get(k)}
         latest: dict[str, Any] | None = None
         if changes:
@@ -790,26 +907,99 @@ class Operator:
             where = self.settings.kubeconfig or os.environ.get("KUBECONFIG") or "the in-cluster service account or ~/.kube/config"
             raise OperatorError(f"cannot connect to the cluster with {where}: {str(e).splitlines()[0][:300]}") from e
         self.ready_flag = ready or asyncio.Event()
+        def recovered() -> None:  # from a reconcile thread
+            loop.call_soon_threadsafe(self._wake_backed_off)
+
+        self.gcp.on_recover = recovered
         runners = []
         if self.settings.health_port is not None:
             runners.append(await self._serve_health())
         if self.settings.webhook_port is not None:
             runners.append(await self._serve_webhook())
-        log.info("watching %d Kinds%s", len(self.kinds), f" in namespaces {', '.join(self.settings.namespaces)}" if self.settings.namespaces else "")
+        elect = self.settings.leader_elect and await loop.run_in_executor(None, Elector.available, self.api_client)
+        if elect:
+            self.elector = Elector(self.api_client, lease_namespace(self.settings.lease_namespace), lease_name(self.settings.crd_pattern, self.settings.namespaces), self.holder)
+        elif self.settings.leader_elect:
+            log.info("the server has no coordination.k8s.io Leases: no leader election (create intents still carry resourceVersion preconditions)")
         try:
-            await kopf.operator(
-                insights=self._insights(),
-                registry=self.registry(),
-                clusterwide=not self.settings.namespaces,
-                namespaces=list(self.settings.namespaces),
-                standalone=True,
-                stop_flag=stop_flag,
-                ready_flag=self.ready_flag,
-            )
+            # One round per term as leader: a lost Lease (the API server gone
+            # longer than the renew deadline, or another instance took it)
+            # stops reconciling, and the instance stands by to lead again.
+            while True:
+                stop = asyncio.Event()  # kopf's: the caller's stop flag, or the lease lost
+                watchers = [asyncio.create_task(_chain(stop_flag, stop))] if stop_flag is not None else []
+                try:
+                    if self.elector is not None:
+                        if not await self._await_lead(stop):
+                            return
+                        watchers.append(asyncio.create_task(self._keep_lead(stop)))
+                    log.info("watching %d Kinds%s", len(self.kinds), f" in namespaces {', '.join(self.settings.namespaces)}" if self.settings.namespaces else "")
+                    await kopf.operator(
+                        insights=self._insights(),
+                        registry=self.registry(),
+                        clusterwide=not self.settings.namespaces,
+                        namespaces=list(self.settings.namespaces),
+                        standalone=True,
+                        stop_flag=stop,
+                        ready_flag=self.ready_flag,
+                    )
+                finally:
+                    for w in watchers:
+                        w.cancel()
+                    # The reconciles in flight finish (a create's answer is recorded)
+                    # before a follower may lead.
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(loop.run_in_executor(None, functools.partial(self.pool.shutdown, wait=True, cancel_futures=True)), timeout=SHUTDOWN_WAIT_S)
+                    if self.elector is not None:
+                        await loop.run_in_executor(None, self.elector.release)
+                lost = self.elector is not None and self._lost
+                if not lost or (stop_flag is not None and stop_flag.is_set()):
+                    return
+                log.warning("reconciling stopped: the lease was lost; standing by to lead again")
+                self._new_term()
         finally:
             for r in runners:
                 await r.cleanup()
-            self.pool.shutdown(wait=False, cancel_futures=True)
+
+    def _new_term(self) -> None:
+        """Fresh per-term state: the next term's kopf lists every object again."""
+        self._lost = False
+        self.pool = ThreadPoolExecutor(max(1, self.settings.workers), thread_name_prefix="reconcile")
+        self.slots.clear()
+        self.waiters.clear()
+        self._persisted.clear()
+
+    async def _await_lead(self, stop: asyncio.Event) -> bool:
+        """Until this instance holds the Lease (True) or is stopped (False)."""
+        assert self.elector is not None
+        loop = asyncio.get_running_loop()
+        self.standby = True
+        told = ""
+        with _signals_set(loop, stop):
+            while not stop.is_set():
+                if await loop.run_in_executor(None, self.elector.step):
+                    self.standby = False
+                    return True
+                if self.elector.other != told:
+                    told = self.elector.other
+                    log.info("standby: lease %s/%s held by %s", self.elector.namespace, self.elector.name, told)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), timeout=RETRY_S)
+        return False
+
+    async def _keep_lead(self, stop: asyncio.Event) -> None:
+        """Renew the Lease; when it is lost, stop reconciling at once."""
+        assert self.elector is not None
+        loop = asyncio.get_running_loop()
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout=RENEW_S)
+            if stop.is_set():
+                return
+            if not await loop.run_in_executor(None, self.elector.step):
+                self._lost = True
+                stop.set()
+                return
 
     def _insights(self) -> Any:
         """kopf's view of the cluster, with the namespaces to watch given up front.
@@ -833,6 +1023,8 @@ class Operator:
             return web.Response(text="ok\n")
 
         async def readyz(_: web.Request) -> web.Response:
+            if self.standby:  # a follower is ready to take over: a rollout may go on
+                return web.Response(text="standby\n")
             ok = self.ready_flag is not None and self.ready_flag.is_set()
             return web.Response(text="ok\n" if ok else "starting\n", status=200 if ok else 503)
 
@@ -897,6 +1089,29 @@ def _again(call: Callable[[], Any], attempts: int = 3) -> Any:
                 raise
             time.sleep(0.2 * (attempt + 1))
     raise AssertionError("unreachable")
+
+
+async def _chain(source: asyncio.Event, target: asyncio.Event) -> None:
+    await source.wait()
+    target.set()
+
+
+@contextlib.contextmanager
+def _signals_set(loop: asyncio.AbstractEventLoop, flag: asyncio.Event) -> Any:
+    """SIGINT/SIGTERM set ``flag`` while kopf (which handles them itself) is not running yet."""
+    import signal
+
+    added = []
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, flag.set)
+                added.append(sig)
+    try:
+        yield
+    finally:
+        for sig in added:
+            loop.remove_signal_handler(sig)
 
 
 def _bound_port(site: Any) -> int:

@@ -1,4 +1,4 @@
-"""One reconcile of a KRM object, in the order DESIGN §5 gives, for every Kind.
+"""One reconcile of a KRM object, in the order docs/design.md §5 gives, for every Kind.
 
 1. actuation paused -> no GCP call;
 2. identity from status.externalRef, checked against the spec;
@@ -59,6 +59,7 @@ from kccgen.runtime.identity import IdentityError, identity_for
 from kccgen.runtime.locations import LocationError, located, restored
 from kccgen.runtime.managed import ANN_STATE_INTO_SPEC, managed_spec, merge_into_spec, note_merged
 from kccgen.runtime.mutability import by_api_path, mutability_of
+from kccgen.runtime.owners import Who, describe, owner
 from kccgen.runtime.refs import (
     ObjectStore,
     Reason,
@@ -77,7 +78,7 @@ ANN_ACTUATION = "cnrm.cloud.google.com/actuation-mode"
 ANN_STREAK = "kccgen.dev/update-streak"  # path=count of consecutive updates of the same change
 # Set (and persisted) before a create whose ID the service picks, removed once its
 # outcome is known: still there on the next reconcile, the earlier create may exist.
-ANN_CREATE_PENDING = "kccgen.dev/create-pending"  # "<sent at> <token>"
+ANN_CREATE_PENDING = "kccgen.dev/create-pending"  # "<sent at> <token>[ <holder>]"
 # The label a service-named create carries (where the resource has a labels
 # map) with the intent's token, to be recognised in a listing. It stays on the
 # resource, as Config Connector's managed-by-cnrm does, and is never diffed.
@@ -85,6 +86,10 @@ CREATE_LABEL = "kccgen-create"
 # A create through an operation may not be listed before the operation ends:
 # absent from the listing this soon after it was sent proves nothing.
 SETTLE_GRACE_S = 600
+# How long an intent written by another live writer (an operator instance that
+# lost the lead mid-create) is left to it: longer than a create request may take
+# (SendOnce's 120 s timeout), so its answer is in before we look for the resource.
+INTENT_GRACE_S = 150
 MANAGER = "kccgen"
 MAX_STREAK = 3  # the same change written this many times in a row: the service keeps reverting it
 
@@ -109,10 +114,13 @@ class Result:
 
 
 def _outcome_unknown(a: Adapter, since: str) -> str:
+    # Never advise deleting and re-applying: after a real lost answer that
+    # leaks the resource, and done twice it makes a duplicate.
     return (
         f"a create of this {a.kind} was sent at {since} and its outcome is unknown (lost answer or interrupted run), "
-        f"so it is not sent again. Settle it: delete this object (without an externalRef nothing is deleted in GCP), "
-        f"then apply it again, with spec.resourceID set to the resource's ID if it exists (acquired), or as it was if it does not (created)"
+        f"so it is not sent again; every reconcile looks for the resource again and adopts it once found. "
+        f"If you know its ID, set spec.resourceID to it (acquired); only if you know it was not made, "
+        f"remove the annotation {ANN_CREATE_PENDING} and the create is sent again"
     )
 
 
@@ -210,6 +218,19 @@ def _now() -> str:
     return datetime.now(UTC).strftime(_TIME)
 
 
+def _conflict(ext: str, other: Who) -> str:
+    return (
+        f"{ext} is managed by {describe(other)}, which acquired it first: this object is not reconciled "
+        f"and never writes it, and deleting it leaves the resource alone. Delete this object, or give it another resourceID"
+    )
+
+
+def _intent(value: str) -> tuple[str, str, str]:
+    """(sent at, token, holder) of a create-pending intent; older ones have no holder."""
+    parts = value.split(" ")
+    return parts[0], parts[1] if len(parts) > 1 else "", parts[2] if len(parts) > 2 else ""
+
+
 def _ann(obj: Mapping[str, Any]) -> dict[str, str]:
     return dict((obj.get("metadata") or {}).get("annotations") or {})
 
@@ -224,18 +245,26 @@ class Reconciler:
         manager: str = MANAGER,
         persist: Callable[[dict[str, Any]], object] | None = None,
         dry_run: bool = False,
+        holder: str = "",
+        acting: Callable[[str], bool] | None = None,
     ) -> None:
         """``persist`` durably records an object before a create whose ID the
         service picks (the create-pending intent): after a crash or a lost
         answer, the next reconcile knows a resource may exist and never
         creates a second one. ``dry_run``: GETs only; what would be written
-        is the result (WouldCreate, WouldUpdate, WouldDelete with ``changes``)."""
+        is the result (WouldCreate, WouldUpdate, WouldDelete with ``changes``).
+        ``holder`` names this writer where others may run at once (operator
+        instances); ``acting(other)`` says whether another holder may still be
+        acting on its intent (alive, not elected away): a recent one is theirs
+        to settle."""
         self.gcp = gcp
         self.dry_run = dry_run
         self.store = store
         self.paused = paused
         self.manager = manager
         self.persist = persist
+        self.holder = holder
+        self.acting = acting
 
     # --- outcome helpers --------------------------------------------------------------
 
@@ -322,6 +351,8 @@ class Reconciler:
         except RefError as e:
             reason = e.reason.value if e.reason in (Reason.NOT_FOUND, Reason.NOT_READY) else "UpdateFailed"
             return self._finish(obj, False, reason, str(e), events)
+        if ext is not None and (other := self._owner(obj, a, ext)) is not None:
+            return self._finish(obj, False, "ManagementConflict", _conflict(ext, other), events)
         actual: dict[str, Any] | None = None
         if ext is not None:
             try:
@@ -379,6 +410,8 @@ class Reconciler:
             return self._finish(obj, False, "DeleteFailed", f"cannot identify the resource to delete: {e}", events)
         if ext is None:
             return self._finish(obj, True, "Deleted", "nothing to delete", events, deleted=True)
+        if (other := self._owner(obj, a, ext)) is not None:
+            return self._finish(obj, True, "Abandoned", f"{ext} is managed by {describe(other)}: left in place for it", events, deleted=True)
         try:
             values = self._values(obj, a, ext)
         except GcpError as e:  # a project number to look up (servicenetworking)
@@ -545,12 +578,18 @@ class Reconciler:
         if pending:
             assert isinstance(a.create, CreateServiceAssigned)
             intent = _ann(obj).get(ANN_CREATE_PENDING)
+            since, _, other = _intent(intent or "")
+            theirs = bool(intent and other and other != self.holder and self.acting is not None and self.acting(other))
+            if theirs and _age_s(since) < INTENT_GRACE_S:
+                return self._finish(
+                    obj, False, "CreatePending", f"{other} sent the create of this {a.kind} at {since}; its outcome is awaited (looked for from {INTENT_GRACE_S}s after)", events
+                )
             if intent:
                 looked = self._look_for_created(obj, a, spec, resolved, values, intent, "the outcome of an earlier create is unknown", events)
                 if looked is not None:
                     return looked
             token = secrets.token_hex(8)
-            _set_annotation(obj, ANN_CREATE_PENDING, f"{_now()} {token}")
+            _set_annotation(obj, ANN_CREATE_PENDING, " ".join(x for x in (_now(), token, self.holder) if x))
             if a.create.label_field and isinstance(req.body, dict):
                 req.body[a.create.label_field] = {**(req.body.get(a.create.label_field) or {}), CREATE_LABEL: token}
             if self.persist is not None:
@@ -562,7 +601,7 @@ class Reconciler:
             _settled(obj)
             return self._finish(obj, False, "UpdateFailed", f"create of {ext or a.kind} failed: {e.message}", events)
         except Transient as e:
-            if pending and e.code != 429:  # the service may have created it: never send the POST again
+            if pending and e.processed:  # the service may have created it: never send the POST again
                 looked = self._look_for_created(obj, a, spec, resolved, values, _ann(obj)[ANN_CREATE_PENDING], f"create of {a.kind} got no clear answer ({e})", events)
                 if looked is not None:
                     return looked
@@ -623,7 +662,7 @@ class Reconciler:
         """Settle a create-pending intent: the reconcile's result when the resource
         was found (adopted, then updated as any acquired one) or cannot be told
         apart; None when the create surely made nothing (create it now)."""
-        since, _, token = intent.partition(" ")
+        since, token, _ = _intent(intent)
         found, unknown = self._find_created(obj, a, spec_to_api(spec, a, resolved, values), values, since, token)
         if unknown:
             return self._finish(obj, False, "CreateOutcomeUnknown", f"{why}; {unknown}. " + _outcome_unknown(a, since), events)
@@ -676,6 +715,24 @@ class Reconciler:
         if shape.call.lro is not Lro.NONE and _age_s(since) < SETTLE_GRACE_S:
             return None, f"it is not listed, but its operation may still be running (looked again after {SETTLE_GRACE_S}s)"
         return None, ""
+
+    def _owner(self, obj: Mapping[str, Any], a: Adapter, ext: str) -> Who | None:
+        """Another object that owns ``ext`` (kccgen.runtime.owners), or None."""
+        objects = getattr(self.store, "objects", None)
+        if objects is None:
+            return None
+        here = (a.doc, a.resource)
+
+        def same(kind: str) -> bool:
+            try:
+                other = adapter_for(kind)
+            except Exception:  # not a generated Kind
+                return False
+            return (other.doc, other.resource) == here
+
+        key = f"{a.doc} {'.'.join(a.resource)} {ext}"
+        default = getattr(self.store, "default_namespace", "default")
+        return owner(objects(), getattr(self.store, "claims", None), obj, ext, key, same, default)
 
     def _claimed(self, obj: Mapping[str, Any], a: Adapter) -> set[str]:
         """externalRefs other objects of the Kind hold (a store that can list them)."""

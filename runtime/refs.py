@@ -29,6 +29,7 @@ from kccgen.contract import Behaviour
 from kccgen.runtime.identity import IdentityError, IdentityTemplate, identity_for, loaded_identity
 from kccgen.runtime.krm import KRMModel
 from kccgen.runtime.mutability import by_api_path
+from kccgen.runtime.owners import Claims
 
 
 class ResourceRef(KRMModel):
@@ -241,6 +242,7 @@ class InMemoryStore:
         self.default_namespace = default_namespace
         self._objects: dict[tuple[str, str, str], dict[str, Any]] = {}
         self._lock = threading.Lock()  # the local runner's workers add while others list
+        self.claims = Claims()  # one object per GCP resource (kccgen.runtime.owners)
         for o in objects:
             self.add(o)
 

@@ -4,7 +4,7 @@ Config Connector spells a secret (a password, a private key) as an object whose
 value is given literally or read from a key of a Kubernetes Secret in the
 object's namespace. The generated adapter lists those spec paths
 (``Adapter.secrets``). Why a module of its own: a secret travels from the Secret
-to the request body and nowhere else (DESIGN §0), so every place that could
+to the request body and nowhere else (docs/design.md §0), so every place that could
 show a value (status, events, diffs, dry-run changes, exports, merged spec)
 goes through the helpers here rather than each growing its own rule.
 """

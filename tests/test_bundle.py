@@ -34,11 +34,12 @@ KINDS: dict[str, dict[str, Any]] = json.loads((GENERATED / "kinds.json").read_te
 TWO = "pubsub;storage"
 TWO_GROUPS = {"pubsub.cnrm.cloud.google.com", "storage.cnrm.cloud.google.com"}
 OWN_FILES = ("deployment.yaml", "namespace.yaml", "rbac.yaml", "service.yaml", "serviceaccount.yaml", "webhook.yaml")
-# Everything the operator may touch besides the selected Kinds (DESIGN: least privilege).
+# Everything the operator may touch besides the selected Kinds (generator/bundle.py: least privilege).
 FIXED_RULES = [
     {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": ["get", "list", "watch"]},
     {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get", "list", "watch"]},
     {"apiGroups": [""], "resources": ["events"], "verbs": ["create"]},
+    {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "create", "update"]},
     {
         "apiGroups": ["admissionregistration.k8s.io"],
         "resources": ["validatingwebhookconfigurations"],
@@ -151,7 +152,7 @@ def test_rbac_and_webhook_name_exactly_the_selected_resources(two: Path) -> None
 def test_operator_runs_with_the_bundles_pattern(two: Path) -> None:
     (c,) = one(two, "deployment.yaml")["spec"]["template"]["spec"]["containers"]
     assert c["command"] == [
-        "kccctl", "operator", "--crd-pattern", TWO, "--health-port", "8080", "--webhook-port", "9443",
+        "kccctl", "operator", "--crd-pattern", TWO, "--health-port", "8080", "--metrics-bind", "0.0.0.0", "--webhook-port", "9443",
         "--webhook-service", "kccgen-webhook", "--webhook-namespace", "kccgen-system", "--webhook-config", "kccgen-validating",
     ]
     assert c["image"] == "kccgen-operator:0.1.0"

@@ -179,13 +179,13 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], str, Any]] = [
         {
             "displayName": "p",
             "combiner": "OR",
-            "conditions": [{"displayName": "c", "conditionAbsent": {"filter": 'resource.type="gce_instance"', "duration": "60s"}}],
+            "conditions": [{"displayName": "c", "conditionAbsent": {"filter": 'resource.type="gce_instance"', "duration": "120s"}}],
             "notificationChannels": [{"external": f"projects/{PROJECT}/notificationChannels/123"}],
         },
         {
             "displayName": "p",
             "combiner": "OR",
-            "conditions": [{"displayName": "c", "conditionAbsent": {"filter": 'resource.type="gce_instance"', "duration": "60s"}}],
+            "conditions": [{"displayName": "c", "conditionAbsent": {"filter": 'resource.type="gce_instance"', "duration": "120s"}}],
             "notificationChannelRefs": [{"external": f"projects/{PROJECT}/notificationChannels/123"}],
         },
         "notificationChannels",

@@ -125,7 +125,7 @@ def test_get_takes_kind_names_as_kubectl_does(tmp_path: Path, capsys: pytest.Cap
         assert _run(capsys, s, st, "apply", "-f", str(m))[0] == 0
     for spelling in ("PubSubTopic", "pubsubtopic", "pubsubtopics", "gcppubsubtopics", "pubsubtopics.pubsub.cnrm.cloud.google.com"):
         assert main(["get", spelling, "-o", "name", "--state", str(st)]) == 0
-        assert capsys.readouterr().out == "pubsubtopic/a\npubsubtopic/b\n"
+        assert capsys.readouterr().out == "pubsubtopic.pubsub.cnrm.cloud.google.com/a\npubsubtopic.pubsub.cnrm.cloud.google.com/b\n"  # kubectl: kind.group/name
     assert main(["get", "pubsubtopic/b", "-o", "json", "--state", str(st)]) == 0
     assert json.loads(capsys.readouterr().out)["metadata"]["name"] == "b"
     assert main(["get", "PubSubTopic", "--state", str(st), "-A"]) == 0

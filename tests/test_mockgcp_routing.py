@@ -114,7 +114,7 @@ def test_finished_operations_are_pruned(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setattr(operations, "KEEP_FINISHED", 2)
     eng = MockGCP(lro_polls=0)  # every operation is finished when it starts
     for i in range(6):
-        route, resp = eng.handle("POST", f"{eng.catalog.host_of(A)[0]}/v1/projects/p/locations/l/workflows", {"workflowId": [f"w{i}"]}, {})
+        route, resp = eng.handle("POST", f"{eng.catalog.host_of(A)[0]}/v1/projects/p/locations/us-central1/workflows", {"workflowId": [f"w{i}"]}, {})
         assert resp.status == 200 and route is not None and route.api == A, resp.body
     finished = [o for o in eng.operations.values() if o.polls_left <= 0]
     assert len(finished) == 2

@@ -1,4 +1,4 @@
-"""Scenarios for DESIGN §5 against mockgcp, asserting the exact HTTP exchanges.
+"""Scenarios for docs/design.md §5 against mockgcp, asserting the exact HTTP exchanges.
 
 Every test runs the reconciler (runtime/reconciler.py) on KRM objects built by
 tests/support/scenarios.py against a fresh mockgcp, then reads the mock's
@@ -120,7 +120,7 @@ def test_create(h: Harness, kind: str) -> None:
     cond = ready_condition(r.obj)
     assert (cond["status"], cond["reason"], cond["observedGeneration"]) == ("True", "UpToDate", 1)
     assert "Created" in event_reasons(r)
-    assert "resourceID" not in r.obj["spec"]  # DESIGN §5.7: never written
+    assert "resourceID" not in r.obj["spec"]  # docs/design.md §5.7: never written
 
 
 # --- 2. an up-to-date object costs one GET --------------------------------------------------
@@ -154,7 +154,7 @@ def test_delete_is_one_delete_then_gone(h: Harness, kind: str) -> None:
 
 
 # How real services spell values mockgcp echoes back as sent. Each is the same
-# value: the runtime must not "update" it (DESIGN §5: one GET when up to date).
+# value: the runtime must not "update" it (docs/design.md §5: one GET when up to date).
 SPELLINGS = [
     # proto3 JSON and compute leave out false/0/"" fields (recorded traffic: KMS
     # answers without importOnly; compute without enableUlaInternalIpv6).

@@ -110,22 +110,71 @@ def test_without_credentials_apply_says_so_in_one_line(tmp_path: Path) -> None:
     assert "no Google credentials" in r.stderr and "--endpoint" in r.stderr and "Traceback" not in r.stderr
 
 
-def test_ctrl_c_is_one_line_and_exit_130(tmp_path: Path) -> None:
+# The child's SIGINT as at an interactive shell. A child inherits an ignored SIGINT
+# (a suite started in the background by a non-interactive shell, `make test &`:
+# POSIX shells start background jobs with SIGINT ignored), and Python then
+# installs no KeyboardInterrupt handler: the interrupt was ignored and the apply
+# waited on the lock until communicate() timed out.
+_WITH_SIGINT = "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); from kccgen.runtime.cli import run; sys.argv[0] = 'kccctl'; run()"
+
+
+def _interrupt_waiting_apply(tmp_path: Path, env: dict[str, str] | None = None) -> tuple[int, str]:
+    """Start an apply that waits on the held state lock, Ctrl-C it once it says so."""
     import signal
 
     manifest = tmp_path / "m.yaml"
     manifest.write_text(yaml.safe_dump(_topic("t")), encoding="utf-8")
     with StateDir(tmp_path / "state").lock():  # the apply waits on it: interrupt it there
         p = subprocess.Popen(
-            [sys.executable, "-m", "kccgen.runtime.cli", "apply", "-f", str(manifest), "--state", str(tmp_path / "state"), "--endpoint", "http://127.0.0.1:9"],
-            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            [sys.executable, "-c", _WITH_SIGINT, "apply", "-f", str(manifest), "--state", str(tmp_path / "state"), "--endpoint", "http://127.0.0.1:9"],
+            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
         )
         assert p.stderr is not None
         line = p.stderr.readline()  # "waiting for ...": it is inside the command now
         assert "waiting for" in line, line
         p.send_signal(signal.SIGINT)
-        _, err = p.communicate(timeout=60)
-    assert p.returncode == 130, err
+        try:
+            _, err = p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            _, err = p.communicate()
+            pytest.fail(f"still waiting 60 s after SIGINT: {err}")
+    return p.returncode, err
+
+
+def test_ctrl_c_is_one_line_and_exit_130(tmp_path: Path) -> None:
+    code, err = _interrupt_waiting_apply(tmp_path)
+    assert code == 130, err
+    assert "interrupted" in err and "Traceback" not in err
+
+
+def test_ctrl_c_just_before_the_lock_wait_still_ends_it(tmp_path: Path) -> None:
+    """The race behind the Ctrl-C test's failures under load: SIGINT arriving after
+    the "waiting for" line but before a blocking flock(2) starts is only acted on
+    by Python when flock returns, when the other kccctl ends. A preloaded flock
+    that sleeps first makes that window 300 ms wide: the signal always lands in
+    it. The wait polls now, so the interrupt ends it at the next poll."""
+    import os
+    import shutil
+
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler to build the slow flock")
+    src = tmp_path / "slowflock.c"
+    src.write_text(
+        "#define _GNU_SOURCE\n#include <dlfcn.h>\n#include <errno.h>\n#include <time.h>\n"
+        "int flock(int fd, int op) {\n"
+        "  static int (*real)(int, int);\n"
+        "  if (!real) real = (int (*)(int, int))dlsym(RTLD_NEXT, \"flock\");\n"
+        "  struct timespec t = {0, 300000000}, rest;\n"
+        "  while (nanosleep(&t, &rest) == -1 && errno == EINTR) t = rest;\n"
+        "  return real(fd, op);\n}\n",
+        encoding="utf-8",
+    )
+    lib = tmp_path / "slowflock.so"
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(lib), str(src), "-ldl"], check=True, capture_output=True, timeout=120)
+    code, err = _interrupt_waiting_apply(tmp_path, env={**os.environ, "LD_PRELOAD": str(lib)})
+    assert code == 130, err
     assert "interrupted" in err and "Traceback" not in err
 
 

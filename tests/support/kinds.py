@@ -9,7 +9,7 @@ Connector's fixtures, never from our output):
   to by name are its parents), the REST prefix of its URLs, the exact calls and
   request of its create, and its one-field updates with the writes they cost;
 * ``shape.yaml`` -- the method shapes (``kccgen.contract`` names) and identity
-  template DESIGN §3 expects;
+  template docs/design.md §3 expects;
 * ``refs.yaml`` -- every reference field ``kccgen refs`` prints for the Kind;
 * ``mockgcp.yaml`` -- its lifecycle as Discovery-client calls on mockgcp
   (schema and driver: tests/support/mockgcp_cases.py).
@@ -126,7 +126,7 @@ class Lros(Strict):
 
 
 class Shape(Strict):
-    """``tests/kinds/<Kind>/shape.yaml``: the method shapes and identity DESIGN §3 expects."""
+    """``tests/kinds/<Kind>/shape.yaml``: the method shapes and identity docs/design.md §3 expects."""
 
     #: kccgen.contract class names
     create: str

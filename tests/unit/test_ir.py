@@ -48,7 +48,7 @@ def _mask(u: object) -> str | None:
 
 @pytest.mark.parametrize("kind", CURATED_KINDS)
 def test_method_shapes(ir: IR, kind: str) -> None:
-    """DESIGN §3, in kccgen.contract terms: tests/kinds/<Kind>/shape.yaml."""
+    """docs/design.md §3, in kccgen.contract terms: tests/kinds/<Kind>/shape.yaml."""
     m = ir.kind(kind).methods
     want = shape(kind)
     lro = lambda mi: None if mi is None else mi.lro.name  # noqa: E731

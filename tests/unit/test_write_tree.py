@@ -25,3 +25,16 @@ def test_the_tree_is_exactly_the_files_and_unchanged_files_keep_their_inode(tmp_
     assert (tmp_path / "generated/a/x.py").stat().st_nlink == 1  # the old tree is gone
     assert (tmp_path / "generated/a/y.py").stat().st_ino != changed_inode
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".generated")]
+
+
+def test_the_written_tree_has_the_umasks_mode_not_mkdtemps(tmp_path: Path) -> None:
+    """mkdtemp's 0700 made generated/ unreadable to other users (a non-root
+    image user, kccctl run as another uid) after every regeneration."""
+    import os
+
+    mask = os.umask(0o022)
+    try:
+        write_tree(tmp_path, {"generated/a.txt": "x"})
+    finally:
+        os.umask(mask)
+    assert (tmp_path / "generated").stat().st_mode & 0o777 == 0o755
