@@ -250,3 +250,35 @@ def test_a_second_object_naming_the_same_resource_is_refused_and_its_deletion_le
         assert kube.wait_ready("PubSubTopic", NS, first["metadata"]["name"], timeout=30)
     finally:
         assert op.stop() == 0, op.tail()
+
+
+def test_namespace_rules_and_events_on_a_server_with_the_core_api(server: Kubectl, kube: Kube, mock: MockServer, tmp_path: Path) -> None:
+    """With Namespaces and Events served (storage only: tools/envtest
+    --core-api), the namespace's project-id annotation places the resource,
+    its actuation-mode Paused stops GCP calls, and Events are posted."""
+    from kubernetes import client
+
+    core = client.CoreV1Api(kube.api.api_client)
+    ns = "nsrules"
+    core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=ns, annotations={"cnrm.cloud.google.com/project-id": "ns-project"})))
+    args = ("--crd-pattern", "PubSubTopic", "--project", PROJECT, "--namespace", ns, "--lease-namespace", ns)
+    op = OperatorProcess(server.kubeconfig, mock.base_url, tmp_path / "op.log", args).start()
+    try:
+        topic = object_set(["PubSubTopic"], 1, ns, PROJECT, prefix="nsr")[0]
+        topic["spec"].pop("projectRef")  # the namespace's annotation names the project
+        kube.apply(topic)
+        got = kube.wait_ready("PubSubTopic", ns, topic["metadata"]["name"], timeout=60)
+        assert got["status"]["externalRef"].startswith("projects/ns-project/"), got["status"]
+        deadline = time.monotonic() + 30
+        while not [e for e in core.list_namespaced_event(ns).items if e.involved_object.name == topic["metadata"]["name"]]:
+            assert time.monotonic() < deadline, "no Event posted for the object"
+            time.sleep(0.2)
+        core.patch_namespace(ns, {"metadata": {"annotations": {"cnrm.cloud.google.com/actuation-mode": "Paused"}}})
+        time.sleep(1.0)  # the watch delivers the namespace's annotation
+        mark = len(mock.log)
+        paused = object_set(["PubSubTopic"], 1, ns, PROJECT, prefix="nsp")[0]
+        kube.apply(paused)
+        kube.wait_reason("PubSubTopic", ns, paused["metadata"]["name"], "Paused", timeout=60)
+        assert not [e for e in list(mock.log)[mark:] if "nsp0" in e.url], "a GCP call for an object of a paused namespace"
+    finally:
+        assert op.stop() == 0, op.tail()
