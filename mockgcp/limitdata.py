@@ -16,9 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from kccgen.discovery.errors import SpecError, did_you_mean
+from kccgen.mockgcp.overrides import read_table
 
 LIMITS_FILE = Path(__file__).resolve().parent / "limits.yaml"
 
@@ -137,12 +136,7 @@ def _refs(r: _Reader, key: str, need: str, ranged: bool = False) -> tuple[FieldR
 def load_limits(path: Path = LIMITS_FILE) -> Limits:
     """The table, strictly: unknown keys, missing sources or reasons are errors."""
     file = str(path)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise SpecError(file, "", f"cannot read: {e.strerror}") from None
-    except yaml.YAMLError as e:
-        raise SpecError(file, "", f"invalid YAML: {e}") from None
+    raw = read_table(path)
     _Reader(file, raw, "", {"labels": True, "locations": True, "ranges": True})
     lab = _Reader(file, raw["labels"], "/labels", {"also": False, "exempt": False, "keyMaxLength": True, "maxEntries": True, "source": True, "summary": True, "valueMaxLength": True})
     loc = _Reader(file, raw["locations"], "/locations", {"fields": False, "multiRegions": True, "multiRegionPattern": True, "reason": True, "regionPattern": True, "source": True, "zonePattern": True})

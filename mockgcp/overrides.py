@@ -84,15 +84,20 @@ def _entry(file: str, i: int, raw: Any) -> Override:
     )
 
 
+def read_table(path: Path) -> Any:
+    """A YAML table of mockgcp's own (overrides, limits): one line naming the file if it cannot be read."""
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise SpecError(str(path), "", f"cannot read: {e.strerror}") from None
+    except yaml.YAMLError as e:
+        raise SpecError(str(path), "", f"invalid YAML: {e}") from None
+
+
 def load_overrides(path: Path = OVERRIDES_FILE) -> tuple[Override, ...]:
     """Every entry of the table, checked for shape (not yet against the documents)."""
     file = str(path)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise SpecError(file, "", f"cannot read: {e.strerror}") from None
-    except yaml.YAMLError as e:
-        raise SpecError(file, "", f"invalid YAML: {e}") from None
+    raw = read_table(path)
     if not isinstance(raw, dict):
         raise SpecError(file, "", "expected a mapping with the key 'overrides'")
     for key in raw:
