@@ -243,7 +243,7 @@ def figures(objects: Sequence[Sample], rows: Sequence[Checked], groups: Mapping[
     for r in checked:
         if not r.valid:
             bad.setdefault(r.sample.kind, []).append(r.errors[0])
-    invalid = [(k, len(errs), max(set(errs), key=errs.count)) for k, errs in bad.items()]
+    invalid = [(k, len(errs), max(sorted(set(errs)), key=errs.count)) for k, errs in bad.items()]
     return Figures(
         len(objects),
         len(served),
