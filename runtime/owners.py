@@ -8,7 +8,8 @@ names the resource (the older, if two do: a state written before this rule);
 before any has acquired it, the first to claim it in this process (the
 store's :class:`Claims`: kccctl's workers, the operator's reconciles). Every
 other object naming it is refused by name, never writes it, and deleting one
-leaves the resource alone.
+leaves the resource alone. A verify-only object (force-acquire) never writes:
+it owns nothing and may look at any resource.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 Who = tuple[str, str, str]  # (kind, namespace, name)
+FORCE_ACQUIRE = "cnrm.cloud.google.com/force-acquire"  # a verify-only object (seeds/force-acquire)
 
 
 def who_of(obj: Mapping[str, Any], default_namespace: str = "default") -> Who:
@@ -74,6 +76,8 @@ def owner(
         present.add(who)
         if who == me or (o.get("status") or {}).get("externalRef") != ext or not same_resource(who[0]):
             continue
+        if str(((o.get("metadata") or {}).get("annotations") or {}).get(FORCE_ACQUIRE, "")).lower() == "true":
+            continue  # verify-only: it never writes, so it owns nothing
         holders.append((str((o.get("metadata") or {}).get("creationTimestamp") or ""), who))
     if holders:
         first = min(holders)

@@ -351,7 +351,8 @@ class Reconciler:
         except RefError as e:
             reason = e.reason.value if e.reason in (Reason.NOT_FOUND, Reason.NOT_READY) else "UpdateFailed"
             return self._finish(obj, False, reason, str(e), events)
-        if ext is not None and (other := self._owner(obj, a, ext)) is not None:
+        verify_only = ann.get(ANN_FORCE_ACQUIRE, "").lower() == "true"  # never writes: owns nothing, may look at anything
+        if ext is not None and not verify_only and (other := self._owner(obj, a, ext)) is not None:
             return self._finish(obj, False, "ManagementConflict", _conflict(ext, other), events)
         actual: dict[str, Any] | None = None
         if ext is not None:

@@ -85,3 +85,16 @@ def test_the_older_of_two_holders_owns_and_a_dead_claim_is_taken_over() -> None:
     assert owner([a, b], claims, a, ext, ext, same) is None
     assert owner([a, b], claims, b, ext, ext, same) == ("PubSubTopic", "n", "a")
     assert owner([b], claims, b, ext, ext, same) is None  # a is gone: b takes it
+
+
+def test_a_verify_only_object_may_look_at_an_owned_resource(tmp_path: Path) -> None:
+    """force-acquire never writes: it owns nothing and is never refused."""
+    state = StateDir(tmp_path / "state")
+    with MockServer() as s:
+        assert _run(apply, state, s, [_topic("first")])["first"].ready
+        looker = _topic("second")
+        looker["metadata"]["annotations"] = {"cnrm.cloud.google.com/force-acquire": "true"}
+        looker["spec"]["messageRetentionDuration"] = "600s"
+        row = _run(apply, state, s, [looker])["second"]
+        assert (row.ready, row.reason) == (True, "UpToDate"), row.message
+        assert _run(apply, state, s, [_topic("first")])["first"].reason == "UpToDate"
