@@ -480,7 +480,10 @@ class Cache:
         ``--project`` as its project-id when it names none."""
         with self._lock:
             found = self._objects.get(("Namespace", "", name))
-        if found is None and "Namespace" not in self.watched and self.cluster is not None and self.cluster.has_namespaces:
+        if found is None and self.cluster is not None and self.cluster.has_namespaces:
+            # Not watched, or the watch has not delivered it yet: an object
+            # reconciled first would take the operator's --project instead of
+            # the namespace's project-id and create the resource elsewhere.
             found = self.cluster.get("Namespace", "", name)
         if not self.default_project:
             return found
