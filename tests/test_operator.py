@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import subprocess
 import time
 from collections.abc import Iterator
@@ -66,24 +65,17 @@ WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kubectl]:
     """An API server of this module's own, with an audit log of every request:
     the last test checks each request the operator made against the bundle's RBAC."""
-    support.require()
     work = tmp_path_factory.mktemp("operator-server")
     audit = tmp_path_factory.mktemp("audit")
     (audit / "policy.yaml").write_text("apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n  omitStages: [RequestReceived]\n")
     flags = f"--audit-log-path={audit / 'audit.log'} --audit-policy-file={audit / 'policy.yaml'} --audit-log-mode=blocking"
-    env = {**os.environ, "KUBEBUILDER_ASSETS": str(support.assets()), "ENVTEST_WATCH_PID": str(os.getpid()), "ENVTEST_APISERVER_ARGS": flags}
-    started = subprocess.run([str(support.TOOLS / "start.sh"), str(work)], env=env, capture_output=True, text=True, timeout=180, check=False)
-    assert started.returncode == 0, started.stderr
-    kube = Kubectl(Path(started.stdout.strip().splitlines()[-1]), work / "kubectl-cache")
-    try:
+    with support.running(work, flags) as kube:
         files = [crd_file(k) for k in KINDS + PARENTS]
         errors = kube.apply_files(files)
         names = {f.name.removesuffix(".yaml") for f in files}
         established = kube.established(names)
         assert all(established.get(n) for n in names), errors
         yield kube
-    finally:
-        subprocess.run([str(support.TOOLS / "stop.sh"), str(work)], capture_output=True, text=True, timeout=60, check=False)
 
 
 def _audit_log(server: Kubectl) -> Path:
@@ -360,7 +352,10 @@ def test_a_restart_in_the_middle_of_a_create_never_creates_twice(server: Kubectl
     mark = len(mock.log)
     kube.apply(obj)
     kube.wait("MonitoringNotificationChannel", ns, name, lambda o: ANN_CREATE_PENDING in ((o or {}).get("metadata") or {}).get("annotations", {}), 20, "create-pending")
-    time.sleep(0.5)  # the POST is in mockgcp, waiting
+    deadline = time.monotonic() + 30
+    while fault.fired < 1:  # the POST is in mockgcp, held by the fault's latency
+        assert time.monotonic() < deadline, "the create never reached mockgcp"
+        time.sleep(0.05)
     first.kill()
     deadline = time.monotonic() + 10
     while fault.fired < 1 or not [e for e in list(mock.log)[mark:] if e.method == "POST"]:

@@ -12,8 +12,6 @@ guards alone keep one resource per object: tests/test_operator.py.
 
 from __future__ import annotations
 
-import os
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,13 +34,8 @@ ARGS = ("--crd-pattern", ";".join(KINDS), "--project", PROJECT, "--namespace", N
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kubectl]:
-    support.require()
     work = tmp_path_factory.mktemp("peers-server")
-    env = {**os.environ, "KUBEBUILDER_ASSETS": str(support.assets()), "ENVTEST_WATCH_PID": str(os.getpid()), "ENVTEST_APISERVER_ARGS": "--core-api"}
-    started = subprocess.run([str(support.TOOLS / "start.sh"), str(work)], env=env, capture_output=True, text=True, timeout=180, check=False)
-    assert started.returncode == 0, started.stderr
-    kube = Kubectl(Path(started.stdout.strip().splitlines()[-1]), work / "kubectl-cache")
-    try:
+    with support.running(work, "--core-api") as kube:
         ns = work / "ns.yaml"
         ns.write_text(f"apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {NS}\n", encoding="utf-8")
         files = [crd_file(k) for k in KINDS]
@@ -50,8 +43,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kubectl]:
         names = {f.name.removesuffix(".yaml") for f in files}
         assert all(kube.established(names).get(n) for n in names), errors
         yield kube
-    finally:
-        subprocess.run([str(support.TOOLS / "stop.sh"), str(work)], capture_output=True, text=True, timeout=60, check=False)
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,7 @@ because nothing ran.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -112,13 +113,15 @@ class Kube:
         return json.loads(out.stdout)
 
 
-@pytest.fixture(scope="session")
-def envtest(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kube]:
-    """A running API server for the session (about 1 s to start); stopped at the end.
+@contextlib.contextmanager
+def running(work: Path, server_args: str = "") -> Iterator[Kube]:
+    """An API server in ``work`` (about 1 s to start), stopped on exit.
+    ``server_args``: ENVTEST_APISERVER_ARGS (``--core-api``, audit flags).
     ``ENVTEST_WATCH_PID`` makes start.sh's watchdog stop it if pytest dies."""
     require()
-    work = tmp_path_factory.mktemp("envtest")
     env = dict(os.environ, KUBEBUILDER_ASSETS=str(assets()), ENVTEST_WATCH_PID=str(os.getpid()))
+    if server_args:
+        env["ENVTEST_APISERVER_ARGS"] = server_args
     started = subprocess.run(
         [str(TOOLS / "start.sh"), str(work)], env=env, capture_output=True, text=True, timeout=180, check=False
     )
@@ -128,3 +131,10 @@ def envtest(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kube]:
         yield Kube(Path(started.stdout.strip().splitlines()[-1]), work / "kubectl-cache")
     finally:
         subprocess.run([str(TOOLS / "stop.sh"), str(work)], capture_output=True, text=True, timeout=60, check=False)
+
+
+@pytest.fixture(scope="session")
+def envtest(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kube]:
+    """A running API server for the session; stopped at the end."""
+    with running(tmp_path_factory.mktemp("envtest")) as kube:
+        yield kube
