@@ -32,10 +32,11 @@ class QuietFilter(logging.Filter):
             text = str(record.msg)
             if text.endswith("is cancelled. Will escalate."):  # a daemon stopped by kopf: routine
                 return False
-            if "failed; will retry" in text and record.levelno > logging.INFO:
+            if "failed; will retry" in text:
                 # kopf retries a request the server refused for now (storage
-                # re-initializing at start): an error only if the retries run out.
-                record.levelno, record.levelname = logging.INFO, "INFO"
+                # re-initializing at start, an API-server outage): one line per
+                # attempt per object; it logs an ERROR if the retries run out.
+                return False
         if record.exc_info and not self.debug:
             exc = record.exc_info[1]
             if exc is not None:
@@ -72,3 +73,6 @@ def configure(level: str) -> None:
     if level.lower() != "debug":
         # kopf logs every handler call at INFO: a thousand objects would flood the log.
         logging.getLogger("kopf.objects").setLevel(logging.WARNING)
+        # The Kubernetes client's own retries: the failure that follows, if any,
+        # is the object's one line.
+        logging.getLogger("urllib3.connectionpool").setLevel(logging.ERROR)

@@ -531,13 +531,17 @@ class Operator:
         self._waiting = 0
         self.holder = holder_identity()
         self.elector: Elector | None = None
-        self.standby = False  # waiting to lead: healthy, not reconciling
         self._lost = False  # this term's Lease was lost (not a stop)
         # Kept here, not in the object: the version _persist wrote (the write-back
         # compares with it, so the intent goes in the next patch) and each
         # object's update streak (an update costs one status write, no annotation).
         self._persisted: dict[tuple[str, str, str], dict[str, Any]] = {}
         self._streaks: dict[tuple[str, str, str], str] = {}
+
+    @property
+    def standby(self) -> bool:
+        """Waiting to lead: healthy, not reconciling."""
+        return self.elector is not None and not self.elector.leading
 
     # --- set-up ----------------------------------------------------------------------
 
@@ -976,12 +980,10 @@ class Operator:
         """Until this instance holds the Lease (True) or is stopped (False)."""
         assert self.elector is not None
         loop = asyncio.get_running_loop()
-        self.standby = True
         told = ""
         with _signals_set(loop, stop):
             while not stop.is_set():
                 if await loop.run_in_executor(None, self.elector.step):
-                    self.standby = False
                     return True
                 if self.elector.other != told:
                     told = self.elector.other

@@ -19,7 +19,6 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 Who = tuple[str, str, str]  # (kind, namespace, name)
-FORCE_ACQUIRE = "cnrm.cloud.google.com/force-acquire"  # a verify-only object (seeds/force-acquire)
 
 
 def who_of(obj: Mapping[str, Any], default_namespace: str = "default") -> Who:
@@ -63,6 +62,7 @@ def owner(
     default_namespace: str = "default",
 ) -> Who | None:
     """The other object that owns ``ext``, or None when ``obj`` may act on it.
+    ``objects``: those that may own (the caller leaves verify-only ones out).
     ``same_resource(kind)``: whether that Kind's adapter names the same
     collection (its externalRefs are comparable with ``ext``); ``key``: the
     resource across collections, for the claims."""
@@ -76,8 +76,6 @@ def owner(
         present.add(who)
         if who == me or (o.get("status") or {}).get("externalRef") != ext or not same_resource(who[0]):
             continue
-        if str(((o.get("metadata") or {}).get("annotations") or {}).get(FORCE_ACQUIRE, "")).lower() == "true":
-            continue  # verify-only: it never writes, so it owns nothing
         holders.append((str((o.get("metadata") or {}).get("creationTimestamp") or ""), who))
     if holders:
         first = min(holders)

@@ -733,7 +733,9 @@ class Reconciler:
 
         key = f"{a.doc} {'.'.join(a.resource)} {ext}"
         default = getattr(self.store, "default_namespace", "default")
-        return owner(objects(), getattr(self.store, "claims", None), obj, ext, key, same, default)
+        # verify-only objects never write: they own nothing
+        writers = (o for o in objects() if _ann(o).get(ANN_FORCE_ACQUIRE, "").lower() != "true")
+        return owner(writers, getattr(self.store, "claims", None), obj, ext, key, same, default)
 
     def _claimed(self, obj: Mapping[str, Any], a: Adapter) -> set[str]:
         """externalRefs other objects of the Kind hold (a store that can list them)."""

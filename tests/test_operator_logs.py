@@ -32,10 +32,11 @@ def test_debug_keeps_the_traceback() -> None:
     assert QuietFilter(debug=True).filter(r) and r.exc_info is not None
 
 
-def test_kopf_retries_are_info_and_daemon_cancellations_dropped() -> None:
+def test_kopf_retries_and_daemon_cancellations_are_dropped_but_not_its_final_error() -> None:
     f = QuietFilter()
     r = _record("kopf._cogs.clients.watching", logging.ERROR, "Request attempt #1/9 failed; will retry: GET /apis/x -> 429")
-    assert f.filter(r) and r.levelno == logging.INFO
+    assert not f.filter(r)
+    assert QuietFilter(debug=True).filter(r)
     assert not f.filter(_record("kopf.objects", logging.WARNING, "Daemon 'Operator._daemon' is cancelled. Will escalate."))
     final = _record("kopf._cogs.clients.api", logging.ERROR, "Request attempt #9/9 failed; escalating: GET /apis/x")
     assert f.filter(final) and final.levelno == logging.ERROR
