@@ -137,6 +137,7 @@ class Row:
 
 def _store(state: StateDir, project: str | None, default_ns: str) -> InMemoryStore:
     store = InMemoryStore(default_namespace=default_ns)
+    store.lease_holder = lambda _ns: state.installation()
     for o in state.load():
         if o:
             store.add(o)

@@ -38,6 +38,7 @@ import asyncio
 import contextlib
 import copy
 import functools
+import hashlib
 import json
 import logging
 import os
@@ -474,6 +475,17 @@ class Cache:
             return self.cluster.get(kind, namespace, name)
         except Exception as e:  # RBAC: the bundle grants only the instance's own Kinds
             raise RefError(Reason.NOT_FOUND, kind, f"{kind} {namespace}/{name} cannot be read by this operator instance ({str(e).splitlines()[0][:120]}): its --crd-pattern does not cover {kind}") from e
+
+    def lease_holder(self, namespace: str) -> str:
+        """The ID this installation's objects in ``namespace`` hold leases with
+        (kccgen.runtime.leases): the Namespace's UID, as Config Connector uses a
+        per-namespace ID; on a server without Namespaces, one derived from the
+        server's address and the namespace (the same for every replica)."""
+        uid = str(((self._namespace(namespace) or {}).get("metadata") or {}).get("uid") or "")
+        if uid:
+            return uid
+        host = self.cluster.api.api_client.configuration.host if self.cluster is not None else ""
+        return "kccgen-" + hashlib.sha256(f"{host}/{namespace}".encode()).hexdigest()[:24]
 
     def _namespace(self, name: str) -> Mapping[str, Any] | None:
         """The Namespace (watched when the server has them), with the operator's

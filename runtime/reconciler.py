@@ -38,11 +38,12 @@ from kccgen.contract import (
     Adapter,
     CreateByVerb,
     CreateServiceAssigned,
+    CreateWrapped,
     Lro,
     Present,
     template_value,
 )
-from kccgen.runtime import companions
+from kccgen.runtime import companions, leases
 from kccgen.runtime.adapter import adapter_for, spec_to_api
 from kccgen.runtime.aliases import AliasConflict, canonical_spec
 from kccgen.runtime.diff import diff
@@ -138,6 +139,10 @@ def _set_annotation(obj: dict[str, Any], key: str, value: str | None) -> None:
         meta.pop("annotations", None)
 
 
+def _unix(seconds: int) -> str:
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def _settled(obj: dict[str, Any]) -> None:
     """The create's outcome is known: drop the create-pending intent."""
     _set_annotation(obj, ANN_CREATE_PENDING, None)
@@ -154,19 +159,30 @@ def without_create_label(a: Adapter, resource: Any) -> Any:
     return resource
 
 
-def read_live(gcp: Gcp, a: Adapter, values: dict[str, str]) -> Any:
-    """The live resource (one GET), as the user's fields see it: without our create
-    label. A read through an operation (serviceusage's generateServiceIdentity) is
+def without_marks(a: Adapter, resource: Any) -> Any:
+    """The resource as the user's fields see it: without our create label and
+    without lease labels (kccgen.runtime.leases), neither of which is the user's."""
+    return leases.strip(a, without_create_label(a, resource))
+
+
+def read_raw(gcp: Gcp, a: Adapter, values: dict[str, str]) -> Any:
+    """The live resource (one GET) with its marks (``read_live`` without them).
+    A read through an operation (serviceusage's generateServiceIdentity) is
     waited for; an on/off resource that is off (``Adapter.present``) is absent."""
     values = with_project_number(gcp, a, values)
     if a.read_list is not None:
-        return without_create_label(a, read_listed(gcp, a, values))
+        return read_listed(gcp, a, values)
     live = gcp.call(a, a.get, values)
     if a.get.lro is not Lro.NONE:
         live = gcp.wait(a, a.get, live, values)
     if a.present is not None and not is_present(a.present, live, values):
         raise NotFound(404, f"{a.kind}: {a.present.field} is {at_path(live, a.present.field)!r}, not {' or '.join(a.present.values)}")
-    return without_create_label(a, viewed(a, live))
+    return viewed(a, live)
+
+
+def read_live(gcp: Gcp, a: Adapter, values: dict[str, str]) -> Any:
+    """The live resource (one GET), as the user's fields see it (``without_marks``)."""
+    return without_marks(a, read_raw(gcp, a, values))
 
 
 def viewed(a: Adapter, resource: Any) -> Any:
@@ -354,10 +370,16 @@ class Reconciler:
         verify_only = ann.get(ANN_FORCE_ACQUIRE, "").lower() == "true"  # never writes: owns nothing, may look at anything
         if ext is not None and not verify_only and (other := self._owner(obj, a, ext)) is not None:
             return self._finish(obj, False, "ManagementConflict", _conflict(ext, other), events)
+        try:
+            holder = self._lease_holder(obj, a)
+        except leases.LeaseError as e:
+            return self._finish(obj, False, "UpdateFailed", str(e), events)
         actual: dict[str, Any] | None = None
+        current: leases.Lease | None = None
         if ext is not None:
             try:
-                actual = read_live(self.gcp, a, self._values(obj, a, ext))
+                raw = read_raw(self.gcp, a, self._values(obj, a, ext))
+                current, actual = leases.found(a, raw), without_marks(a, raw)
             except NotFound:
                 actual = None
             except GcpError as e:
@@ -365,11 +387,46 @@ class Reconciler:
         spec = dict(obj.get("spec") or {})
         if actual is not None:
             _settled(obj)  # the resource is known: no create of it is pending any more
-        if ann.get(ANN_FORCE_ACQUIRE, "").lower() == "true":
-            return self._verify(obj, a, ext, spec, resolved, actual, events)
+        if verify_only:
+            return self._verify(obj, a, ext, spec, resolved, actual, events, holder=holder, current=current)
         if actual is None:
-            return self._create(obj, a, ext, spec, resolved, events)
-        return self._update(obj, a, ext, spec, resolved, actual, events)
+            return self._create(obj, a, ext, spec, resolved, events, holder=holder)
+        return self._update(obj, a, ext, spec, resolved, actual, events, holder=holder, current=current)
+
+    def _release(self, obj: dict[str, Any], a: Adapter) -> str:
+        """Our lease removed from an abandoned resource, so another installation may
+        take it at once; a note for the message ("" when there was none to remove)."""
+        try:
+            holder = self._lease_holder(obj, a)
+            ext = self._identity(obj, a) if holder else None
+            if ext is None:
+                return ""
+            values = self._values(obj, a, ext)
+            raw = read_raw(self.gcp, a, values)
+            current = leases.found(a, raw)
+            if current is None or current.holder != holder:
+                return ""
+            field = leases.label_field(a)
+            actual = without_marks(a, raw)
+            req = update_request(a, {**actual, field: actual.get(field) or {}}, raw, [field])
+            if req is None:
+                return ""
+            self.gcp.wait(a, req.call, self.gcp.call(a, req.call, values, req.body, req.params), values)
+        except (leases.LeaseError, RefError, IdentityError, ValueError, GcpError, OperationFailed) as e:
+            return f"; its lease was not released ({e}): it expires on its own within {leases.LEASE_S // 60} minutes"
+        return "; its lease was released"
+
+    def _lease_holder(self, obj: Mapping[str, Any], a: Adapter) -> str:
+        """This installation's lease holder ID when the object's policy is
+        ``resource`` (kccgen.runtime.leases), else ""."""
+        ns = str((obj.get("metadata") or {}).get("namespace") or getattr(self.store, "default_namespace", "default"))
+        if leases.policy(obj, self.store.get("Namespace", "", ns), a) != "resource":
+            return ""
+        holder_of = getattr(self.store, "lease_holder", None)
+        holder = str(holder_of(ns) or "") if holder_of is not None else ""
+        if not holder:
+            raise leases.LeaseError(f"{leases.ANN_POLICY}=resource: this runtime has no installation ID to hold a lease with")
+        return holder
 
     def delete(self, original: Mapping[str, Any]) -> Result:
         """Delete (or abandon) the GCP resource; deletion never needs non-parent refs.
@@ -391,7 +448,8 @@ class Reconciler:
         if self.paused or _ann(obj).get(ANN_ACTUATION, "").lower() == "paused" or self._namespace_paused(obj):
             return self._finish(obj, False, "Paused", "actuation is paused: not deleted", events)
         if _ann(obj).get(ANN_DELETION_POLICY, "").lower() == "abandon":
-            return self._finish(obj, True, "Abandoned", "deletion-policy abandon: the GCP resource was left in place", events, deleted=True)
+            note = "" if self.dry_run else self._release(obj, a)
+            return self._finish(obj, True, "Abandoned", f"deletion-policy abandon: the GCP resource was left in place{note}", events, deleted=True)
         if _ann(obj).get(ANN_FORCE_ACQUIRE, "").lower() == "true":
             return self._finish(obj, True, "Released", "force-acquire: verify-only objects never delete GCP resources", events, deleted=True)
         try:
@@ -417,6 +475,17 @@ class Reconciler:
             values = self._values(obj, a, ext)
         except GcpError as e:  # a project number to look up (servicenetworking)
             return self._finish(obj, False, "DeleteFailed", f"cannot delete {ext}: {e}", events)
+        try:
+            holder = self._lease_holder(obj, a)
+            current = leases.found(a, read_raw(self.gcp, a, values)) if holder else None
+        except leases.LeaseError:
+            current = None
+        except NotFound:
+            current = None
+        except GcpError as e:
+            return self._finish(obj, False, "DeleteFailed", f"cannot read the lease on {ext}: {e}", events)
+        if current is not None and current.holder != holder and current.left_s() > 0:
+            return self._finish(obj, True, "Abandoned", f"{ext}: {leases.refusal(current).split(':')[0]}: left in place for its holder", events, deleted=True)
         req = delete_request(a, _ann(obj), values)
         if isinstance(req, str):
             return self._finish(obj, True, "Abandoned", f"{req}: {ext} was left in place", events, deleted=True)
@@ -525,7 +594,8 @@ class Reconciler:
     # --- verify only (force-acquire) ------------------------------------------------
 
     def _verify(
-        self, obj: dict[str, Any], a: Adapter, ext: str | None, spec: dict[str, Any], resolved: dict[str, Any], actual: dict[str, Any] | None, events: list[Event]
+        self, obj: dict[str, Any], a: Adapter, ext: str | None, spec: dict[str, Any], resolved: dict[str, Any], actual: dict[str, Any] | None, events: list[Event],
+        *, holder: str = "", current: leases.Lease | None = None,
     ) -> Result:
         if actual is None or ext is None:
             what = ext or f"{a.kind} without a resourceID"
@@ -539,15 +609,20 @@ class Reconciler:
                 diffs += [(f"spec.{p.companion.field}", p.desired, p.actual) for p in companions.pending(self.gcp, a, values, spec, resolved)]
             except GcpError as e:
                 return self._finish(obj, False, "UpdateFailed", f"force-acquire: reading a paired resource of {ext} failed: {e}", events)
+        # Another installation's lease: a match is the explicit take-over, done by
+        # the first reconcile after force-acquire is removed (kccgen.runtime.leases).
+        theirs = current if holder and current is not None and current.holder != holder and current.left_s() > 0 else None
+        _set_annotation(obj, leases.ANN_TAKEOVER, theirs.holder if theirs is not None and not diffs else None)
         if diffs:
             lines = "; ".join(f"{_spec_path(a, p)}: desired {json.dumps(d, sort_keys=True)}, actual {json.dumps(x, sort_keys=True)}" for p, d, x in diffs)
             return self._finish(obj, False, "DriftDetected", f"force-acquire: {ext} differs from spec in {len(diffs)} field(s): {lines}", events)
-        return self._finish(obj, True, "UpToDate", f"force-acquire: {ext} matches spec (verified, nothing written)", events)
+        held = f"; it is under lease by {theirs.holder!r}: remove force-acquire to take it over" if theirs is not None else ""
+        return self._finish(obj, True, "UpToDate", f"force-acquire: {ext} matches spec (verified, nothing written){held}", events)
 
     # --- create ---------------------------------------------------------------------
 
     def _create(
-        self, obj: dict[str, Any], a: Adapter, ext: str | None, spec: dict[str, Any], resolved: dict[str, Any], events: list[Event]
+        self, obj: dict[str, Any], a: Adapter, ext: str | None, spec: dict[str, Any], resolved: dict[str, Any], events: list[Event], *, holder: str = ""
     ) -> Result:
         status = obj.get("status") or {}
         # the service picks the ID (a connection named by its network has none to pick)
@@ -570,6 +645,9 @@ class Reconciler:
         req = create_request(a, spec_to_api(spec, a, resolved, values), values.get(a.id_param, ""), ext, values)
         if req is None:
             return self._finish(obj, False, "UpdateFailed", f"{a.kind} has no create method: it can only be acquired", events)
+        if holder and isinstance(req.body, dict) and not isinstance(a.create, CreateWrapped):
+            # A wrapped create's body is not the resource: the first update leases it.
+            req = replace(req, body=leases.with_lease(a, req.body, None, leases.fresh(holder)))
         pending = service_assigned and not status.get("externalRef")
         if self.dry_run:
             what = ext or f"a {a.kind} (the service picks its ID)"
@@ -617,16 +695,16 @@ class Reconciler:
             # attempt whose answer was lost. Config Connector acquires a resource
             # of the same name; so does this, through the update path.
             try:
-                actual = read_live(self.gcp, a, self._values(obj, a, ext))
+                raw = read_raw(self.gcp, a, self._values(obj, a, ext))
             except GcpError as ge:
                 return self._finish(obj, False, "UpdateFailed", f"create of {ext} failed: {e}; GET after it failed: {ge}", events)
             events.append(Event("Normal", "Acquired", f"{ext} already exists: acquired"))
-            return self._update(obj, a, ext, spec, resolved, actual, events)
+            return self._update(obj, a, ext, spec, resolved, without_marks(a, raw), events, holder=holder, current=leases.found(a, raw))
         except GcpError as e:
             _settled(obj)
             return self._finish(obj, False, "UpdateFailed", f"create of {ext or a.kind} failed: {e}", events)
         _settled(obj)
-        result = without_create_label(a, result)
+        result = without_marks(a, result)
         if isinstance(a.create, CreateByVerb):
             result = None  # the verb answers with its own response: read the resource itself
         new_ext: str | None = ext
@@ -758,18 +836,23 @@ class Reconciler:
     # --- acquire / update ---------------------------------------------------------------
 
     def _update(
-        self, obj: dict[str, Any], a: Adapter, ext: str | None, spec: dict[str, Any], resolved: dict[str, Any], actual: dict[str, Any], events: list[Event]
+        self, obj: dict[str, Any], a: Adapter, ext: str | None, spec: dict[str, Any], resolved: dict[str, Any], actual: dict[str, Any], events: list[Event],
+        *, holder: str = "", current: leases.Lease | None = None,
     ) -> Result:
         assert ext is not None
+        lease = leases.plan(current, holder, _ann(obj).get(leases.ANN_TAKEOVER, "")) if holder else leases.Plan()
+        if lease.refused:
+            return self._finish(obj, False, "ManagementConflict", f"{ext}: {lease.refused}", events)
+        _set_annotation(obj, leases.ANN_TAKEOVER, None)  # taken over, or no longer needed
         enforce, writeback = managed_spec(obj, a, spec, actual, self.manager)
         if writeback != spec:
             obj["spec"] = writeback
             note_merged(obj, spec)
         values = self._values(obj, a, ext)  # once: the mapping expands short names with it, the update is sent with it
-        desired = spec_to_api(enforce, a, resolved, values)
+        desired = leases.strip(a, spec_to_api(enforce, a, resolved, values))
         diffs = redacted(a, diff(desired, actual, a, check_mutability=True))
         acquired = not (obj.get("status") or {}).get("externalRef")
-        if not diffs:
+        if not diffs and (lease.write is None or self.dry_run):
             self._observe(obj, a, actual, ext)
             self._streak(obj, [])
             if acquired:
@@ -798,7 +881,16 @@ class Reconciler:
             paths = ", ".join(_spec_path(a, p) for p, _, _ in diffs)
             self._observe(obj, a, actual, ext)
             return self._finish(obj, False, "UpdateFailed", f"{paths} of {ext} changed back {streak - 1} times after our updates: the service keeps setting another value; stopped updating", events)
-        req = update_request(a, desired, actual, [p for p, _, _ in diffs])
+        sent = [p for p, _, _ in diffs]
+        field = leases.label_field(a)
+        if lease.write is not None:  # obtained, renewed or taken over with this update
+            desired = leases.with_lease(a, desired, desired.get(field) if field in desired else actual.get(field) or {}, lease.write)
+            sent += [] if field in sent else [field]
+        elif current is not None and field:
+            # Labels sent (or a whole resource replaced) keep the lease as it stands.
+            desired = leases.with_lease(a, desired, desired.get(field) if field in desired else actual.get(field) or {}, current)
+            actual = leases.with_lease(a, actual, None, current)
+        req = update_request(a, desired, actual, sent)
         if self.dry_run and req is not None:
             _set_annotation(obj, ANN_STREAK, before)
             changes = [(_spec_path(a, p), d, x) for p, d, x in diffs]
@@ -814,12 +906,19 @@ class Reconciler:
             _set_annotation(obj, ANN_STREAK, before)
             why = e.message if isinstance(e, OperationFailed) else str(e)
             return self._finish(obj, False, "UpdateFailed", f"update of {ext} failed: {why}", events)
-        result = viewed(a, result)
-        self._observe(obj, a, result if isinstance(result, dict) and result else {**actual, **desired}, ext)
-        events.append(Event("Normal", "Updated", f"updated {', '.join(_spec_path(a, p) for p, _, _ in diffs)} of {ext}"))
+        result = without_marks(a, viewed(a, result))
+        self._observe(obj, a, result if isinstance(result, dict) and result else without_marks(a, {**actual, **desired}), ext)
+        if lease.taken_from:
+            events.append(Event("Normal", "LeaseTakenOver", f"{ext}: took over the lease {lease.taken_from!r} held (verified with force-acquire)"))
+        if diffs:
+            events.append(Event("Normal", "Updated", f"updated {', '.join(_spec_path(a, p) for p, _, _ in diffs)} of {ext}"))
+        elif acquired:
+            events.append(Event("Normal", "Acquired", f"acquired {ext}"))
         failed = self._sync_companions(a, values, enforce, resolved, events)
         if failed:
             return self._finish(obj, False, "UpdateFailed", f"updated {ext}, but {failed}", events)
+        if not diffs:  # the lease alone: not a change of the user's
+            return self._finish(obj, True, "UpToDate", f"{ext} is up to date (lease held until {_unix(lease.write.expires) if lease.write else '?'})", events)
         return self._finish(obj, True, "UpToDate", f"updated {ext}", events)
 
     # --- fields kept in a paired resource (Adapter.companions) ------------------------

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
@@ -243,6 +243,8 @@ class InMemoryStore:
         self._objects: dict[tuple[str, str, str], dict[str, Any]] = {}
         self._lock = threading.Lock()  # the local runner's workers add while others list
         self.claims = Claims()  # one object per GCP resource (kccgen.runtime.owners)
+        # the installation ID a namespace's objects hold leases with (kccgen.runtime.leases)
+        self.lease_holder: Callable[[str], str] = lambda _ns: ""
         for o in objects:
             self.add(o)
 

@@ -20,6 +20,7 @@ import os
 import re
 import tempfile
 import time
+import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -197,20 +198,36 @@ class StateDir:
     def _config(self) -> Path:
         return self.root / ".settings.json"  # beside .lock: never an object file
 
-    def remembered_project(self) -> str | None:
-        """The ``--project`` an earlier run gave, so later commands need not repeat it."""
+    def _settings(self) -> dict[str, Any]:
         try:
             data = json.loads(self._config.read_text(encoding="utf-8"))
         except FileNotFoundError:
-            return None
+            return {}
         except (OSError, ValueError) as e:
             self.problems.append(f"{self._config}: unreadable ({e}); no remembered --project")
-            return None
-        project = data.get("project") if isinstance(data, dict) else None
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def _save(self, **values: str) -> None:
+        data = {**self._settings(), **values}
+        self._write_atomic(self._config, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode())
+
+    def remembered_project(self) -> str | None:
+        """The ``--project`` an earlier run gave, so later commands need not repeat it."""
+        project = self._settings().get("project")
         return str(project) if project else None
 
     def remember_project(self, project: str) -> None:
-        self._write_atomic(self._config, (json.dumps({"project": project}, indent=2) + "\n").encode())
+        self._save(project=project)
+
+    def installation(self) -> str:
+        """This state's ID, made once: the lease holder its objects write on GCP
+        resources (kccgen.runtime.leases), like a Config Connector namespace ID."""
+        ident = str(self._settings().get("installation") or "")
+        if not ident:
+            ident = f"kccctl-{uuid.uuid4().hex[:20]}"
+            self._save(installation=ident)
+        return ident
 
     def remove(self, obj: Mapping[str, Any]) -> None:
         p = self.path(obj)
