@@ -108,12 +108,23 @@ class Superseded(RuntimeError):
     """The object changed between the read and a guarded write: read it again."""
 
 
-def _with_streak(obj: dict[str, Any], streak: str | None) -> dict[str, Any]:
-    """``obj`` with the update streak this instance keeps for it (not stored in the cluster)."""
+#: Where the operator stores a create intent: in status, so that the status
+#: write recording the created resource (externalRef) also removes it. The
+#: reconciler reads and writes the intent as the annotation kccctl's state
+#: keeps; objects from before this field keep theirs in the annotation.
+STATUS_INTENT = "createPending"
+
+
+def _for_reconcile(obj: dict[str, Any], streak: str | None) -> dict[str, Any]:
+    """``obj`` as the reconciler reads it: with the update streak this instance
+    keeps for it (never stored in the cluster) and a stored create intent."""
     meta = dict(obj.get("metadata") or {})
     anns = {k: v for k, v in (meta.get("annotations") or {}).items() if k != ANN_STREAK}
     if streak:
         anns[ANN_STREAK] = streak
+    intent = (obj.get("status") or {}).get(STATUS_INTENT)
+    if intent and ANN_CREATE_PENDING not in anns:
+        anns[ANN_CREATE_PENDING] = intent
     return {**obj, "metadata": {**meta, "annotations": anns}}
 
 
@@ -319,26 +330,31 @@ class Cluster:
         body: dict[str, Any] = {"metadata": {"annotations": dict(changes)}}
         if guarded and meta.get("resourceVersion"):
             body["metadata"]["resourceVersion"] = meta["resourceVersion"]
-        self.metrics.writes.labels("annotations").inc()
-        return dict(
+        stored = dict(
             self.api.patch_namespaced_custom_object(
                 info.group, info.version, meta["namespace"], info.plural, meta["name"], body, field_manager=MANAGER, _request_timeout=KUBE_TIMEOUT_S, _content_type="application/merge-patch+json"
             )
         )
+        self.metrics.writes.labels("annotations").inc()  # counted when taken: a refused (409) write is none
+        return stored
 
-    def apply_status(self, obj: Mapping[str, Any], status: Mapping[str, Any]) -> dict[str, Any]:
+    def apply_status(self, obj: Mapping[str, Any], status: Mapping[str, Any], *, guarded: bool = False) -> dict[str, Any]:
         """Server-side apply of the whole status through the status subresource:
-        what we stop writing (an observedState field gone) is removed."""
+        what we stop writing (an observedState field gone) is removed. ``guarded``:
+        only on the version read (``resourceVersion`` precondition, 409 otherwise)."""
         info = self._info(obj)
         meta = obj["metadata"]
-        body = {"apiVersion": f"{info.group}/{info.version}", "kind": info.kind, "metadata": {"name": meta["name"], "namespace": meta["namespace"]}, "status": status}
-        self.metrics.writes.labels("status").inc()
-        return dict(
+        body: dict[str, Any] = {"apiVersion": f"{info.group}/{info.version}", "kind": info.kind, "metadata": {"name": meta["name"], "namespace": meta["namespace"]}, "status": status}
+        if guarded and meta.get("resourceVersion"):
+            body["metadata"]["resourceVersion"] = meta["resourceVersion"]
+        stored = dict(
             self.api.patch_namespaced_custom_object_status(
                 info.group, info.version, meta["namespace"], info.plural, meta["name"], body,
                 field_manager=MANAGER, force=True, _request_timeout=KUBE_TIMEOUT_S, _content_type="application/apply-patch+yaml",
             )
         )
+        self.metrics.writes.labels("status").inc()
+        return stored
 
     def apply_spec(self, obj: Mapping[str, Any], spec: Mapping[str, Any]) -> dict[str, Any] | None:
         """Server-side apply of the spec fields state-into-spec merge adds, as
@@ -548,6 +564,8 @@ class Operator:
         # compares with it, so the intent goes in the next patch) and each
         # object's update streak (an update costs one status write, no annotation).
         self._persisted: dict[tuple[str, str, str], dict[str, Any]] = {}
+        self._reading: dict[tuple[str, str, str], dict[str, Any]] = {}  # the object as the reconcile read it
+        self._intent_in_status: dict[str, bool] = {}  # per Kind: whether its CRD stores status.createPending
         self._streaks: dict[tuple[str, str, str], str] = {}
 
     @property
@@ -789,11 +807,18 @@ class Operator:
 
     def _reconcile_sync(self, obj: dict[str, Any], delete: bool) -> Result | None:
         """In a pool thread: reconcile, then write what changed back to the cluster."""
-        assert self.cluster is not None
-        reconciler = Reconciler(self.gcp, self.cache, paused=self.settings.paused, persist=self._persist, holder=self.holder, acting=self._acting)
         key = _key(obj)
         self._persisted.pop(key, None)
-        work = _with_streak(obj, self._streaks.get(key))
+        self._reading[key] = obj
+        try:
+            return self._reconcile_read(key, obj, delete)
+        finally:
+            self._reading.pop(key, None)
+
+    def _reconcile_read(self, key: tuple[str, str, str], obj: dict[str, Any], delete: bool) -> Result | None:
+        assert self.cluster is not None
+        reconciler = Reconciler(self.gcp, self.cache, paused=self.settings.paused, persist=self._persist, holder=self.holder, acting=self._acting)
+        work = _for_reconcile(obj, self._streaks.get(key))
         try:
             if delete:
                 if self.cluster.crd_deleting(str(obj["kind"])):
@@ -845,9 +870,19 @@ class Operator:
         from kubernetes.client.exceptions import ApiException
 
         assert self.cluster is not None
-        anns = (obj.get("metadata") or {}).get("annotations") or {}
+        intent = ((obj.get("metadata") or {}).get("annotations") or {}).get(ANN_CREATE_PENDING)
+        kind = str(obj.get("kind"))
         try:
-            stored = self.cluster.patch_annotations(obj, {ANN_CREATE_PENDING: anns.get(ANN_CREATE_PENDING)}, guarded=True)
+            if self._intent_in_status.get(kind, True):
+                read = self._reading.get(_key(obj)) or obj
+                stored = self.cluster.apply_status(obj, {**(read.get("status") or {}), STATUS_INTENT: intent}, guarded=True)
+                self._intent_in_status[kind] = (stored.get("status") or {}).get(STATUS_INTENT) == intent
+                if not self._intent_in_status[kind]:
+                    # An older CRD pruned the field: the annotation keeps it, on the version just written.
+                    log.warning("%s: the installed CRD has no status.%s (an older bundle): create intents are kept in the annotation %s", kind, STATUS_INTENT, ANN_CREATE_PENDING)
+                    obj = {**obj, "metadata": {**obj["metadata"], "resourceVersion": (stored.get("metadata") or {}).get("resourceVersion")}}
+            if not self._intent_in_status[kind]:
+                stored = self.cluster.patch_annotations(obj, {ANN_CREATE_PENDING: intent}, guarded=True)
         except ApiException as e:
             if e.status == 409:
                 # Re-read now: the watch may have put an older version in the
@@ -864,9 +899,15 @@ class Operator:
     def _write_back(self, obj: Mapping[str, Any], result: Result, delete: bool) -> None:
         assert self.cluster is not None
         new = result.obj
-        # Compared with what is stored: the intent _persist wrote is removed here.
-        old_anns = ((self._persisted.pop(_key(obj), None) or obj).get("metadata") or {}).get("annotations") or {}
+        # Compared with what is stored: the intent _persist wrote is removed here,
+        # in the status write that records the created resource.
+        stored = self._persisted.pop(_key(obj), None) or obj
+        old_anns = (stored.get("metadata") or {}).get("annotations") or {}
         new_anns = {k: v for k, v in ((new.get("metadata") or {}).get("annotations") or {}).items() if k != ANN_STREAK}
+        # The intent lives in status where the CRD has the field (known from a
+        # write this run, or from the stored object); else in the annotation.
+        in_status = self._intent_in_status.get(str(obj.get("kind"))) or STATUS_INTENT in (stored.get("status") or {})
+        intent = new_anns.pop(ANN_CREATE_PENDING, None) if in_status else None
         changes: dict[str, str | None] = {k: new_anns.get(k) for k in set(old_anns) | set(new_anns) if old_anns.get(k) != new_anns.get(k)}
         latest: dict[str, Any] | None = None
         if changes:
@@ -885,8 +926,10 @@ class Operator:
             for ev in result.events:
                 self.cluster.post_event(obj, ev)
             return
-        status = new.get("status") or {}
-        if status != (obj.get("status") or {}):
+        status = {k: v for k, v in (new.get("status") or {}).items() if k != STATUS_INTENT}
+        if intent:
+            status[STATUS_INTENT] = intent
+        if status != (stored.get("status") or {}):
             latest = self.cluster.apply_status(obj, status)
             for ev in result.events:
                 self.cluster.post_event(obj, ev)

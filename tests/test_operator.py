@@ -24,7 +24,7 @@ import pytest
 from kccgen.mockgcp.server import MockServer
 from kccgen.runtime.adapter import adapter_for
 from kccgen.runtime.managed import ssa_owners
-from kccgen.runtime.operator import ANN_INTERVAL, FINALIZER
+from kccgen.runtime.operator import ANN_INTERVAL, FINALIZER, STATUS_INTENT
 from kccgen.runtime.reconciler import ANN_CREATE_PENDING
 from kccgen.runtime.requests import delete_call
 from tests.support import envtest as support
@@ -351,7 +351,8 @@ def test_a_restart_in_the_middle_of_a_create_never_creates_twice(server: Kubectl
     first = OperatorProcess(server.kubeconfig, mock.base_url, tmp_path / "first.log", args).start()
     mark = len(mock.log)
     kube.apply(obj)
-    kube.wait("MonitoringNotificationChannel", ns, name, lambda o: ANN_CREATE_PENDING in ((o or {}).get("metadata") or {}).get("annotations", {}), 20, "create-pending")
+    # The intent is in status (the write recording the created resource removes it).
+    kube.wait("MonitoringNotificationChannel", ns, name, lambda o: bool(((o or {}).get("status") or {}).get(STATUS_INTENT)), 20, "create-pending")
     deadline = time.monotonic() + 30
     while fault.fired < 1:  # the POST is in mockgcp, held by the fault's latency
         assert time.monotonic() < deadline, "the create never reached mockgcp"
@@ -371,6 +372,25 @@ def test_a_restart_in_the_middle_of_a_create_never_creates_twice(server: Kubectl
     channels = [k for k in mock.engine.resources if "/notificationChannels/" in k]
     assert sum(1 for k in channels if k.endswith(got["status"]["externalRef"])) == 1
     assert ANN_CREATE_PENDING not in (got["metadata"].get("annotations") or {})
+    assert STATUS_INTENT not in got["status"]
+
+
+def test_a_create_costs_the_intent_and_one_outcome_write(server: Kubectl, kube: Kube, mock: MockServer, tmp_path: Path) -> None:
+    """A channel (the service picks its ID) is created with two writes of ours:
+    the guarded intent, then the status recording externalRef, which also
+    removes the intent (issue 27, point 5); no annotation patch at all."""
+    ns = "costs"
+    args = ("--crd-pattern", "MonitoringNotificationChannel", "--project", PROJECT, "--namespace", ns)
+    obj = object_set(["MonitoringNotificationChannel"], 1, ns, PROJECT, prefix="c")[0]
+    op = OperatorProcess(server.kubeconfig, mock.base_url, tmp_path / "op.log", args).start()
+    try:
+        kube.apply(obj)
+        got = kube.wait_ready("MonitoringNotificationChannel", ns, obj["metadata"]["name"], timeout=60)
+        writes = {w: op.metric_sum("kccgen_kube_writes_total", what=w) for w in ("annotations", "status", "spec")}
+    finally:
+        assert op.stop() == 0, op.tail()
+    assert STATUS_INTENT not in got["status"] and ANN_CREATE_PENDING not in (got["metadata"].get("annotations") or {})
+    assert writes == {"annotations": 0, "status": 2, "spec": 0}, writes
 
 
 def test_a_failing_object_backs_off_instead_of_hot_looping(kube: Kube, mock: MockServer, operator: OperatorProcess) -> None:
