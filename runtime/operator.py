@@ -206,6 +206,19 @@ def _ref(obj: Mapping[str, Any]) -> str:
     return f"{obj.get('kind')} {ns + '/' if ns else ''}{meta.get('name')}"
 
 
+def _one_line(e: Exception) -> str:
+    """An error as one line; for the API server's, its status and message."""
+    body = getattr(e, "body", None)
+    if body:
+        try:
+            msg = json.loads(body).get("message")
+        except (ValueError, AttributeError):
+            msg = None
+        if msg:
+            return f"{getattr(e, 'status', '')} {getattr(e, 'reason', '')}: {str(msg).splitlines()[0]}"[:300]
+    return (str(e).splitlines() or [""])[0][:300]
+
+
 def _key(obj: Mapping[str, Any]) -> tuple[str, str, str]:
     meta = obj.get("metadata") or {}
     ns = "" if obj.get("kind") in CLUSTER_SCOPED else str(meta.get("namespace") or "default")
@@ -858,7 +871,7 @@ class Operator:
     def _failure_log(self, obj: Mapping[str, Any], what: str, e: Exception) -> None:
         """One line naming the object and the error; the traceback at debug only
         (kccgen.runtime.logs holds back repeats)."""
-        log.warning("%s: %s: %s: %s", _ref(obj), what, type(e).__name__, (str(e).splitlines() or [""])[0][:300])
+        log.warning("%s: %s: %s: %s", _ref(obj), what, type(e).__name__, _one_line(e))
         log.debug("%s: %s", _ref(obj), what, exc_info=e)
 
     def _persist(self, obj: dict[str, Any]) -> None:
@@ -872,15 +885,24 @@ class Operator:
         assert self.cluster is not None
         intent = ((obj.get("metadata") or {}).get("annotations") or {}).get(ANN_CREATE_PENDING)
         kind = str(obj.get("kind"))
+        stored: dict[str, Any] | None = None
         try:
             if self._intent_in_status.get(kind, True):
                 read = self._reading.get(_key(obj)) or obj
-                stored = self.cluster.apply_status(obj, {**(read.get("status") or {}), STATUS_INTENT: intent}, guarded=True)
-                self._intent_in_status[kind] = (stored.get("status") or {}).get(STATUS_INTENT) == intent
+                try:
+                    stored = self.cluster.apply_status(obj, {**(read.get("status") or {}), STATUS_INTENT: intent}, guarded=True)
+                    self._intent_in_status[kind] = (stored.get("status") or {}).get(STATUS_INTENT) == intent
+                except ApiException as e:
+                    # Server-side apply refuses a field the schema lacks ("field
+                    # not declared in schema", 500); a plain write would prune it.
+                    if STATUS_INTENT not in str(e.body or ""):
+                        raise
+                    self._intent_in_status[kind] = False
                 if not self._intent_in_status[kind]:
-                    # An older CRD pruned the field: the annotation keeps it, on the version just written.
+                    # An older CRD (the bundle not re-applied): the annotation keeps the intent.
                     log.warning("%s: the installed CRD has no status.%s (an older bundle): create intents are kept in the annotation %s", kind, STATUS_INTENT, ANN_CREATE_PENDING)
-                    obj = {**obj, "metadata": {**obj["metadata"], "resourceVersion": (stored.get("metadata") or {}).get("resourceVersion")}}
+                    if stored is not None:  # on the version just written
+                        obj = {**obj, "metadata": {**obj["metadata"], "resourceVersion": (stored.get("metadata") or {}).get("resourceVersion")}}
             if not self._intent_in_status[kind]:
                 stored = self.cluster.patch_annotations(obj, {ANN_CREATE_PENDING: intent}, guarded=True)
         except ApiException as e:
@@ -893,6 +915,7 @@ class Operator:
                     self.cache.put(fresh)
                 raise Superseded(f"{_ref(obj)} changed since it was read; the create is not sent, it is read again") from e
             raise
+        assert stored is not None
         self.cache.put(stored)
         self._persisted[_key(obj)] = stored
 

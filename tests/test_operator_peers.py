@@ -278,3 +278,41 @@ def test_namespace_rules_and_events_on_a_server_with_the_core_api(server: Kubect
         assert not [e for e in list(mock.log)[mark:] if "nsp0" in e.url], "a GCP call for an object of a paused namespace"
     finally:
         assert op.stop() == 0, op.tail()
+
+
+def test_a_lease_held_by_the_operator_refuses_another_installation(server: Kubectl, kube: Kube, mock: MockServer, tmp_path: Path) -> None:
+    """Two installations, one resource: a namespace whose policy is
+    ``resource`` makes the operator lease its topic with the Namespace's UID;
+    a kccctl state (another installation, which sees none of the cluster's
+    objects) naming the same topic is refused by that ID and writes nothing;
+    the operator's own resyncs stay Ready without writing the labels again."""
+    from kubernetes import client
+
+    from kccgen.runtime import leases
+    from kccgen.runtime.gcp import Gcp
+    from kccgen.runtime.local import StateDir, apply
+
+    core = client.CoreV1Api(kube.api.api_client)
+    ns = "leased"
+    made = core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=ns, annotations={leases.ANN_POLICY: "resource"})))
+    args = ("--crd-pattern", "PubSubTopic", "--project", PROJECT, "--namespace", ns, "--lease-namespace", ns)
+    op = OperatorProcess(server.kubeconfig, mock.base_url, tmp_path / "op.log", args).start()
+    topic = object_set(["PubSubTopic"], 1, ns, PROJECT, prefix="lease")[0]
+    try:
+        kube.apply(topic)
+        got = kube.wait_ready("PubSubTopic", ns, topic["metadata"]["name"], timeout=60)
+    finally:
+        assert op.stop() == 0, op.tail()
+    ext = got["status"]["externalRef"]
+    labels = mock.engine.resources[next(k for k in mock.engine.resources if k.endswith(ext))].get("labels") or {}
+    assert labels.get(leases.HOLDER_LABEL) == made.metadata.uid, labels
+    assert leases.HOLDER_LABEL not in (got["spec"].get("labels") or {})  # never merged into spec
+    state = StateDir(tmp_path / "kccctl")
+    elsewhere = {**topic, "metadata": {"name": "same", "namespace": "default", "annotations": {leases.ANN_POLICY: "resource"}}}
+    elsewhere["spec"] = {**topic["spec"], "resourceID": ext.rsplit("/", 1)[-1]}
+    elsewhere["spec"].pop("projectRef", None)
+    mark = len(mock.log)
+    with state.lock():
+        ((row, _),) = apply([elsewhere], state, Gcp(mock.base_url, host_paths=True, backoff=0.0), PROJECT)
+    assert (row.ready, row.reason) == (False, "ManagementConflict") and made.metadata.uid in row.message, row.message
+    assert not [e for e in list(mock.log)[mark:] if e.method != "GET"]
