@@ -953,11 +953,41 @@ class Operator:
         if intent:
             status[STATUS_INTENT] = intent
         if status != (stored.get("status") or {}):
-            latest = self.cluster.apply_status(obj, status)
+            recorded = status.get("externalRef")
+            if recorded and recorded != (stored.get("status") or {}).get("externalRef"):
+                latest = self._record(latest or stored, status)
+            else:
+                latest = self.cluster.apply_status(obj, status)
             for ev in result.events:
                 self.cluster.post_event(obj, ev)
         if latest is not None:
             self.cache.put(latest)
+
+    def _record(self, base: Mapping[str, Any], status: Mapping[str, Any]) -> dict[str, Any]:
+        """The status write that first records a resource (``externalRef``), made
+        on the version last read or written: a version changed since (kopf's
+        finalizer, a spec edit) is read again and the write retried on it; a
+        version where another writer recorded another resource is never
+        overwritten (the election and the guarded intent keep that from happening)."""
+        from kubernetes.client.exceptions import ApiException
+
+        assert self.cluster is not None
+        ext = status["externalRef"]
+        for _ in range(3):
+            try:
+                return self.cluster.apply_status(base, status, guarded=True)
+            except ApiException as e:
+                if e.status != 409:
+                    raise
+            meta = base.get("metadata") or {}
+            fresh = self.cluster.get(str(base.get("kind")), str(meta.get("namespace")), str(meta.get("name")))
+            if fresh is None:
+                raise Superseded(f"{_ref(base)} was deleted before {ext} was recorded")
+            theirs = (fresh.get("status") or {}).get("externalRef")
+            if theirs and theirs != ext:
+                raise RuntimeError(f"another writer recorded {theirs} while this one recorded {ext}: {ext} is not this object's; delete it if it is unused")
+            base = fresh
+        raise Superseded(f"{_ref(base)} kept changing: {ext} is recorded at the next reconcile")
 
     # --- deletion --------------------------------------------------------------------
 
