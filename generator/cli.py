@@ -18,6 +18,7 @@ from pathlib import Path
 
 from kccgen import data_dir
 from kccgen.discovery.errors import SpecError
+from kccgen.documents import client_problems
 from kccgen.generator.bundle import (
     DEFAULT_IMAGE,
     DEFAULT_NAMESPACE,
@@ -185,8 +186,18 @@ def _memo(args: argparse.Namespace) -> UnitMemo | None:
     return UnitMemo(args.root, code_digest())
 
 
+def _client_agrees(args: argparse.Namespace) -> bool:
+    """Whether the installed client is the one the lock names (else say so, once)."""
+    problems = client_problems(args.specs)
+    for msg in problems:
+        print(f"error: {msg}", file=sys.stderr)
+    return not problems
+
+
 def cmd_generate(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
+    if not _client_agrees(args):
+        return 2
     if not args.force and is_up_to_date(args.root, args.specs):
         print(f"generated/ is up to date; nothing to do ({time.perf_counter() - t0:.1f}s; --force regenerates)")
         return 0
@@ -223,6 +234,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     templates, tool pins) and every file on disk, the tree is what those inputs
     produced: no re-render (seconds, not minutes, at a thousand Kinds). A stale
     input, an edited, missing or stray file, or ``--full`` re-renders and diffs."""
+    if not _client_agrees(args):
+        return 1
     if not args.full and not args.no_cache and is_up_to_date(args.root, args.specs):
         n = len(previous_kinds(args.root))
         print(f"generated/ is up to date ({n} Kinds; the stamp matches the inputs and every file; --full re-renders)")

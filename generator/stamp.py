@@ -1,7 +1,7 @@
 """Digest of everything that determines generated/, for a fast no-op generate.
 
 ``generated/.kccgen-stamp`` records the digest of the inputs (specs,
-templates, generator, discovery and contract source, pinned tool versions) and of the outputs. When
+templates, generator, discovery and contract source, pinned tool and client versions) and of the outputs. When
 both still match, ``generate`` has nothing to do. ``check`` never trusts the
 stamp: it re-renders in memory, and the stamp is one of the files it compares,
 so editing specs or generator code without regenerating is caught as drift.
@@ -20,7 +20,9 @@ import kccgen.discovery
 from kccgen import data_dir
 
 STAMP = "generated/.kccgen-stamp"
-_TOOLS = ("datamodel-code-generator", "ruff", "pydantic", "jinja2")
+# The client too: locked documents are read from it, so a moved pin must make
+# the stamp stale (else `make check` would pass on a bump never regenerated).
+_TOOLS = ("datamodel-code-generator", "ruff", "pydantic", "jinja2", "google-api-python-client")
 GENERATOR_DIR = Path(__file__).resolve().parent
 DISCOVERY_DIR = Path(kccgen.discovery.__file__).resolve().parent
 ROOT_PACKAGE_DIR = Path(kccgen.__file__).resolve().parent  # its own modules only: the contract

@@ -94,6 +94,27 @@ def document_paths(specs: Path) -> dict[str, Path]:
     return dict(sorted(out.items()))
 
 
+def client_version() -> str:
+    from importlib.metadata import version
+
+    return version(CLIENT)
+
+
+def client_problems(specs: Path) -> list[str]:
+    """The lock names the client its documents came from; a different installed
+    client (a pin moved without ``kccgen update-specs``) is one clear line,
+    not a sha mismatch on whichever document happens to be read first."""
+    installed = client_version()
+    locked = sorted({e.source.split(":", 1)[0].removeprefix(f"{CLIENT}==") for e in read_lock(specs).values() if e.source.startswith(f"{CLIENT}==")})
+    stale = [v for v in locked if v != installed]
+    if not stale:
+        return []
+    return [
+        f"specs/{LOCK_NAME}: documents are locked from {CLIENT}=={', '.join(stale)} but {installed} is installed "
+        f"(the pin moved): run `kccgen update-specs` to lock its documents, then `make generate`"
+    ]
+
+
 @cache
 def _checked(path: Path, sha256: str, key: str, lock: str) -> bytes:
     try:

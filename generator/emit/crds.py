@@ -363,12 +363,8 @@ class SchemaBuilder:
                         },
                     },
                 },
-                "createPending": {
-                    "type": "string",
-                    "description": "Set while a create whose ID the service picks is in flight (\"<sent at> <token> <writer>\"): "
-                    "after a restart or a lost answer the operator looks for the resource it made instead of creating another. "
-                    "Removed in the write that records externalRef.",
-                },
+                # Short: it is in every CRD (the README's operator section says more).
+                "createPending": {"type": "string", "description": "A create whose ID the service picks, in flight: <sent at> <token> <writer>."},
                 "externalRef": {"type": "string", "description": f"A unique specifier for the {self.k.kind} in GCP: {self.k.identity.template}."},
                 "observedGeneration": {"type": "integer", "description": "ObservedGeneration is the generation of the resource that was most recently observed by the controller."},
                 "observedState": observed,
