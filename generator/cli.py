@@ -42,6 +42,7 @@ from kccgen.generator.emit.files import (
 from kccgen.generator.ir.build import build_ir
 from kccgen.generator.ir.model import IR
 from kccgen.generator.kindset import kind_set_problems, previous_kinds
+from kccgen.generator.prefixes import problems as prefix_problems
 from kccgen.generator.render import format_many
 from kccgen.generator.spec.loader import load_specs
 from kccgen.generator.stamp import (
@@ -87,7 +88,7 @@ def _build_checked(args: argparse.Namespace, memo: UnitMemo | None = None) -> tu
     except ValueError as e:
         return inputs, ir, [str(e)]
     now = ir.kind_names
-    return inputs, ir, kind_set_problems(previous, now, specs.retired_kinds, specs.retired_kinds_file)
+    return inputs, ir, kind_set_problems(previous, now, specs.retired_kinds, specs.retired_kinds_file) + prefix_problems(specs)
 
 
 def _render_unit(u: Unit) -> dict[str, str]:
