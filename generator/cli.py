@@ -44,7 +44,7 @@ from kccgen.generator.ir.model import IR
 from kccgen.generator.kindset import kind_set_problems, previous_kinds
 from kccgen.generator.prefixes import problems as prefix_problems
 from kccgen.generator.render import format_many
-from kccgen.generator.spec.loader import load_specs
+from kccgen.generator.spec.loader import load_accepted, load_specs, retired_kinds
 from kccgen.generator.stamp import (
     STAMP,
     code_digest,
@@ -53,7 +53,14 @@ from kccgen.generator.stamp import (
     outputs_digest,
     stamp_text,
 )
-from kccgen.generator.write import compare_tree, write_tree
+from kccgen.generator.surface import (
+    breaking_changes,
+    built_surface,
+    contradicted,
+    previous_surface,
+    surface_problems,
+)
+from kccgen.generator.write import compare_trees, write_trees
 
 
 def _build(specs_dir: Path) -> IR:
@@ -77,18 +84,21 @@ def _build_without_gc() -> Iterator[None]:
 
 def _build_checked(args: argparse.Namespace, memo: UnitMemo | None = None) -> tuple[str, IR, list[str]]:
     """What generate and check both do first: the inputs digest (taken before the
-    specs are read), the IR, and the Kinds the tree on disk has that this run would
-    drop without a retirement entry."""
+    specs are read), the IR, the Kinds the tree on disk has that this run would
+    drop without a retirement entry, and the breaking changes to their spec paths
+    that no entry of specs/accepted-changes.yaml accepts (generator/surface.py)."""
     inputs = inputs_digest(args.specs)
     with _build_without_gc():
         specs = load_specs(args.specs)
         ir = build_ir(specs, Reporter(), memo=memo)
     try:
         previous = previous_kinds(args.root)
+        was, now = previous_surface(args.root), built_surface(ir, memo)
     except ValueError as e:
         return inputs, ir, [str(e)]
-    now = ir.kind_names
-    return inputs, ir, kind_set_problems(previous, now, specs.retired_kinds, specs.retired_kinds_file) + prefix_problems(specs)
+    retired = frozenset(r.kind for r in specs.retired_kinds.kinds)
+    problems = kind_set_problems(previous, ir.kind_names, specs.retired_kinds, specs.retired_kinds_file) + prefix_problems(specs)
+    return inputs, ir, problems + surface_problems(breaking_changes(was, now, retired), specs.accepted_changes, specs.accepted_changes_file, now, retired)
 
 
 def _render_unit(u: Unit) -> dict[str, str]:
@@ -209,7 +219,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
             print(f"error: {msg}", file=sys.stderr)
         return 2
     files = render_tree(inputs, ir, _cache(args), memo)
-    write_tree(args.root, files)
+    write_trees(args.root, files)
     if memo is not None:
         memo.save()
     for d in ir.diagnostics:
@@ -238,14 +248,17 @@ def cmd_check(args: argparse.Namespace) -> int:
     if not _client_agrees(args):
         return 1
     if not args.full and not args.no_cache and is_up_to_date(args.root, args.specs):
+        stale = contradicted(*load_accepted(args.specs), previous_surface(args.root), retired_kinds(args.specs))
+        for msg in stale:
+            print(f"error: {msg}", file=sys.stderr)
         n = len(previous_kinds(args.root))
         print(f"generated/ is up to date ({n} Kinds; the stamp matches the inputs and every file; --full re-renders)")
-        return 0
+        return 1 if stale else 0
     memo = _memo(args)
     inputs, ir, problems = _build_checked(args, memo)
     for msg in problems:
         print(f"error: {msg}", file=sys.stderr)
-    diff = compare_tree(args.root, render_tree(inputs, ir, _cache(args), memo))
+    diff = compare_trees(args.root, render_tree(inputs, ir, _cache(args), memo))
     if memo is not None:
         memo.save()
     if diff.clean and not problems:

@@ -88,13 +88,14 @@ def stamp_text(inputs: str, outputs: str, errors: int = 0) -> str:
 
 
 def tree_on_disk(root: Path) -> dict[str, bytes]:
-    """Bytes, not text: a stray binary file must not crash the check."""
-    dest = root / "generated"
-    if not dest.is_dir():
+    """Bytes, not text: a stray binary file must not crash the check. generated/
+    and the surface record beside it (generator/write.py's TREES)."""
+    if not (root / "generated").is_dir():
         return {}
     return {
         p.relative_to(root).as_posix(): p.read_bytes()
-        for p in sorted(dest.rglob("*"))
+        for sub in ("generated", "surface")
+        for p in sorted((root / sub).rglob("*"))
         if p.is_file() and "__pycache__" not in p.parts
     }
 

@@ -13,6 +13,37 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+#: The trees generate writes: the package, and the public-surface record beside
+#: it (generator/surface.py), each replaced whole.
+TREES = ("generated", "surface")
+
+
+def _split(files: dict[str, str]) -> dict[str, dict[str, str]]:
+    out: dict[str, dict[str, str]] = {t: {} for t in TREES}
+    for rel, text in files.items():
+        top = rel.split("/", 1)[0]
+        if top not in out:
+            raise ValueError(f"{rel}: not under {' or '.join(TREES)}")
+        out[top][rel] = text
+    return out
+
+
+def write_trees(root: Path, files: dict[str, str]) -> None:
+    """Every tree of ``files``, each replaced atomically; the record last, so a
+    failure never records a surface the package does not have."""
+    for sub, part in _split(files).items():
+        write_tree(root, part, sub)
+
+
+def compare_trees(root: Path, files: dict[str, str]) -> TreeDiff:
+    out = TreeDiff()
+    for sub, part in _split(files).items():
+        d = compare_tree(root, part, sub)
+        out.added += d.added
+        out.removed += d.removed
+        out.changed.update(d.changed)
+    return out
+
 
 def write_tree(root: Path, files: dict[str, str], subdir: str = "generated") -> None:
     """Replace ``root/subdir`` with exactly ``files`` (paths start with subdir/).

@@ -51,6 +51,18 @@ def test_mini_api_matches_golden(mini_root: Path) -> None:
     assert got == _tree(expected_dir)
 
 
+def test_mini_surface_record_matches_golden(mini_root: Path) -> None:
+    """The public-surface record generate writes beside generated/ (generator/surface.py)."""
+    got = _tree(mini_root / "surface")
+    expected_dir = GOLDEN / "expected_surface"
+    if os.environ.get("KCCGEN_UPDATE_GOLDEN"):
+        shutil.rmtree(expected_dir, ignore_errors=True)
+        for rel, text in got.items():
+            (expected_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+            (expected_dir / rel).write_text(text)
+    assert got and got == _tree(expected_dir)
+
+
 def test_mini_models_behave(mini_root: Path) -> None:
     """The golden module is importable and its types do what the fixture says."""
     code = """

@@ -16,6 +16,7 @@ from kccgen.generator.emit.adapters import (
 from kccgen.generator.emit.crds import crd_path, crd_source, spec_required
 from kccgen.generator.emit.mutability import mutability_source
 from kccgen.generator.emit.references import reference_module_path, reference_source
+from kccgen.generator.emit.surface import surface_path, surface_source
 from kccgen.generator.emit.types import api_module_source, docstring_safe, kind_module_source
 from kccgen.generator.ir.model import IR, ApiModule, KindIR, TargetKind, unit_names
 from kccgen.generator.ir.secrets import SECRET_CLASSES, SECRET_MODULE, SECRET_VALUE
@@ -148,6 +149,8 @@ def unit_jobs(u: Unit) -> Iterator[Job]:
         yield f"generated/{k.package}/{k.lower}_mutability.py", mutability_source, k
     for k in ir.kinds:
         yield crd_path(k), _crd_file, (ir, k)
+    if ir.kinds:
+        yield surface_path(u.name), surface_source, ir.kinds
     ops_module = ""  # where the unit's operation getters live, when its Kinds share them
     if shared_operations(ir.kinds) is not None:
         ops_path, ops_module = operations_home(ir.kinds)

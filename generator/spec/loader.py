@@ -10,6 +10,7 @@ from pathlib import Path
 from kccgen.discovery.document import DiscoveryDoc, load_discovery, parse_discovery
 from kccgen.discovery.errors import SpecError
 from kccgen.documents import LOCK_NAME, DocumentError, document_paths, read_document
+from kccgen.generator.spec.accepted import AcceptedChangesFile, load_accepted_changes
 from kccgen.generator.spec.asset_names import AssetNameTable, load_asset_names
 from kccgen.generator.spec.claims import Claims, Evidence, load_claims, load_evidence
 from kccgen.generator.spec.kinds import (
@@ -23,6 +24,8 @@ from kccgen.generator.spec.kinds import (
 
 #: Kinds that were generated and are no longer, each with its reason (see generator/kindset.py).
 RETIRED_NAME = "retired-kinds.yaml"
+#: Breaking changes to Kinds' spec paths, each with its reason (see generator/surface.py).
+ACCEPTED_NAME = "accepted-changes.yaml"
 
 
 @dataclass
@@ -83,6 +86,8 @@ class Specs:
     # evidence the claims are checked against (specs/kcc/evidence.yaml).
     claims: Claims = field(default_factory=lambda: Claims({}, {}, {}))
     evidence: Evidence = field(default_factory=lambda: Evidence(kcc_commit="", kinds={}))
+    accepted_changes: AcceptedChangesFile = field(default_factory=AcceptedChangesFile)
+    accepted_changes_file: str = "specs/accepted-changes.yaml"
 
 
 def _display(root: Path, path: Path) -> str:
@@ -120,7 +125,23 @@ def load_specs(root: Path, fallback: Path | None = None) -> Specs:
     ret_path = root / RETIRED_NAME
     ret_disp = _display(root, ret_path)
     retired = load_retired_kinds(ret_path, ret_disp) if ret_path.exists() else RetiredKindsFile()
-    return Specs(root, docs, files, assets, tuple(kinds), external, ext_disp, retired, ret_disp, load_claims(root), load_evidence(root))
+    accepted, acc_disp = load_accepted(root)
+    return Specs(
+        root, docs, files, assets, tuple(kinds), external, ext_disp, retired, ret_disp, load_claims(root), load_evidence(root), accepted, acc_disp
+    )
+
+
+def retired_kinds(root: Path) -> frozenset[str]:
+    """The Kinds ``root``'s retired-kinds.yaml retires (none when absent)."""
+    path = root / RETIRED_NAME
+    return frozenset(r.kind for r in load_retired_kinds(path, _display(root, path)).kinds) if path.exists() else frozenset()
+
+
+def load_accepted(root: Path) -> tuple[AcceptedChangesFile, str]:
+    """``root``'s accepted breaking changes and the file's display path (an empty file when absent)."""
+    path = root / ACCEPTED_NAME
+    disp = _display(root, path)
+    return (load_accepted_changes(path, disp) if path.exists() else AcceptedChangesFile()), disp
 
 
 def _load_with_fallback(root: Path, fallback: Path) -> Specs:
@@ -139,5 +160,6 @@ def _load_with_fallback(root: Path, fallback: Path) -> Specs:
     if (root / "asset-names.yaml").exists():
         assets = load_asset_names(root / "asset-names.yaml", _display(root, root / "asset-names.yaml"))
     return Specs(
-        root, docs, files, assets, base.kinds, base.external_kinds, base.external_kinds_file, base.retired_kinds, base.retired_kinds_file, base.claims, base.evidence
+        root, docs, files, assets, base.kinds, base.external_kinds, base.external_kinds_file, base.retired_kinds, base.retired_kinds_file, base.claims, base.evidence,
+        base.accepted_changes, base.accepted_changes_file,
     )
