@@ -476,7 +476,9 @@ def crd(ir: IR, k: KindIR) -> dict[str, Any]:
             "name": f"{k.plural}.{k.group}",
             "labels": dict(LABELS),
             "annotations": {
-                "kccgen.dev/discovery": f"{k.api.doc_key}@{k.api.revision}",
+                # The document, not its revision (specs/discovery.lock.json has
+                # that): a CRD's bytes change only when its schema does.
+                "kccgen.dev/discovery": k.api.doc_key,
                 "kccgen.dev/kind-config": k.config_file,
             },
         },
