@@ -39,28 +39,25 @@ def mini_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def test_mini_api_matches_golden(mini_root: Path) -> None:
-    got = _tree(mini_root / "generated")
-    got.pop(".kccgen-stamp")  # digests the generator source: changes with every edit
-    expected_dir = GOLDEN / "expected"
-    if os.environ.get("KCCGEN_UPDATE_GOLDEN"):
-        shutil.rmtree(expected_dir, ignore_errors=True)
-        for rel, text in got.items():
-            (expected_dir / rel).parent.mkdir(parents=True, exist_ok=True)
-            (expected_dir / rel).write_text(text)
-    assert got == _tree(expected_dir)
-
-
-def test_mini_surface_record_matches_golden(mini_root: Path) -> None:
-    """The public-surface record generate writes beside generated/ (generator/surface.py)."""
-    got = _tree(mini_root / "surface")
-    expected_dir = GOLDEN / "expected_surface"
+def _matches(got: dict[str, str], expected_dir: Path) -> None:
+    """``got`` equals the tree in ``expected_dir``; KCCGEN_UPDATE_GOLDEN=1 rewrites it first."""
     if os.environ.get("KCCGEN_UPDATE_GOLDEN"):
         shutil.rmtree(expected_dir, ignore_errors=True)
         for rel, text in got.items():
             (expected_dir / rel).parent.mkdir(parents=True, exist_ok=True)
             (expected_dir / rel).write_text(text)
     assert got and got == _tree(expected_dir)
+
+
+def test_mini_api_matches_golden(mini_root: Path) -> None:
+    got = _tree(mini_root / "generated")
+    got.pop(".kccgen-stamp")  # digests the generator source: changes with every edit
+    _matches(got, GOLDEN / "expected")
+
+
+def test_mini_surface_record_matches_golden(mini_root: Path) -> None:
+    """The public-surface record generate writes beside generated/ (generator/surface.py)."""
+    _matches(_tree(mini_root / "surface"), GOLDEN / "expected_surface")
 
 
 def test_mini_models_behave(mini_root: Path) -> None:
