@@ -46,26 +46,13 @@ LABELS = {
     "cnrm.cloud.google.com/system": "true",
 }
 
+# Config Connector's columns, without its per-column descriptions: kubectl
+# never shows them, and in every version of every CRD they cost 0.3 MB.
 PRINTER_COLUMNS = [
     {"jsonPath": ".metadata.creationTimestamp", "name": "Age", "type": "date"},
-    {
-        "description": "When 'True', the most recent reconcile of the resource succeeded",
-        "jsonPath": ".status.conditions[?(@.type=='Ready')].status",
-        "name": "Ready",
-        "type": "string",
-    },
-    {
-        "description": "The reason for the value in 'Ready'",
-        "jsonPath": ".status.conditions[?(@.type=='Ready')].reason",
-        "name": "Status",
-        "type": "string",
-    },
-    {
-        "description": "The last transition time for the value in 'Status'",
-        "jsonPath": ".status.conditions[?(@.type=='Ready')].lastTransitionTime",
-        "name": "Status Age",
-        "type": "date",
-    },
+    {"jsonPath": ".status.conditions[?(@.type=='Ready')].status", "name": "Ready", "type": "string"},
+    {"jsonPath": ".status.conditions[?(@.type=='Ready')].reason", "name": "Status", "type": "string"},
+    {"jsonPath": ".status.conditions[?(@.type=='Ready')].lastTransitionTime", "name": "Status Age", "type": "date"},
 ]
 
 
@@ -348,25 +335,27 @@ class SchemaBuilder:
             "type": "object",
             "description": f"{self.k.kind}Status defines the observed state of {self.k.kind}.",
             "properties": {
+                # The status boilerplate is in every CRD: the standard condition
+                # fields without their per-field texts (Kubernetes documents them),
+                # about 0.8 MB over 1,258 Kinds, which the size budget needs.
                 "conditions": {
                     "type": "array",
                     "description": "Conditions represent the latest available observations of the object's current state.",
                     "items": {
                         "type": "object",
                         "properties": {
-                            "lastTransitionTime": {"type": "string", "description": "Last time the condition transitioned from one status to another."},
-                            "message": {"type": "string", "description": "Human-readable message indicating details about last transition."},
-                            "observedGeneration": {"type": "integer", "description": "The generation the condition was computed for."},
-                            "reason": {"type": "string", "description": "Unique, one-word, CamelCase reason for the condition's last transition."},
-                            "status": {"type": "string", "description": "Status is the status of the condition. Can be True, False, Unknown."},
-                            "type": {"type": "string", "description": "Type is the type of the condition."},
+                            "lastTransitionTime": {"type": "string"},
+                            "message": {"type": "string"},
+                            "observedGeneration": {"type": "integer"},
+                            "reason": {"type": "string"},
+                            "status": {"type": "string"},
+                            "type": {"type": "string"},
                         },
                     },
                 },
-                # Short: it is in every CRD (the README's operator section says more).
-                "createPending": {"type": "string", "description": "A create whose ID the service picks, in flight: <sent at> <token> <writer>."},
+                "createPending": {"type": "string", "description": "A create in flight (the service picks the ID)."},
                 "externalRef": {"type": "string", "description": f"A unique specifier for the {self.k.kind} in GCP: {self.k.identity.template}."},
-                "observedGeneration": {"type": "integer", "description": "ObservedGeneration is the generation of the resource that was most recently observed by the controller."},
+                "observedGeneration": {"type": "integer", "description": "The generation most recently observed by the controller."},
                 "observedState": observed,
             },
         }
