@@ -13,6 +13,7 @@ regeneration will move anything.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -162,6 +163,10 @@ def update_specs(
     The pinned set is what the lock and ``discovery/`` already hold, the
     curated defaults, ``extra`` (resolved by ``resolve_request``) and, with
     ``add_all``, the newest GA version of every API the client ships.
+
+    Everything or nothing: every document is read and checked before the first
+    file is written, so a client that no longer ships a pinned document leaves
+    the vendored copies and the lock as they were (issue 28).
     """
     src = source or package_documents_dir()
     ddir = specs / "discovery"
@@ -183,19 +188,23 @@ def update_specs(
     if vendor:
         vendored |= new_keys
     label = f"{CLIENT}=={package_version()}"
+    missing = [k for k in keys if not (src / f"{k}.json").exists()]
+    if missing:
+        raise FileNotFoundError(
+            f"{', '.join(missing)}: pinned, but not shipped by {label}; nothing was written "
+            f"(retire its Kinds in specs/retired-kinds.yaml and remove it from specs/{LOCK_NAME}, or pin another client)"
+        )
     changes: list[DocChange] = []
     entries: dict[str, Locked] = {}
+    writes: dict[Path, bytes] = {}
     for key in keys:
-        sp = src / f"{key}.json"
-        if not sp.exists():
-            raise FileNotFoundError(f"{sp.name}: {key} is not shipped by {label}")
-        data = sp.read_bytes()
+        data = (src / f"{key}.json").read_bytes()
         new = json.loads(data)
         dp = ddir / f"{key}.json"
         if key in vendored:
             old = json.loads(dp.read_bytes()) if dp.exists() else None
             changes.append(compare(key, old, new))
-            dp.write_bytes(data)
+            writes[dp] = data
         else:
             prev = lock.get(key)
             ch = DocChange(key, None if prev is None else prev.revision, str(new.get("revision", "")))
@@ -203,5 +212,9 @@ def update_specs(
             ch.compared = False
             changes.append(ch)
         entries[key] = Locked(key, sha256_of(data), str(new.get("revision", "")), f"{label}:discovery_cache/documents/{key}.json", key in vendored)
-    (specs / LOCK_NAME).write_text(lock_text(entries), encoding="utf-8")
+    writes[specs / LOCK_NAME] = lock_text(entries).encode("utf-8")
+    for path, data in writes.items():  # each file replaced whole; the lock last
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
     return changes

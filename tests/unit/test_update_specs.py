@@ -107,3 +107,35 @@ def test_the_lock_matches_the_pinned_client() -> None:
     assert len(lock) > len(DEFAULT_DOCS)
     for key, entry in lock.items():
         assert sha256_of((client_documents_dir() / f"{key}.json").read_bytes()) == entry.sha256, key
+
+
+def test_a_document_the_client_no_longer_ships_writes_nothing(tmp_path: Path) -> None:
+    """Everything or nothing (issue 28): with one pinned document gone from the
+    client, update-specs names it, and the vendored copies and the lock keep
+    their bytes, even those of documents read before it."""
+    src = tmp_path / "pkg"
+    specs = tmp_path / "specs"
+    dest = specs / "discovery"
+    src.mkdir()
+    dest.mkdir(parents=True)
+    for key in DEFAULT_DOCS:
+        shutil.copy(REPO / "specs" / "discovery" / f"{key}.json", dest / f"{key}.json")
+        doc = json.loads((REPO / "specs" / "discovery" / f"{key}.json").read_text())
+        doc["revision"] = "29990101"
+        (src / f"{key}.json").write_text(json.dumps(doc))
+    update_specs(specs, source=src)
+    before = {p: p.read_bytes() for p in specs.rglob("*") if p.is_file()}
+    gone = sorted(DEFAULT_DOCS)[-1]
+    (src / f"{gone}.json").unlink()
+    for key in DEFAULT_DOCS:
+        if key != gone and (src / f"{key}.json").exists():
+            doc = json.loads((src / f"{key}.json").read_text())
+            doc["revision"] = "30000101"
+            (src / f"{key}.json").write_text(json.dumps(doc))
+    try:
+        update_specs(specs, source=src)
+    except FileNotFoundError as e:
+        assert gone in str(e) and "nothing was written" in str(e)
+    else:
+        raise AssertionError("update_specs accepted a pinned document the client does not ship")
+    assert {p: p.read_bytes() for p in specs.rglob("*") if p.is_file()} == before
