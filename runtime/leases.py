@@ -26,6 +26,7 @@ the resource at once instead of after the expiry.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -54,7 +55,13 @@ def now() -> float:
 
 def label_field(a: Adapter) -> str:
     """The API's labels map when the update can change it and GET returns it; else ""."""
-    row = by_api_path(a.kind).get("labels")
+    return _label_field(a.kind)
+
+
+@functools.cache
+def _label_field(kind: str) -> str:
+    """Per Kind, once: every GET passes through ``strip``."""
+    row = by_api_path(kind).get("labels")
     if row is None or row.path != "spec.labels" or row.type.kind is not TypeKind.MAP or not row.updatable or not row.readable:
         return ""
     return "labels"

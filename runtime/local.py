@@ -137,7 +137,6 @@ class Row:
 
 def _store(state: StateDir, project: str | None, default_ns: str) -> InMemoryStore:
     store = InMemoryStore(default_namespace=default_ns)
-    store.lease_holder = lambda _ns: state.installation()
     for o in state.load():
         if o:
             store.add(o)
@@ -341,6 +340,7 @@ def apply(
     if dry_run is None:
         state.check_writable(objs, default_ns)
     store = _store(state, project, default_ns)
+    store.lease_holder = lambda _ns: state.installation(create=dry_run is None)
     objs, read = split_secrets(objs, store)
     writes = _Writes(state, default_ns)
 
@@ -405,6 +405,7 @@ def delete(
     if dry_run is None:
         state.check_writable(objs, default_ns)
     store = _store(state, project, default_ns)
+    store.lease_holder = lambda _ns: state.installation(create=dry_run is None)
     objs, out = split_secrets(objs, store)
     writes = _Writes(state, default_ns)
     for obj in reversed(dependency_order(objs, default_ns)):

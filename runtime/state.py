@@ -19,6 +19,7 @@ import json
 import os
 import re
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -37,6 +38,9 @@ from kccgen.runtime.refs import CLUSTER_SCOPED
 #: blocking flock starts is handled by Python only when flock returns, that is
 #: when the other kccctl ends; a poll runs the handler within this many seconds.
 LOCK_POLL_S = 0.1
+
+
+_INSTALLATION = threading.Lock()
 
 
 class StateLocked(RuntimeError):
@@ -220,14 +224,18 @@ class StateDir:
     def remember_project(self, project: str) -> None:
         self._save(project=project)
 
-    def installation(self) -> str:
+    def installation(self, create: bool = True) -> str:
         """This state's ID, made once: the lease holder its objects write on GCP
-        resources (kccgen.runtime.leases), like a Config Connector namespace ID."""
-        ident = str(self._settings().get("installation") or "")
-        if not ident:
-            ident = f"kccctl-{uuid.uuid4().hex[:20]}"
-            self._save(installation=ident)
-        return ident
+        resources (kccgen.runtime.leases), like a Config Connector namespace ID.
+        Made under a lock: two workers of one apply must not make two IDs (other
+        processes wait on the state lock). ``create=False`` (a dry run, which
+        writes nothing) answers an ID no lease can hold when none was made yet."""
+        with _INSTALLATION:
+            ident = str(self._settings().get("installation") or "")
+            if not ident and create:
+                ident = f"kccctl-{uuid.uuid4().hex[:20]}"
+                self._save(installation=ident)
+            return ident or "kccctl-not-made-yet"
 
     def remove(self, obj: Mapping[str, Any]) -> None:
         p = self.path(obj)

@@ -174,3 +174,17 @@ def test_a_namespace_default_applies_only_where_the_kind_can_hold_a_lease() -> N
     assert leases.policy(obj, ns, adapter_for("PubSubTopic")) == "resource"
     assert leases.policy(obj, ns, adapter_for("PubSubSchema")) == "none"
     assert leases.policy({"metadata": {"annotations": {leases.ANN_POLICY: "none"}}}, ns, adapter_for("PubSubTopic")) == "none"
+
+
+def test_workers_of_one_apply_share_one_installation_id_and_a_dry_run_makes_none(tmp_path: Path) -> None:
+    """Think in twos: threads asking for the ID at once get one ID, written once;
+    a dry run (which writes nothing) never makes it."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    dry = StateDir(tmp_path / "dry")
+    assert dry.installation(create=False) == "kccctl-not-made-yet" and not (tmp_path / "dry").exists()
+    state = StateDir(tmp_path / "a")
+    (tmp_path / "a").mkdir()
+    with ThreadPoolExecutor(8) as pool:
+        ids = set(pool.map(lambda _: state.installation(), range(32)))
+    assert len(ids) == 1 and ids == {state.installation()}

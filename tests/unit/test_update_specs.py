@@ -10,15 +10,20 @@ from kccgen.generator.update_specs import DEFAULT_DOCS, update_specs
 from tests.conftest import REPO
 
 
-def test_summary_names_revisions_schemas_and_fields(tmp_path: Path) -> None:
-    src = tmp_path / "pkg"
-    specs = tmp_path / "specs"
+def _client_and_specs(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A client's documents folder and a specs folder, both holding the default documents."""
+    src, specs = tmp_path / "pkg", tmp_path / "specs"
     dest = specs / "discovery"
     src.mkdir()
     dest.mkdir(parents=True)
     for key in DEFAULT_DOCS:
         shutil.copy(REPO / "specs" / "discovery" / f"{key}.json", src / f"{key}.json")
         shutil.copy(REPO / "specs" / "discovery" / f"{key}.json", dest / f"{key}.json")
+    return src, specs, dest
+
+
+def test_summary_names_revisions_schemas_and_fields(tmp_path: Path) -> None:
+    src, specs, dest = _client_and_specs(tmp_path)
     doc = json.loads((src / "pubsub.v1.json").read_text())
     doc["revision"] = "29990101"
     doc["schemas"]["Topic"]["properties"]["brandNewField"] = {"type": "string"}
@@ -113,14 +118,9 @@ def test_a_document_the_client_no_longer_ships_writes_nothing(tmp_path: Path) ->
     """Everything or nothing (issue 28): with one pinned document gone from the
     client, update-specs names it, and the vendored copies and the lock keep
     their bytes, even those of documents read before it."""
-    src = tmp_path / "pkg"
-    specs = tmp_path / "specs"
-    dest = specs / "discovery"
-    src.mkdir()
-    dest.mkdir(parents=True)
+    src, specs, _ = _client_and_specs(tmp_path)
     for key in DEFAULT_DOCS:
-        shutil.copy(REPO / "specs" / "discovery" / f"{key}.json", dest / f"{key}.json")
-        doc = json.loads((REPO / "specs" / "discovery" / f"{key}.json").read_text())
+        doc = json.loads((src / f"{key}.json").read_text())
         doc["revision"] = "29990101"
         (src / f"{key}.json").write_text(json.dumps(doc))
     update_specs(specs, source=src)
