@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kccgen.generator.cache import UnitMemo
 from kccgen.generator.emit.files import units
 from kccgen.generator.emit.surface import (
     SURFACE_DIR,
+    kind_sources,
     kind_surface,
     parent_path,
     parse_path_value,
@@ -37,6 +38,8 @@ class PathInfo:
     type: str
     ref: str  # the Kind a ...Ref field names; "" for a plain value
     mutable: bool
+    api: str = field(default="", compare=False)  # the API field sent, where not the path (a reference's)
+    deprecated: bool = field(default=False, compare=False)  # an alias kept for a path the API renamed
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,8 @@ class KindSurface:
     served: frozenset[str]
     paths: Mapping[str, PathInfo]
     file: str  # the record file that holds it (surface/pubsub.v1.json)
+    resource: str = ""  # pubsub.v1#/resources/projects/resources/topics
+    schema: str = ""  # pubsub.v1#/schemas/Topic
 
 
 @dataclass(frozen=True)
@@ -56,6 +61,7 @@ class Change:
     detail: str
     file: str
     nested: int = field(default=0, compare=False)
+    renamed_to: str = field(default="", compare=False)  # the likely new path of a removed one
 
 
 def _kinds_of(text: str, file: str) -> dict[str, KindSurface]:
@@ -71,7 +77,9 @@ def _kinds_of(text: str, file: str) -> dict[str, KindSurface]:
     for kind, entry in kinds.items():
         try:
             paths = {str(p): PathInfo(*parse_path_value(v)) for p, v in entry["paths"].items()}
-            out[str(kind)] = KindSurface(frozenset(str(v) for v in entry["servedVersions"]), paths, file)
+            out[str(kind)] = KindSurface(
+                frozenset(str(v) for v in entry["servedVersions"]), paths, file, str(entry.get("resource", "")), str(entry.get("schema", ""))
+            )
         except (KeyError, TypeError, AttributeError, ValueError) as e:
             raise ValueError(f"{file}#/kinds/{kind}: not a surface record ({e}); restore it from git") from None
     return out
@@ -106,7 +114,7 @@ def built_surface(ir: IR, memo: UnitMemo | None = None) -> dict[str, KindSurface
     for u in units(ir):
         for k in u.ir.kinds:
             served, paths = kind_surface(k)
-            out[k.kind] = KindSurface(frozenset(served), {p: PathInfo(*v) for p, v in paths.items()}, surface_path(u.name))
+            out[k.kind] = KindSurface(frozenset(served), {p: PathInfo(*v) for p, v in paths.items()}, surface_path(u.name), *kind_sources(k))
     missing = sorted(ir.kind_names - set(out))
     if missing:
         raise ValueError(f"{SURFACE_DIR}: no surface record for {', '.join(missing[:5])} (a cached unit); run with --no-cache")
@@ -129,7 +137,7 @@ def _kind_changes(kind: str, old: KindSurface, new: KindSurface) -> list[Change]
             # a new path beside it of the same type and reference: the likely new name
             alike = [p for p in added if parent_path(p) == parent_path(path) and (new.paths[p].type, new.paths[p].ref) == (was.type, was.ref)]
             hint = f"; renamed to {alike[0]}?" if len(alike) == 1 else "; renamed or dropped"
-            out.append(Change(kind, path, "removed", f"removed (was {what}{hint})", new.file))
+            out.append(Change(kind, path, "removed", f"removed (was {what}{hint})", new.file, renamed_to=alike[0] if len(alike) == 1 else ""))
             continue
         if now.type != was.type:
             out.append(Change(kind, path, "type", f"type {was.type} -> {now.type}", new.file))
@@ -163,7 +171,7 @@ def _fold(changes: list[Change]) -> list[Change]:
             continue
         top = owners[-1]  # the topmost: itself never folded
         nested[top] = nested.get(top, 0) + 1
-    return [Change(c.kind, c.path, c.change, c.detail, c.file, nested.get((c.path, c.change), 0)) for c in kept]
+    return [replace(c, nested=nested.get((c.path, c.change), 0)) for c in kept]
 
 
 def breaking_changes(previous: Mapping[str, KindSurface], now: Mapping[str, KindSurface], retired: frozenset[str] = frozenset()) -> list[Change]:
@@ -208,19 +216,36 @@ def contradicted(accepted: AcceptedChangesFile, file: str, surface: Mapping[str,
     return out
 
 
+def api_of(surface: Mapping[str, KindSurface], kind: str, path: str) -> str:
+    """The API field a spec path sends (its record's ``api=``, else the path itself)."""
+    info = surface[kind].paths.get(path) if kind in surface else None
+    return (info.api if info is not None else "") or path.removeprefix("spec.")
+
+
 def surface_problems(
-    changes: list[Change], accepted: AcceptedChangesFile, file: str, now: Mapping[str, KindSurface], retired: frozenset[str] = frozenset()
+    changes: list[Change],
+    accepted: AcceptedChangesFile,
+    file: str,
+    now: Mapping[str, KindSurface],
+    retired: frozenset[str] = frozenset(),
 ) -> list[str]:
     """One line per breaking change no entry of ``file`` accepts, and per entry
-    the surface of this run contradicts; empty when the surface is stable."""
+    the surface of this run contradicts; empty when the surface is stable. A
+    path that looks renamed also gets the alias entry that keeps it."""
     out = contradicted(accepted, file, now, retired)
     taken = {(e.kind, e.path, e.change) for e in accepted.changes}
     for c in changes:
         if (c.kind, c.path, c.change) in taken:
             continue
         more = f" (and {c.nested} nested path{'s' if c.nested > 1 else ''})" if c.nested else ""
+        alias = (
+            f", or keep {c.path} as a deprecated alias of {c.renamed_to} (its kind config's aliases: "
+            f"{{field: {c.path.removeprefix('spec.')}, apiField: {api_of(now, c.kind, c.renamed_to)}, deprecated: true, reason}})"
+            if c.renamed_to and "[]" not in c.path and ".*" not in c.path
+            else ""
+        )
         out.append(
             f"{c.file}: {c.kind} {c.path}: {c.detail}{more}: a breaking change; "
-            f"accept it in {file} (kind: {c.kind}, path: {c.path}, change: {c.change}, reason), or keep the surface"
+            f"accept it in {file} (kind: {c.kind}, path: {c.path}, change: {c.change}, reason){alias}, or keep the surface"
         )
     return out

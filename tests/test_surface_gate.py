@@ -31,7 +31,8 @@ LINE = (
     "error: surface/pubsub.v1.json: PubSubTopic spec.kmsKeyRef: removed "
     "(was object, reference to KMSCryptoKey; renamed to spec.cryptoKeyRef?): a breaking change; "
     "accept it in specs/accepted-changes.yaml (kind: PubSubTopic, path: spec.kmsKeyRef, change: removed, reason), "
-    "or keep the surface"
+    "or keep spec.kmsKeyRef as a deprecated alias of spec.cryptoKeyRef (its kind config's aliases: "
+    "{field: kmsKeyRef, apiField: cryptoKeyName, deprecated: true, reason}), or keep the surface"
 )
 
 
@@ -66,7 +67,7 @@ def test_a_renamed_field_fails_generate_and_check_until_accepted(tmp_path: Path)
     r = run("generate", "--force")
     assert r.returncode == 0, r.stderr
     record = root / "surface" / "pubsub.v1.json"
-    assert '"spec.kmsKeyRef": "object ref=KMSCryptoKey"' in record.read_text(encoding="utf-8")
+    assert '"spec.kmsKeyRef": "object ref=KMSCryptoKey api=kmsKeyName"' in record.read_text(encoding="utf-8")
 
     doc_path = specs / "discovery" / "pubsub.v1.json"
     doc = json.loads(doc_path.read_text(encoding="utf-8"))
@@ -91,7 +92,36 @@ def test_a_renamed_field_fails_generate_and_check_until_accepted(tmp_path: Path)
     r = run("generate")
     assert r.returncode == 0, r.stderr
     text = record.read_text(encoding="utf-8")
-    assert '"spec.cryptoKeyRef": "object ref=KMSCryptoKey"' in text and "spec.kmsKeyRef" not in text
+    assert '"spec.cryptoKeyRef": "object ref=KMSCryptoKey api=cryptoKeyName"' in text and "spec.kmsKeyRef" not in text
     # the record now holds the change: the entry stays, with its reason, and check passes
     r = run("check")
     assert r.returncode == 0, r.stderr
+
+
+def test_a_renamed_field_kept_as_a_deprecated_alias(tmp_path: Path) -> None:
+    """The preferred answer to a rename: the alias the error names keeps the old
+    path (same type, same reference), so no entry is needed and manifests apply."""
+    specs = _slice(tmp_path)
+    root = tmp_path / "repo"
+    cmd = [sys.executable, "-m", "kccgen.generator.cli", "--root", str(root), "--specs", str(specs)]
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*cmd, *args], capture_output=True, text=True, check=False, timeout=600)
+
+    assert run("generate", "--force").returncode == 0
+    doc_path = specs / "discovery" / "pubsub.v1.json"
+    doc = json.loads(doc_path.read_text(encoding="utf-8"))
+    props = doc["schemas"]["Topic"]["properties"]
+    props["cryptoKeyName"] = props.pop("kmsKeyName")
+    doc_path.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    (specs / "kinds" / "pubsub.yaml").write_text(
+        TOPIC + "    aliases:\n      - {field: kmsKeyRef, apiField: cryptoKeyName, deprecated: true, reason: Topic.kmsKeyName was renamed}\n",
+        encoding="utf-8",
+    )
+    r = run("generate")
+    assert r.returncode == 0, r.stderr
+    text = (root / "surface" / "pubsub.v1.json").read_text(encoding="utf-8")
+    assert '"spec.kmsKeyRef": "object ref=KMSCryptoKey' in text and '"spec.cryptoKeyRef": "object ref=KMSCryptoKey api=cryptoKeyName"' in text
+    crd = next((root / "generated" / "crds").glob("*pubsubtopics*.yaml")).read_text(encoding="utf-8")
+    assert "Deprecated: the API renamed this field; use spec.cryptoKeyRef" in crd
+    assert run("check").returncode == 0

@@ -60,11 +60,22 @@ def _mutable(path: str, rows: dict[str, MutabilityIR], aliases: tuple[AliasIR, .
     return True
 
 
-def kind_surface(k: KindIR) -> tuple[tuple[str, ...], dict[str, tuple[str, str, bool]]]:
-    """One Kind's record: served versions and, per spec path, (type, reference target, mutable)."""
+def kind_surface(k: KindIR) -> tuple[tuple[str, ...], dict[str, tuple[str, str, bool, str, bool]]]:
+    """One Kind's record: served versions and, per spec path, (type, reference
+    target, mutable, the API field it sends where that is not the path itself,
+    deprecated: an alias kept for a path the API renamed)."""
     ref_classes = {cls for _, cls in k.ref_imports}
     rows = {m.path: m for m in k.mutability if m.path.startswith("spec.")}
-    paths: dict[str, tuple[str, str, bool]] = {}
+    paths: dict[str, tuple[str, str, bool, str, bool]] = {}
+    deprecated = {f"spec.{a.field}" for a in k.aliases if a.deprecated}
+
+    alias_api = {f"spec.{a.field}": a.api_field for a in k.aliases if a.api_field}
+
+    def api(path: str) -> str:
+        row = rows.get(path)
+        own = path.removeprefix("spec.")
+        sent = row.api_path if row is not None and row.api_path else alias_api.get(path, "")
+        return sent if sent != own else ""
 
     def walk(obj: ObjectIR, prefix: str, stack: tuple[str, ...]) -> None:
         for f in obj.fields:
@@ -72,7 +83,7 @@ def kind_surface(k: KindIR) -> tuple[tuple[str, ...], dict[str, tuple[str, str, 
             leaf, suffix = _container_suffix(f.type)
             is_ref = leaf.kind == "object" and leaf.ref in ref_classes
             target = (leaf.ref or "").removesuffix("Ref") if is_ref else ""
-            paths[path] = (type_label(f.type), target, _mutable(path, rows, k.aliases))
+            paths[path] = (type_label(f.type), target, _mutable(path, rows, k.aliases), api(path), path in deprecated)
             if leaf.kind == "object" and leaf.ref is not None and not is_ref and leaf.ref not in stack:
                 walk(k.krm_models.object(leaf.ref), path + suffix, (*stack, leaf.ref))
 
@@ -80,23 +91,33 @@ def kind_surface(k: KindIR) -> tuple[tuple[str, ...], dict[str, tuple[str, str, 
     return tuple(sorted(k.served_versions)), dict(sorted(paths.items()))
 
 
-def path_value(type_: str, ref: str, mutable: bool) -> str:
-    """A path's entry: ``object ref=KMSCryptoKey``, ``string immutable``, ``array<string>``."""
-    return type_ + (f" ref={ref}" if ref else "") + ("" if mutable else " immutable")
+def kind_sources(k: KindIR) -> tuple[str, str]:
+    """Where a Kind comes from, as JSON paths into its Discovery document: the
+    resource (``pubsub.v1#/resources/projects/resources/topics``) and its schema
+    (``pubsub.v1#/schemas/Topic``). A changelog names them as each change's cause."""
+    doc = k.api.doc_key
+    return f"{doc}#/resources/" + "/resources/".join(k.resource.split(".")), f"{doc}#/schemas/{k.resource_schema}"
 
 
-def parse_path_value(value: str) -> tuple[str, str, bool]:
-    """(type, reference target or "", mutable) from a path's entry; ValueError when malformed."""
+def path_value(type_: str, ref: str, mutable: bool, api: str = "", deprecated: bool = False) -> str:
+    """A path's entry: ``object ref=KMSCryptoKey api=kmsKeyName``, ``string immutable``, ``array<string>``."""
+    return type_ + (f" ref={ref}" if ref else "") + ("" if mutable else " immutable") + (f" api={api}" if api else "") + (" deprecated" if deprecated else "")
+
+
+def parse_path_value(value: str) -> tuple[str, str, bool, str, bool]:
+    """(type, reference target or "", mutable, API field or "", deprecated) from a path's entry; ValueError when malformed."""
     type_, *marks = value.split(" ")
     refs = [m.removeprefix("ref=") for m in marks if m.startswith("ref=")]
-    if not type_ or len(refs) > 1 or any(m != "immutable" and not m.startswith("ref=") for m in marks):
+    apis = [m.removeprefix("api=") for m in marks if m.startswith("api=")]
+    if not type_ or len(refs) > 1 or len(apis) > 1 or any(m not in ("immutable", "deprecated") and not m.startswith(("ref=", "api=")) for m in marks):
         raise ValueError(f"not a path entry: {value!r}")
-    return type_, (refs[0] if refs else ""), "immutable" not in marks
+    return type_, (refs[0] if refs else ""), "immutable" not in marks, (apis[0] if apis else ""), "deprecated" in marks
 
 
 FORMAT = (
     "kccgen's record of each Kind's public surface (generator/emit/surface.py): served versions, and per spec path "
-    "(lists [], map values .*) its type, ' ref=<Kind>' for a reference, ' immutable' when a change does not apply"
+    "(lists [], map values .*) its type, ' ref=<Kind>' for a reference, ' immutable' when a change does not apply, "
+    "' api=<field>' for the API field it sends where that is not the path, ' deprecated' for an alias kept for a path the API renamed; resource and schema: where the Kind is in its Discovery document"
 )
 
 
@@ -106,8 +127,11 @@ def surface_source(kinds: tuple[KindIR, ...]) -> str:
     for i, k in enumerate(sorted(kinds, key=lambda k: k.kind)):
         served, paths = kind_surface(k)
         lines = [f"    {json.dumps(p)}: {json.dumps(path_value(*v))}" for p, v in paths.items()]
+        resource, schema = kind_sources(k)
         out.append(f"  {json.dumps(k.kind)}: {{")
         out.append('   "paths": {' + ("\n" + ",\n".join(lines) + "\n   }," if lines else "},"))
+        out.append(f'   "resource": {json.dumps(resource)},')
+        out.append(f'   "schema": {json.dumps(schema)},')
         out.append(f'   "servedVersions": {json.dumps(list(served))}')
         out.append("  }" + ("," if i < len(kinds) - 1 else ""))
     out += [" }", "}"]

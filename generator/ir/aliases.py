@@ -277,9 +277,11 @@ class _Builder:
         desc = f"Config Connector's name for {cfg.api_field}{shape} (spec.{target}" + (f"; {mapped}" if mapped else "") + f"{keyed}); set one of the two. {cfg.reason}"
         if cfg.field == target:
             desc = f"Config Connector's spelling of {cfg.api_field} ({mapped}). {cfg.reason}"
+        if cfg.deprecated:
+            desc = f"Deprecated: the API renamed this field; use spec.{target} (set one of the two). {cfg.reason}"
         nf = FieldIR(leaf, t, desc, (), source)
         fixed = tuple(sorted((cfg.fixed or {}).items()))
-        a = AliasIR(cfg.field, target, cfg.api_field, cfg.reason, source, _values(cfg.values), items, cfg.keyed_by or "", cfg.element, cfg.into or "", fixed, cfg.append)
+        a = AliasIR(cfg.field, target, cfg.api_field, cfg.reason, source, _values(cfg.values), items, cfg.keyed_by or "", cfg.element, cfg.into or "", fixed, cfg.append, cfg.deprecated)
         if not holder:
             return a, spec, nf
         t_holder, _, t_leaf = target.rpartition(".")

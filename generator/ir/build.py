@@ -625,19 +625,26 @@ class UnitMemo(Protocol):
     def record(self, name: str, key: str, failures: tuple[SkippedKind, ...], diagnostics: tuple[Diagnostic, ...]) -> None: ...
 
 
-def build_ir(specs: Specs, reporter: Reporter | None = None, strict: bool = True, memo: UnitMemo | None = None) -> IR:
+def build_ir(specs: Specs, reporter: Reporter | None = None, strict: bool = True, memo: UnitMemo | None = None, collect: list[SpecError] | None = None) -> IR:
     """The IR of ``specs``. ``strict=False`` turns kind-config mismatches with the
     Discovery documents into warnings: the lag report reads older documents
     with today's kind configs, where such mismatches are expected.
 
     With ``memo`` (``kccgen generate``), an API unit whose build inputs are those
     of the last run is not built: it is listed in ``IR.cached`` and its files come
-    from the render cache. A one-document change then builds one unit, not 200."""
-    if memo is not None and not strict:
+    from the render cache. A one-document change then builds one unit, not 200.
+
+    With ``collect`` (``kccgen bump``), a kind-config problem is appended there and
+    the build goes on as if it were lenient, so one run lists every decision a
+    maintainer must make, not the first; the IR is then for reporting only."""
+    if memo is not None and (not strict or collect is not None):
         raise ValueError("the unit memo needs strict mode: lenient problems are warnings it does not keep")
     rep = reporter or Reporter()
 
     def problem(err: SpecError) -> None:
+        if collect is not None:
+            collect.append(err)
+            return
         if strict:
             raise err
         rep.warn(f"{err.file}#{err.path}", "lenient", err.message)

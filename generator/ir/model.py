@@ -307,6 +307,7 @@ class AliasIR:
     into: str = ""
     fixed: tuple[tuple[str, str | int | float | bool | None], ...] = ()
     append: bool = False
+    deprecated: bool = False  # kept for a path the API renamed (kccgen bump)
 
 
 @dataclass(frozen=True, repr=False)

@@ -223,6 +223,9 @@ class AliasConfig(_Strict):
     # its elements follow those of the aliases before it on the same list
     # (bootDisk, attachedDisk -> disks) instead of being refused beside them
     append: bool = False
+    # the path our own CRD served before the API renamed the field (kccgen bump
+    # suggests it): kept so users' manifests still apply, described as deprecated
+    deprecated: bool = False
 
     @model_validator(mode="after")
     def _one_shape(self) -> AliasConfig:
