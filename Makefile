@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: help setup generate check test test-collect lint bench update-specs clean envtest
+.PHONY: help setup generate check test test-collect lint bench update-specs bump clean envtest
 
 $(STAMP): pyproject.toml setup.py constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -63,6 +63,16 @@ bench: $(STAMP) ## the benchmarks: reconcile overhead, kccctl apply, the operato
 
 update-specs: $(STAMP) ## refresh the pinned Discovery documents from the installed client
 	$(VENV)/bin/kccgen update-specs
+
+# A client bump in one command: `make bump VERSION=2.202.0` (no VERSION: the newest
+# release). It moves the pin in pyproject.toml, constraints.txt and the README,
+# installs that client, pins its documents, adds kind files for new APIs,
+# regenerates, refreshes docs/coverage.*, docs/field-parity.md and
+# docs/verified.json, and writes docs/changes/<from>-<to>.md. When decisions are
+# needed it lists them all (exit 2); write them and run it again. The stamp is
+# touched whatever the outcome: the venv then holds exactly the pins on disk.
+bump: $(STAMP) ## move the client pin to VERSION (default: newest), regenerate, refresh the docs, write the changelog
+	$(VENV)/bin/kccgen bump $(VERSION); status=$$?; touch $(STAMP); exit $$status
 
 clean: ## remove .venv and the tool caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

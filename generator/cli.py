@@ -98,7 +98,8 @@ def _build_checked(args: argparse.Namespace, memo: UnitMemo | None = None) -> tu
         return inputs, ir, [str(e)]
     retired = frozenset(r.kind for r in specs.retired_kinds.kinds)
     problems = kind_set_problems(previous, ir.kind_names, specs.retired_kinds, specs.retired_kinds_file) + prefix_problems(specs)
-    return inputs, ir, problems + surface_problems(breaking_changes(was, now, retired), specs.accepted_changes, specs.accepted_changes_file, now, retired)
+    changes = breaking_changes(was, now, retired)
+    return inputs, ir, problems + surface_problems(changes, specs.accepted_changes, specs.accepted_changes_file, now, retired)
 
 
 def _render_unit(u: Unit) -> dict[str, str]:
@@ -426,6 +427,20 @@ def cmd_update_specs(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bump(args: argparse.Namespace) -> int:
+    """Move the client pin, re-pin, regenerate, refresh the derived documents and
+    write the changelog (kccgen.generator.bump); decisions are listed all at once."""
+    from kccgen.generator.bump import bump
+
+    def render_write(inputs: str, ir: IR, memo: UnitMemo | None) -> int:
+        write_trees(args.root, render_tree(inputs, ir, _cache(args), memo))
+        if memo is not None:
+            memo.save()
+        return _report_skipped(ir)
+
+    return bump(args, _build_checked, render_write, _memo(args))
+
+
 def cmd_bundle(args: argparse.Namespace) -> int:
     """The operator's install bundle: the selected CRDs, least-privilege RBAC, the
     Deployment and its admission webhook, as a kustomize directory."""
@@ -480,6 +495,11 @@ def main(argv: list[str] | None = None) -> int:
     up.add_argument("apis", nargs="*", help="API names (newest GA version) or document keys (run.v2) to add")
     up.add_argument("--all", action="store_true", help="add the newest GA version of every API the client ships")
     up.add_argument("--vendor", action="store_true", help="keep a copy of the added documents in specs/discovery/")
+    bu = sub.add_parser("bump", help="move the client pin, re-pin the documents, regenerate, refresh the docs, write docs/changes/<from>-<to>.md")
+    bu.add_argument("version", nargs="?", default=None, metavar="VERSION", help="google-api-python-client version (default: the newest pip sees)")
+    bu.add_argument("--no-docs", action="store_true", help="skip refreshing coverage, field parity and docs/verified.json")
+    bu.add_argument("--documents", type=Path, default=None, metavar="DIR", help="take the documents from DIR instead of the installed client (try a bump against edited documents)")
+    bu.add_argument("--no-cache", action="store_true", help="render every API again (ignore .kccgen-cache/)")
     bp = sub.add_parser("bundle", help="write the operator's install bundle (kustomize directory: CRDs, RBAC, Deployment, webhook)")
     bp.add_argument("--out", type=Path, required=True, metavar="DIR", help="bundle directory (replaced as a whole)")
     bp.add_argument("--crd-pattern", default=None, metavar="PATTERN", help="Kinds to install, e.g. 'pubsub;storage' (kccgen/patterns.py; default: all)")
@@ -491,8 +511,8 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.specs is None:
         # update-specs writes documents: into ROOT/specs, never into an installed package.
-        args.specs = args.root / "specs" if args.cmd == "update-specs" else data_dir("specs")
-    handlers = {"generate": cmd_generate, "check": cmd_check, "kinds": cmd_kinds, "refs": cmd_refs, "lint-crds": cmd_lint_crds, "lag": cmd_lag, "parity": cmd_parity, "update-specs": cmd_update_specs, "coverage": cmd_coverage, "bundle": cmd_bundle}
+        args.specs = args.root / "specs" if args.cmd in ("update-specs", "bump") else data_dir("specs")
+    handlers = {"generate": cmd_generate, "check": cmd_check, "kinds": cmd_kinds, "refs": cmd_refs, "lint-crds": cmd_lint_crds, "lag": cmd_lag, "parity": cmd_parity, "update-specs": cmd_update_specs, "coverage": cmd_coverage, "bundle": cmd_bundle, "bump": cmd_bump}
     try:
         return handlers[args.cmd](args)
     except SpecError as e:

@@ -1,0 +1,268 @@
+"""``docs/changes/<from>-<to>.md``: what a client bump changed, for users to read.
+
+Config Connector's release notes list new fields per Kind; Magic Modules makes a
+removal carry an override. This is both for one bump: new and removed Kinds,
+Kinds whose names were kept through a rebrand, breaking changes with the entry
+that accepted each (or the deprecated alias that keeps it), newly mutable and
+newly immutable spec fields, new references and new fields, each with its
+Discovery source: the document, its revision, the JSON path and the sentence that
+caused it. Spec paths only (the surface record, generator/surface.py): a change
+to status alone is not a user's concern and is not listed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kccgen.generator.emit.surface import parent_path
+from kccgen.generator.spec.accepted import AcceptedChangesFile
+from kccgen.generator.spec.kinds import RetiredKindsFile
+from kccgen.generator.surface import Change, KindSurface, PathInfo
+
+Doc = dict[str, Any]
+
+
+@dataclass
+class Side:
+    """One end of a bump: the client version, each document's revision, and a reader."""
+
+    version: str
+    revisions: Mapping[str, str]
+    read: Callable[[str], Doc | None]
+    _docs: dict[str, Doc | None] = field(default_factory=dict)
+
+    def doc(self, key: str) -> Doc | None:
+        if key not in self._docs:
+            self._docs[key] = self.read(key) if key in self.revisions else None
+        return self._docs[key]
+
+    def at(self, key: str) -> str:
+        return f"{key}@{self.revisions.get(key, '?')}"
+
+
+@dataclass(frozen=True)
+class Rebrand:
+    """An API whose Discovery title changed; its recorded prefix kept the Kinds' names."""
+
+    api: str
+    file: str
+    prefix: str
+    old_title: str
+    new_title: str
+    kinds: tuple[str, ...]
+
+
+def locate(doc: Doc | None, schema_ref: str, api_path: str) -> tuple[str, Doc] | None:
+    """The JSON path and property object of ``api_path`` (``a.b[].c``, map values
+    ``*``) under the schema ``schema_ref`` names (``pubsub.v1#/schemas/Topic``)."""
+    if doc is None or "#/schemas/" not in schema_ref:
+        return None
+    schemas = doc.get("schemas") or {}
+    name = schema_ref.split("#/schemas/", 1)[1]
+    node: Any = schemas.get(name)
+    where, prop = f"#/schemas/{name}", None
+    for seg in api_path.split("."):
+        seen: set[str] = set()
+        while isinstance(node, dict) and "$ref" in node and node["$ref"] not in seen:
+            seen.add(node["$ref"])
+            where, node = f"#/schemas/{node['$ref']}", schemas.get(node["$ref"])
+        if not isinstance(node, dict):
+            return None
+        if seg == "*":
+            node, where = node.get("additionalProperties"), f"{where}/additionalProperties"
+            continue
+        base = seg.removesuffix("[]").removesuffix("[]")
+        props = node.get("properties") or {}
+        if base not in props:
+            return None
+        node, where = props[base], f"{where}/properties/{base}"
+        prop = node
+        for _ in range(seg.count("[]")):
+            node, where = (node or {}).get("items"), f"{where}/items"
+    return (where, prop) if prop is not None else None
+
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.split(text or "") if s.strip()]
+
+
+def _short(text: str, n: int = 160) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def description_change(old: Doc | None, new: Doc | None) -> str:
+    """The sentences a field's description lost and gained, briefly."""
+    o, n = _sentences((old or {}).get("description", "")), _sentences((new or {}).get("description", ""))
+    lost, gained = [s for s in o if s not in n], [s for s in n if s not in o]
+    if o and not n:
+        return "its description was deleted (was: “" + _short(" ".join(o)) + "”)"
+    parts = []
+    if lost:
+        parts.append("description lost “" + _short(lost[0]) + "”")
+    if gained:
+        parts.append("gained “" + _short(gained[0]) + "”")
+    return ", ".join(parts) if parts else "description unchanged"
+
+
+def _api(info: PathInfo | None, path: str) -> str:
+    return (info.api if info is not None and info.api else "") or path.removeprefix("spec.")
+
+
+def cause(kind: str, path: str, was: KindSurface | None, now: KindSurface | None, old: Side, new: Side) -> str:
+    """Why a spec path changed, from the two documents: where the field is (or
+    was), and what happened to it there."""
+    o_info = was.paths.get(path) if was else None
+    n_info = now.paths.get(path) if now else None
+    o_schema, n_schema = (was.schema if was else ""), (now.schema if now else "")
+    o_key, n_key = o_schema.split("#")[0], n_schema.split("#")[0]
+    o_at = locate(old.doc(o_key), o_schema, _api(o_info, path)) if o_key else None
+    n_at = locate(new.doc(n_key), n_schema, _api(n_info or o_info, path)) if n_key else None
+    if n_info is not None and n_info.deprecated:
+        return f"kept as a deprecated alias of {n_info.api or 'the renamed field'}"
+    if o_at and not n_at:
+        gone = locate(new.doc(o_key), o_schema, _api(o_info, path))
+        if gone is None:
+            return f"`{old.at(o_key)} {o_at[0]}` is not in {new.at(o_key)}"
+    if n_at and not o_at and o_key and locate(old.doc(n_key), n_schema, _api(n_info, path)) is None:
+        return f"`{new.at(n_key)} {n_at[0]}` is new"
+    if n_at:
+        before = locate(old.doc(n_key), n_schema, _api(n_info or o_info, path)) or o_at
+        return f"`{new.at(n_key)} {n_at[0]}`: " + description_change(before[1] if before else None, n_at[1])
+    if o_at:
+        return f"`{old.at(o_key)} {o_at[0]}`"
+    where = n_schema or o_schema
+    return f"`{where}` (an identity or Config Connector field, not a document property)" if where else "no document"
+
+
+def _fold_new(paths: list[str]) -> list[tuple[str, int]]:
+    """New paths, each under a new parent counted there: (path, nested count)."""
+    new = set(paths)
+    out: dict[str, int] = {}
+    for p in sorted(paths):
+        top, a = p, parent_path(p)
+        while a and a != "spec":
+            if a in new:
+                top = a
+            a = parent_path(a)
+        if top == p:
+            out.setdefault(p, 0)
+        else:
+            out[top] = out.get(top, 0) + 1
+    return sorted(out.items())
+
+
+def render(
+    old: Side,
+    new: Side,
+    was: Mapping[str, KindSurface],
+    now: Mapping[str, KindSurface],
+    breaking: list[Change],
+    accepted: AcceptedChangesFile,
+    retired: RetiredKindsFile,
+    rebrands: list[Rebrand],
+) -> str:
+    """The changelog's markdown. Deterministic for the same inputs: sorted, no dates."""
+    added_kinds = sorted(set(now) - set(was))
+    gone_kinds = sorted(set(was) - set(now))
+    both = sorted(set(was) & set(now))
+    why = {(e.kind, e.path, e.change): e.reason for e in accepted.changes}
+    retired_by = {r.kind: r for r in retired.kinds}
+    mutable, immutable, refs, aliases = [], [], [], []
+    new_fields: dict[str, list[tuple[str, int]]] = {}
+    for kind in both:
+        w, n = was[kind], now[kind]
+        fresh = [p for p in n.paths if p not in w.paths]
+        for p, info in sorted(n.paths.items()):
+            prev = w.paths.get(p)
+            if info.deprecated and not (prev and prev.deprecated):
+                aliases.append((kind, p))
+            if prev is not None and info.mutable and not prev.mutable:
+                mutable.append((kind, p))
+            if info.ref and (prev is None or prev.ref != info.ref) and not info.deprecated:
+                refs.append((kind, p, info.ref))
+        folded = _fold_new([p for p in fresh if not n.paths[p].deprecated])
+        if folded:
+            new_fields[kind] = folded
+        immutable += [(c.kind, c.path) for c in breaking if c.kind == kind and c.change == "immutable"]
+    changed_docs = sorted(k for k in new.revisions if k in old.revisions and new.revisions[k] != old.revisions[k])
+    added_docs = sorted(set(new.revisions) - set(old.revisions))
+    removed_docs = sorted(set(old.revisions) - set(new.revisions))
+    out = [
+        f"# google-api-python-client {old.version} → {new.version}",
+        "",
+        "Written by `kccgen bump` from the surface record (`surface/`) and the two clients' Discovery documents.",
+        "Spec paths only: a change to status alone is not listed. Each entry names its cause: the document",
+        "(`key@revision`), the JSON path, and the description sentence that changed.",
+        "",
+        "| | count |",
+        "|---|---:|",
+        f"| documents changed / added / removed | {len(changed_docs)} / {len(added_docs)} / {len(removed_docs)} |",
+        f"| Kinds added | {len(added_kinds)} |",
+        f"| Kinds removed (retired) | {len(gone_kinds)} |",
+        f"| Kinds whose names a rebrand did not change | {sum(len(r.kinds) for r in rebrands)} |",
+        f"| breaking changes (accepted with a reason) | {len(breaking)} |",
+        f"| fields kept as deprecated aliases | {len(aliases)} |",
+        f"| spec fields newly mutable / newly immutable | {len(mutable)} / {len(immutable)} |",
+        f"| new references | {len(refs)} |",
+        f"| new spec fields (in Kinds served before) | {sum(c + 1 for v in new_fields.values() for _, c in v)} |",
+        "",
+    ]
+
+    def section(title: str, lines: list[str], empty: str = "None.") -> None:
+        out.extend([f"## {title}", ""] + (lines or [empty]) + [""])
+
+    section("New Kinds", [f"- `{k}`: `{new.at(now[k].resource.split('#')[0])} #{now[k].resource.split('#', 1)[-1]}`" for k in added_kinds])
+    section(
+        "Removed Kinds",
+        [
+            f"- `{k}`: " + (f"renamed to `{r.renamed_to}`; " if (r := retired_by.get(k)) and r.renamed_to else "")
+            + (f"{r.reason}" if r else "no retirement entry")
+            + (f" (`{old.at(was[k].resource.split('#')[0])} #{was[k].resource.split('#', 1)[-1]}`)" if was[k].resource else "")
+            for k in gone_kinds
+        ],
+    )
+    section(
+        "Kinds whose names were kept through a rebrand",
+        [
+            f"- {r.api} (`{r.file}` records `kindPrefix: {r.prefix}`): the Discovery title changed from “{r.old_title}” to “{r.new_title}”; "
+            f"{len(r.kinds)} Kinds keep their names: " + ", ".join(f"`{k}`" for k in r.kinds)
+            for r in rebrands
+        ],
+    )
+    section(
+        "Breaking changes, each accepted with a reason",
+        [
+            f"- `{c.kind}` `{c.path}`: {c.detail}" + (f" (and {c.nested} nested)" if c.nested else "")
+            + f". Accepted: {why.get((c.kind, c.path, c.change), '(no entry)')}. Cause: "
+            + cause(c.kind, c.path, was.get(c.kind), now.get(c.kind), old, new)
+            for c in breaking
+        ],
+    )
+    section(
+        "Fields kept as deprecated aliases (the API renamed them; both names apply)",
+        [f"- `{k}` `{p}` → `{now[k].paths[p].api or '?'}`: " + cause(k, p, was.get(k), now.get(k), old, new) for k, p in aliases],
+    )
+    section("Spec fields newly mutable", [f"- `{k}` `{p}`: " + cause(k, p, was[k], now[k], old, new) for k, p in mutable])
+    section("Spec fields newly immutable", [f"- `{k}` `{p}`: " + cause(k, p, was[k], now[k], old, new) for k, p in immutable])
+    section("New references", [f"- `{k}` `{p}` → `{t}`: " + cause(k, p, was[k], now[k], old, new) for k, p, t in refs])
+    section(
+        "New spec fields",
+        [
+            f"- `{k}`: " + ", ".join(f"`{p}`" + (f" (+{c} nested)" if c else "") for p, c in v) + f" (`{now[k].schema}`)"
+            for k, v in sorted(new_fields.items())
+        ],
+    )
+    section(
+        "Documents",
+        [f"- changed: `{k}` {old.revisions[k]} → {new.revisions[k]}" for k in changed_docs]
+        + [f"- added: `{k}` {new.revisions[k]}" for k in added_docs]
+        + [f"- removed: `{k}` (was {old.revisions[k]})" for k in removed_docs],
+    )
+    return "\n".join(out).rstrip() + "\n"
