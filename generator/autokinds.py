@@ -1,8 +1,8 @@
 """Kind files for pinned APIs that have none: how new APIs join the tree.
 
-One ``specs/kinds/<api>.yaml`` (``<api>.<version>.yaml`` for an API with several
-GA documents pinned) holding ``api:``, ``auto: true``, ``version:`` where
-needed, and the ``kindPrefix`` today's document gives, recorded once
+One ``specs/kinds/<api>.yaml`` per API (``<api>.<version>.yaml`` with
+``version:`` per family, for an API of several families such as Admin SDK's),
+holding ``api:``, ``auto: true``, and the ``kindPrefix`` today's document gives, recorded once
 (kccgen.generator.prefixes). An API that has a kind file is left alone: its
 Kinds were reviewed. ``kccgen bump`` calls it after new documents are pinned;
 ``python -m tools.auto_kind_files`` is the same by hand.
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import yaml
 
-from kccgen.documents import LOCK_NAME
+from kccgen.documents import LOCK_NAME, preferred, split_key
 
 
 def write_auto_kind_files(specs: Path, only: frozenset[str] | None = None) -> list[Path]:
@@ -23,20 +23,24 @@ def write_auto_kind_files(specs: Path, only: frozenset[str] | None = None) -> li
     ``only``, when given: a bump adds files for the APIs it pinned, not for an
     API left without Kinds on purpose); the files written."""
     docs = json.loads((specs / LOCK_NAME).read_text(encoding="utf-8"))["documents"]
-    versions: dict[str, list[str]] = {}
+    families: dict[str, dict[str, list[str]]] = {}
     for key in sorted(docs):
-        if only is not None and key.partition(".")[0] not in only:
-            continue
-        name, _, ver = key.partition(".")
-        versions.setdefault(name, []).append(ver)
+        name, family, _ = split_key(key)
+        if only is None or name in only:
+            families.setdefault(name, {}).setdefault(family, []).append(key)
     covered = {str((yaml.safe_load(p.read_text(encoding="utf-8")) or {}).get("api")) for p in (specs / "kinds").glob("*.yaml")}
     written: list[Path] = []
-    for name, vers in sorted(versions.items()):
+    for name, fams in sorted(families.items()):
         if name in covered:
             continue
-        for v in vers:
-            path = specs / "kinds" / (f"{name}.yaml" if len(vers) == 1 else f"{name}.{v}.yaml")
-            path.write_text(f"api: {name}\nauto: true\n" + (f"version: {v}\n" if len(vers) > 1 else ""), encoding="utf-8")
+        for keys in fams.values():
+            # one file per family, version-less where the API has one family: its
+            # resources are read from the newest GA document, else a beta one
+            first = (preferred(keys) or keys)[0]
+            version = first.split(".", 1)[1]
+            several = len(fams) > 1
+            path = specs / "kinds" / (f"{first}.yaml" if several else f"{name}.yaml")
+            path.write_text(f"api: {name}\nauto: true\n" + (f"version: {version}\n" if several else ""), encoding="utf-8")
             written.append(path)
     return written
 
