@@ -229,32 +229,40 @@ def rebrands(specs: Specs, old: Side, new: Side, now: dict[str, KindSurface]) ->
 # --- the run ------------------------------------------------------------------------
 
 BuildChecked = Callable[[argparse.Namespace, Any], tuple[str, IR, list[str]]]
+Gate = Callable[[argparse.Namespace, Specs, IR, Any], list[str]]
 
 
 def _step(label: str, t0: float) -> None:
     print(f"-- {label} ({time.perf_counter() - t0:.1f}s)", flush=True)
 
 
-def decisions(args: argparse.Namespace, build_checked: BuildChecked, memo: Any, was: dict[str, KindSurface], old: Side, new: Side) -> tuple[IR | None, str, list[str]]:
-    """The IR and every decision the regeneration needs: the build's first problem
-    stops a strict build, so on one the build is redone collecting them all."""
+def decisions(
+    args: argparse.Namespace, build_checked: BuildChecked, gate: Gate, memo: Any, was: dict[str, KindSurface], old: Side, new: Side
+) -> tuple[IR | None, str, list[str]]:
+    """The IR and every decision the regeneration needs. A strict build stops at
+    its first kind-config problem, so on one the build is redone collecting them
+    all (every unit built: no memo), and the Kind and surface gates still run on
+    what it built; that IR is for reporting only."""
     try:
         inputs, ir, problems = build_checked(args, memo)
+        report: IR | None = ir
     except SpecError:
         collected: list[SpecError] = []
+        specs = load_specs(args.specs)
         try:
-            build_ir(load_specs(args.specs), Reporter(), collect=collected)
+            ir = build_ir(specs, Reporter(), collect=collected)
         except SpecError as e:  # a problem the build cannot go on from
-            collected.append(e)
-        return None, "", [str(e) for e in collected]
+            return None, "", [str(x) for x in [*collected, e]]
+        inputs, report, memo = "", None, None
+        problems = [str(e) for e in collected] + gate(args, specs, ir, None)
     now = built_surface(ir, memo)
-    causes = {(c.kind, c.path, c.change): cause(c.kind, c.path, was.get(c.kind), now.get(c.kind), old, new) for c in breaking_changes(was, now)}
+    causes = {(c.kind, c.path): cause(c.kind, c.path, was.get(c.kind), now.get(c.kind), old, new) for c in breaking_changes(was, now)}
     out = []
     for msg in problems:
         m = re.match(r"surface/\S+: (\S+) (\S+): ", msg)
-        hits = [v for (k, p, _), v in causes.items() if m and (k, p) == (m.group(1), m.group(2))]
-        out.append(msg + (f" Cause: {hits[0]}" if hits else ""))
-    return ir, inputs, out
+        hit = causes.get((m.group(1), m.group(2))) if m else None
+        out.append(msg + (f" Cause: {hit}" if hit else ""))
+    return report, inputs, out
 
 
 def run_docs(args: argparse.Namespace) -> list[str]:
@@ -276,7 +284,7 @@ def run_docs(args: argparse.Namespace) -> list[str]:
     return failed
 
 
-def bump(args: argparse.Namespace, build_checked: BuildChecked, render_write: Callable[[str, IR, Any], int], memo: Any) -> int:
+def bump(args: argparse.Namespace, build_checked: BuildChecked, gate: Gate, render_write: Callable[[str, IR, Any], int], memo: Any) -> int:
     """The whole bump; exit 0 done, 2 decisions or a refused step (nothing lost)."""
     t0 = time.perf_counter()
     root, specs = args.root, args.specs
@@ -317,7 +325,7 @@ def bump(args: argparse.Namespace, build_checked: BuildChecked, render_write: Ca
     was = previous_surface(root)
     new = new_side(specs, target)
     old = old_side(root, st, new)
-    ir, inputs, todo = decisions(args, build_checked, memo, was, old, new)
+    ir, inputs, todo = decisions(args, build_checked, gate, memo, was, old, new)
     if todo or ir is None:
         print(f"\n{len(todo)} decision(s) before {CLIENT} {target} can be generated; nothing was written to generated/.", file=sys.stderr)
         print("Write them all, then run the same command again:", file=sys.stderr)

@@ -44,7 +44,7 @@ from kccgen.generator.ir.model import IR
 from kccgen.generator.kindset import kind_set_problems, previous_kinds
 from kccgen.generator.prefixes import problems as prefix_problems
 from kccgen.generator.render import format_many
-from kccgen.generator.spec.loader import load_accepted, load_specs, retired_kinds
+from kccgen.generator.spec.loader import Specs, load_accepted, load_specs, retired_kinds
 from kccgen.generator.stamp import (
     STAMP,
     code_digest,
@@ -91,15 +91,20 @@ def _build_checked(args: argparse.Namespace, memo: UnitMemo | None = None) -> tu
     with _build_without_gc():
         specs = load_specs(args.specs)
         ir = build_ir(specs, Reporter(), memo=memo)
+    return inputs, ir, _gate(args, specs, ir, memo)
+
+
+def _gate(args: argparse.Namespace, specs: Specs, ir: IR, memo: UnitMemo | None) -> list[str]:
+    """The Kinds and spec paths this IR would drop or break without an entry."""
     try:
         previous = previous_kinds(args.root)
         was, now = previous_surface(args.root), built_surface(ir, memo)
     except ValueError as e:
-        return inputs, ir, [str(e)]
+        return [str(e)]
     retired = frozenset(r.kind for r in specs.retired_kinds.kinds)
     problems = kind_set_problems(previous, ir.kind_names, specs.retired_kinds, specs.retired_kinds_file) + prefix_problems(specs)
     changes = breaking_changes(was, now, retired)
-    return inputs, ir, problems + surface_problems(changes, specs.accepted_changes, specs.accepted_changes_file, now, retired)
+    return problems + surface_problems(changes, specs.accepted_changes, specs.accepted_changes_file, now, retired)
 
 
 def _render_unit(u: Unit) -> dict[str, str]:
@@ -438,7 +443,7 @@ def cmd_bump(args: argparse.Namespace) -> int:
             memo.save()
         return _report_skipped(ir)
 
-    return bump(args, _build_checked, render_write, _memo(args))
+    return bump(args, _build_checked, _gate, render_write, _memo(args))
 
 
 def cmd_bundle(args: argparse.Namespace) -> int:
