@@ -34,7 +34,7 @@ from typing import Any
 from kccgen.discovery.errors import SpecError
 from kccgen.documents import CLIENT, LOCK_NAME, client_version, newest_ga, read_document, read_lock
 from kccgen.generator.autokinds import record_prefixes, write_auto_kind_files
-from kccgen.generator.changelog import Rebrand, Side, cause, render
+from kccgen.generator.changelog import Rebrand, Side, cause, kind_cause, render
 from kccgen.generator.diagnostics import Reporter
 from kccgen.generator.ir.build import build_ir, doc_keys
 from kccgen.generator.ir.model import IR
@@ -256,11 +256,15 @@ def decisions(
         inputs, report, memo = "", None, None
         problems = [str(e) for e in collected] + gate(args, specs, ir, None)
     now = built_surface(ir, memo)
-    causes = {(c.kind, c.path): cause(c.kind, c.path, was.get(c.kind), now.get(c.kind), old, new) for c in breaking_changes(was, now)}
+    kinds = frozenset(now)
+    causes = {(c.kind, c.path): cause(c.kind, c.path, was.get(c.kind), now.get(c.kind), old, new, kinds) for c in breaking_changes(was, now)}
+    skipped = {sk.kind: sk.reason for sk in ir.skipped}
     out = []
     for msg in problems:
         m = re.match(r"surface/\S+: (\S+) (\S+): ", msg)
         hit = causes.get((m.group(1), m.group(2))) if m else None
+        if (g := re.match(r"generated/kinds\.json: (\S+) was generated and would disappear", msg)) is not None:
+            hit = kind_cause(g.group(1), was.get(g.group(1)), skipped, old, new)
         out.append(msg + (f" Cause: {hit}" if hit else ""))
     return report, inputs, out
 

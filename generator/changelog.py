@@ -98,28 +98,39 @@ def _short(text: str, n: int = 160) -> str:
 
 
 def description_change(old: Doc | None, new: Doc | None) -> str:
-    """The sentences a field's description lost and gained, briefly."""
+    """What changed in a field's property: the description sentences it lost and
+    gained, and any other key (``readOnly``, ``type``, ``$ref``, ``enum``...)."""
     o, n = _sentences((old or {}).get("description", "")), _sentences((new or {}).get("description", ""))
     lost, gained = [s for s in o if s not in n], [s for s in n if s not in o]
-    if o and not n:
-        return "its description was deleted (was: “" + _short(" ".join(o)) + "”)"
     parts = []
-    if lost:
-        parts.append("description lost “" + _short(lost[0]) + "”")
-    if gained:
-        parts.append("gained “" + _short(gained[0]) + "”")
-    return ", ".join(parts) if parts else "description unchanged"
+    if o and not n:
+        parts.append("its description was deleted (was: “" + _short(" ".join(o)) + "”)")
+    else:
+        if lost:
+            parts.append("description lost “" + _short(lost[0]) + "”")
+        if gained:
+            parts.append("gained “" + _short(gained[0]) + "”")
+    for key in sorted((set(old or {}) | set(new or {})) - {"description", "properties", "items", "additionalProperties"}):
+        a, b = (old or {}).get(key), (new or {}).get(key)
+        if a != b:
+            parts.append(f"{key}: {_short(str(a), 60) if a is not None else 'absent'} → {_short(str(b), 60) if b is not None else 'absent'}")
+    return ", ".join(parts) if parts else "the property is unchanged (the change is in how kccgen reads it)"
 
 
 def _api(info: PathInfo | None, path: str) -> str:
     return (info.api if info is not None and info.api else "") or path.removeprefix("spec.")
 
 
-def cause(kind: str, path: str, was: KindSurface | None, now: KindSurface | None, old: Side, new: Side) -> str:
+def cause(
+    kind: str, path: str, was: KindSurface | None, now: KindSurface | None, old: Side, new: Side, kinds: frozenset[str] | None = None
+) -> str:
     """Why a spec path changed, from the two documents: where the field is (or
-    was), and what happened to it there."""
+    was), and what happened to it there. ``kinds``: the Kinds generated now (a
+    reference to one that is gone goes with it)."""
     o_info = was.paths.get(path) if was else None
     n_info = now.paths.get(path) if now else None
+    if o_info is not None and o_info.ref and n_info is None and kinds is not None and o_info.ref not in kinds:
+        return f"its target Kind {o_info.ref} is no longer generated"
     o_schema, n_schema = (was.schema if was else ""), (now.schema if now else "")
     o_key, n_key = o_schema.split("#")[0], n_schema.split("#")[0]
     o_at = locate(old.doc(o_key), o_schema, _api(o_info, path)) if o_key else None
@@ -138,7 +149,23 @@ def cause(kind: str, path: str, was: KindSurface | None, now: KindSurface | None
     if o_at:
         return f"`{old.at(o_key)} {o_at[0]}`"
     where = n_schema or o_schema
-    return f"`{where}` (an identity or Config Connector field, not a document property)" if where else "no document"
+    return f"not a property under `{where}` (an identity field or a method parameter)" if where else "no document"
+
+
+def kind_cause(kind: str, was: KindSurface | None, skipped: Mapping[str, str], old: Side, new: Side) -> str:
+    """Why a Kind is no longer generated: its resource left the document, or the
+    generator now skips it (the reason)."""
+    if kind in skipped:
+        return f"now not generated: {skipped[kind]}"
+    if was is None or "#" not in was.resource:
+        return "no record of its resource"
+    key, pointer = was.resource.split("#", 1)
+    node: Any = new.doc(key)
+    for part in pointer.strip("/").split("/"):
+        node = node.get(part) if isinstance(node, dict) else None
+    if node is None:
+        return f"`{old.at(key)} #{pointer}` is not in {new.at(key)}"
+    return f"`{new.at(key)} #{pointer}` is still there; its Kind is now named or served otherwise"
 
 
 def _fold_new(paths: list[str]) -> list[tuple[str, int]]:
@@ -169,6 +196,7 @@ def render(
     rebrands: list[Rebrand],
 ) -> str:
     """The changelog's markdown. Deterministic for the same inputs: sorted, no dates."""
+    live = frozenset(now)
     added_kinds = sorted(set(now) - set(was))
     gone_kinds = sorted(set(was) - set(now))
     both = sorted(set(was) & set(now))
@@ -241,17 +269,17 @@ def render(
         [
             f"- `{c.kind}` `{c.path}`: {c.detail}" + (f" (and {c.nested} nested)" if c.nested else "")
             + f". Accepted: {why.get((c.kind, c.path, c.change), '(no entry)')}. Cause: "
-            + cause(c.kind, c.path, was.get(c.kind), now.get(c.kind), old, new)
+            + cause(c.kind, c.path, was.get(c.kind), now.get(c.kind), old, new, live)
             for c in breaking
         ],
     )
     section(
         "Fields kept as deprecated aliases (the API renamed them; both names apply)",
-        [f"- `{k}` `{p}` → `{now[k].paths[p].api or '?'}`: " + cause(k, p, was.get(k), now.get(k), old, new) for k, p in aliases],
+        [f"- `{k}` `{p}` → `{now[k].paths[p].api or '?'}`: " + cause(k, p, was.get(k), now.get(k), old, new, live) for k, p in aliases],
     )
-    section("Spec fields newly mutable", [f"- `{k}` `{p}`: " + cause(k, p, was[k], now[k], old, new) for k, p in mutable])
-    section("Spec fields newly immutable", [f"- `{k}` `{p}`: " + cause(k, p, was[k], now[k], old, new) for k, p in immutable])
-    section("New references", [f"- `{k}` `{p}` → `{t}`: " + cause(k, p, was[k], now[k], old, new) for k, p, t in refs])
+    section("Spec fields newly mutable", [f"- `{k}` `{p}`: " + cause(k, p, was[k], now[k], old, new, live) for k, p in mutable])
+    section("Spec fields newly immutable", [f"- `{k}` `{p}`: " + cause(k, p, was[k], now[k], old, new, live) for k, p in immutable])
+    section("New references", [f"- `{k}` `{p}` → `{t}`: " + cause(k, p, was[k], now[k], old, new, live) for k, p, t in refs])
     section(
         "New spec fields",
         [

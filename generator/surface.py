@@ -62,6 +62,7 @@ class Change:
     file: str
     nested: int = field(default=0, compare=False)
     renamed_to: str = field(default="", compare=False)  # the likely new path of a removed one
+    keep: str = field(default="", compare=False)  # the kind-config entry that keeps the old surface
 
 
 def _kinds_of(text: str, file: str) -> dict[str, KindSurface]:
@@ -136,6 +137,14 @@ def _kind_changes(kind: str, old: KindSurface, new: KindSurface) -> list[Change]
             what = was.type + (f", {_ref(was.ref)}" if was.ref else "")
             # a new path beside it of the same type and reference: the likely new name
             alike = [p for p in added if parent_path(p) == parent_path(path) and (new.paths[p].type, new.paths[p].ref) == (was.type, was.ref)]
+            # the same API field under another path: a reference became a plain value, or one became a reference
+            api = was.api or path.removeprefix("spec.")
+            twin = next((p for p in added if (new.paths[p].api or p.removeprefix("spec.")) == api and new.paths[p].ref != was.ref), None)
+            if twin is not None:
+                now_is = f"a reference to {new.paths[twin].ref}" if new.paths[twin].ref else "a plain value"
+                keep = f"references: {{{api}: {{target: {was.ref or 'none'}, reason}}}}"
+                out.append(Change(kind, path, "removed", f"removed (was {what}; the API field {api} is {now_is} at {twin} now)", new.file, keep=keep))
+                continue
             hint = f"; renamed to {alike[0]}?" if len(alike) == 1 else "; renamed or dropped"
             out.append(Change(kind, path, "removed", f"removed (was {what}{hint})", new.file, renamed_to=alike[0] if len(alike) == 1 else ""))
             continue
@@ -242,6 +251,8 @@ def surface_problems(
             f", or keep {c.path} as a deprecated alias of {c.renamed_to} (its kind config's aliases: "
             f"{{field: {c.path.removeprefix('spec.')}, apiField: {api_of(now, c.kind, c.renamed_to)}, deprecated: true, reason}})"
             if c.renamed_to and "[]" not in c.path and ".*" not in c.path
+            else f", or keep it with its kind config's {c.keep} (under overrides.<resource> for a derived Kind)"
+            if c.keep
             else ""
         )
         out.append(

@@ -184,3 +184,18 @@ def test_parent_paths() -> None:
     assert parent_path("spec.m.*.b") == "spec.m"
     assert parent_path("spec.a") == "spec"
     assert parent_path("spec") == ""
+
+
+def test_a_reference_that_became_a_plain_value_names_the_entry_that_keeps_it() -> None:
+    """SecurityCenterNotificationConfig's pubsubTopicRef became pubsubTopic when
+    Google deleted the field's description: the line says so, and names the
+    references entry that keeps the reference."""
+    before = {"PubSubTopic": _kind(topicRef="object ref=PubSubTopic api=topic")}
+    now = {"PubSubTopic": _kind(topic="string")}
+    (line,) = surface_problems(breaking_changes(before, now), AcceptedChangesFile(), FILE, now)
+    assert "spec.topicRef: removed (was object, reference to PubSubTopic; the API field topic is a plain value at spec.topic now)" in line
+    assert "or keep it with its kind config's references: {topic: {target: PubSubTopic, reason}}" in line
+    # and back: a plain value that became a reference keeps its plain form with target none
+    (line,) = surface_problems(breaking_changes(now, before), AcceptedChangesFile(), FILE, before)
+    assert "the API field topic is a reference to PubSubTopic at spec.topicRef now" in line
+    assert "references: {topic: {target: none, reason}}" in line
