@@ -141,6 +141,8 @@ def cause(
         gone = locate(new.doc(o_key), o_schema, _api(o_info, path))
         if gone is None:
             return f"`{old.at(o_key)} {o_at[0]}` is not in {new.at(o_key)}"
+        if n_key and n_key != o_key:
+            return f"the Kind is now read from {new.at(n_key)}, whose `{n_schema.split('#', 1)[1]}` has no such field (`{new.at(o_key)} {gone[0]}` still has it)"
     if n_at and not o_at and o_key and locate(old.doc(n_key), n_schema, _api(n_info, path)) is None:
         return f"`{new.at(n_key)} {n_at[0]}` is new"
     if n_at:

@@ -19,7 +19,6 @@ from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1_api import (
     GoogleCloudAiplatformV1PartialArgNullValue,
     GoogleCloudAiplatformV1ReasoningEngineSpecIdentityType,
 )
-from kccgen.generated.aiplatform.v1alpha1.aiplatformrevision_reference import AIPlatformRevisionRef
 from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.networkservices.v1alpha1.networkservicesagentgateway_reference import (
@@ -1359,11 +1358,10 @@ class GoogleCloudAiplatformV1ReasoningEngineSpecSourceCodeSpecDeveloperConnectCo
             description="Required. The Developer Connect Git repository link, formatted as `projects/*/locations/*/connections/*/gitRepositoryLink/*`.",
         ),
     ]
-    revision_ref: Annotated[
-        AIPlatformRevisionRef,
+    revision: Annotated[
+        str,
         Field(
-            alias="revisionRef",
-            description="A reference to a AIPlatformRevision (API field `revision`).",
+            description="Required. The revision to fetch from the Git repository such as a branch, a tag, a commit SHA, or any Git ref."
         ),
     ]
 
@@ -1392,11 +1390,10 @@ class GoogleCloudAiplatformV1ReasoningEngineSpecSourceCodeSpecGitSource(KRMModel
             description="Optional. Directory, relative to the source root, in which to run the build."
         ),
     ] = None
-    revision_ref: Annotated[
-        AIPlatformRevisionRef,
+    revision: Annotated[
+        str,
         Field(
-            alias="revisionRef",
-            description="A reference to a AIPlatformRevision (API field `revision`).",
+            description="Required. The revision to fetch from the Git repository: a branch, a tag, or a full commit SHA."
         ),
     ]
     url: Annotated[

@@ -84,7 +84,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("allocationPolicy.instances[].policy.reservation", STRING, (OPTIONAL,), False, True),
         ("allocationPolicy.labels", MAP_OF_STRING, (), False, True),
         ("allocationPolicy.location", OBJECT, (), False, True),
-        ("allocationPolicy.location.allowedLocationRefs", ARRAY_OF_OBJECT, (), False, True, {"api_path": "allocationPolicy.location.allowedLocations"}),
+        ("allocationPolicy.location.allowedLocations", ARRAY_OF_STRING, (), False, True),
         ("allocationPolicy.network", OBJECT, (), False, True),
         ("allocationPolicy.network.networkInterfaces", ARRAY_OF_OBJECT, (), False, True),
         ("allocationPolicy.network.networkInterfaces[].networkRef", OBJECT, (), False, True, {"api_path": "allocationPolicy.network.networkInterfaces[].network"}),

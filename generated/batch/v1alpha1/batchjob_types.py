@@ -22,7 +22,6 @@ from kccgen.generated.batch.v1alpha1.batch_v1_api import (
     StatusEventTaskState,
     TaskGroupSchedulingPolicy,
 )
-from kccgen.generated.batch.v1alpha1.batchjob_reference import BatchJobRef
 from kccgen.generated.compute.v1alpha1.computeimage_reference import ComputeImageRef
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
@@ -602,11 +601,11 @@ class LifecyclePolicy(KRMModel):
 
 
 class LocationPolicy(KRMModel):
-    allowed_location_refs: Annotated[
-        list[BatchJobRef] | None,
+    allowed_locations: Annotated[
+        list[str] | None,
         Field(
-            alias="allowedLocationRefs",
-            description="References to BatchJobs (API field `allowedLocations`).",
+            alias="allowedLocations",
+            description="A list of location names that are allowed for the job's VMs formatted as URLs.",
         ),
     ] = None
 

@@ -172,7 +172,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("serviceNowProfile.userPasswordCredentials.password.secretVersionRef", OBJECT, (OPTIONAL,), True, True, {"api_path": "serviceNowProfile.userPasswordCredentials.password.secretVersion"}),
         ("serviceNowProfile.userPasswordCredentials.username", STRING, (REQUIRED,), True, True),
         ("spannerProfile", OBJECT, (), True, True),
-        ("spannerProfile.databaseRef", OBJECT, (IMMUTABLE_2, REQUIRED), False, True, {"api_path": "spannerProfile.database"}),
+        ("spannerProfile.database", STRING, (IMMUTABLE_2, REQUIRED), False, True),
         ("spannerProfile.host", STRING, (OPTIONAL,), True, True),
         ("sqlServerProfile", OBJECT, (), True, True),
         ("sqlServerProfile.database", STRING, (REQUIRED,), True, True),

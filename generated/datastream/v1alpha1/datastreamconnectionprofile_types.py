@@ -16,7 +16,6 @@ from kccgen.generated.external.secretmanagersecretversion_reference import (
     SecretManagerSecretVersionRef,
 )
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
-from kccgen.generated.sql.v1alpha1.sqldatabase_reference import SQLDatabaseRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -923,11 +922,8 @@ class SpannerProfile(KRMModel):
     Profile for connecting to a Spanner source.
     """
 
-    database_ref: Annotated[
-        SQLDatabaseRef,
-        Field(
-            alias="databaseRef", description="A reference to a SQLDatabase (API field `database`)."
-        ),
+    database: Annotated[
+        str, Field(description="Required. Immutable. Cloud Spanner database resource.")
     ]
     host: Annotated[
         str | None, Field(description="Optional. The Spanner endpoint to connect to.")

@@ -9,6 +9,7 @@ from __future__ import annotations
 from kccgen.contract import (
     Adapter,
     Call,
+    Canonical,
     CreateInput,
     CreateWithIdParam,
     DeleteAtPath,
@@ -74,6 +75,9 @@ ADAPTER = Adapter(
             OPERATIONS["projects.instances.instancePartitions.operations"],
         ),
         ("projects.instances.operations", OPERATIONS["projects.instances.operations"]),
+    ),
+    canonical=(
+        Canonical(field="database", expand="projects/{project}/instances/{instance}/databases/{}"),
     ),
 )
 

@@ -63,7 +63,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="spanner.projects.instances.backups.patch (PATCH) with updateMask={api_path}",
     identity="projects/{project}/instances/{instance}/backups/{backup}",
     spec=(
-        ("databaseRef", OBJECT, (), True, True, {"api_path": "database"}),
+        ("database", STRING, (), True, True),
         ("encryptionConfig.encryptionType", ENUM, (IMMUTABLE, INPUT_ONLY, REQUIRED), False, False),
         ("encryptionConfig.kmsKeyNames", ARRAY_OF_STRING, (IMMUTABLE_3, INPUT_ONLY_3), False, False),
         ("encryptionConfig.kmsKeyRef", OBJECT, (IMMUTABLE_2, INPUT_ONLY_2, OPTIONAL), False, False, {"api_path": "encryptionConfig.kmsKeyName"}),

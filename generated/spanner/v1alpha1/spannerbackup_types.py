@@ -18,7 +18,6 @@ from kccgen.generated.spanner.v1alpha1.spanner_v1_api import (
     EncryptionInfoEncryptionType,
 )
 from kccgen.generated.spanner.v1beta1.spannerinstance_reference import SpannerInstanceRef
-from kccgen.generated.sql.v1alpha1.sqldatabase_reference import SQLDatabaseRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -187,11 +186,8 @@ class SpannerBackupSpec(KRMModel):
     A backup of a Cloud Spanner database.
     """
 
-    database_ref: Annotated[
-        SQLDatabaseRef | None,
-        Field(
-            alias="databaseRef", description="A reference to a SQLDatabase (API field `database`)."
-        ),
+    database: Annotated[
+        str | None, Field(description="Required for the CreateBackup operation.")
     ] = None
     encryption_config_encryption_type: Annotated[
         BackupCreateParametersEncryptionConfigEncryptionType | None,
