@@ -207,7 +207,7 @@ def new_side(specs: Path, version: str) -> Side:
     return Side(version, {k: e.revision for k, e in lock.items()}, read)
 
 
-def rebrands(specs: Specs, old: Side, new: Side, now: dict[str, KindSurface]) -> list[Rebrand]:
+def rebrands(specs: Specs, old: Side, new: Side, was: dict[str, KindSurface], now: dict[str, KindSurface]) -> list[Rebrand]:
     """APIs whose title changed so that the prefix it gives changed: their recorded
     ``kindPrefix`` kept the Kinds' names (kccgen.generator.prefixes)."""
     out = []
@@ -223,11 +223,12 @@ def rebrands(specs: Specs, old: Side, new: Side, now: dict[str, KindSurface]) ->
         o, n = old.doc(keys[0]), new.doc(keys[0])
         if not o or not n or o.get("title") == n.get("title"):
             continue
-        was = service_prefix(kf.service_name, o.get("canonicalName"), o.get("title"))
+        was_prefix = service_prefix(kf.service_name, o.get("canonicalName"), o.get("title"))
         now_prefix = service_prefix(kf.service_name, n.get("canonicalName"), n.get("title"))
-        if was == now_prefix:
+        if was_prefix == now_prefix:
             continue
-        kinds = tuple(sorted(k for k, s in now.items() if s.schema.split("#")[0] in keys and k.startswith(kf.kind_prefix)))
+        # the Kinds served before and now: a new Kind was never named otherwise
+        kinds = tuple(sorted(k for k, s in now.items() if k in was and s.schema.split("#")[0] in keys and k.startswith(kf.kind_prefix)))
         out.append(Rebrand(kf.api, file, kf.kind_prefix, str(o.get("title")), str(n.get("title")), kinds))
     return sorted(out, key=lambda r: r.api)
 
@@ -352,7 +353,7 @@ def bump(args: argparse.Namespace, build_checked: BuildChecked, gate: Gate, rend
     rc = render_write(inputs, ir, memo)
     _step(f"generated {len(ir.kind_names)} Kinds ({len(ir.kinds)} built, {len(ir.kind_names) - len(ir.kinds)} unchanged)", t0)
     spec_model = load_specs(specs)
-    text = render(old, new, was, now, breaking_changes(was, now, frozenset(r.kind for r in spec_model.retired_kinds.kinds)), spec_model.accepted_changes, spec_model.retired_kinds, rebrands(spec_model, old, new, now))
+    text = render(old, new, was, now, breaking_changes(was, now, frozenset(r.kind for r in spec_model.retired_kinds.kinds)), spec_model.accepted_changes, spec_model.retired_kinds, rebrands(spec_model, old, new, was, now))
     out = root / CHANGES_DIR / f"{st.source}-{st.target}.md"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text, encoding="utf-8")

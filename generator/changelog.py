@@ -117,6 +117,26 @@ def description_change(old: Doc | None, new: Doc | None) -> str:
     return ", ".join(parts) if parts else "the property is unchanged (the change is in how kccgen reads it)"
 
 
+def _node(doc: Doc | None, pointer: str) -> Any:
+    node: Any = doc
+    for part in pointer.strip("/").split("/"):
+        node = node.get(part) if isinstance(node, dict) else None
+    return node
+
+
+def _methods_change(resource: str, was_resource: str, old: Side, new: Side) -> str:
+    """The methods a Kind's resource gained or lost (an update method makes its
+    fields mutable), as a cause; "" when they are the same."""
+    if "#" not in resource:
+        return ""
+    key, pointer = resource.split("#", 1)
+    o_key, o_pointer = was_resource.split("#", 1) if "#" in was_resource else (key, pointer)
+    o = set((_node(old.doc(o_key), o_pointer) or {}).get("methods") or {})
+    n = set((_node(new.doc(key), pointer) or {}).get("methods") or {})
+    parts = [f"gained {', '.join(sorted(n - o))}" if n - o else "", f"lost {', '.join(sorted(o - n))}" if o - n else ""]
+    return f"the resource `{new.at(key)} #{pointer}` " + " and ".join(p for p in parts if p) + " (the property is unchanged)" if any(parts) else ""
+
+
 def _api(info: PathInfo | None, path: str) -> str:
     return (info.api if info is not None and info.api else "") or path.removeprefix("spec.")
 
@@ -147,7 +167,10 @@ def cause(
         return f"`{new.at(n_key)} {n_at[0]}` is new"
     if n_at:
         before = locate(old.doc(n_key), n_schema, _api(n_info or o_info, path)) or o_at
-        return f"`{new.at(n_key)} {n_at[0]}`: " + description_change(before[1] if before else None, n_at[1])
+        what = description_change(before[1] if before else None, n_at[1])
+        if what.startswith("the property is unchanged") and now is not None and (moved := _methods_change(now.resource, was.resource if was else "", old, new)):
+            what = moved
+        return f"`{new.at(n_key)} {n_at[0]}`: " + what
     if o_at:
         return f"`{old.at(o_key)} {o_at[0]}`"
     where = n_schema or o_schema
@@ -162,10 +185,7 @@ def kind_cause(kind: str, was: KindSurface | None, skipped: Mapping[str, str], o
     if was is None or "#" not in was.resource:
         return "no record of its resource"
     key, pointer = was.resource.split("#", 1)
-    node: Any = new.doc(key)
-    for part in pointer.strip("/").split("/"):
-        node = node.get(part) if isinstance(node, dict) else None
-    if node is None:
+    if _node(new.doc(key), pointer) is None:
         return f"`{old.at(key)} #{pointer}` is not in {new.at(key)}"
     return f"`{new.at(key)} #{pointer}` is still there; its Kind is now named or served otherwise"
 
