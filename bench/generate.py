@@ -9,6 +9,10 @@ temporary copy of the committed specs (the repository is not touched):
 - **one-API change**: one field description of a vendored document edited
   (lock digest updated), then ``kccgen generate``: only that API's unit is
   built and rendered again (the others' build inputs are unchanged);
+- **bump**: ``kccgen bump`` of the installed client against a directory of its
+  documents where one other vendored document's descriptions changed (as a
+  release that only rewords one API): its time against the one-API change's,
+  and the files it rewrote (all of that API's, no CRD whose schema is the same);
 - **peak memory**: the largest resident set of the cold run's processes;
 - **floor**: what any generator must do, timed in-process in the same run:
   parse every pinned document and write the cold run's bytes to a new tree.
@@ -68,6 +72,30 @@ def _edit_one_document(specs: Path) -> str:
     return key
 
 
+def _bump_one_api(root: Path, specs: Path, base: Path) -> tuple[float, str, list[str]]:
+    """A bump whose only change is the descriptions of one vendored document."""
+    from kccgen.documents import client_documents_dir, client_version
+
+    lock = json.loads((specs / "discovery.lock.json").read_text(encoding="utf-8"))["documents"]
+    key = sorted(k for k, v in lock.items() if v.get("vendored"))[1]
+    docs = base / "documents"
+    docs.mkdir()
+    for p in client_documents_dir().glob("*.json"):
+        (docs / p.name).symlink_to(p)
+    (docs / f"{key}.json").unlink()
+    doc = json.loads((specs / "discovery" / f"{key}.json").read_bytes())
+    for schema in doc["schemas"].values():
+        for prop in (schema.get("properties") or {}).values():
+            if "description" in prop:
+                prop["description"] += " (bench: reworded)"
+    (docs / f"{key}.json").write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    tree = {p: p.read_bytes() for sub in ("generated", "surface") for p in (root / sub).rglob("*") if p.is_file()}
+    t, _ = _run(root, specs, "bump", client_version(), "--no-docs", "--documents", str(docs))
+    after = {p: p.read_bytes() for sub in ("generated", "surface") for p in (root / sub).rglob("*") if p.is_file()}
+    changed = sorted(str(p.relative_to(root)) for p in set(tree) | set(after) if tree.get(p) != after.get(p) and p.name != ".kccgen-stamp")
+    return t, key, changed
+
+
 def _floor(specs: Path, tree: Path, dest: Path) -> float:
     """Parse every pinned document, then write ``tree``'s bytes to ``dest``."""
     from kccgen.generator.spec.loader import load_specs
@@ -98,6 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         noop, _ = _run(root, specs, "generate")
         edited = _edit_one_document(specs)
         one, one_line = _run(root, specs, "generate")
+        bump, bumped, rewritten = _bump_one_api(root, specs, base)
         floor = _floor(specs, root / "generated", base / "floor")
         files = [p for p in (root / "generated").rglob("*") if p.is_file()]
         size = sum(p.stat().st_size for p in files)
@@ -116,6 +145,11 @@ def main(argv: list[str] | None = None) -> int:
         "one_api_seconds": round(one, 1),
         "one_api_edited": edited,
         "one_api_output": one_line,
+        "bump_one_api_seconds": round(bump, 1),
+        "bump_one_api_document": bumped,
+        "bump_to_one_api": round(bump / one, 2) if one else None,
+        "bump_files_rewritten": len(rewritten),
+        "bump_files_outside_the_api": [f for f in rewritten if bumped.split(".")[0] not in f],
         "peak_rss_mb": round(peak_mb),
         "floor_seconds": round(floor, 1),
         "cold_to_floor": round(cold / floor, 1) if floor else None,
@@ -126,6 +160,10 @@ def main(argv: list[str] | None = None) -> int:
         f"| `kccgen generate`, {kinds:,} Kinds ({size / 1e6:.0f} MB, {result['kb_per_kind']} KB/Kind; `make bench`) | "
         f"cold {cold:.0f} s ({result['cold_to_floor']}x the floor of {floor:.1f} s: parse every document, write the same bytes); "
         f"no-op {noop:.2f} s; one-API change ({edited}) {one:.1f} s; peak {peak_mb:.0f} MB |"
+    )
+    print(
+        f"| `kccgen bump`, one API's descriptions reworded ({bumped}) | {bump:.1f} s = {result['bump_to_one_api']}x the one-API change; "
+        f"{len(rewritten)} files rewritten, {len(result['bump_files_outside_the_api'])} outside {bumped.split('.')[0]} |"
     )
     return 0
 

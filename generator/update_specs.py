@@ -109,8 +109,13 @@ class DocChange:
     fields_removed: list[str] = field(default_factory=list)
     same_bytes: bool = False
     compared: bool = True  # False for a locked document whose old bytes are gone
+    hand_edited: bool = False  # the vendored copy differed from its lock entry before this run
 
     def lines(self) -> list[str]:
+        edited = [f"    (specs/discovery/{self.key}.json differed from its lock entry: edited by hand; the client's copy replaced it)"] if self.hand_edited else []
+        return self._lines() + edited
+
+    def _lines(self) -> list[str]:
         if self.old_revision is None:
             return [f"{self.key}: added (revision {self.new_revision})"]
         head = f"{self.key}: revision {self.old_revision} -> {self.new_revision}"
@@ -202,8 +207,11 @@ def update_specs(
         new = json.loads(data)
         dp = ddir / f"{key}.json"
         if key in vendored:
-            old = json.loads(dp.read_bytes()) if dp.exists() else None
-            changes.append(compare(key, old, new))
+            before = dp.read_bytes() if dp.exists() else None
+            old = json.loads(before) if before is not None else None
+            ch = compare(key, old, new)
+            ch.hand_edited = before is not None and key in lock and sha256_of(before) != lock[key].sha256
+            changes.append(ch)
             writes[dp] = data
         else:
             prev = lock.get(key)
@@ -217,4 +225,8 @@ def update_specs(
         tmp = path.with_name(f".{path.name}.tmp")
         tmp.write_bytes(data)
         os.replace(tmp, path)
+    # the lock and the vendored bytes, checked against each other as written
+    wrong = [k for k, e in entries.items() if e.vendored and sha256_of((ddir / f"{k}.json").read_bytes()) != e.sha256]
+    if wrong:
+        raise ValueError(f"specs/discovery/{', '.join(wrong)}.json: the bytes on disk differ from specs/{LOCK_NAME} after writing; run update-specs again")
     return changes

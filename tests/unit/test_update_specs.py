@@ -139,3 +139,16 @@ def test_a_document_the_client_no_longer_ships_writes_nothing(tmp_path: Path) ->
     else:
         raise AssertionError("update_specs accepted a pinned document the client does not ship")
     assert {p: p.read_bytes() for p in specs.rglob("*") if p.is_file()} == before
+
+
+def test_a_vendored_copy_edited_by_hand_is_named_and_replaced(tmp_path: Path) -> None:
+    """The lock and the vendored bytes are checked against each other: a copy that
+    no longer matches its lock entry is said to be edited, and the client's
+    bytes (with their digest) replace it."""
+    src, specs, dest = _client_and_specs(tmp_path)
+    update_specs(specs, source=src)  # lock them first
+    (dest / "dns.v1.json").write_text((dest / "dns.v1.json").read_text().replace('"revision"', '"revision" ', 1))
+    changes = {c.key: c for c in update_specs(specs, source=src)}
+    assert changes["dns.v1"].hand_edited and not changes["pubsub.v1"].hand_edited
+    assert "specs/discovery/dns.v1.json differed from its lock entry: edited by hand" in "\n".join(changes["dns.v1"].lines())
+    assert (dest / "dns.v1.json").read_bytes() == (src / "dns.v1.json").read_bytes()
