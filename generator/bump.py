@@ -271,7 +271,7 @@ def decisions(
         m = re.match(r"surface/\S+: (\S+) (\S+): ", msg)
         hit = causes.get((m.group(1), m.group(2))) if m else None
         if (g := re.match(r"generated/kinds\.json: (\S+) was generated and would disappear", msg)) is not None:
-            hit = kind_cause(g.group(1), was.get(g.group(1)), skipped, old, new)
+            hit = kind_cause(g.group(1), was.get(g.group(1)), skipped, old, new, now)
         out.append(msg + (f" Cause: {hit}" if hit else ""))
     return report, inputs, out
 

@@ -177,14 +177,19 @@ def cause(
     return f"not a property under `{where}` (an identity field or a method parameter)" if where else "no document"
 
 
-def kind_cause(kind: str, was: KindSurface | None, skipped: Mapping[str, str], old: Side, new: Side) -> str:
-    """Why a Kind is no longer generated: its resource left the document, or the
-    generator now skips it (the reason)."""
+def kind_cause(kind: str, was: KindSurface | None, skipped: Mapping[str, str], old: Side, new: Side, now: Mapping[str, KindSurface] | None = None) -> str:
+    """Why a Kind is no longer generated: its resource is another Kind now (a
+    rename: the retirement's ``renamedTo``), left the document, or the generator
+    now skips it (the reason)."""
     if kind in skipped:
         return f"now not generated: {skipped[kind]}"
     if was is None or "#" not in was.resource:
         return "no record of its resource"
     key, pointer = was.resource.split("#", 1)
+    api = key.split(".")[0]
+    heirs = sorted(k for k, s in (now or {}).items() if "#" in s.resource and s.resource.split("#", 1)[1] == pointer and s.resource.split(".")[0] == api)
+    if len(heirs) == 1:
+        return f"its resource `#{pointer}` is the Kind {heirs[0]} now (renamedTo: {heirs[0]})"
     if _node(new.doc(key), pointer) is None:
         return f"`{old.at(key)} #{pointer}` is not in {new.at(key)}"
     return f"`{new.at(key)} #{pointer}` is still there; its Kind is now named or served otherwise"

@@ -26,3 +26,16 @@ def test_a_cause_names_the_sentence_and_the_keys_that_changed() -> None:
     assert description_change(old, new) == "description lost “Values are of the form `projects//topics/`.”, gained “Output only.”, readOnly: absent → True"
     assert description_change({"description": "A topic."}, {}).startswith("its description was deleted (was: “A topic.”)")
     assert description_change(old, old) == "the property is unchanged (the change is in how kccgen reads it)"
+
+
+def test_a_vanished_kind_whose_resource_is_another_kind_names_it() -> None:
+    from kccgen.generator.changelog import Side, kind_cause
+    from kccgen.generator.surface import KindSurface
+
+    res = "aiplatform.v1#/resources/projects/resources/locations/resources/reasoningEngines/resources/memories"
+    was = KindSurface(frozenset({"v1alpha1"}), {}, "surface/aiplatform.v1.json", res, "")
+    now = {"AIPlatformReasoningEngineMemory": KindSurface(frozenset({"v1alpha1"}), {}, "surface/aiplatform.v1.json", res, "")}
+    side = Side("2.202.0", {"aiplatform.v1": "1"}, lambda key: {"resources": {}})
+    assert kind_cause("AIPlatformMemory", was, {}, side, side, now).endswith("is the Kind AIPlatformReasoningEngineMemory now (renamedTo: AIPlatformReasoningEngineMemory)")
+    assert kind_cause("AIPlatformMemory", was, {"AIPlatformMemory": "no get method"}, side, side, now) == "now not generated: no get method"
+    assert "is not in" in kind_cause("AIPlatformMemory", was, {}, side, side, {})
