@@ -32,7 +32,15 @@ from pathlib import Path
 from typing import Any
 
 from kccgen.discovery.errors import SpecError
-from kccgen.documents import CLIENT, LOCK_NAME, client_version, newest_ga, read_document, read_lock
+from kccgen.documents import (
+    CLIENT,
+    LOCK_NAME,
+    client_version,
+    newest_ga,
+    read_document,
+    read_lock,
+    split_key,
+)
 from kccgen.generator.autokinds import record_prefixes, write_auto_kind_files
 from kccgen.generator.changelog import Rebrand, Side, cause, kind_cause, render
 from kccgen.generator.diagnostics import Reporter
@@ -334,8 +342,8 @@ def bump(args: argparse.Namespace, build_checked: BuildChecked, gate: Gate, rend
         return 2
     moved = [c for c in changes if not c.same_bytes]
     _step(f"{CLIENT} {target}: {len(changes)} documents pinned, {sum(c.old_revision is None for c in moved)} added, {len(moved)} changed", t0)
-    known = frozenset(k.partition(".")[0] for k in st.revisions)
-    written = write_auto_kind_files(specs, frozenset(k.partition(".")[0] for k in read_lock(specs)) - known)
+    known = frozenset(split_key(k)[:2] for k in st.revisions)
+    written = write_auto_kind_files(specs, frozenset(split_key(k)[:2] for k in read_lock(specs)) - known)
     prefixes = record_prefixes(specs) if written else []
     _step(f"kind files for new APIs: {len(written)} written, {len(prefixes)} prefixes recorded", t0)
     kept = root / BEFORE / SURFACE_DIR
