@@ -228,6 +228,8 @@ def rebrands(specs: Specs, old: Side, new: Side, was: dict[str, KindSurface], no
             continue
         if not keys:
             continue
+        if old.revisions.get(keys[0]) == new.revisions.get(keys[0]):
+            continue  # the same revision: the same title (and no document read)
         o, n = old.doc(keys[0]), new.doc(keys[0])
         if not o or not n or o.get("title") == n.get("title"):
             continue
@@ -253,7 +255,7 @@ def _step(label: str, t0: float) -> None:
 
 def decisions(
     args: argparse.Namespace, build_checked: BuildChecked, gate: Gate, memo: Any, was: dict[str, KindSurface], old: Side, new: Side
-) -> tuple[IR | None, str, list[str]]:
+) -> tuple[IR | None, str, list[str], dict[str, KindSurface]]:
     """The IR and every decision the regeneration needs. A strict build stops at
     its first kind-config problem, so on one the build is redone collecting them
     all (every unit built: no memo), and the Kind and surface gates still run on
@@ -267,7 +269,7 @@ def decisions(
         try:
             ir = build_ir(specs, Reporter(), collect=collected)
         except SpecError as e:  # a problem the build cannot go on from
-            return None, "", [str(x) for x in [*collected, e]]
+            return None, "", [str(x) for x in [*collected, e]], {}
         inputs, report, memo = "", None, None
         problems = [str(e) for e in collected] + gate(args, specs, ir, None)
     now = built_surface(ir, memo)
@@ -281,7 +283,7 @@ def decisions(
         if (g := re.match(r"generated/kinds\.json: (\S+) was generated and would disappear", msg)) is not None:
             hit = kind_cause(g.group(1), was.get(g.group(1)), skipped, old, new, now)
         out.append(msg + (f" Cause: {hit}" if hit else ""))
-    return report, inputs, out
+    return report, inputs, out, now
 
 
 def run_docs(args: argparse.Namespace) -> list[str]:
@@ -350,14 +352,13 @@ def bump(args: argparse.Namespace, build_checked: BuildChecked, gate: Gate, rend
     was = read_surface((f"{SURFACE_DIR}/{p.name}", p.read_text(encoding="utf-8")) for p in sorted(kept.glob("*.json"))) if kept.is_dir() else previous_surface(root)
     new = new_side(specs, target)
     old = old_side(root, st, new)
-    ir, inputs, todo = decisions(args, build_checked, gate, memo, was, old, new)
+    ir, inputs, todo, now = decisions(args, build_checked, gate, memo, was, old, new)
     if todo or ir is None:
         print(f"\n{len(todo)} decision(s) before {CLIENT} {target} can be generated; nothing was written to generated/.", file=sys.stderr)
         print("Write them all, then run the same command again:", file=sys.stderr)
         for i, msg in enumerate(todo, 1):
             print(f"{i}. {msg}", file=sys.stderr)
         return 2
-    now = built_surface(ir, memo)
     rc = render_write(inputs, ir, memo)
     _step(f"generated {len(ir.kind_names)} Kinds ({len(ir.kinds)} built, {len(ir.kind_names) - len(ir.kinds)} unchanged)", t0)
     spec_model = load_specs(specs)
