@@ -7,12 +7,10 @@ the same command finishes, writes the changelog and rewrites only that API."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 from kccgen.documents import client_documents_dir, client_version
-from tests.test_surface_gate import TOPIC, _slice, _tree
+from tests.test_surface_gate import TOPIC, _slice, _tree, runner
 
 
 def _documents(tmp: Path) -> Path:
@@ -34,10 +32,7 @@ def _documents(tmp: Path) -> Path:
 def test_a_bump_lists_its_decisions_then_finishes_with_a_changelog(tmp_path: Path) -> None:
     specs = _slice(tmp_path)
     root = tmp_path / "repo"
-    cmd = [sys.executable, "-m", "kccgen.generator.cli", "--root", str(root), "--specs", str(specs)]
-
-    def run(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([*cmd, *args], capture_output=True, text=True, check=False, timeout=600)
+    run = runner(root, specs)
 
     assert run("generate", "--force").returncode == 0
     before = _tree(root)

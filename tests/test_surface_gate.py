@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from tests.conftest import REPO
@@ -52,6 +53,16 @@ def _slice(tmp: Path) -> Path:
     return specs
 
 
+def runner(root: Path, specs: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """``kccgen ARGS`` on ``root`` and ``specs``, in a process of its own."""
+    cmd = [sys.executable, "-m", "kccgen.generator.cli", "--root", str(root), "--specs", str(specs)]
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*cmd, *args], capture_output=True, text=True, check=False, timeout=600)
+
+    return run
+
+
 def _tree(root: Path) -> dict[Path, bytes]:
     return {p: p.read_bytes() for sub in ("generated", "surface") for p in (root / sub).rglob("*") if p.is_file()}
 
@@ -59,10 +70,7 @@ def _tree(root: Path) -> dict[Path, bytes]:
 def test_a_renamed_field_fails_generate_and_check_until_accepted(tmp_path: Path) -> None:
     specs = _slice(tmp_path)
     root = tmp_path / "repo"
-    cmd = [sys.executable, "-m", "kccgen.generator.cli", "--root", str(root), "--specs", str(specs)]
-
-    def run(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([*cmd, *args], capture_output=True, text=True, check=False, timeout=600)
+    run = runner(root, specs)
 
     r = run("generate", "--force")
     assert r.returncode == 0, r.stderr
@@ -103,10 +111,7 @@ def test_a_renamed_field_kept_as_a_deprecated_alias(tmp_path: Path) -> None:
     path (same type, same reference), so no entry is needed and manifests apply."""
     specs = _slice(tmp_path)
     root = tmp_path / "repo"
-    cmd = [sys.executable, "-m", "kccgen.generator.cli", "--root", str(root), "--specs", str(specs)]
-
-    def run(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([*cmd, *args], capture_output=True, text=True, check=False, timeout=600)
+    run = runner(root, specs)
 
     assert run("generate", "--force").returncode == 0
     doc_path = specs / "discovery" / "pubsub.v1.json"
