@@ -173,8 +173,29 @@ def cause(
         return f"`{new.at(n_key)} {n_at[0]}`: " + what
     if o_at:
         return f"`{old.at(o_key)} {o_at[0]}`"
+    param = _parameter(now or was, _api(n_info or o_info, path), old, new)
+    if param:
+        return param
     where = n_schema or o_schema
-    return f"not a property under `{where}` (an identity field or a method parameter)" if where else "no document"
+    return f"not a property under `{where}` nor a parameter of its methods (an identity field)" if where else "no document"
+
+
+def _parameter(kind: KindSurface | None, api_path: str, old: Side, new: Side) -> str:
+    """A field sent as a method parameter (Spanner's ``encryptionConfig.kmsKeyName``
+    on ``backups.create``): where it is, and what changed in it."""
+    if kind is None or "#" not in kind.resource:
+        return ""
+    key, pointer = kind.resource.split("#", 1)
+    for doc_side in (new, old):
+        methods = (_node(doc_side.doc(key), pointer) or {}).get("methods") or {}
+        for name, m in sorted(methods.items()):
+            if api_path in (m.get("parameters") or {}):
+                at = f"#{pointer}/methods/{name}/parameters/{api_path}"
+                before = ((_node(old.doc(key), pointer) or {}).get("methods") or {}).get(name, {}).get("parameters", {}).get(api_path)
+                after = m["parameters"][api_path] if doc_side is new else None
+                what = description_change(before, after) if after is not None else f"not in {new.at(key)}"
+                return f"`{doc_side.at(key)} {at}`: {what}"
+    return ""
 
 
 def kind_cause(kind: str, was: KindSurface | None, skipped: Mapping[str, str], old: Side, new: Side, now: Mapping[str, KindSurface] | None = None) -> str:

@@ -39,3 +39,23 @@ def test_a_vanished_kind_whose_resource_is_another_kind_names_it() -> None:
     assert kind_cause("AIPlatformMemory", was, {}, side, side, now).endswith("is the Kind AIPlatformReasoningEngineMemory now (renamedTo: AIPlatformReasoningEngineMemory)")
     assert kind_cause("AIPlatformMemory", was, {"AIPlatformMemory": "no get method"}, side, side, now) == "now not generated: no get method"
     assert "is not in" in kind_cause("AIPlatformMemory", was, {}, side, side, {})
+
+
+def test_a_field_sent_as_a_method_parameter_names_the_parameter() -> None:
+    """SpannerBackup's encryptionConfig.kmsKeyName is a query parameter of backups.create."""
+    from kccgen.generator.changelog import Side, cause
+    from kccgen.generator.emit.surface import parse_path_value
+    from kccgen.generator.surface import KindSurface, PathInfo
+
+    def doc(desc: str) -> dict[str, object]:
+        params = {"encryptionConfig.kmsKeyName": {"type": "string", "location": "query", "description": desc}}
+        backups = {"methods": {"create": {"parameters": params}}}
+        return {"schemas": {"Backup": {"properties": {}}}, "resources": {"projects": {"resources": {"backups": backups}}}}
+
+    res, schema = "spanner.v1#/resources/projects/resources/backups", "spanner.v1#/schemas/Backup"
+    was = KindSurface(frozenset(), {"spec.encryptionConfig.kmsKeyName": PathInfo(*parse_path_value("string"))}, "f", res, schema)
+    now = KindSurface(frozenset(), {"spec.encryptionConfig.kmsKeyRef": PathInfo(*parse_path_value("object ref=KMSCryptoKey api=encryptionConfig.kmsKeyName"))}, "f", res, schema)
+    old = Side("1", {"spanner.v1": "1"}, lambda k: doc("Values are of the form `projects//keys/`."))
+    new = Side("2", {"spanner.v1": "2"}, lambda k: doc("Values are of the form `projects/{project}/keys/{key}`."))
+    got = cause("SpannerBackup", "spec.encryptionConfig.kmsKeyName", was, now, old, new)
+    assert got.startswith("`spanner.v1@2 #/resources/projects/resources/backups/methods/create/parameters/encryptionConfig.kmsKeyName`: description lost")
