@@ -22,7 +22,7 @@ from kccgen import data_dir
 from kccgen.mockgcp import lifecycle, limits, operations, singletons, switches, update
 from kccgen.mockgcp.bodies import check_body
 from kccgen.mockgcp.catalog import Api, Catalog, Collection, Route
-from kccgen.mockgcp.errors import ApiError, not_found
+from kccgen.mockgcp.errors import ApiError, invalid, not_found, precondition
 from kccgen.mockgcp.faults import Fault, FaultSet
 from kccgen.mockgcp.lifecycle import Call
 from kccgen.mockgcp.limitdata import limits as limits_table
@@ -217,7 +217,7 @@ class MockGCP:
         if route.resource.split(".")[-1].lower().endswith("operations") and route.verb in ("get", "wait"):
             return operations.poll(self, api, path)
         if route.verb in _IAM:
-            return self._iam(api, route, path, body)
+            return self._iam(api, route, path, query, body)
         if (own := api.profile.serve(self, api, route, path, query, body, lro_error)) is not None:
             return cast(Response, own)
         if route.method.id in api.profile.switches:
@@ -253,7 +253,12 @@ class MockGCP:
 
     # --- IAM ---------------------------------------------------------------------------
 
-    def _iam(self, api: Api, route: Route, path: str, body: Any) -> Response:
+    def _iam(self, api: Api, route: Route, path: str, query: dict[str, list[str]], body: Any) -> Response:
+        """IAM as the services answer it: an etag that changes on every write; a
+        write carrying another etag refused (409 ABORTED; 412 on the legacy
+        APIs), so a read-modify-write that lost a race starts again; conditional
+        bindings only with policy version 3, asked for and written; the update
+        mask (default ``bindings,etag``) says what a write replaces."""
         key = path.split(":", 1)[0]
         for coll in api.collections.values():
             if path.startswith(coll.prefix):
@@ -262,12 +267,35 @@ class MockGCP:
         sk = State.store_key(api.key, key)
         if sk not in self.resources:
             raise not_found(key)
+        stored = self.policies.get(sk, {"etag": "ACAB"})  # as the services answer for a policy never set
+        conditional = any("condition" in b for b in stored.get("bindings") or [])
         if route.verb == "getIamPolicy":
-            return Response(200, copy.deepcopy(self.policies.get(sk, {"etag": "ACAB"})))
+            asked = ((body or {}).get("options") or {}).get("requestedPolicyVersion")
+            for name in ("options.requestedPolicyVersion", "optionsRequestedPolicyVersion"):
+                asked = query.get(name, [asked])[0] if name in query else asked
+            version = int(asked or 0) if str(asked or 0).isdigit() else -1
+            if version not in (0, 1, 3):
+                raise invalid(f"Invalid requested policy version: {asked}. Valid versions are 0, 1 and 3.")
+            if conditional and version < 3:
+                raise invalid("The policy has conditional role bindings: request policy version 3 (options.requestedPolicyVersion).")
+            return Response(200, copy.deepcopy(stored))
         if route.verb == "setIamPolicy":
             policy = dict((body or {}).get("policy") or {})
-            policy["etag"] = self.state.token(6)
-            policy.setdefault("version", 1)
-            self.policies[sk] = policy
-            return Response(200, copy.deepcopy(policy))
+            if policy.get("etag") not in (None, "", stored.get("etag")):
+                msg = "There were concurrent policy changes. Please retry the whole read-modify-write with exponential backoff."
+                raise precondition(msg) if api.legacy_errors else ApiError(409, msg, "ABORTED")
+            fields = [f.strip() for f in str((body or {}).get("updateMask") or "bindings,etag").split(",") if f.strip()]
+            new = {k: v for k, v in stored.items() if k not in fields}
+            new.update({k: policy[k] for k in fields if k in policy and k != "etag"})
+            if any("condition" in b for b in new.get("bindings") or []):
+                if int(policy.get("version") or 0) < 3:
+                    raise invalid("A policy with conditional role bindings must be version 3.")
+                new["version"] = 3
+            else:  # a version-3 write without conditions is stored (and answered) as version 1
+                new["version"] = 1
+            if not new.get("bindings"):
+                new.pop("bindings", None)
+            new["etag"] = self.state.token(6)
+            self.policies[sk] = new
+            return Response(200, copy.deepcopy(new))
         return Response(200, {"permissions": list((body or {}).get("permissions") or [])})

@@ -160,6 +160,9 @@ class Replay:
         self.b = Bindings()
         self.result = LogResult(kind, test)
         self.history: list[tuple[HttpLogEntry, Exchange, Response]] = []
+        # recorded etag -> the mock's: a read-modify-write sends back the etag it
+        # read (IAM policies), which the mock refuses unless it is its own
+        self.etags: dict[str, str] = {}
 
     def run(self, entries: list[HttpLogEntry]) -> LogResult:
         for i, e in enumerate(entries, 1):
@@ -178,10 +181,18 @@ class Replay:
         body = self.b.fill_json(copy.deepcopy(e.request_json)) if e.request_json is not None else None
         if body is None and e.request_body:
             body = self.b.fill(e.request_body)
+        body = self._swap_etags(body)
         try:
             return self.engine.handle(e.method, path, parse_qs(query, keep_blank_values=True), body, fault=None)
         except Exception as exc:  # an engine bug is a finding, not a crash of the report
             return None, Response(599, {"error": {"code": 599, "message": f"engine raised {type(exc).__name__}: {exc}"}})
+
+    def _swap_etags(self, v: Any) -> Any:
+        if isinstance(v, dict):
+            return {k: (self.etags.get(x, x) if k == "etag" and isinstance(x, str) else self._swap_etags(x)) for k, x in v.items()}
+        if isinstance(v, list):
+            return [self._swap_etags(x) for x in v]
+        return v
 
     def _pick(self, e: HttpLogEntry) -> None:
         """Choose among several live values of a placeholder in this request."""
@@ -225,6 +236,10 @@ class Replay:
         mock_name = resp.body.get("name") if isinstance(resp.body, dict) else None
         if isinstance(rec_name, str) and isinstance(mock_name, str):
             self.b.learn(rec_name, mock_name, in_request)
+        rec_etag = e.response_json.get("etag") if isinstance(e.response_json, dict) else None
+        mock_etag = resp.body.get("etag") if isinstance(resp.body, dict) else None
+        if isinstance(rec_etag, str) and isinstance(mock_etag, str):
+            self.etags[rec_etag] = mock_etag
         if e.method == "DELETE" and e.ok and 200 <= resp.status < 300:
             for n in self.b.ambiguous(e.url):
                 self.b.retire(n, used[n])
