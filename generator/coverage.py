@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -73,6 +74,9 @@ class Coverage:
     unresolved: tuple[tuple[str, str], ...]  # (Kind, field and candidates)
     # Kinds a Config Connector Kind table (--kcc kinds.tsv) lists that the evidence file lacks
     kcc_unknown: tuple[str, ...] = ()
+    # Kinds whose resource has getIamPolicy and setIamPolicy: what the IAM Kinds
+    # (IAMPolicy, IAMPartialPolicy, IAMPolicyMember, IAMAuditConfig) can name
+    iam_targets: tuple[str, ...] = ()
 
     def count(self, tier: str) -> int:
         return sum(r.tier == tier for r in self.rows)
@@ -178,7 +182,20 @@ def coverage(specs: Specs, ir: IR, kcc_tsv: Path | None = None, verified_json: P
     if kcc_tsv is not None and kcc_tsv.is_file():
         listed = {ln.split("\t", 1)[0] for ln in kcc_tsv.read_text(encoding="utf-8").splitlines() if ln.strip() and not ln.startswith(("#", "kind\t"))}
         unknown = tuple(sorted(listed - set(specs.evidence.kinds)))
-    return Coverage(tuple(sorted(rows, key=lambda r: (r.api, r.resource))), spent, auto_kinds, kcc, unresolved, unknown)
+    iam = tuple(sorted({r.kind for r in rows if r.tier != "excluded" and r.kind and _has_iam(specs, r.api, r.resource)}))
+    return Coverage(tuple(sorted(rows, key=lambda r: (r.api, r.resource))), spent, auto_kinds, kcc, unresolved, unknown, iam)
+
+
+_IAM_METHODS = frozenset({"getIamPolicy", "setIamPolicy"})
+_resources: dict[str, dict[str, Any]] = {}
+
+
+def _has_iam(specs: Specs, key: str, resource: str) -> bool:
+    """Whether the document's resource has both IAM policy methods."""
+    if key not in _resources:
+        _resources[key] = dict(iter_resources(specs.discovery[key])) if key in specs.discovery else {}
+    res = _resources[key].get(resource)
+    return res is not None and set(res.methods) >= _IAM_METHODS
 
 
 #: What a resource's coverage row says, as the reason its claimed Kind is not served.
@@ -236,6 +253,7 @@ def render_markdown(cov: Coverage) -> str:
         f"- Excluded resources: {cov.count('excluded')}",
         f"- Config lines per auto Kind: {cov.lines_per_auto_kind:.2f} ({cov.auto_lines} lines in auto kind files, {cov.auto_kinds} auto Kinds)",
         f"- Unresolved reference fields (left plain strings): {len(cov.unresolved)}",
+        f"- Kinds whose resource has getIamPolicy and setIamPolicy (what IAM Kinds can name): {len(cov.iam_targets)}",
     ]
     if cov.kcc:
         claimed = [m for m in cov.kcc if m.resource]
@@ -316,7 +334,9 @@ def render_json(cov: Coverage) -> str:
             "kcc_matched": cov.kcc_matched,
             "kcc_versions_served": cov.kcc_versions_served,
             "unresolved_references": len(cov.unresolved),
+            "iam_targets": len(cov.iam_targets),
         },
+        "iam_targets": list(cov.iam_targets),
         "rows": [asdict(r) for r in cov.rows],
         "kcc": [asdict(m) for m in cov.kcc],
         "unresolved": [{"kind": k, "field": u} for k, u in cov.unresolved],
