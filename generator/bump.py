@@ -26,7 +26,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ from kccgen.documents import (
     CLIENT,
     LOCK_NAME,
     client_version,
+    locked_versions,
     newest_ga,
     read_document,
     read_lock,
@@ -51,11 +52,12 @@ from kccgen.generator.naming import service_prefix
 from kccgen.generator.spec.loader import Specs, load_specs
 from kccgen.generator.surface import (
     Change,
+    Explainer,
     KindSurface,
     breaking_changes,
     built_surface,
     previous_surface,
-    read_surface,
+    surface_in,
 )
 from kccgen.generator.update_specs import available, package_documents_dir, update_specs
 
@@ -140,7 +142,7 @@ class State:
 
 
 def locked_version(specs: Path) -> str:
-    versions = sorted({e.source.split(":", 1)[0].removeprefix(f"{CLIENT}==") for e in read_lock(specs).values()})
+    versions = locked_versions(specs)
     return versions[0] if len(versions) == 1 else client_version()
 
 
@@ -245,8 +247,23 @@ def rebrands(specs: Specs, old: Side, new: Side, was: dict[str, KindSurface], no
 
 # --- the run ------------------------------------------------------------------------
 
-BuildChecked = Callable[[argparse.Namespace, Any], tuple[str, IR, list[str]]]
-Gate = Callable[[argparse.Namespace, Specs, IR, Any], list[str]]
+BuildChecked = Callable[[argparse.Namespace, Any, Explainer], tuple[str, IR, list[str]]]
+Gate = Callable[[argparse.Namespace, Specs, IR, Any, Explainer], list[str]]
+
+
+@dataclass
+class Causes:
+    """The gates' Explainer for a bump: each cause read from the two documents."""
+
+    was: dict[str, KindSurface]
+    old: Side
+    new: Side
+
+    def change(self, c: Change, now: Mapping[str, KindSurface]) -> str:
+        return cause(c.kind, c.path, self.was.get(c.kind), now.get(c.kind), self.old, self.new, frozenset(now))
+
+    def vanished(self, kind: str, now: Mapping[str, KindSurface], ir: IR) -> str:
+        return kind_cause(kind, self.was.get(kind), {sk.kind: sk.reason for sk in ir.skipped}, self.old, self.new, now)
 
 
 def _step(label: str, t0: float) -> None:
@@ -259,9 +276,11 @@ def decisions(
     """The IR and every decision the regeneration needs. A strict build stops at
     its first kind-config problem, so on one the build is redone collecting them
     all (every unit built: no memo), and the Kind and surface gates still run on
-    what it built; that IR is for reporting only."""
+    what it built; that IR is for reporting only. The gates give each line its
+    cause (``Causes``)."""
+    causes = Causes(was, old, new)
     try:
-        inputs, ir, problems = build_checked(args, memo)
+        inputs, ir, problems = build_checked(args, memo, causes)
         report: IR | None = ir
     except SpecError:
         collected: list[SpecError] = []
@@ -271,19 +290,8 @@ def decisions(
         except SpecError as e:  # a problem the build cannot go on from
             return None, "", [str(x) for x in [*collected, e]], {}
         inputs, report, memo = "", None, None
-        problems = [str(e) for e in collected] + gate(args, specs, ir, None)
-    now = built_surface(ir, memo)
-    kinds = frozenset(now)
-    causes = {(c.kind, c.path): cause(c.kind, c.path, was.get(c.kind), now.get(c.kind), old, new, kinds) for c in breaking_changes(was, now)}
-    skipped = {sk.kind: sk.reason for sk in ir.skipped}
-    out = []
-    for msg in problems:
-        m = re.match(r"surface/\S+: (\S+) (\S+): ", msg)
-        hit = causes.get((m.group(1), m.group(2))) if m else None
-        if (g := re.match(r"generated/kinds\.json: (\S+) was generated and would disappear", msg)) is not None:
-            hit = kind_cause(g.group(1), was.get(g.group(1)), skipped, old, new, now)
-        out.append(msg + (f" Cause: {hit}" if hit else ""))
-    return report, inputs, out, now
+        problems = [str(e) for e in collected] + gate(args, specs, ir, None, causes)
+    return report, inputs, problems, built_surface(ir, memo)
 
 
 def run_docs(args: argparse.Namespace) -> list[str]:
@@ -310,10 +318,34 @@ def run_docs(args: argparse.Namespace) -> list[str]:
     return failed
 
 
+LOCK = Path(".kccgen-cache") / "bump.lock"
+
+
+def _exclusive(root: Path) -> Any:
+    """Hold the bump's lock file, or None when another bump holds it. Two bumps
+    at once would interleave pins, specs and the kept starting point. The lock
+    goes with the process (and its exec); a crash leaves nothing to clean."""
+    import fcntl
+
+    path = root / LOCK
+    path.parent.mkdir(parents=True, exist_ok=True)
+    f = path.open("a+")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        f.close()
+        return None
+    return f
+
+
 def bump(args: argparse.Namespace, build_checked: BuildChecked, gate: Gate, render_write: Callable[[str, IR, Any], int], memo: Any) -> int:
     """The whole bump; exit 0 done, 2 decisions or a refused step (nothing lost)."""
     t0 = time.perf_counter()
     root, specs = args.root, args.specs
+    lock = _exclusive(root)
+    if lock is None:
+        print(f"error: {root / LOCK}: another kccgen bump is running in this checkout; nothing was changed", file=sys.stderr)
+        return 2
     try:
         target = args.version or latest_version()
         st = start(root, specs, target, args.documents)
@@ -349,7 +381,7 @@ def bump(args: argparse.Namespace, build_checked: BuildChecked, gate: Gate, rend
     prefixes = record_prefixes(specs) if written else []
     _step(f"kind files for new APIs: {len(written)} written, {len(prefixes)} prefixes recorded", t0)
     kept = root / BEFORE / SURFACE_DIR
-    was = read_surface((f"{SURFACE_DIR}/{p.name}", p.read_text(encoding="utf-8")) for p in sorted(kept.glob("*.json"))) if kept.is_dir() else previous_surface(root)
+    was = surface_in(kept) if kept.is_dir() else previous_surface(root)
     new = new_side(specs, target)
     old = old_side(root, st, new)
     ir, inputs, todo, now = decisions(args, build_checked, gate, memo, was, old, new)

@@ -54,6 +54,7 @@ from kccgen.generator.stamp import (
     stamp_text,
 )
 from kccgen.generator.surface import (
+    Explainer,
     breaking_changes,
     built_surface,
     contradicted,
@@ -82,7 +83,7 @@ def _build_without_gc() -> Iterator[None]:
         gc.freeze()
 
 
-def _build_checked(args: argparse.Namespace, memo: UnitMemo | None = None) -> tuple[str, IR, list[str]]:
+def _build_checked(args: argparse.Namespace, memo: UnitMemo | None = None, explain: Explainer | None = None) -> tuple[str, IR, list[str]]:
     """What generate and check both do first: the inputs digest (taken before the
     specs are read), the IR, the Kinds the tree on disk has that this run would
     drop without a retirement entry, and the breaking changes to their spec paths
@@ -91,20 +92,23 @@ def _build_checked(args: argparse.Namespace, memo: UnitMemo | None = None) -> tu
     with _build_without_gc():
         specs = load_specs(args.specs)
         ir = build_ir(specs, Reporter(), memo=memo)
-    return inputs, ir, _gate(args, specs, ir, memo)
+    return inputs, ir, _gate(args, specs, ir, memo, explain)
 
 
-def _gate(args: argparse.Namespace, specs: Specs, ir: IR, memo: UnitMemo | None) -> list[str]:
-    """The Kinds and spec paths this IR would drop or break without an entry."""
+def _gate(args: argparse.Namespace, specs: Specs, ir: IR, memo: UnitMemo | None, explain: Explainer | None = None) -> list[str]:
+    """The Kinds and spec paths this IR would drop or break without an entry
+    (with ``explain``, each with its cause)."""
     try:
         previous = previous_kinds(args.root)
         was, now = previous_surface(args.root), built_surface(ir, memo)
     except ValueError as e:
         return [str(e)]
     retired = frozenset(r.kind for r in specs.retired_kinds.kinds)
-    problems = kind_set_problems(previous, ir.kind_names, specs.retired_kinds, specs.retired_kinds_file) + prefix_problems(specs)
+    vanished = (lambda kind: explain.vanished(kind, now, ir)) if explain is not None else None
+    problems = kind_set_problems(previous, ir.kind_names, specs.retired_kinds, specs.retired_kinds_file, vanished) + prefix_problems(specs)
     changes = breaking_changes(was, now, retired)
-    return problems + surface_problems(changes, specs.accepted_changes, specs.accepted_changes_file, now, retired)
+    change = (lambda c: explain.change(c, now)) if explain is not None else None
+    return problems + surface_problems(changes, specs.accepted_changes, specs.accepted_changes_file, now, retired, change)
 
 
 def _render_unit(u: Unit) -> dict[str, str]:

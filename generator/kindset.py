@@ -10,6 +10,7 @@ with a reason (and ``renamedTo`` when another Kind replaces it).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from kccgen.generator.emit.files import INDEX_PATH as INDEX
@@ -30,9 +31,12 @@ def previous_kinds(root: Path) -> frozenset[str]:
     return frozenset(str(k) for k in data)
 
 
-def kind_set_problems(previous: frozenset[str], now: frozenset[str], retired: RetiredKindsFile, file: str) -> list[str]:
+def kind_set_problems(
+    previous: frozenset[str], now: frozenset[str], retired: RetiredKindsFile, file: str, explain: Callable[[str], str] | None = None
+) -> list[str]:
     """One message per Kind that would vanish unretired, and per retirement entry
-    that contradicts the Kinds generated now; empty when the set is stable."""
+    that contradicts the Kinds generated now; empty when the set is stable.
+    ``explain`` (kccgen bump) gives a vanishing Kind's cause."""
     out: list[str] = []
     entries = {r.kind: r for r in retired.kinds}
     for i, r in enumerate(retired.kinds):
@@ -45,5 +49,6 @@ def kind_set_problems(previous: frozenset[str], now: frozenset[str], retired: Re
         out.append(
             f"{INDEX}: {kind} was generated and would disappear (a renamed or dropped resource); "
             f"retire it in {file} with a reason (and renamedTo), or keep generating it"
+            + (f" Cause: {explain(kind)}" if explain is not None else "")
         )
     return out

@@ -15,9 +15,10 @@ one the surface undoes (the path back, mutable again) is reported.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Protocol
 
 from kccgen.generator.cache import UnitMemo
 from kccgen.generator.emit.files import units
@@ -65,6 +66,15 @@ class Change:
     keep: str = field(default="", compare=False)  # the kind-config entry that keeps the old surface
 
 
+class Explainer(Protocol):
+    """Causes for the gates' lines (kccgen bump): the Discovery change behind a
+    breaking change, and behind a Kind that would vanish."""
+
+    def change(self, c: Change, now: Mapping[str, KindSurface]) -> str: ...
+
+    def vanished(self, kind: str, now: Mapping[str, KindSurface], ir: IR) -> str: ...
+
+
 def _kinds_of(text: str, file: str) -> dict[str, KindSurface]:
     """The Kinds one record file holds; a malformed file is a ValueError naming its JSON path."""
     try:
@@ -99,7 +109,11 @@ def read_surface(files: Iterable[tuple[str, str]]) -> dict[str, KindSurface]:
 
 def previous_surface(root: Path) -> dict[str, KindSurface]:
     """The surface ``root``'s surface/ records (none before the first run)."""
-    d = root / SURFACE_DIR
+    return surface_in(root / SURFACE_DIR)
+
+
+def surface_in(d: Path) -> dict[str, KindSurface]:
+    """The surface a directory of record files holds (a copy kept by kccgen bump)."""
     return read_surface((f"{SURFACE_DIR}/{p.name}", p.read_text(encoding="utf-8")) for p in sorted(d.glob("*.json")))
 
 
@@ -237,10 +251,12 @@ def surface_problems(
     file: str,
     now: Mapping[str, KindSurface],
     retired: frozenset[str] = frozenset(),
+    explain: Callable[[Change], str] | None = None,
 ) -> list[str]:
     """One line per breaking change no entry of ``file`` accepts, and per entry
     the surface of this run contradicts; empty when the surface is stable. A
-    path that looks renamed also gets the alias entry that keeps it."""
+    path that looks renamed also gets the alias entry that keeps it; with
+    ``explain`` (kccgen bump) each line ends with the change's cause."""
     out = contradicted(accepted, file, now, retired)
     taken = {(e.kind, e.path, e.change) for e in accepted.changes}
     for c in changes:
@@ -258,5 +274,6 @@ def surface_problems(
         out.append(
             f"{c.file}: {c.kind} {c.path}: {c.detail}{more}: a breaking change; "
             f"accept it in {file} (kind: {c.kind}, path: {c.path}, change: {c.change}, reason){alias}, or keep the surface"
+            + (f" Cause: {explain(c)}" if explain is not None else "")
         )
     return out

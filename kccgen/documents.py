@@ -100,12 +100,17 @@ def client_version() -> str:
     return version(CLIENT)
 
 
+def locked_versions(specs: Path) -> list[str]:
+    """The client versions the lock's documents came from (one, after update-specs)."""
+    return sorted({e.source.split(":", 1)[0].removeprefix(f"{CLIENT}==") for e in read_lock(specs).values() if e.source.startswith(f"{CLIENT}==")})
+
+
 def client_problems(specs: Path) -> list[str]:
     """The lock names the client its documents came from; a different installed
     client (a pin moved without ``kccgen update-specs``) is one clear line,
     not a sha mismatch on whichever document happens to be read first."""
     installed = client_version()
-    locked = sorted({e.source.split(":", 1)[0].removeprefix(f"{CLIENT}==") for e in read_lock(specs).values() if e.source.startswith(f"{CLIENT}==")})
+    locked = locked_versions(specs)
     stale = [v for v in locked if v != installed]
     if not stale:
         return []

@@ -53,3 +53,19 @@ def test_a_version_pip_refuses_leaves_the_pins_as_they_were(tmp_path: Path, monk
     assert bump_mod.bump(args, lambda *a: ("", None, []), lambda *a: [], lambda *a: 0, None) == 2  # type: ignore[arg-type]
     assert "error: pip could not install google-api-python-client==9.9.9: No matching distribution" in capsys.readouterr().err
     assert {p: p.read_text() for p in root.iterdir() if p.is_file()} == texts
+
+
+def test_a_second_bump_in_one_checkout_is_refused_and_changes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Think in twos: while one bump holds the checkout, another says so and writes nothing."""
+    import fcntl
+
+    root = _repo(tmp_path)
+    texts = {p: p.read_text() for p in root.iterdir() if p.is_file()}
+    lock = root / ".kccgen-cache" / "bump.lock"
+    lock.parent.mkdir()
+    with lock.open("a+") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        args = argparse.Namespace(root=root, specs=root / "specs", version="9.9.9", no_docs=True, documents=None)
+        assert bump_mod.bump(args, lambda *a: ("", None, []), lambda *a: [], lambda *a: 0, None) == 2  # type: ignore[arg-type]
+    assert "another kccgen bump is running in this checkout; nothing was changed" in capsys.readouterr().err
+    assert {p: p.read_text() for p in root.iterdir() if p.is_file()} == texts
