@@ -39,6 +39,8 @@ from kccgen.generator.emit.files import (
     render_unit,
     units,
 )
+from kccgen.generator.emit.policies import index_entries as policy_index
+from kccgen.generator.emit.policies import policy_files
 from kccgen.generator.ir.build import build_ir
 from kccgen.generator.ir.model import IR
 from kccgen.generator.kindset import kind_set_problems, previous_kinds
@@ -105,7 +107,7 @@ def _gate(args: argparse.Namespace, specs: Specs, ir: IR, memo: UnitMemo | None,
         return [str(e)]
     retired = frozenset(r.kind for r in specs.retired_kinds.kinds)
     vanished = (lambda kind: explain.vanished(kind, now, ir)) if explain is not None else None
-    problems = kind_set_problems(previous, ir.kind_names, specs.retired_kinds, specs.retired_kinds_file, vanished) + prefix_problems(specs)
+    problems = kind_set_problems(previous, ir.kind_names | frozenset(policy_index()), specs.retired_kinds, specs.retired_kinds_file, vanished) + prefix_problems(specs)
     changes = breaking_changes(was, now, retired)
     change = (lambda c: explain.change(c, now)) if explain is not None else None
     return problems + surface_problems(changes, specs.accepted_changes, specs.accepted_changes_file, now, retired, change)
@@ -191,7 +193,8 @@ def render_tree(inputs: str, ir: IR, cache: RenderCache | None = None, memo: Uni
     for cu in ir.cached:
         assert memo is not None  # render_all refused a cached unit without one
         cached.update(memo.kept(cu.name)[1])
-    files[INDEX_PATH] = index_source(ir, cached)
+    files.update(format_many(policy_files(ir.iam_targets)))  # the IAM Kinds (generator/emit/policies.py)
+    files[INDEX_PATH] = index_source(ir, cached, policy_index())
     files[STAMP] = stamp_text(inputs, outputs_digest(files), len(ir.errors))
     return dict(sorted(files.items()))
 

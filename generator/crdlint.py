@@ -124,6 +124,9 @@ def conventions(crd: dict[str, Any]) -> Iterator[tuple[str, str]]:
         yield from _reserved_words(root, f"{vp}/schema/openAPIV3Schema")
         props = root.get("properties") or {}
         sbase = f"{vp}/schema/openAPIV3Schema/properties"
+        # an IAM Kind (generator/emit/policies.py) manages a policy: no observed state,
+        # and memberFrom names objects by name alone, as in Config Connector
+        iam = ((crd.get("metadata") or {}).get("annotations") or {}).get("kccgen.dev/shape") == "iam-policy"
         yield from _unbounded_rule_lists(props.get("spec") or {}, f"{sbase}/spec", False)
         for path, node in _walk(props.get("spec") or {}, f"{sbase}/spec"):
             facts = classify(node.get("description"))
@@ -134,7 +137,7 @@ def conventions(crd: dict[str, Any]) -> Iterator[tuple[str, str]]:
                     continue  # the API's own *Ref name on a plain value (generator/naming.py)
                 if name == "secretKeyRef" and set(child.get("properties") or {}) == {"name", "key"}:
                     continue  # a sensitive field's Secret key (generator/ir/secrets.py), no resource
-                if name.endswith("Ref"):
+                if name.endswith("Ref") and not (iam and path.endswith("/memberFrom")):
                     yield from _check_ref(child, f"{path}/properties/{name}")
                 if name.endswith("Refs"):
                     if child.get("type") != "array" or "maxItems" not in child:
@@ -149,7 +152,7 @@ def conventions(crd: dict[str, Any]) -> Iterator[tuple[str, str]]:
                     continue
                 if name.endswith(("Ref", "Refs")) and name != "externalRef":
                     yield f"{path}/properties/{name}", "references are not allowed in status"
-        if "observedState" not in (status.get("properties") or {}):
+        if "observedState" not in (status.get("properties") or {}) and not iam:
             yield f"{sbase}/status", "status.observedState is missing"
 
 

@@ -601,6 +601,81 @@ class Companion:
     target: str = ""  # the Kind a reference field names ("" for a plain value)
 
 
+# --- IAM policies ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class IamMethods:
+    """A resource's ``getIamPolicy`` and ``setIamPolicy``, the way its API spells them.
+
+    ``version_param``: the query parameter asking for a policy version
+    (``options.requestedPolicyVersion``, compute's ``optionsRequestedPolicyVersion``;
+    "" when the read takes a ``GetIamPolicyRequest`` body, or none at all).
+    ``version_in_body``: the read's body carries ``options.requestedPolicyVersion``.
+    ``wrapped``: the write's body is ``{policy: ...}`` (False: the body is the
+    policy itself, storage). ``update_mask``: the write takes ``updateMask``, which
+    must name ``auditConfigs`` for them to be written. ``audit_configs``: the
+    API's Policy has audit configs at all."""
+
+    get: Call
+    set: Call
+    version_param: str = ""
+    version_in_body: bool = False
+    wrapped: bool = True
+    update_mask: bool = False
+    audit_configs: bool = False
+
+
+class Owns(StrEnum):
+    """What an IAM Kind owns of its target's policy (Config Connector's four IAM Kinds)."""
+
+    POLICY = "policy"  # IAMPolicy: the whole policy, bindings and audit configs
+    BINDINGS = "bindings"  # IAMPartialPolicy: the members it lists in the roles it lists
+    MEMBER = "member"  # IAMPolicyMember: one member in one role (under one condition)
+    AUDIT_CONFIG = "auditConfig"  # IAMAuditConfig: one service's audit config
+
+
+@dataclass(frozen=True)
+class IamTarget:
+    """A resource an IAM Kind may name that no Kind of ours serves (Organization):
+    where its policy methods are and how its name is spelled."""
+
+    kind: str
+    doc: str
+    resource: tuple[str, ...]
+    template: str  # organizations/{organization}
+    iam: IamMethods
+
+
+@dataclass(frozen=True)
+class MemberRef:
+    """``memberFrom.<field>``: a principal read from another object, Config Connector's
+    way: the first of ``values`` (dotted paths in that object) it has, after
+    ``prefix``. ``by_type``: the object's ``type`` key picks the paths instead
+    (a BigQuery connection's service account depends on its kind of connection)."""
+
+    field: str  # serviceAccountRef
+    kind: str  # IAMServiceAccount
+    values: tuple[str, ...]  # ("status.observedState.email",)
+    prefix: str = "serviceAccount:"
+    by_type: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # when the object has none of ``values`` yet: the principal from its name's values
+    # (an account ID and project make a service account's email); an ID that is an email is it
+    from_name: str = ""
+
+
+@dataclass(frozen=True)
+class PolicyAdapter:
+    """An IAM Kind: its ``resourceRef`` names any Kind whose adapter has ``iam`` (or
+    one of ``external_targets``), and it owns ``owns`` of that resource's policy."""
+
+    kind: str
+    api_version: str
+    owns: Owns
+    external_targets: tuple[IamTarget, ...] = ()
+    member_refs: tuple[MemberRef, ...] = ()
+
+
 # --- the adapter -------------------------------------------------------------------------
 
 
@@ -642,6 +717,7 @@ class Adapter:
     # spec paths ([] for list items) of sensitive fields, {value | valueFrom.secretKeyRef}
     # in KRM: the runtime resolves each to its string for the request and nowhere else
     secrets: tuple[str, ...] = ()
+    iam: IamMethods | None = None  # the resource's IAM policy methods: IAM Kinds may name it
 
     def operation(self, key: str) -> OperationGetter:
         for k, getter in self.operations:

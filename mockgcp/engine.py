@@ -36,6 +36,7 @@ __all__ = ["DEFAULTS_FILE", "MockGCP", "Operation", "Response"]
 # collections are never mutated after loading, so engines share the catalog.
 _catalog = functools.lru_cache(maxsize=4)(Catalog)
 _PICK = object()  # handle(): pick the fault here
+_CONTAINERS = frozenset({"projects", "folders", "organizations", "billingAccounts"})
 _IAM = ("getIamPolicy", "setIamPolicy", "testIamPermissions")
 
 
@@ -260,12 +261,20 @@ class MockGCP:
         bindings only with policy version 3, asked for and written; the update
         mask (default ``bindings,etag``) says what a write replaces."""
         key = path.split(":", 1)[0]
+        # b/{bucket}/iam, .../backendBuckets/{resource}/getIamPolicy: the resource is the path
+        # without the method path's literal tail
+        segs = route.method.path.split(":", 1)[0].split("/")
+        tail = next((i for i, seg in enumerate(reversed(segs)) if seg.startswith("{")), 0)
+        if tail:
+            key = "/".join(key.split("/")[:-tail])
+            path = "/".join(path.split(":", 1)[0].split("/")[:-tail])
         for coll in api.collections.values():
             if path.startswith(coll.prefix):
                 key = coll.key(path)
                 break
         sk = State.store_key(api.key, key)
-        if sk not in self.resources:
+        top = len(key.split("/")) == 2 and key.split("/")[0] in _CONTAINERS
+        if sk not in self.resources and not top:  # a project, folder or organization is taken to exist
             raise not_found(key)
         stored = self.policies.get(sk, {"etag": "ACAB"})  # as the services answer for a policy never set
         conditional = any("condition" in b for b in stored.get("bindings") or [])
@@ -280,6 +289,11 @@ class MockGCP:
                 raise invalid("The policy has conditional role bindings: request policy version 3 (options.requestedPolicyVersion).")
             return Response(200, copy.deepcopy(stored))
         if route.verb == "setIamPolicy":
+            # the request is a SetIamPolicyRequest {policy, updateMask}, or the Policy itself (storage)
+            request = route.method.request.ref if route.method.request is not None else ""
+            unwrapped = "policy" not in (api.doc.schemas[request].properties if request in api.doc.schemas else {})
+            if unwrapped:
+                body = {"policy": body or {}}
             policy = dict((body or {}).get("policy") or {})
             if policy.get("etag") not in (None, "", stored.get("etag")):
                 msg = "There were concurrent policy changes. Please retry the whole read-modify-write with exponential backoff."

@@ -15,26 +15,47 @@ import functools
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from kccgen.contract import Adapter, Canonical, template_value
+from kccgen.contract import Adapter, Canonical, PolicyAdapter, template_value
 from kccgen.runtime.identity import identity_for
 from kccgen.runtime.refs import RefField, bare_external, choices_of, iter_field, references_of
 from kccgen.runtime.requests import with_path
 
 _ADAPTERS: dict[str, Adapter] = {}
+_POLICIES: dict[str, PolicyAdapter] = {}
 
 
 def register_adapter(spec: Adapter) -> None:
     _ADAPTERS[spec.kind] = spec
 
 
-def adapter_for(kind: str) -> Adapter:
-    if kind not in _ADAPTERS:
+def register_policy_adapter(spec: PolicyAdapter) -> None:
+    _POLICIES[spec.kind] = spec
+
+
+def _load(kind: str) -> None:
+    if kind not in _ADAPTERS and kind not in _POLICIES:
         import importlib
 
         from kccgen.runtime.registry import module_for
 
         importlib.import_module(module_for(kind, "_adapter"))
+
+
+def adapter_for(kind: str) -> Adapter:
+    """The Kind's resource adapter; KeyError for an IAM Kind (``policy_for``), which has none."""
+    _load(kind)
+    if kind in _POLICIES:
+        raise KeyError(f"{kind} is an IAM Kind: it manages a policy, not a resource")
     return _ADAPTERS[kind]
+
+
+def policy_for(kind: str) -> PolicyAdapter | None:
+    """The IAM Kind's adapter, or None for a Kind that manages a resource."""
+    try:
+        _load(kind)
+    except KeyError:
+        return None
+    return _POLICIES.get(kind)
 
 
 # --- spec <-> API ------------------------------------------------------------------

@@ -209,17 +209,20 @@ def immutable_changes(obj: Mapping[str, Any], old: Mapping[str, Any]) -> list[st
     """Fields the Kind's mutability table says cannot change, changed between the
     stored spec and the new one (set, unset or another value). The CRD carries a
     CEL rule for some of them; the table knows them all."""
-    from kccgen.runtime.adapter import adapter_for
+    from kccgen.runtime.adapter import adapter_for, policy_for
     from kccgen.runtime.aliases import AliasConflict, canonical_spec
     from kccgen.runtime.mutability import mutability_of
 
     kind = str(obj.get("kind"))
-    a = adapter_for(kind)
-    try:
-        new_spec = canonical_spec(a, obj.get("spec"))
-        old_spec = canonical_spec(a, old.get("spec"))
-    except AliasConflict:
-        return []  # the reconcile names the conflict
+    if policy_for(kind) is not None:  # an IAM Kind: no aliases
+        new_spec, old_spec = obj.get("spec"), old.get("spec")
+    else:
+        a = adapter_for(kind)
+        try:
+            new_spec = canonical_spec(a, obj.get("spec"))
+            old_spec = canonical_spec(a, old.get("spec"))
+        except AliasConflict:
+            return []  # the reconcile names the conflict
     out = []
     for path, row in sorted(mutability_of(kind).items()):
         if not path.startswith("spec.") or row.updatable or "[]" in path:

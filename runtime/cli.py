@@ -194,7 +194,7 @@ def _export(args: argparse.Namespace) -> int:
     object in the state directory, or the resource's name (full or its ID)."""
     import yaml
 
-    from kccgen.runtime.adapter import adapter_for
+    from kccgen.runtime.adapter import adapter_for, policy_for
     from kccgen.runtime.export import export_manifest
     from kccgen.runtime.gcp import Gcp, GcpError
     from kccgen.runtime.local import StateDir
@@ -202,6 +202,9 @@ def _export(args: argparse.Namespace) -> int:
 
     kind = _kind_or_exit(args.kind)
     if kind is None:
+        return 2
+    if policy_for(kind) is not None:
+        print(f"error: {kind} is an IAM Kind: it owns a part of a resource's policy and has no resource of its own to export; `kccctl get` shows the object", file=sys.stderr)
         return 2
     ident = identity_for(kind)
     stored = [

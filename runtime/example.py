@@ -15,8 +15,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from kccgen.contract import Behaviour, FieldRule, TypeKind
-from kccgen.runtime.adapter import adapter_for
+from kccgen.contract import Behaviour, FieldRule, Owns, PolicyAdapter, TypeKind
+from kccgen.runtime.adapter import adapter_for, policy_for
 from kccgen.runtime.identity import identity_for
 from kccgen.runtime.mutability import mutability_of
 from kccgen.runtime.refs import RefField, choices_of, references_of
@@ -118,6 +118,8 @@ class Examples:
             return self.objects[kind]
         if kind not in self.generated:
             raise KeyError(unknown_kind(kind, list(self.generated)))
+        if (policy := policy_for(kind)) is not None:
+            return self._policy(kind, policy)
         self._building.add(kind)
         model = getattr(self.generated[kind], kind)
         schema = model.model_json_schema(by_alias=True)
@@ -174,6 +176,25 @@ class Examples:
             # No spec field supplies the project (a bucket's insert takes ?project=): the annotation does.
             obj["metadata"]["annotations"] = {"cnrm.cloud.google.com/project-id": self.project}
         self._building.discard(kind)
+        self.objects[kind] = obj
+        return obj
+
+    def _policy(self, kind: str, policy: PolicyAdapter) -> dict[str, Any]:
+        """An IAM Kind's example: a role for a principal on the example PubSubTopic."""
+        topic = self.build("PubSubTopic")
+        ref = {"kind": "PubSubTopic", "name": topic["metadata"]["name"]}
+        member, role = "user:jane@example.com", "roles/pubsub.viewer"
+        specs: dict[Owns, dict[str, Any]] = {
+            Owns.POLICY: {"resourceRef": ref, "bindings": [{"role": role, "members": [member]}]},
+            Owns.BINDINGS: {"resourceRef": ref, "bindings": [{"role": role, "members": [{"member": member}]}]},
+            Owns.MEMBER: {"resourceRef": ref, "role": role, "member": member},
+            Owns.AUDIT_CONFIG: {
+                "resourceRef": {"kind": "Project", "external": f"projects/{self.project}"},
+                "service": "allServices",
+                "auditLogConfigs": [{"logType": "DATA_READ"}],
+            },
+        }
+        obj = {"apiVersion": policy.api_version, "kind": kind, "metadata": {"name": example_name(kind), "namespace": self.namespace}, "spec": specs[policy.owns]}
         self.objects[kind] = obj
         return obj
 

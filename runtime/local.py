@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from kccgen.contract import CreateServiceAssigned
-from kccgen.runtime.adapter import adapter_for
+from kccgen.runtime.adapter import adapter_for, policy_for
 from kccgen.runtime.admission import admission_errors
 from kccgen.runtime.aliases import AliasConflict, canonical_spec
 from kccgen.runtime.gcp import Gcp, GcpError
@@ -51,6 +51,8 @@ def _spec_for_refs(obj: Mapping[str, Any]) -> dict[str, Any]:
     """The spec with Config Connector aliases moved to their fields, so a reference
     written under an alias (``notificationChannels``) orders its target first."""
     spec = dict(obj.get("spec") or {})
+    if policy_for(str(obj.get("kind"))) is not None:
+        return spec  # an IAM Kind: no aliases
     try:
         return canonical_spec(adapter_for(str(obj.get("kind"))), spec)
     except AliasConflict:
@@ -88,6 +90,9 @@ def named_references(obj: Mapping[str, Any], default_ns: str = "default") -> set
             for item in value if isinstance(value, list) else [value]:
                 if isinstance(item, Mapping) and item.get("name"):
                     out.add((ref.target, str(item.get("namespace") or ns), str(item["name"])))
+    target = spec.get("resourceRef") if policy_for(kind) is not None else None
+    if isinstance(target, Mapping) and target.get("name") and target.get("kind"):  # an IAM Kind's resource
+        out.add((str(target["kind"]), str(target.get("namespace") or ns), str(target["name"])))
     return out
 
 
@@ -239,8 +244,8 @@ def _serial(obj: Mapping[str, Any]) -> bool:
     defaults), and a create the service names that may have to be found again by
     content, which a concurrent create of a look-alike would confuse."""
     kind = str(obj.get("kind"))
-    if kind in CLUSTER_SCOPED:
-        return True
+    if kind in CLUSTER_SCOPED or policy_for(kind) is not None:
+        return True  # IAM Kinds: one read-modify-write of a policy at a time, none lost to a race
     shape = adapter_for(kind).create
     return isinstance(shape, CreateServiceAssigned) and (not shape.label_field or ANN_CREATE_PENDING in ((obj.get("metadata") or {}).get("annotations") or {}))
 
@@ -249,7 +254,7 @@ def _interleaved(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Round-robin by API, so the workers keep every API's quota busy at once."""
     by_doc: dict[str, list[dict[str, Any]]] = {}
     for o in objs:
-        by_doc.setdefault(adapter_for(str(o["kind"])).doc, []).append(o)
+        by_doc.setdefault("" if policy_for(str(o["kind"])) else adapter_for(str(o["kind"])).doc, []).append(o)
     queues = [by_doc[d] for d in sorted(by_doc)]
     return [q[i] for i in range(max(map(len, queues), default=0)) for q in queues if i < len(q)]
 
@@ -307,6 +312,8 @@ class _Writes:
 
 def _resource_id_hint(kind: str, ext: str) -> str:
     """For an ID the service picked: the spec.resourceID that acquires it too."""
+    if policy_for(kind) is not None:
+        return ""
     a = adapter_for(kind)
     if not isinstance(a.create, CreateServiceAssigned) or not a.id_param:
         return ""

@@ -43,8 +43,8 @@ from kccgen.contract import (
     Present,
     template_value,
 )
-from kccgen.runtime import companions, leases
-from kccgen.runtime.adapter import adapter_for, spec_to_api
+from kccgen.runtime import companions, iam_reconcile, leases
+from kccgen.runtime.adapter import adapter_for, policy_for, spec_to_api
 from kccgen.runtime.aliases import AliasConflict, canonical_spec
 from kccgen.runtime.diff import diff
 from kccgen.runtime.gcp import (
@@ -322,6 +322,8 @@ class Reconciler:
     def reconcile(self, original: Mapping[str, Any]) -> Result:
         """One reconcile; Config Connector aliases in the spec are moved to their
         fields first, and the object keeps the spec as the user wrote it."""
+        if (policy := policy_for(str(original.get("kind")))) is not None:
+            return iam_reconcile.reconcile(self, original, policy)
         a = adapter_for(str(original.get("kind")))
         if a.locations is not None:
             try:
@@ -432,6 +434,8 @@ class Reconciler:
         """Delete (or abandon) the GCP resource; deletion never needs non-parent refs.
         An object of a Kind over several location scopes is deleted as the Kind
         serving its ``spec.location``."""
+        if (policy := policy_for(str(original.get("kind")))) is not None:
+            return iam_reconcile.delete(self, original, policy)
         a = adapter_for(str(original.get("kind")))
         if a.locations is not None:
             try:

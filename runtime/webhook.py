@@ -54,11 +54,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kccgen.contract import Adapter, FieldRule
-from kccgen.runtime.adapter import adapter_for, spec_to_api
+from kccgen.runtime.adapter import adapter_for, policy_for, spec_to_api
 from kccgen.runtime.admission import _MISSING, _at, immutable_changes
 from kccgen.runtime.aliases import AliasConflict, canonical_spec
 from kccgen.runtime.diff import diff
 from kccgen.runtime.gcp import Gcp, GcpError, NotFound
+from kccgen.runtime.iam import static_problems
 from kccgen.runtime.identity import IdentityError, identity_for
 from kccgen.runtime.locations import LocationError, located
 from kccgen.runtime.managed import managed_spec
@@ -326,6 +327,11 @@ class Webhook:
         if _meta(obj).get("deletionTimestamp"):
             return Verdict([], [])  # its finalizer is being handled: nothing to protect
         kind = str(obj.get("kind") or "")
+        if (policy := policy_for(kind)) is not None:  # an IAM Kind: what no call can fix is refused here
+            out = static_problems(obj, policy)
+            if operation == "UPDATE" and isinstance(old, Mapping):
+                out += immutable_changes(obj, old)
+            return Verdict(out, [])
         try:
             a = adapter_for(kind)
         except KeyError:

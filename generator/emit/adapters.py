@@ -67,6 +67,7 @@ def adapter_of(k: KindIR) -> Adapter:
         view=m.view,
         fixed=k.fixed,
         secrets=k.secrets,
+        iam=m.iam,
     )
 
 

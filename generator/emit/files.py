@@ -186,7 +186,7 @@ def index_entries(kinds: Iterable[KindIR]) -> dict[str, dict[str, Any]]:
     }
 
 
-def index_source(ir: IR, cached: Mapping[str, Any] | None = None) -> str:
+def index_source(ir: IR, cached: Mapping[str, Any] | None = None, policies: Mapping[str, Any] | None = None) -> str:
     """``generated/kinds.json``: every generated Kind -> its module stem, apiVersion and
     CRD file, so the runtime can list and find Kinds without importing a thousand
     modules (it imports one Kind's modules when that Kind is used). ``cached``: the
@@ -194,6 +194,7 @@ def index_source(ir: IR, cached: Mapping[str, Any] | None = None) -> str:
     entries = {**(cached or {}), **index_entries(ir.kinds)}
     if set(entries) != ir.kind_names:
         raise RuntimeError(f"kinds.json: index entries do not match the Kinds ({len(entries)} entries, {len(ir.kind_names)} Kinds)")
+    entries.update(policies or {})  # the IAM Kinds, which no document builds (generator/emit/policies.py)
     return json.dumps(entries, indent=1, sort_keys=True) + "\n"
 
 

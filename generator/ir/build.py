@@ -18,6 +18,7 @@ from kccgen.contract import (
     Companion,
     CreateAtPath,
     CreateServiceAssigned,
+    IamTarget,
     Present,
     Where,
     create_inputs,
@@ -26,7 +27,7 @@ from kccgen.contract import (
 )
 from kccgen.discovery.behaviours import Behaviour as B
 from kccgen.discovery.behaviours import Fact
-from kccgen.discovery.document import DiscoveryDoc, Resource
+from kccgen.discovery.document import DiscoveryDoc, Resource, iter_resources
 from kccgen.discovery.errors import SpecError, did_you_mean, json_path
 from kccgen.documents import LOCK_NAME, preferred, split_key
 from kccgen.generator.cache import digest
@@ -46,7 +47,7 @@ from kccgen.generator.ir.identity import (
 )
 from kccgen.generator.ir.krm import KrmProjector, identity_fields, override_facts, ref_placeholder
 from kccgen.generator.ir.locations import build_locations
-from kccgen.generator.ir.methods import UnsupportedShape, resolve_methods
+from kccgen.generator.ir.methods import UnsupportedShape, iam_methods, resolve_methods
 from kccgen.generator.ir.model import (
     IR,
     ApiModule,
@@ -66,7 +67,7 @@ from kccgen.generator.ir.model import (
     unit_names,
 )
 from kccgen.generator.ir.mutability import build_mutability
-from kccgen.generator.ir.params import align_params
+from kccgen.generator.ir.params import align_params, aligned_templates
 from kccgen.generator.ir.references import (
     TargetIndex,
     infer_references,
@@ -721,7 +722,33 @@ def build_ir(specs: Specs, reporter: Reporter | None = None, strict: bool = True
         targets=targets,
         skipped=tuple(sorted(skipped, key=lambda s: s.kind)),
         candidates=tuple(rows),
+        iam_targets=external_iam_targets(specs, targets),
     )
+
+
+def external_iam_targets(specs: Specs, targets: tuple[TargetKind, ...]) -> tuple[IamTarget, ...]:
+    """The ``iam:`` entries of specs/external-kinds.yaml, checked against their
+    documents: a document or resource without both policy methods fails the run."""
+    out = []
+    by_kind = {t.kind: t for t in targets}
+    for i, ek in enumerate(specs.external_kinds.kinds):
+        if ek.iam is None:
+            continue
+        where = json_path("kinds", i, "iam")
+        if ek.iam.document not in specs.discovery or ek.kind not in by_kind:
+            raise SpecError(specs.external_kinds_file, where, f"{ek.kind}: no pinned document {ek.iam.document!r}")
+        doc = specs.discovery[ek.iam.document]
+        res = dict(iter_resources(doc)).get(ek.iam.resource)
+        iam = iam_methods(doc, ek.iam.resource, res) if res is not None else None
+        if res is None or iam is None:
+            raise SpecError(specs.external_kinds_file, where, f"{ek.kind}: {ek.iam.document} {ek.iam.resource!r} has no getIamPolicy and setIamPolicy")
+        template = by_kind[ek.kind].template
+        full = template.split("/")
+        g = aligned_templates(res.methods["getIamPolicy"].path, iam.get.params, full) or iam.get.params
+        st = aligned_templates(res.methods["setIamPolicy"].path, iam.set.params, full) or iam.set.params
+        iam = replace(iam, get=replace(iam.get, params=g), set=replace(iam.set, params=st))
+        out.append(IamTarget(ek.kind, ek.iam.document, tuple(ek.iam.resource.split(".")), template, iam))
+    return tuple(sorted(out, key=lambda t: t.kind))
 
 
 def _companions(specs: Specs, shaped: list[Shaped], identities: dict[str, Identity], failed: list[SkippedKind]) -> dict[str, tuple[Companion, ...]]:

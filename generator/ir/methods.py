@@ -28,6 +28,7 @@ from kccgen.contract import (
     DeleteShape,
     FingerprintGuard,
     Guard,
+    IamMethods,
     Lro,
     MetagenerationGuard,
     NoCreate,
@@ -554,6 +555,35 @@ def resolve_methods(file: str, index: int, cfg: KindConfig, doc: DiscoveryDoc, r
             operations=_operations(doc) if any(x.lro is not Lro.NONE for x in found) else (),
             read_list=read_list,
             view=view,
+            iam=iam_methods(doc, cfg.resource, res),
+            iam_paths=(res.methods['getIamPolicy'].path, res.methods['setIamPolicy'].path) if 'getIamPolicy' in res.methods and 'setIamPolicy' in res.methods else (),
         ),
         ctx.schema,
+    )
+
+
+def iam_methods(doc: DiscoveryDoc, dotted: str, res: Resource) -> IamMethods | None:
+    """The resource's policy methods as the contract spells them, read from the
+    document: where the read asks for a policy version, whether the write wraps
+    the policy and takes a mask, whether the Policy has audit configs. None
+    without both methods (IAM Kinds then refuse the resource by name)."""
+    get, put = res.methods.get("getIamPolicy"), res.methods.get("setIamPolicy")
+    if get is None or put is None or put.request is None:
+        return None
+    query = {k for k, p in get.parameters.items() if p.location == "query"}
+    version_param = next((q for q in ("options.requestedPolicyVersion", "optionsRequestedPolicyVersion") if q in query), "")
+    get_req = doc.schemas.get(get.request.ref or "") if get.request is not None else None
+    in_body = get_req is not None and "options" in (get_req.properties or {})
+    set_req = doc.schemas.get(put.request.ref or "")
+    set_props = set((set_req.properties or {}) if set_req is not None else {})
+    wrapped = "policy" in set_props
+    policy = doc.schemas.get(put.response.ref or "") if put.response is not None else None
+    return IamMethods(
+        get=_method(doc, dotted, "iamGet", "getIamPolicy", get).call(),
+        set=_method(doc, dotted, "iamSet", "setIamPolicy", put).call(),
+        version_param=version_param,
+        version_in_body=in_body and not version_param,
+        wrapped=wrapped,
+        update_mask=wrapped and "updateMask" in set_props,
+        audit_configs="auditConfigs" in ((policy.properties or {}) if policy is not None else {}),
     )

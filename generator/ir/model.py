@@ -18,6 +18,8 @@ from kccgen.contract import (
     CreateShape,
     DeleteShape,
     FieldType,
+    IamMethods,
+    IamTarget,
     Locations,
     Lro,
     OperationGetter,
@@ -267,6 +269,8 @@ class Methods:
     operations: tuple[tuple[str, OperationGetter], ...] = ()
     read_list: ReadByList | None = None  # no get: ``get`` is the list, this picks the item
     view: str = ""  # the part of the get answer that is the resource's schema
+    iam: IamMethods | None = None  # getIamPolicy/setIamPolicy: IAM Kinds may name the resource
+    iam_paths: tuple[str, ...] = ()  # their Discovery paths, to name their parameters after the identity
 
 
 @dataclass(frozen=True)
@@ -427,6 +431,7 @@ class IR:
     skipped: tuple[SkippedKind, ...] = ()
     candidates: tuple[Candidate, ...] = ()  # every resource of the auto files' documents
     cached: tuple[CachedUnit, ...] = ()  # units not built this run (build_ir's memo)
+    iam_targets: tuple[IamTarget, ...] = ()  # resources IAM Kinds may name that no Kind serves
 
     @property
     def kind_names(self) -> frozenset[str]:

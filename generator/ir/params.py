@@ -108,4 +108,9 @@ def align_params(methods: Methods, template: str) -> Methods:
         us = replace(us, call=call(update, us.call))
     if not isinstance(ds, NoDelete):
         ds = replace(ds, call=call(delete, ds.call))
-    return replace(methods, get=get, create=create, update=update, delete=delete, create_shape=cs, update_shape=us, delete_shape=ds)
+    iam = methods.iam
+    if iam is not None and len(methods.iam_paths) == 2:
+        g = aligned_templates(methods.iam_paths[0], iam.get.params, full)
+        st = aligned_templates(methods.iam_paths[1], iam.set.params, full)
+        iam = replace(iam, get=replace(iam.get, params=g or iam.get.params), set=replace(iam.set, params=st or iam.set.params))
+    return replace(methods, get=get, create=create, update=update, delete=delete, create_shape=cs, update_shape=us, delete_shape=ds, iam=iam)

@@ -387,6 +387,14 @@ class KindsFile(_Strict):
         return f"{self.service_name.lower()}.cnrm.cloud.google.com"
 
 
+class ExternalIamConfig(_Strict):
+    """Where the policy methods of a resource no Kind serves are (an organization's):
+    IAM Kinds may then name it with ``{kind, external}``."""
+
+    document: str  # cloudresourcemanager.v3
+    resource: str  # organizations
+
+
 class ExternalKindConfig(_Strict):
     """A Kind our Kinds reference that kccgen does not generate (yet)."""
 
@@ -397,6 +405,7 @@ class ExternalKindConfig(_Strict):
     by_name: bool = Field(default=False, alias="byName")  # Config Connector has this Kind: name refs allowed
     external_forms: tuple[str, ...] = Field(default=(), alias="externalForms")
     reason: str = Field(min_length=1)
+    iam: ExternalIamConfig | None = None
 
 
 class ExternalKindsFile(_Strict):

@@ -11,6 +11,7 @@ from kccgen.contract import (
     Call,
     CreateServiceAssigned,
     DeleteAtPath,
+    IamMethods,
     Lro,
     UpdateMaskInQuery,
 )
@@ -48,6 +49,13 @@ ADAPTER = Adapter(
     ),
     krm_only=("resourceID",),
     operations=(("operations", OPERATIONS["operations"]),),
+    iam=IamMethods(
+        get=Call(method="getIamPolicy", params=(("resource", "accessPolicies/{accessPolicy}"),)),
+        set=Call(method="setIamPolicy", params=(("resource", "accessPolicies/{accessPolicy}"),)),
+        version_in_body=True,
+        update_mask=True,
+        audit_configs=True,
+    ),
 )
 
 register_adapter(ADAPTER)

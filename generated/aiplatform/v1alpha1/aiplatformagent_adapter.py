@@ -11,6 +11,7 @@ from kccgen.contract import (
     Call,
     CreateWithNameInBody,
     DeleteAtPath,
+    IamMethods,
     Lro,
     UpdateMaskInQuery,
 )
@@ -389,6 +390,17 @@ ADAPTER = Adapter(
         ("tensorboards.operations", OPERATIONS["tensorboards.operations"]),
         ("trainingPipelines.operations", OPERATIONS["trainingPipelines.operations"]),
         ("tuningJobs.operations", OPERATIONS["tuningJobs.operations"]),
+    ),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(("resource", "projects/{project}/locations/{location}/agents/{agent}"),),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(("resource", "projects/{project}/locations/{location}/agents/{agent}"),),
+        ),
+        version_param="options.requestedPolicyVersion",
     ),
 )
 

@@ -12,6 +12,7 @@ from kccgen.contract import (
     CreateInput,
     CreateWithNameInBody,
     DeleteAtPath,
+    IamMethods,
     Lro,
     UpdateMaskInQuery,
     Where,
@@ -59,6 +60,23 @@ ADAPTER = Adapter(
     ),
     krm_only=("apiRef", "location", "projectRef", "resourceID"),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(
+                ("resource", "projects/{project}/locations/{location}/apis/{api}/configs/{config}"),
+            ),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(
+                ("resource", "projects/{project}/locations/{location}/apis/{api}/configs/{config}"),
+            ),
+        ),
+        version_param="options.requestedPolicyVersion",
+        update_mask=True,
+        audit_configs=True,
+    ),
 )
 
 register_adapter(ADAPTER)

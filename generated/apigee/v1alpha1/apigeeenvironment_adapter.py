@@ -12,6 +12,7 @@ from kccgen.contract import (
     CreateInput,
     CreateWithNameInBody,
     DeleteAtPath,
+    IamMethods,
     Lro,
     UpdateReplace,
     Where,
@@ -54,6 +55,19 @@ ADAPTER = Adapter(
     krm_only=("apigeeOrganizationRef", "resourceID"),
     int64_paths=("nodeConfig.maxNodeCount", "nodeConfig.minNodeCount"),
     operations=(("organizations.operations", OPERATIONS["organizations.operations"]),),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(("resource", "organizations/{organization}/environments/{environment}"),),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(("resource", "organizations/{organization}/environments/{environment}"),),
+        ),
+        version_param="options.requestedPolicyVersion",
+        update_mask=True,
+        audit_configs=True,
+    ),
 )
 
 register_adapter(ADAPTER)

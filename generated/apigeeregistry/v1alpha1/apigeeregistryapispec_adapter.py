@@ -12,6 +12,7 @@ from kccgen.contract import (
     CreateInput,
     CreateWithNameInBody,
     DeleteAtPath,
+    IamMethods,
     UpdateMaskInQuery,
     Where,
 )
@@ -66,6 +67,27 @@ ADAPTER = Adapter(
         )
     ),
     krm_only=("apiRef", "location", "projectRef", "resourceID", "versionRef"),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(
+                (
+                    "resource",
+                    "projects/{project}/locations/{location}/apis/{api}/versions/{version}/specs/{spec}",
+                ),
+            ),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(
+                (
+                    "resource",
+                    "projects/{project}/locations/{location}/apis/{api}/versions/{version}/specs/{spec}",
+                ),
+            ),
+        ),
+        version_param="options.requestedPolicyVersion",
+    ),
 )
 
 register_adapter(ADAPTER)

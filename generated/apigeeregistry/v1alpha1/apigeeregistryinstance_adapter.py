@@ -6,7 +6,15 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, Lro, NoUpdate
+from kccgen.contract import (
+    Adapter,
+    Call,
+    CreateWithIdParam,
+    DeleteAtPath,
+    IamMethods,
+    Lro,
+    NoUpdate,
+)
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.apigeeregistry.v1alpha1.apigeeregistry_v1_operations import OPERATIONS
 
@@ -39,6 +47,17 @@ ADAPTER = Adapter(
     ),
     krm_only=("location", "projectRef", "resourceID"),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(("resource", "projects/{project}/locations/{location}/instances/{instance}"),),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(("resource", "projects/{project}/locations/{location}/instances/{instance}"),),
+        ),
+        version_param="options.requestedPolicyVersion",
+    ),
 )
 
 register_adapter(ADAPTER)

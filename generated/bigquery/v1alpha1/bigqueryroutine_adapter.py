@@ -6,7 +6,14 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithNameInBody, DeleteAtPath, UpdateReplace
+from kccgen.contract import (
+    Adapter,
+    Call,
+    CreateWithNameInBody,
+    DeleteAtPath,
+    IamMethods,
+    UpdateReplace,
+)
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -51,6 +58,19 @@ ADAPTER = Adapter(
         "externalRuntimeOptions.containerRequestConcurrency",
         "externalRuntimeOptions.maxBatchingRows",
         "remoteFunctionOptions.maxBatchingRows",
+    ),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(("resource", "projects/{project}/datasets/{dataset}/routines/{routine}"),),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(("resource", "projects/{project}/datasets/{dataset}/routines/{routine}"),),
+        ),
+        version_in_body=True,
+        update_mask=True,
+        audit_configs=True,
     ),
 )
 

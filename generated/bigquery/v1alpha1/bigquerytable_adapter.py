@@ -6,7 +6,14 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithNameInBody, DeleteAtPath, UpdateMerge
+from kccgen.contract import (
+    Adapter,
+    Call,
+    CreateWithNameInBody,
+    DeleteAtPath,
+    IamMethods,
+    UpdateMerge,
+)
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -61,6 +68,19 @@ ADAPTER = Adapter(
         "timePartitioning.expirationMs",
         "view.privacyPolicy.aggregationThresholdPolicy.threshold",
         "view.privacyPolicy.differentialPrivacyPolicy.maxGroupsContributed",
+    ),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(("resource", "projects/{project}/datasets/{dataset}/tables/{table}"),),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(("resource", "projects/{project}/datasets/{dataset}/tables/{table}"),),
+        ),
+        version_in_body=True,
+        update_mask=True,
+        audit_configs=True,
     ),
 )
 

@@ -6,7 +6,15 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Alias, Call, CreateWithIdParam, DeleteAtPath, UpdateMaskInQuery
+from kccgen.contract import (
+    Adapter,
+    Alias,
+    Call,
+    CreateWithIdParam,
+    DeleteAtPath,
+    IamMethods,
+    UpdateMaskInQuery,
+)
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -44,6 +52,23 @@ ADAPTER = Adapter(
             field="azure.federatedApplicationClientID", target="azure.federatedApplicationClientId"
         ),
         Alias(field="aws.accessRole.iamRoleID", target="aws.accessRole.iamRoleId"),
+    ),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(
+                ("resource", "projects/{project}/locations/{location}/connections/{connection}"),
+            ),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(
+                ("resource", "projects/{project}/locations/{location}/connections/{connection}"),
+            ),
+        ),
+        version_in_body=True,
+        update_mask=True,
+        audit_configs=True,
     ),
 )
 

@@ -6,7 +6,14 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, UpdateMaskInQuery
+from kccgen.contract import (
+    Adapter,
+    Call,
+    CreateWithIdParam,
+    DeleteAtPath,
+    IamMethods,
+    UpdateMaskInQuery,
+)
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -48,6 +55,23 @@ ADAPTER = Adapter(
         "schedulingPolicy.concurrency",
         "schedulingPolicy.maxSlots",
         "slotCapacity",
+    ),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(
+                ("resource", "projects/{project}/locations/{location}/reservations/{reservation}"),
+            ),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(
+                ("resource", "projects/{project}/locations/{location}/reservations/{reservation}"),
+            ),
+        ),
+        version_param="options.requestedPolicyVersion",
+        update_mask=True,
+        audit_configs=True,
     ),
 )
 

@@ -6,7 +6,15 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, Lro, UpdateMaskInQuery
+from kccgen.contract import (
+    Adapter,
+    Call,
+    CreateWithIdParam,
+    DeleteAtPath,
+    IamMethods,
+    Lro,
+    UpdateMaskInQuery,
+)
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.bigtable.v1alpha1.bigtableadmin_v2_operations import OPERATIONS
 
@@ -55,6 +63,29 @@ ADAPTER = Adapter(
     ),
     krm_only=("clusterRef", "instanceRef", "projectRef", "resourceID"),
     operations=(("operations", OPERATIONS["operations"]),),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(
+                (
+                    "resource",
+                    "projects/{project}/instances/{instance}/clusters/{cluster}/backups/{backup}",
+                ),
+            ),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(
+                (
+                    "resource",
+                    "projects/{project}/instances/{instance}/clusters/{cluster}/backups/{backup}",
+                ),
+            ),
+        ),
+        version_in_body=True,
+        update_mask=True,
+        audit_configs=True,
+    ),
 )
 
 register_adapter(ADAPTER)

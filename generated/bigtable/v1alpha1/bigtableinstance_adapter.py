@@ -14,6 +14,7 @@ from kccgen.contract import (
     CreateInput,
     CreateWrapped,
     DeleteAtPath,
+    IamMethods,
     Lro,
     UpdateReplace,
     Where,
@@ -73,6 +74,17 @@ ADAPTER = Adapter(
         ),
     ),
     canonical=(Canonical(field="clusters{}.location", expand="projects/{project}/locations/{}"),),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy", params=(("resource", "projects/{project}/instances/{instance}"),)
+        ),
+        set=Call(
+            method="setIamPolicy", params=(("resource", "projects/{project}/instances/{instance}"),)
+        ),
+        version_in_body=True,
+        update_mask=True,
+        audit_configs=True,
+    ),
 )
 
 register_adapter(ADAPTER)

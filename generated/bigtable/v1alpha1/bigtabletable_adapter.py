@@ -12,6 +12,7 @@ from kccgen.contract import (
     CreateInput,
     CreateWrapped,
     DeleteAtPath,
+    IamMethods,
     Lro,
     UpdateMaskInQuery,
     Where,
@@ -50,6 +51,19 @@ ADAPTER = Adapter(
     ),
     krm_only=("instanceRef", "projectRef", "resourceID"),
     operations=(("operations", OPERATIONS["operations"]),),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(("resource", "projects/{project}/instances/{instance}/tables/{table}"),),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(("resource", "projects/{project}/instances/{instance}/tables/{table}"),),
+        ),
+        version_in_body=True,
+        update_mask=True,
+        audit_configs=True,
+    ),
 )
 
 register_adapter(ADAPTER)

@@ -6,7 +6,15 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, Lro, UpdateMaskInQuery
+from kccgen.contract import (
+    Adapter,
+    Call,
+    CreateWithIdParam,
+    DeleteAtPath,
+    IamMethods,
+    Lro,
+    UpdateMaskInQuery,
+)
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.bigtableadmin.v1alpha1.bigtableadmin_v2_operations import OPERATIONS
 
@@ -59,6 +67,29 @@ ADAPTER = Adapter(
     ),
     krm_only=("instanceRef", "projectRef", "resourceID", "tableRef"),
     operations=(("operations", OPERATIONS["operations"]),),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(
+                (
+                    "resource",
+                    "projects/{project}/instances/{instance}/tables/{table}/schemaBundles/{schemaBundle}",
+                ),
+            ),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(
+                (
+                    "resource",
+                    "projects/{project}/instances/{instance}/tables/{table}/schemaBundles/{schemaBundle}",
+                ),
+            ),
+        ),
+        version_in_body=True,
+        update_mask=True,
+        audit_configs=True,
+    ),
 )
 
 register_adapter(ADAPTER)

@@ -11,6 +11,7 @@ from kccgen.contract import (
     Call,
     CreateInput,
     CreateServiceAssigned,
+    IamMethods,
     NoDelete,
     UpdateMaskInQuery,
     Where,
@@ -36,6 +37,13 @@ ADAPTER = Adapter(
     ),
     delete=NoDelete(),
     krm_only=("resourceID",),
+    iam=IamMethods(
+        get=Call(method="getIamPolicy", params=(("resource", "billingAccounts/{billingAccount}"),)),
+        set=Call(method="setIamPolicy", params=(("resource", "billingAccounts/{billingAccount}"),)),
+        version_param="options.requestedPolicyVersion",
+        update_mask=True,
+        audit_configs=True,
+    ),
 )
 
 register_adapter(ADAPTER)

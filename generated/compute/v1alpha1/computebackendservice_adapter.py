@@ -13,6 +13,7 @@ from kccgen.contract import (
     CreateWithNameInBody,
     DeleteAtPath,
     FingerprintGuard,
+    IamMethods,
     Locations,
     Lro,
     UpdateMerge,
@@ -76,6 +77,16 @@ ADAPTER = Adapter(
         variants=(("region", "ComputeRegionBackendService"),),
     ),
     secrets=("iap.oauth2ClientSecret",),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy", params=(("project", "{project}"), ("resource", "{resource}"))
+        ),
+        set=Call(
+            method="setIamPolicy", params=(("project", "{project}"), ("resource", "{resource}"))
+        ),
+        version_param="optionsRequestedPolicyVersion",
+        audit_configs=True,
+    ),
 )
 
 register_adapter(ADAPTER)

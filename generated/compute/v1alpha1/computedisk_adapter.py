@@ -13,6 +13,7 @@ from kccgen.contract import (
     CreateInput,
     CreateWithNameInBody,
     DeleteAtPath,
+    IamMethods,
     Locations,
     Lro,
     UpdateMaskInQuery,
@@ -75,6 +76,18 @@ ADAPTER = Adapter(
         field="location", scope="zone", param="zone", variants=(("region", "ComputeRegionDisk"),)
     ),
     secrets=("diskEncryptionKey.rawKey", "diskEncryptionKey.rsaEncryptedKey"),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(("project", "{project}"), ("resource", "{resource}"), ("zone", "{zone}")),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(("project", "{project}"), ("resource", "{resource}"), ("zone", "{zone}")),
+        ),
+        version_param="optionsRequestedPolicyVersion",
+        audit_configs=True,
+    ),
 )
 
 register_adapter(ADAPTER)

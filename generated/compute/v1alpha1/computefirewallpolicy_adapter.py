@@ -13,6 +13,7 @@ from kccgen.contract import (
     CreateWithNameInBody,
     DeleteAtPath,
     FingerprintGuard,
+    IamMethods,
     Lro,
     UpdateMerge,
     Where,
@@ -50,6 +51,12 @@ ADAPTER = Adapter(
         ("globalOrganizationOperations", OPERATIONS["globalOrganizationOperations"]),
         ("regionOperations", OPERATIONS["regionOperations"]),
         ("zoneOperations", OPERATIONS["zoneOperations"]),
+    ),
+    iam=IamMethods(
+        get=Call(method="getIamPolicy", params=(("resource", "{resource}"),)),
+        set=Call(method="setIamPolicy", params=(("resource", "{resource}"),)),
+        version_param="optionsRequestedPolicyVersion",
+        audit_configs=True,
     ),
 )
 

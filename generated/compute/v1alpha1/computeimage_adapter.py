@@ -13,6 +13,7 @@ from kccgen.contract import (
     CreateInput,
     CreateWithNameInBody,
     DeleteAtPath,
+    IamMethods,
     Lro,
     UpdateMerge,
     Where,
@@ -54,6 +55,16 @@ ADAPTER = Adapter(
         ("zoneOperations", OPERATIONS["zoneOperations"]),
     ),
     aliases=(Alias(field="diskRef", target="sourceDiskRef"),),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy", params=(("project", "{project}"), ("resource", "{resource}"))
+        ),
+        set=Call(
+            method="setIamPolicy", params=(("project", "{project}"), ("resource", "{resource}"))
+        ),
+        version_param="optionsRequestedPolicyVersion",
+        audit_configs=True,
+    ),
 )
 
 register_adapter(ADAPTER)

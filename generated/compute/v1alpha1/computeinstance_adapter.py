@@ -15,6 +15,7 @@ from kccgen.contract import (
     CreateWithNameInBody,
     DeleteAtPath,
     FingerprintGuard,
+    IamMethods,
     Lro,
     UpdateReplace,
     Where,
@@ -135,6 +136,18 @@ ADAPTER = Adapter(
     ),
     canonical=(Canonical(field="machineType", expand="zones/{zone}/machineTypes/{}"),),
     secrets=("attachedDisk[].diskEncryptionKeyRaw", "bootDisk.diskEncryptionKeyRaw"),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(("project", "{project}"), ("resource", "{resource}"), ("zone", "{zone}")),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(("project", "{project}"), ("resource", "{resource}"), ("zone", "{zone}")),
+        ),
+        version_param="optionsRequestedPolicyVersion",
+        audit_configs=True,
+    ),
 )
 
 register_adapter(ADAPTER)

@@ -6,7 +6,16 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Alias, Call, CreateWithNameInBody, DeleteAtPath, Lro, NoUpdate
+from kccgen.contract import (
+    Adapter,
+    Alias,
+    Call,
+    CreateWithNameInBody,
+    DeleteAtPath,
+    IamMethods,
+    Lro,
+    NoUpdate,
+)
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.compute.v1alpha1.compute_v1_operations import OPERATIONS
 
@@ -117,6 +126,16 @@ ADAPTER = Adapter(
             ),
         ),
         Alias(field="region", target=""),
+    ),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy", params=(("project", "{project}"), ("resource", "{resource}"))
+        ),
+        set=Call(
+            method="setIamPolicy", params=(("project", "{project}"), ("resource", "{resource}"))
+        ),
+        version_param="optionsRequestedPolicyVersion",
+        audit_configs=True,
     ),
 )
 

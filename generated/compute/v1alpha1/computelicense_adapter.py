@@ -11,6 +11,7 @@ from kccgen.contract import (
     Call,
     CreateWithNameInBody,
     DeleteAtPath,
+    IamMethods,
     Lro,
     UpdateMaskInQuery,
 )
@@ -50,6 +51,16 @@ ADAPTER = Adapter(
         ("globalOrganizationOperations", OPERATIONS["globalOrganizationOperations"]),
         ("regionOperations", OPERATIONS["regionOperations"]),
         ("zoneOperations", OPERATIONS["zoneOperations"]),
+    ),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy", params=(("project", "{project}"), ("resource", "{resource}"))
+        ),
+        set=Call(
+            method="setIamPolicy", params=(("project", "{project}"), ("resource", "{resource}"))
+        ),
+        version_param="optionsRequestedPolicyVersion",
+        audit_configs=True,
     ),
 )
 

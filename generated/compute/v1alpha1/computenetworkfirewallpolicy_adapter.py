@@ -12,6 +12,7 @@ from kccgen.contract import (
     CreateWithNameInBody,
     DeleteAtPath,
     FingerprintGuard,
+    IamMethods,
     Lro,
     UpdateMerge,
 )
@@ -53,6 +54,16 @@ ADAPTER = Adapter(
         ("globalOrganizationOperations", OPERATIONS["globalOrganizationOperations"]),
         ("regionOperations", OPERATIONS["regionOperations"]),
         ("zoneOperations", OPERATIONS["zoneOperations"]),
+    ),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy", params=(("project", "{project}"), ("resource", "{resource}"))
+        ),
+        set=Call(
+            method="setIamPolicy", params=(("project", "{project}"), ("resource", "{resource}"))
+        ),
+        version_param="optionsRequestedPolicyVersion",
+        audit_configs=True,
     ),
 )
 

@@ -6,7 +6,15 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithNameInBody, DeleteAtPath, Lro, UpdateMerge
+from kccgen.contract import (
+    Adapter,
+    Call,
+    CreateWithNameInBody,
+    DeleteAtPath,
+    IamMethods,
+    Lro,
+    UpdateMerge,
+)
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.compute.v1alpha1.compute_v1_operations import OPERATIONS
 
@@ -62,6 +70,18 @@ ADAPTER = Adapter(
         ("globalOrganizationOperations", OPERATIONS["globalOrganizationOperations"]),
         ("regionOperations", OPERATIONS["regionOperations"]),
         ("zoneOperations", OPERATIONS["zoneOperations"]),
+    ),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(("project", "{project}"), ("region", "{region}"), ("resource", "{resource}")),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(("project", "{project}"), ("region", "{region}"), ("resource", "{resource}")),
+        ),
+        version_param="optionsRequestedPolicyVersion",
+        audit_configs=True,
     ),
 )
 

@@ -13,6 +13,7 @@ from kccgen.contract import (
     CreateWithNameInBody,
     DeleteAtPath,
     FingerprintGuard,
+    IamMethods,
     Lro,
     UpdateMerge,
 )
@@ -84,6 +85,18 @@ ADAPTER = Adapter(
     aliases=(
         Alias(field="backend", target="backends"),
         Alias(field="connectionDrainingTimeoutSec", target="connectionDraining.drainingTimeoutSec"),
+    ),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(("project", "{project}"), ("region", "{region}"), ("resource", "{resource}")),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(("project", "{project}"), ("region", "{region}"), ("resource", "{resource}")),
+        ),
+        version_param="optionsRequestedPolicyVersion",
+        audit_configs=True,
     ),
 )
 

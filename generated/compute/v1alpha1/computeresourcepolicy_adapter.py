@@ -11,6 +11,7 @@ from kccgen.contract import (
     Call,
     CreateWithNameInBody,
     DeleteAtPath,
+    IamMethods,
     Lro,
     UpdateMaskInQuery,
 )
@@ -68,6 +69,18 @@ ADAPTER = Adapter(
         ("globalOrganizationOperations", OPERATIONS["globalOrganizationOperations"]),
         ("regionOperations", OPERATIONS["regionOperations"]),
         ("zoneOperations", OPERATIONS["zoneOperations"]),
+    ),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(("project", "{project}"), ("region", "{region}"), ("resource", "{resource}")),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(("project", "{project}"), ("region", "{region}"), ("resource", "{resource}")),
+        ),
+        version_param="optionsRequestedPolicyVersion",
+        audit_configs=True,
     ),
 )
 

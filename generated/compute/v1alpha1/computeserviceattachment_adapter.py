@@ -12,6 +12,7 @@ from kccgen.contract import (
     CreateWithNameInBody,
     DeleteAtPath,
     FingerprintGuard,
+    IamMethods,
     Locations,
     Lro,
     UpdateMerge,
@@ -73,6 +74,18 @@ ADAPTER = Adapter(
         ("zoneOperations", OPERATIONS["zoneOperations"]),
     ),
     locations=Locations(field="location", scope="region", param="region"),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(("project", "{project}"), ("region", "{region}"), ("resource", "{resource}")),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(("project", "{project}"), ("region", "{region}"), ("resource", "{resource}")),
+        ),
+        version_param="optionsRequestedPolicyVersion",
+        audit_configs=True,
+    ),
 )
 
 register_adapter(ADAPTER)

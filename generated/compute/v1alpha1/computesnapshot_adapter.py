@@ -6,7 +6,15 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithNameInBody, DeleteAtPath, Lro, NoUpdate
+from kccgen.contract import (
+    Adapter,
+    Call,
+    CreateWithNameInBody,
+    DeleteAtPath,
+    IamMethods,
+    Lro,
+    NoUpdate,
+)
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.compute.v1alpha1.compute_v1_operations import OPERATIONS
 
@@ -38,6 +46,16 @@ ADAPTER = Adapter(
         ("zoneOperations", OPERATIONS["zoneOperations"]),
     ),
     secrets=("snapshotEncryptionKey.rawKey", "sourceDiskEncryptionKey.rawKey"),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy", params=(("project", "{project}"), ("resource", "{resource}"))
+        ),
+        set=Call(
+            method="setIamPolicy", params=(("project", "{project}"), ("resource", "{resource}"))
+        ),
+        version_param="optionsRequestedPolicyVersion",
+        audit_configs=True,
+    ),
 )
 
 register_adapter(ADAPTER)

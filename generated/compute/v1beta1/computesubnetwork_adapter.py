@@ -13,6 +13,7 @@ from kccgen.contract import (
     CreateWithNameInBody,
     DeleteAtPath,
     FingerprintGuard,
+    IamMethods,
     Lro,
     UpdateMerge,
 )
@@ -69,6 +70,18 @@ ADAPTER = Adapter(
         ("zoneOperations", OPERATIONS["zoneOperations"]),
     ),
     aliases=(Alias(field="secondaryIpRange", target="secondaryIpRanges"),),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(("project", "{project}"), ("region", "{region}"), ("resource", "{resource}")),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(("project", "{project}"), ("region", "{region}"), ("resource", "{resource}")),
+        ),
+        version_param="optionsRequestedPolicyVersion",
+        audit_configs=True,
+    ),
 )
 
 register_adapter(ADAPTER)

@@ -6,7 +6,14 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, UpdateMaskInQuery
+from kccgen.contract import (
+    Adapter,
+    Call,
+    CreateWithIdParam,
+    DeleteAtPath,
+    IamMethods,
+    UpdateMaskInQuery,
+)
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -27,6 +34,11 @@ ADAPTER = Adapter(
         call=Call(method="delete", params=(("name", "projects/{project}/notes/{note}"),))
     ),
     krm_only=("projectRef", "resourceID"),
+    iam=IamMethods(
+        get=Call(method="getIamPolicy", params=(("resource", "projects/{project}/notes/{note}"),)),
+        set=Call(method="setIamPolicy", params=(("resource", "projects/{project}/notes/{note}"),)),
+        version_in_body=True,
+    ),
 )
 
 register_adapter(ADAPTER)

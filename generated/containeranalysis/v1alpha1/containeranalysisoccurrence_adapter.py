@@ -6,7 +6,14 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateServiceAssigned, DeleteAtPath, UpdateMaskInQuery
+from kccgen.contract import (
+    Adapter,
+    Call,
+    CreateServiceAssigned,
+    DeleteAtPath,
+    IamMethods,
+    UpdateMaskInQuery,
+)
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -43,6 +50,17 @@ ADAPTER = Adapter(
         "build.intotoStatement.slsaProvenance.recipe.definedInMaterial",
         "dsseAttestation.statement.provenance.recipe.definedInMaterial",
         "dsseAttestation.statement.slsaProvenance.recipe.definedInMaterial",
+    ),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(("resource", "projects/{project}/occurrences/{occurrence}"),),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(("resource", "projects/{project}/occurrences/{occurrence}"),),
+        ),
+        version_in_body=True,
     ),
 )
 

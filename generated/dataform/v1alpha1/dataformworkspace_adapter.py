@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, NoUpdate
+from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, IamMethods, NoUpdate
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -47,6 +47,27 @@ ADAPTER = Adapter(
         )
     ),
     krm_only=("location", "projectRef", "repositoryRef", "resourceID"),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(
+                (
+                    "resource",
+                    "projects/{project}/locations/{location}/repositories/{repository}/workspaces/{workspace}",
+                ),
+            ),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(
+                (
+                    "resource",
+                    "projects/{project}/locations/{location}/repositories/{repository}/workspaces/{workspace}",
+                ),
+            ),
+        ),
+        version_param="options.requestedPolicyVersion",
+    ),
 )
 
 register_adapter(ADAPTER)

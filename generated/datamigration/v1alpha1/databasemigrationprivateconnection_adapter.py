@@ -12,6 +12,7 @@ from kccgen.contract import (
     CreateInput,
     CreateWithIdParam,
     DeleteAtPath,
+    IamMethods,
     Lro,
     NoUpdate,
     Where,
@@ -59,6 +60,29 @@ ADAPTER = Adapter(
     ),
     krm_only=("location", "projectRef", "resourceID"),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(
+                (
+                    "resource",
+                    "projects/{project}/locations/{location}/privateConnections/{privateConnection}",
+                ),
+            ),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(
+                (
+                    "resource",
+                    "projects/{project}/locations/{location}/privateConnections/{privateConnection}",
+                ),
+            ),
+        ),
+        version_param="options.requestedPolicyVersion",
+        update_mask=True,
+        audit_configs=True,
+    ),
 )
 
 register_adapter(ADAPTER)

@@ -6,7 +6,15 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, Lro, UpdateMaskInQuery
+from kccgen.contract import (
+    Adapter,
+    Call,
+    CreateWithIdParam,
+    DeleteAtPath,
+    IamMethods,
+    Lro,
+    UpdateMaskInQuery,
+)
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.dataplex.v1alpha1.dataplex_v1_operations import OPERATIONS
 
@@ -47,6 +55,23 @@ ADAPTER = Adapter(
     operations=(
         ("organizations.locations.operations", OPERATIONS["organizations.locations.operations"]),
         ("projects.locations.operations", OPERATIONS["projects.locations.operations"]),
+    ),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(
+                ("resource", "projects/{project}/locations/{location}/lakes/{lake}/zones/{zone}"),
+            ),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(
+                ("resource", "projects/{project}/locations/{location}/lakes/{lake}/zones/{zone}"),
+            ),
+        ),
+        version_param="options.requestedPolicyVersion",
+        update_mask=True,
+        audit_configs=True,
     ),
 )
 

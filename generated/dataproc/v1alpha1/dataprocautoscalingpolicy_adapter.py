@@ -6,7 +6,14 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithNameInBody, DeleteAtPath, UpdateReplace
+from kccgen.contract import (
+    Adapter,
+    Call,
+    CreateWithNameInBody,
+    DeleteAtPath,
+    IamMethods,
+    UpdateReplace,
+)
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -54,6 +61,27 @@ ADAPTER = Adapter(
     name_is_full=False,
     id_field="id",
     krm_only=("location", "projectRef", "resourceID"),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(
+                (
+                    "resource",
+                    "projects/{project}/locations/{location}/autoscalingPolicies/{autoscalingPolicy}",
+                ),
+            ),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(
+                (
+                    "resource",
+                    "projects/{project}/locations/{location}/autoscalingPolicies/{autoscalingPolicy}",
+                ),
+            ),
+        ),
+        version_in_body=True,
+    ),
 )
 
 register_adapter(ADAPTER)

@@ -6,7 +6,14 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateServiceAssigned, DeleteAtPath, UpdateReplace
+from kccgen.contract import (
+    Adapter,
+    Call,
+    CreateServiceAssigned,
+    DeleteAtPath,
+    IamMethods,
+    UpdateReplace,
+)
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -88,6 +95,27 @@ ADAPTER = Adapter(
         "placement.managedCluster.config.workerConfig.instanceFlexibilityPolicy.instanceSelectionList[].diskConfig.attachedDiskConfigs[].provisionedThroughput",
         "placement.managedCluster.config.workerConfig.instanceFlexibilityPolicy.instanceSelectionList[].diskConfig.bootDiskProvisionedIops",
         "placement.managedCluster.config.workerConfig.instanceFlexibilityPolicy.instanceSelectionList[].diskConfig.bootDiskProvisionedThroughput",
+    ),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(
+                (
+                    "resource",
+                    "projects/{project}/locations/{location}/workflowTemplates/{workflowTemplate}",
+                ),
+            ),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(
+                (
+                    "resource",
+                    "projects/{project}/locations/{location}/workflowTemplates/{workflowTemplate}",
+                ),
+            ),
+        ),
+        version_in_body=True,
     ),
 )
 

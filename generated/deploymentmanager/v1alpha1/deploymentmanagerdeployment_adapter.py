@@ -13,6 +13,7 @@ from kccgen.contract import (
     CreateWithNameInBody,
     DeleteAtPath,
     FingerprintGuard,
+    IamMethods,
     Lro,
     UpdateMerge,
     Where,
@@ -55,6 +56,17 @@ ADAPTER = Adapter(
     krm_only=("projectRef", "resourceID"),
     int64_paths=("id",),
     operations=(("operations", OPERATIONS["operations"]),),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy", params=(("project", "{project}"), ("resource", "{resource}"))
+        ),
+        set=Call(
+            method="setIamPolicy", params=(("project", "{project}"), ("resource", "{resource}"))
+        ),
+        version_param="optionsRequestedPolicyVersion",
+        update_mask=True,
+        audit_configs=True,
+    ),
 )
 
 register_adapter(ADAPTER)

@@ -6,7 +6,15 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, Lro, UpdateMaskInQuery
+from kccgen.contract import (
+    Adapter,
+    Call,
+    CreateWithIdParam,
+    DeleteAtPath,
+    IamMethods,
+    Lro,
+    UpdateMaskInQuery,
+)
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.discoveryengine.v1alpha1.discoveryengine_v1_operations import OPERATIONS
 
@@ -128,6 +136,27 @@ ADAPTER = Adapter(
             OPERATIONS["projects.locations.podcasts.operations"],
         ),
         ("projects.operations", OPERATIONS["projects.operations"]),
+    ),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(
+                (
+                    "resource",
+                    "projects/{project}/locations/{location}/collections/{collection}/engines/{engine}",
+                ),
+            ),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(
+                (
+                    "resource",
+                    "projects/{project}/locations/{location}/collections/{collection}/engines/{engine}",
+                ),
+            ),
+        ),
+        version_param="options.requestedPolicyVersion",
     ),
 )
 

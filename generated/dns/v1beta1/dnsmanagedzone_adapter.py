@@ -6,7 +6,15 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithNameInBody, DeleteAtPath, Lro, UpdateMerge
+from kccgen.contract import (
+    Adapter,
+    Call,
+    CreateWithNameInBody,
+    DeleteAtPath,
+    IamMethods,
+    Lro,
+    UpdateMerge,
+)
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.dns.v1beta1.dns_v1_operations import OPERATIONS
 
@@ -36,6 +44,19 @@ ADAPTER = Adapter(
     operations=(
         ("managedZoneOperations", OPERATIONS["managedZoneOperations"]),
         ("operations", OPERATIONS["operations"]),
+    ),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(("resource", "projects/{project}/managedZones/{managedZone}"),),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(("resource", "projects/{project}/managedZones/{managedZone}"),),
+        ),
+        version_in_body=True,
+        update_mask=True,
+        audit_configs=True,
     ),
 )
 

@@ -11,6 +11,7 @@ from kccgen.contract import (
     Call,
     CreateInput,
     CreateWithIdParam,
+    IamMethods,
     Lro,
     NoDelete,
     UpdateMaskInQuery,
@@ -89,6 +90,27 @@ ADAPTER = Adapter(
             "projects.locations.vmwareClusters.vmwareNodePools.operations",
             OPERATIONS["projects.locations.vmwareClusters.vmwareNodePools.operations"],
         ),
+    ),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(
+                (
+                    "resource",
+                    "projects/{project}/locations/{location}/bareMetalAdminClusters/{bareMetalAdminCluster}",
+                ),
+            ),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(
+                (
+                    "resource",
+                    "projects/{project}/locations/{location}/bareMetalAdminClusters/{bareMetalAdminCluster}",
+                ),
+            ),
+        ),
+        version_param="options.requestedPolicyVersion",
     ),
 )
 

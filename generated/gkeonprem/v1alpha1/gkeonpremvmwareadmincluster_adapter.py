@@ -11,6 +11,7 @@ from kccgen.contract import (
     Call,
     CreateInput,
     CreateWithIdParam,
+    IamMethods,
     Lro,
     NoDelete,
     UpdateMaskInQuery,
@@ -88,6 +89,27 @@ ADAPTER = Adapter(
             "projects.locations.vmwareClusters.vmwareNodePools.operations",
             OPERATIONS["projects.locations.vmwareClusters.vmwareNodePools.operations"],
         ),
+    ),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(
+                (
+                    "resource",
+                    "projects/{project}/locations/{location}/vmwareAdminClusters/{vmwareAdminCluster}",
+                ),
+            ),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(
+                (
+                    "resource",
+                    "projects/{project}/locations/{location}/vmwareAdminClusters/{vmwareAdminCluster}",
+                ),
+            ),
+        ),
+        version_param="options.requestedPolicyVersion",
     ),
 )
 

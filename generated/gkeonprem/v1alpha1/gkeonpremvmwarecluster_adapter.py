@@ -12,6 +12,7 @@ from kccgen.contract import (
     CreateInput,
     CreateWithIdParam,
     DeleteAtPath,
+    IamMethods,
     Lro,
     UpdateMaskInQuery,
     Where,
@@ -90,6 +91,27 @@ ADAPTER = Adapter(
             "projects.locations.vmwareClusters.vmwareNodePools.operations",
             OPERATIONS["projects.locations.vmwareClusters.vmwareNodePools.operations"],
         ),
+    ),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(
+                (
+                    "resource",
+                    "projects/{project}/locations/{location}/vmwareClusters/{vmwareCluster}",
+                ),
+            ),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(
+                (
+                    "resource",
+                    "projects/{project}/locations/{location}/vmwareClusters/{vmwareCluster}",
+                ),
+            ),
+        ),
+        version_param="options.requestedPolicyVersion",
     ),
 )
 

@@ -6,7 +6,15 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, Lro, UpdateMaskInQuery
+from kccgen.contract import (
+    Adapter,
+    Call,
+    CreateWithIdParam,
+    DeleteAtPath,
+    IamMethods,
+    Lro,
+    UpdateMaskInQuery,
+)
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.gkeonprem.v1alpha1.gkeonprem_v1_operations import OPERATIONS
 
@@ -91,6 +99,27 @@ ADAPTER = Adapter(
             "projects.locations.vmwareClusters.vmwareNodePools.operations",
             OPERATIONS["projects.locations.vmwareClusters.vmwareNodePools.operations"],
         ),
+    ),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(
+                (
+                    "resource",
+                    "projects/{project}/locations/{location}/vmwareClusters/{vmwareCluster}/vmwareNodePools/{vmwareNodePool}",
+                ),
+            ),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(
+                (
+                    "resource",
+                    "projects/{project}/locations/{location}/vmwareClusters/{vmwareCluster}/vmwareNodePools/{vmwareNodePool}",
+                ),
+            ),
+        ),
+        version_param="options.requestedPolicyVersion",
     ),
 )
 

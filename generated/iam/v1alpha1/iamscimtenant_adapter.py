@@ -12,6 +12,7 @@ from kccgen.contract import (
     CreateInput,
     CreateWithNameInBody,
     DeleteAtPath,
+    IamMethods,
     UpdateMaskInQuery,
     Where,
 )
@@ -69,6 +70,29 @@ ADAPTER = Adapter(
         )
     ),
     krm_only=("location", "providerRef", "resourceID", "workforcePoolRef"),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(
+                (
+                    "resource",
+                    "locations/{location}/workforcePools/{workforcePool}/providers/{provider}/scimTenants/{scimTenant}",
+                ),
+            ),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(
+                (
+                    "resource",
+                    "locations/{location}/workforcePools/{workforcePool}/providers/{provider}/scimTenants/{scimTenant}",
+                ),
+            ),
+        ),
+        version_in_body=True,
+        update_mask=True,
+        audit_configs=True,
+    ),
 )
 
 register_adapter(ADAPTER)

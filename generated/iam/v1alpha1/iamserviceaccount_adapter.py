@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWrapped, DeleteAtPath, UpdateMaskInBody
+from kccgen.contract import Adapter, Call, CreateWrapped, DeleteAtPath, IamMethods, UpdateMaskInBody
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -39,6 +39,19 @@ ADAPTER = Adapter(
         )
     ),
     krm_only=("projectRef", "resourceID"),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(("resource", "projects/{project}/serviceAccounts/{serviceAccount}"),),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(("resource", "projects/{project}/serviceAccounts/{serviceAccount}"),),
+        ),
+        version_param="options.requestedPolicyVersion",
+        update_mask=True,
+        audit_configs=True,
+    ),
 )
 
 register_adapter(ADAPTER)

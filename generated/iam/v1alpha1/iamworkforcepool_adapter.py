@@ -6,7 +6,15 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, Lro, UpdateMaskInQuery
+from kccgen.contract import (
+    Adapter,
+    Call,
+    CreateWithIdParam,
+    DeleteAtPath,
+    IamMethods,
+    Lro,
+    UpdateMaskInQuery,
+)
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.iam.v1alpha1.iam_v1_operations import OPERATIONS
 
@@ -85,6 +93,19 @@ ADAPTER = Adapter(
             "projects.locations.workloadIdentityPools.providers.operations",
             OPERATIONS["projects.locations.workloadIdentityPools.providers.operations"],
         ),
+    ),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(("resource", "locations/{location}/workforcePools/{workforcePool}"),),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(("resource", "locations/{location}/workforcePools/{workforcePool}"),),
+        ),
+        version_in_body=True,
+        update_mask=True,
+        audit_configs=True,
     ),
 )
 

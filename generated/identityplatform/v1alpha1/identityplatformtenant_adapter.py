@@ -6,7 +6,14 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateServiceAssigned, DeleteAtPath, UpdateMaskInQuery
+from kccgen.contract import (
+    Adapter,
+    Call,
+    CreateServiceAssigned,
+    DeleteAtPath,
+    IamMethods,
+    UpdateMaskInQuery,
+)
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -29,6 +36,17 @@ ADAPTER = Adapter(
         call=Call(method="delete", params=(("name", "projects/{project}/tenants/{tenant}"),))
     ),
     krm_only=("projectRef", "resourceID"),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy", params=(("resource", "projects/{project}/tenants/{tenant}"),)
+        ),
+        set=Call(
+            method="setIamPolicy", params=(("resource", "projects/{project}/tenants/{tenant}"),)
+        ),
+        version_in_body=True,
+        update_mask=True,
+        audit_configs=True,
+    ),
 )
 
 register_adapter(ADAPTER)

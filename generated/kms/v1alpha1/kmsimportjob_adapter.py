@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, NoDelete, NoUpdate
+from kccgen.contract import Adapter, Call, CreateWithIdParam, IamMethods, NoDelete, NoUpdate
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -35,6 +35,29 @@ ADAPTER = Adapter(
     update=NoUpdate(),
     delete=NoDelete(),
     krm_only=("keyRingRef", "location", "projectRef", "resourceID"),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(
+                (
+                    "resource",
+                    "projects/{project}/locations/{location}/keyRings/{keyRing}/importJobs/{importJob}",
+                ),
+            ),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(
+                (
+                    "resource",
+                    "projects/{project}/locations/{location}/keyRings/{keyRing}/importJobs/{importJob}",
+                ),
+            ),
+        ),
+        version_param="options.requestedPolicyVersion",
+        update_mask=True,
+        audit_configs=True,
+    ),
 )
 
 register_adapter(ADAPTER)

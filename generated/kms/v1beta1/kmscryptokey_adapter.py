@@ -12,6 +12,7 @@ from kccgen.contract import (
     CreateInput,
     CreateWithIdParam,
     DeleteAtPath,
+    IamMethods,
     Lro,
     UpdateMaskInQuery,
     Where,
@@ -71,6 +72,29 @@ ADAPTER = Adapter(
     ),
     krm_only=("keyRingRef", "location", "projectRef", "resourceID"),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(
+                (
+                    "resource",
+                    "projects/{project}/locations/{location}/keyRings/{keyRing}/cryptoKeys/{cryptoKey}",
+                ),
+            ),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(
+                (
+                    "resource",
+                    "projects/{project}/locations/{location}/keyRings/{keyRing}/cryptoKeys/{cryptoKey}",
+                ),
+            ),
+        ),
+        version_param="options.requestedPolicyVersion",
+        update_mask=True,
+        audit_configs=True,
+    ),
 )
 
 register_adapter(ADAPTER)

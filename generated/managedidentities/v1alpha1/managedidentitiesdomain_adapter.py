@@ -12,6 +12,7 @@ from kccgen.contract import (
     CreateInput,
     CreateWithNameInBody,
     DeleteAtPath,
+    IamMethods,
     Lro,
     UpdateMaskInQuery,
     Where,
@@ -58,6 +59,17 @@ ADAPTER = Adapter(
             "projects.locations.global.operations",
             OPERATIONS["projects.locations.global.operations"],
         ),
+    ),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(("resource", "projects/{project}/locations/global/domains/{domain}"),),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(("resource", "projects/{project}/locations/global/domains/{domain}"),),
+        ),
+        version_param="options.requestedPolicyVersion",
     ),
 )
 

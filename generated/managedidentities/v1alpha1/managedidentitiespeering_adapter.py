@@ -6,7 +6,15 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, Lro, UpdateMaskInQuery
+from kccgen.contract import (
+    Adapter,
+    Call,
+    CreateWithIdParam,
+    DeleteAtPath,
+    IamMethods,
+    Lro,
+    UpdateMaskInQuery,
+)
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.managedidentities.v1alpha1.managedidentities_v1_operations import OPERATIONS
 
@@ -48,6 +56,17 @@ ADAPTER = Adapter(
             "projects.locations.global.operations",
             OPERATIONS["projects.locations.global.operations"],
         ),
+    ),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(("resource", "projects/{project}/locations/global/peerings/{peering}"),),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(("resource", "projects/{project}/locations/global/peerings/{peering}"),),
+        ),
+        version_param="options.requestedPolicyVersion",
     ),
 )
 

@@ -11,6 +11,7 @@ from kccgen.contract import (
     Call,
     CreateWithNameInBody,
     DeleteAtPath,
+    IamMethods,
     Lro,
     UpdateMaskInQuery,
 )
@@ -46,6 +47,17 @@ ADAPTER = Adapter(
     operations=(
         ("projects.locations.operations", OPERATIONS["projects.locations.operations"]),
         ("projects.operations", OPERATIONS["projects.operations"]),
+    ),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy", params=(("resource", "projects/{project}/models/{model}"),)
+        ),
+        set=Call(
+            method="setIamPolicy", params=(("resource", "projects/{project}/models/{model}"),)
+        ),
+        version_param="options.requestedPolicyVersion",
+        update_mask=True,
+        audit_configs=True,
     ),
 )
 

@@ -12,6 +12,7 @@ from kccgen.contract import (
     CreateInput,
     CreateWithNameInBody,
     DeleteAtPath,
+    IamMethods,
     Lro,
     UpdateMaskInQuery,
     Where,
@@ -75,6 +76,29 @@ ADAPTER = Adapter(
             "projects.locations.global.operations",
             OPERATIONS["projects.locations.global.operations"],
         ),
+    ),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(
+                (
+                    "resource",
+                    "projects/{project}/locations/global/connectivityTests/{connectivityTest}",
+                ),
+            ),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(
+                (
+                    "resource",
+                    "projects/{project}/locations/global/connectivityTests/{connectivityTest}",
+                ),
+            ),
+        ),
+        version_param="options.requestedPolicyVersion",
+        update_mask=True,
+        audit_configs=True,
     ),
 )
 

@@ -6,7 +6,15 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, Lro, UpdateMaskInQuery
+from kccgen.contract import (
+    Adapter,
+    Call,
+    CreateWithIdParam,
+    DeleteAtPath,
+    IamMethods,
+    Lro,
+    UpdateMaskInQuery,
+)
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.notebooks.v1alpha1.notebooks_v1_operations import OPERATIONS
 
@@ -49,6 +57,17 @@ ADAPTER = Adapter(
         "virtualMachine.virtualMachineConfig.dataDisk.initializeParams.diskSizeGb",
     ),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(("resource", "projects/{project}/locations/{location}/runtimes/{runtime}"),),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(("resource", "projects/{project}/locations/{location}/runtimes/{runtime}"),),
+        ),
+        version_param="options.requestedPolicyVersion",
+    ),
 )
 
 register_adapter(ADAPTER)

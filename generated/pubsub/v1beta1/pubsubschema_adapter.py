@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, NoUpdate
+from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, IamMethods, NoUpdate
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -25,6 +25,15 @@ ADAPTER = Adapter(
         call=Call(method="delete", params=(("name", "projects/{project}/schemas/{schema}"),))
     ),
     krm_only=("projectRef", "resourceID"),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy", params=(("resource", "projects/{project}/schemas/{schema}"),)
+        ),
+        set=Call(
+            method="setIamPolicy", params=(("resource", "projects/{project}/schemas/{schema}"),)
+        ),
+        version_param="options.requestedPolicyVersion",
+    ),
 )
 
 register_adapter(ADAPTER)

@@ -13,6 +13,7 @@ from kccgen.contract import (
     CreateAtPath,
     CreateInput,
     DeleteAtPath,
+    IamMethods,
     UpdateMaskInBody,
     Where,
 )
@@ -47,6 +48,15 @@ ADAPTER = Adapter(
     ),
     krm_only=("projectRef", "resourceID"),
     aliases=(Alias(field="pubSubSubscriptionRef", target="subscriptionRef"),),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy", params=(("resource", "projects/{project}/snapshots/{snapshot}"),)
+        ),
+        set=Call(
+            method="setIamPolicy", params=(("resource", "projects/{project}/snapshots/{snapshot}"),)
+        ),
+        version_param="options.requestedPolicyVersion",
+    ),
 )
 
 register_adapter(ADAPTER)

@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateAtPath, DeleteAtPath, UpdateMaskInBody
+from kccgen.contract import Adapter, Call, CreateAtPath, DeleteAtPath, IamMethods, UpdateMaskInBody
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -39,6 +39,17 @@ ADAPTER = Adapter(
     ),
     krm_only=("projectRef", "resourceID"),
     int64_paths=("cloudStorageConfig.maxBytes", "cloudStorageConfig.maxMessages"),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(("resource", "projects/{project}/subscriptions/{subscription}"),),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(("resource", "projects/{project}/subscriptions/{subscription}"),),
+        ),
+        version_param="options.requestedPolicyVersion",
+    ),
 )
 
 register_adapter(ADAPTER)

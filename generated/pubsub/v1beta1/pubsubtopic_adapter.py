@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateAtPath, DeleteAtPath, UpdateMaskInBody
+from kccgen.contract import Adapter, Call, CreateAtPath, DeleteAtPath, IamMethods, UpdateMaskInBody
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -29,6 +29,15 @@ ADAPTER = Adapter(
         call=Call(method="delete", params=(("topic", "projects/{project}/topics/{topic}"),))
     ),
     krm_only=("projectRef", "resourceID"),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy", params=(("resource", "projects/{project}/topics/{topic}"),)
+        ),
+        set=Call(
+            method="setIamPolicy", params=(("resource", "projects/{project}/topics/{topic}"),)
+        ),
+        version_param="options.requestedPolicyVersion",
+    ),
 )
 
 register_adapter(ADAPTER)

@@ -11,6 +11,7 @@ from kccgen.contract import (
     Call,
     CreateWithNameInBody,
     DeleteAtPath,
+    IamMethods,
     Lro,
     UpdateMaskInQuery,
 )
@@ -39,6 +40,13 @@ ADAPTER = Adapter(
     name_is_full=False,
     krm_only=("resourceID",),
     operations=(("operations", OPERATIONS["operations"]),),
+    iam=IamMethods(
+        get=Call(method="getIamPolicy", params=(("resource", "folders/{folder}"),)),
+        set=Call(method="setIamPolicy", params=(("resource", "folders/{folder}"),)),
+        version_in_body=True,
+        update_mask=True,
+        audit_configs=True,
+    ),
 )
 
 register_adapter(ADAPTER)

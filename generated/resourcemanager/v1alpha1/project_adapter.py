@@ -13,6 +13,7 @@ from kccgen.contract import (
     Companion,
     CreateWithNameInBody,
     DeleteAtPath,
+    IamMethods,
     Lro,
     UpdateMaskInQuery,
 )
@@ -55,6 +56,13 @@ ADAPTER = Adapter(
             api_field="billingAccountName",
             target="BillingAccount",
         ),
+    ),
+    iam=IamMethods(
+        get=Call(method="getIamPolicy", params=(("resource", "projects/{project}"),)),
+        set=Call(method="setIamPolicy", params=(("resource", "projects/{project}"),)),
+        version_in_body=True,
+        update_mask=True,
+        audit_configs=True,
     ),
 )
 

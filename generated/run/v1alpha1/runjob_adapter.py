@@ -6,7 +6,15 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, Lro, UpdateMerge
+from kccgen.contract import (
+    Adapter,
+    Call,
+    CreateWithIdParam,
+    DeleteAtPath,
+    IamMethods,
+    Lro,
+    UpdateMerge,
+)
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.run.v1alpha1.run_v2_operations import OPERATIONS
 
@@ -45,6 +53,19 @@ ADAPTER = Adapter(
     krm_only=("location", "projectRef", "resourceID"),
     int64_paths=("template.template.containers[].sourceCode.cloudStorageSource.generation",),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(("resource", "projects/{project}/locations/{location}/jobs/{job}"),),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(("resource", "projects/{project}/locations/{location}/jobs/{job}"),),
+        ),
+        version_param="options.requestedPolicyVersion",
+        update_mask=True,
+        audit_configs=True,
+    ),
 )
 
 register_adapter(ADAPTER)

@@ -6,7 +6,15 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Alias, Call, CreateWithIdParam, DeleteAtPath, UpdateMaskInQuery
+from kccgen.contract import (
+    Adapter,
+    Alias,
+    Call,
+    CreateWithIdParam,
+    DeleteAtPath,
+    IamMethods,
+    UpdateMaskInQuery,
+)
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -29,6 +37,17 @@ ADAPTER = Adapter(
     krm_only=("projectRef", "resourceID"),
     int64_paths=("versionAliases",),
     aliases=(Alias(field="replication.auto", target="replication.automatic"),),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy", params=(("resource", "projects/{project}/secrets/{secret}"),)
+        ),
+        set=Call(
+            method="setIamPolicy", params=(("resource", "projects/{project}/secrets/{secret}"),)
+        ),
+        version_param="options.requestedPolicyVersion",
+        update_mask=True,
+        audit_configs=True,
+    ),
 )
 
 register_adapter(ADAPTER)

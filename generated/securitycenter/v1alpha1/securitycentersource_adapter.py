@@ -6,7 +6,14 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithNameInBody, NoDelete, UpdateMaskInQuery
+from kccgen.contract import (
+    Adapter,
+    Call,
+    CreateWithNameInBody,
+    IamMethods,
+    NoDelete,
+    UpdateMaskInQuery,
+)
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -28,6 +35,19 @@ ADAPTER = Adapter(
     ),
     delete=NoDelete(),
     krm_only=("organization", "resourceID"),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(("resource", "organizations/{organization}/sources/{source}"),),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(("resource", "organizations/{organization}/sources/{source}"),),
+        ),
+        version_in_body=True,
+        update_mask=True,
+        audit_configs=True,
+    ),
 )
 
 register_adapter(ADAPTER)

@@ -6,7 +6,15 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithNameInBody, DeleteAtPath, Lro, NoUpdate
+from kccgen.contract import (
+    Adapter,
+    Call,
+    CreateWithNameInBody,
+    DeleteAtPath,
+    IamMethods,
+    Lro,
+    NoUpdate,
+)
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.servicemanagement.v1alpha1.servicemanagement_v1_operations import OPERATIONS
 
@@ -31,6 +39,13 @@ ADAPTER = Adapter(
     id_field="serviceName",
     krm_only=("resourceID",),
     operations=(("operations", OPERATIONS["operations"]),),
+    iam=IamMethods(
+        get=Call(method="getIamPolicy", params=(("resource", "services/{service}"),)),
+        set=Call(method="setIamPolicy", params=(("resource", "services/{service}"),)),
+        version_in_body=True,
+        update_mask=True,
+        audit_configs=True,
+    ),
 )
 
 register_adapter(ADAPTER)

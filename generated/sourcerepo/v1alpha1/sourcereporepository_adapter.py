@@ -6,7 +6,14 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithNameInBody, DeleteAtPath, UpdateMaskInBody
+from kccgen.contract import (
+    Adapter,
+    Call,
+    CreateWithNameInBody,
+    DeleteAtPath,
+    IamMethods,
+    UpdateMaskInBody,
+)
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -30,6 +37,13 @@ ADAPTER = Adapter(
     ),
     krm_only=("projectRef", "resourceID"),
     int64_paths=("size",),
+    iam=IamMethods(
+        get=Call(method="getIamPolicy", params=(("resource", "projects/{project}/repos/{repo}"),)),
+        set=Call(method="setIamPolicy", params=(("resource", "projects/{project}/repos/{repo}"),)),
+        version_param="options.requestedPolicyVersion",
+        update_mask=True,
+        audit_configs=True,
+    ),
 )
 
 register_adapter(ADAPTER)

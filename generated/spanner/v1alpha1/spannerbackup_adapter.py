@@ -13,6 +13,7 @@ from kccgen.contract import (
     CreateInput,
     CreateWithIdParam,
     DeleteAtPath,
+    IamMethods,
     Lro,
     UpdateMaskInQuery,
     Where,
@@ -78,6 +79,17 @@ ADAPTER = Adapter(
     ),
     canonical=(
         Canonical(field="database", expand="projects/{project}/instances/{instance}/databases/{}"),
+    ),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(("resource", "projects/{project}/instances/{instance}/backups/{backup}"),),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(("resource", "projects/{project}/instances/{instance}/backups/{backup}"),),
+        ),
+        version_in_body=True,
     ),
 )
 

@@ -6,7 +6,14 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, UpdateMaskInQuery
+from kccgen.contract import (
+    Adapter,
+    Call,
+    CreateWithIdParam,
+    DeleteAtPath,
+    IamMethods,
+    UpdateMaskInQuery,
+)
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -55,6 +62,27 @@ ADAPTER = Adapter(
         )
     ),
     krm_only=("database", "instanceRef", "projectRef", "resourceID"),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(
+                (
+                    "resource",
+                    "projects/{project}/instances/{instance}/databases/{database}/backupSchedules/{backupSchedule}",
+                ),
+            ),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(
+                (
+                    "resource",
+                    "projects/{project}/instances/{instance}/databases/{database}/backupSchedules/{backupSchedule}",
+                ),
+            ),
+        ),
+        version_in_body=True,
+    ),
 )
 
 register_adapter(ADAPTER)

@@ -13,6 +13,7 @@ from kccgen.contract import (
     Canonical,
     CreateWrapped,
     DeleteAtPath,
+    IamMethods,
     Lro,
     UpdateMaskInBody,
 )
@@ -69,6 +70,15 @@ ADAPTER = Adapter(
     ),
     aliases=(Alias(field="numNodes", target="nodeCount"),),
     canonical=(Canonical(field="config", expand="projects/{project}/instanceConfigs/{}"),),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy", params=(("resource", "projects/{project}/instances/{instance}"),)
+        ),
+        set=Call(
+            method="setIamPolicy", params=(("resource", "projects/{project}/instances/{instance}"),)
+        ),
+        version_in_body=True,
+    ),
 )
 
 register_adapter(ADAPTER)

@@ -11,6 +11,7 @@ from kccgen.contract import (
     Call,
     CreateWithNameInBody,
     DeleteAtPath,
+    IamMethods,
     MetagenerationGuard,
     UpdateMerge,
 )
@@ -39,6 +40,18 @@ ADAPTER = Adapter(
     name_is_full=False,
     krm_only=("bucket", "resourceID"),
     int64_paths=("metageneration",),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(("bucket", "{bucket}"), ("managedFolder", "{managedFolder}")),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(("bucket", "{bucket}"), ("managedFolder", "{managedFolder}")),
+        ),
+        version_param="optionsRequestedPolicyVersion",
+        wrapped=False,
+    ),
 )
 
 register_adapter(ADAPTER)

@@ -12,6 +12,7 @@ from kccgen.contract import (
     CreateInput,
     CreateWithNameInBody,
     DeleteAtPath,
+    IamMethods,
     MetagenerationGuard,
     UpdateMerge,
     Where,
@@ -57,6 +58,11 @@ ADAPTER = Adapter(
         "ifMetagenerationNotMatch",
         "metageneration",
         "size",
+    ),
+    iam=IamMethods(
+        get=Call(method="getIamPolicy", params=(("bucket", "{bucket}"), ("object", "{object}"))),
+        set=Call(method="setIamPolicy", params=(("bucket", "{bucket}"), ("object", "{object}"))),
+        wrapped=False,
     ),
 )
 

@@ -14,6 +14,7 @@ from kccgen.contract import (
     CreateInput,
     CreateWithNameInBody,
     DeleteAtPath,
+    IamMethods,
     MetagenerationGuard,
     UpdateMerge,
     Where,
@@ -68,6 +69,12 @@ ADAPTER = Adapter(
         Alias(field="bucketPolicyOnly", target="iamConfiguration.bucketPolicyOnly.enabled"),
     ),
     canonical=(Canonical(field="location", case="upper"),),
+    iam=IamMethods(
+        get=Call(method="getIamPolicy", params=(("bucket", "{bucket}"),)),
+        set=Call(method="setIamPolicy", params=(("bucket", "{bucket}"),)),
+        version_param="optionsRequestedPolicyVersion",
+        wrapped=False,
+    ),
 )
 
 register_adapter(ADAPTER)

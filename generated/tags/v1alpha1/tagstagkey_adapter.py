@@ -11,6 +11,7 @@ from kccgen.contract import (
     Call,
     CreateServiceAssigned,
     DeleteAtPath,
+    IamMethods,
     Lro,
     UpdateMaskInQuery,
 )
@@ -42,6 +43,13 @@ ADAPTER = Adapter(
     ),
     krm_only=("resourceID",),
     operations=(("operations", OPERATIONS["operations"]),),
+    iam=IamMethods(
+        get=Call(method="getIamPolicy", params=(("resource", "tagKeys/{tagKey}"),)),
+        set=Call(method="setIamPolicy", params=(("resource", "tagKeys/{tagKey}"),)),
+        version_in_body=True,
+        update_mask=True,
+        audit_configs=True,
+    ),
 )
 
 register_adapter(ADAPTER)

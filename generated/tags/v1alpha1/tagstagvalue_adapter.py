@@ -11,6 +11,7 @@ from kccgen.contract import (
     Call,
     CreateWithNameInBody,
     DeleteAtPath,
+    IamMethods,
     Lro,
     UpdateMaskInQuery,
 )
@@ -39,6 +40,13 @@ ADAPTER = Adapter(
     name_is_full=False,
     krm_only=("resourceID",),
     operations=(("operations", OPERATIONS["operations"]),),
+    iam=IamMethods(
+        get=Call(method="getIamPolicy", params=(("resource", "tagValues/{tagValue}"),)),
+        set=Call(method="setIamPolicy", params=(("resource", "tagValues/{tagValue}"),)),
+        version_in_body=True,
+        update_mask=True,
+        audit_configs=True,
+    ),
 )
 
 register_adapter(ADAPTER)

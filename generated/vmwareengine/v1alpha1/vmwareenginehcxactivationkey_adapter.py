@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, Lro, NoDelete, NoUpdate
+from kccgen.contract import Adapter, Call, CreateWithIdParam, IamMethods, Lro, NoDelete, NoUpdate
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.vmwareengine.v1alpha1.vmwareengine_v1_operations import OPERATIONS
 
@@ -40,6 +40,29 @@ ADAPTER = Adapter(
     delete=NoDelete(),
     krm_only=("location", "privateCloudRef", "projectRef", "resourceID"),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(
+                (
+                    "resource",
+                    "projects/{project}/locations/{location}/privateClouds/{privateCloud}/hcxActivationKeys/{hcxActivationKey}",
+                ),
+            ),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(
+                (
+                    "resource",
+                    "projects/{project}/locations/{location}/privateClouds/{privateCloud}/hcxActivationKeys/{hcxActivationKey}",
+                ),
+            ),
+        ),
+        version_param="options.requestedPolicyVersion",
+        update_mask=True,
+        audit_configs=True,
+    ),
 )
 
 register_adapter(ADAPTER)

@@ -12,6 +12,7 @@ from kccgen.contract import (
     Call,
     CreateWithIdParam,
     DeleteAtPath,
+    IamMethods,
     Lro,
     UpdateMaskInQuery,
 )
@@ -75,6 +76,29 @@ ADAPTER = Adapter(
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
     aliases=(
         Alias(field="host.gceInstance.bootDiskSizeGB", target="host.gceInstance.bootDiskSizeGb"),
+    ),
+    iam=IamMethods(
+        get=Call(
+            method="getIamPolicy",
+            params=(
+                (
+                    "resource",
+                    "projects/{project}/locations/{location}/workstationClusters/{workstationCluster}/workstationConfigs/{workstationConfig}",
+                ),
+            ),
+        ),
+        set=Call(
+            method="setIamPolicy",
+            params=(
+                (
+                    "resource",
+                    "projects/{project}/locations/{location}/workstationClusters/{workstationCluster}/workstationConfigs/{workstationConfig}",
+                ),
+            ),
+        ),
+        version_param="options.requestedPolicyVersion",
+        update_mask=True,
+        audit_configs=True,
     ),
 )
 
