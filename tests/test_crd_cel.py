@@ -44,7 +44,8 @@ from tests.support.crds import load_crd
 from tests.support.kinds import GENERATED_KINDS, batched_params, configured_kinds, representatives
 
 CRD_DIR = Path(__file__).resolve().parent.parent / "generated" / "crds"
-CRD_FILES = sorted(CRD_DIR.glob("*.yaml"))
+# the IAM Kinds (kccgen.dev/shape: iam-policy) own a part of a policy: no identity, resourceRef names any Kind
+CRD_FILES = sorted(p for p in CRD_DIR.glob("*.yaml") if "kccgen.dev/shape: iam-policy" not in p.read_text(encoding="utf-8"))
 FILE_KIND = {p.name: str(load_crd(p)["spec"]["names"]["kind"]) for p in CRD_FILES}
 
 PASS = "pass"

@@ -16,12 +16,12 @@ import yaml
 from kccgen.runtime.adapter import adapter_for
 from kccgen.runtime.local import ManifestError, load_manifests
 from kccgen.runtime.registry import types_modules
-from tests.support.kinds import batched_params, representatives
+from tests.support.kinds import POLICY_KINDS, batched_params, representatives
 from tools.kcc_compat import crd_schemas
 
 CRDS = Path(__file__).resolve().parent.parent / "generated" / "crds"
-SCHEMAS = {kind: s for (_, kind), s in crd_schemas(CRDS).items()}
-API_VERSIONS = {kind: av for (av, kind) in crd_schemas(CRDS)}
+SCHEMAS = {kind: s for (_, kind), s in crd_schemas(CRDS).items() if kind not in POLICY_KINDS}
+API_VERSIONS = {kind: av for (av, kind) in crd_schemas(CRDS) if kind not in POLICY_KINDS}
 
 
 def _bare(kind: str) -> dict[str, Any]:

@@ -125,7 +125,7 @@ def test_cel_rules_are_evaluated(v: Validator) -> None:
 
 def test_samples_from_texts_keeps_our_kinds_and_numbers_documents(v: Validator) -> None:
     texts = [
-        ("b/two.yaml", "kind: PubSubTopic\nmetadata: {name: t}\n---\nkind: IAMPolicy\n"),
+        ("b/two.yaml", "kind: PubSubTopic\nmetadata: {name: t}\n---\nkind: NoSuchKind\n"),
         ("a/one.yaml", "kind: ComputeNetwork\n"),
         ("c/bad.yaml", "kind: [unclosed\n"),
     ]

@@ -714,6 +714,7 @@ def build_ir(specs: Specs, reporter: Reporter | None = None, strict: bool = True
         gone = {f.kind for f in failed}
         shaped = [sh for sh in shaped if sh.sel.cfg.kind not in gone]
     _check_list_kinds([(k.group, k.kind, k.config_file) for k in kinds] + [k for u in cached for k in u.kinds])
+    iam_targets = external_iam_targets(specs, targets, rep)
     return IR(
         api_modules=tuple(modules[k] for k in sorted(modules)),
         kinds=tuple(kinds),
@@ -722,13 +723,14 @@ def build_ir(specs: Specs, reporter: Reporter | None = None, strict: bool = True
         targets=targets,
         skipped=tuple(sorted(skipped, key=lambda s: s.kind)),
         candidates=tuple(rows),
-        iam_targets=external_iam_targets(specs, targets),
+        iam_targets=iam_targets,
     )
 
 
-def external_iam_targets(specs: Specs, targets: tuple[TargetKind, ...]) -> tuple[IamTarget, ...]:
+def external_iam_targets(specs: Specs, targets: tuple[TargetKind, ...], rep: Reporter) -> tuple[IamTarget, ...]:
     """The ``iam:`` entries of specs/external-kinds.yaml, checked against their
-    documents: a document or resource without both policy methods fails the run."""
+    documents: a resource without both policy methods fails the run; a document
+    not pinned (an older spec set, a test slice) leaves the entry out, with a warning."""
     out = []
     by_kind = {t.kind: t for t in targets}
     for i, ek in enumerate(specs.external_kinds.kinds):
@@ -736,7 +738,8 @@ def external_iam_targets(specs: Specs, targets: tuple[TargetKind, ...]) -> tuple
             continue
         where = json_path("kinds", i, "iam")
         if ek.iam.document not in specs.discovery or ek.kind not in by_kind:
-            raise SpecError(specs.external_kinds_file, where, f"{ek.kind}: no pinned document {ek.iam.document!r}")
+            rep.warn(f"{specs.external_kinds_file}#{where}", "iam", f"{ek.kind}: no pinned document {ek.iam.document!r}: IAM Kinds cannot name it")
+            continue
         doc = specs.discovery[ek.iam.document]
         res = dict(iter_resources(doc)).get(ek.iam.resource)
         iam = iam_methods(doc, ek.iam.resource, res) if res is not None else None

@@ -31,6 +31,7 @@ from typing import Any, Literal, TypeVar
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from kccgen.generator.emit.policies import KINDS as POLICY_KIND_ROWS
 from kccgen.runtime.adapter import adapter_for
 from kccgen.runtime.registry import types_modules
 
@@ -152,11 +153,16 @@ class Refs(Strict):
     references: tuple[Reference, ...]
 
 
+#: The IAM Kinds (generator/emit/policies.py): in the registry, but no resource of a
+#: document, so none of the per-resource tables (IR, identity, mutability from Discovery).
+POLICY_KINDS: frozenset[str] = frozenset(k for k, *_ in POLICY_KIND_ROWS)
+
+
 def _registry_kinds() -> tuple[str, ...]:
-    return tuple(sorted(types_modules()))
+    return tuple(sorted(k for k in types_modules() if k not in POLICY_KINDS))
 
 
-#: The generated Kinds, from the registry (the generated ``*_types`` modules), sorted.
+#: The generated resource Kinds, from the registry (the generated ``*_types`` modules), sorted.
 GENERATED_KINDS: tuple[str, ...] = _registry_kinds()
 
 
