@@ -45,7 +45,17 @@ class Call:
 
     @property
     def key(self) -> str:
-        return self.coll.key(self.path)
+        key = self.coll.key(self.path)
+        # users.update?name=app, autoscalers.patch?autoscaler=a: the path stops at the
+        # collection and the resource's ID travels in the query parameter named after
+        # the get path's last placeholder
+        if self.route.role in ("update", "delete") and "get" in self.coll.methods:
+            own = self.method.path.split(":", 1)[0].rsplit("/", 1)[-1]
+            last = self.coll.get.path.split(":", 1)[0].rsplit("/", 1)[-1]
+            name = last.strip("{}+")
+            if not own.startswith("{") and last.startswith("{") and name in self.method.parameters and self.param(name):
+                key = f"{key}/{self.param(name)}"
+        return key
 
     @property
     def store_key(self) -> str:

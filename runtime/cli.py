@@ -199,6 +199,7 @@ def _export(args: argparse.Namespace) -> int:
     from kccgen.runtime.gcp import Gcp, GcpError
     from kccgen.runtime.local import StateDir
     from kccgen.runtime.reconciler import read_live
+    from kccgen.runtime.secrets import placeholders
 
     kind = _kind_or_exit(args.kind)
     if kind is None:
@@ -231,6 +232,10 @@ def _export(args: argparse.Namespace) -> int:
     try:
         live = read_live(gcp, a, dict(ident.parse(ext)))
         doc = export_manifest(kind, ext, live, args.as_name or (args.name if stored else None), args.namespace)
+        fill, notes = placeholders(a, (stored[0].get("spec") if stored else None), str(doc["metadata"]["name"]))
+        _deep_merge(doc.setdefault("spec", {}), fill)
+        for note in notes:
+            print(f"note: {note}", file=sys.stderr)
     except GcpError as e:
         print(f"error: GET {ext}: {e}", file=sys.stderr)
         return 1
@@ -239,6 +244,14 @@ def _export(args: argparse.Namespace) -> int:
         return 2
     print(yaml.safe_dump(doc, sort_keys=False), end="")
     return 0
+
+
+def _deep_merge(into: dict[str, Any], add: dict[str, Any]) -> None:
+    for k, v in add.items():
+        if isinstance(v, dict) and isinstance(into.get(k), dict) and "valueFrom" not in v:
+            _deep_merge(into[k], v)
+        else:
+            into[k] = v
 
 
 def _example(args: argparse.Namespace) -> int:

@@ -69,7 +69,16 @@ from kccgen.runtime.refs import (
     resolve_object,
 )
 from kccgen.runtime.requests import at_path, create_request, delete_request, update_request
-from kccgen.runtime.secrets import masked, redacted, resolve_secrets, without_secrets
+from kccgen.runtime.secrets import (
+    ANN_SECRET_DIGEST,
+    REDACTED,
+    api_paths,
+    masked,
+    redacted,
+    resolve_secrets,
+    secret_digest,
+    without_secrets,
+)
 
 __all__ = ["ANN_CREATE_PENDING", "ANN_FORCE_ACQUIRE", "ANN_STREAK", "MAX_STREAK", "Event", "Reconciler", "Result", "diff"]
 
@@ -731,6 +740,7 @@ class Reconciler:
             obj["spec"] = merge_into_spec(a, spec, result)
             note_merged(obj, spec)
         self._observe(obj, a, result, new_ext)
+        _set_annotation(obj, ANN_SECRET_DIGEST, secret_digest(obj, a, resolved) or None)
         events.append(Event("Normal", "Created", f"created {new_ext}"))
         failed = self._sync_companions(a, self._values(obj, a, new_ext), spec, resolved, events)
         if failed:
@@ -855,6 +865,12 @@ class Reconciler:
         values = self._values(obj, a, ext)  # once: the mapping expands short names with it, the update is sent with it
         desired = leases.strip(a, spec_to_api(enforce, a, resolved, values))
         diffs = redacted(a, diff(desired, actual, a, check_mutability=True))
+        digest = secret_digest(obj, a, resolved)
+        recorded = _ann(obj).get(ANN_SECRET_DIGEST)
+        if digest and recorded and digest != recorded:
+            # a Secret changed: the service never answers its value, so the digest says it
+            have = {p for p, _, _ in diffs}
+            diffs += [(p, REDACTED, REDACTED) for p in sorted(api_paths(a)) if p not in have and at_path(desired, p) is not None]
         acquired = not (obj.get("status") or {}).get("externalRef")
         if not diffs and (lease.write is None or self.dry_run):
             self._observe(obj, a, actual, ext)
@@ -872,6 +888,8 @@ class Reconciler:
                 failed = self._write_companions(a, values, todo, events)
                 if failed:
                     return self._finish(obj, False, "UpdateFailed", f"{ext}: {failed}", events)
+            if not self.dry_run:
+                _set_annotation(obj, ANN_SECRET_DIGEST, digest or None)
             return self._finish(obj, True, "UpToDate", f"{ext} is up to date", events)
         table = by_api_path(a.kind)
         frozen = [(p, table[p]) for p, _, _ in diffs if p in table and not table[p].updatable]
@@ -911,6 +929,7 @@ class Reconciler:
             why = e.message if isinstance(e, OperationFailed) else str(e)
             return self._finish(obj, False, "UpdateFailed", f"update of {ext} failed: {why}", events)
         result = without_marks(a, viewed(a, result))
+        _set_annotation(obj, ANN_SECRET_DIGEST, digest or None)  # written: what the resource now holds
         self._observe(obj, a, result if isinstance(result, dict) and result else without_marks(a, {**actual, **desired}), ext)
         if lease.taken_from:
             events.append(Event("Normal", "LeaseTakenOver", f"{ext}: took over the lease {lease.taken_from!r} held (verified with force-acquire)"))

@@ -14,6 +14,8 @@ from __future__ import annotations
 import base64
 import binascii
 import copy
+import hashlib
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -127,3 +129,52 @@ def without_secrets(a: Adapter, spec: Mapping[str, Any]) -> dict[str, Any]:
             if isinstance(node, dict):
                 node.pop(last.removesuffix("[]"), None)
     return out
+
+
+#: The annotation holding a digest of the secret values last written: the service never
+#: answers a secret, so this is how a changed Secret is told from an unchanged one.
+ANN_SECRET_DIGEST = "kccgen.dev/secret-digest"
+
+
+def secret_digest(obj: Mapping[str, Any], a: Adapter, resolved: Mapping[str, Any]) -> str:
+    """A digest of the secret values ``resolved`` holds for ``obj`` ("" without any),
+    salted with the object's Kind, namespace and name: it tells a change, and the
+    state keeps it in place of the values."""
+    wanted = {"spec." + path.replace("[]", "") for path in a.secrets}
+    found = sorted((k, str(v)) for k, v in resolved.items() if re.sub(r"\[\d+\]", "", k) in wanted)
+    if not found:
+        return ""
+    meta = obj.get("metadata") or {}
+    h = hashlib.sha256(f"{a.kind}/{meta.get('namespace') or ''}/{meta.get('name') or ''}".encode())
+    for k, v in found:
+        h.update(b"\0" + k.encode() + b"\0" + v.encode())
+    return "sha256:" + h.hexdigest()[:32]
+
+
+def placeholders(a: Adapter, stored_spec: Mapping[str, Any] | None, name: str) -> tuple[dict[str, Any], list[str]]:
+    """What an export writes for the secret fields the applied object set (the
+    service never answers them): its own ``secretKeyRef``, or, for a literal
+    ``value``, a ``secretKeyRef`` to a Secret the user must create. Returns
+    (top-level spec field -> value, one note per placeholder)."""
+    out: dict[str, Any] = {}
+    notes: list[str] = []
+    for path in a.secrets:
+        if "[]" in path:
+            continue
+        given: Any = stored_spec or {}
+        for part in path.split("."):
+            given = given.get(part) if isinstance(given, Mapping) else None
+        if not isinstance(given, Mapping):
+            continue
+        ref = (given.get("valueFrom") or {}).get("secretKeyRef") if "valueFrom" in given else None
+        if not isinstance(ref, Mapping):
+            ref = {"name": f"{name}-secrets", "key": path.rsplit(".", 1)[-1]}
+            notes.append(f"spec.{path} is sensitive: written as valueFrom.secretKeyRef to Secret {ref['name']!r} key {ref['key']!r}, which you create")
+        else:
+            notes.append(f"spec.{path} is sensitive: written as the applied object's valueFrom.secretKeyRef (Secret {ref.get('name')!r})")
+        node = out
+        parts = path.split(".")
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+        node[parts[-1]] = {"valueFrom": {"secretKeyRef": dict(ref)}}
+    return out, notes

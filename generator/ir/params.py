@@ -86,12 +86,26 @@ def _renamed(m: MethodIR | None, target: list[str]) -> MethodIR | None:
     return m if t is None or t == m.param_templates else replace(m, param_templates=t)
 
 
+def _id_in_query(m: MethodIR | None, full: list[str]) -> MethodIR | None:
+    """``m`` with the resource's ID as the query parameter of its name, where the path
+    stops at the collection (sqladmin's ``users.update?name=``): sent without it, the
+    call names no user, or every one."""
+    last = _ANY_PH.fullmatch(full[-1]) if full else None
+    if m is None or last is None:
+        return m
+    ph = last.group(1)
+    used = {n for _, t in m.param_templates for n in _ANY_PH.findall(t)}
+    if ph in used or ph not in m.query_params or ph in dict(m.param_templates):
+        return m
+    return replace(m, param_templates=tuple(sorted((*m.param_templates, (ph, "{" + ph + "}")))))
+
+
 def align_params(methods: Methods, template: str) -> Methods:
     """``methods`` with each standard method's parameters named after ``template``'s placeholders."""
     full = template.split("/")
     get = _renamed(methods.get, full)
     assert get is not None
-    update, delete = _renamed(methods.update, full), _renamed(methods.delete, full)
+    update, delete = _id_in_query(_renamed(methods.update, full), full), _id_in_query(_renamed(methods.delete, full), full)
     at_path = isinstance(methods.create_shape, CreateAtPath)
     if isinstance(methods.create_shape, CreateByVerb) and methods.create is not None:
         # a verb acts on the resource itself (services/S:enable), else on its parent

@@ -28,7 +28,9 @@ ADAPTER = Adapter(
     ),
     update=UpdateMerge(
         call=Call(
-            method="patch", params=(("project", "{project}"), ("zone", "{zone}")), lro=Lro.COMPUTE
+            method="patch",
+            params=(("autoscaler", "{autoscaler}"), ("project", "{project}"), ("zone", "{zone}")),
+            lro=Lro.COMPUTE,
         )
     ),
     delete=DeleteAtPath(

@@ -31,7 +31,11 @@ ADAPTER = Adapter(
     update=UpdateMerge(
         call=Call(
             method="patch",
-            params=(("project", "{project}"), ("region", "{region}")),
+            params=(
+                ("autoscaler", "{autoscaler}"),
+                ("project", "{project}"),
+                ("region", "{region}"),
+            ),
             lro=Lro.COMPUTE,
         )
     ),

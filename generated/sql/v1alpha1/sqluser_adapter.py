@@ -33,10 +33,16 @@ ADAPTER = Adapter(
         inputs=(CreateInput(field="location", where=Where.QUERY),),
     ),
     update=UpdateReplace(
-        call=Call(method="update", params=(("instance", "{instance}"), ("project", "{project}")))
+        call=Call(
+            method="update",
+            params=(("instance", "{instance}"), ("name", "{name}"), ("project", "{project}")),
+        )
     ),
     delete=DeleteAtPath(
-        call=Call(method="delete", params=(("instance", "{instance}"), ("project", "{project}")))
+        call=Call(
+            method="delete",
+            params=(("instance", "{instance}"), ("name", "{name}"), ("project", "{project}")),
+        )
     ),
     name_is_full=False,
     krm_only=("instanceRef", "projectRef", "resourceID"),
