@@ -26,13 +26,15 @@ from kccgen.contract import (
     Lro,
     NoDelete,
     NoUpdate,
+    Owns,
+    PolicyAdapter,
     TypeKind,
     UpdateMaskInBody,
     UpdateMaskInQuery,
     UpdateMerge,
     UpdateReplace,
 )
-from kccgen.runtime.adapter import adapter_for
+from kccgen.runtime.adapter import adapter_for, policy_for
 from kccgen.runtime.example import Examples
 from kccgen.runtime.export import export_manifest
 from kccgen.runtime.gcp import Gcp, GcpError, NotFound
@@ -215,6 +217,8 @@ class Lifecycle:
         ext = (obj.get("status") or {}).get("externalRef")
         if not ext:
             raise StepFailed("create", f"{kind} is Ready without status.externalRef")
+        if (policy := policy_for(kind)) is not None:
+            return self._policy_steps(out, policy, store, live, at)
         a = adapter_for(kind)
 
         out.step = "reapply"
@@ -270,6 +274,61 @@ class Lifecycle:
         if isinstance(a.delete, NoDelete):
             return changed
         raise StepFailed("delete", f"GET {ext} after delete still finds the resource")
+
+    def _policy_steps(self, out: Outcome, p: PolicyAdapter, store: InMemoryStore, live: list[dict[str, Any]], at: int) -> str:
+        """An IAM Kind's suite: a re-apply reads the policy once and writes nothing; a
+        change is one read and one write; the delete leaves the policy without its part."""
+        from kccgen.runtime.iam import as_sets, read_policy, target_of
+
+        def iam_calls(since: int) -> list[str]:
+            return [c for c in self.gcp.calls[since:] if "IamPolicy" in c]
+
+        obj = live[at]
+        out.step = "reapply"
+        mark = len(self.gcp.calls)
+        obj = self._reconcile(store, obj, "reapply")
+        calls = iam_calls(mark)
+        if len(calls) != 1 or not calls[0].endswith(".getIamPolicy"):
+            raise StepFailed("reapply", f"expected one getIamPolicy and no write, sent {calls}")
+        out.step = "update"
+        changed = ""
+        new = copy.deepcopy(obj)
+        spec = new["spec"]
+        extra = "user:second@example.com"
+        if p.owns is Owns.POLICY:
+            spec["bindings"][0]["members"].append(extra)
+            changed = "bindings"
+        elif p.owns is Owns.BINDINGS:
+            spec["bindings"][0]["members"].append({"member": extra})
+            changed = "bindings"
+        elif p.owns is Owns.AUDIT_CONFIG:
+            spec["auditLogConfigs"].append({"logType": "DATA_WRITE"})
+            changed = "auditLogConfigs"
+        if changed:
+            new["metadata"]["generation"] = int(new["metadata"].get("generation") or 1) + 1
+            mark = len(self.gcp.calls)
+            obj = self._reconcile(store, new, "update")
+            calls = iam_calls(mark)
+            if [c.rsplit(".", 1)[-1] for c in calls] != ["getIamPolicy", "setIamPolicy"]:
+                raise StepFailed("update", f"changing {changed}: expected one read and one write of the policy, sent {calls}")
+        out.step = "delete"
+        live[at] = obj
+        target = target_of(obj, p, store)
+        for doc in live[at:]:  # the IAM object first; the resource it names stays to be read
+            current = store.get(doc["kind"], "default", doc["metadata"]["name"]) or doc
+            result = Reconciler(self.gcp, store).delete(dict(current))
+            if not result.deleted:
+                raise StepFailed("delete", f"{doc['kind']}/{doc['metadata']['name']}: {result.reason}: {result.message}")
+        left = read_policy(self.gcp, target)
+        held = {m for ms in as_sets(left.get("bindings")).values() for m in ms}
+        if p.owns is not Owns.AUDIT_CONFIG and held & {"user:jane@example.com", extra}:
+            raise StepFailed("delete", f"the policy of {target.external} still holds {sorted(held)} after the delete")
+        if p.owns is Owns.AUDIT_CONFIG and left.get("auditConfigs"):
+            raise StepFailed("delete", f"the policy of {target.external} still holds {left['auditConfigs']} after the delete")
+        for doc in reversed(live[:at]):
+            current = store.get(doc["kind"], "default", doc["metadata"]["name"]) or doc
+            Reconciler(self.gcp, store).delete(dict(current))
+        return changed
 
     def _check_export(self, kind: str, a: Adapter, obj: dict[str, Any], ext: str, project: str) -> None:
         """``kccctl export``'s manifest, applied where nothing is known of the

@@ -26,6 +26,7 @@ Adapters are data (generated ``<kind>_adapter.py``); every rule is here.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import re
 import secrets
@@ -258,6 +259,40 @@ def _intent(value: str) -> tuple[str, str, str]:
 
 def _ann(obj: Mapping[str, Any]) -> dict[str, str]:
     return dict((obj.get("metadata") or {}).get("annotations") or {})
+
+
+Tree = dict[str, "Tree"]
+
+
+@functools.cache
+def _observed_tree(kind: str) -> Tree:
+    """The Kind's ``status.observedState`` rows as a tree of keys (``items[]`` a list's
+    elements): what the CRD declares there, so nothing else is written to it."""
+    root: Tree = {}
+    for path in mutability_of(kind):
+        if path.startswith("status.observedState."):
+            node = root
+            for part in path.removeprefix("status.observedState.").split("."):
+                node = node.setdefault(part, {})
+    return root
+
+
+def observed_part(value: Any, tree: Tree) -> Any:
+    """``value`` pruned to ``tree``: a leaf keeps its whole value, an object with rows
+    under it keeps only those (a SQL instance's ``settings`` holds the spec's ``tier``,
+    which its observed state does not declare: the API server refuses the status)."""
+    if not isinstance(value, Mapping):
+        return copy.deepcopy(value)
+    out: dict[str, Any] = {}
+    for k, v in value.items():
+        if k in tree:
+            out[k] = copy.deepcopy(v) if not tree[k] else observed_part(v, tree[k])
+        elif f"{k}[]" in tree and isinstance(v, list):
+            sub = tree[f"{k}[]"]
+            out[k] = [copy.deepcopy(x) if not sub else observed_part(x, sub) for x in v]
+        elif "*" in tree:  # a map's values (nodeTypeConfigs.*.nodeCount)
+            out[k] = copy.deepcopy(v) if not tree["*"] else observed_part(v, tree["*"])
+    return out
 
 
 class Reconciler:
@@ -583,9 +618,7 @@ class Reconciler:
         status["externalRef"] = ext
         if resource is None:
             return
-        table = mutability_of(a.kind)
-        top = {p.split(".")[2] for p in table if p.startswith("status.observedState.")}
-        observed = {k: copy.deepcopy(v) for k, v in resource.items() if k in top}
+        observed = observed_part(resource, _observed_tree(a.kind))
         status["observedState"] = without_secrets(a, observed)  # diskEncryptionKey's sha256, not its rawKey
 
     def _external_from(self, a: Adapter, resource: Mapping[str, Any], values: dict[str, str]) -> str:

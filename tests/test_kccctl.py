@@ -17,7 +17,7 @@ from kccgen.runtime.example import Examples
 from kccgen.runtime.identity import known_kinds
 from tests.conftest import REPO
 from tests.support.cli import Run
-from tests.support.kinds import GENERATED_KINDS, configured_kinds
+from tests.support.kinds import GENERATED_KINDS, POLICY_KINDS, configured_kinds
 
 SELF_LINK = "https://www.googleapis.com/compute/v1/projects/p/global/networks/n"
 CONSOLE_SCRIPT = REPO / ".venv" / "bin" / "kccctl"
@@ -124,7 +124,7 @@ def test_kinds_lists_the_generated_kinds() -> None:
     assert r.code == 0, r.stderr
     assert r.stderr == ""
     rows = [line.split("\t") for line in r.stdout.splitlines()]
-    assert [row[0] for row in rows] == list(GENERATED_KINDS)
+    assert [row[0] for row in rows] == sorted((*GENERATED_KINDS, *POLICY_KINDS))  # the IAM Kinds too
     assert set(configured_kinds()) <= {row[0] for row in rows}
     for kind, module in rows:
         assert module.startswith("kccgen.generated.") and module.endswith(f".{kind.lower()}_types"), (
@@ -138,7 +138,7 @@ def test_kinds_match_the_generated_types_modules_on_disk() -> None:
     on_disk = sorted(
         p.name.removesuffix("_types.py") for p in (REPO / "generated").glob("*/*/*_types.py")
     )
-    assert on_disk == sorted(k.lower() for k in GENERATED_KINDS)
+    assert on_disk == sorted(k.lower() for k in (*GENERATED_KINDS, *POLICY_KINDS))
 
 
 @pytest.mark.parametrize(
