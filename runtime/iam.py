@@ -193,7 +193,7 @@ def member_of(entry: Mapping[str, Any], path: str, p: PolicyAdapter, obj: Mappin
     return member
 
 
-class _Nothing:
+class Nothing:
     """A store that has no objects: the checks that need none run on it."""
 
     default_namespace = "default"
@@ -207,13 +207,13 @@ def static_problems(obj: Mapping[str, Any], p: PolicyAdapter) -> list[str]:
     without policy methods, a member that is no principal, a condition without a title.
     A reference that is not there yet is no problem here (the reconcile waits for it)."""
     try:
-        target_of(obj, p, _Nothing())
+        target_of(obj, p, Nothing())
     except PolicyRefused as e:
         return [str(e)]
     except RefError:
         pass
     try:
-        wanted(obj, p, _Nothing())
+        wanted(obj, p, Nothing())
     except PolicyRefused as e:
         return [str(e)]
     except RefError:
@@ -422,6 +422,7 @@ def modify(
 __all__ = [
     "ATTEMPTS",
     "NotFound",
+    "Nothing",
     "PolicyRefused",
     "Target",
     "Want",

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from kccgen.contract import Owns, PolicyAdapter
 from kccgen.runtime.gcp import GcpError, NotFound
 from kccgen.runtime.iam import (
+    Nothing,
     PolicyRefused,
     Target,
     Want,
@@ -148,13 +149,6 @@ def _recorded(obj: Mapping[str, Any], p: PolicyAdapter) -> Target | None:
 
     ref = (obj.get("spec") or {}).get("resourceRef") or {}
     try:
-        return target_of({**obj, "spec": {**(obj.get("spec") or {}), "resourceRef": {"kind": ref.get("kind"), "external": (obj.get("status") or {}).get("externalRef")}}}, p, _NoStore())
+        return target_of({**obj, "spec": {**(obj.get("spec") or {}), "resourceRef": {"kind": ref.get("kind"), "external": (obj.get("status") or {}).get("externalRef")}}}, p, Nothing())
     except (PolicyRefused, RefError, IdentityError, KeyError):
-        return None
-
-
-class _NoStore:
-    default_namespace = "default"
-
-    def get(self, kind: str, namespace: str, name: str) -> None:
         return None
