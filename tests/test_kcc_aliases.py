@@ -202,6 +202,13 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], str, Any]] = [
         f"projects/{PROJECT}/zones/us-central1-a/disks/d1",
     ),
     (
+        "ComputeVPNTunnel",
+        {"region": "us-central1", "sharedSecret": {"value": "s3cret"}, "targetVPNGatewayRef": {"external": f"projects/{PROJECT}/regions/us-central1/targetVpnGateways/g1"}},
+        {"region": "us-central1", "sharedSecret": {"value": "s3cret"}, "targetVpnGatewayRef": {"external": f"projects/{PROJECT}/regions/us-central1/targetVpnGateways/g1"}},
+        "targetVpnGateway",
+        f"projects/{PROJECT}/regions/us-central1/targetVpnGateways/g1",
+    ),
+    (
         "ComputeTargetTCPProxy",
         {"backendServiceRef": {"external": f"projects/{PROJECT}/global/backendServices/bs1"}},
         {"serviceRef": {"external": f"projects/{PROJECT}/global/backendServices/bs1"}},
@@ -492,7 +499,7 @@ def test_every_alias_is_exercised_by_a_case() -> None:
     )
 
     declared = sorted((k, a.field) for k in SCHEMAS for a in adapter_for(k).aliases)
-    used = sorted({(kind, a.field) for kind, spec, *_ in (*CASES, *SHAPES) for a in adapter_for(kind).aliases if _uses(spec, a.field)})
+    used = sorted({(kind, a.field) for kind, spec, *_ in (*CASES, *SHAPES, *NOWHERE) for a in adapter_for(kind).aliases if _uses(spec, a.field)})
     assert declared == used
 
 
@@ -582,6 +589,22 @@ def test_an_element_alias_needs_a_list_of_objects(tmp_path: Path) -> None:
     with pytest.raises(SpecError, match=r"routingConfig\.routingMode is not a list of objects") as e:
         build_ir(dataclasses.replace(specs, kinds=tuple((p, kf if p == "specs/kinds/compute.yaml" else f) for p, f in specs.kinds)))
     assert str(e.value).startswith("specs/kinds/compute.yaml#/kinds/0/aliases/0/element: ")
+
+
+#: Aliases with no API field (Kind, a spec using it, the spec it becomes): accepted, sent nowhere.
+NOWHERE = [
+    (
+        "ComputeSnapshot",
+        {"zone": "us-central1-a", "sourceDiskRef": {"external": f"projects/{PROJECT}/zones/us-central1-a/disks/d1"}},
+        {"sourceDiskRef": {"external": f"projects/{PROJECT}/zones/us-central1-a/disks/d1"}},
+    ),
+]
+
+
+@pytest.mark.parametrize(("kind", "alias_spec", "api_spec"), NOWHERE, ids=[c[0] for c in NOWHERE])
+def test_a_sent_nowhere_alias_validates_and_leaves_the_spec(kind: str, alias_spec: dict[str, Any], api_spec: dict[str, Any]) -> None:
+    assert [e.message for e in validator(SCHEMAS[kind]).iter_errors(_obj(kind, alias_spec))] == []
+    assert canonical_spec(adapter_for(kind), alias_spec) == api_spec
 
 
 def test_an_alias_with_no_api_field_is_accepted_and_sent_nowhere() -> None:

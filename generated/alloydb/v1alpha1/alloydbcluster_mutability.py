@@ -94,7 +94,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("encryptionConfig.kmsKeyNameRef", OBJECT, (), True, True, {"api_path": "encryptionConfig.kmsKeyName"}),
         ("initialUser", OBJECT, (INPUT_ONLY_3, OPTIONAL_4), True, False),
         ("initialUser.password", STRING, (INPUT_ONLY_2,), True, False),
-        ("initialUser.userRef", OBJECT, (INPUT_ONLY_2,), True, False, {"api_path": "initialUser.user"}),
+        ("initialUser.user", STRING, (INPUT_ONLY_2,), True, False),
         ("labels", MAP_OF_STRING, (), True, True),
         ("location", STRING, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("maintenanceUpdatePolicy", OBJECT, (OPTIONAL,), True, True),

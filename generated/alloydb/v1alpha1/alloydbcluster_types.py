@@ -24,7 +24,6 @@ from kccgen.generated.alloydb.v1alpha1.alloydb_v1_api import (
     WeeklyScheduleDaysOfWeek,
 )
 from kccgen.generated.alloydb.v1alpha1.alloydbcluster_reference import AlloyDBClusterRef
-from kccgen.generated.alloydb.v1alpha1.alloydbuser_reference import AlloyDBUserRef
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
@@ -856,10 +855,7 @@ class UserPassword(KRMModel):
     password: Annotated[
         SensitiveValue | None, Field(description="The initial password for the user.")
     ] = None
-    user_ref: Annotated[
-        AlloyDBUserRef | None,
-        Field(alias="userRef", description="A reference to a AlloyDBUser (API field `user`)."),
-    ] = None
+    user: Annotated[str | None, Field(description="The database username.")] = None
 
 
 class WeeklySchedule(KRMModel):

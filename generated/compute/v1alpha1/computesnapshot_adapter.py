@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateWithNameInBody,
     DeleteAtPath,
@@ -45,6 +46,7 @@ ADAPTER = Adapter(
         ("regionOperations", OPERATIONS["regionOperations"]),
         ("zoneOperations", OPERATIONS["zoneOperations"]),
     ),
+    aliases=(Alias(field="zone", target=""),),
     secrets=("snapshotEncryptionKey.rawKey", "sourceDiskEncryptionKey.rawKey"),
     iam=IamMethods(
         get=Call(

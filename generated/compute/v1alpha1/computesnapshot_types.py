@@ -334,6 +334,9 @@ class ComputeSnapshotSpec(KRMModel):
             description="Cloud Storage bucket storage location of the snapshot (regional or multi-regional).",
         ),
     ] = None
+    zone: Annotated[
+        str | None, Field(description="Config Connector's zone: accepted and sent nowhere.")
+    ] = None
 
 
 class CustomerEncryptionKey(KRMModel):

@@ -182,6 +182,13 @@ class ComputeVPNTunnelSpec(KRMModel):
     target_vpn_gateway_ref: Annotated[
         ComputeTargetVPNGatewayRef | None,
         Field(
+            alias="targetVPNGatewayRef",
+            description="Config Connector's name for targetVpnGateway (spec.targetVpnGatewayRef); set one of the two.",
+        ),
+    ] = None
+    target_vpn_gateway_ref_1: Annotated[
+        ComputeTargetVPNGatewayRef | None,
+        Field(
             alias="targetVpnGatewayRef",
             description="A reference to a ComputeTargetVPNGateway (API field `targetVpnGateway`).",
         ),

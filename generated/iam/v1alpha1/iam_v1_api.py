@@ -564,14 +564,6 @@ class WorkforcePoolProvider(APIModel):
     ] = None
 
 
-class WorkforcePoolProviderCreateParameters(APIModel):
-    """
-    Query parameters of iam.locations.workforcePools.providers.create that set up the new resource.
-    """
-
-    workforce_pool_provider_id: Annotated[str | None, Field(alias="workforcePoolProviderId")] = None
-
-
 class WorkforcePoolProviderKey(APIModel):
     """
     Represents a public key configuration for a Workforce Pool Provider. The key can be configured in your identity provider to encrypt SAML assertions. Google holds the corresponding private key, which it uses to decrypt encrypted tokens.
@@ -916,16 +908,6 @@ class WorkloadIdentityPoolProvider(APIModel):
     saml: Saml | None = None
     state: WorkloadIdentityPoolProviderState | int | None = None
     x509: X509 | None = None
-
-
-class WorkloadIdentityPoolProviderCreateParameters(APIModel):
-    """
-    Query parameters of iam.projects.locations.workloadIdentityPools.providers.create that set up the new resource.
-    """
-
-    workload_identity_pool_provider_id: Annotated[
-        str | None, Field(alias="workloadIdentityPoolProviderId")
-    ] = None
 
 
 class WorkloadIdentityPoolProviderKey(APIModel):

@@ -6,16 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import (
-    Adapter,
-    Call,
-    CreateInput,
-    CreateWithNameInBody,
-    DeleteAtPath,
-    Lro,
-    UpdateMaskInQuery,
-    Where,
-)
+from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, Lro, UpdateMaskInQuery
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.iam.v1alpha1.iam_v1_operations import OPERATIONS
 
@@ -32,14 +23,13 @@ ADAPTER = Adapter(
             ("name", "locations/{location}/workforcePools/{workforcePool}/providers/{provider}"),
         ),
     ),
-    create=CreateWithNameInBody(
+    create=CreateWithIdParam(
         call=Call(
             method="create",
             params=(("parent", "locations/{location}/workforcePools/{workforcePool}"),),
             lro=Lro.GOOGLE_LONGRUNNING,
         ),
-        inputs=(CreateInput(field="workforcePoolProviderId", where=Where.QUERY),),
-        full_name=True,
+        id_param="workforcePoolProviderId",
     ),
     update=UpdateMaskInQuery(
         call=Call(

@@ -14,16 +14,8 @@ from kccgen.runtime.mutability import register_mutability
 KIND = "IAMWorkforcePoolProvider"
 
 IDENTIFIER = Fact(behaviour=Behaviour.IDENTIFIER, source="identity")
-IMMUTABLE = Fact(
-    behaviour=Behaviour.IMMUTABLE,
-    source="create-only: iam.locations.workforcePools.providers.create query parameter workforcePoolProviderId",
-)
-IMMUTABLE_2 = Fact(behaviour=Behaviour.IMMUTABLE, source="identity")
-INPUT_ONLY = Fact(
-    behaviour=Behaviour.INPUT_ONLY,
-    source="create-only: iam.locations.workforcePools.providers.create query parameter workforcePoolProviderId",
-)
-INPUT_ONLY_2 = Fact(behaviour=Behaviour.INPUT_ONLY, source="description:'Input only.'")
+IMMUTABLE = Fact(behaviour=Behaviour.IMMUTABLE, source="identity")
+INPUT_ONLY = Fact(behaviour=Behaviour.INPUT_ONLY, source="description:'Input only.'")
 OPTIONAL = Fact(behaviour=Behaviour.OPTIONAL, source="description:'Optional.'")
 OPTIONAL_2 = Fact(behaviour=Behaviour.OPTIONAL, source="identity")
 OUTPUT_ONLY = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'Output only.'")
@@ -55,7 +47,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("extendedAttributesOauth2Client.clientId", STRING, (REQUIRED,), True, True),
         ("extendedAttributesOauth2Client.clientSecret", OBJECT, (REQUIRED,), True, True),
         ("extendedAttributesOauth2Client.clientSecret.value", OBJECT, (), True, True),
-        ("extendedAttributesOauth2Client.clientSecret.value.plainText", STRING, (INPUT_ONLY_2, OPTIONAL), True, False),
+        ("extendedAttributesOauth2Client.clientSecret.value.plainText", STRING, (INPUT_ONLY, OPTIONAL), True, False),
         ("extendedAttributesOauth2Client.issuerUri", STRING, (REQUIRED,), True, True),
         ("extendedAttributesOauth2Client.queryParameters", OBJECT, (OPTIONAL,), True, True),
         ("extendedAttributesOauth2Client.queryParameters.filter", STRING, (OPTIONAL,), True, True),
@@ -64,29 +56,28 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("extraAttributesOauth2Client.clientId", STRING, (REQUIRED,), True, True),
         ("extraAttributesOauth2Client.clientSecret", OBJECT, (REQUIRED,), True, True),
         ("extraAttributesOauth2Client.clientSecret.value", OBJECT, (), True, True),
-        ("extraAttributesOauth2Client.clientSecret.value.plainText", STRING, (INPUT_ONLY_2, OPTIONAL), True, False),
+        ("extraAttributesOauth2Client.clientSecret.value.plainText", STRING, (INPUT_ONLY, OPTIONAL), True, False),
         ("extraAttributesOauth2Client.issuerUri", STRING, (REQUIRED,), True, True),
         ("extraAttributesOauth2Client.queryParameters", OBJECT, (OPTIONAL,), True, True),
         ("extraAttributesOauth2Client.queryParameters.filter", STRING, (OPTIONAL,), True, True),
-        ("location", STRING, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
+        ("location", STRING, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("oidc", OBJECT, (), True, True),
         ("oidc.clientId", STRING, (REQUIRED,), True, True),
         ("oidc.clientSecret", OBJECT, (OPTIONAL,), True, True),
         ("oidc.clientSecret.value", OBJECT, (), True, True),
-        ("oidc.clientSecret.value.plainText", STRING, (INPUT_ONLY_2, OPTIONAL), True, False),
+        ("oidc.clientSecret.value.plainText", STRING, (INPUT_ONLY, OPTIONAL), True, False),
         ("oidc.issuerUri", STRING, (REQUIRED,), True, True),
         ("oidc.jwksJson", STRING, (OPTIONAL,), True, True),
         ("oidc.webSsoConfig", OBJECT, (REQUIRED,), True, True),
         ("oidc.webSsoConfig.additionalScopes", ARRAY_OF_STRING, (OPTIONAL,), True, True),
         ("oidc.webSsoConfig.assertionClaimsBehavior", ENUM, (REQUIRED,), True, True),
         ("oidc.webSsoConfig.responseType", ENUM, (REQUIRED,), True, True),
-        ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
+        ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("saml", OBJECT, (), True, True),
         ("saml.idpMetadataXml", STRING, (REQUIRED,), True, True),
         ("scimUsage", ENUM, (OPTIONAL,), True, True),
         ("vendorType", ENUM, (OPTIONAL,), True, True),
-        ("workforcePoolProviderId", STRING, (IMMUTABLE, INPUT_ONLY, REQUIRED), False, False),
-        ("workforcePoolRef", OBJECT, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("workforcePoolRef", OBJECT, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(
         ("expireTime", STRING_GOOGLE_DATETIME, (OUTPUT_ONLY, OUTPUT_ONLY_2), False, True),

@@ -360,13 +360,6 @@ class IAMWorkforcePoolProviderSpec(KRMModel):
             description="Optional. The vendor type of the third-party identity provider.",
         ),
     ] = None
-    workforce_pool_provider_id: Annotated[
-        str,
-        Field(
-            alias="workforcePoolProviderId",
-            description="Required. The ID for the provider, which becomes the final component of the resource name.",
-        ),
-    ]
     workforce_pool_ref: Annotated[
         IAMWorkforcePoolRef,
         Field(

@@ -6,16 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import (
-    Adapter,
-    Call,
-    CreateInput,
-    CreateWithNameInBody,
-    DeleteAtPath,
-    Lro,
-    UpdateMaskInQuery,
-    Where,
-)
+from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, Lro, UpdateMaskInQuery
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.iam.v1alpha1.iam_v1_operations import OPERATIONS
 
@@ -35,7 +26,7 @@ ADAPTER = Adapter(
             ),
         ),
     ),
-    create=CreateWithNameInBody(
+    create=CreateWithIdParam(
         call=Call(
             method="create",
             params=(
@@ -46,8 +37,7 @@ ADAPTER = Adapter(
             ),
             lro=Lro.GOOGLE_LONGRUNNING,
         ),
-        inputs=(CreateInput(field="workloadIdentityPoolProviderId", where=Where.QUERY),),
-        full_name=True,
+        id_param="workloadIdentityPoolProviderId",
     ),
     update=UpdateMaskInQuery(
         call=Call(

@@ -14,15 +14,7 @@ from kccgen.runtime.mutability import register_mutability
 KIND = "IAMWorkloadIdentityPoolProvider"
 
 IDENTIFIER = Fact(behaviour=Behaviour.IDENTIFIER, source="identity")
-IMMUTABLE = Fact(
-    behaviour=Behaviour.IMMUTABLE,
-    source="create-only: iam.projects.locations.workloadIdentityPools.providers.create query parameter workloadIdentityPoolProviderId",
-)
-IMMUTABLE_2 = Fact(behaviour=Behaviour.IMMUTABLE, source="identity")
-INPUT_ONLY = Fact(
-    behaviour=Behaviour.INPUT_ONLY,
-    source="create-only: iam.projects.locations.workloadIdentityPools.providers.create query parameter workloadIdentityPoolProviderId",
-)
+IMMUTABLE = Fact(behaviour=Behaviour.IMMUTABLE, source="identity")
 OPTIONAL = Fact(behaviour=Behaviour.OPTIONAL, source="description:'Optional.'")
 OPTIONAL_2 = Fact(behaviour=Behaviour.OPTIONAL, source="identity")
 OUTPUT_ONLY = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'Output only.'")
@@ -52,18 +44,17 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("description", STRING, (OPTIONAL,), True, True),
         ("disabled", BOOLEAN, (OPTIONAL,), True, True),
         ("displayName", STRING, (OPTIONAL,), True, True),
-        ("location", STRING, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
+        ("location", STRING, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("oidc", OBJECT, (), True, True),
         ("oidc.allowedAudiences", ARRAY_OF_STRING, (OPTIONAL,), True, True),
         ("oidc.discoveryUri", STRING, (OPTIONAL,), True, True),
         ("oidc.issuerUri", STRING, (REQUIRED,), True, True),
         ("oidc.jwksJson", STRING, (OPTIONAL,), True, True),
-        ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
-        ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
+        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
+        ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("saml", OBJECT, (), True, True),
         ("saml.idpMetadataXml", STRING, (REQUIRED,), True, True),
-        ("workloadIdentityPoolProviderId", STRING, (IMMUTABLE, INPUT_ONLY, REQUIRED), False, False),
-        ("workloadIdentityPoolRef", OBJECT, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("workloadIdentityPoolRef", OBJECT, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("x509", OBJECT, (), True, True),
         ("x509.trustStore", OBJECT, (REQUIRED,), True, True),
         ("x509.trustStore.intermediateCas", ARRAY_OF_OBJECT, (OPTIONAL,), True, True),

@@ -112,13 +112,6 @@ class IAMWorkloadIdentityPoolProviderSpec(KRMModel):
         ),
     ] = None
     saml: Annotated[Saml | None, Field(description="An SAML 2.0 identity provider.")] = None
-    workload_identity_pool_provider_id: Annotated[
-        str,
-        Field(
-            alias="workloadIdentityPoolProviderId",
-            description="Required. The ID for the provider, which becomes the final component of the resource name.",
-        ),
-    ]
     workload_identity_pool_ref: Annotated[
         IAMWorkloadIdentityPoolRef,
         Field(
