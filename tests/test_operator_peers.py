@@ -22,9 +22,8 @@ import pytest
 
 from kccgen.mockgcp.server import MockServer
 from kccgen.runtime.reconciler import ANN_CREATE_PENDING, ANN_STREAK
-from tests.support import envtest as support
 from tests.support.envtest import Kube as Kubectl
-from tests.support.operator import Kube, OperatorProcess, crd_file, object_set
+from tests.support.operator import Kube, OperatorProcess, core_server, object_set
 from tests.support.proxy import Proxy
 
 PROJECT = "peer-project"
@@ -35,14 +34,7 @@ ARGS = ("--crd-pattern", ";".join(KINDS), "--project", PROJECT, "--namespace", N
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kubectl]:
-    work = tmp_path_factory.mktemp("peers-server")
-    with support.running(work, "--core-api") as kube:
-        ns = work / "ns.yaml"
-        ns.write_text(f"apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {NS}\n", encoding="utf-8")
-        files = [crd_file(k) for k in KINDS]
-        errors = kube.apply_files([*files, ns])
-        names = {f.name.removesuffix(".yaml") for f in files}
-        assert all(kube.established(names).get(n) for n in names), errors
+    with core_server(tmp_path_factory.mktemp("peers-server"), KINDS, NS) as kube:
         yield kube
 
 

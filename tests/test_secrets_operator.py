@@ -16,9 +16,8 @@ from typing import Any
 import pytest
 
 from kccgen.mockgcp.server import MockServer
-from tests.support import envtest as support
 from tests.support.envtest import Kube as Kubectl
-from tests.support.operator import Kube, OperatorProcess, crd_file
+from tests.support.operator import Kube, OperatorProcess, core_server
 
 NS = "sec"
 PROJECT = "sec-project"
@@ -30,14 +29,7 @@ WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kubectl]:
-    work = tmp_path_factory.mktemp("secrets-server")
-    with support.running(work, "--core-api") as kube:
-        ns = work / "ns.yaml"
-        ns.write_text(f"apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {NS}\n", encoding="utf-8")
-        files = [crd_file(k) for k in KINDS]
-        errors = kube.apply_files([*files, ns])
-        names = {f.name.removesuffix(".yaml") for f in files}
-        assert all(kube.established(names).get(n) for n in names), errors
+    with core_server(tmp_path_factory.mktemp("secrets-server"), KINDS, NS) as kube:
         yield kube
 
 

@@ -12,6 +12,7 @@ API server (tests/support/envtest.py) and an in-process mockgcp.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import os
@@ -21,7 +22,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,22 @@ def crd_file(kind: str) -> Path:
     import kccgen.generated
 
     return Path(kccgen.generated.__path__[0]) / kind_index()[kind]["crd"]
+
+
+@contextlib.contextmanager
+def core_server(work: Path, kinds: Iterable[str], namespace: str) -> Iterator[Any]:
+    """An envtest API server started with ``--core-api`` (Namespaces, Secrets, Events
+    are stored; no controllers) holding ``namespace`` and the CRDs of ``kinds``."""
+    from tests.support import envtest as support
+
+    with support.running(work, "--core-api") as kube:
+        ns = work / "ns.yaml"
+        ns.write_text(f"apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {namespace}\n", encoding="utf-8")
+        files = [crd_file(k) for k in kinds]
+        errors = kube.apply_files([*files, ns])
+        names = {f.name.removesuffix(".yaml") for f in files}
+        assert all(kube.established(names).get(n) for n in names), errors
+        yield kube
 
 
 def ready_condition(obj: dict[str, Any] | None) -> dict[str, Any]:
