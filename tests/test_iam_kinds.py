@@ -212,3 +212,19 @@ def test_project_and_organization_are_named_by_external(tmp_path: Path) -> None:
         policies = {k.split(":", 1)[-1] if ":" in k else k: v for k, v in s.engine.policies.items()}
         text = json.dumps(policies)
         assert "allServices" in text and "user:a@example.com" in text
+
+
+def test_status_names_what_each_object_owns(tmp_path: Path) -> None:
+    from kccgen.runtime.gcp import Gcp
+    from kccgen.runtime.local import StateDir, apply
+
+    cond = {"title": "t", "expression": 'request.time < timestamp("2030-01-01T00:00:00Z")'}
+    member = _obj("IAMPolicyMember", "mc", {"member": "user:c@example.com", "role": "roles/storage.admin", "condition": cond, "resourceRef": BUCKET_REF})
+    state = StateDir(tmp_path / "s")
+    with MockServer() as s, state.lock():
+        out = {r.name: res.obj for r, res in apply([BUCKET, member, PARTIAL], state, Gcp(s.base_url, host_paths=True), "p1")}
+        policy = next(v for k, v in s.engine.policies.items() if k.endswith("b1"))
+    assert out["mc"]["status"]["binding"] == {"role": "roles/storage.admin", "member": "user:c@example.com", "condition": cond}
+    assert out["mc"]["status"]["observedGeneration"] == 1 and out["mc"]["status"]["externalRef"] == "b1"
+    assert as_sets(out["pp"]["status"]["lastAppliedBindings"]) == {("roles/storage.admin", ""): {"group:admins@example.com"}, ("roles/storage.objectViewer", ""): {"domain:example.com"}}
+    assert policy["version"] == 3 and any(b.get("condition") == cond for b in policy["bindings"])  # a condition is written as version 3
