@@ -83,21 +83,6 @@ def _condition_problem(cond: object, path: str) -> None:
         raise PolicyRefused(f"{path}.expression", "an IAM condition needs an expression")
 
 
-def iam_kinds() -> tuple[str, ...]:
-    """The Kinds whose adapters have policy methods (imports every adapter: messages only)."""
-    from kccgen.runtime.adapter import adapter_for
-    from kccgen.runtime.registry import kind_index
-
-    out = []
-    for k in kind_index():
-        try:
-            if adapter_for(k).iam is not None:
-                out.append(k)
-        except KeyError:
-            continue
-    return tuple(out)
-
-
 def target_of(obj: Mapping[str, Any], p: PolicyAdapter, store: ObjectStore) -> Target:
     """``spec.resourceRef`` resolved: RefError for a reference not found or not ready,
     PolicyRefused for a Kind without policy methods or an external that is no name of it."""
@@ -206,18 +191,13 @@ def static_problems(obj: Mapping[str, Any], p: PolicyAdapter) -> list[str]:
     """What is wrong with the object whatever the cluster holds: a resourceRef to a Kind
     without policy methods, a member that is no principal, a condition without a title.
     A reference that is not there yet is no problem here (the reconcile waits for it)."""
-    try:
-        target_of(obj, p, Nothing())
-    except PolicyRefused as e:
-        return [str(e)]
-    except RefError:
-        pass
-    try:
-        wanted(obj, p, Nothing())
-    except PolicyRefused as e:
-        return [str(e)]
-    except RefError:
-        pass
+    for check in (target_of, wanted):
+        try:
+            check(obj, p, Nothing())
+        except PolicyRefused as e:
+            return [str(e)]
+        except RefError:
+            continue
     return []
 
 
@@ -426,7 +406,6 @@ __all__ = [
     "PolicyRefused",
     "Target",
     "Want",
-    "iam_kinds",
     "merged",
     "modify",
     "principal_problem",

@@ -6,88 +6,16 @@ Its resourceRef names any Kind whose adapter has ``iam``, or one of ``external_t
 
 from __future__ import annotations
 
-from kccgen.contract import Call, IamMethods, IamTarget, MemberRef, Owns, PolicyAdapter
+from kccgen.contract import Owns, PolicyAdapter
+from kccgen.generated.iam.v1beta1.iam_policy_targets import EXTERNAL_TARGETS, MEMBER_REFS
 from kccgen.runtime.adapter import register_policy_adapter
 
 ADAPTER = PolicyAdapter(
     kind="IAMAuditConfig",
     api_version="iam.cnrm.cloud.google.com/v1beta1",
     owns=Owns.AUDIT_CONFIG,
-    external_targets=(
-        IamTarget(
-            kind="BillingAccount",
-            doc="cloudbilling.v1",
-            resource=("billingAccounts",),
-            template="billingAccounts/{billingAccount}",
-            iam=IamMethods(
-                get=Call(
-                    method="getIamPolicy",
-                    params=(("resource", "billingAccounts/{billingAccount}"),),
-                ),
-                set=Call(
-                    method="setIamPolicy",
-                    params=(("resource", "billingAccounts/{billingAccount}"),),
-                ),
-                version_param="options.requestedPolicyVersion",
-                update_mask=True,
-                audit_configs=True,
-            ),
-        ),
-        IamTarget(
-            kind="Organization",
-            doc="cloudresourcemanager.v3",
-            resource=("organizations",),
-            template="organizations/{organization}",
-            iam=IamMethods(
-                get=Call(
-                    method="getIamPolicy", params=(("resource", "organizations/{organization}"),)
-                ),
-                set=Call(
-                    method="setIamPolicy", params=(("resource", "organizations/{organization}"),)
-                ),
-                version_in_body=True,
-                update_mask=True,
-                audit_configs=True,
-            ),
-        ),
-    ),
-    member_refs=(
-        MemberRef(
-            field="bigQueryConnectionConnectionRef",
-            kind="BigQueryConnectionConnection",
-            values=(),
-            by_type=(
-                ("cloudResource", ("status.observedState.cloudResource.serviceAccountId",)),
-                ("cloudSQL", ("status.observedState.cloudSql.serviceAccountId",)),
-                ("spark", ("status.observedState.spark.serviceAccountId",)),
-            ),
-        ),
-        MemberRef(
-            field="logSinkRef",
-            kind="LoggingLogSink",
-            values=("status.observedState.writerIdentity",),
-            prefix="",
-        ),
-        MemberRef(
-            field="serviceAccountRef",
-            kind="IAMServiceAccount",
-            values=("status.observedState.email",),
-            from_name="{serviceAccount}@{project}.iam.gserviceaccount.com",
-        ),
-        MemberRef(
-            field="serviceIdentityRef",
-            kind="ServiceIdentity",
-            values=("status.observedState.email", "status.email"),
-        ),
-        MemberRef(
-            field="sqlInstanceRef",
-            kind="SQLInstance",
-            values=(
-                "status.observedState.serviceAccountEmailAddress",
-                "spec.serviceAccountEmailAddress",
-            ),
-        ),
-    ),
+    external_targets=EXTERNAL_TARGETS,
+    member_refs=MEMBER_REFS,
 )
 
 register_policy_adapter(ADAPTER)
