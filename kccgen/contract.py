@@ -157,7 +157,6 @@ class CreateByVerb:
     takes_body: bool = True
 
 
-CreateShape = CreateAtPath | CreateWithIdParam | CreateWithNameInBody | CreateWrapped | CreateServiceAssigned | CreateByVerb | NoCreate
 
 
 # --- update ------------------------------------------------------------------------------
@@ -184,6 +183,39 @@ class MetagenerationGuard:
 
 
 Guard = NoGuard | FingerprintGuard | MetagenerationGuard
+
+
+@dataclass(frozen=True)
+class ParentEntry:
+    """A resource that is one entry of a list field of its parent, keyed by a
+    field of the entry: a router's ``nats``, ``interfaces`` and ``bgpPeers``,
+    each entry named by its ``name``. ``Adapter.get`` reads the parent and
+    ``Adapter.read_list`` picks the entry; a write reads the parent, replaces,
+    inserts or removes this entry only, and sends the parent's whole list
+    through ``call`` with the parent's ``guard`` token; a conflict (412, the
+    token changed) reads again and retries, bounded. Every variant of the
+    three roles below carries it, so one object never touches another
+    object's entry."""
+
+    call: Call  # the parent's write: routers.patch
+    field: str  # the parent's list: nats
+    key: str = "name"  # the entry's field holding its ID
+    guard: Guard = FingerprintGuard()  # frozen: one shared default is safe
+
+
+@dataclass(frozen=True)
+class CreateEntry:
+    """Insert this entry (its key set to the ID) into the parent's list (``ParentEntry``)."""
+
+    entry: ParentEntry
+    inputs: tuple[CreateInput, ...] = ()
+
+    @property
+    def call(self) -> Call:
+        return self.entry.call
+
+
+CreateShape = CreateAtPath | CreateWithIdParam | CreateWithNameInBody | CreateWrapped | CreateServiceAssigned | CreateByVerb | CreateEntry | NoCreate
 
 
 @dataclass(frozen=True)
@@ -224,7 +256,18 @@ class NoUpdate:
     """The API has no update method: every change needs a new resource."""
 
 
-UpdateShape = UpdateMaskInQuery | UpdateMaskInBody | UpdateMerge | UpdateReplace | NoUpdate
+@dataclass(frozen=True)
+class UpdateEntry:
+    """Replace this entry in the parent's list: the live entry with the changed fields applied (``ParentEntry``)."""
+
+    entry: ParentEntry
+
+    @property
+    def call(self) -> Call:
+        return self.entry.call
+
+
+UpdateShape = UpdateMaskInQuery | UpdateMaskInBody | UpdateMerge | UpdateReplace | UpdateEntry | NoUpdate
 
 
 # --- delete ------------------------------------------------------------------------------
@@ -258,7 +301,18 @@ class DeleteByVerb:
     takes_body: bool = True  # see CreateByVerb
 
 
-DeleteShape = DeleteAtPath | DeleteByVerb | NoDelete
+@dataclass(frozen=True)
+class DeleteEntry:
+    """Remove this entry from the parent's list, leaving every other one (``ParentEntry``)."""
+
+    entry: ParentEntry
+
+    @property
+    def call(self) -> Call:
+        return self.entry.call
+
+
+DeleteShape = DeleteAtPath | DeleteByVerb | DeleteEntry | NoDelete
 
 
 @dataclass(frozen=True)
@@ -733,6 +787,8 @@ def id_field(shape: CreateShape) -> str:
         return shape.name_field
     if isinstance(shape, CreateServiceAssigned):
         return shape.id_field
+    if isinstance(shape, CreateEntry):
+        return shape.entry.key
     return "name"
 
 
@@ -780,6 +836,7 @@ __all__ = [
     "Companion",
     "CreateAtPath",
     "CreateByVerb",
+    "CreateEntry",
     "CreateInput",
     "CreateServiceAssigned",
     "CreateShape",
@@ -788,6 +845,7 @@ __all__ = [
     "CreateWrapped",
     "DeleteAtPath",
     "DeleteByVerb",
+    "DeleteEntry",
     "DeleteShape",
     "Fact",
     "FieldRow",
@@ -803,11 +861,13 @@ __all__ = [
     "NoGuard",
     "NoUpdate",
     "OperationGetter",
+    "ParentEntry",
     "Present",
     "ReadByList",
     "RowOverrides",
     "Scalar",
     "TypeKind",
+    "UpdateEntry",
     "UpdateMaskInBody",
     "UpdateMaskInQuery",
     "UpdateMerge",

@@ -44,7 +44,7 @@ from kccgen.contract import (
     Present,
     template_value,
 )
-from kccgen.runtime import companions, iam_reconcile, leases
+from kccgen.runtime import companions, entries, iam_reconcile, leases
 from kccgen.runtime.adapter import adapter_for, policy_for, spec_to_api
 from kccgen.runtime.aliases import AliasConflict, canonical_spec
 from kccgen.runtime.diff import diff
@@ -69,7 +69,7 @@ from kccgen.runtime.refs import (
     identity_from_spec,
     resolve_object,
 )
-from kccgen.runtime.requests import at_path, create_request, delete_request, update_request
+from kccgen.runtime.requests import Request, at_path, create_request, delete_request, update_request
 from kccgen.runtime.secrets import (
     ANN_SECRET_DIGEST,
     REDACTED,
@@ -180,6 +180,8 @@ def read_raw(gcp: Gcp, a: Adapter, values: dict[str, str]) -> Any:
     A read through an operation (serviceusage's generateServiceIdentity) is
     waited for; an on/off resource that is off (``Adapter.present``) is absent."""
     values = with_project_number(gcp, a, values)
+    if entries.entry_of(a) is not None:
+        return entries.read(gcp, a, values)
     if a.read_list is not None:
         return read_listed(gcp, a, values)
     live = gcp.call(a, a.get, values)
@@ -193,6 +195,15 @@ def read_raw(gcp: Gcp, a: Adapter, values: dict[str, str]) -> Any:
 def read_live(gcp: Gcp, a: Adapter, values: dict[str, str]) -> Any:
     """The live resource (one GET), as the user's fields see it (``without_marks``)."""
     return without_marks(a, read_raw(gcp, a, values))
+
+
+def send(gcp: Gcp, a: Adapter, req: Request, values: dict[str, str], *, role: str, idempotent: bool = True) -> Any:
+    """Send one create, update or delete and wait for it; the answer's resource.
+    An entry of a parent's list is written through the parent (runtime.entries)."""
+    if entries.entry_of(a) is not None:
+        return entries.write(gcp, a, values, None if role == "delete" else req.body, create=role == "create")
+    op = gcp.call(a, req.call, values, req.body, req.params, idempotent=idempotent)
+    return gcp.wait(a, req.call, op, values)
 
 
 def viewed(a: Adapter, resource: Any) -> Any:
@@ -540,8 +551,7 @@ class Reconciler:
         if self.dry_run:
             return self._finish(obj, False, "WouldDelete", f"would delete {ext}", events)
         try:
-            op = self.gcp.call(a, req.call, values, req.body)
-            self.gcp.wait(a, req.call, op, values)
+            send(self.gcp, a, req, values, role="delete")
         except NotFound:
             pass
         except GcpError as e:
@@ -720,8 +730,7 @@ class Reconciler:
             if self.persist is not None:
                 self.persist(obj)  # before the POST: a crash after it leaves the intent behind
         try:
-            op = self.gcp.call(a, req.call, values, req.body, req.params, idempotent=not service_assigned)
-            result = self.gcp.wait(a, req.call, op, values)
+            result = send(self.gcp, a, req, values, role="create", idempotent=not service_assigned)
         except OperationFailed as e:
             _settled(obj)
             return self._finish(obj, False, "UpdateFailed", f"create of {ext or a.kind} failed: {e.message}", events)
@@ -953,8 +962,7 @@ class Reconciler:
         if req is None:
             return self._finish(obj, False, "UpdateFailed", f"{a.kind} has no update method; changed: {', '.join(_spec_path(a, p) for p, _, _ in diffs)}", events)
         try:
-            op = self.gcp.call(a, req.call, values, req.body, req.params)
-            result = self.gcp.wait(a, req.call, op, values)
+            result = send(self.gcp, a, req, values, role="update")
         except (OperationFailed, GcpError) as e:
             # Not applied, so not reverted either: the streak counts only writes
             # the service took and then changed back.

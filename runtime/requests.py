@@ -17,12 +17,14 @@ from kccgen.contract import (
     Call,
     CreateAtPath,
     CreateByVerb,
+    CreateEntry,
     CreateServiceAssigned,
     CreateWithIdParam,
     CreateWithNameInBody,
     CreateWrapped,
     DeleteAtPath,
     DeleteByVerb,
+    DeleteEntry,
     FingerprintGuard,
     Guard,
     MetagenerationGuard,
@@ -30,6 +32,7 @@ from kccgen.contract import (
     NoDelete,
     NoGuard,
     NoUpdate,
+    UpdateEntry,
     UpdateMaskInBody,
     UpdateMaskInQuery,
     UpdateMerge,
@@ -100,6 +103,9 @@ def create_request(a: Adapter, payload: dict[str, Any], rid: str, full_name: str
         case CreateByVerb(call=call, body=fixed, takes_body=takes_body):
             # the verb makes the resource be: its body is its fixed fields, not the spec
             return Request(call, verb_body(fixed, values or {}) if takes_body else None, query)
+        case CreateEntry(entry=entry):
+            # the entry itself: runtime.entries puts it into the parent's list
+            return Request(entry.call, {**payload, **beside, entry.key: rid}, query)
         case _:
             assert_never(shape)
 
@@ -121,10 +127,10 @@ def update_request(a: Adapter, desired: dict[str, Any], actual: dict[str, Any], 
         case UpdateMerge(call=call, guard=guard):
             return _guarded(call, guard, _merge_patch(a, desired, actual, changed, paths), actual)
         case UpdateReplace(call=call, guard=guard):
-            body = copy.deepcopy(actual)
-            for p in paths:
-                _put(body, p, copy.deepcopy(_get(desired, p)))
-            return _guarded(call, guard, body, actual)
+            return _guarded(call, guard, _replaced(desired, actual, paths), actual)
+        case UpdateEntry(entry=entry):
+            # the whole entry, changed: runtime.entries replaces it in the parent's list
+            return Request(entry.call, _replaced(desired, actual, paths))
         case NoUpdate():
             return None
         case _:
@@ -139,6 +145,8 @@ def delete_call(a: Adapter) -> Call | None:
             return call
         case DeleteByVerb(call=call):
             return call
+        case DeleteEntry(entry=entry):
+            return entry.call
         case NoDelete():
             return None
         case _:
@@ -159,6 +167,8 @@ def delete_request(a: Adapter, annotations: Mapping[str, str], values: Mapping[s
                 if annotations.get(annotation, "").strip().lower() == "true":
                     body = with_path(body, path, True)
             return Request(call, body if takes_body else None)
+        case DeleteEntry(entry=entry):
+            return Request(entry.call, None)  # runtime.entries removes the entry from the parent's list
         case NoDelete():
             return f"{a.doc} has no delete method for {a.kind}"
         case _:
@@ -199,6 +209,14 @@ def _merge_patch(a: Adapter, desired: dict[str, Any], actual: dict[str, Any], ch
             want, have = _get(desired, p), _get(actual, p)
             gone = {k: None for k in (have if isinstance(have, dict) else {}) if k not in (want or {})}
             _put(body, p, {**gone, **copy.deepcopy(want or {})})
+    return body
+
+
+def _replaced(desired: dict[str, Any], actual: dict[str, Any], paths: list[str]) -> dict[str, Any]:
+    """The live resource with the changed fields (``paths``) set to the desired values."""
+    body = copy.deepcopy(actual)
+    for p in paths:
+        _put(body, p, copy.deepcopy(_get(desired, p)))
     return body
 
 

@@ -24,6 +24,7 @@ from kccgen.contract import (
     Call,
     CreateAtPath,
     CreateByVerb,
+    CreateEntry,
     CreateInput,
     CreateServiceAssigned,
     CreateShape,
@@ -32,6 +33,7 @@ from kccgen.contract import (
     CreateWrapped,
     DeleteAtPath,
     DeleteByVerb,
+    DeleteEntry,
     DeleteShape,
     FieldRule,
     FieldType,
@@ -43,7 +45,9 @@ from kccgen.contract import (
     NoDelete,
     NoGuard,
     NoUpdate,
+    ParentEntry,
     TypeKind,
+    UpdateEntry,
     UpdateMaskInBody,
     UpdateMaskInQuery,
     UpdateMerge,
@@ -100,6 +104,12 @@ CREATES: dict[type, tuple[CreateShape, dict[str, Any] | None, dict[str, Any]]] =
         {"xpnResource": {"id": "t", "type": "PROJECT"}},
         {"skipSetup": True},
     ),
+    # an entry of the parent's list: the entry itself, its key the ID (runtime.entries puts it in the list)
+    CreateEntry: (
+        CreateEntry(ParentEntry(C, "things"), (Q,)),
+        {"labels": {"a": "1"}, "source": "projects/p/sources/s", "name": "t"},
+        {"skipSetup": True},
+    ),
     NoCreate: (NoCreate(), None, {}),
 }
 VALUES = {"project": "p", "thing": "t"}
@@ -117,12 +127,15 @@ UPDATES: dict[type, tuple[UpdateShape, dict[str, Any] | None, dict[str, Any]]] =
         {"labels": {"a": "2"}, "size": "5", "fingerprint": "fp", "metageneration": "7", "etag": "e"},
         {"ifMetagenerationMatch": "7"},
     ),
+    # the live entry with the change applied: runtime.entries replaces it in the parent's list
+    UpdateEntry: (UpdateEntry(ParentEntry(C, "things")), {"labels": {"a": "2"}, "size": "5", "fingerprint": "fp", "metageneration": "7", "etag": "e"}, {}),
     NoUpdate: (NoUpdate(), None, {}),
 }
 GUARDS: dict[type, Guard] = {NoGuard: NoGuard(), FingerprintGuard: FingerprintGuard(), MetagenerationGuard: MetagenerationGuard()}
 DELETES: dict[type, DeleteShape] = {
     DeleteAtPath: DeleteAtPath(C),
     DeleteByVerb: DeleteByVerb(C, (("xpnResource.id", "{thing}"),), "cnrm.cloud.google.com/disable-on-destroy", (("force", "x.io/force"),)),
+    DeleteEntry: DeleteEntry(ParentEntry(C, "things")),
     NoDelete: NoDelete(),
 }
 
@@ -175,6 +188,7 @@ def test_update_request(variant: type, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_delete_call() -> None:
     assert delete_call(adapter(delete=DeleteAtPath(C))) == C
     assert delete_call(adapter(delete=DELETES[DeleteByVerb])) == C
+    assert delete_call(adapter(delete=DELETES[DeleteEntry])) == C
     assert delete_call(adapter(delete=NoDelete())) is None
 
 

@@ -43,6 +43,7 @@ from tests.test_kcc_aliases import (
 from tools.kcc_compat import validator
 
 ORG = {"external": "organizations/123456789012"}
+ROUTER = {"external": f"projects/{PROJECT}/regions/us-central1/routers/r1"}
 NETWORK = {"external": f"projects/{PROJECT}/global/networks/default"}
 CLUSTER = {"external": f"projects/{PROJECT}/locations/us-central1/workstationClusters/c1"}
 AUTOSCALING = {"cpuTarget": 70, "maxNodes": 5, "minNodes": 2}
@@ -226,6 +227,15 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], str, Any]] = [
         "id",
         "x1",
     ),
+    # an entry of a router's list: Config Connector's subnetwork list, and its boolean enable for the API's TRUE/FALSE
+    (
+        "ComputeRouterNAT",
+        {"routerRef": ROUTER, "subnetwork": [{"subnetworkRef": {"external": "s1"}, "sourceIpRangesToNat": ["ALL_IP_RANGES"]}]},
+        {"routerRef": ROUTER, "subnetworks": [{"subnetworkRef": {"external": "s1"}, "sourceIpRangesToNat": ["ALL_IP_RANGES"]}]},
+        "",
+        None,
+    ),
+    ("ComputeRouterPeer", {"routerRef": ROUTER, "peerAsn": 65513, "enable": False}, {"routerRef": ROUTER, "peerAsn": 65513, "enable": "FALSE"}, "", None),
 ]
 
 

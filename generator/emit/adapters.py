@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from kccgen.contract import Adapter, Alias, CreateWithNameInBody, OperationGetter, id_field
+from kccgen.contract import (
+    Adapter,
+    Alias,
+    CreateEntry,
+    CreateWithNameInBody,
+    OperationGetter,
+    id_field,
+)
 from kccgen.discovery.behaviours import Behaviour
 from kccgen.generator.ir.model import AliasIR, IdentityParam, KindIR
 from kccgen.generator.render import py_source, render
@@ -49,8 +56,8 @@ def adapter_of(k: KindIR) -> Adapter:
         create=m.create_shape,
         update=m.update_shape,
         delete=m.delete_shape,
-        # compute, storage and dns keep the short ID in `name`
-        name_is_full=not isinstance(m.create_shape, CreateWithNameInBody) or m.create_shape.full_name,
+        # compute, storage and dns keep the short ID in `name`, as a parent's list entries do
+        name_is_full=not isinstance(m.create_shape, CreateWithNameInBody | CreateEntry) or (isinstance(m.create_shape, CreateWithNameInBody) and m.create_shape.full_name),
         id_field=id_field(m.create_shape),
         krm_only=tuple(
             sorted({p.krm_field for p in ident.params if not _in_body(k, p)} | {p.beside for p in ident.params if p.beside} | set(ident.parent_fields) | {c.field for c in k.companions})

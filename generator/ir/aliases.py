@@ -311,13 +311,16 @@ def build_aliases(kind: str, file: str, base: tuple[str | int, ...], configs: tu
     aliases: list[AliasIR] = []
     extra: list[FieldIR] = []
     for i, cfg in enumerate(configs):
-        if "." not in cfg.field and any(f.name == cfg.field for f in spec.fields):
+        respelled = bool(cfg.values) and cfg.api_field == cfg.field  # the API field's values in Config Connector's type
+        if "." not in cfg.field and any(f.name == cfg.field for f in spec.fields) and not respelled:
             raise b.error(i, "field", f"alias {cfg.field!r} is already a spec field")
         a, spec, top = b.alias(i, cfg, spec)
         if any(x.field == a.field for x in aliases):
             raise b.error(i, "field", f"alias {a.field!r} is listed twice")
         aliases.append(a)
-        if top is not None:
+        if top is not None and respelled:
+            spec = replace(spec, fields=tuple(top if f.name == top.name else f for f in spec.fields))
+        elif top is not None:
             extra.append(top)
     # A required API field is satisfied by its alias too: at least one of them.
     required = {f.name for f in spec.fields if f.required}

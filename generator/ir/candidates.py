@@ -369,4 +369,6 @@ def _config(kind: str, resource: str, ov: DerivedOverride | None, parent_forms: 
         identity=ov.identity,
         fixed=ov.fixed,
         sensitive=ov.sensitive,
+        entry_of=ov.entry_of,
+        external_forms=ov.external_forms,
     )

@@ -17,6 +17,7 @@ from kccgen.contract import (
     Call,
     CreateAtPath,
     CreateByVerb,
+    CreateEntry,
     CreateInput,
     CreateServiceAssigned,
     CreateShape,
@@ -25,6 +26,7 @@ from kccgen.contract import (
     CreateWrapped,
     DeleteAtPath,
     DeleteByVerb,
+    DeleteEntry,
     DeleteShape,
     FingerprintGuard,
     Guard,
@@ -36,7 +38,9 @@ from kccgen.contract import (
     NoGuard,
     NoUpdate,
     OperationGetter,
+    ParentEntry,
     ReadByList,
+    UpdateEntry,
     UpdateMaskInBody,
     UpdateMaskInQuery,
     UpdateMerge,
@@ -497,12 +501,63 @@ def _view(ctx: _Ctx, res: Resource, get: MethodIR | None, view: str) -> str:
     return view
 
 
+def entry_methods(file: str, index: int, cfg: KindConfig, doc: DiscoveryDoc, res: Resource) -> tuple[Methods, str]:
+    """An entry of the parent's list (kind config ``entryOf``), checked against the
+    document: the parent's get answers a schema whose ``field`` is a list of
+    objects with ``key``, and ``method`` writes the parent on the get's path."""
+    ec = cfg.entry_of
+    assert ec is not None
+    pre = _Ctx(file, index, cfg, doc, cfg.resource, "")
+
+    def error(what: str, msg: str) -> SpecError:
+        return SpecError(file, json_path("overrides", cfg.resource, "entryOf", what), f"{cfg.kind}: {msg}")
+
+    get = _pick(pre, res, "get", None)
+    if get is None or get.response is None:
+        raise error("field", f"{doc.key} {cfg.resource} has no get returning a schema to hold the entries")
+    parent = doc.schemas[get.response]
+    prop = parent.properties.get(ec.field)
+    item = prop.items.ref if prop is not None and prop.type == "array" and prop.items is not None else None
+    if item is None or item not in doc.schemas:
+        raise error("field", f"{get.response} has no list of objects {ec.field!r}")
+    if ec.key not in doc.schemas[item].properties:
+        raise error("key", f"{item} (the {get.response}.{ec.field} entries) has no field {ec.key!r}")
+    if not cfg.identity:
+        raise error("field", "an entry has no path of its own: name its identity (identity: .../{id})")
+    write = _pick(pre, res, "update", ec.method)
+    if write is None or write.http_method not in ("PATCH", "PUT") or write.request != get.response:
+        raise error("method", f"{doc.key} {cfg.resource}.{ec.method} does not write the {get.response} on its path (a PATCH or PUT of it)")
+    if _placeholders(write.param_templates) - _placeholders(get.param_templates):
+        raise error("method", f"{write.id} takes parameters the parent's get does not name")
+    guard: Guard = FingerprintGuard() if "fingerprint" in parent.properties else NoGuard()
+    entry = ParentEntry(write.call(), ec.field, ec.key, guard)
+    rid = cfg.identity.rstrip("/").rsplit("/", 1)[-1]
+    methods = Methods(
+        get=replace(get, response=item),
+        create=write,
+        update=write,
+        delete=write,
+        create_shape=CreateEntry(entry),
+        update_shape=UpdateEntry(entry),
+        delete_shape=DeleteEntry(entry),
+        update_allowlist=None,
+        update_allowlist_source=None,
+        custom_methods=tuple(sorted(set(res.methods) - {get.name, write.name})),
+        operations=_operations(doc) if any(x.lro is not Lro.NONE for x in (get, write)) else (),
+        read_list=ReadByList(ec.field, ((ec.key, rid),)),
+        iam=None,
+    )
+    return methods, item
+
+
 def resolve_methods(file: str, index: int, cfg: KindConfig, doc: DiscoveryDoc, res: Resource) -> tuple[Methods, str]:
     """Return the Kind's methods with their shapes, and its resource schema id (the get response).
 
     Raises SpecError for a kind config that contradicts the document and
     UnsupportedShape for a method no contract variant describes.
     """
+    if cfg.entry_of is not None:
+        return entry_methods(file, index, cfg, doc, res)
     pre = _Ctx(file, index, cfg, doc, cfg.resource, "")
     mc = cfg.methods
     get = _with_params(_pick(pre, res, "get", mc.get.method if mc.get else None), mc.get)

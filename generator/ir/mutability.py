@@ -19,6 +19,7 @@ from kccgen.contract import (
     NoGuard,
     NoUpdate,
     TypeKind,
+    UpdateEntry,
     UpdateMaskInBody,
     UpdateMaskInQuery,
     UpdateMerge,
@@ -71,6 +72,8 @@ def _update_source(m: Methods, api_path: str) -> str:
                 case _:
                     assert_never(guard)
             return f"{u.id} ({u.http_method}) sends the whole resource{extra}"
+        case UpdateEntry(entry=entry):
+            return f"{u.id} ({u.http_method}) sends the parent's whole {entry.field} list with this entry changed"
         case NoUpdate():
             raise AssertionError("no update method")
         case _:

@@ -17,7 +17,17 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from kccgen.contract import Call, CreateAtPath, CreateByVerb, NoCreate, NoDelete, NoUpdate
+from kccgen.contract import (
+    Call,
+    CreateAtPath,
+    CreateByVerb,
+    CreateEntry,
+    DeleteEntry,
+    NoCreate,
+    NoDelete,
+    NoUpdate,
+    UpdateEntry,
+)
 from kccgen.generator.ir.model import MethodIR, Methods
 
 _PH = re.compile(r"^\{(\+?)([A-Za-z][A-Za-z0-9_]*)\}$")
@@ -100,9 +110,22 @@ def _id_in_query(m: MethodIR | None, full: list[str]) -> MethodIR | None:
     return replace(m, param_templates=tuple(sorted((*m.param_templates, (ph, "{" + ph + "}")))))
 
 
+def _entry_aligned(methods: Methods, parent: list[str]) -> Methods:
+    get, write = _renamed(methods.get, parent), _renamed(methods.update, parent)
+    assert get is not None and write is not None and isinstance(methods.create_shape, CreateEntry)
+    entry = replace(methods.create_shape.entry, call=replace(methods.create_shape.entry.call, params=write.param_templates))
+    return replace(
+        methods, get=get, create=write, update=write, delete=write,
+        create_shape=CreateEntry(entry), update_shape=UpdateEntry(entry), delete_shape=DeleteEntry(entry),
+    )
+
+
 def align_params(methods: Methods, template: str) -> Methods:
     """``methods`` with each standard method's parameters named after ``template``'s placeholders."""
     full = template.split("/")
+    if isinstance(methods.create_shape, CreateEntry):
+        # an entry of its parent's list: every call is the parent's (``.../routers/{router}``)
+        return _entry_aligned(methods, full[:-2])
     get = _renamed(methods.get, full)
     assert get is not None
     update, delete = _id_in_query(_renamed(methods.update, full), full), _id_in_query(_renamed(methods.delete, full), full)
@@ -116,11 +139,11 @@ def align_params(methods: Methods, template: str) -> Methods:
     def call(m: MethodIR | None, old: Call) -> Call:
         return old if m is None else replace(old, params=m.param_templates)
 
-    if not isinstance(cs, NoCreate):
+    if not isinstance(cs, NoCreate | CreateEntry):
         cs = replace(cs, call=call(create, cs.call))
-    if not isinstance(us, NoUpdate):
+    if not isinstance(us, NoUpdate | UpdateEntry):
         us = replace(us, call=call(update, us.call))
-    if not isinstance(ds, NoDelete):
+    if not isinstance(ds, NoDelete | DeleteEntry):
         ds = replace(ds, call=call(delete, ds.call))
     iam = methods.iam
     if iam is not None and len(methods.iam_paths) == 2:

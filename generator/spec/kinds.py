@@ -151,6 +151,16 @@ class DeleteMethod(_Strict):
     reason: str = Field(min_length=1)
 
 
+class EntryConfig(_Strict):
+    """The resource is one entry of a list field of its parent (kccgen.contract.ParentEntry):
+    read through the parent's get, written through the parent's ``method``."""
+
+    field: str  # the parent schema's list: nats
+    key: str = "name"  # the entry's field holding its ID
+    method: str = "patch"  # the parent's write
+    reason: str = Field(min_length=1)
+
+
 class PresentConfig(_Strict):
     """An on/off resource: present only while ``field`` holds one of ``values``."""
 
@@ -305,6 +315,7 @@ class KindConfig(_Strict):
     # API fields the identity fills in every create and update (dotted path -> template)
     fixed: dict[str, str] = Field(default_factory=dict)
     sensitive: SensitiveConfig | None = None  # secret spec fields beside Config Connector's evidence
+    entry_of: EntryConfig | None = Field(default=None, alias="entryOf")  # an entry of the parent's list; needs identity
 
 
 class LocationsConfig(_Strict):
@@ -343,6 +354,8 @@ class DerivedOverride(_Strict):
     identity: str | None = None  # see KindConfig
     fixed: dict[str, str] = Field(default_factory=dict)  # see KindConfig
     sensitive: SensitiveConfig | None = None  # see KindConfig
+    entry_of: EntryConfig | None = Field(default=None, alias="entryOf")  # see KindConfig
+    external_forms: tuple[str, ...] = Field(default=(), alias="externalForms")  # see KindConfig
 
 
 class KindsFile(_Strict):

@@ -53,6 +53,7 @@ def keep_claims(specs: Path, apis: set[str], derived: bool) -> None:
         return
     curated = {(str(d["api"]), k["resource"]) for f in (specs / "kinds").glob("*.yaml") for d in [yaml.safe_load(f.read_text(encoding="utf-8"))] for k in d.get("kinds") or []}
     claims = yaml.safe_load(path.read_text(encoding="utf-8"))["claims"]
+    named = {m for f in (specs / "kinds").glob("*.yaml") for m in re.findall(r"kind: (\w+)", f.read_text(encoding="utf-8"))}
     kept = {}
     for kind, value in claims.items():
         claim = value if isinstance(value, str) else value.get("claim") if isinstance(value, dict) else None
@@ -60,6 +61,8 @@ def keep_claims(specs: Path, apis: set[str], derived: bool) -> None:
             api, res = claim.split()[0].split(".")[0], claim.split()[1]
             if api not in apis or (not derived and (api, res) not in curated):
                 continue
+            if isinstance(value, dict) and value.get("via") and kind not in named:
+                continue  # a Kind of its own kind file (an entry of a router's list), cut from the slice
         kept[kind] = value
     path.write_text(yaml.safe_dump({"claims": kept}, sort_keys=True, width=200), encoding="utf-8")
 
@@ -98,5 +101,7 @@ def only_files(specs: Specs, files: dict[str, KindsFile]) -> Specs:
     and only the claims on their APIs."""
     kinds = tuple((p, files[p]) for p, _ in specs.kinds if p in files)
     apis = {f.api for f in files.values()}
-    served = {k: c for k, c in specs.claims.served.items() if c.api in apis}
+    # a Kind claimed via a method of its own kind file (an entry of a router's list) goes with that file
+    named = {k.kind for f in files.values() for k in f.kinds} | {o.kind for f in files.values() for o in f.overrides.values() if o.kind}
+    served = {k: c for k, c in specs.claims.served.items() if c.api in apis and (c.via is None or k in named)}
     return dataclasses.replace(specs, kinds=kinds, claims=dataclasses.replace(specs.claims, served=served))
