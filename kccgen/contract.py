@@ -730,6 +730,20 @@ class PolicyAdapter:
     member_refs: tuple[MemberRef, ...] = ()
 
 
+@dataclass(frozen=True)
+class SecretObject:
+    """An object field whose strings are read from keys of one Kubernetes Secret:
+    Config Connector's ``credential: {secretRef: {name, namespace}}``, a
+    basic-auth Secret's ``username`` and ``password``. ``field``: the object's
+    spec path (the API's spelling); ``keys``: (its API sub-field, the Secret's
+    key). The sub-fields may still be given in the object itself (``ref`` unset);
+    like any secret, the values reach the request body and nowhere else."""
+
+    field: str  # cloudSql.credential
+    keys: tuple[tuple[str, str], ...]  # (("password", "password"), ("username", "username"))
+    ref: str = "secretRef"
+
+
 # --- the adapter -------------------------------------------------------------------------
 
 
@@ -771,6 +785,7 @@ class Adapter:
     # spec paths ([] for list items) of sensitive fields, {value | valueFrom.secretKeyRef}
     # in KRM: the runtime resolves each to its string for the request and nowhere else
     secrets: tuple[str, ...] = ()
+    secret_objects: tuple[SecretObject, ...] = ()  # object fields read from a Secret's keys (secretRef)
     iam: IamMethods | None = None  # the resource's IAM policy methods: IAM Kinds may name it
 
     def operation(self, key: str) -> OperationGetter:
@@ -866,6 +881,7 @@ __all__ = [
     "ReadByList",
     "RowOverrides",
     "Scalar",
+    "SecretObject",
     "TypeKind",
     "UpdateEntry",
     "UpdateMaskInBody",

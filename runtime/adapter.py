@@ -151,6 +151,16 @@ def spec_to_api(spec: dict[str, Any], adapter: Adapter, resolved: dict[str, Any]
                     node, key, pos = _concrete(out, where)
                     if pos is None:
                         node.pop(key, None)
+    for so in adapter.secret_objects:
+        # a Secret's keys in place of its secretRef; never the reference itself
+        for where, _ in list(iter_field(spec, so.field)):
+            with contextlib.suppress(KeyError, IndexError, TypeError):
+                node, key, pos = _concrete(out, where)
+                target = node[key] if pos is None else node[key][pos]
+                if isinstance(target, dict) and target.pop(so.ref, None) is not None:
+                    for sub, _ in so.keys:
+                        if f"spec.{where}.{sub}" in resolved:
+                            target[sub] = resolved[f"spec.{where}.{sub}"]
     for p in adapter.int64_paths:
         map_leaf(out, _split(p), _to_str)
     for c in adapter.canonical:

@@ -18,6 +18,7 @@ from kccgen.contract import Adapter, FieldType, TypeKind
 from kccgen.runtime.identity import IdentityError, identity_for
 from kccgen.runtime.mutability import by_api_path, is_map
 from kccgen.runtime.refs import references_of
+from kccgen.runtime.secrets import api_paths
 
 
 @functools.cache
@@ -87,7 +88,7 @@ def diff(desired: Any, actual: Any, a: Adapter, check_mutability: bool) -> list[
     maps (labels: a removed key is a change) and scalars compare whole;
     references compare canonically (compute answers full URLs), in list items
     too; a reorder of a Refs list is not a change; input-only fields, which GET
-    never returns, are never compared, nor secrets (``Adapter.secrets``) it leaves out. An absent live value equals a desired
+    never returns, are never compared, nor secrets (``Adapter.secrets``, ``secret_objects``) it leaves out. An absent live value equals a desired
     zero value: proto3 JSON (and compute's JSON) leave out fields holding their
     default (recorded traffic: KMS omits ``importOnly: false``, compute
     ``enableUlaInternalIpv6: false``). Durations and timestamps compare as values.
@@ -95,7 +96,7 @@ def diff(desired: Any, actual: Any, a: Adapter, check_mutability: bool) -> list[
     refs = _ref_targets(a.kind)
     rows = by_api_path(a.kind)
     # a secret GET does not return (a password) is no change: it cannot be compared
-    secret = frozenset(p.replace("[]", "") for p in a.secrets)
+    secret = api_paths(a)
     out: list[tuple[str, Any, Any]] = []
 
     def canon(targets: tuple[str, ...], v: Any) -> Any:

@@ -67,12 +67,13 @@ def resolve_secrets(obj: Mapping[str, Any], a: Adapter, store: ObjectStore) -> d
     Raises RefError: DependencyNotFound naming the object, the field and the Secret
     when the Secret or its key is missing (no GCP call is made then), RefMalformed
     for a value that is not the object (a plain string the CRD would refuse)."""
+    out: dict[str, str] = {}
+    resolve_secret_objects(obj, a, store, out)
     if not a.secrets:
-        return {}
+        return out
     spec = obj.get("spec") or {}
     meta = obj.get("metadata") or {}
     who = f"{a.kind} {_namespace(obj, store)}/{meta.get('name')}"
-    out: dict[str, str] = {}
     for path in a.secrets:
         for where, v in iter_field(spec, path):
             field = f"spec.{where}"
@@ -96,9 +97,39 @@ def resolve_secrets(obj: Mapping[str, Any], a: Adapter, store: ObjectStore) -> d
     return out
 
 
+def resolve_secret_objects(obj: Mapping[str, Any], a: Adapter, store: ObjectStore, out: dict[str, str]) -> None:
+    """``Adapter.secret_objects``: each sub-field of an object with ``secretRef``,
+    read from its key of that Secret (``spec.cloudSql.credential.username``)."""
+    spec = obj.get("spec") or {}
+    who = f"{a.kind} {_namespace(obj, store)}/{(obj.get('metadata') or {}).get('name')}"
+    for so in a.secret_objects:
+        for where, node in iter_field(spec, so.field):
+            if not isinstance(node, Mapping) or so.ref not in node:
+                continue
+            ref = node.get(so.ref)
+            field = f"spec.{where}.{so.ref}"
+            if not isinstance(ref, Mapping) or not ref.get("name"):
+                raise RefError(Reason.MALFORMED, field, f"{who}: {so.ref} needs name")
+            ns = str(ref.get("namespace") or _namespace(obj, store))
+            secret = store.get("Secret", ns, str(ref["name"]))
+            if secret is None:
+                raise RefError(Reason.NOT_FOUND, field, f"{who} reads {where} from Secret {ns}/{ref['name']}, which does not exist")
+            for sub, key in so.keys:
+                value = secret_data(secret, key)
+                if value is None:
+                    raise RefError(Reason.NOT_FOUND, field, f"{who} reads {where}.{sub} from key {key!r} of Secret {ns}/{ref['name']}, which has no such key")
+                out[f"spec.{where}.{sub}"] = value
+
+
+def secret_paths(a: Adapter) -> tuple[str, ...]:
+    """Every spec path holding a secret's string: the sensitive fields and the
+    sub-fields of the objects read from a Secret."""
+    return (*a.secrets, *(f"{so.field}.{sub}" for so in a.secret_objects for sub, _ in so.keys))
+
+
 def api_paths(a: Adapter) -> frozenset[str]:
     """The secret paths as the diff names them (API paths without list steps)."""
-    return frozenset(p.replace("[]", "") for p in a.secrets)
+    return frozenset(p.replace("[]", "") for p in secret_paths(a))
 
 
 def redacted(a: Adapter, diffs: Iterable[tuple[str, Any, Any]]) -> list[tuple[str, Any, Any]]:
@@ -140,7 +171,7 @@ def secret_digest(obj: Mapping[str, Any], a: Adapter, resolved: Mapping[str, Any
     """A digest of the secret values ``resolved`` holds for ``obj`` ("" without any),
     salted with the object's Kind, namespace and name: it tells a change, and the
     state keeps it in place of the values."""
-    wanted = {"spec." + path.replace("[]", "") for path in a.secrets}
+    wanted = {"spec." + path.replace("[]", "") for path in secret_paths(a)}
     found = sorted((k, str(v)) for k, v in resolved.items() if re.sub(r"\[\d+\]", "", k) in wanted)
     if not found:
         return ""

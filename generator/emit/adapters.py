@@ -74,6 +74,7 @@ def adapter_of(k: KindIR) -> Adapter:
         view=m.view,
         fixed=k.fixed,
         secrets=k.secrets,
+        secret_objects=k.secret_objects,
         iam=m.iam,
     )
 

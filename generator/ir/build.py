@@ -74,7 +74,7 @@ from kccgen.generator.ir.references import (
     kcc_ref_index,
     kcc_ref_name,
 )
-from kccgen.generator.ir.secrets import apply_secrets, requested
+from kccgen.generator.ir.secrets import apply_secret_objects, apply_secrets, requested
 from kccgen.generator.kcc import (
     Subject,
     api_fields,
@@ -535,6 +535,11 @@ def build_kind(
             problem(SpecError(s.file, json_path(*base, "sensitive", "fields"), f"{s.cfg.kind}: {msg}"))
         elif reporter is not None:
             reporter.warn(s.where, "sensitive", f"{s.cfg.kind}: {msg}")
+    # Stage 11: object fields read from one Secret's keys (Config Connector's credential.secretRef).
+    sobj = apply_secret_objects(spec_obj, krm_models, mutability, s.cfg.secret_objects)
+    spec_obj, krm_models, mutability = sobj.spec, sobj.models, sobj.mutability
+    for path, msg in sobj.problems:
+        problem(SpecError(s.file, json_path(*base, "secretObjects", path), f"{s.cfg.kind}: secretObjects.{path}: {msg}"))
     api_fields = tuple(FieldIR(f.name, f.type, f.description, proj.facts(f, f.name), f.source, f.deprecated) for f in api_res.fields)
     short = s.cfg.short_names or (f"gcp{s.cfg.kind.lower()}", f"gcp{plural_kind(s.cfg.kind)}")
     return KindIR(
@@ -570,6 +575,7 @@ def build_kind(
         example_id=s.cfg.example_id or "",
         fixed=tuple(sorted(s.cfg.fixed.items())),
         secrets=sec.paths,
+        secret_objects=sobj.objects,
     )
 
 

@@ -371,4 +371,5 @@ def _config(kind: str, resource: str, ov: DerivedOverride | None, parent_forms: 
         sensitive=ov.sensitive,
         entry_of=ov.entry_of,
         external_forms=ov.external_forms,
+        secret_objects=ov.secret_objects,
     )

@@ -25,6 +25,7 @@ from kccgen.contract import (
     OperationGetter,
     Present,
     ReadByList,
+    SecretObject,
     UpdateShape,
 )
 from kccgen.discovery.behaviours import Behaviour, Fact
@@ -346,6 +347,7 @@ class KindIR:
     fixed: tuple[tuple[str, str], ...] = ()  # API fields the identity fills (kind config fixed)
     locations: Locations | None = None  # Config Connector's spec.location over several scopes
     secrets: tuple[str, ...] = ()  # KRM spec paths of sensitive fields (generator/ir/secrets.py)
+    secret_objects: tuple[SecretObject, ...] = ()  # object fields read from a Secret's keys
 
     @property
     def served_versions(self) -> tuple[str, ...]:

@@ -15,9 +15,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from itertools import pairwise
 
-from kccgen.generator.ir.model import FieldIR, ModelSet, ObjectIR, TypeIR
+from kccgen.contract import KRM_ONLY_SOURCE, SecretObject
+from kccgen.generator.ir.model import FieldIR, ModelSet, MutabilityIR, ObjectIR, TypeIR
+from kccgen.generator.ir.mutability import field_type, type_label
 from kccgen.generator.spec.claims import KindEvidence
-from kccgen.generator.spec.kinds import KindConfig
+from kccgen.generator.spec.kinds import KindConfig, SecretObjectConfig
 
 SECRET_VALUE = "SensitiveValue"
 SECRET_FROM = "SensitiveValueFrom"
@@ -191,3 +193,76 @@ def _uses(spec: ObjectIR, objs: dict[str, ObjectIR]) -> dict[str, set[str]]:
 def _paths(spec: ObjectIR, objs: dict[str, ObjectIR]) -> set[str]:
     """The KRM paths of the sensitive fields."""
     return {path for path, cls in _object_fields(spec, objs) if cls == SECRET_VALUE}
+
+
+SECRET_OBJECT_REF = "SecretObjectRef"
+
+
+def secret_object_ref() -> ObjectIR:
+    """The ``secretRef`` class: a Secret in the object's namespace, by name."""
+    s = TypeIR("string")
+    src = "kccgen: Config Connector's secretRef"
+    return ObjectIR(
+        SECRET_OBJECT_REF,
+        "A Kubernetes Secret whose keys hold the values.",
+        (
+            FieldIR("name", s, "The `metadata.name` field of a Kubernetes `Secret`.", (), src, required=True),
+            FieldIR("namespace", s, "The `metadata.namespace` field of a Kubernetes `Secret` (the object's own when unset).", (), src),
+        ),
+        src,
+    )
+
+
+@dataclass(frozen=True)
+class SecretObjects:
+    spec: ObjectIR
+    models: ModelSet
+    mutability: tuple[MutabilityIR, ...]
+    objects: tuple[SecretObject, ...]
+    problems: tuple[tuple[str, str], ...]  # (configured path, what is wrong)
+
+
+def apply_secret_objects(spec: ObjectIR, models: ModelSet, mutability: tuple[MutabilityIR, ...], configs: dict[str, SecretObjectConfig]) -> SecretObjects:
+    """Each configured object field gets a ``secretRef`` (a Secret whose keys give
+    its string sub-fields), at most one of the two spellings per sub-field; a
+    KRM-only mutability row per new path, changed as its sub-fields are."""
+    objs = {o.name: o for o in models.objects}
+    objs[spec.name] = spec
+    rows = list(mutability)
+    found: list[SecretObject] = []
+    problems: list[tuple[str, str]] = []
+    for path, c in sorted(configs.items()):
+        at = _locate(spec, objs, path)
+        if isinstance(at, str) or at[1].kind != "object" or at[1].ref not in objs:
+            problems.append((path, at if isinstance(at, str) else f"{path} holds no object"))
+            continue
+        cls = objs[str(at[1].ref)]
+        have = {f.name: f for f in cls.fields}
+        bad = sorted(k for k in c.keys if k not in have or have[k].type.kind != "string")
+        if bad or c.field in have:
+            problems.append((path, f"{cls.name} has no string field {', '.join(bad)}" if bad else f"{cls.name} already has a field {c.field!r}"))
+            continue
+        desc = f"A Secret whose keys give {', '.join(f'{k} (key {v!r})' for k, v in sorted(c.keys.items()))}: set it, or those fields. {c.reason}"
+        ref = FieldIR(c.field, TypeIR("object", ref=SECRET_OBJECT_REF), desc, (), f"kind config secretObjects.{path}")
+        objs[cls.name] = replace(cls, fields=(*cls.fields, ref), at_most_one=(*cls.at_most_one, *((c.field, k) for k in sorted(c.keys))))
+        found.append(SecretObject(path, tuple(sorted(c.keys.items())), c.field))
+        like = next((r for r in rows if r.path == f"spec.{path}.{sorted(c.keys)[0]}"), None)
+        for sub, t in ((c.field, TypeIR("object", ref=SECRET_OBJECT_REF)), (f"{c.field}.name", TypeIR("string")), (f"{c.field}.namespace", TypeIR("string"))):
+            rows.append(
+                MutabilityIR(
+                    path=f"spec.{path}.{sub}",
+                    api_path=None,
+                    type=type_label(t),
+                    field_type=field_type(t),
+                    behaviours=(),
+                    facts=(),
+                    identity=False,
+                    updatable=like.updatable if like is not None else False,
+                    updatable_source=f"as {', '.join(f'{path}.{k}' for k in sorted(c.keys))}, which it fills" if like is not None else "no row for the fields it fills",
+                    readable=False,
+                    readable_source=KRM_ONLY_SOURCE,
+                )
+            )
+    if found:
+        objs[SECRET_OBJECT_REF] = secret_object_ref()
+    return SecretObjects(objs[spec.name], ModelSet(tuple(objs[k] for k in sorted(objs)), models.enums), tuple(rows), tuple(found), tuple(problems))

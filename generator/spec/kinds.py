@@ -281,6 +281,15 @@ class SensitiveConfig(_Strict):
     reason: str = Field(min_length=1)
 
 
+class SecretObjectConfig(_Strict):
+    """An object spec field whose strings Config Connector reads from one Secret
+    (``credential: {secretRef: {name}}``): the Secret key of each sub-field."""
+
+    keys: dict[str, str] = Field(min_length=1)  # the object's API sub-field -> the Secret's key
+    field: str = "secretRef"
+    reason: str = Field(min_length=1)
+
+
 class KindConfig(_Strict):
     kind: str
     resource: str  # dotted Discovery resource path, e.g. projects.topics
@@ -316,6 +325,8 @@ class KindConfig(_Strict):
     fixed: dict[str, str] = Field(default_factory=dict)
     sensitive: SensitiveConfig | None = None  # secret spec fields beside Config Connector's evidence
     entry_of: EntryConfig | None = Field(default=None, alias="entryOf")  # an entry of the parent's list; needs identity
+    # object spec fields (API spelling, dotted) read from one Secret's keys
+    secret_objects: dict[str, SecretObjectConfig] = Field(default_factory=dict, alias="secretObjects")
 
 
 class LocationsConfig(_Strict):
@@ -356,6 +367,7 @@ class DerivedOverride(_Strict):
     sensitive: SensitiveConfig | None = None  # see KindConfig
     entry_of: EntryConfig | None = Field(default=None, alias="entryOf")  # see KindConfig
     external_forms: tuple[str, ...] = Field(default=(), alias="externalForms")  # see KindConfig
+    secret_objects: dict[str, SecretObjectConfig] = Field(default_factory=dict, alias="secretObjects")  # see KindConfig
 
 
 class KindsFile(_Strict):

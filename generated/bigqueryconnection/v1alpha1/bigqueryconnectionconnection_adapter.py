@@ -13,6 +13,7 @@ from kccgen.contract import (
     CreateWithIdParam,
     DeleteAtPath,
     IamMethods,
+    SecretObject,
     UpdateMaskInQuery,
 )
 from kccgen.runtime.adapter import register_adapter
@@ -52,6 +53,11 @@ ADAPTER = Adapter(
             field="azure.federatedApplicationClientID", target="azure.federatedApplicationClientId"
         ),
         Alias(field="aws.accessRole.iamRoleID", target="aws.accessRole.iamRoleId"),
+    ),
+    secret_objects=(
+        SecretObject(
+            field="cloudSql.credential", keys=(("password", "password"), ("username", "username"))
+        ),
     ),
     iam=IamMethods(
         get=Call(

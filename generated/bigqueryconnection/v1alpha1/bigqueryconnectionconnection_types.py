@@ -20,6 +20,8 @@ from kccgen.generated.compute.v1alpha1.computenetworkattachment_reference import
 from kccgen.generated.dataproc.v1alpha1.dataproccluster_reference import DataprocClusterRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
+from kccgen.generated.sql.v1alpha1.sqldatabase_reference import SQLDatabaseRef
+from kccgen.generated.sql.v1alpha1.sqlinstance_reference import SQLInstanceRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -410,6 +412,13 @@ class CloudSqlCredential(KRMModel):
     """
 
     password: Annotated[str | None, Field(description="The password for the credential.")] = None
+    secret_ref: Annotated[
+        SecretObjectRef | None,
+        Field(
+            alias="secretRef",
+            description="A Secret whose keys give password (key 'password'), username (key 'username'): set it, or those fields.",
+        ),
+    ] = None
     username: Annotated[str | None, Field(description="The username for the credential.")] = None
 
 
@@ -421,12 +430,17 @@ class CloudSqlProperties(KRMModel):
     credential: Annotated[
         CloudSqlCredential | None, Field(description="Input only. Cloud SQL credential.")
     ] = None
-    database: Annotated[str | None, Field(description="Database name.")] = None
-    instance_id: Annotated[
-        str | None,
+    database_ref: Annotated[
+        SQLDatabaseRef | None,
         Field(
-            alias="instanceId",
-            description="Cloud SQL instance ID in the form `project:location:instance`.",
+            alias="databaseRef", description="A reference to a SQLDatabase (API field `database`)."
+        ),
+    ] = None
+    instance_ref: Annotated[
+        SQLInstanceRef | None,
+        Field(
+            alias="instanceRef",
+            description="A reference to a SQLInstance (API field `instanceId`).",
         ),
     ] = None
     type: Annotated[
@@ -762,6 +776,20 @@ class SalesforceDataCloudPropertiesObservedState(KRMModel):
         str | None,
         Field(
             description="Output only. A unique Google-owned and Google-generated service account identity for the connection."
+        ),
+    ] = None
+
+
+class SecretObjectRef(KRMModel):
+    """
+    A Kubernetes Secret whose keys hold the values.
+    """
+
+    name: Annotated[str, Field(description="The `metadata.name` field of a Kubernetes `Secret`.")]
+    namespace: Annotated[
+        str | None,
+        Field(
+            description="The `metadata.namespace` field of a Kubernetes `Secret` (the object's own when unset)."
         ),
     ] = None
 

@@ -1422,6 +1422,13 @@ class SQLInstanceObservedState(KRMModel):
             description="Output only. List all maintenance versions applicable on the instance",
         ),
     ] = None
+    connection_name: Annotated[
+        str | None,
+        Field(
+            alias="connectionName",
+            description="Output only. Connection name of the Cloud SQL instance used in connection strings.",
+        ),
+    ] = None
     create_time: Annotated[
         str | None,
         Field(
@@ -1529,13 +1536,6 @@ class SQLInstanceSpec(KRMModel):
     backend_type: Annotated[
         DatabaseInstanceBackendType | None,
         Field(alias="backendType", description="The backend type."),
-    ] = None
-    connection_name: Annotated[
-        str | None,
-        Field(
-            alias="connectionName",
-            description="Connection name of the Cloud SQL instance used in connection strings.",
-        ),
     ] = None
     current_disk_size: Annotated[
         int | Int64String | None,
