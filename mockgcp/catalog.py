@@ -153,6 +153,7 @@ def body_id_field(doc: DiscoveryDoc, schema: str, get: Method) -> str:
     """The field of the resource that names it when a create carries no ID in
     its URL or query: the one named after the get path's last parameter
     (admin's ``{+orgUnitPath}``, dns's ``{responsePolicy}`` -> ``responsePolicyName``,
+    its ``rules/{responsePolicyRule}`` -> ``ruleName``,
     bigquery's ``{+datasetId}`` inside ``datasetReference``), unless that parameter
     is just the collection's singular and the resource has a ``name`` (compute's
     ``{address}``: Address.address is the IP, Address.name the ID); else ``name``;
@@ -165,7 +166,8 @@ def body_id_field(doc: DiscoveryDoc, schema: str, get: Method) -> str:
     prev = segs[last - 1] if last else ""
     generic = bool(prev) and ph == collection_param(prev) and "name" in props
     if ph and ph != "name" and not generic:
-        for c in (ph, f"{ph}Name"):
+        # dns's rules/{responsePolicyRule}: ResponsePolicyRule.ruleName, after the collection
+        for c in (ph, f"{ph}Name", f"{collection_param(prev)}Name" if prev else ""):
             if c in props and props[c].type == "string":
                 return c
         for pname, prop in sorted(props.items()):
