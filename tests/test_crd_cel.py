@@ -630,8 +630,10 @@ def test_ref_nodes_match_ref_field_names() -> None:
     for n in NODES:
         if n.key is None or n.path.startswith(".status") or api_named_ref(n):
             continue
-        if n.key.endswith("Ref") and not n.path.endswith(".valueFrom.secretKeyRef"):
-            # (a sensitive field's valueFrom.secretKeyRef names a Secret and its key: Config Connector's shape)
+        secret = n.path.endswith(".valueFrom.secretKeyRef") or (n.key == "secretRef" and set((n.schema.get("properties") or {})) == {"name", "namespace"})
+        if n.key.endswith("Ref") and not secret:
+            # (a sensitive field's valueFrom.secretKeyRef names a Secret and its key, a
+            # credential's secretRef a Secret whose keys fill it: Config Connector's shapes)
             assert is_ref_node(n), f"{n.where}: a *Ref field that is not a reference object"
         if n.key.endswith("Refs"):
             item = by_path.get((n.file, n.version, f"{n.path}[*]"))

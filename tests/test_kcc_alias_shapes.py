@@ -125,13 +125,13 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], str, Any]] = [
         "BigQueryConnectionConnection",
         {
             "location": "us-central1",
-            "cloudSQL": {"type": "MYSQL", "database": "db1"},
+            "cloudSQL": {"type": "MYSQL", "databaseRef": {"external": "db1"}},
             "azure": {"customerTenantID": "t1", "federatedApplicationClientID": "c1"},
             "aws": {"accessRole": {"iamRoleID": "arn:aws:iam::999999999999:role/omnirole"}},
         },
         {
             "location": "us-central1",
-            "cloudSql": {"type": "MYSQL", "database": "db1"},
+            "cloudSql": {"type": "MYSQL", "databaseRef": {"external": "db1"}},
             "azure": {"customerTenantId": "t1", "federatedApplicationClientId": "c1"},
             "aws": {"accessRole": {"iamRoleId": "arn:aws:iam::999999999999:role/omnirole"}},
         },
