@@ -630,7 +630,7 @@ def test_ref_nodes_match_ref_field_names() -> None:
     for n in NODES:
         if n.key is None or n.path.startswith(".status") or api_named_ref(n):
             continue
-        secret = n.path.endswith(".valueFrom.secretKeyRef") or (n.key == "secretRef" and set((n.schema.get("properties") or {})) == {"name", "namespace"})
+        secret = n.path.endswith(".valueFrom.secretKeyRef") or (n.key == "secretRef" and set(n.schema.get("properties") or {}) == {"name", "namespace"})
         if n.key.endswith("Ref") and not secret:
             # (a sensitive field's valueFrom.secretKeyRef names a Secret and its key, a
             # credential's secretRef a Secret whose keys fill it: Config Connector's shapes)

@@ -46,15 +46,9 @@ def h() -> Iterator[Harness]:
         yield hh
 
 
-def _ready(h: Harness, obj: dict[str, Any]) -> dict[str, Any]:
-    r = h.reconcile(obj)
-    assert r.ready, (obj["kind"], r.reason, r.message)
-    return r.obj
-
-
 def _router(h: Harness) -> None:
-    _ready(h, kcc_object("ComputeNetwork", "net", {"autoCreateSubnetworks": False}))
-    _ready(h, kcc_object("ComputeRouter", "router", {"region": REGION, "networkRef": {"name": "net"}}))
+    h.ready(kcc_object("ComputeNetwork", "net", {"autoCreateSubnetworks": False}))
+    h.ready(kcc_object("ComputeRouter", "router", {"region": REGION, "networkRef": {"name": "net"}}))
 
 
 def _nat(name: str, **spec: Any) -> dict[str, Any]:
@@ -79,9 +73,9 @@ def test_the_adapters_are_entries_of_the_routers_lists(kind: str, field: str) ->
 
 def test_create_update_delete_send_the_routers_list_with_only_this_entry_changed(h: Harness) -> None:
     _router(h)
-    _ready(h, _nat("other", minPortsPerVm=64))
+    h.ready(_nat("other", minPortsPerVm=64))
     since = h.mark()
-    obj = _ready(h, _nat("mine"))
+    obj = h.ready(_nat("mine"))
     assert obj["status"]["externalRef"] == f"{ROUTER}/nats/mine"
     (patch,) = h.writes(since)
     assert patch.method == "PATCH" and path_of(patch).endswith(f"regions/{REGION}/routers/router")
@@ -95,7 +89,7 @@ def test_create_update_delete_send_the_routers_list_with_only_this_entry_changed
     assert again.ready and h.writes(since) == []  # up to date: reads only
 
     since = h.mark()
-    _ready(h, _nat("mine", minPortsPerVm=128))
+    h.ready(_nat("mine", minPortsPerVm=128))
     (patch,) = h.writes(since)
     sent = {n["name"]: n for n in patch.request_json["nats"]}
     assert sent["mine"]["minPortsPerVm"] == 128 and sent["other"]["minPortsPerVm"] == 64
@@ -111,7 +105,7 @@ def test_create_update_delete_send_the_routers_list_with_only_this_entry_changed
 
 def test_an_entry_of_the_same_name_made_since_the_read_is_acquired(h: Harness) -> None:
     _router(h)
-    _ready(h, _nat("mine", minPortsPerVm=64))
+    h.ready(_nat("mine", minPortsPerVm=64))
     # a second object naming the same entry: acquired (and updated), never duplicated
     r = Reconciler(h.gcp, h.store).reconcile(_nat("mine", minPortsPerVm=64))
     assert r.ready
@@ -122,7 +116,7 @@ def test_two_nats_changed_at_once_never_overwrite_each_other(h: Harness) -> None
     _router(h)
     names = [f"nat-{i}" for i in range(6)]
     for n in names:
-        _ready(h, _nat(n, minPortsPerVm=64))
+        h.ready(_nat(n, minPortsPerVm=64))
     start = threading.Barrier(len(names))
     results: dict[str, Any] = {}
 
@@ -144,7 +138,7 @@ def test_a_write_another_process_replaced_is_done_again(h: Harness) -> None:
     """Another process's PATCH of the whole list, sent between this write and its
     read back, drops this entry: the read back sees it and writes again."""
     _router(h)
-    _ready(h, _nat("theirs"))
+    h.ready(_nat("theirs"))
     real = h.gcp.call
     raced = []
 
@@ -156,7 +150,7 @@ def test_a_write_another_process_replaced_is_done_again(h: Harness) -> None:
         return out
 
     h.gcp.call = call  # type: ignore[method-assign]
-    obj = _ready(h, _nat("mine"))
+    obj = h.ready(_nat("mine"))
     h.gcp.call = real  # type: ignore[method-assign]
     assert raced and obj["status"]["externalRef"].endswith("/nats/mine")
     assert set(_nats(h)) == {"theirs", "mine"}

@@ -50,16 +50,10 @@ def h() -> Iterator[Harness]:
 
 
 
-def _ready(h: Harness, obj: dict[str, Any]) -> dict[str, Any]:
-    r = h.reconcile(obj)
-    assert r.ready, (obj["kind"], r.reason, r.message)
-    return r.obj
-
-
 def _network_and_ranges(h: Harness) -> None:
-    _ready(h, manifest("ComputeNetwork", name="net"))
+    h.ready(manifest("ComputeNetwork", name="net"))
     for name in ("range-a", "range-b"):
-        _ready(h, kcc_object("ComputeAddress", name, {"location": "global", "addressType": "INTERNAL", "purpose": "VPC_PEERING", "prefixLength": 16, "networkRef": {"name": "net"}}))
+        h.ready(kcc_object("ComputeAddress", name, {"location": "global", "addressType": "INTERNAL", "purpose": "VPC_PEERING", "prefixLength": 16, "networkRef": {"name": "net"}}))
 
 
 def _connection(*ranges: str) -> dict[str, Any]:
@@ -69,7 +63,7 @@ def _connection(*ranges: str) -> dict[str, Any]:
 def test_connection_lifecycle_sends_config_connectors_requests(h: Harness) -> None:
     _network_and_ranges(h)
     since = h.mark()
-    obj = _ready(h, _connection("range-a"))
+    obj = h.ready(_connection("range-a"))
     assert obj["status"]["externalRef"] == f"services/{SERVICE}/projects/{PROJECT}/global/networks/net"
     entries = h.entries(since)
     assert (entries[0].method, entries[0].url.split("?")[0]) == ("GET", f"https://cloudresourcemanager.googleapis.com/v1/projects/{PROJECT}")
@@ -81,13 +75,13 @@ def test_connection_lifecycle_sends_config_connectors_requests(h: Harness) -> No
 
     # re-apply: reads only (the project number is known: no second Resource Manager GET)
     since = h.mark()
-    obj = _ready(h, obj)
+    obj = h.ready(obj)
     assert h.writes(since) == []
     assert not any(path_of(e).endswith(f"projects/{PROJECT}") for e in h.entries(since))
 
     # one more range: one PATCH on connections/- with force and the mask, the network in the body
     since = h.mark()
-    obj = _ready(h, {**obj, "spec": {**obj["spec"], "reservedPeeringRanges": [{"name": "range-a"}, {"name": "range-b"}]}})
+    obj = h.ready({**obj, "spec": {**obj["spec"], "reservedPeeringRanges": [{"name": "range-a"}, {"name": "range-b"}]}})
     (patch,) = h.writes(since)
     assert patch.method == "PATCH" and path_of(patch).endswith(f"services/{SERVICE}/connections/-")
     assert query_of(patch)["force"] == ["true"] and query_of(patch)["updateMask"] == ["reservedPeeringRanges"]
@@ -132,15 +126,15 @@ def test_mockgcp_refuses_a_patch_of_a_connection_that_is_not_there(h: Harness) -
 
 def test_service_project_attaches_reads_and_detaches(h: Harness) -> None:
     host = {"cnrm.cloud.google.com/project-id": "host-project"}
-    _ready(h, kcc_object("ComputeSharedVPCHostProject", "host", {}, host))
+    h.ready(kcc_object("ComputeSharedVPCHostProject", "host", {}, host))
     since = h.mark()
-    obj = _ready(h, kcc_object("ComputeSharedVPCServiceProject", "svc", {"projectRef": {"external": "projects/service-project"}}, host))
+    obj = h.ready(kcc_object("ComputeSharedVPCServiceProject", "svc", {"projectRef": {"external": "projects/service-project"}}, host))
     assert obj["status"]["externalRef"] == "projects/host-project/xpnResources/service-project"
     (enable,) = h.writes(since)
     assert path_of(enable).endswith("projects/host-project/enableXpnResource")
     assert enable.request_json == {"xpnResource": {"id": "service-project", "type": "PROJECT"}}
     since = h.mark()
-    _ready(h, obj)
+    h.ready(obj)
     assert h.writes(since) == []
     r = h.delete(obj)
     assert r.deleted, r.message

@@ -37,15 +37,9 @@ def _secret(h: Harness, password: str, **extra: str) -> None:
     )
 
 
-def _ready(h: Harness, obj: dict[str, Any]) -> dict[str, Any]:
-    r = h.reconcile(obj)
-    assert r.ready, (obj["kind"], r.reason, r.message)
-    return r.obj
-
-
 def _sql(h: Harness) -> None:
-    _ready(h, kcc_object("SQLInstance", "db1", {"databaseVersion": "MYSQL_5_7", "region": "us-central1", "settings": {"tier": "db-custom-1-3840"}}))
-    _ready(h, kcc_object("SQLDatabase", "app", {"instanceRef": {"name": "db1"}, "charset": "utf8"}))
+    h.ready(kcc_object("SQLInstance", "db1", {"databaseVersion": "MYSQL_5_7", "region": "us-central1", "settings": {"tier": "db-custom-1-3840"}}))
+    h.ready(kcc_object("SQLDatabase", "app", {"instanceRef": {"name": "db1"}, "charset": "utf8"}))
 
 
 def _connection(**credential: Any) -> dict[str, Any]:
@@ -62,7 +56,7 @@ def test_the_request_carries_the_secrets_strings_and_nothing_else_does(h: Harnes
     _sql(h)
     _secret(h, PASSWORD)
     since = h.mark()
-    obj = _ready(h, _connection())
+    obj = h.ready(_connection())
     (create,) = h.writes(since)
     assert create.request_json["cloudSql"] == {
         "instanceId": f"{PROJECT}:us-central1:db1",  # the instance's connection name, as Config Connector sends it
@@ -79,7 +73,7 @@ def test_the_request_carries_the_secrets_strings_and_nothing_else_does(h: Harnes
 
     _secret(h, NEW_PASSWORD)
     since = h.mark()
-    again = _ready(h, obj)
+    again = h.ready(obj)
     (patch,) = h.writes(since)
     assert patch.method == "PATCH" and patch.request_json["cloudSql"]["credential"]["password"] == NEW_PASSWORD
     assert NEW_PASSWORD not in json.dumps(again)
@@ -88,7 +82,7 @@ def test_the_request_carries_the_secrets_strings_and_nothing_else_does(h: Harnes
 def test_the_fields_themselves_still_work_and_both_at_once_are_refused(h: Harness) -> None:
     _sql(h)
     since = h.mark()
-    _ready(h, _connection(username="u", password="p"))
+    h.ready(_connection(username="u", password="p"))
     (create,) = h.writes(since)
     assert create.request_json["cloudSql"]["credential"] == {"username": "u", "password": "p"}
     both = _connection(password="p", secretRef={"name": "bq-cred"})

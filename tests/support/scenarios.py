@@ -119,6 +119,12 @@ class Harness:
             self.store.add(result.obj)
         return result
 
+    def ready(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """Reconcile ``obj``, asserting it is Ready; the object as reconciled."""
+        r = self.reconcile(obj)
+        assert r.ready, (obj["kind"], r.reason, r.message)
+        return r.obj
+
     def delete(self, obj: dict[str, Any]) -> Result:
         return Reconciler(self.gcp, self.store).delete(obj)
 
