@@ -137,6 +137,8 @@ def conventions(crd: dict[str, Any]) -> Iterator[tuple[str, str]]:
                     continue  # the API's own *Ref name on a plain value (generator/naming.py)
                 if name == "secretKeyRef" and set(child.get("properties") or {}) == {"name", "key"}:
                     continue  # a sensitive field's Secret key (generator/ir/secrets.py), no resource
+                if name == "secretRef" and set(child.get("properties") or {}) == {"name", "namespace"}:
+                    continue  # a Secret whose keys fill the object (SecretObject, generator/ir/secrets.py), no resource
                 if name.endswith("Ref") and not (iam and path.endswith("/memberFrom")):
                     yield from _check_ref(child, f"{path}/properties/{name}")
                 if name.endswith("Refs"):
