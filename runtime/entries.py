@@ -38,7 +38,7 @@ from kccgen.contract import (
     UpdateEntry,
     template_value,
 )
-from kccgen.runtime.gcp import AlreadyExists, FailedPrecondition, Gcp, GcpError, NotFound
+from kccgen.runtime.gcp import AlreadyExists, Gcp, GcpError, NotFound, lost_race
 
 ATTEMPTS = 10
 BACKOFF_S = 0.05
@@ -80,8 +80,9 @@ def read(gcp: Gcp, a: Adapter, values: dict[str, str]) -> dict[str, Any]:
     e = entry_of(a)
     assert e is not None
     parent = read_parent(gcp, a, values)
-    with _lock:
-        _kept[_key(gcp, a, values)] = parent
+    if not isinstance(e.guard, NoGuard):  # without a token a write reads again in its turn
+        with _lock:
+            _kept[_key(gcp, a, values)] = parent
     found = pick(parent, e, _id(a, values))
     if found is None:
         raise NotFound(404, f"{a.kind}: {a.doc} {'.'.join(a.resource)}.{a.get.method} has no {e.field} entry with {e.key}={_id(a, values)!r}")
@@ -136,11 +137,10 @@ def write(
     rid = _id(a, values)
     want = None if entry is None else {**entry, e.key: rid}
     rng = rng or random.Random()
-    with _lock:
-        kept = _kept.pop(_key(gcp, a, values), None)
     # without a token, a list read before this process's turn may miss another
-    # object's entry written since: read it again inside the turn
-    parent = None if isinstance(e.guard, NoGuard) else kept
+    # object's entry written since: it is read again inside the turn (never kept)
+    with _lock:
+        parent = _kept.pop(_key(gcp, a, values), None)
     with _parent_lock(gcp, a, values):
         for attempt in range(ATTEMPTS):
             if parent is None:
@@ -166,7 +166,7 @@ def write(
                 op = gcp.call(a, e.call, values, {**body, e.field: items}, query)
                 gcp.wait(a, e.call, op, values)
             except GcpError as err:
-                if not _conflict(err) or attempt == ATTEMPTS - 1:
+                if not lost_race(err) or attempt == ATTEMPTS - 1:
                     raise
                 parent = None  # another writer changed the parent: read it again
                 sleep(BACKOFF_S * (2**attempt) * (0.5 + rng.random()))
@@ -184,10 +184,6 @@ def write(
 def _holds(found: dict[str, Any], want: dict[str, Any]) -> bool:
     """The parent holds the entry as written (the service may add fields of its own)."""
     return all(found.get(k) == v for k, v in want.items())
-
-
-def _conflict(e: GcpError) -> bool:
-    return isinstance(e, FailedPrecondition) or e.status == "ABORTED" or e.code == 409
 
 
 __all__ = ["ATTEMPTS", "entry_of", "pick", "read", "unguarded", "write"]

@@ -81,6 +81,12 @@ class NotSent(ConnectionError):
     """No connection was made (refused, unresolvable name): nothing reached the service."""
 
 
+def lost_race(e: GcpError) -> bool:
+    """A write refused because the resource changed since it was read (409,
+    ABORTED, a 412 on a stale etag or fingerprint): read again and retry."""
+    return isinstance(e, FailedPrecondition) or e.status == "ABORTED" or e.code == 409
+
+
 def _connect_error(e: BaseException) -> bool:
     """Whether ``e`` happened before the request left: refused or no such host."""
     import socket

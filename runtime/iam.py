@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kccgen.contract import Adapter, IamMethods, IamTarget, MemberRef, Owns, PolicyAdapter
-from kccgen.runtime.gcp import AlreadyExists, FailedPrecondition, Gcp, GcpError, NotFound
+from kccgen.runtime.gcp import Gcp, GcpError, NotFound, lost_race
 from kccgen.runtime.identity import IdentityError, identity_for
 from kccgen.runtime.refs import ObjectStore, Reason, RefError, namespace_of
 
@@ -370,10 +370,6 @@ def write_policy(gcp: Gcp, t: Target, policy: Mapping[str, Any], audit: bool) ->
     return dict(_call(gcp, t, "set", req) or {})
 
 
-def _conflict(e: GcpError) -> bool:
-    return isinstance(e, FailedPrecondition | AlreadyExists) or e.status == "ABORTED" or e.code == 409
-
-
 def modify(
     gcp: Gcp, t: Target, change: Callable[[dict[str, Any]], dict[str, Any]], audit: bool, *, dry_run: bool = False,
     sleep: Callable[[float], None] = time.sleep, rng: random.Random | None = None,
@@ -393,7 +389,7 @@ def modify(
         try:
             return write_policy(gcp, t, new, audit), True
         except GcpError as e:
-            if not _conflict(e) or attempt == ATTEMPTS - 1:
+            if not lost_race(e) or attempt == ATTEMPTS - 1:
                 raise
             sleep(BACKOFF_S * (2**attempt) * (0.5 + rng.random()))
     raise AssertionError("unreachable")
