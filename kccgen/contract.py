@@ -27,6 +27,9 @@ class Lro(StrEnum):
     GOOGLE_LONGRUNNING = "google.longrunning"  # Operation {name, done, error, response}
     COMPUTE = "compute"  # compute Operation {status: DONE, error.errors, targetLink}
     DNS = "dns"  # Cloud DNS Operation {id, status: done, zoneContext}
+    # GKE's Operation {name (short), status: DONE, error: Status, operationType}:
+    # polled at <the resource's location>/operations/<name> (projects.locations.operations.get)
+    LOCATED = "located"
 
 
 class Where(StrEnum):
@@ -100,7 +103,9 @@ class CreateWithNameInBody:
 
 @dataclass(frozen=True)
 class CreateWrapped:
-    """POST a request that wraps the resource: ``{instanceId: id, instance: {...}}`` (spanner)."""
+    """POST a request that wraps the resource: ``{instanceId: id, instance: {...}}`` (spanner).
+    ``id_field`` may be a dotted path into the wrapped resource, which then holds
+    the short ID: GKE's ``{cluster: {name: id}}`` is ``cluster.name``."""
 
     call: Call
     id_field: str
@@ -267,7 +272,60 @@ class UpdateEntry:
         return self.entry.call
 
 
-UpdateShape = UpdateMaskInQuery | UpdateMaskInBody | UpdateMerge | UpdateReplace | UpdateEntry | NoUpdate
+@dataclass(frozen=True)
+class Route:
+    """One field of the resource and the call that changes it (``UpdateRouted``).
+    GKE's ``resourceLabels`` goes through ``setResourceLabels`` with the body
+    ``{resourceLabels: <desired>, labelFingerprint: <live>}``; its ``addonsConfig``
+    through ``update`` with ``{update: {desiredAddonsConfig: <desired>}}``."""
+
+    field: str  # dotted API path of the resource: resourceLabels, config.machineType
+    call: Call
+    into: str  # dotted request path that takes the field's desired value
+    # (request path, live resource path): tokens the call must repeat (labelFingerprint)
+    tokens: tuple[tuple[str, str], ...] = ()
+    # ``field`` is no field of the resource, only of the call's request (GKE's node
+    # count: SetNodePoolSizeRequest.nodeCount; the pool's size is its instance
+    # groups'): GET never returns it, so the value last applied is kept in the
+    # object (``APPLIED_ANNOTATION``) and a spec that differs from it is a change.
+    # The create sends it as ``create_as`` (initialNodeCount) where that is unset.
+    write_only: bool = False
+    create_as: str = ""
+
+
+# The write-only route fields' values last applied, as JSON: {"nodeCount": 3}
+APPLIED_ANNOTATION = "kccgen.dev/applied-write-only"
+
+
+@dataclass(frozen=True)
+class UpdateRouted:
+    """An API whose update is split over verbs, each changing one field (GKE: "exactly
+    one update can be applied to a cluster with each request"): a changed field is
+    sent through its route, one call per route in the order given here, each
+    waiting for its operation before the next; a field no route covers is
+    immutable (its mutability row says so, and a change is refused by name)."""
+
+    routes: tuple[Route, ...]
+
+    @property
+    def calls(self) -> tuple[Call, ...]:
+        return tuple(dict.fromkeys(r.call for r in self.routes))
+
+
+UpdateShape = UpdateMaskInQuery | UpdateMaskInBody | UpdateMerge | UpdateReplace | UpdateEntry | UpdateRouted | NoUpdate
+
+
+def write_only_routes(shape: UpdateShape) -> tuple[Route, ...]:
+    """The routes of fields GET never returns (``Route.write_only``)."""
+    return tuple(r for r in shape.routes if r.write_only) if isinstance(shape, UpdateRouted) else ()
+
+
+def route_of(shape: UpdateRouted, api_path: str) -> Route | None:
+    """The route changing ``api_path`` (``[]`` and ``.*`` steps allowed): its own or
+    the nearest enclosing field's."""
+    p = api_path.replace("[]", "").replace(".*", "")
+    hits = [r for r in shape.routes if p == r.field or p.startswith(r.field + ".")]
+    return max(hits, key=lambda r: len(r.field)) if hits else None
 
 
 # --- delete ------------------------------------------------------------------------------
@@ -804,6 +862,8 @@ def id_field(shape: CreateShape) -> str:
         return shape.id_field
     if isinstance(shape, CreateEntry):
         return shape.entry.key
+    if isinstance(shape, CreateWrapped) and shape.id_field.startswith(shape.resource_field + "."):
+        return shape.id_field.removeprefix(shape.resource_field + ".")
     return "name"
 
 
@@ -815,7 +875,8 @@ def template_value(template: str, values: dict[str, str]) -> str:
 def templates_of(a: Adapter) -> Iterator[str]:
     """Every template the adapter fills from identity values: method parameters,
     verb bodies, fixed fields, the list match and presence values."""
-    calls = [a.get, *(s.call for s in (a.create, a.update, a.delete) if not isinstance(s, (NoCreate, NoUpdate, NoDelete)))]
+    calls = [a.get, *(s.call for s in (a.create, a.delete) if not isinstance(s, (NoCreate, NoDelete)))]
+    calls += update_calls(a.update)
     for c in calls:
         yield from (t for _, t in c.params)
     for s in (a.create, a.delete):
@@ -833,6 +894,15 @@ def uses_project_number(a: Adapter) -> bool:
     return any("{" + PROJECT_NUMBER + "}" in t for t in templates_of(a))
 
 
+def update_calls(shape: UpdateShape) -> tuple[Call, ...]:
+    """Every call an update may make: one, or a routed update's verbs."""
+    if isinstance(shape, NoUpdate):
+        return ()
+    if isinstance(shape, UpdateRouted):
+        return shape.calls
+    return (shape.call,)
+
+
 def create_inputs(shape: CreateShape) -> tuple[CreateInput, ...]:
     """The create-only inputs of any create variant (NoCreate has none)."""
     return () if isinstance(shape, NoCreate) else shape.inputs
@@ -840,6 +910,7 @@ def create_inputs(shape: CreateShape) -> tuple[CreateInput, ...]:
 
 __all__ = [
     "API_PATH",
+    "APPLIED_ANNOTATION",
     "KRM_ONLY_SOURCE",
     "PROJECT_NUMBER",
     "SCOPES",
@@ -879,6 +950,7 @@ __all__ = [
     "ParentEntry",
     "Present",
     "ReadByList",
+    "Route",
     "RowOverrides",
     "Scalar",
     "SecretObject",
@@ -888,6 +960,7 @@ __all__ = [
     "UpdateMaskInQuery",
     "UpdateMerge",
     "UpdateReplace",
+    "UpdateRouted",
     "UpdateShape",
     "Where",
     "create_inputs",
@@ -895,8 +968,11 @@ __all__ = [
     "field_rules",
     "id_field",
     "location_scope",
+    "route_of",
     "template_scope",
     "template_value",
     "templates_of",
+    "update_calls",
     "uses_project_number",
+    "write_only_routes",
 ]

@@ -1,9 +1,10 @@
-"""Long-running operations in the three styles the documents use.
+"""Long-running operations in the four styles the documents use.
 
 The style is read from the method's response schema (mockgcp.shapes.lro_style):
 google.longrunning (``{name, metadata, done, response|error}``), compute
 (``{status: RUNNING..DONE, progress, targetLink}``) and DNS (``{status:
-pending..done, zoneContext}``). An operation is done after ``lro_polls`` polls;
+pending..done, zoneContext}``), and GKE's (compute's look, a short name under the
+resource's location, a google.rpc.Status error). An operation is done after ``lro_polls`` polls;
 the change it makes is stored at once (or never, with an injected ``lro_error``).
 """
 
@@ -89,6 +90,28 @@ def _compute_body(eng: MockGCP, api: Api, action: str, key: str, resource: dict[
     return op_key, body
 
 
+def _located_body(eng: MockGCP, api: Api, action: str, key: str, resource: dict[str, Any], t: datetime) -> tuple[str, dict[str, Any]]:
+    """GKE: a short name, stored under the resource's location; compute's look
+    (status, selfLink, targetLink) with a google.rpc.Status error."""
+    parts = key.split("/")
+    upto = next((i + 2 for i in range(0, len(parts) - 1, 2) if parts[i] == "locations"), 2)
+    name = f"operation-{int(t.timestamp() * 1000)}-{eng.state.token(8).lower()}"
+    base = f"https://{api.doc.root_url.split('//', 1)[-1].rstrip('/')}/{api.doc.version}/" if api.doc.root_url else ""
+    scope = "/".join(parts[:upto])
+    verb = {"create": "CREATE_CLUSTER", "delete": "DELETE_CLUSTER"}.get(action, "UPDATE_CLUSTER")
+    if "/nodePools/" in key:
+        verb = {"create": "CREATE_NODE_POOL", "delete": "DELETE_NODE_POOL", "setSize": "SET_NODE_POOL_SIZE"}.get(action, "UPGRADE_NODES")
+    return f"{scope}/operations/{name}", {
+        "name": name,
+        "operationType": verb,
+        "status": "RUNNING",
+        "selfLink": base + f"{scope}/operations/{name}",
+        "targetLink": base + key,
+        "startTime": rfc3339(t),
+        **({"location": parts[upto - 1]} if upto > 2 else {}),
+    }
+
+
 def _dns_body(eng: MockGCP, action: str, key: str, resource: dict[str, Any], old: dict[str, Any] | None, t: datetime) -> tuple[str, dict[str, Any]]:
     oid = eng.state.digits(8)
     return f"{key}/operations/{oid}", {
@@ -111,6 +134,8 @@ def start(
         op_key, body = _compute_body(eng, api, action, key, resource, old, t)
     elif style == "dns":
         op_key, body = _dns_body(eng, action, key, resource, old, t)
+    elif style == "located":
+        op_key, body = _located_body(eng, api, action, key, resource, t)
     else:
         op_key = _ops_name(_ops_prefix(api, key), eng.state.token(12).lower())
         # proto3 JSON drops false booleans: a pending operation has no "done".
@@ -148,6 +173,11 @@ def finish_if_due(eng: MockGCP, op: Operation) -> None:
         if op.error:
             b["error"] = {"errors": [{"code": "RESOURCE_OPERATION_ERROR", "message": op.error}]}
             b["httpErrorStatusCode"], b["httpErrorMessage"] = 400, "BAD REQUEST"
+    elif op.style == "located":
+        b["status"], b["endTime"] = "DONE", rfc3339(t)
+        if op.error:
+            b["error"] = {"code": _GRPC_INTERNAL, "message": op.error}
+            b["statusMessage"] = op.error
     elif op.style == "dns":
         b["status"] = "done"
         if op.error:

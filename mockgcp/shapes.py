@@ -85,7 +85,11 @@ def create_shape(doc: DiscoveryDoc, coll: Collection, method: Method) -> CreateS
         props = doc.schemas[req].properties
         wrapper = next((n for n, p in sorted(props.items()) if p.ref == coll.schema), None)
         # not a field that "has no effect" (dlp's deprecated locationId beside storedInfoTypeId)
-        req_id = next((n for n, p in sorted(props.items()) if n.endswith("Id") and p.type == "string" and "has no effect" not in (p.description or "")), None)
+        # nor a deprecated spelling of the URL's parent (GKE's CreateNodePoolRequest.clusterId)
+        req_id = next(
+            (n for n, p in sorted(props.items()) if n.endswith("Id") and p.type == "string" and "has no effect" not in (p.description or "") and not (p.description or "").lstrip().startswith("Deprecated")),
+            None,
+        )
         if wrapper is not None:
             body = "wrapper"
         else:

@@ -15,18 +15,26 @@ import random
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import reduce
 from typing import Any, assert_never
 
 from kccgen import data_dir
-from kccgen.contract import PROJECT_NUMBER, Adapter, Call, Lro, uses_project_number
+from kccgen.contract import PROJECT_NUMBER, Adapter, Call, Lro, template_value, uses_project_number
 from kccgen.documents import read_document
 from kccgen.runtime.identity import loaded_identity, rehome
 
 log = logging.getLogger("kccgen.gcp")
 SPECS = data_dir("specs")
 TRANSIENT = frozenset({429, 500, 502, 503, 504})
+
+
+def located_prefix(template: str, values: Mapping[str, str]) -> str:
+    """Where a resource's GKE-style operations live: its identity up to its
+    location (``projects/p/locations/us-central1``), else its project."""
+    segs = template.split("/")
+    upto = next((i + 2 for i in range(0, len(segs) - 1, 2) if segs[i] == "locations"), 2)
+    return template_value("/".join(segs[:upto]), dict(values))
 
 
 class GcpError(Exception):
@@ -447,6 +455,13 @@ class Gcp:
                 resp = dict(op.get("response") or {})
                 resp.pop("@type", None)
                 return True, resp or None
+            case Lro.LOCATED:
+                if str(op.get("status", "")).upper() != "DONE":
+                    return False, None
+                err = op.get("error") or {}
+                if err.get("code") or err.get("message"):
+                    raise OperationFailed(int(err.get("code", 0) or 0), str(err.get("message") or op.get("statusMessage") or "operation failed"), "OPERATION_ERROR")
+                return True, None
             case Lro.COMPUTE | Lro.DNS:
                 if str(op.get("status", "")).upper() != "DONE":
                     return False, None
@@ -462,8 +477,10 @@ class Gcp:
 
     def _poll(self, a: Adapter, style: Lro, op: dict[str, Any], values: dict[str, str]) -> Any:
         match style:
-            case Lro.GOOGLE_LONGRUNNING:
+            case Lro.GOOGLE_LONGRUNNING | Lro.LOCATED:
                 name = str(op.get("name", ""))
+                if style is Lro.LOCATED and "/" not in name:
+                    name = f"{located_prefix(a.template, values)}/operations/{name}"
                 for key, getter in sorted(a.operations, key=lambda kv: -len(kv[1].pattern)):
                     if getter.pattern and re.match(getter.pattern, name):
                         param = getter.params[0][0]

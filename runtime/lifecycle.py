@@ -34,6 +34,8 @@ from kccgen.contract import (
     UpdateMaskInQuery,
     UpdateMerge,
     UpdateReplace,
+    UpdateRouted,
+    route_of,
 )
 from kccgen.runtime import entries
 from kccgen.runtime.adapter import adapter_for, policy_for
@@ -44,6 +46,7 @@ from kccgen.runtime.local import dependency_order
 from kccgen.runtime.mutability import mutability_of
 from kccgen.runtime.reconciler import Reconciler, read_live
 from kccgen.runtime.refs import PROJECT_ID_ANNOTATION, InMemoryStore, references_of
+from kccgen.runtime.requests import at_path
 
 STEPS = ("example", "create", "reapply", "update", "export", "delete")
 _ENUM = object()  # mutable_field(): "another value of the field's enum", read from the Kind's model
@@ -370,6 +373,11 @@ class Lifecycle:
                 changed = changed.split(".", 1)[0]  # a merge patch carries the changed top-level field
             case UpdateReplace() | UpdateEntry():
                 mask = changed  # the whole resource (entry) travels; the diff decided the change
+            case UpdateRouted() as routed:
+                # the changed field's route: its verb, carrying the value at its ``into``
+                r = route_of(routed, changed)
+                ok = r is not None and r.call.method == s.method and s.body is not None and at_path(s.body, r.into) is not None
+                mask = changed if ok else f"{s.method} {sorted(s.body or {})}"
             case _:
                 mask = ""
         # A field under an object the resource does not have yet travels as that

@@ -42,9 +42,10 @@ from kccgen.contract import (
     CreateWrapped,
     Lro,
     Present,
+    UpdateRouted,
     template_value,
 )
-from kccgen.runtime import companions, entries, iam_reconcile, leases
+from kccgen.runtime import companions, entries, iam_reconcile, leases, writeonly
 from kccgen.runtime.adapter import adapter_for, policy_for, spec_to_api
 from kccgen.runtime.aliases import AliasConflict, canonical_spec
 from kccgen.runtime.diff import diff
@@ -69,7 +70,14 @@ from kccgen.runtime.refs import (
     identity_from_spec,
     resolve_object,
 )
-from kccgen.runtime.requests import Request, at_path, create_request, delete_request, update_request
+from kccgen.runtime.requests import (
+    Request,
+    at_path,
+    create_request,
+    delete_request,
+    update_request,
+    update_requests,
+)
 from kccgen.runtime.secrets import (
     ANN_SECRET_DIGEST,
     REDACTED,
@@ -783,6 +791,7 @@ class Reconciler:
             note_merged(obj, spec)
         self._observe(obj, a, result, new_ext)
         _set_annotation(obj, ANN_SECRET_DIGEST, secret_digest(obj, a, resolved) or None)
+        writeonly.record(obj, a, spec_to_api(spec, a, resolved, values))
         events.append(Event("Normal", "Created", f"created {new_ext}"))
         failed = self._sync_companions(a, self._values(obj, a, new_ext), spec, resolved, events)
         if failed:
@@ -913,6 +922,7 @@ class Reconciler:
             # a Secret changed: the service never answers its value, so the digest says it
             have = {p for p, _, _ in diffs}
             diffs += [(p, REDACTED, REDACTED) for p in sorted(api_paths(a)) if p not in have and at_path(desired, p) is not None]
+        diffs += writeonly.pending(obj, a, desired)  # GET never returns them: compared with the values last applied
         acquired = not (obj.get("status") or {}).get("externalRef")
         if not diffs and (lease.write is None or self.dry_run):
             self._observe(obj, a, actual, ext)
@@ -932,6 +942,7 @@ class Reconciler:
                     return self._finish(obj, False, "UpdateFailed", f"{ext}: {failed}", events)
             if not self.dry_run:
                 _set_annotation(obj, ANN_SECRET_DIGEST, digest or None)
+                writeonly.record(obj, a, desired)
             return self._finish(obj, True, "UpToDate", f"{ext} is up to date", events)
         table = by_api_path(a.kind)
         frozen = [(p, table[p]) for p, _, _ in diffs if p in table and not table[p].updatable]
@@ -954,23 +965,29 @@ class Reconciler:
             # Labels sent (or a whole resource replaced) keep the lease as it stands.
             desired = leases.with_lease(a, desired, desired.get(field) if field in desired else actual.get(field) or {}, current)
             actual = leases.with_lease(a, actual, None, current)
-        req = update_request(a, desired, actual, sent)
-        if self.dry_run and req is not None:
+        reqs = update_requests(a, desired, actual, sent)
+        if self.dry_run and reqs is not None:
             _set_annotation(obj, ANN_STREAK, before)
             changes = [(_spec_path(a, p), d, x) for p, d, x in diffs]
             return self._finish(obj, False, "WouldUpdate", f"would update {', '.join(c[0] for c in changes)} of {ext}", events, changes=changes)
-        if req is None:
+        if reqs is None:
             return self._finish(obj, False, "UpdateFailed", f"{a.kind} has no update method; changed: {', '.join(_spec_path(a, p) for p, _, _ in diffs)}", events)
-        try:
-            result = send(self.gcp, a, req, values, role="update")
-        except (OperationFailed, GcpError) as e:
-            # Not applied, so not reverted either: the streak counts only writes
-            # the service took and then changed back.
-            _set_annotation(obj, ANN_STREAK, before)
-            why = e.message if isinstance(e, OperationFailed) else str(e)
-            return self._finish(obj, False, "UpdateFailed", f"update of {ext} failed: {why}", events)
+        result: Any = None
+        for i, req in enumerate(reqs):  # a routed update: one call per route, each waited for
+            try:
+                result = send(self.gcp, a, req, values, role="update")
+            except (OperationFailed, GcpError) as e:
+                # Not applied, so not reverted either: the streak counts only writes
+                # the service took and then changed back.
+                _set_annotation(obj, ANN_STREAK, before)
+                why = e.message if isinstance(e, OperationFailed) else str(e)
+                done = f" ({i} of {len(reqs)} calls made; the next reconcile sends the rest)" if i else ""
+                return self._finish(obj, False, "UpdateFailed", f"update of {ext} failed: {why}{done}", events)
+        if len(reqs) > 1 or isinstance(a.update, UpdateRouted):
+            result = None  # a verb answers with an operation, not the resource: observe what was asked
         result = without_marks(a, viewed(a, result))
         _set_annotation(obj, ANN_SECRET_DIGEST, digest or None)  # written: what the resource now holds
+        writeonly.record(obj, a, desired)
         self._observe(obj, a, result if isinstance(result, dict) and result else without_marks(a, {**actual, **desired}), ext)
         if lease.taken_from:
             events.append(Event("Normal", "LeaseTakenOver", f"{ext}: took over the lease {lease.taken_from!r} held (verified with force-acquire)"))

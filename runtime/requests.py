@@ -37,8 +37,11 @@ from kccgen.contract import (
     UpdateMaskInQuery,
     UpdateMerge,
     UpdateReplace,
+    UpdateRouted,
     Where,
+    route_of,
     template_value,
+    write_only_routes,
 )
 from kccgen.runtime.mutability import by_api_path, is_map
 
@@ -82,6 +85,10 @@ def create_request(a: Adapter, payload: dict[str, Any], rid: str, full_name: str
     if isinstance(shape, NoCreate):
         return None
     payload = dict(payload)
+    for r in write_only_routes(a.update):  # the update verb's, not the resource's (GKE's nodeCount)
+        value = payload.pop(r.field, None)
+        if value is not None and r.create_as and payload.get(r.create_as) is None:
+            payload[r.create_as] = value
     query = {i.field: payload.pop(i.field) for i in shape.inputs if i.where is Where.QUERY and i.field in payload}
     beside = {i.field: payload.pop(i.field) for i in shape.inputs if i.where is Where.BODY and i.field in payload}
     match shape:
@@ -97,7 +104,8 @@ def create_request(a: Adapter, payload: dict[str, Any], rid: str, full_name: str
                 return Request(call, {**payload, **beside}, query)
             return Request(call, {**with_path(payload, name_field, full_name if full else rid), **beside}, query)
         case CreateWrapped(call=call, id_field=id_field, resource_field=resource_field):
-            return Request(call, {id_field: rid, resource_field: payload, **beside}, query)
+            # the ID beside the resource, or (a dotted path into it) inside it: GKE's cluster.name
+            return Request(call, with_path({resource_field: payload, **beside}, id_field, rid), query)
         case CreateServiceAssigned(call=call):
             return Request(call, {**payload, **beside}, query)
         case CreateByVerb(call=call, body=fixed, takes_body=takes_body):
@@ -110,8 +118,46 @@ def create_request(a: Adapter, payload: dict[str, Any], rid: str, full_name: str
             assert_never(shape)
 
 
+def update_requests(a: Adapter, desired: dict[str, Any], actual: dict[str, Any], paths: list[str]) -> list[Request] | None:
+    """The calls that update the changed fields (``paths``): one, or one per route
+    of a routed update, in the routes' order; None when the API has no update."""
+    if isinstance(a.update, UpdateRouted):
+        return routed_requests(a.update, desired, actual, paths)
+    req = update_request(a, desired, actual, paths)
+    return None if req is None else [req]
+
+
+def routed_requests(shape: UpdateRouted, desired: dict[str, Any], actual: dict[str, Any], paths: list[str]) -> list[Request]:
+    """One request per route a changed path falls under: the route's field's whole
+    desired value at its ``into``, its tokens from the live resource. A path above
+    the routed fields (an object the live resource lacks) takes each route under
+    it that the spec sets. A path with no route raises ValueError: the
+    mutability check refuses such a change before any call."""
+    todo: set[int] = set()
+    for p in paths:
+        r = route_of(shape, p)
+        if r is not None:
+            todo.add(shape.routes.index(r))
+            continue
+        under = [i for i, x in enumerate(shape.routes) if x.field.startswith(p.replace("[]", "") + ".") and _get(desired, x.field) is not None]
+        if not under:
+            raise ValueError(f"{p}: no method of the API changes it")
+        todo.update(under)
+    out = []
+    for i in sorted(todo):
+        r = shape.routes[i]
+        body = with_path({}, r.into, copy.deepcopy(_get(desired, r.field)))
+        for into, live in r.tokens:
+            token = _get(actual, live)
+            if token is not None:
+                body = with_path(body, into, token)
+        out.append(Request(r.call, body))
+    return out
+
+
 def update_request(a: Adapter, desired: dict[str, Any], actual: dict[str, Any], paths: list[str]) -> Request | None:
-    """One update carrying only the changed fields (``paths``); None when the API has no update."""
+    """One update carrying only the changed fields (``paths``); None when the API has no update.
+    A routed update's paths must fall under one route (``update_requests`` sends several)."""
     shape = a.update
     changed = _pick(desired, paths)
     mask = ",".join(paths)
@@ -131,6 +177,11 @@ def update_request(a: Adapter, desired: dict[str, Any], actual: dict[str, Any], 
         case UpdateEntry(entry=entry):
             # the whole entry, changed: runtime.entries replaces it in the parent's list
             return Request(entry.call, _replaced(desired, actual, paths))
+        case UpdateRouted():
+            reqs = routed_requests(shape, desired, actual, paths)
+            if len(reqs) > 1:
+                raise ValueError(f"{', '.join(paths)}: {len(reqs)} calls, not one")
+            return reqs[0] if reqs else None
         case NoUpdate():
             return None
         case _:

@@ -46,12 +46,14 @@ from kccgen.contract import (
     NoGuard,
     NoUpdate,
     ParentEntry,
+    Route,
     TypeKind,
     UpdateEntry,
     UpdateMaskInBody,
     UpdateMaskInQuery,
     UpdateMerge,
     UpdateReplace,
+    UpdateRouted,
     UpdateShape,
     Where,
 )
@@ -129,6 +131,12 @@ UPDATES: dict[type, tuple[UpdateShape, dict[str, Any] | None, dict[str, Any]]] =
     ),
     # the live entry with the change applied: runtime.entries replaces it in the parent's list
     UpdateEntry: (UpdateEntry(ParentEntry(C, "things")), {"labels": {"a": "2"}, "size": "5", "fingerprint": "fp", "metageneration": "7", "etag": "e"}, {}),
+    # the changed field's route: its whole desired value at ``into``, its token from the live resource
+    UpdateRouted: (
+        UpdateRouted((Route("size", Call("update", C.params), "update.desiredSize"), Route("labels", C, "resourceLabels", (("labelFingerprint", "fingerprint"),)))),
+        {"resourceLabels": {"a": "2"}, "labelFingerprint": "fp"},
+        {},
+    ),
     NoUpdate: (NoUpdate(), None, {}),
 }
 GUARDS: dict[type, Guard] = {NoGuard: NoGuard(), FingerprintGuard: FingerprintGuard(), MetagenerationGuard: MetagenerationGuard()}
@@ -158,7 +166,7 @@ def test_every_variant_has_a_sample(union: Any, samples: dict[type, Any]) -> Non
 
 
 def test_every_lro_style_is_a_member() -> None:
-    assert {m.value for m in Lro} == {"none", "google.longrunning", "compute", "dns"}
+    assert {m.value for m in Lro} == {"none", "google.longrunning", "compute", "dns", "located"}
 
 
 @pytest.mark.parametrize("variant", list(CREATES), ids=lambda t: t.__name__)

@@ -42,7 +42,7 @@ import pytest
 import yaml
 
 import kccgen.runtime.mutability
-from kccgen.contract import Behaviour, FieldRule, FieldType, TypeKind
+from kccgen.contract import Behaviour, FieldRule, FieldType, TypeKind, UpdateRouted, route_of
 from kccgen.documents import document_paths
 from kccgen.generator.emit.crds import without_descriptions
 from kccgen.generator.ir.krm import CONCURRENCY_SOURCE, CONCURRENCY_TOKENS
@@ -230,6 +230,13 @@ def check_source(
         assert name in discovery(doc_key)["schemas"][request]["properties"], where
         assert name not in discovery(doc_key)["schemas"][schema]["properties"], where
         return
+    if m := re.fullmatch(r"write-only: (\w+)\.(\w+) \((\S+)\); GET never returns it.*", source, re.DOTALL):
+        # a field of a routed update verb's request only (GKE's SetNodePoolSizeRequest.nodeCount)
+        request, name, method_id = m.groups()
+        assert behaviour == "input-only" and discovery_method(doc_key, method_id)["request"]["$ref"] == request, where
+        assert name in discovery(doc_key)["schemas"][request]["properties"], where
+        assert api_path not in discovery(doc_key)["schemas"][schema]["properties"], where
+        return
     if m := re.fullmatch(r"not in (\w+) \((\S+)\): set by the service", source):
         request, method_id = m.groups()
         assert behaviour == "output-only" and discovery_method(doc_key, method_id)["request"]["$ref"] == request, where
@@ -286,6 +293,10 @@ def check_row_provenance(kind: str, doc_key: str, schema: str, table: dict[str, 
         assert "output-only" in row["behaviours"] and row["updatable"] is False, path
     elif upd.startswith("no update method"):
         assert row["updatable"] is False, path
+    elif upd.startswith("no route: "):
+        # an update split over verbs (UpdateRouted): no route covers the field
+        shape = adapter_for(kind).update
+        assert row["updatable"] is False and isinstance(shape, UpdateRouted) and route_of(shape, row["api_path"] or "") is None, path
     elif m := re.fullmatch(r"changed through (\S+), not (\S+) \(description:'(.*)'\)", upd, re.DOTALL):
         # The field's own description names the custom method that changes it.
         assert row["updatable"] is False, path
@@ -293,6 +304,10 @@ def check_row_provenance(kind: str, doc_key: str, schema: str, table: dict[str, 
         assert _norm(m.group(3)) in _norm(api_node(doc_key, request_root(table, row, schema), row["api_path"])["description"]), path
     else:
         assert row["updatable"] is True, (path, upd)
+        shape = adapter_for(kind).update
+        if isinstance(shape, UpdateRouted):  # "<method id> (<http>) with <request>.<into>": its route's
+            r = route_of(shape, row["api_path"] or "")
+            assert r is not None and f".{r.call.method} (" in upd and upd.split(" with ", 1)[1].split(",")[0].endswith("." + r.into), (path, upd)
         if "updateMask=" in upd:
             assert upd.endswith(f"updateMask={row['api_path']}"), (path, upd)
     if m := re.fullmatch(r"input-only \((.*)\): GET never returns it", rd, re.DOTALL):

@@ -9,6 +9,7 @@ from kccgen.contract import (
     Alias,
     CreateEntry,
     CreateWithNameInBody,
+    CreateWrapped,
     OperationGetter,
     id_field,
 )
@@ -57,7 +58,11 @@ def adapter_of(k: KindIR) -> Adapter:
         update=m.update_shape,
         delete=m.delete_shape,
         # compute, storage and dns keep the short ID in `name`, as a parent's list entries do
-        name_is_full=not isinstance(m.create_shape, CreateWithNameInBody | CreateEntry) or (isinstance(m.create_shape, CreateWithNameInBody) and m.create_shape.full_name),
+        name_is_full=(
+            not isinstance(m.create_shape, CreateWithNameInBody | CreateEntry | CreateWrapped)
+            or (isinstance(m.create_shape, CreateWithNameInBody) and m.create_shape.full_name)
+            or (isinstance(m.create_shape, CreateWrapped) and "." not in m.create_shape.id_field)
+        ),
         id_field=id_field(m.create_shape),
         krm_only=tuple(
             sorted({p.krm_field for p in ident.params if not _in_body(k, p)} | {p.beside for p in ident.params if p.beside} | set(ident.parent_fields) | {c.field for c in k.companions})

@@ -197,13 +197,15 @@ class _Builder:
                 raise self.error(i, "items", f"item {j}: {it.field!r} is neither beside {it.api_field!r} nor a field of the element itself")
             sub: tuple[AliasIR, ...] = ()
             if it.items:
-                sub_obj = self.objects.get(leaf_api.type.ref or "") if leaf_api.type.kind == "object" else None
+                lt = leaf_api.type
+                listed = lt.kind == "array" and lt.item is not None and lt.item.kind == "object"  # guestAccelerator[] for accelerators[]
+                sub_obj = self.objects.get((lt.item.ref if listed and lt.item is not None else lt.ref) or "") if lt.kind == "object" or listed else None
                 if sub_obj is None:
-                    raise self.error(i, "items", f"item {j}: items need an object; {it.api_field} is not one")
+                    raise self.error(i, "items", f"item {j}: items need an object or a list of objects; {it.api_field} is neither")
                 cls, sub = self.element_items(i, it, sub_obj, f"{name}{pascal(leaf)}", item_source)
                 cls = replace(cls, fields=tuple(f for f in cls.fields if f.name in {s.field for s in sub}))  # only Config Connector's fields
                 self.objects[cls.name] = cls
-                nf = replace(nf, type=TypeIR("object", ref=cls.name))
+                nf = replace(nf, type=TypeIR("array", item=TypeIR("object", ref=cls.name)) if listed else TypeIR("object", ref=cls.name))
                 renames = [(p, a, nf if a == it.api_field else g) for p, a, g in renames]
                 extra = [nf if g.name == nf.name else g for g in extra]
             items.append(AliasIR(it.field, item_target, it.api_field, getattr(cfg, "reason", ""), item_source, _values(it.values), sub))
@@ -260,16 +262,20 @@ class _Builder:
         if cfg.items or cfg.keyed_by:
             want = "map" if cfg.keyed_by else "array"
             elem = self.objects.get(t.item.ref or "") if t.kind == want and t.item is not None and t.item.kind == "object" else None
-            if elem is None:
+            # an object alias (Terraform's node_config for the API's config) moves its items inside it
+            whole = self.objects.get(t.ref or "") if elem is None and not cfg.keyed_by and t.kind == "object" and not cfg.element else None
+            if elem is None and whole is None:
                 raise self.error(i, "items", f"{'keyedBy needs a map' if cfg.keyed_by else 'items need a list'} of objects; {cfg.api_field} is not one")
-            cloned, items = self.element_items(i, cfg, elem, f"{self.kind}{pascal(cfg.field)}", source)
+            holder_obj = elem or whole
+            assert holder_obj is not None
+            cloned, items = self.element_items(i, cfg, holder_obj, f"{self.kind}{pascal(cfg.field)}", source)
             if cfg.keyed_by:
                 if any(f.name == cfg.keyed_by for f in cloned.fields):
-                    raise self.error(i, "keyedBy", f"{cfg.keyed_by!r} is already a field of {elem.name}")
+                    raise self.error(i, "keyedBy", f"{cfg.keyed_by!r} is already a field of {holder_obj.name}")
                 key = FieldIR(cfg.keyed_by, TypeIR("string"), f"The key of this entry in {cfg.api_field}.", (), source, required=True)
                 cloned = replace(cloned, fields=(key, *cloned.fields))
                 self.objects[cloned.name] = cloned
-            t = TypeIR("array", item=TypeIR("object", ref=cloned.name))
+            t = TypeIR("object", ref=cloned.name) if whole is not None else TypeIR("array", item=TypeIR("object", ref=cloned.name))
         t = self.element_type(i, cfg, t)
         mapped = "; ".join(f"{k} -> {'nothing' if v is None else json.dumps(v)}" for k, v in (cfg.values or {}).items())
         keyed = f"; each element is the entry keyed by its {cfg.keyed_by}" if cfg.keyed_by else ""

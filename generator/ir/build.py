@@ -24,6 +24,7 @@ from kccgen.contract import (
     create_inputs,
     id_field,
     template_scope,
+    write_only_routes,
 )
 from kccgen.discovery.behaviours import Behaviour as B
 from kccgen.discovery.behaviours import Fact
@@ -324,6 +325,8 @@ def build_api_module(gkey: tuple[str, str], members: list[Shaped], reporter: Rep
         for mi in (m.get, m.create, m.update, m.delete):
             if mi is not None:
                 roots.update(x for x in (mi.request, mi.response) if x)
+        verbs = {r.call.method for r in write_only_routes(m.update_shape)}  # their fields join the spec
+        roots.update(x.request for x in m.route_methods if x.name in verbs and x.request)
         if m.create is not None:
             create_ids.add(m.create.id)
             names = _query_inputs(sh)
@@ -416,6 +419,14 @@ def create_view(sh: Shaped, mod: ApiModule, classes: dict[str, str]) -> tuple[Mo
         facts = {x for x in f.facts if x.behaviour not in (B.OUTPUT_ONLY, B.REQUIRED)} | {Fact(B.IMMUTABLE, what), Fact(B.INPUT_ONLY, what)}
         facts |= {x for x in f.facts if x.behaviour is B.REQUIRED}
         fields.append(replace(f, facts=tuple(sorted(facts))))
+    for r in write_only_routes(m.update_shape):
+        # a field of the update verb's request only (GKE's nodeCount): GET never returns it
+        verb = next(x for x in m.route_methods if x.name == r.call.method)
+        assert verb.request is not None
+        f = next(x for x in mod.models.object(classes[verb.request]).fields if x.name == r.into)
+        what = f"write-only: {verb.request}.{r.into} ({verb.id}); GET never returns it, the value last applied is kept in the object"
+        facts = {x for x in f.facts if x.behaviour not in (B.OUTPUT_ONLY, B.REQUIRED, B.IMMUTABLE)} | {Fact(B.INPUT_ONLY, what)}
+        fields.append(replace(f, name=r.field, api_name=r.field if f.api_name is not None else None, facts=tuple(sorted(facts))))
     view = replace(res, fields=tuple(fields))
     objects = tuple(view if o.name == res.name else o for o in mod.models.objects)
     return ModelSet(objects, mod.models.enums), view

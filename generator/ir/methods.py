@@ -54,6 +54,7 @@ from kccgen.discovery.errors import SpecError, json_path
 from kccgen.discovery.operations import operation_style
 from kccgen.discovery.paths import collection_param, param_templates
 from kccgen.generator.ir.model import MethodIR, Methods
+from kccgen.generator.ir.routes import routed_update
 from kccgen.generator.spec.kinds import (
     CreateMethod,
     DeleteMethod,
@@ -188,6 +189,9 @@ def _query_inputs(ctx: _Ctx, create: MethodIR, raw: Method, exclude: set[str]) -
 
 
 _NO_EFFECT = re.compile(r"\bhas no effect\b", re.IGNORECASE)
+# "Deprecated. The name of the cluster... replaced by the parent field." (GKE's
+# CreateNodePoolRequest.clusterId): an old spelling of the URL's parent, not the ID
+_DEPRECATED = re.compile(r"^\s*Deprecated\b")
 
 
 def _request_split(ctx: _Ctx, request: str) -> tuple[str | None, str | None, list[str]]:
@@ -195,7 +199,7 @@ def _request_split(ctx: _Ctx, request: str) -> tuple[str | None, str | None, lis
     resource_field = id_field = None
     others = []
     for pname, prop in sorted(ctx.doc.schemas[request].properties.items()):
-        if _NO_EFFECT.search(prop.description or ""):
+        if _NO_EFFECT.search(prop.description or "") or _DEPRECATED.search(prop.description or ""):
             continue  # "Deprecated. This field has no effect." (dlp's locationId): no input
         if prop.ref == ctx.schema:
             resource_field = pname
@@ -241,6 +245,14 @@ def id_in_body(ctx: _Ctx, placeholder: str) -> tuple[str, bool] | None:
     return None
 
 
+def _short_name(prop: JsonSchema) -> bool:
+    """A name field described as a short name: said to be one, with no path format
+    (Cloud Tasks' ``projects/.../tasks/TASK_ID``, an AIP ``Identifier.``): GKE's
+    "The name of this cluster. The name must be unique within this project and location"."""
+    text = (prop.description or "").strip()
+    return bool(text) and "/" not in text and not text.startswith("Identifier")
+
+
 def infer_create(ctx: _Ctx, create: MethodIR | None, raw: Method | None) -> CreateShape:
     if create is None or raw is None:
         return NoCreate()
@@ -252,6 +264,10 @@ def infer_create(ctx: _Ctx, create: MethodIR | None, raw: Method | None) -> Crea
         # is the identity, bound by the URL: no input of its own
         body_inputs = tuple(CreateInput(f, Where.BODY) for f in others if f not in resource_props and f not in create.path_params)
         if resource_field is not None:
+            inner = id_in_body(ctx, ctx.id_placeholder) if id_field is None and create.http_method == "POST" else None
+            if inner is not None and not inner[1] and _short_name(resource_props[inner[0].split(".")[0]]):
+                # the ID travels in the wrapped resource: GKE's {cluster: {name: id}}
+                id_field = f"{resource_field}.{inner[0]}"
             if id_field is None or create.http_method != "POST":
                 raise UnsupportedShape(create.location, f"{create.request} wraps {ctx.schema} but carries no *Id field for a POST")
             inputs = body_inputs + _query_inputs(ctx, create, raw, set())
@@ -398,6 +414,8 @@ def infer_update(ctx: _Ctx, update: MethodIR | None, raw: Method | None) -> Upda
 def configured_update(ctx: _Ctx, update: MethodIR | None, raw: Method | None, u: UpdateMethod) -> UpdateShape:
     if u.shape == "none":
         return NoUpdate()
+    if u.shape == "routed":
+        raise AssertionError("a routed update is built by generator.ir.routes")
     if update is None or raw is None:
         raise ctx.error("update", f"shape {u.shape!r} needs a method", "method")
     call = update.call()
@@ -585,7 +603,13 @@ def resolve_methods(file: str, index: int, cfg: KindConfig, doc: DiscoveryDoc, r
     create_shape = configured_create(ctx, create, raw_create, mc.create) if mc.create else infer_create(ctx, create, raw_create)
     if isinstance(create_shape, CreateServiceAssigned):
         create_shape = with_finder(ctx, res, create_shape)
-    update_shape = configured_update(ctx, update, raw_update, mc.update) if mc.update else infer_update(ctx, update, raw_update)
+    route_methods: tuple[MethodIR, ...] = ()
+    update_shape: UpdateShape
+    if mc.update is not None and mc.update.shape == "routed":
+        update_shape, route_methods = routed_update(file, index, cfg, doc, res, ctx.schema, mc.update)
+        update = next((m for m in route_methods if m.name == (mc.update.method or "update")), route_methods[0])
+    else:
+        update_shape = configured_update(ctx, update, raw_update, mc.update) if mc.update else infer_update(ctx, update, raw_update)
     delete_shape = configured_delete(ctx, delete, mc.delete) if mc.delete is not None else infer_delete(ctx, delete)
     if isinstance(create_shape, NoCreate):
         create = None
@@ -593,8 +617,8 @@ def resolve_methods(file: str, index: int, cfg: KindConfig, doc: DiscoveryDoc, r
         update = None
     if isinstance(delete_shape, NoDelete):
         delete = None
-    found = [x for x in (get, create, update, delete) if x is not None]
-    allow, allow_src = _allowlist(doc, ctx.schema, update, raw_update)
+    found = [x for x in (get, create, update, delete, *route_methods) if x is not None]
+    allow, allow_src = _allowlist(doc, ctx.schema, update, raw_update) if not route_methods else (None, None)
     return (
         Methods(
             get=get,
@@ -612,6 +636,7 @@ def resolve_methods(file: str, index: int, cfg: KindConfig, doc: DiscoveryDoc, r
             view=view,
             iam=iam_methods(doc, cfg.resource, res),
             iam_paths=(res.methods['getIamPolicy'].path, res.methods['setIamPolicy'].path) if 'getIamPolicy' in res.methods and 'setIamPolicy' in res.methods else (),
+            route_methods=route_methods,
         ),
         ctx.schema,
     )

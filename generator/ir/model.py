@@ -272,6 +272,7 @@ class Methods:
     view: str = ""  # the part of the get answer that is the resource's schema
     iam: IamMethods | None = None  # getIamPolicy/setIamPolicy: IAM Kinds may name the resource
     iam_paths: tuple[str, ...] = ()  # their Discovery paths, to name their parameters after the identity
+    route_methods: tuple[MethodIR, ...] = ()  # a routed update's methods (update_shape: UpdateRouted)
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,8 @@ from kccgen.contract import (
     UpdateMaskInQuery,
     UpdateMerge,
     UpdateReplace,
+    UpdateRouted,
+    route_of,
 )
 from kccgen.discovery.behaviours import Behaviour as B
 from kccgen.discovery.behaviours import Fact
@@ -74,6 +76,11 @@ def _update_source(m: Methods, api_path: str) -> str:
             return f"{u.id} ({u.http_method}) sends the whole resource{extra}"
         case UpdateEntry(entry=entry):
             return f"{u.id} ({u.http_method}) sends the parent's whole {entry.field} list with this entry changed"
+        case UpdateRouted():
+            r = route_of(shape, api_path)
+            assert r is not None
+            via = next((x for x in m.route_methods if x.name == r.call.method), u)
+            return f"{via.id} ({via.http_method}) with {via.request}.{r.into}" + (f", {', '.join(t for t, _ in r.tokens)} from GET" if r.tokens else "")
         case NoUpdate():
             raise AssertionError("no update method")
         case _:
@@ -145,6 +152,9 @@ def build_mutability(
         elif (other := _other_method(f.description, methods)) is not None:
             method, phrase = other
             updatable, usrc = False, f"changed through {method}, not {methods.update.id} (description:{phrase!r})"
+        elif isinstance(methods.update_shape, UpdateRouted) and route_of(methods.update_shape, api_path or "") is None:
+            routed = sorted(r.field for r in methods.update_shape.routes if r.field.startswith((api_path or "\0") + "."))
+            updatable, usrc = False, (f"no route: only {', '.join(routed)} under it have one" if routed else "no route: no method of the API changes it")
         elif methods.update_allowlist is not None and not _allowed(api_path or "", methods.update_allowlist):
             updatable, usrc = False, f"not in the update allow-list ({methods.update_allowlist_source})"
         else:

@@ -27,6 +27,7 @@ from kccgen.contract import (
     NoDelete,
     NoUpdate,
     UpdateEntry,
+    UpdateRouted,
 )
 from kccgen.generator.ir.model import MethodIR, Methods
 
@@ -141,7 +142,12 @@ def align_params(methods: Methods, template: str) -> Methods:
 
     if not isinstance(cs, NoCreate | CreateEntry):
         cs = replace(cs, call=call(create, cs.call))
-    if not isinstance(us, NoUpdate | UpdateEntry):
+    routes = methods.route_methods
+    if isinstance(us, UpdateRouted):
+        renamed = {m.name: _id_in_query(_renamed(m, full), full) for m in routes}
+        routes = tuple(m for m in renamed.values() if m is not None)
+        us = replace(us, routes=tuple(replace(r, call=call(renamed.get(r.call.method), r.call)) for r in us.routes))
+    elif not isinstance(us, NoUpdate | UpdateEntry):
         us = replace(us, call=call(update, us.call))
     if not isinstance(ds, NoDelete | DeleteEntry):
         ds = replace(ds, call=call(delete, ds.call))
@@ -150,4 +156,6 @@ def align_params(methods: Methods, template: str) -> Methods:
         g = aligned_templates(methods.iam_paths[0], iam.get.params, full)
         st = aligned_templates(methods.iam_paths[1], iam.set.params, full)
         iam = replace(iam, get=replace(iam.get, params=g or iam.get.params), set=replace(iam.set, params=st or iam.set.params))
-    return replace(methods, get=get, create=create, update=update, delete=delete, create_shape=cs, update_shape=us, delete_shape=ds, iam=iam)
+    return replace(
+        methods, get=get, create=create, update=update, delete=delete, create_shape=cs, update_shape=us, delete_shape=ds, iam=iam, route_methods=routes
+    )

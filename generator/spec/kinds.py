@@ -129,11 +129,38 @@ class CreateMethod(_Strict):
     reason: str = Field(min_length=1)
 
 
+class RouteConfig(_Strict):
+    """One field changed through one call (kccgen.contract.Route)."""
+
+    field: str  # dotted API path of the resource: resourceLabels, config.machineType
+    method: str  # the resource's method: setResourceLabels
+    into: str  # dotted path of its request taking the desired value
+    tokens: dict[str, str] = Field(default_factory=dict)  # request path -> live resource path (labelFingerprint)
+    # the field is the request's, not the resource's: GET never returns it (GKE's nodeCount)
+    write_only: bool = Field(default=False, alias="writeOnly")
+    create_as: str | None = Field(default=None, alias="createAs")  # writeOnly: the resource field the create sends it as
+    reason: str | None = None  # writeOnly: why the field is not the resource's
+
+
+class DesiredRoutes(_Strict):
+    """Routes read off a request object whose fields are named after the
+    resource's: GKE's ``ClusterUpdate.desiredAddonsConfig`` is the route of
+    ``addonsConfig`` (one per call). A request field whose resource field is
+    missing or of another type is no route."""
+
+    method: str  # update
+    into: str  # the request's object holding them: update
+    prefix: str  # desired
+    skip: tuple[str, ...] = ()  # resource fields left without a route, though named: the reason says why
+
+
 class UpdateMethod(_Strict):
     """How the resource is updated (kccgen.contract update shapes)."""
 
     method: str | None = None
-    shape: Literal["mask-in-query", "mask-in-body", "merge", "replace", "none"]
+    shape: Literal["mask-in-query", "mask-in-body", "merge", "replace", "routed", "none"]
+    routes: tuple[RouteConfig, ...] = ()  # routed: the explicit routes, in the order they are sent
+    desired: DesiredRoutes | None = None  # routed: more routes, read off a request object
     mask: str | None = None  # mask-in-query: the parameter; mask-in-body: the request field
     resource_field: str | None = Field(default=None, alias="resourceField")  # mask-in-body
     guard: Literal["fingerprint", "metageneration"] | None = None  # merge / replace

@@ -45,7 +45,6 @@ REFERENCES: tuple[RefField, ...] = (
         path="privateVisibilityConfig.gkeClusters[].gkeClusterRef",
         target="ContainerCluster",
         api_path="privateVisibilityConfig.gkeClusters[].gkeClusterName",
-        external_only=True,
     ),
     RefField(
         path="privateVisibilityConfig.networks[].networkRef",

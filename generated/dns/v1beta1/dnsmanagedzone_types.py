@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
+from kccgen.generated.container.v1alpha1.containercluster_reference import ContainerClusterRef
 from kccgen.generated.dns.v1beta1 import dns_v1_api
 from kccgen.generated.dns.v1beta1.dns_v1_api import (
     DnsKeySpecAlgorithm,
@@ -18,7 +19,6 @@ from kccgen.generated.dns.v1beta1.dns_v1_api import (
     ManagedZoneForwardingConfigNameServerTargetForwardingPath,
     ManagedZoneVisibility,
 )
-from kccgen.generated.external.containercluster_reference import ContainerClusterRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.servicedirectory.v1alpha1.servicedirectorynamespace_reference import (
     ServiceDirectoryNamespaceRef,

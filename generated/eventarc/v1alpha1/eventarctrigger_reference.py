@@ -54,7 +54,6 @@ REFERENCES: tuple[RefField, ...] = (
         path="destination.gke.clusterRef",
         target="ContainerCluster",
         api_path="destination.gke.cluster",
-        external_only=True,
     ),
     RefField(
         path="destination.networkConfig.networkAttachmentRef",

@@ -14,10 +14,10 @@ from kccgen.generated.cloudfunctions.v1alpha1.cloudfunctionsfunction_reference i
 from kccgen.generated.compute.v1alpha1.computenetworkattachment_reference import (
     ComputeNetworkAttachmentRef,
 )
+from kccgen.generated.container.v1alpha1.containercluster_reference import ContainerClusterRef
 from kccgen.generated.eventarc.v1alpha1 import eventarc_v1_api
 from kccgen.generated.eventarc.v1alpha1.eventarc_v1_api import StateConditionCode
 from kccgen.generated.eventarc.v1alpha1.eventarcchannel_reference import EventarcChannelRef
-from kccgen.generated.external.containercluster_reference import ContainerClusterRef
 from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
 from kccgen.generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef

@@ -44,7 +44,6 @@ REFERENCES: tuple[RefField, ...] = (
         path="endpoint.gkeCluster.resourceRef",
         target="ContainerCluster",
         api_path="endpoint.gkeCluster.resourceLink",
-        external_only=True,
     ),
 )
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.containercluster_reference import ContainerClusterRef
+from kccgen.generated.container.v1alpha1.containercluster_reference import ContainerClusterRef
 from kccgen.generated.gkehub.v1alpha1 import gkehub_v1_api
 from kccgen.generated.gkehub.v1alpha1.gkehub_v1_api import (
     MembershipClusterTier,
