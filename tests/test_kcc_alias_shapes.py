@@ -49,6 +49,48 @@ CLUSTER = {"external": f"projects/{PROJECT}/locations/us-central1/workstationClu
 AUTOSCALING = {"cpuTarget": 70, "maxNodes": 5, "minNodes": 2}
 API_AUTOSCALING = {"autoscalingTargets": {"cpuUtilizationPercent": 70}, "autoscalingLimits": {"maxServeNodes": 5, "minServeNodes": 2}}
 
+GKE_CLUSTER_REF = {"external": f"projects/{PROJECT}/locations/us-central1-a/clusters/c1"}
+GKE_CLUSTER: dict[str, Any] = {
+    "location": "us-central1",
+    "enableAutopilot": True,
+    "allowNetAdmin": True,
+    "enableBinaryAuthorization": True,
+    "enableLegacyAbac": False,
+    "enableShieldedNodes": True,
+    "defaultMaxPodsPerNode": 16,
+    "nodeLocations": ["us-central1-a"],
+    "minMasterVersion": "1.33",
+    "networkingMode": "VPC_NATIVE",
+    "clusterAutoscaling": {"enabled": True, "autoscalingProfile": "BALANCED"},
+    "datapathProvider": "ADVANCED_DATAPATH",
+    "defaultSnatStatus": {"disabled": False},
+    "dnsConfig": {"clusterDns": "CLOUD_DNS"},
+    "enableIntranodeVisibility": True,
+    "enableL4IlbSubsetting": True,
+    "gatewayApiConfig": {"channel": "CHANNEL_STANDARD"},
+    "privateIpv6GoogleAccess": "PRIVATE_IPV6_GOOGLE_ACCESS_DISABLED",
+    "serviceExternalIpsConfig": {"enabled": False},
+    "inTransitEncryptionConfig": "IN_TRANSIT_ENCRYPTION_DISABLED",
+    "enableFqdnNetworkPolicy": True,
+    "enableMultiNetworking": True,
+    "enableCiliumClusterwideNetworkPolicy": True,
+    "disableL4LbFirewallReconciliation": True,
+    "loggingConfig": {"enableComponents": ["SYSTEM_COMPONENTS"]},
+    "monitoringConfig": {"enableComponents": ["SYSTEM_COMPONENTS"]},
+    "maintenancePolicy": {"dailyMaintenanceWindow": {"startTime": "03:00"}},
+}
+GKE_POOL: dict[str, Any] = {
+    "location": "us-central1-a",
+    "clusterRef": GKE_CLUSTER_REF,
+    "nodeLocations": ["us-central1-a"],
+    "maxPodsPerNode": 32,
+    "nodeConfig": {
+        "machineType": "n1-standard-1",
+        "guestAccelerator": [{"type": "nvidia-tesla-t4", "count": 1}],
+        "taint": [{"key": "k", "value": "v", "effect": "NO_SCHEDULE"}],
+    },
+}
+
 # (Kind, Config Connector's spec, the spec in the API's spelling (canonical_spec),
 # dotted path in the create request ("?p": a query parameter; digits index lists), its value)
 CASES: list[tuple[str, dict[str, Any], dict[str, Any], str, Any]] = [
@@ -236,6 +278,92 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], str, Any]] = [
         None,
     ),
     ("ComputeRouterPeer", {"routerRef": ROUTER, "peerAsn": 65513, "enable": False}, {"routerRef": ROUTER, "peerAsn": 65513, "enable": "FALSE"}, "", None),
+    # Terraform's google_container_cluster names (Config Connector's ContainerCluster)
+    (
+        "ContainerCluster",
+        GKE_CLUSTER,
+        {
+            "location": "us-central1",
+            "autopilot": {"enabled": True, "workloadPolicyConfig": {"allowNetAdmin": True}},
+            "autoscaling": {"autoscalingProfile": "BALANCED", "enableNodeAutoprovisioning": True},
+            "binaryAuthorization": {"enabled": True},
+            "defaultMaxPodsConstraint": {"maxPodsPerNode": 16},
+            "initialClusterVersion": "1.33",
+            "ipAllocationPolicy": {"useIpAliases": True},
+            "legacyAbac": {"enabled": False},
+            "locations": ["us-central1-a"],
+            "loggingConfig": {"componentConfig": {"enableComponents": ["SYSTEM_COMPONENTS"]}},
+            "maintenancePolicy": {"window": {"dailyMaintenanceWindow": {"startTime": "03:00"}}},
+            "monitoringConfig": {"componentConfig": {"enableComponents": ["SYSTEM_COMPONENTS"]}},
+            "networkConfig": {
+                "datapathProvider": "ADVANCED_DATAPATH",
+                "defaultSnatStatus": {"disabled": False},
+                "disableL4LbFirewallReconciliation": True,
+                "dnsConfig": {"clusterDns": "CLOUD_DNS"},
+                "enableCiliumClusterwideNetworkPolicy": True,
+                "enableFqdnNetworkPolicy": True,
+                "enableIntraNodeVisibility": True,
+                "enableL4ilbSubsetting": True,
+                "enableMultiNetworking": True,
+                "gatewayApiConfig": {"channel": "CHANNEL_STANDARD"},
+                "inTransitEncryptionConfig": "IN_TRANSIT_ENCRYPTION_DISABLED",
+                "privateIpv6GoogleAccess": "PRIVATE_IPV6_GOOGLE_ACCESS_DISABLED",
+                "serviceExternalIpsConfig": {"enabled": False},
+            },
+            "shieldedNodes": {"enabled": True},
+        },
+        "cluster.networkConfig.datapathProvider",
+        "ADVANCED_DATAPATH",
+    ),
+    (
+        "ContainerCluster",
+        {
+            "location": "us-central1-a",
+            "maintenancePolicy": {
+                "recurringWindow": {
+                    "recurrence": "FREQ=WEEKLY",
+                    "window": {
+                        "startTime": "2025-01-01T00:00:00Z",
+                        "endTime": "2025-01-01T04:00:00Z",
+                    },
+                }
+            },
+        },
+        {
+            "location": "us-central1-a",
+            "maintenancePolicy": {
+                "window": {
+                    "recurringWindow": {
+                        "recurrence": "FREQ=WEEKLY",
+                        "window": {
+                            "startTime": "2025-01-01T00:00:00Z",
+                            "endTime": "2025-01-01T04:00:00Z",
+                        },
+                    }
+                }
+            },
+        },
+        "cluster.maintenancePolicy.window.recurringWindow.recurrence",
+        "FREQ=WEEKLY",
+    ),
+    # Terraform's google_container_node_pool names: node_config and its lists in the singular
+    (
+        "ContainerNodePool",
+        GKE_POOL,
+        {
+            "location": "us-central1-a",
+            "clusterRef": GKE_CLUSTER_REF,
+            "locations": ["us-central1-a"],
+            "maxPodsConstraint": {"maxPodsPerNode": 32},
+            "config": {
+                "machineType": "n1-standard-1",
+                "accelerators": [{"acceleratorType": "nvidia-tesla-t4", "acceleratorCount": 1}],
+                "taints": [{"key": "k", "value": "v", "effect": "NO_SCHEDULE"}],
+            },
+        },
+        "nodePool.config.accelerators.0.acceleratorType",
+        "nvidia-tesla-t4",
+    ),
 ]
 
 

@@ -593,6 +593,8 @@ def test_an_element_alias_needs_a_list_of_objects(tmp_path: Path) -> None:
 
 #: Aliases with no API field (Kind, a spec using it, the spec it becomes): accepted, sent nowhere.
 NOWHERE = [
+    ("ContainerCluster", {"location": "us-central1-a", "nodeVersion": "1.33"}, {"location": "us-central1-a"}),
+    ("ContainerNodePool", {"location": "us-central1-a", "clusterRef": {"name": "c1"}, "namePrefix": "pool-"}, {"location": "us-central1-a", "clusterRef": {"name": "c1"}}),
     (
         "ComputeSnapshot",
         {"zone": "us-central1-a", "sourceDiskRef": {"external": f"projects/{PROJECT}/zones/us-central1-a/disks/d1"}},

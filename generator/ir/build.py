@@ -466,12 +466,14 @@ def build_kind(
     # would be a second spec field of the same name: the identity's reference says it.
     id_fields, parent_refs = identity_fields(s.cfg.kind, identity)
     parents = {r.krm_path for r in parent_refs}
-    drop |= {f.name for f in api_res.fields if f"{f.name}Ref" in parents}
+    # (unless a kind config makes it a reference of its own: a peering's ``network`` is the peer)
+    own = frozenset(p for p, r in s.cfg.references.items() if r.target != "none")
+    drop |= {f.name for f in api_res.fields if f"{f.name}Ref" in parents and f.name not in own}
     # So does one Config Connector names as the parent's field (Dataproc's body
     # ``projectId``, KCC's projectRef): the identity's reference says it.
     kcc_top = kcc_ref_index(s.kcc)
     top_names = frozenset(f.name for f in api_res.fields)
-    drop |= {f.name for f in api_res.fields if (theirs := kcc_ref_name(kcc_top, "", f.name, False, top_names)) is not None and theirs[0] in parents}
+    drop |= {f.name for f in api_res.fields if f.name not in own and (theirs := kcc_ref_name(kcc_top, "", f.name, False, top_names)) is not None and theirs[0] in parents}
 
     # Stage 5: references.
     inf = infer_references(s.cfg.kind, models, res_class, s.cfg, index, overrides, drop, identity.domain, s.kcc, frozenset(p.krm_field for p in identity.params))

@@ -253,7 +253,9 @@ def derive(
         name = claimed.get(dotted) or (ov.kind if ov is not None and ov.kind else kind_name(prefix, dotted.rsplit(".", 1)[-1], _schema(res)))
         # a kind config naming the get or the create method (iam's createPolicy) makes it a Kind
         why = None if ov is not None and (ov.methods.get is not None or ov.methods.create is not None) else method_exclusion(res, dotted)
-        if (primary.name, dotted) in curated:
+        # a file of more Kinds of a resource (only:) names its own Kind beside a curated one
+        another = bool(kf.only) and ov is not None and bool(ov.kind) and ov.kind != curated.get((primary.name, dotted), ("", ""))[0]
+        if (primary.name, dotted) in curated and not another:
             kind, cfile = curated[(primary.name, dotted)]
             if cfile == file and not why:
                 rows.append(row(dotted, kind, "curated"))

@@ -329,11 +329,18 @@ def configured_create(ctx: _Ctx, create: MethodIR | None, raw: Method | None, c:
             raise ctx.error("create", f"idParam {c.id_param!r} is not a query parameter of {create.id} (have: {', '.join(create.query_params)})", "idParam")
         return CreateWithIdParam(call, c.id_param, _query_inputs(ctx, create, raw, {c.id_param}))
     if c.shape == "wrapped":
+        # the ID beside the resource, or inside it (networkPeering.name: compute's addPeering)
+        inner = c.id_field is not None and c.resource_field is not None and c.id_field.startswith(c.resource_field + ".")
         for key, value in (("idField", c.id_field), ("resourceField", c.resource_field)):
-            if value is None or value not in request_props:
-                raise ctx.error("create", f"{key} {value!r} is not a field of {create.request}", key)
+            known = value is not None and (value in request_props or (key == "idField" and inner and value.split(".", 1)[1] in resource_props))
+            if not known:
+                raise ctx.error("create", f"{key} {value!r} is not a field of {create.request}{' or ' + ctx.schema if key == 'idField' else ''}", key)
         assert c.id_field is not None and c.resource_field is not None
-        body = tuple(CreateInput(f, Where.BODY) for f in sorted(request_props) if f not in (c.id_field, c.resource_field))
+        others = sorted(f for f in request_props if f not in (c.id_field, c.resource_field))
+        for f in c.inputs or ():
+            if f not in others:
+                raise ctx.error("create", f"input {f!r} is not another field of {create.request}", "inputs")
+        body = tuple(CreateInput(f, Where.BODY) for f in others if c.inputs is None or f in c.inputs)
         return CreateWrapped(call, c.id_field, c.resource_field, body + _query_inputs(ctx, create, raw, set()))
     if c.shape == "verb":
         return CreateByVerb(call, _verb_body(ctx, "create", create, c.body), _query_inputs(ctx, create, raw, set()), create.request is not None)

@@ -90,10 +90,16 @@ def aligned_templates(path: str, templates: tuple[tuple[str, str], ...], target:
     return tuple(out)
 
 
-def _renamed(m: MethodIR | None, target: list[str]) -> MethodIR | None:
+def _renamed(m: MethodIR | None, target: list[str], parent: list[str] | None = None) -> MethodIR | None:
     if m is None:
         return None
     t = aligned_templates(m.path, m.param_templates, target)
+    if t is None and parent:
+        # a read or verb of the parent the resource is an entry of: networks.get and
+        # networks/{network}/addPeering for .../networks/{localNetwork}/networkPeerings/{networkPeering}
+        segs = m.path.split(":", 1)[0].split("/")
+        verbless = "/".join(segs[:-1]) if len(segs) > 1 and not _PH.match(segs[-1]) else m.path
+        t = aligned_templates(m.path, m.param_templates, parent) or aligned_templates(verbless, m.param_templates, parent)
     return m if t is None or t == m.param_templates else replace(m, param_templates=t)
 
 
@@ -127,14 +133,15 @@ def align_params(methods: Methods, template: str) -> Methods:
     if isinstance(methods.create_shape, CreateEntry):
         # an entry of its parent's list: every call is the parent's (``.../routers/{router}``)
         return _entry_aligned(methods, full[:-2])
-    get = _renamed(methods.get, full)
+    parent = full[:-2] if methods.read_list is not None else None  # an entry read from its parent's list
+    get = _renamed(methods.get, full, parent)
     assert get is not None
-    update, delete = _id_in_query(_renamed(methods.update, full), full), _id_in_query(_renamed(methods.delete, full), full)
+    update, delete = _id_in_query(_renamed(methods.update, full, parent), full), _id_in_query(_renamed(methods.delete, full, parent), full)
     at_path = isinstance(methods.create_shape, CreateAtPath)
     if isinstance(methods.create_shape, CreateByVerb) and methods.create is not None:
         # a verb acts on the resource itself (services/S:enable), else on its parent
         at_path = aligned_templates(methods.create.path, methods.create.param_templates, full) is not None
-    create = _renamed(methods.create, full if at_path else full[:-1])
+    create = _renamed(methods.create, full if at_path else full[:-1], parent)
     cs, us, ds = methods.create_shape, methods.update_shape, methods.delete_shape
 
     def call(m: MethodIR | None, old: Call) -> Call:
@@ -144,7 +151,7 @@ def align_params(methods: Methods, template: str) -> Methods:
         cs = replace(cs, call=call(create, cs.call))
     routes = methods.route_methods
     if isinstance(us, UpdateRouted):
-        renamed = {m.name: _id_in_query(_renamed(m, full), full) for m in routes}
+        renamed = {m.name: _id_in_query(_renamed(m, full, parent), full) for m in routes}
         routes = tuple(m for m in renamed.values() if m is not None)
         us = replace(us, routes=tuple(replace(r, call=call(renamed.get(r.call.method), r.call)) for r in us.routes))
     elif not isinstance(us, NoUpdate | UpdateEntry):

@@ -124,6 +124,8 @@ class CreateMethod(_Strict):
     id_param: str | None = Field(default=None, alias="idParam")  # id-param: the query parameter
     id_field: str | None = Field(default=None, alias="idField")  # wrapped: the request's ID field; name-in-body: the body's (default name)
     resource_field: str | None = Field(default=None, alias="resourceField")  # wrapped: the field holding the resource
+    # wrapped: the request's other fields the spec may set (create-only inputs); None: every one
+    inputs: tuple[str, ...] | None = None
     body: dict[str, str] = Field(default_factory=dict)  # verb: fixed request fields, dotted path -> template ({param})
     params: dict[str, str] = Field(default_factory=dict)  # parameter -> template ({param}), beside or over the path's
     reason: str = Field(min_length=1)

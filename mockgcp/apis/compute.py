@@ -50,6 +50,27 @@ def subnetwork_gateway(resource: dict[str, Any]) -> None:
 
 
 _XPN = frozenset({"compute.projects.enableXpnResource", "compute.projects.disableXpnResource", "compute.projects.getXpnResources"})
+_PEERING = frozenset({"compute.networks.addPeering", "compute.networks.updatePeering", "compute.networks.removePeering"})
+# what compute fills in a peering the request leaves out
+_PEERING_DEFAULTS = {"exportCustomRoutes": False, "importCustomRoutes": False, "exchangeSubnetRoutes": True, "autoCreateRoutes": True, "stackType": "IPV4_ONLY"}
+
+
+def _network_key(url: str, project: str) -> str:
+    """projects/p/global/networks/n from a full or partial URL, or a bare name."""
+    rel = url.split("/compute/v1/", 1)[-1]
+    if rel.startswith("projects/"):
+        return rel
+    return f"projects/{project}/global/networks/{rel.rsplit('/', 1)[-1]}"
+
+
+def _peer_state(resources: Mapping[str, Any], api_key: str, key: str, peering: dict[str, Any]) -> None:
+    """ACTIVE when the peer network has a peering back to this one, else INACTIVE."""
+    peer = resources.get(f"{api_key}|{_network_key(str(peering.get('network', '')), key.split('/')[1])}") or {}
+    back = [p for p in peer.get("peerings") or [] if _network_key(str(p.get("network", "")), "") == key]
+    peering["state"] = "ACTIVE" if back else "INACTIVE"
+    peering["stateDetails"] = "[2024-04-01T12:34:56.123-07:00]: Connected." if back else "[2024-04-01T12:34:56.123-07:00]: Waiting for peer network to connect."
+    for p in back:
+        p["state"], p["stateDetails"] = (peering["state"], peering["stateDetails"])
 
 
 class Compute(Profile):
@@ -86,6 +107,8 @@ class Compute(Profile):
         """A Shared VPC host's service projects: ``enableXpnResource`` attaches one,
         ``disableXpnResource`` detaches it, ``getXpnResources`` lists them
         (``{id, type: PROJECT}``). Only a host takes them (``enableXpnHost`` first)."""
+        if route.method.id in _PEERING:
+            return self._peering(eng, api, route, path, body, lro_error)
         if route.method.id not in _XPN:
             return None
         from kccgen.mockgcp.operations import Response, respond
@@ -109,6 +132,60 @@ class Compute(Profile):
         elif eng.state.resources.pop(key, None) is None:
             raise ApiError(400, f"Invalid resource usage: '{res['id']}' is not a service project of '{host}'.")
         return respond(eng, api, coll, route.verb, host, eng.state.resources.get(f"{api.key}|{host}") or {}, lro_error, lro_style(api.doc, route.method))
+
+    def _peering(self, eng: Any, api: Any, route: Any, path: str, body: Any, lro_error: str | None) -> Any:
+        """A network's peerings: ``addPeering`` appends one (named by
+        ``networkPeering.name``, or the legacy top-level ``name``/``peerNetwork``),
+        ``updatePeering`` changes the fields it sends of the one it names,
+        ``removePeering`` removes it. A peering is ACTIVE once the peer network
+        peers back, INACTIVE before and after either side removes it."""
+        from kccgen.mockgcp.errors import not_found
+        from kccgen.mockgcp.operations import respond
+        from kccgen.mockgcp.shapes import lro_style
+
+        coll = api.collections["networks"]
+        key = coll.key(path).rsplit("/", 1)[0]  # .../networks/N/addPeering
+        sk = f"{api.key}|{key}"
+        stored = eng.state.resources.get(sk)
+        if stored is None:
+            raise not_found(key)
+        req = body if isinstance(body, dict) else {}
+        given = dict(req.get("networkPeering") or {})
+        if route.verb == "addPeering":
+            given.setdefault("name", req.get("name"))
+            given.setdefault("network", req.get("peerNetwork"))
+        name = str(given.get("name") or req.get("name") or "")
+        if not name:
+            raise ApiError(400, "Invalid value for field 'name': ''. Must be a match of regex '[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?'")
+        peerings = [dict(p) for p in stored.get("peerings") or []]
+        mine = next((p for p in peerings if p.get("name") == name), None)
+        project = key.split("/")[1]
+        if route.verb == "addPeering":
+            if mine is not None:
+                raise ApiError(400, f"There is already a peering {name} on network {key}.")
+            peer = str(given.get("network") or "")
+            if not peer or f"{api.key}|{_network_key(peer, project)}" not in eng.state.resources:
+                raise ApiError(400, f"Invalid value for field 'networkPeering.network': '{peer}'. The peer network does not exist.")
+            mine = {**_PEERING_DEFAULTS, **given, "network": BASE + _network_key(peer, project)}
+            peerings.append(mine)
+        elif mine is None:
+            raise ApiError(400, f"There is no peering {name} on network {key}.")
+        elif route.verb == "updatePeering":
+            mine.update({k: v for k, v in given.items() if k not in ("name", "network", "state", "stateDetails")})
+        else:
+            peerings.remove(mine)
+        new = {**stored, "peerings": peerings}
+        if not peerings:
+            new.pop("peerings")
+        if lro_error is None:
+            eng.state.resources[sk] = new
+            if route.verb == "removePeering":  # the other side is no longer connected
+                for p in (eng.state.resources.get(f"{api.key}|{_network_key(str(mine.get('network', '')), project)}") or {}).get("peerings") or []:
+                    if _network_key(str(p.get("network", "")), "") == key:
+                        p["state"], p["stateDetails"] = "INACTIVE", "[2024-04-01T12:34:56.123-07:00]: Peer network disconnected."
+            else:
+                _peer_state(eng.state.resources, api.key, key, mine)
+        return respond(eng, api, coll, route.verb, key, new, lro_error, lro_style(api.doc, route.method), old=stored)
 
     def standing(self, schema: str, key: str, doc: str = "") -> dict[str, Any] | None:
         """Every project answers ``projects.get`` (compute's view of it) once the API is on."""

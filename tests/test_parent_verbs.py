@@ -1,0 +1,87 @@
+"""Sub-resources made, changed and removed through their parent's verbs, as data:
+ComputeNetworkPeering is an entry of its network's ``peerings``, read through
+``networks.get`` (a list read picking the entry by name), made by
+``addPeering`` (the peering wrapped, its name inside it), changed by
+``updatePeering`` (a routed update: one call per changed field, the peering
+named by its name) and removed by ``removePeering``. No Kind-specific code:
+specs/kinds/compute-network-peering.yaml names the verbs, the generator checks
+them against compute's document.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from kccgen.contract import CreateWrapped, DeleteByVerb, ReadByList, UpdateRouted, route_of
+from kccgen.runtime.adapter import adapter_for
+from kccgen.runtime.mutability import mutability_of
+from tests.support.scenarios import PROJECT, Harness, harness, kcc_object, path_of
+
+NET1, NET2 = (f"projects/{PROJECT}/global/networks/{n}" for n in ("net1", "net2"))
+
+
+@pytest.fixture
+def h() -> Iterator[Harness]:
+    with harness() as hh:
+        yield hh
+
+
+def _peering(name: str, network: str, peer: str, **spec: Any) -> dict[str, Any]:
+    return kcc_object("ComputeNetworkPeering", name, {"networkRef": {"name": network}, "peerNetworkRef": {"name": peer}, **spec})
+
+
+def _peerings(h: Harness, key: str) -> dict[str, dict[str, Any]]:
+    return {p["name"]: p for p in h.stored("compute.v1", key).get("peerings") or []}
+
+
+def test_the_adapter_names_the_networks_verbs() -> None:
+    a = adapter_for("ComputeNetworkPeering")
+    assert a.get.method == "get" and a.read_list == ReadByList("peerings", (("name", "{networkPeering}"),))
+    assert isinstance(a.create, CreateWrapped) and (a.create.call.method, a.create.id_field) == ("addPeering", "networkPeering.name")
+    assert isinstance(a.delete, DeleteByVerb) and a.delete.call.method == "removePeering" and a.delete.body == (("name", "{networkPeering}"),)
+    assert isinstance(a.update, UpdateRouted) and {r.call.method for r in a.update.routes} == {"updatePeering"}
+    assert dict(a.create.call.params) == {"project": "{project}", "network": "{network}"}  # the parent's path
+    rows = mutability_of("ComputeNetworkPeering")
+    assert rows["spec.exportCustomRoutes"].updatable
+    assert not rows["spec.peerNetworkRef"].updatable  # no verb changes the peer: refused by name
+
+
+def test_two_networks_peer_update_one_field_and_remove(h: Harness) -> None:
+    for n in ("net1", "net2"):
+        h.ready(kcc_object("ComputeNetwork", n, {"autoCreateSubnetworks": False}))
+    since = h.mark()
+    obj = h.ready(_peering("p12", "net1", "net2"))
+    assert obj["status"]["externalRef"] == f"{NET1}/networkPeerings/p12"
+    (add,) = h.writes(since)
+    assert add.method == "POST" and path_of(add).endswith("global/networks/net1/addPeering")
+    assert set(add.request_json) == {"networkPeering"}  # nothing but the peering: no networkRef or legacy fields
+    assert add.request_json["networkPeering"]["name"] == "p12" and add.request_json["networkPeering"]["network"].endswith("global/networks/net2")
+    assert _peerings(h, NET1)["p12"]["state"] == "INACTIVE"  # the peer has not peered back yet
+
+    h.ready(_peering("p21", "net2", "net1"))
+    assert _peerings(h, NET1)["p12"]["state"] == "ACTIVE" and _peerings(h, NET2)["p21"]["state"] == "ACTIVE"
+
+    since = h.mark()
+    again = h.reconcile(_peering("p12", "net1", "net2"))
+    assert again.ready and h.writes(since) == []  # one GET of the network, no write
+
+    since = h.mark()
+    h.ready(_peering("p12", "net1", "net2", exportCustomRoutes=True))
+    (upd,) = h.writes(since)
+    assert upd.method == "PATCH" and path_of(upd).endswith("global/networks/net1/updatePeering")
+    assert upd.request_json == {"networkPeering": {"name": "p12", "exportCustomRoutes": True}}
+    assert _peerings(h, NET1)["p12"]["exportCustomRoutes"] is True and "p21" in _peerings(h, NET2)
+
+    since = h.mark()
+    refused = h.reconcile(_peering("p12", "net1", "net1", exportCustomRoutes=True))
+    assert not refused.ready and "spec.peerNetworkRef" in refused.message and h.writes(since) == []
+
+    since = h.mark()
+    assert h.delete(_peering("p12", "net1", "net2")).deleted
+    (rm,) = h.writes(since)
+    assert rm.method == "POST" and path_of(rm).endswith("global/networks/net1/removePeering") and rm.request_json == {"name": "p12"}
+    assert "p12" not in _peerings(h, NET1) and _peerings(h, NET2)["p21"]["state"] == "INACTIVE"
+    assert route_of(adapter_for("ComputeNetworkPeering").update, "exportCustomRoutes") is not None
