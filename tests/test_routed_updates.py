@@ -208,3 +208,31 @@ def test_a_route_the_document_lacks_fails_generation_with_its_path(route: dict[s
     with pytest.raises(SpecError) as e:
         routed_update("specs/kinds/container.yaml", 0, cfg, doc, res, "Cluster", u)
     assert f"specs/kinds/container.yaml#/kinds/0/methods/update/{where}" in str(e.value) and says in str(e.value)
+
+
+def test_kccctl_keeps_the_applied_node_count_between_applies(tmp_path: Path) -> None:
+    """``kccctl apply`` of the same manifests from a file: the applied node count
+    lives in its state beside the object, so a re-apply sends nothing and a changed
+    count is one setSize (the manifest itself never carries the annotation)."""
+    from kccgen.runtime.gcp import Gcp
+    from kccgen.runtime.local import StateDir, apply
+    from tests.support.scenarios import running_mock
+
+    def manifests(count: int) -> list[dict[str, Any]]:
+        return [_cluster(), _pool(nodeCount=count, config={"machineType": "e2-medium"})]
+
+    with running_mock() as s:
+        state = StateDir(tmp_path / "state")
+        gcp = Gcp(s.base_url, host_paths=True, lro_interval=0, sleep=lambda _: None)
+
+        def run(count: int) -> list[tuple[str, str]]:
+            since = len(s.log)
+            with state.lock():
+                out = apply(manifests(count), state, gcp, "p", kcc_object("ContainerCluster", "x", {})["metadata"]["namespace"])
+            assert all(r.ready for r, _ in out), [(r.kind, r.reason, res.message) for r, res in out]
+            return [(e.method, path_of(e).split("/clusters/", 1)[-1]) for e in list(s.log)[since:] if e.method in ("POST", "PUT", "PATCH", "DELETE")]
+
+        assert [m for m, _ in run(2)] == ["POST", "POST"]  # the cluster, then the pool
+        assert run(2) == []
+        assert run(4) == [("POST", "c1/nodePools/pool:setSize")]
+        assert run(4) == []

@@ -20,6 +20,10 @@ OUTPUT_ONLY = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'Output 
 OUTPUT_ONLY_2 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'[Output Only]'")
 OUTPUT_ONLY_3 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="readOnly")
 REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="identity")
+REQUIRED_2 = Fact(
+    behaviour=Behaviour.REQUIRED,
+    source="override:specs/kinds/compute-network-peering.yaml: addPeering needs the peer network (Config Connector's peerNetworkRef is required)",
+)
 BOOLEAN = FieldType(kind=TypeKind.BOOLEAN)
 ENUM = FieldType(kind=TypeKind.ENUM)
 INTEGER_INT32 = FieldType(kind=TypeKind.INTEGER, format="int32")
@@ -40,7 +44,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("importCustomRoutes", BOOLEAN, (), True, True, {"updatable_source": "compute.networks.updatePeering (PATCH) with NetworksUpdatePeeringRequest.networkPeering.importCustomRoutes, networkPeering.name from GET"}),
         ("importSubnetRoutesWithPublicIp", BOOLEAN, (), True, True, {"updatable_source": "compute.networks.updatePeering (PATCH) with NetworksUpdatePeeringRequest.networkPeering.importSubnetRoutesWithPublicIp, networkPeering.name from GET"}),
         ("networkRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
-        ("peerNetworkRef", OBJECT, (), False, True, {"api_path": "network"}),
+        ("peerNetworkRef", OBJECT, (REQUIRED_2,), False, True, {"api_path": "network"}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("stackType", ENUM, (), True, True, {"updatable_source": "compute.networks.updatePeering (PATCH) with NetworksUpdatePeeringRequest.networkPeering.stackType, networkPeering.name from GET"}),
         ("updateStrategy", ENUM, (), True, True, {"updatable_source": "compute.networks.updatePeering (PATCH) with NetworksUpdatePeeringRequest.networkPeering.updateStrategy, networkPeering.name from GET"}),

@@ -113,12 +113,12 @@ class ComputeNetworkPeeringSpec(KRMModel):
         ),
     ]
     peer_network_ref: Annotated[
-        ComputeNetworkRef | None,
+        ComputeNetworkRef,
         Field(
             alias="peerNetworkRef",
             description="A reference to a ComputeNetwork (API field `network`).",
         ),
-    ] = None
+    ]
     resource_id: Annotated[
         str | None,
         Field(
