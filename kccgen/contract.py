@@ -50,6 +50,10 @@ class Call:
     method: str  # the method's name on the resource: get, insert, patch...
     params: tuple[tuple[str, str], ...] = ()
     lro: Lro = Lro.NONE
+    # another resource of the same document whose method this is (its accessor
+    # chain): a secret version is made by its secret's ``projects.secrets.addVersion``;
+    # () the adapter's own
+    resource: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -121,6 +125,9 @@ class CreateServiceAssigned:
     call: Call
     inputs: tuple[CreateInput, ...] = ()
     id_field: str = "name"
+    # the resource fields the create request takes, where it is not the resource
+    # (AddSecretVersionRequest takes none, only its payload input); None: the resource
+    request_fields: tuple[str, ...] | None = None
     # After a lost answer or a crash, the resource may exist under an ID nobody
     # was told: ``find`` lists the collection (same parent as the create) and
     # ``items_field`` holds the list answer's resources. ``label_field``: a
@@ -291,6 +298,9 @@ class Route:
     # The create sends it as ``create_as`` (initialNodeCount) where that is unset.
     write_only: bool = False
     create_as: str = ""
+    # the call depends on the desired value (a secret version's state: ENABLED is
+    # versions.enable, DISABLED versions.disable; ``into`` "": the verb says it all)
+    verbs: tuple[tuple[str, Call], ...] = ()
 
 
 # The write-only route fields' values last applied, as JSON: {"nodeCount": 3}
@@ -309,7 +319,7 @@ class UpdateRouted:
 
     @property
     def calls(self) -> tuple[Call, ...]:
-        return tuple(dict.fromkeys(r.call for r in self.routes))
+        return tuple(dict.fromkeys(c for r in self.routes for c in (r.call, *(v for _, v in r.verbs))))
 
 
 UpdateShape = UpdateMaskInQuery | UpdateMaskInBody | UpdateMerge | UpdateReplace | UpdateEntry | UpdateRouted | NoUpdate
@@ -843,6 +853,9 @@ class Adapter:
     # spec paths ([] for list items) of sensitive fields, {value | valueFrom.secretKeyRef}
     # in KRM: the runtime resolves each to its string for the request and nowhere else
     secrets: tuple[str, ...] = ()
+    # those whose API field is bytes (format byte, a secret version's payload.data):
+    # the Secret's text is sent base64-encoded, as JSON carries bytes
+    byte_secrets: tuple[str, ...] = ()
     secret_objects: tuple[SecretObject, ...] = ()  # object fields read from a Secret's keys (secretRef)
     iam: IamMethods | None = None  # the resource's IAM policy methods: IAM Kinds may name it
 

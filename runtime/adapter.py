@@ -9,6 +9,7 @@ requests are built in kccgen.runtime.requests.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import copy
 import functools
@@ -146,7 +147,10 @@ def spec_to_api(spec: dict[str, Any], adapter: Adapter, resolved: dict[str, Any]
         for where, _ in list(iter_field(spec, path)):
             with contextlib.suppress(KeyError, IndexError, TypeError):
                 if f"spec.{where}" in resolved:
-                    _replace_concrete(out, where, last, resolved[f"spec.{where}"])
+                    text = resolved[f"spec.{where}"]
+                    if path in adapter.byte_secrets:  # JSON carries bytes base64-encoded
+                        text = base64.b64encode(str(text).encode()).decode()
+                    _replace_concrete(out, where, last, text)
                 else:
                     node, key, pos = _concrete(out, where)
                     if pos is None:

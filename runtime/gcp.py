@@ -379,7 +379,7 @@ class Gcp:
     def call(
         self, a: Adapter, c: Call, values: dict[str, str], body: Any = None, extra: dict[str, Any] | None = None, *, idempotent: bool = True
     ) -> Any:
-        resource, templates = a.resource, c.params
+        resource, templates = c.resource or a.resource, c.params
         ident = loaded_identity(a.kind)
         other = ident.parent_of(values) if ident is not None else None
         if other is not None and resource[:1] == ("projects",):

@@ -842,6 +842,11 @@ class Reconciler:
         else:
             # No label: the resource is the one listed with our content that no
             # other object owns; a stranger (changed since, or made by hand) is a doubt.
+            rows = by_api_path(a.kind)
+            if not any(k in rows and rows[k].readable for k in desired):
+                # nothing the create sent is read back (a secret version's payload):
+                # any listed one could be it, so none is taken for it
+                return None, f"nothing {where} answers tells a {a.kind} made by this object from another"
             claimed = self._claimed(obj, a)
             free = [i for i in items if self._external_from(a, i, values) not in claimed]
             hits = [i for i in free if not diff(desired, without_create_label(a, i), a, check_mutability=False)]
@@ -965,7 +970,11 @@ class Reconciler:
             # Labels sent (or a whole resource replaced) keep the lease as it stands.
             desired = leases.with_lease(a, desired, desired.get(field) if field in desired else actual.get(field) or {}, current)
             actual = leases.with_lease(a, actual, None, current)
-        reqs = update_requests(a, desired, actual, sent)
+        try:
+            reqs = update_requests(a, desired, actual, sent)
+        except ValueError as e:  # a routed update with no method for the value asked (a version's DESTROYED)
+            self._observe(obj, a, actual, ext)
+            return self._finish(obj, False, "UpdateFailed", f"cannot change {ext}: {e}", events)
         if self.dry_run and reqs is not None:
             _set_annotation(obj, ANN_STREAK, before)
             changes = [(_spec_path(a, p), d, x) for p, d, x in diffs]

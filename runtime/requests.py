@@ -106,7 +106,9 @@ def create_request(a: Adapter, payload: dict[str, Any], rid: str, full_name: str
         case CreateWrapped(call=call, id_field=id_field, resource_field=resource_field):
             # the ID beside the resource, or (a dotted path into it) inside it: GKE's cluster.name
             return Request(call, with_path({resource_field: payload, **beside}, id_field, rid), query)
-        case CreateServiceAssigned(call=call):
+        case CreateServiceAssigned(call=call, request_fields=taken):
+            if taken is not None:  # a request of its own: only the resource fields it takes
+                payload = {k: v for k, v in payload.items() if k in taken}
             return Request(call, {**payload, **beside}, query)
         case CreateByVerb(call=call, body=fixed, takes_body=takes_body):
             # the verb makes the resource be: its body is its fixed fields, not the spec
@@ -146,12 +148,18 @@ def routed_requests(shape: UpdateRouted, desired: dict[str, Any], actual: dict[s
     out = []
     for i in sorted(todo):
         r = shape.routes[i]
-        body = with_path({}, r.into, copy.deepcopy(_get(desired, r.field)))
+        want = _get(desired, r.field)
+        call = r.call
+        if r.verbs:
+            call = next((c for v, c in r.verbs if v == str(want)), None)  # type: ignore[assignment]
+            if call is None:
+                raise ValueError(f"{r.field}: no method of the API sets it to {want!r} (have: {', '.join(v for v, _ in r.verbs)})")
+        body = with_path({}, r.into, copy.deepcopy(want)) if r.into else {}
         for into, live in r.tokens:
             token = _get(actual, live)
             if token is not None:
                 body = with_path(body, into, token)
-        out.append(Request(r.call, body))
+        out.append(Request(call, body))
     return out
 
 

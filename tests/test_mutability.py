@@ -307,7 +307,11 @@ def check_row_provenance(kind: str, doc_key: str, schema: str, table: dict[str, 
         shape = adapter_for(kind).update
         if isinstance(shape, UpdateRouted):  # "<method id> (<http>) with <request>.<into>": its route's
             r = route_of(shape, row["api_path"] or "")
-            assert r is not None and f".{r.call.method} (" in upd and upd.split(" with ", 1)[1].split(",")[0].endswith("." + r.into), (path, upd)
+            assert r is not None, (path, upd)
+            if r.verbs:  # "by value: <value> <method id>, ..."
+                assert upd.startswith("by value: ") and all(f"{v} " in upd and f".{c.method}" in upd for v, c in r.verbs), (path, upd)
+            else:
+                assert f".{r.call.method} (" in upd and upd.split(" with ", 1)[1].split(",")[0].endswith("." + r.into), (path, upd)
         if "updateMask=" in upd:
             assert upd.endswith(f"updateMask={row['api_path']}"), (path, upd)
     if m := re.fullmatch(r"input-only \((.*)\): GET never returns it", rd, re.DOTALL):

@@ -85,3 +85,53 @@ def test_two_networks_peer_update_one_field_and_remove(h: Harness) -> None:
     assert rm.method == "POST" and path_of(rm).endswith("global/networks/net1/removePeering") and rm.request_json == {"name": "p12"}
     assert "p12" not in _peerings(h, NET1) and _peerings(h, NET2)["p21"]["state"] == "INACTIVE"
     assert route_of(adapter_for("ComputeNetworkPeering").update, "exportCustomRoutes") is not None
+
+
+# --- a secret version: made by its secret's addVersion --------------------------------------
+
+SECRET = f"projects/{PROJECT}/secrets/s1"
+TEXT = "pw-version-71c3-never-shown"
+
+
+def _version(**spec: Any) -> dict[str, Any]:
+    base = {"secretRef": {"name": "s1"}, "secretData": {"valueFrom": {"secretKeyRef": {"name": "creds", "key": "secretData"}}}}
+    return kcc_object("SecretManagerSecretVersion", "v1", {**base, **spec})
+
+
+def test_a_secret_version_is_made_by_its_secrets_verb_and_its_data_shown_nowhere(h: Harness) -> None:
+    import base64
+    import json
+
+    a = adapter_for("SecretManagerSecretVersion")
+    assert a.create.call.method == "addVersion" and a.create.call.resource == ("projects", "secrets")
+    assert a.byte_secrets and isinstance(a.update, UpdateRouted)
+    h.ready(kcc_object("SecretManagerSecret", "s1", {"replication": {"automatic": {}}}))
+    h.store.add({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "creds", "namespace": "ns"}, "data": {"secretData": base64.b64encode(TEXT.encode()).decode()}})
+    since = h.mark()
+    obj = h.ready(_version(enabled=True))
+    assert obj["status"]["externalRef"] == f"{SECRET}/versions/1"
+    (add,) = h.writes(since)
+    assert add.method == "POST" and path_of(add).endswith(f"{SECRET}:addVersion")
+    assert add.request_json == {"payload": {"data": base64.b64encode(TEXT.encode()).decode()}}  # bytes travel base64-encoded, nothing else
+    assert TEXT not in json.dumps(obj) and base64.b64encode(TEXT.encode()).decode() not in json.dumps(obj)
+
+    since = h.mark()
+    again = h.reconcile(obj)
+    assert again.ready and h.writes(since) == []  # one GET of the version
+
+    since = h.mark()
+    off = h.ready({**obj, "spec": {**obj["spec"], "enabled": False}})
+    (disable,) = h.writes(since)
+    assert disable.method == "POST" and path_of(disable).endswith(f"{SECRET}/versions/1:disable")
+    assert h.stored("secretmanager.v1", f"{SECRET}/versions/1")["state"] == "DISABLED"
+
+    since = h.mark()
+    spec = {k: v for k, v in off["spec"].items() if k != "enabled"}
+    refused = h.reconcile({**off, "spec": {**spec, "state": "DESTROYED"}})
+    assert not refused.ready and "DESTROYED" in refused.message and h.writes(since) == []
+
+    since = h.mark()
+    assert h.delete(off).deleted
+    (destroy,) = h.writes(since)
+    assert path_of(destroy).endswith(f"{SECRET}/versions/1:destroy")
+    assert h.stored("secretmanager.v1", f"{SECRET}/versions/1")["state"] == "DESTROYED"  # it stays, its data gone

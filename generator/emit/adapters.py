@@ -79,6 +79,7 @@ def adapter_of(k: KindIR) -> Adapter:
         view=m.view,
         fixed=k.fixed,
         secrets=k.secrets,
+        byte_secrets=k.byte_secrets,
         secret_objects=k.secret_objects,
         iam=m.iam,
     )

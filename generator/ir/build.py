@@ -588,6 +588,7 @@ def build_kind(
         example_id=s.cfg.example_id or "",
         fixed=tuple(sorted(s.cfg.fixed.items())),
         secrets=sec.paths,
+        byte_secrets=sec.byte_paths,
         secret_objects=sobj.objects,
     )
 

@@ -322,7 +322,9 @@ def configured_create(ctx: _Ctx, create: MethodIR | None, raw: Method | None, c:
             body = tuple(CreateInput(f, Where.BODY) for f in sorted(request_props) if f not in resource_props)
             return CreateAtPath(call, "name" if "name" in request_props else None, carried, body + _query_inputs(ctx, create, raw, set()))
         return CreateAtPath(call, "name" if "name" in resource_props else None, None, _query_inputs(ctx, create, raw, set()))
-    if c.shape in ("id-param", "name-in-body", "service-assigned") and create.request not in (None, ctx.schema):
+    # a service-named create may take a request of the resource's fields and named inputs (AddSecretVersionRequest{payload})
+    flat = c.shape == "service-assigned" and c.inputs is not None and set(request_props) <= set(resource_props) | set(c.inputs)
+    if c.shape in ("id-param", "name-in-body", "service-assigned") and create.request not in (None, ctx.schema) and not flat:
         raise ctx.error("create", f"shape {c.shape!r} sends the {ctx.schema} as the body, but {create.id} takes a {create.request}", "shape")
     if c.shape == "id-param":
         if c.id_param is None or c.id_param not in create.query_params:
@@ -349,7 +351,12 @@ def configured_create(ctx: _Ctx, create: MethodIR | None, raw: Method | None, c:
         if field not in resource_props:
             raise ctx.error("create", f"{ctx.schema} has no {field} field", "idField" if c.id_field else "shape")
         return CreateWithNameInBody(call, field, _query_inputs(ctx, create, raw, set()))
-    return CreateServiceAssigned(call, _query_inputs(ctx, create, raw, set()))
+    request_inputs = tuple(CreateInput(f, Where.BODY) for f in sorted(request_props) if f in (c.inputs or ()))
+    for f in c.inputs or ():
+        if f not in request_props:
+            raise ctx.error("create", f"input {f!r} is not a field of {create.request}", "inputs")
+    taken = tuple(sorted(f for f in request_props if f in resource_props)) if flat else None
+    return CreateServiceAssigned(call, request_inputs + _query_inputs(ctx, create, raw, set()), request_fields=taken)
 
 
 # Labels maps a create can carry a one-time mark in; monitoring's NotificationChannel
@@ -598,14 +605,19 @@ def resolve_methods(file: str, index: int, cfg: KindConfig, doc: DiscoveryDoc, r
     placeholder = segs[at].strip("{}+") if at is not None else ""
     collection = segs[at - 1] if at else ""
     ctx = _Ctx(file, index, cfg, doc, cfg.resource, get.response, placeholder, "" if collection.startswith("{") else collection)
-    create = _with_params(_pick(ctx, res, "create", mc.create.method if mc.create else None), mc.create)
+    owner = res
+    if mc.create is not None and mc.create.resource is not None:  # a method of another resource (the parent's)
+        owner = doc.resource(mc.create.resource, file, json_path("overrides" if index < 0 else "kinds", cfg.resource if index < 0 else index, "methods", "create", "resource"))
+    create = _with_params(_pick(ctx, owner, "create", mc.create.method if mc.create else None), mc.create)
+    if create is not None and owner is not res and mc.create is not None and mc.create.resource is not None:
+        create = replace(create, owner=tuple(mc.create.resource.split(".")), location=method_location(doc, mc.create.resource, create.name))
     update = _with_params(_pick(ctx, res, "update", mc.update.method if mc.update else None), mc.update)
     delete = _with_params(_pick(ctx, res, "delete", mc.delete.method if mc.delete else None), mc.delete)
     read_list = None
     if mc.get is not None and mc.get.items:
         read_list = _read_list(pre, res, get, mc.get.items, mc.get.match)
     view = _view(pre, res, get, mc.get.view) if mc.get is not None and mc.get.view else ""
-    raw_create = res.methods[create.name] if create else None
+    raw_create = owner.methods[create.name] if create else None
     raw_update = res.methods[update.name] if update else None
     create_shape = configured_create(ctx, create, raw_create, mc.create) if mc.create else infer_create(ctx, create, raw_create)
     if isinstance(create_shape, CreateServiceAssigned):

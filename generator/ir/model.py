@@ -245,9 +245,10 @@ class MethodIR:
     # Parameter name -> template over identity params, from the Discovery
     # path patterns: {"parent": "projects/{project}/locations/{location}"}.
     param_templates: tuple[tuple[str, str], ...] = ()
+    owner: tuple[str, ...] = ()  # another resource's method (its accessor chain): secrets.addVersion
 
     def call(self) -> Call:
-        return Call(self.name, self.param_templates, self.lro)
+        return Call(self.name, self.param_templates, self.lro, self.owner)
 
 
 @dataclass(frozen=True)
@@ -348,6 +349,7 @@ class KindIR:
     fixed: tuple[tuple[str, str], ...] = ()  # API fields the identity fills (kind config fixed)
     locations: Locations | None = None  # Config Connector's spec.location over several scopes
     secrets: tuple[str, ...] = ()  # KRM spec paths of sensitive fields (generator/ir/secrets.py)
+    byte_secrets: tuple[str, ...] = ()  # those whose API field is bytes: the text is sent base64-encoded
     secret_objects: tuple[SecretObject, ...] = ()  # object fields read from a Secret's keys
 
     @property

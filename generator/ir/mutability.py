@@ -79,6 +79,9 @@ def _update_source(m: Methods, api_path: str) -> str:
         case UpdateRouted():
             r = route_of(shape, api_path)
             assert r is not None
+            if r.verbs:  # the value picks the method
+                ids = {x.name: x.id for x in m.route_methods}
+                return "by value: " + ", ".join(f"{v} {ids.get(c.method, c.method)}" for v, c in r.verbs)
             via = next((x for x in m.route_methods if x.name == r.call.method), u)
             return f"{via.id} ({via.http_method}) with {via.request}.{r.into}" + (f", {', '.join(t for t, _ in r.tokens)} from GET" if r.tokens else "")
         case NoUpdate():

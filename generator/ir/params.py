@@ -133,7 +133,8 @@ def align_params(methods: Methods, template: str) -> Methods:
     if isinstance(methods.create_shape, CreateEntry):
         # an entry of its parent's list: every call is the parent's (``.../routers/{router}``)
         return _entry_aligned(methods, full[:-2])
-    parent = full[:-2] if methods.read_list is not None else None  # an entry read from its parent's list
+    # an entry read from its parent's list, or made by its parent's verb (secrets.addVersion)
+    parent = full[:-2] if methods.read_list is not None or (methods.create is not None and methods.create.owner) else None
     get = _renamed(methods.get, full, parent)
     assert get is not None
     update, delete = _id_in_query(_renamed(methods.update, full, parent), full), _id_in_query(_renamed(methods.delete, full, parent), full)
@@ -153,7 +154,12 @@ def align_params(methods: Methods, template: str) -> Methods:
     if isinstance(us, UpdateRouted):
         renamed = {m.name: _id_in_query(_renamed(m, full, parent), full) for m in routes}
         routes = tuple(m for m in renamed.values() if m is not None)
-        us = replace(us, routes=tuple(replace(r, call=call(renamed.get(r.call.method), r.call)) for r in us.routes))
+        us = replace(
+            us,
+            routes=tuple(
+                replace(r, call=call(renamed.get(r.call.method), r.call), verbs=tuple((v, call(renamed.get(c.method), c)) for v, c in r.verbs)) for r in us.routes
+            ),
+        )
     elif not isinstance(us, NoUpdate | UpdateEntry):
         us = replace(us, call=call(update, us.call))
     if not isinstance(ds, NoDelete | DeleteEntry):

@@ -73,6 +73,24 @@ def routed_update(
     routes: list[Route] = []
     used: list[MethodIR] = []
     for i, r in enumerate(u.routes):
+        if r.by_value:
+            # the desired value picks the method (a secret version's state: enable / disable)
+            have = _node(doc, schema, r.field)
+            if have is None:
+                raise error(("routes", i, "field"), f"{schema} has no field {r.field!r}")
+            if r.method or r.into or r.write_only or r.tokens:
+                raise error(("routes", i, "byValue"), "byValue names a method per value: no method, into, tokens or writeOnly beside it")
+            verbs = []
+            for value, name in sorted(r.by_value.items()):
+                if have.enum and value not in have.enum:
+                    raise error(("routes", i, "byValue", value), f"{value!r} is not a value of {schema}.{r.field} (have: {', '.join(have.enum)})")
+                mi = _method_ir(doc, cfg.resource, name, method(name, ("routes", i, "byValue", value)))
+                verbs.append((value, mi.call()))
+                used.append(mi)
+            routes.append(Route(r.field, verbs[0][1], "", verbs=tuple(verbs)))
+            continue
+        if r.method is None:
+            raise error(("routes", i, "method"), "a route names its method (or byValue, a method per value)")
         m = method(r.method, ("routes", i))
         request = m.request.ref if m.request is not None and m.request.ref else ""
         have = _node(doc, schema, r.field)

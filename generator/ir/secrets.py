@@ -103,6 +103,7 @@ class Secrets:
     models: ModelSet
     paths: tuple[str, ...]  # every KRM spec path holding a SensitiveValue, [] for list items
     skipped: tuple[tuple[str, str], ...] = ()  # (wanted path, why it stays as it is)
+    byte_paths: tuple[str, ...] = ()  # the wanted ones whose API field is bytes (format byte): sent base64-encoded
 
 
 def apply_secrets(spec: ObjectIR, models: ModelSet, wanted: dict[str, str]) -> Secrets:
@@ -114,6 +115,7 @@ def apply_secrets(spec: ObjectIR, models: ModelSet, wanted: dict[str, str]) -> S
     objs[spec.name] = spec
     chains: dict[str, tuple[list[tuple[str, str]], str]] = {}  # path -> its steps, why
     skipped: list[tuple[str, str]] = []
+    byte_paths: list[str] = []
     for path, why in sorted(wanted.items()):
         at = _locate(spec, objs, path)
         if isinstance(at, str):
@@ -122,6 +124,8 @@ def apply_secrets(spec: ObjectIR, models: ModelSet, wanted: dict[str, str]) -> S
             skipped.append((path, f"sensitive field spec.{path} ({why}) is a {at[1].kind}, not a string; left as it is"))
         else:
             chains[path] = (at[0], why)
+            if at[1].format == "byte":
+                byte_paths.append(path)
     clash = [c for c in SECRET_CLASSES if c in objs]
     if clash:
         why = f"the Kind already has a class {', '.join(clash)}; left as a string"
@@ -160,7 +164,7 @@ def apply_secrets(spec: ObjectIR, models: ModelSet, wanted: dict[str, str]) -> S
     for o in secret_objects():
         objs[o.name] = o
     new_spec = objs[spec.name]
-    return Secrets(new_spec, ModelSet(tuple(objs[k] for k in sorted(objs)), models.enums), tuple(sorted(_paths(new_spec, objs))), tuple(skipped))
+    return Secrets(new_spec, ModelSet(tuple(objs[k] for k in sorted(objs)), models.enums), tuple(sorted(_paths(new_spec, objs))), tuple(skipped), tuple(sorted(byte_paths)))
 
 
 def _object_fields(spec: ObjectIR, objs: dict[str, ObjectIR]) -> Iterator[tuple[str, str]]:

@@ -124,8 +124,12 @@ class CreateMethod(_Strict):
     id_param: str | None = Field(default=None, alias="idParam")  # id-param: the query parameter
     id_field: str | None = Field(default=None, alias="idField")  # wrapped: the request's ID field; name-in-body: the body's (default name)
     resource_field: str | None = Field(default=None, alias="resourceField")  # wrapped: the field holding the resource
-    # wrapped: the request's other fields the spec may set (create-only inputs); None: every one
+    # wrapped, service-assigned: the request's other fields the spec may set (create-only
+    # inputs); None: every one (wrapped), none (service-assigned)
     inputs: tuple[str, ...] | None = None
+    # the method is another resource's of the document (dotted path): a secret version
+    # is made by its secret's addVersion
+    resource: str | None = None
     body: dict[str, str] = Field(default_factory=dict)  # verb: fixed request fields, dotted path -> template ({param})
     params: dict[str, str] = Field(default_factory=dict)  # parameter -> template ({param}), beside or over the path's
     reason: str = Field(min_length=1)
@@ -135,8 +139,9 @@ class RouteConfig(_Strict):
     """One field changed through one call (kccgen.contract.Route)."""
 
     field: str  # dotted API path of the resource: resourceLabels, config.machineType
-    method: str  # the resource's method: setResourceLabels
-    into: str  # dotted path of its request taking the desired value
+    method: str | None = None  # the resource's method: setResourceLabels
+    into: str = ""  # dotted path of its request taking the desired value ("": byValue's verb says it)
+    by_value: dict[str, str] = Field(default_factory=dict, alias="byValue")  # desired value -> its method (ENABLED: enable)
     tokens: dict[str, str] = Field(default_factory=dict)  # request path -> live resource path (labelFingerprint)
     # the field is the request's, not the resource's: GET never returns it (GKE's nodeCount)
     write_only: bool = Field(default=False, alias="writeOnly")

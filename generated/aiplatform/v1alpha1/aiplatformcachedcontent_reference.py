@@ -49,19 +49,16 @@ REFERENCES: tuple[RefField, ...] = (
         path="tools[].retrieval.externalApi.apiAuth.apiKeyConfig.apiKeySecretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="tools[].retrieval.externalApi.apiAuth.apiKeyConfig.apiKeySecretVersion",
-        external_only=True,
     ),
     RefField(
         path="tools[].retrieval.externalApi.authConfig.apiKeyConfig.apiKeySecretRef",
         target="SecretManagerSecretVersion",
         api_path="tools[].retrieval.externalApi.authConfig.apiKeyConfig.apiKeySecret",
-        external_only=True,
     ),
     RefField(
         path="tools[].retrieval.externalApi.authConfig.httpBasicAuthConfig.credentialSecretRef",
         target="SecretManagerSecretVersion",
         api_path="tools[].retrieval.externalApi.authConfig.httpBasicAuthConfig.credentialSecret",
-        external_only=True,
     ),
     RefField(
         path="tools[].retrieval.externalApi.elasticSearchParams.indexRef",

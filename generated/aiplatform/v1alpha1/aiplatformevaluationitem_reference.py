@@ -44,19 +44,16 @@ REFERENCES: tuple[RefField, ...] = (
         path="evaluationRequest.candidateResponses[].agentData.agents.tools[].retrieval.externalApi.apiAuth.apiKeyConfig.apiKeySecretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="evaluationRequest.candidateResponses[].agentData.agents.tools[].retrieval.externalApi.apiAuth.apiKeyConfig.apiKeySecretVersion",
-        external_only=True,
     ),
     RefField(
         path="evaluationRequest.candidateResponses[].agentData.agents.tools[].retrieval.externalApi.authConfig.apiKeyConfig.apiKeySecretRef",
         target="SecretManagerSecretVersion",
         api_path="evaluationRequest.candidateResponses[].agentData.agents.tools[].retrieval.externalApi.authConfig.apiKeyConfig.apiKeySecret",
-        external_only=True,
     ),
     RefField(
         path="evaluationRequest.candidateResponses[].agentData.agents.tools[].retrieval.externalApi.authConfig.httpBasicAuthConfig.credentialSecretRef",
         target="SecretManagerSecretVersion",
         api_path="evaluationRequest.candidateResponses[].agentData.agents.tools[].retrieval.externalApi.authConfig.httpBasicAuthConfig.credentialSecret",
-        external_only=True,
     ),
     RefField(
         path="evaluationRequest.candidateResponses[].agentData.agents.tools[].retrieval.externalApi.elasticSearchParams.indexRef",
@@ -92,19 +89,16 @@ REFERENCES: tuple[RefField, ...] = (
         path="evaluationRequest.candidateResponses[].agentData.turns[].events[].activeTools[].retrieval.externalApi.apiAuth.apiKeyConfig.apiKeySecretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="evaluationRequest.candidateResponses[].agentData.turns[].events[].activeTools[].retrieval.externalApi.apiAuth.apiKeyConfig.apiKeySecretVersion",
-        external_only=True,
     ),
     RefField(
         path="evaluationRequest.candidateResponses[].agentData.turns[].events[].activeTools[].retrieval.externalApi.authConfig.apiKeyConfig.apiKeySecretRef",
         target="SecretManagerSecretVersion",
         api_path="evaluationRequest.candidateResponses[].agentData.turns[].events[].activeTools[].retrieval.externalApi.authConfig.apiKeyConfig.apiKeySecret",
-        external_only=True,
     ),
     RefField(
         path="evaluationRequest.candidateResponses[].agentData.turns[].events[].activeTools[].retrieval.externalApi.authConfig.httpBasicAuthConfig.credentialSecretRef",
         target="SecretManagerSecretVersion",
         api_path="evaluationRequest.candidateResponses[].agentData.turns[].events[].activeTools[].retrieval.externalApi.authConfig.httpBasicAuthConfig.credentialSecret",
-        external_only=True,
     ),
     RefField(
         path="evaluationRequest.candidateResponses[].agentData.turns[].events[].activeTools[].retrieval.externalApi.elasticSearchParams.indexRef",
@@ -140,19 +134,16 @@ REFERENCES: tuple[RefField, ...] = (
         path="evaluationRequest.goldenResponse.agentData.agents.tools[].retrieval.externalApi.apiAuth.apiKeyConfig.apiKeySecretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="evaluationRequest.goldenResponse.agentData.agents.tools[].retrieval.externalApi.apiAuth.apiKeyConfig.apiKeySecretVersion",
-        external_only=True,
     ),
     RefField(
         path="evaluationRequest.goldenResponse.agentData.agents.tools[].retrieval.externalApi.authConfig.apiKeyConfig.apiKeySecretRef",
         target="SecretManagerSecretVersion",
         api_path="evaluationRequest.goldenResponse.agentData.agents.tools[].retrieval.externalApi.authConfig.apiKeyConfig.apiKeySecret",
-        external_only=True,
     ),
     RefField(
         path="evaluationRequest.goldenResponse.agentData.agents.tools[].retrieval.externalApi.authConfig.httpBasicAuthConfig.credentialSecretRef",
         target="SecretManagerSecretVersion",
         api_path="evaluationRequest.goldenResponse.agentData.agents.tools[].retrieval.externalApi.authConfig.httpBasicAuthConfig.credentialSecret",
-        external_only=True,
     ),
     RefField(
         path="evaluationRequest.goldenResponse.agentData.agents.tools[].retrieval.externalApi.elasticSearchParams.indexRef",
@@ -188,19 +179,16 @@ REFERENCES: tuple[RefField, ...] = (
         path="evaluationRequest.goldenResponse.agentData.turns[].events[].activeTools[].retrieval.externalApi.apiAuth.apiKeyConfig.apiKeySecretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="evaluationRequest.goldenResponse.agentData.turns[].events[].activeTools[].retrieval.externalApi.apiAuth.apiKeyConfig.apiKeySecretVersion",
-        external_only=True,
     ),
     RefField(
         path="evaluationRequest.goldenResponse.agentData.turns[].events[].activeTools[].retrieval.externalApi.authConfig.apiKeyConfig.apiKeySecretRef",
         target="SecretManagerSecretVersion",
         api_path="evaluationRequest.goldenResponse.agentData.turns[].events[].activeTools[].retrieval.externalApi.authConfig.apiKeyConfig.apiKeySecret",
-        external_only=True,
     ),
     RefField(
         path="evaluationRequest.goldenResponse.agentData.turns[].events[].activeTools[].retrieval.externalApi.authConfig.httpBasicAuthConfig.credentialSecretRef",
         target="SecretManagerSecretVersion",
         api_path="evaluationRequest.goldenResponse.agentData.turns[].events[].activeTools[].retrieval.externalApi.authConfig.httpBasicAuthConfig.credentialSecret",
-        external_only=True,
     ),
     RefField(
         path="evaluationRequest.goldenResponse.agentData.turns[].events[].activeTools[].retrieval.externalApi.elasticSearchParams.indexRef",
@@ -236,19 +224,16 @@ REFERENCES: tuple[RefField, ...] = (
         path="evaluationRequest.prompt.agentData.agents.tools[].retrieval.externalApi.apiAuth.apiKeyConfig.apiKeySecretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="evaluationRequest.prompt.agentData.agents.tools[].retrieval.externalApi.apiAuth.apiKeyConfig.apiKeySecretVersion",
-        external_only=True,
     ),
     RefField(
         path="evaluationRequest.prompt.agentData.agents.tools[].retrieval.externalApi.authConfig.apiKeyConfig.apiKeySecretRef",
         target="SecretManagerSecretVersion",
         api_path="evaluationRequest.prompt.agentData.agents.tools[].retrieval.externalApi.authConfig.apiKeyConfig.apiKeySecret",
-        external_only=True,
     ),
     RefField(
         path="evaluationRequest.prompt.agentData.agents.tools[].retrieval.externalApi.authConfig.httpBasicAuthConfig.credentialSecretRef",
         target="SecretManagerSecretVersion",
         api_path="evaluationRequest.prompt.agentData.agents.tools[].retrieval.externalApi.authConfig.httpBasicAuthConfig.credentialSecret",
-        external_only=True,
     ),
     RefField(
         path="evaluationRequest.prompt.agentData.agents.tools[].retrieval.externalApi.elasticSearchParams.indexRef",
@@ -284,19 +269,16 @@ REFERENCES: tuple[RefField, ...] = (
         path="evaluationRequest.prompt.agentData.turns[].events[].activeTools[].retrieval.externalApi.apiAuth.apiKeyConfig.apiKeySecretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="evaluationRequest.prompt.agentData.turns[].events[].activeTools[].retrieval.externalApi.apiAuth.apiKeyConfig.apiKeySecretVersion",
-        external_only=True,
     ),
     RefField(
         path="evaluationRequest.prompt.agentData.turns[].events[].activeTools[].retrieval.externalApi.authConfig.apiKeyConfig.apiKeySecretRef",
         target="SecretManagerSecretVersion",
         api_path="evaluationRequest.prompt.agentData.turns[].events[].activeTools[].retrieval.externalApi.authConfig.apiKeyConfig.apiKeySecret",
-        external_only=True,
     ),
     RefField(
         path="evaluationRequest.prompt.agentData.turns[].events[].activeTools[].retrieval.externalApi.authConfig.httpBasicAuthConfig.credentialSecretRef",
         target="SecretManagerSecretVersion",
         api_path="evaluationRequest.prompt.agentData.turns[].events[].activeTools[].retrieval.externalApi.authConfig.httpBasicAuthConfig.credentialSecret",
-        external_only=True,
     ),
     RefField(
         path="evaluationRequest.prompt.agentData.turns[].events[].activeTools[].retrieval.externalApi.elasticSearchParams.indexRef",

@@ -37,10 +37,10 @@ from kccgen.generated.discoveryengine.v1alpha1.discoveryenginedatastore_referenc
 from kccgen.generated.discoveryengine.v1alpha1.discoveryengineengine_reference import (
     DiscoveryEngineEngineRef,
 )
-from kccgen.generated.external.secretmanagersecretversion_reference import (
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
+from kccgen.generated.secretmanager.v1alpha1.secretmanagersecretversion_reference import (
     SecretManagerSecretVersionRef,
 )
-from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.vertexai.v1alpha1.vertexaiendpoint_reference import VertexAIEndpointRef
 from kccgen.generated.vertexai.v1alpha1.vertexaiindex_reference import VertexAIIndexRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus

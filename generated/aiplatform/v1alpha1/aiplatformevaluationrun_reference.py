@@ -104,19 +104,16 @@ REFERENCES: tuple[RefField, ...] = (
         path="inferenceConfigs.agents.tools[].retrieval.externalApi.apiAuth.apiKeyConfig.apiKeySecretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="inferenceConfigs.agents.tools[].retrieval.externalApi.apiAuth.apiKeyConfig.apiKeySecretVersion",
-        external_only=True,
     ),
     RefField(
         path="inferenceConfigs.agents.tools[].retrieval.externalApi.authConfig.apiKeyConfig.apiKeySecretRef",
         target="SecretManagerSecretVersion",
         api_path="inferenceConfigs.agents.tools[].retrieval.externalApi.authConfig.apiKeyConfig.apiKeySecret",
-        external_only=True,
     ),
     RefField(
         path="inferenceConfigs.agents.tools[].retrieval.externalApi.authConfig.httpBasicAuthConfig.credentialSecretRef",
         target="SecretManagerSecretVersion",
         api_path="inferenceConfigs.agents.tools[].retrieval.externalApi.authConfig.httpBasicAuthConfig.credentialSecret",
-        external_only=True,
     ),
     RefField(
         path="inferenceConfigs.agents.tools[].retrieval.externalApi.elasticSearchParams.indexRef",

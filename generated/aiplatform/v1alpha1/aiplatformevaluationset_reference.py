@@ -44,19 +44,16 @@ REFERENCES: tuple[RefField, ...] = (
         path="agentConfigs.tools[].retrieval.externalApi.apiAuth.apiKeyConfig.apiKeySecretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="agentConfigs.tools[].retrieval.externalApi.apiAuth.apiKeyConfig.apiKeySecretVersion",
-        external_only=True,
     ),
     RefField(
         path="agentConfigs.tools[].retrieval.externalApi.authConfig.apiKeyConfig.apiKeySecretRef",
         target="SecretManagerSecretVersion",
         api_path="agentConfigs.tools[].retrieval.externalApi.authConfig.apiKeyConfig.apiKeySecret",
-        external_only=True,
     ),
     RefField(
         path="agentConfigs.tools[].retrieval.externalApi.authConfig.httpBasicAuthConfig.credentialSecretRef",
         target="SecretManagerSecretVersion",
         api_path="agentConfigs.tools[].retrieval.externalApi.authConfig.httpBasicAuthConfig.credentialSecret",
-        external_only=True,
     ),
     RefField(
         path="agentConfigs.tools[].retrieval.externalApi.elasticSearchParams.indexRef",

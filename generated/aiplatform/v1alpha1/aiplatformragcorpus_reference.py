@@ -49,7 +49,6 @@ REFERENCES: tuple[RefField, ...] = (
         path="vectorDbConfig.apiAuth.apiKeyConfig.apiKeySecretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="vectorDbConfig.apiAuth.apiKeyConfig.apiKeySecretVersion",
-        external_only=True,
     ),
     RefField(
         path="vectorDbConfig.pinecone.indexRef",

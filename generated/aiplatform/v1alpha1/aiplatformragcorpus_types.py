@@ -12,11 +12,11 @@ from kccgen.generated.aiplatform.v1alpha1 import aiplatform_v1_api
 from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1_api import (
     GoogleCloudAiplatformV1CorpusStatusState,
 )
-from kccgen.generated.external.secretmanagersecretversion_reference import (
-    SecretManagerSecretVersionRef,
-)
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
+from kccgen.generated.secretmanager.v1alpha1.secretmanagersecretversion_reference import (
+    SecretManagerSecretVersionRef,
+)
 from kccgen.generated.vertexai.v1alpha1.vertexaiendpoint_reference import VertexAIEndpointRef
 from kccgen.generated.vertexai.v1alpha1.vertexaiindex_reference import VertexAIIndexRef
 from kccgen.generated.vertexai.v1alpha1.vertexaiindexendpoint_reference import (

@@ -50,25 +50,21 @@ REFERENCES: tuple[RefField, ...] = (
         path="additionalConfig.secretValue.secretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="additionalConfig.secretValue.secretVersion",
-        external_only=True,
     ),
     RefField(
         path="authConfig.apiKeyConfig.apiKey.secretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="authConfig.apiKeyConfig.apiKey.secretVersion",
-        external_only=True,
     ),
     RefField(
         path="authConfig.oauth2ClientCredentialsConfig.clientSecret.secretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="authConfig.oauth2ClientCredentialsConfig.clientSecret.secretVersion",
-        external_only=True,
     ),
     RefField(
         path="authConfig.userPasswordConfig.password.secretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="authConfig.userPasswordConfig.password.secretVersion",
-        external_only=True,
     ),
 )
 

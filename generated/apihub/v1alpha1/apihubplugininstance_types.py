@@ -21,7 +21,7 @@ from kccgen.generated.apihub.v1alpha1.apihub_v1_api import (
 )
 from kccgen.generated.apihub.v1alpha1.apihubcuration_reference import APIHubCurationRef
 from kccgen.generated.apihub.v1alpha1.apihubplugin_reference import APIHubPluginRef
-from kccgen.generated.external.secretmanagersecretversion_reference import (
+from kccgen.generated.secretmanager.v1alpha1.secretmanagersecretversion_reference import (
     SecretManagerSecretVersionRef,
 )
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus

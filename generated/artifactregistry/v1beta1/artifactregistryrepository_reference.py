@@ -49,7 +49,6 @@ REFERENCES: tuple[RefField, ...] = (
         path="remoteRepositoryConfig.upstreamCredentials.usernamePasswordCredentials.passwordSecretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="remoteRepositoryConfig.upstreamCredentials.usernamePasswordCredentials.passwordSecretVersion",
-        external_only=True,
     ),
     RefField(
         path="virtualRepositoryConfig.upstreamPolicies[].repositoryRef",

@@ -29,11 +29,11 @@ from kccgen.generated.artifactregistry.v1beta1.artifactregistry_v1_api import (
 from kccgen.generated.artifactregistry.v1beta1.artifactregistryrepository_reference import (
     ArtifactRegistryRepositoryRef,
 )
-from kccgen.generated.external.secretmanagersecretversion_reference import (
-    SecretManagerSecretVersionRef,
-)
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
+from kccgen.generated.secretmanager.v1alpha1.secretmanagersecretversion_reference import (
+    SecretManagerSecretVersionRef,
+)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.

@@ -69,13 +69,11 @@ REFERENCES: tuple[RefField, ...] = (
         path="taskGroups[].taskSpec.runnables[].container.passwordRef",
         target="SecretManagerSecretVersion",
         api_path="taskGroups[].taskSpec.runnables[].container.password",
-        external_only=True,
     ),
     RefField(
         path="taskGroups[].taskSpec.runnables[].container.usernameRef",
         target="SecretManagerSecretVersion",
         api_path="taskGroups[].taskSpec.runnables[].container.username",
-        external_only=True,
     ),
 )
 

@@ -25,11 +25,11 @@ from kccgen.generated.batch.v1alpha1.batch_v1_api import (
 from kccgen.generated.compute.v1alpha1.computeimage_reference import ComputeImageRef
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
-from kccgen.generated.external.secretmanagersecretversion_reference import (
-    SecretManagerSecretVersionRef,
-)
 from kccgen.generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
+from kccgen.generated.secretmanager.v1alpha1.secretmanagersecretversion_reference import (
+    SecretManagerSecretVersionRef,
+)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.

@@ -68,13 +68,11 @@ REFERENCES: tuple[RefField, ...] = (
         path="remoteA2aAgent.a2aConfig.apiAuthentication.apiKeyConfig.apiKeySecretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="remoteA2aAgent.a2aConfig.apiAuthentication.apiKeyConfig.apiKeySecretVersion",
-        external_only=True,
     ),
     RefField(
         path="remoteA2aAgent.a2aConfig.apiAuthentication.oauthConfig.clientSecretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="remoteA2aAgent.a2aConfig.apiAuthentication.oauthConfig.clientSecretVersion",
-        external_only=True,
     ),
     RefField(
         path="toolRefs",

@@ -22,7 +22,7 @@ from kccgen.generated.ces.v1alpha1.cesexample_reference import CESExampleRef
 from kccgen.generated.ces.v1alpha1.cesguardrail_reference import CESGuardrailRef
 from kccgen.generated.ces.v1alpha1.cestool_reference import CESToolRef
 from kccgen.generated.ces.v1alpha1.cestoolset_reference import CESToolsetRef
-from kccgen.generated.external.secretmanagersecretversion_reference import (
+from kccgen.generated.secretmanager.v1alpha1.secretmanagersecretversion_reference import (
     SecretManagerSecretVersionRef,
 )
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus

@@ -44,13 +44,11 @@ REFERENCES: tuple[RefField, ...] = (
         path="clientCertificateSettings.passphraseRef",
         target="SecretManagerSecretVersion",
         api_path="clientCertificateSettings.passphrase",
-        external_only=True,
     ),
     RefField(
         path="clientCertificateSettings.privateKeyRef",
         target="SecretManagerSecretVersion",
         api_path="clientCertificateSettings.privateKey",
-        external_only=True,
     ),
     RefField(
         path="dashboardSettings.defaultDashboardRef",

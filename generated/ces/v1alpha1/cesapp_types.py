@@ -35,10 +35,10 @@ from kccgen.generated.contactcenterinsights.v1alpha1.ccinsightsdashboard_referen
 )
 from kccgen.generated.dlp.v1alpha1.dlpdeidentifytemplate_reference import DLPDeidentifyTemplateRef
 from kccgen.generated.dlp.v1alpha1.dlpinspecttemplate_reference import DLPInspectTemplateRef
-from kccgen.generated.external.secretmanagersecretversion_reference import (
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
+from kccgen.generated.secretmanager.v1alpha1.secretmanagersecretversion_reference import (
     SecretManagerSecretVersionRef,
 )
-from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.

@@ -71,13 +71,11 @@ REFERENCES: tuple[RefField, ...] = (
         path="mcpTool.apiAuthentication.apiKeyConfig.apiKeySecretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="mcpTool.apiAuthentication.apiKeyConfig.apiKeySecretVersion",
-        external_only=True,
     ),
     RefField(
         path="mcpTool.apiAuthentication.oauthConfig.clientSecretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="mcpTool.apiAuthentication.oauthConfig.clientSecretVersion",
-        external_only=True,
     ),
     RefField(
         path="mcpTool.serviceDirectoryConfig.serviceRef",
@@ -88,13 +86,11 @@ REFERENCES: tuple[RefField, ...] = (
         path="openApiTool.apiAuthentication.apiKeyConfig.apiKeySecretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="openApiTool.apiAuthentication.apiKeyConfig.apiKeySecretVersion",
-        external_only=True,
     ),
     RefField(
         path="openApiTool.apiAuthentication.oauthConfig.clientSecretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="openApiTool.apiAuthentication.oauthConfig.clientSecretVersion",
-        external_only=True,
     ),
     RefField(
         path="openApiTool.serviceDirectoryConfig.serviceRef",
@@ -121,13 +117,11 @@ REFERENCES: tuple[RefField, ...] = (
         path="remoteAgentTool.apiAuthentication.apiKeyConfig.apiKeySecretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="remoteAgentTool.apiAuthentication.apiKeyConfig.apiKeySecretVersion",
-        external_only=True,
     ),
     RefField(
         path="remoteAgentTool.apiAuthentication.oauthConfig.clientSecretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="remoteAgentTool.apiAuthentication.oauthConfig.clientSecretVersion",
-        external_only=True,
     ),
     RefField(
         path="widgetTool.dataMapping.pythonFunction.serviceDirectoryConfig.serviceRef",

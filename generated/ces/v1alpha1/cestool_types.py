@@ -41,7 +41,7 @@ from kccgen.generated.discoveryengine.v1alpha1.discoveryenginedatastore_referenc
 from kccgen.generated.discoveryengine.v1alpha1.discoveryengineengine_reference import (
     DiscoveryEngineEngineRef,
 )
-from kccgen.generated.external.secretmanagersecretversion_reference import (
+from kccgen.generated.secretmanager.v1alpha1.secretmanagersecretversion_reference import (
     SecretManagerSecretVersionRef,
 )
 from kccgen.generated.servicedirectory.v1alpha1.servicedirectoryservice_reference import (

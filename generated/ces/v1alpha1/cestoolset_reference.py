@@ -45,13 +45,11 @@ REFERENCES: tuple[RefField, ...] = (
         path="mcpToolset.apiAuthentication.apiKeyConfig.apiKeySecretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="mcpToolset.apiAuthentication.apiKeyConfig.apiKeySecretVersion",
-        external_only=True,
     ),
     RefField(
         path="mcpToolset.apiAuthentication.oauthConfig.clientSecretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="mcpToolset.apiAuthentication.oauthConfig.clientSecretVersion",
-        external_only=True,
     ),
     RefField(
         path="mcpToolset.serviceDirectoryConfig.serviceRef",
@@ -67,13 +65,11 @@ REFERENCES: tuple[RefField, ...] = (
         path="openApiToolset.apiAuthentication.apiKeyConfig.apiKeySecretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="openApiToolset.apiAuthentication.apiKeyConfig.apiKeySecretVersion",
-        external_only=True,
     ),
     RefField(
         path="openApiToolset.apiAuthentication.oauthConfig.clientSecretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="openApiToolset.apiAuthentication.oauthConfig.clientSecretVersion",
-        external_only=True,
     ),
     RefField(
         path="openApiToolset.serviceDirectoryConfig.serviceRef",

@@ -18,7 +18,7 @@ from kccgen.generated.ces.v1alpha1.ces_v1_api import (
 )
 from kccgen.generated.ces.v1alpha1.cesapp_reference import CESAppRef
 from kccgen.generated.ces.v1alpha1.cestool_reference import CESToolRef
-from kccgen.generated.external.secretmanagersecretversion_reference import (
+from kccgen.generated.secretmanager.v1alpha1.secretmanagersecretversion_reference import (
     SecretManagerSecretVersionRef,
 )
 from kccgen.generated.servicedirectory.v1alpha1.servicedirectoryservice_reference import (

@@ -69,7 +69,6 @@ REFERENCES: tuple[RefField, ...] = (
         path="availableSecrets.secretManager[].versionRef",
         target="SecretManagerSecretVersion",
         api_path="availableSecrets.secretManager[].versionName",
-        external_only=True,
     ),
     RefField(
         path="options.pool.workerPoolRef",

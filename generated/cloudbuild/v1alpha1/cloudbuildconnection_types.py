@@ -10,10 +10,10 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.cloudbuild.v1alpha1 import cloudbuild_v2_api
 from kccgen.generated.cloudbuild.v1alpha1.cloudbuild_v2_api import InstallationStateStage
-from kccgen.generated.external.secretmanagersecretversion_reference import (
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
+from kccgen.generated.secretmanager.v1alpha1.secretmanagersecretversion_reference import (
     SecretManagerSecretVersionRef,
 )
-from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.generated.servicedirectory.v1alpha1.servicedirectoryservice_reference import (
     ServiceDirectoryServiceRef,
 )

@@ -79,7 +79,6 @@ REFERENCES: tuple[RefField, ...] = (
         path="build.availableSecrets.secretManager[].versionRef",
         target="SecretManagerSecretVersion",
         api_path="build.availableSecrets.secretManager[].versionName",
-        external_only=True,
     ),
     RefField(
         path="build.logsBucketRef",
@@ -180,7 +179,6 @@ REFERENCES: tuple[RefField, ...] = (
         path="webhookConfig.secretRef",
         target="SecretManagerSecretVersion",
         api_path="webhookConfig.secret",
-        external_only=True,
     ),
 )
 

@@ -51,13 +51,13 @@ from kccgen.generated.cloudbuild.v1alpha1.cloudbuildtrigger_reference import Clo
 from kccgen.generated.cloudbuild.v1alpha1.cloudbuildworkerpool_reference import (
     CloudBuildWorkerPoolRef,
 )
-from kccgen.generated.external.secretmanagersecretversion_reference import (
-    SecretManagerSecretVersionRef,
-)
 from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
+from kccgen.generated.secretmanager.v1alpha1.secretmanagersecretversion_reference import (
+    SecretManagerSecretVersionRef,
+)
 from kccgen.generated.sourcerepo.v1alpha1.sourcereporepository_reference import (
     SourceRepoRepositoryRef,
 )

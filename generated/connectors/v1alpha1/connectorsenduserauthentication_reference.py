@@ -45,7 +45,6 @@ REFERENCES: tuple[RefField, ...] = (
         path="configVariables[].secretValue.secretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="configVariables[].secretValue.secretVersion",
-        external_only=True,
     ),
     RefField(
         path="destinationConfigs[].destinations[].serviceAttachmentRef",
@@ -56,67 +55,56 @@ REFERENCES: tuple[RefField, ...] = (
         path="endUserAuthenticationConfig.additionalVariables[].secretValue.secretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="endUserAuthenticationConfig.additionalVariables[].secretValue.secretVersion",
-        external_only=True,
     ),
     RefField(
         path="endUserAuthenticationConfig.oauth2AuthCodeFlow.clientSecret.secretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="endUserAuthenticationConfig.oauth2AuthCodeFlow.clientSecret.secretVersion",
-        external_only=True,
     ),
     RefField(
         path="endUserAuthenticationConfig.oauth2AuthCodeFlow.oauthTokenData.accessToken.secretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="endUserAuthenticationConfig.oauth2AuthCodeFlow.oauthTokenData.accessToken.secretVersion",
-        external_only=True,
     ),
     RefField(
         path="endUserAuthenticationConfig.oauth2AuthCodeFlow.oauthTokenData.refreshToken.secretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="endUserAuthenticationConfig.oauth2AuthCodeFlow.oauthTokenData.refreshToken.secretVersion",
-        external_only=True,
     ),
     RefField(
         path="endUserAuthenticationConfig.oauth2AuthCodeFlowGoogleManaged.oauthTokenData.accessToken.secretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="endUserAuthenticationConfig.oauth2AuthCodeFlowGoogleManaged.oauthTokenData.accessToken.secretVersion",
-        external_only=True,
     ),
     RefField(
         path="endUserAuthenticationConfig.oauth2AuthCodeFlowGoogleManaged.oauthTokenData.refreshToken.secretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="endUserAuthenticationConfig.oauth2AuthCodeFlowGoogleManaged.oauthTokenData.refreshToken.secretVersion",
-        external_only=True,
     ),
     RefField(
         path="endUserAuthenticationConfig.oauth2ClientCredentials.clientSecret.secretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="endUserAuthenticationConfig.oauth2ClientCredentials.clientSecret.secretVersion",
-        external_only=True,
     ),
     RefField(
         path="endUserAuthenticationConfig.oauth2JwtBearer.clientKey.secretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="endUserAuthenticationConfig.oauth2JwtBearer.clientKey.secretVersion",
-        external_only=True,
     ),
     RefField(
         path="endUserAuthenticationConfig.sshPublicKey.sshClientCert.secretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="endUserAuthenticationConfig.sshPublicKey.sshClientCert.secretVersion",
-        external_only=True,
     ),
     RefField(
         path="endUserAuthenticationConfig.sshPublicKey.sshClientCertPass.secretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="endUserAuthenticationConfig.sshPublicKey.sshClientCertPass.secretVersion",
-        external_only=True,
     ),
     RefField(
         path="endUserAuthenticationConfig.userPassword.password.secretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="endUserAuthenticationConfig.userPassword.password.secretVersion",
-        external_only=True,
     ),
 )
 

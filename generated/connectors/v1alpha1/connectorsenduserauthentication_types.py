@@ -21,7 +21,7 @@ from kccgen.generated.connectors.v1alpha1.connectors_v1_api import (
 from kccgen.generated.connectors.v1alpha1.connectorsconnection_reference import (
     ConnectorsConnectionRef,
 )
-from kccgen.generated.external.secretmanagersecretversion_reference import (
+from kccgen.generated.secretmanager.v1alpha1.secretmanagersecretversion_reference import (
     SecretManagerSecretVersionRef,
 )
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus

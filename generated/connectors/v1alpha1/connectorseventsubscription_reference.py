@@ -50,7 +50,6 @@ REFERENCES: tuple[RefField, ...] = (
         path="destinations.pubsub.configVariables[].secretValue.secretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="destinations.pubsub.configVariables[].secretValue.secretVersion",
-        external_only=True,
     ),
     RefField(
         path="triggerConfigVariables[].encryptionKeyValue.kmsKeyRef",
@@ -61,7 +60,6 @@ REFERENCES: tuple[RefField, ...] = (
         path="triggerConfigVariables[].secretValue.secretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="triggerConfigVariables[].secretValue.secretVersion",
-        external_only=True,
     ),
 )
 

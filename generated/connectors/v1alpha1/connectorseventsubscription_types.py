@@ -18,10 +18,10 @@ from kccgen.generated.connectors.v1alpha1.connectors_v1_api import (
 from kccgen.generated.connectors.v1alpha1.connectorsconnection_reference import (
     ConnectorsConnectionRef,
 )
-from kccgen.generated.external.secretmanagersecretversion_reference import (
+from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from kccgen.generated.secretmanager.v1alpha1.secretmanagersecretversion_reference import (
     SecretManagerSecretVersionRef,
 )
-from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.

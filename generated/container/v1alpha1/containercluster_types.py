@@ -100,14 +100,14 @@ from kccgen.generated.container.v1alpha1.container_v1beta1_api import (
     WorkloadMetadataConfigMode,
     WorkloadMetadataConfigNodeMetadata,
 )
-from kccgen.generated.external.secretmanagersecretversion_reference import (
-    SecretManagerSecretVersionRef,
-)
 from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
 from kccgen.generated.kms.v1alpha1.kmscryptokeyversion_reference import KMSCryptoKeyVersionRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.pubsub.v1beta1.pubsubtopic_reference import PubSubTopicRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
+from kccgen.generated.secretmanager.v1alpha1.secretmanagersecretversion_reference import (
+    SecretManagerSecretVersionRef,
+)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus, SensitiveValue
 
 #: The API payload model the adapter sends and receives.

@@ -51,31 +51,26 @@ REFERENCES: tuple[RefField, ...] = (
         path="config.containerdConfig.privateRegistryAccessConfig.certificateAuthorityDomainConfig[].gcpSecretManagerCertificateConfig.secretRef",
         target="SecretManagerSecretVersion",
         api_path="config.containerdConfig.privateRegistryAccessConfig.certificateAuthorityDomainConfig[].gcpSecretManagerCertificateConfig.secretUri",
-        external_only=True,
     ),
     RefField(
         path="config.containerdConfig.registryHosts[].hosts[].ca[].gcpSecretManagerSecretRef",
         target="SecretManagerSecretVersion",
         api_path="config.containerdConfig.registryHosts[].hosts[].ca[].gcpSecretManagerSecretUri",
-        external_only=True,
     ),
     RefField(
         path="config.containerdConfig.registryHosts[].hosts[].client[].cert.gcpSecretManagerSecretRef",
         target="SecretManagerSecretVersion",
         api_path="config.containerdConfig.registryHosts[].hosts[].client[].cert.gcpSecretManagerSecretUri",
-        external_only=True,
     ),
     RefField(
         path="config.containerdConfig.registryHosts[].hosts[].client[].key.gcpSecretManagerSecretRef",
         target="SecretManagerSecretVersion",
         api_path="config.containerdConfig.registryHosts[].hosts[].client[].key.gcpSecretManagerSecretUri",
-        external_only=True,
     ),
     RefField(
         path="config.linuxNodeConfig.customNodeInit.initScript.gcpSecretManagerSecretRef",
         target="SecretManagerSecretVersion",
         api_path="config.linuxNodeConfig.customNodeInit.initScript.gcpSecretManagerSecretUri",
-        external_only=True,
     ),
     RefField(
         path="config.nodeGroupRef",

@@ -55,11 +55,11 @@ from kccgen.generated.container.v1alpha1.container_v1beta1_api import (
     WorkloadMetadataConfigNodeMetadata,
 )
 from kccgen.generated.container.v1alpha1.containercluster_reference import ContainerClusterRef
-from kccgen.generated.external.secretmanagersecretversion_reference import (
-    SecretManagerSecretVersionRef,
-)
 from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
+from kccgen.generated.secretmanager.v1alpha1.secretmanagersecretversion_reference import (
+    SecretManagerSecretVersionRef,
+)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.

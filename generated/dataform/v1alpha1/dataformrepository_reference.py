@@ -44,7 +44,6 @@ REFERENCES: tuple[RefField, ...] = (
         path="gitRemoteSettings.authenticationTokenSecretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="gitRemoteSettings.authenticationTokenSecretVersion",
-        external_only=True,
     ),
     RefField(
         path="gitRemoteSettings.gitRepositoryRef",
@@ -55,7 +54,6 @@ REFERENCES: tuple[RefField, ...] = (
         path="gitRemoteSettings.sshAuthenticationConfig.userPrivateKeySecretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="gitRemoteSettings.sshAuthenticationConfig.userPrivateKeySecretVersion",
-        external_only=True,
     ),
     RefField(
         path="kmsKeyRef",
@@ -66,7 +64,6 @@ REFERENCES: tuple[RefField, ...] = (
         path="npmrcEnvironmentVariablesSecretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="npmrcEnvironmentVariablesSecretVersion",
-        external_only=True,
     ),
     RefField(
         path="serviceAccountRef",

@@ -44,7 +44,6 @@ REFERENCES: tuple[RefField, ...] = (
         path="dataverseProfile.oauthClientCredentials.clientSecret.secretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="dataverseProfile.oauthClientCredentials.clientSecret.secretVersion",
-        external_only=True,
     ),
     RefField(
         path="privateConnectivity.privateConnectionRef",
@@ -55,31 +54,26 @@ REFERENCES: tuple[RefField, ...] = (
         path="salesforceMarketingCloudProfile.oauthClientCredentials.clientSecret.secretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="salesforceMarketingCloudProfile.oauthClientCredentials.clientSecret.secretVersion",
-        external_only=True,
     ),
     RefField(
         path="serviceNowProfile.oauthClientCredentials.clientSecret.secretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="serviceNowProfile.oauthClientCredentials.clientSecret.secretVersion",
-        external_only=True,
     ),
     RefField(
         path="serviceNowProfile.userPasswordCredentials.password.secretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="serviceNowProfile.userPasswordCredentials.password.secretVersion",
-        external_only=True,
     ),
     RefField(
         path="workdayProfile.oauthRefreshTokenCredentials.oauthClientCredentials.clientSecret.secretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="workdayProfile.oauthRefreshTokenCredentials.oauthClientCredentials.clientSecret.secretVersion",
-        external_only=True,
     ),
     RefField(
         path="workdayProfile.oauthRefreshTokenCredentials.refreshToken.secretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="workdayProfile.oauthRefreshTokenCredentials.refreshToken.secretVersion",
-        external_only=True,
     ),
 )
 

@@ -12,10 +12,10 @@ from kccgen.generated.datastream.v1alpha1 import datastream_v1_api
 from kccgen.generated.datastream.v1alpha1.datastreamprivateconnection_reference import (
     DatastreamPrivateConnectionRef,
 )
-from kccgen.generated.external.secretmanagersecretversion_reference import (
+from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
+from kccgen.generated.secretmanager.v1alpha1.secretmanagersecretversion_reference import (
     SecretManagerSecretVersionRef,
 )
-from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.

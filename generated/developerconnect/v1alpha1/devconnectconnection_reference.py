@@ -44,31 +44,26 @@ REFERENCES: tuple[RefField, ...] = (
         path="bitbucketCloudConfig.authorizerCredential.userTokenSecretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="bitbucketCloudConfig.authorizerCredential.userTokenSecretVersion",
-        external_only=True,
     ),
     RefField(
         path="bitbucketCloudConfig.readAuthorizerCredential.userTokenSecretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="bitbucketCloudConfig.readAuthorizerCredential.userTokenSecretVersion",
-        external_only=True,
     ),
     RefField(
         path="bitbucketCloudConfig.webhookSecretSecretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="bitbucketCloudConfig.webhookSecretSecretVersion",
-        external_only=True,
     ),
     RefField(
         path="bitbucketDataCenterConfig.authorizerCredential.userTokenSecretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="bitbucketDataCenterConfig.authorizerCredential.userTokenSecretVersion",
-        external_only=True,
     ),
     RefField(
         path="bitbucketDataCenterConfig.readAuthorizerCredential.userTokenSecretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="bitbucketDataCenterConfig.readAuthorizerCredential.userTokenSecretVersion",
-        external_only=True,
     ),
     RefField(
         path="bitbucketDataCenterConfig.serviceDirectoryConfig.serviceRef",
@@ -79,7 +74,6 @@ REFERENCES: tuple[RefField, ...] = (
         path="bitbucketDataCenterConfig.webhookSecretSecretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="bitbucketDataCenterConfig.webhookSecretSecretVersion",
-        external_only=True,
     ),
     RefField(
         path="cryptoKeyConfig.keyRef",
@@ -90,13 +84,11 @@ REFERENCES: tuple[RefField, ...] = (
         path="githubConfig.authorizerCredential.oauthTokenSecretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="githubConfig.authorizerCredential.oauthTokenSecretVersion",
-        external_only=True,
     ),
     RefField(
         path="githubEnterpriseConfig.privateKeySecretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="githubEnterpriseConfig.privateKeySecretVersion",
-        external_only=True,
     ),
     RefField(
         path="githubEnterpriseConfig.serviceDirectoryConfig.serviceRef",
@@ -107,37 +99,31 @@ REFERENCES: tuple[RefField, ...] = (
         path="githubEnterpriseConfig.webhookSecretSecretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="githubEnterpriseConfig.webhookSecretSecretVersion",
-        external_only=True,
     ),
     RefField(
         path="gitlabConfig.authorizerCredential.userTokenSecretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="gitlabConfig.authorizerCredential.userTokenSecretVersion",
-        external_only=True,
     ),
     RefField(
         path="gitlabConfig.readAuthorizerCredential.userTokenSecretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="gitlabConfig.readAuthorizerCredential.userTokenSecretVersion",
-        external_only=True,
     ),
     RefField(
         path="gitlabConfig.webhookSecretSecretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="gitlabConfig.webhookSecretSecretVersion",
-        external_only=True,
     ),
     RefField(
         path="gitlabEnterpriseConfig.authorizerCredential.userTokenSecretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="gitlabEnterpriseConfig.authorizerCredential.userTokenSecretVersion",
-        external_only=True,
     ),
     RefField(
         path="gitlabEnterpriseConfig.readAuthorizerCredential.userTokenSecretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="gitlabEnterpriseConfig.readAuthorizerCredential.userTokenSecretVersion",
-        external_only=True,
     ),
     RefField(
         path="gitlabEnterpriseConfig.serviceDirectoryConfig.serviceRef",
@@ -148,7 +134,6 @@ REFERENCES: tuple[RefField, ...] = (
         path="gitlabEnterpriseConfig.webhookSecretSecretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="gitlabEnterpriseConfig.webhookSecretSecretVersion",
-        external_only=True,
     ),
     RefField(
         path="httpConfig.serviceDirectoryConfig.serviceRef",

@@ -13,11 +13,11 @@ from kccgen.generated.developerconnect.v1alpha1.developerconnect_v1_api import (
     GitHubConfigGithubApp,
     InstallationStateStage,
 )
-from kccgen.generated.external.secretmanagersecretversion_reference import (
-    SecretManagerSecretVersionRef,
-)
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
+from kccgen.generated.secretmanager.v1alpha1.secretmanagersecretversion_reference import (
+    SecretManagerSecretVersionRef,
+)
 from kccgen.generated.servicedirectory.v1alpha1.servicedirectoryservice_reference import (
     ServiceDirectoryServiceRef,
 )

@@ -56,7 +56,6 @@ REFERENCES: tuple[RefField, ...] = (
         target="SecretManagerSecretVersion",
         api_path="gcpConfig.secretPaths",
         many=True,
-        external_only=True,
     ),
     RefField(
         path="kafkaClusterRef",

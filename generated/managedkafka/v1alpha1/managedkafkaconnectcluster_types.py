@@ -9,15 +9,15 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
-from kccgen.generated.external.secretmanagersecretversion_reference import (
-    SecretManagerSecretVersionRef,
-)
 from kccgen.generated.managedkafka.v1alpha1 import managedkafka_v1_api
 from kccgen.generated.managedkafka.v1alpha1.managedkafka_v1_api import ConnectClusterState
 from kccgen.generated.managedkafka.v1alpha1.managedkafkacluster_reference import (
     ManagedKafkaClusterRef,
 )
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
+from kccgen.generated.secretmanager.v1alpha1.secretmanagersecretversion_reference import (
+    SecretManagerSecretVersionRef,
+)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.

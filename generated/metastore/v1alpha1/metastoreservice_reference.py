@@ -49,7 +49,6 @@ REFERENCES: tuple[RefField, ...] = (
         path="hiveMetastoreConfig.kerberosConfig.keytab.cloudSecretRef",
         target="SecretManagerSecretVersion",
         api_path="hiveMetastoreConfig.kerberosConfig.keytab.cloudSecret",
-        external_only=True,
     ),
     RefField(
         path="networkConfig.consumers[].subnetworkRef",

@@ -10,9 +10,6 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
-from kccgen.generated.external.secretmanagersecretversion_reference import (
-    SecretManagerSecretVersionRef,
-)
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.metastore.v1alpha1 import metastore_v1_api
 from kccgen.generated.metastore.v1alpha1.metastore_v1_api import (
@@ -31,6 +28,9 @@ from kccgen.generated.metastore.v1alpha1.metastore_v1_api import (
     TelemetryConfigLogFormat,
 )
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
+from kccgen.generated.secretmanager.v1alpha1.secretmanagersecretversion_reference import (
+    SecretManagerSecretVersionRef,
+)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.

@@ -44,7 +44,6 @@ REFERENCES: tuple[RefField, ...] = (
         path="adminPasswordSecretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="adminPasswordSecretVersion",
-        external_only=True,
     ),
     RefField(
         path="networkRef",

@@ -49,13 +49,11 @@ REFERENCES: tuple[RefField, ...] = (
         path="passwordSecretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="passwordSecretVersion",
-        external_only=True,
     ),
     RefField(
         path="walletSecretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="walletSecretVersion",
-        external_only=True,
     ),
 )
 

@@ -54,13 +54,11 @@ REFERENCES: tuple[RefField, ...] = (
         path="properties.dbHome.database.adminPasswordSecretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="properties.dbHome.database.adminPasswordSecretVersion",
-        external_only=True,
     ),
     RefField(
         path="properties.dbHome.database.tdeWalletPasswordSecretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="properties.dbHome.database.tdeWalletPasswordSecretVersion",
-        external_only=True,
     ),
 )
 

@@ -8,9 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
-from kccgen.generated.external.secretmanagersecretversion_reference import (
-    SecretManagerSecretVersionRef,
-)
 from kccgen.generated.oracledatabase.v1alpha1 import oracledatabase_v1_api
 from kccgen.generated.oracledatabase.v1alpha1.oracledatabase_v1_api import (
     BackupDestinationDetailsType,
@@ -35,6 +32,9 @@ from kccgen.generated.oracledatabase.v1alpha1.oracledatabaseodbsubnet_reference 
     OracleDatabaseOdbSubnetRef,
 )
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
+from kccgen.generated.secretmanager.v1alpha1.secretmanagersecretversion_reference import (
+    SecretManagerSecretVersionRef,
+)
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.

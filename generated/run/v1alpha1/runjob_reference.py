@@ -59,7 +59,6 @@ REFERENCES: tuple[RefField, ...] = (
         path="template.template.containers[].env[].valueSource.secretKeyRef.versionRef",
         target="SecretManagerSecretVersion",
         api_path="template.template.containers[].env[].valueSource.secretKeyRef.version",
-        external_only=True,
     ),
     RefField(
         path="template.template.containers[].livenessProbe.grpc.serviceRef",
@@ -90,7 +89,6 @@ REFERENCES: tuple[RefField, ...] = (
         path="template.template.sandboxes.templates[].env[].valueSource.secretKeyRef.versionRef",
         target="SecretManagerSecretVersion",
         api_path="template.template.sandboxes.templates[].env[].valueSource.secretKeyRef.version",
-        external_only=True,
     ),
     RefField(
         path="template.template.serviceAccountRef",
@@ -117,7 +115,6 @@ REFERENCES: tuple[RefField, ...] = (
         path="template.template.volumes[].secret.items[].versionRef",
         target="SecretManagerSecretVersion",
         api_path="template.template.volumes[].secret.items[].version",
-        external_only=True,
     ),
     RefField(
         path="template.template.volumes[].secret.secretRef",

@@ -69,7 +69,6 @@ REFERENCES: tuple[RefField, ...] = (
         path="template.containers[].env[].valueSource.secretKeyRef.versionRef",
         target="SecretManagerSecretVersion",
         api_path="template.containers[].env[].valueSource.secretKeyRef.version",
-        external_only=True,
     ),
     RefField(
         path="template.containers[].livenessProbe.grpc.serviceRef",
@@ -100,7 +99,6 @@ REFERENCES: tuple[RefField, ...] = (
         path="template.sandboxes.templates[].env[].valueSource.secretKeyRef.versionRef",
         target="SecretManagerSecretVersion",
         api_path="template.sandboxes.templates[].env[].valueSource.secretKeyRef.version",
-        external_only=True,
     ),
     RefField(
         path="template.serviceAccountRef",
@@ -127,7 +125,6 @@ REFERENCES: tuple[RefField, ...] = (
         path="template.volumes[].secret.items[].versionRef",
         target="SecretManagerSecretVersion",
         api_path="template.volumes[].secret.items[].version",
-        external_only=True,
     ),
     RefField(
         path="template.volumes[].secret.secretRef",

@@ -59,7 +59,6 @@ REFERENCES: tuple[RefField, ...] = (
         path="template.containers[].env[].valueSource.secretKeyRef.versionRef",
         target="SecretManagerSecretVersion",
         api_path="template.containers[].env[].valueSource.secretKeyRef.version",
-        external_only=True,
     ),
     RefField(
         path="template.containers[].livenessProbe.grpc.serviceRef",
@@ -90,7 +89,6 @@ REFERENCES: tuple[RefField, ...] = (
         path="template.sandboxes.templates[].env[].valueSource.secretKeyRef.versionRef",
         target="SecretManagerSecretVersion",
         api_path="template.sandboxes.templates[].env[].valueSource.secretKeyRef.version",
-        external_only=True,
     ),
     RefField(
         path="template.serviceAccountRef",
@@ -122,7 +120,6 @@ REFERENCES: tuple[RefField, ...] = (
         path="template.volumes[].secret.items[].versionRef",
         target="SecretManagerSecretVersion",
         api_path="template.volumes[].secret.items[].version",
-        external_only=True,
     ),
     RefField(
         path="template.volumes[].secret.secretRef",

@@ -10,9 +10,6 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.compute.v1beta1.computenetwork_reference import ComputeNetworkRef
 from kccgen.generated.compute.v1beta1.computesubnetwork_reference import ComputeSubnetworkRef
-from kccgen.generated.external.secretmanagersecretversion_reference import (
-    SecretManagerSecretVersionRef,
-)
 from kccgen.generated.file.v1alpha1.filevolume_reference import FileVolumeRef
 from kccgen.generated.iam.v1alpha1.iamserviceaccount_reference import IAMServiceAccountRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
@@ -38,6 +35,9 @@ from kccgen.generated.run.v1alpha1.run_v2_api import (
 from kccgen.generated.run.v1alpha1.runinstance_reference import RunInstanceRef
 from kccgen.generated.run.v1alpha1.runservice_reference import RunServiceRef
 from kccgen.generated.run.v1alpha1.runworkerpool_reference import RunWorkerPoolRef
+from kccgen.generated.secretmanager.v1alpha1.secretmanagersecretversion_reference import (
+    SecretManagerSecretVersionRef,
+)
 from kccgen.generated.secretmanager.v1beta1.secretmanagersecret_reference import (
     SecretManagerSecretRef,
 )

@@ -44,7 +44,6 @@ REFERENCES: tuple[RefField, ...] = (
         path="config.encryptions[].secretManagerKeySource.secretVersionRef",
         target="SecretManagerSecretVersion",
         api_path="config.encryptions[].secretManagerKeySource.secretVersion",
-        external_only=True,
     ),
     RefField(
         path="config.pubsubDestination.topicRef",
