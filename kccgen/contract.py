@@ -227,7 +227,23 @@ class CreateEntry:
         return self.entry.call
 
 
-CreateShape = CreateAtPath | CreateWithIdParam | CreateWithNameInBody | CreateWrapped | CreateServiceAssigned | CreateByVerb | CreateEntry | NoCreate
+@dataclass(frozen=True)
+class CreateByStatement:
+    """POST a request whose statement names the new resource: Spanner's
+    ``CreateDatabaseRequest.createStatement`` is ``CREATE DATABASE `db```
+    (``CREATE DATABASE "db"`` in the PostgreSQL dialect). ``statements``:
+    (value of ``dialect_field`` or "" for any other, template over ``{id}``);
+    the spec's fields the request takes travel beside it (``request_fields``)."""
+
+    call: Call
+    statement_field: str
+    statements: tuple[tuple[str, str], ...]
+    dialect_field: str = ""
+    request_fields: tuple[str, ...] = ()
+    inputs: tuple[CreateInput, ...] = ()
+
+
+CreateShape = CreateAtPath | CreateWithIdParam | CreateWithNameInBody | CreateWrapped | CreateServiceAssigned | CreateByVerb | CreateByStatement | CreateEntry | NoCreate
 
 
 @dataclass(frozen=True)
@@ -721,6 +737,11 @@ class Companion:
     update: Call  # updateBillingInfo(name=projects/{project}), the body the resource with ``api_field`` set
     api_field: str  # where the value is in the other resource: billingAccountName
     target: str = ""  # the Kind a reference field names ("" for a plain value)
+    # a list the service only appends to (a Spanner database's DDL statements,
+    # getDdl / updateDdl): the write sends only the entries the spec adds after the
+    # live ones, in its request's ``api_field``; a spec that drops or changes a
+    # live entry is refused, since none can be taken back
+    append_only: bool = False
 
 
 # --- IAM policies ------------------------------------------------------------------------
@@ -934,6 +955,7 @@ __all__ = [
     "Call",
     "Companion",
     "CreateAtPath",
+    "CreateByStatement",
     "CreateByVerb",
     "CreateEntry",
     "CreateInput",

@@ -61,9 +61,21 @@ def pending(gcp: Gcp, a: Adapter, values: dict[str, str], spec: dict[str, Any], 
     return out
 
 
+class AppendOnly(Exception):
+    """The spec drops or changes entries of a list the service only appends to."""
+
+
 def write(gcp: Gcp, a: Adapter, p: Pending, values: dict[str, str]) -> None:
-    """Set one companion: the paired resource as read, with the field changed."""
+    """Set one companion: the paired resource as read, with the field changed;
+    for an append-only list, only the entries the spec adds after the live ones."""
     other = paired(a, p.companion)
     body = {**p.live, p.companion.api_field: p.desired}
+    if p.companion.append_only:
+        live, want = list(p.actual or []), list(p.desired or [])
+        if want[: len(live)] != live:
+            gone = next((i for i, (x, y) in enumerate(zip(live, want, strict=False)) if x != y), len(want))
+            what = f"entry {gone} ({live[gone]!r})" if gone < len(live) else "its entries"
+            raise AppendOnly(f"spec.{p.companion.field} drops or changes {what} of the {len(live)} the service has: they can only be appended to")
+        body = {p.companion.api_field: want[len(live) :]}
     op = gcp.call(other, p.companion.update, values, body)
     gcp.wait(other, p.companion.update, op, values)

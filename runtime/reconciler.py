@@ -1027,6 +1027,8 @@ class Reconciler:
         for p in todo:
             try:
                 companions.write(self.gcp, a, p, values)
+            except companions.AppendOnly as e:
+                return f"cannot change spec.{p.companion.field}: {e}"
             except (OperationFailed, GcpError) as e:
                 why = e.message if isinstance(e, OperationFailed) else str(e)
                 return f"setting spec.{p.companion.field} ({p.companion.doc} {p.companion.update.method}) failed: {why}"

@@ -16,6 +16,7 @@ from kccgen.contract import (
     Adapter,
     Call,
     CreateAtPath,
+    CreateByStatement,
     CreateByVerb,
     CreateEntry,
     CreateServiceAssigned,
@@ -113,6 +114,11 @@ def create_request(a: Adapter, payload: dict[str, Any], rid: str, full_name: str
         case CreateByVerb(call=call, body=fixed, takes_body=takes_body):
             # the verb makes the resource be: its body is its fixed fields, not the spec
             return Request(call, verb_body(fixed, values or {}) if takes_body else None, query)
+        case CreateByStatement(call=call, statement_field=field, statements=statements, dialect_field=dialect, request_fields=taken):
+            chosen = dict(statements)
+            template = (chosen.get(str(payload.get(dialect) or "")) if dialect else None) or chosen.get("", "")
+            body = {k: v for k, v in payload.items() if k in taken}
+            return Request(call, {**body, **beside, field: template.replace("{id}", rid)}, query)
         case CreateEntry(entry=entry):
             # the entry itself: runtime.entries puts it into the parent's list
             return Request(entry.call, {**payload, **beside, entry.key: rid}, query)

@@ -23,6 +23,7 @@ from kccgen.contract import (
     Adapter,
     Call,
     CreateAtPath,
+    CreateByStatement,
     CreateByVerb,
     CreateEntry,
     CreateInput,
@@ -104,6 +105,12 @@ CREATES: dict[type, tuple[CreateShape, dict[str, Any] | None, dict[str, Any]]] =
     CreateByVerb: (
         CreateByVerb(C, (("xpnResource.id", "{thing}"), ("xpnResource.type", "PROJECT")), (Q,)),
         {"xpnResource": {"id": "t", "type": "PROJECT"}},
+        {"skipSetup": True},
+    ),
+    # a statement names the new resource; the request's resource fields beside it
+    CreateByStatement: (
+        CreateByStatement(C, "createStatement", (("", "CREATE DATABASE `{id}`"), ("POSTGRESQL", 'CREATE DATABASE "{id}"')), "dialect", ("labels",), (Q,)),
+        {"createStatement": "CREATE DATABASE `t`", "labels": {"a": "1"}},
         {"skipSetup": True},
     ),
     # an entry of the parent's list: the entry itself, its key the ID (runtime.entries puts it in the list)

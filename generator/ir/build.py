@@ -621,6 +621,9 @@ def companion_fields(
                 raise SpecError(file, "", f"{kind}: companion {c.field} names {c.target}, which is neither a generated Kind nor declared in {external_kinds_file}")
             fields.append(FieldIR(c.field, TypeIR("object", ref=f"{c.target}Ref"), f"A reference to a {c.target}. {desc}", (Fact(B.OPTIONAL, source),), source))
             refs.append(ReferenceIR(api_path=c.field, krm_path=c.field, target=c.target, many=False, external_only=False, source=source))
+        elif c.append_only:  # a list of strings the service only appends to (Spanner's DDL statements)
+            desc = f"Kept in {where}: read with {c.get.method}; statements added at its end are sent with {c.update.method}, and none can be removed or changed; left alone when unset."
+            fields.append(FieldIR(c.field, TypeIR("array", item=TypeIR("string")), desc, (Fact(B.OPTIONAL, source),), source))
         else:
             fields.append(FieldIR(c.field, TypeIR("string"), desc, (Fact(B.OPTIONAL, source),), source))
     return fields, refs

@@ -57,6 +57,12 @@ def resolve_companion(specs: Specs, c: CompanionConfig, template: str, file: str
     schema = get.response.ref if get.response is not None else None
     if schema is None or c.api_field not in doc.schemas[schema].properties:
         raise error("apiField", f"{c.get} answers {schema or 'nothing'}, which has no field {c.api_field!r}")
-    if upd.request is None or upd.request.ref != schema:
+    if c.append_only:
+        # the write takes the added entries in its own request's field of that name
+        req = doc.schemas.get(upd.request.ref or "") if upd.request is not None else None
+        field = req.properties.get(c.api_field) if req is not None else None
+        if field is None or field.type != "array" or doc.schemas[schema].properties[c.api_field].type != "array":
+            raise error("update", f"{upd.id} takes no list {c.api_field!r} to append {schema}.{c.api_field} entries to")
+    elif upd.request is None or upd.request.ref != schema:
         raise error("update", f"{upd.id} does not take the {schema} that {get.id} answers")
-    return Companion(c.field, doc.key, tuple(c.resource.split(".")), calls[0], calls[1], c.api_field, c.target or "")
+    return Companion(c.field, doc.key, tuple(c.resource.split(".")), calls[0], calls[1], c.api_field, c.target or "", c.append_only)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from kccgen.contract import (
     Call,
     CreateAtPath,
+    CreateByStatement,
     CreateByVerb,
     CreateEntry,
     CreateInput,
@@ -344,6 +345,20 @@ def configured_create(ctx: _Ctx, create: MethodIR | None, raw: Method | None, c:
                 raise ctx.error("create", f"input {f!r} is not another field of {create.request}", "inputs")
         body = tuple(CreateInput(f, Where.BODY) for f in others if c.inputs is None or f in c.inputs)
         return CreateWrapped(call, c.id_field, c.resource_field, body + _query_inputs(ctx, create, raw, set()))
+    if c.shape == "statement":
+        # the request's statement names the new resource (Spanner's CREATE DATABASE `db`)
+        if not c.statement_field or c.statement_field not in request_props:
+            raise ctx.error("create", f"statementField {c.statement_field!r} is not a field of {create.request}", "statementField")
+        if "" not in c.statements or any("{id}" not in t for t in c.statements.values()):
+            raise ctx.error("create", "statements need a template for \"\" (any dialect), each naming {id}", "statements")
+        if c.dialect_field and c.dialect_field not in resource_props:
+            raise ctx.error("create", f"dialectField {c.dialect_field!r} is not a field of {ctx.schema}", "dialectField")
+        for f in c.inputs or ():
+            if f not in request_props or f in resource_props or f == c.statement_field:
+                raise ctx.error("create", f"input {f!r} is no other field of {create.request}", "inputs")
+        taken = tuple(sorted(f for f in request_props if f in resource_props))
+        inputs = tuple(CreateInput(f, Where.BODY) for f in sorted(c.inputs or ()))
+        return CreateByStatement(call, c.statement_field, tuple(sorted(c.statements.items())), c.dialect_field or "", taken, inputs + _query_inputs(ctx, create, raw, set()))
     if c.shape == "verb":
         return CreateByVerb(call, _verb_body(ctx, "create", create, c.body), _query_inputs(ctx, create, raw, set()), create.request is not None)
     if c.shape == "name-in-body":
@@ -355,8 +370,8 @@ def configured_create(ctx: _Ctx, create: MethodIR | None, raw: Method | None, c:
     for f in c.inputs or ():
         if f not in request_props:
             raise ctx.error("create", f"input {f!r} is not a field of {create.request}", "inputs")
-    taken = tuple(sorted(f for f in request_props if f in resource_props)) if flat else None
-    return CreateServiceAssigned(call, request_inputs + _query_inputs(ctx, create, raw, set()), request_fields=taken)
+    flat_fields = tuple(sorted(f for f in request_props if f in resource_props)) if flat else None
+    return CreateServiceAssigned(call, request_inputs + _query_inputs(ctx, create, raw, set()), request_fields=flat_fields)
 
 
 # Labels maps a create can carry a one-time mark in; monitoring's NotificationChannel

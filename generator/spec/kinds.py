@@ -120,7 +120,12 @@ class CreateMethod(_Strict):
     """How the resource is created, where inference is ambiguous (kccgen.contract create shapes)."""
 
     method: str | None = None  # Discovery method name; None only with shape "none"
-    shape: Literal["at-path", "id-param", "name-in-body", "wrapped", "service-assigned", "verb", "none"]
+    shape: Literal["at-path", "id-param", "name-in-body", "wrapped", "service-assigned", "verb", "statement", "none"]
+    # statement: the request field naming the new resource, and its template per dialect
+    # ("" for any other value of dialectField): {"": "CREATE DATABASE `{id}`"}
+    statement_field: str | None = Field(default=None, alias="statementField")
+    statements: dict[str, str] = Field(default_factory=dict)
+    dialect_field: str | None = Field(default=None, alias="dialectField")
     id_param: str | None = Field(default=None, alias="idParam")  # id-param: the query parameter
     id_field: str | None = Field(default=None, alias="idField")  # wrapped: the request's ID field; name-in-body: the body's (default name)
     resource_field: str | None = Field(default=None, alias="resourceField")  # wrapped: the field holding the resource
@@ -302,6 +307,8 @@ class CompanionConfig(_Strict):
     update: str  # its method writing it: updateBillingInfo
     api_field: str = Field(alias="apiField")  # where the value is: billingAccountName
     target: str | None = None  # a Kind: the field is a reference to it
+    # a list the service only appends to: the write takes the added entries (kccgen.contract.Companion)
+    append_only: bool = Field(default=False, alias="appendOnly")
     reason: str = Field(min_length=1)
 
 

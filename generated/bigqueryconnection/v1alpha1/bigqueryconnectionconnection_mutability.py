@@ -56,7 +56,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("azure.federatedApplicationClientId", STRING, (), True, True),
         ("azure.redirectUri", STRING, (), True, True),
         ("cloudSpanner", OBJECT, (), True, True),
-        ("cloudSpanner.database", STRING, (), True, True),
+        ("cloudSpanner.databaseRef", OBJECT, (), True, True, {"api_path": "cloudSpanner.database"}),
         ("cloudSpanner.databaseRole", STRING, (OPTIONAL,), True, True),
         ("cloudSpanner.maxParallelism", INTEGER_INT32, (), True, True),
         ("cloudSpanner.useDataBoost", BOOLEAN, (), True, True),

@@ -20,6 +20,7 @@ from kccgen.generated.compute.v1alpha1.computenetworkattachment_reference import
 from kccgen.generated.dataproc.v1alpha1.dataproccluster_reference import DataprocClusterRef
 from kccgen.generated.kms.v1beta1.kmscryptokey_reference import KMSCryptoKeyRef
 from kccgen.generated.resourcemanager.v1alpha1.project_reference import ProjectRef
+from kccgen.generated.spanner.v1alpha1.spannerdatabase_reference import SpannerDatabaseRef
 from kccgen.generated.sql.v1alpha1.sqldatabase_reference import SQLDatabaseRef
 from kccgen.generated.sql.v1alpha1.sqlinstance_reference import SQLInstanceRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
@@ -366,9 +367,12 @@ class CloudSpannerProperties(KRMModel):
     Connection properties specific to Cloud Spanner.
     """
 
-    database: Annotated[
-        str | None,
-        Field(description="Cloud Spanner database in the form `project/instance/database'"),
+    database_ref: Annotated[
+        SpannerDatabaseRef | None,
+        Field(
+            alias="databaseRef",
+            description="A reference to a SpannerDatabase (API field `database`).",
+        ),
     ] = None
     database_role: Annotated[
         str | None,

@@ -61,7 +61,7 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("database", "instanceRef", "projectRef", "resourceID"),
+    krm_only=("instanceRef", "projectRef", "resourceID", "spannerDatabaseRef"),
     iam=IamMethods(
         get=Call(
             method="getIamPolicy",

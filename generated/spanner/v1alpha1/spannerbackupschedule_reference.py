@@ -25,9 +25,9 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(
-        ("project", "instanceRef", "SpannerInstance"),
-        ("instance", "instanceRef", "SpannerInstance"),
-        ("database", "database", ""),
+        ("project", "spannerDatabaseRef", "SpannerDatabase"),
+        ("instance", "spannerDatabaseRef", "SpannerDatabase"),
+        ("database", "spannerDatabaseRef", "SpannerDatabase"),
         ("backupSchedule", "resourceID", ""),
     ),
     id_generation="user",
@@ -36,9 +36,9 @@ IDENTITY = IdentityTemplate(
 #: Reference fields of SpannerBackupSchedule objects (path under spec -> target Kind).
 REFERENCES: tuple[RefField, ...] = (
     RefField(
-        path="instanceRef",
-        target="SpannerInstance",
-        api_path="{instance}",
+        path="spannerDatabaseRef",
+        target="SpannerDatabase",
+        api_path="{database}",
         parent=True,
     ),
     RefField(

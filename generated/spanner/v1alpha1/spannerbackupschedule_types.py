@@ -13,7 +13,7 @@ from kccgen.generated.spanner.v1alpha1 import spanner_v1_api
 from kccgen.generated.spanner.v1alpha1.spanner_v1_api import (
     CreateBackupEncryptionConfigEncryptionType,
 )
-from kccgen.generated.spanner.v1beta1.spannerinstance_reference import SpannerInstanceRef
+from kccgen.generated.spanner.v1alpha1.spannerdatabase_reference import SpannerDatabaseRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -133,9 +133,6 @@ class SpannerBackupScheduleSpec(KRMModel):
     BackupSchedule expresses the automated backup creation specification for a Spanner database.
     """
 
-    database: Annotated[
-        str, Field(description="Immutable. The database of the SpannerBackupSchedule.")
-    ]
     encryption_config: Annotated[
         CreateBackupEncryptionConfig | None,
         Field(
@@ -154,13 +151,6 @@ class SpannerBackupScheduleSpec(KRMModel):
             description="The schedule creates incremental backup chains.",
         ),
     ] = None
-    instance_ref: Annotated[
-        SpannerInstanceRef,
-        Field(
-            alias="instanceRef",
-            description="Immutable. The SpannerInstance that this SpannerBackupSchedule belongs to.",
-        ),
-    ]
     resource_id: Annotated[
         str | None,
         Field(
@@ -176,6 +166,13 @@ class SpannerBackupScheduleSpec(KRMModel):
             pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
         ),
     ] = None
+    spanner_database_ref: Annotated[
+        SpannerDatabaseRef,
+        Field(
+            alias="spannerDatabaseRef",
+            description="Immutable. The SpannerDatabase that this SpannerBackupSchedule belongs to.",
+        ),
+    ]
     spec: Annotated[
         BackupScheduleSpec | None,
         Field(

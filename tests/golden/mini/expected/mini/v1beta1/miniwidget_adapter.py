@@ -29,6 +29,7 @@ ADAPTER = Adapter(
     krm_only=("projectRef", "resourceID"),
     int64_paths=("sizeBytes",),
     secrets=("blob",),
+    byte_secrets=("blob",),
 )
 
 register_adapter(ADAPTER)
