@@ -864,6 +864,10 @@ class Adapter:
     # where an invented one would not exist: examples use it
     example_id: str = ""
     read_list: ReadByList | None = None  # no get: ``get`` lists, this picks the item
+    # (HTTP status, text of its message) the read answers for a resource that does
+    # not exist, beside 404: compute's getRule answers 400 "...does not contain a
+    # rule at priority 9000." (recorded traffic)
+    absent: tuple[tuple[int, str], ...] = ()
     # the part of the read resource the spec describes, where the API keeps the
     # user's settings inside it (dlp's storedInfoTypes: currentVersion.config)
     view: str = ""

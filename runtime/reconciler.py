@@ -192,7 +192,12 @@ def read_raw(gcp: Gcp, a: Adapter, values: dict[str, str]) -> Any:
         return entries.read(gcp, a, values)
     if a.read_list is not None:
         return read_listed(gcp, a, values)
-    live = gcp.call(a, a.get, values)
+    try:
+        live = gcp.call(a, a.get, values)
+    except GcpError as e:
+        if any(e.code == status and text in e.message for status, text in a.absent):
+            raise NotFound(404, f"{a.kind}: {e.message}") from None  # the read's way of saying so
+        raise
     if a.get.lro is not Lro.NONE:
         live = gcp.wait(a, a.get, live, values)
     if a.present is not None and not is_present(a.present, live, values):

@@ -103,6 +103,9 @@ def create_request(a: Adapter, payload: dict[str, Any], rid: str, full_name: str
         case CreateWithNameInBody(call=call, name_field=name_field, full_name=full):
             if not rid and not full:  # no ID of its own: the body's fields are the identity (rrsets/{name}/{type})
                 return Request(call, {**payload, **beside}, query)
+            given = _get(payload, name_field)
+            if given is not None and str(given) == (full_name if full else rid):
+                return Request(call, {**payload, **beside}, query)  # already there, in its own type (a rule's integer priority)
             return Request(call, {**with_path(payload, name_field, full_name if full else rid), **beside}, query)
         case CreateWrapped(call=call, id_field=id_field, resource_field=resource_field):
             # the ID beside the resource, or (a dotted path into it) inside it: GKE's cluster.name

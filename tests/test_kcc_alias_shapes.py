@@ -278,6 +278,24 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], str, Any]] = [
         None,
     ),
     ("ComputeRouterPeer", {"routerRef": ROUTER, "peerAsn": 65513, "enable": False}, {"routerRef": ROUTER, "peerAsn": 65513, "enable": "FALSE"}, "", None),
+    # a secret version's payload and state (not applied here: tests/test_parent_verbs.py applies one)
+    (
+        "SecretManagerSecretVersion",
+        {"secretRef": {"external": f"projects/{PROJECT}/secrets/s1"}, "secretData": {"value": "c2VjcmV0MQ=="}, "enabled": False},
+        {"secretRef": {"external": f"projects/{PROJECT}/secrets/s1"}, "payload": {"data": {"value": "c2VjcmV0MQ=="}}, "state": "DISABLED"},
+        "",
+        None,
+    ),
+    # Config Connector's IP spellings in a firewall policy rule's match (not applied: its policy would be needed)
+    (
+        "ComputeFirewallPolicyRule",
+        {"firewallPolicyRef": {"external": "locations/global/firewallPolicies/fp1"}, "priority": 9000, "action": "deny", "direction": "INGRESS",
+         "match": {"layer4Configs": [{"ipProtocol": "tcp"}], "srcIPRanges": ["10.0.0.0/8"], "destIPRanges": ["10.1.0.0/16"]}},
+        {"firewallPolicyRef": {"external": "locations/global/firewallPolicies/fp1"}, "priority": 9000, "action": "deny", "direction": "INGRESS",
+         "match": {"layer4Configs": [{"ipProtocol": "tcp"}], "srcIpRanges": ["10.0.0.0/8"], "destIpRanges": ["10.1.0.0/16"]}},
+        "",
+        None,
+    ),
     # Terraform's google_container_cluster names (Config Connector's ContainerCluster)
     (
         "ContainerCluster",

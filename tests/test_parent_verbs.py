@@ -135,3 +135,53 @@ def test_a_secret_version_is_made_by_its_secrets_verb_and_its_data_shown_nowhere
     (destroy,) = h.writes(since)
     assert path_of(destroy).endswith(f"{SECRET}/versions/1:destroy")
     assert h.stored("secretmanager.v1", f"{SECRET}/versions/1")["state"] == "DESTROYED"  # it stays, its data gone
+
+
+# --- a firewall policy rule: its policy's addRule/getRule/patchRule/removeRule --------------
+
+POLICY = "locations/global/firewallPolicies/fp1"
+
+
+def _rule(**spec: Any) -> dict[str, Any]:
+    base = {
+        "firewallPolicyRef": {"name": "fp1"},
+        "priority": 9000,
+        "action": "deny",
+        "direction": "INGRESS",
+        "match": {"layer4Configs": [{"ipProtocol": "tcp"}], "srcIPRanges": ["10.100.0.1/32"]},
+    }
+    return kcc_object("ComputeFirewallPolicyRule", "r1", {**base, **spec})
+
+
+def test_a_firewall_policy_rule_is_named_by_its_integer_priority(h: Harness) -> None:
+    from urllib.parse import parse_qs, urlsplit
+
+    h.ready(kcc_object("ComputeFirewallPolicy", "fp1", {"shortName": "fp1", "parent": "organizations/123"}))
+    since = h.mark()
+    obj = h.ready(_rule())
+    assert obj["status"]["externalRef"] == f"{POLICY}/rules/9000"
+    first = h.entries(since)[0]
+    # real GCP answers a rule that is not there with 400 (Config Connector's recorded getRule): absent, so created
+    assert first.method == "GET" and path_of(first).endswith(f"{POLICY}/getRule") and first.status_code == 400
+    (add,) = h.writes(since)
+    assert path_of(add).endswith(f"{POLICY}/addRule") and add.request_json["priority"] == 9000  # an integer, as the API types it
+    assert add.request_json["match"]["srcIpRanges"] == ["10.100.0.1/32"] and "firewallPolicyRef" not in add.request_json
+
+    since = h.mark()
+    assert h.reconcile(obj).ready and h.writes(since) == []
+
+    since = h.mark()
+    h.ready({**obj, "spec": {**obj["spec"], "description": "deny the scanner"}})
+    (patch,) = h.writes(since)
+    assert path_of(patch).endswith(f"{POLICY}/patchRule") and parse_qs(urlsplit(patch.url).query)["priority"] == ["9000"]
+    assert patch.request_json == {"description": "deny the scanner"}
+
+    since = h.mark()
+    moved = h.reconcile({**obj, "spec": {**obj["spec"], "priority": 9001}})
+    assert not moved.ready and h.writes(since) == []  # the priority is the rule's name: never moved by a write
+
+    since = h.mark()
+    assert h.delete(obj).deleted
+    (remove,) = h.writes(since)
+    assert path_of(remove).endswith(f"{POLICY}/removeRule") and parse_qs(urlsplit(remove.url).query)["priority"] == ["9000"]
+    assert h.stored("compute.v1", "firewallPolicies/fp1").get("rules") in (None, [])

@@ -76,6 +76,7 @@ def adapter_of(k: KindIR) -> Adapter:
         present=k.present,
         example_id=k.example_id,
         read_list=m.read_list,
+        absent=m.absent,
         view=m.view,
         fixed=k.fixed,
         secrets=k.secrets,

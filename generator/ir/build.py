@@ -464,7 +464,7 @@ def build_kind(
     drop = frozenset(f.name for f in api_res.fields if f.name in ("name", id_top) or B.IDENTIFIER in f.behaviours)
     # A body field that repeats an identity parent (Apigee AppGroup's ``organization``)
     # would be a second spec field of the same name: the identity's reference says it.
-    id_fields, parent_refs = identity_fields(s.cfg.kind, identity)
+    id_fields, parent_refs = identity_fields(s.cfg.kind, identity, {f.name: f.type for f in api_res.fields})
     parents = {r.krm_path for r in parent_refs}
     # (unless a kind config makes it a reference of its own: a peering's ``network`` is the peer)
     own = frozenset(p for p, r in s.cfg.references.items() if r.target != "none")

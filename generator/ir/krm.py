@@ -9,6 +9,7 @@ several places is projected once per mode, so recursive schemas terminate.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Literal
 
@@ -291,8 +292,10 @@ def beside_field(kind: str, identity: Identity, p: IdentityParam, fields: list[F
         fields.append(FieldIR(p.beside, TypeIR("string"), why, facts, f"identity:{identity.template}"))
 
 
-def identity_fields(kind: str, identity: Identity) -> tuple[list[FieldIR], list[ReferenceIR]]:
-    """Spec fields for resourceID and parents, and the parent references."""
+def identity_fields(kind: str, identity: Identity, api_types: Mapping[str, TypeIR] | None = None) -> tuple[list[FieldIR], list[ReferenceIR]]:
+    """Spec fields for resourceID and parents, and the parent references. A plain
+    identity field that is also an integer field of the resource (a firewall
+    policy rule's ``priority``) keeps the API's type, as Config Connector's does."""
     fields: list[FieldIR] = []
     refs: list[ReferenceIR] = []
     imm = Fact(B.IMMUTABLE, "identity")
@@ -341,7 +344,7 @@ def identity_fields(kind: str, identity: Identity) -> tuple[list[FieldIR], list[
             desc = f"Immutable. The {p.name} of the {kind}. When unset, `{p.default}`, as in Config Connector."
             fields.append(FieldIR(p.krm_field, TypeIR("string"), desc, (Fact(B.OPTIONAL, "identity"), imm), f"identity:{identity.template}"))
         else:
-            fields.append(
-                FieldIR(p.krm_field, TypeIR("string"), f"Immutable. The {p.name} of the {kind}.", (Fact(B.REQUIRED, "identity"), imm), f"identity:{identity.template}", required=True)
-            )
+            api = (api_types or {}).get(p.krm_field)
+            t = api if api is not None and api.kind == "integer" else TypeIR("string")
+            fields.append(FieldIR(p.krm_field, t, f"Immutable. The {p.name} of the {kind}.", (Fact(B.REQUIRED, "identity"), imm), f"identity:{identity.template}", required=True))
     return fields, refs

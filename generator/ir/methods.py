@@ -671,6 +671,7 @@ def resolve_methods(file: str, index: int, cfg: KindConfig, doc: DiscoveryDoc, r
             iam=iam_methods(doc, cfg.resource, res),
             iam_paths=(res.methods['getIamPolicy'].path, res.methods['setIamPolicy'].path) if 'getIamPolicy' in res.methods and 'setIamPolicy' in res.methods else (),
             route_methods=route_methods,
+            absent=tuple(sorted(mc.get.absent.items())) if mc.get is not None else (),
         ),
         ctx.schema,
     )

@@ -270,6 +270,7 @@ class Methods:
     # How to poll this API's operations, by accessor path (or compute scope).
     operations: tuple[tuple[str, OperationGetter], ...] = ()
     read_list: ReadByList | None = None  # no get: ``get`` is the list, this picks the item
+    absent: tuple[tuple[int, str], ...] = ()  # (status, message text) the read answers for no resource, beside 404
     view: str = ""  # the part of the get answer that is the resource's schema
     iam: IamMethods | None = None  # getIamPolicy/setIamPolicy: IAM Kinds may name the resource
     iam_paths: tuple[str, ...] = ()  # their Discovery paths, to name their parameters after the identity

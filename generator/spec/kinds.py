@@ -113,6 +113,9 @@ class GetMethod(_Strict):
     # the part of the answer that is the resource's schema (dlp: currentVersion.config)
     view: str | None = None
     params: dict[str, str] = Field(default_factory=dict)  # parameter -> template ({param}), beside or over the path's
+    # what the read answers for a resource that does not exist, beside 404: HTTP
+    # status -> a text of its message (compute's getRule: 400 "does not contain a rule")
+    absent: dict[int, str] = Field(default_factory=dict)
     reason: str = Field(min_length=1)
 
 

@@ -50,6 +50,7 @@ def subnetwork_gateway(resource: dict[str, Any]) -> None:
 
 
 _XPN = frozenset({"compute.projects.enableXpnResource", "compute.projects.disableXpnResource", "compute.projects.getXpnResources"})
+_RULE_VERBS = frozenset({"addRule", "getRule", "patchRule", "removeRule"})
 _PEERING = frozenset({"compute.networks.addPeering", "compute.networks.updatePeering", "compute.networks.removePeering"})
 # what compute fills in a peering the request leaves out
 _PEERING_DEFAULTS = {"exportCustomRoutes": False, "importCustomRoutes": False, "exchangeSubnetRoutes": True, "autoCreateRoutes": True, "stackType": "IPV4_ONLY"}
@@ -109,6 +110,8 @@ class Compute(Profile):
         (``{id, type: PROJECT}``). Only a host takes them (``enableXpnHost`` first)."""
         if route.method.id in _PEERING:
             return self._peering(eng, api, route, path, body, lro_error)
+        if route.verb in _RULE_VERBS and route.resource.endswith("irewallPolicies"):
+            return self._rule(eng, api, route, path, query, body, lro_error)
         if route.method.id not in _XPN:
             return None
         from kccgen.mockgcp.operations import Response, respond
@@ -185,6 +188,48 @@ class Compute(Profile):
                         p["state"], p["stateDetails"] = "INACTIVE", "[2024-04-01T12:34:56.123-07:00]: Peer network disconnected."
             else:
                 _peer_state(eng.state.resources, api.key, key, mine)
+        return respond(eng, api, coll, route.verb, key, new, lro_error, lro_style(api.doc, route.method), old=stored)
+
+    def _rule(self, eng: Any, api: Any, route: Any, path: str, query: Mapping[str, list[str]], body: Any, lro_error: str | None) -> Any:
+        """A firewall policy's rules, named by priority: ``addRule`` (refused for a
+        taken priority), ``getRule`` / ``patchRule`` / ``removeRule`` with
+        ``?priority=`` (400 "does not contain a rule at priority N" for none, as
+        real GCP answers: recorded traffic). Each write changes the policy's
+        fingerprint."""
+        from kccgen.mockgcp.errors import not_found
+        from kccgen.mockgcp.operations import Response, respond
+        from kccgen.mockgcp.shapes import lro_style
+
+        coll = api.collections[route.resource]
+        key = coll.key(path).rsplit("/", 1)[0]  # .../firewallPolicies/P/addRule
+        sk = f"{api.key}|{key}"
+        stored = eng.state.resources.get(sk)
+        if stored is None:
+            raise not_found(key)
+        req = dict(body) if isinstance(body, dict) else {}
+        asked = list(query.get("priority") or [])
+        raw: Any = (asked[0] if asked else None) if route.verb != "addRule" else req.get("priority")
+        try:
+            priority = int(raw) if raw is not None else 0
+        except (TypeError, ValueError):
+            raise ApiError(400, f"Invalid value for field 'priority': '{raw}'. Must be an integer.") from None
+        rules = [dict(r) for r in stored.get("rules") or []]
+        mine = next((r for r in rules if int(r.get("priority", -1)) == priority), None)
+        if route.verb == "addRule":
+            if mine is not None:
+                raise ApiError(400, f"Invalid value for field 'resource.priority': '{priority}'. A rule with priority {priority} already exists in the firewall policy.")
+            rules.append({**req, "priority": priority, "kind": "compute#firewallPolicyRule"})
+        elif mine is None:
+            raise ApiError(400, f"Invalid value for field 'priority': '{priority}'. The firewall policy does not contain a rule at priority {priority}.")
+        elif route.verb == "getRule":
+            return Response(200, dict(mine))
+        elif route.verb == "patchRule":
+            mine.update({k: v for k, v in req.items() if k not in ("priority", "kind")})
+        else:
+            rules.remove(mine)
+        new = {**stored, "rules": rules, "fingerprint": eng.state.token(8)}
+        if lro_error is None:
+            eng.state.resources[sk] = new
         return respond(eng, api, coll, route.verb, key, new, lro_error, lro_style(api.doc, route.method), old=stored)
 
     def standing(self, schema: str, key: str, doc: str = "") -> dict[str, Any] | None:

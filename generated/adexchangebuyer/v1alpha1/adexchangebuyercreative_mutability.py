@@ -44,7 +44,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     fixed="no update method for adexchangebuyer.v1.4 creatives",
     spec=(
         ("HTMLSnippet", STRING, (), False, True),
-        ("accountId", STRING, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("accountId", INTEGER_INT32, (IMMUTABLE, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("accountId", INTEGER_INT32, (REQUIRED,), False, True, {"identity": True}),
         ("adChoicesDestinationUrl", STRING, (), False, True),
         ("adTechnologyProviders", OBJECT, (), False, True),
