@@ -185,3 +185,36 @@ def test_a_firewall_policy_rule_is_named_by_its_integer_priority(h: Harness) -> 
     (remove,) = h.writes(since)
     assert path_of(remove).endswith(f"{POLICY}/removeRule") and parse_qs(urlsplit(remove.url).query)["priority"] == ["9000"]
     assert h.stored("compute.v1", "firewallPolicies/fp1").get("rules") in (None, [])
+
+
+def test_a_network_policy_rule_and_association_through_the_policys_verbs(h: Harness) -> None:
+    from urllib.parse import parse_qs, urlsplit
+
+    policy = f"projects/{PROJECT}/global/firewallPolicies/np1"
+    h.ready(kcc_object("ComputeNetwork", "net1", {"autoCreateSubnetworks": False}))
+    h.ready(kcc_object("ComputeNetworkFirewallPolicy", "np1", {}))
+    rule = kcc_object(
+        "ComputeNetworkFirewallPolicyRule", "r1",
+        {"firewallPolicyRef": {"name": "np1"}, "resourceID": "1000", "action": "allow", "direction": "INGRESS", "match": {"layer4Configs": [{"ipProtocol": "tcp"}], "srcIpRanges": ["10.0.0.0/8"]}},
+    )
+    since = h.mark()
+    obj = h.ready(rule)
+    assert obj["status"]["externalRef"] == f"{policy}/rules/1000"
+    (add,) = h.writes(since)
+    assert path_of(add).endswith(f"{policy}/addRule") and str(add.request_json["priority"]) == "1000"
+    since = h.mark()
+    assert h.reconcile(obj).ready and h.writes(since) == []
+
+    assoc = kcc_object("ComputeNetworkFirewallPolicyAssociation", "a1", {"firewallPolicyRef": {"name": "np1"}, "attachmentTargetRef": {"name": "net1"}})
+    since = h.mark()
+    aobj = h.ready(assoc)
+    (add,) = h.writes(since)
+    assert path_of(add).endswith(f"{policy}/addAssociation") and add.request_json["name"] == "a1"
+    assert add.request_json["attachmentTarget"].endswith("global/networks/net1")
+    since = h.mark()
+    assert h.reconcile(aobj).ready and h.writes(since) == []
+
+    since = h.mark()
+    assert h.delete(aobj).deleted and h.delete(obj).deleted
+    removes = [(path_of(e).rsplit("/", 1)[-1], parse_qs(urlsplit(e.url).query)) for e in h.writes(since)]
+    assert [(verb, q.get("name") or q.get("priority")) for verb, q in removes] == [("removeAssociation", ["a1"]), ("removeRule", ["1000"])]

@@ -51,6 +51,7 @@ def subnetwork_gateway(resource: dict[str, Any]) -> None:
 
 _XPN = frozenset({"compute.projects.enableXpnResource", "compute.projects.disableXpnResource", "compute.projects.getXpnResources"})
 _RULE_VERBS = frozenset({"addRule", "getRule", "patchRule", "removeRule"})
+_ASSOCIATION_VERBS = frozenset({"addAssociation", "getAssociation", "removeAssociation"})
 _PEERING = frozenset({"compute.networks.addPeering", "compute.networks.updatePeering", "compute.networks.removePeering"})
 # what compute fills in a peering the request leaves out
 _PEERING_DEFAULTS = {"exportCustomRoutes": False, "importCustomRoutes": False, "exchangeSubnetRoutes": True, "autoCreateRoutes": True, "stackType": "IPV4_ONLY"}
@@ -112,6 +113,8 @@ class Compute(Profile):
             return self._peering(eng, api, route, path, body, lro_error)
         if route.verb in _RULE_VERBS and route.resource.endswith("irewallPolicies"):
             return self._rule(eng, api, route, path, query, body, lro_error)
+        if route.verb in _ASSOCIATION_VERBS and route.resource.endswith("irewallPolicies"):
+            return self._association(eng, api, route, path, query, body, lro_error)
         if route.method.id not in _XPN:
             return None
         from kccgen.mockgcp.operations import Response, respond
@@ -228,6 +231,44 @@ class Compute(Profile):
         else:
             rules.remove(mine)
         new = {**stored, "rules": rules, "fingerprint": eng.state.token(8)}
+        if lro_error is None:
+            eng.state.resources[sk] = new
+        return respond(eng, api, coll, route.verb, key, new, lro_error, lro_style(api.doc, route.method), old=stored)
+
+    def _association(self, eng: Any, api: Any, route: Any, path: str, query: Mapping[str, list[str]], body: Any, lro_error: str | None) -> Any:
+        """A firewall policy's associations, named by name: ``addAssociation``
+        (refused for a taken name or an attachment target that has one),
+        ``getAssociation`` / ``removeAssociation`` with ``?name=`` (400 for none,
+        as for a rule; not checked against a recording)."""
+        from kccgen.mockgcp.errors import not_found
+        from kccgen.mockgcp.operations import Response, respond
+        from kccgen.mockgcp.shapes import lro_style
+
+        coll = api.collections[route.resource]
+        key = coll.key(path).rsplit("/", 1)[0]
+        sk = f"{api.key}|{key}"
+        stored = eng.state.resources.get(sk)
+        if stored is None:
+            raise not_found(key)
+        req = dict(body) if isinstance(body, dict) else {}
+        asked = list(query.get("name") or [])
+        name = str(req.get("name") or "") if route.verb == "addAssociation" else (asked[0] if asked else "")
+        found = [dict(a) for a in stored.get("associations") or []]
+        mine = next((a for a in found if a.get("name") == name), None)
+        if route.verb == "addAssociation":
+            target = str(req.get("attachmentTarget") or "")
+            if not name or not target:
+                raise ApiError(400, "Invalid value for field 'resource': an association needs a name and an attachmentTarget.")
+            if mine is not None or any(a.get("attachmentTarget") == target for a in found):
+                raise ApiError(400, f"An association with that name or attachment target already exists in firewall policy {key}.")
+            found.append({**req, "firewallPolicyId": str(stored.get("id", "")), "shortName": stored.get("shortName") or stored.get("name")})
+        elif mine is None:
+            raise ApiError(400, f"Invalid value for field 'name': '{name}'. The firewall policy does not contain an association named {name}.")
+        elif route.verb == "getAssociation":
+            return Response(200, dict(mine))
+        else:
+            found.remove(mine)
+        new = {**stored, "associations": found, "fingerprint": eng.state.token(8)}
         if lro_error is None:
             eng.state.resources[sk] = new
         return respond(eng, api, coll, route.verb, key, new, lro_error, lro_style(api.doc, route.method), old=stored)
