@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 import yaml
 
@@ -182,20 +181,10 @@ def coverage(specs: Specs, ir: IR, kcc_tsv: Path | None = None, verified_json: P
     if kcc_tsv is not None and kcc_tsv.is_file():
         listed = {ln.split("\t", 1)[0] for ln in kcc_tsv.read_text(encoding="utf-8").splitlines() if ln.strip() and not ln.startswith(("#", "kind\t"))}
         unknown = tuple(sorted(listed - set(specs.evidence.kinds)))
-    iam = tuple(sorted({r.kind for r in rows if r.tier != "excluded" and r.kind and _has_iam(specs, r.api, r.resource)}))
+    # what IAM Kinds can name: the Kinds whose adapter has the policy methods (a part of a
+    # resource read through another of its methods, a policy's rule, has not)
+    iam = tuple(sorted({k.kind for k in ir.kinds if k.methods.iam is not None}))
     return Coverage(tuple(sorted(rows, key=lambda r: (r.api, r.resource))), spent, auto_kinds, kcc, unresolved, unknown, iam)
-
-
-_IAM_METHODS = frozenset({"getIamPolicy", "setIamPolicy"})
-_resources: dict[str, dict[str, Any]] = {}
-
-
-def _has_iam(specs: Specs, key: str, resource: str) -> bool:
-    """Whether the document's resource has both IAM policy methods."""
-    if key not in _resources:
-        _resources[key] = dict(iter_resources(specs.discovery[key])) if key in specs.discovery else {}
-    res = _resources[key].get(resource)
-    return res is not None and set(res.methods) >= _IAM_METHODS
 
 
 #: What a resource's coverage row says, as the reason its claimed Kind is not served.

@@ -248,7 +248,11 @@ class Lifecycle:
             if value is None:
                 value = not bool(node.get(parts[-1]))
             elif value is _ENUM:
-                value = _other_enum(kind, row, node.get(parts[-1]))
+                current = node.get(parts[-1])
+                if current is None:  # unset in the spec: another value than the live one (a version's ENABLED)
+                    answer = read_live(self.gcp, a, Reconciler(self.gcp, store)._values(obj, a, ext))
+                    current = at_path(answer, row.api_path)
+                value = _other_enum(kind, row, current)
             node[parts[-1]] = value
             new["metadata"]["generation"] = int(new["metadata"].get("generation") or 1) + 1
             mark, sent_mark = len(self.gcp.calls), len(self.gcp.sent)
@@ -376,7 +380,10 @@ class Lifecycle:
             case UpdateRouted() as routed:
                 # the changed field's route: its verb, carrying the value at its ``into``
                 r = route_of(routed, changed)
-                ok = r is not None and r.call.method == s.method and s.body is not None and at_path(s.body, r.into) is not None
+                if r is not None and r.verbs:  # the value picks the verb, which carries nothing else
+                    ok = s.method in {c.method for _, c in r.verbs}
+                else:
+                    ok = r is not None and r.call.method == s.method and s.body is not None and at_path(s.body, r.into) is not None
                 mask = changed if ok else f"{s.method} {sorted(s.body or {})}"
             case _:
                 mask = ""
@@ -393,7 +400,8 @@ def _other_enum(kind: str, row: FieldRule, current: Any) -> str:
 
     schema = getattr(types_modules()[kind], kind).model_json_schema(by_alias=True)
     defs = schema.get("$defs") or {}
-    values = [v for v in enum_values(schema_node(defs.get(f"{kind}Spec") or {}, defs, row.path.removeprefix("spec."))) if v != current]
+    # an enum's *_UNSPECIFIED is proto3's unset value, never a change to read back
+    values = [v for v in enum_values(schema_node(defs.get(f"{kind}Spec") or {}, defs, row.path.removeprefix("spec."))) if v != current and not v.endswith("_UNSPECIFIED")]
     if not values:
         raise StepFailed("update", f"{row.path}: its enum has no second value to change to")
     return values[0]

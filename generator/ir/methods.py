@@ -668,7 +668,9 @@ def resolve_methods(file: str, index: int, cfg: KindConfig, doc: DiscoveryDoc, r
             operations=_operations(doc) if any(x.lro is not Lro.NONE for x in found) else (),
             read_list=read_list,
             view=view,
-            iam=iam_methods(doc, cfg.resource, res),
+            # a Kind read through another method of the resource (a policy's getRule) or from
+            # its list (a network's peerings) is a part of it: the policy is the resource's
+            iam=iam_methods(doc, cfg.resource, res) if get.name == "get" and read_list is None else None,
             iam_paths=(res.methods['getIamPolicy'].path, res.methods['setIamPolicy'].path) if 'getIamPolicy' in res.methods and 'setIamPolicy' in res.methods else (),
             route_methods=route_methods,
             absent=tuple(sorted(mc.get.absent.items())) if mc.get is not None else (),

@@ -12,7 +12,6 @@ from kccgen.contract import (
     Call,
     CreateWithNameInBody,
     DeleteByVerb,
-    IamMethods,
     Lro,
     UpdateMerge,
 )
@@ -65,12 +64,6 @@ ADAPTER = Adapter(
         Alias(field="match.destIPRanges", target="match.destIpRanges"),
     ),
     absent=((400, "does not contain a rule at priority"),),
-    iam=IamMethods(
-        get=Call(method="getIamPolicy", params=(("resource", "{resource}"),)),
-        set=Call(method="setIamPolicy", params=(("resource", "{resource}"),)),
-        version_param="optionsRequestedPolicyVersion",
-        audit_configs=True,
-    ),
 )
 
 register_adapter(ADAPTER)

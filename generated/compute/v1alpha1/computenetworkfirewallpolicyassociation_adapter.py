@@ -12,7 +12,6 @@ from kccgen.contract import (
     CreateInput,
     CreateWithNameInBody,
     DeleteByVerb,
-    IamMethods,
     Lro,
     NoUpdate,
     Where,
@@ -65,16 +64,6 @@ ADAPTER = Adapter(
         ("zoneOperations", OPERATIONS["zoneOperations"]),
     ),
     absent=((400, "does not contain an association"),),
-    iam=IamMethods(
-        get=Call(
-            method="getIamPolicy", params=(("project", "{project}"), ("resource", "{resource}"))
-        ),
-        set=Call(
-            method="setIamPolicy", params=(("project", "{project}"), ("resource", "{resource}"))
-        ),
-        version_param="optionsRequestedPolicyVersion",
-        audit_configs=True,
-    ),
 )
 
 register_adapter(ADAPTER)

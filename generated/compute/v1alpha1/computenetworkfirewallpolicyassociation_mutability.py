@@ -28,6 +28,10 @@ OUTPUT_ONLY = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'Output 
 OUTPUT_ONLY_2 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'[Output Only]'")
 OUTPUT_ONLY_3 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="readOnly")
 REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="identity")
+REQUIRED_2 = Fact(
+    behaviour=Behaviour.REQUIRED,
+    source="override:specs/kinds/compute-network-firewall-policy-association.yaml: an association attaches the policy to a network: addAssociation needs it (Config Connector's attachmentTargetRef is required)",
+)
 BOOLEAN = FieldType(kind=TypeKind.BOOLEAN)
 INTEGER_INT32 = FieldType(kind=TypeKind.INTEGER, format="int32")
 OBJECT = FieldType(kind=TypeKind.OBJECT)
@@ -40,7 +44,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     identity="projects/{project}/global/firewallPolicies/{firewallPolicy}/associations/{association}",
     fixed="no update method for compute.v1 networkFirewallPolicies",
     spec=(
-        ("attachmentTargetRef", OBJECT, (), False, True, {"api_path": "attachmentTarget"}),
+        ("attachmentTargetRef", OBJECT, (REQUIRED_2,), False, True, {"api_path": "attachmentTarget"}),
         ("firewallPolicyRef", OBJECT, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("priority", INTEGER_INT32, (), False, True),
         ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),

@@ -39,12 +39,12 @@ class ComputeNetworkFirewallPolicyAssociationObservedState(KRMModel):
 
 class ComputeNetworkFirewallPolicyAssociationSpec(KRMModel):
     attachment_target_ref: Annotated[
-        ComputeNetworkRef | None,
+        ComputeNetworkRef,
         Field(
             alias="attachmentTargetRef",
             description="A reference to a ComputeNetwork (API field `attachmentTarget`).",
         ),
-    ] = None
+    ]
     firewall_policy_ref: Annotated[
         ComputeNetworkFirewallPolicyRef,
         Field(

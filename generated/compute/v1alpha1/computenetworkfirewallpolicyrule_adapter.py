@@ -12,7 +12,6 @@ from kccgen.contract import (
     CreateInput,
     CreateWithNameInBody,
     DeleteByVerb,
-    IamMethods,
     Lro,
     UpdateMerge,
     Where,
@@ -79,17 +78,8 @@ ADAPTER = Adapter(
         ("regionOperations", OPERATIONS["regionOperations"]),
         ("zoneOperations", OPERATIONS["zoneOperations"]),
     ),
+    example_id="1000",
     absent=((400, "does not contain a rule at priority"),),
-    iam=IamMethods(
-        get=Call(
-            method="getIamPolicy", params=(("project", "{project}"), ("resource", "{resource}"))
-        ),
-        set=Call(
-            method="setIamPolicy", params=(("project", "{project}"), ("resource", "{resource}"))
-        ),
-        version_param="optionsRequestedPolicyVersion",
-        audit_configs=True,
-    ),
 )
 
 register_adapter(ADAPTER)

@@ -49,6 +49,10 @@ OUTPUT_ONLY_3 = Fact(
 OUTPUT_ONLY_4 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="readOnly")
 REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="description:'Required.'")
 REQUIRED_2 = Fact(behaviour=Behaviour.REQUIRED, source="identity")
+REQUIRED_3 = Fact(
+    behaviour=Behaviour.REQUIRED,
+    source='override:specs/kinds/secretmanager.yaml: a version is its data: addVersion refuses an empty payload ("Secret Payload cannot be empty")',
+)
 ARRAY_OF_OBJECT = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.OBJECT))
 BOOLEAN = FieldType(kind=TypeKind.BOOLEAN)
 ENUM = FieldType(kind=TypeKind.ENUM)
@@ -65,7 +69,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     identity="projects/{project}/secrets/{secret}/versions/{version}",
     spec=(
         ("payload", OBJECT, (IMMUTABLE, INPUT_ONLY, REQUIRED), False, False),
-        ("payload.data", STRING_BYTE, (IMMUTABLE_3, INPUT_ONLY_2), False, False),
+        ("payload.data", STRING_BYTE, (IMMUTABLE_3, INPUT_ONLY_2, REQUIRED_3), False, False),
         ("payload.dataCrc32c", STRING_INT64, (IMMUTABLE_3, INPUT_ONLY_2, OPTIONAL), False, False),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("secretRef", OBJECT, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),

@@ -190,7 +190,7 @@ class SecretPayload(KRMModel):
     A secret payload resource in the Secret Manager API. This contains the sensitive secret payload that is associated with a SecretVersion.
     """
 
-    data: Annotated[SensitiveValue | None, Field(description="The secret data.")] = None
+    data: Annotated[SensitiveValue, Field(description="Required. The secret data.")]
     data_crc32c: Annotated[
         int | Int64String | None,
         Field(
