@@ -75,6 +75,33 @@ def _peer_state(resources: Mapping[str, Any], api_key: str, key: str, peering: d
         p["state"], p["stateDetails"] = (peering["state"], peering["stateDetails"])
 
 
+def _policy_of(eng: Any, api: Any, route: Any, path: str) -> tuple[Any, str, str, dict[str, Any]]:
+    """(collection, name, store key, stored resource) of the firewall policy a verb
+    (``.../firewallPolicies/P/addRule``) acts on; NOT_FOUND when there is none."""
+    from kccgen.mockgcp.errors import not_found
+
+    coll = api.collections[route.resource]
+    key = coll.key(path).rsplit("/", 1)[0]
+    sk = f"{api.key}|{key}"
+    stored = eng.state.resources.get(sk)
+    if stored is None:
+        raise not_found(key)
+    return coll, key, sk, stored
+
+
+def _rewritten(eng: Any, api: Any, route: Any, at: tuple[Any, str, str, dict[str, Any]], field: str, items: list[dict[str, Any]], lro_error: str | None) -> Any:
+    """The policy with its ``field`` list replaced and a new fingerprint, stored
+    (unless the operation is to fail) and answered as the verb does."""
+    from kccgen.mockgcp.operations import respond
+    from kccgen.mockgcp.shapes import lro_style
+
+    coll, key, sk, stored = at
+    new = {**stored, field: items, "fingerprint": eng.state.token(8)}
+    if lro_error is None:
+        eng.state.resources[sk] = new
+    return respond(eng, api, coll, route.verb, key, new, lro_error, lro_style(api.doc, route.method), old=stored)
+
+
 class Compute(Profile):
     legacy_errors = True
     self_link_base = BASE
@@ -199,16 +226,9 @@ class Compute(Profile):
         ``?priority=`` (400 "does not contain a rule at priority N" for none, as
         real GCP answers: recorded traffic). Each write changes the policy's
         fingerprint."""
-        from kccgen.mockgcp.errors import not_found
-        from kccgen.mockgcp.operations import Response, respond
-        from kccgen.mockgcp.shapes import lro_style
+        from kccgen.mockgcp.operations import Response
 
-        coll = api.collections[route.resource]
-        key = coll.key(path).rsplit("/", 1)[0]  # .../firewallPolicies/P/addRule
-        sk = f"{api.key}|{key}"
-        stored = eng.state.resources.get(sk)
-        if stored is None:
-            raise not_found(key)
+        coll, key, sk, stored = _policy_of(eng, api, route, path)
         req = dict(body) if isinstance(body, dict) else {}
         asked = list(query.get("priority") or [])
         raw: Any = (asked[0] if asked else None) if route.verb != "addRule" else req.get("priority")
@@ -230,26 +250,16 @@ class Compute(Profile):
             mine.update({k: v for k, v in req.items() if k not in ("priority", "kind")})
         else:
             rules.remove(mine)
-        new = {**stored, "rules": rules, "fingerprint": eng.state.token(8)}
-        if lro_error is None:
-            eng.state.resources[sk] = new
-        return respond(eng, api, coll, route.verb, key, new, lro_error, lro_style(api.doc, route.method), old=stored)
+        return _rewritten(eng, api, route, (coll, key, sk, stored), "rules", rules, lro_error)
 
     def _association(self, eng: Any, api: Any, route: Any, path: str, query: Mapping[str, list[str]], body: Any, lro_error: str | None) -> Any:
         """A firewall policy's associations, named by name: ``addAssociation``
         (refused for a taken name or an attachment target that has one),
         ``getAssociation`` / ``removeAssociation`` with ``?name=`` (400 for none,
         as for a rule; not checked against a recording)."""
-        from kccgen.mockgcp.errors import not_found
-        from kccgen.mockgcp.operations import Response, respond
-        from kccgen.mockgcp.shapes import lro_style
+        from kccgen.mockgcp.operations import Response
 
-        coll = api.collections[route.resource]
-        key = coll.key(path).rsplit("/", 1)[0]
-        sk = f"{api.key}|{key}"
-        stored = eng.state.resources.get(sk)
-        if stored is None:
-            raise not_found(key)
+        coll, key, sk, stored = _policy_of(eng, api, route, path)
         req = dict(body) if isinstance(body, dict) else {}
         asked = list(query.get("name") or [])
         name = str(req.get("name") or "") if route.verb == "addAssociation" else (asked[0] if asked else "")
@@ -268,10 +278,7 @@ class Compute(Profile):
             return Response(200, dict(mine))
         else:
             found.remove(mine)
-        new = {**stored, "associations": found, "fingerprint": eng.state.token(8)}
-        if lro_error is None:
-            eng.state.resources[sk] = new
-        return respond(eng, api, coll, route.verb, key, new, lro_error, lro_style(api.doc, route.method), old=stored)
+        return _rewritten(eng, api, route, (coll, key, sk, stored), "associations", found, lro_error)
 
     def standing(self, schema: str, key: str, doc: str = "") -> dict[str, Any] | None:
         """Every project answers ``projects.get`` (compute's view of it) once the API is on."""
