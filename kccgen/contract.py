@@ -905,6 +905,14 @@ def id_field(shape: CreateShape) -> str:
     return "name"
 
 
+def located_parent(name: str) -> str:
+    """Where a resource's GKE-style operations live: its name up to its location
+    (``projects/p/locations/us-central1``), else its first two segments."""
+    segs = name.split("/")
+    upto = next((i + 2 for i in range(0, len(segs) - 1, 2) if segs[i] == "locations"), 2)
+    return "/".join(segs[:upto])
+
+
 def template_value(template: str, values: dict[str, str]) -> str:
     """A body or state template with the identity's values filled in (``{serviceProject}``)."""
     return re.sub(r"\{(\w+)\}", lambda m: values.get(m.group(1), m.group(0)), template)
@@ -1006,6 +1014,7 @@ __all__ = [
     "field_rule",
     "field_rules",
     "id_field",
+    "located_parent",
     "location_scope",
     "route_of",
     "template_scope",

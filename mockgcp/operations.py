@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from kccgen.contract import located_parent
 from kccgen.mockgcp.apis import rfc3339
 from kccgen.mockgcp.catalog import Api, Collection
 from kccgen.mockgcp.errors import ApiError, not_found
@@ -93,11 +94,9 @@ def _compute_body(eng: MockGCP, api: Api, action: str, key: str, resource: dict[
 def _located_body(eng: MockGCP, api: Api, action: str, key: str, resource: dict[str, Any], t: datetime) -> tuple[str, dict[str, Any]]:
     """GKE: a short name, stored under the resource's location; compute's look
     (status, selfLink, targetLink) with a google.rpc.Status error."""
-    parts = key.split("/")
-    upto = next((i + 2 for i in range(0, len(parts) - 1, 2) if parts[i] == "locations"), 2)
+    scope = located_parent(key)
     name = f"operation-{int(t.timestamp() * 1000)}-{eng.state.token(8).lower()}"
     base = f"https://{api.doc.root_url.split('//', 1)[-1].rstrip('/')}/{api.doc.version}/" if api.doc.root_url else ""
-    scope = "/".join(parts[:upto])
     verb = {"create": "CREATE_CLUSTER", "delete": "DELETE_CLUSTER"}.get(action, "UPDATE_CLUSTER")
     if "/nodePools/" in key:
         verb = {"create": "CREATE_NODE_POOL", "delete": "DELETE_NODE_POOL", "setSize": "SET_NODE_POOL_SIZE"}.get(action, "UPGRADE_NODES")
@@ -108,7 +107,7 @@ def _located_body(eng: MockGCP, api: Api, action: str, key: str, resource: dict[
         "selfLink": base + f"{scope}/operations/{name}",
         "targetLink": base + key,
         "startTime": rfc3339(t),
-        **({"location": parts[upto - 1]} if upto > 2 else {}),
+        **({"location": scope.rsplit("/", 1)[-1]} if "/locations/" in scope else {}),
     }
 
 

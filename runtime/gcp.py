@@ -15,26 +15,26 @@ import random
 import re
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from functools import reduce
 from typing import Any, assert_never
 
 from kccgen import data_dir
-from kccgen.contract import PROJECT_NUMBER, Adapter, Call, Lro, template_value, uses_project_number
+from kccgen.contract import (
+    PROJECT_NUMBER,
+    Adapter,
+    Call,
+    Lro,
+    located_parent,
+    template_value,
+    uses_project_number,
+)
 from kccgen.documents import read_document
 from kccgen.runtime.identity import loaded_identity, rehome
 
 log = logging.getLogger("kccgen.gcp")
 SPECS = data_dir("specs")
 TRANSIENT = frozenset({429, 500, 502, 503, 504})
-
-
-def located_prefix(template: str, values: Mapping[str, str]) -> str:
-    """Where a resource's GKE-style operations live: its identity up to its
-    location (``projects/p/locations/us-central1``), else its project."""
-    segs = template.split("/")
-    upto = next((i + 2 for i in range(0, len(segs) - 1, 2) if segs[i] == "locations"), 2)
-    return template_value("/".join(segs[:upto]), dict(values))
 
 
 class GcpError(Exception):
@@ -480,7 +480,7 @@ class Gcp:
             case Lro.GOOGLE_LONGRUNNING | Lro.LOCATED:
                 name = str(op.get("name", ""))
                 if style is Lro.LOCATED and "/" not in name:
-                    name = f"{located_prefix(a.template, values)}/operations/{name}"
+                    name = f"{located_parent(template_value(a.template, values))}/operations/{name}"
                 for key, getter in sorted(a.operations, key=lambda kv: -len(kv[1].pattern)):
                     if getter.pattern and re.match(getter.pattern, name):
                         param = getter.params[0][0]

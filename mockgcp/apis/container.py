@@ -20,6 +20,7 @@ from typing import Any
 
 from kccgen.mockgcp.apis import Fill, Profile
 from kccgen.mockgcp.errors import ApiError
+from kccgen.mockgcp.update import set_path
 
 _CLUSTERS = "container.projects.locations.clusters."
 _POOLS = "container.projects.locations.clusters.nodePools."
@@ -73,16 +74,6 @@ _POOL_FIELDS = {
 }
 _POOL_IGNORED = frozenset({"name", "projectId", "zone", "clusterId", "nodePoolId", "etag"})
 _POOL_SETS = {"setAutoscaling": ("autoscaling", "autoscaling"), "setManagement": ("management", "management")}
-
-
-def _set(obj: dict[str, Any], dotted: str, value: Any) -> None:
-    *head, last = dotted.split(".")
-    for part in head:
-        obj = obj.setdefault(part, {})
-    if value is None:
-        obj.pop(last, None)
-    else:
-        obj[last] = copy.deepcopy(value)
 
 
 def _fingerprint(labels: Any) -> str:
@@ -163,15 +154,15 @@ class Container(Profile):
                 raise ApiError(400, "Exactly one update can be applied to a cluster with each request; got " + (", ".join(desired) or "none") + ".", "INVALID_ARGUMENT")
             k = desired[0]
             if k in _DESIRED_FLAGS:
-                _set(new, _DESIRED_FLAGS[k], (update[k] or {}).get("enabled"))
+                set_path(new, _DESIRED_FLAGS[k], (update[k] or {}).get("enabled"))
                 return
             field = _DESIRED.get(k) or k[len("desired")].lower() + k[len("desired") + 1:]
-            _set(new, field, update[k])
+            set_path(new, field, update[k])
             return
         src, field = _CLUSTER_SETS[verb]
         if verb == "setResourceLabels" and req.get("labelFingerprint") != stored.get("labelFingerprint"):
             raise ApiError(400, "Labels could not be set due to fingerprint mismatch.", "FAILED_PRECONDITION")
-        _set(new, field, req.get(src))
+        set_path(new, field, req.get(src))
         if verb == "setResourceLabels":
             new["labelFingerprint"] = _fingerprint(new.get("resourceLabels"))
 
@@ -185,7 +176,7 @@ class Container(Profile):
             return
         if verb in _POOL_SETS:
             src, field = _POOL_SETS[verb]
-            _set(new, field, req.get(src))
+            set_path(new, field, req.get(src))
             return
         changed = [k for k in sorted(req) if k not in _POOL_IGNORED]
         if not changed:
@@ -193,7 +184,7 @@ class Container(Profile):
         for k in changed:
             field, inner = _POOL_FIELDS.get(k, (f"config.{k}", ""))
             value = req[k].get(inner) if inner and isinstance(req[k], dict) else req[k]
-            _set(new, field, value)
+            set_path(new, field, value)
 
 
 PROFILE = Container()
