@@ -115,6 +115,9 @@ class CreateWrapped:
     id_field: str
     resource_field: str
     inputs: tuple[CreateInput, ...] = ()
+    # the dotted id_field takes the full resource name, not the short ID (Cloud
+    # Tasks' {task: {name: projects/.../tasks/t}}, "Optionally caller-specified")
+    full_name: bool = False
 
 
 @dataclass(frozen=True)
@@ -128,6 +131,9 @@ class CreateServiceAssigned:
     # the resource fields the create request takes, where it is not the resource
     # (AddSecretVersionRequest takes none, only its payload input); None: the resource
     request_fields: tuple[str, ...] | None = None
+    # the request field that wraps the resource (healthcare's CreateMessageRequest.message,
+    # dlp's CreateConnectionRequest.connection); "": the body is the resource
+    resource_field: str = ""
     # After a lost answer or a crash, the resource may exist under an ID nobody
     # was told: ``find`` lists the collection (same parent as the create) and
     # ``items_field`` holds the list answer's resources. ``label_field``: a

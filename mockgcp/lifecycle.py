@@ -134,7 +134,7 @@ def _resource_and_key(eng: MockGCP, c: Call, shape: CreateShape, body: dict[str,
             raise invalid(f"{shape.id_field} must be specified.")
         return f"{rel}/{rid}", resource, inputs
     if shape.id_from == "request" and shape.id_field:
-        rid = body.get(shape.id_field)
+        rid = _at(body, shape.id_field)
         if not isinstance(rid, str) or not rid:
             raise invalid(f"{shape.id_field} must be specified.")
         return f"{rel}/{rid}", resource, inputs

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from kccgen.contract import Lro
-from kccgen.discovery.behaviours import Behaviour, classify
+from kccgen.discovery.behaviours import Behaviour, classify, service_assigned_id
 from kccgen.discovery.document import DiscoveryDoc, JsonSchema, Method
 from kccgen.discovery.operations import method_operation_style
 from kccgen.discovery.paths import collection_param
@@ -104,6 +104,13 @@ def create_shape(doc: DiscoveryDoc, coll: Collection, method: Method) -> CreateS
         return _with(shape, "query", q)
     if req_id is not None:
         return _with(shape, "request", req_id)
+    if wrapper is not None:
+        # the wrapped resource's own <x>Id names it: merchant's {promotion: {promotionId: id}}
+        segment = (method.flat_path or method.path).rstrip("/").split("/")[-1].split(":")[0]
+        own = f"{collection_param(segment)}Id"
+        prop = doc.schemas[coll.schema].properties.get(own)
+        if prop is not None and prop.type == "string" and not service_assigned_id(prop.description, prop.read_only):
+            return _with(shape, "request", f"{wrapper}.{own}")
     if coll.service_assigned and body == "resource":
         # The service writes `name`, the caller chooses `<x>Id` in the body:
         # cloudresourcemanager's projects.create takes projectId (its name is

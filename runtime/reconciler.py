@@ -39,7 +39,6 @@ from kccgen.contract import (
     Adapter,
     CreateByVerb,
     CreateServiceAssigned,
-    CreateWrapped,
     Lro,
     Present,
     UpdateRouted,
@@ -714,7 +713,7 @@ class Reconciler:
         req = create_request(a, spec_to_api(spec, a, resolved, values), values.get(a.id_param, ""), ext, values)
         if req is None:
             return self._finish(obj, False, "UpdateFailed", f"{a.kind} has no create method: it can only be acquired", events)
-        if holder and isinstance(req.body, dict) and not isinstance(a.create, CreateWrapped):
+        if holder and isinstance(req.body, dict) and not getattr(a.create, "resource_field", ""):
             # A wrapped create's body is not the resource: the first update leases it.
             req = replace(req, body=leases.with_lease(a, req.body, None, leases.fresh(holder)))
         pending = service_assigned and not status.get("externalRef")
@@ -738,8 +737,10 @@ class Reconciler:
                     return looked
             token = secrets.token_hex(8)
             _set_annotation(obj, ANN_CREATE_PENDING, " ".join(x for x in (_now(), token, self.holder) if x))
-            if a.create.label_field and isinstance(req.body, dict):
-                req.body[a.create.label_field] = {**(req.body.get(a.create.label_field) or {}), CREATE_LABEL: token}
+            # the one-time label goes on the resource: inside a wrapper, if the request has one
+            marked = req.body.get(a.create.resource_field) if a.create.resource_field and isinstance(req.body, dict) else req.body
+            if a.create.label_field and isinstance(marked, dict):
+                marked[a.create.label_field] = {**(marked.get(a.create.label_field) or {}), CREATE_LABEL: token}
             if self.persist is not None:
                 self.persist(obj)  # before the POST: a crash after it leaves the intent behind
         try:

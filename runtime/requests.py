@@ -107,13 +107,13 @@ def create_request(a: Adapter, payload: dict[str, Any], rid: str, full_name: str
             if given is not None and str(given) == (full_name if full else rid):
                 return Request(call, {**payload, **beside}, query)  # already there, in its own type (a rule's integer priority)
             return Request(call, {**with_path(payload, name_field, full_name if full else rid), **beside}, query)
-        case CreateWrapped(call=call, id_field=id_field, resource_field=resource_field):
+        case CreateWrapped(call=call, id_field=id_field, resource_field=resource_field, full_name=full):
             # the ID beside the resource, or (a dotted path into it) inside it: GKE's cluster.name
-            return Request(call, with_path({resource_field: payload, **beside}, id_field, rid), query)
-        case CreateServiceAssigned(call=call, request_fields=taken):
+            return Request(call, with_path({resource_field: payload, **beside}, id_field, full_name if full else rid), query)
+        case CreateServiceAssigned(call=call, request_fields=taken, resource_field=wrapper):
             if taken is not None:  # a request of its own: only the resource fields it takes
                 payload = {k: v for k, v in payload.items() if k in taken}
-            return Request(call, {**payload, **beside}, query)
+            return Request(call, {wrapper: payload, **beside} if wrapper else {**payload, **beside}, query)
         case CreateByVerb(call=call, body=fixed, takes_body=takes_body):
             # the verb makes the resource be: its body is its fixed fields, not the spec
             return Request(call, verb_body(fixed, values or {}) if takes_body else None, query)

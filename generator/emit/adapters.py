@@ -61,7 +61,7 @@ def adapter_of(k: KindIR) -> Adapter:
         name_is_full=(
             not isinstance(m.create_shape, CreateWithNameInBody | CreateEntry | CreateWrapped)
             or (isinstance(m.create_shape, CreateWithNameInBody) and m.create_shape.full_name)
-            or (isinstance(m.create_shape, CreateWrapped) and "." not in m.create_shape.id_field)
+            or (isinstance(m.create_shape, CreateWrapped) and ("." not in m.create_shape.id_field or m.create_shape.full_name))
         ),
         id_field=id_field(m.create_shape),
         krm_only=tuple(

@@ -157,7 +157,8 @@ def rest_of(get: Method, formats: tuple[str, ...] = ()) -> tuple[str, str]:
     parameter documents one format takes that format (``projects/{project}/...``);
     failing that, the one asset-inventory format of ``formats`` that fits it
     (serviceusage's ``projects/{project}/services/{service}``)."""
-    path = get.flat_path or get.path
+    # a get by custom verb on the name (aiplatform's voices/{voicesId}:get) reads the name
+    path = re.sub(r"(\})\:[A-Za-z]+$", r"\1", get.flat_path or get.path)
     rest, prefix = rest_template(path), rest_prefix(path)
     described = None if plain_template(rest) else described_template(get, rest)
     if described is None and not plain_template(rest):

@@ -266,13 +266,25 @@ def infer_create(ctx: _Ctx, create: MethodIR | None, raw: Method | None) -> Crea
         body_inputs = tuple(CreateInput(f, Where.BODY) for f in others if f not in resource_props and f not in create.path_params)
         if resource_field is not None:
             inner = id_in_body(ctx, ctx.id_placeholder) if id_field is None and create.http_method == "POST" else None
-            if inner is not None and not inner[1] and _short_name(resource_props[inner[0].split(".")[0]]):
+            if inner is not None and inner[1]:
+                # the service names the wrapped resource: healthcare's {message: {...}},
+                # the name "Output only." or "assigned by the server" (people's resourceName)
+                return CreateServiceAssigned(call, body_inputs + _query_inputs(ctx, create, raw, set()), inner[0], resource_field=resource_field)
+            full = False
+            own = f"{collection_param(create.flat_path.rstrip('/').split('/')[-1].split(':')[0])}Id"
+            if id_field is None and own in resource_props and resource_props[own].type == "string" and not service_assigned_id(resource_props[own].description, resource_props[own].read_only):
+                # the resource's own <x>Id, in it: merchant's {promotion: {promotionId: id}}
+                id_field = f"{resource_field}.{own}"
+            elif inner is not None and not inner[1] and _short_name(resource_props[inner[0].split(".")[0]]):
                 # the ID travels in the wrapped resource: GKE's {cluster: {name: id}}
                 id_field = f"{resource_field}.{inner[0]}"
+            elif inner is not None and not inner[1] and inner[0] == "name" and "{+" in create.path and (resource_props["name"].description or "").strip():
+                # or its full name does, in an AIP-style API (POST v2/{+parent}/tasks)
+                id_field, full = f"{resource_field}.name", True
             if id_field is None or create.http_method != "POST":
                 raise UnsupportedShape(create.location, f"{create.request} wraps {ctx.schema} but carries no *Id field for a POST")
             inputs = body_inputs + _query_inputs(ctx, create, raw, set())
-            return CreateWrapped(call, id_field, resource_field, inputs)
+            return CreateWrapped(call, id_field, resource_field, inputs, full_name=full)
         if create.http_method != "PUT":
             raise UnsupportedShape(
                 create.location, f"{create.request} neither is nor wraps {ctx.schema}, and the create is a {create.http_method}, not a PUT to the resource path"

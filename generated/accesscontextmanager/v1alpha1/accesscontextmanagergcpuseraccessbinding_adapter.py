@@ -9,7 +9,7 @@ from __future__ import annotations
 from kccgen.contract import (
     Adapter,
     Call,
-    CreateWithNameInBody,
+    CreateServiceAssigned,
     DeleteAtPath,
     Lro,
     UpdateMaskInQuery,
@@ -32,13 +32,14 @@ ADAPTER = Adapter(
             ("name", "organizations/{organization}/gcpUserAccessBindings/{gcpUserAccessBinding}"),
         ),
     ),
-    create=CreateWithNameInBody(
+    create=CreateServiceAssigned(
         call=Call(
             method="create",
             params=(("parent", "organizations/{organization}"),),
             lro=Lro.GOOGLE_LONGRUNNING,
         ),
-        full_name=True,
+        find=Call(method="list", params=(("parent", "organizations/{organization}"),)),
+        items_field="gcpUserAccessBindings",
     ),
     update=UpdateMaskInQuery(
         call=Call(

@@ -25,7 +25,7 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(("organization", "organization", ""), ("gcpUserAccessBinding", "resourceID", "")),
-    id_generation="user",
+    id_generation="service",
 )
 
 #: Reference fields of AccessContextManagerGCPUserAccessBinding objects (path under spec -> target Kind).

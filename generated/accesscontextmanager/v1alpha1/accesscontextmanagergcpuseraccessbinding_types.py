@@ -69,7 +69,7 @@ class AccessContextManagerGCPUserAccessBindingSpec(KRMModel):
         str | None,
         Field(
             alias="resourceID",
-            description="Immutable. Optional. The AccessContextManagerGCPUserAccessBinding ID used for creation and acquisition.",
+            description="Optional. The service-generated ID of an existing AccessContextManagerGCPUserAccessBinding to acquire.",
         ),
     ] = None
     scoped_access_settings: Annotated[

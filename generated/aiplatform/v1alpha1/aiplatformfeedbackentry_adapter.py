@@ -9,7 +9,7 @@ from __future__ import annotations
 from kccgen.contract import (
     Adapter,
     Call,
-    CreateWithNameInBody,
+    CreateServiceAssigned,
     DeleteAtPath,
     Lro,
     UpdateMaskInQuery,
@@ -33,7 +33,7 @@ ADAPTER = Adapter(
             ),
         ),
     ),
-    create=CreateWithNameInBody(
+    create=CreateServiceAssigned(
         call=Call(
             method="create",
             params=(
@@ -44,7 +44,16 @@ ADAPTER = Adapter(
             ),
             lro=Lro.GOOGLE_LONGRUNNING,
         ),
-        full_name=True,
+        find=Call(
+            method="list",
+            params=(
+                (
+                    "parent",
+                    "projects/{project}/locations/{location}/reasoningEngines/{reasoningEngine}",
+                ),
+            ),
+        ),
+        items_field="feedbackEntries",
     ),
     update=UpdateMaskInQuery(
         call=Call(

@@ -30,7 +30,7 @@ IDENTITY = IdentityTemplate(
         ("reasoningEngine", "reasoningEngineRef", "AIPlatformReasoningEngine"),
         ("feedbackEntry", "resourceID", ""),
     ),
-    id_generation="user",
+    id_generation="service",
 )
 
 #: Reference fields of AIPlatformFeedbackEntry objects (path under spec -> target Kind).

@@ -89,7 +89,7 @@ class AIPlatformFeedbackEntrySpec(KRMModel):
         str | None,
         Field(
             alias="resourceID",
-            description="Immutable. Optional. The AIPlatformFeedbackEntry ID used for creation and acquisition.",
+            description="Optional. The service-generated ID of an existing AIPlatformFeedbackEntry to acquire.",
         ),
     ] = None
     session_id: Annotated[

@@ -10,7 +10,7 @@ from kccgen.contract import (
     Adapter,
     Call,
     CreateInput,
-    CreateWithNameInBody,
+    CreateServiceAssigned,
     DeleteAtPath,
     UpdateMaskInQuery,
     Where,
@@ -30,14 +30,15 @@ ADAPTER = Adapter(
             ("name", "projects/{project}/locations/{location}/transferConfigs/{transferConfig}"),
         ),
     ),
-    create=CreateWithNameInBody(
+    create=CreateServiceAssigned(
         call=Call(method="create", params=(("parent", "projects/{project}/locations/{location}"),)),
         inputs=(
             CreateInput(field="authorizationCode", where=Where.QUERY),
             CreateInput(field="serviceAccountName", where=Where.QUERY),
             CreateInput(field="versionInfo", where=Where.QUERY),
         ),
-        full_name=True,
+        find=Call(method="list", params=(("parent", "projects/{project}/locations/{location}"),)),
+        items_field="transferConfigs",
     ),
     update=UpdateMaskInQuery(
         call=Call(

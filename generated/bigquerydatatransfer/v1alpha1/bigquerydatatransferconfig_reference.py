@@ -29,7 +29,7 @@ IDENTITY = IdentityTemplate(
         ("location", "location", ""),
         ("transferConfig", "resourceID", ""),
     ),
-    id_generation="user",
+    id_generation="service",
 )
 
 #: Reference fields of BigQueryDataTransferConfig objects (path under spec -> target Kind).

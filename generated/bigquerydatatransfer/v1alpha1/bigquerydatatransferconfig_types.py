@@ -155,7 +155,7 @@ class BigQueryDataTransferConfigSpec(KRMModel):
         str | None,
         Field(
             alias="resourceID",
-            description="Immutable. Optional. The BigQueryDataTransferConfig ID used for creation and acquisition.",
+            description="Optional. The service-generated ID of an existing BigQueryDataTransferConfig to acquire.",
         ),
     ] = None
     schedule: Annotated[str | None, Field(description="Data transfer schedule.")] = None

@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithNameInBody, DeleteAtPath, NoUpdate
+from kccgen.contract import Adapter, Call, CreateServiceAssigned, DeleteAtPath, NoUpdate
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -17,12 +17,13 @@ ADAPTER = Adapter(
     template="customEmojis/{customEmoji}",
     id_param="customEmoji",
     get=Call(method="get", params=(("name", "customEmojis/{customEmoji}"),)),
-    create=CreateWithNameInBody(call=Call(method="create")),
+    create=CreateServiceAssigned(
+        call=Call(method="create"), find=Call(method="list"), items_field="customEmojis"
+    ),
     update=NoUpdate(),
     delete=DeleteAtPath(
         call=Call(method="delete", params=(("name", "customEmojis/{customEmoji}"),))
     ),
-    name_is_full=False,
     krm_only=("resourceID",),
 )
 

@@ -51,7 +51,7 @@ class ChatCustomEmojiSpec(KRMModel):
         str | None,
         Field(
             alias="resourceID",
-            description="Immutable. Optional. The ChatCustomEmoji ID used for creation and acquisition.",
+            description="Optional. The service-generated ID of an existing ChatCustomEmoji to acquire.",
         ),
     ] = None
 

@@ -10,7 +10,7 @@ from kccgen.contract import (
     Adapter,
     Call,
     CreateInput,
-    CreateWithNameInBody,
+    CreateServiceAssigned,
     DeleteAtPath,
     UpdateMaskInQuery,
     Where,
@@ -25,10 +25,11 @@ ADAPTER = Adapter(
     template="spaces/{space}/members/{member}",
     id_param="member",
     get=Call(method="get", params=(("name", "spaces/{space}/members/{member}"),)),
-    create=CreateWithNameInBody(
+    create=CreateServiceAssigned(
         call=Call(method="create", params=(("parent", "spaces/{space}"),)),
         inputs=(CreateInput(field="useAdminAccess", where=Where.QUERY),),
-        full_name=True,
+        find=Call(method="list", params=(("parent", "spaces/{space}"),)),
+        items_field="memberships",
     ),
     update=UpdateMaskInQuery(
         call=Call(method="patch", params=(("name", "spaces/{space}/members/{member}"),))

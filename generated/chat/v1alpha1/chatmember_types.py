@@ -78,7 +78,7 @@ class ChatMemberSpec(KRMModel):
         str | None,
         Field(
             alias="resourceID",
-            description="Immutable. Optional. The ChatMember ID used for creation and acquisition.",
+            description="Optional. The service-generated ID of an existing ChatMember to acquire.",
         ),
     ] = None
     role: Annotated[

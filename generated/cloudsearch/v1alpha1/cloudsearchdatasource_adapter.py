@@ -9,7 +9,7 @@ from __future__ import annotations
 from kccgen.contract import (
     Adapter,
     Call,
-    CreateWithNameInBody,
+    CreateServiceAssigned,
     DeleteAtPath,
     Lro,
     UpdateMaskInQuery,
@@ -25,7 +25,11 @@ ADAPTER = Adapter(
     template="datasources/{datasource}",
     id_param="datasource",
     get=Call(method="get", params=(("name", "datasources/{datasource}"),)),
-    create=CreateWithNameInBody(call=Call(method="create", lro=Lro.GOOGLE_LONGRUNNING)),
+    create=CreateServiceAssigned(
+        call=Call(method="create", lro=Lro.GOOGLE_LONGRUNNING),
+        find=Call(method="list"),
+        items_field="sources",
+    ),
     update=UpdateMaskInQuery(
         call=Call(
             method="patch",
@@ -40,7 +44,6 @@ ADAPTER = Adapter(
             lro=Lro.GOOGLE_LONGRUNNING,
         )
     ),
-    name_is_full=False,
     krm_only=("resourceID",),
     operations=(("operations", OPERATIONS["operations"]),),
 )

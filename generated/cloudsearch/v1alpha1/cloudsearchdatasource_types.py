@@ -69,7 +69,7 @@ class CloudSearchDataSourceSpec(KRMModel):
         str | None,
         Field(
             alias="resourceID",
-            description="Immutable. Optional. The CloudSearchDataSource ID used for creation and acquisition.",
+            description="Optional. The service-generated ID of an existing CloudSearchDataSource to acquire.",
         ),
     ] = None
     return_thumbnail_urls: Annotated[

@@ -9,7 +9,7 @@ from __future__ import annotations
 from kccgen.contract import (
     Adapter,
     Call,
-    CreateWithNameInBody,
+    CreateServiceAssigned,
     DeleteAtPath,
     Lro,
     UpdateMaskInQuery,
@@ -25,11 +25,12 @@ ADAPTER = Adapter(
     template="projects/{project}/models/{model}",
     id_param="model",
     get=Call(method="get", params=(("name", "projects/{project}/models/{model}"),)),
-    create=CreateWithNameInBody(
+    create=CreateServiceAssigned(
         call=Call(
             method="create", params=(("parent", "projects/{project}"),), lro=Lro.GOOGLE_LONGRUNNING
         ),
-        full_name=True,
+        find=Call(method="list", params=(("parent", "projects/{project}"),)),
+        items_field="models",
     ),
     update=UpdateMaskInQuery(
         call=Call(

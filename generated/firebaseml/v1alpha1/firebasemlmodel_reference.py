@@ -25,7 +25,7 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(("project", "projectRef", "Project"), ("model", "resourceID", "")),
-    id_generation="user",
+    id_generation="service",
 )
 
 #: Reference fields of FirebaseMLModel objects (path under spec -> target Kind).

@@ -84,7 +84,7 @@ class FirebaseMLModelSpec(KRMModel):
         str | None,
         Field(
             alias="resourceID",
-            description="Immutable. Optional. The FirebaseMLModel ID used for creation and acquisition.",
+            description="Optional. The service-generated ID of an existing FirebaseMLModel to acquire.",
         ),
     ] = None
     state: Annotated[ModelState | None, Field(description="State common to all model types.")] = (

@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithNameInBody, DeleteAtPath, UpdateMaskInQuery
+from kccgen.contract import Adapter, Call, CreateServiceAssigned, DeleteAtPath, UpdateMaskInQuery
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -19,8 +19,10 @@ ADAPTER = Adapter(
     get=Call(
         method="get", params=(("name", "locations/{location}/placeActionLinks/{placeActionLink}"),)
     ),
-    create=CreateWithNameInBody(
-        call=Call(method="create", params=(("parent", "locations/{location}"),)), full_name=True
+    create=CreateServiceAssigned(
+        call=Call(method="create", params=(("parent", "locations/{location}"),)),
+        find=Call(method="list", params=(("parent", "locations/{location}"),)),
+        items_field="placeActionLinks",
     ),
     update=UpdateMaskInQuery(
         call=Call(

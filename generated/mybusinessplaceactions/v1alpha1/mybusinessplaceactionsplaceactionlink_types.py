@@ -80,7 +80,7 @@ class MyBusinessPlaceActionsPlaceActionLinkSpec(KRMModel):
         str | None,
         Field(
             alias="resourceID",
-            description="Immutable. Optional. The MyBusinessPlaceActionsPlaceActionLink ID used for creation and acquisition.",
+            description="Optional. The service-generated ID of an existing MyBusinessPlaceActionsPlaceActionLink to acquire.",
         ),
     ] = None
     uri: Annotated[str, Field(description="Required. The link uri.")]
