@@ -279,10 +279,13 @@ class UpdateMerge:
 
 @dataclass(frozen=True)
 class UpdateReplace:
-    """PUT the whole resource: the live resource with the changed fields applied."""
+    """PUT the whole resource: the live resource with the changed fields applied.
+    ``resource_field``: the request field that wraps it (contentwarehouse's
+    ``UpdateRuleSetRequest.ruleSet``, no mask); "": the body is the resource."""
 
     call: Call
     guard: Guard = field(default_factory=NoGuard)
+    resource_field: str = ""
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,9 @@ class Call:
         # collection and the resource's ID travels in the query parameter named after
         # the get path's last placeholder
         if self.route.role in ("update", "delete") and "get" in self.coll.methods:
+            mine, got = self.method.path.split(":", 1)[0], self.coll.get.path.split(":", 1)[0]
+            if mine.startswith(got + "/") and "/" not in mine[len(got) + 1 :]:
+                return key.rsplit("/", 1)[0]  # a verb segment after the name: compute's {policy}/delete
             own = self.method.path.split(":", 1)[0].rsplit("/", 1)[-1]
             last = self.coll.get.path.split(":", 1)[0].rsplit("/", 1)[-1]
             name = last.strip("{}+")

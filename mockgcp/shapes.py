@@ -135,6 +135,10 @@ def update_shape(doc: DiscoveryDoc, coll: Collection, method: Method) -> UpdateS
         props = doc.schemas[req].properties
         wrapper = next((n for n, p in sorted(props.items()) if p.ref == coll.schema), None)
         mask = next((n for n, p in sorted(props.items()) if _is_mask(p)), None)
+        # or in an options object beside the resource (contentwarehouse's updateOptions.updateMask)
+        nested = next(((n, m, q) for n, p in sorted(props.items()) if mask is None and p.ref in doc.schemas for m, q in sorted(doc.schemas[p.ref].properties.items()) if _is_mask(q)), None)
+        if wrapper is not None and nested is not None:
+            return UpdateShape(wrapper, "body", f"{nested[0]}.{nested[1]}", nested[2].description or "", put)
         if wrapper is not None:
             doc_text = (props[mask].description or "") if mask else ""
             return UpdateShape(wrapper, "body" if mask else "none", mask, doc_text, put)

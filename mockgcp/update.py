@@ -84,7 +84,7 @@ def valid_path(api: Api, schema: str, path: str) -> bool:
 
 
 def _mask(c: Call, body: dict[str, Any], mask_in: str, mask_name: str | None) -> list[str] | None:
-    raw = body.get(mask_name or "") if mask_in == "body" else (c.param(mask_name or "") if mask_in == "query" else None)
+    raw = get_path(body, mask_name or "") if mask_in == "body" else (c.param(mask_name or "") if mask_in == "query" else None)
     if not isinstance(raw, str) or not raw:
         return None
     return [camel(p.strip()) for p in raw.split(",") if p.strip()]

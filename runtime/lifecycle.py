@@ -355,8 +355,10 @@ class Lifecycle:
             raise StepFailed("export", f"applying the exported manifest of {ext} sent {calls}, not one GET: it does not apply back unchanged")
 
     def _check_update(self, a: Adapter, changed: str, calls: list[str], sent: list[Sent]) -> None:
-        gets = [c for c in calls if c.startswith("GET ") and "operations." not in c.lower()]
-        writes = [c for c in calls if not c.startswith("GET ")]
+        # a read is a GET or the get method by whatever verb (contentwarehouse's POST documents:get)
+        read = f"{a.doc} {'.'.join(a.resource)}.{a.get.method}"
+        gets = [c for c in calls if (c.startswith("GET ") and "operations." not in c.lower()) or c.split(" ", 1)[-1] == read]
+        writes = [c for c in calls if not c.startswith("GET ") and c.split(" ", 1)[-1] != read]
         # an entry of a parent without a concurrency token is read again in its
         # writer's turn and read back after (runtime.entries)
         reads = 3 if entries.unguarded(a) else 1
@@ -370,7 +372,7 @@ class Lifecycle:
             case UpdateMaskInQuery(mask_param=param):
                 mask = str(s.extra.get(param, ""))
             case UpdateMaskInBody(mask_field=mf):
-                mask = str((s.body or {}).get(mf, ""))
+                mask = str(at_path(s.body or {}, mf) or "")  # or in an options object: updateOptions.updateMask
             case UpdateMerge(guard=guard):
                 token = getattr(guard, "field", "")
                 mask = ",".join(sorted(k for k in (s.body or {}) if k != token))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, assert_never
 
 from kccgen.contract import (
@@ -186,11 +186,13 @@ def update_request(a: Adapter, desired: dict[str, Any], actual: dict[str, Any], 
         case UpdateMaskInQuery(call=call, mask_param=mask_param):
             return Request(call, changed, {mask_param: mask})
         case UpdateMaskInBody(call=call, resource_field=resource_field, mask_field=mask_field):
-            return Request(call, {resource_field: changed, mask_field: mask})
+            # the mask may sit in an options object beside the resource (updateOptions.updateMask)
+            return Request(call, with_path({resource_field: changed}, mask_field, mask))
         case UpdateMerge(call=call, guard=guard):
             return _guarded(call, guard, _merge_patch(a, desired, actual, changed, paths), actual)
-        case UpdateReplace(call=call, guard=guard):
-            return _guarded(call, guard, _replaced(desired, actual, paths), actual)
+        case UpdateReplace(call=call, guard=guard, resource_field=wrapper):
+            req = _guarded(call, guard, _replaced(desired, actual, paths), actual)
+            return replace(req, body={wrapper: req.body}) if wrapper else req
         case UpdateEntry(entry=entry):
             # the whole entry, changed: runtime.entries replaces it in the parent's list
             return Request(entry.call, _replaced(desired, actual, paths))

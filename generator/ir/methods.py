@@ -427,6 +427,19 @@ def _guard(ctx: _Ctx, update: MethodIR, named: str | None = None) -> Guard:
     return NoGuard()
 
 
+def body_mask(doc: DiscoveryDoc, request: str) -> str | None:
+    """The request's field mask, or one in an options object beside the resource
+    (contentwarehouse's ``UpdateDocumentRequest.updateOptions.updateMask``): dotted."""
+    props = doc.schemas[request].properties
+    mask = next((n for n, p in sorted(props.items()) if _is_mask(p)), None)
+    if mask is not None:
+        return mask
+    return next(
+        (f"{n}.{m}" for n, p in sorted(props.items()) if p.ref in doc.schemas for m, q in sorted(doc.schemas[p.ref].properties.items()) if _is_mask(q)),
+        None,
+    )
+
+
 def _mask_param(ctx: _Ctx, raw: Method) -> str | None:
     return next((n for n, p in sorted(raw.parameters.items()) if p.location == "query" and (n == "updateMask" or p.format == "google-fieldmask")), None)
 
@@ -438,7 +451,10 @@ def infer_update(ctx: _Ctx, update: MethodIR | None, raw: Method | None) -> Upda
     if update.request is not None and update.request != ctx.schema:
         props = ctx.doc.schemas[update.request].properties
         resource_field = next((n for n, p in sorted(props.items()) if p.ref == ctx.schema), None)
-        mask = next((n for n, p in sorted(props.items()) if _is_mask(p)), None)
+        mask = body_mask(ctx.doc, update.request)
+        if resource_field is not None and mask is None and update.http_method in ("PATCH", "PUT"):
+            # the whole resource, wrapped: contentwarehouse's UpdateRuleSetRequest{ruleSet}
+            return UpdateReplace(call, _guard(ctx, update), resource_field=resource_field)
         if resource_field is None or mask is None:
             raise UnsupportedShape(update.location, f"{update.request} does not carry both the {ctx.schema} and a field mask")
         return UpdateMaskInBody(call, resource_field, mask)
@@ -504,6 +520,13 @@ def configured_delete(ctx: _Ctx, delete: MethodIR | None, d: DeleteMethod) -> De
 def infer_delete(ctx: _Ctx, delete: MethodIR | None) -> DeleteShape:
     if delete is None:
         return NoDelete()
+    if delete.http_method == "POST" and re.search(r"[:/]delete$", delete.path) and delete.request is not None:
+        # a delete verb on the resource's own name whose request is all optional
+        # (contentwarehouse's documents:delete {requestMetadata}, compute's
+        # globalVmExtensionPolicies/{p}/delete {rollout options}): sent empty
+        needed = sorted(n for n, p in ctx.doc.schemas[delete.request].properties.items() if re.match(r"\s*Required\b", p.description or ""))
+        if not needed:
+            return DeleteByVerb(delete.call())
     if delete.http_method != "DELETE" or delete.request is not None:
         raise UnsupportedShape(delete.location, f"a delete by {delete.http_method}{' with a body' if delete.request else ''} is not a DELETE of the resource path")
     return DeleteAtPath(delete.call())
