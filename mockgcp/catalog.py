@@ -176,6 +176,14 @@ def body_id_field(doc: DiscoveryDoc, schema: str, get: Method) -> str:
                 return f"{pname}.{ph}"
     if "name" in props:
         return "name"
+    if ph == "name" and get.flat_path:  # v1/{+name}: the collection is in the flat path
+        flat = get.flat_path.split(":", 1)[0].split("/")
+        prev = flat[-2] if len(flat) > 1 and _PLACEHOLDER.match(flat[-1]) else prev
+    # no name: a field named after the collection (firebasehosting's Domain.domainName, ml's Job.jobId)
+    singular = collection_param(prev) if prev and not _PLACEHOLDER.match(prev) else ""
+    for own in (f"{singular}Name", f"{singular}Id") if singular else ():
+        if own in props and props[own].type == "string":
+            return own
     return "id" if "id" in props else "name"
 
 
