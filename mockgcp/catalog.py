@@ -200,6 +200,7 @@ def _service_assigned(doc: DiscoveryDoc, schema: str, id_field: str) -> str:
 def _apply(coll: Collection, overrides: list[Override]) -> Collection:
     imm, out, sa, req, must = set(coll.immutable), set(coll.output_only), coll.service_assigned, dict(coll.requires), set(coll.required)
     dflt = dict(coll.defaults)
+    idf = next((o.id_field for o in overrides if o.id_field), coll.id_field)
     for o in overrides:
         must |= o.required
         dflt.update(o.defaults)
@@ -210,7 +211,7 @@ def _apply(coll: Collection, overrides: list[Override]) -> Collection:
         if o.service_assigned_id:
             sa = sa or f"{o.where}: {o.reason}"
     return Collection(
-        coll.api, coll.resource, coll.schema, coll.prefix, coll.methods, frozenset(out), frozenset(imm), coll.input_only, sa, coll.id_field, tuple(sorted(req.items())), frozenset(must),
+        coll.api, coll.resource, coll.schema, coll.prefix, coll.methods, frozenset(out), frozenset(imm), coll.input_only, sa, idf, tuple(sorted(req.items())), frozenset(must),
         coll.id_fields,
         tuple(sorted(dflt.items())),
     )

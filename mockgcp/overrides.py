@@ -20,8 +20,8 @@ from kccgen.discovery.errors import SpecError, did_you_mean, json_path
 
 OVERRIDES_FILE = Path(__file__).resolve().parent / "overrides.yaml"
 
-_KEYS = ("api", "resource", "reason", "immutable", "outputOnly", "settable", "serviceAssignedId", "requires", "required", "defaults")
-_FACTS = ("immutable", "outputOnly", "settable", "serviceAssignedId", "requires", "required", "defaults")
+_KEYS = ("api", "resource", "reason", "immutable", "outputOnly", "settable", "serviceAssignedId", "idField", "requires", "required", "defaults")
+_FACTS = ("immutable", "outputOnly", "settable", "serviceAssignedId", "idField", "requires", "required", "defaults")
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,9 @@ class Override:
     output_only: frozenset[str] = frozenset()
     settable: frozenset[str] = frozenset()  # Discovery says output-only, yet a create takes and keeps them
     service_assigned_id: bool = False
+    # the (dotted) resource field a create names it by, where the document does not
+    # say: appengine's FirewallRule.priority, run's DomainMapping.metadata.name
+    id_field: str = ""
     # field -> the collection (resource path, same API) whose resource it must
     # name on create: a subscription's topic must exist (404 otherwise).
     requires: tuple[tuple[str, str], ...] = ()
@@ -69,6 +72,9 @@ def _entry(file: str, i: int, raw: Any) -> Override:
     sa = raw.get("serviceAssignedId", False)
     if not isinstance(sa, bool):
         raise SpecError(file, json_path("overrides", i, "serviceAssignedId"), "expected true or false")
+    idf = raw.get("idField", "")
+    if not isinstance(idf, str):
+        raise SpecError(file, json_path("overrides", i, "idField"), "expected a (dotted) field name")
     return Override(
         api=raw["api"],
         resource=raw["resource"],
@@ -77,6 +83,7 @@ def _entry(file: str, i: int, raw: Any) -> Override:
         output_only=_fields(file, i, "outputOnly", raw["outputOnly"]) if "outputOnly" in raw else frozenset(),
         settable=_fields(file, i, "settable", raw["settable"]) if "settable" in raw else frozenset(),
         service_assigned_id=sa,
+        id_field=idf,
         requires=tuple(sorted(req.items())),
         required=_fields(file, i, "required", raw["required"]) if "required" in raw else frozenset(),
         defaults=tuple(sorted((k, json.dumps(v, sort_keys=True)) for k, v in dflt.items())),
@@ -124,6 +131,8 @@ def check_override(o: Override, collections: Mapping[str, Mapping[str, Any]], sc
     for key, names in (("immutable", o.immutable), ("outputOnly", o.output_only), ("settable", o.settable), ("required", o.required), ("defaults", frozenset(k for k, _ in o.defaults))):
         for name in sorted(names - have):
             raise SpecError(file, f"{ptr}/{key}", f"{o.api} {o.resource} has no top-level field {name!r}{did_you_mean(name, have)}")
+    if o.id_field and o.id_field.split(".")[0] not in have:
+        raise SpecError(file, f"{ptr}/idField", f"{o.api} {o.resource} has no top-level field {o.id_field.split('.')[0]!r}{did_you_mean(o.id_field, have)}")
     for name, target in o.requires:
         if name not in have:
             raise SpecError(file, f"{ptr}/requires/{name}", f"{o.api} {o.resource} has no top-level field {name!r}{did_you_mean(name, have)}")

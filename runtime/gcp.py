@@ -482,9 +482,10 @@ class Gcp:
                 if style is Lro.LOCATED and "/" not in name:
                     name = f"{located_parent(template_value(a.template, values))}/operations/{name}"
                 for key, getter in sorted(a.operations, key=lambda kv: -len(kv[1].pattern)):
-                    if getter.pattern and re.match(getter.pattern, name):
-                        param = getter.params[0][0]
-                        req = self._resource(a.doc, getter.resource).get(**{param: name})
+                    if getter.pattern and (m := re.match(getter.pattern, name)):
+                        # the whole name in one parameter, or (named groups) its parts (appengine's appsId, operationsId)
+                        kwargs = m.groupdict() or {getter.params[0][0]: name}
+                        req = self._resource(a.doc, getter.resource).get(**kwargs)
                         return self.execute(f"{a.doc} {key}.get", req, project=values.get("project", ""))
                 raise GcpError(0, f"no operations.get in {a.doc} for {name!r}")
             case Lro.COMPUTE:

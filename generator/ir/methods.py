@@ -53,7 +53,7 @@ from kccgen.discovery.behaviours import service_assigned_id
 from kccgen.discovery.document import DiscoveryDoc, JsonSchema, Method, Resource, iter_resources
 from kccgen.discovery.errors import SpecError, json_path
 from kccgen.discovery.operations import operation_style
-from kccgen.discovery.paths import collection_param, param_templates
+from kccgen.discovery.paths import collection_param, param_templates, rest_prefix
 from kccgen.generator.ir.model import MethodIR, Methods
 from kccgen.generator.ir.routes import routed_update
 from kccgen.generator.spec.kinds import (
@@ -124,9 +124,19 @@ def _operations(doc: DiscoveryDoc) -> tuple[tuple[str, OperationGetter], ...]:
     for dotted, res in iter_resources(doc):
         get = res.methods.get("get")
         if dotted.lower().endswith("operations") and get is not None:
-            pattern = next((p.pattern for p in get.parameters.values() if p.location == "path" and p.pattern), "")
+            pattern = next((p.pattern for p in get.parameters.values() if p.location == "path" and p.pattern), "") or _named_pattern(get)
             out.append((dotted, OperationGetter(tuple(dotted.split(".")), param_templates(get), pattern or "")))
     return tuple(out)
+
+
+def _named_pattern(get: Method) -> str:
+    """An operations.get of simple parameters (appengine's v1/apps/{appsId}/operations/{operationsId}):
+    the operation names it serves, each parameter a named group the runtime fills from the name."""
+    path = get.flat_path or get.path
+    rest = path[len(rest_prefix(path)) :]
+    if "{+" in rest or not rest or not all(p.location != "path" or "{" + n + "}" in rest for n, p in get.parameters.items()):
+        return ""
+    return "^" + re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]+)", re.escape(rest)) + "$"
 
 
 def method_location(doc: DiscoveryDoc, dotted: str, name: str) -> str:

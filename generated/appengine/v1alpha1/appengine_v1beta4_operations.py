@@ -12,5 +12,6 @@ OPERATIONS: dict[str, OperationGetter] = {
     "apps.operations": OperationGetter(
         resource=("apps", "operations"),
         params=(("appsId", "{appsId}"), ("operationsId", "{operationsId}")),
+        pattern="^apps/(?P<appsId>[^/]+)/operations/(?P<operationsId>[^/]+)$",
     ),
 }

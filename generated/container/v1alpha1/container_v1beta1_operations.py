@@ -17,5 +17,6 @@ OPERATIONS: dict[str, OperationGetter] = {
     "projects.zones.operations": OperationGetter(
         resource=("projects", "zones", "operations"),
         params=(("operationId", "{operationId}"), ("projectId", "{projectId}"), ("zone", "{zone}")),
+        pattern="^projects/(?P<projectId>[^/]+)/zones/(?P<zone>[^/]+)/operations/(?P<operationId>[^/]+)$",
     ),
 }

@@ -16,6 +16,7 @@ OPERATIONS: dict[str, OperationGetter] = {
             ("operation", "{operation}"),
             ("project", "{project}"),
         ),
+        pattern="^projects/(?P<project>[^/]+)/managedZones/(?P<managedZone>[^/]+)/operations/(?P<operation>[^/]+)$",
     ),
     "operations": OperationGetter(
         resource=("operations",),

@@ -10,6 +10,8 @@ from kccgen.contract import OperationGetter
 
 OPERATIONS: dict[str, OperationGetter] = {
     "operations": OperationGetter(
-        resource=("operations",), params=(("bucket", "{bucket}"), ("operationId", "{operationId}"))
+        resource=("operations",),
+        params=(("bucket", "{bucket}"), ("operationId", "{operationId}")),
+        pattern="^b/(?P<bucket>[^/]+)/operations/(?P<operationId>[^/]+)$",
     ),
 }
