@@ -103,6 +103,9 @@ class CreateWithNameInBody:
     name_field: str = "name"
     inputs: tuple[CreateInput, ...] = ()
     full_name: bool = False  # the field takes the full resource name (AIP-style {+parent} APIs), not the short ID
+    # the resource fields the create request takes, where it is a request of its own
+    # (licensing's LicenseAssignmentInsert{userId}); None: the body is the resource
+    request_fields: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)

@@ -68,8 +68,9 @@ def populate(
         sent = (old or {}).get("name") if old is not None else res.get("name")
         short = short_names(api.doc, coll) and not (isinstance(sent, str) and "/" in sent)
         res["name"] = key.rsplit("/", 1)[-1] if short else key
-    elif created and coll.service_assigned and "." not in coll.id_field and coll.id_field in props:
-        res[coll.id_field] = key.rsplit("/", 1)[-1]  # the ID the service picked (calendar's id)
+    elif created and "." not in coll.id_field and coll.id_field in props and (coll.service_assigned or res.get(coll.id_field) in (None, "")):
+        # the ID the service picked (calendar's id; Apps Script's scriptId, which the request cannot carry)
+        res[coll.id_field] = key.rsplit("/", 1)[-1]
     f = Fill(api.doc, coll.schema, props, coll.output_only, res, key, project, created, old, now, rfc3339(now), state.digits, state.token)
     for t in _TIME_FIELDS:
         if t in props and t in coll.output_only and (created or t in ("updateTime", "updated")):

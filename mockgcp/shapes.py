@@ -80,6 +80,7 @@ def create_shape(doc: DiscoveryDoc, coll: Collection, method: Method) -> CreateS
     req = request_schema(method)
     body: Literal["resource", "wrapper", "flat"] = "resource"
     wrapper = req_id = None
+    cannot_name = False
     inputs: tuple[str, ...] = ()
     if req is not None and req != coll.schema:
         props = doc.schemas[req].properties
@@ -96,14 +97,23 @@ def create_shape(doc: DiscoveryDoc, coll: Collection, method: Method) -> CreateS
             body = "flat"
             have = doc.schemas[coll.schema].properties
             inputs = tuple(sorted(n for n in props if n not in have))
+            # a flat request names the resource by the field named after the collection
+            # (licensing's userId), never by another *Id (Apps Script's parentId, its folder)
+            segment = (method.flat_path or method.path).rstrip("/").split("/")[-1].split(":")[0]
+            req_id = req_id if req_id == f"{collection_param(segment)}Id" else None
+            # nor can it carry the resource's own ID field: the service picks it (below)
+            cannot_name = req_id is None and coll.id_field.split(".")[0] not in props
     shape = CreateShape("body-name", body=body, resource_field=wrapper, inputs=inputs)
-    if method.http_method == "PUT":
-        return _with(shape, "url")
+    get = coll.methods.get("get")
+    if method.http_method == "PUT" or (get is not None and method.path.split(":")[0] == get.path.split(":")[0]):
+        return _with(shape, "url")  # at its own path (a POST there makes a singleton: content's checkoutsettings)
     q = id_query_param(method)
     if q is not None:
         return _with(shape, "query", q)
     if req_id is not None:
         return _with(shape, "request", req_id)
+    if cannot_name:
+        return _with(shape, "service")
     if wrapper is not None:
         # the wrapped resource's own <x>Id names it: merchant's {promotion: {promotionId: id}}
         segment = (method.flat_path or method.path).rstrip("/").split("/")[-1].split(":")[0]

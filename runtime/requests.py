@@ -100,7 +100,9 @@ def create_request(a: Adapter, payload: dict[str, Any], rid: str, full_name: str
             return Request(call, body, query)
         case CreateWithIdParam(call=call, id_param=id_param):
             return Request(call, {**payload, **beside}, {id_param: rid, **query})
-        case CreateWithNameInBody(call=call, name_field=name_field, full_name=full):
+        case CreateWithNameInBody(call=call, name_field=name_field, full_name=full, request_fields=taken):
+            if taken is not None:  # a request of its own: only the resource fields it takes
+                payload = {k: v for k, v in payload.items() if k in taken}
             if not rid and not full:  # no ID of its own: the body's fields are the identity (rrsets/{name}/{type})
                 return Request(call, {**payload, **beside}, query)
             given = _get(payload, name_field)

@@ -110,6 +110,7 @@ class _Ctx:
     schema: str
     id_placeholder: str = ""  # the get path's last parameter ({datasetId}, {id}); "" when unknown
     id_collection: str = ""  # the literal segment before it (addresses, orgunits); "" when none
+    get_path: str = ""  # the get method's path: a create POSTed to it makes a singleton
 
     def where(self, role: str, *key: str) -> str:
         return json_path("kinds", self.index, "methods", role, *key)
@@ -262,6 +263,43 @@ def id_in_body(ctx: _Ctx, placeholder: str) -> tuple[str, bool] | None:
     return None
 
 
+def _flat_create(ctx: _Ctx, create: MethodIR, raw: Method, call: Call) -> CreateShape | None:
+    """A POST of a request of its own, neither the resource nor wrapping it, whose
+    fields the resource mostly has: the spec's fields it takes travel in it, the
+    rest are create inputs. The ID is the request's field named after the
+    collection (licensing's userId, postmaster's domainId), else a resource field
+    it carries (a track's ``track``), else the service picks it (Apps Script's
+    scriptId, which CreateProjectRequest cannot carry). None: no such reading
+    (the request shares no field with the resource and names nothing)."""
+    assert create.request is not None
+    request_props = ctx.doc.schemas[create.request].properties
+    resource_props = ctx.doc.schemas[ctx.schema].properties
+    if create.response != ctx.schema:
+        return None  # the answer is not the resource: nothing to read the ID from
+    collection = create.flat_path.rstrip("/").split("/")[-1].split(":")[0]
+    own = f"{collection_param(collection)}Id"
+    usable = {n for n, p in request_props.items() if not _NO_EFFECT.search(p.description or "") and not _DEPRECATED.search(p.description or "") and n not in create.path_params}
+    carried = tuple(sorted(n for n in usable if n in resource_props and n != own))
+    found = id_in_body(ctx, ctx.id_placeholder)
+    if create.path.split(":")[0] == ctx.get_path.split(":")[0]:
+        # POSTed to its own path: a singleton (content's checkoutsettings of a merchant)
+        inputs = tuple(CreateInput(n, Where.BODY) for n in sorted(usable - set(carried)))
+        return CreateAtPath(call, None, carried, inputs + _query_inputs(ctx, create, raw, set()))
+    if own in usable and request_props[own].type == "string":
+        inputs = tuple(CreateInput(n, Where.BODY) for n in sorted(usable - set(carried) - {own}))
+        return CreateWithNameInBody(call, own, inputs + _query_inputs(ctx, create, raw, set()), request_fields=carried)
+    if not carried or found is None:
+        return None
+    inputs = tuple(CreateInput(n, Where.BODY) for n in sorted(usable - set(carried)))
+    field, assigned = found
+    if field in carried and not assigned:
+        return CreateWithNameInBody(call, field, inputs + _query_inputs(ctx, create, raw, set()), request_fields=carried)
+    if field not in usable:
+        # the request cannot carry the ID: the service picks it and answers with the resource
+        return CreateServiceAssigned(call, inputs + _query_inputs(ctx, create, raw, set()), field, request_fields=carried)
+    return None
+
+
 def _short_name(prop: JsonSchema) -> bool:
     """A name field described as a short name: said to be one, with no path format
     (Cloud Tasks' ``projects/.../tasks/TASK_ID``, an AIP ``Identifier.``): GKE's
@@ -301,6 +339,10 @@ def infer_create(ctx: _Ctx, create: MethodIR | None, raw: Method | None) -> Crea
                 raise UnsupportedShape(create.location, f"{create.request} wraps {ctx.schema} but carries no *Id field for a POST")
             inputs = body_inputs + _query_inputs(ctx, create, raw, set())
             return CreateWrapped(call, id_field, resource_field, inputs, full_name=full)
+        if create.http_method == "POST":
+            flat = _flat_create(ctx, create, raw, call)
+            if flat is not None:
+                return flat
         if create.http_method != "PUT":
             raise UnsupportedShape(
                 create.location, f"{create.request} neither is nor wraps {ctx.schema}, and the create is a {create.http_method}, not a PUT to the resource path"
@@ -676,7 +718,7 @@ def resolve_methods(file: str, index: int, cfg: KindConfig, doc: DiscoveryDoc, r
         # v1/{+name}: the collection is in the flat path (sites/{sitesId}/domains/{domainsId})
         flat = get.flat_path.split(":", 1)[0].split("/")
         collection = flat[-2] if len(flat) > 1 and flat[-1].startswith("{") else collection
-    ctx = _Ctx(file, index, cfg, doc, cfg.resource, get.response, placeholder, "" if collection.startswith("{") else collection)
+    ctx = _Ctx(file, index, cfg, doc, cfg.resource, get.response, placeholder, "" if collection.startswith("{") else collection, get.path)
     owner = res
     if mc.create is not None and mc.create.resource is not None:  # a method of another resource (the parent's)
         owner = doc.resource(mc.create.resource, file, json_path("overrides" if index < 0 else "kinds", cfg.resource if index < 0 else index, "methods", "create", "resource"))
