@@ -162,6 +162,34 @@ class DiscoveryDoc(_Model):
         yield from walk_methods(self, ())
 
 
+def schema_paths(doc: DiscoveryDoc, start: str, target: str, depth: int = 3) -> list[str]:
+    """Every dotted path of object fields from schema ``start`` to a field of
+    schema ``target`` within ``depth`` steps ("" when ``start`` is ``target``):
+    sqladmin's SslCertsInsertResponse holds an SslCert at ``serverCaCert`` and
+    at ``clientCert.certInfo``."""
+    found: list[str] = []
+    frontier = [(start, "")]
+    for _ in range(depth + 1):
+        nxt = []
+        for schema, path in frontier:
+            if schema == target:
+                found.append(path)
+                continue
+            node = doc.schemas.get(schema)
+            for name, prop in sorted(node.properties.items()) if node is not None else ():
+                if prop.ref:
+                    nxt.append((prop.ref, f"{path}.{name}" if path else name))
+        frontier = nxt
+    return found
+
+
+def schema_path(doc: DiscoveryDoc, start: str, target: str, depth: int = 3) -> str | None:
+    """The one path of :func:`schema_paths`; None when there is none or several
+    (which of them holds the new resource, the document does not say)."""
+    found = schema_paths(doc, start, target, depth)
+    return found[0] if len(found) == 1 else None
+
+
 def iter_resources(doc: DiscoveryDoc) -> Iterator[tuple[str, Resource]]:
     """Every resource of the document, depth first in name order, as (dotted path, resource)."""
 

@@ -137,6 +137,10 @@ class CreateServiceAssigned:
     # the request field that wraps the resource (healthcare's CreateMessageRequest.message,
     # dlp's CreateConnectionRequest.connection); "": the body is the resource
     resource_field: str = ""
+    # where the create's answer holds the resource, when it is not the answer
+    # itself: sqladmin's SslCertsInsertResponse.clientCert.certInfo (the
+    # private key beside it is dropped); "": the answer is the resource (or an operation)
+    answer_field: str = ""
     # After a lost answer or a crash, the resource may exist under an ID nobody
     # was told: ``find`` lists the collection (same parent as the create) and
     # ``items_field`` holds the list answer's resources. ``label_field``: a

@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kccgen.discovery.document import Method
+from kccgen.discovery.document import Method, schema_path
 from kccgen.mockgcp.apis import CreateInputs
 from kccgen.mockgcp.catalog import Api, Collection, Route
 from kccgen.mockgcp.errors import already_exists, invalid, not_found, precondition
@@ -207,7 +207,18 @@ def create(eng: MockGCP, c: Call) -> Response:
     if c.lro_error is None:
         eng.state.resources[sk] = resource
         eng.state.meta[sk] = {"project": project}
-    return respond(eng, c.api, c.coll, "create", key, resource, c.lro_error, lro_style(c.api.doc, c.method))
+    answer = respond(eng, c.api, c.coll, "create", key, resource, c.lro_error, lro_style(c.api.doc, c.method))
+    wrapped = c.method.response.ref if c.method.response and c.method.response.ref != c.coll.schema and lro_style(c.api.doc, c.method) == "none" else None
+    custom = c.api.profile.create_answer(c.method.id, answer.body) if wrapped and isinstance(answer.body, dict) else None
+    if custom is not None:
+        return Response(answer.status, custom)
+    at = schema_path(c.api.doc, wrapped, c.coll.schema) if wrapped else None
+    if at:  # the answer holds the resource at the one path of its schema
+        body: Any = answer.body
+        for part in reversed(at.split(".")):
+            body = {part: body}
+        return Response(answer.status, body)
+    return answer
 
 
 def delete(eng: MockGCP, c: Call) -> Response:

@@ -773,6 +773,9 @@ class Reconciler:
             _settled(obj)
             return self._finish(obj, False, "UpdateFailed", f"create of {ext or a.kind} failed: {e}", events)
         _settled(obj)
+        if isinstance(a.create, CreateServiceAssigned) and a.create.answer_field and isinstance(result, dict):
+            # the resource inside the answer; what is beside it (sqladmin's private key) is dropped here
+            result = at_path(result, a.create.answer_field)
         result = without_marks(a, result)
         if isinstance(a.create, CreateByVerb):
             result = None  # the verb answers with its own response: read the resource itself

@@ -50,7 +50,15 @@ from kccgen.contract import (
     Where,
 )
 from kccgen.discovery.behaviours import service_assigned_id
-from kccgen.discovery.document import DiscoveryDoc, JsonSchema, Method, Resource, iter_resources
+from kccgen.discovery.document import (
+    DiscoveryDoc,
+    JsonSchema,
+    Method,
+    Resource,
+    iter_resources,
+    schema_path,
+    schema_paths,
+)
 from kccgen.discovery.errors import SpecError, json_path
 from kccgen.discovery.operations import operation_style
 from kccgen.discovery.paths import collection_param, param_templates, rest_prefix
@@ -274,8 +282,11 @@ def _flat_create(ctx: _Ctx, create: MethodIR, raw: Method, call: Call) -> Create
     assert create.request is not None
     request_props = ctx.doc.schemas[create.request].properties
     resource_props = ctx.doc.schemas[ctx.schema].properties
-    if create.response != ctx.schema:
-        return None  # the answer is not the resource: nothing to read the ID from
+    # the answer is the resource, an operation that resolves to it, or holds it
+    # (sqladmin's SslCertsInsertResponse.clientCert.certInfo); else nothing tells the ID
+    answer = "" if create.response == ctx.schema or create.lro is not Lro.NONE else schema_path(ctx.doc, create.response or "", ctx.schema)
+    if answer is None:
+        return None
     collection = create.flat_path.rstrip("/").split("/")[-1].split(":")[0]
     own = f"{collection_param(collection)}Id"
     usable = {n for n, p in request_props.items() if not _NO_EFFECT.search(p.description or "") and not _DEPRECATED.search(p.description or "") and n not in create.path_params}
@@ -296,7 +307,7 @@ def _flat_create(ctx: _Ctx, create: MethodIR, raw: Method, call: Call) -> Create
         return CreateWithNameInBody(call, field, inputs + _query_inputs(ctx, create, raw, set()), request_fields=carried)
     if field not in usable:
         # the request cannot carry the ID: the service picks it and answers with the resource
-        return CreateServiceAssigned(call, inputs + _query_inputs(ctx, create, raw, set()), field, request_fields=carried)
+        return CreateServiceAssigned(call, inputs + _query_inputs(ctx, create, raw, set()), field, request_fields=carried, answer_field=answer)
     return None
 
 
@@ -443,7 +454,11 @@ def configured_create(ctx: _Ctx, create: MethodIR | None, raw: Method | None, c:
         if f not in request_props:
             raise ctx.error("create", f"input {f!r} is not a field of {create.request}", "inputs")
     flat_fields = tuple(sorted(f for f in request_props if f in resource_props)) if flat else None
-    return CreateServiceAssigned(call, request_inputs + _query_inputs(ctx, create, raw, set()), request_fields=flat_fields)
+    if c.id_field is not None and c.id_field not in resource_props:
+        raise ctx.error("create", f"{ctx.schema} has no {c.id_field} field", "idField")
+    if c.answer is not None and c.answer not in schema_paths(ctx.doc, create.response or "", ctx.schema):
+        raise ctx.error("create", f"{create.response} holds no {ctx.schema} at {c.answer!r} (have: {', '.join(schema_paths(ctx.doc, create.response or '', ctx.schema)) or 'none'})", "answer")
+    return CreateServiceAssigned(call, request_inputs + _query_inputs(ctx, create, raw, set()), c.id_field or "name", request_fields=flat_fields, answer_field=c.answer or "")
 
 
 # Labels maps a create can carry a one-time mark in; monitoring's NotificationChannel

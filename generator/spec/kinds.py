@@ -138,6 +138,9 @@ class CreateMethod(_Strict):
     # the method is another resource's of the document (dotted path): a secret version
     # is made by its secret's addVersion
     resource: str | None = None
+    # service-assigned: where the create's answer holds the resource, when it is not
+    # the answer (sqladmin's SslCertsInsertResponse: clientCert.certInfo)
+    answer: str | None = None
     body: dict[str, str] = Field(default_factory=dict)  # verb: fixed request fields, dotted path -> template ({param})
     params: dict[str, str] = Field(default_factory=dict)  # parameter -> template ({param}), beside or over the path's
     reason: str = Field(min_length=1)

@@ -140,6 +140,12 @@ class Profile:
         agent); None for any other method."""
         return None
 
+    def create_answer(self, method_id: str, resource: dict[str, Any]) -> dict[str, Any] | None:
+        """What a create whose answer holds the new resource among other things
+        answers (sqladmin's ``sslCerts.insert``: the cert and its private key);
+        None: the generic answer (the resource, or it at the one path that holds it)."""
+        return None
+
     def switched(self, method_id: str, resource: dict[str, Any]) -> dict[str, Any]:
         """What a switch's operation resolves to (the resource, unless wrapped)."""
         return resource
