@@ -170,6 +170,8 @@ def body_id_field(doc: DiscoveryDoc, schema: str, get: Method) -> str:
         for c in (ph, f"{ph}Name", f"{collection_param(prev)}Name" if prev else ""):
             if c in props and props[c].type == "string":
                 return c
+            if c in props and props[c].type == "integer" and service_assigned_id(props[c].description, props[c].read_only):
+                return c  # a number the service assigns (Apps Script's versionNumber)
         for pname, prop in sorted(props.items()):
             ref = doc.schemas.get(prop.ref) if prop.ref else None
             if pname.endswith("Reference") and ref is not None and ph in ref.properties:

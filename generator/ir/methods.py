@@ -249,8 +249,9 @@ def id_in_body(ctx: _Ctx, placeholder: str) -> tuple[str, bool] | None:
     generic = bool(ctx.id_collection) and placeholder == collection_param(ctx.id_collection) and "name" in props
     candidates = [placeholder, f"{placeholder}Name"] if placeholder not in ("name", "") and not generic else []
     for c in candidates:
-        if c in props and props[c].type == "string":
-            assigned = c == "id" or props[c].read_only or bool(_ASSIGNED.search(props[c].description or ""))
+        assigned = c in props and (c == "id" or props[c].read_only or bool(_ASSIGNED.search(props[c].description or "")))
+        # a number the service assigns names it too (Apps Script's versionNumber, a system APK's variantId)
+        if c in props and (props[c].type == "string" or (props[c].type == "integer" and assigned)):
             return c, assigned
     for pname, prop in sorted(props.items()):
         ref = ctx.doc.schemas.get(prop.ref) if prop.ref else None
