@@ -203,6 +203,8 @@ def _apply(coll: Collection, overrides: list[Override]) -> Collection:
     imm, out, sa, req, must = set(coll.immutable), set(coll.output_only), coll.service_assigned, dict(coll.requires), set(coll.required)
     dflt = dict(coll.defaults)
     idf = next((o.id_field for o in overrides if o.id_field), coll.id_field)
+    if idf != coll.id_field:
+        sa = ""  # the field an override names the client sends, unless it also says serviceAssignedId
     for o in overrides:
         must |= o.required
         dflt.update(o.defaults)

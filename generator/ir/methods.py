@@ -408,7 +408,8 @@ def configured_create(ctx: _Ctx, create: MethodIR | None, raw: Method | None, c:
             return CreateAtPath(call, "name" if "name" in request_props else None, carried, body + _query_inputs(ctx, create, raw, set()))
         return CreateAtPath(call, "name" if "name" in resource_props else None, None, _query_inputs(ctx, create, raw, set()))
     # a service-named create may take a request of the resource's fields and named inputs (AddSecretVersionRequest{payload})
-    flat = c.shape == "service-assigned" and c.inputs is not None and set(request_props) <= set(resource_props) | set(c.inputs)
+    flat = c.shape in ("service-assigned", "name-in-body") and c.inputs is not None and set(request_props) <= set(resource_props) | set(c.inputs)
+    request_inputs = tuple(CreateInput(f, Where.BODY) for f in sorted(request_props) if f in (c.inputs or ()))
     if c.shape in ("id-param", "name-in-body", "service-assigned") and create.request not in (None, ctx.schema) and not flat:
         raise ctx.error("create", f"shape {c.shape!r} sends the {ctx.schema} as the body, but {create.id} takes a {create.request}", "shape")
     if c.shape == "id-param":
@@ -449,8 +450,10 @@ def configured_create(ctx: _Ctx, create: MethodIR | None, raw: Method | None, c:
         field = c.id_field or "name"
         if field not in resource_props:
             raise ctx.error("create", f"{ctx.schema} has no {field} field", "idField" if c.id_field else "shape")
+        if flat:  # a request of its own (managedkafka's CreateVersionRequest): the resource fields it takes, the named inputs
+            taken = tuple(sorted(f for f in request_props if f in resource_props))
+            return CreateWithNameInBody(call, field, request_inputs + _query_inputs(ctx, create, raw, set()), request_fields=taken)
         return CreateWithNameInBody(call, field, _query_inputs(ctx, create, raw, set()))
-    request_inputs = tuple(CreateInput(f, Where.BODY) for f in sorted(request_props) if f in (c.inputs or ()))
     for f in c.inputs or ():
         if f not in request_props:
             raise ctx.error("create", f"input {f!r} is not a field of {create.request}", "inputs")
