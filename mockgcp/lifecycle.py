@@ -214,10 +214,10 @@ def create(eng: MockGCP, c: Call) -> Response:
         return Response(answer.status, custom)
     at = schema_path(c.api.doc, wrapped, c.coll.schema) if wrapped else None
     if at:  # the answer holds the resource at the one path of its schema
-        body: Any = answer.body
+        held: Any = answer.body
         for part in reversed(at.split(".")):
-            body = {part: body}
-        return Response(answer.status, body)
+            held = {part: held}
+        return Response(answer.status, held)
     return answer
 
 

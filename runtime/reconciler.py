@@ -791,7 +791,9 @@ class Reconciler:
                 self._observe(obj, a, None, new_ext)
                 events.append(Event("Normal", "Created", f"created {new_ext}"))
                 return self._finish(obj, False, "UpdateFailed", f"created {new_ext}, but reading it back failed: {e}", events)
-        assert new_ext is not None
+        if new_ext is None:
+            # a service-named create whose answer names nothing: nothing to track
+            return self._finish(obj, False, "UpdateFailed", f"create of {a.kind} answered no {a.id_field}: the new resource cannot be named", events)
         result = viewed(a, result)
         if _ann(obj).get(ANN_STATE_INTO_SPEC, "absent").lower() == "merge" and isinstance(result, dict):
             # merge: the first reconcile writes the service's values of unset

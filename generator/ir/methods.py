@@ -335,7 +335,11 @@ def infer_create(ctx: _Ctx, create: MethodIR | None, raw: Method | None) -> Crea
             if inner is not None and inner[1]:
                 # the service names the wrapped resource: healthcare's {message: {...}},
                 # the name "Output only." or "assigned by the server" (people's resourceName)
-                return CreateServiceAssigned(call, body_inputs + _query_inputs(ctx, create, raw, set()), inner[0], resource_field=resource_field)
+                # the answer: the resource, an operation resolving to it, or holding it (CreateDocumentResponse.document)
+                answer = "" if create.response == ctx.schema or create.lro is not Lro.NONE else schema_path(ctx.doc, create.response or "", ctx.schema)
+                if answer is None:
+                    raise UnsupportedShape(create.location, f"{create.request} wraps {ctx.schema}, whose ID the service picks, but {create.response} holds no one {ctx.schema} to read it from")
+                return CreateServiceAssigned(call, body_inputs + _query_inputs(ctx, create, raw, set()), inner[0], resource_field=resource_field, answer_field=answer)
             full = False
             own = f"{collection_param(create.flat_path.rstrip('/').split('/')[-1].split(':')[0])}Id"
             if id_field is None and own in resource_props and resource_props[own].type == "string" and not service_assigned_id(resource_props[own].description, resource_props[own].read_only):

@@ -37,6 +37,7 @@ ADAPTER = Adapter(
             CreateInput(field="requestMetadata", where=Where.BODY),
         ),
         resource_field="document",
+        answer_field="document",
     ),
     update=UpdateMaskInBody(
         call=Call(
