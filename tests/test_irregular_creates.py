@@ -34,6 +34,7 @@ from kccgen.documents import read_document
 from kccgen.mockgcp.overrides import load_overrides
 from kccgen.runtime.adapter import adapter_for
 from kccgen.runtime.example import Examples
+from kccgen.runtime.reconciler import CREATE_LABEL
 from tests.conftest import REPO
 from tests.support.scenarios import Harness, harness, path_of
 
@@ -280,3 +281,33 @@ def test_a_mockgcp_id_field_override_names_a_field_the_resource_has(tmp_path: Pa
     bad.write_text("overrides:\n  - {api: drive.v2, resource: properties, idField: 3, reason: x}\n")
     with pytest.raises(SpecError, match="idField"):
         load_overrides(bad)
+
+
+def test_a_lost_answer_of_a_wrapped_service_named_create_finds_the_one_made() -> None:
+    """The one-time label goes on the wrapped resource (``{message: {labels}}``), so
+    after a lost answer the message it made is found by that label in the store's
+    list and taken: one message, never a second create."""
+    a = adapter_for("HealthcareMessage").create
+    assert isinstance(a, CreateServiceAssigned) and (a.label_field, a.items_field) == (
+        "labels",
+        "hl7V2Messages",
+    )
+    with harness(host_paths=True) as h:
+        objs = Examples().manifests("HealthcareMessage")
+        for o in objs[:-1]:
+            h.ready(o)
+        lost = h.server.engine.faults.add(
+            method="healthcare.projects.locations.datasets.hl7V2Stores.messages.create",
+            drop_answer=True,
+            times=1,
+        )
+        since = h.mark()
+        obj = h.ready(
+            objs[-1]
+        )  # the answer lost: the message it made is looked for, by its label, and taken
+        assert lost.fired == 1  # the create's answer was lost
+        creates = [w for w in h.writes(since) if w.method == "POST"]
+        assert len(creates) == 1 and CREATE_LABEL in creates[0].request_json["message"]["labels"]
+        made = [k for k in h.server.engine.resources if "/messages/" in k]
+        assert len(made) == 1 and obj["status"]["externalRef"] == made[0].split("|", 1)[1]
+        _reapply_writes_nothing(h, obj)
