@@ -89,7 +89,9 @@ def named_references(obj: Mapping[str, Any], default_ns: str = "default") -> set
         for _, value in iter_field(spec, ref.path):
             for item in value if isinstance(value, list) else [value]:
                 if isinstance(item, Mapping) and item.get("name"):
-                    out.add((ref.target, str(item.get("namespace") or ns), str(item["name"])))
+                    # a reference with a kind key (RefField.kinds) names an object of that Kind
+                    named = str(item["kind"]) if ref.kinds and item.get("kind") in ref.kinds else ref.target
+                    out.add((named, str(item.get("namespace") or ns), str(item["name"])))
     target = spec.get("resourceRef") if policy_for(kind) is not None else None
     if isinstance(target, Mapping) and target.get("name") and target.get("kind"):  # an IAM Kind's resource
         out.add((str(target["kind"]), str(target.get("namespace") or ns), str(target["name"])))

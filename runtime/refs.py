@@ -92,6 +92,9 @@ class RefField:
     # The API value is this field of the referenced object (dotted from its root:
     # status.observedState.clusterType), not its name; ``external`` is the value itself
     value_of: str | None = None
+    # other Kinds the reference may name by its ``kind`` key, beside ``target``
+    # (Config Connector's attachmentTargetRef: {kind: Folder, name} or {external})
+    kinds: tuple[str, ...] = ()
 
     @property
     def choice(self) -> tuple[str, str]:
@@ -367,6 +370,28 @@ def bare_external(f: RefField, value: object) -> str | None:
     return ext if short and ext and "/" not in ext else None
 
 
+def kinded_target(f: RefField, value: object, path: str) -> str:
+    """The Kind a reference with a ``kind`` key names (RefField.kinds): the one its
+    ``kind`` says, else, for ``external``, the first Kind whose forms it fits, else
+    the field's own target."""
+    r = _as_mapping(value, path)
+    kinds = (f.target, *f.kinds)
+    kind = r.get("kind")
+    if kind is not None:
+        if kind not in kinds:
+            raise RefError(Reason.MALFORMED, path, f"kind {kind!r} is not one of {', '.join(kinds)}")
+        return str(kind)
+    if r.get("external"):
+        for k in kinds:
+            try:
+                identity_for(k).normalize(str(r["external"]))
+            except IdentityError:
+                continue
+            return k
+        raise RefError(Reason.INVALID_EXTERNAL, path, f"{r['external']!r} names no {' or '.join(kinds)}")
+    return f.target
+
+
 def check_object(obj: Mapping[str, Any]) -> list[RefError]:
     """Every reference rule that needs no store, for one KRM object."""
     spec = obj.get("spec") or {}
@@ -376,6 +401,8 @@ def check_object(obj: Mapping[str, Any]) -> list[RefError]:
             try:
                 if f.many:
                     check_refs(value, f.target, f"spec.{where}", f.external_only)
+                elif f.kinds:
+                    check_ref(value, kinded_target(f, value, f"spec.{where}"), f"spec.{where}")
                 elif bare_external(f, value) is None:
                     check_ref(value, f.target, f"spec.{where}", f.external_only, literal=f.value_of is not None)
             except RefError as e:
@@ -400,6 +427,8 @@ def resolve_object(obj: Mapping[str, Any], store: ObjectStore) -> dict[str, str 
                 out[p] = resolve_covering(obj, store, ident, where, f.target, value)[0]
             elif f.many:
                 out[p] = resolve_refs(value, f.target, namespace, store, p, f.external_only)
+            elif f.kinds:
+                out[p] = resolve_ref(value, kinded_target(f, value, p), namespace, store, p)
             elif (bare := bare_external(f, value)) is not None:
                 out[p] = bare
             else:

@@ -36,7 +36,7 @@ from kccgen.runtime.adapter import adapter_for
 from kccgen.runtime.example import Examples
 from kccgen.runtime.reconciler import CREATE_LABEL
 from tests.conftest import REPO
-from tests.support.scenarios import Harness, harness, path_of
+from tests.support.scenarios import Harness, harness, kcc_object, path_of
 
 
 @pytest.fixture
@@ -311,3 +311,59 @@ def test_a_lost_answer_of_a_wrapped_service_named_create_finds_the_one_made() ->
         made = [k for k in h.server.engine.resources if "/messages/" in k]
         assert len(made) == 1 and obj["status"]["externalRef"] == made[0].split("|", 1)[1]
         _reapply_writes_nothing(h, obj)
+
+
+def test_a_reference_whose_kind_key_picks_the_kind(h: Harness) -> None:
+    """Config Connector's attachmentTargetRef names a Folder by name (``kind: Folder``,
+    the default) or an organization by ``external``; another kind is refused by name."""
+    from kccgen.runtime.refs import check_object, references_of
+
+    (ref,) = [
+        r
+        for r in references_of("ComputeFirewallPolicyAssociation")
+        if r.api_path == "attachmentTarget"
+    ]
+    assert (ref.target, ref.kinds, ref.path) == ("Folder", ("Organization",), "attachmentTargetRef")
+    policy = h.ready(
+        kcc_object(
+            "ComputeFirewallPolicy",
+            "pol",
+            {"organizationRef": {"external": "organizations/123"}, "shortName": "pol"},
+        )
+    )
+    folder = h.ready(
+        kcc_object("Folder", "fold", {"displayName": "F", "organizationRef": {"external": "123"}})
+    )
+    for name, target, want in (
+        ("by-folder", {"kind": "Folder", "name": "fold"}, folder["status"]["externalRef"]),
+        ("by-org", {"external": "organizations/123"}, "organizations/123"),
+    ):
+        since = h.mark()
+        h.ready(
+            kcc_object(
+                "ComputeFirewallPolicyAssociation",
+                name,
+                {"firewallPolicyRef": {"name": "pol"}, "attachmentTargetRef": target},
+            )
+        )
+        (add,) = h.writes(since)
+        assert (
+            path_of(add).endswith("/addAssociation")
+            and add.request_json["attachmentTarget"] == want
+        )
+    assert policy["status"]["externalRef"]
+    wrong = kcc_object(
+        "ComputeFirewallPolicyAssociation",
+        "by-project",
+        {
+            "firewallPolicyRef": {"name": "pol"},
+            "attachmentTargetRef": {"kind": "Project", "name": "p"},
+        },
+    )
+    (err,) = check_object(wrong)
+    assert (
+        err.path == "spec.attachmentTargetRef"
+        and "'Project' is not one of Folder, Organization" in err.message
+    )
+    refused = h.reconcile(wrong)
+    assert not refused.ready and "Project" in refused.message

@@ -9,7 +9,7 @@ from __future__ import annotations
 from kccgen.generator.ir.model import IR, ReferenceIR, TargetKind
 from kccgen.generator.render import render
 
-_REF_DEFAULTS = {"many": False, "external_only": False, "parent": False, "order_matters": False, "api_format": None, "union": False, "literals": (), "value_of": None}
+_REF_DEFAULTS = {"many": False, "external_only": False, "parent": False, "order_matters": False, "api_format": None, "union": False, "literals": (), "value_of": None, "kinds": ()}
 
 
 def _ref_args(r: ReferenceIR) -> list[tuple[str, str]]:

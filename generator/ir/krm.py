@@ -168,7 +168,12 @@ class KrmProjector:
                     one_required.append(names)
                 continue
             if decision is not None:
-                made = self._choice_field(f, facts, decision, cls) if decision.choices else self._ref_field(f, facts, decision)
+                if decision.choices:
+                    made = self._choice_field(f, facts, decision, cls)
+                elif decision.kinds:
+                    made = self._kinded_field(f, facts, decision, cls)
+                else:
+                    made = self._ref_field(f, facts, decision)
                 fields.append(replace(made, required=required))
                 continue
             sub_mode: Mode = "all" if (mode == "all" or out_only) else mode
@@ -222,6 +227,26 @@ class KrmProjector:
         if f.description:
             desc += f" {f.description}"
         return FieldIR(d.krm_name, t, desc, facts, f.source, f.deprecated, api_name=f.name)
+
+    def _kinded_field(self, f: FieldIR, facts: tuple[Fact, ...], d: Decision, owner: str) -> FieldIR:
+        """A reference whose ``kind`` key picks which Kind it names (Config Connector's
+        attachmentTargetRef: ``{kind: Folder, name}``; ``{external}`` in any of their forms)."""
+        kinds = (d.target.kind, *(k.kind for k in d.kinds))
+        name = f"{owner}{pascal(d.krm_name)}"
+        src = f"{f.source} (kind config kinds)"
+        s = TypeIR("string")
+        keys = (
+            FieldIR("external", s, f"The referenced resource's name, in the form of any of {', '.join(kinds)}.", (), src),
+            FieldIR("kind", s, f"The Kind of the object `name` names: one of {', '.join(kinds)} (default {kinds[0]}).", (), src),
+            FieldIR("name", s, "The `metadata.name` of the referenced object.", (), src),
+            FieldIR("namespace", s, "The `metadata.namespace` of the referenced object; defaults to this object's namespace.", (), src),
+        )
+        self.objects[name] = ObjectIR(name, f"A reference to a {' or '.join(kinds)}: `external`, or `kind` and `name`.", keys, src, exactly_one=("external", "name"))
+        self.choice_classes |= {name}
+        desc = f"A reference to a {' or '.join(kinds)} (API field `{f.name}`)."
+        if f.description:
+            desc += f" {f.description}"
+        return FieldIR(d.krm_name, TypeIR("object", ref=name), desc, facts, f.source, f.deprecated, api_name=f.name)
 
     def _ref_field(self, f: FieldIR, facts: tuple[Fact, ...], d: Decision) -> FieldIR:
         """The ``<kind>Ref(s)`` field that replaces an API string field in spec."""

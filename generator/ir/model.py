@@ -198,6 +198,7 @@ class ReferenceIR:
     union: bool = False
     literals: tuple[str, ...] = ()  # the field's keys whose string is the API value
     value_of: str | None = None  # the API value is this field of the referenced object; external is the value
+    kinds: tuple[str, ...] = ()  # other Kinds its ``kind`` key may name (kind config ``kinds``)
 
 
 @dataclass(frozen=True)

@@ -128,6 +128,7 @@ class Decision:
     choice_formats: tuple[tuple[str, str], ...] = ()  # oneOf key -> API spelling
     flatten: bool = False  # the keys are fields of the object holding the API field
     value_of: str | None = None  # the API value is this field of the referenced object
+    kinds: tuple[TargetKind, ...] = ()  # other Kinds its ``kind`` key may name (kind config ``kinds``)
 
 
 #: The service of the resource hierarchy (projects, folders, organizations).
@@ -275,8 +276,22 @@ def infer_references(
         if tgt is None:
             bad_targets.append(f"{api_path}: target {conf.target!r} is neither a generated Kind nor in specs/external-kinds.yaml{did_you_mean(conf.target, by_name)}")
             return None
+        others = [by_name[k] for k in conf.kinds if k in by_name]
+        for k in conf.kinds:
+            if k not in by_name:
+                bad_targets.append(f"{api_path}: kinds entry {k!r} is neither a generated Kind nor in specs/external-kinds.yaml{did_you_mean(k, by_name)}")
+        if conf.kinds and many:
+            bad_targets.append(f"{api_path}: kinds needs a single value, not a list")
+            return None
         return Decision(
-            tgt, conf.field or ref_field_name(f.name, _id(tgt), many), many, f"config: {conf.reason}", conf.api_format, conf.order_matters, value_of=conf.value_of
+            tgt,
+            conf.field or ref_field_name(f.name, _id(tgt), many),
+            many,
+            f"config: {conf.reason}",
+            conf.api_format,
+            conf.order_matters,
+            value_of=conf.value_of,
+            kinds=tuple(others),
         )
 
     def by_evidence(f: FieldIR, api_path: str, krm_path: str, many: bool, theirs: tuple[str, str] | None) -> Decision | None:
@@ -412,6 +427,7 @@ def infer_references(
                             order_matters=d.order_matters,
                             api_format=d.api_format,
                             value_of=d.value_of,
+                            kinds=tuple(k.kind for k in d.kinds),
                         )
                     )
                 continue

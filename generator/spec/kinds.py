@@ -60,6 +60,9 @@ class ReferenceConfig(_Strict):
     reason: str = Field(min_length=1)
     api_format: str | None = Field(default=None, alias="apiFormat")  # e.g. "{project}.{dataset}.{table}"
     order_matters: bool = Field(default=False, alias="orderMatters")
+    # other Kinds the reference may name by its ``kind`` key (Config Connector's
+    # attachmentTargetRef: ``{kind: Folder, name}`` or ``{external: organizations/O}``)
+    kinds: tuple[str, ...] = ()
     # oneOf keys as fields of the object that holds the API field, not of an
     # object of their own: Config Connector's Project has spec.folderRef and
     # spec.organizationRef for the API's parent
