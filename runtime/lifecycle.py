@@ -102,11 +102,17 @@ class StepFailed(Exception):
         self.message = message
 
 
+def read_call(a: Adapter) -> str:
+    """How the call log names the Kind's read: its get method, on its own resource or
+    (Call.resource) the one it reads through (a metrics scope's get for a monitored project)."""
+    return f"{a.doc} {'.'.join(a.get.resource or a.resource)}.{a.get.method}"
+
+
 def one_read(a: Adapter, calls: list[str]) -> bool:
     """``calls`` are one read of the resource and nothing else: its get method,
     whatever its HTTP verb (ServiceIdentity reads by POST :generateServiceIdentity),
     with the polls of the operation it may answer with."""
-    read = f"{a.doc} {'.'.join(a.resource)}.{a.get.method}"
+    read = read_call(a)
     reads = [c for c in calls if c.split(" ", 1)[-1] == read]
     polls = [c for c in calls if c.startswith("GET ") and "operations." in c.lower() and c.split(" ", 1)[-1] != read]
     return len(reads) == 1 and len(reads) + len(polls) == len(calls) and (not polls or a.get.lro is not Lro.NONE)
@@ -356,7 +362,7 @@ class Lifecycle:
 
     def _check_update(self, a: Adapter, changed: str, calls: list[str], sent: list[Sent]) -> None:
         # a read is a GET or the get method by whatever verb (contentwarehouse's POST documents:get)
-        read = f"{a.doc} {'.'.join(a.resource)}.{a.get.method}"
+        read = read_call(a)
         gets = [c for c in calls if (c.startswith("GET ") and "operations." not in c.lower()) or c.split(" ", 1)[-1] == read]
         writes = [c for c in calls if not c.startswith("GET ") and c.split(" ", 1)[-1] != read]
         # an entry of a parent without a concurrency token is read again in its

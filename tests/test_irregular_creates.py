@@ -367,3 +367,33 @@ def test_a_reference_whose_kind_key_picks_the_kind(h: Harness) -> None:
     )
     refused = h.reconcile(wrong)
     assert not refused.ready and "Project" in refused.message
+
+
+def test_a_resource_read_through_its_parents_get(h: Harness) -> None:
+    """monitoring v1's metricsScopes.projects has no get: a monitored project is read
+    from its scope's ``monitoredProjects`` (kind config ``get.resource``), made by
+    ``projects.create`` with its full name and removed by its delete."""
+    a = adapter_for("MonitoringMonitoredProject")
+    assert a.get.resource == ("locations", "global", "metricsScopes") and a.read_list is not None
+    obj = kcc_object("MonitoringMonitoredProject", "watched", {"metricsScope": "scoping"})
+    since = h.mark()
+    obj = h.ready(obj)
+    assert obj["status"]["externalRef"] == "locations/global/metricsScopes/scoping/projects/watched"
+    (create,) = h.writes(since)
+    assert path_of(create).endswith(
+        "locations/global/metricsScopes/scoping/projects"
+    ) and create.request_json == {"name": obj["status"]["externalRef"]}
+    since = h.mark()
+    assert h.reconcile(obj).ready and h.writes(since) == []
+    assert [path_of(e) for e in h.entries(since)] == [
+        "v1/locations/global/metricsScopes/scoping"
+    ]  # one read, of the scope
+    since = h.mark()
+    h.delete(obj)
+    (delete,) = h.writes(since)
+    assert delete.method == "DELETE" and path_of(delete).endswith(
+        "metricsScopes/scoping/projects/watched"
+    )
+    assert not [
+        k for k in h.server.engine.resources if k.endswith("/projects/watched")
+    ]  # the scope lists it no more

@@ -28,7 +28,7 @@ from kccgen.contract import (
 )
 from kccgen.discovery.behaviours import Behaviour as B
 from kccgen.discovery.behaviours import Fact
-from kccgen.discovery.document import DiscoveryDoc, Resource, iter_resources
+from kccgen.discovery.document import DiscoveryDoc, Method, Resource, iter_resources
 from kccgen.discovery.errors import SpecError, did_you_mean, json_path
 from kccgen.documents import LOCK_NAME, preferred, split_key
 from kccgen.generator.cache import digest
@@ -342,12 +342,20 @@ def _failure(sh: Shaped, e: Exception) -> SkippedKind:
     return SkippedKind(sh.sel.cfg.kind, sh.sel.where, f"{sh.sel.doc.key}#{json_path('resources', sh.sel.cfg.resource)}", f"{type(e).__name__}: {e}", True)
 
 
+def _raw_get(sh: Shaped) -> Method:
+    """The Discovery get method of a shaped Kind: its resource's, or (kind config
+    ``get.resource``) the other resource's it reads through."""
+    owner = sh.methods.get.owner
+    res = sh.sel.doc.resource(".".join(owner), sh.sel.file, "") if owner else sh.sel.resource
+    return res.methods[sh.methods.get.name]
+
+
 def resolve_identities(specs: Specs, shaped: list[Shaped], reporter: Reporter, failed: list[SkippedKind]) -> dict[str, Identity]:
     """Stage 4: identity templates (all Kinds' templates first, for parent inference).
     A derived Kind whose identity cannot be resolved goes to ``failed``."""
     prelim: dict[str, str] = {}
     for sh in shaped:
-        rest, _ = identity_rest(specs.asset_names, sh.sel.cfg, sh.sel.doc, sh.sel.resource.methods[sh.methods.get.name], sh.schema)
+        rest, _ = identity_rest(specs.asset_names, sh.sel.cfg, sh.sel.doc, _raw_get(sh), sh.schema)
         row, mismatch = choose_asset_format(asset_rows(specs.asset_names, sh.sel.cfg, sh.sel.doc, sh.schema, rest)[1], rest)
         prelim[sh.sel.cfg.kind] = rest if sh.sel.cfg.identity or row is None or rest_is_identity(row, mismatch, sh.sel.auto, rest) else row.template
     # A parent is a resource of the same service (AIP-122: a relative name is
@@ -360,7 +368,7 @@ def resolve_identities(specs: Specs, shaped: list[Shaped], reporter: Reporter, f
     external = {ek.kind: ek for ek in specs.external_kinds.kinds}
     for sh in shaped:
         s = sh.sel
-        raw_get = s.resource.methods[sh.methods.get.name]
+        raw_get = _raw_get(sh)
         try:
             identity = resolve_identity(
                 s.file, s.index, s.cfg, s.doc, raw_get, sh.schema, specs.asset_names, by_host[s.doc.host], derived=s.auto, all_templates=prelim

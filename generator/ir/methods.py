@@ -454,10 +454,12 @@ def configured_create(ctx: _Ctx, create: MethodIR | None, raw: Method | None, c:
         field = c.id_field or "name"
         if field not in resource_props:
             raise ctx.error("create", f"{ctx.schema} has no {field} field", "idField" if c.id_field else "shape")
+        # AIP-style APIs (POST v1/{+parent}/things) name resources in full, as inferred ones do
+        full = field == "name" and "{+" in create.path
         if flat:  # a request of its own (managedkafka's CreateVersionRequest): the resource fields it takes, the named inputs
             taken = tuple(sorted(f for f in request_props if f in resource_props))
-            return CreateWithNameInBody(call, field, request_inputs + _query_inputs(ctx, create, raw, set()), request_fields=taken)
-        return CreateWithNameInBody(call, field, _query_inputs(ctx, create, raw, set()))
+            return CreateWithNameInBody(call, field, request_inputs + _query_inputs(ctx, create, raw, set()), full_name=full, request_fields=taken)
+        return CreateWithNameInBody(call, field, _query_inputs(ctx, create, raw, set()), full_name=full)
     for f in c.inputs or ():
         if f not in request_props:
             raise ctx.error("create", f"input {f!r} is not a field of {create.request}", "inputs")
@@ -725,7 +727,12 @@ def resolve_methods(file: str, index: int, cfg: KindConfig, doc: DiscoveryDoc, r
         return entry_methods(file, index, cfg, doc, res)
     pre = _Ctx(file, index, cfg, doc, cfg.resource, "")
     mc = cfg.methods
-    get = _with_params(_pick(pre, res, "get", mc.get.method if mc.get else None), mc.get)
+    reader = res
+    if mc.get is not None and mc.get.resource is not None:  # a method of another resource (the parent's get)
+        reader = doc.resource(mc.get.resource, file, json_path("overrides" if index < 0 else "kinds", cfg.resource if index < 0 else index, "methods", "get", "resource"))
+    get = _with_params(_pick(pre, reader, "get", mc.get.method if mc.get else None), mc.get)
+    if get is not None and reader is not res and mc.get is not None and mc.get.resource is not None:
+        get = replace(get, owner=tuple(mc.get.resource.split(".")), location=method_location(doc, mc.get.resource, get.name))
     if get is not None and mc.get is not None and mc.get.resource_schema is not None:
         # the read answers with an operation that resolves to the resource
         if mc.get.resource_schema not in doc.schemas:
@@ -752,8 +759,8 @@ def resolve_methods(file: str, index: int, cfg: KindConfig, doc: DiscoveryDoc, r
     delete = _with_params(_pick(ctx, res, "delete", mc.delete.method if mc.delete else None), mc.delete)
     read_list = None
     if mc.get is not None and mc.get.items:
-        read_list = _read_list(pre, res, get, mc.get.items, mc.get.match)
-    view = _view(pre, res, get, mc.get.view) if mc.get is not None and mc.get.view else ""
+        read_list = _read_list(pre, reader, get, mc.get.items, mc.get.match)
+    view = _view(pre, reader, get, mc.get.view) if mc.get is not None and mc.get.view else ""
     raw_create = owner.methods[create.name] if create else None
     raw_update = res.methods[update.name] if update else None
     create_shape = configured_create(ctx, create, raw_create, mc.create) if mc.create else infer_create(ctx, create, raw_create)

@@ -116,6 +116,9 @@ class GetMethod(_Strict):
     # the part of the answer that is the resource's schema (dlp: currentVersion.config)
     view: str | None = None
     params: dict[str, str] = Field(default_factory=dict)  # parameter -> template ({param}), beside or over the path's
+    # the method is another resource's of the document (dotted path): a monitored
+    # project is read from its metrics scope's get (a list read of monitoredProjects)
+    resource: str | None = None
     # what the read answers for a resource that does not exist, beside 404: HTTP
     # status -> a text of its message (compute's getRule: 400 "does not contain a rule")
     absent: dict[int, str] = Field(default_factory=dict)
