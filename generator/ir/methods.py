@@ -1,7 +1,8 @@
 """IR stage: a Kind's methods and their shapes (kccgen.contract).
 
-Which Discovery method plays each role, how create passes the ID, how update
-sends the change, how delete and operations work. Inference follows Google's
+Which Discovery method plays each role, how update sends the change, how
+delete and operations work (how create passes the ID: generator/ir/creates.py,
+on the same ShapeCtx, generator/ir/shape_context.py). Inference follows Google's
 standard methods; a kind config's ``methods:`` names what inference cannot
 tell. A method that fits no variant raises :class:`UnsupportedShape`, and the
 Kind is not generated: an adapter that "works" while sending the wrong
@@ -11,20 +12,11 @@ request is worse than none.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from kccgen.contract import (
-    Call,
-    CreateAtPath,
-    CreateByStatement,
-    CreateByVerb,
     CreateEntry,
-    CreateInput,
     CreateServiceAssigned,
-    CreateShape,
-    CreateWithIdParam,
-    CreateWithNameInBody,
-    CreateWrapped,
     DeleteAtPath,
     DeleteByVerb,
     DeleteEntry,
@@ -47,23 +39,27 @@ from kccgen.contract import (
     UpdateMerge,
     UpdateReplace,
     UpdateShape,
-    Where,
 )
-from kccgen.discovery.behaviours import service_assigned_id
 from kccgen.discovery.document import (
     DiscoveryDoc,
     JsonSchema,
     Method,
     Resource,
     iter_resources,
-    schema_path,
-    schema_paths,
 )
 from kccgen.discovery.errors import SpecError, json_path
 from kccgen.discovery.operations import operation_style
-from kccgen.discovery.paths import collection_param, param_templates, rest_prefix
+from kccgen.discovery.paths import param_templates, rest_prefix
+from kccgen.generator.ir.creates import (
+    configured_create,
+    id_in_body,
+    infer_create,
+    placeholders,
+    with_finder,
+)
 from kccgen.generator.ir.model import MethodIR, Methods
 from kccgen.generator.ir.routes import routed_update
+from kccgen.generator.ir.shape_context import CONTROL_PARAMS, ShapeCtx, UnsupportedShape, verb_body
 from kccgen.generator.spec.kinds import (
     CreateMethod,
     DeleteMethod,
@@ -83,48 +79,8 @@ _ALLOWLIST = re.compile(
 
 _ROLES = {"get": ("get",), "create": ("create", "insert"), "update": ("patch", "update"), "delete": ("delete",)}
 
-# Query parameters of a create that steer the request, not the resource: they
-# never become spec fields (each with why).
-CONTROL_PARAMS: dict[str, str] = {
-    "requestId": "an idempotency token for retrying the request",
-    "clientOperationId": "names the operation, not the resource",
-    "validateOnly": "a dry run",
-    "userProject": "bills the request to a project",
-    "projection": "shapes the response",
-    "view": "shapes the response",
-    "views": "shapes the response",
-    "fieldMask": "shapes the response",
-}
-
-
-class UnsupportedShape(Exception):
-    """A method whose shape fits no kccgen.contract variant; names it and says why."""
-
-    def __init__(self, location: str, reason: str) -> None:
-        self.location = location
-        self.reason = reason
-        super().__init__(f"{location}: {reason}")
-
-
-@dataclass(frozen=True)
-class _Ctx:
-    """What every shape decision reads: the document, the resource and the Kind's config."""
-
-    file: str
-    index: int
-    cfg: KindConfig
-    doc: DiscoveryDoc
-    dotted: str
-    schema: str
-    id_placeholder: str = ""  # the get path's last parameter ({datasetId}, {id}); "" when unknown
-    id_collection: str = ""  # the literal segment before it (addresses, orgunits); "" when none
-    get_path: str = ""  # the get method's path: a create POSTed to it makes a singleton
-
-    def where(self, role: str, *key: str) -> str:
-        return json_path("kinds", self.index, "methods", role, *key)
-
-    def error(self, role: str, message: str, *key: str) -> SpecError:
-        return SpecError(self.file, self.where(role, *key), f"{self.cfg.kind}: {message}")
+_Ctx = ShapeCtx
+__all__ = ["CONTROL_PARAMS", "UnsupportedShape", "iam_methods", "id_in_body", "resolve_methods"]
 
 
 def _operations(doc: DiscoveryDoc) -> tuple[tuple[str, OperationGetter], ...]:
@@ -188,317 +144,6 @@ def _pick(ctx: _Ctx, res: Resource, role: str, named: str | None) -> MethodIR | 
         if n in res.methods:
             return _method(ctx.doc, ctx.dotted, role, n, res.methods[n])
     return None
-
-
-# --- create --------------------------------------------------------------------------------
-
-
-def _query_inputs(ctx: _Ctx, create: MethodIR, raw: Method, exclude: set[str]) -> tuple[CreateInput, ...]:
-    """Optional query parameters that set something on the new resource (?skipInitialVersionCreation=).
-
-    A few creates carry the whole resource as dotted query parameters
-    (aiplatform ``exampleStore.createTime``); those marked "Output only" set nothing.
-    """
-    templated = {p for p, _ in create.param_templates}
-    return tuple(
-        CreateInput(name, Where.QUERY)
-        for name, p in sorted(raw.parameters.items())
-        if p.location == "query" and name not in templated and name not in exclude and name not in CONTROL_PARAMS
-        and not (p.description or "").lstrip().lower().startswith("output only")
-    )
-
-
-_NO_EFFECT = re.compile(r"\bhas no effect\b", re.IGNORECASE)
-# "Deprecated. The name of the cluster... replaced by the parent field." (GKE's
-# CreateNodePoolRequest.clusterId): an old spelling of the URL's parent, not the ID
-_DEPRECATED = re.compile(r"^\s*Deprecated\b")
-
-
-def _request_split(ctx: _Ctx, request: str) -> tuple[str | None, str | None, list[str]]:
-    """(field holding the resource, ID field, other fields) of a create request schema."""
-    resource_field = id_field = None
-    others = []
-    for pname, prop in sorted(ctx.doc.schemas[request].properties.items()):
-        if _NO_EFFECT.search(prop.description or "") or _DEPRECATED.search(prop.description or ""):
-            continue  # "Deprecated. This field has no effect." (dlp's locationId): no input
-        if prop.ref == ctx.schema:
-            resource_field = pname
-        elif pname.endswith("Id") and prop.type == "string" and id_field is None:
-            id_field = pname
-        else:
-            others.append(pname)
-    return resource_field, id_field, others
-
-
-_ASSIGNED = re.compile(r"\b(output only|read-only|assigned by|generated by|server-generated|server-assigned|system[- ]assigned|is generated)\b", re.IGNORECASE)
-
-
-def id_in_body(ctx: _Ctx, placeholder: str) -> tuple[str, bool] | None:
-    """Where a POST-to-collection create carries the ID, and whether the service assigns it.
-
-    The evidence, in order: a field named after the get path's ID placeholder
-    (``{entity}`` -> ``entity``; ``{id}`` -> ``id``, the service's), that name plus
-    ``Name`` (dns ``responsePolicyName``), the placeholder inside a ``*Reference``
-    object (bigquery ``datasetReference.datasetId``), ``name`` (compute), and
-    last an ``id`` the service fills in. None: no evidence, the Kind is skipped.
-    """
-    props = ctx.doc.schemas[ctx.schema].properties
-    # A placeholder that is only the collection's singular ({address} after
-    # addresses/) says nothing when the resource has a name: compute's
-    # Address.address is the IP, Address.name the ID.
-    generic = bool(ctx.id_collection) and placeholder == collection_param(ctx.id_collection) and "name" in props
-    candidates = [placeholder, f"{placeholder}Name"] if placeholder not in ("name", "") and not generic else []
-    for c in candidates:
-        assigned = c in props and (c == "id" or props[c].read_only or bool(_ASSIGNED.search(props[c].description or "")))
-        # a number the service assigns names it too (Apps Script's versionNumber, a system APK's variantId)
-        if c in props and (props[c].type == "string" or (props[c].type == "integer" and assigned)):
-            return c, assigned
-    for pname, prop in sorted(props.items()):
-        ref = ctx.doc.schemas.get(prop.ref) if prop.ref else None
-        if pname.endswith("Reference") and ref is not None and placeholder in ref.properties:
-            return f"{pname}.{placeholder}", False
-    if "name" in props:
-        # "Output only. Resource name of a CustomJob." (aiplatform): the service
-        # names it; "Optionally caller-specified ... becomes output only" does not.
-        return "name", bool(service_assigned_id(props["name"].description, props["name"].read_only))
-    # no name: a field named after the collection (firebasehosting's domains/{domainsId}
-    # -> Domain.domainName; ml's jobs/{jobsId} -> Job.jobId "The user-specified id")
-    singular = collection_param(ctx.id_collection) if ctx.id_collection else ""
-    for own in (f"{singular}Name", f"{singular}Id") if singular else ():
-        if own in props and props[own].type == "string":
-            return own, props[own].read_only or bool(_ASSIGNED.search(props[own].description or ""))
-    if "id" in props:
-        return "id", True
-    return None
-
-
-def _flat_create(ctx: _Ctx, create: MethodIR, raw: Method, call: Call) -> CreateShape | None:
-    """A POST of a request of its own, neither the resource nor wrapping it, whose
-    fields the resource mostly has: the spec's fields it takes travel in it, the
-    rest are create inputs. The ID is the request's field named after the
-    collection (licensing's userId, postmaster's domainId), else a resource field
-    it carries (a track's ``track``), else the service picks it (Apps Script's
-    scriptId, which CreateProjectRequest cannot carry). None: no such reading
-    (the request shares no field with the resource and names nothing)."""
-    assert create.request is not None
-    request_props = ctx.doc.schemas[create.request].properties
-    resource_props = ctx.doc.schemas[ctx.schema].properties
-    # the answer is the resource, an operation that resolves to it, or holds it
-    # (sqladmin's SslCertsInsertResponse.clientCert.certInfo); else nothing tells the ID
-    answer = "" if create.response == ctx.schema or create.lro is not Lro.NONE else schema_path(ctx.doc, create.response or "", ctx.schema)
-    if answer is None:
-        return None
-    collection = create.flat_path.rstrip("/").split("/")[-1].split(":")[0]
-    own = f"{collection_param(collection)}Id"
-    usable = {n for n, p in request_props.items() if not _NO_EFFECT.search(p.description or "") and not _DEPRECATED.search(p.description or "") and n not in create.path_params}
-    carried = tuple(sorted(n for n in usable if n in resource_props and n != own))
-    found = id_in_body(ctx, ctx.id_placeholder)
-    if create.path.split(":")[0] == ctx.get_path.split(":")[0]:
-        # POSTed to its own path: a singleton (content's checkoutsettings of a merchant)
-        inputs = tuple(CreateInput(n, Where.BODY) for n in sorted(usable - set(carried)))
-        return CreateAtPath(call, None, carried, inputs + _query_inputs(ctx, create, raw, set()))
-    if own in usable and request_props[own].type == "string":
-        inputs = tuple(CreateInput(n, Where.BODY) for n in sorted(usable - set(carried) - {own}))
-        return CreateWithNameInBody(call, own, inputs + _query_inputs(ctx, create, raw, set()), request_fields=carried)
-    if not carried or found is None:
-        return None
-    inputs = tuple(CreateInput(n, Where.BODY) for n in sorted(usable - set(carried)))
-    field, assigned = found
-    if field in carried and not assigned:
-        return CreateWithNameInBody(call, field, inputs + _query_inputs(ctx, create, raw, set()), request_fields=carried)
-    if field not in usable:
-        # the request cannot carry the ID: the service picks it and answers with the resource
-        return CreateServiceAssigned(call, inputs + _query_inputs(ctx, create, raw, set()), field, request_fields=carried, answer_field=answer)
-    return None
-
-
-def _short_name(prop: JsonSchema) -> bool:
-    """A name field described as a short name: said to be one, with no path format
-    (Cloud Tasks' ``projects/.../tasks/TASK_ID``, an AIP ``Identifier.``): GKE's
-    "The name of this cluster. The name must be unique within this project and location"."""
-    text = (prop.description or "").strip()
-    return bool(text) and "/" not in text and not text.startswith("Identifier")
-
-
-def infer_create(ctx: _Ctx, create: MethodIR | None, raw: Method | None) -> CreateShape:
-    if create is None or raw is None:
-        return NoCreate()
-    call = create.call()
-    resource_props = ctx.doc.schemas[ctx.schema].properties
-    if create.request is not None and create.request != ctx.schema:
-        resource_field, id_field, others = _request_split(ctx, create.request)
-        # a request field that repeats a path parameter (Bigtable's CreateInstanceRequest.parent)
-        # is the identity, bound by the URL: no input of its own
-        body_inputs = tuple(CreateInput(f, Where.BODY) for f in others if f not in resource_props and f not in create.path_params)
-        if resource_field is not None:
-            inner = id_in_body(ctx, ctx.id_placeholder) if id_field is None and create.http_method == "POST" else None
-            if inner is not None and inner[1]:
-                # the service names the wrapped resource: healthcare's {message: {...}},
-                # the name "Output only." or "assigned by the server" (people's resourceName)
-                # the answer: the resource, an operation resolving to it, or holding it (CreateDocumentResponse.document)
-                answer = "" if create.response == ctx.schema or create.lro is not Lro.NONE else schema_path(ctx.doc, create.response or "", ctx.schema)
-                if answer is None:
-                    raise UnsupportedShape(create.location, f"{create.request} wraps {ctx.schema}, whose ID the service picks, but {create.response} holds no one {ctx.schema} to read it from")
-                return CreateServiceAssigned(call, body_inputs + _query_inputs(ctx, create, raw, set()), inner[0], resource_field=resource_field, answer_field=answer)
-            full = False
-            own = f"{collection_param(create.flat_path.rstrip('/').split('/')[-1].split(':')[0])}Id"
-            if id_field is None and own in resource_props and resource_props[own].type == "string" and not service_assigned_id(resource_props[own].description, resource_props[own].read_only):
-                # the resource's own <x>Id, in it: merchant's {promotion: {promotionId: id}}
-                id_field = f"{resource_field}.{own}"
-            elif inner is not None and not inner[1] and _short_name(resource_props[inner[0].split(".")[0]]):
-                # the ID travels in the wrapped resource: GKE's {cluster: {name: id}}
-                id_field = f"{resource_field}.{inner[0]}"
-            elif inner is not None and not inner[1] and inner[0] == "name" and "{+" in create.path and (resource_props["name"].description or "").strip():
-                # or its full name does, in an AIP-style API (POST v2/{+parent}/tasks)
-                id_field, full = f"{resource_field}.name", True
-            if id_field is None or create.http_method != "POST":
-                raise UnsupportedShape(create.location, f"{create.request} wraps {ctx.schema} but carries no *Id field for a POST")
-            inputs = body_inputs + _query_inputs(ctx, create, raw, set())
-            return CreateWrapped(call, id_field, resource_field, inputs, full_name=full)
-        if create.http_method == "POST":
-            flat = _flat_create(ctx, create, raw, call)
-            if flat is not None:
-                return flat
-        if create.http_method != "PUT":
-            raise UnsupportedShape(
-                create.location, f"{create.request} neither is nor wraps {ctx.schema}, and the create is a {create.http_method}, not a PUT to the resource path"
-            )
-        carried = tuple(f for f in others if f in resource_props)
-        inputs = body_inputs + _query_inputs(ctx, create, raw, set())
-        return CreateAtPath(call, name_field="name" if "name" in others else None, request_fields=carried, inputs=inputs)
-    if create.http_method == "PUT":
-        return CreateAtPath(call, name_field="name" if "name" in resource_props else None, inputs=_query_inputs(ctx, create, raw, set()))
-    if create.http_method != "POST":
-        raise UnsupportedShape(create.location, f"a create by {create.http_method} is neither a PUT to the resource path nor a POST to the collection")
-    # The ID parameter is named after the collection (schemas -> schemaId);
-    # other *Id parameters (requestId, clientOperationId) are not it.
-    collection = create.flat_path.rstrip("/").split("/")[-1]
-    id_param = f"{collection_param(collection)}Id"
-    if id_param in create.query_params:
-        return CreateWithIdParam(call, id_param, _query_inputs(ctx, create, raw, {id_param}))
-    inputs = _query_inputs(ctx, create, raw, set())
-    if ctx.cfg.id_generation == "service":
-        named = id_in_body(ctx, ctx.id_placeholder)  # the field the answer names it in (androidpublisher's variantId)
-        field = "id" if "name" not in resource_props and "id" in resource_props else "name"
-        return CreateServiceAssigned(call, inputs, named[0] if named is not None and named[1] and field not in resource_props else field)
-    found = id_in_body(ctx, ctx.id_placeholder)
-    if found is not None:
-        where, assigned = found
-        if assigned:
-            return CreateServiceAssigned(call, inputs, where)
-        # AIP-style APIs (POST v1/{+parent}/things) name resources in full.
-        return CreateWithNameInBody(call, where, inputs, full_name=where == "name" and "{+" in create.path)
-    raise UnsupportedShape(
-        create.location,
-        f"cannot tell how the ID travels: no ?{id_param}=, no name field in {ctx.schema}, and the kind config does not say idGeneration: service",
-    )
-
-
-def configured_create(ctx: _Ctx, create: MethodIR | None, raw: Method | None, c: CreateMethod) -> CreateShape:
-    """The create shape a kind config names, checked against the document."""
-    if c.shape == "none":
-        return NoCreate()
-    if create is None or raw is None:
-        raise ctx.error("create", f"shape {c.shape!r} needs a method", "method")
-    call = create.call()
-    resource_props = ctx.doc.schemas[ctx.schema].properties
-    request_props = ctx.doc.schemas[create.request].properties if create.request else {}
-    if c.shape == "at-path":
-        if create.http_method != "PUT":
-            raise ctx.error("create", f"{create.id} is a {create.http_method}, not a PUT to the resource path", "shape")
-        if create.request is not None and create.request != ctx.schema:
-            carried = tuple(f for f in sorted(request_props) if f in resource_props and f != "name")
-            body = tuple(CreateInput(f, Where.BODY) for f in sorted(request_props) if f not in resource_props)
-            return CreateAtPath(call, "name" if "name" in request_props else None, carried, body + _query_inputs(ctx, create, raw, set()))
-        return CreateAtPath(call, "name" if "name" in resource_props else None, None, _query_inputs(ctx, create, raw, set()))
-    # a service-named create may take a request of the resource's fields and named inputs (AddSecretVersionRequest{payload})
-    flat = c.shape in ("service-assigned", "name-in-body") and c.inputs is not None and set(request_props) <= set(resource_props) | set(c.inputs)
-    request_inputs = tuple(CreateInput(f, Where.BODY) for f in sorted(request_props) if f in (c.inputs or ()))
-    if c.shape in ("id-param", "name-in-body", "service-assigned") and create.request not in (None, ctx.schema) and not flat:
-        raise ctx.error("create", f"shape {c.shape!r} sends the {ctx.schema} as the body, but {create.id} takes a {create.request}", "shape")
-    if c.shape == "id-param":
-        if c.id_param is None or c.id_param not in create.query_params:
-            raise ctx.error("create", f"idParam {c.id_param!r} is not a query parameter of {create.id} (have: {', '.join(create.query_params)})", "idParam")
-        return CreateWithIdParam(call, c.id_param, _query_inputs(ctx, create, raw, {c.id_param}))
-    if c.shape == "wrapped":
-        # the ID beside the resource, or inside it (networkPeering.name: compute's addPeering)
-        inner = c.id_field is not None and c.resource_field is not None and c.id_field.startswith(c.resource_field + ".")
-        for key, value in (("idField", c.id_field), ("resourceField", c.resource_field)):
-            known = value is not None and (value in request_props or (key == "idField" and inner and value.split(".", 1)[1] in resource_props))
-            if not known:
-                raise ctx.error("create", f"{key} {value!r} is not a field of {create.request}{' or ' + ctx.schema if key == 'idField' else ''}", key)
-        assert c.id_field is not None and c.resource_field is not None
-        others = sorted(f for f in request_props if f not in (c.id_field, c.resource_field))
-        for f in c.inputs or ():
-            if f not in others:
-                raise ctx.error("create", f"input {f!r} is not another field of {create.request}", "inputs")
-        body = tuple(CreateInput(f, Where.BODY) for f in others if c.inputs is None or f in c.inputs)
-        return CreateWrapped(call, c.id_field, c.resource_field, body + _query_inputs(ctx, create, raw, set()))
-    if c.shape == "statement":
-        # the request's statement names the new resource (Spanner's CREATE DATABASE `db`)
-        if not c.statement_field or c.statement_field not in request_props:
-            raise ctx.error("create", f"statementField {c.statement_field!r} is not a field of {create.request}", "statementField")
-        if "" not in c.statements or any("{id}" not in t for t in c.statements.values()):
-            raise ctx.error("create", "statements need a template for \"\" (any dialect), each naming {id}", "statements")
-        if c.dialect_field and c.dialect_field not in resource_props:
-            raise ctx.error("create", f"dialectField {c.dialect_field!r} is not a field of {ctx.schema}", "dialectField")
-        for f in c.inputs or ():
-            if f not in request_props or f in resource_props or f == c.statement_field:
-                raise ctx.error("create", f"input {f!r} is no other field of {create.request}", "inputs")
-        taken = tuple(sorted(f for f in request_props if f in resource_props))
-        inputs = tuple(CreateInput(f, Where.BODY) for f in sorted(c.inputs or ()))
-        return CreateByStatement(call, c.statement_field, tuple(sorted(c.statements.items())), c.dialect_field or "", taken, inputs + _query_inputs(ctx, create, raw, set()))
-    if c.shape == "verb":
-        return CreateByVerb(call, _verb_body(ctx, "create", create, c.body), _query_inputs(ctx, create, raw, set()), create.request is not None)
-    if c.shape == "name-in-body":
-        field = c.id_field or "name"
-        if field not in resource_props:
-            raise ctx.error("create", f"{ctx.schema} has no {field} field", "idField" if c.id_field else "shape")
-        # AIP-style APIs (POST v1/{+parent}/things) name resources in full, as inferred ones do
-        full = field == "name" and "{+" in create.path
-        if flat:  # a request of its own (managedkafka's CreateVersionRequest): the resource fields it takes, the named inputs
-            taken = tuple(sorted(f for f in request_props if f in resource_props))
-            return CreateWithNameInBody(call, field, request_inputs + _query_inputs(ctx, create, raw, set()), full_name=full, request_fields=taken)
-        return CreateWithNameInBody(call, field, _query_inputs(ctx, create, raw, set()), full_name=full)
-    for f in c.inputs or ():
-        if f not in request_props:
-            raise ctx.error("create", f"input {f!r} is not a field of {create.request}", "inputs")
-    flat_fields = tuple(sorted(f for f in request_props if f in resource_props)) if flat else None
-    if c.id_field is not None and c.id_field not in resource_props:
-        raise ctx.error("create", f"{ctx.schema} has no {c.id_field} field", "idField")
-    if c.answer is not None and c.answer not in schema_paths(ctx.doc, create.response or "", ctx.schema):
-        raise ctx.error("create", f"{create.response} holds no {ctx.schema} at {c.answer!r} (have: {', '.join(schema_paths(ctx.doc, create.response or '', ctx.schema)) or 'none'})", "answer")
-    return CreateServiceAssigned(call, request_inputs + _query_inputs(ctx, create, raw, set()), c.id_field or "name", request_fields=flat_fields, answer_field=c.answer or "")
-
-
-# Labels maps a create can carry a one-time mark in; monitoring's NotificationChannel
-# ``labels`` is the channel's configuration, so ``userLabels`` comes first.
-_LABEL_FIELDS = ("userLabels", "labels")
-
-
-def _placeholders(templates: tuple[tuple[str, str], ...]) -> set[str]:
-    return {p for _, t in templates for p in re.findall(r"\{(\w+)\}", t)}
-
-
-def with_finder(ctx: _Ctx, res: Resource, shape: CreateServiceAssigned) -> CreateServiceAssigned:
-    """A service-named create, with where to look for its resource when the
-    answer is lost: the collection's list, if it takes nothing the create does
-    not know (a required filter, another parent) and answers with the resource."""
-    lst = res.methods.get("list")
-    response = ctx.doc.schemas.get(lst.response.ref) if lst is not None and lst.response is not None and lst.response.ref else None
-    if lst is None or response is None:
-        return shape
-    items = next((n for n, p in sorted(response.properties.items()) if p.type == "array" and p.items is not None and p.items.ref == ctx.schema), None)
-    templates = param_templates(lst)
-    if items is None or not _placeholders(templates) <= _placeholders(shape.call.params):
-        return shape
-    props = ctx.doc.schemas[ctx.schema].properties
-
-    def is_labels(p: JsonSchema) -> bool:
-        return p.type == "object" and not p.read_only and p.additional_properties is not None and p.additional_properties.type == "string"
-
-    label = next((f for f in _LABEL_FIELDS if f in props and is_labels(props[f])), "")
-    return replace(shape, find=Call(method="list", params=templates), items_field=items, label_field=label)
 
 
 # --- update --------------------------------------------------------------------------------
@@ -576,19 +221,6 @@ def configured_update(ctx: _Ctx, update: MethodIR | None, raw: Method | None, u:
     return UpdateMerge(call, guard) if u.shape == "merge" else UpdateReplace(call, guard)
 
 
-def _verb_body(ctx: _Ctx, role: str, m: MethodIR, body: dict[str, str]) -> tuple[tuple[str, str], ...]:
-    """A custom method's fixed request fields, checked against its request schema."""
-    schema = ctx.doc.schemas.get(m.request) if m.request else None
-    for path in sorted(body):
-        node = schema
-        for part in path.split("."):
-            prop = node.properties.get(part) if node is not None else None
-            if prop is None:
-                raise ctx.error(role, f"{m.id} takes {m.request or 'no body'}, which has no field {path!r}", "body")
-            node = ctx.doc.schemas.get(prop.ref) if prop.ref else None
-    return tuple(sorted(body.items()))
-
-
 def configured_delete(ctx: _Ctx, delete: MethodIR | None, d: DeleteMethod) -> DeleteShape:
     """The delete shape a kind config names, checked against the document."""
     if d.shape == "none":
@@ -598,8 +230,8 @@ def configured_delete(ctx: _Ctx, delete: MethodIR | None, d: DeleteMethod) -> De
     if d.shape == "at-path":
         return infer_delete(ctx, delete)
     flags = tuple(sorted(d.flags.items()))
-    _verb_body(ctx, "delete", delete, dict.fromkeys(d.flags, ""))
-    return DeleteByVerb(delete.call(), _verb_body(ctx, "delete", delete, d.body), d.switch or "", flags, delete.request is not None)
+    verb_body(ctx, "delete", delete, dict.fromkeys(d.flags, ""))
+    return DeleteByVerb(delete.call(), verb_body(ctx, "delete", delete, d.body), d.switch or "", flags, delete.request is not None)
 
 
 def infer_delete(ctx: _Ctx, delete: MethodIR | None) -> DeleteShape:
@@ -694,7 +326,7 @@ def entry_methods(file: str, index: int, cfg: KindConfig, doc: DiscoveryDoc, res
     write = _pick(pre, res, "update", ec.method)
     if write is None or write.http_method not in ("PATCH", "PUT") or write.request != get.response:
         raise error("method", f"{doc.key} {cfg.resource}.{ec.method} does not write the {get.response} on its path (a PATCH or PUT of it)")
-    if _placeholders(write.param_templates) - _placeholders(get.param_templates):
+    if placeholders(write.param_templates) - placeholders(get.param_templates):
         raise error("method", f"{write.id} takes parameters the parent's get does not name")
     guard: Guard = FingerprintGuard() if "fingerprint" in parent.properties else NoGuard()
     entry = ParentEntry(write.call(), ec.field, ec.key, guard)
