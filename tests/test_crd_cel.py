@@ -156,7 +156,8 @@ RULES = [r for n in NODES for r in rules_of(n)]
 
 def is_ref_node(node: Node) -> bool:
     props = node.schema.get("properties") or {}
-    return node.schema.get("type") == "object" and "external" in props and set(props) <= {"external", "name", "namespace"}
+    # kind: a reference whose kind key picks the Kind it names (Config Connector's attachmentTargetRef)
+    return node.schema.get("type") == "object" and "external" in props and set(props) <= {"external", "name", "namespace", "kind"}
 
 
 def runtime_checked(node: Node) -> bool:

@@ -193,6 +193,13 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], str, Any]] = [
         [f"projects/{PROJECT}/notificationChannels/123"],
     ),
     # Derived Kinds: aliases under the kind file's overrides.
+    (
+        "NotebookInstance",
+        {"zone": "us-central1-a", "machineType": "n1-standard-1", "bootDiskSizeGB": 100, "dataDiskSizeGB": 200, "canIPForward": True, "noPublicIP": True, "shieldedInstanceConfig": {"enableVTPM": True}},
+        {"zone": "us-central1-a", "machineType": "n1-standard-1", "bootDiskSizeGb": 100, "dataDiskSizeGb": 200, "canIpForward": True, "noPublicIp": True, "shieldedInstanceConfig": {"enableVtpm": True}},
+        "noPublicIp",
+        True,
+    ),
     ("ComputeDisk", {"zone": "us-central1-a", "size": 10}, {"zone": "us-central1-a", "sizeGb": 10}, "sizeGb", "10"),
     (
         "ComputeImage",

@@ -241,7 +241,7 @@ class KrmProjector:
             FieldIR("name", s, "The `metadata.name` of the referenced object.", (), src),
             FieldIR("namespace", s, "The `metadata.namespace` of the referenced object; defaults to this object's namespace.", (), src),
         )
-        self.objects[name] = ObjectIR(name, f"A reference to a {' or '.join(kinds)}: `external`, or `kind` and `name`.", keys, src, exactly_one=("external", "name"))
+        self.objects[name] = ObjectIR(name, f"A reference to a {' or '.join(kinds)}: `external`, or `kind` and `name`.", keys, src, exactly_one=("external", "name"), kinds=kinds)
         self.choice_classes |= {name}
         desc = f"A reference to a {' or '.join(kinds)} (API field `{f.name}`)."
         if f.description:

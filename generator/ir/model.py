@@ -91,6 +91,9 @@ class ObjectIR:
     # Config Connector's alias for it (Project's displayName, or name)
     one_required: tuple[tuple[str, ...], ...] = ()
     at_most_one: tuple[tuple[str, ...], ...] = ()  # groups of keys of which at most one is set (a flattened oneOf)
+    # a reference whose ``kind`` key picks one of these Kinds (kind config ``kinds``):
+    # its CRD schema is a reference object's, with ``kind`` beside
+    kinds: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
