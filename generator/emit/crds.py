@@ -278,10 +278,10 @@ class SchemaBuilder:
     def object_schema(self, o: ObjectIR, stack: tuple[str, ...]) -> dict[str, Any]:
         if o.kinds:
             # a reference whose kind key picks the Kind: a reference object's schema and rules, and kind
-            s = ref_schema(" or ".join(o.kinds), False, o.description)
-            s.pop("description")
-            s["properties"]["kind"] = {"type": "string", "enum": list(o.kinds), "maxLength": MAX_REF_LEN, "description": f"The Kind of the object `name` names (default {o.kinds[0]})."}
-            return s
+            ref = ref_schema(" or ".join(o.kinds), False, o.description)
+            ref.pop("description")
+            ref["properties"]["kind"] = {"type": "string", "enum": list(o.kinds), "maxLength": MAX_REF_LEN, "description": f"The Kind of the object `name` names (default {o.kinds[0]})."}
+            return ref
         props = {f.name: self.field_schema(f, stack) for f in o.fields}
         s: dict[str, Any] = {"type": "object"}
         if props:
