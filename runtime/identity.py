@@ -137,9 +137,21 @@ class IdentityTemplate:
         return found
 
     def spec_value(self, spec: Mapping[str, Any], field: str) -> Any:
-        """A plain identity field of ``spec``, or its default when unset."""
+        """A plain identity field of ``spec``, or its default when unset. A parent
+        given by its name (Config Connector's metricsScope:
+        ``locations/global/metricsScopes/S``) gives its ID: the value's last
+        segment, after the collection the template names it in."""
         value = spec.get(field)
-        return value if value is not None else dict(self.defaults).get(field)
+        if value is None:
+            return dict(self.defaults).get(field)
+        param = next((p for p, f, target in self.spec_fields if f == field and not target), None)
+        if isinstance(value, str) and "/" in value.strip("/") and param is not None:
+            segs = self.template.split("/")
+            at = segs.index("{" + param + "}") if "{" + param + "}" in segs else -1
+            parts = value.strip("/").split("/")
+            if at > 0 and not segs[at - 1].startswith("{") and parts[-2] == segs[at - 1]:
+                return parts[-1]
+        return value
 
     def parent_forms(self) -> tuple[IdentityTemplate, ...]:
         return tuple(self.at_parent(p[0]) for p in self.parents)

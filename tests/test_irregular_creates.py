@@ -397,3 +397,30 @@ def test_a_resource_read_through_its_parents_get(h: Harness) -> None:
     assert not [
         k for k in h.server.engine.resources if k.endswith("/projects/watched")
     ]  # the scope lists it no more
+
+
+def test_a_plain_parent_field_may_name_the_parent_in_full(h: Harness) -> None:
+    """Config Connector's metricsScope is the scope's name; its last segment, after
+    the collection the template names it in, is the identity's value."""
+    from kccgen.runtime.identity import identity_for
+
+    ident = identity_for("MonitoringMonitoredProject")
+    assert (
+        ident.spec_value({"metricsScope": "locations/global/metricsScopes/s1"}, "metricsScope")
+        == "s1"
+    )
+    assert ident.spec_value({"metricsScope": "s1"}, "metricsScope") == "s1"
+    assert (
+        ident.spec_value({"metricsScope": "projects/p/topics/t"}, "metricsScope")
+        == "projects/p/topics/t"
+    )  # not its form: left, refused later
+    obj = h.ready(
+        kcc_object(
+            "MonitoringMonitoredProject",
+            "watched",
+            {"metricsScope": "locations/global/metricsScopes/scoping"},
+        )
+    )
+    assert obj["status"]["externalRef"] == "locations/global/metricsScopes/scoping/projects/watched"
+    since = h.mark()
+    assert h.reconcile(obj).ready and h.writes(since) == []
