@@ -946,7 +946,8 @@ def test_lag_reports_update_allow_list_changes(tmp_path: Path) -> None:
 # 3. Table <-> CRD coverage
 # --------------------------------------------------------------------------
 
-_REF_KEYS = {"external", "name", "namespace"}
+# kind: a reference whose kind key picks the Kind it names (ComputeFirewallPolicyAssociation's attachmentTargetRef)
+_REF_KEYS = {"external", "name", "namespace", "kind"}
 
 
 def _is_ref(node: dict[str, Any]) -> bool:
