@@ -162,6 +162,27 @@ class DiscoveryDoc(_Model):
         yield from walk_methods(self, ())
 
 
+def is_field_mask(node: JsonSchema) -> bool:
+    return node.type == "string" and node.format == "google-fieldmask"
+
+
+def request_mask(doc: DiscoveryDoc, request: str) -> tuple[str, JsonSchema] | None:
+    """A request's field mask, dotted, and its schema: a field of the request, or
+    of an options object beside the resource (contentwarehouse's
+    ``UpdateDocumentRequest.updateOptions.updateMask``); the generator and
+    mockgcp read an update the same way."""
+    props = doc.schemas[request].properties
+    for name, prop in sorted(props.items()):
+        if is_field_mask(prop):
+            return name, prop
+    for name, prop in sorted(props.items()):
+        inner = doc.schemas.get(prop.ref) if prop.ref else None
+        for sub, q in sorted(inner.properties.items()) if inner is not None else ():
+            if is_field_mask(q):
+                return f"{name}.{sub}", q
+    return None
+
+
 def schema_paths(doc: DiscoveryDoc, start: str, target: str, depth: int = 3) -> list[str]:
     """Every dotted path of object fields from schema ``start`` to a field of
     schema ``target`` within ``depth`` steps ("" when ``start`` is ``target``):

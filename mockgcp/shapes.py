@@ -14,7 +14,7 @@ from typing import Literal
 
 from kccgen.contract import Lro
 from kccgen.discovery.behaviours import Behaviour, classify, service_assigned_id
-from kccgen.discovery.document import DiscoveryDoc, JsonSchema, Method
+from kccgen.discovery.document import DiscoveryDoc, Method, request_mask
 from kccgen.discovery.operations import method_operation_style
 from kccgen.discovery.paths import collection_param
 from kccgen.mockgcp.catalog import Collection
@@ -60,10 +60,6 @@ def request_schema(method: Method) -> str | None:
     return method.request.ref if method.request else None
 
 
-def _is_mask(p: JsonSchema) -> bool:
-    return p.type == "string" and p.format == "google-fieldmask"
-
-
 def id_query_param(method: Method) -> str | None:
     """The ``?<x>Id=`` parameter naming a new resource: the one named after the
     collection (repositories -> repositoryId), else the only ID-like one that
@@ -82,6 +78,7 @@ def create_shape(doc: DiscoveryDoc, coll: Collection, method: Method) -> CreateS
     wrapper = req_id = None
     cannot_name = False
     inputs: tuple[str, ...] = ()
+    segment = (method.flat_path or method.path).rstrip("/").split("/")[-1].split(":")[0]  # the collection created in
     if req is not None and req != coll.schema:
         props = doc.schemas[req].properties
         wrapper = next((n for n, p in sorted(props.items()) if p.ref == coll.schema), None)
@@ -99,7 +96,6 @@ def create_shape(doc: DiscoveryDoc, coll: Collection, method: Method) -> CreateS
             inputs = tuple(sorted(n for n in props if n not in have))
             # a flat request names the resource by the field named after the collection
             # (licensing's userId), never by another *Id (Apps Script's parentId, its folder)
-            segment = (method.flat_path or method.path).rstrip("/").split("/")[-1].split(":")[0]
             req_id = req_id if req_id == f"{collection_param(segment)}Id" else None
             # nor can it carry the resource's own ID field: the service picks it (below)
             cannot_name = req_id is None and coll.id_field.split(".")[0] not in props
@@ -116,7 +112,6 @@ def create_shape(doc: DiscoveryDoc, coll: Collection, method: Method) -> CreateS
         return _with(shape, "service")
     if wrapper is not None:
         # the wrapped resource's own <x>Id names it: merchant's {promotion: {promotionId: id}}
-        segment = (method.flat_path or method.path).rstrip("/").split("/")[-1].split(":")[0]
         own = f"{collection_param(segment)}Id"
         prop = doc.schemas[coll.schema].properties.get(own)
         if prop is not None and prop.type == "string" and not service_assigned_id(prop.description, prop.read_only):
@@ -144,14 +139,12 @@ def update_shape(doc: DiscoveryDoc, coll: Collection, method: Method) -> UpdateS
     if req is not None and req != coll.schema:
         props = doc.schemas[req].properties
         wrapper = next((n for n, p in sorted(props.items()) if p.ref == coll.schema), None)
-        mask = next((n for n, p in sorted(props.items()) if _is_mask(p)), None)
-        # or in an options object beside the resource (contentwarehouse's updateOptions.updateMask)
-        nested = next(((n, m, q) for n, p in sorted(props.items()) if mask is None and p.ref in doc.schemas for m, q in sorted(doc.schemas[p.ref].properties.items()) if _is_mask(q)), None)
-        if wrapper is not None and nested is not None:
-            return UpdateShape(wrapper, "body", f"{nested[0]}.{nested[1]}", nested[2].description or "", put)
+        # the mask, or one in an options object beside the resource (contentwarehouse's updateOptions.updateMask)
+        found = request_mask(doc, req)
         if wrapper is not None:
-            doc_text = (props[mask].description or "") if mask else ""
-            return UpdateShape(wrapper, "body" if mask else "none", mask, doc_text, put)
+            if found is None:
+                return UpdateShape(wrapper, "none", None, "", put)
+            return UpdateShape(wrapper, "body", found[0], found[1].description or "", put)
     for name, p in sorted(method.parameters.items()):
         if p.location == "query" and (name == "updateMask" or p.format == "google-fieldmask"):
             return UpdateShape(None, "query", name, p.description or "", put)

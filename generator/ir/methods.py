@@ -42,10 +42,10 @@ from kccgen.contract import (
 )
 from kccgen.discovery.document import (
     DiscoveryDoc,
-    JsonSchema,
     Method,
     Resource,
     iter_resources,
+    request_mask,
 )
 from kccgen.discovery.errors import SpecError, json_path
 from kccgen.discovery.operations import operation_style
@@ -129,10 +129,6 @@ def _method(doc: DiscoveryDoc, dotted: str, verb: str, name: str, m: Method) -> 
     )
 
 
-def _is_mask(node: JsonSchema) -> bool:
-    return node.type == "string" and node.format == "google-fieldmask"
-
-
 def _pick(ctx: _Ctx, res: Resource, role: str, named: str | None) -> MethodIR | None:
     """The method playing ``role``: the one the config names, else the standard name."""
     if named is not None:
@@ -157,19 +153,6 @@ def _guard(ctx: _Ctx, update: MethodIR, named: str | None = None) -> Guard:
     return NoGuard()
 
 
-def body_mask(doc: DiscoveryDoc, request: str) -> str | None:
-    """The request's field mask, or one in an options object beside the resource
-    (contentwarehouse's ``UpdateDocumentRequest.updateOptions.updateMask``): dotted."""
-    props = doc.schemas[request].properties
-    mask = next((n for n, p in sorted(props.items()) if _is_mask(p)), None)
-    if mask is not None:
-        return mask
-    return next(
-        (f"{n}.{m}" for n, p in sorted(props.items()) if p.ref in doc.schemas for m, q in sorted(doc.schemas[p.ref].properties.items()) if _is_mask(q)),
-        None,
-    )
-
-
 def _mask_param(ctx: _Ctx, raw: Method) -> str | None:
     return next((n for n, p in sorted(raw.parameters.items()) if p.location == "query" and (n == "updateMask" or p.format == "google-fieldmask")), None)
 
@@ -181,7 +164,8 @@ def infer_update(ctx: _Ctx, update: MethodIR | None, raw: Method | None) -> Upda
     if update.request is not None and update.request != ctx.schema:
         props = ctx.doc.schemas[update.request].properties
         resource_field = next((n for n, p in sorted(props.items()) if p.ref == ctx.schema), None)
-        mask = body_mask(ctx.doc, update.request)
+        found = request_mask(ctx.doc, update.request)
+        mask = found[0] if found is not None else None
         if resource_field is not None and mask is None and update.http_method in ("PATCH", "PUT"):
             # the whole resource, wrapped: contentwarehouse's UpdateRuleSetRequest{ruleSet}
             return UpdateReplace(call, _guard(ctx, update), resource_field=resource_field)
