@@ -443,6 +443,11 @@ class ReadByList:
 #: consumer networks). The runtime looks it up once per project.
 PROJECT_NUMBER = "projectNumber"
 
+#: The value a create's required idempotency key is spelled with (drive's
+#: ``drives.create?requestId=``): the runtime fills it with the create's one-time
+#: token, the same on a retry of the same create, so the service can tell them apart.
+REQUEST_TOKEN = "requestToken"
+
 
 # --- operations --------------------------------------------------------------------------
 

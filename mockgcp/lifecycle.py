@@ -182,6 +182,12 @@ def create(eng: MockGCP, c: Call) -> Response:
         raise invalid("Request body must be a JSON object.")
     shape = create_shape(c.api.doc, c.coll, c.method)
     key, resource, inputs = _resource_and_key(eng, c, shape, body)
+    props = c.api.doc.schemas[c.coll.schema].properties
+    for pname, p in sorted(c.method.parameters.items()):
+        # a query parameter named like a field of the resource sets it, as the service
+        # does (storage's hmacKeys.create?serviceAccountEmail=, compute's ?sourceImage=)
+        if p.location == "query" and pname in props and c.query.get(pname) and pname not in resource:
+            resource[pname] = c.query[pname][0]
     sk = State.store_key(c.api.key, key)
     if sk in eng.state.resources:
         raise already_exists(key)

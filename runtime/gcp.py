@@ -387,10 +387,17 @@ class Gcp:
             # same methods under the other top-level collection.
             resource = (other[0], *resource[1:])
             templates = tuple((name, rehome(tpl, *other)) for name, tpl in templates)
-        params = {name: tpl.format(**values) for name, tpl in templates}
+        try:
+            params = {name: tpl.format(**values) for name, tpl in templates}
+        except KeyError as e:  # the object gives no value for a parameter: its failure, not the run's
+            missing = next(f"{name}={tpl}" for name, tpl in templates if "{" + str(e.args[0]) + "}" in tpl)
+            raise GcpError(0, f"{a.doc} {'.'.join(resource)}.{c.method}: no value for {missing} (the object does not give {e.args[0]})") from None
         params.update(extra or {})
         method = getattr(self._resource(a.doc, resource), c.method)
-        request = method(**params, body=body) if body is not None else method(**params)
+        try:
+            request = method(**params, body=body) if body is not None else method(**params)
+        except TypeError as e:  # the client's check of the request (Missing required parameter "initialNodeCount")
+            raise GcpError(0, f"{a.doc} {'.'.join(resource)}.{c.method}: {e}") from None
         return self.execute(f"{a.doc} {'.'.join(resource)}.{c.method}", request, idempotent, values.get("project", ""))
 
     def project_number(self, project: str) -> str:

@@ -36,6 +36,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kccgen.contract import (
+    REQUEST_TOKEN,
     Adapter,
     CreateByVerb,
     CreateServiceAssigned,
@@ -743,8 +744,12 @@ class Reconciler:
                 marked[a.create.label_field] = {**(marked.get(a.create.label_field) or {}), CREATE_LABEL: token}
             if self.persist is not None:
                 self.persist(obj)  # before the POST: a crash after it leaves the intent behind
+        # a create's idempotency key (drive's ?requestId=): the intent's token, so a
+        # resent create is the same request to the service
+        intent_token = _intent(_ann(obj).get(ANN_CREATE_PENDING) or "")[1] if pending else ""
+        keyed = {**values, REQUEST_TOKEN: intent_token or secrets.token_hex(8)}
         try:
-            result = send(self.gcp, a, req, values, role="create", idempotent=not service_assigned)
+            result = send(self.gcp, a, req, keyed, role="create", idempotent=not service_assigned)
         except OperationFailed as e:
             _settled(obj)
             return self._finish(obj, False, "UpdateFailed", f"create of {ext or a.kind} failed: {e.message}", events)

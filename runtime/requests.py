@@ -115,6 +115,8 @@ def create_request(a: Adapter, payload: dict[str, Any], rid: str, full_name: str
         case CreateServiceAssigned(call=call, request_fields=taken, resource_field=wrapper):
             if taken is not None:  # a request of its own: only the resource fields it takes
                 payload = {k: v for k, v in payload.items() if k in taken}
+            if taken == () and not wrapper and not beside:  # a create with no request body (storage's hmacKeys.create)
+                return Request(call, None, query)
             return Request(call, {wrapper: payload, **beside} if wrapper else {**payload, **beside}, query)
         case CreateByVerb(call=call, body=fixed, takes_body=takes_body):
             # the verb makes the resource be: its body is its fixed fields, not the spec

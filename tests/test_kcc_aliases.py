@@ -201,6 +201,9 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], str, Any]] = [
         True,
     ),
     ("ComputeDisk", {"zone": "us-central1-a", "size": 10}, {"zone": "us-central1-a", "sizeGb": 10}, "sizeGb", "10"),
+    # the create's required ?initialNodeCount= (a query parameter, not a field of NodeGroup)
+    ("ComputeNodeGroup", {"zone": "us-central1-b", "size": 1}, {"zone": "us-central1-b", "initialNodeCount": 1}, "?initialNodeCount", "1"),
+    ("ComputeNodeGroup", {"zone": "us-central1-b", "initialSize": 2}, {"zone": "us-central1-b", "initialNodeCount": 2}, "?initialNodeCount", "2"),
     (
         "ComputeImage",
         {"diskRef": {"external": f"projects/{PROJECT}/zones/us-central1-a/disks/d1"}},

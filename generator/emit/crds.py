@@ -322,6 +322,14 @@ class SchemaBuilder:
             for f in self.k.spec.fields
             if {Behaviour.IMMUTABLE, Behaviour.INPUT_ONLY} <= f.behaviours and f.name not in id_fields and f.name.isidentifier()
         ]
+        # an alias of a create-only field is create-only too (ComputeNodeGroup's size): a change
+        # to it would reach only a parameter GCP never reports back, and be lost without a word
+        create_only = {f.name: f for f in self.k.spec.fields if {Behaviour.IMMUTABLE, Behaviour.INPUT_ONLY} <= f.behaviours and f.name not in id_fields}
+        rules += [
+            create_only_rule(a.field, create_only[a.target].type.ref in self.ref_classes)
+            for a in self.k.aliases
+            if a.target in create_only and a.field != a.target and a.field.isidentifier()
+        ]
         rules += [r for r in map(alias_rule, (a for a in self.k.aliases if a.target)) if r is not None]  # target "": sent nowhere
         rules += location_rules(self.k.locations)
         rules += parent_rules(self.k.identity.parent_fields)

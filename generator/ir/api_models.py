@@ -151,7 +151,15 @@ class ApiModelBuilder:
         cls = self._claim(name, location)
         obj = self._object(cls, node, (cls,), location.split("#", 1)[1] + "/parameters")
         # A parameter's JSON path has no /properties step: .../methods/insert/parameters/predefinedAcl.
-        fields = tuple(replace(f, source=f.source.replace("/parameters/properties/", "/parameters/")) for f in obj.fields)
+        fields = tuple(
+            replace(
+                f,
+                source=f.source.replace("/parameters/properties/", "/parameters/"),
+                # a required parameter (?initialNodeCount=): the create cannot be sent without it
+                facts=tuple(sorted({*f.facts, Fact(B.REQUIRED, f"create-only: {method.id} query parameter {f.name}")})) if method.parameters[f.name].required else f.facts,
+            )
+            for f in obj.fields
+        )
         self.objects[cls] = replace(obj, fields=fields)
         return cls
 

@@ -426,6 +426,13 @@ def create_view(sh: Shaped, mod: ApiModule, classes: dict[str, str]) -> tuple[Mo
         f = next(x for x in holder.fields if x.name == inp.field)
         facts = {x for x in f.facts if x.behaviour not in (B.OUTPUT_ONLY, B.REQUIRED)} | {Fact(B.IMMUTABLE, what), Fact(B.INPUT_ONLY, what)}
         facts |= {x for x in f.facts if x.behaviour is B.REQUIRED}
+        same = next((i for i, x in enumerate(fields) if x.name == f.name and not x.output_only), None)
+        if same is not None:  # the resource's own field too (storage's serviceAccountEmail): set once, read back
+            kept = {x for x in fields[same].facts if x.behaviour not in (B.OUTPUT_ONLY, B.IMMUTABLE)}
+            # the parameter's own prose ("Required.", "Optional.") describes it, not the field
+            own = {Fact(B.IMMUTABLE, what)} | {x for x in facts if x.behaviour is B.REQUIRED and x.source == what}
+            fields[same] = replace(fields[same], facts=tuple(sorted(kept | own)))
+            continue
         fields.append(replace(f, facts=tuple(sorted(facts))))
     for r in write_only_routes(m.update_shape):
         # a field of the update verb's request only (GKE's nodeCount): GET never returns it

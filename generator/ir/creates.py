@@ -14,6 +14,7 @@ import re
 from dataclasses import replace
 
 from kccgen.contract import (
+    REQUEST_TOKEN,
     Call,
     CreateAtPath,
     CreateByStatement,
@@ -38,6 +39,25 @@ from kccgen.generator.spec.kinds import CreateMethod
 _Ctx = ShapeCtx
 
 
+
+
+def value_params(create: MethodIR, raw: Method, known: set[str], configured: set[str]) -> MethodIR:
+    """``create`` without a template for a required query parameter that names nothing
+    of the identity (compute's ``nodeGroups.insert?initialNodeCount=``, storage's
+    ``hmacKeys.create?serviceAccountEmail=``): it is a value of the new resource, a
+    create input the spec gives (see :func:`_query_inputs`). A required idempotency
+    key (``requestId``) is spelled with :data:`REQUEST_TOKEN`, filled by the runtime.
+    ``known``: what the runtime has a value for; ``configured``: the kind config's templates.
+    """
+    out = []
+    for pname, tpl in create.param_templates:
+        p = raw.parameters.get(pname)
+        names = set(re.findall(r"\{(\w+)\}", tpl))
+        if p is None or p.location != "query" or not p.required or pname in configured or names <= known:
+            out.append((pname, tpl))
+        elif pname == "requestId":
+            out.append((pname, "{" + REQUEST_TOKEN + "}"))
+    return create if tuple(out) == create.param_templates else replace(create, param_templates=tuple(out))
 
 
 def _query_inputs(ctx: _Ctx, create: MethodIR, raw: Method, exclude: set[str]) -> tuple[CreateInput, ...]:

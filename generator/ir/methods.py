@@ -55,6 +55,7 @@ from kccgen.generator.ir.creates import (
     id_in_body,
     infer_create,
     placeholders,
+    value_params,
     with_finder,
 )
 from kccgen.generator.ir.model import MethodIR, Methods
@@ -378,6 +379,9 @@ def resolve_methods(file: str, index: int, cfg: KindConfig, doc: DiscoveryDoc, r
         read_list = _read_list(pre, reader, get, mc.get.items, mc.get.match)
     view = _view(pre, reader, get, mc.get.view) if mc.get is not None and mc.get.view else ""
     raw_create = owner.methods[create.name] if create else None
+    if create is not None and raw_create is not None:
+        known = placeholders(get.param_templates) | set(cfg.parents) | {"project"}
+        create = value_params(create, raw_create, known, set(mc.create.params) if mc.create else set())
     raw_update = res.methods[update.name] if update else None
     create_shape = configured_create(ctx, create, raw_create, mc.create) if mc.create else infer_create(ctx, create, raw_create)
     if isinstance(create_shape, CreateServiceAssigned):

@@ -45,16 +45,12 @@ class Storage(Profile):
 
     def fill(self, f: Fill) -> None:
         res = f.resource
-        if f.created:
-            res["id"] = f.key.rsplit("/", 1)[-1]
-            res["timeCreated"] = f.now_text
-            res["generation"] = f.digits(16)
-            res["metageneration"] = "1"
-            if f.schema == "Bucket":
-                bucket_defaults(res, f.project)
-        res["selfLink"] = BASE + f.key
-        res["updated"] = f.now_text
-        res["etag"] = f.token(6)
+        made = {"id": f.key.rsplit("/", 1)[-1], "timeCreated": f.now_text, "generation": f.digits(16), "metageneration": "1"} if f.created else {}
+        made |= {"selfLink": BASE + f.key, "updated": f.now_text, "etag": f.token(6)}
+        # only the fields its schema has: an HMAC key's metadata has no generation
+        res.update({k: v for k, v in made.items() if k in f.props})
+        if f.created and f.schema == "Bucket":
+            bucket_defaults(res, f.project)
         if f.schema == "Bucket":
             drop_empty_lifecycle(res)
 

@@ -49,7 +49,7 @@ ADAPTER = Adapter(
     update=NoUpdate(),
     delete=NoDelete(),
     krm_only=("api", "environmentRef", "organizationRef", "resourceID", "revision"),
-    int64_paths=("timeout", "timeout"),
+    int64_paths=("timeout",),
 )
 
 register_adapter(ADAPTER)

@@ -19,10 +19,6 @@ IMMUTABLE = Fact(
     source="create-only: apigee.organizations.environments.apis.revisions.debugsessions.create query parameter timeout",
 )
 IMMUTABLE_2 = Fact(behaviour=Behaviour.IMMUTABLE, source="identity")
-INPUT_ONLY = Fact(
-    behaviour=Behaviour.INPUT_ONLY,
-    source="create-only: apigee.organizations.environments.apis.revisions.debugsessions.create query parameter timeout",
-)
 OPTIONAL = Fact(behaviour=Behaviour.OPTIONAL, source="description:'Optional.'")
 OPTIONAL_2 = Fact(behaviour=Behaviour.OPTIONAL, source="identity")
 OUTPUT_ONLY = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'Output only.'")
@@ -47,8 +43,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("filter", STRING, (OPTIONAL,), False, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("revision", STRING, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
-        ("timeout", STRING_INT64, (OPTIONAL,), False, True),
-        ("timeout", STRING_INT64, (IMMUTABLE, INPUT_ONLY, OPTIONAL), False, False),
+        ("timeout", STRING_INT64, (IMMUTABLE, OPTIONAL), False, True),
         ("tracesize", INTEGER_INT32, (OPTIONAL,), False, True),
         ("validity", INTEGER_INT32, (OPTIONAL,), False, True),
     ),

@@ -19,10 +19,6 @@ IMMUTABLE = Fact(
     source="create-only: baremetalsolution.projects.locations.provisioningConfigs.create query parameter email",
 )
 IMMUTABLE_2 = Fact(behaviour=Behaviour.IMMUTABLE, source="identity")
-INPUT_ONLY = Fact(
-    behaviour=Behaviour.INPUT_ONLY,
-    source="create-only: baremetalsolution.projects.locations.provisioningConfigs.create query parameter email",
-)
 OPTIONAL = Fact(behaviour=Behaviour.OPTIONAL, source="description:'Optional.'")
 OPTIONAL_2 = Fact(behaviour=Behaviour.OPTIONAL, source="identity")
 OUTPUT_ONLY = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'Output only.'")
@@ -44,8 +40,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     identity="projects/{project}/locations/{location}/provisioningConfigs/{provisioningConfig}",
     spec=(
         ("customId", STRING, (OPTIONAL,), True, True),
-        ("email", STRING, (), True, True),
-        ("email", STRING, (IMMUTABLE, INPUT_ONLY, OPTIONAL), False, False),
+        ("email", STRING, (IMMUTABLE,), False, True),
         ("handoverServiceAccount", STRING, (), True, True),
         ("instances", ARRAY_OF_OBJECT, (), True, True),
         ("instances[].accountNetworksEnabled", BOOLEAN, (), True, True),

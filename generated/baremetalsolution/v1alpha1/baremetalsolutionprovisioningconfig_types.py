@@ -74,9 +74,7 @@ class BareMetalSolutionProvisioningConfigSpec(KRMModel):
     ] = None
     email: Annotated[
         str | None,
-        Field(
-            description="Optional. Email provided to send a confirmation with provisioning config to."
-        ),
+        Field(description="Email provided to send a confirmation with provisioning config to."),
     ] = None
     handover_service_account: Annotated[
         str | None,

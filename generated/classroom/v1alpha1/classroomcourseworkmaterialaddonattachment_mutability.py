@@ -28,10 +28,6 @@ INPUT_ONLY = Fact(
     behaviour=Behaviour.INPUT_ONLY,
     source="create-only: classroom.courses.courseWorkMaterials.addOnAttachments.create query parameter addOnToken",
 )
-INPUT_ONLY_2 = Fact(
-    behaviour=Behaviour.INPUT_ONLY,
-    source="create-only: classroom.courses.courseWorkMaterials.addOnAttachments.create query parameter postId",
-)
 OPTIONAL = Fact(behaviour=Behaviour.OPTIONAL, source="description:'Optional.'")
 OPTIONAL_2 = Fact(behaviour=Behaviour.OPTIONAL, source="identity")
 OUTPUT_ONLY = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'Output only.'")
@@ -66,8 +62,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("itemId", STRING, (IMMUTABLE_4, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("itemId", STRING, (IMMUTABLE_3,), False, True, {"identity": True}),
         ("maxPoints", NUMBER_DOUBLE, (), True, True),
-        ("postId", STRING, (IMMUTABLE_3,), False, True),
-        ("postId", STRING, (IMMUTABLE_2, INPUT_ONLY_2, OPTIONAL), False, False),
+        ("postId", STRING, (IMMUTABLE_2,), False, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_4, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("studentViewUri", OBJECT, (REQUIRED,), True, True),
         ("studentViewUri.uri", STRING, (REQUIRED,), True, True),

@@ -70,7 +70,7 @@ class ClassroomCourseWorkMaterialAddOnAttachmentSpec(KRMModel):
     ] = None
     post_id: Annotated[
         str | None,
-        Field(alias="postId", description="Optional. Deprecated, use `item_id` instead."),
+        Field(alias="postId", description="Immutable. Deprecated, use `item_id` instead."),
     ] = None
     resource_id: Annotated[
         str | None,

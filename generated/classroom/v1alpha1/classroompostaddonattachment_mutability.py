@@ -28,10 +28,6 @@ INPUT_ONLY = Fact(
     behaviour=Behaviour.INPUT_ONLY,
     source="create-only: classroom.courses.posts.addOnAttachments.create query parameter addOnToken",
 )
-INPUT_ONLY_2 = Fact(
-    behaviour=Behaviour.INPUT_ONLY,
-    source="create-only: classroom.courses.posts.addOnAttachments.create query parameter itemId",
-)
 OPTIONAL = Fact(behaviour=Behaviour.OPTIONAL, source="description:'Optional.'")
 OPTIONAL_2 = Fact(behaviour=Behaviour.OPTIONAL, source="identity")
 OUTPUT_ONLY = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'Output only.'")
@@ -63,8 +59,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("dueTime.minutes", INTEGER_INT32, (), True, True),
         ("dueTime.nanos", INTEGER_INT32, (), True, True),
         ("dueTime.seconds", INTEGER_INT32, (), True, True),
-        ("itemId", STRING, (IMMUTABLE_3,), False, True),
-        ("itemId", STRING, (IMMUTABLE_2, INPUT_ONLY_2), False, False),
+        ("itemId", STRING, (IMMUTABLE_2,), False, True),
         ("maxPoints", NUMBER_DOUBLE, (), True, True),
         ("postId", STRING, (IMMUTABLE_4, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("postId", STRING, (IMMUTABLE_3,), False, True, {"identity": True}),

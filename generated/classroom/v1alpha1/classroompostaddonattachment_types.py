@@ -62,7 +62,7 @@ class ClassroomPostAddOnAttachmentSpec(KRMModel):
         str | None,
         Field(
             alias="itemId",
-            description="Identifier of the `Announcement`, `CourseWork`, or `CourseWorkMaterial` under which to create the attachment.",
+            description="Immutable. Identifier of the `Announcement`, `CourseWork`, or `CourseWorkMaterial` under which the attachment is attached.",
         ),
     ] = None
     max_points: Annotated[

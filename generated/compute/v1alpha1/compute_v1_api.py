@@ -8862,6 +8862,14 @@ class NodeGroupAutoscalingPolicyMode(StrEnum):
     ONLY_SCALE_OUT = "ONLY_SCALE_OUT"
 
 
+class NodeGroupInsertParameters(APIModel):
+    """
+    Query parameters of compute.nodeGroups.insert that set up the new resource.
+    """
+
+    initial_node_count: Annotated[int | None, Field(alias="initialNodeCount")] = None
+
+
 class NodeGroupMaintenanceInterval(StrEnum):
     """
     Specifies the frequency of planned maintenance events. The accepted values

@@ -1296,11 +1296,7 @@ class ComputeInstanceSpec(KRMModel):
         ),
     ] = None
     source_machine_image: Annotated[
-        str | None,
-        Field(
-            alias="sourceMachineImage",
-            description="Specifies the machine image to use to create the instance.",
-        ),
+        str | None, Field(alias="sourceMachineImage", description="Source machine image")
     ] = None
     source_machine_image_encryption_key: Annotated[
         CustomerEncryptionKey | None,

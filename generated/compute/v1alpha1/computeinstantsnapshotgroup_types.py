@@ -98,13 +98,7 @@ class ComputeInstantSnapshotGroupSpec(KRMModel):
             description="Immutable. Optional. The ComputeInstantSnapshotGroup ID used for creation and acquisition.",
         ),
     ] = None
-    source_consistency_group: Annotated[
-        str | None,
-        Field(
-            alias="sourceConsistencyGroup",
-            description="begin_interface: MixerMutationRequestBuilder",
-        ),
-    ] = None
+    source_consistency_group: Annotated[str | None, Field(alias="sourceConsistencyGroup")] = None
     zone: Annotated[
         str, Field(description="Immutable. The zone of the ComputeInstantSnapshotGroup.")
     ]

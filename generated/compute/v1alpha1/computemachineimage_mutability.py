@@ -19,27 +19,23 @@ IMMUTABLE = Fact(
     source="create-only: compute.machineImages.insert query parameter sourceInstance",
 )
 IMMUTABLE_2 = Fact(behaviour=Behaviour.IMMUTABLE, source="identity")
-INPUT_ONLY = Fact(
-    behaviour=Behaviour.INPUT_ONLY,
-    source="create-only: compute.machineImages.insert query parameter sourceInstance",
-)
-INPUT_ONLY_2 = Fact(behaviour=Behaviour.INPUT_ONLY, source="description:'Input only.'")
-INPUT_ONLY_3 = Fact(behaviour=Behaviour.INPUT_ONLY, source="description:'[Input Only]'")
-INPUT_ONLY_4 = Fact(
+INPUT_ONLY = Fact(behaviour=Behaviour.INPUT_ONLY, source="description:'Input only.'")
+INPUT_ONLY_2 = Fact(behaviour=Behaviour.INPUT_ONLY, source="description:'[Input Only]'")
+INPUT_ONLY_3 = Fact(
     behaviour=Behaviour.INPUT_ONLY, source="inherited from spec.params (description:'Input only.')"
 )
-INPUT_ONLY_5 = Fact(
+INPUT_ONLY_4 = Fact(
     behaviour=Behaviour.INPUT_ONLY, source="inherited from spec.params (description:'[Input Only]')"
 )
-INPUT_ONLY_6 = Fact(
+INPUT_ONLY_5 = Fact(
     behaviour=Behaviour.INPUT_ONLY,
     source="inherited from spec.sourceDiskEncryptionKeys (description:'[Input Only]')",
 )
-INPUT_ONLY_7 = Fact(
+INPUT_ONLY_6 = Fact(
     behaviour=Behaviour.INPUT_ONLY,
     source="inherited from status.observedState.instanceProperties.disks[].initializeParams (description:'[Input Only]')",
 )
-INPUT_ONLY_8 = Fact(
+INPUT_ONLY_7 = Fact(
     behaviour=Behaviour.INPUT_ONLY,
     source="inherited from status.observedState.sourceDiskEncryptionKeys (description:'[Input Only]')",
 )
@@ -55,7 +51,6 @@ REQUIRED = Fact(
 REQUIRED_2 = Fact(
     behaviour=Behaviour.REQUIRED, source="annotations.required:compute.instances.insert"
 )
-REQUIRED_3 = Fact(behaviour=Behaviour.REQUIRED, source="description:'Required.'")
 ARRAY_OF_OBJECT = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.OBJECT))
 ARRAY_OF_STRING = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.STRING))
 BOOLEAN = FieldType(kind=TypeKind.BOOLEAN)
@@ -76,7 +71,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     fixed="no update method for compute.v1 machineImages",
     spec=(
         ("description", STRING, (), False, True),
-        ("guestFlush", BOOLEAN, (INPUT_ONLY_3,), False, False),
+        ("guestFlush", BOOLEAN, (INPUT_ONLY_2,), False, False),
         ("labelFingerprint", STRING_BYTE, (), False, True),
         ("labels", MAP_OF_STRING, (), False, True),
         ("machineImageEncryptionKey", OBJECT, (), False, True),
@@ -84,21 +79,20 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("machineImageEncryptionKey.kmsKeyServiceAccount", STRING, (), False, True),
         ("machineImageEncryptionKey.rawKey", STRING, (), False, True),
         ("machineImageEncryptionKey.rsaEncryptedKey", STRING, (), False, True),
-        ("params", OBJECT, (INPUT_ONLY_2, INPUT_ONLY_3), False, False),
-        ("params.excludedDisks", ARRAY_OF_STRING, (INPUT_ONLY_2, INPUT_ONLY_4, INPUT_ONLY_5), False, False),
-        ("params.includedDisks", ARRAY_OF_STRING, (INPUT_ONLY_2, INPUT_ONLY_4, INPUT_ONLY_5), False, False),
-        ("params.resourceManagerTags", MAP_OF_STRING, (INPUT_ONLY_2, INPUT_ONLY_4, INPUT_ONLY_5), False, False),
+        ("params", OBJECT, (INPUT_ONLY, INPUT_ONLY_2), False, False),
+        ("params.excludedDisks", ARRAY_OF_STRING, (INPUT_ONLY, INPUT_ONLY_3, INPUT_ONLY_4), False, False),
+        ("params.includedDisks", ARRAY_OF_STRING, (INPUT_ONLY, INPUT_ONLY_3, INPUT_ONLY_4), False, False),
+        ("params.resourceManagerTags", MAP_OF_STRING, (INPUT_ONLY, INPUT_ONLY_3, INPUT_ONLY_4), False, False),
         ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
-        ("sourceDiskEncryptionKeys", ARRAY_OF_OBJECT, (INPUT_ONLY_3,), False, False),
-        ("sourceDiskEncryptionKeys[].diskEncryptionKey", OBJECT, (INPUT_ONLY_6,), False, False),
-        ("sourceDiskEncryptionKeys[].diskEncryptionKey.kmsKeyName", STRING, (INPUT_ONLY_6,), False, False),
-        ("sourceDiskEncryptionKeys[].diskEncryptionKey.kmsKeyServiceAccount", STRING, (INPUT_ONLY_6,), False, False),
-        ("sourceDiskEncryptionKeys[].diskEncryptionKey.rawKey", STRING, (INPUT_ONLY_6,), False, False),
-        ("sourceDiskEncryptionKeys[].diskEncryptionKey.rsaEncryptedKey", STRING, (INPUT_ONLY_6,), False, False),
-        ("sourceDiskEncryptionKeys[].sourceDiskRef", OBJECT, (INPUT_ONLY_6,), False, False, {"api_path": "sourceDiskEncryptionKeys[].sourceDisk"}),
-        ("sourceInstanceRef", OBJECT, (), False, True, {"api_path": "sourceInstance"}),
-        ("sourceInstanceRef", OBJECT, (IMMUTABLE, INPUT_ONLY, REQUIRED_3), False, False, {"api_path": "sourceInstance"}),
+        ("sourceDiskEncryptionKeys", ARRAY_OF_OBJECT, (INPUT_ONLY_2,), False, False),
+        ("sourceDiskEncryptionKeys[].diskEncryptionKey", OBJECT, (INPUT_ONLY_5,), False, False),
+        ("sourceDiskEncryptionKeys[].diskEncryptionKey.kmsKeyName", STRING, (INPUT_ONLY_5,), False, False),
+        ("sourceDiskEncryptionKeys[].diskEncryptionKey.kmsKeyServiceAccount", STRING, (INPUT_ONLY_5,), False, False),
+        ("sourceDiskEncryptionKeys[].diskEncryptionKey.rawKey", STRING, (INPUT_ONLY_5,), False, False),
+        ("sourceDiskEncryptionKeys[].diskEncryptionKey.rsaEncryptedKey", STRING, (INPUT_ONLY_5,), False, False),
+        ("sourceDiskEncryptionKeys[].sourceDiskRef", OBJECT, (INPUT_ONLY_5,), False, False, {"api_path": "sourceDiskEncryptionKeys[].sourceDisk"}),
+        ("sourceInstanceRef", OBJECT, (IMMUTABLE,), False, True, {"api_path": "sourceInstance"}),
         ("storageLocations", ARRAY_OF_STRING, (), False, True),
     ),
     observed=(
@@ -132,40 +126,40 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("instanceProperties.disks[].diskEncryptionKey.rsaEncryptedKey", STRING, (), False, True),
         ("instanceProperties.disks[].diskEncryptionKey.sha256", STRING, (OUTPUT_ONLY,), False, True),
         ("instanceProperties.disks[].diskSizeGb", STRING_INT64, (), False, True),
-        ("instanceProperties.disks[].forceAttach", BOOLEAN, (INPUT_ONLY_3,), False, False),
+        ("instanceProperties.disks[].forceAttach", BOOLEAN, (INPUT_ONLY_2,), False, False),
         ("instanceProperties.disks[].guestOsFeatures", ARRAY_OF_OBJECT, (), False, True),
         ("instanceProperties.disks[].guestOsFeatures[].type", ENUM, (), False, True),
         ("instanceProperties.disks[].index", INTEGER_INT32, (OUTPUT_ONLY_2, OUTPUT_ONLY_3, OUTPUT_ONLY_4), False, True),
-        ("instanceProperties.disks[].initializeParams", OBJECT, (INPUT_ONLY_3,), False, False),
-        ("instanceProperties.disks[].initializeParams.architecture", ENUM, (INPUT_ONLY_7,), False, False),
-        ("instanceProperties.disks[].initializeParams.description", STRING, (INPUT_ONLY_7,), False, False),
-        ("instanceProperties.disks[].initializeParams.diskName", STRING, (INPUT_ONLY_7,), False, False),
-        ("instanceProperties.disks[].initializeParams.diskSizeGb", STRING_INT64, (INPUT_ONLY_7,), False, False),
-        ("instanceProperties.disks[].initializeParams.diskType", STRING, (INPUT_ONLY_7,), False, False),
-        ("instanceProperties.disks[].initializeParams.enableConfidentialCompute", BOOLEAN, (INPUT_ONLY_7,), False, False),
-        ("instanceProperties.disks[].initializeParams.labels", MAP_OF_STRING, (INPUT_ONLY_7,), False, False),
-        ("instanceProperties.disks[].initializeParams.licenses", ARRAY_OF_STRING, (INPUT_ONLY_7,), False, False),
-        ("instanceProperties.disks[].initializeParams.onUpdateAction", ENUM, (INPUT_ONLY_7,), False, False),
-        ("instanceProperties.disks[].initializeParams.provisionedIops", STRING_INT64, (INPUT_ONLY_7,), False, False),
-        ("instanceProperties.disks[].initializeParams.provisionedThroughput", STRING_INT64, (INPUT_ONLY_7,), False, False),
-        ("instanceProperties.disks[].initializeParams.replicaZones", ARRAY_OF_STRING, (INPUT_ONLY_7,), False, False),
-        ("instanceProperties.disks[].initializeParams.resourceManagerTags", MAP_OF_STRING, (INPUT_ONLY_2, INPUT_ONLY_7), False, False),
-        ("instanceProperties.disks[].initializeParams.resourcePolicies", ARRAY_OF_STRING, (INPUT_ONLY_7,), False, False),
-        ("instanceProperties.disks[].initializeParams.sourceImage", STRING, (INPUT_ONLY_7,), False, False),
-        ("instanceProperties.disks[].initializeParams.sourceImageEncryptionKey", OBJECT, (INPUT_ONLY_7,), False, False),
-        ("instanceProperties.disks[].initializeParams.sourceImageEncryptionKey.kmsKeyName", STRING, (INPUT_ONLY_7,), False, False),
-        ("instanceProperties.disks[].initializeParams.sourceImageEncryptionKey.kmsKeyServiceAccount", STRING, (INPUT_ONLY_7,), False, False),
-        ("instanceProperties.disks[].initializeParams.sourceImageEncryptionKey.rawKey", STRING, (INPUT_ONLY_7,), False, False),
-        ("instanceProperties.disks[].initializeParams.sourceImageEncryptionKey.rsaEncryptedKey", STRING, (INPUT_ONLY_7,), False, False),
-        ("instanceProperties.disks[].initializeParams.sourceImageEncryptionKey.sha256", STRING, (INPUT_ONLY_7, OUTPUT_ONLY), False, False),
-        ("instanceProperties.disks[].initializeParams.sourceSnapshot", STRING, (INPUT_ONLY_7,), False, False),
-        ("instanceProperties.disks[].initializeParams.sourceSnapshotEncryptionKey", OBJECT, (INPUT_ONLY_7,), False, False),
-        ("instanceProperties.disks[].initializeParams.sourceSnapshotEncryptionKey.kmsKeyName", STRING, (INPUT_ONLY_7,), False, False),
-        ("instanceProperties.disks[].initializeParams.sourceSnapshotEncryptionKey.kmsKeyServiceAccount", STRING, (INPUT_ONLY_7,), False, False),
-        ("instanceProperties.disks[].initializeParams.sourceSnapshotEncryptionKey.rawKey", STRING, (INPUT_ONLY_7,), False, False),
-        ("instanceProperties.disks[].initializeParams.sourceSnapshotEncryptionKey.rsaEncryptedKey", STRING, (INPUT_ONLY_7,), False, False),
-        ("instanceProperties.disks[].initializeParams.sourceSnapshotEncryptionKey.sha256", STRING, (INPUT_ONLY_7, OUTPUT_ONLY), False, False),
-        ("instanceProperties.disks[].initializeParams.storagePool", STRING, (INPUT_ONLY_7,), False, False),
+        ("instanceProperties.disks[].initializeParams", OBJECT, (INPUT_ONLY_2,), False, False),
+        ("instanceProperties.disks[].initializeParams.architecture", ENUM, (INPUT_ONLY_6,), False, False),
+        ("instanceProperties.disks[].initializeParams.description", STRING, (INPUT_ONLY_6,), False, False),
+        ("instanceProperties.disks[].initializeParams.diskName", STRING, (INPUT_ONLY_6,), False, False),
+        ("instanceProperties.disks[].initializeParams.diskSizeGb", STRING_INT64, (INPUT_ONLY_6,), False, False),
+        ("instanceProperties.disks[].initializeParams.diskType", STRING, (INPUT_ONLY_6,), False, False),
+        ("instanceProperties.disks[].initializeParams.enableConfidentialCompute", BOOLEAN, (INPUT_ONLY_6,), False, False),
+        ("instanceProperties.disks[].initializeParams.labels", MAP_OF_STRING, (INPUT_ONLY_6,), False, False),
+        ("instanceProperties.disks[].initializeParams.licenses", ARRAY_OF_STRING, (INPUT_ONLY_6,), False, False),
+        ("instanceProperties.disks[].initializeParams.onUpdateAction", ENUM, (INPUT_ONLY_6,), False, False),
+        ("instanceProperties.disks[].initializeParams.provisionedIops", STRING_INT64, (INPUT_ONLY_6,), False, False),
+        ("instanceProperties.disks[].initializeParams.provisionedThroughput", STRING_INT64, (INPUT_ONLY_6,), False, False),
+        ("instanceProperties.disks[].initializeParams.replicaZones", ARRAY_OF_STRING, (INPUT_ONLY_6,), False, False),
+        ("instanceProperties.disks[].initializeParams.resourceManagerTags", MAP_OF_STRING, (INPUT_ONLY, INPUT_ONLY_6), False, False),
+        ("instanceProperties.disks[].initializeParams.resourcePolicies", ARRAY_OF_STRING, (INPUT_ONLY_6,), False, False),
+        ("instanceProperties.disks[].initializeParams.sourceImage", STRING, (INPUT_ONLY_6,), False, False),
+        ("instanceProperties.disks[].initializeParams.sourceImageEncryptionKey", OBJECT, (INPUT_ONLY_6,), False, False),
+        ("instanceProperties.disks[].initializeParams.sourceImageEncryptionKey.kmsKeyName", STRING, (INPUT_ONLY_6,), False, False),
+        ("instanceProperties.disks[].initializeParams.sourceImageEncryptionKey.kmsKeyServiceAccount", STRING, (INPUT_ONLY_6,), False, False),
+        ("instanceProperties.disks[].initializeParams.sourceImageEncryptionKey.rawKey", STRING, (INPUT_ONLY_6,), False, False),
+        ("instanceProperties.disks[].initializeParams.sourceImageEncryptionKey.rsaEncryptedKey", STRING, (INPUT_ONLY_6,), False, False),
+        ("instanceProperties.disks[].initializeParams.sourceImageEncryptionKey.sha256", STRING, (INPUT_ONLY_6, OUTPUT_ONLY), False, False),
+        ("instanceProperties.disks[].initializeParams.sourceSnapshot", STRING, (INPUT_ONLY_6,), False, False),
+        ("instanceProperties.disks[].initializeParams.sourceSnapshotEncryptionKey", OBJECT, (INPUT_ONLY_6,), False, False),
+        ("instanceProperties.disks[].initializeParams.sourceSnapshotEncryptionKey.kmsKeyName", STRING, (INPUT_ONLY_6,), False, False),
+        ("instanceProperties.disks[].initializeParams.sourceSnapshotEncryptionKey.kmsKeyServiceAccount", STRING, (INPUT_ONLY_6,), False, False),
+        ("instanceProperties.disks[].initializeParams.sourceSnapshotEncryptionKey.rawKey", STRING, (INPUT_ONLY_6,), False, False),
+        ("instanceProperties.disks[].initializeParams.sourceSnapshotEncryptionKey.rsaEncryptedKey", STRING, (INPUT_ONLY_6,), False, False),
+        ("instanceProperties.disks[].initializeParams.sourceSnapshotEncryptionKey.sha256", STRING, (INPUT_ONLY_6, OUTPUT_ONLY), False, False),
+        ("instanceProperties.disks[].initializeParams.storagePool", STRING, (INPUT_ONLY_6,), False, False),
         ("instanceProperties.disks[].interface", ENUM, (), False, True),
         ("instanceProperties.disks[].kind", STRING, (OUTPUT_ONLY_2, OUTPUT_ONLY_3, OUTPUT_ONLY_4), False, True),
         ("instanceProperties.disks[].licenses", ARRAY_OF_STRING, (OUTPUT_ONLY_2, OUTPUT_ONLY_3, OUTPUT_ONLY_4), False, True),
@@ -256,7 +250,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("instanceProperties.reservationAffinity.consumeReservationType", ENUM, (), False, True),
         ("instanceProperties.reservationAffinity.key", STRING, (), False, True),
         ("instanceProperties.reservationAffinity.values", ARRAY_OF_STRING, (), False, True),
-        ("instanceProperties.resourceManagerTags", MAP_OF_STRING, (INPUT_ONLY_2,), False, False),
+        ("instanceProperties.resourceManagerTags", MAP_OF_STRING, (INPUT_ONLY,), False, False),
         ("instanceProperties.resourcePolicies", ARRAY_OF_STRING, (), False, True),
         ("instanceProperties.scheduling", OBJECT, (), False, True),
         ("instanceProperties.scheduling.automaticRestart", BOOLEAN, (), False, True),
@@ -318,9 +312,9 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("savedDisks[].storageBytes", STRING_INT64, (OUTPUT_ONLY_2, OUTPUT_ONLY_3, OUTPUT_ONLY_4), False, True),
         ("savedDisks[].storageBytesStatus", ENUM, (OUTPUT_ONLY_2, OUTPUT_ONLY_3, OUTPUT_ONLY_4), False, True),
         ("selfLink", STRING, (OUTPUT_ONLY_2, OUTPUT_ONLY_3, OUTPUT_ONLY_4), False, True),
-        ("sourceDiskEncryptionKeys", ARRAY_OF_OBJECT, (INPUT_ONLY_3,), False, False),
-        ("sourceDiskEncryptionKeys[].diskEncryptionKey", OBJECT, (INPUT_ONLY_8,), False, False),
-        ("sourceDiskEncryptionKeys[].diskEncryptionKey.sha256", STRING, (INPUT_ONLY_8, OUTPUT_ONLY), False, False),
+        ("sourceDiskEncryptionKeys", ARRAY_OF_OBJECT, (INPUT_ONLY_2,), False, False),
+        ("sourceDiskEncryptionKeys[].diskEncryptionKey", OBJECT, (INPUT_ONLY_7,), False, False),
+        ("sourceDiskEncryptionKeys[].diskEncryptionKey.sha256", STRING, (INPUT_ONLY_7, OUTPUT_ONLY), False, False),
         ("sourceInstanceProperties", OBJECT, (OUTPUT_ONLY_2, OUTPUT_ONLY_3, OUTPUT_ONLY_4), False, True),
         ("sourceInstanceProperties.canIpForward", BOOLEAN, (), False, True),
         ("sourceInstanceProperties.deletionProtection", BOOLEAN, (), False, True),

@@ -582,12 +582,12 @@ class ComputeMachineImageSpec(KRMModel):
         ),
     ] = None
     source_instance_ref: Annotated[
-        ComputeInstanceRef,
+        ComputeInstanceRef | None,
         Field(
             alias="sourceInstanceRef",
             description="A reference to a ComputeInstance (API field `sourceInstance`).",
         ),
-    ]
+    ] = None
     storage_locations: Annotated[
         list[str] | None,
         Field(
@@ -1662,5 +1662,5 @@ class ComputeMachineImage(KRMObject):
         Literal["compute.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "compute.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["ComputeMachineImage"] = "ComputeMachineImage"
-    spec: ComputeMachineImageSpec
+    spec: ComputeMachineImageSpec = Field(default_factory=ComputeMachineImageSpec)
     status: ComputeMachineImageStatus | None = None

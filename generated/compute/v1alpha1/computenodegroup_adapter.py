@@ -8,13 +8,16 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
+    CreateInput,
     CreateWithNameInBody,
     DeleteAtPath,
     FingerprintGuard,
     IamMethods,
     Lro,
     UpdateMerge,
+    Where,
 )
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.compute.v1alpha1.compute_v1_operations import OPERATIONS
@@ -32,14 +35,9 @@ ADAPTER = Adapter(
     ),
     create=CreateWithNameInBody(
         call=Call(
-            method="insert",
-            params=(
-                ("initialNodeCount", "{initialNodeCount}"),
-                ("project", "{project}"),
-                ("zone", "{zone}"),
-            ),
-            lro=Lro.COMPUTE,
-        )
+            method="insert", params=(("project", "{project}"), ("zone", "{zone}")), lro=Lro.COMPUTE
+        ),
+        inputs=(CreateInput(field="initialNodeCount", where=Where.QUERY),),
     ),
     update=UpdateMerge(
         call=Call(
@@ -63,6 +61,10 @@ ADAPTER = Adapter(
         ("globalOrganizationOperations", OPERATIONS["globalOrganizationOperations"]),
         ("regionOperations", OPERATIONS["regionOperations"]),
         ("zoneOperations", OPERATIONS["zoneOperations"]),
+    ),
+    aliases=(
+        Alias(field="size", target="initialNodeCount"),
+        Alias(field="initialSize", target="initialNodeCount"),
     ),
     iam=IamMethods(
         get=Call(

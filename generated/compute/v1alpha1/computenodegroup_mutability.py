@@ -14,7 +14,15 @@ from kccgen.runtime.mutability import register_mutability
 KIND = "ComputeNodeGroup"
 
 IDENTIFIER = Fact(behaviour=Behaviour.IDENTIFIER, source="identity")
-IMMUTABLE = Fact(behaviour=Behaviour.IMMUTABLE, source="identity")
+IMMUTABLE = Fact(
+    behaviour=Behaviour.IMMUTABLE,
+    source="create-only: compute.nodeGroups.insert query parameter initialNodeCount",
+)
+IMMUTABLE_2 = Fact(behaviour=Behaviour.IMMUTABLE, source="identity")
+INPUT_ONLY = Fact(
+    behaviour=Behaviour.INPUT_ONLY,
+    source="create-only: compute.nodeGroups.insert query parameter initialNodeCount",
+)
 OPTIONAL = Fact(behaviour=Behaviour.OPTIONAL, source="identity")
 OUTPUT_ONLY = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'Output only.'")
 OUTPUT_ONLY_2 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'[Output Only]'")
@@ -24,7 +32,11 @@ OUTPUT_ONLY_4 = Fact(
     source="kccgen: concurrency token, read from GET and sent back on update",
 )
 OUTPUT_ONLY_5 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="readOnly")
-REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="identity")
+REQUIRED = Fact(
+    behaviour=Behaviour.REQUIRED,
+    source="create-only: compute.nodeGroups.insert query parameter initialNodeCount",
+)
+REQUIRED_2 = Fact(behaviour=Behaviour.REQUIRED, source="identity")
 ENUM = FieldType(kind=TypeKind.ENUM)
 INTEGER_INT32 = FieldType(kind=TypeKind.INTEGER, format="int32")
 MAP_OF_OBJECT = FieldType(kind=TypeKind.MAP, item=FieldType(kind=TypeKind.OBJECT))
@@ -45,19 +57,20 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("autoscalingPolicy.minNodes", INTEGER_INT32, (), True, True),
         ("autoscalingPolicy.mode", ENUM, (), True, True),
         ("description", STRING, (), True, True),
+        ("initialNodeCount", INTEGER_INT32, (IMMUTABLE, INPUT_ONLY, REQUIRED), False, False),
         ("locationHint", STRING, (), True, True),
         ("maintenanceInterval", ENUM, (), True, True),
         ("maintenancePolicy", ENUM, (), True, True),
         ("maintenanceWindow", OBJECT, (), True, True),
         ("maintenanceWindow.startTime", STRING, (), True, True),
         ("nodeTemplateRef", OBJECT, (), True, True, {"api_path": "nodeTemplate"}),
-        ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
-        ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
+        ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),
+        ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("shareSettings", OBJECT, (), True, True),
         ("shareSettings.projectMap", MAP_OF_OBJECT, (), True, True),
         ("shareSettings.projectMap.*.projectId", STRING, (), True, True),
         ("shareSettings.shareType", ENUM, (), True, True),
-        ("zone", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("zone", STRING, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(
         ("creationTimestamp", STRING, (OUTPUT_ONLY, OUTPUT_ONLY_2, OUTPUT_ONLY_5), False, True),

@@ -93,6 +93,17 @@ class ComputeNodeGroupSpec(KRMModel):
     description: Annotated[
         str | None, Field(description="An optional description of this resource.")
     ] = None
+    initial_node_count: Annotated[
+        int | None,
+        Field(alias="initialNodeCount", description="Initial count of nodes in the node group."),
+    ] = None
+    initial_size: Annotated[
+        int | None,
+        Field(
+            alias="initialSize",
+            description="Config Connector's name for initialNodeCount (spec.initialNodeCount); set one of the two.",
+        ),
+    ] = None
     location_hint: Annotated[
         str | None,
         Field(
@@ -141,6 +152,12 @@ class ComputeNodeGroupSpec(KRMModel):
     share_settings: Annotated[
         ShareSettings | None,
         Field(alias="shareSettings", description="Share-settings for the node group"),
+    ] = None
+    size: Annotated[
+        int | None,
+        Field(
+            description="Config Connector's name for initialNodeCount (spec.initialNodeCount); set one of the two."
+        ),
     ] = None
     zone: Annotated[str, Field(description="Immutable. The zone of the ComputeNodeGroup.")]
 

@@ -19,16 +19,12 @@ IMMUTABLE = Fact(
     source="create-only: compute.regionDisks.insert query parameter sourceImage",
 )
 IMMUTABLE_2 = Fact(behaviour=Behaviour.IMMUTABLE, source="identity")
-INPUT_ONLY = Fact(
-    behaviour=Behaviour.INPUT_ONLY,
-    source="create-only: compute.regionDisks.insert query parameter sourceImage",
-)
-INPUT_ONLY_2 = Fact(behaviour=Behaviour.INPUT_ONLY, source="description:'Input only.'")
-INPUT_ONLY_3 = Fact(behaviour=Behaviour.INPUT_ONLY, source="description:'[Input Only]'")
-INPUT_ONLY_4 = Fact(
+INPUT_ONLY = Fact(behaviour=Behaviour.INPUT_ONLY, source="description:'Input only.'")
+INPUT_ONLY_2 = Fact(behaviour=Behaviour.INPUT_ONLY, source="description:'[Input Only]'")
+INPUT_ONLY_3 = Fact(
     behaviour=Behaviour.INPUT_ONLY, source="inherited from spec.params (description:'Input only.')"
 )
-INPUT_ONLY_5 = Fact(
+INPUT_ONLY_4 = Fact(
     behaviour=Behaviour.INPUT_ONLY, source="inherited from spec.params (description:'[Input Only]')"
 )
 OPTIONAL = Fact(behaviour=Behaviour.OPTIONAL, source="identity")
@@ -77,8 +73,8 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("licenseRefs", ARRAY_OF_OBJECT, (), True, True, {"api_path": "licenses"}),
         ("locationHint", STRING, (), True, True),
         ("options", STRING, (), True, True),
-        ("params", OBJECT, (INPUT_ONLY_2, INPUT_ONLY_3), True, False),
-        ("params.resourceManagerTags", MAP_OF_STRING, (INPUT_ONLY_2, INPUT_ONLY_4, INPUT_ONLY_5), True, False),
+        ("params", OBJECT, (INPUT_ONLY, INPUT_ONLY_2), True, False),
+        ("params.resourceManagerTags", MAP_OF_STRING, (INPUT_ONLY, INPUT_ONLY_3, INPUT_ONLY_4), True, False),
         ("physicalBlockSizeBytes", STRING_INT64, (), True, True),
         ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("provisionedIops", STRING_INT64, (), True, True),
@@ -94,8 +90,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("sourceImageEncryptionKey.kmsKeyServiceAccount", STRING, (), True, True),
         ("sourceImageEncryptionKey.rawKey", STRING, (), True, True),
         ("sourceImageEncryptionKey.rsaEncryptedKey", STRING, (), True, True),
-        ("sourceImageRef", OBJECT, (), True, True, {"api_path": "sourceImage"}),
-        ("sourceImageRef", OBJECT, (IMMUTABLE, INPUT_ONLY), False, False, {"api_path": "sourceImage"}),
+        ("sourceImageRef", OBJECT, (IMMUTABLE,), False, True, {"api_path": "sourceImage"}),
         ("sourceInstantSnapshotRef", OBJECT, (), True, True, {"api_path": "sourceInstantSnapshot"}),
         ("sourceMachineImageDiskDeviceName", STRING, (), True, True),
         ("sourceMachineImageEncryptionKey", OBJECT, (), True, True),

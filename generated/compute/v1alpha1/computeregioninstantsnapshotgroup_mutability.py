@@ -19,10 +19,6 @@ IMMUTABLE = Fact(
     source="create-only: compute.regionInstantSnapshotGroups.insert query parameter sourceConsistencyGroup",
 )
 IMMUTABLE_2 = Fact(behaviour=Behaviour.IMMUTABLE, source="identity")
-INPUT_ONLY = Fact(
-    behaviour=Behaviour.INPUT_ONLY,
-    source="create-only: compute.regionInstantSnapshotGroups.insert query parameter sourceConsistencyGroup",
-)
 OPTIONAL = Fact(behaviour=Behaviour.OPTIONAL, source="description:'Optional.'")
 OPTIONAL_2 = Fact(behaviour=Behaviour.OPTIONAL, source="identity")
 OUTPUT_ONLY = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'Output only.'")
@@ -46,8 +42,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("region", STRING, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
-        ("sourceConsistencyGroup", STRING, (), False, True),
-        ("sourceConsistencyGroup", STRING, (IMMUTABLE, INPUT_ONLY), False, False),
+        ("sourceConsistencyGroup", STRING, (IMMUTABLE,), False, True),
     ),
     observed=(
         ("creationTimestamp", STRING, (OUTPUT_ONLY, OUTPUT_ONLY_2, OUTPUT_ONLY_3), False, True),

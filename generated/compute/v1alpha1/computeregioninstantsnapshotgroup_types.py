@@ -101,13 +101,7 @@ class ComputeRegionInstantSnapshotGroupSpec(KRMModel):
             description="Immutable. Optional. The ComputeRegionInstantSnapshotGroup ID used for creation and acquisition.",
         ),
     ] = None
-    source_consistency_group: Annotated[
-        str | None,
-        Field(
-            alias="sourceConsistencyGroup",
-            description="begin_interface: MixerMutationRequestBuilder",
-        ),
-    ] = None
+    source_consistency_group: Annotated[str | None, Field(alias="sourceConsistencyGroup")] = None
 
 
 class InstantSnapshotGroupResourceStatusObserved(KRMModel):

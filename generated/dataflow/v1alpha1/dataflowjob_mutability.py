@@ -19,10 +19,6 @@ IMMUTABLE = Fact(
     source="create-only: dataflow.projects.locations.jobs.create query parameter replaceJobId",
 )
 IMMUTABLE_2 = Fact(behaviour=Behaviour.IMMUTABLE, source="identity")
-INPUT_ONLY = Fact(
-    behaviour=Behaviour.INPUT_ONLY,
-    source="create-only: dataflow.projects.locations.jobs.create query parameter replaceJobId",
-)
 OPTIONAL = Fact(behaviour=Behaviour.OPTIONAL, source="description:'Optional.'")
 OPTIONAL_2 = Fact(behaviour=Behaviour.OPTIONAL, source="identity")
 OUTPUT_ONLY = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'Output only.'")
@@ -236,8 +232,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("pipelineDescription.stepNamesHash", STRING, (), True, True),
         ("projectId", STRING, (), True, True),
         ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
-        ("replaceJobId", STRING, (), True, True),
-        ("replaceJobId", STRING, (IMMUTABLE, INPUT_ONLY), False, False),
+        ("replaceJobId", STRING, (IMMUTABLE,), False, True),
         ("replacedByJobId", STRING, (), True, True),
         ("requestedState", ENUM, (), True, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),

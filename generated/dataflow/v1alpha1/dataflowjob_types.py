@@ -319,7 +319,8 @@ class DataflowJobSpec(KRMModel):
     replace_job_id: Annotated[
         str | None,
         Field(
-            alias="replaceJobId", description="Deprecated. This field is now in the Job message."
+            alias="replaceJobId",
+            description="If this job is an update of an existing job, this field is the job ID of the job it replaced.",
         ),
     ] = None
     replaced_by_job_id: Annotated[

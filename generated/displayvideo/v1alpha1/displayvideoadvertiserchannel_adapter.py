@@ -40,7 +40,7 @@ ADAPTER = Adapter(
     delete=NoDelete(),
     id_field="channelId",
     krm_only=("advertiserRef", "resourceID"),
-    int64_paths=("advertiserId", "partnerId", "partnerId"),
+    int64_paths=("advertiserId", "partnerId"),
 )
 
 register_adapter(ADAPTER)

@@ -19,10 +19,6 @@ IMMUTABLE = Fact(
     source="create-only: displayvideo.advertisers.channels.create query parameter partnerId",
 )
 IMMUTABLE_2 = Fact(behaviour=Behaviour.IMMUTABLE, source="identity")
-INPUT_ONLY = Fact(
-    behaviour=Behaviour.INPUT_ONLY,
-    source="create-only: displayvideo.advertisers.channels.create query parameter partnerId",
-)
 OPTIONAL = Fact(behaviour=Behaviour.OPTIONAL, source="identity")
 OUTPUT_ONLY = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'Output only.'")
 OUTPUT_ONLY_2 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="readOnly")
@@ -41,8 +37,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("advertiserId", STRING_INT64, (), True, True),
         ("advertiserRef", OBJECT, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("displayName", STRING, (REQUIRED,), True, True),
-        ("partnerId", STRING_INT64, (), True, True),
-        ("partnerId", STRING_INT64, (IMMUTABLE, INPUT_ONLY), False, False),
+        ("partnerId", STRING_INT64, (IMMUTABLE,), False, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(

@@ -60,9 +60,7 @@ class DisplayVideoAdvertiserChannelSpec(KRMModel):
     ]
     partner_id: Annotated[
         int | Int64String | None,
-        Field(
-            alias="partnerId", description="The ID of the partner that owns the created channel."
-        ),
+        Field(alias="partnerId", description="The ID of the partner that owns the channel."),
     ] = None
     resource_id: Annotated[
         str | None,

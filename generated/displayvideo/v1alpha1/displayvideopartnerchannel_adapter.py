@@ -38,7 +38,7 @@ ADAPTER = Adapter(
     delete=NoDelete(),
     id_field="channelId",
     krm_only=("partner", "resourceID"),
-    int64_paths=("advertiserId", "advertiserId", "partnerId"),
+    int64_paths=("advertiserId", "partnerId"),
 )
 
 register_adapter(ADAPTER)

@@ -19,10 +19,6 @@ IMMUTABLE = Fact(
     source="create-only: displayvideo.partners.channels.create query parameter advertiserId",
 )
 IMMUTABLE_2 = Fact(behaviour=Behaviour.IMMUTABLE, source="identity")
-INPUT_ONLY = Fact(
-    behaviour=Behaviour.INPUT_ONLY,
-    source="create-only: displayvideo.partners.channels.create query parameter advertiserId",
-)
 OPTIONAL = Fact(behaviour=Behaviour.OPTIONAL, source="identity")
 OUTPUT_ONLY = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'Output only.'")
 OUTPUT_ONLY_2 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="readOnly")
@@ -37,8 +33,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="displayvideo.partners.channels.patch (PATCH) with updateMask={api_path}",
     identity="partners/{partner}/channels/{channel}",
     spec=(
-        ("advertiserId", STRING_INT64, (), True, True),
-        ("advertiserId", STRING_INT64, (IMMUTABLE, INPUT_ONLY), False, False),
+        ("advertiserId", STRING_INT64, (IMMUTABLE,), False, True),
         ("displayName", STRING, (REQUIRED,), True, True),
         ("partner", STRING, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("partnerId", STRING_INT64, (), True, True),

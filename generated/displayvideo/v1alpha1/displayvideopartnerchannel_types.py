@@ -43,10 +43,7 @@ class DisplayVideoPartnerChannelSpec(KRMModel):
 
     advertiser_id: Annotated[
         int | Int64String | None,
-        Field(
-            alias="advertiserId",
-            description="The ID of the advertiser that owns the created channel.",
-        ),
+        Field(alias="advertiserId", description="The ID of the advertiser that owns the channel."),
     ] = None
     display_name: Annotated[
         str, Field(alias="displayName", description="Required. The display name of the channel.")

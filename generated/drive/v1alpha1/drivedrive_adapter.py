@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithNameInBody, DeleteAtPath, UpdateMerge
+from kccgen.contract import Adapter, Call, CreateServiceAssigned, DeleteAtPath, UpdateMerge
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -17,10 +17,15 @@ ADAPTER = Adapter(
     template="drives/{driveId}",
     id_param="driveId",
     get=Call(method="get", params=(("driveId", "{driveId}"),)),
-    create=CreateWithNameInBody(call=Call(method="create", params=(("requestId", "{requestId}"),))),
+    create=CreateServiceAssigned(
+        call=Call(method="create", params=(("requestId", "{requestToken}"),)),
+        id_field="id",
+        find=Call(method="list"),
+        items_field="drives",
+    ),
     update=UpdateMerge(call=Call(method="update", params=(("driveId", "{driveId}"),))),
     delete=DeleteAtPath(call=Call(method="delete", params=(("driveId", "{driveId}"),))),
-    name_is_full=False,
+    id_field="id",
     krm_only=("resourceID",),
 )
 

@@ -73,7 +73,6 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("capabilities.canResetDriveRestrictions", BOOLEAN, (OUTPUT_ONLY,), False, True),
         ("capabilities.canShare", BOOLEAN, (OUTPUT_ONLY,), False, True),
         ("capabilities.canTrashChildren", BOOLEAN, (OUTPUT_ONLY,), False, True),
-        ("id", STRING, (OUTPUT_ONLY,), False, True),
         ("kind", STRING, (OUTPUT_ONLY,), False, True),
         ("orgUnitId", STRING, (OUTPUT_ONLY,), False, True),
     ),

@@ -25,7 +25,7 @@ IDENTITY = IdentityTemplate(
     rest_template="",
     extra_forms=(),
     spec_fields=(("driveId", "resourceID", ""),),
-    id_generation="user",
+    id_generation="service",
 )
 
 #: Reference fields of DriveDrive objects (path under spec -> target Kind).

@@ -241,12 +241,6 @@ class DriveDriveObservedState(KRMModel):
         DriveCapabilitiesObserved | None,
         Field(description="Output only. Capabilities the current user has on this shared drive."),
     ] = None
-    id: Annotated[
-        str | None,
-        Field(
-            description="Output only. The ID of this shared drive which is also the ID of the top level folder of this shared drive."
-        ),
-    ] = None
     kind: Annotated[
         str | None, Field(description="Output only. Identifies what kind of resource this is.")
     ] = None
@@ -290,7 +284,7 @@ class DriveDriveSpec(KRMModel):
         str | None,
         Field(
             alias="resourceID",
-            description="Immutable. Optional. The DriveDrive ID used for creation and acquisition.",
+            description="Optional. The service-generated ID of an existing DriveDrive to acquire.",
         ),
     ] = None
     restrictions: Annotated[

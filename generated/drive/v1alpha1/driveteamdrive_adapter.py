@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithNameInBody, DeleteAtPath, UpdateMerge
+from kccgen.contract import Adapter, Call, CreateServiceAssigned, DeleteAtPath, UpdateMerge
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -17,10 +17,15 @@ ADAPTER = Adapter(
     template="teamdrives/{teamDriveId}",
     id_param="teamDriveId",
     get=Call(method="get", params=(("teamDriveId", "{teamDriveId}"),)),
-    create=CreateWithNameInBody(call=Call(method="create", params=(("requestId", "{requestId}"),))),
+    create=CreateServiceAssigned(
+        call=Call(method="create", params=(("requestId", "{requestToken}"),)),
+        id_field="id",
+        find=Call(method="list"),
+        items_field="teamDrives",
+    ),
     update=UpdateMerge(call=Call(method="update", params=(("teamDriveId", "{teamDriveId}"),))),
     delete=DeleteAtPath(call=Call(method="delete", params=(("teamDriveId", "{teamDriveId}"),))),
-    name_is_full=False,
+    id_field="id",
     krm_only=("resourceID",),
 )
 

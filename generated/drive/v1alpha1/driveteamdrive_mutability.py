@@ -60,7 +60,6 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("capabilities.canTrashChildren", BOOLEAN, (), True, True),
         ("colorRgb", STRING, (), True, True),
         ("createdTime", STRING_DATE_TIME, (), True, True),
-        ("idRef", OBJECT, (), True, True, {"api_path": "id"}),
         ("kind", STRING, (), True, True),
         ("orgUnitId", STRING, (), True, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),

@@ -84,13 +84,6 @@ class DriveTeamDriveSpec(KRMModel):
             pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
         ),
     ] = None
-    id_ref: Annotated[
-        SiteVerificationWebResourceRef | None,
-        Field(
-            alias="idRef",
-            description="A reference to a SiteVerificationWebResource (API field `id`).",
-        ),
-    ] = None
     kind: Annotated[str | None, Field(description="Identifies what kind of resource this is.")] = (
         None
     )
@@ -102,7 +95,7 @@ class DriveTeamDriveSpec(KRMModel):
         str | None,
         Field(
             alias="resourceID",
-            description="Immutable. Optional. The DriveTeamDrive ID used for creation and acquisition.",
+            description="Optional. The service-generated ID of an existing DriveTeamDrive to acquire.",
         ),
     ] = None
     restrictions: Annotated[

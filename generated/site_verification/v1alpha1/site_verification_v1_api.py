@@ -6,6 +6,8 @@ Shared by: SiteVerificationWebResource.
 
 from __future__ import annotations
 
+from typing import Annotated
+from pydantic import Field
 from kccgen.runtime.krm import APIModel
 
 
@@ -13,6 +15,14 @@ class SiteVerificationWebResourceResource(APIModel):
     id: str | None = None
     owners: list[str] | None = None
     site: SiteVerificationWebResourceResourceSite | None = None
+
+
+class SiteVerificationWebResourceResourceInsertParameters(APIModel):
+    """
+    Query parameters of siteVerification.webResource.insert that set up the new resource.
+    """
+
+    verification_method: Annotated[str | None, Field(alias="verificationMethod")] = None
 
 
 class SiteVerificationWebResourceResourceSite(APIModel):

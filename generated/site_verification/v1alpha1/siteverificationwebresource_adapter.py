@@ -6,7 +6,15 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateServiceAssigned, DeleteAtPath, UpdateMerge
+from kccgen.contract import (
+    Adapter,
+    Call,
+    CreateInput,
+    CreateServiceAssigned,
+    DeleteAtPath,
+    UpdateMerge,
+    Where,
+)
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -18,7 +26,8 @@ ADAPTER = Adapter(
     id_param="id",
     get=Call(method="get", params=(("id", "{id}"),)),
     create=CreateServiceAssigned(
-        call=Call(method="insert", params=(("verificationMethod", "{verificationMethod}"),)),
+        call=Call(method="insert"),
+        inputs=(CreateInput(field="verificationMethod", where=Where.QUERY),),
         id_field="id",
         find=Call(method="list"),
         items_field="items",

@@ -14,8 +14,20 @@ from kccgen.runtime.mutability import register_mutability
 KIND = "SiteVerificationWebResource"
 
 IDENTIFIER = Fact(behaviour=Behaviour.IDENTIFIER, source="identity")
-IMMUTABLE = Fact(behaviour=Behaviour.IMMUTABLE, source="identity")
+IMMUTABLE = Fact(
+    behaviour=Behaviour.IMMUTABLE,
+    source="create-only: siteVerification.webResource.insert query parameter verificationMethod",
+)
+IMMUTABLE_2 = Fact(behaviour=Behaviour.IMMUTABLE, source="identity")
+INPUT_ONLY = Fact(
+    behaviour=Behaviour.INPUT_ONLY,
+    source="create-only: siteVerification.webResource.insert query parameter verificationMethod",
+)
 OPTIONAL = Fact(behaviour=Behaviour.OPTIONAL, source="identity")
+REQUIRED = Fact(
+    behaviour=Behaviour.REQUIRED,
+    source="create-only: siteVerification.webResource.insert query parameter verificationMethod",
+)
 ARRAY_OF_STRING = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.STRING))
 OBJECT = FieldType(kind=TypeKind.OBJECT)
 STRING = FieldType(kind=TypeKind.STRING)
@@ -27,10 +39,11 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     identity="webResource/{id}",
     spec=(
         ("owners", ARRAY_OF_STRING, (), True, True),
-        ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
+        ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("site", OBJECT, (), True, True),
         ("site.identifier", STRING, (), True, True),
         ("site.type", STRING, (), True, True),
+        ("verificationMethod", STRING, (IMMUTABLE, INPUT_ONLY, REQUIRED), False, False),
     ),
 )
 # fmt: on

@@ -45,6 +45,13 @@ class SiteVerificationWebResourceSpec(KRMModel):
         SiteVerificationWebResourceResourceSite | None,
         Field(description="The address and type of a site that is verified or will be verified."),
     ] = None
+    verification_method: Annotated[
+        str,
+        Field(
+            alias="verificationMethod",
+            description="The method to use for verifying a site or domain.",
+        ),
+    ]
 
 
 class SiteVerificationWebResourceStatus(KRMStatus):
@@ -69,5 +76,5 @@ class SiteVerificationWebResource(KRMObject):
         Literal["siteverification.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "siteverification.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["SiteVerificationWebResource"] = "SiteVerificationWebResource"
-    spec: SiteVerificationWebResourceSpec = Field(default_factory=SiteVerificationWebResourceSpec)
+    spec: SiteVerificationWebResourceSpec
     status: SiteVerificationWebResourceStatus | None = None

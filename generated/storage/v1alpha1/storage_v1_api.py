@@ -181,6 +181,14 @@ class HmacKeyMetadata(APIModel):
     ] = None
 
 
+class HmacKeyMetadataCreateParameters(APIModel):
+    """
+    Query parameters of storage.projects.hmacKeys.create that set up the new resource.
+    """
+
+    service_account_email: Annotated[str | None, Field(alias="serviceAccountEmail")] = None
+
+
 class ManagedFolder(APIModel):
     """
     A managed folder.

@@ -6,7 +6,15 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithNameInBody, DeleteAtPath, UpdateReplace
+from kccgen.contract import (
+    Adapter,
+    Call,
+    CreateInput,
+    CreateServiceAssigned,
+    DeleteAtPath,
+    UpdateReplace,
+    Where,
+)
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -17,12 +25,14 @@ ADAPTER = Adapter(
     template="projects/{projectId}/hmacKeys/{accessId}",
     id_param="accessId",
     get=Call(method="get", params=(("accessId", "{accessId}"), ("projectId", "{projectId}"))),
-    create=CreateWithNameInBody(
-        call=Call(
-            method="create",
-            params=(("projectId", "{projectId}"), ("serviceAccountEmail", "{serviceAccountEmail}")),
-        ),
-        name_field="accessId",
+    create=CreateServiceAssigned(
+        call=Call(method="create", params=(("projectId", "{projectId}"),)),
+        inputs=(CreateInput(field="serviceAccountEmail", where=Where.QUERY),),
+        id_field="accessId",
+        request_fields=(),
+        answer_field="metadata",
+        find=Call(method="list", params=(("projectId", "{projectId}"),)),
+        items_field="items",
     ),
     update=UpdateReplace(
         call=Call(
@@ -34,7 +44,6 @@ ADAPTER = Adapter(
             method="delete", params=(("accessId", "{accessId}"), ("projectId", "{projectId}"))
         )
     ),
-    name_is_full=False,
     id_field="accessId",
     krm_only=("projectId", "resourceID"),
 )

@@ -14,9 +14,17 @@ from kccgen.runtime.mutability import register_mutability
 KIND = "StorageHMACKey"
 
 IDENTIFIER = Fact(behaviour=Behaviour.IDENTIFIER, source="identity")
-IMMUTABLE = Fact(behaviour=Behaviour.IMMUTABLE, source="identity")
+IMMUTABLE = Fact(
+    behaviour=Behaviour.IMMUTABLE,
+    source="create-only: storage.projects.hmacKeys.create query parameter serviceAccountEmail",
+)
+IMMUTABLE_2 = Fact(behaviour=Behaviour.IMMUTABLE, source="identity")
 OPTIONAL = Fact(behaviour=Behaviour.OPTIONAL, source="identity")
-REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="identity")
+REQUIRED = Fact(
+    behaviour=Behaviour.REQUIRED,
+    source="create-only: storage.projects.hmacKeys.create query parameter serviceAccountEmail",
+)
+REQUIRED_2 = Fact(behaviour=Behaviour.REQUIRED, source="identity")
 STRING = FieldType(kind=TypeKind.STRING)
 STRING_DATE_TIME = FieldType(kind=TypeKind.STRING, format="date-time")
 
@@ -28,11 +36,11 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     spec=(
         ("id", STRING, (), True, True),
         ("kind", STRING, (), True, True),
-        ("projectId", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("projectId", STRING, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
         ("projectId", STRING, (), False, True, {"identity": True}),
-        ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
+        ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("selfLink", STRING, (), True, True),
-        ("serviceAccountEmail", STRING, (), True, True),
+        ("serviceAccountEmail", STRING, (IMMUTABLE, REQUIRED), False, True),
         ("state", STRING, (), True, True),
         ("timeCreated", STRING_DATE_TIME, (), True, True),
         ("updated", STRING_DATE_TIME, (), True, True),

@@ -42,19 +42,19 @@ class StorageHMACKeySpec(KRMModel):
         str | None,
         Field(
             alias="resourceID",
-            description="Immutable. Optional. The StorageHMACKey ID used for creation and acquisition.",
+            description="Optional. The service-generated ID of an existing StorageHMACKey to acquire.",
         ),
     ] = None
     self_link: Annotated[
         str | None, Field(alias="selfLink", description="The link to this resource.")
     ] = None
     service_account_email: Annotated[
-        str | None,
+        str,
         Field(
             alias="serviceAccountEmail",
             description="The email address of the key's associated service account.",
         ),
-    ] = None
+    ]
     state: Annotated[str | None, Field(description="The state of the key.")] = None
     time_created: Annotated[
         str | None,

@@ -45,29 +45,21 @@ IMMUTABLE_7 = Fact(
 IMMUTABLE_8 = Fact(behaviour=Behaviour.IMMUTABLE, source="identity")
 INPUT_ONLY = Fact(
     behaviour=Behaviour.INPUT_ONLY,
-    source="create-only: storage.objects.insert query parameter contentEncoding",
+    source="create-only: storage.objects.insert query parameter ifGenerationMatch",
 )
 INPUT_ONLY_2 = Fact(
     behaviour=Behaviour.INPUT_ONLY,
-    source="create-only: storage.objects.insert query parameter ifGenerationMatch",
+    source="create-only: storage.objects.insert query parameter ifGenerationNotMatch",
 )
 INPUT_ONLY_3 = Fact(
     behaviour=Behaviour.INPUT_ONLY,
-    source="create-only: storage.objects.insert query parameter ifGenerationNotMatch",
+    source="create-only: storage.objects.insert query parameter ifMetagenerationMatch",
 )
 INPUT_ONLY_4 = Fact(
     behaviour=Behaviour.INPUT_ONLY,
-    source="create-only: storage.objects.insert query parameter ifMetagenerationMatch",
-)
-INPUT_ONLY_5 = Fact(
-    behaviour=Behaviour.INPUT_ONLY,
     source="create-only: storage.objects.insert query parameter ifMetagenerationNotMatch",
 )
-INPUT_ONLY_6 = Fact(
-    behaviour=Behaviour.INPUT_ONLY,
-    source="create-only: storage.objects.insert query parameter kmsKeyName",
-)
-INPUT_ONLY_7 = Fact(
+INPUT_ONLY_5 = Fact(
     behaviour=Behaviour.INPUT_ONLY,
     source="create-only: storage.objects.insert query parameter predefinedAcl",
 )
@@ -119,8 +111,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("cacheControl", STRING, (), True, True),
         ("componentCount", INTEGER_INT32, (), True, True),
         ("contentDisposition", STRING, (), True, True),
-        ("contentEncoding", STRING, (), True, True),
-        ("contentEncoding", STRING, (IMMUTABLE, INPUT_ONLY), False, False),
+        ("contentEncoding", STRING, (IMMUTABLE,), False, True),
         ("contentLanguage", STRING, (), True, True),
         ("contentType", STRING, (), True, True),
         ("contexts", OBJECT, (), True, True),
@@ -138,13 +129,12 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("generation", STRING_INT64, (), True, True),
         ("hardDeleteTime", STRING_DATE_TIME, (), True, True),
         ("id", STRING, (), True, True),
-        ("ifGenerationMatch", STRING_INT64, (IMMUTABLE_2, INPUT_ONLY_2), False, False),
-        ("ifGenerationNotMatch", STRING_INT64, (IMMUTABLE_3, INPUT_ONLY_3), False, False),
-        ("ifMetagenerationMatch", STRING_INT64, (IMMUTABLE_4, INPUT_ONLY_4), False, False),
-        ("ifMetagenerationNotMatch", STRING_INT64, (IMMUTABLE_5, INPUT_ONLY_5), False, False),
+        ("ifGenerationMatch", STRING_INT64, (IMMUTABLE_2, INPUT_ONLY), False, False),
+        ("ifGenerationNotMatch", STRING_INT64, (IMMUTABLE_3, INPUT_ONLY_2), False, False),
+        ("ifMetagenerationMatch", STRING_INT64, (IMMUTABLE_4, INPUT_ONLY_3), False, False),
+        ("ifMetagenerationNotMatch", STRING_INT64, (IMMUTABLE_5, INPUT_ONLY_4), False, False),
         ("kind", STRING, (), True, True),
-        ("kmsKeyName", STRING, (), True, True),
-        ("kmsKeyName", STRING, (IMMUTABLE_6, INPUT_ONLY_6), False, False),
+        ("kmsKeyName", STRING, (IMMUTABLE_6,), False, True),
         ("md5Hash", STRING, (), True, True),
         ("mediaLink", STRING, (), True, True),
         ("metadata", MAP_OF_STRING, (), True, True),
@@ -152,7 +142,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("owner", OBJECT, (), True, True),
         ("owner.entity", STRING, (), True, True),
         ("owner.entityId", STRING, (), True, True),
-        ("predefinedAcl", ENUM, (IMMUTABLE_7, INPUT_ONLY_7), False, False),
+        ("predefinedAcl", ENUM, (IMMUTABLE_7, INPUT_ONLY_5), False, False),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_8, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("restoreToken", STRING, (), True, True),
         ("retention", OBJECT, (), True, True),

@@ -209,10 +209,7 @@ class StorageObjectSpec(KRMModel):
     ] = None
     content_encoding: Annotated[
         str | None,
-        Field(
-            alias="contentEncoding",
-            description="If set, sets the contentEncoding property of the final object to this value.",
-        ),
+        Field(alias="contentEncoding", description="Content-Encoding of the object data."),
     ] = None
     content_language: Annotated[
         str | None,
@@ -296,11 +293,7 @@ class StorageObjectSpec(KRMModel):
     ] = None
     kind: Annotated[str | None, Field(description="The kind of item this is.")] = None
     kms_key_name: Annotated[
-        str | None,
-        Field(
-            alias="kmsKeyName",
-            description="Resource name of the Cloud KMS key, of the form projects/my-project/locations/global/keyRings/my-kr/cryptoKeys/my-key, that will be used to encrypt the object.",
-        ),
+        str | None, Field(alias="kmsKeyName", description="Not currently supported.")
     ] = None
     md5_hash: Annotated[
         str | None,

@@ -48,7 +48,7 @@ ADAPTER = Adapter(
     name_is_full=False,
     id_field="entity",
     krm_only=("bucket", "objectRef", "resourceID"),
-    int64_paths=("generation", "generation"),
+    int64_paths=("generation",),
 )
 
 register_adapter(ADAPTER)

@@ -19,10 +19,6 @@ IMMUTABLE = Fact(
     source="create-only: storage.objectAccessControls.insert query parameter generation",
 )
 IMMUTABLE_2 = Fact(behaviour=Behaviour.IMMUTABLE, source="identity")
-INPUT_ONLY = Fact(
-    behaviour=Behaviour.INPUT_ONLY,
-    source="create-only: storage.objectAccessControls.insert query parameter generation",
-)
 OPTIONAL = Fact(behaviour=Behaviour.OPTIONAL, source="identity")
 REQUIRED = Fact(
     behaviour=Behaviour.REQUIRED,
@@ -46,8 +42,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("domain", STRING, (), True, True),
         ("email", STRING, (), True, True),
         ("entityId", STRING, (), True, True),
-        ("generation", STRING_INT64, (), True, True),
-        ("generation", STRING_INT64, (IMMUTABLE, INPUT_ONLY), False, False),
+        ("generation", STRING_INT64, (IMMUTABLE,), False, True),
         ("id", STRING, (), True, True),
         ("kind", STRING, (), True, True),
         ("objectRef", OBJECT, (IMMUTABLE_2, REQUIRED_3), False, False, {"api_path": None, "identity": True}),

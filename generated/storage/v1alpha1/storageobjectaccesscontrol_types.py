@@ -60,9 +60,7 @@ class StorageObjectAccessControlSpec(KRMModel):
     ] = None
     generation: Annotated[
         int | Int64String | None,
-        Field(
-            description="If present, selects a specific revision of this object (as opposed to the latest version, the default)."
-        ),
+        Field(description="The content generation of the object, if applied to an object."),
     ] = None
     id: Annotated[str | None, Field(description="The ID of the access-control entry.")] = None
     kind: Annotated[str | None, Field(description="The kind of item this is.")] = None
