@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterator, Mapping
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import Any, ClassVar
 
 import yaml
 
@@ -29,7 +29,21 @@ from kccgen.runtime.registry import kind_index
 
 # libyaml where PyYAML was built with it (a CRD is up to a few hundred KB; state
 # files and manifests are many): the pure-Python parser is several times slower.
-YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_SAFE_LOADER):  # type: ignore[misc,valid-type]
+    """YAML as the API server reads it: an unquoted timestamp (``startTime:
+    2026-11-10T00:00:00Z``) stays the string it is in JSON, not a datetime that a
+    string field refuses (Kubernetes' YAML-to-JSON keeps it a string)."""
+
+    yaml_implicit_resolvers: ClassVar[dict[Any, Any]] = {
+        first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+
+
+YAML_LOADER: Any = _Loader
 YAML_DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 

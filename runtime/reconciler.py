@@ -401,19 +401,27 @@ class Reconciler:
             if done is not None:
                 return done
         if not a.aliases:
-            return self._reconcile(original)
+            return self._guarded(original)
         user_spec = original.get("spec")
         try:
             canon = canonical_spec(a, user_spec)
         except AliasConflict as e:
             return self._finish(copy.deepcopy(dict(original)), False, "UpdateFailed", str(e), [])
-        result = self._reconcile({**original, "spec": canon})
+        result = self._guarded({**original, "spec": canon})
         if result.obj.get("spec") == canon:  # not rewritten (state-into-spec merge, SSA)
             if user_spec is None:
                 result.obj.pop("spec", None)
             else:
                 result.obj["spec"] = copy.deepcopy(user_spec)
         return result
+
+    def _guarded(self, original: Mapping[str, Any]) -> Result:
+        """An identity that cannot be read fails this object with its reason, never the
+        whole run (an apply of many objects, the operator's worker)."""
+        try:
+            return self._reconcile(original)
+        except IdentityError as e:
+            return self._finish(copy.deepcopy(dict(original)), False, "UpdateFailed", str(e), [])
 
     def _reconcile(self, original: Mapping[str, Any]) -> Result:
         obj = copy.deepcopy(dict(original))
@@ -786,7 +794,13 @@ class Reconciler:
             result = None  # the verb answers with its own response: read the resource itself
         new_ext: str | None = ext
         if isinstance(result, dict) and at_path(result, a.id_field):
-            new_ext = self._external_from(a, result, values)
+            try:
+                new_ext = self._external_from(a, result, values)
+            except IdentityError as e:
+                if ext is None:  # named by the service, in a form we cannot read: say so, never guess
+                    return self._finish(obj, False, "UpdateFailed", f"created a {a.kind}, but the name in the answer cannot be read: {e}", events)
+                # named by us: the answer spells the name another way (monitoring's v3/projects/...)
+                events.append(Event("Normal", "Created", f"created {ext}; the answer names it {at_path(result, a.id_field)!r}"))
         if result is None and new_ext is not None:  # compute/dns operations carry no resource
             try:
                 result = read_live(self.gcp, a, self._values(obj, a, new_ext))
