@@ -32,7 +32,7 @@ from kccgen.runtime.registry import kind_index
 _SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class _Loader(_SAFE_LOADER):  # type: ignore[misc,valid-type]
+class _Loader(_SAFE_LOADER):  # type: ignore[misc]
     """YAML as the API server reads it: an unquoted timestamp (``startTime:
     2026-11-10T00:00:00Z``) stays the string it is in JSON, not a datetime that a
     string field refuses (Kubernetes' YAML-to-JSON keeps it a string)."""
