@@ -37,7 +37,7 @@ from kccgen.runtime.manifests import ManifestError, load_manifests
 from kccgen.runtime.registry import kind_index
 from kccgen.runtime.state import StateDir
 from tools.kcc_lifecycle import mockgcp
-from tools.kcc_samples import _git
+from tools.kcc_samples import _cell, _git, _pct
 from tools.reports import write_or_check
 
 REPO = Path(__file__).resolve().parent.parent
@@ -273,14 +273,6 @@ def totals(outs: Sequence[Outcome]) -> Totals:
         sum(1 for o in upd if o.updated),
         sum(1 for o in ran if o.deleted),
     )
-
-
-def _pct(a: int, b: int) -> str:
-    return f"{100 * a / b:.1f} %" if b else "-"
-
-
-def _cell(s: str) -> str:
-    return s.replace("|", "\\|").replace("\n", " ")
 
 
 def render(outs: Sequence[Outcome], source: str) -> str:

@@ -317,14 +317,10 @@ class SchemaBuilder:
         # A create-only parameter whose name is no CEL identifier (androidpublisher's
         # `regionsVersion.version` query parameter) gets no rule: it would need
         # Kubernetes' __dot__ escaping, and is left to the create call.
-        rules += [
-            create_only_rule(f.name, f.type.ref in self.ref_classes)
-            for f in self.k.spec.fields
-            if {Behaviour.IMMUTABLE, Behaviour.INPUT_ONLY} <= f.behaviours and f.name not in id_fields and f.name.isidentifier()
-        ]
+        create_only = {f.name: f for f in self.k.spec.fields if {Behaviour.IMMUTABLE, Behaviour.INPUT_ONLY} <= f.behaviours and f.name not in id_fields}
+        rules += [create_only_rule(f.name, f.type.ref in self.ref_classes) for f in create_only.values() if f.name.isidentifier()]
         # an alias of a create-only field is create-only too (ComputeNodeGroup's size): a change
         # to it would reach only a parameter GCP never reports back, and be lost without a word
-        create_only = {f.name: f for f in self.k.spec.fields if {Behaviour.IMMUTABLE, Behaviour.INPUT_ONLY} <= f.behaviours and f.name not in id_fields}
         rules += [
             create_only_rule(a.field, create_only[a.target].type.ref in self.ref_classes)
             for a in self.k.aliases

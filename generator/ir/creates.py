@@ -52,10 +52,9 @@ def value_params(create: MethodIR, raw: Method, known: set[str], configured: set
     out = []
     for pname, tpl in create.param_templates:
         p = raw.parameters.get(pname)
-        names = set(re.findall(r"\{(\w+)\}", tpl))
-        if p is None or p.location != "query" or not p.required or pname in configured or names <= known:
+        if p is None or p.location != "query" or not p.required or pname in configured or placeholders(((pname, tpl),)) <= known:
             out.append((pname, tpl))
-        elif pname == "requestId":
+        elif "idempotency" in CONTROL_PARAMS.get(pname, ""):
             out.append((pname, "{" + REQUEST_TOKEN + "}"))
     return create if tuple(out) == create.param_templates else replace(create, param_templates=tuple(out))
 

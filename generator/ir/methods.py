@@ -15,6 +15,7 @@ import re
 from dataclasses import replace
 
 from kccgen.contract import (
+    PROJECT_NUMBER,
     CreateEntry,
     CreateServiceAssigned,
     DeleteAtPath,
@@ -380,7 +381,8 @@ def resolve_methods(file: str, index: int, cfg: KindConfig, doc: DiscoveryDoc, r
     view = _view(pre, reader, get, mc.get.view) if mc.get is not None and mc.get.view else ""
     raw_create = owner.methods[create.name] if create else None
     if create is not None and raw_create is not None:
-        known = placeholders(get.param_templates) | set(cfg.parents) | {"project"}
+        # what the runtime holds: the identity, the project (reconciler._values), its number
+        known = placeholders(get.param_templates) | set(cfg.parents) | {"project", PROJECT_NUMBER}
         create = value_params(create, raw_create, known, set(mc.create.params) if mc.create else set())
     raw_update = res.methods[update.name] if update else None
     create_shape = configured_create(ctx, create, raw_create, mc.create) if mc.create else infer_create(ctx, create, raw_create)
