@@ -18,7 +18,8 @@ import yaml
 from kccgen.discovery.document import iter_resources
 from kccgen.documents import served_stage
 from kccgen.generator.ir.candidates import method_exclusion
-from kccgen.generator.ir.model import IR, Candidate
+from kccgen.generator.ir.model import IR, Candidate, KindIR
+from kccgen.generator.ir.spellings import krm_paths
 from kccgen.generator.spec.claims import REASONS
 from kccgen.generator.spec.kinds import KindsFile
 from kccgen.generator.spec.loader import Specs
@@ -52,6 +53,13 @@ class KccMatch:
     ours_versions: tuple[str, ...] = ()  # the versions our CRD serves
     reason: str = ""  # REASONS key when not served
     note: str = ""  # what the claim or the resource's coverage row says
+    # Config Connector's spec paths (specs/kcc/evidence.yaml fields) for a served Kind:
+    # how many, how many our CRD has (under the same path), how many of those through an
+    # alias (its spelling, not the API's), and the ones it lacks
+    kcc_fields: int = 0
+    fields_served: int = 0
+    fields_aliased: int = 0
+    fields_missing: tuple[str, ...] = ()
 
     @property
     def missing_versions(self) -> tuple[str, ...]:
@@ -223,12 +231,35 @@ def _kcc_matches(specs: Specs, ir: IR, rows: list[Row]) -> tuple[KccMatch, ...]:
         if claim.via:
             where += f" (via {claim.via})"
         if ours is not None and ours.resource == claim.resource:
-            out.append(KccMatch(kind, ev.group, kind, where, ours.group, ev.plural, ours.plural, versions, tuple(sorted(ours.served_versions))))
+            total, served, aliased, missing = field_parity(ours, ev.fields)
+            out.append(
+                KccMatch(kind, ev.group, kind, where, ours.group, ev.plural, ours.plural, versions, tuple(sorted(ours.served_versions)),
+                         kcc_fields=total, fields_served=served, fields_aliased=aliased, fields_missing=missing)
+            )
             continue
         why = row.reason if row is not None else "the resource is in no coverage row"
         reason = next((r for prefix, r in _ROW_REASONS if why.startswith(prefix)), "shape")
         out.append(KccMatch(kind, ev.group, "", where, plural=ev.plural, versions=versions, reason=reason, note=why))
     return tuple(out)
+
+
+def field_parity(k: KindIR, theirs: tuple[str, ...]) -> tuple[int, int, int, tuple[str, ...]]:
+    """(Config Connector's spec paths, those our CRD has, those of them only through
+    an alias, the ones missing): the paths a Config Connector manifest can write that
+    ours takes. A path under a missing one is not counted again (its parent says it)."""
+    ours = krm_paths(k.spec, k.krm_models)
+    alias_heads = tuple(a.field for a in k.aliases)
+    served = aliased = 0
+    missing: list[str] = []
+    for p in sorted(theirs):
+        if "*" in p:
+            continue  # map values: the map's own path counts
+        if p in ours:
+            served += 1
+            aliased += any(p == h or p.startswith((h + ".", h + "[]")) for h in alias_heads)
+        elif not any(p.startswith((m + ".", m + "[]")) for m in missing):
+            missing.append(p)
+    return served + len(missing), served, aliased, tuple(missing)
 
 
 def render_markdown(cov: Coverage) -> str:
@@ -252,6 +283,12 @@ def render_markdown(cov: Coverage) -> str:
         )
         if cov.kcc_unknown:
             out.append(f"- Config Connector Kinds missing from the evidence file (refresh it with `python -m tools.kcc_evidence`): {', '.join(cov.kcc_unknown)}")
+        total = sum(m.kcc_fields for m in cov.kcc)
+        served = sum(m.fields_served for m in cov.kcc)
+        out.append(
+            f"- Config Connector's spec paths of the Kinds served: **{served} of {total}** ({100.0 * served / total if total else 0.0:.1f} %) "
+            f"in our CRDs, {sum(m.fields_aliased for m in cov.kcc)} of them under Config Connector's spelling (an alias)"
+        )
         vrate = 100.0 * cov.kcc_versions_served / cov.kcc_matched if cov.kcc_matched else 0.0
         out.append(
             f"- Config Connector version names: {cov.kcc_versions_served} of {cov.kcc_matched} Kinds with its name serve every version it serves ({vrate:.1f} %)"
@@ -283,6 +320,23 @@ def render_markdown(cov: Coverage) -> str:
         out += [
             f"| {m.kcc_kind} | {m.group.split('.')[0]} | {'yes' if m.matched else 'no'} | {m.resource} | {'' if m.matched else f'`{m.reason}`: {m.note}'.replace('|', '/')} |"
             for m in cov.kcc
+        ]
+        parity = [m for m in cov.kcc if m.matched and m.kcc_fields]
+        out += [
+            "",
+            "## Config Connector's fields",
+            "",
+            "Per served Kind: Config Connector's spec paths (its CRD, specs/kcc/evidence.yaml), how many our CRD takes "
+            "(through an alias: Config Connector's spelling beside the API's) and the ones it lacks (a path under a missing "
+            "one is not listed again).",
+            "",
+            "| Kind | paths | served | aliased | missing |",
+            "| --- | ---: | ---: | ---: | --- |",
+        ]
+        out += [
+            f"| {m.ours} | {m.kcc_fields} | {m.fields_served} | {m.fields_aliased} | {', '.join(f'`{p}`' for p in m.fields_missing[:12])}"
+            f"{f' and {len(m.fields_missing) - 12} more' if len(m.fields_missing) > 12 else ''} |"
+            for m in parity
         ]
         missing = [m for m in cov.kcc if m.matched and m.missing_versions]
         if missing:

@@ -163,6 +163,24 @@ class Canonical:
 
 
 @dataclass(frozen=True)
+class Form:
+    """Another form Config Connector's manifests give a spec field, beside the API's.
+
+    Its Terraform-era Kinds take some objects as a JSON string (BigQueryTable's
+    ``schema``, the table's fields as JSON) or as ``true`` (a secret's
+    ``replication.automatic``, the API's empty message). The field accepts both
+    forms; the runtime rewrites the other form to the API's before anything reads
+    the spec, so both send the same request.
+    """
+
+    path: str  # the spec path (dotted, [] steps into each element of a list)
+    # json: a string holding the value as JSON | true: a boolean, true for {} and false
+    # for unset | list: the object's one list field (list_field), given as the list
+    form: str
+    list_field: str = ""  # json, list: a list is this field of the object (Terraform's table schema: fields)
+
+
+@dataclass(frozen=True)
 class NoCreate:
     """The resource cannot be created through the API: it can only be acquired."""
 
@@ -685,7 +703,7 @@ class Alias:
     # ``fixed`` fields are set in each element it adds; ``append``: after the
     # elements earlier aliases put there (bootDisk, attachedDisk -> disks)
     element: bool = False
-    into: str = ""
+    into: str = ""  # without element: the value is this field of the target object
     fixed: tuple[tuple[str, Scalar], ...] = ()
     append: bool = False
 
@@ -877,6 +895,7 @@ class Adapter:
     int64_paths: tuple[str, ...] = ()  # API paths whose KRM form may be an integer
     operations: tuple[tuple[str, OperationGetter], ...] = ()  # by accessor path or compute scope
     aliases: tuple[Alias, ...] = ()  # Config Connector spellings of spec fields
+    forms: tuple[Form, ...] = ()  # Config Connector's other forms of spec fields (a JSON string, true)
     canonical: tuple[Canonical, ...] = ()  # values the service spells its own way
     locations: Locations | None = None  # Config Connector's spec.location over several scopes
     companions: tuple[Companion, ...] = ()  # spec fields kept in a paired resource of another API

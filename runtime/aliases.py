@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 from collections.abc import Mapping
 from typing import Any
 
-from kccgen.contract import Adapter, Alias
+from kccgen.contract import Adapter, Alias, Form
 
 _DROP = object()  # an alias value mapped to "send nothing"
 
@@ -27,9 +28,38 @@ def canonical_spec(a: Adapter, spec: Mapping[str, Any] | None) -> dict[str, Any]
     """``spec`` with every alias replaced by its target field (a deep copy)."""
     out: dict[str, Any] = copy.deepcopy(dict(spec or {}))
     made: set[str] = set()  # lists the aliases made, which ``append`` aliases extend
-    for alias in a.aliases:
+    for alias in a.aliases:  # first: an alias may fill the message a form's true stands for
         _move(out, alias, "spec.", made)
+    for form in a.forms:
+        _reform(out, form, form.path.split("."), "spec.")
     return out
+
+
+def _reform(node: dict[str, Any], form: Form, parts: list[str], where: str) -> None:
+    """Config Connector's other form of a field (a JSON string, ``true``) as the API's."""
+    head, step = parts[0].removesuffix("[]"), parts[0].endswith("[]")
+    if head not in node:
+        return
+    if len(parts) > 1:
+        value = node[head]
+        for i, elem in enumerate(value if step and isinstance(value, list) else [value] if not step else []):
+            if isinstance(elem, dict):
+                _reform(elem, form, parts[1:], f"{where}{head}[{i}]." if step else f"{where}{head}.")
+        return
+    value = node[head]
+    if form.form == "true" and isinstance(value, bool):
+        if value:
+            node[head] = {}
+        else:
+            del node[head]  # false: the message is not set
+    elif form.form == "list" and isinstance(value, list):
+        node[head] = {form.list_field: value}
+    elif form.form == "json" and isinstance(value, str):
+        try:
+            parsed = json.loads(value)
+        except json.JSONDecodeError as e:
+            raise AliasConflict(f"{where}{head}: not JSON ({e.msg} at line {e.lineno} column {e.colno}); write the object, or JSON of it") from None
+        node[head] = {form.list_field: parsed} if isinstance(parsed, list) and form.list_field else parsed
 
 
 def _move(node: dict[str, Any], alias: Alias, where: str, made: set[str] | None = None) -> None:
@@ -51,6 +81,8 @@ def _move(node: dict[str, Any], alias: Alias, where: str, made: set[str] | None 
         return
     if alias.element:  # one element of the target list (its ``into`` field)
         value = [{alias.into: value} if alias.into else value]
+    elif alias.into:  # one field of the target object: an ID as a reference's external
+        value = {alias.into: value}
     for elem in value if alias.fixed and isinstance(value, list) else ():
         if isinstance(elem, dict):
             elem.update(alias.fixed)
@@ -58,12 +90,14 @@ def _move(node: dict[str, Any], alias: Alias, where: str, made: set[str] | None 
     holder = node
     for p in tparts[:-1]:
         nxt = holder.get(p)
-        if nxt is None:
+        if nxt is None or nxt is True:  # true: Config Connector's form of the message the alias fills
             nxt = holder[p] = {}
         if not isinstance(nxt, dict):
             raise AliasConflict(f"{where}{alias.target}: {p} is not an object, cannot hold {where}{alias.field}")
         holder = nxt
-    if tparts[-1] in holder:
+    if tparts[-1] in holder and holder[tparts[-1]] is True and isinstance(value, dict):
+        pass  # ``automatic: true`` beside ``auto: {...}``: the message true stands for, as the alias fills it
+    elif tparts[-1] in holder:
         if alias.append and made is not None and alias.target in made and isinstance(value, list):
             holder[tparts[-1]].extend(value)  # after the elements an earlier alias put there
             return

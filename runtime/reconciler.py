@@ -400,7 +400,7 @@ class Reconciler:
                 return self._finish(copy.deepcopy(dict(original)), False, "UpdateFailed", str(e), [])
             if done is not None:
                 return done
-        if not a.aliases:
+        if not a.aliases and not a.forms:
             return self._guarded(original)
         user_spec = original.get("spec")
         try:

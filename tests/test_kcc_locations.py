@@ -40,6 +40,7 @@ from kccgen.generator.spec.loader import load_specs
 from kccgen.mockgcp.engine import MockGCP
 from kccgen.mockgcp.server import MockServer
 from kccgen.runtime.adapter import adapter_for
+from kccgen.runtime.admission import crd_versions
 from kccgen.runtime.identity import IdentityError, identity_for
 from kccgen.runtime.locations import LocationError, located, restored
 from kccgen.runtime.refs import references_of
@@ -57,7 +58,10 @@ WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
 def _obj(kind: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:
-    return {"apiVersion": "compute.cnrm.cloud.google.com/v1beta1", "kind": kind, "metadata": {"name": name}, "spec": copy.deepcopy(spec)}
+    # Config Connector's v1beta1 where the Kind serves it (ComputeFutureReservation is v1alpha1 there too)
+    versions = crd_versions(kind)
+    version = "compute.cnrm.cloud.google.com/v1beta1" if "compute.cnrm.cloud.google.com/v1beta1" in versions else sorted(versions)[-1]
+    return {"apiVersion": version, "kind": kind, "metadata": {"name": name}, "spec": copy.deepcopy(spec)}
 
 
 # --- the kind config ------------------------------------------------------------------------

@@ -87,10 +87,6 @@ LEGACY: dict[tuple[str, str, ErrorKind], str] = {
         "KCC's sensitiveLabels (authToken/password/serviceKey read from a Kubernetes Secret) "
         "has no API field: the API takes these values in labels (ours: spec.labels)"
     ),
-    ("SecretManagerSecret", "spec.replication.automatic", ErrorKind.TYPE): (
-        "KCC's Terraform-era replication.automatic: true (a boolean) is the API's "
-        "Automatic message (ours: spec.replication.automatic: {})"
-    ),
 }
 
 

@@ -6,8 +6,9 @@ directory (a bare mirror is enough: files are read with ``git ls-tree`` and one
 specs/kcc/evidence.yaml: for every Kind of ``config/crds/resources`` its group,
 plural, served versions, how KCC implements it, the service host and the
 resource-name templates found for it, each with its source, and, from the CRD,
-the top-level spec fields, the reference fields, the required paths and
-(``sensitive``) the spec paths whose schema is KCC's sensitive-field object,
+the top-level spec fields, every spec path (``fields``: what a user of Config
+Connector can write, so kccgen can serve its spellings and report parity), the
+reference fields, the required paths and (``sensitive``) the spec paths whose schema is KCC's sensitive-field object,
 ``{value | valueFrom: {secretKeyRef: {name, key}}}``.
 
 Why: the generator checks claims such as "KCC Kind X is our resource R" without
@@ -279,6 +280,7 @@ class Entry:
     ref_paths: dict[str, str] = field(default_factory=dict)
     ref_texts: dict[str, str] = field(default_factory=dict)  # path -> its descriptions, for ref_paths (not written)
     sensitive: list[str] = field(default_factory=list)  # spec paths of {value | valueFrom.secretKeyRef} fields
+    fields: list[str] = field(default_factory=list)  # every spec path (relative to spec), references as leaves
     also: list[str] = field(default_factory=list)  # other controllers KCC supports for it
     host: str = ""
     names: list[Name] = field(default_factory=list)
@@ -315,6 +317,8 @@ class Entry:
             d["host"] = self.host
         if self.sensitive:
             d["sensitive"] = self.sensitive
+        if self.fields:
+            d["fields"] = self.fields
         return d
 
 
@@ -346,6 +350,27 @@ def required_paths(schema: Mapping[str, Any], path: str) -> Iterator[str]:
     for k in sorted(props):
         if isinstance(props[k], Mapping):
             yield from required_paths(props[k], f"{path}.{k}")
+
+
+def field_paths(schema: Mapping[str, Any], path: str = "") -> Iterator[str]:
+    """Every property path under ``schema``, relative to it: dotted, ``[]`` for array
+    items, ``*`` for map values; a reference object is a leaf (its external, name and
+    namespace are Config Connector's reference, not fields of the resource)."""
+    if schema.get("type") == "array" and isinstance(schema.get("items"), Mapping):
+        yield from field_paths(schema["items"], path + "[]")
+        return
+    extra = schema.get("additionalProperties")
+    if isinstance(extra, Mapping) and (extra.get("properties") or extra.get("type") == "array"):
+        yield from field_paths(extra, path + ".*")
+    props = schema.get("properties") or {}
+    for k in sorted(props):
+        v = props[k]
+        if not isinstance(v, Mapping):
+            continue
+        here = f"{path}.{k}" if path else k
+        yield here
+        if not is_ref(v):
+            yield from field_paths(v, here)
 
 
 def reference_paths(schema: Mapping[str, Any], path: str) -> Iterator[tuple[str, str]]:
@@ -433,6 +458,7 @@ def entry_from_crd(crd: Mapping[str, Any]) -> Entry:
         required=required,
         ref_texts=dict(reference_paths(spec_schema, "spec")),
         sensitive=list(sensitive_paths(spec_schema, "spec")),
+        fields=list(field_paths(spec_schema)),
     )
 
 
@@ -1236,7 +1262,8 @@ HEADER = """\
 # Per Kind, from config/crds/resources: group, plural, served versions, the storage version's top-level
 # spec fields, the reference fields (objects with external/name/namespace, or lists of them), every
 # reference field under spec, nested too (ref_paths: path -> the one Kind its descriptions name, "" when
-# none or several; [] marks list items, * map values) and every required path under spec. controller: KCC's default (pkg/controller/resourceconfig/static_config.go:
+# none or several; [] marks list items, * map values), every required path under spec and (fields) every
+# spec path, relative to spec, references as leaves. controller: KCC's default (pkg/controller/resourceconfig/static_config.go:
 # tf, dcl, direct; iam for its own IAM controllers; none when the Kind has no entry there), also: the
 # other controllers it supports. host: servicemapping serviceHostName, else the gcpurls host of the
 # identity file, else the host of the recorded requests.

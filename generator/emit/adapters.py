@@ -70,6 +70,7 @@ def adapter_of(k: KindIR) -> Adapter:
         int64_paths=_int64_paths(k),
         operations=m.operations,
         aliases=tuple(alias_of(a) for a in k.aliases),
+        forms=k.forms,
         canonical=k.canonical,
         locations=k.locations,
         companions=k.companions,

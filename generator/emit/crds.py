@@ -124,12 +124,23 @@ def create_only_rule(field: str, is_ref: bool) -> dict[str, str]:
     return {"rule": rule, "message": f"{field} is immutable: it is sent only when the resource is created, and GCP never reports it back"}
 
 
+#: How a field with Config Connector's other form (kccgen.contract.Form) is described.
+OTHER_FORM_NOTES = {
+    "json": "Config Connector's form is accepted too: a string holding the value as JSON.",
+    "true": "Config Connector's form is accepted too: true (the empty object) or false (unset).",
+    "list": "Config Connector's form is accepted too: the object's list itself.",
+}
+
+
 def alias_rule(a: AliasIR) -> dict[str, str] | None:
     """A Config Connector alias and the field it stands for may not both be set:
     the runtime would have to pick one, and a silent pick hides a mistake. A
     nested alias is checked in each object on its path (``[]``: every element);
-    one named as its own field (another type for it) needs no rule."""
+    one named as its own field (another type for it) needs no rule, nor one beside
+    its field in a nested object (that object's own rule says it: generator/ir/aliases.py)."""
     if a.field == a.target:
+        return None
+    if "." in a.field and a.field.rpartition(".")[0] == a.target.rpartition(".")[0]:
         return None
     message = f"{a.field} is Config Connector's name for {a.target}: set one of the two, not both"
     if "." not in a.field:
@@ -153,6 +164,11 @@ def _both_unset(field: list[str], target: list[str], var: str, depth: int) -> st
     x = f"x{depth}"
     inner = _both_unset(field[k + 1 :], target[k + 1 :], x, depth + 1)
     return f"!({_chain(var, head)}) || {var}.{'.'.join(cel_field(p) for p in head)}.all({x}, {inner})"
+
+
+def _through(a: AliasIR, formed: tuple[str, ...]) -> bool:
+    """Whether an alias or its target names a field of another form, or a path through one."""
+    return any(p == f or p.startswith((f + ".", f + "[")) for p in (a.field, a.target) for f in formed)
 
 
 def location_rules(loc: Locations | None) -> list[dict[str, str]]:
@@ -293,7 +309,10 @@ class SchemaBuilder:
         if o.exactly_one:
             count = " + ".join(f"(has(self.{cel_field(k)}) ? 1 : 0)" for k in o.exactly_one)
             rules.append({"rule": f"{count} == 1", "message": f"set exactly one of {', '.join(o.exactly_one)}"})
+        formed = {f.name for f in o.fields if f.other_form}
         for group in o.at_most_one:
+            if formed & set(group):
+                continue  # a node of any value is no field to CEL (the API server refuses the rule); the runtime checks it
             count = " + ".join(f"(has(self.{cel_field(k)}) ? 1 : 0)" for k in group)
             rules.append({"rule": f"{count} <= 1", "message": f"set at most one of {', '.join(group)}"})
         for group in o.one_required:
@@ -303,6 +322,10 @@ class SchemaBuilder:
         return s
 
     def field_schema(self, f: FieldIR, stack: tuple[str, ...]) -> dict[str, Any]:
+        if f.other_form:
+            # the API's object or Config Connector's other form: no one structural type takes
+            # both, so the node takes any value; the model checks it and the runtime rewrites it
+            return {"x-kubernetes-preserve-unknown-fields": True, "description": f"{f.description} {OTHER_FORM_NOTES[f.other_form]}".strip()}
         return self.type_schema(f.type, summary(f.description) if self.in_status else f.description, stack)
 
     def spec_schema(self) -> dict[str, Any]:
@@ -317,7 +340,9 @@ class SchemaBuilder:
         # A create-only parameter whose name is no CEL identifier (androidpublisher's
         # `regionsVersion.version` query parameter) gets no rule: it would need
         # Kubernetes' __dot__ escaping, and is left to the create call.
-        create_only = {f.name: f for f in self.k.spec.fields if {Behaviour.IMMUTABLE, Behaviour.INPUT_ONLY} <= f.behaviours and f.name not in id_fields}
+        create_only = {
+            f.name: f for f in self.k.spec.fields if {Behaviour.IMMUTABLE, Behaviour.INPUT_ONLY} <= f.behaviours and f.name not in id_fields and not f.other_form
+        }
         rules += [create_only_rule(f.name, f.type.ref in self.ref_classes) for f in create_only.values() if f.name.isidentifier()]
         # an alias of a create-only field is create-only too (ComputeNodeGroup's size): a change
         # to it would reach only a parameter GCP never reports back, and be lost without a word
@@ -326,7 +351,14 @@ class SchemaBuilder:
             for a in self.k.aliases
             if a.target in create_only and a.field != a.target and a.field.isidentifier()
         ]
-        rules += [r for r in map(alias_rule, (a for a in self.k.aliases if a.target)) if r is not None]  # target "": sent nowhere
+        # target "": sent nowhere; one through a field of another form (a node of any value) is no
+        # field to CEL, which the API server refuses: the runtime refuses both spellings instead
+        formed = tuple(f.path for f in self.k.forms)
+        rules += [
+            r
+            for r in map(alias_rule, (a for a in self.k.aliases if a.target and not _through(a, formed)))
+            if r is not None
+        ]
         rules += location_rules(self.k.locations)
         rules += parent_rules(self.k.identity.parent_fields)
         s["x-kubernetes-validations"] = [*s.get("x-kubernetes-validations", []), *rules]

@@ -12,6 +12,7 @@ import re
 import warnings
 from typing import Any
 
+from kccgen.generator.ir.aliases import EVIDENCE  # the source of a derived spelling
 from kccgen.generator.ir.model import (
     IR,
     ApiModule,
@@ -95,8 +96,14 @@ def summary(text: str) -> str:
     return " ".join((head + first).split())
 
 
+#: The model's type for Config Connector's other form of a field (kccgen.contract.Form).
+OTHER_FORMS: dict[str, dict[str, Any]] = {"json": {"type": "string"}, "true": {"type": "boolean"}, "list": {"type": "array", "items": {}}}
+
+
 def _field_schema(f: FieldIR, int_enums: bool, docs: str) -> dict[str, Any]:
     s = _type_schema(f.type, int_enums)
+    if f.other_form:
+        s = {"anyOf": [s, OTHER_FORMS[f.other_form]]}
     text = f.description if docs == "full" else summary(f.description) if docs == "summary" else ""
     if text:
         s = {"allOf": [s], "description": text} if "$ref" in s else {**s, "description": text}
@@ -161,8 +168,9 @@ def openapi_document(models: ModelSet, title: str, int_enums: bool, docs: str = 
     }
 
 
-def run_codegen(doc: dict[str, Any], *, open_models: bool) -> str:
-    """datamodel-code-generator on an in-memory document; returns Python source."""
+def run_codegen(doc: dict[str, Any], *, open_models: bool, names: dict[str, str] | None = None) -> str:
+    """datamodel-code-generator on an in-memory document; returns Python source.
+    ``names``: ``Class.jsonName`` -> its Python attribute, where the default would clash."""
     from datamodel_code_generator import (
         DataModelType,
         InputFileType,
@@ -192,6 +200,7 @@ def run_codegen(doc: dict[str, Any], *, open_models: bool) -> str:
             disable_timestamp=True,
             custom_file_header="",
             formatters=[],  # the whole tree is formatted once, by ruff (render.format_many)
+            aliases=dict[str, str | list[str]](names) if names else None,
         )
     assert isinstance(out, str)
     return out.strip() + "\n"
@@ -202,9 +211,31 @@ def api_module_source(mod: ApiModule) -> str:
     return run_codegen(doc, open_models=True)
 
 
+def alias_attribute_names(kind: KindIR) -> dict[str, str]:
+    """Python names for Config Connector's derived spellings that snake-case like the
+    field beside them (``ruleID`` beside ``ruleId``): the alias gets ``_kcc``, so the API
+    field keeps the attribute it always had, whichever of the two sorts first. (The
+    kind-config aliases keep the ``_1`` names they were first generated with.)"""
+    from datamodel_code_generator.util import camel_to_snake
+
+    leaves = {a.field.rsplit(".", 1)[-1] for a in kind.aliases if a.source.startswith(EVIDENCE)}
+    out: dict[str, str] = {}
+    for o in kind.krm_models.objects:
+        snakes: dict[str, list[str]] = {}
+        for f in o.fields:
+            snakes.setdefault(camel_to_snake(f.name), []).append(f.name)
+        for snake, names in snakes.items():
+            if len(names) < 2:
+                continue
+            for n in names:
+                if n in leaves and any(m not in leaves for m in names):
+                    out[f"{o.name}.{n}"] = f"{snake}_kcc"
+    return out
+
+
 def kind_module_source(kind: KindIR) -> str:
     doc = openapi_document(kind.krm_models, f"{kind.kind} KRM types", int_enums=False, docs="summary")
-    return run_codegen(doc, open_models=False)
+    return run_codegen(doc, open_models=False, names=alias_attribute_names(kind))
 
 
 __all__ = ["IR", "api_module_source", "kind_module_source", "openapi_document"]

@@ -29,6 +29,16 @@ from kccgen.generator.ir.model import (
 from kccgen.generator.naming import pascal
 from kccgen.generator.spec.kinds import AliasConfig, AliasItem, AliasScalar, AliasValue
 
+EVIDENCE = "specs/kcc/evidence.yaml"
+
+
+class DerivedAliasError(SpecError):
+    """A derived alias (not a kind-config entry) that cannot be built: the caller leaves it out."""
+
+    def __init__(self, file: str, path: str, msg: str, index: int) -> None:
+        super().__init__(file, path, msg)
+        self.index = index
+
 
 @dataclass(frozen=True)
 class Aliased:
@@ -52,9 +62,19 @@ class _Builder:
         self.enums = {e.name: e for e in models.enums}
         self.spec_name = ""
         self.clones: set[str] = set()  # classes copied by place()
+        self.configured = 1 << 30  # aliases from this index on are derived (generator/ir/spellings.py)
+        self.beside: set[str] = set()  # item fields added beside their API field, not in its place
 
     def error(self, i: int, key: str, msg: str) -> SpecError:
+        if i >= self.configured:
+            return DerivedAliasError(EVIDENCE, json_path("kinds", self.kind, "fields"), f"{self.kind}: {msg}", index=i)
         return SpecError(self.file, json_path(*self.base, "aliases", i, key), f"{self.kind}: {msg}")
+
+    def source(self, i: int) -> str:
+        """Where alias ``i`` comes from: its kind-config entry, or Config Connector's CRD paths."""
+        if i >= self.configured:
+            return f"{EVIDENCE}#{json_path('kinds', self.kind, 'fields')}"
+        return f"{self.file}#{json_path(*self.base, 'aliases', i)}"
 
     def walk(self, obj: ObjectIR, api_path: str, i: int, key: str) -> tuple[str, FieldIR]:
         """(KRM path, field) of a dotted API path through nested objects; a ``[]``
@@ -88,16 +108,21 @@ class _Builder:
         if not parts:
             fields = list(obj.fields)
             old = next((k for k, f in enumerate(fields) if f.name == nf.name), None)
-            one_required = obj.one_required
+            one_required, at_most_one = obj.one_required, obj.at_most_one
+            pair = (group or "", nf.name)
             if group is not None and any(f.name == group and f.required for f in fields) and group != nf.name:
                 fields = [replace(f, required=False) if f.name == group else f for f in fields]
-                one_required = (*one_required, (group, nf.name))
+                one_required = (*one_required, pair)
+            if group is not None and group != nf.name and pair not in at_most_one:
+                # beside its field: one rule in this object (the CRD's CEL), cheap in every
+                # element of every list on the way, where a rule on spec would walk them all
+                at_most_one = (*at_most_one, (group, nf.name))
             if old is not None:
                 fields[old] = nf
             else:
                 fields.append(nf)
             name = obj.name if obj.name in self.clones or obj.name == self.spec_name else f"{obj.name}Kcc"
-            out = replace(obj, name=name, fields=tuple(fields), one_required=one_required)
+            out = replace(obj, name=name, fields=tuple(fields), one_required=one_required, at_most_one=at_most_one)
             self.put(i, out)
             return out
         head, step = parts[0].removesuffix("[]"), parts[0].endswith("[]")
@@ -106,6 +131,8 @@ class _Builder:
         if step and t is not None:
             t = t.item if t.kind == "array" else None
         child = self.objects.get(t.ref or "") if t is not None and t.kind == "object" else None
+        if child is not None and f"{child.name}Kcc" in self.clones:
+            child = self.objects[f"{child.name}Kcc"]  # another path to this class made its alias copy: add to it
         if f is None or child is None:
             raise self.error(i, "field", f"{head!r} is not {'a list of objects' if step else 'an object'} field of {obj.name}")
         c = self.place(child, parts[1:], nf, i, group)
@@ -156,6 +183,8 @@ class _Builder:
         for f in obj.fields:
             key = f.api_name or f.name
             direct = [nf for p, _, nf in renames if p == [key]]
+            if direct and direct[0].name in self.beside:  # an extra field: the API's keeps its place
+                fields.append(f)
             deeper = [(p[1:], a, nf) for p, a, nf in renames if len(p) > 1 and p[0] == key]
             if direct:
                 fields.append(direct[0])
@@ -186,7 +215,12 @@ class _Builder:
             api_parent, _, api_leaf = it.api_field.rpartition(".")
             item_source = f"{source}/items/{j}"
             item_target, leaf_api = self.walk(elem, it.api_field, i, "items")
-            if parent == api_parent:
+            if parent == api_parent and it.beside and parent:
+                owner = name + "".join(pascal(p) for p in self.walk(elem, parent, i, "items")[0].split("."))
+                nf = self.item_field(i, it, leaf_api, owner, item_source)
+                self.beside.add(nf.name)
+                renames.append(([*parent.split("."), api_leaf], it.api_field, nf))
+            elif parent == api_parent and not (it.beside and not parent):
                 owner = name + "".join(pascal(p) for p in (self.walk(elem, parent, i, "items")[0].split(".") if parent else []))
                 nf = self.item_field(i, it, leaf_api, owner, item_source)
                 renames.append(([*(parent.split(".") if parent else []), api_leaf], it.api_field, nf))
@@ -222,6 +256,12 @@ class _Builder:
     def element_type(self, i: int, cfg: AliasConfig, t: TypeIR) -> TypeIR:
         """The alias's type where it is one element of the API's list (``element``;
         with ``into``, that element's one sub-field), checking ``fixed``."""
+        if cfg.into and not cfg.element:  # the value is one sub-field of the object the API field is
+            obj = self.objects.get(t.ref or "") if t.kind == "object" else None
+            held = _field(obj, cfg.into) if obj is not None else None
+            if held is None:
+                raise self.error(i, "into", f"into names a sub-field of the object {cfg.api_field} is (or, with element, of its list's element); {cfg.api_field} has no {cfg.into!r}")
+            return held.type
         if not (cfg.element or cfg.fixed):
             return t
         key = "element" if cfg.element else "fixed"
@@ -243,7 +283,7 @@ class _Builder:
     def alias(self, i: int, cfg: AliasConfig, spec: ObjectIR) -> tuple[AliasIR, ObjectIR, FieldIR | None]:
         """The alias, the spec with a nested alias's property at its path, and a
         top-level alias's property (for the caller to add)."""
-        source = f"{self.file}#{json_path(*self.base, 'aliases', i)}"
+        source = self.source(i)
         holder, _, leaf = cfg.field.rpartition(".")
         if cfg.api_field is None:  # accepted and sent nowhere
             if holder:
@@ -284,7 +324,9 @@ class _Builder:
         if cfg.field == target:
             desc = f"Config Connector's spelling of {cfg.api_field} ({mapped}). {cfg.reason}"
         if cfg.deprecated:
-            desc = f"Deprecated: the API renamed this field; use spec.{target} (set one of the two). {cfg.reason}"
+            # a renamed API field, or a value that became a field of an object (an ID, a reference's external)
+            was = f"this is spec.{target}.{cfg.into}" if cfg.into else "the API renamed this field"
+            desc = f"Deprecated: {was}; use spec.{target} (set one of the two). {cfg.reason}"
         nf = FieldIR(leaf, t, desc, (), source)
         fixed = tuple(sorted((cfg.fixed or {}).items()))
         a = AliasIR(cfg.field, target, cfg.api_field, cfg.reason, source, _values(cfg.values), items, cfg.keyed_by or "", cfg.element, cfg.into or "", fixed, cfg.append, cfg.deprecated)
@@ -308,11 +350,29 @@ def _frozen(v: Any) -> Any:
     return tuple((k, _frozen(x)) for k, x in sorted(v.items())) if isinstance(v, dict) else v
 
 
-def build_aliases(kind: str, file: str, base: tuple[str | int, ...], configs: tuple[AliasConfig, ...], spec: ObjectIR, models: ModelSet) -> Aliased:
-    """The spec with one extra property per alias; errors name the kind config entry."""
+def build_aliases(
+    kind: str, file: str, base: tuple[str | int, ...], configs: tuple[AliasConfig, ...], spec: ObjectIR, models: ModelSet,
+    derived: tuple[AliasConfig, ...] = (),
+) -> Aliased:
+    """The spec with one extra property per alias; errors name the kind config entry.
+    ``derived`` aliases (Config Connector's spellings) follow the configured ones; one
+    that cannot be built is left out, never an error of the kind config."""
+    while True:
+        try:
+            return _build(kind, file, base, configs, derived, spec, models)
+        except DerivedAliasError as e:
+            derived = tuple(d for j, d in enumerate(derived) if j != e.index - len(configs))
+
+
+def _build(
+    kind: str, file: str, base: tuple[str | int, ...], configured: tuple[AliasConfig, ...], derived: tuple[AliasConfig, ...],
+    spec: ObjectIR, models: ModelSet,
+) -> Aliased:
+    configs = (*configured, *derived)
     if not configs:
         return Aliased(spec, models, ())
     b = _Builder(kind, file, base, models)
+    b.configured = len(configured)
     b.spec_name = spec.name
     aliases: list[AliasIR] = []
     extra: list[FieldIR] = []

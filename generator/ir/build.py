@@ -38,6 +38,7 @@ from kccgen.generator.ir.api_models import build_api_models
 from kccgen.generator.ir.candidates import derive
 from kccgen.generator.ir.canonical import build_canonical
 from kccgen.generator.ir.companions import resolve_companion
+from kccgen.generator.ir.forms import build_forms
 from kccgen.generator.ir.identity import (
     asset_rows,
     choose_asset_format,
@@ -76,6 +77,7 @@ from kccgen.generator.ir.references import (
     kcc_ref_name,
 )
 from kccgen.generator.ir.secrets import apply_secret_objects, apply_secrets, requested
+from kccgen.generator.ir.spellings import kcc_spellings
 from kccgen.generator.kcc import (
     Subject,
     api_fields,
@@ -550,8 +552,11 @@ def build_kind(
     # Stage 8: Config Connector's older field names, after the mutability
     # table (which describes API fields only).
     base: tuple[str | int, ...] = ("overrides", s.cfg.resource) if s.auto else ("kinds", s.index)
-    aliased = build_aliases(s.cfg.kind, s.file, base, s.cfg.aliases, spec_obj, krm_models)
+    spelled = kcc_spellings(s.kcc, spec_obj, krm_models, s.cfg.aliases)
+    aliased = build_aliases(s.cfg.kind, s.file, base, s.cfg.aliases, spec_obj, krm_models, spelled)
     spec_obj, krm_models = aliased.spec, aliased.models
+    formed = build_forms(s.cfg.kind, s.file, base, s.cfg.forms, spec_obj, krm_models)
+    spec_obj, krm_models = formed.spec, formed.models
     # Stage 9: Config Connector's spec.location over several scopes.
     located = build_locations(s.cfg.kind, s.file, s.kfile.locations, identity, by_kind[s.cfg.kind].variants, spec_obj, krm_models, mutability)
     spec_obj, krm_models, mutability = located.spec, located.models, located.mutability
@@ -593,6 +598,7 @@ def build_kind(
         ref_imports=tuple(sorted((by_kind[c.removesuffix("Ref")].ref_module, c) for c in ref_classes)),
         unresolved=tuple(inf.unclassified) if s.auto else (),
         aliases=aliased.aliases,
+        forms=formed.forms,
         canonical=build_canonical(
             api_fields, identity.template, frozenset(r.api_path for r in references), s.cfg.canonical, s.file, ("kinds", s.index)
         ),

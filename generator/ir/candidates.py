@@ -363,6 +363,7 @@ def _config(kind: str, resource: str, ov: DerivedOverride | None, parent_forms: 
         references=ov.references,
         methods=ov.methods,
         aliases=ov.aliases,
+        forms=ov.forms,
         canonical=ov.canonical,
         companions=ov.companions,
         present=ov.present,

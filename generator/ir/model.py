@@ -18,6 +18,7 @@ from kccgen.contract import (
     CreateShape,
     DeleteShape,
     FieldType,
+    Form,
     IamMethods,
     IamTarget,
     Locations,
@@ -69,6 +70,7 @@ class FieldIR:
     deprecated: bool = False
     required: bool = False  # required in the KRM model (identity fields)
     api_name: str | None = None  # the API field behind a KRM field (kmsKeyRef -> kmsKeyName); None: KRM-only
+    other_form: str = ""  # Config Connector's other form it accepts too: json | true (kccgen.contract.Form)
 
     @property
     def behaviours(self) -> frozenset[Behaviour]:
@@ -346,6 +348,7 @@ class KindIR:
     ref_imports: tuple[tuple[str, str], ...] = ()  # (module, class) of Ref types used by the spec
     unresolved: tuple[str, ...] = ()  # derived Kinds: reference-like fields left plain, with their candidates
     aliases: tuple[AliasIR, ...] = ()  # Config Connector's older field names (spec properties too)
+    forms: tuple[Form, ...] = ()  # Config Connector's other forms of spec fields (generator/ir/forms.py)
     canonical: tuple[Canonical, ...] = ()  # values the service spells its own way (generator/ir/canonical.py)
     kcc_versions: tuple[str, ...] = ()  # Config Connector's version names served beside ``version``
     companions: tuple[Companion, ...] = ()  # spec fields kept in a paired resource of another API

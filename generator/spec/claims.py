@@ -64,6 +64,9 @@ class KindEvidence(_Loose):
     ref_paths: tuple[tuple[str, str], ...] = ()
     required: tuple[str, ...] = ()
     sensitive: tuple[str, ...] = ()  # spec paths of {value | valueFrom.secretKeyRef} fields
+    # every spec path a Config Connector user can write (relative to spec; [] list items,
+    # * map values; a reference is a leaf): the spellings kccgen serves and parity counts
+    fields: tuple[str, ...] = ()
 
 
     @field_validator("ref_paths", mode="before")

@@ -250,6 +250,9 @@ class AliasItem(_Strict):
     # alias value -> API value (null: send nothing), where the two differ in type
     values: dict[str, AliasValue] | None = None
     items: tuple[AliasItem, ...] = ()
+    # an extra field beside the API field it stands for, not in its place (the element
+    # class kept the API's name before: ContainerCluster's autoprovisioningNodePoolDefaults)
+    beside: bool = False
 
 
 class AliasConfig(_Strict):
@@ -279,7 +282,10 @@ class AliasConfig(_Strict):
     keyed_by: str | None = Field(default=None, alias="keyedBy")
     # KCC's one object (or, with ``into``, one value) is one element of the API's list
     element: bool = False
-    into: str | None = None  # the element's sub-field holding the value: metadata items' ``value``
+    # the sub-field holding the value: of the element (metadata items' ``value``), or,
+    # without ``element``, of the object the API field is (an organization ID as
+    # organizationRef's ``external``)
+    into: str | None = None
     fixed: dict[str, AliasScalar] | None = None  # set in each element it adds: ``{boot: true}``
     # its elements follow those of the aliases before it on the same list
     # (bootDisk, attachedDisk -> disks) instead of being refused beside them
@@ -292,11 +298,23 @@ class AliasConfig(_Strict):
     def _one_shape(self) -> AliasConfig:
         if self.api_field is None and (self.values or self.items or self.keyed_by or self.element or self.into or self.fixed or self.append):
             raise ValueError("an alias with no apiField is sent nowhere: it takes no values, items, keyedBy, element, into, fixed or append")
-        if self.into and not self.element:
-            raise ValueError("into names a sub-field of the element the alias is: set element too")
         if self.element and self.keyed_by:
             raise ValueError("keyedBy makes a map entry of each element and element one list element: not both")
         return self
+
+
+class FormConfig(_Strict):
+    """Another form Config Connector's manifests give a spec field (kccgen.contract.Form):
+    ``json``, a string holding the value as JSON (with ``listField``: a JSON list is
+    that field of the object); ``true``, a boolean for the message with no field set;
+    ``list``, the object's one list field (``listField``) given as the list itself
+    (BigQueryTable's ``clustering: [a, b]`` for ``clustering.fields``). The field
+    accepts the API's form and this one."""
+
+    field: str  # the spec path (KRM names; [] steps into a list's elements)
+    form: Literal["json", "true", "list"]
+    list_field: str | None = Field(default=None, alias="listField")
+    reason: str = Field(min_length=1)
 
 
 class CanonicalConfig(_Strict):
@@ -360,6 +378,7 @@ class KindConfig(_Strict):
     methods: MethodsConfig = Field(default_factory=MethodsConfig)
     description: str | None = None
     aliases: tuple[AliasConfig, ...] = ()  # Config Connector's older field names
+    forms: tuple[FormConfig, ...] = ()  # Config Connector's other forms of fields (a JSON string, true)
     # by top-level API field, or a dotted path below one ({} steps into a map's values, [] into a list's)
     canonical: dict[str, CanonicalConfig] = Field(default_factory=dict)
     # The same resource under these top-level parents beside projects (same
@@ -410,6 +429,7 @@ class DerivedOverride(_Strict):
     references: dict[str, ReferenceConfig] = Field(default_factory=dict)
     methods: MethodsConfig = Field(default_factory=MethodsConfig)
     aliases: tuple[AliasConfig, ...] = ()  # Config Connector's names for the Kind's fields
+    forms: tuple[FormConfig, ...] = ()  # see KindConfig
     canonical: dict[str, CanonicalConfig] = Field(default_factory=dict)  # see KindConfig
     companions: tuple[CompanionConfig, ...] = ()  # spec fields kept in a paired resource of another API
     present: PresentConfig | None = None  # an on/off resource (a service is enabled or not)

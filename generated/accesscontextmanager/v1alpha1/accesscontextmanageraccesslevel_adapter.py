@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateWithNameInBody,
     DeleteAtPath,
@@ -53,6 +54,12 @@ ADAPTER = Adapter(
     ),
     krm_only=("accessPolicyRef", "resourceID"),
     operations=(("operations", OPERATIONS["operations"]),),
+    aliases=(
+        Alias(
+            field="basic.conditions[].devicePolicy.requireScreenLock",
+            target="basic.conditions[].devicePolicy.requireScreenlock",
+        ),
+    ),
 )
 
 register_adapter(ADAPTER)

@@ -44,7 +44,7 @@ class AccessContextManagerAccessLevelSpec(KRMModel):
         ),
     ]
     basic: Annotated[
-        BasicLevel | None, Field(description="A `BasicLevel` composed of `Conditions`.")
+        BasicLevelKcc | None, Field(description="A `BasicLevel` composed of `Conditions`.")
     ] = None
     custom: Annotated[
         CustomLevel | None,
@@ -81,6 +81,24 @@ class BasicLevel(KRMModel):
     ]
 
 
+class BasicLevelKcc(KRMModel):
+    """
+    `BasicLevel` is an `AccessLevel` using a set of recommended features.
+    """
+
+    combining_function: Annotated[
+        BasicLevelCombiningFunction | None,
+        Field(
+            alias="combiningFunction",
+            description="How the `conditions` list should be combined to determine if a request is granted this `AccessLevel`.",
+        ),
+    ] = None
+    conditions: Annotated[
+        list[ConditionKcc],
+        Field(description="Required. A list of requirements for the `AccessLevel` to be granted."),
+    ]
+
+
 class Condition(KRMModel):
     """
     A condition necessary for an `AccessLevel` to be granted. The `Condition` is an AND over its fields. A `Condition` is true if: 1) the request IP is from one of the listed subnetworks, AND 2) the originating device complies with the listed device policy, AND 3) all listed access levels are granted, AND 4) the request was sent at a time allowed by the `DateTimeRestriction`.
@@ -88,6 +106,46 @@ class Condition(KRMModel):
 
     device_policy: Annotated[
         DevicePolicy | None,
+        Field(alias="devicePolicy", description="Device-specific restrictions."),
+    ] = None
+    ip_subnetworks: Annotated[
+        list[str] | None,
+        Field(alias="ipSubnetworks", description="CIDR block IP subnetwork specification."),
+    ] = None
+    members: Annotated[
+        list[str] | None,
+        Field(
+            description="The request must be made by one of the provided user or service accounts."
+        ),
+    ] = None
+    negate: Annotated[bool | None, Field(description="Whether to negate the `Condition`.")] = None
+    regions: Annotated[
+        list[str] | None,
+        Field(description="The request must originate from one of the provided countries/regions."),
+    ] = None
+    required_access_levels: Annotated[
+        list[str] | None,
+        Field(
+            alias="requiredAccessLevels",
+            description="A list of other access levels defined in the same `Policy`, referenced by resource name.",
+        ),
+    ] = None
+    vpc_network_sources: Annotated[
+        list[VpcNetworkSource] | None,
+        Field(
+            alias="vpcNetworkSources",
+            description="The request must originate from one of the provided VPC networks in Google Cloud.",
+        ),
+    ] = None
+
+
+class ConditionKcc(KRMModel):
+    """
+    A condition necessary for an `AccessLevel` to be granted. The `Condition` is an AND over its fields. A `Condition` is true if: 1) the request IP is from one of the listed subnetworks, AND 2) the originating device complies with the listed device policy, AND 3) all listed access levels are granted, AND 4) the request was sent at a time allowed by the `DateTimeRestriction`.
+    """
+
+    device_policy: Annotated[
+        DevicePolicyKcc | None,
         Field(alias="devicePolicy", description="Device-specific restrictions."),
     ] = None
     ip_subnetworks: Annotated[
@@ -159,6 +217,51 @@ class DevicePolicy(KRMModel):
     require_corp_owned: Annotated[
         bool | None,
         Field(alias="requireCorpOwned", description="Whether the device needs to be corp-owned."),
+    ] = None
+    require_screenlock: Annotated[
+        bool | None,
+        Field(
+            alias="requireScreenlock",
+            description="Whether or not screenlock is required for the `DevicePolicy` to be true.",
+        ),
+    ] = None
+
+
+class DevicePolicyKcc(KRMModel):
+    """
+    `DevicePolicy` specifies device-specific restrictions necessary to acquire a given access level. A `DevicePolicy` specifies requirements for requests from devices to be granted access levels; it does not do any enforcement on the device. `DevicePolicy` acts as an AND over all specified fields, and each repeated field is an OR over its elements. Any unset fields are ignored. For example, if the proto is `{ os_type : DESKTOP_WINDOWS, os_type : DESKTOP_LINUX, encryption_status: ENCRYPTED}`, then the `DevicePolicy` will be true for requests originating from encrypted Linux desktops and encrypted Windows desktops.
+    """
+
+    allowed_device_management_levels: Annotated[
+        list[DevicePolicyAllowedDeviceManagementLevels] | None,
+        Field(
+            alias="allowedDeviceManagementLevels", description="Allowed device management levels."
+        ),
+    ] = None
+    allowed_encryption_statuses: Annotated[
+        list[DevicePolicyAllowedEncryptionStatuses] | None,
+        Field(alias="allowedEncryptionStatuses", description="Allowed encryption statuses."),
+    ] = None
+    os_constraints: Annotated[
+        list[OsConstraint] | None, Field(alias="osConstraints", description="Allowed OS versions.")
+    ] = None
+    require_admin_approval: Annotated[
+        bool | None,
+        Field(
+            alias="requireAdminApproval",
+            description="Whether the device needs to be approved by the customer admin.",
+        ),
+    ] = None
+    require_corp_owned: Annotated[
+        bool | None,
+        Field(alias="requireCorpOwned", description="Whether the device needs to be corp-owned."),
+    ] = None
+    require_screen_lock: Annotated[
+        bool | None,
+        Field(
+            alias="requireScreenLock",
+            description="Config Connector's name for basic.conditions[].devicePolicy.requireScreenlock (spec.basic.conditions[].devicePolicy.requireScreenlock); set one of the two.",
+        ),
     ] = None
     require_screenlock: Annotated[
         bool | None,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateServiceAssigned,
     DeleteAtPath,
@@ -65,8 +66,9 @@ ADAPTER = Adapter(
             lro=Lro.GOOGLE_LONGRUNNING,
         )
     ),
-    krm_only=("organization", "resourceID"),
+    krm_only=("organizationRef", "resourceID"),
     operations=(("operations", OPERATIONS["operations"]),),
+    aliases=(Alias(field="organization", target="organizationRef", into="external"),),
 )
 
 register_adapter(ADAPTER)

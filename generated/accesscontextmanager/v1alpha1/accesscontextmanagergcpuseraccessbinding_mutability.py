@@ -39,7 +39,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("accessLevelRefs", ARRAY_OF_OBJECT, (OPTIONAL,), True, True, {"api_path": "accessLevels"}),
         ("dryRunAccessLevels", ARRAY_OF_STRING, (OPTIONAL,), True, True),
         ("groupKey", STRING, (IMMUTABLE, OPTIONAL), False, True),
-        ("organization", STRING, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("organizationRef", OBJECT, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("principal", OBJECT, (IMMUTABLE, OPTIONAL), False, True),
         ("principal.federatedPrincipal", STRING, (IMMUTABLE, IMMUTABLE_3), False, True),
         ("principal.serviceAccount", STRING, (IMMUTABLE, IMMUTABLE_3), False, True),

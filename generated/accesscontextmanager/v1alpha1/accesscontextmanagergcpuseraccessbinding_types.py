@@ -15,6 +15,7 @@ from kccgen.generated.accesscontextmanager.v1alpha1.accesscontextmanager_v1_api 
 from kccgen.generated.accesscontextmanager.v1alpha1.accesscontextmanageraccesslevel_reference import (
     AccessContextManagerAccessLevelRef,
 )
+from kccgen.generated.external.organization_reference import OrganizationRef
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
 #: The API payload model the adapter sends and receives.
@@ -54,11 +55,18 @@ class AccessContextManagerGCPUserAccessBindingSpec(KRMModel):
         ),
     ] = None
     organization: Annotated[
-        str,
+        str | None,
         Field(
-            description="Immutable. The organization of the AccessContextManagerGCPUserAccessBinding."
+            description="Deprecated: this is spec.organizationRef.external; use spec.organizationRef (set one of the two)."
         ),
-    ]
+    ] = None
+    organization_ref: Annotated[
+        OrganizationRef | None,
+        Field(
+            alias="organizationRef",
+            description="Immutable. The Organization that this AccessContextManagerGCPUserAccessBinding belongs to.",
+        ),
+    ] = None
     principal: Annotated[
         Principal | None,
         Field(
@@ -280,5 +288,7 @@ class AccessContextManagerGCPUserAccessBinding(KRMObject):
     kind: Literal["AccessContextManagerGCPUserAccessBinding"] = (
         "AccessContextManagerGCPUserAccessBinding"
     )
-    spec: AccessContextManagerGCPUserAccessBindingSpec
+    spec: AccessContextManagerGCPUserAccessBindingSpec = Field(
+        default_factory=AccessContextManagerGCPUserAccessBindingSpec
+    )
     status: AccessContextManagerGCPUserAccessBindingStatus | None = None

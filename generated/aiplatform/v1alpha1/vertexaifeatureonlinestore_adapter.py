@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateWithIdParam,
     DeleteAtPath,
@@ -406,6 +407,12 @@ ADAPTER = Adapter(
         ("tensorboards.operations", OPERATIONS["tensorboards.operations"]),
         ("trainingPipelines.operations", OPERATIONS["trainingPipelines.operations"]),
         ("tuningJobs.operations", OPERATIONS["tuningJobs.operations"]),
+    ),
+    aliases=(
+        Alias(
+            field="dedicatedServingEndpoint.privateServiceConnectConfig.pscAutomationConfigs[].projectID",
+            target="dedicatedServingEndpoint.privateServiceConnectConfig.pscAutomationConfigs[].projectId",
+        ),
     ),
     iam=IamMethods(
         get=Call(

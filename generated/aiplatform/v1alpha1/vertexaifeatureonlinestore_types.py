@@ -121,6 +121,20 @@ class GoogleCloudAiplatformV1FeatureOnlineStoreDedicatedServingEndpoint(KRMModel
     ] = None
 
 
+class GoogleCloudAiplatformV1FeatureOnlineStoreDedicatedServingEndpointKcc(KRMModel):
+    """
+    The dedicated serving endpoint for this FeatureOnlineStore. Only need to set when you choose Optimized storage type. Public endpoint is provisioned by default.
+    """
+
+    private_service_connect_config: Annotated[
+        GoogleCloudAiplatformV1PrivateServiceConnectConfigKcc | None,
+        Field(
+            alias="privateServiceConnectConfig",
+            description="Optional. Private service connect config.",
+        ),
+    ] = None
+
+
 class GoogleCloudAiplatformV1FeatureOnlineStoreDedicatedServingEndpointObservedState(KRMModel):
     """
     The dedicated serving endpoint for this FeatureOnlineStore. Only need to set when you choose Optimized storage type. Public endpoint is provisioned by default.
@@ -172,6 +186,32 @@ class GoogleCloudAiplatformV1PSCAutomationConfig(KRMModel):
             alias="projectId", description="Required. Project id used to create forwarding rule."
         ),
     ]
+
+
+class GoogleCloudAiplatformV1PSCAutomationConfigKcc(KRMModel):
+    """
+    PSC config that is used to automatically create PSC endpoints in the user projects.
+    """
+
+    network_ref: Annotated[
+        ComputeNetworkRef,
+        Field(
+            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
+        ),
+    ]
+    project_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="projectID",
+            description="Config Connector's name for dedicatedServingEndpoint.privateServiceConnectConfig.pscAutomationConfigs[].projectId (spec.dedicatedServingEndpoint.privateServiceConnectConfig.pscAutomationConfigs[].projectId); set one of the two.",
+        ),
+    ] = None
+    project_id: Annotated[
+        str | None,
+        Field(
+            alias="projectId", description="Required. Project id used to create forwarding rule."
+        ),
+    ] = None
 
 
 class GoogleCloudAiplatformV1PSCAutomationConfigObservedState(KRMModel):
@@ -227,6 +267,34 @@ class GoogleCloudAiplatformV1PrivateServiceConnectConfig(KRMModel):
     ] = None
     psc_automation_configs: Annotated[
         list[GoogleCloudAiplatformV1PSCAutomationConfig] | None,
+        Field(
+            alias="pscAutomationConfigs",
+            description="Optional. List of projects and networks where the PSC endpoints will be created.",
+        ),
+    ] = None
+
+
+class GoogleCloudAiplatformV1PrivateServiceConnectConfigKcc(KRMModel):
+    """
+    Represents configuration for private service connect.
+    """
+
+    enable_private_service_connect: Annotated[
+        bool,
+        Field(
+            alias="enablePrivateServiceConnect",
+            description="Required. If true, expose the IndexEndpoint via private service connect.",
+        ),
+    ]
+    project_allowlist: Annotated[
+        list[str] | None,
+        Field(
+            alias="projectAllowlist",
+            description="A list of Projects from which the forwarding rule will target the service attachment.",
+        ),
+    ] = None
+    psc_automation_configs: Annotated[
+        list[GoogleCloudAiplatformV1PSCAutomationConfigKcc] | None,
         Field(
             alias="pscAutomationConfigs",
             description="Optional. List of projects and networks where the PSC endpoints will be created.",
@@ -319,7 +387,7 @@ class VertexAIFeatureOnlineStoreSpec(KRMModel):
         ),
     ] = None
     dedicated_serving_endpoint: Annotated[
-        GoogleCloudAiplatformV1FeatureOnlineStoreDedicatedServingEndpoint | None,
+        GoogleCloudAiplatformV1FeatureOnlineStoreDedicatedServingEndpointKcc | None,
         Field(
             alias="dedicatedServingEndpoint",
             description="Optional. The dedicated serving endpoint for this FeatureOnlineStore, which is different from common Vertex service endpoint.",

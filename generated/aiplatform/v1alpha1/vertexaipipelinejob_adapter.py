@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, Lro, NoUpdate
+from kccgen.contract import Adapter, Alias, Call, CreateWithIdParam, DeleteAtPath, Lro, NoUpdate
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1_operations import OPERATIONS
 
@@ -376,6 +376,10 @@ ADAPTER = Adapter(
         ("tensorboards.operations", OPERATIONS["tensorboards.operations"]),
         ("trainingPipelines.operations", OPERATIONS["trainingPipelines.operations"]),
         ("tuningJobs.operations", OPERATIONS["tuningJobs.operations"]),
+    ),
+    aliases=(
+        Alias(field="reservedIPRanges", target="reservedIpRanges"),
+        Alias(field="templateURI", target="templateUri"),
     ),
 )
 

@@ -682,6 +682,13 @@ class VertexAIPipelineJobSpec(KRMModel):
             description="Optional. Configuration for PSC-I for PipelineJob.",
         ),
     ] = None
+    reserved_ip_ranges_kcc: Annotated[
+        list[str] | None,
+        Field(
+            alias="reservedIPRanges",
+            description="Config Connector's name for reservedIpRanges (spec.reservedIpRanges); set one of the two.",
+        ),
+    ] = None
     reserved_ip_ranges: Annotated[
         list[str] | None,
         Field(
@@ -705,6 +712,13 @@ class VertexAIPipelineJobSpec(KRMModel):
         Field(
             alias="serviceAccountRef",
             description="A reference to a IAMServiceAccount (API field `serviceAccount`).",
+        ),
+    ] = None
+    template_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="templateURI",
+            description="Config Connector's name for templateUri (spec.templateUri); set one of the two.",
         ),
     ] = None
     template_uri: Annotated[

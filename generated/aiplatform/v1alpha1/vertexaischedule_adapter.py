@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateWithNameInBody,
     DeleteAtPath,
@@ -392,6 +393,28 @@ ADAPTER = Adapter(
         ("tensorboards.operations", OPERATIONS["tensorboards.operations"]),
         ("trainingPipelines.operations", OPERATIONS["trainingPipelines.operations"]),
         ("tuningJobs.operations", OPERATIONS["tuningJobs.operations"]),
+    ),
+    aliases=(
+        Alias(
+            field="createNotebookExecutionJobRequest.notebookExecutionJob.customEnvironmentSpec.persistentDiskSpec.diskSizeGB",
+            target="createNotebookExecutionJobRequest.notebookExecutionJob.customEnvironmentSpec.persistentDiskSpec.diskSizeGb",
+        ),
+        Alias(
+            field="createNotebookExecutionJobRequest.notebookExecutionJobID",
+            target="createNotebookExecutionJobRequest.notebookExecutionJobId",
+        ),
+        Alias(
+            field="createPipelineJobRequest.pipelineJob.reservedIPRanges",
+            target="createPipelineJobRequest.pipelineJob.reservedIpRanges",
+        ),
+        Alias(
+            field="createPipelineJobRequest.pipelineJob.templateURI",
+            target="createPipelineJobRequest.pipelineJob.templateUri",
+        ),
+        Alias(
+            field="createPipelineJobRequest.pipelineJobID",
+            target="createPipelineJobRequest.pipelineJobId",
+        ),
     ),
 )
 

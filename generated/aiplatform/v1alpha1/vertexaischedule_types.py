@@ -182,6 +182,40 @@ class GoogleCloudAiplatformV1CreateNotebookExecutionJobRequest(KRMModel):
     ]
 
 
+class GoogleCloudAiplatformV1CreateNotebookExecutionJobRequestKcc(KRMModel):
+    """
+    Request message for [NotebookService.CreateNotebookExecutionJob]
+    """
+
+    notebook_execution_job: Annotated[
+        GoogleCloudAiplatformV1NotebookExecutionJobKcc,
+        Field(
+            alias="notebookExecutionJob",
+            description="Required. The NotebookExecutionJob to create.",
+        ),
+    ]
+    notebook_execution_job_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="notebookExecutionJobID",
+            description="Config Connector's name for createNotebookExecutionJobRequest.notebookExecutionJobId (spec.createNotebookExecutionJobRequest.notebookExecutionJobId); set one of the two.",
+        ),
+    ] = None
+    notebook_execution_job_id: Annotated[
+        str | None,
+        Field(
+            alias="notebookExecutionJobId",
+            description="Optional. User specified ID for the NotebookExecutionJob.",
+        ),
+    ] = None
+    parent: Annotated[
+        str,
+        Field(
+            description="Required. The resource name of the Location to create the NotebookExecutionJob."
+        ),
+    ]
+
+
 class GoogleCloudAiplatformV1CreateNotebookExecutionJobRequestObservedState(KRMModel):
     """
     Request message for [NotebookService.CreateNotebookExecutionJob]
@@ -211,6 +245,37 @@ class GoogleCloudAiplatformV1CreatePipelineJobRequest(KRMModel):
         GoogleCloudAiplatformV1PipelineJob,
         Field(alias="pipelineJob", description="Required. The PipelineJob to create."),
     ]
+    pipeline_job_id: Annotated[
+        str | None,
+        Field(
+            alias="pipelineJobId",
+            description="The ID to use for the PipelineJob, which will become the final component of the PipelineJob name.",
+        ),
+    ] = None
+
+
+class GoogleCloudAiplatformV1CreatePipelineJobRequestKcc(KRMModel):
+    """
+    Request message for PipelineService.CreatePipelineJob.
+    """
+
+    parent: Annotated[
+        str,
+        Field(
+            description="Required. The resource name of the Location to create the PipelineJob in."
+        ),
+    ]
+    pipeline_job: Annotated[
+        GoogleCloudAiplatformV1PipelineJobKcc,
+        Field(alias="pipelineJob", description="Required. The PipelineJob to create."),
+    ]
+    pipeline_job_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="pipelineJobID",
+            description="Config Connector's name for createPipelineJobRequest.pipelineJobId (spec.createPipelineJobRequest.pipelineJobId); set one of the two.",
+        ),
+    ] = None
     pipeline_job_id: Annotated[
         str | None,
         Field(
@@ -532,6 +597,42 @@ class GoogleCloudAiplatformV1NotebookExecutionJobCustomEnvironmentSpec(KRMModel)
     ] = None
 
 
+class GoogleCloudAiplatformV1NotebookExecutionJobCustomEnvironmentSpecKcc(KRMModel):
+    """
+    Compute configuration to use for an execution job.
+    """
+
+    machine_spec: Annotated[
+        GoogleCloudAiplatformV1MachineSpec | None,
+        Field(
+            alias="machineSpec",
+            description="The specification of a single machine for the execution job.",
+        ),
+    ] = None
+    network_spec: Annotated[
+        GoogleCloudAiplatformV1NetworkSpec | None,
+        Field(
+            alias="networkSpec",
+            description="The network configuration to use for the execution job.",
+        ),
+    ] = None
+    persistent_disk_spec: Annotated[
+        GoogleCloudAiplatformV1PersistentDiskSpecKcc | None,
+        Field(
+            alias="persistentDiskSpec",
+            description="The specification of a persistent disk to attach for the execution job.",
+        ),
+    ] = None
+    shielded_instance_config: Annotated[
+        GoogleCloudAiplatformV1NotebookExecutionJobCustomEnvironmentSpecShieldedInstanceConfig
+        | None,
+        Field(
+            alias="shieldedInstanceConfig",
+            description="Optional. Shielded VM configuration (for example, Secure Boot) for the execution VM.",
+        ),
+    ] = None
+
+
 class GoogleCloudAiplatformV1NotebookExecutionJobCustomEnvironmentSpecShieldedInstanceConfig(
     KRMModel
 ):
@@ -602,6 +703,108 @@ class GoogleCloudAiplatformV1NotebookExecutionJobGcsNotebookSource(KRMModel):
     ] = None
     uri: Annotated[
         str | None, Field(description="The Cloud Storage uri pointing to the ipynb file.")
+    ] = None
+
+
+class GoogleCloudAiplatformV1NotebookExecutionJobKcc(KRMModel):
+    """
+    NotebookExecutionJob represents an instance of a notebook execution.
+    """
+
+    custom_environment_spec: Annotated[
+        GoogleCloudAiplatformV1NotebookExecutionJobCustomEnvironmentSpecKcc | None,
+        Field(
+            alias="customEnvironmentSpec",
+            description="The custom compute configuration for an execution job.",
+        ),
+    ] = None
+    dataform_repository_source: Annotated[
+        GoogleCloudAiplatformV1NotebookExecutionJobDataformRepositorySource | None,
+        Field(
+            alias="dataformRepositorySource",
+            description="The Dataform Repository pointing to a single file notebook repository.",
+        ),
+    ] = None
+    direct_notebook_source: Annotated[
+        GoogleCloudAiplatformV1NotebookExecutionJobDirectNotebookSource | None,
+        Field(alias="directNotebookSource", description="The contents of an input notebook file."),
+    ] = None
+    display_name: Annotated[
+        str | None,
+        Field(alias="displayName", description="The display name of the NotebookExecutionJob."),
+    ] = None
+    encryption_spec: Annotated[
+        GoogleCloudAiplatformV1EncryptionSpec | None,
+        Field(
+            alias="encryptionSpec",
+            description="Customer-managed encryption key spec for the notebook execution job.",
+        ),
+    ] = None
+    execution_timeout: Annotated[
+        str | None,
+        Field(
+            alias="executionTimeout",
+            description="Max running time of the execution job in seconds (default 86400s / 24 hrs).",
+            pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
+        ),
+    ] = None
+    execution_user: Annotated[
+        str | None,
+        Field(alias="executionUser", description="The user email to run the execution as."),
+    ] = None
+    gcs_notebook_source: Annotated[
+        GoogleCloudAiplatformV1NotebookExecutionJobGcsNotebookSource | None,
+        Field(
+            alias="gcsNotebookSource",
+            description="The Cloud Storage url pointing to the ipynb file.",
+        ),
+    ] = None
+    gcs_output_uri: Annotated[
+        str | None,
+        Field(
+            alias="gcsOutputUri", description="The Cloud Storage location to upload the result to."
+        ),
+    ] = None
+    kernel_name: Annotated[
+        str | None,
+        Field(
+            alias="kernelName",
+            description="The name of the kernel to use during notebook execution.",
+        ),
+    ] = None
+    labels: Annotated[
+        dict[str, str] | None,
+        Field(
+            description="The labels with user-defined metadata to organize NotebookExecutionJobs."
+        ),
+    ] = None
+    notebook_runtime_template_resource_name: Annotated[
+        str | None,
+        Field(
+            alias="notebookRuntimeTemplateResourceName",
+            description="The NotebookRuntimeTemplate to source compute configuration from.",
+        ),
+    ] = None
+    schedule_resource_ref: Annotated[
+        VertexAIScheduleRef | None,
+        Field(
+            alias="scheduleResourceRef",
+            description="A reference to a VertexAISchedule (API field `scheduleResourceName`).",
+        ),
+    ] = None
+    service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
+        Field(
+            alias="serviceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `serviceAccount`).",
+        ),
+    ] = None
+    workbench_runtime: Annotated[
+        GoogleCloudAiplatformV1NotebookExecutionJobWorkbenchRuntime | None,
+        Field(
+            alias="workbenchRuntime",
+            description="The Workbench runtime configuration to use for the notebook execution.",
+        ),
     ] = None
 
 
@@ -708,6 +911,28 @@ class GoogleCloudAiplatformV1PersistentDiskSpec(KRMModel):
     ] = None
 
 
+class GoogleCloudAiplatformV1PersistentDiskSpecKcc(KRMModel):
+    """
+    Represents the spec of persistent disk and hyperdisk options.
+    """
+
+    disk_size_gb_kcc: Annotated[
+        int | Int64String | None,
+        Field(
+            alias="diskSizeGB",
+            description="Config Connector's name for createNotebookExecutionJobRequest.notebookExecutionJob.customEnvironmentSpec.persistentDiskSpec.diskSizeGb (spec.createNotebookExecutionJobRequest.notebookExecutionJob.customEnvironmentSpec.persistentDiskSpec.diskSizeGb); set one of the two.",
+        ),
+    ] = None
+    disk_size_gb: Annotated[
+        int | Int64String | None,
+        Field(alias="diskSizeGb", description="Size in GB of the disk (default is 100GB)."),
+    ] = None
+    disk_type: Annotated[
+        str | None,
+        Field(alias="diskType", description='Type of the disk (default is "pd-standard").'),
+    ] = None
+
+
 class GoogleCloudAiplatformV1PipelineJob(KRMModel):
     """
     An instance of a machine learning PipelineJob.
@@ -802,6 +1027,93 @@ class GoogleCloudAiplatformV1PipelineJobDetailObserved(KRMModel):
         Field(
             alias="taskDetails",
             description="Output only. The runtime details of the tasks under the pipeline.",
+        ),
+    ] = None
+
+
+class GoogleCloudAiplatformV1PipelineJobKcc(KRMModel):
+    """
+    An instance of a machine learning PipelineJob.
+    """
+
+    display_name: Annotated[
+        str | None, Field(alias="displayName", description="The display name of the Pipeline.")
+    ] = None
+    encryption_spec: Annotated[
+        GoogleCloudAiplatformV1EncryptionSpec | None,
+        Field(
+            alias="encryptionSpec",
+            description="Customer-managed encryption key spec for a pipelineJob.",
+        ),
+    ] = None
+    labels: Annotated[
+        dict[str, str] | None,
+        Field(description="The labels with user-defined metadata to organize PipelineJob."),
+    ] = None
+    network_ref: Annotated[
+        ComputeNetworkRef | None,
+        Field(
+            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
+        ),
+    ] = None
+    pipeline_spec: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="pipelineSpec",
+            description="A compiled definition of a pipeline, represented as a `JSON` object.",
+        ),
+    ] = None
+    preflight_validations: Annotated[
+        bool | None,
+        Field(
+            alias="preflightValidations",
+            description="Optional. Whether to do component level validations before job creation.",
+        ),
+    ] = None
+    psc_interface_config: Annotated[
+        GoogleCloudAiplatformV1PscInterfaceConfig | None,
+        Field(
+            alias="pscInterfaceConfig",
+            description="Optional. Configuration for PSC-I for PipelineJob.",
+        ),
+    ] = None
+    reserved_ip_ranges_kcc: Annotated[
+        list[str] | None,
+        Field(
+            alias="reservedIPRanges",
+            description="Config Connector's name for createPipelineJobRequest.pipelineJob.reservedIpRanges (spec.createPipelineJobRequest.pipelineJob.reservedIpRanges); set one of the two.",
+        ),
+    ] = None
+    reserved_ip_ranges: Annotated[
+        list[str] | None,
+        Field(
+            alias="reservedIpRanges",
+            description="A list of names for the reserved ip ranges under the VPC network that can be used for this Pipeline Job's workload.",
+        ),
+    ] = None
+    runtime_config: Annotated[
+        GoogleCloudAiplatformV1PipelineJobRuntimeConfig | None,
+        Field(alias="runtimeConfig", description="Runtime config of the pipeline."),
+    ] = None
+    service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
+        Field(
+            alias="serviceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `serviceAccount`).",
+        ),
+    ] = None
+    template_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="templateURI",
+            description="Config Connector's name for createPipelineJobRequest.pipelineJob.templateUri (spec.createPipelineJobRequest.pipelineJob.templateUri); set one of the two.",
+        ),
+    ] = None
+    template_uri: Annotated[
+        str | None,
+        Field(
+            alias="templateUri",
+            description="A template uri from where the PipelineJob.pipeline_spec, if empty, will be downloaded.",
         ),
     ] = None
 
@@ -1304,14 +1616,14 @@ class VertexAIScheduleSpec(KRMModel):
         ),
     ] = None
     create_notebook_execution_job_request: Annotated[
-        GoogleCloudAiplatformV1CreateNotebookExecutionJobRequest | None,
+        GoogleCloudAiplatformV1CreateNotebookExecutionJobRequestKcc | None,
         Field(
             alias="createNotebookExecutionJobRequest",
             description="Request for NotebookService.CreateNotebookExecutionJob.",
         ),
     ] = None
     create_pipeline_job_request: Annotated[
-        GoogleCloudAiplatformV1CreatePipelineJobRequest | None,
+        GoogleCloudAiplatformV1CreatePipelineJobRequestKcc | None,
         Field(
             alias="createPipelineJobRequest",
             description="Request for PipelineService.CreatePipelineJob.",

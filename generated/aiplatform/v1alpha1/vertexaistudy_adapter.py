@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateServiceAssigned, DeleteAtPath, NoUpdate
+from kccgen.contract import Adapter, Alias, Call, CreateServiceAssigned, DeleteAtPath, NoUpdate
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -41,6 +41,7 @@ ADAPTER = Adapter(
         "studySpec.parameters[].integerValueSpec.maxValue",
         "studySpec.parameters[].integerValueSpec.minValue",
     ),
+    aliases=(Alias(field="studySpec.metrics[].metricID", target="studySpec.metrics[].metricId"),),
 )
 
 register_adapter(ADAPTER)

@@ -141,6 +141,63 @@ class GoogleCloudAiplatformV1StudySpecDecayCurveAutomatedStoppingSpec(KRMModel):
     ] = None
 
 
+class GoogleCloudAiplatformV1StudySpecKcc(KRMModel):
+    """
+    Represents specification of a Study.
+    """
+
+    algorithm: Annotated[
+        GoogleCloudAiplatformV1StudySpecAlgorithm | None,
+        Field(description="The search algorithm specified for the Study."),
+    ] = None
+    convex_automated_stopping_spec: Annotated[
+        GoogleCloudAiplatformV1StudySpecConvexAutomatedStoppingSpec | None,
+        Field(
+            alias="convexAutomatedStoppingSpec",
+            description="The automated early stopping spec using convex stopping rule.",
+        ),
+    ] = None
+    decay_curve_stopping_spec: Annotated[
+        GoogleCloudAiplatformV1StudySpecDecayCurveAutomatedStoppingSpec | None,
+        Field(
+            alias="decayCurveStoppingSpec",
+            description="The automated early stopping spec using decay curve rule.",
+        ),
+    ] = None
+    measurement_selection_type: Annotated[
+        GoogleCloudAiplatformV1StudySpecMeasurementSelectionType | None,
+        Field(
+            alias="measurementSelectionType",
+            description="Describe which measurement selection type will be used",
+        ),
+    ] = None
+    median_automated_stopping_spec: Annotated[
+        GoogleCloudAiplatformV1StudySpecMedianAutomatedStoppingSpec | None,
+        Field(
+            alias="medianAutomatedStoppingSpec",
+            description="The automated early stopping spec using median rule.",
+        ),
+    ] = None
+    metrics: Annotated[
+        list[GoogleCloudAiplatformV1StudySpecMetricSpecKcc],
+        Field(description="Required. Metric specs for the Study."),
+    ]
+    observation_noise: Annotated[
+        GoogleCloudAiplatformV1StudySpecObservationNoise | None,
+        Field(alias="observationNoise", description="The observation noise level of the study."),
+    ] = None
+    parameters: Annotated[
+        list[GoogleCloudAiplatformV1StudySpecParameterSpec],
+        Field(description="Required. The set of parameters to tune."),
+    ]
+    study_stopping_config: Annotated[
+        GoogleCloudAiplatformV1StudySpecStudyStoppingConfig | None,
+        Field(
+            alias="studyStoppingConfig", description="Conditions for automated stopping of a Study."
+        ),
+    ] = None
+
+
 class GoogleCloudAiplatformV1StudySpecMedianAutomatedStoppingSpec(KRMModel):
     """
     The median automated stopping rule stops a pending Trial if the Trial's best objective_value is strictly below the median 'performance' of all completed Trials reported up to the Trial's last measurement. Currently, 'performance' refers to the running average of the objective values reported by the Trial in each measurement.
@@ -167,6 +224,31 @@ class GoogleCloudAiplatformV1StudySpecMetricSpec(KRMModel):
     metric_id: Annotated[
         str, Field(alias="metricId", description="Required. The ID of the metric.")
     ]
+    safety_config: Annotated[
+        GoogleCloudAiplatformV1StudySpecMetricSpecSafetyMetricConfig | None,
+        Field(alias="safetyConfig", description="Used for safe search."),
+    ] = None
+
+
+class GoogleCloudAiplatformV1StudySpecMetricSpecKcc(KRMModel):
+    """
+    Represents a metric to optimize.
+    """
+
+    goal: Annotated[
+        GoogleCloudAiplatformV1StudySpecMetricSpecGoal,
+        Field(description="Required. The optimization goal of the metric."),
+    ]
+    metric_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="metricID",
+            description="Config Connector's name for studySpec.metrics[].metricId (spec.studySpec.metrics[].metricId); set one of the two.",
+        ),
+    ] = None
+    metric_id: Annotated[
+        str | None, Field(alias="metricId", description="Required. The ID of the metric.")
+    ] = None
     safety_config: Annotated[
         GoogleCloudAiplatformV1StudySpecMetricSpecSafetyMetricConfig | None,
         Field(alias="safetyConfig", description="Used for safe search."),
@@ -522,12 +604,13 @@ class VertexAIStudySpec(KRMModel):
         ),
     ] = None
     study_spec: Annotated[
-        GoogleCloudAiplatformV1StudySpec,
+        GoogleCloudAiplatformV1StudySpecKcc,
         Field(alias="studySpec", description="Required. Configuration of the Study."),
     ]
 
 
 GoogleCloudAiplatformV1StudySpec.model_rebuild()
+GoogleCloudAiplatformV1StudySpecKcc.model_rebuild()
 GoogleCloudAiplatformV1StudySpecParameterSpec.model_rebuild()
 
 

@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateServiceAssigned, DeleteAtPath, Lro, NoUpdate
+from kccgen.contract import Adapter, Alias, Call, CreateServiceAssigned, DeleteAtPath, Lro, NoUpdate
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.aiplatform.v1alpha1.aiplatform_v1_operations import OPERATIONS
 
@@ -394,6 +394,55 @@ ADAPTER = Adapter(
         ("tensorboards.operations", OPERATIONS["tensorboards.operations"]),
         ("trainingPipelines.operations", OPERATIONS["trainingPipelines.operations"]),
         ("tuningJobs.operations", OPERATIONS["tuningJobs.operations"]),
+    ),
+    aliases=(
+        Alias(
+            field="inputDataConfig.annotationSchemaURI",
+            target="inputDataConfig.annotationSchemaUri",
+        ),
+        Alias(
+            field="inputDataConfig.bigqueryDestination.outputURI",
+            target="inputDataConfig.bigqueryDestination.outputUri",
+        ),
+        Alias(field="inputDataConfig.datasetID", target="inputDataConfig.datasetId"),
+        Alias(
+            field="inputDataConfig.gcsDestination.outputURIPrefix",
+            target="inputDataConfig.gcsDestination.outputUriPrefix",
+        ),
+        Alias(field="inputDataConfig.savedQueryID", target="inputDataConfig.savedQueryId"),
+        Alias(field="modelID", target="modelId"),
+        Alias(
+            field="modelToUpload.baseModelSource.genieSource.baseModelURI",
+            target="modelToUpload.baseModelSource.genieSource.baseModelUri",
+        ),
+        Alias(
+            field="modelToUpload.baseModelSource.modelGardenSource.versionID",
+            target="modelToUpload.baseModelSource.modelGardenSource.versionId",
+        ),
+        Alias(
+            field="modelToUpload.containerSpec.imageURI",
+            target="modelToUpload.containerSpec.imageUri",
+        ),
+        Alias(
+            field="modelToUpload.explanationSpec.metadata.featureAttributionsSchemaURI",
+            target="modelToUpload.explanationSpec.metadata.featureAttributionsSchemaUri",
+        ),
+        Alias(
+            field="modelToUpload.explanationSpec.parameters.examples.exampleGCSSource",
+            target="modelToUpload.explanationSpec.parameters.examples.exampleGcsSource",
+        ),
+        Alias(
+            field="modelToUpload.predictSchemata.instanceSchemaURI",
+            target="modelToUpload.predictSchemata.instanceSchemaUri",
+        ),
+        Alias(
+            field="modelToUpload.predictSchemata.parametersSchemaURI",
+            target="modelToUpload.predictSchemata.parametersSchemaUri",
+        ),
+        Alias(
+            field="modelToUpload.predictSchemata.predictionSchemaURI",
+            target="modelToUpload.predictSchemata.predictionSchemaUri",
+        ),
     ),
 )
 

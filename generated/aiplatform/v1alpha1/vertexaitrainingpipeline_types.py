@@ -53,6 +53,27 @@ class GoogleCloudAiplatformV1BigQueryDestination(KRMModel):
     ]
 
 
+class GoogleCloudAiplatformV1BigQueryDestinationKcc(KRMModel):
+    """
+    The BigQuery location for the output content.
+    """
+
+    output_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="outputURI",
+            description="Config Connector's name for inputDataConfig.bigqueryDestination.outputUri (spec.inputDataConfig.bigqueryDestination.outputUri); set one of the two.",
+        ),
+    ] = None
+    output_uri: Annotated[
+        str | None,
+        Field(
+            alias="outputUri",
+            description="Required. BigQuery URI to a project or table, up to 2000 characters long.",
+        ),
+    ] = None
+
+
 class GoogleCloudAiplatformV1BlurBaselineConfig(KRMModel):
     """
     Config for blur baseline. When enabled, a linear path from the maximally blurred image to the input image is created. Using a blurred baseline instead of zero (black image) is motivated by the BlurIG approach explained here: https://arxiv.org/abs/2004.03383
@@ -180,6 +201,44 @@ class GoogleCloudAiplatformV1ExamplesExampleGcsSource(KRMModel):
     gcs_source: Annotated[
         GoogleCloudAiplatformV1GcsSource | None,
         Field(alias="gcsSource", description="The Cloud Storage location for the input instances."),
+    ] = None
+
+
+class GoogleCloudAiplatformV1ExamplesKcc(KRMModel):
+    """
+    Example-based explainability that returns the nearest neighbors from the provided dataset.
+    """
+
+    example_gcs_source_kcc: Annotated[
+        GoogleCloudAiplatformV1ExamplesExampleGcsSource | None,
+        Field(
+            alias="exampleGCSSource",
+            description="Config Connector's name for modelToUpload.explanationSpec.parameters.examples.exampleGcsSource (spec.modelToUpload.explanationSpec.parameters.examples.exampleGcsSource); set one of the two.",
+        ),
+    ] = None
+    example_gcs_source: Annotated[
+        GoogleCloudAiplatformV1ExamplesExampleGcsSource | None,
+        Field(alias="exampleGcsSource", description="The Cloud Storage input instances."),
+    ] = None
+    nearest_neighbor_search_config: Annotated[
+        Any | None,
+        Field(
+            alias="nearestNeighborSearchConfig",
+            description="The full configuration for the generated index, the semantics are the same as metadata and should match [NearestNeighborSearchConfig](https://cloud.google.com/vertex-ai/docs/explainable-ai/configuring-explanations-example-based#nearest-neighbor-search-config).",
+        ),
+    ] = None
+    neighbor_count: Annotated[
+        int | None,
+        Field(
+            alias="neighborCount",
+            description="The number of neighbors to return when querying for examples.",
+        ),
+    ] = None
+    presets: Annotated[
+        GoogleCloudAiplatformV1Presets | None,
+        Field(
+            description="Simplified preset configuration, which automatically sets configuration values based on the desired query speed-precision trade-off and modality."
+        ),
     ] = None
 
 
@@ -349,6 +408,42 @@ class GoogleCloudAiplatformV1ExplanationMetadataInputMetadataVisualization(KRMMo
     ] = None
 
 
+class GoogleCloudAiplatformV1ExplanationMetadataKcc(KRMModel):
+    """
+    Metadata describing the Model's input and output for explanation.
+    """
+
+    feature_attributions_schema_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="featureAttributionsSchemaURI",
+            description="Config Connector's name for modelToUpload.explanationSpec.metadata.featureAttributionsSchemaUri (spec.modelToUpload.explanationSpec.metadata.featureAttributionsSchemaUri); set one of the two.",
+        ),
+    ] = None
+    feature_attributions_schema_uri: Annotated[
+        str | None,
+        Field(
+            alias="featureAttributionsSchemaUri",
+            description="Points to a YAML file stored on Google Cloud Storage describing the format of the feature attributions.",
+        ),
+    ] = None
+    inputs: Annotated[
+        dict[str, GoogleCloudAiplatformV1ExplanationMetadataInputMetadata],
+        Field(description="Required. Map from feature names to feature input metadata."),
+    ]
+    latent_space_source: Annotated[
+        str | None,
+        Field(
+            alias="latentSpaceSource",
+            description="Name of the source to generate embeddings for example based explanations.",
+        ),
+    ] = None
+    outputs: Annotated[
+        dict[str, GoogleCloudAiplatformV1ExplanationMetadataOutputMetadata],
+        Field(description="Required. Map from output names to output metadata."),
+    ]
+
+
 class GoogleCloudAiplatformV1ExplanationMetadataOutputMetadata(KRMModel):
     """
     Metadata of the prediction output to be explained.
@@ -421,6 +516,54 @@ class GoogleCloudAiplatformV1ExplanationParameters(KRMModel):
     ] = None
 
 
+class GoogleCloudAiplatformV1ExplanationParametersKcc(KRMModel):
+    """
+    Parameters to configure explaining for Model's predictions.
+    """
+
+    examples: Annotated[
+        GoogleCloudAiplatformV1ExamplesKcc | None,
+        Field(
+            description="Example-based explanations that returns the nearest neighbors from the provided dataset."
+        ),
+    ] = None
+    integrated_gradients_attribution: Annotated[
+        GoogleCloudAiplatformV1IntegratedGradientsAttribution | None,
+        Field(
+            alias="integratedGradientsAttribution",
+            description="An attribution method that computes Aumann-Shapley values taking advantage of the model's fully differentiable structure.",
+        ),
+    ] = None
+    output_indices: Annotated[
+        list[Any] | None,
+        Field(
+            alias="outputIndices",
+            description="If populated, only returns attributions that have output_index contained in output_indices.",
+        ),
+    ] = None
+    sampled_shapley_attribution: Annotated[
+        GoogleCloudAiplatformV1SampledShapleyAttribution | None,
+        Field(
+            alias="sampledShapleyAttribution",
+            description="An attribution method that approximates Shapley values for features that contribute to the label being predicted.",
+        ),
+    ] = None
+    top_k: Annotated[
+        int | None,
+        Field(
+            alias="topK",
+            description="If populated, returns attributions for top K indices of outputs (defaults to 1).",
+        ),
+    ] = None
+    xrai_attribution: Annotated[
+        GoogleCloudAiplatformV1XraiAttribution | None,
+        Field(
+            alias="xraiAttribution",
+            description="An attribution method that redistributes Integrated Gradients attribution to segmented regions, taking advantage of the model's fully differentiable structure.",
+        ),
+    ] = None
+
+
 class GoogleCloudAiplatformV1ExplanationSpec(KRMModel):
     """
     Specification of Model explanation.
@@ -434,6 +577,25 @@ class GoogleCloudAiplatformV1ExplanationSpec(KRMModel):
     ] = None
     parameters: Annotated[
         GoogleCloudAiplatformV1ExplanationParameters,
+        Field(
+            description="Required. Parameters that configure explaining of the Model's predictions."
+        ),
+    ]
+
+
+class GoogleCloudAiplatformV1ExplanationSpecKcc(KRMModel):
+    """
+    Specification of Model explanation.
+    """
+
+    metadata: Annotated[
+        GoogleCloudAiplatformV1ExplanationMetadataKcc | None,
+        Field(
+            description="Optional. Metadata describing the Model's input and output for explanation."
+        ),
+    ] = None
+    parameters: Annotated[
+        GoogleCloudAiplatformV1ExplanationParametersKcc,
         Field(
             description="Required. Parameters that configure explaining of the Model's predictions."
         ),
@@ -533,6 +695,27 @@ class GoogleCloudAiplatformV1GcsDestination(KRMModel):
     ]
 
 
+class GoogleCloudAiplatformV1GcsDestinationKcc(KRMModel):
+    """
+    The Google Cloud Storage location where the output is to be written to.
+    """
+
+    output_uri_prefix_kcc: Annotated[
+        str | None,
+        Field(
+            alias="outputURIPrefix",
+            description="Config Connector's name for inputDataConfig.gcsDestination.outputUriPrefix (spec.inputDataConfig.gcsDestination.outputUriPrefix); set one of the two.",
+        ),
+    ] = None
+    output_uri_prefix: Annotated[
+        str | None,
+        Field(
+            alias="outputUriPrefix",
+            description="Required. Google Cloud Storage URI to output directory.",
+        ),
+    ] = None
+
+
 class GoogleCloudAiplatformV1GcsSource(KRMModel):
     """
     The Google Cloud Storage location for the input content.
@@ -551,6 +734,23 @@ class GoogleCloudAiplatformV1GenieSource(KRMModel):
     base_model_uri: Annotated[
         str, Field(alias="baseModelUri", description="Required. The public base model URI.")
     ]
+
+
+class GoogleCloudAiplatformV1GenieSourceKcc(KRMModel):
+    """
+    Contains information about the source of the models generated from Generative AI Studio.
+    """
+
+    base_model_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="baseModelURI",
+            description="Config Connector's name for modelToUpload.baseModelSource.genieSource.baseModelUri (spec.modelToUpload.baseModelSource.genieSource.baseModelUri); set one of the two.",
+        ),
+    ] = None
+    base_model_uri: Annotated[
+        str | None, Field(alias="baseModelUri", description="Required. The public base model URI.")
+    ] = None
 
 
 class GoogleCloudAiplatformV1InputDataConfig(KRMModel):
@@ -614,6 +814,105 @@ class GoogleCloudAiplatformV1InputDataConfig(KRMModel):
     predefined_split: Annotated[
         GoogleCloudAiplatformV1PredefinedSplit | None,
         Field(alias="predefinedSplit", description="Supported only for tabular Datasets."),
+    ] = None
+    saved_query_id: Annotated[
+        str | None,
+        Field(
+            alias="savedQueryId", description="Only applicable to Datasets that have SavedQueries."
+        ),
+    ] = None
+    stratified_split: Annotated[
+        GoogleCloudAiplatformV1StratifiedSplit | None,
+        Field(alias="stratifiedSplit", description="Supported only for tabular Datasets."),
+    ] = None
+    timestamp_split: Annotated[
+        GoogleCloudAiplatformV1TimestampSplit | None,
+        Field(alias="timestampSplit", description="Supported only for tabular Datasets."),
+    ] = None
+
+
+class GoogleCloudAiplatformV1InputDataConfigKcc(KRMModel):
+    """
+    Specifies Vertex AI owned input data to be used for training, and possibly evaluating, the Model.
+    """
+
+    annotation_schema_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="annotationSchemaURI",
+            description="Config Connector's name for inputDataConfig.annotationSchemaUri (spec.inputDataConfig.annotationSchemaUri); set one of the two.",
+        ),
+    ] = None
+    annotation_schema_uri: Annotated[
+        str | None,
+        Field(
+            alias="annotationSchemaUri",
+            description="Applicable only to custom training with Datasets that have DataItems and Annotations.",
+        ),
+    ] = None
+    annotations_filter: Annotated[
+        str | None,
+        Field(
+            alias="annotationsFilter",
+            description="Applicable only to Datasets that have DataItems and Annotations.",
+        ),
+    ] = None
+    bigquery_destination: Annotated[
+        GoogleCloudAiplatformV1BigQueryDestinationKcc | None,
+        Field(
+            alias="bigqueryDestination",
+            description="Only applicable to custom training with tabular Dataset with BigQuery source.",
+        ),
+    ] = None
+    dataset_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="datasetID",
+            description="Config Connector's name for inputDataConfig.datasetId (spec.inputDataConfig.datasetId); set one of the two.",
+        ),
+    ] = None
+    dataset_id: Annotated[
+        str | None,
+        Field(
+            alias="datasetId",
+            description="Required. The ID of the Dataset in the same Project and Location which data will be used to train the Model.",
+        ),
+    ] = None
+    filter_split: Annotated[
+        GoogleCloudAiplatformV1FilterSplit | None,
+        Field(alias="filterSplit", description="Split based on the provided filters for each set."),
+    ] = None
+    fraction_split: Annotated[
+        GoogleCloudAiplatformV1FractionSplit | None,
+        Field(
+            alias="fractionSplit",
+            description="Split based on fractions defining the size of each set.",
+        ),
+    ] = None
+    gcs_destination: Annotated[
+        GoogleCloudAiplatformV1GcsDestinationKcc | None,
+        Field(
+            alias="gcsDestination",
+            description="The Cloud Storage location where the training data is to be written to.",
+        ),
+    ] = None
+    persist_ml_use_assignment: Annotated[
+        bool | None,
+        Field(
+            alias="persistMlUseAssignment",
+            description="Whether to persist the ML use assignment to data item system labels.",
+        ),
+    ] = None
+    predefined_split: Annotated[
+        GoogleCloudAiplatformV1PredefinedSplit | None,
+        Field(alias="predefinedSplit", description="Supported only for tabular Datasets."),
+    ] = None
+    saved_query_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="savedQueryID",
+            description="Config Connector's name for inputDataConfig.savedQueryId (spec.inputDataConfig.savedQueryId); set one of the two.",
+        ),
     ] = None
     saved_query_id: Annotated[
         str | None,
@@ -777,6 +1076,21 @@ class GoogleCloudAiplatformV1ModelBaseModelSource(KRMModel):
     ] = None
 
 
+class GoogleCloudAiplatformV1ModelBaseModelSourceKcc(KRMModel):
+    """
+    User input field to specify the base model source. Currently it only supports specifing the Model Garden models and Genie models.
+    """
+
+    genie_source: Annotated[
+        GoogleCloudAiplatformV1GenieSourceKcc | None,
+        Field(alias="genieSource", description="Information about the base model of Genie models."),
+    ] = None
+    model_garden_source: Annotated[
+        GoogleCloudAiplatformV1ModelGardenSourceKcc | None,
+        Field(alias="modelGardenSource", description="Source information of Model Garden models."),
+    ] = None
+
+
 class GoogleCloudAiplatformV1ModelContainerSpec(KRMModel):
     """
     Specification of a container for serving predictions. Some fields in this message correspond to fields in the [Kubernetes Container v1 core specification](https://kubernetes.io/docs/reference/generated/kubernetes-api/v1.23/#container-v1-core).
@@ -831,6 +1145,108 @@ class GoogleCloudAiplatformV1ModelContainerSpec(KRMModel):
             description="Required. Immutable. URI of the Docker image to be used as the custom container for serving predictions.",
         ),
     ]
+    invoke_route_prefix: Annotated[
+        str | None,
+        Field(
+            alias="invokeRoutePrefix",
+            description="Immutable. Invoke route prefix for the custom container.",
+        ),
+    ] = None
+    liveness_probe: Annotated[
+        GoogleCloudAiplatformV1Probe | None,
+        Field(
+            alias="livenessProbe",
+            description="Immutable. Specification for Kubernetes liveness probe.",
+        ),
+    ] = None
+    ports: Annotated[
+        list[GoogleCloudAiplatformV1Port] | None,
+        Field(description="Immutable. List of ports to expose from the container."),
+    ] = None
+    predict_route: Annotated[
+        str | None,
+        Field(
+            alias="predictRoute",
+            description="Immutable. HTTP path on the container to send prediction requests to.",
+        ),
+    ] = None
+    shared_memory_size_mb: Annotated[
+        int | Int64String | None,
+        Field(
+            alias="sharedMemorySizeMb",
+            description="Immutable. The amount of the VM memory to reserve as the shared memory for the model in megabytes.",
+        ),
+    ] = None
+    startup_probe: Annotated[
+        GoogleCloudAiplatformV1Probe | None,
+        Field(
+            alias="startupProbe",
+            description="Immutable. Specification for Kubernetes startup probe.",
+        ),
+    ] = None
+
+
+class GoogleCloudAiplatformV1ModelContainerSpecKcc(KRMModel):
+    """
+    Specification of a container for serving predictions. Some fields in this message correspond to fields in the [Kubernetes Container v1 core specification](https://kubernetes.io/docs/reference/generated/kubernetes-api/v1.23/#container-v1-core).
+    """
+
+    args: Annotated[
+        list[str] | None,
+        Field(
+            description="Immutable. Specifies arguments for the command that runs when the container starts."
+        ),
+    ] = None
+    command: Annotated[
+        list[str] | None,
+        Field(description="Immutable. Specifies the command that runs when the container starts."),
+    ] = None
+    deployment_timeout: Annotated[
+        str | None,
+        Field(
+            alias="deploymentTimeout",
+            description="Immutable. Deployment timeout.",
+            pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
+        ),
+    ] = None
+    env: Annotated[
+        list[GoogleCloudAiplatformV1EnvVar] | None,
+        Field(description="Immutable. List of environment variables to set in the container."),
+    ] = None
+    grpc_ports: Annotated[
+        list[GoogleCloudAiplatformV1Port] | None,
+        Field(
+            alias="grpcPorts", description="Immutable. List of ports to expose from the container."
+        ),
+    ] = None
+    health_probe: Annotated[
+        GoogleCloudAiplatformV1Probe | None,
+        Field(
+            alias="healthProbe",
+            description="Immutable. Specification for Kubernetes readiness probe.",
+        ),
+    ] = None
+    health_route: Annotated[
+        str | None,
+        Field(
+            alias="healthRoute",
+            description="Immutable. HTTP path on the container to send health checks to.",
+        ),
+    ] = None
+    image_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="imageURI",
+            description="Config Connector's name for modelToUpload.containerSpec.imageUri (spec.modelToUpload.containerSpec.imageUri); set one of the two.",
+        ),
+    ] = None
+    image_uri: Annotated[
+        str | None,
+        Field(
+            alias="imageUri",
+            description="Required. Immutable. URI of the Docker image to be used as the custom container for serving predictions.",
+        ),
+    ] = None
     invoke_route_prefix: Annotated[
         str | None,
         Field(
@@ -958,6 +1374,144 @@ class GoogleCloudAiplatformV1ModelGardenSource(KRMModel):
     version_id: Annotated[
         str | None,
         Field(alias="versionId", description="Optional. The model garden source model version ID."),
+    ] = None
+
+
+class GoogleCloudAiplatformV1ModelGardenSourceKcc(KRMModel):
+    """
+    Contains information about the source of the models generated from Model Garden.
+    """
+
+    public_model_name: Annotated[
+        str,
+        Field(
+            alias="publicModelName",
+            description="Required. The model garden source model resource name.",
+        ),
+    ]
+    skip_hf_model_cache: Annotated[
+        bool | None,
+        Field(
+            alias="skipHfModelCache",
+            description="Optional. Whether to avoid pulling the model from the HF cache.",
+        ),
+    ] = None
+    version_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="versionID",
+            description="Config Connector's name for modelToUpload.baseModelSource.modelGardenSource.versionId (spec.modelToUpload.baseModelSource.modelGardenSource.versionId); set one of the two.",
+        ),
+    ] = None
+    version_id: Annotated[
+        str | None,
+        Field(alias="versionId", description="Optional. The model garden source model version ID."),
+    ] = None
+
+
+class GoogleCloudAiplatformV1ModelKcc(KRMModel):
+    """
+    A trained machine learning Model.
+    """
+
+    artifact_ref: Annotated[
+        AIPlatformArtifactRef | None,
+        Field(
+            alias="artifactRef",
+            description="A reference to a AIPlatformArtifact (API field `artifactUri`).",
+        ),
+    ] = None
+    base_model_source: Annotated[
+        GoogleCloudAiplatformV1ModelBaseModelSourceKcc | None,
+        Field(
+            alias="baseModelSource",
+            description="Optional. User input field to specify the base model source.",
+        ),
+    ] = None
+    container_spec: Annotated[
+        GoogleCloudAiplatformV1ModelContainerSpecKcc | None,
+        Field(
+            alias="containerSpec",
+            description="The specification of the container that is to be used when deploying this Model.",
+        ),
+    ] = None
+    data_stats: Annotated[
+        GoogleCloudAiplatformV1ModelDataStats | None,
+        Field(
+            alias="dataStats",
+            description="Stats of data used for training or evaluating the Model.",
+        ),
+    ] = None
+    default_checkpoint_id: Annotated[
+        str | None,
+        Field(
+            alias="defaultCheckpointId", description="The default checkpoint id of a model version."
+        ),
+    ] = None
+    description: Annotated[str | None, Field(description="The description of the Model.")] = None
+    display_name: Annotated[
+        str, Field(alias="displayName", description="Required. The display name of the Model.")
+    ]
+    encryption_spec: Annotated[
+        GoogleCloudAiplatformV1EncryptionSpec | None,
+        Field(
+            alias="encryptionSpec", description="Customer-managed encryption key spec for a Model."
+        ),
+    ] = None
+    etag: Annotated[
+        str | None, Field(description="Used to perform consistent read-modify-write updates.")
+    ] = None
+    explanation_spec: Annotated[
+        GoogleCloudAiplatformV1ExplanationSpecKcc | None,
+        Field(
+            alias="explanationSpec",
+            description="The default explanation specification for this Model.",
+        ),
+    ] = None
+    labels: Annotated[
+        dict[str, str] | None,
+        Field(description="The labels with user-defined metadata to organize your Models."),
+    ] = None
+    metadata: Annotated[
+        Any | None,
+        Field(
+            description="Immutable. An additional information about the Model; the schema of the metadata can be found in metadata_schema."
+        ),
+    ] = None
+    metadata_schema_ref: Annotated[
+        AIPlatformMetadataSchemaRef | None,
+        Field(
+            alias="metadataSchemaRef",
+            description="A reference to a AIPlatformMetadataSchema (API field `metadataSchemaUri`).",
+        ),
+    ] = None
+    name: Annotated[
+        str | None, Field(description="Identifier. The resource name of the Model.")
+    ] = None
+    pipeline_job_ref: Annotated[
+        VertexAIPipelineJobRef | None,
+        Field(
+            alias="pipelineJobRef",
+            description="A reference to a VertexAIPipelineJob (API field `pipelineJob`).",
+        ),
+    ] = None
+    predict_schemata: Annotated[
+        GoogleCloudAiplatformV1PredictSchemataKcc | None,
+        Field(
+            alias="predictSchemata",
+            description="The schemata that describe formats of the Model's predictions and explanations as given and returned via PredictionService.Predict and PredictionService.Explain.",
+        ),
+    ] = None
+    version_alias_refs: Annotated[
+        list[TranslateModelRef] | None,
+        Field(
+            alias="versionAliasRefs",
+            description="References to TranslateModels (API field `versionAliases`).",
+        ),
+    ] = None
+    version_description: Annotated[
+        str | None,
+        Field(alias="versionDescription", description="The description of this version."),
     ] = None
 
 
@@ -1146,6 +1700,55 @@ class GoogleCloudAiplatformV1PredictSchemata(KRMModel):
         Field(
             alias="parametersSchemaUri",
             description="Immutable. Points to a YAML file stored on Google Cloud Storage describing the parameters of prediction and explanation via PredictRequest.parameters, ExplainRequest.parameters and BatchPredictionJob.model_parameters.",
+        ),
+    ] = None
+    prediction_schema_uri: Annotated[
+        str | None,
+        Field(
+            alias="predictionSchemaUri",
+            description="Immutable. Points to a YAML file stored on Google Cloud Storage describing the format of a single prediction produced by this Model, which are returned via PredictResponse.predictions, ExplainResponse.explanations, and BatchPredictionJob.output_config.",
+        ),
+    ] = None
+
+
+class GoogleCloudAiplatformV1PredictSchemataKcc(KRMModel):
+    """
+    Contains the schemata used in Model's predictions and explanations via PredictionService.Predict, PredictionService.Explain and BatchPredictionJob.
+    """
+
+    instance_schema_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="instanceSchemaURI",
+            description="Config Connector's name for modelToUpload.predictSchemata.instanceSchemaUri (spec.modelToUpload.predictSchemata.instanceSchemaUri); set one of the two.",
+        ),
+    ] = None
+    instance_schema_uri: Annotated[
+        str | None,
+        Field(
+            alias="instanceSchemaUri",
+            description="Immutable. Points to a YAML file stored on Google Cloud Storage describing the format of a single instance, which are used in PredictRequest.instances, ExplainRequest.instances and BatchPredictionJob.input_config.",
+        ),
+    ] = None
+    parameters_schema_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="parametersSchemaURI",
+            description="Config Connector's name for modelToUpload.predictSchemata.parametersSchemaUri (spec.modelToUpload.predictSchemata.parametersSchemaUri); set one of the two.",
+        ),
+    ] = None
+    parameters_schema_uri: Annotated[
+        str | None,
+        Field(
+            alias="parametersSchemaUri",
+            description="Immutable. Points to a YAML file stored on Google Cloud Storage describing the parameters of prediction and explanation via PredictRequest.parameters, ExplainRequest.parameters and BatchPredictionJob.model_parameters.",
+        ),
+    ] = None
+    prediction_schema_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="predictionSchemaURI",
+            description="Config Connector's name for modelToUpload.predictSchemata.predictionSchemaUri (spec.modelToUpload.predictSchemata.predictionSchemaUri); set one of the two.",
         ),
     ] = None
     prediction_schema_uri: Annotated[
@@ -1545,7 +2148,7 @@ class VertexAITrainingPipelineSpec(KRMModel):
         ),
     ] = None
     input_data_config: Annotated[
-        GoogleCloudAiplatformV1InputDataConfig | None,
+        GoogleCloudAiplatformV1InputDataConfigKcc | None,
         Field(
             alias="inputDataConfig",
             description="Specifies Vertex AI owned input data that may be used for training the Model.",
@@ -1558,6 +2161,13 @@ class VertexAITrainingPipelineSpec(KRMModel):
     location: Annotated[
         str, Field(description="Immutable. The location of the VertexAITrainingPipeline.")
     ]
+    model_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="modelID",
+            description="Config Connector's name for modelId (spec.modelId); set one of the two.",
+        ),
+    ] = None
     model_id: Annotated[
         str | None,
         Field(
@@ -1566,7 +2176,7 @@ class VertexAITrainingPipelineSpec(KRMModel):
         ),
     ] = None
     model_to_upload: Annotated[
-        GoogleCloudAiplatformV1Model | None,
+        GoogleCloudAiplatformV1ModelKcc | None,
         Field(
             alias="modelToUpload",
             description="Describes the Model that may be uploaded (via ModelService.UploadModel) by this TrainingPipeline.",

@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateServiceAssigned, NoDelete, NoUpdate
+from kccgen.contract import Adapter, Alias, Call, CreateServiceAssigned, NoDelete, NoUpdate
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -56,6 +56,16 @@ ADAPTER = Adapter(
         "supervisedTuningSpec.evaluationConfig.metrics[].llmBasedMetricSpec.rubricGenerationSpec.modelConfig.generationConfig.responseSchema.minLength",
         "supervisedTuningSpec.evaluationConfig.metrics[].llmBasedMetricSpec.rubricGenerationSpec.modelConfig.generationConfig.responseSchema.minProperties",
         "supervisedTuningSpec.hyperParameters.epochCount",
+    ),
+    aliases=(
+        Alias(
+            field="supervisedTuningSpec.trainingDatasetURI",
+            target="supervisedTuningSpec.trainingDatasetUri",
+        ),
+        Alias(
+            field="supervisedTuningSpec.validationDatasetURI",
+            target="supervisedTuningSpec.validationDatasetUri",
+        ),
     ),
 )
 

@@ -2332,6 +2332,55 @@ class GoogleCloudAiplatformV1SupervisedTuningSpec(KRMModel):
     ] = None
 
 
+class GoogleCloudAiplatformV1SupervisedTuningSpecKcc(KRMModel):
+    """
+    Tuning Spec for Supervised Tuning for first party models.
+    """
+
+    evaluation_config: Annotated[
+        GoogleCloudAiplatformV1EvaluationConfig | None,
+        Field(alias="evaluationConfig", description="Optional. Evaluation Config for Tuning Job."),
+    ] = None
+    export_last_checkpoint_only: Annotated[
+        bool | None,
+        Field(
+            alias="exportLastCheckpointOnly",
+            description="Optional. If set to true, disable intermediate checkpoints for SFT and only the last checkpoint will be exported.",
+        ),
+    ] = None
+    hyper_parameters: Annotated[
+        GoogleCloudAiplatformV1SupervisedHyperParameters | None,
+        Field(alias="hyperParameters", description="Optional. Hyperparameters for SFT."),
+    ] = None
+    training_dataset_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="trainingDatasetURI",
+            description="Config Connector's name for supervisedTuningSpec.trainingDatasetUri (spec.supervisedTuningSpec.trainingDatasetUri); set one of the two.",
+        ),
+    ] = None
+    training_dataset_uri: Annotated[
+        str | None,
+        Field(
+            alias="trainingDatasetUri", description="Required. Training dataset used for tuning."
+        ),
+    ] = None
+    validation_dataset_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="validationDatasetURI",
+            description="Config Connector's name for supervisedTuningSpec.validationDatasetUri (spec.supervisedTuningSpec.validationDatasetUri); set one of the two.",
+        ),
+    ] = None
+    validation_dataset_uri: Annotated[
+        str | None,
+        Field(
+            alias="validationDatasetUri",
+            description="Optional. Validation dataset used for tuning.",
+        ),
+    ] = None
+
+
 class GoogleCloudAiplatformV1TextResponseFormat(KRMModel):
     """
     Configuration for text-specific output formatting.
@@ -2671,7 +2720,7 @@ class VertexAITuningJobSpec(KRMModel):
         ),
     ] = None
     supervised_tuning_spec: Annotated[
-        GoogleCloudAiplatformV1SupervisedTuningSpec | None,
+        GoogleCloudAiplatformV1SupervisedTuningSpecKcc | None,
         Field(alias="supervisedTuningSpec", description="Tuning Spec for Supervised Fine Tuning."),
     ] = None
     tuned_model_display_name: Annotated[

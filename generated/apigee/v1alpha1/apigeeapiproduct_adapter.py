@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithNameInBody, DeleteAtPath, UpdateReplace
+from kccgen.contract import Adapter, Alias, Call, CreateWithNameInBody, DeleteAtPath, UpdateReplace
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -37,6 +37,7 @@ ADAPTER = Adapter(
     ),
     krm_only=("organizationRef", "resourceID"),
     int64_paths=("createdAt", "lastModifiedAt"),
+    aliases=(Alias(field="graphQLOperationGroup", target="graphqlOperationGroup"),),
 )
 
 register_adapter(ADAPTER)

@@ -66,6 +66,13 @@ class ApigeeAPIProductSpec(KRMModel):
             description="References to ApigeeEnvironments (API field `environments`).",
         ),
     ] = None
+    graph_ql_operation_group: Annotated[
+        GoogleCloudApigeeV1GraphQLOperationGroup | None,
+        Field(
+            alias="graphQLOperationGroup",
+            description="Config Connector's name for graphqlOperationGroup (spec.graphqlOperationGroup); set one of the two.",
+        ),
+    ] = None
     graphql_operation_group: Annotated[
         GoogleCloudApigeeV1GraphQLOperationGroup | None,
         Field(

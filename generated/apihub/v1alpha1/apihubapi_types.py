@@ -156,7 +156,7 @@ class APIHubAPISpec(KRMModel):
         Field(alias="displayName", description="Required. The display name of the API resource."),
     ]
     documentation: Annotated[
-        GoogleCloudApihubV1Documentation | None,
+        GoogleCloudApihubV1DocumentationKcc | None,
         Field(description="Optional. The documentation for the API resource."),
     ] = None
     location: Annotated[str, Field(description="Immutable. The location of the APIHubAPI.")]
@@ -273,6 +273,27 @@ class GoogleCloudApihubV1Documentation(KRMModel):
     Documentation details.
     """
 
+    external_uri: Annotated[
+        str | None,
+        Field(
+            alias="externalUri",
+            description="Optional. The uri of the externally hosted documentation.",
+        ),
+    ] = None
+
+
+class GoogleCloudApihubV1DocumentationKcc(KRMModel):
+    """
+    Documentation details.
+    """
+
+    external_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="externalURI",
+            description="Config Connector's name for documentation.externalUri (spec.documentation.externalUri); set one of the two.",
+        ),
+    ] = None
     external_uri: Annotated[
         str | None,
         Field(

@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, UpdateMaskInQuery
+from kccgen.contract import Adapter, Alias, Call, CreateWithIdParam, DeleteAtPath, UpdateMaskInQuery
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -37,6 +37,10 @@ ADAPTER = Adapter(
         )
     ),
     krm_only=("location", "projectRef", "resourceID"),
+    aliases=(
+        Alias(field="documentation.externalURI", target="documentation.externalUri"),
+        Alias(field="resourceURI", target="resourceUri"),
+    ),
 )
 
 register_adapter(ADAPTER)

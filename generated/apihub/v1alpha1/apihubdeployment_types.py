@@ -121,7 +121,7 @@ class APIHubDeploymentSpec(KRMModel):
         str, Field(alias="displayName", description="Required. The display name of the deployment.")
     ]
     documentation: Annotated[
-        GoogleCloudApihubV1Documentation | None,
+        GoogleCloudApihubV1DocumentationKcc | None,
         Field(description="Optional. The documentation of the deployment."),
     ] = None
     endpoints: Annotated[
@@ -156,13 +156,20 @@ class APIHubDeploymentSpec(KRMModel):
             description="Immutable. Optional. The APIHubDeployment ID used for creation and acquisition.",
         ),
     ] = None
+    resource_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="resourceURI",
+            description="Config Connector's name for resourceUri (spec.resourceUri); set one of the two.",
+        ),
+    ] = None
     resource_uri: Annotated[
-        str,
+        str | None,
         Field(
             alias="resourceUri",
             description="Required. The resource URI identifies the deployment within its gateway.",
         ),
-    ]
+    ] = None
     slo: Annotated[
         GoogleCloudApihubV1AttributeValues | None,
         Field(description="Optional. The SLO for this deployment."),
@@ -268,6 +275,27 @@ class GoogleCloudApihubV1Documentation(KRMModel):
     Documentation details.
     """
 
+    external_uri: Annotated[
+        str | None,
+        Field(
+            alias="externalUri",
+            description="Optional. The uri of the externally hosted documentation.",
+        ),
+    ] = None
+
+
+class GoogleCloudApihubV1DocumentationKcc(KRMModel):
+    """
+    Documentation details.
+    """
+
+    external_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="externalURI",
+            description="Config Connector's name for documentation.externalUri (spec.documentation.externalUri); set one of the two.",
+        ),
+    ] = None
     external_uri: Annotated[
         str | None,
         Field(

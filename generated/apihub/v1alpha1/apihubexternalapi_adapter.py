@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, UpdateMaskInQuery
+from kccgen.contract import Adapter, Alias, Call, CreateWithIdParam, DeleteAtPath, UpdateMaskInQuery
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -41,6 +41,7 @@ ADAPTER = Adapter(
         )
     ),
     krm_only=("location", "projectRef", "resourceID"),
+    aliases=(Alias(field="documentation.externalURI", target="documentation.externalUri"),),
 )
 
 register_adapter(ADAPTER)

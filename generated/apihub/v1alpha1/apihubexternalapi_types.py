@@ -63,7 +63,7 @@ class APIHubExternalAPISpec(KRMModel):
         str, Field(alias="displayName", description="Required. Display name of the external API.")
     ]
     documentation: Annotated[
-        GoogleCloudApihubV1Documentation | None,
+        GoogleCloudApihubV1DocumentationKcc | None,
         Field(description="Optional. Documentation of the external API."),
     ] = None
     endpoints: Annotated[
@@ -161,6 +161,27 @@ class GoogleCloudApihubV1Documentation(KRMModel):
     Documentation details.
     """
 
+    external_uri: Annotated[
+        str | None,
+        Field(
+            alias="externalUri",
+            description="Optional. The uri of the externally hosted documentation.",
+        ),
+    ] = None
+
+
+class GoogleCloudApihubV1DocumentationKcc(KRMModel):
+    """
+    Documentation details.
+    """
+
+    external_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="externalURI",
+            description="Config Connector's name for documentation.externalUri (spec.documentation.externalUri); set one of the two.",
+        ),
+    ] = None
     external_uri: Annotated[
         str | None,
         Field(

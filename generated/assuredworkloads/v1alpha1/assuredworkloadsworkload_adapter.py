@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateInput,
     CreateWithNameInBody,
@@ -61,6 +62,7 @@ ADAPTER = Adapter(
     operations=(
         ("organizations.locations.operations", OPERATIONS["organizations.locations.operations"]),
     ),
+    aliases=(Alias(field="resourceSettings[].resourceID", target="resourceSettings[].resourceId"),),
 )
 
 register_adapter(ADAPTER)

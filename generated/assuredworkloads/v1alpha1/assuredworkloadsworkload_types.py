@@ -185,7 +185,7 @@ class AssuredWorkloadsWorkloadSpec(KRMModel):
         ),
     ] = None
     resource_settings: Annotated[
-        list[GoogleCloudAssuredworkloadsV1WorkloadResourceSettings] | None,
+        list[GoogleCloudAssuredworkloadsV1WorkloadResourceSettingsKcc] | None,
         Field(
             alias="resourceSettings",
             description="Input only. Resource properties that are used to customize workload resources.",
@@ -352,6 +352,30 @@ class GoogleCloudAssuredworkloadsV1WorkloadResourceSettings(KRMModel):
 
     display_name: Annotated[
         str | None, Field(alias="displayName", description="User-assigned resource display name.")
+    ] = None
+    resource_id: Annotated[
+        str | None, Field(alias="resourceId", description="Resource identifier.")
+    ] = None
+    resource_type: Annotated[
+        GoogleCloudAssuredworkloadsV1WorkloadResourceSettingsResourceType | None,
+        Field(alias="resourceType", description="Indicates the type of resource."),
+    ] = None
+
+
+class GoogleCloudAssuredworkloadsV1WorkloadResourceSettingsKcc(KRMModel):
+    """
+    Represent the custom settings for the resources to be created.
+    """
+
+    display_name: Annotated[
+        str | None, Field(alias="displayName", description="User-assigned resource display name.")
+    ] = None
+    resource_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="resourceID",
+            description="Config Connector's name for resourceSettings[].resourceId (spec.resourceSettings[].resourceId); set one of the two.",
+        ),
     ] = None
     resource_id: Annotated[
         str | None, Field(alias="resourceId", description="Resource identifier.")

@@ -89,7 +89,7 @@ class BackupDRBackupPlanSpec(KRMModel):
     """
 
     backup_rules: Annotated[
-        list[BackupRule] | None,
+        list[BackupRuleKcc] | None,
         Field(alias="backupRules", description="Optional. The backup rules for this `BackupPlan`."),
     ] = None
     backup_vault_ref: Annotated[
@@ -180,6 +180,40 @@ class BackupRule(KRMModel):
             alias="ruleId", description="Required. Immutable. The unique id of this `BackupRule`."
         ),
     ]
+    standard_schedule: Annotated[
+        StandardSchedule | None,
+        Field(
+            alias="standardSchedule",
+            description="Optional. Defines a schedule that runs within the confines of a defined window of time.",
+        ),
+    ] = None
+
+
+class BackupRuleKcc(KRMModel):
+    """
+    `BackupRule` binds the backup schedule to a retention policy.
+    """
+
+    backup_retention_days: Annotated[
+        int,
+        Field(
+            alias="backupRetentionDays",
+            description="Required. Configures the duration for which backup data will be kept.",
+        ),
+    ]
+    rule_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="ruleID",
+            description="Config Connector's name for backupRules[].ruleId (spec.backupRules[].ruleId); set one of the two.",
+        ),
+    ] = None
+    rule_id: Annotated[
+        str | None,
+        Field(
+            alias="ruleId", description="Required. Immutable. The unique id of this `BackupRule`."
+        ),
+    ] = None
     standard_schedule: Annotated[
         StandardSchedule | None,
         Field(

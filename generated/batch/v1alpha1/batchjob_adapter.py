@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, Lro, NoUpdate
+from kccgen.contract import Adapter, Alias, Call, CreateWithIdParam, DeleteAtPath, Lro, NoUpdate
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.batch.v1alpha1.batch_v1_operations import OPERATIONS
 
@@ -47,6 +47,41 @@ ADAPTER = Adapter(
         "taskGroups[].taskSpec.computeResource.memoryMib",
     ),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
+    aliases=(
+        Alias(
+            field="allocationPolicy.instances[].blockProjectSSHKeys",
+            target="allocationPolicy.instances[].blockProjectSshKeys",
+        ),
+        Alias(
+            field="allocationPolicy.instances[].policy.bootDisk.sizeGB",
+            target="allocationPolicy.instances[].policy.bootDisk.sizeGb",
+        ),
+        Alias(
+            field="allocationPolicy.instances[].policy.disks[].newDisk.sizeGB",
+            target="allocationPolicy.instances[].policy.disks[].newDisk.sizeGb",
+        ),
+        Alias(
+            field="allocationPolicy.instances[].policy.minCPUPlatform",
+            target="allocationPolicy.instances[].policy.minCpuPlatform",
+        ),
+        Alias(
+            field="allocationPolicy.network.networkInterfaces[].noExternalIPAddress",
+            target="allocationPolicy.network.networkInterfaces[].noExternalIpAddress",
+        ),
+        Alias(field="taskGroups[].permissiveSSH", target="taskGroups[].permissiveSsh"),
+        Alias(
+            field="taskGroups[].taskSpec.computeResource.bootDiskMiB",
+            target="taskGroups[].taskSpec.computeResource.bootDiskMib",
+        ),
+        Alias(
+            field="taskGroups[].taskSpec.computeResource.memoryMiB",
+            target="taskGroups[].taskSpec.computeResource.memoryMib",
+        ),
+        Alias(
+            field="taskGroups[].taskSpec.runnables[].container.imageURI",
+            target="taskGroups[].taskSpec.runnables[].container.imageUri",
+        ),
+    ),
 )
 
 register_adapter(ADAPTER)

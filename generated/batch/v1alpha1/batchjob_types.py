@@ -110,6 +110,45 @@ class AllocationPolicy(KRMModel):
     ] = None
 
 
+class AllocationPolicyKcc(KRMModel):
+    """
+    A Job's resource allocation policy describes when, where, and how compute resources should be allocated for the Job.
+    """
+
+    instance_flexibility_policy: Annotated[
+        InstanceFlexibilityPolicy | None,
+        Field(
+            alias="instanceFlexibilityPolicy",
+            description="Optional. The instance flexibility policy for the job.",
+        ),
+    ] = None
+    instances: Annotated[
+        list[InstancePolicyOrTemplateKcc] | None,
+        Field(description="Describe instances that can be created by this AllocationPolicy."),
+    ] = None
+    labels: Annotated[
+        dict[str, str] | None,
+        Field(
+            description="Custom labels to apply to the job and all the Compute Engine resources that both are created by this allocation policy and support labels."
+        ),
+    ] = None
+    location: Annotated[
+        LocationPolicy | None,
+        Field(description="Location where compute resources should be allocated for the Job."),
+    ] = None
+    network: Annotated[NetworkPolicyKcc | None, Field(description="The network policy.")] = None
+    placement: Annotated[PlacementPolicy | None, Field(description="The placement policy.")] = None
+    service_account: Annotated[
+        ServiceAccount | None,
+        Field(
+            alias="serviceAccount", description="Defines the service account for Batch-created VMs."
+        ),
+    ] = None
+    tags: Annotated[
+        list[str] | None, Field(description="Optional. Tags applied to the VM instances.")
+    ] = None
+
+
 class AttachedDisk(KRMModel):
     """
     A new or an existing persistent disk (PD) or a local ssd attached to a VM instance.
@@ -125,6 +164,23 @@ class AttachedDisk(KRMModel):
         str | None, Field(alias="existingDisk", description="Name of an existing PD.")
     ] = None
     new_disk: Annotated[Disk | None, Field(alias="newDisk")] = None
+
+
+class AttachedDiskKcc(KRMModel):
+    """
+    A new or an existing persistent disk (PD) or a local ssd attached to a VM instance.
+    """
+
+    device_name: Annotated[
+        str | None,
+        Field(
+            alias="deviceName", description="Device name that the guest operating system will see."
+        ),
+    ] = None
+    existing_disk: Annotated[
+        str | None, Field(alias="existingDisk", description="Name of an existing PD.")
+    ] = None
+    new_disk: Annotated[DiskKcc | None, Field(alias="newDisk")] = None
 
 
 class Barrier(KRMModel):
@@ -176,7 +232,7 @@ class BatchJobSpec(KRMModel):
     """
 
     allocation_policy: Annotated[
-        AllocationPolicy | None,
+        AllocationPolicyKcc | None,
         Field(
             alias="allocationPolicy",
             description="Compute resource allocation for all TaskGroups in the Job.",
@@ -211,7 +267,8 @@ class BatchJobSpec(KRMModel):
         ),
     ] = None
     task_groups: Annotated[
-        list[TaskGroup], Field(alias="taskGroups", description="Required. TaskGroups in the Job.")
+        list[TaskGroupKcc],
+        Field(alias="taskGroups", description="Required. TaskGroups in the Job."),
     ]
 
 
@@ -240,6 +297,37 @@ class ComputeResource(KRMModel):
     ] = None
     cpu_milli: Annotated[
         int | Int64String | None, Field(alias="cpuMilli", description="The milliCPU count.")
+    ] = None
+    memory_mib: Annotated[
+        int | Int64String | None, Field(alias="memoryMib", description="Memory in MiB.")
+    ] = None
+
+
+class ComputeResourceKcc(KRMModel):
+    """
+    Compute resource requirements. ComputeResource defines the amount of resources required for each task. Make sure your tasks have enough resources to successfully run. If you also define the types of resources for a job to use with the [InstancePolicyOrTemplate](https://cloud.google.com/batch/docs/reference/rest/v1/projects.locations.jobs#instancepolicyortemplate) field, make sure both fields are compatible with each other.
+    """
+
+    boot_disk_mi_b: Annotated[
+        int | Int64String | None,
+        Field(
+            alias="bootDiskMiB",
+            description="Config Connector's name for taskGroups[].taskSpec.computeResource.bootDiskMib (spec.taskGroups[].taskSpec.computeResource.bootDiskMib); set one of the two.",
+        ),
+    ] = None
+    boot_disk_mib: Annotated[
+        int | Int64String | None,
+        Field(alias="bootDiskMib", description="Extra boot disk size in MiB for each task."),
+    ] = None
+    cpu_milli: Annotated[
+        int | Int64String | None, Field(alias="cpuMilli", description="The milliCPU count.")
+    ] = None
+    memory_mi_b: Annotated[
+        int | Int64String | None,
+        Field(
+            alias="memoryMiB",
+            description="Config Connector's name for taskGroups[].taskSpec.computeResource.memoryMib (spec.taskGroups[].taskSpec.computeResource.memoryMib); set one of the two.",
+        ),
     ] = None
     memory_mib: Annotated[
         int | Int64String | None, Field(alias="memoryMib", description="Memory in MiB.")
@@ -298,6 +386,65 @@ class Container(KRMModel):
     ] = None
 
 
+class ContainerKcc(KRMModel):
+    """
+    Container runnable.
+    """
+
+    block_external_network: Annotated[
+        bool | None,
+        Field(
+            alias="blockExternalNetwork",
+            description="If set to true, external network access to and from container will be blocked, containers that are with block_external_network as true can still communicate with each other, network cannot be specified in the `container.options` field.",
+        ),
+    ] = None
+    commands: Annotated[
+        list[str] | None, Field(description="Required for some container images.")
+    ] = None
+    enable_image_streaming: Annotated[
+        bool | None,
+        Field(
+            alias="enableImageStreaming",
+            description="Optional. If set to true, this container runnable uses Image streaming.",
+        ),
+    ] = None
+    entrypoint: Annotated[str | None, Field(description="Required for some container images.")] = (
+        None
+    )
+    image_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="imageURI",
+            description="Config Connector's name for taskGroups[].taskSpec.runnables[].container.imageUri (spec.taskGroups[].taskSpec.runnables[].container.imageUri); set one of the two.",
+        ),
+    ] = None
+    image_uri: Annotated[
+        str | None,
+        Field(alias="imageUri", description="Required. The URI to pull the container image from."),
+    ] = None
+    options: Annotated[str | None, Field(description="Required for some container images.")] = None
+    password_ref: Annotated[
+        SecretManagerSecretVersionRef | None,
+        Field(
+            alias="passwordRef",
+            description="A reference to a SecretManagerSecretVersion (API field `password`).",
+        ),
+    ] = None
+    username_ref: Annotated[
+        SecretManagerSecretVersionRef | None,
+        Field(
+            alias="usernameRef",
+            description="A reference to a SecretManagerSecretVersion (API field `username`).",
+        ),
+    ] = None
+    volumes: Annotated[
+        list[str] | None,
+        Field(
+            description="Volumes to mount (bind mount) from the host machine files or directories into the container, formatted to match `--volume` option for the `docker run` command—for example, `/foo:/bar` or `/foo:/bar:ro`."
+        ),
+    ] = None
+
+
 class Disk(KRMModel):
     """
     A new persistent disk or a local ssd. A VM can only have one local SSD setting but multiple local SSD partitions. See https://cloud.google.com/compute/docs/disks#pdspecs and https://cloud.google.com/compute/docs/disks#localssds.
@@ -313,6 +460,40 @@ class Disk(KRMModel):
     image_ref: Annotated[
         ComputeImageRef | None,
         Field(alias="imageRef", description="A reference to a ComputeImage (API field `image`)."),
+    ] = None
+    size_gb: Annotated[
+        int | Int64String | None, Field(alias="sizeGb", description="Disk size in GB.")
+    ] = None
+    snapshot: Annotated[
+        str | None, Field(description="Name of a snapshot used as the data source.")
+    ] = None
+    type: Annotated[
+        str | None, Field(description="Disk type as shown in `gcloud compute disk-types list`.")
+    ] = None
+
+
+class DiskKcc(KRMModel):
+    """
+    A new persistent disk or a local ssd. A VM can only have one local SSD setting but multiple local SSD partitions. See https://cloud.google.com/compute/docs/disks#pdspecs and https://cloud.google.com/compute/docs/disks#localssds.
+    """
+
+    disk_interface: Annotated[
+        str | None,
+        Field(
+            alias="diskInterface",
+            description='Local SSDs are available through both "SCSI" and "NVMe" interfaces.',
+        ),
+    ] = None
+    image_ref: Annotated[
+        ComputeImageRef | None,
+        Field(alias="imageRef", description="A reference to a ComputeImage (API field `image`)."),
+    ] = None
+    size_gb_kcc: Annotated[
+        int | Int64String | None,
+        Field(
+            alias="sizeGB",
+            description="Config Connector's name for allocationPolicy.instances[].policy.disks[].newDisk.sizeGb (spec.allocationPolicy.instances[].policy.disks[].newDisk.sizeGb); set one of the two.",
+        ),
     ] = None
     size_gb: Annotated[
         int | Int64String | None, Field(alias="sizeGb", description="Disk size in GB.")
@@ -443,6 +624,53 @@ class InstancePolicy(KRMModel):
     ] = None
 
 
+class InstancePolicyKcc(KRMModel):
+    """
+    InstancePolicy describes an instance type and resources attached to each VM created by this InstancePolicy.
+    """
+
+    accelerators: Annotated[
+        list[Accelerator] | None,
+        Field(description="The accelerators attached to each VM instance."),
+    ] = None
+    boot_disk: Annotated[
+        DiskKcc | None,
+        Field(
+            alias="bootDisk",
+            description="Boot disk to be created and attached to each VM by this InstancePolicy.",
+        ),
+    ] = None
+    disks: Annotated[
+        list[AttachedDiskKcc] | None,
+        Field(
+            description="Non-boot disks to be attached for each VM created by this InstancePolicy."
+        ),
+    ] = None
+    machine_type: Annotated[
+        str | None, Field(alias="machineType", description="The Compute Engine machine type.")
+    ] = None
+    min_cpu_platform_kcc: Annotated[
+        str | None,
+        Field(
+            alias="minCPUPlatform",
+            description="Config Connector's name for allocationPolicy.instances[].policy.minCpuPlatform (spec.allocationPolicy.instances[].policy.minCpuPlatform); set one of the two.",
+        ),
+    ] = None
+    min_cpu_platform: Annotated[
+        str | None, Field(alias="minCpuPlatform", description="The minimum CPU platform.")
+    ] = None
+    provisioning_model: Annotated[
+        InstancePolicyProvisioningModel | None,
+        Field(alias="provisioningModel", description="The provisioning model."),
+    ] = None
+    reservation: Annotated[
+        str | None,
+        Field(
+            description="Optional. If not specified (default), VMs will consume any applicable reservation."
+        ),
+    ] = None
+
+
 class InstancePolicyOrTemplate(KRMModel):
     """
     InstancePolicyOrTemplate lets you define the type of resources to use for this job either with an InstancePolicy or an instance template. If undefined, Batch picks the type of VM to use and doesn't include optional VM resources such as GPUs and extra disks.
@@ -474,6 +702,46 @@ class InstancePolicyOrTemplate(KRMModel):
         Field(alias="instanceTemplate", description="An instance template used to create VMs."),
     ] = None
     policy: Annotated[InstancePolicy | None, Field(description="InstancePolicy.")] = None
+
+
+class InstancePolicyOrTemplateKcc(KRMModel):
+    """
+    InstancePolicyOrTemplate lets you define the type of resources to use for this job either with an InstancePolicy or an instance template. If undefined, Batch picks the type of VM to use and doesn't include optional VM resources such as GPUs and extra disks.
+    """
+
+    block_project_ssh_keys_kcc: Annotated[
+        bool | None,
+        Field(
+            alias="blockProjectSSHKeys",
+            description="Config Connector's name for allocationPolicy.instances[].blockProjectSshKeys (spec.allocationPolicy.instances[].blockProjectSshKeys); set one of the two.",
+        ),
+    ] = None
+    block_project_ssh_keys: Annotated[
+        bool | None,
+        Field(
+            alias="blockProjectSshKeys",
+            description="Optional. Set this field to `true` if you want Batch to block project-level SSH keys from accessing this job's VMs.",
+        ),
+    ] = None
+    install_gpu_drivers: Annotated[
+        bool | None,
+        Field(
+            alias="installGpuDrivers",
+            description="Set this field true if you want Batch to help fetch drivers from a third party location and install them for GPUs specified in `policy.accelerators` or `instance_template` on your behalf.",
+        ),
+    ] = None
+    install_ops_agent: Annotated[
+        bool | None,
+        Field(
+            alias="installOpsAgent",
+            description="Optional. Set this field true if you want Batch to install Ops Agent on your behalf.",
+        ),
+    ] = None
+    instance_template: Annotated[
+        str | None,
+        Field(alias="instanceTemplate", description="An instance template used to create VMs."),
+    ] = None
+    policy: Annotated[InstancePolicyKcc | None, Field(description="InstancePolicy.")] = None
 
 
 class InstanceSelection(KRMModel):
@@ -694,6 +962,44 @@ class NetworkInterface(KRMModel):
     ] = None
 
 
+class NetworkInterfaceKcc(KRMModel):
+    """
+    A network interface.
+    """
+
+    network_ref: Annotated[
+        ComputeNetworkRef | None,
+        Field(
+            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
+        ),
+    ] = None
+    nic_type: Annotated[
+        NetworkInterfaceNicType | None,
+        Field(alias="nicType", description="Optional. The NIC type of the network interface."),
+    ] = None
+    no_external_ip_address_kcc: Annotated[
+        bool | None,
+        Field(
+            alias="noExternalIPAddress",
+            description="Config Connector's name for allocationPolicy.network.networkInterfaces[].noExternalIpAddress (spec.allocationPolicy.network.networkInterfaces[].noExternalIpAddress); set one of the two.",
+        ),
+    ] = None
+    no_external_ip_address: Annotated[
+        bool | None,
+        Field(
+            alias="noExternalIpAddress",
+            description="Default is false (with an external IP address).",
+        ),
+    ] = None
+    subnetwork_ref: Annotated[
+        ComputeSubnetworkRef | None,
+        Field(
+            alias="subnetworkRef",
+            description="A reference to a ComputeSubnetwork (API field `subnetwork`).",
+        ),
+    ] = None
+
+
 class NetworkPolicy(KRMModel):
     """
     NetworkPolicy describes VM instance network configurations.
@@ -701,6 +1007,17 @@ class NetworkPolicy(KRMModel):
 
     network_interfaces: Annotated[
         list[NetworkInterface] | None,
+        Field(alias="networkInterfaces", description="Network configurations."),
+    ] = None
+
+
+class NetworkPolicyKcc(KRMModel):
+    """
+    NetworkPolicy describes VM instance network configurations.
+    """
+
+    network_interfaces: Annotated[
+        list[NetworkInterfaceKcc] | None,
         Field(alias="networkInterfaces", description="Network configurations."),
     ] = None
 
@@ -740,6 +1057,52 @@ class Runnable(KRMModel):
     ] = None
     barrier: Annotated[Barrier | None, Field(description="Barrier runnable.")] = None
     container: Annotated[Container | None, Field(description="Container runnable.")] = None
+    display_name: Annotated[
+        str | None,
+        Field(
+            alias="displayName",
+            description="Optional. DisplayName is an optional field that can be provided by the caller.",
+        ),
+    ] = None
+    environment: Annotated[
+        Environment | None,
+        Field(
+            description="Environment variables for this Runnable (overrides variables set for the whole Task or TaskGroup)."
+        ),
+    ] = None
+    ignore_exit_status: Annotated[
+        bool | None,
+        Field(
+            alias="ignoreExitStatus",
+            description="Normally, a runnable that returns a non-zero exit status fails and causes the task to fail.",
+        ),
+    ] = None
+    labels: Annotated[dict[str, str] | None, Field(description="Labels for this Runnable.")] = None
+    script: Annotated[Script | None, Field(description="Script runnable.")] = None
+    timeout: Annotated[
+        str | None,
+        Field(description="Timeout for this Runnable.", pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$"),
+    ] = None
+
+
+class RunnableKcc(KRMModel):
+    """
+    Runnable describes instructions for executing a specific script or container as part of a Task.
+    """
+
+    always_run: Annotated[
+        bool | None,
+        Field(
+            alias="alwaysRun",
+            description="By default, after a Runnable fails, no further Runnable are executed.",
+        ),
+    ] = None
+    background: Annotated[
+        bool | None,
+        Field(description="Normally, a runnable that doesn't exit causes its task to fail."),
+    ] = None
+    barrier: Annotated[Barrier | None, Field(description="Barrier runnable.")] = None
+    container: Annotated[ContainerKcc | None, Field(description="Container runnable.")] = None
     display_name: Annotated[
         str | None,
         Field(
@@ -886,6 +1249,74 @@ class TaskGroup(KRMModel):
     ]
 
 
+class TaskGroupKcc(KRMModel):
+    """
+    A TaskGroup defines one or more Tasks that all share the same TaskSpec.
+    """
+
+    parallelism: Annotated[
+        int | Int64String | None, Field(description="Max number of tasks that can run in parallel.")
+    ] = None
+    permissive_ssh_kcc: Annotated[
+        bool | None,
+        Field(
+            alias="permissiveSSH",
+            description="Config Connector's name for taskGroups[].permissiveSsh (spec.taskGroups[].permissiveSsh); set one of the two.",
+        ),
+    ] = None
+    permissive_ssh: Annotated[
+        bool | None,
+        Field(
+            alias="permissiveSsh",
+            description="When true, Batch will configure SSH to allow passwordless login between VMs running the Batch tasks in the same TaskGroup.",
+        ),
+    ] = None
+    require_hosts_file: Annotated[
+        bool | None,
+        Field(
+            alias="requireHostsFile",
+            description="When true, Batch will populate a file with a list of all VMs assigned to the TaskGroup and set the BATCH_HOSTS_FILE environment variable to the path of that file.",
+        ),
+    ] = None
+    run_as_non_root: Annotated[
+        bool | None,
+        Field(
+            alias="runAsNonRoot",
+            description="Optional. If not set or set to false, Batch uses the root user to execute runnables.",
+        ),
+    ] = None
+    scheduling_policy: Annotated[
+        TaskGroupSchedulingPolicy | None,
+        Field(
+            alias="schedulingPolicy", description="Scheduling policy for Tasks in the TaskGroup."
+        ),
+    ] = None
+    task_count: Annotated[
+        int | Int64String | None,
+        Field(alias="taskCount", description="Number of Tasks in the TaskGroup."),
+    ] = None
+    task_count_per_node: Annotated[
+        int | Int64String | None,
+        Field(
+            alias="taskCountPerNode",
+            description="Max number of tasks that can be run on a VM at the same time.",
+        ),
+    ] = None
+    task_environments: Annotated[
+        list[Environment] | None,
+        Field(
+            alias="taskEnvironments",
+            description="An array of environment variable mappings, which are passed to Tasks with matching indices.",
+        ),
+    ] = None
+    task_spec: Annotated[
+        TaskSpecKcc,
+        Field(
+            alias="taskSpec", description="Required. Tasks in the group share the same task spec."
+        ),
+    ]
+
+
 class TaskGroupObservedState(KRMModel):
     """
     A TaskGroup defines one or more Tasks that all share the same TaskSpec.
@@ -947,6 +1378,54 @@ class TaskSpec(KRMModel):
     ] = None
     runnables: Annotated[
         list[Runnable],
+        Field(
+            description="Required. The sequence of one or more runnables (executable scripts, executable containers, and/or barriers) for each task in this task group to run."
+        ),
+    ]
+    volumes: Annotated[
+        list[Volume] | None,
+        Field(description="Volumes to mount before running Tasks using this TaskSpec."),
+    ] = None
+
+
+class TaskSpecKcc(KRMModel):
+    """
+    Spec of a task
+    """
+
+    compute_resource: Annotated[
+        ComputeResourceKcc | None,
+        Field(alias="computeResource", description="ComputeResource requirements."),
+    ] = None
+    environment: Annotated[
+        Environment | None,
+        Field(description="Environment variables to set before running the Task."),
+    ] = None
+    environments: Annotated[
+        dict[str, str] | None,
+        Field(description="Deprecated: please use environment(non-plural) instead."),
+    ] = None
+    lifecycle_policies: Annotated[
+        list[LifecyclePolicy] | None,
+        Field(
+            alias="lifecyclePolicies",
+            description="Lifecycle management schema when any task in a task group is failed.",
+        ),
+    ] = None
+    max_retry_count: Annotated[
+        int | None,
+        Field(alias="maxRetryCount", description="Maximum number of retries on failures."),
+    ] = None
+    max_run_duration: Annotated[
+        str | None,
+        Field(
+            alias="maxRunDuration",
+            description="Maximum duration the task should run before being automatically retried (if enabled) or automatically failed.",
+            pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
+        ),
+    ] = None
+    runnables: Annotated[
+        list[RunnableKcc],
         Field(
             description="Required. The sequence of one or more runnables (executable scripts, executable containers, and/or barriers) for each task in this task group to run."
         ),

@@ -11,6 +11,7 @@ from kccgen.contract import (
     Call,
     CreateWithNameInBody,
     DeleteAtPath,
+    Form,
     IamMethods,
     UpdateMerge,
 )
@@ -68,6 +69,10 @@ ADAPTER = Adapter(
         "timePartitioning.expirationMs",
         "view.privacyPolicy.aggregationThresholdPolicy.threshold",
         "view.privacyPolicy.differentialPrivacyPolicy.maxGroupsContributed",
+    ),
+    forms=(
+        Form(path="schema", form="json", list_field="fields"),
+        Form(path="clustering", form="list", list_field="fields"),
     ),
     iam=IamMethods(
         get=Call(

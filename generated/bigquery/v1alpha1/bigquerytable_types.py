@@ -6,7 +6,7 @@ API resource: bigquery.v2 tables (Table).
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, RootModel
 from kccgen.generated.bigquery.v1alpha1 import bigquery_v2_api
 from kccgen.generated.bigquery.v1alpha1.bigquery_v2_api import (
@@ -301,7 +301,7 @@ class BigQueryTableSpec(KRMModel):
         ),
     ] = None
     clustering: Annotated[
-        Clustering | None, Field(description="Clustering specification for the table.")
+        Clustering | list[Any] | None, Field(description="Clustering specification for the table.")
     ] = None
     dataset_ref: Annotated[
         BigQueryDatasetRef,
@@ -415,7 +415,7 @@ class BigQueryTableSpec(KRMModel):
         Field(alias="resourceTags", description="[Optional] The tags associated with this table."),
     ] = None
     schema_: Annotated[
-        TableSchema | None,
+        TableSchema | str | None,
         Field(alias="schema", description="Optional. Describes the schema of this table."),
     ] = None
     table_constraints: Annotated[

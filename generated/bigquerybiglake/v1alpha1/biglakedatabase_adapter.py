@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, UpdateMaskInQuery
+from kccgen.contract import Adapter, Alias, Call, CreateWithIdParam, DeleteAtPath, UpdateMaskInQuery
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -55,6 +55,10 @@ ADAPTER = Adapter(
         )
     ),
     krm_only=("catalogRef", "location", "projectRef", "resourceID"),
+    aliases=(
+        Alias(field="parentCatalogRef", target="catalogRef"),
+        Alias(field="hiveOptions.locationURI", target="hiveOptions.locationUri"),
+    ),
 )
 
 register_adapter(ADAPTER)

@@ -62,15 +62,22 @@ class BigLakeDatabaseSpec(KRMModel):
     """
 
     catalog_ref: Annotated[
-        BigLakeCatalogRef,
+        BigLakeCatalogRef | None,
         Field(
             alias="catalogRef",
             description="Immutable. The BigLakeCatalog that this BigLakeDatabase belongs to.",
         ),
-    ]
+    ] = None
     hive_options: Annotated[
-        HiveDatabaseOptions | None,
+        HiveDatabaseOptionsKcc | None,
         Field(alias="hiveOptions", description="Options of a Hive database."),
+    ] = None
+    parent_catalog_ref: Annotated[
+        BigLakeCatalogRef | None,
+        Field(
+            alias="parentCatalogRef",
+            description="Config Connector's name for catalogRef (spec.catalogRef); set one of the two.",
+        ),
     ] = None
     resource_id: Annotated[
         str | None,
@@ -87,6 +94,30 @@ class HiveDatabaseOptions(KRMModel):
     Options of a Hive database.
     """
 
+    location_uri: Annotated[
+        str | None,
+        Field(
+            alias="locationUri",
+            description='Cloud Storage folder URI where the database data is stored, starting with "gs://".',
+        ),
+    ] = None
+    parameters: Annotated[
+        dict[str, str] | None, Field(description="Stores user supplied Hive database parameters.")
+    ] = None
+
+
+class HiveDatabaseOptionsKcc(KRMModel):
+    """
+    Options of a Hive database.
+    """
+
+    location_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="locationURI",
+            description="Config Connector's name for hiveOptions.locationUri (spec.hiveOptions.locationUri); set one of the two.",
+        ),
+    ] = None
     location_uri: Annotated[
         str | None,
         Field(
@@ -121,5 +152,5 @@ class BigLakeDatabase(KRMObject):
         Literal["bigquerybiglake.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "bigquerybiglake.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["BigLakeDatabase"] = "BigLakeDatabase"
-    spec: BigLakeDatabaseSpec
+    spec: BigLakeDatabaseSpec = Field(default_factory=BigLakeDatabaseSpec)
     status: BigLakeDatabaseStatus | None = None

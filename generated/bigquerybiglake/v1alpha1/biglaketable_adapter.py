@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, UpdateMaskInQuery
+from kccgen.contract import Adapter, Alias, Call, CreateWithIdParam, DeleteAtPath, UpdateMaskInQuery
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -60,6 +60,13 @@ ADAPTER = Adapter(
         )
     ),
     krm_only=("catalogRef", "databaseRef", "location", "projectRef", "resourceID"),
+    aliases=(
+        Alias(field="parentDatabaseRef", target="databaseRef"),
+        Alias(
+            field="hiveOptions.storageDescriptor.locationURI",
+            target="hiveOptions.storageDescriptor.locationUri",
+        ),
+    ),
 )
 
 register_adapter(ADAPTER)

@@ -68,14 +68,22 @@ class BigLakeTableSpec(KRMModel):
     """
 
     database_ref: Annotated[
-        BigLakeDatabaseRef,
+        BigLakeDatabaseRef | None,
         Field(
             alias="databaseRef",
             description="Immutable. The BigLakeDatabase that this BigLakeTable belongs to.",
         ),
-    ]
+    ] = None
     hive_options: Annotated[
-        HiveTableOptions | None, Field(alias="hiveOptions", description="Options of a Hive table.")
+        HiveTableOptionsKcc | None,
+        Field(alias="hiveOptions", description="Options of a Hive table."),
+    ] = None
+    parent_database_ref: Annotated[
+        BigLakeDatabaseRef | None,
+        Field(
+            alias="parentDatabaseRef",
+            description="Config Connector's name for databaseRef (spec.databaseRef); set one of the two.",
+        ),
     ] = None
     resource_id: Annotated[
         str | None,
@@ -97,6 +105,26 @@ class HiveTableOptions(KRMModel):
     ] = None
     storage_descriptor: Annotated[
         StorageDescriptor | None,
+        Field(
+            alias="storageDescriptor",
+            description="Stores physical storage information of the data.",
+        ),
+    ] = None
+    table_type: Annotated[str | None, Field(alias="tableType", description="Hive table type.")] = (
+        None
+    )
+
+
+class HiveTableOptionsKcc(KRMModel):
+    """
+    Options of a Hive table.
+    """
+
+    parameters: Annotated[
+        dict[str, str] | None, Field(description="Stores user supplied Hive table parameters.")
+    ] = None
+    storage_descriptor: Annotated[
+        StorageDescriptorKcc | None,
         Field(
             alias="storageDescriptor",
             description="Stores physical storage information of the data.",
@@ -153,6 +181,45 @@ class StorageDescriptor(KRMModel):
     ] = None
 
 
+class StorageDescriptorKcc(KRMModel):
+    """
+    Stores physical storage information of the data.
+    """
+
+    input_format: Annotated[
+        str | None,
+        Field(
+            alias="inputFormat",
+            description="The fully qualified Java class name of the input format.",
+        ),
+    ] = None
+    location_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="locationURI",
+            description="Config Connector's name for hiveOptions.storageDescriptor.locationUri (spec.hiveOptions.storageDescriptor.locationUri); set one of the two.",
+        ),
+    ] = None
+    location_uri: Annotated[
+        str | None,
+        Field(
+            alias="locationUri",
+            description='Cloud Storage folder URI where the table data is stored, starting with "gs://".',
+        ),
+    ] = None
+    output_format: Annotated[
+        str | None,
+        Field(
+            alias="outputFormat",
+            description="The fully qualified Java class name of the output format.",
+        ),
+    ] = None
+    serde_info: Annotated[
+        SerDeInfo | None,
+        Field(alias="serdeInfo", description="Serializer and deserializer information."),
+    ] = None
+
+
 class BigLakeTableStatus(KRMStatus):
     """The observed status of a BigLakeTable."""
 
@@ -179,5 +246,5 @@ class BigLakeTable(KRMObject):
         Field(alias="apiVersion"),
     ] = "bigquerybiglake.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["BigLakeTable"] = "BigLakeTable"
-    spec: BigLakeTableSpec
+    spec: BigLakeTableSpec = Field(default_factory=BigLakeTableSpec)
     status: BigLakeTableStatus | None = None

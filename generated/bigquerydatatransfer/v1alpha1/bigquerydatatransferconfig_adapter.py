@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateInput,
     CreateServiceAssigned,
@@ -64,6 +65,13 @@ ADAPTER = Adapter(
     ),
     krm_only=("location", "projectRef", "resourceID"),
     int64_paths=("userId",),
+    aliases=(
+        Alias(field="dataSourceID", target="dataSourceId"),
+        Alias(
+            field="scheduleOptionsV2.eventDrivenSchedule.pubSubSubscriptionRef",
+            target="scheduleOptionsV2.eventDrivenSchedule.pubsubSubscriptionRef",
+        ),
+    ),
 )
 
 register_adapter(ADAPTER)

@@ -91,6 +91,13 @@ class BigQueryDataTransferConfigSpec(KRMModel):
             description="The number of days to look back to automatically refresh the data.",
         ),
     ] = None
+    data_source_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="dataSourceID",
+            description="Config Connector's name for dataSourceId (spec.dataSourceId); set one of the two.",
+        ),
+    ] = None
     data_source_id: Annotated[
         str | None, Field(alias="dataSourceId", description="Data source ID.")
     ] = None
@@ -166,7 +173,7 @@ class BigQueryDataTransferConfigSpec(KRMModel):
         ),
     ] = None
     schedule_options_v2: Annotated[
-        ScheduleOptionsV2 | None,
+        ScheduleOptionsV2Kcc | None,
         Field(
             alias="scheduleOptionsV2",
             description="Options customizing different types of data transfer schedule.",
@@ -237,6 +244,27 @@ class EventDrivenSchedule(KRMModel):
     Options customizing EventDriven transfers schedule.
     """
 
+    pubsub_subscription_ref: Annotated[
+        PubSubSubscriptionRef | None,
+        Field(
+            alias="pubsubSubscriptionRef",
+            description="A reference to a PubSubSubscription (API field `pubsubSubscription`).",
+        ),
+    ] = None
+
+
+class EventDrivenScheduleKcc(KRMModel):
+    """
+    Options customizing EventDriven transfers schedule.
+    """
+
+    pub_sub_subscription_ref: Annotated[
+        PubSubSubscriptionRef | None,
+        Field(
+            alias="pubSubSubscriptionRef",
+            description="Config Connector's name for scheduleOptionsV2.eventDrivenSchedule.pubsubSubscription (spec.scheduleOptionsV2.eventDrivenSchedule.pubsubSubscriptionRef); set one of the two.",
+        ),
+    ] = None
     pubsub_subscription_ref: Annotated[
         PubSubSubscriptionRef | None,
         Field(
@@ -321,6 +349,25 @@ class ScheduleOptionsV2(KRMModel):
 
     event_driven_schedule: Annotated[
         EventDrivenSchedule | None,
+        Field(alias="eventDrivenSchedule", description="Event driven transfer schedule options."),
+    ] = None
+    manual_schedule: Annotated[
+        ManualSchedule | None,
+        Field(alias="manualSchedule", description="Manual transfer schedule."),
+    ] = None
+    time_based_schedule: Annotated[
+        TimeBasedSchedule | None,
+        Field(alias="timeBasedSchedule", description="Time based transfer schedule options."),
+    ] = None
+
+
+class ScheduleOptionsV2Kcc(KRMModel):
+    """
+    V2 options customizing different types of data transfer schedule. This field supports existing time-based and manual transfer schedule. Also supports Event-Driven transfer schedule. ScheduleOptionsV2 cannot be used together with ScheduleOptions/Schedule.
+    """
+
+    event_driven_schedule: Annotated[
+        EventDrivenScheduleKcc | None,
         Field(alias="eventDrivenSchedule", description="Event driven transfer schedule options."),
     ] = None
     manual_schedule: Annotated[

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateInput,
     CreateWithIdParam,
     DeleteAtPath,
+    Form,
     Lro,
     UpdateMaskInQuery,
     Where,
@@ -50,6 +52,10 @@ ADAPTER = Adapter(
     ),
     krm_only=("instanceRef", "projectRef", "resourceID"),
     operations=(("operations", OPERATIONS["operations"]),),
+    aliases=(
+        Alias(field="multiClusterRoutingClusterIds", target="multiClusterRoutingUseAny.clusterIds"),
+    ),
+    forms=(Form(path="multiClusterRoutingUseAny", form="true"),),
 )
 
 register_adapter(ADAPTER)

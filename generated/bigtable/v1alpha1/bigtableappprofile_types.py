@@ -56,8 +56,15 @@ class BigtableAppProfileSpec(KRMModel):
             description="Immutable. The BigtableInstance that this BigtableAppProfile belongs to.",
         ),
     ]
+    multi_cluster_routing_cluster_ids: Annotated[
+        list[str] | None,
+        Field(
+            alias="multiClusterRoutingClusterIds",
+            description="Config Connector's name for multiClusterRoutingUseAny.clusterIds (spec.multiClusterRoutingUseAny.clusterIds); set one of the two.",
+        ),
+    ] = None
     multi_cluster_routing_use_any: Annotated[
-        MultiClusterRoutingUseAny | None,
+        MultiClusterRoutingUseAny | bool | None,
         Field(alias="multiClusterRoutingUseAny", description="Use a multi-cluster routing policy."),
     ] = None
     priority: Annotated[

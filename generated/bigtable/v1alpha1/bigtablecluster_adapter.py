@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     Canonical,
     CreateWithIdParam,
@@ -52,6 +53,12 @@ ADAPTER = Adapter(
     ),
     krm_only=("instanceRef", "projectRef", "resourceID"),
     operations=(("operations", OPERATIONS["operations"]),),
+    aliases=(
+        Alias(
+            field="clusterConfig.clusterAutoscalingConfig.autoscalingTargets.storageUtilizationGiBPerNode",
+            target="clusterConfig.clusterAutoscalingConfig.autoscalingTargets.storageUtilizationGibPerNode",
+        ),
+    ),
     canonical=(Canonical(field="location", expand="projects/{project}/locations/{}"),),
 )
 

@@ -62,6 +62,34 @@ class AutoscalingTargets(KRMModel):
     ] = None
 
 
+class AutoscalingTargetsKcc(KRMModel):
+    """
+    The Autoscaling targets for a Cluster. These determine the recommended nodes.
+    """
+
+    cpu_utilization_percent: Annotated[
+        int | None,
+        Field(
+            alias="cpuUtilizationPercent",
+            description="The cpu utilization that the Autoscaler should be trying to achieve.",
+        ),
+    ] = None
+    storage_utilization_gi_b_per_node: Annotated[
+        int | None,
+        Field(
+            alias="storageUtilizationGiBPerNode",
+            description="Config Connector's name for clusterConfig.clusterAutoscalingConfig.autoscalingTargets.storageUtilizationGibPerNode (spec.clusterConfig.clusterAutoscalingConfig.autoscalingTargets.storageUtilizationGibPerNode); set one of the two.",
+        ),
+    ] = None
+    storage_utilization_gib_per_node: Annotated[
+        int | None,
+        Field(
+            alias="storageUtilizationGibPerNode",
+            description="The storage utilization that the Autoscaler should be trying to achieve.",
+        ),
+    ] = None
+
+
 class BigtableClusterObservedState(KRMModel):
     """
     A resizable group of nodes in a particular cloud location, capable of serving all Tables in the parent Instance.
@@ -78,7 +106,7 @@ class BigtableClusterSpec(KRMModel):
     """
 
     cluster_config: Annotated[
-        ClusterConfig | None,
+        ClusterConfigKcc | None,
         Field(alias="clusterConfig", description="Configuration for this cluster."),
     ] = None
     default_storage_type: Annotated[
@@ -145,6 +173,26 @@ class ClusterAutoscalingConfig(KRMModel):
     ]
 
 
+class ClusterAutoscalingConfigKcc(KRMModel):
+    """
+    Autoscaling config for a cluster.
+    """
+
+    autoscaling_limits: Annotated[
+        AutoscalingLimits,
+        Field(
+            alias="autoscalingLimits", description="Required. Autoscaling limits for this cluster."
+        ),
+    ]
+    autoscaling_targets: Annotated[
+        AutoscalingTargetsKcc,
+        Field(
+            alias="autoscalingTargets",
+            description="Required. Autoscaling targets for this cluster.",
+        ),
+    ]
+
+
 class ClusterConfig(KRMModel):
     """
     Configuration for a cluster.
@@ -152,6 +200,20 @@ class ClusterConfig(KRMModel):
 
     cluster_autoscaling_config: Annotated[
         ClusterAutoscalingConfig | None,
+        Field(
+            alias="clusterAutoscalingConfig",
+            description="Autoscaling configuration for this cluster.",
+        ),
+    ] = None
+
+
+class ClusterConfigKcc(KRMModel):
+    """
+    Configuration for a cluster.
+    """
+
+    cluster_autoscaling_config: Annotated[
+        ClusterAutoscalingConfigKcc | None,
         Field(
             alias="clusterAutoscalingConfig",
             description="Autoscaling configuration for this cluster.",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateInput,
     CreateWrapped,
@@ -51,6 +52,7 @@ ADAPTER = Adapter(
     ),
     krm_only=("instanceRef", "projectRef", "resourceID"),
     operations=(("operations", OPERATIONS["operations"]),),
+    aliases=(Alias(field="columnFamily", target="columnFamilies", keyed_by="family"),),
     iam=IamMethods(
         get=Call(
             method="getIamPolicy",

@@ -144,6 +144,25 @@ class BackupInfoObserved(KRMModel):
     ] = None
 
 
+class BigtableTableColumnFamily(KRMModel):
+    """
+    A set of columns within a table which share a common configuration.
+    """
+
+    family: Annotated[str, Field(description="The key of this entry in columnFamilies.")]
+    gc_rule: Annotated[
+        GcRule | None,
+        Field(alias="gcRule", description="Garbage collection rule specified as a protobuf."),
+    ] = None
+    value_type: Annotated[
+        Type | None,
+        Field(
+            alias="valueType",
+            description="The type of data stored in each of this family's cell values, including its full encoding.",
+        ),
+    ] = None
+
+
 class BigtableTableObservedState(KRMModel):
     """
     A collection of user data indexed by row, column, and timestamp. Each table is served using the resources of its parent cluster.
@@ -213,6 +232,13 @@ class BigtableTableSpec(KRMModel):
         Field(
             alias="columnFamilies",
             description="The column families configured for this table, mapped by column family ID.",
+        ),
+    ] = None
+    column_family: Annotated[
+        list[BigtableTableColumnFamily] | None,
+        Field(
+            alias="columnFamily",
+            description="Config Connector's name for columnFamilies (spec.columnFamilies; each element is the entry keyed by its family); set one of the two.",
         ),
     ] = None
     deletion_protection: Annotated[
@@ -1452,6 +1478,7 @@ class Union(KRMModel):
     ] = None
 
 
+BigtableTableColumnFamily.model_rebuild()
 BigtableTableObservedState.model_rebuild()
 BigtableTableSpec.model_rebuild()
 ColumnFamily.model_rebuild()

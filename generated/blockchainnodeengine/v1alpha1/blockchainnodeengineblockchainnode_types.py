@@ -73,7 +73,7 @@ class BlockchainNodeEngineBlockchainNodeSpec(KRMModel):
         Field(alias="blockchainType", description="Immutable. The blockchain type of the node."),
     ] = None
     ethereum_details: Annotated[
-        EthereumDetails | None,
+        EthereumDetailsKcc | None,
         Field(alias="ethereumDetails", description="Ethereum-specific blockchain node details."),
     ] = None
     labels: Annotated[
@@ -195,6 +195,54 @@ class EthereumDetails(KRMModel):
     ] = None
 
 
+class EthereumDetailsKcc(KRMModel):
+    """
+    Ethereum-specific blockchain node details.
+    """
+
+    api_enable_admin: Annotated[
+        bool | None,
+        Field(
+            alias="apiEnableAdmin",
+            description="Immutable. Enables JSON-RPC access to functions in the `admin` namespace.",
+        ),
+    ] = None
+    api_enable_debug: Annotated[
+        bool | None,
+        Field(
+            alias="apiEnableDebug",
+            description="Immutable. Enables JSON-RPC access to functions in the `debug` namespace.",
+        ),
+    ] = None
+    consensus_client: Annotated[
+        EthereumDetailsConsensusClient | None,
+        Field(alias="consensusClient", description="Immutable. The consensus client."),
+    ] = None
+    execution_client: Annotated[
+        EthereumDetailsExecutionClient | None,
+        Field(alias="executionClient", description="Immutable. The execution client"),
+    ] = None
+    geth_details: Annotated[
+        GethDetails | None,
+        Field(alias="gethDetails", description="Details for the Geth execution client."),
+    ] = None
+    network: Annotated[
+        EthereumDetailsNetwork | None,
+        Field(description="Immutable. The Ethereum environment being accessed."),
+    ] = None
+    node_type: Annotated[
+        EthereumDetailsNodeType | None,
+        Field(alias="nodeType", description="Immutable. The type of Ethereum node."),
+    ] = None
+    validator_config: Annotated[
+        ValidatorConfigKcc | None,
+        Field(
+            alias="validatorConfig",
+            description="Configuration for validator-related parameters on the beacon client, and for any GCP-managed validator client.",
+        ),
+    ] = None
+
+
 class EthereumDetailsObservedState(KRMModel):
     """
     Ethereum-specific blockchain node details.
@@ -268,6 +316,41 @@ class ValidatorConfig(KRMModel):
         Field(
             alias="managedValidatorClient",
             description="Immutable. When true, deploys a GCP-managed validator client alongside the beacon client.",
+        ),
+    ] = None
+    mev_relay_urls: Annotated[
+        list[str] | None,
+        Field(
+            alias="mevRelayUrls",
+            description="URLs for MEV-relay services to use for block building.",
+        ),
+    ] = None
+
+
+class ValidatorConfigKcc(KRMModel):
+    """
+    Configuration for validator-related parameters on the beacon client, and for any GCP-managed validator client.
+    """
+
+    beacon_fee_recipient: Annotated[
+        str | None,
+        Field(
+            alias="beaconFeeRecipient",
+            description="An Ethereum address which the beacon client will send fee rewards to if no recipient is configured in the validator client.",
+        ),
+    ] = None
+    managed_validator_client: Annotated[
+        bool | None,
+        Field(
+            alias="managedValidatorClient",
+            description="Immutable. When true, deploys a GCP-managed validator client alongside the beacon client.",
+        ),
+    ] = None
+    mev_relay_ur_ls: Annotated[
+        list[str] | None,
+        Field(
+            alias="mevRelayURLs",
+            description="Config Connector's name for ethereumDetails.validatorConfig.mevRelayUrls (spec.ethereumDetails.validatorConfig.mevRelayUrls); set one of the two.",
         ),
     ] = None
     mev_relay_urls: Annotated[

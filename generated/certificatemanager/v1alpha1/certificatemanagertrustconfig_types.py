@@ -107,7 +107,7 @@ class CertificateManagerTrustConfigSpec(KRMModel):
         ),
     ] = None
     trust_stores: Annotated[
-        list[TrustStore] | None,
+        list[TrustStoreKcc] | None,
         Field(
             alias="trustStores",
             description="Optional. Set of trust stores to perform validation against.",
@@ -148,6 +148,34 @@ class TrustStore(KRMModel):
     Defines a trust store.
     """
 
+    intermediate_cas: Annotated[
+        list[IntermediateCA] | None,
+        Field(
+            alias="intermediateCas",
+            description="Optional. Set of intermediate CA certificates used for the path building phase of chain validation.",
+        ),
+    ] = None
+    trust_anchors: Annotated[
+        list[TrustAnchor] | None,
+        Field(
+            alias="trustAnchors",
+            description="Optional. List of Trust Anchors to be used while performing validation against a given TrustStore.",
+        ),
+    ] = None
+
+
+class TrustStoreKcc(KRMModel):
+    """
+    Defines a trust store.
+    """
+
+    intermediate_c_as: Annotated[
+        list[IntermediateCA] | None,
+        Field(
+            alias="intermediateCAs",
+            description="Config Connector's name for trustStores[].intermediateCas (spec.trustStores[].intermediateCas); set one of the two.",
+        ),
+    ] = None
     intermediate_cas: Annotated[
         list[IntermediateCA] | None,
         Field(

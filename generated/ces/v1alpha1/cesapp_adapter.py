@@ -6,7 +6,15 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, Lro, UpdateMaskInQuery
+from kccgen.contract import (
+    Adapter,
+    Alias,
+    Call,
+    CreateWithIdParam,
+    DeleteAtPath,
+    Lro,
+    UpdateMaskInQuery,
+)
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.ces.v1alpha1.ces_v1_operations import OPERATIONS
 
@@ -46,6 +54,13 @@ ADAPTER = Adapter(
         "variableDeclarations[].schema.minItems",
     ),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
+    aliases=(
+        Alias(
+            field="audioProcessingConfig.ambientSoundConfig.gcsURI",
+            target="audioProcessingConfig.ambientSoundConfig.gcsUri",
+        ),
+        Alias(field="defaultChannelProfile.profileID", target="defaultChannelProfile.profileId"),
+    ),
 )
 
 register_adapter(ADAPTER)

@@ -80,6 +80,48 @@ class AmbientSoundConfig(KRMModel):
     ] = None
 
 
+class AmbientSoundConfigKcc(KRMModel):
+    """
+    Configuration for the ambient sound to be played with the synthesized agent response, to enhance the naturalness of the conversation.
+    """
+
+    gcs_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="gcsURI",
+            description="Config Connector's name for audioProcessingConfig.ambientSoundConfig.gcsUri (spec.audioProcessingConfig.ambientSoundConfig.gcsUri); set one of the two.",
+        ),
+    ] = None
+    gcs_uri: Annotated[
+        str | None,
+        Field(
+            alias="gcsUri",
+            description="Optional. Ambient noise as a mono-channel, 16kHz WAV file stored in [Cloud Storage](https://cloud.google.com/storage).",
+        ),
+    ] = None
+    prebuilt_ambient_noise: Annotated[
+        AmbientSoundConfigPrebuiltAmbientNoise | None,
+        Field(
+            alias="prebuiltAmbientNoise",
+            description="Optional. Deprecated: `prebuilt_ambient_noise` is deprecated in favor of `prebuilt_ambient_sound`.",
+        ),
+    ] = None
+    prebuilt_ambient_sound: Annotated[
+        str | None,
+        Field(
+            alias="prebuiltAmbientSound",
+            description="Optional. Name of the prebuilt ambient sound.",
+        ),
+    ] = None
+    volume_gain_db: Annotated[
+        float | None,
+        Field(
+            alias="volumeGainDb",
+            description="Optional. Volume gain (in dB) of the normal native volume supported by ambient noise, in the range [-96.0, 16.0].",
+        ),
+    ] = None
+
+
 class AppVariableDeclaration(KRMModel):
     """
     Defines the structure and metadata for a variable.
@@ -114,6 +156,49 @@ class AudioProcessingConfig(KRMModel):
 
     ambient_sound_config: Annotated[
         AmbientSoundConfig | None,
+        Field(
+            alias="ambientSoundConfig",
+            description="Optional. Configuration for the ambient sound to be played with the synthesized agent response, to enhance the naturalness of the conversation.",
+        ),
+    ] = None
+    barge_in_config: Annotated[
+        BargeInConfig | None,
+        Field(
+            alias="bargeInConfig",
+            description="Optional. Configures the agent behavior for the user barge-in activities.",
+        ),
+    ] = None
+    custom_voice_samples: Annotated[
+        list[CustomVoiceSample] | None,
+        Field(
+            alias="customVoiceSamples",
+            description="Optional. Configures custom voice samples for voice cloning.",
+        ),
+    ] = None
+    inactivity_timeout: Annotated[
+        str | None,
+        Field(
+            alias="inactivityTimeout",
+            description="Optional. The duration of user inactivity (no speech or interaction) before the agent prompts the user for reengagement.",
+            pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
+        ),
+    ] = None
+    synthesize_speech_configs: Annotated[
+        dict[str, SynthesizeSpeechConfig] | None,
+        Field(
+            alias="synthesizeSpeechConfigs",
+            description="Optional. Configuration of how the agent response should be synthesized, mapping from the language code to SynthesizeSpeechConfig.",
+        ),
+    ] = None
+
+
+class AudioProcessingConfigKcc(KRMModel):
+    """
+    Configuration for how the input and output audio should be processed and delivered.
+    """
+
+    ambient_sound_config: Annotated[
+        AmbientSoundConfigKcc | None,
         Field(
             alias="ambientSoundConfig",
             description="Optional. Configuration for the ambient sound to be played with the synthesized agent response, to enhance the naturalness of the conversation.",
@@ -302,7 +387,7 @@ class CESAppSpec(KRMModel):
     """
 
     audio_processing_config: Annotated[
-        AudioProcessingConfig | None,
+        AudioProcessingConfigKcc | None,
         Field(
             alias="audioProcessingConfig",
             description="Optional. Audio processing configuration of the app.",
@@ -323,7 +408,7 @@ class CESAppSpec(KRMModel):
         ),
     ] = None
     default_channel_profile: Annotated[
-        ChannelProfile | None,
+        ChannelProfileKcc | None,
         Field(
             alias="defaultChannelProfile",
             description="Optional. The default channel profile used by the app.",
@@ -522,6 +607,78 @@ class ChannelProfileInstagramConfigObservedState(KRMModel):
         Field(
             alias="thumbnailUrl",
             description="Output only. The fetched Meta business profile thumbnail URL.",
+        ),
+    ] = None
+
+
+class ChannelProfileKcc(KRMModel):
+    """
+    A ChannelProfile configures the agent's behavior for a specific communication channel, such as web UI or telephony.
+    """
+
+    channel_type: Annotated[
+        ChannelProfileChannelType | None,
+        Field(alias="channelType", description="Optional. The type of the channel profile."),
+    ] = None
+    disable_barge_in_control: Annotated[
+        bool | None,
+        Field(
+            alias="disableBargeInControl",
+            description="Optional. Whether to disable user barge-in control in the conversation.",
+        ),
+    ] = None
+    disable_dtmf: Annotated[
+        bool | None,
+        Field(
+            alias="disableDtmf",
+            description="Optional. Whether to disable DTMF (dual-tone multi-frequency).",
+        ),
+    ] = None
+    instagram_config: Annotated[
+        ChannelProfileInstagramConfig | None,
+        Field(
+            alias="instagramConfig",
+            description="Optional. Configuration specific to Instagram deployments.",
+        ),
+    ] = None
+    noise_suppression_level: Annotated[
+        str | None,
+        Field(
+            alias="noiseSuppressionLevel",
+            description="Optional. The noise suppression level of the channel profile.",
+        ),
+    ] = None
+    persona_property: Annotated[
+        ChannelProfilePersonaProperty | None,
+        Field(
+            alias="personaProperty",
+            description="Optional. The persona property of the channel profile.",
+        ),
+    ] = None
+    profile_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="profileID",
+            description="Config Connector's name for defaultChannelProfile.profileId (spec.defaultChannelProfile.profileId); set one of the two.",
+        ),
+    ] = None
+    profile_id: Annotated[
+        str | None,
+        Field(
+            alias="profileId", description="Optional. The unique identifier of the channel profile."
+        ),
+    ] = None
+    web_widget_config: Annotated[
+        ChannelProfileWebWidgetConfig | None,
+        Field(
+            alias="webWidgetConfig", description="Optional. The configuration for the web widget."
+        ),
+    ] = None
+    whatsapp_config: Annotated[
+        ChannelProfileWhatsAppConfig | None,
+        Field(
+            alias="whatsappConfig",
+            description="Optional. Configuration specific to WhatsApp deployments.",
         ),
     ] = None
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateWithIdParam,
     DeleteAtPath,
@@ -58,6 +59,22 @@ ADAPTER = Adapter(
         "githubEnterpriseConfig.appInstallationId",
     ),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
+    aliases=(
+        Alias(
+            field="bitbucketDataCenterConfig.hostURI", target="bitbucketDataCenterConfig.hostUri"
+        ),
+        Alias(field="bitbucketDataCenterConfig.sslCA", target="bitbucketDataCenterConfig.sslCa"),
+        Alias(field="githubConfig.appInstallationID", target="githubConfig.appInstallationId"),
+        Alias(field="githubEnterpriseConfig.appID", target="githubEnterpriseConfig.appId"),
+        Alias(
+            field="githubEnterpriseConfig.appInstallationID",
+            target="githubEnterpriseConfig.appInstallationId",
+        ),
+        Alias(field="githubEnterpriseConfig.hostURI", target="githubEnterpriseConfig.hostUri"),
+        Alias(field="githubEnterpriseConfig.sslCA", target="githubEnterpriseConfig.sslCa"),
+        Alias(field="gitlabConfig.hostURI", target="gitlabConfig.hostUri"),
+        Alias(field="gitlabConfig.sslCA", target="gitlabConfig.sslCa"),
+    ),
     iam=IamMethods(
         get=Call(
             method="getIamPolicy",

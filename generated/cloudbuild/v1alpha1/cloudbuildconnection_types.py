@@ -127,6 +127,69 @@ class BitbucketDataCenterConfig(KRMModel):
     ]
 
 
+class BitbucketDataCenterConfigKcc(KRMModel):
+    """
+    Configuration for connections to Bitbucket Data Center.
+    """
+
+    authorizer_credential: Annotated[
+        UserCredential,
+        Field(
+            alias="authorizerCredential",
+            description="Required. A http access token with the `REPO_ADMIN` scope access.",
+        ),
+    ]
+    host_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="hostURI",
+            description="Config Connector's name for bitbucketDataCenterConfig.hostUri (spec.bitbucketDataCenterConfig.hostUri); set one of the two.",
+        ),
+    ] = None
+    host_uri: Annotated[
+        str | None,
+        Field(
+            alias="hostUri",
+            description="Required. The URI of the Bitbucket Data Center instance or cluster this connection is for.",
+        ),
+    ] = None
+    read_authorizer_credential: Annotated[
+        UserCredential,
+        Field(
+            alias="readAuthorizerCredential",
+            description="Required. A http access token with the `REPO_READ` access.",
+        ),
+    ]
+    service_directory_config: Annotated[
+        GoogleDevtoolsCloudbuildV2ServiceDirectoryConfig | None,
+        Field(
+            alias="serviceDirectoryConfig",
+            description="Optional. Configuration for using Service Directory to privately connect to a Bitbucket Data Center.",
+        ),
+    ] = None
+    ssl_ca_kcc: Annotated[
+        str | None,
+        Field(
+            alias="sslCA",
+            description="Config Connector's name for bitbucketDataCenterConfig.sslCa (spec.bitbucketDataCenterConfig.sslCa); set one of the two.",
+        ),
+    ] = None
+    ssl_ca: Annotated[
+        str | None,
+        Field(
+            alias="sslCa",
+            description="Optional. SSL certificate to use for requests to the Bitbucket Data Center.",
+        ),
+    ] = None
+    webhook_secret_secret_version_ref: Annotated[
+        SecretManagerSecretVersionRef,
+        Field(
+            alias="webhookSecretSecretVersionRef",
+            description="A reference to a SecretManagerSecretVersion (API field `webhookSecretSecretVersion`).",
+        ),
+    ]
+
+
 class BitbucketDataCenterConfigObservedState(KRMModel):
     """
     Configuration for connections to Bitbucket Data Center.
@@ -246,7 +309,7 @@ class CloudBuildConnectionSpec(KRMModel):
         ),
     ] = None
     bitbucket_data_center_config: Annotated[
-        BitbucketDataCenterConfig | None,
+        BitbucketDataCenterConfigKcc | None,
         Field(
             alias="bitbucketDataCenterConfig",
             description="Configuration for connections to Bitbucket Data Center.",
@@ -259,18 +322,18 @@ class CloudBuildConnectionSpec(KRMModel):
         ),
     ] = None
     github_config: Annotated[
-        GitHubConfig | None,
+        GitHubConfigKcc | None,
         Field(alias="githubConfig", description="Configuration for connections to github.com."),
     ] = None
     github_enterprise_config: Annotated[
-        GoogleDevtoolsCloudbuildV2GitHubEnterpriseConfig | None,
+        GoogleDevtoolsCloudbuildV2GitHubEnterpriseConfigKcc | None,
         Field(
             alias="githubEnterpriseConfig",
             description="Configuration for connections to an instance of GitHub Enterprise.",
         ),
     ] = None
     gitlab_config: Annotated[
-        GoogleDevtoolsCloudbuildV2GitLabConfig | None,
+        GoogleDevtoolsCloudbuildV2GitLabConfigKcc | None,
         Field(
             alias="gitlabConfig",
             description="Configuration for connections to gitlab.com or an instance of GitLab Enterprise.",
@@ -300,6 +363,31 @@ class GitHubConfig(KRMModel):
     Configuration for connections to github.com.
     """
 
+    app_installation_id: Annotated[
+        int | Int64String | None,
+        Field(alias="appInstallationId", description="Optional. GitHub App installation id."),
+    ] = None
+    authorizer_credential: Annotated[
+        OAuthCredential | None,
+        Field(
+            alias="authorizerCredential",
+            description="Optional. OAuth credential of the account that authorized the Cloud Build GitHub App.",
+        ),
+    ] = None
+
+
+class GitHubConfigKcc(KRMModel):
+    """
+    Configuration for connections to github.com.
+    """
+
+    app_installation_id_kcc: Annotated[
+        int | Int64String | None,
+        Field(
+            alias="appInstallationID",
+            description="Config Connector's name for githubConfig.appInstallationId (spec.githubConfig.appInstallationId); set one of the two.",
+        ),
+    ] = None
     app_installation_id: Annotated[
         int | Int64String | None,
         Field(alias="appInstallationId", description="Optional. GitHub App installation id."),
@@ -393,6 +481,100 @@ class GoogleDevtoolsCloudbuildV2GitHubEnterpriseConfig(KRMModel):
     ] = None
 
 
+class GoogleDevtoolsCloudbuildV2GitHubEnterpriseConfigKcc(KRMModel):
+    """
+    Configuration for connections to an instance of GitHub Enterprise.
+    """
+
+    api_key: Annotated[
+        str,
+        Field(
+            alias="apiKey",
+            description="Required. API Key used for authentication of webhook events.",
+        ),
+    ]
+    app_id_kcc: Annotated[
+        int | Int64String | None,
+        Field(
+            alias="appID",
+            description="Config Connector's name for githubEnterpriseConfig.appId (spec.githubEnterpriseConfig.appId); set one of the two.",
+        ),
+    ] = None
+    app_id: Annotated[
+        int | Int64String | None,
+        Field(
+            alias="appId", description="Optional. Id of the GitHub App created from the manifest."
+        ),
+    ] = None
+    app_installation_id_kcc: Annotated[
+        int | Int64String | None,
+        Field(
+            alias="appInstallationID",
+            description="Config Connector's name for githubEnterpriseConfig.appInstallationId (spec.githubEnterpriseConfig.appInstallationId); set one of the two.",
+        ),
+    ] = None
+    app_installation_id: Annotated[
+        int | Int64String | None,
+        Field(
+            alias="appInstallationId",
+            description="Optional. ID of the installation of the GitHub App.",
+        ),
+    ] = None
+    app_slug: Annotated[
+        str | None,
+        Field(alias="appSlug", description="Optional. The URL-friendly name of the GitHub App."),
+    ] = None
+    host_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="hostURI",
+            description="Config Connector's name for githubEnterpriseConfig.hostUri (spec.githubEnterpriseConfig.hostUri); set one of the two.",
+        ),
+    ] = None
+    host_uri: Annotated[
+        str | None,
+        Field(
+            alias="hostUri",
+            description="Required. The URI of the GitHub Enterprise host this connection is for.",
+        ),
+    ] = None
+    private_key_secret_version_ref: Annotated[
+        SecretManagerSecretVersionRef | None,
+        Field(
+            alias="privateKeySecretVersionRef",
+            description="A reference to a SecretManagerSecretVersion (API field `privateKeySecretVersion`).",
+        ),
+    ] = None
+    service_directory_config: Annotated[
+        GoogleDevtoolsCloudbuildV2ServiceDirectoryConfig | None,
+        Field(
+            alias="serviceDirectoryConfig",
+            description="Optional. Configuration for using Service Directory to privately connect to a GitHub Enterprise server.",
+        ),
+    ] = None
+    ssl_ca_kcc: Annotated[
+        str | None,
+        Field(
+            alias="sslCA",
+            description="Config Connector's name for githubEnterpriseConfig.sslCa (spec.githubEnterpriseConfig.sslCa); set one of the two.",
+        ),
+    ] = None
+    ssl_ca: Annotated[
+        str | None,
+        Field(
+            alias="sslCa",
+            description="Optional. SSL certificate to use for requests to GitHub Enterprise.",
+        ),
+    ] = None
+    webhook_secret_secret_version_ref: Annotated[
+        SecretManagerSecretVersionRef | None,
+        Field(
+            alias="webhookSecretSecretVersionRef",
+            description="A reference to a SecretManagerSecretVersion (API field `webhookSecretSecretVersion`).",
+        ),
+    ] = None
+
+
 class GoogleDevtoolsCloudbuildV2GitHubEnterpriseConfigObservedState(KRMModel):
     """
     Configuration for connections to an instance of GitHub Enterprise.
@@ -438,6 +620,69 @@ class GoogleDevtoolsCloudbuildV2GitLabConfig(KRMModel):
         Field(
             alias="serviceDirectoryConfig",
             description="Optional. Configuration for using Service Directory to privately connect to a GitLab Enterprise server.",
+        ),
+    ] = None
+    ssl_ca: Annotated[
+        str | None,
+        Field(
+            alias="sslCa",
+            description="Optional. SSL certificate to use for requests to GitLab Enterprise.",
+        ),
+    ] = None
+    webhook_secret_secret_version_ref: Annotated[
+        SecretManagerSecretVersionRef,
+        Field(
+            alias="webhookSecretSecretVersionRef",
+            description="A reference to a SecretManagerSecretVersion (API field `webhookSecretSecretVersion`).",
+        ),
+    ]
+
+
+class GoogleDevtoolsCloudbuildV2GitLabConfigKcc(KRMModel):
+    """
+    Configuration for connections to gitlab.com or an instance of GitLab Enterprise.
+    """
+
+    authorizer_credential: Annotated[
+        UserCredential,
+        Field(
+            alias="authorizerCredential",
+            description="Required. A GitLab personal access token with the `api` scope access.",
+        ),
+    ]
+    host_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="hostURI",
+            description="Config Connector's name for gitlabConfig.hostUri (spec.gitlabConfig.hostUri); set one of the two.",
+        ),
+    ] = None
+    host_uri: Annotated[
+        str | None,
+        Field(
+            alias="hostUri",
+            description="Optional. The URI of the GitLab Enterprise host this connection is for.",
+        ),
+    ] = None
+    read_authorizer_credential: Annotated[
+        UserCredential,
+        Field(
+            alias="readAuthorizerCredential",
+            description="Required. A GitLab personal access token with the minimum `read_api` scope access.",
+        ),
+    ]
+    service_directory_config: Annotated[
+        GoogleDevtoolsCloudbuildV2ServiceDirectoryConfig | None,
+        Field(
+            alias="serviceDirectoryConfig",
+            description="Optional. Configuration for using Service Directory to privately connect to a GitLab Enterprise server.",
+        ),
+    ] = None
+    ssl_ca_kcc: Annotated[
+        str | None,
+        Field(
+            alias="sslCA",
+            description="Config Connector's name for gitlabConfig.sslCa (spec.gitlabConfig.sslCa); set one of the two.",
         ),
     ] = None
     ssl_ca: Annotated[

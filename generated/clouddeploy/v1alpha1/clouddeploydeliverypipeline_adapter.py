@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateWithIdParam,
     DeleteAtPath,
@@ -68,6 +69,16 @@ ADAPTER = Adapter(
     ),
     krm_only=("location", "projectRef", "resourceID"),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
+    aliases=(
+        Alias(
+            field="serialPipeline.stages[].strategy.canary.customCanaryDeployment.phaseConfigs[].phaseID",
+            target="serialPipeline.stages[].strategy.canary.customCanaryDeployment.phaseConfigs[].phaseId",
+        ),
+        Alias(
+            field="serialPipeline.stages[].strategy.canary.runtimeConfig.kubernetes.gatewayServiceMesh.routeDestinations.destinationIDs",
+            target="serialPipeline.stages[].strategy.canary.runtimeConfig.kubernetes.gatewayServiceMesh.routeDestinations.destinationIds",
+        ),
+    ),
     iam=IamMethods(
         get=Call(
             method="getIamPolicy",

@@ -126,6 +126,34 @@ class CanaryDeployment(KRMModel):
     ] = None
 
 
+class CanaryKcc(KRMModel):
+    """
+    Canary represents the canary deployment strategy.
+    """
+
+    canary_deployment: Annotated[
+        CanaryDeployment | None,
+        Field(
+            alias="canaryDeployment",
+            description="Optional. Configures the progressive based deployment for a Target.",
+        ),
+    ] = None
+    custom_canary_deployment: Annotated[
+        CustomCanaryDeploymentKcc | None,
+        Field(
+            alias="customCanaryDeployment",
+            description="Optional. Configures the progressive based deployment for a Target, but allows customizing at the phase level where a phase represents each of the percentage deployments.",
+        ),
+    ] = None
+    runtime_config: Annotated[
+        RuntimeConfigKcc | None,
+        Field(
+            alias="runtimeConfig",
+            description="Optional. Runtime specific configurations for the deployment strategy.",
+        ),
+    ] = None
+
+
 class CloudDeployDeliveryPipelineObservedState(KRMModel):
     """
     A `DeliveryPipeline` resource in the Cloud Deploy API. A `DeliveryPipeline` defines a pipeline through which a Skaffold configuration can progress.
@@ -197,7 +225,7 @@ class CloudDeployDeliveryPipelineSpec(KRMModel):
         ),
     ] = None
     serial_pipeline: Annotated[
-        SerialPipeline | None,
+        SerialPipelineKcc | None,
         Field(
             alias="serialPipeline",
             description="Optional. SerialPipeline defines a sequential set of stages for a `DeliveryPipeline`.",
@@ -271,6 +299,20 @@ class CustomCanaryDeployment(KRMModel):
 
     phase_configs: Annotated[
         list[PhaseConfig],
+        Field(
+            alias="phaseConfigs",
+            description="Required. Configuration for each phase in the canary deployment in the order executed.",
+        ),
+    ]
+
+
+class CustomCanaryDeploymentKcc(KRMModel):
+    """
+    CustomCanaryDeployment represents the custom canary deployment configuration.
+    """
+
+    phase_configs: Annotated[
+        list[PhaseConfigKcc],
         Field(
             alias="phaseConfigs",
             description="Required. Configuration for each phase in the canary deployment in the order executed.",
@@ -359,6 +401,53 @@ class GatewayServiceMesh(KRMModel):
     ] = None
 
 
+class GatewayServiceMeshKcc(KRMModel):
+    """
+    Information about the Kubernetes Gateway API service mesh configuration.
+    """
+
+    deployment: Annotated[
+        str,
+        Field(
+            description="Required. Name of the Kubernetes Deployment whose traffic is managed by the specified HTTPRoute and Service."
+        ),
+    ]
+    http_route: Annotated[
+        str, Field(alias="httpRoute", description="Required. Name of the Gateway API HTTPRoute.")
+    ]
+    pod_selector_label: Annotated[
+        str | None,
+        Field(
+            alias="podSelectorLabel",
+            description="Optional. The label to use when selecting Pods for the Deployment and Service resources.",
+        ),
+    ] = None
+    route_destinations: Annotated[
+        RouteDestinationsKcc | None,
+        Field(
+            alias="routeDestinations",
+            description="Optional. Route destinations allow configuring the Gateway API HTTPRoute to be deployed to additional clusters.",
+        ),
+    ] = None
+    route_update_wait_time: Annotated[
+        str | None,
+        Field(
+            alias="routeUpdateWaitTime",
+            description="Optional. The time to wait for route updates to propagate.",
+            pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
+        ),
+    ] = None
+    service: Annotated[str, Field(description="Required. Name of the Kubernetes Service.")]
+    stable_cutback_duration: Annotated[
+        str | None,
+        Field(
+            alias="stableCutbackDuration",
+            description="Optional. The amount of time to migrate traffic back from the canary Service to the original Service during the stable phase deployment.",
+            pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
+        ),
+    ] = None
+
+
 class GoogleCloudAnalysis(KRMModel):
     """
     GoogleCloudAnalysis is a set of Google Cloud-based checks to perform on the deployment.
@@ -394,6 +483,27 @@ class KubernetesConfig(KRMModel):
     ] = None
 
 
+class KubernetesConfigKcc(KRMModel):
+    """
+    KubernetesConfig contains the Kubernetes runtime configuration.
+    """
+
+    gateway_service_mesh: Annotated[
+        GatewayServiceMeshKcc | None,
+        Field(
+            alias="gatewayServiceMesh",
+            description="Optional. Kubernetes Gateway API service mesh configuration.",
+        ),
+    ] = None
+    service_networking: Annotated[
+        ServiceNetworking | None,
+        Field(
+            alias="serviceNetworking",
+            description="Optional. Kubernetes Service networking configuration.",
+        ),
+    ] = None
+
+
 class PhaseConfig(KRMModel):
     """
     PhaseConfig represents the configuration for a phase in the custom canary deployment.
@@ -408,6 +518,53 @@ class PhaseConfig(KRMModel):
         str,
         Field(alias="phaseId", description="Required. The ID to assign to the `Rollout` phase."),
     ]
+    postdeploy: Annotated[
+        Postdeploy | None,
+        Field(description="Optional. Configuration for the postdeploy job of this phase."),
+    ] = None
+    predeploy: Annotated[
+        Predeploy | None,
+        Field(description="Optional. Configuration for the predeploy job of this phase."),
+    ] = None
+    profiles: Annotated[
+        list[str] | None,
+        Field(
+            description="Optional. Skaffold profiles to use when rendering the manifest for this phase."
+        ),
+    ] = None
+    verify: Annotated[
+        bool | None,
+        Field(
+            description="Optional. Whether to run verify tests after the deployment via `skaffold verify`."
+        ),
+    ] = None
+    verify_config: Annotated[
+        Verify | None,
+        Field(alias="verifyConfig", description="Optional. Configuration for the verify job."),
+    ] = None
+
+
+class PhaseConfigKcc(KRMModel):
+    """
+    PhaseConfig represents the configuration for a phase in the custom canary deployment.
+    """
+
+    analysis: Annotated[
+        Analysis | None,
+        Field(description="Optional. Configuration for the analysis job of this phase."),
+    ] = None
+    percentage: Annotated[int, Field(description="Required. Percentage deployment for the phase.")]
+    phase_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="phaseID",
+            description="Config Connector's name for serialPipeline.stages[].strategy.canary.customCanaryDeployment.phaseConfigs[].phaseId (spec.serialPipeline.stages[].strategy.canary.customCanaryDeployment.phaseConfigs[].phaseId); set one of the two.",
+        ),
+    ] = None
+    phase_id: Annotated[
+        str | None,
+        Field(alias="phaseId", description="Required. The ID to assign to the `Rollout` phase."),
+    ] = None
     postdeploy: Annotated[
         Postdeploy | None,
         Field(description="Optional. Configuration for the postdeploy job of this phase."),
@@ -535,6 +692,34 @@ class RouteDestinations(KRMModel):
     ] = None
 
 
+class RouteDestinationsKcc(KRMModel):
+    """
+    Information about route destinations for the Gateway API service mesh.
+    """
+
+    destination_i_ds: Annotated[
+        list[str] | None,
+        Field(
+            alias="destinationIDs",
+            description="Config Connector's name for serialPipeline.stages[].strategy.canary.runtimeConfig.kubernetes.gatewayServiceMesh.routeDestinations.destinationIds (spec.serialPipeline.stages[].strategy.canary.runtimeConfig.kubernetes.gatewayServiceMesh.routeDestinations.destinationIds); set one of the two.",
+        ),
+    ] = None
+    destination_ids: Annotated[
+        list[str] | None,
+        Field(
+            alias="destinationIds",
+            description="Required. The clusters where the Gateway API HTTPRoute resource will be deployed to.",
+        ),
+    ] = None
+    propagate_service: Annotated[
+        bool | None,
+        Field(
+            alias="propagateService",
+            description="Optional. Whether to propagate the Kubernetes Service to the route destination clusters.",
+        ),
+    ] = None
+
+
 class RuntimeConfig(KRMModel):
     """
     RuntimeConfig contains the runtime specific configurations for a deployment strategy.
@@ -549,6 +734,20 @@ class RuntimeConfig(KRMModel):
     ] = None
 
 
+class RuntimeConfigKcc(KRMModel):
+    """
+    RuntimeConfig contains the runtime specific configurations for a deployment strategy.
+    """
+
+    cloud_run: Annotated[
+        CloudRunConfig | None,
+        Field(alias="cloudRun", description="Optional. Cloud Run runtime configuration."),
+    ] = None
+    kubernetes: Annotated[
+        KubernetesConfigKcc | None, Field(description="Optional. Kubernetes runtime configuration.")
+    ] = None
+
+
 class SerialPipeline(KRMModel):
     """
     SerialPipeline defines a sequential set of stages for a `DeliveryPipeline`.
@@ -556,6 +755,17 @@ class SerialPipeline(KRMModel):
 
     stages: Annotated[
         list[Stage] | None,
+        Field(description="Optional. Each stage specifies configuration for a `Target`."),
+    ] = None
+
+
+class SerialPipelineKcc(KRMModel):
+    """
+    SerialPipeline defines a sequential set of stages for a `DeliveryPipeline`.
+    """
+
+    stages: Annotated[
+        list[StageKcc] | None,
         Field(description="Optional. Each stage specifies configuration for a `Target`."),
     ] = None
 
@@ -619,6 +829,37 @@ class Stage(KRMModel):
     ] = None
 
 
+class StageKcc(KRMModel):
+    """
+    Stage specifies a location to which to deploy.
+    """
+
+    deploy_parameters: Annotated[
+        list[DeployParameters] | None,
+        Field(
+            alias="deployParameters",
+            description="Optional. The deploy parameters to use for the target in this stage.",
+        ),
+    ] = None
+    profiles: Annotated[
+        list[str] | None,
+        Field(
+            description="Optional. Skaffold profiles to use when rendering the manifest for this stage's `Target`."
+        ),
+    ] = None
+    strategy: Annotated[
+        StrategyKcc | None,
+        Field(description="Optional. The strategy to use for a `Rollout` to this stage."),
+    ] = None
+    target_ref: Annotated[
+        CloudDeployTargetRef | None,
+        Field(
+            alias="targetRef",
+            description="A reference to a CloudDeployTarget (API field `targetId`).",
+        ),
+    ] = None
+
+
 class Standard(KRMModel):
     """
     Standard represents the standard deployment strategy.
@@ -650,6 +891,25 @@ class Strategy(KRMModel):
 
     canary: Annotated[
         Canary | None,
+        Field(
+            description="Optional. Canary deployment strategy provides progressive percentage based deployments to a Target."
+        ),
+    ] = None
+    standard: Annotated[
+        Standard | None,
+        Field(
+            description="Optional. Standard deployment strategy executes a single deploy and allows verifying the deployment."
+        ),
+    ] = None
+
+
+class StrategyKcc(KRMModel):
+    """
+    Strategy contains deployment strategy information.
+    """
+
+    canary: Annotated[
+        CanaryKcc | None,
         Field(
             description="Optional. Canary deployment strategy provides progressive percentage based deployments to a Target."
         ),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateWithIdParam,
     DeleteAtPath,
@@ -52,6 +53,10 @@ ADAPTER = Adapter(
     ),
     krm_only=("location", "projectRef", "resourceID"),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
+    aliases=(
+        Alias(field="gke.internalIP", target="gke.internalIp"),
+        Alias(field="gke.proxyURL", target="gke.proxyUrl"),
+    ),
     iam=IamMethods(
         get=Call(
             method="getIamPolicy",

@@ -141,7 +141,7 @@ class CloudDeployTargetSpec(KRMModel):
         ),
     ] = None
     gke: Annotated[
-        GkeCluster | None, Field(description="Optional. Information specifying a GKE Cluster.")
+        GkeClusterKcc | None, Field(description="Optional. Information specifying a GKE Cluster.")
     ] = None
     labels: Annotated[
         dict[str, str] | None,
@@ -298,6 +298,51 @@ class GkeCluster(KRMModel):
         Field(
             alias="internalIp",
             description="Optional. If true, `cluster` is accessed using the private IP address of the control plane endpoint.",
+        ),
+    ] = None
+    proxy_url: Annotated[
+        str | None,
+        Field(
+            alias="proxyUrl",
+            description="Optional. If set, used to configure a [proxy](https://kubernetes.io/docs/concepts/configuration/organize-cluster-access-kubeconfig/#proxy) to the Kubernetes server.",
+        ),
+    ] = None
+
+
+class GkeClusterKcc(KRMModel):
+    """
+    Information specifying a GKE Cluster.
+    """
+
+    cluster: Annotated[
+        str | None, Field(description="Optional. Information specifying a GKE Cluster.")
+    ] = None
+    dns_endpoint: Annotated[
+        bool | None,
+        Field(
+            alias="dnsEndpoint",
+            description="Optional. If set, the cluster will be accessed using the DNS endpoint.",
+        ),
+    ] = None
+    internal_ip_kcc: Annotated[
+        bool | None,
+        Field(
+            alias="internalIP",
+            description="Config Connector's name for gke.internalIp (spec.gke.internalIp); set one of the two.",
+        ),
+    ] = None
+    internal_ip: Annotated[
+        bool | None,
+        Field(
+            alias="internalIp",
+            description="Optional. If true, `cluster` is accessed using the private IP address of the control plane endpoint.",
+        ),
+    ] = None
+    proxy_url_kcc: Annotated[
+        str | None,
+        Field(
+            alias="proxyURL",
+            description="Config Connector's name for gke.proxyUrl (spec.gke.proxyUrl); set one of the two.",
         ),
     ] = None
     proxy_url: Annotated[

@@ -6,7 +6,14 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateServiceAssigned, DeleteAtPath, UpdateMaskInQuery
+from kccgen.contract import (
+    Adapter,
+    Alias,
+    Call,
+    CreateServiceAssigned,
+    DeleteAtPath,
+    UpdateMaskInQuery,
+)
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -37,6 +44,12 @@ ADAPTER = Adapter(
         )
     ),
     krm_only=("projectRef", "resourceID", "tenantRef"),
+    aliases=(
+        Alias(field="careerSiteURI", target="careerSiteUri"),
+        Alias(field="externalID", target="externalId"),
+        Alias(field="imageURI", target="imageUri"),
+        Alias(field="websiteURI", target="websiteUri"),
+    ),
 )
 
 register_adapter(ADAPTER)

@@ -43,6 +43,13 @@ class CloudTalentSolutionCompanySpec(KRMModel):
     A Company resource represents a company in the service. A company is the entity that owns job postings, that is, the hiring entity responsible for employing applicants for the job position.
     """
 
+    career_site_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="careerSiteURI",
+            description="Config Connector's name for careerSiteUri (spec.careerSiteUri); set one of the two.",
+        ),
+    ] = None
     career_site_uri: Annotated[
         str | None,
         Field(
@@ -64,13 +71,20 @@ class CloudTalentSolutionCompanySpec(KRMModel):
             description="Equal Employment Opportunity legal disclaimer text to be associated with all jobs, and typically to be displayed in all roles.",
         ),
     ] = None
+    external_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="externalID",
+            description="Config Connector's name for externalId (spec.externalId); set one of the two.",
+        ),
+    ] = None
     external_id: Annotated[
-        str,
+        str | None,
         Field(
             alias="externalId",
             description="Required. Client side company identifier, used to uniquely identify the company.",
         ),
-    ]
+    ] = None
     headquarters_address: Annotated[
         str | None,
         Field(
@@ -83,6 +97,13 @@ class CloudTalentSolutionCompanySpec(KRMModel):
         Field(
             alias="hiringAgency",
             description="Set to true if it is the hiring agency that post jobs for other employers.",
+        ),
+    ] = None
+    image_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="imageURI",
+            description="Config Connector's name for imageUri (spec.imageUri); set one of the two.",
         ),
     ] = None
     image_uri: Annotated[
@@ -117,6 +138,13 @@ class CloudTalentSolutionCompanySpec(KRMModel):
             description="Immutable. The JobsTenant that this CloudTalentSolutionCompany belongs to.",
         ),
     ]
+    website_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="websiteURI",
+            description="Config Connector's name for websiteUri (spec.websiteUri); set one of the two.",
+        ),
+    ] = None
     website_uri: Annotated[
         str | None,
         Field(

@@ -76,7 +76,7 @@ class ColabRuntimeTemplateSpec(KRMModel):
     """
 
     data_persistent_disk_spec: Annotated[
-        GoogleCloudAiplatformV1PersistentDiskSpec | None,
+        GoogleCloudAiplatformV1PersistentDiskSpecKcc | None,
         Field(
             alias="dataPersistentDiskSpec",
             description="Optional. The specification of persistent disk attached to the runtime as data disk storage.",
@@ -170,6 +170,13 @@ class ColabRuntimeTemplateSpec(KRMModel):
         Field(
             alias="serviceAccountRef",
             description="A reference to a IAMServiceAccount (API field `serviceAccount`).",
+        ),
+    ] = None
+    shielded_vm_config_kcc: Annotated[
+        GoogleCloudAiplatformV1ShieldedVmConfig | None,
+        Field(
+            alias="shieldedVMConfig",
+            description="Config Connector's name for shieldedVmConfig (spec.shieldedVmConfig); set one of the two.",
         ),
     ] = None
     shielded_vm_config: Annotated[
@@ -419,6 +426,28 @@ class GoogleCloudAiplatformV1PersistentDiskSpec(KRMModel):
     Represents the spec of persistent disk and hyperdisk options.
     """
 
+    disk_size_gb: Annotated[
+        int | Int64String | None,
+        Field(alias="diskSizeGb", description="Size in GB of the disk (default is 100GB)."),
+    ] = None
+    disk_type: Annotated[
+        str | None,
+        Field(alias="diskType", description='Type of the disk (default is "pd-standard").'),
+    ] = None
+
+
+class GoogleCloudAiplatformV1PersistentDiskSpecKcc(KRMModel):
+    """
+    Represents the spec of persistent disk and hyperdisk options.
+    """
+
+    disk_size_gb_kcc: Annotated[
+        int | Int64String | None,
+        Field(
+            alias="diskSizeGB",
+            description="Config Connector's name for dataPersistentDiskSpec.diskSizeGb (spec.dataPersistentDiskSpec.diskSizeGb); set one of the two.",
+        ),
+    ] = None
     disk_size_gb: Annotated[
         int | Int64String | None,
         Field(alias="diskSizeGb", description="Size in GB of the disk (default is 100GB)."),

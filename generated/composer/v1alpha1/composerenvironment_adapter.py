@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateWithNameInBody,
     DeleteAtPath,
@@ -56,6 +57,89 @@ ADAPTER = Adapter(
     ),
     krm_only=("location", "projectRef", "resourceID"),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
+    aliases=(
+        Alias(
+            field="config.nodeConfig.composerInternalIPv4CIDRBlock",
+            target="config.nodeConfig.composerInternalIpv4CidrBlock",
+        ),
+        Alias(field="config.nodeConfig.diskSizeGB", target="config.nodeConfig.diskSizeGb"),
+        Alias(
+            field="config.nodeConfig.enableIPMasqAgent",
+            target="config.nodeConfig.enableIpMasqAgent",
+        ),
+        Alias(
+            field="config.nodeConfig.ipAllocationPolicy.clusterIPV4CIDRBlock",
+            target="config.nodeConfig.ipAllocationPolicy.clusterIpv4CidrBlock",
+        ),
+        Alias(
+            field="config.nodeConfig.ipAllocationPolicy.servicesIPV4CIDRBlock",
+            target="config.nodeConfig.ipAllocationPolicy.servicesIpv4CidrBlock",
+        ),
+        Alias(
+            field="config.nodeConfig.ipAllocationPolicy.useIPAliases",
+            target="config.nodeConfig.ipAllocationPolicy.useIpAliases",
+        ),
+        Alias(
+            field="config.privateEnvironmentConfig.cloudComposerNetworkIPv4CIDRBlock",
+            target="config.privateEnvironmentConfig.cloudComposerNetworkIpv4CidrBlock",
+        ),
+        Alias(
+            field="config.privateEnvironmentConfig.cloudSQLIPv4CIDRBlock",
+            target="config.privateEnvironmentConfig.cloudSqlIpv4CidrBlock",
+        ),
+        Alias(
+            field="config.privateEnvironmentConfig.enablePrivatelyUsedPublicIPs",
+            target="config.privateEnvironmentConfig.enablePrivatelyUsedPublicIps",
+        ),
+        Alias(
+            field="config.privateEnvironmentConfig.privateClusterConfig.masterIPV4CIDRBlock",
+            target="config.privateEnvironmentConfig.privateClusterConfig.masterIpv4CidrBlock",
+        ),
+        Alias(
+            field="config.privateEnvironmentConfig.webServerIPv4CIDRBlock",
+            target="config.privateEnvironmentConfig.webServerIpv4CidrBlock",
+        ),
+        Alias(
+            field="config.webServerNetworkAccessControl.allowedIPRanges",
+            target="config.webServerNetworkAccessControl.allowedIpRanges",
+        ),
+        Alias(
+            field="config.workloadsConfig.dagProcessor.memoryGB",
+            target="config.workloadsConfig.dagProcessor.memoryGb",
+        ),
+        Alias(
+            field="config.workloadsConfig.dagProcessor.storageGB",
+            target="config.workloadsConfig.dagProcessor.storageGb",
+        ),
+        Alias(
+            field="config.workloadsConfig.scheduler.memoryGB",
+            target="config.workloadsConfig.scheduler.memoryGb",
+        ),
+        Alias(
+            field="config.workloadsConfig.scheduler.storageGB",
+            target="config.workloadsConfig.scheduler.storageGb",
+        ),
+        Alias(
+            field="config.workloadsConfig.triggerer.memoryGB",
+            target="config.workloadsConfig.triggerer.memoryGb",
+        ),
+        Alias(
+            field="config.workloadsConfig.webServer.memoryGB",
+            target="config.workloadsConfig.webServer.memoryGb",
+        ),
+        Alias(
+            field="config.workloadsConfig.webServer.storageGB",
+            target="config.workloadsConfig.webServer.storageGb",
+        ),
+        Alias(
+            field="config.workloadsConfig.worker.memoryGB",
+            target="config.workloadsConfig.worker.memoryGb",
+        ),
+        Alias(
+            field="config.workloadsConfig.worker.storageGB",
+            target="config.workloadsConfig.worker.storageGb",
+        ),
+    ),
 )
 
 register_adapter(ADAPTER)

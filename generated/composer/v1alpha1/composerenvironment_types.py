@@ -146,7 +146,7 @@ class ComposerEnvironmentSpec(KRMModel):
     """
 
     config: Annotated[
-        EnvironmentConfig | None,
+        EnvironmentConfigKcc | None,
         Field(description="Optional. Configuration parameters for this environment."),
     ] = None
     labels: Annotated[
@@ -207,6 +207,50 @@ class DagProcessorResource(KRMModel):
         Field(
             alias="memoryGb",
             description="Optional. Memory (GB) request and limit for a single Airflow DAG processor replica.",
+        ),
+    ] = None
+    storage_gb: Annotated[
+        float | None,
+        Field(
+            alias="storageGb",
+            description="Optional. Storage (GB) request and limit for a single Airflow DAG processor replica.",
+        ),
+    ] = None
+
+
+class DagProcessorResourceKcc(KRMModel):
+    """
+    Configuration for resources used by Airflow DAG processors. This field is supported for Cloud Composer environments in versions composer-3-airflow-*.*.*-build.* and newer.
+    """
+
+    count: Annotated[int | None, Field(description="Optional. The number of DAG processors.")] = (
+        None
+    )
+    cpu: Annotated[
+        float | None,
+        Field(
+            description="Optional. CPU request and limit for a single Airflow DAG processor replica."
+        ),
+    ] = None
+    memory_gb_kcc: Annotated[
+        float | None,
+        Field(
+            alias="memoryGB",
+            description="Config Connector's name for config.workloadsConfig.dagProcessor.memoryGb (spec.config.workloadsConfig.dagProcessor.memoryGb); set one of the two.",
+        ),
+    ] = None
+    memory_gb: Annotated[
+        float | None,
+        Field(
+            alias="memoryGb",
+            description="Optional. Memory (GB) request and limit for a single Airflow DAG processor replica.",
+        ),
+    ] = None
+    storage_gb_kcc: Annotated[
+        float | None,
+        Field(
+            alias="storageGB",
+            description="Config Connector's name for config.workloadsConfig.dagProcessor.storageGb (spec.config.workloadsConfig.dagProcessor.storageGb); set one of the two.",
         ),
     ] = None
     storage_gb: Annotated[
@@ -384,6 +428,118 @@ class EnvironmentConfig(KRMModel):
     ] = None
 
 
+class EnvironmentConfigKcc(KRMModel):
+    """
+    Configuration information for an environment.
+    """
+
+    data_retention_config: Annotated[
+        DataRetentionConfig | None,
+        Field(
+            alias="dataRetentionConfig",
+            description="Optional. The configuration setting for Airflow database data retention mechanism.",
+        ),
+    ] = None
+    database_config: Annotated[
+        DatabaseConfig | None,
+        Field(
+            alias="databaseConfig",
+            description="Optional. The configuration settings for Cloud SQL instance used internally by Apache Airflow software.",
+        ),
+    ] = None
+    encryption_config: Annotated[
+        EncryptionConfig | None,
+        Field(
+            alias="encryptionConfig",
+            description="Optional. The encryption options for the Cloud Composer environment and its dependencies.",
+        ),
+    ] = None
+    environment_size: Annotated[
+        EnvironmentConfigEnvironmentSize | None,
+        Field(
+            alias="environmentSize",
+            description="Optional. The size of the Cloud Composer environment.",
+        ),
+    ] = None
+    maintenance_window: Annotated[
+        MaintenanceWindow | None,
+        Field(
+            alias="maintenanceWindow",
+            description="Optional. The maintenance window is the period when Cloud Composer components may undergo maintenance.",
+        ),
+    ] = None
+    master_authorized_networks_config: Annotated[
+        MasterAuthorizedNetworksConfig | None,
+        Field(
+            alias="masterAuthorizedNetworksConfig",
+            description="Optional. The configuration options for GKE cluster master authorized networks.",
+        ),
+    ] = None
+    node_config: Annotated[
+        NodeConfigKcc | None,
+        Field(
+            alias="nodeConfig",
+            description="Optional. The configuration used for the Kubernetes Engine cluster.",
+        ),
+    ] = None
+    node_count: Annotated[
+        int | None,
+        Field(
+            alias="nodeCount",
+            description="The number of nodes in the Kubernetes Engine cluster that will be used to run this environment.",
+        ),
+    ] = None
+    private_environment_config: Annotated[
+        PrivateEnvironmentConfigKcc | None,
+        Field(
+            alias="privateEnvironmentConfig",
+            description="Optional. The configuration used for the Private IP Cloud Composer environment.",
+        ),
+    ] = None
+    recovery_config: Annotated[
+        RecoveryConfig | None,
+        Field(
+            alias="recoveryConfig",
+            description="Optional. The Recovery settings configuration of an environment.",
+        ),
+    ] = None
+    resilience_mode: Annotated[
+        EnvironmentConfigResilienceMode | None,
+        Field(
+            alias="resilienceMode",
+            description="Optional. Resilience mode of the Cloud Composer Environment.",
+        ),
+    ] = None
+    software_config: Annotated[
+        SoftwareConfig | None,
+        Field(
+            alias="softwareConfig",
+            description="Optional. The configuration settings for software inside the environment.",
+        ),
+    ] = None
+    web_server_config: Annotated[
+        WebServerConfig | None,
+        Field(
+            alias="webServerConfig",
+            description="Optional. The configuration settings for the Airflow web server App Engine instance.",
+        ),
+    ] = None
+    web_server_network_access_control: Annotated[
+        WebServerNetworkAccessControlKcc | None,
+        Field(
+            alias="webServerNetworkAccessControl",
+            description="Optional. The network-level access control policy for the Airflow web server.",
+        ),
+    ] = None
+    workloads_config: Annotated[
+        WorkloadsConfigKcc | None,
+        Field(
+            alias="workloadsConfig",
+            description="Optional. The workloads configuration settings for the GKE cluster associated with the Cloud Composer environment.",
+        ),
+    ] = None
+
+
 class EnvironmentConfigObservedState(KRMModel):
     """
     Configuration information for an environment.
@@ -464,6 +620,69 @@ class IPAllocationPolicy(KRMModel):
         Field(
             alias="servicesSecondaryRangeName",
             description="Optional. The name of the services' secondary range used to allocate IP addresses to the GKE cluster.",
+        ),
+    ] = None
+    use_ip_aliases: Annotated[
+        bool | None,
+        Field(
+            alias="useIpAliases",
+            description="Optional. Whether or not to enable Alias IPs in the GKE cluster.",
+        ),
+    ] = None
+
+
+class IPAllocationPolicyKcc(KRMModel):
+    """
+    Configuration for controlling how IPs are allocated in the GKE cluster running the Apache Airflow software.
+    """
+
+    cluster_ipv4_cidr_block_kcc: Annotated[
+        str | None,
+        Field(
+            alias="clusterIPV4CIDRBlock",
+            description="Config Connector's name for config.nodeConfig.ipAllocationPolicy.clusterIpv4CidrBlock (spec.config.nodeConfig.ipAllocationPolicy.clusterIpv4CidrBlock); set one of the two.",
+        ),
+    ] = None
+    cluster_ipv4_cidr_block: Annotated[
+        str | None,
+        Field(
+            alias="clusterIpv4CidrBlock",
+            description="Optional. The IP address range used to allocate IP addresses to pods in the GKE cluster.",
+        ),
+    ] = None
+    cluster_secondary_range_name: Annotated[
+        str | None,
+        Field(
+            alias="clusterSecondaryRangeName",
+            description="Optional. The name of the GKE cluster's secondary range used to allocate IP addresses to pods.",
+        ),
+    ] = None
+    services_ipv4_cidr_block_kcc: Annotated[
+        str | None,
+        Field(
+            alias="servicesIPV4CIDRBlock",
+            description="Config Connector's name for config.nodeConfig.ipAllocationPolicy.servicesIpv4CidrBlock (spec.config.nodeConfig.ipAllocationPolicy.servicesIpv4CidrBlock); set one of the two.",
+        ),
+    ] = None
+    services_ipv4_cidr_block: Annotated[
+        str | None,
+        Field(
+            alias="servicesIpv4CidrBlock",
+            description="Optional. The IP address range of the services IP addresses in this GKE cluster.",
+        ),
+    ] = None
+    services_secondary_range_name: Annotated[
+        str | None,
+        Field(
+            alias="servicesSecondaryRangeName",
+            description="Optional. The name of the services' secondary range used to allocate IP addresses to the GKE cluster.",
+        ),
+    ] = None
+    use_ip_aliases_kcc: Annotated[
+        bool | None,
+        Field(
+            alias="useIPAliases",
+            description="Config Connector's name for config.nodeConfig.ipAllocationPolicy.useIpAliases (spec.config.nodeConfig.ipAllocationPolicy.useIpAliases); set one of the two.",
         ),
     ] = None
     use_ip_aliases: Annotated[
@@ -638,6 +857,110 @@ class NodeConfig(KRMModel):
     ] = None
 
 
+class NodeConfigKcc(KRMModel):
+    """
+    The configuration information for the Kubernetes Engine nodes running the Apache Airflow software.
+    """
+
+    composer_internal_i_pv4_cidr_block: Annotated[
+        str | None,
+        Field(
+            alias="composerInternalIPv4CIDRBlock",
+            description="Config Connector's name for config.nodeConfig.composerInternalIpv4CidrBlock (spec.config.nodeConfig.composerInternalIpv4CidrBlock); set one of the two.",
+        ),
+    ] = None
+    composer_internal_ipv4_cidr_block: Annotated[
+        str | None,
+        Field(
+            alias="composerInternalIpv4CidrBlock",
+            description="Optional. The IP range in CIDR notation to use internally by Cloud Composer.",
+        ),
+    ] = None
+    composer_network_attachment_ref: Annotated[
+        ComputeNetworkAttachmentRef | None,
+        Field(
+            alias="composerNetworkAttachmentRef",
+            description="A reference to a ComputeNetworkAttachment (API field `composerNetworkAttachment`).",
+        ),
+    ] = None
+    disk_size_gb_kcc: Annotated[
+        int | None,
+        Field(
+            alias="diskSizeGB",
+            description="Config Connector's name for config.nodeConfig.diskSizeGb (spec.config.nodeConfig.diskSizeGb); set one of the two.",
+        ),
+    ] = None
+    disk_size_gb: Annotated[
+        int | None,
+        Field(alias="diskSizeGb", description="Optional. The disk size in GB used for node VMs."),
+    ] = None
+    enable_ip_masq_agent_kcc: Annotated[
+        bool | None,
+        Field(
+            alias="enableIPMasqAgent",
+            description="Config Connector's name for config.nodeConfig.enableIpMasqAgent (spec.config.nodeConfig.enableIpMasqAgent); set one of the two.",
+        ),
+    ] = None
+    enable_ip_masq_agent: Annotated[
+        bool | None,
+        Field(
+            alias="enableIpMasqAgent",
+            description="Optional. Deploys 'ip-masq-agent' daemon set in the GKE cluster and defines nonMasqueradeCIDRs equals to pod IP range so IP masquerading is used for all destination addresses, except between pods traffic.",
+        ),
+    ] = None
+    ip_allocation_policy: Annotated[
+        IPAllocationPolicyKcc | None,
+        Field(
+            alias="ipAllocationPolicy",
+            description="Optional. The configuration for controlling how IPs are allocated in the GKE cluster.",
+        ),
+    ] = None
+    location: Annotated[
+        str | None,
+        Field(
+            description="Optional. The Compute Engine [zone](/compute/docs/regions-zones) in which to deploy the VMs used to run the Apache Airflow software, specified as a [relative resource name](/apis/design/resource_names#relative_resource_name)."
+        ),
+    ] = None
+    machine_type: Annotated[
+        str | None,
+        Field(
+            alias="machineType",
+            description="Optional. The Compute Engine [machine type](/compute/docs/machine-types) used for cluster instances, specified as a [relative resource name](/apis/design/resource_names#relative_resource_name).",
+        ),
+    ] = None
+    network_ref: Annotated[
+        ComputeNetworkRef | None,
+        Field(
+            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
+        ),
+    ] = None
+    oauth_scopes: Annotated[
+        list[str] | None,
+        Field(
+            alias="oauthScopes",
+            description="Optional. The set of Google API scopes to be made available on all node VMs.",
+        ),
+    ] = None
+    service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
+        Field(
+            alias="serviceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `serviceAccount`).",
+        ),
+    ] = None
+    subnetwork_ref: Annotated[
+        ComputeSubnetworkRef | None,
+        Field(
+            alias="subnetworkRef",
+            description="A reference to a ComputeSubnetwork (API field `subnetwork`).",
+        ),
+    ] = None
+    tags: Annotated[
+        list[str] | None,
+        Field(description="Optional. The list of instance tags applied to all node VMs."),
+    ] = None
+
+
 class PrivateClusterConfig(KRMModel):
     """
     Configuration options for the private GKE cluster in a Cloud Composer environment.
@@ -648,6 +971,34 @@ class PrivateClusterConfig(KRMModel):
         Field(
             alias="enablePrivateEndpoint",
             description="Optional. If `true`, access to the public endpoint of the GKE cluster is denied.",
+        ),
+    ] = None
+    master_ipv4_cidr_block: Annotated[
+        str | None,
+        Field(
+            alias="masterIpv4CidrBlock",
+            description="Optional. The CIDR block from which IPv4 range for GKE master will be reserved.",
+        ),
+    ] = None
+
+
+class PrivateClusterConfigKcc(KRMModel):
+    """
+    Configuration options for the private GKE cluster in a Cloud Composer environment.
+    """
+
+    enable_private_endpoint: Annotated[
+        bool | None,
+        Field(
+            alias="enablePrivateEndpoint",
+            description="Optional. If `true`, access to the public endpoint of the GKE cluster is denied.",
+        ),
+    ] = None
+    master_ipv4_cidr_block_kcc: Annotated[
+        str | None,
+        Field(
+            alias="masterIPV4CIDRBlock",
+            description="Config Connector's name for config.privateEnvironmentConfig.privateClusterConfig.masterIpv4CidrBlock (spec.config.privateEnvironmentConfig.privateClusterConfig.masterIpv4CidrBlock); set one of the two.",
         ),
     ] = None
     master_ipv4_cidr_block: Annotated[
@@ -750,6 +1101,111 @@ class PrivateEnvironmentConfig(KRMModel):
     ] = None
 
 
+class PrivateEnvironmentConfigKcc(KRMModel):
+    """
+    The configuration information for configuring a Private IP Cloud Composer environment.
+    """
+
+    cloud_composer_connection_subnetwork_ref: Annotated[
+        ComputeSubnetworkRef | None,
+        Field(
+            alias="cloudComposerConnectionSubnetworkRef",
+            description="A reference to a ComputeSubnetwork (API field `cloudComposerConnectionSubnetwork`).",
+        ),
+    ] = None
+    cloud_composer_network_i_pv4_cidr_block: Annotated[
+        str | None,
+        Field(
+            alias="cloudComposerNetworkIPv4CIDRBlock",
+            description="Config Connector's name for config.privateEnvironmentConfig.cloudComposerNetworkIpv4CidrBlock (spec.config.privateEnvironmentConfig.cloudComposerNetworkIpv4CidrBlock); set one of the two.",
+        ),
+    ] = None
+    cloud_composer_network_ipv4_cidr_block: Annotated[
+        str | None,
+        Field(
+            alias="cloudComposerNetworkIpv4CidrBlock",
+            description="Optional. The CIDR block from which IP range for Cloud Composer Network in tenant project will be reserved.",
+        ),
+    ] = None
+    cloud_sqli_pv4_cidr_block: Annotated[
+        str | None,
+        Field(
+            alias="cloudSQLIPv4CIDRBlock",
+            description="Config Connector's name for config.privateEnvironmentConfig.cloudSqlIpv4CidrBlock (spec.config.privateEnvironmentConfig.cloudSqlIpv4CidrBlock); set one of the two.",
+        ),
+    ] = None
+    cloud_sql_ipv4_cidr_block: Annotated[
+        str | None,
+        Field(
+            alias="cloudSqlIpv4CidrBlock",
+            description="Optional. The CIDR block from which IP range in tenant project will be reserved for Cloud SQL.",
+        ),
+    ] = None
+    enable_private_builds_only: Annotated[
+        bool | None,
+        Field(
+            alias="enablePrivateBuildsOnly",
+            description="Optional. If `true`, builds performed during operations that install Python packages have only private connectivity to Google services (including Artifact Registry) and VPC network (if either `NodeConfig.network` and `NodeConfig.subnetwork` fields or `NodeConfig.composer_network_attachment` field are specified).",
+        ),
+    ] = None
+    enable_private_environment: Annotated[
+        bool | None,
+        Field(
+            alias="enablePrivateEnvironment",
+            description="Optional. If `true`, a Private IP Cloud Composer environment is created.",
+        ),
+    ] = None
+    enable_privately_used_public_i_ps: Annotated[
+        bool | None,
+        Field(
+            alias="enablePrivatelyUsedPublicIPs",
+            description="Config Connector's name for config.privateEnvironmentConfig.enablePrivatelyUsedPublicIps (spec.config.privateEnvironmentConfig.enablePrivatelyUsedPublicIps); set one of the two.",
+        ),
+    ] = None
+    enable_privately_used_public_ips: Annotated[
+        bool | None,
+        Field(
+            alias="enablePrivatelyUsedPublicIps",
+            description="Optional. When enabled, IPs from public (non-RFC1918) ranges can be used for `IPAllocationPolicy.cluster_ipv4_cidr_block` and `IPAllocationPolicy.service_ipv4_cidr_block`.",
+        ),
+    ] = None
+    networking_config: Annotated[
+        NetworkingConfig | None,
+        Field(
+            alias="networkingConfig",
+            description="Optional. Configuration for the network connections configuration in the environment.",
+        ),
+    ] = None
+    networking_type: Annotated[
+        PrivateEnvironmentConfigNetworkingType | None,
+        Field(
+            alias="networkingType",
+            description="Optional. Networking type for the environment, either private or public.",
+        ),
+    ] = None
+    private_cluster_config: Annotated[
+        PrivateClusterConfigKcc | None,
+        Field(
+            alias="privateClusterConfig",
+            description="Optional. Configuration for the private GKE cluster for a Private IP Cloud Composer environment.",
+        ),
+    ] = None
+    web_server_i_pv4_cidr_block: Annotated[
+        str | None,
+        Field(
+            alias="webServerIPv4CIDRBlock",
+            description="Config Connector's name for config.privateEnvironmentConfig.webServerIpv4CidrBlock (spec.config.privateEnvironmentConfig.webServerIpv4CidrBlock); set one of the two.",
+        ),
+    ] = None
+    web_server_ipv4_cidr_block: Annotated[
+        str | None,
+        Field(
+            alias="webServerIpv4CidrBlock",
+            description="Optional. The CIDR block from which IP range for web server will be reserved.",
+        ),
+    ] = None
+
+
 class PrivateEnvironmentConfigObservedState(KRMModel):
     """
     The configuration information for configuring a Private IP Cloud Composer environment.
@@ -840,6 +1296,48 @@ class SchedulerResource(KRMModel):
         Field(
             alias="memoryGb",
             description="Optional. Memory (GB) request and limit for a single Airflow scheduler replica.",
+        ),
+    ] = None
+    storage_gb: Annotated[
+        float | None,
+        Field(
+            alias="storageGb",
+            description="Optional. Storage (GB) request and limit for a single Airflow scheduler replica.",
+        ),
+    ] = None
+
+
+class SchedulerResourceKcc(KRMModel):
+    """
+    Configuration for resources used by Airflow schedulers.
+    """
+
+    count: Annotated[int | None, Field(description="Optional. The number of schedulers.")] = None
+    cpu: Annotated[
+        float | None,
+        Field(
+            description="Optional. CPU request and limit for a single Airflow scheduler replica."
+        ),
+    ] = None
+    memory_gb_kcc: Annotated[
+        float | None,
+        Field(
+            alias="memoryGB",
+            description="Config Connector's name for config.workloadsConfig.scheduler.memoryGb (spec.config.workloadsConfig.scheduler.memoryGb); set one of the two.",
+        ),
+    ] = None
+    memory_gb: Annotated[
+        float | None,
+        Field(
+            alias="memoryGb",
+            description="Optional. Memory (GB) request and limit for a single Airflow scheduler replica.",
+        ),
+    ] = None
+    storage_gb_kcc: Annotated[
+        float | None,
+        Field(
+            alias="storageGB",
+            description="Config Connector's name for config.workloadsConfig.scheduler.storageGb (spec.config.workloadsConfig.scheduler.storageGb); set one of the two.",
         ),
     ] = None
     storage_gb: Annotated[
@@ -982,6 +1480,34 @@ class TriggererResource(KRMModel):
     ] = None
 
 
+class TriggererResourceKcc(KRMModel):
+    """
+    Configuration for resources used by Airflow triggerers.
+    """
+
+    count: Annotated[int | None, Field(description="Optional. The number of triggerers.")] = None
+    cpu: Annotated[
+        float | None,
+        Field(
+            description="Optional. CPU request and limit for a single Airflow triggerer replica."
+        ),
+    ] = None
+    memory_gb_kcc: Annotated[
+        float | None,
+        Field(
+            alias="memoryGB",
+            description="Config Connector's name for config.workloadsConfig.triggerer.memoryGb (spec.config.workloadsConfig.triggerer.memoryGb); set one of the two.",
+        ),
+    ] = None
+    memory_gb: Annotated[
+        float | None,
+        Field(
+            alias="memoryGb",
+            description="Optional. Memory (GB) request and limit for a single Airflow triggerer replica.",
+        ),
+    ] = None
+
+
 class WebServerConfig(KRMModel):
     """
     The configuration settings for the Airflow web server App Engine instance. Supported for Cloud Composer environments in versions composer-1.*.*-airflow-*.*.*
@@ -1010,6 +1536,27 @@ class WebServerNetworkAccessControl(KRMModel):
     ] = None
 
 
+class WebServerNetworkAccessControlKcc(KRMModel):
+    """
+    Network-level access control policy for the Airflow web server.
+    """
+
+    allowed_ip_ranges_kcc: Annotated[
+        list[AllowedIpRange] | None,
+        Field(
+            alias="allowedIPRanges",
+            description="Config Connector's name for config.webServerNetworkAccessControl.allowedIpRanges (spec.config.webServerNetworkAccessControl.allowedIpRanges); set one of the two.",
+        ),
+    ] = None
+    allowed_ip_ranges: Annotated[
+        list[AllowedIpRange] | None,
+        Field(
+            alias="allowedIpRanges",
+            description="A collection of allowed IP ranges with descriptions.",
+        ),
+    ] = None
+
+
 class WebServerResource(KRMModel):
     """
     Configuration for resources used by Airflow web server.
@@ -1023,6 +1570,44 @@ class WebServerResource(KRMModel):
         Field(
             alias="memoryGb",
             description="Optional. Memory (GB) request and limit for Airflow web server.",
+        ),
+    ] = None
+    storage_gb: Annotated[
+        float | None,
+        Field(
+            alias="storageGb",
+            description="Optional. Storage (GB) request and limit for Airflow web server.",
+        ),
+    ] = None
+
+
+class WebServerResourceKcc(KRMModel):
+    """
+    Configuration for resources used by Airflow web server.
+    """
+
+    cpu: Annotated[
+        float | None, Field(description="Optional. CPU request and limit for Airflow web server.")
+    ] = None
+    memory_gb_kcc: Annotated[
+        float | None,
+        Field(
+            alias="memoryGB",
+            description="Config Connector's name for config.workloadsConfig.webServer.memoryGb (spec.config.workloadsConfig.webServer.memoryGb); set one of the two.",
+        ),
+    ] = None
+    memory_gb: Annotated[
+        float | None,
+        Field(
+            alias="memoryGb",
+            description="Optional. Memory (GB) request and limit for Airflow web server.",
+        ),
+    ] = None
+    storage_gb_kcc: Annotated[
+        float | None,
+        Field(
+            alias="storageGB",
+            description="Config Connector's name for config.workloadsConfig.webServer.storageGb (spec.config.workloadsConfig.webServer.storageGb); set one of the two.",
         ),
     ] = None
     storage_gb: Annotated[
@@ -1067,6 +1652,53 @@ class WorkerResource(KRMModel):
     ] = None
 
 
+class WorkerResourceKcc(KRMModel):
+    """
+    Configuration for resources used by Airflow workers.
+    """
+
+    cpu: Annotated[
+        float | None,
+        Field(description="Optional. CPU request and limit for a single Airflow worker replica."),
+    ] = None
+    max_count: Annotated[
+        int | None,
+        Field(alias="maxCount", description="Optional. Maximum number of workers for autoscaling."),
+    ] = None
+    memory_gb_kcc: Annotated[
+        float | None,
+        Field(
+            alias="memoryGB",
+            description="Config Connector's name for config.workloadsConfig.worker.memoryGb (spec.config.workloadsConfig.worker.memoryGb); set one of the two.",
+        ),
+    ] = None
+    memory_gb: Annotated[
+        float | None,
+        Field(
+            alias="memoryGb",
+            description="Optional. Memory (GB) request and limit for a single Airflow worker replica.",
+        ),
+    ] = None
+    min_count: Annotated[
+        int | None,
+        Field(alias="minCount", description="Optional. Minimum number of workers for autoscaling."),
+    ] = None
+    storage_gb_kcc: Annotated[
+        float | None,
+        Field(
+            alias="storageGB",
+            description="Config Connector's name for config.workloadsConfig.worker.storageGb (spec.config.workloadsConfig.worker.storageGb); set one of the two.",
+        ),
+    ] = None
+    storage_gb: Annotated[
+        float | None,
+        Field(
+            alias="storageGb",
+            description="Optional. Storage (GB) request and limit for a single Airflow worker replica.",
+        ),
+    ] = None
+
+
 class WorkloadsConfig(KRMModel):
     """
     The Kubernetes workloads configuration for GKE cluster associated with the Cloud Composer environment. Supported for Cloud Composer environments in versions composer-2.*.*-airflow-*.*.* and newer.
@@ -1092,6 +1724,34 @@ class WorkloadsConfig(KRMModel):
     ] = None
     worker: Annotated[
         WorkerResource | None, Field(description="Optional. Resources used by Airflow workers.")
+    ] = None
+
+
+class WorkloadsConfigKcc(KRMModel):
+    """
+    The Kubernetes workloads configuration for GKE cluster associated with the Cloud Composer environment. Supported for Cloud Composer environments in versions composer-2.*.*-airflow-*.*.* and newer.
+    """
+
+    dag_processor: Annotated[
+        DagProcessorResourceKcc | None,
+        Field(
+            alias="dagProcessor", description="Optional. Resources used by Airflow DAG processors."
+        ),
+    ] = None
+    scheduler: Annotated[
+        SchedulerResourceKcc | None,
+        Field(description="Optional. Resources used by Airflow schedulers."),
+    ] = None
+    triggerer: Annotated[
+        TriggererResourceKcc | None,
+        Field(description="Optional. Resources used by Airflow triggerers."),
+    ] = None
+    web_server: Annotated[
+        WebServerResourceKcc | None,
+        Field(alias="webServer", description="Optional. Resources used by Airflow web server."),
+    ] = None
+    worker: Annotated[
+        WorkerResourceKcc | None, Field(description="Optional. Resources used by Airflow workers.")
     ] = None
 
 

@@ -69,6 +69,7 @@ ADAPTER = Adapter(
     aliases=(
         Alias(field="backend", target="backends"),
         Alias(field="connectionDrainingTimeoutSec", target="connectionDraining.drainingTimeoutSec"),
+        Alias(field="enableCdn", target="enableCDN"),
     ),
     locations=Locations(
         field="location",

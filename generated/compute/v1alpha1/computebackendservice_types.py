@@ -1122,6 +1122,13 @@ class ComputeBackendServiceSpec(KRMModel):
             description="If true, enables Cloud CDN for the backend service of a global external Application Load Balancer.",
         ),
     ] = None
+    enable_cdn_kcc: Annotated[
+        bool | None,
+        Field(
+            alias="enableCdn",
+            description="Config Connector's name for enableCDN (spec.enableCDN); set one of the two.",
+        ),
+    ] = None
     external_managed_migration_state: Annotated[
         BackendServiceExternalManagedMigrationState | None,
         Field(

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateWithNameInBody,
     DeleteAtPath,
+    Locations,
     Lro,
     UpdateMaskInQuery,
 )
@@ -79,6 +81,17 @@ ADAPTER = Adapter(
         ("regionOperations", OPERATIONS["regionOperations"]),
         ("zoneOperations", OPERATIONS["zoneOperations"]),
     ),
+    aliases=(
+        Alias(
+            field="specificSkuProperties.instanceProperties.localSsds[].diskSizeGB",
+            target="specificSkuProperties.instanceProperties.localSsds[].diskSizeGb",
+        ),
+        Alias(
+            field="specificSkuProperties.instanceProperties.minCPUPlatform",
+            target="specificSkuProperties.instanceProperties.minCpuPlatform",
+        ),
+    ),
+    locations=Locations(field="location", scope="zone", param="zone"),
 )
 
 register_adapter(ADAPTER)

@@ -24,7 +24,6 @@ OUTPUT_ONLY = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'Output 
 OUTPUT_ONLY_2 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'[Output Only]'")
 OUTPUT_ONLY_3 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'[Output only]'")
 OUTPUT_ONLY_4 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="readOnly")
-REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="identity")
 ARRAY_OF_OBJECT = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.OBJECT))
 ARRAY_OF_STRING = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.STRING))
 BOOLEAN = FieldType(kind=TypeKind.BOOLEAN)
@@ -64,6 +63,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("deploymentType", ENUM, (), True, True),
         ("description", STRING, (), True, True),
         ("enableEmergentMaintenance", BOOLEAN, (), True, True),
+        ("location", STRING, (IMMUTABLE,), False, False, {"api_path": None, "identity": True}),
         ("namePrefix", STRING, (), True, True),
         ("params", OBJECT, (INPUT_ONLY,), True, False),
         ("params.resourceManagerTags", MAP_OF_STRING, (INPUT_ONLY, INPUT_ONLY_2), True, False),
@@ -108,7 +108,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("timeWindow.duration.seconds", STRING_INT64, (), True, True),
         ("timeWindow.endTime", STRING, (), True, True),
         ("timeWindow.startTime", STRING, (), True, True),
-        ("zone", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("zone", STRING, (IMMUTABLE,), False, False, {"api_path": None, "identity": True}),
     ),
     observed=(
         ("aggregateReservation", OBJECT, (), False, True),

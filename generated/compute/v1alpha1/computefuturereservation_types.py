@@ -175,6 +175,26 @@ class AllocationSpecificSKUAllocationAllocatedInstancePropertiesReservedDisk(KRM
     ] = None
 
 
+class AllocationSpecificSKUAllocationAllocatedInstancePropertiesReservedDiskKcc(KRMModel):
+    disk_size_gb_kcc: Annotated[
+        int | Int64String | None,
+        Field(
+            alias="diskSizeGB",
+            description="Config Connector's name for specificSkuProperties.instanceProperties.localSsds[].diskSizeGb (spec.specificSkuProperties.instanceProperties.localSsds[].diskSizeGb); set one of the two.",
+        ),
+    ] = None
+    disk_size_gb: Annotated[
+        int | Int64String | None,
+        Field(alias="diskSizeGb", description="Specifies the size of the disk in base-2 GB."),
+    ] = None
+    interface: Annotated[
+        AllocationSpecificSKUAllocationAllocatedInstancePropertiesReservedDiskInterface | None,
+        Field(
+            description="Specifies the disk interface to use for attaching this disk, which is either SCSI or NVME."
+        ),
+    ] = None
+
+
 class AllocationSpecificSKUAllocationAllocatedInstancePropertiesReservedDiskObserved(KRMModel):
     disk_size_gb: Annotated[
         int | Int64String | None,
@@ -217,6 +237,50 @@ class AllocationSpecificSKUAllocationReservedInstanceProperties(KRMModel):
         Field(
             alias="machineType",
             description="Specifies type of machine (name only) which has fixed number of vCPUs and fixed amount of memory.",
+        ),
+    ] = None
+    min_cpu_platform: Annotated[
+        str | None,
+        Field(alias="minCpuPlatform", description="Minimum cpu platform the reservation."),
+    ] = None
+
+
+class AllocationSpecificSKUAllocationReservedInstancePropertiesKcc(KRMModel):
+    """
+    Properties of the SKU instances being reserved.
+    Next ID: 10
+    """
+
+    guest_accelerators: Annotated[
+        list[AcceleratorConfig] | None,
+        Field(alias="guestAccelerators", description="Specifies accelerator type and count."),
+    ] = None
+    local_ssds: Annotated[
+        list[AllocationSpecificSKUAllocationAllocatedInstancePropertiesReservedDiskKcc] | None,
+        Field(
+            alias="localSsds",
+            description="Specifies amount of local ssd to reserve with each instance.",
+        ),
+    ] = None
+    location_hint: Annotated[
+        str | None,
+        Field(
+            alias="locationHint",
+            description="An opaque location hint used to place the allocation close to other resources.",
+        ),
+    ] = None
+    machine_type: Annotated[
+        str | None,
+        Field(
+            alias="machineType",
+            description="Specifies type of machine (name only) which has fixed number of vCPUs and fixed amount of memory.",
+        ),
+    ] = None
+    min_cpu_platform_kcc: Annotated[
+        str | None,
+        Field(
+            alias="minCPUPlatform",
+            description="Config Connector's name for specificSkuProperties.instanceProperties.minCpuPlatform (spec.specificSkuProperties.instanceProperties.minCpuPlatform); set one of the two.",
         ),
     ] = None
     min_cpu_platform: Annotated[
@@ -382,6 +446,12 @@ class ComputeFutureReservationSpec(KRMModel):
             description="Indicates if this group of VMs have emergent maintenance enabled.",
         ),
     ] = None
+    location: Annotated[
+        str | None,
+        Field(
+            description="Config Connector's location of the ComputeFutureReservation: a zone (us-central1-a): this Kind (the same as spec.zone)."
+        ),
+    ] = None
     name_prefix: Annotated[
         str | None,
         Field(
@@ -450,7 +520,7 @@ class ComputeFutureReservationSpec(KRMModel):
         ),
     ] = None
     specific_sku_properties: Annotated[
-        FutureReservationSpecificSKUProperties | None,
+        FutureReservationSpecificSKUPropertiesKcc | None,
         Field(
             alias="specificSkuProperties",
             description="Future Reservation configuration to indicate instance properties and total count.",
@@ -467,7 +537,9 @@ class ComputeFutureReservationSpec(KRMModel):
         FutureReservationTimeWindow | None,
         Field(alias="timeWindow", description="Time window for this Future Reservation."),
     ] = None
-    zone: Annotated[str, Field(description="Immutable. The zone of the ComputeFutureReservation.")]
+    zone: Annotated[
+        str | None, Field(description="Immutable. The zone of the ComputeFutureReservation.")
+    ] = None
 
 
 class Duration(KRMModel):
@@ -545,6 +617,30 @@ class FutureReservationParams(KRMModel):
 class FutureReservationSpecificSKUProperties(KRMModel):
     instance_properties: Annotated[
         AllocationSpecificSKUAllocationReservedInstanceProperties | None,
+        Field(
+            alias="instanceProperties",
+            description="Properties of the SKU instances being reserved.",
+        ),
+    ] = None
+    source_instance_template: Annotated[
+        str | None,
+        Field(
+            alias="sourceInstanceTemplate",
+            description="The instance template that will be used to populate the ReservedInstanceProperties of the future reservation",
+        ),
+    ] = None
+    total_count: Annotated[
+        int | Int64String | None,
+        Field(
+            alias="totalCount",
+            description="Total number of instances for which capacity assurance is requested at a future time period.",
+        ),
+    ] = None
+
+
+class FutureReservationSpecificSKUPropertiesKcc(KRMModel):
+    instance_properties: Annotated[
+        AllocationSpecificSKUAllocationReservedInstancePropertiesKcc | None,
         Field(
             alias="instanceProperties",
             description="Properties of the SKU instances being reserved.",

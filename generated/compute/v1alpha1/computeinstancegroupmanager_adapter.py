@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateWithNameInBody,
     DeleteAtPath,
@@ -75,6 +76,16 @@ ADAPTER = Adapter(
         ("globalOrganizationOperations", OPERATIONS["globalOrganizationOperations"]),
         ("regionOperations", OPERATIONS["regionOperations"]),
         ("zoneOperations", OPERATIONS["zoneOperations"]),
+    ),
+    aliases=(
+        Alias(
+            field="statefulPolicy.preservedState.externalIps",
+            target="statefulPolicy.preservedState.externalIPs",
+        ),
+        Alias(
+            field="statefulPolicy.preservedState.internalIps",
+            target="statefulPolicy.preservedState.internalIPs",
+        ),
     ),
     locations=Locations(
         field="location",

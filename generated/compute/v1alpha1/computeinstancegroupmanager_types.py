@@ -546,7 +546,7 @@ class ComputeInstanceGroupManagerSpec(KRMModel):
         ),
     ] = None
     stateful_policy: Annotated[
-        StatefulPolicy | None,
+        StatefulPolicyKcc | None,
         Field(
             alias="statefulPolicy",
             description="Stateful configuration for this Instanced Group Manager",
@@ -1634,6 +1634,12 @@ class StatefulPolicy(KRMModel):
     ] = None
 
 
+class StatefulPolicyKcc(KRMModel):
+    preserved_state: Annotated[
+        StatefulPolicyPreservedStateKcc | None, Field(alias="preservedState")
+    ] = None
+
+
 class StatefulPolicyPreservedState(KRMModel):
     """
     Configuration of preserved resources.
@@ -1667,6 +1673,47 @@ class StatefulPolicyPreservedStateDiskDevice(KRMModel):
         Field(
             alias="autoDelete",
             description="These stateful disks will never be deleted during autohealing, update or VM instance recreate operations.",
+        ),
+    ] = None
+
+
+class StatefulPolicyPreservedStateKcc(KRMModel):
+    """
+    Configuration of preserved resources.
+    """
+
+    disks: Annotated[
+        dict[str, StatefulPolicyPreservedStateDiskDevice] | None,
+        Field(
+            description="Disks created on the instances that will be preserved on instance delete, update, etc. This map is keyed with the device names of the disks."
+        ),
+    ] = None
+    external_i_ps: Annotated[
+        dict[str, StatefulPolicyPreservedStateNetworkIp] | None,
+        Field(
+            alias="externalIPs",
+            description="External network IPs assigned to the instances that will be preserved on instance delete, update, etc. This map is keyed with the network interface name.",
+        ),
+    ] = None
+    external_ips: Annotated[
+        dict[str, StatefulPolicyPreservedStateNetworkIp] | None,
+        Field(
+            alias="externalIps",
+            description="Config Connector's name for statefulPolicy.preservedState.externalIPs (spec.statefulPolicy.preservedState.externalIPs); set one of the two.",
+        ),
+    ] = None
+    internal_i_ps: Annotated[
+        dict[str, StatefulPolicyPreservedStateNetworkIp] | None,
+        Field(
+            alias="internalIPs",
+            description="Internal network IPs assigned to the instances that will be preserved on instance delete, update, etc. This map is keyed with the network interface name.",
+        ),
+    ] = None
+    internal_ips: Annotated[
+        dict[str, StatefulPolicyPreservedStateNetworkIp] | None,
+        Field(
+            alias="internalIps",
+            description="Config Connector's name for statefulPolicy.preservedState.internalIPs (spec.statefulPolicy.preservedState.internalIPs); set one of the two.",
         ),
     ] = None
 

@@ -13,6 +13,7 @@ from kccgen.contract import (
     DeleteAtPath,
     FingerprintGuard,
     IamMethods,
+    Locations,
     Lro,
     UpdateMerge,
 )
@@ -72,6 +73,7 @@ ADAPTER = Adapter(
         ("regionOperations", OPERATIONS["regionOperations"]),
         ("zoneOperations", OPERATIONS["zoneOperations"]),
     ),
+    locations=Locations(field="location", scope="region", param="region"),
     iam=IamMethods(
         get=Call(
             method="getIamPolicy",

@@ -23,7 +23,6 @@ OUTPUT_ONLY_3 = Fact(
     source="kccgen: concurrency token, read from GET and sent back on update",
 )
 OUTPUT_ONLY_4 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="readOnly")
-REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="identity")
 ARRAY_OF_OBJECT = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.OBJECT))
 ARRAY_OF_STRING = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.STRING))
 ENUM = FieldType(kind=TypeKind.ENUM)
@@ -40,10 +39,11 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     spec=(
         ("connectionPreference", ENUM, (), True, True),
         ("description", STRING, (), True, True),
+        ("location", STRING, (IMMUTABLE,), False, False, {"api_path": None, "identity": True}),
         ("producerAcceptLists", ARRAY_OF_OBJECT, (), True, True),
         ("producerRejectLists", ARRAY_OF_OBJECT, (), True, True),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
-        ("region", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("region", STRING, (IMMUTABLE,), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("subnetworkRefs", ARRAY_OF_OBJECT, (), True, True, {"api_path": "subnetworks"}),
     ),

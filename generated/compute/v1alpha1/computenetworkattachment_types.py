@@ -94,6 +94,12 @@ class ComputeNetworkAttachmentSpec(KRMModel):
     description: Annotated[
         str | None, Field(description="An optional description of this resource.")
     ] = None
+    location: Annotated[
+        str | None,
+        Field(
+            description="Config Connector's location of the ComputeNetworkAttachment: a region (us-central1): this Kind (the same as spec.region)."
+        ),
+    ] = None
     producer_accept_lists: Annotated[
         list[ProjectRef] | None,
         Field(
@@ -116,8 +122,8 @@ class ComputeNetworkAttachmentSpec(KRMModel):
         ),
     ] = None
     region: Annotated[
-        str, Field(description="Immutable. The region of the ComputeNetworkAttachment.")
-    ]
+        str | None, Field(description="Immutable. The region of the ComputeNetworkAttachment.")
+    ] = None
     resource_id: Annotated[
         str | None,
         Field(

@@ -11,6 +11,7 @@ from kccgen.contract import (
     Call,
     CreateWithNameInBody,
     DeleteAtPath,
+    Locations,
     Lro,
     UpdateMaskInQuery,
 )
@@ -69,6 +70,7 @@ ADAPTER = Adapter(
         ("regionOperations", OPERATIONS["regionOperations"]),
         ("zoneOperations", OPERATIONS["zoneOperations"]),
     ),
+    locations=Locations(field="location", scope="region", param="region"),
 )
 
 register_adapter(ADAPTER)

@@ -24,7 +24,6 @@ OUTPUT_ONLY_4 = Fact(
     source="kccgen: concurrency token, read from GET and sent back on update",
 )
 OUTPUT_ONLY_5 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="readOnly")
-REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="identity")
 OBJECT = FieldType(kind=TypeKind.OBJECT)
 STRING = FieldType(kind=TypeKind.STRING)
 STRING_BYTE = FieldType(kind=TypeKind.STRING, format="byte")
@@ -37,8 +36,9 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     identity="projects/{project}/regions/{region}/networkEdgeSecurityServices/{networkEdgeSecurityService}",
     spec=(
         ("description", STRING, (), True, True),
+        ("location", STRING, (IMMUTABLE,), False, False, {"api_path": None, "identity": True}),
         ("projectRef", OBJECT, (IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
-        ("region", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("region", STRING, (IMMUTABLE,), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("securityPolicyRef", OBJECT, (), True, True, {"api_path": "securityPolicy"}),
     ),

@@ -72,6 +72,12 @@ class ComputeNetworkEdgeSecurityServiceSpec(KRMModel):
     description: Annotated[
         str | None, Field(description="An optional description of this resource.")
     ] = None
+    location: Annotated[
+        str | None,
+        Field(
+            description="Config Connector's location of the ComputeNetworkEdgeSecurityService: a region (us-central1): this Kind (the same as spec.region)."
+        ),
+    ] = None
     project_ref: Annotated[
         ProjectRef | None,
         Field(
@@ -80,8 +86,9 @@ class ComputeNetworkEdgeSecurityServiceSpec(KRMModel):
         ),
     ] = None
     region: Annotated[
-        str, Field(description="Immutable. The region of the ComputeNetworkEdgeSecurityService.")
-    ]
+        str | None,
+        Field(description="Immutable. The region of the ComputeNetworkEdgeSecurityService."),
+    ] = None
     resource_id: Annotated[
         str | None,
         Field(

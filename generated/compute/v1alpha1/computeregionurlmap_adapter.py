@@ -105,9 +105,19 @@ ADAPTER = Adapter(
         Alias(
             field="pathMatcher",
             target="pathMatchers",
-            items=(Alias(field="pathRule", target="pathRules"),),
+            items=(
+                Alias(field="pathRule", target="pathRules"),
+                Alias(
+                    field="defaultCustomErrorResponsePolicy.errorResponseRule",
+                    target="defaultCustomErrorResponsePolicy.errorResponseRules",
+                ),
+            ),
         ),
         Alias(field="test", target="tests"),
+        Alias(
+            field="defaultCustomErrorResponsePolicy.errorResponseRule",
+            target="defaultCustomErrorResponsePolicy.errorResponseRules",
+        ),
     ),
 )
 

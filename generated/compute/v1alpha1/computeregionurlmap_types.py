@@ -248,7 +248,7 @@ class ComputeRegionURLMapPathMatcher(KRMModel):
     """
 
     default_custom_error_response_policy: Annotated[
-        CustomErrorResponsePolicy | None,
+        ComputeRegionURLMapPathMatcherDefaultCustomErrorResponsePolicy | None,
         Field(
             alias="defaultCustomErrorResponsePolicy",
             description="defaultCustomErrorResponsePolicy specifies how the Load Balancer returns error responses when BackendServiceorBackendBucket responds with an error.",
@@ -299,6 +299,34 @@ class ComputeRegionURLMapPathMatcher(KRMModel):
     ] = None
 
 
+class ComputeRegionURLMapPathMatcherDefaultCustomErrorResponsePolicy(KRMModel):
+    """
+    Specifies the custom error response policy that must be applied when the
+    backend service or backend bucket responds with an error.
+    """
+
+    error_response_rule: Annotated[
+        list[CustomErrorResponsePolicyCustomErrorResponseRule] | None,
+        Field(
+            alias="errorResponseRule",
+            description="Config Connector's name for defaultCustomErrorResponsePolicy.errorResponseRules.",
+        ),
+    ] = None
+    error_response_rules: Annotated[
+        list[CustomErrorResponsePolicyCustomErrorResponseRule] | None,
+        Field(
+            alias="errorResponseRules", description="Specifies rules for returning error responses."
+        ),
+    ] = None
+    error_service_ref: Annotated[
+        ComputeBackendBucketRef | None,
+        Field(
+            alias="errorServiceRef",
+            description="A reference to a ComputeBackendBucket (API field `errorService`).",
+        ),
+    ] = None
+
+
 class ComputeRegionURLMapSpec(KRMModel):
     """
     Represents a URL Map resource.
@@ -335,7 +363,7 @@ class ComputeRegionURLMapSpec(KRMModel):
     """
 
     default_custom_error_response_policy: Annotated[
-        CustomErrorResponsePolicy | None,
+        CustomErrorResponsePolicyKcc | None,
         Field(
             alias="defaultCustomErrorResponsePolicy",
             description="defaultCustomErrorResponsePolicy specifies how the Load Balancer returns error responses when BackendServiceorBackendBucket responds with an error.",
@@ -525,6 +553,34 @@ class CustomErrorResponsePolicyCustomErrorResponseRule(KRMModel):
     ] = None
     path: Annotated[
         str | None, Field(description="The full path to a file within backendBucket .")
+    ] = None
+
+
+class CustomErrorResponsePolicyKcc(KRMModel):
+    """
+    Specifies the custom error response policy that must be applied when the
+    backend service or backend bucket responds with an error.
+    """
+
+    error_response_rule: Annotated[
+        list[CustomErrorResponsePolicyCustomErrorResponseRule] | None,
+        Field(
+            alias="errorResponseRule",
+            description="Config Connector's name for defaultCustomErrorResponsePolicy.errorResponseRules (spec.defaultCustomErrorResponsePolicy.errorResponseRules); set one of the two.",
+        ),
+    ] = None
+    error_response_rules: Annotated[
+        list[CustomErrorResponsePolicyCustomErrorResponseRule] | None,
+        Field(
+            alias="errorResponseRules", description="Specifies rules for returning error responses."
+        ),
+    ] = None
+    error_service_ref: Annotated[
+        ComputeBackendBucketRef | None,
+        Field(
+            alias="errorServiceRef",
+            description="A reference to a ComputeBackendBucket (API field `errorService`).",
+        ),
     ] = None
 
 

@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithNameInBody, DeleteAtPath, Lro, NoUpdate
+from kccgen.contract import Adapter, Alias, Call, CreateWithNameInBody, DeleteAtPath, Lro, NoUpdate
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.compute.v1alpha1.compute_v1_operations import OPERATIONS
 
@@ -37,6 +37,7 @@ ADAPTER = Adapter(
         ("regionOperations", OPERATIONS["regionOperations"]),
         ("zoneOperations", OPERATIONS["zoneOperations"]),
     ),
+    aliases=(Alias(field="nextHopILBRef", target="nextHopIlbRef"),),
 )
 
 register_adapter(ADAPTER)

@@ -155,6 +155,13 @@ class ComputeRouteSpec(KRMModel):
             description="The URL to a gateway that should handle matching packets.",
         ),
     ] = None
+    next_hop_ilb_ref_kcc: Annotated[
+        ComputeForwardingRuleRef | None,
+        Field(
+            alias="nextHopILBRef",
+            description="Config Connector's name for nextHopIlb (spec.nextHopIlbRef); set one of the two.",
+        ),
+    ] = None
     next_hop_ilb_ref: Annotated[
         ComputeForwardingRuleRef | None,
         Field(

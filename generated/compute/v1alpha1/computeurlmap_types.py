@@ -248,7 +248,7 @@ class ComputeURLMapPathMatcher(KRMModel):
     """
 
     default_custom_error_response_policy: Annotated[
-        CustomErrorResponsePolicy | None,
+        ComputeURLMapPathMatcherDefaultCustomErrorResponsePolicy | None,
         Field(
             alias="defaultCustomErrorResponsePolicy",
             description="defaultCustomErrorResponsePolicy specifies how the Load Balancer returns error responses when BackendServiceorBackendBucket responds with an error.",
@@ -299,6 +299,34 @@ class ComputeURLMapPathMatcher(KRMModel):
     ] = None
 
 
+class ComputeURLMapPathMatcherDefaultCustomErrorResponsePolicy(KRMModel):
+    """
+    Specifies the custom error response policy that must be applied when the
+    backend service or backend bucket responds with an error.
+    """
+
+    error_response_rule: Annotated[
+        list[CustomErrorResponsePolicyCustomErrorResponseRule] | None,
+        Field(
+            alias="errorResponseRule",
+            description="Config Connector's name for defaultCustomErrorResponsePolicy.errorResponseRules.",
+        ),
+    ] = None
+    error_response_rules: Annotated[
+        list[CustomErrorResponsePolicyCustomErrorResponseRule] | None,
+        Field(
+            alias="errorResponseRules", description="Specifies rules for returning error responses."
+        ),
+    ] = None
+    error_service_ref: Annotated[
+        ComputeBackendBucketRef | None,
+        Field(
+            alias="errorServiceRef",
+            description="A reference to a ComputeBackendBucket (API field `errorService`).",
+        ),
+    ] = None
+
+
 class ComputeURLMapSpec(KRMModel):
     """
     Represents a URL Map resource.
@@ -335,7 +363,7 @@ class ComputeURLMapSpec(KRMModel):
     """
 
     default_custom_error_response_policy: Annotated[
-        CustomErrorResponsePolicy | None,
+        CustomErrorResponsePolicyKcc | None,
         Field(
             alias="defaultCustomErrorResponsePolicy",
             description="defaultCustomErrorResponsePolicy specifies how the Load Balancer returns error responses when BackendServiceorBackendBucket responds with an error.",
@@ -530,6 +558,34 @@ class CustomErrorResponsePolicyCustomErrorResponseRule(KRMModel):
     ] = None
     path: Annotated[
         str | None, Field(description="The full path to a file within backendBucket .")
+    ] = None
+
+
+class CustomErrorResponsePolicyKcc(KRMModel):
+    """
+    Specifies the custom error response policy that must be applied when the
+    backend service or backend bucket responds with an error.
+    """
+
+    error_response_rule: Annotated[
+        list[CustomErrorResponsePolicyCustomErrorResponseRule] | None,
+        Field(
+            alias="errorResponseRule",
+            description="Config Connector's name for defaultCustomErrorResponsePolicy.errorResponseRules (spec.defaultCustomErrorResponsePolicy.errorResponseRules); set one of the two.",
+        ),
+    ] = None
+    error_response_rules: Annotated[
+        list[CustomErrorResponsePolicyCustomErrorResponseRule] | None,
+        Field(
+            alias="errorResponseRules", description="Specifies rules for returning error responses."
+        ),
+    ] = None
+    error_service_ref: Annotated[
+        ComputeBackendBucketRef | None,
+        Field(
+            alias="errorServiceRef",
+            description="A reference to a ComputeBackendBucket (API field `errorService`).",
+        ),
     ] = None
 
 

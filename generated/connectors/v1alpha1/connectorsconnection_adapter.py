@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateWithIdParam,
     DeleteAtPath,
@@ -65,6 +66,26 @@ ADAPTER = Adapter(
         "trafficShapingConfigs[].quotaLimit",
     ),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
+    aliases=(
+        Alias(
+            field="authConfig.oauth2ClientCredentials.clientID",
+            target="authConfig.oauth2ClientCredentials.clientId",
+        ),
+        Alias(
+            field="euaOauthAuthConfig.oauth2ClientCredentials.clientID",
+            target="euaOauthAuthConfig.oauth2ClientCredentials.clientId",
+        ),
+        Alias(
+            field="eventingConfig.authConfig.oauth2ClientCredentials.clientID",
+            target="eventingConfig.authConfig.oauth2ClientCredentials.clientId",
+        ),
+        Alias(
+            field="eventingConfig.listenerAuthConfig.oauth2ClientCredentials.clientID",
+            target="eventingConfig.listenerAuthConfig.oauth2ClientCredentials.clientId",
+        ),
+        Alias(field="eventingConfig.sslConfig.useSSL", target="eventingConfig.sslConfig.useSsl"),
+        Alias(field="sslConfig.useSSL", target="sslConfig.useSsl"),
+    ),
     iam=IamMethods(
         get=Call(
             method="getIamPolicy",

@@ -116,6 +116,50 @@ class AuthConfig(KRMModel):
     ] = None
 
 
+class AuthConfigKcc(KRMModel):
+    """
+    AuthConfig defines details of a authentication type.
+    """
+
+    additional_variables: Annotated[
+        list[ConfigVariable] | None,
+        Field(
+            alias="additionalVariables",
+            description="Optional. List containing additional auth configs.",
+        ),
+    ] = None
+    auth_key: Annotated[
+        str | None, Field(alias="authKey", description="Optional. Identifier key for auth config")
+    ] = None
+    auth_type: Annotated[
+        AuthConfigAuthType | None,
+        Field(alias="authType", description="Optional. The type of authentication configured."),
+    ] = None
+    oauth2_auth_code_flow: Annotated[
+        Oauth2AuthCodeFlow | None,
+        Field(alias="oauth2AuthCodeFlow", description="Oauth2AuthCodeFlow."),
+    ] = None
+    oauth2_auth_code_flow_google_managed: Annotated[
+        Oauth2AuthCodeFlowGoogleManaged | None,
+        Field(
+            alias="oauth2AuthCodeFlowGoogleManaged", description="Oauth2AuthCodeFlowGoogleManaged."
+        ),
+    ] = None
+    oauth2_client_credentials: Annotated[
+        Oauth2ClientCredentialsKcc | None,
+        Field(alias="oauth2ClientCredentials", description="Oauth2ClientCredentials."),
+    ] = None
+    oauth2_jwt_bearer: Annotated[
+        Oauth2JwtBearer | None, Field(alias="oauth2JwtBearer", description="Oauth2JwtBearer.")
+    ] = None
+    ssh_public_key: Annotated[
+        SshPublicKey | None, Field(alias="sshPublicKey", description="SSH Public Key.")
+    ] = None
+    user_password: Annotated[
+        UserPassword | None, Field(alias="userPassword", description="UserPassword.")
+    ] = None
+
+
 class BillingConfigObserved(KRMModel):
     """
     Billing config for the connection.
@@ -386,7 +430,7 @@ class ConnectorsConnectionSpec(KRMModel):
         ),
     ] = None
     auth_config: Annotated[
-        AuthConfig | None,
+        AuthConfigKcc | None,
         Field(
             alias="authConfig",
             description="Optional. Configuration for establishing the connection's authentication with an external system.",
@@ -424,14 +468,14 @@ class ConnectorsConnectionSpec(KRMModel):
         ),
     ] = None
     eua_oauth_auth_config: Annotated[
-        AuthConfig | None,
+        AuthConfigKcc | None,
         Field(
             alias="euaOauthAuthConfig",
             description="Optional. Additional Oauth2.0 Auth config for EUA.",
         ),
     ] = None
     eventing_config: Annotated[
-        EventingConfig | None,
+        EventingConfigKcc | None,
         Field(alias="eventingConfig", description="Optional. Eventing config of a connection"),
     ] = None
     eventing_enablement_type: Annotated[
@@ -489,7 +533,7 @@ class ConnectorsConnectionSpec(KRMModel):
         ),
     ] = None
     ssl_config: Annotated[
-        SslConfig | None,
+        SslConfigKcc | None,
         Field(alias="sslConfig", description="Optional. Ssl config of a connection"),
     ] = None
     suspended: Annotated[
@@ -695,6 +739,90 @@ class EventingConfig(KRMModel):
     ] = None
     ssl_config: Annotated[
         SslConfig | None,
+        Field(alias="sslConfig", description="Optional. Ssl config of a connection"),
+    ] = None
+
+
+class EventingConfigKcc(KRMModel):
+    """
+    Eventing Configuration of a connection next: 21
+    """
+
+    additional_variables: Annotated[
+        list[ConfigVariable] | None,
+        Field(
+            alias="additionalVariables",
+            description="Optional. Additional eventing related field values",
+        ),
+    ] = None
+    allowed_event_types: Annotated[
+        list[str] | None,
+        Field(
+            alias="allowedEventTypes",
+            description="Optional. List of allowed event types for the connection.",
+        ),
+    ] = None
+    auth_config: Annotated[
+        AuthConfigKcc | None,
+        Field(alias="authConfig", description="Optional. Auth details for the webhook adapter."),
+    ] = None
+    dead_letter_config: Annotated[
+        DeadLetterConfig | None,
+        Field(
+            alias="deadLetterConfig",
+            description="Optional. Dead letter configuration for eventing of a connection.",
+        ),
+    ] = None
+    enrichment_config: Annotated[
+        EnrichmentConfig | None,
+        Field(alias="enrichmentConfig", description="Optional. Data enrichment configuration."),
+    ] = None
+    enrichment_enabled: Annotated[
+        bool | None, Field(alias="enrichmentEnabled", description="Optional. Enrichment Enabled.")
+    ] = None
+    global_event_filter: Annotated[
+        str | None,
+        Field(
+            alias="globalEventFilter",
+            description="Optional. Filter to be applied on the events to be received by the connection.",
+        ),
+    ] = None
+    listener_auth_config: Annotated[
+        AuthConfigKcc | None,
+        Field(
+            alias="listenerAuthConfig", description="Optional. Auth details for the event listener."
+        ),
+    ] = None
+    private_connectivity_allowlisted_projects: Annotated[
+        list[str] | None,
+        Field(
+            alias="privateConnectivityAllowlistedProjects",
+            description="Optional. List of projects to be allowlisted for the service attachment created in the tenant project for eventing ingress.",
+        ),
+    ] = None
+    private_connectivity_enabled: Annotated[
+        bool | None,
+        Field(
+            alias="privateConnectivityEnabled",
+            description="Optional. Private Connectivity Enabled.",
+        ),
+    ] = None
+    proxy_destination_config: Annotated[
+        DestinationConfig | None,
+        Field(
+            alias="proxyDestinationConfig",
+            description="Optional. Proxy for Eventing auto-registration.",
+        ),
+    ] = None
+    registration_destination_config: Annotated[
+        DestinationConfig | None,
+        Field(
+            alias="registrationDestinationConfig",
+            description="Optional. Registration endpoint for auto registration.",
+        ),
+    ] = None
+    ssl_config: Annotated[
+        SslConfigKcc | None,
         Field(alias="sslConfig", description="Optional. Ssl config of a connection"),
     ] = None
 
@@ -925,6 +1053,30 @@ class Oauth2ClientCredentials(KRMModel):
     ] = None
 
 
+class Oauth2ClientCredentialsKcc(KRMModel):
+    """
+    Parameters to support Oauth 2.0 Client Credentials Grant Authentication. See https://tools.ietf.org/html/rfc6749#section-1.3.4 for more details.
+    """
+
+    client_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="clientID",
+            description="Config Connector's name for eventingConfig.listenerAuthConfig.oauth2ClientCredentials.clientId (spec.eventingConfig.listenerAuthConfig.oauth2ClientCredentials.clientId); set one of the two.",
+        ),
+    ] = None
+    client_id: Annotated[
+        str | None, Field(alias="clientId", description="Optional. The client identifier.")
+    ] = None
+    client_secret: Annotated[
+        Secret | None,
+        Field(
+            alias="clientSecret",
+            description="Optional. Secret version reference containing the client secret.",
+        ),
+    ] = None
+
+
 class Oauth2JwtBearer(KRMModel):
     """
     Parameters to support JSON Web Token (JWT) Profile for Oauth 2.0 Authorization Grant based authentication. See https://tools.ietf.org/html/rfc7523 for more details.
@@ -1060,6 +1212,64 @@ class SslConfig(KRMModel):
     type: Annotated[
         SslConfigType | None,
         Field(description="Optional. Controls the ssl type for the given connector version."),
+    ] = None
+    use_ssl: Annotated[
+        bool | None, Field(alias="useSsl", description="Optional. Bool for enabling SSL")
+    ] = None
+
+
+class SslConfigKcc(KRMModel):
+    """
+    SSL Configuration of a connection
+    """
+
+    additional_variables: Annotated[
+        list[ConfigVariable] | None,
+        Field(
+            alias="additionalVariables", description="Optional. Additional SSL related field values"
+        ),
+    ] = None
+    client_cert_type: Annotated[
+        SslConfigClientCertType | None,
+        Field(alias="clientCertType", description="Optional. Type of Client Cert (PEM/JKS/.."),
+    ] = None
+    client_certificate: Annotated[
+        Secret | None, Field(alias="clientCertificate", description="Optional. Client Certificate")
+    ] = None
+    client_private_key: Annotated[
+        Secret | None, Field(alias="clientPrivateKey", description="Optional. Client Private Key")
+    ] = None
+    client_private_key_pass: Annotated[
+        Secret | None,
+        Field(
+            alias="clientPrivateKeyPass",
+            description="Optional. Secret containing the passphrase protecting the Client Private Key",
+        ),
+    ] = None
+    private_server_certificate: Annotated[
+        Secret | None,
+        Field(
+            alias="privateServerCertificate", description="Optional. Private Server Certificate."
+        ),
+    ] = None
+    server_cert_type: Annotated[
+        SslConfigServerCertType | None,
+        Field(alias="serverCertType", description="Optional. Type of Server Cert (PEM/JKS/.."),
+    ] = None
+    trust_model: Annotated[
+        SslConfigTrustModel | None,
+        Field(alias="trustModel", description="Optional. Trust Model of the SSL connection"),
+    ] = None
+    type: Annotated[
+        SslConfigType | None,
+        Field(description="Optional. Controls the ssl type for the given connector version."),
+    ] = None
+    use_ssl_kcc: Annotated[
+        bool | None,
+        Field(
+            alias="useSSL",
+            description="Config Connector's name for sslConfig.useSsl (spec.sslConfig.useSsl); set one of the two.",
+        ),
     ] = None
     use_ssl: Annotated[
         bool | None, Field(alias="useSsl", description="Optional. Bool for enabling SSL")

@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, UpdateMaskInQuery
+from kccgen.contract import Adapter, Alias, Call, CreateWithIdParam, DeleteAtPath, UpdateMaskInQuery
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -41,6 +41,22 @@ ADAPTER = Adapter(
         )
     ),
     krm_only=("location", "projectRef", "resourceID"),
+    aliases=(
+        Alias(field="agentID", target="agentId"),
+        Alias(
+            field="dataSource.dialogflowSource.audioURI",
+            target="dataSource.dialogflowSource.audioUri",
+        ),
+        Alias(field="dataSource.gcsSource.audioURI", target="dataSource.gcsSource.audioUri"),
+        Alias(
+            field="dataSource.gcsSource.transcriptURI", target="dataSource.gcsSource.transcriptUri"
+        ),
+        Alias(field="obfuscatedUserID", target="obfuscatedUserId"),
+        Alias(
+            field="qualityMetadata.agentInfo[].agentID",
+            target="qualityMetadata.agentInfo[].agentId",
+        ),
+    ),
 )
 
 register_adapter(ADAPTER)

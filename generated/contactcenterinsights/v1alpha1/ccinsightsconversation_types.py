@@ -141,6 +141,13 @@ class CCInsightsConversationSpec(KRMModel):
     The conversation resource.
     """
 
+    agent_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="agentID",
+            description="Config Connector's name for agentId (spec.agentId); set one of the two.",
+        ),
+    ] = None
     agent_id: Annotated[
         str | None,
         Field(
@@ -153,7 +160,7 @@ class CCInsightsConversationSpec(KRMModel):
         Field(alias="callMetadata", description="Call-specific metadata."),
     ] = None
     data_source: Annotated[
-        GoogleCloudContactcenterinsightsV1ConversationDataSource | None,
+        GoogleCloudContactcenterinsightsV1ConversationDataSourceKcc | None,
         Field(
             alias="dataSource",
             description="The source of the audio and transcription for the conversation.",
@@ -187,6 +194,13 @@ class CCInsightsConversationSpec(KRMModel):
         str | None,
         Field(alias="metadataJson", description="Optional. JSON metadata encoded as a string."),
     ] = None
+    obfuscated_user_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="obfuscatedUserID",
+            description="Config Connector's name for obfuscatedUserId (spec.obfuscatedUserId); set one of the two.",
+        ),
+    ] = None
     obfuscated_user_id: Annotated[
         str | None,
         Field(
@@ -202,7 +216,7 @@ class CCInsightsConversationSpec(KRMModel):
         ),
     ] = None
     quality_metadata: Annotated[
-        GoogleCloudContactcenterinsightsV1ConversationQualityMetadata | None,
+        GoogleCloudContactcenterinsightsV1ConversationQualityMetadataKcc | None,
         Field(
             alias="qualityMetadata",
             description="Conversation metadata related to quality management.",
@@ -987,6 +1001,41 @@ class GoogleCloudContactcenterinsightsV1ConversationDataSource(KRMModel):
     ] = None
 
 
+class GoogleCloudContactcenterinsightsV1ConversationDataSourceKcc(KRMModel):
+    """
+    The conversation source, which is a combination of transcript and audio.
+    """
+
+    dialogflow_source: Annotated[
+        GoogleCloudContactcenterinsightsV1DialogflowSourceKcc | None,
+        Field(
+            alias="dialogflowSource",
+            description="The source when the conversation comes from Dialogflow.",
+        ),
+    ] = None
+    gcs_source: Annotated[
+        GoogleCloudContactcenterinsightsV1GcsSourceKcc | None,
+        Field(
+            alias="gcsSource",
+            description="A Cloud Storage location specification for the audio and transcript.",
+        ),
+    ] = None
+    metadata_uri: Annotated[
+        str | None,
+        Field(
+            alias="metadataUri",
+            description="Cloud Storage URI that points to a file that contains the conversation metadata.",
+        ),
+    ] = None
+    turn_level_audios: Annotated[
+        list[GoogleCloudContactcenterinsightsV1ConversationDataSourceTurnLevelAudio] | None,
+        Field(
+            alias="turnLevelAudios",
+            description="Cloud Storage URIs that points to files that contain the conversation audio for each turn.",
+        ),
+    ] = None
+
+
 class GoogleCloudContactcenterinsightsV1ConversationDataSourceObservedState(KRMModel):
     """
     The conversation source, which is a combination of transcript and audio.
@@ -1214,6 +1263,115 @@ class GoogleCloudContactcenterinsightsV1ConversationQualityMetadataAgentInfo(KRM
     ] = None
     version_id: Annotated[
         str | None, Field(alias="versionId", description="The agent's version ID.")
+    ] = None
+
+
+class GoogleCloudContactcenterinsightsV1ConversationQualityMetadataAgentInfoKcc(KRMModel):
+    """
+    Information about an agent involved in the conversation.
+    """
+
+    agent_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="agentID",
+            description="Config Connector's name for qualityMetadata.agentInfo[].agentId (spec.qualityMetadata.agentInfo[].agentId); set one of the two.",
+        ),
+    ] = None
+    agent_id: Annotated[
+        str | None,
+        Field(alias="agentId", description="A user-specified string representing the agent."),
+    ] = None
+    agent_type: Annotated[
+        GoogleCloudContactcenterinsightsV1ConversationQualityMetadataAgentInfoAgentType | None,
+        Field(alias="agentType", description="The agent type, e.g. HUMAN_AGENT."),
+    ] = None
+    deployment_display_name: Annotated[
+        str | None,
+        Field(alias="deploymentDisplayName", description="The agent's deployment display name."),
+    ] = None
+    deployment_id: Annotated[
+        str | None, Field(alias="deploymentId", description="The agent's deployment ID.")
+    ] = None
+    display_name: Annotated[
+        str | None, Field(alias="displayName", description="The agent's name.")
+    ] = None
+    disposition_code: Annotated[
+        str | None,
+        Field(
+            alias="dispositionCode",
+            description="A user-provided string indicating the outcome of the agent's segment of the call.",
+        ),
+    ] = None
+    entry_subagent_display_name: Annotated[
+        str | None,
+        Field(alias="entrySubagentDisplayName", description="The entry subagent's display name."),
+    ] = None
+    entry_subagent_id: Annotated[
+        str | None, Field(alias="entrySubagentId", description="The entry subagent's ID.")
+    ] = None
+    location: Annotated[str | None, Field(description="The agent's location.")] = None
+    study_arm_id: Annotated[
+        str | None,
+        Field(alias="studyArmId", description="The study arm ID associated with the conversation."),
+    ] = None
+    study_id: Annotated[
+        str | None,
+        Field(alias="studyId", description="The study ID associated with the conversation."),
+    ] = None
+    team: Annotated[
+        str | None, Field(description="A user-specified string representing the agent's team.")
+    ] = None
+    teams: Annotated[
+        list[str] | None,
+        Field(description="User-specified strings representing the agent's teams."),
+    ] = None
+    version_display_name: Annotated[
+        str | None,
+        Field(alias="versionDisplayName", description="The agent's version display name."),
+    ] = None
+    version_id: Annotated[
+        str | None, Field(alias="versionId", description="The agent's version ID.")
+    ] = None
+
+
+class GoogleCloudContactcenterinsightsV1ConversationQualityMetadataKcc(KRMModel):
+    """
+    Conversation metadata related to quality management.
+    """
+
+    agent_info: Annotated[
+        list[GoogleCloudContactcenterinsightsV1ConversationQualityMetadataAgentInfoKcc] | None,
+        Field(alias="agentInfo", description="Information about agents involved in the call."),
+    ] = None
+    customer_satisfaction_rating: Annotated[
+        int | None,
+        Field(
+            alias="customerSatisfactionRating",
+            description="An arbitrary integer value indicating the customer's satisfaction rating.",
+        ),
+    ] = None
+    feedback_labels: Annotated[
+        list[GoogleCloudContactcenterinsightsV1FeedbackLabel] | None,
+        Field(
+            alias="feedbackLabels",
+            description="Input only. The feedback labels associated with the conversation.",
+        ),
+    ] = None
+    menu_path: Annotated[
+        str | None,
+        Field(
+            alias="menuPath",
+            description="An arbitrary string value specifying the menu path the customer took.",
+        ),
+    ] = None
+    wait_duration: Annotated[
+        str | None,
+        Field(
+            alias="waitDuration",
+            description="The amount of time the customer waited to connect with an agent.",
+            pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
+        ),
     ] = None
 
 
@@ -1733,6 +1891,27 @@ class GoogleCloudContactcenterinsightsV1DialogflowSource(KRMModel):
     ] = None
 
 
+class GoogleCloudContactcenterinsightsV1DialogflowSourceKcc(KRMModel):
+    """
+    A Dialogflow source of conversation data.
+    """
+
+    audio_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="audioURI",
+            description="Config Connector's name for dataSource.dialogflowSource.audioUri (spec.dataSource.dialogflowSource.audioUri); set one of the two.",
+        ),
+    ] = None
+    audio_uri: Annotated[
+        str | None,
+        Field(
+            alias="audioUri",
+            description="Cloud Storage URI that points to a file that contains the conversation audio.",
+        ),
+    ] = None
+
+
 class GoogleCloudContactcenterinsightsV1DialogflowSourceObservedState(KRMModel):
     """
     A Dialogflow source of conversation data.
@@ -1907,6 +2086,45 @@ class GoogleCloudContactcenterinsightsV1GcsSource(KRMModel):
         Field(
             alias="audioUris",
             description="Immutable. Cloud Storage URIs that point to files that contain the conversation audio.",
+        ),
+    ] = None
+    transcript_uri: Annotated[
+        str | None,
+        Field(
+            alias="transcriptUri",
+            description="Immutable. Cloud Storage URI that points to a file that contains the conversation transcript.",
+        ),
+    ] = None
+
+
+class GoogleCloudContactcenterinsightsV1GcsSourceKcc(KRMModel):
+    """
+    A Cloud Storage source of conversation data.
+    """
+
+    audio_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="audioURI",
+            description="Config Connector's name for dataSource.gcsSource.audioUri (spec.dataSource.gcsSource.audioUri); set one of the two.",
+        ),
+    ] = None
+    audio_uri: Annotated[
+        str | None,
+        Field(alias="audioUri", description="Immutable. Deprecated: Use `audio_uris` instead."),
+    ] = None
+    audio_uris: Annotated[
+        list[str] | None,
+        Field(
+            alias="audioUris",
+            description="Immutable. Cloud Storage URIs that point to files that contain the conversation audio.",
+        ),
+    ] = None
+    transcript_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="transcriptURI",
+            description="Config Connector's name for dataSource.gcsSource.transcriptUri (spec.dataSource.gcsSource.transcriptUri); set one of the two.",
         ),
     ] = None
     transcript_uri: Annotated[

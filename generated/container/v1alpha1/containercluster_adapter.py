@@ -816,6 +816,9 @@ ADAPTER = Adapter(
         Alias(field="enableShieldedNodes", target="shieldedNodes.enabled"),
         Alias(field="defaultMaxPodsPerNode", target="defaultMaxPodsConstraint.maxPodsPerNode"),
         Alias(field="nodeLocations", target="locations"),
+        Alias(
+            field="databaseEncryption.keyName", target="databaseEncryption.keyRef", into="external"
+        ),
         Alias(field="minMasterVersion", target="initialClusterVersion"),
         Alias(field="nodeVersion", target=""),
         Alias(
@@ -826,7 +829,24 @@ ADAPTER = Adapter(
         Alias(
             field="clusterAutoscaling",
             target="autoscaling",
-            items=(Alias(field="enabled", target="enableNodeAutoprovisioning"),),
+            items=(
+                Alias(field="enabled", target="enableNodeAutoprovisioning"),
+                Alias(
+                    field="autoProvisioningDefaults",
+                    target="autoprovisioningNodePoolDefaults",
+                    items=(
+                        Alias(field="bootDiskKMSKeyRef", target="bootDiskKmsKeyRef"),
+                        Alias(field="diskSize", target="diskSizeGb"),
+                        Alias(field="imageType", target="imageType"),
+                        Alias(field="management", target="management"),
+                        Alias(field="minCpuPlatform", target="minCpuPlatform"),
+                        Alias(field="oauthScopes", target="oauthScopes"),
+                        Alias(field="serviceAccount", target="serviceAccount"),
+                        Alias(field="shieldedInstanceConfig", target="shieldedInstanceConfig"),
+                        Alias(field="upgradeSettings", target="upgradeSettings"),
+                    ),
+                ),
+            ),
         ),
         Alias(field="datapathProvider", target="networkConfig.datapathProvider"),
         Alias(field="defaultSnatStatus", target="networkConfig.defaultSnatStatus"),
@@ -863,6 +883,7 @@ ADAPTER = Adapter(
             field="maintenancePolicy.recurringWindow",
             target="maintenancePolicy.window.recurringWindow",
         ),
+        Alias(field="addonsConfig.cloudrunConfig", target="addonsConfig.cloudRunConfig"),
     ),
     secrets=("masterAuth.password",),
 )

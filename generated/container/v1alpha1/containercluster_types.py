@@ -434,6 +434,173 @@ class AddonsConfig(KRMModel):
     ] = None
 
 
+class AddonsConfigKcc(KRMModel):
+    """
+    Configuration for the addons that can be automatically spun up in the cluster, enabling additional functionality.
+    """
+
+    agent_sandbox_config: Annotated[
+        AgentSandboxConfig | None,
+        Field(
+            alias="agentSandboxConfig",
+            description="Optional. Configuration for the AgentSandbox addon.",
+        ),
+    ] = None
+    cloud_run_config: Annotated[
+        CloudRunConfig | None,
+        Field(alias="cloudRunConfig", description="Configuration for the Cloud Run addon."),
+    ] = None
+    cloudrun_config: Annotated[
+        CloudRunConfig | None,
+        Field(
+            alias="cloudrunConfig",
+            description="Config Connector's name for addonsConfig.cloudRunConfig (spec.addonsConfig.cloudRunConfig); set one of the two.",
+        ),
+    ] = None
+    config_connector_config: Annotated[
+        ConfigConnectorConfig | None,
+        Field(
+            alias="configConnectorConfig",
+            description="Configuration for the ConfigConnector add-on, a Kubernetes extension to manage hosted Google Cloud services through the Kubernetes API.",
+        ),
+    ] = None
+    dns_cache_config: Annotated[
+        DnsCacheConfig | None,
+        Field(
+            alias="dnsCacheConfig",
+            description="Configuration for NodeLocalDNS, a dns cache running on cluster nodes",
+        ),
+    ] = None
+    gce_persistent_disk_csi_driver_config: Annotated[
+        GcePersistentDiskCsiDriverConfig | None,
+        Field(
+            alias="gcePersistentDiskCsiDriverConfig",
+            description="Configuration for the Compute Engine Persistent Disk CSI driver.",
+        ),
+    ] = None
+    gcp_filestore_csi_driver_config: Annotated[
+        GcpFilestoreCsiDriverConfig | None,
+        Field(
+            alias="gcpFilestoreCsiDriverConfig",
+            description="Configuration for the Filestore CSI driver.",
+        ),
+    ] = None
+    gcs_fuse_csi_driver_config: Annotated[
+        GcsFuseCsiDriverConfig | None,
+        Field(
+            alias="gcsFuseCsiDriverConfig",
+            description="Configuration for the Cloud Storage Fuse CSI driver.",
+        ),
+    ] = None
+    gke_backup_agent_config: Annotated[
+        GkeBackupAgentConfig | None,
+        Field(
+            alias="gkeBackupAgentConfig",
+            description="Configuration for the Backup for GKE agent addon.",
+        ),
+    ] = None
+    high_scale_checkpointing_config: Annotated[
+        HighScaleCheckpointingConfig | None,
+        Field(
+            alias="highScaleCheckpointingConfig",
+            description="Configuration for the High Scale Checkpointing add-on.",
+        ),
+    ] = None
+    horizontal_pod_autoscaling: Annotated[
+        HorizontalPodAutoscaling | None,
+        Field(
+            alias="horizontalPodAutoscaling",
+            description="Configuration for the horizontal pod autoscaling feature, which increases or decreases the number of replica pods a replication controller has based on the resource usage of the existing pods.",
+        ),
+    ] = None
+    http_load_balancing: Annotated[
+        HttpLoadBalancing | None,
+        Field(
+            alias="httpLoadBalancing",
+            description="Configuration for the HTTP (L7) load balancing controller addon, which makes it easy to set up HTTP load balancers for services in a cluster.",
+        ),
+    ] = None
+    istio_config: Annotated[
+        IstioConfig | None,
+        Field(
+            alias="istioConfig",
+            description="Configuration for Istio, an open platform to connect, manage, and secure microservices.",
+        ),
+    ] = None
+    kalm_config: Annotated[
+        KalmConfig | None,
+        Field(
+            alias="kalmConfig",
+            description="Configuration for the KALM addon, which manages the lifecycle of k8s applications.",
+        ),
+    ] = None
+    kubernetes_dashboard: Annotated[
+        KubernetesDashboard | None,
+        Field(
+            alias="kubernetesDashboard", description="Configuration for the Kubernetes Dashboard."
+        ),
+    ] = None
+    lustre_csi_driver_config: Annotated[
+        LustreCsiDriverConfig | None,
+        Field(
+            alias="lustreCsiDriverConfig", description="Configuration for the Lustre CSI driver."
+        ),
+    ] = None
+    network_policy_config: Annotated[
+        NetworkPolicyConfig | None,
+        Field(alias="networkPolicyConfig", description="Configuration for NetworkPolicy."),
+    ] = None
+    node_readiness_config: Annotated[
+        NodeReadinessConfig | None,
+        Field(
+            alias="nodeReadinessConfig",
+            description="Optional. Configuration for NodeReadinessController add-on.",
+        ),
+    ] = None
+    parallelstore_csi_driver_config: Annotated[
+        ParallelstoreCsiDriverConfig | None,
+        Field(
+            alias="parallelstoreCsiDriverConfig",
+            description="Deprecated: The Parallelstore CSI driver is no longer supported.",
+        ),
+    ] = None
+    pod_snapshot_config: Annotated[
+        PodSnapshotConfig | None,
+        Field(alias="podSnapshotConfig", description="Configuration for the Pod Snapshot feature."),
+    ] = None
+    ray_operator_config: Annotated[
+        RayOperatorConfig | None,
+        Field(
+            alias="rayOperatorConfig", description="Optional. Configuration for Ray Operator addon."
+        ),
+    ] = None
+    slice_controller_config: Annotated[
+        SliceControllerConfig | None,
+        Field(
+            alias="sliceControllerConfig",
+            description="Optional. Configuration for the slice controller add-on.",
+        ),
+    ] = None
+    slurm_operator_config: Annotated[
+        SlurmOperatorConfig | None,
+        Field(alias="slurmOperatorConfig", description="Configuration for the Slurm Operator."),
+    ] = None
+    stateful_ha_config: Annotated[
+        StatefulHAConfig | None,
+        Field(
+            alias="statefulHaConfig",
+            description="Optional. Configuration for the StatefulHA add-on.",
+        ),
+    ] = None
+    wiz_sensor_config: Annotated[
+        WizSensorConfig | None,
+        Field(
+            alias="wizSensorConfig",
+            description="Optional. Configuration for the Wiz Sensor add-on.",
+        ),
+    ] = None
+
+
 class AdvancedDatapathObservabilityConfig(KRMModel):
     """
     AdvancedDatapathObservabilityConfig specifies configuration of observability features of advanced datapath.
@@ -1241,6 +1408,13 @@ class ContainerClusterClusterAutoscaling(KRMModel):
     ClusterAutoscaling contains global, per-cluster information required by Cluster Autoscaler to automatically adjust the size of the cluster and create/delete node pools based on the current needs.
     """
 
+    auto_provisioning_defaults: Annotated[
+        ContainerClusterClusterAutoscalingAutoProvisioningDefaults | None,
+        Field(
+            alias="autoProvisioningDefaults",
+            description="Config Connector's name for autoprovisioningNodePoolDefaults.",
+        ),
+    ] = None
     autopilot_general_profile: Annotated[
         ClusterAutoscalingAutopilotGeneralProfile | None,
         Field(
@@ -1289,6 +1463,49 @@ class ContainerClusterClusterAutoscaling(KRMModel):
             alias="resourceLimits",
             description="Contains global constraints regarding minimum and maximum amount of resources in the cluster.",
         ),
+    ] = None
+
+
+class ContainerClusterClusterAutoscalingAutoProvisioningDefaults(KRMModel):
+    """
+    AutoprovisioningNodePoolDefaults contains defaults for a node pool created by NAP.
+    """
+
+    boot_disk_kms_key_ref: Annotated[
+        KMSCryptoKeyRef | None,
+        Field(alias="bootDiskKMSKeyRef", description="Config Connector's name for bootDiskKmsKey."),
+    ] = None
+    disk_size: Annotated[
+        int | None, Field(alias="diskSize", description="Config Connector's name for diskSizeGb.")
+    ] = None
+    image_type: Annotated[
+        str | None, Field(alias="imageType", description="Config Connector's name for imageType.")
+    ] = None
+    management: Annotated[
+        NodeManagement | None, Field(description="Config Connector's name for management.")
+    ] = None
+    min_cpu_platform: Annotated[
+        str | None,
+        Field(alias="minCpuPlatform", description="Config Connector's name for minCpuPlatform."),
+    ] = None
+    oauth_scopes: Annotated[
+        list[str] | None,
+        Field(alias="oauthScopes", description="Config Connector's name for oauthScopes."),
+    ] = None
+    service_account: Annotated[
+        str | None,
+        Field(alias="serviceAccount", description="Config Connector's name for serviceAccount."),
+    ] = None
+    shielded_instance_config: Annotated[
+        ShieldedInstanceConfig | None,
+        Field(
+            alias="shieldedInstanceConfig",
+            description="Config Connector's name for shieldedInstanceConfig.",
+        ),
+    ] = None
+    upgrade_settings: Annotated[
+        UpgradeSettings | None,
+        Field(alias="upgradeSettings", description="Config Connector's name for upgradeSettings."),
     ] = None
 
 
@@ -1511,7 +1728,7 @@ class ContainerClusterSpec(KRMModel):
     """
 
     addons_config: Annotated[
-        AddonsConfig | None,
+        AddonsConfigKcc | None,
         Field(
             alias="addonsConfig",
             description="Configurations for the various addons available to run in the cluster.",
@@ -1610,7 +1827,7 @@ class ContainerClusterSpec(KRMModel):
         ),
     ] = None
     database_encryption: Annotated[
-        DatabaseEncryption | None,
+        DatabaseEncryptionKcc | None,
         Field(alias="databaseEncryption", description="Configuration of etcd encryption."),
     ] = None
     datapath_provider: Annotated[
@@ -2382,6 +2599,27 @@ class DatabaseEncryption(KRMModel):
     Configuration of etcd encryption.
     """
 
+    key_ref: Annotated[
+        KMSCryptoKeyRef | None,
+        Field(alias="keyRef", description="A reference to a KMSCryptoKey (API field `keyName`)."),
+    ] = None
+    state: Annotated[
+        DatabaseEncryptionState | None, Field(description="The desired state of etcd encryption.")
+    ] = None
+
+
+class DatabaseEncryptionKcc(KRMModel):
+    """
+    Configuration of etcd encryption.
+    """
+
+    key_name: Annotated[
+        str | None,
+        Field(
+            alias="keyName",
+            description="Config Connector's name for databaseEncryption.keyName (spec.databaseEncryption.keyRef); set one of the two.",
+        ),
+    ] = None
     key_ref: Annotated[
         KMSCryptoKeyRef | None,
         Field(alias="keyRef", description="A reference to a KMSCryptoKey (API field `keyName`)."),

@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateServiceAssigned, DeleteAtPath, UpdateReplace
+from kccgen.contract import Adapter, Alias, Call, CreateServiceAssigned, DeleteAtPath, UpdateReplace
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -39,6 +39,14 @@ ADAPTER = Adapter(
         )
     ),
     krm_only=("location", "projectRef", "resourceID"),
+    aliases=(
+        Alias(field="rules[].actions[].actionID", target="rules[].actions[].actionId"),
+        Alias(
+            field="rules[].actions[].publishToPubSub.topicID",
+            target="rules[].actions[].publishToPubSub.topicId",
+        ),
+        Alias(field="rules[].ruleID", target="rules[].ruleId"),
+    ),
 )
 
 register_adapter(ADAPTER)

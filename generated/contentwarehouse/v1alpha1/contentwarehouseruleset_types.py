@@ -56,7 +56,7 @@ class ContentWarehouseRuleSetSpec(KRMModel):
         ),
     ] = None
     rules: Annotated[
-        list[GoogleCloudContentwarehouseV1Rule] | None,
+        list[GoogleCloudContentwarehouseV1RuleKcc] | None,
         Field(description="List of rules given by the customer."),
     ] = None
     source: Annotated[str | None, Field(description="Source of the rules i.e., customer name.")] = (
@@ -111,6 +111,53 @@ class GoogleCloudContentwarehouseV1Action(KRMModel):
     ] = None
     publish_to_pub_sub: Annotated[
         GoogleCloudContentwarehouseV1PublishAction | None,
+        Field(alias="publishToPubSub", description="Action publish to Pub/Sub operation."),
+    ] = None
+    remove_from_folder_action: Annotated[
+        GoogleCloudContentwarehouseV1RemoveFromFolderAction | None,
+        Field(
+            alias="removeFromFolderAction", description="Action removing a document from a folder."
+        ),
+    ] = None
+
+
+class GoogleCloudContentwarehouseV1ActionKcc(KRMModel):
+    """
+    Represents the action triggered by Rule Engine when the rule is true.
+    """
+
+    access_control: Annotated[
+        GoogleCloudContentwarehouseV1AccessControlAction | None,
+        Field(alias="accessControl", description="Action triggering access control operations."),
+    ] = None
+    action_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="actionID",
+            description="Config Connector's name for rules[].actions[].actionId (spec.rules[].actions[].actionId); set one of the two.",
+        ),
+    ] = None
+    action_id: Annotated[str | None, Field(alias="actionId", description="ID of the action.")] = (
+        None
+    )
+    add_to_folder: Annotated[
+        GoogleCloudContentwarehouseV1AddToFolderAction | None,
+        Field(alias="addToFolder", description="Action triggering create document link operation."),
+    ] = None
+    data_update: Annotated[
+        GoogleCloudContentwarehouseV1DataUpdateAction | None,
+        Field(alias="dataUpdate", description="Action triggering data update operations."),
+    ] = None
+    data_validation: Annotated[
+        GoogleCloudContentwarehouseV1DataValidationAction | None,
+        Field(alias="dataValidation", description="Action triggering data validation operations."),
+    ] = None
+    delete_document_action: Annotated[
+        GoogleCloudContentwarehouseV1DeleteDocumentAction | None,
+        Field(alias="deleteDocumentAction", description="Action deleting the document."),
+    ] = None
+    publish_to_pub_sub: Annotated[
+        GoogleCloudContentwarehouseV1PublishActionKcc | None,
         Field(alias="publishToPubSub", description="Action publish to Pub/Sub operation."),
     ] = None
     remove_from_folder_action: Annotated[
@@ -190,6 +237,28 @@ class GoogleCloudContentwarehouseV1PublishAction(KRMModel):
     ] = None
 
 
+class GoogleCloudContentwarehouseV1PublishActionKcc(KRMModel):
+    """
+    Represents the action responsible for publishing messages to a Pub/Sub topic.
+    """
+
+    messages: Annotated[list[str] | None, Field(description="Messages to be published.")] = None
+    topic_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="topicID",
+            description="Config Connector's name for rules[].actions[].publishToPubSub.topicId (spec.rules[].actions[].publishToPubSub.topicId); set one of the two.",
+        ),
+    ] = None
+    topic_id: Annotated[
+        str | None,
+        Field(
+            alias="topicId",
+            description="The topic id in the Pub/Sub service for which messages will be published to.",
+        ),
+    ] = None
+
+
 class GoogleCloudContentwarehouseV1RemoveFromFolderAction(KRMModel):
     """
     Represents the action responsible for remove a document from a specific folder.
@@ -221,6 +290,37 @@ class GoogleCloudContentwarehouseV1Rule(KRMModel):
     ] = None
     description: Annotated[
         str | None, Field(description="Short description of the rule and its context.")
+    ] = None
+    rule_id: Annotated[str | None, Field(alias="ruleId", description="ID of the rule.")] = None
+    trigger_type: Annotated[
+        GoogleCloudContentwarehouseV1RuleTriggerType | None,
+        Field(
+            alias="triggerType", description="Identifies the trigger type for running the policy."
+        ),
+    ] = None
+
+
+class GoogleCloudContentwarehouseV1RuleKcc(KRMModel):
+    """
+    Represents the rule for a content warehouse trigger.
+    """
+
+    actions: Annotated[
+        list[GoogleCloudContentwarehouseV1ActionKcc] | None,
+        Field(description="List of actions that are executed when the rule is satisfied."),
+    ] = None
+    condition: Annotated[
+        str | None, Field(description="Represents the conditional expression to be evaluated.")
+    ] = None
+    description: Annotated[
+        str | None, Field(description="Short description of the rule and its context.")
+    ] = None
+    rule_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="ruleID",
+            description="Config Connector's name for rules[].ruleId (spec.rules[].ruleId); set one of the two.",
+        ),
     ] = None
     rule_id: Annotated[str | None, Field(alias="ruleId", description="ID of the rule.")] = None
     trigger_type: Annotated[

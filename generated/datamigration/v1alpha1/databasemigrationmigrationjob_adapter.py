@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateWithIdParam,
     DeleteAtPath,
@@ -58,6 +59,11 @@ ADAPTER = Adapter(
     krm_only=("location", "projectRef", "resourceID"),
     int64_paths=("oracleToPostgresConfig.oracleSourceConfig.cdcStartPosition",),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
+    aliases=(
+        Alias(field="conversionWorkspace.commitID", target="conversionWorkspace.commitId"),
+        Alias(field="reverseSSHConnectivity", target="reverseSshConnectivity"),
+        Alias(field="staticIPConnectivity", target="staticIpConnectivity"),
+    ),
     iam=IamMethods(
         get=Call(
             method="getIamPolicy",

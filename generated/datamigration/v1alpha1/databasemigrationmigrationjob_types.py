@@ -60,6 +60,27 @@ class ConversionWorkspaceInfo(KRMModel):
     ] = None
 
 
+class ConversionWorkspaceInfoKcc(KRMModel):
+    """
+    A conversion workspace's version.
+    """
+
+    commit_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="commitID",
+            description="Config Connector's name for conversionWorkspace.commitId (spec.conversionWorkspace.commitId); set one of the two.",
+        ),
+    ] = None
+    commit_id: Annotated[
+        str | None,
+        Field(alias="commitId", description="The commit ID of the conversion workspace."),
+    ] = None
+    name: Annotated[
+        str | None, Field(description="The resource name (URI) of the conversion workspace.")
+    ] = None
+
+
 class DatabaseMigrationMigrationJobObservedState(KRMModel):
     """
     Represents a Database Migration Service migration job object.
@@ -129,7 +150,7 @@ class DatabaseMigrationMigrationJobSpec(KRMModel):
         ),
     ] = None
     conversion_workspace: Annotated[
-        ConversionWorkspaceInfo | None,
+        ConversionWorkspaceInfoKcc | None,
         Field(
             alias="conversionWorkspace",
             description="The conversion workspace used by the migration.",
@@ -240,6 +261,13 @@ class DatabaseMigrationMigrationJobSpec(KRMModel):
             description="Immutable. Optional. The DatabaseMigrationMigrationJob ID used for creation and acquisition.",
         ),
     ] = None
+    reverse_ssh_connectivity_kcc: Annotated[
+        ReverseSshConnectivity | None,
+        Field(
+            alias="reverseSSHConnectivity",
+            description="Config Connector's name for reverseSshConnectivity (spec.reverseSshConnectivity); set one of the two.",
+        ),
+    ] = None
     reverse_ssh_connectivity: Annotated[
         ReverseSshConnectivity | None,
         Field(
@@ -274,6 +302,13 @@ class DatabaseMigrationMigrationJobSpec(KRMModel):
     ] = None
     state: Annotated[
         MigrationJobState | None, Field(description="The current migration job state.")
+    ] = None
+    static_ip_connectivity_kcc: Annotated[
+        StaticIpConnectivity | None,
+        Field(
+            alias="staticIPConnectivity",
+            description="Config Connector's name for staticIpConnectivity (spec.staticIpConnectivity); set one of the two.",
+        ),
     ] = None
     static_ip_connectivity: Annotated[
         StaticIpConnectivity | None,

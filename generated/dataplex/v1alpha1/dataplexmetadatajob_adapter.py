@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, Lro, NoDelete, NoUpdate
+from kccgen.contract import Adapter, Alias, Call, CreateWithIdParam, Lro, NoDelete, NoUpdate
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.dataplex.v1alpha1.dataplex_v1_operations import OPERATIONS
 
@@ -36,6 +36,7 @@ ADAPTER = Adapter(
         ("organizations.locations.operations", OPERATIONS["organizations.locations.operations"]),
         ("projects.locations.operations", OPERATIONS["projects.locations.operations"]),
     ),
+    aliases=(Alias(field="importSpec.sourceStorageURI", target="importSpec.sourceStorageUri"),),
 )
 
 register_adapter(ADAPTER)

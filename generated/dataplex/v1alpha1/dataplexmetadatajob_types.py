@@ -78,7 +78,7 @@ class DataplexMetadataJobSpec(KRMModel):
         Field(alias="exportSpec", description="Export job specification."),
     ] = None
     import_spec: Annotated[
-        GoogleCloudDataplexV1MetadataJobImportJobSpec | None,
+        GoogleCloudDataplexV1MetadataJobImportJobSpecKcc | None,
         Field(alias="importSpec", description="Import job specification."),
     ] = None
     labels: Annotated[
@@ -343,6 +343,56 @@ class GoogleCloudDataplexV1MetadataJobImportJobSpecImportJobScope(KRMModel):
         Field(
             alias="referencedEntryScopes",
             description="Optional. Defines the scope of entries that can be referenced in the entry links.Currently, projects are supported as valid scopes.",
+        ),
+    ] = None
+
+
+class GoogleCloudDataplexV1MetadataJobImportJobSpecKcc(KRMModel):
+    """
+    Job specification for a metadata import job.You can run the following kinds of metadata import jobs: Full sync of entries with incremental import of their aspects. Supported for custom entries. Incremental import of aspects only. Supported for aspects that belong to custom entries and system entries. For custom entries, you can modify both optional aspects and required aspects. For system entries, you can modify optional aspects.
+    """
+
+    aspect_sync_mode: Annotated[
+        GoogleCloudDataplexV1MetadataJobImportJobSpecAspectSyncMode,
+        Field(alias="aspectSyncMode", description="Required. The sync mode for aspects."),
+    ]
+    entry_sync_mode: Annotated[
+        GoogleCloudDataplexV1MetadataJobImportJobSpecEntrySyncMode,
+        Field(alias="entrySyncMode", description="Required. The sync mode for entries."),
+    ]
+    log_level: Annotated[
+        GoogleCloudDataplexV1MetadataJobImportJobSpecLogLevel | None,
+        Field(
+            alias="logLevel",
+            description="Optional. The level of logs to write to Cloud Logging for this job.Debug-level logs provide highly-detailed information for troubleshooting, but their increased verbosity could incur additional costs (https://cloud.google.com/stackdriver/pricing) that might not be merited for all jobs.If unspecified, defaults to INFO.",
+        ),
+    ] = None
+    scope: Annotated[
+        GoogleCloudDataplexV1MetadataJobImportJobSpecImportJobScope,
+        Field(
+            description="Required. A boundary on the scope of impact that the metadata import job can have."
+        ),
+    ]
+    source_create_time: Annotated[
+        str | None,
+        Field(
+            alias="sourceCreateTime",
+            description="Optional. The time when the process that created the metadata import files began.",
+            pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$",
+        ),
+    ] = None
+    source_storage_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="sourceStorageURI",
+            description="Config Connector's name for importSpec.sourceStorageUri (spec.importSpec.sourceStorageUri); set one of the two.",
+        ),
+    ] = None
+    source_storage_uri: Annotated[
+        str | None,
+        Field(
+            alias="sourceStorageUri",
+            description="Optional. The URI of a Cloud Storage bucket or folder (beginning with gs:// and ending with /) that contains the metadata import files for this job.A metadata import file defines the values to set for each of the entries and aspects in a metadata import job.",
         ),
     ] = None
 

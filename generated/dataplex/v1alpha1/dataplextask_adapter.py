@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateWithIdParam,
     DeleteAtPath,
@@ -55,6 +56,13 @@ ADAPTER = Adapter(
     operations=(
         ("organizations.locations.operations", OPERATIONS["organizations.locations.operations"]),
         ("projects.locations.operations", OPERATIONS["projects.locations.operations"]),
+    ),
+    aliases=(
+        Alias(field="notebook.archiveURIs", target="notebook.archiveUris"),
+        Alias(field="notebook.fileURIs", target="notebook.fileUris"),
+        Alias(field="spark.archiveURIs", target="spark.archiveUris"),
+        Alias(field="spark.fileURIs", target="spark.fileUris"),
+        Alias(field="spark.mainJarFileURI", target="spark.mainJarFileUri"),
     ),
     iam=IamMethods(
         get=Call(

@@ -92,7 +92,7 @@ class DataplexTaskSpec(KRMModel):
         ),
     ]
     notebook: Annotated[
-        GoogleCloudDataplexV1TaskNotebookTaskConfig | None,
+        GoogleCloudDataplexV1TaskNotebookTaskConfigKcc | None,
         Field(description="Config related to running scheduled Notebooks."),
     ] = None
     resource_id: Annotated[
@@ -103,7 +103,7 @@ class DataplexTaskSpec(KRMModel):
         ),
     ] = None
     spark: Annotated[
-        GoogleCloudDataplexV1TaskSparkTaskConfig | None,
+        GoogleCloudDataplexV1TaskSparkTaskConfigKcc | None,
         Field(description="Config related to running custom Spark tasks."),
     ] = None
     trigger_spec: Annotated[
@@ -388,6 +388,49 @@ class GoogleCloudDataplexV1TaskNotebookTaskConfig(KRMModel):
     notebook: Annotated[str, Field(description="Required. Path to input notebook.")]
 
 
+class GoogleCloudDataplexV1TaskNotebookTaskConfigKcc(KRMModel):
+    """
+    Config for running scheduled notebooks.
+    """
+
+    archive_ur_is: Annotated[
+        list[str] | None,
+        Field(
+            alias="archiveURIs",
+            description="Config Connector's name for notebook.archiveUris (spec.notebook.archiveUris); set one of the two.",
+        ),
+    ] = None
+    archive_uris: Annotated[
+        list[str] | None,
+        Field(
+            alias="archiveUris",
+            description="Optional. Cloud Storage URIs of archives to be extracted into the working directory of each executor.",
+        ),
+    ] = None
+    file_ur_is: Annotated[
+        list[str] | None,
+        Field(
+            alias="fileURIs",
+            description="Config Connector's name for notebook.fileUris (spec.notebook.fileUris); set one of the two.",
+        ),
+    ] = None
+    file_uris: Annotated[
+        list[str] | None,
+        Field(
+            alias="fileUris",
+            description="Optional. Cloud Storage URIs of files to be placed in the working directory of each executor.",
+        ),
+    ] = None
+    infrastructure_spec: Annotated[
+        GoogleCloudDataplexV1TaskInfrastructureSpec | None,
+        Field(
+            alias="infrastructureSpec",
+            description="Optional. Infrastructure specification for the execution.",
+        ),
+    ] = None
+    notebook: Annotated[str, Field(description="Required. Path to input notebook.")]
+
+
 class GoogleCloudDataplexV1TaskSparkTaskConfig(KRMModel):
     """
     User-specified config for running a Spark task.
@@ -416,6 +459,78 @@ class GoogleCloudDataplexV1TaskSparkTaskConfig(KRMModel):
     ] = None
     main_class: Annotated[
         str | None, Field(alias="mainClass", description="The name of the driver's main class.")
+    ] = None
+    main_jar_file_uri: Annotated[
+        str | None,
+        Field(
+            alias="mainJarFileUri",
+            description="The Cloud Storage URI of the jar file that contains the main class.",
+        ),
+    ] = None
+    python_script_file: Annotated[
+        str | None,
+        Field(
+            alias="pythonScriptFile",
+            description="The Gcloud Storage URI of the main Python file to use as the driver.",
+        ),
+    ] = None
+    sql_script: Annotated[str | None, Field(alias="sqlScript", description="The query text.")] = (
+        None
+    )
+    sql_script_file: Annotated[
+        str | None, Field(alias="sqlScriptFile", description="A reference to a query file.")
+    ] = None
+
+
+class GoogleCloudDataplexV1TaskSparkTaskConfigKcc(KRMModel):
+    """
+    User-specified config for running a Spark task.
+    """
+
+    archive_ur_is: Annotated[
+        list[str] | None,
+        Field(
+            alias="archiveURIs",
+            description="Config Connector's name for spark.archiveUris (spec.spark.archiveUris); set one of the two.",
+        ),
+    ] = None
+    archive_uris: Annotated[
+        list[str] | None,
+        Field(
+            alias="archiveUris",
+            description="Optional. Cloud Storage URIs of archives to be extracted into the working directory of each executor.",
+        ),
+    ] = None
+    file_ur_is: Annotated[
+        list[str] | None,
+        Field(
+            alias="fileURIs",
+            description="Config Connector's name for spark.fileUris (spec.spark.fileUris); set one of the two.",
+        ),
+    ] = None
+    file_uris: Annotated[
+        list[str] | None,
+        Field(
+            alias="fileUris",
+            description="Optional. Cloud Storage URIs of files to be placed in the working directory of each executor.",
+        ),
+    ] = None
+    infrastructure_spec: Annotated[
+        GoogleCloudDataplexV1TaskInfrastructureSpec | None,
+        Field(
+            alias="infrastructureSpec",
+            description="Optional. Infrastructure specification for the execution.",
+        ),
+    ] = None
+    main_class: Annotated[
+        str | None, Field(alias="mainClass", description="The name of the driver's main class.")
+    ] = None
+    main_jar_file_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="mainJarFileURI",
+            description="Config Connector's name for spark.mainJarFileUri (spec.spark.mainJarFileUri); set one of the two.",
+        ),
     ] = None
     main_jar_file_uri: Annotated[
         str | None,

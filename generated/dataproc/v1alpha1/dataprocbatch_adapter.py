@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, Lro, NoUpdate
+from kccgen.contract import Adapter, Alias, Call, CreateWithIdParam, DeleteAtPath, Lro, NoUpdate
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.dataproc.v1alpha1.dataproc_v1_operations import OPERATIONS
 
@@ -39,6 +39,33 @@ ADAPTER = Adapter(
     operations=(
         ("projects.locations.operations", OPERATIONS["projects.locations.operations"]),
         ("projects.regions.operations", OPERATIONS["projects.regions.operations"]),
+    ),
+    aliases=(
+        Alias(
+            field="environmentConfig.executionConfig.idleTTL",
+            target="environmentConfig.executionConfig.idleTtl",
+        ),
+        Alias(
+            field="environmentConfig.executionConfig.networkURI",
+            target="environmentConfig.executionConfig.networkUri",
+        ),
+        Alias(
+            field="environmentConfig.executionConfig.subnetworkURI",
+            target="environmentConfig.executionConfig.subnetworkUri",
+        ),
+        Alias(field="pysparkBatch.archiveURIs", target="pysparkBatch.archiveUris"),
+        Alias(field="pysparkBatch.fileURIs", target="pysparkBatch.fileUris"),
+        Alias(field="pysparkBatch.jarFileURIs", target="pysparkBatch.jarFileUris"),
+        Alias(field="pysparkBatch.mainPythonFileURI", target="pysparkBatch.mainPythonFileUri"),
+        Alias(field="pysparkBatch.pythonFileURIs", target="pysparkBatch.pythonFileUris"),
+        Alias(field="sparkBatch.archiveURIs", target="sparkBatch.archiveUris"),
+        Alias(field="sparkBatch.fileURIs", target="sparkBatch.fileUris"),
+        Alias(field="sparkBatch.jarFileURIs", target="sparkBatch.jarFileUris"),
+        Alias(field="sparkBatch.mainJarFileURI", target="sparkBatch.mainJarFileUri"),
+        Alias(field="sparkRBatch.archiveURIs", target="sparkRBatch.archiveUris"),
+        Alias(field="sparkRBatch.fileURIs", target="sparkRBatch.fileUris"),
+        Alias(field="sparkRBatch.mainRFileURI", target="sparkRBatch.mainRFileUri"),
+        Alias(field="sparkSQLBatch", target="sparkSqlBatch"),
     ),
 )
 

@@ -133,7 +133,7 @@ class DataprocBatchSpec(KRMModel):
     """
 
     environment_config: Annotated[
-        EnvironmentConfig | None,
+        EnvironmentConfigKcc | None,
         Field(
             alias="environmentConfig",
             description="Optional. Environment configuration for the batch execution.",
@@ -152,7 +152,7 @@ class DataprocBatchSpec(KRMModel):
         ),
     ] = None
     pyspark_batch: Annotated[
-        PySparkBatch | None,
+        PySparkBatchKcc | None,
         Field(alias="pysparkBatch", description="Optional. PySpark batch config."),
     ] = None
     pyspark_notebook_batch: Annotated[
@@ -174,10 +174,18 @@ class DataprocBatchSpec(KRMModel):
         ),
     ] = None
     spark_batch: Annotated[
-        SparkBatch | None, Field(alias="sparkBatch", description="Optional. Spark batch config.")
+        SparkBatchKcc | None, Field(alias="sparkBatch", description="Optional. Spark batch config.")
     ] = None
     spark_r_batch: Annotated[
-        SparkRBatch | None, Field(alias="sparkRBatch", description="Optional. SparkR batch config.")
+        SparkRBatchKcc | None,
+        Field(alias="sparkRBatch", description="Optional. SparkR batch config."),
+    ] = None
+    spark_sql_batch_kcc: Annotated[
+        SparkSqlBatch | None,
+        Field(
+            alias="sparkSQLBatch",
+            description="Config Connector's name for sparkSqlBatch (spec.sparkSqlBatch); set one of the two.",
+        ),
     ] = None
     spark_sql_batch: Annotated[
         SparkSqlBatch | None,
@@ -192,6 +200,26 @@ class EnvironmentConfig(KRMModel):
 
     execution_config: Annotated[
         ExecutionConfig | None,
+        Field(
+            alias="executionConfig", description="Optional. Execution configuration for a workload."
+        ),
+    ] = None
+    peripherals_config: Annotated[
+        PeripheralsConfig | None,
+        Field(
+            alias="peripheralsConfig",
+            description="Optional. Peripherals configuration that workload has access to.",
+        ),
+    ] = None
+
+
+class EnvironmentConfigKcc(KRMModel):
+    """
+    Environment configuration for a workload.
+    """
+
+    execution_config: Annotated[
+        ExecutionConfigKcc | None,
         Field(
             alias="executionConfig", description="Optional. Execution configuration for a workload."
         ),
@@ -256,6 +284,96 @@ class ExecutionConfig(KRMModel):
         Field(
             alias="stagingBucketRef",
             description="A reference to a StorageBucket (API field `stagingBucket`).",
+        ),
+    ] = None
+    subnetwork_uri: Annotated[
+        str | None,
+        Field(
+            alias="subnetworkUri", description="Optional. Subnetwork URI to connect workload to."
+        ),
+    ] = None
+    ttl: Annotated[
+        str | None,
+        Field(
+            description="Optional. The duration after which the workload will be terminated, specified as the JSON representation for Duration (https://protobuf.dev/programming-guides/proto3/#json).",
+            pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
+        ),
+    ] = None
+
+
+class ExecutionConfigKcc(KRMModel):
+    """
+    Execution configuration for a workload.
+    """
+
+    authentication_config: Annotated[
+        AuthenticationConfig | None,
+        Field(
+            alias="authenticationConfig",
+            description="Optional. Authentication configuration used to set the default identity for the workload execution.",
+        ),
+    ] = None
+    idle_ttl_kcc: Annotated[
+        str | None,
+        Field(
+            alias="idleTTL",
+            description="Config Connector's name for environmentConfig.executionConfig.idleTtl (spec.environmentConfig.executionConfig.idleTtl); set one of the two.",
+            pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
+        ),
+    ] = None
+    idle_ttl: Annotated[
+        str | None,
+        Field(
+            alias="idleTtl",
+            description="Optional. Applies to sessions only.",
+            pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
+        ),
+    ] = None
+    kms_key_ref: Annotated[
+        KMSCryptoKeyRef | None,
+        Field(alias="kmsKeyRef", description="A reference to a KMSCryptoKey (API field `kmsKey`)."),
+    ] = None
+    network_tags: Annotated[
+        list[str] | None,
+        Field(alias="networkTags", description="Optional. Tags used for network traffic control."),
+    ] = None
+    network_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="networkURI",
+            description="Config Connector's name for environmentConfig.executionConfig.networkUri (spec.environmentConfig.executionConfig.networkUri); set one of the two.",
+        ),
+    ] = None
+    network_uri: Annotated[
+        str | None,
+        Field(alias="networkUri", description="Optional. Network URI to connect workload to."),
+    ] = None
+    resource_manager_tags: Annotated[
+        dict[str, str] | None,
+        Field(
+            alias="resourceManagerTags",
+            description="Optional. Associates Resource Manager tags with the workload nodes.",
+        ),
+    ] = None
+    service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
+        Field(
+            alias="serviceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `serviceAccount`).",
+        ),
+    ] = None
+    staging_bucket_ref: Annotated[
+        StorageBucketRef | None,
+        Field(
+            alias="stagingBucketRef",
+            description="A reference to a StorageBucket (API field `stagingBucket`).",
+        ),
+    ] = None
+    subnetwork_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="subnetworkURI",
+            description="Config Connector's name for environmentConfig.executionConfig.subnetworkUri (spec.environmentConfig.executionConfig.subnetworkUri); set one of the two.",
         ),
     ] = None
     subnetwork_uri: Annotated[
@@ -359,6 +477,86 @@ class PySparkBatch(KRMModel):
             description="Required. The HCFS URI of the main Python file to use as the Spark driver.",
         ),
     ]
+    python_file_uris: Annotated[
+        list[str] | None,
+        Field(
+            alias="pythonFileUris",
+            description="Optional. HCFS file URIs of Python files to pass to the PySpark framework.",
+        ),
+    ] = None
+
+
+class PySparkBatchKcc(KRMModel):
+    """
+    A configuration for running an Apache PySpark (https://spark.apache.org/docs/latest/api/python/getting_started/quickstart.html) batch workload.
+    """
+
+    archive_ur_is: Annotated[
+        list[str] | None,
+        Field(
+            alias="archiveURIs",
+            description="Config Connector's name for pysparkBatch.archiveUris (spec.pysparkBatch.archiveUris); set one of the two.",
+        ),
+    ] = None
+    archive_uris: Annotated[
+        list[str] | None,
+        Field(
+            alias="archiveUris",
+            description="Optional. HCFS URIs of archives to be extracted into the working directory of each executor.",
+        ),
+    ] = None
+    args: Annotated[
+        list[str] | None, Field(description="Optional. The arguments to pass to the driver.")
+    ] = None
+    file_ur_is: Annotated[
+        list[str] | None,
+        Field(
+            alias="fileURIs",
+            description="Config Connector's name for pysparkBatch.fileUris (spec.pysparkBatch.fileUris); set one of the two.",
+        ),
+    ] = None
+    file_uris: Annotated[
+        list[str] | None,
+        Field(
+            alias="fileUris",
+            description="Optional. HCFS URIs of files to be placed in the working directory of each executor.",
+        ),
+    ] = None
+    jar_file_ur_is: Annotated[
+        list[str] | None,
+        Field(
+            alias="jarFileURIs",
+            description="Config Connector's name for pysparkBatch.jarFileUris (spec.pysparkBatch.jarFileUris); set one of the two.",
+        ),
+    ] = None
+    jar_file_uris: Annotated[
+        list[str] | None,
+        Field(
+            alias="jarFileUris",
+            description="Optional. HCFS URIs of jar files to add to the classpath of the Spark driver and tasks.",
+        ),
+    ] = None
+    main_python_file_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="mainPythonFileURI",
+            description="Config Connector's name for pysparkBatch.mainPythonFileUri (spec.pysparkBatch.mainPythonFileUri); set one of the two.",
+        ),
+    ] = None
+    main_python_file_uri: Annotated[
+        str | None,
+        Field(
+            alias="mainPythonFileUri",
+            description="Required. The HCFS URI of the main Python file to use as the Spark driver.",
+        ),
+    ] = None
+    python_file_ur_is: Annotated[
+        list[str] | None,
+        Field(
+            alias="pythonFileURIs",
+            description="Config Connector's name for pysparkBatch.pythonFileUris (spec.pysparkBatch.pythonFileUris); set one of the two.",
+        ),
+    ] = None
     python_file_uris: Annotated[
         list[str] | None,
         Field(
@@ -561,6 +759,76 @@ class SparkBatch(KRMModel):
     ] = None
 
 
+class SparkBatchKcc(KRMModel):
+    """
+    A configuration for running an Apache Spark (https://spark.apache.org/) batch workload.
+    """
+
+    archive_ur_is: Annotated[
+        list[str] | None,
+        Field(
+            alias="archiveURIs",
+            description="Config Connector's name for sparkBatch.archiveUris (spec.sparkBatch.archiveUris); set one of the two.",
+        ),
+    ] = None
+    archive_uris: Annotated[
+        list[str] | None,
+        Field(
+            alias="archiveUris",
+            description="Optional. HCFS URIs of archives to be extracted into the working directory of each executor.",
+        ),
+    ] = None
+    args: Annotated[
+        list[str] | None, Field(description="Optional. The arguments to pass to the driver.")
+    ] = None
+    file_ur_is: Annotated[
+        list[str] | None,
+        Field(
+            alias="fileURIs",
+            description="Config Connector's name for sparkBatch.fileUris (spec.sparkBatch.fileUris); set one of the two.",
+        ),
+    ] = None
+    file_uris: Annotated[
+        list[str] | None,
+        Field(
+            alias="fileUris",
+            description="Optional. HCFS URIs of files to be placed in the working directory of each executor.",
+        ),
+    ] = None
+    jar_file_ur_is: Annotated[
+        list[str] | None,
+        Field(
+            alias="jarFileURIs",
+            description="Config Connector's name for sparkBatch.jarFileUris (spec.sparkBatch.jarFileUris); set one of the two.",
+        ),
+    ] = None
+    jar_file_uris: Annotated[
+        list[str] | None,
+        Field(
+            alias="jarFileUris",
+            description="Optional. HCFS URIs of jar files to add to the classpath of the Spark driver and tasks.",
+        ),
+    ] = None
+    main_class: Annotated[
+        str | None,
+        Field(alias="mainClass", description="Optional. The name of the driver main class."),
+    ] = None
+    main_jar_file_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="mainJarFileURI",
+            description="Config Connector's name for sparkBatch.mainJarFileUri (spec.sparkBatch.mainJarFileUri); set one of the two.",
+        ),
+    ] = None
+    main_jar_file_uri: Annotated[
+        str | None,
+        Field(
+            alias="mainJarFileUri",
+            description="Optional. The HCFS URI of the jar file that contains the main class.",
+        ),
+    ] = None
+
+
 class SparkHistoryServerConfig(KRMModel):
     """
     Spark History Server configuration for the workload.
@@ -604,6 +872,58 @@ class SparkRBatch(KRMModel):
             description="Required. The HCFS URI of the main R file to use as the driver.",
         ),
     ]
+
+
+class SparkRBatchKcc(KRMModel):
+    """
+    A configuration for running an Apache SparkR (https://spark.apache.org/docs/latest/sparkr.html) batch workload.
+    """
+
+    archive_ur_is: Annotated[
+        list[str] | None,
+        Field(
+            alias="archiveURIs",
+            description="Config Connector's name for sparkRBatch.archiveUris (spec.sparkRBatch.archiveUris); set one of the two.",
+        ),
+    ] = None
+    archive_uris: Annotated[
+        list[str] | None,
+        Field(
+            alias="archiveUris",
+            description="Optional. HCFS URIs of archives to be extracted into the working directory of each executor.",
+        ),
+    ] = None
+    args: Annotated[
+        list[str] | None, Field(description="Optional. The arguments to pass to the Spark driver.")
+    ] = None
+    file_ur_is: Annotated[
+        list[str] | None,
+        Field(
+            alias="fileURIs",
+            description="Config Connector's name for sparkRBatch.fileUris (spec.sparkRBatch.fileUris); set one of the two.",
+        ),
+    ] = None
+    file_uris: Annotated[
+        list[str] | None,
+        Field(
+            alias="fileUris",
+            description="Optional. HCFS URIs of files to be placed in the working directory of each executor.",
+        ),
+    ] = None
+    main_r_file_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="mainRFileURI",
+            description="Config Connector's name for sparkRBatch.mainRFileUri (spec.sparkRBatch.mainRFileUri); set one of the two.",
+        ),
+    ] = None
+    main_r_file_uri: Annotated[
+        str | None,
+        Field(
+            alias="mainRFileUri",
+            description="Required. The HCFS URI of the main R file to use as the driver.",
+        ),
+    ] = None
 
 
 class SparkSqlBatch(KRMModel):

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateInput,
     CreateWithNameInBody,
     DeleteAtPath,
     IamMethods,
+    Locations,
     Lro,
     UpdateMaskInQuery,
     Where,
@@ -105,6 +107,23 @@ ADAPTER = Adapter(
         ("projects.locations.operations", OPERATIONS["projects.locations.operations"]),
         ("projects.regions.operations", OPERATIONS["projects.regions.operations"]),
     ),
+    aliases=(
+        Alias(field="config.masterConfig.machineType", target="config.masterConfig.machineTypeUri"),
+        Alias(field="config.workerConfig.machineType", target="config.workerConfig.machineTypeUri"),
+        Alias(
+            field="config.secondaryWorkerConfig.machineType",
+            target="config.secondaryWorkerConfig.machineTypeUri",
+        ),
+        Alias(
+            field="config.gceClusterConfig.internalIPOnly",
+            target="config.gceClusterConfig.internalIpOnly",
+        ),
+        Alias(
+            field="config.gceClusterConfig.privateIPv6GoogleAccess",
+            target="config.gceClusterConfig.privateIpv6GoogleAccess",
+        ),
+    ),
+    locations=Locations(field="location", scope="region", param="region"),
     iam=IamMethods(
         get=Call(
             method="getIamPolicy",

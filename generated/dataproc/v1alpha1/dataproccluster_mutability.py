@@ -37,7 +37,6 @@ OPTIONAL_2 = Fact(behaviour=Behaviour.OPTIONAL, source="identity")
 OUTPUT_ONLY = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="description:'Output only.'")
 OUTPUT_ONLY_2 = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="readOnly")
 REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="description:'Required.'")
-REQUIRED_2 = Fact(behaviour=Behaviour.REQUIRED, source="identity")
 ARRAY_OF_ENUM = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.ENUM))
 ARRAY_OF_OBJECT = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.OBJECT))
 ARRAY_OF_STRING = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.STRING))
@@ -373,8 +372,9 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("config.workerFlexibleConfig.hardwareClass", ENUM, (OPTIONAL,), True, True),
         ("config.workerFlexibleConfig.numInstances", INTEGER_INT32, (OPTIONAL,), True, True),
         ("labels", MAP_OF_STRING, (OPTIONAL,), True, True),
+        ("location", STRING, (IMMUTABLE_2,), False, False, {"api_path": None, "identity": True}),
         ("projectRef", OBJECT, (IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
-        ("region", STRING, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),
+        ("region", STRING, (IMMUTABLE_2,), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL_2), False, False, {"api_path": None, "identity": True}),
         ("virtualClusterConfig", OBJECT, (OPTIONAL,), True, True),
         ("virtualClusterConfig.auxiliaryServicesConfig", OBJECT, (OPTIONAL,), True, True),

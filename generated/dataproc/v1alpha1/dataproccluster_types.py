@@ -307,6 +307,158 @@ class ClusterConfig(KRMModel):
     ] = None
 
 
+class ClusterConfigKcc(KRMModel):
+    """
+    The cluster config.
+    """
+
+    autoscaling_config: Annotated[
+        AutoscalingConfig | None,
+        Field(
+            alias="autoscalingConfig",
+            description="Optional. Autoscaling config for the policy associated with the cluster.",
+        ),
+    ] = None
+    auxiliary_node_groups: Annotated[
+        list[AuxiliaryNodeGroup] | None,
+        Field(alias="auxiliaryNodeGroups", description="Optional. The node group settings."),
+    ] = None
+    cluster_tier: Annotated[
+        ClusterConfigClusterTier | None,
+        Field(alias="clusterTier", description="Optional. The cluster tier."),
+    ] = None
+    cluster_type: Annotated[
+        ClusterConfigClusterType | None,
+        Field(alias="clusterType", description="Optional. The type of the cluster."),
+    ] = None
+    config_bucket: Annotated[
+        str | None,
+        Field(
+            alias="configBucket",
+            description="Optional. A Cloud Storage bucket used to stage job dependencies, config files, and job driver console output.",
+        ),
+    ] = None
+    dataproc_metric_config: Annotated[
+        DataprocMetricConfig | None,
+        Field(alias="dataprocMetricConfig", description="Optional. The config for metrics."),
+    ] = None
+    diagnostic_bucket: Annotated[
+        str | None,
+        Field(
+            alias="diagnosticBucket",
+            description="Optional. A Cloud Storage bucket used to collect checkpoint diagnostic data (https://cloud.google.com/dataproc/docs/support/diagnose-clusters#checkpoint_diagnostic_data).",
+        ),
+    ] = None
+    encryption_config: Annotated[
+        EncryptionConfig | None,
+        Field(
+            alias="encryptionConfig", description="Optional. Encryption settings for the cluster."
+        ),
+    ] = None
+    endpoint_config: Annotated[
+        EndpointConfig | None,
+        Field(
+            alias="endpointConfig",
+            description="Optional. Port/endpoint configuration for this cluster",
+        ),
+    ] = None
+    engine: Annotated[
+        ClusterConfigEngine | None, Field(description="Optional. The cluster engine.")
+    ] = None
+    gce_cluster_config: Annotated[
+        GceClusterConfigKcc | None,
+        Field(
+            alias="gceClusterConfig",
+            description="Optional. The shared Compute Engine config settings for all instances in a cluster.",
+        ),
+    ] = None
+    gke_cluster_config: Annotated[
+        GkeClusterConfig | None, Field(alias="gkeClusterConfig", description="Optional. BETA.")
+    ] = None
+    initialization_actions: Annotated[
+        list[NodeInitializationAction] | None,
+        Field(
+            alias="initializationActions",
+            description="Optional. Commands to execute on each node after config is completed.",
+        ),
+    ] = None
+    lifecycle_config: Annotated[
+        LifecycleConfig | None,
+        Field(alias="lifecycleConfig", description="Optional. Lifecycle setting for the cluster."),
+    ] = None
+    master_config: Annotated[
+        InstanceGroupConfigKcc | None,
+        Field(
+            alias="masterConfig",
+            description="Optional. The Compute Engine config settings for the cluster's master instance.",
+        ),
+    ] = None
+    master_flexible_config: Annotated[
+        FlexibleInstanceGroupConfig | None,
+        Field(
+            alias="masterFlexibleConfig",
+            description="Optional. The High Obtainability (HO) config settings for the cluster's master instances.In High Obtainability (HO) mode, flexible configs are the single source of truth for desired cluster configuration across node groups: * For single-node clusters: master_flexible_config must be specified, and no worker configs should be set.",
+        ),
+    ] = None
+    metastore_config: Annotated[
+        MetastoreConfig | None,
+        Field(alias="metastoreConfig", description="Optional. Metastore configuration."),
+    ] = None
+    scheduling_config: Annotated[
+        SchedulingConfig | None,
+        Field(
+            alias="schedulingConfig",
+            description="Optional. Config for scheduling the resources to be allocated when available.",
+        ),
+    ] = None
+    secondary_worker_config: Annotated[
+        InstanceGroupConfigKcc | None,
+        Field(
+            alias="secondaryWorkerConfig",
+            description="Optional. The Compute Engine config settings for a cluster's secondary worker instances",
+        ),
+    ] = None
+    secondary_worker_flexible_config: Annotated[
+        FlexibleInstanceGroupConfig | None,
+        Field(
+            alias="secondaryWorkerFlexibleConfig",
+            description="Optional. The High Obtainability (HO) config settings for a cluster's secondary worker instances.In High Obtainability (HO) mode, flexible configs are the single source of truth for desired cluster configuration.",
+        ),
+    ] = None
+    security_config: Annotated[
+        SecurityConfig | None,
+        Field(alias="securityConfig", description="Optional. Security settings for the cluster."),
+    ] = None
+    software_config: Annotated[
+        SoftwareConfig | None,
+        Field(
+            alias="softwareConfig",
+            description="Optional. The config settings for cluster software.",
+        ),
+    ] = None
+    temp_bucket_ref: Annotated[
+        StorageBucketRef | None,
+        Field(
+            alias="tempBucketRef",
+            description="A reference to a StorageBucket (API field `tempBucket`).",
+        ),
+    ] = None
+    worker_config: Annotated[
+        InstanceGroupConfigKcc | None,
+        Field(
+            alias="workerConfig",
+            description="Optional. The Compute Engine config settings for the cluster's worker instances.",
+        ),
+    ] = None
+    worker_flexible_config: Annotated[
+        FlexibleInstanceGroupConfig | None,
+        Field(
+            alias="workerFlexibleConfig",
+            description="Optional. The High Obtainability (HO) config settings for the cluster's worker instances.In High Obtainability (HO) mode, flexible configs are the single source of truth for desired cluster configuration.",
+        ),
+    ] = None
+
+
 class ClusterConfigObservedState(KRMModel):
     """
     The cluster config.
@@ -456,7 +608,7 @@ class DataprocClusterSpec(KRMModel):
         ),
     ] = None
     config: Annotated[
-        ClusterConfig | None,
+        ClusterConfigKcc | None,
         Field(
             description="Optional. The cluster config for a cluster of Compute Engine Instances."
         ),
@@ -465,6 +617,12 @@ class DataprocClusterSpec(KRMModel):
         dict[str, str] | None,
         Field(description="Optional. The labels to associate with this cluster."),
     ] = None
+    location: Annotated[
+        str | None,
+        Field(
+            description="Config Connector's location of the DataprocCluster: a region (us-central1): this Kind (the same as spec.region)."
+        ),
+    ] = None
     project_ref: Annotated[
         ProjectRef | None,
         Field(
@@ -472,7 +630,9 @@ class DataprocClusterSpec(KRMModel):
             description="Immutable. The Project that this DataprocCluster belongs to.",
         ),
     ] = None
-    region: Annotated[str, Field(description="Immutable. The region of the DataprocCluster.")]
+    region: Annotated[
+        str | None, Field(description="Immutable. The region of the DataprocCluster.")
+    ] = None
     resource_id: Annotated[
         str | None,
         Field(
@@ -675,6 +835,137 @@ class GceClusterConfig(KRMModel):
         Field(
             alias="nodeGroupAffinity",
             description="Optional. Node Group Affinity for sole-tenant clusters.",
+        ),
+    ] = None
+    private_ipv6_google_access: Annotated[
+        GceClusterConfigPrivateIpv6GoogleAccess | None,
+        Field(
+            alias="privateIpv6GoogleAccess",
+            description="Optional. The type of IPv6 access for a cluster.",
+        ),
+    ] = None
+    reservation_affinity: Annotated[
+        ReservationAffinity | None,
+        Field(
+            alias="reservationAffinity",
+            description="Optional. Reservation Affinity for consuming Zonal reservation.",
+        ),
+    ] = None
+    resource_manager_tags: Annotated[
+        dict[str, str] | None,
+        Field(
+            alias="resourceManagerTags",
+            description="Optional. Resource manager tags (https://cloud.google.com/resource-manager/docs/tags/tags-creating-and-managing) to add to all instances (see Use secure tags (https://cloud.google.com/dataproc/docs/guides/use-secure-tags)).",
+        ),
+    ] = None
+    service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
+        Field(
+            alias="serviceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `serviceAccount`).",
+        ),
+    ] = None
+    service_account_scopes: Annotated[
+        list[str] | None,
+        Field(
+            alias="serviceAccountScopes",
+            description="Optional. The URIs of service account scopes to be included in Compute Engine instances.",
+        ),
+    ] = None
+    shielded_instance_config: Annotated[
+        ShieldedInstanceConfig | None,
+        Field(
+            alias="shieldedInstanceConfig",
+            description="Optional. Shielded Instance Config for clusters using Compute Engine Shielded VMs (https://cloud.google.com/security/shielded-cloud/shielded-vm).",
+        ),
+    ] = None
+    subnetwork_ref: Annotated[
+        ComputeSubnetworkRef | None,
+        Field(
+            alias="subnetworkRef",
+            description="A reference to a ComputeSubnetwork (API field `subnetworkUri`).",
+        ),
+    ] = None
+    tags: Annotated[
+        list[str] | None,
+        Field(
+            description="The Compute Engine network tags to add to all instances (see Tagging instances (https://cloud.google.com/vpc/docs/add-remove-network-tags))."
+        ),
+    ] = None
+    zone_uri: Annotated[
+        str | None,
+        Field(
+            alias="zoneUri",
+            description="Optional. The Compute Engine zone where the cluster will be located.",
+        ),
+    ] = None
+
+
+class GceClusterConfigKcc(KRMModel):
+    """
+    Common config settings for resources of Compute Engine cluster instances, applicable to all instances in the cluster.
+    """
+
+    auto_zone_exclude_zone_uris: Annotated[
+        list[str] | None,
+        Field(
+            alias="autoZoneExcludeZoneUris",
+            description="Optional. An optional list of Compute Engine zones where the cluster will not be located when Auto Zone is enabled.",
+        ),
+    ] = None
+    confidential_instance_config: Annotated[
+        ConfidentialInstanceConfig | None,
+        Field(
+            alias="confidentialInstanceConfig",
+            description="Optional. Confidential Instance Config for clusters using Confidential VMs (https://cloud.google.com/confidential-computing/confidential-vm/docs).",
+        ),
+    ] = None
+    internal_ip_only_kcc: Annotated[
+        bool | None,
+        Field(
+            alias="internalIPOnly",
+            description="Config Connector's name for config.gceClusterConfig.internalIpOnly (spec.config.gceClusterConfig.internalIpOnly); set one of the two.",
+        ),
+    ] = None
+    internal_ip_only: Annotated[
+        bool | None,
+        Field(
+            alias="internalIpOnly",
+            description="Optional. This setting applies to subnetwork-enabled networks.",
+        ),
+    ] = None
+    metadata: Annotated[
+        dict[str, str] | None,
+        Field(
+            description="Optional. The Compute Engine metadata entries to add to all instances (see Project and instance metadata (https://cloud.google.com/compute/docs/storing-retrieving-metadata#project_and_instance_metadata))."
+        ),
+    ] = None
+    multi_zone_config: Annotated[
+        MultiZoneConfig | None,
+        Field(
+            alias="multiZoneConfig",
+            description="Optional. Controls how instances within this Cluster are allowed to exist in multiple Zones within the Region.",
+        ),
+    ] = None
+    network_ref: Annotated[
+        ComputeNetworkRef | None,
+        Field(
+            alias="networkRef",
+            description="A reference to a ComputeNetwork (API field `networkUri`).",
+        ),
+    ] = None
+    node_group_affinity: Annotated[
+        NodeGroupAffinity | None,
+        Field(
+            alias="nodeGroupAffinity",
+            description="Optional. Node Group Affinity for sole-tenant clusters.",
+        ),
+    ] = None
+    private_i_pv6_google_access: Annotated[
+        GceClusterConfigPrivateIpv6GoogleAccess | None,
+        Field(
+            alias="privateIPv6GoogleAccess",
+            description="Config Connector's name for config.gceClusterConfig.privateIpv6GoogleAccess (spec.config.gceClusterConfig.privateIpv6GoogleAccess); set one of the two.",
         ),
     ] = None
     private_ipv6_google_access: Annotated[
@@ -995,6 +1286,84 @@ class InstanceGroupConfig(KRMModel):
         Field(
             alias="instanceFlexibilityPolicy",
             description="Optional. Instance flexibility Policy allowing a mixture of VM shapes and provisioning models.",
+        ),
+    ] = None
+    machine_type_uri: Annotated[
+        str | None,
+        Field(
+            alias="machineTypeUri",
+            description="Optional. The Compute Engine machine type used for cluster instances.A full URL, partial URI, or short name are valid.",
+        ),
+    ] = None
+    min_cpu_platform: Annotated[
+        str | None,
+        Field(
+            alias="minCpuPlatform",
+            description="Optional. Specifies the minimum cpu platform for the Instance Group.",
+        ),
+    ] = None
+    min_num_instances: Annotated[
+        int | None,
+        Field(
+            alias="minNumInstances",
+            description="Optional. The minimum number of primary worker instances to create.",
+        ),
+    ] = None
+    num_instances: Annotated[
+        int | None,
+        Field(
+            alias="numInstances",
+            description="Optional. The number of VM instances in the instance group.",
+        ),
+    ] = None
+    preemptibility: Annotated[
+        InstanceGroupConfigPreemptibility | None,
+        Field(
+            description="Optional. Specifies the preemptibility of the instance group.The default value for master and worker groups is NON_PREEMPTIBLE."
+        ),
+    ] = None
+    startup_config: Annotated[
+        StartupConfig | None,
+        Field(
+            alias="startupConfig",
+            description="Optional. Configuration to handle the startup of instances during cluster create and update process.",
+        ),
+    ] = None
+
+
+class InstanceGroupConfigKcc(KRMModel):
+    """
+    The config settings for Compute Engine resources in an instance group, such as a master or worker group.
+    """
+
+    accelerators: Annotated[
+        list[AcceleratorConfig] | None,
+        Field(
+            description="Optional. The Compute Engine accelerator configuration for these instances."
+        ),
+    ] = None
+    disk_config: Annotated[
+        DiskConfig | None,
+        Field(alias="diskConfig", description="Optional. Disk option config settings."),
+    ] = None
+    image_ref: Annotated[
+        ComputeImageRef | None,
+        Field(
+            alias="imageRef", description="A reference to a ComputeImage (API field `imageUri`)."
+        ),
+    ] = None
+    instance_flexibility_policy: Annotated[
+        InstanceFlexibilityPolicy | None,
+        Field(
+            alias="instanceFlexibilityPolicy",
+            description="Optional. Instance flexibility Policy allowing a mixture of VM shapes and provisioning models.",
+        ),
+    ] = None
+    machine_type: Annotated[
+        str | None,
+        Field(
+            alias="machineType",
+            description="Config Connector's name for config.secondaryWorkerConfig.machineTypeUri (spec.config.secondaryWorkerConfig.machineTypeUri); set one of the two.",
         ),
     ] = None
     machine_type_uri: Annotated[

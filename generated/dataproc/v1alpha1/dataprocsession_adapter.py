@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, Lro, NoUpdate
+from kccgen.contract import Adapter, Alias, Call, CreateWithIdParam, DeleteAtPath, Lro, NoUpdate
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.dataproc.v1alpha1.dataproc_v1_operations import OPERATIONS
 
@@ -41,6 +41,20 @@ ADAPTER = Adapter(
     operations=(
         ("projects.locations.operations", OPERATIONS["projects.locations.operations"]),
         ("projects.regions.operations", OPERATIONS["projects.regions.operations"]),
+    ),
+    aliases=(
+        Alias(
+            field="environmentConfig.executionConfig.idleTTL",
+            target="environmentConfig.executionConfig.idleTtl",
+        ),
+        Alias(
+            field="environmentConfig.executionConfig.networkURI",
+            target="environmentConfig.executionConfig.networkUri",
+        ),
+        Alias(
+            field="environmentConfig.executionConfig.subnetworkURI",
+            target="environmentConfig.executionConfig.subnetworkUri",
+        ),
     ),
 )
 

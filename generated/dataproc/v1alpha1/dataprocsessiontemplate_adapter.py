@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithNameInBody, DeleteAtPath, UpdateMerge
+from kccgen.contract import Adapter, Alias, Call, CreateWithNameInBody, DeleteAtPath, UpdateMerge
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -49,6 +49,20 @@ ADAPTER = Adapter(
         )
     ),
     krm_only=("location", "projectRef", "resourceID"),
+    aliases=(
+        Alias(
+            field="environmentConfig.executionConfig.idleTTL",
+            target="environmentConfig.executionConfig.idleTtl",
+        ),
+        Alias(
+            field="environmentConfig.executionConfig.networkURI",
+            target="environmentConfig.executionConfig.networkUri",
+        ),
+        Alias(
+            field="environmentConfig.executionConfig.subnetworkURI",
+            target="environmentConfig.executionConfig.subnetworkUri",
+        ),
+    ),
 )
 
 register_adapter(ADAPTER)

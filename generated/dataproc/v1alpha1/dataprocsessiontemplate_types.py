@@ -97,7 +97,7 @@ class DataprocSessionTemplateSpec(KRMModel):
         ),
     ] = None
     environment_config: Annotated[
-        EnvironmentConfig | None,
+        EnvironmentConfigKcc | None,
         Field(
             alias="environmentConfig",
             description="Optional. Environment configuration for session execution.",
@@ -163,6 +163,26 @@ class EnvironmentConfig(KRMModel):
     ] = None
 
 
+class EnvironmentConfigKcc(KRMModel):
+    """
+    Environment configuration for a workload.
+    """
+
+    execution_config: Annotated[
+        ExecutionConfigKcc | None,
+        Field(
+            alias="executionConfig", description="Optional. Execution configuration for a workload."
+        ),
+    ] = None
+    peripherals_config: Annotated[
+        PeripheralsConfig | None,
+        Field(
+            alias="peripheralsConfig",
+            description="Optional. Peripherals configuration that workload has access to.",
+        ),
+    ] = None
+
+
 class ExecutionConfig(KRMModel):
     """
     Execution configuration for a workload.
@@ -214,6 +234,96 @@ class ExecutionConfig(KRMModel):
         Field(
             alias="stagingBucketRef",
             description="A reference to a StorageBucket (API field `stagingBucket`).",
+        ),
+    ] = None
+    subnetwork_uri: Annotated[
+        str | None,
+        Field(
+            alias="subnetworkUri", description="Optional. Subnetwork URI to connect workload to."
+        ),
+    ] = None
+    ttl: Annotated[
+        str | None,
+        Field(
+            description="Optional. The duration after which the workload will be terminated, specified as the JSON representation for Duration (https://protobuf.dev/programming-guides/proto3/#json).",
+            pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
+        ),
+    ] = None
+
+
+class ExecutionConfigKcc(KRMModel):
+    """
+    Execution configuration for a workload.
+    """
+
+    authentication_config: Annotated[
+        AuthenticationConfig | None,
+        Field(
+            alias="authenticationConfig",
+            description="Optional. Authentication configuration used to set the default identity for the workload execution.",
+        ),
+    ] = None
+    idle_ttl_kcc: Annotated[
+        str | None,
+        Field(
+            alias="idleTTL",
+            description="Config Connector's name for environmentConfig.executionConfig.idleTtl (spec.environmentConfig.executionConfig.idleTtl); set one of the two.",
+            pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
+        ),
+    ] = None
+    idle_ttl: Annotated[
+        str | None,
+        Field(
+            alias="idleTtl",
+            description="Optional. Applies to sessions only.",
+            pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
+        ),
+    ] = None
+    kms_key_ref: Annotated[
+        KMSCryptoKeyRef | None,
+        Field(alias="kmsKeyRef", description="A reference to a KMSCryptoKey (API field `kmsKey`)."),
+    ] = None
+    network_tags: Annotated[
+        list[str] | None,
+        Field(alias="networkTags", description="Optional. Tags used for network traffic control."),
+    ] = None
+    network_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="networkURI",
+            description="Config Connector's name for environmentConfig.executionConfig.networkUri (spec.environmentConfig.executionConfig.networkUri); set one of the two.",
+        ),
+    ] = None
+    network_uri: Annotated[
+        str | None,
+        Field(alias="networkUri", description="Optional. Network URI to connect workload to."),
+    ] = None
+    resource_manager_tags: Annotated[
+        dict[str, str] | None,
+        Field(
+            alias="resourceManagerTags",
+            description="Optional. Associates Resource Manager tags with the workload nodes.",
+        ),
+    ] = None
+    service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
+        Field(
+            alias="serviceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `serviceAccount`).",
+        ),
+    ] = None
+    staging_bucket_ref: Annotated[
+        StorageBucketRef | None,
+        Field(
+            alias="stagingBucketRef",
+            description="A reference to a StorageBucket (API field `stagingBucket`).",
+        ),
+    ] = None
+    subnetwork_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="subnetworkURI",
+            description="Config Connector's name for environmentConfig.executionConfig.subnetworkUri (spec.environmentConfig.executionConfig.subnetworkUri); set one of the two.",
         ),
     ] = None
     subnetwork_uri: Annotated[

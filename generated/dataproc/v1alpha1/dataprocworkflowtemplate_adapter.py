@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateServiceAssigned,
     DeleteAtPath,
@@ -95,6 +96,16 @@ ADAPTER = Adapter(
         "placement.managedCluster.config.workerConfig.instanceFlexibilityPolicy.instanceSelectionList[].diskConfig.attachedDiskConfigs[].provisionedThroughput",
         "placement.managedCluster.config.workerConfig.instanceFlexibilityPolicy.instanceSelectionList[].diskConfig.bootDiskProvisionedIops",
         "placement.managedCluster.config.workerConfig.instanceFlexibilityPolicy.instanceSelectionList[].diskConfig.bootDiskProvisionedThroughput",
+    ),
+    aliases=(
+        Alias(
+            field="placement.managedCluster.config.gceClusterConfig.internalIPOnly",
+            target="placement.managedCluster.config.gceClusterConfig.internalIpOnly",
+        ),
+        Alias(
+            field="placement.managedCluster.config.gceClusterConfig.privateIPv6GoogleAccess",
+            target="placement.managedCluster.config.gceClusterConfig.privateIpv6GoogleAccess",
+        ),
     ),
     iam=IamMethods(
         get=Call(

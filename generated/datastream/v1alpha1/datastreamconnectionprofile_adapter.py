@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateInput,
     CreateWithIdParam,
@@ -70,6 +71,14 @@ ADAPTER = Adapter(
     ),
     krm_only=("location", "projectRef", "resourceID"),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
+    aliases=(
+        Alias(field="bigQueryProfile", target="bigqueryProfile"),
+        Alias(field="forwardSSHConnectivity", target="forwardSshConnectivity"),
+        Alias(field="mySQLProfile", target="mysqlProfile"),
+        Alias(field="oracleProfile.oracleASMConfig", target="oracleProfile.oracleAsmConfig"),
+        Alias(field="oracleProfile.oracleSSLConfig", target="oracleProfile.oracleSslConfig"),
+        Alias(field="staticServiceIPConnectivity", target="staticServiceIpConnectivity"),
+    ),
 )
 
 register_adapter(ADAPTER)

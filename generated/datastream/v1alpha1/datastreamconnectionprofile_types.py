@@ -82,6 +82,13 @@ class DatastreamConnectionProfileSpec(KRMModel):
     A set of reusable connection configurations to be used as a source or destination for a stream.
     """
 
+    big_query_profile: Annotated[
+        BigQueryProfile | None,
+        Field(
+            alias="bigQueryProfile",
+            description="Config Connector's name for bigqueryProfile (spec.bigqueryProfile); set one of the two.",
+        ),
+    ] = None
     bigquery_profile: Annotated[
         BigQueryProfile | None,
         Field(
@@ -98,6 +105,13 @@ class DatastreamConnectionProfileSpec(KRMModel):
     force: Annotated[
         bool | None,
         Field(description="Optional. Create the connection profile without validating it."),
+    ] = None
+    forward_ssh_connectivity_kcc: Annotated[
+        ForwardSshTunnelConnectivity | None,
+        Field(
+            alias="forwardSSHConnectivity",
+            description="Config Connector's name for forwardSshConnectivity (spec.forwardSshConnectivity); set one of the two.",
+        ),
     ] = None
     forward_ssh_connectivity: Annotated[
         ForwardSshTunnelConnectivity | None,
@@ -117,12 +131,19 @@ class DatastreamConnectionProfileSpec(KRMModel):
         MongodbProfile | None,
         Field(alias="mongodbProfile", description="Profile for connecting to a MongoDB source."),
     ] = None
+    my_sql_profile: Annotated[
+        MysqlProfile | None,
+        Field(
+            alias="mySQLProfile",
+            description="Config Connector's name for mysqlProfile (spec.mysqlProfile); set one of the two.",
+        ),
+    ] = None
     mysql_profile: Annotated[
         MysqlProfile | None,
         Field(alias="mysqlProfile", description="Profile for connecting to a MySQL source."),
     ] = None
     oracle_profile: Annotated[
-        OracleProfile | None,
+        OracleProfileKcc | None,
         Field(alias="oracleProfile", description="Profile for connecting to an Oracle source."),
     ] = None
     postgresql_profile: Annotated[
@@ -176,6 +197,13 @@ class DatastreamConnectionProfileSpec(KRMModel):
         SqlServerProfile | None,
         Field(
             alias="sqlServerProfile", description="Profile for connecting to a SQLServer source."
+        ),
+    ] = None
+    static_service_ip_connectivity_kcc: Annotated[
+        StaticServiceIpConnectivity | None,
+        Field(
+            alias="staticServiceIPConnectivity",
+            description="Config Connector's name for staticServiceIpConnectivity (spec.staticServiceIpConnectivity); set one of the two.",
         ),
     ] = None
     static_service_ip_connectivity: Annotated[
@@ -637,6 +665,64 @@ class OracleProfile(KRMModel):
         Field(
             alias="oracleAsmConfig",
             description="Optional. Configuration for Oracle ASM connection.",
+        ),
+    ] = None
+    oracle_ssl_config: Annotated[
+        OracleSslConfig | None,
+        Field(
+            alias="oracleSslConfig",
+            description="Optional. SSL configuration for the Oracle connection.",
+        ),
+    ] = None
+    password: Annotated[
+        str | None, Field(description="Optional. Password for the Oracle connection.")
+    ] = None
+    port: Annotated[
+        int | None, Field(description="Port for the Oracle connection, default value is 1521.")
+    ] = None
+    secret_manager_stored_password: Annotated[
+        str | None,
+        Field(
+            alias="secretManagerStoredPassword",
+            description="Optional. A reference to a Secret Manager resource name storing the Oracle connection password.",
+        ),
+    ] = None
+    username: Annotated[str, Field(description="Required. Username for the Oracle connection.")]
+
+
+class OracleProfileKcc(KRMModel):
+    """
+    Profile for connecting to an Oracle source.
+    """
+
+    connection_attributes: Annotated[
+        dict[str, str] | None,
+        Field(alias="connectionAttributes", description="Connection string attributes"),
+    ] = None
+    database_service: Annotated[
+        str,
+        Field(alias="databaseService", description="Required. Database for the Oracle connection."),
+    ]
+    hostname: Annotated[str, Field(description="Required. Hostname for the Oracle connection.")]
+    oracle_asm_config_kcc: Annotated[
+        OracleAsmConfig | None,
+        Field(
+            alias="oracleASMConfig",
+            description="Config Connector's name for oracleProfile.oracleAsmConfig (spec.oracleProfile.oracleAsmConfig); set one of the two.",
+        ),
+    ] = None
+    oracle_asm_config: Annotated[
+        OracleAsmConfig | None,
+        Field(
+            alias="oracleAsmConfig",
+            description="Optional. Configuration for Oracle ASM connection.",
+        ),
+    ] = None
+    oracle_ssl_config_kcc: Annotated[
+        OracleSslConfig | None,
+        Field(
+            alias="oracleSSLConfig",
+            description="Config Connector's name for oracleProfile.oracleSslConfig (spec.oracleProfile.oracleSslConfig); set one of the two.",
         ),
     ] = None
     oracle_ssl_config: Annotated[

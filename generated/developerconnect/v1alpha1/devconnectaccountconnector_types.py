@@ -173,7 +173,7 @@ class DevConnectAccountConnectorSpec(KRMModel):
         ),
     ] = None
     provider_oauth_config: Annotated[
-        ProviderOAuthConfig | None,
+        ProviderOAuthConfigKcc | None,
         Field(alias="providerOauthConfig", description="Optional. Provider OAuth config."),
     ] = None
     proxy_config: Annotated[
@@ -203,6 +203,33 @@ class ProviderOAuthConfig(KRMModel):
             description="Required. User selected scopes to apply to the Oauth config In the event of changing scopes, user records under AccountConnector will be deleted and users will re-auth again."
         ),
     ]
+    system_provider_id: Annotated[
+        ProviderOAuthConfigSystemProviderId | None,
+        Field(
+            alias="systemProviderId",
+            description="Optional. Immutable. Developer Connect provided OAuth.",
+        ),
+    ] = None
+
+
+class ProviderOAuthConfigKcc(KRMModel):
+    """
+    ProviderOAuthConfig is the OAuth config for a provider.
+    """
+
+    scopes: Annotated[
+        list[str],
+        Field(
+            description="Required. User selected scopes to apply to the Oauth config In the event of changing scopes, user records under AccountConnector will be deleted and users will re-auth again."
+        ),
+    ]
+    system_provider_id_kcc: Annotated[
+        ProviderOAuthConfigSystemProviderId | None,
+        Field(
+            alias="systemProviderID",
+            description="Config Connector's name for providerOauthConfig.systemProviderId (spec.providerOauthConfig.systemProviderId); set one of the two.",
+        ),
+    ] = None
     system_provider_id: Annotated[
         ProviderOAuthConfigSystemProviderId | None,
         Field(

@@ -6,7 +6,15 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, Lro, UpdateMaskInQuery
+from kccgen.contract import (
+    Adapter,
+    Alias,
+    Call,
+    CreateWithIdParam,
+    DeleteAtPath,
+    Lro,
+    UpdateMaskInQuery,
+)
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.developerconnect.v1alpha1.developerconnect_v1_operations import OPERATIONS
 
@@ -50,6 +58,31 @@ ADAPTER = Adapter(
         "githubEnterpriseConfig.appInstallationId",
     ),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
+    aliases=(
+        Alias(
+            field="bitbucketDataCenterConfig.hostURI", target="bitbucketDataCenterConfig.hostUri"
+        ),
+        Alias(
+            field="bitbucketDataCenterConfig.sslCACertificate",
+            target="bitbucketDataCenterConfig.sslCaCertificate",
+        ),
+        Alias(field="githubConfig.appInstallationID", target="githubConfig.appInstallationId"),
+        Alias(field="githubEnterpriseConfig.appID", target="githubEnterpriseConfig.appId"),
+        Alias(
+            field="githubEnterpriseConfig.appInstallationID",
+            target="githubEnterpriseConfig.appInstallationId",
+        ),
+        Alias(field="githubEnterpriseConfig.hostURI", target="githubEnterpriseConfig.hostUri"),
+        Alias(
+            field="githubEnterpriseConfig.sslCACertificate",
+            target="githubEnterpriseConfig.sslCaCertificate",
+        ),
+        Alias(field="gitlabEnterpriseConfig.hostURI", target="gitlabEnterpriseConfig.hostUri"),
+        Alias(
+            field="gitlabEnterpriseConfig.sslCACertificate",
+            target="gitlabEnterpriseConfig.sslCaCertificate",
+        ),
+    ),
 )
 
 register_adapter(ADAPTER)

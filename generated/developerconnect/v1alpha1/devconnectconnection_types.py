@@ -160,6 +160,69 @@ class BitbucketDataCenterConfig(KRMModel):
     ]
 
 
+class BitbucketDataCenterConfigKcc(KRMModel):
+    """
+    Configuration for connections to an instance of Bitbucket Data Center.
+    """
+
+    authorizer_credential: Annotated[
+        UserCredential,
+        Field(
+            alias="authorizerCredential",
+            description="Required. An http access token with the minimum `Repository admin` scope access.",
+        ),
+    ]
+    host_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="hostURI",
+            description="Config Connector's name for bitbucketDataCenterConfig.hostUri (spec.bitbucketDataCenterConfig.hostUri); set one of the two.",
+        ),
+    ] = None
+    host_uri: Annotated[
+        str | None,
+        Field(
+            alias="hostUri",
+            description="Required. The URI of the Bitbucket Data Center host this connection is for.",
+        ),
+    ] = None
+    read_authorizer_credential: Annotated[
+        UserCredential,
+        Field(
+            alias="readAuthorizerCredential",
+            description="Required. An http access token with the minimum `Repository read` access.",
+        ),
+    ]
+    service_directory_config: Annotated[
+        ServiceDirectoryConfig | None,
+        Field(
+            alias="serviceDirectoryConfig",
+            description="Optional. Configuration for using Service Directory to privately connect to a Bitbucket Data Center instance.",
+        ),
+    ] = None
+    ssl_ca_certificate_kcc: Annotated[
+        str | None,
+        Field(
+            alias="sslCACertificate",
+            description="Config Connector's name for bitbucketDataCenterConfig.sslCaCertificate (spec.bitbucketDataCenterConfig.sslCaCertificate); set one of the two.",
+        ),
+    ] = None
+    ssl_ca_certificate: Annotated[
+        str | None,
+        Field(
+            alias="sslCaCertificate",
+            description="Optional. SSL certificate authority to trust when making requests to Bitbucket Data Center.",
+        ),
+    ] = None
+    webhook_secret_secret_version_ref: Annotated[
+        SecretManagerSecretVersionRef,
+        Field(
+            alias="webhookSecretSecretVersionRef",
+            description="A reference to a SecretManagerSecretVersion (API field `webhookSecretSecretVersion`).",
+        ),
+    ]
+
+
 class BitbucketDataCenterConfigObservedState(KRMModel):
     """
     Configuration for connections to an instance of Bitbucket Data Center.
@@ -314,7 +377,7 @@ class DevConnectConnectionSpec(KRMModel):
         ),
     ] = None
     bitbucket_data_center_config: Annotated[
-        BitbucketDataCenterConfig | None,
+        BitbucketDataCenterConfigKcc | None,
         Field(
             alias="bitbucketDataCenterConfig",
             description="Configuration for connections to an instance of Bitbucket Data Center.",
@@ -337,11 +400,11 @@ class DevConnectConnectionSpec(KRMModel):
         ),
     ] = None
     github_config: Annotated[
-        GitHubConfig | None,
+        GitHubConfigKcc | None,
         Field(alias="githubConfig", description="Configuration for connections to github.com."),
     ] = None
     github_enterprise_config: Annotated[
-        GitHubEnterpriseConfig | None,
+        GitHubEnterpriseConfigKcc | None,
         Field(
             alias="githubEnterpriseConfig",
             description="Configuration for connections to an instance of GitHub Enterprise.",
@@ -352,7 +415,7 @@ class DevConnectConnectionSpec(KRMModel):
         Field(alias="gitlabConfig", description="Configuration for connections to gitlab.com."),
     ] = None
     gitlab_enterprise_config: Annotated[
-        GitLabEnterpriseConfig | None,
+        GitLabEnterpriseConfigKcc | None,
         Field(
             alias="gitlabEnterpriseConfig",
             description="Configuration for connections to an instance of GitLab Enterprise.",
@@ -461,6 +524,38 @@ class GitHubConfig(KRMModel):
     ]
 
 
+class GitHubConfigKcc(KRMModel):
+    """
+    Configuration for connections to github.com.
+    """
+
+    app_installation_id_kcc: Annotated[
+        int | Int64String | None,
+        Field(
+            alias="appInstallationID",
+            description="Config Connector's name for githubConfig.appInstallationId (spec.githubConfig.appInstallationId); set one of the two.",
+        ),
+    ] = None
+    app_installation_id: Annotated[
+        int | Int64String | None,
+        Field(alias="appInstallationId", description="Optional. GitHub App installation id."),
+    ] = None
+    authorizer_credential: Annotated[
+        OAuthCredential | None,
+        Field(
+            alias="authorizerCredential",
+            description="Optional. OAuth credential of the account that authorized the GitHub App.",
+        ),
+    ] = None
+    github_app: Annotated[
+        GitHubConfigGithubApp,
+        Field(
+            alias="githubApp",
+            description="Required. Immutable. The GitHub Application that was installed to the GitHub user or organization.",
+        ),
+    ]
+
+
 class GitHubConfigObservedState(KRMModel):
     """
     Configuration for connections to github.com.
@@ -525,6 +620,95 @@ class GitHubEnterpriseConfig(KRMModel):
         Field(
             alias="serviceDirectoryConfig",
             description="Optional. Configuration for using Service Directory to privately connect to a GitHub Enterprise server.",
+        ),
+    ] = None
+    ssl_ca_certificate: Annotated[
+        str | None,
+        Field(
+            alias="sslCaCertificate",
+            description="Optional. SSL certificate to use for requests to GitHub Enterprise.",
+        ),
+    ] = None
+    webhook_secret_secret_version_ref: Annotated[
+        SecretManagerSecretVersionRef | None,
+        Field(
+            alias="webhookSecretSecretVersionRef",
+            description="A reference to a SecretManagerSecretVersion (API field `webhookSecretSecretVersion`).",
+        ),
+    ] = None
+
+
+class GitHubEnterpriseConfigKcc(KRMModel):
+    """
+    Configuration for connections to an instance of GitHub Enterprise.
+    """
+
+    app_id_kcc: Annotated[
+        int | Int64String | None,
+        Field(
+            alias="appID",
+            description="Config Connector's name for githubEnterpriseConfig.appId (spec.githubEnterpriseConfig.appId); set one of the two.",
+        ),
+    ] = None
+    app_id: Annotated[
+        int | Int64String | None,
+        Field(
+            alias="appId", description="Optional. ID of the GitHub App created from the manifest."
+        ),
+    ] = None
+    app_installation_id_kcc: Annotated[
+        int | Int64String | None,
+        Field(
+            alias="appInstallationID",
+            description="Config Connector's name for githubEnterpriseConfig.appInstallationId (spec.githubEnterpriseConfig.appInstallationId); set one of the two.",
+        ),
+    ] = None
+    app_installation_id: Annotated[
+        int | Int64String | None,
+        Field(
+            alias="appInstallationId",
+            description="Optional. ID of the installation of the GitHub App.",
+        ),
+    ] = None
+    host_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="hostURI",
+            description="Config Connector's name for githubEnterpriseConfig.hostUri (spec.githubEnterpriseConfig.hostUri); set one of the two.",
+        ),
+    ] = None
+    host_uri: Annotated[
+        str | None,
+        Field(
+            alias="hostUri",
+            description="Required. The URI of the GitHub Enterprise host this connection is for.",
+        ),
+    ] = None
+    organization: Annotated[
+        str | None,
+        Field(
+            description="Optional. Immutable. GitHub Enterprise organization in which the GitHub App is created."
+        ),
+    ] = None
+    private_key_secret_version_ref: Annotated[
+        SecretManagerSecretVersionRef | None,
+        Field(
+            alias="privateKeySecretVersionRef",
+            description="A reference to a SecretManagerSecretVersion (API field `privateKeySecretVersion`).",
+        ),
+    ] = None
+    service_directory_config: Annotated[
+        ServiceDirectoryConfig | None,
+        Field(
+            alias="serviceDirectoryConfig",
+            description="Optional. Configuration for using Service Directory to privately connect to a GitHub Enterprise server.",
+        ),
+    ] = None
+    ssl_ca_certificate_kcc: Annotated[
+        str | None,
+        Field(
+            alias="sslCACertificate",
+            description="Config Connector's name for githubEnterpriseConfig.sslCaCertificate (spec.githubEnterpriseConfig.sslCaCertificate); set one of the two.",
         ),
     ] = None
     ssl_ca_certificate: Annotated[
@@ -648,6 +832,69 @@ class GitLabEnterpriseConfig(KRMModel):
         Field(
             alias="serviceDirectoryConfig",
             description="Optional. Configuration for using Service Directory to privately connect to a GitLab Enterprise instance.",
+        ),
+    ] = None
+    ssl_ca_certificate: Annotated[
+        str | None,
+        Field(
+            alias="sslCaCertificate",
+            description="Optional. SSL Certificate Authority certificate to use for requests to GitLab Enterprise instance.",
+        ),
+    ] = None
+    webhook_secret_secret_version_ref: Annotated[
+        SecretManagerSecretVersionRef,
+        Field(
+            alias="webhookSecretSecretVersionRef",
+            description="A reference to a SecretManagerSecretVersion (API field `webhookSecretSecretVersion`).",
+        ),
+    ]
+
+
+class GitLabEnterpriseConfigKcc(KRMModel):
+    """
+    Configuration for connections to an instance of GitLab Enterprise.
+    """
+
+    authorizer_credential: Annotated[
+        UserCredential,
+        Field(
+            alias="authorizerCredential",
+            description="Required. A GitLab personal access token with the minimum `api` scope access and a minimum role of `maintainer`.",
+        ),
+    ]
+    host_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="hostURI",
+            description="Config Connector's name for gitlabEnterpriseConfig.hostUri (spec.gitlabEnterpriseConfig.hostUri); set one of the two.",
+        ),
+    ] = None
+    host_uri: Annotated[
+        str | None,
+        Field(
+            alias="hostUri",
+            description="Required. The URI of the GitLab Enterprise host this connection is for.",
+        ),
+    ] = None
+    read_authorizer_credential: Annotated[
+        UserCredential,
+        Field(
+            alias="readAuthorizerCredential",
+            description="Required. A GitLab personal access token with the minimum `read_api` scope access and a minimum role of `reporter`.",
+        ),
+    ]
+    service_directory_config: Annotated[
+        ServiceDirectoryConfig | None,
+        Field(
+            alias="serviceDirectoryConfig",
+            description="Optional. Configuration for using Service Directory to privately connect to a GitLab Enterprise instance.",
+        ),
+    ] = None
+    ssl_ca_certificate_kcc: Annotated[
+        str | None,
+        Field(
+            alias="sslCACertificate",
+            description="Config Connector's name for gitlabEnterpriseConfig.sslCaCertificate (spec.gitlabEnterpriseConfig.sslCaCertificate); set one of the two.",
         ),
     ] = None
     ssl_ca_certificate: Annotated[

@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, Lro, UpdateMerge
+from kccgen.contract import Adapter, Alias, Call, CreateWithIdParam, DeleteAtPath, Lro, UpdateMerge
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.developerconnect.v1alpha1.developerconnect_v1_operations import OPERATIONS
 
@@ -57,6 +57,16 @@ ADAPTER = Adapter(
     ),
     krm_only=("location", "projectRef", "resourceID"),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
+    aliases=(
+        Alias(
+            field="artifactConfigs[].googleArtifactAnalysis.projectID",
+            target="artifactConfigs[].googleArtifactAnalysis.projectId",
+        ),
+        Alias(
+            field="artifactConfigs[].googleArtifactRegistry.projectID",
+            target="artifactConfigs[].googleArtifactRegistry.projectId",
+        ),
+    ),
 )
 
 register_adapter(ADAPTER)

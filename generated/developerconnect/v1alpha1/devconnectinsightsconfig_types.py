@@ -82,6 +82,30 @@ class ArtifactConfig(KRMModel):
     ]
 
 
+class ArtifactConfigKcc(KRMModel):
+    """
+    The artifact config of the artifact that is deployed.
+    """
+
+    google_artifact_analysis: Annotated[
+        GoogleArtifactAnalysisKcc | None,
+        Field(
+            alias="googleArtifactAnalysis",
+            description="Optional. Set if the artifact metadata is stored in Artifact analysis.",
+        ),
+    ] = None
+    google_artifact_registry: Annotated[
+        GoogleArtifactRegistryKcc | None,
+        Field(
+            alias="googleArtifactRegistry",
+            description="Optional. Set if the artifact is stored in Artifact registry.",
+        ),
+    ] = None
+    uri: Annotated[
+        str, Field(description="Required. Immutable. The URI of the artifact that is deployed.")
+    ]
+
+
 class DevConnectInsightsConfigObservedState(KRMModel):
     """
     The InsightsConfig resource is the core configuration object to capture events from your Software Development Lifecycle. It acts as the central hub for managing how Developer Connect understands your application, its runtime environments, and the artifacts deployed within them.
@@ -142,7 +166,7 @@ class DevConnectInsightsConfigSpec(KRMModel):
         ),
     ] = None
     artifact_configs: Annotated[
-        list[ArtifactConfig] | None,
+        list[ArtifactConfigKcc] | None,
         Field(
             alias="artifactConfigs",
             description="Optional. The artifact configurations of the artifacts that are deployed.",
@@ -202,6 +226,27 @@ class GoogleArtifactAnalysis(KRMModel):
     ]
 
 
+class GoogleArtifactAnalysisKcc(KRMModel):
+    """
+    Google Artifact Analysis configurations.
+    """
+
+    project_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="projectID",
+            description="Config Connector's name for artifactConfigs[].googleArtifactAnalysis.projectId (spec.artifactConfigs[].googleArtifactAnalysis.projectId); set one of the two.",
+        ),
+    ] = None
+    project_id: Annotated[
+        str | None,
+        Field(
+            alias="projectId",
+            description="Required. The project id of the project where the provenance is stored.",
+        ),
+    ] = None
+
+
 class GoogleArtifactRegistry(KRMModel):
     """
     Google Artifact Registry configurations.
@@ -218,6 +263,31 @@ class GoogleArtifactRegistry(KRMModel):
         str,
         Field(alias="projectId", description="Required. The host project of Artifact Registry."),
     ]
+
+
+class GoogleArtifactRegistryKcc(KRMModel):
+    """
+    Google Artifact Registry configurations.
+    """
+
+    artifact_registry_package: Annotated[
+        str,
+        Field(
+            alias="artifactRegistryPackage",
+            description="Required. Immutable. The name of the artifact registry package.",
+        ),
+    ]
+    project_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="projectID",
+            description="Config Connector's name for artifactConfigs[].googleArtifactRegistry.projectId (spec.artifactConfigs[].googleArtifactRegistry.projectId); set one of the two.",
+        ),
+    ] = None
+    project_id: Annotated[
+        str | None,
+        Field(alias="projectId", description="Required. The host project of Artifact Registry."),
+    ] = None
 
 
 class GoogleCloudRunObserved(KRMModel):

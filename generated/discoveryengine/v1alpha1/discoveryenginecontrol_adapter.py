@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, UpdateMaskInQuery
+from kccgen.contract import Adapter, Alias, Call, CreateWithIdParam, DeleteAtPath, UpdateMaskInQuery
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -55,6 +55,13 @@ ADAPTER = Adapter(
         )
     ),
     krm_only=("dataStore", "location", "projectRef", "resourceID"),
+    aliases=(
+        Alias(
+            field="promoteAction.searchLinkPromotion.imageURI",
+            target="promoteAction.searchLinkPromotion.imageUri",
+        ),
+        Alias(field="redirectAction.redirectURI", target="redirectAction.redirectUri"),
+    ),
 )
 
 register_adapter(ADAPTER)

@@ -79,14 +79,14 @@ class DiscoveryEngineControlSpec(KRMModel):
         ),
     ] = None
     promote_action: Annotated[
-        GoogleCloudDiscoveryengineV1ControlPromoteAction | None,
+        GoogleCloudDiscoveryengineV1ControlPromoteActionKcc | None,
         Field(
             alias="promoteAction",
             description="Promote certain links based on predefined trigger queries.",
         ),
     ] = None
     redirect_action: Annotated[
-        GoogleCloudDiscoveryengineV1ControlRedirectAction | None,
+        GoogleCloudDiscoveryengineV1ControlRedirectActionKcc | None,
         Field(alias="redirectAction", description="Defines a redirect-type control."),
     ] = None
     resource_id: Annotated[
@@ -308,6 +308,26 @@ class GoogleCloudDiscoveryengineV1ControlPromoteAction(KRMModel):
     ]
 
 
+class GoogleCloudDiscoveryengineV1ControlPromoteActionKcc(KRMModel):
+    """
+    Promote certain links based on some trigger queries. Example: Promote shoe store link when searching for `shoe` keyword. The link can be outside of associated data store.
+    """
+
+    data_store_ref: Annotated[
+        DiscoveryEngineDataStoreRef,
+        Field(
+            alias="dataStoreRef",
+            description="A reference to a DiscoveryEngineDataStore (API field `dataStore`).",
+        ),
+    ]
+    search_link_promotion: Annotated[
+        GoogleCloudDiscoveryengineV1SearchLinkPromotionKcc,
+        Field(
+            alias="searchLinkPromotion", description="Required. Promotion attached to this action."
+        ),
+    ]
+
+
 class GoogleCloudDiscoveryengineV1ControlRedirectAction(KRMModel):
     """
     Redirects a shopper to the provided URI.
@@ -320,6 +340,27 @@ class GoogleCloudDiscoveryengineV1ControlRedirectAction(KRMModel):
             description="Required. The URI to which the shopper will be redirected.",
         ),
     ]
+
+
+class GoogleCloudDiscoveryengineV1ControlRedirectActionKcc(KRMModel):
+    """
+    Redirects a shopper to the provided URI.
+    """
+
+    redirect_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="redirectURI",
+            description="Config Connector's name for redirectAction.redirectUri (spec.redirectAction.redirectUri); set one of the two.",
+        ),
+    ] = None
+    redirect_uri: Annotated[
+        str | None,
+        Field(
+            alias="redirectUri",
+            description="Required. The URI to which the shopper will be redirected.",
+        ),
+    ] = None
 
 
 class GoogleCloudDiscoveryengineV1ControlSynonymsAction(KRMModel):
@@ -345,6 +386,40 @@ class GoogleCloudDiscoveryengineV1SearchLinkPromotion(KRMModel):
         bool | None,
         Field(
             description="Optional. The enabled promotion will be returned for any serving configs associated with the parent of the control this promotion is attached to."
+        ),
+    ] = None
+    image_uri: Annotated[
+        str | None,
+        Field(alias="imageUri", description="Optional. The promotion thumbnail image url."),
+    ] = None
+    title: Annotated[str, Field(description="Required. The title of the promotion.")]
+    uri: Annotated[
+        str | None, Field(description="Optional. The URL for the page the user wants to promote.")
+    ] = None
+
+
+class GoogleCloudDiscoveryengineV1SearchLinkPromotionKcc(KRMModel):
+    """
+    Promotion proto includes uri and other helping information to display the promotion.
+    """
+
+    description: Annotated[
+        str | None, Field(description="Optional. The Promotion description.")
+    ] = None
+    document: Annotated[
+        str | None, Field(description="Optional. The Document the user wants to promote.")
+    ] = None
+    enabled: Annotated[
+        bool | None,
+        Field(
+            description="Optional. The enabled promotion will be returned for any serving configs associated with the parent of the control this promotion is attached to."
+        ),
+    ] = None
+    image_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="imageURI",
+            description="Config Connector's name for promoteAction.searchLinkPromotion.imageUri (spec.promoteAction.searchLinkPromotion.imageUri); set one of the two.",
         ),
     ] = None
     image_uri: Annotated[

@@ -6,7 +6,14 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithNameInBody, DeleteAtPath, UpdateMaskInQuery
+from kccgen.contract import (
+    Adapter,
+    Alias,
+    Call,
+    CreateWithNameInBody,
+    DeleteAtPath,
+    UpdateMaskInQuery,
+)
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -65,6 +72,7 @@ ADAPTER = Adapter(
         "messages[].reply.summary.summaryWithMetadata.citationMetadata.citations[].sources[].referenceIndex",
         "messages[].reply.summary.summaryWithMetadata.citationMetadata.citations[].startIndex",
     ),
+    aliases=(Alias(field="userPseudoID", target="userPseudoId"),),
 )
 
 register_adapter(ADAPTER)

@@ -93,6 +93,13 @@ class DiscoveryEngineConversationSpec(KRMModel):
         GoogleCloudDiscoveryengineV1ConversationState | None,
         Field(description="The state of the Conversation."),
     ] = None
+    user_pseudo_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="userPseudoID",
+            description="Config Connector's name for userPseudoId (spec.userPseudoId); set one of the two.",
+        ),
+    ] = None
     user_pseudo_id: Annotated[
         str | None,
         Field(alias="userPseudoId", description="A unique identifier for tracking users."),

@@ -6,7 +6,15 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateServiceAssigned, DeleteAtPath, Lro, UpdateMerge
+from kccgen.contract import (
+    Adapter,
+    Alias,
+    Call,
+    CreateServiceAssigned,
+    DeleteAtPath,
+    Lro,
+    UpdateMerge,
+)
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.discoveryengine.v1alpha1.discoveryengine_v1_operations import OPERATIONS
 
@@ -146,6 +154,7 @@ ADAPTER = Adapter(
         ),
         ("projects.operations", OPERATIONS["projects.operations"]),
     ),
+    aliases=(Alias(field="providedURIPattern", target="providedUriPattern"),),
 )
 
 register_adapter(ADAPTER)

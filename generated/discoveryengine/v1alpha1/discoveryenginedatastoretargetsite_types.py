@@ -88,13 +88,20 @@ class DiscoveryEngineDataStoreTargetSiteSpec(KRMModel):
             description="Immutable. If set to false, a uri_pattern is generated to include all pages whose address contains the provided_uri_pattern.",
         ),
     ] = None
+    provided_uri_pattern_kcc: Annotated[
+        str | None,
+        Field(
+            alias="providedURIPattern",
+            description="Config Connector's name for providedUriPattern (spec.providedUriPattern); set one of the two.",
+        ),
+    ] = None
     provided_uri_pattern: Annotated[
-        str,
+        str | None,
         Field(
             alias="providedUriPattern",
             description="Required. Input only. The user provided URI pattern from which the `generated_uri_pattern` is generated.",
         ),
-    ]
+    ] = None
     resource_id: Annotated[
         str | None,
         Field(

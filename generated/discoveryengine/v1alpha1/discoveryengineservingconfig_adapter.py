@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, UpdateMaskInQuery
+from kccgen.contract import Adapter, Alias, Call, CreateWithIdParam, DeleteAtPath, UpdateMaskInQuery
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -61,6 +61,17 @@ ADAPTER = Adapter(
     ),
     krm_only=("collection", "engineRef", "location", "projectRef", "resourceID"),
     int64_paths=("answerGenerationSpec.userDefinedClassifierSpec.topK",),
+    aliases=(
+        Alias(field="boostControlIDs", target="boostControlIds"),
+        Alias(field="dissociateControlIDs", target="dissociateControlIds"),
+        Alias(field="filterControlIDs", target="filterControlIds"),
+        Alias(field="ignoreControlIDs", target="ignoreControlIds"),
+        Alias(field="modelID", target="modelId"),
+        Alias(field="onewaySynonymsControlIDs", target="onewaySynonymsControlIds"),
+        Alias(field="redirectControlIDs", target="redirectControlIds"),
+        Alias(field="replacementControlIDs", target="replacementControlIds"),
+        Alias(field="synonymsControlIDs", target="synonymsControlIds"),
+    ),
 )
 
 register_adapter(ADAPTER)

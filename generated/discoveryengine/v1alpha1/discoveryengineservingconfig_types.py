@@ -58,6 +58,13 @@ class DiscoveryEngineServingConfigSpec(KRMModel):
             description="Optional. The specification for answer generation.",
         ),
     ] = None
+    boost_control_i_ds: Annotated[
+        list[str] | None,
+        Field(
+            alias="boostControlIDs",
+            description="Config Connector's name for boostControlIds (spec.boostControlIds); set one of the two.",
+        ),
+    ] = None
     boost_control_ids: Annotated[
         list[str] | None,
         Field(alias="boostControlIds", description="Boost controls to use in serving path."),
@@ -69,6 +76,13 @@ class DiscoveryEngineServingConfigSpec(KRMModel):
             description="Required. The human readable serving config display name.",
         ),
     ]
+    dissociate_control_i_ds: Annotated[
+        list[str] | None,
+        Field(
+            alias="dissociateControlIDs",
+            description="Config Connector's name for dissociateControlIds (spec.dissociateControlIds); set one of the two.",
+        ),
+    ] = None
     dissociate_control_ids: Annotated[
         list[str] | None,
         Field(
@@ -89,6 +103,13 @@ class DiscoveryEngineServingConfigSpec(KRMModel):
             description="Immutable. The DiscoveryEngineEngine that this DiscoveryEngineServingConfig belongs to.",
         ),
     ]
+    filter_control_i_ds: Annotated[
+        list[str] | None,
+        Field(
+            alias="filterControlIDs",
+            description="Config Connector's name for filterControlIds (spec.filterControlIds); set one of the two.",
+        ),
+    ] = None
     filter_control_ids: Annotated[
         list[str] | None,
         Field(alias="filterControlIds", description="Filter controls to use in serving path."),
@@ -96,6 +117,13 @@ class DiscoveryEngineServingConfigSpec(KRMModel):
     generic_config: Annotated[
         GoogleCloudDiscoveryengineV1ServingConfigGenericConfig | None,
         Field(alias="genericConfig", description="The GenericConfig of the serving configuration."),
+    ] = None
+    ignore_control_i_ds: Annotated[
+        list[str] | None,
+        Field(
+            alias="ignoreControlIDs",
+            description="Config Connector's name for ignoreControlIds (spec.ignoreControlIds); set one of the two.",
+        ),
     ] = None
     ignore_control_ids: Annotated[
         list[str] | None,
@@ -111,9 +139,23 @@ class DiscoveryEngineServingConfigSpec(KRMModel):
         GoogleCloudDiscoveryengineV1ServingConfigMediaConfig | None,
         Field(alias="mediaConfig", description="The MediaConfig of the serving configuration."),
     ] = None
+    model_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="modelID",
+            description="Config Connector's name for modelId (spec.modelId); set one of the two.",
+        ),
+    ] = None
     model_id: Annotated[
         str | None,
         Field(alias="modelId", description="The id of the model to use at serving time."),
+    ] = None
+    oneway_synonyms_control_i_ds: Annotated[
+        list[str] | None,
+        Field(
+            alias="onewaySynonymsControlIDs",
+            description="Config Connector's name for onewaySynonymsControlIds (spec.onewaySynonymsControlIds); set one of the two.",
+        ),
     ] = None
     oneway_synonyms_control_ids: Annotated[
         list[str] | None,
@@ -140,9 +182,23 @@ class DiscoveryEngineServingConfigSpec(KRMModel):
             description="The ranking expression controls the customized ranking on retrieval documents.",
         ),
     ] = None
+    redirect_control_i_ds: Annotated[
+        list[str] | None,
+        Field(
+            alias="redirectControlIDs",
+            description="Config Connector's name for redirectControlIds (spec.redirectControlIds); set one of the two.",
+        ),
+    ] = None
     redirect_control_ids: Annotated[
         list[str] | None,
         Field(alias="redirectControlIds", description="IDs of the redirect controls."),
+    ] = None
+    replacement_control_i_ds: Annotated[
+        list[str] | None,
+        Field(
+            alias="replacementControlIDs",
+            description="Config Connector's name for replacementControlIds (spec.replacementControlIds); set one of the two.",
+        ),
     ] = None
     replacement_control_ids: Annotated[
         list[str] | None,
@@ -162,6 +218,13 @@ class DiscoveryEngineServingConfigSpec(KRMModel):
             description="Required. Immutable. Specifies the solution type that a serving config can be associated with.",
         ),
     ]
+    synonyms_control_i_ds: Annotated[
+        list[str] | None,
+        Field(
+            alias="synonymsControlIDs",
+            description="Config Connector's name for synonymsControlIds (spec.synonymsControlIds); set one of the two.",
+        ),
+    ] = None
     synonyms_control_ids: Annotated[
         list[str] | None,
         Field(alias="synonymsControlIds", description="Condition synonyms specifications."),

@@ -122,6 +122,13 @@ class DiscoveryEngineSessionSpec(KRMModel):
     turns: Annotated[
         list[GoogleCloudDiscoveryengineV1SessionTurn] | None, Field(description="Turns.")
     ] = None
+    user_pseudo_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="userPseudoID",
+            description="Config Connector's name for userPseudoId (spec.userPseudoId); set one of the two.",
+        ),
+    ] = None
     user_pseudo_id: Annotated[
         str | None,
         Field(alias="userPseudoId", description="A unique identifier for tracking users."),

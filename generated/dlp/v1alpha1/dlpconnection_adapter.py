@@ -6,7 +6,14 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateServiceAssigned, DeleteAtPath, UpdateMaskInBody
+from kccgen.contract import (
+    Adapter,
+    Alias,
+    Call,
+    CreateServiceAssigned,
+    DeleteAtPath,
+    UpdateMaskInBody,
+)
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -41,6 +48,7 @@ ADAPTER = Adapter(
         )
     ),
     krm_only=("location", "organizationRef", "projectRef", "resourceID"),
+    aliases=(Alias(field="cloudSQL", target="cloudSql"),),
 )
 
 register_adapter(ADAPTER)

@@ -41,6 +41,13 @@ class DLPConnectionSpec(KRMModel):
     A data connection to allow the DLP API to profile data in locations that require additional configuration.
     """
 
+    cloud_sql_kcc: Annotated[
+        GooglePrivacyDlpV2CloudSqlProperties | None,
+        Field(
+            alias="cloudSQL",
+            description="Config Connector's name for cloudSql (spec.cloudSql); set one of the two.",
+        ),
+    ] = None
     cloud_sql: Annotated[
         GooglePrivacyDlpV2CloudSqlProperties | None,
         Field(alias="cloudSql", description="Connect to a Cloud SQL instance."),

@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWrapped, DeleteAtPath, UpdateMaskInBody
+from kccgen.contract import Adapter, Alias, Call, CreateWrapped, DeleteAtPath, UpdateMaskInBody
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -53,6 +53,86 @@ ADAPTER = Adapter(
     ),
     krm_only=("location", "organizationRef", "projectRef", "resourceID"),
     int64_paths=("orgConfig.location.folderId", "orgConfig.location.organizationId"),
+    aliases=(
+        Alias(
+            field="actions[].exportData.profileTable.datasetID",
+            target="actions[].exportData.profileTable.datasetId",
+        ),
+        Alias(
+            field="actions[].exportData.profileTable.projectID",
+            target="actions[].exportData.profileTable.projectId",
+        ),
+        Alias(
+            field="actions[].exportData.profileTable.tableID",
+            target="actions[].exportData.profileTable.tableId",
+        ),
+        Alias(
+            field="actions[].exportData.sampleFindingsTable.datasetID",
+            target="actions[].exportData.sampleFindingsTable.datasetId",
+        ),
+        Alias(
+            field="actions[].exportData.sampleFindingsTable.projectID",
+            target="actions[].exportData.sampleFindingsTable.projectId",
+        ),
+        Alias(
+            field="actions[].exportData.sampleFindingsTable.tableID",
+            target="actions[].exportData.sampleFindingsTable.tableId",
+        ),
+        Alias(field="orgConfig.location.folderID", target="orgConfig.location.folderId"),
+        Alias(
+            field="orgConfig.location.organizationID", target="orgConfig.location.organizationId"
+        ),
+        Alias(field="orgConfig.projectID", target="orgConfig.projectId"),
+        Alias(
+            field="otherCloudStartingLocation.awsLocation.accountID",
+            target="otherCloudStartingLocation.awsLocation.accountId",
+        ),
+        Alias(
+            field="targets[].bigQueryTarget.filter.tableReference.datasetID",
+            target="targets[].bigQueryTarget.filter.tableReference.datasetId",
+        ),
+        Alias(
+            field="targets[].bigQueryTarget.filter.tableReference.projectID",
+            target="targets[].bigQueryTarget.filter.tableReference.projectId",
+        ),
+        Alias(
+            field="targets[].bigQueryTarget.filter.tableReference.tableID",
+            target="targets[].bigQueryTarget.filter.tableReference.tableId",
+        ),
+        Alias(
+            field="targets[].bigQueryTarget.filter.tables.includeRegexes.patterns[].datasetIDRegex",
+            target="targets[].bigQueryTarget.filter.tables.includeRegexes.patterns[].datasetIdRegex",
+        ),
+        Alias(
+            field="targets[].bigQueryTarget.filter.tables.includeRegexes.patterns[].projectIDRegex",
+            target="targets[].bigQueryTarget.filter.tables.includeRegexes.patterns[].projectIdRegex",
+        ),
+        Alias(
+            field="targets[].bigQueryTarget.filter.tables.includeRegexes.patterns[].tableIDRegex",
+            target="targets[].bigQueryTarget.filter.tables.includeRegexes.patterns[].tableIdRegex",
+        ),
+        Alias(field="targets[].cloudSQLTarget", target="targets[].cloudSqlTarget"),
+        Alias(
+            field="targets[].cloudStorageTarget.filter.cloudStorageResourceReference.projectID",
+            target="targets[].cloudStorageTarget.filter.cloudStorageResourceReference.projectId",
+        ),
+        Alias(
+            field="targets[].cloudStorageTarget.filter.collection.includeRegexes.patterns[].cloudStorageRegex.projectIDRegex",
+            target="targets[].cloudStorageTarget.filter.collection.includeRegexes.patterns[].cloudStorageRegex.projectIdRegex",
+        ),
+        Alias(
+            field="targets[].otherCloudTarget.filter.collection.includeRegexes.patterns[].amazonS3BucketRegex.awsAccountRegex.accountIDRegex",
+            target="targets[].otherCloudTarget.filter.collection.includeRegexes.patterns[].amazonS3BucketRegex.awsAccountRegex.accountIdRegex",
+        ),
+        Alias(
+            field="targets[].otherCloudTarget.filter.singleResource.amazonS3Bucket.awsAccount.accountID",
+            target="targets[].otherCloudTarget.filter.singleResource.amazonS3Bucket.awsAccount.accountId",
+        ),
+        Alias(
+            field="targets[].vertexDatasetTarget.filter.collection.vertexDatasetRegexes.patterns[].projectIDRegex",
+            target="targets[].vertexDatasetTarget.filter.collection.vertexDatasetRegexes.patterns[].projectIdRegex",
+        ),
+    ),
 )
 
 register_adapter(ADAPTER)

@@ -93,7 +93,7 @@ class DLPDiscoveryConfigSpec(KRMModel):
     """
 
     actions: Annotated[
-        list[GooglePrivacyDlpV2DataProfileAction] | None,
+        list[GooglePrivacyDlpV2DataProfileActionKcc] | None,
         Field(description="Actions to execute at the completion of scanning."),
     ] = None
     display_name: Annotated[
@@ -110,7 +110,7 @@ class DLPDiscoveryConfigSpec(KRMModel):
         str, Field(description="Immutable. The location of the DLPDiscoveryConfig.")
     ]
     org_config: Annotated[
-        GooglePrivacyDlpV2OrgConfig | None,
+        GooglePrivacyDlpV2OrgConfigKcc | None,
         Field(alias="orgConfig", description="Only set when the parent is an org."),
     ] = None
     organization_ref: Annotated[
@@ -121,7 +121,7 @@ class DLPDiscoveryConfigSpec(KRMModel):
         ),
     ] = None
     other_cloud_starting_location: Annotated[
-        GooglePrivacyDlpV2OtherCloudDiscoveryStartingLocation | None,
+        GooglePrivacyDlpV2OtherCloudDiscoveryStartingLocationKcc | None,
         Field(
             alias="otherCloudStartingLocation",
             description="Must be set only when scanning other clouds.",
@@ -152,7 +152,7 @@ class DLPDiscoveryConfigSpec(KRMModel):
         Field(description="Required. A status for this configuration."),
     ]
     targets: Annotated[
-        list[GooglePrivacyDlpV2DiscoveryTarget] | None,
+        list[GooglePrivacyDlpV2DiscoveryTargetKcc] | None,
         Field(
             description="Target to match against for determining what to scan and how frequently."
         ),
@@ -207,6 +207,18 @@ class GooglePrivacyDlpV2AmazonS3BucketConditions(KRMModel):
     ] = None
 
 
+class GooglePrivacyDlpV2AmazonS3BucketKcc(KRMModel):
+    """
+    Amazon S3 bucket.
+    """
+
+    aws_account: Annotated[
+        GooglePrivacyDlpV2AwsAccountKcc | None,
+        Field(alias="awsAccount", description="The AWS account."),
+    ] = None
+    bucket_name: Annotated[str, Field(alias="bucketName", description="Required. The bucket name.")]
+
+
 class GooglePrivacyDlpV2AmazonS3BucketRegex(KRMModel):
     """
     Amazon S3 bucket regex.
@@ -214,6 +226,23 @@ class GooglePrivacyDlpV2AmazonS3BucketRegex(KRMModel):
 
     aws_account_regex: Annotated[
         GooglePrivacyDlpV2AwsAccountRegex | None,
+        Field(alias="awsAccountRegex", description="The AWS account regex."),
+    ] = None
+    bucket_name_regex: Annotated[
+        str | None,
+        Field(
+            alias="bucketNameRegex", description="Optional. Regex to test the bucket name against."
+        ),
+    ] = None
+
+
+class GooglePrivacyDlpV2AmazonS3BucketRegexKcc(KRMModel):
+    """
+    Amazon S3 bucket regex.
+    """
+
+    aws_account_regex: Annotated[
+        GooglePrivacyDlpV2AwsAccountRegexKcc | None,
         Field(alias="awsAccountRegex", description="The AWS account regex."),
     ] = None
     bucket_name_regex: Annotated[
@@ -232,6 +261,23 @@ class GooglePrivacyDlpV2AwsAccount(KRMModel):
     account_id: Annotated[str, Field(alias="accountId", description="Required. AWS account ID.")]
 
 
+class GooglePrivacyDlpV2AwsAccountKcc(KRMModel):
+    """
+    AWS account.
+    """
+
+    account_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="accountID",
+            description="Config Connector's name for targets[].otherCloudTarget.filter.singleResource.amazonS3Bucket.awsAccount.accountId (spec.targets[].otherCloudTarget.filter.singleResource.amazonS3Bucket.awsAccount.accountId); set one of the two.",
+        ),
+    ] = None
+    account_id: Annotated[
+        str | None, Field(alias="accountId", description="Required. AWS account ID.")
+    ] = None
+
+
 class GooglePrivacyDlpV2AwsAccountRegex(KRMModel):
     """
     AWS account regex.
@@ -246,11 +292,60 @@ class GooglePrivacyDlpV2AwsAccountRegex(KRMModel):
     ] = None
 
 
+class GooglePrivacyDlpV2AwsAccountRegexKcc(KRMModel):
+    """
+    AWS account regex.
+    """
+
+    account_id_regex_kcc: Annotated[
+        str | None,
+        Field(
+            alias="accountIDRegex",
+            description="Config Connector's name for targets[].otherCloudTarget.filter.collection.includeRegexes.patterns[].amazonS3BucketRegex.awsAccountRegex.accountIdRegex (spec.targets[].otherCloudTarget.filter.collection.includeRegexes.patterns[].amazonS3BucketRegex.awsAccountRegex.accountIdRegex); set one of the two.",
+        ),
+    ] = None
+    account_id_regex: Annotated[
+        str | None,
+        Field(
+            alias="accountIdRegex",
+            description="Optional. Regex to test the AWS account ID against.",
+        ),
+    ] = None
+
+
 class GooglePrivacyDlpV2AwsDiscoveryStartingLocation(KRMModel):
     """
     The AWS starting location for discovery.
     """
 
+    account_id: Annotated[
+        str | None,
+        Field(
+            alias="accountId",
+            description="The AWS account ID that this discovery config applies to.",
+        ),
+    ] = None
+    all_asset_inventory_assets: Annotated[
+        bool | None,
+        Field(
+            alias="allAssetInventoryAssets",
+            description="All AWS assets stored in Asset Inventory that didn't match other AWS discovery configs.",
+        ),
+    ] = None
+
+
+class GooglePrivacyDlpV2AwsDiscoveryStartingLocationKcc(KRMModel):
+    """
+    The AWS starting location for discovery.
+    """
+
+    account_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="accountID",
+            description="Config Connector's name for otherCloudStartingLocation.awsLocation.accountId (spec.otherCloudStartingLocation.awsLocation.accountId); set one of the two.",
+        ),
+    ] = None
     account_id: Annotated[
         str | None,
         Field(
@@ -292,6 +387,31 @@ class GooglePrivacyDlpV2BigQueryDiscoveryTarget(KRMModel):
     ]
 
 
+class GooglePrivacyDlpV2BigQueryDiscoveryTargetKcc(KRMModel):
+    """
+    Target used to match against for discovery with BigQuery tables
+    """
+
+    cadence: Annotated[
+        GooglePrivacyDlpV2DiscoveryGenerationCadence | None,
+        Field(description="How often and when to update profiles."),
+    ] = None
+    conditions: Annotated[
+        GooglePrivacyDlpV2DiscoveryBigQueryConditions | None,
+        Field(
+            description="In addition to matching the filter, these conditions must be true before a profile is generated."
+        ),
+    ] = None
+    disabled: Annotated[
+        GooglePrivacyDlpV2Disabled | None,
+        Field(description="Tables that match this filter will not have profiles created."),
+    ] = None
+    filter: Annotated[
+        GooglePrivacyDlpV2DiscoveryBigQueryFilterKcc,
+        Field(description="Required. The tables the discovery cadence applies to."),
+    ]
+
+
 class GooglePrivacyDlpV2BigQueryRegex(KRMModel):
     """
     A pattern to match against one or more tables, datasets, or projects that contain BigQuery tables. At least one pattern must be specified. Regular expressions use RE2 [syntax](https://github.com/google/re2/wiki/Syntax); a guide can be found under the google/re2 repository on GitHub.
@@ -314,6 +434,49 @@ class GooglePrivacyDlpV2BigQueryRegex(KRMModel):
     ] = None
 
 
+class GooglePrivacyDlpV2BigQueryRegexKcc(KRMModel):
+    """
+    A pattern to match against one or more tables, datasets, or projects that contain BigQuery tables. At least one pattern must be specified. Regular expressions use RE2 [syntax](https://github.com/google/re2/wiki/Syntax); a guide can be found under the google/re2 repository on GitHub.
+    """
+
+    dataset_id_regex_kcc: Annotated[
+        str | None,
+        Field(
+            alias="datasetIDRegex",
+            description="Config Connector's name for targets[].bigQueryTarget.filter.tables.includeRegexes.patterns[].datasetIdRegex (spec.targets[].bigQueryTarget.filter.tables.includeRegexes.patterns[].datasetIdRegex); set one of the two.",
+        ),
+    ] = None
+    dataset_id_regex: Annotated[
+        str | None,
+        Field(alias="datasetIdRegex", description="If unset, this property matches all datasets."),
+    ] = None
+    project_id_regex_kcc: Annotated[
+        str | None,
+        Field(
+            alias="projectIDRegex",
+            description="Config Connector's name for targets[].bigQueryTarget.filter.tables.includeRegexes.patterns[].projectIdRegex (spec.targets[].bigQueryTarget.filter.tables.includeRegexes.patterns[].projectIdRegex); set one of the two.",
+        ),
+    ] = None
+    project_id_regex: Annotated[
+        str | None,
+        Field(
+            alias="projectIdRegex",
+            description="For organizations, if unset, will match all projects.",
+        ),
+    ] = None
+    table_id_regex_kcc: Annotated[
+        str | None,
+        Field(
+            alias="tableIDRegex",
+            description="Config Connector's name for targets[].bigQueryTarget.filter.tables.includeRegexes.patterns[].tableIdRegex (spec.targets[].bigQueryTarget.filter.tables.includeRegexes.patterns[].tableIdRegex); set one of the two.",
+        ),
+    ] = None
+    table_id_regex: Annotated[
+        str | None,
+        Field(alias="tableIdRegex", description="If unset, this property matches all tables."),
+    ] = None
+
+
 class GooglePrivacyDlpV2BigQueryRegexes(KRMModel):
     """
     A collection of regular expressions to determine what tables to match against.
@@ -321,6 +484,19 @@ class GooglePrivacyDlpV2BigQueryRegexes(KRMModel):
 
     patterns: Annotated[
         list[GooglePrivacyDlpV2BigQueryRegex] | None,
+        Field(
+            description="A single BigQuery regular expression pattern to match against one or more tables, datasets, or projects that contain BigQuery tables."
+        ),
+    ] = None
+
+
+class GooglePrivacyDlpV2BigQueryRegexesKcc(KRMModel):
+    """
+    A collection of regular expressions to determine what tables to match against.
+    """
+
+    patterns: Annotated[
+        list[GooglePrivacyDlpV2BigQueryRegexKcc] | None,
         Field(
             description="A single BigQuery regular expression pattern to match against one or more tables, datasets, or projects that contain BigQuery tables."
         ),
@@ -357,6 +533,59 @@ class GooglePrivacyDlpV2BigQueryTableCollection(KRMModel):
             description="A collection of regular expressions to match a BigQuery table against.",
         ),
     ] = None
+
+
+class GooglePrivacyDlpV2BigQueryTableCollectionKcc(KRMModel):
+    """
+    Specifies a collection of BigQuery tables. Used for Discovery.
+    """
+
+    include_regexes: Annotated[
+        GooglePrivacyDlpV2BigQueryRegexesKcc | None,
+        Field(
+            alias="includeRegexes",
+            description="A collection of regular expressions to match a BigQuery table against.",
+        ),
+    ] = None
+
+
+class GooglePrivacyDlpV2BigQueryTableKcc(KRMModel):
+    """
+    Message defining the location of a BigQuery table. A table is uniquely identified by its project_id, dataset_id, and table_name. Within a query a table is often referenced with a string in the format of: `:.` or `..`.
+    """
+
+    dataset_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="datasetID",
+            description="Config Connector's name for actions[].exportData.sampleFindingsTable.datasetId (spec.actions[].exportData.sampleFindingsTable.datasetId); set one of the two.",
+        ),
+    ] = None
+    dataset_id: Annotated[
+        str | None, Field(alias="datasetId", description="Dataset ID of the table.")
+    ] = None
+    project_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="projectID",
+            description="Config Connector's name for actions[].exportData.sampleFindingsTable.projectId (spec.actions[].exportData.sampleFindingsTable.projectId); set one of the two.",
+        ),
+    ] = None
+    project_id: Annotated[
+        str | None,
+        Field(
+            alias="projectId",
+            description="The Google Cloud project ID of the project containing the table.",
+        ),
+    ] = None
+    table_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="tableID",
+            description="Config Connector's name for actions[].exportData.sampleFindingsTable.tableId (spec.actions[].exportData.sampleFindingsTable.tableId); set one of the two.",
+        ),
+    ] = None
+    table_id: Annotated[str | None, Field(alias="tableId", description="Name of the table.")] = None
 
 
 class GooglePrivacyDlpV2BigQueryTableTypes(KRMModel):
@@ -423,6 +652,34 @@ class GooglePrivacyDlpV2CloudStorageDiscoveryTarget(KRMModel):
     ] = None
 
 
+class GooglePrivacyDlpV2CloudStorageDiscoveryTargetKcc(KRMModel):
+    """
+    Target used to match against for discovery with Cloud Storage buckets.
+    """
+
+    conditions: Annotated[
+        GooglePrivacyDlpV2DiscoveryFileStoreConditions | None,
+        Field(
+            description="Optional. In addition to matching the filter, these conditions must be true before a profile is generated."
+        ),
+    ] = None
+    disabled: Annotated[
+        GooglePrivacyDlpV2Disabled | None,
+        Field(description="Optional. Disable profiling for buckets that match this filter."),
+    ] = None
+    filter: Annotated[
+        GooglePrivacyDlpV2DiscoveryCloudStorageFilterKcc,
+        Field(description="Required. The buckets the generation_cadence applies to."),
+    ]
+    generation_cadence: Annotated[
+        GooglePrivacyDlpV2DiscoveryCloudStorageGenerationCadence | None,
+        Field(
+            alias="generationCadence",
+            description="Optional. How often and when to update profiles.",
+        ),
+    ] = None
+
+
 class GooglePrivacyDlpV2CloudStorageRegex(KRMModel):
     """
     A pattern to match against one or more file stores. At least one pattern must be specified. Regular expressions use RE2 [syntax](https://github.com/google/re2/wiki/Syntax); a guide can be found under the google/re2 repository on GitHub.
@@ -432,6 +689,33 @@ class GooglePrivacyDlpV2CloudStorageRegex(KRMModel):
         str | None,
         Field(
             alias="bucketNameRegex", description="Optional. Regex to test the bucket name against."
+        ),
+    ] = None
+    project_id_regex: Annotated[
+        str | None,
+        Field(
+            alias="projectIdRegex",
+            description="Optional. For organizations, if unset, will match all projects.",
+        ),
+    ] = None
+
+
+class GooglePrivacyDlpV2CloudStorageRegexKcc(KRMModel):
+    """
+    A pattern to match against one or more file stores. At least one pattern must be specified. Regular expressions use RE2 [syntax](https://github.com/google/re2/wiki/Syntax); a guide can be found under the google/re2 repository on GitHub.
+    """
+
+    bucket_name_regex: Annotated[
+        str | None,
+        Field(
+            alias="bucketNameRegex", description="Optional. Regex to test the bucket name against."
+        ),
+    ] = None
+    project_id_regex_kcc: Annotated[
+        str | None,
+        Field(
+            alias="projectIDRegex",
+            description="Config Connector's name for targets[].cloudStorageTarget.filter.collection.includeRegexes.patterns[].cloudStorageRegex.projectIdRegex (spec.targets[].cloudStorageTarget.filter.collection.includeRegexes.patterns[].cloudStorageRegex.projectIdRegex); set one of the two.",
         ),
     ] = None
     project_id_regex: Annotated[
@@ -460,6 +744,30 @@ class GooglePrivacyDlpV2CloudStorageResourceReference(KRMModel):
     ]
 
 
+class GooglePrivacyDlpV2CloudStorageResourceReferenceKcc(KRMModel):
+    """
+    Identifies a single Cloud Storage bucket.
+    """
+
+    bucket_name: Annotated[
+        str, Field(alias="bucketName", description="Required. The bucket to scan.")
+    ]
+    project_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="projectID",
+            description="Config Connector's name for targets[].cloudStorageTarget.filter.cloudStorageResourceReference.projectId (spec.targets[].cloudStorageTarget.filter.cloudStorageResourceReference.projectId); set one of the two.",
+        ),
+    ] = None
+    project_id: Annotated[
+        str | None,
+        Field(
+            alias="projectId",
+            description="Required. If within a project-level config, then this must match the config's project id.",
+        ),
+    ] = None
+
+
 class GooglePrivacyDlpV2DataProfileAction(KRMModel):
     """
     A task to execute when a data profile has been generated.
@@ -467,6 +775,49 @@ class GooglePrivacyDlpV2DataProfileAction(KRMModel):
 
     export_data: Annotated[
         GooglePrivacyDlpV2Export | None,
+        Field(alias="exportData", description="Export data profiles into a provided location."),
+    ] = None
+    pub_sub_notification: Annotated[
+        GooglePrivacyDlpV2PubSubNotification | None,
+        Field(alias="pubSubNotification", description="Publish a message into the Pub/Sub topic."),
+    ] = None
+    publish_to_chronicle: Annotated[
+        GooglePrivacyDlpV2PublishToChronicle | None,
+        Field(
+            alias="publishToChronicle",
+            description="Publishes generated data profiles to Google Security Operations.",
+        ),
+    ] = None
+    publish_to_dataplex_catalog: Annotated[
+        GooglePrivacyDlpV2PublishToDataplexCatalog | None,
+        Field(
+            alias="publishToDataplexCatalog",
+            description="Publishes a portion of each profile to Dataplex Universal Catalog with the aspect type Sensitive Data Protection Profile.",
+        ),
+    ] = None
+    publish_to_scc: Annotated[
+        GooglePrivacyDlpV2PublishToSecurityCommandCenter | None,
+        Field(
+            alias="publishToScc",
+            description="Publishes findings to Security Command Center for each data profile.",
+        ),
+    ] = None
+    tag_resources: Annotated[
+        GooglePrivacyDlpV2TagResources | None,
+        Field(
+            alias="tagResources",
+            description="Tags the profiled resources with the specified tag values.",
+        ),
+    ] = None
+
+
+class GooglePrivacyDlpV2DataProfileActionKcc(KRMModel):
+    """
+    A task to execute when a data profile has been generated.
+    """
+
+    export_data: Annotated[
+        GooglePrivacyDlpV2ExportKcc | None,
         Field(alias="exportData", description="Export data profiles into a provided location."),
     ] = None
     pub_sub_notification: Annotated[
@@ -665,6 +1016,25 @@ class GooglePrivacyDlpV2DiscoveryBigQueryFilter(KRMModel):
     ] = None
 
 
+class GooglePrivacyDlpV2DiscoveryBigQueryFilterKcc(KRMModel):
+    """
+    Determines what tables will have profiles generated within an organization or project. Includes the ability to filter by regular expression patterns on project ID, dataset ID, and table ID.
+    """
+
+    other_tables: Annotated[
+        GooglePrivacyDlpV2AllOtherBigQueryTables | None,
+        Field(alias="otherTables", description="Catch-all."),
+    ] = None
+    table_reference: Annotated[
+        GooglePrivacyDlpV2TableReferenceKcc | None,
+        Field(alias="tableReference", description="The table to scan."),
+    ] = None
+    tables: Annotated[
+        GooglePrivacyDlpV2BigQueryTableCollectionKcc | None,
+        Field(description="A specific set of tables for this filter to apply to."),
+    ] = None
+
+
 class GooglePrivacyDlpV2DiscoveryCloudSqlConditions(KRMModel):
     """
     Requirements that must be true before a table is profiled for the first time.
@@ -763,6 +1133,24 @@ class GooglePrivacyDlpV2DiscoveryCloudStorageFilter(KRMModel):
     ] = None
     collection: Annotated[
         GooglePrivacyDlpV2FileStoreCollection | None,
+        Field(description="Optional. A specific set of buckets for this filter to apply to."),
+    ] = None
+    others: Annotated[
+        GooglePrivacyDlpV2AllOtherResources | None, Field(description="Optional. Catch-all.")
+    ] = None
+
+
+class GooglePrivacyDlpV2DiscoveryCloudStorageFilterKcc(KRMModel):
+    """
+    Determines which buckets will have profiles generated within an organization or project. Includes the ability to filter by regular expression patterns on project ID and bucket name.
+    """
+
+    cloud_storage_resource_reference: Annotated[
+        GooglePrivacyDlpV2CloudStorageResourceReferenceKcc | None,
+        Field(alias="cloudStorageResourceReference", description="Optional. The bucket to scan."),
+    ] = None
+    collection: Annotated[
+        GooglePrivacyDlpV2FileStoreCollectionKcc | None,
         Field(description="Optional. A specific set of buckets for this filter to apply to."),
     ] = None
     others: Annotated[
@@ -903,6 +1291,24 @@ class GooglePrivacyDlpV2DiscoveryOtherCloudFilter(KRMModel):
     ] = None
 
 
+class GooglePrivacyDlpV2DiscoveryOtherCloudFilterKcc(KRMModel):
+    """
+    Determines which resources from the other cloud will have profiles generated. Includes the ability to filter by resource names.
+    """
+
+    collection: Annotated[
+        GooglePrivacyDlpV2OtherCloudResourceCollectionKcc | None,
+        Field(description="A collection of resources for this filter to apply to."),
+    ] = None
+    others: Annotated[
+        GooglePrivacyDlpV2AllOtherResources | None, Field(description="Optional. Catch-all.")
+    ] = None
+    single_resource: Annotated[
+        GooglePrivacyDlpV2OtherCloudSingleResourceReferenceKcc | None,
+        Field(alias="singleResource", description="The resource to scan."),
+    ] = None
+
+
 class GooglePrivacyDlpV2DiscoveryOtherCloudGenerationCadence(KRMModel):
     """
     How often existing resources should have their profiles refreshed. New resources are scanned as quickly as possible depending on system capacity.
@@ -951,6 +1357,38 @@ class GooglePrivacyDlpV2DiscoveryStartingLocation(KRMModel):
         Field(
             alias="folderId",
             description="The ID of the folder within an organization to be scanned.",
+        ),
+    ] = None
+    organization_id: Annotated[
+        int | Int64String | None,
+        Field(alias="organizationId", description="The ID of an organization to scan."),
+    ] = None
+
+
+class GooglePrivacyDlpV2DiscoveryStartingLocationKcc(KRMModel):
+    """
+    The location to begin a discovery scan. Denotes an organization ID or folder ID within an organization.
+    """
+
+    folder_id_kcc: Annotated[
+        int | Int64String | None,
+        Field(
+            alias="folderID",
+            description="Config Connector's name for orgConfig.location.folderId (spec.orgConfig.location.folderId); set one of the two.",
+        ),
+    ] = None
+    folder_id: Annotated[
+        int | Int64String | None,
+        Field(
+            alias="folderId",
+            description="The ID of the folder within an organization to be scanned.",
+        ),
+    ] = None
+    organization_id_kcc: Annotated[
+        int | Int64String | None,
+        Field(
+            alias="organizationID",
+            description="Config Connector's name for orgConfig.location.organizationId (spec.orgConfig.location.organizationId); set one of the two.",
         ),
     ] = None
     organization_id: Annotated[
@@ -1010,6 +1448,47 @@ class GooglePrivacyDlpV2DiscoveryTarget(KRMModel):
     ] = None
 
 
+class GooglePrivacyDlpV2DiscoveryTargetKcc(KRMModel):
+    """
+    Target used to match against for Discovery.
+    """
+
+    big_query_target: Annotated[
+        GooglePrivacyDlpV2BigQueryDiscoveryTargetKcc | None,
+        Field(alias="bigQueryTarget", description="BigQuery target for Discovery."),
+    ] = None
+    cloud_sql_target_kcc: Annotated[
+        GooglePrivacyDlpV2CloudSqlDiscoveryTarget | None,
+        Field(
+            alias="cloudSQLTarget",
+            description="Config Connector's name for targets[].cloudSqlTarget (spec.targets[].cloudSqlTarget); set one of the two.",
+        ),
+    ] = None
+    cloud_sql_target: Annotated[
+        GooglePrivacyDlpV2CloudSqlDiscoveryTarget | None,
+        Field(alias="cloudSqlTarget", description="Cloud SQL target for Discovery."),
+    ] = None
+    cloud_storage_target: Annotated[
+        GooglePrivacyDlpV2CloudStorageDiscoveryTargetKcc | None,
+        Field(alias="cloudStorageTarget", description="Cloud Storage target for Discovery."),
+    ] = None
+    other_cloud_target: Annotated[
+        GooglePrivacyDlpV2OtherCloudDiscoveryTargetKcc | None,
+        Field(alias="otherCloudTarget", description="Other clouds target for discovery."),
+    ] = None
+    secrets_target: Annotated[
+        GooglePrivacyDlpV2SecretsDiscoveryTarget | None,
+        Field(
+            alias="secretsTarget",
+            description="Discovery target that looks for credentials and secrets stored in cloud resource metadata and reports them as vulnerabilities to Security Command Center.",
+        ),
+    ] = None
+    vertex_dataset_target: Annotated[
+        GooglePrivacyDlpV2VertexDatasetDiscoveryTargetKcc | None,
+        Field(alias="vertexDatasetTarget", description="Vertex AI dataset target for Discovery."),
+    ] = None
+
+
 class GooglePrivacyDlpV2DiscoveryVertexDatasetConditions(KRMModel):
     """
     Requirements that must be true before a dataset is profiled for the first time.
@@ -1040,6 +1519,24 @@ class GooglePrivacyDlpV2DiscoveryVertexDatasetFilter(KRMModel):
 
     collection: Annotated[
         GooglePrivacyDlpV2VertexDatasetCollection | None,
+        Field(description="A specific set of Vertex AI datasets for this filter to apply to."),
+    ] = None
+    others: Annotated[
+        GooglePrivacyDlpV2AllOtherResources | None, Field(description="Catch-all.")
+    ] = None
+    vertex_dataset_resource_reference: Annotated[
+        GooglePrivacyDlpV2VertexDatasetResourceReference | None,
+        Field(alias="vertexDatasetResourceReference", description="The dataset resource to scan."),
+    ] = None
+
+
+class GooglePrivacyDlpV2DiscoveryVertexDatasetFilterKcc(KRMModel):
+    """
+    Determines what datasets will have profiles generated within an organization or project. Includes the ability to filter by regular expression patterns on project ID or dataset regex.
+    """
+
+    collection: Annotated[
+        GooglePrivacyDlpV2VertexDatasetCollectionKcc | None,
         Field(description="A specific set of Vertex AI datasets for this filter to apply to."),
     ] = None
     others: Annotated[
@@ -1125,6 +1622,24 @@ class GooglePrivacyDlpV2Export(KRMModel):
     ] = None
 
 
+class GooglePrivacyDlpV2ExportKcc(KRMModel):
+    """
+    If set, the detailed data profiles will be persisted to the location of your choice whenever updated.
+    """
+
+    profile_table: Annotated[
+        GooglePrivacyDlpV2BigQueryTableKcc | None,
+        Field(alias="profileTable", description="Store all profiles to BigQuery."),
+    ] = None
+    sample_findings_table: Annotated[
+        GooglePrivacyDlpV2BigQueryTableKcc | None,
+        Field(
+            alias="sampleFindingsTable",
+            description="Store sample data profile findings in an existing table or a new table in an existing dataset.",
+        ),
+    ] = None
+
+
 class GooglePrivacyDlpV2FileStoreCollection(KRMModel):
     """
     Match file stores (e.g. buckets) using filters.
@@ -1132,6 +1647,27 @@ class GooglePrivacyDlpV2FileStoreCollection(KRMModel):
 
     include_regexes: Annotated[
         GooglePrivacyDlpV2FileStoreRegexes | None,
+        Field(
+            alias="includeRegexes",
+            description="Optional. A collection of regular expressions to match a file store against.",
+        ),
+    ] = None
+    include_tags: Annotated[
+        GooglePrivacyDlpV2TagFilters | None,
+        Field(
+            alias="includeTags",
+            description="Optional. To be included in the collection, a resource must meet all of the following requirements: - If tag filters are provided, match all provided tag filters.",
+        ),
+    ] = None
+
+
+class GooglePrivacyDlpV2FileStoreCollectionKcc(KRMModel):
+    """
+    Match file stores (e.g. buckets) using filters.
+    """
+
+    include_regexes: Annotated[
+        GooglePrivacyDlpV2FileStoreRegexesKcc | None,
         Field(
             alias="includeRegexes",
             description="Optional. A collection of regular expressions to match a file store against.",
@@ -1157,6 +1693,17 @@ class GooglePrivacyDlpV2FileStoreRegex(KRMModel):
     ] = None
 
 
+class GooglePrivacyDlpV2FileStoreRegexKcc(KRMModel):
+    """
+    A pattern to match against one or more file stores.
+    """
+
+    cloud_storage_regex: Annotated[
+        GooglePrivacyDlpV2CloudStorageRegexKcc | None,
+        Field(alias="cloudStorageRegex", description="Optional. Regex for Cloud Storage."),
+    ] = None
+
+
 class GooglePrivacyDlpV2FileStoreRegexes(KRMModel):
     """
     A collection of regular expressions to determine what file store to match against.
@@ -1164,6 +1711,19 @@ class GooglePrivacyDlpV2FileStoreRegexes(KRMModel):
 
     patterns: Annotated[
         list[GooglePrivacyDlpV2FileStoreRegex],
+        Field(
+            description="Required. The group of regular expression patterns to match against one or more file stores."
+        ),
+    ]
+
+
+class GooglePrivacyDlpV2FileStoreRegexesKcc(KRMModel):
+    """
+    A collection of regular expressions to determine what file store to match against.
+    """
+
+    patterns: Annotated[
+        list[GooglePrivacyDlpV2FileStoreRegexKcc],
         Field(
             description="Required. The group of regular expression patterns to match against one or more file stores."
         ),
@@ -1236,6 +1796,27 @@ class GooglePrivacyDlpV2OrgConfig(KRMModel):
     ] = None
 
 
+class GooglePrivacyDlpV2OrgConfigKcc(KRMModel):
+    """
+    Project and scan location information. Only set when the parent is an org.
+    """
+
+    location: Annotated[
+        GooglePrivacyDlpV2DiscoveryStartingLocationKcc | None,
+        Field(description="The data to scan: folder, org, or project"),
+    ] = None
+    project_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="projectID",
+            description="Config Connector's name for orgConfig.projectId (spec.orgConfig.projectId); set one of the two.",
+        ),
+    ] = None
+    project_id: Annotated[
+        str | None, Field(alias="projectId", description="The project that will run the scan.")
+    ] = None
+
+
 class GooglePrivacyDlpV2OtherCloudDiscoveryStartingLocation(KRMModel):
     """
     The other cloud starting location for discovery.
@@ -1243,6 +1824,17 @@ class GooglePrivacyDlpV2OtherCloudDiscoveryStartingLocation(KRMModel):
 
     aws_location: Annotated[
         GooglePrivacyDlpV2AwsDiscoveryStartingLocation | None,
+        Field(alias="awsLocation", description="The AWS starting location for discovery."),
+    ] = None
+
+
+class GooglePrivacyDlpV2OtherCloudDiscoveryStartingLocationKcc(KRMModel):
+    """
+    The other cloud starting location for discovery.
+    """
+
+    aws_location: Annotated[
+        GooglePrivacyDlpV2AwsDiscoveryStartingLocationKcc | None,
         Field(alias="awsLocation", description="The AWS starting location for discovery."),
     ] = None
 
@@ -1279,6 +1871,38 @@ class GooglePrivacyDlpV2OtherCloudDiscoveryTarget(KRMModel):
     ] = None
 
 
+class GooglePrivacyDlpV2OtherCloudDiscoveryTargetKcc(KRMModel):
+    """
+    Target used to match against for discovery of resources from other clouds. An [AWS connector in Security Command Center (Enterprise](https://docs.cloud.google.com/security-command-center/docs/connect-scc-to-aws) is required to use this feature.
+    """
+
+    conditions: Annotated[
+        GooglePrivacyDlpV2DiscoveryOtherCloudConditions | None,
+        Field(
+            description="Optional. In addition to matching the filter, these conditions must be true before a profile is generated."
+        ),
+    ] = None
+    data_source_type: Annotated[
+        GooglePrivacyDlpV2DataSourceType,
+        Field(
+            alias="dataSourceType",
+            description="Required. The type of data profiles generated by this discovery target.",
+        ),
+    ]
+    disabled: Annotated[
+        GooglePrivacyDlpV2Disabled | None,
+        Field(description="Disable profiling for resources that match this filter."),
+    ] = None
+    filter: Annotated[
+        GooglePrivacyDlpV2DiscoveryOtherCloudFilterKcc,
+        Field(description="Required. The resources that the discovery cadence applies to."),
+    ]
+    generation_cadence: Annotated[
+        GooglePrivacyDlpV2DiscoveryOtherCloudGenerationCadence | None,
+        Field(alias="generationCadence", description="How often and when to update data profiles."),
+    ] = None
+
+
 class GooglePrivacyDlpV2OtherCloudResourceCollection(KRMModel):
     """
     Match resources using regex filters.
@@ -1286,6 +1910,20 @@ class GooglePrivacyDlpV2OtherCloudResourceCollection(KRMModel):
 
     include_regexes: Annotated[
         GooglePrivacyDlpV2OtherCloudResourceRegexes | None,
+        Field(
+            alias="includeRegexes",
+            description="A collection of regular expressions to match a resource against.",
+        ),
+    ] = None
+
+
+class GooglePrivacyDlpV2OtherCloudResourceCollectionKcc(KRMModel):
+    """
+    Match resources using regex filters.
+    """
+
+    include_regexes: Annotated[
+        GooglePrivacyDlpV2OtherCloudResourceRegexesKcc | None,
         Field(
             alias="includeRegexes",
             description="A collection of regular expressions to match a resource against.",
@@ -1304,6 +1942,17 @@ class GooglePrivacyDlpV2OtherCloudResourceRegex(KRMModel):
     ] = None
 
 
+class GooglePrivacyDlpV2OtherCloudResourceRegexKcc(KRMModel):
+    """
+    A pattern to match against one or more resources. At least one pattern must be specified. Regular expressions use RE2 [syntax](https://github.com/google/re2/wiki/Syntax); a guide can be found under the google/re2 repository on GitHub.
+    """
+
+    amazon_s3_bucket_regex: Annotated[
+        GooglePrivacyDlpV2AmazonS3BucketRegexKcc | None,
+        Field(alias="amazonS3BucketRegex", description="Regex for Amazon S3 buckets."),
+    ] = None
+
+
 class GooglePrivacyDlpV2OtherCloudResourceRegexes(KRMModel):
     """
     A collection of regular expressions to determine what resources to match against.
@@ -1317,6 +1966,19 @@ class GooglePrivacyDlpV2OtherCloudResourceRegexes(KRMModel):
     ] = None
 
 
+class GooglePrivacyDlpV2OtherCloudResourceRegexesKcc(KRMModel):
+    """
+    A collection of regular expressions to determine what resources to match against.
+    """
+
+    patterns: Annotated[
+        list[GooglePrivacyDlpV2OtherCloudResourceRegexKcc] | None,
+        Field(
+            description="A group of regular expression patterns to match against one or more resources."
+        ),
+    ] = None
+
+
 class GooglePrivacyDlpV2OtherCloudSingleResourceReference(KRMModel):
     """
     Identifies a single resource, like a single Amazon S3 bucket.
@@ -1324,6 +1986,17 @@ class GooglePrivacyDlpV2OtherCloudSingleResourceReference(KRMModel):
 
     amazon_s3_bucket: Annotated[
         GooglePrivacyDlpV2AmazonS3Bucket | None,
+        Field(alias="amazonS3Bucket", description="Amazon S3 bucket."),
+    ] = None
+
+
+class GooglePrivacyDlpV2OtherCloudSingleResourceReferenceKcc(KRMModel):
+    """
+    Identifies a single resource, like a single Amazon S3 bucket.
+    """
+
+    amazon_s3_bucket: Annotated[
+        GooglePrivacyDlpV2AmazonS3BucketKcc | None,
         Field(alias="amazonS3Bucket", description="Amazon S3 bucket."),
     ] = None
 
@@ -1492,6 +2165,45 @@ class GooglePrivacyDlpV2TableReference(KRMModel):
     table_id: Annotated[str | None, Field(alias="tableId", description="Name of the table.")] = None
 
 
+class GooglePrivacyDlpV2TableReferenceKcc(KRMModel):
+    """
+    Message defining the location of a BigQuery table with the projectId inferred from the parent project.
+    """
+
+    dataset_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="datasetID",
+            description="Config Connector's name for targets[].bigQueryTarget.filter.tableReference.datasetId (spec.targets[].bigQueryTarget.filter.tableReference.datasetId); set one of the two.",
+        ),
+    ] = None
+    dataset_id: Annotated[
+        str | None, Field(alias="datasetId", description="Dataset ID of the table.")
+    ] = None
+    project_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="projectID",
+            description="Config Connector's name for targets[].bigQueryTarget.filter.tableReference.projectId (spec.targets[].bigQueryTarget.filter.tableReference.projectId); set one of the two.",
+        ),
+    ] = None
+    project_id: Annotated[
+        str | None,
+        Field(
+            alias="projectId",
+            description="The Google Cloud project ID of the project containing the table.",
+        ),
+    ] = None
+    table_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="tableID",
+            description="Config Connector's name for targets[].bigQueryTarget.filter.tableReference.tableId (spec.targets[].bigQueryTarget.filter.tableReference.tableId); set one of the two.",
+        ),
+    ] = None
+    table_id: Annotated[str | None, Field(alias="tableId", description="Name of the table.")] = None
+
+
 class GooglePrivacyDlpV2TagCondition(KRMModel):
     """
     The tag to attach to profiles matching the condition. At most one `TagCondition` can be specified per sensitivity level.
@@ -1593,6 +2305,19 @@ class GooglePrivacyDlpV2VertexDatasetCollection(KRMModel):
     ] = None
 
 
+class GooglePrivacyDlpV2VertexDatasetCollectionKcc(KRMModel):
+    """
+    Match dataset resources using regex filters.
+    """
+
+    vertex_dataset_regexes: Annotated[
+        GooglePrivacyDlpV2VertexDatasetRegexesKcc | None,
+        Field(
+            alias="vertexDatasetRegexes", description="The regex used to filter dataset resources."
+        ),
+    ] = None
+
+
 class GooglePrivacyDlpV2VertexDatasetDiscoveryTarget(KRMModel):
     """
     Target used to match against for discovery with Vertex AI datasets.
@@ -1618,11 +2343,57 @@ class GooglePrivacyDlpV2VertexDatasetDiscoveryTarget(KRMModel):
     ] = None
 
 
+class GooglePrivacyDlpV2VertexDatasetDiscoveryTargetKcc(KRMModel):
+    """
+    Target used to match against for discovery with Vertex AI datasets.
+    """
+
+    conditions: Annotated[
+        GooglePrivacyDlpV2DiscoveryVertexDatasetConditions | None,
+        Field(
+            description="In addition to matching the filter, these conditions must be true before a profile is generated."
+        ),
+    ] = None
+    disabled: Annotated[
+        GooglePrivacyDlpV2Disabled | None,
+        Field(description="Disable profiling for datasets that match this filter."),
+    ] = None
+    filter: Annotated[
+        GooglePrivacyDlpV2DiscoveryVertexDatasetFilterKcc,
+        Field(description="Required. The datasets the discovery cadence applies to."),
+    ]
+    generation_cadence: Annotated[
+        GooglePrivacyDlpV2DiscoveryVertexDatasetGenerationCadence | None,
+        Field(alias="generationCadence", description="How often and when to update profiles."),
+    ] = None
+
+
 class GooglePrivacyDlpV2VertexDatasetRegex(KRMModel):
     """
     A pattern to match against one or more dataset resources.
     """
 
+    project_id_regex: Annotated[
+        str | None,
+        Field(
+            alias="projectIdRegex",
+            description="For organizations, if unset, will match all projects.",
+        ),
+    ] = None
+
+
+class GooglePrivacyDlpV2VertexDatasetRegexKcc(KRMModel):
+    """
+    A pattern to match against one or more dataset resources.
+    """
+
+    project_id_regex_kcc: Annotated[
+        str | None,
+        Field(
+            alias="projectIDRegex",
+            description="Config Connector's name for targets[].vertexDatasetTarget.filter.collection.vertexDatasetRegexes.patterns[].projectIdRegex (spec.targets[].vertexDatasetTarget.filter.collection.vertexDatasetRegexes.patterns[].projectIdRegex); set one of the two.",
+        ),
+    ] = None
     project_id_regex: Annotated[
         str | None,
         Field(
@@ -1639,6 +2410,19 @@ class GooglePrivacyDlpV2VertexDatasetRegexes(KRMModel):
 
     patterns: Annotated[
         list[GooglePrivacyDlpV2VertexDatasetRegex],
+        Field(
+            description="Required. The group of regular expression patterns to match against one or more datasets."
+        ),
+    ]
+
+
+class GooglePrivacyDlpV2VertexDatasetRegexesKcc(KRMModel):
+    """
+    A collection of regular expressions to determine what datasets to match against.
+    """
+
+    patterns: Annotated[
+        list[GooglePrivacyDlpV2VertexDatasetRegexKcc],
         Field(
             description="Required. The group of regular expression patterns to match against one or more datasets."
         ),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateWithIdParam,
     DeleteAtPath,
@@ -53,6 +54,7 @@ ADAPTER = Adapter(
     ),
     krm_only=("location", "projectRef", "resourceID"),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
+    aliases=(Alias(field="kmsKeyRef", target="cryptoKeyRef"),),
     iam=IamMethods(
         get=Call(
             method="getIamPolicy",

@@ -82,6 +82,13 @@ class EventarcChannelSpec(KRMModel):
             description="A reference to a KMSCryptoKey (API field `cryptoKeyName`).",
         ),
     ] = None
+    kms_key_ref: Annotated[
+        KMSCryptoKeyRef | None,
+        Field(
+            alias="kmsKeyRef",
+            description="Config Connector's name for cryptoKeyName (spec.cryptoKeyRef); set one of the two.",
+        ),
+    ] = None
     labels: Annotated[dict[str, str] | None, Field(description="Optional. Resource labels.")] = None
     location: Annotated[str, Field(description="Immutable. The location of the EventarcChannel.")]
     project_ref: Annotated[

@@ -6,7 +6,15 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, Lro, UpdateMaskInQuery
+from kccgen.contract import (
+    Adapter,
+    Alias,
+    Call,
+    CreateWithIdParam,
+    DeleteAtPath,
+    Lro,
+    UpdateMaskInQuery,
+)
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.firestore.v1alpha1.firestore_v1_operations import OPERATIONS
 
@@ -40,6 +48,7 @@ ADAPTER = Adapter(
     ),
     krm_only=("projectRef", "resourceID"),
     operations=(("projects.databases.operations", OPERATIONS["projects.databases.operations"]),),
+    aliases=(Alias(field="locationID", target="locationId"),),
 )
 
 register_adapter(ADAPTER)

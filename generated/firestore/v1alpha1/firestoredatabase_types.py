@@ -160,9 +160,16 @@ class FirestoreDatabaseSpec(KRMModel):
             description="Optional. The Firestore API data access mode to use for this database.",
         ),
     ] = None
+    location_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="locationID",
+            description="Config Connector's name for locationId (spec.locationId); set one of the two.",
+        ),
+    ] = None
     location_id: Annotated[
-        str, Field(alias="locationId", description="Required. The location of the database.")
-    ]
+        str | None, Field(alias="locationId", description="Required. The location of the database.")
+    ] = None
     mongodb_compatible_data_access_mode: Annotated[
         GoogleFirestoreAdminV1DatabaseMongodbCompatibleDataAccessMode | None,
         Field(

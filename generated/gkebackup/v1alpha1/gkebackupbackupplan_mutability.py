@@ -80,7 +80,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("backupSchedule.rpoConfig.exclusionWindows[].startTime.nanos", INTEGER_INT32, (), True, True),
         ("backupSchedule.rpoConfig.exclusionWindows[].startTime.seconds", INTEGER_INT32, (), True, True),
         ("backupSchedule.rpoConfig.targetRpoMinutes", INTEGER_INT32, (REQUIRED,), True, True),
-        ("cluster", STRING, (IMMUTABLE, REQUIRED), False, True),
+        ("clusterRef", OBJECT, (IMMUTABLE, REQUIRED), False, True, {"api_path": "cluster"}),
         ("deactivated", BOOLEAN, (OPTIONAL,), True, True),
         ("description", STRING, (OPTIONAL,), True, True),
         ("labels", MAP_OF_STRING, (OPTIONAL,), True, True),

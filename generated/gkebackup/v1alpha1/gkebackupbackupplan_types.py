@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
+from kccgen.generated.container.v1alpha1.containercluster_reference import ContainerClusterRef
 from kccgen.generated.gkebackup.v1alpha1 import gkebackup_v1_api
 from kccgen.generated.gkebackup.v1alpha1.gkebackup_v1_api import (
     BackupPlanState,
@@ -258,18 +259,25 @@ class GKEBackupBackupPlanSpec(KRMModel):
         ),
     ] = None
     backup_schedule: Annotated[
-        Schedule | None,
+        ScheduleKcc | None,
         Field(
             alias="backupSchedule",
             description="Optional. Defines a schedule for automatic Backup creation via this BackupPlan.",
         ),
     ] = None
     cluster: Annotated[
-        str,
+        str | None,
         Field(
-            description="Required. Immutable. The source cluster from which Backups will be created via this BackupPlan."
+            description="Deprecated: this is spec.clusterRef.external; use spec.clusterRef (set one of the two)."
         ),
-    ]
+    ] = None
+    cluster_ref: Annotated[
+        ContainerClusterRef | None,
+        Field(
+            alias="clusterRef",
+            description="A reference to a ContainerCluster (API field `cluster`).",
+        ),
+    ] = None
     deactivated: Annotated[
         bool | None,
         Field(
@@ -417,6 +425,34 @@ class RpoConfig(KRMModel):
     ]
 
 
+class RpoConfigKcc(KRMModel):
+    """
+    Defines RPO scheduling configuration for automatically creating Backups via this BackupPlan.
+    """
+
+    exclusion_windows: Annotated[
+        list[ExclusionWindow] | None,
+        Field(
+            alias="exclusionWindows",
+            description="Optional. User specified time windows during which backup can NOT happen for this BackupPlan - backups should start and finish outside of any given exclusion window.",
+        ),
+    ] = None
+    target_rpo_minutes_kcc: Annotated[
+        int | None,
+        Field(
+            alias="targetRPOMinutes",
+            description="Config Connector's name for backupSchedule.rpoConfig.targetRpoMinutes (spec.backupSchedule.rpoConfig.targetRpoMinutes); set one of the two.",
+        ),
+    ] = None
+    target_rpo_minutes: Annotated[
+        int | None,
+        Field(
+            alias="targetRpoMinutes",
+            description="Required. Defines the target RPO for the BackupPlan in minutes, which means the target maximum data loss in time that is acceptable for this BackupPlan.",
+        ),
+    ] = None
+
+
 class Schedule(KRMModel):
     """
     Defines scheduling parameters for automatically creating Backups via this BackupPlan.
@@ -437,6 +473,33 @@ class Schedule(KRMModel):
     ] = None
     rpo_config: Annotated[
         RpoConfig | None,
+        Field(
+            alias="rpoConfig",
+            description="Optional. Defines the RPO schedule configuration for this BackupPlan.",
+        ),
+    ] = None
+
+
+class ScheduleKcc(KRMModel):
+    """
+    Defines scheduling parameters for automatically creating Backups via this BackupPlan.
+    """
+
+    cron_schedule: Annotated[
+        str | None,
+        Field(
+            alias="cronSchedule",
+            description="Optional. A standard [cron](https://wikipedia.com/wiki/cron) string that defines a repeating schedule for creating Backups via this BackupPlan.",
+        ),
+    ] = None
+    paused: Annotated[
+        bool | None,
+        Field(
+            description="Optional. This flag denotes whether automatic Backup creation is paused for this BackupPlan."
+        ),
+    ] = None
+    rpo_config: Annotated[
+        RpoConfigKcc | None,
         Field(
             alias="rpoConfig",
             description="Optional. Defines the RPO schedule configuration for this BackupPlan.",

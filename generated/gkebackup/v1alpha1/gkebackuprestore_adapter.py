@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateWithIdParam,
     DeleteAtPath,
@@ -70,6 +71,12 @@ ADAPTER = Adapter(
     ),
     krm_only=("location", "projectRef", "resourceID", "restorePlanRef"),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
+    aliases=(
+        Alias(
+            field="volumeDataRestorePolicyOverrides[].selectedPVCs",
+            target="volumeDataRestorePolicyOverrides[].selectedPvcs",
+        ),
+    ),
     iam=IamMethods(
         get=Call(
             method="getIamPolicy",

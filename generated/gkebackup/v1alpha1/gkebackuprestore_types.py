@@ -215,7 +215,7 @@ class GKEBackupRestoreSpec(KRMModel):
         ),
     ]
     volume_data_restore_policy_overrides: Annotated[
-        list[VolumeDataRestorePolicyOverride] | None,
+        list[VolumeDataRestorePolicyOverrideKcc] | None,
         Field(
             alias="volumeDataRestorePolicyOverrides",
             description="Optional. Immutable. Overrides the volume data restore policies selected in the Restore Config for override-scoped resources.",
@@ -664,6 +664,30 @@ class VolumeDataRestorePolicyOverride(KRMModel):
             description="Required. The VolumeDataRestorePolicy to apply when restoring volumes in scope."
         ),
     ]
+    selected_pvcs: Annotated[
+        NamespacedNames | None,
+        Field(alias="selectedPvcs", description="A list of PVCs to apply the policy override to."),
+    ] = None
+
+
+class VolumeDataRestorePolicyOverrideKcc(KRMModel):
+    """
+    Defines an override to apply a VolumeDataRestorePolicy for scoped resources.
+    """
+
+    policy: Annotated[
+        VolumeDataRestorePolicyOverridePolicy,
+        Field(
+            description="Required. The VolumeDataRestorePolicy to apply when restoring volumes in scope."
+        ),
+    ]
+    selected_pv_cs: Annotated[
+        NamespacedNames | None,
+        Field(
+            alias="selectedPVCs",
+            description="Config Connector's name for volumeDataRestorePolicyOverrides[].selectedPvcs (spec.volumeDataRestorePolicyOverrides[].selectedPvcs); set one of the two.",
+        ),
+    ] = None
     selected_pvcs: Annotated[
         NamespacedNames | None,
         Field(alias="selectedPvcs", description="A list of PVCs to apply the policy override to."),

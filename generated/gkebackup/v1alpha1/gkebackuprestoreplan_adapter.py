@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateWithIdParam,
     DeleteAtPath,
@@ -57,6 +58,13 @@ ADAPTER = Adapter(
     ),
     krm_only=("location", "projectRef", "resourceID"),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
+    aliases=(
+        Alias(field="cluster", target="clusterRef", into="external"),
+        Alias(
+            field="restoreConfig.substitutionRules[].targetJSONPath",
+            target="restoreConfig.substitutionRules[].targetJsonPath",
+        ),
+    ),
     iam=IamMethods(
         get=Call(
             method="getIamPolicy",

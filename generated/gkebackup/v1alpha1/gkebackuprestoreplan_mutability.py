@@ -42,7 +42,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     identity="projects/{project}/locations/{location}/restorePlans/{restorePlan}",
     spec=(
         ("backupPlanRef", OBJECT, (IMMUTABLE, REQUIRED), False, True, {"api_path": "backupPlan"}),
-        ("cluster", STRING, (IMMUTABLE, REQUIRED), False, True),
+        ("clusterRef", OBJECT, (IMMUTABLE, REQUIRED), False, True, {"api_path": "cluster"}),
         ("description", STRING, (OPTIONAL,), True, True),
         ("labels", MAP_OF_STRING, (OPTIONAL,), True, True),
         ("location", STRING, (IMMUTABLE_2, REQUIRED_2), False, False, {"api_path": None, "identity": True}),

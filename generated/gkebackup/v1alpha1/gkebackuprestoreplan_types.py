@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
+from kccgen.generated.container.v1alpha1.containercluster_reference import ContainerClusterRef
 from kccgen.generated.gkebackup.v1alpha1 import gkebackup_v1_api
 from kccgen.generated.gkebackup.v1alpha1.gkebackup_v1_api import (
     RestoreConfigClusterResourceConflictPolicy,
@@ -126,11 +127,18 @@ class GKEBackupRestorePlanSpec(KRMModel):
         ),
     ]
     cluster: Annotated[
-        str,
+        str | None,
         Field(
-            description="Required. Immutable. The target cluster into which Restores created via this RestorePlan will restore data."
+            description="Deprecated: this is spec.clusterRef.external; use spec.clusterRef (set one of the two)."
         ),
-    ]
+    ] = None
+    cluster_ref: Annotated[
+        ContainerClusterRef | None,
+        Field(
+            alias="clusterRef",
+            description="A reference to a ContainerCluster (API field `cluster`).",
+        ),
+    ] = None
     description: Annotated[
         str | None,
         Field(description="Optional. User specified descriptive string for this RestorePlan."),
@@ -157,7 +165,7 @@ class GKEBackupRestorePlanSpec(KRMModel):
         ),
     ] = None
     restore_config: Annotated[
-        RestoreConfig,
+        RestoreConfigKcc,
         Field(
             alias="restoreConfig",
             description="Required. Configuration of Restores created via this RestorePlan.",
@@ -367,6 +375,104 @@ class RestoreConfig(KRMModel):
     ] = None
 
 
+class RestoreConfigKcc(KRMModel):
+    """
+    Configuration of a restore.
+    """
+
+    all_namespaces: Annotated[
+        bool | None,
+        Field(
+            alias="allNamespaces",
+            description='Restore all namespaced resources in the Backup if set to "True".',
+        ),
+    ] = None
+    cluster_resource_conflict_policy: Annotated[
+        RestoreConfigClusterResourceConflictPolicy | None,
+        Field(
+            alias="clusterResourceConflictPolicy",
+            description="Optional. Defines the behavior for handling the situation where cluster-scoped resources being restored already exist in the target cluster.",
+        ),
+    ] = None
+    cluster_resource_restore_scope: Annotated[
+        ClusterResourceRestoreScope | None,
+        Field(
+            alias="clusterResourceRestoreScope",
+            description="Optional. Identifies the cluster-scoped resources to restore from the Backup.",
+        ),
+    ] = None
+    excluded_namespaces: Annotated[
+        Namespaces | None,
+        Field(
+            alias="excludedNamespaces",
+            description="A list of selected namespaces excluded from restoration.",
+        ),
+    ] = None
+    namespaced_resource_restore_mode: Annotated[
+        RestoreConfigNamespacedResourceRestoreMode | None,
+        Field(
+            alias="namespacedResourceRestoreMode",
+            description="Optional. Defines the behavior for handling the situation where sets of namespaced resources being restored already exist in the target cluster.",
+        ),
+    ] = None
+    no_namespaces: Annotated[
+        bool | None,
+        Field(
+            alias="noNamespaces",
+            description='Do not restore any namespaced resources if set to "True".',
+        ),
+    ] = None
+    restore_order: Annotated[
+        RestoreOrder | None,
+        Field(
+            alias="restoreOrder",
+            description="Optional. RestoreOrder contains custom ordering to use on a Restore.",
+        ),
+    ] = None
+    selected_applications: Annotated[
+        NamespacedNames | None,
+        Field(
+            alias="selectedApplications",
+            description="A list of selected ProtectedApplications to restore.",
+        ),
+    ] = None
+    selected_namespaces: Annotated[
+        Namespaces | None,
+        Field(
+            alias="selectedNamespaces",
+            description="A list of selected Namespaces to restore from the Backup.",
+        ),
+    ] = None
+    substitution_rules: Annotated[
+        list[SubstitutionRuleKcc] | None,
+        Field(
+            alias="substitutionRules",
+            description="Optional. A list of transformation rules to be applied against Kubernetes resources as they are selected for restoration from a Backup.",
+        ),
+    ] = None
+    transformation_rules: Annotated[
+        list[TransformationRule] | None,
+        Field(
+            alias="transformationRules",
+            description="Optional. A list of transformation rules to be applied against Kubernetes resources as they are selected for restoration from a Backup.",
+        ),
+    ] = None
+    volume_data_restore_policy: Annotated[
+        RestoreConfigVolumeDataRestorePolicy | None,
+        Field(
+            alias="volumeDataRestorePolicy",
+            description="Optional. Specifies the mechanism to be used to restore volume data.",
+        ),
+    ] = None
+    volume_data_restore_policy_bindings: Annotated[
+        list[VolumeDataRestorePolicyBinding] | None,
+        Field(
+            alias="volumeDataRestorePolicyBindings",
+            description="Optional. A table that binds volumes by their scope to a restore policy.",
+        ),
+    ] = None
+
+
 class RestoreOrder(KRMModel):
     """
     Allows customers to specify dependencies between resources that Backup for GKE can use to compute a resasonable restore order.
@@ -414,6 +520,55 @@ class SubstitutionRule(KRMModel):
             description="Required. This is a [JSONPath] (https://kubernetes.io/docs/reference/kubectl/jsonpath/) expression that matches specific fields of candidate resources and it operates as both a filtering parameter (resources that are not matched with this expression will not be candidates for substitution) as well as a field identifier (identifies exactly which fields out of the candidate resources will be modified).",
         ),
     ]
+    target_namespaces: Annotated[
+        list[str] | None,
+        Field(
+            alias="targetNamespaces",
+            description="Optional. (Filtering parameter) Any resource subject to substitution must be contained within one of the listed Kubernetes Namespace in the Backup.",
+        ),
+    ] = None
+
+
+class SubstitutionRuleKcc(KRMModel):
+    """
+    A transformation rule to be applied against Kubernetes resources as they are selected for restoration from a Backup. A rule contains both filtering logic (which resources are subject to substitution) and substitution logic.
+    """
+
+    new_value: Annotated[
+        str | None,
+        Field(
+            alias="newValue",
+            description="Optional. This is the new value to set for any fields that pass the filtering and selection criteria.",
+        ),
+    ] = None
+    original_value_pattern: Annotated[
+        str | None,
+        Field(
+            alias="originalValuePattern",
+            description="Optional. (Filtering parameter) This is a [regular expression] (https://en.wikipedia.org/wiki/Regular_expression) that is compared against the fields matched by the target_json_path expression (and must also have passed the previous filters).",
+        ),
+    ] = None
+    target_group_kinds: Annotated[
+        list[GroupKind] | None,
+        Field(
+            alias="targetGroupKinds",
+            description='Optional. (Filtering parameter) Any resource subject to substitution must belong to one of the listed "types".',
+        ),
+    ] = None
+    target_json_path_kcc: Annotated[
+        str | None,
+        Field(
+            alias="targetJSONPath",
+            description="Config Connector's name for restoreConfig.substitutionRules[].targetJsonPath (spec.restoreConfig.substitutionRules[].targetJsonPath); set one of the two.",
+        ),
+    ] = None
+    target_json_path: Annotated[
+        str | None,
+        Field(
+            alias="targetJsonPath",
+            description="Required. This is a [JSONPath] (https://kubernetes.io/docs/reference/kubectl/jsonpath/) expression that matches specific fields of candidate resources and it operates as both a filtering parameter (resources that are not matched with this expression will not be candidates for substitution) as well as a field identifier (identifies exactly which fields out of the candidate resources will be modified).",
+        ),
+    ] = None
     target_namespaces: Annotated[
         list[str] | None,
         Field(

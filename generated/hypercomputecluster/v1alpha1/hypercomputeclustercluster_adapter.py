@@ -6,7 +6,15 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, Lro, UpdateMaskInQuery
+from kccgen.contract import (
+    Adapter,
+    Alias,
+    Call,
+    CreateWithIdParam,
+    DeleteAtPath,
+    Lro,
+    UpdateMaskInQuery,
+)
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.hypercomputecluster.v1alpha1.hypercomputecluster_v1_operations import (
     OPERATIONS,
@@ -57,6 +65,28 @@ ADAPTER = Adapter(
         "storageResources.*.config.newLustre.perUnitStorageThroughput",
     ),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
+    aliases=(
+        Alias(
+            field="orchestrator.slurm.loginNodes.bootDisk.sizeGB",
+            target="orchestrator.slurm.loginNodes.bootDisk.sizeGb",
+        ),
+        Alias(
+            field="orchestrator.slurm.loginNodes.enableOSLogin",
+            target="orchestrator.slurm.loginNodes.enableOsLogin",
+        ),
+        Alias(
+            field="orchestrator.slurm.loginNodes.enablePublicIPs",
+            target="orchestrator.slurm.loginNodes.enablePublicIps",
+        ),
+        Alias(
+            field="orchestrator.slurm.nodeSets[].computeID",
+            target="orchestrator.slurm.nodeSets[].computeId",
+        ),
+        Alias(
+            field="orchestrator.slurm.nodeSets[].computeInstance.bootDisk.sizeGB",
+            target="orchestrator.slurm.nodeSets[].computeInstance.bootDisk.sizeGb",
+        ),
+    ),
 )
 
 register_adapter(ADAPTER)

@@ -48,6 +48,33 @@ class BootDisk(KRMModel):
     ] = None
 
 
+class BootDiskKcc(KRMModel):
+    """
+    A [Persistent disk](https://cloud.google.com/compute/docs/disks) used as the boot disk for a Compute Engine VM instance.
+    """
+
+    size_gb_kcc: Annotated[
+        int | Int64String | None,
+        Field(
+            alias="sizeGB",
+            description="Config Connector's name for orchestrator.slurm.nodeSets[].computeInstance.bootDisk.sizeGb (spec.orchestrator.slurm.nodeSets[].computeInstance.bootDisk.sizeGb); set one of the two.",
+        ),
+    ] = None
+    size_gb: Annotated[
+        int | Int64String | None,
+        Field(
+            alias="sizeGb",
+            description="Optional. The size of the disk in gigabytes (GB), which must be at least 40 GB.",
+        ),
+    ] = None
+    type: Annotated[
+        str | None,
+        Field(
+            description="Optional. [Persistent disk type](https://cloud.google.com/compute/docs/disks#disk-types), in the format `projects/{project}/zones/{zone}/diskTypes/{disk_type}`."
+        ),
+    ] = None
+
+
 class BucketReferenceObserved(KRMModel):
     """
     A reference to a [Google Cloud Storage](https://cloud.google.com/storage) bucket.
@@ -76,6 +103,30 @@ class ComputeInstanceSlurmNodeSet(KRMModel):
 
     boot_disk: Annotated[
         BootDisk | None,
+        Field(alias="bootDisk", description="Optional. Boot disk for the compute instance"),
+    ] = None
+    labels: Annotated[
+        dict[str, str] | None,
+        Field(
+            description="Optional. [Labels](https://cloud.google.com/compute/docs/labeling-resources) that should be applied to each VM instance in the nodeset."
+        ),
+    ] = None
+    startup_script: Annotated[
+        str | None,
+        Field(
+            alias="startupScript",
+            description="Optional. [Startup script](https://cloud.google.com/compute/docs/instances/startup-scripts/linux) to be run on each VM instance in the nodeset.",
+        ),
+    ] = None
+
+
+class ComputeInstanceSlurmNodeSetKcc(KRMModel):
+    """
+    When set in a SlurmNodeSet, indicates that the nodeset should be backed by Compute Engine VM instances.
+    """
+
+    boot_disk: Annotated[
+        BootDiskKcc | None,
         Field(alias="bootDisk", description="Optional. Boot disk for the compute instance"),
     ] = None
     labels: Annotated[
@@ -338,7 +389,7 @@ class HypercomputeClusterClusterSpec(KRMModel):
         ),
     ] = None
     orchestrator: Annotated[
-        Orchestrator | None,
+        OrchestratorKcc | None,
         Field(
             description="Optional. Orchestrator that is responsible for scheduling and running jobs on the cluster."
         ),
@@ -665,6 +716,19 @@ class Orchestrator(KRMModel):
     ] = None
 
 
+class OrchestratorKcc(KRMModel):
+    """
+    The component responsible for scheduling and running workloads on the cluster as well as providing the user interface for interacting with the cluster at runtime.
+    """
+
+    slurm: Annotated[
+        SlurmOrchestratorKcc | None,
+        Field(
+            description="Optional. If set, indicates that the cluster should use Slurm as the orchestrator."
+        ),
+    ] = None
+
+
 class OrchestratorObservedState(KRMModel):
     """
     The component responsible for scheduling and running workloads on the cluster as well as providing the user interface for interacting with the cluster at runtime.
@@ -695,6 +759,81 @@ class SlurmLoginNodes(KRMModel):
         Field(
             alias="enableOsLogin",
             description="Optional. Whether [OS Login](https://cloud.google.com/compute/docs/oslogin) should be enabled on login node instances.",
+        ),
+    ] = None
+    enable_public_ips: Annotated[
+        bool | None,
+        Field(
+            alias="enablePublicIps",
+            description="Optional. Whether login node instances should be assigned [external IP addresses](https://cloud.google.com/compute/docs/ip-addresses#externaladdresses).",
+        ),
+    ] = None
+    labels: Annotated[
+        dict[str, str] | None,
+        Field(
+            description="Optional. [Labels](https://cloud.google.com/compute/docs/labeling-resources) that should be applied to each login node instance."
+        ),
+    ] = None
+    machine_type: Annotated[
+        str,
+        Field(
+            alias="machineType",
+            description="Required. Name of the Compute Engine [machine type](https://cloud.google.com/compute/docs/machine-resource) to use for login nodes, e.g. `n2-standard-2`.",
+        ),
+    ]
+    startup_script: Annotated[
+        str | None,
+        Field(
+            alias="startupScript",
+            description="Optional. [Startup script](https://cloud.google.com/compute/docs/instances/startup-scripts/linux) to be run on each login node instance.",
+        ),
+    ] = None
+    storage_configs: Annotated[
+        list[StorageConfig] | None,
+        Field(
+            alias="storageConfigs",
+            description="Optional. How storage resources should be mounted on each login node.",
+        ),
+    ] = None
+    zone: Annotated[
+        str,
+        Field(
+            description="Required. Name of the zone in which login nodes should run, e.g., `us-central1-a`."
+        ),
+    ]
+
+
+class SlurmLoginNodesKcc(KRMModel):
+    """
+    Configuration for Slurm [login nodes](https://slurm.schedmd.com/quickstart_admin.html#login) in the cluster. Login nodes are Compute Engine VM instances that allow users to access the cluster over SSH.
+    """
+
+    boot_disk: Annotated[
+        BootDiskKcc | None,
+        Field(alias="bootDisk", description="Optional. Boot disk for the login node."),
+    ] = None
+    count: Annotated[
+        int | Int64String, Field(description="Required. Number of login node instances to create.")
+    ]
+    enable_os_login_kcc: Annotated[
+        bool | None,
+        Field(
+            alias="enableOSLogin",
+            description="Config Connector's name for orchestrator.slurm.loginNodes.enableOsLogin (spec.orchestrator.slurm.loginNodes.enableOsLogin); set one of the two.",
+        ),
+    ] = None
+    enable_os_login: Annotated[
+        bool | None,
+        Field(
+            alias="enableOsLogin",
+            description="Optional. Whether [OS Login](https://cloud.google.com/compute/docs/oslogin) should be enabled on login node instances.",
+        ),
+    ] = None
+    enable_public_i_ps: Annotated[
+        bool | None,
+        Field(
+            alias="enablePublicIPs",
+            description="Config Connector's name for orchestrator.slurm.loginNodes.enablePublicIps (spec.orchestrator.slurm.loginNodes.enablePublicIps); set one of the two.",
         ),
     ] = None
     enable_public_ips: Annotated[
@@ -800,6 +939,61 @@ class SlurmNodeSet(KRMModel):
     ] = None
 
 
+class SlurmNodeSetKcc(KRMModel):
+    """
+    Configuration for Slurm nodesets in the cluster. Nodesets are groups of compute nodes used by Slurm that are responsible for running workloads submitted to the cluster.
+    """
+
+    compute_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="computeID",
+            description="Config Connector's name for orchestrator.slurm.nodeSets[].computeId (spec.orchestrator.slurm.nodeSets[].computeId); set one of the two.",
+        ),
+    ] = None
+    compute_id: Annotated[
+        str | None,
+        Field(
+            alias="computeId",
+            description="Required. The ID of the compute resource on which this nodeset runs.",
+        ),
+    ] = None
+    compute_instance: Annotated[
+        ComputeInstanceSlurmNodeSetKcc | None,
+        Field(
+            alias="computeInstance",
+            description="Optional. If set, indicates that the nodeset should be backed by Compute Engine instances.",
+        ),
+    ] = None
+    id: Annotated[
+        str,
+        Field(
+            description="Required. The ID for the nodeset, which allows it to be referenced by cluster partitions."
+        ),
+    ]
+    max_dynamic_node_count: Annotated[
+        int | Int64String | None,
+        Field(
+            alias="maxDynamicNodeCount",
+            description="Optional. Controls how many additional nodes a cluster can bring online to handle workloads.",
+        ),
+    ] = None
+    static_node_count: Annotated[
+        int | Int64String | None,
+        Field(
+            alias="staticNodeCount",
+            description="Optional. Number of nodes to be statically created for this nodeset.",
+        ),
+    ] = None
+    storage_configs: Annotated[
+        list[StorageConfig] | None,
+        Field(
+            alias="storageConfigs",
+            description="Optional. How storage resources should be mounted on each compute node.",
+        ),
+    ] = None
+
+
 class SlurmOrchestrator(KRMModel):
     """
     When set in Orchestrator, indicates that the cluster should use [Slurm](https://slurm.schedmd.com/) as the orchestrator.
@@ -828,6 +1022,52 @@ class SlurmOrchestrator(KRMModel):
     ]
     node_sets: Annotated[
         list[SlurmNodeSet] | None,
+        Field(
+            alias="nodeSets",
+            description="Optional. Compute resource configuration for the Slurm nodesets in your cluster.",
+        ),
+    ] = None
+    partitions: Annotated[
+        list[SlurmPartition] | None,
+        Field(description="Optional. Configuration for the Slurm partitions in your cluster."),
+    ] = None
+    prolog_bash_scripts: Annotated[
+        list[str] | None,
+        Field(
+            alias="prologBashScripts",
+            description="Optional. Slurm [prolog scripts](https://slurm.schedmd.com/prolog_epilog.html), which will be executed by compute nodes before a node begins running a new job.",
+        ),
+    ] = None
+
+
+class SlurmOrchestratorKcc(KRMModel):
+    """
+    When set in Orchestrator, indicates that the cluster should use [Slurm](https://slurm.schedmd.com/) as the orchestrator.
+    """
+
+    default_partition: Annotated[
+        str | None,
+        Field(
+            alias="defaultPartition",
+            description="Optional. Default partition to use for submitted jobs that do not explicitly specify a partition.",
+        ),
+    ] = None
+    epilog_bash_scripts: Annotated[
+        list[str] | None,
+        Field(
+            alias="epilogBashScripts",
+            description="Optional. Slurm [epilog scripts](https://slurm.schedmd.com/prolog_epilog.html), which will be executed by compute nodes whenever a node finishes running a job.",
+        ),
+    ] = None
+    login_nodes: Annotated[
+        SlurmLoginNodesKcc,
+        Field(
+            alias="loginNodes",
+            description="Required. Configuration for login nodes, which allow users to access the cluster over SSH.",
+        ),
+    ]
+    node_sets: Annotated[
+        list[SlurmNodeSetKcc] | None,
         Field(
             alias="nodeSets",
             description="Optional. Compute resource configuration for the Slurm nodesets in your cluster.",

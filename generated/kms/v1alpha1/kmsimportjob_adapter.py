@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, IamMethods, NoDelete, NoUpdate
+from kccgen.contract import Adapter, Alias, Call, CreateWithIdParam, IamMethods, NoDelete, NoUpdate
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -35,6 +35,7 @@ ADAPTER = Adapter(
     update=NoUpdate(),
     delete=NoDelete(),
     krm_only=("keyRingRef", "location", "projectRef", "resourceID"),
+    aliases=(Alias(field="kmsKeyRingRef", target="keyRingRef"),),
     iam=IamMethods(
         get=Call(
             method="getIamPolicy",

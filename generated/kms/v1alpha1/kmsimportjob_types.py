@@ -139,12 +139,19 @@ class KMSImportJobSpec(KRMModel):
         ),
     ]
     key_ring_ref: Annotated[
-        KMSKeyRingRef,
+        KMSKeyRingRef | None,
         Field(
             alias="keyRingRef",
             description="Immutable. The KMSKeyRing that this KMSImportJob belongs to.",
         ),
-    ]
+    ] = None
+    kms_key_ring_ref: Annotated[
+        KMSKeyRingRef | None,
+        Field(
+            alias="kmsKeyRingRef",
+            description="Config Connector's name for keyRingRef (spec.keyRingRef); set one of the two.",
+        ),
+    ] = None
     protection_level: Annotated[
         ImportJobProtectionLevel,
         Field(

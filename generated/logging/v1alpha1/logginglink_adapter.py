@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, Lro, NoUpdate
+from kccgen.contract import Adapter, Alias, Call, CreateWithIdParam, DeleteAtPath, Lro, NoUpdate
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.logging.v1alpha1.logging_v2_operations import OPERATIONS
 
@@ -50,6 +50,7 @@ ADAPTER = Adapter(
         ("organizations.locations.operations", OPERATIONS["organizations.locations.operations"]),
         ("projects.locations.operations", OPERATIONS["projects.locations.operations"]),
     ),
+    aliases=(Alias(field="loggingLogBucketRef", target="bucketRef"),),
 )
 
 register_adapter(ADAPTER)

@@ -62,16 +62,23 @@ class LoggingLinkSpec(KRMModel):
     """
 
     bucket_ref: Annotated[
-        LoggingLogBucketRef,
+        LoggingLogBucketRef | None,
         Field(
             alias="bucketRef",
             description="Immutable. The LoggingLogBucket that this LoggingLink belongs to.",
         ),
-    ]
+    ] = None
     description: Annotated[
         str | None,
         Field(
             description="Optional. Describes this link.The maximum length of the description is 8000 characters."
+        ),
+    ] = None
+    logging_log_bucket_ref: Annotated[
+        LoggingLogBucketRef | None,
+        Field(
+            alias="loggingLogBucketRef",
+            description="Config Connector's name for bucketRef (spec.bucketRef); set one of the two.",
         ),
     ] = None
     resource_id: Annotated[
@@ -106,5 +113,5 @@ class LoggingLink(KRMObject):
         Field(alias="apiVersion"),
     ] = "logging.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["LoggingLink"] = "LoggingLink"
-    spec: LoggingLinkSpec
+    spec: LoggingLinkSpec = Field(default_factory=LoggingLinkSpec)
     status: LoggingLinkStatus | None = None

@@ -153,6 +153,13 @@ class LoggingLogBucketSpec(KRMModel):
         Field(alias="cmekSettings", description="Optional. The CMEK settings of the log bucket."),
     ] = None
     description: Annotated[str | None, Field(description="Optional. Describes this bucket.")] = None
+    enable_analytics: Annotated[
+        bool | None,
+        Field(
+            alias="enableAnalytics",
+            description="Config Connector's name for analyticsEnabled (spec.analyticsEnabled); set one of the two.",
+        ),
+    ] = None
     folder_ref: Annotated[
         FolderRef | None,
         Field(

@@ -6,7 +6,15 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, Lro, UpdateMaskInQuery
+from kccgen.contract import (
+    Adapter,
+    Alias,
+    Call,
+    CreateWithIdParam,
+    DeleteAtPath,
+    Lro,
+    UpdateMaskInQuery,
+)
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.managedkafka.v1alpha1.managedkafka_v1_operations import OPERATIONS
 
@@ -58,6 +66,7 @@ ADAPTER = Adapter(
     krm_only=("location", "projectRef", "resourceID"),
     int64_paths=("capacityConfig.memoryBytes", "capacityConfig.vcpuCount"),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
+    aliases=(Alias(field="clusterRef", target="kafkaClusterRef"),),
 )
 
 register_adapter(ADAPTER)

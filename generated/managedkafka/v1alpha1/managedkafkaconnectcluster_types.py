@@ -159,6 +159,13 @@ class ManagedKafkaConnectClusterSpec(KRMModel):
             description="Required. Capacity configuration for the Kafka Connect cluster.",
         ),
     ]
+    cluster_ref: Annotated[
+        ManagedKafkaClusterRef | None,
+        Field(
+            alias="clusterRef",
+            description="Config Connector's name for kafkaCluster (spec.kafkaClusterRef); set one of the two.",
+        ),
+    ] = None
     config: Annotated[
         dict[str, str] | None, Field(description="Optional. Reserved for future use.")
     ] = None
@@ -170,12 +177,12 @@ class ManagedKafkaConnectClusterSpec(KRMModel):
         ),
     ]
     kafka_cluster_ref: Annotated[
-        ManagedKafkaClusterRef,
+        ManagedKafkaClusterRef | None,
         Field(
             alias="kafkaClusterRef",
             description="A reference to a ManagedKafkaCluster (API field `kafkaCluster`).",
         ),
-    ]
+    ] = None
     labels: Annotated[
         dict[str, str] | None, Field(description="Optional. Labels as key value pairs.")
     ] = None

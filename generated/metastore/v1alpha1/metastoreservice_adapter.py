@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateWithIdParam,
     DeleteAtPath,
@@ -53,6 +54,12 @@ ADAPTER = Adapter(
     ),
     krm_only=("location", "projectRef", "resourceID"),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
+    aliases=(
+        Alias(
+            field="hiveMetastoreConfig.kerberosConfig.krb5ConfigGCSURI",
+            target="hiveMetastoreConfig.kerberosConfig.krb5ConfigGcsUri",
+        ),
+    ),
     iam=IamMethods(
         get=Call(
             method="getIamPolicy",

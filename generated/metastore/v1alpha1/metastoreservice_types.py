@@ -223,6 +223,44 @@ class HiveMetastoreConfig(KRMModel):
     ] = None
 
 
+class HiveMetastoreConfigKcc(KRMModel):
+    """
+    Specifies configuration information specific to running Hive metastore software as the metastore service.
+    """
+
+    auxiliary_versions: Annotated[
+        dict[str, AuxiliaryVersionConfig] | None,
+        Field(
+            alias="auxiliaryVersions",
+            description="Optional. A mapping of Hive metastore version to the auxiliary version configuration.",
+        ),
+    ] = None
+    config_overrides: Annotated[
+        dict[str, str] | None,
+        Field(
+            alias="configOverrides",
+            description="Optional. A mapping of Hive metastore configuration key-value pairs to apply to the Hive metastore (configured in hive-site.xml).",
+        ),
+    ] = None
+    endpoint_protocol: Annotated[
+        HiveMetastoreConfigEndpointProtocol | None,
+        Field(
+            alias="endpointProtocol",
+            description="Optional. The protocol to use for the metastore service endpoint.",
+        ),
+    ] = None
+    kerberos_config: Annotated[
+        KerberosConfigKcc | None,
+        Field(
+            alias="kerberosConfig",
+            description="Optional. Information used to configure the Hive metastore service as a service principal in a Kerberos realm.",
+        ),
+    ] = None
+    version: Annotated[
+        str | None, Field(description="Immutable. The Hive metastore schema version.")
+    ] = None
+
+
 class HiveMetastoreConfigObservedState(KRMModel):
     """
     Specifies configuration information specific to running Hive metastore software as the metastore service.
@@ -246,6 +284,39 @@ class KerberosConfig(KRMModel):
         Secret | None,
         Field(
             description="Optional. A Kerberos keytab file that can be used to authenticate a service principal with a Kerberos Key Distribution Center (KDC)."
+        ),
+    ] = None
+    krb5_config_gcs_uri: Annotated[
+        str | None,
+        Field(
+            alias="krb5ConfigGcsUri",
+            description="Optional. A Cloud Storage URI that specifies the path to a krb5.conf file.",
+        ),
+    ] = None
+    principal: Annotated[
+        str | None,
+        Field(
+            description="Optional. A Kerberos principal that exists in the both the keytab the KDC to authenticate as."
+        ),
+    ] = None
+
+
+class KerberosConfigKcc(KRMModel):
+    """
+    Configuration information for a Kerberos principal.
+    """
+
+    keytab: Annotated[
+        Secret | None,
+        Field(
+            description="Optional. A Kerberos keytab file that can be used to authenticate a service principal with a Kerberos Key Distribution Center (KDC)."
+        ),
+    ] = None
+    krb5_config_gcsuri: Annotated[
+        str | None,
+        Field(
+            alias="krb5ConfigGCSURI",
+            description="Config Connector's name for hiveMetastoreConfig.kerberosConfig.krb5ConfigGcsUri (spec.hiveMetastoreConfig.kerberosConfig.krb5ConfigGcsUri); set one of the two.",
         ),
     ] = None
     krb5_config_gcs_uri: Annotated[
@@ -545,7 +616,7 @@ class MetastoreServiceSpec(KRMModel):
         ),
     ] = None
     hive_metastore_config: Annotated[
-        HiveMetastoreConfig | None,
+        HiveMetastoreConfigKcc | None,
         Field(
             alias="hiveMetastoreConfig",
             description="Configuration information specific to running Hive metastore software as the metastore service.",

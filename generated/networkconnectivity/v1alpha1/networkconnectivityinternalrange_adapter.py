@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateWithIdParam,
     DeleteAtPath,
@@ -61,6 +62,10 @@ ADAPTER = Adapter(
     ),
     krm_only=("location", "projectRef", "resourceID"),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
+    aliases=(
+        Alias(field="ipCIDRRange", target="ipCidrRange"),
+        Alias(field="targetCIDRRange", target="targetCidrRange"),
+    ),
     iam=IamMethods(
         get=Call(
             method="getIamPolicy",

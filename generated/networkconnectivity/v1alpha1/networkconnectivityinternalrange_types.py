@@ -124,6 +124,13 @@ class NetworkConnectivityInternalRangeSpec(KRMModel):
             description="Optional. Immutable ranges cannot have their fields modified, except for labels and description."
         ),
     ] = None
+    ip_cidr_range_kcc: Annotated[
+        str | None,
+        Field(
+            alias="ipCIDRRange",
+            description="Config Connector's name for ipCidrRange (spec.ipCidrRange); set one of the two.",
+        ),
+    ] = None
     ip_cidr_range: Annotated[
         str | None,
         Field(
@@ -175,6 +182,13 @@ class NetworkConnectivityInternalRangeSpec(KRMModel):
         Field(
             alias="resourceID",
             description="Immutable. Optional. The NetworkConnectivityInternalRange ID used for creation and acquisition.",
+        ),
+    ] = None
+    target_cidr_range_kcc: Annotated[
+        list[str] | None,
+        Field(
+            alias="targetCIDRRange",
+            description="Config Connector's name for targetCidrRange (spec.targetCidrRange); set one of the two.",
         ),
     ] = None
     target_cidr_range: Annotated[

@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, Lro, NoUpdate
+from kccgen.contract import Adapter, Alias, Call, CreateWithIdParam, DeleteAtPath, Lro, NoUpdate
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.networkconnectivity.v1alpha1.networkconnectivity_v1_operations import (
     OPERATIONS,
@@ -51,6 +51,7 @@ ADAPTER = Adapter(
     ),
     krm_only=("location", "projectRef", "resourceID"),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
+    aliases=(Alias(field="targetGoogleAPI", target="targetGoogleApi"),),
 )
 
 register_adapter(ADAPTER)

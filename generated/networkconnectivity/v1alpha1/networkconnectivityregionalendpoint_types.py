@@ -111,13 +111,20 @@ class NetworkConnectivityRegionalEndpointSpec(KRMModel):
             description="A reference to a ComputeSubnetwork (API field `subnetwork`).",
         ),
     ] = None
+    target_google_api_kcc: Annotated[
+        str | None,
+        Field(
+            alias="targetGoogleAPI",
+            description="Config Connector's name for targetGoogleApi (spec.targetGoogleApi); set one of the two.",
+        ),
+    ] = None
     target_google_api: Annotated[
-        str,
+        str | None,
         Field(
             alias="targetGoogleApi",
             description="Required. The service endpoint this private regional endpoint connects to.",
         ),
-    ]
+    ] = None
 
 
 class NetworkConnectivityRegionalEndpointStatus(KRMStatus):

@@ -600,6 +600,13 @@ class NetworkConnectivitySpokeSpec(KRMModel):
             description="Optional. Router appliance instances that are associated with the spoke.",
         ),
     ] = None
+    linked_vpc_network_kcc: Annotated[
+        LinkedVpcNetwork | None,
+        Field(
+            alias="linkedVPCNetwork",
+            description="Config Connector's name for linkedVpcNetwork (spec.linkedVpcNetwork); set one of the two.",
+        ),
+    ] = None
     linked_vpc_network: Annotated[
         LinkedVpcNetwork | None,
         Field(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateWithIdParam,
     DeleteAtPath,
@@ -65,6 +66,25 @@ ADAPTER = Adapter(
     operations=(
         ("organizations.locations.operations", OPERATIONS["organizations.locations.operations"]),
         ("projects.locations.operations", OPERATIONS["projects.locations.operations"]),
+    ),
+    aliases=(
+        Alias(field="customProvider.cloudIAP", target="customProvider.cloudIap"),
+        Alias(
+            field="httpRules[].from.notSources[].resources[].tagValueIDSet",
+            target="httpRules[].from.notSources[].resources[].tagValueIdSet",
+        ),
+        Alias(
+            field="httpRules[].from.sources[].resources[].tagValueIDSet",
+            target="httpRules[].from.sources[].resources[].tagValueIdSet",
+        ),
+        Alias(
+            field="networkRules[].from.notSources[].resources[].tagValueIDSet",
+            target="networkRules[].from.notSources[].resources[].tagValueIdSet",
+        ),
+        Alias(
+            field="networkRules[].from.sources[].resources[].tagValueIDSet",
+            target="networkRules[].from.sources[].resources[].tagValueIdSet",
+        ),
     ),
     iam=IamMethods(
         get=Call(

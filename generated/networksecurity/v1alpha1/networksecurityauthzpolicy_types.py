@@ -65,6 +65,24 @@ class AuthzPolicyAuthzRuleFrom(KRMModel):
     ] = None
 
 
+class AuthzPolicyAuthzRuleFromKcc(KRMModel):
+    """
+    Describes properties of one or more sources of a request.
+    """
+
+    not_sources: Annotated[
+        list[AuthzPolicyAuthzRuleFromRequestSourceKcc] | None,
+        Field(
+            alias="notSources",
+            description="Optional. Describes the negated properties of request sources.",
+        ),
+    ] = None
+    sources: Annotated[
+        list[AuthzPolicyAuthzRuleFromRequestSourceKcc] | None,
+        Field(description="Optional. Describes the properties of a request's sources."),
+    ] = None
+
+
 class AuthzPolicyAuthzRuleFromRequestSource(KRMModel):
     """
     Describes the properties of a single source.
@@ -83,6 +101,30 @@ class AuthzPolicyAuthzRuleFromRequestSource(KRMModel):
     ] = None
     resources: Annotated[
         list[AuthzPolicyAuthzRuleRequestResource] | None,
+        Field(
+            description="Optional. A list of resources to match against the resource of the source VM of a request."
+        ),
+    ] = None
+
+
+class AuthzPolicyAuthzRuleFromRequestSourceKcc(KRMModel):
+    """
+    Describes the properties of a single source.
+    """
+
+    ip_blocks: Annotated[
+        list[AuthzPolicyAuthzRuleIpBlock] | None,
+        Field(
+            alias="ipBlocks",
+            description="Optional. A list of IP addresses or IP address ranges to match against the source IP address of the request.",
+        ),
+    ] = None
+    principals: Annotated[
+        list[AuthzPolicyAuthzRulePrincipal] | None,
+        Field(description="Optional. A list of identities derived from the client's certificate."),
+    ] = None
+    resources: Annotated[
+        list[AuthzPolicyAuthzRuleRequestResourceKcc] | None,
         Field(
             description="Optional. A list of resources to match against the resource of the source VM of a request."
         ),
@@ -110,6 +152,27 @@ class AuthzPolicyAuthzRuleIpBlock(KRMModel):
 
     length: Annotated[int, Field(description="Required. The length of the address range.")]
     prefix: Annotated[str, Field(description="Required. The address prefix.")]
+
+
+class AuthzPolicyAuthzRuleKcc(KRMModel):
+    """
+    Conditions to match against the incoming request.
+    """
+
+    from_: Annotated[
+        AuthzPolicyAuthzRuleFromKcc | None,
+        Field(alias="from", description="Optional. Describes properties of a source of a request."),
+    ] = None
+    to: Annotated[
+        AuthzPolicyAuthzRuleTo | None,
+        Field(description="Optional. Describes properties of a target of a request."),
+    ] = None
+    when: Annotated[
+        str | None,
+        Field(
+            description="Optional. CEL expression that describes the conditions to be satisfied for the action."
+        ),
+    ] = None
 
 
 class AuthzPolicyAuthzRulePrincipal(KRMModel):
@@ -142,6 +205,34 @@ class AuthzPolicyAuthzRuleRequestResource(KRMModel):
         Field(
             alias="iamServiceAccount",
             description="Optional. An IAM service account to match against the source service account of the VM sending the request.",
+        ),
+    ] = None
+    tag_value_id_set: Annotated[
+        AuthzPolicyAuthzRuleRequestResourceTagValueIdSet | None,
+        Field(
+            alias="tagValueIdSet",
+            description="Optional. A list of resource tag value permanent IDs to match against the resource manager tags value associated with the source VM of a request.",
+        ),
+    ] = None
+
+
+class AuthzPolicyAuthzRuleRequestResourceKcc(KRMModel):
+    """
+    Describes the properties of a client VM resource accessing the internal application load balancers.
+    """
+
+    iam_service_account: Annotated[
+        AuthzPolicyAuthzRuleStringMatch | None,
+        Field(
+            alias="iamServiceAccount",
+            description="Optional. An IAM service account to match against the source service account of the VM sending the request.",
+        ),
+    ] = None
+    tag_value_id_set_kcc: Annotated[
+        AuthzPolicyAuthzRuleRequestResourceTagValueIdSet | None,
+        Field(
+            alias="tagValueIDSet",
+            description="Config Connector's name for networkRules[].from.sources[].resources[].tagValueIdSet (spec.networkRules[].from.sources[].resources[].tagValueIdSet); set one of the two.",
         ),
     ] = None
     tag_value_id_set: Annotated[
@@ -325,6 +416,34 @@ class AuthzPolicyCustomProviderCloudIap(KRMModel):
     """
 
 
+class AuthzPolicyCustomProviderKcc(KRMModel):
+    """
+    Allows delegating authorization decisions to Cloud IAP or to Service Extensions.
+    """
+
+    authz_extension: Annotated[
+        AuthzPolicyCustomProviderAuthzExtension | None,
+        Field(
+            alias="authzExtension",
+            description="Optional. Delegate authorization decision to user authored Service Extension.",
+        ),
+    ] = None
+    cloud_iap_kcc: Annotated[
+        AuthzPolicyCustomProviderCloudIap | None,
+        Field(
+            alias="cloudIAP",
+            description="Config Connector's name for customProvider.cloudIap (spec.customProvider.cloudIap); set one of the two.",
+        ),
+    ] = None
+    cloud_iap: Annotated[
+        AuthzPolicyCustomProviderCloudIap | None,
+        Field(
+            alias="cloudIap",
+            description="Optional. Delegates authorization decisions to Cloud IAP.",
+        ),
+    ] = None
+
+
 class AuthzPolicyTarget(KRMModel):
     """
     Specifies the set of targets to which this policy should be applied to.
@@ -380,14 +499,14 @@ class NetworkSecurityAuthzPolicySpec(KRMModel):
         Field(description="Required. Can be one of `ALLOW`, `DENY`, `CUSTOM`, `DENY_BY_DEFAULT`."),
     ]
     custom_provider: Annotated[
-        AuthzPolicyCustomProvider | None,
+        AuthzPolicyCustomProviderKcc | None,
         Field(alias="customProvider", description="Optional. Required if the action is `CUSTOM`."),
     ] = None
     description: Annotated[
         str | None, Field(description="Optional. A human-readable description of the resource.")
     ] = None
     http_rules: Annotated[
-        list[AuthzPolicyAuthzRule] | None,
+        list[AuthzPolicyAuthzRuleKcc] | None,
         Field(
             alias="httpRules",
             description="Optional. A list of authorization HTTP rules to match against the incoming request.",
@@ -401,7 +520,7 @@ class NetworkSecurityAuthzPolicySpec(KRMModel):
         str, Field(description="Immutable. The location of the NetworkSecurityAuthzPolicy.")
     ]
     network_rules: Annotated[
-        list[AuthzPolicyAuthzRule] | None,
+        list[AuthzPolicyAuthzRuleKcc] | None,
         Field(
             alias="networkRules",
             description="Optional. A list of authorization network rules to match against the incoming request.",

@@ -196,6 +196,13 @@ class NetworkSecurityFirewallEndpointSpec(KRMModel):
     Message describing a firewall endpoint.
     """
 
+    billing_project_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="billingProjectID",
+            description="Config Connector's name for billingProjectId (spec.billingProjectId); set one of the two.",
+        ),
+    ] = None
     billing_project_id: Annotated[
         str | None,
         Field(

@@ -6,7 +6,15 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, Lro, UpdateMaskInQuery
+from kccgen.contract import (
+    Adapter,
+    Alias,
+    Call,
+    CreateWithIdParam,
+    DeleteAtPath,
+    Lro,
+    UpdateMaskInQuery,
+)
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.networksecurity.v1alpha1.networksecurity_v1_operations import OPERATIONS
 
@@ -59,6 +67,12 @@ ADAPTER = Adapter(
     operations=(
         ("organizations.locations.operations", OPERATIONS["organizations.locations.operations"]),
         ("projects.locations.operations", OPERATIONS["projects.locations.operations"]),
+    ),
+    aliases=(
+        Alias(
+            field="threatPreventionProfile.threatOverrides[].threatID",
+            target="threatPreventionProfile.threatOverrides[].threatId",
+        ),
     ),
 )
 

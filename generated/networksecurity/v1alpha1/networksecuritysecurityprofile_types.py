@@ -174,7 +174,7 @@ class NetworkSecuritySecurityProfileSpec(KRMModel):
         ),
     ] = None
     threat_prevention_profile: Annotated[
-        ThreatPreventionProfile | None,
+        ThreatPreventionProfileKcc | None,
         Field(
             alias="threatPreventionProfile",
             description="The threat prevention configuration for the `SecurityProfile`.",
@@ -229,6 +229,27 @@ class ThreatOverride(KRMModel):
     ]
 
 
+class ThreatOverrideKcc(KRMModel):
+    """
+    Defines what action to take for a specific threat_id match.
+    """
+
+    action: Annotated[ThreatOverrideAction, Field(description="Required. Threat action override.")]
+    threat_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="threatID",
+            description="Config Connector's name for threatPreventionProfile.threatOverrides[].threatId (spec.threatPreventionProfile.threatOverrides[].threatId); set one of the two.",
+        ),
+    ] = None
+    threat_id: Annotated[
+        str | None,
+        Field(
+            alias="threatId", description="Required. Vendor-specific ID of a threat to override."
+        ),
+    ] = None
+
+
 class ThreatOverrideObservedState(KRMModel):
     """
     Defines what action to take for a specific threat_id match.
@@ -260,6 +281,34 @@ class ThreatPreventionProfile(KRMModel):
     ] = None
     threat_overrides: Annotated[
         list[ThreatOverride] | None,
+        Field(
+            alias="threatOverrides",
+            description="Optional. Configuration for overriding threats actions by threat_id match.",
+        ),
+    ] = None
+
+
+class ThreatPreventionProfileKcc(KRMModel):
+    """
+    ThreatPreventionProfile defines an action for specific threat signatures or severity levels.
+    """
+
+    antivirus_overrides: Annotated[
+        list[AntivirusOverride] | None,
+        Field(
+            alias="antivirusOverrides",
+            description="Optional. Configuration for overriding antivirus actions per protocol.",
+        ),
+    ] = None
+    severity_overrides: Annotated[
+        list[SeverityOverride] | None,
+        Field(
+            alias="severityOverrides",
+            description="Optional. Configuration for overriding threats actions by severity match.",
+        ),
+    ] = None
+    threat_overrides: Annotated[
+        list[ThreatOverrideKcc] | None,
         Field(
             alias="threatOverrides",
             description="Optional. Configuration for overriding threats actions by threat_id match.",

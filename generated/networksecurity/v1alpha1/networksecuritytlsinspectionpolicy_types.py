@@ -66,6 +66,13 @@ class NetworkSecurityTLSInspectionPolicySpec(KRMModel):
             description="Optional. The mode used to issue certificates (local CA signing vs direct leaf).",
         ),
     ] = None
+    custom_tls_features_kcc: Annotated[
+        list[str] | None,
+        Field(
+            alias="customTLSFeatures",
+            description="Config Connector's name for customTlsFeatures (spec.customTlsFeatures); set one of the two.",
+        ),
+    ] = None
     custom_tls_features: Annotated[
         list[str] | None,
         Field(
@@ -75,6 +82,13 @@ class NetworkSecurityTLSInspectionPolicySpec(KRMModel):
     ] = None
     description: Annotated[
         str | None, Field(description="Optional. Free-text description of the resource.")
+    ] = None
+    exclude_public_ca_set_kcc: Annotated[
+        bool | None,
+        Field(
+            alias="excludePublicCASet",
+            description="Config Connector's name for excludePublicCaSet (spec.excludePublicCaSet); set one of the two.",
+        ),
     ] = None
     exclude_public_ca_set: Annotated[
         bool | None,
@@ -86,6 +100,13 @@ class NetworkSecurityTLSInspectionPolicySpec(KRMModel):
     location: Annotated[
         str, Field(description="Immutable. The location of the NetworkSecurityTLSInspectionPolicy.")
     ]
+    min_tls_version_kcc: Annotated[
+        TlsInspectionPolicyMinTlsVersion | None,
+        Field(
+            alias="minTLSVersion",
+            description="Config Connector's name for minTlsVersion (spec.minTlsVersion); set one of the two.",
+        ),
+    ] = None
     min_tls_version: Annotated[
         TlsInspectionPolicyMinTlsVersion | None,
         Field(

@@ -77,6 +77,13 @@ class NetworkServicesWasmPluginSpec(KRMModel):
             description="Optional. Specifies the logging options for the activity performed by this plugin.",
         ),
     ] = None
+    main_version_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="mainVersionID",
+            description="Config Connector's name for mainVersionId (spec.mainVersionId); set one of the two.",
+        ),
+    ] = None
     main_version_id: Annotated[
         str | None,
         Field(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateWithIdParam,
     DeleteAtPath,
@@ -58,6 +59,16 @@ ADAPTER = Adapter(
         "gceSetup.dataDisks[].diskSizeGb",
     ),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
+    aliases=(
+        Alias(field="gceSetup.bootDisk.diskSizeGB", target="gceSetup.bootDisk.diskSizeGb"),
+        Alias(field="gceSetup.dataDisks[].diskSizeGB", target="gceSetup.dataDisks[].diskSizeGb"),
+        Alias(field="gceSetup.disablePublicIP", target="gceSetup.disablePublicIp"),
+        Alias(field="gceSetup.enableIPForwarding", target="gceSetup.enableIpForwarding"),
+        Alias(
+            field="gceSetup.shieldedInstanceConfig.enableVTPM",
+            target="gceSetup.shieldedInstanceConfig.enableVtpm",
+        ),
+    ),
     iam=IamMethods(
         get=Call(
             method="getIamPolicy",

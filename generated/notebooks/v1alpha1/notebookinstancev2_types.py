@@ -90,6 +90,42 @@ class BootDisk(KRMModel):
     ] = None
 
 
+class BootDiskKcc(KRMModel):
+    """
+    The definition of a boot disk.
+    """
+
+    disk_encryption: Annotated[
+        BootDiskDiskEncryption | None,
+        Field(
+            alias="diskEncryption",
+            description="Optional. Disk encryption method used on the boot and data disks, defaults to GMEK.",
+        ),
+    ] = None
+    disk_size_gb_kcc: Annotated[
+        int | Int64String | None,
+        Field(
+            alias="diskSizeGB",
+            description="Config Connector's name for gceSetup.bootDisk.diskSizeGb (spec.gceSetup.bootDisk.diskSizeGb); set one of the two.",
+        ),
+    ] = None
+    disk_size_gb: Annotated[
+        int | Int64String | None,
+        Field(
+            alias="diskSizeGb",
+            description="Optional. The size of the boot disk in GB attached to this instance, up to a maximum of 64000 GB (64 TB).",
+        ),
+    ] = None
+    disk_type: Annotated[
+        BootDiskDiskType | None,
+        Field(alias="diskType", description="Optional. Indicates the type of the disk."),
+    ] = None
+    kms_key_ref: Annotated[
+        KMSCryptoKeyRef | None,
+        Field(alias="kmsKeyRef", description="A reference to a KMSCryptoKey (API field `kmsKey`)."),
+    ] = None
+
+
 class ConfidentialInstanceConfig(KRMModel):
     """
     A set of Confidential Instance options.
@@ -127,6 +163,49 @@ class DataDisk(KRMModel):
         Field(
             alias="diskEncryption",
             description="Optional. Disk encryption method used on the boot and data disks, defaults to GMEK.",
+        ),
+    ] = None
+    disk_size_gb: Annotated[
+        int | Int64String | None,
+        Field(
+            alias="diskSizeGb",
+            description="Optional. The size of the disk in GB attached to this VM instance, up to a maximum of 64000 GB (64 TB).",
+        ),
+    ] = None
+    disk_type: Annotated[
+        DataDiskDiskType | None,
+        Field(alias="diskType", description="Optional. Indicates the type of the disk."),
+    ] = None
+    kms_key_ref: Annotated[
+        KMSCryptoKeyRef | None,
+        Field(alias="kmsKeyRef", description="A reference to a KMSCryptoKey (API field `kmsKey`)."),
+    ] = None
+    resource_policies: Annotated[
+        list[str] | None,
+        Field(
+            alias="resourcePolicies",
+            description="Optional. The resource policies to apply to the data disk.",
+        ),
+    ] = None
+
+
+class DataDiskKcc(KRMModel):
+    """
+    An instance-attached disk resource.
+    """
+
+    disk_encryption: Annotated[
+        DataDiskDiskEncryption | None,
+        Field(
+            alias="diskEncryption",
+            description="Optional. Disk encryption method used on the boot and data disks, defaults to GMEK.",
+        ),
+    ] = None
+    disk_size_gb_kcc: Annotated[
+        int | Int64String | None,
+        Field(
+            alias="diskSizeGB",
+            description="Config Connector's name for gceSetup.dataDisks[].diskSizeGb (spec.gceSetup.dataDisks[].diskSizeGb); set one of the two.",
         ),
     ] = None
     disk_size_gb: Annotated[
@@ -262,6 +341,126 @@ class GceSetup(KRMModel):
     ] = None
     shielded_instance_config: Annotated[
         ShieldedInstanceConfig | None,
+        Field(alias="shieldedInstanceConfig", description="Optional. Shielded VM configuration."),
+    ] = None
+    tags: Annotated[
+        list[str] | None,
+        Field(
+            description="Optional. The Compute Engine network tags to add to runtime (see [Add network tags](https://cloud.google.com/vpc/docs/add-remove-network-tags))."
+        ),
+    ] = None
+    vm_image: Annotated[
+        VmImage | None,
+        Field(
+            alias="vmImage",
+            description="Optional. Use a Compute Engine VM image to start the notebook instance.",
+        ),
+    ] = None
+
+
+class GceSetupKcc(KRMModel):
+    """
+    The definition of how to configure a VM instance outside of Resources and Identity.
+    """
+
+    accelerator_configs: Annotated[
+        list[AcceleratorConfig] | None,
+        Field(
+            alias="acceleratorConfigs",
+            description="Optional. The hardware accelerators used on this instance.",
+        ),
+    ] = None
+    boot_disk: Annotated[
+        BootDiskKcc | None,
+        Field(alias="bootDisk", description="Optional. The boot disk for the VM."),
+    ] = None
+    confidential_instance_config: Annotated[
+        ConfidentialInstanceConfig | None,
+        Field(
+            alias="confidentialInstanceConfig",
+            description="Optional. Confidential instance configuration.",
+        ),
+    ] = None
+    container_image: Annotated[
+        ContainerImage | None,
+        Field(
+            alias="containerImage",
+            description="Optional. Use a container image to start the notebook instance.",
+        ),
+    ] = None
+    data_disks: Annotated[
+        list[DataDiskKcc] | None,
+        Field(alias="dataDisks", description="Optional. Data disks attached to the VM instance."),
+    ] = None
+    disable_public_ip_kcc: Annotated[
+        bool | None,
+        Field(
+            alias="disablePublicIP",
+            description="Config Connector's name for gceSetup.disablePublicIp (spec.gceSetup.disablePublicIp); set one of the two.",
+        ),
+    ] = None
+    disable_public_ip: Annotated[
+        bool | None,
+        Field(
+            alias="disablePublicIp",
+            description="Optional. If true, no external IP will be assigned to this VM instance.",
+        ),
+    ] = None
+    enable_ip_forwarding_kcc: Annotated[
+        bool | None,
+        Field(
+            alias="enableIPForwarding",
+            description="Config Connector's name for gceSetup.enableIpForwarding (spec.gceSetup.enableIpForwarding); set one of the two.",
+        ),
+    ] = None
+    enable_ip_forwarding: Annotated[
+        bool | None,
+        Field(
+            alias="enableIpForwarding",
+            description="Optional. Flag to enable ip forwarding or not, default false/off.",
+        ),
+    ] = None
+    gpu_driver_config: Annotated[
+        GPUDriverConfig | None,
+        Field(alias="gpuDriverConfig", description="Optional. Configuration for GPU drivers."),
+    ] = None
+    machine_type: Annotated[
+        str | None,
+        Field(alias="machineType", description="Optional. The machine type of the VM instance."),
+    ] = None
+    metadata: Annotated[
+        dict[str, str] | None,
+        Field(description="Optional. Custom metadata to apply to this instance."),
+    ] = None
+    min_cpu_platform: Annotated[
+        str | None,
+        Field(
+            alias="minCpuPlatform",
+            description="Optional. The minimum CPU platform to use for this instance.",
+        ),
+    ] = None
+    network_interfaces: Annotated[
+        list[NetworkInterface] | None,
+        Field(
+            alias="networkInterfaces", description="Optional. The network interfaces for the VM."
+        ),
+    ] = None
+    reservation_affinity: Annotated[
+        ReservationAffinity | None,
+        Field(
+            alias="reservationAffinity",
+            description="Optional. Specifies the reservations that this instance can consume from.",
+        ),
+    ] = None
+    service_accounts: Annotated[
+        list[ServiceAccount] | None,
+        Field(
+            alias="serviceAccounts",
+            description="Optional. The service account that serves as an identity for the VM instance.",
+        ),
+    ] = None
+    shielded_instance_config: Annotated[
+        ShieldedInstanceConfigKcc | None,
         Field(alias="shieldedInstanceConfig", description="Optional. Shielded VM configuration."),
     ] = None
     tags: Annotated[
@@ -474,7 +673,7 @@ class NotebookInstanceV2Spec(KRMModel):
         ),
     ] = None
     gce_setup: Annotated[
-        GceSetup | None,
+        GceSetupKcc | None,
         Field(alias="gceSetup", description="Optional. Compute Engine setup for the notebook."),
     ] = None
     instance_owners: Annotated[
@@ -568,6 +767,41 @@ class ShieldedInstanceConfig(KRMModel):
         Field(
             alias="enableSecureBoot",
             description="Optional. Defines whether the VM instance has Secure Boot enabled.",
+        ),
+    ] = None
+    enable_vtpm: Annotated[
+        bool | None,
+        Field(
+            alias="enableVtpm",
+            description="Optional. Defines whether the VM instance has the vTPM enabled.",
+        ),
+    ] = None
+
+
+class ShieldedInstanceConfigKcc(KRMModel):
+    """
+    A set of Shielded Instance options. See [Images using supported Shielded VM features](https://cloud.google.com/compute/docs/instances/modifying-shielded-vm). Not all combinations are valid.
+    """
+
+    enable_integrity_monitoring: Annotated[
+        bool | None,
+        Field(
+            alias="enableIntegrityMonitoring",
+            description="Optional. Defines whether the VM instance has integrity monitoring enabled.",
+        ),
+    ] = None
+    enable_secure_boot: Annotated[
+        bool | None,
+        Field(
+            alias="enableSecureBoot",
+            description="Optional. Defines whether the VM instance has Secure Boot enabled.",
+        ),
+    ] = None
+    enable_vtpm_kcc: Annotated[
+        bool | None,
+        Field(
+            alias="enableVTPM",
+            description="Config Connector's name for gceSetup.shieldedInstanceConfig.enableVtpm (spec.gceSetup.shieldedInstanceConfig.enableVtpm); set one of the two.",
         ),
     ] = None
     enable_vtpm: Annotated[

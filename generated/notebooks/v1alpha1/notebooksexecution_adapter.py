@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, Lro, NoUpdate
+from kccgen.contract import Adapter, Alias, Call, CreateWithIdParam, DeleteAtPath, Lro, NoUpdate
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.notebooks.v1alpha1.notebooks_v1_operations import OPERATIONS
 
@@ -40,6 +40,12 @@ ADAPTER = Adapter(
     krm_only=("location", "projectRef", "resourceID"),
     int64_paths=("executionTemplate.acceleratorConfig.coreCount",),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
+    aliases=(
+        Alias(
+            field="executionTemplate.containerImageURI",
+            target="executionTemplate.containerImageUri",
+        ),
+    ),
 )
 
 register_adapter(ADAPTER)

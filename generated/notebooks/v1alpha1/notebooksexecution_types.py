@@ -129,6 +129,102 @@ class ExecutionTemplate(KRMModel):
     ] = None
 
 
+class ExecutionTemplateKcc(KRMModel):
+    """
+    The description a notebook execution workload.
+    """
+
+    accelerator_config: Annotated[
+        SchedulerAcceleratorConfig | None,
+        Field(
+            alias="acceleratorConfig",
+            description="Configuration (count and accelerator type) for hardware running notebook execution.",
+        ),
+    ] = None
+    container_image_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="containerImageURI",
+            description="Config Connector's name for executionTemplate.containerImageUri (spec.executionTemplate.containerImageUri); set one of the two.",
+        ),
+    ] = None
+    container_image_uri: Annotated[
+        str | None,
+        Field(
+            alias="containerImageUri",
+            description="Container Image URI to a DLVM Example: 'gcr.io/deeplearning-platform-release/base-cu100' More examples can be found at: https://cloud.google.com/ai-platform/deep-learning-containers/docs/choosing-container",
+        ),
+    ] = None
+    dataproc_parameters: Annotated[
+        DataprocParameters | None,
+        Field(
+            alias="dataprocParameters",
+            description="Parameters used in Dataproc JobType executions.",
+        ),
+    ] = None
+    input_notebook_file: Annotated[
+        str | None,
+        Field(alias="inputNotebookFile", description="Path to the notebook file to execute."),
+    ] = None
+    job_type: Annotated[
+        ExecutionTemplateJobType | None,
+        Field(alias="jobType", description="The type of Job to be used on this execution."),
+    ] = None
+    kernel_spec: Annotated[
+        str | None, Field(alias="kernelSpec", description="Name of the kernel spec to use.")
+    ] = None
+    labels: Annotated[dict[str, str] | None, Field(description="Labels for execution.")] = None
+    master_type: Annotated[
+        str | None,
+        Field(
+            alias="masterType",
+            description="Specifies the type of virtual machine to use for your training job's master worker.",
+        ),
+    ] = None
+    output_notebook_folder: Annotated[
+        str | None,
+        Field(alias="outputNotebookFolder", description="Path to the notebook folder to write to."),
+    ] = None
+    parameters: Annotated[
+        str | None, Field(description="Parameters used within the 'input_notebook_file' notebook.")
+    ] = None
+    params_yaml_file: Annotated[
+        str | None,
+        Field(
+            alias="paramsYamlFile",
+            description="Parameters to be overridden in the notebook during execution.",
+        ),
+    ] = None
+    scale_tier: Annotated[
+        ExecutionTemplateScaleTier,
+        Field(
+            alias="scaleTier",
+            description="Required. Scale tier of the hardware used for notebook execution.",
+        ),
+    ]
+    service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
+        Field(
+            alias="serviceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `serviceAccount`).",
+        ),
+    ] = None
+    tensorboard_ref: Annotated[
+        VertexAITensorboardRef | None,
+        Field(
+            alias="tensorboardRef",
+            description="A reference to a VertexAITensorboard (API field `tensorboard`).",
+        ),
+    ] = None
+    vertex_ai_parameters: Annotated[
+        VertexAIParameters | None,
+        Field(
+            alias="vertexAiParameters",
+            description="Parameters used in Vertex AI JobType executions.",
+        ),
+    ] = None
+
+
 class Int64String(RootModel[str]):
     root: Annotated[str, Field(description="A int64 in its string form.", pattern="^-?[0-9]+$")]
 
@@ -180,7 +276,7 @@ class NotebooksExecutionSpec(KRMModel):
         str | None, Field(description="A brief description of this execution.")
     ] = None
     execution_template: Annotated[
-        ExecutionTemplate | None,
+        ExecutionTemplateKcc | None,
         Field(
             alias="executionTemplate",
             description="execute metadata including name, hardware spec, region, labels, etc.",

@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithNameInBody, DeleteAtPath, UpdateMerge
+from kccgen.contract import Adapter, Alias, Call, CreateWithNameInBody, DeleteAtPath, UpdateMerge
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -36,7 +36,8 @@ ADAPTER = Adapter(
             params=(("name", "organizations/{organization}/customConstraints/{customConstraint}"),),
         )
     ),
-    krm_only=("organization", "resourceID"),
+    krm_only=("organizationRef", "resourceID"),
+    aliases=(Alias(field="organization", target="organizationRef", into="external"),),
 )
 
 register_adapter(ADAPTER)

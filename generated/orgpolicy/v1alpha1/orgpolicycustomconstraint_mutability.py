@@ -23,6 +23,7 @@ REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="identity")
 ARRAY_OF_ENUM = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.ENUM))
 ARRAY_OF_STRING = FieldType(kind=TypeKind.ARRAY, item=FieldType(kind=TypeKind.STRING))
 ENUM = FieldType(kind=TypeKind.ENUM)
+OBJECT = FieldType(kind=TypeKind.OBJECT)
 STRING = FieldType(kind=TypeKind.STRING)
 STRING_GOOGLE_DATETIME = FieldType(kind=TypeKind.STRING, format="google-datetime")
 
@@ -37,7 +38,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("description", STRING, (), True, True),
         ("displayName", STRING, (), True, True),
         ("methodTypes", ARRAY_OF_ENUM, (), True, True),
-        ("organization", STRING, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("organizationRef", OBJECT, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("resourceTypes", ARRAY_OF_STRING, (IMMUTABLE,), False, True),
     ),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
+from kccgen.generated.external.organization_reference import OrganizationRef
 from kccgen.generated.orgpolicy.v1alpha1 import orgpolicy_v2_api
 from kccgen.generated.orgpolicy.v1alpha1.orgpolicy_v2_api import (
     GoogleCloudOrgpolicyV2CustomConstraintActionType,
@@ -62,8 +63,18 @@ class OrgPolicyCustomConstraintSpec(KRMModel):
         ),
     ] = None
     organization: Annotated[
-        str, Field(description="Immutable. The organization of the OrgPolicyCustomConstraint.")
-    ]
+        str | None,
+        Field(
+            description="Deprecated: this is spec.organizationRef.external; use spec.organizationRef (set one of the two)."
+        ),
+    ] = None
+    organization_ref: Annotated[
+        OrganizationRef | None,
+        Field(
+            alias="organizationRef",
+            description="Immutable. The Organization that this OrgPolicyCustomConstraint belongs to.",
+        ),
+    ] = None
     resource_id: Annotated[
         str | None,
         Field(
@@ -105,5 +116,5 @@ class OrgPolicyCustomConstraint(KRMObject):
         Field(alias="apiVersion"),
     ] = "orgpolicy.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["OrgPolicyCustomConstraint"] = "OrgPolicyCustomConstraint"
-    spec: OrgPolicyCustomConstraintSpec
+    spec: OrgPolicyCustomConstraintSpec = Field(default_factory=OrgPolicyCustomConstraintSpec)
     status: OrgPolicyCustomConstraintStatus | None = None

@@ -6,7 +6,15 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, Lro, UpdateMaskInQuery
+from kccgen.contract import (
+    Adapter,
+    Alias,
+    Call,
+    CreateWithIdParam,
+    DeleteAtPath,
+    Lro,
+    UpdateMaskInQuery,
+)
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.rapidmigrationassessment.v1alpha1.rapidmigrationassessment_v1_operations import (
     OPERATIONS,
@@ -48,6 +56,7 @@ ADAPTER = Adapter(
     krm_only=("location", "projectRef", "resourceID"),
     int64_paths=("expectedAssetCount",),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
+    aliases=(Alias(field="eulaURI", target="eulaUri"),),
 )
 
 register_adapter(ADAPTER)

@@ -97,6 +97,13 @@ class RapidMigrationAssessmentCollectorSpec(KRMModel):
     display_name: Annotated[
         str | None, Field(alias="displayName", description="User specified name of the Collector.")
     ] = None
+    eula_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="eulaURI",
+            description="Config Connector's name for eulaUri (spec.eulaUri); set one of the two.",
+        ),
+    ] = None
     eula_uri: Annotated[
         str | None,
         Field(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateWithIdParam,
     DeleteAtPath,
@@ -54,6 +55,19 @@ ADAPTER = Adapter(
     krm_only=("location", "projectRef", "resourceID"),
     int64_paths=("template.containers[].sourceCode.cloudStorageSource.generation",),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
+    aliases=(
+        Alias(
+            field="template.containers[].baseImageURI", target="template.containers[].baseImageUri"
+        ),
+        Alias(
+            field="template.containers[].resources.startupCPUBoost",
+            target="template.containers[].resources.startupCpuBoost",
+        ),
+        Alias(
+            field="template.volumes[].cloudSQLInstance",
+            target="template.volumes[].cloudSqlInstance",
+        ),
+    ),
     iam=IamMethods(
         get=Call(
             method="getIamPolicy",

@@ -340,6 +340,92 @@ class GoogleCloudRunV2Container(KRMModel):
     ] = None
 
 
+class GoogleCloudRunV2ContainerKcc(KRMModel):
+    """
+    A single application container. This specifies both the container to run, the command to run in the container and the arguments to supply to it. Note that additional arguments can be supplied by the system to the container at runtime.
+    """
+
+    args: Annotated[list[str] | None, Field(description="Arguments to the entrypoint.")] = None
+    base_image_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="baseImageURI",
+            description="Config Connector's name for template.containers[].baseImageUri (spec.template.containers[].baseImageUri); set one of the two.",
+        ),
+    ] = None
+    base_image_uri: Annotated[
+        str | None, Field(alias="baseImageUri", description="Base image for this container.")
+    ] = None
+    build_config: Annotated[
+        GoogleCloudRunV2BuildConfiguration | None,
+        Field(
+            alias="buildConfig",
+            description="Optional. The build configuration for the container image.",
+        ),
+    ] = None
+    command: Annotated[list[str] | None, Field(description="Entrypoint array.")] = None
+    depends_on: Annotated[
+        list[str] | None,
+        Field(
+            alias="dependsOn",
+            description="Names of the containers that must start before this container.",
+        ),
+    ] = None
+    env: Annotated[
+        list[GoogleCloudRunV2EnvVar] | None,
+        Field(description="List of environment variables to set in the container."),
+    ] = None
+    image: Annotated[
+        str,
+        Field(
+            description="Required. Name of the container image in Dockerhub, Google Artifact Registry, or Google Container Registry."
+        ),
+    ]
+    liveness_probe: Annotated[
+        GoogleCloudRunV2Probe | None,
+        Field(alias="livenessProbe", description="Periodic probe of container liveness."),
+    ] = None
+    name: Annotated[
+        str | None, Field(description="Name of the container specified as a DNS_LABEL (RFC 1123).")
+    ] = None
+    ports: Annotated[
+        list[GoogleCloudRunV2ContainerPort] | None,
+        Field(description="List of ports to expose from the container."),
+    ] = None
+    readiness_probe: Annotated[
+        GoogleCloudRunV2Probe | None,
+        Field(alias="readinessProbe", description="Readiness probe to be used for health checks."),
+    ] = None
+    resources: Annotated[
+        GoogleCloudRunV2ResourceRequirementsKcc | None,
+        Field(description="Compute Resource requirements by this container."),
+    ] = None
+    sandbox_launcher: Annotated[
+        bool | None,
+        Field(
+            alias="sandboxLauncher",
+            description="Optional. Indicates that this container can act as a sandbox supervisor and launch sandboxes.",
+        ),
+    ] = None
+    source_code: Annotated[
+        GoogleCloudRunV2SourceCode | None,
+        Field(alias="sourceCode", description="Optional. Location of the source."),
+    ] = None
+    startup_probe: Annotated[
+        GoogleCloudRunV2Probe | None,
+        Field(
+            alias="startupProbe", description="Startup probe of application within the container."
+        ),
+    ] = None
+    volume_mounts: Annotated[
+        list[GoogleCloudRunV2VolumeMount] | None,
+        Field(alias="volumeMounts", description="Volume to mount into the container's filesystem."),
+    ] = None
+    working_dir: Annotated[
+        str | None, Field(alias="workingDir", description="Container's working directory.")
+    ] = None
+
+
 class GoogleCloudRunV2ContainerObservedState(KRMModel):
     """
     A single application container. This specifies both the container to run, the command to run in the container and the arguments to supply to it. Note that additional arguments can be supplied by the system to the container at runtime.
@@ -670,6 +756,40 @@ class GoogleCloudRunV2ResourceRequirements(KRMModel):
     ] = None
 
 
+class GoogleCloudRunV2ResourceRequirementsKcc(KRMModel):
+    """
+    ResourceRequirements describes the compute resource requirements.
+    """
+
+    cpu_idle: Annotated[
+        bool | None,
+        Field(
+            alias="cpuIdle",
+            description="Determines whether CPU is only allocated during requests (true by default).",
+        ),
+    ] = None
+    limits: Annotated[
+        dict[str, str] | None,
+        Field(
+            description="Only `memory`, `cpu` and `nvidia.com/gpu` keys in the map are supported."
+        ),
+    ] = None
+    startup_cpu_boost_kcc: Annotated[
+        bool | None,
+        Field(
+            alias="startupCPUBoost",
+            description="Config Connector's name for template.containers[].resources.startupCpuBoost (spec.template.containers[].resources.startupCpuBoost); set one of the two.",
+        ),
+    ] = None
+    startup_cpu_boost: Annotated[
+        bool | None,
+        Field(
+            alias="startupCpuBoost",
+            description="Determines whether CPU should be boosted on startup of a new container instance above the requested CPU threshold, this can help reduce cold-start latency.",
+        ),
+    ] = None
+
+
 class GoogleCloudRunV2SandboxConfiguration(KRMModel):
     """
     Configuration for sandboxes.
@@ -881,6 +1001,48 @@ class GoogleCloudRunV2Volume(KRMModel):
     ] = None
 
 
+class GoogleCloudRunV2VolumeKcc(KRMModel):
+    """
+    Volume represents a named volume in a container.
+    """
+
+    cloud_sql_instance_kcc: Annotated[
+        GoogleCloudRunV2CloudSqlInstance | None,
+        Field(
+            alias="cloudSQLInstance",
+            description="Config Connector's name for template.volumes[].cloudSqlInstance (spec.template.volumes[].cloudSqlInstance); set one of the two.",
+        ),
+    ] = None
+    cloud_sql_instance: Annotated[
+        GoogleCloudRunV2CloudSqlInstance | None,
+        Field(
+            alias="cloudSqlInstance",
+            description="For Cloud SQL volumes, contains the specific instances that should be mounted.",
+        ),
+    ] = None
+    empty_dir: Annotated[
+        GoogleCloudRunV2EmptyDirVolumeSource | None,
+        Field(alias="emptyDir", description="Ephemeral storage used as a shared volume."),
+    ] = None
+    filestore: Annotated[
+        GoogleCloudRunV2FilestoreVolumeSource | None,
+        Field(description="Optional. Represents a volume backed by a Filestore instance."),
+    ] = None
+    gcs: Annotated[
+        GoogleCloudRunV2GCSVolumeSource | None,
+        Field(description="Persistent storage backed by a Google Cloud Storage bucket."),
+    ] = None
+    name: Annotated[str, Field(description="Required. Volume's name.")]
+    nfs: Annotated[
+        GoogleCloudRunV2NFSVolumeSource | None,
+        Field(description="For NFS Voumes, contains the path to the nfs Volume"),
+    ] = None
+    secret: Annotated[
+        GoogleCloudRunV2SecretVolumeSource | None,
+        Field(description="Secret represents a secret that should populate this volume."),
+    ] = None
+
+
 class GoogleCloudRunV2VolumeMount(KRMModel):
     """
     VolumeMount describes a mounting of a Volume within a container.
@@ -1028,6 +1190,106 @@ class GoogleCloudRunV2WorkerPoolRevisionTemplate(KRMModel):
     ] = None
     volumes: Annotated[
         list[GoogleCloudRunV2Volume] | None,
+        Field(description="Optional. A list of Volumes to make available to containers."),
+    ] = None
+    vpc_access: Annotated[
+        GoogleCloudRunV2VpcAccess | None,
+        Field(
+            alias="vpcAccess",
+            description="Optional. VPC Access configuration to use for this Revision.",
+        ),
+    ] = None
+
+
+class GoogleCloudRunV2WorkerPoolRevisionTemplateKcc(KRMModel):
+    """
+    WorkerPoolRevisionTemplate describes the data a worker pool revision should have when created from a template.
+    """
+
+    annotations: Annotated[
+        dict[str, str] | None,
+        Field(
+            description="Optional. Unstructured key value map that may be set by external tools to store and arbitrary metadata."
+        ),
+    ] = None
+    client: Annotated[
+        str | None, Field(description="Optional. Arbitrary identifier for the API client.")
+    ] = None
+    client_version: Annotated[
+        str | None,
+        Field(
+            alias="clientVersion",
+            description="Optional. Arbitrary version identifier for the API client.",
+        ),
+    ] = None
+    containers: Annotated[
+        list[GoogleCloudRunV2ContainerKcc] | None,
+        Field(
+            description="Holds list of the containers that defines the unit of execution for this Revision."
+        ),
+    ] = None
+    encryption_key_ref: Annotated[
+        KMSCryptoKeyRef | None,
+        Field(
+            alias="encryptionKeyRef",
+            description="A reference to a KMSCryptoKey (API field `encryptionKey`).",
+        ),
+    ] = None
+    encryption_key_revocation_action: Annotated[
+        GoogleCloudRunV2WorkerPoolRevisionTemplateEncryptionKeyRevocationAction | None,
+        Field(
+            alias="encryptionKeyRevocationAction",
+            description="Optional. The action to take if the encryption key is revoked.",
+        ),
+    ] = None
+    encryption_key_shutdown_duration: Annotated[
+        str | None,
+        Field(
+            alias="encryptionKeyShutdownDuration",
+            description="Optional. If encryption_key_revocation_action is SHUTDOWN, the duration before shutting down all instances.",
+            pattern="^-?[0-9]+(\\.[0-9]{0,9})?s$",
+        ),
+    ] = None
+    gpu_zonal_redundancy_disabled: Annotated[
+        bool | None,
+        Field(
+            alias="gpuZonalRedundancyDisabled",
+            description="Optional. True if GPU zonal redundancy is disabled on this worker pool.",
+        ),
+    ] = None
+    labels: Annotated[
+        dict[str, str] | None,
+        Field(
+            description="Optional. Unstructured key value map that can be used to organize and categorize objects."
+        ),
+    ] = None
+    node_selector: Annotated[
+        GoogleCloudRunV2NodeSelector | None,
+        Field(
+            alias="nodeSelector",
+            description="Optional. The node selector for the revision template.",
+        ),
+    ] = None
+    revision: Annotated[
+        str | None, Field(description="Optional. The unique name for the revision.")
+    ] = None
+    sandboxes: Annotated[
+        GoogleCloudRunV2SandboxConfiguration | None,
+        Field(description="Optional. Configuration for sandboxes."),
+    ] = None
+    service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
+        Field(
+            alias="serviceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `serviceAccount`).",
+        ),
+    ] = None
+    service_mesh: Annotated[
+        GoogleCloudRunV2ServiceMesh | None,
+        Field(alias="serviceMesh", description="Optional. Enables service mesh connectivity."),
+    ] = None
+    volumes: Annotated[
+        list[GoogleCloudRunV2VolumeKcc] | None,
         Field(description="Optional. A list of Volumes to make available to containers."),
     ] = None
     vpc_access: Annotated[
@@ -1272,7 +1534,7 @@ class RunWorkerPoolSpec(KRMModel):
         Field(description="Optional. Specifies worker-pool-level scaling settings"),
     ] = None
     template: Annotated[
-        GoogleCloudRunV2WorkerPoolRevisionTemplate,
+        GoogleCloudRunV2WorkerPoolRevisionTemplateKcc,
         Field(description="Required. The template used to create revisions for this WorkerPool."),
     ]
 

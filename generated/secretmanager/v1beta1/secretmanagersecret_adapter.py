@@ -12,6 +12,7 @@ from kccgen.contract import (
     Call,
     CreateWithIdParam,
     DeleteAtPath,
+    Form,
     IamMethods,
     UpdateMaskInQuery,
 )
@@ -37,6 +38,7 @@ ADAPTER = Adapter(
     krm_only=("projectRef", "resourceID"),
     int64_paths=("versionAliases",),
     aliases=(Alias(field="replication.auto", target="replication.automatic"),),
+    forms=(Form(path="replication.automatic", form="true"),),
     iam=IamMethods(
         get=Call(
             method="getIamPolicy", params=(("resource", "projects/{project}/secrets/{secret}"),)

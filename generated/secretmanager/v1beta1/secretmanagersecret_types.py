@@ -129,6 +129,30 @@ class ReplicationKcc(KRMModel):
     ] = None
 
 
+class ReplicationKccForm(KRMModel):
+    """
+    A policy that defines the replication and encryption configuration of data.
+    """
+
+    auto: Annotated[
+        Automatic | None,
+        Field(
+            description="Config Connector's name for replication.automatic (spec.replication.automatic); set one of the two."
+        ),
+    ] = None
+    automatic: Annotated[
+        Automatic | bool | None,
+        Field(description="The Secret will automatically be replicated without any restrictions."),
+    ] = None
+    user_managed: Annotated[
+        UserManaged | None,
+        Field(
+            alias="userManaged",
+            description="The Secret will only be replicated into the locations specified.",
+        ),
+    ] = None
+
+
 class ResourcePolicyMemberObserved(KRMModel):
     """
     Output-only policy member strings of a Google Cloud resource's built-in identity.
@@ -250,7 +274,7 @@ class SecretManagerSecretSpec(KRMModel):
         ),
     ] = None
     replication: Annotated[
-        ReplicationKcc | None,
+        ReplicationKccForm | None,
         Field(
             description="Optional. Immutable. The replication policy of the secret data attached to the Secret."
         ),

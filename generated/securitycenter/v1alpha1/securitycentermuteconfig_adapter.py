@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, UpdateMaskInQuery
+from kccgen.contract import Adapter, Alias, Call, CreateWithIdParam, DeleteAtPath, UpdateMaskInQuery
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -35,7 +35,8 @@ ADAPTER = Adapter(
             params=(("name", "organizations/{organization}/muteConfigs/{muteConfig}"),),
         )
     ),
-    krm_only=("organization", "resourceID"),
+    krm_only=("organizationRef", "resourceID"),
+    aliases=(Alias(field="organization", target="organizationRef", into="external"),),
 )
 
 register_adapter(ADAPTER)

@@ -19,6 +19,7 @@ OPTIONAL = Fact(behaviour=Behaviour.OPTIONAL, source="identity")
 OUTPUT_ONLY = Fact(behaviour=Behaviour.OUTPUT_ONLY, source="readOnly")
 REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="identity")
 ENUM = FieldType(kind=TypeKind.ENUM)
+OBJECT = FieldType(kind=TypeKind.OBJECT)
 STRING = FieldType(kind=TypeKind.STRING)
 STRING_GOOGLE_DATETIME = FieldType(kind=TypeKind.STRING, format="google-datetime")
 
@@ -32,7 +33,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("displayName", STRING, (), True, True),
         ("expiryTime", STRING_GOOGLE_DATETIME, (), True, True),
         ("filter", STRING, (), True, True),
-        ("organization", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("organizationRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("type", ENUM, (), True, True),
     ),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
+from kccgen.generated.external.organization_reference import OrganizationRef
 from kccgen.generated.securitycenter.v1alpha1 import securitycenter_v1_api
 from kccgen.generated.securitycenter.v1alpha1.securitycenter_v1_api import (
     GoogleCloudSecuritycenterV1MuteConfigType,
@@ -48,8 +49,18 @@ class SecurityCenterMuteConfigSpec(KRMModel):
     ] = None
     filter: str | None = None
     organization: Annotated[
-        str, Field(description="Immutable. The organization of the SecurityCenterMuteConfig.")
-    ]
+        str | None,
+        Field(
+            description="Deprecated: this is spec.organizationRef.external; use spec.organizationRef (set one of the two)."
+        ),
+    ] = None
+    organization_ref: Annotated[
+        OrganizationRef | None,
+        Field(
+            alias="organizationRef",
+            description="Immutable. The Organization that this SecurityCenterMuteConfig belongs to.",
+        ),
+    ] = None
     resource_id: Annotated[
         str | None,
         Field(
@@ -82,5 +93,5 @@ class SecurityCenterMuteConfig(KRMObject):
         Literal["securitycenter.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "securitycenter.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["SecurityCenterMuteConfig"] = "SecurityCenterMuteConfig"
-    spec: SecurityCenterMuteConfigSpec
+    spec: SecurityCenterMuteConfigSpec = Field(default_factory=SecurityCenterMuteConfigSpec)
     status: SecurityCenterMuteConfigStatus | None = None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateInput,
     CreateWithNameInBody,
@@ -49,7 +50,8 @@ ADAPTER = Adapter(
             ),
         )
     ),
-    krm_only=("organization", "resourceID"),
+    krm_only=("organizationRef", "resourceID"),
+    aliases=(Alias(field="organization", target="organizationRef", into="external"),),
 )
 
 register_adapter(ADAPTER)

@@ -39,7 +39,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("configId", STRING, (IMMUTABLE, INPUT_ONLY), False, False),
         ("deletionNotificationsEnabled", BOOLEAN, (), True, True),
         ("description", STRING, (), True, True),
-        ("organization", STRING, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("organizationRef", OBJECT, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("pubsubTopic", STRING, (), True, True),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE_2, OPTIONAL), False, False, {"api_path": None, "identity": True}),
         ("streamingConfig", OBJECT, (), True, True),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
+from kccgen.generated.external.organization_reference import OrganizationRef
 from kccgen.generated.securitycenter.v1alpha1 import securitycenter_v1_api
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -26,9 +27,18 @@ class SecurityCenterNotificationConfigSpec(KRMModel):
     ] = None
     description: str | None = None
     organization: Annotated[
-        str,
-        Field(description="Immutable. The organization of the SecurityCenterNotificationConfig."),
-    ]
+        str | None,
+        Field(
+            description="Deprecated: this is spec.organizationRef.external; use spec.organizationRef (set one of the two)."
+        ),
+    ] = None
+    organization_ref: Annotated[
+        OrganizationRef | None,
+        Field(
+            alias="organizationRef",
+            description="Immutable. The Organization that this SecurityCenterNotificationConfig belongs to.",
+        ),
+    ] = None
     pubsub_topic: Annotated[str | None, Field(alias="pubsubTopic")] = None
     resource_id: Annotated[
         str | None,
@@ -66,5 +76,7 @@ class SecurityCenterNotificationConfig(KRMObject):
         Literal["securitycenter.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "securitycenter.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["SecurityCenterNotificationConfig"] = "SecurityCenterNotificationConfig"
-    spec: SecurityCenterNotificationConfigSpec
+    spec: SecurityCenterNotificationConfigSpec = Field(
+        default_factory=SecurityCenterNotificationConfigSpec
+    )
     status: SecurityCenterNotificationConfigStatus | None = None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateWithNameInBody,
     IamMethods,
@@ -34,7 +35,8 @@ ADAPTER = Adapter(
         )
     ),
     delete=NoDelete(),
-    krm_only=("organization", "resourceID"),
+    krm_only=("organizationRef", "resourceID"),
+    aliases=(Alias(field="organization", target="organizationRef", into="external"),),
     iam=IamMethods(
         get=Call(
             method="getIamPolicy",

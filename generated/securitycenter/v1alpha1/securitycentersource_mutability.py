@@ -17,6 +17,7 @@ IDENTIFIER = Fact(behaviour=Behaviour.IDENTIFIER, source="identity")
 IMMUTABLE = Fact(behaviour=Behaviour.IMMUTABLE, source="identity")
 OPTIONAL = Fact(behaviour=Behaviour.OPTIONAL, source="identity")
 REQUIRED = Fact(behaviour=Behaviour.REQUIRED, source="identity")
+OBJECT = FieldType(kind=TypeKind.OBJECT)
 STRING = FieldType(kind=TypeKind.STRING)
 
 # fmt: off
@@ -28,7 +29,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
         ("canonicalName", STRING, (), True, True),
         ("description", STRING, (), True, True),
         ("displayName", STRING, (), True, True),
-        ("organization", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
+        ("organizationRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("resourceID", STRING, (IDENTIFIER, IMMUTABLE, OPTIONAL), False, False, {"api_path": None, "identity": True}),
     ),
 )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 from pydantic import Field
+from kccgen.generated.external.organization_reference import OrganizationRef
 from kccgen.generated.securitycenter.v1alpha1 import securitycenter_v1_api
 from kccgen.runtime.krm import KRMModel, KRMObject, KRMStatus
 
@@ -26,8 +27,18 @@ class SecurityCenterSourceSpec(KRMModel):
     description: str | None = None
     display_name: Annotated[str | None, Field(alias="displayName")] = None
     organization: Annotated[
-        str, Field(description="Immutable. The organization of the SecurityCenterSource.")
-    ]
+        str | None,
+        Field(
+            description="Deprecated: this is spec.organizationRef.external; use spec.organizationRef (set one of the two)."
+        ),
+    ] = None
+    organization_ref: Annotated[
+        OrganizationRef | None,
+        Field(
+            alias="organizationRef",
+            description="Immutable. The Organization that this SecurityCenterSource belongs to.",
+        ),
+    ] = None
     resource_id: Annotated[
         str | None,
         Field(
@@ -59,5 +70,5 @@ class SecurityCenterSource(KRMObject):
         Literal["securitycenter.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "securitycenter.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["SecurityCenterSource"] = "SecurityCenterSource"
-    spec: SecurityCenterSourceSpec
+    spec: SecurityCenterSourceSpec = Field(default_factory=SecurityCenterSourceSpec)
     status: SecurityCenterSourceStatus | None = None

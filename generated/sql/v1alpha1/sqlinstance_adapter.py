@@ -55,6 +55,8 @@ ADAPTER = Adapter(
         ),
         Alias(field="settings.diskSize", target="settings.dataDiskSizeGb"),
         Alias(field="settings.diskType", target="settings.dataDiskType"),
+        Alias(field="settings.diskAutoresize", target="settings.storageAutoResize"),
+        Alias(field="settings.diskAutoresizeLimit", target="settings.storageAutoResizeLimit"),
     ),
     secrets=("rootPassword",),
 )

@@ -2185,6 +2185,20 @@ class SettingsKcc(KRMModel):
         list[DenyMaintenancePeriod] | None,
         Field(alias="denyMaintenancePeriods", description="Deny maintenance periods"),
     ] = None
+    disk_autoresize: Annotated[
+        bool | None,
+        Field(
+            alias="diskAutoresize",
+            description="Config Connector's name for settings.storageAutoResize (spec.settings.storageAutoResize); set one of the two.",
+        ),
+    ] = None
+    disk_autoresize_limit: Annotated[
+        int | Int64String | None,
+        Field(
+            alias="diskAutoresizeLimit",
+            description="Config Connector's name for settings.storageAutoResizeLimit (spec.settings.storageAutoResizeLimit); set one of the two.",
+        ),
+    ] = None
     disk_size: Annotated[
         int | Int64String | None,
         Field(

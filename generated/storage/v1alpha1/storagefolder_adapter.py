@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateInput,
     CreateWithNameInBody,
@@ -34,8 +35,12 @@ ADAPTER = Adapter(
         call=Call(method="delete", params=(("bucket", "{bucket}"), ("folder", "{folder}")))
     ),
     name_is_full=False,
-    krm_only=("bucket", "resourceID"),
+    krm_only=("bucketRef", "resourceID"),
     int64_paths=("metageneration",),
+    aliases=(
+        Alias(field="storagebucketRef", target="bucketRef"),
+        Alias(field="bucket", target="bucketRef", into="external"),
+    ),
 )
 
 register_adapter(ADAPTER)

@@ -38,8 +38,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     identity="b/{bucket}/folders/{folder}",
     fixed="no update method for storage.v1 folders",
     spec=(
-        ("bucket", STRING, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
-        ("bucketRef", OBJECT, (), False, True, {"api_path": "bucket"}),
+        ("bucketRef", OBJECT, (IMMUTABLE_2, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("createTime", STRING_DATE_TIME, (), False, True),
         ("id", STRING, (), False, True),
         ("kind", STRING, (), False, True),

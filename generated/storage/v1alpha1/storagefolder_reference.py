@@ -24,7 +24,7 @@ IDENTITY = IdentityTemplate(
     rest_prefix="storage/v1/",
     rest_template="",
     extra_forms=(),
-    spec_fields=(("bucket", "bucket", ""), ("folder", "resourceID", "")),
+    spec_fields=(("bucket", "bucketRef", "StorageBucket"), ("folder", "resourceID", "")),
     id_generation="user",
 )
 
@@ -33,7 +33,8 @@ REFERENCES: tuple[RefField, ...] = (
     RefField(
         path="bucketRef",
         target="StorageBucket",
-        api_path="bucket",
+        api_path="{bucket}",
+        parent=True,
     ),
 )
 

@@ -41,11 +41,17 @@ class StorageFolderSpec(KRMModel):
     A folder. Only available in buckets with hierarchical namespace enabled.
     """
 
-    bucket: Annotated[str, Field(description="Immutable. The bucket of the StorageFolder.")]
+    bucket: Annotated[
+        str | None,
+        Field(
+            description="Deprecated: this is spec.bucketRef.external; use spec.bucketRef (set one of the two)."
+        ),
+    ] = None
     bucket_ref: Annotated[
         StorageBucketRef | None,
         Field(
-            alias="bucketRef", description="A reference to a StorageBucket (API field `bucket`)."
+            alias="bucketRef",
+            description="Immutable. The StorageBucket that this StorageFolder belongs to.",
         ),
     ] = None
     create_time: Annotated[
@@ -87,6 +93,13 @@ class StorageFolderSpec(KRMModel):
     self_link: Annotated[
         str | None, Field(alias="selfLink", description="The link to this folder.")
     ] = None
+    storagebucket_ref: Annotated[
+        StorageBucketRef | None,
+        Field(
+            alias="storagebucketRef",
+            description="Config Connector's name for bucketRef (spec.bucketRef); set one of the two.",
+        ),
+    ] = None
     update_time: Annotated[
         str | None,
         Field(
@@ -119,5 +132,5 @@ class StorageFolder(KRMObject):
         Literal["storage.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "storage.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["StorageFolder"] = "StorageFolder"
-    spec: StorageFolderSpec
+    spec: StorageFolderSpec = Field(default_factory=StorageFolderSpec)
     status: StorageFolderStatus | None = None

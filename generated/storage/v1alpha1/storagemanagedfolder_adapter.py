@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateWithNameInBody,
     DeleteAtPath,
@@ -38,8 +39,12 @@ ADAPTER = Adapter(
         )
     ),
     name_is_full=False,
-    krm_only=("bucket", "resourceID"),
+    krm_only=("bucketRef", "resourceID"),
     int64_paths=("metageneration",),
+    aliases=(
+        Alias(field="storagebucketRef", target="bucketRef"),
+        Alias(field="bucket", target="bucketRef", into="external"),
+    ),
     iam=IamMethods(
         get=Call(
             method="getIamPolicy",

@@ -30,8 +30,7 @@ FIELDS: tuple[FieldRule, ...] = field_rules(
     update="storage.managedFolders.update (PATCH) sends the whole resource, ifMetagenerationMatch",
     identity="b/{bucket}/managedFolders/{managedFolder}",
     spec=(
-        ("bucket", STRING, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
-        ("bucketRef", OBJECT, (), True, True, {"api_path": "bucket"}),
+        ("bucketRef", OBJECT, (IMMUTABLE, REQUIRED), False, False, {"api_path": None, "identity": True}),
         ("createTime", STRING_DATE_TIME, (), True, True),
         ("id", STRING, (), True, True),
         ("kind", STRING, (), True, True),

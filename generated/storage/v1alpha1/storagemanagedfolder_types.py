@@ -63,11 +63,17 @@ class StorageManagedFolderSpec(KRMModel):
     A managed folder.
     """
 
-    bucket: Annotated[str, Field(description="Immutable. The bucket of the StorageManagedFolder.")]
+    bucket: Annotated[
+        str | None,
+        Field(
+            description="Deprecated: this is spec.bucketRef.external; use spec.bucketRef (set one of the two)."
+        ),
+    ] = None
     bucket_ref: Annotated[
         StorageBucketRef | None,
         Field(
-            alias="bucketRef", description="A reference to a StorageBucket (API field `bucket`)."
+            alias="bucketRef",
+            description="Immutable. The StorageBucket that this StorageManagedFolder belongs to.",
         ),
     ] = None
     create_time: Annotated[
@@ -106,6 +112,13 @@ class StorageManagedFolderSpec(KRMModel):
     self_link: Annotated[
         str | None, Field(alias="selfLink", description="The link to this managed folder.")
     ] = None
+    storagebucket_ref: Annotated[
+        StorageBucketRef | None,
+        Field(
+            alias="storagebucketRef",
+            description="Config Connector's name for bucketRef (spec.bucketRef); set one of the two.",
+        ),
+    ] = None
     update_time: Annotated[
         str | None,
         Field(
@@ -138,5 +151,5 @@ class StorageManagedFolder(KRMObject):
         Literal["storage.cnrm.cloud.google.com/v1alpha1"], Field(alias="apiVersion")
     ] = "storage.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["StorageManagedFolder"] = "StorageManagedFolder"
-    spec: StorageManagedFolderSpec
+    spec: StorageManagedFolderSpec = Field(default_factory=StorageManagedFolderSpec)
     status: StorageManagedFolderStatus | None = None

@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithNameInBody, NoDelete, UpdateMaskInQuery
+from kccgen.contract import Adapter, Alias, Call, CreateWithNameInBody, NoDelete, UpdateMaskInQuery
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -27,6 +27,10 @@ ADAPTER = Adapter(
     ),
     delete=NoDelete(),
     krm_only=("projectRef", "resourceID"),
+    aliases=(
+        Alias(field="androidDevice.androidModelID", target="androidDevice.androidModelId"),
+        Alias(field="androidDevice.androidVersionID", target="androidDevice.androidVersionId"),
+    ),
 )
 
 register_adapter(ADAPTER)

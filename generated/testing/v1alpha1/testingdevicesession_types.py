@@ -46,6 +46,46 @@ class AndroidDevice(KRMModel):
     ]
 
 
+class AndroidDeviceKcc(KRMModel):
+    """
+    A single Android device.
+    """
+
+    android_model_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="androidModelID",
+            description="Config Connector's name for androidDevice.androidModelId (spec.androidDevice.androidModelId); set one of the two.",
+        ),
+    ] = None
+    android_model_id: Annotated[
+        str | None,
+        Field(
+            alias="androidModelId", description="Required. The id of the Android device to be used."
+        ),
+    ] = None
+    android_version_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="androidVersionID",
+            description="Config Connector's name for androidDevice.androidVersionId (spec.androidDevice.androidVersionId); set one of the two.",
+        ),
+    ] = None
+    android_version_id: Annotated[
+        str | None,
+        Field(
+            alias="androidVersionId",
+            description="Required. The id of the Android OS version to be used.",
+        ),
+    ] = None
+    locale: Annotated[
+        str, Field(description="Required. The locale the test device used for testing.")
+    ]
+    orientation: Annotated[
+        str, Field(description="Required. How the device is oriented during the test.")
+    ]
+
+
 class SessionStateEventObserved(KRMModel):
     """
     A message encapsulating a series of Session states and the time that the DeviceSession first entered those states.
@@ -129,7 +169,8 @@ class TestingDeviceSessionSpec(KRMModel):
     """
 
     android_device: Annotated[
-        AndroidDevice, Field(alias="androidDevice", description="Required. The requested device.")
+        AndroidDeviceKcc,
+        Field(alias="androidDevice", description="Required. The requested device."),
     ]
     expire_time: Annotated[
         str | None,

@@ -6,7 +6,15 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, Lro, UpdateMaskInQuery
+from kccgen.contract import (
+    Adapter,
+    Alias,
+    Call,
+    CreateWithIdParam,
+    DeleteAtPath,
+    Lro,
+    UpdateMaskInQuery,
+)
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.tpu.v1alpha1.tpu_v2_operations import OPERATIONS
 
@@ -44,6 +52,14 @@ ADAPTER = Adapter(
     ),
     krm_only=("location", "projectRef", "resourceID"),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
+    aliases=(
+        Alias(field="networkConfig.canIPForward", target="networkConfig.canIpForward"),
+        Alias(field="networkConfig.enableExternalIPs", target="networkConfig.enableExternalIps"),
+        Alias(field="networkConfigs[].canIPForward", target="networkConfigs[].canIpForward"),
+        Alias(
+            field="networkConfigs[].enableExternalIPs", target="networkConfigs[].enableExternalIps"
+        ),
+    ),
 )
 
 register_adapter(ADAPTER)

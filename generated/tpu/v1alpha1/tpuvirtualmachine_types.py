@@ -143,6 +143,61 @@ class NetworkConfig(KRMModel):
     ] = None
 
 
+class NetworkConfigKcc(KRMModel):
+    """
+    Network related configurations.
+    """
+
+    can_ip_forward_kcc: Annotated[
+        bool | None,
+        Field(
+            alias="canIPForward",
+            description="Config Connector's name for networkConfigs[].canIpForward (spec.networkConfigs[].canIpForward); set one of the two.",
+        ),
+    ] = None
+    can_ip_forward: Annotated[
+        bool | None,
+        Field(
+            alias="canIpForward",
+            description="Allows the TPU node to send and receive packets with non-matching destination or source IPs.",
+        ),
+    ] = None
+    enable_external_i_ps: Annotated[
+        bool | None,
+        Field(
+            alias="enableExternalIPs",
+            description="Config Connector's name for networkConfigs[].enableExternalIps (spec.networkConfigs[].enableExternalIps); set one of the two.",
+        ),
+    ] = None
+    enable_external_ips: Annotated[
+        bool | None,
+        Field(
+            alias="enableExternalIps",
+            description="Indicates that external IP addresses would be associated with the TPU workers.",
+        ),
+    ] = None
+    network_ref: Annotated[
+        ComputeNetworkRef | None,
+        Field(
+            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
+        ),
+    ] = None
+    queue_count: Annotated[
+        int | None,
+        Field(
+            alias="queueCount",
+            description="Optional. Specifies networking queue count for TPU VM instance's network interface.",
+        ),
+    ] = None
+    subnetwork_ref: Annotated[
+        ComputeSubnetworkRef | None,
+        Field(
+            alias="subnetworkRef",
+            description="A reference to a ComputeSubnetwork (API field `subnetwork`).",
+        ),
+    ] = None
+
+
 class NetworkEndpointObserved(KRMModel):
     """
     A network endpoint over which a TPU worker can be reached.
@@ -349,11 +404,11 @@ class TPUVirtualMachineSpec(KRMModel):
         dict[str, str] | None, Field(description="Custom metadata to apply to the TPU Node.")
     ] = None
     network_config: Annotated[
-        NetworkConfig | None,
+        NetworkConfigKcc | None,
         Field(alias="networkConfig", description="Network configurations for the TPU node."),
     ] = None
     network_configs: Annotated[
-        list[NetworkConfig] | None,
+        list[NetworkConfigKcc] | None,
         Field(
             alias="networkConfigs",
             description="Optional. Repeated network configurations for the TPU node.",

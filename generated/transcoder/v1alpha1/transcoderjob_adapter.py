@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithNameInBody, DeleteAtPath, NoUpdate
+from kccgen.contract import Adapter, Alias, Call, CreateWithNameInBody, DeleteAtPath, NoUpdate
 from kccgen.runtime.adapter import register_adapter
 
 ADAPTER = Adapter(
@@ -31,6 +31,12 @@ ADAPTER = Adapter(
         )
     ),
     krm_only=("location", "projectRef", "resourceID"),
+    aliases=(
+        Alias(field="config.muxStreams[].encryptionID", target="config.muxStreams[].encryptionId"),
+        Alias(field="inputURI", target="inputUri"),
+        Alias(field="outputURI", target="outputUri"),
+        Alias(field="templateID", target="templateId"),
+    ),
 )
 
 register_adapter(ADAPTER)

@@ -836,6 +836,50 @@ class JobConfig(KRMModel):
     ] = None
 
 
+class JobConfigKcc(KRMModel):
+    """
+    Job configuration
+    """
+
+    ad_breaks: Annotated[
+        list[AdBreak] | None, Field(alias="adBreaks", description="List of ad breaks.")
+    ] = None
+    edit_list: Annotated[
+        list[EditAtom] | None, Field(alias="editList", description="List of edit atoms.")
+    ] = None
+    elementary_streams: Annotated[
+        list[ElementaryStream] | None,
+        Field(alias="elementaryStreams", description="List of elementary streams."),
+    ] = None
+    encryptions: Annotated[
+        list[Encryption] | None,
+        Field(description="List of encryption configurations for the content."),
+    ] = None
+    inputs: Annotated[
+        list[Input] | None, Field(description="List of input assets stored in Cloud Storage.")
+    ] = None
+    manifests: Annotated[list[Manifest] | None, Field(description="List of output manifests.")] = (
+        None
+    )
+    mux_streams: Annotated[
+        list[MuxStreamKcc] | None,
+        Field(alias="muxStreams", description="List of multiplexing settings for output streams."),
+    ] = None
+    output: Annotated[Output | None, Field(description="Output configuration.")] = None
+    overlays: Annotated[
+        list[Overlay] | None,
+        Field(description="List of overlays on the output video, in descending Z-order."),
+    ] = None
+    pubsub_destination: Annotated[
+        PubsubDestination | None,
+        Field(alias="pubsubDestination", description="Destination on Pub/Sub."),
+    ] = None
+    sprite_sheets: Annotated[
+        list[SpriteSheet] | None,
+        Field(alias="spriteSheets", description="List of output sprite sheets."),
+    ] = None
+
+
 class JobConfigObservedState(KRMModel):
     """
     Job configuration
@@ -885,6 +929,47 @@ class MuxStream(KRMModel):
         Field(
             alias="elementaryStreams",
             description="List of ElementaryStream.key values multiplexed in this stream.",
+        ),
+    ] = None
+    encryption_id: Annotated[
+        str | None,
+        Field(
+            alias="encryptionId", description="Identifier of the encryption configuration to use."
+        ),
+    ] = None
+    file_name: Annotated[
+        str | None, Field(alias="fileName", description="The name of the generated file.")
+    ] = None
+    fmp4: Annotated[
+        Fmp4Config | None, Field(description="Optional. `fmp4` container configuration.")
+    ] = None
+    key: Annotated[str | None, Field(description="A unique key for this multiplexed stream.")] = (
+        None
+    )
+    segment_settings: Annotated[
+        SegmentSettings | None,
+        Field(alias="segmentSettings", description="Segment settings for `ts`, `fmp4` and `vtt`."),
+    ] = None
+
+
+class MuxStreamKcc(KRMModel):
+    """
+    Multiplexing settings for output stream.
+    """
+
+    container: Annotated[str | None, Field(description="The container format.")] = None
+    elementary_streams: Annotated[
+        list[str] | None,
+        Field(
+            alias="elementaryStreams",
+            description="List of ElementaryStream.key values multiplexed in this stream.",
+        ),
+    ] = None
+    encryption_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="encryptionID",
+            description="Config Connector's name for config.muxStreams[].encryptionId (spec.config.muxStreams[].encryptionId); set one of the two.",
         ),
     ] = None
     encryption_id: Annotated[
@@ -1264,12 +1349,21 @@ class TranscoderJobSpec(KRMModel):
         int | None,
         Field(alias="batchModePriority", description="The processing priority of a batch job."),
     ] = None
-    config: Annotated[JobConfig | None, Field(description="The configuration for this job.")] = None
+    config: Annotated[JobConfigKcc | None, Field(description="The configuration for this job.")] = (
+        None
+    )
     fill_content_gaps: Annotated[
         bool | None,
         Field(
             alias="fillContentGaps",
             description="Optional. Insert silence and duplicate frames when timestamp gaps are detected in a given stream.",
+        ),
+    ] = None
+    input_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="inputURI",
+            description="Config Connector's name for inputUri (spec.inputUri); set one of the two.",
         ),
     ] = None
     input_uri: Annotated[
@@ -1286,6 +1380,13 @@ class TranscoderJobSpec(KRMModel):
     mode: Annotated[JobMode | None, Field(description="The processing mode of the job.")] = None
     optimization: Annotated[
         JobOptimization | None, Field(description="Optional. The optimization strategy of the job.")
+    ] = None
+    output_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="outputURI",
+            description="Config Connector's name for outputUri (spec.outputUri); set one of the two.",
+        ),
     ] = None
     output_uri: Annotated[
         str | None,
@@ -1306,6 +1407,13 @@ class TranscoderJobSpec(KRMModel):
         Field(
             alias="resourceID",
             description="Immutable. Optional. The TranscoderJob ID used for creation and acquisition.",
+        ),
+    ] = None
+    template_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="templateID",
+            description="Config Connector's name for templateId (spec.templateId); set one of the two.",
         ),
     ] = None
     template_id: Annotated[

@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateServiceAssigned, DeleteAtPath, Lro, NoUpdate
+from kccgen.contract import Adapter, Alias, Call, CreateServiceAssigned, DeleteAtPath, Lro, NoUpdate
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.vertexai.v1alpha1.aiplatform_v1_operations import OPERATIONS
 
@@ -376,6 +376,34 @@ ADAPTER = Adapter(
         ("tensorboards.operations", OPERATIONS["tensorboards.operations"]),
         ("trainingPipelines.operations", OPERATIONS["trainingPipelines.operations"]),
         ("tuningJobs.operations", OPERATIONS["tuningJobs.operations"]),
+    ),
+    aliases=(
+        Alias(
+            field="jobSpec.baseOutputDirectory.outputURIPrefix",
+            target="jobSpec.baseOutputDirectory.outputUriPrefix",
+        ),
+        Alias(field="jobSpec.persistentResourceID", target="jobSpec.persistentResourceId"),
+        Alias(
+            field="jobSpec.protectedArtifactLocationID",
+            target="jobSpec.protectedArtifactLocationId",
+        ),
+        Alias(field="jobSpec.reservedIPRanges", target="jobSpec.reservedIpRanges"),
+        Alias(
+            field="jobSpec.workerPoolSpecs[].containerSpec.imageURI",
+            target="jobSpec.workerPoolSpecs[].containerSpec.imageUri",
+        ),
+        Alias(
+            field="jobSpec.workerPoolSpecs[].diskSpec.bootDiskSizeGB",
+            target="jobSpec.workerPoolSpecs[].diskSpec.bootDiskSizeGb",
+        ),
+        Alias(
+            field="jobSpec.workerPoolSpecs[].pythonPackageSpec.executorImageURI",
+            target="jobSpec.workerPoolSpecs[].pythonPackageSpec.executorImageUri",
+        ),
+        Alias(
+            field="jobSpec.workerPoolSpecs[].pythonPackageSpec.packageURIs",
+            target="jobSpec.workerPoolSpecs[].pythonPackageSpec.packageUris",
+        ),
     ),
 )
 

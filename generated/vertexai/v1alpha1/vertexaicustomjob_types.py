@@ -54,6 +54,39 @@ class GoogleCloudAiplatformV1ContainerSpec(KRMModel):
     ]
 
 
+class GoogleCloudAiplatformV1ContainerSpecKcc(KRMModel):
+    """
+    The spec of a Container.
+    """
+
+    args: Annotated[
+        list[str] | None,
+        Field(description="The arguments to be passed when starting the container."),
+    ] = None
+    command: Annotated[
+        list[str] | None,
+        Field(description="The command to be invoked when the container is started."),
+    ] = None
+    env: Annotated[
+        list[GoogleCloudAiplatformV1EnvVar] | None,
+        Field(description="Environment variables to be passed to the container."),
+    ] = None
+    image_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="imageURI",
+            description="Config Connector's name for jobSpec.workerPoolSpecs[].containerSpec.imageUri (spec.jobSpec.workerPoolSpecs[].containerSpec.imageUri); set one of the two.",
+        ),
+    ] = None
+    image_uri: Annotated[
+        str | None,
+        Field(
+            alias="imageUri",
+            description="Required. The URI of a container image in the Container Registry that is to be run on each worker replica.",
+        ),
+    ] = None
+
+
 class GoogleCloudAiplatformV1CustomJobSpec(KRMModel):
     """
     Represents the spec of a CustomJob.
@@ -159,11 +192,160 @@ class GoogleCloudAiplatformV1CustomJobSpec(KRMModel):
     ]
 
 
+class GoogleCloudAiplatformV1CustomJobSpecKcc(KRMModel):
+    """
+    Represents the spec of a CustomJob.
+    """
+
+    base_output_directory: Annotated[
+        GoogleCloudAiplatformV1GcsDestinationKcc | None,
+        Field(
+            alias="baseOutputDirectory",
+            description="The Cloud Storage location to store the output of this CustomJob or HyperparameterTuningJob.",
+        ),
+    ] = None
+    enable_dashboard_access: Annotated[
+        bool | None,
+        Field(
+            alias="enableDashboardAccess",
+            description="Optional. Whether you want Vertex AI to enable access to the customized dashboard in training chief container.",
+        ),
+    ] = None
+    enable_web_access: Annotated[
+        bool | None,
+        Field(
+            alias="enableWebAccess",
+            description="Optional. Whether you want Vertex AI to enable [interactive shell access](https://cloud.google.com/vertex-ai/docs/training/monitor-debug-interactive-shell) to training containers.",
+        ),
+    ] = None
+    experiment_ref: Annotated[
+        AIPlatformContextRef | None,
+        Field(
+            alias="experimentRef",
+            description="A reference to a AIPlatformContext (API field `experiment`).",
+        ),
+    ] = None
+    experiment_run_ref: Annotated[
+        AIPlatformContextRef | None,
+        Field(
+            alias="experimentRunRef",
+            description="A reference to a AIPlatformContext (API field `experimentRun`).",
+        ),
+    ] = None
+    model_refs: Annotated[
+        list[TranslateModelRef] | None,
+        Field(alias="modelRefs", description="References to TranslateModels (API field `models`)."),
+    ] = None
+    network_ref: Annotated[
+        ComputeNetworkRef | None,
+        Field(
+            alias="networkRef", description="A reference to a ComputeNetwork (API field `network`)."
+        ),
+    ] = None
+    persistent_resource_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="persistentResourceID",
+            description="Config Connector's name for jobSpec.persistentResourceId (spec.jobSpec.persistentResourceId); set one of the two.",
+        ),
+    ] = None
+    persistent_resource_id: Annotated[
+        str | None,
+        Field(
+            alias="persistentResourceId",
+            description="Optional. The ID of the PersistentResource in the same Project and Location which to run If this is specified, the job will be run on existing machines held by the PersistentResource instead of on-demand short-live machines.",
+        ),
+    ] = None
+    protected_artifact_location_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="protectedArtifactLocationID",
+            description="Config Connector's name for jobSpec.protectedArtifactLocationId (spec.jobSpec.protectedArtifactLocationId); set one of the two.",
+        ),
+    ] = None
+    protected_artifact_location_id: Annotated[
+        str | None,
+        Field(
+            alias="protectedArtifactLocationId",
+            description="The ID of the location to store protected artifacts.",
+        ),
+    ] = None
+    psc_interface_config: Annotated[
+        GoogleCloudAiplatformV1PscInterfaceConfig | None,
+        Field(
+            alias="pscInterfaceConfig",
+            description="Optional. Configuration for PSC-I for CustomJob.",
+        ),
+    ] = None
+    reserved_ip_ranges_kcc: Annotated[
+        list[str] | None,
+        Field(
+            alias="reservedIPRanges",
+            description="Config Connector's name for jobSpec.reservedIpRanges (spec.jobSpec.reservedIpRanges); set one of the two.",
+        ),
+    ] = None
+    reserved_ip_ranges: Annotated[
+        list[str] | None,
+        Field(
+            alias="reservedIpRanges",
+            description="Optional. A list of names for the reserved ip ranges under the VPC network that can be used for this job.",
+        ),
+    ] = None
+    scheduling: Annotated[
+        GoogleCloudAiplatformV1Scheduling | None,
+        Field(description="Scheduling options for a CustomJob."),
+    ] = None
+    service_account_ref: Annotated[
+        IAMServiceAccountRef | None,
+        Field(
+            alias="serviceAccountRef",
+            description="A reference to a IAMServiceAccount (API field `serviceAccount`).",
+        ),
+    ] = None
+    tensorboard_ref: Annotated[
+        VertexAITensorboardRef | None,
+        Field(
+            alias="tensorboardRef",
+            description="A reference to a VertexAITensorboard (API field `tensorboard`).",
+        ),
+    ] = None
+    worker_pool_specs: Annotated[
+        list[GoogleCloudAiplatformV1WorkerPoolSpecKcc],
+        Field(
+            alias="workerPoolSpecs",
+            description="Required. The spec of the worker pools including machine type and Docker image.",
+        ),
+    ]
+
+
 class GoogleCloudAiplatformV1DiskSpec(KRMModel):
     """
     Represents the spec of disk options.
     """
 
+    boot_disk_size_gb: Annotated[
+        int | None,
+        Field(
+            alias="bootDiskSizeGb", description="Size in GB of the boot disk (default is 100GB)."
+        ),
+    ] = None
+    boot_disk_type: Annotated[
+        str | None, Field(alias="bootDiskType", description="Type of the boot disk.")
+    ] = None
+
+
+class GoogleCloudAiplatformV1DiskSpecKcc(KRMModel):
+    """
+    Represents the spec of disk options.
+    """
+
+    boot_disk_size_gb_kcc: Annotated[
+        int | None,
+        Field(
+            alias="bootDiskSizeGB",
+            description="Config Connector's name for jobSpec.workerPoolSpecs[].diskSpec.bootDiskSizeGb (spec.jobSpec.workerPoolSpecs[].diskSpec.bootDiskSizeGb); set one of the two.",
+        ),
+    ] = None
     boot_disk_size_gb: Annotated[
         int | None,
         Field(
@@ -241,6 +423,27 @@ class GoogleCloudAiplatformV1GcsDestination(KRMModel):
             description="Required. Google Cloud Storage URI to output directory.",
         ),
     ]
+
+
+class GoogleCloudAiplatformV1GcsDestinationKcc(KRMModel):
+    """
+    The Google Cloud Storage location where the output is to be written to.
+    """
+
+    output_uri_prefix_kcc: Annotated[
+        str | None,
+        Field(
+            alias="outputURIPrefix",
+            description="Config Connector's name for jobSpec.baseOutputDirectory.outputUriPrefix (spec.jobSpec.baseOutputDirectory.outputUriPrefix); set one of the two.",
+        ),
+    ] = None
+    output_uri_prefix: Annotated[
+        str | None,
+        Field(
+            alias="outputUriPrefix",
+            description="Required. Google Cloud Storage URI to output directory.",
+        ),
+    ] = None
 
 
 class GoogleCloudAiplatformV1LustreMount(KRMModel):
@@ -371,6 +574,56 @@ class GoogleCloudAiplatformV1PythonPackageSpec(KRMModel):
     ]
 
 
+class GoogleCloudAiplatformV1PythonPackageSpecKcc(KRMModel):
+    """
+    The spec of a Python packaged code.
+    """
+
+    args: Annotated[
+        list[str] | None,
+        Field(description="Command line arguments to be passed to the Python task."),
+    ] = None
+    env: Annotated[
+        list[GoogleCloudAiplatformV1EnvVar] | None,
+        Field(description="Environment variables to be passed to the python module."),
+    ] = None
+    executor_image_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="executorImageURI",
+            description="Config Connector's name for jobSpec.workerPoolSpecs[].pythonPackageSpec.executorImageUri (spec.jobSpec.workerPoolSpecs[].pythonPackageSpec.executorImageUri); set one of the two.",
+        ),
+    ] = None
+    executor_image_uri: Annotated[
+        str | None,
+        Field(
+            alias="executorImageUri",
+            description="Required. The URI of a container image in Artifact Registry that will run the provided Python package.",
+        ),
+    ] = None
+    package_ur_is: Annotated[
+        list[str] | None,
+        Field(
+            alias="packageURIs",
+            description="Config Connector's name for jobSpec.workerPoolSpecs[].pythonPackageSpec.packageUris (spec.jobSpec.workerPoolSpecs[].pythonPackageSpec.packageUris); set one of the two.",
+        ),
+    ] = None
+    package_uris: Annotated[
+        list[str] | None,
+        Field(
+            alias="packageUris",
+            description="Required. The Google Cloud Storage location of the Python package files which are the training program and its dependent packages.",
+        ),
+    ] = None
+    python_module: Annotated[
+        str,
+        Field(
+            alias="pythonModule",
+            description="Required. The Python module name to run after installing the packages.",
+        ),
+    ]
+
+
 class GoogleCloudAiplatformV1ReservationAffinity(KRMModel):
     """
     A ReservationAffinity can be used to configure a Vertex AI resource (e.g., a DeployedModel) to draw its Compute Engine resources from a Shared Reservation, or exclusively from on-demand capacity.
@@ -462,6 +715,46 @@ class GoogleCloudAiplatformV1WorkerPoolSpec(KRMModel):
     ] = None
     python_package_spec: Annotated[
         GoogleCloudAiplatformV1PythonPackageSpec | None,
+        Field(alias="pythonPackageSpec", description="The Python packaged task."),
+    ] = None
+    replica_count: Annotated[
+        int | Int64String | None,
+        Field(
+            alias="replicaCount",
+            description="Optional. The number of worker replicas to use for this worker pool.",
+        ),
+    ] = None
+
+
+class GoogleCloudAiplatformV1WorkerPoolSpecKcc(KRMModel):
+    """
+    Represents the spec of a worker pool in a job.
+    """
+
+    container_spec: Annotated[
+        GoogleCloudAiplatformV1ContainerSpecKcc | None,
+        Field(alias="containerSpec", description="The custom container task."),
+    ] = None
+    disk_spec: Annotated[
+        GoogleCloudAiplatformV1DiskSpecKcc | None, Field(alias="diskSpec", description="Disk spec.")
+    ] = None
+    lustre_mounts: Annotated[
+        list[GoogleCloudAiplatformV1LustreMount] | None,
+        Field(alias="lustreMounts", description="Optional. List of Lustre mounts."),
+    ] = None
+    machine_spec: Annotated[
+        GoogleCloudAiplatformV1MachineSpec | None,
+        Field(
+            alias="machineSpec",
+            description="Optional. Immutable. The specification of a single machine.",
+        ),
+    ] = None
+    nfs_mounts: Annotated[
+        list[GoogleCloudAiplatformV1NfsMount] | None,
+        Field(alias="nfsMounts", description="Optional. List of NFS mount spec."),
+    ] = None
+    python_package_spec: Annotated[
+        GoogleCloudAiplatformV1PythonPackageSpecKcc | None,
         Field(alias="pythonPackageSpec", description="The Python packaged task."),
     ] = None
     replica_count: Annotated[
@@ -576,7 +869,7 @@ class VertexAICustomJobSpec(KRMModel):
         ),
     ] = None
     job_spec: Annotated[
-        GoogleCloudAiplatformV1CustomJobSpec,
+        GoogleCloudAiplatformV1CustomJobSpecKcc,
         Field(alias="jobSpec", description="Required. Job spec."),
     ]
     labels: Annotated[

@@ -6,7 +6,7 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateServiceAssigned, DeleteAtPath, Lro, NoUpdate
+from kccgen.contract import Adapter, Alias, Call, CreateServiceAssigned, DeleteAtPath, Lro, NoUpdate
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.vertexai.v1alpha1.aiplatform_v1_operations import OPERATIONS
 
@@ -386,6 +386,10 @@ ADAPTER = Adapter(
         ("tensorboards.operations", OPERATIONS["tensorboards.operations"]),
         ("trainingPipelines.operations", OPERATIONS["trainingPipelines.operations"]),
         ("tuningJobs.operations", OPERATIONS["tuningJobs.operations"]),
+    ),
+    aliases=(
+        Alias(field="inputsSchemaURI", target="inputsSchemaUri"),
+        Alias(field="instructionURI", target="instructionUri"),
     ),
 )
 

@@ -232,20 +232,34 @@ class VertexAIDataLabelingJobSpec(KRMModel):
     inputs: Annotated[
         Any, Field(description="Required. Input config parameters for the DataLabelingJob.")
     ]
+    inputs_schema_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="inputsSchemaURI",
+            description="Config Connector's name for inputsSchemaUri (spec.inputsSchemaUri); set one of the two.",
+        ),
+    ] = None
     inputs_schema_uri: Annotated[
-        str,
+        str | None,
         Field(
             alias="inputsSchemaUri",
             description="Required. Points to a YAML file stored on Google Cloud Storage describing the config for a specific type of DataLabelingJob.",
         ),
-    ]
+    ] = None
+    instruction_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="instructionURI",
+            description="Config Connector's name for instructionUri (spec.instructionUri); set one of the two.",
+        ),
+    ] = None
     instruction_uri: Annotated[
-        str,
+        str | None,
         Field(
             alias="instructionUri",
             description="Required. The Google Cloud Storage location of the instruction pdf.",
         ),
-    ]
+    ] = None
     labeler_count: Annotated[
         int,
         Field(

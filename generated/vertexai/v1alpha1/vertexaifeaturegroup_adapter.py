@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateWithIdParam,
     DeleteAtPath,
@@ -395,6 +396,10 @@ ADAPTER = Adapter(
         ("tensorboards.operations", OPERATIONS["tensorboards.operations"]),
         ("trainingPipelines.operations", OPERATIONS["trainingPipelines.operations"]),
         ("tuningJobs.operations", OPERATIONS["tuningJobs.operations"]),
+    ),
+    aliases=(
+        Alias(field="bigQuery.bigQuerySource.inputURI", target="bigQuery.bigQuerySource.inputUri"),
+        Alias(field="bigQuery.entityIDColumns", target="bigQuery.entityIdColumns"),
     ),
     iam=IamMethods(
         get=Call(

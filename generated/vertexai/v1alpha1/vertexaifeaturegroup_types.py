@@ -33,6 +33,27 @@ class GoogleCloudAiplatformV1BigQuerySource(KRMModel):
     ]
 
 
+class GoogleCloudAiplatformV1BigQuerySourceKcc(KRMModel):
+    """
+    The BigQuery location for the input content.
+    """
+
+    input_uri_kcc: Annotated[
+        str | None,
+        Field(
+            alias="inputURI",
+            description="Config Connector's name for bigQuery.bigQuerySource.inputUri (spec.bigQuery.bigQuerySource.inputUri); set one of the two.",
+        ),
+    ] = None
+    input_uri: Annotated[
+        str | None,
+        Field(
+            alias="inputUri",
+            description="Required. BigQuery URI to a table, up to 2000 characters long.",
+        ),
+    ] = None
+
+
 class GoogleCloudAiplatformV1FeatureGroupBigQuery(KRMModel):
     """
     Input source type for BigQuery Tables and Views.
@@ -49,6 +70,54 @@ class GoogleCloudAiplatformV1FeatureGroupBigQuery(KRMModel):
         bool | None,
         Field(
             description="Optional. If set, all feature values will be fetched from a single row per unique entityId including nulls."
+        ),
+    ] = None
+    entity_id_columns: Annotated[
+        list[str] | None,
+        Field(
+            alias="entityIdColumns",
+            description="Optional. Columns to construct entity_id / row keys.",
+        ),
+    ] = None
+    static_data_source: Annotated[
+        bool | None,
+        Field(
+            alias="staticDataSource",
+            description="Optional. Set if the data source is not a time-series.",
+        ),
+    ] = None
+    time_series: Annotated[
+        GoogleCloudAiplatformV1FeatureGroupBigQueryTimeSeries | None,
+        Field(
+            alias="timeSeries",
+            description="Optional. If the source is a time-series source, this can be set to control how downstream sources (ex: FeatureView ) will treat time-series sources.",
+        ),
+    ] = None
+
+
+class GoogleCloudAiplatformV1FeatureGroupBigQueryKcc(KRMModel):
+    """
+    Input source type for BigQuery Tables and Views.
+    """
+
+    big_query_source: Annotated[
+        GoogleCloudAiplatformV1BigQuerySourceKcc,
+        Field(
+            alias="bigQuerySource",
+            description="Required. Immutable. The BigQuery source URI that points to either a BigQuery Table or View.",
+        ),
+    ]
+    dense: Annotated[
+        bool | None,
+        Field(
+            description="Optional. If set, all feature values will be fetched from a single row per unique entityId including nulls."
+        ),
+    ] = None
+    entity_id_columns_kcc: Annotated[
+        list[str] | None,
+        Field(
+            alias="entityIDColumns",
+            description="Config Connector's name for bigQuery.entityIdColumns (spec.bigQuery.entityIdColumns); set one of the two.",
         ),
     ] = None
     entity_id_columns: Annotated[
@@ -124,7 +193,7 @@ class VertexAIFeatureGroupSpec(KRMModel):
     """
 
     big_query: Annotated[
-        GoogleCloudAiplatformV1FeatureGroupBigQuery | None,
+        GoogleCloudAiplatformV1FeatureGroupBigQueryKcc | None,
         Field(
             alias="bigQuery",
             description="Indicates that features for this group come from BigQuery Table/View.",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateWithIdParam,
     DeleteAtPath,
@@ -396,6 +397,7 @@ ADAPTER = Adapter(
         ("trainingPipelines.operations", OPERATIONS["trainingPipelines.operations"]),
         ("tuningJobs.operations", OPERATIONS["tuningJobs.operations"]),
     ),
+    aliases=(Alias(field="onlineStorageTTLDays", target="onlineStorageTtlDays"),),
     iam=IamMethods(
         get=Call(
             method="getIamPolicy",

@@ -140,6 +140,13 @@ class VertexAIFeaturestoreSpec(KRMModel):
             description="Optional. Config for online storage resources.",
         ),
     ] = None
+    online_storage_ttl_days_kcc: Annotated[
+        int | None,
+        Field(
+            alias="onlineStorageTTLDays",
+            description="Config Connector's name for onlineStorageTtlDays (spec.onlineStorageTtlDays); set one of the two.",
+        ),
+    ] = None
     online_storage_ttl_days: Annotated[
         int | None,
         Field(

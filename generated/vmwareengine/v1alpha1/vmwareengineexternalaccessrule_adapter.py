@@ -6,7 +6,15 @@ The shapes are kccgen.contract values; kccgen.runtime dispatches on them.
 
 from __future__ import annotations
 
-from kccgen.contract import Adapter, Call, CreateWithIdParam, DeleteAtPath, Lro, UpdateMaskInQuery
+from kccgen.contract import (
+    Adapter,
+    Alias,
+    Call,
+    CreateWithIdParam,
+    DeleteAtPath,
+    Lro,
+    UpdateMaskInQuery,
+)
 from kccgen.runtime.adapter import register_adapter
 from kccgen.generated.vmwareengine.v1alpha1.vmwareengine_v1_operations import OPERATIONS
 
@@ -65,6 +73,10 @@ ADAPTER = Adapter(
     ),
     krm_only=("location", "networkPolicyRef", "projectRef", "resourceID"),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
+    aliases=(
+        Alias(field="destinationIPRanges", target="destinationIpRanges"),
+        Alias(field="sourceIPRanges", target="sourceIpRanges"),
+    ),
 )
 
 register_adapter(ADAPTER)

@@ -88,6 +88,13 @@ class VMwareEngineExternalAccessRuleSpec(KRMModel):
     description: Annotated[
         str | None, Field(description="User-provided description for this external access rule.")
     ] = None
+    destination_ip_ranges_kcc: Annotated[
+        list[IpRange] | None,
+        Field(
+            alias="destinationIPRanges",
+            description="Config Connector's name for destinationIpRanges (spec.destinationIpRanges); set one of the two.",
+        ),
+    ] = None
     destination_ip_ranges: Annotated[
         list[IpRange] | None,
         Field(
@@ -127,6 +134,13 @@ class VMwareEngineExternalAccessRuleSpec(KRMModel):
         Field(
             alias="resourceID",
             description="Immutable. Optional. The VMwareEngineExternalAccessRule ID used for creation and acquisition.",
+        ),
+    ] = None
+    source_ip_ranges_kcc: Annotated[
+        list[IpRange] | None,
+        Field(
+            alias="sourceIPRanges",
+            description="Config Connector's name for sourceIpRanges (spec.sourceIpRanges); set one of the two.",
         ),
     ] = None
     source_ip_ranges: Annotated[

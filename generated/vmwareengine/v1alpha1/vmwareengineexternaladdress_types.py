@@ -63,6 +63,13 @@ class VMwareEngineExternalAddressSpec(KRMModel):
     description: Annotated[
         str | None, Field(description="User-provided description for this resource.")
     ] = None
+    internal_ip_kcc: Annotated[
+        str | None,
+        Field(
+            alias="internalIP",
+            description="Config Connector's name for internalIp (spec.internalIp); set one of the two.",
+        ),
+    ] = None
     internal_ip: Annotated[
         str | None,
         Field(alias="internalIp", description="The internal IP address of a workload VM."),

@@ -79,6 +79,13 @@ class VMwareEngineNetworkPeeringSpec(KRMModel):
             description="Optional. True if custom routes are exported to the peered network; false otherwise.",
         ),
     ] = None
+    export_custom_routes_with_public_ip_kcc: Annotated[
+        bool | None,
+        Field(
+            alias="exportCustomRoutesWithPublicIP",
+            description="Config Connector's name for exportCustomRoutesWithPublicIp (spec.exportCustomRoutesWithPublicIp); set one of the two.",
+        ),
+    ] = None
     export_custom_routes_with_public_ip: Annotated[
         bool | None,
         Field(
@@ -93,6 +100,13 @@ class VMwareEngineNetworkPeeringSpec(KRMModel):
             description="Optional. True if custom routes are imported from the peered network; false otherwise.",
         ),
     ] = None
+    import_custom_routes_with_public_ip_kcc: Annotated[
+        bool | None,
+        Field(
+            alias="importCustomRoutesWithPublicIP",
+            description="Config Connector's name for importCustomRoutesWithPublicIp (spec.importCustomRoutesWithPublicIp); set one of the two.",
+        ),
+    ] = None
     import_custom_routes_with_public_ip: Annotated[
         bool | None,
         Field(
@@ -103,6 +117,13 @@ class VMwareEngineNetworkPeeringSpec(KRMModel):
     location: Annotated[
         str, Field(description="Immutable. The location of the VMwareEngineNetworkPeering.")
     ]
+    peer_mtu_kcc: Annotated[
+        int | None,
+        Field(
+            alias="peerMTU",
+            description="Config Connector's name for peerMtu (spec.peerMtu); set one of the two.",
+        ),
+    ] = None
     peer_mtu: Annotated[
         int | None,
         Field(alias="peerMtu", description="Optional. Maximum transmission unit (MTU) in bytes."),

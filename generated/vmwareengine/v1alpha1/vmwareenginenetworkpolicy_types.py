@@ -97,13 +97,27 @@ class VMwareEngineNetworkPolicySpec(KRMModel):
         str | None,
         Field(description="Optional. User-provided description for this network policy."),
     ] = None
+    edge_services_cidr_kcc: Annotated[
+        str | None,
+        Field(
+            alias="edgeServicesCIDR",
+            description="Config Connector's name for edgeServicesCidr (spec.edgeServicesCidr); set one of the two.",
+        ),
+    ] = None
     edge_services_cidr: Annotated[
-        str,
+        str | None,
         Field(
             alias="edgeServicesCidr",
             description="Required. IP address range in CIDR notation used to create internet access and external IP access.",
         ),
-    ]
+    ] = None
+    external_ip_kcc: Annotated[
+        NetworkService | None,
+        Field(
+            alias="externalIP",
+            description="Config Connector's name for externalIp (spec.externalIp); set one of the two.",
+        ),
+    ] = None
     external_ip: Annotated[
         NetworkService | None,
         Field(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateWithIdParam,
     DeleteAtPath,
@@ -57,6 +58,10 @@ ADAPTER = Adapter(
     ),
     krm_only=("location", "projectRef", "resourceID"),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
+    aliases=(
+        Alias(field="managementCluster.clusterID", target="managementCluster.clusterId"),
+        Alias(field="networkConfig.managementCIDR", target="networkConfig.managementCidr"),
+    ),
     iam=IamMethods(
         get=Call(
             method="getIamPolicy",

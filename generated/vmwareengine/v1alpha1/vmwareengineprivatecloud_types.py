@@ -98,6 +98,48 @@ class ManagementCluster(KRMModel):
     ] = None
 
 
+class ManagementClusterKcc(KRMModel):
+    """
+    Management cluster configuration.
+    """
+
+    cluster_id_kcc: Annotated[
+        str | None,
+        Field(
+            alias="clusterID",
+            description="Config Connector's name for managementCluster.clusterId (spec.managementCluster.clusterId); set one of the two.",
+        ),
+    ] = None
+    cluster_id: Annotated[
+        str | None,
+        Field(
+            alias="clusterId",
+            description="Required. The user-provided identifier of the new `Cluster`.",
+        ),
+    ] = None
+    node_type_configs: Annotated[
+        dict[str, NodeTypeConfig],
+        Field(
+            alias="nodeTypeConfigs",
+            description="Required. The map of cluster node types in this cluster, where the key is canonical identifier of the node type (corresponds to the `NodeType`).",
+        ),
+    ]
+    placement_group: Annotated[
+        str | None,
+        Field(
+            alias="placementGroup",
+            description="Optional. The identifier of the placement group for management cluster nodes.",
+        ),
+    ] = None
+    stretched_cluster_config: Annotated[
+        StretchedClusterConfig | None,
+        Field(
+            alias="stretchedClusterConfig",
+            description="Optional. Configuration of a stretched cluster.",
+        ),
+    ] = None
+
+
 class NetworkConfig(KRMModel):
     """
     Network configuration in the consumer project with which the peering has to be done.
@@ -110,6 +152,34 @@ class NetworkConfig(KRMModel):
             description="Required. Management CIDR used by VMware management appliances.",
         ),
     ]
+    vmware_engine_network_ref: Annotated[
+        VMwareEngineNetworkRef | None,
+        Field(
+            alias="vmwareEngineNetworkRef",
+            description="A reference to a VMwareEngineNetwork (API field `vmwareEngineNetwork`).",
+        ),
+    ] = None
+
+
+class NetworkConfigKcc(KRMModel):
+    """
+    Network configuration in the consumer project with which the peering has to be done.
+    """
+
+    management_cidr_kcc: Annotated[
+        str | None,
+        Field(
+            alias="managementCIDR",
+            description="Config Connector's name for networkConfig.managementCidr (spec.networkConfig.managementCidr); set one of the two.",
+        ),
+    ] = None
+    management_cidr: Annotated[
+        str | None,
+        Field(
+            alias="managementCidr",
+            description="Required. Management CIDR used by VMware management appliances.",
+        ),
+    ] = None
     vmware_engine_network_ref: Annotated[
         VMwareEngineNetworkRef | None,
         Field(
@@ -294,14 +364,14 @@ class VMwareEnginePrivateCloudSpec(KRMModel):
         str, Field(description="Immutable. The location of the VMwareEnginePrivateCloud.")
     ]
     management_cluster: Annotated[
-        ManagementCluster,
+        ManagementClusterKcc,
         Field(
             alias="managementCluster",
             description="Required. Input only. The management cluster for this private cloud.",
         ),
     ]
     network_config: Annotated[
-        NetworkConfig,
+        NetworkConfigKcc,
         Field(
             alias="networkConfig",
             description="Required. Network configuration of the private cloud.",

@@ -81,6 +81,38 @@ class ResourceFilter(KRMModel):
     )
 
 
+class ResourceFilterKcc(KRMModel):
+    """
+    Resource filter for an evaluation defining the scope of resources to be evaluated.
+    """
+
+    gce_instance_filter: Annotated[
+        GceInstanceFilter | None,
+        Field(alias="gceInstanceFilter", description="Filter compute engine resources."),
+    ] = None
+    inclusion_labels: Annotated[
+        dict[str, str] | None,
+        Field(alias="inclusionLabels", description="Labels to filter resources by."),
+    ] = None
+    resource_id_patterns_kcc: Annotated[
+        list[str] | None,
+        Field(
+            alias="resourceIDPatterns",
+            description="Config Connector's name for resourceFilter.resourceIdPatterns (spec.resourceFilter.resourceIdPatterns); set one of the two.",
+        ),
+    ] = None
+    resource_id_patterns: Annotated[
+        list[str] | None,
+        Field(
+            alias="resourceIdPatterns",
+            description='The pattern to filter resources by their id For example, a pattern of ".*prod-cluster.*" will match all resources that contain "prod-cluster" in their ID.',
+        ),
+    ] = None
+    scopes: Annotated[list[str] | None, Field(description="The scopes of evaluation resource.")] = (
+        None
+    )
+
+
 class ResourceStatusObserved(KRMModel):
     """
     The lifecycle status of an Evaluation resource.
@@ -160,7 +192,7 @@ class WorkloadManagerEvaluationSpec(KRMModel):
         ),
     ] = None
     resource_filter: Annotated[
-        ResourceFilter | None,
+        ResourceFilterKcc | None,
         Field(
             alias="resourceFilter",
             description="Resource filter for an evaluation defining the scope of resources to be evaluated.",

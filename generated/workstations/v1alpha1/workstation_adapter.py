@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kccgen.contract import (
     Adapter,
+    Alias,
     Call,
     CreateWithIdParam,
     DeleteAtPath,
@@ -79,6 +80,7 @@ ADAPTER = Adapter(
         "workstationConfigRef",
     ),
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
+    aliases=(Alias(field="parentRef", target="workstationConfigRef"),),
     iam=IamMethods(
         get=Call(
             method="getIamPolicy",

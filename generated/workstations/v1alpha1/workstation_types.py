@@ -167,6 +167,13 @@ class WorkstationSpec(KRMModel):
             description="Optional. [Labels](https://cloud.google.com/workstations/docs/label-resources) that are applied to the workstation and that are also propagated to the underlying Compute Engine resources."
         ),
     ] = None
+    parent_ref: Annotated[
+        WorkstationConfigRef | None,
+        Field(
+            alias="parentRef",
+            description="Config Connector's name for workstationConfigRef (spec.workstationConfigRef); set one of the two.",
+        ),
+    ] = None
     persistent_directories: Annotated[
         list[WorkstationPersistentDirectory] | None,
         Field(
@@ -189,12 +196,12 @@ class WorkstationSpec(KRMModel):
         ),
     ] = None
     workstation_config_ref: Annotated[
-        WorkstationConfigRef,
+        WorkstationConfigRef | None,
         Field(
             alias="workstationConfigRef",
             description="Immutable. The WorkstationConfig that this Workstation belongs to.",
         ),
-    ]
+    ] = None
 
 
 class WorkstationStatus(KRMStatus):
@@ -223,5 +230,5 @@ class Workstation(KRMObject):
         Field(alias="apiVersion"),
     ] = "workstations.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["Workstation"] = "Workstation"
-    spec: WorkstationSpec
+    spec: WorkstationSpec = Field(default_factory=WorkstationSpec)
     status: WorkstationStatus | None = None

@@ -76,6 +76,16 @@ ADAPTER = Adapter(
     operations=(("projects.locations.operations", OPERATIONS["projects.locations.operations"]),),
     aliases=(
         Alias(field="host.gceInstance.bootDiskSizeGB", target="host.gceInstance.bootDiskSizeGb"),
+        Alias(field="parentRef", target="workstationClusterRef"),
+        Alias(
+            field="host.gceInstance.disablePublicIPAddresses",
+            target="host.gceInstance.disablePublicIpAddresses",
+        ),
+        Alias(
+            field="host.gceInstance.shieldedInstanceConfig.enableVTPM",
+            target="host.gceInstance.shieldedInstanceConfig.enableVtpm",
+        ),
+        Alias(field="persistentDirectories[].gcePD", target="persistentDirectories[].gcePd"),
     ),
     iam=IamMethods(
         get=Call(

@@ -373,6 +373,13 @@ class GceInstanceKcc(KRMModel):
             description="Optional. A set of Compute Engine Confidential VM instance options.",
         ),
     ] = None
+    disable_public_ip_addresses_kcc: Annotated[
+        bool | None,
+        Field(
+            alias="disablePublicIPAddresses",
+            description="Config Connector's name for host.gceInstance.disablePublicIpAddresses (spec.host.gceInstance.disablePublicIpAddresses); set one of the two.",
+        ),
+    ] = None
     disable_public_ip_addresses: Annotated[
         bool | None,
         Field(
@@ -427,7 +434,7 @@ class GceInstanceKcc(KRMModel):
         ),
     ] = None
     shielded_instance_config: Annotated[
-        GceShieldedInstanceConfig | None,
+        GceShieldedInstanceConfigKcc | None,
         Field(
             alias="shieldedInstanceConfig",
             description="Optional. A set of Compute Engine Shielded instance options.",
@@ -580,6 +587,40 @@ class GceShieldedInstanceConfig(KRMModel):
     ] = None
 
 
+class GceShieldedInstanceConfigKcc(KRMModel):
+    """
+    A set of Compute Engine Shielded instance options.
+    """
+
+    enable_integrity_monitoring: Annotated[
+        bool | None,
+        Field(
+            alias="enableIntegrityMonitoring",
+            description="Optional. Whether the instance has integrity monitoring enabled.",
+        ),
+    ] = None
+    enable_secure_boot: Annotated[
+        bool | None,
+        Field(
+            alias="enableSecureBoot",
+            description="Optional. Whether the instance has Secure Boot enabled.",
+        ),
+    ] = None
+    enable_vtpm_kcc: Annotated[
+        bool | None,
+        Field(
+            alias="enableVTPM",
+            description="Config Connector's name for host.gceInstance.shieldedInstanceConfig.enableVtpm (spec.host.gceInstance.shieldedInstanceConfig.enableVtpm); set one of the two.",
+        ),
+    ] = None
+    enable_vtpm: Annotated[
+        bool | None,
+        Field(
+            alias="enableVtpm", description="Optional. Whether the instance has the vTPM enabled."
+        ),
+    ] = None
+
+
 class Host(KRMModel):
     """
     Runtime host for a workstation.
@@ -623,6 +664,41 @@ class PersistentDirectory(KRMModel):
         Field(
             alias="gceHd",
             description="A PersistentDirectory backed by a Compute Engine hyperdisk high availability disk.",
+        ),
+    ] = None
+    gce_pd: Annotated[
+        GceRegionalPersistentDisk | None,
+        Field(
+            alias="gcePd",
+            description="A PersistentDirectory backed by a Compute Engine persistent disk.",
+        ),
+    ] = None
+    mount_path: Annotated[
+        str | None,
+        Field(
+            alias="mountPath",
+            description="Optional. Location of this directory in the running workstation.",
+        ),
+    ] = None
+
+
+class PersistentDirectoryKcc(KRMModel):
+    """
+    A directory to persist across workstation sessions. Updates to this field will not update existing workstations and will only take effect on new workstations.
+    """
+
+    gce_hd: Annotated[
+        GceHyperdiskBalancedHighAvailability | None,
+        Field(
+            alias="gceHd",
+            description="A PersistentDirectory backed by a Compute Engine hyperdisk high availability disk.",
+        ),
+    ] = None
+    gce_pd_kcc: Annotated[
+        GceRegionalPersistentDisk | None,
+        Field(
+            alias="gcePD",
+            description="Config Connector's name for persistentDirectories[].gcePd (spec.persistentDirectories[].gcePd); set one of the two.",
         ),
     ] = None
     gce_pd: Annotated[
@@ -841,8 +917,15 @@ class WorkstationConfigSpec(KRMModel):
             description="Optional. Maximum number of workstations under this configuration a user can have `workstations.workstation.use` permission on.",
         ),
     ] = None
+    parent_ref: Annotated[
+        WorkstationClusterRef | None,
+        Field(
+            alias="parentRef",
+            description="Config Connector's name for workstationClusterRef (spec.workstationClusterRef); set one of the two.",
+        ),
+    ] = None
     persistent_directories: Annotated[
-        list[PersistentDirectory] | None,
+        list[PersistentDirectoryKcc] | None,
         Field(
             alias="persistentDirectories",
             description="Optional. Directories to persist across workstation sessions.",
@@ -878,12 +961,12 @@ class WorkstationConfigSpec(KRMModel):
         ),
     ] = None
     workstation_cluster_ref: Annotated[
-        WorkstationClusterRef,
+        WorkstationClusterRef | None,
         Field(
             alias="workstationClusterRef",
             description="Immutable. The WorkstationCluster that this WorkstationConfig belongs to.",
         ),
-    ]
+    ] = None
 
 
 class WorkstationConfigStatus(KRMStatus):
@@ -912,5 +995,5 @@ class WorkstationConfig(KRMObject):
         Field(alias="apiVersion"),
     ] = "workstations.cnrm.cloud.google.com/v1alpha1"
     kind: Literal["WorkstationConfig"] = "WorkstationConfig"
-    spec: WorkstationConfigSpec
+    spec: WorkstationConfigSpec = Field(default_factory=WorkstationConfigSpec)
     status: WorkstationConfigStatus | None = None
