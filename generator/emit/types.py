@@ -12,7 +12,6 @@ import re
 import warnings
 from typing import Any
 
-from kccgen.generator.ir.aliases import EVIDENCE  # the source of a derived spelling
 from kccgen.generator.ir.model import (
     IR,
     ApiModule,
@@ -218,7 +217,7 @@ def alias_attribute_names(kind: KindIR) -> dict[str, str]:
     kind-config aliases keep the ``_1`` names they were first generated with.)"""
     from datamodel_code_generator.util import camel_to_snake
 
-    leaves = {a.field.rsplit(".", 1)[-1] for a in kind.aliases if a.source.startswith(EVIDENCE)}
+    leaves = {a.field.rsplit(".", 1)[-1] for a in kind.aliases if a.derived}
     out: dict[str, str] = {}
     for o in kind.krm_models.objects:
         snakes: dict[str, list[str]] = {}

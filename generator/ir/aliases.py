@@ -329,7 +329,7 @@ class _Builder:
             desc = f"Deprecated: {was}; use spec.{target} (set one of the two). {cfg.reason}"
         nf = FieldIR(leaf, t, desc, (), source)
         fixed = tuple(sorted((cfg.fixed or {}).items()))
-        a = AliasIR(cfg.field, target, cfg.api_field, cfg.reason, source, _values(cfg.values), items, cfg.keyed_by or "", cfg.element, cfg.into or "", fixed, cfg.append, cfg.deprecated)
+        a = AliasIR(cfg.field, target, cfg.api_field, cfg.reason, source, _values(cfg.values), items, cfg.keyed_by or "", cfg.element, cfg.into or "", fixed, cfg.append, cfg.deprecated, i >= self.configured)
         if not holder:
             return a, spec, nf
         t_holder, _, t_leaf = target.rpartition(".")

@@ -322,6 +322,7 @@ class AliasIR:
     fixed: tuple[tuple[str, str | int | float | bool | None], ...] = ()
     append: bool = False
     deprecated: bool = False  # kept for a path the API renamed (kccgen bump)
+    derived: bool = False  # Config Connector's spelling from its CRD paths (generator/ir/spellings.py), no kind-config entry
 
 
 @dataclass(frozen=True, repr=False)
